@@ -1,0 +1,140 @@
+"""The error tree. Every error carries structured fields and a message that
+says what to do next. This module imports nothing from the package."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class DurableError(Exception):
+    """Base class of every error raised by durable."""
+
+
+class RunNotFoundError(DurableError, LookupError):
+    def __init__(self, workflow: str, run_id: str, store: str) -> None:
+        self.workflow = workflow
+        self.run_id = run_id
+        self.store = store
+        super().__init__(
+            f"no run {run_id!r} of workflow {workflow!r} in store {store}; "
+            f"nothing was executed. Check the run id (`durable runs {workflow}` lists them) "
+            f"or call the workflow without resume() to start it."
+        )
+
+
+class DefinitionChangedError(DurableError):
+    def __init__(
+        self,
+        workflow: str,
+        run_id: str,
+        old: str,
+        new: str,
+        changed: Mapping[str, str],
+    ) -> None:
+        self.workflow = workflow
+        self.run_id = run_id
+        self.old_fingerprint = old
+        self.new_fingerprint = new
+        self.changed_steps = dict(changed)
+        lines = [f"  - {name}: {why}" for name, why in sorted(self.changed_steps.items())]
+        detail = "\n".join(lines) if lines else "  - (the workflow body itself)"
+        super().__init__(
+            f"run {run_id!r} of {workflow!r} was recorded with definition {old} but the "
+            f"code now has {new}; changed:\n{detail}\n"
+            "Nothing was executed. Ways out:\n"
+            "  * start fresh: with_options(restart=True) / durable run --restart\n"
+            "  * continue deliberately with the old records: with_options(rebase=True) / "
+            "--rebase-checkpoint\n"
+            "  * re-run from the first changed step: on_change='rerun' / --on-change rerun"
+        )
+
+
+class NondeterminismError(DurableError):
+    def __init__(self, run_id: str, position: int, recorded: str, called: str) -> None:
+        self.run_id = run_id
+        self.position = position
+        self.recorded = recorded
+        self.called = called
+        super().__init__(
+            f"run {run_id!r}: at position {position} the workflow called step {called!r} "
+            f"but the record there is for step {recorded!r}. The workflow body must call "
+            "the same steps in the same order on every run: move non-deterministic choices "
+            "(time, randomness, I/O) into steps, or start fresh with restart=True."
+        )
+
+
+class RunLockedError(DurableError):
+    def __init__(self, run_id: str, holder: str, since: float, expires: float) -> None:
+        self.run_id = run_id
+        self.holder = holder
+        self.since = since
+        self.expires = expires
+        super().__init__(
+            f"run {run_id!r} is being executed by {holder} (since {_stamp(since)}, lease "
+            f"expires {_stamp(expires)}). Wait for it to finish, or pass "
+            "with_options(wait=SECONDS) to wait for the lease."
+        )
+
+
+class SerializationError(DurableError):
+    def __init__(self, step: str, type_name: str, cause: str) -> None:
+        self.step = step
+        self.type_name = type_name
+        super().__init__(
+            f"the output of {step!r} (type {type_name}) cannot be recorded: {cause}. "
+            "Return plain data (or something cloudpickle can carry), or mark the step "
+            "persist=False. Earlier records are intact; fix it and call again to resume."
+        )
+
+
+class StorageError(DurableError):
+    def __init__(self, url: str, cause: str) -> None:
+        self.url = url
+        self.cause = cause
+        super().__init__(
+            f"store {url} failed: {cause}. Check the URL, credentials and network; "
+            "records already written are intact."
+        )
+
+
+class CorruptRecordError(DurableError):
+    def __init__(self, run_id: str, position: int | None, key: str, why: str) -> None:
+        self.run_id = run_id
+        self.position = position
+        self.key = key
+        where = "manifest" if position is None else f"position {position}"
+        super().__init__(
+            f"run {run_id!r}: the record at {where} ({key}) is damaged: {why}. It was not "
+            "used. Delete that object to re-run the operation, or restart the run."
+        )
+
+
+class IntegrityError(DurableError):
+    def __init__(self, key: str, why: str) -> None:
+        self.key = key
+        super().__init__(
+            f"{key}: {why}. The object was not decoded. Someone without the signing key "
+            "wrote it, or the key differs: check DURABLE_SIGNING_KEY."
+        )
+
+
+class Suspended(DurableError):  # noqa: N818 - it is a state, not a failure
+    def __init__(self, run_id: str, reason: str) -> None:
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(
+            f"run {run_id!r} is suspended: {reason}. Resume it with "
+            f"workflow.resume({run_id!r}, name=value, ...)."
+        )
+
+
+class ConfigurationError(DurableError, ValueError):
+    """A decorator, option or argument that cannot work, caught before running."""
+
+
+def _stamp(t: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S UTC"
+    )
