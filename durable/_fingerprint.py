@@ -151,3 +151,15 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from _codes(const)
+
+
+def describe_change(old: Mapping[str, str], new: Mapping[str, str]) -> str:
+    """Say what kind of change turned the old parts into the new ones."""
+    kinds = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    labels = {
+        "code": "code changed",
+        "version": "version changed",
+        "constants": "constant changed",
+        "helpers": "helper changed",
+    }
+    return ", ".join(labels.get(k, f"{k} changed") for k in kinds) or "changed"
