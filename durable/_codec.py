@@ -32,10 +32,15 @@ def is_plain(value: Any) -> bool:
     return False
 
 
-def encode_value(value: Any) -> tuple[str, bytes]:
+def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
     """Return (encoding tag, bytes). Raises whatever the pickler raises."""
     if is_plain(value):
         return MSGPACK, pack(value)
+    if not allow_pickle:
+        raise TypeError(
+            "it is not plain data (str, int, float, bool, None, bytes, and lists and "
+            "str-keyed dicts of those) and the store has allow_pickle=False"
+        )
     return PICKLE, cloudpickle.dumps(value, protocol=5)
 
 

@@ -20,7 +20,15 @@ from ._errors import (
     SerializationError,
     Suspended,
 )
-from ._records import Attempt, StepRecord, attempts_name, record_name, seal, unseal
+from ._records import (
+    Attempt,
+    StepRecord,
+    attempts_name,
+    check_blob,
+    record_name,
+    seal,
+    unseal,
+)
 
 T = TypeVar("T")
 
@@ -220,6 +228,7 @@ def load_value(ctx: RunContext, rec: StepRecord) -> Any:
             from ._errors import CorruptRecordError
 
             raise CorruptRecordError(ctx.run_id, rec.position, f"blobs/{rec.blob}", "blob missing")
+        check_blob(raw, rec.blob, run_id=ctx.run_id, position=rec.position, name=key)
         data = unseal(
             raw, ctx.store.signing_key, run_id=ctx.run_id, position=rec.position, name=key
         )
@@ -254,7 +263,7 @@ def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = T
 
 def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
     try:
-        record.encoding, data = _codec.encode_value(value)
+        record.encoding, data = _codec.encode_value(value, allow_pickle=ctx.store.allow_pickle)
     except Exception as e:
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"

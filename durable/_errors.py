@@ -110,11 +110,18 @@ class CorruptRecordError(DurableError):
 
 
 class IntegrityError(DurableError):
-    def __init__(self, key: str, why: str) -> None:
+    def __init__(
+        self, key: str, why: str, *, run_id: str | None = None, position: int | None = None
+    ) -> None:
         self.key = key
+        self.run_id = run_id
+        self.position = position
+        where = "" if run_id is None else f"run {run_id!r}" + (
+            "" if position is None else f", position {position}"
+        ) + ": "
         super().__init__(
-            f"{key}: {why}. The object was not decoded. Someone without the signing key "
-            "wrote it, or the key differs: check DURABLE_SIGNING_KEY."
+            f"{where}{key}: {why}. The object was not decoded. Someone without the signing "
+            "key wrote it, or the key differs: check DURABLE_SIGNING_KEY."
         )
 
 

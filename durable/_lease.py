@@ -2,7 +2,17 @@
 
 Local folders use an exclusive `flock` on the lease file: the kernel drops it
 the instant the holder dies, so a re-run right after `kill -9` never waits.
-Object stores use a lease object with an expiry, renewed in the background."""
+
+Object stores (S3, memory, ...) have no locks, only a create-only write
+(`If-None-Match: *` on S3). A lease there is a series of generation objects
+`<run>/lease/<generation>`; the highest generation is the lease. Taking the
+lease, renewing it, taking over a dead one and releasing it are all the same
+move: create generation n+1 after reading generation n, then list to check
+n+1 is still the highest. Of any number of contenders who read the same n,
+the store lets exactly one create n+1; the others re-read and find a live
+holder. Nothing depends on a compare-and-swap of one object (If-Match support
+varies between S3 providers and emulators), and a stalled holder whose lease
+was taken over learns it at its next renewal: its n+1 already exists."""
 
 from __future__ import annotations
 
@@ -14,9 +24,14 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ._errors import RunLockedError
+
+# How many times a contender re-reads after losing a create race before it
+# reports the run as locked: every lost race means another process moved.
+_ATTEMPTS = 8
 
 
 class Lease(Protocol):
@@ -25,9 +40,9 @@ class Lease(Protocol):
 
 class _Objects(Protocol):
     def get(self, key: str) -> bytes | None: ...
-    def put(self, key: str, data: bytes) -> None: ...
     def create(self, key: str, data: bytes) -> bool: ...
-    def delete(self, keys: Any) -> None: ...
+    def list(self, prefix: str) -> list[str]: ...
+    def delete(self, keys: Iterable[str]) -> None: ...
 
 
 def owner_doc(ttl: float, token: str) -> dict[str, Any]:
@@ -46,13 +61,8 @@ def locked_error(run: str, doc: dict[str, Any]) -> RunLockedError:
     return RunLockedError(run, holder, float(doc.get("since", 0)), float(doc.get("expires", 0)))
 
 
-def _run_of(key: str) -> str:
-    parts = key.rstrip("/").split("/")
-    return parts[-2] if len(parts) >= 2 else key
-
-
 class FileLease:
-    def __init__(self, path: str, ttl: float) -> None:
+    def __init__(self, path: str, ttl: float, run: str) -> None:
         self.path = path
         self.token = uuid.uuid4().hex
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -61,7 +71,7 @@ class FileLease:
         except BlockingIOError:
             doc = _read_json(os.read(fd, 4096))
             os.close(fd)
-            raise locked_error(_run_of(path), doc) from None
+            raise locked_error(run, doc) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
         self.fd: int | None = fd
@@ -75,42 +85,108 @@ class FileLease:
 
 
 class ObjectLease:
-    def __init__(self, objects: _Objects, key: str, ttl: float) -> None:
-        self.objects, self.key, self.ttl = objects, key, ttl
+    """Generation objects under `prefix` (see the module docstring).
+
+    Why it is safe: the highest generation is never deleted (only keys
+    below one's own are, and a release first writes a released-marker
+    generation above its own). So after a create-only write of n+1 that
+    succeeded, a fresh listing whose highest key is n+1 proves nobody holds
+    a later claim; one whose highest key is higher means a recreated,
+    long-deleted key and a lost race. Two contenders that read the same n
+    race for the same key, and the store lets exactly one create it."""
+
+    def __init__(self, objects: _Objects, prefix: str, ttl: float, run: str) -> None:
+        self.objects, self.prefix, self.ttl, self.run = objects, prefix, ttl, run
         self.token = uuid.uuid4().hex
+        self.generation = 0
+        self.lost = False
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._take()
         self._thread = threading.Thread(target=self._renew_loop, daemon=True, name="durable-lease")
         self._thread.start()
 
     def _take(self) -> None:
-        mine = json.dumps(owner_doc(self.ttl, self.token)).encode()
-        if self.objects.create(self.key, mine):
-            return
-        doc = _read_json(self.objects.get(self.key) or b"")
-        if not _is_dead(doc):
-            raise locked_error(_run_of(self.key), doc)
-        self.objects.delete([self.key])
-        if not self.objects.create(self.key, mine):
-            raise locked_error(_run_of(self.key), _read_json(self.objects.get(self.key) or b""))
+        doc: dict[str, Any] = {}
+        for _ in range(_ATTEMPTS):
+            gen, doc, older = self._current()
+            if gen and not _is_free(doc):
+                raise locked_error(self.run, doc)
+            if self._claim(gen + 1, older):
+                return
+        raise locked_error(self.run, doc)
+
+    def _current(self) -> tuple[int, dict[str, Any], list[str]]:
+        """(highest generation or 0, its owner document, every key listed)."""
+        while True:
+            gens = self._generations()
+            if not gens:
+                return 0, {}, []
+            raw = self.objects.get(self._key(gens[-1]))
+            if raw is not None:
+                return gens[-1], _read_json(raw), [self._key(g) for g in gens]
+            # Gone between the listing and the read: its holder moved on to a
+            # higher generation, which a new listing shows.
+
+    def _generations(self) -> list[int]:
+        return sorted(g for k in self.objects.list(self.prefix) if (g := _gen_of(k)))
+
+    def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
+        body = json.dumps(doc or owner_doc(self.ttl, self.token)).encode()
+        if not self.objects.create(self._key(gen), body):
+            return False
+        if self._generations()[-1:] != [gen]:
+            return False
+        self.generation = gen
+        # Older generations no longer decide anything; keep the folder small.
+        # A reader about to read one of them just lists again.
+        with contextlib.suppress(Exception):
+            self.objects.delete(older)
+        return True
 
     def _renew_loop(self) -> None:
         while not self._stop.wait(self.ttl / 3):
-            doc = _read_json(self.objects.get(self.key) or b"")
-            if doc.get("token") != self.token:
-                return
-            with contextlib.suppress(OSError):
-                self.objects.put(self.key, json.dumps(owner_doc(self.ttl, self.token)).encode())
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                try:
+                    if not self._renew():
+                        self.lost = True
+                        return
+                except Exception:
+                    # Retried at the next tick; if the store stays away past
+                    # the expiry, that renewal finds out whether it was lost.
+                    continue
+
+    def _renew(self) -> bool:
+        gen, doc, older = self._current()
+        if gen != self.generation or doc.get("token") != self.token:
+            return False
+        return self._claim(gen + 1, older)
 
     def release(self) -> None:
-        self._stop.set()
-        doc = _read_json(self.objects.get(self.key) or b"")
-        if doc.get("token") == self.token:
-            self.objects.delete([self.key])
+        with self._lock:
+            self._stop.set()
+            if not self.generation or self.lost:
+                return
+            with contextlib.suppress(Exception):
+                gen, doc, older = self._current()
+                if gen == self.generation and doc.get("token") == self.token:
+                    marker = {"released": True, "token": self.token, "since": time.time()}
+                    self._claim(gen + 1, older, marker)
+
+    def _key(self, gen: int) -> str:
+        return f"{self.prefix}{gen:010d}"
 
 
-def _is_dead(doc: dict[str, Any]) -> bool:
-    if not doc or float(doc.get("expires", 0)) < time.time():
+def _gen_of(key: str) -> int:
+    tail = key.rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _is_free(doc: dict[str, Any]) -> bool:
+    """Released, expired, unreadable, or held by a dead process on this host."""
+    if not doc or doc.get("released") or float(doc.get("expires", 0)) < time.time():
         return True
     if doc.get("host") == socket.gethostname():
         return not _pid_alive(int(doc.get("pid", 0)))

@@ -15,32 +15,55 @@ from ._errors import CorruptRecordError, IntegrityError
 FORMAT = 1
 _MAGIC = b"DRB1"
 _PLAIN, _SIGNED = b"\x00", b"\x01"
-_HEAD = len(_MAGIC) + 1 + 32
+_SUM = 32  # sha256
+_HEAD = len(_MAGIC) + 1 + _SUM
+_SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
+
+# The envelope: magic, flag, sha256(body), [HMAC-SHA256(key, body)], body.
+# The checksum tells damage (a truncated or bit-flipped object:
+# CorruptRecordError) apart from forgery (a body that checks out but was not
+# signed with our key: IntegrityError). Both are decided before the body is
+# decoded, so a planted pickle is never loaded.
 
 
 def seal(body: bytes, key: bytes | None) -> bytes:
+    digest = hashlib.sha256(body).digest()
     if key is None:
-        return _MAGIC + _PLAIN + hashlib.sha256(body).digest() + body
-    return _MAGIC + _SIGNED + hmac.new(key, body, hashlib.sha256).digest() + body
+        return _MAGIC + _PLAIN + digest + body
+    return _MAGIC + _SIGNED + digest + hmac.new(key, body, hashlib.sha256).digest() + body
 
 
 def unseal(
     data: bytes, key: bytes | None, *, run_id: str, position: int | None, name: str
 ) -> bytes:
-    if len(data) < _HEAD or data[:4] != _MAGIC:
+    """The verified body of a sealed object, or CorruptRecordError /
+    IntegrityError (naming run, position and key) without decoding it."""
+    flag = data[4:5]
+    head = _SIGNED_HEAD if flag == _SIGNED else _HEAD
+    if len(data) < head or data[:4] != _MAGIC or flag not in (_PLAIN, _SIGNED):
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    flag, mac, body = data[4:5], data[5:_HEAD], data[_HEAD:]
-    if key is not None:
-        if flag != _SIGNED:
-            raise IntegrityError(name, "is not signed but the store has a signing key")
-        if not hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).digest()):
-            raise IntegrityError(name, "signature does not match its content")
+    body = data[head:]
+    if data[5:_HEAD] != hashlib.sha256(body).digest():
+        raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
+    if key is None:
+        if flag == _SIGNED:
+            why = "is signed but this store has no signing key; set DURABLE_SIGNING_KEY"
+            raise IntegrityError(name, why, run_id=run_id, position=position)
         return body
-    if flag == _SIGNED:
-        raise IntegrityError(name, "is signed but no signing key is configured")
-    if flag != _PLAIN or mac != hashlib.sha256(body).digest():
-        raise CorruptRecordError(run_id, position, name, "checksum mismatch")
+    if flag != _SIGNED:
+        why = "is not signed but the store has a signing key"
+        raise IntegrityError(name, why, run_id=run_id, position=position)
+    if not hmac.compare_digest(data[_HEAD:head], hmac.new(key, body, hashlib.sha256).digest()):
+        why = "signature does not match its content"
+        raise IntegrityError(name, why, run_id=run_id, position=position)
     return body
+
+
+def check_blob(raw: bytes, digest: str, *, run_id: str, position: int, name: str) -> None:
+    """A blob must hash to the digest its (verified) record names."""
+    if hashlib.sha256(raw).hexdigest() != digest:
+        why = f"blob {digest[:12]} does not match its digest (damaged or replaced)"
+        raise CorruptRecordError(run_id, position, name, why)
 
 
 @dataclass

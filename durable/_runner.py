@@ -58,11 +58,16 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
         raw, store.signing_key, run_id=run_id, position=None, name=f"{workflow}/{run_id}/run"
     )
     try:
-        return RunRecord.from_bytes(body)
+        manifest = RunRecord.from_bytes(body)
     except Exception as e:
         raise CorruptRecordError(
             run_id, None, f"{workflow}/{run_id}/run", f"undecodable: {e}"
         ) from e
+    if (manifest.workflow, manifest.run_id) != (workflow, run_id):
+        # A valid (even signed) manifest copied from another run.
+        why = f"it belongs to run {manifest.run_id!r} of {manifest.workflow!r}"
+        raise CorruptRecordError(run_id, None, f"{workflow}/{run_id}/run", why)
+    return manifest
 
 
 def write_manifest(store: Store, manifest: RunRecord) -> None:
@@ -136,9 +141,11 @@ def merge_arguments(
     return bound
 
 
-def encode_arguments(bound: inspect.BoundArguments) -> tuple[str, bytes]:
+def encode_arguments(
+    bound: inspect.BoundArguments, *, allow_pickle: bool = True
+) -> tuple[str, bytes]:
     try:
-        return _codec.encode_value(dict(bound.arguments))
+        return _codec.encode_value(dict(bound.arguments), allow_pickle=allow_pickle)
     except Exception as e:
         raise SerializationError("workflow arguments", "dict", str(e)) from e
 
@@ -168,6 +175,8 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunCo
             rec = StepRecord.from_bytes(body)
         except Exception as e:
             raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+        if rec.position != pos:  # a valid record moved to another position
+            raise CorruptRecordError(run_id, pos, name, f"it holds position {rec.position}")
         if head == "steps":
             ctx.records[pos] = rec
         else:

@@ -1,30 +1,26 @@
 """Where records live. A `Store` speaks of runs, records, blobs and leases;
 two implementations sit under it: plain files with atomic writes (the local
-default, fast) and fsspec for every other URL (memory://, s3://, ...).
-The only module that imports fsspec."""
+default, fast, here) and fsspec for every other URL (memory://, s3://, ...,
+in `_fsstore`)."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import os
 import tempfile
 import uuid
 from collections.abc import Iterable
-import builtins
-from typing import Any, Protocol
+from typing import Any
 
-import fsspec
-
-from ._errors import StorageError
-from ._lease import FileLease, Lease, ObjectLease
+from ._errors import ConfigurationError, StorageError
+from ._lease import FileLease, Lease
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
+# Options every store takes; everything else goes to fsspec.
+STORE_OPTIONS = ("signing_key", "allow_pickle", "blob_threshold", "lease_ttl")
 _BAD_KEY_CHARS = frozenset("*?[]")
-
-
-class LeaseHandle(Protocol):
-    def release(self) -> None: ...
 
 
 class Store:
@@ -34,6 +30,7 @@ class Store:
     signing_key: bytes | None
     allow_pickle: bool
     blob_threshold: int
+    lease_ttl: float | None
 
     def __init__(
         self,
@@ -42,12 +39,16 @@ class Store:
         signing_key: bytes | str | None = None,
         allow_pickle: bool = True,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        lease_ttl: float | None = None,
     ) -> None:
         self.url = url
         key = signing_key if signing_key is not None else os.environ.get("DURABLE_SIGNING_KEY")
-        self.signing_key = key.encode() if isinstance(key, str) else key
+        self.signing_key = key.encode() if isinstance(key, str) else (key or None)
         self.allow_pickle = allow_pickle
         self.blob_threshold = blob_threshold
+        if lease_ttl is not None and lease_ttl <= 0:
+            raise ConfigurationError(f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}")
+        self.lease_ttl = lease_ttl
 
     # -- primitives, keys are relative to the store root ------------------
     def get(self, key: str) -> bytes | None:
@@ -70,7 +71,8 @@ class Store:
     def delete(self, keys: Iterable[str]) -> None:
         raise NotImplementedError
 
-    def lease(self, prefix: str, ttl: float) -> Lease:
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
+        """Take the run's lease or raise `RunLockedError`."""
         raise NotImplementedError
 
     # -- runs --------------------------------------------------------------
@@ -105,8 +107,15 @@ class Store:
         self.delete(f"{workflow}/{run_id}/{n}" for n in names)
 
     def put_blob(self, workflow: str, run_id: str, data: bytes) -> str:
+        """Store data once under its sha256; return the digest."""
         digest = hashlib.sha256(data).hexdigest()
-        self.create(f"{workflow}/{run_id}/blobs/{digest}", data)
+        key = f"{workflow}/{run_id}/blobs/{digest}"
+        if not self.create(key, data):
+            # Already there: the same bytes, unless that copy was damaged.
+            # A damaged blob would fail every later replay, so repair it now.
+            existing = self.get(key)
+            if existing is None or hashlib.sha256(existing).hexdigest() != digest:
+                self.put(key, data)
         return digest
 
     def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
@@ -120,11 +129,14 @@ class Store:
         return sorted(k.split("/")[1] for k in keys if k.count("/") == 2 and k.endswith("/run"))
 
     def delete_run(self, workflow: str, run_id: str, *, keep_lease: bool = False) -> None:
-        keys = self.list(f"{workflow}/{run_id}/")
-        self.delete(k for k in keys if not (keep_lease and k.endswith("/lease")))
+        base = f"{workflow}/{run_id}/"
+        keys = self.list(base)
+        lease = (base + "lease", base + "lease/")
+        self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
 
     def acquire(self, workflow: str, run_id: str, ttl: float) -> Lease:
-        return self.lease(f"{workflow}/{run_id}/lease", ttl)
+        """The run's lease; the store's own `lease_ttl`, when set, wins."""
+        return self.lease(workflow, run_id, self.lease_ttl or ttl)
 
     def __repr__(self) -> str:
         return f"<durable store {self.url}>"
@@ -136,6 +148,12 @@ class LocalStore(Store):
     fsynced too, so a crash leaves either the old object or the new one."""
 
     def __init__(self, root: str, **options: Any) -> None:
+        unknown = set(options) - set(STORE_OPTIONS)
+        if unknown:
+            raise ConfigurationError(
+                f"a local store takes no storage options ({', '.join(sorted(unknown))}); "
+                f"those are for fsspec URLs. Store options: {', '.join(STORE_OPTIONS)}"
+            )
         super().__init__(root, **options)
         self.root = os.path.abspath(os.path.expanduser(root))
         self._made: set[str] = set()
@@ -213,94 +231,31 @@ class LocalStore(Store):
             _prune(folder, self.root)
         self._made.clear()
 
-    def lease(self, prefix: str, ttl: float) -> Lease:
-        path = self._path(prefix)
-        self._ensure(os.path.dirname(path))
-        return FileLease(path, ttl)
-
-
-class FsspecStore(Store):
-    """Any fsspec filesystem. Records are written whole with one pipe_file;
-    create-only writes use mode="create" (a conditional PUT on S3)."""
-
-    def __init__(self, url: str, **options: Any) -> None:
-        own = ("signing_key", "allow_pickle", "blob_threshold")
-        store_opts = {k: options.pop(k) for k in own if k in options}
-        super().__init__(url, **store_opts)
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
+        path = self._path(f"{workflow}/{run_id}/lease")
         try:
-            self.fs, root = fsspec.core.url_to_fs(url, **options)
-        except (ImportError, ValueError) as e:
-            raise StorageError(url, str(e)) from e
-        self.root = root.rstrip("/")
-
-    def _path(self, key: str) -> str:
-        return f"{self.root}/{key}" if key else self.root
-
-    def get(self, key: str) -> bytes | None:
-        try:
-            return self.fs.cat_file(self._path(key))  # type: ignore[no-any-return]
-        except FileNotFoundError:
-            return None
+            self._ensure(os.path.dirname(path))
         except OSError as e:
-            raise StorageError(self.url, f"reading {key}: {e}") from e
-
-    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]:
-        if not keys:
-            return {}
-        paths = [self._path(k) for k in keys]
-        try:
-            got = self.fs.cat(paths, on_error="omit")
-        except OSError as e:
-            raise StorageError(self.url, f"reading {len(keys)} records: {e}") from e
-        return {self._rel(p): v for p, v in got.items()}
-
-    def put(self, key: str, data: bytes) -> None:
-        try:
-            self.fs.pipe_file(self._path(key), data)
-        except OSError as e:
-            raise StorageError(self.url, f"writing {key}: {e}") from e
-
-    def create(self, key: str, data: bytes) -> bool:
-        try:
-            self.fs.pipe_file(self._path(key), data, mode="create")
-            return True
-        except FileExistsError:
-            return False
-        except OSError as e:
-            raise StorageError(self.url, f"writing {key}: {e}") from e
-
-    def list(self, prefix: str) -> builtins.list[str]:
-        base = self._path(prefix).rstrip("/")
-        self.fs.invalidate_cache(base)
-        try:
-            found = self.fs.find(base)
-        except FileNotFoundError:
-            return []
-        except OSError as e:
-            raise StorageError(self.url, f"listing {prefix}: {e}") from e
-        return sorted(self._rel(p) for p in found)
-
-    def _rel(self, path: str) -> str:
-        path, root = path.lstrip("/"), self.root.lstrip("/")
-        return path[len(root) + 1 :] if root else path
-
-    def delete(self, keys: Iterable[str]) -> None:
-        paths = [self._path(k) for k in keys]
-        if paths:
-            with contextlib.suppress(FileNotFoundError):
-                self.fs.rm(paths)
-
-    def lease(self, prefix: str, ttl: float) -> Lease:
-        return ObjectLease(self, prefix, ttl)
+            raise StorageError(self.url, f"creating {os.path.dirname(path)}: {e}") from e
+        return FileLease(path, ttl, run_id)
 
 
 def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Store:
     """Open a store: a local folder or any fsspec URL. The default is
-    `$DURABLE_STORE`, else `./.durable`."""
+    `$DURABLE_STORE`, else `./.durable`.
+
+    Store options: `signing_key` (default `$DURABLE_SIGNING_KEY`): HMAC-sign
+    and verify every record; `allow_pickle=False`: refuse pickled values;
+    `blob_threshold` (bytes, 1 MiB): larger outputs are stored once under
+    `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
+    on an object store blocks a run. Every other option goes to fsspec, e.g.
+    `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
     target = os.fspath(url) if url is not None else os.environ.get("DURABLE_STORE", ".durable")
     if "://" not in target or target.startswith("file://"):
         path = target.removeprefix("file://")
         return LocalStore(path, **options)
+    from ._fsstore import FsspecStore
+
     return FsspecStore(target, **options)
 
 
@@ -315,8 +270,6 @@ def check_key_part(kind: str, value: str) -> str:
         or any(c in _BAD_KEY_CHARS for c in value)
     )
     if bad:
-        from ._errors import ConfigurationError
-
         raise ConfigurationError(
             f"invalid {kind} {value!r}: it must be non-empty and contain no '/', '..', "
             "whitespace, or glob characters (* ? [ ])"

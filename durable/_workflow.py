@@ -198,7 +198,7 @@ class Workflow(Generic[P, R]):
         definition: _runner.Definition,
         bound: inspect.BoundArguments,
     ) -> RunRecord:
-        encoding, data = _runner.encode_arguments(bound)
+        encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
         if manifest is None:
             manifest = RunRecord(self.name, run_id, "", {}, {}, encoding, data, created=now())
         manifest.fingerprint, manifest.steps, manifest.step_parts = (
@@ -225,7 +225,9 @@ class Workflow(Generic[P, R]):
 
     def _complete(self, store: Store, manifest: RunRecord, value: Any) -> None:
         try:
-            manifest.result_encoding, manifest.result = _codec.encode_value(value)
+            manifest.result_encoding, manifest.result = _codec.encode_value(
+                value, allow_pickle=store.allow_pickle
+            )
         except Exception as e:
             from ._errors import SerializationError
 

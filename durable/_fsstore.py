@@ -1,0 +1,167 @@
+"""A store on any fsspec filesystem: s3://, memory://, gcs://, ...
+
+The only module that imports fsspec. Records are written whole with one
+`pipe_file` (never streamed through `open("wb")`, which commits partial data
+when the `with` body raises); create-only writes use `mode="create"`, a
+conditional `If-None-Match: *` PUT on S3. Listings are re-read from the
+server every time, since s3fs caches them per process."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import fsspec
+
+from ._errors import DurableError, StorageError
+from ._lease import Lease, ObjectLease
+from ._store import STORE_OPTIONS, Store
+
+T = TypeVar("T")
+
+# botocore keeps 10 connections per client; a batched read of a run's records
+# would queue behind them. Users can still pass their own value.
+S3_POOL = 64
+_S3 = ("s3", "s3a")
+# memory:// checks then writes for mode="create"; in one process a lock makes
+# that atomic, which is all a memory store promises.
+_MEMORY_LOCK = threading.Lock()
+# Never a workflow name (those cannot start with a dot): probing it lists
+# nothing, but fails when the bucket itself is missing or unreachable.
+_PROBE = ".durable-probe"
+
+
+class FsspecStore(Store):
+    """Any fsspec filesystem; see the module docstring."""
+
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **{k: options.pop(k) for k in STORE_OPTIONS if k in options})
+        protocol = fsspec.core.split_protocol(url)[0] or "file"
+        self._s3 = protocol in _S3
+        self._memory = protocol == "memory"
+        if self._s3:
+            config = dict(options.get("config_kwargs") or {})
+            config.setdefault("max_pool_connections", S3_POOL)
+            options["config_kwargs"] = config
+        try:
+            self.fs, root = fsspec.core.url_to_fs(url, **options)
+        except Exception as e:
+            raise StorageError(url, f"cannot open it: {_cause(e)}") from e
+        self.root = root.rstrip("/")
+        # s3fs's cat_file asks for the size first (a HEAD per object) unless
+        # ranged reads are off; records are small, one GET each is enough.
+        self._read: dict[str, Any] = {"max_concurrency": 1} if self._s3 else {}
+        self._checked = self._memory
+
+    def _path(self, key: str) -> str:
+        return f"{self.root}/{key}" if key else self.root
+
+    def _rel(self, path: str) -> str:
+        path, root = path.lstrip("/"), self.root.lstrip("/")
+        return path[len(root) + 1 :] if root else path
+
+    def _io(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call fs; every failure but a missing or existing object becomes a
+        StorageError naming the store, so botocore errors never leak."""
+        self._check()
+        try:
+            return fn(*args, **kwargs)
+        except (FileNotFoundError, FileExistsError, DurableError):
+            raise
+        except Exception as e:
+            raise StorageError(self.url, f"{what}: {_cause(e)}") from e
+
+    def _check(self) -> None:
+        """Once per store: is the bucket there and reachable with these
+        credentials? Run before the first operation, so a misconfigured
+        store fails before any step executes."""
+        if self._checked:
+            return
+        try:
+            self.fs.find(self._path(_PROBE))
+        except FileNotFoundError as e:
+            raise StorageError(self.url, f"the bucket does not exist ({e})") from e
+        except Exception as e:
+            raise StorageError(self.url, f"cannot reach it: {_cause(e)}") from e
+        self._checked = True
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            data = self._io(f"reading {key}", self.fs.cat_file, self._path(key), **self._read)
+        except FileNotFoundError:
+            return None
+        return bytes(data)
+
+    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]:
+        """One batched, concurrent `cat` for all keys."""
+        if not keys:
+            return {}
+        paths = [self._path(k) for k in keys]
+        got = self._io(
+            f"reading {len(keys)} records", self.fs.cat, paths, on_error="return", **self._read
+        )
+        out: dict[str, bytes] = {}
+        for path, value in got.items():
+            if isinstance(value, FileNotFoundError):
+                continue  # deleted since the listing (discarded records)
+            if isinstance(value, BaseException):
+                # Never drop a record that failed to read: a missing record
+                # means "run the step again".
+                raise StorageError(self.url, f"reading {self._rel(path)}: {_cause(value)}")
+            out[self._rel(path)] = bytes(value)
+        return out
+
+    def put(self, key: str, data: bytes) -> None:
+        self._io(f"writing {key}", self.fs.pipe_file, self._path(key), data)
+
+    def create(self, key: str, data: bytes) -> bool:
+        path = self._path(key)
+        try:
+            if self._memory:
+                with _MEMORY_LOCK:
+                    self._io(f"writing {key}", self.fs.pipe_file, path, data, mode="create")
+            else:
+                self._io(f"writing {key}", self.fs.pipe_file, path, data, mode="create")
+        except FileExistsError:
+            return False
+        except FileNotFoundError as e:
+            raise StorageError(self.url, f"writing {key}: {_cause(e)}") from e
+        return True
+
+    def list(self, prefix: str) -> builtins.list[str]:
+        base = self._path(prefix).rstrip("/")
+        self._forget(base)
+        try:
+            found = self._io(f"listing {prefix or '/'}", self.fs.find, base)
+        except FileNotFoundError:
+            return []
+        return sorted(self._rel(p) for p in found)
+
+    def _forget(self, base: str) -> None:
+        """Drop every cached listing at or under base (s3fs only drops base
+        and its parents), so another process's writes are seen."""
+        self.fs.invalidate_cache(base)
+        cache = getattr(self.fs, "dircache", None)
+        if cache is not None:
+            inner = base.lstrip("/") + "/"
+            for path in [p for p in cache if str(p).lstrip("/").startswith(inner)]:
+                cache.pop(path, None)
+
+    def delete(self, keys: Iterable[str]) -> None:
+        paths = [self._path(k) for k in keys]
+        if paths:
+            with contextlib.suppress(FileNotFoundError):
+                self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
+
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
+        return ObjectLease(self, f"{workflow}/{run_id}/lease/", ttl, run_id)
+
+
+def _cause(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}"
+    if isinstance(e, PermissionError) or "credential" in text.lower():
+        text += " (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
+    return text
