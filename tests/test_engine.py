@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -609,25 +610,36 @@ def test_unserialisable_return_value_keeps_run_resumable(store: durable.Store) -
     assert rv() == 1 and calls == {"ok": 1}
 
 
-def test_corrupt_record_is_never_returned(local_store: durable.Store) -> None:
-    counts: Counter[str] = Counter()
-    wf = make(local_store, counts).with_options(run_id="r")
-    wf(1)
-    key = "pipeline/r/steps/00000000"
-    data = bytearray(local_store.get(key) or b"")
-    data[-1] ^= 0x01
-    local_store.put(key, bytes(data))
-    wf2 = make(local_store, counts).with_options(run_id="r", restart=False)
-    from durable._runner import read_manifest, write_manifest
+def damage(store: durable.Store) -> str:
+    """Flip one bit inside the record at position 0; return what should be named."""
+    from durable._store import LocalStore
 
-    manifest = read_manifest(local_store, "pipeline", "r")
-    assert manifest is not None
-    manifest.status = "failed"
-    write_manifest(local_store, manifest)
+    if isinstance(store, LocalStore):
+        path = Path(store.root) / "pipeline" / "r" / "records.log"
+        data = bytearray(path.read_bytes())
+        data[40] ^= 0x01
+        path.write_bytes(bytes(data))
+        return "records.log@0"
+    key = "pipeline/r/steps/00000000"
+    data = bytearray(store.get(key) or b"")
+    data[-1] ^= 0x01
+    store.put(key, bytes(data))
+    return "steps/00000000"
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_corrupt_record_is_never_returned(
+    store: durable.Store, local_store: durable.Store, kind: str
+) -> None:
+    target = store if kind == "memory" else local_store
+    counts: Counter[str] = Counter()
+    wf = suspended_pipeline(target, counts, "1")
+    with pytest.raises(durable.Suspended):
+        wf(1)
+    named = damage(target)
     with pytest.raises(durable.CorruptRecordError) as info:
-        wf2(1)
-    assert info.value.position == 0 and info.value.run_id == "r"
-    assert "steps/00000000" in str(info.value)
+        wf.resume("r", go=True)
+    assert info.value.run_id == "r" and named in str(info.value)
     assert counts == {"add": 1, "double": 1}
 
 
