@@ -116,9 +116,10 @@ class IntegrityError(DurableError):
         self.key = key
         self.run_id = run_id
         self.position = position
-        where = "" if run_id is None else f"run {run_id!r}" + (
-            "" if position is None else f", position {position}"
-        ) + ": "
+        where = ""
+        if run_id is not None:
+            at = "" if position is None else f", position {position}"
+            where = f"run {run_id!r}{at}: "
         super().__init__(
             f"{where}{key}: {why}. The object was not decoded. Someone without the signing "
             "key wrote it, or the key differs: check DURABLE_SIGNING_KEY."

@@ -48,7 +48,9 @@ class Store:
         self.allow_pickle = allow_pickle
         self.blob_threshold = blob_threshold
         if lease_ttl is not None and lease_ttl <= 0:
-            raise ConfigurationError(f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}")
+            raise ConfigurationError(
+                f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}"
+            )
         self.lease_ttl = lease_ttl
 
     # -- primitives, keys are relative to the store root ------------------

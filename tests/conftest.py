@@ -2,8 +2,11 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +43,87 @@ def child_env(tmp_path: Path) -> dict[str, str]:
 
 
 PY = sys.executable
+
+
+# -- S3: moto's threaded server on 127.0.0.1, s3fs talking HTTP to it --------
+
+S3_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server for the whole session, on a free port."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_options(s3_endpoint: str) -> dict[str, str]:
+    """Storage options for open_store(s3_url, **s3_options)."""
+    return {"endpoint_url": s3_endpoint, "key": "testing", "secret": "testing"}
+
+
+@pytest.fixture
+def s3_env(s3_endpoint: str) -> dict[str, str]:
+    """The AWS environment that points boto at the test server."""
+    return dict(S3_CREDENTIALS, AWS_ENDPOINT_URL=s3_endpoint)
+
+
+@pytest.fixture
+def s3_url(s3_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh bucket per test; `open_store(s3_url)` works as is, through the
+    usual AWS environment variables (set here, and inherited by children)."""
+    import s3fs
+
+    for name, value in s3_env.items():
+        monkeypatch.setenv(name, value)
+    bucket = f"durable-{uuid.uuid4().hex[:16]}"
+    s3fs.S3FileSystem().mkdir(bucket)
+    return f"s3://{bucket}/prefix"
+
+
+# -- one store location, opened again as another process would ---------------
+
+KINDS = ["memory", "local", "s3"]
+
+
+@dataclass
+class Place:
+    kind: str
+    url: str
+
+    def open(self, *, own_client: bool = False, **options: Any) -> durable.Store:
+        """Open the place again; own_client=True gives S3 a separate s3fs
+        client with its own listing cache, as another process would have."""
+        if own_client and self.kind == "s3":
+            options["skip_instance_cache"] = True
+        return durable.open_store(self.url, **options)
+
+    @property
+    def object_leases(self) -> bool:
+        return self.kind != "local"  # local disk uses flock
+
+
+@pytest.fixture(params=KINDS)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    """A store location; the suites that take it run on memory, local and S3."""
+    kind = request.param
+    if kind == "memory":
+        return Place(kind, f"memory://place-{uuid.uuid4().hex}")
+    if kind == "local":
+        return Place(kind, str(tmp_path / "store"))
+    return Place(kind, request.getfixturevalue("s3_url"))

@@ -1,0 +1,310 @@
+"""One suite, every store: memory, local disk and S3 (moto over HTTP).
+
+Each test gets a `Place`: a store location that can be opened again, as a
+second process or machine would, with its own options and (on S3) its own
+s3fs client and listing cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import durable
+from durable._store import Store
+from tests.conftest import Place
+
+
+def pipeline(place_store: Store, counts: Counter[str], *, fail: bool = False) -> Any:
+    """Four counted steps; with fail=True the body raises after them, so the
+    run stays open and the next call reads every record."""
+
+    @durable.step(name="work")
+    def work(i: int) -> dict[str, int]:
+        counts[f"work{i}"] += 1
+        return {"i": i, "sq": i * i}
+
+    @durable.workflow(name="conf", store=place_store, run_id="r1")
+    def flow(fail: bool = False) -> list[dict[str, int]]:
+        out = [work(i) for i in range(4)]
+        if fail:
+            raise RuntimeError("after the steps")
+        return out
+
+    return flow
+
+
+# -- primitives --------------------------------------------------------------
+
+
+def test_create_only_put_get_list_delete(place: Place) -> None:
+    s = place.open()
+    assert s.get("w/r/steps/00000001") is None
+    assert s.create("w/r/steps/00000001", b"first") is True
+    assert s.create("w/r/steps/00000001", b"second") is False
+    assert s.get("w/r/steps/00000001") == b"first"
+    s.put("w/r/run", b"m1")
+    s.put("w/r/run", b"m2")
+    s.put("w/other/run", b"x")
+    assert s.get("w/r/run") == b"m2"
+    assert s.list("w/r/") == ["w/r/run", "w/r/steps/00000001"]
+    assert s.list("nothing/here/") == []
+    assert s.get_many(["w/r/run", "w/r/missing", "w/other/run"]) == {
+        "w/r/run": b"m2",
+        "w/other/run": b"x",
+    }
+    assert s.workflows() == ["w"] and s.runs("w") == ["other", "r"]
+    s.delete(["w/r/run", "w/r/never-existed"])
+    assert s.get("w/r/run") is None and s.list("w/r/") == ["w/r/steps/00000001"]
+
+
+def test_another_client_sees_every_write(place: Place) -> None:
+    reader = place.open(own_client=True)
+    assert reader.list("w/r/") == []  # lists (and, on S3, caches) before the writes
+    writer = place.open(own_client=True)
+    for i in range(5):
+        writer.save_record("w", "r", f"steps/{i:08d}", b"rec%d" % i)
+    got = reader.load_records("w", "r")
+    assert got == {f"steps/{i:08d}": b"rec%d" % i for i in range(5)}
+
+
+def test_save_record_first_writer_wins_and_own_retry_is_ours(place: Place) -> None:
+    a, b = place.open(), place.open()
+    assert a.save_record("w", "r", "steps/00000000", b"A") is None
+    # A retried create of our own bytes (the first attempt's reply was lost).
+    assert a.save_record("w", "r", "steps/00000000", b"A") is None
+    assert b.save_record("w", "r", "steps/00000000", b"B") == b"A"
+    assert place.open().load_records("w", "r") == {"steps/00000000": b"A"}
+
+
+def test_delete_run_keeps_the_lease_only_when_asked(place: Place) -> None:
+    s = place.open()
+    lease = s.acquire("w", "r", 30)
+    s.save_record("w", "r", "steps/00000000", b"A")
+    s.put("w/r/run", b"m")
+    s.delete_run("w", "r", keep_lease=True)
+    assert s.load_records("w", "r") == {} and s.get("w/r/run") is None
+    with pytest.raises(durable.RunLockedError):
+        place.open().acquire("w", "r", 30)
+    lease.release()
+    s.delete_run("w", "r")
+    assert s.list("w/r/") == []
+
+
+# -- workflows on every store ------------------------------------------------
+
+
+def test_run_resume_and_replay_count_every_execution(place: Place) -> None:
+    counts: Counter[str] = Counter()
+    first = pipeline(place.open(), counts).run()
+    assert first.steps_executed == 4 and counts == {f"work{i}": 1 for i in range(4)}
+    again = pipeline(place.open(), counts).run()
+    assert again.value == first.value and counts == {f"work{i}": 1 for i in range(4)}
+
+
+def test_write_failure_mid_run_keeps_earlier_records_and_resumes(place: Place) -> None:
+    counts: Counter[str] = Counter()
+    flaky = place.open()
+    real = flaky.save_record
+    failed: list[str] = []
+
+    def fail_once_at_2(workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
+        if name == "steps/00000002" and not failed:
+            failed.append(name)
+            raise durable.StorageError(flaky.url, "injected: the store went away")
+        return real(workflow, run_id, name, data)
+
+    flaky.save_record = fail_once_at_2  # type: ignore[method-assign]
+    with pytest.raises(durable.StorageError, match="injected"):
+        pipeline(flaky, counts).run()
+    kept = place.open().load_records("conf", "r1")
+    assert sorted(kept) == ["steps/00000000", "steps/00000001"]
+    run = pipeline(place.open(), counts).run()
+    assert [v["i"] for v in run.value] == [0, 1, 2, 3]
+    assert run.steps_replayed == 2 and run.resumed_from_step == 2
+    # Step 2 ran twice (its record never landed); no finished step ran again.
+    assert counts == {"work0": 1, "work1": 1, "work2": 2, "work3": 1}
+
+
+def test_big_identical_outputs_are_stored_once_as_blobs(place: Place) -> None:
+    counts: Counter[str] = Counter()
+    store = place.open(blob_threshold=1024)
+    assert place.open().blob_threshold == 1 << 20  # the default: 1 MiB
+
+    @durable.step(name="big")
+    def big(tag: str) -> bytes:
+        counts[tag] += 1
+        return b"x" * 4096
+
+    @durable.step(name="small")
+    def small() -> str:
+        return "tiny"
+
+    @durable.workflow(name="blobby", store=store, run_id="b")
+    def flow() -> list[Any]:
+        return [big("a"), big("b"), small()]
+
+    first = flow()
+    blobs = [k for k in store.list("blobby/b/") if "/blobs/" in k]
+    assert len(blobs) == 1  # two identical outputs, one object
+    again = flow.with_options(store=place.open(blob_threshold=1024))()
+    assert again == first == [b"x" * 4096, b"x" * 4096, "tiny"]
+    assert counts == {"a": 1, "b": 1}
+
+
+# -- integrity on every store ------------------------------------------------
+
+
+def test_damaged_record_raises_corrupt_record_error(place: Place) -> None:
+    counts: Counter[str] = Counter()
+    with pytest.raises(RuntimeError):
+        pipeline(place.open(), counts).run(fail=True)
+    store = place.open()
+    good = store.load_records("conf", "r1")["steps/00000001"]
+    flipped = good[:40] + bytes([good[40] ^ 1]) + good[41:]
+    for damaged in (good[:-3], good[:20], flipped):
+        store.replace_record("conf", "r1", "steps/00000001", damaged)
+        with pytest.raises(durable.CorruptRecordError) as err:
+            pipeline(place.open(), counts).run()
+        assert (err.value.run_id, err.value.position) == ("r1", 1)
+        assert err.value.key == "steps/00000001"
+        assert "position 1" in str(err.value)
+    assert counts == {f"work{i}": 1 for i in range(4)}  # nothing ran again
+
+
+def test_signed_store_refuses_unsigned_and_foreign_keys(place: Place) -> None:
+    counts: Counter[str] = Counter()
+    with pytest.raises(RuntimeError):
+        pipeline(place.open(signing_key="k1"), counts).run(fail=True)
+    for other in ({}, {"signing_key": "k2"}):
+        with pytest.raises(durable.IntegrityError):
+            pipeline(place.open(**other), counts).run()
+    assert pipeline(place.open(signing_key="k1"), counts).run(fail=False).steps_replayed == 4
+    assert counts == {f"work{i}": 1 for i in range(4)}
+
+
+# -- leases ------------------------------------------------------------------
+
+
+def test_second_holder_gets_run_locked_error_naming_holder_and_expiry(place: Place) -> None:
+    lease = place.open().acquire("w", "r", 30)
+    before = time.time()
+    with pytest.raises(durable.RunLockedError) as err:
+        place.open().acquire("w", "r", 30)
+    assert err.value.run_id == "r"
+    assert err.value.holder == f"pid {os.getpid()} on {socket.gethostname()}"
+    assert before - 5 < err.value.since <= before
+    assert before + 25 < err.value.expires < before + 31
+    assert "with_options(wait=" in str(err.value)
+    lease.release()
+    place.open().acquire("w", "r", 30).release()  # free again, at once
+
+
+def test_contenders_for_a_free_lease_exactly_one_wins(place: Place) -> None:
+    if place.object_leases:
+        plant(place.open(), doc(host="elsewhere", expires=time.time() - 1))
+    stores = [place.open() for _ in range(6)]
+    barrier = threading.Barrier(len(stores))
+    won: list[Any] = []
+    locked: list[durable.RunLockedError] = []
+
+    def contend(s: Store) -> None:
+        barrier.wait()
+        try:
+            won.append(s.acquire("w", "r", 30))
+        except durable.RunLockedError as e:
+            locked.append(e)
+
+    threads = [threading.Thread(target=contend, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert (len(won), len(locked)) == (1, 5)
+    won[0].release()
+
+
+def plant(store: Store, owner: dict[str, Any], gen: int = 7) -> None:
+    store.put(f"w/r/lease/{gen:010d}", json.dumps(owner).encode())
+
+
+def doc(*, host: str, expires: float, pid: int = 4242) -> dict[str, Any]:
+    return {"host": host, "pid": pid, "token": "t", "since": expires - 30, "expires": expires}
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.parametrize(
+    ("who", "free"),
+    [
+        ("live holder elsewhere", False),
+        ("expired holder elsewhere", True),
+        ("dead process on this host", True),
+        ("released", True),
+        ("garbage", True),
+    ],
+)
+def test_object_lease_takeover_rules(place: Place, who: str, free: bool) -> None:
+    if not place.object_leases:
+        pytest.skip("local disk uses flock; a dead holder is covered in test_store_race")
+    now = time.time()
+    owner: dict[str, Any] = {
+        "live holder elsewhere": doc(host="elsewhere", expires=now + 60),
+        "expired holder elsewhere": doc(host="elsewhere", expires=now - 1),
+        "dead process on this host": doc(
+            host=socket.gethostname(), expires=now + 60, pid=dead_pid()
+        ),
+        "released": {"released": True, "token": "t"},
+        "garbage": {},
+    }[who]
+    s = place.open()
+    plant(s, owner)
+    if not free:
+        with pytest.raises(durable.RunLockedError) as err:
+            s.acquire("w", "r", 30)
+        assert err.value.holder == "pid 4242 on elsewhere"
+        assert err.value.expires == pytest.approx(now + 60)
+        return
+    lease = s.acquire("w", "r", 30)
+    # The claim is the next generation, and the dead one is cleaned away.
+    assert s.list("w/r/lease/") == ["w/r/lease/0000000008"]
+    lease.release()
+
+
+def test_object_lease_renews_in_background_and_notices_takeover(place: Place) -> None:
+    if not place.object_leases:
+        pytest.skip("flock needs no renewal")
+    s = place.open(lease_ttl=1.5)
+    lease: Any = s.acquire("w", "r", 30)
+    first = lease.generation
+    wait_for(lambda: lease.generation > first + 1)  # two renewals
+    with pytest.raises(durable.RunLockedError) as err:
+        place.open().acquire("w", "r", 30)
+    assert err.value.expires > time.time()
+    # Someone else claims the next generation (as after a long stall): the
+    # holder finds out at its next renewal and stops renewing.
+    plant(s, doc(host="elsewhere", expires=time.time() + 60), gen=lease.generation + 1)
+    wait_for(lambda: lease.lost)
+    lease.release()  # does not touch the new holder's lease
+    with pytest.raises(durable.RunLockedError, match="elsewhere"):
+        place.open().acquire("w", "r", 30)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition never became true"
+        time.sleep(0.02)
