@@ -19,18 +19,19 @@ _SUM = 32  # sha256
 _HEAD = len(_MAGIC) + 1 + _SUM
 _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
 
-# The envelope: magic, flag, sha256(body), [HMAC-SHA256(key, body)], body.
-# The checksum tells damage (a truncated or bit-flipped object:
-# CorruptRecordError) apart from forgery (a body that checks out but was not
-# signed with our key: IntegrityError). Both are decided before the body is
-# decoded, so a planted pickle is never loaded.
+# The envelope: magic, flag, sha256(rest), rest; rest is the body, or
+# HMAC-SHA256(key, body) + body when signed. The checksum over everything
+# after it tells damage (a truncated or bit-flipped object, anywhere:
+# CorruptRecordError) apart from forgery (an object that checks out but was
+# not signed with our key: IntegrityError). Both are decided before the body
+# is decoded, so a planted pickle is never loaded.
 
 
 def seal(body: bytes, key: bytes | None) -> bytes:
-    digest = hashlib.sha256(body).digest()
     if key is None:
-        return _MAGIC + _PLAIN + digest + body
-    return _MAGIC + _SIGNED + digest + hmac.new(key, body, hashlib.sha256).digest() + body
+        return _MAGIC + _PLAIN + hashlib.sha256(body).digest() + body
+    rest = hmac.new(key, body, hashlib.sha256).digest() + body
+    return _MAGIC + _SIGNED + hashlib.sha256(rest).digest() + rest
 
 
 def unseal(
@@ -42,9 +43,9 @@ def unseal(
     head = _SIGNED_HEAD if flag == _SIGNED else _HEAD
     if len(data) < head or data[:4] != _MAGIC or flag not in (_PLAIN, _SIGNED):
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    body = data[head:]
-    if data[5:_HEAD] != hashlib.sha256(body).digest():
+    if data[5:_HEAD] != hashlib.sha256(data[_HEAD:]).digest():
         raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
+    body = data[head:]
     if key is None:
         if flag == _SIGNED:
             why = "is signed but this store has no signing key; set DURABLE_SIGNING_KEY"
