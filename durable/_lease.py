@@ -69,7 +69,7 @@ class FileLease:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            doc = _read_json(os.read(fd, 4096))
+            doc = _holder_of(fd)
             os.close(fd)
             raise locked_error(run, doc) from None
         os.ftruncate(fd, 0)
@@ -177,6 +177,17 @@ class ObjectLease:
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
+
+
+def _holder_of(fd: int) -> dict[str, Any]:
+    """The holder's document. It writes it right after taking the lock, so
+    a contender that lost by a hair may find the file still empty."""
+    for _ in range(50):
+        doc = _read_json(os.pread(fd, 4096, 0))
+        if doc:
+            return doc
+        time.sleep(0.01)
+    return {}
 
 
 def _gen_of(key: str) -> int:
