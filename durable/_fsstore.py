@@ -85,7 +85,7 @@ class FsspecStore(Store):
         except FileNotFoundError as e:
             raise StorageError(self.url, f"the bucket does not exist ({e})") from e
         except Exception as e:
-            raise StorageError(self.url, f"cannot reach it: {_cause(e)}") from e
+            raise StorageError(self.url, f"cannot use it: {_cause(e)}") from e
         self._checked = True
 
     def get(self, key: str) -> bytes | None:
