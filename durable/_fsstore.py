@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -32,6 +33,10 @@ _MEMORY_LOCK = threading.Lock()
 # Never a workflow name (those cannot start with a dot): probing it lists
 # nothing, but fails when the bucket itself is missing or unreachable.
 _PROBE = ".durable-probe"
+# Filesystems whose create-only write is known to be atomic: a conditional
+# PUT on S3, our lock on memory://. Elsewhere fsspec may check, then write.
+_ATOMIC_CREATE = frozenset({*_S3, "memory"})
+_warned: set[str] = set()
 
 
 class FsspecStore(Store):
@@ -51,6 +56,7 @@ class FsspecStore(Store):
         except Exception as e:
             raise StorageError(url, f"cannot open it: {_cause(e)}") from e
         self.root = root.rstrip("/")
+        _warn_if_unverified(protocol)
         # s3fs's cat_file asks for the size first (a HEAD per object) unless
         # ranged reads are off; records are small, one GET each is enough.
         self._read: dict[str, Any] = {"max_concurrency": 1} if self._s3 else {}
@@ -158,6 +164,18 @@ class FsspecStore(Store):
 
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
         return ObjectLease(self, f"{workflow}/{run_id}/lease/", ttl, run_id)
+
+
+def _warn_if_unverified(protocol: str) -> None:
+    if protocol in _ATOMIC_CREATE or protocol in _warned:
+        return
+    _warned.add(protocol)
+    warnings.warn(
+        f"durable has verified atomic create-only writes on s3:// and memory:// only; on "
+        f"{protocol}:// the run lease and first-writer-wins records hold only if its "
+        "pipe_file(mode='create') is atomic. Run one process per run at a time there.",
+        stacklevel=4,
+    )
 
 
 def _cause(e: BaseException) -> str:

@@ -161,6 +161,16 @@ def test_big_identical_outputs_are_stored_once_as_blobs(place: Place) -> None:
     assert counts == {"a": 1, "b": 1}
 
 
+def test_put_blob_repairs_a_damaged_copy_under_its_name(place: Place) -> None:
+    store = place.open()
+    data = b"blob" * 1000
+    digest = store.put_blob("w", "r", data)
+    assert store.put_blob("w", "r", data) == digest  # stored once
+    store.put(f"w/r/blobs/{digest}", data[:10])
+    assert store.put_blob("w", "r", data) == digest
+    assert store.get_blob("w", "r", digest) == data
+
+
 # -- integrity on every store ------------------------------------------------
 
 
