@@ -118,7 +118,7 @@ class IntegrityError(DurableError):
         )
 
 
-class Suspended(DurableError):  # noqa: N818 - it is a state, not a failure
+class Suspended(DurableError):
     def __init__(self, run_id: str, reason: str) -> None:
         self.run_id = run_id
         self.reason = reason

@@ -1,0 +1,54 @@
+"""durable: make ordinary Python functions resumable.
+
+Decorate a function with `@durable.workflow` and the functions it calls with
+`@durable.step`; each step's output is recorded, so calling the workflow again
+with the same run id skips the finished steps and continues from the first
+one that did not finish."""
+
+from ._blocks import loop_over, sleep, suspend
+from ._context import Run, RunContext, current_run
+from ._errors import (
+    ConfigurationError,
+    CorruptRecordError,
+    DefinitionChangedError,
+    DurableError,
+    IntegrityError,
+    NondeterminismError,
+    RunLockedError,
+    RunNotFoundError,
+    SerializationError,
+    StorageError,
+    Suspended,
+)
+from ._step import Step, step
+from ._store import Store, open_store
+from ._workflow import AsyncWorkflow, Workflow, workflow
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "AsyncWorkflow",
+    "ConfigurationError",
+    "CorruptRecordError",
+    "DefinitionChangedError",
+    "DurableError",
+    "IntegrityError",
+    "NondeterminismError",
+    "Run",
+    "RunContext",
+    "RunLockedError",
+    "RunNotFoundError",
+    "SerializationError",
+    "Step",
+    "StorageError",
+    "Store",
+    "Suspended",
+    "Workflow",
+    "current_run",
+    "loop_over",
+    "open_store",
+    "sleep",
+    "step",
+    "suspend",
+    "workflow",
+]

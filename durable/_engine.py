@@ -1,0 +1,288 @@
+"""lookup -> execute (with retries) -> record, written once as a generator
+"plan" that yields what it needs done; a sync and an async driver run it.
+The plan never calls user code itself, so one body of logic serves both."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import traceback
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from . import _codec, _context
+from ._context import RunContext
+from ._errors import (
+    DefinitionChangedError,
+    NondeterminismError,
+    SerializationError,
+    Suspended,
+)
+from ._records import Attempt, StepRecord, attempts_name, record_name, seal, unseal
+
+T = TypeVar("T")
+
+
+class Clock:
+    """Time as the engine sees it; `durable.testing.fake_clock` swaps it."""
+
+    def time(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    async def asleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+clock = Clock()
+
+
+def now() -> float:
+    return clock.time()
+
+
+@dataclass
+class Call:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    enter: Callable[[], Callable[[], None]] | None = None
+
+
+@dataclass
+class Pause:
+    seconds: float
+
+
+Plan = Generator["Call | Pause", Any, T]
+
+
+def drive_sync(plan: Plan[T]) -> T:
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            req = plan.throw(error) if error is not None else plan.send(send)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        send, error = None, None
+        try:
+            if isinstance(req, Pause):
+                clock.sleep(req.seconds)
+                continue
+            reset = req.enter() if req.enter else None
+            try:
+                send = req.fn(*req.args, **req.kwargs)
+            finally:
+                if reset:
+                    reset()
+        except BaseException as e:
+            error = e
+
+
+async def drive_async(plan: Plan[T]) -> T:
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            req = plan.throw(error) if error is not None else plan.send(send)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        send, error = None, None
+        try:
+            if isinstance(req, Pause):
+                await clock.asleep(req.seconds)
+                continue
+            reset = req.enter() if req.enter else None
+            try:
+                send = req.fn(*req.args, **req.kwargs)
+                if inspect.isawaitable(send):
+                    send = await send
+            finally:
+                if reset:
+                    reset()
+        except BaseException as e:
+            error = e
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """What the engine needs to know of a step."""
+
+    name: str
+    fingerprint: str
+    fn: Callable[..., Any]
+    retries: int = 0
+    retry_delay: float = 1.0
+    backoff: float = 2.0
+    max_delay: float = 60.0
+    retry_on: tuple[type[BaseException], ...] = (Exception,)
+    persist: bool = True
+
+
+def args_digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    try:
+        return _codec.canonical_digest([list(args), kwargs])[:16]
+    except _codec.NotCanonical:
+        return None
+
+
+def step_plan(
+    ctx: RunContext, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Plan[Any]:
+    pos = ctx.take_position()
+    digest = args_digest(args, kwargs)
+    rec = lookup(ctx, pos, spec.name, spec.fingerprint, digest)
+    if rec is not None and rec.persisted:
+        return load_value(ctx, rec)
+    failures = list(ctx.failures.get(pos, []))
+    started = clock.time()
+    attempt = 0
+    while True:
+        try:
+            value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt))
+            break
+        except Suspended:
+            raise
+        except Exception as exc:
+            failures.append(_attempt(exc))
+            save_failures(ctx, pos, failures)
+            if attempt >= spec.retries or not isinstance(exc, spec.retry_on):
+                raise
+            yield Pause(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
+            attempt += 1
+    if rec is not None:  # a persist=False marker is already there
+        ctx.executed += 1
+        return value
+    record = StepRecord(pos, "step", spec.name, spec.fingerprint, digest, started=started)
+    record.attempts = failures
+    return commit(ctx, record, value, persist=spec.persist)
+
+
+def _step_scope(pos: int, attempt: int) -> Callable[[], Callable[[], None]]:
+    return lambda: _context.enter_step(pos, attempt)
+
+
+def _attempt(exc: BaseException) -> Attempt:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
+    return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], clock.time())
+
+
+def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) -> StepRecord | None:
+    """The finished record at pos to replay, or None to execute live."""
+    rec = ctx.records.get(pos)
+    if rec is None:
+        _went_live(ctx, pos)
+        return None
+    if rec.name != name:
+        raise NondeterminismError(ctx.run_id, pos, rec.name, name)
+    args_changed = rec.args_digest is not None and digest is not None and rec.args_digest != digest
+    if rec.fingerprint != fp or args_changed:
+        return _changed(ctx, rec, fp, digest)
+    if rec.persisted:
+        ctx.replayed += 1
+    return rec
+
+
+def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> StepRecord | None:
+    pos, name = rec.position, rec.name
+    if ctx.policy == "rebase":
+        # Accept the old output under the new definition, once and for all.
+        rec.fingerprint, rec.args_digest = fp, digest
+        data = seal(rec.to_bytes(), ctx.store.signing_key)
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
+        if rec.persisted:
+            ctx.replayed += 1
+        return rec
+    if ctx.policy != "rerun":
+        why = "arguments changed" if rec.fingerprint == fp else "code changed"
+        raise DefinitionChangedError(
+            ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: f"{why} at position {pos}"}
+        )
+    discard_from(ctx, pos)
+    _went_live(ctx, pos)
+    return None
+
+
+def _went_live(ctx: RunContext, pos: int) -> None:
+    if ctx.first_live is None:
+        ctx.first_live = pos
+
+
+def discard_from(ctx: RunContext, pos: int) -> None:
+    """Forget the record at pos and every later one (on_change="rerun")."""
+    names = [record_name(p) for p in ctx.records if p >= pos]
+    names += [attempts_name(p) for p in ctx.failures if p >= pos]
+    names += [f"timers/{p:08d}" for p in ctx.timers if p >= pos]
+    ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
+    for table in (ctx.records, ctx.failures, ctx.timers):
+        for p in [p for p in table if p >= pos]:
+            del table[p]
+
+
+def load_value(ctx: RunContext, rec: StepRecord) -> Any:
+    data = rec.value
+    key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
+    if rec.blob is not None:
+        raw = ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob)
+        if raw is None:
+            from ._errors import CorruptRecordError
+
+            raise CorruptRecordError(ctx.run_id, rec.position, f"blobs/{rec.blob}", "blob missing")
+        data = unseal(
+            raw, ctx.store.signing_key, run_id=ctx.run_id, position=rec.position, name=key
+        )
+    assert rec.encoding is not None and data is not None
+    return _codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
+
+
+def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
+    """Encode and write a finished operation's record; return the value the
+    run continues with (the one already recorded, if another writer won)."""
+    record.ended = clock.time()
+    record.persisted = persist
+    if persist:
+        _encode_into(ctx, record, value)
+    data = seal(record.to_bytes(), ctx.store.signing_key)
+    existing = ctx.store.save_record(ctx.workflow, ctx.run_id, record_name(record.position), data)
+    ctx.executed += 1
+    if existing is not None and persist:
+        body = unseal(
+            existing,
+            ctx.store.signing_key,
+            run_id=ctx.run_id,
+            position=record.position,
+            name=record_name(record.position),
+        )
+        won = StepRecord.from_bytes(body)
+        ctx.records[record.position] = won
+        return load_value(ctx, won)
+    ctx.records[record.position] = record
+    return value
+
+
+def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
+    try:
+        record.encoding, data = _codec.encode_value(value)
+    except Exception as e:
+        raise SerializationError(
+            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
+        ) from e
+    if len(data) > ctx.store.blob_threshold:
+        record.blob = ctx.store.put_blob(
+            ctx.workflow, ctx.run_id, seal(data, ctx.store.signing_key)
+        )
+    else:
+        record.value = data
+
+
+def save_failures(ctx: RunContext, pos: int, failures: list[Attempt]) -> None:
+    rec = StepRecord(pos, "attempts", "", "", None, persisted=False, attempts=failures)
+    ctx.failures[pos] = failures
+    ctx.store.replace_record(
+        ctx.workflow, ctx.run_id, attempts_name(pos), seal(rec.to_bytes(), ctx.store.signing_key)
+    )

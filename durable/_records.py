@@ -1,0 +1,128 @@
+"""The on-disk schema: a sealed envelope (checksum or HMAC) around a msgpack
+map with a format version. Runs have a manifest; operations have records."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ._codec import pack, unpack
+from ._errors import CorruptRecordError, IntegrityError
+
+FORMAT = 1
+_MAGIC = b"DRB1"
+_PLAIN, _SIGNED = b"\x00", b"\x01"
+_HEAD = len(_MAGIC) + 1 + 32
+
+
+def seal(body: bytes, key: bytes | None) -> bytes:
+    if key is None:
+        return _MAGIC + _PLAIN + hashlib.sha256(body).digest() + body
+    return _MAGIC + _SIGNED + hmac.new(key, body, hashlib.sha256).digest() + body
+
+
+def unseal(
+    data: bytes, key: bytes | None, *, run_id: str, position: int | None, name: str
+) -> bytes:
+    if len(data) < _HEAD or data[:4] != _MAGIC:
+        raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
+    flag, mac, body = data[4:5], data[5:_HEAD], data[_HEAD:]
+    if key is not None:
+        if flag != _SIGNED:
+            raise IntegrityError(name, "is not signed but the store has a signing key")
+        if not hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).digest()):
+            raise IntegrityError(name, "signature does not match its content")
+        return body
+    if flag == _SIGNED:
+        raise IntegrityError(name, "is signed but no signing key is configured")
+    if flag != _PLAIN or mac != hashlib.sha256(body).digest():
+        raise CorruptRecordError(run_id, position, name, "checksum mismatch")
+    return body
+
+
+@dataclass
+class Attempt:
+    type: str
+    message: str
+    traceback: str
+    at: float
+
+
+@dataclass
+class StepRecord:
+    position: int
+    kind: str  # "step" | "loop" | "sleep"
+    name: str
+    fingerprint: str
+    args_digest: str | None
+    encoding: str | None = None  # None: no value kept (persist=False, redacted)
+    value: bytes | None = None
+    blob: str | None = None
+    persisted: bool = True
+    started: float = 0.0
+    ended: float = 0.0
+    attempts: list[Attempt] = field(default_factory=list)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        d = asdict(self)
+        d["v"] = FORMAT
+        return pack(d)
+
+    @classmethod
+    def from_bytes(cls, body: bytes) -> StepRecord:
+        d = _load(body)
+        d["attempts"] = [Attempt(**a) for a in d.get("attempts", [])]
+        return cls(**d)
+
+
+@dataclass
+class RunRecord:
+    workflow: str
+    run_id: str
+    fingerprint: str
+    steps: dict[str, str]
+    step_parts: dict[str, dict[str, str]]
+    args_encoding: str
+    args: bytes
+    status: str = "running"
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    result_encoding: str | None = None
+    result: bytes | None = None
+    error: dict[str, str] | None = None
+    reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_bytes(self) -> bytes:
+        d = asdict(self)
+        d["v"] = FORMAT
+        return pack(d)
+
+    @classmethod
+    def from_bytes(cls, body: bytes) -> RunRecord:
+        return cls(**_load(body))
+
+
+def _load(body: bytes) -> dict[str, Any]:
+    d = unpack(body)
+    if not isinstance(d, dict) or d.pop("v", None) != FORMAT:
+        raise ValueError("unknown record format")
+    return d
+
+
+def record_name(position: int) -> str:
+    return f"steps/{position:08d}"
+
+
+def attempts_name(position: int) -> str:
+    return f"attempts/{position:08d}"
+
+
+def position_of(name: str) -> int | None:
+    head, _, tail = name.partition("/")
+    return int(tail) if head in ("steps", "attempts") and tail.isdigit() else None

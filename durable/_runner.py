@@ -1,0 +1,198 @@
+"""One run's life: lease, manifest, definition check, argument merge,
+loading records, and the final status. Used by `_workflow` for every call."""
+
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _codec
+from ._context import RunContext
+from ._engine import now
+from ._errors import (
+    ConfigurationError,
+    CorruptRecordError,
+    DefinitionChangedError,
+    RunLockedError,
+)
+from ._fingerprint import describe_change
+from ._lease import Lease
+from ._records import RunRecord, StepRecord, position_of, seal, unseal
+from ._store import Store
+
+BODY_KEY = "(workflow body)"
+
+
+@dataclass
+class Definition:
+    fingerprint: str
+    steps: dict[str, str]
+    parts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def acquire(
+    store: Store, workflow: str, run_id: str, wait: float | None, ttl: float = 30.0
+) -> Lease:
+    deadline = time.monotonic() + (wait or 0.0)
+    while True:
+        try:
+            return store.acquire(workflow, run_id, ttl)
+        except RunLockedError:
+            if time.monotonic() >= deadline:
+                raise
+        # Waiting on another process's lease: polling is the only signal there is.
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
+    raw = store.load_manifest(workflow, run_id)
+    if raw is None:
+        return None
+    body = unseal(
+        raw, store.signing_key, run_id=run_id, position=None, name=f"{workflow}/{run_id}/run"
+    )
+    try:
+        return RunRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(
+            run_id, None, f"{workflow}/{run_id}/run", f"undecodable: {e}"
+        ) from e
+
+
+def write_manifest(store: Store, manifest: RunRecord) -> None:
+    manifest.updated = now()
+    data = seal(manifest.to_bytes(), store.signing_key)
+    store.save_manifest(manifest.workflow, manifest.run_id, data)
+
+
+def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in sorted(set(old.steps) | set(new.steps)):
+        before, after = old.steps.get(name), new.steps.get(name)
+        if before == after:
+            continue
+        if before is None:
+            out[name] = f"added ({after})"
+        elif after is None:
+            out[name] = f"removed (was {before})"
+        else:
+            why = describe_change(old.step_parts.get(name, {}), new.parts.get(name, {}))
+            out[name] = f"{why}: {before} -> {after}"
+    return out
+
+
+def choose_policy(
+    manifest: RunRecord | None, definition: Definition, *, on_change: str, rebase: bool
+) -> str:
+    """Apply the definition check; return the per-position policy."""
+    policy = "rebase" if rebase else on_change
+    if manifest is None or manifest.fingerprint == definition.fingerprint:
+        return policy
+    changed = changed_steps(manifest, definition)
+    if policy == "refuse":
+        raise DefinitionChangedError(
+            manifest.workflow,
+            manifest.run_id,
+            manifest.fingerprint,
+            definition.fingerprint,
+            changed,
+        )
+    if policy == "rebase":
+        warnings.warn(
+            f"run {manifest.run_id!r}: definition changed ({manifest.fingerprint} -> "
+            f"{definition.fingerprint}); replaying recorded steps anyway (rebase). "
+            f"Changed: {', '.join(changed) or 'workflow body'}",
+            stacklevel=4,
+        )
+    return policy
+
+
+def merge_arguments(
+    fn: Callable[..., Any],
+    recorded: Mapping[str, Any],
+    given: inspect.BoundArguments | None,
+    overrides: Mapping[str, Any],
+) -> inspect.BoundArguments:
+    """defaults < recorded < given now < overrides."""
+    sig = check_overrides(fn, overrides)
+    merged = dict(recorded)
+    if given is not None:
+        merged.update(given.arguments)
+    merged.update(overrides)
+    bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
+    bound.apply_defaults()
+    return bound
+
+
+def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:
+    sig = inspect.signature(fn)
+    unknown = [k for k in overrides if k not in sig.parameters]
+    if unknown:
+        raise ConfigurationError(
+            f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
+            f"it takes {', '.join(sig.parameters)}. Nothing was executed."
+        )
+    return sig
+
+
+def encode_arguments(bound: inspect.BoundArguments) -> tuple[str, bytes]:
+    """Record the arguments for resume; ones that cannot be serialised (a
+    lock, an open socket) are left out and must be passed again on resume."""
+    arguments = dict(bound.arguments)
+    try:
+        return _codec.encode_value(arguments)
+    except Exception:
+        keep = {}
+        for name, value in arguments.items():
+            try:
+                _codec.encode_value(value)
+            except Exception:
+                continue
+            keep[name] = value
+        return _codec.encode_value(keep)
+
+
+def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
+    key = f"{manifest.workflow}/{manifest.run_id}/run"
+    value = _codec.decode_value(
+        manifest.args_encoding, manifest.args, allow_pickle=store.allow_pickle, key=key
+    )
+    return dict(value)
+
+
+def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:
+    ctx = RunContext(run_id=run_id, workflow=workflow, store=store, policy=policy)
+    for name, raw in store.load_records(workflow, run_id).items():
+        pos = position_of(name)
+        head = name.split("/", 1)[0]
+        if head == "timers" and name[7:].isdigit():
+            ctx.timers[int(name[7:])] = float(
+                _codec.unpack(_unseal(store, raw, run_id, None, name))
+            )
+            continue
+        if pos is None:
+            continue
+        body = _unseal(store, raw, run_id, pos, name)
+        try:
+            rec = StepRecord.from_bytes(body)
+        except Exception as e:
+            raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+        if head == "steps":
+            ctx.records[pos] = rec
+        else:
+            ctx.failures[pos] = rec.attempts
+    return ctx
+
+
+def _unseal(store: Store, raw: bytes, run_id: str, pos: int | None, name: str) -> bytes:
+    return unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
+
+
+def error_summary(exc: BaseException) -> dict[str, str]:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
+    return {"type": type(exc).__qualname__, "message": str(exc)[:2000], "traceback": tb[-4000:]}

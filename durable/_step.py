@@ -1,0 +1,136 @@
+"""`@durable.step`: outside a run, a plain call; inside, a recorded position."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar, overload
+
+from typing_extensions import ParamSpec
+
+from ._context import active_run
+from ._engine import StepSpec, drive_async, drive_sync, step_plan
+from ._errors import ConfigurationError
+from ._fingerprint import fingerprint_function
+
+P = ParamSpec("P")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Step(Protocol, Generic[P, R_co]):
+    """A step: call it like the function it wraps."""
+
+    __durable_fingerprint__: str
+    fingerprint: str
+    name: str
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+class _StepDecorator(Protocol):
+    def __call__(self, fn: Callable[P, R], /) -> Step[P, R]: ...
+
+
+@overload
+def step(fn: Callable[P, R], /) -> Step[P, R]: ...
+@overload
+def step(
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    retries: int = 0,
+    retry_delay: float = 1.0,
+    backoff: float = 2.0,
+    max_delay: float = 60.0,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    persist: bool = True,
+    deep: bool = True,
+) -> _StepDecorator: ...
+def step(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    retries: int = 0,
+    retry_delay: float = 1.0,
+    backoff: float = 2.0,
+    max_delay: float = 60.0,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    persist: bool = True,
+    deep: bool = True,
+) -> Any:
+    """Mark a function as a step of a workflow.
+
+    Inside a workflow run each call takes the next position and its output is
+    recorded; a re-run returns the recorded output instead of calling it.
+    Outside a run (or inside another step) it is a plain call."""
+    if retries < 0 or retry_delay < 0 or backoff < 1 or max_delay < 0:
+        raise ConfigurationError("retries, retry_delay and max_delay must be >= 0 and backoff >= 1")
+    retry_types = retry_on if isinstance(retry_on, tuple) else (retry_on,)
+
+    def decorate(f: Callable[..., Any]) -> Any:
+        _refuse_generators(f)
+        fp = fingerprint_function(f, name=name, version=version, deep=deep)
+        spec = StepSpec(
+            name=name or _default_name(f),
+            fingerprint=fp.value,
+            fn=f,
+            retries=retries,
+            retry_delay=retry_delay,
+            backoff=backoff,
+            max_delay=max_delay,
+            retry_on=retry_types,
+            persist=persist,
+        )
+        wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
+        functools.update_wrapper(wrapper, f)
+        wrapper.__durable_fingerprint__ = fp.value  # type: ignore[attr-defined]
+        wrapper.__durable_step__ = spec  # type: ignore[attr-defined]
+        wrapper.__durable_parts__ = dict(fp.parts)  # type: ignore[attr-defined]
+        wrapper.fingerprint = fp.value  # type: ignore[attr-defined]
+        wrapper.name = spec.name  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
+    def call_step(*args: Any, **kwargs: Any) -> Any:
+        ctx = active_run()
+        if ctx is None:
+            return spec.fn(*args, **kwargs)
+        return drive_sync(step_plan(ctx, spec, args, kwargs))
+
+    return call_step
+
+
+def _async_wrapper(spec: StepSpec) -> Callable[..., Any]:
+    async def call_step(*args: Any, **kwargs: Any) -> Any:
+        ctx = active_run()
+        if ctx is None:
+            return await spec.fn(*args, **kwargs)
+        return await drive_async(step_plan(ctx, spec, args, kwargs))
+
+    return call_step
+
+
+def _default_name(f: Callable[..., Any]) -> str:
+    return getattr(f, "__qualname__", getattr(f, "__name__", repr(f))).replace("<locals>.", "")
+
+
+def _refuse_generators(f: Callable[..., Any]) -> None:
+    if inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f):
+        raise ConfigurationError(
+            f"{_default_name(f)} is a generator function; a step or workflow must return its "
+            "value. Collect the items into a list and return that."
+        )
+    if not callable(f):
+        raise ConfigurationError(f"{f!r} is not callable")
+
+
+def step_spec(obj: object) -> StepSpec | None:
+    spec = getattr(obj, "__durable_step__", None)
+    return spec if isinstance(spec, StepSpec) else None

@@ -1,0 +1,374 @@
+"""`@durable.workflow`: a function whose steps are recorded and replayed."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import Any, Generic, Protocol, TypeVar, overload
+
+from typing_extensions import ParamSpec
+
+from . import _codec, _runner
+from ._context import Run, RunContext, active_run, enter_run
+from ._engine import Call, Plan, drive_async, drive_sync, now
+from ._errors import ConfigurationError, RunNotFoundError, Suspended
+from ._fingerprint import combine, fingerprint_function, identity_of, referenced_objects
+from ._records import RunRecord
+from ._step import _default_name, _refuse_generators, step_spec
+from ._store import Store, check_key_part, open_store
+
+P = ParamSpec("P")
+R = TypeVar("R")
+_POLICIES = ("refuse", "rerun")
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    run_id: str | Callable[..., str] | None = None
+    store: Store | str | None = None
+    restart: bool = False
+    rebase: bool = False
+    on_change: str = "refuse"
+    wait: float | None = None
+    keep_last: int | None = None
+
+
+class Workflow(Generic[P, R]):
+    """A decorated workflow function. Call it to run durably."""
+
+    def __init__(
+        self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
+    ) -> None:
+        if options.on_change not in _POLICIES:
+            raise ConfigurationError(
+                f"on_change must be one of {_POLICIES}, not {options.on_change!r}"
+            )
+        self.fn = fn
+        self.name = check_key_part("workflow name", name or _default_name(fn))
+        self.version = version
+        self.options = options
+        self._identity = identity_of(fn, name)
+        self.__wrapped__ = fn
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, attr, getattr(fn, attr, None))
+
+    # -- the two calls ---------------------------------------------------
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return drive_sync(self._call_plan(args, kwargs))
+
+    def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:
+        return drive_sync(self._plan(args, kwargs))
+
+    def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:
+        """Continue an existing run; `RunNotFoundError` when there is none."""
+        return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides))
+
+    def with_options(
+        self,
+        *,
+        run_id: str | Callable[..., str] | None = None,
+        store: Store | str | None = None,
+        restart: bool = False,
+        rebase: bool = False,
+        on_change: str | None = None,
+        wait: float | None = None,
+    ) -> Workflow[P, R]:
+        changes: dict[str, Any] = {"restart": restart, "rebase": rebase}
+        for key, value in (
+            ("run_id", run_id),
+            ("store", store),
+            ("on_change", on_change),
+            ("wait", wait),
+        ):
+            if value is not None:
+                changes[key] = value
+        return type(self)(
+            self.fn,
+            self.name if self.name != _default_name(self.fn) else None,
+            self.version,
+            dataclasses.replace(self.options, **changes),
+        )
+
+    # -- identity --------------------------------------------------------
+    @property
+    def __durable_fingerprint__(self) -> str:
+        return self.definition().fingerprint
+
+    @property
+    def fingerprint(self) -> str:
+        """The definition fingerprint: this body and every step it can reach."""
+        return self.definition().fingerprint
+
+    def definition(self) -> _runner.Definition:
+        own = fingerprint_function(self.fn, name=self._identity, version=self.version)
+        steps: dict[str, str] = {}
+        parts: dict[str, dict[str, str]] = {}
+        self._reach(steps, parts, {id(self)})
+        steps[_runner.BODY_KEY] = own.value
+        parts[_runner.BODY_KEY] = dict(own.parts)
+        return _runner.Definition(combine(self._identity, own.value, steps), steps, parts)
+
+    def _reach(
+        self, steps: dict[str, str], parts: dict[str, dict[str, str]], seen: set[int]
+    ) -> None:
+        for obj in referenced_objects(self.fn):
+            spec = step_spec(obj)
+            if spec is not None:
+                steps[spec.name] = spec.fingerprint
+                parts[spec.name] = dict(getattr(obj, "__durable_parts__", {}))
+            elif isinstance(obj, Workflow) and id(obj) not in seen:
+                seen.add(id(obj))
+                own = fingerprint_function(obj.fn, name=obj._identity, version=obj.version)
+                steps[f"{obj.name} (workflow)"] = own.value
+                parts[f"{obj.name} (workflow)"] = dict(own.parts)
+                obj._reach(steps, parts, seen)
+
+    # -- the run ---------------------------------------------------------
+    def _call_plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan[R]:
+        run = yield from self._plan(args, kwargs)
+        return run.value  # type: ignore[return-value]
+
+    def _plan(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        resume_id: str | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> Plan[Run[R]]:
+        outer = active_run()
+        if outer is not None:  # a workflow inside a workflow runs inline
+            value = yield Call(self.fn, args, kwargs)
+            return Run(outer.run_id, self.name, "running", value, None, None, 0, 0, "")
+        _runner.check_overrides(self.fn, overrides or {})
+        store = self._store()
+        given = None if resume_id is not None else self._bind(args, kwargs)
+        run_id = check_key_part("run id", resume_id) if resume_id else self._run_id(given)
+        if resume_id is not None and store.load_manifest(self.name, run_id) is None:
+            raise RunNotFoundError(self.name, run_id, store.url)
+        lease = _runner.acquire(store, self.name, run_id, self.options.wait)
+        try:
+            return (yield from self._locked(store, run_id, given, overrides or {}))
+        finally:
+            lease.release()
+
+    def _locked(
+        self,
+        store: Store,
+        run_id: str,
+        given: inspect.BoundArguments | None,
+        overrides: dict[str, Any],
+    ) -> Plan[Run[R]]:
+        if self.options.restart:
+            store.delete_run(self.name, run_id, keep_lease=True)
+        manifest = _runner.read_manifest(store, self.name, run_id)
+        definition = self.definition()
+        policy = _runner.choose_policy(
+            manifest, definition, on_change=self.options.on_change, rebase=self.options.rebase
+        )
+        if (
+            manifest is not None
+            and manifest.status == "completed"
+            and manifest.fingerprint == definition.fingerprint
+        ):
+            return self._recorded(store, manifest)
+        recorded = _runner.decode_arguments(store, manifest) if manifest else {}
+        bound = _runner.merge_arguments(self.fn, recorded, given, overrides)
+        manifest = self._start_manifest(store, run_id, manifest, definition, bound)
+        ctx = _runner.load_context(store, self.name, run_id, policy)
+        try:
+            value = yield Call(self.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+        except Suspended as s:
+            self._finish(store, manifest, "suspended", reason=s.reason)
+            raise
+        except Exception as e:
+            self._finish(store, manifest, "failed", error=_runner.error_summary(e))
+            raise
+        except BaseException as e:
+            self._finish(store, manifest, "interrupted", error=_runner.error_summary(e))
+            raise
+        self._complete(store, manifest, value)
+        return self._result(ctx, manifest, value)
+
+    def _start_manifest(
+        self,
+        store: Store,
+        run_id: str,
+        manifest: RunRecord | None,
+        definition: _runner.Definition,
+        bound: inspect.BoundArguments,
+    ) -> RunRecord:
+        encoding, data = _runner.encode_arguments(bound)
+        if manifest is None:
+            manifest = RunRecord(self.name, run_id, "", {}, {}, encoding, data, created=now())
+        manifest.fingerprint, manifest.steps, manifest.step_parts = (
+            definition.fingerprint,
+            definition.steps,
+            definition.parts,
+        )
+        manifest.args_encoding, manifest.args = encoding, data
+        manifest.status, manifest.error, manifest.reason = "running", None, None
+        _runner.write_manifest(store, manifest)
+        return manifest
+
+    def _finish(
+        self,
+        store: Store,
+        manifest: RunRecord,
+        status: str,
+        *,
+        error: dict[str, str] | None = None,
+        reason: str | None = None,
+    ) -> None:
+        manifest.status, manifest.error, manifest.reason = status, error, reason
+        _runner.write_manifest(store, manifest)
+
+    def _complete(self, store: Store, manifest: RunRecord, value: Any) -> None:
+        try:
+            manifest.result_encoding, manifest.result = _codec.encode_value(value)
+        except Exception as e:
+            from ._errors import SerializationError
+
+            err = SerializationError(
+                f"{self.name} (return value)", type(value).__qualname__, str(e)
+            )
+            self._finish(store, manifest, "failed", error=_runner.error_summary(err))
+            raise err from e
+        self._finish(store, manifest, "completed")
+
+    def _recorded(self, store: Store, manifest: RunRecord) -> Run[R]:
+        assert manifest.result_encoding is not None and manifest.result is not None
+        value = _codec.decode_value(
+            manifest.result_encoding,
+            manifest.result,
+            allow_pickle=store.allow_pickle,
+            key=f"{self.name}/{manifest.run_id}/run",
+        )
+        return Run(
+            manifest.run_id, self.name, "completed", value, None, None, 0, 0, manifest.fingerprint
+        )
+
+    def _result(self, ctx: RunContext, manifest: RunRecord, value: Any) -> Run[R]:
+        resumed = ctx.first_live if ctx.replayed else None
+        if ctx.replayed and resumed is None:
+            resumed = ctx.position
+        return Run(
+            ctx.run_id,
+            self.name,
+            "completed",
+            value,
+            None,
+            resumed,
+            ctx.replayed,
+            ctx.executed,
+            manifest.fingerprint,
+        )
+
+    # -- helpers ---------------------------------------------------------
+    def _store(self) -> Store:
+        store = self.options.store
+        return store if isinstance(store, Store) else open_store(store)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
+        try:
+            return inspect.signature(self.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.name}(): {e}") from None
+
+    def _run_id(self, given: inspect.BoundArguments | None) -> str:
+        assert given is not None
+        chosen = self.options.run_id
+        if callable(chosen):
+            return check_key_part("run id", chosen(*given.args, **given.kwargs))
+        if chosen is not None:
+            return check_key_part("run id", chosen)
+        full = inspect.BoundArguments(given.signature, dict(given.arguments))
+        full.apply_defaults()
+        try:
+            digest = _codec.canonical_digest(dict(full.arguments))
+        except _codec.NotCanonical as e:
+            raise ConfigurationError(
+                f"cannot derive a run id for {self.name}: an argument has no canonical form ({e}). "
+                f"Pass one explicitly: {self.name}.with_options(run_id='...')(...)"
+            ) from None
+        return f"{self.name}-{digest[:12]}"
+
+    def __repr__(self) -> str:
+        return f"<durable workflow {self.name}>"
+
+
+class AsyncWorkflow(Workflow[P, R]):
+    """A workflow over an `async def`: calling it gives a coroutine."""
+
+    def __init__(
+        self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
+    ) -> None:
+        super().__init__(fn, name, version, options)
+        # These make inspect.iscoroutinefunction() see a coroutine function.
+        self.__code__ = fn.__code__
+        self.__defaults__ = fn.__defaults__
+        self.__kwdefaults__ = fn.__kwdefaults__
+        self.__annotations__ = getattr(fn, "__annotations__", {})
+
+    async def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:  # type: ignore[override]
+        return await drive_async(self._call_plan(args, kwargs))
+
+    async def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:  # type: ignore[override]
+        return await drive_async(self._plan(args, kwargs))
+
+    async def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:  # type: ignore[override]
+        return await drive_async(self._plan((), {}, resume_id=run_id, overrides=overrides))
+
+    def with_options(self, **options: Any) -> AsyncWorkflow[P, R]:
+        return super().with_options(**options)  # type: ignore[return-value]
+
+
+def make_workflow(
+    fn: Callable[..., Any], name: str | None, version: str | None, options: Options
+) -> Any:
+    _refuse_generators(fn)
+    cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
+    return cls(fn, name, version, options)
+
+
+class _WorkflowDecorator(Protocol):
+    @overload
+    def __call__(self, fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
+    @overload
+    def __call__(self, fn: Callable[P, R], /) -> Workflow[P, R]: ...
+
+
+@overload
+def workflow(fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
+@overload
+def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
+@overload
+def workflow(
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    store: Store | str | None = None,
+    run_id: str | Callable[..., str] | None = None,
+    on_change: str = "refuse",
+    keep_last: int | None = None,
+) -> _WorkflowDecorator: ...
+def workflow(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    store: Store | str | None = None,
+    run_id: str | Callable[..., str] | None = None,
+    on_change: str = "refuse",
+    keep_last: int | None = None,
+) -> Any:
+    """Make a function resumable: its steps are recorded under a run id, and
+    calling it again with the same run id replays them instead of running."""
+    options = Options(run_id=run_id, store=store, on_change=on_change, keep_last=keep_last)
+
+    def decorate(f: Callable[..., Any]) -> Any:
+        return make_workflow(f, name, version, options)
+
+    return decorate(fn) if fn is not None else decorate
