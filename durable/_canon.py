@@ -17,6 +17,7 @@ import sysconfig
 import types
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -38,17 +39,17 @@ def find_definitions(code: types.CodeType, module_globals: dict[str, Any] | None
 
     The file name only selects the text: it never enters a fingerprint,
     because notebook cells get a new one on every kernel restart."""
-    filename = code.co_filename
-    # Drops entries whose file changed on disk; IPython cells (no mtime) stay.
-    linecache.checkcache(filename)
-    lines = linecache.getlines(filename, module_globals)
-    if not lines:
-        return []
-    nodes = _definitions_by_line("".join(lines)).get(code.co_firstlineno, [])
+    nodes = _module_of(code, module_globals).defs.get(code.co_firstlineno, [])
     found = [n for n in nodes if _def_name(n) == code.co_name]
     # `lambda x: lambda y: ...`: keep the outermost, it contains the others.
     inner = {id(sub) for n in found for sub in ast.walk(n) if sub is not n}
     return [n for n in found if id(n) not in inner]
+
+
+def rebound_names(code: types.CodeType, module_globals: dict[str, Any] | None) -> frozenset[str]:
+    """Names some function of the same file declares `global`: variables the
+    program rebinds while it runs, so their value is state, not a constant."""
+    return _module_of(code, module_globals).rebound
 
 
 def parameters_match(node: ast.AST, code: types.CodeType) -> bool:
@@ -62,21 +63,41 @@ def parameters_match(node: ast.AST, code: types.CodeType) -> bool:
     return tuple(names) == code.co_varnames[: len(names)]
 
 
+@dataclass(frozen=True)
+class _Module:
+    defs: dict[int, list[ast.AST]]  # first line -> def/lambda nodes starting there
+    rebound: frozenset[str]
+
+
+_NO_SOURCE = _Module({}, frozenset())
+
+
+def _module_of(code: types.CodeType, module_globals: dict[str, Any] | None) -> _Module:
+    filename = code.co_filename
+    # Drops entries whose file changed on disk; IPython cells (no mtime) stay.
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, module_globals)
+    return _parse_module("".join(lines)) if lines else _NO_SOURCE
+
+
 @lru_cache(maxsize=64)
-def _definitions_by_line(source: str) -> dict[int, list[ast.AST]]:
+def _parse_module(source: str) -> _Module:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. are not ours to report
             tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return {}
+        return _NO_SOURCE
     index: dict[int, list[ast.AST]] = {}
+    rebound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, _DEFS):
             index.setdefault(_first_line(node), []).append(node)
+        elif isinstance(node, ast.Global):
+            rebound.update(node.names)
     for nodes in index.values():
         nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
-    return index
+    return _Module(index, frozenset(rebound))
 
 
 def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
@@ -201,6 +222,7 @@ def is_our_decorator(dec: ast.expr) -> bool:
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
 _CONTAINERS = (tuple, list, frozenset, set, dict)
+_FROZEN = (tuple, frozenset)
 
 
 def scalar_token(value: Any) -> str:
@@ -224,19 +246,24 @@ def scalar_token(value: Any) -> str:
     return f"?{type(value).__name__}"  # cannot happen for AST fields
 
 
-def plain_tokens(value: object, _seen: tuple[int, ...] = ()) -> list[str] | None:
+def plain_tokens(
+    value: object, *, mutable: bool = True, _seen: tuple[int, ...] = ()
+) -> list[str] | None:
     """Tokens of exactly-plain data (the scalar types and tuples, lists, sets,
-    frozensets and dicts of them), or None when anything in it is not."""
+    frozensets and dicts of them), or None when anything in it is not.
+    `mutable=False` also refuses lists, sets and dicts anywhere inside."""
     kind = type(value)
     if kind in _SCALARS:
         return [scalar_token(value)]
-    if kind not in _CONTAINERS or id(value) in _seen:
+    allowed = _CONTAINERS if mutable else _FROZEN
+    if kind not in allowed or id(value) in _seen:
         return None  # a self-containing list is not plain data
     seen = (*_seen, id(value))
     items = list(value.items()) if isinstance(value, dict) else value
     out: list[list[str]] = []
     for item in items:  # type: ignore[attr-defined]
-        toks = _pair_tokens(item, seen) if isinstance(value, dict) else plain_tokens(item, seen)
+        pair = isinstance(value, dict)
+        toks = (_pair_tokens if pair else _item_tokens)(item, mutable, seen)
         if toks is None:
             return None
         out.append(toks)
@@ -245,8 +272,12 @@ def plain_tokens(value: object, _seen: tuple[int, ...] = ()) -> list[str] | None
     return [f"<{kind.__name__}:{len(out)}", *(t for toks in out for t in toks), ">"]
 
 
-def _pair_tokens(item: tuple[object, object], seen: tuple[int, ...]) -> list[str] | None:
-    key, val = plain_tokens(item[0], seen), plain_tokens(item[1], seen)
+def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
+    return plain_tokens(item, mutable=mutable, _seen=seen)
+
+
+def _pair_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
+    key, val = _item_tokens(item[0], mutable, seen), _item_tokens(item[1], mutable, seen)
     return None if key is None or val is None else key + val
 
 

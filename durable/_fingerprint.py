@@ -26,6 +26,7 @@ from ._canon import (
     is_user_code,
     parameters_match,
     plain_tokens,
+    rebound_names,
 )
 from ._errors import ConfigurationError
 
@@ -97,7 +98,7 @@ class _Analysis:
 def _analyse(fn: Callable[..., Any], *, role: str, named: bool) -> _Analysis:
     if isinstance(fn, functools.partial):
         inner = _analyse(fn.func, role=role, named=named)
-        bound = _live_tokens((fn.args, sorted(fn.keywords.items())), inner.reached)
+        bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = _hash(bound)
         return inner
     target = _target(fn)
@@ -140,10 +141,14 @@ def _source_nodes(fn: Any, code: types.CodeType, *, role: str, named: bool) -> l
 def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Analysis) -> None:
     """Constants and callables the body names: `X`, `mod.X`, `pkg.mod.f`.
     Only names the code really looks up globally (its `co_names`) count,
-    so that a local that shadows a global is not mistaken for it."""
+    so that a local that shadows a global is not mistaken for it. Program
+    state is not a constant: names declared `global` anywhere in the file,
+    and lists, dicts and sets unless their name is spelled like a constant
+    (`MODELS = {...}` counts, `seen = set()` does not)."""
     names = {n for co in _codes(code) for n in co.co_names}
     # Decorators are looked up around the function, not in it; ours do not count.
     names |= {c[0] for d in _decorators(nodes) for c in _name_chains(d)}
+    names -= rebound_names(code, getattr(fn, "__globals__", None))
     globs: Mapping[str, Any] = getattr(fn, "__globals__", {})
     for chain in sorted({c for n in nodes for c in _name_chains(n)}):
         if chain[0] not in names:
@@ -151,7 +156,7 @@ def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Ana
         path, obj = _resolve(globs, chain)
         if obj is _MISSING:
             continue  # a builtin, or a name not bound yet
-        toks = plain_tokens(obj)
+        toks = plain_tokens(obj, mutable=_constant_style(path[-1]))
         if toks is not None:
             out.parts["const:" + ".".join(path)] = _hash(toks)
         elif _followable(obj):
@@ -159,12 +164,13 @@ def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Ana
 
 
 def _read_live(fn: Any, code: types.CodeType, out: _Analysis) -> None:
-    defaults = (getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None))
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
     if any(defaults):
         out.parts["defaults"] = _hash(_live_tokens(defaults, out.reached))
     cells = getattr(fn, "__closure__", None) or ()
     if cells:
-        pairs = [(n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True)]
+        pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
         out.parts["closure"] = _hash(_live_tokens(pairs, out.reached))
 
 
@@ -236,6 +242,10 @@ def _name_chains(node: ast.AST) -> Iterator[tuple[str, ...]]:
                 yield (cur.id, *chain)
 
 
+def _constant_style(name: str) -> bool:
+    return name.isupper()  # PEP 8 spells constants in capitals
+
+
 def _decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:
     for node in nodes:
         for dec in getattr(node, "decorator_list", ()):
@@ -265,11 +275,13 @@ def _followable(obj: object) -> bool:
 def _live_tokens(value: object, reached: list[object]) -> list[str]:
     """Tokens for a default, closure cell or bound argument. Plain data by
     value; user functions by identity (their code is followed as helpers);
-    anything else by its type, never by `id()` or pickle bytes."""
-    toks = plain_tokens(value)
+    anything else by its type, never by `id()` or pickle bytes. Lists,
+    dicts and sets count by type only: a closure cell or default holding one
+    is how functions keep state (counters, caches, flags)."""
+    toks = plain_tokens(value, mutable=False)
     if toks is not None:
         return toks
-    if isinstance(value, (tuple, list)):
+    if type(value) is tuple:
         return ["(", *(t for v in value for t in _live_tokens(v, reached)), ")"]
     stamp = durable_fingerprint_of(value)
     if stamp is not None:

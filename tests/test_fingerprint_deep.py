@@ -108,6 +108,40 @@ def test_constant_read_in_a_nested_function_or_comprehension_counts(load: Any) -
     assert {"const:A", "const:B"} <= set(fp(m.target).parts)
 
 
+def test_program_state_is_not_a_constant(load: Any) -> None:
+    """Mutable state must not make a run look changed: lower-case lists and
+    dicts, names some function declares `global`, mutable closure cells."""
+    m = load(
+        "state",
+        """
+        MODELS = {"fast": "small"}
+        seen = []
+        counter = 0
+
+        def bump():
+            global counter
+            counter += 1
+
+        def make():
+            flags = {"on": True}
+            def target(x):
+                seen.append(x)
+                return MODELS[x], counter, flags["on"]
+            return target, flags
+
+        target, flags = make()
+        """,
+    )
+    first = fp(m.target)
+    assert set(first.parts) == {"code", "const:MODELS", "closure"}
+    m.seen.append(1)
+    m.bump()
+    m.flags["on"] = False
+    assert fp(m.target) == first
+    m.MODELS["fast"] = "large"  # spelled as a constant: it is one
+    assert describe_change(first.parts, fp(m.target).parts) == "constant MODELS changed"
+
+
 # ---------------------------------------------------------------- helpers
 
 
