@@ -10,13 +10,14 @@ are split into tokens since 3.12) or bytecode (changes every release).
 from __future__ import annotations
 
 import ast
+import hashlib
 import linecache
 import os
 import sys
 import sysconfig
 import types
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -218,6 +219,41 @@ def is_our_decorator(dec: ast.expr) -> bool:
     return isinstance(root, ast.Name)
 
 
+# ---------------------------------------------------------------- names
+
+
+def name_chains(node: ast.AST) -> Iterator[tuple[str, ...]]:
+    """Dotted names read in `node`: `a`, `a.b`, `a.b.c` (every prefix)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            yield (sub.id,)
+        elif isinstance(sub, ast.Attribute):
+            chain: list[str] = []
+            cur: ast.expr = sub
+            while isinstance(cur, ast.Attribute):
+                chain.insert(0, cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name):
+                yield (cur.id, *chain)
+
+
+def foreign_decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:
+    """Decorators that are not ours: they change what the function does."""
+    for node in nodes:
+        for dec in getattr(node, "decorator_list", ()):
+            if not is_our_decorator(dec):
+                yield dec
+
+
+def code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    """A code object and those of the functions, lambdas and comprehensions
+    nested in it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from code_objects(const)
+
+
 # ---------------------------------------------------------------- plain data
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
@@ -309,3 +345,13 @@ def _library_dirs() -> tuple[str, ...]:
             os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
         )
     return tuple(sorted(dirs))
+
+
+def hash_tokens(tokens: Iterable[str], size: int = 16) -> str:
+    """Hex digest of the tokens, each closed by a NUL (never inside a token
+    without a length prefix before it)."""
+    h = hashlib.sha256()
+    for t in tokens:
+        h.update(t.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:size]

@@ -12,18 +12,20 @@ from __future__ import annotations
 import ast
 import enum
 import functools
-import hashlib
 import inspect
 import types
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._canon import (
+    code_objects,
     definition_tokens,
     find_definitions,
-    is_our_decorator,
+    foreign_decorators,
+    hash_tokens,
     is_user_code,
+    name_chains,
     parameters_match,
     plain_tokens,
     rebound_names,
@@ -51,11 +53,7 @@ def identity_of(fn: object, name: str | None = None) -> str:
 
 
 def digest(*chunks: str) -> str:
-    h = hashlib.sha256()
-    for c in chunks:
-        h.update(c.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:12]
+    return hash_tokens(chunks, 12)
 
 
 def fingerprint_function(
@@ -99,7 +97,7 @@ def _analyse(fn: Callable[..., Any], *, role: str, named: bool) -> _Analysis:
     if isinstance(fn, functools.partial):
         inner = _analyse(fn.func, role=role, named=named)
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
-        inner.parts["bound"] = _hash(bound)
+        inner.parts["bound"] = hash_tokens(bound)
         return inner
     target = _target(fn)
     code = getattr(target, "__code__", None)
@@ -108,7 +106,7 @@ def _analyse(fn: Callable[..., Any], *, role: str, named: bool) -> _Analysis:
             f"{identity_of(fn)} is not a Python function; pass version='...' to fingerprint it"
         )
     nodes = _source_nodes(target, code, role=role, named=named)
-    out = _Analysis({"code": _hash(t for n in nodes for t in definition_tokens(n))})
+    out = _Analysis({"code": hash_tokens(t for n in nodes for t in definition_tokens(n))})
     _read_globals(target, nodes, code, out)
     _read_live(target, code, out)
     return out
@@ -145,12 +143,12 @@ def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Ana
     state is not a constant: names declared `global` anywhere in the file,
     and lists, dicts and sets unless their name is spelled like a constant
     (`MODELS = {...}` counts, `seen = set()` does not)."""
-    names = {n for co in _codes(code) for n in co.co_names}
+    names = {n for co in code_objects(code) for n in co.co_names}
     # Decorators are looked up around the function, not in it; ours do not count.
-    names |= {c[0] for d in _decorators(nodes) for c in _name_chains(d)}
+    names |= {c[0] for d in foreign_decorators(nodes) for c in name_chains(d)}
     names -= rebound_names(code, getattr(fn, "__globals__", None))
     globs: Mapping[str, Any] = getattr(fn, "__globals__", {})
-    for chain in sorted({c for n in nodes for c in _name_chains(n)}):
+    for chain in sorted({c for n in nodes for c in name_chains(n)}):
         if chain[0] not in names:
             continue
         path, obj = _resolve(globs, chain)
@@ -158,7 +156,7 @@ def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Ana
             continue  # a builtin, or a name not bound yet
         toks = plain_tokens(obj, mutable=_constant_style(path[-1]))
         if toks is not None:
-            out.parts["const:" + ".".join(path)] = _hash(toks)
+            out.parts["const:" + ".".join(path)] = hash_tokens(toks)
         elif _followable(obj):
             out.reached.append(obj)
 
@@ -167,11 +165,11 @@ def _read_live(fn: Any, code: types.CodeType, out: _Analysis) -> None:
     kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
     defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
     if any(defaults):
-        out.parts["defaults"] = _hash(_live_tokens(defaults, out.reached))
+        out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
     cells = getattr(fn, "__closure__", None) or ()
     if cells:
         pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
-        out.parts["closure"] = _hash(_live_tokens(pairs, out.reached))
+        out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
 
 
 def _reached_parts(fn: Callable[..., Any], root: _Analysis) -> dict[str, str]:
@@ -191,10 +189,10 @@ def _reached_parts(fn: Callable[..., Any], root: _Analysis) -> dict[str, str]:
             found.setdefault("step:" + identity_of(obj), []).append(stamp)
             continue
         sub = _analyse(obj, role="helper", named=False)  # type: ignore[arg-type]
-        found.setdefault("helper:" + identity_of(obj), []).append(_hash(_flatten(sub.parts)))
+        found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
         queue.extend(sub.reached)
     # Two helpers with one identity (two module-level lambdas): keep both.
-    return {k: v[0] if len(v) == 1 else _hash(sorted(v)) for k, v in found.items()}
+    return {k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}
 
 
 def durable_fingerprint_of(obj: object) -> str | None:
@@ -220,37 +218,8 @@ def _target(fn: Any) -> Any:
     return getattr(fn, "__func__", fn)  # bound methods
 
 
-def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _codes(const)
-
-
-def _name_chains(node: ast.AST) -> Iterator[tuple[str, ...]]:
-    """Dotted names read in `node`: `a`, `a.b`, `a.b.c` (every prefix)."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            yield (sub.id,)
-        elif isinstance(sub, ast.Attribute):
-            chain: list[str] = []
-            cur: ast.expr = sub
-            while isinstance(cur, ast.Attribute):
-                chain.insert(0, cur.attr)
-                cur = cur.value
-            if isinstance(cur, ast.Name):
-                yield (cur.id, *chain)
-
-
 def _constant_style(name: str) -> bool:
     return name.isupper()  # PEP 8 spells constants in capitals
-
-
-def _decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:
-    for node in nodes:
-        for dec in getattr(node, "decorator_list", ()):
-            if not is_our_decorator(dec):
-                yield dec
 
 
 def _resolve(globs: Mapping[str, Any], chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any]:
@@ -309,14 +278,6 @@ def _qualname(t: type) -> str:
     return f"{t.__module__}.{t.__qualname__}"
 
 
-def _hash(tokens: Iterable[str]) -> str:
-    h = hashlib.sha256()
-    for t in tokens:
-        h.update(t.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
 def _flatten(parts: Mapping[str, str]) -> list[str]:
     return [x for k in sorted(parts) for x in (k, parts[k])]
 
@@ -340,7 +301,7 @@ def referenced_objects(fn: Callable[..., Any]) -> list[object]:
     for obj in _live_objects(target):
         found.setdefault(id(obj), obj)
     globs: Mapping[str, Any] = getattr(target, "__globals__", {})
-    for co in _codes(code):
+    for co in code_objects(code):
         for n in co.co_names:
             obj = globs.get(n, _MISSING)
             for item in (obj, *_module_members(obj, co.co_names)):
