@@ -62,15 +62,18 @@ def fingerprint_function(
     name: str | None = None,
     version: str | None = None,
     deep: bool = True,
+    steps: bool = True,
 ) -> Fingerprint:
     """Fingerprint `fn`. `version` replaces everything read from the source;
-    `deep=False` leaves out the helpers (and steps) `fn` calls."""
+    `deep=False` leaves out the helpers (and steps) `fn` calls; `steps=False`
+    leaves out only the steps and workflows, for a caller that combines
+    their fingerprints itself (a workflow's definition)."""
     identity = identity_of(fn, name)
     if version is not None:
         parts: dict[str, str] = {"version": str(version)}
     else:
         root = _analyse(fn, role="function", named=name is not None)
-        parts = {**root.parts, **(_reached_parts(fn, root) if deep else {})}
+        parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
     return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
 
 
@@ -172,7 +175,7 @@ def _read_live(fn: Any, code: types.CodeType, out: _Analysis) -> None:
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
 
 
-def _reached_parts(fn: Callable[..., Any], root: _Analysis) -> dict[str, str]:
+def _reached_parts(fn: Callable[..., Any], root: _Analysis, steps: bool) -> dict[str, str]:
     """Every user function and step reachable from `fn`, breadth first, each
     seen once (so cycles end). A function contributes its own parts; a step
     or workflow only its fingerprint, without being walked again."""
@@ -184,15 +187,26 @@ def _reached_parts(fn: Callable[..., Any], root: _Analysis) -> dict[str, str]:
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        stamp = durable_fingerprint_of(obj)
-        if stamp is not None:
-            found.setdefault("step:" + identity_of(obj), []).append(stamp)
+        if is_durable(obj):
+            stamp = durable_fingerprint_of(obj) if steps else None
+            if stamp is not None:
+                found.setdefault("step:" + identity_of(obj), []).append(stamp)
             continue
         sub = _analyse(obj, role="helper", named=False)  # type: ignore[arg-type]
         found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
         queue.extend(sub.reached)
     # Two helpers with one identity (two module-level lambdas): keep both.
     return {k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}
+
+
+def is_durable(obj: object) -> bool:
+    """A step or workflow, told without evaluating its fingerprint (for a
+    workflow that is a property that resolves its whole definition)."""
+    try:
+        found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
+    except Exception:  # an exotic proxy
+        return False
+    return found is not _MISSING
 
 
 def durable_fingerprint_of(obj: object) -> str | None:
@@ -233,7 +247,7 @@ def _resolve(globs: Mapping[str, Any], chain: tuple[str, ...]) -> tuple[tuple[st
 
 
 def _followable(obj: object) -> bool:
-    if durable_fingerprint_of(obj) is not None:
+    if is_durable(obj):
         return True
     if isinstance(obj, functools.partial):
         return _followable(obj.func)
@@ -252,10 +266,7 @@ def _live_tokens(value: object, reached: list[object]) -> list[str]:
         return toks
     if type(value) is tuple:
         return ["(", *(t for v in value for t in _live_tokens(v, reached)), ")"]
-    stamp = durable_fingerprint_of(value)
-    if stamp is not None:
-        return ["step:" + stamp]
-    if _followable(value):
+    if _followable(value):  # a step's fingerprint joins through `reached`
         reached.append(value)
         return ["fn:" + identity_of(value)]
     if isinstance(value, enum.Enum):
@@ -285,29 +296,44 @@ def _flatten(parts: Mapping[str, str]) -> list[str]:
 # ---------------------------------------------------------------- for the engine
 
 
-def referenced_objects(fn: Callable[..., Any]) -> list[object]:
+def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[object]:
     """Objects the function can reach by name: globals (and attributes of
     global modules) named in its body and nested functions, closure cells,
-    defaults and bound arguments, in first-seen order. Works from code
-    objects alone, so also where the source is missing."""
+    defaults and bound arguments, in first-seen order. With `deep`, also
+    what the user's plain functions it reaches reference, transitively, so
+    that a step called through a helper is found; steps and workflows are
+    not entered. Works from code objects alone, without source."""
     found: dict[int, object] = {}
+    queue: list[object] = [fn]
+    entered: set[int] = set()
+    while queue:
+        current = queue.pop(0)
+        if id(current) in entered:
+            continue
+        entered.add(id(current))
+        for obj in _direct_references(current):
+            if id(obj) not in found:
+                found[id(obj)] = obj
+                if deep and not is_durable(obj) and _followable(obj):
+                    queue.append(obj)
+    return list(found.values())
+
+
+def _direct_references(fn: object) -> Iterator[object]:
     if isinstance(fn, functools.partial):
-        for obj in (fn.func, *fn.args, *fn.keywords.values()):
-            found.setdefault(id(obj), obj)
+        yield from (fn.func, *fn.args, *fn.keywords.values())
     target = _target(fn)
     code = getattr(target, "__code__", None)
     if not isinstance(code, types.CodeType):
-        return list(found.values())
-    for obj in _live_objects(target):
-        found.setdefault(id(obj), obj)
+        return
+    yield from _live_objects(target)
     globs: Mapping[str, Any] = getattr(target, "__globals__", {})
     for co in code_objects(code):
         for n in co.co_names:
             obj = globs.get(n, _MISSING)
             for item in (obj, *_module_members(obj, co.co_names)):
                 if item is not _MISSING:
-                    found.setdefault(id(item), item)
-    return list(found.values())
+                    yield item
 
 
 def _live_objects(fn: Any) -> Iterator[object]:

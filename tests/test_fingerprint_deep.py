@@ -233,6 +233,31 @@ def test_steps_contribute_only_their_fingerprint(load: Any) -> None:
     assert describe_change(first.parts, second.parts) == "step with_step.Step changed"
 
 
+def test_steps_false_leaves_steps_to_the_caller(load: Any) -> None:
+    """A workflow's definition combines its steps itself: its own part must
+    not change when only a step did (or the body is reported as changed)."""
+    m = load(
+        "wf_body",
+        """
+        class Step:
+            __durable_fingerprint__ = "aaaaaaaaaaaa"
+
+        fetch = Step()
+
+        def helper(x):
+            return x
+
+        def body(x):
+            return fetch(helper(x))
+        """,
+    )
+    own = fp(m.body, steps=False)
+    assert set(own.parts) == {"code", "helper:wf_body.helper"}
+    m.Step.__durable_fingerprint__ = "bbbbbbbbbbbb"
+    assert fp(m.body, steps=False) == own
+    assert fp(m.body).value != own.value
+
+
 def test_user_decorators_are_helpers(load: Any) -> None:
     m = load(
         "decos",
@@ -512,6 +537,40 @@ def test_referenced_objects_finds_steps_everywhere(load: Any) -> None:
         assert any(o is obj for o in found)
     partial_found = referenced_objects(functools.partial(m.wf, m.publish))
     assert any(o is m.publish for o in partial_found)
+
+
+def test_referenced_objects_follows_helpers_but_not_steps(load: Any) -> None:
+    m = load(
+        "via_helper",
+        """
+        class Workflow:
+            @property
+            def __durable_fingerprint__(self):
+                raise AssertionError("must not be evaluated")
+            def __call__(self):
+                return inner_only()
+
+        def inner_only():
+            return 1
+
+        def deep_step(x):
+            return x
+
+        def helper(x):
+            return deep_step(x)
+
+        other = Workflow()
+
+        def body(x):
+            return helper(x), other()
+        """,
+    )
+    found = referenced_objects(m.body)
+    assert any(o is m.deep_step for o in found)  # through the helper
+    assert any(o is m.other for o in found)
+    assert not any(o is m.inner_only for o in found)  # a workflow is not entered
+    assert not any(o is m.deep_step for o in referenced_objects(m.body, deep=False))
+    assert "step:via_helper.Workflow" not in fp(m.body, steps=False).parts
 
 
 @pytest.mark.parametrize(
