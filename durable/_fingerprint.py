@@ -10,6 +10,7 @@ parts are kept so that a mismatch can say what kind of change happened.
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 import functools
 import inspect
@@ -33,6 +34,7 @@ from ._canon import (
 from ._errors import ConfigurationError
 
 _MISSING = object()
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,9 @@ class Fingerprint:
     value: str
     identity: str
     parts: Mapping[str, str] = field(default_factory=dict)
+    #: Global names the code reads that were not bound yet (a helper or
+    #: constant defined further down the file): recompute once they are.
+    unresolved: frozenset[str] = frozenset()
 
 
 def identity_of(fn: object, name: str | None = None) -> str:
@@ -71,10 +76,11 @@ def fingerprint_function(
     identity = identity_of(fn, name)
     if version is not None:
         parts: dict[str, str] = {"version": str(version)}
-    else:
-        root = _analyse(fn, role="function", named=name is not None)
-        parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
-    return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
+        return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
+    root = _analyse(fn, role="function", named=name is not None)
+    parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
+    value = digest(identity, *_flatten(parts))
+    return Fingerprint(value, identity, parts, frozenset(root.unresolved))
 
 
 def combine(identity: str, own: str, children: Mapping[str, str]) -> str:
@@ -94,6 +100,7 @@ class _Analysis:
 
     parts: dict[str, str] = field(default_factory=dict)
     reached: list[object] = field(default_factory=list)
+    unresolved: set[str] = field(default_factory=set)
 
 
 def _analyse(fn: Callable[..., Any], *, role: str, named: bool) -> _Analysis:
@@ -156,7 +163,9 @@ def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Ana
             continue
         path, obj = _resolve(globs, chain)
         if obj is _MISSING:
-            continue  # a builtin, or a name not bound yet
+            if len(path) == 1 and path[0] not in _BUILTINS:
+                out.unresolved.add(path[0])
+            continue
         toks = plain_tokens(obj, mutable=_constant_style(path[-1]))
         if toks is not None:
             out.parts["const:" + ".".join(path)] = hash_tokens(toks)
@@ -193,6 +202,7 @@ def _reached_parts(fn: Callable[..., Any], root: _Analysis, steps: bool) -> dict
                 found.setdefault("step:" + identity_of(obj), []).append(stamp)
             continue
         sub = _analyse(obj, role="helper", named=False)  # type: ignore[arg-type]
+        root.unresolved |= sub.unresolved
         found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
         queue.extend(sub.reached)
     # Two helpers with one identity (two module-level lambdas): keep both.

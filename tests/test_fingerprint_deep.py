@@ -181,6 +181,34 @@ def test_stdlib_and_installed_packages_are_not_followed(load: Any) -> None:
         assert name not in keys
 
 
+def test_names_bound_later_are_reported_unresolved(load: Any) -> None:
+    """At decoration time a helper or constant defined further down does not
+    exist yet: the fingerprint says so, and a later computation sees it."""
+    m = load(
+        "below",
+        """
+        from durable._fingerprint import fingerprint_function
+
+        def stamp(fn):
+            fn.early = fingerprint_function(fn)
+            return fn
+
+        @stamp
+        def target(x):
+            return later(x) + len(LATER_TEXT) + len(str(x))
+
+        def later(x):
+            return x
+
+        LATER_TEXT = "t"
+        """,
+    )
+    assert m.target.early.unresolved == {"later", "LATER_TEXT"}  # not `len`, `str`
+    now = fp(m.target)
+    assert now.unresolved == frozenset()
+    assert {"helper:below.later", "const:LATER_TEXT"} <= set(now.parts)
+
+
 def test_deep_false_leaves_helpers_out(load: Any) -> None:
     m = load("helpers3", "import functools\n" + HELPER_SRC)
     assert set(fp(m.target, deep=False).parts) == {"code"}
