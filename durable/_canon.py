@@ -323,12 +323,16 @@ def _pair_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] |
 def is_user_code(fn: types.FunctionType) -> bool:
     """Defined in the user's own code: not the standard library, not an
     installed package, not durable itself."""
-    filename = fn.__code__.co_filename
+    module = getattr(fn, "__module__", None) or ""
+    return _is_user_file(fn.__code__.co_filename, module.partition(".")[0])
+
+
+@lru_cache(maxsize=1024)
+def _is_user_file(filename: str, module_root: str) -> bool:
     if filename.startswith("<frozen"):
         return False
-    if not os.path.isabs(filename):  # <string>, <stdin>, notebook cells keep real paths
-        root = (getattr(fn, "__module__", None) or "").partition(".")[0]
-        return root not in sys.stdlib_module_names
+    if not os.path.isabs(filename):  # <string>, <stdin>; notebook cells have real paths
+        return module_root not in sys.stdlib_module_names
     path = os.path.realpath(filename)
     parts = path.split(os.sep)
     if "site-packages" in parts or "dist-packages" in parts:
@@ -348,8 +352,9 @@ def _library_dirs() -> tuple[str, ...]:
 
 
 def hash_tokens(tokens: Iterable[str], size: int = 16) -> str:
-    """Hex digest of the tokens, each closed by a NUL (never inside a token
-    without a length prefix before it)."""
+    """Hex digest of the tokens, each followed by a NUL. A token that may
+    itself hold a NUL (a string) starts with its length, so no two token
+    sequences hash the same bytes."""
     h = hashlib.sha256()
     for t in tokens:
         h.update(t.encode("utf-8", "surrogatepass"))

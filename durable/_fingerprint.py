@@ -103,7 +103,7 @@ class _Analysis:
     unresolved: set[str] = field(default_factory=set)
 
 
-def _analyse(fn: Callable[..., Any], *, role: str, named: bool) -> _Analysis:
+def _analyse(fn: Any, *, role: str, named: bool) -> _Analysis:
     if isinstance(fn, functools.partial):
         inner = _analyse(fn.func, role=role, named=named)
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
@@ -201,7 +201,7 @@ def _reached_parts(fn: Callable[..., Any], root: _Analysis, steps: bool) -> dict
             if stamp is not None:
                 found.setdefault("step:" + identity_of(obj), []).append(stamp)
             continue
-        sub = _analyse(obj, role="helper", named=False)  # type: ignore[arg-type]
+        sub = _analyse(obj, role="helper", named=False)
         root.unresolved |= sub.unresolved
         found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
         queue.extend(sub.reached)
