@@ -157,6 +157,11 @@ def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Ana
     # Decorators are looked up around the function, not in it; ours do not count.
     names |= {c[0] for d in foreign_decorators(nodes) for c in name_chains(d)}
     names -= rebound_names(code, getattr(fn, "__globals__", None))
+    # Recursion by name: while a decorator runs, the name is unbound (first
+    # import) or still bound to the previous object (reload, a notebook cell
+    # run again). Either way it is this function, already covered.
+    if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
+        names.discard(fn.__name__)
     globs: Mapping[str, Any] = getattr(fn, "__globals__", {})
     for chain in sorted({c for n in nodes for c in name_chains(n)}):
         if chain[0] not in names:
@@ -166,7 +171,7 @@ def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Ana
             if len(path) == 1 and path[0] not in _BUILTINS:
                 out.unresolved.add(path[0])
             continue
-        toks = plain_tokens(obj, mutable=_constant_style(path[-1]))
+        toks = plain_tokens(obj, mutable=_constant_style(path[-1])) or _enum_tokens(obj)
         if toks is not None:
             out.parts["const:" + ".".join(path)] = hash_tokens(toks)
         elif _followable(obj):
@@ -202,7 +207,7 @@ def _reached_parts(fn: Callable[..., Any], root: _Analysis, steps: bool) -> dict
                 found.setdefault("step:" + identity_of(obj), []).append(stamp)
             continue
         sub = _analyse(obj, role="helper", named=False)
-        root.unresolved |= sub.unresolved
+        root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
         found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
         queue.extend(sub.reached)
     # Two helpers with one identity (two module-level lambdas): keep both.
@@ -279,13 +284,20 @@ def _live_tokens(value: object, reached: list[object]) -> list[str]:
     if _followable(value):  # a step's fingerprint joins through `reached`
         reached.append(value)
         return ["fn:" + identity_of(value)]
-    if isinstance(value, enum.Enum):
-        return [f"enum:{_qualname(type(value))}.{value.name}"]
+    enum_member = _enum_tokens(value)
+    if enum_member is not None:
+        return enum_member
     if isinstance(value, type):
         return ["type:" + _qualname(value)]
     if isinstance(value, types.ModuleType):
         return ["module:" + value.__name__]
     return ["obj:" + _qualname(type(value))]
+
+
+def _enum_tokens(value: object) -> list[str] | None:
+    if isinstance(value, enum.Enum):
+        return [f"enum:{_qualname(type(value))}.{value.name}"]
+    return None
 
 
 def _cell_value(cell: types.CellType) -> object:

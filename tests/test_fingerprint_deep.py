@@ -209,6 +209,55 @@ def test_names_bound_later_are_reported_unresolved(load: Any) -> None:
     assert {"helper:below.later", "const:LATER_TEXT"} <= set(now.parts)
 
 
+def test_recursion_by_name_is_stable_across_reloads(load: Any, tmp_path: Path) -> None:
+    """While the decorator runs, a recursive step's own name is unbound on
+    the first import and bound to the previous object on a reload (or a
+    notebook cell run again): neither may change the fingerprint."""
+    src = """
+    from durable._fingerprint import fingerprint_function
+
+    class Step:
+        def __init__(self, fn):
+            self.__wrapped__ = fn
+            self.__durable_fingerprint__ = fingerprint_function(fn).value
+            self.unresolved = fingerprint_function(fn).unresolved
+        def __call__(self, *a):
+            return self.__wrapped__(*a)
+
+    @Step
+    def fact(n):
+        return 1 if n < 2 else n * fact(n - 1)
+    """
+    m = load("recursive", src)
+    first = m.fact.__durable_fingerprint__
+    assert m.fact.unresolved == frozenset()
+    m = importlib.reload(m)
+    assert m.fact.__durable_fingerprint__ == first
+    assert m.fact(5) == 120
+
+
+def test_enum_members_count_as_constants(load: Any) -> None:
+    m = load(
+        "enums",
+        """
+        import enum
+
+        class Mode(enum.Enum):
+            FAST = 1
+            SLOW = 2
+
+        MODE = Mode.FAST
+
+        def target(x, mode=Mode.SLOW):
+            return MODE, mode
+        """,
+    )
+    first = fp(m.target)
+    assert "const:MODE" in first.parts
+    m.MODE = m.Mode.SLOW
+    assert describe_change(first.parts, fp(m.target).parts) == "constant MODE changed"
+
+
 def test_deep_false_leaves_helpers_out(load: Any) -> None:
     m = load("helpers3", "import functools\n" + HELPER_SRC)
     assert set(fp(m.target, deep=False).parts) == {"code"}
