@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, Protocol, TypeVar, overload
@@ -13,7 +14,13 @@ from . import _codec, _runner
 from ._context import Run, RunContext, active_run, enter_run
 from ._engine import Call, Plan, drive_async, drive_sync, now
 from ._errors import ConfigurationError, RunNotFoundError, Suspended
-from ._fingerprint import combine, fingerprint_function, identity_of, referenced_objects
+from ._fingerprint import (
+    Fingerprint,
+    combine,
+    fingerprint_function,
+    identity_of,
+    referenced_objects,
+)
 from ._records import RunRecord
 from ._step import _default_name, _refuse_generators, step_spec
 from ._store import Store, check_key_part, open_store
@@ -101,13 +108,19 @@ class Workflow(Generic[P, R]):
         return self.definition().fingerprint
 
     def definition(self) -> _runner.Definition:
-        own = fingerprint_function(self.fn, name=self._identity, version=self.version)
+        own = self._own_fingerprint
         steps: dict[str, str] = {}
         parts: dict[str, dict[str, str]] = {}
         self._reach(steps, parts, {id(self)})
         steps[_runner.BODY_KEY] = own.value
         parts[_runner.BODY_KEY] = dict(own.parts)
         return _runner.Definition(combine(self._identity, own.value, steps), steps, parts)
+
+    @functools.cached_property
+    def _own_fingerprint(self) -> Fingerprint:
+        # The body's source does not change under a live object; the steps it
+        # reaches may be rebound, so those are resolved on every call.
+        return fingerprint_function(self.fn, name=self._identity, version=self.version)
 
     def _reach(
         self, steps: dict[str, str], parts: dict[str, dict[str, str]], seen: set[int]
@@ -119,7 +132,7 @@ class Workflow(Generic[P, R]):
                 parts[spec.name] = dict(getattr(obj, "__durable_parts__", {}))
             elif isinstance(obj, Workflow) and id(obj) not in seen:
                 seen.add(id(obj))
-                own = fingerprint_function(obj.fn, name=obj._identity, version=obj.version)
+                own = obj._own_fingerprint
                 steps[f"{obj.name} (workflow)"] = own.value
                 parts[f"{obj.name} (workflow)"] = dict(own.parts)
                 obj._reach(steps, parts, seen)
