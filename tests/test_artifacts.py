@@ -132,6 +132,21 @@ def test_resume_checks_artifacts_of_replayed_steps(work: Path, store: durable.St
     assert counts == {"clone": 1, "build": 1, "package": 2}
 
 
+def test_resume_of_a_failed_run_reruns_a_step_whose_output_was_deleted(
+    work: Path, store: durable.Store
+) -> None:
+    release, counts = make_build(work, store)
+    release.fail["package"] = True
+    with pytest.raises(RuntimeError, match="disk full"):
+        release("org/app")
+    (work / "build" / "app.bin").unlink()
+    release.fail["package"] = False
+    run = release.run("org/app")
+    assert (run.steps_replayed, run.steps_executed, run.resumed_from_step) == (1, 2, 1)
+    assert counts == {"clone": 1, "build": 2, "package": 2}
+    assert records(store)[1].extra["reopened"] == "artifact work/build/app.bin missing"
+
+
 def test_deleted_build_output_reruns_build_and_everything_after(
     work: Path, store: durable.Store
 ) -> None:
@@ -234,6 +249,27 @@ def test_registered_path_that_does_not_exist_fails_the_step(
         release()
     assert info.value.state == "not produced" and ran == ["x"]
     assert records(store, "r") == {}
+
+
+def test_a_failed_attempt_leaves_no_registrations(tmp_path: Path, store: durable.Store) -> None:
+    attempts: list[int] = []
+
+    @durable.step(name="flaky", retries=1, retry_delay=0.0)
+    def flaky() -> str:
+        attempts.append(len(attempts))
+        if len(attempts) == 1:
+            durable.artifact(tmp_path / "half-written")  # never appears
+            raise OSError("connection reset")
+        (tmp_path / "done").write_text("ok")
+        return str(durable.artifact(tmp_path / "done"))
+
+    @durable.workflow(name="release", store=store, run_id="r")
+    def release() -> str:
+        return flaky()
+
+    release()
+    assert attempts == [0, 1]
+    assert [a["url"] for a in records(store, "r")[0].artifacts] == [str(tmp_path / "done")]
 
 
 def test_artifact_outside_a_step() -> None:
