@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ._context import RunContext, active_run
-from ._errors import ArtifactMissingError, ConfigurationError
+from ._errors import ArtifactMissingError, ConfigurationError, StorageError
 from ._store import Store, url_filesystem
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
@@ -186,14 +186,7 @@ def describe(url: str, verify: str, store: Store | None) -> dict[str, Any] | Non
         size = sum(e.size for e in entries)
         mtime = max((e.mtime for e in entries if e.mtime is not None), default=mtime)
         digest = _folder_digest(src, path, entries, verify)
-    return {
-        "url": url,
-        "kind": kind,
-        "size": size,
-        "mtime": mtime,
-        "digest": digest,
-        "verify": verify,
-    }
+    return dict(url=url, kind=kind, size=size, mtime=mtime, digest=digest, verify=verify)
 
 
 def _folder_digest(src: _Local | _Remote, path: str, entries: list[_Entry], verify: str) -> str:
@@ -207,7 +200,16 @@ def _folder_digest(src: _Local | _Remote, path: str, entries: list[_Entry], veri
 
 
 def state(entry: dict[str, Any], store: Store | None) -> str:
-    """The state now of one recorded artifact: present, missing or changed."""
+    """The state now of one recorded artifact: present, missing or changed.
+    A location that cannot be looked at raises `StorageError`: an artifact
+    that cannot be checked is never taken as present."""
+    try:
+        return _state(entry, store)
+    except OSError as e:
+        raise StorageError(entry["url"], f"checking an artifact: {e}") from e
+
+
+def _state(entry: dict[str, Any], store: Store | None) -> str:
     verify = entry.get("verify") or "digest"
     src, path = _source(entry["url"], store)
     head = src.stat(path)
@@ -248,31 +250,26 @@ def produced(
     return out
 
 
-def check_record(ctx: RunContext, rec: Any, policy: str) -> str | None:
-    """Why a step record may not be replayed ("artifact X missing"), or None
-    when every artifact it lists is as recorded. Raises under "refuse"."""
-    for entry in rec.artifacts:
-        now = state(entry, ctx.store)
-        if now == "present":
-            continue
-        if policy == "refuse":
-            raise ArtifactMissingError(
-                ctx.run_id, rec.position, rec.name, display(entry["url"]), now
-            )
-        return reason(entry, now)
-    return None
-
-
-def stale_reason(entries: Iterable[dict[str, Any]], store: Store | None) -> str | None:
-    """Why these recorded artifacts are no longer trustworthy, or None."""
+def first_stale(
+    entries: Iterable[dict[str, Any]], store: Store | None
+) -> tuple[dict[str, Any], str] | None:
+    """The first recorded artifact that is not as recorded, with its state."""
     for entry in entries:
         now = state(entry, store)
         if now != "present":
-            return reason(entry, now)
+            return entry, now
     return None
 
 
-def reason(entry: dict[str, Any], now: str) -> str:
+def check_record(ctx: RunContext, rec: Any, policy: str) -> str | None:
+    """Why a step record may not be replayed ("artifact X missing"), or None
+    when every artifact it lists is as recorded. Raises under "refuse"."""
+    stale = first_stale(rec.artifacts, ctx.store)
+    if stale is None:
+        return None
+    entry, now = stale
+    if policy == "refuse":
+        raise ArtifactMissingError(ctx.run_id, rec.position, rec.name, display(entry["url"]), now)
     return f"artifact {display(entry['url'])} {now}"
 
 

@@ -8,7 +8,7 @@ refused instead of leaking the secret into the store."""
 
 from __future__ import annotations
 
-from typing import Any, Generic, NoReturn, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -53,7 +53,11 @@ class Redacted(Generic[T]):
         return self
 
 
-def redact(value: T) -> Redacted[T]:
+@overload
+def redact(value: Redacted[T]) -> Redacted[T]: ...
+@overload
+def redact(value: T) -> Redacted[T]: ...
+def redact(value: Any) -> Redacted[Any]:
     """Wrap value so that durable never writes it: a step returning it records
     a placeholder and runs again on resume. Unwrap with `.value`."""
     return value if isinstance(value, Redacted) else Redacted(value)

@@ -10,7 +10,7 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from . import _codec, _runner
-from ._artifacts import stale_reason
+from ._artifacts import first_stale
 from ._context import Run, RunContext, active_run, enter_run
 from ._engine import Call, Plan, drive_async, drive_sync, now
 from ._errors import ConfigurationError, RunNotFoundError, Suspended
@@ -201,7 +201,7 @@ class Workflow(Generic[P, R]):
             return False
         ctx = _runner.load_context(store, self.name, manifest.run_id, "refuse")
         records = [ctx.records[p] for p in sorted(ctx.records)]
-        return any(r.persisted and stale_reason(r.artifacts, store) for r in records)
+        return any(r.persisted and first_stale(r.artifacts, store) for r in records)
 
     def _start_manifest(
         self,

@@ -239,7 +239,8 @@ def test_registered_path_that_does_not_exist_fails_the_step(
     @durable.step(name="forgetful")
     def forgetful() -> int:
         ran.append("x")
-        return durable.artifact(str(tmp_path / "never-written")) and 1
+        durable.artifact(tmp_path / "never-written")
+        return 1
 
     @durable.workflow(name="release", store=store, run_id="r")
     def release() -> int:
@@ -281,7 +282,7 @@ def test_artifact_outside_a_step() -> None:
     def body_registers() -> None:
         durable.artifact("x.txt")
 
-    with pytest.raises(durable.ConfigurationError, match="inside the @durable.step"):
+    with pytest.raises(durable.ConfigurationError, match=r"inside the @durable\.step"):
         body_registers()
     with pytest.raises(durable.ConfigurationError, match="verify"):
         durable.artifact("x", verify="size")
@@ -367,7 +368,7 @@ def test_artifact_on_s3_is_checked_before_replay(s3_base: str) -> None:
     assert call() == 10
     assert counts == {"train": 2, "evaluate": 2}
     fs.pipe_file(model_url, b"weights-v2")  # same size, new content
-    assert [s["state"] for s in artifact_states(recs[0], store)][0] == "changed"
+    assert artifact_states(recs[0], store)[0]["state"] == "changed"
     assert call() == 10
     assert counts == {"train": 3, "evaluate": 3}
     fs.pipe_file(f"{folder_url}/b/c", b"shard-X")  # a file inside the folder
