@@ -142,6 +142,7 @@ class Workflow(Generic[P, R]):
         if outer is not None:  # a workflow inside a workflow runs inline
             value = yield Call(self.fn, args, kwargs)
             return Run(outer.run_id, self.name, "running", value, None, None, 0, 0, "")
+        _runner.check_overrides(self.fn, overrides or {})
         store = self._store()
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = check_key_part("run id", resume_id) if resume_id else self._run_id(given)
