@@ -392,6 +392,8 @@ def url_filesystem(url: str, store: Store | None = None) -> tuple[Any, str]:
         own = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
         if protocol in own:
             return fs, fs._strip_protocol(url)
+    import fsspec.core  # only the store modules import fsspec
+
     try:
         return fsspec.core.url_to_fs(url)  # type: ignore[no-any-return]
     except (ImportError, ValueError) as e:
