@@ -11,6 +11,7 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from . import _codec, _runner
+from ._artifacts import first_stale
 from ._context import Run, RunContext, active_run, enter_run
 from ._engine import Call, Plan, drive_async, drive_sync, now
 from ._errors import ConfigurationError, RunNotFoundError, Suspended
@@ -184,6 +185,7 @@ class Workflow(Generic[P, R]):
             manifest is not None
             and manifest.status == "completed"
             and manifest.fingerprint == definition.fingerprint
+            and not self._artifacts_stale(store, manifest)
         ):
             return self._recorded(store, manifest)
         recorded = _runner.decode_arguments(store, manifest) if manifest else {}
@@ -201,8 +203,19 @@ class Workflow(Generic[P, R]):
         except BaseException as e:
             self._finish(store, manifest, "interrupted", error=_runner.error_summary(e))
             raise
+        manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
         self._complete(store, manifest, value)
         return self._result(ctx, manifest, value)
+
+    def _artifacts_stale(self, store: Store, manifest: RunRecord) -> bool:
+        # DESIGN §2 Completion: a missing or changed artifact reopens a
+        # completed run; the body then replays up to the step that produced
+        # it, which step_plan finds stale again and runs.
+        if not manifest.extra.get("artifacts"):
+            return False
+        ctx = _runner.load_context(store, self.name, manifest.run_id, "refuse")
+        records = [ctx.records[p] for p in sorted(ctx.records)]
+        return any(r.persisted and first_stale(r.artifacts, store) for r in records)
 
     def _start_manifest(
         self,
