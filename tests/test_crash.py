@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import durable
+
 SCRIPT = """
 import asyncio, os, sys
 import durable
@@ -75,8 +77,8 @@ def test_kill_9_after_step_4_then_resume(
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "IN5"
     wf = "ten" if mode == "sync" else "aten"
-    steps = tmp_path / "store" / wf / "crash" / "steps"
-    assert sorted(p.name for p in steps.iterdir()) == [f"{i:08d}" for i in range(4)]
+    recorded = durable.open_store(tmp_path / "store").load_records(wf, "crash")
+    assert sorted(recorded) == [f"steps/{i:08d}" for i in range(4)]
     os.kill(child.pid, signal.SIGKILL)
     assert child.wait() == -signal.SIGKILL
     resumed = run_child(script, log, mode, child_env, hold=False)

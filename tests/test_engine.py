@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -609,25 +610,36 @@ def test_unserialisable_return_value_keeps_run_resumable(store: durable.Store) -
     assert rv() == 1 and calls == {"ok": 1}
 
 
-def test_corrupt_record_is_never_returned(local_store: durable.Store) -> None:
-    counts: Counter[str] = Counter()
-    wf = make(local_store, counts).with_options(run_id="r")
-    wf(1)
-    key = "pipeline/r/steps/00000000"
-    data = bytearray(local_store.get(key) or b"")
-    data[-1] ^= 0x01
-    local_store.put(key, bytes(data))
-    wf2 = make(local_store, counts).with_options(run_id="r", restart=False)
-    from durable._runner import read_manifest, write_manifest
+def damage(store: durable.Store) -> str:
+    """Flip one bit inside the record at position 0; return what should be named."""
+    from durable._store import LocalStore
 
-    manifest = read_manifest(local_store, "pipeline", "r")
-    assert manifest is not None
-    manifest.status = "failed"
-    write_manifest(local_store, manifest)
+    if isinstance(store, LocalStore):
+        path = Path(store.root) / "pipeline" / "r" / "records.log"
+        data = bytearray(path.read_bytes())
+        data[40] ^= 0x01
+        path.write_bytes(bytes(data))
+        return "records.log@0"
+    key = "pipeline/r/steps/00000000"
+    data = bytearray(store.get(key) or b"")
+    data[-1] ^= 0x01
+    store.put(key, bytes(data))
+    return "steps/00000000"
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_corrupt_record_is_never_returned(
+    store: durable.Store, local_store: durable.Store, kind: str
+) -> None:
+    target = store if kind == "memory" else local_store
+    counts: Counter[str] = Counter()
+    wf = suspended_pipeline(target, counts, "1")
+    with pytest.raises(durable.Suspended):
+        wf(1)
+    named = damage(target)
     with pytest.raises(durable.CorruptRecordError) as info:
-        wf2(1)
-    assert info.value.position == 0 and info.value.run_id == "r"
-    assert "steps/00000000" in str(info.value)
+        wf.resume("r", go=True)
+    assert info.value.run_id == "r" and named in str(info.value)
     assert counts == {"add": 1, "double": 1}
 
 
@@ -725,3 +737,34 @@ def test_async_resume_at_failed_step(store: durable.Store) -> None:
     run = asyncio.run(aw2.run())
     assert run.value == 6 and run.resumed_from_step == 2
     assert calls == {"s0": 1, "s1": 1, "s2": 2, "s3": 1}
+
+
+def test_derived_run_id_is_the_same_in_a_new_process(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "ids.py"
+    script.write_text(
+        "import dataclasses, durable\n"
+        "@dataclasses.dataclass\n"
+        "class Cfg:\n"
+        "    depth: int\n"
+        "@durable.workflow(name='ids')\n"
+        "def ids(repo: str, cfg: Cfg, tags: frozenset = frozenset(), opts: dict | None = None) -> None:\n"
+        "    pass\n"
+        "print(ids.run('org/repo', Cfg(3), frozenset({'b', 'a', 'c'}), {'y': 1, 'x': (1, 2)}).run_id)\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, str(script)],
+            env=dict(child_env, PYTHONHASHSEED=seed),
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+        ).stdout.strip()
+        for seed in ("1", "2", "3")
+    }
+    assert len(outs) == 1 and next(iter(outs)).startswith("ids-")
