@@ -17,7 +17,9 @@ import types
 
 # A stand-in for the real package: the golden runner loads only
 # durable._fingerprint, and our decorators must be ignored by name anyway.
-durable = types.SimpleNamespace(step=lambda *a, **k: (a[0] if a and callable(a[0]) else (lambda f: f)))
+durable = types.SimpleNamespace(
+    step=lambda *a, **k: a[0] if a and callable(a[0]) else (lambda f: f)
+)
 durable.workflow = durable.step
 step = workflow = durable.step
 
@@ -45,11 +47,11 @@ def fmt_debug_spaces_spec(x, w):
 
 
 def fmt_nested_quotes(d):
-    return f"{d['k']}" + f'{d["k"]}' + f"""{d["k"] + 'x'}"""
+    return f"{d['k']}" + f"{d['k']}" + f"""{d["k"] + "x"}"""
 
 
 def fmt_implicit_concat(x):
-    return "a" f"{x}" "b" f"c{x!a}" 'd'
+    return f"a{x}bc{x!a}d"
 
 
 def fmt_nested_spec(x, w, p):
@@ -58,26 +60,61 @@ def fmt_nested_spec(x, w, p):
 
 def fmt_multiline(x, y):
     return f"""
-    {x
-     + y}
+    {x + y}
     {x!s}"""
 
 
 def fmt_raw_bytes(x):
-    return rf"\d+{x}\n" + r"\w" + b"raw\x00".decode() + "plain" f""
+    return rf"\d+{x}\n" + r"\w" + b"raw\x00".decode() + f"plain"
 
 
 def literals():
-    return (0x1F, 1_000, 1.5e-3, 2j, 123456789012345678901234567890, u"u", b"b", ..., None,
-            True, False, -1, +2, ~3, not 4, UNICODE, "\N{GREEK SMALL LETTER ALPHA}")
+    return (
+        0x1F,
+        1_000,
+        1.5e-3,
+        2j,
+        123456789012345678901234567890,
+        "u",
+        b"b",
+        ...,
+        None,
+        True,
+        False,
+        -1,
+        +2,
+        ~3,
+        not 4,
+        UNICODE,
+        "\N{GREEK SMALL LETTER ALPHA}",
+    )
 
 
 def operators(a, b):
-    a += b; a -= b; a *= b; a /= b; a //= b; a %= b; a **= b; a <<= b; a >>= b
-    a &= b; a |= b; a ^= b
-    return (a + b - a * b / a // b % a ** b, a << b >> a, a & b | a ^ b,
-            a < b <= a > b >= a == b != a, a is b, a is not b, a in b, a not in b,
-            a and b or not a, a if b else -a)
+    a += b
+    a -= b
+    a *= b
+    a /= b
+    a //= b
+    a %= b
+    a **= b
+    a <<= b
+    a >>= b
+    a &= b
+    a |= b
+    a ^= b
+    return (
+        a + b - a * b / a // b % a**b,
+        a << b >> a,
+        a & b | a ^ b,
+        a < b <= a > b >= a == b != a,
+        a is b,
+        a is not b,
+        a in b,
+        a not in b,
+        a and b or not a,
+        a if b else -a,
+    )
 
 
 def matmul(a, b):
@@ -123,8 +160,14 @@ def control(items):
 
 
 def comprehensions(xs):
-    return ([x for x in xs if x if not x % 3], {x for x in xs}, {x: x for x in xs},
-            (x for x in xs), [y for x in xs for y in range(x)], [(z := x) for x in xs])
+    return (
+        [x for x in xs if x if not x % 3],
+        {x for x in xs},
+        {x: x for x in xs},
+        (x for x in xs),
+        [y for x in xs for y in range(x)],
+        [(z := x) for x in xs],
+    )
 
 
 async def async_forms(src, lock):
@@ -217,7 +260,7 @@ def others_decorator(x):
 
 
 def quotes_compat(d, x):
-    return f"{d['k'] + 'a'}{x!r}" + f'{x:{"w"}}'
+    return f"{d['k'] + 'a'}{x!r}" + f"{x:{'w'}}"
 
 
 def with_items(path):
@@ -309,23 +352,26 @@ def exotic():
 CASES = {
     name: (obj, {})
     for name, obj in list(globals().items())
-    if isinstance(obj, types.FunctionType) and obj.__module__ == __name__
+    if isinstance(obj, types.FunctionType)
+    and obj.__module__ == __name__
     and name not in ("step", "workflow", "quotes_compat")
 }
-CASES.update({
-    "Widget.method": (Widget.method, {}),
-    "Widget.static": (Widget.static, {}),
-    "Widget.klass": (Widget.klass, {}),
-    "Widget.prop": (Widget.prop.fget, {}),
-    "nested_inner": (decorated_other(), {}),
-    "scale_two": (scale_two, {}),
-    "scale_three": (scale_three, {}),
-    "pair_one_named": (pair_one, {"name": "pair_one"}),
-    "pair_two_named": (pair_two, {"name": "pair_two"}),
-    "uses_helpers_shallow": (uses_helpers, {"deep": False}),
-    "uses_helpers_versioned": (uses_helpers, {"version": "2024-06-01"}),
-    "uses_helpers_named": (uses_helpers, {"name": "pinned.name"}),
-    "partial_bound": (partial_bound, {}),
-    "bound_method": (Widget().method, {}),
-    "quotes_compat": (quotes_compat, {"name": "quotes"}),
-})
+CASES.update(
+    {
+        "Widget.method": (Widget.method, {}),
+        "Widget.static": (Widget.static, {}),
+        "Widget.klass": (Widget.klass, {}),
+        "Widget.prop": (Widget.prop.fget, {}),
+        "nested_inner": (decorated_other(), {}),
+        "scale_two": (scale_two, {}),
+        "scale_three": (scale_three, {}),
+        "pair_one_named": (pair_one, {"name": "pair_one"}),
+        "pair_two_named": (pair_two, {"name": "pair_two"}),
+        "uses_helpers_shallow": (uses_helpers, {"deep": False}),
+        "uses_helpers_versioned": (uses_helpers, {"version": "2024-06-01"}),
+        "uses_helpers_named": (uses_helpers, {"name": "pinned.name"}),
+        "partial_bound": (partial_bound, {}),
+        "bound_method": (Widget().method, {}),
+        "quotes_compat": (quotes_compat, {"name": "quotes"}),
+    }
+)

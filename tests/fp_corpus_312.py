@@ -7,12 +7,17 @@ quoting rules: the quote style never counts."""
 
 
 def pep701_same_quotes(d, x):
-    return f"{d["k"] + "a"}{x!r}" + f"{x:{"w"}}"
+    return f"{d['k'] + 'a'}{x!r}" + f"{x:{'w'}}"
 
 
 def pep701_nested(x, items):
-    return f"{f"{f"{x}"}"}" + f"{"\n".join(items)}" + f"{x # a comment inside
-    }"
+    return (
+        f"{f'{f"{x}"}'}"
+        + f"{'\n'.join(items)}"
+        + f"{
+            x  # a comment inside
+        }"
+    )
 
 
 def pep701_debug_spec(x, w):

@@ -171,7 +171,12 @@ def target(x):
 def test_helpers_are_followed_transitively_and_cycles_end(load: Any) -> None:
     m = load("helpers", "import functools\n" + HELPER_SRC)
     helpers = {k for k in fp(m.target).parts if k.startswith("helper:")}
-    assert helpers == {"helper:helpers.ping", "helper:helpers.pong", "helper:helpers.leaf", "helper:helpers.cached"}
+    assert helpers == {
+        "helper:helpers.ping",
+        "helper:helpers.pong",
+        "helper:helpers.leaf",
+        "helper:helpers.cached",
+    }
 
 
 def test_stdlib_and_installed_packages_are_not_followed(load: Any) -> None:
@@ -400,7 +405,10 @@ def test_partial_includes_bound_arguments(load: Any) -> None:
     assert fp(p1).value != fp(functools.partial(m.target, 2, c=3)).value
     assert fp(p1).value != fp(m.target).value
     assert fp(p1).identity == "part.target"
-    assert describe_change(fp(m.target).parts, fp(p1).parts) == "bound arguments (functools.partial) added"
+    assert (
+        describe_change(fp(m.target).parts, fp(p1).parts)
+        == "bound arguments (functools.partial) added"
+    )
     keywords = functools.partial(m.target, 1, b=2, c=3)
     assert fp(keywords) == fp(functools.partial(m.target, 1, c=3, b=2))  # order of keywords
 
@@ -464,7 +472,12 @@ def test_python_dash_c_needs_version(tmp_path: Path) -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     refused, value = done.stdout.strip().splitlines()
     assert refused.startswith("refused:") and "version=" in refused
@@ -500,7 +513,11 @@ def test_notebook_cell_file_name_does_not_count() -> None:
         c = cell_function(cell.replace("+ 1", "+ 2"), "/tmp/ipykernel_333/1.py")
         assert fp(c).value != fp(a).value
     finally:
-        for name in ("/tmp/ipykernel_111/1234567.py", "/tmp/ipykernel_222/7654321.py", "/tmp/ipykernel_333/1.py"):
+        for name in (
+            "/tmp/ipykernel_111/1234567.py",
+            "/tmp/ipykernel_222/7654321.py",
+            "/tmp/ipykernel_333/1.py",
+        ):
             linecache.cache.pop(name, None)
 
 
@@ -551,7 +568,11 @@ def test_fingerprint_travels_with_a_pickled_function(load: Any, tmp_path: Path) 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "job.pkl")],
-        cwd=worker, env=env, capture_output=True, text=True, check=False,
+        cwd=worker,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     stamp, recomputable, result = json.loads(done.stdout)
@@ -563,7 +584,9 @@ def test_fingerprint_travels_with_a_pickled_function(load: Any, tmp_path: Path) 
 def test_reload_recomputes(load: Any, tmp_path: Path) -> None:
     m = load("reloaded", PICKLE_SRC)
     first = m.target.__durable_fingerprint__
-    (tmp_path / "reloaded.py").write_text(textwrap.dedent(PICKLE_SRC).replace("x + PROMPT", "PROMPT + x"))
+    (tmp_path / "reloaded.py").write_text(
+        textwrap.dedent(PICKLE_SRC).replace("x + PROMPT", "PROMPT + x")
+    )
     m = importlib.reload(m)
     second = m.target.__durable_fingerprint__
     assert second != first
@@ -657,7 +680,11 @@ def test_referenced_objects_follows_helpers_but_not_steps(load: Any) -> None:
         ({"code": "1", "const:P": "1"}, {"code": "1", "const:P": "2"}, "constant P changed"),
         ({"code": "1"}, {"code": "1", "const:P": "2"}, "now uses constant P"),
         ({"code": "1", "helper:m.h": "1"}, {"code": "1"}, "no longer uses helper m.h"),
-        ({"code": "1", "helper:m.h": "1"}, {"code": "2", "helper:m.h": "2"}, "code changed; helper m.h changed"),
+        (
+            {"code": "1", "helper:m.h": "1"},
+            {"code": "2", "helper:m.h": "2"},
+            "code changed; helper m.h changed",
+        ),
         ({"version": "1"}, {"version": "2"}, "version changed ('1' -> '2')"),
         ({"code": "1"}, {"version": "2"}, "now pinned with version='2'"),
         ({"version": "1"}, {"code": "1"}, "version='1' removed: the source is fingerprinted now"),

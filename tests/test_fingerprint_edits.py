@@ -32,7 +32,7 @@ durable.step = durable.workflow = lambda *a, **k: (
 step = workflow = durable.step
 """
 
-BASE = '''
+BASE = """
 PROMPT = "Summarise:"
 LIMIT = 3
 
@@ -40,7 +40,7 @@ LIMIT = 3
 def target(text, n=2):
     words = text.split()
     return PROMPT + " ".join(words[:n]) + f"{n:>3}" if len(words) < LIMIT else "long"
-'''
+"""
 
 
 @dataclass
@@ -64,7 +64,11 @@ COSMETIC = [
     Case("indent-2", BASE, BASE.replace("\n    ", "\n  ")),
     Case("tabs", BASE, BASE.replace("\n    ", "\n\t")),
     Case("blank-lines", BASE, edit("    words =", "\n\n    words =")),
-    Case("comments", BASE, edit("    words = text.split()", "    # split\n    words = text.split()  # why")),
+    Case(
+        "comments",
+        BASE,
+        edit("    words = text.split()", "    # split\n    words = text.split()  # why"),
+    ),
     Case("docstring-added", BASE, edit("n=2):\n", 'n=2):\n    """Summarise the text."""\n')),
     Case(
         "docstring-changed",
@@ -82,7 +86,7 @@ COSMETIC = [
     Case("parentheses", BASE, edit("len(words) < LIMIT", "((len(words)) < (LIMIT))")),
     Case("quote-style", BASE, edit('" ".join', "' '.join")),
     Case("u-prefix", BASE, edit('"long"', 'u"long"')),
-    Case("implicit-concat", BASE, edit('"long"', '"lo" \'ng\'')),
+    Case("implicit-concat", BASE, edit('"long"', "\"lo\" 'ng'")),
     Case("fstring-without-fields", BASE, edit('"long"', 'f"long"')),
     Case("fstring-debug-spelling", edit('f"{n:>3}"', 'f"{n=}"'), edit('f"{n:>3}"', 'f"n={n!r}"')),
     Case("backslash-continuation", BASE, edit("return PROMPT +", "return PROMPT \\\n        +")),
@@ -93,18 +97,24 @@ COSMETIC = [
     Case("our-decorator-args", BASE, edit("retries=3)", "retries=5, name='x')")),
     Case("our-decorator-form", BASE, edit("@durable.step(retries=3)", "@step")),
     Case("unrelated-constant", BASE + "OTHER = 1\n", BASE + "OTHER = 2\n"),
-    Case("semicolons", edit("    words = text.split()", "    a = 1; b = 2\n    words = text.split()"),
-         edit("    words = text.split()", "    a = 1\n    b = 2\n    words = text.split()")),
+    Case(
+        "semicolons",
+        edit("    words = text.split()", "    a = 1; b = 2\n    words = text.split()"),
+        edit("    words = text.split()", "    a = 1\n    b = 2\n    words = text.split()"),
+    ),
 ]
 
-HELPERS = BASE.replace('"long"', "helper(text)") + '''
+HELPERS = (
+    BASE.replace('"long"', "helper(text)")
+    + """
 def helper(text):
     return text.upper() + leaf(text)
 
 def leaf(text):
     return text[::-1]
-'''
-FACTORY = '''
+"""
+)
+FACTORY = """
 def make(k):
     @durable.step
     def inner(x):
@@ -112,14 +122,14 @@ def make(k):
     return inner
 
 target = make(2)
-'''
-CFG_USER = '''
+"""
+CFG_USER = """
 import MOD_cfg as cfg
 
 @durable.step
 def target(x):
     return x * cfg.SCALE
-'''
+"""
 
 SEMANTIC = [
     Case("operator", BASE, edit("PROMPT +", "PROMPT *"), "code changed"),
@@ -129,47 +139,116 @@ SEMANTIC = [
     Case("default-value", BASE, edit("n=2)", "n=3)"), "code changed"),
     Case("parameter-added", BASE, edit("n=2)", "n=2, sep=' ')"), "code changed"),
     Case("parameter-kind", BASE, edit("(text, n=2)", "(text, *, n=2)"), "code changed"),
-    Case("parameter-renamed", BASE, edit("(text, n=2)", "(body, n=2)").replace("text.split", "body.split"), "code changed"),
+    Case(
+        "parameter-renamed",
+        BASE,
+        edit("(text, n=2)", "(body, n=2)").replace("text.split", "body.split"),
+        "code changed",
+    ),
     Case("async", BASE, edit("def target", "async def target"), "code changed"),
-    Case("yield", BASE, edit("    words = text.split()", "    yield\n    words = text.split()"), "code changed"),
-    Case("other-decorator", BASE, edit("@durable.step(retries=3)", "@durable.step(retries=3)\n@functools.lru_cache"), "code changed"),
+    Case(
+        "yield",
+        BASE,
+        edit("    words = text.split()", "    yield\n    words = text.split()"),
+        "code changed",
+    ),
+    Case(
+        "other-decorator",
+        BASE,
+        edit("@durable.step(retries=3)", "@durable.step(retries=3)\n@functools.lru_cache"),
+        "code changed",
+    ),
     Case("called-name", BASE, edit("text.split()", "text.rsplit()"), "code changed"),
     Case("called-function", BASE, edit("len(words)", "sum(words)"), "code changed"),
     Case("fstring-spec", BASE, edit("{n:>3}", "{n:<3}"), "code changed"),
     Case("fstring-conversion", edit("{n:>3}", "{n!r}"), edit("{n:>3}", "{n!s}"), "code changed"),
-    Case("statement-order", edit("    words =", "    n = n + 1\n    words ="),
-         edit("    return", "    n = n + 1\n    return"), "code changed"),
-    Case("constant-value", BASE, edit('"Summarise:"', '"Summarise briefly:"'), "constant PROMPT changed"),
+    Case(
+        "statement-order",
+        edit("    words =", "    n = n + 1\n    words ="),
+        edit("    return", "    n = n + 1\n    return"),
+        "code changed",
+    ),
+    Case(
+        "constant-value",
+        BASE,
+        edit('"Summarise:"', '"Summarise briefly:"'),
+        "constant PROMPT changed",
+    ),
     Case("constant-number", BASE, edit("LIMIT = 3", "LIMIT = 4"), "constant LIMIT changed"),
-    Case("helper-body", HELPERS, HELPERS.replace("text.upper()", "text.lower()"), "helper MOD.helper changed"),
-    Case("transitive-helper", HELPERS, HELPERS.replace("[::-1]", "[::2]"), "helper MOD.leaf changed"),
+    Case(
+        "helper-body",
+        HELPERS,
+        HELPERS.replace("text.upper()", "text.lower()"),
+        "helper MOD.helper changed",
+    ),
+    Case(
+        "transitive-helper", HELPERS, HELPERS.replace("[::-1]", "[::2]"), "helper MOD.leaf changed"
+    ),
     Case("closure-value", FACTORY, FACTORY.replace("make(2)", "make(3)"), "closure values changed"),
-    Case("default-from-constant", BASE.replace("n=2", "n=LIMIT"),
-         BASE.replace("n=2", "n=LIMIT").replace("LIMIT = 3", "LIMIT = 4"), "default values changed"),
-    Case("partial-bound", BASE + "CASES = {'target': (functools.partial(target, n=2), {})}\n",
-         BASE + "CASES = {'target': (functools.partial(target, n=5), {})}\n", "bound arguments changed"),
-    Case("module-attribute-constant", CFG_USER, CFG_USER, "constant cfg.SCALE changed",
-         {"cfg": "SCALE = 2\n"}, {"cfg": "SCALE = 3\n"}),
-    Case("version", BASE + "OPTIONS = {'version': '1'}\n", BASE + "OPTIONS = {'version': '2'}\n",
-         "version changed ('1' -> '2')"),
+    Case(
+        "default-from-constant",
+        BASE.replace("n=2", "n=LIMIT"),
+        BASE.replace("n=2", "n=LIMIT").replace("LIMIT = 3", "LIMIT = 4"),
+        "default values changed",
+    ),
+    Case(
+        "partial-bound",
+        BASE + "CASES = {'target': (functools.partial(target, n=2), {})}\n",
+        BASE + "CASES = {'target': (functools.partial(target, n=5), {})}\n",
+        "bound arguments changed",
+    ),
+    Case(
+        "module-attribute-constant",
+        CFG_USER,
+        CFG_USER,
+        "constant cfg.SCALE changed",
+        {"cfg": "SCALE = 2\n"},
+        {"cfg": "SCALE = 3\n"},
+    ),
+    Case(
+        "version",
+        BASE + "OPTIONS = {'version': '1'}\n",
+        BASE + "OPTIONS = {'version': '2'}\n",
+        "version changed ('1' -> '2')",
+    ),
 ]
 
 OPTIONS = [
     # deep=False: a helper edit is not seen...
-    Case("shallow-helper-edit", HELPERS + "OPTIONS = {'deep': False}\n",
-         HELPERS.replace("text.upper()", "text.lower()") + "OPTIONS = {'deep': False}\n"),
+    Case(
+        "shallow-helper-edit",
+        HELPERS + "OPTIONS = {'deep': False}\n",
+        HELPERS.replace("text.upper()", "text.lower()") + "OPTIONS = {'deep': False}\n",
+    ),
     # ...but a constant still is.
-    Case("shallow-constant-edit", BASE + "OPTIONS = {'deep': False}\n",
-         edit("LIMIT = 3", "LIMIT = 4") + "OPTIONS = {'deep': False}\n", "constant LIMIT changed"),
+    Case(
+        "shallow-constant-edit",
+        BASE + "OPTIONS = {'deep': False}\n",
+        edit("LIMIT = 3", "LIMIT = 4") + "OPTIONS = {'deep': False}\n",
+        "constant LIMIT changed",
+    ),
     # version= replaces the source: a semantic edit is the user's to flag.
-    Case("versioned-code-edit", BASE + "OPTIONS = {'version': '1'}\n",
-         edit("PROMPT +", "PROMPT *") + "OPTIONS = {'version': '1'}\n"),
+    Case(
+        "versioned-code-edit",
+        BASE + "OPTIONS = {'version': '1'}\n",
+        edit("PROMPT +", "PROMPT *") + "OPTIONS = {'version': '1'}\n",
+    ),
     # name= pins the identity: renaming the function changes nothing.
-    Case("named-rename", BASE + "OPTIONS = {'name': 'summarise'}\n",
-         BASE.replace("def target", "def summarise") + "target = summarise\nOPTIONS = {'name': 'summarise'}\n"),
-    Case("helper-moved", HELPERS, BASE.replace('"long"', "helper(text)").replace(
-        "PROMPT = ", "def leaf(text):\n    return text[::-1]\n\ndef helper(text):\n"
-        "    return text.upper() + leaf(text)\n\nPROMPT = ")),
+    Case(
+        "named-rename",
+        BASE + "OPTIONS = {'name': 'summarise'}\n",
+        BASE.replace("def target", "def summarise")
+        + "target = summarise\nOPTIONS = {'name': 'summarise'}\n",
+    ),
+    Case(
+        "helper-moved",
+        HELPERS,
+        BASE.replace('"long"', "helper(text)").replace(
+            "PROMPT = ",
+            "def leaf(text):\n    return text[::-1]\n\ndef helper(text):\n"
+            "    return text.upper() + leaf(text)\n\nPROMPT = ",
+        ),
+    ),
 ]
 
 ALL = COSMETIC + SEMANTIC + OPTIONS
@@ -247,7 +326,9 @@ def test_enough_cases() -> None:
 
 # ---------------------------------------------------------------- identity
 
-SCRIPT = PRELUDE + '''
+SCRIPT = (
+    PRELUDE
+    + """
 import json, os
 
 @durable.step(retries=1)
@@ -259,14 +340,27 @@ if __name__ == "__main__" or os.environ.get("FP_PRINT"):
     opts = json.loads(os.environ.get("FP_OPTIONS", "{}"))
     fp = fingerprint_function(target, **opts)
     print(json.dumps({"value": fp.value, "identity": fp.identity}))
-'''
+"""
+)
 
 
 def run_script(args: list[str], cwd: Path, home: Path, **env: str) -> dict[str, str]:
     """Runs with the real package importable through PYTHONPATH, as a user would."""
-    full = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", **env}
+    full = {
+        **os.environ,
+        "HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **env,
+    }
     done = subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, *args],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     out: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -17,7 +17,7 @@ import pytest
 import durable
 from durable._fingerprint import fingerprint_function
 
-SOURCE = '''
+SOURCE = """
 import durable
 
 PROMPT = "a"
@@ -36,13 +36,19 @@ def count(x):
 @durable.workflow(run_id="r")
 def pipeline(x):
     return count(shout(x))
-'''
+"""
 
 EDITS = {
     "cosmetic": (SOURCE.replace("return len(x)", "return len(  x  )  # why"), None),
     "code": (SOURCE.replace("len(x)", "len(x) + 1"), r"count: code changed"),
-    "constant": (SOURCE.replace('PROMPT = "a"', 'PROMPT = "ab"'), r"shout: constant PROMPT changed"),
-    "helper": (SOURCE.replace("text.strip()", "text.lstrip()"), r"shout: helper \w+\.polish changed"),
+    "constant": (
+        SOURCE.replace('PROMPT = "a"', 'PROMPT = "ab"'),
+        r"shout: constant PROMPT changed",
+    ),
+    "helper": (
+        SOURCE.replace("text.strip()", "text.lstrip()"),
+        r"shout: helper \w+\.polish changed",
+    ),
     "version": (
         SOURCE.replace("@durable.step\ndef count", "@durable.step(version='2')\ndef count"),
         r"count: now pinned with version='2'",

@@ -98,13 +98,21 @@ def notebook(steps: str, extra_cell: bool = False) -> Any:
         cells.insert(1, "x = 1  # a new cell above the steps")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     return nb
 
 
 def execute(nb: Any, cwd: Path) -> Any:
     client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(cwd)}}
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(cwd)}},
     )
     client.execute()
     return nb
@@ -140,7 +148,9 @@ def crash(nb: Any, root: Path) -> None:
 
 
 @pytest.mark.slow
-def test_kernel_dies_mid_workflow_and_a_fresh_kernel_replays(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kernel_dies_mid_workflow_and_a_fresh_kernel_replays(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FP_RUN", "first")
     crash(notebook(STEPS), env)
     assert counts(env) == {"load": 1, "square": 1, "total": 1}
@@ -151,7 +161,9 @@ def test_kernel_dies_mid_workflow_and_a_fresh_kernel_replays(env: Path, monkeypa
 
 
 @pytest.mark.slow
-def test_cosmetic_edit_resumes_and_semantic_edit_is_refused(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cosmetic_edit_resumes_and_semantic_edit_is_refused(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FP_RUN", "second")
     crash(notebook(STEPS), env)
     assert counts(env) == {"load": 1, "square": 1, "total": 1}

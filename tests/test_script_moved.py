@@ -16,7 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-SCRIPT = '''
+SCRIPT = """
 import json, os, signal
 import durable
 
@@ -53,7 +53,7 @@ if __name__ == "__main__":
     print(json.dumps({"value": run.value, "replayed": run.steps_replayed,
                       "resumed_from": run.resumed_from_step, "id": run.run_id,
                       "fp": release.fingerprint}))
-'''
+"""
 
 
 def start(script: Path, cwd: Path, home: Path, shared: Path) -> subprocess.CompletedProcess[str]:
@@ -77,7 +77,10 @@ def counts(shared: Path) -> dict[str, int]:
 @pytest.mark.slow
 def test_killed_run_resumes_from_a_moved_copy(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
-    dirs = {n: tmp_path / n for n in ("proj_a", "elsewhere/proj_b", "cwd_a", "cwd_b", "home_a", "home_b")}
+    dirs = {
+        n: tmp_path / n
+        for n in ("proj_a", "elsewhere/proj_b", "cwd_a", "cwd_b", "home_a", "home_b")
+    }
     for d in [*dirs.values(), shared / "counts"]:
         d.mkdir(parents=True)
     first = dirs["proj_a"] / "release.py"
