@@ -9,11 +9,11 @@ import hashlib
 import inspect
 import time
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from . import _codec, _context
+from . import _artifacts, _codec, _context, _redact
 from ._context import RunContext
 from ._errors import (
     DefinitionChangedError,
@@ -131,6 +131,18 @@ class StepSpec:
     max_delay: float = 60.0
     retry_on: tuple[type[BaseException], ...] = (Exception,)
     persist: bool = True
+    artifacts: Callable[[Any], Iterable[Any]] | None = None
+    artifacts_policy: str = "rerun"
+    verify: str = "digest"
+    # How the decorator fingerprinted it, so a run can fingerprint it afresh.
+    pinned_name: str | None = None
+    version: str | None = None
+    deep: bool = True
+
+    def fingerprint_in(self, ctx: RunContext) -> str:
+        """The fingerprint as of this run's start (helpers and constants
+        may have changed since decoration), else the decoration-time one."""
+        return ctx.fingerprints.get(self.name, self.fingerprint)
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -152,15 +164,20 @@ def step_plan(
 ) -> Plan[Any]:
     pos = ctx.take_position()
     digest = args_digest(args, kwargs)
-    rec = lookup(ctx, pos, spec.name, spec.fingerprint, digest)
+    fp = spec.fingerprint_in(ctx)
+    rec = lookup(ctx, pos, spec.name, fp, digest)
+    reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
+    if reopened is not None:
+        rec = None
     if rec is not None and rec.persisted:
         return load_value(ctx, rec)
     failures = list(ctx.failures.get(pos, []))
     started = clock.time()
     attempt = 0
     while True:
+        found: list[tuple[str, str | None]] = []
         try:
-            value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt))
+            value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt, found))
             break
         except Suspended:
             raise
@@ -171,16 +188,49 @@ def step_plan(
                 raise
             yield Pause(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
             attempt += 1
+    derived = spec.artifacts(value) if spec.artifacts is not None else ()
+    produced = _artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
     if rec is not None:  # a persist=False marker is already there
         ctx.executed += 1
         return value
-    record = StepRecord(pos, "step", spec.name, spec.fingerprint, digest, started=started)
+    record = StepRecord(pos, "step", spec.name, fp, digest, started=started)
     record.attempts = failures
-    return commit(ctx, record, value, persist=spec.persist)
+    record.artifacts = produced
+    if reopened is not None:
+        record.extra["reopened"] = reopened
+    redacted = _redact.holds_redacted(value)
+    if redacted:
+        record.extra["redacted"] = True
+    return commit(ctx, record, value, persist=spec.persist and not redacted)
 
 
-def _step_scope(pos: int, attempt: int) -> Callable[[], Callable[[], None]]:
-    return lambda: _context.enter_step(pos, attempt)
+def _step_scope(
+    pos: int, attempt: int, found: list[tuple[str, str | None]]
+) -> Callable[[], Callable[[], None]]:
+    def enter() -> Callable[[], None]:
+        leave_step = _context.enter_step(pos, attempt)
+        stop_collecting = _artifacts.collect_into(found)
+
+        def reset() -> None:
+            stop_collecting()
+            leave_step()
+
+        return reset
+
+    return enter
+
+
+def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
+    """Before a record is replayed: when an artifact it lists is missing or
+    changed, forget it and every later record (they were built on it), run
+    the rest as under on_change="rerun", and return why."""
+    why = _artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+    if why is not None:
+        ctx.replayed -= 1  # lookup() counted it as replayed
+        discard_from(ctx, rec.position)
+        ctx.policy = "rerun"
+        _went_live(ctx, rec.position)
+    return why
 
 
 def _attempt(exc: BaseException) -> Attempt:

@@ -335,3 +335,21 @@ def _prune(folder: str, root: str) -> None:
         except OSError:
             return
         folder = os.path.dirname(folder)
+
+
+def url_filesystem(url: str, store: Store | None = None) -> tuple[Any, str]:
+    """The fsspec filesystem and path behind an artifact URL. A store on the
+    same protocol lends its filesystem, so the endpoint and credentials it was
+    opened with reach the artifact too; other URLs use fsspec's defaults."""
+    protocol = url.split("://", 1)[0]
+    fs = getattr(store, "fs", None)
+    if fs is not None:
+        own = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+        if protocol in own:
+            return fs, fs._strip_protocol(url)
+    import fsspec.core  # only the store modules import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url)  # type: ignore[no-any-return]
+    except (ImportError, ValueError) as e:
+        raise StorageError(url, str(e)) from e

@@ -737,3 +737,65 @@ def test_async_resume_at_failed_step(store: durable.Store) -> None:
     run = asyncio.run(aw2.run())
     assert run.value == 6 and run.resumed_from_step == 2
     assert calls == {"s0": 1, "s1": 1, "s2": 2, "s3": 1}
+
+
+def test_derived_run_id_is_the_same_in_a_new_process(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "ids.py"
+    script.write_text(
+        "import dataclasses, durable\n"
+        "@dataclasses.dataclass\n"
+        "class Cfg:\n"
+        "    depth: int\n"
+        "@durable.workflow(name='ids')\n"
+        "def ids(repo: str, cfg: Cfg, tags: frozenset = frozenset(), opts: dict | None = None) -> None:\n"
+        "    pass\n"
+        "print(ids.run('org/repo', Cfg(3), frozenset({'b', 'a', 'c'}), {'y': 1, 'x': (1, 2)}).run_id)\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, str(script)],
+            env=dict(child_env, PYTHONHASHSEED=seed),
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+        ).stdout.strip()
+        for seed in ("1", "2", "3")
+    }
+    assert len(outs) == 1 and next(iter(outs)).startswith("ids-")
+
+
+def test_helper_rebound_after_decoration_is_seen_at_run_start(
+    tmp_path: Path, store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook re-runs a helper's cell but not the step's: the step's
+    decoration-time fingerprint is stale, the run-start one is not."""
+    import importlib
+
+    (tmp_path / "flowmod.py").write_text(
+        "import durable\n"
+        "def helper(x):\n    return x + 1\n"
+        "@durable.step(name='s')\n"
+        "def s(x):\n    return helper(x)\n"
+        "@durable.workflow(name='hw', run_id='r')\n"
+        "def hw(x, go=False):\n"
+        "    v = s(x)\n"
+        "    if not go:\n        durable.suspend('later')\n"
+        "    return v\n"
+    )
+    (tmp_path / "newhelper.py").write_text("def helper(x):\n    return x + 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("flowmod")
+    hw = mod.hw.with_options(store=store)
+    with pytest.raises(durable.Suspended):
+        hw(1)
+    mod.helper = importlib.import_module("newhelper").helper
+    with pytest.raises(durable.DefinitionChangedError) as info:
+        hw.resume("r", go=True)
+    assert "helper" in info.value.changed_steps["s"]
+    assert list(info.value.changed_steps) == ["s"]

@@ -1,6 +1,7 @@
 import durable
 
 EXPECTED = {
+    "ArtifactMissingError",
     "AsyncWorkflow",
     "ConfigurationError",
     "CorruptRecordError",
@@ -8,6 +9,7 @@ EXPECTED = {
     "DurableError",
     "IntegrityError",
     "NondeterminismError",
+    "Redacted",
     "Run",
     "RunContext",
     "RunLockedError",
@@ -18,9 +20,11 @@ EXPECTED = {
     "Store",
     "Suspended",
     "Workflow",
+    "artifact",
     "current_run",
     "loop_over",
     "open_store",
+    "redact",
     "sleep",
     "step",
     "suspend",
