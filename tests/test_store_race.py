@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,14 +31,13 @@ if os.environ.get("FAKE_HOST"):
     socket.gethostname = lambda: os.environ["FAKE_HOST"]
 import durable
 
-LOG = os.environ["COUNT_LOG"]
-HOLD_AT = int(os.environ.get("HOLD_AT", "-1"))
-
 @durable.step(name="work")
 def work(i: int) -> int:
-    with open(LOG, "a") as f:
+    # Read at call time: a module-level setting would be part of the step's
+    # fingerprint, and the holder and the resumer differ in HOLD_AT.
+    with open(os.environ["COUNT_LOG"], "a") as f:
         f.write(f"{i} {time.time()}\\n")
-    if i == HOLD_AT:
+    if i == int(os.environ.get("HOLD_AT", "-1")):
         print("HOLDING", flush=True)
         sys.stdin.readline()  # until the parent says go on (or kills us)
     return i * i
@@ -59,8 +59,23 @@ print("DONE", run.steps_executed, run.steps_replayed, flush=True)
 """
 
 
+LIVE: list[Child] = []
+
+
+@pytest.fixture(autouse=True)
+def no_orphans() -> Iterator[None]:
+    """Kill any child a failing test left waiting on its stdin."""
+    yield
+    while LIVE:
+        child = LIVE.pop()
+        if child.proc.poll() is None:
+            child.proc.kill()
+        child.finish()
+
+
 class Child:
     def __init__(self, script: Path, env: dict[str, str], errors: Path) -> None:
+        LIVE.append(self)
         self.errors = errors.open("w")
         self.proc = subprocess.Popen(
             [sys.executable, str(script)],
@@ -92,6 +107,8 @@ class Child:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.errors.close()
+        if self in LIVE:
+            LIVE.remove(self)
         return code
 
     def stderr(self) -> str:
