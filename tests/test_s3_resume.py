@@ -202,6 +202,15 @@ except durable.StorageError as e:
     assert not (tmp_path / "ran").exists()
 
 
+def test_local_store_that_cannot_be_written_fails_before_any_step(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    counts: Counter[str] = Counter()
+    with pytest.raises(durable.StorageError) as err:
+        counted(durable.open_store(blocker / "store"), counts).run()
+    assert str(blocker) in err.value.url and counts == {}
+
+
 # -- another machine -------------------------------------------------------------
 
 MACHINE_SCRIPT = """

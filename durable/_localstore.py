@@ -1,0 +1,169 @@
+"""The local store: plain files under a folder. Manifests and blobs are
+written atomically (temp file, fsync, rename or hard link, fsync of the
+folder); operation records are appended to one log per run (`_runlog`); the
+run lease is an exclusive flock."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable
+from typing import Any
+
+from ._errors import ConfigurationError, StorageError
+from ._lease import FileLease, Lease
+from ._runlog import LOG_NAME, RunLog
+from ._store import STORE_OPTIONS, Store
+
+
+class LocalStore(Store):
+    """Plain files. Writes go to a temp file in the same folder, are fsynced,
+    then renamed (or hard-linked for create-only) into place; the folder is
+    fsynced too, so a crash leaves either the old object or the new one."""
+
+    def __init__(self, root: str, **options: Any) -> None:
+        unknown = set(options) - set(STORE_OPTIONS)
+        if unknown:
+            raise ConfigurationError(
+                f"a local store takes no storage options ({', '.join(sorted(unknown))}); "
+                f"those are for fsspec URLs. Store options: {', '.join(STORE_OPTIONS)}"
+            )
+        super().__init__(root, **options)
+        self.root = os.path.abspath(os.path.expanduser(root))
+        self._made: set[str] = set()
+        self._logs: dict[str, RunLog] = {}
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.root, key)
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            with open(self._path(key), "rb") as f:
+                return f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as e:
+            raise StorageError(self.url, f"reading {key}: {e}") from e
+
+    def put(self, key: str, data: bytes) -> None:
+        self._write(key, data, exclusive=False)
+
+    def create(self, key: str, data: bytes) -> bool:
+        return self._write(key, data, exclusive=True)
+
+    def _write(self, key: str, data: bytes, *, exclusive: bool) -> bool:
+        path = self._path(key)
+        folder = os.path.dirname(path)
+        try:
+            self._ensure(folder)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                if exclusive:
+                    try:
+                        os.link(tmp, path)
+                    except FileExistsError:
+                        return False
+                else:
+                    os.replace(tmp, path)
+                    tmp = ""
+            finally:
+                if tmp:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+            _fsync_dir(folder)
+            return True
+        except OSError as e:
+            raise StorageError(self.url, f"writing {key}: {e}") from e
+
+    def _ensure(self, folder: str) -> None:
+        if folder not in self._made:
+            os.makedirs(folder, exist_ok=True)
+            self._made.add(folder)
+
+    def list(self, prefix: str) -> builtins.list[str]:
+        base = self._path(prefix)
+        if not os.path.isdir(base):
+            return []
+        out = []
+        for dirpath, _dirs, files in os.walk(base):
+            rel = os.path.relpath(dirpath, self.root)
+            for f in files:
+                if not f.startswith(".tmp-"):
+                    out.append(f if rel == "." else f"{rel}/{f}".replace(os.sep, "/"))
+        return sorted(out)
+
+    def delete(self, keys: Iterable[str]) -> None:
+        folders = set()
+        for k in keys:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._path(k))
+            folders.add(os.path.dirname(self._path(k)))
+        for folder in sorted(folders, key=len, reverse=True):
+            _prune(folder, self.root)
+        self._made.clear()
+        self._logs.clear()
+
+    # Operation records live in one append-only log per run (see _runlog).
+    def _log(self, workflow: str, run_id: str) -> RunLog:
+        key = f"{workflow}/{run_id}"
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
+        return log
+
+    def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
+        return self._log(workflow, run_id).load()
+
+    def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
+        log = self._log(workflow, run_id)
+        existing = log.index().get(name)
+        if existing is not None:
+            return None if existing == data else existing
+        self._append(workflow, run_id, [(name, data)])
+        return None
+
+    def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
+        self._append(workflow, run_id, [(name, data)])
+
+    def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
+        self._append(workflow, run_id, [(n, None) for n in names])
+
+    def _append(
+        self, workflow: str, run_id: str, items: builtins.list[tuple[str, bytes | None]]
+    ) -> None:
+        try:
+            self._ensure(self._path(f"{workflow}/{run_id}"))
+            self._log(workflow, run_id).append(items)
+        except OSError as e:
+            raise StorageError(self.url, f"appending to {workflow}/{run_id}: {e}") from e
+
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
+        path = self._path(f"{workflow}/{run_id}/lease")
+        try:
+            self._ensure(os.path.dirname(path))
+            return FileLease(path, ttl, run_id)
+        except OSError as e:
+            raise StorageError(self.url, f"taking the lease {path}: {e}") from e
+
+
+def _fsync_dir(folder: str) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _prune(folder: str, root: str) -> None:
+    while folder.startswith(root) and folder != root:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
+        folder = os.path.dirname(folder)
