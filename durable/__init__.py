@@ -20,6 +20,9 @@ from ._errors import (
     StorageError,
     Suspended,
 )
+from ._history import StepInfo
+from ._runs import RunInfo, gc
+from ._signals import stop_on_signals
 from ._step import Step, step
 from ._store import Store, open_store
 from ._workflow import AsyncWorkflow, Workflow, workflow
@@ -36,19 +39,23 @@ __all__ = [
     "NondeterminismError",
     "Run",
     "RunContext",
+    "RunInfo",
     "RunLockedError",
     "RunNotFoundError",
     "SerializationError",
     "Step",
+    "StepInfo",
     "StorageError",
     "Store",
     "Suspended",
     "Workflow",
     "current_run",
+    "gc",
     "loop_over",
     "open_store",
     "sleep",
     "step",
+    "stop_on_signals",
     "suspend",
     "workflow",
 ]

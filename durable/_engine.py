@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 import time
 import traceback
 from collections.abc import Callable, Generator
@@ -25,6 +26,32 @@ from ._records import Attempt, StepRecord, attempts_name, record_name, seal, uns
 T = TypeVar("T")
 
 
+class Stopped(SystemExit):
+    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
+    point after the signal, i.e. once the step in flight is recorded. A
+    SystemExit, so an uncaught one exits with the conventional 128 + signal
+    code, and the workflow marks the run `interrupted`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+class StopState:
+    """Set from a signal handler; read at safe points of every run."""
+
+    signum: int | None = None
+    pausing: bool = False  # the main thread sleeps in a durable pause
+
+
+stop = StopState()
+
+
+def check_stop() -> None:
+    if stop.signum is not None:
+        raise Stopped(stop.signum)
+
+
 class Clock:
     """Time as the engine sees it; `durable.testing.fake_clock` swaps it."""
 
@@ -32,10 +59,22 @@ class Clock:
         return time.time()
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        check_stop()
+        # A pause holds nothing in flight: the signal handler may end it at once.
+        main = threading.current_thread() is threading.main_thread()
+        if main:
+            stop.pausing = True
+        try:
+            time.sleep(seconds)
+        finally:
+            if main:
+                stop.pausing = False
+        check_stop()
 
     async def asleep(self, seconds: float) -> None:
+        check_stop()
         await asyncio.sleep(seconds)
+        check_stop()
 
 
 clock = Clock()
@@ -150,7 +189,7 @@ def step_plan(
             raise
         except Exception as exc:
             failures.append(_attempt(exc))
-            save_failures(ctx, pos, failures)
+            save_failures(ctx, pos, failures, name=spec.name, started=started)
             if attempt >= spec.retries or not isinstance(exc, spec.retry_on):
                 raise
             yield Pause(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
@@ -177,6 +216,7 @@ def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) ->
     rec = ctx.records.get(pos)
     if rec is None:
         _went_live(ctx, pos)
+        check_stop()
         return None
     if rec.name != name:
         raise NondeterminismError(ctx.run_id, pos, rec.name, name)
@@ -189,6 +229,7 @@ def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) ->
             )
         discard_from(ctx, pos)
         _went_live(ctx, pos)
+        check_stop()
         return None
     if rec.persisted:
         ctx.replayed += 1
@@ -247,8 +288,10 @@ def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = T
         )
         won = StepRecord.from_bytes(body)
         ctx.records[record.position] = won
-        return load_value(ctx, won)
-    ctx.records[record.position] = record
+        value = load_value(ctx, won)
+    else:
+        ctx.records[record.position] = record
+    check_stop()  # a graceful stop takes effect once this record is safe
     return value
 
 
@@ -267,8 +310,12 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
         record.value = data
 
 
-def save_failures(ctx: RunContext, pos: int, failures: list[Attempt]) -> None:
-    rec = StepRecord(pos, "attempts", "", "", None, persisted=False, attempts=failures)
+def save_failures(
+    ctx: RunContext, pos: int, failures: list[Attempt], *, name: str = "", started: float = 0.0
+) -> None:
+    rec = StepRecord(
+        pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
+    )
     ctx.failures[pos] = failures
     ctx.store.replace_record(
         ctx.workflow, ctx.run_id, attempts_name(pos), seal(rec.to_bytes(), ctx.store.signing_key)

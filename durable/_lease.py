@@ -109,6 +109,20 @@ class ObjectLease:
             self.objects.delete([self.key])
 
 
+def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
+    """Non-blocking probe: does this lease document name a live holder?
+    `renewed` leases (object stores) die at their expiry; flock leases are
+    never renewed, so only an empty document or a dead local pid frees them."""
+    doc = _read_json(data or b"")
+    if not doc:
+        return False
+    if renewed:
+        return not _is_dead(doc)
+    if doc.get("host") == socket.gethostname():
+        return _pid_alive(int(doc.get("pid", 0)))
+    return True
+
+
 def _is_dead(doc: dict[str, Any]) -> bool:
     if not doc or float(doc.get("expires", 0)) < time.time():
         return True

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import fsspec
 
 from ._errors import StorageError
-from ._lease import FileLease, Lease, ObjectLease
+from ._lease import FileLease, Lease, ObjectLease, holder_alive
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 _BAD_KEY_CHARS = frozenset("*?[]")
@@ -126,6 +126,10 @@ class Store:
     def acquire(self, workflow: str, run_id: str, ttl: float) -> Lease:
         return self.lease(f"{workflow}/{run_id}/lease", ttl)
 
+    def is_held(self, workflow: str, run_id: str) -> bool:
+        """Whether a live process holds the run's lease; never takes it."""
+        return holder_alive(self.get(f"{workflow}/{run_id}/lease"), renewed=True)
+
     def __repr__(self) -> str:
         return f"<durable store {self.url}>"
 
@@ -217,6 +221,11 @@ class LocalStore(Store):
         path = self._path(prefix)
         self._ensure(os.path.dirname(path))
         return FileLease(path, ttl)
+
+    def is_held(self, workflow: str, run_id: str) -> bool:
+        # Reading the owner document, not trying the flock: a probe that took
+        # the lock for an instant could make a real starter fail.
+        return holder_alive(self.get(f"{workflow}/{run_id}/lease"), renewed=False)
 
 
 class FsspecStore(Store):
