@@ -247,9 +247,10 @@ def fork_run(
     lease = store.acquire(workflow, new_id, LEASE_TTL)
     try:
         for name, data in sorted(records.items()):
-            if _position(name) < at:
-                if mutate is not None and name == record_name(at - 1):
-                    data = _mutated(store, workflow, (run_id, new_id), name, data, mutate)
+            if mutate is not None and name == record_name(at - 1):
+                replaced = _mutated(store, workflow, (run_id, new_id), name, data, mutate)
+                store.save_record(workflow, new_id, name, replaced)
+            elif _position(name) < at:
                 _copy_record(store, workflow, run_id, new_id, name, data)
         _write_fork_manifest(store, source, new_id, at)
     finally:
