@@ -191,7 +191,9 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     workflow = _runs.find_workflow(store, args.run_id, args.workflow)
-    new_id = _runs.fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
+    from ._fork import fork_run
+
+    new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "

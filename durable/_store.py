@@ -5,13 +5,13 @@ The only module that imports fsspec."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import os
 import tempfile
 import uuid
 from collections.abc import Iterable
-import builtins
 from typing import Any, Protocol
 
 import fsspec

@@ -133,9 +133,9 @@ class Workflow(Generic[P, R]):
     def _fork(
         self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
     ) -> str:
-        from . import _runs
+        from . import _fork
 
-        return _runs.fork_run(
+        return _fork.fork_run(
             self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate
         )
 
