@@ -29,6 +29,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace, Store], int] = args.handler
     try:
         return handler(args, open_store(args.store))
+    except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
+        return 130
     except BrokenPipeError:  # `durable show --json | head`: the reader left, not an error
         import os
 

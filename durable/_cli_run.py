@@ -7,6 +7,7 @@ import argparse
 import ast
 import asyncio
 import importlib
+import inspect
 import json
 import os
 import signal
@@ -107,6 +108,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     if args.store is None and wf.options.store is not None:
         store = wf._store()  # the decorator's own store, unless --store says otherwise
     variables = parse_vars(args.var or [])
+    _check_names(wf, variables)
     run_id = args.run_id or _implied_run_id(wf, store, variables, resume=args.resume)
     exists = store.load_manifest(wf.name, run_id) is not None
     if args.resume and not exists:
@@ -159,6 +161,17 @@ def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
         return wf._bind((), variables)
     except TypeError as e:
         raise UsageError(f"{e}; pass the workflow's arguments with --var NAME=VALUE") from None
+
+
+def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
+    params = inspect.signature(wf.fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(variables) - set(params))
+    if unknown:
+        raise UsageError(
+            f"{wf.name} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
+        )
 
 
 def _is_run_failure(e: DurableError) -> bool:

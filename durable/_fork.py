@@ -52,8 +52,13 @@ def fork_run(
             elif _position(name) < at:
                 _copy_record(store, workflow, run_id, new_id, name, data)
         _write_fork_manifest(store, source, new_id, at)
-    finally:
+    except BaseException:
+        # A half-made fork would block its id forever: leave nothing behind.
+        store.delete_run(workflow, new_id, keep_lease=True)
         lease.release()
+        store.delete([f"{workflow}/{new_id}/lease"])
+        raise
+    lease.release()
     return new_id
 
 

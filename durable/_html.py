@@ -37,6 +37,7 @@ h1 .run { font-weight: 400; color: var(--soft); }
 .bar { position: absolute; top: 9px; height: 16px; border-radius: 4px; min-width: 3px; }
 .bar span { position: absolute; left: calc(100% + 6px); top: -1px; font-size: 12px;
   color: var(--soft); white-space: nowrap; }
+.bar.late span { left: auto; right: calc(100% + 6px); }
 .mark { position: absolute; top: 5px; width: 3px; height: 24px; background: var(--bad);
   border-radius: 2px; }
 .ticks { position: relative; height: 22px; margin-right: 18px; color: var(--soft);
@@ -128,7 +129,7 @@ def _row(s: StepInfo, start: float, span: float) -> str:
         f'data-status="{escape(s.status)}">'
         f'<div class="label"><span class="pos">{s.position}</span>{escape(s.name)}'
         f'<span class="kind">{escape(s.kind)}</span>{tries}</div>'
-        f'<div class="track"><div class="bar {escape(s.status)}" '
+        f'<div class="track"><div class="bar {escape(s.status)}{" late" if left + width > 85 else ""}" '
         f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_tip(s))}">'
         f"<span>{escape(duration(s.duration))}</span></div>{marks}</div>"
         f'<div class="tip">{escape(_tip(s))}</div></div>'

@@ -81,7 +81,9 @@ def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str
         return workflow
     owners = [w for w in store.workflows() if store.load_manifest(w, run_id) is not None]
     if not owners:
-        raise RunNotFoundError("(any)", run_id, store.url)
+        missing = RunNotFoundError("(any)", run_id, store.url)
+        missing.args = (f"no run {run_id!r} in store {store.url}; `durable runs` lists its runs",)
+        raise missing
     if len(owners) > 1:
         raise ConfigurationError(
             f"run id {run_id!r} exists in several workflows ({', '.join(owners)}); "

@@ -161,6 +161,7 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
         (["run", "missing.py:pipeline"], "cannot load"),
         (["run", "flow.py:pipeline"], "pass the workflow's arguments with --var"),
         (["run", "flow.py:pipeline", "--var", "oops"], "NAME=VALUE"),
+        (["run", "flow.py:pipeline", "--var", "n=1", "--var", "m=2"], "has no parameter m"),
         (["show", "ghost"], "no run 'ghost'"),
         (["fork", "ghost", "--at", "1"], "no run 'ghost'"),
         (["gc"], "needs at least one of"),

@@ -164,8 +164,12 @@ def test_mutate_needs_a_stored_value(store: durable.Store) -> None:
 
     secretive.with_options(run_id="s")()
     with pytest.raises(durable.ConfigurationError, match="persist=False"):
-        secretive.fork("s", at=1, mutate=lambda v: v)
-    assert [i.run_id for i in secretive.runs()] == ["s"]  # nothing half-made
+        secretive.fork("s", at=1, new_run_id="t", mutate=lambda v: v)
+    with pytest.raises(ZeroDivisionError):
+        secretive.fork("s", at=2, new_run_id="t", mutate=lambda v: 1 / 0)
+    assert [i.run_id for i in secretive.runs()] == ["s"]
+    assert store.list("chain/t/") == []  # nothing half-made is left to block the id
+    assert secretive.fork("s", at=2, new_run_id="t", mutate=lambda v: v * 2).value == 12
 
 
 def test_async_workflows_fork_too(store: durable.Store) -> None:
