@@ -5,9 +5,11 @@ Decorate a function with `@durable.workflow` and the functions it calls with
 with the same run id skips the finished steps and continues from the first
 one that did not finish."""
 
+from ._artifacts import artifact
 from ._blocks import loop_over, sleep, suspend
 from ._context import Run, RunContext, current_run
 from ._errors import (
+    ArtifactMissingError,
     ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
@@ -21,6 +23,7 @@ from ._errors import (
     Suspended,
 )
 from ._history import StepInfo
+from ._redact import Redacted, redact
 from ._runs import RunInfo, gc
 from ._signals import stop_on_signals
 from ._step import Step, step
@@ -30,6 +33,7 @@ from ._workflow import AsyncWorkflow, Workflow, workflow
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ArtifactMissingError",
     "AsyncWorkflow",
     "ConfigurationError",
     "CorruptRecordError",
@@ -37,6 +41,7 @@ __all__ = [
     "DurableError",
     "IntegrityError",
     "NondeterminismError",
+    "Redacted",
     "Run",
     "RunContext",
     "RunInfo",
@@ -49,10 +54,12 @@ __all__ = [
     "Store",
     "Suspended",
     "Workflow",
+    "artifact",
     "current_run",
     "gc",
     "loop_over",
     "open_store",
+    "redact",
     "sleep",
     "step",
     "stop_on_signals",

@@ -54,7 +54,8 @@ def _loop_plan(
 def _fingerprint_of(fn: Callable[..., Any]) -> str:
     spec = step_spec(fn)
     if spec is not None:
-        return spec.fingerprint
+        ctx = active_run()
+        return spec.fingerprint_in(ctx) if ctx is not None else spec.fingerprint
     try:
         return fingerprint_function(fn).value
     except ConfigurationError:

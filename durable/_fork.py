@@ -35,7 +35,7 @@ def fork_run(
             f"run {new_id!r} of {workflow!r} already exists; pick another new_run_id "
             f"or delete it first (durable rm {new_id})"
         )
-    records = store.load_records(workflow, run_id)
+    records = store.peek_records(workflow, run_id)
     limit = first_gap(p for n in records if n.startswith("steps/") and (p := position_of(n)) is not None)
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0

@@ -63,7 +63,7 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
 
 def _read(store: Store, workflow: str, run_id: str) -> _Raw:
     raw = _Raw({}, {}, {})
-    for name, data in store.load_records(workflow, run_id).items():
+    for name, data in store.peek_records(workflow, run_id).items():
         head, _, tail = name.partition("/")
         if not tail.isdigit():
             continue

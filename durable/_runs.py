@@ -43,20 +43,14 @@ class RunInfo:
 def list_runs(
     store: Store, workflow: str | None = None, *, status: str | None = None
 ) -> list[RunInfo]:
-    """Every run (of one workflow, or of all), newest first. One listing per
-    call and one batched read of the manifests."""
+    """Every run (of one workflow, or of all), newest first: one listing and
+    one batched read of the manifests, then each run's record names."""
     keys = store.list(f"{workflow}/" if workflow else "")
-    layout: dict[tuple[str, str], set[int]] = {}
-    for key in keys:
-        parts = key.split("/")
-        if len(parts) >= 3:
-            steps = layout.setdefault((parts[0], parts[1]), set())
-            if parts[2] == "steps" and len(parts) == 4 and parts[3].isdigit():
-                steps.add(int(parts[3]))
-    manifests = store.get_many([f"{w}/{r}/run" for w, r in layout])
+    runs = [tuple(k.split("/")[:2]) for k in keys if k.count("/") == 2 and k.endswith("/run")]
+    manifests = store.get_many([f"{w}/{r}/run" for w, r in runs])
     infos = [
-        _info(store, w, r, manifests[f"{w}/{r}/run"], steps)
-        for (w, r), steps in layout.items()
+        _info(store, w, r, manifests[f"{w}/{r}/run"])
+        for w, r in runs
         if f"{w}/{r}/run" in manifests
     ]
     if status is not None:
@@ -68,9 +62,7 @@ def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
     raw = store.load_manifest(workflow, run_id)
     if raw is None:
         raise RunNotFoundError(workflow, run_id, store.url)
-    names = store.list(f"{workflow}/{run_id}/steps/")
-    steps = {p for n in names if (p := position_of(n.split("/", 2)[2])) is not None}
-    return _info(store, workflow, run_id, raw, steps)
+    return _info(store, workflow, run_id, raw)
 
 
 def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str:
@@ -99,7 +91,9 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
     return manifest
 
 
-def _info(store: Store, workflow: str, run_id: str, raw: bytes, steps: set[int]) -> RunInfo:
+def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
+    names = store.record_names(workflow, run_id)
+    steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
     try:
         m = _decode_manifest(store, workflow, run_id, raw)
     except CorruptRecordError as e:

@@ -91,7 +91,7 @@ def test_a_second_signal_stops_at_once(tmp: Path) -> None:
 def test_a_signal_during_a_durable_sleep_stops_at_once(tmp: Path) -> None:
     child = spawn(tmp, "run", "flow.py:napping", "--run-id", "z1", "--var", "n=1", env=child_env(tmp))
     try:
-        wait_for_file(tmp / "store" / "napping" / "z1" / "timers" / "00000001", child)
+        wait_for_timer(tmp, child)
         child.send_signal(signal.SIGTERM)  # the hour-long sleep has begun
         assert child.wait(timeout=60) == 143
     finally:
@@ -105,12 +105,14 @@ def test_a_signal_during_a_durable_sleep_stops_at_once(tmp: Path) -> None:
     assert counts(tmp) == {"s1": 1}
 
 
-def wait_for_file(path: Path, child: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    """Wait for the child to write `path` (the durable sleep's timer record)."""
+def wait_for_timer(tmp: Path, child: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Wait for the child to record the durable sleep's wake-up time (the
+    record is written just before the sleep starts)."""
+    store = durable_lib.open_store(tmp / "store")
     deadline = time.monotonic() + timeout
-    while not path.exists():
+    while "timers/00000001" not in store.record_names("napping", "z1"):
         assert child.poll() is None, "the child exited early"
-        assert time.monotonic() < deadline, f"{path} never appeared"
+        assert time.monotonic() < deadline, "the sleep never started"
         time.sleep(0.01)
 
 
