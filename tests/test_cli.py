@@ -13,7 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from clikit import (
+
+import durable as durable_lib
+from durable.testing import fake_clock
+
+from .clikit import (
     FLOW,
     PIPELINE_RESULT,
     child_env,
@@ -25,9 +29,6 @@ from clikit import (
     spawn,
     write_flow,
 )
-
-import durable as durable_lib
-from durable.testing import fake_clock
 
 ALL_STEPS = {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
 

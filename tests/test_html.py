@@ -7,7 +7,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from clikit import durable, write_flow
+from .clikit import durable, write_flow
 
 RELEASE = '''
 import os

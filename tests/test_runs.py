@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clikit import child_env, read_until, write_flow
 
 import durable
 from durable import _runs
 from durable.testing import fake_clock
+
+from .clikit import child_env, read_until, write_flow
 
 T0 = 1_700_000_000.0
 

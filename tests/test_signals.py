@@ -12,7 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from clikit import (
+
+import durable as durable_lib
+from durable import _engine
+
+from .clikit import (
     PIPELINE_RESULT,
     child_env,
     counts,
@@ -22,9 +26,6 @@ from clikit import (
     spawn,
     write_flow,
 )
-
-import durable as durable_lib
-from durable import _engine
 
 
 @pytest.fixture
