@@ -88,6 +88,7 @@ def step_doc(s: StepInfo) -> dict[str, Any]:
         "startedAt": iso(s.started),
         "endedAt": iso(s.ended),
         "durationSeconds": s.duration,
+        "artifacts": [dict(a) for a in s.artifacts],
     }
 
 
@@ -121,7 +122,10 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         for s in steps
     ]
     body = table(["POS", "KIND", "NAME", "STATUS", "TRIES", "TIME", "OUTPUT / ERROR"], rows)
-    return "\n".join([*head, "", body])
+    files = [
+        f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
+    ]
+    return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
 
 
 def value_text(value: Any) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _codec
+from ._artifacts import artifact_states
 from ._errors import CorruptRecordError
 from ._records import Attempt, StepRecord, unseal
 from ._runs import RunInfo, run_info
@@ -39,6 +40,9 @@ class StepInfo:
     output_size: int | None  # encoded bytes; None when nothing was kept
     preview: str | None
     error: str | None  # the last failure, for a position that has not finished
+    # files the step registered with artifact(): url, kind, size, mtime,
+    # digest as recorded, and state now (present, missing, changed, unreachable)
+    artifacts: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -87,6 +91,7 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: int) -> StepInfo:
         return StepInfo(
             pos, rec.kind, rec.name, "completed", rec.fingerprint, rec.started, rec.ended,
             max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,
+            tuple(artifact_states(rec, store)),
         )  # fmt: skip
     live = info.status == "running" and pos == info.position
     tried = raw.attempts.get(pos)

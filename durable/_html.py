@@ -143,6 +143,8 @@ def _tip(s: StepInfo) -> str:
         lines.append(f"output: {s.preview}")
     for n, f in enumerate(s.failures, 1):
         lines.append(f"attempt {n} failed: {f.type}: {f.message}")
+    for a in s.artifacts:
+        lines.append(f"artifact {a.get('url')}: {a.get('state')}")
     return "\n".join(lines)
 
 

@@ -269,9 +269,16 @@ def test_show_prints_a_timeline_and_a_json_document(tmp: Path) -> None:
     )  # fmt: skip
 
 
+def seed(tmp: Path, workflow: str, *run_ids: str) -> None:
+    """Completed runs made in this process (the commands under test only
+    read and remove them), to spare a child process each."""
+    flow = durable_lib.workflow(name=workflow, store=durable_lib.open_store(tmp / "store"))(_double)
+    for rid in run_ids:
+        flow.with_options(run_id=rid)(1)
+
+
 def test_rm_removes_runs_and_refuses_missing_ones(tmp: Path) -> None:
-    for rid in ("r1", "r2", "r3"):
-        assert durable(tmp, "run", "flow.py:pipeline", "--run-id", rid, "--var", "n=1").returncode == 0
+    seed(tmp, "pipeline", "r1", "r2", "r3")
     done = durable(tmp, "rm", "r1", "r2", "--workflow", "pipeline")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["removed pipeline/r1", "removed pipeline/r2"]
@@ -287,8 +294,7 @@ def test_gc_keep_last_older_than_status_and_dry_run(tmp: Path) -> None:
     old = durable_lib.workflow(name="pipeline", store=store)(_double)
     with fake_clock(start=time.time() - 10 * 86400):
         old.with_options(run_id="ancient")(1)
-    for rid in ("r1", "r2", "r3"):
-        assert durable(tmp, "run", "flow.py:pipeline", "--run-id", rid, "--var", "n=1").returncode == 0
+    seed(tmp, "pipeline", "r1", "r2", "r3")
     assert durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--var", "x=1").returncode == 1
 
     dry = durable(tmp, "gc", "--older-than", "7d", "--dry-run")

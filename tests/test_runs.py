@@ -310,3 +310,32 @@ def test_a_damaged_manifest_is_listed_as_corrupt(store: durable.Store) -> None:
     flow.delete("hurt")  # and it can still be removed
     assert [i.run_id for i in flow.runs()] == ["ok"]
     assert os.listdir(Path(store.url) / "w") == ["ok"]
+
+
+def test_history_lists_artifacts_with_their_state_now(store: durable.Store, tmp_path: Path) -> None:
+    out = tmp_path / "build" / "app.bin"
+
+    @durable.step
+    def build() -> int:
+        out.parent.mkdir(exist_ok=True)
+        out.write_bytes(b"\x7fELF")
+        durable.artifact(out)
+        return 4
+
+    @durable.workflow(name="builder", store=store)
+    def builder() -> int:
+        return build()
+
+    builder.with_options(run_id="b")()
+    (step,) = builder.history("b")
+    assert [(a["url"], a["kind"], a["state"]) for a in step.artifacts] == [
+        (str(out), "file", "present"),
+    ]  # fmt: skip
+    out.write_bytes(b"\x7fELF, rebuilt")
+    assert builder.history("b")[0].artifacts[0]["state"] == "changed"
+    out.unlink()
+    assert builder.history("b")[0].artifacts[0]["state"] == "missing"
+    from durable import _format, _history
+
+    text = _format.show_text(*_history.describe(store, "builder", "b"))
+    assert f"0  {out}  missing" in text
