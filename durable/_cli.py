@@ -78,14 +78,21 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
     return 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _common(*, top: bool) -> argparse.ArgumentParser:
+    # Accepted before and after the command; after it, an absent flag must not
+    # reset what was given before it (argparse copies sub-parser defaults).
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--store", metavar="URL", help="store URL or folder (default: $DURABLE_STORE, else ./.durable)"
-    )
-    common.add_argument("--debug", action="store_true", help="show tracebacks")
+    unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
+    common.add_argument("--store", metavar="URL", **unset,  # type: ignore[arg-type]
+                        help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
+    common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common(top=False)
     parser = argparse.ArgumentParser(
-        prog="durable", description="Manage and run durable workflows.", parents=[common]
+        prog="durable", description="Manage and run durable workflows.", parents=[_common(top=True)]
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -92,12 +92,12 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
 
 
 def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
-    names = store.record_names(workflow, run_id)
-    steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
     try:
         m = _decode_manifest(store, workflow, run_id, raw)
-    except CorruptRecordError as e:
-        return RunInfo(workflow, run_id, "corrupt", "", 0.0, 0.0, len(steps), None, str(e))
+        names = store.record_names(workflow, run_id)
+    except CorruptRecordError as e:  # listed, so that it can be looked at and removed
+        return RunInfo(workflow, run_id, "corrupt", "", 0.0, 0.0, 0, None, str(e))
+    steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
     status = m.status
     # A holder that died (kill -9, power loss) never wrote its final status.
     if status == "running" and not store.is_held(workflow, run_id):

@@ -72,6 +72,12 @@ def test_killed_mid_run_then_resume_prints_resumed_from_step(tmp: Path) -> None:
     child = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "k1", "--var", "n=1", env=env)
     try:
         read_until(child.stdout, "step 3 started")
+        # while it runs, a second runner and rm are refused (exit 2), and nothing runs twice
+        again = durable(tmp, "run", "flow.py:pipeline", "--run-id", "k1", "--resume")
+        assert again.returncode == 2 and "is being executed by pid" in again.stderr
+        removing = durable(tmp, "rm", "k1")
+        assert removing.returncode == 2 and "is being executed by pid" in removing.stderr
+        assert runs_json(tmp)[0]["status"] == "running"
         child.kill()  # SIGKILL: no handler, no cleanup, no final status
         assert child.wait(timeout=30) == -signal.SIGKILL
     finally:
@@ -210,6 +216,8 @@ def test_module_targets_and_the_store_flag(tmp: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert runs_json(tmp) == []  # nothing in $DURABLE_STORE
     (listed,) = runs_json(tmp, "--store", str(elsewhere))
+    before = durable(tmp, "--store", str(elsewhere), "runs", "--json")  # before the command too
+    assert json.loads(before.stdout) == [listed]
     assert listed["workflow"] == "pipeline" and listed["status"] == "completed"
     assert listed["runId"].startswith("pipeline-")  # derived from the arguments
 
