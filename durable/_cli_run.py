@@ -21,7 +21,7 @@ from ._format import value_text
 from ._history import describe
 from ._runs import RunInfo, list_runs, run_info
 from ._signals import stop_on_signals
-from ._store import Store
+from ._store import Store, check_key_part
 from ._workflow import AsyncWorkflow, Workflow
 
 
@@ -109,7 +109,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         store = wf._store()  # the decorator's own store, unless --store says otherwise
     variables = parse_vars(args.var or [])
     _check_names(wf, variables)
-    run_id = args.run_id or _implied_run_id(wf, store, variables, resume=args.resume)
+    run_id = check_key_part("run id", args.run_id or _implied_run_id(wf, store, variables, resume=args.resume))
     exists = store.load_manifest(wf.name, run_id) is not None
     if args.resume and not exists:
         raise RunNotFoundError(wf.name, run_id, store.url)

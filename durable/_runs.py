@@ -67,7 +67,9 @@ def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
 
 def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str:
     """The workflow a run id belongs to; an error when none or several."""
+    check_key_part("run id", run_id)
     if workflow is not None:
+        check_key_part("workflow name", workflow)
         if store.load_manifest(workflow, run_id) is None:
             raise RunNotFoundError(workflow, run_id, store.url)
         return workflow

@@ -169,6 +169,7 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
         (["run", "flow.py:pipeline"], "pass the workflow's arguments with --var"),
         (["run", "flow.py:pipeline", "--var", "oops"], "NAME=VALUE"),
         (["run", "flow.py:pipeline", "--var", "n=1", "--var", "m=2"], "has no parameter m"),
+        (["run", "flow.py:pipeline", "--run-id", "../escape", "--var", "n=1"], "invalid run id"),
         (["show", "ghost"], "no run 'ghost'"),
         (["fork", "ghost", "--at", "1"], "no run 'ghost'"),
         (["gc"], "needs at least one of"),
