@@ -20,6 +20,7 @@ from ._errors import (
     StorageError,
     Suspended,
 )
+from ._progress import Progress
 from ._step import Step, step
 from ._store import Store, open_store
 from ._workflow import AsyncWorkflow, Workflow, workflow
@@ -34,6 +35,7 @@ __all__ = [
     "DurableError",
     "IntegrityError",
     "NondeterminismError",
+    "Progress",
     "Run",
     "RunContext",
     "RunLockedError",
