@@ -5,9 +5,11 @@ Decorate a function with `@durable.workflow` and the functions it calls with
 with the same run id skips the finished steps and continues from the first
 one that did not finish."""
 
+from ._artifacts import artifact
 from ._blocks import loop_over, sleep, suspend
 from ._context import Run, RunContext, current_run
 from ._errors import (
+    ArtifactMissingError,
     ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
@@ -21,6 +23,7 @@ from ._errors import (
     Suspended,
 )
 from ._progress import Progress
+from ._redact import Redacted, redact
 from ._step import Step, step
 from ._store import Store, open_store
 from ._workflow import AsyncWorkflow, Workflow, workflow
@@ -28,6 +31,7 @@ from ._workflow import AsyncWorkflow, Workflow, workflow
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ArtifactMissingError",
     "AsyncWorkflow",
     "ConfigurationError",
     "CorruptRecordError",
@@ -36,6 +40,7 @@ __all__ = [
     "IntegrityError",
     "NondeterminismError",
     "Progress",
+    "Redacted",
     "Run",
     "RunContext",
     "RunLockedError",
@@ -46,9 +51,11 @@ __all__ = [
     "Store",
     "Suspended",
     "Workflow",
+    "artifact",
     "current_run",
     "loop_over",
     "open_store",
+    "redact",
     "sleep",
     "step",
     "suspend",

@@ -5,14 +5,15 @@ The plan never calls user code itself, so one body of logic serves both."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import time
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from . import _codec, _context
+from . import _artifacts, _codec, _context, _redact
 from ._context import RunContext
 from ._errors import (
     DefinitionChangedError,
@@ -130,9 +131,19 @@ class StepSpec:
     max_delay: float = 60.0
     retry_on: tuple[type[BaseException], ...] = (Exception,)
     persist: bool = True
+    artifacts: Callable[[Any], Iterable[Any]] | None = None
+    artifacts_policy: str = "rerun"
+    verify: str = "digest"
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def args_digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    if not kwargs and all(type(a) in _SCALARS for a in args):
+        # The common case (ids, names, numbers): repr is exact and stable.
+        text = "\x1f".join(f"{type(a).__name__}:{a!r}" for a in args)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
     try:
         return _codec.canonical_digest([list(args), kwargs])[:16]
     except _codec.NotCanonical:
@@ -152,14 +163,18 @@ def step_plan(
         pos = ctx.take_position()
     digest = args_digest(args, kwargs)
     rec = lookup(ctx, pos, spec.name, spec.fingerprint, digest)
+    reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
+    if reopened is not None:
+        rec = None
     if rec is not None and rec.persisted:
         return load_value(ctx, rec)
     failures = list(ctx.failures.get(pos, []))
     started = clock.time()
     attempt = 0
     while True:
+        found: list[tuple[str, str | None]] = []
         try:
-            value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt))
+            value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt, found))
             break
         except Suspended:
             raise
@@ -170,16 +185,49 @@ def step_plan(
                 raise
             yield Pause(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
             attempt += 1
+    derived = spec.artifacts(value) if spec.artifacts is not None else ()
+    produced = _artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
     if rec is not None:  # a persist=False marker is already there
         ctx.executed += 1
         return value
     record = StepRecord(pos, "step", spec.name, spec.fingerprint, digest, started=started)
     record.attempts = failures
-    return commit(ctx, record, value, persist=spec.persist)
+    record.artifacts = produced
+    if reopened is not None:
+        record.extra["reopened"] = reopened
+    redacted = _redact.holds_redacted(value)
+    if redacted:
+        record.extra["redacted"] = True
+    return commit(ctx, record, value, persist=spec.persist and not redacted)
 
 
-def _step_scope(pos: int, attempt: int) -> Callable[[], Callable[[], None]]:
-    return lambda: _context.enter_step(pos, attempt)
+def _step_scope(
+    pos: int, attempt: int, found: list[tuple[str, str | None]]
+) -> Callable[[], Callable[[], None]]:
+    def enter() -> Callable[[], None]:
+        leave_step = _context.enter_step(pos, attempt)
+        stop_collecting = _artifacts.collect_into(found)
+
+        def reset() -> None:
+            stop_collecting()
+            leave_step()
+
+        return reset
+
+    return enter
+
+
+def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
+    """Before a record is replayed: when an artifact it lists is missing or
+    changed, forget it and every later record (they were built on it), run
+    the rest as under on_change="rerun", and return why."""
+    why = _artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+    if why is not None:
+        ctx.replayed -= 1  # lookup() counted it as replayed
+        discard_from(ctx, rec.position)
+        ctx.policy = "rerun"
+        _went_live(ctx, rec.position)
+    return why
 
 
 def _attempt(exc: BaseException) -> Attempt:
@@ -196,18 +244,31 @@ def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) ->
     if rec.name != name:
         raise NondeterminismError(ctx.run_id, pos, rec.name, name)
     args_changed = rec.args_digest is not None and digest is not None and rec.args_digest != digest
-    if (rec.fingerprint != fp or args_changed) and ctx.policy != "rebase":
-        if ctx.policy != "rerun":
-            why = "arguments changed" if rec.fingerprint == fp else "code changed"
-            raise DefinitionChangedError(
-                ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: f"{why} at position {pos}"}
-            )
-        discard_from(ctx, pos)
-        _went_live(ctx, pos)
-        return None
+    if rec.fingerprint != fp or args_changed:
+        return _changed(ctx, rec, fp, digest)
     if rec.persisted:
         ctx.replayed += 1
     return rec
+
+
+def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> StepRecord | None:
+    pos, name = rec.position, rec.name
+    if ctx.policy == "rebase":
+        # Accept the old output under the new definition, once and for all.
+        rec.fingerprint, rec.args_digest = fp, digest
+        data = seal(rec.to_bytes(), ctx.store.signing_key)
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
+        if rec.persisted:
+            ctx.replayed += 1
+        return rec
+    if ctx.policy != "rerun":
+        why = "arguments changed" if rec.fingerprint == fp else "code changed"
+        raise DefinitionChangedError(
+            ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: f"{why} at position {pos}"}
+        )
+    discard_from(ctx, pos)
+    _went_live(ctx, pos)
+    return None
 
 
 def _went_live(ctx: RunContext, pos: int) -> None:

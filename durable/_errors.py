@@ -128,6 +128,32 @@ class Suspended(DurableError):
         )
 
 
+class ArtifactMissingError(DurableError):
+    """A file or folder a step produced is gone or differs, and the step may
+    not be run again (`artifacts_policy="refuse"`), or it never appeared."""
+
+    def __init__(self, run_id: str, position: int, step: str, url: str, state: str) -> None:
+        self.run_id = run_id
+        self.position = position
+        self.step = step
+        self.url = url
+        self.state = state
+        if state == "not produced":
+            detail = (
+                f"step {step!r} (position {position}) registered the artifact {url} but it "
+                "did not exist when the step returned; the step was not recorded. Register "
+                "the path after writing it, or fix the path, and call again."
+            )
+        else:
+            detail = (
+                f"the artifact {url} produced by step {step!r} (position {position}) is now "
+                f"{state}, and the step has artifacts_policy='refuse' so it was not run "
+                "again; nothing after it ran. Restore the artifact and call again, or start "
+                "fresh with restart=True."
+            )
+        super().__init__(f"run {run_id!r}: {detail}")
+
+
 class ConfigurationError(DurableError, ValueError):
     """A decorator, option or argument that cannot work, caught before running."""
 

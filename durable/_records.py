@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ._codec import pack, unpack
@@ -68,16 +68,25 @@ class StepRecord:
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    # A positional array, not a map: records are read on every replay, and
+    # an array of ~15 fields decodes in about half the time.
     def to_bytes(self) -> bytes:
-        d = asdict(self)
-        d["v"] = FORMAT
-        return pack(d)
+        row = [getattr(self, f) for f in _STEP_FIELDS]
+        row[_ATTEMPTS] = [asdict(a) for a in self.attempts]
+        return pack([FORMAT, *row])
 
     @classmethod
     def from_bytes(cls, body: bytes) -> StepRecord:
-        d = _load(body)
-        d["attempts"] = [Attempt(**a) for a in d.get("attempts", [])]
-        return cls(**d)
+        row = unpack(body)
+        if not isinstance(row, list) or not row or row[0] != FORMAT:
+            raise ValueError("unknown record format")
+        rec = cls(*row[1:])
+        rec.attempts = [Attempt(**a) for a in rec.attempts]  # type: ignore[arg-type]
+        return rec
+
+
+_STEP_FIELDS = [f.name for f in fields(StepRecord)]
+_ATTEMPTS = _STEP_FIELDS.index("attempts")
 
 
 @dataclass

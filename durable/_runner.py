@@ -15,11 +15,10 @@ from . import _codec
 from ._context import RunContext
 from ._engine import now
 from ._errors import (
+    ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
-    DurableError,
     RunLockedError,
-    SerializationError,
 )
 from ._fingerprint import describe_change
 from ._lease import Lease
@@ -120,27 +119,42 @@ def merge_arguments(
     overrides: Mapping[str, Any],
 ) -> inspect.BoundArguments:
     """defaults < recorded < given now < overrides."""
-    sig = inspect.signature(fn)
+    sig = check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
         merged.update(given.arguments)
-    unknown = [k for k in overrides if k not in sig.parameters]
-    if unknown:
-        raise DurableError(
-            f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sig.parameters)}"
-        )
     merged.update(overrides)
     bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
     bound.apply_defaults()
     return bound
 
 
+def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:
+    sig = inspect.signature(fn)
+    unknown = [k for k in overrides if k not in sig.parameters]
+    if unknown:
+        raise ConfigurationError(
+            f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
+            f"it takes {', '.join(sig.parameters)}. Nothing was executed."
+        )
+    return sig
+
+
 def encode_arguments(bound: inspect.BoundArguments) -> tuple[str, bytes]:
+    """Record the arguments for resume; ones that cannot be serialised (a
+    lock, an open socket) are left out and must be passed again on resume."""
+    arguments = dict(bound.arguments)
     try:
-        return _codec.encode_value(dict(bound.arguments))
-    except Exception as e:
-        raise SerializationError("workflow arguments", "dict", str(e)) from e
+        return _codec.encode_value(arguments)
+    except Exception:
+        keep = {}
+        for name, value in arguments.items():
+            try:
+                _codec.encode_value(value)
+            except Exception:
+                continue
+            keep[name] = value
+        return _codec.encode_value(keep)
 
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
@@ -48,6 +48,9 @@ def step(
     retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
     persist: bool = True,
     deep: bool = True,
+    artifacts: Callable[[Any], Iterable[Any]] | None = None,
+    artifacts_policy: str = "rerun",
+    verify: str = "digest",
 ) -> _StepDecorator: ...
 def step(
     fn: Callable[..., Any] | None = None,
@@ -62,14 +65,24 @@ def step(
     retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
     persist: bool = True,
     deep: bool = True,
+    artifacts: Callable[[Any], Iterable[Any]] | None = None,
+    artifacts_policy: str = "rerun",
+    verify: str = "digest",
 ) -> Any:
     """Mark a function as a step of a workflow.
 
     Inside a workflow run each call takes the next position and its output is
     recorded; a re-run returns the recorded output instead of calling it.
-    Outside a run (or inside another step) it is a plain call."""
+    Outside a run (or inside another step) it is a plain call.
+
+    Files the step produces are registered with `durable.artifact(path)` in
+    its body or derived from its result by `artifacts=lambda result: [...]`;
+    they are checked (`verify="digest"` or `"mtime"`) before the record is
+    replayed, and a missing or changed one runs the step again
+    (`artifacts_policy="rerun"`) or raises `ArtifactMissingError` ("refuse")."""
     if retries < 0 or retry_delay < 0 or backoff < 1 or max_delay < 0:
         raise ConfigurationError("retries, retry_delay and max_delay must be >= 0 and backoff >= 1")
+    _check_artifact_options(artifacts, artifacts_policy, verify)
     retry_types = retry_on if isinstance(retry_on, tuple) else (retry_on,)
 
     def decorate(f: Callable[..., Any]) -> Any:
@@ -85,6 +98,9 @@ def step(
             max_delay=max_delay,
             retry_on=retry_types,
             persist=persist,
+            artifacts=artifacts,
+            artifacts_policy=artifacts_policy,
+            verify=verify,
         )
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)
@@ -141,6 +157,18 @@ class _AsyncStep:
 
     def __repr__(self) -> str:
         return f"<durable async step {self._spec.name}>"
+
+
+def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None:
+    if artifacts is not None and not callable(artifacts):
+        raise ConfigurationError(
+            "artifacts= takes a function of the step's result returning paths, "
+            "e.g. artifacts=lambda result: [result.path]"
+        )
+    if policy not in ("rerun", "refuse"):
+        raise ConfigurationError(f"artifacts_policy must be 'rerun' or 'refuse', not {policy!r}")
+    if verify not in ("digest", "mtime"):
+        raise ConfigurationError(f"verify must be 'digest' or 'mtime', not {verify!r}")
 
 
 def _default_name(f: Callable[..., Any]) -> str:

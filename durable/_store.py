@@ -5,19 +5,20 @@ The only module that imports fsspec."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import os
 import tempfile
 import uuid
 from collections.abc import Iterable
-import builtins
 from typing import Any, Protocol
 
 import fsspec
 
 from ._errors import StorageError
 from ._lease import FileLease, Lease, ObjectLease
+from ._runlog import LOG_NAME, RunLog
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 _BAD_KEY_CHARS = frozenset("*?[]")
@@ -141,6 +142,7 @@ class LocalStore(Store):
         super().__init__(root, **options)
         self.root = os.path.abspath(os.path.expanduser(root))
         self._made: set[str] = set()
+        self._logs: dict[str, RunLog] = {}
 
     def _path(self, key: str) -> str:
         return os.path.join(self.root, key)
@@ -214,11 +216,46 @@ class LocalStore(Store):
         for folder in sorted(folders, key=len, reverse=True):
             _prune(folder, self.root)
         self._made.clear()
+        self._logs.clear()
 
     def lease(self, prefix: str, ttl: float) -> Lease:
         path = self._path(prefix)
         self._ensure(os.path.dirname(path))
         return FileLease(path, ttl)
+
+    # Operation records live in one append-only log per run (see _runlog).
+    def _log(self, workflow: str, run_id: str) -> RunLog:
+        key = f"{workflow}/{run_id}"
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
+        return log
+
+    def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
+        return self._log(workflow, run_id).load()
+
+    def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
+        log = self._log(workflow, run_id)
+        existing = log.index().get(name)
+        if existing is not None:
+            return None if existing == data else existing
+        self._append(workflow, run_id, [(name, data)])
+        return None
+
+    def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
+        self._append(workflow, run_id, [(name, data)])
+
+    def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
+        self._append(workflow, run_id, [(n, None) for n in names])
+
+    def _append(
+        self, workflow: str, run_id: str, items: builtins.list[tuple[str, bytes | None]]
+    ) -> None:
+        try:
+            self._ensure(self._path(f"{workflow}/{run_id}"))
+            self._log(workflow, run_id).append(items)
+        except OSError as e:
+            raise StorageError(self.url, f"appending to {workflow}/{run_id}: {e}") from e
 
 
 class FsspecStore(Store):
@@ -345,3 +382,21 @@ def _prune(folder: str, root: str) -> None:
         except OSError:
             return
         folder = os.path.dirname(folder)
+
+
+def url_filesystem(url: str, store: Store | None = None) -> tuple[Any, str]:
+    """The fsspec filesystem and path behind an artifact URL. A store on the
+    same protocol lends its filesystem, so the endpoint and credentials it was
+    opened with reach the artifact too; other URLs use fsspec's defaults."""
+    protocol = url.split("://", 1)[0]
+    fs = getattr(store, "fs", None)
+    if fs is not None:
+        own = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+        if protocol in own:
+            return fs, fs._strip_protocol(url)
+    import fsspec.core  # only the store modules import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url)  # type: ignore[no-any-return]
+    except (ImportError, ValueError) as e:
+        raise StorageError(url, str(e)) from e

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, Protocol, TypeVar, overload
@@ -10,10 +11,17 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from . import _codec, _runner
+from ._artifacts import first_stale
 from ._context import Run, RunContext, active_run, enter_run
 from ._engine import Call, Plan, drive_async, drive_sync, now
 from ._errors import ConfigurationError, RunNotFoundError, Suspended
-from ._fingerprint import combine, fingerprint_function, identity_of, referenced_objects
+from ._fingerprint import (
+    Fingerprint,
+    combine,
+    fingerprint_function,
+    identity_of,
+    referenced_objects,
+)
 from ._records import RunRecord
 from ._step import _default_name, _refuse_generators, step_spec
 from ._store import Store, check_key_part, open_store
@@ -101,13 +109,19 @@ class Workflow(Generic[P, R]):
         return self.definition().fingerprint
 
     def definition(self) -> _runner.Definition:
-        own = fingerprint_function(self.fn, name=self._identity, version=self.version)
+        own = self._own_fingerprint
         steps: dict[str, str] = {}
         parts: dict[str, dict[str, str]] = {}
         self._reach(steps, parts, {id(self)})
         steps[_runner.BODY_KEY] = own.value
         parts[_runner.BODY_KEY] = dict(own.parts)
         return _runner.Definition(combine(self._identity, own.value, steps), steps, parts)
+
+    @functools.cached_property
+    def _own_fingerprint(self) -> Fingerprint:
+        # The body's source does not change under a live object; the steps it
+        # reaches may be rebound, so those are resolved on every call.
+        return fingerprint_function(self.fn, name=self._identity, version=self.version)
 
     def _reach(
         self, steps: dict[str, str], parts: dict[str, dict[str, str]], seen: set[int]
@@ -119,7 +133,7 @@ class Workflow(Generic[P, R]):
                 parts[spec.name] = dict(getattr(obj, "__durable_parts__", {}))
             elif isinstance(obj, Workflow) and id(obj) not in seen:
                 seen.add(id(obj))
-                own = fingerprint_function(obj.fn, name=obj._identity, version=obj.version)
+                own = obj._own_fingerprint
                 steps[f"{obj.name} (workflow)"] = own.value
                 parts[f"{obj.name} (workflow)"] = dict(own.parts)
                 obj._reach(steps, parts, seen)
@@ -141,6 +155,7 @@ class Workflow(Generic[P, R]):
         if outer is not None:  # a workflow inside a workflow runs inline
             value = yield Call(self.fn, args, kwargs)
             return Run(outer.run_id, self.name, "running", value, None, None, 0, 0, "")
+        _runner.check_overrides(self.fn, overrides or {})
         store = self._store()
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = check_key_part("run id", resume_id) if resume_id else self._run_id(given)
@@ -170,6 +185,7 @@ class Workflow(Generic[P, R]):
             manifest is not None
             and manifest.status == "completed"
             and manifest.fingerprint == definition.fingerprint
+            and not self._artifacts_stale(store, manifest)
         ):
             return self._recorded(store, manifest)
         recorded = _runner.decode_arguments(store, manifest) if manifest else {}
@@ -187,8 +203,19 @@ class Workflow(Generic[P, R]):
         except BaseException as e:
             self._finish(store, manifest, "interrupted", error=_runner.error_summary(e))
             raise
+        manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
         self._complete(store, manifest, value)
         return self._result(ctx, manifest, value)
+
+    def _artifacts_stale(self, store: Store, manifest: RunRecord) -> bool:
+        # DESIGN §2 Completion: a missing or changed artifact reopens a
+        # completed run; the body then replays up to the step that produced
+        # it, which step_plan finds stale again and runs.
+        if not manifest.extra.get("artifacts"):
+            return False
+        ctx = _runner.load_context(store, self.name, manifest.run_id, "refuse")
+        records = [ctx.records[p] for p in sorted(ctx.records)]
+        return any(r.persisted and first_stale(r.artifacts, store) for r in records)
 
     def _start_manifest(
         self,

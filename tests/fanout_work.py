@@ -93,3 +93,14 @@ def gated(item: Item) -> str:
             raise RuntimeError("item 0 fails while 1, 2 and 3 are running")
     note(path, str(i))
     return expected(i)
+
+
+def records(store: durable.Store, wf: str, run_id: str, kind: str) -> list[str]:
+    """Names of a run's live records of one kind ("steps", "items"), through
+    the Store protocol, whatever the backend's layout."""
+    return sorted(n for n in store.load_records(wf, run_id) if n.startswith(kind + "/"))
+
+
+def item_indexes(store: durable.Store, wf: str, run_id: str) -> set[int]:
+    """Indexes of the checkpointed items a run holds right now."""
+    return {int(n.rsplit("/", 1)[1]) for n in records(store, wf, run_id, "items")}

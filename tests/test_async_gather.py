@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from fanout_work import logged, note
 
 import durable
+from tests.fanout_work import item_indexes, logged, note, records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,9 +61,9 @@ def test_gather_resumes_each_call_with_its_own_record(tmp_path: Path) -> None:
     assert first.returncode == 3, first.stderr
     assert logged(log) == list(range(19, 9, -1))  # finished in reverse order
     store = durable.open_store(str(tmp_path / "store"))
-    steps = store.list("together/gather/steps/")
+    steps = records(store, "together", "gather", "steps")
     # Positions are call order: the ten recorded steps sit at positions 10..19.
-    assert steps == [f"together/gather/steps/{p:08d}" for p in range(10, 20)]
+    assert steps == [f"steps/{p:08d}" for p in range(10, 20)]
 
     second = run("resume")
     assert second.returncode == 0, second.stderr
@@ -167,7 +167,7 @@ def test_async_loop_over_keeps_finished_items_on_failure(tmp_path: Path) -> None
         asyncio.run(fan(20))
     notes = "".join(getattr(caught.value, "__notes__", [])) + str(caught.value)
     assert "item 11 (of 20)" in notes
-    kept = {int(k.rsplit("/", 1)[1]) for k in store.list(f"{fan.name}/a/items/")}
+    kept = item_indexes(store, fan.name, "a")
     first = logged(log)
     # The workers already running when 11 failed finished, and were kept.
     assert kept == set(first) - {11} and len(kept) >= 11

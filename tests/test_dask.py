@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fanout_work import expected, flaky, logged, picky, work
 
 import durable
+from tests.fanout_work import expected, flaky, item_indexes, logged, picky, work
 
 distributed = pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,9 +35,6 @@ def client(cluster: Any) -> Iterator[Any]:
     with distributed.Client(cluster) as client:
         yield client
 
-
-def item_keys(store: durable.Store, wf: str, run_id: str) -> set[int]:
-    return {int(k.rsplit("/", 1)[1]) for k in store.list(f"{wf}/{run_id}/items/")}
 
 
 def test_results_in_order_and_each_item_once(tmp_path: Path, client: Any) -> None:
@@ -73,13 +70,13 @@ def test_checkpointed_items_survive_a_failure(tmp_path: Path, client: Any) -> No
         fan(items)
     text = "".join(traceback.format_exception(type(caught.value), caught.value, None))
     assert "item 9 (of 16)" in text
-    kept = item_keys(store, fan.name, "r1")
+    kept = item_indexes(store, fan.name, "r1")
     first = logged(log)
     assert kept == set(first) and 9 not in kept
     Path(log + ".fail").unlink()
     assert fan(items) == [expected(i) for i in range(16)]
     assert sorted(logged(log)[len(first) :]) == sorted(set(range(16)) - kept)
-    assert item_keys(store, fan.name, "r1") == set()
+    assert item_indexes(store, fan.name, "r1") == set()
 
 
 def test_step_retries_run_on_the_worker(tmp_path: Path, client: Any) -> None:

@@ -17,19 +17,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fanout_work import (
+
+import durable
+from tests.fanout_work import (
     expected,
     flaky,
     gate,
     gated,
     hopeless,
+    item_indexes,
     logged,
     picky,
     plain_work,
+    records,
     work,
 )
-
-import durable
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["inline", "threads", "processes"]
@@ -53,10 +55,6 @@ def executor(request: Any, process_pool: cf.ProcessPoolExecutor) -> Iterator[Any
     else:
         yield process_pool
 
-
-def item_keys(store: durable.Store, wf: str, run_id: str) -> set[int]:
-    """Indexes of the item records a run holds right now."""
-    return {int(k.rsplit("/", 1)[1]) for k in store.list(f"{wf}/{run_id}/items/")}
 
 
 def fmt(exc: BaseException) -> str:
@@ -102,7 +100,7 @@ def test_failure_keeps_items_and_resume_runs_the_rest(
     assert type(caught.value) is ValueError  # the item's own exception, not a wrapper
     assert "item 13 refused" in str(caught.value)
     assert "item 13 (of 20) of loop_over(picky) failed" in fmt(caught.value)
-    kept = item_keys(store, fan.name, "r1")
+    kept = item_indexes(store, fan.name, "r1")
     first = logged(log)
     assert 13 not in first
     if checkpoint:
@@ -117,8 +115,8 @@ def test_failure_keeps_items_and_resume_runs_the_rest(
     resumed = logged(log)[len(first) :]
     assert sorted(resumed) == sorted(set(range(20)) - kept)  # only the items without a result
     assert run.value == [expected(i) for i in range(20)]
-    assert item_keys(store, fan.name, "r1") == set()  # compacted into the block record
-    assert store.list(f"{fan.name}/r1/steps/") == [f"{fan.name}/r1/steps/00000000"]
+    assert item_indexes(store, fan.name, "r1") == set()  # compacted into the block record
+    assert records(store, fan.name, "r1", "steps") == ["steps/00000000"]
 
 
 def test_running_items_finish_and_are_kept_after_a_failure(tmp_path: Path) -> None:
@@ -134,7 +132,7 @@ def test_running_items_finish_and_are_kept_after_a_failure(tmp_path: Path) -> No
 
     with pytest.raises(RuntimeError, match="item 0 fails"):
         fan(items)
-    kept = item_keys(store, fan.name, "r1")
+    kept = item_indexes(store, fan.name, "r1")
     # Items 1-3 were running when item 0 failed: they finished and were recorded.
     assert {1, 2, 3} <= kept and 0 not in kept
     assert kept == set(logged(log))
@@ -203,7 +201,8 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path: Path) -> None:
         return x
 
     with pytest.raises(durable.ConfigurationError, match="no executor"):
-        durable.loop_over(coro, [1], executor=cf.ThreadPoolExecutor(1))
+        with cf.ThreadPoolExecutor(1) as pool:
+            durable.loop_over(coro, [1], executor=pool)
     with pytest.raises(durable.ConfigurationError, match=r"concurrent\.futures\.Executor"):
         durable.loop_over(work, [(str(tmp_path / "log"), 1)], executor=object())
     with pytest.raises(durable.ConfigurationError, match="at least 1"):

@@ -1,0 +1,770 @@
+"""Record, replay and resume: every behaviour of DESIGN.md section 2, counted."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable.testing import FakeClock
+
+
+def make(store: durable.Store, counts: Counter[str], *, version: str = "1") -> Any:
+    @durable.step(name="add", version=version)
+    def add(x: int) -> int:
+        counts["add"] += 1
+        return x + 1
+
+    @durable.step(name="double")
+    def double(x: int) -> int:
+        counts["double"] += 1
+        return x * 2
+
+    @durable.workflow(name="pipeline", store=store)
+    def pipeline(x: int) -> int:
+        return double(add(x))
+
+    return pipeline
+
+
+def test_first_call_executes_second_replays(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = make(store, counts)
+    first = wf.run(3)
+    assert (first.value, first.status, first.steps_executed, first.steps_replayed) == (
+        8,
+        "completed",
+        2,
+        0,
+    )
+    assert first.resumed_from_step is None
+    second = wf.run(3)
+    assert second.value == 8 and counts == {"add": 1, "double": 1}
+    assert second.run_id == first.run_id
+    assert wf(4) == 10 and counts == {"add": 2, "double": 2}
+
+
+def test_step_outside_workflow_is_a_plain_call() -> None:
+    calls = []
+
+    @durable.step
+    def plain(x: int) -> int:
+        calls.append(x)
+        return x
+
+    assert plain(1) == 1 and plain(1) == 1 and calls == [1, 1]
+    assert plain.name == "test_step_outside_workflow_is_a_plain_call.plain"
+    assert len(plain.fingerprint) == 12
+
+
+def test_failed_body_resumes_at_the_failing_step(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    fail = {"on": True}
+
+    @durable.step(name="one")
+    def one() -> str:
+        counts["one"] += 1
+        return "a"
+
+    @durable.step(name="two")
+    def two(v: str) -> str:
+        counts["two"] += 1
+        if fail["on"]:
+            raise ValueError("flaky upstream")
+        return v + "b"
+
+    @durable.workflow(name="wf", store=store, run_id="r1")
+    def wf() -> str:
+        return two(one())
+
+    with pytest.raises(ValueError, match="flaky upstream"):
+        wf()
+    fail["on"] = False
+    run = wf.run()
+    assert run.value == "ab"
+    assert counts == {"one": 1, "two": 2}
+    assert (run.resumed_from_step, run.steps_replayed, run.steps_executed) == (1, 1, 1)
+
+
+def test_body_error_outside_steps_marks_failed_and_replays(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    boom = {"on": True}
+
+    @durable.step(name="s")
+    def s() -> int:
+        counts["s"] += 1
+        return 1
+
+    @durable.workflow(name="wf", store=store, run_id="r")
+    def wf() -> int:
+        v = s()
+        if boom["on"]:
+            raise RuntimeError("body broke")
+        return v
+
+    with pytest.raises(RuntimeError):
+        wf()
+    from durable._runner import read_manifest
+
+    manifest = read_manifest(store, "wf", "r")
+    assert manifest is not None and manifest.status == "failed"
+    assert manifest.error is not None and manifest.error["message"] == "body broke"
+    boom["on"] = False
+    assert wf() == 1 and counts["s"] == 1
+
+
+def test_completed_run_returns_recorded_value_without_running_body(store: durable.Store) -> None:
+    body_runs = []
+
+    @durable.workflow(name="wf", store=store, run_id="done")
+    def wf() -> dict[str, int]:
+        body_runs.append(1)
+        return {"n": len(body_runs)}
+
+    assert wf() == {"n": 1}
+    assert wf() == {"n": 1}
+    assert body_runs == [1]
+
+
+def test_restart_discards_records(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = make(store, counts)
+    wf(1)
+    assert wf.with_options(restart=True)(1) == 4
+    assert counts == {"add": 2, "double": 2}
+
+
+def test_with_options_run_id_and_callable_run_id(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = make(store, counts)
+    assert wf.with_options(run_id="nightly").run(1).run_id == "nightly"
+
+    @durable.workflow(name="byarg", store=store, run_id=lambda day: f"day-{day}")
+    def byarg(day: str) -> str:
+        return day
+
+    assert byarg.run("mon").run_id == "day-mon"
+
+
+@pytest.mark.parametrize("bad", ["a/b", "..", "has space", "glob*", "q?", "br[ack", "", "tab\t"])
+def test_bad_run_ids_are_refused(store: durable.Store, bad: str) -> None:
+    counts: Counter[str] = Counter()
+    wf = make(store, counts)
+    with pytest.raises(durable.ConfigurationError, match="invalid run id"):
+        wf.with_options(run_id=bad)(1)
+    assert counts == {}
+
+
+def test_argument_without_canonical_form_asks_for_run_id(store: durable.Store) -> None:
+    @durable.workflow(name="w", store=store)
+    def w(lock: Any) -> int:
+        return 1
+
+    with pytest.raises(durable.ConfigurationError, match="with_options\\(run_id="):
+        w(threading.Lock())
+    assert w.with_options(run_id="explicit")(threading.Lock()) == 1
+
+
+def test_derived_run_id_is_stable_and_argument_sensitive(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = make(store, counts)
+    a, b, c = wf.run(1), wf.run(x=1), wf.run(2)
+    assert a.run_id == b.run_id != c.run_id
+    assert a.run_id.startswith("pipeline-") and len(a.run_id) == len("pipeline-") + 12
+
+
+def test_nondeterminism_names_position_and_both_steps(store: durable.Store) -> None:
+    flip = {"first": True}
+
+    @durable.step(name="alpha")
+    def alpha() -> int:
+        return 1
+
+    @durable.step(name="beta")
+    def beta() -> int:
+        return 2
+
+    @durable.step(name="gamma")
+    def gamma() -> int:
+        raise ValueError("stop")
+
+    @durable.workflow(name="nd", store=store, run_id="r")
+    def nd() -> int:
+        v = alpha() if flip["first"] else beta()
+        return v + gamma()
+
+    with pytest.raises(ValueError):
+        nd()
+    flip["first"] = False
+    with pytest.raises(durable.NondeterminismError) as info:
+        nd()
+    err = info.value
+    assert (err.position, err.recorded, err.called) == (0, "alpha", "beta")
+    assert "position 0" in str(err) and "'alpha'" in str(err) and "'beta'" in str(err)
+
+
+def test_changed_definition_is_refused_with_both_fingerprints(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    old = make(store, counts, version="1").with_options(run_id="r")
+    old_fp = old.fingerprint
+    old(1)
+    new = make(store, counts, version="2").with_options(run_id="r")
+    with pytest.raises(durable.DefinitionChangedError) as info:
+        new(1)
+    err = info.value
+    assert err.old_fingerprint == old_fp and err.new_fingerprint == new.fingerprint != old_fp
+    assert "add" in err.changed_steps and "version changed" in err.changed_steps["add"]
+    for needle in (old_fp, new.fingerprint, "restart=True", "rebase=True", "on_change='rerun'"):
+        assert needle in str(err)
+    assert counts == {"add": 1, "double": 1}
+
+
+def suspended_pipeline(store: durable.Store, counts: Counter[str], version: str) -> Any:
+    @durable.step(name="add", version=version)
+    def add(x: int) -> int:
+        counts["add"] += 1
+        return x + 1
+
+    @durable.step(name="double")
+    def double(x: int) -> int:
+        counts["double"] += 1
+        return x * 2
+
+    @durable.workflow(name="pipeline", store=store, run_id="r")
+    def pipeline(x: int, go: bool = False) -> int:
+        y = double(add(x))
+        if not go:
+            durable.suspend("waiting for go")
+        return double(y)
+
+    return pipeline
+
+
+def test_rebase_warns_and_replays(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    with pytest.raises(durable.Suspended):
+        suspended_pipeline(store, counts, "1")(1)
+    new = suspended_pipeline(store, counts, "2")
+    with pytest.warns(UserWarning, match="rebase"):
+        run = new.with_options(rebase=True).resume("r", go=True)
+    assert run.value == 8
+    assert counts == {"add": 1, "double": 2}
+
+
+def test_rerun_policy_reexecutes_from_first_changed_position(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    with pytest.raises(durable.Suspended):
+        suspended_pipeline(store, counts, "1")(1)
+    new = suspended_pipeline(store, counts, "2").with_options(on_change="rerun")
+    run = new.resume("r", go=True)
+    assert run.value == 8
+    assert counts == {"add": 2, "double": 3}
+    assert run.resumed_from_step is None and run.steps_executed == 3
+
+
+def test_resume_of_missing_run_fails_closed(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = make(store, counts)
+    with pytest.raises(durable.RunNotFoundError) as info:
+        wf.resume("nope")
+    assert info.value.run_id == "nope" and "'nope'" in str(info.value)
+    assert counts == {}
+
+
+def test_suspend_then_resume_with_override(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = suspended_pipeline(store, counts, "1")
+    with pytest.raises(durable.Suspended) as info:
+        wf(5)
+    assert (info.value.run_id, info.value.reason) == ("r", "waiting for go")
+    from durable._runner import read_manifest
+
+    manifest = read_manifest(store, "pipeline", "r")
+    assert manifest is not None and manifest.status == "suspended"
+    run = wf.resume("r", go=True)
+    assert run.value == 24
+    assert counts == {"add": 1, "double": 2}
+    assert run.resumed_from_step == 2
+
+
+def test_resume_arguments_merge_defaults_recorded_overrides(store: durable.Store) -> None:
+    seen = []
+
+    @durable.step(name="look")
+    def look(a: int, b: int, c: int) -> int:
+        seen.append((a, b, c))
+        return a + b + c
+
+    @durable.workflow(name="m", store=store, run_id="r")
+    def m(a: int, b: int = 2, c: int = 3) -> int:
+        if c == 3:
+            durable.suspend("need c")
+        return look(a, b, c)
+
+    with pytest.raises(durable.Suspended):
+        m(1, b=20)
+    assert m.resume("r", c=300).value == 321
+    assert seen == [(1, 20, 300)]
+    with pytest.raises(durable.DurableError, match="no parameter"):
+        m.resume("r", nope=1)
+
+
+def test_retries_back_off_and_record_attempts(store: durable.Store, clock: FakeClock) -> None:
+    attempts = []
+
+    @durable.step(name="flaky", retries=3, retry_delay=1.0, backoff=2.0, max_delay=3.0)
+    def flaky() -> str:
+        attempts.append(durable.current_run().attempt)  # type: ignore[union-attr]
+        if len(attempts) < 4:
+            raise ConnectionError(f"try {len(attempts)}")
+        return "ok"
+
+    @durable.workflow(name="r", store=store, run_id="r")
+    def wf() -> str:
+        return flaky()
+
+    assert wf() == "ok"
+    assert attempts == [0, 1, 2, 3]
+    assert clock.slept == [1.0, 2.0, 3.0]
+    from durable._runner import load_context
+
+    rec = load_context(store, "r", "r", "refuse").records[0]
+    assert [a.message for a in rec.attempts] == ["try 1", "try 2", "try 3"]
+    assert all(
+        a.type == "ConnectionError" and "ConnectionError" in a.traceback for a in rec.attempts
+    )
+
+
+def test_exhausted_retries_fail_the_run_then_resume(store: durable.Store, clock: FakeClock) -> None:
+    calls = Counter[str]()
+    broken = {"on": True}
+
+    @durable.step(name="first")
+    def first() -> int:
+        calls["first"] += 1
+        return 1
+
+    @durable.step(name="api", retries=1, retry_on=(ConnectionError,))
+    def api() -> int:
+        calls["api"] += 1
+        if broken["on"]:
+            raise ConnectionError("down")
+        return 2
+
+    @durable.workflow(name="x", store=store, run_id="r")
+    def wf() -> int:
+        return first() + api()
+
+    with pytest.raises(ConnectionError, match="down"):
+        wf()
+    assert calls == {"first": 1, "api": 2} and clock.slept == [1.0]
+    broken["on"] = False
+    assert wf() == 3 and calls == {"first": 1, "api": 3}
+
+
+def test_non_matching_exception_is_not_retried(store: durable.Store, clock: FakeClock) -> None:
+    calls = []
+
+    @durable.step(name="s", retries=5, retry_on=ConnectionError)
+    def s() -> None:
+        calls.append(1)
+        raise KeyError("no")
+
+    @durable.workflow(name="w", store=store, run_id="r")
+    def w() -> None:
+        s()
+
+    with pytest.raises(KeyError):
+        w()
+    assert calls == [1] and clock.slept == []
+
+
+def test_durable_sleep_sleeps_only_the_remainder(store: durable.Store, clock: FakeClock) -> None:
+    @durable.step(name="after")
+    def after() -> None:
+        raise KeyboardInterrupt
+
+    @durable.workflow(name="sl", store=store, run_id="r")
+    def sl() -> str:
+        durable.sleep(60)
+        return "woke"
+
+    from durable._engine import clock as engine_clock
+
+    assert engine_clock is clock
+
+    # First attempt: the timer is recorded, then the process "dies" mid-sleep.
+    def die(seconds: float) -> None:
+        clock.now += 45
+        raise KeyboardInterrupt
+
+    clock.sleep = die  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        sl()
+    del clock.sleep
+    assert sl() == "woke"
+    assert clock.slept == [15.0]
+    assert sl() == "woke" and clock.slept == [15.0]
+
+
+def test_current_run_and_idempotency_key(store: durable.Store) -> None:
+    seen = []
+
+    @durable.step(name="a")
+    def a() -> None:
+        ctx = durable.current_run()
+        assert ctx is not None
+        seen.append((ctx.run_id, ctx.step_index, ctx.idempotency_key()))
+
+    @durable.workflow(name="w", store=store, run_id="run-7")
+    def w() -> None:
+        a()
+        a()
+
+    assert durable.current_run() is None
+    w()
+    assert seen == [("run-7", 0, "run-7:0"), ("run-7", 1, "run-7:1")]
+
+
+def test_loop_over_records_once_and_skips_on_rerun(store: durable.Store) -> None:
+    calls = []
+    fail_at = {"n": 3}
+
+    @durable.step(name="sq")
+    def sq(x: int) -> int:
+        calls.append(x)
+        if x == fail_at["n"]:
+            raise ValueError("bad item")
+        return x * x
+
+    @durable.workflow(name="lp", store=store, run_id="r")
+    def lp(xs: list[int]) -> list[int]:
+        return durable.loop_over(sq, xs)
+
+    with pytest.raises(ValueError):
+        lp([1, 2, 3, 4])
+    assert calls == [1, 2, 3]
+    from durable._runner import load_context
+
+    assert load_context(store, "lp", "r", "refuse").records == {}
+    fail_at["n"] = -1
+    assert lp([1, 2, 3, 4]) == [1, 4, 9, 16]
+    assert calls == [1, 2, 3, 1, 2, 3, 4]
+    records = load_context(store, "lp", "r", "refuse").records
+    assert list(records) == [0] and records[0].kind == "loop"
+    calls.clear()
+    assert lp.with_options(restart=False).run([1, 2, 3, 4]).value == [1, 4, 9, 16]
+    assert calls == []
+
+
+def test_persist_false_runs_again_and_is_never_written(store: durable.Store) -> None:
+    calls = Counter[str]()
+
+    @durable.step(name="token", persist=False)
+    def token() -> str:
+        calls["token"] += 1
+        return "tok-SECRET-123"
+
+    @durable.step(name="use")
+    def use(t: str) -> int:
+        calls["use"] += 1
+        return len(t)
+
+    @durable.workflow(name="p", store=store, run_id="r")
+    def p(go: bool = False) -> int:
+        n = use(token())
+        if not go:
+            durable.suspend("later")
+        return n
+
+    with pytest.raises(durable.Suspended):
+        p()
+    assert p.resume("r", go=True).value == 14
+    assert calls == {"token": 2, "use": 1}
+    blob = b"".join(store.get(k) or b"" for k in store.list(""))
+    assert b"SECRET" not in blob
+
+
+def test_keyboard_interrupt_records_nothing_for_the_step(store: durable.Store) -> None:
+    calls = Counter[str]()
+    stop = {"on": True}
+
+    @durable.step(name="a")
+    def a() -> int:
+        calls["a"] += 1
+        return 1
+
+    @durable.step(name="b")
+    def b() -> int:
+        calls["b"] += 1
+        if stop["on"]:
+            raise KeyboardInterrupt
+        return 2
+
+    @durable.workflow(name="k", store=store, run_id="r")
+    def k() -> int:
+        return a() + b()
+
+    with pytest.raises(KeyboardInterrupt):
+        k()
+    from durable._runner import load_context, read_manifest
+
+    assert read_manifest(store, "k", "r").status == "interrupted"  # type: ignore[union-attr]
+    assert list(load_context(store, "k", "r", "refuse").records) == [0]
+    stop["on"] = False
+    assert k() == 3 and calls == {"a": 1, "b": 2}
+
+
+def test_generators_are_refused_at_decoration() -> None:
+    with pytest.raises(durable.ConfigurationError, match="generator"):
+
+        @durable.step
+        def gen() -> Any:
+            yield 1
+
+    with pytest.raises(durable.ConfigurationError, match="generator"):
+
+        @durable.workflow
+        async def agen() -> Any:
+            yield 1
+
+
+def test_nested_step_and_nested_workflow(store: durable.Store) -> None:
+    calls = Counter[str]()
+
+    @durable.step(name="inner")
+    def inner() -> int:
+        calls["inner"] += 1
+        return 1
+
+    @durable.step(name="outer")
+    def outer() -> int:
+        calls["outer"] += 1
+        return inner() + 1
+
+    @durable.workflow(name="child", store=store)
+    def child() -> int:
+        return inner() * 10
+
+    @durable.workflow(name="parent", store=store, run_id="r")
+    def parent() -> int:
+        return outer() + child()
+
+    assert parent() == 12
+    from durable._runner import load_context
+
+    records = load_context(store, "parent", "r", "refuse").records
+    assert [records[p].name for p in sorted(records)] == ["outer", "inner"]
+    assert store.runs("child") == []
+    assert parent() == 12 and calls == {"inner": 2, "outer": 1}
+
+
+def test_unserialisable_output_names_step_and_keeps_records(store: durable.Store) -> None:
+    calls = Counter[str]()
+    bad = {"on": True}
+
+    @durable.step(name="ok")
+    def ok() -> int:
+        calls["ok"] += 1
+        return 1
+
+    @durable.step(name="handle")
+    def handle() -> Any:
+        calls["handle"] += 1
+        return threading.Lock() if bad["on"] else 2
+
+    @durable.workflow(name="s", store=store, run_id="r")
+    def s() -> Any:
+        return ok() + handle()
+
+    with pytest.raises(durable.SerializationError) as info:
+        s()
+    assert info.value.step == "handle" and info.value.type_name == "lock"
+    bad["on"] = False
+    assert s() == 3 and calls == {"ok": 1, "handle": 2}
+
+
+def test_unserialisable_return_value_keeps_run_resumable(store: durable.Store) -> None:
+    calls = Counter[str]()
+    bad = {"on": True}
+
+    @durable.step(name="ok")
+    def ok() -> int:
+        calls["ok"] += 1
+        return 1
+
+    @durable.workflow(name="rv", store=store, run_id="r")
+    def rv() -> Any:
+        v = ok()
+        return threading.Lock() if bad["on"] else v
+
+    with pytest.raises(durable.SerializationError, match="return value"):
+        rv()
+    bad["on"] = False
+    assert rv() == 1 and calls == {"ok": 1}
+
+
+def damage(store: durable.Store) -> str:
+    """Flip one bit inside the record at position 0; return what should be named."""
+    from durable._store import LocalStore
+
+    if isinstance(store, LocalStore):
+        path = Path(store.root) / "pipeline" / "r" / "records.log"
+        data = bytearray(path.read_bytes())
+        data[40] ^= 0x01
+        path.write_bytes(bytes(data))
+        return "records.log@0"
+    key = "pipeline/r/steps/00000000"
+    data = bytearray(store.get(key) or b"")
+    data[-1] ^= 0x01
+    store.put(key, bytes(data))
+    return "steps/00000000"
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_corrupt_record_is_never_returned(
+    store: durable.Store, local_store: durable.Store, kind: str
+) -> None:
+    target = store if kind == "memory" else local_store
+    counts: Counter[str] = Counter()
+    wf = suspended_pipeline(target, counts, "1")
+    with pytest.raises(durable.Suspended):
+        wf(1)
+    named = damage(target)
+    with pytest.raises(durable.CorruptRecordError) as info:
+        wf.resume("r", go=True)
+    assert info.value.run_id == "r" and named in str(info.value)
+    assert counts == {"add": 1, "double": 1}
+
+
+def test_same_run_held_twice_in_one_process_is_locked(store: durable.Store) -> None:
+    entered, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    @durable.step(name="hold")
+    def hold() -> None:
+        entered.set()
+        release.wait(10)
+
+    @durable.workflow(name="h", store=store, run_id="r")
+    def h() -> None:
+        hold()
+
+    t = threading.Thread(target=h)
+    t.start()
+    entered.wait(10)
+    try:
+        h()
+    except durable.RunLockedError as e:
+        errors.append(e)
+    release.set()
+    t.join()
+    assert len(errors) == 1 and "pid" in str(errors[0])
+
+
+def test_two_runs_in_threads_do_not_share_positions(store: durable.Store) -> None:
+    barrier = threading.Barrier(2)
+
+    @durable.step(name="tag")
+    def tag(who: str, i: int) -> str:
+        if i == 0:
+            barrier.wait(10)
+        return f"{who}{i}"
+
+    @durable.workflow(name="t", store=store)
+    def t(who: str) -> list[str]:
+        return [tag(who, i) for i in range(3)]
+
+    out: dict[str, Any] = {}
+    threads = [threading.Thread(target=lambda w=w: out.__setitem__(w, t.run(w))) for w in "ab"]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert out["a"].value == ["a0", "a1", "a2"] and out["b"].value == ["b0", "b1", "b2"]
+    assert out["a"].steps_executed == out["b"].steps_executed == 3
+
+
+def test_async_workflow_and_steps_are_coroutine_functions(store: durable.Store) -> None:
+    calls = Counter[str]()
+
+    @durable.step(name="fetch")
+    async def fetch(x: int) -> int:
+        calls["fetch"] += 1
+        await asyncio.sleep(0)
+        return x + 1
+
+    @durable.workflow(name="aw", store=store, run_id="r")
+    async def aw(x: int) -> int:
+        a = await fetch(x)
+        b = await fetch(a)
+        return b
+
+    assert inspect.iscoroutinefunction(fetch)
+    assert inspect.iscoroutinefunction(aw)
+    assert asyncio.run(aw(1)) == 3
+    run = asyncio.run(aw.run(1))
+    assert run.value == 3 and calls == {"fetch": 2}
+
+
+def test_async_resume_at_failed_step(store: durable.Store) -> None:
+    calls = Counter[str]()
+    fail = {"on": True}
+
+    @durable.step(name="s")
+    async def s(i: int) -> int:
+        calls[f"s{i}"] += 1
+        if i == 2 and fail["on"]:
+            raise ValueError("x")
+        return i
+
+    @durable.workflow(name="aw2", store=store, run_id="r")
+    async def aw2() -> int:
+        total = 0
+        for i in range(4):
+            total += await s(i)
+        return total
+
+    with pytest.raises(ValueError):
+        asyncio.run(aw2())
+    fail["on"] = False
+    run = asyncio.run(aw2.run())
+    assert run.value == 6 and run.resumed_from_step == 2
+    assert calls == {"s0": 1, "s1": 1, "s2": 2, "s3": 1}
+
+
+def test_derived_run_id_is_the_same_in_a_new_process(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "ids.py"
+    script.write_text(
+        "import dataclasses, durable\n"
+        "@dataclasses.dataclass\n"
+        "class Cfg:\n"
+        "    depth: int\n"
+        "@durable.workflow(name='ids')\n"
+        "def ids(repo: str, cfg: Cfg, tags: frozenset = frozenset(), opts: dict | None = None) -> None:\n"
+        "    pass\n"
+        "print(ids.run('org/repo', Cfg(3), frozenset({'b', 'a', 'c'}), {'y': 1, 'x': (1, 2)}).run_id)\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, str(script)],
+            env=dict(child_env, PYTHONHASHSEED=seed),
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+        ).stdout.strip()
+        for seed in ("1", "2", "3")
+    }
+    assert len(outs) == 1 and next(iter(outs)).startswith("ids-")

@@ -1,0 +1,47 @@
+import durable
+
+EXPECTED = {
+    "ArtifactMissingError",
+    "AsyncWorkflow",
+    "ConfigurationError",
+    "CorruptRecordError",
+    "DefinitionChangedError",
+    "DurableError",
+    "IntegrityError",
+    "NondeterminismError",
+    "Progress",
+    "Redacted",
+    "Run",
+    "RunContext",
+    "RunLockedError",
+    "RunNotFoundError",
+    "SerializationError",
+    "Step",
+    "StorageError",
+    "Store",
+    "Suspended",
+    "Workflow",
+    "artifact",
+    "current_run",
+    "loop_over",
+    "open_store",
+    "redact",
+    "sleep",
+    "step",
+    "suspend",
+    "workflow",
+}
+
+
+def test_all_is_sorted_and_exactly_the_public_api() -> None:
+    assert durable.__all__ == sorted(durable.__all__)
+    assert set(durable.__all__) == EXPECTED
+    public = {n for n in vars(durable) if not n.startswith("_")} - {"testing"}
+    assert public == EXPECTED
+
+
+def test_errors_share_one_base() -> None:
+    for name in durable.__all__:
+        obj = getattr(durable, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, durable.DurableError), name

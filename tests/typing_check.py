@@ -1,0 +1,58 @@
+"""Checked by `mypy --strict` in `make test`: decorated functions keep their
+signatures for type checkers. Not collected by pytest."""
+
+from __future__ import annotations
+
+from typing_extensions import assert_type
+
+import durable
+
+
+@durable.step
+def fetch(repo: str) -> list[str]:
+    return [repo]
+
+
+@durable.step(retries=3, retry_delay=0.5)
+def summarize(commit: str) -> str:
+    return commit
+
+
+@durable.step
+async def afetch(n: int) -> int:
+    return n
+
+
+@durable.workflow
+def notes(repo: str, decision: str | None = None) -> str:
+    commits = fetch(repo)
+    return ",".join(durable.loop_over(summarize, commits))
+
+
+@durable.workflow(name="anotes")
+async def anotes(n: int) -> int:
+    return await afetch(n)
+
+
+def check() -> None:
+    assert_type(fetch("x"), list[str])
+    assert_type(summarize("c"), str)
+    assert_type(notes("org/repo"), str)
+    assert_type(notes.run("org/repo"), durable.Run[str])
+    assert_type(notes.run("org/repo").value, str | None)
+    nightly = notes.with_options(run_id="nightly")
+    assert_type(nightly("org/repo", decision="approved"), str)
+    assert_type(notes.resume("nightly", decision="ok"), durable.Run[str])
+    awf: durable.AsyncWorkflow[[int], int] = anotes
+    assert awf is anotes
+
+
+async def acheck() -> None:
+    assert_type(await anotes(1), int)
+    assert_type(await anotes.run(1), durable.Run[int])
+    assert_type(await afetch(2), int)
+    assert_type(durable.loop_over(summarize, ["a"]), list[str])
+    assert_type(fetch.fingerprint, str)
+    assert_type(notes.fingerprint, str)
+    ctx = durable.current_run()
+    assert_type(ctx, durable.RunContext | None)
