@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import sys
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar, overload
@@ -18,7 +19,7 @@ from ._blockrec import Block, PlainBlock
 from ._context import active_run, enter_plain
 from ._errors import ConfigurationError
 from ._progress import ProgressCallback, Reporter
-from ._workers import acall_item, call_item, open_pool
+from ._workers import acall_item, call_item, check_executor, open_pool
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -79,6 +80,7 @@ def loop_over(
         raise ConfigurationError("loop_over(max_concurrency=...) must be at least 1")
     if progress is not None and not callable(progress):
         raise ConfigurationError("loop_over(progress=...) takes a callable or None")
+    check_executor(executor)  # before the block takes a position: a bad call records nothing
     if inspect.iscoroutinefunction(fn):
         if executor is not None:
             raise ConfigurationError(
@@ -166,11 +168,9 @@ def _run_blocking(
 
 
 def _fill(pool: Any, items: list[Any], queue: Any, flying: dict[Any, int], window: int) -> None:
-    while len(flying) < window:
-        i = next(queue, None)
-        if i is None:
-            return
-        flying[pool.submit(items[i])] = i
+    batch = list(itertools.islice(queue, max(0, window - len(flying))))
+    for handle, i in zip(pool.submit([items[i] for i in batch]), batch, strict=True):
+        flying[handle] = i
 
 
 async def _async_block(

@@ -8,6 +8,7 @@ the same way; the workflow process writes every record."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import importlib
 import traceback
 import uuid
 from collections.abc import Callable, Iterable
@@ -126,7 +127,7 @@ class Pool(Protocol):
 
     window: int  # items kept in flight so that workers never wait for the next one
 
-    def submit(self, item: Any) -> Any: ...
+    def submit(self, items: list[Any]) -> list[Any]: ...
     def wait(self, handles: Iterable[Any]) -> set[Any]: ...
     def outcome(self, handle: Any) -> Any: ...
     def cancel(self, handles: Iterable[Any]) -> None: ...
@@ -145,11 +146,13 @@ class FuturesPool:
         self.blob = b"" if self.threads else _codec.dumps_callable(fn)
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
 
-    def submit(self, item: Any) -> cf.Future[Any]:
+    def submit(self, items: list[Any]) -> list[Any]:
         if self.threads:
-            return self.executor.submit(call_item, self.fn, item)
-        blob = _codec.dumps_callable(item)
-        return self.executor.submit(run_pickled, self.token, self.blob, blob)
+            return [self.executor.submit(call_item, self.fn, item) for item in items]
+        return [
+            self.executor.submit(run_pickled, self.token, self.blob, _codec.dumps_callable(item))
+            for item in items
+        ]
 
     def wait(self, handles: Iterable[Any]) -> set[Any]:
         done, _ = cf.wait(list(handles), return_when=cf.FIRST_COMPLETED)
@@ -170,29 +173,39 @@ class FuturesPool:
 
 class DaskPool:
     """A `dask.distributed.Client`. `distributed` is imported only here, so
-    it stays an optional extra."""
+    it stays an optional extra. Results are fetched by the client's own loop
+    as tasks finish (`as_completed(with_results=True)`): asking each future
+    for its result one by one costs a round trip through that loop per item."""
 
     def __init__(self, client: Any, fn: Callable[[Any], Any]) -> None:
+        distributed: Any = importlib.import_module("distributed")
         self.client = client
         self.token = uuid.uuid4().hex
         self.blob = _codec.dumps_callable(fn)
+        self.finished: Any = distributed.as_completed([], with_results=True, raise_errors=False)
+        self.results: dict[Any, Any] = {}
         threads = sum(client.nthreads().values())
-        self.window = 2 * threads if threads else 16
+        self.window = 4 * threads if threads else 32
 
-    def submit(self, item: Any) -> Any:
-        blob = _codec.dumps_callable(item)
-        return self.client.submit(run_pickled, self.token, self.blob, blob, pure=False)
+    def submit(self, items: list[Any]) -> list[Any]:
+        if not items:
+            return []
+        blobs = [_codec.dumps_callable(item) for item in items]
+        n = len(blobs)
+        futures = self.client.map(run_pickled, [self.token] * n, [self.blob] * n, blobs, pure=False)
+        self.finished.update(futures)
+        return list(futures)
 
     def wait(self, handles: Iterable[Any]) -> set[Any]:
-        import distributed
-
-        done, _ = distributed.wait(  # type: ignore[no-untyped-call,unused-ignore]
-            list(handles), return_when="FIRST_COMPLETED"
-        )
-        return set(done)
+        batch = self.finished.next_batch(block=True)
+        self.results.update(batch)
+        return {future for future, _ in batch}
 
     def outcome(self, handle: Any) -> Any:
-        return unpack_outcome(handle.result())
+        result = self.results.pop(handle)
+        if handle.status != "finished":  # the task itself failed: a worker died, ...
+            raise result if isinstance(result, BaseException) else RuntimeError(repr(result))
+        return unpack_outcome(result)
 
     def cancel(self, handles: Iterable[Any]) -> None:
         pending = list(handles)
@@ -210,10 +223,15 @@ def is_dask_client(obj: object) -> bool:
 
 
 def open_pool(executor: object, fn: Callable[[Any], Any]) -> Pool:
+    check_executor(executor)
     if isinstance(executor, cf.Executor):
         return FuturesPool(executor, fn)
-    if is_dask_client(executor):
-        return DaskPool(executor, fn)
+    return DaskPool(executor, fn)
+
+
+def check_executor(executor: object) -> None:
+    if executor is None or isinstance(executor, cf.Executor) or is_dask_client(executor):
+        return
     raise ConfigurationError(
         f"loop_over(executor=...) takes a concurrent.futures.Executor (ThreadPoolExecutor, "
         f"ProcessPoolExecutor) or a dask.distributed.Client, not {type(executor).__qualname__}"
