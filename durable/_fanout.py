@@ -1,97 +1,31 @@
-"""`loop_over`: one recorded block over many items, run in this process, on
-an executor or a Dask cluster, or as concurrent coroutines.
-
-The block takes one position and is recorded once, when every item is done.
-With `checkpoint_items=True` each finished item is also recorded as it
-completes (`items/<position>/<index>`), so a crash costs only the items that
-were in flight; those records are deleted once the block record is written."""
+"""How a `loop_over` block runs its items: one by one in this process, on
+an executor or a Dask cluster (a window of items in flight, results written
+here as they come back), or as concurrent coroutines. The record side is in
+`_blockrec`; the public function is `_blocks.loop_over`."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import sys
-from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, TypeVar, overload
+from collections.abc import Callable
+from typing import Any
 
-from ._blockrec import Block, PlainBlock
-from ._context import active_run, enter_plain
-from ._errors import ConfigurationError
+from ._context import enter_plain
 from ._progress import ProgressCallback, Reporter
-from ._workers import acall_item, call_item, check_executor, open_pool
-
-T = TypeVar("T")
-R = TypeVar("R")
-DEFAULT_ASYNC_CONCURRENCY = 16
+from ._workers import acall_item, call_item, open_pool
 
 
-@overload
-def loop_over(  # type: ignore[overload-overlap]
-    fn: Callable[[T], Coroutine[Any, Any, R]],
-    items: Iterable[T],
-    *,
-    name: str | None = None,
-    executor: object = None,
-    checkpoint_items: bool = False,
-    max_concurrency: int | None = None,
-    progress: ProgressCallback | None = None,
-) -> Coroutine[Any, Any, list[R]]: ...
-@overload
-def loop_over(
-    fn: Callable[[T], R],
-    items: Iterable[T],
-    *,
-    name: str | None = None,
-    executor: object = None,
-    checkpoint_items: bool = False,
-    max_concurrency: int | None = None,
-    progress: ProgressCallback | None = None,
-) -> list[R]: ...
-def loop_over(
+def sync_block(
+    block: Any,
     fn: Callable[[Any], Any],
-    items: Iterable[Any],
-    *,
-    name: str | None = None,
-    executor: object = None,
-    checkpoint_items: bool = False,
-    max_concurrency: int | None = None,
-    progress: ProgressCallback | None = None,
-) -> Any:
-    """Apply `fn` to every item; the results come back in item order.
-
-    Inside a workflow the block takes one position and records the whole
-    list once, when every item is done; a re-run replays the list without
-    calling `fn`. Steps called inside run without records of their own (a
-    step passed as `fn` keeps its retries).
-
-    - `executor`: a `concurrent.futures.Executor` (thread or process pool) or
-      a `dask.distributed.Client`; None runs the items one by one here.
-    - `checkpoint_items`: record each item as it finishes, so that a crash
-      re-runs only the items without a result.
-    - `max_concurrency`: items in flight at once. Default: 16 for an
-      `async def` fn, twice the executor's workers otherwise.
-    - `progress`: called with a `durable.Progress` after each item.
-
-    With an `async def` fn it returns an awaitable and runs the items as
-    concurrent coroutines (no executor)."""
-    items = list(items)
-    if max_concurrency is not None and max_concurrency < 1:
-        raise ConfigurationError("loop_over(max_concurrency=...) must be at least 1")
-    if progress is not None and not callable(progress):
-        raise ConfigurationError("loop_over(progress=...) takes a callable or None")
-    check_executor(executor)  # before the block takes a position: a bad call records nothing
-    if inspect.iscoroutinefunction(fn):
-        if executor is not None:
-            raise ConfigurationError(
-                "an async def function runs as coroutines in this process: loop_over() takes "
-                "no executor for it. Pass a plain def function to use an executor."
-            )
-        limit = max_concurrency or DEFAULT_ASYNC_CONCURRENCY
-        return _async_block(_open(fn, items, name, checkpoint_items), fn, items, limit, progress)
-    block = _open(fn, items, name, checkpoint_items)
+    items: list[Any],
+    executor: object,
+    limit: int | None,
+    progress: ProgressCallback | None,
+) -> list[Any]:
     if block.replayed:
-        return block.replay()
+        return block.replay()  # type: ignore[no-any-return]
     results, todo = block.restore()
     reporter = Reporter(block.label, len(items), len(items) - len(todo), progress)
 
@@ -101,21 +35,13 @@ def loop_over(
         reporter.item_done()
 
     try:
-        _run_blocking(fn, items, todo, executor, max_concurrency, done, block.label)
+        _run_blocking(fn, items, todo, executor, limit, done, block.label)
     except Exception as exc:
         block.fail(exc)
         raise
     finally:
         reporter.close()
-    return block.commit(results)
-
-
-def _open(fn: Callable[..., Any], items: list[Any], name: str | None, checkpoint: bool) -> Any:
-    """The block's record side; its position is taken now, at call time."""
-    ctx = active_run()
-    if ctx is None:
-        return PlainBlock(fn, items, name)
-    return Block(ctx, fn, items, name, checkpoint)
+    return block.commit(results)  # type: ignore[no-any-return]
 
 
 def _run_blocking(
@@ -173,8 +99,12 @@ def _fill(pool: Any, items: list[Any], queue: Any, flying: dict[Any, int], windo
         flying[handle] = i
 
 
-async def _async_block(
-    block: Any, fn: Callable[[Any], Any], items: list[Any], limit: int, progress: Any
+async def async_block(
+    block: Any,
+    fn: Callable[[Any], Any],
+    items: list[Any],
+    limit: int,
+    progress: ProgressCallback | None,
 ) -> list[Any]:
     if block.replayed:
         return block.replay()  # type: ignore[no-any-return]
