@@ -4,6 +4,7 @@ files, since the workers are other processes."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -126,3 +127,57 @@ def test_a_step_defined_in_main_runs_on_dask_workers(tmp_path: Path, cluster: An
         '[{"word": "AB", "len": 2}, {"word": "CDE", "len": 3}, {"word": "F", "len": 1}]'
     )
     assert sorted(log.read_text().split()) == ["ab", "cde", "f"]
+
+
+S3_SCRIPT = """
+import json, sys
+import durable
+from distributed import Client
+from tests.fanout_work import picky
+
+STORE, SCHEDULER, LOG = sys.argv[1:4]
+
+@durable.workflow(name="fan_s3", store=STORE, run_id="shared")
+def fan(items):
+    with Client(SCHEDULER) as client:
+        return durable.loop_over(picky, items, executor=client, checkpoint_items=True)
+
+if __name__ == "__main__":
+    print(json.dumps(fan([(LOG, i) for i in range(12)])))
+"""
+
+
+@pytest.fixture
+def s3_base(request: pytest.FixtureRequest) -> str:
+    try:
+        return str(request.getfixturevalue("s3_url"))
+    except pytest.FixtureLookupError:
+        pytest.skip("needs the s3_url fixture (moto server) from tests/conftest.py")
+
+
+def test_a_dask_block_on_s3_resumes_in_another_process(
+    tmp_path: Path, cluster: Any, s3_base: str
+) -> None:
+    # The store is on S3 and the workers only compute: the process that
+    # resumes shares nothing with the first one but the bucket and the cluster.
+    log = str(tmp_path / "log")
+    Path(log + ".fail").write_text("7")
+    url = f"{s3_base}/store"
+    script = tmp_path / "fan_s3.py"
+    script.write_text(S3_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DURABLE_PROGRESS": "0"}
+    cmd = [sys.executable, str(script), url, cluster.scheduler_address, log]
+
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 1 and "item 7 refused" in first.stderr, first.stderr
+    store = durable.open_store(url)
+    kept = item_indexes(store, "fan_s3", "shared")
+    done_first = logged(log)
+    assert kept == set(done_first) and 7 not in kept and kept
+
+    Path(log + ".fail").unlink()
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout) == [expected(i) for i in range(12)]
+    assert sorted(logged(log)[len(done_first) :]) == sorted(set(range(12)) - kept)
+    assert item_indexes(durable.open_store(url), "fan_s3", "shared") == set()
