@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._context import enter_plain
+from ._errors import Suspended
 from ._progress import ProgressCallback, Reporter
 from ._workers import acall_item, call_item, open_pool
 
@@ -36,6 +37,8 @@ def sync_block(
 
     try:
         _run_blocking(fn, items, todo, executor, limit, done, block.label)
+    except Suspended:
+        raise  # not a failure: the run waits for a person
     except Exception as exc:
         block.fail(exc)
         raise
@@ -139,6 +142,8 @@ async def async_block(
         await asyncio.gather(*(worker() for _ in range(min(limit, len(todo)))))
         if failures:
             raise failures[0]
+    except Suspended:
+        raise  # not a failure: the run waits for a person
     except Exception as exc:
         block.fail(exc)
         raise
@@ -150,6 +155,8 @@ async def async_block(
 def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
     """Say which item failed while keeping the exception's own type (so that
     `except ValueError` around the workflow still works)."""
+    if isinstance(exc, Suspended):
+        return exc
     note = f"durable: item {index} (of {total}) of {label} failed"
     if sys.version_info >= (3, 11):
         exc.add_note(note)
