@@ -31,10 +31,10 @@ def label_of(fn: Callable[..., Any], name: str | None) -> str:
     return name or f"loop_over({_default_name(fn)})"
 
 
-def fingerprint_of(fn: Callable[..., Any]) -> str:
+def fingerprint_of(fn: Callable[..., Any], ctx: RunContext | None = None) -> str:
     spec = step_spec(fn)
     if spec is not None:
-        return spec.fingerprint
+        return spec.fingerprint_in(ctx) if ctx is not None else spec.fingerprint
     try:
         return fingerprint_function(fn).value
     except ConfigurationError:
@@ -83,7 +83,7 @@ class Block:
         self.ctx = ctx
         self.pos = ctx.take_position()
         self.label = label_of(fn, name)
-        self.fp = fingerprint_of(fn)
+        self.fp = fingerprint_of(fn, ctx)
         self.items = items
         self.checkpoint = checkpoint
         self.digest = args_digest(tuple(items), {})

@@ -26,6 +26,7 @@ class RunContext:
     timers: dict[int, float] = field(default_factory=dict)
     items: dict[int, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
+    fingerprints: dict[str, str] = field(default_factory=dict)
     position: int = 0
     replayed: int = 0
     executed: int = 0

@@ -134,6 +134,15 @@ class StepSpec:
     artifacts: Callable[[Any], Iterable[Any]] | None = None
     artifacts_policy: str = "rerun"
     verify: str = "digest"
+    # How the decorator fingerprinted it, so a run can fingerprint it afresh.
+    pinned_name: str | None = None
+    version: str | None = None
+    deep: bool = True
+
+    def fingerprint_in(self, ctx: RunContext) -> str:
+        """The fingerprint as of this run's start (helpers and constants
+        may have changed since decoration), else the decoration-time one."""
+        return ctx.fingerprints.get(self.name, self.fingerprint)
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -162,7 +171,8 @@ def step_plan(
     if pos is None:
         pos = ctx.take_position()
     digest = args_digest(args, kwargs)
-    rec = lookup(ctx, pos, spec.name, spec.fingerprint, digest)
+    fp = spec.fingerprint_in(ctx)
+    rec = lookup(ctx, pos, spec.name, fp, digest)
     reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
     if reopened is not None:
         rec = None
@@ -190,7 +200,7 @@ def step_plan(
     if rec is not None:  # a persist=False marker is already there
         ctx.executed += 1
         return value
-    record = StepRecord(pos, "step", spec.name, spec.fingerprint, digest, started=started)
+    record = StepRecord(pos, "step", spec.name, fp, digest, started=started)
     record.attempts = failures
     record.artifacts = produced
     if reopened is not None:

@@ -1,24 +1,40 @@
-"""Normalised-source hashing (pure: no I/O beyond reading source).
+"""Fingerprints of steps and workflows (pure: stdlib and `_errors` only).
 
-A fingerprint is 12 hex digits of SHA-256 over a function's identity and a
-canonical walk of its AST, so that formatting never matters and semantics
-always do."""
+A fingerprint is 12 hex digits of SHA-256 over a function's identity and its
+*parts*: the canonical AST of its source (see `_canon`), the plain-data
+module constants it reads, its default and closure values and, when `deep`,
+the same for the plain functions of the user's own code it reaches. The
+parts are kept so that a mismatch can say what kind of change happened.
+"""
 
 from __future__ import annotations
 
 import ast
-import hashlib
+import builtins
+import enum
+import functools
 import inspect
-import linecache
-import textwrap
 import types
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._canon import (
+    code_objects,
+    definition_tokens,
+    find_definitions,
+    foreign_decorators,
+    hash_tokens,
+    is_user_code,
+    name_chains,
+    parameters_match,
+    plain_tokens,
+    rebound_names,
+)
 from ._errors import ConfigurationError
 
-OUR_DECORATORS = frozenset({"step", "workflow"})
+_MISSING = object()
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -26,20 +42,23 @@ class Fingerprint:
     value: str
     identity: str
     parts: Mapping[str, str] = field(default_factory=dict)
+    #: Global names the code reads that were not bound yet (a helper or
+    #: constant defined further down the file): recompute once they are.
+    unresolved: frozenset[str] = frozenset()
 
 
-def identity_of(fn: Callable[..., Any], name: str | None = None) -> str:
+def identity_of(fn: object, name: str | None = None) -> str:
+    """`module.qualname`, or `name` when given. The module of a script is
+    `__main__` however it is started, and no path ever enters it."""
     if name:
         return name
-    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+    target = _target(fn)
+    module = getattr(target, "__module__", None) or "?"
+    return f"{module}.{getattr(target, '__qualname__', type(target).__qualname__)}"
 
 
 def digest(*chunks: str) -> str:
-    h = hashlib.sha256()
-    for c in chunks:
-        h.update(c.encode())
-        h.update(b"\0")
-    return h.hexdigest()[:12]
+    return hash_tokens(chunks, 12)
 
 
 def fingerprint_function(
@@ -48,118 +67,359 @@ def fingerprint_function(
     name: str | None = None,
     version: str | None = None,
     deep: bool = True,
+    steps: bool = True,
 ) -> Fingerprint:
+    """Fingerprint `fn`. `version` replaces everything read from the source;
+    `deep=False` leaves out the helpers (and steps) `fn` calls; `steps=False`
+    leaves out only the steps and workflows, for a caller that combines
+    their fingerprints itself (a workflow's definition)."""
     identity = identity_of(fn, name)
     if version is not None:
-        return Fingerprint(digest(identity, "version", version), identity, {"version": version})
-    code = source_hash(fn)
-    return Fingerprint(digest(identity, "code", code), identity, {"code": code})
+        parts: dict[str, str] = {"version": str(version)}
+        return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
+    root = _analyse(fn, role="function", named=name is not None)
+    parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
+    value = digest(identity, *_flatten(parts))
+    return Fingerprint(value, identity, parts, frozenset(root.unresolved))
 
 
 def combine(identity: str, own: str, children: Mapping[str, str]) -> str:
+    """A workflow's definition fingerprint: its own and its steps'."""
     chunks = [identity, own]
     for k in sorted(children):
         chunks += [k, children[k]]
     return digest(*chunks)
 
 
-def source_hash(fn: Callable[..., Any]) -> str:
-    node = _function_node(fn)
-    h = hashlib.sha256()
-    for token in _walk(node, top=True):
-        h.update(token.encode())
-        h.update(b"\x1f")
-    return h.hexdigest()[:16]
+# ---------------------------------------------------------------- analysis
 
 
-def _function_node(fn: Callable[..., Any]) -> ast.AST:
-    target = inspect.unwrap(fn)
-    try:
-        lines, _ = inspect.getsourcelines(target)
-    except (OSError, TypeError) as e:
-        raise ConfigurationError(
-            f"cannot read the source of {identity_of(fn)} ({e}); "
-            "pass version='...' to the decorator to fingerprint it by hand"
-        ) from None
-    src = textwrap.dedent("".join(lines))
-    linecache.checkcache()
-    tree = ast.parse(src)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return node
-    raise ConfigurationError(f"no function definition found for {identity_of(fn)}")
+@dataclass
+class _Analysis:
+    """What one function contributes by itself, and what it leads to."""
+
+    parts: dict[str, str] = field(default_factory=dict)
+    reached: list[object] = field(default_factory=list)
+    unresolved: set[str] = field(default_factory=set)
 
 
-def _walk(node: Any, top: bool = False) -> Iterator[str]:
-    if isinstance(node, ast.AST):
-        yield type(node).__name__
-        for fname, value in ast.iter_fields(node):
-            if fname in ("type_comment", "kind", "ctx"):
-                continue
-            if top and fname == "decorator_list":
-                value = [d for d in value if not _is_ours(d)]
-            if fname == "body" and isinstance(value, list):
-                value = _strip_docstring(value)
-            yield fname
-            yield from _walk(value)
-    elif isinstance(node, list):
-        yield "["
-        for item in node:
-            yield from _walk(item)
-        yield "]"
-    else:
-        yield f"{type(node).__name__}:{node!r}"
-
-
-def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        if isinstance(body[0].value.value, str):
-            return body[1:]
-    return body
-
-
-def _is_ours(dec: ast.expr) -> bool:
-    target = dec.func if isinstance(dec, ast.Call) else dec
-    if isinstance(target, ast.Attribute):
-        return target.attr in OUR_DECORATORS
-    return isinstance(target, ast.Name) and target.id in OUR_DECORATORS
-
-
-def referenced_objects(fn: Callable[..., Any]) -> list[object]:
-    """Objects the function's body can reach by name: globals, closure cells,
-    and those of nested functions and lambdas, in first-seen order."""
-    target = inspect.unwrap(fn)
+def _analyse(fn: Any, *, role: str, named: bool) -> _Analysis:
+    if isinstance(fn, functools.partial):
+        inner = _analyse(fn.func, role=role, named=named)
+        bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
+        inner.parts["bound"] = hash_tokens(bound)
+        return inner
+    target = _target(fn)
     code = getattr(target, "__code__", None)
-    if code is None:
-        return []
-    found: dict[int, object] = {}
-    globs = getattr(target, "__globals__", {})
-    for cell in getattr(target, "__closure__", None) or ():
-        try:
-            found.setdefault(id(cell.cell_contents), cell.cell_contents)
-        except ValueError:
+    if not isinstance(code, types.CodeType):
+        raise ConfigurationError(
+            f"{identity_of(fn)} is not a Python function; pass version='...' to fingerprint it"
+        )
+    nodes = _source_nodes(target, code, role=role, named=named)
+    out = _Analysis({"code": hash_tokens(t for n in nodes for t in definition_tokens(n))})
+    _read_globals(target, nodes, code, out)
+    _read_live(target, code, out)
+    return out
+
+
+def _source_nodes(fn: Any, code: types.CodeType, *, role: str, named: bool) -> list[ast.AST]:
+    who = identity_of(fn)
+    nodes: list[ast.AST] = find_definitions(code, getattr(fn, "__globals__", None))
+    if not nodes:
+        hint = "" if role == "function" else " or deep=False"
+        raise ConfigurationError(
+            f"cannot read the source of {role} {who} (defined in {code.co_filename}: exec, "
+            f"`python -c` or a deleted file). Pass version='...'{hint} to the decorator so "
+            "that durable knows when its code changes; bytecode is never used instead."
+        )
+    if not all(parameters_match(n, code) for n in nodes):
+        raise ConfigurationError(
+            f"the source of {who} in {code.co_filename} no longer matches the running code "
+            "(edited after import?); re-import the module or pass version='...'"
+        )
+    if len(nodes) > 1 and role == "function" and not named:
+        raise ConfigurationError(
+            f"{len(nodes)} lambdas start on line {code.co_firstlineno} of "
+            f"{code.co_filename} and cannot be told apart; give this one name='...' "
+            "(or define it with def)"
+        )
+    return nodes  # a named lambda is fingerprinted with its neighbours: conservative
+
+
+def _read_globals(fn: Any, nodes: list[ast.AST], code: types.CodeType, out: _Analysis) -> None:
+    """Constants and callables the body names: `X`, `mod.X`, `pkg.mod.f`.
+    Only names the code really looks up globally (its `co_names`) count,
+    so that a local that shadows a global is not mistaken for it. Program
+    state is not a constant: names declared `global` anywhere in the file,
+    and lists, dicts and sets unless their name is spelled like a constant
+    (`MODELS = {...}` counts, `seen = set()` does not)."""
+    names = {n for co in code_objects(code) for n in co.co_names}
+    # Decorators are looked up around the function, not in it; ours do not count.
+    names |= {c[0] for d in foreign_decorators(nodes) for c in name_chains(d)}
+    names -= rebound_names(code, getattr(fn, "__globals__", None))
+    # Recursion by name: while a decorator runs, the name is unbound (first
+    # import) or still bound to the previous object (reload, a notebook cell
+    # run again). Either way it is this function, already covered.
+    if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
+        names.discard(fn.__name__)
+    globs: Mapping[str, Any] = getattr(fn, "__globals__", {})
+    for chain in sorted({c for n in nodes for c in name_chains(n)}):
+        if chain[0] not in names:
             continue
-    for co in _codes(code):
-        for n in co.co_names:
-            if n in globs:
-                found.setdefault(id(globs[n]), globs[n])
+        path, obj = _resolve(globs, chain)
+        if obj is _MISSING:
+            if len(path) == 1 and path[0] not in _BUILTINS:
+                out.unresolved.add(path[0])
+            continue
+        toks = plain_tokens(obj, mutable=_constant_style(path[-1])) or _enum_tokens(obj)
+        if toks is not None:
+            out.parts["const:" + ".".join(path)] = hash_tokens(toks)
+        elif _followable(obj):
+            out.reached.append(obj)
+
+
+def _read_live(fn: Any, code: types.CodeType, out: _Analysis) -> None:
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
+    if any(defaults):
+        out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
+    cells = getattr(fn, "__closure__", None) or ()
+    if cells:
+        pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
+        out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
+
+
+def _reached_parts(fn: Callable[..., Any], root: _Analysis, steps: bool) -> dict[str, str]:
+    """Every user function and step reachable from `fn`, breadth first, each
+    seen once (so cycles end). A function contributes its own parts; a step
+    or workflow only its fingerprint, without being walked again."""
+    seen = {id(fn), id(_target(fn))}
+    queue = list(root.reached)
+    found: dict[str, list[str]] = {}
+    while queue:
+        obj = queue.pop(0)
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if is_durable(obj):
+            stamp = durable_fingerprint_of(obj) if steps else None
+            if stamp is not None:
+                found.setdefault("step:" + identity_of(obj), []).append(stamp)
+            continue
+        sub = _analyse(obj, role="helper", named=False)
+        root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
+        found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
+        queue.extend(sub.reached)
+    # Two helpers with one identity (two module-level lambdas): keep both.
+    return {k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}
+
+
+def is_durable(obj: object) -> bool:
+    """A step or workflow, told without evaluating its fingerprint (for a
+    workflow that is a property that resolves its whole definition)."""
+    try:
+        found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
+    except Exception:  # an exotic proxy
+        return False
+    return found is not _MISSING
+
+
+def durable_fingerprint_of(obj: object) -> str | None:
+    """The fingerprint a step or workflow carries, or None for other objects."""
+    try:
+        stamp = getattr(obj, "__durable_fingerprint__", None)
+    except Exception:  # a proxy or lazy object may raise anything
+        return None
+    value = getattr(stamp, "value", stamp)
+    return value if isinstance(value, str) else None
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _target(fn: Any) -> Any:
+    if isinstance(fn, functools.partial):
+        return _target(fn.func)
+    try:
+        fn = inspect.unwrap(fn)
+    except ValueError:  # a __wrapped__ cycle
+        pass
+    return getattr(fn, "__func__", fn)  # bound methods
+
+
+def _constant_style(name: str) -> bool:
+    return name.isupper()  # PEP 8 spells constants in capitals
+
+
+def _resolve(globs: Mapping[str, Any], chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any]:
+    """Follow `chain` through modules only (`cfg.LIMIT`, not `obj.attr`)."""
+    obj = globs.get(chain[0], _MISSING)
+    for i, attr in enumerate(chain[1:], start=1):
+        if not isinstance(obj, types.ModuleType):
+            return chain[:i], obj
+        obj = getattr(obj, attr, _MISSING)
+    return chain, obj
+
+
+def _followable(obj: object) -> bool:
+    if is_durable(obj):
+        return True
+    if isinstance(obj, functools.partial):
+        return _followable(obj.func)
+    target = _target(obj)
+    return isinstance(target, types.FunctionType) and is_user_code(target)
+
+
+def _live_tokens(value: object, reached: list[object]) -> list[str]:
+    """Tokens for a default, closure cell or bound argument. Plain data by
+    value; user functions by identity (their code is followed as helpers);
+    anything else by its type, never by `id()` or pickle bytes. Lists,
+    dicts and sets count by type only: a closure cell or default holding one
+    is how functions keep state (counters, caches, flags)."""
+    toks = plain_tokens(value, mutable=False)
+    if toks is not None:
+        return toks
+    if type(value) is tuple:
+        return ["(", *(t for v in value for t in _live_tokens(v, reached)), ")"]
+    if _followable(value):  # a step's fingerprint joins through `reached`
+        reached.append(value)
+        return ["fn:" + identity_of(value)]
+    enum_member = _enum_tokens(value)
+    if enum_member is not None:
+        return enum_member
+    if isinstance(value, type):
+        return ["type:" + _qualname(value)]
+    if isinstance(value, types.ModuleType):
+        return ["module:" + value.__name__]
+    return ["obj:" + _qualname(type(value))]
+
+
+def _enum_tokens(value: object) -> list[str] | None:
+    if isinstance(value, enum.Enum):
+        return [f"enum:{_qualname(type(value))}.{value.name}"]
+    return None
+
+
+def _cell_value(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # not assigned yet (a recursive inner function)
+        return _MISSING
+
+
+def _qualname(t: type) -> str:
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _flatten(parts: Mapping[str, str]) -> list[str]:
+    return [x for k in sorted(parts) for x in (k, parts[k])]
+
+
+# ---------------------------------------------------------------- for the engine
+
+
+def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[object]:
+    """Objects the function can reach by name: globals (and attributes of
+    global modules) named in its body and nested functions, closure cells,
+    defaults and bound arguments, in first-seen order. With `deep`, also
+    what the user's plain functions it reaches reference, transitively, so
+    that a step called through a helper is found; steps and workflows are
+    not entered. Works from code objects alone, without source."""
+    found: dict[int, object] = {}
+    queue: list[object] = [fn]
+    entered: set[int] = set()
+    while queue:
+        current = queue.pop(0)
+        if id(current) in entered:
+            continue
+        entered.add(id(current))
+        for obj in _direct_references(current):
+            if id(obj) not in found:
+                found[id(obj)] = obj
+                if deep and not is_durable(obj) and _followable(obj):
+                    queue.append(obj)
     return list(found.values())
 
 
-def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _codes(const)
+def _direct_references(fn: object) -> Iterator[object]:
+    if isinstance(fn, functools.partial):
+        yield from (fn.func, *fn.args, *fn.keywords.values())
+    target = _target(fn)
+    code = getattr(target, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return
+    yield from _live_objects(target)
+    globs: Mapping[str, Any] = getattr(target, "__globals__", {})
+    for co in code_objects(code):
+        for n in co.co_names:
+            obj = globs.get(n, _MISSING)
+            for item in (obj, *_module_members(obj, co.co_names)):
+                if item is not _MISSING:
+                    yield item
 
 
-def describe_change(old: Mapping[str, str], new: Mapping[str, str]) -> str:
-    """Say what kind of change turned the old parts into the new ones."""
-    kinds = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-    labels = {
-        "code": "code changed",
-        "version": "version changed",
-        "constants": "constant changed",
-        "helpers": "helper changed",
-    }
-    return ", ".join(labels.get(k, f"{k} changed") for k in kinds) or "changed"
+def _live_objects(fn: Any) -> Iterator[object]:
+    for cell in getattr(fn, "__closure__", None) or ():
+        value = _cell_value(cell)
+        if value is not _MISSING:
+            yield value
+    yield from getattr(fn, "__defaults__", None) or ()
+    yield from (getattr(fn, "__kwdefaults__", None) or {}).values()
+
+
+def _module_members(obj: object, names: tuple[str, ...]) -> Iterator[object]:
+    # `tasks.fetch(...)`: the attribute names sit in the same co_names.
+    if isinstance(obj, types.ModuleType):
+        for n in names:
+            yield getattr(obj, n, _MISSING)
+
+
+_KINDS = {"const": "constant", "helper": "helper", "step": "step"}
+_GAINED = {
+    "code": "source",
+    "defaults": "default values",
+    "closure": "closure",
+    "bound": "bound arguments (functools.partial)",
+}
+_WHOLE = {
+    "code": "code changed",
+    "defaults": "default values changed",
+    "closure": "closure values changed",
+    "bound": "bound arguments changed",
+}
+
+
+def describe_change(old_parts: Mapping[str, str], new_parts: Mapping[str, str]) -> str:
+    """What kind of change turned `old_parts` into `new_parts`, in words:
+    "code changed", "constant PROMPT changed", "helper m.clean changed",
+    "version changed ('1' -> '2')", ... joined with "; "."""
+    if "version" in old_parts or "version" in new_parts:
+        old_v, new_v = old_parts.get("version"), new_parts.get("version")
+        if old_v is None:
+            return f"now pinned with version={new_v!r}"
+        if new_v is None:
+            return f"version={old_v!r} removed: the source is fingerprinted now"
+        return f"version changed ({old_v!r} -> {new_v!r})" if old_v != new_v else "no change"
+    said = [
+        _describe_key(k, old_parts.get(k), new_parts.get(k)) for k in _ordered(old_parts, new_parts)
+    ]
+    return "; ".join(s for s in said if s) or "no change"
+
+
+def _ordered(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
+    order = {"code": 0, "defaults": 1, "closure": 2, "bound": 3}
+    return sorted(set(a) | set(b), key=lambda k: (order.get(k, 4), k))
+
+
+def _describe_key(key: str, old: str | None, new: str | None) -> str:
+    if old == new:
+        return ""
+    if key in _WHOLE:
+        return _WHOLE[key] if old and new else f"{_GAINED[key]} {'added' if new else 'removed'}"
+    prefix, _, name = key.partition(":")
+    kind = _KINDS.get(prefix, prefix)
+    if old is None:
+        return f"now uses {kind} {name}"
+    if new is None:
+        return f"no longer uses {kind} {name}"
+    return f"{kind} {name} changed"

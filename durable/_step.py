@@ -101,6 +101,9 @@ def step(
             artifacts=artifacts,
             artifacts_policy=artifacts_policy,
             verify=verify,
+            pinned_name=name,
+            version=version,
+            deep=deep,
         )
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)

@@ -13,7 +13,7 @@ from typing_extensions import ParamSpec
 from . import _codec, _runner
 from ._artifacts import first_stale
 from ._context import Run, RunContext, active_run, enter_run
-from ._engine import Call, Plan, drive_async, drive_sync, now
+from ._engine import Call, Plan, StepSpec, drive_async, drive_sync, now
 from ._errors import ConfigurationError, RunNotFoundError, Suspended
 from ._fingerprint import (
     Fingerprint,
@@ -121,7 +121,7 @@ class Workflow(Generic[P, R]):
     def _own_fingerprint(self) -> Fingerprint:
         # The body's source does not change under a live object; the steps it
         # reaches may be rebound, so those are resolved on every call.
-        return fingerprint_function(self.fn, name=self._identity, version=self.version)
+        return fingerprint_function(self.fn, name=self._identity, version=self.version, steps=False)
 
     def _reach(
         self, steps: dict[str, str], parts: dict[str, dict[str, str]], seen: set[int]
@@ -129,8 +129,9 @@ class Workflow(Generic[P, R]):
         for obj in referenced_objects(self.fn):
             spec = step_spec(obj)
             if spec is not None:
-                steps[spec.name] = spec.fingerprint
-                parts[spec.name] = dict(getattr(obj, "__durable_parts__", {}))
+                fresh = _refingerprint(spec, obj)
+                steps[spec.name] = fresh.value
+                parts[spec.name] = dict(fresh.parts)
             elif isinstance(obj, Workflow) and id(obj) not in seen:
                 seen.add(id(obj))
                 own = obj._own_fingerprint
@@ -192,6 +193,7 @@ class Workflow(Generic[P, R]):
         bound = _runner.merge_arguments(self.fn, recorded, given, overrides)
         manifest = self._start_manifest(store, run_id, manifest, definition, bound)
         ctx = _runner.load_context(store, self.name, run_id, policy)
+        ctx.fingerprints = definition.steps
         try:
             value = yield Call(self.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
         except Suspended as s:
@@ -322,6 +324,18 @@ class Workflow(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<durable workflow {self.name}>"
+
+
+def _refingerprint(spec: StepSpec, obj: object) -> Fingerprint:
+    """Fingerprint a step again at run start: helpers, constants and steps
+    defined below it (or re-run in a notebook cell) exist only now."""
+    try:
+        return fingerprint_function(
+            spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
+        )
+    except ConfigurationError:
+        parts = dict(getattr(obj, "__durable_parts__", {}))
+        return Fingerprint(spec.fingerprint, spec.name, parts)
 
 
 class AsyncWorkflow(Workflow[P, R]):

@@ -768,3 +768,34 @@ def test_derived_run_id_is_the_same_in_a_new_process(
         for seed in ("1", "2", "3")
     }
     assert len(outs) == 1 and next(iter(outs)).startswith("ids-")
+
+
+def test_helper_rebound_after_decoration_is_seen_at_run_start(
+    tmp_path: Path, store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook re-runs a helper's cell but not the step's: the step's
+    decoration-time fingerprint is stale, the run-start one is not."""
+    import importlib
+
+    (tmp_path / "flowmod.py").write_text(
+        "import durable\n"
+        "def helper(x):\n    return x + 1\n"
+        "@durable.step(name='s')\n"
+        "def s(x):\n    return helper(x)\n"
+        "@durable.workflow(name='hw', run_id='r')\n"
+        "def hw(x, go=False):\n"
+        "    v = s(x)\n"
+        "    if not go:\n        durable.suspend('later')\n"
+        "    return v\n"
+    )
+    (tmp_path / "newhelper.py").write_text("def helper(x):\n    return x + 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("flowmod")
+    hw = mod.hw.with_options(store=store)
+    with pytest.raises(durable.Suspended):
+        hw(1)
+    mod.helper = importlib.import_module("newhelper").helper
+    with pytest.raises(durable.DefinitionChangedError) as info:
+        hw.resume("r", go=True)
+    assert "helper" in info.value.changed_steps["s"]
+    assert list(info.value.changed_steps) == ["s"]

@@ -25,7 +25,7 @@ SCRIPT = """
 import concurrent.futures as cf, json, multiprocessing, os, signal, sys
 import durable
 
-LOG, STORE, MODE, CRASH_AT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+LOG, STORE, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 
 @durable.step
 def cube(item):
@@ -49,7 +49,9 @@ POOL = None
 
 def crash_when_enough(progress):
     # Called by the workflow process after each item is done (and recorded).
-    if CRASH_AT and progress.done == CRASH_AT:
+    # Read at call time: a module constant would count in the fingerprint.
+    crash_at = int(os.environ["FANOUT_CRASH_AT"])
+    if crash_at and progress.done == crash_at:
         with open(LOG + ".workers", "w") as f:
             f.write(" ".join(str(p) for p in POOL._processes))
         os.kill(os.getpid(), signal.SIGKILL)
@@ -84,7 +86,8 @@ def run_child(tmp: Path, store: Path, mode: str, crash_at: int) -> Child:
     script = tmp / "fan.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DURABLE_PROGRESS": "0"}
-    cmd = [sys.executable, str(script), str(tmp / "log"), str(store), mode, str(crash_at)]
+    env["FANOUT_CRASH_AT"] = str(crash_at)
+    cmd = [sys.executable, str(script), str(tmp / "log"), str(store), mode]
     # Files, not pipes: a pipe stays open as long as any grandchild holds it.
     with open(tmp / "out", "w+") as out, open(tmp / "err", "w+") as err:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True)

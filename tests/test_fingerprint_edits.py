@@ -1,0 +1,406 @@
+"""Edits that must keep a step's fingerprint and edits that must change it.
+
+Each case is a module written to tmp_path, imported in a fresh interpreter,
+edited on disk, then imported in another fresh interpreter. All cases share
+two interpreter launches (one before, one after the edits) to stay fast;
+the module names are distinct so nothing leaks between cases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from durable._fingerprint import describe_change
+
+REPO = Path(__file__).resolve().parents[1]
+RUNNER = REPO / "tests" / "fp_runner.py"
+
+# Stands in for `import durable`: only the decorator *names* matter.
+PRELUDE = """\
+import functools, types
+durable = types.SimpleNamespace()
+durable.step = durable.workflow = lambda *a, **k: (
+    a[0] if a and callable(a[0]) else (lambda f: f))
+step = workflow = durable.step
+"""
+
+BASE = """
+PROMPT = "Summarise:"
+LIMIT = 3
+
+@durable.step(retries=3)
+def target(text, n=2):
+    words = text.split()
+    return PROMPT + " ".join(words[:n]) + f"{n:>3}" if len(words) < LIMIT else "long"
+"""
+
+
+@dataclass
+class Case:
+    id: str
+    before: str
+    after: str
+    # None: the fingerprint must stay; else a phrase describe_change must say.
+    change: str | None = None
+    extra_before: dict[str, str] = field(default_factory=dict)  # sibling modules
+    extra_after: dict[str, str] = field(default_factory=dict)
+
+
+def edit(old: str, new: str, base: str = BASE) -> str:
+    assert old in base, old
+    return base.replace(old, new)
+
+
+COSMETIC = [
+    Case("spaces", BASE, edit("words[:n]", "words[ : n ]")),
+    Case("indent-2", BASE, BASE.replace("\n    ", "\n  ")),
+    Case("tabs", BASE, BASE.replace("\n    ", "\n\t")),
+    Case("blank-lines", BASE, edit("    words =", "\n\n    words =")),
+    Case(
+        "comments",
+        BASE,
+        edit("    words = text.split()", "    # split\n    words = text.split()  # why"),
+    ),
+    Case("docstring-added", BASE, edit("n=2):\n", 'n=2):\n    """Summarise the text."""\n')),
+    Case(
+        "docstring-changed",
+        edit("n=2):\n", 'n=2):\n    """One."""\n'),
+        edit("n=2):\n", "n=2):\n    '''Two,\n    longer.'''\n"),
+    ),
+    Case(
+        "line-wrapping",
+        BASE,
+        edit(
+            'return PROMPT + " ".join(words[:n])',
+            'return (PROMPT\n            + " ".join(\n                words[:n],\n            ))',
+        ),
+    ),
+    Case("parentheses", BASE, edit("len(words) < LIMIT", "((len(words)) < (LIMIT))")),
+    Case("quote-style", BASE, edit('" ".join', "' '.join")),
+    Case("u-prefix", BASE, edit('"long"', 'u"long"')),
+    Case("implicit-concat", BASE, edit('"long"', "\"lo\" 'ng'")),
+    Case("fstring-without-fields", BASE, edit('"long"', 'f"long"')),
+    Case("fstring-debug-spelling", edit('f"{n:>3}"', 'f"{n=}"'), edit('f"{n:>3}"', 'f"n={n!r}"')),
+    Case("backslash-continuation", BASE, edit("return PROMPT +", "return PROMPT \\\n        +")),
+    Case("number-spelling", edit("n=2)", "n=1000)"), edit("n=2)", "n=1_000)")),
+    Case("trailing-comma", BASE, edit("(text, n=2)", "(\n    text,\n    n=2,\n)")),
+    Case("crlf", BASE, BASE.replace("\n", "\r\n")),
+    Case("moved-down", BASE, "\n\nUNRELATED = [1, 2]\n\n\ndef other():\n    return 1\n" + BASE),
+    Case("our-decorator-args", BASE, edit("retries=3)", "retries=5, name='x')")),
+    Case("our-decorator-form", BASE, edit("@durable.step(retries=3)", "@step")),
+    Case("unrelated-constant", BASE + "OTHER = 1\n", BASE + "OTHER = 2\n"),
+    Case(
+        "semicolons",
+        edit("    words = text.split()", "    a = 1; b = 2\n    words = text.split()"),
+        edit("    words = text.split()", "    a = 1\n    b = 2\n    words = text.split()"),
+    ),
+]
+
+HELPERS = (
+    BASE.replace('"long"', "helper(text)")
+    + """
+def helper(text):
+    return text.upper() + leaf(text)
+
+def leaf(text):
+    return text[::-1]
+"""
+)
+FACTORY = """
+def make(k):
+    @durable.step
+    def inner(x):
+        return x * k
+    return inner
+
+target = make(2)
+"""
+CFG_USER = """
+import MOD_cfg as cfg
+
+@durable.step
+def target(x):
+    return x * cfg.SCALE
+"""
+
+SEMANTIC = [
+    Case("operator", BASE, edit("PROMPT +", "PROMPT *"), "code changed"),
+    Case("comparison", BASE, edit("< LIMIT", "<= LIMIT"), "code changed"),
+    Case("int-literal", BASE, edit("words[:n]", "words[:n + 1]"), "code changed"),
+    Case("str-literal", BASE, edit('"long"', '"too long"'), "code changed"),
+    Case("default-value", BASE, edit("n=2)", "n=3)"), "code changed"),
+    Case("parameter-added", BASE, edit("n=2)", "n=2, sep=' ')"), "code changed"),
+    Case("parameter-kind", BASE, edit("(text, n=2)", "(text, *, n=2)"), "code changed"),
+    Case(
+        "parameter-renamed",
+        BASE,
+        edit("(text, n=2)", "(body, n=2)").replace("text.split", "body.split"),
+        "code changed",
+    ),
+    Case("async", BASE, edit("def target", "async def target"), "code changed"),
+    Case(
+        "yield",
+        BASE,
+        edit("    words = text.split()", "    yield\n    words = text.split()"),
+        "code changed",
+    ),
+    Case(
+        "other-decorator",
+        BASE,
+        edit("@durable.step(retries=3)", "@durable.step(retries=3)\n@functools.lru_cache"),
+        "code changed",
+    ),
+    Case("called-name", BASE, edit("text.split()", "text.rsplit()"), "code changed"),
+    Case("called-function", BASE, edit("len(words)", "sum(words)"), "code changed"),
+    Case("fstring-spec", BASE, edit("{n:>3}", "{n:<3}"), "code changed"),
+    Case("fstring-conversion", edit("{n:>3}", "{n!r}"), edit("{n:>3}", "{n!s}"), "code changed"),
+    Case(
+        "statement-order",
+        edit("    words =", "    n = n + 1\n    words ="),
+        edit("    return", "    n = n + 1\n    return"),
+        "code changed",
+    ),
+    Case(
+        "constant-value",
+        BASE,
+        edit('"Summarise:"', '"Summarise briefly:"'),
+        "constant PROMPT changed",
+    ),
+    Case("constant-number", BASE, edit("LIMIT = 3", "LIMIT = 4"), "constant LIMIT changed"),
+    Case(
+        "helper-body",
+        HELPERS,
+        HELPERS.replace("text.upper()", "text.lower()"),
+        "helper MOD.helper changed",
+    ),
+    Case(
+        "transitive-helper", HELPERS, HELPERS.replace("[::-1]", "[::2]"), "helper MOD.leaf changed"
+    ),
+    Case("closure-value", FACTORY, FACTORY.replace("make(2)", "make(3)"), "closure values changed"),
+    Case(
+        "default-from-constant",
+        BASE.replace("n=2", "n=LIMIT"),
+        BASE.replace("n=2", "n=LIMIT").replace("LIMIT = 3", "LIMIT = 4"),
+        "default values changed",
+    ),
+    Case(
+        "partial-bound",
+        BASE + "CASES = {'target': (functools.partial(target, n=2), {})}\n",
+        BASE + "CASES = {'target': (functools.partial(target, n=5), {})}\n",
+        "bound arguments changed",
+    ),
+    Case(
+        "module-attribute-constant",
+        CFG_USER,
+        CFG_USER,
+        "constant cfg.SCALE changed",
+        {"cfg": "SCALE = 2\n"},
+        {"cfg": "SCALE = 3\n"},
+    ),
+    Case(
+        "version",
+        BASE + "OPTIONS = {'version': '1'}\n",
+        BASE + "OPTIONS = {'version': '2'}\n",
+        "version changed ('1' -> '2')",
+    ),
+]
+
+OPTIONS = [
+    # deep=False: a helper edit is not seen...
+    Case(
+        "shallow-helper-edit",
+        HELPERS + "OPTIONS = {'deep': False}\n",
+        HELPERS.replace("text.upper()", "text.lower()") + "OPTIONS = {'deep': False}\n",
+    ),
+    # ...but a constant still is.
+    Case(
+        "shallow-constant-edit",
+        BASE + "OPTIONS = {'deep': False}\n",
+        edit("LIMIT = 3", "LIMIT = 4") + "OPTIONS = {'deep': False}\n",
+        "constant LIMIT changed",
+    ),
+    # version= replaces the source: a semantic edit is the user's to flag.
+    Case(
+        "versioned-code-edit",
+        BASE + "OPTIONS = {'version': '1'}\n",
+        edit("PROMPT +", "PROMPT *") + "OPTIONS = {'version': '1'}\n",
+    ),
+    # name= pins the identity: renaming the function changes nothing.
+    Case(
+        "named-rename",
+        BASE + "OPTIONS = {'name': 'summarise'}\n",
+        BASE.replace("def target", "def summarise")
+        + "target = summarise\nOPTIONS = {'name': 'summarise'}\n",
+    ),
+    Case(
+        "helper-moved",
+        HELPERS,
+        BASE.replace('"long"', "helper(text)").replace(
+            "PROMPT = ",
+            "def leaf(text):\n    return text[::-1]\n\ndef helper(text):\n"
+            "    return text.upper() + leaf(text)\n\nPROMPT = ",
+        ),
+    ),
+]
+
+ALL = COSMETIC + SEMANTIC + OPTIONS
+
+
+def module_name(case: Case) -> str:
+    return "m_" + case.id.replace("-", "_")
+
+
+def write_case(root: Path, case: Case, source: str, extra: dict[str, str]) -> None:
+    mod = module_name(case)
+    for name, text in extra.items():
+        (root / f"{mod}_{name}.py").write_text(text)
+    text = PRELUDE + source.replace("MOD_", mod + "_")
+    (root / f"{mod}.py").write_bytes(text.encode())  # bytes: keep CRLF as written
+
+
+def fingerprint_modules(root: Path) -> dict[str, Any]:
+    mods = [module_name(c) for c in ALL]
+    done = subprocess.run(
+        [sys.executable, "-I", "-B", str(RUNNER), str(REPO), str(root), *mods],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Any]]:
+    root = tmp_path_factory.mktemp("edits")
+    for case in ALL:
+        write_case(root, case, case.before, case.extra_before)
+    before = fingerprint_modules(root)
+    for case in ALL:  # edited in place, as a user would
+        write_case(root, case, case.after, case.extra_after)
+    after = fingerprint_modules(root)
+    return {c.id: (before[module_name(c)]["target"], after[module_name(c)]["target"]) for c in ALL}
+
+
+def check(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
+    old, new = results[case.id]
+    assert "value" in old and "value" in new, (old, new)
+    said = describe_change(old["parts"], new["parts"])
+    if case.change is None:
+        assert old["value"] == new["value"], said
+        assert said == "no change"
+    else:
+        assert old["value"] != new["value"]
+        assert case.change.replace("MOD", module_name(case)) in said, said
+
+
+@pytest.mark.parametrize("case", COSMETIC, ids=lambda c: c.id)
+def test_cosmetic_edit_keeps_fingerprint(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
+    check(case, results)
+
+
+@pytest.mark.parametrize("case", SEMANTIC, ids=lambda c: c.id)
+def test_semantic_edit_changes_fingerprint(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
+    check(case, results)
+
+
+@pytest.mark.parametrize("case", OPTIONS, ids=lambda c: c.id)
+def test_options_edit(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
+    check(case, results)
+
+
+def test_enough_cases() -> None:
+    assert len(COSMETIC) >= 15 and len(SEMANTIC) >= 15
+
+
+# ---------------------------------------------------------------- identity
+
+SCRIPT = (
+    PRELUDE
+    + """
+import json, os
+
+@durable.step(retries=1)
+def target(x):
+    return x + 1
+
+if __name__ == "__main__" or os.environ.get("FP_PRINT"):
+    from durable._fingerprint import fingerprint_function
+    opts = json.loads(os.environ.get("FP_OPTIONS", "{}"))
+    fp = fingerprint_function(target, **opts)
+    print(json.dumps({"value": fp.value, "identity": fp.identity}))
+"""
+)
+
+
+def run_script(args: list[str], cwd: Path, home: Path, **env: str) -> dict[str, str]:
+    """Runs with the real package importable through PYTHONPATH, as a user would."""
+    full = {
+        **os.environ,
+        "HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **env,
+    }
+    done = subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> dict[str, Path]:
+    names = ("first", "second/deeper", "cwd1", "cwd2", "home1", "home2")
+    dirs = {n: tmp_path / n for n in names}
+    for d in dirs.values():
+        d.mkdir(parents=True)
+    for n in ("first", "second/deeper"):
+        (dirs[n] / "pipeline.py").write_text(SCRIPT)
+    return dirs
+
+
+def test_script_identity_ignores_folder_path_and_home(places: dict[str, Path]) -> None:
+    a = run_script([str(places["first"] / "pipeline.py")], places["cwd1"], places["home1"])
+    b = run_script([str(places["second/deeper"] / "pipeline.py")], places["cwd2"], places["home2"])
+    c = run_script(["pipeline.py"], places["first"], places["home2"])  # relative path
+    assert a["identity"] == "__main__.target"
+    assert a == b == c
+
+
+def test_dash_m_names_the_module_main_too(places: dict[str, Path]) -> None:
+    as_script = run_script([str(places["first"] / "pipeline.py")], places["cwd1"], places["home1"])
+    as_module = run_script(["-m", "pipeline"], places["first"], places["home2"])
+    assert as_module == as_script
+
+
+def test_imported_module_differs_unless_name_pins_it(places: dict[str, Path]) -> None:
+    imported = ["-c", "import pipeline"]
+    script = [str(places["first"] / "pipeline.py")]
+    env = {"FP_PRINT": "1"}
+    plain_import = run_script(imported, places["first"], places["home1"], **env)
+    plain_script = run_script(script, places["cwd1"], places["home1"])
+    assert plain_import["identity"] == "pipeline.target"
+    assert plain_import["value"] != plain_script["value"]
+    pinned = {"FP_OPTIONS": json.dumps({"name": "pipeline.target"}), **env}
+    assert run_script(imported, places["first"], places["home1"], **pinned) == run_script(
+        script, places["cwd2"], places["home2"], **pinned
+    )

@@ -1,0 +1,101 @@
+"""Fingerprints as the engine uses them: public `.fingerprint`s, and a
+`DefinitionChangedError` that names the step and the kind of change."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import textwrap
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._fingerprint import fingerprint_function
+
+SOURCE = """
+import durable
+
+PROMPT = "a"
+
+def polish(text):
+    return text.strip()
+
+@durable.step(retries=1)
+def shout(x):
+    return polish(PROMPT + x).upper()
+
+@durable.step
+def count(x):
+    return len(x)
+
+@durable.workflow(run_id="r")
+def pipeline(x):
+    return count(shout(x))
+"""
+
+EDITS = {
+    "cosmetic": (SOURCE.replace("return len(x)", "return len(  x  )  # why"), None),
+    "code": (SOURCE.replace("len(x)", "len(x) + 1"), r"count: code changed"),
+    "constant": (
+        SOURCE.replace('PROMPT = "a"', 'PROMPT = "ab"'),
+        r"shout: constant PROMPT changed",
+    ),
+    "helper": (
+        SOURCE.replace("text.strip()", "text.lstrip()"),
+        r"shout: helper \w+\.polish changed",
+    ),
+    "version": (
+        SOURCE.replace("@durable.step\ndef count", "@durable.step(version='2')\ndef count"),
+        r"count: now pinned with version='2'",
+    ),
+}
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    path = tmp_path / "flow_mod.py"
+
+    def write(source: str) -> types.ModuleType:
+        path.write_text(textwrap.dedent(source))
+        importlib.invalidate_caches()
+        if "flow_mod" in sys.modules:
+            return importlib.reload(sys.modules["flow_mod"])
+        return importlib.import_module("flow_mod")
+
+    yield write
+    sys.modules.pop("flow_mod", None)
+
+
+def test_public_fingerprints(module: Any) -> None:
+    m = module(SOURCE)
+    assert m.shout.fingerprint == fingerprint_function(m.shout.__wrapped__).value
+    assert re.fullmatch(r"[0-9a-f]{12}", m.pipeline.fingerprint)
+    assert m.pipeline.fingerprint not in (m.shout.fingerprint, m.count.fingerprint)
+
+
+@pytest.mark.parametrize("kind", sorted(EDITS))
+def test_edit_after_a_run(module: Any, kind: str) -> None:
+    m = module(SOURCE)
+    assert m.pipeline("x") == 2
+    before = m.pipeline.fingerprint
+    edited, expected = EDITS[kind]
+    m = module(edited)  # importlib.reload: decorators run again
+    if expected is None:
+        assert m.pipeline.fingerprint == before
+        assert m.pipeline("x") == 2
+        return
+    assert m.pipeline.fingerprint != before
+    with pytest.raises(durable.DefinitionChangedError) as caught:
+        m.pipeline("x")
+    message = str(caught.value)
+    assert re.search(expected + r": [0-9a-f]{12} -> [0-9a-f]{12}", message), message
+    assert caught.value.old_fingerprint == before
+    assert caught.value.new_fingerprint == m.pipeline.fingerprint

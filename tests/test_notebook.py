@@ -1,0 +1,181 @@
+"""Notebooks, in a real ipykernel driven by nbclient: a kernel that dies in
+the middle of a workflow, a fresh kernel that finishes it by replaying the
+finished steps, a cosmetic edit that still resumes, and a semantic edit that
+is refused with the step named.
+
+IPython gives every cell a new file name on every kernel, so these also
+prove that file names never enter a fingerprint."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+REPO = Path(__file__).resolve().parents[1]
+
+SETUP = """\
+import os
+import durable
+
+COUNTS = os.environ["FP_COUNTS"]
+
+def bump(name):
+    with open(os.path.join(COUNTS, name), "a") as f:
+        f.write("x")
+"""
+
+STEPS = """\
+@durable.step
+def load(n):
+    bump("load")
+    return list(range(n))
+
+@durable.step(retries=2)
+def square(xs):
+    bump("square")
+    return [x * x for x in xs]
+
+@durable.step
+def total(xs):
+    bump("total")
+    if os.path.exists(os.environ["FP_DIE"]):
+        os.remove(os.environ["FP_DIE"])
+        os._exit(1)  # the kernel process dies here, mid-workflow
+    return sum(xs)
+"""
+
+# Same code: comments, blank lines, a docstring, wrapping, other retries.
+STEPS_COSMETIC = """\
+# Steps of the pipeline (reformatted)
+@durable.step
+def load(n):
+    '''Numbers below n.'''
+    bump('load')
+
+
+    return list(range(n))  # a comment
+
+
+@durable.step(retries=5)
+def square(xs):
+    bump("square")
+    return [
+        x * x
+        for x in xs
+    ]
+
+@durable.step
+def total(xs):
+    bump("total")
+    if os.path.exists(os.environ["FP_DIE"]):
+        os.remove(os.environ["FP_DIE"])
+        os._exit(1)
+    return sum(xs)
+"""
+
+STEPS_SEMANTIC = STEPS.replace("x * x", "x * x * x")
+
+WORKFLOW = """\
+@durable.workflow
+def pipeline(n):
+    return total(square(load(n)))
+
+run = pipeline.with_options(run_id=os.environ["FP_RUN"]).run(4)
+print("RESULT", run.value, run.steps_replayed, run.steps_executed)
+"""
+
+
+def notebook(steps: str, extra_cell: bool = False) -> Any:
+    cells = [SETUP, steps, WORKFLOW]
+    if extra_cell:  # shifts every later cell: other execution counts, other file names
+        cells.insert(1, "x = 1  # a new cell above the steps")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
+def execute(nb: Any, cwd: Path) -> Any:
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(cwd)}},
+    )
+    client.execute()
+    return nb
+
+
+def result_line(nb: Any) -> list[str]:
+    for out in nb.cells[-1].outputs:
+        if out.get("name") == "stdout" and "RESULT" in out["text"]:
+            return str(out["text"]).split()[1:]
+    raise AssertionError(f"no result: {nb.cells[-1].outputs}")
+
+
+def counts(root: Path) -> dict[str, int]:
+    return {p.name: len(p.read_text()) for p in sorted((root / "counts").iterdir())}
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Kernels inherit the environment: this checkout, a store, counters."""
+    (tmp_path / "counts").mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("FP_COUNTS", str(tmp_path / "counts"))
+    monkeypatch.setenv("FP_DIE", str(tmp_path / "die"))
+    return tmp_path
+
+
+def crash(nb: Any, root: Path) -> None:
+    (root / "die").touch()
+    with pytest.raises(nbclient.exceptions.DeadKernelError):
+        execute(nb, root)
+    assert not (root / "die").exists()  # it died where we meant it to
+
+
+@pytest.mark.slow
+def test_kernel_dies_mid_workflow_and_a_fresh_kernel_replays(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FP_RUN", "first")
+    crash(notebook(STEPS), env)
+    assert counts(env) == {"load": 1, "square": 1, "total": 1}
+
+    finished = execute(notebook(STEPS), env)
+    assert result_line(finished) == ["14", "2", "1"]  # 0+1+4+9; two replayed, one executed
+    assert counts(env) == {"load": 1, "square": 1, "total": 2}
+
+
+@pytest.mark.slow
+def test_cosmetic_edit_resumes_and_semantic_edit_is_refused(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FP_RUN", "second")
+    crash(notebook(STEPS), env)
+    assert counts(env) == {"load": 1, "square": 1, "total": 1}
+
+    resumed = execute(notebook(STEPS_COSMETIC, extra_cell=True), env)
+    assert result_line(resumed) == ["14", "2", "1"]
+    assert counts(env) == {"load": 1, "square": 1, "total": 2}
+
+    refused = execute(notebook(STEPS_SEMANTIC), env)
+    errors = [o for o in refused.cells[-1].outputs if o["output_type"] == "error"]
+    assert [e["ename"] for e in errors] == ["DefinitionChangedError"]
+    message = errors[0]["evalue"]
+    assert re.search(r"- square: code changed: [0-9a-f]{12} -> [0-9a-f]{12}", message), message
+    assert "load" not in message and "total:" not in message
+    assert counts(env) == {"load": 1, "square": 1, "total": 2}  # nothing ran
