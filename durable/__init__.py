@@ -23,6 +23,7 @@ from ._errors import (
     Suspended,
 )
 from ._history import StepInfo
+from ._progress import Progress
 from ._redact import Redacted, redact
 from ._runs import RunInfo, gc
 from ._signals import stop_on_signals
@@ -41,6 +42,7 @@ __all__ = [
     "DurableError",
     "IntegrityError",
     "NondeterminismError",
+    "Progress",
     "Redacted",
     "Run",
     "RunContext",

@@ -22,7 +22,15 @@ from ._errors import (
     SerializationError,
     Suspended,
 )
-from ._records import Attempt, StepRecord, attempts_name, record_name, seal, unseal
+from ._records import (
+    Attempt,
+    StepRecord,
+    attempts_name,
+    item_name,
+    record_name,
+    seal,
+    unseal,
+)
 
 T = TypeVar("T")
 
@@ -191,9 +199,16 @@ def args_digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
 
 
 def step_plan(
-    ctx: RunContext, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ctx: RunContext,
+    spec: StepSpec,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    pos: int | None = None,
 ) -> Plan[Any]:
-    pos = ctx.take_position()
+    """`pos` is given when the caller took the position already (async steps
+    take it when called, so that `asyncio.gather` order is call order)."""
+    if pos is None:
+        pos = ctx.take_position()
     digest = args_digest(args, kwargs)
     fp = spec.fingerprint_in(ctx)
     rec = lookup(ctx, pos, spec.name, fp, digest)
@@ -316,8 +331,9 @@ def discard_from(ctx: RunContext, pos: int) -> None:
     names = [record_name(p) for p in ctx.records if p >= pos]
     names += [attempts_name(p) for p in ctx.failures if p >= pos]
     names += [f"timers/{p:08d}" for p in ctx.timers if p >= pos]
+    names += [item_name(p, i) for p, done in ctx.items.items() if p >= pos for i in done]
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
-    for table in (ctx.records, ctx.failures, ctx.timers):
+    for table in (ctx.records, ctx.failures, ctx.timers, ctx.items):
         for p in [p for p in table if p >= pos]:
             del table[p]
 

@@ -87,7 +87,9 @@ class Store:
         keys = [
             k
             for k in self.list(base)
-            if k.startswith((base + "steps/", base + "attempts/", base + "timers/"))
+            if k.startswith(
+                (base + "steps/", base + "attempts/", base + "timers/", base + "items/")
+            )
         ]
         return {k[len(base) :]: v for k, v in self.get_many(keys).items()}
 

@@ -9,6 +9,7 @@ EXPECTED = {
     "DurableError",
     "IntegrityError",
     "NondeterminismError",
+    "Progress",
     "Redacted",
     "Run",
     "RunContext",
