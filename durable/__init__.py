@@ -22,7 +22,11 @@ from ._errors import (
     StorageError,
     Suspended,
 )
+from ._history import StepInfo
+from ._progress import Progress
 from ._redact import Redacted, redact
+from ._runs import RunInfo, gc
+from ._signals import stop_on_signals
 from ._step import Step, step
 from ._store import Store, open_store
 from ._workflow import AsyncWorkflow, Workflow, workflow
@@ -38,24 +42,29 @@ __all__ = [
     "DurableError",
     "IntegrityError",
     "NondeterminismError",
+    "Progress",
     "Redacted",
     "Run",
     "RunContext",
+    "RunInfo",
     "RunLockedError",
     "RunNotFoundError",
     "SerializationError",
     "Step",
+    "StepInfo",
     "StorageError",
     "Store",
     "Suspended",
     "Workflow",
     "artifact",
     "current_run",
+    "gc",
     "loop_over",
     "open_store",
     "redact",
     "sleep",
     "step",
+    "stop_on_signals",
     "suspend",
     "workflow",
 ]

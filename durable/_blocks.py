@@ -1,68 +1,106 @@
-"""Operations other than steps: loop blocks, durable sleep, suspend."""
+"""Operations other than steps: `loop_over` blocks (run by `_fanout`,
+recorded by `_blockrec`), durable sleep, suspend."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, NoReturn, TypeVar
+import inspect
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, NoReturn, TypeVar, overload
 
 from . import _codec, _engine
-from ._context import RunContext, active_run, current_run, enter_plain
-from ._engine import Call, Pause, Plan, args_digest, commit, drive_sync, load_value, lookup, now
+from ._blockrec import Block, PlainBlock
+from ._context import RunContext, active_run, current_run
+from ._engine import Pause, Plan, args_digest, commit, drive_sync, lookup, now
 from ._errors import ConfigurationError, Suspended
-from ._fingerprint import fingerprint_function
+from ._fanout import async_block, sync_block
+from ._progress import ProgressCallback
 from ._records import StepRecord, seal
-from ._step import _default_name, step_spec
+from ._workers import check_executor
 
 T = TypeVar("T")
 R = TypeVar("R")
+DEFAULT_ASYNC_CONCURRENCY = 16
 
 
+@overload
+def loop_over(  # type: ignore[overload-overlap]
+    fn: Callable[[T], Coroutine[Any, Any, R]],
+    items: Iterable[T],
+    *,
+    name: str | None = None,
+    executor: object = None,
+    checkpoint_items: bool = False,
+    max_concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> Coroutine[Any, Any, list[R]]: ...
+@overload
 def loop_over(
     fn: Callable[[T], R],
     items: Iterable[T],
     *,
     name: str | None = None,
-) -> list[R]:
-    """Apply fn to every item and record the whole list once, when all are
-    done. A re-run replays the list without calling fn at all; steps called
-    inside run as plain calls."""
+    executor: object = None,
+    checkpoint_items: bool = False,
+    max_concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[R]: ...
+def loop_over(
+    fn: Callable[[Any], Any],
+    items: Iterable[Any],
+    *,
+    name: str | None = None,
+    executor: object = None,
+    checkpoint_items: bool = False,
+    max_concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> Any:
+    """Apply `fn` to every item; the results come back in item order.
+
+    Inside a workflow the block takes one position and records the whole
+    list once, when every item is done; a re-run replays the list without
+    calling `fn`. Steps called inside run without records of their own (a
+    step passed as `fn` keeps its retries).
+
+    - `executor`: a `concurrent.futures.Executor` (thread or process pool) or
+      a `dask.distributed.Client`; None runs the items one by one here.
+    - `checkpoint_items`: record each item as it finishes, so that a crash
+      re-runs only the items without a result.
+    - `max_concurrency`: items in flight at once. Default: 16 for an
+      `async def` fn, twice a pool's workers, four times a Dask cluster's
+      threads (so that no worker waits for its next item).
+    - `progress`: called with a `durable.Progress` after each item; a
+      one-line bar is drawn on stderr too when it is a terminal.
+
+    The first item that fails (after its step's retries) fails the block
+    with its own exception, noting the item's index; items already running
+    finish first, and with `checkpoint_items=True` they are kept.
+
+    With an `async def` fn it returns an awaitable and runs the items as
+    concurrent coroutines (no executor)."""
     items = list(items)
+    if max_concurrency is not None and max_concurrency < 1:
+        raise ConfigurationError("loop_over(max_concurrency=...) must be at least 1")
+    if progress is not None and not callable(progress):
+        raise ConfigurationError("loop_over(progress=...) takes a callable or None")
+    check_executor(executor)  # before the block takes a position: a bad call records nothing
+    if inspect.iscoroutinefunction(fn):
+        if executor is not None:
+            raise ConfigurationError(
+                "an async def function runs as coroutines in this process: loop_over() takes "
+                "no executor for it. Pass a plain def function to use an executor."
+            )
+        limit = max_concurrency or DEFAULT_ASYNC_CONCURRENCY
+        return async_block(_open(fn, items, name, checkpoint_items), fn, items, limit, progress)
+    block = _open(fn, items, name, checkpoint_items)
+    return sync_block(block, fn, items, executor, max_concurrency, progress)
+
+
+def _open(fn: Callable[..., Any], items: list[Any], name: str | None, checkpoint: bool) -> Any:
+    """The block's record side; its position is taken now, at call time."""
     ctx = active_run()
     if ctx is None:
-        return [fn(item) for item in items]
-    return drive_sync(_loop_plan(ctx, fn, items, name))
-
-
-def _loop_plan(
-    ctx: RunContext, fn: Callable[[T], R], items: list[T], name: str | None
-) -> Plan[list[R]]:
-    pos = ctx.take_position()
-    label = name or f"loop_over({_default_name(fn)})"
-    fp = _fingerprint_of(fn)
-    rec = lookup(ctx, pos, label, fp, args_digest(tuple(items), {}))
-    if rec is not None:
-        return load_value(ctx, rec)  # type: ignore[no-any-return]
-    started = now()
-    results: list[R] = []
-    for item in items:
-        results.append((yield Call(fn, (item,), {}, enter_plain)))
-    record = StepRecord(pos, "loop", label, fp, args_digest(tuple(items), {}), started=started)
-    record.extra["items"] = len(items)
-    return commit(ctx, record, results)  # type: ignore[no-any-return]
-
-
-def _fingerprint_of(fn: Callable[..., Any]) -> str:
-    spec = step_spec(fn)
-    if spec is not None:
-        ctx = active_run()
-        return spec.fingerprint_in(ctx) if ctx is not None else spec.fingerprint
-    try:
-        return fingerprint_function(fn).value
-    except ConfigurationError:
-        raise ConfigurationError(
-            f"loop_over cannot fingerprint {fn!r}: pass a @durable.step or a function with "
-            "retrievable source"
-        ) from None
+        return PlainBlock(fn, items, name)
+    return Block(ctx, fn, items, name, checkpoint)
 
 
 def sleep(seconds: float) -> None:

@@ -67,6 +67,12 @@ def dumps_callable(obj: Any) -> bytes:
     return cloudpickle.dumps(obj)  # type: ignore[no-any-return]
 
 
+def loads_callable(data: bytes) -> Any:
+    """The counterpart of dumps_callable, for what travels between the
+    workflow process and its own workers (never for what a store holds)."""
+    return cloudpickle.loads(data)
+
+
 # Canonical digests: a value's identity independent of the process, used for
 # run ids and argument comparison. Only data with one obvious encoding counts.
 class NotCanonical(TypeError):

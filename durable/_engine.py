@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import threading
 import time
 import traceback
 from collections.abc import Callable, Generator, Iterable
@@ -26,12 +27,39 @@ from ._records import (
     StepRecord,
     attempts_name,
     check_blob,
+    item_name,
     record_name,
     seal,
     unseal,
 )
 
 T = TypeVar("T")
+
+
+class Stopped(SystemExit):
+    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
+    point after the signal, i.e. once the step in flight is recorded. A
+    SystemExit, so an uncaught one exits with the conventional 128 + signal
+    code, and the workflow marks the run `interrupted`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+class StopState:
+    """Set from a signal handler; read at safe points of every run."""
+
+    signum: int | None = None
+    pausing: bool = False  # the main thread sleeps in a durable pause
+
+
+stop = StopState()
+
+
+def check_stop() -> None:
+    if stop.signum is not None:
+        raise Stopped(stop.signum)
 
 
 class Clock:
@@ -41,10 +69,22 @@ class Clock:
         return time.time()
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        check_stop()
+        # A pause holds nothing in flight: the signal handler may end it at once.
+        main = threading.current_thread() is threading.main_thread()
+        if main:
+            stop.pausing = True
+        try:
+            time.sleep(seconds)
+        finally:
+            if main:
+                stop.pausing = False
+        check_stop()
 
     async def asleep(self, seconds: float) -> None:
+        check_stop()
         await asyncio.sleep(seconds)
+        check_stop()
 
 
 clock = Clock()
@@ -160,9 +200,16 @@ def args_digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
 
 
 def step_plan(
-    ctx: RunContext, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ctx: RunContext,
+    spec: StepSpec,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    pos: int | None = None,
 ) -> Plan[Any]:
-    pos = ctx.take_position()
+    """`pos` is given when the caller took the position already (async steps
+    take it when called, so that `asyncio.gather` order is call order)."""
+    if pos is None:
+        pos = ctx.take_position()
     digest = args_digest(args, kwargs)
     fp = spec.fingerprint_in(ctx)
     rec = lookup(ctx, pos, spec.name, fp, digest)
@@ -183,7 +230,7 @@ def step_plan(
             raise
         except Exception as exc:
             failures.append(_attempt(exc))
-            save_failures(ctx, pos, failures)
+            save_failures(ctx, pos, failures, name=spec.name, started=started)
             if attempt >= spec.retries or not isinstance(exc, spec.retry_on):
                 raise
             yield Pause(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
@@ -277,6 +324,7 @@ def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> S
 def _went_live(ctx: RunContext, pos: int) -> None:
     if ctx.first_live is None:
         ctx.first_live = pos
+    check_stop()  # a graceful stop never starts another operation
 
 
 def discard_from(ctx: RunContext, pos: int) -> None:
@@ -284,8 +332,9 @@ def discard_from(ctx: RunContext, pos: int) -> None:
     names = [record_name(p) for p in ctx.records if p >= pos]
     names += [attempts_name(p) for p in ctx.failures if p >= pos]
     names += [f"timers/{p:08d}" for p in ctx.timers if p >= pos]
+    names += [item_name(p, i) for p, done in ctx.items.items() if p >= pos for i in done]
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
-    for table in (ctx.records, ctx.failures, ctx.timers):
+    for table in (ctx.records, ctx.failures, ctx.timers, ctx.items):
         for p in [p for p in table if p >= pos]:
             del table[p]
 
@@ -327,8 +376,10 @@ def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = T
         )
         won = StepRecord.from_bytes(body)
         ctx.records[record.position] = won
-        return load_value(ctx, won)
-    ctx.records[record.position] = record
+        value = load_value(ctx, won)
+    else:
+        ctx.records[record.position] = record
+    check_stop()  # a graceful stop takes effect once this record is safe
     return value
 
 
@@ -347,8 +398,12 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
         record.value = data
 
 
-def save_failures(ctx: RunContext, pos: int, failures: list[Attempt]) -> None:
-    rec = StepRecord(pos, "attempts", "", "", None, persisted=False, attempts=failures)
+def save_failures(
+    ctx: RunContext, pos: int, failures: list[Attempt], *, name: str = "", started: float = 0.0
+) -> None:
+    rec = StepRecord(
+        pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
+    )
     ctx.failures[pos] = failures
     ctx.store.replace_record(
         ctx.workflow, ctx.run_id, attempts_name(pos), seal(rec.to_bytes(), ctx.store.signing_key)

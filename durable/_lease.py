@@ -195,6 +195,26 @@ def _gen_of(key: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
+def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
+    """Non-blocking probe: does this lease document name a live holder?
+    `renewed` leases (object stores) die at their expiry; flock leases are
+    never renewed, so only an empty document or a dead local pid frees them."""
+    doc = _read_json(data or b"")
+    if not doc:
+        return False
+    if renewed:
+        return not _is_free(doc)
+    if doc.get("host") == socket.gethostname():
+        return _pid_alive(int(doc.get("pid", 0)))
+    return True
+
+
+def object_lease_held(objects: _Objects, prefix: str) -> bool:
+    """Non-blocking probe of an ObjectLease: is its newest generation live?"""
+    gens = sorted(g for k in objects.list(prefix) if (g := _gen_of(k)))
+    return bool(gens) and holder_alive(objects.get(f"{prefix}{gens[-1]:010d}"), renewed=True)
+
+
 def _is_free(doc: dict[str, Any]) -> bool:
     """Released, expired, unreadable, or held by a dead process on this host."""
     if not doc or doc.get("released") or float(doc.get("expires", 0)) < time.time():

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._errors import ConfigurationError, StorageError
-from ._lease import FileLease, Lease
-from ._runlog import LOG_NAME, RunLog
+from ._lease import FileLease, Lease, holder_alive
+from ._runlog import LOG_NAME, RunLog, parse
 from ._store import STORE_OPTIONS, Store
 
 
@@ -108,6 +108,20 @@ class LocalStore(Store):
             _prune(folder, self.root)
         self._made.clear()
         self._logs.clear()
+
+    def is_held(self, workflow: str, run_id: str) -> bool:
+        # Reading the owner document, not trying the flock: a probe that took
+        # the lock for an instant could make a real starter fail.
+        return holder_alive(self.get(f"{workflow}/{run_id}/lease"), renewed=False)
+
+    def record_names(self, workflow: str, run_id: str) -> builtins.list[str]:
+        return sorted(self.peek_records(workflow, run_id))
+
+    def peek_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
+        # Not RunLog.load(): it cuts a torn tail off, and for a reader without
+        # the lease that tail may be the holder's append in progress.
+        blob = self.get(f"{workflow}/{run_id}/{LOG_NAME}") or b""
+        return parse(blob, run_id)[0]
 
     # Operation records live in one append-only log per run (see _runlog).
     def _log(self, workflow: str, run_id: str) -> RunLog:

@@ -156,6 +156,20 @@ def attempts_name(position: int) -> str:
     return f"attempts/{position:08d}"
 
 
+def item_name(position: int, index: int) -> str:
+    """A checkpointed item of the `loop_over` block at position."""
+    return f"items/{position:08d}/{index:08d}"
+
+
+def item_of(name: str) -> tuple[int, int] | None:
+    """(position, index) of an item record's name, None for anything else."""
+    head, _, rest = name.partition("/")
+    pos, _, index = rest.partition("/")
+    if head != "items" or not (pos.isdigit() and index.isdigit()):
+        return None
+    return int(pos), int(index)
+
+
 def position_of(name: str) -> int | None:
     head, _, tail = name.partition("/")
     return int(tail) if head in ("steps", "attempts") and tail.isdigit() else None

@@ -22,7 +22,7 @@ from ._errors import (
 )
 from ._fingerprint import describe_change
 from ._lease import Lease
-from ._records import RunRecord, StepRecord, position_of, seal, unseal
+from ._records import RunRecord, StepRecord, item_of, position_of, seal, unseal
 from ._store import Store
 
 BODY_KEY = "(workflow body)"
@@ -176,6 +176,10 @@ def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:
     ctx = RunContext(run_id=run_id, workflow=workflow, store=store, policy=policy)
     for name, raw in store.load_records(workflow, run_id).items():
+        item = item_of(name)
+        if item is not None:  # a checkpointed loop_over item, decoded by its block
+            ctx.items.setdefault(item[0], {})[item[1]] = _unseal(store, raw, run_id, item[0], name)
+            continue
         pos = position_of(name)
         head = name.split("/", 1)[0]
         if head == "timers" and name[7:].isdigit():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+import types
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
@@ -127,13 +128,38 @@ def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
 
 
 def _async_wrapper(spec: StepSpec) -> Callable[..., Any]:
-    async def call_step(*args: Any, **kwargs: Any) -> Any:
+    return _AsyncStep(spec)
+
+
+class _AsyncStep:
+    """An async step. It takes its position when CALLED, not when its
+    coroutine first runs: `asyncio.gather(a(1), b(2))` or a task created
+    before another step is awaited then number their steps in call order, so
+    a resumed run (where replayed steps return at once) hands each record
+    back to the call that made it. It carries the wrapped function's code
+    attributes so that `inspect.iscoroutinefunction()` is True on 3.10+."""
+
+    def __init__(self, spec: StepSpec) -> None:
+        self._spec = spec
+        fn = spec.fn
+        self.__code__ = fn.__code__
+        self.__defaults__ = fn.__defaults__
+        self.__kwdefaults__ = fn.__kwdefaults__
+        self.__annotations__ = getattr(fn, "__annotations__", {})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         ctx = active_run()
         if ctx is None:
-            return await spec.fn(*args, **kwargs)
-        return await drive_async(step_plan(ctx, spec, args, kwargs))
+            return self._spec.fn(*args, **kwargs)  # type: ignore[no-any-return]
+        pos = ctx.take_position()
+        return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
 
-    return call_step
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        # Behave like a function when used as a method.
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<durable async step {self._spec.name}>"
 
 
 def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None:

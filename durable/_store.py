@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._errors import ConfigurationError, StorageError
-from ._lease import Lease
+from ._lease import Lease, object_lease_held
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
@@ -88,7 +88,9 @@ class Store:
         keys = [
             k
             for k in self.list(base)
-            if k.startswith((base + "steps/", base + "attempts/", base + "timers/"))
+            if k.startswith(
+                (base + "steps/", base + "attempts/", base + "timers/", base + "items/")
+            )
         ]
         return {k[len(base) :]: v for k, v in self.get_many(keys).items()}
 
@@ -137,6 +139,22 @@ class Store:
     def acquire(self, workflow: str, run_id: str, ttl: float) -> Lease:
         """The run's lease; the store's own `lease_ttl`, when set, wins."""
         return self.lease(workflow, run_id, self.lease_ttl or ttl)
+
+    def is_held(self, workflow: str, run_id: str) -> bool:
+        """Whether a live process holds the run's lease; never takes it."""
+        return object_lease_held(self, f"{workflow}/{run_id}/lease/")
+
+    def record_names(self, workflow: str, run_id: str) -> builtins.list[str]:
+        """The names of a run's operation records (`steps/00000003`, ...),
+        without reading their values."""
+        base = f"{workflow}/{run_id}/"
+        kinds = ("steps/", "attempts/", "timers/")
+        return [k[len(base) :] for k in self.list(base) if k[len(base) :].startswith(kinds)]
+
+    def peek_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
+        """`load_records` for readers that do not hold the run's lease
+        (listing, history, forking from it): never repairs anything."""
+        return self.load_records(workflow, run_id)
 
     def __repr__(self) -> str:
         return f"<durable store {self.url}>"

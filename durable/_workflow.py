@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Coroutine
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
@@ -25,6 +25,10 @@ from ._fingerprint import (
 from ._records import RunRecord
 from ._step import _default_name, _refuse_generators, step_spec
 from ._store import Store, check_key_part, open_store
+
+if TYPE_CHECKING:
+    from ._history import StepInfo
+    from ._runs import RunInfo
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -52,6 +56,8 @@ class Workflow(Generic[P, R]):
             raise ConfigurationError(
                 f"on_change must be one of {_POLICIES}, not {options.on_change!r}"
             )
+        if options.keep_last is not None and options.keep_last < 1:
+            raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
         self.fn = fn
         self.name = check_key_part("workflow name", name or _default_name(fn))
         self.version = version
@@ -96,6 +102,49 @@ class Workflow(Generic[P, R]):
             self.name if self.name != _default_name(self.fn) else None,
             self.version,
             dataclasses.replace(self.options, **changes),
+        )
+
+    # -- run management (the `_runs` module, also behind the CLI) ----------
+    def runs(self) -> list[RunInfo]:
+        """This workflow's runs in its store, newest first."""
+        from . import _runs
+
+        return _runs.list_runs(self._store(), self.name)
+
+    def history(self, run_id: str, /) -> list[StepInfo]:
+        """What each position of a run did, in position order."""
+        from . import _history
+
+        return _history.history(self._store(), self.name, run_id)
+
+    def delete(self, run_id: str, /) -> None:
+        """Remove a run's records; `RunLockedError` while a process runs it."""
+        from . import _runs
+
+        _runs.delete_run(self._store(), self.name, run_id)
+
+    def fork(
+        self,
+        run_id: str,
+        /,
+        at: int,
+        *,
+        new_run_id: str | None = None,
+        mutate: Callable[[Any], Any] | None = None,
+        **overrides: Any,
+    ) -> Run[R]:
+        """A new run with the source's records before position `at` (`mutate`
+        replaces the output at `at - 1`), then run from `at`. The source run
+        is not touched."""
+        return self.resume(self._fork(run_id, at, new_run_id, mutate), **overrides)
+
+    def _fork(
+        self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
+    ) -> str:
+        from . import _fork
+
+        return _fork.fork_run(
+            self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate
         )
 
     # -- identity --------------------------------------------------------
@@ -207,6 +256,8 @@ class Workflow(Generic[P, R]):
             raise
         manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
         self._complete(store, manifest, value)
+        if self.options.keep_last is not None:
+            self._prune(store, self.options.keep_last)
         return self._result(ctx, manifest, value)
 
     def _artifacts_stale(self, store: Store, manifest: RunRecord) -> bool:
@@ -295,6 +346,17 @@ class Workflow(Generic[P, R]):
             manifest.fingerprint,
         )
 
+    def _prune(self, store: Store, keep_last: int) -> None:
+        from . import _runs
+        from ._errors import DurableError
+
+        try:
+            _runs.keep_newest(store, self.name, keep_last)
+        except DurableError as e:  # the run itself completed; cleanup can wait
+            import warnings
+
+            warnings.warn(f"keep_last={keep_last}: old runs not removed: {e}", stacklevel=2)
+
     # -- helpers ---------------------------------------------------------
     def _store(self) -> Store:
         store = self.options.store
@@ -361,6 +423,18 @@ class AsyncWorkflow(Workflow[P, R]):
 
     async def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:  # type: ignore[override]
         return await drive_async(self._plan((), {}, resume_id=run_id, overrides=overrides))
+
+    async def fork(  # type: ignore[override]
+        self,
+        run_id: str,
+        /,
+        at: int,
+        *,
+        new_run_id: str | None = None,
+        mutate: Callable[[Any], Any] | None = None,
+        **overrides: Any,
+    ) -> Run[R]:
+        return await self.resume(self._fork(run_id, at, new_run_id, mutate), **overrides)
 
     def with_options(self, **options: Any) -> AsyncWorkflow[P, R]:
         return super().with_options(**options)  # type: ignore[return-value]

@@ -52,6 +52,9 @@ async def acheck() -> None:
     assert_type(await anotes.run(1), durable.Run[int])
     assert_type(await afetch(2), int)
     assert_type(durable.loop_over(summarize, ["a"]), list[str])
+    assert_type(await durable.loop_over(afetch, [1, 2], max_concurrency=4), list[int])
+    seen: list[durable.Progress] = []
+    assert_type(durable.loop_over(fetch, ["r"], checkpoint_items=True, progress=seen.append), list[list[str]])
     assert_type(fetch.fingerprint, str)
     assert_type(notes.fingerprint, str)
     ctx = durable.current_run()

@@ -1,0 +1,221 @@
+"""The `durable` command: list, show, remove, gc and fork runs, and run
+workflows from a shell. Exit codes: 0 done, 1 failed, 2 refused or usage
+error, 3 suspended, 128 + signal when stopped by SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+
+from . import _format, _history, _runs
+from ._errors import (
+    ConfigurationError,
+    DefinitionChangedError,
+    DurableError,
+    RunLockedError,
+    RunNotFoundError,
+)
+from ._store import Store, open_store
+
+_REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace, Store], int] = args.handler
+    try:
+        return handler(args, open_store(args.store))
+    except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
+        return 130
+    except BrokenPipeError:  # `durable show --json | head`: the reader left, not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except DefinitionChangedError as e:
+        return _refused_change(e, args.debug)
+    except DurableError as e:
+        from ._cli_run import UsageError
+
+        return _error(e, args.debug, 2 if isinstance(e, (*_REFUSALS, UsageError)) else 1)
+    except Exception as e:  # a bug or an environment problem: still no traceback by default
+        return _error(e, args.debug, 1)
+
+
+def _error(exc: BaseException, debug: bool, code: int) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    print(f"durable: {lines[0]}", file=sys.stderr)
+    if len(lines) > 1:
+        print(f"  {lines[-1].strip()}", file=sys.stderr)
+    return code
+
+
+def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exception(type(e), e, e.__traceback__)
+    changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
+    print(
+        f"durable: refused: run {e.run_id} of {e.workflow} was recorded with definition "
+        f"{e.old_fingerprint}; the code now has {e.new_fingerprint} "
+        f"(changed: {changed or 'the workflow body'}). Nothing was executed.",
+        file=sys.stderr,
+    )
+    print(
+        "  start fresh with --restart, continue with the old records with "
+        "--rebase-checkpoint, or re-run from the first change with --on-change rerun",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _common(*, top: bool) -> argparse.ArgumentParser:
+    # Accepted before and after the command; after it, an absent flag must not
+    # reset what was given before it (argparse copies sub-parser defaults).
+    common = argparse.ArgumentParser(add_help=False)
+    unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
+    common.add_argument("--store", metavar="URL", **unset,  # type: ignore[arg-type]
+                        help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
+    common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common(top=False)
+    parser = argparse.ArgumentParser(
+        prog="durable", description="Manage and run durable workflows.", parents=[_common(top=True)]
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[..., int], text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=text, description=text)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = command("runs", cmd_runs, "list runs, newest first")
+    p.add_argument("workflow", nargs="?")
+    p.add_argument("--status", help="only runs with this status")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = command("show", cmd_show, "show a run's steps")
+    p.add_argument("run_id", metavar="RUN")
+    p.add_argument("--workflow", "-w")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML timeline")
+    p = command("rm", cmd_rm, "remove runs")
+    p.add_argument("run_ids", metavar="RUN", nargs="+")
+    p.add_argument("--workflow", "-w")
+    p = command("gc", cmd_gc, "remove old runs of every workflow")
+    p.add_argument("--keep-last", type=int, metavar="N", help="keep the N newest per workflow")
+    p.add_argument("--older-than", metavar="AGE", type=_age, help="e.g. 90s, 30m, 12h, 7d, 2w")
+    p.add_argument("--status", help="only runs with this status")
+    p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+    p = command("fork", cmd_fork, "copy a run's records before position N into a new run")
+    p.add_argument("run_id", metavar="RUN")
+    p.add_argument("--at", type=int, required=True, metavar="N", help="first position to re-run")
+    p.add_argument("--new-run-id", metavar="ID")
+    p.add_argument("--workflow", "-w")
+    p = command("run", cmd_run, "run or resume a workflow: path/to/file.py:wf or package.module:wf")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--run-id", metavar="ID")
+    p.add_argument(
+        "--resume", action="store_true", help="continue an existing run (never start one)"
+    )
+    p.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
+    p.add_argument("--rebase-checkpoint", action="store_true",
+                   help="accept a changed definition and replay the recorded steps")  # fmt: skip
+    p.add_argument("--on-change", choices=["refuse", "rerun"])
+    p.add_argument("--var", action="append", metavar="KEY=VALUE",
+                   help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
+    return parser
+
+
+def _age(text: str) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age like 90s, 30m, 12h, 7d or 2w")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def cmd_runs(args: argparse.Namespace, store: Store) -> int:
+    infos = _runs.list_runs(store, args.workflow, status=args.status)
+    if args.json:
+        print(json.dumps([_format.run_doc(i) for i in infos], indent=2))
+    elif infos:
+        print(_format.runs_table(infos))
+    else:
+        print(f"no runs in {store.url}", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, store: Store) -> int:
+    workflow = _runs.find_workflow(store, args.run_id, args.workflow)
+    info, steps = _history.describe(store, workflow, args.run_id)
+    if args.html:
+        from ._html import render
+
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(render(info, steps))
+        print(f"wrote {args.html}", file=sys.stderr)
+    if args.json:
+        print(_format.show_doc(info, steps))
+    elif not args.html:
+        print(_format.show_text(info, steps))
+    return 0
+
+
+def cmd_rm(args: argparse.Namespace, store: Store) -> int:
+    code = 0
+    for run_id in args.run_ids:
+        try:
+            workflow = _runs.find_workflow(store, run_id, args.workflow)
+            _runs.delete_run(store, workflow, run_id)
+        except _REFUSALS as e:
+            code = _error(e, args.debug, 2)
+            continue
+        print(f"removed {workflow}/{run_id}")
+    return code
+
+
+def cmd_gc(args: argparse.Namespace, store: Store) -> int:
+    removed = _runs.gc(
+        store,
+        keep_last=args.keep_last,
+        older_than=args.older_than,
+        status=args.status,
+        dry_run=args.dry_run,
+    )
+    verb = "would remove" if args.dry_run else "removed"
+    if removed:
+        print(_format.runs_table(removed))
+    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}", file=sys.stderr)
+    return 0
+
+
+def cmd_fork(args: argparse.Namespace, store: Store) -> int:
+    workflow = _runs.find_workflow(store, args.run_id, args.workflow)
+    from ._fork import fork_run
+
+    new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
+    print(new_id)
+    print(
+        f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
+        f"({args.at} positions copied; nothing executed)\n"
+        f"  run it with: durable run FILE.py:{workflow} --run-id {new_id} --resume",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, store: Store) -> int:
+    from ._cli_run import cmd_run as run
+
+    return run(args, store)

@@ -1,0 +1,148 @@
+"""A run's history: one `StepInfo` per position, read from its records
+without running any of the workflow's code (except unpickling an output for
+its preview, which the store's `allow_pickle` governs)."""
+
+from __future__ import annotations
+
+import reprlib
+from dataclasses import dataclass
+from typing import Any
+
+from . import _codec
+from ._artifacts import artifact_states
+from ._errors import CorruptRecordError
+from ._records import Attempt, StepRecord, unseal
+from ._runs import RunInfo, run_info
+from ._store import Store
+
+
+@dataclass(frozen=True)
+class FailedAttempt:
+    type: str
+    message: str
+    at: float
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """One position of a run as `Workflow.history()` and `durable show` show it."""
+
+    position: int
+    kind: str  # step, loop, sleep
+    name: str
+    status: str  # completed, failed, retrying, sleeping, pending
+    fingerprint: str
+    started: float | None
+    ended: float | None
+    duration: float | None
+    attempts: int  # tries made, the successful one included
+    failures: tuple[FailedAttempt, ...]  # each failed try, oldest first
+    output_size: int | None  # encoded bytes; None when nothing was kept
+    preview: str | None
+    error: str | None  # the last failure, for a position that has not finished
+    # files the step registered with artifact(): url, kind, size, mtime,
+    # digest as recorded, and state now (present, missing, changed, unreachable)
+    artifacts: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass
+class _Raw:
+    records: dict[int, StepRecord]
+    attempts: dict[int, StepRecord]
+    timers: dict[int, float]
+
+
+def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
+    return describe(store, workflow, run_id)[1]
+
+
+def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
+    """The run and its steps in position order."""
+    info = run_info(store, workflow, run_id)
+    raw = _read(store, workflow, run_id)
+    positions = sorted(set(raw.records) | set(raw.attempts) | set(raw.timers))
+    steps = [_step(store, info, raw, p) for p in positions]
+    return info, steps
+
+
+def _read(store: Store, workflow: str, run_id: str) -> _Raw:
+    raw = _Raw({}, {}, {})
+    for name, data in store.peek_records(workflow, run_id).items():
+        head, _, tail = name.partition("/")
+        if not tail.isdigit():
+            continue
+        body = unseal(data, store.signing_key, run_id=run_id, position=int(tail), name=name)
+        if head == "timers":
+            raw.timers[int(tail)] = float(_codec.unpack(body))
+            continue
+        try:
+            rec = StepRecord.from_bytes(body)
+        except Exception as e:
+            raise CorruptRecordError(run_id, int(tail), name, f"undecodable: {e}") from e
+        (raw.records if head == "steps" else raw.attempts)[int(tail)] = rec
+    return raw
+
+
+def _step(store: Store, info: RunInfo, raw: _Raw, pos: int) -> StepInfo:
+    rec = raw.records.get(pos)
+    if rec is not None:
+        failures = _failures(rec.attempts)
+        size, preview = _preview(store, info, rec)
+        return StepInfo(
+            pos, rec.kind, rec.name, "completed", rec.fingerprint, rec.started, rec.ended,
+            max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,
+            tuple(artifact_states(rec, store)),
+        )  # fmt: skip
+    live = info.status == "running" and pos == info.position
+    tried = raw.attempts.get(pos)
+    if tried is not None:
+        failures = _failures(tried.attempts)
+        last = failures[-1] if failures else None
+        started = tried.started or (failures[0].at if failures else None)
+        ended = last.at if last else None
+        return StepInfo(
+            pos, "step", tried.name or "?", "retrying" if live else "failed", "", started, ended,
+            None if started is None or ended is None else max(ended - started, 0.0),
+            len(failures), failures, None, None, f"{last.type}: {last.message}" if last else None,
+        )  # fmt: skip
+    until = raw.timers[pos]
+    return StepInfo(
+        pos, "sleep", "sleep", "sleeping" if live else "pending", "sleep", None, until,
+        None, 0, (), None, None, None,
+    )  # fmt: skip
+
+
+def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
+    return tuple(FailedAttempt(a.type, a.message, a.at) for a in attempts)
+
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
+_short.maxlevel = 3
+
+
+def preview_of(value: Any, limit: int = 120) -> str:
+    text = _short.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, str | None]:
+    if not rec.persisted or rec.encoding is None:
+        return None, "(not stored)"
+    data = rec.value
+    if rec.blob is not None:
+        sealed = store.get_blob(info.workflow, info.run_id, rec.blob)
+        if sealed is None:
+            return None, f"(blob {rec.blob[:12]} missing)"
+        data = unseal(sealed, store.signing_key, run_id=info.run_id, position=rec.position,
+                      name=f"blobs/{rec.blob}")  # fmt: skip
+    if data is None:
+        return None, "(not stored)"
+    try:
+        value = _codec.decode_value(rec.encoding, data, allow_pickle=store.allow_pickle)
+    except Exception as e:
+        kind = "pickled value" if rec.encoding == _codec.PICKLE else "value"
+        return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"
+    return len(data), preview_of(value)

@@ -1,0 +1,211 @@
+"""Looking back at runs and cleaning up: listing, deleting, gc.
+
+Plain functions over a `Store` and a workflow name, so that the command line
+can manage runs without importing the workflow's code; `Workflow.runs()` and
+`.delete()` delegate here (history lives in `_history`, forking in `_fork`)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from . import _runner
+from ._engine import now
+from ._errors import (
+    ConfigurationError,
+    CorruptRecordError,
+    RunLockedError,
+    RunNotFoundError,
+)
+from ._records import RunRecord, position_of, unseal
+from ._store import Store, check_key_part, open_store
+
+LEASE_TTL = 30.0
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run as `Workflow.runs()` and `durable runs` show it."""
+
+    workflow: str
+    run_id: str
+    status: str  # running, completed, failed, suspended, interrupted, forked, corrupt
+    fingerprint: str
+    created: float
+    updated: float
+    steps: int  # finished operations
+    position: int | None  # first position not finished; None once completed
+    error: str | None = None  # "Type: message" of the failure or interruption
+    reason: str | None = None  # why a suspended run waits
+
+
+def list_runs(
+    store: Store, workflow: str | None = None, *, status: str | None = None
+) -> list[RunInfo]:
+    """Every run (of one workflow, or of all), newest first: one listing and
+    one batched read of the manifests, then each run's record names."""
+    keys = store.list(f"{workflow}/" if workflow else "")
+    runs = [tuple(k.split("/")[:2]) for k in keys if k.count("/") == 2 and k.endswith("/run")]
+    manifests = store.get_many([f"{w}/{r}/run" for w, r in runs])
+    infos = [
+        _info(store, w, r, manifests[f"{w}/{r}/run"])
+        for w, r in runs
+        if f"{w}/{r}/run" in manifests
+    ]
+    if status is not None:
+        infos = [i for i in infos if i.status == status]
+    return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
+
+
+def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
+    raw = store.load_manifest(workflow, run_id)
+    if raw is None:
+        raise RunNotFoundError(workflow, run_id, store.url)
+    return _info(store, workflow, run_id, raw)
+
+
+def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str:
+    """The workflow a run id belongs to; an error when none or several."""
+    check_key_part("run id", run_id)
+    if workflow is not None:
+        check_key_part("workflow name", workflow)
+        if store.load_manifest(workflow, run_id) is None:
+            raise RunNotFoundError(workflow, run_id, store.url)
+        return workflow
+    owners = [w for w in store.workflows() if store.load_manifest(w, run_id) is not None]
+    if not owners:
+        missing = RunNotFoundError("(any)", run_id, store.url)
+        missing.args = (f"no run {run_id!r} in store {store.url}; `durable runs` lists its runs",)
+        raise missing
+    if len(owners) > 1:
+        raise ConfigurationError(
+            f"run id {run_id!r} exists in several workflows ({', '.join(owners)}); "
+            "name one with --workflow"
+        )
+    return owners[0]
+
+
+def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
+    manifest = _runner.read_manifest(store, workflow, run_id)
+    if manifest is None:
+        raise RunNotFoundError(workflow, run_id, store.url)
+    return manifest
+
+
+def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
+    try:
+        m = _decode_manifest(store, workflow, run_id, raw)
+        names = store.record_names(workflow, run_id)
+    except CorruptRecordError as e:  # listed, so that it can be looked at and removed
+        return RunInfo(workflow, run_id, "corrupt", "", 0.0, 0.0, 0, None, str(e))
+    steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
+    status = m.status
+    # A holder that died (kill -9, power loss) never wrote its final status.
+    if status == "running" and not store.is_held(workflow, run_id):
+        status = "interrupted"
+    position = None if status == "completed" else first_gap(steps)
+    error = None if m.error is None else summarize_error(m.error)
+    return RunInfo(
+        workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
+        position, error, m.reason,
+    )  # fmt: skip
+
+
+def _decode_manifest(store: Store, workflow: str, run_id: str, raw: bytes) -> RunRecord:
+    key = f"{workflow}/{run_id}/run"
+    body = unseal(raw, store.signing_key, run_id=run_id, position=None, name=key)
+    try:
+        return RunRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, None, key, f"undecodable: {e}") from e
+
+
+def first_gap(positions: Iterable[int]) -> int:
+    have, p = set(positions), 0
+    while p in have:
+        p += 1
+    return p
+
+
+def summarize_error(error: dict[str, str]) -> str:
+    message = (error.get("message") or "").strip().splitlines()
+    return f"{error.get('type', 'Error')}: {message[0] if message else ''}"[:300]
+
+
+# -- delete, gc ---------------------------------------------------------------
+def delete_run(store: Store, workflow: str, run_id: str) -> None:
+    """Remove every object of a run. Refuses (RunLockedError) while a live
+    process holds it."""
+    check_key_part("run id", run_id)
+    if not store.list(f"{workflow}/{run_id}/"):
+        raise RunNotFoundError(workflow, run_id, store.url)
+    lease = store.acquire(workflow, run_id, LEASE_TTL)
+    try:
+        store.delete_run(workflow, run_id, keep_lease=True)
+    finally:
+        lease.release()
+    store.delete([f"{workflow}/{run_id}/lease"])
+
+
+def gc(
+    store: Store | str | None = None,
+    *,
+    keep_last: int | None = None,
+    older_than: float | datetime.timedelta | None = None,
+    status: str | Iterable[str] | None = None,
+    dry_run: bool = False,
+    workflow: str | None = None,
+) -> list[RunInfo]:
+    """Remove old runs of every workflow in a store; return what was (or, with
+    `dry_run`, would be) removed. Per workflow, runs matching `status` (any
+    status when None) beyond the `keep_last` newest, or last updated more than
+    `older_than` ago (seconds or a timedelta), go. A run held by a live
+    process is never removed."""
+    if keep_last is None and older_than is None and status is None:
+        raise ConfigurationError(
+            "gc() needs at least one of keep_last, older_than or status; "
+            "it never removes everything by default"
+        )
+    if keep_last is not None and keep_last < 0:
+        raise ConfigurationError(f"keep_last must be >= 0, not {keep_last}")
+    target = store if isinstance(store, Store) else open_store(store)
+    wanted = {status} if isinstance(status, str) else set(status) if status else None
+    cutoff = None if older_than is None else now() - _seconds(older_than)
+    removed: list[RunInfo] = []
+    for infos in _by_workflow(list_runs(target, workflow)):
+        chosen = [i for i in infos if i.status != "running" and (not wanted or i.status in wanted)]
+        if keep_last is not None:
+            chosen = chosen[keep_last:]
+        if cutoff is not None:
+            chosen = [i for i in chosen if i.updated < cutoff]
+        removed += [i for i in chosen if dry_run or _try_delete(target, i)]
+    return removed
+
+
+def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
+    """`keep_last=N` on the decorator: after a run completes, drop the oldest
+    completed runs of that workflow beyond the N newest."""
+    return gc(store, keep_last=keep_last, status="completed", workflow=workflow)
+
+
+def _try_delete(store: Store, info: RunInfo) -> bool:
+    try:
+        delete_run(store, info.workflow, info.run_id)
+    except (RunLockedError, RunNotFoundError):
+        return False  # started or removed by someone else meanwhile
+    return True
+
+
+def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:
+    groups: dict[str, list[RunInfo]] = {}
+    for info in infos:
+        groups.setdefault(info.workflow, []).append(info)
+    return list(groups.values())
+
+
+def _seconds(value: float | datetime.timedelta) -> float:
+    seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else float(value)
+    if seconds < 0:
+        raise ConfigurationError(f"older_than must not be negative, not {value}")
+    return seconds

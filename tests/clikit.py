@@ -1,0 +1,180 @@
+"""Helpers for tests that drive the real `durable` command in child processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A workflow file as a user would write it. Each step notes its execution in
+# $FLOW_COUNTS; the step numbered $FLOW_BLOCK_AT announces itself on stdout
+# and then waits for a line on stdin (the test's handshake).
+FLOW = '''
+import os
+import sys
+
+import durable
+
+
+def note(name):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write(name + "\\n")
+
+
+def checkpoint(n):
+    if os.environ.get("FLOW_BLOCK_AT") == str(n):
+        print(f"step {n} started", flush=True)
+        sys.stdin.readline()
+
+
+@durable.step
+def s1(n):
+    note("s1"); checkpoint(1); return n + 1
+
+
+@durable.step
+def s2(n):
+    note("s2"); checkpoint(2); return n * 2
+
+
+@durable.step
+def s3(n):
+    note("s3"); checkpoint(3); return n + 10
+
+
+@durable.step
+def s4(n):
+    note("s4"); checkpoint(4); return n * 3
+
+
+@durable.step
+def s5(n):
+    note("s5"); checkpoint(5); return n - 1
+
+
+@durable.workflow
+def pipeline(n: int) -> int:
+    return s5(s4(s3(s2(s1(n)))))
+
+
+@durable.step
+def draft(topic):
+    note("draft")
+    return f"draft about {topic}"
+
+
+@durable.workflow
+def approval(topic: str, reviewer_decision: str | None = None) -> str:
+    text = draft(topic)
+    if reviewer_decision is None:
+        durable.suspend("waiting for reviewer_decision")
+    return f"{text}: {reviewer_decision}"
+
+
+@durable.step
+def explode(x):
+    note("explode")
+    raise ValueError(f"bad input {x}")
+
+
+@durable.workflow
+def broken(x: int) -> int:
+    return explode(s1(x))
+
+
+@durable.workflow
+def napping(n: int) -> int:
+    n = s1(n)
+    durable.sleep(3600)
+    return s2(n)
+
+
+if __name__ == "__main__":
+    note("main-block")
+    print(pipeline.with_options(run_id="from-main")(1))
+'''
+
+PIPELINE_RESULT = ((1 + 1) * 2 + 10) * 3 - 1  # s1..s5 applied to 1
+
+
+def child_env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DURABLE_", "FLOW_"))}
+    env["PYTHONPATH"] = str(REPO)
+    env["FLOW_COUNTS"] = str(tmp / "counts.txt")
+    env["DURABLE_STORE"] = str(tmp / "store")
+    env.update(extra)
+    return env
+
+
+def write_flow(tmp: Path, source: str = FLOW, name: str = "flow.py") -> Path:
+    path = tmp / name
+    path.write_text(source)
+    return path
+
+
+def durable(
+    tmp: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """`durable ARGS` as a child process (`python -m durable`), in tmp."""
+    return subprocess.run(
+        [sys.executable, "-m", "durable", *args],
+        cwd=tmp,
+        env=env or child_env(tmp),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+
+
+def spawn(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "durable", *args],
+        cwd=tmp,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def read_until(stream: Any, needle: str, timeout: float = 60) -> str:
+    """Read a child's pipe until `needle` shows up (a handshake, not a sleep);
+    fail if the child closes it or says nothing for `timeout` seconds."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    fd = stream.fileno()
+    while needle.encode() not in seen:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise AssertionError(f"timed out waiting for {needle!r}; got {seen.decode()!r}")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            raise AssertionError(f"pipe closed before {needle!r}; got {seen.decode()!r}")
+        seen += chunk
+    return seen.decode()
+
+
+def counts(tmp: Path) -> Counter[str]:
+    path = tmp / "counts.txt"
+    return Counter(path.read_text().split()) if path.exists() else Counter()
+
+
+def runs_json(tmp: Path, *args: str, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    done = durable(tmp, "runs", "--json", *args, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def show_json(tmp: Path, run_id: str, *args: str) -> dict[str, Any]:
+    done = durable(tmp, "show", run_id, "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]

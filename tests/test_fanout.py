@@ -1,0 +1,308 @@
+"""loop_over on this process, a thread pool and a process pool: order,
+exactly-once execution (counted through files), per-item checkpoints,
+failures, retries and progress."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import pty
+import subprocess
+import sys
+import textwrap
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from tests.fanout_work import (
+    expected,
+    flaky,
+    gate,
+    gated,
+    hopeless,
+    item_indexes,
+    logged,
+    picky,
+    plain_work,
+    records,
+    work,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+KINDS = ["inline", "threads", "processes"]
+
+
+@pytest.fixture(scope="module")
+def process_pool() -> Iterator[cf.ProcessPoolExecutor]:
+    # spawn: workers share nothing with this process but what is pickled to them.
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        yield pool
+
+
+@pytest.fixture
+def executor(request: Any, process_pool: cf.ProcessPoolExecutor) -> Iterator[Any]:
+    if request.param == "inline":
+        yield None
+    elif request.param == "threads":
+        with cf.ThreadPoolExecutor(4) as pool:
+            yield pool
+    else:
+        yield process_pool
+
+
+
+def fmt(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+@pytest.mark.parametrize("executor", KINDS, indirect=True)
+@pytest.mark.parametrize("fn", [work, plain_work], ids=["step", "function"])
+def test_results_in_order_each_item_once(tmp_path: Path, executor: Any, fn: Any) -> None:
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(40)]
+    sequential = [fn((str(tmp_path / "seq"), i)) for i in range(40)]
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(fn, items, executor=executor)
+
+    run = fan.run(items)
+    assert run.value == sequential == [expected(i) for i in range(40)]
+    assert sorted(logged(log)) == list(range(40))  # each item exactly once
+    assert run.steps_executed == 1  # one block, one record
+    again = fan.run(items)
+    assert again.value == sequential
+    assert len(logged(log)) == 40  # the re-run executed nothing
+
+
+@pytest.mark.parametrize("executor", KINDS, indirect=True)
+@pytest.mark.parametrize("checkpoint", [True, False], ids=["checkpoint", "all-or-nothing"])
+def test_failure_keeps_items_and_resume_runs_the_rest(
+    tmp_path: Path, executor: Any, checkpoint: bool
+) -> None:
+    log = str(tmp_path / "log")
+    Path(log + ".fail").write_text("13")
+    items = [(log, i) for i in range(20)]
+    store = durable.open_store(str(tmp_path / "store"))
+
+    @durable.workflow(store=store, run_id="r1")
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(picky, items, executor=executor, checkpoint_items=checkpoint)
+
+    with pytest.raises(ValueError) as caught:
+        fan(items)
+    assert type(caught.value) is ValueError  # the item's own exception, not a wrapper
+    assert "item 13 refused" in str(caught.value)
+    assert "item 13 (of 20) of loop_over(picky) failed" in fmt(caught.value)
+    kept = item_indexes(store, fan.name, "r1")
+    first = logged(log)
+    assert 13 not in first
+    if checkpoint:
+        assert kept == set(first)  # every finished item was recorded as it completed
+        if executor is None:
+            assert kept == set(range(13))
+    else:
+        assert kept == set()
+
+    Path(log + ".fail").unlink()
+    run = fan.run(items)
+    resumed = logged(log)[len(first) :]
+    assert sorted(resumed) == sorted(set(range(20)) - kept)  # only the items without a result
+    assert run.value == [expected(i) for i in range(20)]
+    assert item_indexes(store, fan.name, "r1") == set()  # compacted into the block record
+    assert records(store, fan.name, "r1", "steps") == ["steps/00000000"]
+
+
+def test_running_items_finish_and_are_kept_after_a_failure(tmp_path: Path) -> None:
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(12)]
+    store = durable.open_store(str(tmp_path / "store"))
+    gate.reset()
+
+    @durable.workflow(store=store, run_id="r1")
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        with cf.ThreadPoolExecutor(4) as pool:
+            return durable.loop_over(gated, items, executor=pool, checkpoint_items=True)
+
+    with pytest.raises(RuntimeError, match="item 0 fails"):
+        fan(items)
+    kept = item_indexes(store, fan.name, "r1")
+    # Items 1-3 were running when item 0 failed: they finished and were recorded.
+    assert {1, 2, 3} <= kept and 0 not in kept
+    assert kept == set(logged(log))
+
+
+def test_retries_happen_on_the_worker(tmp_path: Path, process_pool: Any) -> None:
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(6)]
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(flaky, items, executor=process_pool)
+
+    assert fan(items) == [expected(i) for i in range(6)]
+    assert sorted(logged(log)) == sorted(list(range(6)) * 3)  # retries=2: three attempts each
+
+
+@pytest.mark.parametrize("executor", KINDS, indirect=True)
+def test_retries_exhausted_raise_the_original_error(tmp_path: Path, executor: Any) -> None:
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(8)]
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(hopeless, items, executor=executor)
+
+    with pytest.raises(KeyError) as caught:
+        fan(items)
+    assert "item 5 (of 8)" in fmt(caught.value)
+    assert logged(log).count(5) == 2  # retries=1: two attempts, then the block fails
+
+
+def test_progress_callback_counts_restored_items(tmp_path: Path) -> None:
+    log = str(tmp_path / "log")
+    Path(log + ".fail").write_text("6")
+    items = [(log, i) for i in range(10)]
+    seen: list[durable.Progress] = []
+
+    @durable.workflow(store=str(tmp_path / "store"), run_id="r1")
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(picky, items, checkpoint_items=True, progress=seen.append)
+
+    with pytest.raises(ValueError):
+        fan(items)
+    assert [p.done for p in seen] == [1, 2, 3, 4, 5, 6]
+    Path(log + ".fail").unlink()
+    seen.clear()
+    fan(items)
+    assert [p.done for p in seen] == [7, 8, 9, 10]  # six were restored from checkpoints
+    assert {p.total for p in seen} == {10}
+    assert {p.name for p in seen} == {"loop_over(picky)"}
+    assert all(p.elapsed >= 0 and p.rate >= 0 for p in seen)
+    assert seen[-1].remaining == 0
+
+
+def test_loop_over_outside_a_workflow_is_a_plain_map(tmp_path: Path) -> None:
+    log = str(tmp_path / "log")
+    with cf.ThreadPoolExecutor(3) as pool:
+        out = durable.loop_over(work, [(log, i) for i in range(9)], executor=pool)
+    assert out == [expected(i) for i in range(9)]
+    assert sorted(logged(log)) == list(range(9))
+
+
+def test_bad_arguments_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    async def coro(x: int) -> int:
+        return x
+
+    with pytest.raises(durable.ConfigurationError, match="no executor"):
+        with cf.ThreadPoolExecutor(1) as pool:
+            durable.loop_over(coro, [1], executor=pool)
+    with pytest.raises(durable.ConfigurationError, match=r"concurrent\.futures\.Executor"):
+        durable.loop_over(work, [(str(tmp_path / "log"), 1)], executor=object())
+    with pytest.raises(durable.ConfigurationError, match="at least 1"):
+        durable.loop_over(work, [], max_concurrency=0)
+    assert not (tmp_path / "log").exists()
+
+
+MAIN_SCRIPT = """
+import concurrent.futures as cf, json, multiprocessing, os, sys
+import durable
+
+@durable.step
+def shout(item):
+    log, word = item
+    with open(log, "a") as f:
+        f.write(word + "\\n")
+    return word.upper() + "!"
+
+@durable.workflow(store=sys.argv[2])
+def fan(items):
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        return durable.loop_over(shout, items, executor=pool, checkpoint_items=True)
+
+if __name__ == "__main__":
+    print(json.dumps(fan([(sys.argv[1], w) for w in ["a", "b", "c", "d", "e"]])))
+"""
+
+
+def test_a_step_defined_in_main_runs_on_a_process_pool(tmp_path: Path) -> None:
+    script = tmp_path / "job.py"
+    script.write_text(MAIN_SCRIPT)
+    log = tmp_path / "log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(script), str(log), str(tmp_path / "store")]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == '["A!", "B!", "C!", "D!", "E!"]'
+    assert sorted(log.read_text().split()) == ["a", "b", "c", "d", "e"]
+
+
+BAR_SCRIPT = """
+import sys
+import durable
+from durable import _progress
+
+_progress.DELAY = 0  # draw from the first item: the test is short
+
+def double(x):
+    return 2 * x
+
+@durable.workflow(store=sys.argv[1])
+def fan(n):
+    return durable.loop_over(double, range(n))
+
+print(sum(fan(25)), file=sys.stdout)
+"""
+
+
+def _run_bar_script(tmp_path: Path, stderr_tty: bool) -> tuple[str, str]:
+    tmp_path.mkdir()
+    script = tmp_path / "bar.py"
+    script.write_text(textwrap.dedent(BAR_SCRIPT))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("DURABLE_PROGRESS", None)
+    cmd = [sys.executable, str(script), str(tmp_path / "store")]
+    if not stderr_tty:
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+        return out.stdout, out.stderr
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    stdout, _ = proc.communicate(timeout=60)
+    return stdout.decode(), b"".join(chunks).decode()
+
+
+def test_progress_bar_is_drawn_on_a_terminal_only(tmp_path: Path) -> None:
+    stdout, stderr = _run_bar_script(tmp_path / "tty", stderr_tty=True)
+    assert stdout.strip() == "600"
+    assert "loop_over(double) [" in stderr
+    assert "25/25" in stderr
+    stdout, stderr = _run_bar_script(tmp_path / "pipe", stderr_tty=False)
+    assert stdout.strip() == "600"
+    assert stderr == ""  # not a terminal: nothing drawn
+
+
+def test_render_fits_the_line() -> None:
+    from durable._progress import render
+
+    line = render(durable.Progress("loop_over(x)", 30, 50, 2.0, 15.0), columns=60)
+    assert line.startswith("loop_over(x) [")
+    assert "30/50" in line and "15.0/s" in line and "left" in line
+    assert len(line) <= 60

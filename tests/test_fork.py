@@ -1,0 +1,190 @@
+"""Workflow.fork(): branch a new run from a past position, optionally
+replacing the output recorded just before it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable import _runs
+
+Calls = dict[str, list[Any]]
+
+
+def make_chain(store: durable.Store, calls: Calls) -> Any:
+    """Five steps; each records the input it saw, so a test can tell what
+    ran and with which value."""
+
+    def stage(label: str, fn: Any) -> Any:
+        @durable.step(name=label)
+        def run(x: Any) -> Any:
+            calls.setdefault(label, []).append(x)
+            return fn(x)
+
+        return run
+
+    add, double, label, stamp, last = (
+        stage("add", lambda x: x + 1),
+        stage("double", lambda x: x * 2),
+        stage("label", lambda x: {"n": x}),
+        stage("stamp", lambda d: {**d, "stamped": True}),
+        stage("last", lambda d: f"{d['n']}/{d['stamped']}"),
+    )
+
+    @durable.workflow(name="chain", store=store)
+    def chain(x: int, suffix: str = "") -> str:
+        return last(stamp(label(double(add(x))))) + suffix
+
+    return chain
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> durable.Store:
+    return durable.open_store(tmp_path / "store")
+
+
+def records(store: durable.Store, run_id: str) -> dict[str, bytes]:
+    return store.load_records("chain", run_id)
+
+
+def test_fork_at_3_with_mutate(store: durable.Store) -> None:
+    calls: Calls = {}
+    chain = make_chain(store, calls)
+    assert chain.with_options(run_id="src")(1) == "4/True"
+    source_records = records(store, "src")
+    source_history = chain.history("src")
+    calls.clear()
+
+    seen: list[Any] = []
+
+    def mutate(value: Any) -> Any:
+        seen.append(value)
+        return {"n": 100}
+
+    run = chain.fork("src", at=3, new_run_id="what-if", mutate=mutate)
+    assert seen == [{"n": 4}]  # the output recorded at position 2
+    assert calls == {"stamp": [{"n": 100}], "last": [{"n": 100, "stamped": True}]}
+    assert run.value == "100/True" and run.run_id == "what-if"
+    assert (run.resumed_from_step, run.steps_replayed, run.steps_executed) == (3, 3, 2)
+    # the source is untouched, record for record
+    assert records(store, "src") == source_records
+    assert chain.history("src") == source_history
+    assert chain.with_options(run_id="src")(1) == "4/True"
+    forked = chain.history("what-if")
+    assert [s.preview for s in forked] == ["2", "4", "{'n': 100}", "{'n': 100, 'stamped': True}",
+                                           "'100/True'"]  # fmt: skip
+
+
+def test_the_two_histories_are_independent_afterwards(store: durable.Store) -> None:
+    calls: Calls = {}
+    chain = make_chain(store, calls)
+    chain.with_options(run_id="src")(1)
+    chain.fork("src", at=2, new_run_id="b")
+    chain.delete("src")
+    calls.clear()
+    again = chain.resume("b")  # completed: returns its own recorded value
+    assert again.value == "4/True" and calls == {}
+    chain.with_options(run_id="src")(1)  # a fresh source: everything runs
+    assert set(calls) == {"add", "double", "label", "stamp", "last"}
+    assert [i.run_id for i in chain.runs()] == ["src", "b"]
+
+
+def test_fork_overrides_merge_as_in_resume(store: durable.Store) -> None:
+    calls: Calls = {}
+    chain = make_chain(store, calls)
+    chain.with_options(run_id="src")(1)
+    calls.clear()
+    run = chain.fork("src", at=4, suffix="!")
+    assert run.value == "4/True!" and calls == {"last": [{"n": 4, "stamped": True}]}
+    assert run.run_id.startswith("src-fork-")
+    assert _runs.read_manifest(store, "chain", run.run_id).extra["forked_from"] == "src"
+
+
+def test_fork_at_0_reruns_everything_and_bad_positions_are_refused(store: durable.Store) -> None:
+    calls: Calls = {}
+    chain = make_chain(store, calls)
+    chain.with_options(run_id="src")(1)
+    calls.clear()
+    assert chain.fork("src", at=0, new_run_id="all").value == "4/True"
+    assert all(len(v) == 1 for v in calls.values()) and len(calls) == 5
+    for at, kwargs in [(6, {}), (-1, {}), (0, {"mutate": lambda v: v})]:
+        with pytest.raises(durable.ConfigurationError, match="out of range"):
+            chain.fork("src", at=at, **kwargs)
+    with pytest.raises(durable.ConfigurationError, match="already exists"):
+        chain.fork("src", at=1, new_run_id="all")
+    with pytest.raises(durable.RunNotFoundError):
+        chain.fork("ghost", at=1)
+    assert sorted(i.run_id for i in chain.runs()) == ["all", "src"]
+
+
+def test_fork_copies_blobs_and_keeps_signatures_valid(tmp_path: Path) -> None:
+    signed = durable.open_store(tmp_path / "signed", signing_key="k" * 32, blob_threshold=32)
+
+    @durable.step
+    def big(n: int) -> str:
+        return "y" * n
+
+    @durable.step
+    def echo(text: str) -> str:
+        return text + "!"
+
+    @durable.step
+    def size(text: str) -> int:
+        return len(text)
+
+    @durable.workflow(name="blobby", store=signed)
+    def blobby(n: int) -> int:
+        return size(echo(big(n)))
+
+    blobby.with_options(run_id="src")(200)
+    run = blobby.fork("src", at=2, new_run_id="f", mutate=lambda text: text * 2)
+    assert run.value == 402 and run.steps_replayed == 2
+    blobs = list((tmp_path / "signed" / "blobby" / "f" / "blobs").iterdir())
+    assert len(blobs) == 2  # position 0's, copied; position 1's replacement
+    assert [s.output_size for s in blobby.history("f")][:2] == [202, 405]  # msgpack str8 and str16 headers
+    assert blobby.with_options(run_id="src")(200) == 201
+
+
+def test_mutate_needs_a_stored_value(store: durable.Store) -> None:
+    @durable.step(persist=False)
+    def token() -> str:
+        return "secret"
+
+    @durable.step
+    def use(t: str) -> int:
+        return len(t)
+
+    @durable.workflow(name="chain", store=store)
+    def secretive() -> int:
+        return use(token())
+
+    secretive.with_options(run_id="s")()
+    with pytest.raises(durable.ConfigurationError, match="persist=False"):
+        secretive.fork("s", at=1, new_run_id="t", mutate=lambda v: v)
+    with pytest.raises(ZeroDivisionError):
+        secretive.fork("s", at=2, new_run_id="t", mutate=lambda v: 1 / 0)
+    assert [i.run_id for i in secretive.runs()] == ["s"]
+    assert store.list("chain/t/") == []  # nothing half-made is left to block the id
+    assert secretive.fork("s", at=2, new_run_id="t", mutate=lambda v: v * 2).value == 12
+
+
+def test_async_workflows_fork_too(store: durable.Store) -> None:
+    seen: list[int] = []
+
+    @durable.step
+    async def inc(x: int) -> int:
+        seen.append(x)
+        return x + 1
+
+    @durable.workflow(name="chain", store=store)
+    async def counter(x: int) -> int:
+        return await inc(await inc(await inc(x)))
+
+    assert asyncio.run(counter.with_options(run_id="a")(0)) == 3
+    seen.clear()
+    run = asyncio.run(counter.fork("a", at=2, mutate=lambda v: v * 10))
+    assert run.value == 21 and seen == [20]  # position 1 recorded 2; mutated to 20

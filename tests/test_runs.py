@@ -1,0 +1,341 @@
+"""The Python side of run management: runs(), history(), delete(),
+keep_last and gc(), against real stores (a local folder; S3 on moto)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable import _runs
+from durable.testing import fake_clock
+
+from .clikit import child_env, read_until, write_flow
+
+T0 = 1_700_000_000.0
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> durable.Store:
+    return durable.open_store(tmp_path / "store")
+
+
+def make_flow(store: durable.Store, calls: list[str], **options: Any) -> Any:
+    @durable.step
+    def fetch(n: int) -> list[int]:
+        calls.append("fetch")
+        return list(range(n))
+
+    @durable.step(retries=2, retry_delay=5.0)
+    def flaky(xs: list[int]) -> int:
+        calls.append("flaky")
+        if calls.count("flaky") < 3:
+            raise ConnectionError(f"glitch {calls.count('flaky')}")
+        return sum(xs)
+
+    @durable.step
+    def shout(word: str) -> str:
+        calls.append("shout")
+        if word == "boom":
+            raise ValueError("cannot shout boom")
+        return word.upper() * 40
+
+    @durable.step(persist=False)
+    def secret() -> str:
+        return "hunter2"
+
+    @durable.workflow(name="flow", store=store, **options)
+    def flow(n: int, word: str = "hi", decision: str | None = None) -> str:
+        total = flaky(fetch(n))
+        squares = durable.loop_over(lambda x: x * x, range(n))
+        durable.sleep(30)
+        secret()
+        loud = shout(word)
+        if decision is None:
+            durable.suspend("waiting for decision")
+        return f"{total}:{sum(squares)}:{loud[:2]}:{decision}"
+
+    return flow
+
+
+def test_runs_lists_newest_first_with_status_steps_position_and_errors(
+    store: durable.Store,
+) -> None:
+    calls: list[str] = []
+    flow = make_flow(store, calls)
+    with fake_clock(T0):
+        assert flow.with_options(run_id="done").run(3, decision="ok").value == "3:5:HI:ok"
+    with fake_clock(T0 + 100), pytest.raises(ValueError):
+        flow.with_options(run_id="bad")(3, word="boom")
+    with fake_clock(T0 + 200), pytest.raises(durable.Suspended):
+        flow.with_options(run_id="waiting")(3)
+    infos = flow.runs()
+    assert [i.run_id for i in infos] == ["waiting", "bad", "done"]
+    waiting, bad, done = infos
+    assert (done.status, done.steps, done.position, done.error) == ("completed", 6, None, None)
+    assert (bad.status, bad.steps, bad.position) == ("failed", 5, 5)
+    assert bad.error == "ValueError: cannot shout boom"
+    assert (waiting.status, waiting.steps, waiting.position) == ("suspended", 6, 6)
+    assert waiting.reason == "waiting for decision"
+    assert {i.fingerprint for i in infos} == {flow.fingerprint}
+    assert done.created == T0 and done.updated >= done.created
+    assert isinstance(done, durable.RunInfo)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        done.status = "x"  # type: ignore[misc]
+
+
+def test_history_describes_every_position(store: durable.Store) -> None:
+    calls: list[str] = []
+    flow = make_flow(store, calls)
+    with fake_clock(T0) as clock:
+        flow.with_options(run_id="h").run(4, decision="yes")
+    assert clock.slept == [5.0, 10.0, 30.0]  # two retry delays, then the durable sleep
+    steps = flow.history("h")
+    assert [(s.position, s.kind, s.name, s.status) for s in steps] == [
+        (0, "step", "make_flow.fetch", "completed"),
+        (1, "step", "make_flow.flaky", "completed"),
+        (2, "loop", "loop_over(make_flow.flow.<lambda>)", "completed"),
+        (3, "sleep", "sleep", "completed"),
+        (4, "step", "make_flow.secret", "completed"),
+        (5, "step", "make_flow.shout", "completed"),
+    ]
+    fetch, flaky, loop, nap, secret, shout = steps
+    assert fetch.preview == "[0, 1, 2, 3]" and fetch.output_size == 5
+    assert fetch.attempts == 1 and fetch.failures == () and fetch.error is None
+    assert flaky.attempts == 3
+    assert [(f.type, f.message) for f in flaky.failures] == [
+        ("ConnectionError", "glitch 1"), ("ConnectionError", "glitch 2"),
+    ]  # fmt: skip
+    assert flaky.duration == 15.0  # the two retry delays, on the fake clock
+    assert loop.preview == "[0, 1, 4, 9]"
+    assert nap.duration == 30.0 and nap.started == T0 + 15.0
+    assert secret.preview == "(not stored)" and secret.output_size is None
+    assert shout.preview is not None and "..." in shout.preview  # shortened
+    assert len(shout.preview) < 80 and shout.output_size == 82  # 80 chars + msgpack header
+    assert fetch.fingerprint == flow.definition().steps["make_flow.fetch"]
+    assert isinstance(fetch, durable.StepInfo)
+
+
+def test_history_of_a_failed_run_shows_the_failing_step(store: durable.Store) -> None:
+    calls: list[str] = []
+    flow = make_flow(store, calls)
+    with fake_clock(T0), pytest.raises(ValueError):
+        flow.with_options(run_id="f").run(2, word="boom")
+    last = flow.history("f")[-1]
+    assert (last.position, last.name, last.status, last.attempts) == (5, "make_flow.shout", "failed", 1)
+    assert last.error == "ValueError: cannot shout boom"
+    assert last.output_size is None and last.ended == T0 + 45.0
+    with pytest.raises(durable.RunNotFoundError):
+        flow.history("no-such-run")
+
+
+def test_previews_of_pickled_blobbed_and_refused_values(tmp_path: Path) -> None:
+    loose = durable.open_store(tmp_path / "s", blob_threshold=64)
+
+    @durable.step
+    def pair() -> tuple[int, int]:
+        return (1, 2)
+
+    @durable.step
+    def big() -> str:
+        return "x" * 500
+
+    @durable.workflow(name="shapes", store=loose)
+    def shapes() -> int:
+        return len(pair()) + len(big())
+
+    shapes.with_options(run_id="p")()
+    first, second = shapes.history("p")
+    assert first.preview == "(1, 2)"
+    assert second.output_size is not None and second.output_size > 500
+    assert second.preview is not None and second.preview.startswith("'xxx")
+    strict = durable.workflow(name="shapes", store=durable.open_store(tmp_path / "s", allow_pickle=False))(
+        lambda: 0
+    )  # fmt: skip
+    refused = strict.history("p")[0]
+    assert refused.preview is not None and "pickled value" in refused.preview
+
+
+BLOCKER = """
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import durable
+from flow import pipeline
+pipeline.with_options(run_id="held", store=sys.argv[1])(1)
+"""
+
+
+@pytest.mark.slow
+def test_a_dead_holder_shows_interrupted_a_live_one_running(tmp_path: Path) -> None:
+    _holder_dies(tmp_path, str(tmp_path / "store"))
+
+
+def _holder_dies(tmp_path: Path, url: str, **storage: Any) -> None:
+    write_flow(tmp_path)
+    write_flow(tmp_path, BLOCKER, name="blocker.py")
+    env = child_env(tmp_path, FLOW_BLOCK_AT="2")
+    child = subprocess.Popen([sys.executable, "blocker.py", url], cwd=tmp_path, env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    watcher = durable.workflow(name="pipeline", store=durable.open_store(url, **storage))(
+        lambda: 0
+    )  # fmt: skip
+    try:
+        read_until(child.stdout, "step 2 started")
+        (live,) = watcher.runs()
+        assert (live.status, live.steps, live.position) == ("running", 1, 1)
+        child.kill()
+        child.wait(timeout=30)
+    finally:
+        child.kill()
+        child.wait()
+    (dead,) = watcher.runs()
+    assert (dead.status, dead.steps, dead.position) == ("interrupted", 1, 1)
+    assert _runs.read_manifest(watcher._store(), "pipeline", "held").status == "running"
+
+
+@pytest.fixture(scope="module")
+def s3_url() -> Iterator[tuple[str, dict[str, Any]]]:
+    moto_server = pytest.importorskip("moto.server")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    options = {"key": "testing", "secret": "testing",
+               "client_kwargs": {"endpoint_url": endpoint}}  # fmt: skip
+    import s3fs
+
+    s3fs.S3FileSystem(**options).mkdir("runs-bucket")
+    yield "s3://runs-bucket/store", options
+    server.stop()
+
+
+@pytest.mark.slow
+def test_a_dead_holder_on_s3_shows_interrupted(
+    tmp_path: Path, s3_url: tuple[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, options = s3_url
+    endpoint = options["client_kwargs"]["endpoint_url"]
+    # the child reaches the same moto server through the standard AWS variables
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_ENDPOINT_URL": endpoint, "AWS_DEFAULT_REGION": "us-east-1"}.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    _holder_dies(tmp_path, url, **options)
+
+
+def test_delete_removes_a_run_and_refuses_missing_or_held_ones(store: durable.Store) -> None:
+    calls: list[str] = []
+    flow = make_flow(store, calls)
+    with fake_clock(T0):
+        flow.with_options(run_id="a").run(1, decision="x")
+        flow.with_options(run_id="b").run(1, decision="x")
+    flow.delete("a")
+    assert [i.run_id for i in flow.runs()] == ["b"]
+    assert not (Path(store.url) / "flow" / "a").exists()
+    with pytest.raises(durable.RunNotFoundError):
+        flow.delete("a")
+    lease = store.acquire("flow", "b", 30)
+    try:
+        with pytest.raises(durable.RunLockedError):
+            flow.delete("b")
+    finally:
+        lease.release()
+    assert [i.run_id for i in flow.runs()] == ["b"]
+
+
+def test_keep_last_removes_the_oldest_completed_runs(store: durable.Store) -> None:
+    calls: list[str] = []
+    flow = make_flow(store, calls, keep_last=2)
+    with fake_clock(T0), pytest.raises(durable.Suspended):
+        flow.with_options(run_id="pending")(1)
+    for i in range(4):
+        with fake_clock(T0 + 10 * (i + 1)):
+            flow.with_options(run_id=f"r{i}").run(1, decision="y")
+    assert [(i.run_id, i.status) for i in flow.runs()] == [
+        ("r3", "completed"), ("r2", "completed"), ("pending", "suspended"),
+    ]  # fmt: skip
+    with pytest.raises(durable.ConfigurationError):
+        durable.workflow(keep_last=0)(lambda: 0)
+
+
+def test_gc_over_the_whole_store(store: durable.Store) -> None:
+    calls: list[str] = []
+    flow = make_flow(store, calls)
+    other = durable.workflow(name="other", store=store)(lambda n: n)
+    now = datetime.datetime.now().timestamp()
+    with fake_clock(now - 9 * 86400):
+        flow.with_options(run_id="old").run(1, decision="y")
+        other.with_options(run_id="old-other")(1)
+    with fake_clock(now - 3600), pytest.raises(ValueError):
+        flow.with_options(run_id="broke")(1, word="boom")
+    with fake_clock(now):
+        flow.with_options(run_id="new").run(1, decision="y")
+        other.with_options(run_id="new-other")(2)
+
+    def ids(infos: list[durable.RunInfo]) -> set[str]:
+        return {i.run_id for i in infos}
+
+    with pytest.raises(durable.ConfigurationError):
+        durable.gc(store)
+    week = datetime.timedelta(days=7)
+    assert ids(durable.gc(store, older_than=week, dry_run=True)) == {"old", "old-other"}
+    assert len(_runs.list_runs(store)) == 5
+    assert ids(durable.gc(store, older_than=week)) == {"old", "old-other"}
+    assert ids(durable.gc(store, status="failed")) == {"broke"}
+    assert ids(durable.gc(store, keep_last=1)) == set()
+    lease = store.acquire("flow", "new", 30)  # a live process holds it
+    try:
+        assert ids(durable.gc(store, keep_last=0)) == {"new-other"}
+    finally:
+        lease.release()
+    assert ids(_runs.list_runs(store)) == {"new"}
+
+
+def test_a_damaged_manifest_is_listed_as_corrupt(store: durable.Store) -> None:
+    flow = durable.workflow(name="w", store=store)(lambda: 1)
+    flow.with_options(run_id="ok")()
+    flow.with_options(run_id="hurt")()
+    path = Path(store.url) / "w" / "hurt" / "run"
+    path.write_bytes(path.read_bytes()[:-3] + b"zzz")
+    by_id = {i.run_id: i for i in flow.runs()}
+    assert by_id["ok"].status == "completed"
+    assert by_id["hurt"].status == "corrupt" and "damaged" in (by_id["hurt"].error or "")
+    flow.delete("hurt")  # and it can still be removed
+    assert [i.run_id for i in flow.runs()] == ["ok"]
+    assert os.listdir(Path(store.url) / "w") == ["ok"]
+
+
+def test_history_lists_artifacts_with_their_state_now(store: durable.Store, tmp_path: Path) -> None:
+    out = tmp_path / "build" / "app.bin"
+
+    @durable.step
+    def build() -> int:
+        out.parent.mkdir(exist_ok=True)
+        out.write_bytes(b"\x7fELF")
+        durable.artifact(out)
+        return 4
+
+    @durable.workflow(name="builder", store=store)
+    def builder() -> int:
+        return build()
+
+    builder.with_options(run_id="b")()
+    (step,) = builder.history("b")
+    assert [(a["url"], a["kind"], a["state"]) for a in step.artifacts] == [
+        (str(out), "file", "present"),
+    ]  # fmt: skip
+    out.write_bytes(b"\x7fELF, rebuilt")
+    assert builder.history("b")[0].artifacts[0]["state"] == "changed"
+    out.unlink()
+    assert builder.history("b")[0].artifacts[0]["state"] == "missing"
+    from durable import _format, _history
+
+    text = _format.show_text(*_history.describe(store, "builder", "b"))
+    assert f"0  {out}  missing" in text
