@@ -219,6 +219,16 @@ def test_second_holder_gets_run_locked_error_naming_holder_and_expiry(place: Pla
     place.open().acquire("w", "r", 30).release()  # free again, at once
 
 
+def test_is_held_probes_without_taking_the_lease(place: Place) -> None:
+    s = place.open()
+    assert not s.is_held("w", "r")
+    lease = s.acquire("w", "r", 30)
+    assert place.open().is_held("w", "r")
+    lease.release()
+    assert not place.open().is_held("w", "r")
+    place.open().acquire("w", "r", 30).release()  # the probe took nothing
+
+
 def test_contenders_for_a_free_lease_exactly_one_wins(place: Place) -> None:
     if place.object_leases:
         plant(place.open(), doc(host="elsewhere", expires=time.time() - 1))
