@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
-from . import _codec, _engine
+from . import _codec, _drive
 from ._blockrec import Block, PlainBlock
 from ._context import RunContext, active_run, current_run
 from ._engine import Pause, Plan, args_digest, commit, drive_sync, lookup, now
@@ -110,7 +110,7 @@ def sleep(seconds: float) -> None:
         raise ConfigurationError("sleep() needs a non-negative number of seconds")
     ctx = active_run()
     if ctx is None:
-        _engine.clock.sleep(seconds)
+        _drive.clock.sleep(seconds)
         return
     drive_sync(_sleep_plan(ctx, seconds))
 

@@ -1,21 +1,26 @@
 """lookup -> execute (with retries) -> record, written once as a generator
-"plan" that yields what it needs done; a sync and an async driver run it.
+"plan" that yields what it needs done; `_drive` runs it sync or async.
 The plan never calls user code itself, so one body of logic serves both."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import inspect
-import threading
-import time
 import traceback
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from . import _artifacts, _codec, _context, _redact
 from ._context import RunContext
+from ._drive import Call as Call
+from ._drive import Pause as Pause
+from ._drive import Plan as Plan
+from ._drive import Stopped as Stopped
+from ._drive import check_stop as check_stop
+from ._drive import drive_async as drive_async
+from ._drive import drive_sync as drive_sync
+from ._drive import now as now
+from ._drive import stop as stop
 from ._errors import (
     DefinitionChangedError,
     NondeterminismError,
@@ -34,128 +39,6 @@ from ._records import (
 )
 
 T = TypeVar("T")
-
-
-class Stopped(SystemExit):
-    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
-    point after the signal, i.e. once the step in flight is recorded. A
-    SystemExit, so an uncaught one exits with the conventional 128 + signal
-    code, and the workflow marks the run `interrupted`."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(128 + signum)
-        self.signum = signum
-
-
-class StopState:
-    """Set from a signal handler; read at safe points of every run."""
-
-    signum: int | None = None
-    pausing: bool = False  # the main thread sleeps in a durable pause
-
-
-stop = StopState()
-
-
-def check_stop() -> None:
-    if stop.signum is not None:
-        raise Stopped(stop.signum)
-
-
-class Clock:
-    """Time as the engine sees it; `durable.testing.fake_clock` swaps it."""
-
-    def time(self) -> float:
-        return time.time()
-
-    def sleep(self, seconds: float) -> None:
-        check_stop()
-        # A pause holds nothing in flight: the signal handler may end it at once.
-        main = threading.current_thread() is threading.main_thread()
-        if main:
-            stop.pausing = True
-        try:
-            time.sleep(seconds)
-        finally:
-            if main:
-                stop.pausing = False
-        check_stop()
-
-    async def asleep(self, seconds: float) -> None:
-        check_stop()
-        await asyncio.sleep(seconds)
-        check_stop()
-
-
-clock = Clock()
-
-
-def now() -> float:
-    return clock.time()
-
-
-@dataclass
-class Call:
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    enter: Callable[[], Callable[[], None]] | None = None
-
-
-@dataclass
-class Pause:
-    seconds: float
-
-
-Plan = Generator["Call | Pause", Any, T]
-
-
-def drive_sync(plan: Plan[T]) -> T:
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            req = plan.throw(error) if error is not None else plan.send(send)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        send, error = None, None
-        try:
-            if isinstance(req, Pause):
-                clock.sleep(req.seconds)
-                continue
-            reset = req.enter() if req.enter else None
-            try:
-                send = req.fn(*req.args, **req.kwargs)
-            finally:
-                if reset:
-                    reset()
-        except BaseException as e:
-            error = e
-
-
-async def drive_async(plan: Plan[T]) -> T:
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            req = plan.throw(error) if error is not None else plan.send(send)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        send, error = None, None
-        try:
-            if isinstance(req, Pause):
-                await clock.asleep(req.seconds)
-                continue
-            reset = req.enter() if req.enter else None
-            try:
-                send = req.fn(*req.args, **req.kwargs)
-                if inspect.isawaitable(send):
-                    send = await send
-            finally:
-                if reset:
-                    reset()
-        except BaseException as e:
-            error = e
 
 
 @dataclass(frozen=True)
@@ -219,7 +102,7 @@ def step_plan(
     if rec is not None and rec.persisted:
         return load_value(ctx, rec)
     failures = list(ctx.failures.get(pos, []))
-    started = clock.time()
+    started = now()
     attempt = 0
     while True:
         found: list[tuple[str, str | None]] = []
@@ -282,7 +165,7 @@ def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
 
 def _attempt(exc: BaseException) -> Attempt:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
-    return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], clock.time())
+    return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
 
 
 def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) -> StepRecord | None:
@@ -359,7 +242,7 @@ def load_value(ctx: RunContext, rec: StepRecord) -> Any:
 def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
     """Encode and write a finished operation's record; return the value the
     run continues with (the one already recorded, if another writer won)."""
-    record.ended = clock.time()
+    record.ended = now()
     record.persisted = persist
     if persist:
         _encode_into(ctx, record, value)

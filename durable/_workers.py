@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from . import _codec, _engine
+from . import _codec, _drive
 from ._context import enter_plain
 from ._engine import StepSpec
 from ._errors import ConfigurationError, SerializationError, Suspended
@@ -46,7 +46,7 @@ def call_item(fn: Callable[[Any], Any], item: Any) -> Any:
             except Exception as exc:
                 if not _retryable(spec, attempt, exc):
                     raise
-                _engine.clock.sleep(_delay(spec, attempt))
+                _drive.clock.sleep(_delay(spec, attempt))
                 attempt += 1
     finally:
         reset()
@@ -66,7 +66,7 @@ async def acall_item(fn: Callable[[Any], Any], item: Any) -> Any:
             except Exception as exc:
                 if not _retryable(spec, attempt, exc):
                     raise
-                await _engine.clock.asleep(_delay(spec, attempt))
+                await _drive.clock.asleep(_delay(spec, attempt))
                 attempt += 1
     finally:
         reset()

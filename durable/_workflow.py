@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from . import _codec, _runner
-from ._artifacts import first_stale
-from ._context import Run, RunContext, active_run, enter_run
-from ._engine import Call, Plan, StepSpec, drive_async, drive_sync, now
-from ._errors import ConfigurationError, RunNotFoundError, Suspended
+from . import _lifecycle, _runner
+from ._context import Run, active_run
+from ._engine import Call, Plan, StepSpec, drive_async, drive_sync
+from ._errors import ConfigurationError, RunNotFoundError
 from ._fingerprint import (
     Fingerprint,
     combine,
@@ -22,7 +21,7 @@ from ._fingerprint import (
     identity_of,
     referenced_objects,
 )
-from ._records import RunRecord
+from ._lifecycle import Options
 from ._step import _default_name, _refuse_generators, step_spec
 from ._store import Store, check_key_part, open_store
 
@@ -33,17 +32,6 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 _POLICIES = ("refuse", "rerun")
-
-
-@dataclasses.dataclass(frozen=True)
-class Options:
-    run_id: str | Callable[..., str] | None = None
-    store: Store | str | None = None
-    restart: bool = False
-    rebase: bool = False
-    on_change: str = "refuse"
-    wait: float | None = None
-    keep_last: int | None = None
 
 
 class Workflow(Generic[P, R]):
@@ -213,149 +201,9 @@ class Workflow(Generic[P, R]):
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = _runner.acquire(store, self.name, run_id, self.options.wait)
         try:
-            return (yield from self._locked(store, run_id, given, overrides or {}))
+            return (yield from _lifecycle.run_locked(self, store, run_id, given, overrides or {}))
         finally:
             lease.release()
-
-    def _locked(
-        self,
-        store: Store,
-        run_id: str,
-        given: inspect.BoundArguments | None,
-        overrides: dict[str, Any],
-    ) -> Plan[Run[R]]:
-        if self.options.restart:
-            store.delete_run(self.name, run_id, keep_lease=True)
-        manifest = _runner.read_manifest(store, self.name, run_id)
-        definition = self.definition()
-        policy = _runner.choose_policy(
-            manifest, definition, on_change=self.options.on_change, rebase=self.options.rebase
-        )
-        if (
-            manifest is not None
-            and manifest.status == "completed"
-            and manifest.fingerprint == definition.fingerprint
-            and not self._artifacts_stale(store, manifest)
-        ):
-            return self._recorded(store, manifest)
-        recorded = _runner.decode_arguments(store, manifest) if manifest else {}
-        bound = _runner.merge_arguments(self.fn, recorded, given, overrides)
-        manifest = self._start_manifest(store, run_id, manifest, definition, bound)
-        ctx = _runner.load_context(store, self.name, run_id, policy)
-        ctx.fingerprints = definition.steps
-        try:
-            value = yield Call(self.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
-        except Suspended as s:
-            self._finish(store, manifest, "suspended", reason=s.reason)
-            raise
-        except Exception as e:
-            self._finish(store, manifest, "failed", error=_runner.error_summary(e))
-            raise
-        except BaseException as e:
-            self._finish(store, manifest, "interrupted", error=_runner.error_summary(e))
-            raise
-        manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
-        self._complete(store, manifest, value)
-        if self.options.keep_last is not None:
-            self._prune(store, self.options.keep_last)
-        return self._result(ctx, manifest, value)
-
-    def _artifacts_stale(self, store: Store, manifest: RunRecord) -> bool:
-        # DESIGN §2 Completion: a missing or changed artifact reopens a
-        # completed run; the body then replays up to the step that produced
-        # it, which step_plan finds stale again and runs.
-        if not manifest.extra.get("artifacts"):
-            return False
-        ctx = _runner.load_context(store, self.name, manifest.run_id, "refuse")
-        records = [ctx.records[p] for p in sorted(ctx.records)]
-        return any(r.persisted and first_stale(r.artifacts, store) for r in records)
-
-    def _start_manifest(
-        self,
-        store: Store,
-        run_id: str,
-        manifest: RunRecord | None,
-        definition: _runner.Definition,
-        bound: inspect.BoundArguments,
-    ) -> RunRecord:
-        encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
-        if manifest is None:
-            manifest = RunRecord(self.name, run_id, "", {}, {}, encoding, data, created=now())
-        manifest.fingerprint, manifest.steps, manifest.step_parts = (
-            definition.fingerprint,
-            definition.steps,
-            definition.parts,
-        )
-        manifest.args_encoding, manifest.args = encoding, data
-        manifest.status, manifest.error, manifest.reason = "running", None, None
-        _runner.write_manifest(store, manifest)
-        return manifest
-
-    def _finish(
-        self,
-        store: Store,
-        manifest: RunRecord,
-        status: str,
-        *,
-        error: dict[str, str] | None = None,
-        reason: str | None = None,
-    ) -> None:
-        manifest.status, manifest.error, manifest.reason = status, error, reason
-        _runner.write_manifest(store, manifest)
-
-    def _complete(self, store: Store, manifest: RunRecord, value: Any) -> None:
-        try:
-            manifest.result_encoding, manifest.result = _codec.encode_value(
-                value, allow_pickle=store.allow_pickle
-            )
-        except Exception as e:
-            from ._errors import SerializationError
-
-            err = SerializationError(
-                f"{self.name} (return value)", type(value).__qualname__, str(e)
-            )
-            self._finish(store, manifest, "failed", error=_runner.error_summary(err))
-            raise err from e
-        self._finish(store, manifest, "completed")
-
-    def _recorded(self, store: Store, manifest: RunRecord) -> Run[R]:
-        assert manifest.result_encoding is not None and manifest.result is not None
-        value = _codec.decode_value(
-            manifest.result_encoding,
-            manifest.result,
-            allow_pickle=store.allow_pickle,
-            key=f"{self.name}/{manifest.run_id}/run",
-        )
-        return Run(
-            manifest.run_id, self.name, "completed", value, None, None, 0, 0, manifest.fingerprint
-        )
-
-    def _result(self, ctx: RunContext, manifest: RunRecord, value: Any) -> Run[R]:
-        resumed = ctx.first_live if ctx.replayed else None
-        if ctx.replayed and resumed is None:
-            resumed = ctx.position
-        return Run(
-            ctx.run_id,
-            self.name,
-            "completed",
-            value,
-            None,
-            resumed,
-            ctx.replayed,
-            ctx.executed,
-            manifest.fingerprint,
-        )
-
-    def _prune(self, store: Store, keep_last: int) -> None:
-        from . import _runs
-        from ._errors import DurableError
-
-        try:
-            _runs.keep_newest(store, self.name, keep_last)
-        except DurableError as e:  # the run itself completed; cleanup can wait
-            import warnings
-
-            warnings.warn(f"keep_last={keep_last}: old runs not removed: {e}", stacklevel=2)
 
     # -- helpers ---------------------------------------------------------
     def _store(self) -> Store:
@@ -370,21 +218,7 @@ class Workflow(Generic[P, R]):
 
     def _run_id(self, given: inspect.BoundArguments | None) -> str:
         assert given is not None
-        chosen = self.options.run_id
-        if callable(chosen):
-            return check_key_part("run id", chosen(*given.args, **given.kwargs))
-        if chosen is not None:
-            return check_key_part("run id", chosen)
-        full = inspect.BoundArguments(given.signature, dict(given.arguments))
-        full.apply_defaults()
-        try:
-            digest = _codec.canonical_digest(dict(full.arguments))
-        except _codec.NotCanonical as e:
-            raise ConfigurationError(
-                f"cannot derive a run id for {self.name}: an argument has no canonical form ({e}). "
-                f"Pass one explicitly: {self.name}.with_options(run_id='...')(...)"
-            ) from None
-        return f"{self.name}-{digest[:12]}"
+        return _lifecycle.derive_run_id(self.name, self.options.run_id, given)
 
     def __repr__(self) -> str:
         return f"<durable workflow {self.name}>"

@@ -395,7 +395,7 @@ def test_durable_sleep_sleeps_only_the_remainder(store: durable.Store, clock: Fa
         durable.sleep(60)
         return "woke"
 
-    from durable._engine import clock as engine_clock
+    from durable._drive import clock as engine_clock
 
     assert engine_clock is clock
 
