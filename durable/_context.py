@@ -27,6 +27,8 @@ class RunContext:
     items: dict[int, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[str, str] = field(default_factory=dict)
+    # The run's lease; an object-store lease sets `.lost` when taken over.
+    lease: object | None = None
     position: int = 0
     replayed: int = 0
     executed: int = 0

@@ -23,6 +23,7 @@ from ._drive import now as now
 from ._drive import stop as stop
 from ._errors import (
     DefinitionChangedError,
+    LeaseLostError,
     NondeterminismError,
     SerializationError,
     Suspended,
@@ -208,6 +209,8 @@ def _went_live(ctx: RunContext, pos: int) -> None:
     if ctx.first_live is None:
         ctx.first_live = pos
     check_stop()  # a graceful stop never starts another operation
+    if getattr(ctx.lease, "lost", False):
+        raise LeaseLostError(ctx.run_id, pos)
 
 
 def discard_from(ctx: RunContext, pos: int) -> None:

@@ -76,6 +76,21 @@ class RunLockedError(DurableError):
         )
 
 
+class LeaseLostError(RunLockedError):
+    """This process held the run, stalled past its lease, and another
+    process took the run over: it must not execute another step."""
+
+    def __init__(self, run_id: str, position: int) -> None:
+        self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
+        self.position = position
+        DurableError.__init__(
+            self,
+            f"run {run_id!r}: this process lost its lease (it stalled past the expiry and "
+            f"another process took the run over); position {position} was not executed. "
+            "The other process continues the run; call again later to see its result.",
+        )
+
+
 class SerializationError(DurableError):
     def __init__(self, step: str, type_name: str, cause: str) -> None:
         self.step = step

@@ -50,6 +50,7 @@ def run_locked(
     run_id: str,
     given: inspect.BoundArguments | None,
     overrides: dict[str, Any],
+    lease: object | None = None,
 ) -> Plan[Run[Any]]:
     if flow.options.restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
@@ -70,6 +71,7 @@ def run_locked(
     manifest = start(store, flow.name, run_id, manifest, definition, bound)
     ctx = _runner.load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.steps
+    ctx.lease = lease
     try:
         value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
     except Suspended as s:

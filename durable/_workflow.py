@@ -201,7 +201,9 @@ class Workflow(Generic[P, R]):
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = _runner.acquire(store, self.name, run_id, self.options.wait)
         try:
-            return (yield from _lifecycle.run_locked(self, store, run_id, given, overrides or {}))
+            return (
+                yield from _lifecycle.run_locked(self, store, run_id, given, overrides or {}, lease)
+            )
         finally:
             lease.release()
 

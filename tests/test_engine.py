@@ -799,3 +799,28 @@ def test_helper_rebound_after_decoration_is_seen_at_run_start(
         hw.resume("r", go=True)
     assert "helper" in info.value.changed_steps["s"]
     assert list(info.value.changed_steps) == ["s"]
+
+
+def test_a_process_that_lost_its_lease_executes_no_further_step(store: durable.Store) -> None:
+    calls = Counter[str]()
+
+    @durable.step(name="first")
+    def first() -> None:
+        calls["first"] += 1
+        ctx = durable.current_run()
+        assert ctx is not None and ctx.lease is not None
+        ctx.lease.lost = True  # type: ignore[attr-defined]  # as the renewal thread would
+
+    @durable.step(name="second")
+    def second() -> None:
+        calls["second"] += 1
+
+    @durable.workflow(name="ll", store=store, run_id="r")
+    def ll() -> None:
+        first()
+        second()
+
+    with pytest.raises(durable.RunLockedError, match="lost its lease") as info:
+        ll()
+    assert getattr(info.value, "position", None) == 1
+    assert calls == {"first": 1}
