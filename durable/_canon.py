@@ -1,7 +1,8 @@
-"""A canonical, Python-version-independent encoding of source and plain data.
+"""A canonical, Python-version-independent encoding of source.
 
 Pure standard library. Everything here produces *tokens* (strings) that are
-hashed by the caller. The same source must give the same tokens on CPython
+hashed by the caller; literals in the tree are encoded by `scalar_token`,
+as plain values are. The same source must give the same tokens on CPython
 3.10 through 3.13, so this walks the AST itself instead of using
 `ast.dump` (whose output changed in 3.12 and 3.13), `tokenize` (f-strings
 are split into tokens since 3.12) or bytecode (changes every release).
@@ -10,17 +11,15 @@ are split into tokens since 3.12) or bytecode (changes every release).
 from __future__ import annotations
 
 import ast
-import hashlib
 import linecache
-import os
-import sys
-import sysconfig
 import types
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from ._fpvalues import scalar_token
 
 #: Decorator names that belong to durable and never count as code.
 OUR_DECORATORS = frozenset({"step", "workflow"})
@@ -243,120 +242,3 @@ def foreign_decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:
         for dec in getattr(node, "decorator_list", ()):
             if not is_our_decorator(dec):
                 yield dec
-
-
-def code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
-    """A code object and those of the functions, lambdas and comprehensions
-    nested in it."""
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from code_objects(const)
-
-
-# ---------------------------------------------------------------- plain data
-
-_SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
-_CONTAINERS = (tuple, list, frozenset, set, dict)
-_FROZEN = (tuple, frozenset)
-
-
-def scalar_token(value: Any) -> str:
-    """One self-delimiting token per scalar. No `repr`: the repr of a string
-    depends on the Unicode tables of the interpreter, and the repr of a big
-    int is refused past 4300 digits."""
-    if value is None or value is Ellipsis:
-        return "N" if value is None else "E"
-    if isinstance(value, bool):
-        return "T" if value else "F"
-    if isinstance(value, int):
-        return "i" + hex(value)
-    if isinstance(value, float):
-        return "f" + value.hex()
-    if isinstance(value, complex):
-        return f"j{value.real.hex()},{value.imag.hex()}"
-    if isinstance(value, str):
-        return f"s{len(value)}:{value}"
-    if isinstance(value, bytes):
-        return f"b{len(value)}:{value.hex()}"
-    return f"?{type(value).__name__}"  # cannot happen for AST fields
-
-
-def plain_tokens(
-    value: object, *, mutable: bool = True, _seen: tuple[int, ...] = ()
-) -> list[str] | None:
-    """Tokens of exactly-plain data (the scalar types and tuples, lists, sets,
-    frozensets and dicts of them), or None when anything in it is not.
-    `mutable=False` also refuses lists, sets and dicts anywhere inside."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return [scalar_token(value)]
-    allowed = _CONTAINERS if mutable else _FROZEN
-    if kind not in allowed or id(value) in _seen:
-        return None  # a self-containing list is not plain data
-    seen = (*_seen, id(value))
-    items = list(value.items()) if isinstance(value, dict) else value
-    out: list[list[str]] = []
-    for item in items:  # type: ignore[attr-defined]
-        pair = isinstance(value, dict)
-        toks = (_pair_tokens if pair else _item_tokens)(item, mutable, seen)
-        if toks is None:
-            return None
-        out.append(toks)
-    if isinstance(value, (set, frozenset)):
-        out.sort()  # iteration order of a set is arbitrary
-    return [f"<{kind.__name__}:{len(out)}", *(t for toks in out for t in toks), ">"]
-
-
-def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
-    return plain_tokens(item, mutable=mutable, _seen=seen)
-
-
-def _pair_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
-    key, val = _item_tokens(item[0], mutable, seen), _item_tokens(item[1], mutable, seen)
-    return None if key is None or val is None else key + val
-
-
-# ---------------------------------------------------------------- whose code
-
-
-def is_user_code(fn: types.FunctionType) -> bool:
-    """Defined in the user's own code: not the standard library, not an
-    installed package, not durable itself."""
-    module = getattr(fn, "__module__", None) or ""
-    return _is_user_file(fn.__code__.co_filename, module.partition(".")[0])
-
-
-@lru_cache(maxsize=1024)
-def _is_user_file(filename: str, module_root: str) -> bool:
-    if filename.startswith("<frozen"):
-        return False
-    if not os.path.isabs(filename):  # <string>, <stdin>; notebook cells have real paths
-        return module_root not in sys.stdlib_module_names
-    path = os.path.realpath(filename)
-    parts = path.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts:
-        return False
-    return not any(path.startswith(d + os.sep) for d in _library_dirs())
-
-
-@lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
-    dirs = {os.path.dirname(os.path.realpath(__file__))}  # durable itself
-    for base in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
-        paths = sysconfig.get_paths(vars={"base": base, "platbase": base})
-        dirs.update(
-            os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
-        )
-    return tuple(sorted(dirs))
-
-
-def hash_tokens(tokens: Iterable[str], size: int = 16) -> str:
-    """Hex digest of the tokens, each followed by a NUL. A token that may
-    itself hold a NUL (a string) starts with its length, so no two token
-    sequences hash the same bytes."""
-    h = hashlib.sha256()
-    for t in tokens:
-        h.update(t.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:size]

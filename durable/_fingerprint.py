@@ -1,39 +1,60 @@
-"""Fingerprints of steps and workflows (pure: stdlib and `_errors` only).
+"""Fingerprints of steps and workflows (pure: stdlib, `_errors` and siblings).
 
 A fingerprint is 12 hex digits of SHA-256 over a function's identity and its
 *parts*: the canonical AST of its source (see `_canon`), the plain-data
 module constants it reads, its default and closure values and, when `deep`,
 the same for the plain functions of the user's own code it reaches. The
 parts are kept so that a mismatch can say what kind of change happened.
+Values are tokenised in `_fpvalues`; what a function reaches without reading
+its source (and `referenced_objects`, for the engine) is in `_reach`.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import enum
 import functools
-import inspect
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._canon import (
-    code_objects,
     definition_tokens,
     find_definitions,
     foreign_decorators,
-    hash_tokens,
-    is_user_code,
     name_chains,
     parameters_match,
-    plain_tokens,
     rebound_names,
 )
 from ._errors import ConfigurationError
+from ._fpvalues import _enum_tokens, _live_tokens, hash_tokens, plain_tokens
+from ._reach import (
+    _MISSING,
+    _cell_value,
+    _followable,
+    _target,
+    code_objects,
+    durable_fingerprint_of,
+    identity_of,
+    is_durable,
+    referenced_objects,
+)
 
-_MISSING = object()
+# The rest of the package and the tests import these from here, wherever
+# they are defined.
+__all__ = [
+    "Fingerprint",
+    "combine",
+    "describe_change",
+    "digest",
+    "durable_fingerprint_of",
+    "fingerprint_function",
+    "identity_of",
+    "is_durable",
+    "referenced_objects",
+]
+
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -45,16 +66,6 @@ class Fingerprint:
     #: Global names the code reads that were not bound yet (a helper or
     #: constant defined further down the file): recompute once they are.
     unresolved: frozenset[str] = frozenset()
-
-
-def identity_of(fn: object, name: str | None = None) -> str:
-    """`module.qualname`, or `name` when given. The module of a script is
-    `__main__` however it is started, and no path ever enters it."""
-    if name:
-        return name
-    target = _target(fn)
-    module = getattr(target, "__module__", None) or "?"
-    return f"{module}.{getattr(target, '__qualname__', type(target).__qualname__)}"
 
 
 def digest(*chunks: str) -> str:
@@ -214,37 +225,7 @@ def _reached_parts(fn: Callable[..., Any], root: _Analysis, steps: bool) -> dict
     return {k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}
 
 
-def is_durable(obj: object) -> bool:
-    """A step or workflow, told without evaluating its fingerprint (for a
-    workflow that is a property that resolves its whole definition)."""
-    try:
-        found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
-    except Exception:  # an exotic proxy
-        return False
-    return found is not _MISSING
-
-
-def durable_fingerprint_of(obj: object) -> str | None:
-    """The fingerprint a step or workflow carries, or None for other objects."""
-    try:
-        stamp = getattr(obj, "__durable_fingerprint__", None)
-    except Exception:  # a proxy or lazy object may raise anything
-        return None
-    value = getattr(stamp, "value", stamp)
-    return value if isinstance(value, str) else None
-
-
 # ---------------------------------------------------------------- helpers
-
-
-def _target(fn: Any) -> Any:
-    if isinstance(fn, functools.partial):
-        return _target(fn.func)
-    try:
-        fn = inspect.unwrap(fn)
-    except ValueError:  # a __wrapped__ cycle
-        pass
-    return getattr(fn, "__func__", fn)  # bound methods
 
 
 def _constant_style(name: str) -> bool:
@@ -261,117 +242,8 @@ def _resolve(globs: Mapping[str, Any], chain: tuple[str, ...]) -> tuple[tuple[st
     return chain, obj
 
 
-def _followable(obj: object) -> bool:
-    if is_durable(obj):
-        return True
-    if isinstance(obj, functools.partial):
-        return _followable(obj.func)
-    target = _target(obj)
-    return isinstance(target, types.FunctionType) and is_user_code(target)
-
-
-def _live_tokens(value: object, reached: list[object]) -> list[str]:
-    """Tokens for a default, closure cell or bound argument. Plain data by
-    value; user functions by identity (their code is followed as helpers);
-    anything else by its type, never by `id()` or pickle bytes. Lists,
-    dicts and sets count by type only: a closure cell or default holding one
-    is how functions keep state (counters, caches, flags)."""
-    toks = plain_tokens(value, mutable=False)
-    if toks is not None:
-        return toks
-    if type(value) is tuple:
-        return ["(", *(t for v in value for t in _live_tokens(v, reached)), ")"]
-    if _followable(value):  # a step's fingerprint joins through `reached`
-        reached.append(value)
-        return ["fn:" + identity_of(value)]
-    enum_member = _enum_tokens(value)
-    if enum_member is not None:
-        return enum_member
-    if isinstance(value, type):
-        return ["type:" + _qualname(value)]
-    if isinstance(value, types.ModuleType):
-        return ["module:" + value.__name__]
-    return ["obj:" + _qualname(type(value))]
-
-
-def _enum_tokens(value: object) -> list[str] | None:
-    if isinstance(value, enum.Enum):
-        return [f"enum:{_qualname(type(value))}.{value.name}"]
-    return None
-
-
-def _cell_value(cell: types.CellType) -> object:
-    try:
-        return cell.cell_contents
-    except ValueError:  # not assigned yet (a recursive inner function)
-        return _MISSING
-
-
-def _qualname(t: type) -> str:
-    return f"{t.__module__}.{t.__qualname__}"
-
-
 def _flatten(parts: Mapping[str, str]) -> list[str]:
     return [x for k in sorted(parts) for x in (k, parts[k])]
-
-
-# ---------------------------------------------------------------- for the engine
-
-
-def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[object]:
-    """Objects the function can reach by name: globals (and attributes of
-    global modules) named in its body and nested functions, closure cells,
-    defaults and bound arguments, in first-seen order. With `deep`, also
-    what the user's plain functions it reaches reference, transitively, so
-    that a step called through a helper is found; steps and workflows are
-    not entered. Works from code objects alone, without source."""
-    found: dict[int, object] = {}
-    queue: list[object] = [fn]
-    entered: set[int] = set()
-    while queue:
-        current = queue.pop(0)
-        if id(current) in entered:
-            continue
-        entered.add(id(current))
-        for obj in _direct_references(current):
-            if id(obj) not in found:
-                found[id(obj)] = obj
-                if deep and not is_durable(obj) and _followable(obj):
-                    queue.append(obj)
-    return list(found.values())
-
-
-def _direct_references(fn: object) -> Iterator[object]:
-    if isinstance(fn, functools.partial):
-        yield from (fn.func, *fn.args, *fn.keywords.values())
-    target = _target(fn)
-    code = getattr(target, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        return
-    yield from _live_objects(target)
-    globs: Mapping[str, Any] = getattr(target, "__globals__", {})
-    for co in code_objects(code):
-        for n in co.co_names:
-            obj = globs.get(n, _MISSING)
-            for item in (obj, *_module_members(obj, co.co_names)):
-                if item is not _MISSING:
-                    yield item
-
-
-def _live_objects(fn: Any) -> Iterator[object]:
-    for cell in getattr(fn, "__closure__", None) or ():
-        value = _cell_value(cell)
-        if value is not _MISSING:
-            yield value
-    yield from getattr(fn, "__defaults__", None) or ()
-    yield from (getattr(fn, "__kwdefaults__", None) or {}).values()
-
-
-def _module_members(obj: object, names: tuple[str, ...]) -> Iterator[object]:
-    # `tasks.fetch(...)`: the attribute names sit in the same co_names.
-    if isinstance(obj, types.ModuleType):
-        for n in names:
-            yield getattr(obj, n, _MISSING)
 
 
 _KINDS = {"const": "constant", "helper": "helper", "step": "step"}

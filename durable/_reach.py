@@ -1,0 +1,180 @@
+"""Which objects a function leads to, told from the running objects alone.
+
+Pure standard library; nothing here reads source. The callable behind a
+wrapper and its identity, whether an object is a step or workflow, whether a
+function is the user's own code (and so followed as a helper), and every
+object a function can reach by name (for the engine).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import sysconfig
+import types
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+_MISSING = object()
+
+# ---------------------------------------------------------------- what it is
+
+
+def identity_of(fn: object, name: str | None = None) -> str:
+    """`module.qualname`, or `name` when given. The module of a script is
+    `__main__` however it is started, and no path ever enters it."""
+    if name:
+        return name
+    target = _target(fn)
+    module = getattr(target, "__module__", None) or "?"
+    return f"{module}.{getattr(target, '__qualname__', type(target).__qualname__)}"
+
+
+def _target(fn: Any) -> Any:
+    if isinstance(fn, functools.partial):
+        return _target(fn.func)
+    try:
+        fn = inspect.unwrap(fn)
+    except ValueError:  # a __wrapped__ cycle
+        pass
+    return getattr(fn, "__func__", fn)  # bound methods
+
+
+def is_durable(obj: object) -> bool:
+    """A step or workflow, told without evaluating its fingerprint (for a
+    workflow that is a property that resolves its whole definition)."""
+    try:
+        found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
+    except Exception:  # an exotic proxy
+        return False
+    return found is not _MISSING
+
+
+def durable_fingerprint_of(obj: object) -> str | None:
+    """The fingerprint a step or workflow carries, or None for other objects."""
+    try:
+        stamp = getattr(obj, "__durable_fingerprint__", None)
+    except Exception:  # a proxy or lazy object may raise anything
+        return None
+    value = getattr(stamp, "value", stamp)
+    return value if isinstance(value, str) else None
+
+
+def _followable(obj: object) -> bool:
+    if is_durable(obj):
+        return True
+    if isinstance(obj, functools.partial):
+        return _followable(obj.func)
+    target = _target(obj)
+    return isinstance(target, types.FunctionType) and is_user_code(target)
+
+
+# ---------------------------------------------------------------- whose code
+
+
+def is_user_code(fn: types.FunctionType) -> bool:
+    """Defined in the user's own code: not the standard library, not an
+    installed package, not durable itself."""
+    module = getattr(fn, "__module__", None) or ""
+    return _is_user_file(fn.__code__.co_filename, module.partition(".")[0])
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_user_file(filename: str, module_root: str) -> bool:
+    if filename.startswith("<frozen"):
+        return False
+    if not os.path.isabs(filename):  # <string>, <stdin>; notebook cells have real paths
+        return module_root not in sys.stdlib_module_names
+    path = os.path.realpath(filename)
+    parts = path.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    return not any(path.startswith(d + os.sep) for d in _library_dirs())
+
+
+@functools.lru_cache(maxsize=1)
+def _library_dirs() -> tuple[str, ...]:
+    dirs = {os.path.dirname(os.path.realpath(__file__))}  # durable itself
+    for base in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        paths = sysconfig.get_paths(vars={"base": base, "platbase": base})
+        dirs.update(
+            os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        )
+    return tuple(sorted(dirs))
+
+
+# ---------------------------------------------------------------- what it reaches
+
+
+def code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    """A code object and those of the functions, lambdas and comprehensions
+    nested in it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from code_objects(const)
+
+
+def _cell_value(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # not assigned yet (a recursive inner function)
+        return _MISSING
+
+
+def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[object]:
+    """Objects the function can reach by name: globals (and attributes of
+    global modules) named in its body and nested functions, closure cells,
+    defaults and bound arguments, in first-seen order. With `deep`, also
+    what the user's plain functions it reaches reference, transitively, so
+    that a step called through a helper is found; steps and workflows are
+    not entered. Works from code objects alone, without source."""
+    found: dict[int, object] = {}
+    queue: list[object] = [fn]
+    entered: set[int] = set()
+    while queue:
+        current = queue.pop(0)
+        if id(current) in entered:
+            continue
+        entered.add(id(current))
+        for obj in _direct_references(current):
+            if id(obj) not in found:
+                found[id(obj)] = obj
+                if deep and not is_durable(obj) and _followable(obj):
+                    queue.append(obj)
+    return list(found.values())
+
+
+def _direct_references(fn: object) -> Iterator[object]:
+    if isinstance(fn, functools.partial):
+        yield from (fn.func, *fn.args, *fn.keywords.values())
+    target = _target(fn)
+    code = getattr(target, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return
+    yield from _live_objects(target)
+    globs: Mapping[str, Any] = getattr(target, "__globals__", {})
+    for co in code_objects(code):
+        for n in co.co_names:
+            obj = globs.get(n, _MISSING)
+            for item in (obj, *_module_members(obj, co.co_names)):
+                if item is not _MISSING:
+                    yield item
+
+
+def _live_objects(fn: Any) -> Iterator[object]:
+    for cell in getattr(fn, "__closure__", None) or ():
+        value = _cell_value(cell)
+        if value is not _MISSING:
+            yield value
+    yield from getattr(fn, "__defaults__", None) or ()
+    yield from (getattr(fn, "__kwdefaults__", None) or {}).values()
+
+
+def _module_members(obj: object, names: tuple[str, ...]) -> Iterator[object]:
+    # `tasks.fetch(...)`: the attribute names sit in the same co_names.
+    if isinstance(obj, types.ModuleType):
+        for n in names:
+            yield getattr(obj, n, _MISSING)
