@@ -14,7 +14,7 @@ from typing import Any
 
 from ._errors import ConfigurationError, StorageError
 from ._lease import FileLease, Lease, holder_alive
-from ._runlog import LOG_NAME, RunLog, parse
+from ._runlog import LOG_NAME, RunLog, fsync_dir, parse
 from ._store import STORE_OPTIONS, Store
 
 
@@ -76,7 +76,7 @@ class LocalStore(Store):
                 if tmp:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(tmp)
-            _fsync_dir(folder)
+            fsync_dir(folder)
             return True
         except OSError as e:
             raise StorageError(self.url, f"writing {key}: {e}") from e
@@ -164,14 +164,6 @@ class LocalStore(Store):
             return FileLease(path, ttl, run_id)
         except OSError as e:
             raise StorageError(self.url, f"taking the lease {path}: {e}") from e
-
-
-def _fsync_dir(folder: str) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _prune(folder: str, root: str) -> None:

@@ -112,7 +112,7 @@ class RunLog:
         finally:
             os.close(fd)
         if fresh:
-            _fsync_dir(os.path.dirname(self.path))
+            fsync_dir(os.path.dirname(self.path))
         for name, data in items:
             if data is None:
                 index.pop(name, None)
@@ -125,7 +125,7 @@ class RunLog:
             os.fsync(f.fileno())
 
 
-def _fsync_dir(folder: str) -> None:
+def fsync_dir(folder: str) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
