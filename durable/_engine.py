@@ -227,6 +227,8 @@ def discard_from(ctx: RunContext, pos: int) -> None:
 
 def load_value(ctx: RunContext, rec: StepRecord) -> Any:
     data = rec.value
+    if rec.blob is None and rec.encoding == _codec.MSGPACK and data is not None:
+        return _codec.unpack(data)  # the replay fast path: plain data inline
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
     if rec.blob is not None:
         raw = ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob)

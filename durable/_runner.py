@@ -176,6 +176,9 @@ def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:
     ctx = RunContext(run_id=run_id, workflow=workflow, store=store, policy=policy)
     for name, raw in store.load_records(workflow, run_id).items():
+        if name.startswith("steps/") and name[6:].isdigit():  # most records
+            ctx.records[int(name[6:])] = _step_record(store, raw, run_id, int(name[6:]), name)
+            continue
         item = item_of(name)
         if item is not None:  # a checkpointed loop_over item, decoded by its block
             ctx.items.setdefault(item[0], {})[item[1]] = _unseal(store, raw, run_id, item[0], name)
@@ -189,18 +192,19 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunCo
             continue
         if pos is None:
             continue
-        body = _unseal(store, raw, run_id, pos, name)
-        try:
-            rec = StepRecord.from_bytes(body)
-        except Exception as e:
-            raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
-        if rec.position != pos:  # a valid record moved to another position
-            raise CorruptRecordError(run_id, pos, name, f"it holds position {rec.position}")
-        if head == "steps":
-            ctx.records[pos] = rec
-        else:
-            ctx.failures[pos] = rec.attempts
+        ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
     return ctx
+
+
+def _step_record(store: Store, raw: bytes, run_id: str, pos: int, name: str) -> StepRecord:
+    body = _unseal(store, raw, run_id, pos, name)
+    try:
+        rec = StepRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+    if rec.position != pos:  # a valid record moved to another position
+        raise CorruptRecordError(run_id, pos, name, f"it holds position {rec.position}")
+    return rec
 
 
 def _unseal(store: Store, raw: bytes, run_id: str, pos: int | None, name: str) -> bytes:
