@@ -85,7 +85,7 @@ def test_kill_9_after_step_4_then_resume(
     out, _ = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, out
     executed = [int(x) for x in log.read_text().split()]
-    assert sorted(executed) == [1, 2, 3, 4, 5, *range(5, 11)]
+    assert sorted(executed) == list(range(1, 11))  # each step body exactly once in total
     expected = [{"i": i, "sq": i * i} for i in range(1, 11)]
     assert out.strip() == f"VALUE {expected} 4 4 6"
     # An uninterrupted run in a fresh store gives the same value.
