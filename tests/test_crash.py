@@ -20,11 +20,12 @@ LOG = sys.argv[1]
 MODE = sys.argv[2]
 
 def note(i):
+    if i == 5 and os.environ.get("HOLD_AT_5"):
+        # Step 4's record is written; the parent kills us before step 5 works.
+        print("IN5", flush=True)
+        sys.stdin.readline()
     with open(LOG, "a") as f:
         f.write(f"{i}\\n")
-    if i == 5 and os.environ.get("HOLD_AT_5"):
-        print("IN5", flush=True)
-        sys.stdin.readline()  # the parent kills us here
 
 @durable.step
 def work(i: int) -> dict:
