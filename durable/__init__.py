@@ -6,7 +6,7 @@ with the same run id skips the finished steps and continues from the first
 one that did not finish."""
 
 from ._artifacts import artifact
-from ._blocks import loop_over, sleep, suspend
+from ._blocks import asleep, loop_over, sleep, suspend
 from ._context import Run, RunContext, current_run
 from ._errors import (
     ArtifactMissingError,
@@ -57,6 +57,7 @@ __all__ = [
     "Suspended",
     "Workflow",
     "artifact",
+    "asleep",
     "current_run",
     "gc",
     "loop_over",

@@ -10,7 +10,7 @@ from typing import Any, NoReturn, TypeVar, overload
 from . import _codec, _drive
 from ._blockrec import Block, PlainBlock
 from ._context import RunContext, active_run, current_run
-from ._engine import Pause, Plan, args_digest, commit, drive_sync, lookup, now
+from ._engine import Pause, Plan, args_digest, commit, drive_async, drive_sync, lookup, now
 from ._errors import ConfigurationError, Suspended
 from ._fanout import async_block, sync_block
 from ._progress import ProgressCallback
@@ -105,7 +105,8 @@ def _open(fn: Callable[..., Any], items: list[Any], name: str | None, checkpoint
 
 def sleep(seconds: float) -> None:
     """Sleep durably: the wake-up time is recorded first, so a resumed run
-    sleeps only what is left. Outside a workflow, a plain sleep."""
+    sleeps only what is left. Outside a workflow, a plain sleep. In an
+    `async def` workflow use `await durable.asleep(seconds)`."""
     if seconds < 0:
         raise ConfigurationError("sleep() needs a non-negative number of seconds")
     ctx = active_run()
@@ -113,6 +114,18 @@ def sleep(seconds: float) -> None:
         _drive.clock.sleep(seconds)
         return
     drive_sync(_sleep_plan(ctx, seconds))
+
+
+async def asleep(seconds: float) -> None:
+    """`sleep` for async workflows: the same record, without blocking the
+    event loop while it waits."""
+    if seconds < 0:
+        raise ConfigurationError("asleep() needs a non-negative number of seconds")
+    ctx = active_run()
+    if ctx is None:
+        await _drive.clock.asleep(seconds)
+        return
+    await drive_async(_sleep_plan(ctx, seconds))
 
 
 def _sleep_plan(ctx: RunContext, seconds: float) -> Plan[None]:

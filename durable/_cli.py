@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("run", cmd_run, "run or resume a workflow: path/to/file.py:wf or package.module:wf")
     p.add_argument("target", metavar="TARGET")
     p.add_argument("--run-id", metavar="ID")
-    p.add_argument("--resume", action="store_true", help="continue an existing run (never start one)")
+    p.add_argument(
+        "--resume", action="store_true", help="continue an existing run (never start one)"
+    )
     p.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
     p.add_argument("--rebase-checkpoint", action="store_true",
                    help="accept a changed definition and replay the recorded steps")  # fmt: skip

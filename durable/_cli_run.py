@@ -109,7 +109,9 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         store = wf._store()  # the decorator's own store, unless --store says otherwise
     variables = parse_vars(args.var or [])
     _check_names(wf, variables)
-    run_id = check_key_part("run id", args.run_id or _implied_run_id(wf, store, variables, resume=args.resume))
+    run_id = check_key_part(
+        "run id", args.run_id or _implied_run_id(wf, store, variables, resume=args.resume)
+    )
     exists = store.load_manifest(wf.name, run_id) is not None
     if args.resume and not exists:
         raise RunNotFoundError(wf.name, run_id, store.url)
@@ -213,7 +215,9 @@ class _Report:
         info = self.info()
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
-        self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} --var NAME=VALUE")
+        self.say(
+            f"  continue with: durable run {self.target} --run-id {self.run_id} --var NAME=VALUE"
+        )
         return 3
 
     def stopped(self, signum: int) -> int:
@@ -234,7 +238,9 @@ class _Report:
             f"run {self.run_id} failed{self._where()}: "
             f"{type(exc).__name__}: {message[0] if message else ''}"
         )
-        self.say(f"  fix the cause, then: durable run {self.target} --run-id {self.run_id} --resume")
+        self.say(
+            f"  fix the cause, then: durable run {self.target} --run-id {self.run_id} --resume"
+        )
         return 1
 
     def _where(self) -> str:

@@ -35,7 +35,10 @@ def is_plain(value: Any) -> bool:
 def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
     """Return (encoding tag, bytes). Raises whatever the pickler raises."""
     if is_plain(value):
-        return MSGPACK, pack(value)
+        try:
+            return MSGPACK, pack(value)
+        except UnicodeEncodeError:
+            pass  # a str with lone surrogates (os.fsdecode of a bad name): pickle keeps it
     if not allow_pickle:
         raise TypeError(
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
@@ -92,7 +95,7 @@ def _feed(h: Any, v: Any) -> None:
     elif t is int or t is float or t is complex:
         h.update(f"{t.__name__}:{v!r};".encode())
     elif t is str:
-        _feed_bytes(h, b"s", v.encode())
+        _feed_bytes(h, b"s", v.encode("utf-8", "surrogatepass"))
     elif t is bytes or t is bytearray:
         _feed_bytes(h, b"b", bytes(v))
     elif t is list or t is tuple:

@@ -26,7 +26,7 @@ class RunContext:
     timers: dict[int, float] = field(default_factory=dict)
     items: dict[int, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
-    fingerprints: dict[str, str] = field(default_factory=dict)
+    fingerprints: dict[int, str] = field(default_factory=dict)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
     position: int = 0

@@ -66,7 +66,7 @@ class StepSpec:
     def fingerprint_in(self, ctx: RunContext) -> str:
         """The fingerprint as of this run's start (helpers and constants
         may have changed since decoration), else the decoration-time one."""
-        return ctx.fingerprints.get(self.name, self.fingerprint)
+        return ctx.fingerprints.get(id(self), self.fingerprint)
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -176,12 +176,18 @@ def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) ->
         _went_live(ctx, pos)
         return None
     if rec.name != name:
-        raise NondeterminismError(ctx.run_id, pos, rec.name, name)
+        if ctx.policy != "rerun":
+            raise NondeterminismError(ctx.run_id, pos, rec.name, name)
+        discard_from(ctx, pos)  # DESIGN §2: rerun discards from the first difference
+        _went_live(ctx, pos)
+        return None
     args_changed = rec.args_digest is not None and digest is not None and rec.args_digest != digest
     if rec.fingerprint != fp or args_changed:
         return _changed(ctx, rec, fp, digest)
     if rec.persisted:
         ctx.replayed += 1
+    else:
+        _went_live(ctx, pos)  # a persist=False marker: the step runs again
     return rec
 
 
@@ -198,7 +204,7 @@ def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> S
     if ctx.policy != "rerun":
         why = "arguments changed" if rec.fingerprint == fp else "code changed"
         raise DefinitionChangedError(
-            ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: f"{why} at position {pos}"}
+            ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
         )
     discard_from(ctx, pos)
     _went_live(ctx, pos)

@@ -30,18 +30,29 @@ class DefinitionChangedError(DurableError):
         old: str,
         new: str,
         changed: Mapping[str, str],
+        position: int | None = None,
     ) -> None:
         self.workflow = workflow
         self.run_id = run_id
         self.old_fingerprint = old
         self.new_fingerprint = new
         self.changed_steps = dict(changed)
+        self.position = position
         lines = [f"  - {name}: {why}" for name, why in sorted(self.changed_steps.items())]
         detail = "\n".join(lines) if lines else "  - (the workflow body itself)"
+        if position is None:
+            head = (
+                f"run {run_id!r} of {workflow!r} was recorded with definition {old} but the "
+                f"code now has {new}; changed:\n{detail}\nNothing was executed."
+            )
+        else:
+            head = (
+                f"run {run_id!r} of {workflow!r}: the record at position {position} does not "
+                f"match the call made now (recorded step fingerprint {old}, now {new}):\n"
+                f"{detail}\nNo step from position {position} on was executed."
+            )
         super().__init__(
-            f"run {run_id!r} of {workflow!r} was recorded with definition {old} but the "
-            f"code now has {new}; changed:\n{detail}\n"
-            "Nothing was executed. Ways out:\n"
+            head + " Ways out:\n"
             "  * start fresh: with_options(restart=True) / durable run --restart\n"
             "  * continue deliberately with the old records: with_options(rebase=True) / "
             "--rebase-checkpoint\n"

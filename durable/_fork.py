@@ -36,7 +36,9 @@ def fork_run(
             f"or delete it first (durable rm {new_id})"
         )
     records = store.peek_records(workflow, run_id)
-    limit = first_gap(p for n in records if n.startswith("steps/") and (p := position_of(n)) is not None)
+    limit = first_gap(
+        p for n in records if n.startswith("steps/") and (p := position_of(n)) is not None
+    )
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
         raise ConfigurationError(
@@ -112,7 +114,9 @@ def _mutated(
     try:
         rec.encoding, encoded = _codec.encode_value(value)
     except Exception as e:
-        raise SerializationError(f"mutate() for {rec.name}", type(value).__qualname__, str(e)) from e
+        raise SerializationError(
+            f"mutate() for {rec.name}", type(value).__qualname__, str(e)
+        ) from e
     rec.value, rec.blob = encoded, None
     if len(encoded) > store.blob_threshold:
         rec.value = None

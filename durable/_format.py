@@ -50,9 +50,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def runs_table(infos: Sequence[RunInfo]) -> str:
-    rows = [
-        [i.workflow, i.run_id, i.status, str(i.steps), local(i.updated)] for i in infos
-    ]
+    rows = [[i.workflow, i.run_id, i.status, str(i.steps), local(i.updated)] for i in infos]
     return table(["WORKFLOW", "RUN ID", "STATUS", "STEPS", "UPDATED"], rows)
 
 

@@ -146,4 +146,3 @@ def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, 
         kind = "pickled value" if rec.encoding == _codec.PICKLE else "value"
         return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"
     return len(data), preview_of(value)
-

@@ -5,6 +5,7 @@ arguments."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import warnings
@@ -15,7 +16,14 @@ from . import _codec, _runner
 from ._artifacts import first_stale
 from ._context import Run, RunContext, enter_run
 from ._engine import Call, Plan, now
-from ._errors import ConfigurationError, DurableError, SerializationError, Suspended
+from ._errors import (
+    ConfigurationError,
+    DefinitionChangedError,
+    DurableError,
+    NondeterminismError,
+    SerializationError,
+    Suspended,
+)
 from ._records import RunRecord
 from ._store import Store, check_key_part
 
@@ -52,9 +60,11 @@ def run_locked(
     overrides: dict[str, Any],
     lease: object | None = None,
 ) -> Plan[Run[Any]]:
-    if flow.options.restart:
-        store.delete_run(flow.name, run_id, keep_lease=True)
     manifest = _runner.read_manifest(store, flow.name, run_id)
+    recorded = _runner.decode_arguments(store, manifest) if manifest else {}
+    if flow.options.restart:  # fresh records, but a resume keeps its arguments
+        store.delete_run(flow.name, run_id, keep_lease=True)
+        manifest = None
     definition = flow.definition()
     policy = _runner.choose_policy(
         manifest, definition, on_change=flow.options.on_change, rebase=flow.options.rebase
@@ -66,16 +76,21 @@ def run_locked(
         and not artifacts_stale(store, manifest)
     ):
         return recorded_run(store, manifest)
-    recorded = _runner.decode_arguments(store, manifest) if manifest else {}
     bound = _runner.merge_arguments(flow.fn, recorded, given, overrides)
+    before = copy.deepcopy(manifest)
     manifest = start(store, flow.name, run_id, manifest, definition, bound)
     ctx = _runner.load_context(store, flow.name, run_id, policy)
-    ctx.fingerprints = definition.steps
+    ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     try:
         value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)
+        raise
+    except (DefinitionChangedError, NondeterminismError):
+        # A refusal changes nothing: the run keeps its arguments and status.
+        if before is not None:
+            _runner.write_manifest(store, before)
         raise
     except Exception as e:
         finish(store, manifest, "failed", error=_runner.error_summary(e))

@@ -82,7 +82,9 @@ class LocalStore(Store):
             raise StorageError(self.url, f"writing {key}: {e}") from e
 
     def _ensure(self, folder: str) -> None:
-        if folder not in self._made:
+        # Cached to save a syscall per record, but another process (`durable
+        # rm`, gc) may delete a run's folder under a long-lived store.
+        if folder not in self._made or not os.path.isdir(folder):
             os.makedirs(folder, exist_ok=True)
             self._made.add(folder)
 

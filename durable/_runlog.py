@@ -107,7 +107,7 @@ class RunLog:
         fresh = not os.path.exists(self.path)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, frame)
+            _write_all(fd, frame)
             os.fdatasync(fd)
         finally:
             os.close(fd)
@@ -123,6 +123,20 @@ class RunLog:
         with open(self.path, "r+b") as f:
             f.truncate(length)
             os.fsync(f.fileno())
+
+
+def _write_all(fd: int, frame: bytes) -> None:
+    """Write the whole frame or nothing: a short write (disk full, a file size
+    limit) is cut back, or the next entry would land after torn bytes and
+    every later record would be unreadable."""
+    start = os.fstat(fd).st_size
+    view = memoryview(frame)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        os.ftruncate(fd, start)
+        raise
 
 
 def fsync_dir(folder: str) -> None:

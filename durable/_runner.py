@@ -33,6 +33,9 @@ class Definition:
     fingerprint: str
     steps: dict[str, str]
     parts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Per step object (id of its StepSpec): two steps may share a name (one
+    # factory, two modules) and must still be compared by their own code.
+    by_spec: dict[int, str] = field(default_factory=dict)
 
 
 def acquire(

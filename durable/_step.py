@@ -83,7 +83,7 @@ def step(
     if retries < 0 or retry_delay < 0 or backoff < 1 or max_delay < 0:
         raise ConfigurationError("retries, retry_delay and max_delay must be >= 0 and backoff >= 1")
     _check_artifact_options(artifacts, artifacts_policy, verify)
-    retry_types = retry_on if isinstance(retry_on, tuple) else (retry_on,)
+    retry_types = _exception_types(retry_on)
 
     def decorate(f: Callable[..., Any]) -> Any:
         _refuse_generators(f)
@@ -191,3 +191,14 @@ def _refuse_generators(f: Callable[..., Any]) -> None:
 def step_spec(obj: object) -> StepSpec | None:
     spec = getattr(obj, "__durable_step__", None)
     return spec if isinstance(spec, StepSpec) else None
+
+
+def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:
+    items: list[object] = [retry_on] if isinstance(retry_on, type) else []
+    if not items and isinstance(retry_on, (tuple, list, set, frozenset)):
+        items = list(retry_on)
+    if not items or not all(isinstance(t, type) and issubclass(t, BaseException) for t in items):
+        raise ConfigurationError(
+            f"retry_on must be an exception class or a tuple of them, not {retry_on!r}"
+        )
+    return tuple(t for t in items if isinstance(t, type) and issubclass(t, BaseException))

@@ -180,9 +180,14 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     return FsspecStore(target, **options)
 
 
-def check_key_part(kind: str, value: str) -> str:
+def check_key_part(kind: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ConfigurationError(
+            f"invalid {kind} {value!r}: it must be a string, not {type(value).__name__}"
+        )
     bad = (
         not value
+        or not value.isprintable()
         or "/" in value
         or "\\" in value
         or ".." in value
@@ -193,7 +198,7 @@ def check_key_part(kind: str, value: str) -> str:
     if bad:
         raise ConfigurationError(
             f"invalid {kind} {value!r}: it must be non-empty and contain no '/', '..', "
-            "whitespace, or glob characters (* ? [ ])"
+            "whitespace, control characters or glob characters (* ? [ ])"
         )
     return value
 

@@ -26,8 +26,8 @@ def _delay(spec: StepSpec, attempt: int) -> float:
 
 
 def _retryable(spec: StepSpec, attempt: int, exc: Exception) -> bool:
-    return not isinstance(exc, Suspended) and attempt < spec.retries and isinstance(
-        exc, spec.retry_on
+    return (
+        not isinstance(exc, Suspended) and attempt < spec.retries and isinstance(exc, spec.retry_on)
     )
 
 

@@ -71,15 +71,17 @@ class Workflow(Generic[P, R]):
         *,
         run_id: str | Callable[..., str] | None = None,
         store: Store | str | None = None,
-        restart: bool = False,
-        rebase: bool = False,
+        restart: bool | None = None,
+        rebase: bool | None = None,
         on_change: str | None = None,
         wait: float | None = None,
     ) -> Workflow[P, R]:
-        changes: dict[str, Any] = {"restart": restart, "rebase": rebase}
+        changes: dict[str, Any] = {}
         for key, value in (
             ("run_id", run_id),
             ("store", store),
+            ("restart", restart),
+            ("rebase", rebase),
             ("on_change", on_change),
             ("wait", wait),
         ):
@@ -147,12 +149,12 @@ class Workflow(Generic[P, R]):
 
     def definition(self) -> _runner.Definition:
         own = self._own_fingerprint
-        steps: dict[str, str] = {}
-        parts: dict[str, dict[str, str]] = {}
-        self._reach(steps, parts, {id(self)})
-        steps[_runner.BODY_KEY] = own.value
-        parts[_runner.BODY_KEY] = dict(own.parts)
-        return _runner.Definition(combine(self._identity, own.value, steps), steps, parts)
+        found = _runner.Definition("", {}, {})
+        self._reach(found, {id(self)})
+        found.steps[_runner.BODY_KEY] = own.value
+        found.parts[_runner.BODY_KEY] = dict(own.parts)
+        found.fingerprint = combine(self._identity, own.value, found.steps)
+        return found
 
     @functools.cached_property
     def _own_fingerprint(self) -> Fingerprint:
@@ -160,21 +162,20 @@ class Workflow(Generic[P, R]):
         # reaches may be rebound, so those are resolved on every call.
         return fingerprint_function(self.fn, name=self._identity, version=self.version, steps=False)
 
-    def _reach(
-        self, steps: dict[str, str], parts: dict[str, dict[str, str]], seen: set[int]
-    ) -> None:
+    def _reach(self, found: _runner.Definition, seen: set[int]) -> None:
         for obj in referenced_objects(self.fn):
             spec = step_spec(obj)
-            if spec is not None:
+            if spec is not None and id(spec) not in found.by_spec:
                 fresh = _refingerprint(spec, obj)
-                steps[spec.name] = fresh.value
-                parts[spec.name] = dict(fresh.parts)
+                key = _unique_key(found.steps, spec.name, fresh.value)
+                found.steps[key], found.parts[key] = fresh.value, dict(fresh.parts)
+                found.by_spec[id(spec)] = fresh.value
             elif isinstance(obj, Workflow) and id(obj) not in seen:
                 seen.add(id(obj))
                 own = obj._own_fingerprint
-                steps[f"{obj.name} (workflow)"] = own.value
-                parts[f"{obj.name} (workflow)"] = dict(own.parts)
-                obj._reach(steps, parts, seen)
+                found.steps[f"{obj.name} (workflow)"] = own.value
+                found.parts[f"{obj.name} (workflow)"] = dict(own.parts)
+                obj._reach(found, seen)
 
     # -- the run ---------------------------------------------------------
     def _call_plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan[R]:
@@ -196,7 +197,9 @@ class Workflow(Generic[P, R]):
         _runner.check_overrides(self.fn, overrides or {})
         store = self._store()
         given = None if resume_id is not None else self._bind(args, kwargs)
-        run_id = check_key_part("run id", resume_id) if resume_id else self._run_id(given)
+        run_id = (
+            check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
+        )
         if resume_id is not None and store.load_manifest(self.name, run_id) is None:
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = _runner.acquire(store, self.name, run_id, self.options.wait)
@@ -224,6 +227,16 @@ class Workflow(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<durable workflow {self.name}>"
+
+
+def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:
+    """Two steps with one name (made by one factory, or in two modules) both
+    count; the second is listed as `name#2`, in the order the body names them."""
+    key, n = name, 1
+    while key in steps and steps[key] != fp:
+        n += 1
+        key = f"{name}#{n}"
+    return key
 
 
 def _refingerprint(spec: StepSpec, obj: object) -> Fingerprint:

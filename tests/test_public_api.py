@@ -24,6 +24,7 @@ EXPECTED = {
     "Suspended",
     "Workflow",
     "artifact",
+    "asleep",
     "current_run",
     "gc",
     "loop_over",
