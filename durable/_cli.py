@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from . import _format, _history, _runs
 from ._errors import (
+    ArtifactMissingError,
     ConfigurationError,
     DefinitionChangedError,
     DurableError,
@@ -39,9 +40,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DefinitionChangedError as e:
         return _refused_change(e, args.debug)
     except DurableError as e:
-        from ._cli_run import UsageError
+        from ._cli_run import UsageError, is_refusal
 
-        return _error(e, args.debug, 2 if isinstance(e, (*_REFUSALS, UsageError)) else 1)
+        if isinstance(e, ArtifactMissingError) and is_refusal(e):
+            return _refused_artifact(e, args)
+        refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
+        return _error(e, args.debug, 2 if refused else 1)
     except Exception as e:  # a bug or an environment problem: still no traceback by default
         return _error(e, args.debug, 1)
 
@@ -64,15 +68,42 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
 
         traceback.print_exception(type(e), e, e.__traceback__)
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
-    print(
-        f"durable: refused: run {e.run_id} of {e.workflow} was recorded with definition "
-        f"{e.old_fingerprint}; the code now has {e.new_fingerprint} "
-        f"(changed: {changed or 'the workflow body'}). Nothing was executed.",
-        file=sys.stderr,
-    )
+    if e.position is None:  # the definition as a whole differs from the recorded one
+        text = (
+            f"was recorded with definition {e.old_fingerprint}; the code now has "
+            f"{e.new_fingerprint} (changed: {changed or 'the workflow body'}). "
+            "Nothing was executed."
+        )
+    else:  # same definition, but one call no longer matches its record
+        text = (
+            f"the record at position {e.position} no longer matches the call made there now "
+            f"({changed or 'its arguments or its step code changed'}). Nothing from "
+            f"position {e.position} on was executed."
+        )
+    print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
     print(
         "  start fresh with --restart, continue with the old records with "
         "--rebase-checkpoint, or re-run from the first change with --on-change rerun",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
+    if args.debug:
+        import traceback
+
+        traceback.print_exception(type(e), e, e.__traceback__)
+    print(
+        f"durable: refused: run {e.run_id}: the artifact {e.url} of step {e.step} "
+        f"(position {e.position}) is {e.state}, and the step has artifacts_policy='refuse' "
+        "so it was not run again; nothing after it ran.",
+        file=sys.stderr,
+    )
+    target = getattr(args, "target", "FILE.py:WORKFLOW")
+    print(
+        f"  restore the artifact, then: durable run {target} --run-id {e.run_id} --resume; "
+        "or start fresh with --restart",
         file=sys.stderr,
     )
     return 2
@@ -113,10 +144,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("rm", cmd_rm, "remove runs")
     p.add_argument("run_ids", metavar="RUN", nargs="+")
     p.add_argument("--workflow", "-w")
-    p = command("gc", cmd_gc, "remove old runs of every workflow")
-    p.add_argument("--keep-last", type=int, metavar="N", help="keep the N newest per workflow")
-    p.add_argument("--older-than", metavar="AGE", type=_age, help="e.g. 90s, 30m, 12h, 7d, 2w")
-    p.add_argument("--status", help="only runs with this status")
+    p = command(
+        "gc", cmd_gc,
+        "remove old runs of every workflow; every filter given narrows what goes: "
+        "--keep-last 3 --older-than 7d keeps the 3 newest and, of the rest, removes "
+        "those older than 7 days",
+    )  # fmt: skip
+    p.add_argument("--keep-last", type=int, metavar="N",
+                   help="never remove the N newest runs (per workflow, of those matching --status)")  # fmt: skip
+    p.add_argument("--older-than", metavar="AGE", type=_age,
+                   help="remove only runs last updated longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
+    p.add_argument("--status", action="append",
+                   help="remove only runs with this status (repeatable)")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
     p = command("fork", cmd_fork, "copy a run's records before position N into a new run")
     p.add_argument("run_id", metavar="RUN")

@@ -16,7 +16,15 @@ import types
 from typing import Any
 
 from ._engine import Stopped
-from ._errors import DurableError, RunNotFoundError, Suspended
+from ._errors import (
+    ArtifactMissingError,
+    DefinitionChangedError,
+    DurableError,
+    NondeterminismError,
+    RunLockedError,
+    RunNotFoundError,
+    Suspended,
+)
 from ._format import value_text
 from ._history import describe
 from ._runs import RunInfo, list_runs, run_info
@@ -27,6 +35,9 @@ from ._workflow import AsyncWorkflow, Workflow
 
 class UsageError(DurableError):
     """Bad command line input; exit code 2."""
+
+
+_REFUSALS = (DefinitionChangedError, NondeterminismError, RunLockedError, RunNotFoundError)
 
 
 def load_target(spec: str) -> Workflow[Any, Any]:
@@ -73,7 +84,9 @@ def _load_file(path: str) -> dict[str, Any]:
     sys.modules["__main__"] = module
     sys.path.insert(0, os.path.dirname(path))
     sys.argv = [path]
-    exec(compile(tree, path, "exec"), module.__dict__)
+    # dont_inherit: this module's own `from __future__ import annotations`
+    # must not leak into the script (it would turn its annotations into strings).
+    exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
     return module.__dict__
 
 
@@ -90,17 +103,22 @@ def _is_main_guard(node: ast.stmt) -> bool:
 
 
 def parse_vars(items: list[str]) -> dict[str, Any]:
-    """KEY=VALUE pairs; a VALUE that parses as JSON is that JSON value."""
+    """KEY=VALUE pairs; a VALUE that parses as strict JSON is that JSON value
+    (NaN and Infinity are not JSON: they stay strings)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.isidentifier():
             raise UsageError(f"--var {item!r} must look like NAME=VALUE")
         try:
-            out[key] = json.loads(text)
+            out[key] = json.loads(text, parse_constant=_not_json)
         except ValueError:
             out[key] = text
     return out
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -112,7 +130,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     run_id = check_key_part(
         "run id", args.run_id or _implied_run_id(wf, store, variables, resume=args.resume)
     )
-    exists = store.load_manifest(wf.name, run_id) is not None
+    before = store.load_manifest(wf.name, run_id)
+    exists = before is not None
     if args.resume and not exists:
         raise RunNotFoundError(wf.name, run_id, store.url)
     if not exists or args.restart:
@@ -136,9 +155,9 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except KeyboardInterrupt:
             return report.stopped(signal.SIGINT)
         except DurableError as e:
-            if getattr(e, "run_id", run_id) == run_id and _is_run_failure(e):
-                return report.failed(e)
-            raise
+            if is_refusal(e, run_id) or not _failed_here(store, wf.name, run_id, before):
+                raise  # `durable` reports it: exit 2 for a refusal or bad input
+            return report.failed(e)
         except Exception as e:
             return report.failed(e)
     return report.done(run, existed=exists)
@@ -176,10 +195,30 @@ def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
         )
 
 
-def _is_run_failure(e: DurableError) -> bool:
-    from ._errors import NondeterminismError, SerializationError
+def is_refusal(e: BaseException, run_id: str | None = None) -> bool:
+    """Errors that leave the run as it was: nothing to fix in the code's
+    logic, the run is resumable as soon as the condition is gone. One about
+    another run (a workflow called inside this one) is that run's business."""
+    if isinstance(e, ArtifactMissingError):
+        refused = e.state != "not produced"  # that one is the step's own failure
+    else:
+        refused = isinstance(e, _REFUSALS)
+    return refused and (run_id is None or getattr(e, "run_id", run_id) == run_id)
 
-    return isinstance(e, (NondeterminismError, SerializationError))
+
+def _failed_here(store: Store, workflow: str, run_id: str, before: bytes | None) -> bool:
+    """Whether this call started the run and recorded it `failed`: an error
+    raised before the run started (bad options, an argument without a
+    canonical form) leaves the manifest untouched and is not a failed run."""
+    try:
+        after = store.load_manifest(workflow, run_id)
+        return (
+            after is not None
+            and after != before
+            and run_info(store, workflow, run_id).status == "failed"
+        )
+    except DurableError:
+        return False
 
 
 class _Report:

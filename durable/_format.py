@@ -106,7 +106,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         + ("" if info.position is None else f", next position {info.position}"),
     ]
     if info.error:
-        head.append(f"error     {info.error}")
+        head.append(f"error     {first_line(info.error)}")
     rows = [
         [
             str(s.position),
@@ -115,7 +115,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
             s.status,
             str(s.attempts),
             duration(s.duration),
-            s.error if s.error else (s.preview or ""),
+            first_line(s.error) if s.error else (s.preview or ""),
         ]
         for s in steps
     ]
@@ -126,9 +126,17 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
 
 
+def first_line(text: str) -> str:
+    """A table cell holds one line: a multi-line message keeps its first."""
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
 def value_text(value: Any) -> str:
-    """The final value for stdout: JSON when it is JSON, else its repr."""
+    """The final value for stdout: strict JSON when it is JSON, else its
+    repr. NaN and infinities are not JSON (a reader such as `jq` rejects
+    them), so a value holding one is printed as its repr: `nan`, `inf`."""
     try:
-        return json.dumps(value)
+        return json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         return repr(value)

@@ -100,8 +100,10 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: int) -> StepInfo:
         last = failures[-1] if failures else None
         started = tried.started or (failures[0].at if failures else None)
         ended = last.at if last else None
+        # A block's attempts record says "loop"; older ones and steps say nothing.
+        kind = str(tried.extra.get("kind", "step"))
         return StepInfo(
-            pos, "step", tried.name or "?", "retrying" if live else "failed", "", started, ended,
+            pos, kind, tried.name or "?", "retrying" if live else "failed", "", started, ended,
             None if started is None or ended is None else max(ended - started, 0.0),
             len(failures), failures, None, None, f"{last.type}: {last.message}" if last else None,
         )  # fmt: skip

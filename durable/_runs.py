@@ -15,6 +15,7 @@ from ._engine import now
 from ._errors import (
     ConfigurationError,
     CorruptRecordError,
+    IntegrityError,
     RunLockedError,
     RunNotFoundError,
 )
@@ -30,7 +31,9 @@ class RunInfo:
 
     workflow: str
     run_id: str
-    status: str  # running, completed, failed, suspended, interrupted, forked, corrupt
+    # running, completed, failed, suspended, interrupted, forked; corrupt or
+    # unverified (manifest damaged, or not signed with this store's key)
+    status: str
     fingerprint: str
     created: float
     updated: float
@@ -97,8 +100,12 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     try:
         m = _decode_manifest(store, workflow, run_id, raw)
         names = store.record_names(workflow, run_id)
-    except CorruptRecordError as e:  # listed, so that it can be looked at and removed
+    # Listed rather than raised, so that one bad run neither hides the others
+    # nor stops gc, and can be looked at and removed.
+    except CorruptRecordError as e:
         return RunInfo(workflow, run_id, "corrupt", "", 0.0, 0.0, 0, None, str(e))
+    except IntegrityError as e:  # unsigned, or signed with another key
+        return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e))
     steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
     status = m.status
     # A holder that died (kill -9, power loss) never wrote its final status.
@@ -158,10 +165,15 @@ def gc(
     workflow: str | None = None,
 ) -> list[RunInfo]:
     """Remove old runs of every workflow in a store; return what was (or, with
-    `dry_run`, would be) removed. Per workflow, runs matching `status` (any
-    status when None) beyond the `keep_last` newest, or last updated more than
-    `older_than` ago (seconds or a timedelta), go. A run held by a live
-    process is never removed."""
+    `dry_run`, would be) removed. Every filter given narrows what goes: per
+    workflow, a run is removed only if it matches `status` (a status or a
+    collection of them; None for any, an empty collection for none), is not
+    among the `keep_last` newest of those, and was last updated more than
+    `older_than` ago (seconds or a timedelta). `keep_last=3,
+    older_than=7 days` keeps the 3 newest and, of the rest, removes those
+    older than 7 days. A running run, or one held by a live process, is
+    never removed; nor is a run whose manifest cannot be read (`corrupt`,
+    `unverified`: its age is unknown) unless `status` names its status."""
     if keep_last is None and older_than is None and status is None:
         raise ConfigurationError(
             "gc() needs at least one of keep_last, older_than or status; "
@@ -170,17 +182,28 @@ def gc(
     if keep_last is not None and keep_last < 0:
         raise ConfigurationError(f"keep_last must be >= 0, not {keep_last}")
     target = store if isinstance(store, Store) else open_store(store)
-    wanted = {status} if isinstance(status, str) else set(status) if status else None
+    wanted = None if status is None else {status} if isinstance(status, str) else set(status)
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
     for infos in _by_workflow(list_runs(target, workflow)):
-        chosen = [i for i in infos if i.status != "running" and (not wanted or i.status in wanted)]
+        chosen = [i for i in infos if _matches(i.status, wanted)]
         if keep_last is not None:
             chosen = chosen[keep_last:]
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
     return removed
+
+
+_UNREADABLE = ("corrupt", "unverified")
+
+
+def _matches(status: str, wanted: set[str] | None) -> bool:
+    if status == "running":
+        return False
+    if wanted is None:  # any status, but not a run whose age and state are unknown
+        return status not in _UNREADABLE
+    return status in wanted
 
 
 def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:

@@ -306,3 +306,97 @@ def test_render_fits_the_line() -> None:
     assert line.startswith("loop_over(x) [")
     assert "30/50" in line and "15.0/s" in line and "left" in line
     assert len(line) <= 60
+
+
+def test_a_failed_block_shows_in_history_as_a_loop_and_keeps_its_failed_tries(
+    tmp_path: Path,
+) -> None:
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(5)]
+    store = durable.open_store(str(tmp_path / "store"))
+
+    @durable.workflow(store=store, run_id="r1")
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(picky, items)
+
+    for bad in ("3", "1"):
+        Path(log + ".fail").write_text(bad)
+        with pytest.raises(ValueError):
+            fan(items)
+    (failed,) = fan.history("r1")
+    assert (failed.position, failed.kind, failed.name, failed.status) == (
+        0, "loop", "loop_over(picky)", "failed",
+    )  # fmt: skip
+    assert failed.attempts == 2 and failed.started is not None
+    assert failed.error is not None and failed.error.startswith("ValueError: item 1 refused")
+
+    Path(log + ".fail").unlink()
+    assert fan(items) == [expected(i) for i in range(5)]
+    (done,) = fan.history("r1")
+    assert (done.kind, done.name, done.status, done.attempts) == (
+        "loop", "loop_over(picky)", "completed", 3,
+    )  # fmt: skip
+    assert [f.message.splitlines()[0] for f in done.failures] == [
+        "item 3 refused", "item 1 refused",
+    ]  # fmt: skip
+    assert sorted(logged(log)) == [0, 0, 0, 1, 1, 2, 2, 3, 4]  # nothing kept between tries
+
+
+def _touch(path: str) -> str:
+    Path(path).write_text("made")
+    return durable.artifact(path)
+
+
+def test_registrations_by_items_of_a_loop_over_inside_a_step(tmp_path: Path) -> None:
+    # What the README says: in the step's own thread they count for the
+    # enclosing step; on a pool, or from a block in the workflow body, nothing.
+    paths = [str(tmp_path / f"f{i}") for i in range(2)]
+
+    @durable.step
+    def inline_outer() -> list[str]:
+        return durable.loop_over(_touch, paths)
+
+    @durable.step
+    def pooled_outer() -> list[str]:
+        with cf.ThreadPoolExecutor(2) as pool:
+            return durable.loop_over(_touch, paths, executor=pool)
+
+    @durable.workflow(store=str(tmp_path / "store"), run_id="r1")
+    def flow() -> None:
+        inline_outer()
+        pooled_outer()
+        durable.loop_over(_touch, paths)
+
+    flow()
+    inline, pooled, block = flow.history("r1")
+    assert sorted(Path(a["url"]).name for a in inline.artifacts) == ["f0", "f1"]
+    assert (pooled.artifacts, block.kind, block.artifacts) == ((), "loop", ())
+
+
+def test_redacted_items_stay_in_memory_and_are_refused_by_other_processes(
+    tmp_path: Path, process_pool: Any
+) -> None:
+    secrets = [durable.redact("s3cret"), durable.redact("pw")]
+    store = str(tmp_path / "store")
+
+    @durable.workflow(store=store, run_id="r1")
+    def lengths() -> list[int]:
+        with cf.ThreadPoolExecutor(2) as pool:
+            return durable.loop_over(lambda s: len(s.value), secrets, executor=pool)
+
+    assert lengths() == [6, 2]
+
+    @durable.workflow(store=store, run_id="r2")
+    def sent() -> list[str]:
+        return durable.loop_over(work, secrets, executor=process_pool)
+
+    with pytest.raises(TypeError, match="never written"):  # pickling the item to send it
+        sent()
+
+    @durable.workflow(store=store, run_id="r3")
+    def kept() -> list[Any]:
+        return durable.loop_over(lambda s: s, secrets)
+
+    with pytest.raises(durable.SerializationError, match="loop_over"):
+        kept()
+    assert kept.history("r3") == []

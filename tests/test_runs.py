@@ -339,3 +339,55 @@ def test_history_lists_artifacts_with_their_state_now(store: durable.Store, tmp_
 
     text = _format.show_text(*_history.describe(store, "builder", "b"))
     assert f"0  {out}  missing" in text
+
+
+def test_gc_with_an_empty_status_collection_removes_nothing(store: durable.Store) -> None:
+    flow = durable.workflow(name="w", store=store)(lambda n: n)
+    with fake_clock(T0):
+        for rid in ("a", "b"):
+            flow.with_options(run_id=rid)(1)
+    assert durable.gc(store, status=[]) == []
+    assert durable.gc(store, status=(), older_than=0, keep_last=0) == []
+    assert {i.run_id for i in flow.runs()} == {"a", "b"}
+    assert {i.run_id for i in durable.gc(store, status={"completed"}, keep_last=1)} == {"a"}
+
+
+def test_gc_keep_last_and_older_than_narrow_together(store: durable.Store) -> None:
+    flow = durable.workflow(name="w", store=store)(lambda n: n)
+    now = datetime.datetime.now().timestamp()
+    for days, rid in [(10, "d10"), (9, "d9"), (8, "d8"), (1, "d1"), (0, "d0")]:
+        with fake_clock(now - days * 86400 - 60):
+            flow.with_options(run_id=rid)(1)
+    week = datetime.timedelta(days=7)
+
+    def ids(infos: list[durable.RunInfo]) -> set[str]:
+        return {i.run_id for i in infos}
+
+    # beyond the newest one AND older than a week: d1 is beyond it but young
+    assert ids(durable.gc(store, keep_last=1, older_than=week, dry_run=True)) == {"d10", "d9", "d8"}
+    # older than a week AND beyond the 4 newest: d9 and d8 are among those 4
+    assert ids(durable.gc(store, keep_last=4, older_than=week)) == {"d10"}
+    assert ids(flow.runs()) == {"d0", "d1", "d8", "d9"}
+
+
+def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: Path) -> None:
+    from durable import _runner
+    from durable._records import seal
+
+    store = durable.open_store(tmp_path / "s", signing_key="k")
+    flow = durable.workflow(name="w", store=store)(lambda n: n)
+    with fake_clock(T0):
+        flow.with_options(run_id="ok")(1)
+        flow.with_options(run_id="planted")(2)
+    manifest = _runner.read_manifest(store, "w", "planted")
+    assert manifest is not None
+    store.save_manifest("w", "planted", seal(manifest.to_bytes(), None))
+    by_id = {i.run_id: i for i in flow.runs()}
+    assert by_id["ok"].status == "completed"
+    planted = by_id["planted"]
+    assert planted.status == "unverified" and "not signed" in (planted.error or "")
+    # gc goes on past it, and leaves it unless asked for it by status
+    assert [i.run_id for i in durable.gc(store, older_than=0)] == ["ok"]
+    assert [i.run_id for i in durable.gc(store, keep_last=0)] == []
+    assert [i.run_id for i in durable.gc(store, status="unverified")] == ["planted"]
+    assert flow.runs() == []
