@@ -61,6 +61,7 @@ class PlainBlock:
     """A block outside any run: nothing is looked up or recorded."""
 
     replayed = False
+    checkpoint = False  # nothing is kept, so a graceful stop waits for the block
 
     def __init__(self, fn: Callable[..., Any], items: list[Any], name: str | None) -> None:
         self.label = label_of(fn, name)

@@ -30,8 +30,20 @@ class Stopped(SystemExit):
 class StopState:
     """Set from a signal handler; read at safe points of every run."""
 
-    signum: int | None = None
-    pausing: bool = False  # the main thread sleeps in a durable pause
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.pausing = False  # the main thread sleeps in a durable pause
+        # Futures that async pauses wait on, with their loops: a signal wakes them.
+        self.wakers: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def wake(self) -> None:
+        for loop, waker in list(self.wakers):
+            loop.call_soon_threadsafe(_settle, waker)
+
+
+def _settle(waker: asyncio.Future[None]) -> None:
+    if not waker.done():
+        waker.set_result(None)
 
 
 stop = StopState()
@@ -63,7 +75,14 @@ class Clock:
 
     async def asleep(self, seconds: float) -> None:
         check_stop()
-        await asyncio.sleep(seconds)
+        loop = asyncio.get_running_loop()
+        entry = (loop, loop.create_future())
+        stop.wakers.append(entry)
+        try:
+            # Ends after `seconds`, or at once when a graceful stop arrives.
+            await asyncio.wait([entry[1]], timeout=seconds)
+        finally:
+            stop.wakers.remove(entry)
         check_stop()
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._context import enter_plain
+from ._drive import check_stop, stop
 from ._errors import Suspended
 from ._progress import ProgressCallback, Reporter
 from ._workers import acall_item, call_item, open_pool
@@ -33,6 +34,8 @@ def sync_block(
     def done(index: int, value: Any) -> None:
         results[index] = value
         block.save_item(index, value)
+        if block.checkpoint:
+            check_stop()  # a graceful stop: the finished items are kept
         reporter.item_done()
 
     try:
@@ -121,8 +124,8 @@ async def async_block(
         reset = enter_plain()
         try:
             for i in queue:
-                if failures:
-                    return
+                if failures or (block.checkpoint and stop.signum is not None):
+                    return  # a graceful stop takes no new item; finished ones are kept
                 try:
                     value = await acall_item(fn, items[i])
                 except Exception as exc:
@@ -142,6 +145,8 @@ async def async_block(
         await asyncio.gather(*(worker() for _ in range(min(limit, len(todo)))))
         if failures:
             raise failures[0]
+        if block.checkpoint:
+            check_stop()
     except Suspended:
         raise  # not a failure: the run waits for a person
     except Exception as exc:

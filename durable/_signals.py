@@ -68,6 +68,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     stop.signum = signum
     if not first or stop.pausing:
         raise Stopped(signum)
+    stop.wake()  # async pauses end now and raise Stopped in their own task
     name = signal.Signals(signum).name
     # os.write, not print: print is not safe to re-enter from a signal handler.
     os.write(

@@ -255,3 +255,92 @@ def test_a_short_write_to_the_log_loses_no_later_record(tmp_path: Path) -> None:
         "steps/00000000",
         "steps/00000002",
     ]
+
+
+ASYNC_NAP = """
+import asyncio, durable
+durable.stop_on_signals()
+
+@durable.workflow(name="nap", run_id="a")
+async def nap() -> int:
+    await durable.asleep(3600)
+    return 1
+
+asyncio.run(nap())
+"""
+
+LOOP_STOP = """
+import os, sys, durable
+LOG = os.environ["LOG"]
+
+@durable.step(name="item")
+def item(i: int) -> int:
+    with open(LOG, "a") as f:
+        f.write(f"{i}\\n")
+    if i == 2 and os.environ.get("HOLD"):
+        print("IN2", flush=True)
+        sys.stdin.readline()  # the parent signals, then lets this item finish
+    return i * i
+
+@durable.workflow(name="lp", run_id="l")
+def lp() -> list:
+    return durable.loop_over(item, range(8), checkpoint_items=True)
+
+if os.environ.get("HOLD"):
+    durable.stop_on_signals()
+print("VALUE", lp(), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_signal_ends_an_async_durable_sleep_at_once(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "nap.py"
+    script.write_text(ASYNC_NAP)
+    child = subprocess.Popen([sys.executable, str(script)], env=child_env, cwd=tmp_path)
+    store = durable.open_store(tmp_path / "store")
+    deadline = time.monotonic() + 60
+    # The timer record is written just before the pause starts: wait for it.
+    while "timers/00000000" not in store.record_names("nap", "a"):
+        assert child.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=60) == 143  # not after the hour
+
+
+@pytest.mark.slow
+def test_a_signal_stops_a_checkpointed_loop_after_the_item_in_flight(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "lp.py"
+    script.write_text(LOOP_STOP)
+    log = tmp_path / "log"
+    env = dict(child_env, LOG=str(log))
+    child = subprocess.Popen(
+        [sys.executable, str(script)],
+        env=dict(env, HOLD="1"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    assert child.stdout.readline().strip() == "IN2"
+    child.send_signal(signal.SIGTERM)
+    child.stdin.write("go\n")
+    child.stdin.flush()
+    assert child.wait(timeout=60) == 143
+    assert log.read_text().split() == ["0", "1", "2"]
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"VALUE {[i * i for i in range(8)]}"
+    assert [int(x) for x in log.read_text().split()] == list(range(8))
