@@ -17,10 +17,11 @@ from ._engine import (
     load_value,
     lookup,
     now,
+    save_failures,
 )
 from ._errors import ConfigurationError, CorruptRecordError, StorageError
 from ._fingerprint import fingerprint_function
-from ._records import Attempt, StepRecord, attempts_name, item_name, seal
+from ._records import StepRecord, item_name, seal
 from ._step import _default_name, step_spec
 
 _MISSING = object()
@@ -41,20 +42,6 @@ def fingerprint_of(fn: Callable[..., Any], ctx: RunContext | None = None) -> str
             f"loop_over cannot fingerprint {fn!r}: pass a @durable.step or a function with "
             "retrievable source"
         ) from None
-
-
-def save_block_failures(
-    ctx: RunContext, pos: int, failures: list[Attempt], label: str, started: float
-) -> None:
-    """`save_failures` for a block: the attempts record also says it is a
-    `loop`, so that history shows the failed position as what it is."""
-    rec = StepRecord(
-        pos, "attempts", label, "", None, persisted=False, started=started, attempts=failures
-    )
-    rec.extra["kind"] = "loop"
-    ctx.failures[pos] = failures
-    data = seal(rec.to_bytes(), ctx.store.signing_key)
-    ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
 
 
 class PlainBlock:
@@ -164,7 +151,9 @@ class Block:
         failures = [*self.ctx.failures.get(self.pos, []), _attempt(exc)]
         # The item's own exception matters more than a failed history write.
         with contextlib.suppress(StorageError):
-            save_block_failures(self.ctx, self.pos, failures, self.label, self.started)
+            save_failures(
+                self.ctx, self.pos, failures, name=self.label, started=self.started, kind="loop"
+            )
 
     def commit(self, results: list[Any]) -> list[Any]:
         rec = StepRecord(self.pos, "loop", self.label, self.fp, self.digest, started=self.started)

@@ -293,11 +293,20 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
 
 
 def save_failures(
-    ctx: RunContext, pos: int, failures: list[Attempt], *, name: str = "", started: float = 0.0
+    ctx: RunContext,
+    pos: int,
+    failures: list[Attempt],
+    *,
+    name: str = "",
+    started: float = 0.0,
+    kind: str = "step",
 ) -> None:
+    """Keep the failed attempts at pos (history shows them as `kind`)."""
     rec = StepRecord(
         pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
     )
+    if kind != "step":
+        rec.extra["kind"] = kind
     ctx.failures[pos] = failures
     ctx.store.replace_record(
         ctx.workflow, ctx.run_id, attempts_name(pos), seal(rec.to_bytes(), ctx.store.signing_key)

@@ -17,6 +17,7 @@ from ._artifacts import first_stale
 from ._context import Run, RunContext, enter_run
 from ._engine import Call, Plan, now
 from ._errors import (
+    ArtifactMissingError,
     ConfigurationError,
     DefinitionChangedError,
     DurableError,
@@ -87,9 +88,10 @@ def run_locked(
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)
         raise
-    except (DefinitionChangedError, NondeterminismError):
-        # A refusal changes nothing: the run keeps its arguments and status.
-        if before is not None:
+    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
+        if isinstance(e, ArtifactMissingError) and e.state == "not produced":
+            finish(store, manifest, "failed", error=_runner.error_summary(e))
+        elif before is not None:  # a refusal changes nothing: arguments and status stay
             _runner.write_manifest(store, before)
         raise
     except Exception as e:
