@@ -6,9 +6,10 @@ here as they come back), or as concurrent coroutines. The record side is in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._context import enter_plain
@@ -34,19 +35,12 @@ def sync_block(
     def done(index: int, value: Any) -> None:
         results[index] = value
         block.save_item(index, value)
+        reporter.item_done()
         if block.checkpoint:
             check_stop()  # a graceful stop: the finished items are kept
-        reporter.item_done()
 
-    try:
+    with _settled(block, reporter):
         _run_blocking(fn, items, todo, executor, limit, done, block.label)
-    except Suspended:
-        raise  # not a failure: the run waits for a person
-    except Exception as exc:
-        block.fail(exc)
-        raise
-    finally:
-        reporter.close()
     return block.commit(results)  # type: ignore[no-any-return]
 
 
@@ -141,20 +135,28 @@ async def async_block(
         finally:
             reset()
 
-    try:
+    with _settled(block, reporter):
         await asyncio.gather(*(worker() for _ in range(min(limit, len(todo)))))
         if failures:
             raise failures[0]
         if block.checkpoint:
             check_stop()
+    return block.commit(results)  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def _settled(block: Any, reporter: Reporter) -> Iterator[None]:
+    """How a block ends, sync or async: a failure is kept for history (a
+    suspend is not a failure), and the progress line is closed either way."""
+    try:
+        yield
     except Suspended:
-        raise  # not a failure: the run waits for a person
+        raise
     except Exception as exc:
         block.fail(exc)
         raise
     finally:
         reporter.close()
-    return block.commit(results)  # type: ignore[no-any-return]
 
 
 def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
