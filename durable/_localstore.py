@@ -9,13 +9,15 @@ import builtins
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from ._errors import ConfigurationError, StorageError
 from ._lease import FileLease, Lease, holder_alive
 from ._runlog import LOG_NAME, RunLog, fsync_dir, parse
 from ._store import STORE_OPTIONS, Store
+
+T = TypeVar("T")
 
 
 class LocalStore(Store):
@@ -57,8 +59,7 @@ class LocalStore(Store):
         path = self._path(key)
         folder = os.path.dirname(path)
         try:
-            self._ensure(folder)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+            fd, tmp = self._in_folder(folder, lambda: tempfile.mkstemp(dir=folder, prefix=".tmp-"))
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(data)
@@ -81,12 +82,19 @@ class LocalStore(Store):
         except OSError as e:
             raise StorageError(self.url, f"writing {key}: {e}") from e
 
-    def _ensure(self, folder: str) -> None:
-        # Cached to save a syscall per record, but another process (`durable
-        # rm`, gc) may delete a run's folder under a long-lived store.
-        if folder not in self._made or not os.path.isdir(folder):
+    def _in_folder(self, folder: str, op: Callable[[], T]) -> T:
+        """Run op, which creates something in folder. Folders this store made
+        are remembered, to save a syscall per record; another process (`durable
+        rm`, gc) may still delete one, so a missing folder is made again."""
+        if folder not in self._made:
             os.makedirs(folder, exist_ok=True)
             self._made.add(folder)
+        try:
+            return op()
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            self._logs.clear()  # a deleted run's cached log index is gone too
+            return op()
 
     def list(self, prefix: str) -> builtins.list[str]:
         base = self._path(prefix)
@@ -154,16 +162,15 @@ class LocalStore(Store):
         self, workflow: str, run_id: str, items: builtins.list[tuple[str, bytes | None]]
     ) -> None:
         try:
-            self._ensure(self._path(f"{workflow}/{run_id}"))
-            self._log(workflow, run_id).append(items)
+            folder = self._path(f"{workflow}/{run_id}")
+            self._in_folder(folder, lambda: self._log(workflow, run_id).append(items))
         except OSError as e:
             raise StorageError(self.url, f"appending to {workflow}/{run_id}: {e}") from e
 
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
         path = self._path(f"{workflow}/{run_id}/lease")
         try:
-            self._ensure(os.path.dirname(path))
-            return FileLease(path, ttl, run_id)
+            return self._in_folder(os.path.dirname(path), lambda: FileLease(path, ttl, run_id))
         except OSError as e:
             raise StorageError(self.url, f"taking the lease {path}: {e}") from e
 

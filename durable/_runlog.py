@@ -81,14 +81,16 @@ class RunLog:
         self.path = path
         self.run_id = run_id
         self.records: dict[str, bytes] | None = None
+        self.on_disk = False  # whether the file exists (its creation needs a folder fsync)
 
     def load(self) -> dict[str, bytes]:
         try:
             with open(self.path, "rb") as f:
                 blob = f.read()
         except FileNotFoundError:
-            self.records = {}
+            self.records, self.on_disk = {}, False
             return {}
+        self.on_disk = True
         records, intact = parse(blob, self.run_id)
         if intact < len(blob):
             self._truncate(intact)
@@ -104,7 +106,7 @@ class RunLog:
     def append(self, items: list[tuple[str, bytes | None]]) -> None:
         index = self.index()
         frame = b"".join(encode_entry(name, data) for name, data in items)
-        fresh = not os.path.exists(self.path)
+        fresh = not self.on_disk
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _write_all(fd, frame)
@@ -113,6 +115,7 @@ class RunLog:
             os.close(fd)
         if fresh:
             fsync_dir(os.path.dirname(self.path))
+            self.on_disk = True
         for name, data in items:
             if data is None:
                 index.pop(name, None)
@@ -129,13 +132,12 @@ def _write_all(fd: int, frame: bytes) -> None:
     """Write the whole frame or nothing: a short write (disk full, a file size
     limit) is cut back, or the next entry would land after torn bytes and
     every later record would be unreadable."""
-    start = os.fstat(fd).st_size
     view = memoryview(frame)
     try:
         while view:
             view = view[os.write(fd, view) :]
     except OSError:
-        os.ftruncate(fd, start)
+        os.ftruncate(fd, os.fstat(fd).st_size - (len(frame) - len(view)))
         raise
 
 
