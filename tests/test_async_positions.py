@@ -613,3 +613,34 @@ def test_fork_copies_the_paths_that_hang_from_earlier_positions(tmp_path: Path, 
     assert run.value == [3, 4, 11, 21]
     assert counted(log)[6:] == ["awaited20"]  # positions 0 and 0.*.* were copied
     assert (run.steps_replayed, run.resumed_from_step) == (5, 1)
+
+
+def test_blocks_and_timers_inside_tasks_take_task_positions(
+    tmp_path: Path, log: Path, clock: Any
+) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    async def lane(base: int) -> list[int]:
+        await durable.asleep(5)
+        doubled = durable.loop_over(blocking, [base, base + 1])  # a sync block in a task
+        return [*doubled, *await durable.loop_over(awaited, [base])]
+
+    @durable.workflow(store=store, run_id="l")
+    async def flow(go: bool = False) -> list[list[int]]:
+        lanes = await asyncio.gather(lane(10), lane(20))
+        if not go:
+            durable.suspend("waiting")
+        return lanes
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(flow())
+    names = store.record_names(flow.name, "l")
+    for task in (0, 1):
+        assert f"timers/00000000.0000000{task}.00000000" in names
+        for op in range(3):
+            assert f"steps/00000000.0000000{task}.0000000{op}" in names
+    executed = len(counted(log))
+    run = asyncio.run(flow.resume("l", go=True))
+    assert run.value == [[20, 22, 11], [40, 42, 21]]
+    assert (run.steps_replayed, run.steps_executed) == (6, 0)
+    assert len(counted(log)) == executed == 6
