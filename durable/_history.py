@@ -27,7 +27,7 @@ class FailedAttempt:
 class StepInfo:
     """One position of a run as `Workflow.history()` and `durable show` show it."""
 
-    position: Position  # an int in the body; `Path` (prints `2.0.1`) inside a task
+    position: Position  # an int in the body; `PositionPath` (prints `2.0.1`) inside a task
     kind: str  # step, loop, sleep
     name: str
     status: str  # completed, failed, retrying, sleeping, pending

@@ -154,13 +154,13 @@ def _load(body: bytes) -> dict[str, Any]:
 
 # -- positions and the names of their records ---------------------------------
 # The body's operations are numbered 0, 1, 2 … (plain ints, as they always
-# were); an operation inside an asyncio task has a path (`Path`): the task's
+# were); an operation inside an asyncio task has a path (`PositionPath`): the task's
 # scope (creator's prefix + (creator's next position, k-th task created there))
 # and its own index, so paths always have an odd length of 3 or more. A key
 # spells each part with 8 digits: `steps/00000002.00000000.00000001`.
 
 
-class Path(tuple[int, ...]):
+class PositionPath(tuple[int, ...]):
     """The position of an operation inside an asyncio task; prints as `2.0.1`."""
 
     __slots__ = ()
@@ -169,10 +169,10 @@ class Path(tuple[int, ...]):
         return ".".join(str(p) for p in self)
 
     def __repr__(self) -> str:
-        return f"Path({self})"
+        return f"<position {self}>"
 
 
-Position: TypeAlias = int | Path
+Position: TypeAlias = int | PositionPath
 _KINDS = ("steps", "attempts", "timers")
 
 
@@ -194,13 +194,13 @@ def top_level(position: Position) -> int:
 
 def as_position(value: object) -> Position | None:
     """A position read back from a record (msgpack gives a path as a list)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    if isinstance(value, (list, tuple)) and len(value) >= 3 and len(value) % 2 == 1:
-        parts = [as_position(v) for v in value]
-        if all(isinstance(p, int) for p in parts):
-            return Path(int(p) for p in parts if isinstance(p, int))
-    return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value >= 0 else None
+    if not isinstance(value, (list, tuple)) or len(value) < 3 or len(value) % 2 == 0:
+        return None
+    parts = [as_position(p) for p in value]
+    ints = [p for p in parts if isinstance(p, int)]
+    return PositionPath(ints) if len(ints) == len(parts) else None
 
 
 def _key(position: Position) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ._errors import ConfigurationError
-from ._records import Path, Position
+from ._records import Position, PositionPath
 
 _SUPPORTED = (
     "Supported ways: `await` steps in the workflow body or in asyncio tasks created inside it "
@@ -74,7 +74,7 @@ class Scope:
         self._check(what)
         index = self.next
         self.next += 1
-        return Path((*self.prefix, index)) if self.prefix else index
+        return PositionPath((*self.prefix, index)) if self.prefix else index
 
     def child(self) -> Scope:
         """The scope of a task created now by this scope's owner."""
