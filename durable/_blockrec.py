@@ -82,8 +82,8 @@ class Block:
         checkpoint: bool,
     ) -> None:
         self.ctx = ctx
-        self.pos = ctx.take_position()
         self.label = label_of(fn, name)
+        self.pos = ctx.take_position(f"block {self.label!r}")
         self.fp = fingerprint_of(fn, ctx)
         self.items = items
         self.checkpoint = checkpoint

@@ -30,12 +30,16 @@ from ._errors import (
 )
 from ._records import (
     Attempt,
+    Position,
     StepRecord,
     attempts_name,
     check_blob,
     item_name,
+    position_key,
     record_name,
     seal,
+    timer_name,
+    top_level,
     unseal,
 )
 
@@ -88,12 +92,12 @@ def step_plan(
     spec: StepSpec,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    pos: int | None = None,
+    pos: Position | None = None,
 ) -> Plan[Any]:
     """`pos` is given when the caller took the position already (async steps
     take it when called, so that `asyncio.gather` order is call order)."""
     if pos is None:
-        pos = ctx.take_position()
+        pos = ctx.take_position(f"step {spec.name!r}")
     digest = args_digest(args, kwargs)
     fp = spec.fingerprint_in(ctx)
     rec = lookup(ctx, pos, spec.name, fp, digest)
@@ -136,7 +140,7 @@ def step_plan(
 
 
 def _step_scope(
-    pos: int, attempt: int, found: list[tuple[str, str | None]]
+    pos: Position, attempt: int, found: list[tuple[str, str | None]]
 ) -> Callable[[], Callable[[], None]]:
     def enter() -> Callable[[], None]:
         leave_step = _context.enter_step(pos, attempt)
@@ -169,7 +173,9 @@ def _attempt(exc: BaseException) -> Attempt:
     return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
 
 
-def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) -> StepRecord | None:
+def lookup(
+    ctx: RunContext, pos: Position, name: str, fp: str, digest: str | None
+) -> StepRecord | None:
     """The finished record at pos to replay, or None to execute live."""
     rec = ctx.records.get(pos)
     if rec is None:
@@ -211,23 +217,26 @@ def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> S
     return None
 
 
-def _went_live(ctx: RunContext, pos: int) -> None:
+def _went_live(ctx: RunContext, pos: Position) -> None:
     if ctx.first_live is None:
-        ctx.first_live = pos
+        ctx.first_live = top_level(pos)
     check_stop()  # a graceful stop never starts another operation
     if getattr(ctx.lease, "lost", False):
         raise LeaseLostError(ctx.run_id, pos)
 
 
-def discard_from(ctx: RunContext, pos: int) -> None:
-    """Forget the record at pos and every later one (on_change="rerun")."""
-    names = [record_name(p) for p in ctx.records if p >= pos]
-    names += [attempts_name(p) for p in ctx.failures if p >= pos]
-    names += [f"timers/{p:08d}" for p in ctx.timers if p >= pos]
-    names += [item_name(p, i) for p, done in ctx.items.items() if p >= pos for i in done]
+def discard_from(ctx: RunContext, pos: Position) -> None:
+    """Forget the record at pos and every later one (on_change="rerun"), in
+    `position_key` order: 2 < 2.0.0 < 2.1.0 < 3."""
+    start = position_key(pos)
+    tables: tuple[dict[Position, Any], ...] = (ctx.records, ctx.failures, ctx.timers, ctx.items)
+    gone = [[p for p in table if position_key(p) >= start] for table in tables]
+    names = [record_name(p) for p in gone[0]] + [attempts_name(p) for p in gone[1]]
+    names += [timer_name(p) for p in gone[2]]
+    names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
-    for table in (ctx.records, ctx.failures, ctx.timers, ctx.items):
-        for p in [p for p in table if p >= pos]:
+    for table, positions in zip(tables, gone, strict=True):
+        for p in positions:
             del table[p]
 
 
@@ -294,7 +303,7 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
 
 def save_failures(
     ctx: RunContext,
-    pos: int,
+    pos: Position,
     failures: list[Attempt],
     *,
     name: str = "",

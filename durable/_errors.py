@@ -4,6 +4,10 @@ says what to do next. This module imports nothing from the package."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: a path prints as `2.0.1` by itself
+    from ._records import Position
 
 
 class DurableError(Exception):
@@ -30,7 +34,7 @@ class DefinitionChangedError(DurableError):
         old: str,
         new: str,
         changed: Mapping[str, str],
-        position: int | None = None,
+        position: Position | None = None,
     ) -> None:
         self.workflow = workflow
         self.run_id = run_id
@@ -61,7 +65,7 @@ class DefinitionChangedError(DurableError):
 
 
 class NondeterminismError(DurableError):
-    def __init__(self, run_id: str, position: int, recorded: str, called: str) -> None:
+    def __init__(self, run_id: str, position: Position, recorded: str, called: str) -> None:
         self.run_id = run_id
         self.position = position
         self.recorded = recorded
@@ -91,7 +95,7 @@ class LeaseLostError(RunLockedError):
     """This process held the run, stalled past its lease, and another
     process took the run over: it must not execute another step."""
 
-    def __init__(self, run_id: str, position: int) -> None:
+    def __init__(self, run_id: str, position: Position) -> None:
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
         self.position = position
         DurableError.__init__(
@@ -124,7 +128,7 @@ class StorageError(DurableError):
 
 
 class CorruptRecordError(DurableError):
-    def __init__(self, run_id: str, position: int | None, key: str, why: str) -> None:
+    def __init__(self, run_id: str, position: Position | None, key: str, why: str) -> None:
         self.run_id = run_id
         self.position = position
         self.key = key
@@ -137,7 +141,7 @@ class CorruptRecordError(DurableError):
 
 class IntegrityError(DurableError):
     def __init__(
-        self, key: str, why: str, *, run_id: str | None = None, position: int | None = None
+        self, key: str, why: str, *, run_id: str | None = None, position: Position | None = None
     ) -> None:
         self.key = key
         self.run_id = run_id
@@ -166,7 +170,7 @@ class ArtifactMissingError(DurableError):
     """A file or folder a step produced is gone or differs, and the step may
     not be run again (`artifacts_policy="refuse"`), or it never appeared."""
 
-    def __init__(self, run_id: str, position: int, step: str, url: str, state: str) -> None:
+    def __init__(self, run_id: str, position: Position, step: str, url: str, state: str) -> None:
         self.run_id = run_id
         self.position = position
         self.step = step

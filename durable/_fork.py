@@ -11,7 +11,16 @@ from typing import Any
 from . import _codec, _runner
 from ._engine import now
 from ._errors import ConfigurationError, CorruptRecordError, SerializationError
-from ._records import RunRecord, StepRecord, position_of, record_name, seal, unseal
+from ._records import (
+    RunRecord,
+    StepRecord,
+    parse_name,
+    position_key,
+    position_of,
+    record_name,
+    seal,
+    unseal,
+)
 from ._runs import LEASE_TTL, first_gap, read_manifest
 from ._store import Store, check_key_part
 
@@ -37,7 +46,7 @@ def fork_run(
         )
     records = store.peek_records(workflow, run_id)
     limit = first_gap(
-        p for n in records if n.startswith("steps/") and (p := position_of(n)) is not None
+        p for n in records if n.startswith("steps/") and isinstance(p := position_of(n), int)
     )
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
@@ -51,7 +60,7 @@ def fork_run(
             if mutate is not None and name == record_name(at - 1):
                 replaced = _mutated(store, workflow, (run_id, new_id), name, data, mutate)
                 store.save_record(workflow, new_id, name, replaced)
-            elif _position(name) < at:
+            elif _before(name, at):
                 _copy_record(store, workflow, run_id, new_id, name, data)
         _write_fork_manifest(store, source, new_id, at)
     except BaseException:
@@ -64,9 +73,10 @@ def fork_run(
     return new_id
 
 
-def _position(name: str) -> int:
-    head, _, tail = name.partition("/")
-    return int(tail) if head in ("steps", "attempts", "timers") and tail.isdigit() else 1 << 62
+def _before(name: str, at: int) -> bool:
+    """Whether a record belongs before position `at` (`2.0.1` belongs to 2)."""
+    parsed = parse_name(name)
+    return parsed is not None and position_key(parsed[1]) < (at,)
 
 
 def _copy_record(

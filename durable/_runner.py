@@ -22,7 +22,16 @@ from ._errors import (
 )
 from ._fingerprint import describe_change
 from ._lease import Lease
-from ._records import RunRecord, StepRecord, item_of, position_of, seal, unseal
+from ._records import (
+    Position,
+    RunRecord,
+    StepRecord,
+    format_position,
+    item_of,
+    parse_name,
+    seal,
+    unseal,
+)
 from ._store import Store
 
 BODY_KEY = "(workflow body)"
@@ -179,38 +188,36 @@ def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:
     ctx = RunContext(run_id=run_id, workflow=workflow, store=store, policy=policy)
     for name, raw in store.load_records(workflow, run_id).items():
-        if name.startswith("steps/") and name[6:].isdigit():  # most records
-            ctx.records[int(name[6:])] = _step_record(store, raw, run_id, int(name[6:]), name)
+        parsed = parse_name(name)
+        if parsed is None:
+            item = item_of(name)
+            if item is not None:  # a checkpointed loop_over item, decoded by its block
+                body = _unseal(store, raw, run_id, item[0], name)
+                ctx.items.setdefault(item[0], {})[item[1]] = body
             continue
-        item = item_of(name)
-        if item is not None:  # a checkpointed loop_over item, decoded by its block
-            ctx.items.setdefault(item[0], {})[item[1]] = _unseal(store, raw, run_id, item[0], name)
-            continue
-        pos = position_of(name)
-        head = name.split("/", 1)[0]
-        if head == "timers" and name[7:].isdigit():
-            ctx.timers[int(name[7:])] = float(
-                _codec.unpack(_unseal(store, raw, run_id, None, name))
-            )
-            continue
-        if pos is None:
-            continue
-        ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
+        head, pos = parsed
+        if head == "steps":  # most records
+            ctx.records[pos] = _step_record(store, raw, run_id, pos, name)
+        elif head == "timers":
+            ctx.timers[pos] = float(_codec.unpack(_unseal(store, raw, run_id, pos, name)))
+        else:
+            ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
     return ctx
 
 
-def _step_record(store: Store, raw: bytes, run_id: str, pos: int, name: str) -> StepRecord:
+def _step_record(store: Store, raw: bytes, run_id: str, pos: Position, name: str) -> StepRecord:
     body = _unseal(store, raw, run_id, pos, name)
     try:
         rec = StepRecord.from_bytes(body)
     except Exception as e:
         raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
     if rec.position != pos:  # a valid record moved to another position
-        raise CorruptRecordError(run_id, pos, name, f"it holds position {rec.position}")
+        why = f"it holds position {format_position(rec.position)}"
+        raise CorruptRecordError(run_id, pos, name, why)
     return rec
 
 
-def _unseal(store: Store, raw: bytes, run_id: str, pos: int | None, name: str) -> bytes:
+def _unseal(store: Store, raw: bytes, run_id: str, pos: Position | None, name: str) -> bytes:
     return unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
 
 

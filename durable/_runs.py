@@ -107,11 +107,12 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     except IntegrityError as e:  # unsigned, or signed with another key
         return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e))
     steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
+    # Every finished operation counts; the next position is the body's (top-level) one.
     status = m.status
     # A holder that died (kill -9, power loss) never wrote its final status.
     if status == "running" and not store.is_held(workflow, run_id):
         status = "interrupted"
-    position = None if status == "completed" else first_gap(steps)
+    position = None if status == "completed" else first_gap(p for p in steps if isinstance(p, int))
     error = None if m.error is None else summarize_error(m.error)
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),

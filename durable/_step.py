@@ -132,11 +132,12 @@ def _async_wrapper(spec: StepSpec) -> Callable[..., Any]:
 
 
 class _AsyncStep:
-    """An async step. It takes its position when CALLED, not when its
-    coroutine first runs: `asyncio.gather(a(1), b(2))` or a task created
-    before another step is awaited then number their steps in call order, so
-    a resumed run (where replayed steps return at once) hands each record
-    back to the call that made it. It carries the wrapped function's code
+    """An async step. It takes its position (in the scope of the body or of
+    the asyncio task calling it) when CALLED, not when its coroutine first
+    runs: `asyncio.gather(a(1), b(2))` or a task created before another step
+    is awaited then number their steps in call order, so a resumed run (where
+    replayed steps return at once) hands each record back to the call that
+    made it. It carries the wrapped function's code
     attributes so that `inspect.iscoroutinefunction()` is True on 3.10+."""
 
     def __init__(self, spec: StepSpec) -> None:
@@ -151,7 +152,7 @@ class _AsyncStep:
         ctx = active_run()
         if ctx is None:
             return self._spec.fn(*args, **kwargs)  # type: ignore[no-any-return]
-        pos = ctx.take_position()
+        pos = ctx.take_position(f"step {self._spec.name!r}")
         return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
 
     def __get__(self, obj: object, owner: type | None = None) -> Any:
