@@ -12,6 +12,7 @@ from ._records import Attempt, StepRecord
 from ._store import Store
 
 R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
 
 
 @dataclass
@@ -33,11 +34,25 @@ class RunContext:
     replayed: int = 0
     executed: int = 0
     first_live: int | None = None
+    # The first refusal (changed definition, nondeterminism, suspension, lost
+    # lease) raised to the body: final even if the body catches it.
+    refusal: BaseException | None = None
 
     def take_position(self) -> int:
         pos = self.position
         self.position += 1
         return pos
+
+    def refuse(self, exc: E) -> E:
+        """Remember a refusal before raising it, so that a body that catches
+        it (`except Exception:`) can neither go on nor complete the run."""
+        if self.refusal is None:
+            self.refusal = exc
+        return exc
+
+    def check_refused(self) -> None:
+        if self.refusal is not None:
+            raise self.refusal
 
     @property
     def step_index(self) -> int | None:
