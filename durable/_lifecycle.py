@@ -62,7 +62,12 @@ def run_locked(
     given: inspect.BoundArguments | None,
     overrides: dict[str, Any],
     lease: object | None = None,
+    *,
+    parent: dict[str, Any] | None = None,
+    on_change: str | None = None,
 ) -> Plan[Run[Any]]:
+    """`parent` names the run and position that called this one (a child run);
+    `on_change` overrides the workflow's own policy."""
     manifest = _runner.read_manifest(store, flow.name, run_id)
     restart = flow.options.restart
     # restart=True: this call's arguments and the defaults only, nothing of the
@@ -74,7 +79,10 @@ def run_locked(
         manifest = None
     definition = flow.definition()
     policy = _runner.choose_policy(
-        manifest, definition, on_change=flow.options.on_change, rebase=flow.options.rebase
+        manifest,
+        definition,
+        on_change=on_change or flow.options.on_change,
+        rebase=flow.options.rebase,
     )
     digests = argument_digests(bound)
     if manifest is not None and manifest.status == "completed":
@@ -82,7 +90,7 @@ def run_locked(
         if done is not None:
             return done
     before = copy.deepcopy(manifest)
-    manifest = start(store, flow.name, run_id, manifest, definition, bound, digests)
+    manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
     ctx = _runner.load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
@@ -211,6 +219,7 @@ def start(
     definition: _runner.Definition,
     bound: inspect.BoundArguments,
     digests: dict[str, str],
+    parent: dict[str, Any] | None = None,
 ) -> RunRecord:
     encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
@@ -219,6 +228,8 @@ def start(
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding, manifest.args = encoding, data
     manifest.extra["arg_digests"] = digests
+    if parent is not None:
+        manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None
     _runner.write_manifest(store, manifest)
     return manifest

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from . import _lifecycle, _runner
+from . import _child, _lifecycle, _runner
 from ._context import Run, active_run
-from ._engine import Call, Plan, StepSpec, drive_async, drive_sync
+from ._engine import Plan, StepSpec, drive_async, drive_sync
 from ._errors import ConfigurationError, RunNotFoundError
 from ._fingerprint import (
     Fingerprint,
@@ -191,9 +191,8 @@ class Workflow(Generic[P, R]):
         overrides: dict[str, Any] | None = None,
     ) -> Plan[Run[R]]:
         outer = active_run()
-        if outer is not None:  # a workflow inside a workflow runs inline
-            value = yield Call(self.fn, args, kwargs)
-            return Run(outer.run_id, self.name, "running", value, None, None, 0, 0, "")
+        if outer is not None:
+            return (yield from _child.child_plan(self, outer, args, kwargs))
         _runner.check_overrides(self.fn, overrides or {})
         store = self._store()
         given = None if resume_id is not None else self._bind(args, kwargs)
