@@ -22,6 +22,7 @@ from ._fingerprint import (
     referenced_objects,
 )
 from ._lifecycle import Options
+from ._reach import script_name
 from ._step import _default_name, _refuse_generators, step_spec
 from ._store import Store, check_key_part, open_store
 
@@ -47,7 +48,8 @@ class Workflow(Generic[P, R]):
         if options.keep_last is not None and options.keep_last < 1:
             raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
         self.fn = fn
-        self.name = check_key_part("workflow name", name or _default_name(fn))
+        self._pinned_name = name  # kept as given: with_options() must not drop it
+        self.name = check_key_part("workflow name", name or default_workflow_name(fn))
         self.version = version
         self.options = options
         self._identity = identity_of(fn, name)
@@ -89,7 +91,7 @@ class Workflow(Generic[P, R]):
                 changes[key] = value
         return type(self)(
             self.fn,
-            self.name if self.name != _default_name(self.fn) else None,
+            self._pinned_name,
             self.version,
             dataclasses.replace(self.options, **changes),
         )
@@ -226,6 +228,16 @@ class Workflow(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<durable workflow {self.name}>"
+
+
+def default_workflow_name(fn: Callable[..., Any]) -> str:
+    """The qualified name; for a script's own workflows prefixed with the
+    script's file name, so that two scripts sharing a store never share
+    runs (`flow.main` and `other.main`). Steps need no prefix: their names
+    only have to differ within one workflow, and their fingerprints carry
+    the full identity."""
+    script = script_name(fn)
+    return _default_name(fn) if script is None else f"{script}.{_default_name(fn)}"
 
 
 def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:
