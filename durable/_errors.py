@@ -156,14 +156,27 @@ class StorageError(DurableError):
 
 
 class CorruptRecordError(DurableError):
-    def __init__(self, run_id: str, position: int | None, key: str, why: str) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        position: int | None,
+        key: str,
+        why: str,
+        *,
+        advice: str | None = None,
+    ) -> None:
         self.run_id = run_id
         self.position = position
         self.key = key
-        where = "manifest" if position is None else f"position {position}"
+        if position is not None:
+            where = f"record at position {position}"
+        elif key == "run" or key.endswith("/run"):
+            where = "manifest"
+        else:
+            where = "record"
+        advice = advice or "Delete that object to re-run the operation, or restart the run"
         super().__init__(
-            f"run {run_id!r}: the record at {where} ({key}) is damaged: {why}. It was not "
-            "used. Delete that object to re-run the operation, or restart the run."
+            f"run {run_id!r}: the {where} ({key}) is damaged: {why}. It was not used. {advice}."
         )
 
 

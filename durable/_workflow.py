@@ -196,11 +196,11 @@ class Workflow(Generic[P, R]):
         if outer is not None:
             return (yield from _child.child_plan(self, outer, args, kwargs))
         _runner.check_overrides(self.fn, overrides or {})
-        store = self._store()
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = (
             check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
         )
+        store = self._store()  # only once the call is known to be valid
         if resume_id is not None and store.load_manifest(self.name, run_id) is None:
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = _runner.acquire(store, self.name, run_id, self.options.wait)

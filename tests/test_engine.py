@@ -621,7 +621,7 @@ def damage(store: durable.Store) -> str:
         data = bytearray(path.read_bytes())
         data[40] ^= 0x01
         path.write_bytes(bytes(data))
-        return "records.log@0"
+        return f"{path}, entry at byte 0"
     key = "pipeline/r/steps/00000000"
     data = bytearray(store.get(key) or b"")
     data[-1] ^= 0x01
