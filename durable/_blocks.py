@@ -155,4 +155,4 @@ def suspend(reason: str) -> NoReturn:
     ctx = current_run()
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")
-    raise Suspended(ctx.run_id, reason)
+    raise ctx.refuse(Suspended(ctx.run_id, reason))

@@ -5,6 +5,7 @@ msgpack and cloudpickle."""
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,7 +45,31 @@ def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
             "str-keyed dicts of those) and the store has allow_pickle=False"
         )
-    return PICKLE, cloudpickle.dumps(value, protocol=5)
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=5).dump(value)
+    return PICKLE, buffer.getvalue()
+
+
+_IN_MEMORY = (io.StringIO, io.BytesIO)
+
+
+class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
+    """cloudpickle, except for open files: it would record their content and
+    replay an `io.StringIO` in their place, which is not the value the step
+    returned (a handle on a file)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, io.IOBase) and not isinstance(obj, _IN_MEMORY):
+            raise TypeError(
+                f"it holds an open file or stream ({type(obj).__name__}"
+                f"{_named(obj)}), which cannot be replayed: return its path or its content"
+            )
+        return super().reducer_override(obj)
+
+
+def _named(obj: Any) -> str:
+    name = getattr(obj, "name", None)
+    return f" {name!r}" if isinstance(name, str) else ""
 
 
 def decode_value(tag: str, data: bytes, *, allow_pickle: bool = True, key: str = "") -> Any:

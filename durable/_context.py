@@ -14,6 +14,7 @@ from ._records import Attempt, Position, StepRecord, format_position
 from ._store import Store
 
 R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
 
 
 @dataclass
@@ -36,6 +37,9 @@ class RunContext:
     first_live: int | None = None  # top-level position of the first live operation
     open: bool = False  # True while the workflow body runs
     _root: _scope.Scope | None = field(default=None, repr=False)
+    # The first refusal (changed definition, nondeterminism, suspension, lost
+    # lease) raised to the body: final even if the body catches it.
+    refusal: BaseException | None = None
 
     def take_position(self, what: str = "a durable operation") -> Position:
         """The next position of the scope of the code calling (the body's,
@@ -49,6 +53,17 @@ class RunContext:
                 "asyncio tasks it creates."
             )
         return scope.take(what)
+
+    def refuse(self, exc: E) -> E:
+        """Remember a refusal before raising it, so that a body that catches
+        it (`except Exception:`) can neither go on nor complete the run."""
+        if self.refusal is None:
+            self.refusal = exc
+        return exc
+
+    def check_refused(self) -> None:
+        if self.refusal is not None:
+            raise self.refusal
 
     @property
     def position(self) -> int:

@@ -22,11 +22,13 @@ from ._drive import drive_sync as drive_sync
 from ._drive import now as now
 from ._drive import stop as stop
 from ._errors import (
+    ArtifactMissingError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
     SerializationError,
     Suspended,
+    preview_of,
 )
 from ._records import (
     Attempt,
@@ -100,7 +102,7 @@ def step_plan(
         pos = ctx.take_position(f"step {spec.name!r}")
     digest = args_digest(args, kwargs)
     fp = spec.fingerprint_in(ctx)
-    rec = lookup(ctx, pos, spec.name, fp, digest)
+    rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
     reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
     if reopened is not None:
         rec = None
@@ -114,9 +116,9 @@ def step_plan(
         try:
             value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt, found))
             break
-        except Suspended:
-            raise
         except Exception as exc:
+            if ctx.refusal is not None or isinstance(exc, Suspended):
+                raise  # a refusal inside the step body is not the step failing
             failures.append(_attempt(exc))
             save_failures(ctx, pos, failures, name=spec.name, started=started)
             if attempt >= spec.retries or not isinstance(exc, spec.retry_on):
@@ -159,7 +161,10 @@ def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
     """Before a record is replayed: when an artifact it lists is missing or
     changed, forget it and every later record (they were built on it), run
     the rest as under on_change="rerun", and return why."""
-    why = _artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+    try:
+        why = _artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+    except ArtifactMissingError as e:
+        raise ctx.refuse(e) from None
     if why is not None:
         ctx.replayed -= 1  # lookup() counted it as replayed
         discard_from(ctx, rec.position)
@@ -174,22 +179,30 @@ def _attempt(exc: BaseException) -> Attempt:
 
 
 def lookup(
-    ctx: RunContext, pos: Position, name: str, fp: str, digest: str | None
+    ctx: RunContext,
+    pos: Position,
+    name: str,
+    fp: str,
+    digest: str | None,
+    *,
+    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
 ) -> StepRecord | None:
-    """The finished record at pos to replay, or None to execute live."""
+    """The finished record at pos to replay, or None to execute live.
+    `call` (the arguments) only serves the message of a refusal."""
+    ctx.check_refused()  # nothing runs after a refusal, even one the body caught
     rec = ctx.records.get(pos)
     if rec is None:
         _went_live(ctx, pos)
         return None
     if rec.name != name:
         if ctx.policy != "rerun":
-            raise NondeterminismError(ctx.run_id, pos, rec.name, name)
+            raise ctx.refuse(NondeterminismError(ctx.run_id, pos, rec.name, name))
         discard_from(ctx, pos)  # DESIGN §2: rerun discards from the first difference
         _went_live(ctx, pos)
         return None
     args_changed = rec.args_digest is not None and digest is not None and rec.args_digest != digest
     if rec.fingerprint != fp or args_changed:
-        return _changed(ctx, rec, fp, digest)
+        return _changed(ctx, rec, fp, digest, call)
     if rec.persisted:
         ctx.replayed += 1
     else:
@@ -197,7 +210,13 @@ def lookup(
     return rec
 
 
-def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> StepRecord | None:
+def _changed(
+    ctx: RunContext,
+    rec: StepRecord,
+    fp: str,
+    digest: str | None,
+    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+) -> StepRecord | None:
     pos, name = rec.position, rec.name
     if ctx.policy == "rebase":
         # Accept the old output under the new definition, once and for all.
@@ -208,13 +227,29 @@ def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> S
             ctx.replayed += 1
         return rec
     if ctx.policy != "rerun":
-        why = "arguments changed" if rec.fingerprint == fp else "code changed"
-        raise DefinitionChangedError(
-            ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
+        why = "code changed" if rec.fingerprint != fp else _arguments_changed(rec, digest, call)
+        raise ctx.refuse(
+            DefinitionChangedError(
+                ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
+            )
         )
     discard_from(ctx, pos)
     _went_live(ctx, pos)
     return None
+
+
+def _arguments_changed(
+    rec: StepRecord, digest: str | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None
+) -> str:
+    now_called = ""
+    if call is not None:
+        shown = [preview_of(a, 60) for a in call[0]]
+        shown += [f"{k}={preview_of(v, 60)}" for k, v in call[1].items()]
+        now_called = f"called now as {rec.name}({', '.join(shown)}); "
+    return (
+        f"arguments changed: {now_called}the record was made by a call with other "
+        f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
+    )
 
 
 def _went_live(ctx: RunContext, pos: Position) -> None:
@@ -222,7 +257,7 @@ def _went_live(ctx: RunContext, pos: Position) -> None:
         ctx.first_live = top_level(pos)
     check_stop()  # a graceful stop never starts another operation
     if getattr(ctx.lease, "lost", False):
-        raise LeaseLostError(ctx.run_id, pos)
+        raise ctx.refuse(LeaseLostError(ctx.run_id, pos))
 
 
 def discard_from(ctx: RunContext, pos: Position) -> None:

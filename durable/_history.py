@@ -4,13 +4,12 @@ its preview, which the store's `allow_pickle` governs)."""
 
 from __future__ import annotations
 
-import reprlib
 from dataclasses import dataclass
 from typing import Any
 
 from . import _codec
 from ._artifacts import artifact_states
-from ._errors import CorruptRecordError
+from ._errors import CorruptRecordError, preview_of
 from ._records import Attempt, Position, StepRecord, parse_name, position_key, top_level, unseal
 from ._runs import RunInfo, run_info
 from ._store import Store
@@ -118,18 +117,6 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
 
 def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
     return tuple(FailedAttempt(a.type, a.message, a.at) for a in attempts)
-
-
-_short = reprlib.Repr()
-_short.maxstring = 60
-_short.maxother = 60
-_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
-_short.maxlevel = 3
-
-
-def preview_of(value: Any, limit: int = 120) -> str:
-    text = _short.repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, str | None]:

@@ -9,7 +9,7 @@ import copy
 import dataclasses
 import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from . import _codec, _runner
@@ -24,7 +24,9 @@ from ._errors import (
     NondeterminismError,
     SerializationError,
     Suspended,
+    preview_of,
 )
+from ._identity import value_digest
 from ._records import RunRecord
 from ._store import Store, check_key_part
 
@@ -60,31 +62,40 @@ def run_locked(
     given: inspect.BoundArguments | None,
     overrides: dict[str, Any],
     lease: object | None = None,
+    *,
+    parent: dict[str, Any] | None = None,
+    on_change: str | None = None,
 ) -> Plan[Run[Any]]:
+    """`parent` names the run and position that called this one (a child run);
+    `on_change` overrides the workflow's own policy."""
     manifest = _runner.read_manifest(store, flow.name, run_id)
-    recorded = _runner.decode_arguments(store, manifest) if manifest else {}
-    if flow.options.restart:  # fresh records, but a resume keeps its arguments
+    restart = flow.options.restart
+    # restart=True: this call's arguments and the defaults only, nothing of the
+    # discarded run; checked complete before anything is deleted.
+    recorded = _runner.decode_arguments(store, manifest) if manifest and not restart else {}
+    bound = _runner.merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
+    if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
     definition = flow.definition()
     policy = _runner.choose_policy(
-        manifest, definition, on_change=flow.options.on_change, rebase=flow.options.rebase
+        manifest,
+        definition,
+        on_change=on_change or flow.options.on_change,
+        rebase=flow.options.rebase,
     )
-    if (
-        manifest is not None
-        and manifest.status == "completed"
-        and manifest.fingerprint == definition.fingerprint
-        and not artifacts_stale(store, manifest)
-    ):
-        return recorded_run(store, manifest)
-    bound = _runner.merge_arguments(flow.fn, recorded, given, overrides)
+    digests = argument_digests(bound)
+    if manifest is not None and manifest.status == "completed":
+        done = _completed(store, manifest, definition, bound, digests, recorded, policy)
+        if done is not None:
+            return done
     before = copy.deepcopy(manifest)
-    manifest = start(store, flow.name, run_id, manifest, definition, bound)
+    manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
     ctx = _runner.load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     try:
-        value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+        value = yield from _body(flow, bound, ctx)
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)
         raise
@@ -105,6 +116,78 @@ def run_locked(
     if flow.options.keep_last is not None:
         prune(store, flow.name, flow.options.keep_last)
     return result_run(ctx, manifest, value)
+
+
+def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunContext) -> Plan[Any]:
+    """Run the workflow body. A refusal raised to the body is final: if the
+    body caught it and returned, or raised something else, the refusal is
+    what the run ends with (DESIGN §2 "Refusals are final")."""
+    try:
+        value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+    except Exception as e:
+        if ctx.refusal is not None and e is not ctx.refusal:
+            raise ctx.refusal from e
+        raise
+    ctx.check_refused()
+    return value
+
+
+def _completed(
+    store: Store,
+    manifest: RunRecord,
+    definition: _runner.Definition,
+    bound: inspect.BoundArguments,
+    digests: dict[str, str],
+    recorded: Mapping[str, Any],
+    policy: str,
+) -> Run[Any] | None:
+    """A completed run's recorded outcome when this call is the same call,
+    else None to run the body (reopened by an artifact, or under "rerun"
+    with other arguments). Other arguments under "refuse": refused."""
+    if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
+        return None
+    differ = changed_arguments(manifest, digests, recorded, bound)
+    if not differ:
+        return recorded_run(store, manifest)
+    if policy == "refuse":
+        raise DefinitionChangedError(
+            manifest.workflow,
+            manifest.run_id,
+            manifest.fingerprint,
+            definition.fingerprint,
+            {},
+            arguments=differ,
+        )
+    return None
+
+
+def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
+    """One digest per argument (defaults applied), by the one identity rule."""
+    return {name: value_digest(value) for name, value in bound.arguments.items()}
+
+
+def changed_arguments(
+    manifest: RunRecord,
+    digests: Mapping[str, str],
+    recorded: Mapping[str, Any],
+    bound: inspect.BoundArguments,
+) -> dict[str, str]:
+    """Arguments of this call that differ from the run's, as "old -> new".
+    A run recorded without digests (an older version) differs in every
+    argument: its identity cannot be established, so it is not the same call."""
+    old = manifest.extra.get("arg_digests")
+    if not isinstance(old, dict):
+        old = {}
+    out: dict[str, str] = {}
+    for name in sorted(set(old) | set(digests)):
+        if old.get(name) == digests.get(name) and name in old:
+            continue
+        before = preview_of(recorded[name]) if name in recorded else "(not recorded)"
+        if name not in old:
+            before += " (recorded without an argument digest)"
+        after = preview_of(bound.arguments[name]) if name in bound.arguments else "(none)"
+        out[name] = f"{before} -> {after}"
+    return out
 
 
 def derive_run_id(
@@ -135,6 +218,8 @@ def start(
     manifest: RunRecord | None,
     definition: _runner.Definition,
     bound: inspect.BoundArguments,
+    digests: dict[str, str],
+    parent: dict[str, Any] | None = None,
 ) -> RunRecord:
     encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
@@ -142,6 +227,9 @@ def start(
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding, manifest.args = encoding, data
+    manifest.extra["arg_digests"] = digests
+    if parent is not None:
+        manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None
     _runner.write_manifest(store, manifest)
     return manifest

@@ -18,6 +18,7 @@ import struct
 import zlib
 
 from ._errors import CorruptRecordError
+from ._records import position_of
 
 _MAGIC = b"\xd7\x1e"
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
@@ -25,6 +26,29 @@ _CRC = struct.Struct(">I")  # crc of the fields above, so lengths are trusted
 _HEAD = _FIELDS.size + _CRC.size
 _GONE = 0xFFFFFFFF
 LOG_NAME = "records.log"
+
+
+def _damaged(run_id: str, blob: bytes, offset: int, path: str, why: str) -> CorruptRecordError:
+    """Name the run, the position (when the entry's name is still legible)
+    and the byte offset in the log file, with advice that works: a log is not
+    repaired in place, so the way on is to start the run again."""
+    _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
+    raw = blob[offset + _HEAD : offset + _HEAD + name_len]
+    try:
+        position = position_of(raw.decode())
+    except UnicodeDecodeError:
+        position = None
+    return CorruptRecordError(
+        run_id,
+        position,
+        f"{path}, entry at byte {offset}",
+        why,
+        advice=(
+            "The entries before it are intact, but a run log is not repaired in place: "
+            "start the run again with restart=True (durable run ... --restart), or remove "
+            "it with `durable rm RUN_ID`"
+        ),
+    )
 
 
 def encode_entry(name: str, data: bytes | None) -> bytes:
@@ -35,12 +59,13 @@ def encode_entry(name: str, data: bytes | None) -> bytes:
     return fields + _CRC.pack(zlib.crc32(fields)) + body
 
 
-def parse(blob: bytes, run_id: str) -> tuple[dict[str, bytes], int]:
-    """Return the live records and the length of the intact prefix."""
+def parse(blob: bytes, run_id: str, path: str = LOG_NAME) -> tuple[dict[str, bytes], int]:
+    """Return the live records and the length of the intact prefix. `path`
+    (the log file) only serves the message of a damaged entry."""
     records: dict[str, bytes] = {}
     offset = 0
     while offset < len(blob):
-        entry = _entry_at(blob, offset, run_id)
+        entry = _entry_at(blob, offset, run_id, path)
         if entry is None:
             break
         name, data, offset = entry
@@ -51,7 +76,9 @@ def parse(blob: bytes, run_id: str) -> tuple[dict[str, bytes], int]:
     return records, offset
 
 
-def _entry_at(blob: bytes, offset: int, run_id: str) -> tuple[str, bytes | None, int] | None:
+def _entry_at(
+    blob: bytes, offset: int, run_id: str, path: str
+) -> tuple[str, bytes | None, int] | None:
     """The entry at offset, or None for a torn tail; raises on damage."""
     left = len(blob) - offset
     if left < _HEAD:
@@ -63,13 +90,13 @@ def _entry_at(blob: bytes, offset: int, run_id: str) -> tuple[str, bytes | None,
     if magic != _MAGIC or not head_ok:
         if blob.count(b"\0", offset) == left:
             return None  # a zero-filled tail after a power loss
-        raise CorruptRecordError(run_id, None, f"{LOG_NAME}@{offset}", "damaged entry header")
+        raise _damaged(run_id, blob, offset, path, "damaged entry header")
     start = offset + _HEAD
     end = start + name_len + (0 if size == _GONE else size)
     if end > len(blob):
         return None
     if zlib.crc32(blob[start:end]) != body_crc:
-        raise CorruptRecordError(run_id, None, f"{LOG_NAME}@{offset}", "entry checksum mismatch")
+        raise _damaged(run_id, blob, offset, path, "entry checksum mismatch")
     data = None if size == _GONE else blob[start + name_len : end]
     return blob[start : start + name_len].decode(), data, end
 
@@ -91,7 +118,7 @@ class RunLog:
             self.records, self.on_disk = {}, False
             return {}
         self.on_disk = True
-        records, intact = parse(blob, self.run_id)
+        records, intact = parse(blob, self.run_id, self.path)
         if intact < len(blob):
             self._truncate(intact)
         self.records = records

@@ -134,8 +134,11 @@ def merge_arguments(
     recorded: Mapping[str, Any],
     given: inspect.BoundArguments | None,
     overrides: Mapping[str, Any],
+    *,
+    restart: bool = False,
 ) -> inspect.BoundArguments:
-    """defaults < recorded < given now < overrides."""
+    """defaults < recorded < given now < overrides; every parameter without
+    a default must have a value (else nothing runs and nothing is deleted)."""
     sig = check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
@@ -143,6 +146,22 @@ def merge_arguments(
     merged.update(overrides)
     bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
     bound.apply_defaults()
+    missing = [
+        p.name
+        for p in sig.parameters.values()
+        if p.name not in bound.arguments
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if missing:
+        why = (
+            "restart=True starts from this call's arguments and the defaults only"
+            if restart
+            else "the run did not record them (they could not be serialised)"
+        )
+        raise ConfigurationError(
+            f"{getattr(fn, '__qualname__', fn)} needs argument(s) {', '.join(missing)}: {why}. "
+            "Pass them to the call (or as resume overrides). Nothing was executed."
+        )
     return bound
 
 

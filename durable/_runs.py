@@ -41,6 +41,8 @@ class RunInfo:
     position: int | None  # first position not finished; None once completed
     error: str | None = None  # "Type: message" of the failure or interruption
     reason: str | None = None  # why a suspended run waits
+    # "<workflow>/<run id>@<position>" of the run that called this one (a child run)
+    parent: str | None = None
 
 
 def list_runs(
@@ -114,9 +116,11 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
         status = "interrupted"
     position = None if status == "completed" else first_gap(p for p in steps if isinstance(p, int))
     error = None if m.error is None else summarize_error(m.error)
+    link = m.extra.get("parent")
+    parent = f"{link['workflow']}/{link['run_id']}@{link['position']}" if link else None
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
-        position, error, m.reason,
+        position, error, m.reason, parent,
     )  # fmt: skip
 
 

@@ -196,7 +196,7 @@ def test_chained_steps_in_tasks_resume_in_another_order_after_a_crash(
     first = lines(log)
     assert len(first) == crash_after
     store = durable.open_store(tmp_path / "store")
-    wf = {"gather": "gathered", "spawn": "spawned", "tree": "tree"}[mode]
+    wf = {"gather": "flows.gathered", "spawn": "flows.spawned", "tree": "flows.tree"}[mode]
     kept = records(store, wf, mode, "steps")
     assert len(kept) >= crash_after - 1  # the steps logged are recorded (one may be in flight)
     # Operations inside tasks are recorded under paths: steps/<pos>.<task>.<index>[...]
@@ -232,7 +232,7 @@ def test_a_timer_in_a_task_then_a_suspend_resumes_in_a_new_process(
     assert code == 0, err
     assert out.strip() == "SUSPENDED"
     assert lines(log) == ["early", "late"]  # early finished first: late slept
-    names = durable.open_store(tmp_path / "store").record_names("timed", "timer")
+    names = durable.open_store(tmp_path / "store").record_names("flows.timed", "timer")
     assert "timers/00000000.00000000.00000000" in names
 
     code, out, err = finish(
