@@ -54,23 +54,15 @@ def _str(v: str) -> bytes:
     return b"s%d:" % len(data) + data
 
 
-def _bytes(v: bytes) -> bytes:
-    return b"b%d:" % len(v) + v
-
-
-def _bytearray(v: bytearray) -> bytes:
-    return b"B%d:" % len(v) + bytes(v)
-
-
 _SCALAR: dict[type, Callable[[Any], bytes]] = {
     str: _str,
     int: lambda v: b"i%d;" % v,
     float: lambda v: b"f" + _pack_float(v),  # the bits: -0.0 and 0.0 differ
     bool: lambda v: b"T" if v else b"F",
     type(None): lambda v: b"N",
-    bytes: _bytes,
+    bytes: lambda v: b"b%d:" % len(v) + v,
     complex: lambda v: b"c" + _pack_complex(v.real, v.imag),
-    bytearray: _bytearray,
+    bytearray: lambda v: b"B%d:" % len(v) + bytes(v),
 }
 
 
@@ -195,15 +187,9 @@ def _pandas_values(v: Any) -> Any:
     return v.array.to_numpy(dtype=object)
 
 
-_BY_REPR = (
-    datetime.date,
-    datetime.time,
-    datetime.timedelta,
-    datetime.tzinfo,
-    decimal.Decimal,
-    uuid.UUID,
-    pathlib.PurePath,
-)
+# Types whose repr is exact (value, and timezone where there is one).
+_BY_REPR: tuple[type, ...] = (datetime.date, datetime.time, datetime.timedelta)
+_BY_REPR += (datetime.tzinfo, decimal.Decimal, uuid.UUID, pathlib.PurePath)
 
 
 def _described(v: Any) -> tuple[str, Any] | None:
@@ -228,7 +214,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
         extra = (getattr(v, "__pydantic_extra__", None), getattr(v, "__pydantic_private__", None))
         return f"pydantic:{name}", (values, extra)
     if isinstance(v, _BY_REPR):
-        return f"repr:{name}", repr(v)  # exact for these types (and their tz)
+        return f"repr:{name}", repr(v)
     if isinstance(v, defaultdict):
         return f"defaultdict:{name}", (v.default_factory, list(v.items()))
     if isinstance(v, Mapping):
