@@ -4,6 +4,7 @@ on_change="rerun" and is refused under "refuse", never replayed stale."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import copy
 import dataclasses
@@ -158,6 +159,28 @@ def test_positional_keyword_and_default_are_one_call(store: durable.Store) -> No
     run = by_keyword.run()
     assert (run.value, run.steps_replayed, run.steps_executed) == (6, 2, 0)
     assert calls == ["v", "w"]
+
+
+def test_an_async_step_is_bound_the_same_way(store: durable.Store) -> None:
+    calls: list[int] = []
+
+    @durable.step(name="fetch")
+    async def fetch(v: int, label: str = "v") -> int:
+        calls.append(v)
+        return v
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    async def positional() -> int:
+        return await fetch(1) + await fetch(2)
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    async def by_keyword() -> int:
+        return await fetch(v=1, label="v") + await fetch(v=2)
+
+    assert asyncio.run(positional()) == 3
+    run = asyncio.run(by_keyword.run())
+    assert (run.value, run.steps_replayed, run.steps_executed) == (3, 2, 0)
+    assert calls == [1, 2]
 
 
 def test_a_method_step_counts_its_self(
