@@ -328,35 +328,51 @@ def _all_scalar_positional(
     signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> str | None:
     """The per-step hot path (ids, names, numbers passed positionally to
-    positional parameters): the bytes `_arguments_digest` would hash, built
-    without binding. None when the call needs the full path."""
-    names = _positional_names(signature)
-    if names is None or kwargs or len(args) != len(names):
+    positional parameters, scalar defaults for the rest): the bytes
+    `_arguments_digest` would hash, built without binding. None when the
+    call needs the full path."""
+    shape = _shape(signature)
+    if shape is None or kwargs or len(args) > len(shape):
         return None
-    parts = [b"A%d:" % len(args)]
-    for name, value in zip(names, args, strict=True):
+    parts = [b"A%d:" % len(shape)]
+    for value, (name, _) in zip(args, shape, strict=False):
         enc = _SCALAR.get(type(value))
         if enc is None:
             return None
         parts.append(name)
         parts.append(enc(value))
+    for name, default in shape[len(args) :]:
+        if default is None:
+            return None  # no default or not a scalar one: binding says what to do
+        parts.append(name)
+        parts.append(default)
     return hashlib.sha256(b"".join(parts)).hexdigest()[:HEX]
 
 
-# id(signature) -> (signature, its encoded names when all are positional). The
-# signature is kept so that its id cannot be reused while the entry exists.
-_NAMES: dict[int, tuple[inspect.Signature, tuple[bytes, ...] | None]] = {}
+# (encoded name, encoded default or None) of each parameter, when they are all
+# positional.
+_Shape = tuple[tuple[bytes, bytes | None], ...]
+# id(signature) -> (signature, shape). The signature is kept so that its id
+# cannot be reused while the entry exists.
+_SHAPES: dict[int, tuple[inspect.Signature, _Shape | None]] = {}
 
 
-def _positional_names(signature: inspect.Signature) -> tuple[bytes, ...] | None:
-    hit = _NAMES.get(id(signature))
+def _shape(signature: inspect.Signature) -> _Shape | None:
+    hit = _SHAPES.get(id(signature))
     if hit is not None and hit[0] is signature:
         return hit[1]
     params = signature.parameters.values()
-    names = None
+    shape = None
     if all(p.kind in _POSITIONAL for p in params):
-        names = tuple(_str(p.name) for p in params)
-    if len(_NAMES) >= 4096:  # steps redefined again and again (a notebook)
-        _NAMES.clear()
-    _NAMES[id(signature)] = (signature, names)
-    return names
+        shape = tuple((_str(p.name), _default(p.default)) for p in params)
+    if len(_SHAPES) >= 4096:  # steps redefined again and again (a notebook)
+        _SHAPES.clear()
+    _SHAPES[id(signature)] = (signature, shape)
+    return shape
+
+
+def _default(value: Any) -> bytes | None:
+    # Only immutable scalars (a mutable default may change between calls);
+    # None also for a parameter without a default (`Parameter.empty`, a class).
+    enc = _SCALAR.get(type(value)) if type(value) is not bytearray else None
+    return None if enc is None else enc(value)

@@ -202,6 +202,7 @@ def f(x: int, y: str = "y", *rest: int, z: float = 0.5, **more: Any) -> None:
 
 
 SIG = inspect.signature(f)
+MUTABLE = bytearray(b"d")
 
 
 def test_a_call_is_digested_over_its_bound_arguments() -> None:
@@ -226,6 +227,15 @@ def test_a_call_is_digested_over_its_bound_arguments() -> None:
             == call_digest(sig, (), {"a": a, "b": b}, "g")
         )
     assert call_digest(sig, (1, 2), {}, "g") != call_digest(sig, (2, 1), {}, "g")
+
+    def h(a: Any, b: Any = 2, c: Any = "c", d: Any = MUTABLE, e: Any = (1,)) -> None:
+        pass
+
+    sig = inspect.signature(h)
+    slow = call_digest(sig, (), {"a": 1}, "h")  # bound, defaults applied
+    assert call_digest(sig, (1,), {}, "h") == slow  # scalar defaults filled in, then binding
+    assert call_digest(sig, (1, 2, "c", bytearray(b"d"), (1,)), {}, "h") == slow
+    assert call_digest(sig, (1, 2, "c", bytearray(b"e")), {}, "h") != slow
     assert call_digest(None, (1,), {}, "h") != call_digest(None, (), {"x": 1}, "h")
 
 
