@@ -10,9 +10,10 @@ from typing import Any, NoReturn, TypeVar, overload
 from . import _codec, _drive
 from ._blockrec import Block, PlainBlock
 from ._context import RunContext, active_run, current_run
-from ._engine import Pause, Plan, args_digest, commit, drive_async, drive_sync, lookup, now
+from ._engine import Pause, Plan, commit, drive_async, drive_sync, lookup, now
 from ._errors import ConfigurationError, Suspended
 from ._fanout import async_block, sync_block
+from ._identity import value_digest
 from ._progress import ProgressCallback
 from ._records import Position, StepRecord, seal, timer_name
 from ._workers import check_executor
@@ -130,7 +131,7 @@ def asleep(seconds: float) -> Coroutine[Any, Any, None]:
 
 
 def _sleep_plan(ctx: RunContext, seconds: float, pos: Position) -> Plan[None]:
-    digest = args_digest((seconds,), {})
+    digest = value_digest(seconds)
     if lookup(ctx, pos, "sleep", "sleep", digest) is not None:
         return None
     until = ctx.timers.get(pos)

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from . import _lifecycle, _runner
 from ._context import Run, RunContext
 from ._engine import Plan, commit, load_value, lookup, now
-from ._identity import value_digest
+from ._identity import call_digest
 from ._lifecycle import Flow
 from ._records import Position, StepRecord, format_position
 from ._store import Store, check_key_part
@@ -29,9 +29,7 @@ def child_plan(
 ) -> Plan[Run[Any]]:
     pos = parent.take_position()
     given = flow._bind(args, kwargs)
-    full = inspect.BoundArguments(given.signature, dict(given.arguments))
-    full.apply_defaults()
-    digest = value_digest(dict(full.arguments))
+    digest = call_digest(given.signature, args, kwargs, flow.name)
     definition = flow.definition()
     label = flow.name
     rec = lookup(parent, pos, label, definition.fingerprint, digest, call=(args, kwargs))

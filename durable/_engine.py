@@ -4,10 +4,10 @@ The plan never calls user code itself, so one body of logic serves both."""
 
 from __future__ import annotations
 
-import hashlib
+import inspect
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from . import _artifacts, _codec, _context, _redact
@@ -30,6 +30,7 @@ from ._errors import (
     Suspended,
     preview_of,
 )
+from ._identity import call_digest
 from ._records import (
     Attempt,
     Position,
@@ -68,25 +69,13 @@ class StepSpec:
     pinned_name: str | None = None
     version: str | None = None
     deep: bool = True
+    # Computed once at decoration: the argument digest binds every call to it.
+    signature: inspect.Signature | None = field(default=None, compare=False)
 
     def fingerprint_in(self, ctx: RunContext) -> str:
         """The fingerprint as of this run's start (helpers and constants
         may have changed since decoration), else the decoration-time one."""
         return ctx.fingerprints.get(id(self), self.fingerprint)
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def args_digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    if not kwargs and all(type(a) in _SCALARS for a in args):
-        # The common case (ids, names, numbers): repr is exact and stable.
-        text = "\x1f".join(f"{type(a).__name__}:{a!r}" for a in args)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-    try:
-        return _codec.canonical_digest([list(args), kwargs])[:16]
-    except _codec.NotCanonical:
-        return None
 
 
 def step_plan(
@@ -100,7 +89,8 @@ def step_plan(
     take it when called, so that `asyncio.gather` order is call order)."""
     if pos is None:
         pos = ctx.take_position(f"step {spec.name!r}")
-    digest = args_digest(args, kwargs)
+    # Before the position is looked up: a call that does not bind fails at once.
+    digest = call_digest(spec.signature, args, kwargs, spec.name)
     fp = spec.fingerprint_in(ctx)
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
     reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
@@ -178,12 +168,18 @@ def _attempt(exc: BaseException) -> Attempt:
     return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
 
 
+def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
+    """The replay rule (DESIGN §2): same fingerprint and argument digest. A
+    record without a digest (written before every call had one) is another call."""
+    return rec.fingerprint == fp and rec.args_digest is not None and rec.args_digest == digest
+
+
 def lookup(
     ctx: RunContext,
     pos: Position,
     name: str,
     fp: str,
-    digest: str | None,
+    digest: str,
     *,
     call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
 ) -> StepRecord | None:
@@ -200,8 +196,7 @@ def lookup(
         discard_from(ctx, pos)  # DESIGN §2: rerun discards from the first difference
         _went_live(ctx, pos)
         return None
-    args_changed = rec.args_digest is not None and digest is not None and rec.args_digest != digest
-    if rec.fingerprint != fp or args_changed:
+    if not same_call(rec, fp, digest):
         return _changed(ctx, rec, fp, digest, call)
     if rec.persisted:
         ctx.replayed += 1
@@ -214,7 +209,7 @@ def _changed(
     ctx: RunContext,
     rec: StepRecord,
     fp: str,
-    digest: str | None,
+    digest: str,
     call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
 ) -> StepRecord | None:
     pos, name = rec.position, rec.name

@@ -26,7 +26,7 @@ from ._errors import (
     Suspended,
     preview_of,
 )
-from ._identity import value_digest
+from ._identity import Undigestable, run_id_digest, value_digest
 from ._records import RunRecord
 from ._store import Store, check_key_part
 
@@ -199,13 +199,11 @@ def derive_run_id(
         return check_key_part("run id", chosen(*given.args, **given.kwargs))
     if chosen is not None:
         return check_key_part("run id", chosen)
-    full = inspect.BoundArguments(given.signature, dict(given.arguments))
-    full.apply_defaults()
     try:
-        digest = _codec.canonical_digest(dict(full.arguments))
-    except _codec.NotCanonical as e:
+        digest = run_id_digest(given)
+    except Undigestable as e:
         raise ConfigurationError(
-            f"cannot derive a run id for {workflow}: an argument has no canonical form ({e}). "
+            f"cannot derive a run id for {workflow}: {e}. "
             f"Pass one explicitly: {workflow}.with_options(run_id='...')(...)"
         ) from None
     return f"{workflow}-{digest[:12]}"

@@ -104,6 +104,7 @@ def step(
             pinned_name=name,
             version=version,
             deep=deep,
+            signature=_signature(f),
         )
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)
@@ -161,6 +162,14 @@ class _AsyncStep:
 
     def __repr__(self) -> str:
         return f"<durable async step {self._spec.name}>"
+
+
+def _signature(f: Callable[..., Any]) -> inspect.Signature | None:
+    # A callable without one (some builtins) has its arguments digested as given.
+    try:
+        return inspect.signature(f)
+    except (TypeError, ValueError):
+        return None
 
 
 def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None:
