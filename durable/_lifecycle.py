@@ -70,9 +70,13 @@ def run_locked(
     `on_change` overrides the workflow's own policy."""
     manifest = _runner.read_manifest(store, flow.name, run_id)
     restart = flow.options.restart
-    # restart=True: this call's arguments and the defaults only, nothing of the
-    # discarded run; checked complete before anything is deleted.
-    recorded = _runner.decode_arguments(store, manifest) if manifest and not restart else {}
+    # A call's arguments are its own, with the defaults: only resume() starts
+    # from the recorded ones (defaults < recorded < overrides). restart=True
+    # keeps nothing of the discarded run. Checked complete before anything is
+    # deleted. Recorded arguments are decoded only when used: unpickling a
+    # class defined in __main__ rebinds the live class's methods.
+    inherit = manifest is not None and given is None and not restart
+    recorded = _runner.decode_arguments(store, manifest) if inherit and manifest else {}
     bound = _runner.merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
@@ -86,7 +90,7 @@ def run_locked(
     )
     digests = argument_digests(bound)
     if manifest is not None and manifest.status == "completed":
-        done = _completed(store, manifest, definition, bound, digests, recorded, policy)
+        done = _completed(store, manifest, definition, bound, digests, policy)
         if done is not None:
             return done
     before = copy.deepcopy(manifest)
@@ -138,7 +142,6 @@ def _completed(
     definition: _runner.Definition,
     bound: inspect.BoundArguments,
     digests: dict[str, str],
-    recorded: Mapping[str, Any],
     policy: str,
 ) -> Run[Any] | None:
     """A completed run's recorded outcome when this call is the same call,
@@ -146,7 +149,9 @@ def _completed(
     with other arguments). Other arguments under "refuse": refused."""
     if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
         return None
-    differ = changed_arguments(manifest, digests, recorded, bound)
+    differ = changed_arguments(
+        manifest, digests, bound, lambda: recorded_arguments(store, manifest)
+    )
     if not differ:
         return recorded_run(store, manifest)
     if policy == "refuse":
@@ -166,11 +171,19 @@ def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
     return {name: value_digest(value) for name, value in bound.arguments.items()}
 
 
+def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
+    """The run's recorded arguments for a message; {} when unreadable."""
+    try:
+        return _runner.decode_arguments(store, manifest)
+    except Exception:  # a preview must never hide the refusal it explains
+        return {}
+
+
 def changed_arguments(
     manifest: RunRecord,
     digests: Mapping[str, str],
-    recorded: Mapping[str, Any],
     bound: inspect.BoundArguments,
+    recorded_now: Callable[[], Mapping[str, Any]],
 ) -> dict[str, str]:
     """Arguments of this call that differ from the run's, as "old -> new".
     A run recorded without digests (an older version) differs in every
@@ -178,10 +191,10 @@ def changed_arguments(
     old = manifest.extra.get("arg_digests")
     if not isinstance(old, dict):
         old = {}
+    differ = [n for n in sorted(set(old) | set(digests)) if n not in old or old[n] != digests.get(n)]
+    recorded = recorded_now() if differ else {}
     out: dict[str, str] = {}
-    for name in sorted(set(old) | set(digests)):
-        if old.get(name) == digests.get(name) and name in old:
-            continue
+    for name in differ:
         before = preview_of(recorded[name]) if name in recorded else "(not recorded)"
         if name not in old:
             before += " (recorded without an argument digest)"
