@@ -237,9 +237,11 @@ OPTIONS = [
     Case(
         "named-rename",
         BASE + "OPTIONS = {'name': 'summarise'}\n",
-        BASE.replace("def target", "def summarise")
-        + "target = summarise\nOPTIONS = {'name': 'summarise'}\n",
+        BASE.replace("def target", "def summarise_v2")
+        + "target = summarise_v2\nOPTIONS = {'name': 'summarise'}\n",
     ),
+    # name= equal to the function's own name is no name= at all.
+    Case("name-equal-to-default", BASE, BASE + "OPTIONS = {'name': 'target'}\n"),
     Case(
         "helper-moved",
         HELPERS,
