@@ -84,10 +84,10 @@ def read_names(
     module = _Scope(globs, True, code.co_filename)
     done: set[tuple[str, ...]] = set()
     for chain in sorted({c for n in nodes for c in name_chains(n)}):
-        if chain[0] in names:
-            path, obj, scope = _resolve(module, chain)
-        elif chain[0] in local:  # the import statement is part of the code already
+        if chain[0] in local:  # the import statement is part of the code already
             path, obj, scope = _resolve(_Scope(local, False), chain)
+        elif chain[0] in names:
+            path, obj, scope = _resolve(module, chain)
         else:
             continue
         if path not in done:
