@@ -25,6 +25,7 @@ import sys
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ._canon import default_expressions, foreign_decorators, name_chains, node_hash
@@ -59,7 +60,7 @@ class _Scope:
 
     namespace: Mapping[str, Any]
     user: bool
-    own_file: str | None = None
+    checked_file: str | None = None
     is_class: bool = False
 
 
@@ -80,10 +81,10 @@ def read_names(
     # run again). Either way it is this function, already covered.
     if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
         names.discard(fn.__name__)
-    local = _local_imports(nodes, globs)
+    local = _local_imports(tuple(nodes), globs)
     module = _Scope(globs, True, code.co_filename)
     done: set[tuple[str, ...]] = set()
-    for chain in sorted({c for n in nodes for c in name_chains(n)}):
+    for chain in _chains(tuple(nodes)):
         if chain[0] in local:  # the import statement is part of the code already
             path, obj, scope = _resolve(_Scope(local, False), chain)
         elif chain[0] in names:
@@ -93,6 +94,12 @@ def read_names(
         if path not in done:
             done.add(path)
             _count(path, obj, scope, path[0] in rebound and scope is module, out)
+
+
+@lru_cache(maxsize=4096)
+def _chains(nodes: tuple[ast.AST, ...]) -> list[tuple[str, ...]]:
+    # Nodes come from trees cached by their text, and are held here.
+    return sorted({c for n in nodes for c in name_chains(n)})
 
 
 def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis) -> None:
@@ -113,7 +120,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
 
 
 def _bound(name: str, obj: object, scope: _Scope) -> str:
-    found = binding_statements(name, scope.namespace, scope.own_file)
+    found = binding_statements(name, scope.namespace, scope.checked_file)
     if found is None:
         return hash_tokens(fallback_tokens(obj))
     return hash_tokens(node_hash(s) for s in found)
@@ -149,19 +156,19 @@ def _user_class(cls: type) -> bool:
 # ---------------------------------------------------------------- imports in the body
 
 
-def _local_imports(nodes: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, object]:
+def _local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[str, object]:
     """Names bound by `import` statements inside the function, to the objects
     they will be bound to: `from mypkg.helpers import clean` in a step body
     makes `clean` a helper. Only the user's own modules are imported for
     this (they are code the step runs anyway); a library is never imported
     early just to be fingerprinted."""
-    found: dict[str, object] = {}
-    package = globs.get("__package__") or ""
-    for node in nodes:
-        for sub in ast.walk(node):
-            for name, module, attr in _imported(sub, str(package)):
-                found[name] = _imported_value(module, attr)
-    return found
+    package = str(globs.get("__package__") or "")
+    return {name: _imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
+
+
+@lru_cache(maxsize=4096)
+def _imports(nodes: tuple[ast.AST, ...], package: str) -> list[tuple[str, str, str | None]]:
+    return [t for node in nodes for sub in ast.walk(node) for t in _imported(sub, package)]
 
 
 def _imported_value(module: str, attr: str | None) -> object:
@@ -177,7 +184,9 @@ def _imported_value(module: str, attr: str | None) -> object:
 
 
 def _imported(node: ast.AST, package: str) -> Iterator[tuple[str, str, str | None]]:
-    """(local name, module, attribute or None) for each name an import binds."""
+    """(local name, module, attribute) for each name an import binds; the
+    attribute is None for `import a.b` (binds `a`) and "" for
+    `import a.b as x` (binds `a.b`)."""
     if isinstance(node, ast.Import):
         for a in node.names:
             if a.asname:  # `import a.b as x` binds `a.b`

@@ -32,7 +32,7 @@ for _feature in __future__.all_feature_names:
 _TOP_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: one object per text (see `parse`)
 class Source:
     """One file's or cell's text, parsed."""
 
@@ -83,10 +83,15 @@ def find_definitions(code: types.CodeType, src: Source) -> list[ast.AST]:
     """The `def`/`lambda` nodes that start where `code` starts, outermost
     first. The file name only selects the text: it never enters a
     fingerprint, because notebook cells get a new one on every kernel restart."""
-    found = [n for n in src.defs.get(code.co_firstlineno, []) if _def_name(n) == code.co_name]
+    return list(_definitions_at(src, code.co_firstlineno, code.co_name))
+
+
+@lru_cache(maxsize=1024)
+def _definitions_at(src: Source, line: int, name: str) -> tuple[ast.AST, ...]:
+    found = [n for n in src.defs.get(line, []) if _def_name(n) == name]
     # `lambda x: lambda y: ...`: keep the outermost, it contains the others.
     inner = {id(sub) for n in found for sub in ast.walk(n) if sub is not n}
-    return [n for n in found if id(n) not in inner]
+    return tuple(n for n in found if id(n) not in inner)
 
 
 def _def_name(node: ast.AST) -> str:
@@ -102,8 +107,19 @@ def runs_this_source(code: types.CodeType, src: Source) -> bool:
     and nested code. Both come from this interpreter, so this holds on every
     Python version; line positions inside the body are not compared (a
     blank line there changes nothing that runs), the first line is."""
-    compiled = _compiled(src.text, code.co_flags & _FUTURE)
-    return any(same_code(code, c) for c in compiled.get((code.co_firstlineno, code.co_name), ()))
+    key = (id(code), id(src))
+    known = _CHECKED.get(key)
+    if known is None:
+        compiled = _compiled(src.text, code.co_flags & _FUTURE)
+        candidates = compiled.get((code.co_firstlineno, code.co_name), ())
+        if len(_CHECKED) > 4096:
+            _CHECKED.clear()
+        # The entry holds both objects, so neither id can be reused meanwhile.
+        known = _CHECKED[key] = (code, src, any(same_code(code, c) for c in candidates))
+    return known[2]
+
+
+_CHECKED: dict[tuple[int, int], tuple[types.CodeType, Source, bool]] = {}
 
 
 @lru_cache(maxsize=256)
@@ -199,28 +215,43 @@ def stale_source(who: str, filename: str) -> ConfigurationError:
 
 
 def binding_statements(
-    name: str, namespace: Mapping[str, Any], own_file: str | None = None
+    name: str, namespace: Mapping[str, Any], checked_file: str | None = None
 ) -> list[ast.AST] | None:
     """The module-level statements that bind or change `name` in the module
     whose namespace is `namespace` (`X = ...`, `import x as X`, `class X`,
     `X[k] = ...`, `X.update(...)`), or None when none can be read. In
     IPython, the cells run so far (`_ih`), the latest that binds it;
-    otherwise the module's file, checked against the running code."""
+    otherwise the module's file, checked against the running code unless
+    it is `checked_file` (that of the function reading the name, whose
+    check has just passed)."""
     cells = namespace.get("_ih")
     if isinstance(cells, list):
         for text in reversed(cells):
             found = _binders(text).get(name) if isinstance(text, str) else None
             if found:
                 return found
-    files = [namespace.get("__file__"), own_file]
+    files = [namespace.get("__file__"), checked_file]
     for filename in dict.fromkeys(f for f in files if isinstance(f, str)):
         src = source_of(filename, namespace)
         found = _binders(src.text).get(name)
         if found:
-            if not module_runs_this_source(filename, namespace, src):
+            if filename != checked_file and not _module_matches(filename, namespace, src):
                 raise stale_source(str(namespace.get("__name__", "?")), filename)
             return found
     return None
+
+
+def _module_matches(filename: str, namespace: Mapping[str, Any], src: Source) -> bool:
+    key = (filename, id(namespace), id(src))
+    known = _MODULES.get(key)
+    if known is None:
+        if len(_MODULES) > 1024:
+            _MODULES.clear()
+        known = _MODULES[key] = (src, module_runs_this_source(filename, namespace, src))
+    return known[1]
+
+
+_MODULES: dict[tuple[str, int, int], tuple[Source, bool]] = {}
 
 
 @lru_cache(maxsize=256)
