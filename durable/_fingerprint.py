@@ -109,19 +109,21 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
         )
     globs = getattr(target, "__globals__", None)
     src = source_of(code.co_filename, globs)
-    nodes = _source_nodes(target, code, _definitions(code, src), role, named)
+    nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
     out = Analysis({"code": _code_hash(nodes)})
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
     return out
 
 
-def _definitions(code: types.CodeType, src: Source) -> list[ast.AST] | None:
+def _definitions(
+    code: types.CodeType, src: Source, globs: Mapping[str, Any] | None
+) -> list[ast.AST] | None:
     """The nodes of `fn`'s definition in `src`, or None when `src` is not the
     source of the running code (the file was edited after import)."""
     if not src.text:
         return []
-    if not runs_this_source(code, src):
+    if not runs_this_source(code, src, globs):
         return None
     return find_definitions(code, src) or None
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ._bindings import binding_statements
 from ._canon import default_expressions, foreign_decorators, name_chains, node_hash
 from ._fpvalues import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
 from ._reach import (
@@ -39,7 +40,6 @@ from ._reach import (
     code_objects,
     held_callables,
 )
-from ._source import binding_statements
 
 _BUILTINS = frozenset(dir(builtins))
 

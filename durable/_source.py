@@ -12,9 +12,11 @@ from __future__ import annotations
 import __future__
 
 import ast
+import importlib.machinery
 import linecache
 import types
 import warnings
+import zipimport
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -101,39 +103,92 @@ def _def_name(node: ast.AST) -> str:
 # ---------------------------------------------------------------- is it the running code?
 
 
-def runs_this_source(code: types.CodeType, src: Source) -> bool:
+def runs_this_source(
+    code: types.CodeType, src: Source, module_globals: Mapping[str, Any] | None = None
+) -> bool:
     """Whether compiling `src` now gives, at `code`'s first line, a code
     object of the same shape as `code`: same instructions, names, constants
     and nested code. Both come from this interpreter, so this holds on every
     Python version; line positions inside the body are not compared (a
     blank line there changes nothing that runs), the first line is."""
+    how = _compiler_of(module_globals)
     key = (id(code), id(src))
     known = _CHECKED.get(key)
     if known is None:
-        compiled = _compiled(src.text, code.co_flags & _FUTURE)
-        candidates = compiled.get((code.co_firstlineno, code.co_name), ())
+        if how is _FOREIGN:  # cannot be compiled again: the cheap check only
+            nodes = find_definitions(code, src)
+            same = bool(nodes) and all(_parameters_match(n, code) for n in nodes)
+        else:
+            compiled = _compiled(src.text, code.co_flags & _FUTURE, how, code.co_filename)
+            candidates = compiled.get((code.co_firstlineno, code.co_name), ())
+            same = any(same_code(code, c) for c in candidates)
         if len(_CHECKED) > 4096:
             _CHECKED.clear()
         # The entry holds both objects, so neither id can be reused meanwhile.
-        known = _CHECKED[key] = (code, src, any(same_code(code, c) for c in candidates))
+        known = _CHECKED[key] = (code, src, same)
     return known[2]
 
 
 _CHECKED: dict[tuple[int, int], tuple[types.CodeType, Source, bool]] = {}
+_FOREIGN = object()
+_PLAIN_LOADERS = tuple(
+    t
+    for t in (
+        getattr(importlib.machinery, "SourceFileLoader", None),
+        getattr(importlib.machinery, "SourcelessFileLoader", None),
+        getattr(zipimport, "zipimporter", None),
+    )
+    if t is not None
+)
+
+
+def _compiler_of(module_globals: Mapping[str, Any] | None) -> object:
+    """How the module's code was made from its source: None for plain
+    compilation (files, scripts, notebook cells, exec); pytest's assertion
+    rewriter for test modules, whose asserts are rewritten (it is redone
+    here); `_FOREIGN` for another import hook that transforms code
+    (typeguard, beartype...), which durable cannot redo."""
+    loader = (module_globals or {}).get("__loader__")
+    if loader is None or type(loader) in _PLAIN_LOADERS:
+        return None
+    if type(loader).__module__ == "_pytest.assertion.rewrite" and hasattr(loader, "config"):
+        return loader
+    return None if isinstance(loader, type) else _FOREIGN  # BuiltinImporter: `python -c`
+
+
+def _parameters_match(node: ast.AST, code: types.CodeType) -> bool:
+    args = getattr(node, "args", None)
+    if not isinstance(args, ast.arguments):
+        return False
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return tuple(names) == code.co_varnames[: len(names)]
 
 
 @lru_cache(maxsize=256)
-def _compiled(text: str, flags: int) -> dict[tuple[int, str], list[types.CodeType]]:
+def _compiled(
+    text: str, flags: int, how: object, filename: str
+) -> dict[tuple[int, str], list[types.CodeType]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            module = compile(text, "<durable>", "exec", flags | _TOP_AWAIT, dont_inherit=True)
+            tree = ast.parse(text)
+            if how is not None:
+                _rewrite_asserts(tree, text, filename, how)
+            module = compile(tree, filename, "exec", flags | _TOP_AWAIT, dont_inherit=True)
     except (SyntaxError, ValueError):
         return {}
     index: dict[tuple[int, str], list[types.CodeType]] = {}
     for co in _nested(module):
         index.setdefault((co.co_firstlineno, co.co_name), []).append(co)
     return index
+
+
+def _rewrite_asserts(tree: ast.Module, text: str, filename: str, hook: Any) -> None:
+    # Only reached when pytest loaded the module, so pytest is importable.
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    rewrite_asserts(tree, text.encode("utf-8", "surrogateescape"), filename, hook.config)
 
 
 def _nested(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -179,143 +234,9 @@ def _same_const(x: object, y: object) -> bool:
     return x == y
 
 
-def module_runs_this_source(filename: str, namespace: Mapping[str, Any], src: Source) -> bool:
-    """Whether every function of `filename` bound in `namespace` (and the
-    methods of its classes) still matches `src`: text read around them (a
-    module-level assignment) is then the text that ran."""
-    for code in _codes_from(filename, namespace):
-        if not runs_this_source(code, src):
-            return False
-    return True
-
-
-def _codes_from(filename: str, namespace: Mapping[str, Any]) -> Iterator[types.CodeType]:
-    module = namespace.get("__name__")
-    for value in list(namespace.values()):
-        members = list(vars(value).values()) if _class_of(value, module) else [value]
-        for member in members:
-            code = getattr(getattr(member, "__func__", member), "__code__", None)
-            if isinstance(code, types.CodeType) and code.co_filename == filename:
-                yield code
-
-
-def _class_of(value: object, module: object) -> bool:
-    return isinstance(value, type) and getattr(value, "__module__", None) == module
-
-
 def stale_source(who: str, filename: str) -> ConfigurationError:
     return ConfigurationError(
         f"the source of {who} in {filename} no longer matches the running code (edited after "
         "import?); re-import the module (importlib.reload, %autoreload) or restart the process. "
         "Nothing was run or recorded."
     )
-
-
-# ---------------------------------------------------------------- where a name is bound
-
-
-def binding_statements(
-    name: str, namespace: Mapping[str, Any], checked_file: str | None = None
-) -> list[ast.AST] | None:
-    """The module-level statements that bind or change `name` in the module
-    whose namespace is `namespace` (`X = ...`, `import x as X`, `class X`,
-    `X[k] = ...`, `X.update(...)`), or None when none can be read. In
-    IPython, the cells run so far (`_ih`), the latest that binds it;
-    otherwise the module's file, checked against the running code unless
-    it is `checked_file` (that of the function reading the name, whose
-    check has just passed)."""
-    cells = namespace.get("_ih")
-    if isinstance(cells, list):
-        for text in reversed(cells):
-            found = _binders(text).get(name) if isinstance(text, str) else None
-            if found:
-                return found
-    files = [namespace.get("__file__"), checked_file]
-    for filename in dict.fromkeys(f for f in files if isinstance(f, str)):
-        src = source_of(filename, namespace)
-        found = _binders(src.text).get(name)
-        if found:
-            if filename != checked_file and not _module_matches(filename, namespace, src):
-                raise stale_source(str(namespace.get("__name__", "?")), filename)
-            return found
-    return None
-
-
-def _module_matches(filename: str, namespace: Mapping[str, Any], src: Source) -> bool:
-    key = (filename, id(namespace), id(src))
-    known = _MODULES.get(key)
-    if known is None:
-        if len(_MODULES) > 1024:
-            _MODULES.clear()
-        known = _MODULES[key] = (src, module_runs_this_source(filename, namespace, src))
-    return known[1]
-
-
-_MODULES: dict[tuple[str, int, int], tuple[Source, bool]] = {}
-
-
-@lru_cache(maxsize=256)
-def _binders(text: str) -> dict[str, list[ast.AST]]:
-    tree = parse(text).tree
-    index: dict[str, list[ast.AST]] = {}
-    for node, names in _module_level(tree.body if tree else []):
-        for n in dict.fromkeys(names):
-            index.setdefault(n, []).append(node)
-    return index
-
-
-# Methods that change a list, dict or set in place (not `logging.basicConfig`).
-_MUTATORS = frozenset(
-    "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
-)
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _module_level(body: list[Any]) -> Iterator[tuple[ast.AST, list[str]]]:
-    """(node, names it binds or changes) for every statement that runs at
-    module level: inside `if`, `try`, `with`, `for`, not inside a def or class."""
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield stmt, [stmt.name]
-            continue
-        yield from _bound_by(stmt)
-        for block in _BLOCKS:
-            inner = getattr(stmt, block, None)
-            if isinstance(inner, list):
-                yield from _module_level(inner)
-
-
-def _bound_by(stmt: Any) -> Iterator[tuple[ast.AST, list[str]]]:
-    if isinstance(stmt, ast.Assign):
-        yield stmt, [n for t in stmt.targets for n in _roots(t)]
-    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-        yield stmt, _roots(stmt.target)
-    elif isinstance(stmt, ast.Delete):
-        yield stmt, [n for t in stmt.targets for n in _roots(t)]
-    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        yield stmt, [_import_binds(a) for a in stmt.names if a.name != "*"]
-    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-        yield ast.Tuple(elts=[stmt.target, stmt.iter], ctx=ast.Load()), _roots(stmt.target)
-    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-        for item in stmt.items:
-            if item.optional_vars is not None:
-                yield item, _roots(item.optional_vars)
-    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        func = stmt.value.func  # `SEEN.append(1)`, `CFG.update(...)` at module level
-        if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
-            yield stmt, _roots(func.value)
-
-
-def _import_binds(alias: ast.alias) -> str:
-    return alias.asname or alias.name.partition(".")[0]
-
-
-def _roots(target: ast.AST) -> list[str]:
-    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`: the names whose value changes."""
-    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
-        target = target.value
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in _roots(e)]
-    return []

@@ -297,3 +297,54 @@ def test_cell_functions_are_checked_against_their_cell() -> None:
             fingerprint_function(ns["step"])
     finally:
         linecache.cache.pop(name, None)
+
+
+# ---------------------------------------------------------------- import hooks
+
+
+def test_a_step_with_an_assert_in_a_pytest_test_module_is_checked_exactly() -> None:
+    """This module's asserts are rewritten by pytest: the check redoes the
+    rewriting rather than calling this code changed."""
+
+    def checked(x: int) -> int:
+        assert x > 0, "positive"
+        return x + 1
+
+    assert fingerprint_function(checked).identity.endswith("checked")
+    assert type(checked.__globals__["__loader__"]).__module__ == "_pytest.assertion.rewrite"
+
+
+HOOKED = """\
+import importlib.machinery, importlib.util, sys
+
+class Hooked(importlib.machinery.SourceFileLoader):
+    '''An import hook that could transform the code (typeguard, beartype...).'''
+
+def load(name, path):
+    loader = Hooked(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+"""
+
+
+def test_code_from_another_import_hook_gets_the_parameter_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """durable cannot redo another hook's transformation: for such modules
+    only the first line, name and parameters are checked (README)."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    path = tmp_path / "hooked_mod.py"
+    path.write_text("def target(x):\n    return x + 1\n")
+    ns: dict[str, Any] = {}
+    exec(HOOKED, ns)
+    module = ns["load"]("hooked_mod", str(path))
+    try:
+        fingerprint_function(module.target)
+        path.write_text("def target(y):\n    return y + 1\n")
+        with pytest.raises(ConfigurationError, match="no longer matches"):
+            fingerprint_function(module.target)
+    finally:
+        sys.modules.pop("hooked_mod", None)
