@@ -149,7 +149,10 @@ def _user_module(module: types.ModuleType) -> bool:
 
 
 def _user_class(cls: type) -> bool:
-    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    name = getattr(cls, "__module__", "") or ""
+    module = sys.modules.get(name)
+    if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
+        return True  # a notebook's classes: IPython's main module has no file
     return module is not None and _user_module(module)
 
 

@@ -221,7 +221,7 @@ def go(run_id):
     except durable.DurableError as e:
         print("REFUSED", run_id, type(e).__name__, str(e).replace(chr(10), " | "))
 """,
-    "FACTOR = 2\nSEEN = []\n\ndef helper(x):\n    return x + 1\n",
+    "FACTOR = 2\nSEEN = []\n\ndef helper(x):\n    return x + 1\n\nclass Cfg:\n    SCALE = 1\n",
     """\
 @durable.step
 def load(n):
@@ -231,13 +231,15 @@ def load(n):
 
 @durable.workflow
 def pipeline(n):
-    return sum(load(n)) * FACTOR + helper(0)
+    return (sum(load(n)) * FACTOR + helper(0)) * Cfg.SCALE
 """,
     'go("a")',
     'go("a")',  # the same call again: SEEN has grown, nothing else changed
     'FACTOR = 3\ngo("a")',  # a constant the body reads, rebound
     'go("b")',
     'def helper(x):\n    return x + 5\ngo("b")',  # a helper the body calls, rebound
+    'go("c")',
+    'Cfg.SCALE = 2\ngo("c")',  # a class attribute the body reads, set
 ]
 
 
@@ -270,8 +272,11 @@ def test_a_notebook_cell_that_rebinds_a_constant_or_helper_is_seen(tmp_path: Pat
     assert lines[3] == "RESULT b 10"
     assert lines[4].startswith("REFUSED b DefinitionChangedError"), lines
     assert "helper __main__.helper changed" in lines[4]
-    assert len(lines) == 5
-    assert (tmp_path / "counts" / "load").read_text() == "xx"  # once for a, once for b
+    assert lines[5] == "RESULT c 14"
+    assert lines[6].startswith("REFUSED c DefinitionChangedError"), lines
+    assert "constant Cfg.SCALE changed" in lines[6]
+    assert len(lines) == 7
+    assert (tmp_path / "counts" / "load").read_text() == "xxx"  # once each for a, b and c
 
 
 def test_cell_functions_are_checked_against_their_cell() -> None:
