@@ -154,6 +154,31 @@ def test_program_state_is_not_a_constant(load: Any) -> None:
     assert fp(m.target) == first
 
 
+def test_a_global_without_a_readable_binding_counts_by_the_fallback(load: Any) -> None:
+    """Bound by `globals()[...]`: no statement to read, so a list of plain
+    data counts by value, a module by its name, an object by its type."""
+    m = load(
+        "unbound",
+        """
+        import json, pickle
+        for name, value in {"TABLE": [1, 2], "ser": json, "lock": object()}.items():
+            globals()[name] = value
+
+        def target(x):
+            return TABLE, ser.dumps(x), lock
+        """,
+    )
+    first = fp(m.target)
+    assert {"global:TABLE", "global:ser", "global:lock"} <= set(first.parts)
+    m.lock = object()  # another object of the same type
+    assert fp(m.target) == first
+    m.TABLE.append(3)
+    assert describe_change(first.parts, fp(m.target).parts) == "global TABLE changed"
+    m.TABLE.pop()
+    m.ser = m.pickle
+    assert describe_change(first.parts, fp(m.target).parts) == "global ser changed"
+
+
 # ---------------------------------------------------------------- helpers
 
 
