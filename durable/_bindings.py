@@ -140,11 +140,22 @@ def module_runs_this_source(filename: str, namespace: Mapping[str, Any], src: So
 def _codes_from(filename: str, namespace: Mapping[str, Any]) -> Iterator[types.CodeType]:
     module = namespace.get("__name__")
     for value in list(namespace.values()):
-        members = list(vars(value).values()) if _class_of(value, module) else [value]
+        try:  # a proxy (a web framework's `request`) may raise anything
+            members = list(vars(value).values()) if _class_of(value, module) else [value]
+        except Exception:
+            continue
         for member in members:
-            code = getattr(getattr(member, "__func__", member), "__code__", None)
-            if isinstance(code, types.CodeType) and code.co_filename == filename:
+            code = _code_of(member)
+            if code is not None and code.co_filename == filename:
                 yield code
+
+
+def _code_of(value: object) -> types.CodeType | None:
+    try:
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+    except Exception:
+        return None
+    return code if isinstance(code, types.CodeType) else None
 
 
 def _class_of(value: object, module: object) -> bool:

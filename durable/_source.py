@@ -45,12 +45,16 @@ class Source:
 
 
 _NONE = Source("", None)
+_LAZY = ("__name__", "__loader__", "__spec__")
 
 
 def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source:
     """The current text of `filename` ("" when there is none: exec, `python -c`)."""
     linecache.checkcache(filename)  # drops entries whose file changed; cells stay
-    lines = linecache.getlines(filename, dict(module_globals) if module_globals else None)
+    # What linecache needs to ask a loader for the source (zip imports),
+    # without copying a namespace that may be large.
+    lazy = {k: module_globals[k] for k in _LAZY if module_globals and k in module_globals}
+    lines = linecache.getlines(filename, lazy or None)
     return parse("".join(lines)) if lines else _NONE
 
 
