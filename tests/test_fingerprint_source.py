@@ -195,6 +195,28 @@ def test_an_edit_to_a_line_read_for_a_binding_is_refused(
         fingerprint_function(bound_mod.target)
 
 
+def test_a_binding_read_from_another_edited_module_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cfg.ITEMS` is counted by its statement in cfg's file: that file is
+    checked against cfg's running functions before it is believed."""
+    cfg = "ITEMS = [1, 2]\n\n\ndef unrelated():\n    return 1\n"
+    (tmp_path / "cfg_mod.py").write_text(cfg)
+    (tmp_path / "reads_cfg.py").write_text(
+        "import cfg_mod\n\n\ndef target(x):\n    return x in cfg_mod.ITEMS\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    for name in ("cfg_mod", "reads_cfg"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import reads_cfg  # type: ignore[import-not-found]
+
+    assert "global:cfg_mod.ITEMS" in fingerprint_function(reads_cfg.target).parts
+    (tmp_path / "cfg_mod.py").write_text(cfg.replace("[1, 2]", "[\n    1,\n    3,\n]"))
+    with pytest.raises(ConfigurationError, match=r"source of cfg_mod in .* no longer matches"):
+        fingerprint_function(reads_cfg.target)
+
+
 # ---------------------------------------------------------------- notebooks
 
 SHELL = """\
