@@ -20,7 +20,7 @@ from ._errors import (
     DefinitionChangedError,
     RunLockedError,
 )
-from ._fingerprint import describe_change
+from ._fingerprint import IDENTITY, describe_change
 from ._lease import Lease
 from ._records import (
     Position,
@@ -99,8 +99,29 @@ def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
             out[name] = f"removed (was {before})"
         else:
             why = describe_change(old.step_parts.get(name, {}), new.parts.get(name, {}))
+            if why == "no change":  # a run recorded before identities were kept
+                why = "identity changed (module name or name=)"
             out[name] = f"{why}: {before} -> {after}"
+    _pair_renames(old, new, out)
     return out
+
+
+def _pair_renames(old: RunRecord, new: Definition, out: dict[str, str]) -> None:
+    """A step only in the old definition and one only in the new, with the
+    same code, constants and helpers: one step under a new `name=`."""
+    gone = [n for n in old.steps if n not in new.steps and _what(old.step_parts.get(n))]
+    for name in (n for n in new.steps if n not in old.steps):
+        twin = next(
+            (g for g in gone if _what(old.step_parts.get(g)) == _what(new.parts.get(name))), None
+        )
+        if twin is not None:
+            gone.remove(twin)
+            del out[twin]
+            out[name] = f"renamed ({twin} -> {name}): {old.steps[twin]} -> {new.steps[name]}"
+
+
+def _what(parts: Mapping[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (parts or {}).items() if k != IDENTITY}
 
 
 def choose_policy(
