@@ -5,10 +5,18 @@ Decorate a function with `@durable.workflow` and the functions it calls with
 with the same run id skips the finished steps and continues from the first
 one that did not finish."""
 
-from ._artifacts import artifact
-from ._blocks import asleep, loop_over, sleep, suspend
-from ._context import Run, RunContext, current_run
-from ._errors import (
+from ._api.ops import asleep, loop_over, sleep, suspend
+from ._api.signals import stop_on_signals
+from ._api.step import Step, step
+from ._api.workflow import AsyncWorkflow, Workflow, workflow
+from ._core.artifacts import artifact
+from ._core.context import Run, RunContext, current_run
+from ._core.redact import Redacted, redact
+from ._fanout.progress import Progress
+from ._manage.history import StepInfo
+from ._manage.runs import RunInfo, gc
+from ._storage.base import Store, open_store
+from .errors import (
     ArtifactMissingError,
     ConfigurationError,
     CorruptRecordError,
@@ -22,14 +30,6 @@ from ._errors import (
     StorageError,
     Suspended,
 )
-from ._history import StepInfo
-from ._progress import Progress
-from ._redact import Redacted, redact
-from ._runs import RunInfo, gc
-from ._signals import stop_on_signals
-from ._step import Step, step
-from ._store import Store, open_store
-from ._workflow import AsyncWorkflow, Workflow, workflow
 
 __version__ = "0.1.0.dev0"
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # a type only: a path prints as `2.0.1` by itself
-    from ._records import Position
+    from ._storage.records import Position
 
 
 class DurableError(Exception):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import durable
-from durable._records import seal
+from durable._storage.records import seal
 from durable.testing import fake_clock
 
 from .clikit import child_env, counts, runs_json, write_flow
@@ -246,9 +246,9 @@ def test_runs_and_gc_go_on_past_an_unsigned_manifest_in_a_signed_store(tmp: Path
 
 
 def _bare_manifest(store: durable.Store, run_id: str) -> bytes:
-    from durable import _runner
+    from durable._core import runner
 
-    manifest = _runner.read_manifest(store, "signed", run_id)
+    manifest = runner.read_manifest(store, "signed", run_id)
     assert manifest is not None
     return manifest.to_bytes()
 

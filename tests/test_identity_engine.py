@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 
 import durable
-from durable._records import record_name, seal
-from durable._runner import load_context
+from durable._core.runner import load_context
+from durable._storage.records import record_name, seal
 from durable.testing import FakeClock
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._store import Store
+from durable._storage.base import Store
 from tests.conftest import Place
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol
 
-from . import _lifecycle, _runner
-from ._context import Run, RunContext
-from ._engine import Plan, commit, load_value, lookup, now
-from ._identity import call_digest
-from ._lifecycle import Flow
-from ._records import Position, StepRecord, format_position
-from ._store import Store, check_key_part
+from .._core import runner
+from .._core.context import Run, RunContext
+from .._core.identity import call_digest
+from .._core.replay import Plan, commit, load_value, lookup, now
+from .._core.run import Flow, derive_run_id, run_locked
+from .._storage.base import Store, check_key_part
+from .._storage.records import Position, StepRecord, format_position
 
 
 class ChildFlow(Flow, Protocol):
@@ -39,13 +39,13 @@ def child_plan(
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
     store = parent.store if flow.options.store is None else flow._store()
-    lease = _runner.acquire(store, flow.name, run_id, flow.options.wait)
+    lease = runner.acquire(store, flow.name, run_id, flow.options.wait)
     # A parent re-running what changed re-runs what changed in its children too.
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own
     try:
         link = {"workflow": parent.workflow, "run_id": parent.run_id, "position": pos}
-        run = yield from _lifecycle.run_locked(
+        run = yield from run_locked(
             flow, store, run_id, given, {}, lease, parent=link, on_change=policy
         )
     finally:
@@ -66,5 +66,5 @@ def child_run_id(
     the decorator's `run_id=`), else `<parent run id>.<position>`: stable
     for the same parent call, whatever the arguments."""
     if flow.options.run_id is not None:
-        return _lifecycle.derive_run_id(flow.name, flow.options.run_id, given)
+        return derive_run_id(flow.name, flow.options.run_id, given)
     return check_key_part("run id", f"{parent.run_id}.{format_position(pos)}")

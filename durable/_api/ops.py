@@ -7,16 +7,17 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
-from . import _codec, _drive
-from ._blockrec import Block, PlainBlock
-from ._context import RunContext, active_run, current_run
-from ._engine import Pause, Plan, commit, drive_async, drive_sync, lookup, now
-from ._errors import ConfigurationError, Suspended
-from ._fanout import async_block, sync_block
-from ._identity import value_digest
-from ._progress import ProgressCallback
-from ._records import Position, StepRecord, seal, timer_name
-from ._workers import check_executor
+from .._core import plan
+from .._core.context import RunContext, active_run, current_run
+from .._core.identity import value_digest
+from .._core.replay import Pause, Plan, commit, drive_async, drive_sync, lookup, now
+from .._fanout.block import Block, PlainBlock
+from .._fanout.executors import check_executor
+from .._fanout.progress import ProgressCallback
+from .._fanout.schedule import async_block, sync_block
+from .._storage import codec
+from .._storage.records import Position, StepRecord, seal, timer_name
+from ..errors import ConfigurationError, Suspended
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -112,7 +113,7 @@ def sleep(seconds: float) -> None:
         raise ConfigurationError("sleep() needs a non-negative number of seconds")
     ctx = active_run()
     if ctx is None:
-        _drive.clock.sleep(seconds)
+        plan.clock.sleep(seconds)
         return
     drive_sync(_sleep_plan(ctx, seconds, ctx.take_position("sleep()")))
 
@@ -126,7 +127,7 @@ def asleep(seconds: float) -> Coroutine[Any, Any, None]:
         raise ConfigurationError("asleep() needs a non-negative number of seconds")
     ctx = active_run()
     if ctx is None:
-        return _drive.clock.asleep(seconds)
+        return plan.clock.asleep(seconds)
     return drive_async(_sleep_plan(ctx, seconds, ctx.take_position("asleep()")))
 
 
@@ -140,7 +141,7 @@ def _sleep_plan(ctx: RunContext, seconds: float, pos: Position) -> Plan[None]:
         ctx.timers[pos] = until
         name = timer_name(pos)
         ctx.store.replace_record(
-            ctx.workflow, ctx.run_id, name, seal(_codec.pack(until), ctx.store.signing_key)
+            ctx.workflow, ctx.run_id, name, seal(codec.pack(until), ctx.store.signing_key)
         )
     remaining = until - now()
     if remaining > 0:

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Iterable
 from types import FrameType, TracebackType
 
-from ._engine import Stopped, stop
-from ._errors import ConfigurationError
+from .._core.replay import Stopped, stop
+from ..errors import ConfigurationError
 
 _Handler = signal.Handlers | int | None | object
 

@@ -10,11 +10,11 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from ._context import active_run
-from ._engine import StepSpec, drive_async, drive_sync, step_plan
-from ._errors import ConfigurationError
-from ._fingerprint import fingerprint_function
-from ._reach import default_name
+from .._core.context import active_run
+from .._core.replay import StepSpec, drive_async, drive_sync, step_plan
+from .._fingerprint.fingerprint import fingerprint_function
+from .._fingerprint.reach import default_name
+from ..errors import ConfigurationError
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from . import _child, _lifecycle, _runner
-from ._context import Run, active_run
-from ._engine import Plan, StepSpec, drive_async, drive_sync
-from ._errors import ConfigurationError, RunNotFoundError
-from ._fingerprint import (
+from .._core import run, runner
+from .._core.context import Run, active_run
+from .._core.replay import Plan, StepSpec, drive_async, drive_sync
+from .._core.run import Options
+from .._fingerprint.fingerprint import (
     IDENTITY,
     Fingerprint,
     combine,
@@ -21,14 +21,15 @@ from ._fingerprint import (
     identity_of,
     referenced_objects,
 )
-from ._lifecycle import Options
-from ._reach import script_name
-from ._step import _default_name, _refuse_generators, step_spec
-from ._store import Store, check_key_part, open_store
+from .._fingerprint.reach import script_name
+from .._storage.base import Store, check_key_part, open_store
+from ..errors import ConfigurationError, RunNotFoundError
+from . import child
+from .step import _default_name, _refuse_generators, step_spec
 
 if TYPE_CHECKING:
-    from ._history import StepInfo
-    from ._runs import RunInfo
+    from .._manage.history import StepInfo
+    from .._manage.runs import RunInfo
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -99,21 +100,21 @@ class Workflow(Generic[P, R]):
     # -- run management (the `_runs` module, also behind the CLI) ----------
     def runs(self) -> list[RunInfo]:
         """This workflow's runs in its store, newest first."""
-        from . import _runs
+        from .._manage import runs
 
-        return _runs.list_runs(self._store(), self.name)
+        return runs.list_runs(self._store(), self.name)
 
     def history(self, run_id: str, /) -> list[StepInfo]:
         """What each position of a run did, in position order."""
-        from . import _history
+        from .._manage import history
 
-        return _history.history(self._store(), self.name, run_id)
+        return history.history(self._store(), self.name, run_id)
 
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
-        from . import _runs
+        from .._manage import runs
 
-        _runs.delete_run(self._store(), self.name, run_id)
+        runs.delete_run(self._store(), self.name, run_id)
 
     def fork(
         self,
@@ -133,9 +134,9 @@ class Workflow(Generic[P, R]):
     def _fork(
         self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
     ) -> str:
-        from . import _fork
+        from .._manage import fork
 
-        return _fork.fork_run(
+        return fork.fork_run(
             self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate
         )
 
@@ -149,12 +150,12 @@ class Workflow(Generic[P, R]):
         """The definition fingerprint: this body and every step it can reach."""
         return self.definition().fingerprint
 
-    def definition(self) -> _runner.Definition:
+    def definition(self) -> runner.Definition:
         own = self._own()
-        found = _runner.Definition("", {}, {})
+        found = runner.Definition("", {}, {})
         self._reach(found, {id(self)})
-        found.steps[_runner.BODY_KEY] = own.value
-        found.parts[_runner.BODY_KEY] = _recorded_parts(own)
+        found.steps[runner.BODY_KEY] = own.value
+        found.parts[runner.BODY_KEY] = _recorded_parts(own)
         found.fingerprint = combine(self._identity, own.value, found.steps)
         return found
 
@@ -165,7 +166,7 @@ class Workflow(Generic[P, R]):
         (parsing, compiling, tokenising a definition) are cached by text."""
         return fingerprint_function(self.fn, name=self._identity, version=self.version, steps=False)
 
-    def _reach(self, found: _runner.Definition, seen: set[int]) -> None:
+    def _reach(self, found: runner.Definition, seen: set[int]) -> None:
         for obj in referenced_objects(self.fn):
             spec = step_spec(obj)
             if spec is not None and id(spec) not in found.by_spec:
@@ -195,8 +196,8 @@ class Workflow(Generic[P, R]):
     ) -> Plan[Run[R]]:
         outer = active_run()
         if outer is not None:
-            return (yield from _child.child_plan(self, outer, args, kwargs))
-        _runner.check_overrides(self.fn, overrides or {})
+            return (yield from child.child_plan(self, outer, args, kwargs))
+        runner.check_overrides(self.fn, overrides or {})
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = (
             check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
@@ -204,10 +205,10 @@ class Workflow(Generic[P, R]):
         store = self._store()  # only once the call is known to be valid
         if resume_id is not None and store.load_manifest(self.name, run_id) is None:
             raise RunNotFoundError(self.name, run_id, store.url)
-        lease = _runner.acquire(store, self.name, run_id, self.options.wait)
+        lease = runner.acquire(store, self.name, run_id, self.options.wait)
         try:
             return (
-                yield from _lifecycle.run_locked(self, store, run_id, given, overrides or {}, lease)
+                yield from run.run_locked(self, store, run_id, given, overrides or {}, lease)
             )
         finally:
             lease.release()
@@ -225,7 +226,7 @@ class Workflow(Generic[P, R]):
 
     def _run_id(self, given: inspect.BoundArguments | None) -> str:
         assert given is not None
-        return _lifecycle.derive_run_id(self.name, self.options.run_id, given)
+        return run.derive_run_id(self.name, self.options.run_id, given)
 
     def __repr__(self) -> str:
         return f"<durable workflow {self.name}>"

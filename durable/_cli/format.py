@@ -7,9 +7,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ._history import StepInfo
-from ._records import format_position
-from ._runs import RunInfo
+from .._manage.history import StepInfo
+from .._manage.runs import RunInfo
+from .._storage.records import format_position
 
 
 def iso(t: float | None) -> str | None:

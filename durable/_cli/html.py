@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from ._format import duration, local
-from ._history import StepInfo
-from ._runs import RunInfo
+from .._manage.history import StepInfo
+from .._manage.runs import RunInfo
+from .format import duration, local
 
 _CSS = """
 :root { --ok:#2f9e61; --bad:#d64545; --warn:#e39b2d; --live:#3b7ddd; --wait:#8b6bd6;

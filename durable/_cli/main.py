@@ -10,8 +10,9 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 
-from . import _format, _history, _runs
-from ._errors import (
+from .._manage import history, runs
+from .._storage.base import Store, open_store
+from ..errors import (
     ArtifactMissingError,
     ConfigurationError,
     DefinitionChangedError,
@@ -19,7 +20,7 @@ from ._errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from ._store import Store, open_store
+from . import format
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DefinitionChangedError as e:
         return _refused_change(e, args.debug)
     except DurableError as e:
-        from ._cli_run import UsageError, is_refusal
+        from .run import UsageError, is_refusal
 
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return _refused_artifact(e, args)
@@ -185,29 +186,29 @@ def _age(text: str) -> float:
 
 
 def cmd_runs(args: argparse.Namespace, store: Store) -> int:
-    infos = _runs.list_runs(store, args.workflow, status=args.status)
+    infos = runs.list_runs(store, args.workflow, status=args.status)
     if args.json:
-        print(json.dumps([_format.run_doc(i) for i in infos], indent=2))
+        print(json.dumps([format.run_doc(i) for i in infos], indent=2))
     elif infos:
-        print(_format.runs_table(infos))
+        print(format.runs_table(infos))
     else:
         print(f"no runs in {store.url}", file=sys.stderr)
     return 0
 
 
 def cmd_show(args: argparse.Namespace, store: Store) -> int:
-    workflow = _runs.find_workflow(store, args.run_id, args.workflow)
-    info, steps = _history.describe(store, workflow, args.run_id)
+    workflow = runs.find_workflow(store, args.run_id, args.workflow)
+    info, steps = history.describe(store, workflow, args.run_id)
     if args.html:
-        from ._html import render
+        from .html import render
 
         with open(args.html, "w", encoding="utf-8") as f:
             f.write(render(info, steps))
         print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
-        print(_format.show_doc(info, steps))
+        print(format.show_doc(info, steps))
     elif not args.html:
-        print(_format.show_text(info, steps))
+        print(format.show_text(info, steps))
     return 0
 
 
@@ -215,8 +216,8 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
     code = 0
     for run_id in args.run_ids:
         try:
-            workflow = _runs.find_workflow(store, run_id, args.workflow)
-            _runs.delete_run(store, workflow, run_id)
+            workflow = runs.find_workflow(store, run_id, args.workflow)
+            runs.delete_run(store, workflow, run_id)
         except _REFUSALS as e:
             code = _error(e, args.debug, 2)
             continue
@@ -225,7 +226,7 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_gc(args: argparse.Namespace, store: Store) -> int:
-    removed = _runs.gc(
+    removed = runs.gc(
         store,
         keep_last=args.keep_last,
         older_than=args.older_than,
@@ -234,14 +235,14 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
     )
     verb = "would remove" if args.dry_run else "removed"
     if removed:
-        print(_format.runs_table(removed))
+        print(format.runs_table(removed))
     print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}", file=sys.stderr)
     return 0
 
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:
-    workflow = _runs.find_workflow(store, args.run_id, args.workflow)
-    from ._fork import fork_run
+    workflow = runs.find_workflow(store, args.run_id, args.workflow)
+    from .._manage.fork import fork_run
 
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
@@ -255,6 +256,6 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
-    from ._cli_run import cmd_run as run
+    from .run import cmd_run as run
 
     return run(args, store)

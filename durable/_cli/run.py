@@ -15,8 +15,13 @@ import sys
 import types
 from typing import Any
 
-from ._engine import Stopped
-from ._errors import (
+from .._api.signals import stop_on_signals
+from .._api.workflow import AsyncWorkflow, Workflow
+from .._core.replay import Stopped
+from .._manage.history import describe
+from .._manage.runs import RunInfo, list_runs, run_info
+from .._storage.base import Store, check_key_part
+from ..errors import (
     ArtifactMissingError,
     DefinitionChangedError,
     DurableError,
@@ -25,12 +30,7 @@ from ._errors import (
     RunNotFoundError,
     Suspended,
 )
-from ._format import value_text
-from ._history import describe
-from ._runs import RunInfo, list_runs, run_info
-from ._signals import stop_on_signals
-from ._store import Store, check_key_part
-from ._workflow import AsyncWorkflow, Workflow
+from .format import value_text
 
 
 class UsageError(DurableError):

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._context import RunContext, active_run
-from ._errors import ArtifactMissingError, ConfigurationError, StorageError
-from ._records import Position
-from ._store import Store, url_filesystem
+from .._storage.base import Store, url_filesystem
+from .._storage.records import Position
+from ..errors import ArtifactMissingError, ConfigurationError, StorageError
+from .context import RunContext, active_run
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
 VERIFY_MODES = ("digest", "mtime")

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from . import _scope
-from ._errors import ConfigurationError
-from ._records import Attempt, Position, StepRecord, format_position
-from ._store import Store
+from .._storage.base import Store
+from .._storage.records import Attempt, Position, StepRecord, format_position
+from ..errors import ConfigurationError
+from .scope import Scope, current, enter_root, set_scope
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
@@ -36,7 +36,7 @@ class RunContext:
     executed: int = 0
     first_live: int | None = None  # top-level position of the first live operation
     open: bool = False  # True while the workflow body runs
-    _root: _scope.Scope | None = field(default=None, repr=False)
+    _root: Scope | None = field(default=None, repr=False)
     # The first refusal (changed definition, nondeterminism, suspension, lost
     # lease) raised to the body: final even if the body catches it.
     refusal: BaseException | None = None
@@ -45,7 +45,7 @@ class RunContext:
         """The next position of the scope of the code calling (the body's,
         or the asyncio task's: see `_scope`). `what` names the operation in
         the error raised when the caller cannot have a deterministic one."""
-        scope = _scope.current()
+        scope = current()
         if scope is None or scope.run is not self:
             raise ConfigurationError(
                 f"{what} was called for run {self.run_id!r} outside its workflow body; "
@@ -130,9 +130,9 @@ def enter_run(ctx: RunContext | None) -> Callable[[], None]:
     """Run the body of ctx's run here: its positions start at 0."""
     run_token = _run_var.set(ctx)
     plain_token = _plain_var.set(False)
-    leave_scope = _scope.enter_root(ctx) if ctx is not None else _scope.set_scope(None)
+    leave_scope = enter_root(ctx) if ctx is not None else set_scope(None)
     if ctx is not None:
-        ctx._root, ctx.open = _scope.current(), True
+        ctx._root, ctx.open = current(), True
 
     def reset() -> None:
         if ctx is not None:
@@ -158,7 +158,7 @@ def enter_step(position: Position, attempt: int) -> Callable[[], None]:
 def enter_plain() -> Callable[[], None]:
     """Durable calls here run plainly; tasks created here take no index."""
     token = _plain_var.set(True)
-    reset_scope = _scope.set_scope(None)
+    reset_scope = set_scope(None)
 
     def reset() -> None:
         reset_scope()

@@ -29,8 +29,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from . import _codec
-from ._redact import Redacted
+from .._storage import codec
+from .redact import Redacted
 
 HEX = 32  # hex digits kept in records: 128 bits
 # Nesting deeper than this is not digested (the walk recurses): fail closed.
@@ -230,7 +230,7 @@ def _function(fn: types.FunctionType) -> tuple[str, Any]:
         owner = getattr(owner, part, None)
     if owner is fn:
         return "function", f"{fn.__module__}.{fn.__qualname__}"
-    return "code", _codec.dumps_callable(fn)
+    return "code", codec.dumps_callable(fn)
 
 
 def _reduced(v: Any) -> tuple[str, Any]:

@@ -10,28 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from . import _artifacts, _codec, _context, _redact
-from ._context import RunContext
-from ._drive import Call as Call
-from ._drive import Pause as Pause
-from ._drive import Plan as Plan
-from ._drive import Stopped as Stopped
-from ._drive import check_stop as check_stop
-from ._drive import drive_async as drive_async
-from ._drive import drive_sync as drive_sync
-from ._drive import now as now
-from ._drive import stop as stop
-from ._errors import (
-    ArtifactMissingError,
-    DefinitionChangedError,
-    LeaseLostError,
-    NondeterminismError,
-    SerializationError,
-    Suspended,
-    preview_of,
-)
-from ._identity import call_digest
-from ._records import (
+from .._storage import codec
+from .._storage.records import (
     Attempt,
     Position,
     StepRecord,
@@ -45,6 +25,27 @@ from ._records import (
     top_level,
     unseal,
 )
+from ..errors import (
+    ArtifactMissingError,
+    DefinitionChangedError,
+    LeaseLostError,
+    NondeterminismError,
+    SerializationError,
+    Suspended,
+    preview_of,
+)
+from . import artifacts, context, redact
+from .context import RunContext
+from .identity import call_digest
+from .plan import Call as Call
+from .plan import Pause as Pause
+from .plan import Plan as Plan
+from .plan import Stopped as Stopped
+from .plan import check_stop as check_stop
+from .plan import drive_async as drive_async
+from .plan import drive_sync as drive_sync
+from .plan import now as now
+from .plan import stop as stop
 
 T = TypeVar("T")
 
@@ -116,7 +117,7 @@ def step_plan(
             yield Pause(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
             attempt += 1
     derived = spec.artifacts(value) if spec.artifacts is not None else ()
-    produced = _artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
+    produced = artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
     if rec is not None:  # a persist=False marker is already there
         ctx.executed += 1
         return value
@@ -125,7 +126,7 @@ def step_plan(
     record.artifacts = produced
     if reopened is not None:
         record.extra["reopened"] = reopened
-    redacted = _redact.holds_redacted(value)
+    redacted = redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
     return commit(ctx, record, value, persist=spec.persist and not redacted)
@@ -135,8 +136,8 @@ def _step_scope(
     pos: Position, attempt: int, found: list[tuple[str, str | None]]
 ) -> Callable[[], Callable[[], None]]:
     def enter() -> Callable[[], None]:
-        leave_step = _context.enter_step(pos, attempt)
-        stop_collecting = _artifacts.collect_into(found)
+        leave_step = context.enter_step(pos, attempt)
+        stop_collecting = artifacts.collect_into(found)
 
         def reset() -> None:
             stop_collecting()
@@ -152,7 +153,7 @@ def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
     changed, forget it and every later record (they were built on it), run
     the rest as under on_change="rerun", and return why."""
     try:
-        why = _artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+        why = artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
     except ArtifactMissingError as e:
         raise ctx.refuse(e) from None
     if why is not None:
@@ -272,13 +273,13 @@ def discard_from(ctx: RunContext, pos: Position) -> None:
 
 def load_value(ctx: RunContext, rec: StepRecord) -> Any:
     data = rec.value
-    if rec.blob is None and rec.encoding == _codec.MSGPACK and data is not None:
-        return _codec.unpack(data)  # the replay fast path: plain data inline
+    if rec.blob is None and rec.encoding == codec.MSGPACK and data is not None:
+        return codec.unpack(data)  # the replay fast path: plain data inline
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
     if rec.blob is not None:
         raw = ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob)
         if raw is None:
-            from ._errors import CorruptRecordError
+            from ..errors import CorruptRecordError
 
             raise CorruptRecordError(ctx.run_id, rec.position, f"blobs/{rec.blob}", "blob missing")
         check_blob(raw, rec.blob, run_id=ctx.run_id, position=rec.position, name=key)
@@ -286,7 +287,7 @@ def load_value(ctx: RunContext, rec: StepRecord) -> Any:
             raw, ctx.store.signing_key, run_id=ctx.run_id, position=rec.position, name=key
         )
     assert rec.encoding is not None and data is not None
-    return _codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
+    return codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
 
 
 def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
@@ -318,7 +319,7 @@ def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = T
 
 def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
     try:
-        record.encoding, data = _codec.encode_value(value, allow_pickle=ctx.store.allow_pickle)
+        record.encoding, data = codec.encode_value(value, allow_pickle=ctx.store.allow_pickle)
     except Exception as e:
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"

@@ -12,11 +12,10 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from . import _codec, _runner
-from ._artifacts import first_stale
-from ._context import Run, RunContext, enter_run
-from ._engine import Call, Plan, now
-from ._errors import (
+from .._storage import codec
+from .._storage.base import Store, check_key_part
+from .._storage.records import RunRecord
+from ..errors import (
     ArtifactMissingError,
     ConfigurationError,
     DefinitionChangedError,
@@ -26,9 +25,11 @@ from ._errors import (
     Suspended,
     preview_of,
 )
-from ._identity import Undigestable, run_id_digest, value_digest
-from ._records import RunRecord
-from ._store import Store, check_key_part
+from . import runner
+from .artifacts import first_stale
+from .context import Run, RunContext, enter_run
+from .identity import Undigestable, run_id_digest, value_digest
+from .replay import Call, Plan, now
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Flow(Protocol):
 
     options: Options
 
-    def definition(self) -> _runner.Definition: ...
+    def definition(self) -> runner.Definition: ...
 
 
 def run_locked(
@@ -68,7 +69,7 @@ def run_locked(
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy."""
-    manifest = _runner.read_manifest(store, flow.name, run_id)
+    manifest = runner.read_manifest(store, flow.name, run_id)
     restart = flow.options.restart
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
@@ -76,13 +77,13 @@ def run_locked(
     # deleted. Recorded arguments are decoded only when used: unpickling a
     # class defined in __main__ rebinds the live class's methods.
     inherit = manifest is not None and given is None and not restart
-    recorded = _runner.decode_arguments(store, manifest) if inherit and manifest else {}
-    bound = _runner.merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
+    recorded = runner.decode_arguments(store, manifest) if inherit and manifest else {}
+    bound = runner.merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
     definition = flow.definition()
-    policy = _runner.choose_policy(
+    policy = runner.choose_policy(
         manifest,
         definition,
         on_change=on_change or flow.options.on_change,
@@ -95,7 +96,7 @@ def run_locked(
             return done
     before = copy.deepcopy(manifest)
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
-    ctx = _runner.load_context(store, flow.name, run_id, policy)
+    ctx = runner.load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     try:
@@ -105,15 +106,15 @@ def run_locked(
         raise
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
         if isinstance(e, ArtifactMissingError) and e.state == "not produced":
-            finish(store, manifest, "failed", error=_runner.error_summary(e))
+            finish(store, manifest, "failed", error=runner.error_summary(e))
         elif before is not None:  # a refusal changes nothing: arguments and status stay
-            _runner.write_manifest(store, before)
+            runner.write_manifest(store, before)
         raise
     except Exception as e:
-        finish(store, manifest, "failed", error=_runner.error_summary(e))
+        finish(store, manifest, "failed", error=runner.error_summary(e))
         raise
     except BaseException as e:
-        finish(store, manifest, "interrupted", error=_runner.error_summary(e))
+        finish(store, manifest, "interrupted", error=runner.error_summary(e))
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     complete(store, manifest, value)
@@ -139,7 +140,7 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunContext) -> Plan[An
 def _completed(
     store: Store,
     manifest: RunRecord,
-    definition: _runner.Definition,
+    definition: runner.Definition,
     bound: inspect.BoundArguments,
     digests: dict[str, str],
     policy: str,
@@ -174,7 +175,7 @@ def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
 def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     """The run's recorded arguments for a message; {} when unreadable."""
     try:
-        return _runner.decode_arguments(store, manifest)
+        return runner.decode_arguments(store, manifest)
     except Exception:  # a preview must never hide the refusal it explains
         return {}
 
@@ -227,12 +228,12 @@ def start(
     workflow: str,
     run_id: str,
     manifest: RunRecord | None,
-    definition: _runner.Definition,
+    definition: runner.Definition,
     bound: inspect.BoundArguments,
     digests: dict[str, str],
     parent: dict[str, Any] | None = None,
 ) -> RunRecord:
-    encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
+    encoding, data = runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, data, created=now())
     manifest.fingerprint = definition.fingerprint
@@ -242,7 +243,7 @@ def start(
     if parent is not None:
         manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None
-    _runner.write_manifest(store, manifest)
+    runner.write_manifest(store, manifest)
     return manifest
 
 
@@ -255,19 +256,19 @@ def finish(
     reason: str | None = None,
 ) -> None:
     manifest.status, manifest.error, manifest.reason = status, error, reason
-    _runner.write_manifest(store, manifest)
+    runner.write_manifest(store, manifest)
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     try:
-        manifest.result_encoding, manifest.result = _codec.encode_value(
+        manifest.result_encoding, manifest.result = codec.encode_value(
             value, allow_pickle=store.allow_pickle
         )
     except Exception as e:
         err = SerializationError(
             f"{manifest.workflow} (return value)", type(value).__qualname__, str(e)
         )
-        finish(store, manifest, "failed", error=_runner.error_summary(err))
+        finish(store, manifest, "failed", error=runner.error_summary(err))
         raise err from e
     finish(store, manifest, "completed")
 
@@ -275,7 +276,7 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
 def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
     """A completed run's outcome, read back without running its body."""
     assert manifest.result_encoding is not None and manifest.result is not None
-    value = _codec.decode_value(
+    value = codec.decode_value(
         manifest.result_encoding,
         manifest.result,
         allow_pickle=store.allow_pickle,
@@ -317,15 +318,15 @@ def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
     # step_plan finds stale again and runs.
     if not manifest.extra.get("artifacts"):
         return False
-    ctx = _runner.load_context(store, manifest.workflow, manifest.run_id, "refuse")
+    ctx = runner.load_context(store, manifest.workflow, manifest.run_id, "refuse")
     records = [ctx.records[p] for p in sorted(ctx.records)]
     return any(r.persisted and first_stale(r.artifacts, store) for r in records)
 
 
 def prune(store: Store, workflow: str, keep_last: int) -> None:
-    from . import _runs
+    from .._manage import runs
 
     try:
-        _runs.keep_newest(store, workflow, keep_last)
+        runs.keep_newest(store, workflow, keep_last)
     except DurableError as e:  # the run itself completed; cleanup can wait
         warnings.warn(f"keep_last={keep_last}: old runs not removed: {e}", stacklevel=2)

@@ -11,18 +11,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _codec
-from ._context import RunContext
-from ._engine import now
-from ._errors import (
-    ConfigurationError,
-    CorruptRecordError,
-    DefinitionChangedError,
-    RunLockedError,
-)
-from ._fingerprint import IDENTITY, describe_change
-from ._lease import Lease
-from ._records import (
+from .._fingerprint.fingerprint import IDENTITY, describe_change
+from .._storage import codec
+from .._storage.base import Store
+from .._storage.lease import Lease
+from .._storage.records import (
     Position,
     RunRecord,
     StepRecord,
@@ -32,7 +25,14 @@ from ._records import (
     seal,
     unseal,
 )
-from ._store import Store
+from ..errors import (
+    ConfigurationError,
+    CorruptRecordError,
+    DefinitionChangedError,
+    RunLockedError,
+)
+from .context import RunContext
+from .replay import now
 
 BODY_KEY = "(workflow body)"
 
@@ -205,21 +205,21 @@ def encode_arguments(
     are left out and must be passed again on resume."""
     arguments = dict(bound.arguments)
     try:
-        return _codec.encode_value(arguments, allow_pickle=allow_pickle)
+        return codec.encode_value(arguments, allow_pickle=allow_pickle)
     except Exception:
         keep = {}
         for name, value in arguments.items():
             try:
-                _codec.encode_value(value, allow_pickle=allow_pickle)
+                codec.encode_value(value, allow_pickle=allow_pickle)
             except Exception:
                 continue
             keep[name] = value
-        return _codec.encode_value(keep, allow_pickle=allow_pickle)
+        return codec.encode_value(keep, allow_pickle=allow_pickle)
 
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     key = f"{manifest.workflow}/{manifest.run_id}/run"
-    value = _codec.decode_value(
+    value = codec.decode_value(
         manifest.args_encoding, manifest.args, allow_pickle=store.allow_pickle, key=key
     )
     return dict(value)
@@ -239,7 +239,7 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunCo
         if head == "steps":  # most records
             ctx.records[pos] = _step_record(store, raw, run_id, pos, name)
         elif head == "timers":
-            ctx.timers[pos] = float(_codec.unpack(_unseal(store, raw, run_id, pos, name)))
+            ctx.timers[pos] = float(codec.unpack(_unseal(store, raw, run_id, pos, name)))
         else:
             ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
     return ctx

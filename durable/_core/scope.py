@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ._errors import ConfigurationError
-from ._records import Position, PositionPath
+from .._storage.records import Position, PositionPath
+from ..errors import ConfigurationError
 
 _SUPPORTED = (
     "Supported ways: `await` steps in the workflow body or in asyncio tasks created inside it "

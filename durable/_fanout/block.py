@@ -8,8 +8,10 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from ._context import RunContext
-from ._engine import (
+from .._api.step import _default_name, step_spec
+from .._core.context import RunContext
+from .._core.identity import value_digest
+from .._core.replay import (
     _attempt,
     _encode_into,
     commit,
@@ -19,11 +21,9 @@ from ._engine import (
     same_call,
     save_failures,
 )
-from ._errors import ConfigurationError, CorruptRecordError, StorageError
-from ._fingerprint import fingerprint_function
-from ._identity import value_digest
-from ._records import StepRecord, item_name, seal
-from ._step import _default_name, step_spec
+from .._fingerprint.fingerprint import fingerprint_function
+from .._storage.records import StepRecord, item_name, seal
+from ..errors import ConfigurationError, CorruptRecordError, StorageError
 
 _MISSING = object()
 

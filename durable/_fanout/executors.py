@@ -14,11 +14,12 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from . import _codec, _drive
-from ._context import enter_plain
-from ._engine import StepSpec
-from ._errors import ConfigurationError, SerializationError, Suspended
-from ._step import step_spec
+from .._api.step import step_spec
+from .._core import plan
+from .._core.context import enter_plain
+from .._core.replay import StepSpec
+from .._storage import codec
+from ..errors import ConfigurationError, SerializationError, Suspended
 
 
 def _delay(spec: StepSpec, attempt: int) -> float:
@@ -46,7 +47,7 @@ def call_item(fn: Callable[[Any], Any], item: Any) -> Any:
             except Exception as exc:
                 if not _retryable(spec, attempt, exc):
                     raise
-                _drive.clock.sleep(_delay(spec, attempt))
+                plan.clock.sleep(_delay(spec, attempt))
                 attempt += 1
     finally:
         reset()
@@ -66,7 +67,7 @@ async def acall_item(fn: Callable[[Any], Any], item: Any) -> Any:
             except Exception as exc:
                 if not _retryable(spec, attempt, exc):
                     raise
-                await _drive.clock.asleep(_delay(spec, attempt))
+                await plan.clock.asleep(_delay(spec, attempt))
                 attempt += 1
     finally:
         reset()
@@ -92,13 +93,13 @@ def run_pickled(token: str, fn_blob: bytes, item_blob: bytes) -> bytes:
     if fn is None:
         if len(_loaded) >= 16:
             _loaded.clear()
-        fn = _loaded[token] = _codec.loads_callable(fn_blob)
+        fn = _loaded[token] = codec.loads_callable(fn_blob)
     try:
-        value = call_item(fn, _codec.loads_callable(item_blob))
+        value = call_item(fn, codec.loads_callable(item_blob))
     except Exception as exc:
         return _pack_error(exc)
     try:
-        return _codec.dumps_callable((True, value, ""))
+        return codec.dumps_callable((True, value, ""))
     except Exception as exc:
         err = SerializationError(repr(fn), type(value).__qualname__, f"{type(exc).__name__}: {exc}")
         return _pack_error(err)
@@ -107,13 +108,13 @@ def run_pickled(token: str, fn_blob: bytes, item_blob: bytes) -> bytes:
 def _pack_error(exc: Exception) -> bytes:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
-        return _codec.dumps_callable((False, exc, tb))
+        return codec.dumps_callable((False, exc, tb))
     except Exception:  # an exception that cannot be pickled still reports its text
-        return _codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {exc}"), tb))
+        return codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {exc}"), tb))
 
 
 def unpack_outcome(data: bytes) -> Any:
-    ok, value, tb = _codec.loads_callable(data)
+    ok, value, tb = codec.loads_callable(data)
     if ok:
         return value
     # Dask carries remote tracebacks itself (tblib); a process pool does not.
@@ -143,14 +144,14 @@ class FuturesPool:
         self.fn = fn
         self.threads = isinstance(executor, cf.ThreadPoolExecutor)
         self.token = uuid.uuid4().hex
-        self.blob = b"" if self.threads else _codec.dumps_callable(fn)
+        self.blob = b"" if self.threads else codec.dumps_callable(fn)
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
 
     def submit(self, items: list[Any]) -> list[Any]:
         if self.threads:
             return [self.executor.submit(call_item, self.fn, item) for item in items]
         return [
-            self.executor.submit(run_pickled, self.token, self.blob, _codec.dumps_callable(item))
+            self.executor.submit(run_pickled, self.token, self.blob, codec.dumps_callable(item))
             for item in items
         ]
 
@@ -181,7 +182,7 @@ class DaskPool:
         distributed: Any = importlib.import_module("distributed")
         self.client = client
         self.token = uuid.uuid4().hex
-        self.blob = _codec.dumps_callable(fn)
+        self.blob = codec.dumps_callable(fn)
         self.finished: Any = distributed.as_completed([], with_results=True, raise_errors=False)
         self.results: dict[Any, Any] = {}
         threads = sum(client.nthreads().values())
@@ -190,7 +191,7 @@ class DaskPool:
     def submit(self, items: list[Any]) -> list[Any]:
         if not items:
             return []
-        blobs = [_codec.dumps_callable(item) for item in items]
+        blobs = [codec.dumps_callable(item) for item in items]
         n = len(blobs)
         futures = self.client.map(run_pickled, [self.token] * n, [self.blob] * n, blobs, pure=False)
         self.finished.update(futures)

@@ -12,11 +12,11 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._context import enter_plain
-from ._drive import check_stop, stop
-from ._errors import Suspended
-from ._progress import ProgressCallback, Reporter
-from ._workers import acall_item, call_item, open_pool
+from .._core.context import enter_plain
+from .._core.plan import check_stop, stop
+from ..errors import Suspended
+from .executors import acall_item, call_item, open_pool
+from .progress import ProgressCallback, Reporter
 
 
 def sync_block(

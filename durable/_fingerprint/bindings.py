@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from ._source import Source, parse, runs_this_source, source_of, stale_source
+from .source import Source, parse, runs_this_source, source_of, stale_source
 
 
 def binding_statements(

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from ._fpvalues import hash_tokens, scalar_token
+from .values import hash_tokens, scalar_token
 
 #: Decorator names that belong to durable and never count as code.
 OUR_DECORATORS = frozenset({"step", "workflow"})

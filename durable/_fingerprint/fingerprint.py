@@ -20,18 +20,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._canon import definition_tokens, node_hash
-from ._errors import ConfigurationError
-from ._fpvalues import _live_tokens, hash_tokens
-from ._reach import (
+from ..errors import ConfigurationError
+from .canon import definition_tokens, node_hash
+from .reach import (
     _target,
     durable_fingerprint_of,
     identity_of,
     is_durable,
     referenced_objects,
 )
-from ._reads import Analysis, read_live, read_names
-from ._source import Source, find_definitions, runs_this_source, source_of, stale_source
+from .reads import Analysis, read_live, read_names
+from .source import Source, find_definitions, runs_this_source, source_of, stale_source
+from .values import _live_tokens, hash_tokens
 
 # The rest of the package and the tests import these from here, wherever
 # they are defined.

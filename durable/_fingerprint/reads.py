@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ._bindings import binding_statements
-from ._canon import default_expressions, foreign_decorators, name_chains, node_hash
-from ._fpvalues import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
-from ._reach import (
+from .bindings import binding_statements
+from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .reach import (
     _MISSING,
     _cell_value,
     _followable,
@@ -40,6 +39,7 @@ from ._reach import (
     code_objects,
     held_callables,
 )
+from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
 
 _BUILTINS = frozenset(dir(builtins))
 

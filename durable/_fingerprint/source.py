@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ._errors import ConfigurationError
+from ..errors import ConfigurationError
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # The flags a `from __future__ import ...` leaves on every code object

@@ -15,7 +15,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from ._reach import _followable, identity_of
+from .reach import _followable, identity_of
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
 _CONTAINERS = (tuple, list, frozenset, set, dict)

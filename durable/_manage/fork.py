@@ -8,10 +8,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from . import _codec, _runner
-from ._engine import now
-from ._errors import ConfigurationError, CorruptRecordError, SerializationError
-from ._records import (
+from .._core import runner
+from .._core.replay import now
+from .._storage import codec
+from .._storage.base import Store, check_key_part
+from .._storage.records import (
     RunRecord,
     StepRecord,
     parse_name,
@@ -21,8 +22,8 @@ from ._records import (
     seal,
     unseal,
 )
-from ._runs import LEASE_TTL, first_gap, read_manifest
-from ._store import Store, check_key_part
+from ..errors import ConfigurationError, CorruptRecordError, SerializationError
+from .runs import LEASE_TTL, first_gap, read_manifest
 
 
 def fork_run(
@@ -110,8 +111,8 @@ def _mutated(
     data: bytes,
     mutate: Callable[[Any], Any],
 ) -> bytes:
-    from ._context import RunContext
-    from ._engine import load_value
+    from .._core.context import RunContext
+    from .._core.replay import load_value
 
     source, target = runs
     rec = _decode_record(store, source, name, data)
@@ -122,7 +123,7 @@ def _mutated(
         )
     value = mutate(load_value(RunContext(source, workflow, store), rec))
     try:
-        rec.encoding, encoded = _codec.encode_value(value)
+        rec.encoding, encoded = codec.encode_value(value)
     except Exception as e:
         raise SerializationError(
             f"mutate() for {rec.name}", type(value).__qualname__, str(e)
@@ -141,4 +142,4 @@ def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) 
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
         created=now(), extra={"forked_from": source.run_id, "forked_at": at},
     )  # fmt: skip
-    _runner.write_manifest(store, manifest)
+    runner.write_manifest(store, manifest)

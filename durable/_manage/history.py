@@ -7,12 +7,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import _codec
-from ._artifacts import artifact_states
-from ._errors import CorruptRecordError, preview_of
-from ._records import Attempt, Position, StepRecord, parse_name, position_key, top_level, unseal
-from ._runs import RunInfo, run_info
-from ._store import Store
+from .._core.artifacts import artifact_states
+from .._storage import codec
+from .._storage.base import Store
+from .._storage.records import (
+    Attempt,
+    Position,
+    StepRecord,
+    parse_name,
+    position_key,
+    top_level,
+    unseal,
+)
+from ..errors import CorruptRecordError, preview_of
+from .runs import RunInfo, run_info
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,7 @@ def _read(store: Store, workflow: str, run_id: str) -> _Raw:
         head, pos = parsed
         body = unseal(data, store.signing_key, run_id=run_id, position=pos, name=name)
         if head == "timers":
-            raw.timers[pos] = float(_codec.unpack(body))
+            raw.timers[pos] = float(codec.unpack(body))
             continue
         try:
             rec = StepRecord.from_bytes(body)
@@ -132,8 +140,8 @@ def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, 
     if data is None:
         return None, "(not stored)"
     try:
-        value = _codec.decode_value(rec.encoding, data, allow_pickle=store.allow_pickle)
+        value = codec.decode_value(rec.encoding, data, allow_pickle=store.allow_pickle)
     except Exception as e:
-        kind = "pickled value" if rec.encoding == _codec.PICKLE else "value"
+        kind = "pickled value" if rec.encoding == codec.PICKLE else "value"
         return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"
     return len(data), preview_of(value)

@@ -10,17 +10,17 @@ import datetime
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import _runner
-from ._engine import now
-from ._errors import (
+from .._core import runner
+from .._core.replay import now
+from .._storage.base import Store, check_key_part, open_store
+from .._storage.records import RunRecord, position_of, unseal
+from ..errors import (
     ConfigurationError,
     CorruptRecordError,
     IntegrityError,
     RunLockedError,
     RunNotFoundError,
 )
-from ._records import RunRecord, position_of, unseal
-from ._store import Store, check_key_part, open_store
 
 LEASE_TTL = 30.0
 
@@ -92,7 +92,7 @@ def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
-    manifest = _runner.read_manifest(store, workflow, run_id)
+    manifest = runner.read_manifest(store, workflow, run_id)
     if manifest is None:
         raise RunNotFoundError(workflow, run_id, store.url)
     return manifest

@@ -12,8 +12,8 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from ._errors import ConfigurationError, StorageError
-from ._lease import Lease, object_lease_held
+from ..errors import ConfigurationError, StorageError
+from .lease import Lease, object_lease_held
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
@@ -172,10 +172,10 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
     target = os.fspath(url) if url is not None else os.environ.get("DURABLE_STORE", ".durable")
     if "://" not in target or target.startswith("file://"):
-        from ._localstore import LocalStore
+        from .local import LocalStore
 
         return LocalStore(target.removeprefix("file://"), **options)
-    from ._fsstore import FsspecStore
+    from .objects import FsspecStore
 
     return FsspecStore(target, **options)
 
@@ -239,7 +239,7 @@ def __getattr__(name: str) -> Any:
     # `LocalStore` moved to `_localstore` (which imports this module); keep
     # the old import path working without a circular import.
     if name == "LocalStore":
-        from ._localstore import LocalStore
+        from .local import LocalStore
 
         return LocalStore
     raise AttributeError(name)

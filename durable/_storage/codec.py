@@ -10,7 +10,7 @@ from typing import Any
 import cloudpickle
 import msgpack
 
-from ._errors import IntegrityError
+from ..errors import IntegrityError
 
 MSGPACK = "m"
 PICKLE = "p"

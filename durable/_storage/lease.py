@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ._errors import RunLockedError
+from ..errors import RunLockedError
 
 # How many times a contender re-reads after losing a create race before it
 # reports the run as locked: every lost race means another process moved.

@@ -12,10 +12,10 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ._errors import ConfigurationError, StorageError
-from ._lease import FileLease, Lease, holder_alive
-from ._runlog import LOG_NAME, RunLog, fsync_dir, parse
-from ._store import STORE_OPTIONS, Store
+from ..errors import ConfigurationError, StorageError
+from .base import STORE_OPTIONS, Store
+from .lease import FileLease, Lease, holder_alive
+from .log import LOG_NAME, RunLog, fsync_dir, parse
 
 T = TypeVar("T")
 

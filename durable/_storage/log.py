@@ -17,8 +17,8 @@ import os
 import struct
 import zlib
 
-from ._errors import CorruptRecordError
-from ._records import position_of
+from ..errors import CorruptRecordError
+from .records import position_of
 
 _MAGIC = b"\xd7\x1e"
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc

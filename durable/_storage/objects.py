@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 import fsspec
 
-from ._errors import DurableError, StorageError
-from ._lease import Lease, ObjectLease
-from ._store import STORE_OPTIONS, Store
+from ..errors import DurableError, StorageError
+from .base import STORE_OPTIONS, Store
+from .lease import Lease, ObjectLease
 
 T = TypeVar("T")
 

@@ -9,8 +9,8 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeAlias
 
-from ._codec import pack, unpack
-from ._errors import CorruptRecordError, IntegrityError
+from ..errors import CorruptRecordError, IntegrityError
+from .codec import pack, unpack
 
 FORMAT = 1
 _MAGIC = b"DRB1"
