@@ -1,14 +1,41 @@
-"""The error tree. Every error carries structured fields and a message that
-says what to do next. This module imports nothing from the package."""
+"""The exception tree. Every error carries structured fields and a message
+that says what to do next. This module imports nothing from the package, so
+every part of it may raise these.
+
+    DurableError                      every error durable raises
+    ├── RunNotFoundError              (also a LookupError)
+    ├── DefinitionChangedError        a refusal: code or arguments differ
+    ├── NondeterminismError           a refusal: another step at a position
+    ├── RunLockedError                another process holds the run
+    │   └── LeaseLostError            this process lost the run it held
+    ├── SerializationError
+    ├── StorageError
+    ├── CorruptRecordError
+    ├── IntegrityError
+    ├── ArtifactMissingError
+    ├── ConfigurationError            (also a ValueError)
+    └── Suspended                     also a ControlFlow, see below
+
+    ControlFlow (BaseException)       a run ended on purpose, not a failure
+    ├── Suspended                     waiting for a person (a DurableError too)
+    └── Stopped                       a graceful stop (a SystemExit too)
+
+`ControlFlow` lets code tell the two signals from failures: retries, item
+failures and error reports never count them, and user code that catches
+broadly can let them through with `except durable.ControlFlow: raise`.
+`Suspended` stays a `DurableError` (and so an `Exception`): code written
+against earlier versions catches it that way."""
 
 from __future__ import annotations
 
+import datetime
 import reprlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # a type only: a path prints as `2.0.1` by itself
-    from ._storage.records import Position
+# A position as errors see it: `3` in the body, a path such as (2, 0, 1)
+# inside an asyncio task (the storage layer's `PositionPath` prints `2.0.1`).
+Position = int | tuple[int, ...]
 
 
 class DurableError(Exception):
@@ -200,7 +227,17 @@ class IntegrityError(DurableError):
         )
 
 
-class Suspended(DurableError):
+class ControlFlow(BaseException):
+    """A run ended on purpose, not because something failed: `Suspended`
+    or `Stopped`. A BaseException, so `except Exception` around a step's
+    own code does not swallow `Stopped`; check `isinstance(e, ControlFlow)`
+    to tell `Suspended` from a failure."""
+
+
+class Suspended(DurableError, ControlFlow):
+    """The run waits for a person (`durable.suspend(reason)`); resume it
+    with the missing arguments as overrides."""
+
     def __init__(self, run_id: str, reason: str) -> None:
         self.run_id = run_id
         self.reason = reason
@@ -208,6 +245,17 @@ class Suspended(DurableError):
             f"run {run_id!r} is suspended: {reason}. Resume it with "
             f"workflow.resume({run_id!r}, name=value, ...)."
         )
+
+
+class Stopped(SystemExit, ControlFlow):
+    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
+    point after the signal, i.e. once the step in flight is recorded. A
+    SystemExit, so an uncaught one exits with the conventional 128 + signal
+    code, and the workflow marks the run `interrupted`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
 
 
 class ArtifactMissingError(DurableError):
@@ -254,8 +302,6 @@ def preview_of(value: Any, limit: int = 120) -> str:
 
 
 def _stamp(t: float) -> str:
-    import datetime
-
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M:%S UTC"
     )

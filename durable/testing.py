@@ -7,7 +7,7 @@ import contextlib
 import uuid
 from collections.abc import Iterator
 
-from ._core import plan
+from ._storage import clock as clocks
 from ._storage.base import Store, open_store
 
 
@@ -16,7 +16,7 @@ def memory_store(**options: object) -> Store:
     return open_store(f"memory://durable-test-{uuid.uuid4().hex}", **options)
 
 
-class FakeClock(plan.Clock):
+class FakeClock(clocks.Clock):
     """Sleeps return at once and advance `now`; `slept` lists every request."""
 
     def __init__(self, start: float = 1_700_000_000.0) -> None:
@@ -38,9 +38,9 @@ class FakeClock(plan.Clock):
 def fake_clock(start: float = 1_700_000_000.0) -> Iterator[FakeClock]:
     """Replace the engine's clock (retry delays, durable sleep) for a block."""
     fake = FakeClock(start)
-    previous = plan.clock
-    plan.clock = fake
+    previous = clocks.clock
+    clocks.clock = fake
     try:
         yield fake
     finally:
-        plan.clock = previous
+        clocks.clock = previous

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import durable
+from durable._core.context import current_state
 from durable.testing import FakeClock
 
 
@@ -395,7 +396,7 @@ def test_durable_sleep_sleeps_only_the_remainder(store: durable.Store, clock: Fa
         durable.sleep(60)
         return "woke"
 
-    from durable._core.plan import clock as engine_clock
+    from durable._storage.clock import clock as engine_clock
 
     assert engine_clock is clock
 
@@ -809,7 +810,7 @@ def test_a_process_that_lost_its_lease_executes_no_further_step(store: durable.S
     @durable.step(name="first")
     def first() -> None:
         calls["first"] += 1
-        ctx = durable.current_run()
+        ctx = current_state()  # the engine's own state: users get a read-only view
         assert ctx is not None and ctx.lease is not None
         ctx.lease.lost = True  # type: ignore[attr-defined]  # as the renewal thread would
 

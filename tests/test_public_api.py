@@ -4,10 +4,12 @@ EXPECTED = {
     "ArtifactMissingError",
     "AsyncWorkflow",
     "ConfigurationError",
+    "ControlFlow",
     "CorruptRecordError",
     "DefinitionChangedError",
     "DurableError",
     "IntegrityError",
+    "LeaseLostError",
     "NondeterminismError",
     "Progress",
     "Redacted",
@@ -19,6 +21,7 @@ EXPECTED = {
     "SerializationError",
     "Step",
     "StepInfo",
+    "Stopped",
     "StorageError",
     "Store",
     "Suspended",
@@ -41,7 +44,7 @@ EXPECTED = {
 def test_all_is_sorted_and_exactly_the_public_api() -> None:
     assert durable.__all__ == sorted(durable.__all__)
     assert set(durable.__all__) == EXPECTED
-    public = {n for n in vars(durable) if not n.startswith("_")} - {"testing", "errors"}
+    public = {n for n in dir(durable) if not n.startswith("_")} - {"testing", "errors"}
     assert public == EXPECTED
 
 

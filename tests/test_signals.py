@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import durable as durable_lib
-from durable._core import replay
+from durable._core import plan
 
 from .clikit import (
     PIPELINE_RESULT,
@@ -156,13 +156,13 @@ def test_restore_puts_the_previous_handlers_back() -> None:
     before = signal.getsignal(signal.SIGTERM)
     with durable_lib.stop_on_signals():
         assert signal.getsignal(signal.SIGTERM) is not before
-        replay.stop.signum = signal.SIGTERM  # as if a signal had arrived
-        with pytest.raises(replay.Stopped) as stopped:
-            replay.check_stop()
+        plan.stop.signum = signal.SIGTERM  # as if a signal had arrived
+        with pytest.raises(durable_lib.Stopped) as stopped:
+            plan.check_stop()
         assert stopped.value.code == 143
     assert signal.getsignal(signal.SIGTERM) is before
-    assert replay.stop.signum is None
-    replay.check_stop()  # nothing pending any more
+    assert plan.stop.signum is None
+    plan.check_stop()  # nothing pending any more
 
 
 def test_stop_on_signals_needs_the_main_thread() -> None:

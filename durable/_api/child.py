@@ -11,11 +11,13 @@ import inspect
 from typing import Any, Protocol
 
 from .._core import runner
-from .._core.context import Run, RunContext
+from .._core.context import Run, RunState
 from .._core.identity import call_digest
-from .._core.replay import Plan, commit, load_value, lookup, now
+from .._core.plan import Plan
+from .._core.replay import commit, load_value, lookup
 from .._core.run import Flow, derive_run_id, run_locked
 from .._storage.base import Store, check_key_part
+from .._storage.clock import now
 from .._storage.records import Position, StepRecord, format_position
 
 
@@ -25,7 +27,7 @@ class ChildFlow(Flow, Protocol):
 
 
 def child_plan(
-    flow: ChildFlow, parent: RunContext, args: tuple[Any, ...], kwargs: dict[str, Any]
+    flow: ChildFlow, parent: RunState, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Plan[Run[Any]]:
     pos = parent.take_position()
     given = flow._bind(args, kwargs)
@@ -60,7 +62,7 @@ def child_plan(
 
 
 def child_run_id(
-    flow: Flow, parent: RunContext, pos: Position, given: inspect.BoundArguments
+    flow: Flow, parent: RunState, pos: Position, given: inspect.BoundArguments
 ) -> str:
     """The child's own id when one is given (`with_options(run_id=...)` or
     the decorator's `run_id=`), else `<parent run id>.<position>`: stable

@@ -7,15 +7,16 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
-from .._core import plan
-from .._core.context import RunContext, active_run, current_run
+from .._core.context import RunState, active_run, current_state
 from .._core.identity import value_digest
-from .._core.replay import Pause, Plan, commit, drive_async, drive_sync, lookup, now
+from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, pause
+from .._core.replay import commit, lookup
 from .._fanout.block import Block, PlainBlock
 from .._fanout.executors import check_executor
 from .._fanout.progress import ProgressCallback
 from .._fanout.schedule import async_block, sync_block
 from .._storage import codec
+from .._storage.clock import now
 from .._storage.records import Position, StepRecord, seal, timer_name
 from ..errors import ConfigurationError, Suspended
 
@@ -113,7 +114,7 @@ def sleep(seconds: float) -> None:
         raise ConfigurationError("sleep() needs a non-negative number of seconds")
     ctx = active_run()
     if ctx is None:
-        plan.clock.sleep(seconds)
+        pause(seconds)
         return
     drive_sync(_sleep_plan(ctx, seconds, ctx.take_position("sleep()")))
 
@@ -127,11 +128,11 @@ def asleep(seconds: float) -> Coroutine[Any, Any, None]:
         raise ConfigurationError("asleep() needs a non-negative number of seconds")
     ctx = active_run()
     if ctx is None:
-        return plan.clock.asleep(seconds)
+        return apause(seconds)
     return drive_async(_sleep_plan(ctx, seconds, ctx.take_position("asleep()")))
 
 
-def _sleep_plan(ctx: RunContext, seconds: float, pos: Position) -> Plan[None]:
+def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
     digest = value_digest(seconds)
     if lookup(ctx, pos, "sleep", "sleep", digest) is not None:
         return None
@@ -154,7 +155,7 @@ def _sleep_plan(ctx: RunContext, seconds: float, pos: Position) -> Plan[None]:
 def suspend(reason: str) -> NoReturn:
     """Stop the run as `suspended` (waiting for a person); the caller gets
     `Suspended`. Resume it with the missing arguments as overrides."""
-    ctx = current_run()
+    ctx = current_state()
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")
     raise ctx.refuse(Suspended(ctx.run_id, reason))

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Iterable
 from types import FrameType, TracebackType
 
-from .._core.replay import Stopped, stop
-from ..errors import ConfigurationError
+from .._core.plan import stop
+from ..errors import ConfigurationError, Stopped
 
 _Handler = signal.Handlers | int | None | object
 

@@ -11,7 +11,9 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from .._core.context import active_run
-from .._core.replay import StepSpec, drive_async, drive_sync, step_plan
+from .._core.plan import drive_async, drive_sync
+from .._core.retry import RetryPolicy
+from .._core.steps import StepSpec, step_plan
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from ..errors import ConfigurationError
@@ -81,23 +83,17 @@ def step(
     they are checked (`verify="digest"` or `"mtime"`) before the record is
     replayed, and a missing or changed one runs the step again
     (`artifacts_policy="rerun"`) or raises `ArtifactMissingError` ("refuse")."""
-    if retries < 0 or retry_delay < 0 or backoff < 1 or max_delay < 0:
-        raise ConfigurationError("retries, retry_delay and max_delay must be >= 0 and backoff >= 1")
+    retry = RetryPolicy.checked(retries, retry_delay, backoff, max_delay, retry_on)
     _check_artifact_options(artifacts, artifacts_policy, verify)
-    retry_types = _exception_types(retry_on)
 
     def decorate(f: Callable[..., Any]) -> Any:
-        _refuse_generators(f)
+        refuse_generators(f)
         fp = fingerprint_function(f, name=name, version=version, deep=deep)
         spec = StepSpec(
-            name=name or _default_name(f),
+            name=name or default_name(f),
             fingerprint=fp.value,
             fn=f,
-            retries=retries,
-            retry_delay=retry_delay,
-            backoff=backoff,
-            max_delay=max_delay,
-            retry_on=retry_types,
+            retry=retry,
             persist=persist,
             artifacts=artifacts,
             artifacts_policy=artifacts_policy,
@@ -185,31 +181,11 @@ def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None
         raise ConfigurationError(f"verify must be 'digest' or 'mtime', not {verify!r}")
 
 
-def _default_name(f: Callable[..., Any]) -> str:
-    return default_name(f)  # `base(k=2)` for a partial: the same in every process
-
-
-def _refuse_generators(f: Callable[..., Any]) -> None:
+def refuse_generators(f: Callable[..., Any]) -> None:
     if inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f):
         raise ConfigurationError(
-            f"{_default_name(f)} is a generator function; a step or workflow must return its "
+            f"{default_name(f)} is a generator function; a step or workflow must return its "
             "value. Collect the items into a list and return that."
         )
     if not callable(f):
         raise ConfigurationError(f"{f!r} is not callable")
-
-
-def step_spec(obj: object) -> StepSpec | None:
-    spec = getattr(obj, "__durable_step__", None)
-    return spec if isinstance(spec, StepSpec) else None
-
-
-def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:
-    items: list[object] = [retry_on] if isinstance(retry_on, type) else []
-    if not items and isinstance(retry_on, (tuple, list, set, frozenset)):
-        items = list(retry_on)
-    if not items or not all(isinstance(t, type) and issubclass(t, BaseException) for t in items):
-        raise ConfigurationError(
-            f"retry_on must be an exception class or a tuple of them, not {retry_on!r}"
-        )
-    return tuple(t for t in items if isinstance(t, type) and issubclass(t, BaseException))

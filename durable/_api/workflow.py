@@ -11,8 +11,9 @@ from typing_extensions import ParamSpec
 
 from .._core import run, runner
 from .._core.context import Run, active_run
-from .._core.replay import Plan, StepSpec, drive_async, drive_sync
+from .._core.plan import Plan, drive_async, drive_sync
 from .._core.run import Options
+from .._core.steps import StepSpec, step_spec
 from .._fingerprint.fingerprint import (
     IDENTITY,
     Fingerprint,
@@ -21,11 +22,11 @@ from .._fingerprint.fingerprint import (
     identity_of,
     referenced_objects,
 )
-from .._fingerprint.reach import script_name
+from .._fingerprint.reach import default_name, script_name
 from .._storage.base import Store, check_key_part, open_store
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
-from .step import _default_name, _refuse_generators, step_spec
+from .step import refuse_generators
 
 if TYPE_CHECKING:
     from .._manage.history import StepInfo
@@ -239,7 +240,7 @@ def default_workflow_name(fn: Callable[..., Any]) -> str:
     only have to differ within one workflow, and their fingerprints carry
     the full identity."""
     script = script_name(fn)
-    return _default_name(fn) if script is None else f"{script}.{_default_name(fn)}"
+    return default_name(fn) if script is None else f"{script}.{default_name(fn)}"
 
 
 def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:
@@ -309,7 +310,7 @@ class AsyncWorkflow(Workflow[P, R]):
 def make_workflow(
     fn: Callable[..., Any], name: str | None, version: str | None, options: Options
 ) -> Any:
-    _refuse_generators(fn)
+    refuse_generators(fn)
     cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
     return cls(fn, name, version, options)
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow
-from .._core.replay import Stopped
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, run_info
 from .._storage.base import Store, check_key_part
@@ -28,6 +27,7 @@ from ..errors import (
     NondeterminismError,
     RunLockedError,
     RunNotFoundError,
+    Stopped,
     Suspended,
 )
 from .format import value_text

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from .._storage.base import Store, url_filesystem
 from .._storage.records import Position
 from ..errors import ArtifactMissingError, ConfigurationError, StorageError
-from .context import RunContext, active_run
+from .context import RunState, active_run
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
 VERIFY_MODES = ("digest", "mtime")
@@ -232,7 +232,7 @@ def _state(entry: dict[str, Any], store: Store | None) -> str:
 
 
 def produced(
-    ctx: RunContext, pos: Position, step: str, found: Iterable[Any], verify: str
+    ctx: RunState, pos: Position, step: str, found: Iterable[Any], verify: str
 ) -> list[dict[str, Any]]:
     """Record entries for what a step registered (pairs from `artifact()`) or
     derived (plain paths from `artifacts=`); the first registration of a URL
@@ -262,7 +262,7 @@ def first_stale(
     return None
 
 
-def check_record(ctx: RunContext, rec: Any, policy: str) -> str | None:
+def check_record(ctx: RunState, rec: Any, policy: str) -> str | None:
     """Why a step record may not be replayed ("artifact X missing"), or None
     when every artifact it lists is as recorded. Raises under "refuse"."""
     stale = first_stale(rec.artifacts, ctx.store)

@@ -1,5 +1,7 @@
-"""The live run. Held in ContextVars so that two runs in one process (threads
-or asyncio tasks) never see each other's state."""
+"""The live run: the engine's mutable `RunState`, held in ContextVars so
+that two runs in one process (threads or asyncio tasks) never see each
+other's state, and `RunContext`, the read-only view of it that
+`durable.current_run()` hands to user code."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ E = TypeVar("E", bound=BaseException)
 
 
 @dataclass
-class RunContext:
-    """What a step can ask about the run it executes in (`current_run()`)."""
+class RunState:
+    """The engine's state of one run: its records, counters, policy and
+    lease. User code never gets it (see `RunContext`)."""
 
     run_id: str
     workflow: str
@@ -70,13 +73,44 @@ class RunContext:
         """The body's next top-level position."""
         return self._root.next if self._root is not None else 0
 
+
+class RunContext:
+    """What code inside a run may ask about it (`durable.current_run()`):
+    the run id, the workflow, the body's next position and, inside a step,
+    its position, its attempt and an idempotency key. Read-only: the
+    engine's state behind it cannot be changed through it."""
+
+    __slots__ = ("_state",)
+    _state: RunState
+
+    def __init__(self, state: RunState) -> None:
+        object.__setattr__(self, "_state", state)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"durable.RunContext is read-only (cannot set {name!r})")
+
+    @property
+    def run_id(self) -> str:
+        return self._state.run_id
+
+    @property
+    def workflow(self) -> str:
+        return self._state.workflow
+
+    @property
+    def position(self) -> int:
+        """The body's next top-level position."""
+        return self._state.position
+
     @property
     def step_index(self) -> Position | None:
+        """The position of the step running now; None outside a step."""
         scope = _step_var.get()
         return scope[0] if scope else None
 
     @property
     def attempt(self) -> int:
+        """The try of the step running now: 0 first, 1 after one failure..."""
         scope = _step_var.get()
         return scope[1] if scope else 0
 
@@ -87,6 +121,9 @@ class RunContext:
         if index is None:
             raise RuntimeError("idempotency_key() is only meaningful inside a step")
         return f"{self.run_id}:{format_position(index)}"
+
+    def __repr__(self) -> str:
+        return f"<durable run {self.run_id!r} of {self.workflow!r}>"
 
 
 @dataclass(frozen=True)
@@ -104,7 +141,7 @@ class Run(Generic[R]):
     fingerprint: str
 
 
-_run_var: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
+_run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
     "durable_run", default=None
 )
 # True inside a step body or a loop block: durable calls there run plainly.
@@ -115,18 +152,25 @@ _step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.Con
 
 
 def current_run() -> RunContext | None:
-    """The run executing in this thread or task, or None outside a workflow."""
+    """The run executing in this thread or task (a read-only view), or None
+    outside a workflow."""
+    state = _run_var.get()
+    return None if state is None else RunContext(state)
+
+
+def current_state() -> RunState | None:
+    """The engine's state of the run executing here (never handed to users)."""
     return _run_var.get()
 
 
-def active_run() -> RunContext | None:
+def active_run() -> RunState | None:
     """The run whose positions a durable call should take, None for a plain call."""
     if _plain_var.get():
         return None
     return _run_var.get()
 
 
-def enter_run(ctx: RunContext | None) -> Callable[[], None]:
+def enter_run(ctx: RunState | None) -> Callable[[], None]:
     """Run the body of ctx's run here: its positions start at 0."""
     run_token = _run_var.set(ctx)
     plain_token = _plain_var.set(False)

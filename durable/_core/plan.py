@@ -1,30 +1,21 @@
 """How a plan runs: a plan is a generator that yields what it needs done
-(call user code, pause); `drive_sync` and `drive_async` do it. Also the
-engine's clock (swapped by `durable.testing.fake_clock`) and the graceful
-stop state that signal handlers set."""
+(call user code, pause); `drive_sync` and `drive_async` do it, so one
+body of logic serves sync and async callers. Also the graceful stop state
+that signal handlers set, and pausing on the clock (`_storage.clock`)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import threading
-import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .._storage import clock as clocks
+from ..errors import Stopped
+
 T = TypeVar("T")
-
-
-class Stopped(SystemExit):
-    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
-    point after the signal, i.e. once the step in flight is recorded. A
-    SystemExit, so an uncaught one exits with the conventional 128 + signal
-    code, and the workflow marks the run `interrupted`."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(128 + signum)
-        self.signum = signum
 
 
 class StopState:
@@ -54,43 +45,35 @@ def check_stop() -> None:
         raise Stopped(stop.signum)
 
 
-class Clock:
-    """Time as the engine sees it; `durable.testing.fake_clock` swaps it."""
-
-    def time(self) -> float:
-        return time.time()
-
-    def sleep(self, seconds: float) -> None:
-        check_stop()
-        # A pause holds nothing in flight: the signal handler may end it at once.
-        main = threading.current_thread() is threading.main_thread()
+def pause(seconds: float) -> None:
+    """Wait on the clock. A graceful stop ends the wait: at once when the
+    main thread waits (nothing is in flight, so the signal handler raises
+    `Stopped` there), else when the wait is over."""
+    check_stop()
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        stop.pausing = True
+    try:
+        clocks.clock.sleep(seconds)
+    finally:
         if main:
-            stop.pausing = True
-        try:
-            time.sleep(seconds)
-        finally:
-            if main:
-                stop.pausing = False
-        check_stop()
-
-    async def asleep(self, seconds: float) -> None:
-        check_stop()
-        loop = asyncio.get_running_loop()
-        entry = (loop, loop.create_future())
-        stop.wakers.append(entry)
-        try:
-            # Ends after `seconds`, or at once when a graceful stop arrives.
-            await asyncio.wait([entry[1]], timeout=seconds)
-        finally:
-            stop.wakers.remove(entry)
-        check_stop()
+            stop.pausing = False
+    check_stop()
 
 
-clock = Clock()
-
-
-def now() -> float:
-    return clock.time()
+async def apause(seconds: float) -> None:
+    """`pause` for a coroutine: a graceful stop wakes it at once."""
+    check_stop()
+    loop = asyncio.get_running_loop()
+    entry = (loop, loop.create_future())
+    stop.wakers.append(entry)
+    sleeping = asyncio.ensure_future(clocks.clock.asleep(seconds))
+    try:
+        await asyncio.wait([entry[1], sleeping], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.wakers.remove(entry)
+        sleeping.cancel()
+    check_stop()
 
 
 @dataclass
@@ -120,7 +103,7 @@ def drive_sync(plan: Plan[T]) -> T:
         send, error = None, None
         try:
             if isinstance(req, Pause):
-                clock.sleep(req.seconds)
+                pause(req.seconds)
                 continue
             reset = req.enter() if req.enter else None
             try:
@@ -143,7 +126,7 @@ async def drive_async(plan: Plan[T]) -> T:
         send, error = None, None
         try:
             if isinstance(req, Pause):
-                await clock.asleep(req.seconds)
+                await apause(req.seconds)
                 continue
             reset = req.enter() if req.enter else None
             try:

@@ -1,16 +1,16 @@
-"""lookup -> execute (with retries) -> record, written once as a generator
-"plan" that yields what it needs done; `_drive` runs it sync or async.
-The plan never calls user code itself, so one body of logic serves both."""
+"""Replay: what every recorded operation (step, block, sleep, child run)
+does with its position. `lookup` finds the record to replay or decides to
+run live (comparing name, fingerprint and argument digest under the run's
+policy), `discard_from` forgets records from a position on, `load_value`
+reads a recorded output back and `commit` writes a finished operation."""
 
 from __future__ import annotations
 
-import inspect
 import traceback
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from .._storage import codec
+from .._storage.clock import now
 from .._storage.records import (
     Attempt,
     Position,
@@ -26,145 +26,18 @@ from .._storage.records import (
     unseal,
 )
 from ..errors import (
-    ArtifactMissingError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
     SerializationError,
-    Suspended,
     preview_of,
 )
-from . import artifacts, context, redact
-from .context import RunContext
-from .identity import call_digest
-from .plan import Call as Call
-from .plan import Pause as Pause
-from .plan import Plan as Plan
-from .plan import Stopped as Stopped
-from .plan import check_stop as check_stop
-from .plan import drive_async as drive_async
-from .plan import drive_sync as drive_sync
-from .plan import now as now
-from .plan import stop as stop
-
-T = TypeVar("T")
+from .context import RunState
+from .plan import check_stop
 
 
-@dataclass(frozen=True)
-class StepSpec:
-    """What the engine needs to know of a step."""
-
-    name: str
-    fingerprint: str
-    fn: Callable[..., Any]
-    retries: int = 0
-    retry_delay: float = 1.0
-    backoff: float = 2.0
-    max_delay: float = 60.0
-    retry_on: tuple[type[BaseException], ...] = (Exception,)
-    persist: bool = True
-    artifacts: Callable[[Any], Iterable[Any]] | None = None
-    artifacts_policy: str = "rerun"
-    verify: str = "digest"
-    # How the decorator fingerprinted it, so a run can fingerprint it afresh.
-    pinned_name: str | None = None
-    version: str | None = None
-    deep: bool = True
-    # Computed once at decoration: the argument digest binds every call to it.
-    signature: inspect.Signature | None = field(default=None, compare=False)
-
-    def fingerprint_in(self, ctx: RunContext) -> str:
-        """The fingerprint as of this run's start (helpers and constants
-        may have changed since decoration), else the decoration-time one."""
-        return ctx.fingerprints.get(id(self), self.fingerprint)
-
-
-def step_plan(
-    ctx: RunContext,
-    spec: StepSpec,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    pos: Position | None = None,
-) -> Plan[Any]:
-    """`pos` is given when the caller took the position already (async steps
-    take it when called, so that `asyncio.gather` order is call order)."""
-    if pos is None:
-        pos = ctx.take_position(f"step {spec.name!r}")
-    # Before the position is looked up: a call that does not bind fails at once.
-    digest = call_digest(spec.signature, args, kwargs, spec.name)
-    fp = spec.fingerprint_in(ctx)
-    rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
-    reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
-    if reopened is not None:
-        rec = None
-    if rec is not None and rec.persisted:
-        return load_value(ctx, rec)
-    failures = list(ctx.failures.get(pos, []))
-    started = now()
-    attempt = 0
-    while True:
-        found: list[tuple[str, str | None]] = []
-        try:
-            value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt, found))
-            break
-        except Exception as exc:
-            if ctx.refusal is not None or isinstance(exc, Suspended):
-                raise  # a refusal inside the step body is not the step failing
-            failures.append(_attempt(exc))
-            save_failures(ctx, pos, failures, name=spec.name, started=started)
-            if attempt >= spec.retries or not isinstance(exc, spec.retry_on):
-                raise
-            yield Pause(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
-            attempt += 1
-    derived = spec.artifacts(value) if spec.artifacts is not None else ()
-    produced = artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
-    if rec is not None:  # a persist=False marker is already there
-        ctx.executed += 1
-        return value
-    record = StepRecord(pos, "step", spec.name, fp, digest, started=started)
-    record.attempts = failures
-    record.artifacts = produced
-    if reopened is not None:
-        record.extra["reopened"] = reopened
-    redacted = redact.holds_redacted(value)
-    if redacted:
-        record.extra["redacted"] = True
-    return commit(ctx, record, value, persist=spec.persist and not redacted)
-
-
-def _step_scope(
-    pos: Position, attempt: int, found: list[tuple[str, str | None]]
-) -> Callable[[], Callable[[], None]]:
-    def enter() -> Callable[[], None]:
-        leave_step = context.enter_step(pos, attempt)
-        stop_collecting = artifacts.collect_into(found)
-
-        def reset() -> None:
-            stop_collecting()
-            leave_step()
-
-        return reset
-
-    return enter
-
-
-def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
-    """Before a record is replayed: when an artifact it lists is missing or
-    changed, forget it and every later record (they were built on it), run
-    the rest as under on_change="rerun", and return why."""
-    try:
-        why = artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
-    except ArtifactMissingError as e:
-        raise ctx.refuse(e) from None
-    if why is not None:
-        ctx.replayed -= 1  # lookup() counted it as replayed
-        discard_from(ctx, rec.position)
-        ctx.policy = "rerun"
-        _went_live(ctx, rec.position)
-    return why
-
-
-def _attempt(exc: BaseException) -> Attempt:
+def attempt_record(exc: BaseException) -> Attempt:
+    """A failed try as history keeps it."""
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
     return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
 
@@ -176,7 +49,7 @@ def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
 
 
 def lookup(
-    ctx: RunContext,
+    ctx: RunState,
     pos: Position,
     name: str,
     fp: str,
@@ -189,25 +62,25 @@ def lookup(
     ctx.check_refused()  # nothing runs after a refusal, even one the body caught
     rec = ctx.records.get(pos)
     if rec is None:
-        _went_live(ctx, pos)
+        went_live(ctx, pos)
         return None
     if rec.name != name:
         if ctx.policy != "rerun":
             raise ctx.refuse(NondeterminismError(ctx.run_id, pos, rec.name, name))
         discard_from(ctx, pos)  # DESIGN §2: rerun discards from the first difference
-        _went_live(ctx, pos)
+        went_live(ctx, pos)
         return None
     if not same_call(rec, fp, digest):
         return _changed(ctx, rec, fp, digest, call)
     if rec.persisted:
         ctx.replayed += 1
     else:
-        _went_live(ctx, pos)  # a persist=False marker: the step runs again
+        went_live(ctx, pos)  # a persist=False marker: the step runs again
     return rec
 
 
 def _changed(
-    ctx: RunContext,
+    ctx: RunState,
     rec: StepRecord,
     fp: str,
     digest: str,
@@ -230,7 +103,7 @@ def _changed(
             )
         )
     discard_from(ctx, pos)
-    _went_live(ctx, pos)
+    went_live(ctx, pos)
     return None
 
 
@@ -248,7 +121,7 @@ def _arguments_changed(
     )
 
 
-def _went_live(ctx: RunContext, pos: Position) -> None:
+def went_live(ctx: RunState, pos: Position) -> None:
     if ctx.first_live is None:
         ctx.first_live = top_level(pos)
     check_stop()  # a graceful stop never starts another operation
@@ -256,7 +129,7 @@ def _went_live(ctx: RunContext, pos: Position) -> None:
         raise ctx.refuse(LeaseLostError(ctx.run_id, pos))
 
 
-def discard_from(ctx: RunContext, pos: Position) -> None:
+def discard_from(ctx: RunState, pos: Position) -> None:
     """Forget the record at pos and every later one (on_change="rerun"), in
     `position_key` order: 2 < 2.0.0 < 2.1.0 < 3."""
     start = position_key(pos)
@@ -271,7 +144,7 @@ def discard_from(ctx: RunContext, pos: Position) -> None:
             del table[p]
 
 
-def load_value(ctx: RunContext, rec: StepRecord) -> Any:
+def load_value(ctx: RunState, rec: StepRecord) -> Any:
     data = rec.value
     if rec.blob is None and rec.encoding == codec.MSGPACK and data is not None:
         return codec.unpack(data)  # the replay fast path: plain data inline
@@ -290,13 +163,13 @@ def load_value(ctx: RunContext, rec: StepRecord) -> Any:
     return codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
 
 
-def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
+def commit(ctx: RunState, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
     """Encode and write a finished operation's record; return the value the
     run continues with (the one already recorded, if another writer won)."""
     record.ended = now()
     record.persisted = persist
     if persist:
-        _encode_into(ctx, record, value)
+        encode_into(ctx, record, value)
     data = seal(record.to_bytes(), ctx.store.signing_key)
     existing = ctx.store.save_record(ctx.workflow, ctx.run_id, record_name(record.position), data)
     ctx.executed += 1
@@ -317,7 +190,7 @@ def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = T
     return value
 
 
-def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
+def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
     try:
         record.encoding, data = codec.encode_value(value, allow_pickle=ctx.store.allow_pickle)
     except Exception as e:
@@ -333,7 +206,7 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
 
 
 def save_failures(
-    ctx: RunContext,
+    ctx: RunState,
     pos: Position,
     failures: list[Attempt],
     *,

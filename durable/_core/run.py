@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from .._storage import codec
 from .._storage.base import Store, check_key_part
+from .._storage.clock import now
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
@@ -27,9 +28,9 @@ from ..errors import (
 )
 from . import runner
 from .artifacts import first_stale
-from .context import Run, RunContext, enter_run
+from .context import Run, RunState, enter_run
 from .identity import Undigestable, run_id_digest, value_digest
-from .replay import Call, Plan, now
+from .plan import Call, Plan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +124,7 @@ def run_locked(
     return result_run(ctx, manifest, value)
 
 
-def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunContext) -> Plan[Any]:
+def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:
     """Run the workflow body. A refusal raised to the body is final: if the
     body caught it and returned, or raised something else, the refusal is
     what the run ends with (DESIGN §2 "Refusals are final")."""
@@ -295,7 +296,7 @@ def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
     )
 
 
-def result_run(ctx: RunContext, manifest: RunRecord, value: Any) -> Run[Any]:
+def result_run(ctx: RunState, manifest: RunRecord, value: Any) -> Run[Any]:
     resumed = ctx.first_live if ctx.replayed else None
     if ctx.replayed and resumed is None:
         resumed = ctx.position

@@ -14,6 +14,7 @@ from typing import Any
 from .._fingerprint.fingerprint import IDENTITY, describe_change
 from .._storage import codec
 from .._storage.base import Store
+from .._storage.clock import now
 from .._storage.lease import Lease
 from .._storage.records import (
     Position,
@@ -31,8 +32,7 @@ from ..errors import (
     DefinitionChangedError,
     RunLockedError,
 )
-from .context import RunContext
-from .replay import now
+from .context import RunState
 
 BODY_KEY = "(workflow body)"
 
@@ -225,8 +225,8 @@ def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     return dict(value)
 
 
-def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:
-    ctx = RunContext(run_id=run_id, workflow=workflow, store=store, policy=policy)
+def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:
+    ctx = RunState(run_id=run_id, workflow=workflow, store=store, policy=policy)
     for name, raw in store.load_records(workflow, run_id).items():
         parsed = parse_name(name)
         if parsed is None:

@@ -8,20 +8,21 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from .._api.step import _default_name, step_spec
-from .._core.context import RunContext
+from .._core.context import RunState
 from .._core.identity import value_digest
 from .._core.replay import (
-    _attempt,
-    _encode_into,
+    attempt_record,
     commit,
+    encode_into,
     load_value,
     lookup,
-    now,
     same_call,
     save_failures,
 )
+from .._core.steps import step_spec
 from .._fingerprint.fingerprint import fingerprint_function
+from .._fingerprint.reach import default_name
+from .._storage.clock import now
 from .._storage.records import StepRecord, item_name, seal
 from ..errors import ConfigurationError, CorruptRecordError, StorageError
 
@@ -29,10 +30,10 @@ _MISSING = object()
 
 
 def label_of(fn: Callable[..., Any], name: str | None) -> str:
-    return name or f"loop_over({_default_name(fn)})"
+    return name or f"loop_over({default_name(fn)})"
 
 
-def fingerprint_of(fn: Callable[..., Any], ctx: RunContext | None = None) -> str:
+def fingerprint_of(fn: Callable[..., Any], ctx: RunState | None = None) -> str:
     spec = step_spec(fn)
     if spec is not None:
         return spec.fingerprint_in(ctx) if ctx is not None else spec.fingerprint
@@ -76,7 +77,7 @@ class Block:
 
     def __init__(
         self,
-        ctx: RunContext,
+        ctx: RunState,
         fn: Callable[..., Any],
         items: list[Any],
         name: str | None,
@@ -139,7 +140,7 @@ class Block:
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
         rec.extra["index"] = index
         rec.ended = now()
-        _encode_into(self.ctx, rec, value)
+        encode_into(self.ctx, rec, value)
         store = self.ctx.store
         data = seal(rec.to_bytes(), store.signing_key)
         store.save_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
@@ -147,7 +148,7 @@ class Block:
 
     def fail(self, exc: BaseException) -> None:
         """Keep the block's failure for history; the items kept stay."""
-        failures = [*self.ctx.failures.get(self.pos, []), _attempt(exc)]
+        failures = [*self.ctx.failures.get(self.pos, []), attempt_record(exc)]
         # The item's own exception matters more than a failed history write.
         with contextlib.suppress(StorageError):
             save_failures(

@@ -14,22 +14,12 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from .._api.step import step_spec
-from .._core import plan
 from .._core.context import enter_plain
-from .._core.replay import StepSpec
+from .._core.plan import Call, drive_async, drive_sync
+from .._core.retry import retrying
+from .._core.steps import step_spec
 from .._storage import codec
-from ..errors import ConfigurationError, SerializationError, Suspended
-
-
-def _delay(spec: StepSpec, attempt: int) -> float:
-    return float(min(spec.retry_delay * spec.backoff**attempt, spec.max_delay))
-
-
-def _retryable(spec: StepSpec, attempt: int, exc: Exception) -> bool:
-    return (
-        not isinstance(exc, Suspended) and attempt < spec.retries and isinstance(exc, spec.retry_on)
-    )
+from ..errors import ConfigurationError, SerializationError
 
 
 def call_item(fn: Callable[[Any], Any], item: Any) -> Any:
@@ -40,15 +30,7 @@ def call_item(fn: Callable[[Any], Any], item: Any) -> Any:
     try:
         if spec is None:
             return fn(item)
-        attempt = 0
-        while True:
-            try:
-                return spec.fn(item)
-            except Exception as exc:
-                if not _retryable(spec, attempt, exc):
-                    raise
-                plan.clock.sleep(_delay(spec, attempt))
-                attempt += 1
+        return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
     finally:
         reset()
 
@@ -60,15 +42,7 @@ async def acall_item(fn: Callable[[Any], Any], item: Any) -> Any:
     try:
         if spec is None:
             return await fn(item)
-        attempt = 0
-        while True:
-            try:
-                return await spec.fn(item)
-            except Exception as exc:
-                if not _retryable(spec, attempt, exc):
-                    raise
-                await plan.clock.asleep(_delay(spec, attempt))
-                attempt += 1
+        return await drive_async(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
     finally:
         reset()
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core import runner
-from .._core.replay import now
 from .._storage import codec
 from .._storage.base import Store, check_key_part
+from .._storage.clock import now
 from .._storage.records import (
     RunRecord,
     StepRecord,
@@ -111,7 +111,7 @@ def _mutated(
     data: bytes,
     mutate: Callable[[Any], Any],
 ) -> bytes:
-    from .._core.context import RunContext
+    from .._core.context import RunState
     from .._core.replay import load_value
 
     source, target = runs
@@ -121,7 +121,7 @@ def _mutated(
             f"position {rec.position} ({rec.name}) kept no value (persist=False), "
             "so there is nothing to mutate; fork one position later or earlier"
         )
-    value = mutate(load_value(RunContext(source, workflow, store), rec))
+    value = mutate(load_value(RunState(source, workflow, store), rec))
     try:
         rec.encoding, encoded = codec.encode_value(value)
     except Exception as e:

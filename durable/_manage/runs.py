@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .._core import runner
-from .._core.replay import now
 from .._storage.base import Store, check_key_part, open_store
+from .._storage.clock import now
 from .._storage.records import RunRecord, position_of, unseal
 from ..errors import (
     ConfigurationError,
