@@ -15,7 +15,7 @@ import pytest
 
 import durable
 from durable._core import runner
-from durable._core.artifacts import artifact_states
+from durable._storage.files import artifact_states
 from durable._storage.records import StepRecord
 
 Build = tuple[Any, "Counter[str]"]

@@ -19,6 +19,7 @@ from .._core.run import Flow, derive_run_id, run_locked
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
 from .._storage.records import Position, StepRecord, format_position
+from .retention import prune
 
 
 class ChildFlow(Flow, Protocol):
@@ -50,6 +51,7 @@ def child_plan(
         run = yield from run_locked(
             flow, store, run_id, given, {}, lease, parent=link, on_change=policy
         )
+        prune(store, flow.name, flow.options)
     finally:
         lease.release()
     record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)

@@ -26,6 +26,7 @@ from .._fingerprint.reach import default_name, script_name
 from .._storage.base import Store, check_key_part, open_store
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
+from .retention import prune
 from .step import refuse_generators
 
 if TYPE_CHECKING:
@@ -208,9 +209,9 @@ class Workflow(Generic[P, R]):
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = runner.acquire(store, self.name, run_id, self.options.wait)
         try:
-            return (
-                yield from run.run_locked(self, store, run_id, given, overrides or {}, lease)
-            )
+            done = yield from run.run_locked(self, store, run_id, given, overrides or {}, lease)
+            prune(store, self.name, self.options)
+            return done
         finally:
             lease.release()
 

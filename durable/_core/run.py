@@ -8,26 +8,24 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .._storage import codec
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
+from .._storage.files import first_stale
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
     ConfigurationError,
     DefinitionChangedError,
-    DurableError,
     NondeterminismError,
     SerializationError,
     Suspended,
     preview_of,
 )
 from . import runner
-from .artifacts import first_stale
 from .context import Run, RunState, enter_run
 from .identity import Undigestable, run_id_digest, value_digest
 from .plan import Call, Plan
@@ -119,8 +117,6 @@ def run_locked(
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     complete(store, manifest, value)
-    if flow.options.keep_last is not None:
-        prune(store, flow.name, flow.options.keep_last)
     return result_run(ctx, manifest, value)
 
 
@@ -322,12 +318,3 @@ def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
     ctx = runner.load_context(store, manifest.workflow, manifest.run_id, "refuse")
     records = [ctx.records[p] for p in sorted(ctx.records)]
     return any(r.persisted and first_stale(r.artifacts, store) for r in records)
-
-
-def prune(store: Store, workflow: str, keep_last: int) -> None:
-    from .._manage import runs
-
-    try:
-        runs.keep_newest(store, workflow, keep_last)
-    except DurableError as e:  # the run itself completed; cleanup can wait
-        warnings.warn(f"keep_last={keep_last}: old runs not removed: {e}", stacklevel=2)

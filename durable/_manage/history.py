@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._core.artifacts import artifact_states
 from .._storage import codec
 from .._storage.base import Store
+from .._storage.files import artifact_states
 from .._storage.records import (
     Attempt,
     Position,
