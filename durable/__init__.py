@@ -42,7 +42,8 @@ if _TYPE_CHECKING:
     from ._fanout.progress import Progress
     from ._manage.history import StepInfo
     from ._manage.runs import RunInfo, gc
-    from ._storage.base import Store, open_store
+    from ._storage.base import Store
+    from ._storage.factory import open_store
 
 __version__ = "0.1.0.dev0"
 
@@ -110,7 +111,7 @@ _HOMES = {
     "RunInfo": "._manage.runs",
     "gc": "._manage.runs",
     "Store": "._storage.base",
-    "open_store": "._storage.base",
+    "open_store": "._storage.factory",
 }
 
 if not _TYPE_CHECKING:

@@ -246,9 +246,9 @@ def test_runs_and_gc_go_on_past_an_unsigned_manifest_in_a_signed_store(tmp: Path
 
 
 def _bare_manifest(store: durable.Store, run_id: str) -> bytes:
-    from durable._core import runner
+    from durable._storage import manifest as manifest_codec
 
-    manifest = runner.read_manifest(store, "signed", run_id)
+    manifest = manifest_codec.read_manifest(store, "signed", run_id)
     assert manifest is not None
     return manifest.to_bytes()
 

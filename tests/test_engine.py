@@ -111,7 +111,7 @@ def test_body_error_outside_steps_marks_failed_and_replays(store: durable.Store)
 
     with pytest.raises(RuntimeError):
         wf()
-    from durable._core.runner import read_manifest
+    from durable._storage.manifest import read_manifest
 
     manifest = read_manifest(store, "wf", "r")
     assert manifest is not None and manifest.status == "failed"
@@ -284,7 +284,7 @@ def test_suspend_then_resume_with_override(store: durable.Store) -> None:
     with pytest.raises(durable.Suspended) as info:
         wf(5)
     assert (info.value.run_id, info.value.reason) == ("r", "waiting for go")
-    from durable._core.runner import read_manifest
+    from durable._storage.manifest import read_manifest
 
     manifest = read_manifest(store, "pipeline", "r")
     assert manifest is not None and manifest.status == "suspended"
@@ -514,7 +514,8 @@ def test_keyboard_interrupt_records_nothing_for_the_step(store: durable.Store) -
 
     with pytest.raises(KeyboardInterrupt):
         k()
-    from durable._core.runner import load_context, read_manifest
+    from durable._core.runner import load_context
+    from durable._storage.manifest import read_manifest
 
     assert read_manifest(store, "k", "r").status == "interrupted"  # type: ignore[union-attr]
     assert list(load_context(store, "k", "r", "refuse").records) == [0]
@@ -615,7 +616,7 @@ def test_unserialisable_return_value_keeps_run_resumable(store: durable.Store) -
 
 def damage(store: durable.Store) -> str:
     """Flip one bit inside the record at position 0; return what should be named."""
-    from durable._storage.base import LocalStore
+    from durable._storage.local import LocalStore
 
     if isinstance(store, LocalStore):
         path = Path(store.root) / "pipeline" / "r" / "records.log"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._core.runner import read_manifest
+from durable._storage.manifest import read_manifest
 from durable._storage.records import StepRecord, seal, unseal
 from durable.testing import FakeClock
 from tests.conftest import Place

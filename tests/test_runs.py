@@ -372,7 +372,7 @@ def test_gc_keep_last_and_older_than_narrow_together(store: durable.Store) -> No
 
 
 def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: Path) -> None:
-    from durable._core import runner
+    from durable._storage import manifest as manifest_codec
     from durable._storage.records import seal
 
     store = durable.open_store(tmp_path / "s", signing_key="k")
@@ -380,7 +380,7 @@ def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: P
     with fake_clock(T0):
         flow.with_options(run_id="ok")(1)
         flow.with_options(run_id="planted")(2)
-    manifest = runner.read_manifest(store, "w", "planted")
+    manifest = manifest_codec.read_manifest(store, "w", "planted")
     assert manifest is not None
     store.save_manifest("w", "planted", seal(manifest.to_bytes(), None))
     by_id = {i.run_id: i for i in flow.runs()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
@@ -23,15 +23,15 @@ from .._fingerprint.fingerprint import (
     referenced_objects,
 )
 from .._fingerprint.reach import default_name, script_name
-from .._storage.base import Store, check_key_part, open_store
+from .._manage.fork import fork_run
+from .._manage.history import StepInfo, history
+from .._manage.runs import RunInfo, delete_run, list_runs
+from .._storage.base import Store, check_key_part
+from .._storage.factory import open_store
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
 from .retention import prune
 from .step import refuse_generators
-
-if TYPE_CHECKING:
-    from .._manage.history import StepInfo
-    from .._manage.runs import RunInfo
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -99,24 +99,18 @@ class Workflow(Generic[P, R]):
             dataclasses.replace(self.options, **changes),
         )
 
-    # -- run management (the `_runs` module, also behind the CLI) ----------
+    # -- run management (`_manage`, also behind the CLI) --------------------
     def runs(self) -> list[RunInfo]:
         """This workflow's runs in its store, newest first."""
-        from .._manage import runs
-
-        return runs.list_runs(self._store(), self.name)
+        return list_runs(self._store(), self.name)
 
     def history(self, run_id: str, /) -> list[StepInfo]:
         """What each position of a run did, in position order."""
-        from .._manage import history
-
-        return history.history(self._store(), self.name, run_id)
+        return history(self._store(), self.name, run_id)
 
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
-        from .._manage import runs
-
-        runs.delete_run(self._store(), self.name, run_id)
+        delete_run(self._store(), self.name, run_id)
 
     def fork(
         self,
@@ -136,9 +130,7 @@ class Workflow(Generic[P, R]):
     def _fork(
         self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
     ) -> str:
-        from .._manage import fork
-
-        return fork.fork_run(
+        return fork_run(
             self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate
         )
 

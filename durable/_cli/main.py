@@ -5,13 +5,15 @@ error, 3 suspended, 128 + signal when stopped by SIGINT/SIGTERM."""
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
+import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
-from .._manage import history, runs
-from .._storage.base import Store, open_store
+from .._storage.base import Store
+from .._storage.factory import open_store
 from ..errors import (
     ArtifactMissingError,
     ConfigurationError,
@@ -20,53 +22,37 @@ from ..errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from . import format
+from . import manage
+from .common import UsageError, is_refusal, print_error
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
+Handler = Callable[[argparse.Namespace, Store], int]
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler: Callable[[argparse.Namespace, Store], int] = args.handler
+    handler = _handler(args.handler)
     try:
         return handler(args, open_store(args.store))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
     except BrokenPipeError:  # `durable show --json | head`: the reader left, not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DefinitionChangedError as e:
         return _refused_change(e, args.debug)
     except DurableError as e:
-        from .run import UsageError, is_refusal
-
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return _refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
-        return _error(e, args.debug, 2 if refused else 1)
+        return print_error(e, args.debug, 2 if refused else 1)
     except Exception as e:  # a bug or an environment problem: still no traceback by default
-        return _error(e, args.debug, 1)
-
-
-def _error(exc: BaseException, debug: bool, code: int) -> int:
-    if debug:
-        import traceback
-
-        traceback.print_exception(type(exc), exc, exc.__traceback__)
-    lines = str(exc).strip().splitlines() or [type(exc).__name__]
-    print(f"durable: {lines[0]}", file=sys.stderr)
-    if len(lines) > 1:
-        print(f"  {lines[-1].strip()}", file=sys.stderr)
-    return code
+        return print_error(e, args.debug, 1)
 
 
 def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
     if debug:
-        import traceback
-
         traceback.print_exception(type(e), e, e.__traceback__)
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
     if e.changed_arguments:  # a completed run, called with other arguments
@@ -102,8 +88,6 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
 
 def _refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
     if args.debug:
-        import traceback
-
         traceback.print_exception(type(e), e, e.__traceback__)
     print(
         f"durable: refused: run {e.run_id}: the artifact {e.url} of step {e.step} "
@@ -138,25 +122,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, handler: Callable[..., int], text: str) -> argparse.ArgumentParser:
+    def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text)
         p.set_defaults(handler=handler)
         return p
 
-    p = command("runs", cmd_runs, "list runs, newest first")
+    p = command("runs", manage.cmd_runs, "list runs, newest first")
     p.add_argument("workflow", nargs="?")
     p.add_argument("--status", help="only runs with this status")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p = command("show", cmd_show, "show a run's steps")
+    p = command("show", manage.cmd_show, "show a run's steps")
     p.add_argument("run_id", metavar="RUN")
     p.add_argument("--workflow", "-w")
     p.add_argument("--json", action="store_true", help="print a JSON document")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML timeline")
-    p = command("rm", cmd_rm, "remove runs")
+    p = command("rm", manage.cmd_rm, "remove runs")
     p.add_argument("run_ids", metavar="RUN", nargs="+")
     p.add_argument("--workflow", "-w")
     p = command(
-        "gc", cmd_gc,
+        "gc", manage.cmd_gc,
         "remove old runs of every workflow; every filter given narrows what goes: "
         "--keep-last 3 --older-than 7d keeps the 3 newest and, of the rest, removes "
         "those older than 7 days",
@@ -168,12 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="append",
                    help="remove only runs with this status (repeatable)")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
-    p = command("fork", cmd_fork, "copy a run's records before position N into a new run")
+    p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run")
     p.add_argument("run_id", metavar="RUN")
     p.add_argument("--at", type=int, required=True, metavar="N", help="first position to re-run")
     p.add_argument("--new-run-id", metavar="ID")
     p.add_argument("--workflow", "-w")
-    p = command("run", cmd_run, "run or resume a workflow: path/to/file.py:wf or package.module:wf")
+    p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
     p.add_argument("target", metavar="TARGET")
     p.add_argument("--run-id", metavar="ID")
     p.add_argument(
@@ -188,84 +172,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _handler(handler: Handler | str) -> Handler:
+    """A command's function. `durable run` names its module instead: it
+    loads the engine and the user's code, which the commands that manage
+    runs never do (`durable runs` stays fast and safe on any store)."""
+    if callable(handler):
+        return handler
+    module, _, name = handler.partition(":")
+    found: Handler = getattr(importlib.import_module(module), name)
+    return found
+
+
 def _age(text: str) -> float:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip())
     if match is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not an age like 90s, 30m, 12h, 7d or 2w")
     return float(match.group(1)) * _UNITS[match.group(2)]
-
-
-def cmd_runs(args: argparse.Namespace, store: Store) -> int:
-    infos = runs.list_runs(store, args.workflow, status=args.status)
-    if args.json:
-        print(json.dumps([format.run_doc(i) for i in infos], indent=2))
-    elif infos:
-        print(format.runs_table(infos))
-    else:
-        print(f"no runs in {store.url}", file=sys.stderr)
-    return 0
-
-
-def cmd_show(args: argparse.Namespace, store: Store) -> int:
-    workflow = runs.find_workflow(store, args.run_id, args.workflow)
-    info, steps = history.describe(store, workflow, args.run_id)
-    if args.html:
-        from .html import render
-
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(render(info, steps))
-        print(f"wrote {args.html}", file=sys.stderr)
-    if args.json:
-        print(format.show_doc(info, steps))
-    elif not args.html:
-        print(format.show_text(info, steps))
-    return 0
-
-
-def cmd_rm(args: argparse.Namespace, store: Store) -> int:
-    code = 0
-    for run_id in args.run_ids:
-        try:
-            workflow = runs.find_workflow(store, run_id, args.workflow)
-            runs.delete_run(store, workflow, run_id)
-        except _REFUSALS as e:
-            code = _error(e, args.debug, 2)
-            continue
-        print(f"removed {workflow}/{run_id}")
-    return code
-
-
-def cmd_gc(args: argparse.Namespace, store: Store) -> int:
-    removed = runs.gc(
-        store,
-        keep_last=args.keep_last,
-        older_than=args.older_than,
-        status=args.status,
-        dry_run=args.dry_run,
-    )
-    verb = "would remove" if args.dry_run else "removed"
-    if removed:
-        print(format.runs_table(removed))
-    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}", file=sys.stderr)
-    return 0
-
-
-def cmd_fork(args: argparse.Namespace, store: Store) -> int:
-    workflow = runs.find_workflow(store, args.run_id, args.workflow)
-    from .._manage.fork import fork_run
-
-    new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
-    print(new_id)
-    print(
-        f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
-        f"({args.at} positions copied; nothing executed)\n"
-        f"  run it with: durable run FILE.py:{workflow} --run-id {new_id} --resume",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def cmd_run(args: argparse.Namespace, store: Store) -> int:
-    from .run import cmd_run as run
-
-    return run(args, store)

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sys
+import traceback
 import types
 from typing import Any
 
@@ -21,23 +22,13 @@ from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, run_info
 from .._storage.base import Store, check_key_part
 from ..errors import (
-    ArtifactMissingError,
-    DefinitionChangedError,
     DurableError,
-    NondeterminismError,
-    RunLockedError,
     RunNotFoundError,
     Stopped,
     Suspended,
 )
+from .common import UsageError, is_refusal
 from .format import value_text
-
-
-class UsageError(DurableError):
-    """Bad command line input; exit code 2."""
-
-
-_REFUSALS = (DefinitionChangedError, NondeterminismError, RunLockedError, RunNotFoundError)
 
 
 def load_target(spec: str) -> Workflow[Any, Any]:
@@ -195,17 +186,6 @@ def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
         )
 
 
-def is_refusal(e: BaseException, run_id: str | None = None) -> bool:
-    """Errors that leave the run as it was: nothing to fix in the code's
-    logic, the run is resumable as soon as the condition is gone. One about
-    another run (a workflow called inside this one) is that run's business."""
-    if isinstance(e, ArtifactMissingError):
-        refused = e.state != "not produced"  # that one is the step's own failure
-    else:
-        refused = isinstance(e, _REFUSALS)
-    return refused and (run_id is None or getattr(e, "run_id", run_id) == run_id)
-
-
 def _failed_here(store: Store, workflow: str, run_id: str, before: bytes | None) -> bool:
     """Whether this call started the run and recorded it `failed`: an error
     raised before the run started (bad options, an argument without a
@@ -269,8 +249,6 @@ class _Report:
 
     def failed(self, exc: BaseException) -> int:
         if self.debug:
-            import traceback
-
             traceback.print_exception(type(exc), exc, exc.__traceback__)
         message = str(exc).strip().splitlines()
         self.say(

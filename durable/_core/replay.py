@@ -26,6 +26,7 @@ from .._storage.records import (
     unseal,
 )
 from ..errors import (
+    CorruptRecordError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
@@ -152,8 +153,6 @@ def load_value(ctx: RunState, rec: StepRecord) -> Any:
     if rec.blob is not None:
         raw = ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob)
         if raw is None:
-            from ..errors import CorruptRecordError
-
             raise CorruptRecordError(ctx.run_id, rec.position, f"blobs/{rec.blob}", "blob missing")
         check_blob(raw, rec.blob, run_id=ctx.run_id, position=rec.position, name=key)
         data = unseal(

@@ -15,6 +15,7 @@ from .._storage import codec
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
 from .._storage.files import first_stale
+from .._storage.manifest import read_manifest, write_manifest
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
@@ -68,7 +69,7 @@ def run_locked(
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy."""
-    manifest = runner.read_manifest(store, flow.name, run_id)
+    manifest = read_manifest(store, flow.name, run_id)
     restart = flow.options.restart
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
@@ -107,7 +108,7 @@ def run_locked(
         if isinstance(e, ArtifactMissingError) and e.state == "not produced":
             finish(store, manifest, "failed", error=runner.error_summary(e))
         elif before is not None:  # a refusal changes nothing: arguments and status stay
-            runner.write_manifest(store, before)
+            write_manifest(store, before)
         raise
     except Exception as e:
         finish(store, manifest, "failed", error=runner.error_summary(e))
@@ -240,7 +241,7 @@ def start(
     if parent is not None:
         manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None
-    runner.write_manifest(store, manifest)
+    write_manifest(store, manifest)
     return manifest
 
 
@@ -253,7 +254,7 @@ def finish(
     reason: str | None = None,
 ) -> None:
     manifest.status, manifest.error, manifest.reason = status, error, reason
-    runner.write_manifest(store, manifest)
+    write_manifest(store, manifest)
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:

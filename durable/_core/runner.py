@@ -14,7 +14,6 @@ from typing import Any
 from .._fingerprint.fingerprint import IDENTITY, describe_change
 from .._storage import codec
 from .._storage.base import Store
-from .._storage.clock import now
 from .._storage.lease import Lease
 from .._storage.records import (
     Position,
@@ -23,7 +22,6 @@ from .._storage.records import (
     format_position,
     item_of,
     parse_name,
-    seal,
     unseal,
 )
 from ..errors import (
@@ -59,32 +57,6 @@ def acquire(
                 raise
         # Waiting on another process's lease: polling is the only signal there is.
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
-
-
-def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
-    raw = store.load_manifest(workflow, run_id)
-    if raw is None:
-        return None
-    body = unseal(
-        raw, store.signing_key, run_id=run_id, position=None, name=f"{workflow}/{run_id}/run"
-    )
-    try:
-        manifest = RunRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(
-            run_id, None, f"{workflow}/{run_id}/run", f"undecodable: {e}"
-        ) from e
-    if (manifest.workflow, manifest.run_id) != (workflow, run_id):
-        # A valid (even signed) manifest copied from another run.
-        why = f"it belongs to run {manifest.run_id!r} of {manifest.workflow!r}"
-        raise CorruptRecordError(run_id, None, f"{workflow}/{run_id}/run", why)
-    return manifest
-
-
-def write_manifest(store: Store, manifest: RunRecord) -> None:
-    manifest.updated = now()
-    data = seal(manifest.to_bytes(), store.signing_key)
-    store.save_manifest(manifest.workflow, manifest.run_id, data)
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:

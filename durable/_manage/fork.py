@@ -8,10 +8,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from .._core import runner
 from .._storage import codec
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
+from .._storage.manifest import write_manifest
 from .._storage.records import (
     RunRecord,
     StepRecord,
@@ -142,4 +142,4 @@ def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) 
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
         created=now(), extra={"forked_from": source.run_id, "forked_at": at},
     )  # fmt: skip
-    runner.write_manifest(store, manifest)
+    write_manifest(store, manifest)

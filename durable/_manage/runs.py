@@ -10,10 +10,12 @@ import datetime
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .._core import runner
-from .._storage.base import Store, check_key_part, open_store
+from .._storage.base import Store, check_key_part
 from .._storage.clock import now
-from .._storage.records import RunRecord, position_of, unseal
+from .._storage.factory import open_store
+from .._storage.manifest import decode_manifest
+from .._storage.manifest import read_manifest as read_checked
+from .._storage.records import RunRecord, position_of
 from ..errors import (
     ConfigurationError,
     CorruptRecordError,
@@ -92,7 +94,7 @@ def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
-    manifest = runner.read_manifest(store, workflow, run_id)
+    manifest = read_checked(store, workflow, run_id)
     if manifest is None:
         raise RunNotFoundError(workflow, run_id, store.url)
     return manifest
@@ -100,7 +102,7 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
 
 def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     try:
-        m = _decode_manifest(store, workflow, run_id, raw)
+        m = decode_manifest(store, workflow, run_id, raw)
         names = store.record_names(workflow, run_id)
     # Listed rather than raised, so that one bad run neither hides the others
     # nor stops gc, and can be looked at and removed.
@@ -122,15 +124,6 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
         position, error, m.reason, parent,
     )  # fmt: skip
-
-
-def _decode_manifest(store: Store, workflow: str, run_id: str, raw: bytes) -> RunRecord:
-    key = f"{workflow}/{run_id}/run"
-    body = unseal(raw, store.signing_key, run_id=run_id, position=None, name=key)
-    try:
-        return RunRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(run_id, None, key, f"undecodable: {e}") from e
 
 
 def first_gap(positions: Iterable[int]) -> int:

@@ -1,7 +1,8 @@
-"""Where records live. A `Store` speaks of runs, records, blobs and leases;
-two implementations sit under it: plain files with atomic writes and a log
-per run (the local default, in `_localstore`) and fsspec for every other URL
-(memory://, s3://, ..., in `_fsstore`)."""
+"""Where records live. A `Store` speaks of runs, records, blobs and leases
+over a few key-level primitives; two implementations sit under it: plain
+files with atomic writes and a log per run (the local default, `local`) and
+fsspec for every other URL (memory://, s3://, ..., `objects`). `factory`
+opens the right one for a URL."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ import hashlib
 import os
 import uuid
 from collections.abc import Iterable
-from typing import Any
 
-from ..errors import ConfigurationError, StorageError
+from ..errors import ConfigurationError
 from .lease import Lease, object_lease_held
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
@@ -160,26 +160,6 @@ class Store:
         return f"<durable store {self.url}>"
 
 
-def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Store:
-    """Open a store: a local folder or any fsspec URL. The default is
-    `$DURABLE_STORE`, else `./.durable`.
-
-    Store options: `signing_key` (default `$DURABLE_SIGNING_KEY`): HMAC-sign
-    and verify every record; `allow_pickle=False`: refuse pickled values;
-    `blob_threshold` (bytes, 1 MiB): larger outputs are stored once under
-    `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
-    on an object store blocks a run. Every other option goes to fsspec, e.g.
-    `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
-    target = os.fspath(url) if url is not None else os.environ.get("DURABLE_STORE", ".durable")
-    if "://" not in target or target.startswith("file://"):
-        from .local import LocalStore
-
-        return LocalStore(target.removeprefix("file://"), **options)
-    from .objects import FsspecStore
-
-    return FsspecStore(target, **options)
-
-
 # File systems allow 255 bytes a name; room is left for the suffixes a child
 # run id adds (`.<position>`).
 MAX_KEY_PART = 200
@@ -215,31 +195,3 @@ def check_key_part(kind: str, value: object) -> str:
 
 def new_token() -> str:
     return uuid.uuid4().hex
-
-
-def url_filesystem(url: str, store: Store | None = None) -> tuple[Any, str]:
-    """The fsspec filesystem and path behind an artifact URL. A store on the
-    same protocol lends its filesystem, so the endpoint and credentials it was
-    opened with reach the artifact too; other URLs use fsspec's defaults."""
-    protocol = url.split("://", 1)[0]
-    fs = getattr(store, "fs", None)
-    if fs is not None:
-        own = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
-        if protocol in own:
-            return fs, fs._strip_protocol(url)
-    import fsspec.core  # only the store modules import fsspec
-
-    try:
-        return fsspec.core.url_to_fs(url)  # type: ignore[no-any-return]
-    except (ImportError, ValueError) as e:
-        raise StorageError(url, str(e)) from e
-
-
-def __getattr__(name: str) -> Any:
-    # `LocalStore` moved to `_localstore` (which imports this module); keep
-    # the old import path working without a circular import.
-    if name == "LocalStore":
-        from .local import LocalStore
-
-        return LocalStore
-    raise AttributeError(name)

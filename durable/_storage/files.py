@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StorageError
-from .base import Store, url_filesystem
+from .base import Store
+from .objects import url_filesystem
 
 _CHUNK = 1 << 20
 

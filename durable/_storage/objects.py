@@ -183,3 +183,19 @@ def _cause(e: BaseException) -> str:
     if isinstance(e, PermissionError) or "credential" in text.lower():
         text += " (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
     return text
+
+
+def url_filesystem(url: str, store: Store | None = None) -> tuple[Any, str]:
+    """The fsspec filesystem and path behind an artifact URL. A store on the
+    same protocol lends its filesystem, so the endpoint and credentials it was
+    opened with reach the artifact too; other URLs use fsspec's defaults."""
+    protocol = url.split("://", 1)[0]
+    fs = getattr(store, "fs", None)
+    if fs is not None:
+        own = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+        if protocol in own:
+            return fs, fs._strip_protocol(url)
+    try:
+        return fsspec.core.url_to_fs(url)  # type: ignore[no-any-return]
+    except (ImportError, ValueError) as e:
+        raise StorageError(url, str(e)) from e
