@@ -145,25 +145,25 @@ class LocalStore(Store):
         return self._log(workflow, run_id).load()
 
     def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
+        # Decided under the log's flock, after catching up with other writers.
         log = self._log(workflow, run_id)
-        existing = log.index().get(name)
-        if existing is not None:
-            return None if existing == data else existing
-        self._append(workflow, run_id, [(name, data)])
-        return None
+        existing = self._logged(workflow, run_id, lambda: log.create(name, data))
+        return None if existing == data else existing
 
     def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
-        self._append(workflow, run_id, [(name, data)])
+        log = self._log(workflow, run_id)
+        self._logged(workflow, run_id, lambda: log.append([(name, data)]))
 
     def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
-        self._append(workflow, run_id, [(n, None) for n in names])
+        items: builtins.list[tuple[str, bytes | None]] = [(n, None) for n in names]
+        if not items:
+            return
+        log = self._log(workflow, run_id)
+        self._logged(workflow, run_id, lambda: log.append(items))
 
-    def _append(
-        self, workflow: str, run_id: str, items: builtins.list[tuple[str, bytes | None]]
-    ) -> None:
+    def _logged(self, workflow: str, run_id: str, op: Callable[[], T]) -> T:
         try:
-            folder = self._path(f"{workflow}/{run_id}")
-            self._in_folder(folder, lambda: self._log(workflow, run_id).append(items))
+            return self._in_folder(self._path(f"{workflow}/{run_id}"), op)
         except OSError as e:
             raise StorageError(self.url, f"appending to {workflow}/{run_id}: {e}") from e
 
