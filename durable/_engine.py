@@ -4,6 +4,7 @@ The plan never calls user code itself, so one body of logic serves both."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import traceback
 from collections.abc import Callable, Iterable
@@ -26,6 +27,7 @@ from ._errors import (
     LeaseLostError,
     NondeterminismError,
     SerializationError,
+    StorageError,
     Suspended,
 )
 from ._records import (
@@ -308,6 +310,8 @@ def save_failures(
     if kind != "step":
         rec.extra["kind"] = kind
     ctx.failures[pos] = failures
-    ctx.store.replace_record(
-        ctx.workflow, ctx.run_id, attempts_name(pos), seal(rec.to_bytes(), ctx.store.signing_key)
-    )
+    data = seal(rec.to_bytes(), ctx.store.signing_key)
+    # History only: the failure being recorded matters more than a store
+    # that cannot take it (the same fault usually caused it: disk full).
+    with contextlib.suppress(StorageError):
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)

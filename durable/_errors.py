@@ -114,12 +114,16 @@ class SerializationError(DurableError):
 
 
 class StorageError(DurableError):
-    def __init__(self, url: str, cause: str) -> None:
+    """The store could not be read or written. `advice` says what to do about
+    this cause (free space, permissions, network, ...)."""
+
+    def __init__(self, url: str, cause: str, advice: str = "") -> None:
         self.url = url
         self.cause = cause
+        self.advice = advice
+        hint = f" {advice[:1].upper()}{advice[1:]}." if advice else ""
         super().__init__(
-            f"store {url} failed: {cause}. Check the URL, credentials and network; "
-            "records already written are intact."
+            f"store {url} failed: {cause}.{hint} Records already written are intact."
         )
 
 
@@ -128,10 +132,18 @@ class CorruptRecordError(DurableError):
         self.run_id = run_id
         self.position = position
         self.key = key
-        where = "manifest" if position is None else f"position {position}"
+        if position is None:  # the manifest, or the run as a whole
+            what = f"the run's manifest or records ({key}) are damaged"
+            advice = "Start the run afresh with restart=True (durable run --restart)"
+        else:
+            what = f"the record at position {position} ({key}) is damaged"
+            advice = (
+                "Start the run afresh with restart=True (durable run --restart); on an "
+                "object store, deleting just that object re-runs only that operation"
+            )
         super().__init__(
-            f"run {run_id!r}: the record at {where} ({key}) is damaged: {why}. It was not "
-            "used. Delete that object to re-run the operation, or restart the run."
+            f"run {run_id!r}: {what}: {why}. It was not used. {advice}, or remove the "
+            "run with `durable rm`."
         )
 
 

@@ -12,7 +12,7 @@ from . import _codec
 from ._artifacts import artifact_states
 from ._errors import CorruptRecordError
 from ._records import Attempt, StepRecord, unseal
-from ._runs import RunInfo, run_info
+from ._runs import RunInfo, read_manifest, run_info
 from ._store import Store
 
 
@@ -60,9 +60,25 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
     """The run and its steps in position order."""
     info = run_info(store, workflow, run_id)
     raw = _read(store, workflow, run_id)
+    if info.status == "completed":
+        _check_complete(store, info, len(raw.records))
     positions = sorted(set(raw.records) | set(raw.attempts) | set(raw.timers))
     steps = [_step(store, info, raw, p) for p in positions]
     return info, steps
+
+
+def _check_complete(store: Store, info: RunInfo, found: int) -> None:
+    """A completed run names how many operations it finished: fewer in the
+    store means records were lost (a truncated log, deleted objects), which
+    a shorter history must not hide."""
+    manifest = read_manifest(store, info.workflow, info.run_id)
+    expected = manifest.extra.get("operations")
+    if isinstance(expected, int) and found < expected:
+        why = (
+            f"the run completed with {expected} finished operations but only {found} "
+            "are in the store: records were lost (a truncated log or deleted objects)"
+        )
+        raise CorruptRecordError(info.run_id, None, f"{info.workflow}/{info.run_id}", why)
 
 
 def _read(store: Store, workflow: str, run_id: str) -> _Raw:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -21,8 +22,10 @@ from ._errors import (
     ConfigurationError,
     DefinitionChangedError,
     DurableError,
+    LeaseLostError,
     NondeterminismError,
     SerializationError,
+    StorageError,
     Suspended,
 )
 from ._records import RunRecord
@@ -61,8 +64,9 @@ def run_locked(
     overrides: dict[str, Any],
     lease: object | None = None,
 ) -> Plan[Run[Any]]:
-    manifest = _runner.read_manifest(store, flow.name, run_id)
-    recorded = _runner.decode_arguments(store, manifest) if manifest else {}
+    manifest, recorded = _runner.existing_run(
+        store, flow.name, run_id, restart=flow.options.restart
+    )
     if flow.options.restart:  # fresh records, but a resume keeps its arguments
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
@@ -101,6 +105,7 @@ def run_locked(
         finish(store, manifest, "interrupted", error=_runner.error_summary(e))
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
+    manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
     complete(store, manifest, value)
     if flow.options.keep_last is not None:
         prune(store, flow.name, flow.options.keep_last)
@@ -156,7 +161,18 @@ def finish(
     reason: str | None = None,
 ) -> None:
     manifest.status, manifest.error, manifest.reason = status, error, reason
-    _runner.write_manifest(store, manifest)
+    # Called while an error propagates (a step's, or a record write's: disk
+    # full, read-only, file too large, lease lost): a manifest write failing
+    # for the same cause must not hide that error behind its own.
+    pending = sys.exc_info()[1]
+    try:
+        _runner.write_manifest(store, manifest)
+    except (StorageError, LeaseLostError) as e:
+        if pending is None:
+            raise
+        add_note = getattr(pending, "add_note", None)  # Python 3.11+
+        if add_note is not None:
+            add_note(f"durable: the run's status ({status}) was not recorded either: {e}")
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:

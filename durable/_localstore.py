@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -47,7 +49,7 @@ class LocalStore(Store):
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
-            raise StorageError(self.url, f"reading {key}: {e}") from e
+            raise self._error(f"reading {key}", e) from e
 
     def put(self, key: str, data: bytes) -> None:
         self._write(key, data, exclusive=False)
@@ -80,7 +82,7 @@ class LocalStore(Store):
             fsync_dir(folder)
             return True
         except OSError as e:
-            raise StorageError(self.url, f"writing {key}: {e}") from e
+            raise self._error(f"writing {key}", e) from e
 
     def _in_folder(self, folder: str, op: Callable[[], T]) -> T:
         """Run op, which creates something in folder. Folders this store made
@@ -118,6 +120,19 @@ class LocalStore(Store):
             _prune(folder, self.root)
         self._made.clear()
         self._logs.clear()
+
+    def sweep_temp(self, older_than: float) -> int:
+        # A writer keeps writing to its temp file until the rename, so one
+        # untouched for older_than seconds belongs to a process that died.
+        cutoff, swept = time.time() - older_than, 0
+        for dirpath, _dirs, files in os.walk(self.root):  # never into symlinked folders
+            for name in files:
+                path = os.path.join(dirpath, name)
+                with contextlib.suppress(FileNotFoundError):
+                    if name.startswith(".tmp-") and os.lstat(path).st_mtime < cutoff:
+                        os.unlink(path)
+                        swept += 1
+        return swept
 
     def is_held(self, workflow: str, run_id: str) -> bool:
         # Reading the owner document, not trying the flock: a probe that took
@@ -165,14 +180,31 @@ class LocalStore(Store):
         try:
             return self._in_folder(self._path(f"{workflow}/{run_id}"), op)
         except OSError as e:
-            raise StorageError(self.url, f"appending to {workflow}/{run_id}: {e}") from e
+            raise self._error(f"appending to {workflow}/{run_id}", e) from e
 
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
         path = self._path(f"{workflow}/{run_id}/lease")
         try:
             return self._in_folder(os.path.dirname(path), lambda: FileLease(path, ttl, run_id))
         except OSError as e:
-            raise StorageError(self.url, f"taking the lease {path}: {e}") from e
+            raise self._error(f"taking the lease {path}", e) from e
+
+
+    def _error(self, what: str, e: OSError) -> StorageError:
+        return StorageError(self.url, f"{what}: {e}", _ADVICE.get(e.errno or 0, ""))
+
+
+# What to do about the local faults a user can fix.
+_ADVICE = {
+    errno.ENOSPC: "the disk is full: free some space, then call again to resume",
+    errno.EDQUOT: "the disk quota is used up: free some space, then call again to resume",
+    errno.EROFS: "the file system is read-only: remount it writable or use another folder",
+    errno.EFBIG: "a file size limit (ulimit -f) was reached: raise it, then call again",
+    errno.EACCES: "check the permissions of the store's folder",
+    errno.EPERM: "check the permissions of the store's folder",
+    errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",
+    errno.ENOTDIR: "a file stands where the store needs a folder: move it away",
+}
 
 
 def _prune(folder: str, root: str) -> None:

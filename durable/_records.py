@@ -13,25 +13,26 @@ from ._codec import pack, unpack
 from ._errors import CorruptRecordError, IntegrityError
 
 FORMAT = 1
-_MAGIC = b"DRB1"
+_MAGIC = b"DRB2"  # DRB1's checksum left the flag byte out
 _PLAIN, _SIGNED = b"\x00", b"\x01"
 _SUM = 32  # sha256
 _HEAD = len(_MAGIC) + 1 + _SUM
 _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
 
-# The envelope: magic, flag, sha256(rest), rest; rest is the body, or
-# HMAC-SHA256(key, body) + body when signed. The checksum over everything
-# after it tells damage (a truncated or bit-flipped object, anywhere:
-# CorruptRecordError) apart from forgery (an object that checks out but was
-# not signed with our key: IntegrityError). Both are decided before the body
-# is decoded, so a planted pickle is never loaded.
+# The envelope: magic, flag, sha256(flag + rest), rest; rest is the body, or
+# HMAC-SHA256(key, body) + body when signed. The checksum covers every byte
+# but the magic (compared as it is), the flag included, so it tells damage (a
+# truncated or bit-flipped object, anywhere: CorruptRecordError) apart from
+# forgery (an object that checks out but was not signed with our key:
+# IntegrityError). Both are decided before the body is decoded, so a planted
+# pickle is never loaded.
 
 
 def seal(body: bytes, key: bytes | None) -> bytes:
     if key is None:
-        return _MAGIC + _PLAIN + hashlib.sha256(body).digest() + body
+        return _MAGIC + _PLAIN + hashlib.sha256(_PLAIN + body).digest() + body
     rest = hmac.new(key, body, hashlib.sha256).digest() + body
-    return _MAGIC + _SIGNED + hashlib.sha256(rest).digest() + rest
+    return _MAGIC + _SIGNED + hashlib.sha256(_SIGNED + rest).digest() + rest
 
 
 def unseal(
@@ -43,7 +44,7 @@ def unseal(
     head = _SIGNED_HEAD if flag == _SIGNED else _HEAD
     if len(data) < head or data[:4] != _MAGIC or flag not in (_PLAIN, _SIGNED):
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    if data[5:_HEAD] != hashlib.sha256(data[_HEAD:]).digest():
+    if data[5:_HEAD] != hashlib.sha256(flag + data[_HEAD:]).digest():
         raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
     body = data[head:]
     if key is None:

@@ -18,6 +18,7 @@ from ._errors import (
     ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
+    IntegrityError,
     RunLockedError,
 )
 from ._fingerprint import describe_change
@@ -70,6 +71,21 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
         why = f"it belongs to run {manifest.run_id!r} of {manifest.workflow!r}"
         raise CorruptRecordError(run_id, None, f"{workflow}/{run_id}/run", why)
     return manifest
+
+
+def existing_run(
+    store: Store, workflow: str, run_id: str, *, restart: bool
+) -> tuple[RunRecord | None, dict[str, Any]]:
+    """The run's manifest and recorded arguments. With `restart` (the way
+    out a damaged or unverifiable manifest's error names), one that cannot
+    be read or decoded counts as absent: restarting discards it anyway."""
+    try:
+        manifest = read_manifest(store, workflow, run_id)
+        return manifest, decode_arguments(store, manifest) if manifest else {}
+    except (CorruptRecordError, IntegrityError):
+        if not restart:
+            raise
+        return None, {}
 
 
 def write_manifest(store: Store, manifest: RunRecord) -> None:

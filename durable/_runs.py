@@ -23,6 +23,8 @@ from ._records import RunRecord, position_of, unseal
 from ._store import Store, check_key_part, open_store
 
 LEASE_TTL = 30.0
+# A crashed writer's temp file is swept by gc once untouched this long.
+TEMP_AGE = 3600.0
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,9 @@ def gc(
     older_than=7 days` keeps the 3 newest and, of the rest, removes those
     older than 7 days. A running run, or one held by a live process, is
     never removed; nor is a run whose manifest cannot be read (`corrupt`,
-    `unverified`: its age is unknown) unless `status` names its status."""
+    `unverified`: its age is unknown) unless `status` names its status.
+    A whole-store gc (no `workflow`) also sweeps temp files a crashed
+    writer left (untouched for `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
         raise ConfigurationError(
             "gc() needs at least one of keep_last, older_than or status; "
@@ -192,6 +196,8 @@ def gc(
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
+    if workflow is None and not dry_run:
+        target.sweep_temp(TEMP_AGE)
     return removed
 
 

@@ -156,6 +156,12 @@ class Store:
         (listing, history, forking from it): never repairs anything."""
         return self.load_records(workflow, run_id)
 
+    def sweep_temp(self, older_than: float) -> int:
+        """Remove temp files a crashed writer left (untouched for older_than
+        seconds); return how many. Object stores write whole objects and
+        leave none."""
+        return 0
+
     def __repr__(self) -> str:
         return f"<durable store {self.url}>"
 

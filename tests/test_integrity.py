@@ -244,3 +244,16 @@ def test_damaged_and_truncated_objects_name_run_position_and_key() -> None:
                 "steps/00000003",
             )
             assert "run 'r'" in str(err.value) and "position 3" in str(err.value)
+
+
+@pytest.mark.parametrize("key", [None, b"k"])
+def test_a_flipped_bit_anywhere_in_an_envelope_is_damage(key: bytes | None) -> None:
+    # Every bit of every byte, the flag byte included: always CorruptRecordError,
+    # never "signed but no key" (IntegrityError) and never a body.
+    sealed = seal(StepRecord(3, "step", "s", "fp", None, "m", b"\x01").to_bytes(), key)
+    for offset in range(len(sealed)):
+        for bit in range(8):
+            bad = bytearray(sealed)
+            bad[offset] ^= 1 << bit
+            with pytest.raises(durable.CorruptRecordError):
+                unseal(bytes(bad), key, run_id="r", position=3, name="steps/00000003")
