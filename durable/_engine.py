@@ -34,8 +34,8 @@ from ._records import (
     Attempt,
     StepRecord,
     attempts_name,
-    check_blob,
     item_name,
+    load_stored,
     record_name,
     seal,
     unseal,
@@ -234,22 +234,12 @@ def discard_from(ctx: RunContext, pos: int) -> None:
 
 
 def load_value(ctx: RunContext, rec: StepRecord) -> Any:
-    data = rec.value
-    if rec.blob is None and rec.encoding == _codec.MSGPACK and data is not None:
-        return _codec.unpack(data)  # the replay fast path: plain data inline
+    assert rec.encoding is not None
+    where = (ctx.workflow, ctx.run_id)
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
-    if rec.blob is not None:
-        raw = ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob)
-        if raw is None:
-            from ._errors import CorruptRecordError
-
-            raise CorruptRecordError(ctx.run_id, rec.position, f"blobs/{rec.blob}", "blob missing")
-        check_blob(raw, rec.blob, run_id=ctx.run_id, position=rec.position, name=key)
-        data = unseal(
-            raw, ctx.store.signing_key, run_id=ctx.run_id, position=rec.position, name=key
-        )
-    assert rec.encoding is not None and data is not None
-    return _codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
+    return load_stored(
+        ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
+    )
 
 
 def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:

@@ -112,7 +112,7 @@ def _mutated(
         )
     value = mutate(load_value(RunContext(source, workflow, store), rec))
     try:
-        rec.encoding, encoded = _codec.encode_value(value)
+        rec.encoding, encoded = _codec.encode_value(value, allow_pickle=store.allow_pickle)
     except Exception as e:
         raise SerializationError(
             f"mutate() for {rec.name}", type(value).__qualname__, str(e)

@@ -11,7 +11,7 @@ from typing import Any
 from . import _codec
 from ._artifacts import artifact_states
 from ._errors import CorruptRecordError
-from ._records import Attempt, StepRecord, unseal
+from ._records import Attempt, StepRecord, decode_stored, record_name, stored_bytes, unseal
 from ._runs import RunInfo, read_manifest, run_info
 from ._store import Store
 
@@ -149,17 +149,16 @@ def preview_of(value: Any, limit: int = 120) -> str:
 def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, str | None]:
     if not rec.persisted or rec.encoding is None:
         return None, "(not stored)"
-    data = rec.value
-    if rec.blob is not None:
-        sealed = store.get_blob(info.workflow, info.run_id, rec.blob)
-        if sealed is None:
-            return None, f"(blob {rec.blob[:12]} missing)"
-        data = unseal(sealed, store.signing_key, run_id=info.run_id, position=rec.position,
-                      name=f"blobs/{rec.blob}")  # fmt: skip
+    name = f"{info.workflow}/{info.run_id}/{record_name(rec.position)}"
+    try:
+        data = stored_bytes(store, (info.workflow, info.run_id), rec.value, rec.blob,
+                            position=rec.position, name=name)  # fmt: skip
+    except CorruptRecordError as e:
+        return None, f"({e.key}: damaged or missing)"
     if data is None:
         return None, "(not stored)"
     try:
-        value = _codec.decode_value(rec.encoding, data, allow_pickle=store.allow_pickle)
+        value = decode_stored(store, rec.encoding, data, name=name)
     except Exception as e:
         kind = "pickled value" if rec.encoding == _codec.PICKLE else "value"
         return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"

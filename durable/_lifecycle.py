@@ -28,7 +28,7 @@ from ._errors import (
     StorageError,
     Suspended,
 )
-from ._records import RunRecord
+from ._records import RunRecord, decode_stored
 from ._store import Store, check_key_part
 
 
@@ -192,12 +192,8 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
 def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
     """A completed run's outcome, read back without running its body."""
     assert manifest.result_encoding is not None and manifest.result is not None
-    value = _codec.decode_value(
-        manifest.result_encoding,
-        manifest.result,
-        allow_pickle=store.allow_pickle,
-        key=f"{manifest.workflow}/{manifest.run_id}/run",
-    )
+    key = f"{manifest.workflow}/{manifest.run_id}/run"
+    value = decode_stored(store, manifest.result_encoding, manifest.result, name=key)
     return Run(
         manifest.run_id,
         manifest.workflow,

@@ -7,10 +7,13 @@ import hashlib
 import hmac
 import time
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._codec import pack, unpack
+from ._codec import MSGPACK, decode_value, pack, unpack
 from ._errors import CorruptRecordError, IntegrityError
+
+if TYPE_CHECKING:
+    from ._store import Store
 
 FORMAT = 1
 _MAGIC = b"DRB2"  # DRB1's checksum left the flag byte out
@@ -61,11 +64,63 @@ def unseal(
     return body
 
 
-def check_blob(raw: bytes, digest: str, *, run_id: str, position: int, name: str) -> None:
+def check_blob(
+    raw: bytes, digest: str, *, run_id: str, position: int | None, name: str
+) -> None:
     """A blob must hash to the digest its (verified) record names."""
     if hashlib.sha256(raw).hexdigest() != digest:
         why = f"blob {digest[:12]} does not match its digest (damaged or replaced)"
         raise CorruptRecordError(run_id, position, name, why)
+
+
+def stored_bytes(
+    store: Store,
+    where: tuple[str, str],
+    inline: bytes | None,
+    blob: str | None,
+    *,
+    position: int | None,
+    name: str,
+) -> bytes | None:
+    """The encoded value a (verified) record or manifest refers to: inline,
+    or its blob (`where` is workflow, run id), checked against the digest
+    the record names and unsealed."""
+    if blob is None:
+        return inline
+    workflow, run_id = where
+    raw = store.get_blob(workflow, run_id, blob)
+    if raw is None:
+        raise CorruptRecordError(run_id, position, f"blobs/{blob}", "blob missing")
+    check_blob(raw, blob, run_id=run_id, position=position, name=name)
+    return unseal(raw, store.signing_key, run_id=run_id, position=position, name=name)
+
+
+def decode_stored(store: Store, encoding: str, data: bytes, *, name: str) -> Any:
+    """THE place a value read from a store is decoded: step and item
+    records, blobs, a manifest's arguments and result, fork sources and
+    history previews all come here, so the store's `allow_pickle` (and
+    `DURABLE_ALLOW_PICKLE`) holds for every reader. Signatures were checked
+    when the record, manifest or blob holding `data` was unsealed."""
+    if encoding == MSGPACK:  # plain data: no policy applies, the replay fast path
+        return unpack(data)
+    return decode_value(encoding, data, allow_pickle=store.allow_pickle, key=name)
+
+
+def load_stored(
+    store: Store,
+    where: tuple[str, str],
+    encoding: str,
+    inline: bytes | None,
+    blob: str | None,
+    *,
+    position: int | None,
+    name: str,
+) -> Any:
+    """`stored_bytes`, then `decode_stored`."""
+    data = stored_bytes(store, where, inline, blob, position=position, name=name)
+    if data is None:
+        raise CorruptRecordError(where[1], position, name, "it holds no value")
+    return decode_stored(store, encoding, data, name=name)
 
 
 @dataclass

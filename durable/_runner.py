@@ -23,7 +23,15 @@ from ._errors import (
 )
 from ._fingerprint import describe_change
 from ._lease import Lease
-from ._records import RunRecord, StepRecord, item_of, position_of, seal, unseal
+from ._records import (
+    RunRecord,
+    StepRecord,
+    decode_stored,
+    item_of,
+    position_of,
+    seal,
+    unseal,
+)
 from ._store import Store
 
 BODY_KEY = "(workflow body)"
@@ -186,10 +194,10 @@ def encode_arguments(
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     key = f"{manifest.workflow}/{manifest.run_id}/run"
-    value = _codec.decode_value(
-        manifest.args_encoding, manifest.args, allow_pickle=store.allow_pickle, key=key
-    )
-    return dict(value)
+    value = decode_stored(store, manifest.args_encoding, manifest.args, name=key)
+    if not isinstance(value, dict):
+        raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
+    return value
 
 
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:

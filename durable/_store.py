@@ -42,7 +42,9 @@ class Store:
         self.url = url
         key = signing_key if signing_key is not None else os.environ.get("DURABLE_SIGNING_KEY")
         self.signing_key = key.encode() if isinstance(key, str) else (key or None)
-        self.allow_pickle = allow_pickle
+        # The environment can only narrow: DURABLE_ALLOW_PICKLE=0 refuses
+        # pickles whatever the code asks for (an operator's policy).
+        self.allow_pickle = allow_pickle and pickles_allowed_by_env()
         self.blob_threshold = blob_threshold
         if lease_ttl is not None and lease_ttl <= 0:
             raise ConfigurationError(
@@ -171,7 +173,8 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     `$DURABLE_STORE`, else `./.durable`.
 
     Store options: `signing_key` (default `$DURABLE_SIGNING_KEY`): HMAC-sign
-    and verify every record; `allow_pickle=False`: refuse pickled values;
+    and verify every record; `allow_pickle=False` (or
+    `DURABLE_ALLOW_PICKLE=0`, which wins): refuse pickled values;
     `blob_threshold` (bytes, 1 MiB): larger outputs are stored once under
     `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
     on an object store blocks a run. Every other option goes to fsspec, e.g.
@@ -184,6 +187,11 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     from ._fsstore import FsspecStore
 
     return FsspecStore(target, **options)
+
+
+def pickles_allowed_by_env() -> bool:
+    flag = os.environ.get("DURABLE_ALLOW_PICKLE", "1").strip().lower()
+    return flag not in ("0", "false", "no", "off")
 
 
 def check_key_part(kind: str, value: object) -> str:
