@@ -13,7 +13,7 @@ from ._engine import now
 from ._errors import ConfigurationError, CorruptRecordError, SerializationError
 from ._records import RunRecord, StepRecord, position_of, record_name, seal, unseal
 from ._runs import LEASE_TTL, first_gap, read_manifest
-from ._store import Store, check_key_part
+from ._store import Store, check_key_part, check_names
 
 
 def fork_run(
@@ -28,6 +28,7 @@ def fork_run(
     """Create a run whose records are the source's before position `at`
     (`mutate` replaces the output at `at - 1`). Nothing is executed and the
     source is not touched. Returns the new run id."""
+    check_names(workflow, run_id)
     source = read_manifest(store, workflow, run_id)
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):

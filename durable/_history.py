@@ -58,7 +58,7 @@ def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
 
 def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
     """The run and its steps in position order."""
-    info = run_info(store, workflow, run_id)
+    info = run_info(store, workflow, run_id)  # checks both names first
     raw = _read(store, workflow, run_id)
     if info.status == "completed":
         _check_complete(store, info, len(raw.records))

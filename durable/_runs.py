@@ -20,7 +20,7 @@ from ._errors import (
     RunNotFoundError,
 )
 from ._records import RunRecord, position_of, unseal
-from ._store import Store, check_key_part, open_store
+from ._store import Store, check_key_part, check_names, open_store
 
 LEASE_TTL = 30.0
 # A crashed writer's temp file is swept by gc once untouched this long.
@@ -50,6 +50,8 @@ def list_runs(
 ) -> list[RunInfo]:
     """Every run (of one workflow, or of all), newest first: one listing and
     one batched read of the manifests, then each run's record names."""
+    if workflow is not None:
+        check_key_part("workflow name", workflow)
     keys = store.list(f"{workflow}/" if workflow else "")
     runs = [tuple(k.split("/")[:2]) for k in keys if k.count("/") == 2 and k.endswith("/run")]
     manifests = store.get_many([f"{w}/{r}/run" for w, r in runs])
@@ -64,6 +66,7 @@ def list_runs(
 
 
 def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
+    check_names(workflow, run_id)
     raw = store.load_manifest(workflow, run_id)
     if raw is None:
         raise RunNotFoundError(workflow, run_id, store.url)
@@ -146,7 +149,7 @@ def summarize_error(error: dict[str, str]) -> str:
 def delete_run(store: Store, workflow: str, run_id: str) -> None:
     """Remove every object of a run. Refuses (RunLockedError) while a live
     process holds it."""
-    check_key_part("run id", run_id)
+    check_names(workflow, run_id)
     if not store.list(f"{workflow}/{run_id}/"):
         raise RunNotFoundError(workflow, run_id, store.url)
     lease = store.acquire(workflow, run_id, LEASE_TTL)

@@ -217,6 +217,13 @@ def check_key_part(kind: str, value: object) -> str:
     return value
 
 
+def check_names(workflow: str, run_id: str) -> None:
+    """Both parts of a run's key, for every entry point that takes them: a
+    name like `../../other/wf` must never reach another store's run."""
+    check_key_part("workflow name", workflow)
+    check_key_part("run id", run_id)
+
+
 def new_token() -> str:
     return uuid.uuid4().hex
 
