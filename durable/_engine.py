@@ -35,6 +35,7 @@ from ._records import (
     StepRecord,
     attempts_name,
     item_name,
+    keep_encoded,
     load_stored,
     record_name,
     seal,
@@ -276,12 +277,7 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
         ) from e
-    if len(data) > ctx.store.blob_threshold:
-        record.blob = ctx.store.put_blob(
-            ctx.workflow, ctx.run_id, seal(data, ctx.store.signing_key)
-        )
-    else:
-        record.value = data
+    record.value, record.blob = keep_encoded(ctx.store, (ctx.workflow, ctx.run_id), data)
 
 
 def save_failures(

@@ -54,6 +54,8 @@ def fork_run(
                 store.save_record(workflow, new_id, name, replaced)
             elif _position(name) < at:
                 _copy_record(store, workflow, run_id, new_id, name, data)
+        if source.args_blob is not None:  # large arguments live in a blob of their run
+            _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         _write_fork_manifest(store, source, new_id, at)
     except BaseException:
         # A half-made fork would block its id forever: leave nothing behind.
@@ -77,11 +79,17 @@ def _copy_record(
     if name.startswith("steps/"):
         rec = _decode_record(store, source, name, data)
         if rec.blob is not None:
-            blob = store.get_blob(workflow, source, rec.blob)
-            if blob is None:
-                raise CorruptRecordError(source, rec.position, f"blobs/{rec.blob}", "blob missing")
-            store.put_blob(workflow, target, blob)
+            _copy_blob(store, workflow, (source, target), rec.blob, rec.position)
     store.save_record(workflow, target, name, data)
+
+
+def _copy_blob(
+    store: Store, workflow: str, runs: tuple[str, str], digest: str, position: int | None
+) -> None:
+    blob = store.get_blob(workflow, runs[0], digest)
+    if blob is None:
+        raise CorruptRecordError(runs[0], position, f"blobs/{digest}", "blob missing")
+    store.put_blob(workflow, runs[1], blob)
 
 
 def _decode_record(store: Store, run_id: str, name: str, data: bytes) -> StepRecord:
@@ -131,5 +139,6 @@ def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) 
         source.workflow, new_id, source.fingerprint, dict(source.steps),
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
         created=now(), extra={"forked_from": source.run_id, "forked_at": at},
+        args_blob=source.args_blob,
     )  # fmt: skip
     _runner.write_manifest(store, manifest)

@@ -126,6 +126,24 @@ class FsspecStore(Store):
             out[self._rel(path)] = bytes(value)
         return out
 
+    def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
+        """One batched, concurrent ranged read of the first `size` bytes of each key."""
+        if not keys:
+            return {}
+        paths = [self._path(k) for k in keys]
+        got = self._io(
+            f"reading {len(keys)} manifests", self.fs.cat_ranges, paths, [0] * len(paths),
+            [size] * len(paths), on_error="return",
+        )  # fmt: skip
+        out: dict[str, bytes] = {}
+        for key, value in zip(keys, got, strict=True):
+            if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
+                continue  # deleted since the listing
+            if isinstance(value, BaseException):
+                raise StorageError(self.url, f"reading {key}: {_cause(value)}", _advice(value))
+            out[key] = bytes(value)
+        return out
+
     def put(self, key: str, data: bytes) -> None:
         self._write(key, self.fs.pipe_file, self._path(key), data)
 

@@ -20,6 +20,7 @@ from ._engine import Call, Plan, now
 from ._errors import (
     ArtifactMissingError,
     ConfigurationError,
+    CorruptRecordError,
     DefinitionChangedError,
     DurableError,
     LeaseLostError,
@@ -28,7 +29,7 @@ from ._errors import (
     StorageError,
     Suspended,
 )
-from ._records import RunRecord, decode_stored
+from ._records import RunRecord, keep_encoded, load_stored
 from ._store import Store, check_key_part
 
 
@@ -143,10 +144,12 @@ def start(
 ) -> RunRecord:
     encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
-        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, data, created=now())
+        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
-    manifest.args_encoding, manifest.args = encoding, data
+    manifest.args_encoding = encoding
+    inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
+    manifest.args = inline or b""
     manifest.status, manifest.error, manifest.reason = "running", None, None
     _runner.write_manifest(store, manifest)
     return manifest
@@ -177,7 +180,7 @@ def finish(
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     try:
-        manifest.result_encoding, manifest.result = _codec.encode_value(
+        manifest.result_encoding, data = _codec.encode_value(
             value, allow_pickle=store.allow_pickle
         )
     except Exception as e:
@@ -186,14 +189,21 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
         )
         finish(store, manifest, "failed", error=_runner.error_summary(err))
         raise err from e
+    # Over the blob threshold the value goes to a blob, as a step output does.
+    where = (manifest.workflow, manifest.run_id)
+    manifest.result, manifest.result_blob = keep_encoded(store, where, data)
     finish(store, manifest, "completed")
 
 
 def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
     """A completed run's outcome, read back without running its body."""
-    assert manifest.result_encoding is not None and manifest.result is not None
     key = f"{manifest.workflow}/{manifest.run_id}/run"
-    value = decode_stored(store, manifest.result_encoding, manifest.result, name=key)
+    if manifest.result_encoding is None:
+        raise CorruptRecordError(manifest.run_id, None, key, "completed without a result")
+    value = load_stored(
+        store, (manifest.workflow, manifest.run_id), manifest.result_encoding,
+        manifest.result, manifest.result_blob, position=None, name=key,
+    )  # fmt: skip
     return Run(
         manifest.run_id,
         manifest.workflow,

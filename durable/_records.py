@@ -64,6 +64,11 @@ def unseal(
     return body
 
 
+def sealed_sum(data: bytes) -> bytes:
+    """The checksum a sealed object carries (of everything after it)."""
+    return data[len(_MAGIC) + 1 : _HEAD]
+
+
 def check_blob(
     raw: bytes, digest: str, *, run_id: str, position: int | None, name: str
 ) -> None:
@@ -93,6 +98,14 @@ def stored_bytes(
         raise CorruptRecordError(run_id, position, f"blobs/{blob}", "blob missing")
     check_blob(raw, blob, run_id=run_id, position=position, name=name)
     return unseal(raw, store.signing_key, run_id=run_id, position=position, name=name)
+
+
+def keep_encoded(store: Store, where: tuple[str, str], data: bytes) -> tuple[bytes | None, str | None]:
+    """(inline bytes, None), or (None, blob digest) for data over the
+    store's blob threshold: stored once, sealed, under `blobs/<sha256>`."""
+    if len(data) <= store.blob_threshold:
+        return data, None
+    return None, store.put_blob(*where, seal(data, store.signing_key))
 
 
 def decode_stored(store: Store, encoding: str, data: bytes, *, name: str) -> Any:
@@ -186,22 +199,11 @@ class RunRecord:
     error: dict[str, str] | None = None
     reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_bytes(self) -> bytes:
-        d = asdict(self)
-        d["v"] = FORMAT
-        return pack(d)
-
-    @classmethod
-    def from_bytes(cls, body: bytes) -> RunRecord:
-        return cls(**_load(body))
-
-
-def _load(body: bytes) -> dict[str, Any]:
-    d = unpack(body)
-    if not isinstance(d, dict) or d.pop("v", None) != FORMAT:
-        raise ValueError("unknown record format")
-    return d
+    # Arguments or a result over the store's blob threshold live in a blob
+    # (`args`/`result` then empty), so the manifest stays small.
+    args_blob: str | None = None
+    result_blob: str | None = None
+    # (The stored form, summary and payload, is in `_manifest`.)
 
 
 def record_name(position: int) -> str:

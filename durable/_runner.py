@@ -23,13 +23,13 @@ from ._errors import (
 )
 from ._fingerprint import describe_change
 from ._lease import Lease
+from ._manifest import pack_manifest, unpack_manifest
 from ._records import (
     RunRecord,
     StepRecord,
-    decode_stored,
     item_of,
+    load_stored,
     position_of,
-    seal,
     unseal,
 )
 from ._store import Store
@@ -65,19 +65,12 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
     raw = store.load_manifest(workflow, run_id)
     if raw is None:
         return None
-    body = unseal(
-        raw, store.signing_key, run_id=run_id, position=None, name=f"{workflow}/{run_id}/run"
-    )
-    try:
-        manifest = RunRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(
-            run_id, None, f"{workflow}/{run_id}/run", f"undecodable: {e}"
-        ) from e
+    name = f"{workflow}/{run_id}/run"
+    manifest = unpack_manifest(raw, store.signing_key, run_id=run_id, name=name)
     if (manifest.workflow, manifest.run_id) != (workflow, run_id):
         # A valid (even signed) manifest copied from another run.
         why = f"it belongs to run {manifest.run_id!r} of {manifest.workflow!r}"
-        raise CorruptRecordError(run_id, None, f"{workflow}/{run_id}/run", why)
+        raise CorruptRecordError(run_id, None, name, why)
     return manifest
 
 
@@ -98,7 +91,7 @@ def existing_run(
 
 def write_manifest(store: Store, manifest: RunRecord) -> None:
     manifest.updated = now()
-    data = seal(manifest.to_bytes(), store.signing_key)
+    data = pack_manifest(manifest, store.signing_key)
     store.save_manifest(manifest.workflow, manifest.run_id, data)
 
 
@@ -194,7 +187,9 @@ def encode_arguments(
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     key = f"{manifest.workflow}/{manifest.run_id}/run"
-    value = decode_stored(store, manifest.args_encoding, manifest.args, name=key)
+    where = (manifest.workflow, manifest.run_id)
+    args, blob = manifest.args, manifest.args_blob
+    value = load_stored(store, where, manifest.args_encoding, args, blob, position=None, name=key)
     if not isinstance(value, dict):
         raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
     return value

@@ -19,7 +19,8 @@ from ._errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from ._records import RunRecord, position_of, unseal
+from ._manifest import HEAD, summary_size, unpack_manifest
+from ._records import RunRecord, position_of
 from ._store import Store, check_key_part, check_names, open_store
 
 LEASE_TTL = 30.0
@@ -54,15 +55,24 @@ def list_runs(
         check_key_part("workflow name", workflow)
     keys = store.list(f"{workflow}/" if workflow else "")
     runs = [tuple(k.split("/")[:2]) for k in keys if k.count("/") == 2 and k.endswith("/run")]
-    manifests = store.get_many([f"{w}/{r}/run" for w, r in runs])
+    heads = _summaries(store, [f"{w}/{r}/run" for w, r in runs])
     infos = [
-        _info(store, w, r, manifests[f"{w}/{r}/run"])
-        for w, r in runs
-        if f"{w}/{r}/run" in manifests
+        _info(store, w, r, heads[f"{w}/{r}/run"]) for w, r in runs if f"{w}/{r}/run" in heads
     ]
     if status is not None:
         infos = [i for i in infos if i.status == status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
+
+
+def _summaries(store: Store, keys: list[str]) -> dict[str, bytes]:
+    """The leading bytes of each manifest that hold its summary: a listing
+    never reads a run's arguments or result (item 8 of issue 11)."""
+    heads = store.get_heads(keys, HEAD)
+    for key, head in list(heads.items()):
+        need = summary_size(head)
+        if need > len(head) == HEAD:  # a summary longer than usual: read exactly it
+            heads.update(store.get_heads([key], need))
+    return heads
 
 
 def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
@@ -126,11 +136,7 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
 
 def _decode_manifest(store: Store, workflow: str, run_id: str, raw: bytes) -> RunRecord:
     key = f"{workflow}/{run_id}/run"
-    body = unseal(raw, store.signing_key, run_id=run_id, position=None, name=key)
-    try:
-        return RunRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(run_id, None, key, f"undecodable: {e}") from e
+    return unpack_manifest(raw, store.signing_key, run_id=run_id, name=key, summary_only=True)
 
 
 def first_gap(positions: Iterable[int]) -> int:

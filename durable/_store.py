@@ -59,6 +59,10 @@ class Store:
     def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]:
         return {k: v for k in keys if (v := self.get(k)) is not None}
 
+    def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
+        """Up to `size` leading bytes of each key that exists."""
+        return {k: v[:size] for k, v in self.get_many(keys).items()}
+
     def put(self, key: str, data: bytes) -> None:
         raise NotImplementedError
 

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 import durable
-from durable._records import seal, unseal
+from durable._manifest import pack_manifest
+from durable._runner import read_manifest
 from tests.conftest import Place
 
 
@@ -58,7 +59,9 @@ def test_restart_discards_a_run_whose_manifest_is_damaged(place: Place, damage: 
     if damage == "bit flip":
         bad = raw[:60] + bytes([raw[60] ^ 4]) + raw[61:]
     else:  # valid, but signed with a key this store does not have
-        bad = seal(unseal(raw, None, run_id="r", position=None, name=key), b"other key")
+        manifest = read_manifest(store, "errs", "r")
+        assert manifest is not None
+        bad = pack_manifest(manifest, b"other key")
     store.put(key, bad)
     expected = durable.CorruptRecordError if damage == "bit flip" else durable.IntegrityError
     with pytest.raises(expected) as err:
