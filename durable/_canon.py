@@ -29,6 +29,11 @@ OUR_DECORATORS = frozenset({"step", "workflow"})
 _SKIP_FIELDS = frozenset({"ctx", "kind", "type_comment", "type_ignores"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _DOC_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# File names that any string compiled by `exec`, `compile` or a console gets.
+# Python 3.13 keeps the `python -c` program in linecache as "<string>", and
+# every `exec(text)` of that process is "<string>" too: the text found under
+# such a name may belong to other code, so it is never taken as a source.
+_SHARED_NAMES = frozenset({"<string>", "<stdin>", "<console>"})
 
 # ---------------------------------------------------------------- locating
 
@@ -74,6 +79,8 @@ _NO_SOURCE = _Module({}, frozenset())
 
 def _module_of(code: types.CodeType, module_globals: dict[str, Any] | None) -> _Module:
     filename = code.co_filename
+    if filename in _SHARED_NAMES:
+        return _NO_SOURCE
     # Drops entries whose file changed on disk; IPython cells (no mtime) stay.
     linecache.checkcache(filename)
     lines = linecache.getlines(filename, module_globals)
