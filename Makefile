@@ -1,7 +1,8 @@
 PYTHON ?= python3
-# Every Python the package supports; `make test` runs the fast suite on each
-# one the machine has (scripts/test-pythons), and the whole suite on .venv.
+# Every Python the package supports. `make test` runs the whole suite on
+# .venv and the fast one on each other Python the machine has, JOBS at once.
 PYTHONS ?= 3.10 3.11 3.12 3.13
+JOBS ?= 2
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -30,9 +31,9 @@ pytest: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 pythons: $(STAMP)
-	scripts/test-pythons $(BIN)/uv $(BIN)/python $(PYTHONS)
+	JOBS=$(JOBS) scripts/test-pythons $(BIN)/uv $(BIN)/python $(PYTHONS)
 
-test: lint typecheck pytest pythons
+test: lint typecheck pythons
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
