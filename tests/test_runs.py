@@ -303,7 +303,16 @@ def test_a_damaged_manifest_is_listed_as_corrupt(store: durable.Store) -> None:
     flow.with_options(run_id="ok")()
     flow.with_options(run_id="hurt")()
     path = Path(store.url) / "w" / "hurt" / "run"
-    path.write_bytes(path.read_bytes()[:-3] + b"zzz")
+    good = path.read_bytes()
+    # The tail holds the arguments and result, which a listing never reads:
+    # damage there shows when the run is used, not in the list.
+    path.write_bytes(good[:-3] + b"zzz")
+    assert {i.run_id: i.status for i in flow.runs()} == {"ok": "completed", "hurt": "completed"}
+    with pytest.raises(durable.CorruptRecordError):
+        flow.with_options(run_id="hurt")()
+    with pytest.raises(durable.CorruptRecordError):
+        flow.history("hurt")
+    path.write_bytes(good[:20] + b"zzz" + good[23:])  # the summary itself
     by_id = {i.run_id: i for i in flow.runs()}
     assert by_id["ok"].status == "completed"
     assert by_id["hurt"].status == "corrupt" and "damaged" in (by_id["hurt"].error or "")
@@ -335,7 +344,7 @@ def test_history_lists_artifacts_with_their_state_now(store: durable.Store, tmp_
     assert builder.history("b")[0].artifacts[0]["state"] == "changed"
     out.unlink()
     assert builder.history("b")[0].artifacts[0]["state"] == "missing"
-    from durable._cli import format
+    from durable._cli.main import format
     from durable._manage import history
 
     text = format.show_text(*history.describe(store, "builder", "b"))
@@ -372,17 +381,16 @@ def test_gc_keep_last_and_older_than_narrow_together(store: durable.Store) -> No
 
 
 def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: Path) -> None:
-    from durable._storage import manifest as manifest_codec
-    from durable._storage.records import seal
+    from durable._storage.manifest import pack_manifest, read_manifest
 
     store = durable.open_store(tmp_path / "s", signing_key="k")
     flow = durable.workflow(name="w", store=store)(lambda n: n)
     with fake_clock(T0):
         flow.with_options(run_id="ok")(1)
         flow.with_options(run_id="planted")(2)
-    manifest = manifest_codec.read_manifest(store, "w", "planted")
+    manifest = read_manifest(store, "w", "planted")
     assert manifest is not None
-    store.save_manifest("w", "planted", seal(manifest.to_bytes(), None))
+    store.save_manifest("w", "planted", pack_manifest(manifest, None))
     by_id = {i.run_id: i for i in flow.runs()}
     assert by_id["ok"].status == "completed"
     planted = by_id["planted"]

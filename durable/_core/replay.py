@@ -6,6 +6,7 @@ reads a recorded output back and `commit` writes a finished operation."""
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from typing import Any
 
@@ -16,8 +17,9 @@ from .._storage.records import (
     Position,
     StepRecord,
     attempts_name,
-    check_blob,
     item_name,
+    keep_encoded,
+    load_stored,
     position_key,
     record_name,
     seal,
@@ -26,11 +28,11 @@ from .._storage.records import (
     unseal,
 )
 from ..errors import (
-    CorruptRecordError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
     SerializationError,
+    StorageError,
     preview_of,
 )
 from .context import RunState
@@ -146,20 +148,12 @@ def discard_from(ctx: RunState, pos: Position) -> None:
 
 
 def load_value(ctx: RunState, rec: StepRecord) -> Any:
-    data = rec.value
-    if rec.blob is None and rec.encoding == codec.MSGPACK and data is not None:
-        return codec.unpack(data)  # the replay fast path: plain data inline
+    assert rec.encoding is not None
+    where = (ctx.workflow, ctx.run_id)
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
-    if rec.blob is not None:
-        raw = ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob)
-        if raw is None:
-            raise CorruptRecordError(ctx.run_id, rec.position, f"blobs/{rec.blob}", "blob missing")
-        check_blob(raw, rec.blob, run_id=ctx.run_id, position=rec.position, name=key)
-        data = unseal(
-            raw, ctx.store.signing_key, run_id=ctx.run_id, position=rec.position, name=key
-        )
-    assert rec.encoding is not None and data is not None
-    return codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
+    return load_stored(
+        ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
+    )
 
 
 def commit(ctx: RunState, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
@@ -196,12 +190,7 @@ def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
         ) from e
-    if len(data) > ctx.store.blob_threshold:
-        record.blob = ctx.store.put_blob(
-            ctx.workflow, ctx.run_id, seal(data, ctx.store.signing_key)
-        )
-    else:
-        record.value = data
+    record.value, record.blob = keep_encoded(ctx.store, (ctx.workflow, ctx.run_id), data)
 
 
 def save_failures(
@@ -220,6 +209,8 @@ def save_failures(
     if kind != "step":
         rec.extra["kind"] = kind
     ctx.failures[pos] = failures
-    ctx.store.replace_record(
-        ctx.workflow, ctx.run_id, attempts_name(pos), seal(rec.to_bytes(), ctx.store.signing_key)
-    )
+    data = seal(rec.to_bytes(), ctx.store.signing_key)
+    # History only: the failure being recorded matters more than a store
+    # that cannot take it (the same fault usually caused it: disk full).
+    with contextlib.suppress(StorageError):
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -15,14 +16,17 @@ from .._storage import codec
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
 from .._storage.files import first_stale
-from .._storage.manifest import read_manifest, write_manifest
-from .._storage.records import RunRecord
+from .._storage.manifest import write_manifest
+from .._storage.records import RunRecord, keep_encoded, load_stored
 from ..errors import (
     ArtifactMissingError,
     ConfigurationError,
+    CorruptRecordError,
     DefinitionChangedError,
+    LeaseLostError,
     NondeterminismError,
     SerializationError,
+    StorageError,
     Suspended,
     preview_of,
 )
@@ -69,8 +73,8 @@ def run_locked(
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy."""
-    manifest = read_manifest(store, flow.name, run_id)
     restart = flow.options.restart
+    manifest = runner.existing_run(store, flow.name, run_id, restart=restart)
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
@@ -117,6 +121,7 @@ def run_locked(
         finish(store, manifest, "interrupted", error=runner.error_summary(e))
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
+    manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
     complete(store, manifest, value)
     return result_run(ctx, manifest, value)
 
@@ -233,10 +238,12 @@ def start(
 ) -> RunRecord:
     encoding, data = runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
-        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, data, created=now())
+        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
-    manifest.args_encoding, manifest.args = encoding, data
+    manifest.args_encoding = encoding
+    inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
+    manifest.args = inline or b""
     manifest.extra["arg_digests"] = digests
     if parent is not None:
         manifest.extra["parent"] = parent
@@ -254,12 +261,23 @@ def finish(
     reason: str | None = None,
 ) -> None:
     manifest.status, manifest.error, manifest.reason = status, error, reason
-    write_manifest(store, manifest)
+    # Called while an error propagates (a step's, or a record write's: disk
+    # full, read-only, file too large, lease lost): a manifest write failing
+    # for the same cause must not hide that error behind its own.
+    pending = sys.exc_info()[1]
+    try:
+        write_manifest(store, manifest)
+    except (StorageError, LeaseLostError) as e:
+        if pending is None:
+            raise
+        add_note = getattr(pending, "add_note", None)  # Python 3.11+
+        if add_note is not None:
+            add_note(f"durable: the run's status ({status}) was not recorded either: {e}")
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     try:
-        manifest.result_encoding, manifest.result = codec.encode_value(
+        manifest.result_encoding, data = codec.encode_value(
             value, allow_pickle=store.allow_pickle
         )
     except Exception as e:
@@ -268,18 +286,21 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
         )
         finish(store, manifest, "failed", error=runner.error_summary(err))
         raise err from e
+    # Over the blob threshold the value goes to a blob, as a step output does.
+    where = (manifest.workflow, manifest.run_id)
+    manifest.result, manifest.result_blob = keep_encoded(store, where, data)
     finish(store, manifest, "completed")
 
 
 def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
     """A completed run's outcome, read back without running its body."""
-    assert manifest.result_encoding is not None and manifest.result is not None
-    value = codec.decode_value(
-        manifest.result_encoding,
-        manifest.result,
-        allow_pickle=store.allow_pickle,
-        key=f"{manifest.workflow}/{manifest.run_id}/run",
-    )
+    key = f"{manifest.workflow}/{manifest.run_id}/run"
+    if manifest.result_encoding is None:
+        raise CorruptRecordError(manifest.run_id, None, key, "completed without a result")
+    value = load_stored(
+        store, (manifest.workflow, manifest.run_id), manifest.result_encoding,
+        manifest.result, manifest.result_blob, position=None, name=key,
+    )  # fmt: skip
     return Run(
         manifest.run_id,
         manifest.workflow,

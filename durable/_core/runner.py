@@ -15,12 +15,14 @@ from .._fingerprint.fingerprint import IDENTITY, describe_change
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.lease import Lease
+from .._storage.manifest import read_manifest
 from .._storage.records import (
     Position,
     RunRecord,
     StepRecord,
     format_position,
     item_of,
+    load_stored,
     parse_name,
     unseal,
 )
@@ -28,6 +30,7 @@ from ..errors import (
     ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
+    IntegrityError,
     RunLockedError,
 )
 from .context import RunState
@@ -57,6 +60,18 @@ def acquire(
                 raise
         # Waiting on another process's lease: polling is the only signal there is.
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+def existing_run(store: Store, workflow: str, run_id: str, *, restart: bool) -> RunRecord | None:
+    """The run's manifest. With `restart` (the way out a damaged or
+    unverifiable manifest's error names), one that cannot be read or decoded
+    counts as absent: restarting discards it anyway."""
+    try:
+        return read_manifest(store, workflow, run_id)
+    except (CorruptRecordError, IntegrityError):
+        if not restart:
+            raise
+        return None
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
@@ -191,10 +206,12 @@ def encode_arguments(
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     key = f"{manifest.workflow}/{manifest.run_id}/run"
-    value = codec.decode_value(
-        manifest.args_encoding, manifest.args, allow_pickle=store.allow_pickle, key=key
-    )
-    return dict(value)
+    where = (manifest.workflow, manifest.run_id)
+    args, blob = manifest.args, manifest.args_blob
+    value = load_stored(store, where, manifest.args_encoding, args, blob, position=None, name=key)
+    if not isinstance(value, dict):
+        raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
+    return value
 
 
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:

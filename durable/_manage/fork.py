@@ -9,12 +9,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .._storage import codec
-from .._storage.base import Store, check_key_part
+from .._storage.base import Store, check_key_part, check_names
 from .._storage.clock import now
 from .._storage.manifest import write_manifest
 from .._storage.records import (
+    Position,
     RunRecord,
     StepRecord,
+    keep_encoded,
+    load_stored,
     parse_name,
     position_key,
     position_of,
@@ -38,6 +41,7 @@ def fork_run(
     """Create a run whose records are the source's before position `at`
     (`mutate` replaces the output at `at - 1`). Nothing is executed and the
     source is not touched. Returns the new run id."""
+    check_names(workflow, run_id)
     source = read_manifest(store, workflow, run_id)
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
@@ -63,6 +67,8 @@ def fork_run(
                 store.save_record(workflow, new_id, name, replaced)
             elif _before(name, at):
                 _copy_record(store, workflow, run_id, new_id, name, data)
+        if source.args_blob is not None:  # large arguments live in a blob of their run
+            _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         _write_fork_manifest(store, source, new_id, at)
     except BaseException:
         # A half-made fork would block its id forever: leave nothing behind.
@@ -87,11 +93,17 @@ def _copy_record(
     if name.startswith("steps/"):
         rec = _decode_record(store, source, name, data)
         if rec.blob is not None:
-            blob = store.get_blob(workflow, source, rec.blob)
-            if blob is None:
-                raise CorruptRecordError(source, rec.position, f"blobs/{rec.blob}", "blob missing")
-            store.put_blob(workflow, target, blob)
+            _copy_blob(store, workflow, (source, target), rec.blob, rec.position)
     store.save_record(workflow, target, name, data)
+
+
+def _copy_blob(
+    store: Store, workflow: str, runs: tuple[str, str], digest: str, position: Position | None
+) -> None:
+    blob = store.get_blob(workflow, runs[0], digest)
+    if blob is None:
+        raise CorruptRecordError(runs[0], position, f"blobs/{digest}", "blob missing")
+    store.put_blob(workflow, runs[1], blob)
 
 
 def _decode_record(store: Store, run_id: str, name: str, data: bytes) -> StepRecord:
@@ -111,9 +123,6 @@ def _mutated(
     data: bytes,
     mutate: Callable[[Any], Any],
 ) -> bytes:
-    from .._core.context import RunState
-    from .._core.replay import load_value
-
     source, target = runs
     rec = _decode_record(store, source, name, data)
     if not rec.persisted or rec.encoding is None:
@@ -121,17 +130,17 @@ def _mutated(
             f"position {rec.position} ({rec.name}) kept no value (persist=False), "
             "so there is nothing to mutate; fork one position later or earlier"
         )
-    value = mutate(load_value(RunState(source, workflow, store), rec))
+    key = f"{workflow}/{source}/{name}"
+    where = (workflow, source)
+    old = load_stored(store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key)
+    value = mutate(old)
     try:
-        rec.encoding, encoded = codec.encode_value(value)
+        rec.encoding, encoded = codec.encode_value(value, allow_pickle=store.allow_pickle)
     except Exception as e:
         raise SerializationError(
             f"mutate() for {rec.name}", type(value).__qualname__, str(e)
         ) from e
-    rec.value, rec.blob = encoded, None
-    if len(encoded) > store.blob_threshold:
-        rec.value = None
-        rec.blob = store.put_blob(workflow, target, seal(encoded, store.signing_key))
+    rec.value, rec.blob = keep_encoded(store, (workflow, target), encoded)
     rec.extra = {**rec.extra, "mutated": True}
     return seal(rec.to_bytes(), store.signing_key)
 
@@ -141,5 +150,6 @@ def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) 
         source.workflow, new_id, source.fingerprint, dict(source.steps),
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
         created=now(), extra={"forked_from": source.run_id, "forked_at": at},
+        args_blob=source.args_blob,
     )  # fmt: skip
     write_manifest(store, manifest)

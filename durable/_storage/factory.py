@@ -16,7 +16,8 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     `$DURABLE_STORE`, else `./.durable`.
 
     Store options: `signing_key` (default `$DURABLE_SIGNING_KEY`): HMAC-sign
-    and verify every record; `allow_pickle=False`: refuse pickled values;
+    and verify every record; `allow_pickle=False` (or
+    `DURABLE_ALLOW_PICKLE=0`, which wins): refuse pickled values;
     `blob_threshold` (bytes, 1 MiB): larger outputs are stored once under
     `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
     on an object store blocks a run. Every other option goes to fsspec, e.g.
