@@ -226,6 +226,21 @@ class Workflow(Generic[P, R]):
         return f"<durable workflow {self.name}>"
 
 
+def store_of(wf: Workflow[Any, Any]) -> Store:
+    """The store a workflow's runs go to (its option, else the default)."""
+    return wf._store()
+
+
+def bind_call(wf: Workflow[Any, Any], kwargs: dict[str, Any]) -> inspect.BoundArguments:
+    """A call of wf with these keyword arguments, bound; TypeError if it cannot be."""
+    return wf._bind((), kwargs)
+
+
+def run_id_of(wf: Workflow[Any, Any], bound: inspect.BoundArguments) -> str:
+    """The run id the call would have (given, or derived from its arguments)."""
+    return wf._run_id(bound)
+
+
 def default_workflow_name(fn: Callable[..., Any]) -> str:
     """The qualified name; for a script's own workflows prefixed with the
     script's file name, so that two scripts sharing a store never share

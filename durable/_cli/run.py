@@ -17,7 +17,7 @@ import types
 from typing import Any
 
 from .._api.signals import stop_on_signals
-from .._api.workflow import AsyncWorkflow, Workflow
+from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, run_info
 from .._storage.base import Store, check_key_part
@@ -115,7 +115,7 @@ def _not_json(name: str) -> Any:
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
     wf = load_target(args.target)
     if args.store is None and wf.options.store is not None:
-        store = wf._store()  # the decorator's own store, unless --store says otherwise
+        store = store_of(wf)  # the decorator's own store, unless --store says otherwise
         if args.no_pickle:  # the command line's refusal holds for that store too
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
@@ -167,12 +167,12 @@ def _implied_run_id(
             f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. "
             f"Pass --run-id (durable runs {wf.name} lists them)"
         )
-    return wf._run_id(_check_arguments(wf, variables))
+    return run_id_of(wf, _check_arguments(wf, variables))
 
 
 def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
     try:
-        return wf._bind((), variables)
+        return bind_call(wf, variables)
     except TypeError as e:
         raise UsageError(f"{e}; pass the workflow's arguments with --var NAME=VALUE") from None
 
