@@ -247,7 +247,7 @@ def test_a_step_defined_in_main_runs_on_a_process_pool(tmp_path: Path) -> None:
 BAR_SCRIPT = """
 import sys
 import durable
-from durable._fanout.schedule import progress
+from durable._fanout import progress
 
 progress.DELAY = 0  # draw from the first item: the test is short
 

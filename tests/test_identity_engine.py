@@ -22,7 +22,8 @@ import pytest
 
 import durable
 from durable._core.runner import load_context
-from durable._storage.records import record_name, seal
+from durable._storage.keys import record_name
+from durable._storage.records import seal
 from durable.testing import FakeClock
 
 ROOT = Path(__file__).resolve().parents[1]

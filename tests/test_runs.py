@@ -344,7 +344,7 @@ def test_history_lists_artifacts_with_their_state_now(store: durable.Store, tmp_
     assert builder.history("b")[0].artifacts[0]["state"] == "changed"
     out.unlink()
     assert builder.history("b")[0].artifacts[0]["state"] == "missing"
-    from durable._cli.main import format
+    from durable._cli import format
     from durable._manage import history
 
     text = format.show_text(*history.describe(store, "builder", "b"))

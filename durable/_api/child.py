@@ -18,7 +18,8 @@ from .._core.replay import commit, load_value, lookup
 from .._core.run import Flow, derive_run_id, run_locked
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
-from .._storage.records import Position, StepRecord, format_position
+from .._storage.keys import Position, format_position
+from .._storage.records import StepRecord
 from .retention import prune
 
 

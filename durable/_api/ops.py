@@ -17,7 +17,8 @@ from .._fanout.progress import ProgressCallback
 from .._fanout.schedule import async_block, sync_block
 from .._storage import codec
 from .._storage.clock import now
-from .._storage.records import Position, StepRecord, seal, timer_name
+from .._storage.keys import Position, timer_name
+from .._storage.records import StepRecord, seal
 from ..errors import ConfigurationError, Suspended
 
 T = TypeVar("T")

@@ -9,7 +9,7 @@ from typing import Any
 
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
-from .._storage.records import format_position
+from .._storage.keys import format_position
 
 
 def iso(t: float | None) -> str | None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from .._storage.files import describe, display, first_stale, normalise
-from .._storage.records import Position
+from .._storage.keys import Position
 from ..errors import ArtifactMissingError, ConfigurationError
 from .context import RunState, active_run
 

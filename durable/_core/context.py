@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .._storage.base import Store
-from .._storage.records import Attempt, Position, StepRecord, format_position
+from .._storage.keys import Position, format_position
+from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
 from .scope import Scope, current, enter_root, set_scope
 

@@ -12,21 +12,16 @@ from typing import Any
 
 from .._storage import codec
 from .._storage.clock import now
-from .._storage.records import (
-    Attempt,
+from .._storage.keys import (
     Position,
-    StepRecord,
     attempts_name,
     item_name,
-    keep_encoded,
-    load_stored,
     position_key,
     record_name,
-    seal,
     timer_name,
     top_level,
-    unseal,
 )
+from .._storage.records import Attempt, StepRecord, keep_encoded, load_stored, seal, unseal
 from ..errors import (
     DefinitionChangedError,
     LeaseLostError,

@@ -16,6 +16,7 @@ from .._storage import codec
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
 from .._storage.files import first_stale
+from .._storage.keys import manifest_key
 from .._storage.manifest import write_manifest
 from .._storage.records import RunRecord, keep_encoded, load_stored
 from ..errors import (
@@ -294,7 +295,7 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
 
 def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
     """A completed run's outcome, read back without running its body."""
-    key = f"{manifest.workflow}/{manifest.run_id}/run"
+    key = manifest_key(manifest.workflow, manifest.run_id)
     if manifest.result_encoding is None:
         raise CorruptRecordError(manifest.run_id, None, key, "completed without a result")
     value = load_stored(

@@ -14,18 +14,10 @@ from typing import Any
 from .._fingerprint.fingerprint import IDENTITY, describe_change
 from .._storage import codec
 from .._storage.base import Store
+from .._storage.keys import Position, format_position, item_of, manifest_key, parse_name
 from .._storage.lease import Lease
 from .._storage.manifest import read_manifest
-from .._storage.records import (
-    Position,
-    RunRecord,
-    StepRecord,
-    format_position,
-    item_of,
-    load_stored,
-    parse_name,
-    unseal,
-)
+from .._storage.records import RunRecord, StepRecord, load_stored, unseal
 from ..errors import (
     ConfigurationError,
     CorruptRecordError,
@@ -205,7 +197,7 @@ def encode_arguments(
 
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
-    key = f"{manifest.workflow}/{manifest.run_id}/run"
+    key = manifest_key(manifest.workflow, manifest.run_id)
     where = (manifest.workflow, manifest.run_id)
     args, blob = manifest.args, manifest.args_blob
     value = load_stored(store, where, manifest.args_encoding, args, blob, position=None, name=key)

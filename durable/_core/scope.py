@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._storage.records import Position, PositionPath
+from .._storage.keys import Position, PositionPath
 from ..errors import ConfigurationError
 
 _SUPPORTED = (

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._storage.clock import now
-from .._storage.records import Position, StepRecord
+from .._storage.keys import Position
+from .._storage.records import StepRecord
 from ..errors import ArtifactMissingError
 from . import artifacts, context, redact
 from .context import RunState

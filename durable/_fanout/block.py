@@ -23,7 +23,8 @@ from .._core.steps import step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
-from .._storage.records import StepRecord, item_name, seal
+from .._storage.keys import item_name
+from .._storage.records import StepRecord, seal
 from ..errors import ConfigurationError, CorruptRecordError, StorageError
 
 _MISSING = object()

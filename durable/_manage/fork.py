@@ -11,20 +11,17 @@ from typing import Any
 from .._storage import codec
 from .._storage.base import Store, check_key_part, check_names
 from .._storage.clock import now
-from .._storage.manifest import write_manifest
-from .._storage.records import (
+from .._storage.keys import (
     Position,
-    RunRecord,
-    StepRecord,
-    keep_encoded,
-    load_stored,
+    blob_name,
+    is_step_record,
     parse_name,
     position_key,
     position_of,
     record_name,
-    seal,
-    unseal,
 )
+from .._storage.manifest import write_manifest
+from .._storage.records import RunRecord, StepRecord, keep_encoded, load_stored, seal, unseal
 from ..errors import ConfigurationError, CorruptRecordError, SerializationError
 from .runs import LEASE_TTL, first_gap, read_manifest
 
@@ -51,7 +48,7 @@ def fork_run(
         )
     records = store.peek_records(workflow, run_id)
     limit = first_gap(
-        p for n in records if n.startswith("steps/") and isinstance(p := position_of(n), int)
+        p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)
     )
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
@@ -90,7 +87,7 @@ def _copy_record(
     store: Store, workflow: str, source: str, target: str, name: str, data: bytes
 ) -> None:
     # Sealed bodies never name their run, so they (and their signatures) copy as they are.
-    if name.startswith("steps/"):
+    if is_step_record(name):
         rec = _decode_record(store, source, name, data)
         if rec.blob is not None:
             _copy_blob(store, workflow, (source, target), rec.blob, rec.position)
@@ -102,7 +99,7 @@ def _copy_blob(
 ) -> None:
     blob = store.get_blob(workflow, runs[0], digest)
     if blob is None:
-        raise CorruptRecordError(runs[0], position, f"blobs/{digest}", "blob missing")
+        raise CorruptRecordError(runs[0], position, blob_name(digest), "blob missing")
     store.put_blob(workflow, runs[1], blob)
 
 

@@ -10,18 +10,8 @@ from typing import Any
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.files import artifact_states
-from .._storage.records import (
-    Attempt,
-    Position,
-    StepRecord,
-    decode_stored,
-    parse_name,
-    position_key,
-    record_name,
-    stored_bytes,
-    top_level,
-    unseal,
-)
+from .._storage.keys import Position, parse_name, position_key, record_name, top_level
+from .._storage.records import Attempt, StepRecord, decode_stored, stored_bytes, unseal
 from ..errors import CorruptRecordError, preview_of
 from .runs import RunInfo, read_manifest, run_info
 

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from .._storage.base import Store, check_key_part, check_names
 from .._storage.clock import now
 from .._storage.factory import open_store
+from .._storage.keys import is_step_record, lease_key, manifest_key, position_of, run_of
 from .._storage.manifest import HEAD, decode_manifest, summary_size
 from .._storage.manifest import read_manifest as read_checked
-from .._storage.records import RunRecord, position_of
+from .._storage.records import RunRecord
 from ..errors import (
     ConfigurationError,
     CorruptRecordError,
@@ -57,10 +58,12 @@ def list_runs(
     if workflow is not None:
         check_key_part("workflow name", workflow)
     keys = store.list(f"{workflow}/" if workflow else "")
-    runs = [tuple(k.split("/")[:2]) for k in keys if k.count("/") == 2 and k.endswith("/run")]
-    heads = _summaries(store, [f"{w}/{r}/run" for w, r in runs])
+    runs = [run for k in keys if (run := run_of(k)) is not None]
+    heads = _summaries(store, [manifest_key(w, r) for w, r in runs])
     infos = [
-        _info(store, w, r, heads[f"{w}/{r}/run"]) for w, r in runs if f"{w}/{r}/run" in heads
+        _info(store, w, r, heads[manifest_key(w, r)])
+        for w, r in runs
+        if manifest_key(w, r) in heads
     ]
     if status is not None:
         infos = [i for i in infos if i.status == status]
@@ -124,7 +127,7 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
         return RunInfo(workflow, run_id, "corrupt", "", 0.0, 0.0, 0, None, str(e))
     except IntegrityError as e:  # unsigned, or signed with another key
         return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e))
-    steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
+    steps = {p for n in names if is_step_record(n) and (p := position_of(n)) is not None}
     # Every finished operation counts; the next position is the body's (top-level) one.
     status = m.status
     # A holder that died (kill -9, power loss) never wrote its final status.
@@ -164,7 +167,7 @@ def delete_run(store: Store, workflow: str, run_id: str) -> None:
         store.delete_run(workflow, run_id, keep_lease=True)
     finally:
         lease.release()
-    store.delete([f"{workflow}/{run_id}/lease"])
+    store.delete([lease_key(workflow, run_id)])
 
 
 def gc(

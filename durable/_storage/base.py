@@ -1,7 +1,9 @@
-"""Where records live. A `Store` speaks of runs, records, blobs and leases
-over a few key-level primitives; two implementations sit under it: plain
-files with atomic writes and a log per run (the local default, `local`) and
-fsspec for every other URL (memory://, s3://, ..., `objects`). `factory`
+"""Where records live, in two layers. The primitive key store (`get`,
+`get_many`, create-only `create`, `put`, `list`, `delete`) is all a backend
+implements; a `Store` speaks of runs above it: manifests, blobs, leases
+and each run's record log (`recordlog`: one object per record by default,
+one append-only file per run in the local store). Two backends: plain
+files (`local`) and fsspec for every other URL (`objects`); `factory`
 opens the right one for a URL."""
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import uuid
 from collections.abc import Iterable
 
 from ..errors import ConfigurationError
+from .keys import blob_name, lease_key, manifest_key, run_of, run_prefix
 from .lease import Lease, object_lease_held
+from .recordlog import ObjectRecords, RecordLog
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
@@ -22,7 +26,7 @@ _BAD_KEY_CHARS = frozenset("*?[]")
 
 
 class Store:
-    """Base class: run-level operations over five key-level primitives."""
+    """Run-level operations over the primitive key store a backend implements."""
 
     url: str
     signing_key: bytes | None
@@ -83,41 +87,34 @@ class Store:
 
     # -- runs --------------------------------------------------------------
     def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
-        return self.get(f"{workflow}/{run_id}/run")
+        return self.get(manifest_key(workflow, run_id))
 
     def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
-        self.put(f"{workflow}/{run_id}/run", data)
+        self.put(manifest_key(workflow, run_id), data)
+
+    def records(self, workflow: str, run_id: str) -> RecordLog:
+        """The run's record log: one object per record unless a backend
+        keeps a log of its own."""
+        return ObjectRecords(self, workflow, run_id)
 
     def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
-        """All operation records of a run: one listing, one batched read."""
-        base = f"{workflow}/{run_id}/"
-        keys = [
-            k
-            for k in self.list(base)
-            if k.startswith(
-                (base + "steps/", base + "attempts/", base + "timers/", base + "items/")
-            )
-        ]
-        return {k[len(base) :]: v for k, v in self.get_many(keys).items()}
+        """All operation records of a run."""
+        return self.records(workflow, run_id).read_all()
 
     def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
         """Create-only write. Returns the bytes already there when it lost."""
-        key = f"{workflow}/{run_id}/{name}"
-        if self.create(key, data):
-            return None
-        existing = self.get(key)
-        return None if existing == data else existing
+        return self.records(workflow, run_id).append(name, data)
 
     def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
-        self.put(f"{workflow}/{run_id}/{name}", data)
+        self.records(workflow, run_id).replace(name, data)
 
     def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
-        self.delete(f"{workflow}/{run_id}/{n}" for n in names)
+        self.records(workflow, run_id).compact(names)
 
     def put_blob(self, workflow: str, run_id: str, data: bytes) -> str:
         """Store data once under its sha256; return the digest."""
         digest = hashlib.sha256(data).hexdigest()
-        key = f"{workflow}/{run_id}/blobs/{digest}"
+        key = run_prefix(workflow, run_id) + blob_name(digest)
         if not self.create(key, data):
             # Already there: the same bytes, unless that copy was damaged.
             # A damaged blob would fail every later replay, so repair it now.
@@ -127,19 +124,18 @@ class Store:
         return digest
 
     def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
-        return self.get(f"{workflow}/{run_id}/blobs/{digest}")
+        return self.get(run_prefix(workflow, run_id) + blob_name(digest))
 
     def workflows(self) -> builtins.list[str]:
-        return sorted({k.split("/", 1)[0] for k in self.list("") if k.endswith("/run")})
+        return sorted({run[0] for k in self.list("") if (run := run_of(k)) is not None})
 
     def runs(self, workflow: str) -> builtins.list[str]:
         keys = self.list(f"{workflow}/")
-        return sorted(k.split("/")[1] for k in keys if k.count("/") == 2 and k.endswith("/run"))
+        return sorted(run[1] for k in keys if (run := run_of(k)) is not None)
 
     def delete_run(self, workflow: str, run_id: str, *, keep_lease: bool = False) -> None:
-        base = f"{workflow}/{run_id}/"
-        keys = self.list(base)
-        lease = (base + "lease", base + "lease/")
+        keys = self.list(run_prefix(workflow, run_id))
+        lease = lease_key(workflow, run_id)
         self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
 
     def acquire(self, workflow: str, run_id: str, ttl: float) -> Lease:
@@ -148,19 +144,16 @@ class Store:
 
     def is_held(self, workflow: str, run_id: str) -> bool:
         """Whether a live process holds the run's lease; never takes it."""
-        return object_lease_held(self, f"{workflow}/{run_id}/lease/")
+        return object_lease_held(self, lease_key(workflow, run_id) + "/")
 
     def record_names(self, workflow: str, run_id: str) -> builtins.list[str]:
-        """The names of a run's operation records (`steps/00000003`, ...),
-        without reading their values."""
-        base = f"{workflow}/{run_id}/"
-        kinds = ("steps/", "attempts/", "timers/")
-        return [k[len(base) :] for k in self.list(base) if k[len(base) :].startswith(kinds)]
+        """The names of a run's operation records (`steps/00000003`, ...)."""
+        return self.records(workflow, run_id).names()
 
     def peek_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
         """`load_records` for readers that do not hold the run's lease
         (listing, history, forking from it): never repairs anything."""
-        return self.load_records(workflow, run_id)
+        return self.records(workflow, run_id).peek()
 
     def sweep_temp(self, older_than: float) -> int:
         """Remove temp files a crashed writer left (untouched for older_than

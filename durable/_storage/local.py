@@ -1,7 +1,7 @@
 """The local store: plain files under a folder. Manifests and blobs are
 written atomically (temp file, fsync, rename or hard link, fsync of the
-folder); operation records are appended to one log per run (`_runlog`); the
-run lease is an exclusive flock."""
+folder); operation records are appended to one log per run (`LogRecords`
+over `log.RunLog`); the run lease is an exclusive flock."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from ..errors import ConfigurationError, StorageError
 from .base import STORE_OPTIONS, Store
+from .keys import lease_key
 from .lease import FileLease, Lease, holder_alive
 from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir, parse
 
@@ -207,56 +208,18 @@ class LocalStore(Store):
     def is_held(self, workflow: str, run_id: str) -> bool:
         # Reading the owner document, not trying the flock: a probe that took
         # the lock for an instant could make a real starter fail.
-        return holder_alive(self.get(f"{workflow}/{run_id}/lease"), renewed=False)
+        return holder_alive(self.get(lease_key(workflow, run_id)), renewed=False)
 
-    def record_names(self, workflow: str, run_id: str) -> builtins.list[str]:
-        return sorted(self.peek_records(workflow, run_id))
-
-    def peek_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
-        # Not RunLog.load(): it cuts a torn tail off, and for a reader without
-        # the lease that tail may be the holder's append in progress.
-        key = f"{workflow}/{run_id}/{LOG_NAME}"
-        return parse(self.get(key) or b"", run_id, path=os.path.join(self.root, key))[0]
-
-    # Operation records live in one append-only log per run (see _runlog).
-    def _log(self, workflow: str, run_id: str) -> RunLog:
+    def records(self, workflow: str, run_id: str) -> LogRecords:
+        """The run's records, in one append-only log (see `log`)."""
         key = f"{workflow}/{run_id}"
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
-        return log
-
-    def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
-        try:
-            return self._log(workflow, run_id).load()
-        except OSError as e:
-            raise self._error(f"reading {workflow}/{run_id}/{LOG_NAME}", e) from e
-
-    def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
-        # Decided under the log's flock, after catching up with other writers.
-        log = self._log(workflow, run_id)
-        existing = self._logged(workflow, run_id, lambda: log.create(name, data))
-        return None if existing == data else existing
-
-    def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
-        log = self._log(workflow, run_id)
-        self._logged(workflow, run_id, lambda: log.append([(name, data)]))
-
-    def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
-        items: builtins.list[tuple[str, bytes | None]] = [(n, None) for n in names]
-        if not items:
-            return
-        log = self._log(workflow, run_id)
-        self._logged(workflow, run_id, lambda: log.append(items))
-
-    def _logged(self, workflow: str, run_id: str, op: Callable[[], T]) -> T:
-        try:
-            return self._in_folder(self._path(f"{workflow}/{run_id}"), op)
-        except OSError as e:
-            raise self._error(f"appending to {workflow}/{run_id}", e) from e
+        return LogRecords(self, key, log)
 
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
-        path = self._path(f"{workflow}/{run_id}/lease")
+        path = self._path(lease_key(workflow, run_id))
         try:
             return self._in_folder(os.path.dirname(path), lambda: _file_lease(path, ttl, run_id))
         except OSError as e:
@@ -301,3 +264,46 @@ def _prune(folder: str, root: str) -> None:
         except OSError:
             return
         folder = os.path.dirname(folder)
+
+
+class LogRecords:
+    """The run-record log as one append-only file: one append and one
+    fdatasync a record, where an object per record would cost a file, a
+    rename and two fsyncs. Create-only is decided under the log's flock."""
+
+    def __init__(self, store: LocalStore, run: str, log: RunLog) -> None:
+        self.store, self.run, self.log = store, run, log
+
+    def read_all(self) -> dict[str, bytes]:
+        try:
+            return self.log.load()
+        except OSError as e:
+            raise self.store._error(f"reading {self.run}/{LOG_NAME}", e) from e
+
+    def peek(self) -> dict[str, bytes]:
+        # Not RunLog.load(): it cuts a torn tail off, and for a reader without
+        # the lease that tail may be the holder's append in progress.
+        key = f"{self.run}/{LOG_NAME}"
+        raw = self.store.get(key) or b""
+        return parse(raw, self.log.run_id, path=self.store._path(key))[0]
+
+    def names(self) -> builtins.list[str]:
+        return sorted(self.peek())
+
+    def append(self, name: str, data: bytes) -> bytes | None:
+        existing = self._logged(lambda: self.log.create(name, data))
+        return None if existing == data else existing
+
+    def replace(self, name: str, data: bytes) -> None:
+        self._logged(lambda: self.log.append([(name, data)]))
+
+    def compact(self, names: Iterable[str]) -> None:
+        items: builtins.list[tuple[str, bytes | None]] = [(n, None) for n in names]
+        if items:
+            self._logged(lambda: self.log.append(items))
+
+    def _logged(self, op: Callable[[], T]) -> T:
+        try:
+            return self.store._in_folder(self.store._path(self.run), op)
+        except OSError as e:
+            raise self.store._error(f"appending to {self.run}", e) from e

@@ -18,8 +18,8 @@ import struct
 import zlib
 
 from ..errors import CorruptRecordError
+from .keys import position_of
 from .oslock import lock_exclusive
-from .records import position_of
 
 _MAGIC = b"\xd7\x1e"
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc

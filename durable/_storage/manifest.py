@@ -21,6 +21,7 @@ from ..errors import CorruptRecordError
 from .base import Store
 from .clock import now
 from .codec import pack, unpack
+from .keys import manifest_key
 from .records import FORMAT, RunRecord, seal, sealed_sum, unseal
 
 _MAGIC = b"DRM1"
@@ -88,10 +89,6 @@ def _record(summary: dict[str, Any], payload: dict[str, Any], run_id: str, name:
         return RunRecord(**summary, **payload)
     except TypeError as e:
         raise CorruptRecordError(run_id, None, name, f"undecodable: {e}") from e
-
-
-def manifest_key(workflow: str, run_id: str) -> str:
-    return f"{workflow}/{run_id}/run"
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:

@@ -19,6 +19,7 @@ import fsspec
 
 from ..errors import DurableError, StorageError
 from .base import STORE_OPTIONS, Store
+from .keys import lease_key
 from .lease import Lease, ObjectLease
 
 T = TypeVar("T")
@@ -191,7 +192,7 @@ class FsspecStore(Store):
                 self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
 
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
-        return ObjectLease(self, f"{workflow}/{run_id}/lease/", ttl, run_id)
+        return ObjectLease(self, lease_key(workflow, run_id) + "/", ttl, run_id)
 
 
 def _warn_if_unverified(protocol: str) -> None:
