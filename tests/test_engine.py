@@ -333,7 +333,7 @@ def test_retries_back_off_and_record_attempts(store: durable.Store, clock: FakeC
     assert wf() == "ok"
     assert attempts == [0, 1, 2, 3]
     assert clock.slept == [1.0, 2.0, 3.0]
-    from durable._core.runner import load_context
+    from durable._core.replay import load_context
 
     rec = load_context(store, "r", "r", "refuse").records[0]
     assert [a.message for a in rec.attempts] == ["try 1", "try 2", "try 3"]
@@ -451,7 +451,7 @@ def test_loop_over_records_once_and_skips_on_rerun(store: durable.Store) -> None
     with pytest.raises(ValueError):
         lp([1, 2, 3, 4])
     assert calls == [1, 2, 3]
-    from durable._core.runner import load_context
+    from durable._core.replay import load_context
 
     assert load_context(store, "lp", "r", "refuse").records == {}
     fail_at["n"] = -1
@@ -514,7 +514,7 @@ def test_keyboard_interrupt_records_nothing_for_the_step(store: durable.Store) -
 
     with pytest.raises(KeyboardInterrupt):
         k()
-    from durable._core.runner import load_context
+    from durable._core.replay import load_context
     from durable._storage.manifest import read_manifest
 
     assert read_manifest(store, "k", "r").status == "interrupted"  # type: ignore[union-attr]
@@ -559,7 +559,7 @@ def test_nested_step_and_nested_workflow(store: durable.Store) -> None:
         return outer() + child()
 
     assert parent() == 12
-    from durable._core.runner import load_context
+    from durable._core.replay import load_context
 
     records = load_context(store, "parent", "r", "refuse").records
     # The nested step ran plainly; the child workflow is a run of its own,

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import durable
-from durable._core.runner import load_context
+from durable._core.replay import load_context
 from durable._storage.keys import record_name
 from durable._storage.records import seal
 from durable.testing import FakeClock

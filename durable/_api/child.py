@@ -10,12 +10,12 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol
 
-from .._core import runner
+from .._core.arguments import derive_run_id
 from .._core.context import Run, RunState
 from .._core.identity import call_digest
 from .._core.plan import Plan
 from .._core.replay import commit, load_value, lookup
-from .._core.run import Flow, derive_run_id, run_locked
+from .._core.run import Flow, acquire, run_locked
 from .._storage.base import Store, check_key_part
 from .._storage.clock import now
 from .._storage.keys import Position, format_position
@@ -43,7 +43,7 @@ def child_plan(
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
     store = parent.store if flow.options.store is None else flow._store()
-    lease = runner.acquire(store, flow.name, run_id, flow.options.wait)
+    lease = acquire(store, flow.name, run_id, flow.options.wait)
     # A parent re-running what changed re-runs what changed in its children too.
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own

@@ -9,18 +9,13 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from .._core import run, runner
+from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, active_run
+from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
-from .._core.run import Options
-from .._core.steps import StepSpec, step_spec
+from .._core.run import Options, acquire, run_locked
 from .._fingerprint.fingerprint import (
-    IDENTITY,
-    Fingerprint,
-    combine,
-    fingerprint_function,
     identity_of,
-    referenced_objects,
 )
 from .._fingerprint.reach import default_name, script_name
 from .._manage.fork import fork_run
@@ -30,6 +25,7 @@ from .._storage.base import Store, check_key_part
 from .._storage.factory import open_store
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
+from .definition import definition_of
 from .retention import prune
 from .step import refuse_generators
 
@@ -40,6 +36,8 @@ _POLICIES = ("refuse", "rerun")
 
 class Workflow(Generic[P, R]):
     """A decorated workflow function. Call it to run durably."""
+
+    __durable_workflow__ = True  # how a definition tells a workflow it reaches
 
     def __init__(
         self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
@@ -144,36 +142,9 @@ class Workflow(Generic[P, R]):
         """The definition fingerprint: this body and every step it can reach."""
         return self.definition().fingerprint
 
-    def definition(self) -> runner.Definition:
-        own = self._own()
-        found = runner.Definition("", {}, {})
-        self._reach(found, {id(self)})
-        found.steps[runner.BODY_KEY] = own.value
-        found.parts[runner.BODY_KEY] = _recorded_parts(own)
-        found.fingerprint = combine(self._identity, own.value, found.steps)
-        return found
-
-    def _own(self) -> Fingerprint:
-        """The body's own fingerprint, computed for every call: a notebook
-        cell may rebind a constant or helper it reads, or its file may have
-        been edited since import (then this raises). The costly parts
-        (parsing, compiling, tokenising a definition) are cached by text."""
-        return fingerprint_function(self.fn, name=self._identity, version=self.version, steps=False)
-
-    def _reach(self, found: runner.Definition, seen: set[int]) -> None:
-        for obj in referenced_objects(self.fn):
-            spec = step_spec(obj)
-            if spec is not None and id(spec) not in found.by_spec:
-                fresh = _refingerprint(spec)
-                key = _unique_key(found.steps, spec.name, fresh.value)
-                found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
-                found.by_spec[id(spec)] = fresh.value
-            elif isinstance(obj, Workflow) and id(obj) not in seen:
-                seen.add(id(obj))
-                own = obj._own()
-                found.steps[f"{obj.name} (workflow)"] = own.value
-                found.parts[f"{obj.name} (workflow)"] = _recorded_parts(own)
-                obj._reach(found, seen)
+    def definition(self) -> Definition:
+        """The definition as of now (see `definition_of`)."""
+        return definition_of(self)
 
     # -- the run ---------------------------------------------------------
     def _call_plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan[R]:
@@ -191,7 +162,7 @@ class Workflow(Generic[P, R]):
         outer = active_run()
         if outer is not None:
             return (yield from child.child_plan(self, outer, args, kwargs))
-        runner.check_overrides(self.fn, overrides or {})
+        check_overrides(self.fn, overrides or {})
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = (
             check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
@@ -199,9 +170,9 @@ class Workflow(Generic[P, R]):
         store = self._store()  # only once the call is known to be valid
         if resume_id is not None and store.load_manifest(self.name, run_id) is None:
             raise RunNotFoundError(self.name, run_id, store.url)
-        lease = runner.acquire(store, self.name, run_id, self.options.wait)
+        lease = acquire(store, self.name, run_id, self.options.wait)
         try:
-            done = yield from run.run_locked(self, store, run_id, given, overrides or {}, lease)
+            done = yield from run_locked(self, store, run_id, given, overrides or {}, lease)
             prune(store, self.name, self.options)
             return done
         finally:
@@ -220,7 +191,7 @@ class Workflow(Generic[P, R]):
 
     def _run_id(self, given: inspect.BoundArguments | None) -> str:
         assert given is not None
-        return run.derive_run_id(self.name, self.options.run_id, given)
+        return derive_run_id(self.name, self.options.run_id, given)
 
     def __repr__(self) -> str:
         return f"<durable workflow {self.name}>"
@@ -249,32 +220,6 @@ def default_workflow_name(fn: Callable[..., Any]) -> str:
     the full identity."""
     script = script_name(fn)
     return default_name(fn) if script is None else f"{script}.{default_name(fn)}"
-
-
-def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:
-    """Two steps with one name (made by one factory, or in two modules) both
-    count; the second is listed as `name#2`, in the order the body names them."""
-    key, n = name, 1
-    while key in steps and steps[key] != fp:
-        n += 1
-        key = f"{name}#{n}"
-    return key
-
-
-def _recorded_parts(fp: Fingerprint) -> dict[str, str]:
-    # The identity goes with the parts so that a refusal can say "renamed".
-    return {**fp.parts, IDENTITY: fp.identity}
-
-
-def _refingerprint(spec: StepSpec) -> Fingerprint:
-    """Fingerprint a step again at run start: helpers, constants and steps
-    defined below it (or re-run in a notebook cell) exist only now. When
-    that fails (its file was edited after import, a helper has no source)
-    the error propagates: a step whose code cannot be established is never
-    replayed under the fingerprint it had at decoration."""
-    return fingerprint_function(
-        spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
-    )
 
 
 class AsyncWorkflow(Workflow[P, R]):

@@ -11,11 +11,15 @@ import traceback
 from typing import Any
 
 from .._storage import codec
+from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.keys import (
     Position,
     attempts_name,
+    format_position,
     item_name,
+    item_of,
+    parse_name,
     position_key,
     record_name,
     timer_name,
@@ -23,6 +27,7 @@ from .._storage.keys import (
 )
 from .._storage.records import Attempt, StepRecord, keep_encoded, load_stored, seal, unseal
 from ..errors import (
+    CorruptRecordError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
@@ -209,3 +214,39 @@ def save_failures(
     # that cannot take it (the same fault usually caused it: disk full).
     with contextlib.suppress(StorageError):
         ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
+
+
+def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:
+    ctx = RunState(run_id=run_id, workflow=workflow, store=store, policy=policy)
+    for name, raw in store.load_records(workflow, run_id).items():
+        parsed = parse_name(name)
+        if parsed is None:
+            item = item_of(name)
+            if item is not None:  # a checkpointed loop_over item, decoded by its block
+                body = _unseal(store, raw, run_id, item[0], name)
+                ctx.items.setdefault(item[0], {})[item[1]] = body
+            continue
+        head, pos = parsed
+        if head == "steps":  # most records
+            ctx.records[pos] = _step_record(store, raw, run_id, pos, name)
+        elif head == "timers":
+            ctx.timers[pos] = float(codec.unpack(_unseal(store, raw, run_id, pos, name)))
+        else:
+            ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
+    return ctx
+
+
+def _step_record(store: Store, raw: bytes, run_id: str, pos: Position, name: str) -> StepRecord:
+    body = _unseal(store, raw, run_id, pos, name)
+    try:
+        rec = StepRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+    if rec.position != pos:  # a valid record moved to another position
+        why = f"it holds position {format_position(rec.position)}"
+        raise CorruptRecordError(run_id, pos, name, why)
+    return rec
+
+
+def _unseal(store: Store, raw: bytes, run_id: str, pos: Position | None, name: str) -> bytes:
+    return unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)

@@ -1,7 +1,7 @@
-"""One run's life once its lease is held: the definition check, the
-manifest started and finished (completed, failed, suspended, interrupted),
-a completed run read back; and the run id a call derives from its
-arguments."""
+"""One run's life: its lease taken (waiting if asked), then the definition
+check, the manifest started and finished (completed, failed, suspended,
+interrupted), the body run under the run's state, and a completed run's
+recorded outcome read back when the call is the same call."""
 
 from __future__ import annotations
 
@@ -9,32 +9,40 @@ import copy
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+import time
+import traceback
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from .._storage import codec
-from .._storage.base import Store, check_key_part
+from .._storage.base import Store
 from .._storage.clock import now
-from .._storage.files import first_stale
-from .._storage.keys import manifest_key
-from .._storage.manifest import write_manifest
-from .._storage.records import RunRecord, keep_encoded, load_stored
+from .._storage.lease import Lease
+from .._storage.manifest import read_manifest, write_manifest
+from .._storage.records import RunRecord, keep_encoded
 from ..errors import (
     ArtifactMissingError,
-    ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
+    IntegrityError,
     LeaseLostError,
     NondeterminismError,
+    RunLockedError,
     SerializationError,
     StorageError,
     Suspended,
-    preview_of,
 )
-from . import runner
+from .arguments import (
+    argument_digests,
+    decode_arguments,
+    encode_arguments,
+    merge_arguments,
+)
 from .context import Run, RunState, enter_run
-from .identity import Undigestable, run_id_digest, value_digest
+from .definition import Definition, choose_policy
+from .outcome import completed_outcome, result_run
 from .plan import Call, Plan
+from .replay import load_context
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +66,7 @@ class Flow(Protocol):
 
     options: Options
 
-    def definition(self) -> runner.Definition: ...
+    def definition(self) -> Definition: ...
 
 
 def run_locked(
@@ -75,20 +83,20 @@ def run_locked(
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy."""
     restart = flow.options.restart
-    manifest = runner.existing_run(store, flow.name, run_id, restart=restart)
+    manifest = existing_run(store, flow.name, run_id, restart=restart)
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
     # deleted. Recorded arguments are decoded only when used: unpickling a
     # class defined in __main__ rebinds the live class's methods.
     inherit = manifest is not None and given is None and not restart
-    recorded = runner.decode_arguments(store, manifest) if inherit and manifest else {}
-    bound = runner.merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
+    recorded = decode_arguments(store, manifest) if inherit and manifest else {}
+    bound = merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
     definition = flow.definition()
-    policy = runner.choose_policy(
+    policy = choose_policy(
         manifest,
         definition,
         on_change=on_change or flow.options.on_change,
@@ -96,12 +104,12 @@ def run_locked(
     )
     digests = argument_digests(bound)
     if manifest is not None and manifest.status == "completed":
-        done = _completed(store, manifest, definition, bound, digests, policy)
+        done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             return done
     before = copy.deepcopy(manifest)
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
-    ctx = runner.load_context(store, flow.name, run_id, policy)
+    ctx = load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     try:
@@ -111,15 +119,15 @@ def run_locked(
         raise
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
         if isinstance(e, ArtifactMissingError) and e.state == "not produced":
-            finish(store, manifest, "failed", error=runner.error_summary(e))
+            finish(store, manifest, "failed", error=error_summary(e))
         elif before is not None:  # a refusal changes nothing: arguments and status stay
             write_manifest(store, before)
         raise
     except Exception as e:
-        finish(store, manifest, "failed", error=runner.error_summary(e))
+        finish(store, manifest, "failed", error=error_summary(e))
         raise
     except BaseException as e:
-        finish(store, manifest, "interrupted", error=runner.error_summary(e))
+        finish(store, manifest, "interrupted", error=error_summary(e))
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
@@ -141,103 +149,17 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
     return value
 
 
-def _completed(
-    store: Store,
-    manifest: RunRecord,
-    definition: runner.Definition,
-    bound: inspect.BoundArguments,
-    digests: dict[str, str],
-    policy: str,
-) -> Run[Any] | None:
-    """A completed run's recorded outcome when this call is the same call,
-    else None to run the body (reopened by an artifact, or under "rerun"
-    with other arguments). Other arguments under "refuse": refused."""
-    if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
-        return None
-    differ = changed_arguments(
-        manifest, digests, bound, lambda: recorded_arguments(store, manifest)
-    )
-    if not differ:
-        return recorded_run(store, manifest)
-    if policy == "refuse":
-        raise DefinitionChangedError(
-            manifest.workflow,
-            manifest.run_id,
-            manifest.fingerprint,
-            definition.fingerprint,
-            {},
-            arguments=differ,
-        )
-    return None
-
-
-def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
-    """One digest per argument (defaults applied), by the one identity rule."""
-    return {name: value_digest(value) for name, value in bound.arguments.items()}
-
-
-def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
-    """The run's recorded arguments for a message; {} when unreadable."""
-    try:
-        return runner.decode_arguments(store, manifest)
-    except Exception:  # a preview must never hide the refusal it explains
-        return {}
-
-
-def changed_arguments(
-    manifest: RunRecord,
-    digests: Mapping[str, str],
-    bound: inspect.BoundArguments,
-    recorded_now: Callable[[], Mapping[str, Any]],
-) -> dict[str, str]:
-    """Arguments of this call that differ from the run's, as "old -> new".
-    A run recorded without digests (an older version) differs in every
-    argument: its identity cannot be established, so it is not the same call."""
-    old = manifest.extra.get("arg_digests")
-    if not isinstance(old, dict):
-        old = {}
-    differ = [n for n in sorted(set(old) | set(digests)) if n not in old or old[n] != digests.get(n)]
-    recorded = recorded_now() if differ else {}
-    out: dict[str, str] = {}
-    for name in differ:
-        before = preview_of(recorded[name]) if name in recorded else "(not recorded)"
-        if name not in old:
-            before += " (recorded without an argument digest)"
-        after = preview_of(bound.arguments[name]) if name in bound.arguments else "(none)"
-        out[name] = f"{before} -> {after}"
-    return out
-
-
-def derive_run_id(
-    workflow: str, chosen: str | Callable[..., str] | None, given: inspect.BoundArguments
-) -> str:
-    """The explicit id, the id the `run_id=` callable gives, or
-    `<workflow>-<12 hex>` over the arguments with defaults applied."""
-    if callable(chosen):
-        return check_key_part("run id", chosen(*given.args, **given.kwargs))
-    if chosen is not None:
-        return check_key_part("run id", chosen)
-    try:
-        digest = run_id_digest(given)
-    except Undigestable as e:
-        raise ConfigurationError(
-            f"cannot derive a run id for {workflow}: {e}. "
-            f"Pass one explicitly: {workflow}.with_options(run_id='...')(...)"
-        ) from None
-    return f"{workflow}-{digest[:12]}"
-
-
 def start(
     store: Store,
     workflow: str,
     run_id: str,
     manifest: RunRecord | None,
-    definition: runner.Definition,
+    definition: Definition,
     bound: inspect.BoundArguments,
     digests: dict[str, str],
     parent: dict[str, Any] | None = None,
 ) -> RunRecord:
-    encoding, data = runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
+    encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
     manifest.fingerprint = definition.fingerprint
@@ -285,7 +207,7 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
         err = SerializationError(
             f"{manifest.workflow} (return value)", type(value).__qualname__, str(e)
         )
-        finish(store, manifest, "failed", error=runner.error_summary(err))
+        finish(store, manifest, "failed", error=error_summary(err))
         raise err from e
     # Over the blob threshold the value goes to a blob, as a step output does.
     where = (manifest.workflow, manifest.run_id)
@@ -293,51 +215,32 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     finish(store, manifest, "completed")
 
 
-def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
-    """A completed run's outcome, read back without running its body."""
-    key = manifest_key(manifest.workflow, manifest.run_id)
-    if manifest.result_encoding is None:
-        raise CorruptRecordError(manifest.run_id, None, key, "completed without a result")
-    value = load_stored(
-        store, (manifest.workflow, manifest.run_id), manifest.result_encoding,
-        manifest.result, manifest.result_blob, position=None, name=key,
-    )  # fmt: skip
-    return Run(
-        manifest.run_id,
-        manifest.workflow,
-        "completed",
-        value,
-        None,
-        None,
-        0,
-        0,
-        manifest.fingerprint,
-    )
+def acquire(
+    store: Store, workflow: str, run_id: str, wait: float | None, ttl: float = 30.0
+) -> Lease:
+    deadline = time.monotonic() + (wait or 0.0)
+    while True:
+        try:
+            return store.acquire(workflow, run_id, ttl)
+        except RunLockedError:
+            if time.monotonic() >= deadline:
+                raise
+        # Waiting on another process's lease: polling is the only signal there is.
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
-def result_run(ctx: RunState, manifest: RunRecord, value: Any) -> Run[Any]:
-    resumed = ctx.first_live if ctx.replayed else None
-    if ctx.replayed and resumed is None:
-        resumed = ctx.position
-    return Run(
-        ctx.run_id,
-        manifest.workflow,
-        "completed",
-        value,
-        None,
-        resumed,
-        ctx.replayed,
-        ctx.executed,
-        manifest.fingerprint,
-    )
+def existing_run(store: Store, workflow: str, run_id: str, *, restart: bool) -> RunRecord | None:
+    """The run's manifest. With `restart` (the way out a damaged or
+    unverifiable manifest's error names), one that cannot be read or decoded
+    counts as absent: restarting discards it anyway."""
+    try:
+        return read_manifest(store, workflow, run_id)
+    except (CorruptRecordError, IntegrityError):
+        if not restart:
+            raise
+        return None
 
 
-def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
-    # DESIGN §2 Completion: a missing or changed artifact reopens a completed
-    # run; the body then replays up to the step that produced it, which
-    # step_plan finds stale again and runs.
-    if not manifest.extra.get("artifacts"):
-        return False
-    ctx = runner.load_context(store, manifest.workflow, manifest.run_id, "refuse")
-    records = [ctx.records[p] for p in sorted(ctx.records)]
-    return any(r.persisted and first_stale(r.artifacts, store) for r in records)
+def error_summary(exc: BaseException) -> dict[str, str]:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
+    return {"type": type(exc).__qualname__, "message": str(exc)[:2000], "traceback": tb[-4000:]}
