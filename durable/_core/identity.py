@@ -41,6 +41,8 @@ def _str(v: str) -> bytes:
     return b"s%d:" % len(data) + data
 
 
+# Canonical scalars (not the codec's plain data, nor a fingerprint's: see
+# `_storage.codec.is_plain`).
 _SCALAR: dict[type, Callable[[Any], bytes]] = {
     str: _str,
     int: lambda v: b"i%d;" % v,

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._core.context import enter_plain
 from .._core.plan import check_stop, stop
-from ..errors import Suspended
+from ..errors import ControlFlow
 from .executors import acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
 
@@ -150,7 +150,7 @@ def _settled(block: Any, reporter: Reporter) -> Iterator[None]:
     suspend is not a failure), and the progress line is closed either way."""
     try:
         yield
-    except Suspended:
+    except ControlFlow:  # a suspend is not the block failing
         raise
     except Exception as exc:
         block.fail(exc)
@@ -162,7 +162,7 @@ def _settled(block: Any, reporter: Reporter) -> Iterator[None]:
 def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
     """Say which item failed while keeping the exception's own type (so that
     `except ValueError` around the workflow still works)."""
-    if isinstance(exc, Suspended):
+    if isinstance(exc, ControlFlow):
         return exc
     note = f"durable: item {index} (of {total}) of {label} failed"
     if sys.version_info >= (3, 11):

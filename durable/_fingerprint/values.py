@@ -48,7 +48,8 @@ def plain_tokens(
 ) -> list[str] | None:
     """Tokens of exactly-plain data (the scalar types and tuples, lists, sets,
     frozensets and dicts of them), or None when anything in it is not.
-    `mutable=False` also refuses lists, sets and dicts anywhere inside."""
+    `mutable=False` also refuses lists, sets and dicts anywhere inside.
+    (Not the codec's plain data: see `_storage.codec.is_plain`.)"""
     kind = type(value)
     if kind in _SCALARS:
         return [scalar_token(value)]

@@ -18,7 +18,15 @@ _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 
 
 def is_plain(value: Any) -> bool:
-    """True when msgpack gives back exactly this value, with the same types."""
+    """True when msgpack gives back exactly this value, with the same types.
+
+    "Plain data" is asked three questions in durable, and each has its own
+    answer, written once: here, what is stored without pickle (no tuples:
+    msgpack returns lists); `_core.identity`, which values have a canonical
+    digest (tuples, sets, complex, bytearray too, type-tagged); and
+    `_fingerprint.values.plain_tokens`, which values count by value in a
+    fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
+    would change recorded digests and fingerprints, so they stay apart."""
     t = type(value)
     if t is str or t is bool or t is float or value is None or t is bytes:
         return True
