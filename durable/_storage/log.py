@@ -13,13 +13,14 @@ entry whose checksum fails is damage, and raises rather than being dropped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import zlib
 
 from ..errors import CorruptRecordError
 from .keys import position_of
-from .oslock import lock_exclusive
+from .oslock import lock_exclusive, unlock
 
 _MAGIC = b"\xd7\x1e"
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
@@ -140,7 +141,7 @@ class RunLog:
             self.records = None  # read it all again: the caller wants the log as it is
             self._catch_up(fd)
         finally:
-            os.close(fd)
+            _release(fd)
         assert self.records is not None
         return dict(self.records)
 
@@ -169,7 +170,7 @@ class RunLog:
             os.fdatasync(fd)
             self.size += len(frame)
         finally:
-            os.close(fd)
+            _release(fd)
         if fresh:  # the log's own name must survive a crash too
             fsync_dir(os.path.dirname(self.path))
         for name, data in items:
@@ -222,8 +223,15 @@ def _cut(fd: int, path: str, length: int) -> None:
 
 
 def _lock(fd: int) -> None:
-    # close() releases it; `oslock` chooses flock or msvcrt for this OS.
     lock_exclusive(fd, blocking=True)
+
+
+def _release(fd: int) -> None:
+    # Unlocked before closing: Windows frees a closed handle's locks only
+    # "eventually"; flock would drop it at close anyway.
+    with contextlib.suppress(OSError):  # never taken (the lock call failed)
+        unlock(fd)
+    os.close(fd)
 
 
 def _read_at(fd: int, start: int, end: int) -> bytes:
