@@ -162,3 +162,14 @@ def test_runs_and_show_never_load_the_engine(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", sorted(durable.__all__))
 def test_every_public_name_resolves(name: str) -> None:
     assert getattr(durable, name) is not None
+
+
+def test_every_module_says_what_it_is_for_and_stays_small() -> None:
+    undocumented = [name for name, tree in modules() if not ast.get_docstring(tree)]
+    assert undocumented == []
+    long = [
+        f"{path.relative_to(PACKAGE)}: {n} lines"
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 330
+    ]
+    assert long == []

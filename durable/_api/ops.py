@@ -1,5 +1,5 @@
-"""Operations other than steps: `loop_over` blocks (run by `_fanout`,
-recorded by `_blockrec`), durable sleep, suspend."""
+"""Operations other than steps: `loop_over` blocks (run by `_fanout.schedule`,
+recorded by `_fanout.block`), durable sleep, suspend."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ class RunState:
 
     def take_position(self, what: str = "a durable operation") -> Position:
         """The next position of the scope of the code calling (the body's,
-        or the asyncio task's: see `_scope`). `what` names the operation in
+        or the asyncio task's: see `scope`). `what` names the operation in
         the error raised when the caller cannot have a deterministic one."""
         scope = current()
         if scope is None or scope.run is not self:

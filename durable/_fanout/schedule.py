@@ -1,7 +1,7 @@
 """How a `loop_over` block runs its items: one by one in this process, on
 an executor or a Dask cluster (a window of items in flight, results written
 here as they come back), or as concurrent coroutines. The record side is in
-`_blockrec`; the public function is `_blocks.loop_over`."""
+`block`; the public function is `_api.ops.loop_over`."""
 
 from __future__ import annotations
 

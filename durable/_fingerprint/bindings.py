@@ -1,9 +1,9 @@
 """Where a global is bound: the module-level statements whose source counts
-for a name that is not counted by value (see `_reads`).
+for a name that is not counted by value (see `reads`).
 
 Pure standard library. In IPython the cells run so far (`_ih`) are read;
 otherwise the module's file, which is first checked to be the source of the
-running code, as a function's own source is (`_source`).
+running code, as a function's own source is (`source`).
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
-"""Fingerprints of steps and workflows (pure: stdlib, `_errors` and siblings).
+"""Fingerprints of steps and workflows (pure: stdlib, `durable.errors` and siblings).
 
 A fingerprint is 12 hex digits of SHA-256 over a function's identity and its
-*parts*: the canonical AST of its source (see `_canon`; the source is
-checked to be that of the running code, see `_source`), the names it reads
-(see `_reads` for how each counts), its default and closure values and,
+*parts*: the canonical AST of its source (see `canon`; the source is
+checked to be that of the running code, see `source`), the names it reads
+(see `reads` for how each counts), its default and closure values and,
 when `deep`, the same for the plain functions of the user's own code it
 reaches. The parts are kept so that a mismatch can say what kind of change
-happened. Values are tokenised in `_fpvalues`; what a function reaches
+happened. Values are tokenised in `values`; what a function reaches
 without reading its source (and `referenced_objects`, for the engine) is in
-`_reach`.
+`reach`.
 """
 
 from __future__ import annotations

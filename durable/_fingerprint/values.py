@@ -1,7 +1,7 @@
 """Tokens of values: scalars, plain data and what a function holds live.
 
 Pure standard library. `scalar_token` also encodes the literals of the AST
-walk in `_canon`; `plain_tokens` the module constants a function reads;
+walk in `canon`; `plain_tokens` the module constants a function reads;
 `_live_tokens` its defaults, closure cells and bound arguments, which may
 hold anything and so never count by `id()` or pickle bytes.
 """

@@ -2,7 +2,7 @@
 
 Plain functions over a `Store` and a workflow name, so that the command line
 can manage runs without importing the workflow's code; `Workflow.runs()` and
-`.delete()` delegate here (history lives in `_history`, forking in `_fork`)."""
+`.delete()` delegate here (history lives in `history`, forking in `fork`)."""
 
 from __future__ import annotations
 

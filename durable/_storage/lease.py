@@ -1,6 +1,6 @@
 """Run leases: one process at a time executes a run.
 
-Local folders use an exclusive OS lock on the lease file (`_oslock`): the OS
+Local folders use an exclusive OS lock on the lease file (`oslock`): the OS
 drops it the instant the holder dies, so a re-run right after `kill -9` never waits.
 
 Object stores (S3, memory, ...) have no locks, only a create-only write

@@ -208,4 +208,4 @@ class RunRecord:
     # (`args`/`result` then empty), so the manifest stays small.
     args_blob: str | None = None
     result_blob: str | None = None
-    # (The stored form, summary and payload, is in `_manifest`.)
+    # (The stored form, summary and payload, is in `manifest`.)
