@@ -8,9 +8,9 @@ import inspect
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _artifacts, _codec, _context, _redact
+from . import _artifacts, _cache, _codec, _context, _redact
 from ._context import RunContext
 from ._drive import Call as Call
 from ._drive import Pause as Pause
@@ -46,6 +46,9 @@ from ._records import (
     unseal,
 )
 
+if TYPE_CHECKING:
+    from ._cache import Cache
+
 T = TypeVar("T")
 
 
@@ -71,6 +74,7 @@ class StepSpec:
     deep: bool = True
     # Computed once at decoration: the argument digest binds every call to it.
     signature: inspect.Signature | None = field(default=None, compare=False)
+    cache: Cache | None = field(default=None, compare=False)  # see `_cache`
 
     def fingerprint_in(self, ctx: RunContext) -> str:
         """The fingerprint as of this run's start (helpers and constants
@@ -98,6 +102,10 @@ def step_plan(
         rec = None
     if rec is not None and rec.persisted:
         return load_value(ctx, rec)
+    ticket = _cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
+    hit = ticket.lookup() if ticket is not None else None
+    if ticket is not None and hit is not None:  # computed by another run or call
+        return commit(ctx, _cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     failures = list(ctx.failures.get(pos, []))
     started = now()
     attempt = 0
@@ -128,6 +136,8 @@ def step_plan(
     redacted = _redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
+    elif ticket is not None:
+        value = _cache.stored(ctx, ticket, record, value)
     return commit(ctx, record, value, persist=spec.persist and not redacted)
 
 
@@ -289,16 +299,19 @@ def load_value(ctx: RunContext, rec: StepRecord) -> Any:
     return _codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
 
 
-def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
+def commit(
+    ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True, live: bool = True
+) -> Any:
     """Encode and write a finished operation's record; return the value the
-    run continues with (the one already recorded, if another writer won)."""
+    run continues with (the one already recorded, if another writer won).
+    A record the cache filled is already encoded; `live=False`: nothing ran."""
     record.ended = now()
     record.persisted = persist
-    if persist:
+    if persist and record.encoding is None:
         _encode_into(ctx, record, value)
     data = seal(record.to_bytes(), ctx.store.signing_key)
     existing = ctx.store.save_record(ctx.workflow, ctx.run_id, record_name(record.position), data)
-    ctx.executed += 1
+    ctx.executed += live
     if existing is not None and persist:
         body = unseal(
             existing,
