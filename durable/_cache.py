@@ -165,7 +165,9 @@ class Ticket:
             _cachestore.touch(self.store, self.key)
             _touched[slot] = t
 
-    def keep(self, value: Any, artifacts: list[dict[str, Any]], started: float) -> tuple[Entry, Any]:
+    def keep(
+        self, value: Any, artifacts: list[dict[str, Any]], started: float
+    ) -> tuple[Entry, Any]:
         """Store a computed value (create-only). The entry that is there
         afterwards and its value: ours, or the one another process wrote
         first (both processes go on with that one)."""
@@ -193,7 +195,9 @@ def ticket_in_run(
     return _ticket(ctx.store, spec, args, kwargs, fp)
 
 
-def served(ctx: RunContext, ticket: Ticket, entry: Entry, pos: Position, fp: str, digest: str) -> StepRecord:
+def served(
+    ctx: RunContext, ticket: Ticket, entry: Entry, pos: Position, fp: str, digest: str
+) -> StepRecord:
     """The run's record of a call served from the cache: the run's own
     identity of the call, the entry's value (a large one by reference)."""
     rec = StepRecord(pos, "step", ticket.spec.name, fp, digest, started=now())
