@@ -24,8 +24,8 @@ from typing import Any
 
 from . import _codec
 from ._drive import now
-from ._errors import CorruptRecordError, IntegrityError, SerializationError
-from ._records import StepRecord, check_blob, seal, unseal
+from ._errors import CorruptRecordError, IntegrityError
+from ._records import StepRecord, encode_into, load_stored, seal, unseal
 from ._store import SHARED_BLOBS, Store
 
 AREA = "cache/"
@@ -100,21 +100,16 @@ _MISSING: Any = object()
 
 def entry_value(store: Store, entry: Entry) -> Any:
     """The value an entry holds, or MISSING when its blob is gone or damaged
-    (pruned meanwhile: a miss). Pickled values obey `allow_pickle`."""
+    (pruned meanwhile: a miss). Decoded under the store's `allow_pickle`."""
     rec = entry.record
-    data = rec.value
-    if rec.blob is not None:
-        raw = store.get_blob(*SHARED_BLOBS, rec.blob)
-        if raw is None:
-            return _MISSING
-        try:
-            check_blob(raw, rec.blob, run_id="(cache)", position=0, name=entry.key)
-            data = unseal(raw, store.signing_key, run_id="(cache)", position=None, name=entry.key)
-        except CorruptRecordError:
-            return _MISSING
-    if rec.encoding is None or data is None:
+    if rec.encoding is None:
         return _MISSING
-    return _codec.decode_value(rec.encoding, data, allow_pickle=store.allow_pickle, key=entry.key)
+    try:
+        return load_stored(
+            store, SHARED_BLOBS, rec.encoding, rec.value, rec.blob, position=None, name=entry.key
+        )
+    except CorruptRecordError:
+        return _MISSING
 
 
 def is_missing(value: Any) -> bool:
@@ -122,18 +117,8 @@ def is_missing(value: Any) -> bool:
 
 
 def encode(store: Store, record: StepRecord, value: Any) -> None:
-    """Fill record's encoding and value, or blob (written to the shared area)."""
-    try:
-        record.encoding, data = _codec.encode_value(value, allow_pickle=store.allow_pickle)
-    except Exception as e:
-        raise SerializationError(
-            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
-        ) from e
-    record.extra["size"] = len(data)
-    if len(data) > store.blob_threshold:
-        record.blob = store.put_blob(*SHARED_BLOBS, seal(data, store.signing_key))
-    else:
-        record.value = data
+    """Fill record's encoding and value, or blob (in the shared area)."""
+    record.extra["size"] = encode_into(store, SHARED_BLOBS, record, value)
 
 
 def write_entry(store: Store, key: str, record: StepRecord) -> bool:

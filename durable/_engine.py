@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _artifacts, _cache, _codec, _context, _redact
+from . import _artifacts, _cache, _context, _redact
 from ._context import RunContext
 from ._drive import Call as Call
 from ._drive import Pause as Pause
@@ -27,7 +27,6 @@ from ._errors import (
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
-    SerializationError,
     StorageError,
     Suspended,
     preview_of,
@@ -38,8 +37,8 @@ from ._records import (
     Position,
     StepRecord,
     attempts_name,
+    encode_into,
     item_name,
-    keep_encoded,
     load_stored,
     position_key,
     record_name,
@@ -323,13 +322,7 @@ def commit(
 
 
 def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
-    try:
-        record.encoding, data = _codec.encode_value(value, allow_pickle=ctx.store.allow_pickle)
-    except Exception as e:
-        raise SerializationError(
-            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
-        ) from e
-    record.value, record.blob = keep_encoded(ctx.store, (ctx.workflow, ctx.run_id), data)
+    encode_into(ctx.store, (ctx.workflow, ctx.run_id), record, value)
 
 
 def save_failures(

@@ -9,8 +9,8 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._codec import MSGPACK, decode_value, pack, unpack
-from ._errors import CorruptRecordError, IntegrityError
+from ._codec import MSGPACK, decode_value, encode_value, pack, unpack
+from ._errors import CorruptRecordError, IntegrityError, SerializationError
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -100,12 +100,27 @@ def stored_bytes(
     return unseal(raw, store.signing_key, run_id=run_id, position=position, name=name)
 
 
-def keep_encoded(store: Store, where: tuple[str, str], data: bytes) -> tuple[bytes | None, str | None]:
+def keep_encoded(
+    store: Store, where: tuple[str, str], data: bytes
+) -> tuple[bytes | None, str | None]:
     """(inline bytes, None), or (None, blob digest) for data over the
     store's blob threshold: stored once, sealed, under `blobs/<sha256>`."""
     if len(data) <= store.blob_threshold:
         return data, None
     return None, store.put_blob(*where, seal(data, store.signing_key))
+
+
+def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
+    """Encode a step's value into its record (inline, or a blob under
+    `where`) under the store's `allow_pickle`; the encoded size."""
+    try:
+        record.encoding, data = encode_value(value, allow_pickle=store.allow_pickle)
+    except Exception as e:
+        raise SerializationError(
+            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
+        ) from e
+    record.value, record.blob = keep_encoded(store, where, data)
+    return len(data)
 
 
 def decode_stored(store: Store, encoding: str, data: bytes, *, name: str) -> Any:
