@@ -13,11 +13,13 @@ entry whose checksum fails is damage, and raises rather than being dropped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import zlib
 
 from ._errors import CorruptRecordError
+from ._oslock import lock_exclusive, unlock
 from ._records import position_of
 
 _MAGIC = b"\xd7\x1e"
@@ -139,7 +141,7 @@ class RunLog:
             self.records = None  # read it all again: the caller wants the log as it is
             self._catch_up(fd)
         finally:
-            os.close(fd)
+            _release(fd)
         assert self.records is not None
         return dict(self.records)
 
@@ -168,7 +170,7 @@ class RunLog:
             os.fdatasync(fd)
             self.size += len(frame)
         finally:
-            os.close(fd)
+            _release(fd)
         if fresh:  # the log's own name must survive a crash too
             fsync_dir(os.path.dirname(self.path))
         for name, data in items:
@@ -221,9 +223,15 @@ def _cut(fd: int, path: str, length: int) -> None:
 
 
 def _lock(fd: int) -> None:
-    import fcntl  # POSIX only; close() releases the lock
+    lock_exclusive(fd, blocking=True)
 
-    fcntl.flock(fd, fcntl.LOCK_EX)
+
+def _release(fd: int) -> None:
+    # Unlocked before closing: Windows frees a closed handle's locks only
+    # "eventually"; flock would drop it at close anyway.
+    with contextlib.suppress(OSError):  # never taken (the lock call failed)
+        unlock(fd)
+    os.close(fd)
 
 
 def _read_at(fd: int, start: int, end: int) -> bytes:

@@ -5,6 +5,7 @@ have Windows' semantics: a lock per open file, dropped when the process dies."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import signal
@@ -117,11 +118,16 @@ def test_local_store_locks_through_msvcrt_and_replays(
 ) -> None:
     store = str(tmp_path / "store")
     windows_like.fail_once()
-    taken = f"LOCKS [(2, {LOCK}, 1), (0, {LOCK}, 1)]"  # LK_NBLCK, then LK_UNLCK
     for expected in (FAILED, "RUN [0, 1, 4] 1 2"):  # each in a process of its own
         code, out, err = windows_like.run(store)
         assert code == 0, err
-        assert out == [expected, "KIND msvcrt", taken]
+        assert out[:2] == [expected, "KIND msvcrt"]
+        calls = ast.literal_eval(out[2].removeprefix("LOCKS "))
+        # The lease: LK_NBLCK first and LK_UNLCK last; the run log's locks
+        # (LK_LOCK) in between, each released (LK_UNLCK) before the next.
+        assert calls[0] == (2, LOCK, 1) and calls[-1] == (0, LOCK, 1)
+        inner = calls[1:-1]
+        assert inner and inner == [(1, LOCK, 1), (0, LOCK, 1)] * (len(inner) // 2)
     assert windows_like.executed() == ["0", "1", "2", "2"]
 
 

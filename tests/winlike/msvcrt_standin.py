@@ -34,13 +34,21 @@ def locking(fd: int, mode: int, nbytes: int) -> None:
         if attempt:
             time.sleep(1)  # what Windows does between the tries of LK_LOCK
         try:
-            _ofd(fd, fcntl.F_WRLCK, start, nbytes)
+            _ofd(fd, _kind(fd), start, nbytes)
             return
         except OSError as e:
             if e.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
     code = errno.EDEADLOCK if mode == LK_LOCK else errno.EACCES
     raise OSError(code, os.strerror(code))
+
+
+def _kind(fd: int) -> int:
+    # Windows locks a handle opened for reading as exclusively as any other;
+    # Linux refuses a write lock there, and a read lock is the closest match
+    # (it still excludes every writer's lock).
+    readonly = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+    return fcntl.F_RDLCK if readonly else fcntl.F_WRLCK
 
 
 def _ofd(fd: int, kind: int, start: int, length: int) -> None:
