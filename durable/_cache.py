@@ -225,6 +225,14 @@ def _adopt(ctx: RunContext, ticket: Ticket, rec: StepRecord, entry: Entry, how: 
             _refs.add((ctx.store.url, ref))
 
 
+def blob_gone(ctx: RunContext, rec: StepRecord) -> bool:
+    """Whether a record served from the cache lost the blob it points at
+    (pruned while this run was referring to it): then the step runs again."""
+    if not rec.extra.get("cache") or rec.blob is None:
+        return False
+    return ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob) is None
+
+
 # -- a plain call (outside any run, or inside another step) ------------------------
 
 

@@ -24,6 +24,7 @@ from ._drive import now as now
 from ._drive import stop as stop
 from ._errors import (
     ArtifactMissingError,
+    CorruptRecordError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
@@ -103,7 +104,13 @@ def step_plan(
     if reopened is not None:
         rec = None
     if rec is not None and rec.persisted:
-        return load_value(ctx, rec)
+        try:
+            return load_value(ctx, rec)
+        except CorruptRecordError:
+            if not _cache.blob_gone(ctx, rec):
+                raise
+            _reopen(ctx, rec.position)
+            reopened, rec = "its cached output was pruned", None
     ticket = _cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
     hit = ticket.lookup() if ticket is not None else None
     if ticket is not None and hit is not None:  # computed by another run or call
@@ -168,11 +175,17 @@ def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
     except ArtifactMissingError as e:
         raise ctx.refuse(e) from None
     if why is not None:
-        ctx.replayed -= 1  # lookup() counted it as replayed
-        discard_from(ctx, rec.position)
-        ctx.policy = "rerun"
-        _went_live(ctx, rec.position)
+        _reopen(ctx, rec.position)
     return why
+
+
+def _reopen(ctx: RunContext, pos: Position) -> None:
+    """Forget the record at pos, which lookup() counted as replayed, and
+    every later one; run from there as under on_change="rerun"."""
+    ctx.replayed -= 1
+    discard_from(ctx, pos)
+    ctx.policy = "rerun"
+    _went_live(ctx, pos)
 
 
 def _attempt(exc: BaseException) -> Attempt:

@@ -136,3 +136,27 @@ def test_removing_runs_never_removes_cache_entries(place: Place) -> None:
     durable.gc(store, keep_last=1)
     assert flow.with_options(run_id="r2")(5) == 5
     assert CALLS["pair"] == 1
+
+
+def test_a_run_whose_cached_blob_was_pruned_meanwhile_runs_the_step_again(place: Place) -> None:
+    store = place.open(blob_threshold=32)
+
+    @durable.step(cache=True)
+    def big(n: int) -> str:
+        CALLS["big"] += 1
+        return "b" * n
+
+    @durable.workflow(store=store, name="pruned")
+    def flow(n: int, fail: bool = False) -> int:
+        size = len(big(n))
+        if fail:
+            raise RuntimeError("stop after the cached step")
+        return size
+
+    with pytest.raises(RuntimeError):
+        flow.with_options(run_id="r")(50, fail=True)
+    # What a prune racing with the hit would leave: the record, not its blob.
+    store.delete(store.list("cache/"))
+    resumed = flow.resume("r", fail=False)
+    assert (resumed.value, resumed.steps_replayed, CALLS["big"]) == (50, 0, 2)
+    assert flow.history("r")[0].status == "completed"
