@@ -7,7 +7,8 @@ one that did not finish."""
 
 from ._artifacts import artifact
 from ._blocks import asleep, loop_over, sleep, suspend
-from ._cache import Cache, CacheInfo, cache_info
+from ._cache import Cache
+from ._cache_admin import CacheInfo, cache_info
 from ._context import Run, RunContext, current_run
 from ._errors import (
     ArtifactMissingError,

@@ -99,22 +99,16 @@ def cache_option(
     return option
 
 
-@dataclass(frozen=True)
-class CacheInfo:
-    """`durable.cache_info(step)`: hits and misses in this process, and the
-    entries the store holds for the step (with their size in bytes)."""
-
-    step: str
-    hits: int
-    misses: int
-    entries: int
-    size: int
-
-
 _lock = threading.Lock()
 _counts: dict[str, list[int]] = {}  # step name -> [hits, misses]
 _touched: dict[tuple[str, str], float] = {}  # (store url, entry key) -> last use written
 _refs: set[tuple[str, str]] = set()  # (store url, ref key) written by this process
+
+
+def counts(name: str) -> tuple[int, int]:
+    """(hits, misses) of a step in this process."""
+    hits, misses = _counts.get(name, [0, 0])
+    return hits, misses
 
 
 def _count(name: str, hit: bool) -> None:
@@ -321,16 +315,3 @@ def default_store() -> Store:
     if store is None:
         store = _stores[slot] = open_store()
     return store
-
-
-def cache_info(step: object, *, store: Store | str | None = None) -> CacheInfo:
-    """Hits and misses of a cached step in this process, and the number and
-    total size of its entries in the store (default: where a plain call of
-    the step caches)."""
-    name = step if isinstance(step, str) else getattr(step, "name", None)
-    if not isinstance(name, str):
-        raise ConfigurationError(f"cache_info() takes a step or a step name, not {step!r}")
-    where = store if isinstance(store, Store) else (open_store(store) if store else default_store())
-    entries = _cachestore.all_entries(where, name)
-    hits, misses = _counts.get(name, [0, 0])
-    return CacheInfo(name, hits, misses, len(entries), sum(e.size for e in entries))

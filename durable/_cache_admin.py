@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _cachestore
+from ._cache import counts, default_store
 from ._cachestore import Entry
 from ._drive import now
 from ._errors import ConfigurationError
-from ._store import Store
+from ._store import Store, open_store
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,31 @@ class EntryInfo:
     created: float
     used: float  # last use: the latest hit's marker, else the creation
     key: str
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """`durable.cache_info(step)`: hits and misses in this process, and the
+    entries the store holds for the step (with their size in bytes)."""
+
+    step: str
+    hits: int
+    misses: int
+    entries: int
+    size: int
+
+
+def cache_info(step: object, *, store: Store | str | None = None) -> CacheInfo:
+    """Hits and misses of a cached step in this process, and the number and
+    total size of its entries in the store (default: where a plain call of
+    the step caches)."""
+    name = step if isinstance(step, str) else getattr(step, "name", None)
+    if not isinstance(name, str):
+        raise ConfigurationError(f"cache_info() takes a step or a step name, not {step!r}")
+    where = store if isinstance(store, Store) else (open_store(store) if store else default_store())
+    entries = _cachestore.all_entries(where, name)
+    hits, misses = counts(name)
+    return CacheInfo(name, hits, misses, len(entries), sum(e.size for e in entries))
 
 
 def list_entries(store: Store, step: str | None = None) -> list[EntryInfo]:
