@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck docs pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,13 +21,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy durable tests/typing_check.py
 
+# The site from docs/ and mkdocs.yml, into site/; --strict fails on a broken
+# link or anchor between pages (not --quiet: it hides the warnings that
+# --strict counts).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
-test: lint typecheck pytest
+test: lint typecheck docs pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 
 clean:
-	rm -rf $(VENV) .durable .durable-demo build *.egg-info
+	rm -rf $(VENV) .durable .durable-demo build site *.egg-info
