@@ -29,7 +29,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Callable[[argparse.Namespace, Store], int] = args.handler
     try:
-        return handler(args, open_store(args.store))
+        options = {"allow_pickle": False} if args.no_pickle else {}
+        return handler(args, open_store(args.store, **options))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
     except BrokenPipeError:  # `durable show --json | head`: the reader left, not an error
@@ -127,6 +128,9 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
     common.add_argument("--store", metavar="URL", **unset,  # type: ignore[arg-type]
                         help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
     common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
+    common.add_argument("--no-pickle", action="store_true", **unset,  # type: ignore[arg-type]
+                        help="never load a pickled value from the store (also "
+                        "DURABLE_ALLOW_PICKLE=0); such values are refused or not previewed")  # fmt: skip
     return common
 
 

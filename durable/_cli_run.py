@@ -125,6 +125,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     wf = load_target(args.target)
     if args.store is None and wf.options.store is not None:
         store = wf._store()  # the decorator's own store, unless --store says otherwise
+        if args.no_pickle:  # the command line's refusal holds for that store too
+            store.allow_pickle = False
     variables = parse_vars(args.var or [])
     _check_names(wf, variables)
     run_id = check_key_part(

@@ -33,6 +33,16 @@ def is_plain(value: Any) -> bool:
 
 def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
     """Return (encoding tag, bytes). Raises whatever the pickler raises."""
+    try:
+        return _encode(value, allow_pickle)
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
+
+
+_TOO_DEEP = "it is nested deeper than Python's recursion limit"
+
+
+def _encode(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
     if is_plain(value):
         try:
             return MSGPACK, pack(value)

@@ -4,6 +4,7 @@ The plan never calls user code itself, so one body of logic serves both."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import traceback
 from collections.abc import Callable, Iterable
@@ -27,6 +28,7 @@ from ._errors import (
     LeaseLostError,
     NondeterminismError,
     SerializationError,
+    StorageError,
     Suspended,
     preview_of,
 )
@@ -36,8 +38,9 @@ from ._records import (
     Position,
     StepRecord,
     attempts_name,
-    check_blob,
     item_name,
+    keep_encoded,
+    load_stored,
     position_key,
     record_name,
     seal,
@@ -271,22 +274,12 @@ def discard_from(ctx: RunContext, pos: Position) -> None:
 
 
 def load_value(ctx: RunContext, rec: StepRecord) -> Any:
-    data = rec.value
-    if rec.blob is None and rec.encoding == _codec.MSGPACK and data is not None:
-        return _codec.unpack(data)  # the replay fast path: plain data inline
+    assert rec.encoding is not None
+    where = (ctx.workflow, ctx.run_id)
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
-    if rec.blob is not None:
-        raw = ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob)
-        if raw is None:
-            from ._errors import CorruptRecordError
-
-            raise CorruptRecordError(ctx.run_id, rec.position, f"blobs/{rec.blob}", "blob missing")
-        check_blob(raw, rec.blob, run_id=ctx.run_id, position=rec.position, name=key)
-        data = unseal(
-            raw, ctx.store.signing_key, run_id=ctx.run_id, position=rec.position, name=key
-        )
-    assert rec.encoding is not None and data is not None
-    return _codec.decode_value(rec.encoding, data, allow_pickle=ctx.store.allow_pickle, key=key)
+    return load_stored(
+        ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
+    )
 
 
 def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
@@ -323,12 +316,7 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
         ) from e
-    if len(data) > ctx.store.blob_threshold:
-        record.blob = ctx.store.put_blob(
-            ctx.workflow, ctx.run_id, seal(data, ctx.store.signing_key)
-        )
-    else:
-        record.value = data
+    record.value, record.blob = keep_encoded(ctx.store, (ctx.workflow, ctx.run_id), data)
 
 
 def save_failures(
@@ -347,6 +335,8 @@ def save_failures(
     if kind != "step":
         rec.extra["kind"] = kind
     ctx.failures[pos] = failures
-    ctx.store.replace_record(
-        ctx.workflow, ctx.run_id, attempts_name(pos), seal(rec.to_bytes(), ctx.store.signing_key)
-    )
+    data = seal(rec.to_bytes(), ctx.store.signing_key)
+    # History only: the failure being recorded matters more than a store
+    # that cannot take it (the same fault usually caused it: disk full).
+    with contextlib.suppress(StorageError):
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)

@@ -149,12 +149,16 @@ class SerializationError(DurableError):
 
 
 class StorageError(DurableError):
-    def __init__(self, url: str, cause: str) -> None:
+    """The store could not be read or written. `advice` says what to do about
+    this cause (free space, permissions, network, ...)."""
+
+    def __init__(self, url: str, cause: str, advice: str = "") -> None:
         self.url = url
         self.cause = cause
+        self.advice = advice
+        hint = f" {advice[:1].upper()}{advice[1:]}." if advice else ""
         super().__init__(
-            f"store {url} failed: {cause}. Check the URL, credentials and network; "
-            "records already written are intact."
+            f"store {url} failed: {cause}.{hint} Records already written are intact."
         )
 
 
@@ -172,14 +176,19 @@ class CorruptRecordError(DurableError):
         self.position = position
         self.key = key
         if position is not None:
-            where = f"record at position {position}"
-        elif key == "run" or key.endswith("/run"):
-            where = "manifest"
+            what = f"the record at position {position} ({key}) is damaged"
+            fallback = (
+                "Start the run afresh with restart=True (durable run --restart); on an "
+                "object store, deleting just that object re-runs only that operation"
+            )
         else:
-            where = "record"
-        advice = advice or "Delete that object to re-run the operation, or restart the run"
+            manifest = key == "run" or key.endswith("/run")
+            what = f"the run's {'manifest' if manifest else 'records'} ({key}) "
+            what += "is damaged" if manifest else "are damaged"
+            fallback = "Start the run afresh with restart=True (durable run --restart)"
         super().__init__(
-            f"run {run_id!r}: the {where} ({key}) is damaged: {why}. It was not used. {advice}."
+            f"run {run_id!r}: {what}: {why}. It was not used. {advice or fallback}, or remove "
+            "the run with `durable rm`."
         )
 
 

@@ -12,6 +12,7 @@ from . import _codec, _runner
 from ._engine import now
 from ._errors import ConfigurationError, CorruptRecordError, SerializationError
 from ._records import (
+    Position,
     RunRecord,
     StepRecord,
     parse_name,
@@ -22,7 +23,7 @@ from ._records import (
     unseal,
 )
 from ._runs import LEASE_TTL, first_gap, read_manifest
-from ._store import Store, check_key_part
+from ._store import Store, check_key_part, check_names
 
 
 def fork_run(
@@ -37,6 +38,7 @@ def fork_run(
     """Create a run whose records are the source's before position `at`
     (`mutate` replaces the output at `at - 1`). Nothing is executed and the
     source is not touched. Returns the new run id."""
+    check_names(workflow, run_id)
     source = read_manifest(store, workflow, run_id)
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
@@ -62,6 +64,8 @@ def fork_run(
                 store.save_record(workflow, new_id, name, replaced)
             elif _before(name, at):
                 _copy_record(store, workflow, run_id, new_id, name, data)
+        if source.args_blob is not None:  # large arguments live in a blob of their run
+            _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         _write_fork_manifest(store, source, new_id, at)
     except BaseException:
         # A half-made fork would block its id forever: leave nothing behind.
@@ -86,11 +90,17 @@ def _copy_record(
     if name.startswith("steps/"):
         rec = _decode_record(store, source, name, data)
         if rec.blob is not None:
-            blob = store.get_blob(workflow, source, rec.blob)
-            if blob is None:
-                raise CorruptRecordError(source, rec.position, f"blobs/{rec.blob}", "blob missing")
-            store.put_blob(workflow, target, blob)
+            _copy_blob(store, workflow, (source, target), rec.blob, rec.position)
     store.save_record(workflow, target, name, data)
+
+
+def _copy_blob(
+    store: Store, workflow: str, runs: tuple[str, str], digest: str, position: Position | None
+) -> None:
+    blob = store.get_blob(workflow, runs[0], digest)
+    if blob is None:
+        raise CorruptRecordError(runs[0], position, f"blobs/{digest}", "blob missing")
+    store.put_blob(workflow, runs[1], blob)
 
 
 def _decode_record(store: Store, run_id: str, name: str, data: bytes) -> StepRecord:
@@ -122,7 +132,7 @@ def _mutated(
         )
     value = mutate(load_value(RunContext(source, workflow, store), rec))
     try:
-        rec.encoding, encoded = _codec.encode_value(value)
+        rec.encoding, encoded = _codec.encode_value(value, allow_pickle=store.allow_pickle)
     except Exception as e:
         raise SerializationError(
             f"mutate() for {rec.name}", type(value).__qualname__, str(e)
@@ -140,5 +150,6 @@ def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) 
         source.workflow, new_id, source.fingerprint, dict(source.steps),
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
         created=now(), extra={"forked_from": source.run_id, "forked_at": at},
+        args_blob=source.args_blob,
     )  # fmt: skip
     _runner.write_manifest(store, manifest)

@@ -75,10 +75,14 @@ class FsspecStore(Store):
         self._check()
         try:
             return fn(*args, **kwargs)
-        except (FileNotFoundError, FileExistsError, DurableError):
+        except FileNotFoundError as e:
+            if _bucket_gone(e):  # not "no such object": nothing can be read or written
+                raise StorageError(self.url, f"{what}: {e}", _NO_BUCKET) from e
+            raise
+        except (FileExistsError, DurableError):
             raise
         except Exception as e:
-            raise StorageError(self.url, f"{what}: {_cause(e)}") from e
+            raise StorageError(self.url, f"{what}: {_cause(e)}", _advice(e)) from e
 
     def _check(self) -> None:
         """Once per store: is the bucket there and reachable with these
@@ -89,9 +93,9 @@ class FsspecStore(Store):
         try:
             self.fs.find(self._path(_PROBE))
         except FileNotFoundError as e:
-            raise StorageError(self.url, f"the bucket does not exist ({e})") from e
+            raise StorageError(self.url, f"the bucket does not exist ({e})", _NO_BUCKET) from e
         except Exception as e:
-            raise StorageError(self.url, f"cannot use it: {_cause(e)}") from e
+            raise StorageError(self.url, f"cannot use it: {_cause(e)}", _advice(e)) from e
         self._checked = True
 
     def get(self, key: str) -> bytes | None:
@@ -111,30 +115,54 @@ class FsspecStore(Store):
         )
         out: dict[str, bytes] = {}
         for path, value in got.items():
-            if isinstance(value, FileNotFoundError):
+            if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
                 continue  # deleted since the listing (discarded records)
             if isinstance(value, BaseException):
                 # Never drop a record that failed to read: a missing record
                 # means "run the step again".
-                raise StorageError(self.url, f"reading {self._rel(path)}: {_cause(value)}")
+                what = f"reading {self._rel(path)}: {_cause(value)}"
+                advice = _NO_BUCKET if _bucket_gone(value) else _advice(value)
+                raise StorageError(self.url, what, advice)
             out[self._rel(path)] = bytes(value)
         return out
 
+    def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
+        """One batched, concurrent ranged read of the first `size` bytes of each key."""
+        if not keys:
+            return {}
+        paths = [self._path(k) for k in keys]
+        got = self._io(
+            f"reading {len(keys)} manifests", self.fs.cat_ranges, paths, [0] * len(paths),
+            [size] * len(paths), on_error="return",
+        )  # fmt: skip
+        out: dict[str, bytes] = {}
+        for key, value in zip(keys, got, strict=True):
+            if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
+                continue  # deleted since the listing
+            if isinstance(value, BaseException):
+                raise StorageError(self.url, f"reading {key}: {_cause(value)}", _advice(value))
+            out[key] = bytes(value)
+        return out
+
     def put(self, key: str, data: bytes) -> None:
-        self._io(f"writing {key}", self.fs.pipe_file, self._path(key), data)
+        self._write(key, self.fs.pipe_file, self._path(key), data)
+
+    def _write(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        try:
+            self._io(f"writing {key}", fn, *args, **kwargs)
+        except FileNotFoundError as e:  # a missing parent: the bucket or its prefix is gone
+            raise StorageError(self.url, f"writing {key}: {_cause(e)}", _NO_BUCKET) from e
 
     def create(self, key: str, data: bytes) -> bool:
         path = self._path(key)
         try:
             if self._memory:
                 with _MEMORY_LOCK:
-                    self._io(f"writing {key}", self.fs.pipe_file, path, data, mode="create")
+                    self._write(key, self.fs.pipe_file, path, data, mode="create")
             else:
-                self._io(f"writing {key}", self.fs.pipe_file, path, data, mode="create")
+                self._write(key, self.fs.pipe_file, path, data, mode="create")
         except FileExistsError:
             return False
-        except FileNotFoundError as e:
-            raise StorageError(self.url, f"writing {key}: {_cause(e)}") from e
         return True
 
     def list(self, prefix: str) -> builtins.list[str]:
@@ -176,6 +204,31 @@ def _warn_if_unverified(protocol: str) -> None:
         "pipe_file(mode='create') is atomic. Run one process per run at a time there.",
         stacklevel=4,
     )
+
+
+_NO_BUCKET = "the bucket does not exist (any more): create it or fix the URL"
+
+
+def _bucket_gone(e: BaseException) -> bool:
+    cause = e.__cause__
+    error = getattr(cause, "response", None) or {}
+    code = error.get("Error", {}).get("Code") if isinstance(error, dict) else None
+    return code == "NoSuchBucket" or "bucket does not exist" in str(e)
+
+
+def _advice(e: BaseException) -> str:
+    """Network advice, for network faults only."""
+    link: BaseException | None = e
+    for _ in range(8):  # the chain of causes, never walked forever
+        if link is None:
+            break
+        names = [c.__name__ for c in type(link).__mro__]
+        if isinstance(link, (ConnectionError, TimeoutError)) or any(
+            "Connect" in n or "Timeout" in n for n in names
+        ):
+            return "check the URL, credentials and network"
+        link = link.__cause__ or link.__context__
+    return ""
 
 
 def _cause(e: BaseException) -> str:

@@ -10,8 +10,19 @@ from typing import Any
 from . import _codec
 from ._artifacts import artifact_states
 from ._errors import CorruptRecordError, preview_of
-from ._records import Attempt, Position, StepRecord, parse_name, position_key, top_level, unseal
-from ._runs import RunInfo, run_info
+from ._records import (
+    Attempt,
+    Position,
+    StepRecord,
+    decode_stored,
+    parse_name,
+    position_key,
+    record_name,
+    stored_bytes,
+    top_level,
+    unseal,
+)
+from ._runs import RunInfo, read_manifest, run_info
 from ._store import Store
 
 
@@ -57,11 +68,27 @@ def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
 
 def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
     """The run and its steps in position order."""
-    info = run_info(store, workflow, run_id)
+    info = run_info(store, workflow, run_id)  # checks both names first
     raw = _read(store, workflow, run_id)
+    if info.status == "completed":
+        _check_complete(store, info, len(raw.records))
     positions = sorted(set(raw.records) | set(raw.attempts) | set(raw.timers), key=position_key)
     steps = [_step(store, info, raw, p) for p in positions]
     return info, steps
+
+
+def _check_complete(store: Store, info: RunInfo, found: int) -> None:
+    """A completed run names how many operations it finished: fewer in the
+    store means records were lost (a truncated log, deleted objects), which
+    a shorter history must not hide."""
+    manifest = read_manifest(store, info.workflow, info.run_id)
+    expected = manifest.extra.get("operations")
+    if isinstance(expected, int) and found < expected:
+        why = (
+            f"the run completed with {expected} finished operations but only {found} "
+            "are in the store: records were lost (a truncated log or deleted objects)"
+        )
+        raise CorruptRecordError(info.run_id, None, f"{info.workflow}/{info.run_id}", why)
 
 
 def _read(store: Store, workflow: str, run_id: str) -> _Raw:
@@ -122,17 +149,16 @@ def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
 def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, str | None]:
     if not rec.persisted or rec.encoding is None:
         return None, "(not stored)"
-    data = rec.value
-    if rec.blob is not None:
-        sealed = store.get_blob(info.workflow, info.run_id, rec.blob)
-        if sealed is None:
-            return None, f"(blob {rec.blob[:12]} missing)"
-        data = unseal(sealed, store.signing_key, run_id=info.run_id, position=rec.position,
-                      name=f"blobs/{rec.blob}")  # fmt: skip
+    name = f"{info.workflow}/{info.run_id}/{record_name(rec.position)}"
+    try:
+        data = stored_bytes(store, (info.workflow, info.run_id), rec.value, rec.blob,
+                            position=rec.position, name=name)  # fmt: skip
+    except CorruptRecordError as e:
+        return None, f"({e.key}: damaged or missing)"
     if data is None:
         return None, "(not stored)"
     try:
-        value = _codec.decode_value(rec.encoding, data, allow_pickle=store.allow_pickle)
+        value = decode_stored(store, rec.encoding, data, name=name)
     except Exception as e:
         kind = "pickled value" if rec.encoding == _codec.PICKLE else "value"
         return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"

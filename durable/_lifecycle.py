@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -19,15 +20,18 @@ from ._engine import Call, Plan, now
 from ._errors import (
     ArtifactMissingError,
     ConfigurationError,
+    CorruptRecordError,
     DefinitionChangedError,
     DurableError,
+    LeaseLostError,
     NondeterminismError,
     SerializationError,
+    StorageError,
     Suspended,
     preview_of,
 )
 from ._identity import Undigestable, run_id_digest, value_digest
-from ._records import RunRecord
+from ._records import RunRecord, keep_encoded, load_stored
 from ._store import Store, check_key_part
 
 
@@ -68,8 +72,8 @@ def run_locked(
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy."""
-    manifest = _runner.read_manifest(store, flow.name, run_id)
     restart = flow.options.restart
+    manifest = _runner.existing_run(store, flow.name, run_id, restart=restart)
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
@@ -116,6 +120,7 @@ def run_locked(
         finish(store, manifest, "interrupted", error=_runner.error_summary(e))
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
+    manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
     complete(store, manifest, value)
     if flow.options.keep_last is not None:
         prune(store, flow.name, flow.options.keep_last)
@@ -234,10 +239,12 @@ def start(
 ) -> RunRecord:
     encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
-        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, data, created=now())
+        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
-    manifest.args_encoding, manifest.args = encoding, data
+    manifest.args_encoding = encoding
+    inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
+    manifest.args = inline or b""
     manifest.extra["arg_digests"] = digests
     if parent is not None:
         manifest.extra["parent"] = parent
@@ -255,12 +262,23 @@ def finish(
     reason: str | None = None,
 ) -> None:
     manifest.status, manifest.error, manifest.reason = status, error, reason
-    _runner.write_manifest(store, manifest)
+    # Called while an error propagates (a step's, or a record write's: disk
+    # full, read-only, file too large, lease lost): a manifest write failing
+    # for the same cause must not hide that error behind its own.
+    pending = sys.exc_info()[1]
+    try:
+        _runner.write_manifest(store, manifest)
+    except (StorageError, LeaseLostError) as e:
+        if pending is None:
+            raise
+        add_note = getattr(pending, "add_note", None)  # Python 3.11+
+        if add_note is not None:
+            add_note(f"durable: the run's status ({status}) was not recorded either: {e}")
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     try:
-        manifest.result_encoding, manifest.result = _codec.encode_value(
+        manifest.result_encoding, data = _codec.encode_value(
             value, allow_pickle=store.allow_pickle
         )
     except Exception as e:
@@ -269,18 +287,21 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
         )
         finish(store, manifest, "failed", error=_runner.error_summary(err))
         raise err from e
+    # Over the blob threshold the value goes to a blob, as a step output does.
+    where = (manifest.workflow, manifest.run_id)
+    manifest.result, manifest.result_blob = keep_encoded(store, where, data)
     finish(store, manifest, "completed")
 
 
 def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
     """A completed run's outcome, read back without running its body."""
-    assert manifest.result_encoding is not None and manifest.result is not None
-    value = _codec.decode_value(
-        manifest.result_encoding,
-        manifest.result,
-        allow_pickle=store.allow_pickle,
-        key=f"{manifest.workflow}/{manifest.run_id}/run",
-    )
+    key = f"{manifest.workflow}/{manifest.run_id}/run"
+    if manifest.result_encoding is None:
+        raise CorruptRecordError(manifest.run_id, None, key, "completed without a result")
+    value = load_stored(
+        store, (manifest.workflow, manifest.run_id), manifest.result_encoding,
+        manifest.result, manifest.result_blob, position=None, name=key,
+    )  # fmt: skip
     return Run(
         manifest.run_id,
         manifest.workflow,

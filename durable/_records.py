@@ -7,31 +7,35 @@ import hashlib
 import hmac
 import time
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._codec import pack, unpack
+from ._codec import MSGPACK, decode_value, pack, unpack
 from ._errors import CorruptRecordError, IntegrityError
 
+if TYPE_CHECKING:
+    from ._store import Store
+
 FORMAT = 1
-_MAGIC = b"DRB1"
+_MAGIC = b"DRB2"  # DRB1's checksum left the flag byte out
 _PLAIN, _SIGNED = b"\x00", b"\x01"
 _SUM = 32  # sha256
 _HEAD = len(_MAGIC) + 1 + _SUM
 _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
 
-# The envelope: magic, flag, sha256(rest), rest; rest is the body, or
-# HMAC-SHA256(key, body) + body when signed. The checksum over everything
-# after it tells damage (a truncated or bit-flipped object, anywhere:
-# CorruptRecordError) apart from forgery (an object that checks out but was
-# not signed with our key: IntegrityError). Both are decided before the body
-# is decoded, so a planted pickle is never loaded.
+# The envelope: magic, flag, sha256(flag + rest), rest; rest is the body, or
+# HMAC-SHA256(key, body) + body when signed. The checksum covers every byte
+# but the magic (compared as it is), the flag included, so it tells damage (a
+# truncated or bit-flipped object, anywhere: CorruptRecordError) apart from
+# forgery (an object that checks out but was not signed with our key:
+# IntegrityError). Both are decided before the body is decoded, so a planted
+# pickle is never loaded.
 
 
 def seal(body: bytes, key: bytes | None) -> bytes:
     if key is None:
-        return _MAGIC + _PLAIN + hashlib.sha256(body).digest() + body
+        return _MAGIC + _PLAIN + hashlib.sha256(_PLAIN + body).digest() + body
     rest = hmac.new(key, body, hashlib.sha256).digest() + body
-    return _MAGIC + _SIGNED + hashlib.sha256(rest).digest() + rest
+    return _MAGIC + _SIGNED + hashlib.sha256(_SIGNED + rest).digest() + rest
 
 
 def unseal(
@@ -43,7 +47,7 @@ def unseal(
     head = _SIGNED_HEAD if flag == _SIGNED else _HEAD
     if len(data) < head or data[:4] != _MAGIC or flag not in (_PLAIN, _SIGNED):
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    if data[5:_HEAD] != hashlib.sha256(data[_HEAD:]).digest():
+    if data[5:_HEAD] != hashlib.sha256(flag + data[_HEAD:]).digest():
         raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
     body = data[head:]
     if key is None:
@@ -60,11 +64,76 @@ def unseal(
     return body
 
 
-def check_blob(raw: bytes, digest: str, *, run_id: str, position: Position, name: str) -> None:
+def sealed_sum(data: bytes) -> bytes:
+    """The checksum a sealed object carries (of everything after it)."""
+    return data[len(_MAGIC) + 1 : _HEAD]
+
+
+def check_blob(
+    raw: bytes, digest: str, *, run_id: str, position: Position | None, name: str
+) -> None:
     """A blob must hash to the digest its (verified) record names."""
     if hashlib.sha256(raw).hexdigest() != digest:
         why = f"blob {digest[:12]} does not match its digest (damaged or replaced)"
         raise CorruptRecordError(run_id, position, name, why)
+
+
+def stored_bytes(
+    store: Store,
+    where: tuple[str, str],
+    inline: bytes | None,
+    blob: str | None,
+    *,
+    position: Position | None,
+    name: str,
+) -> bytes | None:
+    """The encoded value a (verified) record or manifest refers to: inline,
+    or its blob (`where` is workflow, run id), checked against the digest
+    the record names and unsealed."""
+    if blob is None:
+        return inline
+    workflow, run_id = where
+    raw = store.get_blob(workflow, run_id, blob)
+    if raw is None:
+        raise CorruptRecordError(run_id, position, f"blobs/{blob}", "blob missing")
+    check_blob(raw, blob, run_id=run_id, position=position, name=name)
+    return unseal(raw, store.signing_key, run_id=run_id, position=position, name=name)
+
+
+def keep_encoded(store: Store, where: tuple[str, str], data: bytes) -> tuple[bytes | None, str | None]:
+    """(inline bytes, None), or (None, blob digest) for data over the
+    store's blob threshold: stored once, sealed, under `blobs/<sha256>`."""
+    if len(data) <= store.blob_threshold:
+        return data, None
+    return None, store.put_blob(*where, seal(data, store.signing_key))
+
+
+def decode_stored(store: Store, encoding: str, data: bytes, *, name: str) -> Any:
+    """THE place a value read from a store is decoded: step and item
+    records, blobs, a manifest's arguments and result, fork sources and
+    history previews all come here, so the store's `allow_pickle` (and
+    `DURABLE_ALLOW_PICKLE`) holds for every reader. Signatures were checked
+    when the record, manifest or blob holding `data` was unsealed."""
+    if encoding == MSGPACK:  # plain data: no policy applies, the replay fast path
+        return unpack(data)
+    return decode_value(encoding, data, allow_pickle=store.allow_pickle, key=name)
+
+
+def load_stored(
+    store: Store,
+    where: tuple[str, str],
+    encoding: str,
+    inline: bytes | None,
+    blob: str | None,
+    *,
+    position: Position | None,
+    name: str,
+) -> Any:
+    """`stored_bytes`, then `decode_stored`."""
+    data = stored_bytes(store, where, inline, blob, position=position, name=name)
+    if data is None:
+        raise CorruptRecordError(where[1], position, name, "it holds no value")
+    return decode_stored(store, encoding, data, name=name)
 
 
 @dataclass
@@ -134,22 +203,11 @@ class RunRecord:
     error: dict[str, str] | None = None
     reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_bytes(self) -> bytes:
-        d = asdict(self)
-        d["v"] = FORMAT
-        return pack(d)
-
-    @classmethod
-    def from_bytes(cls, body: bytes) -> RunRecord:
-        return cls(**_load(body))
-
-
-def _load(body: bytes) -> dict[str, Any]:
-    d = unpack(body)
-    if not isinstance(d, dict) or d.pop("v", None) != FORMAT:
-        raise ValueError("unknown record format")
-    return d
+    # Arguments or a result over the store's blob threshold live in a blob
+    # (`args`/`result` then empty), so the manifest stays small.
+    args_blob: str | None = None
+    result_blob: str | None = None
+    # (The stored form, summary and payload, is in `_manifest`.)
 
 
 # -- positions and the names of their records ---------------------------------

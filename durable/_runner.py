@@ -18,18 +18,20 @@ from ._errors import (
     ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
+    IntegrityError,
     RunLockedError,
 )
 from ._fingerprint import IDENTITY, describe_change
 from ._lease import Lease
+from ._manifest import pack_manifest, unpack_manifest
 from ._records import (
     Position,
     RunRecord,
     StepRecord,
     format_position,
     item_of,
+    load_stored,
     parse_name,
-    seal,
     unseal,
 )
 from ._store import Store
@@ -65,25 +67,30 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
     raw = store.load_manifest(workflow, run_id)
     if raw is None:
         return None
-    body = unseal(
-        raw, store.signing_key, run_id=run_id, position=None, name=f"{workflow}/{run_id}/run"
-    )
-    try:
-        manifest = RunRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(
-            run_id, None, f"{workflow}/{run_id}/run", f"undecodable: {e}"
-        ) from e
+    name = f"{workflow}/{run_id}/run"
+    manifest = unpack_manifest(raw, store.signing_key, run_id=run_id, name=name)
     if (manifest.workflow, manifest.run_id) != (workflow, run_id):
         # A valid (even signed) manifest copied from another run.
         why = f"it belongs to run {manifest.run_id!r} of {manifest.workflow!r}"
-        raise CorruptRecordError(run_id, None, f"{workflow}/{run_id}/run", why)
+        raise CorruptRecordError(run_id, None, name, why)
     return manifest
+
+
+def existing_run(store: Store, workflow: str, run_id: str, *, restart: bool) -> RunRecord | None:
+    """The run's manifest. With `restart` (the way out a damaged or
+    unverifiable manifest's error names), one that cannot be read or decoded
+    counts as absent: restarting discards it anyway."""
+    try:
+        return read_manifest(store, workflow, run_id)
+    except (CorruptRecordError, IntegrityError):
+        if not restart:
+            raise
+        return None
 
 
 def write_manifest(store: Store, manifest: RunRecord) -> None:
     manifest.updated = now()
-    data = seal(manifest.to_bytes(), store.signing_key)
+    data = pack_manifest(manifest, store.signing_key)
     store.save_manifest(manifest.workflow, manifest.run_id, data)
 
 
@@ -219,10 +226,12 @@ def encode_arguments(
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     key = f"{manifest.workflow}/{manifest.run_id}/run"
-    value = _codec.decode_value(
-        manifest.args_encoding, manifest.args, allow_pickle=store.allow_pickle, key=key
-    )
-    return dict(value)
+    where = (manifest.workflow, manifest.run_id)
+    args, blob = manifest.args, manifest.args_blob
+    value = load_stored(store, where, manifest.args_encoding, args, blob, position=None, name=key)
+    if not isinstance(value, dict):
+        raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
+    return value
 
 
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:

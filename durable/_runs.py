@@ -19,10 +19,13 @@ from ._errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from ._records import RunRecord, position_of, unseal
-from ._store import Store, check_key_part, open_store
+from ._manifest import HEAD, summary_size, unpack_manifest
+from ._records import RunRecord, position_of
+from ._store import Store, check_key_part, check_names, open_store
 
 LEASE_TTL = 30.0
+# A crashed writer's temp file is swept by gc once untouched this long.
+TEMP_AGE = 3600.0
 
 
 @dataclass(frozen=True)
@@ -50,20 +53,32 @@ def list_runs(
 ) -> list[RunInfo]:
     """Every run (of one workflow, or of all), newest first: one listing and
     one batched read of the manifests, then each run's record names."""
+    if workflow is not None:
+        check_key_part("workflow name", workflow)
     keys = store.list(f"{workflow}/" if workflow else "")
     runs = [tuple(k.split("/")[:2]) for k in keys if k.count("/") == 2 and k.endswith("/run")]
-    manifests = store.get_many([f"{w}/{r}/run" for w, r in runs])
+    heads = _summaries(store, [f"{w}/{r}/run" for w, r in runs])
     infos = [
-        _info(store, w, r, manifests[f"{w}/{r}/run"])
-        for w, r in runs
-        if f"{w}/{r}/run" in manifests
+        _info(store, w, r, heads[f"{w}/{r}/run"]) for w, r in runs if f"{w}/{r}/run" in heads
     ]
     if status is not None:
         infos = [i for i in infos if i.status == status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
 
 
+def _summaries(store: Store, keys: list[str]) -> dict[str, bytes]:
+    """The leading bytes of each manifest that hold its summary: a listing
+    never reads a run's arguments or result (item 8 of issue 11)."""
+    heads = store.get_heads(keys, HEAD)
+    for key, head in list(heads.items()):
+        need = summary_size(head)
+        if need > len(head) == HEAD:  # a summary longer than usual: read exactly it
+            heads.update(store.get_heads([key], need))
+    return heads
+
+
 def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
+    check_names(workflow, run_id)
     raw = store.load_manifest(workflow, run_id)
     if raw is None:
         raise RunNotFoundError(workflow, run_id, store.url)
@@ -126,11 +141,7 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
 
 def _decode_manifest(store: Store, workflow: str, run_id: str, raw: bytes) -> RunRecord:
     key = f"{workflow}/{run_id}/run"
-    body = unseal(raw, store.signing_key, run_id=run_id, position=None, name=key)
-    try:
-        return RunRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(run_id, None, key, f"undecodable: {e}") from e
+    return unpack_manifest(raw, store.signing_key, run_id=run_id, name=key, summary_only=True)
 
 
 def first_gap(positions: Iterable[int]) -> int:
@@ -149,7 +160,7 @@ def summarize_error(error: dict[str, str]) -> str:
 def delete_run(store: Store, workflow: str, run_id: str) -> None:
     """Remove every object of a run. Refuses (RunLockedError) while a live
     process holds it."""
-    check_key_part("run id", run_id)
+    check_names(workflow, run_id)
     if not store.list(f"{workflow}/{run_id}/"):
         raise RunNotFoundError(workflow, run_id, store.url)
     lease = store.acquire(workflow, run_id, LEASE_TTL)
@@ -178,7 +189,9 @@ def gc(
     older_than=7 days` keeps the 3 newest and, of the rest, removes those
     older than 7 days. A running run, or one held by a live process, is
     never removed; nor is a run whose manifest cannot be read (`corrupt`,
-    `unverified`: its age is unknown) unless `status` names its status."""
+    `unverified`: its age is unknown) unless `status` names its status.
+    A whole-store gc (no `workflow`) also sweeps temp files a crashed
+    writer left (untouched for `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
         raise ConfigurationError(
             "gc() needs at least one of keep_last, older_than or status; "
@@ -197,6 +210,8 @@ def gc(
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
+    if workflow is None and not dry_run:
+        target.sweep_temp(TEMP_AGE)
     return removed
 
 

@@ -46,10 +46,17 @@ class Source:
 
 _NONE = Source("", None)
 _LAZY = ("__name__", "__loader__", "__spec__")
+# File names that any string compiled by `exec`, `compile` or a console gets.
+# Python 3.13 keeps the `python -c` program in linecache as "<string>", and
+# every `exec(text)` of that process is "<string>" too: the text found under
+# such a name may belong to other code, so it is never taken as a source.
+_SHARED_NAMES = frozenset({"<string>", "<stdin>", "<console>"})
 
 
 def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source:
     """The current text of `filename` ("" when there is none: exec, `python -c`)."""
+    if filename in _SHARED_NAMES:
+        return _NONE
     linecache.checkcache(filename)  # drops entries whose file changed; cells stay
     # What linecache needs to ask a loader for the source (zip imports),
     # without copying a namespace that may be large.

@@ -42,7 +42,9 @@ class Store:
         self.url = url
         key = signing_key if signing_key is not None else os.environ.get("DURABLE_SIGNING_KEY")
         self.signing_key = key.encode() if isinstance(key, str) else (key or None)
-        self.allow_pickle = allow_pickle
+        # The environment can only narrow: DURABLE_ALLOW_PICKLE=0 refuses
+        # pickles whatever the code asks for (an operator's policy).
+        self.allow_pickle = allow_pickle and pickles_allowed_by_env()
         self.blob_threshold = blob_threshold
         if lease_ttl is not None and lease_ttl <= 0:
             raise ConfigurationError(
@@ -56,6 +58,10 @@ class Store:
 
     def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]:
         return {k: v for k in keys if (v := self.get(k)) is not None}
+
+    def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
+        """Up to `size` leading bytes of each key that exists."""
+        return {k: v[:size] for k, v in self.get_many(keys).items()}
 
     def put(self, key: str, data: bytes) -> None:
         raise NotImplementedError
@@ -156,6 +162,12 @@ class Store:
         (listing, history, forking from it): never repairs anything."""
         return self.load_records(workflow, run_id)
 
+    def sweep_temp(self, older_than: float) -> int:
+        """Remove temp files a crashed writer left (untouched for older_than
+        seconds); return how many. Object stores write whole objects and
+        leave none."""
+        return 0
+
     def __repr__(self) -> str:
         return f"<durable store {self.url}>"
 
@@ -165,7 +177,8 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     `$DURABLE_STORE`, else `./.durable`.
 
     Store options: `signing_key` (default `$DURABLE_SIGNING_KEY`): HMAC-sign
-    and verify every record; `allow_pickle=False`: refuse pickled values;
+    and verify every record; `allow_pickle=False` (or
+    `DURABLE_ALLOW_PICKLE=0`, which wins): refuse pickled values;
     `blob_threshold` (bytes, 1 MiB): larger outputs are stored once under
     `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
     on an object store blocks a run. Every other option goes to fsspec, e.g.
@@ -183,6 +196,11 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
 # File systems allow 255 bytes a name; room is left for the suffixes a child
 # run id adds (`.<position>`).
 MAX_KEY_PART = 200
+
+
+def pickles_allowed_by_env() -> bool:
+    flag = os.environ.get("DURABLE_ALLOW_PICKLE", "1").strip().lower()
+    return flag not in ("0", "false", "no", "off")
 
 
 def check_key_part(kind: str, value: object) -> str:
@@ -211,6 +229,13 @@ def check_key_part(kind: str, value: object) -> str:
             "whitespace, control characters or glob characters (* ? [ ])"
         )
     return value
+
+
+def check_names(workflow: str, run_id: str) -> None:
+    """Both parts of a run's key, for every entry point that takes them: a
+    name like `../../other/wf` must never reach another store's run."""
+    check_key_part("workflow name", workflow)
+    check_key_part("run id", run_id)
 
 
 def new_token() -> str:

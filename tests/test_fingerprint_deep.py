@@ -497,31 +497,59 @@ def test_helper_without_source_is_an_error_not_a_guess(load: Any) -> None:
     assert set(fp(m.target, deep=False).parts) == {"code"}
 
 
-def test_python_dash_c_needs_version(tmp_path: Path) -> None:
-    code = textwrap.dedent(
-        """
-        from durable._fingerprint import fingerprint_function
-        def f(x):
-            return x
-        try:
-            fingerprint_function(f)
-        except ValueError as e:
-            print("refused:", e)
-        print(fingerprint_function(f, version="7").value)
-        """
-    )
+# Line 1 of the program and of the exec'd text define `f(x)`: same name, line
+# and parameters, different code. Python 3.13 keeps the program's text in
+# linecache as "<string>", the file name of exec'd code too.
+DASH_C = """def f(x):
+    return x
+from durable._fingerprint import fingerprint_function
+ns = {"__name__": "__main__"}
+exec("def f(x):\\n    return x + 1\\n", ns)
+for fn in (f, ns["f"]):
+    try:
+        print("fingerprinted", fingerprint_function(fn).value)
+    except ValueError as e:
+        print("refused:", e)
+print(fingerprint_function(f, version="7").value)
+"""
+
+
+def test_python_dash_c_needs_version_on_every_python(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", DASH_C],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     )
-    refused, value = done.stdout.strip().splitlines()
-    assert refused.startswith("refused:") and "version=" in refused
-    assert len(value) == 12
+    typed, made, pinned = done.stdout.strip().splitlines()
+    for refused in (typed, made):
+        assert refused.startswith("refused: cannot read the source") and "version=" in refused
+    assert len(pinned) == 12
+
+
+@pytest.mark.parametrize("name", ["<string>", "<stdin>", "<console>"])
+def test_text_kept_under_a_shared_file_name_is_never_taken_for_a_source(name: str) -> None:
+    # What 3.13 does for `python -c`, on any Python: the program's text is in
+    # linecache under the name that every exec'd string gets.
+    program = "def f(x):\n    return x\n"
+    saved = linecache.cache.get(name)
+    linecache.cache[name] = (len(program), None, program.splitlines(True), name)
+    try:
+        ns: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile("def f(x):\n    return x + 1\n", name, "exec"), ns)
+        with pytest.raises(ConfigurationError, match="cannot read the source"):
+            fp(ns["f"])
+        # The same text under a name of its own (a notebook cell) is a source.
+        assert fp(cell_function(program.replace("f(", "step("), "<cell-1>")).parts["code"]
+    finally:
+        linecache.cache.pop("<cell-1>", None)
+        if saved is None:
+            linecache.cache.pop(name, None)
+        else:
+            linecache.cache[name] = saved
 
 
 def test_source_edited_after_import_is_detected(load: Any, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import durable
+from durable._manifest import pack_manifest
 from durable._records import StepRecord, seal, unseal
 from durable._runner import read_manifest
 from durable.testing import FakeClock
@@ -89,11 +90,11 @@ def test_planted_pickle_in_the_manifest_is_never_loaded(place: Place, tmp_path: 
     assert manifest is not None
     marker = tmp_path / "pwned"
     manifest.result_encoding, manifest.result = "p", pickle.dumps(Planted(marker))
-    store.save_manifest("tamper", "t1", seal(manifest.to_bytes(), None))
+    store.save_manifest("tamper", "t1", pack_manifest(manifest, None))
     with pytest.raises(durable.IntegrityError, match="not signed"):
         flow(place.open(signing_key="k"), counts).run()
     manifest.args_encoding, manifest.args = "p", pickle.dumps(Planted(marker))
-    store.save_manifest("tamper", "t1", seal(manifest.to_bytes(), None))
+    store.save_manifest("tamper", "t1", pack_manifest(manifest, None))
     with pytest.raises(durable.IntegrityError):
         flow(place.open(allow_pickle=False), counts).run()
     assert not marker.exists() and counts == {"fetch0": 1, "fetch1": 1, "fetch2": 1}
@@ -139,10 +140,9 @@ def test_every_object_is_signed(place: Place, clock: FakeClock, target: str) -> 
     records = store.load_records("kinds", "k1")
     assert {"steps/00000000", "attempts/00000001", "timers/00000002"} <= set(records)
     if target == "run":
-        raw = store.load_manifest("kinds", "k1")
-        assert raw is not None
-        body = unseal(raw, b"k", run_id="k1", position=None, name="run")
-        store.save_manifest("kinds", "k1", seal(body, None))
+        manifest = read_manifest(store, "kinds", "k1")
+        assert manifest is not None
+        store.save_manifest("kinds", "k1", pack_manifest(manifest, None))
     else:
         body = unseal(records[target], b"k", run_id="k1", position=None, name=target)
         store.replace_record("kinds", "k1", target, seal(body, b"someone else's key"))
@@ -244,3 +244,16 @@ def test_damaged_and_truncated_objects_name_run_position_and_key() -> None:
                 "steps/00000003",
             )
             assert "run 'r'" in str(err.value) and "position 3" in str(err.value)
+
+
+@pytest.mark.parametrize("key", [None, b"k"])
+def test_a_flipped_bit_anywhere_in_an_envelope_is_damage(key: bytes | None) -> None:
+    # Every bit of every byte, the flag byte included: always CorruptRecordError,
+    # never "signed but no key" (IntegrityError) and never a body.
+    sealed = seal(StepRecord(3, "step", "s", "fp", None, "m", b"\x01").to_bytes(), key)
+    for offset in range(len(sealed)):
+        for bit in range(8):
+            bad = bytearray(sealed)
+            bad[offset] ^= 1 << bit
+            with pytest.raises(durable.CorruptRecordError):
+                unseal(bytes(bad), key, run_id="r", position=3, name="steps/00000003")

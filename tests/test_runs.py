@@ -303,7 +303,16 @@ def test_a_damaged_manifest_is_listed_as_corrupt(store: durable.Store) -> None:
     flow.with_options(run_id="ok")()
     flow.with_options(run_id="hurt")()
     path = Path(store.url) / "w" / "hurt" / "run"
-    path.write_bytes(path.read_bytes()[:-3] + b"zzz")
+    good = path.read_bytes()
+    # The tail holds the arguments and result, which a listing never reads:
+    # damage there shows when the run is used, not in the list.
+    path.write_bytes(good[:-3] + b"zzz")
+    assert {i.run_id: i.status for i in flow.runs()} == {"ok": "completed", "hurt": "completed"}
+    with pytest.raises(durable.CorruptRecordError):
+        flow.with_options(run_id="hurt")()
+    with pytest.raises(durable.CorruptRecordError):
+        flow.history("hurt")
+    path.write_bytes(good[:20] + b"zzz" + good[23:])  # the summary itself
     by_id = {i.run_id: i for i in flow.runs()}
     assert by_id["ok"].status == "completed"
     assert by_id["hurt"].status == "corrupt" and "damaged" in (by_id["hurt"].error or "")
@@ -372,7 +381,7 @@ def test_gc_keep_last_and_older_than_narrow_together(store: durable.Store) -> No
 
 def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: Path) -> None:
     from durable import _runner
-    from durable._records import seal
+    from durable._manifest import pack_manifest
 
     store = durable.open_store(tmp_path / "s", signing_key="k")
     flow = durable.workflow(name="w", store=store)(lambda n: n)
@@ -381,7 +390,7 @@ def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: P
         flow.with_options(run_id="planted")(2)
     manifest = _runner.read_manifest(store, "w", "planted")
     assert manifest is not None
-    store.save_manifest("w", "planted", seal(manifest.to_bytes(), None))
+    store.save_manifest("w", "planted", pack_manifest(manifest, None))
     by_id = {i.run_id: i for i in flow.runs()}
     assert by_id["ok"].status == "completed"
     planted = by_id["planted"]

@@ -86,6 +86,44 @@ def test_save_record_first_writer_wins_and_own_retry_is_ours(place: Place) -> No
     assert place.open().load_records("w", "r") == {"steps/00000000": b"A"}
 
 
+def test_a_stale_second_writer_loses_to_the_first_record(place: Place) -> None:
+    # b reads the run (on local disk: indexes its log) before a writes
+    # position 0; b's create-only write must still lose to a's record.
+    a, b = place.open(own_client=True), place.open(own_client=True)
+    assert b.save_record("w", "r", "steps/00000001", b"B1") is None
+    assert b.load_records("w", "r") == {"steps/00000001": b"B1"}
+    assert a.save_record("w", "r", "steps/00000000", b"A") is None
+    assert b.save_record("w", "r", "steps/00000000", b"B") == b"A"
+    assert a.save_record("w", "r", "steps/00000002", b"A2") is None
+    assert b.save_record("w", "r", "steps/00000002", b"A2") is None  # the same bytes: ours
+    assert place.open().load_records("w", "r") == {
+        "steps/00000000": b"A",
+        "steps/00000001": b"B1",
+        "steps/00000002": b"A2",
+    }
+
+
+def test_racing_create_only_writers_agree_on_one_winner(place: Place) -> None:
+    stores = [place.open(own_client=True) for _ in range(6)]
+    for s in stores:
+        s.load_records("w", "r")  # every index is loaded before the race
+    barrier = threading.Barrier(len(stores))
+    answers: list[bytes | None] = [None] * len(stores)
+
+    def write(i: int) -> None:
+        barrier.wait()
+        answers[i] = stores[i].save_record("w", "r", "steps/00000000", b"w%d" % i)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(stores))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (winner,) = place.open().load_records("w", "r").values()
+    assert answers.count(None) == 1 and answers[int(winner[1:])] is None
+    assert all(a == winner for a in answers if a is not None)
+
+
 def test_delete_run_keeps_the_lease_only_when_asked(place: Place) -> None:
     s = place.open()
     lease = s.acquire("w", "r", 30)
@@ -155,7 +193,9 @@ def test_big_identical_outputs_are_stored_once_as_blobs(place: Place) -> None:
 
     first = flow()
     blobs = [k for k in store.list("blobby/b/") if "/blobs/" in k]
-    assert len(blobs) == 1  # two identical outputs, one object
+    # Two identical outputs share one object; the result (over the threshold
+    # too) is the other.
+    assert len(blobs) == 2
     again = flow.with_options(store=place.open(blob_threshold=1024))()
     assert again == first == [b"x" * 4096, b"x" * 4096, "tiny"]
     assert counts == {"a": 1, "b": 1}

@@ -1,0 +1,143 @@
+"""The store stays inside its root (issue 11, item 6): symlinks planted in a
+local store are never followed for writes or deletes, and every entry point
+that takes a workflow name or run id validates it."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable import _runs
+
+from .clikit import child_env
+from .clikit import durable as durable_cli
+
+
+def counted(store: durable.Store, counts: Counter[str], run_id: str = "r") -> Any:
+    @durable.step(name="work")
+    def work(i: int) -> str:
+        counts[f"work{i}"] += 1
+        return "w" * 2000 if i == 1 else f"v{i}"  # position 1 is a blob (threshold 1024)
+
+    @durable.workflow(name="wf", store=store, run_id=run_id)
+    def flow() -> list[str]:
+        return [work(i) for i in range(3)]
+
+    return flow
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder outside the store, with a file nobody may touch."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "precious").write_text("keep me")
+    return folder
+
+
+def untouched(outside: Path) -> bool:
+    return sorted(os.listdir(outside)) == ["precious"] and (
+        outside / "precious"
+    ).read_text() == "keep me"
+
+
+def store_at(tmp_path: Path) -> durable.Store:
+    return durable.open_store(tmp_path / "store", blob_threshold=1024)
+
+
+@pytest.mark.parametrize("planted", ["lease", "records.log", "run", "blobs"])
+def test_a_symlinked_object_inside_a_run_is_never_written_through(
+    tmp_path: Path, outside: Path, planted: str
+) -> None:
+    counts: Counter[str] = Counter()
+    run = tmp_path / "store" / "wf" / "r"
+    run.mkdir(parents=True)
+    target = outside if planted == "blobs" else outside / "precious"
+    (run / planted).symlink_to(target)
+    if planted == "run":  # os.replace swaps the link for the manifest itself
+        assert counted(store_at(tmp_path), counts)() == ["v0", "w" * 2000, "v2"]
+        assert not (run / "run").is_symlink()
+    else:
+        with pytest.raises(durable.StorageError) as err:
+            counted(store_at(tmp_path), counts)()
+        assert "symlink" in str(err.value)
+    assert untouched(outside)
+    # Once the link is gone, the run goes on, each step executed once in all.
+    (run / planted).unlink(missing_ok=True)
+    assert counted(store_at(tmp_path), counts)() == ["v0", "w" * 2000, "v2"]
+    # Only the blob's step ran before the refusal (its output had nowhere to go).
+    twice = {"work1"} if planted == "blobs" else set()
+    assert counts == {f"work{i}": 2 if f"work{i}" in twice else 1 for i in range(3)}
+    assert untouched(outside)
+
+
+@pytest.mark.parametrize("planted", ["run folder", "workflow folder"])
+def test_rm_and_gc_never_delete_through_a_symlinked_folder(
+    tmp_path: Path, outside: Path, planted: str
+) -> None:
+    # The outside folder looks like a run: a manifest copied from a real one.
+    store = store_at(tmp_path)
+    counted(store, Counter(), run_id="real")()
+    if planted == "run folder":
+        (outside / "run").write_bytes((tmp_path / "store" / "wf" / "real" / "run").read_bytes())
+        (tmp_path / "store" / "wf" / "linked").symlink_to(outside)
+        run_id, workflow_dir = "linked", tmp_path / "store" / "wf"
+    else:
+        (outside / "real").mkdir()
+        (outside / "real" / "run").write_text("x")
+        (tmp_path / "store" / "wf2").symlink_to(outside)
+        run_id, workflow_dir = "real", tmp_path / "store" / "wf2"
+    before = sorted(p.name for p in outside.rglob("*"))
+    env = child_env(tmp_path, DURABLE_STORE=str(tmp_path / "store"))
+    workflow = "wf" if planted == "run folder" else "wf2"
+    removed = durable_cli(tmp_path, "rm", run_id, "--workflow", workflow, env=env)
+    assert removed.returncode == 1 and "a symlink inside the store" in removed.stderr
+    with pytest.raises(durable.StorageError, match="never writes or deletes through a symlink"):
+        _runs.delete_run(store, workflow, run_id)
+    durable.gc(store, keep_last=0)
+    assert sorted(p.name for p in outside.rglob("*")) == before
+    assert (outside / "precious").read_text() == "keep me"
+    assert workflow_dir.exists()
+
+
+@pytest.mark.parametrize(
+    "bad", ["../../other/wf/run", "..", "a/b", "run\0id", "", ".hidden", "with space"]
+)
+def test_every_entry_point_validates_names(tmp_path: Path, bad: str) -> None:
+    store = store_at(tmp_path)
+    flow = counted(store, Counter())
+    flow()
+    calls = [
+        lambda: flow.history(bad),
+        lambda: flow.fork(bad, at=0),
+        lambda: flow.delete(bad),
+        lambda: flow.resume(bad),
+        lambda: durable.gc(store, keep_last=1, workflow=bad),
+        lambda: _runs.list_runs(store, bad),
+        lambda: _runs.run_info(store, bad, "r"),
+    ]
+    for call in calls:
+        with pytest.raises(durable.ConfigurationError):
+            call()
+
+
+def test_another_stores_run_is_not_reachable_by_a_relative_run_id(tmp_path: Path) -> None:
+    counts: Counter[str] = Counter()
+    counted(durable.open_store(tmp_path / "other"), counts)()
+    mine = counted(store_at(tmp_path), counts)
+    with pytest.raises(durable.ConfigurationError):
+        mine.history("../../other/wf/r")
+
+
+def test_a_nul_byte_is_a_configuration_error_everywhere(tmp_path: Path) -> None:
+    with pytest.raises(durable.ConfigurationError, match="NUL"):
+        durable.open_store(str(tmp_path / "st\0re"))
+    env = child_env(tmp_path, DURABLE_STORE=str(tmp_path / "store"))
+    for args in (["runs", "w\x01f"], ["show", "r\x01"], ["rm", "r\x01"]):
+        done = durable_cli(tmp_path, *args, env=env)
+        assert done.returncode == 2 and "invalid" in done.stderr, done.stderr
