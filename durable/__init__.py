@@ -7,6 +7,8 @@ one that did not finish."""
 
 from ._artifacts import artifact
 from ._blocks import asleep, loop_over, sleep, suspend
+from ._cache import Cache
+from ._cache_admin import CacheInfo, cache_info
 from ._context import Run, RunContext, current_run
 from ._errors import (
     ArtifactMissingError,
@@ -36,6 +38,8 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "ArtifactMissingError",
     "AsyncWorkflow",
+    "Cache",
+    "CacheInfo",
     "ConfigurationError",
     "CorruptRecordError",
     "DefinitionChangedError",
@@ -58,6 +62,7 @@ __all__ = [
     "Workflow",
     "artifact",
     "asleep",
+    "cache_info",
     "current_run",
     "gc",
     "loop_over",

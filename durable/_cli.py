@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--on-change", choices=["refuse", "rerun"])
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
+    from ._cli_cache import add_commands
+
+    add_commands(sub, common, _age)
     return parser
 
 

@@ -9,9 +9,9 @@ import inspect
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _artifacts, _codec, _context, _redact
+from . import _artifacts, _cache, _context, _redact
 from ._context import RunContext
 from ._drive import Call as Call
 from ._drive import Pause as Pause
@@ -24,10 +24,10 @@ from ._drive import now as now
 from ._drive import stop as stop
 from ._errors import (
     ArtifactMissingError,
+    CorruptRecordError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
-    SerializationError,
     StorageError,
     Suspended,
     preview_of,
@@ -38,8 +38,8 @@ from ._records import (
     Position,
     StepRecord,
     attempts_name,
+    encode_into,
     item_name,
-    keep_encoded,
     load_stored,
     position_key,
     record_name,
@@ -48,6 +48,9 @@ from ._records import (
     top_level,
     unseal,
 )
+
+if TYPE_CHECKING:
+    from ._cache import Cache
 
 T = TypeVar("T")
 
@@ -74,6 +77,7 @@ class StepSpec:
     deep: bool = True
     # Computed once at decoration: the argument digest binds every call to it.
     signature: inspect.Signature | None = field(default=None, compare=False)
+    cache: Cache | None = field(default=None, compare=False)  # see `_cache`
 
     def fingerprint_in(self, ctx: RunContext) -> str:
         """The fingerprint as of this run's start (helpers and constants
@@ -100,7 +104,17 @@ def step_plan(
     if reopened is not None:
         rec = None
     if rec is not None and rec.persisted:
-        return load_value(ctx, rec)
+        try:
+            return load_value(ctx, rec)
+        except CorruptRecordError:
+            if not _cache.blob_gone(ctx, rec):
+                raise
+            _reopen(ctx, rec.position)
+            reopened, rec = "its cached output was pruned", None
+    ticket = _cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
+    hit = ticket.lookup() if ticket is not None else None
+    if ticket is not None and hit is not None:  # computed by another run or call
+        return commit(ctx, _cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     failures = list(ctx.failures.get(pos, []))
     started = now()
     attempt = 0
@@ -131,6 +145,8 @@ def step_plan(
     redacted = _redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
+    elif ticket is not None:
+        value = _cache.stored(ctx, ticket, record, value)
     return commit(ctx, record, value, persist=spec.persist and not redacted)
 
 
@@ -159,11 +175,17 @@ def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
     except ArtifactMissingError as e:
         raise ctx.refuse(e) from None
     if why is not None:
-        ctx.replayed -= 1  # lookup() counted it as replayed
-        discard_from(ctx, rec.position)
-        ctx.policy = "rerun"
-        _went_live(ctx, rec.position)
+        _reopen(ctx, rec.position)
     return why
+
+
+def _reopen(ctx: RunContext, pos: Position) -> None:
+    """Forget the record at pos, which lookup() counted as replayed, and
+    every later one; run from there as under on_change="rerun"."""
+    ctx.replayed -= 1
+    discard_from(ctx, pos)
+    ctx.policy = "rerun"
+    _went_live(ctx, pos)
 
 
 def _attempt(exc: BaseException) -> Attempt:
@@ -282,16 +304,19 @@ def load_value(ctx: RunContext, rec: StepRecord) -> Any:
     )
 
 
-def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
+def commit(
+    ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = True, live: bool = True
+) -> Any:
     """Encode and write a finished operation's record; return the value the
-    run continues with (the one already recorded, if another writer won)."""
+    run continues with (the one already recorded, if another writer won).
+    A record the cache filled is already encoded; `live=False`: nothing ran."""
     record.ended = now()
     record.persisted = persist
-    if persist:
+    if persist and record.encoding is None:
         _encode_into(ctx, record, value)
     data = seal(record.to_bytes(), ctx.store.signing_key)
     existing = ctx.store.save_record(ctx.workflow, ctx.run_id, record_name(record.position), data)
-    ctx.executed += 1
+    ctx.executed += live
     if existing is not None and persist:
         body = unseal(
             existing,
@@ -310,13 +335,7 @@ def commit(ctx: RunContext, record: StepRecord, value: Any, *, persist: bool = T
 
 
 def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
-    try:
-        record.encoding, data = _codec.encode_value(value, allow_pickle=ctx.store.allow_pickle)
-    except Exception as e:
-        raise SerializationError(
-            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
-        ) from e
-    record.value, record.blob = keep_encoded(ctx.store, (ctx.workflow, ctx.run_id), data)
+    encode_into(ctx.store, (ctx.workflow, ctx.run_id), record, value)
 
 
 def save_failures(

@@ -196,7 +196,9 @@ def changed_arguments(
     old = manifest.extra.get("arg_digests")
     if not isinstance(old, dict):
         old = {}
-    differ = [n for n in sorted(set(old) | set(digests)) if n not in old or old[n] != digests.get(n)]
+    differ = [
+        n for n in sorted(set(old) | set(digests)) if n not in old or old[n] != digests.get(n)
+    ]
     recorded = recorded_now() if differ else {}
     out: dict[str, str] = {}
     for name in differ:
@@ -278,9 +280,7 @@ def finish(
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     try:
-        manifest.result_encoding, data = _codec.encode_value(
-            value, allow_pickle=store.allow_pickle
-        )
+        manifest.result_encoding, data = _codec.encode_value(value, allow_pickle=store.allow_pickle)
     except Exception as e:
         err = SerializationError(
             f"{manifest.workflow} (return value)", type(value).__qualname__, str(e)

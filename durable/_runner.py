@@ -177,8 +177,7 @@ def merge_arguments(
     missing = [
         p.name
         for p in sig.parameters.values()
-        if p.name not in bound.arguments
-        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        if p.name not in bound.arguments and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     if missing:
         why = (

@@ -58,9 +58,7 @@ def list_runs(
     keys = store.list(f"{workflow}/" if workflow else "")
     runs = [tuple(k.split("/")[:2]) for k in keys if k.count("/") == 2 and k.endswith("/run")]
     heads = _summaries(store, [f"{w}/{r}/run" for w, r in runs])
-    infos = [
-        _info(store, w, r, heads[f"{w}/{r}/run"]) for w, r in runs if f"{w}/{r}/run" in heads
-    ]
+    infos = [_info(store, w, r, heads[f"{w}/{r}/run"]) for w, r in runs if f"{w}/{r}/run" in heads]
     if status is not None:
         infos = [i for i in infos if i.status == status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)

@@ -19,6 +19,8 @@ DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
 STORE_OPTIONS = ("signing_key", "allow_pickle", "blob_threshold", "lease_ttl")
 _BAD_KEY_CHARS = frozenset("*?[]")
+# The step cache's blobs (see `_cachestore`): a run's record may point at one.
+SHARED_BLOBS = ("cache", "shared")
 
 
 class Store:
@@ -127,7 +129,12 @@ class Store:
         return digest
 
     def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
-        return self.get(f"{workflow}/{run_id}/blobs/{digest}")
+        data = self.get(f"{workflow}/{run_id}/blobs/{digest}")
+        if data is None and (workflow, run_id) != SHARED_BLOBS:
+            # A step served from the cache points at the cache's copy; the
+            # name is the content's sha256, so it is the same bytes.
+            data = self.get_blob(*SHARED_BLOBS, digest)
+        return data
 
     def workflows(self) -> builtins.list[str]:
         return sorted({k.split("/", 1)[0] for k in self.list("") if k.endswith("/run")})

@@ -3,6 +3,8 @@ import durable
 EXPECTED = {
     "ArtifactMissingError",
     "AsyncWorkflow",
+    "Cache",
+    "CacheInfo",
     "ConfigurationError",
     "CorruptRecordError",
     "DefinitionChangedError",
@@ -25,6 +27,7 @@ EXPECTED = {
     "Workflow",
     "artifact",
     "asleep",
+    "cache_info",
     "current_run",
     "gc",
     "loop_over",
