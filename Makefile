@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest pythons bench clean
+.PHONY: demo test lint typecheck docs pytest pythons bench clean
 
 # uv (installed by pip, then doing the rest) makes the environments in
 # seconds rather than minutes.
@@ -28,16 +28,22 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy durable tests/typing_check.py
 
+# The site from docs/ and mkdocs.yml, into site/; --strict fails on a broken
+# link or anchor between pages (not --quiet: it hides the warnings that
+# --strict counts).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 pythons: $(STAMP)
 	JOBS=$(JOBS) scripts/test-pythons $(BIN)/uv $(BIN)/python $(PYTHONS)
 
-test: lint typecheck pythons
+test: lint typecheck docs pythons
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 
 clean:
-	rm -rf $(VENV) $(VENV)-* .durable .durable-demo build *.egg-info
+	rm -rf $(VENV) $(VENV)-* .durable .durable-demo build site *.egg-info

@@ -37,9 +37,11 @@ if _TYPE_CHECKING:
     from ._api.step import Step, step
     from ._api.workflow import AsyncWorkflow, Workflow, workflow
     from ._core.artifacts import artifact
+    from ._core.cache import Cache
     from ._core.context import Run, RunContext, current_run
     from ._core.redact import Redacted, redact
     from ._fanout.progress import Progress
+    from ._manage.cache import CacheInfo, cache_info
     from ._manage.history import StepInfo
     from ._manage.runs import RunInfo, gc
     from ._storage.base import Store
@@ -50,6 +52,8 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "ArtifactMissingError",
     "AsyncWorkflow",
+    "Cache",
+    "CacheInfo",
     "ConfigurationError",
     "ControlFlow",
     "CorruptRecordError",
@@ -75,6 +79,7 @@ __all__ = [
     "Workflow",
     "artifact",
     "asleep",
+    "cache_info",
     "current_run",
     "gc",
     "loop_over",
@@ -101,12 +106,15 @@ _HOMES = {
     "Workflow": "._api.workflow",
     "workflow": "._api.workflow",
     "artifact": "._core.artifacts",
+    "Cache": "._core.cache",
     "Run": "._core.context",
     "RunContext": "._core.context",
     "current_run": "._core.context",
     "Redacted": "._core.redact",
     "redact": "._core.redact",
     "Progress": "._fanout.progress",
+    "CacheInfo": "._manage.cache",
+    "cache_info": "._manage.cache",
     "StepInfo": "._manage.history",
     "RunInfo": "._manage.runs",
     "gc": "._manage.runs",

@@ -184,9 +184,7 @@ class StorageError(DurableError):
         self.cause = cause
         self.advice = advice
         hint = f" {advice[:1].upper()}{advice[1:]}." if advice else ""
-        super().__init__(
-            f"store {url} failed: {cause}.{hint} Records already written are intact."
-        )
+        super().__init__(f"store {url} failed: {cause}.{hint} Records already written are intact.")
 
 
 class CorruptRecordError(DurableError):

@@ -5,6 +5,8 @@ import durable
 EXPECTED = {
     "ArtifactMissingError",
     "AsyncWorkflow",
+    "Cache",
+    "CacheInfo",
     "ConfigurationError",
     "ControlFlow",
     "CorruptRecordError",
@@ -30,6 +32,7 @@ EXPECTED = {
     "Workflow",
     "artifact",
     "asleep",
+    "cache_info",
     "current_run",
     "gc",
     "loop_over",

@@ -23,6 +23,11 @@ async def afetch(n: int) -> int:
     return n
 
 
+@durable.step(cache=durable.Cache(ignore=("verbose",)))
+def cached(n: int, verbose: bool = False) -> float:
+    return n / 2
+
+
 @durable.workflow
 def notes(repo: str, decision: str | None = None) -> str:
     commits = fetch(repo)
@@ -37,6 +42,8 @@ async def anotes(n: int) -> int:
 def check() -> None:
     assert_type(fetch("x"), list[str])
     assert_type(summarize("c"), str)
+    assert_type(cached(3, verbose=True), float)
+    assert_type(durable.cache_info(cached).hits, int)
     assert_type(notes("org/repo"), str)
     assert_type(notes.run("org/repo"), durable.Run[str])
     assert_type(notes.run("org/repo").value, str | None)
@@ -54,7 +61,10 @@ async def acheck() -> None:
     assert_type(durable.loop_over(summarize, ["a"]), list[str])
     assert_type(await durable.loop_over(afetch, [1, 2], max_concurrency=4), list[int])
     seen: list[durable.Progress] = []
-    assert_type(durable.loop_over(fetch, ["r"], checkpoint_items=True, progress=seen.append), list[list[str]])
+    assert_type(
+        durable.loop_over(fetch, ["r"], checkpoint_items=True, progress=seen.append),
+        list[list[str]],
+    )
     assert_type(fetch.fingerprint, str)
     assert_type(notes.fingerprint, str)
     ctx = durable.current_run()

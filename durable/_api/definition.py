@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._core.definition import BODY_KEY, Definition
-from .._core.steps import StepSpec, step_spec
+from .._core.spec import refingerprint, step_spec
 from .._fingerprint.fingerprint import (
     IDENTITY,
     Fingerprint,
@@ -43,7 +43,7 @@ def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
         spec = step_spec(obj)
         other: Any = obj
         if spec is not None and id(spec) not in found.by_spec:
-            fresh = _refingerprint(spec)
+            fresh = refingerprint(spec)
             key = _unique_key(found.steps, spec.name, fresh.value)
             found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
             found.by_spec[id(spec)] = fresh.value
@@ -68,14 +68,3 @@ def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:
 def _recorded_parts(fp: Fingerprint) -> dict[str, str]:
     # The identity goes with the parts so that a refusal can say "renamed".
     return {**fp.parts, IDENTITY: fp.identity}
-
-
-def _refingerprint(spec: StepSpec) -> Fingerprint:
-    """Fingerprint a step again at run start: helpers, constants and steps
-    defined below it (or re-run in a notebook cell) exist only now. When
-    that fails (its file was edited after import, a helper has no source)
-    the error propagates: a step whose code cannot be established is never
-    replayed under the fingerprint it had at decoration."""
-    return fingerprint_function(
-        spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
-    )

@@ -10,10 +10,12 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from .._core.cache import Cache, cache_option, plain_plan
 from .._core.context import active_run
 from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
-from .._core.steps import StepSpec, step_plan
+from .._core.spec import StepSpec
+from .._core.steps import step_plan
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from ..errors import ConfigurationError
@@ -54,6 +56,7 @@ def step(
     artifacts: Callable[[Any], Iterable[Any]] | None = None,
     artifacts_policy: str = "rerun",
     verify: str = "digest",
+    cache: bool | Cache = False,
 ) -> _StepDecorator: ...
 def step(
     fn: Callable[..., Any] | None = None,
@@ -71,6 +74,7 @@ def step(
     artifacts: Callable[[Any], Iterable[Any]] | None = None,
     artifacts_policy: str = "rerun",
     verify: str = "digest",
+    cache: bool | Cache = False,
 ) -> Any:
     """Mark a function as a step of a workflow.
 
@@ -82,15 +86,21 @@ def step(
     its body or derived from its result by `artifacts=lambda result: [...]`;
     they are checked (`verify="digest"` or `"mtime"`) before the record is
     replayed, and a missing or changed one runs the step again
-    (`artifacts_policy="rerun"`) or raises `ArtifactMissingError` ("refuse")."""
+    (`artifacts_policy="rerun"`) or raises `ArtifactMissingError` ("refuse").
+
+    `cache=True` (or `durable.Cache(expire=, ignore=, key=)`) reuses the
+    output in any run and in plain calls while the step's code and arguments
+    are the same (see `durable.Cache`)."""
     retry = RetryPolicy.checked(retries, retry_delay, backoff, max_delay, retry_on)
     _check_artifact_options(artifacts, artifacts_policy, verify)
 
     def decorate(f: Callable[..., Any]) -> Any:
         refuse_generators(f)
         fp = fingerprint_function(f, name=name, version=version, deep=deep)
+        signature = _signature(f)
+        who = name or default_name(f)
         spec = StepSpec(
-            name=name or default_name(f),
+            name=who,
             fingerprint=fp.value,
             fn=f,
             retry=retry,
@@ -101,7 +111,8 @@ def step(
             pinned_name=name,
             version=version,
             deep=deep,
-            signature=_signature(f),
+            signature=signature,
+            cache=cache_option(cache, persist=persist, signature=signature, who=who),
         )
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)
@@ -119,6 +130,8 @@ def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
     def call_step(*args: Any, **kwargs: Any) -> Any:
         ctx = active_run()
         if ctx is None:
+            if spec.cache is not None:
+                return drive_sync(plain_plan(spec, args, kwargs))
             return spec.fn(*args, **kwargs)
         return drive_sync(step_plan(ctx, spec, args, kwargs))
 
@@ -149,6 +162,8 @@ class _AsyncStep:
     def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         ctx = active_run()
         if ctx is None:
+            if self._spec.cache is not None:
+                return drive_async(plain_plan(self._spec, args, kwargs))
             return self._spec.fn(*args, **kwargs)  # type: ignore[no-any-return]
         pos = ctx.take_position(f"step {self._spec.name!r}")
         return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))

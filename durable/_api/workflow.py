@@ -51,6 +51,11 @@ class Workflow(Generic[P, R]):
         self.fn = fn
         self._pinned_name = name  # kept as given: with_options() must not drop it
         self.name = check_key_part("workflow name", name or default_workflow_name(fn))
+        if self.name == "cache":
+            raise ConfigurationError(
+                "the workflow name 'cache' is reserved for the step cache's area of the "
+                "store; give the workflow another name with @durable.workflow(name=...)"
+            )
         self.version = version
         self.options = options
         self._identity = identity_of(fn, name)

@@ -22,7 +22,7 @@ from ..errors import (
     RunLockedError,
     RunNotFoundError,
 )
-from . import manage
+from . import cache, manage
 from .common import UsageError, is_refusal, print_error
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
@@ -173,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--on-change", choices=["refuse", "rerun"])
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
+    cache.add_commands(sub, common, _age)
     return parser
 
 

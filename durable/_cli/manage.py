@@ -76,7 +76,8 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
         f"({args.at} positions copied; nothing executed)\n"
-        f"  run it with: durable run FILE.py:{workflow} --run-id {new_id} --resume",
+        f"  run it with: durable run FILE.py:FUNCTION --run-id {new_id} --resume\n"
+        f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
         file=sys.stderr,
     )
     return 0

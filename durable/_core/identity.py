@@ -62,9 +62,12 @@ class _Walk:
     """Feeds one value into a SHA-256. `stack` holds the values being walked
     (id -> depth) so that a cycle refers back instead of recursing forever."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, allow_secrets: bool = True) -> None:
         self.h = hashlib.sha256()
         self.stack: dict[int, int] = {}
+        # False for the step cache: a secret must never be part of a key that
+        # other calls (other secrets) could match.
+        self.allow_secrets = allow_secrets
 
     def feed(self, v: Any) -> None:
         enc = _SCALAR.get(type(v))
@@ -97,6 +100,8 @@ class _Walk:
         elif t is set or t is frozenset:
             self._unordered(b"S" if t is set else b"Z", v)
         elif isinstance(v, Redacted):
+            if not self.allow_secrets:
+                raise Undigestable("it holds a durable.redact() value")
             self.h.update(b"R")  # a secret: only that one was there
         else:
             kind, content = content_of(v)
@@ -186,8 +191,45 @@ def _bind(
     return bound
 
 
-def _arguments_digest(pairs: list[tuple[str, Any]]) -> str:
-    walk = _Walk()
+def cache_digest(
+    signature: inspect.Signature | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    name: str,
+    ignore: frozenset[str] = frozenset(),
+) -> str | None:
+    """The argument digest the step cache keys on: `call_digest` with the
+    `ignore`d arguments left out. None when the call holds a secret (a
+    `Redacted` never enters the cache) or has no reproducible digest: such a
+    call is never served from the cache nor stored in it."""
+    if signature is not None and not ignore:
+        fast = _all_scalar_positional(signature, args, kwargs)
+        if fast is not None:
+            return fast  # scalars only: no secret, and the same bytes as below
+    if signature is None:
+        pairs: list[tuple[str, Any]] = [("*", args), ("**", kwargs)]
+    else:
+        bound = _bind(signature, args, kwargs, name).arguments.items()
+        pairs = [(arg, value) for arg, value in bound if arg not in ignore]
+    try:
+        return _arguments_digest(pairs, allow_secrets=False)
+    except (Undigestable, RecursionError):
+        return None
+
+
+def strict_digest(value: Any) -> str | None:
+    """`value_digest` for a cache key (the result of a `Cache(key=...)`
+    function): None instead of a random token, and for a secret."""
+    walk = _Walk(allow_secrets=False)
+    try:
+        walk.feed(value)
+    except (Undigestable, RecursionError):
+        return None
+    return walk.h.hexdigest()[:HEX]
+
+
+def _arguments_digest(pairs: list[tuple[str, Any]], *, allow_secrets: bool = True) -> str:
+    walk = _Walk(allow_secrets=allow_secrets)
     walk.h.update(b"A%d:" % len(pairs))
     for arg, value in pairs:
         walk.h.update(_str(arg))

@@ -10,7 +10,7 @@ import contextlib
 import traceback
 from typing import Any
 
-from .._storage import codec
+from .._storage import codec, records
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.keys import (
@@ -25,13 +25,12 @@ from .._storage.keys import (
     timer_name,
     top_level,
 )
-from .._storage.records import Attempt, StepRecord, keep_encoded, load_stored, seal, unseal
+from .._storage.records import Attempt, StepRecord, load_stored, seal, unseal
 from ..errors import (
     CorruptRecordError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
-    SerializationError,
     StorageError,
     preview_of,
 )
@@ -156,16 +155,19 @@ def load_value(ctx: RunState, rec: StepRecord) -> Any:
     )
 
 
-def commit(ctx: RunState, record: StepRecord, value: Any, *, persist: bool = True) -> Any:
+def commit(
+    ctx: RunState, record: StepRecord, value: Any, *, persist: bool = True, live: bool = True
+) -> Any:
     """Encode and write a finished operation's record; return the value the
-    run continues with (the one already recorded, if another writer won)."""
+    run continues with (the one already recorded, if another writer won).
+    A record the cache filled is already encoded; `live=False`: nothing ran."""
     record.ended = now()
     record.persisted = persist
-    if persist:
+    if persist and record.encoding is None:
         encode_into(ctx, record, value)
     data = seal(record.to_bytes(), ctx.store.signing_key)
     existing = ctx.store.save_record(ctx.workflow, ctx.run_id, record_name(record.position), data)
-    ctx.executed += 1
+    ctx.executed += live
     if existing is not None and persist:
         body = unseal(
             existing,
@@ -184,13 +186,7 @@ def commit(ctx: RunState, record: StepRecord, value: Any, *, persist: bool = Tru
 
 
 def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
-    try:
-        record.encoding, data = codec.encode_value(value, allow_pickle=ctx.store.allow_pickle)
-    except Exception as e:
-        raise SerializationError(
-            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
-        ) from e
-    record.value, record.blob = keep_encoded(ctx.store, (ctx.workflow, ctx.run_id), data)
+    records.encode_into(ctx.store, (ctx.workflow, ctx.run_id), record, value)
 
 
 def save_failures(

@@ -4,16 +4,14 @@ retries) and record its output. Written once as a plan that
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .._storage.clock import now
 from .._storage.keys import Position
 from .._storage.records import StepRecord
-from ..errors import ArtifactMissingError
-from . import artifacts, context, redact
+from ..errors import ArtifactMissingError, CorruptRecordError
+from . import artifacts, cache, context, redact
 from .context import RunState
 from .identity import call_digest
 from .plan import Call, Plan
@@ -26,38 +24,11 @@ from .replay import (
     save_failures,
     went_live,
 )
-from .retry import RetryPolicy, retrying
+from .retry import retrying
+from .spec import StepSpec
 
-
-@dataclass(frozen=True)
-class StepSpec:
-    """What the engine needs to know of a step."""
-
-    name: str
-    fingerprint: str
-    fn: Callable[..., Any]
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    persist: bool = True
-    artifacts: Callable[[Any], Iterable[Any]] | None = None
-    artifacts_policy: str = "rerun"
-    verify: str = "digest"
-    # How the decorator fingerprinted it, so a run can fingerprint it afresh.
-    pinned_name: str | None = None
-    version: str | None = None
-    deep: bool = True
-    # Computed once at decoration: the argument digest binds every call to it.
-    signature: inspect.Signature | None = field(default=None, compare=False)
-
-    def fingerprint_in(self, ctx: RunState) -> str:
-        """The fingerprint as of this run's start (helpers and constants
-        may have changed since decoration), else the decoration-time one."""
-        return ctx.fingerprints.get(id(self), self.fingerprint)
-
-
-def step_spec(obj: object) -> StepSpec | None:
-    """The spec of a `@durable.step`, None for anything else."""
-    spec = getattr(obj, "__durable_step__", None)
-    return spec if isinstance(spec, StepSpec) else None
+if TYPE_CHECKING:
+    pass
 
 
 def step_plan(
@@ -79,7 +50,17 @@ def step_plan(
     if reopened is not None:
         rec = None
     if rec is not None and rec.persisted:
-        return load_value(ctx, rec)
+        try:
+            return load_value(ctx, rec)
+        except CorruptRecordError:
+            if not cache.blob_gone(ctx, rec):
+                raise
+            _reopen(ctx, rec.position)
+            reopened, rec = "its cached output was pruned", None
+    ticket = cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
+    hit = ticket.lookup() if ticket is not None else None
+    if ticket is not None and hit is not None:  # computed by another run or call
+        return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     failures = list(ctx.failures.get(pos, []))
     started = now()
     found: list[tuple[str, str | None]] = []  # artifacts the current try registers
@@ -109,6 +90,8 @@ def step_plan(
     redacted = redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
+    elif ticket is not None:
+        value = cache.stored(ctx, ticket, record, value)
     return commit(ctx, record, value, persist=spec.persist and not redacted)
 
 
@@ -137,8 +120,14 @@ def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:
     except ArtifactMissingError as e:
         raise ctx.refuse(e) from None
     if why is not None:
-        ctx.replayed -= 1  # lookup() counted it as replayed
-        discard_from(ctx, rec.position)
-        ctx.policy = "rerun"
-        went_live(ctx, rec.position)
+        _reopen(ctx, rec.position)
     return why
+
+
+def _reopen(ctx: RunState, pos: Position) -> None:
+    """Forget the record at pos, which lookup() counted as replayed, and
+    every later one; run from there as under on_change="rerun"."""
+    ctx.replayed -= 1
+    discard_from(ctx, pos)
+    ctx.policy = "rerun"
+    went_live(ctx, pos)

@@ -19,7 +19,7 @@ from .._core.replay import (
     same_call,
     save_failures,
 )
-from .._core.steps import step_spec
+from .._core.spec import step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from .._core.context import enter_plain
 from .._core.plan import Call, drive_async, drive_sync
 from .._core.retry import retrying
-from .._core.steps import step_spec
+from .._core.spec import step_spec
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
 

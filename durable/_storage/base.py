@@ -23,6 +23,8 @@ DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
 STORE_OPTIONS = ("signing_key", "allow_pickle", "blob_threshold", "lease_ttl")
 _BAD_KEY_CHARS = frozenset("*?[]")
+# The step cache's blobs (see `_cachestore`): a run's record may point at one.
+SHARED_BLOBS = ("cache", "shared")
 
 
 class Store:
@@ -124,7 +126,12 @@ class Store:
         return digest
 
     def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
-        return self.get(run_prefix(workflow, run_id) + blob_name(digest))
+        data = self.get(run_prefix(workflow, run_id) + blob_name(digest))
+        if data is None and (workflow, run_id) != SHARED_BLOBS:
+            # A step served from the cache points at the cache's copy; the
+            # name is the content's sha256, so it is the same bytes.
+            data = self.get_blob(*SHARED_BLOBS, digest)
+        return data
 
     def workflows(self) -> builtins.list[str]:
         return sorted({run[0] for k in self.list("") if (run := run_of(k)) is not None})

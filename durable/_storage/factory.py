@@ -26,3 +26,18 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     if "://" not in target or target.startswith("file://"):
         return LocalStore(target.removeprefix("file://"), **options)
     return FsspecStore(target, **options)
+
+
+# Stores a plain cached call opened, by location and signing key.
+_stores: dict[tuple[str | None, str, str | None], Store] = {}
+
+
+def default_store() -> Store:
+    """The store a plain call caches in: `$DURABLE_STORE`, else `./.durable`
+    (opened once per location and signing key)."""
+    env = os.environ
+    slot = (env.get("DURABLE_STORE"), os.getcwd(), env.get("DURABLE_SIGNING_KEY"))
+    store = _stores.get(slot)
+    if store is None:
+        store = _stores[slot] = open_store()
+    return store

@@ -225,7 +225,6 @@ class LocalStore(Store):
         except OSError as e:
             raise self._error(f"taking the lease {path}", e) from e
 
-
     def _error(self, what: str, e: OSError) -> StorageError:
         return StorageError(self.url, f"{what}: {e}", _ADVICE.get(e.errno or 0, ""))
 

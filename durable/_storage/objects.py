@@ -187,9 +187,16 @@ class FsspecStore(Store):
 
     def delete(self, keys: Iterable[str]) -> None:
         paths = [self._path(k) for k in keys]
-        if paths:
-            with contextlib.suppress(FileNotFoundError):
-                self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
+        if not paths:
+            return
+        try:
+            self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
+        except FileNotFoundError:
+            # fsspec refuses the whole list when one of them is missing
+            # (memory://): delete the others one by one.
+            for path in paths:
+                with contextlib.suppress(FileNotFoundError):
+                    self._io(f"deleting {path}", self.fs.rm, path)
 
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
         return ObjectLease(self, lease_key(workflow, run_id) + "/", ttl, run_id)

@@ -9,8 +9,8 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorruptRecordError, IntegrityError
-from .codec import MSGPACK, decode_value, pack, unpack
+from ..errors import CorruptRecordError, IntegrityError, SerializationError
+from .codec import MSGPACK, decode_value, encode_value, pack, unpack
 from .keys import Position, as_position, blob_name
 
 if TYPE_CHECKING:
@@ -34,9 +34,16 @@ _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
 
 def seal(body: bytes, key: bytes | None) -> bytes:
     if key is None:
-        return _MAGIC + _PLAIN + hashlib.sha256(_PLAIN + body).digest() + body
+        return _MAGIC + _PLAIN + _sum(_PLAIN, body) + body
     rest = hmac.new(key, body, hashlib.sha256).digest() + body
-    return _MAGIC + _SIGNED + hashlib.sha256(_SIGNED + rest).digest() + rest
+    return _MAGIC + _SIGNED + _sum(_SIGNED, rest) + rest
+
+
+def _sum(flag: bytes, rest: bytes | memoryview) -> bytes:
+    # Fed in two parts: a 100 MB value is hashed without being copied.
+    h = hashlib.sha256(flag)
+    h.update(rest)
+    return h.digest()
 
 
 def unseal(
@@ -48,7 +55,7 @@ def unseal(
     head = _SIGNED_HEAD if flag == _SIGNED else _HEAD
     if len(data) < head or data[:4] != _MAGIC or flag not in (_PLAIN, _SIGNED):
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    if data[5:_HEAD] != hashlib.sha256(flag + data[_HEAD:]).digest():
+    if data[5:_HEAD] != _sum(flag, memoryview(data)[_HEAD:]):
         raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
     body = data[head:]
     if key is None:
@@ -101,12 +108,27 @@ def stored_bytes(
     return unseal(raw, store.signing_key, run_id=run_id, position=position, name=name)
 
 
-def keep_encoded(store: Store, where: tuple[str, str], data: bytes) -> tuple[bytes | None, str | None]:
+def keep_encoded(
+    store: Store, where: tuple[str, str], data: bytes
+) -> tuple[bytes | None, str | None]:
     """(inline bytes, None), or (None, blob digest) for data over the
     store's blob threshold: stored once, sealed, under `blobs/<sha256>`."""
     if len(data) <= store.blob_threshold:
         return data, None
     return None, store.put_blob(*where, seal(data, store.signing_key))
+
+
+def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
+    """Encode a step's value into its record (inline, or a blob under
+    `where`) under the store's `allow_pickle`; the encoded size."""
+    try:
+        record.encoding, data = encode_value(value, allow_pickle=store.allow_pickle)
+    except Exception as e:
+        raise SerializationError(
+            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
+        ) from e
+    record.value, record.blob = keep_encoded(store, where, data)
+    return len(data)
 
 
 def decode_stored(store: Store, encoding: str, data: bytes, *, name: str) -> Any:

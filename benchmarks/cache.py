@@ -1,0 +1,107 @@
+"""The step cache (`@durable.step(cache=True)`) against joblib.Memory, side
+by side in one process, on the local disk: the cost of a hit and the
+overhead of a miss, for a small output and a 100 MB numpy array.
+
+    python benchmarks/cache.py [N]      # needs the `bench` extra (joblib, numpy)
+
+A durable hit in a plain call fingerprints the step afresh (helpers and
+constants may have changed since the last call), reads and verifies the
+entry (checksum) and decodes it; a hit inside a run also records the run's
+position (one fsync'ed record). joblib hashes the arguments and loads its
+pickle; it does not look at helpers or constants."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+
+import durable
+
+BIG = 100 * 1000 * 1000 // 8  # float64s in 100 MB
+
+
+def small(i: int) -> dict[str, Any]:
+    return {"i": i, "name": f"item-{i}", "values": [i, i * 2, i * 3]}
+
+
+def large(seed: int) -> Any:
+    return np.random.default_rng(seed).random(BIG)
+
+
+def per_call(fn: Callable[[int], object], args: range) -> float:
+    start = time.perf_counter()
+    for a in args:
+        fn(a)
+    return (time.perf_counter() - start) / len(args)
+
+
+def measure(
+    fn: Callable[[int], object], n: int, plain: Callable[[int], object]
+) -> dict[str, float]:
+    """Miss overhead over a plain call (n distinct arguments), then the
+    cost of a hit (the same arguments again)."""
+    base = per_call(plain, range(n))
+    miss = per_call(fn, range(n, 2 * n))
+    hit = per_call(fn, range(n, 2 * n))
+    return {"miss overhead": miss - base, "hit": hit}
+
+
+def in_run_hit(step: Callable[[int], object], store: durable.Store, n: int) -> float:
+    @durable.workflow(store=store, name="bench")
+    def flow(first: int) -> int:
+        return len([step(i) for i in range(first, first + n)])
+
+    flow(10 * n)  # computes and caches
+    start = time.perf_counter()
+    flow.with_options(run_id="second")(10 * n)  # another run: every call is a hit
+    return (time.perf_counter() - start) / n
+
+
+def main(n: int) -> None:
+    root = Path(tempfile.mkdtemp(prefix="durable-cache-bench-"))
+    try:
+        store = durable.open_store(root / "durable")
+        import os
+
+        os.environ["DURABLE_STORE"] = str(root / "durable")  # where plain calls cache
+        memory = joblib.Memory(root / "joblib", verbose=0)
+        rows: list[tuple[str, dict[str, float], dict[str, float]]] = []
+        d_small = durable.step(cache=True, name="small")(small)
+        rows.append(
+            ("small output", measure(d_small, n, small), measure(memory.cache(small), n, small))
+        )
+        d_large = durable.step(cache=True, name="large")(large)
+        rows.append(
+            ("100 MB array", measure(d_large, 2, large), measure(memory.cache(large), 2, large))
+        )
+        run_hit = in_run_hit(durable.step(cache=True, name="small_in_run")(small), store, n)
+        report(rows, run_hit)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def report(rows: list[tuple[str, dict[str, float], dict[str, float]]], run_hit: float) -> None:
+    print(f"{'':14} {'':15} {'durable':>11} {'joblib':>11}  joblib/durable")
+    for label, ours, theirs in rows:
+        for what in ("hit", "miss overhead"):
+            a, b = ours[what], theirs[what]
+            ratio = f"{b / a:6.1f}x" if a > 0 else "   -"
+            print(f"{label:14} {what:15} {a * 1e6:9.0f}us {b * 1e6:9.0f}us  {ratio}")
+        label = ""
+    joblib_hit = rows[0][2]["hit"]
+    print(
+        f"{'small output':14} {'hit in a run':15} {run_hit * 1e6:9.0f}us {'':>11}  "
+        f"{joblib_hit / run_hit:6.1f}x  (records the run's position too)"
+    )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)

@@ -1,0 +1,307 @@
+"""The step cache (issue 16): reuse across runs and plain calls, and what a
+key is made of. Every test counts executions of the step body."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable.testing import FakeClock, memory_store
+
+CALLS: Counter[str] = Counter()
+
+
+@pytest.fixture(autouse=True)
+def plain_store(monkeypatch: pytest.MonkeyPatch) -> durable.Store:
+    """Plain calls cache in $DURABLE_STORE: a fresh memory store per test."""
+    url = f"memory://cache-test-{uuid.uuid4().hex}"
+    monkeypatch.setenv("DURABLE_STORE", url)
+    CALLS.clear()
+    return durable.open_store(url)
+
+
+@durable.step(cache=True)
+def square(x: int) -> tuple[int, int]:
+    CALLS["square"] += 1
+    return (x, x * x)
+
+
+def test_a_plain_call_is_computed_once_and_keeps_its_type() -> None:
+    assert square(3) == (3, 9)
+    again = square(3)
+    assert again == (3, 9) and type(again) is tuple
+    assert square(x=3) == (3, 9)  # bound arguments: the same call
+    assert CALLS["square"] == 1
+    square(4)
+    assert CALLS["square"] == 2
+
+
+def test_any_run_of_any_workflow_reuses_the_output(plain_store: durable.Store) -> None:
+    store = plain_store
+
+    @durable.workflow(store=store)
+    def first(n: int) -> int:
+        return square(n)[1] + 1
+
+    @durable.step
+    def flaky() -> None:
+        CALLS["flaky"] += 1
+        if CALLS["flaky"] == 1:
+            raise RuntimeError("first attempt fails")
+
+    @durable.workflow(store=store)
+    def second(n: int) -> int:
+        value = square(n)[1] * 2
+        flaky()
+        return value
+
+    assert first(5) == 26
+    with pytest.raises(RuntimeError):
+        second(5)
+    assert square(5) == (5, 25)  # and a plain call
+    assert CALLS["square"] == 1
+    # The run recorded position 0 (served from the cache): the resume replays it.
+    run = second.run(5)
+    assert (run.value, run.steps_replayed, run.steps_executed) == (50, 1, 1)
+    assert CALLS["square"] == 1
+    step = second.history(run.run_id)[0]
+    assert (step.name, step.status, step.preview) == ("square", "completed", "(5, 25)")
+
+
+def test_a_large_output_is_stored_once_and_the_run_points_at_it() -> None:
+    store = memory_store(blob_threshold=64)
+
+    @durable.step(cache=True)
+    def big(n: int) -> bytes:
+        CALLS["big"] += 1
+        return bytes(range(256)) * n
+
+    @durable.workflow(store=store)
+    def flow(n: int, fail: bool) -> int:
+        size = len(big(n))
+        if fail:
+            raise RuntimeError("after the cached step")
+        return size
+
+    assert flow.with_options(run_id="a").run(4, False).value == 1024
+    with pytest.raises(RuntimeError):
+        flow.with_options(run_id="b")(4, True)
+    assert CALLS["big"] == 1
+    blobs = [k for k in store.list("") if "/blobs/" in k]
+    assert len(blobs) == 1 and blobs[0].startswith("cache/shared/blobs/")
+    # Run b replays its own record, which points at the cache's copy.
+    resumed = flow.resume("b", fail=False)
+    assert (resumed.value, resumed.steps_replayed, CALLS["big"]) == (1024, 1, 1)
+
+
+def test_ignored_arguments_are_left_out_of_the_key() -> None:
+    @durable.step(cache=durable.Cache(ignore=("verbose",)))
+    def load(path: str, verbose: bool = False) -> str:
+        CALLS["load"] += 1
+        return path.upper()
+
+    assert load("a", verbose=True) == "A"
+    assert load("a") == "A"
+    assert load("a", False) == "A"
+    assert CALLS["load"] == 1
+    assert load("b", verbose=True) == "B"
+    assert CALLS["load"] == 2
+
+
+def test_ignore_must_name_parameters() -> None:
+    with pytest.raises(durable.ConfigurationError, match="'verbos', which is not a parameter"):
+
+        @durable.step(cache=durable.Cache(ignore="verbos"))
+        def load(path: str, verbose: bool = False) -> str:
+            return path
+
+
+def test_a_key_function_replaces_the_arguments() -> None:
+    @durable.step(cache=durable.Cache(key=lambda doc: doc["id"]))
+    def summarize(doc: dict[str, str]) -> str:
+        CALLS["summarize"] += 1
+        return doc["text"][:3]
+
+    assert summarize({"id": "7", "text": "hello"}) == "hel"
+    assert summarize({"id": "7", "text": "other"}) == "hel"  # the user's key says: same
+    assert summarize({"id": "8", "text": "other"}) == "oth"
+    assert CALLS["summarize"] == 2
+
+
+def test_expire_bounds_an_entrys_age(clock: FakeClock) -> None:
+    @durable.step(cache=durable.Cache(expire=timedelta(hours=1)))
+    def rate(pair: str) -> float:
+        CALLS["rate"] += 1
+        return 1.1
+
+    rate("EURUSD")
+    clock.now += 3599
+    rate("EURUSD")
+    assert CALLS["rate"] == 1
+    clock.now += 2
+    rate("EURUSD")
+    assert CALLS["rate"] == 2
+    rate("EURUSD")  # the fresh entry replaced the expired one
+    assert CALLS["rate"] == 2
+
+
+def test_a_changed_fingerprint_is_a_miss(plain_store: durable.Store) -> None:
+    def make(offset: int) -> durable.Step[[int], int]:
+        @durable.step(cache=True, name="shift")
+        def shift(x: int) -> int:
+            CALLS["shift"] += 1
+            return x + offset
+
+        return shift
+
+    assert make(1)(1) == 2
+    assert make(1)(1) == 2
+    assert make(2)(1) == 3  # the closure value is part of the code that runs
+    assert CALLS["shift"] == 2
+    assert len(plain_store.list("cache/entries/shift/")) == 2
+
+
+def test_secrets_never_enter_the_cache(plain_store: durable.Store) -> None:
+    @durable.step(cache=True)
+    def call_api(token: durable.Redacted[str], q: str) -> str:
+        CALLS["api"] += 1
+        return f"{q}:{len(token.value)}"
+
+    @durable.step(cache=True)
+    def get_token(user: str) -> durable.Redacted[str]:
+        CALLS["token"] += 1
+        return durable.redact("s3cret-" + user)
+
+    deep: list[object] = [durable.redact("x")]
+    for _ in range(20):  # deeper than any shallow scan
+        deep = [deep]
+
+    @durable.step(cache=True)
+    def nested(arg: object) -> int:
+        CALLS["nested"] += 1
+        return 1
+
+    for _ in range(2):
+        assert call_api(durable.redact("abc"), "q") == "q:3"
+        assert get_token("ann").value == "s3cret-ann"
+        assert nested(deep) == 1
+    assert CALLS == {"api": 2, "token": 2, "nested": 2}
+    assert plain_store.list("cache/") == []
+
+
+def test_persist_false_and_cache_is_a_configuration_error() -> None:
+    with pytest.raises(durable.ConfigurationError, match="persist=False"):
+
+        @durable.step(cache=True, persist=False)
+        def secret() -> str:
+            return "x"
+
+
+def test_an_argument_without_a_digest_runs_every_time(plain_store: durable.Store) -> None:
+    import threading
+
+    @durable.step(cache=True)
+    def guarded(lock: object, n: int) -> int:
+        CALLS["guarded"] += 1
+        return n
+
+    lock = threading.Lock()
+    assert guarded(lock, 1) == guarded(lock, 1) == 1
+    assert CALLS["guarded"] == 2
+    assert plain_store.list("cache/") == []
+
+
+def test_artifacts_are_checked_before_reuse(tmp_path: Path) -> None:
+    out = tmp_path / "report.txt"
+
+    @durable.step(cache=True)
+    def report(n: int) -> str:
+        CALLS["report"] += 1
+        out.write_text("x" * n)
+        return str(durable.artifact(out))
+
+    report(3)
+    report(3)
+    assert CALLS["report"] == 1
+    out.unlink()  # missing: computed again, and the file is back
+    report(3)
+    assert CALLS["report"] == 2 and out.read_text() == "xxx"
+    out.write_text("changed")
+    report(3)
+    assert CALLS["report"] == 3
+    report(3)
+    assert CALLS["report"] == 3
+
+
+def test_a_damaged_entry_is_a_miss_and_is_replaced(plain_store: durable.Store) -> None:
+    square(6)
+    [key] = plain_store.list("cache/entries/")
+    raw = plain_store.get(key)
+    assert raw is not None
+    plain_store.put(key, raw[:-1] + bytes([raw[-1] ^ 1]))
+    assert square(6) == (6, 36)
+    assert square(6) == (6, 36)
+    assert CALLS["square"] == 2
+
+
+def test_cache_info_counts_hits_misses_and_size(plain_store: durable.Store) -> None:
+    @durable.step(cache=True)
+    def tally(n: int) -> list[int]:
+        return list(range(n))
+
+    before = durable.cache_info(tally)
+    for n in (3, 3, 3, 4):
+        tally(n)
+    info = durable.cache_info(tally)
+    assert (info.hits - before.hits, info.misses - before.misses) == (2, 2)
+    assert (info.step, info.entries) == (tally.name, 2)
+    assert info.size == len(b"\x93\x00\x01\x02") + len(b"\x94\x00\x01\x02\x03")
+
+
+def test_an_async_step_is_cached_in_plain_calls_and_runs(plain_store: durable.Store) -> None:
+    import asyncio
+
+    @durable.step(cache=True)
+    async def fetch(n: int) -> int:
+        CALLS["fetch"] += 1
+        return n * 10
+
+    @durable.workflow(store=plain_store)
+    async def flow(n: int) -> int:
+        return await fetch(n) + await fetch(n + 1)
+
+    assert asyncio.run(fetch(1)) == 10
+    assert asyncio.run(flow(1)) == 30
+    assert asyncio.run(fetch(2)) == 20
+    assert CALLS["fetch"] == 2
+
+
+def test_a_workflow_may_not_be_named_cache() -> None:
+    with pytest.raises(durable.ConfigurationError, match="reserved"):
+
+        @durable.workflow(name="cache")
+        def flow() -> None:
+            return None
+
+
+def test_any_step_name_has_its_own_folder(plain_store: durable.Store) -> None:
+    from durable._manage import cache as cache_admin
+
+    names = ["a/b [1]", "a%2Fb [1]", ".hidden", "x" * 300, "x" * 301]
+    for name in names:
+        durable.step(cache=True, name=name)(lambda: 1)()
+    listed = {e.step for e in cache_admin.list_entries(plain_store)}
+    assert listed == set(names)
+    for name in names:
+        [entry] = cache_admin.list_entries(plain_store, name)
+        part = entry.key.split("/")[2]
+        assert len(part) <= 200 and not part.startswith(".")
+        assert not set(part) & set("*?[] /\\")
+    gone, _ = cache_admin.clear(plain_store, "a/b [1]")
+    assert [g.step for g in gone] == ["a/b [1]"]
+    assert len(cache_admin.list_entries(plain_store)) == len(names) - 1
