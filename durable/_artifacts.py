@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from ._context import RunContext, active_run
 from ._errors import ArtifactMissingError, ConfigurationError, StorageError
+from ._records import Position
 from ._store import Store, url_filesystem
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
@@ -231,7 +232,7 @@ def _state(entry: dict[str, Any], store: Store | None) -> str:
 
 
 def produced(
-    ctx: RunContext, pos: int, step: str, found: Iterable[Any], verify: str
+    ctx: RunContext, pos: Position, step: str, found: Iterable[Any], verify: str
 ) -> list[dict[str, Any]]:
     """Record entries for what a step registered (pairs from `artifact()`) or
     derived (plain paths from `artifacts=`); the first registration of a URL

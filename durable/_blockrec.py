@@ -12,15 +12,16 @@ from ._context import RunContext
 from ._engine import (
     _attempt,
     _encode_into,
-    args_digest,
     commit,
     load_value,
     lookup,
     now,
+    same_call,
     save_failures,
 )
 from ._errors import ConfigurationError, CorruptRecordError, StorageError
 from ._fingerprint import fingerprint_function
+from ._identity import value_digest
 from ._records import StepRecord, item_name, seal
 from ._step import _default_name, step_spec
 
@@ -82,12 +83,12 @@ class Block:
         checkpoint: bool,
     ) -> None:
         self.ctx = ctx
-        self.pos = ctx.take_position()
         self.label = label_of(fn, name)
+        self.pos = ctx.take_position(f"block {self.label!r}")
         self.fp = fingerprint_of(fn, ctx)
         self.items = items
         self.checkpoint = checkpoint
-        self.digest = args_digest(tuple(items), {})
+        self.digest = value_digest(items)
         self.started = now()
         self.saved: list[int] = []
         self.restored = 0
@@ -124,19 +125,17 @@ class Block:
         except Exception as e:
             name = item_name(self.pos, index)
             raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
-        digest = args_digest((self.items[index],), {})
-        changed = rec.fingerprint != self.fp or (
-            rec.args_digest is not None and digest is not None and rec.args_digest != digest
-        )
         # A result for other code or another item is not this item's result: run it again.
-        if changed and self.ctx.policy != "rebase":
+        if self.ctx.policy != "rebase" and not same_call(
+            rec, self.fp, value_digest(self.items[index])
+        ):
             return _MISSING
         return load_value(self.ctx, rec)
 
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:
             return
-        digest = args_digest((self.items[index],), {})
+        digest = value_digest(self.items[index])
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
         rec.extra["index"] = index
         rec.ended = now()

@@ -10,11 +10,12 @@ from typing import Any, NoReturn, TypeVar, overload
 from . import _codec, _drive
 from ._blockrec import Block, PlainBlock
 from ._context import RunContext, active_run, current_run
-from ._engine import Pause, Plan, args_digest, commit, drive_async, drive_sync, lookup, now
+from ._engine import Pause, Plan, commit, drive_async, drive_sync, lookup, now
 from ._errors import ConfigurationError, Suspended
 from ._fanout import async_block, sync_block
+from ._identity import value_digest
 from ._progress import ProgressCallback
-from ._records import StepRecord, seal
+from ._records import Position, StepRecord, seal, timer_name
 from ._workers import check_executor
 
 T = TypeVar("T")
@@ -113,31 +114,31 @@ def sleep(seconds: float) -> None:
     if ctx is None:
         _drive.clock.sleep(seconds)
         return
-    drive_sync(_sleep_plan(ctx, seconds))
+    drive_sync(_sleep_plan(ctx, seconds, ctx.take_position("sleep()")))
 
 
-async def asleep(seconds: float) -> None:
+def asleep(seconds: float) -> Coroutine[Any, Any, None]:
     """`sleep` for async workflows: the same record, without blocking the
-    event loop while it waits."""
+    event loop while it waits. Like an async step, it takes its position
+    when called, so `asyncio.gather(asleep(5), fetch(1))` numbers both in
+    call order."""
     if seconds < 0:
         raise ConfigurationError("asleep() needs a non-negative number of seconds")
     ctx = active_run()
     if ctx is None:
-        await _drive.clock.asleep(seconds)
-        return
-    await drive_async(_sleep_plan(ctx, seconds))
+        return _drive.clock.asleep(seconds)
+    return drive_async(_sleep_plan(ctx, seconds, ctx.take_position("asleep()")))
 
 
-def _sleep_plan(ctx: RunContext, seconds: float) -> Plan[None]:
-    pos = ctx.take_position()
-    digest = args_digest((seconds,), {})
+def _sleep_plan(ctx: RunContext, seconds: float, pos: Position) -> Plan[None]:
+    digest = value_digest(seconds)
     if lookup(ctx, pos, "sleep", "sleep", digest) is not None:
         return None
     until = ctx.timers.get(pos)
     if until is None:
         until = now() + seconds
         ctx.timers[pos] = until
-        name = f"timers/{pos:08d}"
+        name = timer_name(pos)
         ctx.store.replace_record(
             ctx.workflow, ctx.run_id, name, seal(_codec.pack(until), ctx.store.signing_key)
         )
@@ -155,4 +156,4 @@ def suspend(reason: str) -> NoReturn:
     ctx = current_run()
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")
-    raise Suspended(ctx.run_id, reason)
+    raise ctx.refuse(Suspended(ctx.run_id, reason))

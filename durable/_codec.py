@@ -4,8 +4,7 @@ msgpack and cloudpickle."""
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
+import io
 from typing import Any
 
 import cloudpickle
@@ -54,7 +53,31 @@ def _encode(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
             "str-keyed dicts of those) and the store has allow_pickle=False"
         )
-    return PICKLE, cloudpickle.dumps(value, protocol=5)
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=5).dump(value)
+    return PICKLE, buffer.getvalue()
+
+
+_IN_MEMORY = (io.StringIO, io.BytesIO)
+
+
+class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
+    """cloudpickle, except for open files: it would record their content and
+    replay an `io.StringIO` in their place, which is not the value the step
+    returned (a handle on a file)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, io.IOBase) and not isinstance(obj, _IN_MEMORY):
+            raise TypeError(
+                f"it holds an open file or stream ({type(obj).__name__}"
+                f"{_named(obj)}), which cannot be replayed: return its path or its content"
+            )
+        return super().reducer_override(obj)
+
+
+def _named(obj: Any) -> str:
+    name = getattr(obj, "name", None)
+    return f" {name!r}" if isinstance(name, str) else ""
 
 
 def decode_value(tag: str, data: bytes, *, allow_pickle: bool = True, key: str = "") -> Any:
@@ -85,85 +108,3 @@ def loads_callable(data: bytes) -> Any:
     workflow process and its own workers (never for what a store holds)."""
     return cloudpickle.loads(data)
 
-
-# Canonical digests: a value's identity independent of the process, used for
-# run ids and argument comparison. Only data with one obvious encoding counts.
-class NotCanonical(TypeError):
-    pass
-
-
-def canonical_digest(value: Any) -> str:
-    h = hashlib.sha256()
-    try:
-        _feed(h, value)
-    except RecursionError:
-        raise NotCanonical(_TOO_DEEP) from None
-    return h.hexdigest()
-
-
-def _feed(h: Any, v: Any) -> None:
-    t = type(v)
-    if v is None or t is bool:
-        h.update(f"{t.__name__}:{v};".encode())
-    elif t is int or t is float or t is complex:
-        h.update(f"{t.__name__}:{v!r};".encode())
-    elif t is str:
-        _feed_bytes(h, b"s", v.encode("utf-8", "surrogatepass"))
-    elif t is bytes or t is bytearray:
-        _feed_bytes(h, b"b", bytes(v))
-    elif t is list or t is tuple:
-        h.update(f"{t.__name__}[{len(v)}".encode())
-        for item in v:
-            _feed(h, item)
-        h.update(b"]")
-    elif t is dict:
-        _feed_items(h, b"d", list(v.items()))
-    elif t is set or t is frozenset:
-        _feed_items(h, t.__name__.encode(), [(x, None) for x in v])
-    else:
-        _feed_other(h, v)
-
-
-def _feed_bytes(h: Any, tag: bytes, data: bytes) -> None:
-    h.update(tag + str(len(data)).encode() + b":" + data)
-
-
-def _feed_items(h: Any, tag: bytes, items: list[tuple[Any, Any]]) -> None:
-    entries = []
-    for k, val in items:
-        sub = hashlib.sha256()
-        _feed(sub, k)
-        _feed(sub, val)
-        entries.append(sub.digest())
-    h.update(tag + b"{")
-    for e in sorted(entries):
-        h.update(e)
-    h.update(b"}")
-
-
-def _feed_other(h: Any, v: Any) -> None:
-    import dataclasses
-    import datetime
-    import decimal
-    import enum
-    import pathlib
-    import uuid
-
-    t = type(v)
-    name = f"{t.__module__}.{t.__qualname__}"
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}
-        h.update(f"dc:{name}".encode())
-        _feed(h, fields)
-    elif isinstance(v, enum.Enum):
-        h.update(f"enum:{name}".encode())
-        _feed(h, v.value)
-    elif isinstance(
-        v, (datetime.date, datetime.time, datetime.timedelta, decimal.Decimal, uuid.UUID)
-    ) or isinstance(v, pathlib.PurePath):
-        _feed_bytes(h, f"x:{name}".encode(), repr(v).encode())
-    elif isinstance(v, Mapping):
-        h.update(f"map:{name}".encode())
-        _feed(h, dict(v))
-    else:
-        raise NotCanonical(f"{name} has no canonical form")

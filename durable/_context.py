@@ -8,10 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ._records import Attempt, StepRecord
+from . import _scope
+from ._errors import ConfigurationError
+from ._records import Attempt, Position, StepRecord, format_position
 from ._store import Store
 
 R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
 
 
 @dataclass
@@ -21,26 +24,54 @@ class RunContext:
     run_id: str
     workflow: str
     store: Store
-    records: dict[int, StepRecord] = field(default_factory=dict)
-    failures: dict[int, list[Attempt]] = field(default_factory=dict)
-    timers: dict[int, float] = field(default_factory=dict)
-    items: dict[int, dict[int, bytes]] = field(default_factory=dict)
+    records: dict[Position, StepRecord] = field(default_factory=dict)
+    failures: dict[Position, list[Attempt]] = field(default_factory=dict)
+    timers: dict[Position, float] = field(default_factory=dict)
+    items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
-    position: int = 0
     replayed: int = 0
     executed: int = 0
-    first_live: int | None = None
+    first_live: int | None = None  # top-level position of the first live operation
+    open: bool = False  # True while the workflow body runs
+    _root: _scope.Scope | None = field(default=None, repr=False)
+    # The first refusal (changed definition, nondeterminism, suspension, lost
+    # lease) raised to the body: final even if the body catches it.
+    refusal: BaseException | None = None
 
-    def take_position(self) -> int:
-        pos = self.position
-        self.position += 1
-        return pos
+    def take_position(self, what: str = "a durable operation") -> Position:
+        """The next position of the scope of the code calling (the body's,
+        or the asyncio task's: see `_scope`). `what` names the operation in
+        the error raised when the caller cannot have a deterministic one."""
+        scope = _scope.current()
+        if scope is None or scope.run is not self:
+            raise ConfigurationError(
+                f"{what} was called for run {self.run_id!r} outside its workflow body; "
+                "nothing was executed. Call durable operations from the body or from "
+                "asyncio tasks it creates."
+            )
+        return scope.take(what)
+
+    def refuse(self, exc: E) -> E:
+        """Remember a refusal before raising it, so that a body that catches
+        it (`except Exception:`) can neither go on nor complete the run."""
+        if self.refusal is None:
+            self.refusal = exc
+        return exc
+
+    def check_refused(self) -> None:
+        if self.refusal is not None:
+            raise self.refusal
 
     @property
-    def step_index(self) -> int | None:
+    def position(self) -> int:
+        """The body's next top-level position."""
+        return self._root.next if self._root is not None else 0
+
+    @property
+    def step_index(self) -> Position | None:
         scope = _step_var.get()
         return scope[0] if scope else None
 
@@ -55,7 +86,7 @@ class RunContext:
         index = self.step_index
         if index is None:
             raise RuntimeError("idempotency_key() is only meaningful inside a step")
-        return f"{self.run_id}:{index}"
+        return f"{self.run_id}:{format_position(index)}"
 
 
 @dataclass(frozen=True)
@@ -78,7 +109,7 @@ _run_var: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
 )
 # True inside a step body or a loop block: durable calls there run plainly.
 _plain_var: contextvars.ContextVar[bool] = contextvars.ContextVar("durable_plain", default=False)
-_step_var: contextvars.ContextVar[tuple[int, int] | None] = contextvars.ContextVar(
+_step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
 
@@ -96,30 +127,44 @@ def active_run() -> RunContext | None:
 
 
 def enter_run(ctx: RunContext | None) -> Callable[[], None]:
+    """Run the body of ctx's run here: its positions start at 0."""
     run_token = _run_var.set(ctx)
     plain_token = _plain_var.set(False)
+    leave_scope = _scope.enter_root(ctx) if ctx is not None else _scope.set_scope(None)
+    if ctx is not None:
+        ctx._root, ctx.open = _scope.current(), True
 
     def reset() -> None:
+        if ctx is not None:
+            ctx.open = False
+        leave_scope()
         _plain_var.reset(plain_token)
         _run_var.reset(run_token)
 
     return reset
 
 
-def enter_step(position: int, attempt: int) -> Callable[[], None]:
+def enter_step(position: Position, attempt: int) -> Callable[[], None]:
     step_token = _step_var.set((position, attempt))
-    plain_token = _plain_var.set(True)
+    reset_plain = enter_plain()
 
     def reset() -> None:
-        _plain_var.reset(plain_token)
+        reset_plain()
         _step_var.reset(step_token)
 
     return reset
 
 
 def enter_plain() -> Callable[[], None]:
+    """Durable calls here run plainly; tasks created here take no index."""
     token = _plain_var.set(True)
-    return lambda: _plain_var.reset(token)
+    reset_scope = _scope.set_scope(None)
+
+    def reset() -> None:
+        reset_scope()
+        _plain_var.reset(token)
+
+    return reset
 
 
 def copy_context() -> contextvars.Context:

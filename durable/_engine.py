@@ -5,10 +5,10 @@ The plan never calls user code itself, so one body of logic serves both."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import inspect
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from . import _artifacts, _codec, _context, _redact
@@ -23,22 +23,29 @@ from ._drive import drive_sync as drive_sync
 from ._drive import now as now
 from ._drive import stop as stop
 from ._errors import (
+    ArtifactMissingError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
     SerializationError,
     StorageError,
     Suspended,
+    preview_of,
 )
+from ._identity import call_digest
 from ._records import (
     Attempt,
+    Position,
     StepRecord,
     attempts_name,
     item_name,
     keep_encoded,
     load_stored,
+    position_key,
     record_name,
     seal,
+    timer_name,
+    top_level,
     unseal,
 )
 
@@ -65,6 +72,8 @@ class StepSpec:
     pinned_name: str | None = None
     version: str | None = None
     deep: bool = True
+    # Computed once at decoration: the argument digest binds every call to it.
+    signature: inspect.Signature | None = field(default=None, compare=False)
 
     def fingerprint_in(self, ctx: RunContext) -> str:
         """The fingerprint as of this run's start (helpers and constants
@@ -72,34 +81,21 @@ class StepSpec:
         return ctx.fingerprints.get(id(self), self.fingerprint)
 
 
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def args_digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    if not kwargs and all(type(a) in _SCALARS for a in args):
-        # The common case (ids, names, numbers): repr is exact and stable.
-        text = "\x1f".join(f"{type(a).__name__}:{a!r}" for a in args)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-    try:
-        return _codec.canonical_digest([list(args), kwargs])[:16]
-    except _codec.NotCanonical:
-        return None
-
-
 def step_plan(
     ctx: RunContext,
     spec: StepSpec,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    pos: int | None = None,
+    pos: Position | None = None,
 ) -> Plan[Any]:
     """`pos` is given when the caller took the position already (async steps
     take it when called, so that `asyncio.gather` order is call order)."""
     if pos is None:
-        pos = ctx.take_position()
-    digest = args_digest(args, kwargs)
+        pos = ctx.take_position(f"step {spec.name!r}")
+    # Before the position is looked up: a call that does not bind fails at once.
+    digest = call_digest(spec.signature, args, kwargs, spec.name)
     fp = spec.fingerprint_in(ctx)
-    rec = lookup(ctx, pos, spec.name, fp, digest)
+    rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
     reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
     if reopened is not None:
         rec = None
@@ -113,9 +109,9 @@ def step_plan(
         try:
             value = yield Call(spec.fn, args, kwargs, _step_scope(pos, attempt, found))
             break
-        except Suspended:
-            raise
         except Exception as exc:
+            if ctx.refusal is not None or isinstance(exc, Suspended):
+                raise  # a refusal inside the step body is not the step failing
             failures.append(_attempt(exc))
             save_failures(ctx, pos, failures, name=spec.name, started=started)
             if attempt >= spec.retries or not isinstance(exc, spec.retry_on):
@@ -139,7 +135,7 @@ def step_plan(
 
 
 def _step_scope(
-    pos: int, attempt: int, found: list[tuple[str, str | None]]
+    pos: Position, attempt: int, found: list[tuple[str, str | None]]
 ) -> Callable[[], Callable[[], None]]:
     def enter() -> Callable[[], None]:
         leave_step = _context.enter_step(pos, attempt)
@@ -158,7 +154,10 @@ def _recheck(ctx: RunContext, spec: StepSpec, rec: StepRecord) -> str | None:
     """Before a record is replayed: when an artifact it lists is missing or
     changed, forget it and every later record (they were built on it), run
     the rest as under on_change="rerun", and return why."""
-    why = _artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+    try:
+        why = _artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+    except ArtifactMissingError as e:
+        raise ctx.refuse(e) from None
     if why is not None:
         ctx.replayed -= 1  # lookup() counted it as replayed
         discard_from(ctx, rec.position)
@@ -172,21 +171,36 @@ def _attempt(exc: BaseException) -> Attempt:
     return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
 
 
-def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) -> StepRecord | None:
-    """The finished record at pos to replay, or None to execute live."""
+def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
+    """The replay rule (DESIGN §2): same fingerprint and argument digest. A
+    record without a digest (written before every call had one) is another call."""
+    return rec.fingerprint == fp and rec.args_digest is not None and rec.args_digest == digest
+
+
+def lookup(
+    ctx: RunContext,
+    pos: Position,
+    name: str,
+    fp: str,
+    digest: str,
+    *,
+    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+) -> StepRecord | None:
+    """The finished record at pos to replay, or None to execute live.
+    `call` (the arguments) only serves the message of a refusal."""
+    ctx.check_refused()  # nothing runs after a refusal, even one the body caught
     rec = ctx.records.get(pos)
     if rec is None:
         _went_live(ctx, pos)
         return None
     if rec.name != name:
         if ctx.policy != "rerun":
-            raise NondeterminismError(ctx.run_id, pos, rec.name, name)
+            raise ctx.refuse(NondeterminismError(ctx.run_id, pos, rec.name, name))
         discard_from(ctx, pos)  # DESIGN §2: rerun discards from the first difference
         _went_live(ctx, pos)
         return None
-    args_changed = rec.args_digest is not None and digest is not None and rec.args_digest != digest
-    if rec.fingerprint != fp or args_changed:
-        return _changed(ctx, rec, fp, digest)
+    if not same_call(rec, fp, digest):
+        return _changed(ctx, rec, fp, digest, call)
     if rec.persisted:
         ctx.replayed += 1
     else:
@@ -194,7 +208,13 @@ def lookup(ctx: RunContext, pos: int, name: str, fp: str, digest: str | None) ->
     return rec
 
 
-def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> StepRecord | None:
+def _changed(
+    ctx: RunContext,
+    rec: StepRecord,
+    fp: str,
+    digest: str,
+    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+) -> StepRecord | None:
     pos, name = rec.position, rec.name
     if ctx.policy == "rebase":
         # Accept the old output under the new definition, once and for all.
@@ -205,32 +225,51 @@ def _changed(ctx: RunContext, rec: StepRecord, fp: str, digest: str | None) -> S
             ctx.replayed += 1
         return rec
     if ctx.policy != "rerun":
-        why = "arguments changed" if rec.fingerprint == fp else "code changed"
-        raise DefinitionChangedError(
-            ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
+        why = "code changed" if rec.fingerprint != fp else _arguments_changed(rec, digest, call)
+        raise ctx.refuse(
+            DefinitionChangedError(
+                ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
+            )
         )
     discard_from(ctx, pos)
     _went_live(ctx, pos)
     return None
 
 
-def _went_live(ctx: RunContext, pos: int) -> None:
+def _arguments_changed(
+    rec: StepRecord, digest: str | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None
+) -> str:
+    now_called = ""
+    if call is not None:
+        shown = [preview_of(a, 60) for a in call[0]]
+        shown += [f"{k}={preview_of(v, 60)}" for k, v in call[1].items()]
+        now_called = f"called now as {rec.name}({', '.join(shown)}); "
+    return (
+        f"arguments changed: {now_called}the record was made by a call with other "
+        f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
+    )
+
+
+def _went_live(ctx: RunContext, pos: Position) -> None:
     if ctx.first_live is None:
-        ctx.first_live = pos
+        ctx.first_live = top_level(pos)
     check_stop()  # a graceful stop never starts another operation
     if getattr(ctx.lease, "lost", False):
-        raise LeaseLostError(ctx.run_id, pos)
+        raise ctx.refuse(LeaseLostError(ctx.run_id, pos))
 
 
-def discard_from(ctx: RunContext, pos: int) -> None:
-    """Forget the record at pos and every later one (on_change="rerun")."""
-    names = [record_name(p) for p in ctx.records if p >= pos]
-    names += [attempts_name(p) for p in ctx.failures if p >= pos]
-    names += [f"timers/{p:08d}" for p in ctx.timers if p >= pos]
-    names += [item_name(p, i) for p, done in ctx.items.items() if p >= pos for i in done]
+def discard_from(ctx: RunContext, pos: Position) -> None:
+    """Forget the record at pos and every later one (on_change="rerun"), in
+    `position_key` order: 2 < 2.0.0 < 2.1.0 < 3."""
+    start = position_key(pos)
+    tables: tuple[dict[Position, Any], ...] = (ctx.records, ctx.failures, ctx.timers, ctx.items)
+    gone = [[p for p in table if position_key(p) >= start] for table in tables]
+    names = [record_name(p) for p in gone[0]] + [attempts_name(p) for p in gone[1]]
+    names += [timer_name(p) for p in gone[2]]
+    names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
-    for table in (ctx.records, ctx.failures, ctx.timers, ctx.items):
-        for p in [p for p in table if p >= pos]:
+    for table, positions in zip(tables, gone, strict=True):
+        for p in positions:
             del table[p]
 
 
@@ -282,7 +321,7 @@ def _encode_into(ctx: RunContext, record: StepRecord, value: Any) -> None:
 
 def save_failures(
     ctx: RunContext,
-    pos: int,
+    pos: Position,
     failures: list[Attempt],
     *,
     name: str = "",

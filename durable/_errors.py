@@ -3,7 +3,12 @@ says what to do next. This module imports nothing from the package."""
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # a type only: a path prints as `2.0.1` by itself
+    from ._records import Position
 
 
 class DurableError(Exception):
@@ -23,6 +28,12 @@ class RunNotFoundError(DurableError, LookupError):
 
 
 class DefinitionChangedError(DurableError):
+    """The code or the arguments of a run differ from what was recorded.
+
+    `changed_steps` names the steps whose code changed; `changed_arguments`
+    maps each workflow argument that differs from the completed run's to
+    `"old -> new"` previews (empty when the arguments are not the issue)."""
+
     def __init__(
         self,
         workflow: str,
@@ -30,20 +41,32 @@ class DefinitionChangedError(DurableError):
         old: str,
         new: str,
         changed: Mapping[str, str],
-        position: int | None = None,
+        position: Position | None = None,
+        *,
+        arguments: Mapping[str, str] | None = None,
     ) -> None:
         self.workflow = workflow
         self.run_id = run_id
         self.old_fingerprint = old
         self.new_fingerprint = new
         self.changed_steps = dict(changed)
+        self.changed_arguments = dict(arguments or {})
         self.position = position
+        if self.changed_arguments:
+            super().__init__(_arguments_message(workflow, run_id, self.changed_arguments))
+            return
         lines = [f"  - {name}: {why}" for name, why in sorted(self.changed_steps.items())]
         detail = "\n".join(lines) if lines else "  - (the workflow body itself)"
         if position is None:
             head = (
                 f"run {run_id!r} of {workflow!r} was recorded with definition {old} but the "
                 f"code now has {new}; changed:\n{detail}\nNothing was executed."
+            )
+        elif old == new:
+            head = (
+                f"run {run_id!r} of {workflow!r}: the record at position {position} was made "
+                f"by a call with other arguments:\n{detail}\n"
+                f"No step from position {position} on was executed."
             )
         else:
             head = (
@@ -60,8 +83,20 @@ class DefinitionChangedError(DurableError):
         )
 
 
+def _arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:
+    lines = "\n".join(f"  - {name}: {change}" for name, change in sorted(arguments.items()))
+    return (
+        f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
+        f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
+        "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
+        "  * use another run id (or none: a derived run id follows the arguments)\n"
+        "  * re-run from the first step whose arguments differ: on_change='rerun' / "
+        "--on-change rerun"
+    )
+
+
 class NondeterminismError(DurableError):
-    def __init__(self, run_id: str, position: int, recorded: str, called: str) -> None:
+    def __init__(self, run_id: str, position: Position, recorded: str, called: str) -> None:
         self.run_id = run_id
         self.position = position
         self.recorded = recorded
@@ -91,7 +126,7 @@ class LeaseLostError(RunLockedError):
     """This process held the run, stalled past its lease, and another
     process took the run over: it must not execute another step."""
 
-    def __init__(self, run_id: str, position: int) -> None:
+    def __init__(self, run_id: str, position: Position) -> None:
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
         self.position = position
         DurableError.__init__(
@@ -128,28 +163,37 @@ class StorageError(DurableError):
 
 
 class CorruptRecordError(DurableError):
-    def __init__(self, run_id: str, position: int | None, key: str, why: str) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        position: Position | None,
+        key: str,
+        why: str,
+        *,
+        advice: str | None = None,
+    ) -> None:
         self.run_id = run_id
         self.position = position
         self.key = key
-        if position is None:  # the manifest, or the run as a whole
-            what = f"the run's manifest or records ({key}) are damaged"
-            advice = "Start the run afresh with restart=True (durable run --restart)"
-        else:
-            what = f"the record at position {position} ({key}) is damaged"
-            advice = (
-                "Start the run afresh with restart=True (durable run --restart); on an "
-                "object store, deleting just that object re-runs only that operation"
+        if position is not None:
+            where = f"record at position {position}"
+            default = (
+                "Start the run afresh with restart=True (durable run --restart); on an object "
+                "store, deleting just that object re-runs only that operation"
             )
+        else:
+            manifest = key == "run" or key.endswith("/run")
+            where = "manifest" if manifest else "record"
+            default = "Start the run afresh with restart=True (durable run --restart)"
+        advice = advice or f"{default}, or remove the run with `durable rm RUN_ID`"
         super().__init__(
-            f"run {run_id!r}: {what}: {why}. It was not used. {advice}, or remove the "
-            "run with `durable rm`."
+            f"run {run_id!r}: the {where} ({key}) is damaged: {why}. It was not used. {advice}."
         )
 
 
 class IntegrityError(DurableError):
     def __init__(
-        self, key: str, why: str, *, run_id: str | None = None, position: int | None = None
+        self, key: str, why: str, *, run_id: str | None = None, position: Position | None = None
     ) -> None:
         self.key = key
         self.run_id = run_id
@@ -178,7 +222,7 @@ class ArtifactMissingError(DurableError):
     """A file or folder a step produced is gone or differs, and the step may
     not be run again (`artifacts_policy="refuse"`), or it never appeared."""
 
-    def __init__(self, run_id: str, position: int, step: str, url: str, state: str) -> None:
+    def __init__(self, run_id: str, position: Position, step: str, url: str, state: str) -> None:
         self.run_id = run_id
         self.position = position
         self.step = step
@@ -202,6 +246,19 @@ class ArtifactMissingError(DurableError):
 
 class ConfigurationError(DurableError, ValueError):
     """A decorator, option or argument that cannot work, caught before running."""
+
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
+_short.maxlevel = 3
+
+
+def preview_of(value: Any, limit: int = 120) -> str:
+    """A one-line, bounded repr for messages and listings."""
+    text = _short.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _stamp(t: float) -> str:

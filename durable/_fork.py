@@ -11,7 +11,17 @@ from typing import Any
 from . import _codec, _runner
 from ._engine import now
 from ._errors import ConfigurationError, CorruptRecordError, SerializationError
-from ._records import RunRecord, StepRecord, position_of, record_name, seal, unseal
+from ._records import (
+    Position,
+    RunRecord,
+    StepRecord,
+    parse_name,
+    position_key,
+    position_of,
+    record_name,
+    seal,
+    unseal,
+)
 from ._runs import LEASE_TTL, first_gap, read_manifest
 from ._store import Store, check_key_part, check_names
 
@@ -38,7 +48,7 @@ def fork_run(
         )
     records = store.peek_records(workflow, run_id)
     limit = first_gap(
-        p for n in records if n.startswith("steps/") and (p := position_of(n)) is not None
+        p for n in records if n.startswith("steps/") and isinstance(p := position_of(n), int)
     )
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
@@ -52,7 +62,7 @@ def fork_run(
             if mutate is not None and name == record_name(at - 1):
                 replaced = _mutated(store, workflow, (run_id, new_id), name, data, mutate)
                 store.save_record(workflow, new_id, name, replaced)
-            elif _position(name) < at:
+            elif _before(name, at):
                 _copy_record(store, workflow, run_id, new_id, name, data)
         if source.args_blob is not None:  # large arguments live in a blob of their run
             _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
@@ -67,9 +77,10 @@ def fork_run(
     return new_id
 
 
-def _position(name: str) -> int:
-    head, _, tail = name.partition("/")
-    return int(tail) if head in ("steps", "attempts", "timers") and tail.isdigit() else 1 << 62
+def _before(name: str, at: int) -> bool:
+    """Whether a record belongs before position `at` (`2.0.1` belongs to 2)."""
+    parsed = parse_name(name)
+    return parsed is not None and position_key(parsed[1]) < (at,)
 
 
 def _copy_record(
@@ -84,7 +95,7 @@ def _copy_record(
 
 
 def _copy_blob(
-    store: Store, workflow: str, runs: tuple[str, str], digest: str, position: int | None
+    store: Store, workflow: str, runs: tuple[str, str], digest: str, position: Position | None
 ) -> None:
     blob = store.get_blob(workflow, runs[0], digest)
     if blob is None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._history import StepInfo
+from ._records import format_position
 from ._runs import RunInfo
 
 
@@ -71,7 +72,8 @@ def run_doc(info: RunInfo) -> dict[str, Any]:
 
 def step_doc(s: StepInfo) -> dict[str, Any]:
     return {
-        "position": s.position,
+        # An int in the body; a string such as "2.0.1" inside an asyncio task.
+        "position": s.position if isinstance(s.position, int) else format_position(s.position),
         "kind": s.kind,
         "name": s.name,
         "status": s.status,

@@ -4,14 +4,24 @@ its preview, which the store's `allow_pickle` governs)."""
 
 from __future__ import annotations
 
-import reprlib
 from dataclasses import dataclass
 from typing import Any
 
 from . import _codec
 from ._artifacts import artifact_states
-from ._errors import CorruptRecordError
-from ._records import Attempt, StepRecord, decode_stored, record_name, stored_bytes, unseal
+from ._errors import CorruptRecordError, preview_of
+from ._records import (
+    Attempt,
+    Position,
+    StepRecord,
+    decode_stored,
+    parse_name,
+    position_key,
+    record_name,
+    stored_bytes,
+    top_level,
+    unseal,
+)
 from ._runs import RunInfo, read_manifest, run_info
 from ._store import Store
 
@@ -27,7 +37,7 @@ class FailedAttempt:
 class StepInfo:
     """One position of a run as `Workflow.history()` and `durable show` show it."""
 
-    position: int
+    position: Position  # an int in the body; `PositionPath` (prints `2.0.1`) inside a task
     kind: str  # step, loop, sleep
     name: str
     status: str  # completed, failed, retrying, sleeping, pending
@@ -47,9 +57,9 @@ class StepInfo:
 
 @dataclass
 class _Raw:
-    records: dict[int, StepRecord]
-    attempts: dict[int, StepRecord]
-    timers: dict[int, float]
+    records: dict[Position, StepRecord]
+    attempts: dict[Position, StepRecord]
+    timers: dict[Position, float]
 
 
 def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
@@ -62,7 +72,7 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
     raw = _read(store, workflow, run_id)
     if info.status == "completed":
         _check_complete(store, info, len(raw.records))
-    positions = sorted(set(raw.records) | set(raw.attempts) | set(raw.timers))
+    positions = sorted(set(raw.records) | set(raw.attempts) | set(raw.timers), key=position_key)
     steps = [_step(store, info, raw, p) for p in positions]
     return info, steps
 
@@ -84,22 +94,23 @@ def _check_complete(store: Store, info: RunInfo, found: int) -> None:
 def _read(store: Store, workflow: str, run_id: str) -> _Raw:
     raw = _Raw({}, {}, {})
     for name, data in store.peek_records(workflow, run_id).items():
-        head, _, tail = name.partition("/")
-        if not tail.isdigit():
+        parsed = parse_name(name)
+        if parsed is None:
             continue
-        body = unseal(data, store.signing_key, run_id=run_id, position=int(tail), name=name)
+        head, pos = parsed
+        body = unseal(data, store.signing_key, run_id=run_id, position=pos, name=name)
         if head == "timers":
-            raw.timers[int(tail)] = float(_codec.unpack(body))
+            raw.timers[pos] = float(_codec.unpack(body))
             continue
         try:
             rec = StepRecord.from_bytes(body)
         except Exception as e:
-            raise CorruptRecordError(run_id, int(tail), name, f"undecodable: {e}") from e
-        (raw.records if head == "steps" else raw.attempts)[int(tail)] = rec
+            raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+        (raw.records if head == "steps" else raw.attempts)[pos] = rec
     return raw
 
 
-def _step(store: Store, info: RunInfo, raw: _Raw, pos: int) -> StepInfo:
+def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
     rec = raw.records.get(pos)
     if rec is not None:
         failures = _failures(rec.attempts)
@@ -109,7 +120,8 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: int) -> StepInfo:
             max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,
             tuple(artifact_states(rec, store)),
         )  # fmt: skip
-    live = info.status == "running" and pos == info.position
+    # In flight: the body's next position, or an operation of a task created just before it.
+    live = info.status == "running" and top_level(pos) == info.position
     tried = raw.attempts.get(pos)
     if tried is not None:
         failures = _failures(tried.attempts)
@@ -132,18 +144,6 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: int) -> StepInfo:
 
 def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
     return tuple(FailedAttempt(a.type, a.message, a.at) for a in attempts)
-
-
-_short = reprlib.Repr()
-_short.maxstring = 60
-_short.maxother = 60
-_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
-_short.maxlevel = 3
-
-
-def preview_of(value: Any, limit: int = 120) -> str:
-    text = _short.repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, str | None]:

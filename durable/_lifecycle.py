@@ -10,7 +10,7 @@ import dataclasses
 import inspect
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from . import _codec, _runner
@@ -28,7 +28,9 @@ from ._errors import (
     SerializationError,
     StorageError,
     Suspended,
+    preview_of,
 )
+from ._identity import Undigestable, run_id_digest, value_digest
 from ._records import RunRecord, keep_encoded, load_stored
 from ._store import Store, check_key_part
 
@@ -64,32 +66,40 @@ def run_locked(
     given: inspect.BoundArguments | None,
     overrides: dict[str, Any],
     lease: object | None = None,
+    *,
+    parent: dict[str, Any] | None = None,
+    on_change: str | None = None,
 ) -> Plan[Run[Any]]:
-    manifest, recorded = _runner.existing_run(
-        store, flow.name, run_id, restart=flow.options.restart
-    )
-    if flow.options.restart:  # fresh records, but a resume keeps its arguments
+    """`parent` names the run and position that called this one (a child run);
+    `on_change` overrides the workflow's own policy."""
+    restart = flow.options.restart
+    # restart=True: this call's arguments and the defaults only, nothing of the
+    # discarded run (whose manifest may even be damaged: restarting is the way
+    # out its error names); checked complete before anything is deleted.
+    manifest, recorded = _runner.existing_run(store, flow.name, run_id, restart=restart)
+    bound = _runner.merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
+    if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
     definition = flow.definition()
     policy = _runner.choose_policy(
-        manifest, definition, on_change=flow.options.on_change, rebase=flow.options.rebase
+        manifest,
+        definition,
+        on_change=on_change or flow.options.on_change,
+        rebase=flow.options.rebase,
     )
-    if (
-        manifest is not None
-        and manifest.status == "completed"
-        and manifest.fingerprint == definition.fingerprint
-        and not artifacts_stale(store, manifest)
-    ):
-        return recorded_run(store, manifest)
-    bound = _runner.merge_arguments(flow.fn, recorded, given, overrides)
+    digests = argument_digests(bound)
+    if manifest is not None and manifest.status == "completed":
+        done = _completed(store, manifest, definition, bound, digests, recorded, policy)
+        if done is not None:
+            return done
     before = copy.deepcopy(manifest)
-    manifest = start(store, flow.name, run_id, manifest, definition, bound)
+    manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
     ctx = _runner.load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     try:
-        value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+        value = yield from _body(flow, bound, ctx)
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)
         raise
@@ -113,6 +123,78 @@ def run_locked(
     return result_run(ctx, manifest, value)
 
 
+def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunContext) -> Plan[Any]:
+    """Run the workflow body. A refusal raised to the body is final: if the
+    body caught it and returned, or raised something else, the refusal is
+    what the run ends with (DESIGN §2 "Refusals are final")."""
+    try:
+        value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+    except Exception as e:
+        if ctx.refusal is not None and e is not ctx.refusal:
+            raise ctx.refusal from e
+        raise
+    ctx.check_refused()
+    return value
+
+
+def _completed(
+    store: Store,
+    manifest: RunRecord,
+    definition: _runner.Definition,
+    bound: inspect.BoundArguments,
+    digests: dict[str, str],
+    recorded: Mapping[str, Any],
+    policy: str,
+) -> Run[Any] | None:
+    """A completed run's recorded outcome when this call is the same call,
+    else None to run the body (reopened by an artifact, or under "rerun"
+    with other arguments). Other arguments under "refuse": refused."""
+    if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
+        return None
+    differ = changed_arguments(manifest, digests, recorded, bound)
+    if not differ:
+        return recorded_run(store, manifest)
+    if policy == "refuse":
+        raise DefinitionChangedError(
+            manifest.workflow,
+            manifest.run_id,
+            manifest.fingerprint,
+            definition.fingerprint,
+            {},
+            arguments=differ,
+        )
+    return None
+
+
+def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
+    """One digest per argument (defaults applied), by the one identity rule."""
+    return {name: value_digest(value) for name, value in bound.arguments.items()}
+
+
+def changed_arguments(
+    manifest: RunRecord,
+    digests: Mapping[str, str],
+    recorded: Mapping[str, Any],
+    bound: inspect.BoundArguments,
+) -> dict[str, str]:
+    """Arguments of this call that differ from the run's, as "old -> new".
+    A run recorded without digests (an older version) differs in every
+    argument: its identity cannot be established, so it is not the same call."""
+    old = manifest.extra.get("arg_digests")
+    if not isinstance(old, dict):
+        old = {}
+    out: dict[str, str] = {}
+    for name in sorted(set(old) | set(digests)):
+        if old.get(name) == digests.get(name) and name in old:
+            continue
+        before = preview_of(recorded[name]) if name in recorded else "(not recorded)"
+        if name not in old:
+            before += " (recorded without an argument digest)"
+        after = preview_of(bound.arguments[name]) if name in bound.arguments else "(none)"
+        out[name] = f"{before} -> {after}"
+    return out
+
+
 def derive_run_id(
     workflow: str, chosen: str | Callable[..., str] | None, given: inspect.BoundArguments
 ) -> str:
@@ -122,13 +204,11 @@ def derive_run_id(
         return check_key_part("run id", chosen(*given.args, **given.kwargs))
     if chosen is not None:
         return check_key_part("run id", chosen)
-    full = inspect.BoundArguments(given.signature, dict(given.arguments))
-    full.apply_defaults()
     try:
-        digest = _codec.canonical_digest(dict(full.arguments))
-    except _codec.NotCanonical as e:
+        digest = run_id_digest(given)
+    except Undigestable as e:
         raise ConfigurationError(
-            f"cannot derive a run id for {workflow}: an argument has no canonical form ({e}). "
+            f"cannot derive a run id for {workflow}: {e}. "
             f"Pass one explicitly: {workflow}.with_options(run_id='...')(...)"
         ) from None
     return f"{workflow}-{digest[:12]}"
@@ -141,6 +221,8 @@ def start(
     manifest: RunRecord | None,
     definition: _runner.Definition,
     bound: inspect.BoundArguments,
+    digests: dict[str, str],
+    parent: dict[str, Any] | None = None,
 ) -> RunRecord:
     encoding, data = _runner.encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
@@ -150,6 +232,9 @@ def start(
     manifest.args_encoding = encoding
     inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
     manifest.args = inline or b""
+    manifest.extra["arg_digests"] = digests
+    if parent is not None:
+        manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None
     _runner.write_manifest(store, manifest)
     return manifest

@@ -215,8 +215,8 @@ class LocalStore(Store):
     def peek_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
         # Not RunLog.load(): it cuts a torn tail off, and for a reader without
         # the lease that tail may be the holder's append in progress.
-        blob = self.get(f"{workflow}/{run_id}/{LOG_NAME}") or b""
-        return parse(blob, run_id)[0]
+        key = f"{workflow}/{run_id}/{LOG_NAME}"
+        return parse(self.get(key) or b"", run_id, path=os.path.join(self.root, key))[0]
 
     # Operation records live in one append-only log per run (see _runlog).
     def _log(self, workflow: str, run_id: str) -> RunLog:

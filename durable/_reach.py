@@ -29,7 +29,34 @@ def identity_of(fn: object, name: str | None = None) -> str:
         return name
     target = _target(fn)
     module = getattr(target, "__module__", None) or "?"
-    return f"{module}.{getattr(target, '__qualname__', type(target).__qualname__)}"
+    qualname = getattr(target, "__qualname__", type(target).__qualname__)
+    script = script_name(target)
+    if script is not None:
+        return f"{script}.py:{qualname}"
+    return f"{module}.{qualname}"
+
+
+def script_name(fn: object) -> str | None:
+    """The file name (without `.py`) of the script that defines `fn` when it
+    lives in `__main__` run from a file (`python flow.py`, `python -m flow`,
+    `durable run flow.py:wf`), else None. Two scripts in one folder that both
+    define `main` are two identities; the folder never counts. Notebook
+    cells and `python -c` have no script file: their `__main__` keeps no
+    name (a cell's file name changes on every kernel restart)."""
+    if getattr(fn, "__module__", None) != "__main__":
+        return None
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    code = getattr(fn, "__code__", None)
+    if not isinstance(main_file, str) or not isinstance(code, types.CodeType):
+        return None
+    if _same_file(code.co_filename, main_file):
+        return os.path.splitext(os.path.basename(main_file))[0]
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _target(fn: Any) -> Any:

@@ -7,7 +7,7 @@ import hashlib
 import hmac
 import time
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._codec import MSGPACK, decode_value, pack, unpack
 from ._errors import CorruptRecordError, IntegrityError
@@ -39,7 +39,7 @@ def seal(body: bytes, key: bytes | None) -> bytes:
 
 
 def unseal(
-    data: bytes, key: bytes | None, *, run_id: str, position: int | None, name: str
+    data: bytes, key: bytes | None, *, run_id: str, position: Position | None, name: str
 ) -> bytes:
     """The verified body of a sealed object, or CorruptRecordError /
     IntegrityError (naming run, position and key) without decoding it."""
@@ -70,7 +70,7 @@ def sealed_sum(data: bytes) -> bytes:
 
 
 def check_blob(
-    raw: bytes, digest: str, *, run_id: str, position: int | None, name: str
+    raw: bytes, digest: str, *, run_id: str, position: Position | None, name: str
 ) -> None:
     """A blob must hash to the digest its (verified) record names."""
     if hashlib.sha256(raw).hexdigest() != digest:
@@ -84,7 +84,7 @@ def stored_bytes(
     inline: bytes | None,
     blob: str | None,
     *,
-    position: int | None,
+    position: Position | None,
     name: str,
 ) -> bytes | None:
     """The encoded value a (verified) record or manifest refers to: inline,
@@ -126,7 +126,7 @@ def load_stored(
     inline: bytes | None,
     blob: str | None,
     *,
-    position: int | None,
+    position: Position | None,
     name: str,
 ) -> Any:
     """`stored_bytes`, then `decode_stored`."""
@@ -146,7 +146,7 @@ class Attempt:
 
 @dataclass
 class StepRecord:
-    position: int
+    position: Position
     kind: str  # "step" | "loop" | "sleep"
     name: str
     fingerprint: str
@@ -174,6 +174,10 @@ class StepRecord:
         if not isinstance(row, list) or not row or row[0] != FORMAT:
             raise ValueError("unknown record format")
         rec = cls(*row[1:])
+        position = as_position(rec.position)
+        if position is None:
+            raise ValueError(f"not a position: {rec.position!r}")
+        rec.position = position
         rec.attempts = [Attempt(**a) for a in rec.attempts]  # type: ignore[arg-type]
         return rec
 
@@ -206,28 +210,109 @@ class RunRecord:
     # (The stored form, summary and payload, is in `_manifest`.)
 
 
-def record_name(position: int) -> str:
-    return f"steps/{position:08d}"
+# -- positions and the names of their records ---------------------------------
+# The body's operations are numbered 0, 1, 2 … (plain ints, as they always
+# were); an operation inside an asyncio task has a path (`PositionPath`): the task's
+# scope (creator's prefix + (creator's next position, k-th task created there))
+# and its own index, so paths always have an odd length of 3 or more. A key
+# spells each part with 8 digits: `steps/00000002.00000000.00000001`.
 
 
-def attempts_name(position: int) -> str:
-    return f"attempts/{position:08d}"
+class PositionPath(tuple[int, ...]):
+    """The position of an operation inside an asyncio task; prints as `2.0.1`."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return ".".join(str(p) for p in self)
+
+    def __repr__(self) -> str:
+        return f"<position {self}>"
 
 
-def item_name(position: int, index: int) -> str:
+Position: TypeAlias = int | PositionPath
+_KINDS = ("steps", "attempts", "timers")
+
+
+def format_position(position: Position) -> str:
+    """`3`, or `2.0.1` for an operation inside an asyncio task."""
+    return str(position)
+
+
+def position_key(position: Position) -> tuple[int, ...]:
+    """The order of positions: a path sorts after its first part's top-level
+    position and before the next one (2 < 2.0.0 < 2.0.1 < 2.1.0 < 3)."""
+    return (position,) if isinstance(position, int) else tuple(position)
+
+
+def top_level(position: Position) -> int:
+    """The body's position a path hangs from (the position itself for an int)."""
+    return position if isinstance(position, int) else position[0]
+
+
+def as_position(value: object) -> Position | None:
+    """A position read back from a record (msgpack gives a path as a list)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value >= 0 else None
+    if not isinstance(value, (list, tuple)) or len(value) < 3 or len(value) % 2 == 0:
+        return None
+    parts = [as_position(p) for p in value]
+    ints = [p for p in parts if isinstance(p, int)]
+    return PositionPath(ints) if len(ints) == len(parts) else None
+
+
+def _key(position: Position) -> str:
+    return ".".join(f"{p:08d}" for p in position_key(position))
+
+
+def _parse(text: str) -> Position | None:
+    if len(text) == 8 and _digits(text):  # the common case: a body position
+        return int(text)
+    parts = text.split(".")
+    if not all(_digits(p) for p in parts):
+        return None
+    position = as_position([int(p) for p in parts] if len(parts) > 1 else int(text))
+    # Only the spelling this module writes counts: no second name for one position.
+    return position if position is not None and _key(position) == text else None
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def record_name(position: Position) -> str:
+    return f"steps/{_key(position)}"
+
+
+def attempts_name(position: Position) -> str:
+    return f"attempts/{_key(position)}"
+
+
+def timer_name(position: Position) -> str:
+    return f"timers/{_key(position)}"
+
+
+def item_name(position: Position, index: int) -> str:
     """A checkpointed item of the `loop_over` block at position."""
-    return f"items/{position:08d}/{index:08d}"
+    return f"items/{_key(position)}/{index:08d}"
 
 
-def item_of(name: str) -> tuple[int, int] | None:
+def item_of(name: str) -> tuple[Position, int] | None:
     """(position, index) of an item record's name, None for anything else."""
     head, _, rest = name.partition("/")
     pos, _, index = rest.partition("/")
-    if head != "items" or not (pos.isdigit() and index.isdigit()):
-        return None
-    return int(pos), int(index)
+    position = _parse(pos) if head == "items" and index.isdigit() else None
+    return None if position is None else (position, int(index))
 
 
-def position_of(name: str) -> int | None:
+def parse_name(name: str) -> tuple[str, Position] | None:
+    """("steps" | "attempts" | "timers", position) of a record's name."""
     head, _, tail = name.partition("/")
-    return int(tail) if head in ("steps", "attempts") and tail.isdigit() else None
+    position = _parse(tail) if head in _KINDS else None
+    return None if position is None else (head, position)
+
+
+def position_of(name: str) -> Position | None:
+    """The position of a step record or of a failed attempts record."""
+    parsed = parse_name(name)
+    return parsed[1] if parsed is not None and parsed[0] != "timers" else None

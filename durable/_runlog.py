@@ -18,6 +18,7 @@ import struct
 import zlib
 
 from ._errors import CorruptRecordError
+from ._records import position_of
 
 _MAGIC = b"\xd7\x1e"
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
@@ -31,6 +32,31 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+def _damaged(
+    run_id: str, blob: bytes, offset: int, where: tuple[int, str], why: str
+) -> CorruptRecordError:
+    """Name the run, the position (when the entry's name is still legible)
+    and the byte offset in the log file, with advice that works: a log is not
+    repaired in place, so the way on is to start the run again."""
+    _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
+    raw = blob[offset + _HEAD : offset + _HEAD + name_len]
+    try:
+        position = position_of(raw.decode())
+    except UnicodeDecodeError:
+        position = None
+    return CorruptRecordError(
+        run_id,
+        position,
+        f"{where[1]}, entry at byte {where[0] + offset}",
+        why,
+        advice=(
+            "The entries before it are intact, but a run log is not repaired in place: "
+            "start the run again with restart=True (durable run ... --restart), or remove "
+            "it with `durable rm RUN_ID`"
+        ),
+    )
+
+
 def encode_entry(name: str, data: bytes | None) -> bytes:
     raw = name.encode()
     body = raw + (data or b"")
@@ -40,14 +66,19 @@ def encode_entry(name: str, data: bytes | None) -> bytes:
 
 
 def parse(
-    blob: bytes, run_id: str, records: dict[str, bytes] | None = None, base: int = 0
+    blob: bytes,
+    run_id: str,
+    records: dict[str, bytes] | None = None,
+    base: int = 0,
+    path: str = LOG_NAME,
 ) -> tuple[dict[str, bytes], int]:
     """Apply the entries of blob (the log from byte `base` on) to records;
-    return them and the length of the intact prefix of blob."""
+    return them and the length of the intact prefix of blob. `path` (the log
+    file) only serves the message of a damaged entry."""
     records = {} if records is None else records
     offset = 0
     while offset < len(blob):
-        entry = _entry_at(blob, offset, run_id, base)
+        entry = _entry_at(blob, offset, run_id, (base, path))
         if entry is None:
             break
         name, data, offset = entry
@@ -59,7 +90,7 @@ def parse(
 
 
 def _entry_at(
-    blob: bytes, offset: int, run_id: str, base: int
+    blob: bytes, offset: int, run_id: str, where: tuple[int, str]
 ) -> tuple[str, bytes | None, int] | None:
     """The entry at offset, or None for a torn tail; raises on damage."""
     left = len(blob) - offset
@@ -72,13 +103,13 @@ def _entry_at(
     if magic != _MAGIC or not head_ok:
         if blob.count(b"\0", offset) == left:
             return None  # a zero-filled tail after a power loss
-        raise CorruptRecordError(run_id, None, f"{LOG_NAME}@{base + offset}", "damaged entry header")
+        raise _damaged(run_id, blob, offset, where, "damaged entry header")
     start = offset + _HEAD
     end = start + name_len + (0 if size == _GONE else size)
     if end > len(blob):
         return None
     if zlib.crc32(blob[start:end]) != body_crc:
-        raise CorruptRecordError(run_id, None, f"{LOG_NAME}@{base + offset}", "entry checksum mismatch")
+        raise _damaged(run_id, blob, offset, where, "entry checksum mismatch")
     data = None if size == _GONE else blob[start + name_len : end]
     return blob[start : start + name_len].decode(), data, end
 
@@ -159,7 +190,7 @@ class RunLog:
         if st.st_size > self.size:
             try:
                 tail = _read_at(fd, self.size, st.st_size)
-                _, intact = parse(tail, self.run_id, self.records, self.size)
+                _, intact = parse(tail, self.run_id, self.records, self.size, self.path)
             except BaseException:
                 self.records = None  # half applied: read it all again next time
                 raise

@@ -25,11 +25,13 @@ from ._fingerprint import describe_change
 from ._lease import Lease
 from ._manifest import pack_manifest, unpack_manifest
 from ._records import (
+    Position,
     RunRecord,
     StepRecord,
+    format_position,
     item_of,
     load_stored,
-    position_of,
+    parse_name,
     unseal,
 )
 from ._store import Store
@@ -77,16 +79,19 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
 def existing_run(
     store: Store, workflow: str, run_id: str, *, restart: bool
 ) -> tuple[RunRecord | None, dict[str, Any]]:
-    """The run's manifest and recorded arguments. With `restart` (the way
-    out a damaged or unverifiable manifest's error names), one that cannot
-    be read or decoded counts as absent: restarting discards it anyway."""
+    """The run's manifest and recorded arguments (none with `restart`: a
+    restarted run inherits nothing). With `restart` (the way out a damaged
+    or unverifiable manifest's error names), one that cannot be read counts
+    as absent: restarting discards it anyway."""
     try:
         manifest = read_manifest(store, workflow, run_id)
-        return manifest, decode_arguments(store, manifest) if manifest else {}
     except (CorruptRecordError, IntegrityError):
         if not restart:
             raise
         return None, {}
+    if manifest is None or restart:
+        return manifest, {}
+    return manifest, decode_arguments(store, manifest)
 
 
 def write_manifest(store: Store, manifest: RunRecord) -> None:
@@ -142,8 +147,11 @@ def merge_arguments(
     recorded: Mapping[str, Any],
     given: inspect.BoundArguments | None,
     overrides: Mapping[str, Any],
+    *,
+    restart: bool = False,
 ) -> inspect.BoundArguments:
-    """defaults < recorded < given now < overrides."""
+    """defaults < recorded < given now < overrides; every parameter without
+    a default must have a value (else nothing runs and nothing is deleted)."""
     sig = check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
@@ -151,6 +159,22 @@ def merge_arguments(
     merged.update(overrides)
     bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
     bound.apply_defaults()
+    missing = [
+        p.name
+        for p in sig.parameters.values()
+        if p.name not in bound.arguments
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if missing:
+        why = (
+            "restart=True starts from this call's arguments and the defaults only"
+            if restart
+            else "the run did not record them (they could not be serialised)"
+        )
+        raise ConfigurationError(
+            f"{getattr(fn, '__qualname__', fn)} needs argument(s) {', '.join(missing)}: {why}. "
+            "Pass them to the call (or as resume overrides). Nothing was executed."
+        )
     return bound
 
 
@@ -198,38 +222,36 @@ def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunContext:
     ctx = RunContext(run_id=run_id, workflow=workflow, store=store, policy=policy)
     for name, raw in store.load_records(workflow, run_id).items():
-        if name.startswith("steps/") and name[6:].isdigit():  # most records
-            ctx.records[int(name[6:])] = _step_record(store, raw, run_id, int(name[6:]), name)
+        parsed = parse_name(name)
+        if parsed is None:
+            item = item_of(name)
+            if item is not None:  # a checkpointed loop_over item, decoded by its block
+                body = _unseal(store, raw, run_id, item[0], name)
+                ctx.items.setdefault(item[0], {})[item[1]] = body
             continue
-        item = item_of(name)
-        if item is not None:  # a checkpointed loop_over item, decoded by its block
-            ctx.items.setdefault(item[0], {})[item[1]] = _unseal(store, raw, run_id, item[0], name)
-            continue
-        pos = position_of(name)
-        head = name.split("/", 1)[0]
-        if head == "timers" and name[7:].isdigit():
-            ctx.timers[int(name[7:])] = float(
-                _codec.unpack(_unseal(store, raw, run_id, None, name))
-            )
-            continue
-        if pos is None:
-            continue
-        ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
+        head, pos = parsed
+        if head == "steps":  # most records
+            ctx.records[pos] = _step_record(store, raw, run_id, pos, name)
+        elif head == "timers":
+            ctx.timers[pos] = float(_codec.unpack(_unseal(store, raw, run_id, pos, name)))
+        else:
+            ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
     return ctx
 
 
-def _step_record(store: Store, raw: bytes, run_id: str, pos: int, name: str) -> StepRecord:
+def _step_record(store: Store, raw: bytes, run_id: str, pos: Position, name: str) -> StepRecord:
     body = _unseal(store, raw, run_id, pos, name)
     try:
         rec = StepRecord.from_bytes(body)
     except Exception as e:
         raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
     if rec.position != pos:  # a valid record moved to another position
-        raise CorruptRecordError(run_id, pos, name, f"it holds position {rec.position}")
+        why = f"it holds position {format_position(rec.position)}"
+        raise CorruptRecordError(run_id, pos, name, why)
     return rec
 
 
-def _unseal(store: Store, raw: bytes, run_id: str, pos: int | None, name: str) -> bytes:
+def _unseal(store: Store, raw: bytes, run_id: str, pos: Position | None, name: str) -> bytes:
     return unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
 
 

@@ -44,6 +44,8 @@ class RunInfo:
     position: int | None  # first position not finished; None once completed
     error: str | None = None  # "Type: message" of the failure or interruption
     reason: str | None = None  # why a suspended run waits
+    # "<workflow>/<run id>@<position>" of the run that called this one (a child run)
+    parent: str | None = None
 
 
 def list_runs(
@@ -122,15 +124,18 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     except IntegrityError as e:  # unsigned, or signed with another key
         return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e))
     steps = {p for n in names if n.startswith("steps/") and (p := position_of(n)) is not None}
+    # Every finished operation counts; the next position is the body's (top-level) one.
     status = m.status
     # A holder that died (kill -9, power loss) never wrote its final status.
     if status == "running" and not store.is_held(workflow, run_id):
         status = "interrupted"
-    position = None if status == "completed" else first_gap(steps)
+    position = None if status == "completed" else first_gap(p for p in steps if isinstance(p, int))
     error = None if m.error is None else summarize_error(m.error)
+    link = m.extra.get("parent")
+    parent = f"{link['workflow']}/{link['run_id']}@{link['position']}" if link else None
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
-        position, error, m.reason,
+        position, error, m.reason, parent,
     )  # fmt: skip
 
 

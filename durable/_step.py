@@ -104,6 +104,7 @@ def step(
             pinned_name=name,
             version=version,
             deep=deep,
+            signature=_signature(f),
         )
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)
@@ -132,11 +133,12 @@ def _async_wrapper(spec: StepSpec) -> Callable[..., Any]:
 
 
 class _AsyncStep:
-    """An async step. It takes its position when CALLED, not when its
-    coroutine first runs: `asyncio.gather(a(1), b(2))` or a task created
-    before another step is awaited then number their steps in call order, so
-    a resumed run (where replayed steps return at once) hands each record
-    back to the call that made it. It carries the wrapped function's code
+    """An async step. It takes its position (in the scope of the body or of
+    the asyncio task calling it) when CALLED, not when its coroutine first
+    runs: `asyncio.gather(a(1), b(2))` or a task created before another step
+    is awaited then number their steps in call order, so a resumed run (where
+    replayed steps return at once) hands each record back to the call that
+    made it. It carries the wrapped function's code
     attributes so that `inspect.iscoroutinefunction()` is True on 3.10+."""
 
     def __init__(self, spec: StepSpec) -> None:
@@ -151,7 +153,7 @@ class _AsyncStep:
         ctx = active_run()
         if ctx is None:
             return self._spec.fn(*args, **kwargs)  # type: ignore[no-any-return]
-        pos = ctx.take_position()
+        pos = ctx.take_position(f"step {self._spec.name!r}")
         return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
 
     def __get__(self, obj: object, owner: type | None = None) -> Any:
@@ -160,6 +162,14 @@ class _AsyncStep:
 
     def __repr__(self) -> str:
         return f"<durable async step {self._spec.name}>"
+
+
+def _signature(f: Callable[..., Any]) -> inspect.Signature | None:
+    # A callable without one (some builtins) has its arguments digested as given.
+    try:
+        return inspect.signature(f)
+    except (TypeError, ValueError):
+        return None
 
 
 def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None:

@@ -198,10 +198,20 @@ def pickles_allowed_by_env() -> bool:
     return flag not in ("0", "false", "no", "off")
 
 
+# File systems allow 255 bytes a name; room is left for the suffixes a child
+# run id adds (`.<position>`).
+MAX_KEY_PART = 200
+
+
 def check_key_part(kind: str, value: object) -> str:
     if not isinstance(value, str):
         raise ConfigurationError(
             f"invalid {kind} {value!r}: it must be a string, not {type(value).__name__}"
+        )
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_KEY_PART:
+        raise ConfigurationError(
+            f"invalid {kind} {value[:40]!r}...: it is {len(value)} characters long; at most "
+            f"{MAX_KEY_PART} bytes fit in a file or object name. Choose a shorter one."
         )
     bad = (
         not value

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from . import _lifecycle, _runner
+from . import _child, _lifecycle, _runner
 from ._context import Run, active_run
-from ._engine import Call, Plan, StepSpec, drive_async, drive_sync
+from ._engine import Plan, StepSpec, drive_async, drive_sync
 from ._errors import ConfigurationError, RunNotFoundError
 from ._fingerprint import (
     Fingerprint,
@@ -22,6 +22,7 @@ from ._fingerprint import (
     referenced_objects,
 )
 from ._lifecycle import Options
+from ._reach import script_name
 from ._step import _default_name, _refuse_generators, step_spec
 from ._store import Store, check_key_part, open_store
 
@@ -47,7 +48,8 @@ class Workflow(Generic[P, R]):
         if options.keep_last is not None and options.keep_last < 1:
             raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
         self.fn = fn
-        self.name = check_key_part("workflow name", name or _default_name(fn))
+        self._pinned_name = name  # kept as given: with_options() must not drop it
+        self.name = check_key_part("workflow name", name or default_workflow_name(fn))
         self.version = version
         self.options = options
         self._identity = identity_of(fn, name)
@@ -89,7 +91,7 @@ class Workflow(Generic[P, R]):
                 changes[key] = value
         return type(self)(
             self.fn,
-            self.name if self.name != _default_name(self.fn) else None,
+            self._pinned_name,
             self.version,
             dataclasses.replace(self.options, **changes),
         )
@@ -191,15 +193,14 @@ class Workflow(Generic[P, R]):
         overrides: dict[str, Any] | None = None,
     ) -> Plan[Run[R]]:
         outer = active_run()
-        if outer is not None:  # a workflow inside a workflow runs inline
-            value = yield Call(self.fn, args, kwargs)
-            return Run(outer.run_id, self.name, "running", value, None, None, 0, 0, "")
+        if outer is not None:
+            return (yield from _child.child_plan(self, outer, args, kwargs))
         _runner.check_overrides(self.fn, overrides or {})
-        store = self._store()
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = (
             check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
         )
+        store = self._store()  # only once the call is known to be valid
         if resume_id is not None and store.load_manifest(self.name, run_id) is None:
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = _runner.acquire(store, self.name, run_id, self.options.wait)
@@ -227,6 +228,16 @@ class Workflow(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<durable workflow {self.name}>"
+
+
+def default_workflow_name(fn: Callable[..., Any]) -> str:
+    """The qualified name; for a script's own workflows prefixed with the
+    script's file name, so that two scripts sharing a store never share
+    runs (`flow.main` and `other.main`). Steps need no prefix: their names
+    only have to differ within one workflow, and their fingerprints carry
+    the full identity."""
+    script = script_name(fn)
+    return _default_name(fn) if script is None else f"{script}.{_default_name(fn)}"
 
 
 def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:

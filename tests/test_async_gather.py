@@ -63,7 +63,7 @@ def test_gather_resumes_each_call_with_its_own_record(tmp_path: Path) -> None:
     assert first.returncode == 3, first.stderr
     assert logged(log) == list(range(19, 9, -1))  # finished in reverse order
     store = durable.open_store(str(tmp_path / "store"))
-    steps = records(store, "together", "gather", "steps")
+    steps = records(store, "gather.together", "gather", "steps")
     # Positions are call order: the ten recorded steps sit at positions 10..19.
     assert steps == [f"steps/{p:08d}" for p in range(10, 20)]
 

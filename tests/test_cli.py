@@ -228,7 +228,7 @@ def test_default_store_is_dot_durable_in_the_working_directory(tmp: Path) -> Non
     del env["DURABLE_STORE"]
     done = durable(tmp, "run", "flow.py:pipeline", "--run-id", "d1", "--var", "n=1", env=env)
     assert done.returncode == 0, done.stderr
-    assert (tmp / ".durable" / "pipeline" / "d1" / "run").is_file()
+    assert (tmp / ".durable" / "flow.pipeline" / "d1" / "run").is_file()
     assert [r["runId"] for r in runs_json(tmp, env=env)] == ["d1"]
 
 
@@ -241,9 +241,9 @@ def test_runs_lists_newest_first_as_a_table_json_and_by_status(tmp: Path) -> Non
     lines = table.stdout.strip().splitlines()
     assert lines[0].split() == ["WORKFLOW", "RUN", "ID", "STATUS", "STEPS", "UPDATED"]
     assert [line.split()[:4] for line in lines[1:]] == [
-        ["approval", "a1", "suspended", "1"],
-        ["broken", "b1", "failed", "1"],
-        ["pipeline", "p1", "completed", "5"],
+        ["flow.approval", "a1", "suspended", "1"],
+        ["flow.broken", "b1", "failed", "1"],
+        ["flow.pipeline", "p1", "completed", "5"],
     ]
     assert len({line.index("STATUS") if i == 0 else line.index(line.split()[2])
                 for i, line in enumerate(lines)}) == 1  # fmt: skip  # aligned column
@@ -252,7 +252,7 @@ def test_runs_lists_newest_first_as_a_table_json_and_by_status(tmp: Path) -> Non
     assert docs[1]["error"] == "ValueError: bad input 2"
     assert docs[0]["reason"] == "waiting for reviewer_decision"
     assert [d["runId"] for d in runs_json(tmp, "--status", "failed")] == ["b1"]
-    assert [d["runId"] for d in runs_json(tmp, "pipeline")] == ["p1"]
+    assert [d["runId"] for d in runs_json(tmp, "flow.pipeline")] == ["p1"]
 
 
 def test_show_prints_a_timeline_and_a_json_document(tmp: Path) -> None:
@@ -262,9 +262,9 @@ def test_show_prints_a_timeline_and_a_json_document(tmp: Path) -> None:
     assert "status    failed" in text.stdout
     rows = [line.split()[:4] for line in text.stdout.splitlines() if line[:1].isdigit()]
     assert rows == [["0", "step", "s1", "completed"], ["1", "step", "explode", "failed"]]
-    doc = show_json(tmp, "b1", "--workflow", "broken")
+    doc = show_json(tmp, "b1", "--workflow", "flow.broken")
     assert {"workflow", "runId", "status", "startedAt", "completedSteps", "currentStep", "steps"} <= set(doc)
-    assert (doc["workflow"], doc["runId"], doc["status"]) == ("broken", "b1", "failed")
+    assert (doc["workflow"], doc["runId"], doc["status"]) == ("flow.broken", "b1", "failed")
     assert (doc["completedSteps"], doc["currentStep"]) == (1, 1)
     first, second = doc["steps"]
     for step in doc["steps"]:

@@ -101,12 +101,3 @@ def test_plain_data_uses_msgpack_and_the_rest_pickle() -> None:
         [(1,)],
     ]:
         assert _codec.encode_value(v)[0] == _codec.PICKLE, v
-
-
-def test_canonical_digest_ignores_dict_order_not_types() -> None:
-    d = _codec.canonical_digest
-    assert d({"a": 1, "b": 2}) == d({"b": 2, "a": 1})
-    assert d((1, 2)) != d([1, 2])
-    assert d(1) != d(1.0) != d(True)
-    assert d({1, 2}) == d({2, 1})
-    assert d(Point(1, 2.0)) == d(Point(1, 2.0)) != d(Point(2, 2.0))

@@ -77,7 +77,7 @@ def test_kill_9_after_step_4_then_resume(
     child = run_child(script, log, mode, child_env, hold=True)
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "IN5"
-    wf = "ten" if mode == "sync" else "aten"
+    wf = "flow.ten" if mode == "sync" else "flow.aten"
     recorded = durable.open_store(tmp_path / "store").load_records(wf, "crash")
     assert sorted(recorded) == [f"steps/{i:08d}" for i in range(4)]
     os.kill(child.pid, signal.SIGKILL)

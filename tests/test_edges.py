@@ -72,7 +72,7 @@ def test_a_refusal_leaves_the_recorded_arguments_alone(store: durable.Store) -> 
     assert calls[1] == 1 and calls[2] == 0
 
 
-def test_restart_with_resume_keeps_the_recorded_arguments(store: durable.Store) -> None:
+def test_restart_inherits_nothing_from_the_discarded_run(store: durable.Store) -> None:
     calls = []
 
     @durable.step(name="s")
@@ -81,12 +81,20 @@ def test_restart_with_resume_keeps_the_recorded_arguments(store: durable.Store) 
         return x * 2
 
     @durable.workflow(name="rr", store=store)
-    def rr(x: int) -> int:
-        return s(x)
+    def rr(x: int, y: int = 1) -> int:
+        return s(x * y)
 
-    first = rr.run(21)
-    again = rr.with_options(restart=True).resume(first.run_id)
-    assert again.value == 42 and calls == [21, 21]
+    first = rr.with_options(run_id="r").run(21, y=2)
+    assert first.value == 84
+    # Without arguments there is nothing to start with: refused, and the run is kept.
+    with pytest.raises(durable.ConfigurationError, match=r"needs argument\(s\) x: restart=True"):
+        rr.with_options(restart=True).resume("r")
+    assert rr.resume("r").value == 84 and calls == [42]
+    # This call's arguments and the defaults only: y is 1 again, not the recorded 2.
+    again = rr.with_options(run_id="r", restart=True).run(5)
+    assert again.value == 10 and calls == [42, 5]
+    over = rr.with_options(restart=True).resume("r", x=3)
+    assert over.value == 6 and calls == [42, 5, 3]
 
 
 def test_with_options_keeps_earlier_options(store: durable.Store) -> None:

@@ -130,7 +130,7 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, ob
 
 
 def kept_items(store: durable.Store) -> set[int]:
-    return item_indexes(store, "fan", "crash")
+    return item_indexes(store, "fan.fan", "crash")
 
 
 def test_checkpointed_items_survive_kill_9(tmp_path: Path, uninterrupted: list[object]) -> None:
@@ -139,7 +139,7 @@ def test_checkpointed_items_survive_kill_9(tmp_path: Path, uninterrupted: list[o
     assert first.returncode == -signal.SIGKILL, first.stderr
     kept = kept_items(store)
     assert len(kept) == 30  # killed right after the 30th item record
-    assert records(store, "fan", "crash", "steps") == []  # the block itself never finished
+    assert records(store, "fan.fan", "crash", "steps") == []  # the block itself never finished
 
     second = run_child(tmp_path, tmp_path / "store", "checkpoint", 0)
     assert second.returncode == 0, second.stderr
@@ -148,7 +148,7 @@ def test_checkpointed_items_survive_kill_9(tmp_path: Path, uninterrupted: list[o
     assert resumed == sorted(set(range(50)) - kept)  # only the 20 missing, each once
     assert json.loads(second.stdout) == uninterrupted
     assert kept_items(store) == set()  # compacted into the block record
-    assert records(store, "fan", "crash", "steps") == ["steps/00000000"]
+    assert records(store, "fan.fan", "crash", "steps") == ["steps/00000000"]
 
 
 def test_without_checkpoints_the_block_runs_again_once(
@@ -158,7 +158,7 @@ def test_without_checkpoints_the_block_runs_again_once(
     first = run_child(tmp_path, tmp_path / "store", "whole", 30)
     assert first.returncode == -signal.SIGKILL, first.stderr
     assert kept_items(store) == set()
-    assert records(store, "fan", "crash", "steps") == []
+    assert records(store, "fan.fan", "crash", "steps") == []
 
     second = run_child(tmp_path, tmp_path / "store", "whole", 0)
     assert second.returncode == 0, second.stderr

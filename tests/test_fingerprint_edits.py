@@ -382,7 +382,7 @@ def test_script_identity_ignores_folder_path_and_home(places: dict[str, Path]) -
     a = run_script([str(places["first"] / "pipeline.py")], places["cwd1"], places["home1"])
     b = run_script([str(places["second/deeper"] / "pipeline.py")], places["cwd2"], places["home2"])
     c = run_script(["pipeline.py"], places["first"], places["home2"])  # relative path
-    assert a["identity"] == "__main__.target"
+    assert a["identity"] == "pipeline.py:target"
     assert a == b == c
 
 

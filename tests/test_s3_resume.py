@@ -287,6 +287,6 @@ def test_run_killed_on_one_machine_is_finished_on_another(
     assert b.returncode == 0, b.stderr
     tag, run_id, replayed, executed, last = b.stdout.split()
     assert (tag, replayed, executed, last) == ("DONE", "3", "3", "105")
-    assert run_id.startswith("nightly-")
+    assert run_id.startswith("pipeline.nightly-")
     ran = Counter(int(x) for x in log.read_text().split())
     assert ran == {0: 1, 1: 1, 2: 1, 3: 2, 4: 1, 5: 1}

@@ -111,7 +111,7 @@ def wait_for_timer(tmp: Path, child: subprocess.Popen[bytes], timeout: float = 6
     record is written just before the sleep starts)."""
     store = durable_lib.open_store(tmp / "store")
     deadline = time.monotonic() + timeout
-    while "timers/00000001" not in store.record_names("napping", "z1"):
+    while "timers/00000001" not in store.record_names("flow.napping", "z1"):
         assert child.poll() is None, "the child exited early"
         assert time.monotonic() < deadline, "the sleep never started"
         time.sleep(0.01)

@@ -1,0 +1,644 @@
+"""Positions in async code (DESIGN §2): an asyncio task created inside a run
+numbers its operations in a scope of its own, fixed when the task is created,
+so that a resumed run (where replayed steps return at once and live ones do
+not) hands every record back to the call that made it, whatever order the
+tasks finish in. Resumes happen in new processes after a real crash or a
+suspend; executions are counted through an append-only log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from tests.fanout_work import note, records
+
+SCRIPT = r"""
+import asyncio, json, os, random, sys
+import durable
+
+N = 6
+# Settings are read from the environment at call time: a module constant read
+# by a step would count in its fingerprint, and differs between the processes.
+
+
+def note(tag):
+    log = os.environ["ASYNC_LOG"]
+    done = open(log).read().split() if os.path.exists(log) else []
+    if len(done) == int(os.environ.get("ASYNC_CRASH_AFTER", "-1")):
+        os._exit(3)  # a real crash: this step is neither logged nor recorded
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, f"{tag}\n".encode())
+    os.close(fd)
+
+
+async def spin(tag):
+    # How long a live step takes, in loop turns, differs per seed: each process
+    # sees its tasks finish in another order, deterministically.
+    seed = os.environ.get("ASYNC_SEED", "0")
+    for _ in range(random.Random(f"{seed}:{tag}").randrange(12)):
+        await asyncio.sleep(0)
+
+
+@durable.step
+async def fetch(i):
+    await spin(f"fetch{i}")
+    note(f"fetch{i}")
+    return f"f{i}"
+
+
+@durable.step
+async def parse(text, i):
+    await spin(f"parse{i}")
+    note(f"parse{i}")
+    return f"{text.upper()}-{i}"
+
+
+async def chain(i):
+    return await parse(await fetch(i), i)
+
+
+@durable.workflow(run_id="gather")
+async def gathered():
+    return await asyncio.gather(*(chain(i) for i in range(N)))
+
+
+@durable.workflow(run_id="spawn")
+async def spawned():
+    tasks = [asyncio.create_task(chain(i)) for i in range(N)]
+    head = await fetch(100)  # the body's own position 0, taken while the tasks wait
+    tail = [await t for t in reversed(tasks)]
+    return [head, *reversed(tail)]
+
+
+async def branch(i):
+    inner = asyncio.create_task(chain(10 * i))
+    pair = await asyncio.gather(chain(10 * i + 1), chain(10 * i + 2))
+    return [await inner, *pair]
+
+
+@durable.workflow(run_id="tree")
+async def tree():
+    return await asyncio.gather(*(branch(i) for i in range(3)))
+
+
+@durable.step
+async def mark(tag):
+    note(tag)
+    return tag.upper()
+
+
+async def late():
+    await durable.asleep(float(os.environ.get("ASYNC_NAP", "0.2")))
+    return await mark("late")
+
+
+async def early():
+    return await mark("early")
+
+
+@durable.workflow(run_id="timer")
+async def timed(approved=False):
+    got = await asyncio.gather(late(), early())
+    if os.environ.get("ASYNC_HOLD"):
+        print("GATHERED", flush=True)  # both tasks are recorded; the parent kills us now
+        sys.stdin.readline()
+    if not approved:
+        durable.suspend("needs approval")
+    return got
+
+
+FLOWS = {"gather": gathered, "spawn": spawned, "tree": tree, "timer": timed}
+flow = FLOWS[sys.argv[1]]
+overrides = json.loads(os.environ.get("ASYNC_RESUME", "null"))
+try:
+    if overrides is None:
+        run = asyncio.run(flow.run())
+    else:
+        run = asyncio.run(flow.resume(sys.argv[1], **overrides))
+except durable.Suspended:
+    print("SUSPENDED", flush=True)
+    sys.exit(0)
+doc = {"value": run.value, "replayed": run.steps_replayed, "executed": run.steps_executed,
+       "resumed": run.resumed_from_step}
+print("RESULT " + json.dumps(doc), flush=True)
+"""
+
+
+def chain_value(i: int) -> str:
+    return f"F{i}-{i}"
+
+
+def child(
+    tmp_path: Path, env: dict[str, str], mode: str, log: Path, **extra: str
+) -> subprocess.Popen[str]:
+    script = tmp_path / "flows.py"
+    script.write_text(SCRIPT)
+    child_env = {**env, "ASYNC_LOG": str(log), **extra}
+    return subprocess.Popen(
+        [sys.executable, str(script), mode],
+        env=child_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def result(out: str) -> dict[str, Any]:
+    line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+    return json.loads(line[len("RESULT ") :])  # type: ignore[no-any-return]
+
+
+def lines(log: Path) -> list[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+def chain_tags(indexes: list[int]) -> list[str]:
+    return sorted(f"{kind}{i}" for i in indexes for kind in ("fetch", "parse"))
+
+
+CASES = {
+    # mode: (chain indexes, extra step tags, crash after this many steps, expected value)
+    "gather": (list(range(6)), [], 7, [chain_value(i) for i in range(6)]),
+    "spawn": (list(range(6)), ["fetch100"], 6, ["f100", *(chain_value(i) for i in range(6))]),
+    "tree": (
+        [10 * b + c for b in range(3) for c in range(3)],
+        [],
+        9,
+        [[chain_value(10 * b + c) for c in range(3)] for b in range(3)],
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(CASES))
+def test_chained_steps_in_tasks_resume_in_another_order_after_a_crash(
+    tmp_path: Path, child_env: dict[str, str], mode: str
+) -> None:
+    indexes, extra, crash_after, expected = CASES[mode]
+    log = tmp_path / "log"
+    code, _, err = finish(child(tmp_path, child_env, mode, log, ASYNC_SEED="1",
+                                ASYNC_CRASH_AFTER=str(crash_after)))  # fmt: skip
+    assert code == 3, err
+    first = lines(log)
+    assert len(first) == crash_after
+    store = durable.open_store(tmp_path / "store")
+    wf = {"gather": "flows.gathered", "spawn": "flows.spawned", "tree": "flows.tree"}[mode]
+    kept = records(store, wf, mode, "steps")
+    assert len(kept) >= crash_after - 1  # the steps logged are recorded (one may be in flight)
+    # Operations inside tasks are recorded under paths: steps/<pos>.<task>.<index>[...]
+    assert all(n.count(".") % 2 == 0 for n in kept) and any("." in n for n in kept)
+
+    code, out, err = finish(child(tmp_path, child_env, mode, log, ASYNC_SEED="2"))
+    assert code == 0, err
+    done = result(out)
+    assert done["value"] == expected
+    everything = sorted(chain_tags(indexes) + extra)
+    assert sorted(lines(log)) == everything  # each step body exactly once in total
+    assert done["replayed"] + done["executed"] == len(everything)
+    assert done["replayed"] == len(first)
+    assert done["resumed"] == 0  # the top-level position the tasks hang from
+
+    # The seeds really give another completion order: an uninterrupted run with
+    # seed 2 logs its steps in an order the crashed run did not.
+    fresh_log = tmp_path / "fresh-log"
+    fresh_env = {**child_env, "DURABLE_STORE": str(tmp_path / "fresh")}
+    code, out, err = finish(child(tmp_path, fresh_env, mode, fresh_log, ASYNC_SEED="2"))
+    assert code == 0, err
+    assert result(out)["value"] == expected
+    assert lines(fresh_log)[: len(first)] != first
+
+
+def test_a_timer_in_a_task_then_a_suspend_resumes_in_a_new_process(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """Issue 17.1: a replayed asleep returns at once; the step after it must
+    still get the record it made, not the one the other task made."""
+    log = tmp_path / "log"
+    code, out, err = finish(child(tmp_path, child_env, "timer", log))
+    assert code == 0, err
+    assert out.strip() == "SUSPENDED"
+    assert lines(log) == ["early", "late"]  # early finished first: late slept
+    names = durable.open_store(tmp_path / "store").record_names("flows.timed", "timer")
+    assert "timers/00000000.00000000.00000000" in names
+
+    code, out, err = finish(
+        child(tmp_path, child_env, "timer", log, ASYNC_RESUME=json.dumps({"approved": True}))
+    )
+    assert code == 0, err
+    done = result(out)
+    assert done["value"] == ["LATE", "EARLY"]
+    assert sorted(lines(log)) == ["early", "late"]  # each step once in total
+    assert (done["replayed"], done["executed"]) == (3, 0)  # timer and both steps replayed
+
+
+@pytest.mark.slow
+def test_a_timer_in_a_task_after_kill_9(tmp_path: Path, child_env: dict[str, str]) -> None:
+    log = tmp_path / "log"
+    proc = child(tmp_path, child_env, "timer", log, ASYNC_HOLD="1")
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "GATHERED"
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    code, out, err = finish(
+        child(tmp_path, child_env, "timer", log, ASYNC_RESUME=json.dumps({"approved": True}))
+    )
+    assert code == 0, err
+    assert result(out)["value"] == ["LATE", "EARLY"]
+    assert sorted(lines(log)) == ["early", "late"]
+
+
+# -- in one process: what is refused, and what keeps working --------------------
+
+
+def counted(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ASYNC_POS_LOG", str(tmp_path / "log"))
+    return tmp_path / "log"
+
+
+@durable.step
+def blocking(x: int) -> int:
+    note(os.environ["ASYNC_POS_LOG"], f"blocking{x}")
+    return x * 2
+
+
+@durable.step
+async def awaited(x: int) -> int:
+    await asyncio.sleep(0)
+    note(os.environ["ASYNC_POS_LOG"], f"awaited{x}")
+    return x + 1
+
+
+def test_a_step_through_asyncio_to_thread_is_refused_and_records_nothing(
+    tmp_path: Path, log: Path
+) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    @durable.workflow(store=store, run_id="t")
+    async def threaded() -> int:
+        return await asyncio.to_thread(blocking, 1)
+
+    with pytest.raises(durable.ConfigurationError, match="another thread") as caught:
+        asyncio.run(threaded())
+    message = str(caught.value)
+    assert "asyncio.to_thread" in message and "loop_over" in message
+    assert "asyncio.gather" in message and "'blocking'" in message
+    assert counted(log) == []  # the step body never ran
+    assert records(store, threaded.name, "t", "steps") == []
+
+
+def test_a_thread_carrying_the_runs_context_is_refused_a_plain_thread_is_a_plain_call(
+    tmp_path: Path, log: Path
+) -> None:
+    import contextvars
+    import threading
+
+    store = durable.open_store(tmp_path / "store")
+    errors: list[BaseException] = []
+    got: list[int] = []
+
+    def in_thread() -> None:
+        try:
+            got.append(blocking(2))
+        except durable.ConfigurationError as e:
+            errors.append(e)
+
+    @durable.workflow(store=store, run_id="t")
+    def sync_flow() -> int:
+        carried = contextvars.copy_context()
+        t = threading.Thread(target=carried.run, args=(in_thread,))
+        t.start()
+        t.join()
+        plain = threading.Thread(target=in_thread)  # no context: a plain call
+        plain.start()
+        plain.join()
+        return blocking(3)
+
+    assert sync_flow() == 6
+    assert len(errors) == 1 and "another thread" in str(errors[0])
+    assert got == [4]  # the plain thread's call ran, without a record
+    assert counted(log) == ["blocking2", "blocking3"]
+    assert records(store, sync_flow.name, "t", "steps") == ["steps/00000000"]
+
+
+def test_a_task_durable_did_not_see_created_fails_closed(tmp_path: Path, log: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    async def two() -> list[int]:
+        return [await awaited(1), await awaited(2)]
+
+    @durable.workflow(store=store, run_id="t")
+    async def flow() -> list[int]:
+        first = await awaited(0)
+        # Built directly, not through the loop's task factory: it shares the body's numbering.
+        hidden = asyncio.Task(two())
+        return [first, *await hidden]
+
+    with pytest.raises(durable.ConfigurationError, match="did not see being created"):
+        asyncio.run(flow())
+    assert counted(log) == ["awaited0"]
+    assert records(store, flow.name, "t", "steps") == ["steps/00000000"]
+
+
+def test_sync_steps_in_an_async_body_and_in_its_tasks(tmp_path: Path, log: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    async def mixed(x: int) -> int:
+        await asyncio.sleep(0)
+        return blocking(x) + await awaited(x)
+
+    @durable.workflow(store=store, run_id="m")
+    async def flow(go: bool = False) -> list[int]:
+        head = blocking(1)
+        both = await asyncio.gather(mixed(10), mixed(20))
+        if not go:
+            durable.suspend("waiting")
+        return [head, *both, blocking(2)]
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(flow())
+    assert records(store, flow.name, "m", "steps") == [
+        "steps/00000000",
+        "steps/00000001.00000000.00000000",
+        "steps/00000001.00000000.00000001",
+        "steps/00000001.00000001.00000000",
+        "steps/00000001.00000001.00000001",
+    ]
+    run = asyncio.run(flow.resume("m", go=True))
+    assert run.value == [2, 20 + 11, 40 + 21, 4]
+    assert (run.steps_replayed, run.steps_executed, run.resumed_from_step) == (5, 1, 1)
+    assert sorted(counted(log)) == sorted(
+        ["blocking1", "blocking10", "awaited10", "blocking20", "awaited20", "blocking2"]
+    )
+
+
+def test_asyncio_run_inside_a_sync_workflow(tmp_path: Path, log: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    async def main() -> list[int]:
+        return [await awaited(1), blocking(2)]
+
+    @durable.workflow(store=store, run_id="s")
+    def flow(go: bool = False) -> list[int]:
+        inner = asyncio.run(main())  # main is the only task: it numbers in the body's scope
+        again = asyncio.run(main())
+        if not go:
+            durable.suspend("waiting")
+        return [*inner, *again, blocking(3)]
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    run = flow.resume("s", go=True)
+    assert run.value == [2, 4, 2, 4, 6]
+    assert (run.steps_replayed, run.steps_executed) == (4, 1)
+    assert sorted(counted(log)) == sorted(["awaited1", "blocking2"] * 2 + ["blocking3"])
+
+    async def fan() -> list[int]:
+        return await asyncio.gather(awaited_twice(1), awaited_twice(2))
+
+    @durable.workflow(store=store, run_id="fan")
+    def tasks_in_a_sync_flow() -> list[int]:
+        return asyncio.run(fan())
+
+    with pytest.raises(durable.ConfigurationError, match="make the workflow `async def`"):
+        tasks_in_a_sync_flow()
+
+
+async def awaited_twice(x: int) -> int:
+    return await awaited(await awaited(x))
+
+
+def test_a_task_that_outlives_its_run_is_refused(tmp_path: Path, log: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+    left: list[asyncio.Task[int]] = []
+
+    @durable.workflow(store=store, run_id="o")
+    async def flow() -> int:
+        left.append(asyncio.create_task(awaited_twice(5)))
+        return 1
+
+    async def main() -> int:
+        assert await flow() == 1
+        return await left[0]
+
+    with pytest.raises(durable.ConfigurationError, match="after its workflow body returned"):
+        asyncio.run(main())
+    assert counted(log) == []
+    assert records(store, flow.name, "o", "steps") == []
+
+
+def test_the_task_factory_chains_to_the_users_and_is_removed_after_the_run(
+    tmp_path: Path, log: Path
+) -> None:
+    store = durable.open_store(tmp_path / "store")
+    made: list[str] = []
+
+    def users_factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+        made.append(coro.__qualname__)  # its own tasks too (loop shutdown)
+        return asyncio.Task(coro, loop=loop, **kw)
+
+    @durable.workflow(store=store, run_id="f")
+    async def flow() -> list[int]:
+        return await asyncio.gather(awaited_twice(1), awaited_twice(2))
+
+    async def main() -> tuple[list[int], bool]:
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(users_factory)
+        value = await flow()
+        return value, loop.get_task_factory() is users_factory
+
+    assert asyncio.run(main()) == ([3, 4], True)
+    assert made[:2] == ["awaited_twice", "awaited_twice"]
+    assert records(store, flow.name, "f", "steps") == [
+        "steps/00000000.00000000.00000000",
+        "steps/00000000.00000000.00000001",
+        "steps/00000000.00000001.00000000",
+        "steps/00000000.00000001.00000001",
+    ]
+
+    async def plain() -> object:
+        await flow()  # replayed; the loop has no factory before or after
+        return asyncio.get_running_loop().get_task_factory()
+
+    assert asyncio.run(plain()) is None
+    assert len(counted(log)) == 4
+
+
+# -- paths in storage, history, show, fork and on_change="rerun" -----------------
+
+
+def test_position_names_parse_back_and_order_a_path_after_its_prefix() -> None:
+    from durable._records import PositionPath as Pos
+    from durable._records import (
+        attempts_name,
+        format_position,
+        item_name,
+        item_of,
+        parse_name,
+        position_key,
+        record_name,
+        timer_name,
+    )
+
+    path = Pos((2, 0, 1))
+    assert record_name(3) == "steps/00000003"
+    assert record_name(path) == "steps/00000002.00000000.00000001"
+    assert parse_name(attempts_name(path)) == ("attempts", path)
+    assert parse_name(timer_name(path)) == ("timers", path)
+    assert item_of(item_name(path, 4)) == (path, 4)
+    assert format_position(path) == "2.0.1" and format_position(7) == "7"
+    # Only the names this module writes: no second spelling of one position.
+    for odd in ("steps/2", "steps/00000002.00000000", "steps/00000002.x", "steps/0000000²"):
+        assert parse_name(odd) is None
+    order = [3, Pos((2, 1, 0)), 2, Pos((2, 0, 1)), Pos((2, 0, 0, 0, 0)), Pos((2, 0, 0))]
+    assert sorted(order, key=position_key) == [
+        2, Pos((2, 0, 0)), Pos((2, 0, 0, 0, 0)), Pos((2, 0, 1)), Pos((2, 1, 0)), 3,
+    ]  # fmt: skip
+
+
+@durable.step
+async def shout(x: str) -> str:
+    await asyncio.sleep(0)
+    note(os.environ["ASYNC_POS_LOG"], f"shout-{x}")
+    return x.upper()
+
+
+def test_rerun_discards_from_the_changed_call_in_path_order(tmp_path: Path, log: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    async def pair(tag: str) -> str:
+        return await shout(await shout(tag))
+
+    def build(second: str) -> Any:
+        @durable.workflow(store=store, run_id="r", name="rr", on_change="rerun")
+        async def flow() -> list[str]:
+            head = await shout("a")  # 0
+            both = await asyncio.gather(pair("b"), pair(second))  # 1.0.*, 1.1.*
+            return [head, *both, await shout("z")]  # 1
+
+        return flow
+
+    assert asyncio.run(build("c")()) == ["A", "B", "C", "Z"]
+    assert len(counted(log)) == 6
+    # Same steps, one task's arguments differ: the records from 1.1.0 on go
+    # (1.1.*, then 2 ...), the body's 0 and 1 and the other task's stay.
+    run = asyncio.run(build("d").run())
+    assert run.value == ["A", "B", "D", "Z"]
+    assert counted(log)[6:] == ["shout-d", "shout-D"]
+    assert (run.steps_replayed, run.steps_executed, run.resumed_from_step) == (4, 2, 1)
+
+
+def test_history_show_and_the_html_timeline_print_paths(
+    tmp_path: Path, log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from durable._cli import main
+    from durable._records import PositionPath as Pos
+
+    store = durable.open_store(tmp_path / "store")
+
+    @durable.workflow(store=store, run_id="h", name="hist")
+    async def flow() -> list[int]:
+        first = await awaited(0)
+        return [first, *await asyncio.gather(awaited_twice(1), awaited_twice(2))]
+
+    asyncio.run(flow())
+    steps = flow.history("h")
+    assert [s.position for s in steps] == [
+        0, Pos((1, 0, 0)), Pos((1, 0, 1)), Pos((1, 1, 0)), Pos((1, 1, 1)),
+    ]  # fmt: skip
+    url = str(tmp_path / "store")
+    assert main(["--store", url, "show", "h"]) == 0
+    text = capsys.readouterr().out
+    table = [line.split()[0] for line in text.splitlines()[text.splitlines().index("") + 2 :]]
+    assert table == ["0", "1.0.0", "1.0.1", "1.1.0", "1.1.1"]
+    assert main(["--store", url, "show", "h", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["position"] for s in doc["steps"]] == [0, "1.0.0", "1.0.1", "1.1.0", "1.1.1"]
+    page = tmp_path / "h.html"
+    assert main(["--store", url, "show", "h", "--html", str(page)]) == 0
+    assert 'data-position="1.1.0"' in page.read_text()
+    assert flow.runs()[0].steps == 5  # every finished operation counts
+
+
+def test_idempotency_key_of_a_step_in_a_task(tmp_path: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    @durable.step
+    async def key() -> str:
+        ctx = durable.current_run()
+        assert ctx is not None
+        return ctx.idempotency_key()
+
+    async def inner() -> str:
+        return await key()
+
+    @durable.workflow(store=store, run_id="k")
+    async def flow() -> list[str]:
+        return [await key(), *await asyncio.gather(inner(), inner())]
+
+    assert asyncio.run(flow()) == ["k:0", "k:1.0.0", "k:1.1.0"]
+
+
+def test_fork_copies_the_paths_that_hang_from_earlier_positions(tmp_path: Path, log: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    @durable.workflow(store=store, run_id="src", name="forked")
+    async def flow() -> list[int]:
+        both = await asyncio.gather(awaited_twice(1), awaited_twice(2))  # 0.0.*, 0.1.*
+        return [*both, await awaited(10), await awaited(20)]  # 0, 1
+
+    assert asyncio.run(flow()) == [3, 4, 11, 21]
+    assert len(counted(log)) == 6
+    run = asyncio.run(flow.fork("src", at=1, new_run_id="copy"))
+    assert run.value == [3, 4, 11, 21]
+    assert counted(log)[6:] == ["awaited20"]  # positions 0 and 0.*.* were copied
+    assert (run.steps_replayed, run.resumed_from_step) == (5, 1)
+
+
+def test_blocks_and_timers_inside_tasks_take_task_positions(
+    tmp_path: Path, log: Path, clock: Any
+) -> None:
+    store = durable.open_store(tmp_path / "store")
+
+    async def lane(base: int) -> list[int]:
+        await durable.asleep(5)
+        doubled = durable.loop_over(blocking, [base, base + 1])  # a sync block in a task
+        return [*doubled, *await durable.loop_over(awaited, [base])]
+
+    @durable.workflow(store=store, run_id="l")
+    async def flow(go: bool = False) -> list[list[int]]:
+        lanes = await asyncio.gather(lane(10), lane(20))
+        if not go:
+            durable.suspend("waiting")
+        return lanes
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(flow())
+    names = store.record_names(flow.name, "l")
+    for task in (0, 1):
+        assert f"timers/00000000.0000000{task}.00000000" in names
+        for op in range(3):
+            assert f"steps/00000000.0000000{task}.0000000{op}" in names
+    executed = len(counted(log))
+    run = asyncio.run(flow.resume("l", go=True))
+    assert run.value == [[20, 22, 11], [40, 42, 21]]
+    assert (run.steps_replayed, run.steps_executed) == (6, 0)
+    assert len(counted(log)) == executed == 6

@@ -1,0 +1,177 @@
+"""A workflow called inside a workflow is a run of its own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import durable
+
+SCRIPT = """
+import os, sys
+import durable
+
+LOG = sys.argv[1]
+
+def note(name):
+    with open(LOG, "a") as f:
+        f.write(name + "\\n")
+
+@durable.step
+def prepare(x: int) -> int:
+    note("prepare")
+    return x + 1
+
+@durable.step
+def heavy(x: int) -> int:
+    note(f"heavy{x}")
+    if x == 2 and os.environ.get("DIE_IN_CHILD"):
+        print("DYING", flush=True)
+        sys.stdin.readline()  # the parent test kills us here
+    return x * 10
+
+@durable.workflow
+def child(x: int) -> int:
+    return heavy(x) + heavy(x + 1)
+
+@durable.workflow(run_id="parent")
+def parent(x: int) -> int:
+    return child(prepare(x)) + prepare(100)
+
+run = parent.run(0)
+print("VALUE", run.value, flush=True)
+"""
+
+
+def test_a_child_run_killed_mid_way_resumes_each_step_once(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    script, log = tmp_path / "flow.py", tmp_path / "log"
+    script.write_text(SCRIPT)
+    first = subprocess.Popen(
+        [sys.executable, str(script), str(log)],
+        env=dict(child_env, DIE_IN_CHILD="1"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert first.stdout is not None
+    assert first.stdout.readline().strip() == "DYING"
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    done = subprocess.run(
+        [sys.executable, str(script), str(log)],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["VALUE", str(10 + 20 + 101)]
+    # heavy(1) was recorded in the child run before the kill; heavy(2) died
+    # before its record, so it is the only body that ran twice.
+    assert log.read_text().split() == ["prepare", "heavy1", "heavy2", "heavy2", "prepare"]
+    store = durable.open_store(tmp_path / "store")
+    assert store.runs("flow.parent") == ["parent"] and store.runs("flow.child") == ["parent.1"]
+
+
+def test_child_runs_are_listed_with_their_parent_and_replay_from_the_parent(
+    store: durable.Store,
+) -> None:
+    counts: Counter[str] = Counter()
+
+    @durable.step(name="double")
+    def double(x: int) -> int:
+        counts[f"double{x}"] += 1
+        return 2 * x
+
+    @durable.workflow(name="child", store=store)
+    def child(x: int) -> int:
+        return double(x)
+
+    @durable.workflow(name="parent", store=store, run_id="p")
+    def parent() -> list[int]:
+        named = child.with_options(run_id="shared")
+        # The same child run id twice: its steps execute once.
+        return [child(1), child(2), named(3), named(3)]
+
+    assert parent() == [2, 4, 6, 6]
+    assert counts == {"double1": 1, "double2": 1, "double3": 1}
+    assert sorted(store.runs("child")) == ["p.0", "p.1", "shared"]
+    infos = {i.run_id: i for i in child.runs()}
+    assert infos["p.0"].parent == "parent/p@0" and infos["p.1"].parent == "parent/p@1"
+    assert infos["shared"].parent == "parent/p@2"
+    assert all(i.status == "completed" for i in infos.values())
+    [parent_info] = parent.runs()
+    assert parent_info.parent is None
+    # A re-run of the parent takes the children's results from its own records.
+    store.delete_run("child", "p.0")
+    assert parent() == [2, 4, 6, 6] and counts["double1"] == 1
+    assert "p.0" not in store.runs("child")
+
+
+def test_a_child_called_with_other_arguments_never_replays(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    state = {"x": 1, "wait": True}
+
+    @durable.step(name="double")
+    def double(x: int) -> int:
+        counts["double"] += 1
+        return 2 * x
+
+    @durable.workflow(name="child", store=store)
+    def child(x: int) -> int:
+        return double(x)
+
+    @durable.workflow(name="parent", store=store, run_id="p")
+    def parent() -> int:
+        value = child(state["x"])
+        if state["wait"]:
+            durable.suspend("waiting")
+        return value
+
+    try:
+        parent()
+    except durable.Suspended:
+        pass
+    state.update(x=5, wait=False)
+    try:
+        parent()
+    except durable.DefinitionChangedError as e:
+        assert "arguments changed" in str(e) and "child(5)" in str(e)
+    else:
+        raise AssertionError("a child called with other arguments must not replay")
+    assert counts["double"] == 1
+    # Under rerun the parent re-executes the child call, and the child run
+    # (same id, other arguments) re-runs its changed steps too.
+    assert parent.with_options(on_change="rerun")() == 10
+    assert counts["double"] == 2
+    assert parent() == 10 and counts["double"] == 2
+
+
+def test_an_async_child_run(store: durable.Store) -> None:
+    import asyncio
+
+    counts: Counter[str] = Counter()
+
+    @durable.step(name="inc")
+    async def inc(x: int) -> int:
+        counts["inc"] += 1
+        return x + 1
+
+    @durable.workflow(name="achild", store=store)
+    async def achild(x: int) -> int:
+        return await inc(x)
+
+    @durable.workflow(name="aparent", store=store, run_id="ap")
+    async def aparent() -> int:
+        return await achild(1) + await achild(10)
+
+    assert asyncio.run(aparent()) == 13
+    assert sorted(store.runs("achild")) == ["ap.0", "ap.1"] and counts["inc"] == 2
+    assert asyncio.run(aparent.with_options(restart=True)()) == 13
+    assert counts["inc"] == 2  # the children completed with the same arguments

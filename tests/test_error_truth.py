@@ -1,0 +1,104 @@
+"""Errors say the truth: what is damaged, where, and a way on that works."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+
+
+def two_steps(store: durable.Store, counts: Counter[str], **options: Any) -> Any:
+    @durable.step(name="one")
+    def one() -> str:
+        counts["one"] += 1
+        return "first value"
+
+    @durable.step(name="two")
+    def two(x: str) -> str:
+        counts["two"] += 1
+        return x + " and second value"
+
+    @durable.workflow(name="logged", store=store, **options)
+    def logged(fail: bool = False) -> str:
+        value = two(one())
+        if fail:
+            raise RuntimeError("the run stops after its two steps")
+        return value
+
+    return logged
+
+
+def test_a_damaged_log_entry_names_run_position_and_file_and_restart_works(
+    tmp_path: Path,
+) -> None:
+    store = durable.open_store(tmp_path / "store")
+    counts: Counter[str] = Counter()
+    wf = two_steps(store, counts, run_id="r")
+    with pytest.raises(RuntimeError):
+        wf(fail=True)
+    log = tmp_path / "store" / "logged" / "r" / "records.log"
+    blob = bytearray(log.read_bytes())
+    at = blob.index(b"and second value")  # inside the entry of position 1
+    blob[at] ^= 0x01
+    log.write_bytes(bytes(blob))
+    with pytest.raises(durable.CorruptRecordError) as info:
+        wf.resume("r", fail=False)
+    err = info.value
+    text = str(err)
+    assert err.run_id == "r" and err.position == 1
+    assert str(log) in text and "manifest" not in text and "restart=True" in text
+    assert counts == {"one": 1, "two": 1}
+    # The advice works: restart discards the damaged log and runs afresh.
+    assert wf.with_options(restart=True)() == "first value and second value"
+    assert counts == {"one": 2, "two": 2}
+
+
+@pytest.mark.parametrize("what", ["run id", "workflow name"])
+def test_an_over_long_id_is_refused_before_the_store_is_touched(
+    tmp_path: Path, what: str
+) -> None:
+    root = tmp_path / "never-created"
+    long = "x" * 300
+
+    def body() -> int:
+        return 1
+
+    with pytest.raises(durable.ConfigurationError, match="at most 200 bytes"):
+        if what == "run id":
+            durable.workflow(store=str(root), run_id=long)(body)()
+        else:
+            durable.workflow(name=long, store=str(root))(body)
+    assert not root.exists()
+
+
+def test_an_open_file_returned_by_a_step_is_refused_at_record_time(
+    store: durable.Store, tmp_path: Path
+) -> None:
+    counts: Counter[str] = Counter()
+    path = tmp_path / "data.txt"
+    path.write_text("content")
+    handles: list[Any] = []
+
+    @durable.step(name="opener")
+    def opener() -> Any:
+        counts["opener"] += 1
+        handles.append(open(path))
+        return {"handle": handles[-1]}
+
+    @durable.workflow(name="files", store=store, run_id="r")
+    def files() -> Any:
+        return opener()
+
+    with pytest.raises(durable.SerializationError, match="open file") as info:
+        files()
+    assert "data.txt" in str(info.value)
+    assert store.load_records("files", "r") == {}  # nothing recorded for it
+    with pytest.raises(durable.SerializationError):
+        files()
+    assert counts == {"opener": 2}  # never replayed as a StringIO
+    for handle in handles:
+        handle.close()

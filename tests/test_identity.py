@@ -1,0 +1,409 @@
+"""The identity of a call (DESIGN §2): one digest per value and per bound
+call; distinct values never share one, equal values always do, in any
+process; a value without a digest looks changed every time."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import dataclasses
+import datetime
+import decimal
+import enum
+import inspect
+import json
+import os
+import pathlib
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import durable
+from durable import _identity
+from durable._identity import Undigestable, call_digest, run_id_digest, value_digest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: float
+
+
+@dataclasses.dataclass
+class Point3(Point):
+    pass
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+class Box:
+    def __init__(self, content: Any) -> None:
+        self.content = content
+        self.tags = {"b", "a", "c"}  # a set in the state: digested in any seed
+
+
+def module_function(x: int) -> int:
+    return x
+
+
+def samples() -> list[Any]:
+    """Values beyond the canonical subset, built the same way in any process."""
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}, index=[10, 20, 30])
+    return [
+        np.arange(12, dtype="int64").reshape(3, 4),
+        np.array(["a", None, 3], dtype=object),
+        np.float64(1.5),
+        frame,
+        frame["b"],
+        pd.Series([1, None], dtype="Int64"),
+        pd.MultiIndex.from_tuples([(1, "a"), (2, "b")], names=["n", "s"]),
+        Point(1, 2.0),
+        Point3(1, 2.0),
+        Color.BLUE,
+        datetime.datetime(2024, 5, 1, 12, tzinfo=datetime.timezone.utc),
+        decimal.Decimal("1.50"),
+        uuid.UUID(int=7),
+        pathlib.PurePosixPath("/data/x"),
+        collections.defaultdict(list, {"k": [1]}),
+        collections.OrderedDict(b=1, a=2),
+        Box({"n": [1, 2]}),
+        module_function,
+        len,
+        lambda x: x + 1,
+        durable.redact("secret"),
+    ]
+
+
+def test_canonical_values_are_type_tagged() -> None:
+    distinct = [
+        1, 1.0, True, 0, 0.0, -0.0, False, None, "1", b"1", bytearray(b"1"), 1j,
+        2**100, -(2**100), [1], (1,), {1}, frozenset({1}), {1: 1}, {"a": 1, "b": 2},
+        {"b": 2, "a": 1}, [[]], [()], "\udc80", "\ufffd", float("nan"), float("-inf"),
+    ]  # fmt: skip
+    digests = [value_digest(v) for v in distinct]
+    assert len(set(digests)) == len(distinct)
+    assert all(len(d) == _identity.HEX and not d.startswith("!") for d in digests)
+    assert value_digest({1, 2, 3}) == value_digest({3, 2, 1})
+    assert value_digest(float("nan")) == value_digest(float("nan"))
+
+
+@pytest.mark.parametrize("value", samples(), ids=lambda v: type(v).__name__)
+def test_other_values_have_a_reproducible_content_digest(value: Any) -> None:
+    digest = value_digest(value)
+    assert not digest.startswith("!")
+    assert value_digest(value) == digest
+    if not callable(value) and not isinstance(value, durable.Redacted):
+        assert value_digest(copy.deepcopy(value)) == digest
+
+
+def changed_cell(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    out.iloc[2, 1] = "w"
+    return out
+
+
+def test_content_digests_see_every_difference() -> None:
+    arr, frame = samples()[0], samples()[3]
+    one_off = arr.copy()
+    one_off[2, 3] += 1
+    pairs = [
+        (arr, one_off),
+        (arr, arr.astype("int32")),
+        (arr, arr.reshape(4, 3)),
+        (arr, arr.tolist()),
+        (np.float64(1.5), 1.5),
+        (frame, changed_cell(frame)),
+        (frame, frame.rename(columns={"b": "c"})),
+        (frame, frame.set_axis([10, 20, 31])),
+        (frame, frame.astype({"a": "float64"})),
+        (frame["b"], frame["b"].rename("c")),
+        (Point(1, 2.0), Point(1, 2.5)),
+        (Point(1, 2.0), Point3(1, 2.0)),
+        (Color.RED, Color.BLUE),
+        (Color.RED, 1),
+        (collections.defaultdict(list), collections.defaultdict(set)),
+        (collections.defaultdict(list), {}),
+        (collections.OrderedDict(a=1), {"a": 1}),
+        (Box(1), Box(2)),
+        (decimal.Decimal("1.5"), decimal.Decimal("1.50")),
+        (datetime.date(2024, 1, 1), datetime.datetime(2024, 1, 1)),
+        (pathlib.PurePosixPath("a"), "a"),
+        (module_function, len),
+        (durable.redact("x"), None),
+    ]
+    for a, b in pairs:
+        assert value_digest(a) != value_digest(b), (a, b)
+
+
+def test_attrs_and_pydantic_models_by_type_and_fields() -> None:
+    attr = pytest.importorskip("attr")
+    pydantic = pytest.importorskip("pydantic")
+
+    @attr.s(auto_attribs=True)
+    class A:
+        x: int
+
+    class M(pydantic.BaseModel):
+        x: int
+
+    class N(M):
+        pass
+
+    assert value_digest(A(1)) == value_digest(A(1)) != value_digest(A(2))
+    assert value_digest(M(x=1)) == value_digest(M(x=1)) != value_digest(M(x=2))
+    assert value_digest(M(x=1)) != value_digest(N(x=1))
+
+
+def test_redacted_contributes_a_marker_only() -> None:
+    assert value_digest(durable.redact("a")) == value_digest(durable.redact("b"))
+    assert value_digest([durable.redact("a"), 1]) != value_digest([durable.redact("a"), 2])
+
+
+def test_cycles_end_and_deep_nesting_fails_closed() -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    assert value_digest(loop) == value_digest(loop) != value_digest([1, [1]])
+    node = Box(None)
+    node.content = node
+    assert value_digest(node) == value_digest(node)
+    deep: list[Any] = []
+    for _ in range(sys.getrecursionlimit() * 2):
+        deep = [deep]
+    first, second = value_digest(deep), value_digest(deep)
+    assert first.startswith("!") and first != second
+
+
+def test_a_value_without_a_digest_never_matches_anything() -> None:
+    lock = threading.Lock()
+    with open(__file__) as handle:
+        for value in (lock, handle, (x for x in [1]), Box(lock)):
+            first, second = value_digest(value), value_digest(value)
+            assert first.startswith("!") and second.startswith("!") and first != second
+
+
+def f(x: int, y: str = "y", *rest: int, z: float = 0.5, **more: Any) -> None:
+    pass
+
+
+SIG = inspect.signature(f)
+MUTABLE = bytearray(b"d")
+
+
+def test_a_call_is_digested_over_its_bound_arguments() -> None:
+    base = call_digest(SIG, (1,), {}, "f")
+    assert base == call_digest(SIG, (), {"x": 1}, "f")
+    assert base == call_digest(SIG, (1, "y"), {"z": 0.5}, "f")
+    assert base != call_digest(SIG, (1, "y", 3), {}, "f")
+    assert base != call_digest(SIG, (1,), {"w": 1}, "f")
+    assert call_digest(SIG, (1,), {"a": 1, "b": 2}, "f") != call_digest(
+        SIG, (1,), {"b": 2, "a": 1}, "f"
+    )  # **more is a dict: its order reaches the function
+
+    def g(a: Any, b: Any) -> None:
+        pass
+
+    sig = inspect.signature(g)
+    for a, b in [(1, "s"), (2**80, b"x"), (None, -0.0), (True, 1j), (bytearray(b"q"), 1.0)]:
+        fast = call_digest(sig, (a, b), {}, "g")  # the all-scalar hot path
+        assert (
+            fast
+            == call_digest(sig, (a,), {"b": b}, "g")
+            == call_digest(sig, (), {"a": a, "b": b}, "g")
+        )
+    assert call_digest(sig, (1, 2), {}, "g") != call_digest(sig, (2, 1), {}, "g")
+
+    def h(a: Any, b: Any = 2, c: Any = "c", d: Any = MUTABLE, e: Any = (1,)) -> None:
+        pass
+
+    sig = inspect.signature(h)
+    slow = call_digest(sig, (), {"a": 1}, "h")  # bound, defaults applied
+    assert call_digest(sig, (1,), {}, "h") == slow  # scalar defaults filled in, then binding
+    assert call_digest(sig, (1, 2, "c", bytearray(b"d"), (1,)), {}, "h") == slow
+    assert call_digest(sig, (1, 2, "c", bytearray(b"e")), {}, "h") != slow
+    assert call_digest(None, (1,), {}, "h") != call_digest(None, (), {"x": 1}, "h")
+
+
+def test_a_call_that_does_not_bind_is_a_type_error_naming_the_step() -> None:
+    with pytest.raises(TypeError, match=r"step mod\.f\(x: .*missing a required argument: 'x'"):
+        call_digest(SIG, (), {}, "mod.f")
+
+
+def test_run_ids_use_the_same_digest_and_refuse_what_has_none() -> None:
+    bound = SIG.bind(1)
+    assert run_id_digest(bound) == call_digest(SIG, (1,), {}, "f")
+    with pytest.raises(Undigestable, match=r"argument 'y'.*lock"):
+        run_id_digest(SIG.bind(1, threading.Lock()))
+
+
+# -- property tests ---------------------------------------------------------------
+
+TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=4)
+SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.floats() | st.complex_numbers() | TEXT
+    | st.binary(max_size=4) | st.binary(max_size=4).map(bytearray)
+)  # fmt: skip
+HASHABLE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | TEXT | st.binary(max_size=4),
+    lambda c: st.tuples(c, c) | st.frozensets(c, max_size=3),
+    max_leaves=6,
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda c: (
+        st.lists(c, max_size=3)
+        | st.lists(c, max_size=3).map(tuple)
+        | st.dictionaries(HASHABLE, c, max_size=3)
+        | st.sets(HASHABLE, max_size=3)
+        | st.frozensets(HASHABLE, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+def twist(v: Any) -> Any:
+    """A near copy: equal under `==` (or nearly) but of another type or order."""
+    if type(v) is bool:
+        return int(v)
+    if type(v) is int:
+        return float(v) if abs(v) < 2**53 else v + 1
+    if type(v) is float:
+        return -v if v == 0 else (int(v) if v.is_integer() else v.hex())
+    if type(v) is bytes:
+        return bytearray(v)
+    if type(v) is bytearray:
+        return bytes(v)
+    if type(v) in (list, tuple):
+        return tuple(v) if type(v) is list else list(v)
+    if type(v) is dict:
+        return dict(reversed(list(v.items()))) if len(v) > 1 else list(v.items())
+    if type(v) in (set, frozenset):
+        return frozenset(v) if type(v) is set else set(v)
+    return str(v)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality that also demands the same types, order and float bits."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return struct.pack(">d", a) == struct.pack(">d", b)
+    if type(a) is complex:
+        return same(a.real, b.real) and same(a.imag, b.imag)
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is dict:
+        pairs = zip(a.items(), b.items(), strict=False)
+        return len(a) == len(b) and all(same(k, m) and same(v, w) for (k, v), (m, w) in pairs)
+    if type(a) in (set, frozenset):
+        return len(a) == len(b) and all(any(same(x, y) for y in b) for x in a)
+    return bool(a == b)
+
+
+def nudge(draw: st.DrawFn, v: Any) -> Any:
+    """`v` with one leaf or container somewhere inside it twisted."""
+    if type(v) in (list, tuple) and v and draw(st.booleans()):
+        i = draw(st.integers(0, len(v) - 1))
+        items = list(v)
+        items[i] = nudge(draw, items[i])
+        return type(v)(items)
+    if type(v) is dict and v and draw(st.booleans()):
+        out = dict(v)
+        key = list(v)[draw(st.integers(0, len(v) - 1))]
+        out[key] = nudge(draw, v[key])
+        return out
+    return twist(v)
+
+
+@st.composite
+def pairs(draw: st.DrawFn) -> tuple[Any, Any]:
+    a = draw(SCALARS if draw(st.integers(0, 3)) == 0 else VALUES)
+    how = draw(st.sampled_from(["copy", "nudge", "nudge", "other"]))
+    if how == "copy":
+        return a, copy.deepcopy(a)
+    if how == "nudge":
+        return a, nudge(draw, a)
+    return a, draw(VALUES)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pairs())
+@example((0.0, -0.0))
+@example(({"a": 1, "b": 2}, {"b": 2, "a": 1}))
+@example(([b"x"], [bytearray(b"x")]))
+@example(([1, {1}], [1.0, frozenset({1})]))
+@example(((True, None), [1, None]))
+def test_equal_digests_mean_equal_values_of_the_same_types(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    assert (value_digest(a) == value_digest(b)) == same(a, b)
+
+
+CHILD = """
+import json, pickle, sys
+from durable._identity import value_digest
+from tests.test_identity import samples
+values = pickle.load(open(sys.argv[1], "rb"))
+print(json.dumps([value_digest(v) for v in values + samples()]))
+"""
+
+
+def test_digests_are_the_same_in_any_process(tmp_path: Path) -> None:
+    values: list[Any] = []
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(VALUES)
+    def collect(v: Any) -> None:
+        values.append(v)
+
+    collect()
+    path = tmp_path / "values.pickle"
+    path.write_bytes(pickle.dumps(values))
+    here = [value_digest(v) for v in values + samples()]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for seed in ("0", "1", "4242"):
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(path)],
+            env={**env, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert json.loads(out.stdout) == here, f"PYTHONHASHSEED={seed}"
+
+
+def test_durable_never_imports_numpy_or_pandas(tmp_path: Path) -> None:
+    script = (
+        "import dataclasses, sys, durable\n"
+        "@dataclasses.dataclass\n"
+        "class P:\n"
+        "    x: int\n"
+        "@durable.step\n"
+        "def s(p): return p.x\n"
+        "@durable.workflow(store=sys.argv[1])\n"
+        "def wf(n): return s(P(n)) + len(durable.loop_over(s, [P(1), P(2)]))\n"
+        "assert wf(1) == 3\n"
+        "print(sorted(m for m in ('numpy', 'pandas') if m in sys.modules))\n"
+    )
+    (tmp_path / "flow.py").write_text(script)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store")],
+        env=env, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == "[]"

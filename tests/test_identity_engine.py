@@ -1,0 +1,372 @@
+"""The replay rule in a run (DESIGN §2 "Identity of a call"): a record is
+replayed only for the same bound arguments; anything else runs again under
+on_change="rerun" and is refused under "refuse", never replayed stale."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import copy
+import dataclasses
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import durable
+from durable._records import record_name, seal
+from durable._runner import load_context
+from durable.testing import FakeClock
+
+ROOT = Path(__file__).resolve().parents[1]
+CRASH = "DURABLE_TEST_CRASH_AFTER_STEP"  # read at call time: not part of any fingerprint
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+@dataclasses.dataclass
+class Point3(Point):
+    pass
+
+
+class Box:
+    def __init__(self, content: Any) -> None:
+        self.content = content
+
+
+class Scaler:
+    # At module level: a class pickled by value (with the workflow's recorded
+    # arguments) would get copies of its methods' globals when read back.
+    def __init__(self, k: int, log: str) -> None:
+        self.k, self.log = k, log
+
+    @durable.step(name="scale")
+    def scale(self, x: int) -> int:
+        with open(self.log, "a") as f:
+            f.write(f"{self.k}\n")
+        return self.k * x
+
+
+def one_off(arr: Any) -> Any:
+    out = arr.copy()
+    out[4] += 1
+    return out
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+
+
+def frame_changed() -> pd.DataFrame:
+    out = frame()
+    out.loc[1, "b"] = "Y"
+    return out
+
+
+# Pairs of values a step is called with in two runs: (recorded, called now).
+CHANGES: dict[str, Callable[[], tuple[Any, Any]]] = {
+    "numpy element": lambda: (np.arange(10), one_off(np.arange(10))),
+    "numpy dtype": lambda: (np.arange(10), np.arange(10, dtype="int32")),
+    "dataframe cell": lambda: (frame(), frame_changed()),
+    "dataclass field": lambda: (Point(1), Point(2)),
+    "dataclass subclass": lambda: (Point(1), Point3(1)),
+    "object state": lambda: (Box([1, 2]), Box([1, 3])),
+    "bytes/bytearray": lambda: (b"ab", bytearray(b"ab")),
+    "dict key order": lambda: ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+    "defaultdict factory": lambda: (collections.defaultdict(list), collections.defaultdict(set)),
+    "1/1.0": lambda: (1, 1.0),
+    "1/True": lambda: (1, True),
+    "-0.0/0.0": lambda: (-0.0, 0.0),
+}
+
+
+def use_flow(store: durable.Store, policy: str, calls: list[Any]) -> Any:
+    @durable.step(name="use")
+    def use(v: Any, label: str = "v") -> int:
+        calls.append(label)
+        return len(calls)
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change=policy)
+    def flow(v: Any) -> int:
+        out = use(v)
+        if os.environ.get(CRASH):
+            raise RuntimeError("crash after the step")
+        return out
+
+    return flow
+
+
+def crash_once(flow: Any, value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CRASH, "1")
+    with pytest.raises(RuntimeError, match="crash after the step"):
+        flow(value)
+    monkeypatch.delenv(CRASH)
+
+
+@pytest.mark.parametrize("case", CHANGES)
+def test_a_changed_argument_runs_again_under_rerun(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    recorded, now = CHANGES[case]()
+    calls: list[Any] = []
+    flow = use_flow(store, "rerun", calls)
+    crash_once(flow, recorded, monkeypatch)
+    assert flow(now) == 2 and len(calls) == 2
+
+
+@pytest.mark.parametrize("case", CHANGES)
+def test_a_changed_argument_is_refused_and_an_equal_one_replays(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    recorded, now = CHANGES[case]()
+    calls: list[Any] = []
+    flow = use_flow(store, "refuse", calls)
+    crash_once(flow, recorded, monkeypatch)
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        flow(now)
+    assert len(calls) == 1
+    assert flow(copy.deepcopy(recorded)) == 1 and len(calls) == 1
+
+
+def test_positional_keyword_and_default_are_one_call(store: durable.Store) -> None:
+    calls: list[str] = []
+
+    @durable.step(name="use")
+    def use(v: int, label: str = "v") -> int:
+        calls.append(label)
+        return v + len(calls)
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    def positional() -> int:
+        return use(1) + use(2, "w")
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    def by_keyword() -> int:  # the same calls, rewritten
+        return use(v=1, label="v") + use(label="w", v=2)
+
+    assert positional() == 2 + 4
+    assert positional.fingerprint != by_keyword.fingerprint
+    run = by_keyword.run()
+    assert (run.value, run.steps_replayed, run.steps_executed) == (6, 2, 0)
+    assert calls == ["v", "w"]
+
+
+def test_an_async_step_is_bound_the_same_way(store: durable.Store) -> None:
+    calls: list[int] = []
+
+    @durable.step(name="fetch")
+    async def fetch(v: int, label: str = "v") -> int:
+        calls.append(v)
+        return v
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    async def positional() -> int:
+        return await fetch(1) + await fetch(2)
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    async def by_keyword() -> int:
+        return await fetch(v=1, label="v") + await fetch(v=2)
+
+    assert asyncio.run(positional()) == 3
+    run = asyncio.run(by_keyword.run())
+    assert (run.value, run.steps_replayed, run.steps_executed) == (3, 2, 0)
+    assert calls == [1, 2]
+
+
+def test_a_method_step_counts_its_self(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    log = str(tmp_path / "log")
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    def flow(s: Scaler) -> int:
+        out = s.scale(10)
+        if os.environ.get(CRASH):
+            raise RuntimeError("crash after the step")
+        return out
+
+    crash_once(flow, Scaler(2, log), monkeypatch)
+    crash_once(flow, Scaler(2, log), monkeypatch)  # an equal self: replayed
+    assert Path(log).read_text().split() == ["2"]
+    assert flow(Scaler(3, log)) == 30
+    assert Path(log).read_text().split() == ["2", "3"]
+
+
+def test_a_redacted_argument_is_a_marker_and_the_others_still_count(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    tokens = iter(range(100))
+
+    @durable.step(name="token")
+    def token() -> durable.Redacted[str]:
+        return durable.redact(f"token-{next(tokens)}")  # a fresh one on every run
+
+    @durable.step(name="use")
+    def use(tok: durable.Redacted[str], n: int) -> int:
+        calls.append(n)
+        return n
+
+    @durable.workflow(name="flow", store=store, run_id="r", on_change="rerun")
+    def flow(n: int) -> int:
+        out = use(token(), n)
+        if os.environ.get(CRASH):
+            raise RuntimeError("crash after the step")
+        return out
+
+    crash_once(flow, 1, monkeypatch)
+    crash_once(flow, 1, monkeypatch)  # another token, the same call: replayed
+    assert calls == [1]
+    assert flow(2) == 2 and calls == [1, 2]  # n changed: executed again
+
+
+@pytest.mark.parametrize(
+    "make", [lambda i: np.array([i, i]), lambda i: Box({"i": i})], ids=["numpy", "object"]
+)
+def test_a_changed_loop_item_runs_and_never_gets_another_items_result(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, make: Callable[[int], Any]
+) -> None:
+    calls: list[str] = []
+
+    def describe(item: Any) -> str:
+        return repr(item.content if isinstance(item, Box) else item.tolist())
+
+    @durable.step(name="work")
+    def work(item: Any) -> str:
+        calls.append(describe(item))
+        if os.environ.get(CRASH) == describe(item):
+            raise ValueError("this item fails")
+        return describe(item)
+
+    @durable.workflow(name="items", store=store, run_id="r")
+    def items(values: list[Any]) -> list[str]:
+        return durable.loop_over(work, values, checkpoint_items=True)
+
+    first = [make(0), make(1), make(2)]
+    monkeypatch.setenv(CRASH, describe(first[2]))
+    with pytest.raises(ValueError, match="this item fails"):
+        items(first)
+    monkeypatch.delenv(CRASH)
+    assert len(calls) == 3
+    second = [make(10), make(1), make(2)]  # item 0 differs; item 1 is kept
+    assert items(second) == [describe(v) for v in second]
+    assert calls[3:] == [describe(second[0]), describe(second[2])]
+
+
+def test_a_record_without_an_argument_digest_counts_as_changed(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Any] = []
+    flow = use_flow(store, "refuse", calls)
+    crash_once(flow, 5, monkeypatch)
+    rec = load_context(store, "flow", "r", "refuse").records[0]
+    rec.args_digest = None  # as an earlier version wrote for some arguments
+    store.replace_record("flow", "r", record_name(0), seal(rec.to_bytes(), store.signing_key))
+    with pytest.raises(durable.DefinitionChangedError):
+        flow(5)
+    rerun = use_flow(store, "rerun", calls)
+    assert rerun(5) == 2 and len(calls) == 2
+
+
+def test_a_call_that_does_not_bind_fails_at_once_without_retries(
+    store: durable.Store, clock: FakeClock
+) -> None:
+    calls: list[int] = []
+
+    @durable.step(name="two", retries=3)
+    def two(x: int) -> int:
+        calls.append(x)
+        return x
+
+    @durable.workflow(name="flow", store=store, run_id="r")
+    def flow() -> int:
+        return two(1, 2)  # type: ignore[call-arg]
+
+    with pytest.raises(TypeError, match=r"step two\(x: .*too many positional arguments"):
+        flow()
+    assert calls == [] and clock.slept == []
+    assert [s.attempts for s in flow.history("r")] == []
+
+
+def test_an_argument_without_a_digest_is_never_replayed(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+
+    @durable.step(name="locked")
+    def locked(lock: Any, n: int) -> int:
+        calls.append(n)
+        return n
+
+    def make(policy: str) -> Any:
+        @durable.workflow(name="flow", store=store, run_id="r", on_change=policy)
+        def flow(n: int) -> int:
+            out = locked(threading.Lock(), n)  # a lock cannot be digested
+            if os.environ.get(CRASH):
+                raise RuntimeError("crash after the step")
+            return out
+
+        return flow
+
+    crash_once(make("refuse"), 1, monkeypatch)
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        make("refuse")(1)
+    assert make("rerun")(1) == 1 and calls == [1, 1]
+
+
+SCRIPT = """
+import sys
+import numpy as np
+import pandas as pd
+import durable
+
+@durable.step
+def total(arr, frame):
+    with open(sys.argv[2], "a") as log:
+        log.write("total\\n")
+    return float(arr.sum()) + float(frame["a"].sum())
+
+@durable.workflow(store=sys.argv[1])
+def stats(arr, frame):
+    return total(arr, frame)
+
+arr = np.arange(10.0)
+frame = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}, index=["p", "q"])
+if sys.argv[3] == "array":
+    arr[3] = 99.0
+if sys.argv[3] == "frame":
+    frame.loc["q", "b"] = "z"
+run = stats.run(arr, frame)
+print(run.run_id, run.value)
+"""
+
+
+def test_a_derived_run_id_for_arrays_and_frames_is_the_same_in_every_process(
+    tmp_path: Path,
+) -> None:
+    script, log = tmp_path / "stats.py", tmp_path / "log"
+    script.write_text(SCRIPT)
+
+    def run(seed: str, variant: str = "same") -> str:
+        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONHASHSEED=seed)
+        cmd = [sys.executable, str(script), str(tmp_path / "store"), str(log), variant]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    first = run("0")
+    assert first.startswith("stats.stats-") and first.endswith(" 48.0")
+    assert run("1") == run("2") == first
+    assert log.read_text().split() == ["total"]  # one process executed, two replayed
+    changed = {run("1", "array"), run("2", "frame")}
+    assert len(changed | {first}) == 3

@@ -1,0 +1,113 @@
+"""Names stay pinned: a script's workflows keep their identity however they
+are started, and two scripts never share runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import durable
+
+SCRIPT = """
+import os, sys
+import durable
+
+def note(name):
+    with open(os.environ["COUNTS"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step
+def first(x: int) -> int:
+    note("{tag}.first")
+    return x + {add}
+
+@durable.step
+def second(x: int) -> int:
+    note("{tag}.second")
+    if os.environ.get("STOP_AT_SECOND"):
+        durable.suspend("stopped for the test")
+    return x * {mul}
+
+@durable.workflow(run_id="daily")
+def main(x: int = 1) -> int:
+    return second(first(x))
+
+if __name__ == "__main__":
+    print("VALUE", main())
+"""
+
+
+def write(folder: Path, name: str, add: int, mul: int) -> Path:
+    path = folder / name
+    path.write_text(SCRIPT.format(tag=path.stem, add=add, mul=mul))
+    return path
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], **extra: str) -> str:
+    done = subprocess.run(
+        cmd, cwd=cwd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode in (0, 1, 3), done.stderr  # 1: a script that let Suspended out
+    return done.stdout + done.stderr
+
+
+def counts(path: Path) -> Counter[str]:
+    return Counter(path.read_text().split()) if path.exists() else Counter()
+
+
+def test_two_scripts_defining_main_never_share_runs(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    log = tmp_path / "counts"
+    env = dict(child_env, COUNTS=str(log))
+    a, b = write(tmp_path, "alpha.py", 1, 10), write(tmp_path, "beta.py", 2, 100)
+    assert "VALUE 20" in run([sys.executable, str(a)], tmp_path, env)
+    assert "VALUE 300" in run([sys.executable, str(b)], tmp_path, env)
+    # Same run id, same arguments, one store: each script replays its own run.
+    assert "VALUE 20" in run([sys.executable, str(a)], tmp_path, env)
+    assert "VALUE 300" in run([sys.executable, str(b)], tmp_path, env)
+    assert counts(log) == {"alpha.first": 1, "alpha.second": 1, "beta.first": 1, "beta.second": 1}
+    store = durable.open_store(tmp_path / "store")
+    assert store.runs("alpha.main") == ["daily"] and store.runs("beta.main") == ["daily"]
+
+
+def test_a_run_started_by_python_resumes_under_durable_run(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    log = tmp_path / "counts"
+    env = dict(child_env, COUNTS=str(log))
+    flow = write(tmp_path, "flow.py", 1, 10)
+    out = run([sys.executable, str(flow)], tmp_path, env, STOP_AT_SECOND="1")
+    assert "suspended" in out
+    resumed = run(
+        [sys.executable, "-m", "durable", "run", "flow.py:main", "--run-id", "daily", "--resume"],
+        tmp_path,
+        env,
+    )
+    assert "Resumed from step 2" in resumed
+    assert counts(log) == {"flow.first": 1, "flow.second": 2}
+    assert "VALUE 20" in run([sys.executable, str(flow)], tmp_path, env)
+    assert counts(log) == {"flow.first": 1, "flow.second": 2}
+
+
+def test_with_options_keeps_a_name_equal_to_the_function_name(store: durable.Store) -> None:
+    calls: Counter[str] = Counter()
+
+    @durable.step(name="add")
+    def add(x: int) -> int:
+        calls["add"] += 1
+        return x + 1
+
+    def body(x: int) -> int:
+        return add(x)
+
+    # name= spelled exactly as the default name would be.
+    same = body.__qualname__.replace("<locals>.", "")
+    flow = durable.workflow(name=same, store=store)(body)
+    bound = flow.with_options(run_id="r")
+    assert bound.name == same and bound.fingerprint == flow.fingerprint
+    assert bound(1) == 2
+    assert flow.with_options(run_id="r", on_change="refuse")(1) == 2
+    assert calls == {"add": 1}
