@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ._errors import RunLockedError
+from ._errors import LeaseLostError, RunLockedError
 
 # How many times a contender re-reads after losing a create race before it
 # reports the run as locked: every lost race means another process moved.
@@ -35,6 +35,7 @@ _ATTEMPTS = 8
 
 
 class Lease(Protocol):
+    def check(self) -> None: ...
     def release(self) -> None: ...
 
 
@@ -63,7 +64,8 @@ def locked_error(run: str, doc: dict[str, Any]) -> RunLockedError:
 
 class FileLease:
     def __init__(self, path: str, ttl: float, run: str) -> None:
-        self.path = path
+        self.path, self.run = path, run
+        self.lost = False
         self.token = uuid.uuid4().hex
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -75,6 +77,20 @@ class FileLease:
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
         self.fd: int | None = fd
+
+    def check(self) -> None:
+        """`LeaseLostError` unless the locked file is still the run's lease
+        file: deleted (its run folder removed) or replaced, another process
+        may lock the new one."""
+        if self.fd is None or self.lost:
+            raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
+        mine = os.fstat(self.fd)
+        try:
+            now = os.stat(self.path)
+        except FileNotFoundError:
+            now = None
+        if now is None or (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino):
+            raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
 
     def release(self) -> None:
         if self.fd is not None:
@@ -100,6 +116,9 @@ class ObjectLease:
         self.token = uuid.uuid4().hex
         self.generation = 0
         self.lost = False
+        # Until then the lease is surely ours (a third of its life kept in
+        # hand for clock drift); after it, `check` renews before trusting it.
+        self.fresh_until = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._take()
@@ -132,12 +151,14 @@ class ObjectLease:
         return sorted(g for k in self.objects.list(self.prefix) if (g := _gen_of(k)))
 
     def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
+        started = time.time()
         body = json.dumps(doc or owner_doc(self.ttl, self.token)).encode()
         if not self.objects.create(self._key(gen), body):
             return False
         if self._generations()[-1:] != [gen]:
             return False
         self.generation = gen
+        self.fresh_until = started + self.ttl * 2 / 3
         # Older generations no longer decide anything; keep the folder small.
         # A reader about to read one of them just lists again.
         with contextlib.suppress(Exception):
@@ -157,6 +178,17 @@ class ObjectLease:
                     # Retried at the next tick; if the store stays away past
                     # the expiry, that renewal finds out whether it was lost.
                     continue
+
+    def check(self) -> None:
+        """`LeaseLostError` once another process may hold the run: taken
+        over, or (after a stall: SIGSTOP, a suspended laptop) possibly
+        expired and found taken over by a renewal made now."""
+        if not self.lost and time.time() >= self.fresh_until:
+            with self._lock:
+                if not self.lost and not self._stop.is_set() and time.time() >= self.fresh_until:
+                    self.lost = not self._renew()
+        if self.lost or self._stop.is_set():
+            raise LeaseLostError(self.run, why="another process took the run over")
 
     def _renew(self) -> bool:
         gen, doc, older = self._current()

@@ -8,6 +8,7 @@ EXPECTED = {
     "DefinitionChangedError",
     "DurableError",
     "IntegrityError",
+    "LeaseLostError",
     "NondeterminismError",
     "Progress",
     "Redacted",
