@@ -1,14 +1,20 @@
 PYTHON ?= python3
+# Every Python the package supports. `make test` runs the whole suite on
+# .venv and the fast one on each other Python the machine has, JOBS at once.
+PYTHONS ?= 3.10 3.11 3.12 3.13
+JOBS ?= 2
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck docs pytest pythons bench clean
 
+# uv (installed by pip, then doing the rest) makes the environments in
+# seconds rather than minutes.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,s3,dask]'
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test,bench,s3,dask]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -21,13 +27,22 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy durable tests/typing_check.py
 
+# The site from docs/ and mkdocs.yml, into site/; --strict fails on a broken
+# link or anchor between pages (not --quiet: it hides the warnings that
+# --strict counts).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
-test: lint typecheck pytest
+pythons: $(STAMP)
+	JOBS=$(JOBS) scripts/test-pythons $(BIN)/uv $(BIN)/python $(PYTHONS)
+
+test: lint typecheck docs pythons
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 
 clean:
-	rm -rf $(VENV) .durable .durable-demo build *.egg-info
+	rm -rf $(VENV) $(VENV)-* .durable .durable-demo build site *.egg-info

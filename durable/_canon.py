@@ -11,15 +11,11 @@ are split into tokens since 3.12) or bytecode (changes every release).
 from __future__ import annotations
 
 import ast
-import linecache
-import types
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ._fpvalues import scalar_token
+from ._fpvalues import hash_tokens, scalar_token
 
 #: Decorator names that belong to durable and never count as code.
 OUR_DECORATORS = frozenset({"step", "workflow"})
@@ -27,91 +23,17 @@ OUR_DECORATORS = frozenset({"step", "workflow"})
 # Fields that carry no meaning (`ctx`, `kind` is the `u""` prefix) or only
 # exist in some versions (`type_comment`, `type_ignores`).
 _SKIP_FIELDS = frozenset({"ctx", "kind", "type_comment", "type_ignores"})
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _DOC_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
-# ---------------------------------------------------------------- locating
-
-
-def find_definitions(code: types.CodeType, module_globals: dict[str, Any] | None) -> list[ast.AST]:
-    """The `def`/`lambda` nodes that start where `code` starts, outermost
-    first. Empty when the source cannot be had (exec, `python -c`).
-
-    The file name only selects the text: it never enters a fingerprint,
-    because notebook cells get a new one on every kernel restart."""
-    nodes = _module_of(code, module_globals).defs.get(code.co_firstlineno, [])
-    found = [n for n in nodes if _def_name(n) == code.co_name]
-    # `lambda x: lambda y: ...`: keep the outermost, it contains the others.
-    inner = {id(sub) for n in found for sub in ast.walk(n) if sub is not n}
-    return [n for n in found if id(n) not in inner]
-
-
-def rebound_names(code: types.CodeType, module_globals: dict[str, Any] | None) -> frozenset[str]:
-    """Names some function of the same file declares `global`: variables the
-    program rebinds while it runs, so their value is state, not a constant."""
-    return _module_of(code, module_globals).rebound
-
-
-def parameters_match(node: ast.AST, code: types.CodeType) -> bool:
-    """Whether the node's parameter names are those of the running code: a
-    cheap guard against a source file edited after it was imported."""
-    args = getattr(node, "args", None)
-    if not isinstance(args, ast.arguments):
-        return False
-    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return tuple(names) == code.co_varnames[: len(names)]
-
-
-@dataclass(frozen=True)
-class _Module:
-    defs: dict[int, list[ast.AST]]  # first line -> def/lambda nodes starting there
-    rebound: frozenset[str]
-
-
-_NO_SOURCE = _Module({}, frozenset())
-
-
-def _module_of(code: types.CodeType, module_globals: dict[str, Any] | None) -> _Module:
-    filename = code.co_filename
-    # Drops entries whose file changed on disk; IPython cells (no mtime) stay.
-    linecache.checkcache(filename)
-    lines = linecache.getlines(filename, module_globals)
-    return _parse_module("".join(lines)) if lines else _NO_SOURCE
-
-
-@lru_cache(maxsize=64)
-def _parse_module(source: str) -> _Module:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes etc. are not ours to report
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return _NO_SOURCE
-    index: dict[int, list[ast.AST]] = {}
-    rebound: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, _DEFS):
-            index.setdefault(_first_line(node), []).append(node)
-        elif isinstance(node, ast.Global):
-            rebound.update(node.names)
-    for nodes in index.values():
-        nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
-    return _Module(index, frozenset(rebound))
-
-
-def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
-    # co_firstlineno of a decorated function is its first decorator's line.
-    if isinstance(node, ast.Lambda):
-        return node.lineno
-    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
-
-
-def _def_name(node: ast.AST) -> str:
-    return "<lambda>" if isinstance(node, ast.Lambda) else str(getattr(node, "name", ""))
-
-
 # ---------------------------------------------------------------- AST walk
+
+
+@lru_cache(maxsize=4096)
+def node_hash(node: ast.AST) -> str:
+    """Hash of a node's canonical tokens. Parsed trees are cached by their
+    text (`_source.parse`), so the same node comes back for the same text;
+    the cache holds it, so its identity cannot be reused by another node."""
+    return hash_tokens(definition_tokens(node))
 
 
 def definition_tokens(node: ast.AST) -> Iterator[str]:
@@ -234,6 +156,16 @@ def name_chains(node: ast.AST) -> Iterator[tuple[str, ...]]:
                 cur = cur.value
             if isinstance(cur, ast.Name):
                 yield (cur.id, *chain)
+
+
+def default_expressions(nodes: list[ast.AST]) -> Iterator[ast.expr]:
+    """Default values: evaluated where the function is defined, so the names
+    they read are globals even when the body never names them."""
+    for node in nodes:
+        args = getattr(node, "args", None)
+        if isinstance(args, ast.arguments):
+            yield from args.defaults
+            yield from (d for d in args.kw_defaults if d is not None)
 
 
 def foreign_decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:

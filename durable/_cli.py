@@ -69,6 +69,16 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
 
         traceback.print_exception(type(e), e, e.__traceback__)
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
+    if e.changed_arguments:  # a completed run, called with other arguments
+        differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
+        print(
+            f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
+            f"arguments ({differ}); its result was not returned and nothing was executed.\n"
+            "  start fresh with these arguments with --restart, use another --run-id, or "
+            "re-run from the first step whose arguments differ with --on-change rerun",
+            file=sys.stderr,
+        )
+        return 2
     if e.position is None:  # the definition as a whole differs from the recorded one
         text = (
             f"was recorded with definition {e.old_fingerprint}; the code now has "
@@ -252,7 +262,8 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
         f"({args.at} positions copied; nothing executed)\n"
-        f"  run it with: durable run FILE.py:{workflow} --run-id {new_id} --resume",
+        f"  run it with: durable run FILE.py:FUNCTION --run-id {new_id} --resume\n"
+        f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
         file=sys.stderr,
     )
     return 0

@@ -107,4 +107,3 @@ def loads_callable(data: bytes) -> Any:
     """The counterpart of dumps_callable, for what travels between the
     workflow process and its own workers (never for what a store holds)."""
     return cloudpickle.loads(data)
-

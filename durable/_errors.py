@@ -185,18 +185,19 @@ class CorruptRecordError(DurableError):
         self.position = position
         self.key = key
         if position is not None:
-            where = f"record at position {position}"
-            default = (
-                "Start the run afresh with restart=True (durable run --restart); on an object "
-                "store, deleting just that object re-runs only that operation"
+            what = f"the record at position {position} ({key}) is damaged"
+            fallback = (
+                "Start the run afresh with restart=True (durable run --restart); on an "
+                "object store, deleting just that object re-runs only that operation"
             )
         else:
             manifest = key == "run" or key.endswith("/run")
-            where = "manifest" if manifest else "record"
-            default = "Start the run afresh with restart=True (durable run --restart)"
-        advice = advice or f"{default}, or remove the run with `durable rm RUN_ID`"
+            what = f"the run's {'manifest' if manifest else 'records'} ({key}) "
+            what += "is damaged" if manifest else "are damaged"
+            fallback = "Start the run afresh with restart=True (durable run --restart)"
         super().__init__(
-            f"run {run_id!r}: the {where} ({key}) is damaged: {why}. It was not used. {advice}."
+            f"run {run_id!r}: {what}: {why}. It was not used. {advice or fallback}, or remove "
+            "the run with `durable rm`."
         )
 
 

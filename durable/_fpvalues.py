@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import sys
 import types
 from collections.abc import Iterable
 from typing import Any
@@ -99,6 +100,34 @@ def _live_tokens(value: object, reached: list[object]) -> list[str]:
     if isinstance(value, types.ModuleType):
         return ["module:" + value.__name__]
     return ["obj:" + _qualname(type(value))]
+
+
+def fallback_tokens(value: object) -> list[str]:
+    """How a global that is not plain immutable data counts when the
+    statement that binds it cannot be read (another notebook cell,
+    `globals()[...]`): a module by its name, a class or function by where
+    it is defined, a list, dict or set of plain data by its value, anything
+    else by its type."""
+    if isinstance(value, types.ModuleType):
+        return ["module:" + value.__name__]
+    if isinstance(getattr(value, "__qualname__", None), str) and callable(value):
+        return ["ref:" + public_name(value)]
+    return plain_tokens(value) or ["obj:" + _qualname(type(value))]
+
+
+def public_name(obj: object) -> str:
+    """`module.qualname` by the shortest module path that has it:
+    `pathlib.Path`, not `pathlib._local.Path` (3.13), so that a run resumed
+    under another Python version sees the same name."""
+    module, qualname = str(getattr(obj, "__module__", "?")), str(getattr(obj, "__qualname__", "?"))
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        found: object = sys.modules.get(".".join(parts[:i]))
+        for attr in qualname.split("."):
+            found = getattr(found, attr, None)
+        if found is obj:
+            return f"{'.'.join(parts[:i])}.{qualname}"
+    return f"{module}.{qualname}"
 
 
 def _enum_tokens(value: object) -> list[str] | None:

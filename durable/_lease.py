@@ -1,7 +1,7 @@
 """Run leases: one process at a time executes a run.
 
-Local folders use an exclusive `flock` on the lease file: the kernel drops it
-the instant the holder dies, so a re-run right after `kill -9` never waits.
+Local folders use an exclusive OS lock on the lease file (`_oslock`): the OS
+drops it the instant the holder dies, so a re-run right after `kill -9` never waits.
 
 Object stores (S3, memory, ...) have no locks, only a create-only write
 (`If-None-Match: *` on S3). A lease there is a series of generation objects
@@ -17,7 +17,6 @@ was taken over learns it at its next renewal: its n+1 already exists."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
@@ -28,6 +27,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ._errors import LeaseLostError, RunLockedError
+from ._oslock import lock_exclusive, unlock
 
 # How many times a contender re-reads after losing a create race before it
 # reports the run as locked: every lost race means another process moved.
@@ -68,9 +68,7 @@ class FileLease:
         self.lost = False
         self.token = uuid.uuid4().hex
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not lock_exclusive(fd, blocking=False):
             doc = _holder_of(fd)
             os.close(fd)
             raise locked_error(run, doc) from None
@@ -95,7 +93,7 @@ class FileLease:
     def release(self) -> None:
         if self.fd is not None:
             os.ftruncate(self.fd, 0)
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            unlock(self.fd)
             os.close(self.fd)
             self.fd = None
 

@@ -73,10 +73,14 @@ def run_locked(
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy."""
     restart = flow.options.restart
-    # restart=True: this call's arguments and the defaults only, nothing of the
-    # discarded run (whose manifest may even be damaged: restarting is the way
-    # out its error names); checked complete before anything is deleted.
-    manifest, recorded = _runner.existing_run(store, flow.name, run_id, restart=restart)
+    manifest = _runner.existing_run(store, flow.name, run_id, restart=restart)
+    # A call's arguments are its own, with the defaults: only resume() starts
+    # from the recorded ones (defaults < recorded < overrides). restart=True
+    # keeps nothing of the discarded run. Checked complete before anything is
+    # deleted. Recorded arguments are decoded only when used: unpickling a
+    # class defined in __main__ rebinds the live class's methods.
+    inherit = manifest is not None and given is None and not restart
+    recorded = _runner.decode_arguments(store, manifest) if inherit and manifest else {}
     bound = _runner.merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
@@ -90,7 +94,7 @@ def run_locked(
     )
     digests = argument_digests(bound)
     if manifest is not None and manifest.status == "completed":
-        done = _completed(store, manifest, definition, bound, digests, recorded, policy)
+        done = _completed(store, manifest, definition, bound, digests, policy)
         if done is not None:
             return done
     before = copy.deepcopy(manifest)
@@ -143,7 +147,6 @@ def _completed(
     definition: _runner.Definition,
     bound: inspect.BoundArguments,
     digests: dict[str, str],
-    recorded: Mapping[str, Any],
     policy: str,
 ) -> Run[Any] | None:
     """A completed run's recorded outcome when this call is the same call,
@@ -151,7 +154,9 @@ def _completed(
     with other arguments). Other arguments under "refuse": refused."""
     if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
         return None
-    differ = changed_arguments(manifest, digests, recorded, bound)
+    differ = changed_arguments(
+        manifest, digests, bound, lambda: recorded_arguments(store, manifest)
+    )
     if not differ:
         return recorded_run(store, manifest)
     if policy == "refuse":
@@ -171,11 +176,19 @@ def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
     return {name: value_digest(value) for name, value in bound.arguments.items()}
 
 
+def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
+    """The run's recorded arguments for a message; {} when unreadable."""
+    try:
+        return _runner.decode_arguments(store, manifest)
+    except Exception:  # a preview must never hide the refusal it explains
+        return {}
+
+
 def changed_arguments(
     manifest: RunRecord,
     digests: Mapping[str, str],
-    recorded: Mapping[str, Any],
     bound: inspect.BoundArguments,
+    recorded_now: Callable[[], Mapping[str, Any]],
 ) -> dict[str, str]:
     """Arguments of this call that differ from the run's, as "old -> new".
     A run recorded without digests (an older version) differs in every
@@ -183,10 +196,10 @@ def changed_arguments(
     old = manifest.extra.get("arg_digests")
     if not isinstance(old, dict):
         old = {}
+    differ = [n for n in sorted(set(old) | set(digests)) if n not in old or old[n] != digests.get(n)]
+    recorded = recorded_now() if differ else {}
     out: dict[str, str] = {}
-    for name in sorted(set(old) | set(digests)):
-        if old.get(name) == digests.get(name) and name in old:
-            continue
+    for name in differ:
         before = preview_of(recorded[name]) if name in recorded else "(not recorded)"
         if name not in old:
             before += " (recorded without an argument digest)"

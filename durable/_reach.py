@@ -8,7 +8,9 @@ object a function can reach by name (for the engine).
 
 from __future__ import annotations
 
+import enum
 import functools
+import hashlib
 import inspect
 import os
 import sys
@@ -23,10 +25,21 @@ _MISSING = object()
 
 
 def identity_of(fn: object, name: str | None = None) -> str:
-    """`module.qualname`, or `name` when given. The module of a script is
-    `__main__` however it is started, and no path ever enters it."""
-    if name:
+    """`module.qualname` (for a `functools.partial`, with its bound
+    arguments), or `name` when one is given that differs from both the
+    default identity and the default name: `name="task1"` on `def task1`
+    says nothing new, so it keeps the identity (and fingerprint) it had
+    without. The module of a script is `__main__` however it is started,
+    and no path ever enters it."""
+    default = _default_identity(fn)
+    if name and name not in (default, default_name(fn)):
         return name
+    return default
+
+
+def _default_identity(fn: object) -> str:
+    if isinstance(fn, functools.partial):
+        return _default_identity(fn.func) + bound_label(fn)
     target = _target(fn)
     module = getattr(target, "__module__", None) or "?"
     qualname = getattr(target, "__qualname__", type(target).__qualname__)
@@ -57,6 +70,47 @@ def script_name(fn: object) -> str | None:
 @functools.lru_cache(maxsize=256)
 def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
+
+
+def default_name(fn: object) -> str:
+    """A step's or workflow's name when `name=` is not given: its qualified
+    name without `<locals>.`; a partial adds its bound arguments. Never a
+    repr with a memory address, which differs in every process."""
+    if isinstance(fn, functools.partial):
+        return default_name(fn.func) + bound_label(fn)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        name = type(fn).__qualname__  # a callable object
+    return name.replace("<locals>.", "")
+
+
+def bound_label(p: functools.partial[Any]) -> str:
+    """`(2, k='a')`: the arguments a partial binds, spelled the same in
+    every process (keywords sorted; long or odd values abbreviated)."""
+    args = [_label(a) for a in p.args]
+    args += [f"{k}={_label(v)}" for k, v in sorted(p.keywords.items())]
+    return "(" + ", ".join(args) + ")"
+
+
+def _label(value: object, depth: int = 0) -> str:
+    if isinstance(value, enum.Enum):  # before str and int: a StrEnum is both
+        return f"{type(value).__qualname__}.{value.name}"
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)
+    if isinstance(value, int) and abs(value) < 10**15:
+        return repr(value)
+    if isinstance(value, str) and len(value) <= 40 and value.isascii() and value.isprintable():
+        return repr(value)
+    if isinstance(value, (str, bytes, int)):
+        text = hex(value) if isinstance(value, int) else value  # str() refuses huge ints
+        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        return f"<{type(value).__name__} {hashlib.sha256(data).hexdigest()[:8]}>"
+    if isinstance(value, (tuple, list)) and depth < 2 and len(value) <= 8:
+        inner = ", ".join(_label(v, depth + 1) for v in value)
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    if _followable(value) or isinstance(value, type):
+        return identity_of(value)
+    return f"<{type(value).__qualname__}>"
 
 
 def _target(fn: Any) -> Any:
@@ -181,14 +235,17 @@ def _direct_references(fn: object) -> Iterator[object]:
     code = getattr(target, "__code__", None)
     if not isinstance(code, types.CodeType):
         return
-    yield from _live_objects(target)
+    for live in _live_objects(target):
+        yield live
+        yield from held_callables(live)
     globs: Mapping[str, Any] = getattr(target, "__globals__", {})
     for co in code_objects(code):
         for n in co.co_names:
             obj = globs.get(n, _MISSING)
-            for item in (obj, *_module_members(obj, co.co_names)):
+            for item in (obj, *_members(obj, co.co_names)):
                 if item is not _MISSING:
                     yield item
+                    yield from held_callables(item)
 
 
 def _live_objects(fn: Any) -> Iterator[object]:
@@ -200,8 +257,47 @@ def _live_objects(fn: Any) -> Iterator[object]:
     yield from (getattr(fn, "__kwdefaults__", None) or {}).values()
 
 
-def _module_members(obj: object, names: tuple[str, ...]) -> Iterator[object]:
-    # `tasks.fetch(...)`: the attribute names sit in the same co_names.
+def _members(obj: object, names: tuple[str, ...]) -> Iterator[object]:
+    # `tasks.fetch(...)`, `Steps.fetch(...)`: the attribute names sit in the
+    # same co_names.
     if isinstance(obj, types.ModuleType):
         for n in names:
             yield getattr(obj, n, _MISSING)
+    elif isinstance(obj, type):
+        for n in names:
+            yield class_member(obj, n)
+
+
+def class_member(cls: type, name: str) -> object:
+    """`cls.name` as defined, without running a descriptor (a property is
+    not called); the function behind a staticmethod or classmethod."""
+    try:
+        found = inspect.getattr_static(cls, name, _MISSING)
+    except Exception:  # an exotic metaclass
+        return _MISSING
+    return getattr(found, "__func__", found) if isinstance(found, _METHODS) else found
+
+
+_METHODS = (staticmethod, classmethod)
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+
+
+def held_callables(value: object) -> list[object]:
+    """The functions, steps and workflows held in a list, tuple, set or dict
+    (`HANDLERS = {"csv": parse_csv}`), at any depth: calling one through the
+    container is calling it."""
+    if type(value) not in _CONTAINERS:
+        return []
+    found: list[object] = []
+    stack, seen = [value], {id(value)}
+    while stack:
+        current = stack.pop()
+        items = [*current.keys(), *current.values()] if isinstance(current, dict) else current
+        for item in items:  # type: ignore[attr-defined]
+            if type(item) in _CONTAINERS:
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    stack.append(item)
+            elif callable(item) and _followable(item):
+                found.append(item)
+    return found

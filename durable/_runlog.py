@@ -13,11 +13,13 @@ entry whose checksum fails is damage, and raises rather than being dropped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import zlib
 
 from ._errors import CorruptRecordError
+from ._oslock import lock_exclusive, unlock
 from ._records import position_of
 
 _MAGIC = b"\xd7\x1e"
@@ -33,7 +35,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def _damaged(
-    run_id: str, blob: bytes, offset: int, where: tuple[int, str], why: str
+    run_id: str, blob: bytes, offset: int, base: int, path: str, why: str
 ) -> CorruptRecordError:
     """Name the run, the position (when the entry's name is still legible)
     and the byte offset in the log file, with advice that works: a log is not
@@ -47,12 +49,11 @@ def _damaged(
     return CorruptRecordError(
         run_id,
         position,
-        f"{where[1]}, entry at byte {where[0] + offset}",
+        f"{path}, entry at byte {base + offset}",
         why,
         advice=(
             "The entries before it are intact, but a run log is not repaired in place: "
-            "start the run again with restart=True (durable run ... --restart), or remove "
-            "it with `durable rm RUN_ID`"
+            "start the run again with restart=True (durable run ... --restart)"
         ),
     )
 
@@ -78,7 +79,7 @@ def parse(
     records = {} if records is None else records
     offset = 0
     while offset < len(blob):
-        entry = _entry_at(blob, offset, run_id, (base, path))
+        entry = _entry_at(blob, offset, run_id, base, path)
         if entry is None:
             break
         name, data, offset = entry
@@ -90,7 +91,7 @@ def parse(
 
 
 def _entry_at(
-    blob: bytes, offset: int, run_id: str, where: tuple[int, str]
+    blob: bytes, offset: int, run_id: str, base: int, path: str
 ) -> tuple[str, bytes | None, int] | None:
     """The entry at offset, or None for a torn tail; raises on damage."""
     left = len(blob) - offset
@@ -103,13 +104,13 @@ def _entry_at(
     if magic != _MAGIC or not head_ok:
         if blob.count(b"\0", offset) == left:
             return None  # a zero-filled tail after a power loss
-        raise _damaged(run_id, blob, offset, where, "damaged entry header")
+        raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
     start = offset + _HEAD
     end = start + name_len + (0 if size == _GONE else size)
     if end > len(blob):
         return None
     if zlib.crc32(blob[start:end]) != body_crc:
-        raise _damaged(run_id, blob, offset, where, "entry checksum mismatch")
+        raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
     data = None if size == _GONE else blob[start + name_len : end]
     return blob[start : start + name_len].decode(), data, end
 
@@ -140,7 +141,7 @@ class RunLog:
             self.records = None  # read it all again: the caller wants the log as it is
             self._catch_up(fd)
         finally:
-            os.close(fd)
+            _release(fd)
         assert self.records is not None
         return dict(self.records)
 
@@ -169,7 +170,7 @@ class RunLog:
             os.fdatasync(fd)
             self.size += len(frame)
         finally:
-            os.close(fd)
+            _release(fd)
         if fresh:  # the log's own name must survive a crash too
             fsync_dir(os.path.dirname(self.path))
         for name, data in items:
@@ -222,9 +223,15 @@ def _cut(fd: int, path: str, length: int) -> None:
 
 
 def _lock(fd: int) -> None:
-    import fcntl  # POSIX only; close() releases the lock
+    lock_exclusive(fd, blocking=True)
 
-    fcntl.flock(fd, fcntl.LOCK_EX)
+
+def _release(fd: int) -> None:
+    # Unlocked before closing: Windows frees a closed handle's locks only
+    # "eventually"; flock would drop it at close anyway.
+    with contextlib.suppress(OSError):  # never taken (the lock call failed)
+        unlock(fd)
+    os.close(fd)
 
 
 def _read_at(fd: int, start: int, end: int) -> bytes:

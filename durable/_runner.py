@@ -21,7 +21,7 @@ from ._errors import (
     IntegrityError,
     RunLockedError,
 )
-from ._fingerprint import describe_change
+from ._fingerprint import IDENTITY, describe_change
 from ._lease import Lease
 from ._manifest import pack_manifest, unpack_manifest
 from ._records import (
@@ -76,22 +76,16 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
     return manifest
 
 
-def existing_run(
-    store: Store, workflow: str, run_id: str, *, restart: bool
-) -> tuple[RunRecord | None, dict[str, Any]]:
-    """The run's manifest and recorded arguments (none with `restart`: a
-    restarted run inherits nothing). With `restart` (the way out a damaged
-    or unverifiable manifest's error names), one that cannot be read counts
-    as absent: restarting discards it anyway."""
+def existing_run(store: Store, workflow: str, run_id: str, *, restart: bool) -> RunRecord | None:
+    """The run's manifest. With `restart` (the way out a damaged or
+    unverifiable manifest's error names), one that cannot be read or decoded
+    counts as absent: restarting discards it anyway."""
     try:
-        manifest = read_manifest(store, workflow, run_id)
+        return read_manifest(store, workflow, run_id)
     except (CorruptRecordError, IntegrityError):
         if not restart:
             raise
-        return None, {}
-    if manifest is None or restart:
-        return manifest, {}
-    return manifest, decode_arguments(store, manifest)
+        return None
 
 
 def write_manifest(store: Store, manifest: RunRecord) -> None:
@@ -112,8 +106,29 @@ def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
             out[name] = f"removed (was {before})"
         else:
             why = describe_change(old.step_parts.get(name, {}), new.parts.get(name, {}))
+            if why == "no change":  # a run recorded before identities were kept
+                why = "identity changed (module name or name=)"
             out[name] = f"{why}: {before} -> {after}"
+    _pair_renames(old, new, out)
     return out
+
+
+def _pair_renames(old: RunRecord, new: Definition, out: dict[str, str]) -> None:
+    """A step only in the old definition and one only in the new, with the
+    same code, constants and helpers: one step under a new `name=`."""
+    gone = [n for n in old.steps if n not in new.steps and _what(old.step_parts.get(n))]
+    for name in (n for n in new.steps if n not in old.steps):
+        twin = next(
+            (g for g in gone if _what(old.step_parts.get(g)) == _what(new.parts.get(name))), None
+        )
+        if twin is not None:
+            gone.remove(twin)
+            del out[twin]
+            out[name] = f"renamed ({twin} -> {name}): {old.steps[twin]} -> {new.steps[name]}"
+
+
+def _what(parts: Mapping[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (parts or {}).items() if k != IDENTITY}
 
 
 def choose_policy(

@@ -14,6 +14,7 @@ from ._context import active_run
 from ._engine import StepSpec, drive_async, drive_sync, step_plan
 from ._errors import ConfigurationError
 from ._fingerprint import fingerprint_function
+from ._reach import default_name
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -185,7 +186,7 @@ def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None
 
 
 def _default_name(f: Callable[..., Any]) -> str:
-    return getattr(f, "__qualname__", getattr(f, "__name__", repr(f))).replace("<locals>.", "")
+    return default_name(f)  # `base(k=2)` for a partial: the same in every process
 
 
 def _refuse_generators(f: Callable[..., Any]) -> None:

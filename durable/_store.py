@@ -239,14 +239,14 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     return FsspecStore(target, **options)
 
 
-def pickles_allowed_by_env() -> bool:
-    flag = os.environ.get("DURABLE_ALLOW_PICKLE", "1").strip().lower()
-    return flag not in ("0", "false", "no", "off")
-
-
 # File systems allow 255 bytes a name; room is left for the suffixes a child
 # run id adds (`.<position>`).
 MAX_KEY_PART = 200
+
+
+def pickles_allowed_by_env() -> bool:
+    flag = os.environ.get("DURABLE_ALLOW_PICKLE", "1").strip().lower()
+    return flag not in ("0", "false", "no", "off")
 
 
 def check_key_part(kind: str, value: object) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
@@ -15,6 +14,7 @@ from ._context import Run, active_run
 from ._engine import Plan, StepSpec, drive_async, drive_sync
 from ._errors import ConfigurationError, RunNotFoundError
 from ._fingerprint import (
+    IDENTITY,
     Fingerprint,
     combine,
     fingerprint_function,
@@ -150,33 +150,34 @@ class Workflow(Generic[P, R]):
         return self.definition().fingerprint
 
     def definition(self) -> _runner.Definition:
-        own = self._own_fingerprint
+        own = self._own()
         found = _runner.Definition("", {}, {})
         self._reach(found, {id(self)})
         found.steps[_runner.BODY_KEY] = own.value
-        found.parts[_runner.BODY_KEY] = dict(own.parts)
+        found.parts[_runner.BODY_KEY] = _recorded_parts(own)
         found.fingerprint = combine(self._identity, own.value, found.steps)
         return found
 
-    @functools.cached_property
-    def _own_fingerprint(self) -> Fingerprint:
-        # The body's source does not change under a live object; the steps it
-        # reaches may be rebound, so those are resolved on every call.
+    def _own(self) -> Fingerprint:
+        """The body's own fingerprint, computed for every call: a notebook
+        cell may rebind a constant or helper it reads, or its file may have
+        been edited since import (then this raises). The costly parts
+        (parsing, compiling, tokenising a definition) are cached by text."""
         return fingerprint_function(self.fn, name=self._identity, version=self.version, steps=False)
 
     def _reach(self, found: _runner.Definition, seen: set[int]) -> None:
         for obj in referenced_objects(self.fn):
             spec = step_spec(obj)
             if spec is not None and id(spec) not in found.by_spec:
-                fresh = _refingerprint(spec, obj)
+                fresh = _refingerprint(spec)
                 key = _unique_key(found.steps, spec.name, fresh.value)
-                found.steps[key], found.parts[key] = fresh.value, dict(fresh.parts)
+                found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
                 found.by_spec[id(spec)] = fresh.value
             elif isinstance(obj, Workflow) and id(obj) not in seen:
                 seen.add(id(obj))
-                own = obj._own_fingerprint
+                own = obj._own()
                 found.steps[f"{obj.name} (workflow)"] = own.value
-                found.parts[f"{obj.name} (workflow)"] = dict(own.parts)
+                found.parts[f"{obj.name} (workflow)"] = _recorded_parts(own)
                 obj._reach(found, seen)
 
     # -- the run ---------------------------------------------------------
@@ -250,16 +251,20 @@ def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:
     return key
 
 
-def _refingerprint(spec: StepSpec, obj: object) -> Fingerprint:
+def _recorded_parts(fp: Fingerprint) -> dict[str, str]:
+    # The identity goes with the parts so that a refusal can say "renamed".
+    return {**fp.parts, IDENTITY: fp.identity}
+
+
+def _refingerprint(spec: StepSpec) -> Fingerprint:
     """Fingerprint a step again at run start: helpers, constants and steps
-    defined below it (or re-run in a notebook cell) exist only now."""
-    try:
-        return fingerprint_function(
-            spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
-        )
-    except ConfigurationError:
-        parts = dict(getattr(obj, "__durable_parts__", {}))
-        return Fingerprint(spec.fingerprint, spec.name, parts)
+    defined below it (or re-run in a notebook cell) exist only now. When
+    that fails (its file was edited after import, a helper has no source)
+    the error propagates: a step whose code cannot be established is never
+    replayed under the fingerprint it had at decoration."""
+    return fingerprint_function(
+        spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
+    )
 
 
 class AsyncWorkflow(Workflow[P, R]):

@@ -349,6 +349,41 @@ def exotic():
     return ("\t\x00\U0010ffff\ud800"[1:], 1e308 * 10, -0.0, 0.1 + 0.2, 10**400)
 
 
+# What a function reads besides its text: import statements (an alias
+# re-pointed), a class's statements and the constants read through it,
+# functions held in a dict, imports in the body.
+from hashlib import md5 as digest_alias
+import json as ser_alias
+from pathlib import Path  # pathlib._local.Path on 3.13: the statement counts, not that
+
+
+class Cfg:
+    LIMIT = 3
+    ITEMS = ["a"]
+
+
+HANDLERS = {"leaf": helper_leaf, "mid": helper_mid}
+
+
+def reads_aliases(x):
+    return digest_alias(x).hexdigest(), ser_alias.dumps(x), Path(x)
+
+
+def reads_class(xs):
+    return xs[: Cfg.LIMIT], Cfg.ITEMS
+
+
+def reads_container(kind, x):
+    return HANDLERS[kind](x)
+
+
+def imports_in_body(x):
+    import textwrap
+    from fp_corpus import helper_leaf as leaf
+
+    return leaf(textwrap.dedent(x))
+
+
 CASES = {
     name: (obj, {})
     for name, obj in list(globals().items())

@@ -165,3 +165,18 @@ def test_a_refusal_caught_by_the_body_still_ends_the_run(
         product.write_text("x")
     assert catcher() == "[1, 'made']"
     assert counts == {"one": 1, "made": 1}
+
+
+def test_a_plain_call_uses_its_own_arguments_not_the_recorded_ones(
+    store: durable.Store,
+) -> None:
+    """`wf("a")` means times=1 (the default), even when the run under that id
+    was recorded with times=2: a different call, never the old value."""
+    counts: Counter[str] = Counter()
+    wf = pipeline(store, counts).with_options(run_id="r")
+    assert wf("a", times=2) == "AA"
+    with pytest.raises(durable.DefinitionChangedError, match="times: 2 -> 1"):
+        wf("a")
+    assert counts == {"fetch": 1, "shout": 1}
+    # resume() is what continues from the recorded arguments.
+    assert wf.resume("r").value == "AA" and counts == {"fetch": 1, "shout": 1}

@@ -354,3 +354,23 @@ def test_restart_and_on_change_rerun(tmp: Path) -> None:
     assert "Resumed from step 4" in rerun.stderr
     assert rerun.stdout.strip() == str(((2 + 1) * 2 + 10) * 4 - 1)
     assert counts(tmp) == {"s1": 2, "s2": 2, "s3": 2, "s4": 3, "s5": 3}
+
+
+def test_a_completed_run_called_with_other_arguments_is_refused_and_restart_starts_fresh(
+    tmp: Path,
+) -> None:
+    assert durable(tmp, "run", "flow.py:pipeline", "--run-id", "c1", "--var", "n=1").returncode == 0
+    other = durable(tmp, "run", "flow.py:pipeline", "--run-id", "c1", "--var", "n=2")
+    assert other.returncode == 2, other.stderr
+    assert "n: 1 -> 2" in other.stderr and "--restart" in other.stderr
+    over = durable(tmp, "run", "flow.py:pipeline", "--run-id", "c1", "--resume", "--var", "n=2")
+    assert over.returncode == 2 and "n: 1 -> 2" in over.stderr
+    same = durable(tmp, "run", "flow.py:pipeline", "--run-id", "c1", "--var", "n=1")
+    assert same.returncode == 0
+    assert counts(tmp) == {f"s{i}": 1 for i in range(1, 6)}
+    fresh = durable(tmp, "run", "flow.py:pipeline", "--run-id", "c1", "--restart", "--var", "n=2")
+    assert fresh.returncode == 0, fresh.stderr
+    assert counts(tmp) == {f"s{i}": 2 for i in range(1, 6)}
+    missing = durable(tmp, "run", "flow.py:pipeline", "--run-id", "c1", "--restart")
+    assert missing.returncode == 2 and "required argument: 'n'" in missing.stderr
+    assert counts(tmp) == {f"s{i}": 2 for i in range(1, 6)}

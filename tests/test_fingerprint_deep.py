@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,7 +58,7 @@ def fp(fn: Any, **kw: Any) -> Fingerprint:
 # ---------------------------------------------------------------- constants
 
 
-def test_plain_constants_count_and_other_globals_do_not(load: Any) -> None:
+def test_plain_constants_count_by_value_and_other_globals_by_their_binding(load: Any) -> None:
     m = load(
         "consts",
         """
@@ -74,8 +75,13 @@ def test_plain_constants_count_and_other_globals_do_not(load: Any) -> None:
         """,
     )
     parts = fp(m.target).parts
-    assert {"const:PROMPT", "const:TABLE"} <= set(parts)
-    assert not any("LOCK" in k or "SELF" in k or "len" in k for k in parts)
+    assert set(parts) == {"code", "const:PROMPT", "global:TABLE", "global:LOCK", "global:SELF"}
+    before = dict(parts)
+    m.TABLE["a"] = "changed by the program"  # state: the statement that bound it is the same
+    m.LOCK = threading.Lock()
+    assert fp(m.target).parts == before
+    m.PROMPT = "rebound"
+    assert describe_change(before, fp(m.target).parts) == "constant PROMPT changed"
 
 
 def test_a_local_that_shadows_a_global_is_not_read(load: Any) -> None:
@@ -109,8 +115,9 @@ def test_constant_read_in_a_nested_function_or_comprehension_counts(load: Any) -
 
 
 def test_program_state_is_not_a_constant(load: Any) -> None:
-    """Mutable state must not make a run look changed: lower-case lists and
-    dicts, names some function declares `global`, mutable closure cells."""
+    """Mutable state must not make a run look changed: lists and dicts
+    (however they are spelled), names some function declares `global`,
+    mutable closure cells."""
     m = load(
         "state",
         """
@@ -133,13 +140,43 @@ def test_program_state_is_not_a_constant(load: Any) -> None:
         """,
     )
     first = fp(m.target)
-    assert set(first.parts) == {"code", "const:MODELS", "closure"}
+    assert set(first.parts) == {
+        "code",
+        "global:MODELS",
+        "global:seen",
+        "global:counter",
+        "closure",
+    }
     m.seen.append(1)
     m.bump()
     m.flags["on"] = False
+    m.MODELS["fast"] = "large"  # changed by the program, not in the source
     assert fp(m.target) == first
-    m.MODELS["fast"] = "large"  # spelled as a constant: it is one
-    assert describe_change(first.parts, fp(m.target).parts) == "constant MODELS changed"
+
+
+def test_a_global_without_a_readable_binding_counts_by_the_fallback(load: Any) -> None:
+    """Bound by `globals()[...]`: no statement to read, so a list of plain
+    data counts by value, a module by its name, an object by its type."""
+    m = load(
+        "unbound",
+        """
+        import json, pickle
+        for name, value in {"TABLE": [1, 2], "ser": json, "lock": object()}.items():
+            globals()[name] = value
+
+        def target(x):
+            return TABLE, ser.dumps(x), lock
+        """,
+    )
+    first = fp(m.target)
+    assert {"global:TABLE", "global:ser", "global:lock"} <= set(first.parts)
+    m.lock = object()  # another object of the same type
+    assert fp(m.target) == first
+    m.TABLE.append(3)
+    assert describe_change(first.parts, fp(m.target).parts) == "global TABLE changed"
+    m.TABLE.pop()
+    m.ser = m.pickle
+    assert describe_change(first.parts, fp(m.target).parts) == "global ser changed"
 
 
 # ---------------------------------------------------------------- helpers
@@ -180,10 +217,12 @@ def test_helpers_are_followed_transitively_and_cycles_end(load: Any) -> None:
 
 
 def test_stdlib_and_installed_packages_are_not_followed(load: Any) -> None:
+    """Only the statements that import them count, not their code."""
     m = load("helpers2", "import functools\n" + HELPER_SRC)
-    keys = " ".join(fp(m.target).parts)
-    for name in ("json", "dumps", "join", "dedent", "cloudpickle"):
-        assert name not in keys
+    keys = set(fp(m.target).parts)
+    assert {"global:json", "global:os", "global:textwrap", "global:cloudpickle"} <= keys
+    for name in ("dumps", "join", "dedent", "os.path"):
+        assert not any(name in k for k in keys)
 
 
 def test_names_bound_later_are_reported_unresolved(load: Any) -> None:
@@ -265,7 +304,8 @@ def test_enum_members_count_as_constants(load: Any) -> None:
 
 def test_deep_false_leaves_helpers_out(load: Any) -> None:
     m = load("helpers3", "import functools\n" + HELPER_SRC)
-    assert set(fp(m.target, deep=False).parts) == {"code"}
+    assert not any(k.startswith("helper:") for k in fp(m.target, deep=False).parts)
+    assert any(k.startswith("helper:") for k in fp(m.target).parts)
 
 
 def test_helpers_in_another_user_module(load: Any) -> None:
@@ -404,7 +444,7 @@ def test_partial_includes_bound_arguments(load: Any) -> None:
     assert fp(p1) == fp(functools.partial(m.target, 1, c=3))
     assert fp(p1).value != fp(functools.partial(m.target, 2, c=3)).value
     assert fp(p1).value != fp(m.target).value
-    assert fp(p1).identity == "part.target"
+    assert fp(p1).identity == "part.target(1, c=3)"
     assert (
         describe_change(fp(m.target).parts, fp(p1).parts)
         == "bound arguments (functools.partial) added"
@@ -457,31 +497,59 @@ def test_helper_without_source_is_an_error_not_a_guess(load: Any) -> None:
     assert set(fp(m.target, deep=False).parts) == {"code"}
 
 
-def test_python_dash_c_needs_version(tmp_path: Path) -> None:
-    code = textwrap.dedent(
-        """
-        from durable._fingerprint import fingerprint_function
-        def f(x):
-            return x
-        try:
-            fingerprint_function(f)
-        except ValueError as e:
-            print("refused:", e)
-        print(fingerprint_function(f, version="7").value)
-        """
-    )
+# Line 1 of the program and of the exec'd text define `f(x)`: same name, line
+# and parameters, different code. Python 3.13 keeps the program's text in
+# linecache as "<string>", the file name of exec'd code too.
+DASH_C = """def f(x):
+    return x
+from durable._fingerprint import fingerprint_function
+ns = {"__name__": "__main__"}
+exec("def f(x):\\n    return x + 1\\n", ns)
+for fn in (f, ns["f"]):
+    try:
+        print("fingerprinted", fingerprint_function(fn).value)
+    except ValueError as e:
+        print("refused:", e)
+print(fingerprint_function(f, version="7").value)
+"""
+
+
+def test_python_dash_c_needs_version_on_every_python(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", DASH_C],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     )
-    refused, value = done.stdout.strip().splitlines()
-    assert refused.startswith("refused:") and "version=" in refused
-    assert len(value) == 12
+    typed, made, pinned = done.stdout.strip().splitlines()
+    for refused in (typed, made):
+        assert refused.startswith("refused: cannot read the source") and "version=" in refused
+    assert len(pinned) == 12
+
+
+@pytest.mark.parametrize("name", ["<string>", "<stdin>", "<console>"])
+def test_text_kept_under_a_shared_file_name_is_never_taken_for_a_source(name: str) -> None:
+    # What 3.13 does for `python -c`, on any Python: the program's text is in
+    # linecache under the name that every exec'd string gets.
+    program = "def f(x):\n    return x\n"
+    saved = linecache.cache.get(name)
+    linecache.cache[name] = (len(program), None, program.splitlines(True), name)
+    try:
+        ns: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile("def f(x):\n    return x + 1\n", name, "exec"), ns)
+        with pytest.raises(ConfigurationError, match="cannot read the source"):
+            fp(ns["f"])
+        # The same text under a name of its own (a notebook cell) is a source.
+        assert fp(cell_function(program.replace("f(", "step("), "<cell-1>")).parts["code"]
+    finally:
+        linecache.cache.pop("<cell-1>", None)
+        if saved is None:
+            linecache.cache.pop(name, None)
+        else:
+            linecache.cache[name] = saved
 
 
 def test_source_edited_after_import_is_detected(load: Any, tmp_path: Path) -> None:

@@ -131,6 +131,144 @@ def target(x):
     return x * cfg.SCALE
 """
 
+# What a step reads besides its own text (README: "What a step reads").
+ALIAS_FUNCTION = """
+from hashlib import md5 as h
+
+@durable.step
+def target(text):
+    return h(text.encode()).hexdigest()
+"""
+ALIAS_MODULE = """
+import json as ser
+
+@durable.step
+def target(x):
+    return ser.dumps(x)
+"""
+IMPORT_IN_BODY = """
+@durable.step
+def target(x):
+    from MOD_helpers import clean
+    import MOD_helpers as hp
+    return clean(x) + hp.shout(x)
+"""
+HELPERS_BEFORE = {
+    "helpers": "def clean(x):\n    return x.strip()\n\ndef shout(x):\n    return x.upper()\n"
+}
+CLASS_CONSTANT = """
+class Cfg:
+    LIMIT = 3
+
+    def unrelated(self):
+        return 1
+
+@durable.step
+def target(xs):
+    return xs[: Cfg.LIMIT]
+"""
+HANDLERS = """
+def parse_csv(text):
+    return text.split(",")
+
+def parse_tsv(text):
+    return text.split("\\t")
+
+HANDLERS = {"csv": parse_csv, "tsv": parse_tsv}
+PIPELINE = [str.strip, parse_tsv]
+
+@durable.step
+def target(kind, text):
+    for f in PIPELINE:
+        text = f(text)
+    return HANDLERS[kind](text)
+"""
+LIST_DEFAULT = """
+DEFAULTS = ["a", "b"]
+defaults = {"sep": ","}
+
+@durable.step
+def target(x, opts=DEFAULTS, *, more=defaults):
+    return [x, *opts, more]
+"""
+READS = [
+    Case(
+        "import-alias-function",
+        ALIAS_FUNCTION,
+        ALIAS_FUNCTION.replace("md5", "sha256"),
+        "global h changed",
+    ),
+    Case(
+        "import-alias-module",
+        ALIAS_MODULE,
+        ALIAS_MODULE.replace("import json", "import pickle"),
+        "global ser changed",
+    ),
+    Case(
+        "import-in-body-function",
+        IMPORT_IN_BODY,
+        IMPORT_IN_BODY,
+        "helper MOD_helpers.clean changed",
+        HELPERS_BEFORE,
+        {"helpers": HELPERS_BEFORE["helpers"].replace("strip", "lstrip")},
+    ),
+    Case(
+        "import-in-body-module",
+        IMPORT_IN_BODY,
+        IMPORT_IN_BODY,
+        "helper MOD_helpers.shout changed",
+        HELPERS_BEFORE,
+        {"helpers": HELPERS_BEFORE["helpers"].replace("upper", "lower")},
+    ),
+    Case(
+        "class-constant",
+        CLASS_CONSTANT,
+        CLASS_CONSTANT.replace("LIMIT = 3", "LIMIT = 4"),
+        "constant Cfg.LIMIT changed",
+    ),
+    Case(
+        "class-method-edited",
+        CLASS_CONSTANT,
+        CLASS_CONSTANT.replace("return 1", "return 2"),
+        "global Cfg changed",
+    ),
+    Case(
+        "function-in-a-dict",
+        HANDLERS,
+        HANDLERS.replace('split(",")', 'split(";")'),
+        "helper MOD.parse_csv changed",
+    ),
+    Case(
+        "function-in-a-list",
+        HANDLERS,
+        HANDLERS.replace("[str.strip, parse_tsv]", "[str.lstrip, parse_tsv]"),
+        "global PIPELINE changed",
+    ),
+    Case(
+        "list-default",
+        LIST_DEFAULT,
+        LIST_DEFAULT.replace('"b"]', '"c"]'),
+        "global DEFAULTS changed",
+    ),
+    Case(
+        "dict-default-lowercase",
+        LIST_DEFAULT,
+        LIST_DEFAULT.replace('{"sep": ","}', '{"sep": ";"}'),
+        "global defaults changed",
+    ),
+]
+
+READS_KEPT = [
+    Case(
+        "binding-reformatted",
+        LIST_DEFAULT,
+        LIST_DEFAULT.replace(
+            'DEFAULTS = ["a", "b"]', 'DEFAULTS = [\n    "a",  # first\n    "b",\n]'
+        ),
+    ),
+    Case("unrelated-import-added", ALIAS_MODULE, "import os\n" + ALIAS_MODULE),
+]
+
 SEMANTIC = [
     Case("operator", BASE, edit("PROMPT +", "PROMPT *"), "code changed"),
     Case("comparison", BASE, edit("< LIMIT", "<= LIMIT"), "code changed"),
@@ -237,9 +375,11 @@ OPTIONS = [
     Case(
         "named-rename",
         BASE + "OPTIONS = {'name': 'summarise'}\n",
-        BASE.replace("def target", "def summarise")
-        + "target = summarise\nOPTIONS = {'name': 'summarise'}\n",
+        BASE.replace("def target", "def summarise_v2")
+        + "target = summarise_v2\nOPTIONS = {'name': 'summarise'}\n",
     ),
+    # name= equal to the function's own name is no name= at all.
+    Case("name-equal-to-default", BASE, BASE + "OPTIONS = {'name': 'target'}\n"),
     Case(
         "helper-moved",
         HELPERS,
@@ -251,7 +391,7 @@ OPTIONS = [
     ),
 ]
 
-ALL = COSMETIC + SEMANTIC + OPTIONS
+ALL = COSMETIC + SEMANTIC + OPTIONS + READS + READS_KEPT
 
 
 def module_name(case: Case) -> str:
@@ -317,6 +457,11 @@ def test_semantic_edit_changes_fingerprint(case: Case, results: dict[str, tuple[
 
 @pytest.mark.parametrize("case", OPTIONS, ids=lambda c: c.id)
 def test_options_edit(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
+    check(case, results)
+
+
+@pytest.mark.parametrize("case", READS + READS_KEPT, ids=lambda c: c.id)
+def test_what_a_step_reads(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
     check(case, results)
 
 

@@ -42,15 +42,15 @@ FLOW = '''
 import os
 import durable
 
-@durable.step(name="small")
+@durable.step(name="plant.small")
 def small(i: int) -> dict:
     return {"i": i}
 
-@durable.step(name="big")
+@durable.step(name="plant.big")
 def big() -> bytes:
     return b"B" * 4096
 
-@durable.step(name="item")
+@durable.step(name="plant.item")
 def item(x: int) -> int:
     if x == 2 and os.environ.get("FAIL_AT_ITEM_2"):
         raise RuntimeError("item 2 fails; items 0 and 1 are kept")
@@ -66,8 +66,9 @@ def plant_flow(n: int = 3) -> list:
 
 
 def load_flow(tmp: Path) -> Any:
-    """The workflow file, imported in this process: `name=` pins every
-    fingerprint, so it is the same workflow `durable run` loads as __main__."""
+    """The workflow file, imported in this process: `name=` (other than the
+    function's own name) pins every fingerprint, so it is the same workflow
+    `durable run` loads as __main__."""
     path = write_flow(tmp, FLOW, "plantflow.py")
     spec = importlib.util.spec_from_file_location(f"plantflow_{uuid.uuid4().hex}", path)
     assert spec is not None and spec.loader is not None
@@ -142,6 +143,8 @@ CASES = [(where, reader) for where in PLACES for reader in READERS[where]]
 
 def read(flow: Any, reader: str, where: str, run_id: str) -> Any:
     if reader == "run":
+        if where == "manifest arguments":  # only resume() reads the recorded arguments
+            return flow.resume(run_id)
         return flow.with_options(run_id=run_id).run()
     if reader == "history":
         return flow.history(run_id)

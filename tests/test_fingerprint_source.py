@@ -1,0 +1,377 @@
+"""The fingerprint describes the code that runs.
+
+A module file edited after it was imported no longer describes the running
+functions: the workflow refuses to run (and records nothing) until the
+process re-imports it; a new process then works normally. A workflow's own
+fingerprint is computed for every call, so a notebook cell that rebinds a
+constant or a helper is seen (a real IPython shell in a child process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._errors import ConfigurationError
+from durable._fingerprint import fingerprint_function
+from durable._runs import list_runs
+
+REPO = Path(__file__).resolve().parents[1]
+
+FLOW = """\
+import os
+import durable
+
+COUNTS = os.environ["FP_COUNTS"]
+
+
+def bump(name):
+    with open(os.path.join(COUNTS, name), "a") as f:
+        f.write("x")
+
+
+@durable.step
+def load(n):
+    bump("load")
+    return list(range(n))
+
+
+@durable.step
+def total(xs):
+    bump("total")
+    return sum(xs)
+
+
+@durable.workflow
+def pipeline(n):
+    return total(load(n))
+"""
+
+# Each keeps every parameter: the check of parameter names alone misses them.
+EDITS = {
+    "step-body": FLOW.replace("return sum(xs)", "return sum(xs) * 10"),
+    "blank-lines-above-a-step": FLOW.replace(
+        "@durable.step\ndef total", "\n\n@durable.step\ndef total"
+    ),
+    "workflow-body": FLOW.replace("total(load(n))", "total(load(n + 1))"),
+}
+
+# Imports the module, optionally rewrites its file, then calls the workflow.
+DRIVER = """\
+import json, sys
+import durable
+import flow_mod
+
+new_text, run_ids = sys.argv[1], sys.argv[2:]
+if new_text != "-":
+    with open(flow_mod.__file__, "w") as f:
+        f.write(open(new_text).read())
+out = {}
+for run_id in run_ids:
+    try:
+        out[run_id] = flow_mod.pipeline.with_options(run_id=run_id)(3)
+    except durable.DurableError as e:
+        out[run_id] = {"error": type(e).__name__, "message": str(e)}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture
+def flow(tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "counts").mkdir()
+    (tmp_path / "flow_mod.py").write_text(FLOW)
+    (tmp_path / "drive.py").write_text(DRIVER)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}",
+        "PYTHONDONTWRITEBYTECODE": "1",  # a stale .pyc of the same size and second would lie
+        "DURABLE_STORE": str(tmp_path / "store"),
+        "FP_COUNTS": str(tmp_path / "counts"),
+    }
+    return {"root": tmp_path, "env": env}
+
+
+def drive(flow: dict[str, Any], new_text: str | None, *run_ids: str) -> dict[str, Any]:
+    root: Path = flow["root"]
+    arg = "-"
+    if new_text is not None:
+        (root / "new_text.py").write_text(new_text)
+        arg = str(root / "new_text.py")
+    done = subprocess.run(
+        [sys.executable, str(root / "drive.py"), arg, *run_ids],
+        cwd=root,
+        env=flow["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def counts(flow: dict[str, Any]) -> dict[str, int]:
+    return {p.name: len(p.read_text()) for p in sorted((flow["root"] / "counts").iterdir())}
+
+
+def run_ids(flow: dict[str, Any]) -> dict[str, str]:
+    store = durable.open_store(flow["root"] / "store")
+    return {r.run_id: r.status for r in list_runs(store, "pipeline")}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_a_file_edited_after_import_is_refused_until_reimported(
+    flow: dict[str, Any], edit: str
+) -> None:
+    assert drive(flow, None, "r1") == {"r1": 3}
+    assert counts(flow) == {"load": 1, "total": 1}
+
+    # Same process: imported, then edited on disk, then called.
+    stale = drive(flow, EDITS[edit], "r1", "r2")
+    for run_id in ("r1", "r2"):
+        assert stale[run_id]["error"] == "ConfigurationError", stale
+        message = stale[run_id]["message"]
+        assert "no longer matches the running code (edited after import?)" in message
+        assert "re-import the module" in message and "restart" in message
+    assert counts(flow) == {"load": 1, "total": 1}  # nothing ran
+    assert run_ids(flow) == {"r1": "completed"}  # nothing recorded: no r2
+
+    # A new process imports the edited file and works normally.
+    fresh = drive(flow, None, "r2", "r1")
+    expected = {"step-body": 30, "blank-lines-above-a-step": 3, "workflow-body": 6}[edit]
+    assert fresh["r2"] == expected
+    assert counts(flow) == {"load": 2, "total": 2}
+    if edit == "blank-lines-above-a-step":
+        assert fresh["r1"] == 3  # a cosmetic edit: the completed run replays
+    else:
+        assert fresh["r1"]["error"] == "DefinitionChangedError"
+    assert counts(flow) == {"load": 2, "total": 2}
+
+
+def test_an_edited_helper_module_is_refused_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "helper_mod.py").write_text("def clean(x):\n    return x.strip()\n")
+    (tmp_path / "uses_helper.py").write_text(
+        "from helper_mod import clean\n\ndef target(x):\n    return clean(x)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    for name in ("helper_mod", "uses_helper"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import uses_helper  # type: ignore[import-not-found]
+
+    before = fingerprint_function(uses_helper.target)
+    (tmp_path / "helper_mod.py").write_text("def clean(x):\n    return x.lstrip()\n")
+    with pytest.raises(ConfigurationError, match=r"helper_mod\.clean in .* no longer matches"):
+        fingerprint_function(uses_helper.target)
+    (tmp_path / "helper_mod.py").write_text("def clean(x):\n    return x.strip()  # back\n")
+    assert fingerprint_function(uses_helper.target) == before
+
+
+def test_an_edit_to_a_line_read_for_a_binding_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`LIMITS = [1, 2]` is counted by its statement: a file edited after
+    import cannot vouch for that statement either."""
+    source = "LIMITS = [1, 2]\n\n\ndef target(x):\n    return x in LIMITS\n"
+    (tmp_path / "bound_mod.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delitem(sys.modules, "bound_mod", raising=False)
+    import bound_mod  # type: ignore[import-not-found]
+
+    fingerprint_function(bound_mod.target)
+    (tmp_path / "bound_mod.py").write_text("LIMITS = [1, 2, 3]\n\n" + source.split("\n", 1)[1])
+    with pytest.raises(ConfigurationError, match="no longer matches"):
+        fingerprint_function(bound_mod.target)
+
+
+def test_a_binding_read_from_another_edited_module_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cfg.ITEMS` is counted by its statement in cfg's file: that file is
+    checked against cfg's running functions before it is believed."""
+    cfg = "ITEMS = [1, 2]\n\n\ndef unrelated():\n    return 1\n"
+    (tmp_path / "cfg_mod.py").write_text(cfg)
+    (tmp_path / "reads_cfg.py").write_text(
+        "import cfg_mod\n\n\ndef target(x):\n    return x in cfg_mod.ITEMS\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    for name in ("cfg_mod", "reads_cfg"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import reads_cfg  # type: ignore[import-not-found]
+
+    assert "global:cfg_mod.ITEMS" in fingerprint_function(reads_cfg.target).parts
+    (tmp_path / "cfg_mod.py").write_text(cfg.replace("[1, 2]", "[\n    1,\n    3,\n]"))
+    with pytest.raises(ConfigurationError, match=r"source of cfg_mod in .* no longer matches"):
+        fingerprint_function(reads_cfg.target)
+
+
+# ---------------------------------------------------------------- notebooks
+
+SHELL = """\
+import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+
+shell = InteractiveShell.instance()
+for cell in json.load(open(sys.argv[1])):
+    shell.run_cell(cell, store_history=True)
+"""
+
+CELLS = [
+    """\
+import os
+import durable
+
+def bump(name):
+    with open(os.path.join(os.environ["FP_COUNTS"], name), "a") as f:
+        f.write("x")
+
+def go(run_id):
+    try:
+        print("RESULT", run_id, pipeline.with_options(run_id=run_id)(3))
+    except durable.DurableError as e:
+        print("REFUSED", run_id, type(e).__name__, str(e).replace(chr(10), " | "))
+""",
+    "FACTOR = 2\nSEEN = []\n\ndef helper(x):\n    return x + 1\n\nclass Cfg:\n    SCALE = 1\n",
+    """\
+@durable.step
+def load(n):
+    bump("load")
+    SEEN.append(n)  # program state: must not make the run look changed
+    return list(range(n))
+
+@durable.workflow
+def pipeline(n):
+    return (sum(load(n)) * FACTOR + helper(0)) * Cfg.SCALE
+""",
+    'go("a")',
+    'go("a")',  # the same call again: SEEN has grown, nothing else changed
+    'FACTOR = 3\ngo("a")',  # a constant the body reads, rebound
+    'go("b")',
+    'def helper(x):\n    return x + 5\ngo("b")',  # a helper the body calls, rebound
+    'go("c")',
+    'Cfg.SCALE = 2\ngo("c")',  # a class attribute the body reads, set
+]
+
+
+def test_a_notebook_cell_that_rebinds_a_constant_or_helper_is_seen(tmp_path: Path) -> None:
+    pytest.importorskip("IPython")
+    (tmp_path / "counts").mkdir()
+    (tmp_path / "cells.json").write_text(json.dumps(CELLS))
+    (tmp_path / "shell.py").write_text(SHELL)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "DURABLE_STORE": str(tmp_path / "store"),
+        "FP_COUNTS": str(tmp_path / "counts"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+    }
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "shell.py"), str(tmp_path / "cells.json")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("RESULT", "REFUSED"))]
+    assert lines[:3] == ["RESULT a 7", "RESULT a 7", lines[2]], done.stdout
+    assert lines[2].startswith("REFUSED a DefinitionChangedError"), lines
+    assert "constant FACTOR changed" in lines[2]
+    assert lines[3] == "RESULT b 10"
+    assert lines[4].startswith("REFUSED b DefinitionChangedError"), lines
+    assert "helper __main__.helper changed" in lines[4]
+    assert lines[5] == "RESULT c 14"
+    assert lines[6].startswith("REFUSED c DefinitionChangedError"), lines
+    assert "constant Cfg.SCALE changed" in lines[6]
+    assert len(lines) == 7
+    assert (tmp_path / "counts" / "load").read_text() == "xxx"  # once each for a, b and c
+
+
+def test_cell_functions_are_checked_against_their_cell() -> None:
+    """A cell (source registered in linecache, no file) is the source of its
+    code; a cell text that is not is refused like an edited file."""
+    import linecache
+
+    name = "/tmp/ipykernel_0/cell_check.py"
+    source = textwrap.dedent(
+        """
+        def step(x):
+            return x + 1
+        """
+    )
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    try:
+        ns: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile(source, name, "exec"), ns)
+        assert fingerprint_function(ns["step"]).identity == "__main__.step"
+        edited = source.replace("x + 1", "x + 2")
+        linecache.cache[name] = (len(edited), None, edited.splitlines(True), name)
+        with pytest.raises(ConfigurationError, match="no longer matches"):
+            fingerprint_function(ns["step"])
+    finally:
+        linecache.cache.pop(name, None)
+
+
+# ---------------------------------------------------------------- import hooks
+
+
+def test_a_step_with_an_assert_in_a_pytest_test_module_is_checked_exactly() -> None:
+    """This module's asserts are rewritten by pytest: the check redoes the
+    rewriting rather than calling this code changed."""
+
+    def checked(x: int) -> int:
+        assert x > 0, "positive"
+        return x + 1
+
+    assert fingerprint_function(checked).identity.endswith("checked")
+    assert type(checked.__globals__["__loader__"]).__module__ == "_pytest.assertion.rewrite"
+
+
+HOOKED = """\
+import importlib.machinery, importlib.util, sys
+
+class Hooked(importlib.machinery.SourceFileLoader):
+    '''An import hook that could transform the code (typeguard, beartype...).'''
+
+def load(name, path):
+    loader = Hooked(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+"""
+
+
+def test_code_from_another_import_hook_gets_the_parameter_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """durable cannot redo another hook's transformation: for such modules
+    only the first line, name and parameters are checked (README)."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    path = tmp_path / "hooked_mod.py"
+    path.write_text("def target(x):\n    return x + 1\n")
+    ns: dict[str, Any] = {}
+    exec(HOOKED, ns)
+    module = ns["load"]("hooked_mod", str(path))
+    try:
+        fingerprint_function(module.target)
+        path.write_text("def target(y):\n    return y + 1\n")
+        with pytest.raises(ConfigurationError, match="no longer matches"):
+            fingerprint_function(module.target)
+    finally:
+        sys.modules.pop("hooked_mod", None)
