@@ -53,9 +53,12 @@ class Held:
         """Raise `LeaseLostError` unless this process still holds the run."""
         self.lease.check()
 
-    def release(self) -> None:
+    def release(self, *, delete: bool = False) -> None:
+        """Give the lease up; with `delete` (the run is being removed), remove
+        the lease itself too, in an order that never lets two processes hold
+        the run (see `FileLease`, `ObjectLease`)."""
         self._forget()
-        self.lease.release()
+        self.lease.release(delete=delete)
 
 
 def generation_key(workflow: str, run_id: str, gen: int) -> str:

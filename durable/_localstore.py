@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import errno
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -115,6 +114,9 @@ class LocalStore(Store):
             fs.prune(folder, self.root)
         self._made.clear()
 
+    def prune_run(self, workflow: str, run_id: str) -> None:
+        fs.prune(self._path(f"{workflow}/{run_id}"), self.root)
+
     def sweep_temp(self, older_than: float) -> int:
         # A writer keeps writing to its temp file until the rename, so one
         # untouched for older_than seconds belongs to a process that died.
@@ -202,7 +204,7 @@ class LocalStore(Store):
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
         path = self._path(f"{workflow}/{run_id}/lease")
         try:
-            return self._in_folder(os.path.dirname(path), lambda: _file_lease(path, ttl, run_id))
+            return self._in_folder(os.path.dirname(path), lambda: FileLease(path, ttl, run_id))
         except OSError as e:
             raise self._error(f"taking the lease {path}", e) from e
 
@@ -210,9 +212,3 @@ class LocalStore(Store):
         # Reading the owner document, not trying the lock: a probe that took
         # it for an instant could make a real starter fail.
         return holder_alive(self.get(f"{workflow}/{run_id}/lease"), renewed=False)
-
-
-def _file_lease(path: str, ttl: float, run_id: str) -> FileLease:
-    if os.path.islink(path):  # taking it would truncate the link's target
-        raise OSError(errno.ELOOP, "the lease is a symlink", path)
-    return FileLease(path, ttl, run_id)

@@ -166,11 +166,7 @@ def delete_run(store: Store, workflow: str, run_id: str) -> None:
     if not store.list(f"{workflow}/{run_id}/"):
         raise RunNotFoundError(workflow, run_id, store.url)
     lease = store.acquire(workflow, run_id, LEASE_TTL)
-    try:
-        store.delete_run(workflow, run_id, keep_lease=True)
-    finally:
-        lease.release()
-    store.delete([f"{workflow}/{run_id}/lease"])
+    store.delete_held_run(workflow, run_id, lease)
 
 
 def gc(

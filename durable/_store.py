@@ -173,6 +173,20 @@ class Store:
         self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
         self._seen[(workflow, run_id)] = self._absent()
 
+    def delete_held_run(self, workflow: str, run_id: str, held: Held) -> None:
+        """Remove a run whose lease this store holds: its objects, then the
+        lease itself while still held (issue 11, item 2: unlocking first let
+        a starter hold a lease on a deleted file while a third locked a new
+        one), then what is left of its folder."""
+        try:
+            self.delete_run(workflow, run_id, keep_lease=True)
+        finally:
+            held.release(delete=True)
+        self.prune_run(workflow, run_id)
+
+    def prune_run(self, workflow: str, run_id: str) -> None:
+        """Remove the run's emptied folder, where folders exist."""
+
     def _absent(self) -> Any:
         """What `_seen` holds for a run without a manifest."""
         return 0

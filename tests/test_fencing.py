@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -143,3 +144,106 @@ def test_every_write_checks_the_lease(place: Place) -> None:
     assert place.open().get_many(place.open().list("w/r/")) == before
     lease.release()  # writes nothing either
     assert place.open().get_many(place.open().list("w/r/")) == before
+
+
+# -- item 2: a lease file is never unlinked while it can be locked ------------
+
+
+def test_rm_against_a_starter_that_opened_the_lease_file_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forced interleaving of the issue: a starter opens the lease file,
+    `durable rm` removes the run (lease included), a second starter creates
+    and locks a new lease file, then the first starter's lock call runs. It
+    locks the deleted file, must notice, and find the run held."""
+    import threading
+
+    from durable import _lease, _runs
+
+    store_root = tmp_path / "s"
+    flow = durable.workflow(name="wf", store=durable.open_store(store_root))(lambda: 1)
+    flow.with_options(run_id="r")()
+    real = _lease.lock_exclusive
+    opened, go = threading.Event(), threading.Event()
+
+    def paused_lock(fd: int, blocking: bool) -> bool:
+        if threading.get_ident() == first_thread[0] and not opened.is_set():
+            opened.set()  # the lease file is open; hold the lock call here
+            assert go.wait(60)
+        return real(fd, blocking)
+
+    monkeypatch.setattr(_lease, "lock_exclusive", paused_lock)
+    first_thread: list[int] = []
+    outcome: list[object] = []
+
+    def first_starter() -> None:
+        first_thread.append(threading.get_ident())
+        try:
+            outcome.append(durable.open_store(store_root).acquire("wf", "r", 30))
+        except durable.RunLockedError as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=first_starter)
+    thread.start()
+    assert opened.wait(60)
+    _runs.delete_run(durable.open_store(store_root), "wf", "r")  # durable rm
+    second = durable.open_store(store_root).acquire("wf", "r", 30)  # a new lease file
+    go.set()
+    thread.join(60)
+    (first,) = outcome
+    assert isinstance(first, durable.RunLockedError), "two processes hold the run"
+    assert first.holder == f"pid {os.getpid()} on {socket.gethostname()}"
+    second.check()  # still the one holder
+    second.release()
+
+
+def test_deleting_a_run_leaves_no_lease_behind(place: Place) -> None:
+    store = place.open()
+    flow = durable.workflow(name="wf", store=store)(lambda: 1)
+    for run_id in ("a", "b", "c"):
+        flow.with_options(run_id=run_id)()
+    flow.delete("a")
+    durable.gc(store, keep_last=1)  # removes the older of b and c
+    assert [i.run_id for i in flow.runs()] == ["c"]
+    assert {k.split("/")[1] for k in place.open().list("wf/")} == {"c"}
+    assert not any("/lease" in k for k in place.open().list("wf/") if not k.startswith("wf/c/"))
+    store.acquire("wf", "a", 30).release()  # and the id can be taken again
+
+
+HOLDER_LOCAL = HOLDER.replace("wait=120", "wait=None")
+
+
+@pytest.mark.slow
+def test_a_holder_whose_run_folder_was_deleted_writes_nothing_more(tmp_path: Path) -> None:
+    """The run folder is deleted under a live holder and another process
+    runs the run afresh: the first holder's next record write finds its
+    lease file gone and raises LeaseLostError, writing nothing."""
+    import shutil
+
+    script = tmp_path / "holder.py"
+    script.write_text(HOLDER_LOCAL)
+    log = tmp_path / "executions.log"
+    root = tmp_path / "store"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    env.update(FENCE_STORE=str(root), COUNT_LOG=str(log), TTL="30")
+    first = spawn(script, env, HOLD_AT="1")
+    assert first.stdout is not None and first.stdin is not None
+    try:
+        assert first.stdout.readline().strip() == "HOLDING"
+        shutil.rmtree(root / "fence" / "shared")  # by hand, under the live holder
+        second = spawn(script, env)
+        out, _ = second.communicate(timeout=120)
+        assert second.returncode == 0 and out.startswith("DONE"), out
+        before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+        said, _ = first.communicate("\n", timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert (first.returncode, said.strip()) == (4, "LEASE_LOST 1")
+    after = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert after == before  # not a byte from the first holder
+    rows = [line.split() for line in log.read_text().splitlines()]
+    executed = Counter((int(i), int(pid) == first.pid) for i, pid in rows)
+    # The second started afresh (the records were deleted with the folder).
+    assert executed == {(0, True): 1, (1, True): 1, **{(i, False): 1 for i in range(4)}}
