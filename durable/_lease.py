@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ._errors import RunLockedError
+from ._errors import LeaseLostError, RunLockedError
 from ._oslock import lock_exclusive, unlock
 
 # How many times a contender re-reads after losing a create race before it
@@ -35,7 +35,8 @@ _ATTEMPTS = 8
 
 
 class Lease(Protocol):
-    def release(self) -> None: ...
+    def check(self) -> None: ...
+    def release(self, *, delete: bool = False) -> None: ...
 
 
 class _Objects(Protocol):
@@ -62,24 +63,101 @@ def locked_error(run: str, doc: dict[str, Any]) -> RunLockedError:
 
 
 class FileLease:
+    """An exclusive OS lock on the run's lease file, which holds the owner
+    document. The lock is on the file, not the name: the lease file is only
+    ever unlinked by its holder, under the lock (`release(delete=True)`), and
+    a process that locked a file no longer at the path (it opened it just
+    before the unlink) lets it go and tries the path's file again; so two
+    processes can never both hold a run. A forked child closes its copy of
+    the descriptor (see `_close_in_child`)."""
+
     def __init__(self, path: str, ttl: float, run: str) -> None:
-        self.path = path
+        self.path, self.run = path, run
+        self.lost = False
         self.token = uuid.uuid4().hex
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        if not lock_exclusive(fd, blocking=False):
-            doc = _holder_of(fd)
+        self.fd: int | None = None
+        for _ in range(_ATTEMPTS):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+            if not lock_exclusive(fd, blocking=False):
+                doc = _holder_of(fd)
+                os.close(fd)
+                raise locked_error(run, doc) from None
+            if _is_at(fd, path):
+                break
+            unlock(fd)  # a deleted (or replaced) file: its run was removed meanwhile
             os.close(fd)
-            raise locked_error(run, doc) from None
+        else:
+            raise locked_error(run, {})
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
-        self.fd: int | None = fd
+        self.fd = fd
+        _NOT_INHERITED[fd] = self
 
-    def release(self) -> None:
-        if self.fd is not None:
-            os.ftruncate(self.fd, 0)
-            unlock(self.fd)
-            os.close(self.fd)
-            self.fd = None
+    def check(self) -> None:
+        """`LeaseLostError` unless the locked file is still the run's lease
+        file: deleted (its run folder removed) or replaced, another process
+        may lock the new one."""
+        if self.fd is None or self.lost:
+            raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
+        if not _is_at(self.fd, self.path):
+            raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
+
+    def release(self, *, delete: bool = False) -> None:
+        """Unlock; with `delete`, first remove the lease file (still locked,
+        so whoever opened it meanwhile finds it gone once it gets the lock)."""
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        _NOT_INHERITED.pop(fd, None)
+        if delete and _is_at(fd, self.path):
+            with contextlib.suppress(OSError):  # Windows: still open elsewhere; left empty
+                os.unlink(self.path)
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        unlock(fd)
+        os.close(fd)
+
+
+def _is_at(fd: int, path: str) -> bool:
+    """Whether path still names the file open as fd."""
+    mine = os.fstat(fd)
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+# A lock belongs to the open file, which fork shares: a pool worker forked
+# inside a workflow would keep the run locked after the workflow process
+# died (issue 11, item 1). Descriptors registered here are closed in every
+# forked child (never unlocked there: that would unlock the parent too) and
+# carry O_CLOEXEC for exec'd ones.
+_NOT_INHERITED: dict[int, FileLease | None] = {}
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def not_inherited(fd: int) -> None:
+    """Close fd in a child forked while it is open (until `inherited_no_more`)."""
+    _NOT_INHERITED[fd] = None
+
+
+def inherited_no_more(fd: int) -> None:
+    _NOT_INHERITED.pop(fd, None)
+
+
+def _close_in_child() -> None:
+    for fd, lease in list(_NOT_INHERITED.items()):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        if lease is not None:  # the child does not own the run: it may write nothing
+            lease.fd, lease.lost = None, True
+    _NOT_INHERITED.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_close_in_child)
 
 
 class ObjectLease:
@@ -98,6 +176,9 @@ class ObjectLease:
         self.token = uuid.uuid4().hex
         self.generation = 0
         self.lost = False
+        # Until then the lease is surely ours (a third of its life kept in
+        # hand for clock drift); after it, `check` renews before trusting it.
+        self.fresh_until = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._take()
@@ -130,12 +211,14 @@ class ObjectLease:
         return sorted(g for k in self.objects.list(self.prefix) if (g := _gen_of(k)))
 
     def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
+        started = time.time()
         body = json.dumps(doc or owner_doc(self.ttl, self.token)).encode()
         if not self.objects.create(self._key(gen), body):
             return False
         if self._generations()[-1:] != [gen]:
             return False
         self.generation = gen
+        self.fresh_until = started + self.ttl * 2 / 3
         # Older generations no longer decide anything; keep the folder small.
         # A reader about to read one of them just lists again.
         with contextlib.suppress(Exception):
@@ -156,13 +239,27 @@ class ObjectLease:
                     # the expiry, that renewal finds out whether it was lost.
                     continue
 
+    def check(self) -> None:
+        """`LeaseLostError` once another process may hold the run: taken
+        over, or (after a stall: SIGSTOP, a suspended laptop) possibly
+        expired and found taken over by a renewal made now."""
+        if not self.lost and time.time() >= self.fresh_until:
+            with self._lock:
+                if not self.lost and not self._stop.is_set() and time.time() >= self.fresh_until:
+                    self.lost = not self._renew()
+        if self.lost or self._stop.is_set():
+            raise LeaseLostError(self.run, why="another process took the run over")
+
     def _renew(self) -> bool:
         gen, doc, older = self._current()
         if gen != self.generation or doc.get("token") != self.token:
             return False
         return self._claim(gen + 1, older)
 
-    def release(self) -> None:
+    def release(self, *, delete: bool = False) -> None:
+        """Write a released marker above our generation; with `delete` (the
+        run is being removed), delete every generation instead: a contender
+        then finds none and starts again from the first, as for a new run."""
         with self._lock:
             self._stop.set()
             if not self.generation or self.lost:
@@ -170,6 +267,9 @@ class ObjectLease:
             with contextlib.suppress(Exception):
                 gen, doc, older = self._current()
                 if gen == self.generation and doc.get("token") == self.token:
+                    if delete:
+                        self.objects.delete(older)  # ours, the newest, included
+                        return
                     marker = {"released": True, "token": self.token, "since": time.time()}
                     self._claim(gen + 1, older, marker)
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._errors import ConfigurationError, StorageError
+from ._fence import Held, generation_of, load_generation, save_generation
 from ._lease import Lease, object_lease_held
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
@@ -53,6 +54,11 @@ class Store:
                 f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}"
             )
         self.lease_ttl = lease_ttl
+        # Fencing (`_fence`): the leases handed out, by run, which every write
+        # to that run checks; and the manifest version each run was last
+        # read or written at, for its compare-and-swap.
+        self._held: dict[tuple[str, str], Held] = {}
+        self._seen: dict[tuple[str, str], Any] = {}
 
     # -- primitives, keys are relative to the store root ------------------
     def get(self, key: str) -> bytes | None:
@@ -84,11 +90,31 @@ class Store:
         raise NotImplementedError
 
     # -- runs --------------------------------------------------------------
+    def guard(self, workflow: str, run_id: str) -> None:
+        """Before any write to a run: `LeaseLostError` when this store took
+        the run's lease and no longer holds it (the one check, see `_fence`)."""
+        held = self._held.get((workflow, run_id))
+        if held is not None:
+            held.check()
+
     def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
-        return self.get(f"{workflow}/{run_id}/run")
+        data, self._seen[(workflow, run_id)] = load_generation(self, workflow, run_id)
+        return data
 
     def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
-        self.put(f"{workflow}/{run_id}/run", data)
+        """Compare-and-swap against the version last read or written here."""
+        self.guard(workflow, run_id)
+        seen = self._seen.get((workflow, run_id))
+        self._seen[(workflow, run_id)] = save_generation(self, workflow, run_id, data, seen)
+
+    def manifest_keys(self, keys: Iterable[str]) -> dict[tuple[str, str], str]:
+        """The manifest's key of each run among listed keys (workflow, run id)."""
+        found: dict[tuple[str, str], tuple[int, str]] = {}
+        for key in keys:
+            gen = generation_of(key)
+            if gen is not None and gen[2] >= found.get(gen[:2], (0, ""))[0]:
+                found[gen[:2]] = (gen[2], key)
+        return {run: key for run, (_, key) in found.items()}
 
     def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
         """All operation records of a run: one listing, one batched read."""
@@ -104,6 +130,7 @@ class Store:
 
     def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
         """Create-only write. Returns the bytes already there when it lost."""
+        self.guard(workflow, run_id)
         key = f"{workflow}/{run_id}/{name}"
         if self.create(key, data):
             return None
@@ -111,13 +138,16 @@ class Store:
         return None if existing == data else existing
 
     def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
+        self.guard(workflow, run_id)
         self.put(f"{workflow}/{run_id}/{name}", data)
 
     def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
+        self.guard(workflow, run_id)
         self.delete(f"{workflow}/{run_id}/{n}" for n in names)
 
     def put_blob(self, workflow: str, run_id: str, data: bytes) -> str:
         """Store data once under its sha256; return the digest."""
+        self.guard(workflow, run_id)
         digest = hashlib.sha256(data).hexdigest()
         key = f"{workflow}/{run_id}/blobs/{digest}"
         if not self.create(key, data):
@@ -137,21 +167,51 @@ class Store:
         return data
 
     def workflows(self) -> builtins.list[str]:
-        return sorted({k.split("/", 1)[0] for k in self.list("") if k.endswith("/run")})
+        return sorted({w for w, _ in self.manifest_keys(self.list(""))})
 
     def runs(self, workflow: str) -> builtins.list[str]:
-        keys = self.list(f"{workflow}/")
-        return sorted(k.split("/")[1] for k in keys if k.count("/") == 2 and k.endswith("/run"))
+        return sorted(r for _, r in self.manifest_keys(self.list(f"{workflow}/")))
 
     def delete_run(self, workflow: str, run_id: str, *, keep_lease: bool = False) -> None:
+        self.guard(workflow, run_id)
         base = f"{workflow}/{run_id}/"
         keys = self.list(base)
         lease = (base + "lease", base + "lease/")
         self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
+        self._seen[(workflow, run_id)] = self._absent()
 
-    def acquire(self, workflow: str, run_id: str, ttl: float) -> Lease:
-        """The run's lease; the store's own `lease_ttl`, when set, wins."""
-        return self.lease(workflow, run_id, self.lease_ttl or ttl)
+    def delete_held_run(self, workflow: str, run_id: str, held: Held) -> None:
+        """Remove a run whose lease this store holds: its objects, then the
+        lease itself while still held (issue 11, item 2: unlocking first let
+        a starter hold a lease on a deleted file while a third locked a new
+        one), then what is left of its folder."""
+        try:
+            self.delete_run(workflow, run_id, keep_lease=True)
+        finally:
+            held.release(delete=True)
+        self.prune_run(workflow, run_id)
+
+    def prune_run(self, workflow: str, run_id: str) -> None:
+        """Remove the run's emptied folder, where folders exist."""
+
+    def _absent(self) -> Any:
+        """What `_seen` holds for a run without a manifest."""
+        return 0
+
+    def acquire(self, workflow: str, run_id: str, ttl: float) -> Held:
+        """The run's lease; the store's own `lease_ttl`, when set, wins.
+        Until it is released, every write to the run checks it."""
+        check_names(workflow, run_id)
+        lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
+        run = (workflow, run_id)
+
+        def forget() -> None:
+            if self._held.get(run) is held:
+                del self._held[run]
+
+        held = Held(lease, forget)
+        self._held[run] = held
+        return held
 
     def is_held(self, workflow: str, run_id: str) -> bool:
         """Whether a live process holds the run's lease; never takes it."""

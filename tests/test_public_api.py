@@ -10,6 +10,7 @@ EXPECTED = {
     "DefinitionChangedError",
     "DurableError",
     "IntegrityError",
+    "LeaseLostError",
     "NondeterminismError",
     "Progress",
     "Redacted",
