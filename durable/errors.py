@@ -153,13 +153,22 @@ class LeaseLostError(RunLockedError):
     """This process held the run, stalled past its lease, and another
     process took the run over: it must not execute another step."""
 
-    def __init__(self, run_id: str, position: Position) -> None:
+    def __init__(
+        self, run_id: str, position: Position | None = None, *, why: str | None = None
+    ) -> None:
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
         self.position = position
+        self.why = why
+        cause = why or (
+            "it stalled past the expiry and another process took the run over, or the "
+            "run's lease was deleted"
+        )
+        undone = "nothing more was written" if position is None else (
+            f"nothing from position {position} on was recorded or executed"
+        )
         DurableError.__init__(
             self,
-            f"run {run_id!r}: this process lost its lease (it stalled past the expiry and "
-            f"another process took the run over); position {position} was not executed. "
+            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. "
             "The other process continues the run; call again later to see its result.",
         )
 

@@ -826,5 +826,7 @@ def test_a_process_that_lost_its_lease_executes_no_further_step(store: durable.S
 
     with pytest.raises(durable.RunLockedError, match="lost its lease") as info:
         ll()
-    assert getattr(info.value, "position", None) == 1
+    # Lost while the first step ran: not even its record is written (issue 11.3).
+    assert getattr(info.value, "position", None) == 0
     assert calls == {"first": 1}
+    assert store.load_records("ll", "r") == {}

@@ -53,19 +53,45 @@ def test_create_only_put_get_list_delete(place: Place) -> None:
     assert s.create("w/r/steps/00000001", b"first") is True
     assert s.create("w/r/steps/00000001", b"second") is False
     assert s.get("w/r/steps/00000001") == b"first"
-    s.put("w/r/run", b"m1")
-    s.put("w/r/run", b"m2")
-    s.put("w/other/run", b"x")
-    assert s.get("w/r/run") == b"m2"
-    assert s.list("w/r/") == ["w/r/run", "w/r/steps/00000001"]
+    s.put("w/r/obj", b"m1")
+    s.put("w/r/obj", b"m2")
+    s.put("w/other/obj", b"x")
+    assert s.get("w/r/obj") == b"m2"
+    assert s.list("w/r/") == ["w/r/obj", "w/r/steps/00000001"]
     assert s.list("nothing/here/") == []
-    assert s.get_many(["w/r/run", "w/r/missing", "w/other/run"]) == {
-        "w/r/run": b"m2",
-        "w/other/run": b"x",
+    assert s.get_many(["w/r/obj", "w/r/missing", "w/other/obj"]) == {
+        "w/r/obj": b"m2",
+        "w/other/obj": b"x",
     }
+    assert s.get_heads(["w/r/obj", "w/r/missing"], 1) == {"w/r/obj": b"m"}
+    s.delete(["w/r/obj", "w/r/never-existed"])
+    assert s.get("w/r/obj") is None and s.list("w/r/") == ["w/r/steps/00000001"]
+
+
+def test_manifests_list_runs_and_are_compare_and_swap(place: Place) -> None:
+    s = place.open()
+    s.save_manifest("w", "r", b"m1")
+    s.save_manifest("w", "r", b"m2")
+    s.save_manifest("w", "other", b"x")
+    assert s.load_manifest("w", "r") == b"m2" and s.load_manifest("w", "nope") is None
     assert s.workflows() == ["w"] and s.runs("w") == ["other", "r"]
-    s.delete(["w/r/run", "w/r/never-existed"])
-    assert s.get("w/r/run") is None and s.list("w/r/") == ["w/r/steps/00000001"]
+    # A stale writer (it read m2; another process wrote m3 since) never
+    # replaces the newer manifest, on every backend.
+    stale, other = place.open(own_client=True), place.open(own_client=True)
+    assert stale.load_manifest("w", "r") == b"m2"
+    assert other.load_manifest("w", "r") == b"m2"
+    other.save_manifest("w", "r", b"m3")
+    with pytest.raises(durable.LeaseLostError, match="another process wrote"):
+        stale.save_manifest("w", "r", b"stale")
+    assert place.open().load_manifest("w", "r") == b"m3"
+    other.save_manifest("w", "r", b"m4")  # the current writer goes on
+    assert place.open().load_manifest("w", "r") == b"m4"
+    # A run created by someone else after this writer saw none.
+    assert stale.load_manifest("w", "new") is None
+    other.save_manifest("w", "new", b"n1")
+    with pytest.raises(durable.LeaseLostError):
+        stale.save_manifest("w", "new", b"stale")
+    assert place.open().load_manifest("w", "new") == b"n1"
 
 
 # -- the run-record log: both implementations, on every place ---------------

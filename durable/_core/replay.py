@@ -127,8 +127,13 @@ def went_live(ctx: RunState, pos: Position) -> None:
     if ctx.first_live is None:
         ctx.first_live = top_level(pos)
     check_stop()  # a graceful stop never starts another operation
-    if getattr(ctx.lease, "lost", False):
-        raise ctx.refuse(LeaseLostError(ctx.run_id, pos))
+    # Nor does a lost lease: another process may be executing this run now.
+    check = getattr(ctx.lease, "check", None)
+    try:
+        if check is not None:
+            check()
+    except LeaseLostError as e:
+        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why)) from None
 
 
 def discard_from(ctx: RunState, pos: Position) -> None:
@@ -163,10 +168,14 @@ def commit(
     A record the cache filled is already encoded; `live=False`: nothing ran."""
     record.ended = now()
     record.persisted = persist
-    if persist and record.encoding is None:
-        encode_into(ctx, record, value)
-    data = seal(record.to_bytes(), ctx.store.signing_key)
-    existing = ctx.store.save_record(ctx.workflow, ctx.run_id, record_name(record.position), data)
+    try:
+        if persist and record.encoding is None:
+            encode_into(ctx, record, value)  # a blob, for a large value
+        data = seal(record.to_bytes(), ctx.store.signing_key)
+        name = record_name(record.position)
+        existing = ctx.store.save_record(ctx.workflow, ctx.run_id, name, data)
+    except LeaseLostError as e:  # checked before each write: nothing was written
+        raise ctx.refuse(LeaseLostError(ctx.run_id, record.position, why=e.why)) from None
     ctx.executed += live
     if existing is not None and persist:
         body = unseal(

@@ -69,9 +69,7 @@ def fork_run(
         _write_fork_manifest(store, source, new_id, at)
     except BaseException:
         # A half-made fork would block its id forever: leave nothing behind.
-        store.delete_run(workflow, new_id, keep_lease=True)
-        lease.release()
-        store.delete_run(workflow, new_id)  # the lease too, in any store's layout
+        store.delete_held_run(workflow, new_id, lease)  # the lease too, in any store's layout
         raise
     lease.release()
     return new_id

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .._storage.base import Store, check_key_part, check_names
 from .._storage.clock import now
 from .._storage.factory import open_store
-from .._storage.keys import is_step_record, lease_key, manifest_key, position_of, run_of
+from .._storage.keys import is_step_record, position_of
 from .._storage.manifest import HEAD, decode_manifest, summary_size
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.records import RunRecord
@@ -57,28 +57,28 @@ def list_runs(
     one batched read of the manifests, then each run's record names."""
     if workflow is not None:
         check_key_part("workflow name", workflow)
-    keys = store.list(f"{workflow}/" if workflow else "")
-    runs = [run for k in keys if (run := run_of(k)) is not None]
-    heads = _summaries(store, [manifest_key(w, r) for w, r in runs])
-    infos = [
-        _info(store, w, r, heads[manifest_key(w, r)])
-        for w, r in runs
-        if manifest_key(w, r) in heads
-    ]
+    found = store.manifest_keys(store.list(f"{workflow}/" if workflow else ""))
+    heads = _summaries(store, found)
+    infos = [_info(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
     if status is not None:
         infos = [i for i in infos if i.status == status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
 
 
-def _summaries(store: Store, keys: list[str]) -> dict[str, bytes]:
-    """The leading bytes of each manifest that hold its summary: a listing
-    never reads a run's arguments or result (item 8 of issue 11)."""
-    heads = store.get_heads(keys, HEAD)
-    for key, head in list(heads.items()):
-        need = summary_size(head)
-        if need > len(head) == HEAD:  # a summary longer than usual: read exactly it
-            heads.update(store.get_heads([key], need))
-    return heads
+def _summaries(store: Store, found: dict[tuple[str, str], str]) -> dict[tuple[str, str], bytes]:
+    """The leading bytes of each run's manifest that hold its summary: a
+    listing never reads a run's arguments or result (issue 11, item 8)."""
+    heads = store.get_heads(list(found.values()), HEAD)
+    out: dict[tuple[str, str], bytes] = {}
+    for run, key in found.items():
+        head = heads.get(key)
+        if head is None:  # replaced since the listing (a newer generation)
+            head = store.load_manifest(*run)
+        elif summary_size(head) > len(head) == HEAD:  # a long summary: read exactly it
+            head = store.get_heads([key], summary_size(head)).get(key)
+        if head is not None:
+            out[run] = head
+    return out
 
 
 def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
@@ -163,11 +163,7 @@ def delete_run(store: Store, workflow: str, run_id: str) -> None:
     if not store.list(f"{workflow}/{run_id}/"):
         raise RunNotFoundError(workflow, run_id, store.url)
     lease = store.acquire(workflow, run_id, LEASE_TTL)
-    try:
-        store.delete_run(workflow, run_id, keep_lease=True)
-    finally:
-        lease.release()
-    store.delete([lease_key(workflow, run_id)])
+    store.delete_held_run(workflow, run_id, lease)
 
 
 def gc(

@@ -2,9 +2,9 @@
 `get_many`, create-only `create`, `put`, `list`, `delete`) is all a backend
 implements; a `Store` speaks of runs above it: manifests, blobs, leases
 and each run's record log (`recordlog`: one object per record by default,
-one append-only file per run in the local store). Two backends: plain
-files (`local`) and fsspec for every other URL (`objects`); `factory`
-opens the right one for a URL."""
+one append-only file per run in the local store), every write fenced by the
+run's lease (`fence`). Two backends: plain files (`local`) and fsspec for
+every other URL (`objects`); `factory` opens the right one for a URL."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ import hashlib
 import os
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from ..errors import ConfigurationError
-from .keys import blob_name, lease_key, manifest_key, run_of, run_prefix
-from .lease import Lease, object_lease_held
+from .fence import Held, generation_of, load_generation, save_generation
+from .keys import blob_name, lease_key, run_prefix
+from .lease import Lease
+from .objectlease import object_lease_held
 from .recordlog import ObjectRecords, RecordLog
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
@@ -57,6 +60,11 @@ class Store:
                 f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}"
             )
         self.lease_ttl = lease_ttl
+        # Fencing (`_fence`): the leases handed out, by run, which every write
+        # to that run checks; and the manifest version each run was last
+        # read or written at, for its compare-and-swap.
+        self._held: dict[tuple[str, str], Held] = {}
+        self._seen: dict[tuple[str, str], Any] = {}
 
     # -- primitives, keys are relative to the store root ------------------
     def get(self, key: str) -> bytes | None:
@@ -88,15 +96,36 @@ class Store:
         raise NotImplementedError
 
     # -- runs --------------------------------------------------------------
+    def guard(self, workflow: str, run_id: str) -> None:
+        """Before any write to a run: `LeaseLostError` when this store took
+        the run's lease and no longer holds it (the one check, see `_fence`)."""
+        held = self._held.get((workflow, run_id))
+        if held is not None:
+            held.check()
+
     def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
-        return self.get(manifest_key(workflow, run_id))
+        data, self._seen[(workflow, run_id)] = load_generation(self, workflow, run_id)
+        return data
 
     def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
-        self.put(manifest_key(workflow, run_id), data)
+        """Compare-and-swap against the version last read or written here."""
+        self.guard(workflow, run_id)
+        seen = self._seen.get((workflow, run_id))
+        self._seen[(workflow, run_id)] = save_generation(self, workflow, run_id, data, seen)
+
+    def manifest_keys(self, keys: Iterable[str]) -> dict[tuple[str, str], str]:
+        """The manifest's key of each run among listed keys (workflow, run id)."""
+        found: dict[tuple[str, str], tuple[int, str]] = {}
+        for key in keys:
+            gen = generation_of(key)
+            if gen is not None and gen[2] >= found.get(gen[:2], (0, ""))[0]:
+                found[gen[:2]] = (gen[2], key)
+        return {run: key for run, (_, key) in found.items()}
 
     def records(self, workflow: str, run_id: str) -> RecordLog:
         """The run's record log: one object per record unless a backend
-        keeps a log of its own."""
+        keeps a log of its own. Writes go through the methods below, which
+        check the run's lease first."""
         return ObjectRecords(self, workflow, run_id)
 
     def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
@@ -105,16 +134,20 @@ class Store:
 
     def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
         """Create-only write. Returns the bytes already there when it lost."""
+        self.guard(workflow, run_id)
         return self.records(workflow, run_id).append(name, data)
 
     def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
+        self.guard(workflow, run_id)
         self.records(workflow, run_id).replace(name, data)
 
     def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
+        self.guard(workflow, run_id)
         self.records(workflow, run_id).compact(names)
 
     def put_blob(self, workflow: str, run_id: str, data: bytes) -> str:
         """Store data once under its sha256; return the digest."""
+        self.guard(workflow, run_id)
         digest = hashlib.sha256(data).hexdigest()
         key = run_prefix(workflow, run_id) + blob_name(digest)
         if not self.create(key, data):
@@ -134,20 +167,50 @@ class Store:
         return data
 
     def workflows(self) -> builtins.list[str]:
-        return sorted({run[0] for k in self.list("") if (run := run_of(k)) is not None})
+        return sorted({w for w, _ in self.manifest_keys(self.list(""))})
 
     def runs(self, workflow: str) -> builtins.list[str]:
-        keys = self.list(f"{workflow}/")
-        return sorted(run[1] for k in keys if (run := run_of(k)) is not None)
+        return sorted(r for _, r in self.manifest_keys(self.list(f"{workflow}/")))
 
     def delete_run(self, workflow: str, run_id: str, *, keep_lease: bool = False) -> None:
+        self.guard(workflow, run_id)
         keys = self.list(run_prefix(workflow, run_id))
         lease = lease_key(workflow, run_id)
         self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
+        self._seen[(workflow, run_id)] = self._absent()
 
-    def acquire(self, workflow: str, run_id: str, ttl: float) -> Lease:
-        """The run's lease; the store's own `lease_ttl`, when set, wins."""
-        return self.lease(workflow, run_id, self.lease_ttl or ttl)
+    def delete_held_run(self, workflow: str, run_id: str, held: Held) -> None:
+        """Remove a run whose lease this store holds: its objects, then the
+        lease itself while still held (issue 11, item 2: unlocking first let
+        a starter hold a lease on a deleted file while a third locked a new
+        one), then what is left of its folder."""
+        try:
+            self.delete_run(workflow, run_id, keep_lease=True)
+        finally:
+            held.release(delete=True)
+        self.prune_run(workflow, run_id)
+
+    def prune_run(self, workflow: str, run_id: str) -> None:
+        """Remove the run's emptied folder, where folders exist."""
+
+    def _absent(self) -> Any:
+        """What `_seen` holds for a run without a manifest."""
+        return 0
+
+    def acquire(self, workflow: str, run_id: str, ttl: float) -> Held:
+        """The run's lease; the store's own `lease_ttl`, when set, wins.
+        Until it is released, every write to the run checks it."""
+        check_names(workflow, run_id)
+        lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
+        run = (workflow, run_id)
+
+        def forget() -> None:
+            if self._held.get(run) is held:
+                del self._held[run]
+
+        held = Held(lease, forget)
+        self._held[run] = held
+        return held
 
     def is_held(self, workflow: str, run_id: str) -> bool:
         """Whether a live process holds the run's lease; never takes it."""

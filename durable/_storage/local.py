@@ -1,33 +1,28 @@
 """The local store: plain files under a folder. Manifests and blobs are
-written atomically (temp file, fsync, rename or hard link, fsync of the
-folder); operation records are appended to one log per run (`LogRecords`
-over `log.RunLog`); the run lease is an exclusive flock."""
+written atomically (`localfs`); operation records are appended to one log
+per run (`LogRecords` over `log.RunLog`); the run lease is an exclusive OS lock on a file. Nothing
+is written or deleted through a symlink below the root."""
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import errno
 import os
-import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ..errors import ConfigurationError, StorageError
+from ..errors import ConfigurationError, LeaseLostError, StorageError
+from . import localfs as fs
 from .base import STORE_OPTIONS, Store
-from .keys import lease_key
 from .lease import FileLease, Lease, holder_alive
-from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir, parse
+from .log import LOG_NAME, NOFOLLOW, RunLog, parse
 
 T = TypeVar("T")
 
 
 class LocalStore(Store):
-    """Plain files. Writes go to a temp file in the same folder, are fsynced,
-    then renamed (or hard-linked for create-only) into place; the folder is
-    fsynced too, so a crash leaves either the old object or the new one."""
+    """Plain files; see the module docstring."""
 
     def __init__(self, root: str, **options: Any) -> None:
         unknown = set(options) - set(STORE_OPTIONS)
@@ -46,20 +41,16 @@ class LocalStore(Store):
     def _path(self, key: str) -> str:
         return os.path.join(self.root, key)
 
+    def _error(self, what: str, e: OSError) -> StorageError:
+        return fs.local_error(self.url, what, e)
+
+    # -- primitives ----------------------------------------------------------
     def get(self, key: str) -> bytes | None:
         try:
-            fd = os.open(self._path(key), os.O_RDONLY | NOFOLLOW)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as e:
-            if e.errno == errno.ELOOP:  # a symlink is not an object of this store
-                return None
-            raise self._error(f"reading {key}", e) from e
-        try:
-            with os.fdopen(fd, "rb") as f:
-                return f.read()
+            found = fs.read(self._path(key))
         except OSError as e:
             raise self._error(f"reading {key}", e) from e
+        return None if found is None else found[0]
 
     def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
         out = {}
@@ -76,103 +67,35 @@ class LocalStore(Store):
         self._write(key, data, exclusive=False)
 
     def create(self, key: str, data: bytes) -> bool:
-        return self._write(key, data, exclusive=True)
+        return self._write(key, data, exclusive=True) is not None
 
-    def _write(self, key: str, data: bytes, *, exclusive: bool) -> bool:
+    def _write(self, key: str, data: bytes, *, exclusive: bool) -> fs.Identity | None:
         path = self._path(key)
-        folder = os.path.dirname(path)
         try:
-            fd, tmp = self._in_folder(folder, lambda: tempfile.mkstemp(dir=folder, prefix=".tmp-"))
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                if exclusive:
-                    try:
-                        os.link(tmp, path)
-                    except FileExistsError:
-                        return False
-                else:
-                    os.replace(tmp, path)
-                    tmp = ""
-            finally:
-                if tmp:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp)
-            fsync_dir(folder)
-            return True
+            return self._in_folder(os.path.dirname(path), lambda: fs.write(path, data,
+                                                                           exclusive=exclusive))  # fmt: skip
         except OSError as e:
             raise self._error(f"writing {key}", e) from e
 
     def _in_folder(self, folder: str, op: Callable[[], T]) -> T:
         """Run op, which creates something in folder. Folders this store made
-        are remembered, to save a syscall per record; another process (`durable
+        are remembered, to save syscalls per record; another process (`durable
         rm`, gc) may still delete one, so a missing folder is made again."""
         if folder not in self._made:
-            self._make_folder(folder)
+            fs.make_folder(self.root, folder)
             self._made.add(folder)
         try:
             return op()
         except FileNotFoundError:
-            self._make_folder(folder)
+            fs.make_folder(self.root, folder)
             return op()
-
-    def _make_folder(self, folder: str) -> None:
-        """Make folder and the folders above it up to the root, refusing
-        (ELOOP) when one inside the store is a symlink or not a folder:
-        nothing is ever written outside the root through a planted link."""
-        os.makedirs(self.root, exist_ok=True)
-        path = self.root
-        for part in self._parts(folder):
-            path = os.path.join(path, part)
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(path)
-            _real_folder(path)
-
-    def _exists(self, folder: str) -> bool:
-        """Whether folder exists with no symlink between it and the root
-        (raising ELOOP on one), for deletes and listings."""
-        path = self.root
-        for part in self._parts(folder):
-            path = os.path.join(path, part)
-            try:
-                _real_folder(path)
-            except (FileNotFoundError, NotADirectoryError):
-                return False
-        return os.path.isdir(self.root)
-
-    def _parts(self, folder: str) -> builtins.list[str]:
-        rel = os.path.relpath(folder, self.root)
-        if rel == ".":
-            return []
-        if rel == ".." or rel.startswith(".." + os.sep):
-            raise OSError(errno.EXDEV, "outside the store's root", folder)
-        return rel.split(os.sep)
 
     def list(self, prefix: str) -> builtins.list[str]:
         base = self._path(prefix.rstrip("/"))
         try:
-            if not self._exists(base):
-                return []
-            return sorted(self._walk(base))
+            return sorted(fs.walk(self.root, base)) if fs.folder_exists(self.root, base) else []
         except OSError as e:
             raise self._error(f"listing {prefix or '/'}", e) from e
-
-    def _walk(self, base: str) -> builtins.list[str]:
-        """Every file under base, never following or listing a symlink."""
-        out, stack = [], [base]
-        while stack:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    if entry.is_symlink() or entry.name.startswith(".tmp-"):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    else:
-                        rel = os.path.relpath(entry.path, self.root)
-                        out.append(rel.replace(os.sep, "/"))
-        return out
 
     def delete(self, keys: Iterable[str]) -> None:
         by_folder: dict[str, builtins.list[str]] = {}
@@ -181,16 +104,18 @@ class LocalStore(Store):
             by_folder.setdefault(os.path.dirname(path), []).append(path)
         try:
             for folder, paths in by_folder.items():
-                if self._exists(folder):  # never through a symlinked folder
+                if fs.folder_exists(self.root, folder):  # never through a symlinked folder
                     for path in paths:
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(path)  # a symlink itself, never its target
         except OSError as e:
             raise self._error("deleting", e) from e
         for folder in sorted(by_folder, key=len, reverse=True):
-            _prune(folder, self.root)
+            fs.prune(folder, self.root)
         self._made.clear()
-        self._logs.clear()
+
+    def prune_run(self, workflow: str, run_id: str) -> None:
+        fs.prune(self._path(f"{workflow}/{run_id}"), self.root)
 
     def sweep_temp(self, older_than: float) -> int:
         # A writer keeps writing to its temp file until the rename, so one
@@ -205,86 +130,73 @@ class LocalStore(Store):
                         swept += 1
         return swept
 
-    def is_held(self, workflow: str, run_id: str) -> bool:
-        # Reading the owner document, not trying the flock: a probe that took
-        # the lock for an instant could make a real starter fail.
-        return holder_alive(self.get(lease_key(workflow, run_id)), renewed=False)
+    # -- the manifest: one file, compare-and-swap by its identity ------------
+    def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
+        try:
+            found = fs.read(self._path(f"{workflow}/{run_id}/run"))
+        except OSError as e:
+            raise self._error(f"reading {workflow}/{run_id}/run", e) from e
+        self._seen[(workflow, run_id)] = None if found is None else found[1]
+        return None if found is None else found[0]
 
+    def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
+        self.guard(workflow, run_id)
+        run, key = (workflow, run_id), f"{workflow}/{run_id}/run"
+        # Every write renames a new file into place: a manifest whose identity
+        # is not the one read or written here was written by someone else.
+        if run in self._seen and fs.current(self._path(key)) != self._seen[run]:
+            raise LeaseLostError(run_id, why="another process wrote the run's manifest")
+        self._seen[run] = self._write(key, data, exclusive=False)
+
+    def _absent(self) -> Any:
+        return None
+
+    def manifest_keys(self, keys: Iterable[str]) -> dict[tuple[str, str], str]:
+        return {(p[0], p[1]): k for k in keys if len(p := k.split("/")) == 3 and p[2] == "run"}
+
+    # -- operation records: one append-only log per run (`LogRecords`) -------
     def records(self, workflow: str, run_id: str) -> LogRecords:
-        """The run's records, in one append-only log (see `log`)."""
         key = f"{workflow}/{run_id}"
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
-        return LogRecords(self, key, log)
+        return LogRecords(self, (workflow, run_id), log)
 
+    # -- the lease ------------------------------------------------------------
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
-        path = self._path(lease_key(workflow, run_id))
+        path = self._path(f"{workflow}/{run_id}/lease")
         try:
-            return self._in_folder(os.path.dirname(path), lambda: _file_lease(path, ttl, run_id))
+            return self._in_folder(os.path.dirname(path), lambda: FileLease(path, ttl, run_id))
         except OSError as e:
             raise self._error(f"taking the lease {path}", e) from e
 
-    def _error(self, what: str, e: OSError) -> StorageError:
-        return StorageError(self.url, f"{what}: {e}", _ADVICE.get(e.errno or 0, ""))
-
-
-# What to do about the local faults a user can fix.
-_ADVICE = {
-    errno.ENOSPC: "the disk is full: free some space, then call again to resume",
-    errno.EDQUOT: "the disk quota is used up: free some space, then call again to resume",
-    errno.EROFS: "the file system is read-only: remount it writable or use another folder",
-    errno.EFBIG: "a file size limit (ulimit -f) was reached: raise it, then call again",
-    errno.EACCES: "check the permissions of the store's folder",
-    errno.EPERM: "check the permissions of the store's folder",
-    errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",
-    errno.ENOTDIR: "a file stands where the store needs a folder: move it away",
-}
-
-
-def _file_lease(path: str, ttl: float, run_id: str) -> FileLease:
-    if os.path.islink(path):  # taking it would truncate the link's target
-        raise OSError(errno.ELOOP, "the lease is a symlink", path)
-    return FileLease(path, ttl, run_id)
-
-
-def _real_folder(path: str) -> None:
-    mode = os.lstat(path).st_mode
-    if stat.S_ISLNK(mode):
-        raise OSError(errno.ELOOP, "a symlink inside the store", path)
-    if not stat.S_ISDIR(mode):
-        raise OSError(errno.ENOTDIR, "not a folder", path)
-
-
-def _prune(folder: str, root: str) -> None:
-    while folder.startswith(root) and folder != root:
-        try:
-            os.rmdir(folder)
-        except OSError:
-            return
-        folder = os.path.dirname(folder)
+    def is_held(self, workflow: str, run_id: str) -> bool:
+        # Reading the owner document, not trying the lock: a probe that took
+        # it for an instant could make a real starter fail.
+        return holder_alive(self.get(f"{workflow}/{run_id}/lease"), renewed=False)
 
 
 class LogRecords:
     """The run-record log as one append-only file: one append and one
     fdatasync a record, where an object per record would cost a file, a
-    rename and two fsyncs. Create-only is decided under the log's flock."""
+    rename and two fsyncs. Create-only is decided under the log's lock,
+    after catching up with other writers."""
 
-    def __init__(self, store: LocalStore, run: str, log: RunLog) -> None:
+    def __init__(self, store: LocalStore, run: tuple[str, str], log: RunLog) -> None:
         self.store, self.run, self.log = store, run, log
+        self.folder = "/".join(run)
 
     def read_all(self) -> dict[str, bytes]:
         try:
             return self.log.load()
         except OSError as e:
-            raise self.store._error(f"reading {self.run}/{LOG_NAME}", e) from e
+            raise self.store._error(f"reading {self.folder}/{LOG_NAME}", e) from e
 
     def peek(self) -> dict[str, bytes]:
         # Not RunLog.load(): it cuts a torn tail off, and for a reader without
         # the lease that tail may be the holder's append in progress.
-        key = f"{self.run}/{LOG_NAME}"
-        raw = self.store.get(key) or b""
-        return parse(raw, self.log.run_id, path=self.store._path(key))[0]
+        key = f"{self.folder}/{LOG_NAME}"
+        return parse(self.store.get(key) or b"", self.log.run_id, path=self.store._path(key))[0]
 
     def names(self) -> builtins.list[str]:
         return sorted(self.peek())
@@ -303,6 +215,6 @@ class LogRecords:
 
     def _logged(self, op: Callable[[], T]) -> T:
         try:
-            return self.store._in_folder(self.store._path(self.run), op)
+            return self.store._in_folder(self.store._path(self.folder), op)
         except OSError as e:
-            raise self.store._error(f"appending to {self.run}", e) from e
+            raise self.store._error(f"appending to {self.folder}", e) from e

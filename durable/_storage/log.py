@@ -20,6 +20,7 @@ import zlib
 
 from ..errors import CorruptRecordError
 from .keys import position_of
+from .lease import inherited_no_more, not_inherited
 from .oslock import lock_exclusive, unlock
 
 _MAGIC = b"\xd7\x1e"
@@ -223,6 +224,7 @@ def _cut(fd: int, path: str, length: int) -> None:
 
 
 def _lock(fd: int) -> None:
+    not_inherited(fd)  # a child forked while we hold it must not keep the lock
     lock_exclusive(fd, blocking=True)
 
 
@@ -231,6 +233,7 @@ def _release(fd: int) -> None:
     # "eventually"; flock would drop it at close anyway.
     with contextlib.suppress(OSError):  # never taken (the lock call failed)
         unlock(fd)
+    inherited_no_more(fd)
     os.close(fd)
 
 

@@ -20,7 +20,8 @@ import fsspec
 from ..errors import DurableError, StorageError
 from .base import STORE_OPTIONS, Store
 from .keys import lease_key
-from .lease import Lease, ObjectLease
+from .lease import Lease
+from .objectlease import ObjectLease
 
 T = TypeVar("T")
 
