@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigurationError
-from .fence import Held, generation_of, load_generation, save_generation
-from .keys import blob_name, lease_key, run_prefix
+from .fence import Held, load_generation, save_generation
+from .keys import blob_name, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .objectlease import object_lease_held
 from .recordlog import ObjectRecords, RecordLog

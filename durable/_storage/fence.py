@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LeaseLostError, StorageError
+from .keys import generation_key, generation_of, manifest_key
 from .lease import Lease
 
 if TYPE_CHECKING:
@@ -61,20 +62,8 @@ class Held:
         self.lease.release(delete=delete)
 
 
-def generation_key(workflow: str, run_id: str, gen: int) -> str:
-    return f"{workflow}/{run_id}/run/{gen:010d}"
-
-
-def generation_of(key: str) -> tuple[str, str, int] | None:
-    """(workflow, run id, generation) of a manifest generation's key."""
-    parts = key.split("/")
-    if len(parts) == 4 and parts[2] == "run" and parts[3].isdigit():
-        return parts[0], parts[1], int(parts[3])
-    return None
-
-
 def _generations(store: Store, workflow: str, run_id: str) -> list[int]:
-    keys = store.list(f"{workflow}/{run_id}/run/")
+    keys = store.list(manifest_key(workflow, run_id) + "/")
     return sorted(g[2] for k in keys if (g := generation_of(k)) is not None)
 
 

@@ -117,7 +117,8 @@ def position_of(name: str) -> Position | None:
 
 
 # -- the keys of a run's objects ------------------------------------------------
-# <workflow>/<run id>/run             the manifest
+# <workflow>/<run id>/run             the manifest (local store)
+# <workflow>/<run id>/run/<n>         its generations (object stores, see `fence`)
 # <workflow>/<run id>/<record name>   steps/…, attempts/…, timers/…, items/…/…
 # <workflow>/<run id>/blobs/<sha256>  large values, stored once
 # <workflow>/<run id>/lease           the local lease file (lease/<n> on object stores)
@@ -152,3 +153,15 @@ def is_record(name: str) -> bool:
 
 def is_step_record(name: str) -> bool:
     return name.startswith("steps/")
+
+
+def generation_key(workflow: str, run_id: str, gen: int) -> str:
+    return f"{workflow}/{run_id}/run/{gen:010d}"
+
+
+def generation_of(key: str) -> tuple[str, str, int] | None:
+    """(workflow, run id, generation) of a manifest generation's key."""
+    parts = key.split("/")
+    if len(parts) == 4 and parts[2] == "run" and parts[3].isdigit():
+        return parts[0], parts[1], int(parts[3])
+    return None

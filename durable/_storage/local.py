@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from ..errors import ConfigurationError, LeaseLostError, StorageError
 from . import localfs as fs
 from .base import STORE_OPTIONS, Store
+from .keys import lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
 from .log import LOG_NAME, NOFOLLOW, RunLog, parse
 
@@ -152,7 +153,7 @@ class LocalStore(Store):
         return None
 
     def manifest_keys(self, keys: Iterable[str]) -> dict[tuple[str, str], str]:
-        return {(p[0], p[1]): k for k in keys if len(p := k.split("/")) == 3 and p[2] == "run"}
+        return {run: k for k in keys if (run := run_of(k)) is not None}
 
     # -- operation records: one append-only log per run (`LogRecords`) -------
     def records(self, workflow: str, run_id: str) -> LogRecords:
@@ -164,7 +165,7 @@ class LocalStore(Store):
 
     # -- the lease ------------------------------------------------------------
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
-        path = self._path(f"{workflow}/{run_id}/lease")
+        path = self._path(lease_key(workflow, run_id))
         try:
             return self._in_folder(os.path.dirname(path), lambda: FileLease(path, ttl, run_id))
         except OSError as e:
@@ -173,7 +174,7 @@ class LocalStore(Store):
     def is_held(self, workflow: str, run_id: str) -> bool:
         # Reading the owner document, not trying the lock: a probe that took
         # it for an instant could make a real starter fail.
-        return holder_alive(self.get(f"{workflow}/{run_id}/lease"), renewed=False)
+        return holder_alive(self.get(lease_key(workflow, run_id)), renewed=False)
 
 
 class LogRecords:
