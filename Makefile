@@ -23,6 +23,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check durable tests examples benchmarks
+	PYTHONPATH=$(CURDIR) $(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy durable tests/typing_check.py

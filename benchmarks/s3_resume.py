@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import durable
-from durable._fsstore import FsspecStore
+from durable._storage.objects import FsspecStore
 
 os.environ.update(
     AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"

@@ -3,16 +3,20 @@
 Decorate a function with `@durable.workflow` and the functions it calls with
 `@durable.step`; each step's output is recorded, so calling the workflow again
 with the same run id skips the finished steps and continues from the first
-one that did not finish."""
+one that did not finish.
 
-from ._artifacts import artifact
-from ._blocks import asleep, loop_over, sleep, suspend
-from ._cache import Cache
-from ._cache_admin import CacheInfo, cache_info
-from ._context import Run, RunContext, current_run
-from ._errors import (
+This module is the one public door. The errors are imported at once; every
+other name is imported from its module on first use, so that run management
+(`durable runs`, `durable show`) never loads the engine."""
+
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+from .errors import (
     ArtifactMissingError,
     ConfigurationError,
+    ControlFlow,
     CorruptRecordError,
     DefinitionChangedError,
     DurableError,
@@ -22,17 +26,26 @@ from ._errors import (
     RunLockedError,
     RunNotFoundError,
     SerializationError,
+    Stopped,
     StorageError,
     Suspended,
 )
-from ._history import StepInfo
-from ._progress import Progress
-from ._redact import Redacted, redact
-from ._runs import RunInfo, gc
-from ._signals import stop_on_signals
-from ._step import Step, step
-from ._store import Store, open_store
-from ._workflow import AsyncWorkflow, Workflow, workflow
+
+if _TYPE_CHECKING:
+    from ._api.ops import asleep, loop_over, sleep, suspend
+    from ._api.signals import stop_on_signals
+    from ._api.step import Step, step
+    from ._api.workflow import AsyncWorkflow, Workflow, workflow
+    from ._core.artifacts import artifact
+    from ._core.cache import Cache
+    from ._core.context import Run, RunContext, current_run
+    from ._core.redact import Redacted, redact
+    from ._fanout.progress import Progress
+    from ._manage.cache import CacheInfo, cache_info
+    from ._manage.history import StepInfo
+    from ._manage.runs import RunInfo, gc
+    from ._storage.base import Store
+    from ._storage.factory import open_store
 
 __version__ = "0.1.0.dev0"
 
@@ -42,6 +55,7 @@ __all__ = [
     "Cache",
     "CacheInfo",
     "ConfigurationError",
+    "ControlFlow",
     "CorruptRecordError",
     "DefinitionChangedError",
     "DurableError",
@@ -58,6 +72,7 @@ __all__ = [
     "SerializationError",
     "Step",
     "StepInfo",
+    "Stopped",
     "StorageError",
     "Store",
     "Suspended",
@@ -76,3 +91,46 @@ __all__ = [
     "suspend",
     "workflow",
 ]
+
+# Where each name that is not an error lives (the imports above, for type
+# checkers and import-linter, say the same).
+_HOMES = {
+    "asleep": "._api.ops",
+    "loop_over": "._api.ops",
+    "sleep": "._api.ops",
+    "suspend": "._api.ops",
+    "stop_on_signals": "._api.signals",
+    "Step": "._api.step",
+    "step": "._api.step",
+    "AsyncWorkflow": "._api.workflow",
+    "Workflow": "._api.workflow",
+    "workflow": "._api.workflow",
+    "artifact": "._core.artifacts",
+    "Cache": "._core.cache",
+    "Run": "._core.context",
+    "RunContext": "._core.context",
+    "current_run": "._core.context",
+    "Redacted": "._core.redact",
+    "redact": "._core.redact",
+    "Progress": "._fanout.progress",
+    "CacheInfo": "._manage.cache",
+    "cache_info": "._manage.cache",
+    "StepInfo": "._manage.history",
+    "RunInfo": "._manage.runs",
+    "gc": "._manage.runs",
+    "Store": "._storage.base",
+    "open_store": "._storage.factory",
+}
+
+if not _TYPE_CHECKING:
+
+    def __getattr__(name: str) -> _Any:
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module 'durable' has no attribute {name!r}")
+        value = getattr(_importlib.import_module(home, __name__), name)
+        globals()[name] = value  # once loaded, an ordinary attribute
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

@@ -7,8 +7,9 @@ import contextlib
 import uuid
 from collections.abc import Iterator
 
-from . import _drive
-from ._store import Store, open_store
+from ._storage import clock as clocks
+from ._storage.base import Store
+from ._storage.factory import open_store
 
 
 def memory_store(**options: object) -> Store:
@@ -16,7 +17,7 @@ def memory_store(**options: object) -> Store:
     return open_store(f"memory://durable-test-{uuid.uuid4().hex}", **options)
 
 
-class FakeClock(_drive.Clock):
+class FakeClock(clocks.Clock):
     """Sleeps return at once and advance `now`; `slept` lists every request."""
 
     def __init__(self, start: float = 1_700_000_000.0) -> None:
@@ -38,9 +39,9 @@ class FakeClock(_drive.Clock):
 def fake_clock(start: float = 1_700_000_000.0) -> Iterator[FakeClock]:
     """Replace the engine's clock (retry delays, durable sleep) for a block."""
     fake = FakeClock(start)
-    previous = _drive.clock
-    _drive.clock = fake
+    previous = clocks.clock
+    clocks.clock = fake
     try:
         yield fake
     finally:
-        _drive.clock = previous
+        clocks.clock = previous

@@ -16,7 +16,7 @@ import os.path
 import types
 
 # A stand-in for the real package: the golden runner loads only
-# durable._fingerprint, and our decorators must be ignored by name anyway.
+# durable._fingerprint.fingerprint, and our decorators must be ignored by name anyway.
 durable = types.SimpleNamespace(
     step=lambda *a, **k: a[0] if a and callable(a[0]) else (lambda f: f)
 )

@@ -4,7 +4,7 @@
 
 Run by the fingerprint tests in fresh interpreters, any CPython 3.10+, with
 nothing installed: `durable` is a stub package so that only the standard
-library and durable._fingerprint are loaded (durable/__init__.py is not run).
+library and durable._fingerprint.fingerprint are loaded (durable/__init__.py is not run).
 A module either has `CASES = {label: (function, options)}` or a function
 `target` (and optional `OPTIONS`). Errors are reported, not raised.
 """
@@ -20,7 +20,7 @@ def load_fingerprint(repo):
         stub = types.ModuleType("durable")
         stub.__path__ = [repo + "/durable"]
         sys.modules["durable"] = stub
-    return importlib.import_module("durable._fingerprint")
+    return importlib.import_module("durable._fingerprint.fingerprint")
 
 
 def run_case(fp, fn, options):

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import durable
-from durable import _runner
-from durable._artifacts import artifact_states
-from durable._records import StepRecord
+from durable._core import replay
+from durable._storage.files import artifact_states
+from durable._storage.records import StepRecord
 
 Build = tuple[Any, "Counter[str]"]
 
@@ -78,7 +78,7 @@ def store(tmp_path: Path) -> durable.Store:
 
 
 def records(store: durable.Store, run_id: str = "release-1") -> dict[int, StepRecord]:
-    return _runner.load_context(store, "release", run_id, "refuse").records
+    return replay.load_context(store, "release", run_id, "refuse").records
 
 
 def rewrite_same_size(path: Path) -> None:
@@ -359,7 +359,7 @@ def test_artifact_on_s3_is_checked_before_replay(s3_base: str) -> None:
         return pipeline.with_options(run_id="s3-run")(b"weights-v1")
 
     assert call() == 10
-    recs = _runner.load_context(store, "pipeline", "s3-run", "refuse").records
+    recs = replay.load_context(store, "pipeline", "s3-run", "refuse").records
     kinds = [(a["url"], a["kind"]) for a in recs[0].artifacts]
     assert kinds == [(model_url, "file"), (folder_url, "folder")]
     assert call() == 10  # untouched: replayed
@@ -374,5 +374,5 @@ def test_artifact_on_s3_is_checked_before_replay(s3_base: str) -> None:
     fs.pipe_file(f"{folder_url}/b/c", b"shard-X")  # a file inside the folder
     assert call() == 10
     assert counts == {"train": 4, "evaluate": 4}
-    reopened = _runner.load_context(store, "pipeline", "s3-run", "refuse").records[0]
+    reopened = replay.load_context(store, "pipeline", "s3-run", "refuse").records[0]
     assert reopened.extra["reopened"] == f"artifact {folder_url} changed"

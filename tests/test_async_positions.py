@@ -486,8 +486,8 @@ def test_the_task_factory_chains_to_the_users_and_is_removed_after_the_run(
 
 
 def test_position_names_parse_back_and_order_a_path_after_its_prefix() -> None:
-    from durable._records import PositionPath as Pos
-    from durable._records import (
+    from durable._storage.keys import PositionPath as Pos
+    from durable._storage.keys import (
         attempts_name,
         format_position,
         item_name,
@@ -549,8 +549,8 @@ def test_rerun_discards_from_the_changed_call_in_path_order(tmp_path: Path, log:
 def test_history_show_and_the_html_timeline_print_paths(
     tmp_path: Path, log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from durable._cli import main
-    from durable._records import PositionPath as Pos
+    from durable._cli.main import main
+    from durable._storage.keys import PositionPath as Pos
 
     store = durable.open_store(tmp_path / "store")
 

@@ -290,18 +290,18 @@ def test_a_workflow_may_not_be_named_cache() -> None:
 
 
 def test_any_step_name_has_its_own_folder(plain_store: durable.Store) -> None:
-    from durable import _cache_admin
+    from durable._manage import cache as cache_admin
 
     names = ["a/b [1]", "a%2Fb [1]", ".hidden", "x" * 300, "x" * 301]
     for name in names:
         durable.step(cache=True, name=name)(lambda: 1)()
-    listed = {e.step for e in _cache_admin.list_entries(plain_store)}
+    listed = {e.step for e in cache_admin.list_entries(plain_store)}
     assert listed == set(names)
     for name in names:
-        [entry] = _cache_admin.list_entries(plain_store, name)
+        [entry] = cache_admin.list_entries(plain_store, name)
         part = entry.key.split("/")[2]
         assert len(part) <= 200 and not part.startswith(".")
         assert not set(part) & set("*?[] /\\")
-    gone, _ = _cache_admin.clear(plain_store, "a/b [1]")
+    gone, _ = cache_admin.clear(plain_store, "a/b [1]")
     assert [g.step for g in gone] == ["a/b [1]"]
-    assert len(_cache_admin.list_entries(plain_store)) == len(names) - 1
+    assert len(cache_admin.list_entries(plain_store)) == len(names) - 1

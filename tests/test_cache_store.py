@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 import durable
-from durable import _cache_admin
+from durable._manage import cache as cache_admin
 from durable.testing import FakeClock
 from tests.conftest import Place
 
@@ -45,7 +45,7 @@ def test_an_output_is_reused_through_another_opening_of_the_store(place: Place) 
     other = place.open(own_client=True)  # another process's view of the store
     assert flow_on(other, "two")(3) == 3
     assert CALLS["pair"] == 1
-    assert [e.step for e in _cache_admin.list_entries(other)] == [pair.name]
+    assert [e.step for e in cache_admin.list_entries(other)] == [pair.name]
 
 
 def test_entries_are_sealed_with_the_signing_key(place: Place) -> None:
@@ -84,16 +84,16 @@ def test_prune_removes_the_least_recently_used_first(place: Place, clock: FakeCl
     clock.now += 3600
     sizes.with_options(run_id="later")([10])  # a hit marks 10 as used now
     assert CALLS["text"] == 3
-    dry, _ = _cache_admin.prune(store, older_than=1800, dry_run=True)
+    dry, _ = cache_admin.prune(store, older_than=1800, dry_run=True)
     assert sorted(i.size for i in dry) == [21, 31]  # msgpack: one byte of header
-    assert len(_cache_admin.list_entries(store)) == 3
-    gone, _ = _cache_admin.prune(store, max_size=25)  # 11 + 21 + 31: keep the newest use
+    assert len(cache_admin.list_entries(store)) == 3
+    gone, _ = cache_admin.prune(store, max_size=25)  # 11 + 21 + 31: keep the newest use
     assert sorted(i.size for i in gone) == [21, 31]
     sizes.with_options(run_id="third")([10, 20])
     assert CALLS["text"] == 4  # 10 was kept, 20 computed again
     clock.now += 7 * 86400
-    gone, _ = _cache_admin.prune(store, older_than=86400)
-    assert len(gone) == 2 and _cache_admin.list_entries(store) == []
+    gone, _ = cache_admin.prune(store, older_than=86400)
+    assert len(gone) == 2 and cache_admin.list_entries(store) == []
 
 
 def test_blobs_that_runs_refer_to_survive_clear_and_prune(place: Place) -> None:
@@ -115,15 +115,15 @@ def test_blobs_that_runs_refer_to_survive_clear_and_prune(place: Place) -> None:
         with pytest.raises(RuntimeError):
             flow.with_options(run_id=run_id)(100, fail=True)
     assert CALLS["big"] == 1
-    _cache_admin.clear(store)  # the entry goes; both runs still point at the blob
-    assert _cache_admin.list_entries(store) == []
+    cache_admin.clear(store)  # the entry goes; both runs still point at the blob
+    assert cache_admin.list_entries(store) == []
     durable.gc(store, keep_last=1)  # removing run a must not remove what b refers to
     assert [r.run_id for r in flow.runs()] == ["b"]
-    _cache_admin.prune(store, max_size=0)
+    cache_admin.prune(store, max_size=0)
     assert flow.resume("b", fail=False).value == 100
     assert CALLS["big"] == 1  # replayed from its record, through the kept blob
     flow.delete("b")
-    _, blobs = _cache_admin.clear(store)
+    _, blobs = cache_admin.clear(store)
     assert blobs == 1
     assert [k for k in store.list("") if "/blobs/" in k] == []
 

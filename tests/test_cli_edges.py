@@ -245,10 +245,9 @@ def test_runs_and_gc_go_on_past_an_unsigned_manifest_in_a_signed_store(tmp: Path
 
 
 def _bare_manifest(store: durable.Store, run_id: str) -> bytes:
-    from durable import _runner
-    from durable._manifest import pack_manifest
+    from durable._storage.manifest import pack_manifest, read_manifest
 
-    manifest = _runner.read_manifest(store, "signed", run_id)
+    manifest = read_manifest(store, "signed", run_id)
     assert manifest is not None
     return pack_manifest(manifest, None)  # as someone without the key would
 

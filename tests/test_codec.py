@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import durable
 import durable.testing
-from durable import _codec
+from durable._storage import codec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,8 +65,8 @@ def same(a: Any, b: Any) -> bool:
 @settings(max_examples=300, deadline=None)
 @given(values)
 def test_round_trip_keeps_value_and_type(value: Any) -> None:
-    tag, data = _codec.encode_value(value)
-    assert same(_codec.decode_value(tag, data), value)
+    tag, data = codec.encode_value(value)
+    assert same(codec.decode_value(tag, data), value)
 
 
 @settings(max_examples=60, deadline=None)
@@ -88,7 +88,7 @@ def test_round_trip_through_a_real_run(value: Any) -> None:
 
 
 def test_plain_data_uses_msgpack_and_the_rest_pickle() -> None:
-    assert _codec.encode_value({"a": [1, 2.5, None, "x", b"y"]})[0] == _codec.MSGPACK
+    assert codec.encode_value({"a": [1, 2.5, None, "x", b"y"]})[0] == codec.MSGPACK
     for v in [
         (1, 2),
         {1: "int key"},
@@ -100,4 +100,4 @@ def test_plain_data_uses_msgpack_and_the_rest_pickle() -> None:
         uuid.UUID(int=5),
         [(1,)],
     ]:
-        assert _codec.encode_value(v)[0] == _codec.PICKLE, v
+        assert codec.encode_value(v)[0] == codec.PICKLE, v

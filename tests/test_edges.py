@@ -243,7 +243,7 @@ def test_a_run_deleted_under_a_long_lived_local_store_starts_again(tmp_path: Pat
 
 
 def test_a_short_write_to_the_log_loses_no_later_record(tmp_path: Path) -> None:
-    from durable._runlog import RunLog
+    from durable._storage.log import RunLog
 
     log = RunLog(str(tmp_path / "records.log"), "r")
     log.append([("steps/00000000", b"a" * 100)])

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import durable
+from durable._core.context import current_state
 from durable.testing import FakeClock
 
 
@@ -110,7 +111,7 @@ def test_body_error_outside_steps_marks_failed_and_replays(store: durable.Store)
 
     with pytest.raises(RuntimeError):
         wf()
-    from durable._runner import read_manifest
+    from durable._storage.manifest import read_manifest
 
     manifest = read_manifest(store, "wf", "r")
     assert manifest is not None and manifest.status == "failed"
@@ -283,7 +284,7 @@ def test_suspend_then_resume_with_override(store: durable.Store) -> None:
     with pytest.raises(durable.Suspended) as info:
         wf(5)
     assert (info.value.run_id, info.value.reason) == ("r", "waiting for go")
-    from durable._runner import read_manifest
+    from durable._storage.manifest import read_manifest
 
     manifest = read_manifest(store, "pipeline", "r")
     assert manifest is not None and manifest.status == "suspended"
@@ -332,7 +333,7 @@ def test_retries_back_off_and_record_attempts(store: durable.Store, clock: FakeC
     assert wf() == "ok"
     assert attempts == [0, 1, 2, 3]
     assert clock.slept == [1.0, 2.0, 3.0]
-    from durable._runner import load_context
+    from durable._core.replay import load_context
 
     rec = load_context(store, "r", "r", "refuse").records[0]
     assert [a.message for a in rec.attempts] == ["try 1", "try 2", "try 3"]
@@ -395,7 +396,7 @@ def test_durable_sleep_sleeps_only_the_remainder(store: durable.Store, clock: Fa
         durable.sleep(60)
         return "woke"
 
-    from durable._drive import clock as engine_clock
+    from durable._storage.clock import clock as engine_clock
 
     assert engine_clock is clock
 
@@ -450,7 +451,7 @@ def test_loop_over_records_once_and_skips_on_rerun(store: durable.Store) -> None
     with pytest.raises(ValueError):
         lp([1, 2, 3, 4])
     assert calls == [1, 2, 3]
-    from durable._runner import load_context
+    from durable._core.replay import load_context
 
     assert load_context(store, "lp", "r", "refuse").records == {}
     fail_at["n"] = -1
@@ -513,7 +514,8 @@ def test_keyboard_interrupt_records_nothing_for_the_step(store: durable.Store) -
 
     with pytest.raises(KeyboardInterrupt):
         k()
-    from durable._runner import load_context, read_manifest
+    from durable._core.replay import load_context
+    from durable._storage.manifest import read_manifest
 
     assert read_manifest(store, "k", "r").status == "interrupted"  # type: ignore[union-attr]
     assert list(load_context(store, "k", "r", "refuse").records) == [0]
@@ -557,7 +559,7 @@ def test_nested_step_and_nested_workflow(store: durable.Store) -> None:
         return outer() + child()
 
     assert parent() == 12
-    from durable._runner import load_context
+    from durable._core.replay import load_context
 
     records = load_context(store, "parent", "r", "refuse").records
     # The nested step ran plainly; the child workflow is a run of its own,
@@ -614,7 +616,7 @@ def test_unserialisable_return_value_keeps_run_resumable(store: durable.Store) -
 
 def damage(store: durable.Store) -> str:
     """Flip one bit inside the record at position 0; return what should be named."""
-    from durable._store import LocalStore
+    from durable._storage.local import LocalStore
 
     if isinstance(store, LocalStore):
         path = Path(store.root) / "pipeline" / "r" / "records.log"
@@ -809,7 +811,7 @@ def test_a_process_that_lost_its_lease_executes_no_further_step(store: durable.S
     @durable.step(name="first")
     def first() -> None:
         calls["first"] += 1
-        ctx = durable.current_run()
+        ctx = current_state()  # the engine's own state: users get a read-only view
         assert ctx is not None and ctx.lease is not None
         ctx.lease.lost = True  # type: ignore[attr-defined]  # as the renewal thread would
 

@@ -247,9 +247,9 @@ def test_a_step_defined_in_main_runs_on_a_process_pool(tmp_path: Path) -> None:
 BAR_SCRIPT = """
 import sys
 import durable
-from durable import _progress
+from durable._fanout import progress
 
-_progress.DELAY = 0  # draw from the first item: the test is short
+progress.DELAY = 0  # draw from the first item: the test is short
 
 def double(x):
     return 2 * x
@@ -300,7 +300,7 @@ def test_progress_bar_is_drawn_on_a_terminal_only(tmp_path: Path) -> None:
 
 
 def test_render_fits_the_line() -> None:
-    from durable._progress import render
+    from durable._fanout.progress import render
 
     line = render(durable.Progress("loop_over(x)", 30, 50, 2.0, 15.0), columns=60)
     assert line.startswith("loop_over(x) [")

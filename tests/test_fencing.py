@@ -110,9 +110,9 @@ def test_a_holder_stopped_past_its_lease_writes_nothing_after_a_takeover(
 
 
 def _listing(url: str) -> list[Any]:
-    from durable import _runs
+    from durable._manage import runs as run_management
 
-    return _runs.list_runs(durable.open_store(url), "fence")
+    return run_management.list_runs(durable.open_store(url), "fence")
 
 
 def test_every_write_checks_the_lease(place: Place) -> None:
@@ -158,12 +158,13 @@ def test_rm_against_a_starter_that_opened_the_lease_file_first(
     locks the deleted file, must notice, and find the run held."""
     import threading
 
-    from durable import _lease, _runs
+    from durable._manage import runs as run_management
+    from durable._storage import lease as leases
 
     store_root = tmp_path / "s"
     flow = durable.workflow(name="wf", store=durable.open_store(store_root))(lambda: 1)
     flow.with_options(run_id="r")()
-    real = _lease.lock_exclusive
+    real = leases.lock_exclusive
     opened, go = threading.Event(), threading.Event()
 
     def paused_lock(fd: int, blocking: bool) -> bool:
@@ -172,7 +173,7 @@ def test_rm_against_a_starter_that_opened_the_lease_file_first(
             assert go.wait(60)
         return real(fd, blocking)
 
-    monkeypatch.setattr(_lease, "lock_exclusive", paused_lock)
+    monkeypatch.setattr(leases, "lock_exclusive", paused_lock)
     first_thread: list[int] = []
     outcome: list[object] = []
 
@@ -186,7 +187,7 @@ def test_rm_against_a_starter_that_opened_the_lease_file_first(
     thread = threading.Thread(target=first_starter)
     thread.start()
     assert opened.wait(60)
-    _runs.delete_run(durable.open_store(store_root), "wf", "r")  # durable rm
+    run_management.delete_run(durable.open_store(store_root), "wf", "r")  # durable rm
     second = durable.open_store(store_root).acquire("wf", "r", 30)  # a new lease file
     go.set()
     thread.join(60)

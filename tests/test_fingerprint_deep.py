@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from durable._errors import ConfigurationError
-from durable._fingerprint import (
+from durable._fingerprint.fingerprint import (
     Fingerprint,
     combine,
     describe_change,
     fingerprint_function,
     referenced_objects,
 )
+from durable.errors import ConfigurationError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -231,7 +231,7 @@ def test_names_bound_later_are_reported_unresolved(load: Any) -> None:
     m = load(
         "below",
         """
-        from durable._fingerprint import fingerprint_function
+        from durable._fingerprint.fingerprint import fingerprint_function
 
         def stamp(fn):
             fn.early = fingerprint_function(fn)
@@ -258,7 +258,7 @@ def test_recursion_by_name_is_stable_across_reloads(load: Any, tmp_path: Path) -
     the first import and bound to the previous object on a reload (or a
     notebook cell run again): neither may change the fingerprint."""
     src = """
-    from durable._fingerprint import fingerprint_function
+    from durable._fingerprint.fingerprint import fingerprint_function
 
     class Step:
         def __init__(self, fn):
@@ -502,7 +502,7 @@ def test_helper_without_source_is_an_error_not_a_guess(load: Any) -> None:
 # linecache as "<string>", the file name of exec'd code too.
 DASH_C = """def f(x):
     return x
-from durable._fingerprint import fingerprint_function
+from durable._fingerprint.fingerprint import fingerprint_function
 ns = {"__name__": "__main__"}
 exec("def f(x):\\n    return x + 1\\n", ns)
 for fn in (f, ns["f"]):
@@ -598,7 +598,7 @@ def helper(x):
     return x + PROMPT
 
 def stamp(fn):
-    from durable._fingerprint import fingerprint_function
+    from durable._fingerprint.fingerprint import fingerprint_function
     fn.__durable_fingerprint__ = fingerprint_function(fn).value
     return fn
 
@@ -623,7 +623,7 @@ def test_fingerprint_travels_with_a_pickled_function(load: Any, tmp_path: Path) 
     code = textwrap.dedent(
         """
         import json, pickle, sys
-        from durable._fingerprint import fingerprint_function
+        from durable._fingerprint.fingerprint import fingerprint_function
         fn = pickle.loads(open(sys.argv[1], "rb").read())
         try:
             fingerprint_function(fn)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from durable._fingerprint import describe_change
+from durable._fingerprint.fingerprint import describe_change
 
 REPO = Path(__file__).resolve().parents[1]
 RUNNER = REPO / "tests" / "fp_runner.py"
@@ -481,7 +481,7 @@ def target(x):
     return x + 1
 
 if __name__ == "__main__" or os.environ.get("FP_PRINT"):
-    from durable._fingerprint import fingerprint_function
+    from durable._fingerprint.fingerprint import fingerprint_function
     opts = json.loads(os.environ.get("FP_OPTIONS", "{}"))
     fp = fingerprint_function(target, **opts)
     print(json.dumps({"value": fp.value, "identity": fp.identity}))

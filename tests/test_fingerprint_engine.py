@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._fingerprint import fingerprint_function
+from durable._fingerprint.fingerprint import fingerprint_function
 
 SOURCE = """
 import durable

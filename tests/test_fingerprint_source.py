@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 import durable
-from durable._errors import ConfigurationError
-from durable._fingerprint import fingerprint_function
-from durable._runs import list_runs
+from durable._fingerprint.fingerprint import fingerprint_function
+from durable._manage.runs import list_runs
+from durable.errors import ConfigurationError
 
 REPO = Path(__file__).resolve().parents[1]
 

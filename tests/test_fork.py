@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable import _runs
+from durable._manage import runs
 
 Calls = dict[str, list[Any]]
 
@@ -101,7 +101,7 @@ def test_fork_overrides_merge_as_in_resume(store: durable.Store) -> None:
     run = chain.fork("src", at=4, suffix="!")
     assert run.value == "4/True!" and calls == {"last": [{"n": 4, "stamped": True}]}
     assert run.run_id.startswith("src-fork-")
-    assert _runs.read_manifest(store, "chain", run.run_id).extra["forked_from"] == "src"
+    assert runs.read_manifest(store, "chain", run.run_id).extra["forked_from"] == "src"
 
 
 def test_fork_at_0_reruns_everything_and_bad_positions_are_refused(store: durable.Store) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import durable
-from durable._records import item_of
+from durable._storage.keys import item_of
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

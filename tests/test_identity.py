@@ -30,8 +30,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import durable
-from durable import _identity
-from durable._identity import Undigestable, call_digest, run_id_digest, value_digest
+from durable._core import identity
+from durable._core.identity import Undigestable, call_digest, run_id_digest, value_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,7 +98,7 @@ def test_canonical_values_are_type_tagged() -> None:
     ]  # fmt: skip
     digests = [value_digest(v) for v in distinct]
     assert len(set(digests)) == len(distinct)
-    assert all(len(d) == _identity.HEX and not d.startswith("!") for d in digests)
+    assert all(len(d) == identity.HEX and not d.startswith("!") for d in digests)
     assert value_digest({1, 2, 3}) == value_digest({3, 2, 1})
     assert value_digest(float("nan")) == value_digest(float("nan"))
 
@@ -355,7 +355,7 @@ def test_equal_digests_mean_equal_values_of_the_same_types(pair: tuple[Any, Any]
 
 CHILD = """
 import json, pickle, sys
-from durable._identity import value_digest
+from durable._core.identity import value_digest
 from tests.test_identity import samples
 values = pickle.load(open(sys.argv[1], "rb"))
 print(json.dumps([value_digest(v) for v in values + samples()]))

@@ -21,8 +21,9 @@ import pandas as pd
 import pytest
 
 import durable
-from durable._records import record_name, seal
-from durable._runner import load_context
+from durable._core.replay import load_context
+from durable._storage.keys import record_name
+from durable._storage.records import seal
 from durable.testing import FakeClock
 
 ROOT = Path(__file__).resolve().parents[1]

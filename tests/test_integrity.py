@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 import durable
-from durable._manifest import pack_manifest
-from durable._records import StepRecord, seal, unseal
-from durable._runner import read_manifest
+from durable._storage.manifest import pack_manifest, read_manifest
+from durable._storage.records import StepRecord, seal, unseal
 from durable.testing import FakeClock
 from tests.conftest import Place
 

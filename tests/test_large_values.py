@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 import durable
-from durable import _runs
-from durable._manifest import HEAD
-from durable._runner import read_manifest, write_manifest
+from durable._manage import runs
+from durable._storage.manifest import HEAD, read_manifest, write_manifest
 from tests.conftest import Place
 
 
@@ -113,7 +112,7 @@ def test_listing_reads_only_each_runs_summary(place: Place) -> None:
             return got
 
         setattr(reader, method, counting)
-    infos = _runs.list_runs(reader, "large")
+    infos = runs.list_runs(reader, "large")
     assert sorted(i.run_id for i in infos) == ["one", "two"]
     assert {i.status for i in infos} == {"completed"} and {i.steps for i in infos} == {2}
     # Two summaries (one read twice) and two lease probes, not 1.8 MB of manifests.

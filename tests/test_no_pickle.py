@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 import durable
-from durable._records import RunRecord, StepRecord, seal, unseal
-from durable._runner import read_manifest, write_manifest
+from durable._storage.manifest import read_manifest, write_manifest
+from durable._storage.records import RunRecord, StepRecord, seal, unseal
 
 from .clikit import child_env, write_flow
 from .clikit import durable as durable_cli

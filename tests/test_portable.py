@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from durable import _oslock
+from durable._storage import oslock as os_lock
 
 WINLIKE = Path(__file__).resolve().parent / "winlike"
 
@@ -31,7 +31,7 @@ import os, sys
 assert sys.modules["fcntl"] is None  # tests/winlike/sitecustomize.py shut it out
 import msvcrt
 import durable
-from durable import _oslock
+from durable._storage import oslock
 from durable.testing import memory_store
 
 LOG, WHERE = sys.argv[1], sys.argv[2]
@@ -60,7 +60,7 @@ for _ in range(2 if WHERE == "memory" else 1):
         print("RUN", run.value, run.steps_executed, run.steps_replayed)
     except RuntimeError as e:
         print("FAILED", e)
-print("KIND", _oslock.KIND)
+print("KIND", oslock.KIND)
 print("LOCKS", msvcrt.calls)
 """
 
@@ -101,7 +101,7 @@ def windows_like(tmp_path: Path, child_env: dict[str, str]) -> Iterator[types.Si
         child.communicate()
 
 
-LOCK = _oslock.WINDOWS_LOCK_OFFSET
+LOCK = os_lock.WINDOWS_LOCK_OFFSET
 FAILED = "FAILED step 2 fails once"
 
 
@@ -162,15 +162,15 @@ def _load(name: str, path: str | Path) -> types.ModuleType:
 
 
 def _windows_oslock(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
-    """durable/_oslock.py loaded again as Windows would: no fcntl, the stand-in."""
+    """durable/_storage/oslock.py loaded again as Windows would: no fcntl, the stand-in."""
     monkeypatch.setitem(sys.modules, "msvcrt", _load("msvcrt", WINLIKE / "msvcrt_standin.py"))
     monkeypatch.setitem(sys.modules, "fcntl", None)
-    return _load("oslock_windows", _oslock.__file__)
+    return _load("oslock_windows", os_lock.__file__)
 
 
 @pytest.fixture(params=["flock", "msvcrt"])
 def oslock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
-    module = _oslock if request.param == "flock" else _windows_oslock(monkeypatch)
+    module = os_lock if request.param == "flock" else _windows_oslock(monkeypatch)
     assert module.KIND == request.param
     return module
 

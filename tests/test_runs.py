@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable import _runs
+from durable._manage import runs
 from durable.testing import fake_clock
 
 from .clikit import child_env, read_until, write_flow
@@ -198,7 +198,7 @@ def _holder_dies(tmp_path: Path, url: str, **storage: Any) -> None:
         child.wait()
     (dead,) = watcher.runs()
     assert (dead.status, dead.steps, dead.position) == ("interrupted", 1, 1)
-    assert _runs.read_manifest(watcher._store(), "pipeline", "held").status == "running"
+    assert runs.read_manifest(watcher._store(), "pipeline", "held").status == "running"
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +286,7 @@ def test_gc_over_the_whole_store(store: durable.Store) -> None:
         durable.gc(store)
     week = datetime.timedelta(days=7)
     assert ids(durable.gc(store, older_than=week, dry_run=True)) == {"old", "old-other"}
-    assert len(_runs.list_runs(store)) == 5
+    assert len(runs.list_runs(store)) == 5
     assert ids(durable.gc(store, older_than=week)) == {"old", "old-other"}
     assert ids(durable.gc(store, status="failed")) == {"broke"}
     assert ids(durable.gc(store, keep_last=1)) == set()
@@ -295,7 +295,7 @@ def test_gc_over_the_whole_store(store: durable.Store) -> None:
         assert ids(durable.gc(store, keep_last=0)) == {"new-other"}
     finally:
         lease.release()
-    assert ids(_runs.list_runs(store)) == {"new"}
+    assert ids(runs.list_runs(store)) == {"new"}
 
 
 def test_a_damaged_manifest_is_listed_as_corrupt(store: durable.Store) -> None:
@@ -344,9 +344,10 @@ def test_history_lists_artifacts_with_their_state_now(store: durable.Store, tmp_
     assert builder.history("b")[0].artifacts[0]["state"] == "changed"
     out.unlink()
     assert builder.history("b")[0].artifacts[0]["state"] == "missing"
-    from durable import _format, _history
+    from durable._cli import format
+    from durable._manage import history
 
-    text = _format.show_text(*_history.describe(store, "builder", "b"))
+    text = format.show_text(*history.describe(store, "builder", "b"))
     assert f"0  {out}  missing" in text
 
 
@@ -380,15 +381,14 @@ def test_gc_keep_last_and_older_than_narrow_together(store: durable.Store) -> No
 
 
 def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: Path) -> None:
-    from durable import _runner
-    from durable._manifest import pack_manifest
+    from durable._storage.manifest import pack_manifest, read_manifest
 
     store = durable.open_store(tmp_path / "s", signing_key="k")
     flow = durable.workflow(name="w", store=store)(lambda n: n)
     with fake_clock(T0):
         flow.with_options(run_id="ok")(1)
         flow.with_options(run_id="planted")(2)
-    manifest = _runner.read_manifest(store, "w", "planted")
+    manifest = read_manifest(store, "w", "planted")
     assert manifest is not None
     store.save_manifest("w", "planted", pack_manifest(manifest, None))
     by_id = {i.run_id: i for i in flow.runs()}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import durable
-from durable import _runner
+from durable._core import replay
 
 SECRET = "hunter2-secret"
 TOKEN = "tok-6b0f3e-session-token"
@@ -80,7 +80,7 @@ def test_redacted_and_unpersisted_values_are_never_written(tmp_path: Path) -> No
     assert counts == {"read_password": 2, "login": 2, "fetch": 1, "publish": 2}
     assert_absent(tmp_path / "store", SECRET, TOKEN)
 
-    recs = _runner.load_context(durable.open_store(tmp_path / "store"), "deploy", "deploy-1", "")
+    recs = replay.load_context(durable.open_store(tmp_path / "store"), "deploy", "deploy-1", "")
     assert recs.records[0].extra == {"redacted": True}
     assert (recs.records[0].persisted, recs.records[0].value, recs.records[0].blob) == (
         False,
@@ -139,7 +139,7 @@ def test_redacted_inside_a_list_is_a_placeholder_too(tmp_path: Path) -> None:
     assert nested() == "ci-bot"
     assert_absent(tmp_path / "store", SECRET)
     assert counts == {"creds": 1}
-    rec = _runner.load_context(durable.open_store(tmp_path / "store"), "nested", "n-1", "")
+    rec = replay.load_context(durable.open_store(tmp_path / "store"), "nested", "n-1", "")
     assert rec.records[0].extra == {"redacted": True} and not rec.records[0].persisted
 
 

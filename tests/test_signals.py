@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import durable as durable_lib
-from durable import _engine
+from durable._core import plan
 
 from .clikit import (
     PIPELINE_RESULT,
@@ -156,13 +156,13 @@ def test_restore_puts_the_previous_handlers_back() -> None:
     before = signal.getsignal(signal.SIGTERM)
     with durable_lib.stop_on_signals():
         assert signal.getsignal(signal.SIGTERM) is not before
-        _engine.stop.signum = signal.SIGTERM  # as if a signal had arrived
-        with pytest.raises(_engine.Stopped) as stopped:
-            _engine.check_stop()
+        plan.stop.signum = signal.SIGTERM  # as if a signal had arrived
+        with pytest.raises(durable_lib.Stopped) as stopped:
+            plan.check_stop()
         assert stopped.value.code == 143
     assert signal.getsignal(signal.SIGTERM) is before
-    assert _engine.stop.signum is None
-    _engine.check_stop()  # nothing pending any more
+    assert plan.stop.signum is None
+    plan.check_stop()  # nothing pending any more
 
 
 def test_stop_on_signals_needs_the_main_thread() -> None:

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 import durable
-from durable._store import Store
+from durable._storage.base import Store
+from durable._storage.recordlog import ObjectRecords, RecordLog
 from tests.conftest import Place
 
 
@@ -91,6 +92,63 @@ def test_manifests_list_runs_and_are_compare_and_swap(place: Place) -> None:
     with pytest.raises(durable.LeaseLostError):
         stale.save_manifest("w", "new", b"stale")
     assert place.open().load_manifest("w", "new") == b"n1"
+
+
+# -- the run-record log: both implementations, on every place ---------------
+
+LAYOUTS = ["native", "objects"]
+
+
+def record_log(place: Place, layout: str, **options: Any) -> RecordLog:
+    """The store's own log ("native": one append-only file per run on local
+    disk, one object per record elsewhere), or one object per record over
+    the store's primitives ("objects"), for run w/r."""
+    store = place.open(**options)
+    return store.records("w", "r") if layout == "native" else ObjectRecords(store, "w", "r")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_record_log_append_is_create_only(place: Place, layout: str) -> None:
+    log = record_log(place, layout)
+    assert log.read_all() == {} and log.names() == []
+    assert log.append("steps/00000000", b"first") is None
+    assert log.append("steps/00000000", b"first") is None  # our own retry: ours
+    assert log.append("steps/00000000", b"second") == b"first"  # another writer lost
+    assert record_log(place, layout, own_client=True).append("steps/00000000", b"x") == b"first"
+    assert log.read_all() == {"steps/00000000": b"first"}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_record_log_replace_read_all_names_and_compact(place: Place, layout: str) -> None:
+    log = record_log(place, layout)
+    log.append("steps/00000001", b"one")
+    log.replace("attempts/00000002", b"try 1")
+    log.replace("attempts/00000002", b"try 2")
+    log.append("items/00000003/00000000", b"item 0")
+    log.append("items/00000003/00000001", b"item 1")
+    log.replace("timers/00000004", b"until")
+    assert log.names() == [
+        "attempts/00000002", "items/00000003/00000000", "items/00000003/00000001",
+        "steps/00000001", "timers/00000004",
+    ]  # fmt: skip
+    log.compact(["items/00000003/00000000", "items/00000003/00000001"])
+    log.compact([])
+    everything = {"steps/00000001": b"one", "attempts/00000002": b"try 2", "timers/00000004": b"until"}
+    assert log.read_all() == everything
+    reader = record_log(place, layout, own_client=True)
+    assert reader.peek() == everything and reader.read_all() == everything
+
+
+def test_the_native_log_of_a_store_is_its_run_records(place: Place) -> None:
+    store = place.open()
+    store.save_record("w", "r", "steps/00000000", b"rec")
+    store.save_manifest("w", "r", b"manifest")
+    store.put_blob("w", "r", b"blob")
+    log = store.records("w", "r")
+    assert log.read_all() == store.load_records("w", "r") == {"steps/00000000": b"rec"}
+    assert store.record_names("w", "r") == ["steps/00000000"]  # manifest and blobs are not records
+    expected = "LogRecords" if place.kind == "local" else "ObjectRecords"
+    assert type(log).__name__ == expected
 
 
 def test_another_client_sees_every_write(place: Place) -> None:

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._manifest import pack_manifest
-from durable._runner import read_manifest
+from durable._storage.manifest import pack_manifest, read_manifest
 from tests.conftest import Place
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable import _runs
+from durable._manage import runs
 
 from .clikit import child_env
 from .clikit import durable as durable_cli
@@ -98,7 +98,7 @@ def test_rm_and_gc_never_delete_through_a_symlinked_folder(
     removed = durable_cli(tmp_path, "rm", run_id, "--workflow", workflow, env=env)
     assert removed.returncode == 1 and "a symlink inside the store" in removed.stderr
     with pytest.raises(durable.StorageError, match="never writes or deletes through a symlink"):
-        _runs.delete_run(store, workflow, run_id)
+        runs.delete_run(store, workflow, run_id)
     durable.gc(store, keep_last=0)
     assert sorted(p.name for p in outside.rglob("*")) == before
     assert (outside / "precious").read_text() == "keep me"
@@ -118,8 +118,8 @@ def test_every_entry_point_validates_names(tmp_path: Path, bad: str) -> None:
         lambda: flow.delete(bad),
         lambda: flow.resume(bad),
         lambda: durable.gc(store, keep_last=1, workflow=bad),
-        lambda: _runs.list_runs(store, bad),
-        lambda: _runs.run_info(store, bad, "r"),
+        lambda: runs.list_runs(store, bad),
+        lambda: runs.run_info(store, bad, "r"),
     ]
     for call in calls:
         with pytest.raises(durable.ConfigurationError):

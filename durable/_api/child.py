@@ -1,0 +1,75 @@
+"""A workflow called inside a workflow: a child run of its own.
+
+The child has its own run id (given, or derived from the parent's run id and
+position), records, lease and manifest (which names its parent); the parent
+records the child's result at one position, like a step's output, so that a
+replayed parent never enters the child again."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Protocol
+
+from .._core.arguments import derive_run_id
+from .._core.context import Run, RunState
+from .._core.identity import call_digest
+from .._core.plan import Plan
+from .._core.replay import commit, load_value, lookup
+from .._core.run import Flow, acquire, run_locked
+from .._storage.base import Store, check_key_part
+from .._storage.clock import now
+from .._storage.keys import Position, format_position
+from .._storage.records import StepRecord
+from .retention import prune
+
+
+class ChildFlow(Flow, Protocol):
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments: ...
+    def _store(self) -> Store: ...
+
+
+def child_plan(
+    flow: ChildFlow, parent: RunState, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Plan[Run[Any]]:
+    pos = parent.take_position()
+    given = flow._bind(args, kwargs)
+    digest = call_digest(given.signature, args, kwargs, flow.name)
+    definition = flow.definition()
+    label = flow.name
+    rec = lookup(parent, pos, label, definition.fingerprint, digest, call=(args, kwargs))
+    run_id = child_run_id(flow, parent, pos, given)
+    if rec is not None and rec.persisted:
+        value = load_value(parent, rec)
+        return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
+    started = now()
+    store = parent.store if flow.options.store is None else flow._store()
+    lease = acquire(store, flow.name, run_id, flow.options.wait)
+    # A parent re-running what changed re-runs what changed in its children too.
+    own = flow.options.on_change
+    policy = "rerun" if parent.policy == "rerun" else own
+    try:
+        link = {"workflow": parent.workflow, "run_id": parent.run_id, "position": pos}
+        run = yield from run_locked(
+            flow, store, run_id, given, {}, lease, parent=link, on_change=policy
+        )
+        prune(store, flow.name, flow.options)
+    finally:
+        lease.release()
+    record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
+    record.extra["child"] = {"workflow": flow.name, "run_id": run_id}
+    value = commit(parent, record, run.value)
+    return Run(
+        run_id, flow.name, "completed", value, None, run.resumed_from_step,
+        run.steps_replayed, run.steps_executed, run.fingerprint,
+    )  # fmt: skip
+
+
+def child_run_id(
+    flow: Flow, parent: RunState, pos: Position, given: inspect.BoundArguments
+) -> str:
+    """The child's own id when one is given (`with_options(run_id=...)` or
+    the decorator's `run_id=`), else `<parent run id>.<position>`: stable
+    for the same parent call, whatever the arguments."""
+    if flow.options.run_id is not None:
+        return derive_run_id(flow.name, flow.options.run_id, given)
+    return check_key_part("run id", f"{parent.run_id}.{format_position(pos)}")

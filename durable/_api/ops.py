@@ -1,0 +1,162 @@
+"""Operations other than steps: `loop_over` blocks (run by `_fanout.schedule`,
+recorded by `_fanout.block`), durable sleep, suspend."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, NoReturn, TypeVar, overload
+
+from .._core.context import RunState, active_run, current_state
+from .._core.identity import value_digest
+from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, pause
+from .._core.replay import commit, lookup
+from .._fanout.block import Block, PlainBlock
+from .._fanout.executors import check_executor
+from .._fanout.progress import ProgressCallback
+from .._fanout.schedule import async_block, sync_block
+from .._storage import codec
+from .._storage.clock import now
+from .._storage.keys import Position, timer_name
+from .._storage.records import StepRecord, seal
+from ..errors import ConfigurationError, Suspended
+
+T = TypeVar("T")
+R = TypeVar("R")
+DEFAULT_ASYNC_CONCURRENCY = 16
+
+
+@overload
+def loop_over(  # type: ignore[overload-overlap]
+    fn: Callable[[T], Coroutine[Any, Any, R]],
+    items: Iterable[T],
+    *,
+    name: str | None = None,
+    executor: object = None,
+    checkpoint_items: bool = False,
+    max_concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> Coroutine[Any, Any, list[R]]: ...
+@overload
+def loop_over(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    name: str | None = None,
+    executor: object = None,
+    checkpoint_items: bool = False,
+    max_concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[R]: ...
+def loop_over(
+    fn: Callable[[Any], Any],
+    items: Iterable[Any],
+    *,
+    name: str | None = None,
+    executor: object = None,
+    checkpoint_items: bool = False,
+    max_concurrency: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> Any:
+    """Apply `fn` to every item; the results come back in item order.
+
+    Inside a workflow the block takes one position and records the whole
+    list once, when every item is done; a re-run replays the list without
+    calling `fn`. Steps called inside run without records of their own (a
+    step passed as `fn` keeps its retries).
+
+    - `executor`: a `concurrent.futures.Executor` (thread or process pool) or
+      a `dask.distributed.Client`; None runs the items one by one here.
+    - `checkpoint_items`: record each item as it finishes, so that a crash
+      re-runs only the items without a result.
+    - `max_concurrency`: items in flight at once. Default: 16 for an
+      `async def` fn, twice a pool's workers, four times a Dask cluster's
+      threads (so that no worker waits for its next item).
+    - `progress`: called with a `durable.Progress` after each item; a
+      one-line bar is drawn on stderr too when it is a terminal.
+
+    The first item that fails (after its step's retries) fails the block
+    with its own exception, noting the item's index; items already running
+    finish first, and with `checkpoint_items=True` they are kept.
+
+    With an `async def` fn it returns an awaitable and runs the items as
+    concurrent coroutines (no executor)."""
+    items = list(items)
+    if max_concurrency is not None and max_concurrency < 1:
+        raise ConfigurationError("loop_over(max_concurrency=...) must be at least 1")
+    if progress is not None and not callable(progress):
+        raise ConfigurationError("loop_over(progress=...) takes a callable or None")
+    check_executor(executor)  # before the block takes a position: a bad call records nothing
+    if inspect.iscoroutinefunction(fn):
+        if executor is not None:
+            raise ConfigurationError(
+                "an async def function runs as coroutines in this process: loop_over() takes "
+                "no executor for it. Pass a plain def function to use an executor."
+            )
+        limit = max_concurrency or DEFAULT_ASYNC_CONCURRENCY
+        return async_block(_open(fn, items, name, checkpoint_items), fn, items, limit, progress)
+    block = _open(fn, items, name, checkpoint_items)
+    return sync_block(block, fn, items, executor, max_concurrency, progress)
+
+
+def _open(fn: Callable[..., Any], items: list[Any], name: str | None, checkpoint: bool) -> Any:
+    """The block's record side; its position is taken now, at call time."""
+    ctx = active_run()
+    if ctx is None:
+        return PlainBlock(fn, items, name)
+    return Block(ctx, fn, items, name, checkpoint)
+
+
+def sleep(seconds: float) -> None:
+    """Sleep durably: the wake-up time is recorded first, so a resumed run
+    sleeps only what is left. Outside a workflow, a plain sleep. In an
+    `async def` workflow use `await durable.asleep(seconds)`."""
+    if seconds < 0:
+        raise ConfigurationError("sleep() needs a non-negative number of seconds")
+    ctx = active_run()
+    if ctx is None:
+        pause(seconds)
+        return
+    drive_sync(_sleep_plan(ctx, seconds, ctx.take_position("sleep()")))
+
+
+def asleep(seconds: float) -> Coroutine[Any, Any, None]:
+    """`sleep` for async workflows: the same record, without blocking the
+    event loop while it waits. Like an async step, it takes its position
+    when called, so `asyncio.gather(asleep(5), fetch(1))` numbers both in
+    call order."""
+    if seconds < 0:
+        raise ConfigurationError("asleep() needs a non-negative number of seconds")
+    ctx = active_run()
+    if ctx is None:
+        return apause(seconds)
+    return drive_async(_sleep_plan(ctx, seconds, ctx.take_position("asleep()")))
+
+
+def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
+    digest = value_digest(seconds)
+    if lookup(ctx, pos, "sleep", "sleep", digest) is not None:
+        return None
+    until = ctx.timers.get(pos)
+    if until is None:
+        until = now() + seconds
+        ctx.timers[pos] = until
+        name = timer_name(pos)
+        ctx.store.replace_record(
+            ctx.workflow, ctx.run_id, name, seal(codec.pack(until), ctx.store.signing_key)
+        )
+    remaining = until - now()
+    if remaining > 0:
+        yield Pause(remaining)
+    record = StepRecord(pos, "sleep", "sleep", "sleep", digest, started=until - seconds)
+    commit(ctx, record, None)
+    return None
+
+
+def suspend(reason: str) -> NoReturn:
+    """Stop the run as `suspended` (waiting for a person); the caller gets
+    `Suspended`. Resume it with the missing arguments as overrides."""
+    ctx = current_state()
+    if ctx is None:
+        raise ConfigurationError("suspend() can only be called inside a workflow run")
+    raise ctx.refuse(Suspended(ctx.run_id, reason))

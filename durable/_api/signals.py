@@ -1,0 +1,78 @@
+"""Graceful stop on SIGTERM / SIGINT.
+
+The first signal only raises a flag: the step in flight finishes and is
+recorded, then the engine raises `Stopped` (a `SystemExit` with code 128 +
+signal) at its next safe point, the workflow marks the run `interrupted` and
+releases the lease. If nothing is in flight (the main thread sleeps in a
+durable pause) the stop is immediate, and so is a second signal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterable
+from types import FrameType, TracebackType
+
+from .._core.plan import stop
+from ..errors import ConfigurationError, Stopped
+
+_Handler = signal.Handlers | int | None | object
+
+
+class SignalStop:
+    """Installed handlers; `restore()` (or leaving the `with` block) puts the
+    previous ones back and clears a pending stop."""
+
+    def __init__(self, signums: Iterable[int]) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            raise ConfigurationError(
+                "stop_on_signals() must be called from the main thread (Python delivers "
+                "signals there only)"
+            )
+        self._previous: dict[int, _Handler] = {}
+        for signum in signums:
+            self._previous[signum] = signal.signal(signum, _on_signal)
+
+    def restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        self._previous.clear()
+        stop.signum = None
+
+    def __enter__(self) -> SignalStop:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.restore()
+
+
+def stop_on_signals(
+    signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM),
+) -> SignalStop:
+    """Opt in to graceful stop: on the first SIGINT/SIGTERM the step in flight
+    finishes and is recorded, the run is marked `interrupted` and the process
+    exits with 130 (SIGINT) or 143 (SIGTERM); a second signal stops at once.
+    `durable run` does this for you. Returns a handle whose `restore()` (or
+    `with` block) reinstates the previous handlers."""
+    return SignalStop(signals)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    first = stop.signum is None
+    stop.signum = signum
+    if not first or stop.pausing:
+        raise Stopped(signum)
+    stop.wake()  # async pauses end now and raise Stopped in their own task
+    name = signal.Signals(signum).name
+    # os.write, not print: print is not safe to re-enter from a signal handler.
+    os.write(
+        2,
+        f"durable: {name} received; finishing the step in flight, then stopping "
+        f"(send {name} again to stop at once)\n".encode(),
+    )

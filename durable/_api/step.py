@@ -1,0 +1,206 @@
+"""`@durable.step`: outside a run, a plain call; inside, a recorded position."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, Generic, Protocol, TypeVar, overload
+
+from typing_extensions import ParamSpec
+
+from .._core.cache import Cache, cache_option, plain_plan
+from .._core.context import active_run
+from .._core.plan import drive_async, drive_sync
+from .._core.retry import RetryPolicy
+from .._core.spec import StepSpec
+from .._core.steps import step_plan
+from .._fingerprint.fingerprint import fingerprint_function
+from .._fingerprint.reach import default_name
+from ..errors import ConfigurationError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Step(Protocol, Generic[P, R_co]):
+    """A step: call it like the function it wraps."""
+
+    __durable_fingerprint__: str
+    fingerprint: str
+    name: str
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+class _StepDecorator(Protocol):
+    def __call__(self, fn: Callable[P, R], /) -> Step[P, R]: ...
+
+
+@overload
+def step(fn: Callable[P, R], /) -> Step[P, R]: ...
+@overload
+def step(
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    retries: int = 0,
+    retry_delay: float = 1.0,
+    backoff: float = 2.0,
+    max_delay: float = 60.0,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    persist: bool = True,
+    deep: bool = True,
+    artifacts: Callable[[Any], Iterable[Any]] | None = None,
+    artifacts_policy: str = "rerun",
+    verify: str = "digest",
+    cache: bool | Cache = False,
+) -> _StepDecorator: ...
+def step(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    retries: int = 0,
+    retry_delay: float = 1.0,
+    backoff: float = 2.0,
+    max_delay: float = 60.0,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    persist: bool = True,
+    deep: bool = True,
+    artifacts: Callable[[Any], Iterable[Any]] | None = None,
+    artifacts_policy: str = "rerun",
+    verify: str = "digest",
+    cache: bool | Cache = False,
+) -> Any:
+    """Mark a function as a step of a workflow.
+
+    Inside a workflow run each call takes the next position and its output is
+    recorded; a re-run returns the recorded output instead of calling it.
+    Outside a run (or inside another step) it is a plain call.
+
+    Files the step produces are registered with `durable.artifact(path)` in
+    its body or derived from its result by `artifacts=lambda result: [...]`;
+    they are checked (`verify="digest"` or `"mtime"`) before the record is
+    replayed, and a missing or changed one runs the step again
+    (`artifacts_policy="rerun"`) or raises `ArtifactMissingError` ("refuse").
+
+    `cache=True` (or `durable.Cache(expire=, ignore=, key=)`) reuses the
+    output in any run and in plain calls while the step's code and arguments
+    are the same (see `durable.Cache`)."""
+    retry = RetryPolicy.checked(retries, retry_delay, backoff, max_delay, retry_on)
+    _check_artifact_options(artifacts, artifacts_policy, verify)
+
+    def decorate(f: Callable[..., Any]) -> Any:
+        refuse_generators(f)
+        fp = fingerprint_function(f, name=name, version=version, deep=deep)
+        signature = _signature(f)
+        who = name or default_name(f)
+        spec = StepSpec(
+            name=who,
+            fingerprint=fp.value,
+            fn=f,
+            retry=retry,
+            persist=persist,
+            artifacts=artifacts,
+            artifacts_policy=artifacts_policy,
+            verify=verify,
+            pinned_name=name,
+            version=version,
+            deep=deep,
+            signature=signature,
+            cache=cache_option(cache, persist=persist, signature=signature, who=who),
+        )
+        wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
+        functools.update_wrapper(wrapper, f)
+        wrapper.__durable_fingerprint__ = fp.value  # type: ignore[attr-defined]
+        wrapper.__durable_step__ = spec  # type: ignore[attr-defined]
+        wrapper.__durable_parts__ = dict(fp.parts)  # type: ignore[attr-defined]
+        wrapper.fingerprint = fp.value  # type: ignore[attr-defined]
+        wrapper.name = spec.name  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
+    def call_step(*args: Any, **kwargs: Any) -> Any:
+        ctx = active_run()
+        if ctx is None:
+            if spec.cache is not None:
+                return drive_sync(plain_plan(spec, args, kwargs))
+            return spec.fn(*args, **kwargs)
+        return drive_sync(step_plan(ctx, spec, args, kwargs))
+
+    return call_step
+
+
+def _async_wrapper(spec: StepSpec) -> Callable[..., Any]:
+    return _AsyncStep(spec)
+
+
+class _AsyncStep:
+    """An async step. It takes its position (in the scope of the body or of
+    the asyncio task calling it) when CALLED, not when its coroutine first
+    runs: `asyncio.gather(a(1), b(2))` or a task created before another step
+    is awaited then number their steps in call order, so a resumed run (where
+    replayed steps return at once) hands each record back to the call that
+    made it. It carries the wrapped function's code
+    attributes so that `inspect.iscoroutinefunction()` is True on 3.10+."""
+
+    def __init__(self, spec: StepSpec) -> None:
+        self._spec = spec
+        fn = spec.fn
+        self.__code__ = fn.__code__
+        self.__defaults__ = fn.__defaults__
+        self.__kwdefaults__ = fn.__kwdefaults__
+        self.__annotations__ = getattr(fn, "__annotations__", {})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        ctx = active_run()
+        if ctx is None:
+            if self._spec.cache is not None:
+                return drive_async(plain_plan(self._spec, args, kwargs))
+            return self._spec.fn(*args, **kwargs)  # type: ignore[no-any-return]
+        pos = ctx.take_position(f"step {self._spec.name!r}")
+        return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        # Behave like a function when used as a method.
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<durable async step {self._spec.name}>"
+
+
+def _signature(f: Callable[..., Any]) -> inspect.Signature | None:
+    # A callable without one (some builtins) has its arguments digested as given.
+    try:
+        return inspect.signature(f)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None:
+    if artifacts is not None and not callable(artifacts):
+        raise ConfigurationError(
+            "artifacts= takes a function of the step's result returning paths, "
+            "e.g. artifacts=lambda result: [result.path]"
+        )
+    if policy not in ("rerun", "refuse"):
+        raise ConfigurationError(f"artifacts_policy must be 'rerun' or 'refuse', not {policy!r}")
+    if verify not in ("digest", "mtime"):
+        raise ConfigurationError(f"verify must be 'digest' or 'mtime', not {verify!r}")
+
+
+def refuse_generators(f: Callable[..., Any]) -> None:
+    if inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f):
+        raise ConfigurationError(
+            f"{default_name(f)} is a generator function; a step or workflow must return its "
+            "value. Collect the items into a list and return that."
+        )
+    if not callable(f):
+        raise ConfigurationError(f"{f!r} is not callable")

@@ -1,0 +1,315 @@
+"""`@durable.workflow`: a function whose steps are recorded and replayed."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import Any, Generic, Protocol, TypeVar, overload
+
+from typing_extensions import ParamSpec
+
+from .._core.arguments import check_overrides, derive_run_id
+from .._core.context import Run, active_run
+from .._core.definition import Definition
+from .._core.plan import Plan, drive_async, drive_sync
+from .._core.run import Options, acquire, run_locked
+from .._fingerprint.fingerprint import (
+    identity_of,
+)
+from .._fingerprint.reach import default_name, script_name
+from .._manage.fork import fork_run
+from .._manage.history import StepInfo, history
+from .._manage.runs import RunInfo, delete_run, list_runs
+from .._storage.base import Store, check_key_part
+from .._storage.factory import open_store
+from ..errors import ConfigurationError, RunNotFoundError
+from . import child
+from .definition import definition_of
+from .retention import prune
+from .step import refuse_generators
+
+P = ParamSpec("P")
+R = TypeVar("R")
+_POLICIES = ("refuse", "rerun")
+
+
+class Workflow(Generic[P, R]):
+    """A decorated workflow function. Call it to run durably."""
+
+    __durable_workflow__ = True  # how a definition tells a workflow it reaches
+
+    def __init__(
+        self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
+    ) -> None:
+        if options.on_change not in _POLICIES:
+            raise ConfigurationError(
+                f"on_change must be one of {_POLICIES}, not {options.on_change!r}"
+            )
+        if options.keep_last is not None and options.keep_last < 1:
+            raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
+        self.fn = fn
+        self._pinned_name = name  # kept as given: with_options() must not drop it
+        self.name = check_key_part("workflow name", name or default_workflow_name(fn))
+        if self.name == "cache":
+            raise ConfigurationError(
+                "the workflow name 'cache' is reserved for the step cache's area of the "
+                "store; give the workflow another name with @durable.workflow(name=...)"
+            )
+        self.version = version
+        self.options = options
+        self._identity = identity_of(fn, name)
+        self.__wrapped__ = fn
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, attr, getattr(fn, attr, None))
+
+    # -- the two calls ---------------------------------------------------
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return drive_sync(self._call_plan(args, kwargs))
+
+    def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:
+        return drive_sync(self._plan(args, kwargs))
+
+    def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:
+        """Continue an existing run; `RunNotFoundError` when there is none."""
+        return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides))
+
+    def with_options(
+        self,
+        *,
+        run_id: str | Callable[..., str] | None = None,
+        store: Store | str | None = None,
+        restart: bool | None = None,
+        rebase: bool | None = None,
+        on_change: str | None = None,
+        wait: float | None = None,
+    ) -> Workflow[P, R]:
+        changes: dict[str, Any] = {}
+        for key, value in (
+            ("run_id", run_id),
+            ("store", store),
+            ("restart", restart),
+            ("rebase", rebase),
+            ("on_change", on_change),
+            ("wait", wait),
+        ):
+            if value is not None:
+                changes[key] = value
+        return type(self)(
+            self.fn,
+            self._pinned_name,
+            self.version,
+            dataclasses.replace(self.options, **changes),
+        )
+
+    # -- run management (`_manage`, also behind the CLI) --------------------
+    def runs(self) -> list[RunInfo]:
+        """This workflow's runs in its store, newest first."""
+        return list_runs(self._store(), self.name)
+
+    def history(self, run_id: str, /) -> list[StepInfo]:
+        """What each position of a run did, in position order."""
+        return history(self._store(), self.name, run_id)
+
+    def delete(self, run_id: str, /) -> None:
+        """Remove a run's records; `RunLockedError` while a process runs it."""
+        delete_run(self._store(), self.name, run_id)
+
+    def fork(
+        self,
+        run_id: str,
+        /,
+        at: int,
+        *,
+        new_run_id: str | None = None,
+        mutate: Callable[[Any], Any] | None = None,
+        **overrides: Any,
+    ) -> Run[R]:
+        """A new run with the source's records before position `at` (`mutate`
+        replaces the output at `at - 1`), then run from `at`. The source run
+        is not touched."""
+        return self.resume(self._fork(run_id, at, new_run_id, mutate), **overrides)
+
+    def _fork(
+        self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
+    ) -> str:
+        return fork_run(
+            self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate
+        )
+
+    # -- identity --------------------------------------------------------
+    @property
+    def __durable_fingerprint__(self) -> str:
+        return self.definition().fingerprint
+
+    @property
+    def fingerprint(self) -> str:
+        """The definition fingerprint: this body and every step it can reach."""
+        return self.definition().fingerprint
+
+    def definition(self) -> Definition:
+        """The definition as of now (see `definition_of`)."""
+        return definition_of(self)
+
+    # -- the run ---------------------------------------------------------
+    def _call_plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan[R]:
+        run = yield from self._plan(args, kwargs)
+        return run.value  # type: ignore[return-value]
+
+    def _plan(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        resume_id: str | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> Plan[Run[R]]:
+        outer = active_run()
+        if outer is not None:
+            return (yield from child.child_plan(self, outer, args, kwargs))
+        check_overrides(self.fn, overrides or {})
+        given = None if resume_id is not None else self._bind(args, kwargs)
+        run_id = (
+            check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
+        )
+        store = self._store()  # only once the call is known to be valid
+        if resume_id is not None and store.load_manifest(self.name, run_id) is None:
+            raise RunNotFoundError(self.name, run_id, store.url)
+        lease = acquire(store, self.name, run_id, self.options.wait)
+        try:
+            done = yield from run_locked(self, store, run_id, given, overrides or {}, lease)
+            prune(store, self.name, self.options)
+            return done
+        finally:
+            lease.release()
+
+    # -- helpers ---------------------------------------------------------
+    def _store(self) -> Store:
+        store = self.options.store
+        return store if isinstance(store, Store) else open_store(store)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
+        try:
+            return inspect.signature(self.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.name}(): {e}") from None
+
+    def _run_id(self, given: inspect.BoundArguments | None) -> str:
+        assert given is not None
+        return derive_run_id(self.name, self.options.run_id, given)
+
+    def __repr__(self) -> str:
+        return f"<durable workflow {self.name}>"
+
+
+def store_of(wf: Workflow[Any, Any]) -> Store:
+    """The store a workflow's runs go to (its option, else the default)."""
+    return wf._store()
+
+
+def bind_call(wf: Workflow[Any, Any], kwargs: dict[str, Any]) -> inspect.BoundArguments:
+    """A call of wf with these keyword arguments, bound; TypeError if it cannot be."""
+    return wf._bind((), kwargs)
+
+
+def run_id_of(wf: Workflow[Any, Any], bound: inspect.BoundArguments) -> str:
+    """The run id the call would have (given, or derived from its arguments)."""
+    return wf._run_id(bound)
+
+
+def default_workflow_name(fn: Callable[..., Any]) -> str:
+    """The qualified name; for a script's own workflows prefixed with the
+    script's file name, so that two scripts sharing a store never share
+    runs (`flow.main` and `other.main`). Steps need no prefix: their names
+    only have to differ within one workflow, and their fingerprints carry
+    the full identity."""
+    script = script_name(fn)
+    return default_name(fn) if script is None else f"{script}.{default_name(fn)}"
+
+
+class AsyncWorkflow(Workflow[P, R]):
+    """A workflow over an `async def`: calling it gives a coroutine."""
+
+    def __init__(
+        self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
+    ) -> None:
+        super().__init__(fn, name, version, options)
+        # These make inspect.iscoroutinefunction() see a coroutine function.
+        self.__code__ = fn.__code__
+        self.__defaults__ = fn.__defaults__
+        self.__kwdefaults__ = fn.__kwdefaults__
+        self.__annotations__ = getattr(fn, "__annotations__", {})
+
+    async def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:  # type: ignore[override]
+        return await drive_async(self._call_plan(args, kwargs))
+
+    async def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:  # type: ignore[override]
+        return await drive_async(self._plan(args, kwargs))
+
+    async def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:  # type: ignore[override]
+        return await drive_async(self._plan((), {}, resume_id=run_id, overrides=overrides))
+
+    async def fork(  # type: ignore[override]
+        self,
+        run_id: str,
+        /,
+        at: int,
+        *,
+        new_run_id: str | None = None,
+        mutate: Callable[[Any], Any] | None = None,
+        **overrides: Any,
+    ) -> Run[R]:
+        return await self.resume(self._fork(run_id, at, new_run_id, mutate), **overrides)
+
+    def with_options(self, **options: Any) -> AsyncWorkflow[P, R]:
+        return super().with_options(**options)  # type: ignore[return-value]
+
+
+def make_workflow(
+    fn: Callable[..., Any], name: str | None, version: str | None, options: Options
+) -> Any:
+    refuse_generators(fn)
+    cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
+    return cls(fn, name, version, options)
+
+
+class _WorkflowDecorator(Protocol):
+    @overload
+    def __call__(self, fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
+    @overload
+    def __call__(self, fn: Callable[P, R], /) -> Workflow[P, R]: ...
+
+
+@overload
+def workflow(fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
+@overload
+def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
+@overload
+def workflow(
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    store: Store | str | None = None,
+    run_id: str | Callable[..., str] | None = None,
+    on_change: str = "refuse",
+    keep_last: int | None = None,
+) -> _WorkflowDecorator: ...
+def workflow(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    store: Store | str | None = None,
+    run_id: str | Callable[..., str] | None = None,
+    on_change: str = "refuse",
+    keep_last: int | None = None,
+) -> Any:
+    """Make a function resumable: its steps are recorded under a run id, and
+    calling it again with the same run id replays them instead of running."""
+    options = Options(run_id=run_id, store=store, on_change=on_change, keep_last=keep_last)
+
+    def decorate(f: Callable[..., Any]) -> Any:
+        return make_workflow(f, name, version, options)
+
+    return decorate(fn) if fn is not None else decorate

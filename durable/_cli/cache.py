@@ -1,0 +1,117 @@
+"""`durable cache ls|clear|prune`: the step cache from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from .._manage import cache
+from .._manage.cache import EntryInfo
+from .._storage.base import Store
+from . import format
+
+
+def add_commands(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    common: argparse.ArgumentParser,
+    age: Callable[[str], float],
+) -> None:
+    text = "look at and clean the step cache (steps with cache=True)"
+    cache = sub.add_parser("cache", parents=[common], help=text, description=text)
+    verbs = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
+
+    def verb(name: str, handler: Callable[..., int], help: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = verbs.add_parser(
+            name, parents=[common], help=help, description=help
+        )
+        p.set_defaults(handler=handler)
+        return p
+
+    p = verb("ls", cmd_ls, "list cache entries (of one step), most recently used first")
+    p.add_argument("step", nargs="?", metavar="STEP")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = verb("clear", cmd_clear, "remove every cache entry (of one step)")
+    p.add_argument("step", nargs="?", metavar="STEP")
+    p = verb(
+        "prune", cmd_prune,
+        "remove entries not used for --older-than AGE, then the least recently used ones "
+        "until the rest fit in --max-size; blobs that a run still refers to stay",
+    )  # fmt: skip
+    p.add_argument("--older-than", metavar="AGE", type=age,
+                   help="remove entries last used longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
+    p.add_argument("--max-size", metavar="SIZE", type=_size,
+                   help="keep at most this much: 500MB, 10GB, 2GiB")  # fmt: skip
+    p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+
+
+def _size(text: str) -> int:
+    try:
+        return cache.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def cmd_ls(args: argparse.Namespace, store: Store) -> int:
+    infos = cache.list_entries(store, args.step)
+    if args.json:
+        print(json.dumps([_doc(i) for i in infos], indent=2))
+    elif infos:
+        print(_table(infos))
+        total = cache.human_size(sum(i.size for i in infos))
+        print(f"{len(infos)} entr{'y' if len(infos) == 1 else 'ies'}, {total}", file=sys.stderr)
+    else:
+        what = f"step {args.step}" if args.step else "any step"
+        print(f"no cache entries for {what} in {store.url}", file=sys.stderr)
+    return 0
+
+
+def cmd_clear(args: argparse.Namespace, store: Store) -> int:
+    gone, blobs = cache.clear(store, args.step)
+    _removed("removed", gone, blobs)
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace, store: Store) -> int:
+    gone, blobs = cache.prune(
+        store, older_than=args.older_than, max_size=args.max_size, dry_run=args.dry_run
+    )
+    if gone:
+        print(_table(gone))
+    _removed("would remove" if args.dry_run else "removed", gone, blobs)
+    return 0
+
+
+def _removed(verb: str, gone: Sequence[EntryInfo], blobs: int) -> None:
+    size = cache.human_size(sum(i.size for i in gone))
+    count = f"{len(gone)} entr{'y' if len(gone) == 1 else 'ies'}"
+    swept = "" if verb.startswith("would") else f"; {blobs} blob{'s' if blobs != 1 else ''} deleted"
+    print(f"{verb} {count} ({size}){swept}", file=sys.stderr)
+
+
+def _table(infos: Sequence[EntryInfo]) -> str:
+    rows = [
+        [
+            i.step,
+            i.fingerprint,
+            i.digest[:12],
+            cache.human_size(i.size),
+            format.local(i.created),
+            format.local(i.used),
+        ]
+        for i in infos
+    ]
+    return format.table(["STEP", "FINGERPRINT", "ARGUMENTS", "SIZE", "CREATED", "LAST USED"], rows)
+
+
+def _doc(i: EntryInfo) -> dict[str, object]:
+    return {
+        "step": i.step,
+        "fingerprint": i.fingerprint,
+        "argumentDigest": i.digest,
+        "size": i.size,
+        "created": format.iso(i.created),
+        "lastUsed": format.iso(i.used),
+        "key": i.key,
+    }

@@ -1,0 +1,44 @@
+"""What every `durable` command shares: the usage error, which errors are
+refusals (exit code 2), and how an error is printed."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from ..errors import (
+    ArtifactMissingError,
+    DefinitionChangedError,
+    DurableError,
+    NondeterminismError,
+    RunLockedError,
+    RunNotFoundError,
+)
+
+
+class UsageError(DurableError):
+    """Bad command line input; exit code 2."""
+
+
+_REFUSALS = (DefinitionChangedError, NondeterminismError, RunLockedError, RunNotFoundError)
+
+
+def is_refusal(e: BaseException, run_id: str | None = None) -> bool:
+    """Errors that leave the run as it was: nothing to fix in the code's
+    logic, the run is resumable as soon as the condition is gone. One about
+    another run (a workflow called inside this one) is that run's business."""
+    if isinstance(e, ArtifactMissingError):
+        refused = e.state != "not produced"  # that one is the step's own failure
+    else:
+        refused = isinstance(e, _REFUSALS)
+    return refused and (run_id is None or getattr(e, "run_id", run_id) == run_id)
+
+
+def print_error(exc: BaseException, debug: bool, code: int) -> int:
+    if debug:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    print(f"durable: {lines[0]}", file=sys.stderr)
+    if len(lines) > 1:
+        print(f"  {lines[-1].strip()}", file=sys.stderr)
+    return code

@@ -1,0 +1,144 @@
+"""Text and JSON renderings of runs and histories for the command line."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .._manage.history import StepInfo
+from .._manage.runs import RunInfo
+from .._storage.keys import format_position
+
+
+def iso(t: float | None) -> str | None:
+    """UTC ISO 8601 with milliseconds, or None for an unknown time."""
+    if not t:
+        return None
+    stamp = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def local(t: float | None) -> str:
+    if not t:
+        return "-"
+    return datetime.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{seconds:.2f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell; the last one is left ragged."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [c.ljust(w) for c, w in zip(cells[:-1], widths[:-1], strict=False)]
+        return "  ".join([*padded, cells[-1]]).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in rows)])
+
+
+def runs_table(infos: Sequence[RunInfo]) -> str:
+    rows = [[i.workflow, i.run_id, i.status, str(i.steps), local(i.updated)] for i in infos]
+    return table(["WORKFLOW", "RUN ID", "STATUS", "STEPS", "UPDATED"], rows)
+
+
+def run_doc(info: RunInfo) -> dict[str, Any]:
+    return {
+        "workflow": info.workflow,
+        "runId": info.run_id,
+        "status": info.status,
+        "fingerprint": info.fingerprint,
+        "startedAt": iso(info.created),
+        "updatedAt": iso(info.updated),
+        "completedSteps": info.steps,
+        "currentStep": info.position,
+        "error": info.error,
+        "reason": info.reason,
+    }
+
+
+def step_doc(s: StepInfo) -> dict[str, Any]:
+    return {
+        # An int in the body; a string such as "2.0.1" inside an asyncio task.
+        "position": s.position if isinstance(s.position, int) else format_position(s.position),
+        "kind": s.kind,
+        "name": s.name,
+        "status": s.status,
+        "fingerprint": s.fingerprint,
+        "outputPreview": s.preview,
+        "outputSize": s.output_size,
+        "error": s.error,
+        "attempts": s.attempts,
+        "failedAttempts": [
+            {"type": f.type, "message": f.message, "at": iso(f.at)} for f in s.failures
+        ],
+        "startedAt": iso(s.started),
+        "endedAt": iso(s.ended),
+        "durationSeconds": s.duration,
+        "artifacts": [dict(a) for a in s.artifacts],
+    }
+
+
+def show_doc(info: RunInfo, steps: Sequence[StepInfo]) -> str:
+    doc = run_doc(info)
+    doc["steps"] = [step_doc(s) for s in steps]
+    return json.dumps(doc, indent=2)
+
+
+def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
+    head = [
+        f"workflow  {info.workflow}",
+        f"run       {info.run_id}",
+        f"status    {info.status}" + (f" ({info.reason})" if info.reason else ""),
+        f"started   {local(info.created)}    updated {local(info.updated)}",
+        f"steps     {info.steps} finished"
+        + ("" if info.position is None else f", next position {info.position}"),
+    ]
+    if info.error:
+        head.append(f"error     {first_line(info.error)}")
+    rows = [
+        [
+            str(s.position),
+            s.kind,
+            s.name,
+            s.status,
+            str(s.attempts),
+            duration(s.duration),
+            first_line(s.error) if s.error else (s.preview or ""),
+        ]
+        for s in steps
+    ]
+    body = table(["POS", "KIND", "NAME", "STATUS", "TRIES", "TIME", "OUTPUT / ERROR"], rows)
+    files = [
+        f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
+    ]
+    return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
+
+
+def first_line(text: str) -> str:
+    """A table cell holds one line: a multi-line message keeps its first."""
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def value_text(value: Any) -> str:
+    """The final value for stdout: strict JSON when it is JSON, else its
+    repr. NaN and infinities are not JSON (a reader such as `jq` rejects
+    them), so a value holding one is printed as its repr: `nan`, `inf`."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)

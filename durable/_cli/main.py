@@ -1,0 +1,195 @@
+"""The `durable` command: list, show, remove, gc and fork runs, and run
+workflows from a shell. Exit codes: 0 done, 1 failed, 2 refused or usage
+error, 3 suspended, 128 + signal when stopped by SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+
+from .._storage.base import Store
+from .._storage.factory import open_store
+from ..errors import (
+    ArtifactMissingError,
+    ConfigurationError,
+    DefinitionChangedError,
+    DurableError,
+    RunLockedError,
+    RunNotFoundError,
+)
+from . import cache, manage
+from .common import UsageError, is_refusal, print_error
+
+_REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
+Handler = Callable[[argparse.Namespace, Store], int]
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = _handler(args.handler)
+    try:
+        options = {"allow_pickle": False} if args.no_pickle else {}
+        return handler(args, open_store(args.store, **options))
+    except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
+        return 130
+    except BrokenPipeError:  # `durable show --json | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except DefinitionChangedError as e:
+        return _refused_change(e, args.debug)
+    except DurableError as e:
+        if isinstance(e, ArtifactMissingError) and is_refusal(e):
+            return _refused_artifact(e, args)
+        refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
+        return print_error(e, args.debug, 2 if refused else 1)
+    except Exception as e:  # a bug or an environment problem: still no traceback by default
+        return print_error(e, args.debug, 1)
+
+
+def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
+    if debug:
+        traceback.print_exception(type(e), e, e.__traceback__)
+    changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
+    if e.changed_arguments:  # a completed run, called with other arguments
+        differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
+        print(
+            f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
+            f"arguments ({differ}); its result was not returned and nothing was executed.\n"
+            "  start fresh with these arguments with --restart, use another --run-id, or "
+            "re-run from the first step whose arguments differ with --on-change rerun",
+            file=sys.stderr,
+        )
+        return 2
+    if e.position is None:  # the definition as a whole differs from the recorded one
+        text = (
+            f"was recorded with definition {e.old_fingerprint}; the code now has "
+            f"{e.new_fingerprint} (changed: {changed or 'the workflow body'}). "
+            "Nothing was executed."
+        )
+    else:  # same definition, but one call no longer matches its record
+        text = (
+            f"the record at position {e.position} no longer matches the call made there now "
+            f"({changed or 'its arguments or its step code changed'}). Nothing from "
+            f"position {e.position} on was executed."
+        )
+    print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
+    print(
+        "  start fresh with --restart, continue with the old records with "
+        "--rebase-checkpoint, or re-run from the first change with --on-change rerun",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
+    if args.debug:
+        traceback.print_exception(type(e), e, e.__traceback__)
+    print(
+        f"durable: refused: run {e.run_id}: the artifact {e.url} of step {e.step} "
+        f"(position {e.position}) is {e.state}, and the step has artifacts_policy='refuse' "
+        "so it was not run again; nothing after it ran.",
+        file=sys.stderr,
+    )
+    target = getattr(args, "target", "FILE.py:WORKFLOW")
+    print(
+        f"  restore the artifact, then: durable run {target} --run-id {e.run_id} --resume; "
+        "or start fresh with --restart",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _common(*, top: bool) -> argparse.ArgumentParser:
+    # Accepted before and after the command; after it, an absent flag must not
+    # reset what was given before it (argparse copies sub-parser defaults).
+    common = argparse.ArgumentParser(add_help=False)
+    unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
+    common.add_argument("--store", metavar="URL", **unset,  # type: ignore[arg-type]
+                        help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
+    common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
+    common.add_argument("--no-pickle", action="store_true", **unset,  # type: ignore[arg-type]
+                        help="never load a pickled value from the store (also "
+                        "DURABLE_ALLOW_PICKLE=0); such values are refused or not previewed")  # fmt: skip
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common(top=False)
+    parser = argparse.ArgumentParser(
+        prog="durable", description="Manage and run durable workflows.", parents=[_common(top=True)]
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=text, description=text)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = command("runs", manage.cmd_runs, "list runs, newest first")
+    p.add_argument("workflow", nargs="?")
+    p.add_argument("--status", help="only runs with this status")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = command("show", manage.cmd_show, "show a run's steps")
+    p.add_argument("run_id", metavar="RUN")
+    p.add_argument("--workflow", "-w")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML timeline")
+    p = command("rm", manage.cmd_rm, "remove runs")
+    p.add_argument("run_ids", metavar="RUN", nargs="+")
+    p.add_argument("--workflow", "-w")
+    p = command(
+        "gc", manage.cmd_gc,
+        "remove old runs of every workflow; every filter given narrows what goes: "
+        "--keep-last 3 --older-than 7d keeps the 3 newest and, of the rest, removes "
+        "those older than 7 days",
+    )  # fmt: skip
+    p.add_argument("--keep-last", type=int, metavar="N",
+                   help="never remove the N newest runs (per workflow, of those matching --status)")  # fmt: skip
+    p.add_argument("--older-than", metavar="AGE", type=_age,
+                   help="remove only runs last updated longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
+    p.add_argument("--status", action="append",
+                   help="remove only runs with this status (repeatable)")  # fmt: skip
+    p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+    p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run")
+    p.add_argument("run_id", metavar="RUN")
+    p.add_argument("--at", type=int, required=True, metavar="N", help="first position to re-run")
+    p.add_argument("--new-run-id", metavar="ID")
+    p.add_argument("--workflow", "-w")
+    p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--run-id", metavar="ID")
+    p.add_argument(
+        "--resume", action="store_true", help="continue an existing run (never start one)"
+    )
+    p.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
+    p.add_argument("--rebase-checkpoint", action="store_true",
+                   help="accept a changed definition and replay the recorded steps")  # fmt: skip
+    p.add_argument("--on-change", choices=["refuse", "rerun"])
+    p.add_argument("--var", action="append", metavar="KEY=VALUE",
+                   help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
+    cache.add_commands(sub, common, _age)
+    return parser
+
+
+def _handler(handler: Handler | str) -> Handler:
+    """A command's function. `durable run` names its module instead: it
+    loads the engine and the user's code, which the commands that manage
+    runs never do (`durable runs` stays fast and safe on any store)."""
+    if callable(handler):
+        return handler
+    module, _, name = handler.partition(":")
+    found: Handler = getattr(importlib.import_module(module), name)
+    return found
+
+
+def _age(text: str) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age like 90s, 30m, 12h, 7d or 2w")
+    return float(match.group(1)) * _UNITS[match.group(2)]

@@ -1,0 +1,83 @@
+"""The commands that manage runs (`runs`, `show`, `rm`, `gc`, `fork`): one
+run-management call each, then formatting. They never load the engine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .._manage import history, runs
+from .._manage.fork import fork_run
+from .._storage.base import Store
+from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
+from . import format
+from .common import print_error
+from .html import render
+
+
+def cmd_runs(args: argparse.Namespace, store: Store) -> int:
+    infos = runs.list_runs(store, args.workflow, status=args.status)
+    if args.json:
+        print(json.dumps([format.run_doc(i) for i in infos], indent=2))
+    elif infos:
+        print(format.runs_table(infos))
+    else:
+        print(f"no runs in {store.url}", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, store: Store) -> int:
+    workflow = runs.find_workflow(store, args.run_id, args.workflow)
+    info, steps = history.describe(store, workflow, args.run_id)
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(render(info, steps))
+        print(f"wrote {args.html}", file=sys.stderr)
+    if args.json:
+        print(format.show_doc(info, steps))
+    elif not args.html:
+        print(format.show_text(info, steps))
+    return 0
+
+
+def cmd_rm(args: argparse.Namespace, store: Store) -> int:
+    code = 0
+    for run_id in args.run_ids:
+        try:
+            workflow = runs.find_workflow(store, run_id, args.workflow)
+            runs.delete_run(store, workflow, run_id)
+        except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
+            code = print_error(e, args.debug, 2)
+            continue
+        print(f"removed {workflow}/{run_id}")
+    return code
+
+
+def cmd_gc(args: argparse.Namespace, store: Store) -> int:
+    removed = runs.gc(
+        store,
+        keep_last=args.keep_last,
+        older_than=args.older_than,
+        status=args.status,
+        dry_run=args.dry_run,
+    )
+    verb = "would remove" if args.dry_run else "removed"
+    if removed:
+        print(format.runs_table(removed))
+    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}", file=sys.stderr)
+    return 0
+
+
+def cmd_fork(args: argparse.Namespace, store: Store) -> int:
+    workflow = runs.find_workflow(store, args.run_id, args.workflow)
+    new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
+    print(new_id)
+    print(
+        f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
+        f"({args.at} positions copied; nothing executed)\n"
+        f"  run it with: durable run FILE.py:FUNCTION --run-id {new_id} --resume\n"
+        f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,272 @@
+"""`durable run TARGET`: load a workflow from a file or a module, then start,
+resume or restart one of its runs, reporting where it ended."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import importlib
+import inspect
+import json
+import os
+import signal
+import sys
+import traceback
+import types
+from typing import Any
+
+from .._api.signals import stop_on_signals
+from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
+from .._manage.history import describe
+from .._manage.runs import RunInfo, list_runs, run_info
+from .._storage.base import Store, check_key_part
+from ..errors import (
+    DurableError,
+    RunNotFoundError,
+    Stopped,
+    Suspended,
+)
+from .common import UsageError, is_refusal
+from .format import value_text
+
+
+def load_target(spec: str) -> Workflow[Any, Any]:
+    """`path/to/file.py:name` or `package.module:name` -> the workflow."""
+    where, sep, attr = spec.rpartition(":")
+    if not sep or not where or not attr:
+        raise UsageError(
+            f"target {spec!r} must be path/to/file.py:workflow or package.module:workflow"
+        )
+    is_file = where.endswith(".py") or os.sep in where or os.path.isfile(where)
+    try:
+        namespace = _load_file(where) if is_file else vars(_import(where))
+    except (OSError, ImportError, SyntaxError) as e:
+        raise UsageError(f"cannot load {where}: {type(e).__name__}: {e}") from e
+    obj: Any = namespace.get(attr.split(".")[0])
+    for part in attr.split(".")[1:]:
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, Workflow):
+        found = "nothing" if obj is None else type(obj).__name__
+        raise UsageError(f"{attr} in {where} is {found}, not a @durable.workflow")
+    return obj
+
+
+def _import(module: str) -> types.ModuleType:
+    if os.getcwd() not in sys.path:  # as `python -m` would
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(module)
+
+
+def _load_file(path: str) -> dict[str, Any]:
+    """Execute a script as `python file.py` would, as module `__main__`, so
+    that its functions get the same identity (`__main__.name`) and hence the
+    same fingerprints, but without its top-level `if __name__ ==
+    "__main__":` block, which would start the script's own work."""
+    path = os.path.abspath(path)
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        body.extend(node.orelse if _is_main_guard(node) else [node])  # type: ignore[attr-defined]
+    tree.body = body
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    sys.modules["__main__"] = module
+    sys.path.insert(0, os.path.dirname(path))
+    sys.argv = [path]
+    # dont_inherit: this module's own `from __future__ import annotations`
+    # must not leak into the script (it would turn its annotations into strings).
+    exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
+    return module.__dict__
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(consts) == 1
+
+
+def parse_vars(items: list[str]) -> dict[str, Any]:
+    """KEY=VALUE pairs; a VALUE that parses as strict JSON is that JSON value
+    (NaN and Infinity are not JSON: they stay strings)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--var {item!r} must look like NAME=VALUE")
+        try:
+            out[key] = json.loads(text, parse_constant=_not_json)
+        except ValueError:
+            out[key] = text
+    return out
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def cmd_run(args: argparse.Namespace, store: Store) -> int:
+    wf = load_target(args.target)
+    if args.store is None and wf.options.store is not None:
+        store = store_of(wf)  # the decorator's own store, unless --store says otherwise
+        if args.no_pickle:  # the command line's refusal holds for that store too
+            store.allow_pickle = False
+    variables = parse_vars(args.var or [])
+    _check_names(wf, variables)
+    run_id = check_key_part(
+        "run id", args.run_id or _implied_run_id(wf, store, variables, resume=args.resume)
+    )
+    before = store.load_manifest(wf.name, run_id)
+    exists = before is not None
+    if args.resume and not exists:
+        raise RunNotFoundError(wf.name, run_id, store.url)
+    if not exists or args.restart:
+        _check_arguments(wf, variables)
+    bound = wf.with_options(
+        run_id=run_id,
+        store=store,
+        restart=args.restart,
+        rebase=args.rebase_checkpoint,
+        on_change=args.on_change,
+    )
+    report = _Report(args, store, wf.name, run_id)
+    with stop_on_signals():
+        try:
+            call: Any = bound.resume(run_id, **variables) if exists else bound.run(**variables)
+            run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
+        except Suspended as s:
+            return report.suspended(s.reason)
+        except Stopped as e:
+            return report.stopped(e.signum)
+        except KeyboardInterrupt:
+            return report.stopped(signal.SIGINT)
+        except DurableError as e:
+            if is_refusal(e, run_id) or not _failed_here(store, wf.name, run_id, before):
+                raise  # `durable` reports it: exit 2 for a refusal or bad input
+            return report.failed(e)
+        except Exception as e:
+            return report.failed(e)
+    return report.done(run, existed=exists)
+
+
+def _implied_run_id(
+    wf: Workflow[Any, Any], store: Store, variables: dict[str, Any], *, resume: bool
+) -> str:
+    if resume:  # the newest run that has not completed
+        for info in list_runs(store, wf.name):
+            if info.status != "completed":
+                return info.run_id
+        raise UsageError(
+            f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. "
+            f"Pass --run-id (durable runs {wf.name} lists them)"
+        )
+    return run_id_of(wf, _check_arguments(wf, variables))
+
+
+def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
+    try:
+        return bind_call(wf, variables)
+    except TypeError as e:
+        raise UsageError(f"{e}; pass the workflow's arguments with --var NAME=VALUE") from None
+
+
+def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
+    params = inspect.signature(wf.fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(variables) - set(params))
+    if unknown:
+        raise UsageError(
+            f"{wf.name} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
+        )
+
+
+def _failed_here(store: Store, workflow: str, run_id: str, before: bytes | None) -> bool:
+    """Whether this call started the run and recorded it `failed`: an error
+    raised before the run started (bad options, an argument without a
+    canonical form) leaves the manifest untouched and is not a failed run."""
+    try:
+        after = store.load_manifest(workflow, run_id)
+        return (
+            after is not None
+            and after != before
+            and run_info(store, workflow, run_id).status == "failed"
+        )
+    except DurableError:
+        return False
+
+
+class _Report:
+    """Says where a run ended, on stderr; the final value goes to stdout."""
+
+    def __init__(self, args: argparse.Namespace, store: Store, workflow: str, run_id: str):
+        self.target, self.debug = args.target, args.debug
+        self.store, self.workflow, self.run_id = store, workflow, run_id
+
+    def say(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    def info(self) -> RunInfo | None:
+        try:
+            return run_info(self.store, self.workflow, self.run_id)
+        except DurableError:
+            return None  # stopped before its manifest was written
+
+    def done(self, run: Any, *, existed: bool) -> int:
+        if run.resumed_from_step is not None:
+            n = run.resumed_from_step
+            self.say(
+                f"Resumed from step {n + 1} (position {n}): {run.steps_replayed} replayed, "
+                f"{run.steps_executed} executed"
+            )
+        elif existed and run.steps_executed == 0:
+            self.say(f"run {self.run_id} had already completed; its recorded value:")
+        self.say(f"run {self.run_id} completed")
+        print(value_text(run.value), flush=True)
+        return 0
+
+    def suspended(self, reason: str) -> int:
+        info = self.info()
+        pos = info.position or 0 if info else 0
+        self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
+        self.say(
+            f"  continue with: durable run {self.target} --run-id {self.run_id} --var NAME=VALUE"
+        )
+        return 3
+
+    def stopped(self, signum: int) -> int:
+        info = self.info()
+        name = signal.Signals(signum).name
+        steps = info.steps if info else 0
+        self.say(f"run {self.run_id} interrupted by {name} with {steps} steps recorded")
+        self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} --resume")
+        return 128 + signum
+
+    def failed(self, exc: BaseException) -> int:
+        if self.debug:
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+        message = str(exc).strip().splitlines()
+        self.say(
+            f"run {self.run_id} failed{self._where()}: "
+            f"{type(exc).__name__}: {message[0] if message else ''}"
+        )
+        self.say(
+            f"  fix the cause, then: durable run {self.target} --run-id {self.run_id} --resume"
+        )
+        return 1
+
+    def _where(self) -> str:
+        try:
+            info, steps = describe(self.store, self.workflow, self.run_id)
+        except DurableError:
+            return ""
+        pos = info.position if info.position is not None else info.steps
+        names = [s.name for s in steps if s.position == pos]
+        return f" at step {pos + 1} ({names[0] if names else 'the workflow body'})"

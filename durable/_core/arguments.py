@@ -1,0 +1,150 @@
+"""A run's arguments: merged from the defaults, the recorded ones, the call's
+and resume overrides; encoded into the manifest (what cannot be is left
+out); one digest per argument, compared with the recorded ones; and the run
+id a call derives from them."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._storage import codec
+from .._storage.base import Store, check_key_part
+from .._storage.keys import manifest_key
+from .._storage.records import RunRecord, load_stored
+from ..errors import ConfigurationError, CorruptRecordError, preview_of
+from .identity import Undigestable, run_id_digest, value_digest
+
+
+def merge_arguments(
+    fn: Callable[..., Any],
+    recorded: Mapping[str, Any],
+    given: inspect.BoundArguments | None,
+    overrides: Mapping[str, Any],
+    *,
+    restart: bool = False,
+) -> inspect.BoundArguments:
+    """defaults < recorded < given now < overrides; every parameter without
+    a default must have a value (else nothing runs and nothing is deleted)."""
+    sig = check_overrides(fn, overrides)
+    merged = dict(recorded)
+    if given is not None:
+        merged.update(given.arguments)
+    merged.update(overrides)
+    bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
+    bound.apply_defaults()
+    missing = [
+        p.name
+        for p in sig.parameters.values()
+        if p.name not in bound.arguments
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if missing:
+        why = (
+            "restart=True starts from this call's arguments and the defaults only"
+            if restart
+            else "the run did not record them (they could not be serialised)"
+        )
+        raise ConfigurationError(
+            f"{getattr(fn, '__qualname__', fn)} needs argument(s) {', '.join(missing)}: {why}. "
+            "Pass them to the call (or as resume overrides). Nothing was executed."
+        )
+    return bound
+
+
+def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:
+    sig = inspect.signature(fn)
+    unknown = [k for k in overrides if k not in sig.parameters]
+    if unknown:
+        raise ConfigurationError(
+            f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
+            f"it takes {', '.join(sig.parameters)}. Nothing was executed."
+        )
+    return sig
+
+
+def encode_arguments(
+    bound: inspect.BoundArguments, *, allow_pickle: bool = True
+) -> tuple[str, bytes]:
+    """Record the arguments for resume; ones that cannot be serialised (a
+    lock, an open socket; anything but plain data under allow_pickle=False)
+    are left out and must be passed again on resume."""
+    arguments = dict(bound.arguments)
+    try:
+        return codec.encode_value(arguments, allow_pickle=allow_pickle)
+    except Exception:
+        keep = {}
+        for name, value in arguments.items():
+            try:
+                codec.encode_value(value, allow_pickle=allow_pickle)
+            except Exception:
+                continue
+            keep[name] = value
+        return codec.encode_value(keep, allow_pickle=allow_pickle)
+
+
+def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
+    key = manifest_key(manifest.workflow, manifest.run_id)
+    where = (manifest.workflow, manifest.run_id)
+    args, blob = manifest.args, manifest.args_blob
+    value = load_stored(store, where, manifest.args_encoding, args, blob, position=None, name=key)
+    if not isinstance(value, dict):
+        raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
+    return value
+
+
+def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
+    """One digest per argument (defaults applied), by the one identity rule."""
+    return {name: value_digest(value) for name, value in bound.arguments.items()}
+
+
+def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
+    """The run's recorded arguments for a message; {} when unreadable."""
+    try:
+        return decode_arguments(store, manifest)
+    except Exception:  # a preview must never hide the refusal it explains
+        return {}
+
+
+def changed_arguments(
+    manifest: RunRecord,
+    digests: Mapping[str, str],
+    bound: inspect.BoundArguments,
+    recorded_now: Callable[[], Mapping[str, Any]],
+) -> dict[str, str]:
+    """Arguments of this call that differ from the run's, as "old -> new".
+    A run recorded without digests (an older version) differs in every
+    argument: its identity cannot be established, so it is not the same call."""
+    old = manifest.extra.get("arg_digests")
+    if not isinstance(old, dict):
+        old = {}
+    differ = [n for n in sorted(set(old) | set(digests)) if n not in old or old[n] != digests.get(n)]
+    recorded = recorded_now() if differ else {}
+    out: dict[str, str] = {}
+    for name in differ:
+        before = preview_of(recorded[name]) if name in recorded else "(not recorded)"
+        if name not in old:
+            before += " (recorded without an argument digest)"
+        after = preview_of(bound.arguments[name]) if name in bound.arguments else "(none)"
+        out[name] = f"{before} -> {after}"
+    return out
+
+
+def derive_run_id(
+    workflow: str, chosen: str | Callable[..., str] | None, given: inspect.BoundArguments
+) -> str:
+    """The explicit id, the id the `run_id=` callable gives, or
+    `<workflow>-<12 hex>` over the arguments with defaults applied."""
+    if callable(chosen):
+        return check_key_part("run id", chosen(*given.args, **given.kwargs))
+    if chosen is not None:
+        return check_key_part("run id", chosen)
+    try:
+        digest = run_id_digest(given)
+    except Undigestable as e:
+        raise ConfigurationError(
+            f"cannot derive a run id for {workflow}: {e}. "
+            f"Pass one explicitly: {workflow}.with_options(run_id='...')(...)"
+        ) from None
+    return f"{workflow}-{digest[:12]}"

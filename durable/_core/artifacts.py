@@ -1,0 +1,81 @@
+"""Files and folders a step produced, on the run's side: `artifact(path)`
+registers one from inside a step; when the step returns, each is described
+in the step's record, and before that record is replayed the description
+is checked against what is there now (describing and checking files is
+`_storage.files`, which run management uses too)."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from .._storage.files import describe, display, first_stale, normalise
+from .._storage.keys import Position
+from ..errors import ArtifactMissingError, ConfigurationError
+from .context import RunState, active_run
+
+PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
+VERIFY_MODES = ("digest", "mtime")
+
+# (url, verify override) pairs registered by the step running in this context.
+_found: contextvars.ContextVar[list[tuple[str, str | None]] | None] = contextvars.ContextVar(
+    "durable_artifacts", default=None
+)
+
+
+def artifact(path: PathT, *, verify: str | None = None) -> PathT:
+    """Register a file or folder (a local path or any fsspec URL) that the
+    running step produced; returns path unchanged. Before the step's record
+    is replayed, the artifact is checked; if it is missing or changed, the
+    step runs again. Outside a workflow it does nothing."""
+    if verify is not None and verify not in VERIFY_MODES:
+        raise ConfigurationError(f"verify must be one of {VERIFY_MODES}, not {verify!r}")
+    found = _found.get()
+    if found is not None:
+        found.append((normalise(path), verify))
+    elif active_run() is not None:
+        raise ConfigurationError(
+            f"artifact({str(path)!r}) was called in a workflow body, outside any step: "
+            "call it inside the @durable.step that writes the file, so the check belongs to it"
+        )
+    return path
+
+
+def collect_into(found: list[tuple[str, str | None]]) -> Callable[[], None]:
+    """Send registrations made in this context to found; returns the reset."""
+    token = _found.set(found)
+    return lambda: _found.reset(token)
+
+
+def produced(
+    ctx: RunState, pos: Position, step: str, found: Iterable[Any], verify: str
+) -> list[dict[str, Any]]:
+    """Record entries for what a step registered (pairs from `artifact()`) or
+    derived (plain paths from `artifacts=`); the first registration of a URL
+    wins. One that does not exist fails the step before it is recorded."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for item in found:
+        url, own = item if isinstance(item, tuple) else (normalise(item), None)
+        if url in seen:
+            continue
+        seen.add(url)
+        entry = describe(url, own or verify, ctx.store)
+        if entry is None:
+            raise ArtifactMissingError(ctx.run_id, pos, step, display(url), "not produced")
+        out.append(entry)
+    return out
+
+
+def check_record(ctx: RunState, rec: Any, policy: str) -> str | None:
+    """Why a step record may not be replayed ("artifact X missing"), or None
+    when every artifact it lists is as recorded. Raises under "refuse"."""
+    stale = first_stale(rec.artifacts, ctx.store)
+    if stale is None:
+        return None
+    entry, now = stale
+    if policy == "refuse":
+        raise ArtifactMissingError(ctx.run_id, rec.position, rec.name, display(entry["url"]), now)
+    return f"artifact {display(entry['url'])} {now}"

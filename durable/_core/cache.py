@@ -1,0 +1,296 @@
+"""`@durable.step(cache=...)`: a step's output reused by any run of any
+workflow, and by a plain call, when the code that runs and the arguments are
+the same (issue 16).
+
+The key is the step's fingerprint (computed as at a run's start: helpers and
+constants included) and its argument digest (`_identity.cache_digest`, the
+one argument rule, with `ignore=`d arguments left out, or the digest of a
+`key=` function's result). A call whose key cannot be established (a secret
+among its arguments, an argument without a reproducible digest, code whose
+source no longer matches) is neither served nor stored: it just runs."""
+
+from __future__ import annotations
+
+import datetime
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._storage import cachestore
+from .._storage.base import Store
+from .._storage.cachestore import MISSING, Entry, count_use, is_missing
+from .._storage.clock import now
+from .._storage.factory import default_store
+from .._storage.files import first_stale
+from .._storage.keys import Position
+from .._storage.records import StepRecord
+from ..errors import ConfigurationError, DurableError, SerializationError
+from . import artifacts
+from .context import RunState, current_state
+from .identity import cache_digest, strict_digest
+from .plan import Call, Plan
+from .redact import holds_redacted
+from .spec import refingerprint
+
+if TYPE_CHECKING:
+    import inspect
+
+    from .spec import StepSpec
+
+# A hit writes the entry's use marker (for `durable cache prune`, least
+# recently used first) at most once a minute per entry and process.
+TOUCH_EVERY = 60.0
+
+
+@dataclass(frozen=True)
+class Cache:
+    """How a step's outputs are cached across runs: `expire` bounds an
+    entry's age (a `timedelta` or seconds), `ignore` names arguments left out
+    of the key (`verbose`, a logger), `key` replaces the arguments by a key
+    function's result (called with the step's arguments)."""
+
+    expire: datetime.timedelta | float | None = None
+    ignore: tuple[str, ...] = ()
+    key: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ignore, str):  # ignore="verbose": one name, not letters
+            object.__setattr__(self, "ignore", (self.ignore,))
+        if not all(isinstance(n, str) for n in self.ignore):
+            raise ConfigurationError(f"Cache(ignore=...) takes argument names, not {self.ignore!r}")
+        object.__setattr__(self, "ignore", tuple(self.ignore))
+        if self.key is not None and not callable(self.key):
+            raise ConfigurationError(f"Cache(key=...) must be a function, not {self.key!r}")
+        if self.key is not None and self.ignore:
+            raise ConfigurationError(
+                "Cache(key=...) replaces the arguments in the key, so ignore= would have no "
+                "effect; leave the ignored arguments out of what key returns instead"
+            )
+        seconds = self.seconds
+        if seconds is not None and not seconds > 0:
+            raise ConfigurationError(f"Cache(expire=...) must be positive, not {self.expire!r}")
+
+    @property
+    def seconds(self) -> float | None:
+        if isinstance(self.expire, datetime.timedelta):
+            return self.expire.total_seconds()
+        return None if self.expire is None else float(self.expire)
+
+
+def cache_option(
+    cache: bool | Cache | None, *, persist: bool, signature: inspect.Signature | None, who: str
+) -> Cache | None:
+    """The decorator's `cache=`, checked once at decoration."""
+    if cache is None or cache is False:
+        return None
+    option = Cache() if cache is True else cache
+    if not isinstance(option, Cache):
+        raise ConfigurationError(f"cache= takes True or durable.Cache(...), not {cache!r}")
+    if not persist:
+        raise ConfigurationError(
+            f"step {who} has persist=False (its value is never written) and cache=: "
+            "a cached output is written to the store. Drop one of the two."
+        )
+    params = signature.parameters if signature is not None else {}
+    spread = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    unknown = [n for n in option.ignore if n not in params and not spread]
+    if unknown:
+        raise ConfigurationError(
+            f"Cache(ignore=...) of step {who} names {', '.join(map(repr, unknown))}, which "
+            f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} of it"
+        )
+    return option
+
+
+_touched: dict[tuple[str, str], float] = {}  # (store url, entry key) -> last use written
+_refs: set[tuple[str, str]] = set()  # (store url, ref key) written by this process
+
+
+@dataclass
+class Ticket:
+    """One call's place in the cache."""
+
+    store: Store
+    spec: StepSpec
+    key: str
+    fingerprint: str
+    digest: str
+
+    def lookup(self) -> tuple[Entry, Any] | None:
+        """The entry and its value when it may be reused, else None (a
+        miss; an expired, stale or damaged entry is removed)."""
+        entry = cachestore.read_entry(self.store, self.key)
+        value = self._usable(entry) if entry is not None else MISSING
+        if is_missing(value):
+            count_use(self.spec.name, hit=False)
+            if entry is not None:
+                cachestore.remove(self.store, [self.key])
+            return None
+        assert entry is not None
+        count_use(self.spec.name, hit=True)
+        self._touch()
+        return entry, value
+
+    def _usable(self, entry: Entry) -> Any:
+        rec, seconds = entry.record, self.spec.cache.seconds if self.spec.cache else None
+        if rec.fingerprint != self.fingerprint or rec.args_digest != self.digest:
+            return MISSING  # a key reused by other code: never trust it
+        if seconds is not None and now() - entry.created > seconds:
+            return MISSING
+        # Files the step produced are checked like a replay: missing or changed runs it.
+        if rec.artifacts and first_stale(rec.artifacts, self.store) is not None:
+            return MISSING
+        return cachestore.entry_value(self.store, entry)
+
+    def _touch(self) -> None:
+        slot, t = (self.store.url, self.key), now()
+        last = _touched.get(slot)
+        if last is None or t - last >= TOUCH_EVERY:
+            cachestore.touch(self.store, self.key)
+            _touched[slot] = t
+
+    def keep(
+        self, value: Any, artifacts: list[dict[str, Any]], started: float
+    ) -> tuple[Entry, Any]:
+        """Store a computed value (create-only). The entry that is there
+        afterwards and its value: ours, or the one another process wrote
+        first (both processes go on with that one)."""
+        rec = StepRecord(0, cachestore.KIND, self.spec.name, self.fingerprint, self.digest)
+        rec.started, rec.ended, rec.artifacts = started, now(), artifacts
+        cachestore.encode(self.store, rec, value)
+        if not cachestore.write_entry(self.store, self.key, rec):
+            won = cachestore.read_entry(self.store, self.key)
+            theirs = self._usable(won) if won is not None else MISSING
+            if won is not None and not is_missing(theirs):
+                return won, theirs
+            cachestore.remove(self.store, [self.key])  # unreadable: ours replaces it
+            cachestore.write_entry(self.store, self.key, rec)
+        _touched[self.store.url, self.key] = rec.extra["created"]
+        return Entry(self.key, rec), value
+
+
+# -- inside a run (hooks called by `_engine.step_plan`) --------------------------
+
+
+def ticket_in_run(
+    ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Ticket | None:
+    fp = ctx.fingerprints.get(id(spec))  # the run computed it at its start
+    return _ticket(ctx.store, spec, args, kwargs, fp)
+
+
+def served(
+    ctx: RunState, ticket: Ticket, entry: Entry, pos: Position, fp: str, digest: str
+) -> StepRecord:
+    """The run's record of a call served from the cache: the run's own
+    identity of the call, the entry's value (a large one by reference)."""
+    rec = StepRecord(pos, "step", ticket.spec.name, fp, digest, started=now())
+    _adopt(ctx, ticket, rec, entry, "hit")
+    return rec
+
+
+def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any:
+    """Store a value the run computed and point its record at the entry;
+    the value the run continues with (another process's, if it won)."""
+    entry, value = ticket.keep(value, record.artifacts, record.started)
+    _adopt(ctx, ticket, record, entry, "stored")
+    return value
+
+
+def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: str) -> None:
+    src = entry.record
+    rec.encoding, rec.value, rec.blob = src.encoding, src.value, src.blob
+    rec.artifacts = list(src.artifacts)
+    rec.extra["cache"] = how
+    if src.blob is not None:  # the run now refers to the blob: prune keeps it
+        ref = cachestore.ref_key(src.blob, ctx.workflow, ctx.run_id)
+        if (ctx.store.url, ref) not in _refs:
+            ctx.store.create(ref, b"")
+            _refs.add((ctx.store.url, ref))
+
+
+def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
+    """Whether a record served from the cache lost the blob it points at
+    (pruned while this run was referring to it): then the step runs again."""
+    if not rec.extra.get("cache") or rec.blob is None:
+        return False
+    return ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob) is None
+
+
+# -- a plain call (outside any run, or inside another step) ------------------------
+
+
+def plain_plan(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan[Any]:
+    run = current_state()
+    ticket = _ticket(run.store if run is not None else default_store(), spec, args, kwargs, None)
+    if ticket is None:
+        return (yield Call(spec.fn, args, kwargs))
+    hit = ticket.lookup()
+    if hit is not None:
+        _reregister(hit[0].record.artifacts)
+        return hit[1]
+    found: list[tuple[str, str | None]] = []
+    started = now()
+    value = yield Call(spec.fn, args, kwargs, lambda: artifacts.collect_into(found))
+    derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
+    entries = _produced(ticket.store, spec, found + derived)
+    _reregister(entries)
+    if holds_redacted(value):
+        return value  # a secret is never written
+    try:
+        return ticket.keep(value, entries, started)[1]
+    except SerializationError as e:
+        warnings.warn(f"{e}; the output was not cached", stacklevel=3)
+        return value
+
+
+def _produced(store: Store, spec: StepSpec, found: list[Any]) -> list[dict[str, Any]]:
+    if not found:
+        return []
+    # `produced` reports a missing file with the run's name; a plain call has none.
+    ctx = RunState(run_id="(plain call)", workflow="", store=store)
+    return artifacts.produced(ctx, 0, spec.name, found, spec.verify)
+
+
+def _reregister(entries: Iterable[dict[str, Any]]) -> None:
+    """A cached step called inside another step: its files count for that step too."""
+    for entry in entries:
+        artifacts.artifact(entry["url"], verify=entry.get("verify"))
+
+
+def _ticket(
+    store: Store,
+    spec: StepSpec,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    fp: str | None,
+) -> Ticket | None:
+    option = spec.cache
+    assert option is not None
+    if option.key is not None:
+        digest = strict_digest(option.key(*args, **kwargs))
+    else:
+        digest = cache_digest(spec.signature, args, kwargs, spec.name, frozenset(option.ignore))
+    if digest is None:
+        return None  # a secret, or no reproducible digest: run it, keep nothing
+    if fp is None:
+        fp = _fresh_fingerprint(spec)
+        if fp is None:
+            return None
+    key = cachestore.entry_key(spec.name, fp, digest)
+    return Ticket(store, spec, key, fp, digest)
+
+
+def _fresh_fingerprint(spec: StepSpec) -> str | None:
+    """As a run would compute it at its start, never the decoration-time
+    value (a helper or constant may have been rebound since)."""
+    try:
+        return refingerprint(spec).value
+    except DurableError as e:
+        warnings.warn(f"{e}; step {spec.name} ran without its cache", stacklevel=4)
+        return None
+
+
+
+

@@ -1,0 +1,229 @@
+"""The live run: the engine's mutable `RunState`, held in ContextVars so
+that two runs in one process (threads or asyncio tasks) never see each
+other's state, and `RunContext`, the read-only view of it that
+`durable.current_run()` hands to user code."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from .._storage.base import Store
+from .._storage.keys import Position, format_position
+from .._storage.records import Attempt, StepRecord
+from ..errors import ConfigurationError
+from .scope import Scope, current, enter_root, set_scope
+
+R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
+
+
+@dataclass
+class RunState:
+    """The engine's state of one run: its records, counters, policy and
+    lease. User code never gets it (see `RunContext`)."""
+
+    run_id: str
+    workflow: str
+    store: Store
+    records: dict[Position, StepRecord] = field(default_factory=dict)
+    failures: dict[Position, list[Attempt]] = field(default_factory=dict)
+    timers: dict[Position, float] = field(default_factory=dict)
+    items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
+    policy: str = "refuse"
+    fingerprints: dict[int, str] = field(default_factory=dict)
+    # The run's lease; an object-store lease sets `.lost` when taken over.
+    lease: object | None = None
+    replayed: int = 0
+    executed: int = 0
+    first_live: int | None = None  # top-level position of the first live operation
+    open: bool = False  # True while the workflow body runs
+    _root: Scope | None = field(default=None, repr=False)
+    # The first refusal (changed definition, nondeterminism, suspension, lost
+    # lease) raised to the body: final even if the body catches it.
+    refusal: BaseException | None = None
+
+    def take_position(self, what: str = "a durable operation") -> Position:
+        """The next position of the scope of the code calling (the body's,
+        or the asyncio task's: see `scope`). `what` names the operation in
+        the error raised when the caller cannot have a deterministic one."""
+        scope = current()
+        if scope is None or scope.run is not self:
+            raise ConfigurationError(
+                f"{what} was called for run {self.run_id!r} outside its workflow body; "
+                "nothing was executed. Call durable operations from the body or from "
+                "asyncio tasks it creates."
+            )
+        return scope.take(what)
+
+    def refuse(self, exc: E) -> E:
+        """Remember a refusal before raising it, so that a body that catches
+        it (`except Exception:`) can neither go on nor complete the run."""
+        if self.refusal is None:
+            self.refusal = exc
+        return exc
+
+    def check_refused(self) -> None:
+        if self.refusal is not None:
+            raise self.refusal
+
+    @property
+    def position(self) -> int:
+        """The body's next top-level position."""
+        return self._root.next if self._root is not None else 0
+
+
+class RunContext:
+    """What code inside a run may ask about it (`durable.current_run()`):
+    the run id, the workflow, the body's next position and, inside a step,
+    its position, its attempt and an idempotency key. Read-only: the
+    engine's state behind it cannot be changed through it."""
+
+    __slots__ = ("_state",)
+    _state: RunState
+
+    def __init__(self, state: RunState) -> None:
+        object.__setattr__(self, "_state", state)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"durable.RunContext is read-only (cannot set {name!r})")
+
+    @property
+    def run_id(self) -> str:
+        return self._state.run_id
+
+    @property
+    def workflow(self) -> str:
+        return self._state.workflow
+
+    @property
+    def position(self) -> int:
+        """The body's next top-level position."""
+        return self._state.position
+
+    @property
+    def step_index(self) -> Position | None:
+        """The position of the step running now; None outside a step."""
+        scope = _step_var.get()
+        return scope[0] if scope else None
+
+    @property
+    def attempt(self) -> int:
+        """The try of the step running now: 0 first, 1 after one failure..."""
+        scope = _step_var.get()
+        return scope[1] if scope else 0
+
+    def idempotency_key(self) -> str:
+        """`"<run_id>:<position>"`: stable across retries and resumes, so an
+        external service can deduplicate the side effect of this step."""
+        index = self.step_index
+        if index is None:
+            raise RuntimeError("idempotency_key() is only meaningful inside a step")
+        return f"{self.run_id}:{format_position(index)}"
+
+    def __repr__(self) -> str:
+        return f"<durable run {self.run_id!r} of {self.workflow!r}>"
+
+
+@dataclass(frozen=True)
+class Run(Generic[R]):
+    """The outcome of one call of a workflow."""
+
+    run_id: str
+    workflow: str
+    status: str
+    value: R | None
+    error: str | None
+    resumed_from_step: int | None
+    steps_replayed: int
+    steps_executed: int
+    fingerprint: str
+
+
+_run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
+    "durable_run", default=None
+)
+# True inside a step body or a loop block: durable calls there run plainly.
+_plain_var: contextvars.ContextVar[bool] = contextvars.ContextVar("durable_plain", default=False)
+_step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.ContextVar(
+    "durable_step", default=None
+)
+
+
+def current_run() -> RunContext | None:
+    """The run executing in this thread or task (a read-only view), or None
+    outside a workflow."""
+    state = _run_var.get()
+    return None if state is None else RunContext(state)
+
+
+def current_state() -> RunState | None:
+    """The engine's state of the run executing here (never handed to users)."""
+    return _run_var.get()
+
+
+def active_run() -> RunState | None:
+    """The run whose positions a durable call should take, None for a plain call."""
+    if _plain_var.get():
+        return None
+    return _run_var.get()
+
+
+def enter_run(ctx: RunState | None) -> Callable[[], None]:
+    """Run the body of ctx's run here: its positions start at 0."""
+    run_token = _run_var.set(ctx)
+    plain_token = _plain_var.set(False)
+    leave_scope = enter_root(ctx) if ctx is not None else set_scope(None)
+    if ctx is not None:
+        ctx._root, ctx.open = current(), True
+
+    def reset() -> None:
+        if ctx is not None:
+            ctx.open = False
+        leave_scope()
+        _plain_var.reset(plain_token)
+        _run_var.reset(run_token)
+
+    return reset
+
+
+def enter_step(position: Position, attempt: int) -> Callable[[], None]:
+    step_token = _step_var.set((position, attempt))
+    reset_plain = enter_plain()
+
+    def reset() -> None:
+        reset_plain()
+        _step_var.reset(step_token)
+
+    return reset
+
+
+def enter_plain() -> Callable[[], None]:
+    """Durable calls here run plainly; tasks created here take no index."""
+    token = _plain_var.set(True)
+    reset_scope = set_scope(None)
+
+    def reset() -> None:
+        reset_scope()
+        _plain_var.reset(token)
+
+    return reset
+
+
+def copy_context() -> contextvars.Context:
+    return contextvars.copy_context()
+
+
+def outside(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap fn so that it runs with no live run (for worker threads)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        reset = enter_plain()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            reset()
+
+    return call

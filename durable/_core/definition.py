@@ -1,0 +1,91 @@
+"""A workflow's definition (its fingerprint: the body and every step it
+reaches) and the definition check at a run's start: what changed since the
+run was recorded, named step by step (renames paired), and the policy the
+run continues under (refused, re-run from the change, or rebased)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .._fingerprint.fingerprint import IDENTITY, describe_change
+from .._storage.records import RunRecord
+from ..errors import (
+    DefinitionChangedError,
+)
+
+BODY_KEY = "(workflow body)"
+
+
+@dataclass
+class Definition:
+    fingerprint: str
+    steps: dict[str, str]
+    parts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Per step object (id of its StepSpec): two steps may share a name (one
+    # factory, two modules) and must still be compared by their own code.
+    by_spec: dict[int, str] = field(default_factory=dict)
+
+
+def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in sorted(set(old.steps) | set(new.steps)):
+        before, after = old.steps.get(name), new.steps.get(name)
+        if before == after:
+            continue
+        if before is None:
+            out[name] = f"added ({after})"
+        elif after is None:
+            out[name] = f"removed (was {before})"
+        else:
+            why = describe_change(old.step_parts.get(name, {}), new.parts.get(name, {}))
+            if why == "no change":  # a run recorded before identities were kept
+                why = "identity changed (module name or name=)"
+            out[name] = f"{why}: {before} -> {after}"
+    _pair_renames(old, new, out)
+    return out
+
+
+def _pair_renames(old: RunRecord, new: Definition, out: dict[str, str]) -> None:
+    """A step only in the old definition and one only in the new, with the
+    same code, constants and helpers: one step under a new `name=`."""
+    gone = [n for n in old.steps if n not in new.steps and _what(old.step_parts.get(n))]
+    for name in (n for n in new.steps if n not in old.steps):
+        twin = next(
+            (g for g in gone if _what(old.step_parts.get(g)) == _what(new.parts.get(name))), None
+        )
+        if twin is not None:
+            gone.remove(twin)
+            del out[twin]
+            out[name] = f"renamed ({twin} -> {name}): {old.steps[twin]} -> {new.steps[name]}"
+
+
+def _what(parts: Mapping[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (parts or {}).items() if k != IDENTITY}
+
+
+def choose_policy(
+    manifest: RunRecord | None, definition: Definition, *, on_change: str, rebase: bool
+) -> str:
+    """Apply the definition check; return the per-position policy."""
+    policy = "rebase" if rebase else on_change
+    if manifest is None or manifest.fingerprint == definition.fingerprint:
+        return policy
+    changed = changed_steps(manifest, definition)
+    if policy == "refuse":
+        raise DefinitionChangedError(
+            manifest.workflow,
+            manifest.run_id,
+            manifest.fingerprint,
+            definition.fingerprint,
+            changed,
+        )
+    if policy == "rebase":
+        warnings.warn(
+            f"run {manifest.run_id!r}: definition changed ({manifest.fingerprint} -> "
+            f"{definition.fingerprint}); replaying recorded steps anyway (rebase). "
+            f"Changed: {', '.join(changed) or 'workflow body'}",
+            stacklevel=4,
+        )
+    return policy

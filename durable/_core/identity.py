@@ -1,0 +1,294 @@
+"""The identity of a call (DESIGN §2): one digest for a step's bound
+arguments, a loop item, a sleep and a derived run id.
+
+Canonical data (None, bool, int, float, complex, str, bytes, bytearray,
+tuple, list, dict in key order, set, frozenset) has a type-tagged encoding,
+so `1`, `1.0` and `True` or `bytes` and `bytearray` never share a digest.
+Everything else is digested by content: numpy and pandas objects by dtype,
+shape, index and bytes (duck-typed: looked at only when the user imported
+them), dataclasses, attrs and pydantic models by type and fields, other
+objects by type and pickled state (`__reduce_ex__`). A value that cannot be
+digested gets a fresh random token: the call simply looks changed the next
+time (fail closed), it is never replayed unchecked."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import secrets
+import struct
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .content import Undigestable as Undigestable
+from .content import content_of
+from .redact import Redacted
+
+HEX = 32  # hex digits kept in records: 128 bits
+# Nesting deeper than this is not digested (the walk recurses): fail closed.
+MAX_DEPTH = 200
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+# -- canonical scalars: self-delimiting, type-tagged byte strings -------------
+
+_pack_float = struct.Struct(">d").pack
+_pack_complex = struct.Struct(">dd").pack
+
+
+def _str(v: str) -> bytes:
+    data = v.encode("utf-8", "surrogatepass")  # lone surrogates (os.fsdecode) too
+    return b"s%d:" % len(data) + data
+
+
+# Canonical scalars (not the codec's plain data, nor a fingerprint's: see
+# `_storage.codec.is_plain`).
+_SCALAR: dict[type, Callable[[Any], bytes]] = {
+    str: _str,
+    int: lambda v: b"i%d;" % v,
+    float: lambda v: b"f" + _pack_float(v),  # the bits: -0.0 and 0.0 differ
+    bool: lambda v: b"T" if v else b"F",
+    type(None): lambda v: b"N",
+    bytes: lambda v: b"b%d:" % len(v) + v,
+    complex: lambda v: b"c" + _pack_complex(v.real, v.imag),
+    bytearray: lambda v: b"B%d:" % len(v) + bytes(v),
+}
+
+
+# -- the walk ------------------------------------------------------------------
+
+
+class _Walk:
+    """Feeds one value into a SHA-256. `stack` holds the values being walked
+    (id -> depth) so that a cycle refers back instead of recursing forever."""
+
+    def __init__(self, *, allow_secrets: bool = True) -> None:
+        self.h = hashlib.sha256()
+        self.stack: dict[int, int] = {}
+        # False for the step cache: a secret must never be part of a key that
+        # other calls (other secrets) could match.
+        self.allow_secrets = allow_secrets
+
+    def feed(self, v: Any) -> None:
+        enc = _SCALAR.get(type(v))
+        if enc is not None:
+            self.h.update(enc(v))
+            return
+        depth = self.stack.get(id(v))
+        if depth is not None:
+            self.h.update(b"@%d;" % depth)
+            return
+        if len(self.stack) >= MAX_DEPTH:
+            raise Undigestable(f"nested deeper than {MAX_DEPTH} levels")
+        self.stack[id(v)] = len(self.stack)
+        try:
+            self._compound(v)
+        finally:
+            del self.stack[id(v)]
+
+    def _compound(self, v: Any) -> None:
+        t = type(v)
+        if t is list or t is tuple:
+            self.h.update(b"%s%d:" % (b"[" if t is list else b"(", len(v)))
+            for item in v:
+                self.feed(item)
+        elif t is dict:
+            self.h.update(b"{%d:" % len(v))
+            for key, value in v.items():
+                self.feed(key)
+                self.feed(value)
+        elif t is set or t is frozenset:
+            self._unordered(b"S" if t is set else b"Z", v)
+        elif isinstance(v, Redacted):
+            if not self.allow_secrets:
+                raise Undigestable("it holds a durable.redact() value")
+            self.h.update(b"R")  # a secret: only that one was there
+        else:
+            kind, content = content_of(v)
+            self.h.update(b"o" + _str(kind))
+            # The stand-in is a fresh tuple (or a scalar): no level of its own.
+            enc = _SCALAR.get(type(content))
+            if enc is not None:
+                self.h.update(enc(content))
+            else:
+                self._compound(content)
+
+    def _unordered(self, tag: bytes, items: Iterable[Any]) -> None:
+        # Iteration order of a set depends on the hash seed: sort the items' digests.
+        outer, subs = self.h, []
+        try:
+            for item in items:
+                self.h = hashlib.sha256()
+                self.feed(item)
+                subs.append(self.h.digest())
+        finally:
+            self.h = outer
+        self.h.update(b"%s%d:" % (tag, len(subs)) + b"".join(sorted(subs)))
+
+
+# -- what the engine calls ------------------------------------------------------
+
+
+def fresh_token() -> str:
+    """Stands for a value with no digest: never equal to anything recorded."""
+    return "!" + secrets.token_hex(HEX // 2)[1:]
+
+
+def value_digest(value: Any) -> str:
+    """The digest of one value (a loop item, a sleep's duration)."""
+    walk = _Walk()
+    try:
+        walk.feed(value)
+    except (Undigestable, RecursionError):
+        return fresh_token()
+    return walk.h.hexdigest()[:HEX]
+
+
+def call_digest(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], name: str
+) -> str:
+    """The digest of a call over its BOUND arguments with defaults applied:
+    f(1), f(x=1) and f() with default x=1 are one call. A call that does not
+    bind raises TypeError naming the step (it would fail the same way on
+    every retry). Without a signature, the arguments count as given."""
+    if signature is None:
+        pairs: list[tuple[str, Any]] = [("*", args), ("**", kwargs)]
+    else:
+        fast = _all_scalar_positional(signature, args, kwargs)
+        if fast is not None:
+            return fast
+        pairs = list(_bind(signature, args, kwargs, name).arguments.items())
+    try:
+        return _arguments_digest(pairs)
+    except (Undigestable, RecursionError):
+        return fresh_token()
+
+
+def run_id_digest(bound: inspect.BoundArguments) -> str:
+    """The digest a derived run id is made of: the same as `call_digest` of
+    that call. Unlike a step's digest this one raises Undigestable: a random
+    token would give a new run id on every call, so the workflow could never
+    be resumed; the caller asks for an explicit run id instead."""
+    full = inspect.BoundArguments(bound.signature, dict(bound.arguments))
+    full.apply_defaults()
+    try:
+        return _arguments_digest(list(full.arguments.items()))
+    except RecursionError:
+        raise Undigestable(f"nested deeper than {MAX_DEPTH} levels") from None
+
+
+def _bind(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any], name: str
+) -> inspect.BoundArguments:
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(
+            f"step {name}{signature} cannot be called with these arguments: {e}. "
+            "A call that does not match the signature fails at once, without retries."
+        ) from None
+    bound.apply_defaults()
+    return bound
+
+
+def cache_digest(
+    signature: inspect.Signature | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    name: str,
+    ignore: frozenset[str] = frozenset(),
+) -> str | None:
+    """The argument digest the step cache keys on: `call_digest` with the
+    `ignore`d arguments left out. None when the call holds a secret (a
+    `Redacted` never enters the cache) or has no reproducible digest: such a
+    call is never served from the cache nor stored in it."""
+    if signature is not None and not ignore:
+        fast = _all_scalar_positional(signature, args, kwargs)
+        if fast is not None:
+            return fast  # scalars only: no secret, and the same bytes as below
+    if signature is None:
+        pairs: list[tuple[str, Any]] = [("*", args), ("**", kwargs)]
+    else:
+        bound = _bind(signature, args, kwargs, name).arguments.items()
+        pairs = [(arg, value) for arg, value in bound if arg not in ignore]
+    try:
+        return _arguments_digest(pairs, allow_secrets=False)
+    except (Undigestable, RecursionError):
+        return None
+
+
+def strict_digest(value: Any) -> str | None:
+    """`value_digest` for a cache key (the result of a `Cache(key=...)`
+    function): None instead of a random token, and for a secret."""
+    walk = _Walk(allow_secrets=False)
+    try:
+        walk.feed(value)
+    except (Undigestable, RecursionError):
+        return None
+    return walk.h.hexdigest()[:HEX]
+
+
+def _arguments_digest(pairs: list[tuple[str, Any]], *, allow_secrets: bool = True) -> str:
+    walk = _Walk(allow_secrets=allow_secrets)
+    walk.h.update(b"A%d:" % len(pairs))
+    for arg, value in pairs:
+        walk.h.update(_str(arg))
+        try:
+            walk.feed(value)
+        except Undigestable as e:
+            raise Undigestable(f"argument {arg!r}: {e}") from None
+    return walk.h.hexdigest()[:HEX]
+
+
+def _all_scalar_positional(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> str | None:
+    """The per-step hot path (ids, names, numbers passed positionally to
+    positional parameters, scalar defaults for the rest): the bytes
+    `_arguments_digest` would hash, built without binding. None when the
+    call needs the full path."""
+    shape = _shape(signature)
+    if shape is None or kwargs or len(args) > len(shape):
+        return None
+    parts = [b"A%d:" % len(shape)]
+    for value, (name, _) in zip(args, shape, strict=False):
+        enc = _SCALAR.get(type(value))
+        if enc is None:
+            return None
+        parts.append(name)
+        parts.append(enc(value))
+    for name, default in shape[len(args) :]:
+        if default is None:
+            return None  # no default or not a scalar one: binding says what to do
+        parts.append(name)
+        parts.append(default)
+    return hashlib.sha256(b"".join(parts)).hexdigest()[:HEX]
+
+
+# (encoded name, encoded default or None) of each parameter, when they are all
+# positional.
+_Shape = tuple[tuple[bytes, bytes | None], ...]
+# id(signature) -> (signature, shape). The signature is kept so that its id
+# cannot be reused while the entry exists.
+_SHAPES: dict[int, tuple[inspect.Signature, _Shape | None]] = {}
+
+
+def _shape(signature: inspect.Signature) -> _Shape | None:
+    hit = _SHAPES.get(id(signature))
+    if hit is not None and hit[0] is signature:
+        return hit[1]
+    params = signature.parameters.values()
+    shape = None
+    if all(p.kind in _POSITIONAL for p in params):
+        shape = tuple((_str(p.name), _default(p.default)) for p in params)
+    if len(_SHAPES) >= 4096:  # steps redefined again and again (a notebook)
+        _SHAPES.clear()
+    _SHAPES[id(signature)] = (signature, shape)
+    return shape
+
+
+def _default(value: Any) -> bytes | None:
+    # Only immutable scalars (a mutable default may change between calls);
+    # None also for a parameter without a default (`Parameter.empty`, a class).
+    enc = _SCALAR.get(type(value)) if type(value) is not bytearray else None
+    return None if enc is None else enc(value)

@@ -1,0 +1,98 @@
+"""A run's outcome: the `Run` a call gets back, built from the live run or
+read back from a completed run's manifest, and whether a completed run
+answers this call (same definition, same arguments, artifacts intact)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .._storage.base import Store
+from .._storage.files import first_stale
+from .._storage.keys import manifest_key
+from .._storage.records import RunRecord, load_stored
+from ..errors import CorruptRecordError, DefinitionChangedError
+from .arguments import changed_arguments, recorded_arguments
+from .context import Run, RunState
+from .definition import Definition
+from .replay import load_context
+
+
+def completed_outcome(
+    store: Store,
+    manifest: RunRecord,
+    definition: Definition,
+    bound: inspect.BoundArguments,
+    digests: dict[str, str],
+    policy: str,
+) -> Run[Any] | None:
+    """A completed run's recorded outcome when this call is the same call,
+    else None to run the body (reopened by an artifact, or under "rerun"
+    with other arguments). Other arguments under "refuse": refused."""
+    if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
+        return None
+    differ = changed_arguments(
+        manifest, digests, bound, lambda: recorded_arguments(store, manifest)
+    )
+    if not differ:
+        return recorded_run(store, manifest)
+    if policy == "refuse":
+        raise DefinitionChangedError(
+            manifest.workflow,
+            manifest.run_id,
+            manifest.fingerprint,
+            definition.fingerprint,
+            {},
+            arguments=differ,
+        )
+    return None
+
+
+def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
+    """A completed run's outcome, read back without running its body."""
+    key = manifest_key(manifest.workflow, manifest.run_id)
+    if manifest.result_encoding is None:
+        raise CorruptRecordError(manifest.run_id, None, key, "completed without a result")
+    value = load_stored(
+        store, (manifest.workflow, manifest.run_id), manifest.result_encoding,
+        manifest.result, manifest.result_blob, position=None, name=key,
+    )  # fmt: skip
+    return Run(
+        manifest.run_id,
+        manifest.workflow,
+        "completed",
+        value,
+        None,
+        None,
+        0,
+        0,
+        manifest.fingerprint,
+    )
+
+
+def result_run(ctx: RunState, manifest: RunRecord, value: Any) -> Run[Any]:
+    resumed = ctx.first_live if ctx.replayed else None
+    if ctx.replayed and resumed is None:
+        resumed = ctx.position
+    return Run(
+        ctx.run_id,
+        manifest.workflow,
+        "completed",
+        value,
+        None,
+        resumed,
+        ctx.replayed,
+        ctx.executed,
+        manifest.fingerprint,
+    )
+
+
+def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
+    # DESIGN §2 Completion: a missing or changed artifact reopens a completed
+    # run; the body then replays up to the step that produced it, which
+    # step_plan finds stale again and runs.
+    if not manifest.extra.get("artifacts"):
+        return False
+    ctx = load_context(store, manifest.workflow, manifest.run_id, "refuse")
+    records = [ctx.records[p] for p in sorted(ctx.records)]
+    return any(r.persisted and first_stale(r.artifacts, store) for r in records)

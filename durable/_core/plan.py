@@ -1,0 +1,140 @@
+"""How a plan runs: a plan is a generator that yields what it needs done
+(call user code, pause); `drive_sync` and `drive_async` do it, so one
+body of logic serves sync and async callers. Also the graceful stop state
+that signal handlers set, and pausing on the clock (`_storage.clock`)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .._storage import clock as clocks
+from ..errors import Stopped
+
+T = TypeVar("T")
+
+
+class StopState:
+    """Set from a signal handler; read at safe points of every run."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.pausing = False  # the main thread sleeps in a durable pause
+        # Futures that async pauses wait on, with their loops: a signal wakes them.
+        self.wakers: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def wake(self) -> None:
+        for loop, waker in list(self.wakers):
+            loop.call_soon_threadsafe(_settle, waker)
+
+
+def _settle(waker: asyncio.Future[None]) -> None:
+    if not waker.done():
+        waker.set_result(None)
+
+
+stop = StopState()
+
+
+def check_stop() -> None:
+    if stop.signum is not None:
+        raise Stopped(stop.signum)
+
+
+def pause(seconds: float) -> None:
+    """Wait on the clock. A graceful stop ends the wait: at once when the
+    main thread waits (nothing is in flight, so the signal handler raises
+    `Stopped` there), else when the wait is over."""
+    check_stop()
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        stop.pausing = True
+    try:
+        clocks.clock.sleep(seconds)
+    finally:
+        if main:
+            stop.pausing = False
+    check_stop()
+
+
+async def apause(seconds: float) -> None:
+    """`pause` for a coroutine: a graceful stop wakes it at once."""
+    check_stop()
+    loop = asyncio.get_running_loop()
+    entry = (loop, loop.create_future())
+    stop.wakers.append(entry)
+    sleeping = asyncio.ensure_future(clocks.clock.asleep(seconds))
+    try:
+        await asyncio.wait([entry[1], sleeping], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.wakers.remove(entry)
+        sleeping.cancel()
+    check_stop()
+
+
+@dataclass
+class Call:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    enter: Callable[[], Callable[[], None]] | None = None
+
+
+@dataclass
+class Pause:
+    seconds: float
+
+
+Plan = Generator["Call | Pause", Any, T]
+
+
+def drive_sync(plan: Plan[T]) -> T:
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            req = plan.throw(error) if error is not None else plan.send(send)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        send, error = None, None
+        try:
+            if isinstance(req, Pause):
+                pause(req.seconds)
+                continue
+            reset = req.enter() if req.enter else None
+            try:
+                send = req.fn(*req.args, **req.kwargs)
+            finally:
+                if reset:
+                    reset()
+        except BaseException as e:
+            error = e
+
+
+async def drive_async(plan: Plan[T]) -> T:
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            req = plan.throw(error) if error is not None else plan.send(send)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        send, error = None, None
+        try:
+            if isinstance(req, Pause):
+                await apause(req.seconds)
+                continue
+            reset = req.enter() if req.enter else None
+            try:
+                send = req.fn(*req.args, **req.kwargs)
+                if inspect.isawaitable(send):
+                    send = await send
+            finally:
+                if reset:
+                    reset()
+        except BaseException as e:
+            error = e

@@ -1,0 +1,257 @@
+"""Replay: what every recorded operation (step, block, sleep, child run)
+does with its position. `lookup` finds the record to replay or decides to
+run live (comparing name, fingerprint and argument digest under the run's
+policy), `discard_from` forgets records from a position on, `load_value`
+reads a recorded output back and `commit` writes a finished operation."""
+
+from __future__ import annotations
+
+import contextlib
+import traceback
+from typing import Any
+
+from .._storage import codec, records
+from .._storage.base import Store
+from .._storage.clock import now
+from .._storage.keys import (
+    Position,
+    attempts_name,
+    format_position,
+    item_name,
+    item_of,
+    parse_name,
+    position_key,
+    record_name,
+    timer_name,
+    top_level,
+)
+from .._storage.records import Attempt, StepRecord, load_stored, seal, unseal
+from ..errors import (
+    CorruptRecordError,
+    DefinitionChangedError,
+    LeaseLostError,
+    NondeterminismError,
+    StorageError,
+    preview_of,
+)
+from .context import RunState
+from .plan import check_stop
+
+
+def attempt_record(exc: BaseException) -> Attempt:
+    """A failed try as history keeps it."""
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
+    return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
+
+
+def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
+    """The replay rule (DESIGN §2): same fingerprint and argument digest. A
+    record without a digest (written before every call had one) is another call."""
+    return rec.fingerprint == fp and rec.args_digest is not None and rec.args_digest == digest
+
+
+def lookup(
+    ctx: RunState,
+    pos: Position,
+    name: str,
+    fp: str,
+    digest: str,
+    *,
+    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+) -> StepRecord | None:
+    """The finished record at pos to replay, or None to execute live.
+    `call` (the arguments) only serves the message of a refusal."""
+    ctx.check_refused()  # nothing runs after a refusal, even one the body caught
+    rec = ctx.records.get(pos)
+    if rec is None:
+        went_live(ctx, pos)
+        return None
+    if rec.name != name:
+        if ctx.policy != "rerun":
+            raise ctx.refuse(NondeterminismError(ctx.run_id, pos, rec.name, name))
+        discard_from(ctx, pos)  # DESIGN §2: rerun discards from the first difference
+        went_live(ctx, pos)
+        return None
+    if not same_call(rec, fp, digest):
+        return _changed(ctx, rec, fp, digest, call)
+    if rec.persisted:
+        ctx.replayed += 1
+    else:
+        went_live(ctx, pos)  # a persist=False marker: the step runs again
+    return rec
+
+
+def _changed(
+    ctx: RunState,
+    rec: StepRecord,
+    fp: str,
+    digest: str,
+    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+) -> StepRecord | None:
+    pos, name = rec.position, rec.name
+    if ctx.policy == "rebase":
+        # Accept the old output under the new definition, once and for all.
+        rec.fingerprint, rec.args_digest = fp, digest
+        data = seal(rec.to_bytes(), ctx.store.signing_key)
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
+        if rec.persisted:
+            ctx.replayed += 1
+        return rec
+    if ctx.policy != "rerun":
+        why = "code changed" if rec.fingerprint != fp else _arguments_changed(rec, digest, call)
+        raise ctx.refuse(
+            DefinitionChangedError(
+                ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
+            )
+        )
+    discard_from(ctx, pos)
+    went_live(ctx, pos)
+    return None
+
+
+def _arguments_changed(
+    rec: StepRecord, digest: str | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None
+) -> str:
+    now_called = ""
+    if call is not None:
+        shown = [preview_of(a, 60) for a in call[0]]
+        shown += [f"{k}={preview_of(v, 60)}" for k, v in call[1].items()]
+        now_called = f"called now as {rec.name}({', '.join(shown)}); "
+    return (
+        f"arguments changed: {now_called}the record was made by a call with other "
+        f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
+    )
+
+
+def went_live(ctx: RunState, pos: Position) -> None:
+    if ctx.first_live is None:
+        ctx.first_live = top_level(pos)
+    check_stop()  # a graceful stop never starts another operation
+    # Nor does a lost lease: another process may be executing this run now.
+    check = getattr(ctx.lease, "check", None)
+    try:
+        if check is not None:
+            check()
+    except LeaseLostError as e:
+        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why)) from None
+
+
+def discard_from(ctx: RunState, pos: Position) -> None:
+    """Forget the record at pos and every later one (on_change="rerun"), in
+    `position_key` order: 2 < 2.0.0 < 2.1.0 < 3."""
+    start = position_key(pos)
+    tables: tuple[dict[Position, Any], ...] = (ctx.records, ctx.failures, ctx.timers, ctx.items)
+    gone = [[p for p in table if position_key(p) >= start] for table in tables]
+    names = [record_name(p) for p in gone[0]] + [attempts_name(p) for p in gone[1]]
+    names += [timer_name(p) for p in gone[2]]
+    names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]
+    ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
+    for table, positions in zip(tables, gone, strict=True):
+        for p in positions:
+            del table[p]
+
+
+def load_value(ctx: RunState, rec: StepRecord) -> Any:
+    assert rec.encoding is not None
+    where = (ctx.workflow, ctx.run_id)
+    key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
+    return load_stored(
+        ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
+    )
+
+
+def commit(
+    ctx: RunState, record: StepRecord, value: Any, *, persist: bool = True, live: bool = True
+) -> Any:
+    """Encode and write a finished operation's record; return the value the
+    run continues with (the one already recorded, if another writer won).
+    A record the cache filled is already encoded; `live=False`: nothing ran."""
+    record.ended = now()
+    record.persisted = persist
+    try:
+        if persist and record.encoding is None:
+            encode_into(ctx, record, value)  # a blob, for a large value
+        data = seal(record.to_bytes(), ctx.store.signing_key)
+        name = record_name(record.position)
+        existing = ctx.store.save_record(ctx.workflow, ctx.run_id, name, data)
+    except LeaseLostError as e:  # checked before each write: nothing was written
+        raise ctx.refuse(LeaseLostError(ctx.run_id, record.position, why=e.why)) from None
+    ctx.executed += live
+    if existing is not None and persist:
+        body = unseal(
+            existing,
+            ctx.store.signing_key,
+            run_id=ctx.run_id,
+            position=record.position,
+            name=record_name(record.position),
+        )
+        won = StepRecord.from_bytes(body)
+        ctx.records[record.position] = won
+        value = load_value(ctx, won)
+    else:
+        ctx.records[record.position] = record
+    check_stop()  # a graceful stop takes effect once this record is safe
+    return value
+
+
+def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
+    records.encode_into(ctx.store, (ctx.workflow, ctx.run_id), record, value)
+
+
+def save_failures(
+    ctx: RunState,
+    pos: Position,
+    failures: list[Attempt],
+    *,
+    name: str = "",
+    started: float = 0.0,
+    kind: str = "step",
+) -> None:
+    """Keep the failed attempts at pos (history shows them as `kind`)."""
+    rec = StepRecord(
+        pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
+    )
+    if kind != "step":
+        rec.extra["kind"] = kind
+    ctx.failures[pos] = failures
+    data = seal(rec.to_bytes(), ctx.store.signing_key)
+    # History only: the failure being recorded matters more than a store
+    # that cannot take it (the same fault usually caused it: disk full).
+    with contextlib.suppress(StorageError):
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
+
+
+def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:
+    ctx = RunState(run_id=run_id, workflow=workflow, store=store, policy=policy)
+    for name, raw in store.load_records(workflow, run_id).items():
+        parsed = parse_name(name)
+        if parsed is None:
+            item = item_of(name)
+            if item is not None:  # a checkpointed loop_over item, decoded by its block
+                body = _unseal(store, raw, run_id, item[0], name)
+                ctx.items.setdefault(item[0], {})[item[1]] = body
+            continue
+        head, pos = parsed
+        if head == "steps":  # most records
+            ctx.records[pos] = _step_record(store, raw, run_id, pos, name)
+        elif head == "timers":
+            ctx.timers[pos] = float(codec.unpack(_unseal(store, raw, run_id, pos, name)))
+        else:
+            ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
+    return ctx
+
+
+def _step_record(store: Store, raw: bytes, run_id: str, pos: Position, name: str) -> StepRecord:
+    body = _unseal(store, raw, run_id, pos, name)
+    try:
+        rec = StepRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+    if rec.position != pos:  # a valid record moved to another position
+        why = f"it holds position {format_position(rec.position)}"
+        raise CorruptRecordError(run_id, pos, name, why)
+    return rec
+
+
+def _unseal(store: Store, raw: bytes, run_id: str, pos: Position | None, name: str) -> bytes:
+    return unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)

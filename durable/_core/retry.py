@@ -1,0 +1,78 @@
+"""The retry rule, written once: a policy (how many tries, which errors,
+how long to wait) and one loop over it, as a plan that `drive_sync` and
+`drive_async` run. Steps use it with their records (`_core.steps`), and
+`loop_over` items use it without (`_fanout.executors`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigurationError, ControlFlow
+from .plan import Call, Pause, Plan
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """`retries` tries after the first, for an exception of `retry_on`,
+    waiting `delay * backoff**n` seconds before try n + 2, at most `max_delay`."""
+
+    retries: int = 0
+    delay: float = 1.0
+    backoff: float = 2.0
+    max_delay: float = 60.0
+    retry_on: tuple[type[BaseException], ...] = (Exception,)
+
+    @classmethod
+    def checked(
+        cls, retries: int, delay: float, backoff: float, max_delay: float, retry_on: object
+    ) -> RetryPolicy:
+        """The policy of a decorator's options, or ConfigurationError."""
+        if retries < 0 or delay < 0 or backoff < 1 or max_delay < 0:
+            raise ConfigurationError(
+                "retries, retry_delay and max_delay must be >= 0 and backoff >= 1"
+            )
+        return cls(retries, delay, backoff, max_delay, _exception_types(retry_on))
+
+    def wait(self, attempt: int) -> float:
+        """Seconds to wait after the failed try number `attempt` (0 first)."""
+        return float(min(self.delay * self.backoff**attempt, self.max_delay))
+
+    def again(self, exc: BaseException, attempt: int) -> bool:
+        return attempt < self.retries and isinstance(exc, self.retry_on)
+
+
+def retrying(
+    policy: RetryPolicy,
+    call: Callable[[int], Call],
+    failed: Callable[[Exception, int], bool] | None = None,
+) -> Plan[Any]:
+    """Make `call(attempt)` until it returns or the policy gives up. A
+    suspend or graceful stop is not a failure: it ends the loop as it is.
+    `failed(exc, attempt)` sees every failure first (to record it) and
+    returns False when exc must end the loop untried (a refusal)."""
+    attempt = 0
+    while True:
+        try:
+            return (yield call(attempt))
+        except Exception as exc:
+            if isinstance(exc, ControlFlow):
+                raise
+            if failed is not None and not failed(exc, attempt):
+                raise
+            if not policy.again(exc, attempt):
+                raise
+        yield Pause(policy.wait(attempt))
+        attempt += 1
+
+
+def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:
+    items: list[object] = [retry_on] if isinstance(retry_on, type) else []
+    if not items and isinstance(retry_on, (tuple, list, set, frozenset)):
+        items = list(retry_on)
+    if not items or not all(isinstance(t, type) and issubclass(t, BaseException) for t in items):
+        raise ConfigurationError(
+            f"retry_on must be an exception class or a tuple of them, not {retry_on!r}"
+        )
+    return tuple(t for t in items if isinstance(t, type) and issubclass(t, BaseException))

@@ -1,0 +1,246 @@
+"""One run's life: its lease taken (waiting if asked), then the definition
+check, the manifest started and finished (completed, failed, suspended,
+interrupted), the body run under the run's state, and a completed run's
+recorded outcome read back when the call is the same call."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .._storage import codec
+from .._storage.base import Store
+from .._storage.clock import now
+from .._storage.lease import Lease
+from .._storage.manifest import read_manifest, write_manifest
+from .._storage.records import RunRecord, keep_encoded
+from ..errors import (
+    ArtifactMissingError,
+    CorruptRecordError,
+    DefinitionChangedError,
+    IntegrityError,
+    LeaseLostError,
+    NondeterminismError,
+    RunLockedError,
+    SerializationError,
+    StorageError,
+    Suspended,
+)
+from .arguments import (
+    argument_digests,
+    decode_arguments,
+    encode_arguments,
+    merge_arguments,
+)
+from .context import Run, RunState, enter_run
+from .definition import Definition, choose_policy
+from .outcome import completed_outcome, result_run
+from .plan import Call, Plan
+from .replay import load_context
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """A workflow's settings: the decorator's, then `with_options`."""
+
+    run_id: str | Callable[..., str] | None = None
+    store: Store | str | None = None
+    restart: bool = False
+    rebase: bool = False
+    on_change: str = "refuse"
+    wait: float | None = None
+    keep_last: int | None = None
+
+
+class Flow(Protocol):
+    """What the lifecycle needs of a workflow."""
+
+    fn: Callable[..., Any]
+    name: str
+
+    options: Options
+
+    def definition(self) -> Definition: ...
+
+
+def run_locked(
+    flow: Flow,
+    store: Store,
+    run_id: str,
+    given: inspect.BoundArguments | None,
+    overrides: dict[str, Any],
+    lease: object | None = None,
+    *,
+    parent: dict[str, Any] | None = None,
+    on_change: str | None = None,
+) -> Plan[Run[Any]]:
+    """`parent` names the run and position that called this one (a child run);
+    `on_change` overrides the workflow's own policy."""
+    restart = flow.options.restart
+    manifest = existing_run(store, flow.name, run_id, restart=restart)
+    # A call's arguments are its own, with the defaults: only resume() starts
+    # from the recorded ones (defaults < recorded < overrides). restart=True
+    # keeps nothing of the discarded run. Checked complete before anything is
+    # deleted. Recorded arguments are decoded only when used: unpickling a
+    # class defined in __main__ rebinds the live class's methods.
+    inherit = manifest is not None and given is None and not restart
+    recorded = decode_arguments(store, manifest) if inherit and manifest else {}
+    bound = merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
+    if restart:
+        store.delete_run(flow.name, run_id, keep_lease=True)
+        manifest = None
+    definition = flow.definition()
+    policy = choose_policy(
+        manifest,
+        definition,
+        on_change=on_change or flow.options.on_change,
+        rebase=flow.options.rebase,
+    )
+    digests = argument_digests(bound)
+    if manifest is not None and manifest.status == "completed":
+        done = completed_outcome(store, manifest, definition, bound, digests, policy)
+        if done is not None:
+            return done
+    before = copy.deepcopy(manifest)
+    manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
+    ctx = load_context(store, flow.name, run_id, policy)
+    ctx.fingerprints = definition.by_spec
+    ctx.lease = lease
+    try:
+        value = yield from _body(flow, bound, ctx)
+    except Suspended as s:
+        finish(store, manifest, "suspended", reason=s.reason)
+        raise
+    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
+        if isinstance(e, ArtifactMissingError) and e.state == "not produced":
+            finish(store, manifest, "failed", error=error_summary(e))
+        elif before is not None:  # a refusal changes nothing: arguments and status stay
+            write_manifest(store, before)
+        raise
+    except Exception as e:
+        finish(store, manifest, "failed", error=error_summary(e))
+        raise
+    except BaseException as e:
+        finish(store, manifest, "interrupted", error=error_summary(e))
+        raise
+    manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
+    manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
+    complete(store, manifest, value)
+    return result_run(ctx, manifest, value)
+
+
+def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:
+    """Run the workflow body. A refusal raised to the body is final: if the
+    body caught it and returned, or raised something else, the refusal is
+    what the run ends with (DESIGN §2 "Refusals are final")."""
+    try:
+        value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+    except Exception as e:
+        if ctx.refusal is not None and e is not ctx.refusal:
+            raise ctx.refusal from e
+        raise
+    ctx.check_refused()
+    return value
+
+
+def start(
+    store: Store,
+    workflow: str,
+    run_id: str,
+    manifest: RunRecord | None,
+    definition: Definition,
+    bound: inspect.BoundArguments,
+    digests: dict[str, str],
+    parent: dict[str, Any] | None = None,
+) -> RunRecord:
+    encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
+    if manifest is None:
+        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
+    manifest.fingerprint = definition.fingerprint
+    manifest.steps, manifest.step_parts = definition.steps, definition.parts
+    manifest.args_encoding = encoding
+    inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
+    manifest.args = inline or b""
+    manifest.extra["arg_digests"] = digests
+    if parent is not None:
+        manifest.extra["parent"] = parent
+    manifest.status, manifest.error, manifest.reason = "running", None, None
+    write_manifest(store, manifest)
+    return manifest
+
+
+def finish(
+    store: Store,
+    manifest: RunRecord,
+    status: str,
+    *,
+    error: dict[str, str] | None = None,
+    reason: str | None = None,
+) -> None:
+    manifest.status, manifest.error, manifest.reason = status, error, reason
+    # Called while an error propagates (a step's, or a record write's: disk
+    # full, read-only, file too large, lease lost): a manifest write failing
+    # for the same cause must not hide that error behind its own.
+    pending = sys.exc_info()[1]
+    try:
+        write_manifest(store, manifest)
+    except (StorageError, LeaseLostError) as e:
+        if pending is None:
+            raise
+        add_note = getattr(pending, "add_note", None)  # Python 3.11+
+        if add_note is not None:
+            add_note(f"durable: the run's status ({status}) was not recorded either: {e}")
+
+
+def complete(store: Store, manifest: RunRecord, value: Any) -> None:
+    try:
+        manifest.result_encoding, data = codec.encode_value(
+            value, allow_pickle=store.allow_pickle
+        )
+    except Exception as e:
+        err = SerializationError(
+            f"{manifest.workflow} (return value)", type(value).__qualname__, str(e)
+        )
+        finish(store, manifest, "failed", error=error_summary(err))
+        raise err from e
+    # Over the blob threshold the value goes to a blob, as a step output does.
+    where = (manifest.workflow, manifest.run_id)
+    manifest.result, manifest.result_blob = keep_encoded(store, where, data)
+    finish(store, manifest, "completed")
+
+
+def acquire(
+    store: Store, workflow: str, run_id: str, wait: float | None, ttl: float = 30.0
+) -> Lease:
+    deadline = time.monotonic() + (wait or 0.0)
+    while True:
+        try:
+            return store.acquire(workflow, run_id, ttl)
+        except RunLockedError:
+            if time.monotonic() >= deadline:
+                raise
+        # Waiting on another process's lease: polling is the only signal there is.
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+def existing_run(store: Store, workflow: str, run_id: str, *, restart: bool) -> RunRecord | None:
+    """The run's manifest. With `restart` (the way out a damaged or
+    unverifiable manifest's error names), one that cannot be read or decoded
+    counts as absent: restarting discards it anyway."""
+    try:
+        return read_manifest(store, workflow, run_id)
+    except (CorruptRecordError, IntegrityError):
+        if not restart:
+            raise
+        return None
+
+
+def error_summary(exc: BaseException) -> dict[str, str]:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
+    return {"type": type(exc).__qualname__, "message": str(exc)[:2000], "traceback": tb[-4000:]}

@@ -1,0 +1,263 @@
+"""Positions in async code (DESIGN §2 "Positions in async code").
+
+The body's operations are numbered 0, 1, 2 … in one scope. An asyncio task
+created while a run is active gets a scope of its own WHEN IT IS CREATED:
+its creator's prefix + (the creator's next position, k-th task created
+there), and its operations are numbered inside it (`2.0.0`, `2.0.1`,
+`2.1.0`). Creation order is program order, so the numbering does not depend
+on which task finishes first (replayed steps return at once, live ones do
+not). A task factory installed on the running loop while an async run is
+active does this; whatever it did not see fails closed at its first
+operation instead of taking a position that could differ on a resume."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .._storage.keys import Position, PositionPath
+from ..errors import ConfigurationError
+
+_SUPPORTED = (
+    "Supported ways: `await` steps in the workflow body or in asyncio tasks created inside it "
+    "(asyncio.gather, asyncio.create_task, TaskGroup), or durable.loop_over(fn, items, "
+    "executor=...) for blocking functions."
+)
+
+
+class RunState(Protocol):
+    run_id: str
+    open: bool  # False once the workflow body has returned
+
+
+class Scope:
+    """A numbering of operations, used by one task (or by the thread that
+    runs a sync body). `task` None means "not a task": the body of a run
+    started outside an event loop, or a task's scope before it is bound."""
+
+    __slots__ = (
+        "_at",
+        "_made",
+        "claimable",
+        "next",
+        "prefix",
+        "run",
+        "task",
+        "thread",
+        "thread_may_use",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        run: RunState,
+        prefix: tuple[int, ...],
+        task: asyncio.Future[Any] | None,
+        *,
+        claimable: bool,
+        thread_may_use: bool,
+    ) -> None:
+        self.run = run
+        self.prefix = prefix
+        self.thread = threading.get_ident()
+        self.task = task
+        self.claimable = claimable
+        self.thread_may_use = thread_may_use
+        self.next = 0
+        self._at, self._made = -1, 0  # tasks created at position `_at` so far
+
+    def take(self, what: str) -> Position:
+        self._check(what)
+        index = self.next
+        self.next += 1
+        return PositionPath((*self.prefix, index)) if self.prefix else index
+
+    def child(self) -> Scope:
+        """The scope of a task created now by this scope's owner."""
+        if self._at != self.next:
+            self._at, self._made = self.next, 0
+        k = self._made
+        self._made += 1
+        return Scope(
+            self.run, (*self.prefix, self.next, k), None, claimable=True, thread_may_use=False
+        )
+
+    def bind(self, task: asyncio.Future[Any]) -> None:
+        self.task, self.claimable = task, False
+
+    def owned_here(self) -> bool:
+        """Whether the code running now may number operations in this scope:
+        its own task; the thread of a body started outside a loop; or, for a
+        scope nobody holds (not yet bound, or whose holder finished and that
+        may be taken over), the first task to ask, which then holds it."""
+        if threading.get_ident() != self.thread:
+            return False
+        task = current_task()
+        if task is not None and task is self.task:
+            return True
+        free = self.task is None or self.task.done()
+        if free and task is None:
+            return self.thread_may_use
+        if free and task is not None and self.claimable:
+            self.task = task
+            return True
+        return False
+
+    def _check(self, what: str) -> None:
+        run_id = self.run.run_id
+        if not self.run.open:
+            raise ConfigurationError(
+                f"{what} was called for run {run_id!r} after its workflow body returned "
+                "(from an asyncio task that outlived it?); nothing was executed. Await every "
+                "task the workflow creates before it returns."
+            )
+        if threading.get_ident() != self.thread:
+            raise ConfigurationError(
+                f"{what} was called from another thread than the one running run {run_id!r} "
+                "(asyncio.to_thread, or a thread started with the run's context); its "
+                "position would depend on timing, so nothing was executed or recorded. "
+                f"{_SUPPORTED} A thread that does not carry the run's context runs steps as "
+                "plain calls, without records."
+            )
+        if not self.owned_here():
+            raise ConfigurationError(
+                f"{what} was called from an asyncio task of run {run_id!r} that durable did "
+                "not see being created (created before the run started, on an event loop "
+                "started inside a sync workflow, or while another task factory replaced "
+                "durable's); its position would depend on timing, so nothing was executed or "
+                f"recorded. {_SUPPORTED} Inside a sync workflow, asyncio.run(main()) works when "
+                "only main itself calls durable operations; make the workflow `async def` to "
+                "use tasks."
+            )
+
+
+_scope_var: contextvars.ContextVar[Scope | None] = contextvars.ContextVar(
+    "durable_scope", default=None
+)
+
+
+def current() -> Scope | None:
+    return _scope_var.get()
+
+
+def current_task() -> asyncio.Future[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running event loop in this thread
+        return None
+
+
+def set_scope(scope: Scope | None) -> Callable[[], None]:
+    token = _scope_var.set(scope)
+    return lambda: _scope_var.reset(token)
+
+
+def enter_root(run: RunState) -> Callable[[], None]:
+    """The body's scope, and the task factory on the running loop, if any."""
+    task = current_task()
+    outside = task is None
+    reset = set_scope(Scope(run, (), task, claimable=outside, thread_may_use=outside))
+    loop = _running_loop()
+    if loop is None:
+        return reset
+    _install(loop)
+
+    def leave() -> None:
+        reset()
+        _uninstall(loop)
+
+    return leave
+
+
+# -- the task factory -----------------------------------------------------------
+
+
+@dataclass
+class _Installed:
+    factory: Callable[..., Any]
+    previous: Callable[..., Any] | None
+    runs: int = 0
+
+
+_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Installed] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _install(loop: asyncio.AbstractEventLoop) -> None:
+    with _lock:
+        entry = _loops.get(loop)
+        current_factory = loop.get_task_factory()
+        if entry is None or current_factory is not entry.factory:
+            # Chain to whatever factory is there now (the user's, or ours replaced by theirs).
+            factory = _make_factory(current_factory)
+            loop.set_task_factory(factory)
+            entry = _Installed(factory, current_factory, entry.runs if entry else 0)
+            _loops[loop] = entry
+        entry.runs += 1
+
+
+def _uninstall(loop: asyncio.AbstractEventLoop) -> None:
+    with _lock:
+        entry = _loops.get(loop)
+        if entry is None:
+            return
+        entry.runs -= 1
+        if entry.runs > 0:
+            return
+        del _loops[loop]
+        if loop.get_task_factory() is entry.factory:  # still ours: put back what was there
+            loop.set_task_factory(entry.previous)
+
+
+def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
+    def durable_task_factory(
+        loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any
+    ) -> asyncio.Future[Any]:
+        parent = _scope_var.get()
+        # Tasks of a step body or a loop block (no scope), of a finished run, or
+        # made by code that may not number here take no index: creation order
+        # is program order only for the scope's own task.
+        if parent is None or not parent.run.open or not parent.owned_here():
+            return _spawn(previous, loop, coro, kwargs)
+        child = parent.child()
+        context = kwargs.get("context")
+        if context is not None:  # 3.11+: the task runs in the context given
+            try:
+                context.run(_scope_var.set, child)
+            except RuntimeError:  # a context in use elsewhere: the task fails closed later
+                return _spawn(previous, loop, coro, kwargs)
+            task = _spawn(previous, loop, coro, kwargs)
+        else:  # the task copies the current context: put the child scope in it for now
+            token = _scope_var.set(child)
+            try:
+                task = _spawn(previous, loop, coro, kwargs)
+            finally:
+                _scope_var.reset(token)
+        child.bind(task)
+        return task
+
+    return durable_task_factory
+
+
+def _spawn(
+    previous: Callable[..., Any] | None,
+    loop: asyncio.AbstractEventLoop,
+    coro: Any,
+    kwargs: dict[str, Any],
+) -> asyncio.Future[Any]:
+    if previous is not None:
+        return previous(loop, coro, **kwargs)  # type: ignore[no-any-return]
+    return asyncio.Task(coro, loop=loop, **kwargs)

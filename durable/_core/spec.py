@@ -1,0 +1,61 @@
+"""What a step is to the engine: its spec (name, fingerprint, function,
+retry policy, options, cache), read back from a decorated function, and
+fingerprinted afresh when a run or a cached call needs the code as it is now."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._fingerprint.fingerprint import Fingerprint, fingerprint_function
+from .context import RunState
+from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from .cache import Cache
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """What the engine needs to know of a step."""
+
+    name: str
+    fingerprint: str
+    fn: Callable[..., Any]
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    persist: bool = True
+    artifacts: Callable[[Any], Iterable[Any]] | None = None
+    artifacts_policy: str = "rerun"
+    verify: str = "digest"
+    # How the decorator fingerprinted it, so a run can fingerprint it afresh.
+    pinned_name: str | None = None
+    version: str | None = None
+    deep: bool = True
+    # Computed once at decoration: the argument digest binds every call to it.
+    signature: inspect.Signature | None = field(default=None, compare=False)
+    cache: Cache | None = field(default=None, compare=False)  # see `cache`
+
+    def fingerprint_in(self, ctx: RunState) -> str:
+        """The fingerprint as of this run's start (helpers and constants
+        may have changed since decoration), else the decoration-time one."""
+        return ctx.fingerprints.get(id(self), self.fingerprint)
+
+
+def step_spec(obj: object) -> StepSpec | None:
+    """The spec of a `@durable.step`, None for anything else."""
+    spec = getattr(obj, "__durable_step__", None)
+    return spec if isinstance(spec, StepSpec) else None
+
+
+def refingerprint(spec: StepSpec) -> Fingerprint:
+    """Fingerprint a step again (at a run's start, or for a cached plain
+    call): helpers, constants and steps defined below it (or re-run in a
+    notebook cell) exist only now. When that fails (its file was edited
+    after import, a helper has no source) the error propagates: a step
+    whose code cannot be established is never replayed under the
+    fingerprint it had at decoration."""
+    return fingerprint_function(
+        spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
+    )

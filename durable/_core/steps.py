@@ -1,0 +1,133 @@
+"""A step's call inside a run: look its record up, else run it (with
+retries) and record its output. Written once as a plan that
+`drive_sync` and `drive_async` run; the plan never calls user code itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .._storage.clock import now
+from .._storage.keys import Position
+from .._storage.records import StepRecord
+from ..errors import ArtifactMissingError, CorruptRecordError
+from . import artifacts, cache, context, redact
+from .context import RunState
+from .identity import call_digest
+from .plan import Call, Plan
+from .replay import (
+    attempt_record,
+    commit,
+    discard_from,
+    load_value,
+    lookup,
+    save_failures,
+    went_live,
+)
+from .retry import retrying
+from .spec import StepSpec
+
+if TYPE_CHECKING:
+    pass
+
+
+def step_plan(
+    ctx: RunState,
+    spec: StepSpec,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    pos: Position | None = None,
+) -> Plan[Any]:
+    """`pos` is given when the caller took the position already (async steps
+    take it when called, so that `asyncio.gather` order is call order)."""
+    if pos is None:
+        pos = ctx.take_position(f"step {spec.name!r}")
+    # Before the position is looked up: a call that does not bind fails at once.
+    digest = call_digest(spec.signature, args, kwargs, spec.name)
+    fp = spec.fingerprint_in(ctx)
+    rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
+    reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
+    if reopened is not None:
+        rec = None
+    if rec is not None and rec.persisted:
+        try:
+            return load_value(ctx, rec)
+        except CorruptRecordError:
+            if not cache.blob_gone(ctx, rec):
+                raise
+            _reopen(ctx, rec.position)
+            reopened, rec = "its cached output was pruned", None
+    ticket = cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
+    hit = ticket.lookup() if ticket is not None else None
+    if ticket is not None and hit is not None:  # computed by another run or call
+        return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
+    failures = list(ctx.failures.get(pos, []))
+    started = now()
+    found: list[tuple[str, str | None]] = []  # artifacts the current try registers
+
+    def attempt(n: int) -> Call:
+        found.clear()
+        return Call(spec.fn, args, kwargs, _step_scope(pos, n, found))
+
+    def failed(exc: Exception, n: int) -> bool:
+        if ctx.refusal is not None:
+            return False  # a refusal inside the step body is not the step failing
+        failures.append(attempt_record(exc))
+        save_failures(ctx, pos, failures, name=spec.name, started=started)
+        return True
+
+    value = yield from retrying(spec.retry, attempt, failed)
+    derived = spec.artifacts(value) if spec.artifacts is not None else ()
+    produced = artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
+    if rec is not None:  # a persist=False marker is already there
+        ctx.executed += 1
+        return value
+    record = StepRecord(pos, "step", spec.name, fp, digest, started=started)
+    record.attempts = failures
+    record.artifacts = produced
+    if reopened is not None:
+        record.extra["reopened"] = reopened
+    redacted = redact.holds_redacted(value)
+    if redacted:
+        record.extra["redacted"] = True
+    elif ticket is not None:
+        value = cache.stored(ctx, ticket, record, value)
+    return commit(ctx, record, value, persist=spec.persist and not redacted)
+
+
+def _step_scope(
+    pos: Position, attempt: int, found: list[tuple[str, str | None]]
+) -> Callable[[], Callable[[], None]]:
+    def enter() -> Callable[[], None]:
+        leave_step = context.enter_step(pos, attempt)
+        stop_collecting = artifacts.collect_into(found)
+
+        def reset() -> None:
+            stop_collecting()
+            leave_step()
+
+        return reset
+
+    return enter
+
+
+def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:
+    """Before a record is replayed: when an artifact it lists is missing or
+    changed, forget it and every later record (they were built on it), run
+    the rest as under on_change="rerun", and return why."""
+    try:
+        why = artifacts.check_record(ctx, rec, spec.artifacts_policy) if rec.artifacts else None
+    except ArtifactMissingError as e:
+        raise ctx.refuse(e) from None
+    if why is not None:
+        _reopen(ctx, rec.position)
+    return why
+
+
+def _reopen(ctx: RunState, pos: Position) -> None:
+    """Forget the record at pos, which lookup() counted as replayed, and
+    every later one; run from there as under on_change="rerun"."""
+    ctx.replayed -= 1
+    discard_from(ctx, pos)
+    ctx.policy = "rerun"
+    went_live(ctx, pos)

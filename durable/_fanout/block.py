@@ -1,0 +1,173 @@
+"""The record side of a `loop_over` block: its position, replay, per-item
+checkpoints, the block record and the compaction that follows it. Only the
+workflow process runs this code: workers never write."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from .._core.context import RunState
+from .._core.identity import value_digest
+from .._core.replay import (
+    attempt_record,
+    commit,
+    encode_into,
+    load_value,
+    lookup,
+    same_call,
+    save_failures,
+)
+from .._core.spec import step_spec
+from .._fingerprint.fingerprint import fingerprint_function
+from .._fingerprint.reach import default_name
+from .._storage.clock import now
+from .._storage.keys import item_name
+from .._storage.records import StepRecord, seal
+from ..errors import ConfigurationError, CorruptRecordError, StorageError
+
+_MISSING = object()
+
+
+def label_of(fn: Callable[..., Any], name: str | None) -> str:
+    return name or f"loop_over({default_name(fn)})"
+
+
+def fingerprint_of(fn: Callable[..., Any], ctx: RunState | None = None) -> str:
+    spec = step_spec(fn)
+    if spec is not None:
+        return spec.fingerprint_in(ctx) if ctx is not None else spec.fingerprint
+    try:
+        return fingerprint_function(fn).value
+    except ConfigurationError:
+        raise ConfigurationError(
+            f"loop_over cannot fingerprint {fn!r}: pass a @durable.step or a function with "
+            "retrievable source"
+        ) from None
+
+
+class PlainBlock:
+    """A block outside any run: nothing is looked up or recorded."""
+
+    replayed = False
+    checkpoint = False  # nothing is kept, so a graceful stop waits for the block
+
+    def __init__(self, fn: Callable[..., Any], items: list[Any], name: str | None) -> None:
+        self.label = label_of(fn, name)
+        self.total = len(items)
+
+    def replay(self) -> list[Any]:
+        raise AssertionError("a plain block has nothing to replay")
+
+    def restore(self) -> tuple[list[Any], list[int]]:
+        return [None] * self.total, list(range(self.total))
+
+    def save_item(self, index: int, value: Any) -> None:
+        pass
+
+    def fail(self, exc: BaseException) -> None:
+        pass
+
+    def commit(self, results: list[Any]) -> list[Any]:
+        return results
+
+
+class Block:
+    """A block inside a run. Its position is taken when it is created."""
+
+    def __init__(
+        self,
+        ctx: RunState,
+        fn: Callable[..., Any],
+        items: list[Any],
+        name: str | None,
+        checkpoint: bool,
+    ) -> None:
+        self.ctx = ctx
+        self.label = label_of(fn, name)
+        self.pos = ctx.take_position(f"block {self.label!r}")
+        self.fp = fingerprint_of(fn, ctx)
+        self.items = items
+        self.checkpoint = checkpoint
+        self.digest = value_digest(items)
+        self.started = now()
+        self.saved: list[int] = []
+        self.restored = 0
+        self.record = lookup(ctx, self.pos, self.label, self.fp, self.digest)
+
+    @property
+    def replayed(self) -> bool:
+        return self.record is not None
+
+    def replay(self) -> list[Any]:
+        assert self.record is not None
+        # Item records left by a crash between the block record and their deletion.
+        self._compact()
+        return load_value(self.ctx, self.record)  # type: ignore[no-any-return]
+
+    def restore(self) -> tuple[list[Any], list[int]]:
+        """The results already checkpointed, and the indexes still to run."""
+        kept = self.ctx.items.get(self.pos, {}) if self.checkpoint else {}
+        results: list[Any] = [None] * len(self.items)
+        todo: list[int] = []
+        for i in range(len(self.items)):
+            body = kept.get(i)
+            value = _MISSING if body is None else self._item_value(i, body)
+            if value is _MISSING:
+                todo.append(i)
+            else:
+                results[i] = value
+        self.restored = len(self.items) - len(todo)
+        return results, todo
+
+    def _item_value(self, index: int, body: bytes) -> Any:
+        try:
+            rec = StepRecord.from_bytes(body)
+        except Exception as e:
+            name = item_name(self.pos, index)
+            raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
+        # A result for other code or another item is not this item's result: run it again.
+        if self.ctx.policy != "rebase" and not same_call(
+            rec, self.fp, value_digest(self.items[index])
+        ):
+            return _MISSING
+        return load_value(self.ctx, rec)
+
+    def save_item(self, index: int, value: Any) -> None:
+        if not self.checkpoint:
+            return
+        digest = value_digest(self.items[index])
+        rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
+        rec.extra["index"] = index
+        rec.ended = now()
+        encode_into(self.ctx, rec, value)
+        store = self.ctx.store
+        data = seal(rec.to_bytes(), store.signing_key)
+        store.save_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
+        self.saved.append(index)
+
+    def fail(self, exc: BaseException) -> None:
+        """Keep the block's failure for history; the items kept stay."""
+        failures = [*self.ctx.failures.get(self.pos, []), attempt_record(exc)]
+        # The item's own exception matters more than a failed history write.
+        with contextlib.suppress(StorageError):
+            save_failures(
+                self.ctx, self.pos, failures, name=self.label, started=self.started, kind="loop"
+            )
+
+    def commit(self, results: list[Any]) -> list[Any]:
+        rec = StepRecord(self.pos, "loop", self.label, self.fp, self.digest, started=self.started)
+        rec.extra.update(items=len(self.items), restored=self.restored)
+        # The tries that failed before this one stay in the history, as a step's do.
+        rec.attempts = list(self.ctx.failures.get(self.pos, []))
+        value = commit(self.ctx, rec, results)
+        self._compact()
+        return value  # type: ignore[no-any-return]
+
+    def _compact(self) -> None:
+        indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)
+        if indexes:
+            names = [item_name(self.pos, i) for i in sorted(indexes)]
+            self.ctx.store.drop_records(self.ctx.workflow, self.ctx.run_id, names)
+        self.saved = []

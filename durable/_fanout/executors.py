@@ -1,0 +1,213 @@
+"""Where `loop_over` items execute: in this process, in a thread pool, in any
+other `concurrent.futures.Executor` (process pools) or on a Dask cluster.
+
+Workers only compute. An item function and its item travel to another
+process as cloudpickle bytes, and the result (or the exception) comes back
+the same way; the workflow process writes every record."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import traceback
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from .._core.context import enter_plain
+from .._core.plan import Call, drive_async, drive_sync
+from .._core.retry import retrying
+from .._core.spec import step_spec
+from .._storage import codec
+from ..errors import ConfigurationError, SerializationError
+
+
+def call_item(fn: Callable[[Any], Any], item: Any) -> Any:
+    """Run one item. A step runs its body with its own retries but without a
+    record of its own; durable calls inside run plainly."""
+    spec = step_spec(fn)
+    reset = enter_plain()
+    try:
+        if spec is None:
+            return fn(item)
+        return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+    finally:
+        reset()
+
+
+async def acall_item(fn: Callable[[Any], Any], item: Any) -> Any:
+    """`call_item` for an `async def` function or step."""
+    spec = step_spec(fn)
+    reset = enter_plain()
+    try:
+        if spec is None:
+            return await fn(item)
+        return await drive_async(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+    finally:
+        reset()
+
+
+class RemoteTraceback(Exception):
+    """Set as `__cause__` of an exception raised in another process: its
+    message is the traceback as the worker saw it."""
+
+    def __str__(self) -> str:
+        return f"\n{self.args[0]}" if self.args else ""
+
+
+# Functions already unpickled in this worker process, by block token: a
+# block of 10,000 items unpickles its function once per worker, not 10,000 times.
+_loaded: dict[str, Callable[[Any], Any]] = {}
+
+
+def run_pickled(token: str, fn_blob: bytes, item_blob: bytes) -> bytes:
+    """The task a process or Dask worker runs. Never raises for the item's
+    own errors: they come back pickled with their traceback text."""
+    fn = _loaded.get(token)
+    if fn is None:
+        if len(_loaded) >= 16:
+            _loaded.clear()
+        fn = _loaded[token] = codec.loads_callable(fn_blob)
+    try:
+        value = call_item(fn, codec.loads_callable(item_blob))
+    except Exception as exc:
+        return _pack_error(exc)
+    try:
+        return codec.dumps_callable((True, value, ""))
+    except Exception as exc:
+        err = SerializationError(repr(fn), type(value).__qualname__, f"{type(exc).__name__}: {exc}")
+        return _pack_error(err)
+
+
+def _pack_error(exc: Exception) -> bytes:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        return codec.dumps_callable((False, exc, tb))
+    except Exception:  # an exception that cannot be pickled still reports its text
+        return codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {exc}"), tb))
+
+
+def unpack_outcome(data: bytes) -> Any:
+    ok, value, tb = codec.loads_callable(data)
+    if ok:
+        return value
+    # Dask carries remote tracebacks itself (tblib); a process pool does not.
+    if tb and value.__traceback__ is None and value.__cause__ is None:
+        value.__cause__ = RemoteTraceback(tb)
+    raise value
+
+
+class Pool(Protocol):
+    """What the block driver needs of an executor."""
+
+    window: int  # items kept in flight so that workers never wait for the next one
+
+    def submit(self, items: list[Any]) -> list[Any]: ...
+    def wait(self, handles: Iterable[Any]) -> set[Any]: ...
+    def outcome(self, handle: Any) -> Any: ...
+    def cancel(self, handles: Iterable[Any]) -> None: ...
+    def unstart(self, handles: list[Any]) -> list[Any]: ...
+
+
+class FuturesPool:
+    """A `concurrent.futures.Executor`. Thread pools share memory, so items
+    are handed over as they are; every other executor gets pickled bytes."""
+
+    def __init__(self, executor: cf.Executor, fn: Callable[[Any], Any]) -> None:
+        self.executor = executor
+        self.fn = fn
+        self.threads = isinstance(executor, cf.ThreadPoolExecutor)
+        self.token = uuid.uuid4().hex
+        self.blob = b"" if self.threads else codec.dumps_callable(fn)
+        self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
+
+    def submit(self, items: list[Any]) -> list[Any]:
+        if self.threads:
+            return [self.executor.submit(call_item, self.fn, item) for item in items]
+        return [
+            self.executor.submit(run_pickled, self.token, self.blob, codec.dumps_callable(item))
+            for item in items
+        ]
+
+    def wait(self, handles: Iterable[Any]) -> set[Any]:
+        done, _ = cf.wait(list(handles), return_when=cf.FIRST_COMPLETED)
+        return done
+
+    def outcome(self, handle: Any) -> Any:
+        value = handle.result()
+        return value if self.threads else unpack_outcome(value)
+
+    def cancel(self, handles: Iterable[Any]) -> None:
+        for h in handles:
+            h.cancel()
+
+    def unstart(self, handles: list[Any]) -> list[Any]:
+        """Cancel the items that have not started; return them."""
+        return [h for h in handles if h.cancel()]
+
+
+class DaskPool:
+    """A `dask.distributed.Client`. `distributed` is imported only here, so
+    it stays an optional extra. Results are fetched by the client's own loop
+    as tasks finish (`as_completed(with_results=True)`): asking each future
+    for its result one by one costs a round trip through that loop per item."""
+
+    def __init__(self, client: Any, fn: Callable[[Any], Any]) -> None:
+        distributed: Any = importlib.import_module("distributed")
+        self.client = client
+        self.token = uuid.uuid4().hex
+        self.blob = codec.dumps_callable(fn)
+        self.finished: Any = distributed.as_completed([], with_results=True, raise_errors=False)
+        self.results: dict[Any, Any] = {}
+        threads = sum(client.nthreads().values())
+        self.window = 4 * threads if threads else 32
+
+    def submit(self, items: list[Any]) -> list[Any]:
+        if not items:
+            return []
+        blobs = [codec.dumps_callable(item) for item in items]
+        n = len(blobs)
+        futures = self.client.map(run_pickled, [self.token] * n, [self.blob] * n, blobs, pure=False)
+        self.finished.update(futures)
+        return list(futures)
+
+    def wait(self, handles: Iterable[Any]) -> set[Any]:
+        batch = self.finished.next_batch(block=True)
+        self.results.update(batch)
+        return {future for future, _ in batch}
+
+    def outcome(self, handle: Any) -> Any:
+        result = self.results.pop(handle)
+        if handle.status != "finished":  # the task itself failed: a worker died, ...
+            raise result if isinstance(result, BaseException) else RuntimeError(repr(result))
+        return unpack_outcome(result)
+
+    def cancel(self, handles: Iterable[Any]) -> None:
+        pending = list(handles)
+        if pending:
+            self.client.cancel(pending)
+
+    def unstart(self, handles: list[Any]) -> list[Any]:
+        # The client cannot tell queued tasks from running ones: all of them finish.
+        return []
+
+
+def is_dask_client(obj: object) -> bool:
+    cls = type(obj)
+    return cls.__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
+
+
+def open_pool(executor: object, fn: Callable[[Any], Any]) -> Pool:
+    check_executor(executor)
+    if isinstance(executor, cf.Executor):
+        return FuturesPool(executor, fn)
+    return DaskPool(executor, fn)
+
+
+def check_executor(executor: object) -> None:
+    if executor is None or isinstance(executor, cf.Executor) or is_dask_client(executor):
+        return
+    raise ConfigurationError(
+        f"loop_over(executor=...) takes a concurrent.futures.Executor (ThreadPoolExecutor, "
+        f"ProcessPoolExecutor) or a dask.distributed.Client, not {type(executor).__qualname__}"
+    )

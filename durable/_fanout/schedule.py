@@ -1,0 +1,174 @@
+"""How a `loop_over` block runs its items: one by one in this process, on
+an executor or a Dask cluster (a window of items in flight, results written
+here as they come back), or as concurrent coroutines. The record side is in
+`block`; the public function is `_api.ops.loop_over`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .._core.context import enter_plain
+from .._core.plan import check_stop, stop
+from ..errors import ControlFlow
+from .executors import acall_item, call_item, open_pool
+from .progress import ProgressCallback, Reporter
+
+
+def sync_block(
+    block: Any,
+    fn: Callable[[Any], Any],
+    items: list[Any],
+    executor: object,
+    limit: int | None,
+    progress: ProgressCallback | None,
+) -> list[Any]:
+    if block.replayed:
+        return block.replay()  # type: ignore[no-any-return]
+    results, todo = block.restore()
+    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress)
+
+    def done(index: int, value: Any) -> None:
+        results[index] = value
+        block.save_item(index, value)
+        reporter.item_done()
+        if block.checkpoint:
+            check_stop()  # a graceful stop: the finished items are kept
+
+    with _settled(block, reporter):
+        _run_blocking(fn, items, todo, executor, limit, done, block.label)
+    return block.commit(results)  # type: ignore[no-any-return]
+
+
+def _run_blocking(
+    fn: Callable[[Any], Any],
+    items: list[Any],
+    todo: list[int],
+    executor: object,
+    limit: int | None,
+    done: Callable[[int, Any], None],
+    label: str,
+) -> None:
+    if executor is None:
+        for i in todo:
+            try:
+                value = call_item(fn, items[i])
+            except Exception as exc:
+                annotate(exc, i, len(items), label)
+                raise
+            done(i, value)
+        return
+    pool = open_pool(executor, fn)
+    window = limit or pool.window
+    queue = iter(todo)
+    flying: dict[Any, int] = {}
+    failed: tuple[int, Exception] | None = None
+    try:
+        _fill(pool, items, queue, flying, window)
+        while flying:
+            # Sorting by index keeps the record order reproducible when several finish at once.
+            for handle in sorted(pool.wait(flying), key=flying.__getitem__):
+                i = flying.pop(handle)
+                try:
+                    value = pool.outcome(handle)
+                except Exception as exc:
+                    if failed is None:
+                        failed = (i, exc)
+                        # Items not started yet are dropped; running ones finish and are kept.
+                        for h in pool.unstart(list(flying)):
+                            del flying[h]
+                    continue
+                done(i, value)
+            if failed is None:
+                _fill(pool, items, queue, flying, window)
+    except BaseException:
+        pool.cancel(flying)
+        raise
+    if failed is not None:
+        index, error = failed
+        raise annotate(error, index, len(items), label)
+
+
+def _fill(pool: Any, items: list[Any], queue: Any, flying: dict[Any, int], window: int) -> None:
+    batch = list(itertools.islice(queue, max(0, window - len(flying))))
+    for handle, i in zip(pool.submit([items[i] for i in batch]), batch, strict=True):
+        flying[handle] = i
+
+
+async def async_block(
+    block: Any,
+    fn: Callable[[Any], Any],
+    items: list[Any],
+    limit: int,
+    progress: ProgressCallback | None,
+) -> list[Any]:
+    if block.replayed:
+        return block.replay()  # type: ignore[no-any-return]
+    results, todo = block.restore()
+    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress)
+    queue = iter(todo)
+    failures: list[BaseException] = []
+
+    async def worker() -> None:
+        # Each worker is its own task, so this marks only its own context.
+        reset = enter_plain()
+        try:
+            for i in queue:
+                if failures or (block.checkpoint and stop.signum is not None):
+                    return  # a graceful stop takes no new item; finished ones are kept
+                try:
+                    value = await acall_item(fn, items[i])
+                except Exception as exc:
+                    failures.append(annotate(exc, i, len(items), block.label))
+                    return
+                try:
+                    results[i] = value
+                    block.save_item(i, value)
+                    reporter.item_done()
+                except Exception as exc:  # a record that cannot be written stops every worker
+                    failures.append(exc)
+                    return
+        finally:
+            reset()
+
+    with _settled(block, reporter):
+        await asyncio.gather(*(worker() for _ in range(min(limit, len(todo)))))
+        if failures:
+            raise failures[0]
+        if block.checkpoint:
+            check_stop()
+    return block.commit(results)  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def _settled(block: Any, reporter: Reporter) -> Iterator[None]:
+    """How a block ends, sync or async: a failure is kept for history (a
+    suspend is not a failure), and the progress line is closed either way."""
+    try:
+        yield
+    except ControlFlow:  # a suspend is not the block failing
+        raise
+    except Exception as exc:
+        block.fail(exc)
+        raise
+    finally:
+        reporter.close()
+
+
+def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
+    """Say which item failed while keeping the exception's own type (so that
+    `except ValueError` around the workflow still works)."""
+    if isinstance(exc, ControlFlow):
+        return exc
+    note = f"durable: item {index} (of {total}) of {label} failed"
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+    elif exc.args and isinstance(exc.args[0], str):
+        exc.args = (f"{exc.args[0]} [{note}]", *exc.args[1:])
+    else:
+        exc.args = (*exc.args, note)
+    return exc

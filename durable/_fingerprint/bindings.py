@@ -1,0 +1,162 @@
+"""Where a global is bound: the module-level statements whose source counts
+for a name that is not counted by value (see `reads`).
+
+Pure standard library. In IPython the cells run so far (`_ih`) are read;
+otherwise the module's file, which is first checked to be the source of the
+running code, as a function's own source is (`source`).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from .source import Source, parse, runs_this_source, source_of, stale_source
+
+
+def binding_statements(
+    name: str, namespace: Mapping[str, Any], checked_file: str | None = None
+) -> list[ast.AST] | None:
+    """The module-level statements that bind or change `name` in the module
+    whose namespace is `namespace` (`X = ...`, `import x as X`, `class X`,
+    `X[k] = ...`, `X.update(...)`), or None when none can be read. In
+    IPython, the cells run so far (`_ih`), the latest that binds it;
+    otherwise the module's file, checked against the running code unless
+    it is `checked_file` (that of the function reading the name, whose
+    check has just passed)."""
+    cells = namespace.get("_ih")
+    if isinstance(cells, list):
+        for text in reversed(cells):
+            found = _binders(text).get(name) if isinstance(text, str) else None
+            if found:
+                return found
+    files = [namespace.get("__file__"), checked_file]
+    for filename in dict.fromkeys(f for f in files if isinstance(f, str)):
+        src = source_of(filename, namespace)
+        found = _binders(src.text).get(name)
+        if found:
+            if filename != checked_file and not _module_matches(filename, namespace, src):
+                raise stale_source(str(namespace.get("__name__", "?")), filename)
+            return found
+    return None
+
+
+def _module_matches(filename: str, namespace: Mapping[str, Any], src: Source) -> bool:
+    key = (filename, id(namespace), id(src))
+    known = _MODULES.get(key)
+    if known is None:
+        if len(_MODULES) > 1024:
+            _MODULES.clear()
+        known = _MODULES[key] = (src, module_runs_this_source(filename, namespace, src))
+    return known[1]
+
+
+_MODULES: dict[tuple[str, int, int], tuple[Source, bool]] = {}
+
+
+@lru_cache(maxsize=256)
+def _binders(text: str) -> dict[str, list[ast.AST]]:
+    tree = parse(text).tree
+    index: dict[str, list[ast.AST]] = {}
+    for node, names in _module_level(tree.body if tree else []):
+        for n in dict.fromkeys(names):
+            index.setdefault(n, []).append(node)
+    return index
+
+
+# Methods that change a list, dict or set in place (not `logging.basicConfig`).
+_MUTATORS = frozenset(
+    "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
+)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _module_level(body: list[Any]) -> Iterator[tuple[ast.AST, list[str]]]:
+    """(node, names it binds or changes) for every statement that runs at
+    module level: inside `if`, `try`, `with`, `for`, not inside a def or class."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield stmt, [stmt.name]
+            continue
+        yield from _bound_by(stmt)
+        for block in _BLOCKS:
+            inner = getattr(stmt, block, None)
+            if isinstance(inner, list):
+                yield from _module_level(inner)
+
+
+def _bound_by(stmt: Any) -> Iterator[tuple[ast.AST, list[str]]]:
+    if isinstance(stmt, ast.Assign):
+        yield stmt, [n for t in stmt.targets for n in _roots(t)]
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        yield stmt, _roots(stmt.target)
+    elif isinstance(stmt, ast.Delete):
+        yield stmt, [n for t in stmt.targets for n in _roots(t)]
+    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        yield stmt, [_import_binds(a) for a in stmt.names if a.name != "*"]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        yield ast.Tuple(elts=[stmt.target, stmt.iter], ctx=ast.Load()), _roots(stmt.target)
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        for item in stmt.items:
+            if item.optional_vars is not None:
+                yield item, _roots(item.optional_vars)
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func  # `SEEN.append(1)`, `CFG.update(...)` at module level
+        if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
+            yield stmt, _roots(func.value)
+
+
+def _import_binds(alias: ast.alias) -> str:
+    return alias.asname or alias.name.partition(".")[0]
+
+
+def _roots(target: ast.AST) -> list[str]:
+    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`: the names whose value changes."""
+    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
+        target = target.value
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _roots(e)]
+    return []
+
+
+# ---------------------------------------------------------------- is it the running code?
+
+
+def module_runs_this_source(filename: str, namespace: Mapping[str, Any], src: Source) -> bool:
+    """Whether every function of `filename` bound in `namespace` (and the
+    methods of its classes) still matches `src`: text read around them (a
+    module-level assignment) is then the text that ran."""
+    for code in _codes_from(filename, namespace):
+        if not runs_this_source(code, src, namespace):
+            return False
+    return True
+
+
+def _codes_from(filename: str, namespace: Mapping[str, Any]) -> Iterator[types.CodeType]:
+    module = namespace.get("__name__")
+    for value in list(namespace.values()):
+        try:  # a proxy (a web framework's `request`) may raise anything
+            members = list(vars(value).values()) if _class_of(value, module) else [value]
+        except Exception:
+            continue
+        for member in members:
+            code = _code_of(member)
+            if code is not None and code.co_filename == filename:
+                yield code
+
+
+def _code_of(value: object) -> types.CodeType | None:
+    try:
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+    except Exception:
+        return None
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _class_of(value: object, module: object) -> bool:
+    return isinstance(value, type) and getattr(value, "__module__", None) == module

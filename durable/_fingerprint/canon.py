@@ -1,0 +1,176 @@
+"""A canonical, Python-version-independent encoding of source.
+
+Pure standard library. Everything here produces *tokens* (strings) that are
+hashed by the caller; literals in the tree are encoded by `scalar_token`,
+as plain values are. The same source must give the same tokens on CPython
+3.10 through 3.13, so this walks the AST itself instead of using
+`ast.dump` (whose output changed in 3.12 and 3.13), `tokenize` (f-strings
+are split into tokens since 3.12) or bytecode (changes every release).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from .values import hash_tokens, scalar_token
+
+#: Decorator names that belong to durable and never count as code.
+OUR_DECORATORS = frozenset({"step", "workflow"})
+
+# Fields that carry no meaning (`ctx`, `kind` is the `u""` prefix) or only
+# exist in some versions (`type_comment`, `type_ignores`).
+_SKIP_FIELDS = frozenset({"ctx", "kind", "type_comment", "type_ignores"})
+_DOC_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+# ---------------------------------------------------------------- AST walk
+
+
+@lru_cache(maxsize=4096)
+def node_hash(node: ast.AST) -> str:
+    """Hash of a node's canonical tokens. Parsed trees are cached by their
+    text (`_source.parse`), so the same node comes back for the same text;
+    the cache holds it, so its identity cannot be reused by another node."""
+    return hash_tokens(definition_tokens(node))
+
+
+def definition_tokens(node: ast.AST) -> Iterator[str]:
+    """Tokens of a `def` or `lambda` without its own name: the identity
+    (qualname or `name=`) already says who it is, and renaming a function
+    pinned by `name=` changes nothing it computes."""
+    return ast_tokens(node, skip=("name",))
+
+
+def ast_tokens(node: ast.AST, skip: tuple[str, ...] = ()) -> Iterator[str]:
+    """Canonical tokens of a node: type names and fields sorted by name, with
+    empty fields dropped so that a field a newer Python adds (`type_params`)
+    or omits does not matter; string parts of f-strings merged."""
+    if isinstance(node, ast.JoinedStr):
+        yield from _joined_tokens(node)
+        return
+    yield "(" + type(node).__name__
+    for name in sorted(node._fields):
+        value = None if name in skip else _field(node, name)
+        if value is None or (isinstance(value, list) and not value):
+            continue
+        yield "." + name
+        yield from _value_tokens(value)
+    yield ")"
+
+
+def _field(node: ast.AST, name: str) -> Any:
+    if name in _SKIP_FIELDS:
+        return None
+    value = getattr(node, name, None)
+    if name == "decorator_list" and isinstance(value, list):
+        return [d for d in value if not is_our_decorator(d)]
+    if name == "body" and isinstance(node, _DOC_OWNERS):
+        return _without_docstring(node.body)
+    if name == "format_spec" and isinstance(value, ast.JoinedStr):
+        return value if _fstring_parts(value) else None  # `f"{x:}"` is `f"{x}"`
+    if name == "level" and not value:
+        return None  # `from m import x`: 0 or None depending on the version
+    return value
+
+
+def _value_tokens(value: Any) -> Iterator[str]:
+    if isinstance(value, ast.AST):
+        yield from ast_tokens(value)
+    elif isinstance(value, list):
+        yield "["
+        for item in value:
+            yield from _value_tokens(item) if item is not None else iter(("~",))
+        yield "]"
+    else:
+        yield scalar_token(value)
+
+
+def _joined_tokens(node: ast.JoinedStr) -> Iterator[str]:
+    parts = _fstring_parts(node)
+    if all(isinstance(p, str) for p in parts):
+        # An f-string without fields is the plain string it spells.
+        yield from ast_tokens(ast.Constant(value="".join(str(p) for p in parts)))
+        return
+    yield "(JoinedStr"
+    yield ".values"
+    yield "["
+    for part in parts:
+        yield from ast_tokens(ast.Constant(value=part) if isinstance(part, str) else part)
+    yield "]"
+    yield ")"
+
+
+def _fstring_parts(node: ast.JoinedStr) -> list[str | ast.AST]:
+    """Literal text merged and empty pieces dropped: 3.12 adds empty
+    `Constant('')` after nested fields and splits text differently."""
+    parts: list[str | ast.AST] = []
+    for value in node.values:
+        pieces = _fstring_parts(value) if isinstance(value, ast.JoinedStr) else [value]
+        for piece in pieces:
+            if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+                piece = piece.value
+            if isinstance(piece, str) and parts and isinstance(parts[-1], str):
+                parts[-1] += piece
+            elif piece != "":
+                parts.append(piece)
+    return parts
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        if isinstance(first.value.value, str):
+            body = body[1:]
+    return body or [ast.Pass()]  # a docstring-only body does what `pass` does
+
+
+def is_our_decorator(dec: ast.expr) -> bool:
+    """`@step`, `@workflow`, `@durable.step(...)`, `@d.workflow(...)`: how the
+    engine runs the function, not what it computes (retries, names)."""
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    if isinstance(target, ast.Name):
+        return target.id in OUR_DECORATORS
+    if not (isinstance(target, ast.Attribute) and target.attr in OUR_DECORATORS):
+        return False
+    root: ast.expr = target.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name)
+
+
+# ---------------------------------------------------------------- names
+
+
+def name_chains(node: ast.AST) -> Iterator[tuple[str, ...]]:
+    """Dotted names read in `node`: `a`, `a.b`, `a.b.c` (every prefix)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            yield (sub.id,)
+        elif isinstance(sub, ast.Attribute):
+            chain: list[str] = []
+            cur: ast.expr = sub
+            while isinstance(cur, ast.Attribute):
+                chain.insert(0, cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name):
+                yield (cur.id, *chain)
+
+
+def default_expressions(nodes: list[ast.AST]) -> Iterator[ast.expr]:
+    """Default values: evaluated where the function is defined, so the names
+    they read are globals even when the body never names them."""
+    for node in nodes:
+        args = getattr(node, "args", None)
+        if isinstance(args, ast.arguments):
+            yield from args.defaults
+            yield from (d for d in args.kw_defaults if d is not None)
+
+
+def foreign_decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:
+    """Decorators that are not ours: they change what the function does."""
+    for node in nodes:
+        for dec in getattr(node, "decorator_list", ()):
+            if not is_our_decorator(dec):
+                yield dec

@@ -1,0 +1,253 @@
+"""Fingerprints of steps and workflows (pure: stdlib, `durable.errors` and siblings).
+
+A fingerprint is 12 hex digits of SHA-256 over a function's identity and its
+*parts*: the canonical AST of its source (see `canon`; the source is
+checked to be that of the running code, see `source`), the names it reads
+(see `reads` for how each counts), its default and closure values and,
+when `deep`, the same for the plain functions of the user's own code it
+reaches. The parts are kept so that a mismatch can say what kind of change
+happened. Values are tokenised in `values`; what a function reaches
+without reading its source (and `referenced_objects`, for the engine) is in
+`reach`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigurationError
+from .canon import definition_tokens, node_hash
+from .reach import (
+    _target,
+    durable_fingerprint_of,
+    identity_of,
+    is_durable,
+    referenced_objects,
+)
+from .reads import Analysis, read_live, read_names
+from .source import Source, find_definitions, runs_this_source, source_of, stale_source
+from .values import _live_tokens, hash_tokens
+
+# The rest of the package and the tests import these from here, wherever
+# they are defined.
+__all__ = [
+    "Fingerprint",
+    "combine",
+    "describe_change",
+    "digest",
+    "durable_fingerprint_of",
+    "fingerprint_function",
+    "identity_of",
+    "is_durable",
+    "referenced_objects",
+]
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    value: str
+    identity: str
+    parts: Mapping[str, str] = field(default_factory=dict)
+    #: Global names the code reads that were not bound yet (a helper or
+    #: constant defined further down the file): recompute once they are.
+    unresolved: frozenset[str] = frozenset()
+
+
+def digest(*chunks: str) -> str:
+    return hash_tokens(chunks, 12)
+
+
+def fingerprint_function(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    deep: bool = True,
+    steps: bool = True,
+) -> Fingerprint:
+    """Fingerprint `fn`. `version` replaces everything read from the source;
+    `deep=False` leaves out the helpers (and steps) `fn` calls; `steps=False`
+    leaves out only the steps and workflows, for a caller that combines
+    their fingerprints itself (a workflow's definition)."""
+    identity = identity_of(fn, name)
+    if version is not None:
+        parts: dict[str, str] = {"version": str(version)}
+        return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
+    root = _analyse(fn, role="function", named=name is not None)
+    parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
+    value = digest(identity, *_flatten(parts))
+    return Fingerprint(value, identity, parts, frozenset(root.unresolved))
+
+
+def combine(identity: str, own: str, children: Mapping[str, str]) -> str:
+    """A workflow's definition fingerprint: its own and its steps'."""
+    chunks = [identity, own]
+    for k in sorted(children):
+        chunks += [k, children[k]]
+    return digest(*chunks)
+
+
+# ---------------------------------------------------------------- analysis
+
+
+def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
+    if isinstance(fn, functools.partial):
+        inner = _analyse(fn.func, role=role, named=named)
+        bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
+        inner.parts["bound"] = hash_tokens(bound)
+        return inner
+    target = _target(fn)
+    code = getattr(target, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        raise ConfigurationError(
+            f"{identity_of(fn)} is not a Python function; pass version='...' to fingerprint it"
+        )
+    globs = getattr(target, "__globals__", None)
+    src = source_of(code.co_filename, globs)
+    nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
+    out = Analysis({"code": _code_hash(nodes)})
+    read_names(target, nodes, code, src.rebound, out)
+    read_live(target, code, out)
+    return out
+
+
+def _definitions(
+    code: types.CodeType, src: Source, globs: Mapping[str, Any] | None
+) -> list[ast.AST] | None:
+    """The nodes of `fn`'s definition in `src`, or None when `src` is not the
+    source of the running code (the file was edited after import)."""
+    if not src.text:
+        return []
+    if not runs_this_source(code, src, globs):
+        return None
+    return find_definitions(code, src) or None
+
+
+def _source_nodes(
+    fn: Any,
+    code: types.CodeType,
+    nodes: list[ast.AST] | None,
+    role: str,
+    named: bool,
+) -> list[ast.AST]:
+    who = identity_of(fn)
+    if nodes is None and not code.co_filename.startswith("<"):
+        raise stale_source(who, code.co_filename)
+    if not nodes:  # exec, `python -c`, or a `<string>` cache entry of other code
+        hint = "" if role == "function" else " or deep=False"
+        raise ConfigurationError(
+            f"cannot read the source of {role} {who} (defined in {code.co_filename}: exec, "
+            f"`python -c` or a deleted file). Pass version='...'{hint} to the decorator so "
+            "that durable knows when its code changes; bytecode is never used instead."
+        )
+    if len(nodes) > 1 and role == "function" and not named:
+        raise ConfigurationError(
+            f"{len(nodes)} lambdas start on line {code.co_firstlineno} of "
+            f"{code.co_filename} and cannot be told apart; give this one name='...' "
+            "(or define it with def)"
+        )
+    return nodes  # a named lambda is fingerprinted with its neighbours: conservative
+
+
+def _code_hash(nodes: list[ast.AST]) -> str:
+    if len(nodes) == 1:
+        return node_hash(nodes[0])
+    return hash_tokens(t for n in nodes for t in definition_tokens(n))
+
+
+def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[str, str]:
+    """Every user function and step reachable from `fn`, breadth first, each
+    seen once (so cycles end). A function contributes its own parts; a step
+    or workflow only its fingerprint, without being walked again."""
+    seen = {id(fn), id(_target(fn))}
+    queue = list(root.reached)
+    found: dict[str, list[str]] = {}
+    while queue:
+        obj = queue.pop(0)
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if is_durable(obj):
+            stamp = durable_fingerprint_of(obj) if steps else None
+            if stamp is not None:
+                found.setdefault("step:" + identity_of(obj), []).append(stamp)
+            continue
+        sub = _analyse(obj, role="helper", named=False)
+        root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
+        found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
+        queue.extend(sub.reached)
+    # Two helpers with one identity (two module-level lambdas): keep both.
+    return {k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _flatten(parts: Mapping[str, str]) -> list[str]:
+    return [x for k in sorted(parts) for x in (k, parts[k])]
+
+
+#: A part a workflow's definition records for each step (never hashed: the
+#: identity is hashed by itself), so that a refusal can say "renamed".
+IDENTITY = "identity"
+_KINDS = {"const": "constant", "global": "global", "helper": "helper", "step": "step"}
+_GAINED = {
+    "code": "source",
+    "defaults": "default values",
+    "closure": "closure",
+    "bound": "bound arguments (functools.partial)",
+}
+_WHOLE = {
+    "code": "code changed",
+    "defaults": "default values changed",
+    "closure": "closure values changed",
+    "bound": "bound arguments changed",
+}
+
+
+def describe_change(old_parts: Mapping[str, str], new_parts: Mapping[str, str]) -> str:
+    """What kind of change turned `old_parts` into `new_parts`, in words:
+    "code changed", "constant PROMPT changed", "helper m.clean changed",
+    "version changed ('1' -> '2')", "renamed (m.a -> b)", ... joined with
+    "; "."""
+    old_id, new_id = old_parts.get(IDENTITY), new_parts.get(IDENTITY)
+    said = [f"renamed ({old_id} -> {new_id})" if old_id and new_id and old_id != new_id else ""]
+    if "version" in old_parts or "version" in new_parts:
+        said.append(_version_change(old_parts.get("version"), new_parts.get("version")))
+    else:
+        keys = _ordered(old_parts, new_parts)
+        said += [_describe_key(k, old_parts.get(k), new_parts.get(k)) for k in keys]
+    return "; ".join(s for s in said if s) or "no change"
+
+
+def _version_change(old: str | None, new: str | None) -> str:
+    if old is None:
+        return f"now pinned with version={new!r}"
+    if new is None:
+        return f"version={old!r} removed: the source is fingerprinted now"
+    return f"version changed ({old!r} -> {new!r})" if old != new else ""
+
+
+def _ordered(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
+    order = {"code": 0, "defaults": 1, "closure": 2, "bound": 3}
+    keys = (set(a) | set(b)) - {IDENTITY}
+    return sorted(keys, key=lambda k: (order.get(k, 4), k))
+
+
+def _describe_key(key: str, old: str | None, new: str | None) -> str:
+    if old == new:
+        return ""
+    if key in _WHOLE:
+        return _WHOLE[key] if old and new else f"{_GAINED[key]} {'added' if new else 'removed'}"
+    prefix, _, name = key.partition(":")
+    kind = _KINDS.get(prefix, prefix)
+    if old is None:
+        return f"now uses {kind} {name}"
+    if new is None:
+        return f"no longer uses {kind} {name}"
+    return f"{kind} {name} changed"

@@ -1,0 +1,250 @@
+"""What a function reads besides its own code, and how each thing counts.
+
+Pure standard library. The rule, for a name the code reads (a global, an
+attribute of a module or of a class of the user's own code, a name imported
+inside the body, a name in a default value or a decorator):
+
+* immutable plain data (str, numbers, bytes, None, tuples and frozensets of
+  them) and enum members count by **value**;
+* the user's own functions, steps and workflows are **followed** (helpers);
+* everything else (lists, dicts, sets, modules, classes, objects, names
+  rebound with `global`) counts by the **source of the module-level
+  statements that bind it** (`SEEN = []`, `import json as ser`,
+  `class Cfg: ...`), never by a value the program changes as it runs; the
+  functions a list or dict holds are followed. When no such statement can
+  be read, `_fpvalues.fallback_tokens` says how it counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import importlib.util
+import sys
+import types
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from .bindings import binding_statements
+from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .reach import (
+    _MISSING,
+    _cell_value,
+    _followable,
+    _is_user_file,
+    class_member,
+    code_objects,
+    held_callables,
+)
+from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass
+class Analysis:
+    """What one function contributes by itself, and what it leads to."""
+
+    parts: dict[str, str] = field(default_factory=dict)
+    reached: list[object] = field(default_factory=list)
+    unresolved: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Where a name was found: a module's namespace (`user`: the user's own
+    module, whose statements are read) or a class of the user's code."""
+
+    namespace: Mapping[str, Any]
+    user: bool
+    checked_file: str | None = None
+    is_class: bool = False
+
+
+def read_names(
+    fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: frozenset[str], out: Analysis
+) -> None:
+    """Every name chain the code reads (`X`, `mod.X`, `Cfg.LIMIT`) that
+    resolves outside the function, counted by the rule above. Only names the
+    code really looks up globally (its `co_names`) count, so that a local
+    that shadows a global is not mistaken for it."""
+    globs: Mapping[str, Any] = getattr(fn, "__globals__", {})
+    names = {n for co in code_objects(code) for n in co.co_names}
+    # Decorators and defaults are evaluated around the function, not in it.
+    around = [*foreign_decorators(nodes), *default_expressions(nodes)]
+    names |= {c[0] for node in around for c in name_chains(node)}
+    # Recursion by name: while a decorator runs, the name is unbound (first
+    # import) or still bound to the previous object (reload, a notebook cell
+    # run again). Either way it is this function, already covered.
+    if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
+        names.discard(fn.__name__)
+    local = _local_imports(tuple(nodes), globs)
+    module = _Scope(globs, True, code.co_filename)
+    done: set[tuple[str, ...]] = set()
+    for chain in _chains(tuple(nodes)):
+        if chain[0] in local:  # the import statement is part of the code already
+            path, obj, scope = _resolve(_Scope(local, False), chain)
+        elif chain[0] in names:
+            path, obj, scope = _resolve(module, chain)
+        else:
+            continue
+        if path not in done:
+            done.add(path)
+            _count(path, obj, scope, path[0] in rebound and scope is module, out)
+
+
+@lru_cache(maxsize=4096)
+def _chains(nodes: tuple[ast.AST, ...]) -> list[tuple[str, ...]]:
+    # Nodes come from trees cached by their text, and are held here.
+    return sorted({c for n in nodes for c in name_chains(n)})
+
+
+def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis) -> None:
+    key = ".".join(path)
+    if obj is _MISSING:
+        if len(path) == 1 and scope.user and path[0] not in _BUILTINS:
+            out.unresolved.add(path[0])  # defined further down: recompute later
+        return
+    toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj)
+    if toks is not None:
+        out.parts["const:" + key] = hash_tokens(toks)
+    elif _followable(obj):
+        out.reached.append(obj)
+    elif scope.user or scope.is_class:
+        out.reached.extend(held_callables(obj))
+        if not scope.is_class:  # the class's own statements count already
+            out.parts["global:" + key] = _bound(path[-1], obj, scope)
+
+
+def _bound(name: str, obj: object, scope: _Scope) -> str:
+    found = binding_statements(name, scope.namespace, scope.checked_file)
+    if found is None:
+        return hash_tokens(fallback_tokens(obj))
+    return hash_tokens(node_hash(s) for s in found)
+
+
+def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any, _Scope]:
+    """Follow `chain` through modules and the user's own classes (`cfg.LIMIT`,
+    `Cfg.LIMIT`), not through other objects (`obj.attr` is state). Returns
+    the path followed, the object and the scope its last name was found in."""
+    obj = scope.namespace.get(chain[0], _MISSING)
+    for i, attr in enumerate(chain[1:], start=1):
+        if isinstance(obj, types.ModuleType):
+            scope = _Scope(vars(obj), _user_module(obj))
+            obj = getattr(obj, attr, _MISSING)
+        elif isinstance(obj, type) and _user_class(obj):
+            scope = _Scope(vars(obj), False, is_class=True)
+            obj = class_member(obj, attr)
+        else:
+            return chain[:i], obj, scope
+    return chain, obj, scope
+
+
+def _user_module(module: types.ModuleType) -> bool:
+    filename = getattr(module, "__file__", None)
+    return isinstance(filename, str) and _is_user_file(filename, module.__name__.partition(".")[0])
+
+
+def _user_class(cls: type) -> bool:
+    name = getattr(cls, "__module__", "") or ""
+    module = sys.modules.get(name)
+    if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
+        return True  # a notebook's classes: IPython's main module has no file
+    return module is not None and _user_module(module)
+
+
+# ---------------------------------------------------------------- imports in the body
+
+
+def _local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[str, object]:
+    """Names bound by `import` statements inside the function, to the objects
+    they will be bound to: `from mypkg.helpers import clean` in a step body
+    makes `clean` a helper. Only the user's own modules are imported for
+    this (they are code the step runs anyway); a library is never imported
+    early just to be fingerprinted."""
+    package = str(globs.get("__package__") or "")
+    return {name: _imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
+
+
+@lru_cache(maxsize=4096)
+def _imports(nodes: tuple[ast.AST, ...], package: str) -> list[tuple[str, str, str | None]]:
+    return [t for node in nodes for sub in ast.walk(node) for t in _imported(sub, package)]
+
+
+def _imported_value(module: str, attr: str | None) -> object:
+    value = _import_user_module(module)
+    if value is _MISSING:
+        return value
+    if attr is None:  # `import a.b` binds `a`
+        return sys.modules.get(module.partition(".")[0], _MISSING)
+    if not attr:
+        return value
+    found = getattr(value, attr, _MISSING)
+    return found if found is not _MISSING else _import_user_module(f"{module}.{attr}")
+
+
+def _imported(node: ast.AST, package: str) -> Iterator[tuple[str, str, str | None]]:
+    """(local name, module, attribute) for each name an import binds; the
+    attribute is None for `import a.b` (binds `a`) and "" for
+    `import a.b as x` (binds `a.b`)."""
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            if a.asname:  # `import a.b as x` binds `a.b`
+                yield a.asname, a.name, ""
+            else:
+                yield a.name.partition(".")[0], a.name, None
+    elif isinstance(node, ast.ImportFrom):
+        module = _absolute(node.module or "", node.level, package)
+        for a in node.names:
+            if a.name != "*" and module:
+                yield a.asname or a.name, module, a.name
+
+
+def _absolute(module: str, level: int, package: str) -> str:
+    if not level:
+        return module
+    try:
+        return importlib.util.resolve_name("." * level + module, package)
+    except (ImportError, ValueError):
+        return ""
+
+
+def _import_user_module(name: str) -> object:
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    if not _user_package(name.partition(".")[0]):
+        return _MISSING
+    try:
+        return importlib.import_module(name)
+    except Exception:  # the body will raise it when it runs; nothing to follow now
+        return _MISSING
+
+
+def _user_package(top: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(top)  # a top-level name: nothing is imported
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    places = [spec.origin, *(spec.submodule_search_locations or [])]
+    path = next((p for p in places if p and p not in ("built-in", "frozen")), None)
+    return path is not None and _is_user_file(path, top)
+
+
+# ---------------------------------------------------------------- defaults and closures
+
+
+def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
+    if any(defaults):
+        out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
+    cells = getattr(fn, "__closure__", None) or ()
+    if cells:
+        pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
+        out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))

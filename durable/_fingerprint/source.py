@@ -1,0 +1,253 @@
+"""Where a function's source is, and whether it is the code that runs.
+
+Pure standard library. Source comes from `linecache` (files, and notebook
+cells, which IPython registers there). A file may have been edited since it
+was imported, so text read from it is only trusted after compiling it again
+and finding, at the running code's first line, a code object of the same
+shape as the running one: otherwise a fingerprint would describe code that
+is not the code that runs.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import importlib.machinery
+import linecache
+import types
+import warnings
+import zipimport
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..errors import ConfigurationError
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# The flags a `from __future__ import ...` leaves on every code object
+# compiled under it (IPython carries them from one cell to the next).
+_FUTURE = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE |= getattr(__future__, _feature).compiler_flag
+# Notebook cells may await at top level; it changes no function's code.
+_TOP_AWAIT = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: one object per text (see `parse`)
+class Source:
+    """One file's or cell's text, parsed."""
+
+    text: str
+    tree: ast.Module | None
+    defs: dict[int, list[ast.AST]] = field(default_factory=dict)  # first line -> nodes
+    rebound: frozenset[str] = frozenset()  # names some function declares `global`
+
+
+_NONE = Source("", None)
+_LAZY = ("__name__", "__loader__", "__spec__")
+# File names that any string compiled by `exec`, `compile` or a console gets.
+# Python 3.13 keeps the `python -c` program in linecache as "<string>", and
+# every `exec(text)` of that process is "<string>" too: the text found under
+# such a name may belong to other code, so it is never taken as a source.
+_SHARED_NAMES = frozenset({"<string>", "<stdin>", "<console>"})
+
+
+def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source:
+    """The current text of `filename` ("" when there is none: exec, `python -c`)."""
+    if filename in _SHARED_NAMES:
+        return _NONE
+    linecache.checkcache(filename)  # drops entries whose file changed; cells stay
+    # What linecache needs to ask a loader for the source (zip imports),
+    # without copying a namespace that may be large.
+    lazy = {k: module_globals[k] for k in _LAZY if module_globals and k in module_globals}
+    lines = linecache.getlines(filename, lazy or None)
+    return parse("".join(lines)) if lines else _NONE
+
+
+@lru_cache(maxsize=256)
+def parse(text: str) -> Source:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes etc. are not ours to report
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return Source(text, None)
+    index: dict[int, list[ast.AST]] = {}
+    rebound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, _DEFS):
+            index.setdefault(_first_line(node), []).append(node)
+        elif isinstance(node, ast.Global):
+            rebound.update(node.names)
+    for nodes in index.values():
+        nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    return Source(text, tree, index, frozenset(rebound))
+
+
+def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
+    # co_firstlineno of a decorated function is its first decorator's line.
+    if isinstance(node, ast.Lambda):
+        return node.lineno
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def find_definitions(code: types.CodeType, src: Source) -> list[ast.AST]:
+    """The `def`/`lambda` nodes that start where `code` starts, outermost
+    first. The file name only selects the text: it never enters a
+    fingerprint, because notebook cells get a new one on every kernel restart."""
+    return list(_definitions_at(src, code.co_firstlineno, code.co_name))
+
+
+@lru_cache(maxsize=1024)
+def _definitions_at(src: Source, line: int, name: str) -> tuple[ast.AST, ...]:
+    found = [n for n in src.defs.get(line, []) if _def_name(n) == name]
+    # `lambda x: lambda y: ...`: keep the outermost, it contains the others.
+    inner = {id(sub) for n in found for sub in ast.walk(n) if sub is not n}
+    return tuple(n for n in found if id(n) not in inner)
+
+
+def _def_name(node: ast.AST) -> str:
+    return "<lambda>" if isinstance(node, ast.Lambda) else str(getattr(node, "name", ""))
+
+
+# ---------------------------------------------------------------- is it the running code?
+
+
+def runs_this_source(
+    code: types.CodeType, src: Source, module_globals: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether compiling `src` now gives, at `code`'s first line, a code
+    object of the same shape as `code`: same instructions, names, constants
+    and nested code. Both come from this interpreter, so this holds on every
+    Python version; line positions inside the body are not compared (a
+    blank line there changes nothing that runs), the first line is."""
+    how = _compiler_of(module_globals)
+    key = (id(code), id(src))
+    known = _CHECKED.get(key)
+    if known is None:
+        if how is _FOREIGN:  # cannot be compiled again: the cheap check only
+            nodes = find_definitions(code, src)
+            same = bool(nodes) and all(_parameters_match(n, code) for n in nodes)
+        else:
+            compiled = _compiled(src.text, code.co_flags & _FUTURE, how, code.co_filename)
+            candidates = compiled.get((code.co_firstlineno, code.co_name), ())
+            same = any(same_code(code, c) for c in candidates)
+        if len(_CHECKED) > 4096:
+            _CHECKED.clear()
+        # The entry holds both objects, so neither id can be reused meanwhile.
+        known = _CHECKED[key] = (code, src, same)
+    return known[2]
+
+
+_CHECKED: dict[tuple[int, int], tuple[types.CodeType, Source, bool]] = {}
+_FOREIGN = object()
+_PLAIN_LOADERS = tuple(
+    t
+    for t in (
+        getattr(importlib.machinery, "SourceFileLoader", None),
+        getattr(importlib.machinery, "SourcelessFileLoader", None),
+        getattr(zipimport, "zipimporter", None),
+    )
+    if t is not None
+)
+
+
+def _compiler_of(module_globals: Mapping[str, Any] | None) -> object:
+    """How the module's code was made from its source: None for plain
+    compilation (files, scripts, notebook cells, exec); pytest's assertion
+    rewriter for test modules, whose asserts are rewritten (it is redone
+    here); `_FOREIGN` for another import hook that transforms code
+    (typeguard, beartype...), which durable cannot redo."""
+    loader = (module_globals or {}).get("__loader__")
+    if loader is None or type(loader) in _PLAIN_LOADERS:
+        return None
+    if type(loader).__module__ == "_pytest.assertion.rewrite" and hasattr(loader, "config"):
+        return loader
+    return None if isinstance(loader, type) else _FOREIGN  # BuiltinImporter: `python -c`
+
+
+def _parameters_match(node: ast.AST, code: types.CodeType) -> bool:
+    args = getattr(node, "args", None)
+    if not isinstance(args, ast.arguments):
+        return False
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return tuple(names) == code.co_varnames[: len(names)]
+
+
+@lru_cache(maxsize=256)
+def _compiled(
+    text: str, flags: int, how: object, filename: str
+) -> dict[tuple[int, str], list[types.CodeType]]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+            if how is not None:
+                _rewrite_asserts(tree, text, filename, how)
+            module = compile(tree, filename, "exec", flags | _TOP_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return {}
+    index: dict[tuple[int, str], list[types.CodeType]] = {}
+    for co in _nested(module):
+        index.setdefault((co.co_firstlineno, co.co_name), []).append(co)
+    return index
+
+
+def _rewrite_asserts(tree: ast.Module, text: str, filename: str, hook: Any) -> None:
+    # Only reached when pytest loaded the module, so pytest is importable.
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    rewrite_asserts(tree, text.encode("utf-8", "surrogateescape"), filename, hook.config)
+
+
+def _nested(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _nested(const)
+
+
+_SHAPE = (
+    "co_code",
+    "co_names",
+    "co_varnames",
+    "co_freevars",
+    "co_cellvars",
+    "co_argcount",
+    "co_posonlyargcount",
+    "co_kwonlyargcount",
+    "co_flags",
+    "co_name",
+)
+
+
+def same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    if any(getattr(a, k) != getattr(b, k) for k in _SHAPE):
+        return False
+    return _same_items(a.co_consts, b.co_consts)
+
+
+def _same_items(xs: tuple[Any, ...], ys: tuple[Any, ...]) -> bool:
+    return len(xs) == len(ys) and all(_same_const(x, y) for x, y in zip(xs, ys, strict=True))
+
+
+def _same_const(x: object, y: object) -> bool:
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+        return same_code(x, y)
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return _same_items(x, y)
+    if isinstance(x, (float, complex)):
+        return repr(x) == repr(y)  # -0.0 is not 0.0, nan is nan
+    return x == y
+
+
+def stale_source(who: str, filename: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"the source of {who} in {filename} no longer matches the running code (edited after "
+        "import?); re-import the module (importlib.reload, %autoreload) or restart the process. "
+        "Nothing was run or recorded."
+    )

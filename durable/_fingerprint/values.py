@@ -1,0 +1,152 @@
+"""Tokens of values: scalars, plain data and what a function holds live.
+
+Pure standard library. `scalar_token` also encodes the literals of the AST
+walk in `canon`; `plain_tokens` the module constants a function reads;
+`_live_tokens` its defaults, closure cells and bound arguments, which may
+hold anything and so never count by `id()` or pickle bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import sys
+import types
+from collections.abc import Iterable
+from typing import Any
+
+from .reach import _followable, identity_of
+
+_SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+_CONTAINERS = (tuple, list, frozenset, set, dict)
+_FROZEN = (tuple, frozenset)
+
+
+def scalar_token(value: Any) -> str:
+    """One self-delimiting token per scalar. No `repr`: the repr of a string
+    depends on the Unicode tables of the interpreter, and the repr of a big
+    int is refused past 4300 digits."""
+    if value is None or value is Ellipsis:
+        return "N" if value is None else "E"
+    if isinstance(value, bool):
+        return "T" if value else "F"
+    if isinstance(value, int):
+        return "i" + hex(value)
+    if isinstance(value, float):
+        return "f" + value.hex()
+    if isinstance(value, complex):
+        return f"j{value.real.hex()},{value.imag.hex()}"
+    if isinstance(value, str):
+        return f"s{len(value)}:{value}"
+    if isinstance(value, bytes):
+        return f"b{len(value)}:{value.hex()}"
+    return f"?{type(value).__name__}"  # cannot happen for AST fields
+
+
+def plain_tokens(
+    value: object, *, mutable: bool = True, _seen: tuple[int, ...] = ()
+) -> list[str] | None:
+    """Tokens of exactly-plain data (the scalar types and tuples, lists, sets,
+    frozensets and dicts of them), or None when anything in it is not.
+    `mutable=False` also refuses lists, sets and dicts anywhere inside.
+    (Not the codec's plain data: see `_storage.codec.is_plain`.)"""
+    kind = type(value)
+    if kind in _SCALARS:
+        return [scalar_token(value)]
+    allowed = _CONTAINERS if mutable else _FROZEN
+    if kind not in allowed or id(value) in _seen:
+        return None  # a self-containing list is not plain data
+    seen = (*_seen, id(value))
+    items = list(value.items()) if isinstance(value, dict) else value
+    out: list[list[str]] = []
+    for item in items:  # type: ignore[attr-defined]
+        pair = isinstance(value, dict)
+        toks = (_pair_tokens if pair else _item_tokens)(item, mutable, seen)
+        if toks is None:
+            return None
+        out.append(toks)
+    if isinstance(value, (set, frozenset)):
+        out.sort()  # iteration order of a set is arbitrary
+    return [f"<{kind.__name__}:{len(out)}", *(t for toks in out for t in toks), ">"]
+
+
+def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
+    return plain_tokens(item, mutable=mutable, _seen=seen)
+
+
+def _pair_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
+    key, val = _item_tokens(item[0], mutable, seen), _item_tokens(item[1], mutable, seen)
+    return None if key is None or val is None else key + val
+
+
+def _live_tokens(value: object, reached: list[object]) -> list[str]:
+    """Tokens for a default, closure cell or bound argument. Plain data by
+    value; user functions by identity (their code is followed as helpers);
+    anything else by its type, never by `id()` or pickle bytes. Lists,
+    dicts and sets count by type only: a closure cell or default holding one
+    is how functions keep state (counters, caches, flags)."""
+    toks = plain_tokens(value, mutable=False)
+    if toks is not None:
+        return toks
+    if type(value) is tuple:
+        return ["(", *(t for v in value for t in _live_tokens(v, reached)), ")"]
+    if _followable(value):  # a step's fingerprint joins through `reached`
+        reached.append(value)
+        return ["fn:" + identity_of(value)]
+    enum_member = _enum_tokens(value)
+    if enum_member is not None:
+        return enum_member
+    if isinstance(value, type):
+        return ["type:" + _qualname(value)]
+    if isinstance(value, types.ModuleType):
+        return ["module:" + value.__name__]
+    return ["obj:" + _qualname(type(value))]
+
+
+def fallback_tokens(value: object) -> list[str]:
+    """How a global that is not plain immutable data counts when the
+    statement that binds it cannot be read (another notebook cell,
+    `globals()[...]`): a module by its name, a class or function by where
+    it is defined, a list, dict or set of plain data by its value, anything
+    else by its type."""
+    if isinstance(value, types.ModuleType):
+        return ["module:" + value.__name__]
+    if isinstance(getattr(value, "__qualname__", None), str) and callable(value):
+        return ["ref:" + public_name(value)]
+    return plain_tokens(value) or ["obj:" + _qualname(type(value))]
+
+
+def public_name(obj: object) -> str:
+    """`module.qualname` by the shortest module path that has it:
+    `pathlib.Path`, not `pathlib._local.Path` (3.13), so that a run resumed
+    under another Python version sees the same name."""
+    module, qualname = str(getattr(obj, "__module__", "?")), str(getattr(obj, "__qualname__", "?"))
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        found: object = sys.modules.get(".".join(parts[:i]))
+        for attr in qualname.split("."):
+            found = getattr(found, attr, None)
+        if found is obj:
+            return f"{'.'.join(parts[:i])}.{qualname}"
+    return f"{module}.{qualname}"
+
+
+def _enum_tokens(value: object) -> list[str] | None:
+    if isinstance(value, enum.Enum):
+        return [f"enum:{_qualname(type(value))}.{value.name}"]
+    return None
+
+
+def _qualname(t: type) -> str:
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def hash_tokens(tokens: Iterable[str], size: int = 16) -> str:
+    """Hex digest of the tokens, each followed by a NUL. A token that may
+    itself hold a NUL (a string) starts with its length, so no two token
+    sequences hash the same bytes."""
+    h = hashlib.sha256()
+    for t in tokens:
+        h.update(t.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:size]

@@ -1,0 +1,150 @@
+"""Forking: a new run that starts with a past run's records before a
+position (the output just before it optionally replaced), then continues
+live from there. The source run is never touched."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .._storage import codec
+from .._storage.base import Store, check_key_part, check_names
+from .._storage.clock import now
+from .._storage.keys import (
+    Position,
+    blob_name,
+    is_step_record,
+    parse_name,
+    position_key,
+    position_of,
+    record_name,
+)
+from .._storage.manifest import write_manifest
+from .._storage.records import RunRecord, StepRecord, keep_encoded, load_stored, seal, unseal
+from ..errors import ConfigurationError, CorruptRecordError, SerializationError
+from .runs import LEASE_TTL, first_gap, read_manifest
+
+
+def fork_run(
+    store: Store,
+    workflow: str,
+    run_id: str,
+    at: int,
+    *,
+    new_run_id: str | None = None,
+    mutate: Callable[[Any], Any] | None = None,
+) -> str:
+    """Create a run whose records are the source's before position `at`
+    (`mutate` replaces the output at `at - 1`). Nothing is executed and the
+    source is not touched. Returns the new run id."""
+    check_names(workflow, run_id)
+    source = read_manifest(store, workflow, run_id)
+    new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
+    if store.list(f"{workflow}/{new_id}/"):
+        raise ConfigurationError(
+            f"run {new_id!r} of {workflow!r} already exists; pick another new_run_id "
+            f"or delete it first (durable rm {new_id})"
+        )
+    records = store.peek_records(workflow, run_id)
+    limit = first_gap(
+        p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)
+    )
+    if not 0 <= at <= limit or (mutate is not None and at == 0):
+        low = 1 if mutate is not None else 0
+        raise ConfigurationError(
+            f"fork at={at} is out of range: run {run_id!r} has finished positions 0..{limit - 1}, "
+            f"so at must be between {low} and {limit}"
+        )
+    lease = store.acquire(workflow, new_id, LEASE_TTL)
+    try:
+        for name, data in sorted(records.items()):
+            if mutate is not None and name == record_name(at - 1):
+                replaced = _mutated(store, workflow, (run_id, new_id), name, data, mutate)
+                store.save_record(workflow, new_id, name, replaced)
+            elif _before(name, at):
+                _copy_record(store, workflow, run_id, new_id, name, data)
+        if source.args_blob is not None:  # large arguments live in a blob of their run
+            _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
+        _write_fork_manifest(store, source, new_id, at)
+    except BaseException:
+        # A half-made fork would block its id forever: leave nothing behind.
+        store.delete_held_run(workflow, new_id, lease)  # the lease too, in any store's layout
+        raise
+    lease.release()
+    return new_id
+
+
+def _before(name: str, at: int) -> bool:
+    """Whether a record belongs before position `at` (`2.0.1` belongs to 2)."""
+    parsed = parse_name(name)
+    return parsed is not None and position_key(parsed[1]) < (at,)
+
+
+def _copy_record(
+    store: Store, workflow: str, source: str, target: str, name: str, data: bytes
+) -> None:
+    # Sealed bodies never name their run, so they (and their signatures) copy as they are.
+    if is_step_record(name):
+        rec = _decode_record(store, source, name, data)
+        if rec.blob is not None:
+            _copy_blob(store, workflow, (source, target), rec.blob, rec.position)
+    store.save_record(workflow, target, name, data)
+
+
+def _copy_blob(
+    store: Store, workflow: str, runs: tuple[str, str], digest: str, position: Position | None
+) -> None:
+    blob = store.get_blob(workflow, runs[0], digest)
+    if blob is None:
+        raise CorruptRecordError(runs[0], position, blob_name(digest), "blob missing")
+    store.put_blob(workflow, runs[1], blob)
+
+
+def _decode_record(store: Store, run_id: str, name: str, data: bytes) -> StepRecord:
+    pos = position_of(name)
+    body = unseal(data, store.signing_key, run_id=run_id, position=pos, name=name)
+    try:
+        return StepRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+
+
+def _mutated(
+    store: Store,
+    workflow: str,
+    runs: tuple[str, str],
+    name: str,
+    data: bytes,
+    mutate: Callable[[Any], Any],
+) -> bytes:
+    source, target = runs
+    rec = _decode_record(store, source, name, data)
+    if not rec.persisted or rec.encoding is None:
+        raise ConfigurationError(
+            f"position {rec.position} ({rec.name}) kept no value (persist=False), "
+            "so there is nothing to mutate; fork one position later or earlier"
+        )
+    key = f"{workflow}/{source}/{name}"
+    where = (workflow, source)
+    old = load_stored(store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key)
+    value = mutate(old)
+    try:
+        rec.encoding, encoded = codec.encode_value(value, allow_pickle=store.allow_pickle)
+    except Exception as e:
+        raise SerializationError(
+            f"mutate() for {rec.name}", type(value).__qualname__, str(e)
+        ) from e
+    rec.value, rec.blob = keep_encoded(store, (workflow, target), encoded)
+    rec.extra = {**rec.extra, "mutated": True}
+    return seal(rec.to_bytes(), store.signing_key)
+
+
+def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) -> None:
+    manifest = RunRecord(
+        source.workflow, new_id, source.fingerprint, dict(source.steps),
+        dict(source.step_parts), source.args_encoding, source.args, status="forked",
+        created=now(), extra={"forked_from": source.run_id, "forked_at": at},
+        args_blob=source.args_blob,
+    )  # fmt: skip
+    write_manifest(store, manifest)

@@ -1,0 +1,249 @@
+"""Looking back at runs and cleaning up: listing, deleting, gc.
+
+Plain functions over a `Store` and a workflow name, so that the command line
+can manage runs without importing the workflow's code; `Workflow.runs()` and
+`.delete()` delegate here (history lives in `history`, forking in `fork`)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .._storage.base import Store, check_key_part, check_names
+from .._storage.clock import now
+from .._storage.factory import open_store
+from .._storage.keys import is_step_record, position_of
+from .._storage.manifest import HEAD, decode_manifest, summary_size
+from .._storage.manifest import read_manifest as read_checked
+from .._storage.records import RunRecord
+from ..errors import (
+    ConfigurationError,
+    CorruptRecordError,
+    IntegrityError,
+    RunLockedError,
+    RunNotFoundError,
+)
+
+LEASE_TTL = 30.0
+# A crashed writer's temp file is swept by gc once untouched this long.
+TEMP_AGE = 3600.0
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run as `Workflow.runs()` and `durable runs` show it."""
+
+    workflow: str
+    run_id: str
+    # running, completed, failed, suspended, interrupted, forked; corrupt or
+    # unverified (manifest damaged, or not signed with this store's key)
+    status: str
+    fingerprint: str
+    created: float
+    updated: float
+    steps: int  # finished operations
+    position: int | None  # first position not finished; None once completed
+    error: str | None = None  # "Type: message" of the failure or interruption
+    reason: str | None = None  # why a suspended run waits
+    # "<workflow>/<run id>@<position>" of the run that called this one (a child run)
+    parent: str | None = None
+
+
+def list_runs(
+    store: Store, workflow: str | None = None, *, status: str | None = None
+) -> list[RunInfo]:
+    """Every run (of one workflow, or of all), newest first: one listing and
+    one batched read of the manifests, then each run's record names."""
+    if workflow is not None:
+        check_key_part("workflow name", workflow)
+    found = store.manifest_keys(store.list(f"{workflow}/" if workflow else ""))
+    heads = _summaries(store, found)
+    infos = [_info(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
+    if status is not None:
+        infos = [i for i in infos if i.status == status]
+    return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
+
+
+def _summaries(store: Store, found: dict[tuple[str, str], str]) -> dict[tuple[str, str], bytes]:
+    """The leading bytes of each run's manifest that hold its summary: a
+    listing never reads a run's arguments or result (issue 11, item 8)."""
+    heads = store.get_heads(list(found.values()), HEAD)
+    out: dict[tuple[str, str], bytes] = {}
+    for run, key in found.items():
+        head = heads.get(key)
+        if head is None:  # replaced since the listing (a newer generation)
+            head = store.load_manifest(*run)
+        elif summary_size(head) > len(head) == HEAD:  # a long summary: read exactly it
+            head = store.get_heads([key], summary_size(head)).get(key)
+        if head is not None:
+            out[run] = head
+    return out
+
+
+def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
+    check_names(workflow, run_id)
+    raw = store.load_manifest(workflow, run_id)
+    if raw is None:
+        raise RunNotFoundError(workflow, run_id, store.url)
+    return _info(store, workflow, run_id, raw)
+
+
+def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str:
+    """The workflow a run id belongs to; an error when none or several."""
+    check_key_part("run id", run_id)
+    if workflow is not None:
+        check_key_part("workflow name", workflow)
+        if store.load_manifest(workflow, run_id) is None:
+            raise RunNotFoundError(workflow, run_id, store.url)
+        return workflow
+    owners = [w for w in store.workflows() if store.load_manifest(w, run_id) is not None]
+    if not owners:
+        missing = RunNotFoundError("(any)", run_id, store.url)
+        missing.args = (f"no run {run_id!r} in store {store.url}; `durable runs` lists its runs",)
+        raise missing
+    if len(owners) > 1:
+        raise ConfigurationError(
+            f"run id {run_id!r} exists in several workflows ({', '.join(owners)}); "
+            "name one with --workflow"
+        )
+    return owners[0]
+
+
+def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
+    manifest = read_checked(store, workflow, run_id)
+    if manifest is None:
+        raise RunNotFoundError(workflow, run_id, store.url)
+    return manifest
+
+
+def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
+    try:
+        m = decode_manifest(store, workflow, run_id, raw, summary_only=True)
+        names = store.record_names(workflow, run_id)
+    # Listed rather than raised, so that one bad run neither hides the others
+    # nor stops gc, and can be looked at and removed.
+    except CorruptRecordError as e:
+        return RunInfo(workflow, run_id, "corrupt", "", 0.0, 0.0, 0, None, str(e))
+    except IntegrityError as e:  # unsigned, or signed with another key
+        return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e))
+    steps = {p for n in names if is_step_record(n) and (p := position_of(n)) is not None}
+    # Every finished operation counts; the next position is the body's (top-level) one.
+    status = m.status
+    # A holder that died (kill -9, power loss) never wrote its final status.
+    if status == "running" and not store.is_held(workflow, run_id):
+        status = "interrupted"
+    position = None if status == "completed" else first_gap(p for p in steps if isinstance(p, int))
+    error = None if m.error is None else summarize_error(m.error)
+    link = m.extra.get("parent")
+    parent = f"{link['workflow']}/{link['run_id']}@{link['position']}" if link else None
+    return RunInfo(
+        workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
+        position, error, m.reason, parent,
+    )  # fmt: skip
+
+
+def first_gap(positions: Iterable[int]) -> int:
+    have, p = set(positions), 0
+    while p in have:
+        p += 1
+    return p
+
+
+def summarize_error(error: dict[str, str]) -> str:
+    message = (error.get("message") or "").strip().splitlines()
+    return f"{error.get('type', 'Error')}: {message[0] if message else ''}"[:300]
+
+
+# -- delete, gc ---------------------------------------------------------------
+def delete_run(store: Store, workflow: str, run_id: str) -> None:
+    """Remove every object of a run. Refuses (RunLockedError) while a live
+    process holds it."""
+    check_names(workflow, run_id)
+    if not store.list(f"{workflow}/{run_id}/"):
+        raise RunNotFoundError(workflow, run_id, store.url)
+    lease = store.acquire(workflow, run_id, LEASE_TTL)
+    store.delete_held_run(workflow, run_id, lease)
+
+
+def gc(
+    store: Store | str | None = None,
+    *,
+    keep_last: int | None = None,
+    older_than: float | datetime.timedelta | None = None,
+    status: str | Iterable[str] | None = None,
+    dry_run: bool = False,
+    workflow: str | None = None,
+) -> list[RunInfo]:
+    """Remove old runs of every workflow in a store; return what was (or, with
+    `dry_run`, would be) removed. Every filter given narrows what goes: per
+    workflow, a run is removed only if it matches `status` (a status or a
+    collection of them; None for any, an empty collection for none), is not
+    among the `keep_last` newest of those, and was last updated more than
+    `older_than` ago (seconds or a timedelta). `keep_last=3,
+    older_than=7 days` keeps the 3 newest and, of the rest, removes those
+    older than 7 days. A running run, or one held by a live process, is
+    never removed; nor is a run whose manifest cannot be read (`corrupt`,
+    `unverified`: its age is unknown) unless `status` names its status.
+    A whole-store gc (no `workflow`) also sweeps temp files a crashed
+    writer left (untouched for `TEMP_AGE` seconds)."""
+    if keep_last is None and older_than is None and status is None:
+        raise ConfigurationError(
+            "gc() needs at least one of keep_last, older_than or status; "
+            "it never removes everything by default"
+        )
+    if keep_last is not None and keep_last < 0:
+        raise ConfigurationError(f"keep_last must be >= 0, not {keep_last}")
+    target = store if isinstance(store, Store) else open_store(store)
+    wanted = None if status is None else {status} if isinstance(status, str) else set(status)
+    cutoff = None if older_than is None else now() - _seconds(older_than)
+    removed: list[RunInfo] = []
+    for infos in _by_workflow(list_runs(target, workflow)):
+        chosen = [i for i in infos if _matches(i.status, wanted)]
+        if keep_last is not None:
+            chosen = chosen[keep_last:]
+        if cutoff is not None:
+            chosen = [i for i in chosen if i.updated < cutoff]
+        removed += [i for i in chosen if dry_run or _try_delete(target, i)]
+    if workflow is None and not dry_run:
+        target.sweep_temp(TEMP_AGE)
+    return removed
+
+
+_UNREADABLE = ("corrupt", "unverified")
+
+
+def _matches(status: str, wanted: set[str] | None) -> bool:
+    if status == "running":
+        return False
+    if wanted is None:  # any status, but not a run whose age and state are unknown
+        return status not in _UNREADABLE
+    return status in wanted
+
+
+def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
+    """`keep_last=N` on the decorator: after a run completes, drop the oldest
+    completed runs of that workflow beyond the N newest."""
+    return gc(store, keep_last=keep_last, status="completed", workflow=workflow)
+
+
+def _try_delete(store: Store, info: RunInfo) -> bool:
+    try:
+        delete_run(store, info.workflow, info.run_id)
+    except (RunLockedError, RunNotFoundError):
+        return False  # started or removed by someone else meanwhile
+    return True
+
+
+def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:
+    groups: dict[str, list[RunInfo]] = {}
+    for info in infos:
+        groups.setdefault(info.workflow, []).append(info)
+    return list(groups.values())
+
+
+def _seconds(value: float | datetime.timedelta) -> float:
+    seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else float(value)
+    if seconds < 0:
+        raise ConfigurationError(f"older_than must not be negative, not {value}")
+    return seconds

@@ -1,0 +1,284 @@
+"""Where records live, in two layers. The primitive key store (`get`,
+`get_many`, create-only `create`, `put`, `list`, `delete`) is all a backend
+implements; a `Store` speaks of runs above it: manifests, blobs, leases
+and each run's record log (`recordlog`: one object per record by default,
+one append-only file per run in the local store), every write fenced by the
+run's lease (`fence`). Two backends: plain files (`local`) and fsspec for
+every other URL (`objects`); `factory` opens the right one for a URL."""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import os
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from ..errors import ConfigurationError
+from .fence import Held, load_generation, save_generation
+from .keys import blob_name, generation_of, lease_key, run_prefix
+from .lease import Lease
+from .objectlease import object_lease_held
+from .recordlog import ObjectRecords, RecordLog
+
+DEFAULT_BLOB_THRESHOLD = 1 << 20
+# Options every store takes; everything else goes to fsspec.
+STORE_OPTIONS = ("signing_key", "allow_pickle", "blob_threshold", "lease_ttl")
+_BAD_KEY_CHARS = frozenset("*?[]")
+# The step cache's blobs (see `_cachestore`): a run's record may point at one.
+SHARED_BLOBS = ("cache", "shared")
+
+
+class Store:
+    """Run-level operations over the primitive key store a backend implements."""
+
+    url: str
+    signing_key: bytes | None
+    allow_pickle: bool
+    blob_threshold: int
+    lease_ttl: float | None
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        signing_key: bytes | str | None = None,
+        allow_pickle: bool = True,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        lease_ttl: float | None = None,
+    ) -> None:
+        self.url = url
+        key = signing_key if signing_key is not None else os.environ.get("DURABLE_SIGNING_KEY")
+        self.signing_key = key.encode() if isinstance(key, str) else (key or None)
+        # The environment can only narrow: DURABLE_ALLOW_PICKLE=0 refuses
+        # pickles whatever the code asks for (an operator's policy).
+        self.allow_pickle = allow_pickle and pickles_allowed_by_env()
+        self.blob_threshold = blob_threshold
+        if lease_ttl is not None and lease_ttl <= 0:
+            raise ConfigurationError(
+                f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}"
+            )
+        self.lease_ttl = lease_ttl
+        # Fencing (`_fence`): the leases handed out, by run, which every write
+        # to that run checks; and the manifest version each run was last
+        # read or written at, for its compare-and-swap.
+        self._held: dict[tuple[str, str], Held] = {}
+        self._seen: dict[tuple[str, str], Any] = {}
+
+    # -- primitives, keys are relative to the store root ------------------
+    def get(self, key: str) -> bytes | None:
+        raise NotImplementedError
+
+    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]:
+        return {k: v for k in keys if (v := self.get(k)) is not None}
+
+    def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
+        """Up to `size` leading bytes of each key that exists."""
+        return {k: v[:size] for k, v in self.get_many(keys).items()}
+
+    def put(self, key: str, data: bytes) -> None:
+        raise NotImplementedError
+
+    def create(self, key: str, data: bytes) -> bool:
+        """Write only if absent; False when something is already there."""
+        raise NotImplementedError
+
+    def list(self, prefix: str) -> builtins.list[str]:
+        """Every key under prefix, read fresh (never from a cache)."""
+        raise NotImplementedError
+
+    def delete(self, keys: Iterable[str]) -> None:
+        raise NotImplementedError
+
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
+        """Take the run's lease or raise `RunLockedError`."""
+        raise NotImplementedError
+
+    # -- runs --------------------------------------------------------------
+    def guard(self, workflow: str, run_id: str) -> None:
+        """Before any write to a run: `LeaseLostError` when this store took
+        the run's lease and no longer holds it (the one check, see `_fence`)."""
+        held = self._held.get((workflow, run_id))
+        if held is not None:
+            held.check()
+
+    def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
+        data, self._seen[(workflow, run_id)] = load_generation(self, workflow, run_id)
+        return data
+
+    def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
+        """Compare-and-swap against the version last read or written here."""
+        self.guard(workflow, run_id)
+        seen = self._seen.get((workflow, run_id))
+        self._seen[(workflow, run_id)] = save_generation(self, workflow, run_id, data, seen)
+
+    def manifest_keys(self, keys: Iterable[str]) -> dict[tuple[str, str], str]:
+        """The manifest's key of each run among listed keys (workflow, run id)."""
+        found: dict[tuple[str, str], tuple[int, str]] = {}
+        for key in keys:
+            gen = generation_of(key)
+            if gen is not None and gen[2] >= found.get(gen[:2], (0, ""))[0]:
+                found[gen[:2]] = (gen[2], key)
+        return {run: key for run, (_, key) in found.items()}
+
+    def records(self, workflow: str, run_id: str) -> RecordLog:
+        """The run's record log: one object per record unless a backend
+        keeps a log of its own. Writes go through the methods below, which
+        check the run's lease first."""
+        return ObjectRecords(self, workflow, run_id)
+
+    def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
+        """All operation records of a run."""
+        return self.records(workflow, run_id).read_all()
+
+    def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
+        """Create-only write. Returns the bytes already there when it lost."""
+        self.guard(workflow, run_id)
+        return self.records(workflow, run_id).append(name, data)
+
+    def replace_record(self, workflow: str, run_id: str, name: str, data: bytes) -> None:
+        self.guard(workflow, run_id)
+        self.records(workflow, run_id).replace(name, data)
+
+    def drop_records(self, workflow: str, run_id: str, names: Iterable[str]) -> None:
+        self.guard(workflow, run_id)
+        self.records(workflow, run_id).compact(names)
+
+    def put_blob(self, workflow: str, run_id: str, data: bytes) -> str:
+        """Store data once under its sha256; return the digest."""
+        self.guard(workflow, run_id)
+        digest = hashlib.sha256(data).hexdigest()
+        key = run_prefix(workflow, run_id) + blob_name(digest)
+        if not self.create(key, data):
+            # Already there: the same bytes, unless that copy was damaged.
+            # A damaged blob would fail every later replay, so repair it now.
+            existing = self.get(key)
+            if existing is None or hashlib.sha256(existing).hexdigest() != digest:
+                self.put(key, data)
+        return digest
+
+    def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
+        data = self.get(run_prefix(workflow, run_id) + blob_name(digest))
+        if data is None and (workflow, run_id) != SHARED_BLOBS:
+            # A step served from the cache points at the cache's copy; the
+            # name is the content's sha256, so it is the same bytes.
+            data = self.get_blob(*SHARED_BLOBS, digest)
+        return data
+
+    def workflows(self) -> builtins.list[str]:
+        return sorted({w for w, _ in self.manifest_keys(self.list(""))})
+
+    def runs(self, workflow: str) -> builtins.list[str]:
+        return sorted(r for _, r in self.manifest_keys(self.list(f"{workflow}/")))
+
+    def delete_run(self, workflow: str, run_id: str, *, keep_lease: bool = False) -> None:
+        self.guard(workflow, run_id)
+        keys = self.list(run_prefix(workflow, run_id))
+        lease = lease_key(workflow, run_id)
+        self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
+        self._seen[(workflow, run_id)] = self._absent()
+
+    def delete_held_run(self, workflow: str, run_id: str, held: Held) -> None:
+        """Remove a run whose lease this store holds: its objects, then the
+        lease itself while still held (issue 11, item 2: unlocking first let
+        a starter hold a lease on a deleted file while a third locked a new
+        one), then what is left of its folder."""
+        try:
+            self.delete_run(workflow, run_id, keep_lease=True)
+        finally:
+            held.release(delete=True)
+        self.prune_run(workflow, run_id)
+
+    def prune_run(self, workflow: str, run_id: str) -> None:
+        """Remove the run's emptied folder, where folders exist."""
+
+    def _absent(self) -> Any:
+        """What `_seen` holds for a run without a manifest."""
+        return 0
+
+    def acquire(self, workflow: str, run_id: str, ttl: float) -> Held:
+        """The run's lease; the store's own `lease_ttl`, when set, wins.
+        Until it is released, every write to the run checks it."""
+        check_names(workflow, run_id)
+        lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
+        run = (workflow, run_id)
+
+        def forget() -> None:
+            if self._held.get(run) is held:
+                del self._held[run]
+
+        held = Held(lease, forget)
+        self._held[run] = held
+        return held
+
+    def is_held(self, workflow: str, run_id: str) -> bool:
+        """Whether a live process holds the run's lease; never takes it."""
+        return object_lease_held(self, lease_key(workflow, run_id) + "/")
+
+    def record_names(self, workflow: str, run_id: str) -> builtins.list[str]:
+        """The names of a run's operation records (`steps/00000003`, ...)."""
+        return self.records(workflow, run_id).names()
+
+    def peek_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
+        """`load_records` for readers that do not hold the run's lease
+        (listing, history, forking from it): never repairs anything."""
+        return self.records(workflow, run_id).peek()
+
+    def sweep_temp(self, older_than: float) -> int:
+        """Remove temp files a crashed writer left (untouched for older_than
+        seconds); return how many. Object stores write whole objects and
+        leave none."""
+        return 0
+
+    def __repr__(self) -> str:
+        return f"<durable store {self.url}>"
+
+
+# File systems allow 255 bytes a name; room is left for the suffixes a child
+# run id adds (`.<position>`).
+MAX_KEY_PART = 200
+
+
+def pickles_allowed_by_env() -> bool:
+    flag = os.environ.get("DURABLE_ALLOW_PICKLE", "1").strip().lower()
+    return flag not in ("0", "false", "no", "off")
+
+
+def check_key_part(kind: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ConfigurationError(
+            f"invalid {kind} {value!r}: it must be a string, not {type(value).__name__}"
+        )
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_KEY_PART:
+        raise ConfigurationError(
+            f"invalid {kind} {value[:40]!r}...: it is {len(value)} characters long; at most "
+            f"{MAX_KEY_PART} bytes fit in a file or object name. Choose a shorter one."
+        )
+    bad = (
+        not value
+        or not value.isprintable()
+        or "/" in value
+        or "\\" in value
+        or ".." in value
+        or value.startswith(".")
+        or any(c.isspace() for c in value)
+        or any(c in _BAD_KEY_CHARS for c in value)
+    )
+    if bad:
+        raise ConfigurationError(
+            f"invalid {kind} {value!r}: it must be non-empty and contain no '/', '..', "
+            "whitespace, control characters or glob characters (* ? [ ])"
+        )
+    return value
+
+
+def check_names(workflow: str, run_id: str) -> None:
+    """Both parts of a run's key, for every entry point that takes them: a
+    name like `../../other/wf` must never reach another store's run."""
+    check_key_part("workflow name", workflow)
+    check_key_part("run id", run_id)
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex

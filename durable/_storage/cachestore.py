@@ -1,0 +1,198 @@
+"""Where the step cache lives in a store, and how an entry is read and written.
+
+```
+cache/entries/<step>/<fingerprint>.<argument digest>   one sealed entry (a StepRecord)
+cache/shared/blobs/<sha256>                            values over the blob threshold
+cache/used/<step>/<fingerprint>.<argument digest>      when a hit last used the entry
+cache/refs/<sha256>/<workflow>/<run id>.ref            a run whose record points at a blob
+```
+
+An entry is written create-only, so two processes that computed one key at
+once keep one value. It is sealed like a run's records (checksum, or HMAC
+with the store's signing key) and its value decoded under the store's
+`allow_pickle`. Small values sit in the entry; a run served from the cache
+copies them into its record. Large ones are a blob that the run's record
+points at (`Store.get_blob` finds it here), so the run leaves a ref marker,
+and pruning the cache keeps every blob a run still refers to."""
+
+from __future__ import annotations
+
+import hashlib
+import string
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CorruptRecordError, IntegrityError
+from . import codec
+from .base import SHARED_BLOBS, Store
+from .clock import now
+from .records import StepRecord, encode_into, load_stored, seal, unseal
+
+AREA = "cache/"
+ENTRIES = AREA + "entries/"
+USED = AREA + "used/"
+REFS = AREA + "refs/"
+BLOBS = f"{SHARED_BLOBS[0]}/{SHARED_BLOBS[1]}/blobs/"
+KIND = "cache"
+_SAFE = frozenset(string.ascii_letters + string.digits + "_-.<>(),=+@")
+_MAX_STEP = 150
+
+
+def step_part(name: str) -> str:
+    """A step name as one key part: other characters (and a leading dot)
+    are %-escaped, so that the mapping is one-to-one; a long name is cut and
+    ends with a digest of the whole."""
+    out = "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in name)
+    if out.startswith("."):
+        out = "%2E" + out[1:]
+    if len(out) > _MAX_STEP:
+        out = out[:_MAX_STEP] + "%~" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    return out or "%"
+
+
+def entry_key(name: str, fingerprint: str, digest: str) -> str:
+    return f"{ENTRIES}{step_part(name)}/{fingerprint}.{digest}"
+
+
+def used_key(key: str) -> str:
+    return USED + key[len(ENTRIES) :]
+
+
+def ref_key(sha: str, workflow: str, run_id: str) -> str:
+    return f"{REFS}{sha}/{workflow}/{run_id}.ref"
+
+
+@dataclass
+class Entry:
+    key: str
+    record: StepRecord
+
+    @property
+    def created(self) -> float:
+        return float(self.record.extra.get("created", self.record.ended))
+
+    @property
+    def size(self) -> int:
+        return int(self.record.extra.get("size", 0))
+
+
+def read_entry(store: Store, key: str, raw: bytes | None = None) -> Entry | None:
+    """The entry at key; None when there is none or it is damaged (a damaged
+    entry is only a miss: the call recomputes it). An entry that is not
+    signed with this store's key raises `IntegrityError`."""
+    if raw is None:
+        raw = store.get(key)
+    if raw is None:
+        return None
+    try:
+        body = unseal(raw, store.signing_key, run_id="(cache)", position=None, name=key)
+        record = StepRecord.from_bytes(body)
+    except IntegrityError as e:
+        e.args = (f"{e.args[0] if e.args else e}; remove it with `durable cache clear`",)
+        raise
+    except (CorruptRecordError, ValueError, TypeError):
+        return None
+    return Entry(key, record) if record.kind == KIND else None
+
+
+MISSING: Any = object()
+
+
+def entry_value(store: Store, entry: Entry) -> Any:
+    """The value an entry holds, or MISSING when its blob is gone or damaged
+    (pruned meanwhile: a miss). Decoded under the store's `allow_pickle`."""
+    rec = entry.record
+    if rec.encoding is None:
+        return MISSING
+    try:
+        return load_stored(
+            store, SHARED_BLOBS, rec.encoding, rec.value, rec.blob, position=None, name=entry.key
+        )
+    except CorruptRecordError:
+        return MISSING
+
+
+def is_missing(value: Any) -> bool:
+    return value is MISSING
+
+
+def encode(store: Store, record: StepRecord, value: Any) -> None:
+    """Fill record's encoding and value, or blob (in the shared area)."""
+    record.extra["size"] = encode_into(store, SHARED_BLOBS, record, value)
+
+
+def write_entry(store: Store, key: str, record: StepRecord) -> bool:
+    """Create-only; False when another writer's entry is there already."""
+    record.extra.setdefault("created", now())
+    return store.create(key, seal(record.to_bytes(), store.signing_key))
+
+
+def remove(store: Store, keys: list[str]) -> None:
+    """Forget entries (their use markers too); blobs go in `sweep`."""
+    store.delete([*keys, *(used_key(k) for k in keys)])
+
+
+def sweep(store: Store) -> int:
+    """Delete the blobs that no entry and no existing run refers to, and the
+    ref markers of runs that are gone; the number of blobs deleted. Blobs are
+    listed first, so that one written after that listing is never a
+    candidate; a hit that comes to refer to a blob while it is swept finds
+    it missing on replay and runs the step again (never a wrong value)."""
+    blobs = {k[len(BLOBS) :] for k in store.list(BLOBS)}
+    keep = {e.record.blob for e in all_entries(store) if e.record.blob is not None}
+    stale: list[str] = []
+    runs: dict[tuple[str, str], bool] = {}
+    for ref in store.list(REFS):
+        sha, workflow, run = ref[len(REFS) :].removesuffix(".ref").split("/", 2)
+        if (workflow, run) not in runs:
+            runs[workflow, run] = store.load_manifest(workflow, run) is not None
+        if runs[workflow, run]:
+            keep.add(sha)
+        else:
+            stale.append(ref)
+    gone = sorted(blobs - keep)
+    store.delete([*stale, *(BLOBS + sha for sha in gone)])
+    return len(gone)
+
+
+def all_entries(store: Store, step: str | None = None) -> list[Entry]:
+    """Every readable entry (of one step): one listing, one batched read."""
+    prefix = ENTRIES if step is None else f"{ENTRIES}{step_part(step)}/"
+    keys = store.list(prefix)
+    found = (read_entry(store, k, raw) for k, raw in store.get_many(keys).items())
+    return [e for e in found if e is not None and (step is None or e.record.name == step)]
+
+
+def last_used(store: Store, entries: list[Entry]) -> dict[str, float]:
+    """key -> when it was last used: its use marker, else its creation."""
+    markers = store.get_many([used_key(e.key) for e in entries])
+    out = {}
+    for e in entries:
+        raw = markers.get(used_key(e.key))
+        try:
+            used = float(codec.unpack(raw)) if raw is not None else 0.0
+        except (ValueError, TypeError):
+            used = 0.0  # a damaged marker: the entry counts from its creation
+        out[e.key] = max(used, e.created)
+    return out
+
+
+def touch(store: Store, key: str) -> None:
+    store.put(used_key(key), codec.pack(now()))
+
+
+_lock = threading.Lock()
+# Hits and misses of each step in this process (`durable.cache_info()`).
+_counts: dict[str, list[int]] = {}  # step name -> [hits, misses]
+
+
+def counts(name: str) -> tuple[int, int]:
+    """(hits, misses) of a step in this process."""
+    hits, misses = _counts.get(name, [0, 0])
+    return hits, misses
+
+
+def count_use(name: str, hit: bool) -> None:
+    with _lock:
+        _counts.setdefault(name, [0, 0])[0 if hit else 1] += 1

@@ -1,0 +1,205 @@
+"""Run leases: one process at a time executes a run.
+
+Local folders use an exclusive OS lock on the lease file (`_oslock`): the OS
+drops it the instant the holder dies, so a re-run right after `kill -9` never waits.
+
+Object stores (S3, memory, ...) have no locks, only a create-only write
+(`If-None-Match: *` on S3). A lease there is a series of generation objects
+`<run>/lease/<generation>`; the highest generation is the lease. Taking the
+lease, renewing it, taking over a dead one and releasing it are all the same
+move: create generation n+1 after reading generation n, then list to check
+n+1 is still the highest. Of any number of contenders who read the same n,
+the store lets exactly one create n+1; the others re-read and find a live
+holder. Nothing depends on a compare-and-swap of one object (If-Match support
+varies between S3 providers and emulators), and a stalled holder whose lease
+was taken over learns it at its next renewal: its n+1 already exists."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+import uuid
+from typing import Any, Protocol
+
+from ..errors import LeaseLostError, RunLockedError
+from .oslock import lock_exclusive, unlock
+
+# How many times a contender re-reads after losing a create race before it
+# reports the run as locked: every lost race means another process moved.
+_ATTEMPTS = 8
+
+
+class Lease(Protocol):
+    def check(self) -> None: ...
+    def release(self, *, delete: bool = False) -> None: ...
+
+
+def owner_doc(ttl: float, token: str) -> dict[str, Any]:
+    now = time.time()
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "token": token,
+        "since": now,
+        "expires": now + ttl,
+    }
+
+
+def locked_error(run: str, doc: dict[str, Any]) -> RunLockedError:
+    holder = f"pid {doc.get('pid', '?')} on {doc.get('host', '?')}"
+    return RunLockedError(run, holder, float(doc.get("since", 0)), float(doc.get("expires", 0)))
+
+
+class FileLease:
+    """An exclusive OS lock on the run's lease file, which holds the owner
+    document. The lock is on the file, not the name: the lease file is only
+    ever unlinked by its holder, under the lock (`release(delete=True)`), and
+    a process that locked a file no longer at the path (it opened it just
+    before the unlink) lets it go and tries the path's file again; so two
+    processes can never both hold a run. A forked child closes its copy of
+    the descriptor (see `_close_in_child`)."""
+
+    def __init__(self, path: str, ttl: float, run: str) -> None:
+        self.path, self.run = path, run
+        self.lost = False
+        self.token = uuid.uuid4().hex
+        self.fd: int | None = None
+        for _ in range(_ATTEMPTS):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+            if not lock_exclusive(fd, blocking=False):
+                doc = _holder_of(fd)
+                os.close(fd)
+                raise locked_error(run, doc) from None
+            if _is_at(fd, path):
+                break
+            unlock(fd)  # a deleted (or replaced) file: its run was removed meanwhile
+            os.close(fd)
+        else:
+            raise locked_error(run, {})
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
+        self.fd = fd
+        _NOT_INHERITED[fd] = self
+
+    def check(self) -> None:
+        """`LeaseLostError` unless the locked file is still the run's lease
+        file: deleted (its run folder removed) or replaced, another process
+        may lock the new one."""
+        if self.fd is None or self.lost:
+            raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
+        if not _is_at(self.fd, self.path):
+            raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
+
+    def release(self, *, delete: bool = False) -> None:
+        """Unlock; with `delete`, first remove the lease file (still locked,
+        so whoever opened it meanwhile finds it gone once it gets the lock)."""
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        _NOT_INHERITED.pop(fd, None)
+        if delete and _is_at(fd, self.path):
+            with contextlib.suppress(OSError):  # Windows: still open elsewhere; left empty
+                os.unlink(self.path)
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        unlock(fd)
+        os.close(fd)
+
+
+def _is_at(fd: int, path: str) -> bool:
+    """Whether path still names the file open as fd."""
+    mine = os.fstat(fd)
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+# A lock belongs to the open file, which fork shares: a pool worker forked
+# inside a workflow would keep the run locked after the workflow process
+# died (issue 11, item 1). Descriptors registered here are closed in every
+# forked child (never unlocked there: that would unlock the parent too) and
+# carry O_CLOEXEC for exec'd ones.
+_NOT_INHERITED: dict[int, FileLease | None] = {}
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def not_inherited(fd: int) -> None:
+    """Close fd in a child forked while it is open (until `inherited_no_more`)."""
+    _NOT_INHERITED[fd] = None
+
+
+def inherited_no_more(fd: int) -> None:
+    _NOT_INHERITED.pop(fd, None)
+
+
+def _close_in_child() -> None:
+    for fd, lease in list(_NOT_INHERITED.items()):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        if lease is not None:  # the child does not own the run: it may write nothing
+            lease.fd, lease.lost = None, True
+    _NOT_INHERITED.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_close_in_child)
+
+
+def _holder_of(fd: int) -> dict[str, Any]:
+    """The holder's document. It writes it right after taking the lock, so
+    a contender that lost by a hair may find the file still empty."""
+    for _ in range(50):
+        doc = _read_json(os.pread(fd, 4096, 0))
+        if doc:
+            return doc
+        time.sleep(0.01)
+    return {}
+
+
+def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
+    """Non-blocking probe: does this lease document name a live holder?
+    `renewed` leases (object stores) die at their expiry; flock leases are
+    never renewed, so only an empty document or a dead local pid frees them."""
+    doc = _read_json(data or b"")
+    if not doc:
+        return False
+    if renewed:
+        return not _is_free(doc)
+    if doc.get("host") == socket.gethostname():
+        return _pid_alive(int(doc.get("pid", 0)))
+    return True
+
+
+def _is_free(doc: dict[str, Any]) -> bool:
+    """Released, expired, unreadable, or held by a dead process on this host."""
+    if not doc or doc.get("released") or float(doc.get("expires", 0)) < time.time():
+        return True
+    if doc.get("host") == socket.gethostname():
+        return not _pid_alive(int(doc.get("pid", 0)))
+    return False
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_json(data: bytes) -> dict[str, Any]:
+    try:
+        doc = json.loads(data.decode() or "{}")
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return doc if isinstance(doc, dict) else {}

@@ -1,0 +1,221 @@
+"""The local store: plain files under a folder. Manifests and blobs are
+written atomically (`localfs`); operation records are appended to one log
+per run (`LogRecords` over `log.RunLog`); the run lease is an exclusive OS lock on a file. Nothing
+is written or deleted through a symlink below the root."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from ..errors import ConfigurationError, LeaseLostError, StorageError
+from . import localfs as fs
+from .base import STORE_OPTIONS, Store
+from .keys import lease_key, run_of
+from .lease import FileLease, Lease, holder_alive
+from .log import LOG_NAME, NOFOLLOW, RunLog, parse
+
+T = TypeVar("T")
+
+
+class LocalStore(Store):
+    """Plain files; see the module docstring."""
+
+    def __init__(self, root: str, **options: Any) -> None:
+        unknown = set(options) - set(STORE_OPTIONS)
+        if unknown:
+            raise ConfigurationError(
+                f"a local store takes no storage options ({', '.join(sorted(unknown))}); "
+                f"those are for fsspec URLs. Store options: {', '.join(STORE_OPTIONS)}"
+            )
+        if "\0" in root:
+            raise ConfigurationError(f"invalid store path {root!r}: it contains a NUL byte")
+        super().__init__(root, **options)
+        self.root = os.path.abspath(os.path.expanduser(root))
+        self._made: set[str] = set()
+        self._logs: dict[str, RunLog] = {}
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.root, key)
+
+    def _error(self, what: str, e: OSError) -> StorageError:
+        return fs.local_error(self.url, what, e)
+
+    # -- primitives ----------------------------------------------------------
+    def get(self, key: str) -> bytes | None:
+        try:
+            found = fs.read(self._path(key))
+        except OSError as e:
+            raise self._error(f"reading {key}", e) from e
+        return None if found is None else found[0]
+
+    def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
+        out = {}
+        for key in keys:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                fd = os.open(self._path(key), os.O_RDONLY | NOFOLLOW)
+                try:
+                    out[key] = os.pread(fd, size, 0)
+                finally:
+                    os.close(fd)
+        return out
+
+    def put(self, key: str, data: bytes) -> None:
+        self._write(key, data, exclusive=False)
+
+    def create(self, key: str, data: bytes) -> bool:
+        return self._write(key, data, exclusive=True) is not None
+
+    def _write(self, key: str, data: bytes, *, exclusive: bool) -> fs.Identity | None:
+        path = self._path(key)
+        try:
+            return self._in_folder(os.path.dirname(path), lambda: fs.write(path, data,
+                                                                           exclusive=exclusive))  # fmt: skip
+        except OSError as e:
+            raise self._error(f"writing {key}", e) from e
+
+    def _in_folder(self, folder: str, op: Callable[[], T]) -> T:
+        """Run op, which creates something in folder. Folders this store made
+        are remembered, to save syscalls per record; another process (`durable
+        rm`, gc) may still delete one, so a missing folder is made again."""
+        if folder not in self._made:
+            fs.make_folder(self.root, folder)
+            self._made.add(folder)
+        try:
+            return op()
+        except FileNotFoundError:
+            fs.make_folder(self.root, folder)
+            return op()
+
+    def list(self, prefix: str) -> builtins.list[str]:
+        base = self._path(prefix.rstrip("/"))
+        try:
+            return sorted(fs.walk(self.root, base)) if fs.folder_exists(self.root, base) else []
+        except OSError as e:
+            raise self._error(f"listing {prefix or '/'}", e) from e
+
+    def delete(self, keys: Iterable[str]) -> None:
+        by_folder: dict[str, builtins.list[str]] = {}
+        for k in keys:
+            path = self._path(k)
+            by_folder.setdefault(os.path.dirname(path), []).append(path)
+        try:
+            for folder, paths in by_folder.items():
+                if fs.folder_exists(self.root, folder):  # never through a symlinked folder
+                    for path in paths:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(path)  # a symlink itself, never its target
+        except OSError as e:
+            raise self._error("deleting", e) from e
+        for folder in sorted(by_folder, key=len, reverse=True):
+            fs.prune(folder, self.root)
+        self._made.clear()
+
+    def prune_run(self, workflow: str, run_id: str) -> None:
+        fs.prune(self._path(f"{workflow}/{run_id}"), self.root)
+
+    def sweep_temp(self, older_than: float) -> int:
+        # A writer keeps writing to its temp file until the rename, so one
+        # untouched for older_than seconds belongs to a process that died.
+        cutoff, swept = time.time() - older_than, 0
+        for dirpath, _dirs, files in os.walk(self.root):  # never into symlinked folders
+            for name in files:
+                path = os.path.join(dirpath, name)
+                with contextlib.suppress(FileNotFoundError):
+                    if name.startswith(".tmp-") and os.lstat(path).st_mtime < cutoff:
+                        os.unlink(path)
+                        swept += 1
+        return swept
+
+    # -- the manifest: one file, compare-and-swap by its identity ------------
+    def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
+        try:
+            found = fs.read(self._path(f"{workflow}/{run_id}/run"))
+        except OSError as e:
+            raise self._error(f"reading {workflow}/{run_id}/run", e) from e
+        self._seen[(workflow, run_id)] = None if found is None else found[1]
+        return None if found is None else found[0]
+
+    def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
+        self.guard(workflow, run_id)
+        run, key = (workflow, run_id), f"{workflow}/{run_id}/run"
+        # Every write renames a new file into place: a manifest whose identity
+        # is not the one read or written here was written by someone else.
+        if run in self._seen and fs.current(self._path(key)) != self._seen[run]:
+            raise LeaseLostError(run_id, why="another process wrote the run's manifest")
+        self._seen[run] = self._write(key, data, exclusive=False)
+
+    def _absent(self) -> Any:
+        return None
+
+    def manifest_keys(self, keys: Iterable[str]) -> dict[tuple[str, str], str]:
+        return {run: k for k in keys if (run := run_of(k)) is not None}
+
+    # -- operation records: one append-only log per run (`LogRecords`) -------
+    def records(self, workflow: str, run_id: str) -> LogRecords:
+        key = f"{workflow}/{run_id}"
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
+        return LogRecords(self, (workflow, run_id), log)
+
+    # -- the lease ------------------------------------------------------------
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
+        path = self._path(lease_key(workflow, run_id))
+        try:
+            return self._in_folder(os.path.dirname(path), lambda: FileLease(path, ttl, run_id))
+        except OSError as e:
+            raise self._error(f"taking the lease {path}", e) from e
+
+    def is_held(self, workflow: str, run_id: str) -> bool:
+        # Reading the owner document, not trying the lock: a probe that took
+        # it for an instant could make a real starter fail.
+        return holder_alive(self.get(lease_key(workflow, run_id)), renewed=False)
+
+
+class LogRecords:
+    """The run-record log as one append-only file: one append and one
+    fdatasync a record, where an object per record would cost a file, a
+    rename and two fsyncs. Create-only is decided under the log's lock,
+    after catching up with other writers."""
+
+    def __init__(self, store: LocalStore, run: tuple[str, str], log: RunLog) -> None:
+        self.store, self.run, self.log = store, run, log
+        self.folder = "/".join(run)
+
+    def read_all(self) -> dict[str, bytes]:
+        try:
+            return self.log.load()
+        except OSError as e:
+            raise self.store._error(f"reading {self.folder}/{LOG_NAME}", e) from e
+
+    def peek(self) -> dict[str, bytes]:
+        # Not RunLog.load(): it cuts a torn tail off, and for a reader without
+        # the lease that tail may be the holder's append in progress.
+        key = f"{self.folder}/{LOG_NAME}"
+        return parse(self.store.get(key) or b"", self.log.run_id, path=self.store._path(key))[0]
+
+    def names(self) -> builtins.list[str]:
+        return sorted(self.peek())
+
+    def append(self, name: str, data: bytes) -> bytes | None:
+        existing = self._logged(lambda: self.log.create(name, data))
+        return None if existing == data else existing
+
+    def replace(self, name: str, data: bytes) -> None:
+        self._logged(lambda: self.log.append([(name, data)]))
+
+    def compact(self, names: Iterable[str]) -> None:
+        items: builtins.list[tuple[str, bytes | None]] = [(n, None) for n in names]
+        if items:
+            self._logged(lambda: self.log.append(items))
+
+    def _logged(self, op: Callable[[], T]) -> T:
+        try:
+            return self.store._in_folder(self.store._path(self.folder), op)
+        except OSError as e:
+            raise self.store._error(f"appending to {self.folder}", e) from e

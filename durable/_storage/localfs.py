@@ -1,0 +1,160 @@
+"""Files under a local store's root, kept inside it: folders are made and
+checked with `lstat` (a symlink below the root is refused, never followed),
+files are opened with `O_NOFOLLOW`, writes are atomic (temp file, fsync,
+rename or hard link, fsync of the folder), and the faults a user can fix get
+advice of their own."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+
+from ..errors import StorageError
+from .log import NOFOLLOW, fsync_dir
+
+# A manifest file's identity: (inode, mtime in ns, size). Every write renames
+# a new file into place, so a different identity means another writer.
+Identity = tuple[int, int, int]
+
+# What to do about the local faults a user can fix.
+ADVICE = {
+    errno.ENOSPC: "the disk is full: free some space, then call again to resume",
+    errno.EDQUOT: "the disk quota is used up: free some space, then call again to resume",
+    errno.EROFS: "the file system is read-only: remount it writable or use another folder",
+    errno.EFBIG: "a file size limit (ulimit -f) was reached: raise it, then call again",
+    errno.EACCES: "check the permissions of the store's folder",
+    errno.EPERM: "check the permissions of the store's folder",
+    errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",
+    errno.ENOTDIR: "a file stands where the store needs a folder: move it away",
+}
+
+
+def local_error(url: str, what: str, e: OSError) -> StorageError:
+    return StorageError(url, f"{what}: {e}", ADVICE.get(e.errno or 0, ""))
+
+
+def parts(root: str, folder: str) -> list[str]:
+    rel = os.path.relpath(folder, root)
+    if rel == ".":
+        return []
+    if rel == ".." or rel.startswith(".." + os.sep):
+        raise OSError(errno.EXDEV, "outside the store's root", folder)
+    return rel.split(os.sep)
+
+
+def make_folder(root: str, folder: str) -> None:
+    """Make folder and the folders above it up to the root, refusing (ELOOP)
+    when one inside the store is a symlink or not a folder: nothing is ever
+    written outside the root through a planted link."""
+    os.makedirs(root, exist_ok=True)
+    path = root
+    for part in parts(root, folder):
+        path = os.path.join(path, part)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path)
+        real_folder(path)
+
+
+def folder_exists(root: str, folder: str) -> bool:
+    """Whether folder exists with no symlink between it and the root (ELOOP
+    on one), for deletes and listings."""
+    path = root
+    for part in parts(root, folder):
+        path = os.path.join(path, part)
+        try:
+            real_folder(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+    return os.path.isdir(root)
+
+
+def real_folder(path: str) -> None:
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        raise OSError(errno.ELOOP, "a symlink inside the store", path)
+    if not stat.S_ISDIR(mode):
+        raise OSError(errno.ENOTDIR, "not a folder", path)
+
+
+def walk(root: str, base: str) -> list[str]:
+    """Every file under base as a key, never following or listing a symlink
+    (nor a writer's temp file)."""
+    out, stack = [], [base]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_symlink() or entry.name.startswith(".tmp-"):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    out.append(os.path.relpath(entry.path, root).replace(os.sep, "/"))
+    return out
+
+
+def read(path: str) -> tuple[bytes, Identity] | None:
+    """The file's bytes and identity; None when absent (or a symlink: not an
+    object of the store)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        return f.read(), identity(os.fstat(f.fileno()))
+
+
+def identity(st: os.stat_result) -> Identity:
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def current(path: str) -> Identity | None:
+    """The identity `read` would give now (None for absent or a symlink)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return None if stat.S_ISLNK(st.st_mode) else identity(st)
+
+
+def write(path: str, data: bytes, *, exclusive: bool) -> Identity | None:
+    """Write atomically; the new file's identity, or None when `exclusive`
+    and something is already there. The folder must exist (made safely)."""
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+            made = identity(os.fstat(f.fileno()))
+        if exclusive:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return None
+        else:
+            os.replace(tmp, path)  # replaces a planted symlink, never follows it
+            tmp = ""
+    finally:
+        if tmp:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+    fsync_dir(folder)
+    return made
+
+
+def prune(folder: str, root: str) -> None:
+    """Remove folder and the empty folders above it, up to the root."""
+    while folder.startswith(root) and folder != root:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
+        folder = os.path.dirname(folder)

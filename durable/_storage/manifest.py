@@ -1,0 +1,120 @@
+"""A run's manifest as stored: a summary (what a listing shows) and a payload
+(the step fingerprints, the arguments and the result) in one object, each
+part sealed on its own, so that listing a run reads only the summary's bytes
+and never a large argument or result.
+
+    DRM1 | summary length (4) | sealed summary | sealed payload
+
+The summary names the payload's checksum, so a payload swapped in from
+another manifest (of this run or another) is refused when it is read. This
+is the one manifest codec: the run core and run management both read
+through `read_manifest`/`decode_manifest`, which also refuse a valid (even
+signed) manifest copied from another run."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import asdict
+from typing import Any
+
+from ..errors import CorruptRecordError
+from .base import Store
+from .clock import now
+from .codec import pack, unpack
+from .keys import manifest_key
+from .records import FORMAT, RunRecord, seal, sealed_sum, unseal
+
+_MAGIC = b"DRM1"
+_LEN = struct.Struct(">I")
+_FRAME = len(_MAGIC) + _LEN.size
+# How much of each manifest a listing reads first: most summaries fit (one
+# with a long error message and traceback takes a second, exact read).
+HEAD = 8 * 1024
+_SUMMARY = ("workflow", "run_id", "fingerprint", "status", "created", "updated", "error",
+            "reason", "extra")  # fmt: skip
+_PAYLOAD = ("steps", "step_parts", "args_encoding", "args", "args_blob", "result_encoding",
+            "result", "result_blob")  # fmt: skip
+
+
+def pack_manifest(manifest: RunRecord, key: bytes | None) -> bytes:
+    fields = asdict(manifest)
+    payload = seal(pack({"v": FORMAT, **{k: fields[k] for k in _PAYLOAD}}), key)
+    summary = {"v": FORMAT, **{k: fields[k] for k in _SUMMARY}, "payload": sealed_sum(payload)}
+    head = seal(pack(summary), key)
+    return _MAGIC + _LEN.pack(len(head)) + head + payload
+
+
+def summary_size(head: bytes) -> int:
+    """How many leading bytes of a manifest hold its summary (0 when even
+    the frame is cut short: the object is damaged)."""
+    if len(head) < _FRAME or head[: len(_MAGIC)] != _MAGIC:
+        return 0
+    return _FRAME + int(_LEN.unpack_from(head, len(_MAGIC))[0])
+
+
+def unpack_manifest(
+    raw: bytes, key: bytes | None, *, run_id: str, name: str, summary_only: bool = False
+) -> RunRecord:
+    """The verified manifest; with `summary_only`, from its leading bytes
+    alone, with the payload's fields left empty."""
+    end = summary_size(raw)
+    if not end or len(raw) < end:
+        raise CorruptRecordError(run_id, None, name, "truncated or not a durable manifest")
+    summary = _fields(unseal(raw[_FRAME:end], key, run_id=run_id, position=None, name=name),
+                      run_id, name)  # fmt: skip
+    wanted = summary.pop("payload", None)
+    if summary_only:
+        return _record(summary, dict(steps={}, step_parts={}, args_encoding="", args=b""),
+                       run_id, name)  # fmt: skip
+    sealed = raw[end:]
+    payload = _fields(unseal(sealed, key, run_id=run_id, position=None, name=name), run_id, name)
+    if sealed_sum(sealed) != wanted:
+        why = "its arguments and result belong to another version of it (swapped in)"
+        raise CorruptRecordError(run_id, None, name, why)
+    return _record(summary, payload, run_id, name)
+
+
+def _fields(body: bytes, run_id: str, name: str) -> dict[str, Any]:
+    try:
+        fields = unpack(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, None, name, f"undecodable: {e}") from e
+    if not isinstance(fields, dict) or fields.pop("v", None) != FORMAT:
+        raise CorruptRecordError(run_id, None, name, "unknown manifest format")
+    return fields
+
+
+def _record(summary: dict[str, Any], payload: dict[str, Any], run_id: str, name: str) -> RunRecord:
+    try:
+        return RunRecord(**summary, **payload)
+    except TypeError as e:
+        raise CorruptRecordError(run_id, None, name, f"undecodable: {e}") from e
+
+
+def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
+    """The run's verified manifest, None when the run has none."""
+    raw = store.load_manifest(workflow, run_id)
+    return None if raw is None else decode_manifest(store, workflow, run_id, raw)
+
+
+def decode_manifest(
+    store: Store, workflow: str, run_id: str, raw: bytes, *, summary_only: bool = False
+) -> RunRecord:
+    """The manifest in `raw`, read from the run's key (with `summary_only`,
+    from its leading bytes alone): CorruptRecordError or IntegrityError when
+    it is damaged, forged or another run's."""
+    key = manifest_key(workflow, run_id)
+    manifest = unpack_manifest(
+        raw, store.signing_key, run_id=run_id, name=key, summary_only=summary_only
+    )
+    if (manifest.workflow, manifest.run_id) != (workflow, run_id):
+        # A valid (even signed) manifest copied from another run.
+        why = f"it belongs to run {manifest.run_id!r} of {manifest.workflow!r}"
+        raise CorruptRecordError(run_id, None, key, why)
+    return manifest
+
+
+def write_manifest(store: Store, manifest: RunRecord) -> None:
+    manifest.updated = now()
+    data = pack_manifest(manifest, store.signing_key)
+    store.save_manifest(manifest.workflow, manifest.run_id, data)

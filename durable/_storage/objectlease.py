@@ -1,0 +1,151 @@
+"""Run leases on an object store: a series of generation objects under
+`<run>/lease/`, the newest one the lease, renewed in the background and
+taken over only once expired (see `lease` for the local flock)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from ..errors import LeaseLostError
+from .lease import _ATTEMPTS, _is_free, _read_json, holder_alive, locked_error, owner_doc
+
+
+class _Objects(Protocol):
+    def get(self, key: str) -> bytes | None: ...
+    def create(self, key: str, data: bytes) -> bool: ...
+    def list(self, prefix: str) -> list[str]: ...
+    def delete(self, keys: Iterable[str]) -> None: ...
+
+
+class ObjectLease:
+    """Generation objects under `prefix` (see the module docstring).
+
+    Why it is safe: the highest generation is never deleted (only keys
+    below one's own are, and a release first writes a released-marker
+    generation above its own). So after a create-only write of n+1 that
+    succeeded, a fresh listing whose highest key is n+1 proves nobody holds
+    a later claim; one whose highest key is higher means a recreated,
+    long-deleted key and a lost race. Two contenders that read the same n
+    race for the same key, and the store lets exactly one create it."""
+
+    def __init__(self, objects: _Objects, prefix: str, ttl: float, run: str) -> None:
+        self.objects, self.prefix, self.ttl, self.run = objects, prefix, ttl, run
+        self.token = uuid.uuid4().hex
+        self.generation = 0
+        self.lost = False
+        # Until then the lease is surely ours (a third of its life kept in
+        # hand for clock drift); after it, `check` renews before trusting it.
+        self.fresh_until = 0.0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._take()
+        self._thread = threading.Thread(target=self._renew_loop, daemon=True, name="durable-lease")
+        self._thread.start()
+
+    def _take(self) -> None:
+        doc: dict[str, Any] = {}
+        for _ in range(_ATTEMPTS):
+            gen, doc, older = self._current()
+            if gen and not _is_free(doc):
+                raise locked_error(self.run, doc)
+            if self._claim(gen + 1, older):
+                return
+        raise locked_error(self.run, doc)
+
+    def _current(self) -> tuple[int, dict[str, Any], list[str]]:
+        """(highest generation or 0, its owner document, every key listed)."""
+        while True:
+            gens = self._generations()
+            if not gens:
+                return 0, {}, []
+            raw = self.objects.get(self._key(gens[-1]))
+            if raw is not None:
+                return gens[-1], _read_json(raw), [self._key(g) for g in gens]
+            # Gone between the listing and the read: its holder moved on to a
+            # higher generation, which a new listing shows.
+
+    def _generations(self) -> list[int]:
+        return sorted(g for k in self.objects.list(self.prefix) if (g := _gen_of(k)))
+
+    def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
+        started = time.time()
+        body = json.dumps(doc or owner_doc(self.ttl, self.token)).encode()
+        if not self.objects.create(self._key(gen), body):
+            return False
+        if self._generations()[-1:] != [gen]:
+            return False
+        self.generation = gen
+        self.fresh_until = started + self.ttl * 2 / 3
+        # Older generations no longer decide anything; keep the folder small.
+        # A reader about to read one of them just lists again.
+        with contextlib.suppress(Exception):
+            self.objects.delete(older)
+        return True
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                try:
+                    if not self._renew():
+                        self.lost = True
+                        return
+                except Exception:
+                    # Retried at the next tick; if the store stays away past
+                    # the expiry, that renewal finds out whether it was lost.
+                    continue
+
+    def check(self) -> None:
+        """`LeaseLostError` once another process may hold the run: taken
+        over, or (after a stall: SIGSTOP, a suspended laptop) possibly
+        expired and found taken over by a renewal made now."""
+        if not self.lost and time.time() >= self.fresh_until:
+            with self._lock:
+                if not self.lost and not self._stop.is_set() and time.time() >= self.fresh_until:
+                    self.lost = not self._renew()
+        if self.lost or self._stop.is_set():
+            raise LeaseLostError(self.run, why="another process took the run over")
+
+    def _renew(self) -> bool:
+        gen, doc, older = self._current()
+        if gen != self.generation or doc.get("token") != self.token:
+            return False
+        return self._claim(gen + 1, older)
+
+    def release(self, *, delete: bool = False) -> None:
+        """Write a released marker above our generation; with `delete` (the
+        run is being removed), delete every generation instead: a contender
+        then finds none and starts again from the first, as for a new run."""
+        with self._lock:
+            self._stop.set()
+            if not self.generation or self.lost:
+                return
+            with contextlib.suppress(Exception):
+                gen, doc, older = self._current()
+                if gen == self.generation and doc.get("token") == self.token:
+                    if delete:
+                        self.objects.delete(older)  # ours, the newest, included
+                        return
+                    marker = {"released": True, "token": self.token, "since": time.time()}
+                    self._claim(gen + 1, older, marker)
+
+    def _key(self, gen: int) -> str:
+        return f"{self.prefix}{gen:010d}"
+
+
+def _gen_of(key: str) -> int:
+    tail = key.rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def object_lease_held(objects: _Objects, prefix: str) -> bool:
+    """Non-blocking probe of an ObjectLease: is its newest generation live?"""
+    gens = sorted(g for k in objects.list(prefix) if (g := _gen_of(k)))
+    return bool(gens) and holder_alive(objects.get(f"{prefix}{gens[-1]:010d}"), renewed=True)

@@ -1,0 +1,263 @@
+"""A store on any fsspec filesystem: s3://, memory://, gcs://, ...
+
+The only module that imports fsspec. Records are written whole with one
+`pipe_file` (never streamed through `open("wb")`, which commits partial data
+when the `with` body raises); create-only writes use `mode="create"`, a
+conditional `If-None-Match: *` PUT on S3. Listings are re-read from the
+server every time, since s3fs caches them per process."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import fsspec
+
+from ..errors import DurableError, StorageError
+from .base import STORE_OPTIONS, Store
+from .keys import lease_key
+from .lease import Lease
+from .objectlease import ObjectLease
+
+T = TypeVar("T")
+
+# botocore keeps 10 connections per client; a batched read of a run's records
+# would queue behind them. Users can still pass their own value.
+S3_POOL = 64
+_S3 = ("s3", "s3a")
+# memory:// checks then writes for mode="create"; in one process a lock makes
+# that atomic, which is all a memory store promises.
+_MEMORY_LOCK = threading.Lock()
+# Never a workflow name (those cannot start with a dot): probing it lists
+# nothing, but fails when the bucket itself is missing or unreachable.
+_PROBE = ".durable-probe"
+# Filesystems whose create-only write is known to be atomic: a conditional
+# PUT on S3, our lock on memory://. Elsewhere fsspec may check, then write.
+_ATOMIC_CREATE = frozenset({*_S3, "memory"})
+_warned: set[str] = set()
+
+
+class FsspecStore(Store):
+    """Any fsspec filesystem; see the module docstring."""
+
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **{k: options.pop(k) for k in STORE_OPTIONS if k in options})
+        protocol = fsspec.core.split_protocol(url)[0] or "file"
+        self._s3 = protocol in _S3
+        self._memory = protocol == "memory"
+        if self._s3:
+            config = dict(options.get("config_kwargs") or {})
+            config.setdefault("max_pool_connections", S3_POOL)
+            options["config_kwargs"] = config
+        try:
+            self.fs, root = fsspec.core.url_to_fs(url, **options)
+        except Exception as e:
+            raise StorageError(url, f"cannot open it: {_cause(e)}") from e
+        self.root = root.rstrip("/")
+        _warn_if_unverified(protocol)
+        # s3fs's cat_file asks for the size first (a HEAD per object) unless
+        # ranged reads are off; records are small, one GET each is enough.
+        self._read: dict[str, Any] = {"max_concurrency": 1} if self._s3 else {}
+        self._checked = self._memory
+
+    def _path(self, key: str) -> str:
+        return f"{self.root}/{key}" if key else self.root
+
+    def _rel(self, path: str) -> str:
+        path, root = path.lstrip("/"), self.root.lstrip("/")
+        return path[len(root) + 1 :] if root else path
+
+    def _io(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call fs; every failure but a missing or existing object becomes a
+        StorageError naming the store, so botocore errors never leak."""
+        self._check()
+        try:
+            return fn(*args, **kwargs)
+        except FileNotFoundError as e:
+            if _bucket_gone(e):  # not "no such object": nothing can be read or written
+                raise StorageError(self.url, f"{what}: {e}", _NO_BUCKET) from e
+            raise
+        except (FileExistsError, DurableError):
+            raise
+        except Exception as e:
+            raise StorageError(self.url, f"{what}: {_cause(e)}", _advice(e)) from e
+
+    def _check(self) -> None:
+        """Once per store: is the bucket there and reachable with these
+        credentials? Run before the first operation, so a misconfigured
+        store fails before any step executes."""
+        if self._checked:
+            return
+        try:
+            self.fs.find(self._path(_PROBE))
+        except FileNotFoundError as e:
+            raise StorageError(self.url, f"the bucket does not exist ({e})", _NO_BUCKET) from e
+        except Exception as e:
+            raise StorageError(self.url, f"cannot use it: {_cause(e)}", _advice(e)) from e
+        self._checked = True
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            data = self._io(f"reading {key}", self.fs.cat_file, self._path(key), **self._read)
+        except FileNotFoundError:
+            return None
+        return bytes(data)
+
+    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]:
+        """One batched, concurrent `cat` for all keys."""
+        if not keys:
+            return {}
+        paths = [self._path(k) for k in keys]
+        got = self._io(
+            f"reading {len(keys)} records", self.fs.cat, paths, on_error="return", **self._read
+        )
+        out: dict[str, bytes] = {}
+        for path, value in got.items():
+            if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
+                continue  # deleted since the listing (discarded records)
+            if isinstance(value, BaseException):
+                # Never drop a record that failed to read: a missing record
+                # means "run the step again".
+                what = f"reading {self._rel(path)}: {_cause(value)}"
+                advice = _NO_BUCKET if _bucket_gone(value) else _advice(value)
+                raise StorageError(self.url, what, advice)
+            out[self._rel(path)] = bytes(value)
+        return out
+
+    def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
+        """One batched, concurrent ranged read of the first `size` bytes of each key."""
+        if not keys:
+            return {}
+        paths = [self._path(k) for k in keys]
+        got = self._io(
+            f"reading {len(keys)} manifests", self.fs.cat_ranges, paths, [0] * len(paths),
+            [size] * len(paths), on_error="return",
+        )  # fmt: skip
+        out: dict[str, bytes] = {}
+        for key, value in zip(keys, got, strict=True):
+            if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
+                continue  # deleted since the listing
+            if isinstance(value, BaseException):
+                raise StorageError(self.url, f"reading {key}: {_cause(value)}", _advice(value))
+            out[key] = bytes(value)
+        return out
+
+    def put(self, key: str, data: bytes) -> None:
+        self._write(key, self.fs.pipe_file, self._path(key), data)
+
+    def _write(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        try:
+            self._io(f"writing {key}", fn, *args, **kwargs)
+        except FileNotFoundError as e:  # a missing parent: the bucket or its prefix is gone
+            raise StorageError(self.url, f"writing {key}: {_cause(e)}", _NO_BUCKET) from e
+
+    def create(self, key: str, data: bytes) -> bool:
+        path = self._path(key)
+        try:
+            if self._memory:
+                with _MEMORY_LOCK:
+                    self._write(key, self.fs.pipe_file, path, data, mode="create")
+            else:
+                self._write(key, self.fs.pipe_file, path, data, mode="create")
+        except FileExistsError:
+            return False
+        return True
+
+    def list(self, prefix: str) -> builtins.list[str]:
+        base = self._path(prefix).rstrip("/")
+        self._forget(base)
+        try:
+            found = self._io(f"listing {prefix or '/'}", self.fs.find, base)
+        except FileNotFoundError:
+            return []
+        return sorted(self._rel(p) for p in found)
+
+    def _forget(self, base: str) -> None:
+        """Drop every cached listing at or under base (s3fs only drops base
+        and its parents), so another process's writes are seen."""
+        self.fs.invalidate_cache(base)
+        cache = getattr(self.fs, "dircache", None)
+        if cache is not None:
+            inner = base.lstrip("/") + "/"
+            for path in [p for p in cache if str(p).lstrip("/").startswith(inner)]:
+                cache.pop(path, None)
+
+    def delete(self, keys: Iterable[str]) -> None:
+        paths = [self._path(k) for k in keys]
+        if not paths:
+            return
+        try:
+            self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
+        except FileNotFoundError:
+            # fsspec refuses the whole list when one of them is missing
+            # (memory://): delete the others one by one.
+            for path in paths:
+                with contextlib.suppress(FileNotFoundError):
+                    self._io(f"deleting {path}", self.fs.rm, path)
+
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
+        return ObjectLease(self, lease_key(workflow, run_id) + "/", ttl, run_id)
+
+
+def _warn_if_unverified(protocol: str) -> None:
+    if protocol in _ATOMIC_CREATE or protocol in _warned:
+        return
+    _warned.add(protocol)
+    warnings.warn(
+        f"durable has verified atomic create-only writes on s3:// and memory:// only; on "
+        f"{protocol}:// the run lease and first-writer-wins records hold only if its "
+        "pipe_file(mode='create') is atomic. Run one process per run at a time there.",
+        stacklevel=4,
+    )
+
+
+_NO_BUCKET = "the bucket does not exist (any more): create it or fix the URL"
+
+
+def _bucket_gone(e: BaseException) -> bool:
+    cause = e.__cause__
+    error = getattr(cause, "response", None) or {}
+    code = error.get("Error", {}).get("Code") if isinstance(error, dict) else None
+    return code == "NoSuchBucket" or "bucket does not exist" in str(e)
+
+
+def _advice(e: BaseException) -> str:
+    """Network advice, for network faults only."""
+    link: BaseException | None = e
+    for _ in range(8):  # the chain of causes, never walked forever
+        if link is None:
+            break
+        names = [c.__name__ for c in type(link).__mro__]
+        if isinstance(link, (ConnectionError, TimeoutError)) or any(
+            "Connect" in n or "Timeout" in n for n in names
+        ):
+            return "check the URL, credentials and network"
+        link = link.__cause__ or link.__context__
+    return ""
+
+
+def _cause(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}"
+    if isinstance(e, PermissionError) or "credential" in text.lower():
+        text += " (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
+    return text
+
+
+def url_filesystem(url: str, store: Store | None = None) -> tuple[Any, str]:
+    """The fsspec filesystem and path behind an artifact URL. A store on the
+    same protocol lends its filesystem, so the endpoint and credentials it was
+    opened with reach the artifact too; other URLs use fsspec's defaults."""
+    protocol = url.split("://", 1)[0]
+    fs = getattr(store, "fs", None)
+    if fs is not None:
+        own = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+        if protocol in own:
+            return fs, fs._strip_protocol(url)
+    try:
+        return fsspec.core.url_to_fs(url)  # type: ignore[no-any-return]
+    except (ImportError, ValueError) as e:
+        raise StorageError(url, str(e)) from e

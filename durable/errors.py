@@ -1,0 +1,323 @@
+"""The exception tree. Every error carries structured fields and a message
+that says what to do next. This module imports nothing from the package, so
+every part of it may raise these.
+
+    DurableError                      every error durable raises
+    ├── RunNotFoundError              (also a LookupError)
+    ├── DefinitionChangedError        a refusal: code or arguments differ
+    ├── NondeterminismError           a refusal: another step at a position
+    ├── RunLockedError                another process holds the run
+    │   └── LeaseLostError            this process lost the run it held
+    ├── SerializationError
+    ├── StorageError
+    ├── CorruptRecordError
+    ├── IntegrityError
+    ├── ArtifactMissingError
+    ├── ConfigurationError            (also a ValueError)
+    └── Suspended                     also a ControlFlow, see below
+
+    ControlFlow (BaseException)       a run ended on purpose, not a failure
+    ├── Suspended                     waiting for a person (a DurableError too)
+    └── Stopped                       a graceful stop (a SystemExit too)
+
+`ControlFlow` lets code tell the two signals from failures: retries, item
+failures and error reports never count them, and user code that catches
+broadly can let them through with `except durable.ControlFlow: raise`.
+`Suspended` stays a `DurableError` (and so an `Exception`): code written
+against earlier versions catches it that way."""
+
+from __future__ import annotations
+
+import datetime
+import reprlib
+from collections.abc import Mapping
+from typing import Any
+
+# A position as errors see it: `3` in the body, a path such as (2, 0, 1)
+# inside an asyncio task (the storage layer's `PositionPath` prints `2.0.1`).
+Position = int | tuple[int, ...]
+
+
+class DurableError(Exception):
+    """Base class of every error raised by durable."""
+
+
+class RunNotFoundError(DurableError, LookupError):
+    def __init__(self, workflow: str, run_id: str, store: str) -> None:
+        self.workflow = workflow
+        self.run_id = run_id
+        self.store = store
+        super().__init__(
+            f"no run {run_id!r} of workflow {workflow!r} in store {store}; "
+            f"nothing was executed. Check the run id (`durable runs {workflow}` lists them) "
+            f"or call the workflow without resume() to start it."
+        )
+
+
+class DefinitionChangedError(DurableError):
+    """The code or the arguments of a run differ from what was recorded.
+
+    `changed_steps` names the steps whose code changed; `changed_arguments`
+    maps each workflow argument that differs from the completed run's to
+    `"old -> new"` previews (empty when the arguments are not the issue)."""
+
+    def __init__(
+        self,
+        workflow: str,
+        run_id: str,
+        old: str,
+        new: str,
+        changed: Mapping[str, str],
+        position: Position | None = None,
+        *,
+        arguments: Mapping[str, str] | None = None,
+    ) -> None:
+        self.workflow = workflow
+        self.run_id = run_id
+        self.old_fingerprint = old
+        self.new_fingerprint = new
+        self.changed_steps = dict(changed)
+        self.changed_arguments = dict(arguments or {})
+        self.position = position
+        if self.changed_arguments:
+            super().__init__(_arguments_message(workflow, run_id, self.changed_arguments))
+            return
+        lines = [f"  - {name}: {why}" for name, why in sorted(self.changed_steps.items())]
+        detail = "\n".join(lines) if lines else "  - (the workflow body itself)"
+        if position is None:
+            head = (
+                f"run {run_id!r} of {workflow!r} was recorded with definition {old} but the "
+                f"code now has {new}; changed:\n{detail}\nNothing was executed."
+            )
+        elif old == new:
+            head = (
+                f"run {run_id!r} of {workflow!r}: the record at position {position} was made "
+                f"by a call with other arguments:\n{detail}\n"
+                f"No step from position {position} on was executed."
+            )
+        else:
+            head = (
+                f"run {run_id!r} of {workflow!r}: the record at position {position} does not "
+                f"match the call made now (recorded step fingerprint {old}, now {new}):\n"
+                f"{detail}\nNo step from position {position} on was executed."
+            )
+        super().__init__(
+            head + " Ways out:\n"
+            "  * start fresh: with_options(restart=True) / durable run --restart\n"
+            "  * continue deliberately with the old records: with_options(rebase=True) / "
+            "--rebase-checkpoint\n"
+            "  * re-run from the first changed step: on_change='rerun' / --on-change rerun"
+        )
+
+
+def _arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:
+    lines = "\n".join(f"  - {name}: {change}" for name, change in sorted(arguments.items()))
+    return (
+        f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
+        f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
+        "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
+        "  * use another run id (or none: a derived run id follows the arguments)\n"
+        "  * re-run from the first step whose arguments differ: on_change='rerun' / "
+        "--on-change rerun"
+    )
+
+
+class NondeterminismError(DurableError):
+    def __init__(self, run_id: str, position: Position, recorded: str, called: str) -> None:
+        self.run_id = run_id
+        self.position = position
+        self.recorded = recorded
+        self.called = called
+        super().__init__(
+            f"run {run_id!r}: at position {position} the workflow called step {called!r} "
+            f"but the record there is for step {recorded!r}. The workflow body must call "
+            "the same steps in the same order on every run: move non-deterministic choices "
+            "(time, randomness, I/O) into steps, or start fresh with restart=True."
+        )
+
+
+class RunLockedError(DurableError):
+    def __init__(self, run_id: str, holder: str, since: float, expires: float) -> None:
+        self.run_id = run_id
+        self.holder = holder
+        self.since = since
+        self.expires = expires
+        super().__init__(
+            f"run {run_id!r} is being executed by {holder} (since {_stamp(since)}, lease "
+            f"expires {_stamp(expires)}). Wait for it to finish, or pass "
+            "with_options(wait=SECONDS) to wait for the lease."
+        )
+
+
+class LeaseLostError(RunLockedError):
+    """This process held the run, stalled past its lease, and another
+    process took the run over: it must not execute another step."""
+
+    def __init__(
+        self, run_id: str, position: Position | None = None, *, why: str | None = None
+    ) -> None:
+        self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
+        self.position = position
+        self.why = why
+        cause = why or (
+            "it stalled past the expiry and another process took the run over, or the "
+            "run's lease was deleted"
+        )
+        undone = "nothing more was written" if position is None else (
+            f"nothing from position {position} on was recorded or executed"
+        )
+        DurableError.__init__(
+            self,
+            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. "
+            "The other process continues the run; call again later to see its result.",
+        )
+
+
+class SerializationError(DurableError):
+    def __init__(self, step: str, type_name: str, cause: str) -> None:
+        self.step = step
+        self.type_name = type_name
+        super().__init__(
+            f"the output of {step!r} (type {type_name}) cannot be recorded: {cause}. "
+            "Return plain data (or something cloudpickle can carry), or mark the step "
+            "persist=False. Earlier records are intact; fix it and call again to resume."
+        )
+
+
+class StorageError(DurableError):
+    """The store could not be read or written. `advice` says what to do about
+    this cause (free space, permissions, network, ...)."""
+
+    def __init__(self, url: str, cause: str, advice: str = "") -> None:
+        self.url = url
+        self.cause = cause
+        self.advice = advice
+        hint = f" {advice[:1].upper()}{advice[1:]}." if advice else ""
+        super().__init__(f"store {url} failed: {cause}.{hint} Records already written are intact.")
+
+
+class CorruptRecordError(DurableError):
+    def __init__(
+        self,
+        run_id: str,
+        position: Position | None,
+        key: str,
+        why: str,
+        *,
+        advice: str | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.position = position
+        self.key = key
+        if position is not None:
+            what = f"the record at position {position} ({key}) is damaged"
+            fallback = (
+                "Start the run afresh with restart=True (durable run --restart); on an "
+                "object store, deleting just that object re-runs only that operation"
+            )
+        else:
+            manifest = key == "run" or key.endswith("/run")
+            what = f"the run's {'manifest' if manifest else 'records'} ({key}) "
+            what += "is damaged" if manifest else "are damaged"
+            fallback = "Start the run afresh with restart=True (durable run --restart)"
+        super().__init__(
+            f"run {run_id!r}: {what}: {why}. It was not used. {advice or fallback}, or remove "
+            "the run with `durable rm`."
+        )
+
+
+class IntegrityError(DurableError):
+    def __init__(
+        self, key: str, why: str, *, run_id: str | None = None, position: Position | None = None
+    ) -> None:
+        self.key = key
+        self.run_id = run_id
+        self.position = position
+        where = ""
+        if run_id is not None:
+            at = "" if position is None else f", position {position}"
+            where = f"run {run_id!r}{at}: "
+        super().__init__(
+            f"{where}{key}: {why}. The object was not decoded. Someone without the signing "
+            "key wrote it, or the key differs: check DURABLE_SIGNING_KEY."
+        )
+
+
+class ControlFlow(BaseException):
+    """A run ended on purpose, not because something failed: `Suspended`
+    or `Stopped`. A BaseException, so `except Exception` around a step's
+    own code does not swallow `Stopped`; check `isinstance(e, ControlFlow)`
+    to tell `Suspended` from a failure."""
+
+
+class Suspended(DurableError, ControlFlow):
+    """The run waits for a person (`durable.suspend(reason)`); resume it
+    with the missing arguments as overrides."""
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(
+            f"run {run_id!r} is suspended: {reason}. Resume it with "
+            f"workflow.resume({run_id!r}, name=value, ...)."
+        )
+
+
+class Stopped(SystemExit, ControlFlow):
+    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
+    point after the signal, i.e. once the step in flight is recorded. A
+    SystemExit, so an uncaught one exits with the conventional 128 + signal
+    code, and the workflow marks the run `interrupted`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+class ArtifactMissingError(DurableError):
+    """A file or folder a step produced is gone or differs, and the step may
+    not be run again (`artifacts_policy="refuse"`), or it never appeared."""
+
+    def __init__(self, run_id: str, position: Position, step: str, url: str, state: str) -> None:
+        self.run_id = run_id
+        self.position = position
+        self.step = step
+        self.url = url
+        self.state = state
+        if state == "not produced":
+            detail = (
+                f"step {step!r} (position {position}) registered the artifact {url} but it "
+                "did not exist when the step returned; the step was not recorded. Register "
+                "the path after writing it, or fix the path, and call again."
+            )
+        else:
+            detail = (
+                f"the artifact {url} produced by step {step!r} (position {position}) is now "
+                f"{state}, and the step has artifacts_policy='refuse' so it was not run "
+                "again; nothing after it ran. Restore the artifact and call again, or start "
+                "fresh with restart=True."
+            )
+        super().__init__(f"run {run_id!r}: {detail}")
+
+
+class ConfigurationError(DurableError, ValueError):
+    """A decorator, option or argument that cannot work, caught before running."""
+
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
+_short.maxlevel = 3
+
+
+def preview_of(value: Any, limit: int = 120) -> str:
+    """A one-line, bounded repr for messages and listings."""
+    text = _short.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _stamp(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S UTC"
+    )

@@ -1,0 +1,175 @@
+"""The import rules import-linter cannot check (pyproject's
+[tool.importlinter] holds the others): no underscore name crosses a package
+boundary, imports inside functions are for optional extras only, and run
+management (`durable runs`, `durable show`) never loads the engine."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import durable
+
+PACKAGE = Path(durable.__file__).parent
+# Optional extras (and pytest's assertion rewriter, present only under
+# pytest): imported where used so that durable never needs them.
+LAZY_OK = {"distributed", "s3fs", "opentelemetry", "_pytest"}
+ENGINE = ("durable._api", "durable._core", "durable._fanout", "durable._fingerprint")
+
+
+def modules() -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        yield name, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def room(module: str) -> str:
+    """The package a module lives in: `durable._core` for `durable._core.replay`,
+    the module itself for `durable.errors`, `durable` for the root."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def target(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    base = base[: len(base) - node.level + (1 if is_package else 0)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def crossings(module: str, tree: ast.Module, is_package: bool) -> Iterator[str]:
+    """Underscore names this module takes from another package, by import
+    or as an attribute of a module imported from there."""
+    foreign_modules: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        source = target(module, node, is_package)
+        if not source.startswith("durable") or room(source) == room(module):
+            continue
+        for alias in node.names:
+            full = f"{source}.{alias.name}"
+            path = PACKAGE.parent / full.replace(".", "/")
+            if path.with_suffix(".py").exists() or path.is_dir():
+                foreign_modules.add(alias.asname or alias.name)  # a module of that package
+            elif alias.name.startswith("_"):
+                yield f"{module} imports {alias.name} from {source}"
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in foreign_modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            yield f"{module} uses {node.value.id}.{node.attr}"
+
+
+def test_no_underscore_name_crosses_a_package_boundary() -> None:
+    found = []
+    for name, tree in modules():
+        is_package = (PACKAGE.parent / name.replace(".", "/") / "__init__.py").exists()
+        found += list(crossings(name, tree, is_package))
+    assert found == []
+
+
+def test_the_checker_sees_a_crossing() -> None:
+    tree = ast.parse("from .._core.replay import _hidden\nfrom .._storage import codec\ncodec._x")
+    assert list(crossings("durable._api.ops", tree, False)) == [
+        "durable._api.ops imports _hidden from durable._core.replay",
+        "durable._api.ops uses codec._x",
+    ]
+    same_room = ast.parse("from .replay import _hidden")
+    assert list(crossings("durable._core.steps", same_room, False)) == []
+
+
+def lazy_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Import):
+                yield from ((node.lineno, a.name) for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                yield node.lineno, "." * node.level + (node.module or "")
+
+
+def test_imports_inside_functions_are_optional_extras_only() -> None:
+    found = [
+        f"{name}:{line} imports {what}"
+        for name, tree in modules()
+        for line, what in lazy_imports(tree)
+        if what.split(".")[0] not in LAZY_OK
+    ]
+    assert found == []
+
+
+def test_the_errors_module_imports_nothing_of_durable() -> None:
+    tree = ast.parse((PACKAGE / "errors.py").read_text(encoding="utf-8"))
+    relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+    assert relative == []
+
+
+RUNS_AND_SHOW = """
+import contextlib, io, json, sys
+from durable._cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    codes = [main(["--store", sys.argv[1], "runs", "--json"]),
+             main(["--store", sys.argv[1], "show", "r1", "--json"])]
+loaded = sorted(m for m in sys.modules if m.startswith("durable"))
+print(json.dumps({"codes": codes, "out": out.getvalue(), "loaded": loaded}))
+"""
+
+
+def test_runs_and_show_never_load_the_engine(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    @durable.step
+    def double(x: int) -> int:
+        calls.append(x)
+        return 2 * x
+
+    @durable.workflow(store=str(tmp_path / "store"), run_id="r1")
+    def flow(x: int) -> int:
+        return double(x) + 1
+
+    assert flow(4) == 9 and calls == [4]
+    done = subprocess.run(
+        [sys.executable, "-c", RUNS_AND_SHOW, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PACKAGE.parent), "PATH": ""},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["codes"] == [0, 0]
+    assert '"runId": "r1"' in report["out"] and "double" in report["out"]
+    assert "durable._manage.runs" in report["loaded"]  # the path was really taken
+    assert [m for m in report["loaded"] if m.startswith(ENGINE)] == []
+    assert calls == [4]  # looking at the run executed nothing
+
+
+@pytest.mark.parametrize("name", sorted(durable.__all__))
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(durable, name) is not None
+
+
+def test_every_module_says_what_it_is_for_and_stays_small() -> None:
+    undocumented = [name for name, tree in modules() if not ast.get_docstring(tree)]
+    assert undocumented == []
+    long = [
+        f"{path.relative_to(PACKAGE)}: {n} lines"
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 330
+    ]
+    assert long == []
