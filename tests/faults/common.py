@@ -53,6 +53,9 @@ class Place:
         return env
 
     def store(self) -> durable.Store:
+        """This place's store, for a run in this process (which then logs
+        its executions to this place's log)."""
+        os.environ["FAULT_LOG"] = str(self.log)
         saved = {k: os.environ.get(k) for k in self.env}
         os.environ.update(self.env)
         try:

@@ -113,6 +113,7 @@ def race(place: Place, processes: int, rounds: int) -> Outcome:
     try:
         for racer in racers:
             assert read_line(racer.stdout) == "READY"
+        place.log.write_text("")
         for r in range(rounds):
             run_id = new_run_id("race")
             for racer in racers:  # each is already blocked on its stdin
