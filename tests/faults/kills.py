@@ -1,0 +1,202 @@
+"""Random `kill -9` trials and racing processes.
+
+A kill trial starts a workflow in a child process, kills it with SIGKILL at
+a random moment of its run (anywhere: mid-step, mid-append, mid-fsync,
+mid-PUT), reads which results the store holds, resumes the run in this
+process and checks the value and the execution counts (`check_counts`)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+from tests.faults import flows
+from tests.faults.common import (
+    FLOWS,
+    Outcome,
+    Place,
+    check_counts,
+    executions,
+    new_run_id,
+    read_line,
+    recorded,
+    spawn,
+)
+
+STEPS = {"sync": 10, "async": 10, "loop": 10}
+
+
+def duration(place: Place, kind: str, n: int) -> float:
+    """How long one clean run takes here: the window the kills fall into."""
+    store = place.store()
+    started = time.perf_counter()
+    flows.call(kind, n, new_run_id("clean"), store)
+    return time.perf_counter() - started
+
+
+def kill_trials(place: Place, kind: str, trials: int, rng: random.Random) -> Outcome:
+    outcome = Outcome(f"kill -9 ({kind})")
+    n = STEPS[kind]
+    window = duration(place, kind, n) * 1.2 + 0.01
+    for _ in range(trials):
+        place.log.write_text("")
+        run_id = new_run_id(f"kill-{kind}")
+        trial = f"{run_id} "
+        child = spawn(place, kind, n, run_id)
+        if read_line(child.stdout) != "STARTED":
+            child.kill()
+            child.wait()
+            outcome.violation(trial, "the child did not start")
+            continue
+        delay = rng.uniform(0, window)
+        trial += f"killed after {delay * 1000:.1f} ms"
+        time.sleep(delay)  # the fault's timing, not a synchronisation
+        os.kill(child.pid, signal.SIGKILL)
+        child.communicate()
+        outcome.trials += 1
+        outcome.endings["killed" if child.returncode == -signal.SIGKILL else "finished"] += 1
+        store = place.store()
+        done = recorded(store, kind, run_id, n)
+        try:
+            value = flows.call(kind, n, run_id, store)
+        except Exception as e:
+            outcome.violation(trial, f"the resume raised {type(e).__name__}: {e}")
+            continue
+        if value != flows.expected(n):
+            outcome.violation(trial, "the resumed run returned a wrong value")
+        runs = executions(place.log, flows.KINDS[kind])
+        check_counts(outcome, trial, done, runs.get(child.pid, Counter()),
+                     runs.get(os.getpid(), Counter()), n)  # fmt: skip
+    return outcome
+
+
+RACER = """
+import json, os, sys
+sys.path.insert(0, {root!r})
+from tests.faults import flows
+
+store = flows.open_store()
+print("READY", flush=True)
+for line in sys.stdin:
+    run_id = line.strip()
+    try:
+        value = flows.FLOWS["sync"].with_options(store=store, run_id=run_id, wait=120)(6)
+        print("VALUE", json.dumps(value == flows.expected(6)), flush=True)
+    except Exception as e:
+        print("ERROR", type(e).__name__, json.dumps(str(e)), flush=True)
+"""
+
+
+def race(place: Place, processes: int, rounds: int) -> Outcome:
+    """`processes` long-lived processes start the same new run at the same
+    moment, `rounds` times: every round, each step executes exactly once in
+    all, and every process returns the right value (the others wait, then
+    replay)."""
+    outcome = Outcome(f"{processes} processes race one run id")
+    script = place.log.with_suffix(".racer.py")
+    script.write_text(RACER.format(root=str(FLOWS.parents[2])))
+    racers = [
+        subprocess.Popen(
+            [sys.executable, str(script)],
+            env=place.child_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    try:
+        for racer in racers:
+            assert read_line(racer.stdout) == "READY"
+        place.log.write_text("")
+        for r in range(rounds):
+            run_id = new_run_id("race")
+            for racer in racers:  # each is already blocked on its stdin
+                assert racer.stdin is not None
+                racer.stdin.write(run_id + "\n")
+                racer.stdin.flush()
+            said = [read_line(racer.stdout) for racer in racers]
+            outcome.trials += 1
+            if said != ["VALUE true"] * processes:
+                outcome.violation(f"round {r}", f"processes said {said}")
+            counts = Counter[int]()
+            for per_pid in executions(place.log, "work").values():
+                counts += per_pid
+            if counts != {i: 1 for i in range(6)}:
+                outcome.violation(f"round {r}", f"executions {dict(counts)}")
+            place.log.write_text("")
+    finally:
+        for racer in racers:
+            assert racer.stdin is not None
+            racer.stdin.close()
+            racer.wait(timeout=60)
+    return outcome
+
+
+REMOVER = """
+import sys
+sys.path.insert(0, {root!r})
+import durable
+from durable import _runs
+from tests.faults import flows
+
+store = flows.open_store()
+for _ in range({rounds}):
+    try:
+        _runs.delete_run(store, "sync_flow", "contested")
+    except (durable.RunLockedError, durable.RunNotFoundError):
+        pass
+"""
+
+STARTER = """
+import sys
+sys.path.insert(0, {root!r})
+import durable
+from tests.faults import flows
+
+store = flows.open_store()
+for _ in range({rounds}):
+    try:
+        flows.FLOWS["sync"].with_options(store=store, run_id="contested", restart=True)(2)
+    except durable.LeaseLostError:
+        raise  # another process took a run this one held: ownership was split
+    except durable.RunLockedError:
+        pass
+"""
+
+
+def rm_against_start(place: Place, rounds: int) -> Outcome:
+    """Two starters (each restarting the run, so every start executes) and a
+    remover (`durable rm`) hammer one run id: no two processes may ever
+    execute it at once. Each execution is an interval in the log, from its
+    first step to its last; intervals of different processes must not overlap."""
+    outcome = Outcome("rm against start")
+    root = str(FLOWS.parents[2])
+    scripts = [("remover", REMOVER), ("starter", STARTER), ("starter", STARTER)]
+    children: list[subprocess.Popen[bytes]] = []
+    for name, source in scripts:
+        path = place.log.with_suffix(f".{name}{len(children)}.py")
+        path.write_text(source.format(root=root, rounds=rounds))
+        children.append(subprocess.Popen([sys.executable, str(path)], env=place.child_env()))
+    for child in children:
+        child.wait(timeout=600)
+        if child.returncode != 0:
+            outcome.violation("processes", f"a process ended with {child.returncode}")
+    holder, starts = None, 0
+    for line in place.log.read_text().splitlines():
+        pid, _, i = line.split()
+        if i == "0":
+            if holder is not None:
+                outcome.violation(f"start {starts}", f"pid {pid} started while {holder} held the run")
+            holder, starts = pid, starts + 1
+        elif i == "1":
+            if holder != pid:
+                outcome.violation(f"start {starts}", f"pid {pid} finished a run held by {holder}")
+            holder = None
+    outcome.trials = starts
+    return outcome

@@ -1,0 +1,88 @@
+"""The fault campaign with small counts, so that it keeps being run
+(`benchmarks/faults.py` runs it in full and prints its figures). Every
+experiment must see zero violations; see the modules for what each checks."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.faults import damage, environment, kills
+from tests.faults.common import Outcome, Place
+
+pytestmark = pytest.mark.slow
+
+
+def clean(outcome: Outcome, trials: int) -> None:
+    assert outcome.trials >= trials, outcome
+    assert outcome.violations == [], "\n".join(outcome.violations)
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Place:
+    return Place(str(tmp_path / "store"), {}, tmp_path / "executions.log")
+
+
+@pytest.fixture
+def s3(tmp_path: Path, s3_url: str, s3_env: dict[str, str]) -> Place:
+    return Place(s3_url, s3_env, tmp_path / "executions.log")
+
+
+@pytest.mark.parametrize("kind", ["sync", "async", "loop"])
+def test_kill_9_at_random_moments_local(local: Place, kind: str) -> None:
+    clean(kills.kill_trials(local, kind, 4, random.Random(kind)), 4)
+
+
+@pytest.mark.parametrize("kind", ["sync", "loop"])
+def test_kill_9_at_random_moments_s3(s3: Place, kind: str) -> None:
+    clean(kills.kill_trials(s3, kind, 2, random.Random(kind)), 2)
+
+
+def test_truncation_and_bit_flips_across_log_manifest_and_blob(tmp_path: Path) -> None:
+    Place(str(tmp_path / "store"), {}, tmp_path / "executions.log")
+    outcome = damage.damage_every_offset(tmp_path, 17, random.Random(7))
+    clean(outcome, 500)
+    assert outcome.endings["right value"] and outcome.endings["CorruptRecordError"]
+
+
+def test_planted_pickles_never_run(tmp_path: Path) -> None:
+    Place(str(tmp_path / "store"), {}, tmp_path / "executions.log")
+    clean(damage.planted_pickles(tmp_path / "plants"), 48)
+
+
+def test_planted_symlinks_never_lead_outside(tmp_path: Path) -> None:
+    Place(str(tmp_path / "store"), {}, tmp_path / "executions.log")
+    clean(damage.planted_symlinks(tmp_path / "links"), 18)
+
+
+def test_eight_processes_race_one_run_id(local: Place) -> None:
+    clean(kills.race(local, 8, 2), 2)
+
+
+def test_rm_against_start(local: Place) -> None:
+    clean(kills.rm_against_start(local, 60), 20)
+
+
+def test_file_size_limit(local: Place) -> None:
+    clean(environment.file_size_limit(local, 3, random.Random(1)), 3)
+
+
+def test_read_only_store(local: Place) -> None:
+    outcome = environment.read_only_store(local, 2, random.Random(2))
+    if outcome.endings.get("skipped: cannot make a folder read-only here"):
+        pytest.skip("no way to make a folder read-only here")
+    clean(outcome, 2)
+
+
+def test_deleted_store_folders(local: Place) -> None:
+    clean(environment.deleted_store(local, 3, random.Random(3)), 3)
+
+
+def test_s3_endpoint_cut(s3: Place, s3_endpoint: str) -> None:
+    clean(environment.endpoint_cut(s3, s3_endpoint, 2, random.Random(4)), 2)
+
+
+def test_sigstop_past_the_lease_on_s3(s3: Place) -> None:
+    clean(environment.stopped_past_lease(s3, 1), 1)
