@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import durable
-from durable._records import item_of, parse_name
+from durable._storage.keys import item_of, parse_name
 from tests.faults import flows
 
 ROOT = Path(__file__).resolve().parents[2]

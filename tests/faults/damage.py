@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import durable
-from durable import _cli, _runs
-from durable._records import StepRecord, seal, unseal
-from durable._runner import read_manifest, write_manifest
+from durable import _cli
+from durable._manage import runs as _runs
+from durable._storage.manifest import read_manifest, write_manifest
+from durable._storage.records import StepRecord, seal, unseal
 from tests.faults import flows
 from tests.faults.common import Outcome
 
@@ -155,7 +156,7 @@ DEFENCES = ["allow_pickle=False", "DURABLE_ALLOW_PICKLE=0", "signing key"]
 
 
 def _runs_history(store: durable.Store, run_id: str) -> Any:
-    from durable import _history
+    from durable._manage import history as _history
 
     return _history.history(store, "sync_flow", run_id)
 

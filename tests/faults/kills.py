@@ -142,7 +142,7 @@ REMOVER = """
 import sys
 sys.path.insert(0, {root!r})
 import durable
-from durable import _runs
+from durable._manage import runs as _runs
 from tests.faults import flows
 
 store = flows.open_store()
