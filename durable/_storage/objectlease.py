@@ -80,6 +80,12 @@ class ObjectLease:
             return False
         if self._generations()[-1:] != [gen]:
             return False
+        # Read our claim back: a store whose create-only write is not atomic
+        # (moto's server lets two racing conditional PUTs both succeed) keeps
+        # the last writer's body, and only that writer may win.
+        raw = self.objects.get(self._key(gen))
+        if raw is None or _read_json(raw).get("token") != body_token(body):
+            return False
         self.generation = gen
         self.fresh_until = started + self.ttl * 2 / 3
         # Older generations no longer decide anything; keep the folder small.
@@ -138,6 +144,10 @@ class ObjectLease:
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
+
+
+def body_token(body: bytes) -> object:
+    return _read_json(body).get("token")
 
 
 def _gen_of(key: str) -> int:
