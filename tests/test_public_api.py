@@ -36,6 +36,7 @@ EXPECTED = {
     "current_run",
     "gc",
     "loop_over",
+    "on_event",
     "open_store",
     "redact",
     "sleep",

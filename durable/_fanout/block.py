@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from .._core import notify
 from .._core.context import RunState
 from .._core.identity import value_digest
 from .._core.replay import (
@@ -104,7 +105,9 @@ class Block:
         assert self.record is not None
         # Item records left by a crash between the block record and their deletion.
         self._compact()
-        return load_value(self.ctx, self.record)  # type: ignore[no-any-return]
+        value: list[Any] = load_value(self.ctx, self.record)
+        notify.replayed(self.ctx, self.record)
+        return value
 
     def restore(self) -> tuple[list[Any], list[int]]:
         """The results already checkpointed, and the indexes still to run."""
@@ -150,6 +153,8 @@ class Block:
     def fail(self, exc: BaseException) -> None:
         """Keep the block's failure for history; the items kept stay."""
         failures = [*self.ctx.failures.get(self.pos, []), attempt_record(exc)]
+        tried = len(failures) - 1
+        notify.failed(self.ctx, self.pos, self.label, self.fp, tried, exc, started=self.started)
         # The item's own exception matters more than a failed history write.
         with contextlib.suppress(StorageError):
             save_failures(

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._core.context import enter_plain
+from .._core.logs import add_note
 from .._core.plan import check_stop, stop
 from ..errors import ControlFlow
 from .executors import acall_item, call_item, open_pool
@@ -164,11 +164,5 @@ def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
     `except ValueError` around the workflow still works)."""
     if isinstance(exc, ControlFlow):
         return exc
-    note = f"durable: item {index} (of {total}) of {label} failed"
-    if sys.version_info >= (3, 11):
-        exc.add_note(note)
-    elif exc.args and isinstance(exc.args[0], str):
-        exc.args = (f"{exc.args[0]} [{note}]", *exc.args[1:])
-    else:
-        exc.args = (*exc.args, note)
+    add_note(exc, f"durable: item {index} (of {total}) of {label} failed")
     return exc
