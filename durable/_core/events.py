@@ -35,10 +35,10 @@ class Event:
 @dataclass(frozen=True)
 class RunStarted(Event):
     """The run's first operation executes now (or the run ends without one).
-    `resumed`: an earlier attempt of this run exists; `resume_position` is
-    the 0-based top-level position of the first operation executed live
-    (None when everything replayed); `replayed` counts the operations
-    replayed before it; `steps_total` is the number of operations the
+    `resumed`: an earlier attempt of this run exists; `replayed` counts the
+    operations replayed before the first live one, and `resume_position` is
+    that one's 0-based top-level position (None when nothing replayed, or
+    everything did, as `Run.resumed_from_step`); `steps_total` is the number of operations the
     previous attempt recorded, when known (for a progress bar)."""
 
     resumed: bool

@@ -62,7 +62,7 @@ def announce(ctx: RunState) -> None:
             ctx.run_id,
             ctx.workflow,
             resumed=bool(intro.get("resumed")),
-            resume_position=ctx.first_live,
+            resume_position=ctx.first_live if ctx.replayed else None,
             replayed=ctx.replayed,
             steps_total=intro.get("steps_total"),
             parent=intro.get("parent"),
