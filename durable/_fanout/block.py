@@ -24,7 +24,7 @@ from .._core.spec import step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
-from .._storage.keys import item_name
+from .._storage.keys import format_position, item_name
 from .._storage.records import StepRecord, seal
 from ..errors import ConfigurationError, CorruptRecordError, StorageError
 
@@ -57,6 +57,7 @@ class PlainBlock:
     def __init__(self, fn: Callable[..., Any], items: list[Any], name: str | None) -> None:
         self.label = label_of(fn, name)
         self.total = len(items)
+        self.where = ("", "", "")  # no run, no position (events of a plain block)
 
     def replay(self) -> list[Any]:
         raise AssertionError("a plain block has nothing to replay")
@@ -88,6 +89,7 @@ class Block:
         self.ctx = ctx
         self.label = label_of(fn, name)
         self.pos = ctx.take_position(f"block {self.label!r}")
+        self.where = (ctx.run_id, ctx.workflow, format_position(self.pos))
         self.fp = fingerprint_of(fn, ctx)
         self.items = items
         self.checkpoint = checkpoint

@@ -30,7 +30,7 @@ def sync_block(
     if block.replayed:
         return block.replay()  # type: ignore[no-any-return]
     results, todo = block.restore()
-    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress)
+    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress, block.where)
 
     def done(index: int, value: Any) -> None:
         results[index] = value
@@ -109,7 +109,7 @@ async def async_block(
     if block.replayed:
         return block.replay()  # type: ignore[no-any-return]
     results, todo = block.restore()
-    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress)
+    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress, block.where)
     queue = iter(todo)
     failures: list[BaseException] = []
 
@@ -148,15 +148,17 @@ async def async_block(
 def _settled(block: Any, reporter: Reporter) -> Iterator[None]:
     """How a block ends, sync or async: a failure is kept for history (a
     suspend is not a failure), and the progress line is closed either way."""
+    failed = False
     try:
         yield
     except ControlFlow:  # a suspend is not the block failing
         raise
     except Exception as exc:
+        failed = True
         block.fail(exc)
         raise
     finally:
-        reporter.close()
+        reporter.close(failed)
 
 
 def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
