@@ -10,7 +10,7 @@ from typing import Any
 
 from .._storage.keys import Position, format_position
 from .._storage.records import RunRecord, StepRecord
-from . import events
+from . import events, logs, tracing  # noqa: F401  (the consumers subscribe on import)
 from .context import RunState
 
 
@@ -134,7 +134,8 @@ def failed(
         "fingerprint": fingerprint,
         "duration": max(0.0, time.time() - started) if started else 0.0,
         "kind": kind,
-        "error": f"{type(exc).__qualname__}: {exc}",
+        "error": error_text(exc),
+        "exception": exc,
     }
     if retry_in is None:
         events.emit(events.StepFailed(ctx.run_id, ctx.workflow, **common))
@@ -146,6 +147,16 @@ def ended(ctx: RunState, event: events.Event) -> None:
     """The run ends (completed, failed, suspended, interrupted)."""
     announce(ctx)
     events.emit(event)
+
+
+def run_failed(ctx: RunState, exc: BaseException) -> None:
+    text = error_text(exc)
+    ended(ctx, events.RunFailed(ctx.run_id, ctx.workflow, error=text, exception=exc))
+
+
+def run_interrupted(ctx: RunState, exc: BaseException) -> None:
+    text = error_text(exc)
+    ended(ctx, events.RunInterrupted(ctx.run_id, ctx.workflow, error=text, exception=exc))
 
 
 def error_text(exc: BaseException) -> str:
