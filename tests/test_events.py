@@ -293,7 +293,7 @@ def test_a_run_left_by_a_killed_process_is_taken_over_and_says_so(
     done = subprocess.run([sys.executable, str(path), "5"], env=env, capture_output=True, text=True)
     assert done.stdout == "12\n", done.stderr
     assert "durable WARNING run flow.pipeline-" in done.stderr
-    assert "was left running by a process that is gone; taking it over" in done.stderr
+    assert "was left running by a process that is gone or stalled; taking it over" in done.stderr
     assert " from step 2: 1 replayed" in done.stderr
     assert (tmp_path / "counts.txt").read_text().split() == ["fetch", "train", "train"]
 

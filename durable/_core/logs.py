@@ -116,7 +116,7 @@ def consume(event: events.Event) -> None:
         )  # fmt: skip
     elif isinstance(event, events.LeaseTakenOver):
         logger.warning(
-            "run %s was left running by a process that is gone; taking it over", event.run_id
+            "run %s was left running by a process that is gone or stalled; taking it over", event.run_id
         )
     else:
         _run_ended(event)
