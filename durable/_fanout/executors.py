@@ -31,24 +31,28 @@ NO_TRACE: Trace = (None, "")
 def call_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
     """Run one item. A step runs its body with its own retries but without a
     record of its own; durable calls inside run plainly."""
+    if trace[0]:
+        with item_span(*trace):
+            return call_item(fn, item)
     spec = step_spec(fn)
     reset = enter_plain()
     try:
-        with item_span(*trace):
-            if spec is None:
-                return fn(item)
-            return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+        if spec is None:
+            return fn(item)
+        return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
     finally:
         reset()
 
 
 async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
     """`call_item` for an `async def` function or step."""
+    if trace[0]:
+        with item_span(*trace):
+            return await acall_item(fn, item)
     spec = step_spec(fn)
     reset = enter_plain()
     try:
-        with item_span(*trace):
-            return await _acall(fn, spec, item)
+        return await _acall(fn, spec, item)
     finally:
         reset()
 
