@@ -131,8 +131,20 @@ def run_locked(
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
+    manifest.plan = plan_of(ctx)  # later attempts show what is still to come
+    manifest.extra["steps_total"] = len(manifest.plan)
     complete(store, manifest, value)
     return result_run(ctx, manifest, value)
+
+
+def plan_of(ctx: RunState) -> list[Any]:
+    """[kind, name] per top-level position (None for one whose operations
+    all ran inside asyncio tasks: it has no record of its own)."""
+    records = ctx.records
+    return [
+        [rec.kind, rec.name] if (rec := records.get(p)) is not None else None
+        for p in range(ctx.position)
+    ]
 
 
 def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:
