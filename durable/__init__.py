@@ -40,6 +40,7 @@ if _TYPE_CHECKING:
     from ._core.artifacts import artifact
     from ._core.cache import Cache
     from ._core.context import Run, RunContext, current_run
+    from ._core.events import on_event
     from ._core.redact import Redacted, redact
     from ._fanout.progress import Progress
     from ._manage.cache import CacheInfo, cache_info
@@ -85,6 +86,7 @@ __all__ = [
     "gc",
     "load",
     "loop_over",
+    "on_event",
     "open_store",
     "redact",
     "sleep",
@@ -113,6 +115,7 @@ _HOMES = {
     "Run": "._core.context",
     "RunContext": "._core.context",
     "current_run": "._core.context",
+    "on_event": "._core.events",
     "Redacted": "._core.redact",
     "redact": "._core.redact",
     "Progress": "._fanout.progress",

@@ -36,6 +36,7 @@ EXPECTED = {
     "current_run",
     "gc",
     "loop_over",
+    "on_event",
     "open_store",
     "redact",
     "sleep",
@@ -49,7 +50,7 @@ EXPECTED = {
 def test_all_is_sorted_and_exactly_the_public_api() -> None:
     assert durable.__all__ == sorted(durable.__all__)
     assert set(durable.__all__) == EXPECTED
-    public = {n for n in dir(durable) if not n.startswith("_")} - {"testing", "errors"}
+    public = {n for n in dir(durable) if not n.startswith("_")} - {"testing", "errors", "events"}
     assert public == EXPECTED
 
 

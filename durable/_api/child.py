@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol
 
+from .._core import notify
 from .._core.arguments import derive_run_id
 from .._core.context import Run, RunState
 from .._core.identity import call_digest
@@ -40,6 +41,7 @@ def child_plan(
     run_id = child_run_id(flow, parent, pos, given)
     if rec is not None and rec.persisted:
         value = load_value(parent, rec)
+        notify.replayed(parent, rec)
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
     store = parent.store if flow.options.store is None else flow._store()

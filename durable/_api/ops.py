@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
+from .._core import notify
 from .._core.context import RunState, active_run, current_state
 from .._core.identity import value_digest
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, pause
@@ -135,7 +136,9 @@ def asleep(seconds: float) -> Coroutine[Any, Any, None]:
 
 def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
     digest = value_digest(seconds)
-    if lookup(ctx, pos, "sleep", "sleep", digest) is not None:
+    rec = lookup(ctx, pos, "sleep", "sleep", digest)
+    if rec is not None:
+        notify.replayed(ctx, rec)
         return None
     until = ctx.timers.get(pos)
     if until is None:

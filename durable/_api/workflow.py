@@ -14,6 +14,7 @@ from .._core.context import Run, active_run
 from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
 from .._core.run import Options, acquire, run_locked
+from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import (
     identity_of,
 )

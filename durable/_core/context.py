@@ -44,6 +44,11 @@ class RunState:
     # The first refusal (changed definition, nondeterminism, suspension, lost
     # lease) raised to the body: final even if the body catches it.
     refusal: BaseException | None = None
+    # For the event stream (`notify`): the RunStarted announcement waits for
+    # the first live operation, holding the replays made before it.
+    announced: bool = False
+    held: list[Any] = field(default_factory=list)
+    intro: dict[str, Any] = field(default_factory=dict)
 
     def take_position(self, what: str = "a durable operation") -> Position:
         """The next position of the scope of the code calling (the body's,

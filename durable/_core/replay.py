@@ -34,6 +34,7 @@ from ..errors import (
     StorageError,
     preview_of,
 )
+from . import notify
 from .context import RunState
 from .plan import check_stop
 
@@ -126,6 +127,8 @@ def _arguments_changed(
 def went_live(ctx: RunState, pos: Position) -> None:
     if ctx.first_live is None:
         ctx.first_live = top_level(pos)
+    if not ctx.announced:
+        notify.announce(ctx)  # now it is known how many operations replayed
     check_stop()  # a graceful stop never starts another operation
     # Nor does a lost lease: another process may be executing this run now.
     check = getattr(ctx.lease, "check", None)
@@ -177,6 +180,8 @@ def commit(
     except LeaseLostError as e:  # checked before each write: nothing was written
         raise ctx.refuse(LeaseLostError(ctx.run_id, record.position, why=e.why)) from None
     ctx.executed += live
+    if live:
+        notify.executed(ctx, record)
     if existing is not None and persist:
         body = unseal(
             existing,

@@ -32,6 +32,7 @@ from ..errors import (
     StorageError,
     Suspended,
 )
+from . import events, notify
 from .arguments import (
     argument_digests,
     decode_arguments,
@@ -40,6 +41,7 @@ from .arguments import (
 )
 from .context import Run, RunState, enter_run
 from .definition import Definition, choose_policy
+from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, result_run
 from .plan import Call, Plan
 from .replay import load_context
@@ -106,34 +108,47 @@ def run_locked(
     if manifest is not None and manifest.status == "completed":
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
+            events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
             return done
     before = copy.deepcopy(manifest)
+    started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
     ctx = load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
+    fp = definition.fingerprint
+    notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
         value = yield from _body(flow, bound, ctx)
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)
+        notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         raise
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
         if isinstance(e, ArtifactMissingError) and e.state == "not produced":
             finish(store, manifest, "failed", error=error_summary(e))
         elif before is not None:  # a refusal changes nothing: arguments and status stay
             write_manifest(store, before)
+        notify.ended(ctx, events.RunFailed(run_id, flow.name, error=notify.error_text(e)))
         raise
     except Exception as e:
         finish(store, manifest, "failed", error=error_summary(e))
+        notify.ended(ctx, events.RunFailed(run_id, flow.name, error=notify.error_text(e)))
         raise
     except BaseException as e:
         finish(store, manifest, "interrupted", error=error_summary(e))
+        add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
+        notify.ended(ctx, events.RunInterrupted(run_id, flow.name, error=notify.error_text(e)))
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
     manifest.plan = plan_of(ctx)  # later attempts show what is still to come
     manifest.extra["steps_total"] = len(manifest.plan)
     complete(store, manifest, value)
+    done_event = events.RunCompleted(
+        run_id, flow.name, replayed=ctx.replayed, executed=ctx.executed
+    )
+    notify.ended(ctx, done_event)
     return result_run(ctx, manifest, value)
 
 

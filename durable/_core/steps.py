@@ -11,7 +11,7 @@ from .._storage.clock import now
 from .._storage.keys import Position
 from .._storage.records import StepRecord
 from ..errors import ArtifactMissingError, CorruptRecordError
-from . import artifacts, cache, context, redact
+from . import artifacts, cache, context, notify, redact
 from .context import RunState
 from .identity import call_digest
 from .plan import Call, Plan
@@ -51,7 +51,9 @@ def step_plan(
         rec = None
     if rec is not None and rec.persisted:
         try:
-            return load_value(ctx, rec)
+            value = load_value(ctx, rec)
+            notify.replayed(ctx, rec)
+            return value
         except CorruptRecordError:
             if not cache.blob_gone(ctx, rec):
                 raise
@@ -74,6 +76,10 @@ def step_plan(
             return False  # a refusal inside the step body is not the step failing
         failures.append(attempt_record(exc))
         save_failures(ctx, pos, failures, name=spec.name, started=started)
+        again = spec.retry.again(exc, n)
+        wait = spec.retry.wait(n) if again else None
+        tried = len(failures) - 1  # counting the tries of earlier attempts of the run
+        notify.failed(ctx, pos, spec.name, fp, tried, exc, started=started, retry_in=wait)
         return True
 
     value = yield from retrying(spec.retry, attempt, failed)
@@ -81,6 +87,7 @@ def step_plan(
     produced = artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
     if rec is not None:  # a persist=False marker is already there
         ctx.executed += 1
+        notify.executed(ctx, rec)
         return value
     record = StepRecord(pos, "step", spec.name, fp, digest, started=started)
     record.attempts = failures

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from .._core import notify
 from .._core.context import RunState
 from .._core.identity import value_digest
 from .._core.replay import (
@@ -23,7 +24,7 @@ from .._core.spec import step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
-from .._storage.keys import item_name
+from .._storage.keys import format_position, item_name
 from .._storage.records import StepRecord, seal
 from ..errors import ConfigurationError, CorruptRecordError, StorageError
 
@@ -56,6 +57,7 @@ class PlainBlock:
     def __init__(self, fn: Callable[..., Any], items: list[Any], name: str | None) -> None:
         self.label = label_of(fn, name)
         self.total = len(items)
+        self.where = ("", "", "")  # no run, no position (events of a plain block)
 
     def replay(self) -> list[Any]:
         raise AssertionError("a plain block has nothing to replay")
@@ -87,6 +89,7 @@ class Block:
         self.ctx = ctx
         self.label = label_of(fn, name)
         self.pos = ctx.take_position(f"block {self.label!r}")
+        self.where = (ctx.run_id, ctx.workflow, format_position(self.pos))
         self.fp = fingerprint_of(fn, ctx)
         self.items = items
         self.checkpoint = checkpoint
@@ -104,7 +107,9 @@ class Block:
         assert self.record is not None
         # Item records left by a crash between the block record and their deletion.
         self._compact()
-        return load_value(self.ctx, self.record)  # type: ignore[no-any-return]
+        value: list[Any] = load_value(self.ctx, self.record)
+        notify.replayed(self.ctx, self.record)
+        return value
 
     def restore(self) -> tuple[list[Any], list[int]]:
         """The results already checkpointed, and the indexes still to run."""
@@ -150,6 +155,8 @@ class Block:
     def fail(self, exc: BaseException) -> None:
         """Keep the block's failure for history; the items kept stay."""
         failures = [*self.ctx.failures.get(self.pos, []), attempt_record(exc)]
+        tried = len(failures) - 1
+        notify.failed(self.ctx, self.pos, self.label, self.fp, tried, exc, started=self.started)
         # The item's own exception matters more than a failed history write.
         with contextlib.suppress(StorageError):
             save_failures(

@@ -1,19 +1,30 @@
-"""Progress of a `loop_over` block: a callback with a small dataclass, and a
-one-line bar on stderr drawn only when stderr is a terminal.
+"""Progress people can see, a consumer of the event stream: a `tqdm.auto`
+bar for each `loop_over` block (items done out of the block's items) and
+one for each run (operations done out of the previous attempt's count,
+when known). Notebooks get tqdm's widget bar (its text bar without
+ipywidgets), terminals its text bar; nothing is drawn when stderr is
+neither a terminal nor a notebook's stream.
 
-The bar is on by default (for terminals only); `enable_bar(False)` or
-`DURABLE_PROGRESS=0` turns it off, and `durable run` can call
-`enable_bar(True)` to force it back on after a library switched it off."""
+Bars are on by default; `enable_bar(False)` or `DURABLE_PROGRESS=0` turns
+them off, and `durable run` can call `enable_bar(True)` to turn them back on.
+A block's `progress=` callback gets a `Progress` after each item, bar or not."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any
+
+from .._core import events
+
+with warnings.catch_warnings():
+    # tqdm.auto warns, once, in a notebook without ipywidgets: its text bar is fine.
+    warnings.simplefilter("ignore")
+    from tqdm.auto import tqdm
 
 
 @dataclass(frozen=True)
@@ -37,43 +48,73 @@ class Progress:
 
 ProgressCallback = Callable[[Progress], None]
 
-# Module-level switch for the default bar. It only ever draws on a terminal.
 bar_enabled: bool = os.environ.get("DURABLE_PROGRESS", "1").lower() not in ("0", "false", "no")
-# A block shorter than this never draws: a bar that flashes for 50 ms is noise.
+# A bar shows only after this many seconds: one that flashes for 50 ms is noise.
 DELAY = 0.5
-# Redraws are throttled so that a 10,000-item block does not flood the terminal.
-INTERVAL = 0.1
 
 
 def enable_bar(on: bool = True) -> None:
-    """Turn the default stderr progress bar on or off for this process."""
+    """Turn the progress bars on or off for this process."""
     global bar_enabled
     bar_enabled = on
 
 
-def _stderr_is_terminal(stream: TextIO) -> bool:
+_seen: tuple[int, bool] = (0, False)  # (id of the stderr checked, whether bars show there)
+
+
+def visible() -> bool:
+    """Bars are on and stderr is a terminal or a notebook kernel's stream
+    (checked once per stream: this runs before every step)."""
+    global _seen
+    if not bar_enabled:
+        return False
+    stream = sys.stderr
+    if _seen[0] != id(stream):
+        _seen = (id(stream), _shows_bars(stream))
+    return _seen[1]
+
+
+def _shows_bars(stream: Any) -> bool:
+    if type(stream).__module__.startswith("ipykernel"):
+        return True
     try:
-        return stream.isatty()
+        return bool(stream.isatty())
     except (AttributeError, ValueError):  # closed or replaced streams
         return False
 
 
+def _size(stream: Any) -> dict[str, int]:
+    """The terminal's size; 80x24 where it says 0 (a pseudo-terminal
+    nobody sized, where tqdm would hide every bar). Nothing in a notebook,
+    where tqdm sizes its own bar."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return {}
+    return {"ncols": size.columns or 80, "nrows": size.lines or 24}
+
+
 class Reporter:
-    """Counts finished items and tells the callback and, maybe, the bar."""
+    """Counts a block's finished items; tells its `progress=` callback and
+    the event stream (which draws the bar)."""
 
     def __init__(
-        self, name: str, total: int, restored: int, callback: ProgressCallback | None
+        self,
+        name: str,
+        total: int,
+        restored: int,
+        callback: ProgressCallback | None,
+        where: tuple[str, str, str] = ("", "", ""),
     ) -> None:
         self.name = name
         self.total = total
         self.restored = restored
         self.done = restored
+        self.failed = 0
         self.callback = callback
+        self.where = where  # run id, workflow, position ("" outside a run)
         self.started = time.monotonic()
-        self.stream: TextIO = sys.stderr
-        self.draw = bar_enabled and total > 0 and _stderr_is_terminal(self.stream)
-        self.drawn = False
-        self.last_draw = 0.0
+        self._tell(finished=False)
 
     def snapshot(self) -> Progress:
         elapsed = time.monotonic() - self.started
@@ -83,49 +124,88 @@ class Reporter:
 
     def item_done(self) -> None:
         self.done += 1
-        state = self.snapshot()
-        if self.draw:
-            self._maybe_draw(state)
+        self._tell(finished=False)
         if self.callback is not None:
-            self.callback(state)
+            self.callback(self.snapshot())
 
-    def close(self) -> None:
-        """End the bar's line, if one was drawn."""
-        if self.drawn:
-            self._draw(self.snapshot())
-            self.stream.write("\n")
-            self.stream.flush()
-            self.drawn = False
+    def close(self, failed: bool = False) -> None:
+        self.failed = int(failed)
+        self._tell(finished=True)
 
-    def _maybe_draw(self, state: Progress) -> None:
-        if state.elapsed < DELAY and state.done < state.total:
+    def _tell(self, *, finished: bool) -> None:
+        if not events.detailed():
             return
-        if state.elapsed - self.last_draw < INTERVAL and state.done < state.total:
-            return
-        self._draw(state)
-
-    def _draw(self, state: Progress) -> None:
-        self.last_draw = state.elapsed
-        self.drawn = True
-        self.stream.write("\r" + render(state, shutil.get_terminal_size().columns) + "\x1b[K")
-        self.stream.flush()
-
-
-def render(state: Progress, columns: int = 80) -> str:
-    """One line: `name [#####.....] 30/50  12.5/s  2.4s  ~1.6s left`."""
-    left = state.remaining
-    tail = f" {state.done}/{state.total}  {state.rate:.1f}/s  {_secs(state.elapsed)}"
-    if left is not None and state.done < state.total:
-        tail += f"  ~{_secs(left)} left"
-    label = state.name if len(state.name) <= 30 else state.name[:29] + "…"
-    width = max(10, min(40, columns - len(label) - len(tail) - 4))
-    filled = width * state.done // max(state.total, 1)
-    return f"{label} [{'#' * filled}{'.' * (width - filled)}]{tail}"
+        run_id, workflow, position = self.where
+        events.emit(
+            events.BlockProgress(
+                run_id,
+                workflow,
+                name=self.name,
+                position=position,
+                done=self.done,
+                total=self.total,
+                failed=self.failed,
+                restored=self.restored,
+                finished=finished,
+            )
+        )
 
 
-def _secs(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+class Bars:
+    """The bars open now, by run and by block."""
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[str, str], Any] = {}
+
+    def consume(self, event: events.Event) -> None:
+        if isinstance(event, events.BlockProgress):
+            self._block(event)
+        elif isinstance(event, events.RunStarted):
+            if visible():
+                total = event.steps_total
+                self._start((event.run_id, ""), event.run_id, total, "step")
+        elif isinstance(event, (events.StepExecuted, events.StepReplayed)):
+            bar = self.open.get((event.run_id, ""))
+            if bar is not None and "." not in event.position:  # top-level operations only
+                bar.update(1)
+        elif isinstance(
+            event,
+            (events.RunCompleted, events.RunFailed, events.RunSuspended, events.RunInterrupted),
+        ):
+            self._close((event.run_id, ""))
+
+    def _block(self, event: events.BlockProgress) -> None:
+        key = (event.run_id, event.position or event.name)
+        bar = self.open.get(key)
+        if bar is None and not event.finished and visible():
+            bar = self._start(key, event.name, event.total, "item", event.done)
+        if bar is not None:
+            bar.update(event.done - bar.n)
+        if event.finished:
+            self._close(key)
+
+    def _start(
+        self, key: tuple[str, str], label: str, total: int | None, unit: str, initial: int = 0
+    ) -> Any:
+        self._close(key)
+        bar = tqdm(
+            total=total,
+            initial=initial,
+            desc=label,
+            unit=unit,
+            delay=DELAY,
+            leave=True,
+            file=sys.stderr,
+            **_size(sys.stderr),
+        )
+        self.open[key] = bar
+        return bar
+
+    def _close(self, key: tuple[str, str]) -> None:
+        bar = self.open.pop(key, None)
+        if bar is not None:
+            bar.close()
+
+
+bars = Bars()
+events.subscribe(bars.consume, gate=visible)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._core.context import enter_plain
+from .._core.logs import add_note
 from .._core.plan import check_stop, stop
 from ..errors import ControlFlow
 from .executors import acall_item, call_item, open_pool
@@ -30,7 +30,7 @@ def sync_block(
     if block.replayed:
         return block.replay()  # type: ignore[no-any-return]
     results, todo = block.restore()
-    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress)
+    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress, block.where)
 
     def done(index: int, value: Any) -> None:
         results[index] = value
@@ -109,7 +109,7 @@ async def async_block(
     if block.replayed:
         return block.replay()  # type: ignore[no-any-return]
     results, todo = block.restore()
-    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress)
+    reporter = Reporter(block.label, len(items), len(items) - len(todo), progress, block.where)
     queue = iter(todo)
     failures: list[BaseException] = []
 
@@ -148,15 +148,17 @@ async def async_block(
 def _settled(block: Any, reporter: Reporter) -> Iterator[None]:
     """How a block ends, sync or async: a failure is kept for history (a
     suspend is not a failure), and the progress line is closed either way."""
+    failed = False
     try:
         yield
     except ControlFlow:  # a suspend is not the block failing
         raise
     except Exception as exc:
+        failed = True
         block.fail(exc)
         raise
     finally:
-        reporter.close()
+        reporter.close(failed)
 
 
 def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
@@ -164,11 +166,5 @@ def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:
     `except ValueError` around the workflow still works)."""
     if isinstance(exc, ControlFlow):
         return exc
-    note = f"durable: item {index} (of {total}) of {label} failed"
-    if sys.version_info >= (3, 11):
-        exc.add_note(note)
-    elif exc.args and isinstance(exc.args[0], str):
-        exc.args = (f"{exc.args[0]} [{note}]", *exc.args[1:])
-    else:
-        exc.args = (*exc.args, note)
+    add_note(exc, f"durable: item {index} (of {total}) of {label} failed")
     return exc

@@ -1,0 +1,249 @@
+"""The event stream: what the engine tells whoever listens (logging,
+OpenTelemetry, progress bars, users' `durable.on_event` callbacks).
+
+Events are small frozen dataclasses. Run-level events (once per run) are
+always built; per-operation events only when `detailed()` says someone wants
+them, so a step costs nothing extra when nobody listens. A callback that
+raises is logged once at WARNING under the `durable` logger and ignored
+from then on: observing a run never breaks it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TypeVar
+
+
+def _now() -> float:
+    return time.time()
+
+
+@dataclass(frozen=True)
+class Event:
+    """What every event carries. Outside a run (a plain `loop_over`),
+    `run_id` and `workflow` are empty strings."""
+
+    run_id: str
+    workflow: str
+    time: float = field(default_factory=_now, kw_only=True)
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    """The run's first operation executes now (or the run ends without one).
+    `resumed`: an earlier attempt of this run exists; `replayed` counts the
+    operations replayed before the first live one, and `resume_position` is
+    that one's 0-based top-level position (None when nothing replayed, or
+    everything did, as `Run.resumed_from_step`); `steps_total` is the number of operations the
+    previous attempt recorded, when known (for a progress bar)."""
+
+    resumed: bool
+    resume_position: int | None
+    replayed: int
+    steps_total: int | None = None
+    parent: str | None = None  # the parent's run id, for a child run
+    started: float = 0.0  # when this call began (time.time())
+
+
+@dataclass(frozen=True)
+class OperationEvent(Event):
+    """One operation at one position: a step, a `loop_over` block (kind
+    "loop"), a sleep or a child run (kind "workflow"). `attempt` is the try
+    (0 first); `duration` is in seconds (0 for a replay)."""
+
+    position: str
+    name: str
+    attempt: int = 0
+    fingerprint: str = ""
+    duration: float = 0.0
+    kind: str = "step"
+
+
+@dataclass(frozen=True)
+class StepExecuted(OperationEvent):
+    """The operation ran and its record was written."""
+
+
+@dataclass(frozen=True)
+class StepReplayed(OperationEvent):
+    """The operation's recorded output was returned without running it."""
+
+
+@dataclass(frozen=True)
+class StepRetried(OperationEvent):
+    """Try `attempt` failed with `error`; the next try starts after `delay` s."""
+
+    error: str = ""
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class StepFailed(OperationEvent):
+    """Try `attempt` failed with `error` and no try follows."""
+
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class BlockProgress(Event):
+    """Where a `loop_over` block stands: sent when it starts (`done` counts
+    items restored from checkpoints), after each item, and once `finished`."""
+
+    name: str
+    position: str
+    done: int
+    total: int
+    failed: int = 0
+    restored: int = 0
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class RunCompleted(Event):
+    """`recorded`: the run had completed before; its recorded result was
+    returned without running the body."""
+
+    replayed: int = 0
+    executed: int = 0
+    recorded: bool = False
+
+
+@dataclass(frozen=True)
+class RunSuspended(Event):
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class RunFailed(Event):
+    """The run ends failed; calling it again resumes it."""
+
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class RunInterrupted(Event):
+    """Ctrl-C, SIGTERM (graceful stop) or another BaseException ended the run."""
+
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class RunRebased(Event):
+    """The definition changed and the run replays its records anyway."""
+
+    old_fingerprint: str = ""
+    new_fingerprint: str = ""
+
+
+@dataclass(frozen=True)
+class LeaseTakenOver(Event):
+    """The run was left `running` by a process that is gone (killed, crashed);
+    this process took its lease over and continues it."""
+
+
+Callback = Callable[[Event], None]
+Gate = Callable[[], bool]
+T = TypeVar("T")
+
+_log = logging.getLogger("durable")
+_lock = threading.Lock()
+# Copy-on-write tuples: emit() reads them without the lock.
+_callbacks: tuple[Callback, ...] = ()
+_gates: tuple[Gate, ...] = ()
+_always = 0  # subscribers that want every per-operation event
+_broken: set[int] = set()  # ids of callbacks that raised once: ignored since
+
+
+def _always_on() -> bool:
+    return True
+
+
+class Subscription:
+    """What `subscribe` returns: `close()` (or leaving the `with` block)
+    unsubscribes. Closing twice is harmless."""
+
+    def __init__(self, callback: Callback, gate: Gate | None) -> None:
+        self.callback = callback
+        self.gate = gate
+        self.closed = False
+
+    def close(self) -> None:
+        global _callbacks, _gates, _always
+        with _lock:
+            if self.closed:
+                return
+            self.closed = True
+            _callbacks = _without(_callbacks, self.callback)
+            if self.gate is None:
+                _always -= 1
+            else:
+                _gates = _without(_gates, self.gate)
+            _broken.discard(id(self.callback))
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _without(items: tuple[T, ...], one: T) -> tuple[T, ...]:
+    out = list(items)
+    out.remove(one)
+    return tuple(out)
+
+
+def subscribe(callback: Callback, *, gate: Gate | None = None) -> Subscription:
+    """Call `callback(event)` for every event. `gate`, for the built-in
+    consumers, says when per-operation events are wanted (the logging
+    consumer: only when the `durable` logger shows DEBUG); without one, all are."""
+    global _callbacks, _gates, _always
+    with _lock:
+        _callbacks = (*_callbacks, callback)
+        if gate is None:
+            _always += 1
+        else:
+            _gates = (*_gates, gate)
+    return Subscription(callback, gate)
+
+
+def on_event(callback: Callback) -> Subscription:
+    """Call `callback(event)` for every event the engine emits (see
+    `durable.events`). Returns a handle: `handle.close()` unsubscribes, and
+    `with durable.on_event(cb):` unsubscribes when the block ends. A callback
+    that raises is logged once at WARNING and ignored after that."""
+    if not callable(callback):
+        raise TypeError(f"on_event() takes a callable, not {type(callback).__qualname__}")
+    return subscribe(callback)
+
+
+def detailed() -> bool:
+    """Whether per-operation events (steps, items) are wanted now."""
+    if _always:
+        return True
+    return any(gate() for gate in _gates)
+
+
+def emit(event: Event) -> None:
+    for callback in _callbacks:
+        if id(callback) in _broken:
+            continue
+        try:
+            callback(event)
+        except Exception:
+            _broken.add(id(callback))
+            _log.warning(
+                "durable: event callback %r raised on %s; it is ignored from now on",
+                callback,
+                type(event).__name__,
+                exc_info=True,
+            )

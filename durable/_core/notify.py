@@ -1,0 +1,153 @@
+"""The engine's side of the event stream: builds events from a run's state
+at the points where things happen (run begins and ends, an operation
+replays, executes, fails or is retried). Per-operation events are built only
+when `events.detailed()` says someone wants them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .._storage.keys import Position, format_position
+from .._storage.records import RunRecord, StepRecord
+from . import events
+from .context import RunState
+
+
+def begin(
+    ctx: RunState,
+    before: RunRecord | None,
+    *,
+    policy: str,
+    fingerprint: str,
+    started: float,
+    parent: dict[str, Any] | None,
+) -> None:
+    """The run's body is about to run. A run with records to replay
+    announces itself at its first live operation (`went_live`), when it is
+    known how many replayed; a run without records announces itself now."""
+    ctx.intro = {
+        "resumed": before is not None,
+        "steps_total": steps_total(before),
+        "parent": None if parent is None else str(parent.get("run_id")),
+        "started": started,
+    }
+    if before is not None and before.status == "running":
+        # We hold the lease, so the process that left it running is gone.
+        events.emit(events.LeaseTakenOver(ctx.run_id, ctx.workflow))
+    if policy == "rebase" and before is not None and before.fingerprint != fingerprint:
+        old = before.fingerprint
+        events.emit(events.RunRebased(ctx.run_id, ctx.workflow, old, fingerprint))
+    if not ctx.records:
+        announce(ctx)
+
+
+def steps_total(before: RunRecord | None) -> int | None:
+    """How many operations the previous attempt had: known when it
+    completed (a run reopened by a change, or a fork's source)."""
+    if before is None:
+        return None
+    total = before.extra.get("operations")
+    return total if isinstance(total, int) else None
+
+
+def announce(ctx: RunState) -> None:
+    """Emit RunStarted (once), then the replays held back until now."""
+    if ctx.announced:
+        return
+    ctx.announced = True
+    intro = ctx.intro
+    events.emit(
+        events.RunStarted(
+            ctx.run_id,
+            ctx.workflow,
+            resumed=bool(intro.get("resumed")),
+            resume_position=ctx.first_live if ctx.replayed else None,
+            replayed=ctx.replayed,
+            steps_total=intro.get("steps_total"),
+            parent=intro.get("parent"),
+            started=float(intro.get("started", 0.0)),
+        )
+    )
+    held, ctx.held = ctx.held, []
+    for event in held:
+        events.emit(event)
+
+
+def replayed(ctx: RunState, rec: StepRecord) -> None:
+    if not events.detailed():
+        return
+    event = events.StepReplayed(
+        ctx.run_id,
+        ctx.workflow,
+        position=format_position(rec.position),
+        name=rec.name,
+        attempt=len(rec.attempts),
+        fingerprint=rec.fingerprint,
+        kind=rec.kind,
+    )
+    if ctx.announced:
+        events.emit(event)
+    else:
+        ctx.held.append(event)
+
+
+def executed(ctx: RunState, rec: StepRecord) -> None:
+    if not events.detailed():
+        return
+    announce(ctx)
+    events.emit(
+        events.StepExecuted(
+            ctx.run_id,
+            ctx.workflow,
+            position=format_position(rec.position),
+            name=rec.name,
+            attempt=len(rec.attempts),
+            fingerprint=rec.fingerprint,
+            duration=max(0.0, rec.ended - rec.started),
+            kind=rec.kind,
+        )
+    )
+
+
+def failed(
+    ctx: RunState,
+    pos: Position,
+    name: str,
+    fingerprint: str,
+    attempt: int,
+    exc: BaseException,
+    *,
+    started: float,
+    retry_in: float | None = None,
+    kind: str = "step",
+) -> None:
+    """Try `attempt` at pos raised exc; `retry_in` seconds until the next
+    try, None when none follows."""
+    if not events.detailed():
+        return
+    announce(ctx)
+    common: dict[str, Any] = {
+        "position": format_position(pos),
+        "name": name,
+        "attempt": attempt,
+        "fingerprint": fingerprint,
+        "duration": max(0.0, time.time() - started) if started else 0.0,
+        "kind": kind,
+        "error": f"{type(exc).__qualname__}: {exc}",
+    }
+    if retry_in is None:
+        events.emit(events.StepFailed(ctx.run_id, ctx.workflow, **common))
+    else:
+        events.emit(events.StepRetried(ctx.run_id, ctx.workflow, delay=retry_in, **common))
+
+
+def ended(ctx: RunState, event: events.Event) -> None:
+    """The run ends (completed, failed, suspended, interrupted)."""
+    announce(ctx)
+    events.emit(event)
+
+
+def error_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__qualname__}: {text}" if text else type(exc).__qualname__

@@ -1,0 +1,249 @@
+"""The event stream and its logging consumer: which events a fresh run, a
+resume, a retry and a replayed run emit, in which order; a failing callback
+never breaks a run; the `durable` logger's messages (caplog, and
+`DURABLE_LOG=info` in a real process); the note on an interrupted run."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable import events
+from durable._core import events as stream
+
+from .clikit import read_until
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import durable
+
+    def bump(name):
+        with open(os.environ["COUNTS"], "a") as f:
+            f.write(name + "\\n")
+
+    @durable.step
+    def fetch(n):
+        bump("fetch")
+        return n + 1
+
+    @durable.step
+    def train(n):
+        bump("train")
+        if os.environ.get("FAIL") == "1":
+            raise RuntimeError("out of memory")
+        if os.environ.get("BLOCK") == "1":
+            print("train started", flush=True)
+            sys.stdin.readline()
+        return n * 2
+
+    @durable.workflow
+    def pipeline(n: int) -> int:
+        return train(fetch(n))
+
+    print(pipeline(int(sys.argv[1])))
+    """
+)
+
+
+def _names(seen: list[events.Event]) -> list[str]:
+    return [type(e).__name__ for e in seen]
+
+
+def _flow(store: durable.Store, counts: list[str], fail: list[bool]) -> Any:
+    @durable.step
+    def fetch(n: int) -> int:
+        counts.append("fetch")
+        return n + 1
+
+    @durable.step
+    def train(n: int) -> int:
+        counts.append("train")
+        if fail and fail.pop():
+            raise RuntimeError("out of memory")
+        return n * 2
+
+    @durable.workflow(store=store, name="pipe")
+    def pipeline(n: int) -> int:
+        return train(fetch(n))
+
+    return pipeline
+
+
+def test_a_fresh_run_then_a_resume_emit_what_happened(store: durable.Store) -> None:
+    counts: list[str] = []
+    flow = _flow(store, counts, [True])
+    seen: list[events.Event] = []
+    with durable.on_event(seen.append):
+        with pytest.raises(RuntimeError):
+            flow(1)
+        assert _names(seen) == ["RunStarted", "StepExecuted", "StepFailed", "RunFailed"]
+        first = seen[0]
+        assert isinstance(first, events.RunStarted)
+        assert (first.resumed, first.replayed, first.resume_position) == (False, 0, None)
+        seen.clear()
+        assert flow(1) == 4
+    assert counts == ["fetch", "train", "train"]
+    assert _names(seen) == ["RunStarted", "StepReplayed", "StepExecuted", "RunCompleted"]
+    start, replay, ran, done = seen
+    assert isinstance(start, events.RunStarted)
+    assert (start.resumed, start.replayed, start.resume_position) == (True, 1, 1)
+    assert isinstance(replay, events.StepReplayed) and (replay.position, replay.name) == (
+        "0",
+        "_flow.fetch",
+    )
+    assert isinstance(ran, events.StepExecuted) and ran.name == "_flow.train" and ran.attempt == 1
+    assert isinstance(done, events.RunCompleted) and (done.replayed, done.executed) == (1, 1)
+    assert {e.run_id for e in seen} == {start.run_id}
+
+
+def test_a_retry_is_an_event_and_the_handle_unsubscribes(store: durable.Store) -> None:
+    tries: list[int] = []
+
+    @durable.step(retries=2, retry_delay=0)
+    def flaky() -> int:
+        tries.append(1)
+        if len(tries) < 3:
+            raise ValueError(f"try {len(tries)}")
+        return len(tries)
+
+    @durable.workflow(store=store)
+    def wf() -> int:
+        return flaky()
+
+    seen: list[events.Event] = []
+    handle = durable.on_event(seen.append)
+    assert wf() == 3
+    handle.close()
+    handle.close()  # twice is harmless
+    retried = [e for e in seen if isinstance(e, events.StepRetried)]
+    assert [(e.attempt, e.error) for e in retried] == [
+        (0, "ValueError: try 1"),
+        (1, "ValueError: try 2"),
+    ]
+    executed = [e for e in seen if isinstance(e, events.StepExecuted)]
+    assert [e.attempt for e in executed] == [2]
+    seen.clear()
+    assert wf() == 3  # completed before: the recorded result, and no event reaches seen
+    assert seen == [] and len(tries) == 3
+
+
+def test_a_failing_callback_is_logged_once_and_never_breaks_a_run(
+    store: durable.Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls: list[str] = []
+
+    def broken(event: events.Event) -> None:
+        calls.append(type(event).__name__)
+        raise KeyError("observer bug")
+
+    counts: list[str] = []
+    flow = _flow(store, counts, [])
+    with caplog.at_level(logging.WARNING, logger="durable"), durable.on_event(broken):
+        assert flow(5) == 12
+        assert flow.with_options(restart=True)(5) == 12
+    assert calls == ["RunStarted"]  # ignored after the first failure
+    warnings = [r for r in caplog.records if "event callback" in r.getMessage()]
+    assert len(warnings) == 1 and "KeyError" in (warnings[0].exc_text or "")
+    assert counts == ["fetch", "train", "fetch", "train"]
+
+
+def test_nobody_listening_means_no_operation_events_are_built() -> None:
+    assert not stream.detailed()  # only the logging consumer, and it wants no DEBUG
+    with durable.on_event(lambda e: None):
+        assert stream.detailed()
+    assert not stream.detailed()
+
+
+def test_log_messages_of_a_fresh_run_and_a_resume(
+    store: durable.Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    counts: list[str] = []
+    flow = _flow(store, counts, [True])
+    with caplog.at_level(logging.DEBUG, logger="durable"):
+        with pytest.raises(RuntimeError):
+            flow(7)
+        first = [r.getMessage() for r in caplog.records if r.name == "durable"]
+        caplog.clear()
+        run = flow.run(7)
+        second = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "durable"]
+    run_id = run.run_id
+    assert first[0] == f"started run {run_id} of pipe"
+    assert first[-1] == (
+        f"run {run_id} failed: RuntimeError: out of memory; "
+        "call again with the same run id to resume"
+    )
+    assert second == [
+        ("INFO", f"resumed run {run_id} from step 2: 1 replayed"),
+        ("DEBUG", f"run {run_id}: step 0 '_flow.fetch' replayed"),
+        ("DEBUG", second[2][1]),
+        ("INFO", f"completed run {run_id}: 1 replayed, 1 executed"),
+    ]
+    assert second[2][1].startswith(f"run {run_id}: step 1 '_flow.train' executed in ")
+
+
+def _script(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    path = tmp_path / "flow.py"
+    path.write_text(SCRIPT)
+    return path, {"COUNTS": str(tmp_path / "counts.txt")}
+
+
+def test_durable_log_info_shows_the_resume_on_stderr(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    path, extra = _script(tmp_path)
+    env = {**child_env, **extra, "DURABLE_LOG": "info"}
+    failed = subprocess.run(
+        [sys.executable, str(path), "3"], env={**env, "FAIL": "1"}, capture_output=True, text=True
+    )
+    assert failed.returncode == 1
+    assert "durable INFO started run flow.pipeline-" in failed.stderr
+    assert "failed: RuntimeError: out of memory; call again with the same run id" in failed.stderr
+    done = subprocess.run([sys.executable, str(path), "3"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == "8\n"
+    assert " from step 2: 1 replayed" in done.stderr
+    assert "durable INFO resumed run flow.pipeline-" in done.stderr
+    assert "completed run flow.pipeline-" in done.stderr
+    lines = (tmp_path / "counts.txt").read_text().split()
+    assert lines == ["fetch", "train", "train"]
+    quiet = subprocess.run(
+        [sys.executable, str(path), "3"], env=child_env | extra, capture_output=True, text=True
+    )
+    assert quiet.stderr == ""  # without DURABLE_LOG the library prints nothing
+
+
+@pytest.mark.slow
+def test_ctrl_c_ending_a_run_says_how_to_resume(tmp_path: Path, child_env: dict[str, str]) -> None:
+    path, extra = _script(tmp_path)
+    env = {**child_env, **extra, "BLOCK": "1"}
+    child = subprocess.Popen(
+        [sys.executable, str(path), "4"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        read_until(child.stdout, "train started")
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+    text = err.decode()
+    assert "KeyboardInterrupt" in text
+    assert "was interrupted; call again with the same run id to resume" in text
+    assert "durable: run 'flow.pipeline-" in text
+    done = subprocess.run(
+        [sys.executable, str(path), "4"], env=child_env | extra, capture_output=True, text=True
+    )
+    assert done.stdout == "10\n"
+    assert (tmp_path / "counts.txt").read_text().split() == ["fetch", "train", "train"]
