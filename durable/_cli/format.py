@@ -62,6 +62,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         f"status    {info.status}" + (f" ({info.reason})" if info.reason else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
         f"steps     {info.steps} finished"
+        + ("" if info.steps_total is None else f" of {info.steps_total}")
         + ("" if info.position is None else f", next position {info.position}"),
     ]
     if info.error:

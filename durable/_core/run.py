@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import os
 import sys
 import time
 import traceback
@@ -58,6 +59,7 @@ class Options:
     on_change: str = "refuse"
     wait: float | None = None
     keep_last: int | None = None
+    progress_file: str | os.PathLike[str] | None = None
 
 
 class Flow(Protocol):
