@@ -247,3 +247,24 @@ def test_ctrl_c_ending_a_run_says_how_to_resume(tmp_path: Path, child_env: dict[
     )
     assert done.stdout == "10\n"
     assert (tmp_path / "counts.txt").read_text().split() == ["fetch", "train", "train"]
+
+
+def test_steps_total_is_the_previous_attempts_count_or_the_fork_sources(
+    store: durable.Store,
+) -> None:
+    counts: list[str] = []
+    flow = _flow(store, counts, [])
+    started: list[events.RunStarted] = []
+
+    def keep(event: events.Event) -> None:
+        if isinstance(event, events.RunStarted):
+            started.append(event)
+
+    with durable.on_event(keep):
+        run = flow.run(2)
+        forked = flow.fork(run.run_id, at=1, new_run_id="fork-1")
+    assert forked.value == 6 and counts == ["fetch", "train", "train"]
+    assert [(e.run_id, e.steps_total, e.replayed) for e in started] == [
+        (run.run_id, None, 0),  # a fresh run: no total known
+        ("fork-1", 2, 1),  # the source completed with two operations
+    ]

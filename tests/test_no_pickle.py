@@ -174,7 +174,7 @@ def test_a_planted_pickle_is_never_loaded_when_pickles_are_refused(
         preview = step.preview
         assert preview.startswith("<pickled value") and "IntegrityError" in preview
         with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
-            step.value  # the full value is refused too, never returned
+            step.value  # noqa: B018 - the full value is refused too, never returned
     else:
         with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
             read(flow, reader, where, run_id)

@@ -179,3 +179,49 @@ def test_cosmetic_edit_resumes_and_semantic_edit_is_refused(
     assert re.search(r"- square: code changed: [0-9a-f]{12} -> [0-9a-f]{12}", message), message
     assert "load" not in message and "total:" not in message
     assert counts(env) == {"load": 1, "square": 1, "total": 2}  # nothing ran
+
+
+NO_DELAY = """\
+from durable._fanout import progress
+
+progress.DELAY = 0  # draw from the first item: the cell is short
+"""
+
+PROGRESS = """\
+def double(x):
+    bump("double")
+    return 2 * x
+
+@durable.workflow
+def fan(n):
+    return durable.loop_over(double, range(n), name="doubling")
+
+print("RESULT", sum(fan(12)))
+"""
+
+
+@pytest.mark.slow
+def test_a_notebook_shows_the_tqdm_bar(env: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in (SETUP, NO_DELAY, PROGRESS)]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    outputs = execute(nb, env).cells[-1].outputs
+    assert result_line(nb) == ["132"]
+    widgets = [
+        o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    texts = [str(o["data"].get("text/plain", "")) for o in widgets]
+    assert any("doubling" in t and "/12" in t for t in texts), outputs  # displayed at once
+    # The widgets' final state, as nbclient keeps it: the bar went to 12 of 12.
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    models = [m["state"] for m in state.values()]
+    bars = [(m["value"], m["max"]) for m in models if m["_model_name"] == "FloatProgressModel"]
+    assert (12.0, 12.0) in bars
+    labels = [str(m["value"]) for m in models if m["_model_name"] == "HTMLModel"]
+    assert any(label.startswith("doubling") for label in labels)
+    assert any("12/12" in label for label in labels)
+    assert counts(env) == {"double": 12}

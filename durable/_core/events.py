@@ -79,6 +79,7 @@ class StepRetried(OperationEvent):
 
     error: str = ""
     delay: float = 0.0
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class StepFailed(OperationEvent):
     """Try `attempt` failed with `error` and no try follows."""
 
     error: str = ""
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -119,9 +121,11 @@ class RunSuspended(Event):
 
 @dataclass(frozen=True)
 class RunFailed(Event):
-    """The run ends failed; calling it again resumes it."""
+    """The run ends failed (or refused: a changed definition...); calling
+    it again resumes it."""
 
     error: str = ""
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,7 @@ class RunInterrupted(Event):
     """Ctrl-C, SIGTERM (graceful stop) or another BaseException ended the run."""
 
     error: str = ""
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .._storage.base import Store
 from .._storage.keys import Position, format_position
+from .._storage.manifest import read_manifest
 from .._storage.records import RunRecord, StepRecord
-from . import events
+from ..errors import DurableError
+from . import events, logs, tracing  # noqa: F401  (the consumers subscribe on import)
 from .context import RunState
 
 
@@ -28,7 +31,7 @@ def begin(
     known how many replayed; a run without records announces itself now."""
     ctx.intro = {
         "resumed": before is not None,
-        "steps_total": steps_total(before),
+        "steps_total": steps_total(ctx.store, before),
         "parent": None if parent is None else str(parent.get("run_id")),
         "started": started,
     }
@@ -42,12 +45,19 @@ def begin(
         announce(ctx)
 
 
-def steps_total(before: RunRecord | None) -> int | None:
+def steps_total(store: Store, before: RunRecord | None) -> int | None:
     """How many operations the previous attempt had: known when it
-    completed (a run reopened by a change, or a fork's source)."""
+    completed (a run reopened by a change), or for a fork, its source's."""
     if before is None:
         return None
     total = before.extra.get("operations")
+    source = before.extra.get("forked_from")
+    if total is None and isinstance(source, str):
+        try:
+            origin = read_manifest(store, before.workflow, source)
+        except DurableError:  # only a progress bar's total: never worth failing for
+            return None
+        total = origin.extra.get("operations") if origin is not None else None
     return total if isinstance(total, int) else None
 
 
@@ -134,7 +144,8 @@ def failed(
         "fingerprint": fingerprint,
         "duration": max(0.0, time.time() - started) if started else 0.0,
         "kind": kind,
-        "error": f"{type(exc).__qualname__}: {exc}",
+        "error": error_text(exc),
+        "exception": exc,
     }
     if retry_in is None:
         events.emit(events.StepFailed(ctx.run_id, ctx.workflow, **common))
@@ -146,6 +157,16 @@ def ended(ctx: RunState, event: events.Event) -> None:
     """The run ends (completed, failed, suspended, interrupted)."""
     announce(ctx)
     events.emit(event)
+
+
+def run_failed(ctx: RunState, exc: BaseException) -> None:
+    text = error_text(exc)
+    ended(ctx, events.RunFailed(ctx.run_id, ctx.workflow, error=text, exception=exc))
+
+
+def run_interrupted(ctx: RunState, exc: BaseException) -> None:
+    text = error_text(exc)
+    ended(ctx, events.RunInterrupted(ctx.run_id, ctx.workflow, error=text, exception=exc))
 
 
 def error_text(exc: BaseException) -> str:

@@ -131,26 +131,28 @@ def run_locked(
             finish(store, manifest, "failed", error=error_summary(e))
         elif before is not None:  # a refusal changes nothing: arguments and status stay
             write_manifest(store, before)
-        notify.ended(ctx, events.RunFailed(run_id, flow.name, error=notify.error_text(e)))
+        notify.run_failed(ctx, e)
         raise
     except Exception as e:
         finish(store, manifest, "failed", error=error_summary(e))
-        notify.ended(ctx, events.RunFailed(run_id, flow.name, error=notify.error_text(e)))
+        notify.run_failed(ctx, e)
         raise
     except BaseException as e:
         finish(store, manifest, "interrupted", error=error_summary(e))
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
-        notify.ended(ctx, events.RunInterrupted(run_id, flow.name, error=notify.error_text(e)))
+        notify.run_interrupted(ctx, e)
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
     manifest.plan = plan_of(ctx)  # later attempts show what is still to come
     manifest.extra["steps_total"] = len(manifest.plan)
-    complete(store, manifest, value)
-    done_event = events.RunCompleted(
-        run_id, flow.name, replayed=ctx.replayed, executed=ctx.executed
-    )
-    notify.ended(ctx, done_event)
+    try:
+        complete(store, manifest, value)
+    except SerializationError as e:
+        notify.run_failed(ctx, e)
+        raise
+    end = events.RunCompleted(run_id, flow.name, replayed=ctx.replayed, executed=ctx.executed)
+    notify.ended(ctx, end)
     return result_run(ctx, manifest, value)
 
 

@@ -18,33 +18,45 @@ from .._core.context import enter_plain
 from .._core.plan import Call, drive_async, drive_sync
 from .._core.retry import retrying
 from .._core.spec import step_spec
+from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
 
+# Where an item runs in the run's trace: the run span's W3C headers (None:
+# no tracing) and the block's label.
+Trace = tuple[dict[str, str] | None, str]
+NO_TRACE: Trace = (None, "")
 
-def call_item(fn: Callable[[Any], Any], item: Any) -> Any:
+
+def call_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
     """Run one item. A step runs its body with its own retries but without a
     record of its own; durable calls inside run plainly."""
     spec = step_spec(fn)
     reset = enter_plain()
     try:
-        if spec is None:
-            return fn(item)
-        return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+        with item_span(*trace):
+            if spec is None:
+                return fn(item)
+            return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
     finally:
         reset()
 
 
-async def acall_item(fn: Callable[[Any], Any], item: Any) -> Any:
+async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
     """`call_item` for an `async def` function or step."""
     spec = step_spec(fn)
     reset = enter_plain()
     try:
-        if spec is None:
-            return await fn(item)
-        return await drive_async(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+        with item_span(*trace):
+            return await _acall(fn, spec, item)
     finally:
         reset()
+
+
+async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
+    if spec is None:
+        return await fn(item)
+    return await drive_async(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
 
 
 class RemoteTraceback(Exception):
@@ -60,7 +72,7 @@ class RemoteTraceback(Exception):
 _loaded: dict[str, Callable[[Any], Any]] = {}
 
 
-def run_pickled(token: str, fn_blob: bytes, item_blob: bytes) -> bytes:
+def run_pickled(token: str, fn_blob: bytes, item_blob: bytes, trace: Trace = NO_TRACE) -> bytes:
     """The task a process or Dask worker runs. Never raises for the item's
     own errors: they come back pickled with their traceback text."""
     fn = _loaded.get(token)
@@ -69,7 +81,7 @@ def run_pickled(token: str, fn_blob: bytes, item_blob: bytes) -> bytes:
             _loaded.clear()
         fn = _loaded[token] = codec.loads_callable(fn_blob)
     try:
-        value = call_item(fn, codec.loads_callable(item_blob))
+        value = call_item(fn, codec.loads_callable(item_blob), trace)
     except Exception as exc:
         return _pack_error(exc)
     try:
@@ -113,9 +125,10 @@ class FuturesPool:
     """A `concurrent.futures.Executor`. Thread pools share memory, so items
     are handed over as they are; every other executor gets pickled bytes."""
 
-    def __init__(self, executor: cf.Executor, fn: Callable[[Any], Any]) -> None:
+    def __init__(self, executor: cf.Executor, fn: Callable[[Any], Any], trace: Trace) -> None:
         self.executor = executor
         self.fn = fn
+        self.trace = trace
         self.threads = isinstance(executor, cf.ThreadPoolExecutor)
         self.token = uuid.uuid4().hex
         self.blob = b"" if self.threads else codec.dumps_callable(fn)
@@ -123,9 +136,11 @@ class FuturesPool:
 
     def submit(self, items: list[Any]) -> list[Any]:
         if self.threads:
-            return [self.executor.submit(call_item, self.fn, item) for item in items]
+            return [self.executor.submit(call_item, self.fn, item, self.trace) for item in items]
         return [
-            self.executor.submit(run_pickled, self.token, self.blob, codec.dumps_callable(item))
+            self.executor.submit(
+                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace
+            )
             for item in items
         ]
 
@@ -152,9 +167,10 @@ class DaskPool:
     as tasks finish (`as_completed(with_results=True)`): asking each future
     for its result one by one costs a round trip through that loop per item."""
 
-    def __init__(self, client: Any, fn: Callable[[Any], Any]) -> None:
+    def __init__(self, client: Any, fn: Callable[[Any], Any], trace: Trace) -> None:
         distributed: Any = importlib.import_module("distributed")
         self.client = client
+        self.trace = trace
         self.token = uuid.uuid4().hex
         self.blob = codec.dumps_callable(fn)
         self.finished: Any = distributed.as_completed([], with_results=True, raise_errors=False)
@@ -167,7 +183,8 @@ class DaskPool:
             return []
         blobs = [codec.dumps_callable(item) for item in items]
         n = len(blobs)
-        futures = self.client.map(run_pickled, [self.token] * n, [self.blob] * n, blobs, pure=False)
+        token, blob, trace = [self.token] * n, [self.blob] * n, [self.trace] * n
+        futures = self.client.map(run_pickled, token, blob, blobs, trace, pure=False)
         self.finished.update(futures)
         return list(futures)
 
@@ -197,11 +214,11 @@ def is_dask_client(obj: object) -> bool:
     return cls.__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
 
 
-def open_pool(executor: object, fn: Callable[[Any], Any]) -> Pool:
+def open_pool(executor: object, fn: Callable[[Any], Any], trace: Trace = NO_TRACE) -> Pool:
     check_executor(executor)
     if isinstance(executor, cf.Executor):
-        return FuturesPool(executor, fn)
-    return DaskPool(executor, fn)
+        return FuturesPool(executor, fn, trace)
+    return DaskPool(executor, fn, trace)
 
 
 def check_executor(executor: object) -> None:

@@ -14,8 +14,9 @@ from typing import Any
 from .._core.context import enter_plain
 from .._core.logs import add_note
 from .._core.plan import check_stop, stop
+from .._core.tracing import carrier
 from ..errors import ControlFlow
-from .executors import acall_item, call_item, open_pool
+from .executors import Trace, acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
 
 
@@ -40,7 +41,7 @@ def sync_block(
             check_stop()  # a graceful stop: the finished items are kept
 
     with _settled(block, reporter):
-        _run_blocking(fn, items, todo, executor, limit, done, block.label)
+        _run_blocking(fn, items, todo, executor, limit, done, traced(block))
     return block.commit(results)  # type: ignore[no-any-return]
 
 
@@ -51,18 +52,19 @@ def _run_blocking(
     executor: object,
     limit: int | None,
     done: Callable[[int, Any], None],
-    label: str,
+    trace: Trace,
 ) -> None:
+    label = trace[1]
     if executor is None:
         for i in todo:
             try:
-                value = call_item(fn, items[i])
+                value = call_item(fn, items[i], trace)
             except Exception as exc:
                 annotate(exc, i, len(items), label)
                 raise
             done(i, value)
         return
-    pool = open_pool(executor, fn)
+    pool = open_pool(executor, fn, trace)
     window = limit or pool.window
     queue = iter(todo)
     flying: dict[Any, int] = {}
@@ -112,6 +114,7 @@ async def async_block(
     reporter = Reporter(block.label, len(items), len(items) - len(todo), progress, block.where)
     queue = iter(todo)
     failures: list[BaseException] = []
+    trace = traced(block)
 
     async def worker() -> None:
         # Each worker is its own task, so this marks only its own context.
@@ -121,7 +124,7 @@ async def async_block(
                 if failures or (block.checkpoint and stop.signum is not None):
                     return  # a graceful stop takes no new item; finished ones are kept
                 try:
-                    value = await acall_item(fn, items[i])
+                    value = await acall_item(fn, items[i], trace)
                 except Exception as exc:
                     failures.append(annotate(exc, i, len(items), block.label))
                     return
@@ -159,6 +162,11 @@ def _settled(block: Any, reporter: Reporter) -> Iterator[None]:
         raise
     finally:
         reporter.close(failed)
+
+
+def traced(block: Any) -> Trace:
+    """Where the block's items run in the run's trace (see `_core.tracing`)."""
+    return (carrier(block.where[0]) if block.where[0] else None), block.label
 
 
 def annotate(exc: Exception, index: int, total: int, label: str) -> Exception:

@@ -1,0 +1,81 @@
+"""The run's progress bar (tqdm, drawn from the event stream): on a
+terminal it counts operations out of the previous attempt's total when one
+is known; without a terminal nothing is drawn."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = """
+import sys
+import durable
+from durable import events
+from durable._fanout import progress
+
+progress.DELAY = 0  # draw at once: the run is short
+
+@durable.step
+def a(n):
+    return n + 1
+
+@durable.step
+def b(n):
+    return n * 2
+
+@durable.step
+def c(n):
+    return n - 1  # EDIT
+
+@durable.workflow(store=sys.argv[1], on_change="rerun")
+def pipeline(n):
+    return c(b(a(n)))
+
+def show(event):
+    if isinstance(event, events.RunStarted):
+        print("TOTAL", event.steps_total, "REPLAYED", event.replayed, flush=True)
+
+durable.on_event(show)
+print("RESULT", pipeline(3))
+"""
+
+
+def _on_pty(cmd: list[str], env: dict[str, str]) -> tuple[str, str]:
+    """Run cmd with stderr on a pseudo-terminal; its stdout and stderr."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    stdout, _ = proc.communicate(timeout=60)
+    return stdout.decode(), b"".join(chunks).decode()
+
+
+def test_the_run_bar_counts_out_of_the_previous_total(tmp_path: Path) -> None:
+    script = tmp_path / "flow.py"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DURABLE_")}
+    env["PYTHONPATH"] = str(ROOT)
+    cmd = [sys.executable, str(script), str(tmp_path / "store")]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert first.stdout.split("\n")[:2] == ["TOTAL None REPLAYED 0", "RESULT 7"]
+    assert first.stderr == ""  # not a terminal: no bar
+    script.write_text(SCRIPT.replace("n - 1  # EDIT", "n - 2  # EDIT"))
+    stdout, stderr = _on_pty(cmd, env)
+    assert stdout.split("\n")[:2] == ["TOTAL 3 REPLAYED 2", "RESULT 6"]
+    run_bar = [line for line in stderr.replace("\r", "\n").split("\n") if "flow.pipeline-" in line]
+    assert run_bar, stderr
+    assert "3/3" in run_bar[-1], run_bar[-1]  # two replayed, one executed, of the three before
