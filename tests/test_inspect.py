@@ -98,6 +98,8 @@ def test_positions_inside_tasks_load_by_their_string_form(store: durable.Store) 
     assert durable.load(tasks, "t", "0.1.0") == 4
     assert durable.load(tasks, "t", "0.1.1") == 8
     assert durable.load(tasks, "t", "0.0.0") == 2
+    inner = [s for s in tasks.history("t") if str(s.position) == "0.1.1"]
+    assert [durable.load(tasks, "t", s.position) for s in inner] == [8]  # as history gives it
 
 
 def test_a_refused_pickle_raises_from_value_and_load(tmp_path: Path) -> None:

@@ -13,12 +13,13 @@ from .workflow import Workflow, store_of
 def load(
     workflow: Workflow[Any, Any] | str,
     run_id: str,
-    position: int | str,
+    position: int | str | tuple[int, ...],
     *,
     store: Store | str | None = None,
 ) -> Any:
     """The output a run recorded at `position` (an int, -1 for the run's
-    arguments, or the string form `durable show` prints: "2.0.1"), or None
+    arguments, a `StepInfo.position`, or the string form `durable show`
+    prints: "2.0.1"), or None
     when nothing with a value is recorded there or the step returned None
     (`history()` tells those apart). `workflow` is a workflow or its name;
     the store is `store`, else the workflow's, else the default."""

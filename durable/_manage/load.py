@@ -12,9 +12,9 @@ from .history import output_loader, read_raw
 from .runs import run_info
 
 
-def parse_position(position: int | str) -> Position | None:
-    """An int (-1 for the arguments) or the string form keys and `durable
-    show` use ("3", "2.0.1"); None when it is neither."""
+def parse_position(position: int | str | tuple[int, ...]) -> Position | None:
+    """An int (-1 for the arguments), a `StepInfo.position`, or the string
+    form `durable show` prints ("3", "2.0.1"); None when it is none of them."""
     if isinstance(position, str):
         parts = position.strip().split(".")
         if parts == ["-1"]:
@@ -24,10 +24,12 @@ def parse_position(position: int | str) -> Position | None:
         return as_position([int(p) for p in parts] if len(parts) > 1 else int(parts[0]))
     if isinstance(position, int) and not isinstance(position, bool):
         return -1 if position == -1 else as_position(position)
-    return None
+    return as_position(list(position)) if isinstance(position, tuple) else None
 
 
-def load_output(store: Store, workflow: str, run_id: str, position: int | str) -> Any:
+def load_output(
+    store: Store, workflow: str, run_id: str, position: int | str | tuple[int, ...]
+) -> Any:
     """The output recorded at `position` (-1: the run's arguments), decoded
     under the store's pickle and signing policy; None when no finished
     record with a value is there (never run, failed, pending, persist=False)
