@@ -74,7 +74,7 @@ class _Raw:
 
 def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
     info, steps = describe(store, workflow, run_id)
-    return [initial_step(store, info), *steps]
+    return [initial_step(info), *steps]
 
 
 def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
@@ -89,17 +89,15 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
     return info, steps + _pending(info, manifest.plan, {top_level(p) for p in positions})
 
 
-def initial_step(store: Store, info: RunInfo) -> StepInfo:
+def initial_step(info: RunInfo) -> StepInfo:
     """Position -1: the arguments the run was started (or last resumed) with."""
-    size, preview = None, "(not decoded here)"
     try:
-        arguments = info.arguments
-        preview = preview_of(arguments)
+        preview = preview_of(info.arguments)
     except Exception as e:  # as for an output's preview: `value` raises, the listing does not
         preview = f"<arguments: not decoded here ({type(e).__name__})>"
     return StepInfo(
         -1, "initial", "initial", "completed", info.fingerprint, info.created, info.created,
-        0.0, 0, (), size, preview, None, (), lambda: info.arguments,
+        0.0, 0, (), None, preview, None, (), lambda: info.arguments,
     )  # fmt: skip
 
 
