@@ -268,3 +268,54 @@ def test_steps_total_is_the_previous_attempts_count_or_the_fork_sources(
         (run.run_id, None, 0),  # a fresh run: no total known
         ("fork-1", 2, 1),  # the source completed with two operations
     ]
+
+
+@pytest.mark.slow
+def test_a_run_left_by_a_killed_process_is_taken_over_and_says_so(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    path, extra = _script(tmp_path)
+    child = subprocess.Popen(
+        [sys.executable, str(path), "5"],
+        env={**child_env, **extra, "BLOCK": "1"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        read_until(child.stdout, "train started")
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+    env = {**child_env, **extra, "DURABLE_LOG": "info"}
+    done = subprocess.run([sys.executable, str(path), "5"], env=env, capture_output=True, text=True)
+    assert done.stdout == "12\n", done.stderr
+    assert "durable WARNING run flow.pipeline-" in done.stderr
+    assert "was left running by a process that is gone; taking it over" in done.stderr
+    assert " from step 2: 1 replayed" in done.stderr
+    assert (tmp_path / "counts.txt").read_text().split() == ["fetch", "train", "train"]
+
+
+def test_a_rebase_is_a_warning(tmp_path: Path, child_env: dict[str, str]) -> None:
+    path, extra = _script(tmp_path)
+    script = path.read_text().replace(
+        "print(pipeline(int(sys.argv[1])))",
+        "print(pipeline.with_options(rebase=os.environ.get('REBASE') == '1')(int(sys.argv[1])))",
+    )
+    path.write_text(script)
+    env = {**child_env, **extra, "DURABLE_LOG": "info"}
+    first = subprocess.run(
+        [sys.executable, str(path), "1"], env=env, capture_output=True, text=True
+    )
+    assert first.stdout == "4\n", first.stderr
+    path.write_text(script.replace("return n * 2", "return n * 3"))
+    again = subprocess.run(
+        [sys.executable, str(path), "1"], env={**env, "REBASE": "1"}, capture_output=True, text=True
+    )
+    assert again.stdout == "4\n", again.stderr  # the recorded output, deliberately
+    lines = [line for line in again.stderr.splitlines() if "durable WARNING" in line]
+    assert len(lines) == 1 and "definition changed (" in lines[0]
+    assert lines[0].endswith("replaying its records anyway (rebase)")
+    assert (tmp_path / "counts.txt").read_text().split() == ["fetch", "train"]

@@ -47,6 +47,7 @@ class RunState:
     # For the event stream (`notify`): the RunStarted announcement waits for
     # the first live operation, holding the replays made before it.
     announced: bool = False
+    watched: bool = False  # per-operation events wanted (decided when the run begins)
     held: list[Any] = field(default_factory=list)
     intro: dict[str, Any] = field(default_factory=dict)
 

@@ -2,10 +2,10 @@
 OpenTelemetry, progress bars, users' `durable.on_event` callbacks).
 
 Events are small frozen dataclasses. Run-level events (once per run) are
-always built; per-operation events only when `detailed()` says someone wants
-them, so a step costs nothing extra when nobody listens. A callback that
-raises is logged once at WARNING under the `durable` logger and ignored
-from then on: observing a run never breaks it."""
+always built; per-operation events only when `detailed()`, asked as each run
+begins, says someone wants them, so a step costs nothing extra when nobody
+listens. A callback that raises is logged once at WARNING under the
+`durable` logger and ignored from then on: observing a run never breaks it."""
 
 from __future__ import annotations
 
@@ -235,7 +235,10 @@ def detailed() -> bool:
     """Whether per-operation events (steps, items) are wanted now."""
     if _always:
         return True
-    return any(gate() for gate in _gates)
+    for gate in _gates:
+        if gate():
+            return True
+    return False
 
 
 def emit(event: Event) -> None:

@@ -1,7 +1,7 @@
 """The engine's side of the event stream: builds events from a run's state
 at the points where things happen (run begins and ends, an operation
 replays, executes, fails or is retried). Per-operation events are built only
-when `events.detailed()` says someone wants them."""
+when `events.detailed()` said someone wants them as the run began."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def begin(
     """The run's body is about to run. A run with records to replay
     announces itself at its first live operation (`went_live`), when it is
     known how many replayed; a run without records announces itself now."""
+    # Asked once per run, not per operation: a step must stay cheap.
+    ctx.watched = events.detailed()
     ctx.intro = {
         "resumed": before is not None,
         "steps_total": steps_total(ctx.store, before),
@@ -85,7 +87,7 @@ def announce(ctx: RunState) -> None:
 
 
 def replayed(ctx: RunState, rec: StepRecord) -> None:
-    if not events.detailed():
+    if not ctx.watched:
         return
     event = events.StepReplayed(
         ctx.run_id,
@@ -103,7 +105,7 @@ def replayed(ctx: RunState, rec: StepRecord) -> None:
 
 
 def executed(ctx: RunState, rec: StepRecord) -> None:
-    if not events.detailed():
+    if not ctx.watched:
         return
     announce(ctx)
     events.emit(
@@ -134,7 +136,7 @@ def failed(
 ) -> None:
     """Try `attempt` at pos raised exc; `retry_in` seconds until the next
     try, None when none follows."""
-    if not events.detailed():
+    if not ctx.watched:
         return
     announce(ctx)
     common: dict[str, Any] = {

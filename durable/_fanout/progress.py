@@ -114,6 +114,7 @@ class Reporter:
         self.callback = callback
         self.where = where  # run id, workflow, position ("" outside a run)
         self.started = time.monotonic()
+        self.watched = events.detailed()  # asked once per block, not per item
         self._tell(finished=False)
 
     def snapshot(self) -> Progress:
@@ -133,7 +134,7 @@ class Reporter:
         self._tell(finished=True)
 
     def _tell(self, *, finished: bool) -> None:
-        if not events.detailed():
+        if not self.watched:
             return
         run_id, workflow, position = self.where
         events.emit(
