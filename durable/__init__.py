@@ -32,6 +32,7 @@ from .errors import (
 )
 
 if _TYPE_CHECKING:
+    from ._api.load import load
     from ._api.ops import asleep, loop_over, sleep, suspend
     from ._api.signals import stop_on_signals
     from ._api.step import Step, step
@@ -83,6 +84,7 @@ __all__ = [
     "cache_info",
     "current_run",
     "gc",
+    "load",
     "loop_over",
     "on_event",
     "open_store",
@@ -97,6 +99,7 @@ __all__ = [
 # Where each name that is not an error lives (the imports above, for type
 # checkers and import-linter, say the same).
 _HOMES = {
+    "load": "._api.load",
     "asleep": "._api.ops",
     "loop_over": "._api.ops",
     "sleep": "._api.ops",

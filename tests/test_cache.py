@@ -69,7 +69,7 @@ def test_any_run_of_any_workflow_reuses_the_output(plain_store: durable.Store) -
     run = second.run(5)
     assert (run.value, run.steps_replayed, run.steps_executed) == (50, 1, 1)
     assert CALLS["square"] == 1
-    step = second.history(run.run_id)[0]
+    step = second.history(run.run_id)[1]
     assert (step.name, step.status, step.preview) == ("square", "completed", "(5, 25)")
 
 

@@ -332,7 +332,11 @@ def test_fork_creates_records_without_executing_then_run_resumes_it(tmp: Path) -
     assert counts(tmp) == ALL_STEPS  # nothing executed
     doc = show_json(tmp, "branch")
     assert doc["status"] == "forked" and doc["completedSteps"] == 3
-    assert [s["name"] for s in doc["steps"]] == ["s1", "s2", "s3"]
+    assert [(s["name"], s["status"]) for s in doc["steps"]] == [
+        ("s1", "completed"), ("s2", "completed"), ("s3", "completed"),
+        ("s4", "pending"), ("s5", "pending"),  # the source's steps still to come
+    ]  # fmt: skip
+    assert doc["stepsTotal"] == 5
     done = durable(tmp, "run", "flow.py:pipeline", "--run-id", "branch", "--resume")
     assert done.returncode == 0, done.stderr
     assert "Resumed from step 4" in done.stderr

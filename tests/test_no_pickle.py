@@ -170,8 +170,11 @@ def test_a_planted_pickle_is_never_loaded_when_pickles_are_refused(
     if reader == "history":
         steps = read(flow, reader, where, run_id)
         position = 0 if where == "step record" else 1
-        preview = steps[position].preview
+        step = steps[position + 1]  # after the "initial" entry (the arguments)
+        preview = step.preview
         assert preview.startswith("<pickled value") and "IntegrityError" in preview
+        with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
+            step.value  # noqa: B018 - the full value is refused too, never returned
     else:
         with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
             read(flow, reader, where, run_id)

@@ -35,6 +35,7 @@ EXPECTED = {
     "cache_info",
     "current_run",
     "gc",
+    "load",
     "loop_over",
     "on_event",
     "open_store",

@@ -98,7 +98,8 @@ def test_history_describes_every_position(store: durable.Store) -> None:
     with fake_clock(T0) as clock:
         flow.with_options(run_id="h").run(4, decision="yes")
     assert clock.slept == [5.0, 10.0, 30.0]  # two retry delays, then the durable sleep
-    steps = flow.history("h")
+    initial, *steps = flow.history("h")  # position -1: the arguments it started with
+    assert (initial.position, initial.kind, initial.value) == (-1, "initial", {"n": 4, "word": "hi", "decision": "yes"})
     assert [(s.position, s.kind, s.name, s.status) for s in steps] == [
         (0, "step", "make_flow.fetch", "completed"),
         (1, "step", "make_flow.flaky", "completed"),
@@ -153,14 +154,14 @@ def test_previews_of_pickled_blobbed_and_refused_values(tmp_path: Path) -> None:
         return len(pair()) + len(big())
 
     shapes.with_options(run_id="p")()
-    first, second = shapes.history("p")
+    first, second = shapes.history("p")[1:]
     assert first.preview == "(1, 2)"
     assert second.output_size is not None and second.output_size > 500
     assert second.preview is not None and second.preview.startswith("'xxx")
     strict = durable.workflow(name="shapes", store=durable.open_store(tmp_path / "s", allow_pickle=False))(
         lambda: 0
     )  # fmt: skip
-    refused = strict.history("p")[0]
+    refused = strict.history("p")[1]
     assert refused.preview is not None and "pickled value" in refused.preview
 
 
@@ -336,14 +337,14 @@ def test_history_lists_artifacts_with_their_state_now(store: durable.Store, tmp_
         return build()
 
     builder.with_options(run_id="b")()
-    (step,) = builder.history("b")
+    (step,) = builder.history("b")[1:]
     assert [(a["url"], a["kind"], a["state"]) for a in step.artifacts] == [
         (str(out), "file", "present"),
     ]  # fmt: skip
     out.write_bytes(b"\x7fELF, rebuilt")
-    assert builder.history("b")[0].artifacts[0]["state"] == "changed"
+    assert builder.history("b")[1].artifacts[0]["state"] == "changed"
     out.unlink()
-    assert builder.history("b")[0].artifacts[0]["state"] == "missing"
+    assert builder.history("b")[1].artifacts[0]["state"] == "missing"
     from durable._cli import format
     from durable._manage import history
 

@@ -3,6 +3,8 @@ signatures for type checkers. Not collected by pytest."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from typing_extensions import assert_type
 
 import durable
@@ -50,6 +52,12 @@ def check() -> None:
     nightly = notes.with_options(run_id="nightly")
     assert_type(nightly("org/repo", decision="approved"), str)
     assert_type(notes.resume("nightly", decision="ok"), durable.Run[str])
+    assert_type(notes.run("org/repo").steps_total, int | None)
+    assert_type(notes.runs()[0].steps_total, int | None)
+    assert_type(notes.runs()[0].arguments, dict[str, Any])
+    assert_type(notes.history("nightly")[0].value, Any)
+    assert_type(durable.load(notes, "nightly", "2.0.1"), Any)
+    assert_type(notes.with_options(progress_file="progress.json")("org/repo"), str)
     awf: durable.AsyncWorkflow[[int], int] = anotes
     assert awf is anotes
 

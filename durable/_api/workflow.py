@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, Protocol, TypeVar, overload
 
@@ -27,6 +28,7 @@ from .._storage.factory import open_store
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
 from .definition import definition_of
+from .progress_file import following
 from .retention import prune
 from .step import refuse_generators
 
@@ -84,6 +86,7 @@ class Workflow(Generic[P, R]):
         rebase: bool | None = None,
         on_change: str | None = None,
         wait: float | None = None,
+        progress_file: str | os.PathLike[str] | None = None,
     ) -> Workflow[P, R]:
         changes: dict[str, Any] = {}
         for key, value in (
@@ -93,6 +96,7 @@ class Workflow(Generic[P, R]):
             ("rebase", rebase),
             ("on_change", on_change),
             ("wait", wait),
+            ("progress_file", progress_file),
         ):
             if value is not None:
                 changes[key] = value
@@ -178,7 +182,8 @@ class Workflow(Generic[P, R]):
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = acquire(store, self.name, run_id, self.options.wait)
         try:
-            done = yield from run_locked(self, store, run_id, given, overrides or {}, lease)
+            with following(self.options.progress_file, store, self.name, run_id):
+                done = yield from run_locked(self, store, run_id, given, overrides or {}, lease)
             prune(store, self.name, self.options)
             return done
         finally:
@@ -294,6 +299,7 @@ def workflow(
     run_id: str | Callable[..., str] | None = None,
     on_change: str = "refuse",
     keep_last: int | None = None,
+    progress_file: str | os.PathLike[str] | None = None,
 ) -> _WorkflowDecorator: ...
 def workflow(
     fn: Callable[..., Any] | None = None,
@@ -305,10 +311,12 @@ def workflow(
     run_id: str | Callable[..., str] | None = None,
     on_change: str = "refuse",
     keep_last: int | None = None,
+    progress_file: str | os.PathLike[str] | None = None,
 ) -> Any:
     """Make a function resumable: its steps are recorded under a run id, and
     calling it again with the same run id replays them instead of running."""
-    options = Options(run_id=run_id, store=store, on_change=on_change, keep_last=keep_last)
+    options = Options(run_id, store, on_change=on_change, keep_last=keep_last,
+                      progress_file=progress_file)  # fmt: skip
 
     def decorate(f: Callable[..., Any]) -> Any:
         return make_workflow(f, name, version, options)

@@ -7,17 +7,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+# The JSON builders live with run management (the progress file uses them too).
+from .._manage.document import iso as iso
+from .._manage.document import run_doc as run_doc
+from .._manage.document import show_document
+from .._manage.document import step_doc as step_doc
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
-from .._storage.keys import format_position
-
-
-def iso(t: float | None) -> str | None:
-    """UTC ISO 8601 with milliseconds, or None for an unknown time."""
-    if not t:
-        return None
-    stamp = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def local(t: float | None) -> str:
@@ -55,47 +51,8 @@ def runs_table(infos: Sequence[RunInfo]) -> str:
     return table(["WORKFLOW", "RUN ID", "STATUS", "STEPS", "UPDATED"], rows)
 
 
-def run_doc(info: RunInfo) -> dict[str, Any]:
-    return {
-        "workflow": info.workflow,
-        "runId": info.run_id,
-        "status": info.status,
-        "fingerprint": info.fingerprint,
-        "startedAt": iso(info.created),
-        "updatedAt": iso(info.updated),
-        "completedSteps": info.steps,
-        "currentStep": info.position,
-        "error": info.error,
-        "reason": info.reason,
-    }
-
-
-def step_doc(s: StepInfo) -> dict[str, Any]:
-    return {
-        # An int in the body; a string such as "2.0.1" inside an asyncio task.
-        "position": s.position if isinstance(s.position, int) else format_position(s.position),
-        "kind": s.kind,
-        "name": s.name,
-        "status": s.status,
-        "fingerprint": s.fingerprint,
-        "outputPreview": s.preview,
-        "outputSize": s.output_size,
-        "error": s.error,
-        "attempts": s.attempts,
-        "failedAttempts": [
-            {"type": f.type, "message": f.message, "at": iso(f.at)} for f in s.failures
-        ],
-        "startedAt": iso(s.started),
-        "endedAt": iso(s.ended),
-        "durationSeconds": s.duration,
-        "artifacts": [dict(a) for a in s.artifacts],
-    }
-
-
-def show_doc(info: RunInfo, steps: Sequence[StepInfo]) -> str:
-    doc = run_doc(info)
-    doc["steps"] = [step_doc(s) for s in steps]
-    return json.dumps(doc, indent=2)
+def show_doc(info: RunInfo, steps: Sequence[StepInfo], *, values: bool = False) -> str:
+    return json.dumps(show_document(info, steps, values=values), indent=2)
 
 
 def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
@@ -105,6 +62,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         f"status    {info.status}" + (f" ({info.reason})" if info.reason else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
         f"steps     {info.steps} finished"
+        + ("" if info.steps_total is None else f" of {info.steps_total}")
         + ("" if info.position is None else f", next position {info.position}"),
     ]
     if info.error:

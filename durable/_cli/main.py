@@ -139,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id", metavar="RUN")
     p.add_argument("--workflow", "-w")
     p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.add_argument(
+        "--values", action="store_true", help="with --json: full outputs and arguments"
+    )
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML timeline")
     p = command("rm", manage.cmd_rm, "remove runs")
     p.add_argument("run_ids", metavar="RUN", nargs="+")

@@ -35,7 +35,7 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
             f.write(render(info, steps))
         print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
-        print(format.show_doc(info, steps))
+        print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
         print(format.show_text(info, steps))
     return 0

@@ -11,9 +11,9 @@ from typing import Any
 
 from .._storage import codec
 from .._storage.base import Store, check_key_part
-from .._storage.keys import manifest_key
-from .._storage.records import RunRecord, load_stored
-from ..errors import ConfigurationError, CorruptRecordError, preview_of
+from .._storage.manifest import manifest_arguments
+from .._storage.records import RunRecord
+from ..errors import ConfigurationError, preview_of
 from .identity import Undigestable, run_id_digest, value_digest
 
 
@@ -85,13 +85,7 @@ def encode_arguments(
 
 
 def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
-    key = manifest_key(manifest.workflow, manifest.run_id)
-    where = (manifest.workflow, manifest.run_id)
-    args, blob = manifest.args, manifest.args_blob
-    value = load_stored(store, where, manifest.args_encoding, args, blob, position=None, name=key)
-    if not isinstance(value, dict):
-        raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
-    return value
+    return manifest_arguments(store, manifest)  # one reader, shared with run management
 
 
 def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:

@@ -146,6 +146,7 @@ class Run(Generic[R]):
     steps_replayed: int
     steps_executed: int
     fingerprint: str
+    steps_total: int | None = None  # the body's top-level positions, when known
 
 
 _run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(

@@ -67,6 +67,7 @@ def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
         0,
         0,
         manifest.fingerprint,
+        total if isinstance(total := manifest.extra.get("steps_total"), int) else None,
     )
 
 
@@ -84,6 +85,7 @@ def result_run(ctx: RunState, manifest: RunRecord, value: Any) -> Run[Any]:
         ctx.replayed,
         ctx.executed,
         manifest.fingerprint,
+        ctx.position,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import os
 import sys
 import time
 import traceback
@@ -58,6 +59,7 @@ class Options:
     on_change: str = "refuse"
     wait: float | None = None
     keep_last: int | None = None
+    progress_file: str | os.PathLike[str] | None = None
 
 
 class Flow(Protocol):
@@ -142,6 +144,8 @@ def run_locked(
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
+    manifest.plan = plan_of(ctx)  # later attempts show what is still to come
+    manifest.extra["steps_total"] = len(manifest.plan)
     try:
         complete(store, manifest, value)
     except SerializationError as e:
@@ -150,6 +154,16 @@ def run_locked(
     end = events.RunCompleted(run_id, flow.name, replayed=ctx.replayed, executed=ctx.executed)
     notify.ended(ctx, end)
     return result_run(ctx, manifest, value)
+
+
+def plan_of(ctx: RunState) -> list[Any]:
+    """[kind, name] per top-level position (None for one whose operations
+    all ran inside asyncio tasks: it has no record of its own)."""
+    records = ctx.records
+    return [
+        [rec.kind, rec.name] if (rec := records.get(p)) is not None else None
+        for p in range(ctx.position)
+    ]
 
 
 def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:

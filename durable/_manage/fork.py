@@ -145,6 +145,8 @@ def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) 
         source.workflow, new_id, source.fingerprint, dict(source.steps),
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
         created=now(), extra={"forked_from": source.run_id, "forked_at": at},
-        args_blob=source.args_blob,
+        args_blob=source.args_blob, plan=source.plan,
     )  # fmt: skip
+    if "steps_total" in source.extra:  # the steps after `at` are still to come
+        manifest.extra["steps_total"] = source.extra["steps_total"]
     write_manifest(store, manifest)

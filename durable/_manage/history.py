@@ -1,17 +1,28 @@
-"""A run's history: one `StepInfo` per position, read from its records
-without running any of the workflow's code (except unpickling an output for
-its preview, which the store's `allow_pickle` governs)."""
+"""A run's history: the arguments it started with (position -1), one
+`StepInfo` per position, read from its records without running any of the
+workflow's code (except unpickling an output for its preview or `value`,
+which the store's `allow_pickle` governs), then the steps still to come
+when a completed attempt (or the fork source) showed them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.files import artifact_states
 from .._storage.keys import Position, parse_name, position_key, record_name, top_level
-from .._storage.records import Attempt, StepRecord, decode_stored, stored_bytes, unseal
+from .._storage.records import (
+    Attempt,
+    RunRecord,
+    StepRecord,
+    decode_stored,
+    load_stored,
+    stored_bytes,
+    unseal,
+)
 from ..errors import CorruptRecordError, preview_of
 from .runs import RunInfo, read_manifest, run_info
 
@@ -43,6 +54,15 @@ class StepInfo:
     # files the step registered with artifact(): url, kind, size, mtime,
     # digest as recorded, and state now (present, missing, changed, unreachable)
     artifacts: tuple[dict[str, Any], ...] = ()
+    _load: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def value(self) -> Any:
+        """The recorded output, read from the store now under its pickle and
+        signing policy (a refused or damaged value raises, never a wrong
+        one); None when the position kept no value (not finished, pending,
+        `persist=False`). For the "initial" entry, the run's arguments."""
+        return None if self._load is None else self._load()
 
 
 @dataclass
@@ -53,25 +73,54 @@ class _Raw:
 
 
 def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
-    return describe(store, workflow, run_id)[1]
+    info, steps = describe(store, workflow, run_id)
+    return [initial_step(info), *steps]
 
 
 def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
-    """The run and its steps in position order."""
+    """The run and its steps in position order, the pending ones last."""
     info = run_info(store, workflow, run_id)  # checks both names first
-    raw = _read(store, workflow, run_id)
+    manifest = read_manifest(store, workflow, run_id)
+    raw = read_raw(store, workflow, run_id)
     if info.status == "completed":
-        _check_complete(store, info, len(raw.records))
+        _check_complete(info, manifest, len(raw.records))
     positions = sorted(set(raw.records) | set(raw.attempts) | set(raw.timers), key=position_key)
     steps = [_step(store, info, raw, p) for p in positions]
-    return info, steps
+    return info, steps + _pending(info, manifest.plan, {top_level(p) for p in positions})
 
 
-def _check_complete(store: Store, info: RunInfo, found: int) -> None:
+def initial_step(info: RunInfo) -> StepInfo:
+    """Position -1: the arguments the run was started (or last resumed) with."""
+    try:
+        preview = preview_of(info.arguments)
+    except Exception as e:  # as for an output's preview: `value` raises, the listing does not
+        preview = f"<arguments: not decoded here ({type(e).__name__})>"
+    return StepInfo(
+        -1, "initial", "initial", "completed", info.fingerprint, info.created, info.created,
+        0.0, 0, (), None, preview, None, (), lambda: info.arguments,
+    )  # fmt: skip
+
+
+def _pending(info: RunInfo, plan: list[Any] | None, seen: set[int]) -> list[StepInfo]:
+    """The positions the last completed attempt had beyond where this one is."""
+    if not plan or info.status == "completed" or info.steps_total is None:
+        return []
+    start = info.position or 0
+    return [
+        _to_come(p, str(entry[0]), str(entry[1]))
+        for p, entry in enumerate(plan)
+        if p >= start and p not in seen and isinstance(entry, list) and len(entry) == 2
+    ]
+
+
+def _to_come(pos: int, kind: str, name: str) -> StepInfo:
+    return StepInfo(pos, kind, name, "pending", "", None, None, None, 0, (), None, None, None)
+
+
+def _check_complete(info: RunInfo, manifest: RunRecord, found: int) -> None:
     """A completed run names how many operations it finished: fewer in the
     store means records were lost (a truncated log, deleted objects), which
     a shorter history must not hide."""
-    manifest = read_manifest(store, info.workflow, info.run_id)
     expected = manifest.extra.get("operations")
     if isinstance(expected, int) and found < expected:
         why = (
@@ -81,7 +130,7 @@ def _check_complete(store: Store, info: RunInfo, found: int) -> None:
         raise CorruptRecordError(info.run_id, None, f"{info.workflow}/{info.run_id}", why)
 
 
-def _read(store: Store, workflow: str, run_id: str) -> _Raw:
+def read_raw(store: Store, workflow: str, run_id: str) -> _Raw:
     raw = _Raw({}, {}, {})
     for name, data in store.peek_records(workflow, run_id).items():
         parsed = parse_name(name)
@@ -108,7 +157,7 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
         return StepInfo(
             pos, rec.kind, rec.name, "completed", rec.fingerprint, rec.started, rec.ended,
             max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,
-            tuple(artifact_states(rec, store)),
+            tuple(artifact_states(rec, store)), output_loader(store, info.workflow, info.run_id, rec),
         )  # fmt: skip
     # In flight: the body's next position, or an operation of a task created just before it.
     live = info.status == "running" and top_level(pos) == info.position
@@ -134,6 +183,17 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
 
 def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
     return tuple(FailedAttempt(a.type, a.message, a.at) for a in attempts)
+
+
+def output_loader(
+    store: Store, workflow: str, run_id: str, rec: StepRecord
+) -> Callable[[], Any] | None:
+    """Reads rec's output when called; None when it kept no value."""
+    if not rec.persisted or rec.encoding is None:
+        return None
+    encoding, name = rec.encoding, f"{workflow}/{run_id}/{record_name(rec.position)}"
+    return lambda: load_stored(store, (workflow, run_id), encoding, rec.value, rec.blob,
+                               position=rec.position, name=name)  # fmt: skip
 
 
 def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, str | None]:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .._storage.base import Store, check_key_part, check_names
 from .._storage.clock import now
 from .._storage.factory import open_store
 from .._storage.keys import is_step_record, position_of
-from .._storage.manifest import HEAD, decode_manifest, summary_size
+from .._storage.manifest import HEAD, decode_manifest, manifest_arguments, summary_size
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.records import RunRecord
 from ..errors import (
@@ -48,6 +49,19 @@ class RunInfo:
     reason: str | None = None  # why a suspended run waits
     # "<workflow>/<run id>@<position>" of the run that called this one (a child run)
     parent: str | None = None
+    # top-level positions of the run as its last completed attempt (or its
+    # fork source) had them; None when unknown
+    steps_total: int | None = None
+    _store: Store | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments the run was started (or last resumed) with, as
+        recorded, read from the store now (under its pickle policy)."""
+        if self._store is None:
+            raise ConfigurationError(f"run {self.run_id!r}: no store to read its arguments from")
+        store = self._store
+        return manifest_arguments(store, read_manifest(store, self.workflow, self.run_id))
 
 
 def list_runs(
@@ -139,8 +153,17 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     parent = f"{link['workflow']}/{link['run_id']}@{link['position']}" if link else None
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
-        position, error, m.reason, parent,
+        position, error, m.reason, parent, _known_total(m.extra, position), store,
     )  # fmt: skip
+
+
+def _known_total(extra: dict[str, Any], position: int | None) -> int | None:
+    """The recorded total, unless this attempt already went past it (the
+    body changed since): then it is not known."""
+    total = extra.get("steps_total")
+    if not isinstance(total, int) or (position is not None and position > total):
+        return None
+    return total
 
 
 def first_gap(positions: Iterable[int]) -> int:

@@ -22,7 +22,7 @@ from .base import Store
 from .clock import now
 from .codec import pack, unpack
 from .keys import manifest_key
-from .records import FORMAT, RunRecord, seal, sealed_sum, unseal
+from .records import FORMAT, RunRecord, load_stored, seal, sealed_sum, unseal
 
 _MAGIC = b"DRM1"
 _LEN = struct.Struct(">I")
@@ -33,7 +33,7 @@ HEAD = 8 * 1024
 _SUMMARY = ("workflow", "run_id", "fingerprint", "status", "created", "updated", "error",
             "reason", "extra")  # fmt: skip
 _PAYLOAD = ("steps", "step_parts", "args_encoding", "args", "args_blob", "result_encoding",
-            "result", "result_blob")  # fmt: skip
+            "result", "result_blob", "plan")  # fmt: skip
 
 
 def pack_manifest(manifest: RunRecord, key: bytes | None) -> bytes:
@@ -118,3 +118,15 @@ def write_manifest(store: Store, manifest: RunRecord) -> None:
     manifest.updated = now()
     data = pack_manifest(manifest, store.signing_key)
     store.save_manifest(manifest.workflow, manifest.run_id, data)
+
+
+def manifest_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
+    """The arguments a run recorded (those that could be serialised), decoded
+    under the store's pickle and signing policy."""
+    key = manifest_key(manifest.workflow, manifest.run_id)
+    where = (manifest.workflow, manifest.run_id)
+    args, blob = manifest.args, manifest.args_blob
+    value = load_stored(store, where, manifest.args_encoding, args, blob, position=None, name=key)
+    if not isinstance(value, dict):
+        raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
+    return value

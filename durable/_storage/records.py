@@ -230,4 +230,8 @@ class RunRecord:
     # (`args`/`result` then empty), so the manifest stays small.
     args_blob: str | None = None
     result_blob: str | None = None
+    # [kind, name] of each top-level position of the last attempt that
+    # completed (None: a position with no record of its own), so that the
+    # steps still to come can be shown while a later attempt runs.
+    plan: list[Any] | None = None
     # (The stored form, summary and payload, is in `manifest`.)

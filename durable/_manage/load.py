@@ -1,0 +1,52 @@
+"""One recorded output by run and position (`durable.load`), read without
+running any of the workflow's code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._storage.base import Store, check_names
+from .._storage.keys import Position, as_position
+from ..errors import ConfigurationError, RunNotFoundError
+from .history import output_loader, read_raw
+from .runs import run_info
+
+
+def parse_position(position: int | str | tuple[int, ...]) -> Position | None:
+    """An int (-1 for the arguments), a `StepInfo.position`, or the string
+    form `durable show` prints ("3", "2.0.1"); None when it is none of them."""
+    if isinstance(position, str):
+        parts = position.strip().split(".")
+        if parts == ["-1"]:
+            return -1
+        if not all(p.isascii() and p.isdigit() for p in parts):
+            return None
+        return as_position([int(p) for p in parts] if len(parts) > 1 else int(parts[0]))
+    if isinstance(position, int) and not isinstance(position, bool):
+        return -1 if position == -1 else as_position(position)
+    return as_position(list(position)) if isinstance(position, tuple) else None
+
+
+def load_output(
+    store: Store, workflow: str, run_id: str, position: int | str | tuple[int, ...]
+) -> Any:
+    """The output recorded at `position` (-1: the run's arguments), decoded
+    under the store's pickle and signing policy; None when no finished
+    record with a value is there (never run, failed, pending, persist=False)
+    and when the step returned None: `history()` tells those apart."""
+    pos = parse_position(position)
+    if pos is None:
+        raise ConfigurationError(
+            f"position {position!r} is not a position: give an int (0, 1, ...; -1 for the "
+            "arguments) or the form `durable show` prints (\"3\", \"2.0.1\")"
+        )
+    check_names(workflow, run_id)
+    if pos == -1:
+        return run_info(store, workflow, run_id).arguments
+    if store.load_manifest(workflow, run_id) is None:
+        raise RunNotFoundError(workflow, run_id, store.url)
+    rec = read_raw(store, workflow, run_id).records.get(pos)
+    load = None if rec is None else output_loader(store, workflow, run_id, rec)
+    return None if load is None else load()
+
+
