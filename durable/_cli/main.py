@@ -62,7 +62,8 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
             f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
             f"arguments ({differ}); its result was not returned and nothing was executed.\n"
             "  start fresh with these arguments with --restart, use another --run-id, or "
-            "re-run from the first step whose arguments differ with --on-change rerun",
+            "re-run from the first step whose arguments differ with --on-change rerun "
+            "(or DURABLE_ON_CHANGE=rerun)",
             file=sys.stderr,
         )
         return 2
@@ -81,7 +82,8 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
     print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
     print(
         "  start fresh with --restart, continue with the old records with "
-        "--rebase-checkpoint, or re-run from the first change with --on-change rerun",
+        "--rebase-checkpoint, or re-run from the first change with --on-change rerun "
+        "(or DURABLE_ON_CHANGE=rerun in the environment)",
         file=sys.stderr,
     )
     return 2

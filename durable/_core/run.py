@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .._settings import setting
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
@@ -53,7 +54,7 @@ class Options:
     store: Store | str | None = None
     restart: bool = False
     rebase: bool = False
-    on_change: str = "refuse"
+    on_change: str | None = None  # None: resolved by `setting` when a run starts
     wait: float | None = None
     keep_last: int | None = None
 
@@ -99,7 +100,7 @@ def run_locked(
     policy = choose_policy(
         manifest,
         definition,
-        on_change=on_change or flow.options.on_change,
+        on_change=setting("on_change", on_change or flow.options.on_change),
         rebase=flow.options.rebase,
     )
     digests = argument_digests(bound)
