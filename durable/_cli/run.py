@@ -14,13 +14,17 @@ import signal
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from typing import Any
 
 from .._api.signals import stop_on_signals
+from .._api.watch import watch
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, run_info
 from .._storage.base import Store, check_key_part
+from .._storage.keys import format_position
+from .._storage.records import StepRecord
 from ..errors import (
     DurableError,
     RunNotFoundError,
@@ -28,7 +32,7 @@ from ..errors import (
     Suspended,
 )
 from .common import UsageError, is_refusal
-from .format import value_text
+from .format import duration, value_text
 
 
 def load_target(spec: str) -> Workflow[Any, Any]:
@@ -114,8 +118,10 @@ def _not_json(name: str) -> Any:
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
     wf = load_target(args.target)
-    if args.store is None and wf.options.store is not None:
-        store = store_of(wf)  # the decorator's own store, unless --store says otherwise
+    if args.store is None:
+        # Unless --store says otherwise: the decorator's store, else the script's
+        # durable.configure(store=), else $DURABLE_STORE (as `python script.py` would).
+        store = store_of(wf)
         if args.no_pickle:  # the command line's refusal holds for that store too
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
@@ -135,8 +141,10 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         restart=args.restart,
         rebase=args.rebase_checkpoint,
         on_change=args.on_change,
+        wait=args.wait,
     )
     report = _Report(args, store, wf.name, run_id)
+    unwatch = _print_operations(run_id)
     with stop_on_signals():
         try:
             call: Any = bound.resume(run_id, **variables) if exists else bound.run(**variables)
@@ -153,7 +161,27 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             return report.failed(e)
         except Exception as e:
             return report.failed(e)
+        finally:
+            unwatch()
     return report.done(run, existed=exists)
+
+
+def _print_operations(run_id: str) -> Callable[[], None]:
+    """One line per operation of this run on stderr, as it executes or
+    replays; returns the way to stop. It watches the `_core.watch` stand-in:
+    with the event stream it becomes an `on_event` subscriber."""
+
+    def line(what: str, rid: str, rec: StepRecord) -> None:
+        if rid != run_id:  # a child run's own operations: its position in this run says it
+            return
+        kind = "" if rec.kind == "step" else f" ({rec.kind})"
+        took = ""
+        if what == "executed" and rec.started and rec.ended:
+            took = f" in {duration(rec.ended - rec.started)}"
+        pos = format_position(rec.position)
+        print(f"  [{pos}] {rec.name}{kind} {what}{took}", file=sys.stderr, flush=True)
+
+    return watch(line)
 
 
 def _implied_run_id(

@@ -34,6 +34,7 @@ from ..errors import (
     StorageError,
     preview_of,
 )
+from . import watch
 from .context import RunState
 from .plan import check_stop
 
@@ -76,6 +77,8 @@ def lookup(
         return _changed(ctx, rec, fp, digest, call)
     if rec.persisted:
         ctx.replayed += 1
+        if watch.watchers:
+            watch.notify("replayed", ctx.run_id, rec)
     else:
         went_live(ctx, pos)  # a persist=False marker: the step runs again
     return rec
@@ -96,6 +99,8 @@ def _changed(
         ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
         if rec.persisted:
             ctx.replayed += 1
+            if watch.watchers:
+                watch.notify("replayed", ctx.run_id, rec)
         return rec
     if ctx.policy != "rerun":
         why = "code changed" if rec.fingerprint != fp else _arguments_changed(rec, digest, call)
@@ -177,6 +182,8 @@ def commit(
     except LeaseLostError as e:  # checked before each write: nothing was written
         raise ctx.refuse(LeaseLostError(ctx.run_id, record.position, why=e.why)) from None
     ctx.executed += live
+    if watch.watchers:
+        watch.notify("executed" if live else "cached", ctx.run_id, record)
     if existing is not None and persist:
         body = unseal(
             existing,

@@ -1,0 +1,197 @@
+"""The command line, polished (issue 14, item 6), in child processes:
+--version, run --wait, flags in errors, a line per operation, the
+fingerprint in `runs`, one line per step in `show`, gc --keep-last counting
+completed runs only."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+import durable as durable_lib
+from durable.testing import fake_clock
+
+from .clikit import (
+    PIPELINE_RESULT,
+    child_env,
+    counts,
+    durable,
+    read_until,
+    runs_json,
+    spawn,
+    write_flow,
+)
+
+ALL_STEPS = {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    write_flow(tmp_path)
+    return tmp_path
+
+
+def test_version(tmp: Path) -> None:
+    done = durable(tmp, "--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"durable {durable_lib.__version__}"
+
+
+def operation_lines(stderr: str) -> list[str]:
+    return [line.strip() for line in stderr.splitlines() if line.startswith("  [")]
+
+
+def test_run_prints_a_line_per_operation_as_it_executes_or_replays(tmp: Path) -> None:
+    done = durable(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1")
+    assert done.returncode == 0, done.stderr
+    lines = operation_lines(done.stderr)
+    assert [re.sub(r" in \S+$", "", line) for line in lines] == [
+        f"[{i}] s{i + 1} executed" for i in range(5)
+    ]
+    assert all(re.search(r" in \d", line) for line in lines)  # with how long it took
+    # printed as the run went, before the outcome
+    assert done.stderr.index("[4] s5") < done.stderr.index("run r1 completed")
+
+    failed = durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--var", "x=1")
+    assert failed.returncode == 1
+    assert [line.split(" in ")[0] for line in operation_lines(failed.stderr)] == [
+        "[0] s1 executed"
+    ]
+    again = durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--resume")
+    assert again.returncode == 1
+    assert operation_lines(again.stderr) == ["[0] s1 replayed"]
+    assert counts(tmp) == {**ALL_STEPS, "s1": 2, "explode": 2}
+
+
+def test_a_sleep_and_a_completed_run_print_their_kind(tmp: Path) -> None:
+    (tmp / "nap.py").write_text(
+        "import durable\n\n@durable.step\ndef one():\n    return 1\n\n"
+        "@durable.workflow\ndef nap() -> int:\n    durable.sleep(0)\n    return one()\n"
+    )
+    done = durable(tmp, "run", "nap.py:nap", "--run-id", "n1")
+    assert done.returncode == 0, done.stderr
+    assert [line.split(" in ")[0] for line in operation_lines(done.stderr)] == [
+        "[0] sleep (sleep) executed",
+        "[1] one executed",
+    ]
+
+
+@pytest.mark.slow
+def test_run_wait_waits_for_a_held_run(tmp: Path) -> None:
+    env = child_env(tmp, FLOW_BLOCK_AT="3")
+    holder = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "w1", "--var", "n=1", env=env)
+    try:
+        read_until(holder.stdout, "step 3 started")
+        refused = durable(tmp, "run", "flow.py:pipeline", "--run-id", "w1", "--resume")
+        assert refused.returncode == 2
+        assert "--wait SECONDS" in refused.stderr and "with_options" not in refused.stderr
+        short = durable(tmp, "run", "flow.py:pipeline", "--run-id", "w1", "--wait", "0.2")
+        assert short.returncode == 2 and "is being executed by pid" in short.stderr
+        waiter = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "w1", "--resume",
+                       "--wait", "120", env=child_env(tmp))  # fmt: skip
+        assert holder.stdin is not None
+        holder.stdin.write(b"go\n")
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
+        out, err = waiter.communicate(timeout=120)
+        assert waiter.returncode == 0, err.decode()
+        assert out.decode().strip() == str(PIPELINE_RESULT)
+        assert "already completed" in err.decode()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert counts(tmp) == ALL_STEPS  # the waiter executed nothing
+
+
+@pytest.mark.parametrize(
+    ("args", "says", "never"),
+    [
+        (["gc"], "--keep-last N, --older-than AGE or --status", "keep_last"),
+        (["gc", "--keep-last", "-1"], "argument --keep-last", "keep_last"),
+        (["run", "flow.py:pipeline", "--wait", "soon"], "argument --wait", "wait="),
+        (["run", "flow.py:pipeline", "--run-id", "ghost", "--resume"], "--resume", "resume()"),
+    ],
+)
+def test_errors_name_flags(tmp: Path, args: list[str], says: str, never: str) -> None:
+    done = durable(tmp, *args)
+    assert done.returncode == 2
+    assert says in done.stderr and never not in done.stderr
+    assert counts(tmp) == {}
+
+
+def test_fork_errors_name_flags(tmp: Path) -> None:
+    assert durable(tmp, "run", "flow.py:pipeline", "--run-id", "src", "--var", "n=1").returncode == 0
+    far = durable(tmp, "fork", "src", "--at", "9")
+    assert far.returncode == 2 and "(--at) must be between 0 and 5" in far.stderr
+    assert "at=" not in far.stderr
+    assert durable(tmp, "fork", "src", "--at", "1", "--new-run-id", "b").returncode == 0
+    taken = durable(tmp, "fork", "src", "--at", "1", "--new-run-id", "b")
+    assert taken.returncode == 2 and "--new-run-id" in taken.stderr
+    assert "new_run_id" not in taken.stderr
+
+
+def test_runs_shows_the_fingerprint(tmp: Path) -> None:
+    assert durable(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1").returncode == 0
+    fingerprint = runs_json(tmp)[0]["fingerprint"]
+    assert re.fullmatch(r"[0-9a-f]{12,}", fingerprint)
+    table = durable(tmp, "runs").stdout.splitlines()
+    assert table[0].split() == ["WORKFLOW", "RUN", "ID", "STATUS", "STEPS", "FINGERPRINT", "UPDATED"]
+    assert table[1].split()[4] == fingerprint[:12]
+
+
+FRAMES = """
+import durable
+import pandas as pd
+
+
+@durable.step
+def frame(n):
+    return pd.DataFrame({"a": range(n), "b": [x * 2.5 for x in range(n)]})
+
+
+@durable.step
+def text():
+    return "line one\\nline two\\n" + "x" * 300
+
+
+@durable.workflow
+def frames(n: int) -> int:
+    return len(frame(n)) + len(text())
+"""
+
+
+def test_show_keeps_one_line_per_step_whatever_the_repr(tmp: Path) -> None:
+    pytest.importorskip("pandas")
+    write_flow(tmp, FRAMES, "frames.py")
+    assert durable(tmp, "run", "frames.py:frames", "--run-id", "f1", "--var", "n=40").returncode == 0
+    shown = durable(tmp, "show", "f1")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    body = lines[lines.index(next(line for line in lines if line.startswith("POS"))) :]
+    assert [line.split()[2] for line in body[1:]] == ["frame", "text"]  # one row each
+    assert all(len(line) < 200 for line in body)
+    assert body[1].split(None, 6)[6].startswith("a b 0 0 0.0 1")  # the frame's repr, collapsed
+    assert "'line one\\nline two" in body[2]
+
+
+def test_gc_keep_last_counts_completed_runs_not_an_unexecuted_fork(tmp: Path) -> None:
+    store = durable_lib.open_store(tmp / "store")
+    flow = durable_lib.workflow(name="pipeline", store=store)(_double)
+    start = time.time() - 3600
+    for k, rid in enumerate(["r1", "r2", "r3"]):
+        with fake_clock(start=start + 60 * k):
+            flow.with_options(run_id=rid)(1)
+    assert durable(tmp, "fork", "r3", "--at", "0", "--new-run-id", "branch").returncode == 0
+    assert [(r["runId"], r["status"]) for r in runs_json(tmp)][0] == ("branch", "forked")
+    gone = durable(tmp, "gc", "--keep-last", "2")
+    assert gone.returncode == 0, gone.stderr
+    assert "removed 1 run" in gone.stderr
+    assert {r["runId"] for r in runs_json(tmp)} == {"branch", "r3", "r2"}
+
+
+def _double(n: int) -> int:
+    return n * 2
