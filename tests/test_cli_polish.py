@@ -186,7 +186,8 @@ def test_gc_keep_last_counts_completed_runs_not_an_unexecuted_fork(tmp: Path) ->
         with fake_clock(start=start + 60 * k):
             flow.with_options(run_id=rid)(1)
     assert durable(tmp, "fork", "r3", "--at", "0", "--new-run-id", "branch").returncode == 0
-    assert [(r["runId"], r["status"]) for r in runs_json(tmp)][0] == ("branch", "forked")
+    newest = runs_json(tmp)[0]
+    assert (newest["runId"], newest["status"]) == ("branch", "forked")
     gone = durable(tmp, "gc", "--keep-last", "2")
     assert gone.returncode == 0, gone.stderr
     assert "removed 1 run" in gone.stderr
