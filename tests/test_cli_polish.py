@@ -196,3 +196,41 @@ def test_gc_keep_last_counts_completed_runs_not_an_unexecuted_fork(tmp: Path) ->
 
 def _double(n: int) -> int:
     return n * 2
+
+
+def timeline_rows(tmp: Path, run_id: str) -> list[str]:
+    """The timeline's rows in page order: a step's name, or `resume:<how the
+    attempt before ended>` for the break before a resumed attempt."""
+    done = durable(tmp, "show", run_id, "--html", "t.html")
+    assert done.returncode == 0, done.stderr
+    text = (tmp / "t.html").read_text()
+    found = re.findall(r'class="row (?:step" data-position="\S+" data-name="(\w+)|resume" '
+                       r'data-resumed-at="[\d.]+" data-before="(\w+)")', text)  # fmt: skip
+    return [name or f"resume:{before}" for name, before in found]
+
+
+def test_the_timeline_labels_where_a_failed_run_resumed(tmp: Path) -> None:
+    assert durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--var", "x=1").returncode == 1
+    assert timeline_rows(tmp, "b1") == ["s1", "explode"]
+    assert durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--resume").returncode == 1
+    assert timeline_rows(tmp, "b1") == ["s1", "resume:failed", "explode"]
+    assert "failed here · resumed" in (tmp / "t.html").read_text()
+    assert counts(tmp) == {"s1": 1, "explode": 2}
+
+
+@pytest.mark.slow
+def test_the_timeline_labels_where_a_killed_run_resumed(tmp: Path) -> None:
+    env = child_env(tmp, FLOW_BLOCK_AT="3")
+    child = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "k1", "--var", "n=1", env=env)
+    try:
+        read_until(child.stdout, "step 3 started")
+    finally:
+        child.kill()  # SIGKILL: no status written, the manifest still says running
+        child.wait()
+    done = durable(tmp, "run", "flow.py:pipeline", "--run-id", "k1", "--resume")
+    assert done.returncode == 0, done.stderr
+    lines = operation_lines(done.stderr)
+    assert lines[:2] == ["[0] s1 replayed", "[1] s2 replayed"]
+    assert lines[2].startswith("[2] s3 executed")
+    assert timeline_rows(tmp, "k1") == ["s1", "s2", "resume:interrupted", "s3", "s4", "s5"]
+    assert counts(tmp) == {**ALL_STEPS, "s3": 2}  # s3 was under way when killed

@@ -163,6 +163,8 @@ def start(
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
+    else:
+        note_resume(manifest)
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding = encoding
@@ -174,6 +176,18 @@ def start(
     manifest.status, manifest.error, manifest.reason = "running", None, None
     write_manifest(store, manifest)
     return manifest
+
+
+# How many resumptions a manifest remembers for the timeline (the newest).
+RESUMES_KEPT = 20
+
+
+def note_resume(manifest: RunRecord) -> None:
+    """Where the timeline shows a break: when this attempt began and how the
+    one before ended (a holder killed mid-run left `running` behind)."""
+    before = "interrupted" if manifest.status == "running" else manifest.status
+    notes = [*manifest.extra.get("resumes", []), [now(), before]]
+    manifest.extra["resumes"] = notes[-RESUMES_KEPT:]
 
 
 def finish(

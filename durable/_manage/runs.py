@@ -48,6 +48,8 @@ class RunInfo:
     reason: str | None = None  # why a suspended run waits
     # "<workflow>/<run id>@<position>" of the run that called this one (a child run)
     parent: str | None = None
+    # (when, how the attempt before ended) for each time the run was resumed
+    resumes: tuple[tuple[float, str], ...] = ()
 
 
 def list_runs(
@@ -137,9 +139,10 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     error = None if m.error is None else summarize_error(m.error)
     link = m.extra.get("parent")
     parent = f"{link['workflow']}/{link['run_id']}@{link['position']}" if link else None
+    resumes = tuple((float(at), str(before)) for at, before in m.extra.get("resumes", ()))
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
-        position, error, m.reason, parent,
+        position, error, m.reason, parent, resumes,
     )  # fmt: skip
 
 
