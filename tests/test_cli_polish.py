@@ -48,10 +48,7 @@ def test_run_prints_a_line_per_operation_as_it_executes_or_replays(tmp: Path) ->
     done = durable(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1")
     assert done.returncode == 0, done.stderr
     lines = operation_lines(done.stderr)
-    assert [re.sub(r" in \S+$", "", line) for line in lines] == [
-        f"[{i}] s{i + 1} executed" for i in range(5)
-    ]
-    assert all(re.search(r" in \d", line) for line in lines)  # with how long it took
+    assert lines == [f"[{i}] s{i + 1} executed" for i in range(5)]  # trivial: no duration
     # printed as the run went, before the outcome
     assert done.stderr.index("[4] s5") < done.stderr.index("run r1 completed")
 
@@ -68,15 +65,16 @@ def test_run_prints_a_line_per_operation_as_it_executes_or_replays(tmp: Path) ->
 
 def test_a_sleep_and_a_completed_run_print_their_kind(tmp: Path) -> None:
     (tmp / "nap.py").write_text(
-        "import durable\n\n@durable.step\ndef one():\n    return 1\n\n"
-        "@durable.workflow\ndef nap() -> int:\n    durable.sleep(0)\n    return one()\n"
+        "import time\nimport durable\n\n@durable.step\ndef slow():\n"
+        "    time.sleep(0.15)  # the work: long enough for its duration to be shown\n"
+        "    return 1\n\n"
+        "@durable.workflow\ndef nap() -> int:\n    durable.sleep(0)\n    return slow()\n"
     )
     done = durable(tmp, "run", "nap.py:nap", "--run-id", "n1")
     assert done.returncode == 0, done.stderr
-    assert [line.split(" in ")[0] for line in operation_lines(done.stderr)] == [
-        "[0] sleep (sleep) executed",
-        "[1] one executed",
-    ]
+    first, second = operation_lines(done.stderr)
+    assert first == "[0] sleep (sleep) executed"
+    assert re.fullmatch(r"\[1\] slow executed in \d+ms", second), second
 
 
 @pytest.mark.slow

@@ -176,7 +176,8 @@ def _print_operations(run_id: str) -> Callable[[], None]:
             return
         kind = "" if rec.kind == "step" else f" ({rec.kind})"
         took = ""
-        if what == "executed" and rec.started and rec.ended:
+        # Only a duration worth reading: a trivial step's 0-2 ms is noise.
+        if what == "executed" and rec.started and rec.ended - rec.started >= 0.1:
             took = f" in {duration(rec.ended - rec.started)}"
         pos = format_position(rec.position)
         print(f"  [{pos}] {rec.name}{kind} {what}{took}", file=sys.stderr, flush=True)
