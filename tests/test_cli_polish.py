@@ -232,3 +232,18 @@ def test_the_timeline_labels_where_a_killed_run_resumed(tmp: Path) -> None:
     assert lines[2].startswith("[2] s3 executed")
     assert timeline_rows(tmp, "k1") == ["s1", "s2", "resume:interrupted", "s3", "s4", "s5"]
     assert counts(tmp) == {**ALL_STEPS, "s3": 2}  # s3 was under way when killed
+
+
+def test_every_python_phrase_the_cli_rewrites_is_still_in_its_error() -> None:
+    from durable._cli.common import _FLAGS, in_flags
+
+    errors = [
+        durable_lib.RunLockedError("r", "pid 1 on host", 0.0, 0.0),
+        durable_lib.RunNotFoundError("w", "r", "store"),
+        durable_lib.CorruptRecordError("r", 3, "w/r/log", "bad checksum"),
+        durable_lib.NondeterminismError("r", 3, "a", "b"),
+    ]
+    texts = [str(e) for e in errors]
+    for python in list(_FLAGS)[:4]:  # the fork phrases: test_fork_errors_name_flags
+        assert any(python in text for text in texts), python
+    assert all("=" not in in_flags(text).replace("==", "") for text in texts[:2])
