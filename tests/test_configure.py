@@ -202,3 +202,15 @@ def test_environment_in_a_subprocess(tmp_path: Path) -> None:
     bad = run(5, DURABLE_ON_CHANGE="maybe")
     assert bad.returncode == 1 and "DURABLE_ON_CHANGE must be one of" in bad.stderr
     assert counts.read_text().split() == ["scale", "scale"]  # first run and the rerun only
+
+
+def test_watchers_hear_of_each_change() -> None:
+    from durable._settings import when_configured
+
+    heard: list[str] = []
+    stop = when_configured(heard.append)  # how the log handler follows configure(log=)
+    durable.configure(log="debug")
+    durable.configure(on_change="rerun", log=None)
+    stop()
+    durable.configure(log="info")
+    assert heard == ["log", "on_change", "log"]
