@@ -247,3 +247,17 @@ def test_every_python_phrase_the_cli_rewrites_is_still_in_its_error() -> None:
     for python in list(_FLAGS)[:4]:  # the fork phrases: test_fork_errors_name_flags
         assert any(python in text for text in texts), python
     assert all("=" not in in_flags(text).replace("==", "") for text in texts[:2])
+
+
+def test_durable_own_modules_are_never_followed_as_the_users_code() -> None:
+    """A step that calls `durable.suspend()` must fingerprint the same under
+    `durable run` (which watches the run) as under `python script.py`
+    (test_names.py): durable's modules, and the callbacks their lists hold,
+    are library code, not helpers of the user's."""
+    from durable._api import workflow
+    from durable._cli import run
+    from durable._core import watch
+    from durable._fingerprint.reach import _is_user_file
+
+    for module in (watch, run, workflow):
+        assert not _is_user_file(module.__file__ or "", "durable"), module.__name__

@@ -12,7 +12,8 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-from .. import __version__
+import durable
+
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import (
@@ -127,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="durable", description="Manage and run durable workflows.", parents=[_common(top=True)]
     )
-    parser.add_argument("--version", action="version", version=f"durable {__version__}")
+    parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
