@@ -17,9 +17,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test,bench,s3,dask]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs the package alone, not the test, Dask or S3 extras: an
+# environment of its own, so that on a fresh machine it takes seconds.
+DEMO := $(VENV)-demo
+$(DEMO)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(DEMO)
+	$(DEMO)/bin/python -m pip install --quiet uv
+	$(DEMO)/bin/uv pip install --quiet --python $(DEMO)/bin/python -e .
+	touch $@
+
+demo: $(DEMO)/.installed
 	rm -rf .durable-demo
-	DURABLE_STORE=.durable-demo $(BIN)/python examples/quickstart.py
+	DURABLE_STORE=.durable-demo $(DEMO)/bin/python examples/quickstart.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check durable tests examples benchmarks

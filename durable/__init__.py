@@ -46,6 +46,7 @@ if _TYPE_CHECKING:
     from ._manage.cache import CacheInfo, cache_info
     from ._manage.history import StepInfo
     from ._manage.runs import RunInfo, gc
+    from ._settings import configure
     from ._storage.base import Store
     from ._storage.factory import open_store
 
@@ -82,6 +83,7 @@ __all__ = [
     "artifact",
     "asleep",
     "cache_info",
+    "configure",
     "current_run",
     "gc",
     "load",
@@ -126,6 +128,7 @@ _HOMES = {
     "gc": "._manage.runs",
     "Store": "._storage.base",
     "open_store": "._storage.factory",
+    "configure": "._settings",
 }
 
 if not _TYPE_CHECKING:

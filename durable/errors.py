@@ -106,7 +106,7 @@ class DefinitionChangedError(DurableError):
             "  * start fresh: with_options(restart=True) / durable run --restart\n"
             "  * continue deliberately with the old records: with_options(rebase=True) / "
             "--rebase-checkpoint\n"
-            "  * re-run from the first changed step: on_change='rerun' / --on-change rerun"
+            "  * re-run from the first changed step: " + _RERUN
         )
 
 
@@ -117,9 +117,16 @@ def _arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str])
         f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
         "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
         "  * use another run id (or none: a derived run id follows the arguments)\n"
-        "  * re-run from the first step whose arguments differ: on_change='rerun' / "
-        "--on-change rerun"
+        "  * re-run from the first step whose arguments differ: " + _RERUN
     )
+
+
+# How to set on_change="rerun", in every place it can be set (the default stays "refuse").
+_RERUN = (
+    "@durable.workflow(on_change='rerun') or with_options(on_change='rerun'); for every "
+    "workflow, durable.configure(on_change='rerun') or DURABLE_ON_CHANGE=rerun; "
+    "durable run --on-change rerun"
+)
 
 
 class NondeterminismError(DurableError):

@@ -163,6 +163,12 @@ def read_until(stream: Any, needle: str, timeout: float = 60) -> str:
     return seen.decode()
 
 
+def report_lines(stderr: str) -> list[str]:
+    """What `durable run` says on stderr besides its line per operation
+    (`  [0] s1 executed`), stripped."""
+    return [line.strip() for line in stderr.splitlines() if line.strip() and not line.startswith("  [")]
+
+
 def counts(tmp: Path) -> Counter[str]:
     path = tmp / "counts.txt"
     return Counter(path.read_text().split()) if path.exists() else Counter()

@@ -24,6 +24,7 @@ from .clikit import (
     counts,
     durable,
     read_until,
+    report_lines,
     runs_json,
     show_json,
     spawn,
@@ -151,7 +152,7 @@ def test_changed_definition_is_refused_with_both_fingerprints_then_rebased(tmp: 
 def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp: Path) -> None:
     done = durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--var", "x=5")
     assert done.returncode == 1
-    lines = done.stderr.strip().splitlines()
+    lines = report_lines(done.stderr)
     assert len(lines) == 2 and "Traceback" not in done.stderr
     assert "failed at step 2 (explode): ValueError: bad input 6" in lines[0]
     assert runs_json(tmp)[0]["status"] == "failed"
@@ -239,7 +240,7 @@ def test_runs_lists_newest_first_as_a_table_json_and_by_status(tmp: Path) -> Non
     table = durable(tmp, "runs")
     assert table.returncode == 0
     lines = table.stdout.strip().splitlines()
-    assert lines[0].split() == ["WORKFLOW", "RUN", "ID", "STATUS", "STEPS", "UPDATED"]
+    assert lines[0].split() == ["WORKFLOW", "RUN", "ID", "STATUS", "STEPS", "FINGERPRINT", "UPDATED"]
     assert [line.split()[:4] for line in lines[1:]] == [
         ["flow.approval", "a1", "suspended", "1"],
         ["flow.broken", "b1", "failed", "1"],

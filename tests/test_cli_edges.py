@@ -14,7 +14,7 @@ import pytest
 import durable
 from durable.testing import fake_clock
 
-from .clikit import child_env, counts, runs_json, write_flow
+from .clikit import child_env, counts, report_lines, runs_json, write_flow
 from .clikit import durable as cli
 
 EDGES = """
@@ -145,7 +145,7 @@ def test_nan_and_infinity_vars_stay_strings(tmp: Path, text: str) -> None:
 def test_a_configuration_error_raised_by_the_body_is_a_failure(tmp: Path) -> None:
     done = cli(tmp, "run", "edges.py:misconfigured", "--run-id", "m1", "--var", "n=1")
     assert done.returncode == 1, done.stderr
-    lines = done.stderr.strip().splitlines()
+    lines = report_lines(done.stderr)
     assert "run m1 failed" in lines[0] and "ConfigurationError: keep_last must be" in lines[0]
     assert lines[1].strip().endswith("--run-id m1 --resume") and "Traceback" not in done.stderr
     assert runs_json(tmp)[0]["status"] == "failed"
@@ -159,7 +159,7 @@ def test_a_record_that_no_longer_matches_its_call_is_refused_by_position(tmp: Pa
     (tmp / "input.txt").write_text("goodbye")  # same definition, other arguments
     refused = cli(tmp, "run", "edges.py:from_file", "--run-id", "f1", "--var", "decision=!")
     assert refused.returncode == 2, refused.stderr
-    lines = refused.stderr.strip().splitlines()
+    lines = report_lines(refused.stderr)
     assert len(lines) == 2 and "Traceback" not in refused.stderr
     assert "the record at position 0 no longer matches the call" in lines[0]
     assert "arguments changed" in lines[0] and "recorded with definition" not in lines[0]
@@ -188,7 +188,7 @@ def test_a_missing_artifact_under_refuse_exits_2_with_the_restart_hint(tmp: Path
     (tmp / "app.bin").unlink()
     refused = cli(tmp, "run", "edges.py:release", "--run-id", "r1", "--var", "decision=ship")
     assert refused.returncode == 2, refused.stderr
-    lines = refused.stderr.strip().splitlines()
+    lines = report_lines(refused.stderr)
     assert len(lines) == 2 and "Traceback" not in refused.stderr
     assert lines[0].startswith("durable: refused: run r1") and "app.bin" in lines[0]
     assert "missing" in lines[0] and "artifacts_policy='refuse'" in lines[0]

@@ -33,6 +33,7 @@ EXPECTED = {
     "artifact",
     "asleep",
     "cache_info",
+    "configure",
     "current_run",
     "gc",
     "load",

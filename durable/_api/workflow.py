@@ -23,6 +23,7 @@ from .._fingerprint.reach import default_name, script_name
 from .._manage.fork import fork_run
 from .._manage.history import StepInfo, history
 from .._manage.runs import RunInfo, delete_run, list_runs
+from .._settings import check
 from .._storage.base import Store, check_key_part
 from .._storage.factory import open_store
 from ..errors import ConfigurationError, RunNotFoundError
@@ -34,7 +35,6 @@ from .step import refuse_generators
 
 P = ParamSpec("P")
 R = TypeVar("R")
-_POLICIES = ("refuse", "rerun")
 
 
 class Workflow(Generic[P, R]):
@@ -45,10 +45,8 @@ class Workflow(Generic[P, R]):
     def __init__(
         self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
     ) -> None:
-        if options.on_change not in _POLICIES:
-            raise ConfigurationError(
-                f"on_change must be one of {_POLICIES}, not {options.on_change!r}"
-            )
+        if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
+            check("on_change", options.on_change, "on_change")
         if options.keep_last is not None and options.keep_last < 1:
             raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
         self.fn = fn
@@ -191,7 +189,7 @@ class Workflow(Generic[P, R]):
 
     # -- helpers ---------------------------------------------------------
     def _store(self) -> Store:
-        store = self.options.store
+        store = self.options.store  # None: configure(store=), $DURABLE_STORE, ./.durable
         return store if isinstance(store, Store) else open_store(store)
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
@@ -297,7 +295,7 @@ def workflow(
     version: str | None = None,
     store: Store | str | None = None,
     run_id: str | Callable[..., str] | None = None,
-    on_change: str = "refuse",
+    on_change: str | None = None,
     keep_last: int | None = None,
     progress_file: str | os.PathLike[str] | None = None,
 ) -> _WorkflowDecorator: ...
@@ -309,7 +307,7 @@ def workflow(
     version: str | None = None,
     store: Store | str | None = None,
     run_id: str | Callable[..., str] | None = None,
-    on_change: str = "refuse",
+    on_change: str | None = None,
     keep_last: int | None = None,
     progress_file: str | os.PathLike[str] | None = None,
 ) -> Any:

@@ -34,10 +34,29 @@ def is_refusal(e: BaseException, run_id: str | None = None) -> bool:
     return refused and (run_id is None or getattr(e, "run_id", run_id) == run_id)
 
 
+# Errors are written for Python callers; on the command line the same advice
+# names the flags (`--wait SECONDS`, not `with_options(wait=SECONDS)`).
+_FLAGS = {
+    "pass with_options(wait=SECONDS) to wait for the lease": "run again with --wait SECONDS",
+    "call the workflow without resume() to start it": "run it without --resume to start it",
+    "restart=True (durable run --restart)": "--restart",
+    "start fresh with restart=True": "start fresh with --restart",
+    "(new_run_id=, durable fork --new-run-id)": "(--new-run-id)",
+    "(at=, durable fork --at)": "(--at)",
+}
+
+
+def in_flags(text: str) -> str:
+    """An error's message as the command line says it."""
+    for python, flag in _FLAGS.items():
+        text = text.replace(python, flag)
+    return text
+
+
 def print_error(exc: BaseException, debug: bool, code: int) -> int:
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
-    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    lines = in_flags(str(exc)).strip().splitlines() or [type(exc).__name__]
     print(f"durable: {lines[0]}", file=sys.stderr)
     if len(lines) > 1:
         print(f"  {lines[-1].strip()}", file=sys.stderr)

@@ -47,8 +47,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def runs_table(infos: Sequence[RunInfo]) -> str:
-    rows = [[i.workflow, i.run_id, i.status, str(i.steps), local(i.updated)] for i in infos]
-    return table(["WORKFLOW", "RUN ID", "STATUS", "STEPS", "UPDATED"], rows)
+    rows = [
+        [i.workflow, i.run_id, i.status, str(i.steps), i.fingerprint[:12] or "-", local(i.updated)]
+        for i in infos
+    ]
+    return table(["WORKFLOW", "RUN ID", "STATUS", "STEPS", "FINGERPRINT", "UPDATED"], rows)
 
 
 def show_doc(info: RunInfo, steps: Sequence[StepInfo], *, values: bool = False) -> str:
@@ -75,7 +78,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
             s.status,
             str(s.attempts),
             duration(s.duration),
-            first_line(s.error) if s.error else (s.preview or ""),
+            cell(first_line(s.error) if s.error else (s.preview or "")),
         ]
         for s in steps
     ]
@@ -90,6 +93,13 @@ def first_line(text: str) -> str:
     """A table cell holds one line: a multi-line message keeps its first."""
     lines = text.strip().splitlines()
     return lines[0] if lines else ""
+
+
+def cell(text: str, limit: int = 80) -> str:
+    """One line of at most `limit` characters, whatever the value's repr
+    (a DataFrame's spans many lines): whitespace runs collapse to a space."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def value_text(value: Any) -> str:

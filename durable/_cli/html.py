@@ -40,6 +40,9 @@ h1 .run { font-weight: 400; color: var(--soft); }
 .bar.late span { left: auto; right: calc(100% + 6px); }
 .mark { position: absolute; top: 5px; width: 3px; height: 24px; background: var(--bad);
   border-radius: 2px; }
+.row.resume { min-height: 24px; background: #f4f0fb; color: var(--wait); font-size: 12px; }
+.row.resume .track { height: 24px; }
+.cut { position: absolute; top: 0; bottom: 0; width: 0; border-left: 2px dashed var(--wait); }
 .ticks { position: relative; height: 22px; margin-right: 18px; color: var(--soft);
   font-size: 11px; border-bottom: 1px solid var(--line); }
 .ticks span { position: absolute; transform: translateX(-50%); }
@@ -58,7 +61,7 @@ td.err { color: var(--bad); }
 def render(info: RunInfo, steps: Sequence[StepInfo]) -> str:
     start, end = _window(info, steps)
     span = max(end - start, 1e-3)
-    rows = "\n".join(_row(s, start, span) for s in steps)
+    rows = "\n".join(_rows(info, steps, start, span))
     title = f"{info.workflow} · {info.run_id}"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -94,6 +97,9 @@ def _meta(info: RunInfo, span: float) -> str:
         f"{info.steps} steps finished",
         f"span {duration(span)}",
     ]
+    if info.resumes:
+        times = len(info.resumes)
+        parts.append(f"resumed {times} time{'s' if times != 1 else ''}")
     if info.reason:
         parts.append(f"waiting: {info.reason}")
     if info.error:
@@ -133,6 +139,26 @@ def _row(s: StepInfo, start: float, span: float) -> str:
         f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_tip(s))}">'
         f"<span>{escape(duration(s.duration))}</span></div>{marks}</div>"
         f'<div class="tip">{escape(_tip(s))}</div></div>'
+    )
+
+
+def _rows(info: RunInfo, steps: Sequence[StepInfo], start: float, span: float) -> list[str]:
+    """The steps' rows, with a labelled break before the first step each
+    resumed attempt ran: where the run was interrupted and resumed."""
+    rows = [_row(s, start, span) for s in steps]
+    for at, before in sorted(info.resumes, reverse=True):  # latest first: indexes stay valid
+        index = next((k for k, s in enumerate(steps) if s.started and s.started >= at), len(rows))
+        rows.insert(index, _resume_row(at, before, start, span))
+    return rows
+
+
+def _resume_row(at: float, before: str, start: float, span: float) -> str:
+    label = f"{before} here · resumed {local(at)}"
+    return (
+        f'<div class="row resume" data-resumed-at="{at:.3f}" data-before="{escape(before)}">'
+        f'<div class="label">⏯ {escape(label)}</div>'
+        f'<div class="track"><i class="cut" style="left:{_pct(at, start, span):.3f}%"></i></div>'
+        "</div>"
     )
 
 

@@ -12,6 +12,8 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
+import durable
+
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import (
@@ -62,7 +64,8 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
             f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
             f"arguments ({differ}); its result was not returned and nothing was executed.\n"
             "  start fresh with these arguments with --restart, use another --run-id, or "
-            "re-run from the first step whose arguments differ with --on-change rerun",
+            "re-run from the first step whose arguments differ with --on-change rerun "
+            "(or DURABLE_ON_CHANGE=rerun)",
             file=sys.stderr,
         )
         return 2
@@ -81,7 +84,8 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
     print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
     print(
         "  start fresh with --restart, continue with the old records with "
-        "--rebase-checkpoint, or re-run from the first change with --on-change rerun",
+        "--rebase-checkpoint, or re-run from the first change with --on-change rerun "
+        "(or DURABLE_ON_CHANGE=rerun in the environment)",
         file=sys.stderr,
     )
     return 2
@@ -124,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="durable", description="Manage and run durable workflows.", parents=[_common(top=True)]
     )
+    parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
@@ -149,11 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "gc", manage.cmd_gc,
         "remove old runs of every workflow; every filter given narrows what goes: "
-        "--keep-last 3 --older-than 7d keeps the 3 newest and, of the rest, removes "
+        "--keep-last 3 --older-than 7d keeps the 3 newest completed runs (and any newer run) "
+        "and, of the rest, removes "
         "those older than 7 days",
     )  # fmt: skip
-    p.add_argument("--keep-last", type=int, metavar="N",
-                   help="never remove the N newest runs (per workflow, of those matching --status)")  # fmt: skip
+    p.add_argument("--keep-last", type=_count, metavar="N",
+                   help="keep the N newest completed runs of each workflow and every run newer "
+                   "than them; unfinished runs (a fork not yet run, a failed run) never count")  # fmt: skip
     p.add_argument("--older-than", metavar="AGE", type=_age,
                    help="remove only runs last updated longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
     p.add_argument("--status", action="append",
@@ -173,7 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
     p.add_argument("--rebase-checkpoint", action="store_true",
                    help="accept a changed definition and replay the recorded steps")  # fmt: skip
-    p.add_argument("--on-change", choices=["refuse", "rerun"])
+    p.add_argument("--on-change", choices=["refuse", "rerun"],
+                   help="what to do when the code or arguments changed (default: the workflow's, "
+                   "else durable.configure(), else $DURABLE_ON_CHANGE, else refuse)")  # fmt: skip
+    p.add_argument("--wait", type=_seconds, metavar="SECONDS",
+                   help="when another process holds the run, wait this long for it")  # fmt: skip
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
     cache.add_commands(sub, common, _age)
@@ -189,6 +200,22 @@ def _handler(handler: Handler | str) -> Handler:
     module, _, name = handler.partition(":")
     found: Handler = getattr(importlib.import_module(module), name)
     return found
+
+
+def _count(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also NaN
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
+    return value
 
 
 def _age(text: str) -> float:

@@ -12,7 +12,7 @@ from .._manage.fork import fork_run
 from .._storage.base import Store
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
 from . import format
-from .common import print_error
+from .common import UsageError, print_error
 from .html import render
 
 
@@ -55,6 +55,11 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_gc(args: argparse.Namespace, store: Store) -> int:
+    if args.keep_last is None and args.older_than is None and args.status is None:
+        raise UsageError(
+            "gc needs at least one of --keep-last N, --older-than AGE or --status STATUS; "
+            "it never removes everything by default"
+        )
     removed = runs.gc(
         store,
         keep_last=args.keep_last,

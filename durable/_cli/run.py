@@ -14,8 +14,10 @@ import signal
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from typing import Any
 
+from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._manage.history import describe
@@ -27,8 +29,9 @@ from ..errors import (
     Stopped,
     Suspended,
 )
+from ..events import Event, StepExecuted, StepReplayed
 from .common import UsageError, is_refusal
-from .format import value_text
+from .format import duration, value_text
 
 
 def load_target(spec: str) -> Workflow[Any, Any]:
@@ -114,8 +117,10 @@ def _not_json(name: str) -> Any:
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
     wf = load_target(args.target)
-    if args.store is None and wf.options.store is not None:
-        store = store_of(wf)  # the decorator's own store, unless --store says otherwise
+    if args.store is None:
+        # Unless --store says otherwise: the decorator's store, else the script's
+        # durable.configure(store=), else $DURABLE_STORE (as `python script.py` would).
+        store = store_of(wf)
         if args.no_pickle:  # the command line's refusal holds for that store too
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
@@ -135,8 +140,10 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         restart=args.restart,
         rebase=args.rebase_checkpoint,
         on_change=args.on_change,
+        wait=args.wait,
     )
     report = _Report(args, store, wf.name, run_id)
+    unwatch = _print_operations(run_id)
     with stop_on_signals():
         try:
             call: Any = bound.resume(run_id, **variables) if exists else bound.run(**variables)
@@ -153,7 +160,26 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             return report.failed(e)
         except Exception as e:
             return report.failed(e)
+        finally:
+            unwatch()
     return report.done(run, existed=exists)
+
+
+def _print_operations(run_id: str) -> Callable[[], None]:
+    """One line per operation of this run on stderr, as it executes or
+    replays (a subscriber of the event stream); returns the way to stop."""
+
+    def line(event: Event) -> None:
+        # A child run's own operations are left out: its position in this run says it.
+        if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
+            return
+        what = "executed" if isinstance(event, StepExecuted) else "replayed"
+        kind = "" if event.kind == "step" else f" ({event.kind})"
+        # Only a duration worth reading: a trivial step's 0-2 ms is noise.
+        took = f" in {duration(event.duration)}" if what == "executed" and event.duration >= 0.1 else ""
+        print(f"  [{event.position}] {event.name}{kind} {what}{took}", file=sys.stderr, flush=True)
+
+    return on_event(line).close
 
 
 def _implied_run_id(

@@ -9,9 +9,10 @@ Also the notes added to exceptions that end a run (`add_note`)."""
 from __future__ import annotations
 
 import logging
-import os
 import sys
+import warnings
 
+from .._settings import setting, when_configured
 from ..errors import ConfigurationError
 from . import events
 
@@ -126,6 +127,25 @@ def _wants_steps() -> bool:
     return logger.isEnabledFor(logging.DEBUG)
 
 
+def follow_setting(name: str = "log") -> None:
+    """Install or remove the stderr handler as `configure(log=)`, else
+    `DURABLE_LOG`, says ("off": none)."""
+    global _handler
+    if name != "log":
+        return
+    try:
+        level = setting("log")
+    except ConfigurationError as e:  # a bad log level never stops a run: say so, keep going
+        warnings.warn(str(e), stacklevel=2)
+        return
+    if level != "off":
+        install_handler(level)
+    elif _handler is not None:
+        logger.removeHandler(_handler)
+        logger.setLevel(logging.NOTSET)
+        _handler = None
+
+
 events.subscribe(consume, gate=_wants_steps)
-if os.environ.get("DURABLE_LOG"):
-    install_handler(os.environ["DURABLE_LOG"])
+when_configured(follow_setting)
+follow_setting()

@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .._settings import setting
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
@@ -56,7 +57,7 @@ class Options:
     store: Store | str | None = None
     restart: bool = False
     rebase: bool = False
-    on_change: str = "refuse"
+    on_change: str | None = None  # None: resolved by `setting` when a run starts
     wait: float | None = None
     keep_last: int | None = None
     progress_file: str | os.PathLike[str] | None = None
@@ -103,7 +104,7 @@ def run_locked(
     policy = choose_policy(
         manifest,
         definition,
-        on_change=on_change or flow.options.on_change,
+        on_change=setting("on_change", on_change or flow.options.on_change),
         rebase=flow.options.rebase,
     )
     digests = argument_digests(bound)
@@ -193,6 +194,8 @@ def start(
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
+    else:
+        note_resume(manifest)
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding = encoding
@@ -204,6 +207,18 @@ def start(
     manifest.status, manifest.error, manifest.reason = "running", None, None
     write_manifest(store, manifest)
     return manifest
+
+
+# How many resumptions a manifest remembers for the timeline (the newest).
+RESUMES_KEPT = 20
+
+
+def note_resume(manifest: RunRecord) -> None:
+    """Where the timeline shows a break: when this attempt began and how the
+    one before ended (a holder killed mid-run left `running` behind)."""
+    before = "interrupted" if manifest.status == "running" else manifest.status
+    notes = [*manifest.extra.get("resumes", []), [now(), before]]
+    manifest.extra["resumes"] = notes[-RESUMES_KEPT:]
 
 
 def finish(

@@ -140,6 +140,14 @@ def _source_nodes(
         raise stale_source(who, code.co_filename)
     if not nodes:  # exec, `python -c`, or a `<string>` cache entry of other code
         hint = "" if role == "function" else " or deep=False"
+        if code.co_filename == "<stdin>":  # Python keeps no source of what it read there
+            raise ConfigurationError(
+                f"cannot read the source of {role} {code.co_name} (defined in <stdin>: the "
+                "plain Python prompt or `python -` keep no source). Put it in a file and "
+                "run that (a script, a module, or a Jupyter/IPython cell, which keep their "
+                f"source), or pass version='...'{hint} to the decorator and change it "
+                "whenever the code changes; bytecode is never used instead."
+            )
         raise ConfigurationError(
             f"cannot read the source of {role} {who} (defined in {code.co_filename}: exec, "
             f"`python -c` or a deleted file). Pass version='...'{hint} to the decorator so "

@@ -177,7 +177,10 @@ def _is_user_file(filename: str, module_root: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _library_dirs() -> tuple[str, ...]:
-    dirs = {os.path.dirname(os.path.realpath(__file__))}  # durable itself
+    # durable itself: the package, two levels up from durable/_fingerprint/reach.py
+    # (one level, since the move into subpackages, made durable/_core, _api, ...
+    # count as the user's code: their module-level lists were followed).
+    dirs = {os.path.dirname(os.path.dirname(os.path.realpath(__file__)))}
     for base in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         paths = sysconfig.get_paths(vars={"base": base, "platbase": base})
         dirs.update(

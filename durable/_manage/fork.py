@@ -43,8 +43,8 @@ def fork_run(
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
         raise ConfigurationError(
-            f"run {new_id!r} of {workflow!r} already exists; pick another new_run_id "
-            f"or delete it first (durable rm {new_id})"
+            f"run {new_id!r} of {workflow!r} already exists; pick another new run id "
+            f"(new_run_id=, durable fork --new-run-id) or delete it first (durable rm {new_id})"
         )
     records = store.peek_records(workflow, run_id)
     limit = first_gap(
@@ -53,8 +53,9 @@ def fork_run(
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
         raise ConfigurationError(
-            f"fork at={at} is out of range: run {run_id!r} has finished positions 0..{limit - 1}, "
-            f"so at must be between {low} and {limit}"
+            f"fork position {at} is out of range: run {run_id!r} has finished positions "
+            f"0..{limit - 1}, so the position to fork at (at=, durable fork --at) must be "
+            f"between {low} and {limit}"
         )
     lease = store.acquire(workflow, new_id, LEASE_TTL)
     try:

@@ -52,6 +52,8 @@ class RunInfo:
     # top-level positions of the run as its last completed attempt (or its
     # fork source) had them; None when unknown
     steps_total: int | None = None
+    # (when, how the attempt before ended) for each time the run was resumed
+    resumes: tuple[tuple[float, str], ...] = ()
     _store: Store | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -151,9 +153,10 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     error = None if m.error is None else summarize_error(m.error)
     link = m.extra.get("parent")
     parent = f"{link['workflow']}/{link['run_id']}@{link['position']}" if link else None
+    resumes = tuple((float(at), str(before)) for at, before in m.extra.get("resumes", ()))
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
-        position, error, m.reason, parent, _known_total(m.extra, position), store,
+        position, error, m.reason, parent, _known_total(m.extra, position), resumes, store,
     )  # fmt: skip
 
 
@@ -201,10 +204,13 @@ def gc(
     """Remove old runs of every workflow in a store; return what was (or, with
     `dry_run`, would be) removed. Every filter given narrows what goes: per
     workflow, a run is removed only if it matches `status` (a status or a
-    collection of them; None for any, an empty collection for none), is not
-    among the `keep_last` newest of those, and was last updated more than
-    `older_than` ago (seconds or a timedelta). `keep_last=3,
-    older_than=7 days` keeps the 3 newest and, of the rest, removes those
+    collection of them; None for any, an empty collection for none), is
+    not kept by `keep_last`, and was last updated more than `older_than`
+    ago (seconds or a timedelta). `keep_last=N` keeps the N newest
+    *completed* runs and every run newer than them (a fork not yet run, a
+    failed run waiting to be resumed); only completed runs count towards N,
+    and while fewer than N completed, it keeps everything. `keep_last=3,
+    older_than=7 days` keeps those and, of the rest, removes the ones
     older than 7 days. A running run, or one held by a live process, is
     never removed; nor is a run whose manifest cannot be read (`corrupt`,
     `unverified`: its age is unknown) unless `status` names its status.
@@ -224,7 +230,8 @@ def gc(
     for infos in _by_workflow(list_runs(target, workflow)):
         chosen = [i for i in infos if _matches(i.status, wanted)]
         if keep_last is not None:
-            chosen = chosen[keep_last:]
+            kept = _kept(infos, keep_last)
+            chosen = [i for i in chosen if i.run_id not in kept]
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
@@ -234,6 +241,20 @@ def gc(
 
 
 _UNREADABLE = ("corrupt", "unverified")
+
+
+def _kept(infos: list[RunInfo], keep_last: int) -> set[str]:
+    """The run ids `keep_last` keeps of one workflow's runs (newest first):
+    up to and including its keep_last-th completed run. A run that did
+    not complete never takes a completed run's place (issue 14)."""
+    if keep_last == 0:
+        return set()
+    completed = 0
+    for k, info in enumerate(infos):
+        completed += info.status == "completed"
+        if completed == keep_last:
+            return {i.run_id for i in infos[: k + 1]}
+    return {i.run_id for i in infos}
 
 
 def _matches(status: str, wanted: set[str] | None) -> bool:

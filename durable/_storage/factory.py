@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .._settings import setting
+from ..errors import ConfigurationError
 from .base import Store
 from .local import LocalStore
 from .objects import FsspecStore
@@ -13,7 +15,7 @@ from .objects import FsspecStore
 
 def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Store:
     """Open a store: a local folder or any fsspec URL. The default is
-    `$DURABLE_STORE`, else `./.durable`.
+    `durable.configure(store=...)`, else `$DURABLE_STORE`, else `./.durable`.
 
     Store options: `signing_key` (default `$DURABLE_SIGNING_KEY`): HMAC-sign
     and verify every record; `allow_pickle=False` (or
@@ -22,22 +24,32 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
     on an object store blocks a run. Every other option goes to fsspec, e.g.
     `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
-    target = os.fspath(url) if url is not None else os.environ.get("DURABLE_STORE", ".durable")
+    target = os.fspath(url) if url is not None else setting("store")
+    if isinstance(target, Store):  # durable.configure(store=a_store)
+        if options:
+            raise ConfigurationError(
+                f"the configured store is the object {target.url}; options "
+                f"({', '.join(options)}) apply only to a URL: pass its URL instead"
+            )
+        return target
     if "://" not in target or target.startswith("file://"):
         return LocalStore(target.removeprefix("file://"), **options)
     return FsspecStore(target, **options)
 
 
 # Stores a plain cached call opened, by location and signing key.
-_stores: dict[tuple[str | None, str, str | None], Store] = {}
+_stores: dict[tuple[str, str, str | None], Store] = {}
 
 
 def default_store() -> Store:
-    """The store a plain call caches in: `$DURABLE_STORE`, else `./.durable`
-    (opened once per location and signing key)."""
-    env = os.environ
-    slot = (env.get("DURABLE_STORE"), os.getcwd(), env.get("DURABLE_SIGNING_KEY"))
+    """The store a plain call caches in: the configured one (`configure`,
+    `$DURABLE_STORE`, else `./.durable`), opened once per location and
+    signing key."""
+    target = setting("store")
+    if isinstance(target, Store):
+        return target
+    slot = (target, os.getcwd(), os.environ.get("DURABLE_SIGNING_KEY"))
     store = _stores.get(slot)
     if store is None:
-        store = _stores[slot] = open_store()
+        store = _stores[slot] = open_store(target)
     return store

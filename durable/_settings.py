@@ -1,0 +1,112 @@
+"""Project-level defaults: `durable.configure(...)` and the `DURABLE_*`
+environment variables, resolved in one place (`setting`).
+
+The order, first found wins: the explicit option (decorator, `with_options`,
+a call or command-line flag) > `configure()` > the environment variable >
+the built-in default. Values are read when a run needs them, not when a
+function is decorated, so `configure()` in a notebook's first cell applies
+to workflows defined before it. This module imports only `errors`, so
+every layer may ask it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from .errors import ConfigurationError
+
+# Allowed values of the settings that take a word; `store` takes any URL or folder.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "on_change": ("refuse", "rerun"),
+    "durability": ("fsync", "batch", "none"),
+    "log": ("off", "error", "warning", "info", "debug"),
+}
+ENV = {
+    "store": "DURABLE_STORE",
+    "on_change": "DURABLE_ON_CHANGE",
+    "durability": "DURABLE_DURABILITY",
+    "log": "DURABLE_LOG",
+}
+DEFAULTS: dict[str, Any] = {
+    "store": ".durable",
+    "on_change": "refuse",
+    "durability": "fsync",
+    "log": "off",
+}
+
+_UNSET: Any = object()
+_configured: dict[str, Any] = {}
+_watchers: list[Callable[[str], None]] = []
+
+
+def configure(
+    *,
+    store: Any = _UNSET,
+    on_change: str | None = _UNSET,
+    durability: str | None = _UNSET,
+    log: str | None = _UNSET,
+) -> None:
+    """Set process-wide defaults for every workflow that does not set its
+    own: `store` (a folder, an fsspec URL or a `Store`), `on_change`
+    ("refuse" or "rerun"), `durability` ("fsync", "batch" or "none") and
+    `log` ("off", "error", "warning", "info" or "debug"). They win over the
+    `DURABLE_*` environment variables; an option given on the decorator,
+    `with_options` or the command line wins over them. `None` forgets a
+    default (the environment variable, else the built-in default, applies
+    again); an argument not passed is left as it was."""
+    given = {"store": store, "on_change": on_change, "durability": durability, "log": log}
+    changes = {k: v for k, v in given.items() if v is not _UNSET}
+    checked = {k: v if v is None else check(k, v, k) for k, v in changes.items()}
+    for name, value in checked.items():  # all checked first: a bad one changes nothing
+        if value is None:
+            _configured.pop(name, None)
+        else:
+            _configured[name] = value
+    for name in checked:
+        for watcher in list(_watchers):
+            watcher(name)
+
+
+def setting(name: str, explicit: Any = None) -> Any:
+    """The value of one setting: `explicit` when given (an option set on
+    the decorator, `with_options`, a call or a flag), else `configure()`'s,
+    else the environment variable's, else the built-in default. Every
+    value is checked; a bad one raises `ConfigurationError`."""
+    if explicit is not None:
+        return check(name, explicit, name)
+    if name in _configured:
+        return _configured[name]
+    text = os.environ.get(ENV[name], "").strip()
+    if text:
+        return check(name, text if name == "store" else text.lower(), ENV[name])
+    return DEFAULTS[name]
+
+
+def check(name: str, value: Any, source: str) -> Any:
+    """`value` if `name` accepts it, else a ConfigurationError naming where
+    it came from (`on_change`, `DURABLE_ON_CHANGE`, `--on-change`) and the
+    allowed values."""
+    if name not in ENV:
+        raise ConfigurationError(f"unknown setting {name!r}; known: {', '.join(ENV)}")
+    allowed = CHOICES.get(name)
+    if allowed is not None and value not in allowed:
+        words = ", ".join(repr(a) for a in allowed)
+        raise ConfigurationError(f"{source} must be one of {words}, not {value!r}")
+    if name == "store" and not isinstance(value, (str, os.PathLike)) and not _is_store(value):
+        raise ConfigurationError(
+            f"{source} must be a folder, an fsspec URL or a durable.Store, not {value!r}"
+        )
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def _is_store(value: Any) -> bool:
+    # Duck-typed: the Store class lives in `_storage`, above this module.
+    return hasattr(value, "load_manifest") and hasattr(value, "url")
+
+
+def when_configured(callback: Callable[[str], None]) -> Callable[[], None]:
+    """Call `callback(name)` after `configure()` changes a setting (the log
+    handler follows `log=` this way); returns the way to stop."""
+    _watchers.append(callback)
+    return lambda: _watchers.remove(callback) if callback in _watchers else None
