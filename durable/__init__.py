@@ -33,7 +33,7 @@ from .errors import (
 
 if _TYPE_CHECKING:
     from ._api.ops import asleep, loop_over, sleep, suspend
-    from ._api.signals import stop_on_signals
+    from ._api.signals import clear_stop, request_stop, stop_on_signals, stop_requested
     from ._api.step import Step, step
     from ._api.workflow import AsyncWorkflow, Workflow, workflow
     from ._core.artifacts import artifact
@@ -80,14 +80,17 @@ __all__ = [
     "artifact",
     "asleep",
     "cache_info",
+    "clear_stop",
     "current_run",
     "gc",
     "loop_over",
     "open_store",
     "redact",
+    "request_stop",
     "sleep",
     "step",
     "stop_on_signals",
+    "stop_requested",
     "suspend",
     "workflow",
 ]
@@ -99,7 +102,10 @@ _HOMES = {
     "loop_over": "._api.ops",
     "sleep": "._api.ops",
     "suspend": "._api.ops",
+    "clear_stop": "._api.signals",
+    "request_stop": "._api.signals",
     "stop_on_signals": "._api.signals",
+    "stop_requested": "._api.signals",
     "Step": "._api.step",
     "step": "._api.step",
     "AsyncWorkflow": "._api.workflow",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime
 import reprlib
+import signal
 from collections.abc import Mapping
 from typing import Any
 
@@ -264,13 +265,15 @@ class Suspended(DurableError, ControlFlow):
 
 
 class Stopped(SystemExit, ControlFlow):
-    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
-    point after the signal, i.e. once the step in flight is recorded. A
-    SystemExit, so an uncaught one exits with the conventional 128 + signal
-    code, and the workflow marks the run `interrupted`."""
+    """A graceful stop (`durable.request_stop()`, or a signal under
+    `durable.stop_on_signals()`): raised at the first safe point after the
+    request, i.e. once the step in flight is recorded, and the workflow
+    marks the run `interrupted`. A SystemExit, so an uncaught one exits with
+    the conventional 128 + signal code (130, as for Ctrl-C, when
+    `request_stop()` was called without a signal); `signum` is None then."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(128 + signum)
+    def __init__(self, signum: int | None = None) -> None:
+        super().__init__(128 + (signum if signum is not None else signal.SIGINT))
         self.signum = signum
 
 

@@ -241,13 +241,13 @@ class _Report:
         )
         return 3
 
-    def stopped(self, signum: int) -> int:
+    def stopped(self, signum: int | None) -> int:
         info = self.info()
-        name = signal.Signals(signum).name
+        name = signal.Signals(signum).name if signum is not None else "request_stop()"
         steps = info.steps if info else 0
         self.say(f"run {self.run_id} interrupted by {name} with {steps} steps recorded")
         self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} --resume")
-        return 128 + signum
+        return 128 + (signum if signum is not None else signal.SIGINT)
 
     def failed(self, exc: BaseException) -> int:
         if self.debug:
