@@ -15,6 +15,7 @@ from typing import Any as _Any
 
 from .errors import (
     ArtifactMissingError,
+    Cancelled,
     ConfigurationError,
     ControlFlow,
     CorruptRecordError,
@@ -29,6 +30,7 @@ from .errors import (
     Stopped,
     StorageError,
     Suspended,
+    ValidationError,
 )
 
 if _TYPE_CHECKING:
@@ -54,6 +56,7 @@ __all__ = [
     "AsyncWorkflow",
     "Cache",
     "CacheInfo",
+    "Cancelled",
     "ConfigurationError",
     "ControlFlow",
     "CorruptRecordError",
@@ -76,6 +79,7 @@ __all__ = [
     "StorageError",
     "Store",
     "Suspended",
+    "ValidationError",
     "Workflow",
     "artifact",
     "asleep",

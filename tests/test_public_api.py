@@ -7,6 +7,7 @@ EXPECTED = {
     "AsyncWorkflow",
     "Cache",
     "CacheInfo",
+    "Cancelled",
     "ConfigurationError",
     "ControlFlow",
     "CorruptRecordError",
@@ -29,18 +30,22 @@ EXPECTED = {
     "StorageError",
     "Store",
     "Suspended",
+    "ValidationError",
     "Workflow",
     "artifact",
     "asleep",
     "cache_info",
+    "clear_stop",
     "current_run",
     "gc",
     "loop_over",
     "open_store",
     "redact",
+    "request_stop",
     "sleep",
     "step",
     "stop_on_signals",
+    "stop_requested",
     "suspend",
     "workflow",
 }
@@ -84,7 +89,8 @@ def test_control_flow_is_told_apart_from_failures() -> None:
     for name in durable.__all__:
         obj = getattr(durable, name)
         if isinstance(obj, type) and issubclass(obj, durable.DurableError):
-            assert issubclass(obj, durable.ControlFlow) == (obj is durable.Suspended), name
+            ended_on_purpose = obj in (durable.Suspended, durable.Cancelled)
+            assert issubclass(obj, durable.ControlFlow) == ended_on_purpose, name
 
 
 def test_a_suspend_inside_a_retried_step_is_not_retried(store: durable.Store) -> None:

@@ -30,7 +30,7 @@ def call_item(fn: Callable[[Any], Any], item: Any) -> Any:
     try:
         if spec is None:
             return fn(item)
-        return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+        return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
     finally:
         reset()
 
@@ -42,7 +42,7 @@ async def acall_item(fn: Callable[[Any], Any], item: Any) -> Any:
     try:
         if spec is None:
             return await fn(item)
-        return await drive_async(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+        return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
     finally:
         reset()
 
