@@ -34,7 +34,7 @@ from .errors import (
 )
 
 if _TYPE_CHECKING:
-    from ._api.ops import asleep, loop_over, sleep, suspend
+    from ._api.ops import asleep, loop_over, sleep, suspend, wait_for
     from ._api.signals import clear_stop, request_stop, stop_on_signals, stop_requested
     from ._api.step import Step, step
     from ._api.workflow import AsyncWorkflow, Workflow, workflow
@@ -96,6 +96,7 @@ __all__ = [
     "stop_on_signals",
     "stop_requested",
     "suspend",
+    "wait_for",
     "workflow",
 ]
 
@@ -106,6 +107,7 @@ _HOMES = {
     "loop_over": "._api.ops",
     "sleep": "._api.ops",
     "suspend": "._api.ops",
+    "wait_for": "._api.ops",
     "clear_stop": "._api.signals",
     "request_stop": "._api.signals",
     "stop_on_signals": "._api.signals",

@@ -47,6 +47,7 @@ EXPECTED = {
     "stop_on_signals",
     "stop_requested",
     "suspend",
+    "wait_for",
     "workflow",
 }
 

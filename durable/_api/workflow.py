@@ -70,9 +70,13 @@ class Workflow(Generic[P, R]):
     def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:
         return drive_sync(self._plan(args, kwargs))
 
-    def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:
-        """Continue an existing run; `RunNotFoundError` when there is none."""
-        return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides))
+    def resume(
+        self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any
+    ) -> Run[R]:
+        """Continue an existing run; `RunNotFoundError` when there is none.
+        `inputs` answer its `durable.wait_for(name)` calls; overrides replace
+        recorded arguments (a dict or `**kwargs` one is merged by key)."""
+        return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs))
 
     def with_options(
         self,
@@ -163,6 +167,7 @@ class Workflow(Generic[P, R]):
         *,
         resume_id: str | None = None,
         overrides: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
     ) -> Plan[Run[R]]:
         outer = active_run()
         if outer is not None:
@@ -177,7 +182,9 @@ class Workflow(Generic[P, R]):
             raise RunNotFoundError(self.name, run_id, store.url)
         lease = acquire(store, self.name, run_id, self.options.wait)
         try:
-            done = yield from run_locked(self, store, run_id, given, overrides or {}, lease)
+            done = yield from run_locked(
+                self, store, run_id, given, overrides or {}, lease, inputs=inputs
+            )
             prune(store, self.name, self.options)
             return done
         finally:
@@ -246,8 +253,11 @@ class AsyncWorkflow(Workflow[P, R]):
     async def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:  # type: ignore[override]
         return await drive_async(self._plan(args, kwargs))
 
-    async def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:  # type: ignore[override]
-        return await drive_async(self._plan((), {}, resume_id=run_id, overrides=overrides))
+    async def resume(  # type: ignore[override]
+        self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any
+    ) -> Run[R]:
+        plan = self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs)
+        return await drive_async(plan)
 
     async def fork(  # type: ignore[override]
         self,

@@ -173,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--on-change", choices=["refuse", "rerun"])
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
+    p.add_argument("--input", action="append", metavar="NAME=VALUE",
+                   help="answer the run's durable.wait_for(NAME) on resume (JSON or a string)")  # fmt: skip
     cache.add_commands(sub, common, _age)
     return parser
 

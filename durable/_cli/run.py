@@ -93,14 +93,14 @@ def _is_main_guard(node: ast.stmt) -> bool:
     return len(names) == 1 and len(consts) == 1
 
 
-def parse_vars(items: list[str]) -> dict[str, Any]:
+def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
     """KEY=VALUE pairs; a VALUE that parses as strict JSON is that JSON value
     (NaN and Infinity are not JSON: they stay strings)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.isidentifier():
-            raise UsageError(f"--var {item!r} must look like NAME=VALUE")
+            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE")
         try:
             out[key] = json.loads(text, parse_constant=_not_json)
         except ValueError:
@@ -127,6 +127,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     exists = before is not None
     if args.resume and not exists:
         raise RunNotFoundError(wf.name, run_id, store.url)
+    inputs = parse_vars(args.input or [], flag="--input")
+    if inputs and not exists:
+        raise UsageError(
+            f"--input answers a wait_for() of an existing run; run {run_id} does not exist "
+            "yet. Start it first (it suspends at the wait), then resume it with --input."
+        )
     if not exists or args.restart:
         _check_arguments(wf, variables)
     bound = wf.with_options(
@@ -139,7 +145,11 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     report = _Report(args, store, wf.name, run_id)
     with stop_on_signals():
         try:
-            call: Any = bound.resume(run_id, **variables) if exists else bound.run(**variables)
+            call: Any = (
+                bound.resume(run_id, inputs=inputs, **variables)
+                if exists
+                else bound.run(**variables)
+            )
             run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
         except Suspended as s:
             return report.suspended(s.reason)
@@ -236,8 +246,9 @@ class _Report:
         info = self.info()
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
+        flag = "--resume --input" if reason.startswith("waiting for input") else "--var"
         self.say(
-            f"  continue with: durable run {self.target} --run-id {self.run_id} --var NAME=VALUE"
+            f"  continue with: durable run {self.target} --run-id {self.run_id} {flag} NAME=VALUE"
         )
         return 3
 

@@ -44,6 +44,8 @@ class RunState:
     # The first refusal (changed definition, nondeterminism, suspension, lost
     # lease) raised to the body: final even if the body catches it.
     refusal: BaseException | None = None
+    # Values supplied on resume for `wait_for(name)` (see `inputs`).
+    inputs: dict[str, Any] = field(default_factory=dict)
 
     def take_position(self, what: str = "a durable operation") -> Position:
         """The next position of the scope of the code calling (the body's,

@@ -40,6 +40,7 @@ from .arguments import (
 )
 from .context import Run, RunState, enter_run
 from .definition import Definition, choose_policy
+from .inputs import check_inputs
 from .outcome import completed_outcome, result_run
 from .plan import Call, Plan
 from .replay import load_context
@@ -79,9 +80,11 @@ def run_locked(
     *,
     parent: dict[str, Any] | None = None,
     on_change: str | None = None,
+    inputs: dict[str, Any] | None = None,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
-    `on_change` overrides the workflow's own policy."""
+    `on_change` overrides the workflow's own policy; `inputs` answer the
+    run's `wait_for()` calls."""
     restart = flow.options.restart
     manifest = existing_run(store, flow.name, run_id, restart=restart)
     # A call's arguments are its own, with the defaults: only resume() starts
@@ -104,12 +107,16 @@ def run_locked(
     )
     digests = argument_digests(bound)
     if manifest is not None and manifest.status == "completed":
+        if inputs:  # an answer that differs from the recorded one is refused here too
+            check_inputs(load_context(store, flow.name, run_id, policy), inputs)
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             return done
+    ctx = load_context(store, flow.name, run_id, policy)
+    ctx.inputs = dict(inputs or {})
+    check_inputs(ctx, ctx.inputs)  # before the run is touched: a refusal changes nothing
     before = copy.deepcopy(manifest)
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
-    ctx = load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     try:
