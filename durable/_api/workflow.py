@@ -27,6 +27,7 @@ from ..errors import ConfigurationError, RunNotFoundError
 from . import child
 from .definition import definition_of
 from .retention import prune
+from .steer import AsyncSteering, Steering
 from .step import refuse_generators
 
 P = ParamSpec("P")
@@ -34,7 +35,7 @@ R = TypeVar("R")
 _POLICIES = ("refuse", "rerun")
 
 
-class Workflow(Generic[P, R]):
+class Workflow(Steering, Generic[P, R]):
     """A decorated workflow function. Call it to run durably."""
 
     __durable_workflow__ = True  # how a definition tells a workflow it reaches
@@ -234,7 +235,7 @@ def default_workflow_name(fn: Callable[..., Any]) -> str:
     return default_name(fn) if script is None else f"{script}.{default_name(fn)}"
 
 
-class AsyncWorkflow(Workflow[P, R]):
+class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
     """A workflow over an `async def`: calling it gives a coroutine."""
 
     def __init__(

@@ -22,6 +22,7 @@ from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, run_info
 from .._storage.base import Store, check_key_part
 from ..errors import (
+    Cancelled,
     DurableError,
     RunNotFoundError,
     Stopped,
@@ -153,6 +154,9 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
         except Suspended as s:
             return report.suspended(s.reason)
+        except Cancelled:
+            report.say(f"run {run_id} was cancelled; it runs again only with --restart")
+            return 4
         except Stopped as e:
             return report.stopped(e.signum)
         except KeyboardInterrupt:
@@ -171,7 +175,7 @@ def _implied_run_id(
 ) -> str:
     if resume:  # the newest run that has not completed
         for info in list_runs(store, wf.name):
-            if info.status != "completed":
+            if info.status not in ("completed", "cancelled"):
                 return info.run_id
         raise UsageError(
             f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. "

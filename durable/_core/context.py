@@ -46,6 +46,8 @@ class RunState:
     refusal: BaseException | None = None
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
+    # When (time.monotonic) to look for a cancel marker next (see `cancel`).
+    cancel_due: float = float("inf")
 
     def take_position(self, what: str = "a durable operation") -> Position:
         """The next position of the scope of the code calling (the body's,

@@ -22,6 +22,7 @@ from .._storage.manifest import read_manifest, write_manifest
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import (
     ArtifactMissingError,
+    Cancelled,
     CorruptRecordError,
     DefinitionChangedError,
     IntegrityError,
@@ -32,6 +33,7 @@ from ..errors import (
     StorageError,
     Suspended,
 )
+from . import cancel
 from .arguments import (
     argument_digests,
     decode_arguments,
@@ -112,7 +114,10 @@ def run_locked(
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             return done
+    if manifest is not None and not restart:
+        refuse_cancelled(store, manifest)
     ctx = load_context(store, flow.name, run_id, policy)
+    cancel.watch(ctx)
     ctx.inputs = dict(inputs or {})
     check_inputs(ctx, ctx.inputs)  # before the run is touched: a refusal changes nothing
     before = copy.deepcopy(manifest)
@@ -121,6 +126,9 @@ def run_locked(
     ctx.lease = lease
     try:
         value = yield from _body(flow, bound, ctx)
+    except Cancelled:
+        finish(store, manifest, "cancelled", reason="cancelled")
+        raise
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)
         raise
@@ -154,6 +162,17 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
         raise
     ctx.check_refused()
     return value
+
+
+def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
+    """A cancelled run, or one whose cancel its holder never saw (it died
+    first), ends `cancelled` here: only a restart runs it again."""
+    workflow, run_id = manifest.workflow, manifest.run_id
+    if manifest.status != "cancelled" and not cancel.is_cancelled(store, workflow, run_id):
+        return
+    if manifest.status != "cancelled":
+        finish(store, manifest, "cancelled", reason="cancelled")
+    raise Cancelled(workflow, run_id)
 
 
 def start(
