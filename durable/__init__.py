@@ -15,6 +15,7 @@ from typing import Any as _Any
 
 from .errors import (
     ArtifactMissingError,
+    Cancelled,
     ConfigurationError,
     ControlFlow,
     CorruptRecordError,
@@ -29,12 +30,13 @@ from .errors import (
     Stopped,
     StorageError,
     Suspended,
+    ValidationError,
 )
 
 if _TYPE_CHECKING:
     from ._api.load import load
-    from ._api.ops import asleep, loop_over, sleep, suspend
-    from ._api.signals import stop_on_signals
+    from ._api.ops import asleep, loop_over, sleep, suspend, wait_for
+    from ._api.signals import clear_stop, request_stop, stop_on_signals, stop_requested
     from ._api.step import Step, step
     from ._api.workflow import AsyncWorkflow, Workflow, workflow
     from ._core.artifacts import artifact
@@ -57,6 +59,7 @@ __all__ = [
     "AsyncWorkflow",
     "Cache",
     "CacheInfo",
+    "Cancelled",
     "ConfigurationError",
     "ControlFlow",
     "CorruptRecordError",
@@ -79,10 +82,12 @@ __all__ = [
     "StorageError",
     "Store",
     "Suspended",
+    "ValidationError",
     "Workflow",
     "artifact",
     "asleep",
     "cache_info",
+    "clear_stop",
     "configure",
     "current_run",
     "gc",
@@ -91,10 +96,13 @@ __all__ = [
     "on_event",
     "open_store",
     "redact",
+    "request_stop",
     "sleep",
     "step",
     "stop_on_signals",
+    "stop_requested",
     "suspend",
+    "wait_for",
     "workflow",
 ]
 
@@ -106,7 +114,11 @@ _HOMES = {
     "loop_over": "._api.ops",
     "sleep": "._api.ops",
     "suspend": "._api.ops",
+    "wait_for": "._api.ops",
+    "clear_stop": "._api.signals",
+    "request_stop": "._api.signals",
     "stop_on_signals": "._api.signals",
+    "stop_requested": "._api.signals",
     "Step": "._api.step",
     "step": "._api.step",
     "AsyncWorkflow": "._api.workflow",

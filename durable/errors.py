@@ -14,10 +14,12 @@ every part of it may raise these.
     ├── IntegrityError
     ├── ArtifactMissingError
     ├── ConfigurationError            (also a ValueError)
-    └── Suspended                     also a ControlFlow, see below
+    ├── ValidationError               a step's output failed its validate=
+    └── Suspended, Cancelled          also ControlFlow, see below
 
     ControlFlow (BaseException)       a run ended on purpose, not a failure
     ├── Suspended                     waiting for a person (a DurableError too)
+    ├── Cancelled                     `durable cancel` (a DurableError too)
     └── Stopped                       a graceful stop (a SystemExit too)
 
 `ControlFlow` lets code tell the two signals from failures: retries, item
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import datetime
 import reprlib
+import signal
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,9 +47,7 @@ class DurableError(Exception):
 
 class RunNotFoundError(DurableError, LookupError):
     def __init__(self, workflow: str, run_id: str, store: str) -> None:
-        self.workflow = workflow
-        self.run_id = run_id
-        self.store = store
+        self.workflow, self.run_id, self.store = workflow, run_id, store
         super().__init__(
             f"no run {run_id!r} of workflow {workflow!r} in store {store}; "
             f"nothing was executed. Check the run id (`durable runs {workflow}` lists them) "
@@ -72,8 +73,7 @@ class DefinitionChangedError(DurableError):
         *,
         arguments: Mapping[str, str] | None = None,
     ) -> None:
-        self.workflow = workflow
-        self.run_id = run_id
+        self.workflow, self.run_id = workflow, run_id
         self.old_fingerprint = old
         self.new_fingerprint = new
         self.changed_steps = dict(changed)
@@ -131,10 +131,7 @@ _RERUN = (
 
 class NondeterminismError(DurableError):
     def __init__(self, run_id: str, position: Position, recorded: str, called: str) -> None:
-        self.run_id = run_id
-        self.position = position
-        self.recorded = recorded
-        self.called = called
+        self.run_id, self.position, self.recorded, self.called = run_id, position, recorded, called
         super().__init__(
             f"run {run_id!r}: at position {position} the workflow called step {called!r} "
             f"but the record there is for step {recorded!r}. The workflow body must call "
@@ -145,10 +142,7 @@ class NondeterminismError(DurableError):
 
 class RunLockedError(DurableError):
     def __init__(self, run_id: str, holder: str, since: float, expires: float) -> None:
-        self.run_id = run_id
-        self.holder = holder
-        self.since = since
-        self.expires = expires
+        self.run_id, self.holder, self.since, self.expires = run_id, holder, since, expires
         super().__init__(
             f"run {run_id!r} is being executed by {holder} (since {_stamp(since)}, lease "
             f"expires {_stamp(expires)}). Wait for it to finish, or pass "
@@ -164,8 +158,7 @@ class LeaseLostError(RunLockedError):
         self, run_id: str, position: Position | None = None, *, why: str | None = None
     ) -> None:
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
-        self.position = position
-        self.why = why
+        self.position, self.why = position, why
         cause = why or (
             "it stalled past the expiry and another process took the run over, or the "
             "run's lease was deleted"
@@ -182,8 +175,7 @@ class LeaseLostError(RunLockedError):
 
 class SerializationError(DurableError):
     def __init__(self, step: str, type_name: str, cause: str) -> None:
-        self.step = step
-        self.type_name = type_name
+        self.step, self.type_name = step, type_name
         super().__init__(
             f"the output of {step!r} (type {type_name}) cannot be recorded: {cause}. "
             "Return plain data (or something cloudpickle can carry), or mark the step "
@@ -196,9 +188,7 @@ class StorageError(DurableError):
     this cause (free space, permissions, network, ...)."""
 
     def __init__(self, url: str, cause: str, advice: str = "") -> None:
-        self.url = url
-        self.cause = cause
-        self.advice = advice
+        self.url, self.cause, self.advice = url, cause, advice
         hint = f" {advice[:1].upper()}{advice[1:]}." if advice else ""
         super().__init__(f"store {url} failed: {cause}.{hint} Records already written are intact.")
 
@@ -213,9 +203,7 @@ class CorruptRecordError(DurableError):
         *,
         advice: str | None = None,
     ) -> None:
-        self.run_id = run_id
-        self.position = position
-        self.key = key
+        self.run_id, self.position, self.key = run_id, position, key
         if position is not None:
             what = f"the record at position {position} ({key}) is damaged"
             fallback = (
@@ -237,9 +225,7 @@ class IntegrityError(DurableError):
     def __init__(
         self, key: str, why: str, *, run_id: str | None = None, position: Position | None = None
     ) -> None:
-        self.key = key
-        self.run_id = run_id
-        self.position = position
+        self.key, self.run_id, self.position = key, run_id, position
         where = ""
         if run_id is not None:
             at = "" if position is None else f", position {position}"
@@ -262,22 +248,31 @@ class Suspended(DurableError, ControlFlow):
     with the missing arguments as overrides."""
 
     def __init__(self, run_id: str, reason: str) -> None:
-        self.run_id = run_id
-        self.reason = reason
+        self.run_id, self.reason = run_id, reason
         super().__init__(
             f"run {run_id!r} is suspended: {reason}. Resume it with "
             f"workflow.resume({run_id!r}, name=value, ...)."
         )
 
 
-class Stopped(SystemExit, ControlFlow):
-    """A graceful stop (`durable.stop_on_signals()`): raised at the first safe
-    point after the signal, i.e. once the step in flight is recorded. A
-    SystemExit, so an uncaught one exits with the conventional 128 + signal
-    code, and the workflow marks the run `interrupted`."""
+class Cancelled(DurableError, ControlFlow):
+    """The run was cancelled (`durable cancel`): only a restart runs it again."""
 
-    def __init__(self, signum: int) -> None:
-        super().__init__(128 + signum)
+    def __init__(self, workflow: str, run_id: str) -> None:
+        self.workflow, self.run_id = workflow, run_id
+        super().__init__(
+            f"run {run_id!r} of {workflow!r} was cancelled; nothing more of it runs. "
+            "Start it afresh with restart=True (durable run ... --restart) if need be."
+        )
+
+
+class Stopped(SystemExit, ControlFlow):
+    """A graceful stop (`request_stop()`, a signal under `stop_on_signals()`),
+    raised once the step in flight is recorded; the run ends `interrupted`. A
+    SystemExit: code 128 + signal (130 when no signal asked: `signum` None)."""
+
+    def __init__(self, signum: int | None = None) -> None:
+        super().__init__(128 + (signum if signum is not None else signal.SIGINT))
         self.signum = signum
 
 
@@ -309,6 +304,18 @@ class ArtifactMissingError(DurableError):
 
 class ConfigurationError(DurableError, ValueError):
     """A decorator, option or argument that cannot work, caught before running."""
+
+
+class ValidationError(DurableError):
+    """A step's output failed its `validate=`: the attempt failed (retries apply)."""
+
+    def __init__(self, step: str, validator: str, output: Any, why: str) -> None:
+        self.step, self.validator = step, validator
+        super().__init__(
+            f"step {step!r}: its output {preview_of(output)} failed validation by "
+            f"{validator} ({why}); the output was not recorded. Fix the step or the "
+            "validator; the step runs again on the next try or resume."
+        )
 
 
 _short = reprlib.Repr()

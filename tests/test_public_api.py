@@ -7,6 +7,7 @@ EXPECTED = {
     "AsyncWorkflow",
     "Cache",
     "CacheInfo",
+    "Cancelled",
     "ConfigurationError",
     "ControlFlow",
     "CorruptRecordError",
@@ -29,10 +30,12 @@ EXPECTED = {
     "StorageError",
     "Store",
     "Suspended",
+    "ValidationError",
     "Workflow",
     "artifact",
     "asleep",
     "cache_info",
+    "clear_stop",
     "configure",
     "current_run",
     "gc",
@@ -41,10 +44,13 @@ EXPECTED = {
     "on_event",
     "open_store",
     "redact",
+    "request_stop",
     "sleep",
     "step",
     "stop_on_signals",
+    "stop_requested",
     "suspend",
+    "wait_for",
     "workflow",
 }
 
@@ -87,7 +93,8 @@ def test_control_flow_is_told_apart_from_failures() -> None:
     for name in durable.__all__:
         obj = getattr(durable, name)
         if isinstance(obj, type) and issubclass(obj, durable.DurableError):
-            assert issubclass(obj, durable.ControlFlow) == (obj is durable.Suspended), name
+            ended_on_purpose = obj in (durable.Suspended, durable.Cancelled)
+            assert issubclass(obj, durable.ControlFlow) == ended_on_purpose, name
 
 
 def test_a_suspend_inside_a_retried_step_is_not_retried(store: durable.Store) -> None:

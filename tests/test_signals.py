@@ -156,12 +156,12 @@ def test_restore_puts_the_previous_handlers_back() -> None:
     before = signal.getsignal(signal.SIGTERM)
     with durable_lib.stop_on_signals():
         assert signal.getsignal(signal.SIGTERM) is not before
-        plan.stop.signum = signal.SIGTERM  # as if a signal had arrived
+        plan.request_stop(signal.SIGTERM)  # as if a signal had arrived
         with pytest.raises(durable_lib.Stopped) as stopped:
             plan.check_stop()
         assert stopped.value.code == 143
     assert signal.getsignal(signal.SIGTERM) is before
-    assert plan.stop.signum is None
+    assert plan.stop.signum is None and not plan.stop.requested
     plan.check_stop()  # nothing pending any more
 
 

@@ -1,5 +1,5 @@
 """Operations other than steps: `loop_over` blocks (run by `_fanout.schedule`,
-recorded by `_fanout.block`), durable sleep, suspend."""
+recorded by `_fanout.block`), durable sleep, suspend, wait_for."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any, NoReturn, TypeVar, overload
 from .._core import notify
 from .._core.context import RunState, active_run, current_state
 from .._core.identity import value_digest
+from .._core.inputs import wait_for_input
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, pause
 from .._core.replay import commit, lookup
 from .._fanout.block import Block, PlainBlock
@@ -163,3 +164,21 @@ def suspend(reason: str) -> NoReturn:
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")
     raise ctx.refuse(Suspended(ctx.run_id, reason))
+
+
+def wait_for(name: str) -> Any:
+    """Wait for an input from outside the run: the first time the run gets
+    here without it, the run is `suspended` (the caller gets `Suspended`);
+    `workflow.resume(run_id, inputs={name: value})` (or `durable run ...
+    --resume --input name=VALUE`) replays the body before it and returns
+    the value, recorded at this position. Later replays return the recorded
+    value; supplying another one for it is refused."""
+    if not isinstance(name, str) or not name:
+        raise ConfigurationError(f"wait_for() takes the input's name as a string, not {name!r}")
+    ctx = active_run()
+    if ctx is None:
+        raise ConfigurationError(
+            f"wait_for({name!r}) can only be called in a workflow body (not outside a run, "
+            "nor inside a step)"
+        )
+    return wait_for_input(ctx, name, ctx.take_position(f"wait_for({name!r})"))

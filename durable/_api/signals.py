@@ -1,10 +1,11 @@
-"""Graceful stop on SIGTERM / SIGINT.
+"""Graceful stop (drain): `request_stop()` from any thread or signal
+handler, `stop_requested()`, and `stop_on_signals()` built on them.
 
-The first signal only raises a flag: the step in flight finishes and is
-recorded, then the engine raises `Stopped` (a `SystemExit` with code 128 +
-signal) at its next safe point, the workflow marks the run `interrupted` and
-releases the lease. If nothing is in flight (the main thread sleeps in a
-durable pause) the stop is immediate, and so is a second signal."""
+A request only raises a flag: the step in flight finishes and is recorded,
+then the engine raises `Stopped` at its next safe point, the workflow marks
+the run `interrupted` and releases the lease. Under `stop_on_signals()`, if
+nothing is in flight (the main thread sleeps in a durable pause) the stop is
+immediate, and so is a second signal."""
 
 from __future__ import annotations
 
@@ -14,10 +15,30 @@ import threading
 from collections.abc import Iterable
 from types import FrameType, TracebackType
 
-from .._core.plan import stop
+from .._core import plan
 from ..errors import ConfigurationError, Stopped
 
 _Handler = signal.Handlers | int | None | object
+
+
+def request_stop() -> None:
+    """Ask every run in this process to stop gracefully: each finishes and
+    records the step in flight, then raises `durable.Stopped` and is marked
+    `interrupted` (resume it later). Safe from any thread and from a signal
+    handler: it only sets a flag. The request stays until `clear_stop()`, so
+    no new run starts meanwhile either."""
+    plan.request_stop()
+
+
+def stop_requested() -> bool:
+    """Whether a graceful stop was requested (and not cleared): long step
+    bodies may poll it to cut their own work short."""
+    return plan.stop.requested
+
+
+def clear_stop() -> None:
+    """Withdraw a stop request, e.g. before resuming in the same process."""
+    plan.clear_stop()
 
 
 class SignalStop:
@@ -38,7 +59,7 @@ class SignalStop:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
         self._previous.clear()
-        stop.signum = None
+        plan.clear_stop()
 
     def __enter__(self) -> SignalStop:
         return self
@@ -64,11 +85,10 @@ def stop_on_signals(
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    first = stop.signum is None
-    stop.signum = signum
-    if not first or stop.pausing:
+    first = plan.stop.signum is None
+    plan.request_stop(signum)
+    if not first or plan.stop.pausing:
         raise Stopped(signum)
-    stop.wake()  # async pauses end now and raise Stopped in their own task
     name = signal.Signals(signum).name
     # os.write, not print: print is not safe to re-enter from a signal handler.
     os.write(

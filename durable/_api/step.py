@@ -14,7 +14,7 @@ from .._core.cache import Cache, cache_option, plain_plan
 from .._core.context import active_run
 from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
-from .._core.spec import StepSpec
+from .._core.spec import StepSpec, with_validator
 from .._core.steps import step_plan
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
@@ -57,6 +57,7 @@ def step(
     artifacts_policy: str = "rerun",
     verify: str = "digest",
     cache: bool | Cache = False,
+    validate: Callable[[Any], object] | None = None,
 ) -> _StepDecorator: ...
 def step(
     fn: Callable[..., Any] | None = None,
@@ -75,6 +76,7 @@ def step(
     artifacts_policy: str = "rerun",
     verify: str = "digest",
     cache: bool | Cache = False,
+    validate: Callable[[Any], object] | None = None,
 ) -> Any:
     """Mark a function as a step of a workflow.
 
@@ -90,9 +92,14 @@ def step(
 
     `cache=True` (or `durable.Cache(expire=, ignore=, key=)`) reuses the
     output in any run and in plain calls while the step's code and arguments
-    are the same (see `durable.Cache`)."""
+    are the same (see `durable.Cache`).
+
+    `validate=fn` checks each output before it is recorded: a false result
+    or an exception fails the attempt with `ValidationError` (retries apply)
+    and nothing is recorded."""
     retry = RetryPolicy.checked(retries, retry_delay, backoff, max_delay, retry_on)
     _check_artifact_options(artifacts, artifacts_policy, verify)
+    _check_validator(validate)
 
     def decorate(f: Callable[..., Any]) -> Any:
         refuse_generators(f)
@@ -113,6 +120,7 @@ def step(
             deep=deep,
             signature=signature,
             cache=cache_option(cache, persist=persist, signature=signature, who=who),
+            body=with_validator(f, validate, who) if validate is not None else None,
         )
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)
@@ -132,7 +140,7 @@ def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
         if ctx is None:
             if spec.cache is not None:
                 return drive_sync(plain_plan(spec, args, kwargs))
-            return spec.fn(*args, **kwargs)
+            return spec.attempt()(*args, **kwargs)
         return drive_sync(step_plan(ctx, spec, args, kwargs))
 
     return call_step
@@ -164,7 +172,7 @@ class _AsyncStep:
         if ctx is None:
             if self._spec.cache is not None:
                 return drive_async(plain_plan(self._spec, args, kwargs))
-            return self._spec.fn(*args, **kwargs)  # type: ignore[no-any-return]
+            return self._spec.attempt()(*args, **kwargs)  # type: ignore[no-any-return]
         pos = ctx.take_position(f"step {self._spec.name!r}")
         return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
 
@@ -194,6 +202,16 @@ def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None
         raise ConfigurationError(f"artifacts_policy must be 'rerun' or 'refuse', not {policy!r}")
     if verify not in ("digest", "mtime"):
         raise ConfigurationError(f"verify must be 'digest' or 'mtime', not {verify!r}")
+
+
+def _check_validator(validate: object) -> None:
+    if validate is None:
+        return
+    if not callable(validate) or inspect.iscoroutinefunction(validate):
+        raise ConfigurationError(
+            f"validate= takes a plain function of the step's output returning True when it "
+            f"may be recorded, e.g. validate=lambda out: out['status'] == 'ok'; not {validate!r}"
+        )
 
 
 def refuse_generators(f: Callable[..., Any]) -> None:

@@ -31,13 +31,14 @@ from . import child
 from .definition import definition_of
 from .progress_file import following
 from .retention import prune
+from .steer import AsyncSteering, Steering
 from .step import refuse_generators
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class Workflow(Generic[P, R]):
+class Workflow(Steering, Generic[P, R]):
     """A decorated workflow function. Call it to run durably."""
 
     __durable_workflow__ = True  # how a definition tells a workflow it reaches
@@ -71,9 +72,13 @@ class Workflow(Generic[P, R]):
     def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:
         return drive_sync(self._plan(args, kwargs))
 
-    def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:
-        """Continue an existing run; `RunNotFoundError` when there is none."""
-        return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides))
+    def resume(
+        self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any
+    ) -> Run[R]:
+        """Continue an existing run; `RunNotFoundError` when there is none.
+        `inputs` answer its `durable.wait_for(name)` calls; overrides replace
+        recorded arguments (a dict or `**kwargs` one is merged by key)."""
+        return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs))
 
     def with_options(
         self,
@@ -166,6 +171,7 @@ class Workflow(Generic[P, R]):
         *,
         resume_id: str | None = None,
         overrides: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
     ) -> Plan[Run[R]]:
         outer = active_run()
         if outer is not None:
@@ -181,7 +187,9 @@ class Workflow(Generic[P, R]):
         lease = acquire(store, self.name, run_id, self.options.wait)
         try:
             with following(self.options.progress_file, store, self.name, run_id):
-                done = yield from run_locked(self, store, run_id, given, overrides or {}, lease)
+                done = yield from run_locked(
+                    self, store, run_id, given, overrides or {}, lease, inputs=inputs
+                )
             prune(store, self.name, self.options)
             return done
         finally:
@@ -231,7 +239,7 @@ def default_workflow_name(fn: Callable[..., Any]) -> str:
     return default_name(fn) if script is None else f"{script}.{default_name(fn)}"
 
 
-class AsyncWorkflow(Workflow[P, R]):
+class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
     """A workflow over an `async def`: calling it gives a coroutine."""
 
     def __init__(
@@ -250,8 +258,11 @@ class AsyncWorkflow(Workflow[P, R]):
     async def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:  # type: ignore[override]
         return await drive_async(self._plan(args, kwargs))
 
-    async def resume(self, run_id: str, /, **overrides: Any) -> Run[R]:  # type: ignore[override]
-        return await drive_async(self._plan((), {}, resume_id=run_id, overrides=overrides))
+    async def resume(  # type: ignore[override]
+        self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any
+    ) -> Run[R]:
+        plan = self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs)
+        return await drive_async(plan)
 
     async def fork(  # type: ignore[override]
         self,

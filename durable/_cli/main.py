@@ -1,6 +1,6 @@
 """The `durable` command: list, show, remove, gc and fork runs, and run
 workflows from a shell. Exit codes: 0 done, 1 failed, 2 refused or usage
-error, 3 suspended, 128 + signal when stopped by SIGINT/SIGTERM."""
+error, 3 suspended, 4 cancelled, 128 + signal when stopped by SIGINT/SIGTERM."""
 
 from __future__ import annotations
 
@@ -187,6 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="when another process holds the run, wait this long for it")  # fmt: skip
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
+    p.add_argument("--input", action="append", metavar="NAME=VALUE",
+                   help="answer the run's durable.wait_for(NAME) on resume (JSON or a string)")  # fmt: skip
+    p = command("cancel", "durable._cli.cancel:cmd_cancel",
+                "cancel a run: its holder stops after the step in flight; it ends `cancelled`")  # fmt: skip
+    p.add_argument("run_id", metavar="RUN")
+    p.add_argument("--workflow", "-w")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = command("recover", "durable._cli.recover:cmd_recover",
+                "resume every interrupted or failed run of a workflow whose holder is gone")  # fmt: skip
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--json", action="store_true", help="print JSON")
     cache.add_commands(sub, common, _age)
     return parser
 

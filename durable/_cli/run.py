@@ -24,6 +24,7 @@ from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, run_info
 from .._storage.base import Store, check_key_part
 from ..errors import (
+    Cancelled,
     DurableError,
     RunNotFoundError,
     Stopped,
@@ -96,14 +97,14 @@ def _is_main_guard(node: ast.stmt) -> bool:
     return len(names) == 1 and len(consts) == 1
 
 
-def parse_vars(items: list[str]) -> dict[str, Any]:
+def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
     """KEY=VALUE pairs; a VALUE that parses as strict JSON is that JSON value
     (NaN and Infinity are not JSON: they stay strings)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.isidentifier():
-            raise UsageError(f"--var {item!r} must look like NAME=VALUE")
+            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE")
         try:
             out[key] = json.loads(text, parse_constant=_not_json)
         except ValueError:
@@ -132,6 +133,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     exists = before is not None
     if args.resume and not exists:
         raise RunNotFoundError(wf.name, run_id, store.url)
+    inputs = parse_vars(args.input or [], flag="--input")
+    if inputs and not exists:
+        raise UsageError(
+            f"--input answers a wait_for() of an existing run; run {run_id} does not exist "
+            "yet. Start it first (it suspends at the wait), then resume it with --input."
+        )
     if not exists or args.restart:
         _check_arguments(wf, variables)
     bound = wf.with_options(
@@ -146,10 +153,17 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     unwatch = _print_operations(run_id)
     with stop_on_signals():
         try:
-            call: Any = bound.resume(run_id, **variables) if exists else bound.run(**variables)
+            call: Any = (
+                bound.resume(run_id, inputs=inputs, **variables)
+                if exists
+                else bound.run(**variables)
+            )
             run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
         except Suspended as s:
             return report.suspended(s.reason)
+        except Cancelled:
+            report.say(f"run {run_id} was cancelled; it runs again only with --restart")
+            return 4
         except Stopped as e:
             return report.stopped(e.signum)
         except KeyboardInterrupt:
@@ -187,7 +201,7 @@ def _implied_run_id(
 ) -> str:
     if resume:  # the newest run that has not completed
         for info in list_runs(store, wf.name):
-            if info.status != "completed":
+            if info.status not in ("completed", "cancelled"):
                 return info.run_id
         raise UsageError(
             f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. "
@@ -262,18 +276,19 @@ class _Report:
         info = self.info()
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
+        flag = "--resume --input" if reason.startswith("waiting for input") else "--var"
         self.say(
-            f"  continue with: durable run {self.target} --run-id {self.run_id} --var NAME=VALUE"
+            f"  continue with: durable run {self.target} --run-id {self.run_id} {flag} NAME=VALUE"
         )
         return 3
 
-    def stopped(self, signum: int) -> int:
+    def stopped(self, signum: int | None) -> int:
         info = self.info()
-        name = signal.Signals(signum).name
+        name = signal.Signals(signum).name if signum is not None else "request_stop()"
         steps = info.steps if info else 0
         self.say(f"run {self.run_id} interrupted by {name} with {steps} steps recorded")
         self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} --resume")
-        return 128 + signum
+        return 128 + (signum if signum is not None else signal.SIGINT)
 
     def failed(self, exc: BaseException) -> int:
         if self.debug:

@@ -26,12 +26,15 @@ def merge_arguments(
     restart: bool = False,
 ) -> inspect.BoundArguments:
     """defaults < recorded < given now < overrides; every parameter without
-    a default must have a value (else nothing runs and nothing is deleted)."""
+    a default must have a value (else nothing runs and nothing is deleted).
+    An override of a dict parameter, and one for a `**kwargs` parameter,
+    merges by key into the value it overrides (see `_override`)."""
     sig = check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
         merged.update(given.arguments)
-    merged.update(overrides)
+    for name, value in overrides.items():
+        _override(sig, merged, name, value)
     bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
     bound.apply_defaults()
     missing = [
@@ -53,8 +56,26 @@ def merge_arguments(
     return bound
 
 
+def _override(sig: inspect.Signature, merged: dict[str, Any], name: str, value: Any) -> None:
+    """The one merge rule of resume overrides, per key: defaults < recorded
+    < overrides. A name that is no named parameter goes into the `**kwargs`
+    dict (as in a call); a dict given for a dict parameter updates it key by
+    key (one level deep), so overriding one setting keeps the others."""
+    param = sig.parameters.get(name)
+    if param is None or param.kind is param.VAR_KEYWORD:
+        var = next(p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD)
+        merged[var] = {**merged.get(var, {}), name: value}
+        return
+    base = merged.get(name, param.default)
+    if isinstance(value, dict) and isinstance(base, dict):
+        value = {**base, **value}
+    merged[name] = value
+
+
 def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:
     sig = inspect.signature(fn)
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return sig  # every name is an argument of a `**kwargs` workflow
     unknown = [k for k in overrides if k not in sig.parameters]
     if unknown:
         raise ConfigurationError(

@@ -225,14 +225,14 @@ def plain_plan(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     run = current_state()
     ticket = _ticket(run.store if run is not None else default_store(), spec, args, kwargs, None)
     if ticket is None:
-        return (yield Call(spec.fn, args, kwargs))
+        return (yield Call(spec.attempt(), args, kwargs))
     hit = ticket.lookup()
     if hit is not None:
         _reregister(hit[0].record.artifacts)
         return hit[1]
     found: list[tuple[str, str | None]] = []
     started = now()
-    value = yield Call(spec.fn, args, kwargs, lambda: artifacts.collect_into(found))
+    value = yield Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     entries = _produced(ticket.store, spec, found + derived)
     _reregister(entries)

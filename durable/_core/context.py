@@ -50,6 +50,10 @@ class RunState:
     watched: bool = False  # per-operation events wanted (decided when the run begins)
     held: list[Any] = field(default_factory=list)
     intro: dict[str, Any] = field(default_factory=dict)
+    # Values supplied on resume for `wait_for(name)` (see `inputs`).
+    inputs: dict[str, Any] = field(default_factory=dict)
+    # When (time.monotonic) to look for a cancel marker next (see `cancel`).
+    cancel_due: float = float("inf")
 
     def take_position(self, what: str = "a durable operation") -> Position:
         """The next position of the scope of the code calling (the body's,

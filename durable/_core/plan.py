@@ -19,10 +19,13 @@ T = TypeVar("T")
 
 
 class StopState:
-    """Set from a signal handler; read at safe points of every run."""
+    """Set by `request_stop()` (from any thread or a signal handler); read
+    at safe points of every run. `requested` is the one flag checked there:
+    a plain attribute read, so the per-operation cost stays nil."""
 
     def __init__(self) -> None:
-        self.signum: int | None = None
+        self.requested = False
+        self.signum: int | None = None  # the signal that asked, if one did
         self.pausing = False  # the main thread sleeps in a durable pause
         # Futures that async pauses wait on, with their loops: a signal wakes them.
         self.wakers: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
@@ -40,8 +43,22 @@ def _settle(waker: asyncio.Future[None]) -> None:
 stop = StopState()
 
 
+def request_stop(signum: int | None = None) -> None:
+    """Ask every run in this process to stop at its next safe point. Only
+    sets flags and schedules wake-ups of async pauses, so it is safe from
+    any thread and from a signal handler."""
+    if signum is not None:
+        stop.signum = signum
+    stop.requested = True
+    stop.wake()
+
+
+def clear_stop() -> None:
+    stop.requested, stop.signum = False, None
+
+
 def check_stop() -> None:
-    if stop.signum is not None:
+    if stop.requested:
         raise Stopped(stop.signum)
 
 

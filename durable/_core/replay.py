@@ -7,6 +7,7 @@ reads a recorded output back and `commit` writes a finished operation."""
 from __future__ import annotations
 
 import contextlib
+import time
 import traceback
 from typing import Any
 
@@ -34,7 +35,7 @@ from ..errors import (
     StorageError,
     preview_of,
 )
-from . import notify
+from . import cancel, notify
 from .context import RunState
 from .plan import check_stop
 
@@ -130,6 +131,8 @@ def went_live(ctx: RunState, pos: Position) -> None:
     if not ctx.announced:
         notify.announce(ctx)  # now it is known how many operations replayed
     check_stop()  # a graceful stop never starts another operation
+    if ctx.cancel_due <= time.monotonic():  # a clock read; the store only now and then
+        cancel.poll(ctx)
     # Nor does a lost lease: another process may be executing this run now.
     check = getattr(ctx.lease, "check", None)
     try:

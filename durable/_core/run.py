@@ -24,6 +24,7 @@ from .._storage.manifest import read_manifest, write_manifest
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import (
     ArtifactMissingError,
+    Cancelled,
     CorruptRecordError,
     DefinitionChangedError,
     IntegrityError,
@@ -34,7 +35,7 @@ from ..errors import (
     StorageError,
     Suspended,
 )
-from . import events, notify
+from . import cancel, events, notify
 from .arguments import (
     argument_digests,
     decode_arguments,
@@ -43,6 +44,7 @@ from .arguments import (
 )
 from .context import Run, RunState, enter_run
 from .definition import Definition, choose_policy
+from .inputs import check_inputs
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, result_run
 from .plan import Call, Plan
@@ -84,9 +86,11 @@ def run_locked(
     *,
     parent: dict[str, Any] | None = None,
     on_change: str | None = None,
+    inputs: dict[str, Any] | None = None,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
-    `on_change` overrides the workflow's own policy."""
+    `on_change` overrides the workflow's own policy; `inputs` answer the
+    run's `wait_for()` calls."""
     restart = flow.options.restart
     manifest = existing_run(store, flow.name, run_id, restart=restart)
     # A call's arguments are its own, with the defaults: only resume() starts
@@ -109,20 +113,30 @@ def run_locked(
     )
     digests = argument_digests(bound)
     if manifest is not None and manifest.status == "completed":
+        if inputs:  # an answer that differs from the recorded one is refused here too
+            check_inputs(load_context(store, flow.name, run_id, policy), inputs)
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
             return done
+    if manifest is not None and not restart:
+        refuse_cancelled(store, manifest)
+    ctx = load_context(store, flow.name, run_id, policy)
+    cancel.watch(ctx)
+    ctx.inputs = dict(inputs or {})
+    check_inputs(ctx, ctx.inputs)  # before the run is touched: a refusal changes nothing
     before = copy.deepcopy(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
-    ctx = load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     fp = definition.fingerprint
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
         value = yield from _body(flow, bound, ctx)
+    except Cancelled:
+        finish(store, manifest, "cancelled", reason="cancelled")
+        raise
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
@@ -179,6 +193,17 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
         raise
     ctx.check_refused()
     return value
+
+
+def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
+    """A cancelled run, or one whose cancel its holder never saw (it died
+    first), ends `cancelled` here: only a restart runs it again."""
+    workflow, run_id = manifest.workflow, manifest.run_id
+    if manifest.status != "cancelled" and not cancel.is_cancelled(store, workflow, run_id):
+        return
+    if manifest.status != "cancelled":
+        finish(store, manifest, "cancelled", reason="cancelled")
+    raise Cancelled(workflow, run_id)
 
 
 def start(

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint, fingerprint_function
+from ..errors import ValidationError
 from .context import RunState
 from .retry import RetryPolicy
 
@@ -36,11 +37,46 @@ class StepSpec:
     # Computed once at decoration: the argument digest binds every call to it.
     signature: inspect.Signature | None = field(default=None, compare=False)
     cache: Cache | None = field(default=None, compare=False)  # see `cache`
+    # What an attempt calls: fn, or fn followed by its `validate=` check.
+    body: Callable[..., Any] | None = field(default=None, compare=False)
+
+    def attempt(self) -> Callable[..., Any]:
+        return self.body if self.body is not None else self.fn
 
     def fingerprint_in(self, ctx: RunState) -> str:
         """The fingerprint as of this run's start (helpers and constants
         may have changed since decoration), else the decoration-time one."""
         return ctx.fingerprints.get(id(self), self.fingerprint)
+
+
+def with_validator(
+    fn: Callable[..., Any], validate: Callable[[Any], object], step: str
+) -> Callable[..., Any]:
+    """fn, then `validate` on its output: a false result or an exception
+    raises `ValidationError` inside the attempt, so it fails like the step
+    itself would (retries apply) and nothing is recorded."""
+    who = getattr(validate, "__qualname__", None) or repr(validate)
+
+    def check(output: Any) -> Any:
+        try:
+            ok = validate(output)
+        except Exception as e:
+            raise ValidationError(step, who, output, f"it raised {type(e).__name__}: {e}") from e
+        if not ok:
+            raise ValidationError(step, who, output, f"it returned {ok!r}")
+        return output
+
+    if inspect.iscoroutinefunction(fn):
+
+        async def validated_async(*args: Any, **kwargs: Any) -> Any:
+            return check(await fn(*args, **kwargs))
+
+        return validated_async
+
+    def validated(*args: Any, **kwargs: Any) -> Any:
+        return check(fn(*args, **kwargs))
+
+    return validated
 
 
 def step_spec(obj: object) -> StepSpec | None:

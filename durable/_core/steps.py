@@ -69,7 +69,7 @@ def step_plan(
 
     def attempt(n: int) -> Call:
         found.clear()
-        return Call(spec.fn, args, kwargs, _step_scope(pos, n, found))
+        return Call(spec.attempt(), args, kwargs, _step_scope(pos, n, found))
 
     def failed(exc: Exception, n: int) -> bool:
         if ctx.refusal is not None:

@@ -39,7 +39,7 @@ def call_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> A
     try:
         if spec is None:
             return fn(item)
-        return drive_sync(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+        return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
     finally:
         reset()
 
@@ -60,7 +60,7 @@ async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRAC
 async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
     if spec is None:
         return await fn(item)
-    return await drive_async(retrying(spec.retry, lambda _: Call(spec.fn, (item,), {})))
+    return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
 
 
 class RemoteTraceback(Exception):

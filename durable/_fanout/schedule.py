@@ -121,7 +121,7 @@ async def async_block(
         reset = enter_plain()
         try:
             for i in queue:
-                if failures or (block.checkpoint and stop.signum is not None):
+                if failures or (block.checkpoint and stop.requested):
                     return  # a graceful stop takes no new item; finished ones are kept
                 try:
                     value = await acall_item(fn, items[i], trace)

@@ -37,7 +37,7 @@ class RunInfo:
 
     workflow: str
     run_id: str
-    # running, completed, failed, suspended, interrupted, forked; corrupt or
+    # running, completed, failed, suspended, interrupted, cancelled, forked; corrupt or
     # unverified (manifest damaged, or not signed with this store's key)
     status: str
     fingerprint: str

@@ -38,6 +38,10 @@ class Store:
     allow_pickle: bool
     blob_threshold: int
     lease_ttl: float | None
+    # How often (seconds) a live run looks for its cancel marker: a run pays
+    # at most one read per interval, never one per step. DURABLE_CANCEL_POLL
+    # overrides it (0: at every operation boundary).
+    cancel_poll: float = 0.5
 
     def __init__(
         self,

@@ -122,6 +122,7 @@ def position_of(name: str) -> Position | None:
 # <workflow>/<run id>/<record name>   steps/…, attempts/…, timers/…, items/…/…
 # <workflow>/<run id>/blobs/<sha256>  large values, stored once
 # <workflow>/<run id>/lease           the local lease file (lease/<n> on object stores)
+# <workflow>/<run id>/cancel          the cancel marker (create-only, see `_core.cancel`)
 
 
 def run_prefix(workflow: str, run_id: str) -> str:
@@ -144,6 +145,10 @@ def blob_name(digest: str) -> str:
 
 def lease_key(workflow: str, run_id: str) -> str:
     return f"{workflow}/{run_id}/lease"
+
+
+def cancel_key(workflow: str, run_id: str) -> str:
+    return f"{workflow}/{run_id}/cancel"
 
 
 def is_record(name: str) -> bool:

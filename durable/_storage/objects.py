@@ -44,6 +44,8 @@ _warned: set[str] = set()
 class FsspecStore(Store):
     """Any fsspec filesystem; see the module docstring."""
 
+    cancel_poll = 2.0  # a round trip to the store: looked at less often
+
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **{k: options.pop(k) for k in STORE_OPTIONS if k in options})
         protocol = fsspec.core.split_protocol(url)[0] or "file"

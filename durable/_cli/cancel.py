@@ -1,0 +1,29 @@
+"""`durable cancel RUN`: mark a run cancelled (run management only: the
+engine and the workflow's code are never loaded)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .._manage.cancel import cancel_run
+from .._manage.runs import find_workflow
+from .._storage.base import Store
+
+
+def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
+    workflow = find_workflow(store, args.run_id, args.workflow)
+    done = cancel_run(store, workflow, args.run_id)
+    if args.json:
+        doc = {"workflow": workflow, "runId": args.run_id, "status": done.status}
+        print(json.dumps(doc | ({"holder": done.holder} if done.holder else {}), indent=2))
+    elif done.status == "cancelled":
+        print(f"run {args.run_id} of {workflow} cancelled", file=sys.stderr)
+    else:
+        print(
+            f"run {args.run_id} of {workflow}: cancel requested; its holder ({done.holder}) "
+            "ends it `cancelled` after the step in flight",
+            file=sys.stderr,
+        )
+    return 0

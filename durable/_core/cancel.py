@@ -1,0 +1,49 @@
+"""Cancelling a run from outside: `durable cancel` writes a create-only
+marker object in the run's folder (`_manage.cancel`); its holder looks for
+it at operation boundaries, at most once per `Store.cancel_poll` seconds
+(so a step pays a clock read, never a store round trip), and ends the run
+`cancelled`. A run that starts or resumes with the marker present ends
+`cancelled` at once; only a restart (which removes the run's objects, the
+marker with them) runs it again."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from .._storage.base import Store
+from .._storage.keys import cancel_key
+from ..errors import Cancelled, ConfigurationError
+from .context import RunState
+
+
+def is_cancelled(store: Store, workflow: str, run_id: str) -> bool:
+    return store.get(cancel_key(workflow, run_id)) is not None
+
+
+def watch(ctx: RunState) -> None:
+    """Arm the run's next look for its marker (its start just looked)."""
+    ctx.cancel_due = time.monotonic() + poll_interval(ctx.store)
+
+
+def poll(ctx: RunState) -> None:
+    """At an operation boundary once `ctx.cancel_due` has passed."""
+    watch(ctx)
+    if is_cancelled(ctx.store, ctx.workflow, ctx.run_id):
+        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id))
+
+
+def poll_interval(store: Store) -> float:
+    text = os.environ.get("DURABLE_CANCEL_POLL")
+    if text is None:
+        return store.cancel_poll
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not seconds >= 0:
+        raise ConfigurationError(
+            f"DURABLE_CANCEL_POLL must be a number of seconds >= 0, not {text!r}"
+        )
+    return seconds

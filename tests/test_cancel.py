@@ -1,0 +1,188 @@
+"""Cancel: a create-only marker in the run's folder; the holder ends the run
+`cancelled` at its next operation boundary (looked for at most once per
+`cancel_poll` seconds), a run nobody holds is marked at once, and only a
+restart runs a cancelled run again. Local and S3 (moto)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import durable
+
+from .clikit import child_env, counts, read_until, spawn, write_flow
+from .clikit import durable as durable_cli
+from .conftest import Place
+
+
+def _flow(
+    store: durable.Store, ran: Counter[str], block_in: str | None = None
+) -> tuple[durable.Workflow[[], int], threading.Event, threading.Event]:
+    """one() + two() + three(); the step named `block_in` waits for `go`
+    after setting `entered`, so that another thread can act meanwhile."""
+    entered, go = threading.Event(), threading.Event()
+
+    def step_named(name: str, value: int) -> durable.Step[[], int]:
+        @durable.step(name=name)
+        def body() -> int:
+            ran[name] += 1
+            if name == block_in:
+                entered.set()
+                assert go.wait(60)
+            return value
+
+        return body
+
+    one, two, three = step_named("one", 1), step_named("two", 2), step_named("three", 3)
+
+    @durable.workflow(store=store, run_id="c1")
+    def flow() -> int:
+        return one() + two() + three()
+
+    return flow, entered, go
+
+
+def _cancel_while_blocked(
+    flow: durable.Workflow[[], int], entered: threading.Event, go: threading.Event
+) -> list[BaseException | int]:
+    """Run flow in a thread; cancel it from here while its step is blocked."""
+    outcome: list[BaseException | int] = []
+
+    def run() -> None:
+        try:
+            outcome.append(flow())
+        except BaseException as e:
+            outcome.append(e)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert entered.wait(60)
+    asked = flow.cancel("c1")
+    assert asked.status == "cancelling" and asked.holder  # the lease is held there
+    go.set()
+    worker.join()
+    return outcome
+
+
+def test_the_holder_stops_at_the_next_boundary(
+    place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")  # look at every boundary
+    store = place.open()
+    ran: Counter[str] = Counter()
+    flow, entered, go = _flow(store, ran, block_in="two")
+    (outcome,) = _cancel_while_blocked(flow, entered, go)
+    assert isinstance(outcome, durable.Cancelled)
+    assert ran == Counter(one=1, two=1)  # the step in flight finished and was recorded
+    (info,) = flow.runs()
+    assert (info.status, info.steps) == ("cancelled", 2)
+    with pytest.raises(durable.Cancelled):  # not resumed...
+        flow.resume("c1")
+    with pytest.raises(durable.Cancelled):
+        flow()
+    assert ran == Counter(one=1, two=1)
+    fresh = _flow(store, ran)[0].with_options(restart=True)  # ...unless restarted
+    assert fresh() == 6
+    assert ran == Counter(one=2, two=2, three=1)
+
+
+def test_the_marker_is_read_at_most_once_per_interval(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "3600")
+    ran: Counter[str] = Counter()
+    flow, entered, go = _flow(local_store, ran, block_in="one")
+    # no store read per step: the mark would be seen at the next look only
+    assert _cancel_while_blocked(flow, entered, go) == [6]
+    assert ran == Counter(one=1, two=1, three=1)
+
+
+def test_a_run_nobody_holds_is_cancelled_at_once(store: durable.Store) -> None:
+    ran: Counter[str] = Counter()
+    fail = {"now": True}
+
+    @durable.step
+    def first() -> int:
+        ran["first"] += 1
+        return 1
+
+    @durable.step
+    def second(x: int) -> int:
+        ran["second"] += 1
+        if fail["now"]:
+            raise RuntimeError("down")
+        return x + 1
+
+    @durable.workflow(store=store, run_id="f1")
+    def flow() -> int:
+        return second(first())
+
+    with pytest.raises(RuntimeError):
+        flow()
+    done = flow.cancel("f1")
+    assert (done.status, done.holder) == ("cancelled", None)
+    assert flow.runs()[0].status == "cancelled"
+    assert flow.cancel("f1").status == "cancelled"  # again: nothing changes
+    fail["now"] = False
+    assert flow.recover() == []  # a cancelled run is not recovered either
+    with pytest.raises(durable.Cancelled):
+        flow.resume("f1")
+    assert ran == Counter(first=1, second=1)
+
+
+def test_a_completed_run_cannot_be_cancelled(store: durable.Store) -> None:
+    @durable.workflow(store=store, run_id="done")
+    def flow() -> int:
+        return 1
+
+    flow()
+    with pytest.raises(durable.ConfigurationError, match="completed"):
+        flow.cancel("done")
+    with pytest.raises(durable.RunNotFoundError):
+        flow.cancel("nope")
+    assert flow() == 1
+
+
+def _cancel_from_another_process(tmp: Path, env: dict[str, str]) -> None:
+    holder = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "k1", "--var", "n=1",
+                   env=dict(env, FLOW_BLOCK_AT="2", DURABLE_CANCEL_POLL="0"))  # fmt: skip
+    try:
+        read_until(holder.stdout, "step 2 started")
+        asked = durable_cli(tmp, "cancel", "k1", "--json", env=env)
+        assert asked.returncode == 0, asked.stderr
+        assert json.loads(asked.stdout)["status"] == "cancelling"
+        holder.stdin.write(b"go\n")  # type: ignore[union-attr]
+        holder.stdin.flush()  # type: ignore[union-attr]
+        assert holder.wait(timeout=60) == 4
+        assert b"was cancelled" in holder.stderr.read()  # type: ignore[union-attr]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert counts(tmp) == {"s1": 1, "s2": 1}  # s3 never started
+    shown = durable_cli(tmp, "show", "k1", "--json", env=env)
+    doc = json.loads(shown.stdout)
+    assert doc["status"] == "cancelled" and doc["completedSteps"] == 2
+    again = durable_cli(tmp, "run", "flow.py:pipeline", "--run-id", "k1", "--resume", env=env)
+    assert again.returncode == 4 and counts(tmp) == {"s1": 1, "s2": 1}
+    recovered = durable_cli(tmp, "recover", "flow.py:pipeline", "--json", env=env)
+    assert recovered.returncode == 0 and json.loads(recovered.stdout) == []
+    fresh = durable_cli(tmp, "run", "flow.py:pipeline", "--run-id", "k1", "--var", "n=1",
+                        "--restart", env=env)  # fmt: skip
+    assert fresh.returncode == 0, fresh.stderr
+    assert counts(tmp) == {"s1": 2, "s2": 2, "s3": 1, "s4": 1, "s5": 1}
+
+
+@pytest.mark.slow
+def test_durable_cancel_from_another_process_local(tmp_path: Path) -> None:
+    write_flow(tmp_path)
+    _cancel_from_another_process(tmp_path, child_env(tmp_path))
+
+
+@pytest.mark.slow
+def test_durable_cancel_from_another_process_s3(tmp_path: Path, s3_url: str) -> None:
+    write_flow(tmp_path)
+    _cancel_from_another_process(tmp_path, child_env(tmp_path, DURABLE_STORE=s3_url))

@@ -1,0 +1,195 @@
+"""`durable.wait_for(name)`: a run suspends where it needs an input from
+outside and is resumed with it; the body before it is replayed, the value
+recorded at its position; a different value for a recorded input is
+refused. Resume overrides of a dict or `**kwargs` parameter merge by key."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+
+from .clikit import child_env, counts, write_flow
+from .clikit import durable as durable_cli
+
+
+def _review_flow(store: durable.Store, ran: Counter[str]) -> durable.Workflow[[str], str]:
+    @durable.step
+    def draft(topic: str) -> str:
+        ran["draft"] += 1
+        return f"draft about {topic}"
+
+    @durable.step
+    def publish(text: str, decision: str) -> str:
+        ran["publish"] += 1
+        return f"{text}: {decision}"
+
+    @durable.workflow(store=store, run_id="r1")
+    def review(topic: str) -> str:
+        text = draft(topic)
+        decision = durable.wait_for("reviewer_decision")
+        return publish(text, decision)
+
+    return review
+
+
+def test_the_run_suspends_then_continues_with_the_input(store: durable.Store) -> None:
+    ran: Counter[str] = Counter()
+    review = _review_flow(store, ran)
+    with pytest.raises(durable.Suspended, match="reviewer_decision"):
+        review("cats")
+    (info,) = review.runs()
+    assert info.status == "suspended" and "reviewer_decision" in (info.reason or "")
+    with pytest.raises(durable.Suspended):  # resumed without the input: waits again
+        review.resume("r1")
+    assert ran == Counter(draft=1)
+
+    done = review.resume("r1", inputs={"reviewer_decision": "approved"})
+    assert done.value == "draft about cats: approved"
+    assert (done.steps_replayed, done.steps_executed) == (1, 2)  # draft; the input, publish
+    assert ran == Counter(draft=1, publish=1)
+    kinds = [(s.kind, s.name, s.status) for s in review.history("r1")[1:]]
+    assert kinds[1] == ("input", "reviewer_decision", "completed")
+
+    # later replays return the recorded value; the same value again is accepted
+    assert review("cats") == "draft about cats: approved"
+    again = review.resume("r1", inputs={"reviewer_decision": "approved"})
+    assert again.value == "draft about cats: approved"
+    assert ran == Counter(draft=1, publish=1)
+
+
+def test_a_new_value_for_a_recorded_input_is_refused(store: durable.Store) -> None:
+    ran: Counter[str] = Counter()
+
+    @durable.step
+    def act(x: str) -> str:
+        ran[x] += 1
+        return x
+
+    @durable.workflow(store=store, run_id="r2")
+    def two_questions() -> str:
+        first = act(durable.wait_for("first"))
+        return first + act(durable.wait_for("second"))
+
+    with pytest.raises(durable.Suspended, match="'first'"):
+        two_questions()
+    with pytest.raises(durable.Suspended, match="'second'"):
+        two_questions.resume("r2", inputs={"first": "a"})
+    with pytest.raises(durable.ConfigurationError, match="already recorded at position 0"):
+        two_questions.resume("r2", inputs={"first": "CHANGED", "second": "b"})
+    (info,) = two_questions.runs()
+    assert info.status == "suspended"  # the refusal changed nothing
+    assert ran == Counter(a=1)
+    assert two_questions.resume("r2", inputs={"second": "b"}).value == "ab"
+    assert ran == Counter(a=1, b=1)
+    with pytest.raises(durable.ConfigurationError):  # also once the run completed
+        two_questions.resume("r2", inputs={"second": "z"})
+
+
+def test_wait_for_in_an_async_workflow(store: durable.Store) -> None:
+    ran: Counter[str] = Counter()
+
+    @durable.step
+    async def double(x: int) -> int:
+        ran["double"] += 1
+        return 2 * x
+
+    @durable.workflow(store=store, run_id="a1")
+    async def flow() -> int:
+        base = await double(1)
+        return base + durable.wait_for("extra")
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(flow())
+    assert asyncio.run(flow.resume("a1", inputs={"extra": 5})).value == 7
+    assert ran == Counter(double=1)
+
+
+def test_wait_for_outside_a_workflow_body_is_refused() -> None:
+    with pytest.raises(durable.ConfigurationError, match="workflow body"):
+        durable.wait_for("x")
+
+
+def test_resume_overrides_merge_by_key_into_dict_and_kwargs_parameters(
+    store: durable.Store,
+) -> None:
+    seen: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
+    @durable.workflow(store=store, run_id="m1")
+    def configured(settings: dict[str, Any] = {"retries": 1, "mode": "fast"}, **extra: Any) -> int:  # noqa: B006
+        seen.append((dict(settings), dict(extra)))
+        durable.suspend("look at the settings")
+        return 0
+
+    with pytest.raises(durable.Suspended):
+        configured(settings={"retries": 2, "mode": "fast", "depth": 3}, tag="a", owner="me")
+    with pytest.raises(durable.Suspended):
+        configured.resume("m1", settings={"mode": "slow"}, tag="b")
+    # defaults < recorded < overrides, per key
+    assert seen[-1] == ({"retries": 2, "mode": "slow", "depth": 3}, {"tag": "b", "owner": "me"})
+    with pytest.raises(durable.Suspended):
+        configured.resume("m1", new_key=1)
+    assert seen[-1][1] == {"tag": "b", "owner": "me", "new_key": 1}
+
+
+def test_a_dict_override_merges_into_the_default_when_nothing_was_recorded(
+    store: durable.Store,
+) -> None:
+    seen: list[dict[str, int]] = []
+
+    @durable.workflow(store=store, run_id="m2")
+    def flow(limits: dict[str, int] | None = None, opts: dict[str, int] = {"a": 1, "b": 2}) -> None:  # noqa: B006
+        seen.append(opts)
+        durable.suspend("again")
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    with pytest.raises(durable.Suspended):
+        flow.resume("m2", opts={"b": 5})
+    assert seen[-1] == {"a": 1, "b": 5}
+
+
+WAITING = """
+import os
+import durable
+
+
+@durable.step
+def draft(topic):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("draft\\n")
+    return "draft about " + topic
+
+
+@durable.workflow
+def review(topic: str) -> str:
+    text = draft(topic)
+    return text + ": " + durable.wait_for("reviewer_decision")
+"""
+
+
+@pytest.mark.slow
+def test_the_command_line_answers_a_wait(tmp_path: Path) -> None:
+    write_flow(tmp_path, WAITING)
+    env = child_env(tmp_path)
+    first = durable_cli(
+        tmp_path, "run", "flow.py:review", "--run-id", "w1", "--var", "topic=owls", env=env
+    )
+    assert first.returncode == 3, first.stderr
+    assert "--resume --input NAME=VALUE" in first.stderr and "reviewer_decision" in first.stderr
+    early = durable_cli(tmp_path, "run", "flow.py:review", "--run-id", "w2", "--var", "topic=x",
+                        "--input", "reviewer_decision=yes", env=env)  # fmt: skip
+    assert early.returncode == 2 and "does not exist" in early.stderr
+    done = durable_cli(tmp_path, "run", "flow.py:review", "--run-id", "w1", "--resume",
+                       "--input", "reviewer_decision=approved", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '"draft about owls: approved"'  # printed as JSON
+    assert counts(tmp_path) == {"draft": 1}
+    changed = durable_cli(tmp_path, "run", "flow.py:review", "--run-id", "w1", "--resume",
+                          "--input", "reviewer_decision=rejected", env=env)  # fmt: skip
+    assert changed.returncode == 2 and "already recorded" in changed.stderr
