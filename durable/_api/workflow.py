@@ -22,6 +22,7 @@ from .._manage.fork import fork_run
 from .._manage.history import StepInfo, history
 from .._manage.runs import RunInfo, delete_run, list_runs
 from .._storage.base import Store, check_key_part
+from .._storage.durability import check_level
 from .._storage.factory import open_store
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
@@ -48,6 +49,8 @@ class Workflow(Generic[P, R]):
             )
         if options.keep_last is not None and options.keep_last < 1:
             raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
+        if options.durability is not None:
+            check_level(options.durability, "durability")
         self.fn = fn
         self._pinned_name = name  # kept as given: with_options() must not drop it
         self.name = check_key_part("workflow name", name or default_workflow_name(fn))
@@ -83,6 +86,7 @@ class Workflow(Generic[P, R]):
         rebase: bool | None = None,
         on_change: str | None = None,
         wait: float | None = None,
+        durability: str | None = None,
     ) -> Workflow[P, R]:
         changes: dict[str, Any] = {}
         for key, value in (
@@ -92,6 +96,7 @@ class Workflow(Generic[P, R]):
             ("rebase", rebase),
             ("on_change", on_change),
             ("wait", wait),
+            ("durability", durability),
         ):
             if value is not None:
                 changes[key] = value
@@ -293,6 +298,7 @@ def workflow(
     run_id: str | Callable[..., str] | None = None,
     on_change: str = "refuse",
     keep_last: int | None = None,
+    durability: str | None = None,
 ) -> _WorkflowDecorator: ...
 def workflow(
     fn: Callable[..., Any] | None = None,
@@ -304,10 +310,13 @@ def workflow(
     run_id: str | Callable[..., str] | None = None,
     on_change: str = "refuse",
     keep_last: int | None = None,
+    durability: str | None = None,
 ) -> Any:
     """Make a function resumable: its steps are recorded under a run id, and
     calling it again with the same run id replays them instead of running."""
-    options = Options(run_id=run_id, store=store, on_change=on_change, keep_last=keep_last)
+    options = Options(
+        run_id=run_id, store=store, on_change=on_change, keep_last=keep_last, durability=durability
+    )
 
     def decorate(f: Callable[..., Any]) -> Any:
         return make_workflow(f, name, version, options)

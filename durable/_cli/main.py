@@ -171,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rebase-checkpoint", action="store_true",
                    help="accept a changed definition and replay the recorded steps")  # fmt: skip
     p.add_argument("--on-change", choices=["refuse", "rerun"])
+    p.add_argument("--durability", choices=["fsync", "batch", "none"],
+                   help="when records are fsync'ed (default: $DURABLE_DURABILITY, else fsync)")  # fmt: skip
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
     cache.add_commands(sub, common, _age)

@@ -135,6 +135,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         restart=args.restart,
         rebase=args.rebase_checkpoint,
         on_change=args.on_change,
+        durability=args.durability,
     )
     report = _Report(args, store, wf.name, run_id)
     with stop_on_signals():

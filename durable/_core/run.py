@@ -56,6 +56,7 @@ class Options:
     on_change: str = "refuse"
     wait: float | None = None
     keep_last: int | None = None
+    durability: str | None = None  # None: the store's level (`resolve_durability`)
 
 
 class Flow(Protocol):
@@ -109,6 +110,7 @@ def run_locked(
             return done
     before = copy.deepcopy(manifest)
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
+    store.open_run(flow.name, run_id, flow.options.durability)
     ctx = load_context(store, flow.name, run_id, policy)
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
@@ -120,8 +122,10 @@ def run_locked(
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
         if isinstance(e, ArtifactMissingError) and e.state == "not produced":
             finish(store, manifest, "failed", error=error_summary(e))
-        elif before is not None:  # a refusal changes nothing: arguments and status stay
-            write_manifest(store, before)
+        else:
+            store.end_run(flow.name, run_id)
+            if before is not None:  # a refusal changes nothing: arguments and status stay
+                write_manifest(store, before)
         raise
     except Exception as e:
         finish(store, manifest, "failed", error=error_summary(e))
@@ -189,6 +193,8 @@ def finish(
     # for the same cause must not hide that error behind its own.
     pending = sys.exc_info()[1]
     try:
+        # What the run wrote is durable before its status says where it ended.
+        store.end_run(manifest.workflow, manifest.run_id)
         write_manifest(store, manifest)
     except (StorageError, LeaseLostError) as e:
         if pending is None:
