@@ -18,7 +18,8 @@ from .base import STORE_OPTIONS, Store
 from .durability import resolve_durability
 from .keys import lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
-from .log import LOG_NAME, NOFOLLOW, RunLog, parse
+from .log import LOG_NAME, NOFOLLOW, RunLog
+from .logentry import parse
 
 T = TypeVar("T")
 
