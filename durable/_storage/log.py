@@ -124,7 +124,8 @@ class RunLog:
             index = self._catch_up(fd)
             if create and (existing := index.get(items[0][0])) is not None:
                 return index, existing
-            frame = b"".join(encode_entry(name, data) for name, data in items)
+            frames = [encode_entry(name, data) for name, data in items]
+            frame = frames[0] if len(frames) == 1 else b"".join(frames)
             _write_all(fd, frame)
             self.size += len(frame)
             self.syncer.written = max(self.syncer.written, self.size)

@@ -45,11 +45,12 @@ def _damaged(
 
 
 def encode_entry(name: str, data: bytes | None) -> bytes:
+    # The checksum runs on over name and data, so data is copied once, into
+    # the entry (a large output is not copied again to be summed).
     raw = name.encode()
-    body = raw + (data or b"")
     size = _GONE if data is None else len(data)
-    fields = _FIELDS.pack(_MAGIC, len(raw), size, zlib.crc32(body))
-    return fields + _CRC.pack(zlib.crc32(fields)) + body
+    fields = _FIELDS.pack(_MAGIC, len(raw), size, zlib.crc32(data or b"", zlib.crc32(raw)))
+    return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data or b""))
 
 
 def parse(

@@ -26,6 +26,7 @@ _HEAD = len(_MAGIC) + 1 + _SUM
 _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
 _CRC_HEAD = len(_MAGIC) + 1 + 4
 _CRC32 = struct.Struct(">I")
+_CRC_SEED = zlib.crc32(_CRC)  # the flag is summed too: a flipped flag is damage
 
 # The envelope: magic, flag, sha256(flag + rest), rest; rest is the body, or
 # HMAC-SHA256(key, body) + body when signed. The checksum covers every byte
@@ -42,7 +43,7 @@ def seal_record(body: bytes, key: bytes | None) -> bytes:
     (the `_CRC` flag is the envelope's version; older records keep theirs)."""
     if key is not None:
         return seal(body, key)
-    return _MAGIC + _CRC + _CRC32.pack(zlib.crc32(_CRC + body)) + body
+    return b"".join((_MAGIC, _CRC, _CRC32.pack(zlib.crc32(body, _CRC_SEED)), body))
 
 
 def seal(body: bytes, key: bytes | None) -> bytes:
@@ -93,7 +94,7 @@ def _unseal_crc(
     if len(data) < _CRC_HEAD or data[:4] != _MAGIC:
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
     body = data[_CRC_HEAD:]
-    if _CRC32.unpack_from(data, 5)[0] != zlib.crc32(body, zlib.crc32(_CRC)):
+    if _CRC32.unpack_from(data, 5)[0] != zlib.crc32(body, _CRC_SEED):
         raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
     if key is not None:
         why = "is not signed but the store has a signing key"
