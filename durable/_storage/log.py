@@ -16,7 +16,7 @@ import threading
 
 from .durability import Syncer
 from .lease import inherited_no_more, not_inherited
-from .logentry import encode_entry, parse
+from .logentry import data_at, data_offset, encode_entry, locate, span
 from .oslock import lock_exclusive, unlock
 
 LOG_NAME = "records.log"
@@ -40,7 +40,9 @@ class RunLog:
     def __init__(self, path: str, run_id: str) -> None:
         self.path = path
         self.run_id = run_id
-        self.records: dict[str, bytes] | None = None
+        # name -> where its record lies in the file (`logentry.span`): the
+        # records themselves are the caller's, kept once, read back when asked.
+        self.records: dict[str, int] | None = None
         self.size = 0  # bytes of the log the index covers
         self.ident: tuple[int, int] | None = None  # (st_dev, st_ino) of that log
         self.syncer = Syncer()
@@ -58,17 +60,11 @@ class RunLog:
         try:
             _lock(fd)
             self.records = None  # read it all again: the caller wants the log as it is
-            self._catch_up(fd)
+            blob = self._catch_up(fd)
         finally:
             _release(fd)
         assert self.records is not None
-        return dict(self.records)
-
-    def index(self) -> dict[str, bytes]:
-        if self.records is None:
-            self.load()
-        assert self.records is not None
-        return self.records
+        return {name: data_at(blob, at) for name, at in self.records.items()}
 
     def create(self, name: str, data: bytes) -> bytes | None:
         """Append name unless the log has it; return what is there if so."""
@@ -96,7 +92,7 @@ class RunLog:
         with self._mutex:
             fd, fresh = self._open()
             try:
-                index, existing = self._append(fd, items, create=create)
+                existing = self._append(fd, items, create=create)
                 if fresh and self.syncer.level != "none":  # its name must survive a crash too
                     fsync_dir(os.path.dirname(self.path))
                 if not self.held:
@@ -107,32 +103,33 @@ class RunLog:
             end = self.size
         if self.held:  # outside the mutex: overlapping committers share a sync
             self.syncer.after_write(self._sync, end)
-        if existing is not None:
-            return existing
-        for name, data in items:
-            if data is None:
-                index.pop(name, None)
-            else:
-                index[name] = data
-        return None
+        return existing
 
     def _append(
         self, fd: int, items: list[tuple[str, bytes | None]], *, create: bool
-    ) -> tuple[dict[str, bytes], bytes | None]:
+    ) -> bytes | None:
         _lock(fd, register=False)
         try:
-            index = self._catch_up(fd)
-            if create and (existing := index.get(items[0][0])) is not None:
-                return index, existing
+            self._catch_up(fd)
+            index = self.records
+            assert index is not None
+            if create and (at := index.get(items[0][0])) is not None:
+                return _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
             frames = [encode_entry(name, data) for name, data in items]
             frame = frames[0] if len(frames) == 1 else b"".join(frames)
             _write_all(fd, frame)
-            self.size += len(frame)
+            start, self.size = self.size, self.size + len(frame)
             self.syncer.written = max(self.syncer.written, self.size)
+            for (name, data), entry in zip(items, frames, strict=True):
+                if data is None:
+                    index.pop(name, None)
+                else:
+                    index[name] = span(start + data_offset(name), len(data))
+                start += len(entry)
         finally:
             with contextlib.suppress(OSError):
                 unlock(fd)
-        return index, None
+        return None
 
     def _open(self) -> tuple[int, bool]:
         """The open log (fd, whether this call created the file): opened
@@ -158,25 +155,26 @@ class RunLog:
             inherited_no_more(fd)
             os.close(fd)
 
-    def _catch_up(self, fd: int) -> dict[str, bytes]:
+    def _catch_up(self, fd: int) -> bytes:
         """Bring the index up to the log's end (under the flock): read only
         what was appended since, or all of it when the file is another one;
-        a torn tail (a writer died mid-append) is cut off."""
+        a torn tail (a writer died mid-append) is cut off. The bytes read."""
         st = os.fstat(fd)
         ident = (st.st_dev, st.st_ino)
         if self.records is None or ident != self.ident or st.st_size < self.size:
             self.records, self.size, self.ident = {}, 0, ident
-        if st.st_size > self.size:
-            try:
-                tail = _read_at(fd, self.size, st.st_size)
-                _, intact = parse(tail, self.run_id, self.records, self.size, self.path)
-            except BaseException:
-                self.records = None  # half applied: read it all again next time
-                raise
-            self.size += intact
-            if self.size < st.st_size:
-                _cut(fd, self.path, self.size)
-        return self.records
+        if st.st_size <= self.size:
+            return b""
+        try:
+            tail = _read_at(fd, self.size, st.st_size)
+            intact = locate(tail, self.run_id, self.records, self.size, self.path)
+        except BaseException:
+            self.records = None  # half applied: read it all again next time
+            raise
+        self.size += intact
+        if self.size < st.st_size:
+            _cut(fd, self.path, self.size)
+        return tail
 
 
 def _open_for_append(path: str) -> tuple[int, bool]:

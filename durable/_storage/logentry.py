@@ -44,6 +44,11 @@ def _damaged(
     )
 
 
+def data_offset(name: str) -> int:
+    """Where an entry's data starts, from the entry's start."""
+    return _HEAD + len(name.encode())
+
+
 def encode_entry(name: str, data: bytes | None) -> bytes:
     # The checksum runs on over name and data, so data is copied once, into
     # the entry (a large output is not copied again to be summed).
@@ -64,23 +69,55 @@ def parse(
     return them and the length of the intact prefix of blob. `path` (the log
     file) only serves the message of a damaged entry."""
     records = {} if records is None else records
+    spans: dict[str, int] = {}
+    intact = locate(blob, run_id, spans, base, path, gone=records)
+    for name, at in spans.items():
+        records[name] = data_at(blob, at, base)
+    return records, intact
+
+
+def locate(
+    blob: bytes,
+    run_id: str,
+    spans: dict[str, int],
+    base: int = 0,
+    path: str = "records.log",
+    gone: dict[str, bytes] | None = None,
+) -> int:
+    """`parse`, keeping where each record's data lies in the file (`span`)
+    instead of a copy of it; return the length of the intact prefix."""
     offset = 0
     while offset < len(blob):
         entry = _entry_at(blob, offset, run_id, base, path)
         if entry is None:
             break
-        name, data, offset = entry
-        if data is None:
-            records.pop(name, None)
+        name, start, size, offset = entry
+        if size == _GONE:
+            spans.pop(name, None)
+            if gone is not None:
+                gone.pop(name, None)
         else:
-            records[name] = data
-    return records, offset
+            spans[name] = span(base + start, size)
+    return offset
+
+
+def span(start: int, size: int) -> int:
+    """Where data lies in the log, as one int (start, size): a run keeps one
+    per record, so it is kept small."""
+    return start << 32 | size
+
+
+def data_at(blob: bytes, at: int, base: int = 0) -> bytes:
+    """The data at span `at` of a blob holding the log from byte `base` on."""
+    start = (at >> 32) - base
+    return blob[start : start + (at & 0xFFFFFFFF)]
 
 
 def _entry_at(
     blob: bytes, offset: int, run_id: str, base: int, path: str
-) -> tuple[str, bytes | None, int] | None:
-    """The entry at offset, or None for a torn tail; raises on damage."""
+) -> tuple[str, int, int, int] | None:
+    """(name, where its data starts in blob, data size or _GONE, where the
+    next entry starts), or None for a torn tail; raises on damage."""
     left = len(blob) - offset
     if left < _HEAD:
         return None
@@ -96,7 +133,6 @@ def _entry_at(
     end = start + name_len + (0 if size == _GONE else size)
     if end > len(blob):
         return None
-    if zlib.crc32(blob[start:end]) != body_crc:
+    if zlib.crc32(memoryview(blob)[start:end]) != body_crc:
         raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
-    data = None if size == _GONE else blob[start + name_len : end]
-    return blob[start : start + name_len].decode(), data, end
+    return blob[start : start + name_len].decode(), start + name_len, size, end

@@ -9,6 +9,7 @@ import struct
 import time
 import zlib
 from dataclasses import asdict, dataclass, field, fields
+from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptRecordError, IntegrityError, SerializationError
@@ -203,7 +204,7 @@ class Attempt:
     at: float
 
 
-@dataclass
+@dataclass(slots=True)  # a replay keeps one per position: no __dict__ each
 class StepRecord:
     position: Position
     kind: str  # "step" | "loop" | "sleep"
@@ -238,6 +239,8 @@ class StepRecord:
         if not isinstance(row, list) or not row or row[0] != FORMAT:
             raise ValueError("unknown record format")
         rec = cls(*row[1:])
+        # Every record of a step repeats these: one copy of each in memory.
+        rec.kind, rec.name, rec.fingerprint = intern(rec.kind), intern(rec.name), intern(rec.fingerprint)
         position = as_position(rec.position)
         if position is None:
             raise ValueError(f"not a position: {rec.position!r}")
