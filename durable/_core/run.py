@@ -110,8 +110,8 @@ def run_locked(
             return done
     before = copy.deepcopy(manifest)
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
-    store.open_run(flow.name, run_id, flow.options.durability)
     ctx = load_context(store, flow.name, run_id, policy)
+    store.open_run(flow.name, run_id, flow.options.durability)  # `finish` ends it
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     try:

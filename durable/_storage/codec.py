@@ -77,7 +77,7 @@ def pickle_value(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
     if not allow_pickle:
         raise TypeError(
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
-            "str-keyed dicts of those) and the store has allow_pickle=False"
+            "dicts of those, with scalar keys) and the store has allow_pickle=False"
         )
     buffer = io.BytesIO()
     _Pickler(buffer, protocol=5).dump(value)

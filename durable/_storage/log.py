@@ -1,8 +1,8 @@
 """A run's operation records on local disk as one append-only log.
 
 One file per record costs a file creation, a rename and two fsyncs per step;
-appending to one log costs a write and one fdatasync, and a resume reads one
-file instead of thousands. Each entry is framed and CRC-checked; the record
+appending to one log costs a write and (under the default durability level)
+one fdatasync, and a resume reads one file instead of thousands. Each entry is framed and CRC-checked; the record
 inside is sealed as everywhere else. Only the process holding the run's lease
 appends, so entries never interleave.
 
