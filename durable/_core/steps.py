@@ -90,7 +90,7 @@ def step_plan(
         record.extra["reopened"] = reopened
     # One pass in C decides plain data, which holds no `Redacted`; only a
     # value that is not plain is walked for one.
-    packed = pack_plain(value) if spec.persist and ticket is None else None
+    packed = _packed(value) if spec.persist and ticket is None else None
     redacted = packed is None and redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
@@ -99,6 +99,13 @@ def step_plan(
     elif packed is not None:
         keep_plain(ctx.store, (ctx.workflow, ctx.run_id), record, packed)
     return commit(ctx, record, value, persist=spec.persist and not redacted)
+
+
+def _packed(value: Any) -> bytes | None:
+    try:
+        return pack_plain(value)
+    except ValueError:  # too deep or too large: `commit` raises it as a SerializationError
+        return None
 
 
 def _step_scope(

@@ -18,7 +18,8 @@ PICKLE = "p"
 
 def pack_plain(value: Any) -> bytes | None:
     """The msgpack bytes of value when msgpack gives back exactly this
-    value, with the same types; else None. One pass in C (a Packer per
+    value, with the same types; else None. ValueError when msgpack cannot
+    hold it (nested too deep, a bytes or str over 4 GiB). One pass in C (a Packer per
     call: one shared by threads would mix their bytes): `strict_types`
     sends anything that is not exactly str, bytes, int (64-bit), float,
     bool, None, list or dict (tuples, subclasses, sets...) to `_not_plain`.
@@ -35,10 +36,14 @@ def pack_plain(value: Any) -> bytes | None:
         return msgpack.packb(  # type: ignore[no-any-return]
             value, use_bin_type=True, strict_types=True, default=_not_plain
         )
-    except (_NotPlain, UnicodeEncodeError, OverflowError, ValueError):
+    except (_NotPlain, UnicodeEncodeError, OverflowError):
         # UnicodeEncodeError: a str with lone surrogates (os.fsdecode of a
-        # bad name), which pickle keeps; ValueError: nested too deep for msgpack.
+        # bad name), which pickle keeps.
         return None
+    except ValueError as e:  # msgpack's own limits: too deep, or too large
+        if "recursion" in str(e):
+            raise ValueError(_TOO_DEEP) from None
+        raise
 
 
 class _NotPlain(Exception):
