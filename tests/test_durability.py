@@ -19,6 +19,9 @@ from durable._storage.durability import resolve_durability
 from durable._storage.log import RunLog
 from durable._storage.logentry import parse
 from durable.errors import ConfigurationError
+from tests.clikit import child_env as cli_env
+from tests.clikit import durable as cli
+from tests.clikit import write_flow
 
 
 @pytest.fixture
@@ -220,3 +223,46 @@ def test_concurrent_committers_share_one_sync(
     store.end_run("w", "r")
     assert 1 <= len(syncs) <= 2  # nothing left to sync at the end
     assert sorted(store.load_records("w", "r")) == sorted(covered)
+
+
+COUNTED_FLOW = """
+import atexit
+import os
+
+import durable
+
+calls = []
+real = os.fdatasync
+
+
+def counting(fd):
+    calls.append(fd)
+    real(fd)
+
+
+os.fdatasync = counting
+atexit.register(lambda: open(os.environ["SYNCS"], "w").write(str(len(calls))))
+
+
+@durable.step
+def square(i: int) -> int:
+    return i * i
+
+
+@durable.workflow
+def flow(n: int = 3) -> int:
+    return sum(square(i) for i in range(n))
+"""
+
+
+def test_durable_run_takes_a_level(tmp_path: Path) -> None:
+    write_flow(tmp_path, COUNTED_FLOW)
+    env = cli_env(tmp_path, SYNCS=str(tmp_path / "syncs"))
+    for level, run_id, expected in (("none", "a", "0"), ("fsync", "b", "3")):
+        done = cli(
+            tmp_path, "run", "flow.py:flow", "--run-id", run_id, "--durability", level, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "syncs").read_text() == expected
+    bad = cli(tmp_path, "run", "flow.py:flow", "--durability", "sometimes", env=env)
+    assert bad.returncode == 2 and "fsync" in bad.stderr and "batch" in bad.stderr
