@@ -1,17 +1,23 @@
-"""Per-step overhead of durable on the local store, against a plain call and
-(when the `bench` extra is installed) joblib.Memory doing the same work.
+"""Per-step overhead of durable on the local store, at each durability level,
+next to the floors measured in the same run (a plain call, an append, an
+append plus fdatasync) and, when the `bench` extra is installed,
+joblib.Memory doing the same work.
 
     make bench            # or: python benchmarks/overhead.py [N]
 
-Recording includes an fsync of every record; replay includes reading every
-record back from disk (one listing, one read per record)."""
+Record: CPU and wall time per step. Replay: a resumed run replaying every
+step, end to end (lease, manifest, reading the log) per step. Re-call: a
+completed run called again. Memory: what a replayed run holds (tracemalloc)."""
 
 from __future__ import annotations
 
+import gc
+import os
 import shutil
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,23 +28,45 @@ def trivial(i: int) -> int:
     return i * 2 + 1
 
 
-def timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall, cpu) seconds."""
+    wall, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def bench_plain(n: int) -> float:
-    return timed(lambda: [trivial(i) for i in range(n)]) / n
+    return timed(lambda: [trivial(i) for i in range(n)])[0] / n
 
 
-def bench_durable(n: int, root: Path) -> tuple[float, float]:
-    store = durable.open_store(root / "durable")
+def bench_floor(n: int, root: Path, sync: bool) -> float:
+    """One append of a record-sized entry (plus fdatasync) per step."""
+    fd = os.open(root / f"floor-{sync}", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    entry = b"x" * 160
+    try:
+
+        def appends() -> None:
+            for _ in range(n):
+                os.write(fd, entry)
+                if sync:
+                    os.fdatasync(fd)
+
+        return timed(appends)[0] / n
+    finally:
+        os.close(fd)
+
+
+def bench_durable(n: int, root: Path, level: str) -> dict[str, float]:
+    store = durable.open_store(root / f"durable-{level}", durability=level)
     step = durable.step(name="trivial")(trivial)
+    held: list[int] = []
 
     @durable.workflow(name="bench", store=store, run_id="b")
     def flow(done: bool = False) -> int:
         total = sum(step(i) for i in range(n))
+        if tracemalloc.is_tracing():
+            gc.collect()
+            held.append(tracemalloc.get_traced_memory()[0])
         if not done:
             durable.suspend("measure replay")
         return total
@@ -55,7 +83,22 @@ def bench_durable(n: int, root: Path) -> tuple[float, float]:
         except durable.Suspended:
             pass
 
-    return timed(record) / n, timed(replay) / n
+    rec_wall, rec_cpu = timed(record)
+    rep_wall, _ = timed(replay)
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    replay()
+    tracemalloc.stop()
+    flow.resume("b", done=True)  # completes it
+    recall = min(timed(lambda: flow.resume("b", done=True))[0] for _ in range(5))
+    return {
+        "record wall": rec_wall / n,
+        "record cpu": rec_cpu / n,
+        "replay": rep_wall / n,
+        "re-call": recall,
+        "memory": (held[-1] - base) if held else 0.0,
+    }
 
 
 def bench_joblib(n: int, root: Path) -> tuple[float, float] | None:
@@ -65,33 +108,38 @@ def bench_joblib(n: int, root: Path) -> tuple[float, float] | None:
         return None
     memory = joblib.Memory(root / "joblib", verbose=0)
     cached = memory.cache(trivial)
-    first = timed(lambda: [cached(i) for i in range(n)]) / n
-    second = timed(lambda: [cached(i) for i in range(n)]) / n
+    first = timed(lambda: [cached(i) for i in range(n)])[0] / n
+    second = timed(lambda: [cached(i) for i in range(n)])[0] / n
     return first, second
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     root = Path(tempfile.mkdtemp(prefix="durable-bench-"))
+    us = 1e6
     try:
         plain = bench_plain(n)
-        record, replay = bench_durable(n, root)
+        append, synced = bench_floor(n, root, False), bench_floor(n, root, True)
+        print(f"N = {n} trivial steps, local store ({root.parent}), {time.strftime('%Y-%m-%d')}")
+        print(f"  plain call                {plain * us:10.2f} us/step")
+        print(f"  floor: append             {append * us:10.2f} us/step")
+        print(f"  floor: append+fdatasync   {synced * us:10.2f} us/step")
+        for level in ("fsync", "batch", "none"):
+            r = bench_durable(n, root, level)
+            print(
+                f"  durable {level:5}  record {r['record wall'] * us:8.2f} us/step wall"
+                f" ({r['record wall'] / synced:.2f}x append+fdatasync),"
+                f" {r['record cpu'] * us:.2f} us CPU; replay {r['replay'] * us:.2f} us/step;"
+                f" re-call {r['re-call'] * 1e3:.2f} ms; replay holds {r['memory'] / 1e6:.2f} MB"
+            )
         jl = bench_joblib(n, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    us = 1e6
-    print(f"N = {n} trivial steps, local store ({root.parent})")
-    print(f"  plain call            {plain * us:10.2f} us/step")
-    print(f"  durable record        {record * us:10.2f} us/step  ({record / plain:,.0f}x plain)")
-    print(f"  durable replay        {replay * us:10.2f} us/step  ({replay / plain:,.0f}x plain)")
     if jl is None:
-        print("  joblib.Memory         not installed (pip install 'durable-fn[bench]')")
+        print("  joblib.Memory             not installed (pip install 'durable-fn[bench]')")
         return
-    print(f"  joblib.Memory first   {jl[0] * us:10.2f} us/call  ({jl[0] / plain:,.0f}x plain)")
-    print(f"  joblib.Memory cached  {jl[1] * us:10.2f} us/call  ({jl[1] / plain:,.0f}x plain)")
-    print(
-        f"  record: joblib/durable = {jl[0] / record:.1f}x   replay: joblib/durable = {jl[1] / replay:.1f}x"
-    )
+    print(f"  joblib.Memory first       {jl[0] * us:10.2f} us/call")
+    print(f"  joblib.Memory cached      {jl[1] * us:10.2f} us/call")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import durable
 import durable.testing
 from durable._storage import codec
+from durable._storage.records import Attempt, StepRecord
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,11 +88,37 @@ def test_round_trip_through_a_real_run(value: Any) -> None:
     assert same(first[0], value) and same(again.value[0], value)  # type: ignore[index]
 
 
+class MyInt(int):
+    pass
+
+
+def test_a_step_record_packs_its_fields_in_their_order() -> None:
+    rec = StepRecord(
+        (3, 1, 2), "step", "n", "fp", "dg", "m", b"v", "blob", False, 1.5, 2.5,
+        [Attempt("E", "m", "tb", 3.5)], [{"path": "p"}], {"x": 1},
+    )  # fmt: skip
+    assert StepRecord.from_bytes(rec.to_bytes()) == rec
+    assert codec.unpack(rec.to_bytes())[1:] == [
+        [3, 1, 2], "step", "n", "fp", "dg", "m", b"v", "blob", False, 1.5, 2.5,
+        [{"type": "E", "message": "m", "traceback": "tb", "at": 3.5}], [{"path": "p"}], {"x": 1},
+    ]  # fmt: skip
+
+
 def test_plain_data_uses_msgpack_and_the_rest_pickle() -> None:
     assert codec.encode_value({"a": [1, 2.5, None, "x", b"y"]})[0] == codec.MSGPACK
+    # Scalar dict keys come back as they went in, so they are plain too.
+    for keyed in ({1: "int key", 2.5: "float", None: "none", b"k": "bytes"}, {False: "bool"}):
+        tag, data = codec.encode_value(keyed)
+        back = codec.decode_value(tag, data)
+        assert tag == codec.MSGPACK and back == keyed
+        assert [type(k) for k in back] == [type(k) for k in keyed]
     for v in [
         (1, 2),
-        {1: "int key"},
+        {(1, 2): "tuple key"},
+        [2**64],
+        {"a": [-(2**63) - 1]},
+        ["\udcff"],
+        [True, 1.0, MyInt(3)],
         2**70,
         {1, 2},
         Point(1, 2.0),

@@ -67,10 +67,13 @@ def run_child(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("durability", ["fsync", "batch", "none"])
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_kill_9_after_step_4_then_resume(
-    tmp_path: Path, child_env: dict[str, str], mode: str
+    tmp_path: Path, child_env: dict[str, str], mode: str, durability: str
 ) -> None:
+    # A process crash loses nothing at any level (fsync only guards power loss).
+    child_env = dict(child_env, DURABLE_DURABILITY=durability)
     script = tmp_path / "flow.py"
     script.write_text(SCRIPT)
     log = tmp_path / "log"

@@ -25,6 +25,7 @@ from .._manage.history import StepInfo, history
 from .._manage.runs import RunInfo, delete_run, list_runs
 from .._settings import check
 from .._storage.base import Store, check_key_part
+from .._storage.durability import check_level
 from .._storage.factory import open_store
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
@@ -50,6 +51,8 @@ class Workflow(Steering, Generic[P, R]):
             check("on_change", options.on_change, "on_change")
         if options.keep_last is not None and options.keep_last < 1:
             raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
+        if options.durability is not None:
+            check_level(options.durability, "durability")
         self.fn = fn
         self._pinned_name = name  # kept as given: with_options() must not drop it
         self.name = check_key_part("workflow name", name or default_workflow_name(fn))
@@ -90,6 +93,7 @@ class Workflow(Steering, Generic[P, R]):
         on_change: str | None = None,
         wait: float | None = None,
         progress_file: str | os.PathLike[str] | None = None,
+        durability: str | None = None,
     ) -> Workflow[P, R]:
         changes: dict[str, Any] = {}
         for key, value in (
@@ -100,6 +104,7 @@ class Workflow(Steering, Generic[P, R]):
             ("on_change", on_change),
             ("wait", wait),
             ("progress_file", progress_file),
+            ("durability", durability),
         ):
             if value is not None:
                 changes[key] = value
@@ -309,6 +314,7 @@ def workflow(
     on_change: str | None = None,
     keep_last: int | None = None,
     progress_file: str | os.PathLike[str] | None = None,
+    durability: str | None = None,
 ) -> _WorkflowDecorator: ...
 def workflow(
     fn: Callable[..., Any] | None = None,
@@ -321,11 +327,12 @@ def workflow(
     on_change: str | None = None,
     keep_last: int | None = None,
     progress_file: str | os.PathLike[str] | None = None,
+    durability: str | None = None,
 ) -> Any:
     """Make a function resumable: its steps are recorded under a run id, and
     calling it again with the same run id replays them instead of running."""
     options = Options(run_id, store, on_change=on_change, keep_last=keep_last,
-                      progress_file=progress_file)  # fmt: skip
+                      progress_file=progress_file, durability=durability)  # fmt: skip
 
     def decorate(f: Callable[..., Any]) -> Any:
         return make_workflow(f, name, version, options)

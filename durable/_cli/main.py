@@ -185,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "else durable.configure(), else $DURABLE_ON_CHANGE, else refuse)")  # fmt: skip
     p.add_argument("--wait", type=_seconds, metavar="SECONDS",
                    help="when another process holds the run, wait this long for it")  # fmt: skip
+    p.add_argument("--durability", choices=["fsync", "batch", "none"],
+                   help="when records are fsync'ed (default: the workflow's, else the store's, else durable.configure(), else $DURABLE_DURABILITY, else fsync)")  # fmt: skip
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",

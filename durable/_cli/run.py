@@ -148,6 +148,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         rebase=args.rebase_checkpoint,
         on_change=args.on_change,
         wait=args.wait,
+        durability=args.durability,
     )
     report = _Report(args, store, wf.name, run_id)
     unwatch = _print_operations(run_id)

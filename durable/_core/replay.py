@@ -26,7 +26,7 @@ from .._storage.keys import (
     timer_name,
     top_level,
 )
-from .._storage.records import Attempt, StepRecord, load_stored, seal, unseal
+from .._storage.records import Attempt, StepRecord, load_stored, seal_record, unseal
 from ..errors import (
     CorruptRecordError,
     DefinitionChangedError,
@@ -94,7 +94,7 @@ def _changed(
     if ctx.policy == "rebase":
         # Accept the old output under the new definition, once and for all.
         rec.fingerprint, rec.args_digest = fp, digest
-        data = seal(rec.to_bytes(), ctx.store.signing_key)
+        data = seal_record(rec.to_bytes(), ctx.store.signing_key)
         ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
         if rec.persisted:
             ctx.replayed += 1
@@ -177,7 +177,7 @@ def commit(
     try:
         if persist and record.encoding is None:
             encode_into(ctx, record, value)  # a blob, for a large value
-        data = seal(record.to_bytes(), ctx.store.signing_key)
+        data = seal_record(record.to_bytes(), ctx.store.signing_key)
         name = record_name(record.position)
         existing = ctx.store.save_record(ctx.workflow, ctx.run_id, name, data)
     except LeaseLostError as e:  # checked before each write: nothing was written
@@ -222,7 +222,7 @@ def save_failures(
     if kind != "step":
         rec.extra["kind"] = kind
     ctx.failures[pos] = failures
-    data = seal(rec.to_bytes(), ctx.store.signing_key)
+    data = seal_record(rec.to_bytes(), ctx.store.signing_key)
     # History only: the failure being recorded matters more than a store
     # that cannot take it (the same fault usually caused it: disk full).
     with contextlib.suppress(StorageError):

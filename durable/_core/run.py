@@ -63,6 +63,7 @@ class Options:
     wait: float | None = None
     keep_last: int | None = None
     progress_file: str | os.PathLike[str] | None = None
+    durability: str | None = None  # None: the store's level (`resolve_durability`)
 
 
 class Flow(Protocol):
@@ -128,6 +129,7 @@ def run_locked(
     before = copy.deepcopy(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
+    store.open_run(flow.name, run_id, flow.options.durability)  # `finish` ends it
     ctx.fingerprints = definition.by_spec
     ctx.lease = lease
     fp = definition.fingerprint
@@ -144,8 +146,10 @@ def run_locked(
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
         if isinstance(e, ArtifactMissingError) and e.state == "not produced":
             finish(store, manifest, "failed", error=error_summary(e))
-        elif before is not None:  # a refusal changes nothing: arguments and status stay
-            write_manifest(store, before)
+        else:
+            store.end_run(flow.name, run_id)
+            if before is not None:  # a refusal changes nothing: arguments and status stay
+                write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
@@ -260,6 +264,8 @@ def finish(
     # for the same cause must not hide that error behind its own.
     pending = sys.exc_info()[1]
     try:
+        # What the run wrote is durable before its status says where it ended.
+        store.end_run(manifest.workflow, manifest.run_id)
         write_manifest(store, manifest)
     except (StorageError, LeaseLostError) as e:
         if pending is None:

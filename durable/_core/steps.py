@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._storage.clock import now
+from .._storage.codec import pack_plain
 from .._storage.keys import Position
-from .._storage.records import StepRecord
+from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
 from .context import RunState
@@ -94,12 +95,24 @@ def step_plan(
     record.artifacts = produced
     if reopened is not None:
         record.extra["reopened"] = reopened
-    redacted = redact.holds_redacted(value)
+    # One pass in C decides plain data, which holds no `Redacted`; only a
+    # value that is not plain is walked for one.
+    packed = _packed(value) if spec.persist and ticket is None else None
+    redacted = packed is None and redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
     elif ticket is not None:
         value = cache.stored(ctx, ticket, record, value)
+    elif packed is not None:
+        keep_plain(ctx.store, (ctx.workflow, ctx.run_id), record, packed)
     return commit(ctx, record, value, persist=spec.persist and not redacted)
+
+
+def _packed(value: Any) -> bytes | None:
+    try:
+        return pack_plain(value)
+    except ValueError:  # too deep or too large: `commit` raises it as a SerializationError
+        return None
 
 
 def _step_scope(

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigurationError
+from .durability import check_interval, resolve_durability
 from .fence import Held, load_generation, save_generation
 from .keys import blob_name, generation_of, lease_key, run_prefix
 from .lease import Lease
@@ -24,7 +25,9 @@ from .recordlog import ObjectRecords, RecordLog
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
-STORE_OPTIONS = ("signing_key", "allow_pickle", "blob_threshold", "lease_ttl")
+STORE_OPTIONS = (
+    "signing_key", "allow_pickle", "blob_threshold", "lease_ttl", "durability", "sync_interval"
+)  # fmt: skip
 _BAD_KEY_CHARS = frozenset("*?[]")
 # The step cache's blobs (see `_cachestore`): a run's record may point at one.
 SHARED_BLOBS = ("cache", "shared")
@@ -42,6 +45,12 @@ class Store:
     # at most one read per interval, never one per step. DURABLE_CANCEL_POLL
     # overrides it (0: at every operation boundary).
     cancel_poll: float = 0.5
+    sync_interval: float
+
+    @property
+    def durability(self) -> str:
+        """This store's durability level: its own, else the configured one."""
+        return resolve_durability(self._durability)
 
     def __init__(
         self,
@@ -51,8 +60,16 @@ class Store:
         allow_pickle: bool = True,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         lease_ttl: float | None = None,
+        durability: str | None = None,
+        sync_interval: float | None = None,
     ) -> None:
         self.url = url
+        # When a local run log is fdatasync'ed (`durability`): an object
+        # store's every PUT is durable anyway. Kept as given: without one,
+        # `configure()` and the environment decide when a run opens.
+        self._durability = None if durability is None else resolve_durability(durability)
+        self.durability  # noqa: B018  (a bad configured level is refused now, not at the first run)
+        self.sync_interval = check_interval(sync_interval)
         key = signing_key if signing_key is not None else os.environ.get("DURABLE_SIGNING_KEY")
         self.signing_key = key.encode() if isinstance(key, str) else (key or None)
         # The environment can only narrow: DURABLE_ALLOW_PICKLE=0 refuses
@@ -131,6 +148,14 @@ class Store:
         keeps a log of its own. Writes go through the methods below, which
         check the run's lease first."""
         return ObjectRecords(self, workflow, run_id)
+
+    def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
+        """A run starts writing records: under `durability` (else the
+        store's level). Only a local log has anything to do."""
+
+    def end_run(self, workflow: str, run_id: str) -> None:
+        """A run ends, suspends or fails: what it wrote is made durable under
+        its level. Every PUT of an object store already is."""
 
     def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
         """All operation records of a run."""

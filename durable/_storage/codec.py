@@ -14,11 +14,16 @@ from ..errors import IntegrityError
 
 MSGPACK = "m"
 PICKLE = "p"
-_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 
 
-def is_plain(value: Any) -> bool:
-    """True when msgpack gives back exactly this value, with the same types.
+def pack_plain(value: Any) -> bytes | None:
+    """The msgpack bytes of value when msgpack gives back exactly this
+    value, with the same types; else None. ValueError when msgpack cannot
+    hold it (nested too deep, a bytes or str over 4 GiB). One pass in C (a Packer per
+    call: one shared by threads would mix their bytes): `strict_types`
+    sends anything that is not exactly str, bytes, int (64-bit), float,
+    bool, None, list or dict (tuples, subclasses, sets...) to `_not_plain`.
+    Dict keys are plain scalars (they come back as they went in).
 
     "Plain data" is asked three questions in durable, and each has its own
     answer, written once: here, what is stored without pickle (no tuples:
@@ -27,16 +32,31 @@ def is_plain(value: Any) -> bool:
     `_fingerprint.values.plain_tokens`, which values count by value in a
     fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
     would change recorded digests and fingerprints, so they stay apart."""
-    t = type(value)
-    if t is str or t is bool or t is float or value is None or t is bytes:
-        return True
-    if t is int:
-        return bool(_INT_MIN <= value <= _INT_MAX)
-    if t is list:
-        return all(is_plain(v) for v in value)
-    if t is dict:
-        return all(type(k) is str and is_plain(v) for k, v in value.items())
-    return False
+    try:
+        return msgpack.packb(  # type: ignore[no-any-return]
+            value, use_bin_type=True, strict_types=True, default=_not_plain
+        )
+    except (_NotPlain, UnicodeEncodeError, OverflowError):
+        # UnicodeEncodeError: a str with lone surrogates (os.fsdecode of a
+        # bad name), which pickle keeps.
+        return None
+    except ValueError as e:  # msgpack's own limits: too deep, or too large
+        if "recursion" in str(e):
+            raise ValueError(_TOO_DEEP) from None
+        raise
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _not_plain(value: Any) -> Any:
+    raise _NotPlain
+
+
+def is_plain(value: Any) -> bool:
+    """Whether value is stored without pickle (`pack_plain`)."""
+    return pack_plain(value) is not None
 
 
 def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
@@ -51,15 +71,18 @@ _TOO_DEEP = "it is nested deeper than Python's recursion limit"
 
 
 def _encode(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
-    if is_plain(value):
-        try:
-            return MSGPACK, pack(value)
-        except UnicodeEncodeError:
-            pass  # a str with lone surrogates (os.fsdecode of a bad name): pickle keeps it
+    packed = pack_plain(value)
+    if packed is not None:
+        return MSGPACK, packed
+    return pickle_value(value, allow_pickle)
+
+
+def pickle_value(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
+    """(PICKLE, bytes) for a value `pack_plain` refused."""
     if not allow_pickle:
         raise TypeError(
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
-            "str-keyed dicts of those) and the store has allow_pickle=False"
+            "dicts of those, with scalar keys) and the store has allow_pickle=False"
         )
     buffer = io.BytesIO()
     _Pickler(buffer, protocol=5).dump(value)

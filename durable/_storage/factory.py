@@ -22,7 +22,10 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     `DURABLE_ALLOW_PICKLE=0`, which wins): refuse pickled values;
     `blob_threshold` (bytes, 1 MiB): larger outputs are stored once under
     `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
-    on an object store blocks a run. Every other option goes to fsspec, e.g.
+    on an object store blocks a run; `durability` (`"fsync"`, the default,
+    `"batch"` or `"none"`; default `$DURABLE_DURABILITY`) and
+    `sync_interval` (seconds, 1.0, for `"batch"`): when a local run log is
+    fdatasync'ed (see docs/storage.md). Every other option goes to fsspec, e.g.
     `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
     target = os.fspath(url) if url is not None else setting("store")
     if isinstance(target, Store):  # durable.configure(store=a_store)

@@ -15,9 +15,11 @@ from typing import Any, TypeVar
 from ..errors import ConfigurationError, LeaseLostError, StorageError
 from . import localfs as fs
 from .base import STORE_OPTIONS, Store
+from .durability import resolve_durability
 from .keys import lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
-from .log import LOG_NAME, NOFOLLOW, RunLog, parse
+from .log import LOG_NAME, NOFOLLOW, RunLog
+from .logentry import parse
 
 T = TypeVar("T")
 
@@ -161,7 +163,21 @@ class LocalStore(Store):
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
+        if not log.held:  # a write outside a run: the store's own level
+            log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
         return LogRecords(self, (workflow, run_id), log)
+
+    def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
+        level = resolve_durability(durability, self.durability)
+        self.records(workflow, run_id).log.hold(level, self.sync_interval)
+
+    def end_run(self, workflow: str, run_id: str) -> None:
+        log = self._logs.get(f"{workflow}/{run_id}")
+        if log is not None:
+            try:
+                log.release()
+            except OSError as e:
+                raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
 
     # -- the lease ------------------------------------------------------------
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import struct
 import time
+import zlib
 from dataclasses import asdict, dataclass, field, fields
+from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptRecordError, IntegrityError, SerializationError
@@ -18,10 +21,13 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 _MAGIC = b"DRB2"  # DRB1's checksum left the flag byte out
-_PLAIN, _SIGNED = b"\x00", b"\x01"
+_PLAIN, _SIGNED, _CRC = b"\x00", b"\x01", b"\x02"
 _SUM = 32  # sha256
 _HEAD = len(_MAGIC) + 1 + _SUM
 _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
+_CRC_HEAD = len(_MAGIC) + 1 + 4
+_CRC32 = struct.Struct(">I")
+_CRC_SEED = zlib.crc32(_CRC)  # the flag is summed too: a flipped flag is damage
 
 # The envelope: magic, flag, sha256(flag + rest), rest; rest is the body, or
 # HMAC-SHA256(key, body) + body when signed. The checksum covers every byte
@@ -30,6 +36,15 @@ _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
 # forgery (an object that checks out but was not signed with our key:
 # IntegrityError). Both are decided before the body is decoded, so a planted
 # pickle is never loaded.
+
+
+def seal_record(body: bytes, key: bytes | None) -> bytes:
+    """An operation record's envelope. Unsigned, a CRC32 tells damage: no
+    content address or manifest binds to its sum, so SHA-256 buys nothing
+    (the `_CRC` flag is the envelope's version; older records keep theirs)."""
+    if key is not None:
+        return seal(body, key)
+    return b"".join((_MAGIC, _CRC, _CRC32.pack(zlib.crc32(body, _CRC_SEED)), body))
 
 
 def seal(body: bytes, key: bytes | None) -> bytes:
@@ -52,6 +67,8 @@ def unseal(
     """The verified body of a sealed object, or CorruptRecordError /
     IntegrityError (naming run, position and key) without decoding it."""
     flag = data[4:5]
+    if flag == _CRC:
+        return _unseal_crc(data, key, run_id=run_id, position=position, name=name)
     head = _SIGNED_HEAD if flag == _SIGNED else _HEAD
     if len(data) < head or data[:4] != _MAGIC or flag not in (_PLAIN, _SIGNED):
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
@@ -68,6 +85,20 @@ def unseal(
         raise IntegrityError(name, why, run_id=run_id, position=position)
     if not hmac.compare_digest(data[_HEAD:head], hmac.new(key, body, hashlib.sha256).digest()):
         why = "signature does not match its content"
+        raise IntegrityError(name, why, run_id=run_id, position=position)
+    return body
+
+
+def _unseal_crc(
+    data: bytes, key: bytes | None, *, run_id: str, position: Position | None, name: str
+) -> bytes:
+    if len(data) < _CRC_HEAD or data[:4] != _MAGIC:
+        raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
+    body = data[_CRC_HEAD:]
+    if _CRC32.unpack_from(data, 5)[0] != zlib.crc32(body, _CRC_SEED):
+        raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
+    if key is not None:
+        why = "is not signed but the store has a signing key"
         raise IntegrityError(name, why, run_id=run_id, position=position)
     return body
 
@@ -116,6 +147,12 @@ def keep_encoded(
     if len(data) <= store.blob_threshold:
         return data, None
     return None, store.put_blob(*where, seal(data, store.signing_key))
+
+
+def keep_plain(store: Store, where: tuple[str, str], record: StepRecord, packed: bytes) -> None:
+    """Put a value `codec.pack_plain` already encoded into its record."""
+    record.encoding = MSGPACK
+    record.value, record.blob = keep_encoded(store, where, packed)
 
 
 def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
@@ -167,7 +204,7 @@ class Attempt:
     at: float
 
 
-@dataclass
+@dataclass(slots=True)  # a replay keeps one per position: no __dict__ each
 class StepRecord:
     position: Position
     kind: str  # "step" | "loop" | "sleep"
@@ -187,9 +224,14 @@ class StepRecord:
     # A positional array, not a map: records are read on every replay, and
     # an array of ~15 fields decodes in about half the time.
     def to_bytes(self) -> bytes:
-        row = [getattr(self, f) for f in _STEP_FIELDS]
-        row[_ATTEMPTS] = [asdict(a) for a in self.attempts]
-        return pack([FORMAT, *row])
+        # Spelled out in `fields` order (a test holds them together): this
+        # runs once per step, and a getattr loop costs more than the packing.
+        return pack([
+            FORMAT, self.position, self.kind, self.name, self.fingerprint, self.args_digest,
+            self.encoding, self.value, self.blob, self.persisted, self.started, self.ended,
+            [asdict(a) for a in self.attempts] if self.attempts else [],
+            self.artifacts, self.extra,
+        ])  # fmt: skip
 
     @classmethod
     def from_bytes(cls, body: bytes) -> StepRecord:
@@ -197,6 +239,8 @@ class StepRecord:
         if not isinstance(row, list) or not row or row[0] != FORMAT:
             raise ValueError("unknown record format")
         rec = cls(*row[1:])
+        # Every record of a step repeats these: one copy of each in memory.
+        rec.kind, rec.name, rec.fingerprint = intern(rec.kind), intern(rec.name), intern(rec.fingerprint)
         position = as_position(rec.position)
         if position is None:
             raise ValueError(f"not a position: {rec.position!r}")
@@ -205,8 +249,7 @@ class StepRecord:
         return rec
 
 
-_STEP_FIELDS = [f.name for f in fields(StepRecord)]
-_ATTEMPTS = _STEP_FIELDS.index("attempts")
+STEP_FIELDS = [f.name for f in fields(StepRecord)]
 
 
 @dataclass

@@ -1,0 +1,138 @@
+"""The framing of a run log's entries (`log.RunLog` writes and reads them).
+
+Entry: magic(2) | crc32(4) | name length(2) | data length(4) | name | data,
+with data length 0xFFFFFFFF marking a deletion. A last entry cut short (the
+process died mid-write) is ignored and cut off by the next writer; a complete
+entry whose checksum fails is damage, and raises rather than being dropped."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from ..errors import CorruptRecordError
+from .keys import position_of
+
+_MAGIC = b"\xd7\x1e"
+_FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
+_CRC = struct.Struct(">I")  # crc of the fields above, so lengths are trusted
+_HEAD = _FIELDS.size + _CRC.size
+_GONE = 0xFFFFFFFF
+
+
+def _damaged(
+    run_id: str, blob: bytes, offset: int, base: int, path: str, why: str
+) -> CorruptRecordError:
+    """Name the run, the position (when the entry's name is still legible)
+    and the byte offset in the log file, with advice that works: a log is not
+    repaired in place, so the way on is to start the run again."""
+    _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
+    raw = blob[offset + _HEAD : offset + _HEAD + name_len]
+    try:
+        position = position_of(raw.decode())
+    except UnicodeDecodeError:
+        position = None
+    return CorruptRecordError(
+        run_id,
+        position,
+        f"{path}, entry at byte {base + offset}",
+        why,
+        advice=(
+            "The entries before it are intact, but a run log is not repaired in place: "
+            "start the run again with restart=True (durable run ... --restart)"
+        ),
+    )
+
+
+def data_offset(name: str) -> int:
+    """Where an entry's data starts, from the entry's start."""
+    return _HEAD + len(name.encode())
+
+
+def encode_entry(name: str, data: bytes | None) -> bytes:
+    # The checksum runs on over name and data, so data is copied once, into
+    # the entry (a large output is not copied again to be summed).
+    raw = name.encode()
+    size = _GONE if data is None else len(data)
+    fields = _FIELDS.pack(_MAGIC, len(raw), size, zlib.crc32(data or b"", zlib.crc32(raw)))
+    return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data or b""))
+
+
+def parse(
+    blob: bytes,
+    run_id: str,
+    records: dict[str, bytes] | None = None,
+    base: int = 0,
+    path: str = "records.log",
+) -> tuple[dict[str, bytes], int]:
+    """Apply the entries of blob (the log from byte `base` on) to records;
+    return them and the length of the intact prefix of blob. `path` (the log
+    file) only serves the message of a damaged entry."""
+    records = {} if records is None else records
+    spans: dict[str, int] = {}
+    intact = locate(blob, run_id, spans, base, path, gone=records)
+    for name, at in spans.items():
+        records[name] = data_at(blob, at, base)
+    return records, intact
+
+
+def locate(
+    blob: bytes,
+    run_id: str,
+    spans: dict[str, int],
+    base: int = 0,
+    path: str = "records.log",
+    gone: dict[str, bytes] | None = None,
+) -> int:
+    """`parse`, keeping where each record's data lies in the file (`span`)
+    instead of a copy of it; return the length of the intact prefix."""
+    offset = 0
+    while offset < len(blob):
+        entry = _entry_at(blob, offset, run_id, base, path)
+        if entry is None:
+            break
+        name, start, size, offset = entry
+        if size == _GONE:
+            spans.pop(name, None)
+            if gone is not None:
+                gone.pop(name, None)
+        else:
+            spans[name] = span(base + start, size)
+    return offset
+
+
+def span(start: int, size: int) -> int:
+    """Where data lies in the log, as one int (start, size): a run keeps one
+    per record, so it is kept small."""
+    return start << 32 | size
+
+
+def data_at(blob: bytes, at: int, base: int = 0) -> bytes:
+    """The data at span `at` of a blob holding the log from byte `base` on."""
+    start = (at >> 32) - base
+    return blob[start : start + (at & 0xFFFFFFFF)]
+
+
+def _entry_at(
+    blob: bytes, offset: int, run_id: str, base: int, path: str
+) -> tuple[str, int, int, int] | None:
+    """(name, where its data starts in blob, data size or _GONE, where the
+    next entry starts), or None for a torn tail; raises on damage."""
+    left = len(blob) - offset
+    if left < _HEAD:
+        return None
+    magic, name_len, size, body_crc = _FIELDS.unpack_from(blob, offset)
+    head_ok = _CRC.unpack_from(blob, offset + _FIELDS.size)[0] == zlib.crc32(
+        blob[offset : offset + _FIELDS.size]
+    )
+    if magic != _MAGIC or not head_ok:
+        if blob.count(b"\0", offset) == left:
+            return None  # a zero-filled tail after a power loss
+        raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
+    start = offset + _HEAD
+    end = start + name_len + (0 if size == _GONE else size)
+    if end > len(blob):
+        return None
+    if zlib.crc32(memoryview(blob)[start:end]) != body_crc:
+        raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
+    return blob[start : start + name_len].decode(), start + name_len, size, end
