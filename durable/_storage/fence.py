@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LeaseLostError, StorageError
+from ..errors import DurableError, LeaseLostError, StorageError
 from .keys import generation_key, generation_of, manifest_key
 from .lease import Lease
 
@@ -33,9 +33,12 @@ _ATTEMPTS = 8  # re-reads while other writers move the newest generation
 class Held:
     """A lease a store handed out: `check` before writing, `release` once."""
 
-    def __init__(self, lease: Lease, forget: Callable[[], None]) -> None:
+    def __init__(
+        self, lease: Lease, forget: Callable[[], None], flush: Callable[[], None] | None = None
+    ) -> None:
         self.lease = lease
         self._forget = forget
+        self._flush = flush
 
     @property
     def lost(self) -> bool:
@@ -57,7 +60,13 @@ class Held:
     def release(self, *, delete: bool = False) -> None:
         """Give the lease up; with `delete` (the run is being removed), remove
         the lease itself too, in an order that never lets two processes hold
-        the run (see `FileLease`, `ObjectLease`)."""
+        the run (see `FileLease`, `ObjectLease`). Without `delete`, `flush`
+        runs first, while the lease still fences its writes; it only tidies
+        (records are durable as written), so its failure never stops the
+        release."""
+        if not delete and self._flush is not None:
+            with contextlib.suppress(DurableError, OSError):
+                self._flush()
         self._forget()
         self.lease.release(delete=delete)
 
