@@ -7,8 +7,8 @@ waited `SEGMENT_INTERVAL` seconds, and when it releases the run (end,
 suspend, failure); then deletes them. Once a segment holds a name, the holder
 never writes that name's single object again: a replaced or dropped record
 (rebase, failed attempts, timers, a loop's items, a re-run's discards) goes
-into a new segment at once. When more than `MERGE_ABOVE` segments pile up
-(`MERGE_AT_RELEASE` at release), one merged segment replaces them.
+into a new segment at once. When more than `MERGE_ABOVE` segments pile up,
+or at release, one merged segment replaces them (see MERGE_AT_RELEASE_BYTES).
 
 Every segment write is checked against the lease first (`guard`) and is
 create-only: a flush number someone else already used means another process
@@ -29,7 +29,9 @@ from .segments import Entry, Snapshot, encode_segment, read_snapshot
 SEGMENT_RECORDS = 256
 SEGMENT_INTERVAL = 5.0  # seconds
 MERGE_ABOVE = 32
-MERGE_AT_RELEASE = 4
+# At release everything is merged into one segment, unless the records are
+# bigger than this: then only past MERGE_ABOVE, as during the run.
+MERGE_AT_RELEASE_BYTES = 16 << 20
 
 
 class Objects(Protocol):
@@ -168,8 +170,13 @@ class SegmentWriter:
                 self._write(entries)
             else:
                 self._clean()
-            if len(self._snap.live) > (MERGE_AT_RELEASE if final else MERGE_ABOVE):
+            live = len(self._snap.live)
+            if live > MERGE_ABOVE or (final and live > 1 and self._size() <= MERGE_AT_RELEASE_BYTES):
                 self._merge()
+
+    def _size(self) -> int:
+        with self._lock:
+            return sum(len(d) for d in self._view().latest.values() if d is not None)
 
     def _write(self, entries: dict[str, bytes | None]) -> None:
         """A segment of entries (flush number: the next one), then the
