@@ -45,13 +45,17 @@ def test_stale_listing_of_a_second_client_never_reruns_a_step(s3_url: str) -> No
     reader = durable.open_store(s3_url, skip_instance_cache=True)
     with pytest.raises(RuntimeError):
         counted(writer, counts).run(stop=2)
-    steps = f"{reader.root}/s3flow/r/steps"
-    assert len(reader.fs.ls(steps)) == 2  # the reader lists, and s3fs caches it
+    # Released runs keep their records in a segment: the reader lists the
+    # run's segments, and s3fs caches that listing.
+    segments = f"{reader.root}/s3flow/r/segments"
+    first = [p.rsplit("/", 1)[1] for p in reader.fs.ls(segments)]
+    assert first == ["0000000001-0000000001"]
     with pytest.raises(RuntimeError):
         counted(writer, counts).run(stop=4)
-    # The reader's cached view is stale: it would say two steps finished.
-    assert len(reader.fs.ls(steps)) == 2
-    assert len(writer.fs.ls(steps, refresh=True)) == 4
+    # The reader's cached view is stale: it would show the first segment only.
+    assert [p.rsplit("/", 1)[1] for p in reader.fs.ls(segments)] == first
+    fresh = writer.fs.ls(segments, refresh=True)
+    assert [p.rsplit("/", 1)[1] for p in fresh] == ["0000000001-0000000002"]
 
     run = counted(reader, counts).run(stop=None)
     assert run.value == [0, 10, 20, 30, 40]

@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 
 import durable
+from durable._storage import segmenter
 from durable._storage.base import Store
+from durable._storage.keys import is_record
 from durable._storage.recordlog import ObjectRecords, RecordLog
 from tests.conftest import Place
 
@@ -452,3 +454,172 @@ def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition never became true"
         time.sleep(0.02)
+
+
+# -- segments: an object store's records grouped by the lease holder -----------
+
+
+@pytest.fixture
+def small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A segment every 3 records, so that a few steps make several."""
+    monkeypatch.setattr(segmenter, "SEGMENT_RECORDS", 3)
+
+
+def layout(store: Store, workflow: str, run_id: str) -> tuple[list[str], list[str]]:
+    """(segment names, single record names) of a run as stored."""
+    names = [k.split("/", 2)[2] for k in store.list(f"{workflow}/{run_id}/")]
+    return [n for n in names if n.startswith("segments/")], [n for n in names if is_record(n)]
+
+
+def looping(store: Store, counts: Counter[str], stop: int | None = None) -> Any:
+    """Seven counted steps, then a loop of five checkpointed items; with stop,
+    the body raises before that step."""
+
+    @durable.step(name="work")
+    def work(i: int) -> int:
+        counts[f"work{i}"] += 1
+        return i * 10
+
+    def item(i: int) -> int:
+        counts[f"item{i}"] += 1
+        return i + 100
+
+    @durable.workflow(name="seg", store=store, run_id="s")
+    def flow(stop: int | None = None) -> list[int]:
+        out = []
+        for i in range(7):
+            if i == stop:
+                raise RuntimeError(f"stopped before step {i}")
+            out.append(work(i))
+        return out + durable.loop_over(item, range(5), checkpoint_items=True)
+
+    return flow
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_segments_compaction_then_resume_runs_nothing_twice(place: Place) -> None:
+    counts: Counter[str] = Counter()
+    with pytest.raises(RuntimeError, match="before step 5"):
+        looping(place.open(), counts).run(stop=5)
+    reader = place.open(own_client=True)
+    if place.kind != "local":
+        # Released: every record moved into one merged segment, no single left.
+        assert layout(reader, "seg", "s") == (["segments/0000000001-0000000002"], [])
+    assert reader.record_names("seg", "s") == [f"steps/{i:08d}" for i in range(5)]
+    run = looping(place.open(own_client=True), counts).run()
+    assert run.value == [0, 10, 20, 30, 40, 50, 60, 100, 101, 102, 103, 104]
+    assert (run.steps_replayed, run.steps_executed) == (5, 3)
+    assert counts == Counter({**{f"work{i}": 1 for i in range(7)}, **{f"item{i}": 1 for i in range(5)}})
+    # The loop's items were dropped once its record was written, segments or not.
+    assert place.open().record_names("seg", "s") == [f"steps/{i:08d}" for i in range(8)]
+    again = looping(place.open(own_client=True), counts).run()
+    assert again.value == run.value and sum(counts.values()) == 12
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_reader_sees_identical_records_before_during_and_after_compaction(place: Place) -> None:
+    writer = place.open(own_client=True)
+    held = writer.acquire("w", "r", 30)
+    expected: dict[str, bytes] = {}
+    looks: list[str] = []
+    real_delete = writer.delete
+
+    def delete_and_look(keys: Any) -> None:
+        # After a segment write, before the objects it covers go: another
+        # client reads the run, and sees what it would see at any other time.
+        keys = list(keys)
+        looks.extend(keys)
+        assert place.open(own_client=True).peek_records("w", "r") == expected
+        real_delete(keys)
+
+    writer.delete = delete_and_look  # type: ignore[method-assign]
+
+    def write(name: str, data: bytes | None, *, replace: bool = False) -> None:
+        if data is None:
+            expected.pop(name)
+            writer.drop_records("w", "r", [name])
+        elif replace:
+            expected[name] = data
+            writer.replace_record("w", "r", name, data)
+        else:
+            expected[name] = data
+            assert writer.save_record("w", "r", name, data) is None
+        assert place.open(own_client=True).peek_records("w", "r") == expected
+
+    for i in range(8):
+        write(f"steps/{i:08d}", b"rec%d" % i)
+    write("attempts/00000008", b"try 1", replace=True)  # a single object, then moved
+    write("steps/00000001", b"rebased", replace=True)  # a name a segment holds
+    write("steps/00000007", None)
+    write("steps/00000002", None)
+    write("steps/00000002", b"again")  # dropped in a segment, then recorded anew
+    assert writer.save_record("w", "r", "steps/00000001", b"other") == b"rebased"
+    held.release()
+    after = place.open(own_client=True)
+    assert after.peek_records("w", "r") == after.load_records("w", "r") == expected
+    assert after.record_names("w", "r") == sorted(expected)
+    if place.kind != "local":
+        assert "w/r/steps/00000000" in looks  # the singles went only once a segment held them
+        segments, singles = layout(after, "w", "r")
+        assert len(segments) == 1 and singles == []  # merged when the lease went
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_segment_and_a_single_object_that_disagree_fail_closed(place: Place) -> None:
+    if place.kind == "local":
+        pytest.skip("segments are an object store's layout")
+    counts: Counter[str] = Counter()
+    with pytest.raises(RuntimeError):
+        looping(place.open(), counts).run(stop=4)
+    store = place.open()
+    (segment,), _ = layout(store, "seg", "s")
+    good = store.peek_records("seg", "s")["steps/00000002"]
+    store.put("seg/s/steps/00000002", good)  # a leftover single that agrees: fine
+    assert store.peek_records("seg", "s")["steps/00000002"] == good
+    store.put("seg/s/steps/00000002", good[:-1] + bytes([good[-1] ^ 1]))
+    for read in (store.peek_records, store.load_records, store.record_names):
+        with pytest.raises(durable.CorruptRecordError) as err:
+            read("seg", "s")
+        assert (err.value.run_id, err.value.position, err.value.key) == ("s", 2, "steps/00000002")
+        assert segment in str(err.value)
+    with pytest.raises(durable.CorruptRecordError):
+        looping(place.open(), counts).run()
+    store.delete(["seg/s/steps/00000002"])  # what the error advises
+    # A missing or damaged segment is damage too, never a run with fewer records.
+    raw = store.get(f"seg/s/{segment}")
+    assert raw is not None
+    store.put("seg/s/segments/0000000004-0000000004", raw)
+    with pytest.raises(durable.CorruptRecordError, match="a segment is missing"):
+        store.peek_records("seg", "s")
+    store.delete(["seg/s/segments/0000000004-0000000004"])
+    store.put(f"seg/s/{segment}", raw[:-5])
+    with pytest.raises(durable.CorruptRecordError, match="checksum"):
+        looping(place.open(), counts).run()
+    assert counts == {f"work{i}": 1 for i in range(4)}  # nothing ran again
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_holder_that_lost_its_lease_writes_no_segment(place: Place) -> None:
+    if not place.object_leases:
+        pytest.skip("segments are an object store's layout")
+    store = place.open(lease_ttl=1.5)
+    lease: Any = store.acquire("w", "r", 30)
+    for i in range(2):
+        store.save_record("w", "r", f"steps/{i:08d}", b"rec%d" % i)
+    plant(store, doc(host="elsewhere", expires=time.time() + 60), gen=lease.generation + 1)
+    wait_for(lambda: lease.lost)
+    with pytest.raises(durable.LeaseLostError):
+        store.save_record("w", "r", "steps/00000002", b"rec2")
+    lease.release()  # its flush is fenced: nothing moves
+    assert layout(place.open(), "w", "r") == ([], ["steps/00000000", "steps/00000001"])
+    # A flush number someone else already used is never overwritten.
+    mine = place.open()
+    mine.delete(mine.list("w/r/lease/"))
+    held = mine.acquire("w", "r", 30)
+    assert len(mine.load_records("w", "r")) == 2  # the holder's view: two singles
+    mine.put("w/r/segments/0000000001-0000000001", b"theirs")
+    with pytest.raises(durable.LeaseLostError, match="another process wrote segment"):
+        mine.save_record("w", "r", "steps/00000002", b"rec2")  # the third: a flush
+    held.release()
+    assert mine.get("w/r/segments/0000000001-0000000001") == b"theirs"
+    assert layout(mine, "w", "r")[1] == [f"steps/{i:08d}" for i in range(3)]

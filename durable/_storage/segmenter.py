@@ -175,8 +175,9 @@ class SegmentWriter:
                 self._merge()
 
     def _size(self) -> int:
+        snap = self._view()
         with self._lock:
-            return sum(len(d) for d in self._view().latest.values() if d is not None)
+            return sum(len(d) for d in snap.latest.values() if d is not None)
 
     def _write(self, entries: dict[str, bytes | None]) -> None:
         """A segment of entries (flush number: the next one), then the
