@@ -576,7 +576,8 @@ def test_a_segment_and_a_single_object_that_disagree_fail_closed(place: Place) -
     good = store.peek_records("seg", "s")["steps/00000002"]
     store.put("seg/s/steps/00000002", good)  # a leftover single that agrees: fine
     assert store.peek_records("seg", "s")["steps/00000002"] == good
-    store.put("seg/s/steps/00000002", good[:-1] + bytes([good[-1] ^ 1]))
+    # Sound, but not what the segment holds (another position's record).
+    store.put("seg/s/steps/00000002", store.peek_records("seg", "s")["steps/00000003"])
     for read in (store.peek_records, store.load_records, store.record_names):
         with pytest.raises(durable.CorruptRecordError) as err:
             read("seg", "s")
@@ -584,6 +585,11 @@ def test_a_segment_and_a_single_object_that_disagree_fail_closed(place: Place) -
         assert segment in str(err.value)
     with pytest.raises(durable.CorruptRecordError):
         looping(place.open(), counts).run()
+    flipped = good[:-1] + bytes([good[-1] ^ 1])
+    store.put("seg/s/steps/00000002", flipped)  # damaged: it says so itself
+    with pytest.raises(durable.CorruptRecordError, match="checksum mismatch") as err:
+        store.peek_records("seg", "s")
+    assert err.value.key == "steps/00000002"
     store.delete(["seg/s/steps/00000002"])  # what the error advises
     # A missing or damaged segment is damage too, never a run with fewer records.
     raw = store.get(f"seg/s/{segment}")

@@ -84,7 +84,7 @@ def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> S
             snap = Snapshot(live=live, superseded=superseded)
             snap.last = max((r[1] for n in listed if (r := segment_of(n))), default=0)
             segs = [(n, decode_segment(got[base + n], key, run_id, n)) for n in live]
-            merge(snap, segs, {n: got[base + n] for n in singles}, run_id)
+            merge(snap, segs, {n: got[base + n] for n in singles}, run_id, key)
             return snap
         # Something listed is gone: the holder moved records into a segment
         # (or dropped them) meanwhile. A fresh listing shows where they are.
@@ -112,7 +112,11 @@ def cover(listed: Iterable[str], run_id: str) -> tuple[list[str], list[str]]:
 
 
 def merge(
-    snap: Snapshot, segments: list[tuple[str, list[Entry]]], singles: dict[str, bytes], run_id: str
+    snap: Snapshot,
+    segments: list[tuple[str, list[Entry]]],
+    singles: dict[str, bytes],
+    run_id: str,
+    key: bytes | None,
 ) -> None:
     first: dict[str, tuple[str, bytes | None]] = {}
     for seg, entries in segments:
@@ -127,6 +131,9 @@ def merge(
             continue
         seg, held = first[name]
         if held != data:
+            # A planted or damaged object says so itself (IntegrityError,
+            # CorruptRecordError naming it); a sound one still disagrees.
+            unseal(data, key, run_id=run_id, position=position_of(name), name=name)
             why = f"the single object disagrees with segment {seg} about it"
             raise CorruptRecordError(run_id, position_of(name), name, why, advice=_advice(seg))
         snap.covered.add(name)
