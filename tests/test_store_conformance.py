@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +26,7 @@ from durable._storage import segmenter
 from durable._storage.base import Store
 from durable._storage.keys import is_record
 from durable._storage.recordlog import ObjectRecords, RecordLog
-from tests.conftest import Place
+from tests.conftest import ROOT, Place
 
 
 def pipeline(place_store: Store, counts: Counter[str], *, fail: bool = False) -> Any:
@@ -629,3 +631,107 @@ def test_a_holder_that_lost_its_lease_writes_no_segment(place: Place) -> None:
     held.release()
     assert mine.get("w/r/segments/0000000001-0000000001") == b"theirs"
     assert layout(mine, "w", "r")[1] == [f"steps/{i:08d}" for i in range(3)]
+
+
+def history_of(store: Store, workflow: str, run_id: str) -> list[durable.StepInfo]:
+    @durable.workflow(name=workflow, store=store)
+    def reader() -> None: ...
+
+    return reader.history(run_id)
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_history_runs_fork_and_gc_see_a_segmented_run(place: Place) -> None:
+    counts: Counter[str] = Counter()
+    with pytest.raises(RuntimeError):
+        looping(place.open(), counts).run(stop=5)
+    store = place.open(own_client=True)
+    steps = history_of(store, "seg", "s")
+    assert [(s.position, s.status, s.preview) for s in steps[:5]] == [
+        (i, "completed", str(i * 10)) for i in range(5)
+    ]
+    (info,) = looping(store, counts).runs()
+    assert (info.steps, info.position) == (5, 5)
+    forked = looping(store, counts).fork("s", at=3, new_run_id="f", stop=None)
+    assert forked.value[:7] == [0, 10, 20, 30, 40, 50, 60]
+    assert (forked.steps_replayed, forked.steps_executed) == (3, 5)
+    # The fork ran 3..6 and the loop; the source kept its records.
+    assert counts == Counter(
+        {"work0": 1, "work1": 1, "work2": 1, "work3": 2, "work4": 2, "work5": 1, "work6": 1}
+        | {f"item{i}": 1 for i in range(5)}
+    )
+    assert place.open().record_names("seg", "s") == [f"steps/{i:08d}" for i in range(5)]
+    removed = durable.gc(place.open(), workflow="seg", status="failed")
+    assert [r.run_id for r in removed] == ["s"]
+    assert place.open().list("seg/s/") == []  # segments included
+
+
+CRASH_SCRIPT = """
+import os, sys
+import durable
+from durable._storage import segmenter
+
+segmenter.SEGMENT_RECORDS = 4
+store = durable.open_store(os.environ["STORE_URL"])
+real_delete = store.delete
+
+def delete(keys):
+    keys = list(keys)
+    if os.environ.get("HOLD") and any("/steps/" in k for k in keys):
+        # Segment 1 is written; the single objects it covers are still there.
+        print("SEGMENTED", flush=True)
+        sys.stdin.readline()
+    real_delete(keys)
+
+store.delete = delete
+
+@durable.step(name="work")
+def work(i: int) -> int:
+    with open(os.environ["COUNT_LOG"], "a") as f:
+        f.write(f"{i}\\n")
+    return i * 3
+
+@durable.workflow(name="crashy", store=store, run_id="c")
+def flow() -> list:
+    return [work(i) for i in range(10)]
+
+print("DONE", sum(flow()), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_between_segment_write_and_single_removal_leaves_a_readable_run(
+    s3_url: str, tmp_path: Path
+) -> None:
+    place = Place("s3", s3_url)
+    script, log = tmp_path / "crashy.py", tmp_path / "executions.log"
+    script.write_text(CRASH_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), STORE_URL=s3_url, COUNT_LOG=str(log))
+    child = subprocess.Popen(
+        [sys.executable, str(script)], env=dict(env, HOLD="1"), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdout is not None and child.stdin is not None
+    assert child.stdout.readline().strip() == "SEGMENTED"
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait() == -signal.SIGKILL
+    child.stdout.close()
+    child.stdin.close()
+
+    reader = place.open(own_client=True)
+    first_four = [f"steps/{i:08d}" for i in range(4)]
+    # Both copies are there, and they agree: the run reads as four records.
+    assert layout(reader, "crashy", "c") == (["segments/0000000001-0000000001"], first_four)
+    before = reader.peek_records("crashy", "c")
+    assert sorted(before) == first_four
+    assert [s.status for s in history_of(reader, "crashy", "c")] == ["completed"] * 4
+
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["DONE", str(sum(i * 3 for i in range(10)))]
+    assert Counter(int(x) for x in log.read_text().split()) == {i: 1 for i in range(10)}
+    after = place.open(own_client=True)
+    records = after.peek_records("crashy", "c")
+    assert {n: records[n] for n in first_four} == before  # the same records, not re-made
+    segments, singles = layout(after, "crashy", "c")
+    assert len(segments) == 1 and singles == []  # the leftovers went, merged at release
