@@ -3,6 +3,7 @@ machine, batched reads, storage options, and clear errors before any step."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -86,6 +87,69 @@ def spy(calls: Counter[str], name: str, real: Any) -> Any:
         return real(*args, **kwargs)
 
     return counting
+
+
+class ServerRequests(logging.Handler):
+    """The HTTP requests moto's server logs for one bucket."""
+
+    def __init__(self, bucket: str) -> None:
+        super().__init__()
+        self.bucket = bucket
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if f" /{self.bucket}" in message:  # "GET /bucket/key HTTP/1.1", path-style
+            self.lines.append(message)
+
+
+@pytest.fixture
+def server_requests(s3_url: str) -> Iterator[ServerRequests]:
+    counter = ServerRequests(s3_url.split("/")[2])
+    log = logging.getLogger("werkzeug")
+    level = log.level
+    log.addHandler(counter)
+    log.setLevel(logging.INFO)
+    try:
+        yield counter
+    finally:
+        log.removeHandler(counter)
+        log.setLevel(level)
+
+
+@pytest.mark.slow
+def test_resuming_1000_steps_takes_at_most_20_requests(
+    s3_url: str, server_requests: ServerRequests
+) -> None:
+    ran: Counter[int] = Counter()
+
+    @durable.step(name="trivial")
+    def trivial(i: int) -> int:
+        ran[i] += 1
+        return i * 2 + 1
+
+    @durable.workflow(name="thousand", run_id="t")
+    def flow() -> int:
+        total = sum(trivial(i) for i in range(1000))
+        durable.suspend("measure the resume")
+        return total
+
+    with pytest.raises(durable.Suspended):
+        flow.with_options(store=durable.open_store(s3_url))()
+    assert len(server_requests.lines) > 1000  # one write per record, as each step ends
+    server_requests.lines.clear()
+    # Another process's resume: its own client, the bucket probe included.
+    with pytest.raises(durable.Suspended):
+        flow.with_options(store=durable.open_store(s3_url, skip_instance_cache=True)).resume("t")
+    assert len(server_requests.lines) <= 20, "\n".join(server_requests.lines)
+    assert ran == {i: 1 for i in range(1000)}  # every step replayed, none ran again
+    # Of those, the records: one listing, then the one merged segment.
+    reader: Any = durable.open_store(s3_url, skip_instance_cache=True)
+    reader._checked = True
+    server_requests.lines.clear()
+    assert len(reader.load_records("thousand", "t")) == 1000
+    assert [line.split()[5].strip('"') for line in server_requests.lines] == ["GET", "GET"]
+    assert "/segments/0000000001-" in server_requests.lines[1]
 
 
 def test_storage_options_pass_through_without_environment(
