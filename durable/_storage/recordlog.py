@@ -77,12 +77,13 @@ class ObjectRecords:
     ) -> None:
         self.store, self.run_id, self.writer = store, run_id, writer
         self.base = run_prefix(workflow, run_id)
-        self.key = writer.key if writer is not None else key
+        # The signing key segments are sealed with: the store's own by default.
+        self.key = writer.key if writer is not None else key or getattr(store, "signing_key", None)
 
     def read_all(self) -> dict[str, bytes]:
         """One listing, one batched read (of segments and single objects)."""
         if self.writer is not None:
-            return dict(self.writer.read().records)
+            return self.writer.read()
         return self.peek()
 
     def peek(self) -> dict[str, bytes]:

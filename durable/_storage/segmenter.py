@@ -65,15 +65,17 @@ class SegmentWriter:
         self._flushing = threading.RLock()
 
     # -- reading --------------------------------------------------------------
-    def read(self) -> Snapshot:
-        """Read the run afresh and take it as the holder's view."""
+    def read(self) -> dict[str, bytes]:
+        """Read the run afresh, take it as the holder's view; its records."""
         with self._flushing:
             snap = read_snapshot(self.store, self.base, self.run_id, self.key)
+            records = snap.records
             with self._lock:
-                self._snap = snap
                 self.pending = {n: d for n, d in snap.singles.items() if n not in snap.covered}
                 self.since = time.monotonic() if self.pending else 0.0
-            return snap
+                snap.records, snap.singles = {}, {}  # the holder keeps what it needs only
+                self._snap = snap
+            return records
 
     def reset(self) -> None:
         """The run's objects were deleted: read again before the next write."""
@@ -81,7 +83,10 @@ class SegmentWriter:
             self._snap, self.pending, self.since = None, {}, 0.0
 
     def _view(self) -> Snapshot:
-        return self._snap if self._snap is not None else self.read()
+        if self._snap is None:
+            self.read()
+        assert self._snap is not None
+        return self._snap
 
     def _lookup(self, name: str) -> tuple[str, bytes | None]:
         """("segment" | "single" | "", its bytes) of a name, as the holder knows it."""
