@@ -633,6 +633,29 @@ def test_a_holder_that_lost_its_lease_writes_no_segment(place: Place) -> None:
     assert layout(mine, "w", "r")[1] == [f"steps/{i:08d}" for i in range(3)]
 
 
+def test_segments_are_written_every_k_records_or_once_the_oldest_waited(
+    place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if place.kind == "local":
+        pytest.skip("segments are an object store's layout")
+    monkeypatch.setattr(segmenter, "SEGMENT_RECORDS", 4)
+    store = place.open()
+    held = store.acquire("w", "r", 30)
+    for i in range(6):
+        store.save_record("w", "r", f"steps/{i:08d}", b"rec%d" % i)
+    assert layout(store, "w", "r") == (
+        ["segments/0000000001-0000000001"], ["steps/00000004", "steps/00000005"]
+    )
+    monkeypatch.setattr(segmenter, "SEGMENT_INTERVAL", 0.0)  # the oldest waited long enough
+    store.save_record("w", "r", "steps/00000006", b"rec6")
+    assert layout(store, "w", "r") == (
+        ["segments/0000000001-0000000001", "segments/0000000002-0000000002"], []
+    )
+    held.release()
+    assert layout(store, "w", "r") == (["segments/0000000001-0000000002"], [])
+    assert place.open().peek_records("w", "r") == {f"steps/{i:08d}": b"rec%d" % i for i in range(7)}
+
+
 def history_of(store: Store, workflow: str, run_id: str) -> list[durable.StepInfo]:
     @durable.workflow(name=workflow, store=store)
     def reader() -> None: ...

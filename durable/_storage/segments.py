@@ -27,11 +27,12 @@ from typing import Protocol
 
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
-from .keys import is_record, position_of, segment_name, segment_of
+from .keys import SEGMENTS, is_record, position_of, segment_name, segment_of
 from .records import seal, unseal
 
 _FORMAT = 1
 _ATTEMPTS = 8  # re-reads while the holder moves records into segments
+_PAGE = 1000  # keys in one page of an S3 listing
 
 Entry = tuple[str, "bytes | None"]  # a record, or None: the record was dropped
 
@@ -80,7 +81,7 @@ def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> S
         singles = [n for n in listed if is_record(n)]
         wanted = [base + n for n in (*live, *singles)]
         got = store.get_many(wanted)
-        if len(got) == len(wanted):
+        if len(got) == len(wanted) and _settled(store, base, listed):
             snap = Snapshot(live=live, superseded=superseded)
             snap.last = max((r[1] for n in listed if (r := segment_of(n))), default=0)
             segs = [(n, decode_segment(got[base + n], key, run_id, n)) for n in live]
@@ -90,6 +91,17 @@ def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> S
         # (or dropped them) meanwhile. A fresh listing shows where they are.
     why = "the records kept changing while read"
     raise StorageError(getattr(store, "url", base), f"{base}: {why}", "try again")
+
+
+def _settled(store: Reader, base: str, listed: list[str]) -> bool:
+    """Whether the listing was one view of the run. A long one comes in pages
+    (1,000 keys each on S3): a segment written between two pages could hold
+    records whose single objects a later page no longer shows, so the
+    segments are listed again and must not have changed."""
+    if len(listed) < _PAGE:
+        return True
+    again = [k[len(base) :] for k in store.list(base + SEGMENTS)]
+    return again == [n for n in listed if segment_of(n) is not None]
 
 
 def cover(listed: Iterable[str], run_id: str) -> tuple[list[str], list[str]]:
