@@ -131,7 +131,9 @@ class SegmentWriter:
         with self._flushing:
             found = {n: self._lookup(n) for n in names}
             held: dict[str, bytes | None] = {
-                n: None for n, (where, data) in found.items() if where == "segment" and data
+                n: None
+                for n, (where, data) in found.items()
+                if where == "segment" and data is not None
             }
             singles = [n for n, (where, _) in found.items() if where == "single"]
             if held:
@@ -176,7 +178,9 @@ class SegmentWriter:
             else:
                 self._clean()
             live = len(self._snap.live)
-            if live > MERGE_ABOVE or (final and live > 1 and self._size() <= MERGE_AT_RELEASE_BYTES):
+            if live > MERGE_ABOVE or (
+                final and live > 1 and self._size() <= MERGE_AT_RELEASE_BYTES
+            ):
                 self._merge()
 
     def _size(self) -> int:
