@@ -25,6 +25,7 @@ import durable
 from durable._storage import segmenter
 from durable._storage.base import Store
 from durable._storage.keys import is_record
+from durable._storage.objectlease import ObjectLease
 from durable._storage.recordlog import ObjectRecords, RecordLog
 from tests.conftest import ROOT, Place
 
@@ -654,6 +655,47 @@ def test_segments_are_written_every_k_records_or_once_the_oldest_waited(
     held.release()
     assert layout(store, "w", "r") == (["segments/0000000001-0000000002"], [])
     assert place.open().peek_records("w", "r") == {f"steps/{i:08d}": b"rec%d" % i for i in range(7)}
+
+
+class DictStore(Store):
+    """A third-party backend: the primitives over a dict, nothing else."""
+
+    def __init__(self) -> None:
+        super().__init__("dict://")
+        self.objects: dict[str, bytes] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> bytes | None:
+        return self.objects.get(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        self.objects[key] = data
+
+    def create(self, key: str, data: bytes) -> bool:
+        with self.lock:
+            return self.objects.setdefault(key, data) is data
+
+    def list(self, prefix: str) -> list[str]:
+        return sorted(k for k in list(self.objects) if k.startswith(prefix))
+
+    def delete(self, keys: Any) -> None:
+        for key in list(keys):
+            self.objects.pop(key, None)
+
+    def lease(self, workflow: str, run_id: str, ttl: float) -> Any:
+        return ObjectLease(self, f"{workflow}/{run_id}/lease/", ttl, run_id)
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_backend_of_primitives_only_gets_segments() -> None:
+    counts: Counter[str] = Counter()
+    store = DictStore()
+    with pytest.raises(RuntimeError):
+        looping(store, counts).run(stop=5)
+    assert layout(store, "seg", "s") == (["segments/0000000001-0000000002"], [])
+    run = looping(store, counts).run()
+    assert (run.steps_replayed, run.steps_executed) == (5, 3)
+    assert sum(counts.values()) == 12  # 7 steps and 5 items, each once
 
 
 def history_of(store: Store, workflow: str, run_id: str) -> list[durable.StepInfo]:
