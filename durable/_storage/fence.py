@@ -1,7 +1,7 @@
 """Fencing: nothing is written for a run once its lease is lost.
 
 A store remembers the leases it hands out (`Held`), and every write to a run
-(a record, a blob, the manifest, a deletion) first calls `Store.guard`, which
+(a record, a segment, a blob, the manifest, a deletion) first calls `Store.guard`, which
 checks that run's lease: a flock's file must still be the run's lease file,
 an object lease must still be the newest generation (renewed there and then
 when it might have expired). A holder that stalled past its lease and was
