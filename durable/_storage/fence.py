@@ -64,11 +64,13 @@ class Held:
         runs first, while the lease still fences its writes; it only tidies
         (records are durable as written), so its failure never stops the
         release."""
-        if not delete and self._flush is not None:
-            with contextlib.suppress(DurableError, OSError):
-                self._flush()
-        self._forget()
-        self.lease.release(delete=delete)
+        try:
+            if not delete and self._flush is not None:
+                with contextlib.suppress(DurableError, OSError):
+                    self._flush()
+        finally:  # whatever the flush did, the lease goes
+            self._forget()
+            self.lease.release(delete=delete)
 
 
 def _generations(store: Store, workflow: str, run_id: str) -> list[int]:
