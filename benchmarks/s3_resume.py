@@ -1,14 +1,16 @@
 """Resuming a 1,000-step run from S3 (a moto server in its own process, over
-HTTP on 127.0.0.1): batched reads (one listing, one concurrent `cat`) against
-one GET per record, as a naive store would do.
+HTTP on 127.0.0.1): records grouped into segments (what durable does) against
+one object per record read with one GET each (what a naive store does).
 
     python benchmarks/s3_resume.py [N] [LATENCY_MS]   # needs the `test` extra
 
-Prints the time to read the run's records (best of three) and of a whole
-resume (lease, manifest, records, replaying every step). On localhost both
-client and moto are CPU-bound, which caps what concurrency can win; with
-LATENCY_MS > 0 (default 20, roughly an in-region S3 round trip) a small proxy
-delays every request that much, which is the cost batching exists to hide."""
+For each layout it prints the HTTP requests and the time (best of three) to
+read the run's records, and of a whole resume in a new client (bucket probe,
+lease, manifest, records, replaying every step, suspending again). On
+localhost both client and moto are CPU-bound; with LATENCY_MS > 0 (default 20,
+roughly an in-region S3 round trip) a small proxy delays every request that
+much, which is the cost few requests exist to save. Requests are counted by
+botocore as it sends them."""
 
 from __future__ import annotations
 
@@ -24,14 +26,18 @@ from typing import Any
 
 import durable
 from durable._storage.objects import FsspecStore
+from durable._storage.recordlog import ObjectRecords
 
 os.environ.update(
     AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"
 )
 
 
-class OneRequestPerRecord(FsspecStore):
-    """The same store, but reading records one GET at a time."""
+class OneObjectPerRecord(FsspecStore):
+    """The same store without segments, reading records one GET at a time."""
+
+    def records(self, workflow: str, run_id: str) -> ObjectRecords:
+        return ObjectRecords(self, workflow, run_id)  # no segment writer
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
         return {k: v for k in keys if (v := self.get(k)) is not None}
@@ -83,38 +89,59 @@ def proxy(target_port: int, delay: float, port: int) -> None:
     asyncio.run(main())
 
 
-def make_flow(n: int) -> Any:
+def make_flow(n: int, run_id: str) -> Any:
     @durable.step(name="trivial")
     def trivial(i: int) -> int:
         return i * 2 + 1
 
-    @durable.workflow(name="bench", run_id="b")
-    def flow(done: bool = False) -> int:
+    @durable.workflow(name="bench", run_id=run_id)
+    def flow() -> int:
         total = sum(trivial(i) for i in range(n))
-        if not done:
-            durable.suspend("measure the resume")
+        durable.suspend("measure the resume")
         return total
 
     return flow
 
 
-def best_of(times: int, fn: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(times):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+LAYOUTS: dict[str, tuple[type[FsspecStore], str]] = {
+    "segments": (FsspecStore, "seg"),
+    "one GET per record": (OneObjectPerRecord, "single"),
+}
 
 
-def measure(n: int, endpoint: str, flow: Any, url: str) -> tuple[float, ...]:
-    options = {"endpoint_url": endpoint, "skip_instance_cache": True}
-    batched, single = FsspecStore(url, **options), OneRequestPerRecord(url, **options)
-    read_b = best_of(3, lambda: batched.load_records("bench", "b"))
-    read_s = best_of(3, lambda: single.load_records("bench", "b"))
-    resume_b = best_of(1, lambda: resume(flow, batched))
-    resume_s = best_of(1, lambda: resume(flow, single))
-    return read_b, read_s, resume_b, resume_s
+def open_counted(kind: type[FsspecStore], url: str, endpoint: str) -> tuple[FsspecStore, list[int]]:
+    """A new client (as another process has) and its count of HTTP requests."""
+    store = kind(url, endpoint_url=endpoint, skip_instance_cache=True)
+    store.fs.connect()
+    sent = [0]
+
+    def count(**_: Any) -> None:
+        sent[0] += 1
+
+    store.fs.s3.meta.events.register("before-send", count)
+    return store, sent
+
+
+def measure(n: int, endpoint: str, url: str) -> dict[str, tuple[int, float, int, float]]:
+    """layout -> (requests, seconds) to read the records, then of a whole resume."""
+    out = {}
+    for label, (kind, run_id) in LAYOUTS.items():
+        reads: list[tuple[int, float]] = []
+        for _ in range(3):
+            store, sent = open_counted(kind, url, endpoint)
+            store._checked = True  # the read alone, not the once-per-client bucket probe
+            took = timed(lambda s=store, r=run_id: s.load_records("bench", r))
+            reads.append((sent[0], took))
+        store, sent = open_counted(kind, url, endpoint)
+        took = timed(lambda s=store, r=run_id: resume(make_flow(n, r), s))
+        out[label] = (*min(reads, key=lambda r: r[1]), sent[0], took)
+    return out
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -124,43 +151,41 @@ def main() -> None:
     children = [moto]
     try:
         url = f"s3://bench-{uuid.uuid4().hex[:12]}/runs"
-        first = durable.open_store(url, endpoint_url=endpoint)
-        first.fs.mkdir(url.split("/")[2])  # type: ignore[attr-defined]
-        flow = make_flow(n)
-        started = time.perf_counter()
-        try:
-            flow.with_options(store=first)()
-        except durable.Suspended:
-            pass
-        print(f"{n} steps recorded on moto ({endpoint}) in {time.perf_counter() - started:.1f} s")
-        report("moto on localhost", measure(n, endpoint, flow, url))
+        FsspecStore(url, endpoint_url=endpoint).fs.mkdir(url.split("/")[2])
+        for kind, run_id in LAYOUTS.values():
+            store = kind(url, endpoint_url=endpoint, skip_instance_cache=True)
+            started = time.perf_counter()
+            resume(make_flow(n, run_id), store, first=True)
+            print(f"{n} steps recorded ({kind.__name__}) in {time.perf_counter() - started:.1f} s")
+        report("moto on localhost", measure(n, endpoint, url))
         if latency > 0:
             port = endpoint.rsplit(":", 1)[1]
             slow, slow_endpoint = serve([__file__, "--proxy", port, str(latency / 1000)])
             children.append(slow)
-            report(f"+{latency:g} ms per request", measure(n, slow_endpoint, flow, url))
+            report(f"+{latency:g} ms per request", measure(n, slow_endpoint, url))
     finally:
         for child in children:
             child.kill()
             child.wait()
 
 
-def report(label: str, times: tuple[float, ...]) -> None:
-    read_b, read_s, resume_b, resume_s = times
+def report(label: str, rows: dict[str, tuple[int, float, int, float]]) -> None:
     print(f"{label}:")
+    print(f"  {'':20} {'read: requests':>15} {'time':>9}   {'resume: requests':>17} {'time':>9}")
+    for name, (reqs, took, resume_reqs, resume_took) in rows.items():
+        print(f"  {name:20} {reqs:15d} {took:8.3f}s   {resume_reqs:17d} {resume_took:8.3f}s")
+    (r1, t1, rr1, rt1), (r2, t2, rr2, rt2) = rows.values()
     print(
-        f"  read the records  batched {read_b:7.3f} s   one GET each {read_s:7.3f} s"
-        f"   ratio {read_s / read_b:5.1f}x"
-    )
-    print(
-        f"  whole resume      batched {resume_b:7.3f} s   one GET each {resume_s:7.3f} s"
-        f"   ratio {resume_s / resume_b:5.1f}x"
+        f"  {'ratio':20} {r2 / r1:14.0f}x {t2 / t1:8.1f}x   {rr2 / rr1:16.0f}x {rt2 / rt1:8.1f}x"
     )
 
 
-def resume(flow: Any, store: durable.Store) -> None:
+def resume(flow: Any, store: durable.Store, *, first: bool = False) -> None:
     try:
-        flow.with_options(store=store).resume("b")
+        if first:
+            flow.with_options(store=store)()
+        else:
+            flow.with_options(store=store).resume(flow.options.run_id)
     except durable.Suspended:
         pass
 

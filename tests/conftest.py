@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import durable
+from durable._storage.segments import decode_segment, encode_segment
 from durable.testing import FakeClock, fake_clock, memory_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,3 +128,25 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     if kind == "local":
         return Place(kind, str(tmp_path / "store"))
     return Place(kind, request.getfixturevalue("s3_url"))
+
+
+def rewrite_record(
+    store: durable.Store, run: tuple[str, str], name: str, data: bytes | None, key: bytes | None
+) -> None:
+    """Change a stored record where it lives, as someone with write access
+    to the store could (data None: the record is lost): in the segment that
+    holds it, re-sealed with `key` (an object store's released run), else as
+    its own object (a single object, or the local log's `replace_record`)."""
+    base = "/".join(run) + "/"
+    for seg in store.list(base + "segments/"):
+        raw = store.get(seg)
+        assert raw is not None
+        entries = decode_segment(raw, store.signing_key, run[1], seg)
+        if any(n == name for n, _ in entries):
+            kept = [(n, data if n == name else d) for n, d in entries]
+            store.put(seg, encode_segment([(n, d) for n, d in kept if d is not None], key))
+            return
+    if data is None:
+        store.delete([base + name])
+    else:
+        store.replace_record(*run, name, data)

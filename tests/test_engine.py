@@ -14,6 +14,7 @@ import pytest
 import durable
 from durable._core.context import current_state
 from durable.testing import FakeClock
+from tests.conftest import rewrite_record
 
 
 def make(store: durable.Store, counts: Counter[str], *, version: str = "1") -> Any:
@@ -624,11 +625,11 @@ def damage(store: durable.Store) -> str:
         data[40] ^= 0x01
         path.write_bytes(bytes(data))
         return f"{path}, entry at byte 0"
-    key = "pipeline/r/steps/00000000"
-    data = bytearray(store.get(key) or b"")
+    name = "steps/00000000"
+    data = bytearray(store.peek_records("pipeline", "r")[name])
     data[-1] ^= 0x01
-    store.put(key, bytes(data))
-    return "steps/00000000"
+    rewrite_record(store, ("pipeline", "r"), name, bytes(data), None)  # in its segment
+    return name
 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])

@@ -16,7 +16,7 @@ import durable
 from durable._storage.manifest import pack_manifest, read_manifest
 from durable._storage.records import StepRecord, seal, unseal
 from durable.testing import FakeClock
-from tests.conftest import Place
+from tests.conftest import Place, rewrite_record
 
 
 class Planted:
@@ -50,8 +50,10 @@ def plant_pickle(store: durable.Store, marker: Path, key: bytes | None) -> None:
     raw = store.load_records("tamper", "t1")["steps/00000001"]
     rec = StepRecord.from_bytes(unseal(raw, key, run_id="t1", position=1, name="steps/00000001"))
     rec.encoding, rec.value = "p", pickle.dumps(Planted(marker))
-    # The attacker seals with a checksum (or a key of their own), not ours.
-    store.replace_record("tamper", "t1", "steps/00000001", seal(rec.to_bytes(), None))
+    # The attacker seals with a checksum (or a key of their own), not ours,
+    # and writes where the record lives (on an object store, its segment).
+    data = seal(rec.to_bytes(), None)
+    rewrite_record(store, ("tamper", "t1"), "steps/00000001", data, None)
 
 
 @pytest.mark.parametrize("defence", ["none", "signing key", "allow_pickle=False"])
@@ -77,7 +79,8 @@ def test_planted_pickle_is_never_loaded(place: Place, tmp_path: Path, defence: s
     with pytest.raises(durable.IntegrityError) as err:
         flow(place.open(**options), counts).run(fail=False)
     assert not marker.exists()
-    assert err.value.key.endswith("steps/00000001")
+    # The record, or on an object store the segment holding it, is refused.
+    assert err.value.key.endswith("steps/00000001") or err.value.key.startswith("segments/")
     assert counts == {"fetch0": 1, "fetch1": 1, "fetch2": 1}
 
 

@@ -26,6 +26,7 @@ from durable._storage.records import RunRecord, StepRecord, seal, unseal
 
 from .clikit import child_env, write_flow
 from .clikit import durable as durable_cli
+from .conftest import rewrite_record
 
 
 class Planted:
@@ -96,7 +97,7 @@ def rewrite(store: durable.Store, run_id: str, name: str, change: Callable[[Step
     raw = store.load_records("plant", run_id)[name]
     rec = StepRecord.from_bytes(unseal(raw, None, run_id=run_id, position=None, name=name))
     change(rec)
-    store.replace_record("plant", run_id, name, seal(rec.to_bytes(), None))
+    rewrite_record(store, ("plant", run_id), name, seal(rec.to_bytes(), None), None)
 
 
 def plant_pickle(store: durable.Store, where: str, marker: Path) -> str:

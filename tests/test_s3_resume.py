@@ -3,6 +3,7 @@ machine, batched reads, storage options, and clear errors before any step."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -45,13 +46,17 @@ def test_stale_listing_of_a_second_client_never_reruns_a_step(s3_url: str) -> No
     reader = durable.open_store(s3_url, skip_instance_cache=True)
     with pytest.raises(RuntimeError):
         counted(writer, counts).run(stop=2)
-    steps = f"{reader.root}/s3flow/r/steps"
-    assert len(reader.fs.ls(steps)) == 2  # the reader lists, and s3fs caches it
+    # Released runs keep their records in a segment: the reader lists the
+    # run's segments, and s3fs caches that listing.
+    segments = f"{reader.root}/s3flow/r/segments"
+    first = [p.rsplit("/", 1)[1] for p in reader.fs.ls(segments)]
+    assert first == ["0000000001-0000000001"]
     with pytest.raises(RuntimeError):
         counted(writer, counts).run(stop=4)
-    # The reader's cached view is stale: it would say two steps finished.
-    assert len(reader.fs.ls(steps)) == 2
-    assert len(writer.fs.ls(steps, refresh=True)) == 4
+    # The reader's cached view is stale: it would show the first segment only.
+    assert [p.rsplit("/", 1)[1] for p in reader.fs.ls(segments)] == first
+    fresh = writer.fs.ls(segments, refresh=True)
+    assert [p.rsplit("/", 1)[1] for p in fresh] == ["0000000001-0000000002"]
 
     run = counted(reader, counts).run(stop=None)
     assert run.value == [0, 10, 20, 30, 40]
@@ -82,6 +87,69 @@ def spy(calls: Counter[str], name: str, real: Any) -> Any:
         return real(*args, **kwargs)
 
     return counting
+
+
+class ServerRequests(logging.Handler):
+    """The HTTP requests moto's server logs for one bucket."""
+
+    def __init__(self, bucket: str) -> None:
+        super().__init__()
+        self.bucket = bucket
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if f" /{self.bucket}" in message:  # "GET /bucket/key HTTP/1.1", path-style
+            self.lines.append(message)
+
+
+@pytest.fixture
+def server_requests(s3_url: str) -> Iterator[ServerRequests]:
+    counter = ServerRequests(s3_url.split("/")[2])
+    log = logging.getLogger("werkzeug")
+    level = log.level
+    log.addHandler(counter)
+    log.setLevel(logging.INFO)
+    try:
+        yield counter
+    finally:
+        log.removeHandler(counter)
+        log.setLevel(level)
+
+
+@pytest.mark.slow
+def test_resuming_1000_steps_takes_at_most_20_requests(
+    s3_url: str, server_requests: ServerRequests
+) -> None:
+    ran: Counter[int] = Counter()
+
+    @durable.step(name="trivial")
+    def trivial(i: int) -> int:
+        ran[i] += 1
+        return i * 2 + 1
+
+    @durable.workflow(name="thousand", run_id="t")
+    def flow() -> int:
+        total = sum(trivial(i) for i in range(1000))
+        durable.suspend("measure the resume")
+        return total
+
+    with pytest.raises(durable.Suspended):
+        flow.with_options(store=durable.open_store(s3_url))()
+    assert len(server_requests.lines) > 1000  # one write per record, as each step ends
+    server_requests.lines.clear()
+    # Another process's resume: its own client, the bucket probe included.
+    with pytest.raises(durable.Suspended):
+        flow.with_options(store=durable.open_store(s3_url, skip_instance_cache=True)).resume("t")
+    assert len(server_requests.lines) <= 20, "\n".join(server_requests.lines)
+    assert ran == {i: 1 for i in range(1000)}  # every step replayed, none ran again
+    # Of those, the records: one listing, then the one merged segment.
+    reader: Any = durable.open_store(s3_url, skip_instance_cache=True)
+    reader._checked = True
+    server_requests.lines.clear()
+    assert len(reader.load_records("thousand", "t")) == 1000
+    assert [line.split()[5].strip('"') for line in server_requests.lines] == ["GET", "GET"]
+    assert "/segments/0000000001-" in server_requests.lines[1]
 
 
 def test_storage_options_pass_through_without_environment(

@@ -22,6 +22,7 @@ from .keys import blob_name, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .objectlease import object_lease_held
 from .recordlog import ObjectRecords, RecordLog
+from .segmenter import SegmentWriter
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
@@ -86,6 +87,9 @@ class Store:
         # read or written at, for its compare-and-swap.
         self._held: dict[tuple[str, str], Held] = {}
         self._seen: dict[tuple[str, str], Any] = {}
+        # The segment writer of each run whose lease this store holds
+        # (`segmenter`): made on the first use of the run's records.
+        self._writers: dict[tuple[str, str], SegmentWriter] = {}
 
     # -- primitives, keys are relative to the store root ------------------
     def get(self, key: str) -> bytes | None:
@@ -145,9 +149,16 @@ class Store:
 
     def records(self, workflow: str, run_id: str) -> RecordLog:
         """The run's record log: one object per record unless a backend
-        keeps a log of its own. Writes go through the methods below, which
-        check the run's lease first."""
-        return ObjectRecords(self, workflow, run_id)
+        keeps a log of its own, grouped into segments while this store holds
+        the run's lease. Writes go through the methods below, which check the
+        run's lease first."""
+        run = (workflow, run_id)
+        writer = self._writers.get(run)
+        if writer is None and run in self._held:
+            base = run_prefix(workflow, run_id)
+            guard = lambda: self.guard(workflow, run_id)  # noqa: E731
+            writer = self._writers[run] = SegmentWriter(self, base, run_id, self.signing_key, guard)
+        return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
         """A run starts writing records: under `durability` (else the
@@ -207,6 +218,9 @@ class Store:
         lease = lease_key(workflow, run_id)
         self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
         self._seen[(workflow, run_id)] = self._absent()
+        writer = self._writers.get((workflow, run_id))
+        if writer is not None:
+            writer.reset()
 
     def delete_held_run(self, workflow: str, run_id: str, held: Held) -> None:
         """Remove a run whose lease this store holds: its objects, then the
@@ -236,8 +250,16 @@ class Store:
         def forget() -> None:
             if self._held.get(run) is held:
                 del self._held[run]
+                self._writers.pop(run, None)
 
-        held = Held(lease, forget)
+        def flush() -> None:
+            """Before the lease goes (run end, suspend, failure): the last
+            single objects into a segment, so the next reader reads few."""
+            writer = self._writers.get(run)
+            if writer is not None and self._held.get(run) is held:
+                writer.flush(final=True)
+
+        held = Held(lease, forget, flush)
         self._held[run] = held
         return held
 

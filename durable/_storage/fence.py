@@ -1,7 +1,7 @@
 """Fencing: nothing is written for a run once its lease is lost.
 
 A store remembers the leases it hands out (`Held`), and every write to a run
-(a record, a blob, the manifest, a deletion) first calls `Store.guard`, which
+(a record, a segment, a blob, the manifest, a deletion) first calls `Store.guard`, which
 checks that run's lease: a flock's file must still be the run's lease file,
 an object lease must still be the newest generation (renewed there and then
 when it might have expired). A holder that stalled past its lease and was
@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LeaseLostError, StorageError
+from ..errors import DurableError, LeaseLostError, StorageError
 from .keys import generation_key, generation_of, manifest_key
 from .lease import Lease
 
@@ -33,9 +33,12 @@ _ATTEMPTS = 8  # re-reads while other writers move the newest generation
 class Held:
     """A lease a store handed out: `check` before writing, `release` once."""
 
-    def __init__(self, lease: Lease, forget: Callable[[], None]) -> None:
+    def __init__(
+        self, lease: Lease, forget: Callable[[], None], flush: Callable[[], None] | None = None
+    ) -> None:
         self.lease = lease
         self._forget = forget
+        self._flush = flush
 
     @property
     def lost(self) -> bool:
@@ -57,9 +60,17 @@ class Held:
     def release(self, *, delete: bool = False) -> None:
         """Give the lease up; with `delete` (the run is being removed), remove
         the lease itself too, in an order that never lets two processes hold
-        the run (see `FileLease`, `ObjectLease`)."""
-        self._forget()
-        self.lease.release(delete=delete)
+        the run (see `FileLease`, `ObjectLease`). Without `delete`, `flush`
+        runs first, while the lease still fences its writes; it only tidies
+        (records are durable as written), so its failure never stops the
+        release."""
+        try:
+            if not delete and self._flush is not None:
+                with contextlib.suppress(DurableError, OSError):
+                    self._flush()
+        finally:  # whatever the flush did, the lease goes
+            self._forget()
+            self.lease.release(delete=delete)
 
 
 def _generations(store: Store, workflow: str, run_id: str) -> list[int]:

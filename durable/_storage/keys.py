@@ -121,6 +121,7 @@ def position_of(name: str) -> Position | None:
 # <workflow>/<run id>/run/<n>         its generations (object stores, see `fence`)
 # <workflow>/<run id>/<record name>   steps/…, attempts/…, timers/…, items/…/…
 # <workflow>/<run id>/blobs/<sha256>  large values, stored once
+# <workflow>/<run id>/segments/<a>-<b> records grouped by the holder (object stores, `segments`)
 # <workflow>/<run id>/lease           the local lease file (lease/<n> on object stores)
 # <workflow>/<run id>/cancel          the cancel marker (create-only, see `_core.cancel`)
 
@@ -154,6 +155,25 @@ def cancel_key(workflow: str, run_id: str) -> str:
 def is_record(name: str) -> bool:
     """Whether a name below a run's prefix is an operation record (items included)."""
     return name.partition("/")[0] in (*RECORD_KINDS, ITEMS)
+
+
+SEGMENTS = "segments/"
+
+
+def segment_name(first: int, last: int) -> str:
+    """A segment holding the flushes first..last (one flush, or a merge of many)."""
+    return f"{SEGMENTS}{first:010d}-{last:010d}"
+
+
+def segment_of(name: str) -> tuple[int, int] | None:
+    """(first, last) of a segment's name below a run's prefix, None for anything else."""
+    head, _, tail = name.partition("/")
+    first, _, last = tail.partition("-")
+    if head != SEGMENTS[:-1] or len(first) != 10 or len(last) != 10:
+        return None
+    if not (_digits(first) and _digits(last)) or int(first) > int(last):
+        return None
+    return int(first), int(last)
 
 
 def is_step_record(name: str) -> bool:

@@ -128,19 +128,24 @@ class ObjectLease:
     def release(self, *, delete: bool = False) -> None:
         """Write a released marker above our generation; with `delete` (the
         run is being removed), delete every generation instead: a contender
-        then finds none and starts again from the first, as for a new run."""
+        then finds none and starts again from the first, as for a new run.
+
+        The marker is one create-only write, unchecked: when another process
+        took the run over, it already holds our generation + 1 (the write
+        fails), or a later one, above which a marker that lands changes
+        nothing (the newest generation decides); the next claim deletes it."""
         with self._lock:
             self._stop.set()
             if not self.generation or self.lost:
                 return
             with contextlib.suppress(Exception):
+                if not delete:
+                    marker = {"released": True, "token": self.token, "since": time.time()}
+                    self.objects.create(self._key(self.generation + 1), json.dumps(marker).encode())
+                    return
                 gen, doc, older = self._current()
                 if gen == self.generation and doc.get("token") == self.token:
-                    if delete:
-                        self.objects.delete(older)  # ours, the newest, included
-                        return
-                    marker = {"released": True, "token": self.token, "since": time.time()}
-                    self._claim(gen + 1, older, marker)
+                    self.objects.delete(older)  # ours, the newest, included
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"

@@ -95,12 +95,19 @@ class FsspecStore(Store):
         if self._checked:
             return
         try:
-            self.fs.find(self._path(_PROBE))
+            self._probe()
         except FileNotFoundError as e:
             raise StorageError(self.url, f"the bucket does not exist ({e})", _NO_BUCKET) from e
         except Exception as e:
             raise StorageError(self.url, f"cannot use it: {_cause(e)}", _advice(e)) from e
         self._checked = True
+
+    def _probe(self) -> None:
+        if self._s3:  # one request; fsspec's find would make three
+            bucket, key, _ = self.fs.split_path(self._path(_PROBE))
+            self.fs.call_s3("list_objects_v2", Bucket=bucket, Prefix=key, MaxKeys=1)
+        else:
+            self.fs.find(self._path(_PROBE))
 
     def get(self, key: str) -> bytes | None:
         try:

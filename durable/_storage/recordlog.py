@@ -2,8 +2,11 @@
 records (`steps/…`, `attempts/…`, `timers/…`, `items/…/…`), above the
 primitive key store. Two implementations: one object per record, over any
 key store (`ObjectRecords`, here: memory, S3, ...), and one append-only file
-per run (`local.LogRecords`, the local store's). The shared conformance
-suite (tests/test_store_conformance.py) runs the contract on both."""
+per run (`local.LogRecords`, the local store's). On a key store the run's
+lease holder groups the single objects into segments (`segments`,
+`segmenter`), built on the primitives alone, so any backend gets them. The
+shared conformance suite (tests/test_store_conformance.py) runs the contract
+on both."""
 
 from __future__ import annotations
 
@@ -11,7 +14,10 @@ import builtins
 from collections.abc import Iterable
 from typing import Protocol
 
-from .keys import is_record, run_prefix
+from ..errors import LeaseLostError
+from .keys import SEGMENTS, run_prefix
+from .segmenter import SegmentWriter
+from .segments import read_snapshot
 
 
 class KeyStore(Protocol):
@@ -57,25 +63,45 @@ class RecordLog(Protocol):
 
 
 class ObjectRecords:
-    """One object per record under the run's prefix, on any key store."""
+    """One object per record under the run's prefix, on any key store,
+    grouped into segments by the run's lease holder (`writer`); a reader
+    without the lease merges both (`segments.read_snapshot`)."""
 
-    def __init__(self, store: KeyStore, workflow: str, run_id: str) -> None:
-        self.store = store
+    def __init__(
+        self,
+        store: KeyStore,
+        workflow: str,
+        run_id: str,
+        writer: SegmentWriter | None = None,
+        key: bytes | None = None,
+    ) -> None:
+        self.store, self.run_id, self.writer = store, run_id, writer
         self.base = run_prefix(workflow, run_id)
+        # The signing key segments are sealed with: the store's own by default.
+        self.key = writer.key if writer is not None else key or getattr(store, "signing_key", None)
 
     def read_all(self) -> dict[str, bytes]:
-        """One listing, one batched read."""
-        keys = [self.base + n for n in self.names()]
-        return {k[len(self.base) :]: v for k, v in self.store.get_many(keys).items()}
+        """One listing, one batched read (of segments and single objects)."""
+        if self.writer is not None:
+            return self.writer.read()
+        return self.peek()
 
     def peek(self) -> dict[str, bytes]:
-        return self.read_all()  # nothing to repair: every object is whole
+        return read_snapshot(self.store, self.base, self.run_id, self.key).records
 
     def names(self) -> builtins.list[str]:
-        listed = (k[len(self.base) :] for k in self.store.list(self.base))
-        return sorted(n for n in listed if is_record(n))
+        return sorted(self.peek())
 
     def append(self, name: str, data: bytes) -> bytes | None:
+        if self.writer is not None:
+            return self.writer.append(name, data)
+        segments = self._segments()
+        if name in segments:
+            held = segments[name]
+            if held is None:
+                why = f"a segment dropped {name}; only the run's lease holder can write it again"
+                raise LeaseLostError(self.run_id, None, why=why)
+            return None if held == data else held
         key = self.base + name
         if self.store.create(key, data):
             return None
@@ -83,7 +109,27 @@ class ObjectRecords:
         return None if existing == data else existing
 
     def replace(self, name: str, data: bytes) -> None:
-        self.store.put(self.base + name, data)
+        if self.writer is not None:
+            self.writer.replace(name, data)
+        else:
+            # Without the lease, over a name a segment holds, this makes the
+            # two disagree: every reader then refuses the record (fail closed).
+            self.store.put(self.base + name, data)
 
     def compact(self, names: Iterable[str]) -> None:
+        if self.writer is not None:
+            self.writer.drop(names)
+            return
+        names = list(names)
+        if names and not set(names).isdisjoint(self._segments()):
+            why = "only the run's lease holder can drop records that a segment holds"
+            raise LeaseLostError(self.run_id, None, why=why)
         self.store.delete(self.base + n for n in names)
+
+    def _segments(self) -> dict[str, bytes | None]:
+        """What the run's segments hold, by name (None: dropped there): a
+        record written without the lease (tools, tests) must still lose to
+        one a segment holds. One listing when there are no segments."""
+        if not self.store.list(self.base + SEGMENTS):
+            return {}
+        return read_snapshot(self.store, self.base, self.run_id, self.key).latest

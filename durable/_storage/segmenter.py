@@ -1,0 +1,250 @@
+"""The lease holder's side of segments (see `segments` for the layout).
+
+A record is first written as its own create-only object, as always, so it is
+durable when the step returns. The holder remembers those single objects and
+moves them into a segment every `SEGMENT_RECORDS` records, once the oldest
+waited `SEGMENT_INTERVAL` seconds, and when it releases the run (end,
+suspend, failure); then deletes them. Once a segment holds a name, the holder
+never writes that name's single object again: a replaced or dropped record
+(rebase, failed attempts, timers, a loop's items, a re-run's discards) goes
+into a new segment at once. When more than `MERGE_ABOVE` segments pile up,
+or at release, one merged segment replaces them (see MERGE_AT_RELEASE_BYTES).
+
+Every segment write is checked against the lease first (`guard`) and is
+create-only: a flush number someone else already used means another process
+holds the run (`LeaseLostError`)."""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from ..errors import LeaseLostError, StorageError
+from .keys import segment_name
+from .segments import Entry, Snapshot, encode_segment, read_snapshot
+
+SEGMENT_RECORDS = 256
+SEGMENT_INTERVAL = 5.0  # seconds
+MERGE_ABOVE = 32
+# At release everything is merged into one segment, unless the records are
+# bigger than this: then only past MERGE_ABOVE, as during the run.
+MERGE_AT_RELEASE_BYTES = 16 << 20
+
+
+class Objects(Protocol):
+    def get(self, key: str) -> bytes | None: ...
+    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]: ...
+    def put(self, key: str, data: bytes) -> None: ...
+    def create(self, key: str, data: bytes) -> bool: ...
+    def list(self, prefix: str) -> builtins.list[str]: ...
+    def delete(self, keys: Iterable[str]) -> None: ...
+
+
+class SegmentWriter:
+    """One run's records as its lease holder writes them."""
+
+    def __init__(
+        self,
+        store: Objects,
+        base: str,
+        run_id: str,
+        key: bytes | None,
+        guard: Callable[[], None],
+    ) -> None:
+        self.store, self.base, self.run_id, self.key = store, base, run_id, key
+        self.guard = guard
+        self._snap: Snapshot | None = None  # None: not read yet
+        self.pending: dict[str, bytes] = {}  # single objects no segment holds
+        self.since = 0.0  # when the oldest of them was written
+        self._lock = threading.Lock()  # the fields above
+        # Held while segments are written and while a record is replaced or
+        # dropped: a single object is never deleted while it is rewritten.
+        self._flushing = threading.RLock()
+
+    # -- reading --------------------------------------------------------------
+    def read(self) -> dict[str, bytes]:
+        """Read the run afresh, take it as the holder's view; its records."""
+        with self._flushing:
+            snap = read_snapshot(self.store, self.base, self.run_id, self.key)
+            records = snap.records
+            with self._lock:
+                self.pending = {n: d for n, d in snap.singles.items() if n not in snap.covered}
+                self.since = time.monotonic() if self.pending else 0.0
+                snap.records, snap.singles = {}, {}  # the holder keeps what it needs only
+                self._snap = snap
+            return records
+
+    def reset(self) -> None:
+        """The run's objects were deleted: read again before the next write."""
+        with self._flushing, self._lock:
+            self._snap, self.pending, self.since = None, {}, 0.0
+
+    def _view(self) -> Snapshot:
+        if self._snap is None:
+            self.read()
+        assert self._snap is not None
+        return self._snap
+
+    def _lookup(self, name: str) -> tuple[str, bytes | None]:
+        """("segment" | "single" | "", its bytes) of a name, as the holder knows it."""
+        snap = self._view()
+        with self._lock:
+            if name in snap.latest:
+                return "segment", snap.latest[name]
+            if name in self.pending:
+                return "single", self.pending[name]
+        return "", None
+
+    # -- the record log's writes ------------------------------------------------
+    def append(self, name: str, data: bytes) -> bytes | None:
+        where, held = self._lookup(name)
+        if where == "segment" and held is None:  # dropped: written again, in a segment
+            with self._flushing:
+                where, held = self._lookup(name)
+                if held is None:
+                    self._write({name: data})
+                    return None
+        if where:
+            return None if held == data else held
+        if not self.store.create(self.base + name, data):
+            existing = self.store.get(self.base + name)
+            if existing is None:  # moved into a segment meanwhile
+                existing = self._lookup(name)[1]
+            return None if existing == data else existing
+        self._pending(name, data)
+        self.flush_if_due()
+        return None
+
+    def replace(self, name: str, data: bytes) -> None:
+        with self._flushing:
+            if self._lookup(name)[0] == "segment":
+                self._write({name: data})
+                return
+            self.store.put(self.base + name, data)
+            self._pending(name, data)
+        self.flush_if_due()
+
+    def drop(self, names: Iterable[str]) -> None:
+        with self._flushing:
+            found = {n: self._lookup(n) for n in names}
+            held: dict[str, bytes | None] = {
+                n: None
+                for n, (where, data) in found.items()
+                if where == "segment" and data is not None
+            }
+            singles = [n for n, (where, _) in found.items() if where == "single"]
+            if held:
+                self._write(held)  # a segment records the deletion first
+            if singles:
+                self.guard()
+                self.store.delete(self.base + n for n in singles)
+                with self._lock:
+                    for n in singles:
+                        self.pending.pop(n, None)
+
+    def _pending(self, name: str, data: bytes) -> None:
+        with self._lock:
+            if not self.pending:
+                self.since = time.monotonic()
+            self.pending[name] = data
+
+    # -- segments ----------------------------------------------------------------
+    def flush_if_due(self) -> None:
+        with self._lock:
+            due = len(self.pending) >= SEGMENT_RECORDS or (
+                bool(self.pending) and time.monotonic() - self.since >= SEGMENT_INTERVAL
+            )
+        if not due or not self._flushing.acquire(blocking=False):
+            return  # another thread is flushing
+        try:
+            self.flush()
+        except StorageError:
+            pass  # the records stay single objects, as written; the next flush retries
+        finally:
+            self._flushing.release()
+
+    def flush(self, *, final: bool = False) -> None:
+        """Move the single objects into a segment; merge when too many."""
+        with self._flushing:
+            if self._snap is None:
+                return  # never read or written here: nothing to move
+            with self._lock:
+                entries: dict[str, bytes | None] = dict(self.pending)
+            if entries:
+                self._write(entries)
+            else:
+                self._clean()
+            live = len(self._snap.live)
+            if live > MERGE_ABOVE or (
+                final and live > 1 and self._size() <= MERGE_AT_RELEASE_BYTES
+            ):
+                self._merge()
+
+    def _size(self) -> int:
+        snap = self._view()
+        with self._lock:
+            return sum(len(d) for d in snap.latest.values() if d is not None)
+
+    def _write(self, entries: dict[str, bytes | None]) -> None:
+        """A segment of entries (flush number: the next one), then the
+        single objects it covers go."""
+        snap = self._view()
+        number = snap.last + 1
+        name = segment_name(number, number)
+        self._create(name, encode_segment(entries.items(), self.key))
+        with self._lock:
+            snap.last = number
+            snap.live.append(name)
+            snap.latest.update(entries)
+            moved = [n for n, d in entries.items() if n in self.pending]
+            for n in moved:
+                if self.pending[n] == entries[n]:
+                    del self.pending[n]
+                    snap.covered.add(n)
+            self.since = time.monotonic() if self.pending else 0.0
+        self._clean()
+
+    def _clean(self) -> None:
+        """Delete the single objects segments hold, then merged segments."""
+        snap = self._view()
+        with self._lock:
+            covered, superseded = sorted(snap.covered), list(snap.superseded)
+        if covered:
+            self.guard()
+            self.store.delete(self.base + n for n in covered)
+            with self._lock:
+                snap.covered.difference_update(covered)
+        if superseded:
+            self.guard()
+            self.store.delete(self.base + n for n in superseded)
+            with self._lock:
+                del snap.superseded[: len(superseded)]
+
+    def _merge(self) -> None:
+        """One segment for flushes 1..n: the records as they are now. Only
+        once no single object a segment holds is left, since a merge keeps
+        no deletions (nothing is left for them to hide)."""
+        snap = self._view()
+        self._clean()
+        with self._lock:
+            if snap.covered:
+                return
+            kept: list[Entry] = [(n, d) for n, d in sorted(snap.latest.items()) if d is not None]
+        name = segment_name(1, snap.last)
+        self._create(name, encode_segment(kept, self.key))
+        with self._lock:
+            snap.superseded.extend(snap.live)
+            snap.live = [name]
+            snap.latest = dict(kept)
+        self._clean()
+
+    def _create(self, name: str, data: bytes) -> None:
+        self.guard()
+        key = self.base + name
+        if self.store.create(key, data) or self.store.get(key) == data:
+            return  # written (or our own write, whose reply was lost)
+        why = f"another process wrote segment {name} of the run"
+        raise LeaseLostError(self.run_id, None, why=why)

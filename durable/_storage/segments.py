@@ -1,0 +1,158 @@
+"""Segments: a run's records on an object store, grouped so that a resume
+reads a few objects instead of one per record.
+
+Only the run's lease holder writes segments (`segmenter`). A segment is one
+create-only object `segments/<a>-<b>` holding the changes of flushes a..b:
+each entry is a record (its name and sealed bytes, as the single object held
+them) or a deletion; the whole is packed and sealed with the record
+functions (`codec.pack`, `records.seal`: a checksum, or an HMAC with a
+signing key). After writing one, the holder deletes the single objects it
+covers; a crash in between leaves both, and they must agree.
+
+Reading a run (`read_snapshot`): one listing, then one batched read of the
+segments not contained in a larger one (a merge) and of every single object.
+Segments apply in order; a single object whose name a segment mentions must
+hold the bytes of that name's first mention (it was written before that
+segment and not removed yet: the holder never writes a single object again
+for a name a segment holds); any other single object is a record written
+since. A disagreement, a missing segment or a damaged one raises
+`CorruptRecordError`: nothing is guessed."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..errors import CorruptRecordError, StorageError
+from .codec import pack, unpack
+from .keys import SEGMENTS, is_record, position_of, segment_name, segment_of
+from .records import seal, unseal
+
+_FORMAT = 1
+_ATTEMPTS = 8  # re-reads while the holder moves records into segments
+_PAGE = 1000  # keys in one page of an S3 listing
+
+Entry = tuple[str, "bytes | None"]  # a record, or None: the record was dropped
+
+
+class Reader(Protocol):
+    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]: ...
+    def list(self, prefix: str) -> builtins.list[str]: ...
+
+
+def encode_segment(entries: Iterable[Entry], key: bytes | None) -> bytes:
+    return seal(pack([_FORMAT, [[name, data] for name, data in entries]]), key)
+
+
+def decode_segment(data: bytes, key: bytes | None, run_id: str, name: str) -> list[Entry]:
+    body = unseal(data, key, run_id=run_id, position=None, name=name)
+    try:
+        version, rows = unpack(body)
+        entries = [(str(n), d) for n, d in rows if isinstance(n, str) and is_record(n)]
+        ok = version == _FORMAT and len(entries) == len(rows)
+        ok = ok and all(d is None or isinstance(d, bytes) for _, d in entries)
+    except (ValueError, TypeError) as e:
+        raise CorruptRecordError(run_id, None, name, f"not a segment ({e})") from None
+    if not ok:
+        raise CorruptRecordError(run_id, None, name, "not a segment of this format")
+    return entries
+
+
+@dataclass
+class Snapshot:
+    """A run's records as read at one moment, and how they are stored."""
+
+    records: dict[str, bytes] = field(default_factory=dict)
+    latest: dict[str, bytes | None] = field(default_factory=dict)  # by the segments
+    singles: dict[str, bytes] = field(default_factory=dict)  # every single object
+    covered: set[str] = field(default_factory=set)  # singles a segment also holds
+    live: list[str] = field(default_factory=list)  # the segments read, in order
+    superseded: list[str] = field(default_factory=list)  # contained in a merge
+    last: int = 0  # the highest flush number any segment names
+
+
+def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> Snapshot:
+    """The run's records: see the module docstring."""
+    for _ in range(_ATTEMPTS):
+        listed = [k[len(base) :] for k in store.list(base)]
+        live, superseded = cover(listed, run_id)
+        singles = [n for n in listed if is_record(n)]
+        wanted = [base + n for n in (*live, *singles)]
+        got = store.get_many(wanted)
+        if len(got) == len(wanted) and _settled(store, base, listed):
+            snap = Snapshot(live=live, superseded=superseded)
+            snap.last = max((r[1] for n in listed if (r := segment_of(n))), default=0)
+            segs = [(n, decode_segment(got[base + n], key, run_id, n)) for n in live]
+            merge(snap, segs, {n: got[base + n] for n in singles}, run_id, key)
+            return snap
+        # Something listed is gone: the holder moved records into a segment
+        # (or dropped them) meanwhile. A fresh listing shows where they are.
+    why = "the records kept changing while read"
+    raise StorageError(getattr(store, "url", base), f"{base}: {why}", "try again")
+
+
+def _settled(store: Reader, base: str, listed: list[str]) -> bool:
+    """Whether the listing was one view of the run. A long one comes in pages
+    (1,000 keys each on S3): a segment written between two pages could hold
+    records whose single objects a later page no longer shows, so the
+    segments are listed again and must not have changed."""
+    if len(listed) < _PAGE:
+        return True
+    again = [k[len(base) :] for k in store.list(base + SEGMENTS)]
+    return again == [n for n in listed if segment_of(n) is not None]
+
+
+def cover(listed: Iterable[str], run_id: str) -> tuple[list[str], list[str]]:
+    """(the segments to read, in order; those a merge contains). The ones
+    read must cover flushes 1..n without a gap."""
+    ranges = sorted((r, n) for n in listed if (r := segment_of(n)) is not None)
+    live: list[tuple[tuple[int, int], str]] = []
+    superseded = []
+    for (first, last), name in sorted(ranges, key=lambda x: (x[0][0], -x[0][1])):
+        if live and last <= live[-1][0][1]:
+            superseded.append(name)  # a merge written later holds all of it
+            continue
+        expected = live[-1][0][1] + 1 if live else 1
+        if first != expected:
+            gap = segment_name(expected, first - 1) if first > expected else name
+            why = "a segment is missing" if first > expected else "segments overlap"
+            raise CorruptRecordError(run_id, None, gap, why)
+        live.append(((first, last), name))
+    return [n for _, n in live], superseded
+
+
+def merge(
+    snap: Snapshot,
+    segments: list[tuple[str, list[Entry]]],
+    singles: dict[str, bytes],
+    run_id: str,
+    key: bytes | None,
+) -> None:
+    first: dict[str, tuple[str, bytes | None]] = {}
+    for seg, entries in segments:
+        for name, data in entries:
+            first.setdefault(name, (seg, data))
+            snap.latest[name] = data
+    snap.records = {n: d for n, d in snap.latest.items() if d is not None}
+    snap.singles = singles
+    for name, data in singles.items():
+        if name not in first:
+            snap.records[name] = data  # written since the last segment
+            continue
+        seg, held = first[name]
+        if held != data:
+            # A planted or damaged object says so itself (IntegrityError,
+            # CorruptRecordError naming it); a sound one still disagrees.
+            unseal(data, key, run_id=run_id, position=position_of(name), name=name)
+            why = f"the single object disagrees with segment {seg} about it"
+            raise CorruptRecordError(run_id, position_of(name), name, why, advice=_advice(seg))
+        snap.covered.add(name)
+
+
+def _advice(segment: str) -> str:
+    return (
+        f"Neither copy is trusted: delete the single object to keep what {segment} holds, "
+        "or start the run afresh with restart=True (durable run --restart)"
+    )
