@@ -46,6 +46,7 @@ if _TYPE_CHECKING:
     from ._manage.runs import RunInfo, gc
     from ._storage.base import Store
     from ._storage.factory import open_store
+    from ._storage.recordlog import KeyStore
 
 __version__ = "0.1.0.dev0"
 
@@ -60,6 +61,7 @@ __all__ = [
     "DefinitionChangedError",
     "DurableError",
     "IntegrityError",
+    "KeyStore",
     "LeaseLostError",
     "NondeterminismError",
     "Progress",
@@ -120,6 +122,7 @@ _HOMES = {
     "gc": "._manage.runs",
     "Store": "._storage.base",
     "open_store": "._storage.factory",
+    "KeyStore": "._storage.recordlog",
 }
 
 if not _TYPE_CHECKING:

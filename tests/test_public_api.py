@@ -13,6 +13,7 @@ EXPECTED = {
     "DefinitionChangedError",
     "DurableError",
     "IntegrityError",
+    "KeyStore",
     "LeaseLostError",
     "NondeterminismError",
     "Progress",
