@@ -7,9 +7,9 @@ import contextlib
 import uuid
 from collections.abc import Iterator
 
-from ._storage import clock as clocks
-from ._storage.base import Store
-from ._storage.factory import open_store
+from .._storage import clock as clocks
+from .._storage.base import Store
+from .._storage.factory import open_store
 
 
 def memory_store(**options: object) -> Store:
