@@ -12,6 +12,7 @@ import pytest
 
 import durable
 from durable.testing import FakeClock, fake_clock, memory_store
+from durable.testing.store_conformance import StoreConformance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,3 +128,13 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     if kind == "local":
         return Place(kind, str(tmp_path / "store"))
     return Place(kind, request.getfixturevalue("s3_url"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The store conformance suite's checks that start second processes
+    (and kill some) are slow tests here, as every real `kill -9` is."""
+    for item in items:
+        owner = getattr(item, "cls", None)
+        if owner is not None and issubclass(owner, StoreConformance):
+            if item.originalname in StoreConformance.PROCESS_CHECKS:  # type: ignore[attr-defined]
+                item.add_marker(pytest.mark.slow)

@@ -39,6 +39,17 @@ class SuiteBase:
         """Override: return the opener of a fresh, empty place for each test."""
         raise NotImplementedError("override the `opener` fixture in your test class")
 
+    # The checks that start second processes (a few seconds each): a suite
+    # may mark them, e.g. to run them apart from quick tests.
+    PROCESS_CHECKS: ClassVar[frozenset[str]] = frozenset({
+        "test_create_race_in_processes_has_one_winner",
+        "test_contenders_in_processes_one_wins",
+        "test_a_killed_holder_is_taken_over_at_once",
+        "test_an_expired_holder_is_taken_over_and_writes_nothing_more",
+        "test_a_killed_run_resumes_at_its_step",
+        "test_a_run_resumed_in_another_process_replays",
+    })  # fmt: skip
+
     def needs_processes(self) -> None:
         if not self.shared_across_processes:
             pytest.skip("the store lives in one process")

@@ -92,7 +92,7 @@ class EngineChecks(SuiteBase):
             pipeline(flaky, counts)()
         assert sorted(opener().load_records("conf", "r1")) == ["steps/00000000", "steps/00000001"]
         run = pipeline(opener(), counts).run()
-        assert [v["i"] for v in run.value] == [0, 1, 2, 3]
+        assert run.value == [{"i": i, "sq": i * i} for i in range(4)]
         assert run.steps_replayed == 2 and run.resumed_from_step == 2
         # Step 2 ran twice (its record never landed); no finished step ran again.
         assert counts == {"work0": 1, "work1": 1, "work2": 2, "work3": 1}

@@ -20,7 +20,7 @@ from ._base import Opener
 
 
 class Child:
-    """One second process, ready for commands once constructed."""
+    """One second process; ready for commands after `wait_ready`."""
 
     def __init__(self, opener: Opener, folder: Path, **options: Any) -> None:
         name = uuid.uuid4().hex[:8]
@@ -34,6 +34,8 @@ class Child:
                 [sys.executable, "-m", "durable.testing._child", str(payload)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
             )  # fmt: skip
+
+    def wait_ready(self) -> None:
         assert self.read() == {"ready": True}
 
     def send(self, op: str, **args: Any) -> None:
@@ -87,8 +89,10 @@ def children(opener: Opener, folder: Path, n: int, **options: Any) -> Iterator[l
     """n second processes on the place, all ended when the block ends."""
     started: list[Child] = []
     try:
-        for _ in range(n):
+        for _ in range(n):  # all start at once; each imports durable meanwhile
             started.append(Child(opener, folder, **options))
+        for child in started:
+            child.wait_ready()
         yield started
     finally:
         for child in started:
