@@ -33,6 +33,8 @@ class LeaseChecks(SuiteBase):
         assert err.value.run_id == "r"
         assert err.value.holder == f"pid {os.getpid()} on {socket.gethostname()}"
         assert before - 5 < err.value.since <= before
+        assert before + 25 < err.value.expires < before + 31
+        assert "with_options(wait=" in str(err.value)
         lease.release()
         opener().acquire("w", "r", 30).release()  # free again, at once
 
