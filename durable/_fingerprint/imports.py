@@ -17,6 +17,7 @@ import importlib.util
 import sys
 import types
 from collections.abc import Iterator
+from functools import lru_cache
 
 from .reach import _MISSING, _is_user_file, code_objects
 
@@ -83,16 +84,26 @@ def body_modules(code: types.CodeType, package: str) -> Iterator[types.ModuleTyp
     functions nested in it) bind, told from the bytecode alone: `import a.b`
     yields `a` and `a.b`; `from a import f` yields `a`, whose `f` the caller
     finds among the code's names."""
+    for name in _import_names(code, package):
+        found = import_user_module(name)
+        if isinstance(found, types.ModuleType):
+            yield found
+
+
+@lru_cache(maxsize=4096)
+def _import_names(code: types.CodeType, package: str) -> tuple[str, ...]:
+    """Absolute names of the modules the code imports (read once per code
+    object: a workflow's reach is taken at every call)."""
+    names: dict[str, None] = {}
     for co in code_objects(code):
         previous: list[dis.Instruction] = []
         for ins in dis.get_instructions(co):
             if ins.opname == "IMPORT_NAME" and isinstance(ins.argval, str):
                 name = absolute(ins.argval, _level(previous), package)
-                for mod in dict.fromkeys((name.partition(".")[0], name)):
-                    found = import_user_module(mod) if mod else _MISSING
-                    if isinstance(found, types.ModuleType):
-                        yield found
+                if name:
+                    names.update(dict.fromkeys((name.partition(".")[0], name)))
             previous = [*previous[-1:], ins]
+    return tuple(names)
 
 
 def _level(before: list[dis.Instruction]) -> int:
