@@ -51,6 +51,7 @@ if _TYPE_CHECKING:
     from ._settings import configure
     from ._storage.base import Store
     from ._storage.factory import open_store
+    from ._storage.recordlog import KeyStore
 
 __version__ = "0.1.0.dev0"
 
@@ -66,6 +67,7 @@ __all__ = [
     "DefinitionChangedError",
     "DurableError",
     "IntegrityError",
+    "KeyStore",
     "LeaseLostError",
     "NondeterminismError",
     "Progress",
@@ -141,6 +143,7 @@ _HOMES = {
     "Store": "._storage.base",
     "open_store": "._storage.factory",
     "configure": "._settings",
+    "KeyStore": "._storage.recordlog",
 }
 
 if not _TYPE_CHECKING:

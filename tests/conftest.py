@@ -13,6 +13,7 @@ import pytest
 import durable
 from durable._storage.segments import decode_segment, encode_segment
 from durable.testing import FakeClock, fake_clock, memory_store
+from durable.testing.store_conformance import StoreConformance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,3 +151,13 @@ def rewrite_record(
         store.delete([base + name])
     else:
         store.replace_record(*run, name, data)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The store conformance suite's checks that start second processes
+    (and kill some) are slow tests here, as every real `kill -9` is."""
+    for item in items:
+        owner = getattr(item, "cls", None)
+        if owner is not None and issubclass(owner, StoreConformance):
+            if item.originalname in StoreConformance.PROCESS_CHECKS:  # type: ignore[attr-defined]
+                item.add_marker(pytest.mark.slow)

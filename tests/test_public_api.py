@@ -14,6 +14,7 @@ EXPECTED = {
     "DefinitionChangedError",
     "DurableError",
     "IntegrityError",
+    "KeyStore",
     "LeaseLostError",
     "NondeterminismError",
     "Progress",

@@ -1,11 +1,11 @@
-"""One suite, every store: memory, local disk and S3 (moto over HTTP).
-
-Each test gets a `Place`: a store location that can be opened again, as a
-second process or machine would, with its own options and (on S3) its own
-s3fs client and listing cache."""
+"""durable's own stores pass the public store conformance suite
+(`durable.testing.store_conformance`): memory, local disk and S3 (moto over
+HTTP). Below it, what only these stores have: the local store's own log
+beside the object layout, and the object lease's takeover rules."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -26,122 +27,42 @@ from durable._storage import segmenter
 from durable._storage.base import Store
 from durable._storage.keys import is_record
 from durable._storage.objectlease import ObjectLease
-from durable._storage.recordlog import ObjectRecords, RecordLog
+from durable._storage.recordlog import ObjectRecords
+from durable.testing._runs import check_append_is_create_only, check_replace_names_and_compact
+from durable.testing.store_conformance import Opener, StoreConformance
 from tests.conftest import ROOT, Place
 
 
-def pipeline(place_store: Store, counts: Counter[str], *, fail: bool = False) -> Any:
-    """Four counted steps; with fail=True the body raises after them, so the
-    run stays open and the next call reads every record."""
+class TestMemoryStore(StoreConformance):
+    shared_across_processes = False
 
-    @durable.step(name="work")
-    def work(i: int) -> dict[str, int]:
-        counts[f"work{i}"] += 1
-        return {"i": i, "sq": i * i}
-
-    @durable.workflow(name="conf", store=place_store, run_id="r1")
-    def flow(fail: bool = False) -> list[dict[str, int]]:
-        out = [work(i) for i in range(4)]
-        if fail:
-            raise RuntimeError("after the steps")
-        return out
-
-    return flow
+    @pytest.fixture
+    def opener(self) -> Opener:
+        return functools.partial(durable.open_store, f"memory://conformance-{uuid.uuid4().hex}")
 
 
-# -- primitives --------------------------------------------------------------
+class TestLocalStore(StoreConformance):
+    leases_expire = False  # an OS lock, dropped when its holder dies
+
+    @pytest.fixture
+    def opener(self, tmp_path: Path) -> Opener:
+        return functools.partial(durable.open_store, str(tmp_path / "store"))
 
 
-def test_create_only_put_get_list_delete(place: Place) -> None:
-    s = place.open()
-    assert s.get("w/r/steps/00000001") is None
-    assert s.create("w/r/steps/00000001", b"first") is True
-    assert s.create("w/r/steps/00000001", b"second") is False
-    assert s.get("w/r/steps/00000001") == b"first"
-    s.put("w/r/obj", b"m1")
-    s.put("w/r/obj", b"m2")
-    s.put("w/other/obj", b"x")
-    assert s.get("w/r/obj") == b"m2"
-    assert s.list("w/r/") == ["w/r/obj", "w/r/steps/00000001"]
-    assert s.list("nothing/here/") == []
-    assert s.get_many(["w/r/obj", "w/r/missing", "w/other/obj"]) == {
-        "w/r/obj": b"m2",
-        "w/other/obj": b"x",
-    }
-    assert s.get_heads(["w/r/obj", "w/r/missing"], 1) == {"w/r/obj": b"m"}
-    s.delete(["w/r/obj", "w/r/never-existed"])
-    assert s.get("w/r/obj") is None and s.list("w/r/") == ["w/r/steps/00000001"]
+class TestS3Store(StoreConformance):
+    @pytest.fixture
+    def opener(self, s3_url: str) -> Opener:
+        # Each client its own s3fs instance and listing cache, as another
+        # process would have (the AWS_* variables reach the children).
+        return functools.partial(durable.open_store, s3_url, skip_instance_cache=True)
 
 
-def test_manifests_list_runs_and_are_compare_and_swap(place: Place) -> None:
-    s = place.open()
-    s.save_manifest("w", "r", b"m1")
-    s.save_manifest("w", "r", b"m2")
-    s.save_manifest("w", "other", b"x")
-    assert s.load_manifest("w", "r") == b"m2" and s.load_manifest("w", "nope") is None
-    assert s.workflows() == ["w"] and s.runs("w") == ["other", "r"]
-    # A stale writer (it read m2; another process wrote m3 since) never
-    # replaces the newer manifest, on every backend.
-    stale, other = place.open(own_client=True), place.open(own_client=True)
-    assert stale.load_manifest("w", "r") == b"m2"
-    assert other.load_manifest("w", "r") == b"m2"
-    other.save_manifest("w", "r", b"m3")
-    with pytest.raises(durable.LeaseLostError, match="another process wrote"):
-        stale.save_manifest("w", "r", b"stale")
-    assert place.open().load_manifest("w", "r") == b"m3"
-    other.save_manifest("w", "r", b"m4")  # the current writer goes on
-    assert place.open().load_manifest("w", "r") == b"m4"
-    # A run created by someone else after this writer saw none.
-    assert stale.load_manifest("w", "new") is None
-    other.save_manifest("w", "new", b"n1")
-    with pytest.raises(durable.LeaseLostError):
-        stale.save_manifest("w", "new", b"stale")
-    assert place.open().load_manifest("w", "new") == b"n1"
+# -- the record log over the store's primitives, beside its own ---------------
 
 
-# -- the run-record log: both implementations, on every place ---------------
-
-LAYOUTS = ["native", "objects"]
-
-
-def record_log(place: Place, layout: str, **options: Any) -> RecordLog:
-    """The store's own log ("native": one append-only file per run on local
-    disk, one object per record elsewhere), or one object per record over
-    the store's primitives ("objects"), for run w/r."""
-    store = place.open(**options)
-    return store.records("w", "r") if layout == "native" else ObjectRecords(store, "w", "r")
-
-
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_record_log_append_is_create_only(place: Place, layout: str) -> None:
-    log = record_log(place, layout)
-    assert log.read_all() == {} and log.names() == []
-    assert log.append("steps/00000000", b"first") is None
-    assert log.append("steps/00000000", b"first") is None  # our own retry: ours
-    assert log.append("steps/00000000", b"second") == b"first"  # another writer lost
-    assert record_log(place, layout, own_client=True).append("steps/00000000", b"x") == b"first"
-    assert log.read_all() == {"steps/00000000": b"first"}
-
-
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_record_log_replace_read_all_names_and_compact(place: Place, layout: str) -> None:
-    log = record_log(place, layout)
-    log.append("steps/00000001", b"one")
-    log.replace("attempts/00000002", b"try 1")
-    log.replace("attempts/00000002", b"try 2")
-    log.append("items/00000003/00000000", b"item 0")
-    log.append("items/00000003/00000001", b"item 1")
-    log.replace("timers/00000004", b"until")
-    assert log.names() == [
-        "attempts/00000002", "items/00000003/00000000", "items/00000003/00000001",
-        "steps/00000001", "timers/00000004",
-    ]  # fmt: skip
-    log.compact(["items/00000003/00000000", "items/00000003/00000001"])
-    log.compact([])
-    everything = {"steps/00000001": b"one", "attempts/00000002": b"try 2", "timers/00000004": b"until"}
-    assert log.read_all() == everything
-    reader = record_log(place, layout, own_client=True)
-    assert reader.peek() == everything and reader.read_all() == everything
+def test_the_object_layout_works_over_every_store(place: Place) -> None:
+    check_append_is_create_only(lambda: ObjectRecords(place.open(own_client=True), "w", "r"))
+    check_replace_names_and_compact(lambda: ObjectRecords(place.open(own_client=True), "w", "x"))
 
 
 def test_the_native_log_of_a_store_is_its_run_records(place: Place) -> None:
@@ -156,230 +77,13 @@ def test_the_native_log_of_a_store_is_its_run_records(place: Place) -> None:
     assert type(log).__name__ == expected
 
 
-def test_another_client_sees_every_write(place: Place) -> None:
-    reader = place.open(own_client=True)
-    assert reader.list("w/r/") == []  # lists (and, on S3, caches) before the writes
-    writer = place.open(own_client=True)
-    for i in range(5):
-        writer.save_record("w", "r", f"steps/{i:08d}", b"rec%d" % i)
-    got = reader.load_records("w", "r")
-    assert got == {f"steps/{i:08d}": b"rec%d" % i for i in range(5)}
-
-
-def test_save_record_first_writer_wins_and_own_retry_is_ours(place: Place) -> None:
-    a, b = place.open(), place.open()
-    assert a.save_record("w", "r", "steps/00000000", b"A") is None
-    # A retried create of our own bytes (the first attempt's reply was lost).
-    assert a.save_record("w", "r", "steps/00000000", b"A") is None
-    assert b.save_record("w", "r", "steps/00000000", b"B") == b"A"
-    assert place.open().load_records("w", "r") == {"steps/00000000": b"A"}
-
-
-def test_a_stale_second_writer_loses_to_the_first_record(place: Place) -> None:
-    # b reads the run (on local disk: indexes its log) before a writes
-    # position 0; b's create-only write must still lose to a's record.
-    a, b = place.open(own_client=True), place.open(own_client=True)
-    assert b.save_record("w", "r", "steps/00000001", b"B1") is None
-    assert b.load_records("w", "r") == {"steps/00000001": b"B1"}
-    assert a.save_record("w", "r", "steps/00000000", b"A") is None
-    assert b.save_record("w", "r", "steps/00000000", b"B") == b"A"
-    assert a.save_record("w", "r", "steps/00000002", b"A2") is None
-    assert b.save_record("w", "r", "steps/00000002", b"A2") is None  # the same bytes: ours
-    assert place.open().load_records("w", "r") == {
-        "steps/00000000": b"A",
-        "steps/00000001": b"B1",
-        "steps/00000002": b"A2",
-    }
-
-
-def test_racing_create_only_writers_agree_on_one_winner(place: Place) -> None:
-    stores = [place.open(own_client=True) for _ in range(6)]
-    for s in stores:
-        s.load_records("w", "r")  # every index is loaded before the race
-    barrier = threading.Barrier(len(stores))
-    answers: list[bytes | None] = [None] * len(stores)
-
-    def write(i: int) -> None:
-        barrier.wait()
-        answers[i] = stores[i].save_record("w", "r", "steps/00000000", b"w%d" % i)
-
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(stores))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    (winner,) = place.open().load_records("w", "r").values()
-    assert answers.count(None) == 1 and answers[int(winner[1:])] is None
-    assert all(a == winner for a in answers if a is not None)
-
-
-def test_delete_run_keeps_the_lease_only_when_asked(place: Place) -> None:
+def test_get_heads_reads_leading_bytes(place: Place) -> None:
     s = place.open()
-    lease = s.acquire("w", "r", 30)
-    s.save_record("w", "r", "steps/00000000", b"A")
-    s.put("w/r/run", b"m")
-    s.delete_run("w", "r", keep_lease=True)
-    assert s.load_records("w", "r") == {} and s.get("w/r/run") is None
-    with pytest.raises(durable.RunLockedError):
-        place.open().acquire("w", "r", 30)
-    lease.release()
-    s.delete_run("w", "r")
-    assert s.list("w/r/") == []
+    s.put("w/r/obj", b"m2")
+    assert s.get_heads(["w/r/obj", "w/r/missing"], 1) == {"w/r/obj": b"m"}
 
 
-# -- workflows on every store ------------------------------------------------
-
-
-def test_run_resume_and_replay_count_every_execution(place: Place) -> None:
-    counts: Counter[str] = Counter()
-    first = pipeline(place.open(), counts).run()
-    assert first.steps_executed == 4 and counts == {f"work{i}": 1 for i in range(4)}
-    again = pipeline(place.open(), counts).run()
-    assert again.value == first.value and counts == {f"work{i}": 1 for i in range(4)}
-
-
-def test_write_failure_mid_run_keeps_earlier_records_and_resumes(place: Place) -> None:
-    counts: Counter[str] = Counter()
-    flaky = place.open()
-    real = flaky.save_record
-    failed: list[str] = []
-
-    def fail_once_at_2(workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
-        if name == "steps/00000002" and not failed:
-            failed.append(name)
-            raise durable.StorageError(flaky.url, "injected: the store went away")
-        return real(workflow, run_id, name, data)
-
-    flaky.save_record = fail_once_at_2  # type: ignore[method-assign]
-    with pytest.raises(durable.StorageError, match="injected"):
-        pipeline(flaky, counts).run()
-    kept = place.open().load_records("conf", "r1")
-    assert sorted(kept) == ["steps/00000000", "steps/00000001"]
-    run = pipeline(place.open(), counts).run()
-    assert [v["i"] for v in run.value] == [0, 1, 2, 3]
-    assert run.steps_replayed == 2 and run.resumed_from_step == 2
-    # Step 2 ran twice (its record never landed); no finished step ran again.
-    assert counts == {"work0": 1, "work1": 1, "work2": 2, "work3": 1}
-
-
-def test_big_identical_outputs_are_stored_once_as_blobs(place: Place) -> None:
-    counts: Counter[str] = Counter()
-    store = place.open(blob_threshold=1024)
-    assert place.open().blob_threshold == 1 << 20  # the default: 1 MiB
-
-    @durable.step(name="big")
-    def big(tag: str) -> bytes:
-        counts[tag] += 1
-        return b"x" * 4096
-
-    @durable.step(name="small")
-    def small() -> str:
-        return "tiny"
-
-    @durable.workflow(name="blobby", store=store, run_id="b")
-    def flow() -> list[Any]:
-        return [big("a"), big("b"), small()]
-
-    first = flow()
-    blobs = [k for k in store.list("blobby/b/") if "/blobs/" in k]
-    # Two identical outputs share one object; the result (over the threshold
-    # too) is the other.
-    assert len(blobs) == 2
-    again = flow.with_options(store=place.open(blob_threshold=1024))()
-    assert again == first == [b"x" * 4096, b"x" * 4096, "tiny"]
-    assert counts == {"a": 1, "b": 1}
-
-
-def test_put_blob_repairs_a_damaged_copy_under_its_name(place: Place) -> None:
-    store = place.open()
-    data = b"blob" * 1000
-    digest = store.put_blob("w", "r", data)
-    assert store.put_blob("w", "r", data) == digest  # stored once
-    store.put(f"w/r/blobs/{digest}", data[:10])
-    assert store.put_blob("w", "r", data) == digest
-    assert store.get_blob("w", "r", digest) == data
-
-
-# -- integrity on every store ------------------------------------------------
-
-
-def test_damaged_record_raises_corrupt_record_error(place: Place) -> None:
-    counts: Counter[str] = Counter()
-    with pytest.raises(RuntimeError):
-        pipeline(place.open(), counts).run(fail=True)
-    store = place.open()
-    good = store.load_records("conf", "r1")["steps/00000001"]
-    flipped = good[:40] + bytes([good[40] ^ 1]) + good[41:]
-    for damaged in (good[:-3], good[:20], flipped):
-        store.replace_record("conf", "r1", "steps/00000001", damaged)
-        with pytest.raises(durable.CorruptRecordError) as err:
-            pipeline(place.open(), counts).run()
-        assert (err.value.run_id, err.value.position) == ("r1", 1)
-        assert err.value.key == "steps/00000001"
-        assert "position 1" in str(err.value)
-    assert counts == {f"work{i}": 1 for i in range(4)}  # nothing ran again
-
-
-def test_signed_store_refuses_unsigned_and_foreign_keys(place: Place) -> None:
-    counts: Counter[str] = Counter()
-    with pytest.raises(RuntimeError):
-        pipeline(place.open(signing_key="k1"), counts).run(fail=True)
-    for other in ({}, {"signing_key": "k2"}):
-        with pytest.raises(durable.IntegrityError):
-            pipeline(place.open(**other), counts).run()
-    assert pipeline(place.open(signing_key="k1"), counts).run(fail=False).steps_replayed == 4
-    assert counts == {f"work{i}": 1 for i in range(4)}
-
-
-# -- leases ------------------------------------------------------------------
-
-
-def test_second_holder_gets_run_locked_error_naming_holder_and_expiry(place: Place) -> None:
-    lease = place.open().acquire("w", "r", 30)
-    before = time.time()
-    with pytest.raises(durable.RunLockedError) as err:
-        place.open().acquire("w", "r", 30)
-    assert err.value.run_id == "r"
-    assert err.value.holder == f"pid {os.getpid()} on {socket.gethostname()}"
-    assert before - 5 < err.value.since <= before
-    assert before + 25 < err.value.expires < before + 31
-    assert "with_options(wait=" in str(err.value)
-    lease.release()
-    place.open().acquire("w", "r", 30).release()  # free again, at once
-
-
-def test_is_held_probes_without_taking_the_lease(place: Place) -> None:
-    s = place.open()
-    assert not s.is_held("w", "r")
-    lease = s.acquire("w", "r", 30)
-    assert place.open().is_held("w", "r")
-    lease.release()
-    assert not place.open().is_held("w", "r")
-    place.open().acquire("w", "r", 30).release()  # the probe took nothing
-
-
-def test_contenders_for_a_free_lease_exactly_one_wins(place: Place) -> None:
-    if place.object_leases:
-        plant(place.open(), doc(host="elsewhere", expires=time.time() - 1))
-    stores = [place.open() for _ in range(6)]
-    barrier = threading.Barrier(len(stores))
-    won: list[Any] = []
-    locked: list[durable.RunLockedError] = []
-
-    def contend(s: Store) -> None:
-        barrier.wait()
-        try:
-            won.append(s.acquire("w", "r", 30))
-        except durable.RunLockedError as e:
-            locked.append(e)
-
-    threads = [threading.Thread(target=contend, args=(s,)) for s in stores]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert (len(won), len(locked)) == (1, 5)
-    won[0].release()
+# -- object leases: the takeover rules ----------------------------------------
 
 
 def plant(store: Store, owner: dict[str, Any], gen: int = 7) -> None:
@@ -394,6 +98,13 @@ def dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
+
+
+def test_contenders_for_an_expired_object_lease_one_wins(place: Place) -> None:
+    if not place.object_leases:
+        pytest.skip("local disk uses flock")
+    plant(place.open(), doc(host="elsewhere", expires=time.time() - 1))
+    StoreConformance().test_contenders_in_threads_one_wins(place.open)
 
 
 @pytest.mark.parametrize(
@@ -426,6 +137,7 @@ def test_object_lease_takeover_rules(place: Place, who: str, free: bool) -> None
             s.acquire("w", "r", 30)
         assert err.value.holder == "pid 4242 on elsewhere"
         assert err.value.expires == pytest.approx(now + 60)
+        assert "with_options(wait=" in str(err.value)
         return
     lease = s.acquire("w", "r", 30)
     # The claim is the next generation, and the dead one is cleaned away.

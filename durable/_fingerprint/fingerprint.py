@@ -27,9 +27,9 @@ from .reach import (
     durable_fingerprint_of,
     identity_of,
     is_durable,
-    referenced_objects,
 )
 from .reads import Analysis, read_live, read_names
+from .references import referenced_objects
 from .source import Source, find_definitions, runs_this_source, source_of, stale_source
 from .values import _live_tokens, hash_tokens
 

@@ -2,8 +2,8 @@
 
 Pure standard library; nothing here reads source. The callable behind a
 wrapper and its identity, whether an object is a step or workflow, whether a
-function is the user's own code (and so followed as a helper), and every
-object a function can reach by name (for the engine).
+function is the user's own code (and so followed as a helper); what a
+function reaches by name for the engine is in `references`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import sys
 import sysconfig
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 _MISSING = object()
@@ -206,69 +206,6 @@ def _cell_value(cell: types.CellType) -> object:
         return cell.cell_contents
     except ValueError:  # not assigned yet (a recursive inner function)
         return _MISSING
-
-
-def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[object]:
-    """Objects the function can reach by name: globals (and attributes of
-    global modules) named in its body and nested functions, closure cells,
-    defaults and bound arguments, in first-seen order. With `deep`, also
-    what the user's plain functions it reaches reference, transitively, so
-    that a step called through a helper is found; steps and workflows are
-    not entered. Works from code objects alone, without source."""
-    found: dict[int, object] = {}
-    queue: list[object] = [fn]
-    entered: set[int] = set()
-    while queue:
-        current = queue.pop(0)
-        if id(current) in entered:
-            continue
-        entered.add(id(current))
-        for obj in _direct_references(current):
-            if id(obj) not in found:
-                found[id(obj)] = obj
-                if deep and not is_durable(obj) and _followable(obj):
-                    queue.append(obj)
-    return list(found.values())
-
-
-def _direct_references(fn: object) -> Iterator[object]:
-    if isinstance(fn, functools.partial):
-        yield from (fn.func, *fn.args, *fn.keywords.values())
-    target = _target(fn)
-    code = getattr(target, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        return
-    for live in _live_objects(target):
-        yield live
-        yield from held_callables(live)
-    globs: Mapping[str, Any] = getattr(target, "__globals__", {})
-    for co in code_objects(code):
-        for n in co.co_names:
-            obj = globs.get(n, _MISSING)
-            for item in (obj, *_members(obj, co.co_names)):
-                if item is not _MISSING:
-                    yield item
-                    yield from held_callables(item)
-
-
-def _live_objects(fn: Any) -> Iterator[object]:
-    for cell in getattr(fn, "__closure__", None) or ():
-        value = _cell_value(cell)
-        if value is not _MISSING:
-            yield value
-    yield from getattr(fn, "__defaults__", None) or ()
-    yield from (getattr(fn, "__kwdefaults__", None) or {}).values()
-
-
-def _members(obj: object, names: tuple[str, ...]) -> Iterator[object]:
-    # `tasks.fetch(...)`, `Steps.fetch(...)`: the attribute names sit in the
-    # same co_names.
-    if isinstance(obj, types.ModuleType):
-        for n in names:
-            yield getattr(obj, n, _MISSING)
-    elif isinstance(obj, type):
-        for n in names:
-            yield class_member(obj, n)
 
 
 def class_member(cls: type, name: str) -> object:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import importlib
-import importlib.util
 import sys
 import types
 from collections.abc import Iterator, Mapping
@@ -30,11 +28,11 @@ from typing import Any
 
 from .bindings import binding_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .imports import absolute, imported_value, user_module
 from .reach import (
     _MISSING,
     _cell_value,
     _followable,
-    _is_user_file,
     class_member,
     code_objects,
     held_callables,
@@ -133,7 +131,7 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     obj = scope.namespace.get(chain[0], _MISSING)
     for i, attr in enumerate(chain[1:], start=1):
         if isinstance(obj, types.ModuleType):
-            scope = _Scope(vars(obj), _user_module(obj))
+            scope = _Scope(vars(obj), user_module(obj))
             obj = getattr(obj, attr, _MISSING)
         elif isinstance(obj, type) and _user_class(obj):
             scope = _Scope(vars(obj), False, is_class=True)
@@ -143,17 +141,12 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     return chain, obj, scope
 
 
-def _user_module(module: types.ModuleType) -> bool:
-    filename = getattr(module, "__file__", None)
-    return isinstance(filename, str) and _is_user_file(filename, module.__name__.partition(".")[0])
-
-
 def _user_class(cls: type) -> bool:
     name = getattr(cls, "__module__", "") or ""
     module = sys.modules.get(name)
     if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
         return True  # a notebook's classes: IPython's main module has no file
-    return module is not None and _user_module(module)
+    return module is not None and user_module(module)
 
 
 # ---------------------------------------------------------------- imports in the body
@@ -162,28 +155,15 @@ def _user_class(cls: type) -> bool:
 def _local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[str, object]:
     """Names bound by `import` statements inside the function, to the objects
     they will be bound to: `from mypkg.helpers import clean` in a step body
-    makes `clean` a helper. Only the user's own modules are imported for
-    this (they are code the step runs anyway); a library is never imported
-    early just to be fingerprinted."""
+    makes `clean` a helper. Only the user's own modules count (`imports`:
+    the same whether or not a module was imported before)."""
     package = str(globs.get("__package__") or "")
-    return {name: _imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
+    return {name: imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
 
 
 @lru_cache(maxsize=4096)
 def _imports(nodes: tuple[ast.AST, ...], package: str) -> list[tuple[str, str, str | None]]:
     return [t for node in nodes for sub in ast.walk(node) for t in _imported(sub, package)]
-
-
-def _imported_value(module: str, attr: str | None) -> object:
-    value = _import_user_module(module)
-    if value is _MISSING:
-        return value
-    if attr is None:  # `import a.b` binds `a`
-        return sys.modules.get(module.partition(".")[0], _MISSING)
-    if not attr:
-        return value
-    found = getattr(value, attr, _MISSING)
-    return found if found is not _MISSING else _import_user_module(f"{module}.{attr}")
 
 
 def _imported(node: ast.AST, package: str) -> Iterator[tuple[str, str, str | None]]:
@@ -197,43 +177,10 @@ def _imported(node: ast.AST, package: str) -> Iterator[tuple[str, str, str | Non
             else:
                 yield a.name.partition(".")[0], a.name, None
     elif isinstance(node, ast.ImportFrom):
-        module = _absolute(node.module or "", node.level, package)
+        module = absolute(node.module or "", node.level, package)
         for a in node.names:
             if a.name != "*" and module:
                 yield a.asname or a.name, module, a.name
-
-
-def _absolute(module: str, level: int, package: str) -> str:
-    if not level:
-        return module
-    try:
-        return importlib.util.resolve_name("." * level + module, package)
-    except (ImportError, ValueError):
-        return ""
-
-
-def _import_user_module(name: str) -> object:
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    if not _user_package(name.partition(".")[0]):
-        return _MISSING
-    try:
-        return importlib.import_module(name)
-    except Exception:  # the body will raise it when it runs; nothing to follow now
-        return _MISSING
-
-
-def _user_package(top: str) -> bool:
-    try:
-        spec = importlib.util.find_spec(top)  # a top-level name: nothing is imported
-    except (ImportError, ValueError):
-        return False
-    if spec is None:
-        return False
-    places = [spec.origin, *(spec.submodule_search_locations or [])]
-    path = next((p for p in places if p and p not in ("built-in", "frozen")), None)
-    return path is not None and _is_user_file(path, top)
 
 
 # ---------------------------------------------------------------- defaults and closures

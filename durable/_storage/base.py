@@ -3,8 +3,9 @@
 implements; a `Store` speaks of runs above it: manifests, blobs, leases
 and each run's record log (`recordlog`: one object per record by default,
 one append-only file per run in the local store), every write fenced by the
-run's lease (`fence`). Two backends: plain files (`local`) and fsspec for
-every other URL (`objects`); `factory` opens the right one for a URL."""
+run's lease (`fence`). Three backends: plain files (`local`), fsspec for
+every other URL (`objects`), and a user's own key store (`keystore`, the
+protocol `recordlog.KeyStore`); `factory` opens the right one."""
 
 from __future__ import annotations
 

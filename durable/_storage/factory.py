@@ -1,5 +1,5 @@
-"""Opening a store: a local folder or any fsspec URL. It sits above the
-two implementations, which know nothing of each other."""
+"""Opening a store: a local folder, any fsspec URL, or a user's own key
+store. It sits above the implementations, which know nothing of each other."""
 
 from __future__ import annotations
 
@@ -9,13 +9,19 @@ from typing import Any
 from .._settings import setting
 from ..errors import ConfigurationError
 from .base import Store
+from .keystore import BackendStore
 from .local import LocalStore
 from .objects import FsspecStore
+from .recordlog import KeyStore
 
 
-def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Store:
-    """Open a store: a local folder or any fsspec URL. The default is
-    `durable.configure(store=...)`, else `$DURABLE_STORE`, else `./.durable`.
+def open_store(
+    url: str | os.PathLike[str] | KeyStore | None = None, **options: Any
+) -> Store:
+    """Open a store: a local folder, any fsspec URL, or your own backend (an
+    object with the `durable.KeyStore` methods: get, get_many, put, create,
+    list, delete). The default is `durable.configure(store=...)`, else
+    `$DURABLE_STORE`, else `./.durable`.
 
     Store options: `signing_key` (default `$DURABLE_SIGNING_KEY`): HMAC-sign
     and verify every record; `allow_pickle=False` (or
@@ -23,16 +29,19 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     `blob_threshold` (bytes, 1 MiB): larger outputs are stored once under
     `blobs/<sha256>`; `lease_ttl` (seconds): how long a dead holder's lease
     on an object store blocks a run; `durability` (`"fsync"`, the default,
-    `"batch"` or `"none"`; default `$DURABLE_DURABILITY`) and
+    `"batch"` or `"none"`; default `durable.configure(durability=)`, else
+    `$DURABLE_DURABILITY`) and
     `sync_interval` (seconds, 1.0, for `"batch"`): when a local run log is
     fdatasync'ed (see docs/storage.md). Every other option goes to fsspec, e.g.
     `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
-    target = os.fspath(url) if url is not None else setting("store")
-    if isinstance(target, Store):  # durable.configure(store=a_store)
+    if url is not None and not isinstance(url, (str, os.PathLike, Store)):
+        return BackendStore(url, **options)
+    target = url if isinstance(url, Store) else os.fspath(url) if url is not None else setting("store")
+    if isinstance(target, Store):  # an open store, or durable.configure(store=a_store)
         if options:
             raise ConfigurationError(
-                f"the configured store is the object {target.url}; options "
-                f"({', '.join(options)}) apply only to a URL: pass its URL instead"
+                f"the store {target.url} is already open; options "
+                f"({', '.join(options)}) apply when a store is opened: pass its URL instead"
             )
         return target
     if "://" not in target or target.startswith("file://"):

@@ -21,14 +21,39 @@ from .segments import read_snapshot
 
 
 class KeyStore(Protocol):
-    """The primitive key store the object layout needs."""
+    """The primitive key store: all a backend implements (public as
+    `durable.KeyStore`; `durable.open_store(backend)` builds a Store, leases
+    included, over it; docs/storage.md "Your own store"). Keys are
+    '/'-separated printable strings without `* ? [ ]`; values are bytes.
+    Every client, in any process, sees every completed write at once."""
 
-    def get(self, key: str) -> bytes | None: ...
-    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]: ...
-    def put(self, key: str, data: bytes) -> None: ...
-    def create(self, key: str, data: bytes) -> bool: ...
-    def list(self, prefix: str) -> builtins.list[str]: ...
-    def delete(self, keys: Iterable[str]) -> None: ...
+    def get(self, key: str) -> bytes | None:
+        """The bytes at key, None when absent."""
+        ...
+
+    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]:
+        """The keys that exist, with their bytes; absent ones are left out.
+        Raise rather than leave out a key that could not be read."""
+        ...
+
+    def put(self, key: str, data: bytes) -> None:
+        """Write or replace, atomically: a reader sees the old or the new bytes."""
+        ...
+
+    def create(self, key: str, data: bytes) -> bool:
+        """Create-only and atomic: of any number of writers racing for an
+        absent key, in any process, exactly one gets True and its bytes stay;
+        False when the key exists (nothing written)."""
+        ...
+
+    def list(self, prefix: str) -> builtins.list[str]:
+        """Every key starting with prefix ("" or ending in "/"), at any
+        depth, read fresh: a key created anywhere is listed at once."""
+        ...
+
+    def delete(self, keys: Iterable[str]) -> None:
+        """Remove these keys (any iterable); missing ones are no error."""
+        ...
 
 
 class RecordLog(Protocol):

@@ -1,5 +1,6 @@
 """Helpers for testing code that uses durable: a fresh in-memory store and a
-clock that never waits."""
+clock that never waits. `durable.testing.store_conformance` (imported on its
+own; it needs pytest) is the suite a store must pass."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import contextlib
 import uuid
 from collections.abc import Iterator
 
-from ._storage import clock as clocks
-from ._storage.base import Store
-from ._storage.factory import open_store
+from .._storage import clock as clocks
+from .._storage.base import Store
+from .._storage.factory import open_store
 
 
 def memory_store(**options: object) -> Store:

@@ -1,0 +1,114 @@
+"""Modules a function imports inside its body, and the objects those
+imports will bind, told the same whether or not the module is already
+imported: a fingerprint (and a workflow's reach) must not depend on what
+else the process happened to import first.
+
+Only the user's own modules are resolved (imported if need be: they are
+code the function runs anyway). A library is never imported just to be
+fingerprinted, and so, for the same fingerprint in every process, nothing
+a library module holds counts through an import in a body, even when it is
+loaded already; its import statement counts, as part of the source."""
+
+from __future__ import annotations
+
+import dis
+import importlib
+import importlib.util
+import sys
+import types
+from collections.abc import Iterator
+from functools import lru_cache
+
+from .reach import _MISSING, _is_user_file, code_objects
+
+_LEVELS = ("LOAD_CONST", "LOAD_SMALL_INT")  # how the level of a relative import is pushed
+
+
+def imported_value(module: str, attr: str | None) -> object:
+    """What `import module` (attr None: binds the top package), `import
+    module as x` (attr "") or `from module import attr` binds, or
+    `_MISSING` for a library or a module that cannot be imported now."""
+    value = import_user_module(module)
+    if value is _MISSING:
+        return value
+    if attr is None:  # `import a.b` binds `a`
+        return sys.modules.get(module.partition(".")[0], _MISSING)
+    if not attr:
+        return value
+    found = getattr(value, attr, _MISSING)
+    return found if found is not _MISSING else import_user_module(f"{module}.{attr}")
+
+
+def import_user_module(name: str) -> object:
+    """The user's module `name`, imported if need be; `_MISSING` for a
+    library's, loaded or not (see the module docstring)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module if user_module(module) else _MISSING
+    if not _user_package(name.partition(".")[0]):
+        return _MISSING
+    try:
+        return importlib.import_module(name)
+    except Exception:  # the body will raise it when it runs; nothing to follow now
+        return _MISSING
+
+
+def user_module(module: types.ModuleType) -> bool:
+    filename = getattr(module, "__file__", None)
+    return isinstance(filename, str) and _is_user_file(filename, module.__name__.partition(".")[0])
+
+
+def _user_package(top: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(top)  # a top-level name: nothing is imported
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    places = [spec.origin, *(spec.submodule_search_locations or [])]
+    path = next((p for p in places if p and p not in ("built-in", "frozen")), None)
+    return path is not None and _is_user_file(path, top)
+
+
+def absolute(module: str, level: int, package: str) -> str:
+    if not level:
+        return module
+    try:
+        return importlib.util.resolve_name("." * level + module, package)
+    except (ImportError, ValueError):
+        return ""
+
+
+def body_modules(code: types.CodeType, package: str) -> Iterator[types.ModuleType]:
+    """The user's modules that import statements in this code (and the
+    functions nested in it) bind, told from the bytecode alone: `import a.b`
+    yields `a` and `a.b`; `from a import f` yields `a`, whose `f` the caller
+    finds among the code's names."""
+    for name in _import_names(code, package):
+        found = import_user_module(name)
+        if isinstance(found, types.ModuleType):
+            yield found
+
+
+@lru_cache(maxsize=4096)
+def _import_names(code: types.CodeType, package: str) -> tuple[str, ...]:
+    """Absolute names of the modules the code imports (read once per code
+    object: a workflow's reach is taken at every call)."""
+    names: dict[str, None] = {}
+    for co in code_objects(code):
+        previous: list[dis.Instruction] = []
+        for ins in dis.get_instructions(co):
+            if ins.opname == "IMPORT_NAME" and isinstance(ins.argval, str):
+                name = absolute(ins.argval, _level(previous), package)
+                if name:
+                    names.update(dict.fromkeys((name.partition(".")[0], name)))
+            previous = [*previous[-1:], ins]
+    return tuple(names)
+
+
+def _level(before: list[dis.Instruction]) -> int:
+    """The level an IMPORT_NAME was given: pushed two instructions before it."""
+    ins = before[-2] if len(before) == 2 else None
+    if ins is not None and ins.opname in _LEVELS and isinstance(ins.argval, int):
+        return ins.argval
+    return 0
