@@ -54,9 +54,13 @@ class Witness:
         """Whether every call gives the same value now. Any error counts as
         a change (fail closed)."""
         try:
-            return all(same(fn(*args), value) for fn, args, value in self.calls)
+            for fn, args, value in self.calls:
+                now = fn(*args)
+                if now is not value and not same(now, value):
+                    return False
         except Exception:
             return False
+        return True
 
 
 _RECORDING: ContextVar[Witness | None] = ContextVar("durable_fingerprint_witness", default=None)

@@ -28,15 +28,18 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Sto
     return FsspecStore(target, **options)
 
 
-# Stores a plain cached call opened, by location and signing key.
-_stores: dict[tuple[str | None, str, str | None], Store] = {}
+# Stores a plain cached call opened, by working folder and the variables
+# `open_store` reads (location, signing key, pickle policy).
+_ENV = ("DURABLE_STORE", "DURABLE_SIGNING_KEY", "DURABLE_ALLOW_PICKLE")
+_stores: dict[tuple[str | None, ...], Store] = {}
 
 
 def default_store() -> Store:
     """The store a plain call caches in: `$DURABLE_STORE`, else `./.durable`
-    (opened once per location and signing key)."""
+    (opened once per working folder and value of those variables: setting
+    `DURABLE_ALLOW_PICKLE=0` later is obeyed)."""
     env = os.environ
-    slot = (env.get("DURABLE_STORE"), os.getcwd(), env.get("DURABLE_SIGNING_KEY"))
+    slot = (os.getcwd(), *[env.get(k) for k in _ENV])
     store = _stores.get(slot)
     if store is None:
         store = _stores[slot] = open_store()
