@@ -5,6 +5,10 @@ Plain calls find their store by the environment as it is now."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -106,3 +110,81 @@ def test_a_plain_call_obeys_allow_pickle_set_later(
     with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
         pairs(1)
     assert CALLS["pairs"] == 1
+
+
+# ---------------------------------------------------------------- kill -9 while storing
+
+CRASH = """
+import sys
+import durable
+from durable._storage import cachestore
+
+LOG, HOLD = sys.argv[1], sys.argv[2]
+write_entry = cachestore.write_entry
+
+
+def hold(point):
+    if point == HOLD:
+        print("HELD", flush=True)
+        sys.stdin.readline()  # the parent kills us here
+
+
+def paused(store, key, record):
+    hold("blob-stored")  # the blob is written, the entry is not
+    made = write_entry(store, key, record)
+    hold("entry-stored")  # the entry is written, the run's record is not
+    return made
+
+
+cachestore.write_entry = paused
+
+
+@durable.step(cache=True)
+def big(n: int) -> bytes:
+    with open(LOG, "a") as f:
+        f.write("x")
+    return bytes(range(256)) * n
+
+
+@durable.workflow(run_id="crash")
+def flow(n: int) -> int:
+    return sum(big(n))
+
+
+print("VALUE", flow(4096), flush=True)
+"""
+
+
+def _child(script: Path, log: Path, hold: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(script), str(log), hold],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["blob-stored", "entry-stored"])
+def test_kill_9_while_storing_a_cached_value(
+    tmp_path: Path, child_env: dict[str, str], point: str
+) -> None:
+    """A run killed between storing the blob and the entry, or between the
+    entry and its own record, resumes to the right value; the step ran
+    again only if its entry was not there yet, and the store holds one
+    entry and one blob."""
+    script, log = tmp_path / "flow.py", tmp_path / "log"
+    script.write_text(CRASH)
+    child = _child(script, log, point, child_env)
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "HELD"
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait() == -signal.SIGKILL
+    resumed = _child(script, log, "-", child_env)
+    out, _ = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, out
+    assert out.strip() == f"VALUE {sum(bytes(range(256))) * 4096}"
+    assert log.read_text() == ("xx" if point == "blob-stored" else "x")
+    store = durable.open_store(tmp_path / "store")
+    assert len(store.list(cachestore.ENTRIES)) == len(store.list(cachestore.BLOBS)) == 1
