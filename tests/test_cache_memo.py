@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 MODULE = """\
 import durable
+import memo_cfg as cfg
 
 RUNS = []
 LIMIT = 2
@@ -72,7 +73,8 @@ scaler = make_scaler(1)
 @durable.step(cache=True)
 def work(x):
     RUNS.append(x)  # program state: appending never changes the fingerprint
-    return helper(x) * Cfg.SCALE + HANDLERS["a"](x) + sum(TABLE) + scaler(x) + OFFSETS[0]
+    total = helper(x) * Cfg.SCALE + HANDLERS["a"](x) + sum(TABLE) + scaler(x)
+    return total + OFFSETS[0] + cfg.FACTOR
 """
 
 
@@ -80,12 +82,15 @@ def work(x):
 def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
     name = f"memo_mod_{uuid.uuid4().hex[:8]}"
     (tmp_path / f"{name}.py").write_text(MODULE)
+    (tmp_path / "memo_cfg.py").write_text("FACTOR = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delitem(sys.modules, "memo_cfg", raising=False)
     monkeypatch.setenv("DURABLE_STORE", f"memory://memo-{uuid.uuid4().hex}")
     module = __import__(name)
     yield module
-    sys.modules.pop(name, None)
+    for gone in (name, "memo_cfg"):
+        sys.modules.pop(gone, None)
 
 
 def fresh(mod: types.ModuleType) -> str:
@@ -118,6 +123,10 @@ def _rebind_constant(m: types.ModuleType) -> None:
     m.LIMIT = 3
 
 
+def _set_module_attribute(m: types.ModuleType) -> None:
+    m.cfg.FACTOR = 2  # `cfg.FACTOR`, read through another module
+
+
 def _rebind_tuple(m: types.ModuleType) -> None:
     m.OFFSETS = (4, 2)
 
@@ -148,6 +157,7 @@ CHANGES = {
     "helper __code__ replaced": _replace_code,
     "constant rebound": _rebind_constant,
     "tuple constant rebound": _rebind_tuple,
+    "another module's constant set": _set_module_attribute,
     "dict of helpers changed in place": _swap_handler,
     "list counted by value mutated in place": _grow_table,
     "class attribute set": _set_class_attribute,

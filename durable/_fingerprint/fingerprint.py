@@ -185,7 +185,7 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
         if is_durable(obj):
             stamp = witnessed(durable_fingerprint_of, obj) if steps else None
             if stamp is not None:
-                found.setdefault("step:" + identity_of(obj), []).append(stamp)
+                found.setdefault("step:" + witnessed(identity_of, obj), []).append(stamp)
             continue
         sub = _analyse(obj, role="helper", named=False)
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}

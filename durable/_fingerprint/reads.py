@@ -136,9 +136,9 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     obj = witnessed(scope.namespace.get, chain[0], _MISSING)
     for i, attr in enumerate(chain[1:], start=1):
         if isinstance(obj, types.ModuleType):
-            scope = _Scope(vars(obj), _user_module(obj))
+            scope = _Scope(vars(obj), witnessed(_user_module, obj))
             obj = witnessed(getattr, obj, attr, _MISSING)
-        elif isinstance(obj, type) and _user_class(obj):
+        elif isinstance(obj, type) and witnessed(_user_class, obj):
             scope = _Scope(vars(obj), False, is_class=True)
             obj = witnessed(class_member, obj, attr)
         else:
