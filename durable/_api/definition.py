@@ -13,9 +13,9 @@ from .._fingerprint.fingerprint import (
     IDENTITY,
     Fingerprint,
     combine,
-    fingerprint_function,
     referenced_objects,
 )
+from .._fingerprint.memo import memo_fingerprint
 
 
 def definition_of(flow: Any) -> Definition:
@@ -35,7 +35,7 @@ def own_fingerprint(flow: Any) -> Fingerprint:
     cell may rebind a constant or helper it reads, or its file may have
     been edited since import (then this raises). The costly parts
     (parsing, compiling, tokenising a definition) are cached by text."""
-    return fingerprint_function(flow.fn, name=flow._identity, version=flow.version, steps=False)
+    return memo_fingerprint(flow.fn, name=flow._identity, version=flow.version, steps=False)
 
 
 def _reach(flow: Any, found: Definition, seen: set[int]) -> None:

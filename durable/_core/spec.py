@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._fingerprint.fingerprint import Fingerprint, fingerprint_function
+from .._fingerprint.fingerprint import Fingerprint
+from .._fingerprint.memo import memo_fingerprint
 from ..errors import ValidationError
 from .context import RunState
 from .retry import RetryPolicy
@@ -91,7 +92,8 @@ def refingerprint(spec: StepSpec) -> Fingerprint:
     notebook cell) exist only now. When that fails (its file was edited
     after import, a helper has no source) the error propagates: a step
     whose code cannot be established is never replayed under the
-    fingerprint it had at decoration."""
-    return fingerprint_function(
+    fingerprint it had at decoration. Memoised while nothing it was
+    computed from changed (`_fingerprint.memo`)."""
+    return memo_fingerprint(
         spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
     )

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from .source import Source, parse, runs_this_source, source_of, stale_source
+from .witness import witnessed
 
 
 def binding_statements(
@@ -27,13 +28,13 @@ def binding_statements(
     otherwise the module's file, checked against the running code unless
     it is `checked_file` (that of the function reading the name, whose
     check has just passed)."""
-    cells = namespace.get("_ih")
-    if isinstance(cells, list):
-        for text in reversed(cells):
+    cells = witnessed(_cells_of, namespace)
+    if cells[0] is not None:
+        for text in reversed(cells[0]):
             found = _binders(text).get(name) if isinstance(text, str) else None
             if found:
                 return found
-    files = [namespace.get("__file__"), checked_file]
+    files = [cells[1], checked_file]
     for filename in dict.fromkeys(f for f in files if isinstance(f, str)):
         src = source_of(filename, namespace)
         found = _binders(src.text).get(name)
@@ -42,6 +43,12 @@ def binding_statements(
                 raise stale_source(str(namespace.get("__name__", "?")), filename)
             return found
     return None
+
+
+def _cells_of(namespace: Mapping[str, Any]) -> tuple[Any, Any]:
+    # IPython appends each cell run to `_ih`; its `__file__` names the module's file.
+    cells = namespace.get("_ih")
+    return (list(cells) if isinstance(cells, list) else None), namespace.get("__file__")
 
 
 def _module_matches(filename: str, namespace: Mapping[str, Any], src: Source) -> bool:

@@ -32,6 +32,7 @@ from .reads import Analysis, read_live, read_names
 from .references import referenced_objects
 from .source import Source, find_definitions, runs_this_source, source_of, stale_source
 from .values import _live_tokens, hash_tokens
+from .witness import live_state, witnessed
 
 # The rest of the package and the tests import these from here, wherever
 # they are defined.
@@ -74,11 +75,13 @@ def fingerprint_function(
     `deep=False` leaves out the helpers (and steps) `fn` calls; `steps=False`
     leaves out only the steps and workflows, for a caller that combines
     their fingerprints itself (a workflow's definition)."""
-    identity = identity_of(fn, name)
     if version is not None:
+        identity = witnessed(identity_of, fn, name)
         parts: dict[str, str] = {"version": str(version)}
         return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
     root = _analyse(fn, role="function", named=name is not None)
+    # After the analysis, which witnessed what the identity is made of.
+    identity = identity_of(fn, name)
     parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
     value = digest(identity, *_flatten(parts))
     return Fingerprint(value, identity, parts, frozenset(root.unresolved))
@@ -97,23 +100,30 @@ def combine(identity: str, own: str, children: Mapping[str, str]) -> str:
 
 def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
     if isinstance(fn, functools.partial):
+        witnessed(_partial_state, fn)
         inner = _analyse(fn.func, role=role, named=named)
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
         return inner
-    target = _target(fn)
-    code = getattr(target, "__code__", None)
+    target = witnessed(_target, fn)
+    code = witnessed(getattr, target, "__code__", None)
     if not isinstance(code, types.CodeType):
         raise ConfigurationError(
             f"{identity_of(fn)} is not a Python function; pass version='...' to fingerprint it"
         )
-    globs = getattr(target, "__globals__", None)
+    globs = witnessed(getattr, target, "__globals__", None)
+    # What `read_live`, `read_names` and `identity_of` read of it.
+    witnessed(live_state, target)
     src = source_of(code.co_filename, globs)
     nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
     out = Analysis({"code": _code_hash(nodes)})
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
     return out
+
+
+def _partial_state(fn: functools.partial[Any]) -> tuple[Any, ...]:
+    return fn.func, fn.args, tuple(fn.keywords.items())
 
 
 def _definitions(
@@ -181,9 +191,9 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
             continue
         seen.add(id(obj))
         if is_durable(obj):
-            stamp = durable_fingerprint_of(obj) if steps else None
+            stamp = witnessed(durable_fingerprint_of, obj) if steps else None
             if stamp is not None:
-                found.setdefault("step:" + identity_of(obj), []).append(stamp)
+                found.setdefault("step:" + witnessed(identity_of, obj), []).append(stamp)
             continue
         sub = _analyse(obj, role="helper", named=False)
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}

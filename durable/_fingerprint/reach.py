@@ -114,6 +114,8 @@ def _label(value: object, depth: int = 0) -> str:
 
 
 def _target(fn: Any) -> Any:
+    if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
+        return fn  # the common case, without `inspect.unwrap`
     if isinstance(fn, functools.partial):
         return _target(fn.func)
     try:

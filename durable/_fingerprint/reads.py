@@ -38,6 +38,7 @@ from .reach import (
     held_callables,
 )
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
+from .witness import remember, witnessed
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -80,6 +81,8 @@ def read_names(
     if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
         names.discard(fn.__name__)
     local = _local_imports(tuple(nodes), globs)
+    if local:  # none without an import statement in the source (witnessed)
+        remember(_local_imports, (tuple(nodes), globs), local)
     module = _Scope(globs, True, code.co_filename)
     done: set[tuple[str, ...]] = set()
     for chain in _chains(tuple(nodes)):
@@ -112,7 +115,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
     elif _followable(obj):
         out.reached.append(obj)
     elif scope.user or scope.is_class:
-        out.reached.extend(held_callables(obj))
+        out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
             out.parts["global:" + key] = _bound(path[-1], obj, scope)
 
@@ -120,7 +123,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
 def _bound(name: str, obj: object, scope: _Scope) -> str:
     found = binding_statements(name, scope.namespace, scope.checked_file)
     if found is None:
-        return hash_tokens(fallback_tokens(obj))
+        return hash_tokens(witnessed(fallback_tokens, obj))
     return hash_tokens(node_hash(s) for s in found)
 
 
@@ -128,14 +131,14 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     """Follow `chain` through modules and the user's own classes (`cfg.LIMIT`,
     `Cfg.LIMIT`), not through other objects (`obj.attr` is state). Returns
     the path followed, the object and the scope its last name was found in."""
-    obj = scope.namespace.get(chain[0], _MISSING)
+    obj = witnessed(scope.namespace.get, chain[0], _MISSING)
     for i, attr in enumerate(chain[1:], start=1):
         if isinstance(obj, types.ModuleType):
-            scope = _Scope(vars(obj), user_module(obj))
-            obj = getattr(obj, attr, _MISSING)
-        elif isinstance(obj, type) and _user_class(obj):
+            scope = _Scope(vars(obj), witnessed(user_module, obj))
+            obj = witnessed(getattr, obj, attr, _MISSING)
+        elif isinstance(obj, type) and witnessed(_user_class, obj):
             scope = _Scope(vars(obj), False, is_class=True)
-            obj = class_member(obj, attr)
+            obj = witnessed(class_member, obj, attr)
         else:
             return chain[:i], obj, scope
     return chain, obj, scope

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
+from .witness import file_state, witnessed
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # The flags a `from __future__ import ...` leaves on every code object
@@ -57,6 +58,7 @@ def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source
     """The current text of `filename` ("" when there is none: exec, `python -c`)."""
     if filename in _SHARED_NAMES:
         return _NONE
+    witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
     linecache.checkcache(filename)  # drops entries whose file changed; cells stay
     # What linecache needs to ask a loader for the source (zip imports),
     # without copying a namespace that may be large.

@@ -17,6 +17,7 @@ and pruning the cache keeps every blob a run still refers to."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import string
 import threading
@@ -27,7 +28,7 @@ from ..errors import CorruptRecordError, IntegrityError
 from . import codec
 from .base import SHARED_BLOBS, Store
 from .clock import now
-from .records import StepRecord, encode_into, load_stored, seal, unseal
+from .records import StepRecord, decode_stored, encode_into, seal, sealed_body, unseal
 
 AREA = "cache/"
 ENTRIES = AREA + "entries/"
@@ -52,7 +53,10 @@ def step_part(name: str) -> str:
 
 
 def entry_key(name: str, fingerprint: str, digest: str) -> str:
-    return f"{ENTRIES}{step_part(name)}/{fingerprint}.{digest}"
+    return f"{ENTRIES}{_step_part(name)}/{fingerprint}.{digest}"
+
+
+_step_part = functools.lru_cache(maxsize=1024)(step_part)  # a hit names its folder
 
 
 def used_key(key: str) -> str:
@@ -103,14 +107,26 @@ def entry_value(store: Store, entry: Entry) -> Any:
     """The value an entry holds, or MISSING when its blob is gone or damaged
     (pruned meanwhile: a miss). Decoded under the store's `allow_pickle`."""
     rec = entry.record
-    if rec.encoding is None:
+    data = rec.value if rec.blob is None else _blob_body(store, rec.blob)
+    if rec.encoding is None or data is None:
         return MISSING
+    return decode_stored(store, rec.encoding, data, name=entry.key)
+
+
+def _blob_body(store: Store, digest: str) -> memoryview | None:
+    """A large value's encoded bytes, verified by ONE pass of SHA-256: the
+    blob's name is the hash of all its bytes, and the entry naming it was
+    verified (checksum, or HMAC with the signing key) when it was read, so
+    a blob that hashes to its name is intact and is the one the entry's
+    writer stored; its envelope need not be checked again. None when it is
+    gone or damaged (a miss: the value is computed and stored again)."""
+    raw = store.get_blob(*SHARED_BLOBS, digest)
+    if raw is None or hashlib.sha256(raw).hexdigest() != digest:
+        return None
     try:
-        return load_stored(
-            store, SHARED_BLOBS, rec.encoding, rec.value, rec.blob, position=None, name=entry.key
-        )
-    except CorruptRecordError:
-        return MISSING
+        return sealed_body(raw)
+    except ValueError:
+        return None
 
 
 def is_missing(value: Any) -> bool:

@@ -111,7 +111,9 @@ def _named(obj: Any) -> str:
     return f" {name!r}" if isinstance(name, str) else ""
 
 
-def decode_value(tag: str, data: bytes, *, allow_pickle: bool = True, key: str = "") -> Any:
+def decode_value(
+    tag: str, data: bytes | memoryview, *, allow_pickle: bool = True, key: str = ""
+) -> Any:
     if tag == MSGPACK:
         return unpack(data)
     if tag == PICKLE:
@@ -125,7 +127,7 @@ def pack(obj: Any) -> bytes:
     return msgpack.packb(obj, use_bin_type=True)  # type: ignore[no-any-return]
 
 
-def unpack(data: bytes) -> Any:
+def unpack(data: bytes | memoryview) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 

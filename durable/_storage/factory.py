@@ -49,18 +49,22 @@ def open_store(
     return FsspecStore(target, **options)
 
 
-# Stores a plain cached call opened, by location and signing key.
-_stores: dict[tuple[str, str, str | None], Store] = {}
+# Stores a plain cached call opened, by working folder and the variables
+# `open_store` reads (location, signing key, pickle policy).
+_ENV = ("DURABLE_SIGNING_KEY", "DURABLE_ALLOW_PICKLE")
+_stores: dict[tuple[str | None, ...], Store] = {}
 
 
 def default_store() -> Store:
     """The store a plain call caches in: the configured one (`configure`,
-    `$DURABLE_STORE`, else `./.durable`), opened once per location and
-    signing key."""
+    `$DURABLE_STORE`, else `./.durable`), opened once per location, working
+    folder and value of the variables `open_store` reads (setting
+    `DURABLE_ALLOW_PICKLE=0` later is obeyed)."""
     target = setting("store")
     if isinstance(target, Store):
         return target
-    slot = (target, os.getcwd(), os.environ.get("DURABLE_SIGNING_KEY"))
+    env = os.environ
+    slot = (target, os.getcwd(), *[env.get(k) for k in _ENV])
     store = _stores.get(slot)
     if store is None:
         store = _stores[slot] = open_store(target)

@@ -106,8 +106,22 @@ def read(path: str) -> tuple[bytes, Identity] | None:
         if e.errno == errno.ELOOP:
             return None
         raise
-    with os.fdopen(fd, "rb") as f:
-        return f.read(), identity(os.fstat(f.fileno()))
+    try:
+        st = os.fstat(fd)
+        return _read_all(fd, st.st_size), identity(st)
+    finally:
+        os.close(fd)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    # Straight into one bytes object, without a buffered file object around
+    # it: cheaper for a small entry, one copy for a large blob. Read to the
+    # end, as `f.read()` does: a read may return less than asked for.
+    data = os.read(fd, size)
+    parts = [data]
+    while chunk := os.read(fd, 1 << 20):
+        parts.append(chunk)
+    return data if len(parts) == 1 else b"".join(parts)
 
 
 def identity(st: os.stat_result) -> Identity:

@@ -103,6 +103,18 @@ def _unseal_crc(
     return body
 
 
+def sealed_body(data: bytes | memoryview) -> memoryview:
+    """The body of a sealed object that is already known to be intact and
+    ours: its bytes hash to the content address a verified (checked or
+    signed) record names, which covers every byte, the envelope's own
+    checksum and signature included. Nothing is hashed again or copied."""
+    view = memoryview(data)
+    flag = bytes(view[4:5])
+    if bytes(view[:4]) != _MAGIC or flag not in (_PLAIN, _SIGNED):
+        raise ValueError("not a sealed object")
+    return view[_SIGNED_HEAD if flag == _SIGNED else _HEAD :]
+
+
 def sealed_sum(data: bytes) -> bytes:
     """The checksum a sealed object carries (of everything after it)."""
     return data[len(_MAGIC) + 1 : _HEAD]
@@ -168,7 +180,7 @@ def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value:
     return len(data)
 
 
-def decode_stored(store: Store, encoding: str, data: bytes, *, name: str) -> Any:
+def decode_stored(store: Store, encoding: str, data: bytes | memoryview, *, name: str) -> Any:
     """THE place a value read from a store is decoded: step and item
     records, blobs, a manifest's arguments and result, fork sources and
     history previews all come here, so the store's `allow_pickle` (and

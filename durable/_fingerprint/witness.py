@@ -1,0 +1,152 @@
+"""Witnesses: what a fingerprint was computed from, cheap to check again.
+
+Pure standard library. While a fingerprint is computed for the memo (see
+`memo`), every input the analysis reads from the running program goes
+through `witnessed` (or `witnessed_lookup`): the function and arguments that
+produced it and the value they gave are kept. The memoised fingerprint is
+reused only while every one of those calls gives the same value again, so a
+rebound helper or constant, a replaced `__code__`, a changed closure cell,
+an edited file or a new notebook cell makes it be computed afresh. What is
+not read through here is not witnessed: a new input of the analysis must be
+read through `witnessed`, or the memo would miss its changes.
+
+Values are compared by `same`: plain scalars by type and value, tuples,
+lists and dicts item by item, anything else by identity (the memo holds
+the objects, so an id cannot be reused meanwhile). A list, dict or set found
+by name may be changed in place without being rebound: where its contents
+count (the functions it holds, its plain data when no statement binds it),
+what they gave is witnessed as a fresh list.
+"""
+
+from __future__ import annotations
+
+import linecache
+import operator
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+_SCALARS = (str, int, bytes, bool, type(None))
+_ITEMS = (tuple, list)
+_UNSET = object()
+
+
+class Witness:
+    """The calls an analysis made and what each gave (each call once)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Callable[..., Any], tuple[Any, ...], Any]] = []
+        self._seen: set[tuple[Any, ...]] = set()
+
+    def add(self, fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
+        try:  # a file read twice (its function, then a global's statement) is stat'ed once
+            key = (fn, *args)
+            if key in self._seen:
+                return
+            self._seen.add(key)
+        except TypeError:  # unhashable arguments (a namespace): kept as they come
+            pass
+        self.calls.append((fn, args, value))
+
+    def holds(self) -> bool:
+        """Whether every call gives the same value now. Any error counts as
+        a change (fail closed)."""
+        try:
+            for fn, args, value in self.calls:
+                now = fn(*args)
+                if now is value or (type(now) is tuple and _identical(now, value)):
+                    continue
+                if not same(now, value):
+                    return False
+        except Exception:
+            return False
+        return True
+
+
+_RECORDING: ContextVar[Witness | None] = ContextVar("durable_fingerprint_witness", default=None)
+
+
+@contextmanager
+def recording(witness: Witness) -> Iterator[Witness]:
+    """Calls to `witnessed` in this context (thread, task) go to `witness`."""
+    token = _RECORDING.set(witness)
+    try:
+        yield witness
+    finally:
+        _RECORDING.reset(token)
+
+
+def witnessed(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)`, remembered when a fingerprint is being memoised."""
+    value = fn(*args)
+    remember(fn, args, value)
+    return value
+
+
+def remember(fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
+    """That `fn(*args)` gave `value`, when a fingerprint is being memoised."""
+    witness = _RECORDING.get()
+    if witness is not None:
+        witness.add(fn, args, value)
+
+
+def _identical(a: tuple[Any, ...], b: Any) -> bool:
+    # The common case, item by item in C: the same objects as before.
+    return type(b) is tuple and len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+def same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind in _ITEMS:
+        return len(a) == len(b) and all(map(same, a, b))
+    if kind is dict:
+        return bool(a.keys() == b.keys()) and all(same(a[k], b[k]) for k in a)
+    return kind in _SCALARS and bool(a == b)  # a float, or any object: by identity only
+
+
+def file_state(filename: str) -> object:
+    """What a file's text is told by: its stat (taken before the text is
+    read, so that an edit in between is a change), or, for a notebook cell
+    or a zip import (no file), the linecache entry holding the text."""
+    try:
+        st = os.stat(filename)
+    except (OSError, ValueError):
+        return linecache.cache.get(filename)
+    return st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns
+
+
+def live_state(fn: Any) -> tuple[Any, ...]:
+    """A function's names, defaults and closure cells as they are now, and
+    the type of each value (an object's class decides how it counts), as
+    one flat tuple: unchanged, it holds the same objects as before."""
+    module = getattr(fn, "__module__", None)
+    main = getattr(sys.modules.get("__main__"), "__file__", None) if module == "__main__" else None
+    state = (getattr(fn, "__name__", None), getattr(fn, "__qualname__", None), module, main)
+    cells = tuple(_cell(c) for c in getattr(fn, "__closure__", None) or ())
+    defaults, kw = getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)
+    if not (cells or defaults or kw):
+        return state
+    kw_items = tuple(x for item in (kw or {}).items() for x in item)
+    values = (defaults, *kw_items, *cells)
+    return (*state, len(kw_items), len(cells), *values, *_types(values))
+
+
+def _cell(cell: Any) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # not assigned yet: a later value is a change
+        return _UNSET
+
+
+def _types(value: object) -> Iterator[type]:
+    yield type(value)
+    if type(value) is tuple:  # a list, dict or set held live counts by its type only
+        for item in value:
+            yield from _types(item)

@@ -1,0 +1,269 @@
+"""The memo of a step's fresh fingerprint (`_fingerprint.memo`): a cached
+plain call reuses the last fingerprint only while nothing it was computed
+from changed. Every way the fingerprint can change after a memoised call
+still changes it: the step body's executions are counted across each
+change, and the memoised fingerprint is compared with one computed from
+scratch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._fingerprint.fingerprint import fingerprint_function
+from durable._fingerprint.memo import memo_fingerprint
+from durable.errors import ConfigurationError
+
+REPO = Path(__file__).resolve().parents[1]
+
+MODULE = """\
+import durable
+import memo_cfg as cfg
+
+RUNS = []
+LIMIT = 2
+OFFSETS = (1, 2)
+
+
+def helper(x):
+    return x + LIMIT
+
+
+def other_helper(x):
+    return x - LIMIT
+
+
+def handle_a(x):
+    return x
+
+
+def handle_b(x):
+    return -x
+
+
+HANDLERS = {"a": handle_a}
+globals()["TABLE"] = [1, 2]  # no statement binds it: counted by its value
+
+
+class Cfg:
+    SCALE = 1
+
+
+def make_scaler(k):
+    def scale(x):
+        return x * k
+
+    return scale
+
+
+scaler = make_scaler(1)
+
+
+@durable.step(cache=True)
+def work(x):
+    RUNS.append(x)  # program state: appending never changes the fingerprint
+    total = helper(x) * Cfg.SCALE + HANDLERS["a"](x) + sum(TABLE) + scaler(x)
+    return total + OFFSETS[0] + cfg.FACTOR
+"""
+
+
+@pytest.fixture
+def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    name = f"memo_mod_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(MODULE)
+    (tmp_path / "memo_cfg.py").write_text("FACTOR = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delitem(sys.modules, "memo_cfg", raising=False)
+    monkeypatch.setenv("DURABLE_STORE", f"memory://memo-{uuid.uuid4().hex}")
+    module = __import__(name)
+    yield module
+    for gone in (name, "memo_cfg"):
+        sys.modules.pop(gone, None)
+
+
+def fresh(mod: types.ModuleType) -> str:
+    """The memoised fingerprint, checked against one computed from scratch."""
+    fn = mod.work.__durable_step__.fn
+    memo = memo_fingerprint(fn).value
+    assert memo == fingerprint_function(fn).value
+    return memo
+
+
+def calls_after(mod: types.ModuleType, change: Any) -> tuple[int, int]:
+    """Executions of `work(5)` in two calls after `change`, and whether the
+    fingerprint changed."""
+    before_fp, before = fresh(mod), len(mod.RUNS)
+    change(mod)
+    mod.work(5)
+    mod.work(5)
+    return len(mod.RUNS) - before, int(fresh(mod) != before_fp)
+
+
+def _rebind_helper(m: types.ModuleType) -> None:
+    m.helper = m.other_helper
+
+
+def _replace_code(m: types.ModuleType) -> None:
+    m.helper.__code__ = m.other_helper.__code__
+
+
+def _rebind_constant(m: types.ModuleType) -> None:
+    m.LIMIT = 3
+
+
+def _set_module_attribute(m: types.ModuleType) -> None:
+    m.cfg.FACTOR = 2  # `cfg.FACTOR`, read through another module
+
+
+def _rebind_tuple(m: types.ModuleType) -> None:
+    m.OFFSETS = (4, 2)
+
+
+def _swap_handler(m: types.ModuleType) -> None:
+    m.HANDLERS["a"] = m.handle_b  # the dict is changed in place, not rebound
+
+
+def _grow_table(m: types.ModuleType) -> None:
+    m.TABLE.append(3)  # in place; counted by value (no statement binds it)
+
+
+def _set_class_attribute(m: types.ModuleType) -> None:
+    m.Cfg.SCALE = 2
+
+
+def _change_closure_cell(m: types.ModuleType) -> None:
+    cell = m.scaler.__closure__[0]
+    cell.cell_contents = 3
+
+
+def _rebind_scaler(m: types.ModuleType) -> None:
+    m.scaler = m.make_scaler(4)
+
+
+CHANGES = {
+    "helper rebound": _rebind_helper,
+    "helper __code__ replaced": _replace_code,
+    "constant rebound": _rebind_constant,
+    "tuple constant rebound": _rebind_tuple,
+    "another module's constant set": _set_module_attribute,
+    "dict of helpers changed in place": _swap_handler,
+    "list counted by value mutated in place": _grow_table,
+    "class attribute set": _set_class_attribute,
+    "closure cell changed": _change_closure_cell,
+    "closure rebound": _rebind_scaler,
+}
+
+
+@pytest.mark.parametrize("what", sorted(CHANGES))
+def test_a_change_after_a_memoised_hit_runs_the_step_again(
+    mod: types.ModuleType, what: str
+) -> None:
+    assert mod.work(5) == mod.work(5)
+    assert len(mod.RUNS) == 1  # the second call was a hit, fingerprint memoised
+    assert calls_after(mod, CHANGES[what]) == (1, 1)
+    assert calls_after(mod, lambda m: None) == (0, 0)  # and memoised again
+
+
+def test_program_state_does_not_defeat_the_memo(mod: types.ModuleType) -> None:
+    mod.work(1)
+    fp = fresh(mod)
+    mod.RUNS.extend(range(10))  # bound by `RUNS = []`: its contents never count
+    assert calls_after(mod, lambda m: None) == (1, 0)
+    assert fresh(mod) == fp
+
+
+def test_a_file_edited_after_a_memoised_hit_is_refused(mod: types.ModuleType) -> None:
+    mod.work(5)
+    mod.work(5)
+    path = Path(mod.__file__ or "")
+    path.write_text(MODULE.replace("x + LIMIT", "x + LIMIT + 1"))
+    fn = mod.work.__durable_step__.fn
+    with pytest.raises(ConfigurationError, match="no longer matches the running code"):
+        memo_fingerprint(fn)
+    with pytest.warns(UserWarning, match="no longer matches"):
+        mod.work(5)  # runs without its cache: never served under the old fingerprint
+    assert len(mod.RUNS) == 2
+    path.write_text(MODULE.replace("# program state", "# state"))  # comments only
+    assert mod.work(5) == mod.work(5)
+    assert len(mod.RUNS) == 2  # the source matches again: the first entry is reused
+
+
+def test_a_run_start_sees_the_same_changes(mod: types.ModuleType, tmp_path: Path) -> None:
+    """The run's definition check uses the memo too."""
+    store = durable.open_store(tmp_path / "store")
+    work = mod.work
+
+    @durable.workflow(store=store, name="memo_flow")
+    def flow(x: int) -> int:
+        return int(work(x))
+
+    flow.with_options(run_id="a")(1)
+    flow.with_options(run_id="a")(1)
+    mod.LIMIT = 7
+    with pytest.raises(durable.DefinitionChangedError, match=r"helper memo_mod_\w+\.helper changed"):
+        flow.with_options(run_id="a")(1)
+    assert len(mod.RUNS) == 1
+
+
+# ---------------------------------------------------------------- notebook cells
+
+SHELL = """\
+import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+
+shell = InteractiveShell.instance()
+for cell in json.load(open(sys.argv[1])):
+    shell.run_cell(cell, store_history=True)
+"""
+
+CELLS = [
+    "import durable\nRUNS = []\nTABLE = [1, 2]\n",
+    textwrap.dedent(
+        """\
+        @durable.step(cache=True)
+        def total(n):
+            RUNS.append(n)
+            return n + sum(TABLE)
+        """
+    ),
+    "print('RESULT', total(1), total(1), len(RUNS))",
+    # A later cell changes TABLE at module level: a statement that binds it.
+    "TABLE.append(3)\nprint('RESULT', total(1), total(1), len(RUNS))",
+    "unrelated = 1\nprint('RESULT', total(1), len(RUNS))",  # a new cell, no change
+]
+
+
+def test_a_notebook_cell_that_changes_a_global_is_seen_after_a_hit(tmp_path: Path) -> None:
+    pytest.importorskip("IPython")
+    (tmp_path / "cells.json").write_text(json.dumps(CELLS))
+    (tmp_path / "shell.py").write_text(SHELL)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "DURABLE_STORE": str(tmp_path / "store"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+    }
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "shell.py"), str(tmp_path / "cells.json")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
+    assert lines == ["RESULT 4 4 1", "RESULT 7 7 2", "RESULT 7 2"], done.stdout + done.stderr
