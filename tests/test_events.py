@@ -268,6 +268,8 @@ def test_steps_total_is_the_previous_attempts_count_or_the_fork_sources(
         (run.run_id, None, 0),  # a fresh run: no total known
         ("fork-1", 2, 1),  # the source completed with two operations
     ]
+    # One notion of the total: the event's, the run's and the listing's agree.
+    assert forked.steps_total == 2 == flow.runs()[0].steps_total
 
 
 @pytest.mark.slow

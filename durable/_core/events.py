@@ -38,8 +38,9 @@ class RunStarted(Event):
     `resumed`: an earlier attempt of this run exists; `replayed` counts the
     operations replayed before the first live one, and `resume_position` is
     that one's 0-based top-level position (None when nothing replayed, or
-    everything did, as `Run.resumed_from_step`); `steps_total` is the number of operations the
-    previous attempt recorded, when known (for a progress bar)."""
+    everything did, as `Run.resumed_from_step`); `steps_total` is the number of top-level
+    operations of the previous completed attempt or the fork source, when
+    known (`Run.steps_total`, `RunInfo.steps_total`; for a progress bar)."""
 
     resumed: bool
     resume_position: int | None

@@ -8,11 +8,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .._storage.base import Store
 from .._storage.keys import Position, format_position
-from .._storage.manifest import read_manifest
 from .._storage.records import RunRecord, StepRecord
-from ..errors import DurableError
 from . import events, logs, tracing  # noqa: F401  (the consumers subscribe on import)
 from .context import RunState
 
@@ -33,7 +30,7 @@ def begin(
     ctx.watched = events.detailed()
     ctx.intro = {
         "resumed": before is not None,
-        "steps_total": steps_total(ctx.store, before),
+        "steps_total": None if before is None else before.steps_total(),
         "parent": None if parent is None else str(parent.get("run_id")),
         "started": started,
     }
@@ -45,22 +42,6 @@ def begin(
         events.emit(events.RunRebased(ctx.run_id, ctx.workflow, old, fingerprint))
     if not ctx.records:
         announce(ctx)
-
-
-def steps_total(store: Store, before: RunRecord | None) -> int | None:
-    """How many operations the previous attempt had: known when it
-    completed (a run reopened by a change), or for a fork, its source's."""
-    if before is None:
-        return None
-    total = before.extra.get("operations")
-    source = before.extra.get("forked_from")
-    if total is None and isinstance(source, str):
-        try:
-            origin = read_manifest(store, before.workflow, source)
-        except DurableError:  # only a progress bar's total: never worth failing for
-            return None
-        total = origin.extra.get("operations") if origin is not None else None
-    return total if isinstance(total, int) else None
 
 
 def announce(ctx: RunState) -> None:

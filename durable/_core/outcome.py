@@ -67,7 +67,7 @@ def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
         0,
         0,
         manifest.fingerprint,
-        total if isinstance(total := manifest.extra.get("steps_total"), int) else None,
+        manifest.steps_total(),
     )
 
 

@@ -156,17 +156,8 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     resumes = tuple((float(at), str(before)) for at, before in m.extra.get("resumes", ()))
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
-        position, error, m.reason, parent, _known_total(m.extra, position), resumes, store,
+        position, error, m.reason, parent, m.steps_total(position), resumes, store,
     )  # fmt: skip
-
-
-def _known_total(extra: dict[str, Any], position: int | None) -> int | None:
-    """The recorded total, unless this attempt already went past it (the
-    body changed since): then it is not known."""
-    total = extra.get("steps_total")
-    if not isinstance(total, int) or (position is not None and position > total):
-        return None
-    return total
 
 
 def first_gap(positions: Iterable[int]) -> int:

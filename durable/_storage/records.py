@@ -290,3 +290,12 @@ class RunRecord:
     # steps still to come can be shown while a later attempt runs.
     plan: list[Any] | None = None
     # (The stored form, summary and payload, is in `manifest`.)
+
+    def steps_total(self, position: int | None = None) -> int | None:
+        """THE known total of a run: the top-level positions of its last
+        completed attempt (or its fork source's), unless an attempt at
+        `position` already went past it (the body changed since)."""
+        total = self.extra.get("steps_total")
+        if not isinstance(total, int) or (position is not None and position > total):
+            return None
+        return total
