@@ -261,3 +261,56 @@ def test_durable_own_modules_are_never_followed_as_the_users_code() -> None:
 
     for module in (events, run, workflow):
         assert not _is_user_file(module.__file__ or "", "durable"), module.__name__
+
+
+LOOP_FLOW = '''
+import os
+import sys
+
+import durable
+
+
+def work(i):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write(f"item{i}\\n")
+    if i == 3 and os.environ.get("FLOW_BLOCK_AT") == "3":
+        print("item 3 started", flush=True)
+        sys.stdin.readline()
+    return i * 10
+
+
+@durable.step
+def prep():
+    return 5
+
+
+@durable.workflow(run_id="loop")
+def looping():
+    return durable.loop_over(work, range(prep()), checkpoint_items=True)
+'''
+
+
+def loop_line(tmp: Path) -> tuple[str, ...]:
+    """(kind, name, status, output) of position 1 in `durable show loop`."""
+    shown = durable(tmp, "show", "loop")
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [line.split() for line in shown.stdout.splitlines() if line.startswith("1 ")]
+    return (*line[1:4], " ".join(line[-3:]))
+
+
+def test_show_lists_the_checkpointed_items_of_a_loop_still_running(tmp_path: Path) -> None:
+    write_flow(tmp_path, LOOP_FLOW)
+    child = spawn(tmp_path, "run", "flow.py:looping", env=child_env(tmp_path, FLOW_BLOCK_AT="3"))
+    try:
+        read_until(child.stdout, "item 3 started")
+        running = ("loop", "loop_over(work)", "running", "3 items checkpointed")
+        assert loop_line(tmp_path) == running
+    finally:
+        child.kill()  # a real kill -9 in the middle of the loop
+        child.wait()
+    assert loop_line(tmp_path)[2] == "interrupted"
+    resumed = durable(tmp_path, "run", "flow.py:looping", "--resume", env=child_env(tmp_path))
+    assert resumed.returncode == 0, resumed.stderr
+    # Items 0-2 were checkpointed: only 3 and 4 ran again, item 3 for the second time.
+    assert counts(tmp_path) == {"item0": 1, "item1": 1, "item2": 1, "item3": 2, "item4": 1}
+    assert loop_line(tmp_path)[:3] == ("loop", "loop_over(work)", "completed")

@@ -13,7 +13,14 @@ from typing import Any
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.files import artifact_states
-from .._storage.keys import Position, parse_name, position_key, record_name, top_level
+from .._storage.keys import (
+    Position,
+    item_of,
+    parse_name,
+    position_key,
+    record_name,
+    top_level,
+)
 from .._storage.records import (
     Attempt,
     RunRecord,
@@ -41,7 +48,7 @@ class StepInfo:
     position: Position  # an int in the body; `PositionPath` (prints `2.0.1`) inside a task
     kind: str  # step, loop, sleep
     name: str
-    status: str  # completed, failed, retrying, sleeping, pending
+    status: str  # completed, failed, retrying, sleeping, running, interrupted, pending
     fingerprint: str
     started: float | None
     ended: float | None
@@ -70,6 +77,9 @@ class _Raw:
     records: dict[Position, StepRecord]
     attempts: dict[Position, StepRecord]
     timers: dict[Position, float]
+    # checkpointed items of a loop block, by block: (how many, the block's name)
+    items: dict[Position, tuple[int, str]] = field(default_factory=dict)
+    plan: list[Any] = field(default_factory=list)
 
 
 def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
@@ -82,9 +92,11 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
     info = run_info(store, workflow, run_id)  # checks both names first
     manifest = read_manifest(store, workflow, run_id)
     raw = read_raw(store, workflow, run_id)
+    raw.plan = manifest.plan or []
     if info.status == "completed":
         _check_complete(info, manifest, len(raw.records))
-    positions = sorted(set(raw.records) | set(raw.attempts) | set(raw.timers), key=position_key)
+    found = set(raw.records) | set(raw.attempts) | set(raw.timers) | set(raw.items)
+    positions = sorted(found, key=position_key)
     steps = [_step(store, info, raw, p) for p in positions]
     return info, steps + _pending(info, manifest.plan, {top_level(p) for p in positions})
 
@@ -133,6 +145,10 @@ def _check_complete(info: RunInfo, manifest: RunRecord, found: int) -> None:
 def read_raw(store: Store, workflow: str, run_id: str) -> _Raw:
     raw = _Raw({}, {}, {})
     for name, data in store.peek_records(workflow, run_id).items():
+        item = item_of(name)
+        if item is not None:
+            _count_item(store, raw, (run_id, item[0]), name, data)
+            continue
         parsed = parse_name(name)
         if parsed is None:
             continue
@@ -147,6 +163,21 @@ def read_raw(store: Store, workflow: str, run_id: str) -> _Raw:
             raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
         (raw.records if head == "steps" else raw.attempts)[pos] = rec
     return raw
+
+
+def _count_item(
+    store: Store, raw: _Raw, where: tuple[str, Position], name: str, data: bytes
+) -> None:
+    """Items are counted; the first one of a block is read for the block's name."""
+    run_id, block = where
+    count, label = raw.items.get(block, (0, ""))
+    if not label:
+        body = unseal(data, store.signing_key, run_id=run_id, position=block, name=name)
+        try:
+            label = StepRecord.from_bytes(body).name
+        except Exception as e:
+            raise CorruptRecordError(run_id, block, name, f"undecodable: {e}") from e
+    raw.items[block] = (count + 1, label)
 
 
 def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
@@ -174,10 +205,22 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
             None if started is None or ended is None else max(ended - started, 0.0),
             len(failures), failures, None, None, f"{last.type}: {last.message}" if last else None,
         )  # fmt: skip
+    if pos in raw.items:
+        return _loop_in_flight(raw, pos, live)
     until = raw.timers[pos]
     return StepInfo(
         pos, "sleep", "sleep", "sleeping" if live else "pending", "sleep", None, until,
         None, 0, (), None, None, None,
+    )  # fmt: skip
+
+
+def _loop_in_flight(raw: _Raw, pos: Position, live: bool) -> StepInfo:
+    """A loop block with checkpointed items and no record yet: running now,
+    or left by an attempt that stopped (its items are reused on resume)."""
+    done, name = raw.items[pos]
+    return StepInfo(
+        pos, "loop", name, "running" if live else "interrupted", "", None, None, None, 0, (),
+        None, f"{done} item{'s' if done != 1 else ''} checkpointed", None,
     )  # fmt: skip
 
 
