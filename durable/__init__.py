@@ -34,11 +34,12 @@ from .errors import (
 )
 
 if _TYPE_CHECKING:
+    from ._api.decorate import workflow
     from ._api.load import load
     from ._api.ops import asleep, loop_over, sleep, suspend, wait_for
     from ._api.signals import clear_stop, request_stop, stop_on_signals, stop_requested
     from ._api.step import Step, step
-    from ._api.workflow import AsyncWorkflow, Workflow, workflow
+    from ._api.workflow import AsyncWorkflow, Workflow
     from ._core.artifacts import artifact
     from ._core.cache import Cache
     from ._core.context import Run, RunContext, current_run
@@ -125,7 +126,7 @@ _HOMES = {
     "step": "._api.step",
     "AsyncWorkflow": "._api.workflow",
     "Workflow": "._api.workflow",
-    "workflow": "._api.workflow",
+    "workflow": "._api.decorate",
     "artifact": "._core.artifacts",
     "Cache": "._core.cache",
     "Run": "._core.context",

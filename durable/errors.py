@@ -62,20 +62,12 @@ class DefinitionChangedError(DurableError):
     maps each workflow argument that differs from the completed run's to
     `"old -> new"` previews (empty when the arguments are not the issue)."""
 
-    def __init__(
-        self,
-        workflow: str,
-        run_id: str,
-        old: str,
-        new: str,
-        changed: Mapping[str, str],
-        position: Position | None = None,
-        *,
-        arguments: Mapping[str, str] | None = None,
+    def __init__(  # fmt: skip
+        self, workflow: str, run_id: str, old: str, new: str, changed: Mapping[str, str],
+        position: Position | None = None, *, arguments: Mapping[str, str] | None = None,
     ) -> None:
         self.workflow, self.run_id = workflow, run_id
-        self.old_fingerprint = old
-        self.new_fingerprint = new
+        self.old_fingerprint, self.new_fingerprint = old, new
         self.changed_steps = dict(changed)
         self.changed_arguments = dict(arguments or {})
         self.position = position
@@ -194,13 +186,8 @@ class StorageError(DurableError):
 
 
 class CorruptRecordError(DurableError):
-    def __init__(
-        self,
-        run_id: str,
-        position: Position | None,
-        key: str,
-        why: str,
-        *,
+    def __init__(  # fmt: skip
+        self, run_id: str, position: Position | None, key: str, why: str, *,
         advice: str | None = None,
     ) -> None:
         self.run_id, self.position, self.key = run_id, position, key
@@ -319,8 +306,7 @@ class ValidationError(DurableError):
 
 
 _short = reprlib.Repr()
-_short.maxstring = 60
-_short.maxother = 60
+_short.maxstring = _short.maxother = 60
 _short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
 _short.maxlevel = 3
 

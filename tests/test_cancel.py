@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._storage.keys import cancel_key
 
 from .clikit import child_env, counts, read_until, spawn, write_flow
 from .clikit import durable as durable_cli
@@ -88,6 +89,37 @@ def test_the_holder_stops_at_the_next_boundary(
     fresh = _flow(store, ran)[0].with_options(restart=True)  # ...unless restarted
     assert fresh() == 6
     assert ran == Counter(one=2, two=2, three=1)
+
+
+def test_a_marker_its_holder_never_saw_cancels_the_resume(place: Place) -> None:
+    """`durable cancel` found the run held, wrote its marker, and the holder
+    died before it looked: the next start sees the marker (on object stores
+    in the listing it reads the records with, not by a read of its own) and
+    runs nothing."""
+    store = place.open()
+    ran: Counter[str] = Counter()
+    fail = {"now": True}
+
+    @durable.step
+    def first() -> int:
+        ran["first"] += 1
+        if fail["now"]:
+            raise RuntimeError("the holder goes down")
+        return 1
+
+    @durable.workflow(store=store, run_id="m1")
+    def flow() -> int:
+        return first()
+
+    with pytest.raises(RuntimeError):
+        flow()
+    assert store.create(cancel_key(flow.name, "m1"), b"{}")  # as durable cancel writes it
+    fail["now"] = False
+    other = place.open(own_client=True)  # another process's view
+    with pytest.raises(durable.Cancelled):
+        flow.with_options(store=other).resume("m1")
+    assert ran == Counter(first=1)
+    assert flow.runs()[0].status == "cancelled"
 
 
 def test_the_marker_is_read_at_most_once_per_interval(

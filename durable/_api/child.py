@@ -17,9 +17,9 @@ from .._core.identity import call_digest
 from .._core.plan import Plan
 from .._core.replay import commit, load_value, lookup
 from .._core.run import Flow, acquire, run_locked
-from .._storage.base import Store, check_key_part
+from .._storage.base import Store
 from .._storage.clock import now
-from .._storage.keys import Position, format_position
+from .._storage.keys import Position, check_key_part, format_position
 from .._storage.records import StepRecord
 from .retention import prune
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from collections.abc import Callable, Coroutine
-from typing import Any, Generic, Protocol, TypeVar, overload
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from typing_extensions import ParamSpec
 
@@ -24,16 +24,16 @@ from .._manage.fork import fork_run
 from .._manage.history import StepInfo, history
 from .._manage.runs import RunInfo, delete_run, list_runs
 from .._settings import check
-from .._storage.base import Store, check_key_part
+from .._storage.base import Store
 from .._storage.durability import check_level
 from .._storage.factory import open_store
+from .._storage.keys import check_key_part
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
 from .definition import definition_of
 from .progress_file import following
 from .retention import prune
 from .steer import AsyncSteering, Steering
-from .step import refuse_generators
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -283,58 +283,3 @@ class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
 
     def with_options(self, **options: Any) -> AsyncWorkflow[P, R]:
         return super().with_options(**options)  # type: ignore[return-value]
-
-
-def make_workflow(
-    fn: Callable[..., Any], name: str | None, version: str | None, options: Options
-) -> Any:
-    refuse_generators(fn)
-    cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
-    return cls(fn, name, version, options)
-
-
-class _WorkflowDecorator(Protocol):
-    @overload
-    def __call__(self, fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
-    @overload
-    def __call__(self, fn: Callable[P, R], /) -> Workflow[P, R]: ...
-
-
-@overload
-def workflow(fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
-@overload
-def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
-@overload
-def workflow(
-    *,
-    name: str | None = None,
-    version: str | None = None,
-    store: Store | str | None = None,
-    run_id: str | Callable[..., str] | None = None,
-    on_change: str | None = None,
-    keep_last: int | None = None,
-    progress_file: str | os.PathLike[str] | None = None,
-    durability: str | None = None,
-) -> _WorkflowDecorator: ...
-def workflow(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    version: str | None = None,
-    store: Store | str | None = None,
-    run_id: str | Callable[..., str] | None = None,
-    on_change: str | None = None,
-    keep_last: int | None = None,
-    progress_file: str | os.PathLike[str] | None = None,
-    durability: str | None = None,
-) -> Any:
-    """Make a function resumable: its steps are recorded under a run id, and
-    calling it again with the same run id replays them instead of running."""
-    options = Options(run_id, store, on_change=on_change, keep_last=keep_last,
-                      progress_file=progress_file, durability=durability)  # fmt: skip
-
-    def decorate(f: Callable[..., Any]) -> Any:
-        return make_workflow(f, name, version, options)
-
-    return decorate(fn) if fn is not None else decorate

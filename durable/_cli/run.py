@@ -22,7 +22,8 @@ from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, run_info
-from .._storage.base import Store, check_key_part
+from .._storage.base import Store
+from .._storage.keys import check_key_part
 from ..errors import (
     Cancelled,
     DurableError,

@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._storage import codec
-from .._storage.base import Store, check_key_part
+from .._storage.base import Store
+from .._storage.keys import check_key_part
 from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError, preview_of

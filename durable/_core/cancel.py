@@ -13,13 +13,12 @@ import os
 import time
 
 from .._storage.base import Store
-from .._storage.keys import cancel_key
 from ..errors import Cancelled, ConfigurationError
 from .context import RunState
 
 
 def is_cancelled(store: Store, workflow: str, run_id: str) -> bool:
-    return store.get(cancel_key(workflow, run_id)) is not None
+    return store.cancel_marked(workflow, run_id)
 
 
 def watch(ctx: RunState) -> None:

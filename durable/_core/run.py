@@ -120,9 +120,9 @@ def run_locked(
         if done is not None:
             events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
             return done
-    if manifest is not None and not restart:
-        refuse_cancelled(store, manifest)
     ctx = load_context(store, flow.name, run_id, policy)
+    if manifest is not None and not restart:  # after the read: its listing shows a marker
+        refuse_cancelled(store, manifest)
     cancel.watch(ctx)
     ctx.inputs = dict(inputs or {})
     check_inputs(ctx, ctx.inputs)  # before the run is touched: a refusal changes nothing

@@ -13,8 +13,8 @@ import socket
 import time
 from dataclasses import dataclass
 
-from .._storage.base import Store, check_names
-from .._storage.keys import cancel_key
+from .._storage.base import Store
+from .._storage.keys import cancel_key, check_names
 from .._storage.manifest import write_manifest
 from ..errors import ConfigurationError, RunLockedError
 from .runs import LEASE_TTL, read_manifest

@@ -9,11 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .._storage import codec
-from .._storage.base import Store, check_key_part, check_names
+from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.keys import (
     Position,
     blob_name,
+    check_key_part,
+    check_names,
     is_step_record,
     parse_name,
     position_key,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._storage.base import Store, check_names
-from .._storage.keys import Position, as_position
+from .._storage.base import Store
+from .._storage.keys import Position, as_position, check_names
 from ..errors import ConfigurationError, RunNotFoundError
 from .history import output_loader, read_raw
 from .runs import run_info

@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._storage.base import Store, check_key_part, check_names
+from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import open_store
-from .._storage.keys import is_step_record, position_of
+from .._storage.keys import check_key_part, check_names, is_step_record, position_of
 from .._storage.manifest import HEAD, decode_manifest, manifest_arguments, summary_size
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.records import RunRecord

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import ConfigurationError
 from .durability import check_interval, resolve_durability
 from .fence import Held, load_generation, save_generation
-from .keys import blob_name, generation_of, lease_key, run_prefix
+from .keys import blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .objectlease import object_lease_held
 from .recordlog import ObjectRecords, RecordLog
@@ -30,7 +30,6 @@ DEFAULT_BLOB_THRESHOLD = 1 << 20
 STORE_OPTIONS = (
     "signing_key", "allow_pickle", "blob_threshold", "lease_ttl", "durability", "sync_interval"
 )  # fmt: skip
-_BAD_KEY_CHARS = frozenset("*?[]")
 # The step cache's blobs (see `_cachestore`): a run's record may point at one.
 SHARED_BLOBS = ("cache", "shared")
 
@@ -169,6 +168,16 @@ class Store:
         """A run ends, suspends or fails: what it wrote is made durable under
         its level. Every PUT of an object store already is."""
 
+    def cancel_marked(self, workflow: str, run_id: str) -> bool:
+        """Whether the run's cancel marker is there. The holder's read of its
+        records just listed the run's objects, marker included: that answer
+        is used once (it saves a request at every start) instead of a read."""
+        writer = self._writers.get((workflow, run_id))
+        if writer is not None and writer.marker_listed is not None:
+            listed, writer.marker_listed = writer.marker_listed, None
+            return listed
+        return self.get(cancel_key(workflow, run_id)) is not None
+
     def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
         """All operation records of a run."""
         return self.records(workflow, run_id).read_all()
@@ -287,49 +296,9 @@ class Store:
         return f"<durable store {self.url}>"
 
 
-# File systems allow 255 bytes a name; room is left for the suffixes a child
-# run id adds (`.<position>`).
-MAX_KEY_PART = 200
-
-
 def pickles_allowed_by_env() -> bool:
     flag = os.environ.get("DURABLE_ALLOW_PICKLE", "1").strip().lower()
     return flag not in ("0", "false", "no", "off")
-
-
-def check_key_part(kind: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise ConfigurationError(
-            f"invalid {kind} {value!r}: it must be a string, not {type(value).__name__}"
-        )
-    if len(value.encode("utf-8", "surrogatepass")) > MAX_KEY_PART:
-        raise ConfigurationError(
-            f"invalid {kind} {value[:40]!r}...: it is {len(value)} characters long; at most "
-            f"{MAX_KEY_PART} bytes fit in a file or object name. Choose a shorter one."
-        )
-    bad = (
-        not value
-        or not value.isprintable()
-        or "/" in value
-        or "\\" in value
-        or ".." in value
-        or value.startswith(".")
-        or any(c.isspace() for c in value)
-        or any(c in _BAD_KEY_CHARS for c in value)
-    )
-    if bad:
-        raise ConfigurationError(
-            f"invalid {kind} {value!r}: it must be non-empty and contain no '/', '..', "
-            "whitespace, control characters or glob characters (* ? [ ])"
-        )
-    return value
-
-
-def check_names(workflow: str, run_id: str) -> None:
-    """Both parts of a run's key, for every entry point that takes them: a
-    name like `../../other/wf` must never reach another store's run."""
-    check_key_part("workflow name", workflow)
-    check_key_part("run id", run_id)
 
 
 def new_token() -> str:

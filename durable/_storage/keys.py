@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
+from ..errors import ConfigurationError
+
 # -- positions and the names of their records ---------------------------------
 # The body's operations are numbered 0, 1, 2 … (plain ints, as they always
 # were); an operation inside an asyncio task has a path (`PositionPath`): the task's
@@ -148,8 +150,11 @@ def lease_key(workflow: str, run_id: str) -> str:
     return f"{workflow}/{run_id}/lease"
 
 
+CANCEL = "cancel"  # the cancel marker's name below a run's prefix
+
+
 def cancel_key(workflow: str, run_id: str) -> str:
-    return f"{workflow}/{run_id}/cancel"
+    return f"{workflow}/{run_id}/{CANCEL}"
 
 
 def is_record(name: str) -> bool:
@@ -190,3 +195,44 @@ def generation_of(key: str) -> tuple[str, str, int] | None:
     if len(parts) == 4 and parts[2] == "run" and parts[3].isdigit():
         return parts[0], parts[1], int(parts[3])
     return None
+
+
+_BAD_KEY_CHARS = frozenset("*?[]")
+# File systems allow 255 bytes a name; room is left for the suffixes a child
+# run id adds (`.<position>`).
+MAX_KEY_PART = 200
+
+
+def check_key_part(kind: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ConfigurationError(
+            f"invalid {kind} {value!r}: it must be a string, not {type(value).__name__}"
+        )
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_KEY_PART:
+        raise ConfigurationError(
+            f"invalid {kind} {value[:40]!r}...: it is {len(value)} characters long; at most "
+            f"{MAX_KEY_PART} bytes fit in a file or object name. Choose a shorter one."
+        )
+    bad = (
+        not value
+        or not value.isprintable()
+        or "/" in value
+        or "\\" in value
+        or ".." in value
+        or value.startswith(".")
+        or any(c.isspace() for c in value)
+        or any(c in _BAD_KEY_CHARS for c in value)
+    )
+    if bad:
+        raise ConfigurationError(
+            f"invalid {kind} {value!r}: it must be non-empty and contain no '/', '..', "
+            "whitespace, control characters or glob characters (* ? [ ])"
+        )
+    return value
+
+
+def check_names(workflow: str, run_id: str) -> None:
+    """Both parts of a run's key, for every entry point that takes them: a
+    name like `../../other/wf` must never reach another store's run."""
+    check_key_part("workflow name", workflow)
+    check_key_part("run id", run_id)

@@ -59,6 +59,8 @@ class SegmentWriter:
         self._snap: Snapshot | None = None  # None: not read yet
         self.pending: dict[str, bytes] = {}  # single objects no segment holds
         self.since = 0.0  # when the oldest of them was written
+        # Whether the last read's listing showed the cancel marker, until asked once.
+        self.marker_listed: bool | None = None
         self._lock = threading.Lock()  # the fields above
         # Held while segments are written and while a record is replaced or
         # dropped: a single object is never deleted while it is rewritten.
@@ -70,6 +72,7 @@ class SegmentWriter:
         with self._flushing:
             snap = read_snapshot(self.store, self.base, self.run_id, self.key)
             records = snap.records
+            self.marker_listed = snap.marked
             with self._lock:
                 self.pending = {n: d for n, d in snap.singles.items() if n not in snap.covered}
                 self.since = time.monotonic() if self.pending else 0.0

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
-from .keys import SEGMENTS, is_record, position_of, segment_name, segment_of
+from .keys import CANCEL, SEGMENTS, is_record, position_of, segment_name, segment_of
 from .records import seal, unseal
 
 _FORMAT = 1
@@ -71,6 +71,7 @@ class Snapshot:
     live: list[str] = field(default_factory=list)  # the segments read, in order
     superseded: list[str] = field(default_factory=list)  # contained in a merge
     last: int = 0  # the highest flush number any segment names
+    marked: bool = False  # the listing showed the run's cancel marker
 
 
 def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> Snapshot:
@@ -84,6 +85,7 @@ def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> S
         if len(got) == len(wanted) and _settled(store, base, listed):
             snap = Snapshot(live=live, superseded=superseded)
             snap.last = max((r[1] for n in listed if (r := segment_of(n))), default=0)
+            snap.marked = CANCEL in listed
             segs = [(n, decode_segment(got[base + n], key, run_id, n)) for n in live]
             merge(snap, segs, {n: got[base + n] for n in singles}, run_id, key)
             return snap

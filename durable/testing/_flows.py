@@ -10,8 +10,8 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+from .._api.decorate import workflow
 from .._api.step import step
-from .._api.workflow import workflow
 
 STEPS = 5
 GATED = 2  # the step a gate file stops

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from .._api.decorate import workflow
 from .._api.step import step
-from .._api.workflow import Workflow, workflow
+from .._api.workflow import Workflow
 from .._storage.base import Store
 from .._storage.recordlog import RecordLog
 from ..errors import CorruptRecordError, IntegrityError, LeaseLostError, RunLockedError

@@ -1,0 +1,72 @@
+"""`@durable.workflow`: the decorator, with and without options, and its
+overloads (a `def` gives a `Workflow`, an `async def` an `AsyncWorkflow`)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, Protocol, TypeVar, overload
+
+from .._core.run import Options
+from .._storage.base import Store
+from .step import refuse_generators
+from .workflow import AsyncWorkflow, Workflow
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def make_workflow(
+    fn: Callable[..., Any], name: str | None, version: str | None, options: Options
+) -> Any:
+    refuse_generators(fn)
+    cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
+    return cls(fn, name, version, options)
+
+
+class _WorkflowDecorator(Protocol):
+    @overload
+    def __call__(self, fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
+    @overload
+    def __call__(self, fn: Callable[P, R], /) -> Workflow[P, R]: ...
+
+
+@overload
+def workflow(fn: Callable[P, Coroutine[Any, Any, R]], /) -> AsyncWorkflow[P, R]: ...
+@overload
+def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
+@overload
+def workflow(
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    store: Store | str | None = None,
+    run_id: str | Callable[..., str] | None = None,
+    on_change: str | None = None,
+    keep_last: int | None = None,
+    progress_file: str | os.PathLike[str] | None = None,
+    durability: str | None = None,
+) -> _WorkflowDecorator: ...
+def workflow(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    store: Store | str | None = None,
+    run_id: str | Callable[..., str] | None = None,
+    on_change: str | None = None,
+    keep_last: int | None = None,
+    progress_file: str | os.PathLike[str] | None = None,
+    durability: str | None = None,
+) -> Any:
+    """Make a function resumable: its steps are recorded under a run id, and
+    calling it again with the same run id replays them instead of running."""
+    options = Options(run_id, store, on_change=on_change, keep_last=keep_last,
+                      progress_file=progress_file, durability=durability)  # fmt: skip
+
+    def decorate(f: Callable[..., Any]) -> Any:
+        return make_workflow(f, name, version, options)
+
+    return decorate(fn) if fn is not None else decorate
