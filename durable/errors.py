@@ -62,7 +62,7 @@ class DefinitionChangedError(DurableError):
     maps each workflow argument that differs from the completed run's to
     `"old -> new"` previews (empty when the arguments are not the issue)."""
 
-    def __init__(  # fmt: skip
+    def __init__(
         self, workflow: str, run_id: str, old: str, new: str, changed: Mapping[str, str],
         position: Position | None = None, *, arguments: Mapping[str, str] | None = None,
     ) -> None:
@@ -186,7 +186,7 @@ class StorageError(DurableError):
 
 
 class CorruptRecordError(DurableError):
-    def __init__(  # fmt: skip
+    def __init__(
         self, run_id: str, position: Position | None, key: str, why: str, *,
         advice: str | None = None,
     ) -> None:
