@@ -47,6 +47,7 @@ if _TYPE_CHECKING:
     from ._core.redact import Redacted, redact
     from ._fanout.progress import Progress
     from ._manage.cache import CacheInfo, cache_info
+    from ._manage.cancel import Cancellation
     from ._manage.history import StepInfo
     from ._manage.runs import RunInfo, gc
     from ._settings import configure
@@ -61,6 +62,7 @@ __all__ = [
     "AsyncWorkflow",
     "Cache",
     "CacheInfo",
+    "Cancellation",
     "Cancelled",
     "ConfigurationError",
     "ControlFlow",
@@ -126,6 +128,7 @@ _HOMES = {
     "step": "._api.step",
     "AsyncWorkflow": "._api.workflow",
     "Workflow": "._api.workflow",
+    "Cancellation": "._manage.cancel",
     "workflow": "._api.decorate",
     "artifact": "._core.artifacts",
     "Cache": "._core.cache",

@@ -7,6 +7,7 @@ EXPECTED = {
     "AsyncWorkflow",
     "Cache",
     "CacheInfo",
+    "Cancellation",
     "Cancelled",
     "ConfigurationError",
     "ControlFlow",
