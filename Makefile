@@ -44,7 +44,7 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(JOBS)
 
 pythons: $(STAMP)
 	JOBS=$(JOBS) scripts/test-pythons $(BIN)/uv $(BIN)/python $(PYTHONS)

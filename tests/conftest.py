@@ -153,11 +153,29 @@ def rewrite_record(
         store.replace_record(*run, name, data)
 
 
+# Modules whose every test drives the `durable` command (or several
+# processes) and takes seconds, the same on every Python.
+_PROCESS_MODULES = frozenset({"test_cli.py", "test_cli_polish.py", "test_cli_edges.py", "test_cache_procs.py"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The store conformance suite's checks that start second processes
-    (and kill some) are slow tests here, as every real `kill -9` is."""
+    """`slow` means "takes seconds and does not depend on the Python
+    version": real kill -9 (marked in place), the store conformance suite's
+    second-process checks, everything on moto's S3 server, and the command
+    line in child processes. `make test` runs them once, on the default
+    Python; the fast suite runs on every other one (scripts/test-pythons)."""
     for item in items:
         owner = getattr(item, "cls", None)
         if owner is not None and issubclass(owner, StoreConformance):
             if item.originalname in StoreConformance.PROCESS_CHECKS:  # type: ignore[attr-defined]
                 item.add_marker(pytest.mark.slow)
+        if _on_s3(item) or item.path.name in _PROCESS_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
+def _on_s3(item: pytest.Item) -> bool:
+    owner = getattr(item, "cls", None)
+    if "s3_url" in getattr(item, "fixturenames", ()) or (owner and "S3" in owner.__name__):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "s3" in callspec.id.split("-")
