@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck docs pytest pythons bench clean
+.PHONY: demo test checks lint typecheck docs pytest pythons bench clean
 
 # uv (installed by pip, then doing the rest) makes the environments in
 # seconds rather than minutes.
@@ -49,7 +49,12 @@ pytest: $(STAMP)
 pythons: $(STAMP)
 	JOBS=$(JOBS) scripts/test-pythons $(BIN)/uv $(BIN)/python $(PYTHONS)
 
-test: lint typecheck docs pythons
+# The checks side by side (mypy alone would leave a core idle), then the suites.
+checks: $(STAMP)
+	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target lint typecheck docs
+
+test: checks
+	$(MAKE) --no-print-directory pythons
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
