@@ -152,10 +152,10 @@ def current_task() -> asyncio.Future[Any] | None:
     aio = _asyncio()
     if aio is None:
         return None
-    try:
-        task: asyncio.Future[Any] | None = aio.current_task()
-    except RuntimeError:  # no running event loop in this thread
-        return None
+    # Asking for the loop first: without one (a sync body, every step)
+    # `current_task()` would raise, and an exception per step costs.
+    loop = aio._get_running_loop()
+    task: asyncio.Future[Any] | None = None if loop is None else aio.current_task(loop)
     return task
 
 
@@ -206,12 +206,7 @@ _lock = threading.Lock()
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
     aio = _asyncio()
-    if aio is None:
-        return None
-    try:
-        loop: asyncio.AbstractEventLoop = aio.get_running_loop()
-    except RuntimeError:
-        return None
+    loop: asyncio.AbstractEventLoop | None = None if aio is None else aio._get_running_loop()
     return loop
 
 
