@@ -6,9 +6,7 @@ import dataclasses
 import inspect
 import os
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
-
-from typing_extensions import ParamSpec
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, active_run
