@@ -30,13 +30,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# name: (label, modules it needs, what to install)
+# name: (label, modules it needs, what to install, how it replays)
 PEERS = {
-    "dbos": ("DBOS (SQLite)", ("dbos",), "dbos"),
+    "dbos": ("DBOS (SQLite)", ("dbos",), "dbos", "replay (fork)"),
     "langgraph": (
         "LangGraph (SqliteSaver)",
         ("langgraph", "langgraph.checkpoint.sqlite"),
         "langgraph langgraph-checkpoint-sqlite",
+        "replay (resume)",
     ),
 }
 
@@ -66,7 +67,7 @@ def report(n: int, root: Path, ours: dict[str, float]) -> None:
     """Print a line per peer, each figure with its ratio to durable's
     (`ours`: record, replay, re-call, seconds per step / per call)."""
     us = 1e6
-    for peer, (label, modules, package) in PEERS.items():
+    for peer, (label, modules, package, replayed) in PEERS.items():
         if not installed(modules):
             print(f"  {label:25} not installed (pip install {package}, or 'durable-fn[bench]')")
             continue
@@ -77,7 +78,7 @@ def report(n: int, root: Path, ours: dict[str, float]) -> None:
             continue
         parts = [
             f"record {theirs['record'] * us:8.2f} us/step ({theirs['record'] / ours['record']:.2f}x durable)",
-            f"replay {theirs['replay'] * us:.2f} us/step ({theirs['replay'] / ours['replay']:.2f}x)",
+            f"{replayed} {theirs['replay'] * us:.2f} us/step ({theirs['replay'] / ours['replay']:.2f}x)",
         ]
         if "re-call" in theirs:
             ratio = theirs["re-call"] / ours["re-call"]
