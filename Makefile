@@ -14,8 +14,15 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test,bench,s3,dask]'
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test,s3,dask]'
 	touch $(STAMP)
+
+# The peers the benchmarks compare with (joblib, DBOS, LangGraph): not needed
+# by any test, so only `make bench` installs them, into the same environment.
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test,s3,dask,bench]'
+	touch $@
 
 # The demo needs the package alone, not the test, Dask or S3 extras: an
 # environment of its own, so that on a fresh machine it takes seconds.
@@ -56,8 +63,10 @@ checks: $(STAMP)
 test: checks
 	$(MAKE) --no-print-directory pythons
 
-bench: $(STAMP)
+# A few minutes: the per-step table with its peers, then resuming from S3.
+bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/s3_resume.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-* .durable .durable-demo build site *.egg-info

@@ -1,7 +1,7 @@
 """Per-step overhead of durable on the local store, at each durability level,
 next to the floors measured in the same run (a plain call, an append, an
 append plus fdatasync) and, when the `bench` extra is installed,
-joblib.Memory doing the same work.
+joblib.Memory, DBOS and LangGraph doing the same work (`peers.py`).
 
     make bench            # or: python benchmarks/overhead.py [N]
 
@@ -20,6 +20,8 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+
+import peers
 
 import durable
 
@@ -124,22 +126,30 @@ def main() -> None:
         print(f"  plain call                {plain * us:10.2f} us/step")
         print(f"  floor: append             {append * us:10.2f} us/step")
         print(f"  floor: append+fdatasync   {synced * us:10.2f} us/step")
+        figures = {}
         for level in ("fsync", "batch", "none"):
-            r = bench_durable(n, root, level)
+            r = figures[level] = bench_durable(n, root, level)
             print(
                 f"  durable {level:5}  record {r['record wall'] * us:8.2f} us/step wall"
                 f" ({r['record wall'] / synced:.2f}x append+fdatasync),"
                 f" {r['record cpu'] * us:.2f} us CPU; replay {r['replay'] * us:.2f} us/step;"
                 f" re-call {r['re-call'] * 1e3:.2f} ms; replay holds {r['memory'] / 1e6:.2f} MB"
             )
-        jl = bench_joblib(n, root)
+        report_joblib(bench_joblib(n, root))
+        ours = figures["fsync"]  # every peer's default is to make each step durable
+        peers.report(
+            n, root, {"record": ours["record wall"], "replay": ours["replay"], "re-call": ours["re-call"]}
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def report_joblib(jl: tuple[float, float] | None) -> None:
     if jl is None:
         print("  joblib.Memory             not installed (pip install 'durable-fn[bench]')")
         return
-    print(f"  joblib.Memory first       {jl[0] * us:10.2f} us/call")
-    print(f"  joblib.Memory cached      {jl[1] * us:10.2f} us/call")
+    print(f"  joblib.Memory first       {jl[0] * 1e6:10.2f} us/call")
+    print(f"  joblib.Memory cached      {jl[1] * 1e6:10.2f} us/call")
 
 
 if __name__ == "__main__":

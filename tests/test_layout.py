@@ -20,6 +20,24 @@ PACKAGE = Path(durable.__file__).parent
 # Optional extras (and pytest's assertion rewriter, present only under
 # pytest): imported where used so that durable never needs them.
 LAZY_OK = {"distributed", "s3fs", "opentelemetry", "_pytest"}
+# The other imports inside functions: what a sync run of plain values on a
+# local store never needs, loaded where first used so that `import durable`
+# and such a run stay light (tests/test_import_time.py). (importing module or
+# package, imported module or package): why there.
+LAZY_ON_USE = {
+    ("durable._storage.codec", "durable._storage.codec_pickle"): "cloudpickle: non-plain values",
+    ("durable._storage.factory", "durable._storage.objects"): "fsspec: URL stores only",
+    ("durable._storage.files", "durable._storage.objects"): "fsspec: URL artifacts only",
+    # In async code only, where the running event loop has imported it already.
+    ("durable._storage.clock", "asyncio"): "Clock.asleep",
+    ("durable._core.plan", "asyncio"): "apause",
+    ("durable._core.scope", "asyncio"): "the task factory, called by a loop",
+    ("durable._fanout.schedule", "asyncio"): "async_block",
+    ("durable._fanout.progress", "tqdm"): "the first bar drawn (often none: not a terminal)",
+    # Workflow methods and options that read or change runs (runs(), history(),
+    # fork(), cancel(), recover(), keep_last=, progress_file=).
+    ("durable._api", "durable._manage"): "run management, when a method asks for it",
+}
 ENGINE = ("durable._api", "durable._core", "durable._fanout", "durable._fingerprint")
 
 
@@ -91,7 +109,8 @@ def test_the_checker_sees_a_crossing() -> None:
     assert list(crossings("durable._core.steps", same_room, False)) == []
 
 
-def lazy_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+def lazy_imports(module: str, tree: ast.Module, is_package: bool) -> Iterator[tuple[int, str]]:
+    """Imports inside functions, by absolute module name."""
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
@@ -99,17 +118,51 @@ def lazy_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
             if isinstance(node, ast.Import):
                 yield from ((node.lineno, a.name) for a in node.names)
             elif isinstance(node, ast.ImportFrom):
-                yield node.lineno, "." * node.level + (node.module or "")
+                source = target(module, node, is_package)
+                for alias in node.names:  # `from . import codec_pickle` imports a module
+                    full = f"{source}.{alias.name}"
+                    path = PACKAGE.parent / full.replace(".", "/")
+                    is_module = path.with_suffix(".py").exists() or path.is_dir()
+                    yield node.lineno, full if is_module else source
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def allowed_lazy(module: str, what: str) -> bool:
+    if what.split(".")[0] in LAZY_OK:
+        return True
+    return any(within(module, where) and within(what, of) for where, of in LAZY_ON_USE)
 
 
 def test_imports_inside_functions_are_optional_extras_only() -> None:
-    found = [
-        f"{name}:{line} imports {what}"
-        for name, tree in modules()
-        for line, what in lazy_imports(tree)
-        if what.split(".")[0] not in LAZY_OK
-    ]
+    found = []
+    for name, tree in modules():
+        is_package = (PACKAGE.parent / name.replace(".", "/") / "__init__.py").exists()
+        found += [
+            f"{name}:{line} imports {what}"
+            for line, what in lazy_imports(name, tree, is_package)
+            if not allowed_lazy(name, what)
+        ]
     assert found == []
+
+
+def test_the_lazy_import_checker_sees_an_unlisted_import() -> None:
+    tree = ast.parse(
+        "def f():\n    from . import codec_pickle\n    from .objects import x\n"
+        "    import asyncio\n"
+    )
+    found = list(lazy_imports("durable._storage.codec", tree, False))
+    assert found == [
+        (2, "durable._storage.codec_pickle"),
+        (3, "durable._storage.objects"),
+        (4, "asyncio"),
+    ]
+    allowed = [allowed_lazy("durable._storage.codec", what) for _, what in found]
+    assert allowed == [True, False, False]
+    assert allowed_lazy("durable._api.steer", "durable._manage.runs")
+    assert not allowed_lazy("durable._core.run", "durable._manage.runs")
 
 
 def test_the_errors_module_imports_nothing_of_durable() -> None:

@@ -14,8 +14,6 @@ import warnings
 from collections.abc import Iterator
 
 from .._core import events
-from .._manage.document import show_document
-from .._manage.history import describe
 from .._storage.base import Store
 
 # The events after which the file is rewritten: the run's start and end, and
@@ -55,6 +53,10 @@ class ProgressFile:
             self.write()
 
     def write(self) -> None:
+        # Run management, loaded only when a progress file is kept.
+        from .._manage.document import show_document
+        from .._manage.history import describe
+
         try:
             info, steps = describe(self.store, self.workflow, self.run_id)
             write_atomically(self.path, json.dumps(show_document(info, steps), indent=2))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import warnings
 
 from .._core.run import Options
-from .._manage.runs import keep_newest
 from .._storage.base import Store
 from ..errors import DurableError
 
@@ -15,6 +14,8 @@ from ..errors import DurableError
 def prune(store: Store, workflow: str, options: Options) -> None:
     if options.keep_last is None:
         return
+    from .._manage.runs import keep_newest  # run management, loaded for keep_last only
+
     try:
         keep_newest(store, workflow, options.keep_last)
     except DurableError as e:  # the run itself completed; cleanup can wait

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._core.context import Run
 from .._core.plan import Plan, drive_async, drive_sync
-from .._manage.cancel import Cancellation, cancel_run
-from .._manage.runs import RunInfo, list_runs, run_info
 from .._storage.base import Store
 from ..errors import DurableError, RunLockedError
+
+if TYPE_CHECKING:  # run management loads when recover() or cancel() is called
+    from .._manage.cancel import Cancellation
+    from .._manage.runs import RunInfo
 
 # What recover() resumes; `running` is listed only while a live process
 # holds the run (a dead holder's run lists as `interrupted`).
@@ -47,9 +49,13 @@ class Steering:
         """Cancel a run: at once when no process holds it, else its holder
         stops after the step in flight; either way it ends `cancelled` and
         is run again only by a restart. Refused for a completed run."""
+        from .._manage.cancel import cancel_run
+
         return cancel_run(self._store(), self.name, run_id)
 
     def _recover_plan(self) -> Plan[list[Run[Any]]]:
+        from .._manage.runs import list_runs
+
         store = self._store()
         out: list[Run[Any]] = []
         for info in reversed(list_runs(store, self.name)):
@@ -69,6 +75,8 @@ class Steering:
 
 
 def _now(store: Store, info: RunInfo) -> RunInfo:
+    from .._manage.runs import run_info
+
     try:
         return run_info(store, info.workflow, info.run_id)
     except DurableError:

@@ -6,9 +6,7 @@ import functools
 import inspect
 import types
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, Generic, Protocol, TypeVar, overload
-
-from typing_extensions import ParamSpec
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from .._core.cache import Cache, cache_option, plain_plan
 from .._core.context import active_run

@@ -6,9 +6,7 @@ import dataclasses
 import inspect
 import os
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
-
-from typing_extensions import ParamSpec
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, active_run
@@ -20,9 +18,6 @@ from .._fingerprint.fingerprint import (
     identity_of,
 )
 from .._fingerprint.reach import default_name, script_name
-from .._manage.fork import fork_run
-from .._manage.history import StepInfo, history
-from .._manage.runs import RunInfo, delete_run, list_runs
 from .._settings import check
 from .._storage.base import Store
 from .._storage.durability import check_level
@@ -34,6 +29,10 @@ from .definition import definition_of
 from .progress_file import following
 from .retention import prune
 from .steer import AsyncSteering, Steering
+
+if TYPE_CHECKING:  # run management loads when a method below is called
+    from .._manage.history import StepInfo
+    from .._manage.runs import RunInfo
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -118,14 +117,17 @@ class Workflow(Steering, Generic[P, R]):
     # -- run management (`_manage`, also behind the CLI) --------------------
     def runs(self) -> list[RunInfo]:
         """This workflow's runs in its store, newest first."""
+        from .._manage.runs import list_runs
         return list_runs(self._store(), self.name)
 
     def history(self, run_id: str, /) -> list[StepInfo]:
         """What each position of a run did, in position order."""
+        from .._manage.history import history
         return history(self._store(), self.name, run_id)
 
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
+        from .._manage.runs import delete_run
         delete_run(self._store(), self.name, run_id)
 
     def fork(
@@ -146,6 +148,7 @@ class Workflow(Steering, Generic[P, R]):
     def _fork(
         self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
     ) -> str:
+        from .._manage.fork import fork_run
         return fork_run(
             self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate
         )

@@ -5,15 +5,17 @@ that signal handlers set, and pausing on the clock (`_storage.clock`)."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._storage import clock as clocks
 from ..errors import Stopped
+
+if TYPE_CHECKING:  # a sync run never loads asyncio (tests/test_import_time.py)
+    import asyncio
 
 T = TypeVar("T")
 
@@ -80,6 +82,8 @@ def pause(seconds: float) -> None:
 
 async def apause(seconds: float) -> None:
     """`pause` for a coroutine: a graceful stop wakes it at once."""
+    import asyncio  # loaded already: an event loop runs this
+
     check_stop()
     loop = asyncio.get_running_loop()
     entry = (loop, loop.create_future())

@@ -12,16 +12,20 @@ operation instead of taking a position that could differ on a resume."""
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
+import sys
 import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._storage.keys import Position, PositionPath
 from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    import asyncio
 
 _SUPPORTED = (
     "Supported ways: `await` steps in the workflow body or in asyncio tasks created inside it "
@@ -145,10 +149,21 @@ def current() -> Scope | None:
 
 
 def current_task() -> asyncio.Future[Any] | None:
-    try:
-        return asyncio.current_task()
-    except RuntimeError:  # no running event loop in this thread
+    aio = _asyncio()
+    if aio is None:
         return None
+    # Asking for the loop first: without one (a sync body, every step)
+    # `current_task()` would raise, and an exception per step costs.
+    loop = aio._get_running_loop()
+    task: asyncio.Future[Any] | None = None if loop is None else aio.current_task(loop)
+    return task
+
+
+def _asyncio() -> ModuleType | None:
+    """The asyncio module if something imported it, else None: no event loop
+    (hence no task) can run before it is imported, so a sync run never loads
+    it (tests/test_import_time.py)."""
+    return sys.modules.get("asyncio")
 
 
 def set_scope(scope: Scope | None) -> Callable[[], None]:
@@ -190,10 +205,9 @@ _lock = threading.Lock()
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+    aio = _asyncio()
+    loop: asyncio.AbstractEventLoop | None = None if aio is None else aio._get_running_loop()
+    return loop
 
 
 def _install(loop: asyncio.AbstractEventLoop) -> None:
@@ -260,4 +274,6 @@ def _spawn(
 ) -> asyncio.Future[Any]:
     if previous is not None:
         return previous(loop, coro, **kwargs)  # type: ignore[no-any-return]
+    import asyncio  # loaded already: its loop is calling this factory
+
     return asyncio.Task(coro, loop=loop, **kwargs)

@@ -21,11 +21,6 @@ from typing import Any
 
 from .._core import events
 
-with warnings.catch_warnings():
-    # tqdm.auto warns, once, in a notebook without ipywidgets: its text bar is fine.
-    warnings.simplefilter("ignore")
-    from tqdm.auto import tqdm
-
 
 @dataclass(frozen=True)
 class Progress:
@@ -189,7 +184,7 @@ class Bars:
         self, key: tuple[str, str], label: str, total: int | None, unit: str, initial: int = 0
     ) -> Any:
         self._close(key)
-        bar = tqdm(
+        bar = _tqdm()(
             total=total,
             initial=initial,
             desc=label,
@@ -206,6 +201,22 @@ class Bars:
         bar = self.open.pop(key, None)
         if bar is not None:
             bar.close()
+
+
+_bar_class: Any = None
+
+
+def _tqdm() -> Any:
+    """tqdm's bar class, loaded when the first bar is drawn: a run that
+    draws none never imports it (tests/test_import_time.py)."""
+    global _bar_class
+    if _bar_class is None:
+        with warnings.catch_warnings():
+            # tqdm.auto warns, once, in a notebook without ipywidgets: its text bar is fine.
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
+        _bar_class = tqdm
+    return _bar_class
 
 
 bars = Bars()

@@ -5,7 +5,6 @@ here as they come back), or as concurrent coroutines. The record side is in
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 from collections.abc import Callable, Iterator
@@ -137,6 +136,8 @@ async def async_block(
                     return
         finally:
             reset()
+
+    import asyncio  # loaded already: an event loop runs this
 
     with _settled(block, reporter):
         await asyncio.gather(*(worker() for _ in range(min(limit, len(todo)))))

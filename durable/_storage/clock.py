@@ -10,7 +10,6 @@ their expiry, so they need the real time."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 
@@ -24,6 +23,8 @@ class Clock:
         time.sleep(seconds)
 
     async def asleep(self, seconds: float) -> None:
+        import asyncio  # loaded already: an event loop runs this
+
         await asyncio.sleep(seconds)
 
 

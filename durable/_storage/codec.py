@@ -1,13 +1,11 @@
 """Values to bytes and back. msgpack for data that round-trips exactly,
 cloudpickle (tagged) for everything else. The only module that imports
-msgpack and cloudpickle."""
+msgpack; cloudpickle is in `codec_pickle`, loaded when a value needs it."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-import cloudpickle
 import msgpack
 
 from ..errors import IntegrityError
@@ -84,31 +82,9 @@ def pickle_value(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
             "dicts of those, with scalar keys) and the store has allow_pickle=False"
         )
-    buffer = io.BytesIO()
-    _Pickler(buffer, protocol=5).dump(value)
-    return PICKLE, buffer.getvalue()
+    from . import codec_pickle
 
-
-_IN_MEMORY = (io.StringIO, io.BytesIO)
-
-
-class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
-    """cloudpickle, except for open files: it would record their content and
-    replay an `io.StringIO` in their place, which is not the value the step
-    returned (a handle on a file)."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, io.IOBase) and not isinstance(obj, _IN_MEMORY):
-            raise TypeError(
-                f"it holds an open file or stream ({type(obj).__name__}"
-                f"{_named(obj)}), which cannot be replayed: return its path or its content"
-            )
-        return super().reducer_override(obj)
-
-
-def _named(obj: Any) -> str:
-    name = getattr(obj, "name", None)
-    return f" {name!r}" if isinstance(name, str) else ""
+    return PICKLE, codec_pickle.dumps(value)
 
 
 def decode_value(
@@ -119,7 +95,9 @@ def decode_value(
     if tag == PICKLE:
         if not allow_pickle:
             raise IntegrityError(key, "holds a pickled value and the store has allow_pickle=False")
-        return cloudpickle.loads(data)
+        from . import codec_pickle
+
+        return codec_pickle.loads(data)
     raise ValueError(f"unknown value encoding {tag!r}")
 
 
@@ -133,10 +111,14 @@ def unpack(data: bytes | memoryview) -> Any:
 
 def dumps_callable(obj: Any) -> bytes:
     """Pickle code for workers (loop_over executors)."""
-    return cloudpickle.dumps(obj)  # type: ignore[no-any-return]
+    from . import codec_pickle
+
+    return codec_pickle.dumps_callable(obj)
 
 
 def loads_callable(data: bytes) -> Any:
     """The counterpart of dumps_callable, for what travels between the
     workflow process and its own workers (never for what a store holds)."""
-    return cloudpickle.loads(data)
+    from . import codec_pickle
+
+    return codec_pickle.loads(data)

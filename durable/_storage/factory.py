@@ -11,7 +11,6 @@ from ..errors import ConfigurationError
 from .base import Store
 from .keystore import BackendStore
 from .local import LocalStore
-from .objects import FsspecStore
 from .recordlog import KeyStore
 
 
@@ -46,6 +45,8 @@ def open_store(
         return target
     if "://" not in target or target.startswith("file://"):
         return LocalStore(target.removeprefix("file://"), **options)
+    from .objects import FsspecStore  # fsspec, loaded for URL stores only
+
     return FsspecStore(target, **options)
 
 

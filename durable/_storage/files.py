@@ -14,7 +14,6 @@ from typing import Any
 
 from ..errors import StorageError
 from .base import Store
-from .objects import url_filesystem
 
 _CHUNK = 1 << 20
 
@@ -135,6 +134,8 @@ def _mtime(info: dict[str, Any]) -> float | None:
 def _source(url: str, store: Store | None) -> tuple[_Local | _Remote, str]:
     if "://" not in url:
         return _Local(), url
+    from .objects import url_filesystem  # fsspec, loaded for URL artifacts only
+
     fs, path = url_filesystem(url, store)
     return _Remote(fs), path
 
