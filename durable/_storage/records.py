@@ -170,14 +170,21 @@ def keep_plain(store: Store, where: tuple[str, str], record: StepRecord, packed:
 def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
     """Encode a step's value into its record (inline, or a blob under
     `where`) under the store's `allow_pickle`; the encoded size."""
+    data = encode_record(store, record, value)
+    record.value, record.blob = keep_encoded(store, where, data)
+    return len(data)
+
+
+def encode_record(store: Store, record: StepRecord, value: Any) -> bytes:
+    """Set record's encoding; the encoded bytes (SerializationError naming
+    the step when the value cannot be encoded under `allow_pickle`)."""
     try:
         record.encoding, data = encode_value(value, allow_pickle=store.allow_pickle)
     except Exception as e:
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
         ) from e
-    record.value, record.blob = keep_encoded(store, where, data)
-    return len(data)
+    return data
 
 
 def decode_stored(store: Store, encoding: str, data: bytes | memoryview, *, name: str) -> Any:
