@@ -98,19 +98,44 @@ def walk(root: str, base: str) -> list[str]:
 def read(path: str) -> tuple[bytes, Identity] | None:
     """The file's bytes and identity; None when absent (or a symlink: not an
     object of the store)."""
+    fd = _open(path)
+    if fd is None:
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+        st = os.fstat(fd)
+        return _read_all(fd, st.st_size), identity(st)
+    finally:
+        os.close(fd)
+
+
+_SMALL = 1 << 16
+
+
+def read_bytes(path: str) -> bytes | None:
+    """`read` without the identity: a small file (a cache entry, read on
+    every hit) in one read and no `fstat`; a larger one as `read` does."""
+    fd = _open(path)
+    if fd is None:
+        return None
+    try:
+        data = os.read(fd, _SMALL)
+        if len(data) < _SMALL and not os.read(fd, 1):
+            return data  # at its end (the read of 1 byte says so)
+        os.lseek(fd, 0, os.SEEK_SET)  # a large blob: once more, in one piece
+        return _read_all(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
+def _open(path: str) -> int | None:
+    try:
+        return os.open(path, os.O_RDONLY | NOFOLLOW)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
         if e.errno == errno.ELOOP:
             return None
         raise
-    try:
-        st = os.fstat(fd)
-        return _read_all(fd, st.st_size), identity(st)
-    finally:
-        os.close(fd)
 
 
 def _read_all(fd: int, size: int) -> bytes:
