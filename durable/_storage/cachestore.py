@@ -29,6 +29,7 @@ from ..errors import CorruptRecordError, IntegrityError
 from . import codec
 from .base import SHARED_BLOBS, Store
 from .clock import now
+from .local import LocalStore
 from .records import (
     StepRecord,
     decode_stored,
@@ -36,6 +37,7 @@ from .records import (
     keep_encoded,
     seal,
     sealed_body,
+    sealed_head,
     unseal,
 )
 
@@ -154,7 +156,7 @@ def _blob_body(store: Store, rec: StepRecord) -> memoryview | None:
     at several times SHA-256's speed, as a run's records do (`seal_record`).
     An entry without a CRC (older, or written with a key) takes SHA-256."""
     assert rec.blob is not None
-    raw = store.get_blob(*SHARED_BLOBS, rec.blob)
+    raw = _read_blob(store, rec.blob)
     if raw is None:
         return None
     crc = rec.extra.get(CRC) if store.signing_key is None else None
@@ -169,6 +171,14 @@ def _blob_body(store: Store, rec: StepRecord) -> memoryview | None:
     return body
 
 
+def _read_blob(store: Store, digest: str) -> bytes | memoryview | None:
+    # On local disk, into memory of our own with the body 64-byte aligned:
+    # the arrays of a `PICKLE_OOB` value are used where they lie.
+    if isinstance(store, LocalStore):
+        return store.get_writable(BLOBS + digest, -sealed_head(store.signing_key is not None) % 64)
+    return store.get_blob(*SHARED_BLOBS, digest)
+
+
 def is_missing(value: Any) -> bool:
     return value is MISSING
 
@@ -176,7 +186,7 @@ def is_missing(value: Any) -> bool:
 def encode(store: Store, record: StepRecord, value: Any) -> None:
     """Fill record's encoding and value, or blob (in the shared area). An
     unsigned store also records the blob body's CRC32 (see `_blob_body`)."""
-    data = encode_record(store, record, value)
+    data = encode_record(store, record, value, out_of_band=True)
     record.value, record.blob = keep_encoded(store, SHARED_BLOBS, data)
     record.extra["size"] = len(data)
     if record.blob is not None and store.signing_key is None:

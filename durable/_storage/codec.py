@@ -5,6 +5,8 @@ msgpack and cloudpickle."""
 from __future__ import annotations
 
 import io
+import pickle
+import struct
 from typing import Any
 
 import cloudpickle
@@ -14,6 +16,13 @@ from ..errors import IntegrityError
 
 MSGPACK = "m"
 PICKLE = "p"
+# A pickle whose large buffers (numpy arrays...) follow it, each aligned,
+# so that a reader holding the bytes in writable memory of its own gets
+# the arrays without a copy (the step cache's blobs).
+PICKLE_OOB = "P"
+_OOB_HEAD = struct.Struct(">QI")  # length of the pickle, number of buffers
+_OOB_BUF = struct.Struct(">QQ")  # offset (from the start) and length of each
+_ALIGN = 64
 
 
 def pack_plain(value: Any) -> bytes | None:
@@ -59,10 +68,18 @@ def is_plain(value: Any) -> bool:
     return pack_plain(value) is not None
 
 
-def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
-    """Return (encoding tag, bytes). Raises whatever the pickler raises."""
+def encode_value(
+    value: Any, *, allow_pickle: bool = True, out_of_band: bool = False
+) -> tuple[str, bytes]:
+    """Return (encoding tag, bytes). Raises whatever the pickler raises.
+    `out_of_band`: a pickled value's buffers go after the pickle (`PICKLE_OOB`)."""
     try:
-        return _encode(value, allow_pickle)
+        packed = pack_plain(value)
+        if packed is not None:
+            return MSGPACK, packed
+        if out_of_band:
+            return _pickle_out_of_band(value, allow_pickle)
+        return pickle_value(value, allow_pickle)
     except RecursionError:
         raise ValueError(_TOO_DEEP) from None
 
@@ -70,23 +87,64 @@ def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
 _TOO_DEEP = "it is nested deeper than Python's recursion limit"
 
 
-def _encode(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
-    packed = pack_plain(value)
-    if packed is not None:
-        return MSGPACK, packed
-    return pickle_value(value, allow_pickle)
-
-
 def pickle_value(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
     """(PICKLE, bytes) for a value `pack_plain` refused."""
+    _check_pickle(allow_pickle)
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=5).dump(value)
+    return PICKLE, buffer.getvalue()
+
+
+def _check_pickle(allow_pickle: bool) -> None:
     if not allow_pickle:
         raise TypeError(
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
             "dicts of those, with scalar keys) and the store has allow_pickle=False"
         )
-    buffer = io.BytesIO()
-    _Pickler(buffer, protocol=5).dump(value)
-    return PICKLE, buffer.getvalue()
+
+
+def _pickle_out_of_band(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
+    _check_pickle(allow_pickle)
+    raws: list[memoryview] = []
+
+    def keep(buffer: pickle.PickleBuffer) -> bool:
+        try:
+            raws.append(buffer.raw())
+        except BufferError:  # not contiguous: it stays in the pickle
+            return True
+        return False
+
+    stream = io.BytesIO()
+    _Pickler(stream, protocol=5, buffer_callback=keep).dump(value)
+    if not raws:
+        return PICKLE, stream.getvalue()
+    pickled = stream.getvalue()
+    end = _OOB_HEAD.size + _OOB_BUF.size * len(raws) + len(pickled)
+    table: list[bytes | memoryview] = [_OOB_HEAD.pack(len(pickled), len(raws))]
+    parts: list[bytes | memoryview] = [pickled]
+    for raw in raws:
+        start = -(-end // _ALIGN) * _ALIGN
+        table.append(_OOB_BUF.pack(start, raw.nbytes))
+        parts += [bytes(start - end), raw]
+        end = start + raw.nbytes
+    return PICKLE_OOB, b"".join(table + parts)
+
+
+def _loads_out_of_band(data: bytes | memoryview) -> Any:
+    """A `PICKLE_OOB` value. Its buffers are used where they lie when the
+    data is writable memory (the caller's own, e.g. a fresh read), else
+    copied: either way the arrays returned are writable and the caller's."""
+    view = memoryview(data)
+    length, count = _OOB_HEAD.unpack_from(view, 0)
+    start = _OOB_HEAD.size + _OOB_BUF.size * count
+    buffers: list[Any] = []
+    for i in range(count):
+        offset, size = _OOB_BUF.unpack_from(view, _OOB_HEAD.size + _OOB_BUF.size * i)
+        if offset < start + length or offset + size > len(view):
+            raise ValueError("a pickled buffer lies outside the value")
+        part = view[offset : offset + size]
+        buffers.append(bytearray(part) if view.readonly else part)
+    return cloudpickle.loads(view[start : start + length], buffers=buffers)
 
 
 _IN_MEMORY = (io.StringIO, io.BytesIO)
@@ -116,10 +174,10 @@ def decode_value(
 ) -> Any:
     if tag == MSGPACK:
         return unpack(data)
-    if tag == PICKLE:
+    if tag in (PICKLE, PICKLE_OOB):
         if not allow_pickle:
             raise IntegrityError(key, "holds a pickled value and the store has allow_pickle=False")
-        return cloudpickle.loads(data)
+        return cloudpickle.loads(data) if tag == PICKLE else _loads_out_of_band(data)
     raise ValueError(f"unknown value encoding {tag!r}")
 
 
