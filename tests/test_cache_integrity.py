@@ -163,3 +163,47 @@ def _bytes_flow(store: durable.Store, name: str) -> durable.Workflow[[int], byte
         return blob(n)
 
     return flow
+
+
+def test_an_array_is_read_without_a_copy_and_is_the_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On local disk a cached array is used where it was read (aligned for
+    its type, writable); each hit reads its own, so a caller changing it
+    changes no other hit's array."""
+    np = pytest.importorskip("numpy")
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+
+    @durable.step(cache=True, name="arrays")
+    def arrays(n: int) -> dict[str, Any]:
+        CALLS["arrays"] += 1
+        return {"c": np.arange(n, dtype=np.float64), "f": np.ones((3, n), order="F")}
+
+    first = arrays(200_000)
+    [entry] = cachestore.all_entries(durable.open_store(tmp_path / "store"))
+    assert entry.record.encoding == codec.PICKLE_OOB and entry.record.blob is not None
+    a, b = arrays(200_000), arrays(200_000)
+    assert CALLS["arrays"] == 1
+    for name in ("c", "f"):
+        assert np.array_equal(a[name], first[name])
+        assert a[name].flags.writeable and a[name].ctypes.data % 64 == 0
+        assert not np.shares_memory(a[name], b[name])
+    a["c"][0] = -1.0
+    assert b["c"][0] == 0.0 and arrays(200_000)["c"][0] == 0.0
+
+
+def test_out_of_band_buffers_obey_allow_pickle_and_copy_read_only_data() -> None:
+    np = pytest.importorskip("numpy")
+    value = {"a": np.arange(1000, dtype=np.int32)}
+    tag, data = codec.encode_value(value, out_of_band=True)
+    assert tag == codec.PICKLE_OOB
+    with pytest.raises(TypeError, match="allow_pickle=False"):
+        codec.encode_value(value, allow_pickle=False, out_of_band=True)
+    with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
+        codec.decode_value(tag, data, allow_pickle=False, key="k")
+    back = codec.decode_value(tag, data)  # bytes: the buffers are copied
+    assert np.array_equal(back["a"], value["a"]) and back["a"].flags.writeable
+    own = bytearray(data)  # writable memory of the caller's: used where it lies
+    shared = codec.decode_value(tag, memoryview(own))
+    shared["a"][0] = 7
+    assert codec.decode_value(tag, memoryview(own))["a"][0] == 7
