@@ -108,16 +108,21 @@ def read_entry(store: Store, key: str, raw: bytes | None = None) -> Entry | None
     if seen is not None and seen[0] is store and seen[1] == raw and seen[2] == store.signing_key:
         return seen[3]
     entry = _checked_entry(store, key, raw)
-    if entry is not None and len(raw) <= _CHECKED_BYTES:
-        if len(_checked) >= _CHECKED_MAX:
-            _checked.clear()
-        _checked[key] = (store, raw, store.signing_key, entry)
+    if entry is not None:
+        _remember(store, key, raw, entry)
     return entry
 
 
 # entry key -> (store, the entry's bytes, the signing key, the entry they gave)
 _checked: dict[str, tuple[Store, bytes, bytes | None, Entry]] = {}
 _CHECKED_MAX, _CHECKED_BYTES = 1024, 64 * 1024
+
+
+def _remember(store: Store, key: str, raw: bytes, entry: Entry) -> None:
+    if len(raw) <= _CHECKED_BYTES:
+        if len(_checked) >= _CHECKED_MAX:
+            _checked.clear()
+        _checked[key] = (store, raw, store.signing_key, entry)
 
 
 def _checked_entry(store: Store, key: str, raw: bytes) -> Entry | None:
@@ -196,7 +201,14 @@ def encode(store: Store, record: StepRecord, value: Any) -> None:
 def write_entry(store: Store, key: str, record: StepRecord) -> bool:
     """Create-only; False when another writer's entry is there already."""
     record.extra.setdefault("created", now())
-    return store.create(key, seal(record.to_bytes(), store.signing_key))
+    body = record.to_bytes()
+    raw = seal(body, store.signing_key)
+    if not store.create(key, raw):
+        return False
+    # What this process wrote is what its next hit reads (a copy: the
+    # caller's record is its own).
+    _remember(store, key, raw, Entry(key, StepRecord.from_bytes(body)))
+    return True
 
 
 def remove(store: Store, keys: list[str]) -> None:
