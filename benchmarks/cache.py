@@ -6,11 +6,14 @@ overhead of a miss, for a small output and a 100 MB numpy array.
 
 A durable hit in a plain call checks that nothing the step's fingerprint
 was computed from changed (its memo's witness: a few identity tests and a
-`stat` of each source file), reads and verifies the entry (checksum; a
-large value's blob by one SHA-256 pass of its content address) and decodes
-it; a hit inside a run also records the run's position (one fsync'ed
-record). joblib hashes the arguments and loads its pickle, unverified; it
-does not look at helpers or constants."""
+`stat` of each source file), digests the arguments, reads the entry and
+checks it (its bytes against the ones this process last checked, else its
+checksum) and decodes it. A large value's blob is checked by the size and
+CRC32 the entry records (SHA-256 of its content address with a signing
+key); its arrays are read into memory of their own and used there. A hit
+inside a run also records the run's position (one fsync'ed record).
+joblib hashes the arguments and loads its pickle, unverified; it does not
+look at helpers or constants."""
 
 from __future__ import annotations
 
