@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._storage import cachestore
@@ -53,6 +53,10 @@ class Cache:
     expire: datetime.timedelta | float | None = None
     ignore: tuple[str, ...] = ()
     key: Callable[..., Any] | None = None
+    # (expire in seconds, ignore as a set): read on every hit, worked out once.
+    _limits: tuple[float | None, frozenset[str]] = field(
+        init=False, repr=False, compare=False, default=(None, frozenset())
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.ignore, str):  # ignore="verbose": one name, not letters
@@ -67,15 +71,24 @@ class Cache:
                 "Cache(key=...) replaces the arguments in the key, so ignore= would have no "
                 "effect; leave the ignored arguments out of what key returns instead"
             )
-        seconds = self.seconds
+        seconds = _seconds(self.expire)
         if seconds is not None and not seconds > 0:
             raise ConfigurationError(f"Cache(expire=...) must be positive, not {self.expire!r}")
+        object.__setattr__(self, "_limits", (seconds, frozenset(self.ignore)))
 
     @property
     def seconds(self) -> float | None:
-        if isinstance(self.expire, datetime.timedelta):
-            return self.expire.total_seconds()
-        return None if self.expire is None else float(self.expire)
+        return self._limits[0]
+
+    @property
+    def ignored(self) -> frozenset[str]:
+        return self._limits[1]
+
+
+def _seconds(expire: datetime.timedelta | float | None) -> float | None:
+    if isinstance(expire, datetime.timedelta):
+        return expire.total_seconds()
+    return None if expire is None else float(expire)
 
 
 def cache_option(
@@ -107,7 +120,7 @@ _touched: dict[tuple[str, str], float] = {}  # (store url, entry key) -> last us
 _refs: set[tuple[str, str]] = set()  # (store url, ref key) written by this process
 
 
-@dataclass
+@dataclass(slots=True)  # one per cached call
 class Ticket:
     """One call's place in the cache."""
 
@@ -133,7 +146,8 @@ class Ticket:
         return entry, value
 
     def _usable(self, entry: Entry) -> Any:
-        rec, seconds = entry.record, self.spec.cache.seconds if self.spec.cache else None
+        rec, option = entry.record, self.spec.cache
+        seconds = option.seconds if option is not None else None
         if rec.fingerprint != self.fingerprint or rec.args_digest != self.digest:
             return MISSING  # a key reused by other code: never trust it
         if seconds is not None and now() - entry.created > seconds:
@@ -271,7 +285,7 @@ def _ticket(
     if option.key is not None:
         digest = strict_digest(option.key(*args, **kwargs))
     else:
-        digest = cache_digest(spec.signature, args, kwargs, spec.name, frozenset(option.ignore))
+        digest = cache_digest(spec.signature, args, kwargs, spec.name, option.ignored)
     if digest is None:
         return None  # a secret, or no reproducible digest: run it, keep nothing
     if fp is None:

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import string
 import threading
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,17 @@ from ..errors import CorruptRecordError, IntegrityError
 from . import codec
 from .base import SHARED_BLOBS, Store
 from .clock import now
-from .records import StepRecord, decode_stored, encode_into, seal, sealed_body, unseal
+from .local import LocalStore
+from .records import (
+    StepRecord,
+    decode_stored,
+    encode_record,
+    keep_encoded,
+    seal,
+    sealed_body,
+    sealed_head,
+    unseal,
+)
 
 AREA = "cache/"
 ENTRIES = AREA + "entries/"
@@ -36,6 +47,7 @@ USED = AREA + "used/"
 REFS = AREA + "refs/"
 BLOBS = f"{SHARED_BLOBS[0]}/{SHARED_BLOBS[1]}/blobs/"
 KIND = "cache"
+CRC = "crc32"  # in an unsigned entry's extra: the CRC32 of its blob's body
 _SAFE = frozenset(string.ascii_letters + string.digits + "_-.<>(),=+@")
 _MAX_STEP = 150
 
@@ -89,6 +101,31 @@ def read_entry(store: Store, key: str, raw: bytes | None = None) -> Entry | None
         raw = store.get(key)
     if raw is None:
         return None
+    seen = _checked.get(key)
+    # The same bytes, checked with the same key, by the same store: the
+    # same outcome (unsealing and parsing are pure), so only the comparison
+    # of every byte is repeated.
+    if seen is not None and seen[0] is store and seen[1] == raw and seen[2] == store.signing_key:
+        return seen[3]
+    entry = _checked_entry(store, key, raw)
+    if entry is not None:
+        _remember(store, key, raw, entry)
+    return entry
+
+
+# entry key -> (store, the entry's bytes, the signing key, the entry they gave)
+_checked: dict[str, tuple[Store, bytes, bytes | None, Entry]] = {}
+_CHECKED_MAX, _CHECKED_BYTES = 1024, 64 * 1024
+
+
+def _remember(store: Store, key: str, raw: bytes, entry: Entry) -> None:
+    if len(raw) <= _CHECKED_BYTES:
+        if len(_checked) >= _CHECKED_MAX:
+            _checked.clear()
+        _checked[key] = (store, raw, store.signing_key, entry)
+
+
+def _checked_entry(store: Store, key: str, raw: bytes) -> Entry | None:
     try:
         body = unseal(raw, store.signing_key, run_id="(cache)", position=None, name=key)
         record = StepRecord.from_bytes(body)
@@ -107,26 +144,44 @@ def entry_value(store: Store, entry: Entry) -> Any:
     """The value an entry holds, or MISSING when its blob is gone or damaged
     (pruned meanwhile: a miss). Decoded under the store's `allow_pickle`."""
     rec = entry.record
-    data = rec.value if rec.blob is None else _blob_body(store, rec.blob)
+    data = rec.value if rec.blob is None else _blob_body(store, rec)
     if rec.encoding is None or data is None:
         return MISSING
     return decode_stored(store, rec.encoding, data, name=entry.key)
 
 
-def _blob_body(store: Store, digest: str) -> memoryview | None:
-    """A large value's encoded bytes, verified by ONE pass of SHA-256: the
-    blob's name is the hash of all its bytes, and the entry naming it was
-    verified (checksum, or HMAC with the signing key) when it was read, so
-    a blob that hashes to its name is intact and is the one the entry's
-    writer stored; its envelope need not be checked again. None when it is
-    gone or damaged (a miss: the value is computed and stored again)."""
-    raw = store.get_blob(*SHARED_BLOBS, digest)
-    if raw is None or hashlib.sha256(raw).hexdigest() != digest:
+def _blob_body(store: Store, rec: StepRecord) -> memoryview | None:
+    """A large value's encoded bytes, or None when its blob is gone or
+    damaged (a miss: the value is computed and stored again). The entry
+    naming the blob was verified when it was read (checksum, or HMAC with
+    the signing key). Signed, the blob must hash to its name (SHA-256): the
+    signed entry then vouches for every byte. Unsigned, nothing can vouch
+    against a forger (who could rewrite the entry too), only against
+    damage: the body's size and CRC32, which the entry records, tell that
+    at several times SHA-256's speed, as a run's records do (`seal_record`).
+    An entry without a CRC (older, or written with a key) takes SHA-256."""
+    assert rec.blob is not None
+    raw = _read_blob(store, rec.blob)
+    if raw is None:
+        return None
+    crc = rec.extra.get(CRC) if store.signing_key is None else None
+    if crc is None and hashlib.sha256(raw).hexdigest() != rec.blob:
         return None
     try:
-        return sealed_body(raw)
+        body = sealed_body(raw)
     except ValueError:
         return None
+    if crc is not None and (len(body) != rec.extra.get("size") or zlib.crc32(body) != crc):
+        return None
+    return body
+
+
+def _read_blob(store: Store, digest: str) -> bytes | memoryview | None:
+    # On local disk, into memory of our own with the body 64-byte aligned:
+    # the arrays of a `PICKLE_OOB` value are used where they lie.
+    if isinstance(store, LocalStore):
+        return store.get_writable(BLOBS + digest, -sealed_head(store.signing_key is not None) % 64)
+    return store.get_blob(*SHARED_BLOBS, digest)
 
 
 def is_missing(value: Any) -> bool:
@@ -134,14 +189,26 @@ def is_missing(value: Any) -> bool:
 
 
 def encode(store: Store, record: StepRecord, value: Any) -> None:
-    """Fill record's encoding and value, or blob (in the shared area)."""
-    record.extra["size"] = encode_into(store, SHARED_BLOBS, record, value)
+    """Fill record's encoding and value, or blob (in the shared area). An
+    unsigned store also records the blob body's CRC32 (see `_blob_body`)."""
+    data = encode_record(store, record, value, out_of_band=True)
+    record.value, record.blob = keep_encoded(store, SHARED_BLOBS, data)
+    record.extra["size"] = len(data)
+    if record.blob is not None and store.signing_key is None:
+        record.extra[CRC] = zlib.crc32(data)
 
 
 def write_entry(store: Store, key: str, record: StepRecord) -> bool:
     """Create-only; False when another writer's entry is there already."""
     record.extra.setdefault("created", now())
-    return store.create(key, seal(record.to_bytes(), store.signing_key))
+    body = record.to_bytes()
+    raw = seal(body, store.signing_key)
+    if not store.create(key, raw):
+        return False
+    # What this process wrote is what its next hit reads (a copy: the
+    # caller's record is its own).
+    _remember(store, key, raw, Entry(key, StepRecord.from_bytes(body)))
+    return True
 
 
 def remove(store: Store, keys: list[str]) -> None:

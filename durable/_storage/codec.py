@@ -12,6 +12,10 @@ from ..errors import IntegrityError
 
 MSGPACK = "m"
 PICKLE = "p"
+# A pickle whose large buffers (numpy arrays...) follow it, each aligned,
+# so that a reader holding the bytes in writable memory of its own gets
+# the arrays without a copy (the step cache's blobs; `codec_pickle`).
+PICKLE_OOB = "P"
 
 
 def pack_plain(value: Any) -> bytes | None:
@@ -57,10 +61,18 @@ def is_plain(value: Any) -> bool:
     return pack_plain(value) is not None
 
 
-def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
-    """Return (encoding tag, bytes). Raises whatever the pickler raises."""
+def encode_value(
+    value: Any, *, allow_pickle: bool = True, out_of_band: bool = False
+) -> tuple[str, bytes]:
+    """Return (encoding tag, bytes). Raises whatever the pickler raises.
+    `out_of_band`: a pickled value's buffers go after the pickle (`PICKLE_OOB`)."""
     try:
-        return _encode(value, allow_pickle)
+        packed = pack_plain(value)
+        if packed is not None:
+            return MSGPACK, packed
+        if out_of_band:
+            return _pickle_out_of_band(value, allow_pickle)
+        return pickle_value(value, allow_pickle)
     except RecursionError:
         raise ValueError(_TOO_DEEP) from None
 
@@ -68,23 +80,28 @@ def encode_value(value: Any, *, allow_pickle: bool = True) -> tuple[str, bytes]:
 _TOO_DEEP = "it is nested deeper than Python's recursion limit"
 
 
-def _encode(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
-    packed = pack_plain(value)
-    if packed is not None:
-        return MSGPACK, packed
-    return pickle_value(value, allow_pickle)
-
-
 def pickle_value(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
     """(PICKLE, bytes) for a value `pack_plain` refused."""
+    _check_pickle(allow_pickle)
+    from . import codec_pickle
+
+    return PICKLE, codec_pickle.dumps(value)
+
+
+def _pickle_out_of_band(value: Any, allow_pickle: bool) -> tuple[str, bytes]:
+    _check_pickle(allow_pickle)
+    from . import codec_pickle
+
+    data, separate = codec_pickle.dumps_out_of_band(value)
+    return (PICKLE_OOB if separate else PICKLE), data
+
+
+def _check_pickle(allow_pickle: bool) -> None:
     if not allow_pickle:
         raise TypeError(
             "it is not plain data (str, int, float, bool, None, bytes, and lists and "
             "dicts of those, with scalar keys) and the store has allow_pickle=False"
         )
-    from . import codec_pickle
-
-    return PICKLE, codec_pickle.dumps(value)
 
 
 def decode_value(
@@ -92,12 +109,12 @@ def decode_value(
 ) -> Any:
     if tag == MSGPACK:
         return unpack(data)
-    if tag == PICKLE:
+    if tag in (PICKLE, PICKLE_OOB):
         if not allow_pickle:
             raise IntegrityError(key, "holds a pickled value and the store has allow_pickle=False")
         from . import codec_pickle
 
-        return codec_pickle.loads(data)
+        return codec_pickle.loads(data) if tag == PICKLE else codec_pickle.loads_out_of_band(data)
     raise ValueError(f"unknown value encoding {tag!r}")
 
 

@@ -50,10 +50,16 @@ class LocalStore(Store):
     # -- primitives ----------------------------------------------------------
     def get(self, key: str) -> bytes | None:
         try:
-            found = fs.read(self._path(key))
+            return fs.read_bytes(self._path(key))
         except OSError as e:
             raise self._error(f"reading {key}", e) from e
-        return None if found is None else found[0]
+
+    def get_writable(self, key: str, offset: int) -> memoryview | None:
+        """`get` into writable memory of the caller's own (`fs.read_writable`)."""
+        try:
+            return fs.read_writable(self._path(key), offset)
+        except OSError as e:
+            raise self._error(f"reading {key}", e) from e
 
     def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
         out = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import mmap
 import os
 import stat
 import tempfile
@@ -98,19 +99,63 @@ def walk(root: str, base: str) -> list[str]:
 def read(path: str) -> tuple[bytes, Identity] | None:
     """The file's bytes and identity; None when absent (or a symlink: not an
     object of the store)."""
+    fd = _open(path)
+    if fd is None:
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+        st = os.fstat(fd)
+        return _read_all(fd, st.st_size), identity(st)
+    finally:
+        os.close(fd)
+
+
+_SMALL = 1 << 16
+
+
+def read_bytes(path: str) -> bytes | None:
+    """`read` without the identity: a small file (a cache entry, read on
+    every hit) in one read and no `fstat`; a larger one as `read` does."""
+    fd = _open(path)
+    if fd is None:
+        return None
+    try:
+        data = os.read(fd, _SMALL)
+        if len(data) < _SMALL and not os.read(fd, 1):
+            return data  # at its end (the read of 1 byte says so)
+        os.lseek(fd, 0, os.SEEK_SET)  # a large blob: once more, in one piece
+        return _read_all(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
+def read_writable(path: str, offset: int) -> memoryview | None:
+    """The file's bytes in fresh writable memory of the caller's own (an
+    anonymous map), starting `offset` bytes into it, so that what lies at a
+    known place in the file can be aligned: values decoded from it can use
+    it where it lies, without a copy. None when absent (or a symlink)."""
+    fd = _open(path)
+    if fd is None:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        view = memoryview(mmap.mmap(-1, offset + size + 1))[offset : offset + size]
+        done = 0
+        while done < size and (got := os.readv(fd, [view[done:]])):
+            done += got
+        return view[:done]  # a file cut meanwhile: short, which its checksum tells
+    finally:
+        os.close(fd)
+
+
+def _open(path: str) -> int | None:
+    try:
+        return os.open(path, os.O_RDONLY | NOFOLLOW)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
         if e.errno == errno.ELOOP:
             return None
         raise
-    try:
-        st = os.fstat(fd)
-        return _read_all(fd, st.st_size), identity(st)
-    finally:
-        os.close(fd)
 
 
 def _read_all(fd: int, size: int) -> bytes:

@@ -115,6 +115,11 @@ def sealed_body(data: bytes | memoryview) -> memoryview:
     return view[_SIGNED_HEAD if flag == _SIGNED else _HEAD :]
 
 
+def sealed_head(signed: bool) -> int:
+    """Where the body of a sealed object starts (`seal`)."""
+    return _SIGNED_HEAD if signed else _HEAD
+
+
 def sealed_sum(data: bytes) -> bytes:
     """The checksum a sealed object carries (of everything after it)."""
     return data[len(_MAGIC) + 1 : _HEAD]
@@ -170,14 +175,25 @@ def keep_plain(store: Store, where: tuple[str, str], record: StepRecord, packed:
 def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
     """Encode a step's value into its record (inline, or a blob under
     `where`) under the store's `allow_pickle`; the encoded size."""
+    data = encode_record(store, record, value)
+    record.value, record.blob = keep_encoded(store, where, data)
+    return len(data)
+
+
+def encode_record(
+    store: Store, record: StepRecord, value: Any, *, out_of_band: bool = False
+) -> bytes:
+    """Set record's encoding; the encoded bytes (SerializationError naming
+    the step when the value cannot be encoded under `allow_pickle`)."""
     try:
-        record.encoding, data = encode_value(value, allow_pickle=store.allow_pickle)
+        record.encoding, data = encode_value(
+            value, allow_pickle=store.allow_pickle, out_of_band=out_of_band
+        )
     except Exception as e:
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
         ) from e
-    record.value, record.blob = keep_encoded(store, where, data)
-    return len(data)
+    return data
 
 
 def decode_stored(store: Store, encoding: str, data: bytes | memoryview, *, name: str) -> Any:

@@ -1,0 +1,209 @@
+"""What the fast cache hit still checks. An unsigned store checks a large
+value's blob by the size and CRC32 its (checked) entry records, a signed
+one by the blob's SHA-256 content address under the signed entry; an entry
+already checked in this process is taken again only when its bytes and the
+signing key are the same as when it was checked. Damage anywhere is a miss:
+the step runs again and its entry or blob is stored again."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._storage import cachestore, codec
+from durable._storage.records import StepRecord, seal, unseal
+from tests.conftest import Place
+
+CALLS: Counter[str] = Counter()
+ITEMS = 10 * 1000 * 1000 // 8  # float64s in 10 MB
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    CALLS.clear()
+
+
+def _array_flow(store: durable.Store, name: str) -> durable.Workflow[[int], Any]:
+    np = pytest.importorskip("numpy")
+
+    @durable.step(cache=True, name="array")
+    def array(seed: int) -> Any:
+        CALLS["array"] += 1
+        return np.random.default_rng(seed).random(ITEMS)
+
+    @durable.workflow(store=store, name=name)
+    def flow(seed: int) -> Any:
+        return array(seed)
+
+    return flow
+
+
+def _flip_middle(store: durable.Store, key: str) -> bytes:
+    """Flip one bit of the object's middle byte (its size is kept); the
+    bytes it had before."""
+    raw = store.get(key)
+    assert raw is not None
+    middle = len(raw) // 2
+    store.put(key, raw[:middle] + bytes([raw[middle] ^ 0x10]) + raw[middle + 1 :])
+    return raw
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_a_flipped_byte_in_a_large_cached_array_is_refused(place: Place, signed: bool) -> None:
+    np = pytest.importorskip("numpy")
+    store = place.open(signing_key=b"k" * 32 if signed else None)
+    expected = np.random.default_rng(7).random(ITEMS)
+    assert np.array_equal(_array_flow(store, "first")(7), expected)
+    assert np.array_equal(_array_flow(store, "second")(7), expected)  # a hit
+    assert CALLS["array"] == 1
+    [entry] = cachestore.all_entries(store)
+    # Which check guards the blob: CRC32 unsigned, SHA-256 under a signed entry.
+    assert (cachestore.CRC in entry.record.extra) is not signed
+    [blob] = store.list(cachestore.BLOBS)
+    intact = _flip_middle(store, blob)
+
+    again = _array_flow(store, "third")(7)
+    assert np.array_equal(again, expected)  # never the damaged bytes
+    assert CALLS["array"] == 2
+    assert store.get(blob) == intact  # stored again under its address
+    assert np.array_equal(_array_flow(store, "fourth")(7), expected)
+    assert CALLS["array"] == 2  # a hit again
+
+
+@durable.step(cache=True, name="small")
+def small(n: int) -> dict[str, int]:
+    CALLS["small"] += 1
+    return {"n": n, "calls": CALLS["small"]}
+
+
+def _entry_key(store: durable.Store) -> str:
+    [key] = store.list(cachestore.ENTRIES)
+    return key
+
+
+def test_a_damaged_entry_is_refused_after_a_hit_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("DURABLE_SIGNING_KEY", raising=False)
+    assert small(1) == small(1) == {"n": 1, "calls": 1}  # computed, then a hit
+    store = durable.open_store(tmp_path / "store")
+    _flip_middle(store, _entry_key(store))
+    assert small(1) == {"n": 1, "calls": 2}  # the damaged entry is a miss
+    assert small(1) == {"n": 1, "calls": 2}  # and was stored again
+    assert CALLS["small"] == 2
+
+
+def test_an_entry_rewritten_after_a_hit_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's entry under the same key (after a `cache clear`,
+    say) is the one served, not the one this process checked before."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("DURABLE_SIGNING_KEY", raising=False)
+    assert small(2) == small(2) == {"n": 2, "calls": 1}
+    store = durable.open_store(tmp_path / "store")
+    key = _entry_key(store)
+    raw = store.get(key)
+    assert raw is not None
+    record = StepRecord.from_bytes(unseal(raw, None, run_id="", position=None, name=key))
+    record.value = codec.pack({"n": 2, "calls": 99})
+    store.put(key, seal(record.to_bytes(), None))
+    assert small(2) == {"n": 2, "calls": 99}
+    assert CALLS["small"] == 1
+
+
+def test_a_signed_entry_is_checked_again_under_another_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry checked with one signing key is not taken on trust once the
+    store is opened with another (or without one)."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("DURABLE_SIGNING_KEY", "first key")
+    assert small(3) == small(3) == {"n": 3, "calls": 1}
+    monkeypatch.setenv("DURABLE_SIGNING_KEY", "second key")
+    with pytest.raises(durable.IntegrityError, match="signature does not match"):
+        small(3)
+    monkeypatch.delenv("DURABLE_SIGNING_KEY")
+    with pytest.raises(durable.IntegrityError, match="no signing key"):
+        small(3)
+    monkeypatch.setenv("DURABLE_SIGNING_KEY", "first key")
+    assert small(3) == {"n": 3, "calls": 1}
+    assert CALLS["small"] == 1
+
+
+def test_an_entry_without_a_crc_is_checked_by_its_content_address(place: Place) -> None:
+    """Entries written before the CRC was recorded take the SHA-256 path;
+    a damaged blob is refused there too."""
+    store = place.open(blob_threshold=64)
+    assert _bytes_flow(store, "first")(9) == _bytes_flow(store, "second")(9)
+    [entry] = cachestore.all_entries(store)
+    entry.record.extra.pop(cachestore.CRC)
+    store.put(entry.key, seal(entry.record.to_bytes(), None))
+    assert _bytes_flow(store, "third")(9) == bytes(range(256)) * 9  # a hit, by SHA-256
+    assert CALLS["blob"] == 1
+    [blob] = store.list(cachestore.BLOBS)
+    _flip_middle(store, blob)
+    assert _bytes_flow(store, "fourth")(9) == bytes(range(256)) * 9
+    assert CALLS["blob"] == 2
+
+
+def _bytes_flow(store: durable.Store, name: str) -> durable.Workflow[[int], bytes]:
+    @durable.step(cache=True, name="blob")
+    def blob(n: int) -> bytes:
+        CALLS["blob"] += 1
+        return bytes(range(256)) * n
+
+    @durable.workflow(store=store, name=name)
+    def flow(n: int) -> bytes:
+        return blob(n)
+
+    return flow
+
+
+def test_an_array_is_read_without_a_copy_and_is_the_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On local disk a cached array is used where it was read (aligned for
+    its type, writable); each hit reads its own, so a caller changing it
+    changes no other hit's array."""
+    np = pytest.importorskip("numpy")
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+
+    @durable.step(cache=True, name="arrays")
+    def arrays(n: int) -> dict[str, Any]:
+        CALLS["arrays"] += 1
+        return {"c": np.arange(n, dtype=np.float64), "f": np.ones((3, n), order="F")}
+
+    first = arrays(200_000)
+    [entry] = cachestore.all_entries(durable.open_store(tmp_path / "store"))
+    assert entry.record.encoding == codec.PICKLE_OOB and entry.record.blob is not None
+    a, b = arrays(200_000), arrays(200_000)
+    assert CALLS["arrays"] == 1
+    for name in ("c", "f"):
+        assert np.array_equal(a[name], first[name])
+        assert a[name].flags.writeable and a[name].ctypes.data % 64 == 0
+        assert not np.shares_memory(a[name], b[name])
+    a["c"][0] = -1.0
+    assert b["c"][0] == 0.0 and arrays(200_000)["c"][0] == 0.0
+
+
+def test_out_of_band_buffers_obey_allow_pickle_and_copy_read_only_data() -> None:
+    np = pytest.importorskip("numpy")
+    value = {"a": np.arange(1000, dtype=np.int32)}
+    tag, data = codec.encode_value(value, out_of_band=True)
+    assert tag == codec.PICKLE_OOB
+    with pytest.raises(TypeError, match="allow_pickle=False"):
+        codec.encode_value(value, allow_pickle=False, out_of_band=True)
+    with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
+        codec.decode_value(tag, data, allow_pickle=False, key="k")
+    back = codec.decode_value(tag, data)  # bytes: the buffers are copied
+    assert np.array_equal(back["a"], value["a"]) and back["a"].flags.writeable
+    own = bytearray(data)  # writable memory of the caller's: used where it lies
+    shared = codec.decode_value(tag, memoryview(own))
+    shared["a"][0] = 7
+    assert codec.decode_value(tag, memoryview(own))["a"][0] == 7
