@@ -92,7 +92,12 @@ class RunLog:
         with self._mutex:
             fd, fresh = self._open()
             try:
-                existing = self._append(fd, items, create=create)
+                try:
+                    existing = self._append(fd, items, create=create)
+                except _Unlinked:  # a restarted or removed run: write to the new file
+                    self._close()
+                    fd, fresh = self._open()
+                    existing = self._append(fd, items, create=create)
                 if fresh and self.syncer.level != "none":  # its name must survive a crash too
                     fsync_dir(os.path.dirname(self.path))
                 if not self.held:
@@ -110,7 +115,13 @@ class RunLog:
     ) -> bytes | None:
         _lock(fd, register=False)
         try:
-            self._catch_up(fd)
+            # One fstat serves both: whether the file was deleted under the
+            # open descriptor (so that no write lands in a dead file), and
+            # how far the index must catch up.
+            st = os.fstat(fd)
+            if st.st_nlink == 0:
+                raise _Unlinked(f"{self.path} was deleted while open")
+            self._catch_up(fd, st)
             index = self.records
             assert index is not None
             if create and (at := index.get(items[0][0])) is not None:
@@ -133,12 +144,10 @@ class RunLog:
 
     def _open(self) -> tuple[int, bool]:
         """The open log (fd, whether this call created the file): opened
-        again in a forked child, and when the file was deleted under it (a
-        restarted or removed run), so that no write lands in a dead file."""
+        again in a forked child (and by `_write` when `_append` found the
+        file deleted under it)."""
         if self._fd is not None and self._pid == os.getpid():
-            if os.fstat(self._fd).st_nlink > 0:
-                return self._fd, False
-            self._close()
+            return self._fd, False
         fd, fresh = _open_for_append(self.path)
         not_inherited(fd)  # a child forked while it is open must not share its lock
         self._fd, self._pid = fd, os.getpid()
@@ -155,11 +164,12 @@ class RunLog:
             inherited_no_more(fd)
             os.close(fd)
 
-    def _catch_up(self, fd: int) -> bytes:
+    def _catch_up(self, fd: int, st: os.stat_result | None = None) -> bytes:
         """Bring the index up to the log's end (under the flock): read only
         what was appended since, or all of it when the file is another one;
-        a torn tail (a writer died mid-append) is cut off. The bytes read."""
-        st = os.fstat(fd)
+        a torn tail (a writer died mid-append) is cut off. The bytes read.
+        `st`: the file's fstat, taken under the flock."""
+        st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
         if self.records is None or ident != self.ident or st.st_size < self.size:
             self.records, self.size, self.ident = {}, 0, ident
@@ -175,6 +185,10 @@ class RunLog:
         if self.size < st.st_size:
             _cut(fd, self.path, self.size)
         return tail
+
+
+class _Unlinked(OSError):
+    """The open log file was deleted (its run restarted or removed)."""
 
 
 def _open_for_append(path: str) -> tuple[int, bool]:
