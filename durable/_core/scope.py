@@ -145,10 +145,10 @@ def current() -> Scope | None:
 
 
 def current_task() -> asyncio.Future[Any] | None:
-    try:
-        return asyncio.current_task()
-    except RuntimeError:  # no running event loop in this thread
-        return None
+    # Asking for the loop first: without one (a sync body, every step)
+    # `current_task()` would raise, and an exception per step costs.
+    loop = asyncio._get_running_loop()
+    return None if loop is None else asyncio.current_task(loop)
 
 
 def set_scope(scope: Scope | None) -> Callable[[], None]:

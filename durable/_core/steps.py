@@ -84,8 +84,12 @@ def step_plan(
         return True
 
     value = yield from retrying(spec.retry, attempt, failed)
-    derived = spec.artifacts(value) if spec.artifacts is not None else ()
-    produced = artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
+    derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
+    produced = (
+        artifacts.produced(ctx, pos, spec.name, found + derived, spec.verify)
+        if found or derived
+        else []
+    )
     if rec is not None:  # a persist=False marker is already there
         ctx.executed += 1
         notify.executed(ctx, rec)

@@ -127,16 +127,16 @@ class RunLog:
             if create and (at := index.get(items[0][0])) is not None:
                 return _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
             frames = [encode_entry(name, data) for name, data in items]
-            frame = frames[0] if len(frames) == 1 else b"".join(frames)
-            _write_all(fd, frame)
-            start, self.size = self.size, self.size + len(frame)
-            self.syncer.written = max(self.syncer.written, self.size)
+            _write_all(fd, frames[0] if len(frames) == 1 else b"".join(frames))
+            start = self.size
             for (name, data), entry in zip(items, frames, strict=True):
                 if data is None:
                     index.pop(name, None)
                 else:
                     index[name] = span(start + data_offset(name), len(data))
                 start += len(entry)
+            self.size = start
+            self.syncer.written = max(self.syncer.written, start)
         finally:
             with contextlib.suppress(OSError):
                 unlock(fd)
@@ -242,7 +242,10 @@ def _write_all(fd: int, frame: bytes) -> None:
     """Write the whole frame or nothing: a short write (disk full, a file size
     limit) is cut back, or the next entry would land after torn bytes and
     every later record would be unreadable."""
-    view = memoryview(frame)
+    done = os.write(fd, frame)  # nothing written when it raises
+    if done == len(frame):  # the usual case: all of it at once
+        return
+    view = memoryview(frame)[done:]
     try:
         while view:
             view = view[os.write(fd, view) :]
