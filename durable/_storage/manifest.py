@@ -13,6 +13,7 @@ signed) manifest copied from another run."""
 
 from __future__ import annotations
 
+import copy
 import struct
 from dataclasses import asdict
 from typing import Any
@@ -130,3 +131,18 @@ def manifest_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
     return value
+
+
+def copy_manifest(manifest: RunRecord | None) -> RunRecord | None:
+    """A copy of the manifest to put back as it was (after a refusal). Its
+    plan (one entry per position) is only ever replaced, never changed in
+    place, so it is shared rather than copied entry by entry."""
+    if manifest is None:
+        return None
+    plan, manifest.plan = manifest.plan, None
+    try:
+        before = copy.deepcopy(manifest)
+    finally:
+        manifest.plan = plan
+    before.plan = plan
+    return before
