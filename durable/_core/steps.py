@@ -47,7 +47,8 @@ def step_plan(
     digest = call_digest(spec.signature, args, kwargs, spec.name)
     fp = spec.fingerprint_in(ctx)
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
-    reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
+    files = rec is not None and rec.persisted and rec.artifacts  # to look at first
+    reopened = _recheck(ctx, spec, rec) if files and rec is not None else None
     if reopened is not None:
         rec = None
     if rec is not None and rec.persisted:

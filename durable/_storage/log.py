@@ -73,6 +73,10 @@ class RunLog:
     def append(self, items: list[tuple[str, bytes | None]]) -> None:
         self._write(items, create=False)
 
+    def is_open(self) -> bool:
+        """Whether this process has the file open (a run holds it)."""
+        return self._fd is not None and self._pid == os.getpid()
+
     def hold(self, level: str, interval: float) -> None:
         """A run starts: keep the file open, sync it under `level`."""
         self.syncer.level, self.syncer.interval, self.held = level, interval, True
@@ -147,7 +151,7 @@ class RunLog:
         again in a forked child (and by `_write` when `_append` found the
         file deleted under it)."""
         if self._fd is not None and self._pid == os.getpid():
-            return self._fd, False
+            return self._fd, False  # `is_open`
         fd, fresh = _open_for_append(self.path)
         not_inherited(fd)  # a child forked while it is open must not share its lock
         self._fd, self._pid = fd, os.getpid()
