@@ -236,8 +236,10 @@ class LogRecords:
     def _logged(self, op: Callable[[], T]) -> T:
         try:
             if self.log.is_open():  # a run's log: its folder matters only to open it
-                with contextlib.suppress(FileNotFoundError):  # reopened, folder gone
+                try:
                     return op()
+                except FileNotFoundError:  # reopened (the file was deleted): folder gone
+                    pass
             return self.store._in_folder(self._path, op)
         except OSError as e:
             raise self.store._error(f"appending to {self.folder}", e) from e

@@ -142,8 +142,10 @@ class RunLog:
             self.size = start
             self.syncer.written = max(self.syncer.written, start)
         finally:
-            with contextlib.suppress(OSError):
+            try:  # `contextlib.suppress` costs more than the unlock
                 unlock(fd)
+            except OSError:
+                pass
         return None
 
     def _open(self) -> tuple[int, bool]:
