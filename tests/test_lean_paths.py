@@ -6,6 +6,7 @@ fast path; a log deleted under the open file is never written to."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from pathlib import Path
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 
 import durable
-from durable._storage.manifest import read_manifest
-from durable._storage.records import StepRecord, seal_record
+from durable._storage import manifest as manifest_codec
+from durable._storage.manifest import pack_manifest, read_manifest, unpack_manifest
+from durable._storage.records import RunRecord, StepRecord, seal_record
 from tests.conftest import rewrite_record
 
 RUN = ("lean", "r1")
@@ -156,3 +158,32 @@ def test_a_log_deleted_under_the_open_file_is_not_written_to(tmp_path: Path) -> 
     finally:
         store.end_run(*RUN)
     assert sorted(durable.open_store(tmp_path / "s").load_records(*RUN)) == ["steps/00000001"]
+
+
+def test_the_plan_is_stored_in_runs_and_read_back_entry_by_entry(tmp_path: Path) -> None:
+    """A completed run's re-call decodes its plan as a few runs, not one
+    list per position; every position's entry comes back as it was."""
+    store = durable.open_store(tmp_path / "s")
+    counts: Counter[int] = Counter()
+    flow(store, counts)(stop=False)
+    manifest = read_manifest(store, *RUN)
+    assert manifest is not None
+    plan = [["step", "a"]] * 3 + [None, None, ["loop", "b"], ["step", "a"]]
+    manifest.plan = plan
+    raw = pack_manifest(manifest, None)
+    assert raw.count(b"\xa1a") == 2  # "a" stored once per run of it, not per position
+    back = unpack_manifest(raw, None, run_id="r1", name="lean/r1/run")
+    assert back.plan == plan
+    old_style = dataclasses.replace(manifest, plan=None)
+    assert unpack_manifest(pack_manifest(old_style, None), None, run_id="r1", name="x").plan is None
+
+
+def test_a_plan_that_is_not_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    manifest = RunRecord("lean", "r1", "f", {}, {}, "m", b"\x80")
+    # A validly sealed manifest whose plan is not a plan (a negative count).
+    monkeypatch.setattr(manifest_codec, "_plan_runs", lambda plan: {"runs": [[["s", "a"], -2]]})
+    bad = pack_manifest(manifest, None)
+    monkeypatch.undo()
+    with pytest.raises(durable.CorruptRecordError, match="not a plan"):
+        unpack_manifest(bad, None, run_id="r1", name="lean/r1/run")
+    assert unpack_manifest(pack_manifest(manifest, None), None, run_id="r1", name="x").plan is None

@@ -38,6 +38,8 @@ class Recorded(MutableMapping[Position, StepRecord]):
         raw = self._raw.pop(pos, None)
         if raw is None:
             return default
+        if not self._raw:  # all decoded: a dict never shrinks, a new one is empty
+            self._raw = {}
         rec = self._decoded[pos] = self._decode(pos, raw)
         return rec
 
