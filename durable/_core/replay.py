@@ -26,7 +26,14 @@ from .._storage.keys import (
     timer_name,
     top_level,
 )
-from .._storage.records import Attempt, StepRecord, load_stored, seal_record, unseal
+from .._storage.records import (
+    Attempt,
+    StepRecord,
+    decode_stored,
+    load_stored,
+    seal_record,
+    unseal,
+)
 from ..errors import (
     CorruptRecordError,
     DefinitionChangedError,
@@ -165,6 +172,10 @@ def discard_from(ctx: RunState, pos: Position) -> None:
 
 def load_value(ctx: RunState, rec: StepRecord) -> Any:
     assert rec.encoding is not None
+    if rec.blob is None and rec.value is not None and rec.encoding == codec.MSGPACK:
+        # Plain data inline (most records): nothing to fetch, no policy, and
+        # no key to name, so none is spelled out for every replayed step.
+        return decode_stored(ctx.store, rec.encoding, rec.value, name="")
     where = (ctx.workflow, ctx.run_id)
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
     return load_stored(
