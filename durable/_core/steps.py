@@ -95,9 +95,9 @@ def step_plan(
         ctx.executed += 1
         notify.executed(ctx, rec)
         return value
-    record = StepRecord(pos, "step", spec.name, fp, digest, started=started)
-    record.attempts = failures
-    record.artifacts = produced
+    record = StepRecord(
+        pos, "step", spec.name, fp, digest, started=started, attempts=failures, artifacts=produced
+    )
     if reopened is not None:
         record.extra["reopened"] = reopened
     # One pass in C decides plain data, which holds no `Redacted`; only a
