@@ -6,7 +6,7 @@ other's state, and `RunContext`, the read-only view of it that
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -28,7 +28,7 @@ class RunState:
     run_id: str
     workflow: str
     store: Store
-    records: dict[Position, StepRecord] = field(default_factory=dict)
+    records: MutableMapping[Position, StepRecord] = field(default_factory=dict)
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
     timers: dict[Position, float] = field(default_factory=dict)
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)

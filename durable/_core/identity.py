@@ -24,6 +24,8 @@ from .content import Undigestable as Undigestable
 from .content import content_of
 from .redact import Redacted
 
+sha256 = hashlib.sha256
+
 HEX = 32  # hex digits kept in records: 128 bits
 # Nesting deeper than this is not digested (the walk recurses): fail closed.
 MAX_DEPTH = 200
@@ -252,17 +254,19 @@ def _all_scalar_positional(
         return None
     parts = [b"A%d:" % len(shape)]
     for value, (name, _) in zip(args, shape, strict=False):
-        enc = _SCALAR.get(type(value))
+        t = type(value)
+        if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
+            parts += (name, b"i%d;" % value)
+            continue
+        enc = _SCALAR.get(t)
         if enc is None:
             return None
-        parts.append(name)
-        parts.append(enc(value))
+        parts += (name, enc(value))
     for name, default in shape[len(args) :]:
         if default is None:
             return None  # no default or not a scalar one: binding says what to do
-        parts.append(name)
-        parts.append(default)
-    return hashlib.sha256(b"".join(parts)).hexdigest()[:HEX]
+        parts += (name, default)
+    return sha256(b"".join(parts)).hexdigest()[:HEX]
 
 
 # (encoded name, encoded default or None) of each parameter, when they are all

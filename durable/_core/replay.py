@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
+from collections.abc import MutableMapping
 from typing import Any
 
 from .._storage import codec, records
@@ -17,7 +18,6 @@ from .._storage.clock import now
 from .._storage.keys import (
     Position,
     attempts_name,
-    format_position,
     item_name,
     item_of,
     parse_name,
@@ -26,10 +26,18 @@ from .._storage.keys import (
     timer_name,
     top_level,
 )
-from .._storage.records import Attempt, StepRecord, load_stored, seal_record, unseal
+from .._storage.records import (
+    Attempt,
+    StepRecord,
+    decode_stored,
+    load_stored,
+    seal_record,
+    unseal,
+)
 from ..errors import (
     CorruptRecordError,
     DefinitionChangedError,
+    IntegrityError,
     LeaseLostError,
     NondeterminismError,
     StorageError,
@@ -38,6 +46,7 @@ from ..errors import (
 from . import cancel, notify
 from .context import RunState
 from .plan import check_stop
+from .recorded import Recorded, decode_step_record
 
 
 def attempt_record(exc: BaseException) -> Attempt:
@@ -64,7 +73,11 @@ def lookup(
     """The finished record at pos to replay, or None to execute live.
     `call` (the arguments) only serves the message of a refusal."""
     ctx.check_refused()  # nothing runs after a refusal, even one the body caught
-    rec = ctx.records.get(pos)
+    try:
+        rec = ctx.records.get(pos)  # its envelope is checked and it is decoded now
+    except (CorruptRecordError, IntegrityError) as e:
+        # Damaged or forged: final, nothing at or after it may replay or run.
+        raise ctx.refuse(e) from None
     if rec is None:
         went_live(ctx, pos)
         return None
@@ -146,7 +159,7 @@ def discard_from(ctx: RunState, pos: Position) -> None:
     """Forget the record at pos and every later one (on_change="rerun"), in
     `position_key` order: 2 < 2.0.0 < 2.1.0 < 3."""
     start = position_key(pos)
-    tables: tuple[dict[Position, Any], ...] = (ctx.records, ctx.failures, ctx.timers, ctx.items)
+    tables: tuple[MutableMapping[Position, Any], ...] = (ctx.records, ctx.failures, ctx.timers, ctx.items)
     gone = [[p for p in table if position_key(p) >= start] for table in tables]
     names = [record_name(p) for p in gone[0]] + [attempts_name(p) for p in gone[1]]
     names += [timer_name(p) for p in gone[2]]
@@ -159,6 +172,10 @@ def discard_from(ctx: RunState, pos: Position) -> None:
 
 def load_value(ctx: RunState, rec: StepRecord) -> Any:
     assert rec.encoding is not None
+    if rec.blob is None and rec.value is not None and rec.encoding == codec.MSGPACK:
+        # Plain data inline (most records): nothing to fetch, no policy, and
+        # no key to name, so none is spelled out for every replayed step.
+        return decode_stored(ctx.store, rec.encoding, rec.value, name="")
     where = (ctx.workflow, ctx.run_id)
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
     return load_stored(
@@ -231,6 +248,7 @@ def save_failures(
 
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:
     ctx = RunState(run_id=run_id, workflow=workflow, store=store, policy=policy)
+    ctx.records = records = Recorded(store, run_id)
     for name, raw in store.load_records(workflow, run_id).items():
         parsed = parse_name(name)
         if parsed is None:
@@ -240,25 +258,13 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
                 ctx.items.setdefault(item[0], {})[item[1]] = body
             continue
         head, pos = parsed
-        if head == "steps":  # most records
-            ctx.records[pos] = _step_record(store, raw, run_id, pos, name)
+        if head == "steps":  # most records: checked and decoded when reached
+            records.keep_sealed(pos, raw)
         elif head == "timers":
             ctx.timers[pos] = float(codec.unpack(_unseal(store, raw, run_id, pos, name)))
         else:
-            ctx.failures[pos] = _step_record(store, raw, run_id, pos, name).attempts
+            ctx.failures[pos] = decode_step_record(store, raw, run_id, pos, name).attempts
     return ctx
-
-
-def _step_record(store: Store, raw: bytes, run_id: str, pos: Position, name: str) -> StepRecord:
-    body = _unseal(store, raw, run_id, pos, name)
-    try:
-        rec = StepRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
-    if rec.position != pos:  # a valid record moved to another position
-        why = f"it holds position {format_position(rec.position)}"
-        raise CorruptRecordError(run_id, pos, name, why)
-    return rec
 
 
 def _unseal(store: Store, raw: bytes, run_id: str, pos: Position | None, name: str) -> bytes:

@@ -5,7 +5,6 @@ recorded outcome read back when the call is the same call."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 import os
@@ -20,7 +19,7 @@ from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.lease import Lease
-from .._storage.manifest import read_manifest, write_manifest
+from .._storage.manifest import copy_manifest, read_manifest, write_manifest
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import (
     ArtifactMissingError,
@@ -126,7 +125,7 @@ def run_locked(
     cancel.watch(ctx)
     ctx.inputs = dict(inputs or {})
     check_inputs(ctx, ctx.inputs)  # before the run is touched: a refusal changes nothing
-    before = copy.deepcopy(manifest)
+    before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
     store.open_run(flow.name, run_id, flow.options.durability)  # `finish` ends it
@@ -143,8 +142,10 @@ def run_locked(
         finish(store, manifest, "suspended", reason=s.reason)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         raise
-    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError) as e:
-        if isinstance(e, ArtifactMissingError) and e.state == "not produced":
+    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *_DAMAGE) as e:
+        # A damaged record is a refusal when replay reached it (`lookup`).
+        damage = isinstance(e, _DAMAGE) and e is not ctx.refusal
+        if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
             store.end_run(flow.name, run_id)
@@ -173,6 +174,10 @@ def run_locked(
     end = events.RunCompleted(run_id, flow.name, replayed=ctx.replayed, executed=ctx.executed)
     notify.ended(ctx, end)
     return result_run(ctx, manifest, value)
+
+
+_DAMAGE = (CorruptRecordError, IntegrityError)
+
 
 
 def plan_of(ctx: RunState) -> list[Any]:

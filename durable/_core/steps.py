@@ -47,7 +47,8 @@ def step_plan(
     digest = call_digest(spec.signature, args, kwargs, spec.name)
     fp = spec.fingerprint_in(ctx)
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
-    reopened = _recheck(ctx, spec, rec) if rec is not None and rec.persisted else None
+    files = rec is not None and rec.persisted and rec.artifacts  # to look at first
+    reopened = _recheck(ctx, spec, rec) if files and rec is not None else None
     if reopened is not None:
         rec = None
     if rec is not None and rec.persisted:
@@ -84,15 +85,19 @@ def step_plan(
         return True
 
     value = yield from retrying(spec.retry, attempt, failed)
-    derived = spec.artifacts(value) if spec.artifacts is not None else ()
-    produced = artifacts.produced(ctx, pos, spec.name, found + list(derived), spec.verify)
+    derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
+    produced = (
+        artifacts.produced(ctx, pos, spec.name, found + derived, spec.verify)
+        if found or derived
+        else []
+    )
     if rec is not None:  # a persist=False marker is already there
         ctx.executed += 1
         notify.executed(ctx, rec)
         return value
-    record = StepRecord(pos, "step", spec.name, fp, digest, started=started)
-    record.attempts = failures
-    record.artifacts = produced
+    record = StepRecord(
+        pos, "step", spec.name, fp, digest, started=started, attempts=failures, artifacts=produced
+    )
     if reopened is not None:
         record.extra["reopened"] = reopened
     # One pass in C decides plain data, which holds no `Redacted`; only a

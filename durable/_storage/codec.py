@@ -4,6 +4,7 @@ msgpack; cloudpickle is in `codec_pickle`, loaded when a value needs it."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import msgpack
@@ -22,7 +23,7 @@ def pack_plain(value: Any) -> bytes | None:
     """The msgpack bytes of value when msgpack gives back exactly this
     value, with the same types; else None. ValueError when msgpack cannot
     hold it (nested too deep, a bytes or str over 4 GiB). One pass in C (a Packer per
-    call: one shared by threads would mix their bytes): `strict_types`
+    thread, `_packers`: one shared by threads would mix their bytes): `strict_types`
     sends anything that is not exactly str, bytes, int (64-bit), float,
     bool, None, list or dict (tuples, subclasses, sets...) to `_not_plain`.
     Dict keys are plain scalars (they come back as they went in).
@@ -35,9 +36,7 @@ def pack_plain(value: Any) -> bytes | None:
     fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
     would change recorded digests and fingerprints, so they stay apart."""
     try:
-        return msgpack.packb(  # type: ignore[no-any-return]
-            value, use_bin_type=True, strict_types=True, default=_not_plain
-        )
+        return _packers.strict().pack(value)  # type: ignore[no-any-return]
     except (_NotPlain, UnicodeEncodeError, OverflowError):
         # UnicodeEncodeError: a str with lone surrogates (os.fsdecode of a
         # bad name), which pickle keeps.
@@ -54,6 +53,24 @@ class _NotPlain(Exception):
 
 def _not_plain(value: Any) -> Any:
     raise _NotPlain
+
+
+class _Packers(threading.local):
+    """This thread's msgpack Packers: making one costs as much as packing a
+    record. A Packer empties its buffer after every `pack`, also one that
+    raised, and `_not_plain` never packs, so a thread never re-enters one."""
+
+    def __init__(self) -> None:
+        self.plain = msgpack.Packer(use_bin_type=True)
+        self._strict: msgpack.Packer | None = None
+
+    def strict(self) -> msgpack.Packer:
+        if self._strict is None:
+            self._strict = msgpack.Packer(use_bin_type=True, strict_types=True, default=_not_plain)
+        return self._strict
+
+
+_packers = _Packers()
 
 
 def is_plain(value: Any) -> bool:
@@ -119,7 +136,7 @@ def decode_value(
 
 
 def pack(obj: Any) -> bytes:
-    return msgpack.packb(obj, use_bin_type=True)  # type: ignore[no-any-return]
+    return _packers.plain.pack(obj)  # type: ignore[no-any-return]
 
 
 def unpack(data: bytes | memoryview) -> Any:

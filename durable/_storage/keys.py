@@ -62,6 +62,8 @@ def as_position(value: object) -> Position | None:
 
 
 def _key(position: Position) -> str:
+    if type(position) is int:  # a body position: most records
+        return f"{position:08d}"
     return ".".join(f"{p:08d}" for p in position_key(position))
 
 

@@ -67,13 +67,17 @@ class FileLease:
         self.lost = False
         self.token = uuid.uuid4().hex
         self.fd: int | None = None
+        # (st_dev, st_ino) of the locked file: an open file's identity never
+        # changes, so each check stats only the path (one syscall a check).
+        self.ident: tuple[int, int] = (0, 0)
         for _ in range(_ATTEMPTS):
             fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
             if not lock_exclusive(fd, blocking=False):
                 doc = _holder_of(fd)
                 os.close(fd)
                 raise locked_error(run, doc) from None
-            if _is_at(fd, path):
+            ident = _ident(os.fstat(fd))
+            if _is_at(ident, path):
                 break
             unlock(fd)  # a deleted (or replaced) file: its run was removed meanwhile
             os.close(fd)
@@ -81,7 +85,7 @@ class FileLease:
             raise locked_error(run, {})
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
-        self.fd = fd
+        self.fd, self.ident = fd, ident
         _NOT_INHERITED[fd] = self
 
     def check(self) -> None:
@@ -90,7 +94,7 @@ class FileLease:
         may lock the new one."""
         if self.fd is None or self.lost:
             raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
-        if not _is_at(self.fd, self.path):
+        if not _is_at(self.ident, self.path):
             raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
 
     def release(self, *, delete: bool = False) -> None:
@@ -100,7 +104,7 @@ class FileLease:
         if fd is None:
             return
         _NOT_INHERITED.pop(fd, None)
-        if delete and _is_at(fd, self.path):
+        if delete and _is_at(self.ident, self.path):
             with contextlib.suppress(OSError):  # Windows: still open elsewhere; left empty
                 os.unlink(self.path)
         with contextlib.suppress(OSError):
@@ -109,14 +113,16 @@ class FileLease:
         os.close(fd)
 
 
-def _is_at(fd: int, path: str) -> bool:
-    """Whether path still names the file open as fd."""
-    mine = os.fstat(fd)
+def _ident(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _is_at(ident: tuple[int, int], path: str) -> bool:
+    """Whether path still names the file whose identity is ident."""
     try:
-        now = os.stat(path)
+        return _ident(os.stat(path)) == ident
     except FileNotFoundError:
         return False
-    return (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino)
 
 
 # A lock belongs to the open file, which fork shares: a pool worker forked

@@ -39,7 +39,7 @@ class LocalStore(Store):
         super().__init__(root, **options)
         self.root = os.path.abspath(os.path.expanduser(root))
         self._made: set[str] = set()
-        self._logs: dict[str, RunLog] = {}
+        self._logs: dict[str, LogRecords] = {}  # one per run: a step writes through it
 
     def _path(self, key: str) -> str:
         return os.path.join(self.root, key)
@@ -166,22 +166,24 @@ class LocalStore(Store):
     # -- operation records: one append-only log per run (`LogRecords`) -------
     def records(self, workflow: str, run_id: str) -> LogRecords:
         key = f"{workflow}/{run_id}"
-        log = self._logs.get(key)
-        if log is None:
-            log = self._logs[key] = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
+        records = self._logs.get(key)
+        if records is None:
+            log = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
+            records = self._logs[key] = LogRecords(self, (workflow, run_id), log)
+        log = records.log
         if not log.held:  # a write outside a run: the store's own level
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
-        return LogRecords(self, (workflow, run_id), log)
+        return records
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
         level = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
 
     def end_run(self, workflow: str, run_id: str) -> None:
-        log = self._logs.get(f"{workflow}/{run_id}")
-        if log is not None:
+        records = self._logs.get(f"{workflow}/{run_id}")
+        if records is not None:
             try:
-                log.release()
+                records.log.release()
             except OSError as e:
                 raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
 
@@ -208,6 +210,7 @@ class LogRecords:
     def __init__(self, store: LocalStore, run: tuple[str, str], log: RunLog) -> None:
         self.store, self.run, self.log = store, run, log
         self.folder = "/".join(run)
+        self._path = store._path(self.folder)
 
     def read_all(self) -> dict[str, bytes]:
         try:
@@ -238,6 +241,11 @@ class LogRecords:
 
     def _logged(self, op: Callable[[], T]) -> T:
         try:
-            return self.store._in_folder(self.store._path(self.folder), op)
+            if self.log.is_open():  # a run's log: its folder matters only to open it
+                try:
+                    return op()
+                except FileNotFoundError:  # reopened (the file was deleted): folder gone
+                    pass
+            return self.store._in_folder(self._path, op)
         except OSError as e:
             raise self.store._error(f"appending to {self.folder}", e) from e

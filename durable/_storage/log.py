@@ -73,6 +73,10 @@ class RunLog:
     def append(self, items: list[tuple[str, bytes | None]]) -> None:
         self._write(items, create=False)
 
+    def is_open(self) -> bool:
+        """Whether this process has the file open (a run holds it)."""
+        return self._fd is not None and self._pid == os.getpid()
+
     def hold(self, level: str, interval: float) -> None:
         """A run starts: keep the file open, sync it under `level`."""
         self.syncer.level, self.syncer.interval, self.held = level, interval, True
@@ -92,7 +96,12 @@ class RunLog:
         with self._mutex:
             fd, fresh = self._open()
             try:
-                existing = self._append(fd, items, create=create)
+                try:
+                    existing = self._append(fd, items, create=create)
+                except _Unlinked:  # a restarted or removed run: write to the new file
+                    self._close()
+                    fd, fresh = self._open()
+                    existing = self._append(fd, items, create=create)
                 if fresh and self.syncer.level != "none":  # its name must survive a crash too
                     fsync_dir(os.path.dirname(self.path))
                 if not self.held:
@@ -110,35 +119,41 @@ class RunLog:
     ) -> bytes | None:
         _lock(fd, register=False)
         try:
-            self._catch_up(fd)
+            # One fstat serves both: whether the file was deleted under the
+            # open descriptor (so that no write lands in a dead file), and
+            # how far the index must catch up.
+            st = os.fstat(fd)
+            if st.st_nlink == 0:
+                raise _Unlinked(f"{self.path} was deleted while open")
+            self._catch_up(fd, st)
             index = self.records
             assert index is not None
             if create and (at := index.get(items[0][0])) is not None:
                 return _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
             frames = [encode_entry(name, data) for name, data in items]
-            frame = frames[0] if len(frames) == 1 else b"".join(frames)
-            _write_all(fd, frame)
-            start, self.size = self.size, self.size + len(frame)
-            self.syncer.written = max(self.syncer.written, self.size)
+            _write_all(fd, frames[0] if len(frames) == 1 else b"".join(frames))
+            start = self.size
             for (name, data), entry in zip(items, frames, strict=True):
                 if data is None:
                     index.pop(name, None)
                 else:
                     index[name] = span(start + data_offset(name), len(data))
                 start += len(entry)
+            self.size = start
+            self.syncer.written = max(self.syncer.written, start)
         finally:
-            with contextlib.suppress(OSError):
+            try:  # `contextlib.suppress` costs more than the unlock
                 unlock(fd)
+            except OSError:
+                pass
         return None
 
     def _open(self) -> tuple[int, bool]:
         """The open log (fd, whether this call created the file): opened
-        again in a forked child, and when the file was deleted under it (a
-        restarted or removed run), so that no write lands in a dead file."""
+        again in a forked child (and by `_write` when `_append` found the
+        file deleted under it)."""
         if self._fd is not None and self._pid == os.getpid():
-            if os.fstat(self._fd).st_nlink > 0:
-                return self._fd, False
-            self._close()
+            return self._fd, False  # `is_open`
         fd, fresh = _open_for_append(self.path)
         not_inherited(fd)  # a child forked while it is open must not share its lock
         self._fd, self._pid = fd, os.getpid()
@@ -155,11 +170,12 @@ class RunLog:
             inherited_no_more(fd)
             os.close(fd)
 
-    def _catch_up(self, fd: int) -> bytes:
+    def _catch_up(self, fd: int, st: os.stat_result | None = None) -> bytes:
         """Bring the index up to the log's end (under the flock): read only
         what was appended since, or all of it when the file is another one;
-        a torn tail (a writer died mid-append) is cut off. The bytes read."""
-        st = os.fstat(fd)
+        a torn tail (a writer died mid-append) is cut off. The bytes read.
+        `st`: the file's fstat, taken under the flock."""
+        st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
         if self.records is None or ident != self.ident or st.st_size < self.size:
             self.records, self.size, self.ident = {}, 0, ident
@@ -175,6 +191,10 @@ class RunLog:
         if self.size < st.st_size:
             _cut(fd, self.path, self.size)
         return tail
+
+
+class _Unlinked(OSError):
+    """The open log file was deleted (its run restarted or removed)."""
 
 
 def _open_for_append(path: str) -> tuple[int, bool]:
@@ -228,7 +248,10 @@ def _write_all(fd: int, frame: bytes) -> None:
     """Write the whole frame or nothing: a short write (disk full, a file size
     limit) is cut back, or the next entry would land after torn bytes and
     every later record would be unreadable."""
-    view = memoryview(frame)
+    done = os.write(fd, frame)  # nothing written when it raises
+    if done == len(frame):  # the usual case: all of it at once
+        return
+    view = memoryview(frame)[done:]
     try:
         while view:
             view = view[os.write(fd, view) :]

@@ -13,6 +13,7 @@ signed) manifest copied from another run."""
 
 from __future__ import annotations
 
+import copy
 import struct
 from dataclasses import asdict
 from typing import Any
@@ -38,6 +39,7 @@ _PAYLOAD = ("steps", "step_parts", "args_encoding", "args", "args_blob", "result
 
 def pack_manifest(manifest: RunRecord, key: bytes | None) -> bytes:
     fields = asdict(manifest)
+    fields["plan"] = _plan_runs(manifest.plan)
     payload = seal(pack({"v": FORMAT, **{k: fields[k] for k in _PAYLOAD}}), key)
     summary = {"v": FORMAT, **{k: fields[k] for k in _SUMMARY}, "payload": sealed_sum(payload)}
     head = seal(pack(summary), key)
@@ -71,7 +73,40 @@ def unpack_manifest(
     if sealed_sum(sealed) != wanted:
         why = "its arguments and result belong to another version of it (swapped in)"
         raise CorruptRecordError(run_id, None, name, why)
+    payload["plan"] = _plan_entries(payload.get("plan"), run_id, name)
     return _record(summary, payload, run_id, name)
+
+
+# The plan has one entry per position of the last completed attempt, and
+# runs of the same operation are the rule (a loop of steps): it is stored as
+# {"runs": [[entry, count], ...]}, so a completed run's re-call decodes a
+# few entries, not one list per position.
+def _plan_runs(plan: list[Any] | None) -> dict[str, list[Any]] | None:
+    if plan is None:
+        return None
+    runs: list[list[Any]] = []
+    for entry in plan:
+        if runs and runs[-1][0] == entry:
+            runs[-1][1] += 1
+        else:
+            runs.append([entry, 1])
+    return {"runs": runs}
+
+
+def _plan_entries(stored: Any, run_id: str, name: str) -> list[Any] | None:
+    """The plan as `RunRecord.plan` holds it; positions of one run share
+    their entry (a plan is replaced, never changed in place)."""
+    if stored is None or isinstance(stored, list):  # None, or written as a list
+        return stored
+    runs = stored.get("runs") if isinstance(stored, dict) else None
+    if not isinstance(runs, list) or not all(
+        isinstance(r, list) and len(r) == 2 and type(r[1]) is int and r[1] > 0 for r in runs
+    ):
+        raise CorruptRecordError(run_id, None, name, "undecodable: its plan is not a plan")
+    plan: list[Any] = []
+    for entry, count in runs:
+        plan += [entry] * count
+    return plan
 
 
 def _fields(body: bytes, run_id: str, name: str) -> dict[str, Any]:
@@ -130,3 +165,18 @@ def manifest_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CorruptRecordError(manifest.run_id, None, key, "its arguments are not a mapping")
     return value
+
+
+def copy_manifest(manifest: RunRecord | None) -> RunRecord | None:
+    """A copy of the manifest to put back as it was (after a refusal). Its
+    plan (one entry per position) is only ever replaced, never changed in
+    place, so it is shared rather than copied entry by entry."""
+    if manifest is None:
+        return None
+    plan, manifest.plan = manifest.plan, None
+    try:
+        before = copy.deepcopy(manifest)
+    finally:
+        manifest.plan = plan
+    before.plan = plan
+    return before

@@ -269,11 +269,14 @@ class StepRecord:
         rec = cls(*row[1:])
         # Every record of a step repeats these: one copy of each in memory.
         rec.kind, rec.name, rec.fingerprint = intern(rec.kind), intern(rec.name), intern(rec.fingerprint)
-        position = as_position(rec.position)
-        if position is None:
-            raise ValueError(f"not a position: {rec.position!r}")
-        rec.position = position
-        rec.attempts = [Attempt(**a) for a in rec.attempts]  # type: ignore[arg-type]
+        read: Any = rec.position
+        if type(read) is not int or read < 0:  # else a body position, as it is
+            position = as_position(read)
+            if position is None:
+                raise ValueError(f"not a position: {read!r}")
+            rec.position = position
+        if rec.attempts or type(rec.attempts) is not list:  # not a list: undecodable
+            rec.attempts = [Attempt(**a) for a in rec.attempts]  # type: ignore[arg-type]
         return rec
 
 

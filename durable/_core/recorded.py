@@ -1,0 +1,97 @@
+"""A run's step records as replay holds them: read once from the log,
+decoded lazily. Each position keeps the sealed bytes the log gave until the
+run reaches it (or something asks for every record); only then is the
+envelope checked (CRC or signature) and the record decoded, so a resume
+that stops early decodes only what it replayed, and a damaged record is
+refused when reached, before anything at or after it replays or runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+
+from .._storage.base import Store
+from .._storage.keys import Position, format_position, record_name
+from .._storage.records import StepRecord, unseal
+from ..errors import CorruptRecordError
+
+
+class Recorded(MutableMapping[Position, StepRecord]):
+    """Position -> StepRecord, decoding on first access. A record decoded
+    is held instead of its bytes (records are kept once)."""
+
+    __slots__ = ("_decoded", "_raw", "_run_id", "_store")
+
+    def __init__(self, store: Store | None = None, run_id: str = "") -> None:
+        self._store, self._run_id = store, run_id
+        self._decoded: dict[Position, StepRecord] = {}
+        self._raw: dict[Position, bytes] = {}  # sealed, as read from the log
+
+    def keep_sealed(self, pos: Position, raw: bytes) -> None:
+        """The sealed record at pos, decoded when first asked for."""
+        self._decoded.pop(pos, None)
+        self._raw[pos] = raw
+
+    def get(self, pos: Position, default: StepRecord | None = None) -> StepRecord | None:  # type: ignore[override]
+        rec = self._decoded.get(pos)
+        if rec is not None:
+            return rec
+        raw = self._raw.pop(pos, None)
+        if raw is None:
+            return default
+        if not self._raw:  # all decoded: a dict never shrinks, a new one is empty
+            self._raw = {}
+        rec = self._decoded[pos] = self._decode(pos, raw)
+        return rec
+
+    def _decode(self, pos: Position, raw: bytes) -> StepRecord:
+        assert self._store is not None  # bytes are only kept with their store
+        try:
+            return decode_step_record(self._store, raw, self._run_id, pos, record_name(pos))
+        except BaseException:
+            self._raw[pos] = raw  # asked again, it is refused again
+            raise
+
+    def __getitem__(self, pos: Position) -> StepRecord:
+        rec = self.get(pos)
+        if rec is None:
+            raise KeyError(pos)
+        return rec
+
+    def __setitem__(self, pos: Position, rec: StepRecord) -> None:
+        self._raw.pop(pos, None)
+        self._decoded[pos] = rec
+
+    def __delitem__(self, pos: Position) -> None:
+        found = self._decoded.pop(pos, None) is not None
+        if self._raw.pop(pos, None) is None and not found:
+            raise KeyError(pos)
+
+    def __contains__(self, pos: object) -> bool:
+        return pos in self._decoded or pos in self._raw
+
+    def __iter__(self) -> Iterator[Position]:
+        yield from list(self._decoded)
+        yield from list(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._decoded) + len(self._raw)
+
+    def __repr__(self) -> str:
+        return f"<records: {len(self._decoded)} decoded, {len(self._raw)} not yet>"
+
+
+def decode_step_record(
+    store: Store, raw: bytes, run_id: str, pos: Position, name: str
+) -> StepRecord:
+    """THE check and decode of a sealed step record read for position pos:
+    CorruptRecordError (or IntegrityError) when it is damaged, forged,
+    undecodable or another position's."""
+    body = unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
+    try:
+        rec = StepRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+    if rec.position != pos:  # a valid record moved to another position
+        why = f"it holds position {format_position(rec.position)}"
+        raise CorruptRecordError(run_id, pos, name, why)
+    return rec

@@ -1,0 +1,189 @@
+"""The lean record and replay paths (issue 13, items 2 and 3) keep every
+check: a record decoded lazily is still refused when it is damaged or
+forged, the moment replay reaches it, and finally (a body that catches the
+error cannot go on); a changed argument is refused on the argument digest's
+fast path; a log deleted under the open file is never written to."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._storage import manifest as manifest_codec
+from durable._storage.manifest import pack_manifest, read_manifest, unpack_manifest
+from durable._storage.records import RunRecord, StepRecord, seal_record
+from tests.conftest import rewrite_record
+
+RUN = ("lean", "r1")
+
+
+def flow(store: durable.Store, counts: Counter[int], *, catch: bool = False) -> Any:
+    @durable.step(name="work")
+    def work(i: int) -> int:
+        counts[i] += 1
+        return i * 10
+
+    @durable.workflow(name="lean", store=store, run_id="r1")
+    def run(n: int = 4, stop: bool = True) -> list[int]:
+        out = []
+        for i in range(n):
+            try:
+                out.append(work(i))
+            except durable.DurableError:
+                if not catch:
+                    raise
+        if stop:
+            durable.suspend("checked later")
+        return out
+
+    return run
+
+
+def record_four(store: durable.Store, counts: Counter[int], *, catch: bool = False) -> None:
+    with pytest.raises(durable.Suspended):
+        flow(store, counts, catch=catch)()
+    assert counts == Counter({0: 1, 1: 1, 2: 1, 3: 1})
+
+
+def damaged(store: durable.Store, name: str) -> bytes:
+    raw = store.load_records(*RUN)[name]
+    return raw[:-1] + bytes([raw[-1] ^ 0x01])  # one flipped bit in the body
+
+
+@pytest.mark.parametrize("catch", [False, True], ids=["raised", "caught-by-the-body"])
+def test_a_damaged_record_is_refused_when_replay_reaches_it(tmp_path: Path, catch: bool) -> None:
+    store = durable.open_store(tmp_path / "s")
+    counts: Counter[int] = Counter()
+    record_four(store, counts, catch=catch)
+    # A valid log entry holding a damaged record: only the record's own
+    # envelope (checked when decoded) tells.
+    rewrite_record(store, RUN, "steps/00000002", damaged(store, "steps/00000002"), None)
+    with pytest.raises(durable.CorruptRecordError, match="checksum mismatch") as err:
+        flow(store, counts, catch=catch)(stop=False)
+    assert err.value.position == 2
+    # Positions 0 and 1 replayed, 2 was refused, 3 neither replayed nor ran.
+    assert counts == Counter({0: 1, 1: 1, 2: 1, 3: 1})
+    manifest = read_manifest(store, *RUN)
+    assert manifest is not None and manifest.status == "suspended"  # a refusal changes nothing
+    # Refused again on every resume: the bytes were not dropped as decoded.
+    with pytest.raises(durable.CorruptRecordError):
+        flow(store, counts, catch=catch)(stop=False)
+    assert counts == Counter({0: 1, 1: 1, 2: 1, 3: 1})
+
+
+def test_a_record_that_is_not_a_record_is_refused_when_reached(tmp_path: Path) -> None:
+    store = durable.open_store(tmp_path / "s")
+    counts: Counter[int] = Counter()
+    record_four(store, counts)
+    rewrite_record(store, RUN, "steps/00000001", seal_record(b"\x93\x01\x02\x03", None), None)
+    with pytest.raises(durable.CorruptRecordError, match="undecodable") as err:
+        flow(store, counts)(stop=False)
+    assert err.value.position == 1
+    assert counts == Counter({0: 1, 1: 1, 2: 1, 3: 1})
+
+
+def test_a_forged_record_is_refused_when_reached(tmp_path: Path) -> None:
+    store = durable.open_store(tmp_path / "s", signing_key="k")
+    counts: Counter[int] = Counter()
+    record_four(store, counts, catch=True)
+    # An intact, unsigned record (CRC envelope) where a signed one belongs.
+    rec = StepRecord(3, "step", "work", "f" * 32, "d" * 32, encoding="m", value=b"\x00")
+    rewrite_record(store, RUN, "steps/00000003", seal_record(rec.to_bytes(), None), None)
+    with pytest.raises(durable.IntegrityError, match="not signed") as err:
+        flow(store, counts, catch=True)(stop=False)
+    assert err.value.position == 3
+    assert counts == Counter({0: 1, 1: 1, 2: 1, 3: 1})
+
+
+def test_undecoded_records_are_decoded_for_a_run_that_completes(tmp_path: Path) -> None:
+    """A resume that stops before reaching a record still completes only
+    with every record checked: the damaged one past the body's end is found."""
+    store = durable.open_store(tmp_path / "s")
+    counts: Counter[int] = Counter()
+    record_four(store, counts)
+    rewrite_record(store, RUN, "steps/00000003", damaged(store, "steps/00000003"), None)
+    with pytest.raises(durable.CorruptRecordError) as err:
+        flow(store, counts)(n=2, stop=False)  # the body stops before position 3
+    assert err.value.position == 3
+    assert counts == Counter({0: 1, 1: 1, 2: 1, 3: 1})
+
+
+@pytest.mark.parametrize("now", [5, True, 1.0, "1", -1, 2**70], ids=repr)
+def test_a_changed_argument_is_refused_on_the_fast_path(tmp_path: Path, now: Any) -> None:
+    """A scalar positional argument takes the digest's fast path; every kind
+    of change (value, and type: True and 1.0 are not 1) is still refused."""
+    store = durable.open_store(tmp_path / "s")
+    calls: list[Any] = []
+
+    @durable.step(name="echo")
+    def echo(x: Any, scale: int = 2) -> str:
+        calls.append(x)
+        return repr(x)
+
+    @durable.workflow(name="args", store=store, run_id="a1")
+    def run(x: Any) -> str:
+        out = echo(x)
+        durable.suspend("here")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        run(1)
+    with pytest.raises(durable.Suspended):
+        run.resume("a1")  # the same call: replayed
+    assert calls == [1]
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        run.resume("a1", x=now)
+    assert calls == [1]
+
+
+def test_a_log_deleted_under_the_open_file_is_not_written_to(tmp_path: Path) -> None:
+    """The log stays open for the run; when its file is deleted (a restart
+    or removal by another store object), the next append goes to a new file
+    at the path, never into the deleted one."""
+    store = durable.open_store(tmp_path / "s")
+    log = tmp_path / "s" / "lean" / "r1" / "records.log"
+    first = b"\x01"
+
+    store.open_run(*RUN)
+    try:
+        store.save_record(*RUN, "steps/00000000", seal_record(first, None))
+        os.unlink(log)
+        store.save_record(*RUN, "steps/00000001", seal_record(b"\x02", None))
+    finally:
+        store.end_run(*RUN)
+    assert sorted(durable.open_store(tmp_path / "s").load_records(*RUN)) == ["steps/00000001"]
+
+
+def test_the_plan_is_stored_in_runs_and_read_back_entry_by_entry(tmp_path: Path) -> None:
+    """A completed run's re-call decodes its plan as a few runs, not one
+    list per position; every position's entry comes back as it was."""
+    store = durable.open_store(tmp_path / "s")
+    counts: Counter[int] = Counter()
+    flow(store, counts)(stop=False)
+    manifest = read_manifest(store, *RUN)
+    assert manifest is not None
+    plan = [["step", "a"]] * 3 + [None, None, ["loop", "b"], ["step", "a"]]
+    manifest.plan = plan
+    raw = pack_manifest(manifest, None)
+    assert raw.count(b"\xa1a") == 2  # "a" stored once per run of it, not per position
+    back = unpack_manifest(raw, None, run_id="r1", name="lean/r1/run")
+    assert back.plan == plan
+    old_style = dataclasses.replace(manifest, plan=None)
+    assert unpack_manifest(pack_manifest(old_style, None), None, run_id="r1", name="x").plan is None
+
+
+def test_a_plan_that_is_not_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    manifest = RunRecord("lean", "r1", "f", {}, {}, "m", b"\x80")
+    # A validly sealed manifest whose plan is not a plan (a negative count).
+    monkeypatch.setattr(manifest_codec, "_plan_runs", lambda plan: {"runs": [[["s", "a"], -2]]})
+    bad = pack_manifest(manifest, None)
+    monkeypatch.undo()
+    with pytest.raises(durable.CorruptRecordError, match="not a plan"):
+        unpack_manifest(bad, None, run_id="r1", name="lean/r1/run")
+    assert unpack_manifest(pack_manifest(manifest, None), None, run_id="r1", name="x").plan is None
