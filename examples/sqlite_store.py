@@ -1,4 +1,4 @@
-"""A durable store in one SQLite file: your own backend in about 80 lines.
+"""A durable store in one SQLite file: your own backend in about 100 lines.
 
 durable needs six primitives from a backend (`durable.KeyStore`): get,
 get_many, put, create, list, delete. The one that matters most is `create`:
@@ -19,7 +19,8 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import durable
@@ -43,9 +44,8 @@ class SQLiteKeyStore:
         if db is None or self._local.pid != os.getpid():
             # isolation_level=None: every statement commits on its own.
             db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
-            db.execute(SCHEMA)
+            _patiently(lambda: _set_up(db))
             self._local.db, self._local.pid = db, os.getpid()
         return db
 
@@ -62,16 +62,24 @@ class SQLiteKeyStore:
             found.update((k, bytes(v)) for k, v in self._db().execute(query, chunk))
         return found
 
+    def _write(self, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        """One write transaction, which takes the write lock first."""
+        db, rows = self._db(), list(rows)
+        _patiently(lambda: db.execute("BEGIN IMMEDIATE"))
+        try:
+            db.executemany(sql, rows)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
     def put(self, key: str, data: bytes) -> None:
-        self._db().execute(
-            "INSERT INTO objects (key, data) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET data = excluded.data",
-            (key, data),
-        )
+        upsert = "ON CONFLICT (key) DO UPDATE SET data = excluded.data"
+        self._write(f"INSERT INTO objects (key, data) VALUES (?, ?) {upsert}", [(key, data)])
 
     def create(self, key: str, data: bytes) -> bool:
         try:
-            self._db().execute("INSERT INTO objects (key, data) VALUES (?, ?)", (key, data))
+            self._write("INSERT INTO objects (key, data) VALUES (?, ?)", [(key, data)])
         except sqlite3.IntegrityError:  # the key exists: another writer won
             return False
         return True
@@ -82,7 +90,34 @@ class SQLiteKeyStore:
         return [k for (k,) in self._db().execute(query, (len(prefix), prefix))]
 
     def delete(self, keys: Iterable[str]) -> None:
-        self._db().executemany("DELETE FROM objects WHERE key = ?", ((k,) for k in keys))
+        self._write("DELETE FROM objects WHERE key = ?", ((k,) for k in keys))
+
+
+def _set_up(db: sqlite3.Connection) -> None:
+    # Switching to WAL takes the file's exclusive lock: only the first
+    # connection does it. The table is made under the write lock.
+    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        db.execute("PRAGMA journal_mode=WAL")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(SCHEMA)
+    finally:
+        db.execute("COMMIT")
+
+
+def _patiently(step: Callable[[], object]) -> None:
+    """SQLite waits for a lock (`timeout`) except in a few cases, such as a
+    connection's first look at a file another process is setting up, where
+    it answers "database is locked" at once: those are tried again."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.01)
 
 
 def open_sqlite_store(path: str, **options: Any) -> durable.Store:

@@ -34,6 +34,10 @@ def test_a_step_typed_at_the_prompt_names_stdin_and_says_what_to_do(
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     found = [line for line in done.stderr.splitlines() if "ConfigurationError:" in line]
+    if how == ["-i"] and sys.version_info >= (3, 13):
+        # 3.13's prompt keeps what is typed at it: the step has its source.
+        assert found == [] and "Traceback" not in done.stderr, done.stderr
+        return
     assert len(found) == 1, done.stderr  # at the prompt, after its ">>> " and "... " echoes
     last = found[0][found[0].index("durable.errors") :]
     assert last.startswith("durable.errors.ConfigurationError: cannot read the source of")

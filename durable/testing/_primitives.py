@@ -106,7 +106,9 @@ class PrimitiveChecks(SuiteBase):
                 key = f"race/{round_}"
                 for i, child in enumerate(procs):  # all ready: each reads at once
                     child.send("create", key=key, data=(b"process %d" % i).hex())
-                won = [child.read()["ok"] for child in procs]
+                answers = [child.read() for child in procs]
+                assert all("ok" in a for a in answers), answers  # an error names itself
+                won = [a["ok"] for a in answers]
                 assert won.count(True) == 1, won
                 assert opener().get(key) == b"process %d" % won.index(True)
 
