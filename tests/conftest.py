@@ -156,6 +156,21 @@ def rewrite_record(
 # Modules whose every test drives the `durable` command (or several
 # processes) and takes seconds, the same on every Python.
 _PROCESS_MODULES = frozenset({"test_cli.py", "test_cli_polish.py", "test_cli_edges.py", "test_cache_procs.py"})
+# Tests elsewhere that spend their seconds starting Pythons (numpy and pandas
+# in several hash seeds, the command line, a second script), not in code
+# whose behaviour differs between versions; each has fast siblings that run
+# everywhere (the Hypothesis digest test, the in-process engine tests).
+_PROCESS_TESTS = frozenset({
+    "test_a_derived_run_id_for_arrays_and_frames_is_the_same_in_every_process",
+    "test_digests_are_the_same_in_any_process",
+    "test_the_command_line_never_loads_a_planted_pickle",
+    "test_derived_run_id_is_the_same_in_a_new_process",
+    "test_two_scripts_defining_main_never_share_runs",
+    "test_a_run_started_by_python_resumes_under_durable_run",
+    "test_durable_log_info_shows_the_resume_on_stderr",
+    "test_environment_in_a_subprocess",
+    "test_durable_run_takes_a_level",
+})  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -169,8 +184,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if owner is not None and issubclass(owner, StoreConformance):
             if item.originalname in StoreConformance.PROCESS_CHECKS:  # type: ignore[attr-defined]
                 item.add_marker(pytest.mark.slow)
-        if _on_s3(item) or item.path.name in _PROCESS_MODULES:
+        if _on_s3(item) or item.path.name in _PROCESS_MODULES or _name(item) in _PROCESS_TESTS:
             item.add_marker(pytest.mark.slow)
+
+
+def _name(item: pytest.Item) -> str:
+    return str(getattr(item, "originalname", item.name))
 
 
 def _on_s3(item: pytest.Item) -> bool:

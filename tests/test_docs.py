@@ -15,7 +15,7 @@ site) changes how it runs:
 - `<!-- run with: s3 -->` runs it against the moto S3 server of conftest.py:
   the AWS_* variables point at it (and MINIO_URL, MINIO_KEY, MINIO_SECRET,
   DURABLE_SIGNING_KEY, which the examples read), and every bucket it names as
-  `s3://NAME/` exists and is empty. `dask` in the list marks it slow.
+  `s3://NAME/` exists and is empty. `dask` or `s3` in the list marks it slow.
 - `<!-- file: NAME -->` is also saved as NAME for the page's CLI sessions.
 - `<!-- run with: cli -->` on a ```console block replays its `durable ...`
   commands and checks their output and exit status (`echo $?`).
@@ -115,7 +115,8 @@ RUN = [b for b in BLOCKS if b.not_run is None]
 
 
 def _param(block: Block) -> object:
-    marks = [pytest.mark.slow] if "dask" in block.needs else []
+    # Blocks on Dask or on moto's S3 server take seconds, alike on every Python.
+    marks = [pytest.mark.slow] if {"dask", "s3"} & set(block.needs) else []
     return pytest.param(block, id=block.id, marks=marks)
 
 
@@ -160,6 +161,7 @@ def _s3_env(block: Block, request: pytest.FixtureRequest) -> dict[str, str]:
     )
 
 
+@pytest.mark.slow  # the durable command in child processes
 @pytest.mark.parametrize("session", [pytest.param(b, id=b.id) for b in SESSIONS])
 def test_cli_session_matches_the_real_command(
     session: Block, tmp_path: Path, child_env: dict[str, str]
