@@ -67,18 +67,21 @@ def announce(ctx: RunState) -> None:
         events.emit(event)
 
 
+def _about(rec: StepRecord) -> dict[str, Any]:
+    """The fields every operation event takes from its record."""
+    return {
+        "position": format_position(rec.position),
+        "name": rec.name,
+        "attempt": len(rec.attempts),
+        "fingerprint": rec.fingerprint,
+        "kind": rec.kind,
+    }
+
+
 def replayed(ctx: RunState, rec: StepRecord) -> None:
     if not ctx.watched:
         return
-    event = events.StepReplayed(
-        ctx.run_id,
-        ctx.workflow,
-        position=format_position(rec.position),
-        name=rec.name,
-        attempt=len(rec.attempts),
-        fingerprint=rec.fingerprint,
-        kind=rec.kind,
-    )
+    event = events.StepReplayed(ctx.run_id, ctx.workflow, **_about(rec))
     if ctx.announced:
         events.emit(event)
     else:
@@ -91,14 +94,7 @@ def executed(ctx: RunState, rec: StepRecord) -> None:
     announce(ctx)
     events.emit(
         events.StepExecuted(
-            ctx.run_id,
-            ctx.workflow,
-            position=format_position(rec.position),
-            name=rec.name,
-            attempt=len(rec.attempts),
-            fingerprint=rec.fingerprint,
-            duration=max(0.0, rec.ended - rec.started),
-            kind=rec.kind,
+            ctx.run_id, ctx.workflow, duration=max(0.0, rec.ended - rec.started), **_about(rec)
         )
     )
 
