@@ -196,5 +196,7 @@ def _on_s3(item: pytest.Item) -> bool:
     owner = getattr(item, "cls", None)
     if "s3_url" in getattr(item, "fixturenames", ()) or (owner and "S3" in owner.__name__):
         return True
+    if "s3" in _name(item).split("_"):
+        return True
     callspec = getattr(item, "callspec", None)
     return callspec is not None and "s3" in callspec.id.split("-")

@@ -375,7 +375,7 @@ def test_digests_are_the_same_in_any_process(tmp_path: Path) -> None:
     path.write_bytes(pickle.dumps(values))
     here = [value_digest(v) for v in values + samples()]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for seed in ("0", "1", "4242"):
+    for seed in ("1", "4242"):  # two hash seeds besides this process's own
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(path)],
             env={**env, "PYTHONHASHSEED": seed},
