@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import select
 import subprocess
 import sys
@@ -184,3 +185,27 @@ def show_json(tmp: Path, run_id: str, *args: str) -> dict[str, Any]:
     done = durable(tmp, "show", run_id, "--json", *args)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def on_a_terminal(cmd: list[str], env: dict[str, str]) -> tuple[str, str]:
+    """Run cmd with its stderr on a pseudo-terminal (what a progress bar
+    looks for); its stdout and what it wrote to the terminal."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    stdout, _ = proc.communicate(timeout=60)
+    return stdout.decode(), b"".join(chunks).decode()
+
+
+# Each step of FLOW once: what a run that executed everything noted.
+ALL_STEPS = {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}

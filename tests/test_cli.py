@@ -18,6 +18,7 @@ import durable as durable_lib
 from durable.testing import fake_clock
 
 from .clikit import (
+    ALL_STEPS,
     FLOW,
     PIPELINE_RESULT,
     child_env,
@@ -30,8 +31,6 @@ from .clikit import (
     spawn,
     write_flow,
 )
-
-ALL_STEPS = {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import durable as durable_lib
 from durable.testing import fake_clock
 
 from .clikit import (
+    ALL_STEPS,
     PIPELINE_RESULT,
     child_env,
     counts,
@@ -24,8 +25,6 @@ from .clikit import (
     spawn,
     write_flow,
 )
-
-ALL_STEPS = {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
-import pty
 import subprocess
 import sys
 import textwrap
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 
 import durable
+from tests.clikit import on_a_terminal
 from tests.fanout_work import (
     expected,
     flaky,
@@ -272,21 +272,7 @@ def _run_bar_script(tmp_path: Path, stderr_tty: bool) -> tuple[str, str]:
     if not stderr_tty:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
         return out.stdout, out.stderr
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=follower)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    stdout, _ = proc.communicate(timeout=60)
-    return stdout.decode(), b"".join(chunks).decode()
+    return on_a_terminal(cmd, env)
 
 
 def test_progress_bar_is_drawn_on_a_terminal_only(tmp_path: Path) -> None:

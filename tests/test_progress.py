@@ -5,10 +5,11 @@ is known; without a terminal nothing is drawn."""
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
+
+from .clikit import on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,25 +46,6 @@ print("RESULT", pipeline(3))
 """
 
 
-def _on_pty(cmd: list[str], env: dict[str, str]) -> tuple[str, str]:
-    """Run cmd with stderr on a pseudo-terminal; its stdout and stderr."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=follower)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    stdout, _ = proc.communicate(timeout=60)
-    return stdout.decode(), b"".join(chunks).decode()
-
-
 def test_the_run_bar_counts_out_of_the_previous_total(tmp_path: Path) -> None:
     script = tmp_path / "flow.py"
     script.write_text(SCRIPT)
@@ -74,7 +56,7 @@ def test_the_run_bar_counts_out_of_the_previous_total(tmp_path: Path) -> None:
     assert first.stdout.split("\n")[:2] == ["TOTAL None REPLAYED 0", "RESULT 7"]
     assert first.stderr == ""  # not a terminal: no bar
     script.write_text(SCRIPT.replace("n - 1  # EDIT", "n - 2  # EDIT"))
-    stdout, stderr = _on_pty(cmd, env)
+    stdout, stderr = on_a_terminal(cmd, env)
     assert stdout.split("\n")[:2] == ["TOTAL 3 REPLAYED 2", "RESULT 6"]
     run_bar = [line for line in stderr.replace("\r", "\n").split("\n") if "flow.pipeline-" in line]
     assert run_bar, stderr
