@@ -209,3 +209,30 @@ def on_a_terminal(cmd: list[str], env: dict[str, str]) -> tuple[str, str]:
 
 # Each step of FLOW once: what a run that executed everything noted.
 ALL_STEPS = {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
+
+
+# Runs cells (a JSON list of sources) one after another in a real IPython shell,
+# as a notebook kernel runs them.
+IPYTHON_SHELL = """\
+import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+
+shell = InteractiveShell.instance()
+for cell in json.load(open(sys.argv[1])):
+    shell.run_cell(cell, store_history=True)
+"""
+
+
+def run_cells(tmp: Path, cells: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    """The cells in a real IPython shell in a child process (tmp its working
+    folder, DURABLE_STORE tmp/store, env added), which must end well."""
+    (tmp / "cells.json").write_text(json.dumps(cells))
+    (tmp / "shell.py").write_text(IPYTHON_SHELL)
+    full = {**os.environ, "PYTHONPATH": str(REPO), "DURABLE_STORE": str(tmp / "store"),
+            "IPYTHONDIR": str(tmp / "ipython"), **env}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(tmp / "shell.py"), str(tmp / "cells.json")],
+        cwd=tmp, env=full, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done

@@ -7,9 +7,6 @@ scratch."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
 import types
@@ -24,6 +21,8 @@ import durable
 from durable._fingerprint.fingerprint import fingerprint_function
 from durable._fingerprint.memo import memo_fingerprint
 from durable.errors import ConfigurationError
+
+from .clikit import run_cells
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -219,14 +218,6 @@ def test_a_run_start_sees_the_same_changes(mod: types.ModuleType, tmp_path: Path
 
 # ---------------------------------------------------------------- notebook cells
 
-SHELL = """\
-import json, sys
-from IPython.core.interactiveshell import InteractiveShell
-
-shell = InteractiveShell.instance()
-for cell in json.load(open(sys.argv[1])):
-    shell.run_cell(cell, store_history=True)
-"""
 
 CELLS = [
     "import durable\nRUNS = []\nTABLE = [1, 2]\n",
@@ -247,23 +238,6 @@ CELLS = [
 
 def test_a_notebook_cell_that_changes_a_global_is_seen_after_a_hit(tmp_path: Path) -> None:
     pytest.importorskip("IPython")
-    (tmp_path / "cells.json").write_text(json.dumps(CELLS))
-    (tmp_path / "shell.py").write_text(SHELL)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "DURABLE_STORE": str(tmp_path / "store"),
-        "IPYTHONDIR": str(tmp_path / "ipython"),
-    }
-    done = subprocess.run(
-        [sys.executable, str(tmp_path / "shell.py"), str(tmp_path / "cells.json")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_cells(tmp_path, CELLS)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
     assert lines == ["RESULT 4 4 1", "RESULT 7 7 2", "RESULT 7 2"], done.stdout + done.stderr

@@ -23,6 +23,8 @@ from durable._fingerprint.fingerprint import fingerprint_function
 from durable._manage.runs import list_runs
 from durable.errors import ConfigurationError
 
+from .clikit import run_cells
+
 REPO = Path(__file__).resolve().parents[1]
 
 FLOW = """\
@@ -219,14 +221,6 @@ def test_a_binding_read_from_another_edited_module_is_refused(
 
 # ---------------------------------------------------------------- notebooks
 
-SHELL = """\
-import json, sys
-from IPython.core.interactiveshell import InteractiveShell
-
-shell = InteractiveShell.instance()
-for cell in json.load(open(sys.argv[1])):
-    shell.run_cell(cell, store_history=True)
-"""
 
 CELLS = [
     """\
@@ -268,25 +262,7 @@ def pipeline(n):
 def test_a_notebook_cell_that_rebinds_a_constant_or_helper_is_seen(tmp_path: Path) -> None:
     pytest.importorskip("IPython")
     (tmp_path / "counts").mkdir()
-    (tmp_path / "cells.json").write_text(json.dumps(CELLS))
-    (tmp_path / "shell.py").write_text(SHELL)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "DURABLE_STORE": str(tmp_path / "store"),
-        "FP_COUNTS": str(tmp_path / "counts"),
-        "IPYTHONDIR": str(tmp_path / "ipython"),
-    }
-    done = subprocess.run(
-        [sys.executable, str(tmp_path / "shell.py"), str(tmp_path / "cells.json")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_cells(tmp_path, CELLS, FP_COUNTS=str(tmp_path / "counts"))
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("RESULT", "REFUSED"))]
     assert lines[:3] == ["RESULT a 7", "RESULT a 7", lines[2]], done.stdout
     assert lines[2].startswith("REFUSED a DefinitionChangedError"), lines
