@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .test_progress import _on_pty
+from .clikit import on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
@@ -177,7 +177,7 @@ def test_a_bar_drawn_on_a_terminal_loads_tqdm(tmp_path: Path) -> None:
                        "progress.DELAY = 0\n", 1)
     )
     cmd = [sys.executable, str(script), "sync", str(tmp_path / "count"), str(tmp_path / "s")]
-    stdout, stderr = _on_pty(cmd, {**_env({}), "COLUMNS": "100"})
+    stdout, stderr = on_a_terminal(cmd, {**_env({}), "COLUMNS": "100"})
     report = json.loads(stdout)
     # tqdm.auto imports tqdm.asyncio: a bar costs both.
     assert report == {"loaded": ["asyncio", "tqdm"], "ran": 2, "result": "first attempt"}
