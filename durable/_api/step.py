@@ -13,7 +13,7 @@ from .._core.context import active_run
 from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
 from .._core.spec import StepSpec, with_validator
-from .._core.steps import step_plan
+from .._core.steps import call_sync, step_plan
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from ..errors import ConfigurationError
@@ -139,7 +139,7 @@ def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
             if spec.cache is not None:
                 return drive_sync(plain_plan(spec, args, kwargs))
             return spec.attempt()(*args, **kwargs)
-        return drive_sync(step_plan(ctx, spec, args, kwargs))
+        return call_sync(ctx, spec, args, kwargs)
 
     return call_step
 

@@ -5,7 +5,7 @@ retries) and record its output. Written once as a plan that
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._storage.clock import now
 from .._storage.codec import pack_plain
@@ -15,7 +15,7 @@ from ..errors import ArtifactMissingError, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
 from .context import RunState
 from .identity import call_digest
-from .plan import Call, Plan
+from .plan import Call, Plan, drive_sync
 from .replay import (
     attempt_record,
     commit,
@@ -32,6 +32,15 @@ if TYPE_CHECKING:
     pass
 
 
+def call_sync(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A sync step's call in a run: a replayed record returns here, with
+    no plan to drive (most calls of a resumed run); else the plan runs."""
+    found = replay_or_prepare(ctx, spec, args, kwargs, None)
+    if type(found) is _Live:
+        return drive_sync(_live_plan(ctx, spec, args, kwargs, found))
+    return found
+
+
 def step_plan(
     ctx: RunState,
     spec: StepSpec,
@@ -41,26 +50,60 @@ def step_plan(
 ) -> Plan[Any]:
     """`pos` is given when the caller took the position already (async steps
     take it when called, so that `asyncio.gather` order is call order)."""
+    found = replay_or_prepare(ctx, spec, args, kwargs, pos)
+    if type(found) is _Live:
+        return (yield from _live_plan(ctx, spec, args, kwargs, found))
+    return found
+
+
+class _Live(NamedTuple):
+    """What the live part of a call needs from its identification."""
+
+    pos: Position
+    fp: str
+    digest: str
+    rec: StepRecord | None  # a persist=False marker at pos
+    reopened: str | None  # why a record at pos was forgotten
+
+
+def replay_or_prepare(
+    ctx: RunState,
+    spec: StepSpec,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    pos: Position | None,
+) -> Any:
+    """The recorded value of this call (THE replay of a step), or a `_Live`
+    when it must run: no record, a changed one under "rerun", a
+    persist=False marker, or an artifact missing or changed."""
     if pos is None:
         pos = ctx.take_position(f"step {spec.name!r}")
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
     fp = spec.fingerprint_in(ctx)
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
-    files = rec is not None and rec.persisted and rec.artifacts  # to look at first
-    reopened = _recheck(ctx, spec, rec) if files and rec is not None else None
+    if rec is None:
+        return _Live(pos, fp, digest, None, None)
+    reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
     if reopened is not None:
-        rec = None
-    if rec is not None and rec.persisted:
-        try:
-            value = load_value(ctx, rec)
-            notify.replayed(ctx, rec)
-            return value
-        except CorruptRecordError:
-            if not cache.blob_gone(ctx, rec):
-                raise
-            _reopen(ctx, rec.position)
-            reopened, rec = "its cached output was pruned", None
+        return _Live(pos, fp, digest, None, reopened)
+    if not rec.persisted:
+        return _Live(pos, fp, digest, rec, None)
+    try:
+        value = load_value(ctx, rec)
+    except CorruptRecordError:
+        if not cache.blob_gone(ctx, rec):
+            raise
+        _reopen(ctx, rec.position)
+        return _Live(pos, fp, digest, None, "its cached output was pruned")
+    notify.replayed(ctx, rec)
+    return value
+
+
+def _live_plan(
+    ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], live: _Live
+) -> Plan[Any]:
+    pos, fp, digest, rec, reopened = live
     ticket = cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
     hit = ticket.lookup() if ticket is not None else None
     if ticket is not None and hit is not None:  # computed by another run or call
