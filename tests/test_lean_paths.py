@@ -7,6 +7,7 @@ fast path; a log deleted under the open file is never written to."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from collections import Counter
 from pathlib import Path
@@ -187,3 +188,29 @@ def test_a_plan_that_is_not_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(durable.CorruptRecordError, match="not a plan"):
         unpack_manifest(bad, None, run_id="r1", name="lean/r1/run")
     assert unpack_manifest(pack_manifest(manifest, None), None, run_id="r1", name="x").plan is None
+
+
+def _shapes(a: Any, b: Any = 3, c: Any = "x", d: Any = None, e: Any = 1.5) -> None:
+    """Positional parameters with scalar defaults of every kind."""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(1,), (1, 2), (1, 2, "y"), (True, 2**70, b"z", None, -0.0), ("é", 1.0, 1 + 2j), (-1, False)],
+    ids=repr,
+)
+def test_the_fast_digest_is_the_bound_calls_digest(args: tuple[Any, ...]) -> None:
+    """The fast path (positional scalars, defaults filled from the shape)
+    hashes exactly what binding the call would (arguments passed by keyword
+    take the binding path), as does a call that spells out its defaults;
+    another value is another digest."""
+    from durable._core.identity import call_digest
+
+    sig = inspect.signature(_shapes)
+    names = list(sig.parameters)
+    fast = call_digest(sig, args, {}, "shapes")
+    assert fast == call_digest(sig, (), dict(zip(names, args, strict=False)), "shapes")
+    spelled = {n: p.default for n, p in sig.parameters.items() if n not in names[: len(args)]}
+    assert fast == call_digest(sig, args, spelled, "shapes")
+    other = (args[0] + 1 if type(args[0]) is int else "other", *args[1:])
+    assert call_digest(sig, other, {}, "shapes") != fast

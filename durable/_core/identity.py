@@ -13,7 +13,9 @@ time (fail closed), it is never replayed unchecked."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib
 import inspect
 import secrets
 import struct
@@ -25,6 +27,19 @@ from .content import content_of
 from .redact import Redacted
 
 sha256 = hashlib.sha256
+
+
+def _builtin_sha256() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256 (`_sha2` from 3.12, `_sha256` before): the same
+    digest without OpenSSL's set-up, a third cheaper on the few bytes of a
+    call; OpenSSL's stays for everything large."""
+    for module in ("_sha2", "_sha256"):
+        with contextlib.suppress(ImportError, AttributeError):
+            return importlib.import_module(module).sha256  # type: ignore[no-any-return]
+    return hashlib.sha256
+
+
+_small_sha256 = _builtin_sha256()
 
 HEX = 32  # hex digits kept in records: 128 bits
 # Nesting deeper than this is not digested (the walk recurses): fail closed.
@@ -249,11 +264,16 @@ def _all_scalar_positional(
     positional parameters, scalar defaults for the rest): the bytes
     `_arguments_digest` would hash, built without binding. None when the
     call needs the full path."""
-    shape = _shape(signature)
-    if shape is None or kwargs or len(args) > len(shape):
+    hit = _SHAPES.get(id(signature))
+    shape = hit[1] if hit is not None and hit[0] is signature else _shape(signature)
+    if shape is None or kwargs:
         return None
-    parts = [b"A%d:" % len(shape)]
-    for value, (name, _) in zip(args, shape, strict=False):
+    names, tails = shape
+    tail = tails[len(args)] if len(args) < len(tails) else None
+    if tail is None:
+        return None  # too many arguments, or one left out without a scalar default
+    parts = [_HEADS[len(names)] if args else tail]
+    for value, name in zip(args, names, strict=False):
         t = type(value)
         if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
             parts += (name, b"i%d;" % value)
@@ -262,29 +282,36 @@ def _all_scalar_positional(
         if enc is None:
             return None
         parts += (name, enc(value))
-    for name, default in shape[len(args) :]:
-        if default is None:
-            return None  # no default or not a scalar one: binding says what to do
-        parts += (name, default)
-    return sha256(b"".join(parts)).hexdigest()[:HEX]
+    if args:
+        parts.append(tail)
+    digest: str = _small_sha256(b"".join(parts)).hexdigest()
+    return digest[:HEX]
 
 
-# (encoded name, encoded default or None) of each parameter, when they are all
-# positional.
-_Shape = tuple[tuple[bytes, bytes | None], ...]
+# The encoded names of the parameters, when they are all positional, and for
+# each count k of arguments given, the bytes the defaults of the others add
+# (None: one of them has no default, or not a scalar one); `tails[0]` is the
+# whole digest input of a call without arguments.
+_Shape = tuple[tuple[bytes, ...], tuple[bytes | None, ...]]
 # id(signature) -> (signature, shape). The signature is kept so that its id
 # cannot be reused while the entry exists.
 _SHAPES: dict[int, tuple[inspect.Signature, _Shape | None]] = {}
+_HEADS = [b"A%d:" % n for n in range(256)]
 
 
 def _shape(signature: inspect.Signature) -> _Shape | None:
-    hit = _SHAPES.get(id(signature))
-    if hit is not None and hit[0] is signature:
-        return hit[1]
     params = signature.parameters.values()
     shape = None
-    if all(p.kind in _POSITIONAL for p in params):
-        shape = tuple((_str(p.name), _default(p.default)) for p in params)
+    if all(p.kind in _POSITIONAL for p in params) and len(params) < len(_HEADS):
+        names = tuple(_str(p.name) for p in params)
+        defaults = [_default(p.default) for p in params]
+        tails: list[bytes | None] = []
+        for k in range(len(names) + 1):
+            rest = list(zip(names[k:], defaults[k:], strict=True))
+            ok = all(d is not None for _, d in rest)
+            tail = b"".join(n + d for n, d in rest if d is not None) if ok else None
+            tails.append(_HEADS[len(names)] + tail if k == 0 and tail is not None else tail)
+        shape = (names, tuple(tails))
     if len(_SHAPES) >= 4096:  # steps redefined again and again (a notebook)
         _SHAPES.clear()
     _SHAPES[id(signature)] = (signature, shape)
