@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import durable
+from durable._storage import log as log_module
 from durable._storage.durability import resolve_durability
-from durable._storage.log import RunLog
 from durable._storage.logentry import parse
 from durable.errors import ConfigurationError
 from tests.clikit import child_env as cli_env
@@ -205,14 +205,13 @@ def test_concurrent_committers_share_one_sync(
     store = durable.open_store(tmp_path / "s")
     store.open_run("w", "r")
     n, appended = 8, threading.Semaphore(0)
-    real_append = RunLog._append
+    real_write = log_module._write_all
 
-    def counted(self: RunLog, *args: Any, **kwargs: Any) -> Any:
-        out = real_append(self, *args, **kwargs)
+    def counted(fd: int, frame: bytes) -> None:  # every append's one write
+        real_write(fd, frame)
         appended.release()
-        return out
 
-    monkeypatch.setattr(RunLog, "_append", counted)
+    monkeypatch.setattr(log_module, "_write_all", counted)
     real_sync = os.fdatasync
     first = threading.Lock()
 

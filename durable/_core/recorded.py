@@ -11,7 +11,7 @@ from collections.abc import Iterator, MutableMapping
 
 from .._storage.base import Store
 from .._storage.keys import Position, format_position, record_name
-from .._storage.records import StepRecord, unseal
+from .._storage.records import StepRecord, intact_body, unseal
 from ..errors import CorruptRecordError
 
 
@@ -46,7 +46,7 @@ class Recorded(MutableMapping[Position, StepRecord]):
     def _decode(self, pos: Position, raw: bytes) -> StepRecord:
         assert self._store is not None  # bytes are only kept with their store
         try:
-            return decode_step_record(self._store, raw, self._run_id, pos, record_name(pos))
+            return decode_step_record(self._store, raw, self._run_id, pos)
         except BaseException:
             self._raw[pos] = raw  # asked again, it is refused again
             raise
@@ -81,17 +81,21 @@ class Recorded(MutableMapping[Position, StepRecord]):
 
 
 def decode_step_record(
-    store: Store, raw: bytes, run_id: str, pos: Position, name: str
+    store: Store, raw: bytes, run_id: str, pos: Position, name: str | None = None
 ) -> StepRecord:
     """THE check and decode of a sealed step record read for position pos:
     CorruptRecordError (or IntegrityError) when it is damaged, forged,
-    undecodable or another position's."""
-    body = unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
+    undecodable or another position's. `name` (the record's, for messages)
+    is spelled from pos when not given, and only when one is raised."""
+    body = intact_body(raw, store.signing_key)
+    if body is None:
+        name = name or record_name(pos)
+        body = unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
     try:
         rec = StepRecord.from_bytes(body)
     except Exception as e:
-        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
+        raise CorruptRecordError(run_id, pos, name or record_name(pos), f"undecodable: {e}") from e
     if rec.position != pos:  # a valid record moved to another position
         why = f"it holds position {format_position(rec.position)}"
-        raise CorruptRecordError(run_id, pos, name, why)
+        raise CorruptRecordError(run_id, pos, name or record_name(pos), why)
     return rec

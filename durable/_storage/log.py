@@ -68,7 +68,44 @@ class RunLog:
 
     def create(self, name: str, data: bytes) -> bytes | None:
         """Append name unless the log has it; return what is there if so."""
+        if self.held:  # a run's record: the file is open already, most likely
+            try:
+                return self._create_open(name, data)
+            except _Unlinked:
+                pass
         return self._write([(name, data)], create=True)
+
+    def _create_open(self, name: str, data: bytes) -> bytes | None:
+        """`_append` of one record to the open file, with nothing else to
+        do. `_Unlinked` when the file is not open in this process or was
+        deleted under it: `_write` then opens the file at the path."""
+        with self._mutex:
+            fd = self._fd
+            if fd is None or self._pid != os.getpid():
+                raise _Unlinked(f"{self.path} is not open here")
+            lock_exclusive(fd, blocking=True)
+            try:
+                st = os.fstat(fd)
+                if st.st_nlink == 0:
+                    raise _Unlinked(f"{self.path} was deleted while open")
+                self._catch_up(fd, st)
+                index = self.records
+                assert index is not None
+                if (at := index.get(name)) is not None:
+                    return _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
+                entry = encode_entry(name, data)
+                _write_all(fd, entry)
+                index[name] = span(self.size + len(entry) - len(data), len(data))
+                self.size += len(entry)
+                self.syncer.written = max(self.syncer.written, self.size)
+            finally:
+                try:
+                    unlock(fd)
+                except OSError:
+                    pass
+            end = self.size
+        self.syncer.after_write(self._sync, end)  # outside the mutex: a shared sync
+        return None
 
     def append(self, items: list[tuple[str, bytes | None]]) -> None:
         self._write(items, create=False)

@@ -89,13 +89,23 @@ def unseal(
     return body
 
 
+def intact_body(data: bytes, key: bytes | None) -> bytes | None:
+    """The body of an intact unsigned (CRC) envelope when the store has no
+    signing key: the whole check of most records, with nothing named. None
+    for anything else, which `unseal` then checks and names."""
+    if key is not None or data[4:5] != _CRC or len(data) < _CRC_HEAD or data[:4] != _MAGIC:
+        return None
+    body = data[_CRC_HEAD:]
+    return body if _CRC32.unpack_from(data, 5)[0] == zlib.crc32(body, _CRC_SEED) else None
+
+
 def _unseal_crc(
     data: bytes, key: bytes | None, *, run_id: str, position: Position | None, name: str
 ) -> bytes:
-    if len(data) < _CRC_HEAD or data[:4] != _MAGIC:
+    body = intact_body(data, None)
+    if body is None and (len(data) < _CRC_HEAD or data[:4] != _MAGIC):
         raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    body = data[_CRC_HEAD:]
-    if _CRC32.unpack_from(data, 5)[0] != zlib.crc32(body, _CRC_SEED):
+    if body is None:
         raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
     if key is not None:
         why = "is not signed but the store has a signing key"
