@@ -214,3 +214,27 @@ def test_the_fast_digest_is_the_bound_calls_digest(args: tuple[Any, ...]) -> Non
     assert fast == call_digest(sig, args, spelled, "shapes")
     other = (args[0] + 1 if type(args[0]) is int else "other", *args[1:])
     assert call_digest(sig, other, {}, "shapes") != fast
+
+
+def test_decoded_records_share_their_empty_parts_and_refuse_changes() -> None:
+    """A replay keeps every record: those without attempts, artifacts or
+    extras share one empty each, which cannot be changed through any of
+    them (a shared dict that could be would change every record), and a
+    decoded record encodes to the bytes it was decoded from."""
+    made = [StepRecord(i, "step", "s", "fp", "d", "msgpack", b"\x01") for i in (1, 2)]
+    body = made[0].to_bytes()
+    first, second = (StepRecord.from_bytes(r.to_bytes()) for r in made)
+    assert first.extra is second.extra and first.attempts is second.attempts
+    assert first.to_bytes() == body
+    for change in (
+        lambda: first.extra.__setitem__("x", 1),
+        lambda: first.extra.update(x=1),
+        lambda: first.extra.setdefault("x", 1),
+        lambda: first.attempts.append(None),  # type: ignore[arg-type]
+        lambda: first.artifacts.append({}),
+    ):
+        with pytest.raises((TypeError, AttributeError)):
+            change()
+    assert second.extra == {} and not second.attempts and not second.artifacts
+    kept = StepRecord(3, "step", "s", "fp", "d", extra={"redacted": True})
+    assert StepRecord.from_bytes(kept.to_bytes()).extra == {"redacted": True}

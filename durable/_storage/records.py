@@ -1,138 +1,31 @@
-"""The on-disk schema: a sealed envelope (checksum or HMAC) around a msgpack
-map with a format version. Runs have a manifest; operations have records."""
+"""The on-disk schema: a msgpack row with a format version, in a sealed
+envelope (`envelope`). Runs have a manifest; operations have records."""
 
 from __future__ import annotations
 
 import hashlib
-import hmac
-import struct
 import time
-import zlib
 from dataclasses import asdict, dataclass, field, fields
 from sys import intern
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import CorruptRecordError, IntegrityError, SerializationError
+from ..errors import CorruptRecordError, SerializationError
 from .codec import MSGPACK, decode_value, encode_value, pack, unpack
+
+# The envelope has a module of its own; most callers take it from here.
+from .envelope import intact_body as intact_body
+from .envelope import seal as seal
+from .envelope import seal_record as seal_record
+from .envelope import sealed_body as sealed_body
+from .envelope import sealed_head as sealed_head
+from .envelope import sealed_sum as sealed_sum
+from .envelope import unseal as unseal
 from .keys import Position, as_position, blob_name
 
 if TYPE_CHECKING:
     from .base import Store
 
 FORMAT = 1
-_MAGIC = b"DRB2"  # DRB1's checksum left the flag byte out
-_PLAIN, _SIGNED, _CRC = b"\x00", b"\x01", b"\x02"
-_SUM = 32  # sha256
-_HEAD = len(_MAGIC) + 1 + _SUM
-_SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
-_CRC_HEAD = len(_MAGIC) + 1 + 4
-_CRC32 = struct.Struct(">I")
-_CRC_SEED = zlib.crc32(_CRC)  # the flag is summed too: a flipped flag is damage
-
-# The envelope: magic, flag, sha256(flag + rest), rest; rest is the body, or
-# HMAC-SHA256(key, body) + body when signed. The checksum covers every byte
-# but the magic (compared as it is), the flag included, so it tells damage (a
-# truncated or bit-flipped object, anywhere: CorruptRecordError) apart from
-# forgery (an object that checks out but was not signed with our key:
-# IntegrityError). Both are decided before the body is decoded, so a planted
-# pickle is never loaded.
-
-
-def seal_record(body: bytes, key: bytes | None) -> bytes:
-    """An operation record's envelope. Unsigned, a CRC32 tells damage: no
-    content address or manifest binds to its sum, so SHA-256 buys nothing
-    (the `_CRC` flag is the envelope's version; older records keep theirs)."""
-    if key is not None:
-        return seal(body, key)
-    return b"".join((_MAGIC, _CRC, _CRC32.pack(zlib.crc32(body, _CRC_SEED)), body))
-
-
-def seal(body: bytes, key: bytes | None) -> bytes:
-    if key is None:
-        return _MAGIC + _PLAIN + _sum(_PLAIN, body) + body
-    rest = hmac.new(key, body, hashlib.sha256).digest() + body
-    return _MAGIC + _SIGNED + _sum(_SIGNED, rest) + rest
-
-
-def _sum(flag: bytes, rest: bytes | memoryview) -> bytes:
-    # Fed in two parts: a 100 MB value is hashed without being copied.
-    h = hashlib.sha256(flag)
-    h.update(rest)
-    return h.digest()
-
-
-def unseal(
-    data: bytes, key: bytes | None, *, run_id: str, position: Position | None, name: str
-) -> bytes:
-    """The verified body of a sealed object, or CorruptRecordError /
-    IntegrityError (naming run, position and key) without decoding it."""
-    flag = data[4:5]
-    if flag == _CRC:
-        return _unseal_crc(data, key, run_id=run_id, position=position, name=name)
-    head = _SIGNED_HEAD if flag == _SIGNED else _HEAD
-    if len(data) < head or data[:4] != _MAGIC or flag not in (_PLAIN, _SIGNED):
-        raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    if data[5:_HEAD] != _sum(flag, memoryview(data)[_HEAD:]):
-        raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
-    body = data[head:]
-    if key is None:
-        if flag == _SIGNED:
-            why = "is signed but this store has no signing key; set DURABLE_SIGNING_KEY"
-            raise IntegrityError(name, why, run_id=run_id, position=position)
-        return body
-    if flag != _SIGNED:
-        why = "is not signed but the store has a signing key"
-        raise IntegrityError(name, why, run_id=run_id, position=position)
-    if not hmac.compare_digest(data[_HEAD:head], hmac.new(key, body, hashlib.sha256).digest()):
-        why = "signature does not match its content"
-        raise IntegrityError(name, why, run_id=run_id, position=position)
-    return body
-
-
-def intact_body(data: bytes, key: bytes | None) -> bytes | None:
-    """The body of an intact unsigned (CRC) envelope when the store has no
-    signing key: the whole check of most records, with nothing named. None
-    for anything else, which `unseal` then checks and names."""
-    if key is not None or data[4:5] != _CRC or len(data) < _CRC_HEAD or data[:4] != _MAGIC:
-        return None
-    body = data[_CRC_HEAD:]
-    return body if _CRC32.unpack_from(data, 5)[0] == zlib.crc32(body, _CRC_SEED) else None
-
-
-def _unseal_crc(
-    data: bytes, key: bytes | None, *, run_id: str, position: Position | None, name: str
-) -> bytes:
-    body = intact_body(data, None)
-    if body is None and (len(data) < _CRC_HEAD or data[:4] != _MAGIC):
-        raise CorruptRecordError(run_id, position, name, "truncated or not a durable record")
-    if body is None:
-        raise CorruptRecordError(run_id, position, name, "checksum mismatch (damaged object)")
-    if key is not None:
-        why = "is not signed but the store has a signing key"
-        raise IntegrityError(name, why, run_id=run_id, position=position)
-    return body
-
-
-def sealed_body(data: bytes | memoryview) -> memoryview:
-    """The body of a sealed object that is already known to be intact and
-    ours: its bytes hash to the content address a verified (checked or
-    signed) record names, which covers every byte, the envelope's own
-    checksum and signature included. Nothing is hashed again or copied."""
-    view = memoryview(data)
-    flag = bytes(view[4:5])
-    if bytes(view[:4]) != _MAGIC or flag not in (_PLAIN, _SIGNED):
-        raise ValueError("not a sealed object")
-    return view[_SIGNED_HEAD if flag == _SIGNED else _HEAD :]
-
-
-def sealed_head(signed: bool) -> int:
-    """Where the body of a sealed object starts (`seal`)."""
-    return _SIGNED_HEAD if signed else _HEAD
-
-
-def sealed_sum(data: bytes) -> bytes:
-    """The checksum a sealed object carries (of everything after it)."""
-    return data[len(_MAGIC) + 1 : _HEAD]
 
 
 def check_blob(
@@ -279,6 +172,8 @@ class StepRecord:
         rec = cls(*row[1:])
         # Every record of a step repeats these: one copy of each in memory.
         rec.kind, rec.name, rec.fingerprint = intern(rec.kind), intern(rec.name), intern(rec.fingerprint)
+        if rec.encoding is not None:
+            rec.encoding = intern(rec.encoding)
         read: Any = rec.position
         if type(read) is not int or read < 0:  # else a body position, as it is
             position = as_position(read)
@@ -287,7 +182,31 @@ class StepRecord:
             rec.position = position
         if rec.attempts or type(rec.attempts) is not list:  # not a list: undecodable
             rec.attempts = [Attempt(**a) for a in rec.attempts]  # type: ignore[arg-type]
+        # Most records have none of these: one shared empty each, which
+        # cannot be changed, instead of three containers a record for the
+        # garbage collector to walk (a replay keeps every record).
+        if not rec.attempts:
+            rec.attempts = _NONE
+        if not rec.artifacts and type(rec.artifacts) is list:
+            rec.artifacts = _NONE
+        if not rec.extra and type(rec.extra) is dict:
+            rec.extra = _NO_EXTRA
         return rec
+
+
+class _Shared(dict[str, Any]):
+    """The `extra` of the decoded records that have none: shared, so it
+    refuses every change (a record to be changed gets a dict of its own)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("the empty `extra` of decoded records is shared: assign a new dict")
+
+    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = _refuse
+    __ior__ = _refuse
+
+
+_NONE: Any = ()  # attempts, artifacts
+_NO_EXTRA: Any = _Shared()
 
 
 STEP_FIELDS = [f.name for f in fields(StepRecord)]
