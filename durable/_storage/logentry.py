@@ -85,19 +85,34 @@ def locate(
     gone: dict[str, bytes] | None = None,
 ) -> int:
     """`parse`, keeping where each record's data lies in the file (`span`)
-    instead of a copy of it; return the length of the intact prefix."""
-    offset = 0
-    while offset < len(blob):
-        entry = _entry_at(blob, offset, run_id, base, path)
-        if entry is None:
-            break
-        name, start, size, offset = entry
+    instead of a copy of it; return the length of the intact prefix. The
+    entries are read here, in one loop (a resume reads every entry of its
+    log), and each is checked as `logentry` says: a torn tail ends the
+    loop, damage raises."""
+    offset, end, view = 0, len(blob), memoryview(blob)
+    fields, crc = _FIELDS.unpack_from, zlib.crc32
+    while end - offset >= _HEAD:
+        magic, name_len, size, body_crc = fields(blob, offset)
+        start = offset + _HEAD
+        if magic != _MAGIC or _CRC.unpack_from(blob, offset + _FIELDS.size)[0] != crc(
+            view[offset : offset + _FIELDS.size]
+        ):
+            if blob.count(b"\0", offset) == end - offset:
+                break  # a zero-filled tail after a power loss
+            raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
+        after = start + name_len + (0 if size == _GONE else size)
+        if after > end:
+            break  # torn: the writer died mid-append
+        if crc(view[start:after]) != body_crc:
+            raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
+        name = blob[start : start + name_len].decode()
         if size == _GONE:
             spans.pop(name, None)
             if gone is not None:
                 gone.pop(name, None)
         else:
-            spans[name] = span(base + start, size)
+            spans[name] = (base + start + name_len) << 32 | size  # `span`
+        offset = after
     return offset
 
 
@@ -111,28 +126,3 @@ def data_at(blob: bytes, at: int, base: int = 0) -> bytes:
     """The data at span `at` of a blob holding the log from byte `base` on."""
     start = (at >> 32) - base
     return blob[start : start + (at & 0xFFFFFFFF)]
-
-
-def _entry_at(
-    blob: bytes, offset: int, run_id: str, base: int, path: str
-) -> tuple[str, int, int, int] | None:
-    """(name, where its data starts in blob, data size or _GONE, where the
-    next entry starts), or None for a torn tail; raises on damage."""
-    left = len(blob) - offset
-    if left < _HEAD:
-        return None
-    magic, name_len, size, body_crc = _FIELDS.unpack_from(blob, offset)
-    head_ok = _CRC.unpack_from(blob, offset + _FIELDS.size)[0] == zlib.crc32(
-        blob[offset : offset + _FIELDS.size]
-    )
-    if magic != _MAGIC or not head_ok:
-        if blob.count(b"\0", offset) == left:
-            return None  # a zero-filled tail after a power loss
-        raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
-    start = offset + _HEAD
-    end = start + name_len + (0 if size == _GONE else size)
-    if end > len(blob):
-        return None
-    if zlib.crc32(memoryview(blob)[start:end]) != body_crc:
-        raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
-    return blob[start : start + name_len].decode(), start + name_len, size, end
