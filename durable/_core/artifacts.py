@@ -6,7 +6,6 @@ is checked against what is there now (describing and checking files is
 
 from __future__ import annotations
 
-import contextvars
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -14,15 +13,12 @@ from typing import Any, TypeVar
 from .._storage.files import describe, display, first_stale, normalise
 from .._storage.keys import Position
 from ..errors import ArtifactMissingError, ConfigurationError
-from .context import RunState, active_run
+from .context import RunState, active_run, found_var
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
 VERIFY_MODES = ("digest", "mtime")
 
 # (url, verify override) pairs registered by the step running in this context.
-_found: contextvars.ContextVar[list[tuple[str, str | None]] | None] = contextvars.ContextVar(
-    "durable_artifacts", default=None
-)
 
 
 def artifact(path: PathT, *, verify: str | None = None) -> PathT:
@@ -32,7 +28,7 @@ def artifact(path: PathT, *, verify: str | None = None) -> PathT:
     step runs again. Outside a workflow it does nothing."""
     if verify is not None and verify not in VERIFY_MODES:
         raise ConfigurationError(f"verify must be one of {VERIFY_MODES}, not {verify!r}")
-    found = _found.get()
+    found = found_var.get()
     if found is not None:
         found.append((normalise(path), verify))
     elif active_run() is not None:
@@ -45,8 +41,8 @@ def artifact(path: PathT, *, verify: str | None = None) -> PathT:
 
 def collect_into(found: list[tuple[str, str | None]]) -> Callable[[], None]:
     """Send registrations made in this context to found; returns the reset."""
-    token = _found.set(found)
-    return lambda: _found.reset(token)
+    token = found_var.set(found)
+    return lambda: found_var.reset(token)
 
 
 def produced(

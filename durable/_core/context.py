@@ -14,7 +14,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import Scope, current, enter_root, set_scope
+from .scope import Scope, current, enter_root, scope_var, set_scope
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
@@ -161,6 +161,10 @@ _plain_var: contextvars.ContextVar[bool] = contextvars.ContextVar("durable_plain
 _step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
+# The artifacts the step body running here registers (see `artifacts`).
+found_var: contextvars.ContextVar[list[tuple[str, str | None]] | None] = contextvars.ContextVar(
+    "durable_artifacts", default=None
+)
 
 
 def current_run() -> RunContext | None:
@@ -200,13 +204,23 @@ def enter_run(ctx: RunState | None) -> Callable[[], None]:
     return reset
 
 
-def enter_step(position: Position, attempt: int) -> Callable[[], None]:
-    step_token = _step_var.set((position, attempt))
-    reset_plain = enter_plain()
+def enter_step(
+    position: Position, attempt: int, found: list[tuple[str, str | None]]
+) -> Callable[[], None]:
+    """A step body runs here: durable calls in it run plainly (`enter_plain`)
+    and the artifacts it registers go to found. One reset for all four."""
+    tokens = (
+        _step_var.set((position, attempt)),
+        _plain_var.set(True),
+        scope_var.set(None),
+        found_var.set(found),
+    )
 
     def reset() -> None:
-        reset_plain()
-        _step_var.reset(step_token)
+        found_var.reset(tokens[3])
+        scope_var.reset(tokens[2])
+        _plain_var.reset(tokens[1])
+        _step_var.reset(tokens[0])
 
     return reset
 

@@ -148,13 +148,13 @@ class Scope:
             )
 
 
-_scope_var: contextvars.ContextVar[Scope | None] = contextvars.ContextVar(
+scope_var: contextvars.ContextVar[Scope | None] = contextvars.ContextVar(
     "durable_scope", default=None
 )
 
 
 def current() -> Scope | None:
-    return _scope_var.get()
+    return scope_var.get()
 
 
 def current_task() -> asyncio.Future[Any] | None:
@@ -176,8 +176,8 @@ def _asyncio() -> ModuleType | None:
 
 
 def set_scope(scope: Scope | None) -> Callable[[], None]:
-    token = _scope_var.set(scope)
-    return lambda: _scope_var.reset(token)
+    token = scope_var.set(scope)
+    return lambda: scope_var.reset(token)
 
 
 def enter_root(run: RunState) -> Callable[[], None]:
@@ -249,7 +249,7 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
     def durable_task_factory(
         loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any
     ) -> asyncio.Future[Any]:
-        parent = _scope_var.get()
+        parent = scope_var.get()
         # Tasks of a step body or a loop block (no scope), of a finished run, or
         # made by code that may not number here take no index: creation order
         # is program order only for the scope's own task.
@@ -259,16 +259,16 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
         context = kwargs.get("context")
         if context is not None:  # 3.11+: the task runs in the context given
             try:
-                context.run(_scope_var.set, child)
+                context.run(scope_var.set, child)
             except RuntimeError:  # a context in use elsewhere: the task fails closed later
                 return _spawn(previous, loop, coro, kwargs)
             task = _spawn(previous, loop, coro, kwargs)
         else:  # the task copies the current context: put the child scope in it for now
-            token = _scope_var.set(child)
+            token = scope_var.set(child)
             try:
                 task = _spawn(previous, loop, coro, kwargs)
             finally:
-                _scope_var.reset(token)
+                scope_var.reset(token)
         child.bind(task)
         return task
 

@@ -4,6 +4,7 @@ retries) and record its output. Written once as a plan that
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -167,17 +168,7 @@ def _packed(value: Any) -> bytes | None:
 def _step_scope(
     pos: Position, attempt: int, found: list[tuple[str, str | None]]
 ) -> Callable[[], Callable[[], None]]:
-    def enter() -> Callable[[], None]:
-        leave_step = context.enter_step(pos, attempt)
-        stop_collecting = artifacts.collect_into(found)
-
-        def reset() -> None:
-            stop_collecting()
-            leave_step()
-
-        return reset
-
-    return enter
+    return functools.partial(context.enter_step, pos, attempt, found)
 
 
 def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:
