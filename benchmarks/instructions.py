@@ -1,0 +1,74 @@
+"""Instructions per recorded and per replayed step, counted by valgrind's
+callgrind: unlike time, the count does not depend on what else the machine
+is doing, so two versions can be compared on a busy machine.
+
+    python benchmarks/instructions.py [N]      # needs valgrind on PATH
+
+Each figure is the difference between two runs of a child process (N and
+4N recorded steps; N recorded, then N recorded plus a resume replaying
+them), so start-up and imports cancel out. Durability "none": the sync is
+the kernel's work, which callgrind does not count, nor any system call."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CHILD = """
+import sys, tempfile
+import durable
+
+n, replay = int(sys.argv[1]), sys.argv[2] == "replay"
+
+@durable.step(name="trivial")
+def trivial(i):
+    return i * 2 + 1
+
+@durable.workflow(name="bench", run_id="b",
+                  store=durable.open_store(tempfile.mkdtemp(), durability="none"))
+def flow():
+    total = sum(trivial(i) for i in range(n))
+    durable.suspend("measured")
+
+for _ in range(2 if replay else 1):
+    try:
+        flow()
+    except durable.Suspended:
+        pass
+"""
+
+
+def instructions(n: int, mode: str) -> int:
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
+        script.write(CHILD)
+    callgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    try:
+        out = subprocess.run(
+            [*callgrind, sys.executable, script.name, str(n), mode],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        os.unlink(script.name)
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind printed no count:\n{out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not on PATH (Debian: apt-get install valgrind)")
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    record = (instructions(4 * n, "record") - instructions(n, "record")) // (3 * n)
+    replay = (instructions(n, "replay") - instructions(n, "record")) // n
+    print(f"N = {n}: {record:,} instructions per recorded step, {replay:,} per replayed step")
+
+
+if __name__ == "__main__":
+    main()
