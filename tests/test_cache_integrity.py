@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._storage import cachestore, codec
+from durable._storage import cacheblob, cachestore, codec
 from durable._storage.records import StepRecord, seal, unseal
 from tests.conftest import Place
 
@@ -61,8 +61,11 @@ def test_a_flipped_byte_in_a_large_cached_array_is_refused(place: Place, signed:
     assert np.array_equal(_array_flow(store, "second")(7), expected)  # a hit
     assert CALLS["array"] == 1
     [entry] = cachestore.all_entries(store)
-    # Which check guards the blob: CRC32 unsigned, SHA-256 under a signed entry.
-    assert (cachestore.CRC in entry.record.extra) is not signed
+    # Which check guards the blob: a CRC32 per chunk unsigned, a SHA-256 per
+    # chunk under a signed entry.
+    sums = entry.record.extra[cacheblob.SUMS]
+    assert set(sums) == {"chunk", "sha256" if signed else "crc32"}
+    assert len(sums["sha256" if signed else "crc32"]) == 2  # 10 MB: two chunks
     [blob] = store.list(cachestore.BLOBS)
     intact = _flip_middle(store, blob)
 

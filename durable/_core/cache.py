@@ -304,7 +304,3 @@ def _fresh_fingerprint(spec: StepSpec) -> str | None:
     except DurableError as e:
         warnings.warn(f"{e}; step {spec.name} ran without its cache", stacklevel=4)
         return None
-
-
-
-
