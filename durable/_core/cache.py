@@ -135,15 +135,14 @@ class Ticket:
         miss; an expired, stale or damaged entry is removed)."""
         entry = cachestore.read_entry(self.store, self.key)
         value = self._usable(entry) if entry is not None else MISSING
-        if is_missing(value):
+        if value is MISSING:
             count_use(self.spec.name, hit=False)
             if entry is not None:
                 cachestore.remove(self.store, [self.key])
             return None
-        assert entry is not None
         count_use(self.spec.name, hit=True)
         self._touch()
-        return entry, value
+        return entry, value  # type: ignore[return-value]  # not None: it gave a value
 
     def _usable(self, entry: Entry) -> Any:
         rec, option = entry.record, self.spec.cache
