@@ -243,3 +243,13 @@ def test_a_plain_call_finds_its_store_as_the_environment_says_now(
     assert used(5) == 10
     assert CALLS["used"] == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "one", "three", "two"]
+
+
+def test_a_platform_without_preadv_reads_and_checks_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cacheblob, "_PREADV", False)
+    store = durable.open_store(tmp_path / "store", blob_threshold=64)
+    key, raw, head = _stored(store)  # a hit, read by pread
+    store.put(key, raw[: head + 5] + bytes([raw[head + 5] ^ 0x08]) + raw[head + 6 :])
+    _computed_again(store, key, raw)

@@ -34,7 +34,9 @@ BLOBS = f"{SHARED_BLOBS[0]}/{SHARED_BLOBS[1]}/blobs/"
 CRC = "crc32"  # in an older unsigned entry's extra: the CRC32 of its blob's body
 SUMS = "sums"  # in an entry's extra: {"chunk": bytes per chunk, "crc32" | "sha256": [sum...]}
 CHUNK = 8 << 20  # several per large value, so that the threads share the work evenly
-_THREADS = max(1, min(4, os.cpu_count() or 1))
+# The CPUs this process may run on (a container's share, not the host's), at most 4.
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+_THREADS = max(1, min(4, _CPUS or 1))
 _SUM: dict[str, Callable[[memoryview], Any]] = {
     "crc32": zlib.crc32,
     "sha256": lambda part: hashlib.sha256(part).digest(),
@@ -178,11 +180,22 @@ def _fill(fd: int, part: memoryview, offset: int) -> bool:
     """Read part's length from offset; False when the file ends first."""
     done = 0
     while done < len(part):
-        got = os.preadv(fd, [part[done:]], offset + done)
+        got = _pread_into(fd, part[done:], offset + done)
         if not got:
             return False
         done += got
     return True
+
+
+def _pread_into(fd: int, part: memoryview, offset: int) -> int:
+    if _PREADV:  # straight into the memory
+        return os.preadv(fd, [part], offset)
+    data = os.pread(fd, len(part), offset)  # a platform without preadv: one copy more
+    part[: len(data)] = data
+    return len(data)
+
+
+_PREADV = hasattr(os, "preadv")
 
 
 def _fresh(size: int) -> mmap.mmap:
