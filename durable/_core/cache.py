@@ -140,9 +140,10 @@ class Ticket:
             if entry is not None:
                 cachestore.remove(self.store, [self.key])
             return None
+        assert entry is not None
         count_use(self.spec.name, hit=True)
         self._touch()
-        return entry, value  # type: ignore[return-value]  # not None: it gave a value
+        return entry, value
 
     def _usable(self, entry: Entry) -> Any:
         rec, option = entry.record, self.spec.cache
