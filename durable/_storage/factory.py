@@ -74,13 +74,13 @@ def default_store() -> Store:
     `$DURABLE_STORE`, else `./.durable`), opened once per configuration,
     working folder and value of the variables `open_store` reads (setting
     `DURABLE_ALLOW_PICKLE=0` later is obeyed)."""
-    env, slot = os.environ, [_generation[0], os.getcwd()]
+    env = os.environ
     raw = getattr(env, "_data", None) if type(env) is _ENVIRON else None
     if raw is not None:
-        slot += [raw.get(k) for k in _RAW_KEYS]
+        key = (_generation[0], os.getcwd(), *map(raw.get, _RAW_KEYS))
     else:  # os.environ replaced, or without its dict: read it as it is
-        slot += [None, *[env.get(k) for k in _ENV]]
-    store = _stores.get(key := tuple(slot))
+        key = (_generation[0], os.getcwd(), None, *map(env.get, _ENV))
+    store = _stores.get(key)
     if store is None:
         target = setting("store")
         store = target if isinstance(target, Store) else open_store(target)
