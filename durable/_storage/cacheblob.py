@@ -10,8 +10,8 @@ the checking (`os.preadv`, `zlib.crc32` and `hashlib` release the GIL): a
 Nothing is returned before every chunk has been checked, and a chunk that
 does not match makes the whole read a miss.
 
-Blobs of entries written before the sums (`cachestore` checks them whole)
-are read the same way, without a check per chunk."""
+Blobs of entries written before the sums are read the same way, then
+checked whole (`blob_body`)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def blob_body(store: Store, rec: StepRecord) -> memoryview | None:
     damaged (a miss: the value is computed and stored again). The entry
     naming the blob was verified when it was read (checksum, or HMAC with
     the signing key), and vouches for the blob by what it records:
-    - the sums of each chunk of the body (`cacheblob`, entries written
-      now): CRC32, or SHA-256 with a signing key;
+    - the sums of each chunk of the body (`SUMS`, entries written now):
+      CRC32, or SHA-256 with a signing key;
     - older entries: unsigned, the body's size and CRC32 (`CRC`); else the
       SHA-256 of the whole blob, its content address.
     Unsigned, a CRC tells damage, and nothing could tell a forger, who
