@@ -5,8 +5,9 @@ An entry written now records a sum of each 8 MiB chunk of its blob's body
 entry vouches for its sums, and nobody can make other bytes match a
 SHA-256). A hit reads the blob into fresh memory of its own and checks each
 chunk as soon as it is read, in a few threads that share the reading and
-the checking (`os.preadv`, `zlib.crc32` and `hashlib` release the GIL): a
-100 MB value takes about half the time of reading it and then checking it.
+the checking (`os.preadv`, `zlib.crc32` and `hashlib` release the GIL):
+with a CPU free for each, a 100 MB value takes about half the wall time of
+reading it and then checking it (the CPU time is the same).
 Nothing is returned before every chunk has been checked, and a chunk that
 does not match makes the whole read a miss.
 
