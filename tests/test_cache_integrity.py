@@ -1,6 +1,7 @@
-"""What the fast cache hit still checks. An unsigned store checks a large
-value's blob by the size and CRC32 its (checked) entry records, a signed
-one by the blob's SHA-256 content address under the signed entry; an entry
+"""What the fast cache hit still checks. A large value's blob is checked by
+the sums of its chunks that its (checked) entry records: CRC32 in an
+unsigned store, SHA-256 under a signed entry (more in
+`test_cache_chunks.py`, with the entries of older formats); an entry
 already checked in this process is taken again only when its bytes and the
 signing key are the same as when it was checked. Damage anywhere is a miss:
 the step runs again and its entry or blob is stored again."""
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._storage import cachestore, codec
+from durable._storage import cacheblob, cachestore, codec
 from durable._storage.records import StepRecord, seal, unseal
 from tests.conftest import Place
 
@@ -61,8 +62,11 @@ def test_a_flipped_byte_in_a_large_cached_array_is_refused(place: Place, signed:
     assert np.array_equal(_array_flow(store, "second")(7), expected)  # a hit
     assert CALLS["array"] == 1
     [entry] = cachestore.all_entries(store)
-    # Which check guards the blob: CRC32 unsigned, SHA-256 under a signed entry.
-    assert (cachestore.CRC in entry.record.extra) is not signed
+    # Which check guards the blob: a CRC32 per chunk unsigned, a SHA-256 per
+    # chunk under a signed entry.
+    sums = entry.record.extra[cacheblob.SUMS]
+    assert set(sums) == {"chunk", "sha256" if signed else "crc32"}
+    assert len(sums["sha256" if signed else "crc32"]) == 2  # 10 MB: two chunks
     [blob] = store.list(cachestore.BLOBS)
     intact = _flip_middle(store, blob)
 
@@ -134,35 +138,6 @@ def test_a_signed_entry_is_checked_again_under_another_key(
     monkeypatch.setenv("DURABLE_SIGNING_KEY", "first key")
     assert small(3) == {"n": 3, "calls": 1}
     assert CALLS["small"] == 1
-
-
-def test_an_entry_without_a_crc_is_checked_by_its_content_address(place: Place) -> None:
-    """Entries written before the CRC was recorded take the SHA-256 path;
-    a damaged blob is refused there too."""
-    store = place.open(blob_threshold=64)
-    assert _bytes_flow(store, "first")(9) == _bytes_flow(store, "second")(9)
-    [entry] = cachestore.all_entries(store)
-    entry.record.extra.pop(cachestore.CRC)
-    store.put(entry.key, seal(entry.record.to_bytes(), None))
-    assert _bytes_flow(store, "third")(9) == bytes(range(256)) * 9  # a hit, by SHA-256
-    assert CALLS["blob"] == 1
-    [blob] = store.list(cachestore.BLOBS)
-    _flip_middle(store, blob)
-    assert _bytes_flow(store, "fourth")(9) == bytes(range(256)) * 9
-    assert CALLS["blob"] == 2
-
-
-def _bytes_flow(store: durable.Store, name: str) -> durable.Workflow[[int], bytes]:
-    @durable.step(cache=True, name="blob")
-    def blob(n: int) -> bytes:
-        CALLS["blob"] += 1
-        return bytes(range(256)) * n
-
-    @durable.workflow(store=store, name=name)
-    def flow(n: int) -> bytes:
-        return blob(n)
-
-    return flow
 
 
 def test_an_array_is_read_without_a_copy_and_is_the_callers(

@@ -1,5 +1,5 @@
 """How a cache hit reads its value: a large value's blob is verified (by
-the size and CRC32 its entry records, or by its SHA-256 content address in
+the sums of its chunks that its entry records: CRC32, or SHA-256 in
 a signed store), and a damaged, truncated or missing blob is only a miss: the step runs once more and its blob is replaced.
 Plain calls find their store by the environment as it is now."""
 

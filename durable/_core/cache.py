@@ -135,7 +135,7 @@ class Ticket:
         miss; an expired, stale or damaged entry is removed)."""
         entry = cachestore.read_entry(self.store, self.key)
         value = self._usable(entry) if entry is not None else MISSING
-        if is_missing(value):
+        if value is MISSING:
             count_use(self.spec.name, hit=False)
             if entry is not None:
                 cachestore.remove(self.store, [self.key])
@@ -304,7 +304,3 @@ def _fresh_fingerprint(spec: StepSpec) -> str | None:
     except DurableError as e:
         warnings.warn(f"{e}; step {spec.name} ran without its cache", stacklevel=4)
         return None
-
-
-
-

@@ -19,25 +19,24 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import string
 import threading
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptRecordError, IntegrityError
-from . import codec
+from . import cacheblob, codec
 from .base import SHARED_BLOBS, Store
 from .clock import now
 from .local import LocalStore
+from .localfs import read_bytes
 from .records import (
     StepRecord,
     decode_stored,
     encode_record,
     keep_encoded,
     seal,
-    sealed_body,
-    sealed_head,
     unseal,
 )
 
@@ -45,9 +44,9 @@ AREA = "cache/"
 ENTRIES = AREA + "entries/"
 USED = AREA + "used/"
 REFS = AREA + "refs/"
-BLOBS = f"{SHARED_BLOBS[0]}/{SHARED_BLOBS[1]}/blobs/"
+BLOBS = cacheblob.BLOBS
 KIND = "cache"
-CRC = "crc32"  # in an unsigned entry's extra: the CRC32 of its blob's body
+CRC = cacheblob.CRC
 _SAFE = frozenset(string.ascii_letters + string.digits + "_-.<>(),=+@")
 _MAX_STEP = 150
 
@@ -98,7 +97,7 @@ def read_entry(store: Store, key: str, raw: bytes | None = None) -> Entry | None
     entry is only a miss: the call recomputes it). An entry that is not
     signed with this store's key raises `IntegrityError`."""
     if raw is None:
-        raw = store.get(key)
+        raw = _get(store, key)
     if raw is None:
         return None
     seen = _checked.get(key)
@@ -111,6 +110,18 @@ def read_entry(store: Store, key: str, raw: bytes | None = None) -> Entry | None
     if entry is not None:
         _remember(store, key, raw, entry)
     return entry
+
+
+def _get(store: Store, key: str) -> bytes | None:
+    # On local disk straight from the file: an entry key is a relative path
+    # of safe parts (`entry_key`), so `os.path.join`'s checks, which cost
+    # half as much as the read, have nothing to do. `get` raises the error.
+    if type(store) is LocalStore:
+        try:
+            return read_bytes(store.root + os.sep + key)
+        except OSError:
+            pass
+    return store.get(key)
 
 
 # entry key -> (store, the entry's bytes, the signing key, the entry they gave)
@@ -144,44 +155,10 @@ def entry_value(store: Store, entry: Entry) -> Any:
     """The value an entry holds, or MISSING when its blob is gone or damaged
     (pruned meanwhile: a miss). Decoded under the store's `allow_pickle`."""
     rec = entry.record
-    data = rec.value if rec.blob is None else _blob_body(store, rec)
+    data = rec.value if rec.blob is None else cacheblob.blob_body(store, rec)
     if rec.encoding is None or data is None:
         return MISSING
     return decode_stored(store, rec.encoding, data, name=entry.key)
-
-
-def _blob_body(store: Store, rec: StepRecord) -> memoryview | None:
-    """A large value's encoded bytes, or None when its blob is gone or
-    damaged (a miss: the value is computed and stored again). The entry
-    naming the blob was verified when it was read (checksum, or HMAC with
-    the signing key). Signed, the blob must hash to its name (SHA-256): the
-    signed entry then vouches for every byte. Unsigned, nothing can vouch
-    against a forger (who could rewrite the entry too), only against
-    damage: the body's size and CRC32, which the entry records, tell that
-    at several times SHA-256's speed, as a run's records do (`seal_record`).
-    An entry without a CRC (older, or written with a key) takes SHA-256."""
-    assert rec.blob is not None
-    raw = _read_blob(store, rec.blob)
-    if raw is None:
-        return None
-    crc = rec.extra.get(CRC) if store.signing_key is None else None
-    if crc is None and hashlib.sha256(raw).hexdigest() != rec.blob:
-        return None
-    try:
-        body = sealed_body(raw)
-    except ValueError:
-        return None
-    if crc is not None and (len(body) != rec.extra.get("size") or zlib.crc32(body) != crc):
-        return None
-    return body
-
-
-def _read_blob(store: Store, digest: str) -> bytes | memoryview | None:
-    # On local disk, into memory of our own with the body 64-byte aligned:
-    # the arrays of a `PICKLE_OOB` value are used where they lie.
-    if isinstance(store, LocalStore):
-        return store.get_writable(BLOBS + digest, -sealed_head(store.signing_key is not None) % 64)
-    return store.get_blob(*SHARED_BLOBS, digest)
 
 
 def is_missing(value: Any) -> bool:
@@ -189,13 +166,13 @@ def is_missing(value: Any) -> bool:
 
 
 def encode(store: Store, record: StepRecord, value: Any) -> None:
-    """Fill record's encoding and value, or blob (in the shared area). An
-    unsigned store also records the blob body's CRC32 (see `_blob_body`)."""
+    """Fill record's encoding and value, or blob (in the shared area). A
+    blob's sums per chunk go in the entry (see `cacheblob.blob_body`)."""
     data = encode_record(store, record, value, out_of_band=True)
     record.value, record.blob = keep_encoded(store, SHARED_BLOBS, data)
     record.extra["size"] = len(data)
-    if record.blob is not None and store.signing_key is None:
-        record.extra[CRC] = zlib.crc32(data)
+    if record.blob is not None:
+        record.extra[cacheblob.SUMS] = cacheblob.chunk_sums(data, store.signing_key is not None)
 
 
 def write_entry(store: Store, key: str, record: StepRecord) -> bool:
@@ -278,4 +255,7 @@ def counts(name: str) -> tuple[int, int]:
 
 def count_use(name: str, hit: bool) -> None:
     with _lock:
-        _counts.setdefault(name, [0, 0])[0 if hit else 1] += 1
+        count = _counts.get(name)
+        if count is None:
+            count = _counts[name] = [0, 0]
+        count[0 if hit else 1] += 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .._settings import setting
+from .._settings import setting, when_configured
 from ..errors import ConfigurationError
 from .base import Store
 from .keystore import BackendStore
@@ -50,23 +50,41 @@ def open_store(
     return FsspecStore(target, **options)
 
 
-# Stores a plain cached call opened, by working folder and the variables
-# `open_store` reads (location, signing key, pickle policy).
-_ENV = ("DURABLE_SIGNING_KEY", "DURABLE_ALLOW_PICKLE")
-_stores: dict[tuple[str | None, ...], Store] = {}
+# Stores a plain cached call opened, by what `open_store` reads: the
+# configured store, the variables below (their raw values) and the working
+# folder. Looked up on every cached plain call, so the variables are read
+# from the environment's own dict: `os.environ.get` encodes the name and
+# decodes the value on each call, several times the cost of the lookup.
+_ENV = ("DURABLE_STORE", "DURABLE_SIGNING_KEY", "DURABLE_ALLOW_PICKLE")
+_ENVIRON = type(os.environ)
+_RAW_KEYS = tuple(os.environ.encodekey(k) for k in _ENV)
+_stores: dict[tuple[Any, ...], Store] = {}
+_generation = [0]  # how many times `configure()` changed a setting
+
+
+def _count(_name: str) -> None:
+    _generation[0] += 1
+
+
+when_configured(_count)
 
 
 def default_store() -> Store:
     """The store a plain call caches in: the configured one (`configure`,
-    `$DURABLE_STORE`, else `./.durable`), opened once per location, working
-    folder and value of the variables `open_store` reads (setting
+    `$DURABLE_STORE`, else `./.durable`), opened once per configuration,
+    working folder and value of the variables `open_store` reads (setting
     `DURABLE_ALLOW_PICKLE=0` later is obeyed)."""
-    target = setting("store")
-    if isinstance(target, Store):
-        return target
     env = os.environ
-    slot = (target, os.getcwd(), *[env.get(k) for k in _ENV])
-    store = _stores.get(slot)
+    raw = getattr(env, "_data", None) if type(env) is _ENVIRON else None
+    if raw is not None:
+        key = (_generation[0], os.getcwd(), *map(raw.get, _RAW_KEYS))
+    else:  # os.environ replaced, or without its dict: read it as it is
+        key = (_generation[0], os.getcwd(), None, *map(env.get, _ENV))
+    store = _stores.get(key)
     if store is None:
-        store = _stores[slot] = open_store(target)
+        target = setting("store")
+        store = target if isinstance(target, Store) else open_store(target)
+        if len(_stores) >= 64:  # a process that keeps changing its folder
+            _stores.clear()
+        _stores[key] = store
     return store

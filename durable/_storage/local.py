@@ -54,13 +54,6 @@ class LocalStore(Store):
         except OSError as e:
             raise self._error(f"reading {key}", e) from e
 
-    def get_writable(self, key: str, offset: int) -> memoryview | None:
-        """`get` into writable memory of the caller's own (`fs.read_writable`)."""
-        try:
-            return fs.read_writable(self._path(key), offset)
-        except OSError as e:
-            raise self._error(f"reading {key}", e) from e
-
     def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
         out = {}
         for key in keys:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import mmap
 import os
 import stat
 import tempfile
@@ -124,25 +123,6 @@ def read_bytes(path: str) -> bytes | None:
             return data  # at its end (the read of 1 byte says so)
         os.lseek(fd, 0, os.SEEK_SET)  # a large blob: once more, in one piece
         return _read_all(fd, os.fstat(fd).st_size)
-    finally:
-        os.close(fd)
-
-
-def read_writable(path: str, offset: int) -> memoryview | None:
-    """The file's bytes in fresh writable memory of the caller's own (an
-    anonymous map), starting `offset` bytes into it, so that what lies at a
-    known place in the file can be aligned: values decoded from it can use
-    it where it lies, without a copy. None when absent (or a symlink)."""
-    fd = _open(path)
-    if fd is None:
-        return None
-    try:
-        size = os.fstat(fd).st_size
-        view = memoryview(mmap.mmap(-1, offset + size + 1))[offset : offset + size]
-        done = 0
-        while done < size and (got := os.readv(fd, [view[done:]])):
-            done += got
-        return view[:done]  # a file cut meanwhile: short, which its checksum tells
     finally:
         os.close(fd)
 
