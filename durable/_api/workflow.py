@@ -13,6 +13,7 @@ from .._core.context import Run, active_run
 from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
 from .._core.run import Options, acquire, run_locked
+from .._core.signature import signature_of
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import (
     identity_of,
@@ -210,7 +211,7 @@ class Workflow(Steering, Generic[P, R]):
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
         try:
-            return inspect.signature(self.fn).bind(*args, **kwargs)
+            return signature_of(self.fn).bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self.name}(): {e}") from None
 

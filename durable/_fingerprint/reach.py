@@ -128,11 +128,24 @@ def _target(fn: Any) -> Any:
 def is_durable(obj: object) -> bool:
     """A step or workflow, told without evaluating its fingerprint (for a
     workflow that is a property that resolves its whole definition)."""
+    kind = type(obj)
+    # The common cases first, with the answer `getattr_static` would give:
+    # built-in types take no attributes, nor do their instances, and a plain
+    # function has only its own `__dict__` to hold one.
+    if kind in _NO_ATTRIBUTES:
+        return False
+    if kind is types.FunctionType:
+        return "__durable_fingerprint__" in obj.__dict__  # type: ignore[attr-defined]
     try:
         found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
     except Exception:  # an exotic proxy
         return False
     return found is not _MISSING
+
+
+_NO_ATTRIBUTES = frozenset(
+    {int, float, complex, str, bytes, bool, type(None), tuple, list, dict, set, frozenset}
+)
 
 
 def durable_fingerprint_of(obj: object) -> str | None:

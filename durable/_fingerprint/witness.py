@@ -93,6 +93,16 @@ def remember(fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
         witness.add(fn, args, value)
 
 
+def forward(inner: Witness) -> None:
+    """A memoised value used while another is being memoised (a step's
+    fingerprint inside a workflow's definition): what it was computed from
+    counts for the outer one too, which then holds only while they do."""
+    outer = _RECORDING.get()
+    if outer is not None and outer is not inner:
+        for fn, args, value in inner.calls:
+            outer.add(fn, args, value)
+
+
 def _identical(a: tuple[Any, ...], b: Any) -> bool:
     # The common case, item by item in C: the same objects as before.
     return type(b) is tuple and len(a) == len(b) and all(map(operator.is_, a, b))
