@@ -37,10 +37,10 @@ def signature_inputs(fn: types.FunctionType) -> tuple[Any, ...]:
     parameters), defaults, keyword-only defaults and annotations (dicts,
     changed in place too, so copied) and its attributes (`__signature__`,
     `__wrapped__`, `_partialmethod` take precedence when set)."""
-    return (
-        fn.__code__,
-        fn.__defaults__,
-        dict(fn.__kwdefaults__ or {}),
-        dict(fn.__annotations__),
-        dict(fn.__dict__),
-    )
+    return fn.__code__, fn.__defaults__, *map(_copy, (fn.__kwdefaults__, fn.__annotations__, fn.__dict__))
+
+
+def _copy(held: dict[str, Any] | None) -> dict[str, Any] | None:
+    # None when empty: the same each call, so the check is identity tests
+    # alone (an empty dict filled in place later is then a change).
+    return dict(held) if held else None

@@ -135,7 +135,7 @@ def is_durable(obj: object) -> bool:
     if kind in _NO_ATTRIBUTES:
         return False
     if kind is types.FunctionType:
-        return "__durable_fingerprint__" in obj.__dict__  # type: ignore[attr-defined]
+        return "__durable_fingerprint__" in obj.__dict__
     try:
         found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
     except Exception:  # an exotic proxy
