@@ -185,7 +185,8 @@ class Workflow(Steering, Generic[P, R]):
         outer = active_run()
         if outer is not None:
             return (yield from child.child_plan(self, outer, args, kwargs))
-        check_overrides(self.fn, overrides or {})
+        if overrides:  # checked before anything else; none given: nothing to check
+            check_overrides(self.fn, overrides)
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = (
             check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)

@@ -159,6 +159,8 @@ def durable_fingerprint_of(obj: object) -> str | None:
 
 
 def _followable(obj: object) -> bool:
+    if type(obj) in _NO_ATTRIBUTES:  # plain data: neither a step nor a function
+        return False
     if is_durable(obj):
         return True
     if isinstance(obj, functools.partial):
