@@ -367,9 +367,10 @@ def test_a_workflow_binds_its_new_defaults(tmp_path: Path) -> None:
 
     assert flow() == flow() == 11
     assert runs == [11]
-    flow.fn.__kwdefaults__["k"] = 20  # type: ignore[attr-defined]
+    fn: Any = flow.fn
+    fn.__kwdefaults__["k"] = 20
     assert flow() == flow() == 21
-    flow.fn.__defaults__ = (2,)  # type: ignore[attr-defined]
+    fn.__defaults__ = (2,)
     assert flow() == 22
     assert runs == [11, 21, 22]
 
