@@ -23,6 +23,7 @@ from .._fingerprint.fingerprint import (
     referenced_objects,
 )
 from .._fingerprint.memo import Memo, memo_fingerprint
+from .._fingerprint.reach import is_builtin_value
 from .._fingerprint.witness import witnessed
 
 _DEFINITIONS: Memo[Definition] = Memo(size=256)
@@ -65,6 +66,8 @@ def own_fingerprint(flow: Any) -> Fingerprint:
 
 def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
     for obj in referenced_objects(witnessed(_flow_state, flow)[0]):
+        if is_builtin_value(obj):  # a constant: never a step or workflow
+            continue
         spec = witnessed(step_spec, obj)
         other: Any = obj
         if spec is not None and id(spec) not in found.by_spec:

@@ -76,7 +76,7 @@ def _override(sig: inspect.Signature, merged: dict[str, Any], name: str, value: 
 
 def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:
     sig = signature_of(fn)
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+    if not overrides or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
         return sig  # every name is an argument of a `**kwargs` workflow
     unknown = [k for k in overrides if k not in sig.parameters]
     if unknown:

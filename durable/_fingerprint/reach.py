@@ -148,6 +148,20 @@ _NO_ATTRIBUTES = frozenset(
 )
 
 
+def is_builtin_value(obj: object) -> bool:
+    """An instance of a built-in data type: never a step, workflow or
+    function, whatever the program does (neither these types nor their
+    instances take attributes, and an object's class cannot become one of
+    them). What is told of it from its type needs no witness."""
+    return type(obj) in _NO_ATTRIBUTES
+
+
+def holds_callables(value: object) -> bool:
+    """Whether `held_callables` can find anything in it (it looks into
+    these containers only, whose contents may change)."""
+    return type(value) in _CONTAINERS
+
+
 def durable_fingerprint_of(obj: object) -> str | None:
     """The fingerprint a step or workflow carries, or None for other objects."""
     try:

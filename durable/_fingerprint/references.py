@@ -20,6 +20,8 @@ from .reach import (
     class_member,
     code_objects,
     held_callables,
+    holds_callables,
+    is_builtin_value,
     is_durable,
 )
 from .witness import witnessed
@@ -46,7 +48,7 @@ def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[obj
         for obj in _direct_references(current):
             if id(obj) not in found:
                 found[id(obj)] = obj
-                if deep and witnessed(_entered, obj):
+                if deep and not is_builtin_value(obj) and witnessed(_entered, obj):
                     queue.append(obj)
     return list(found.values())
 
@@ -64,7 +66,7 @@ def _direct_references(fn: object) -> Iterator[object]:
         return
     for live in witnessed(_live_objects, target):
         yield live
-        yield from witnessed(held_callables, live)
+        yield from _held(live)
     globs: Mapping[str, Any] = witnessed(getattr, target, "__globals__", None) or {}
     # `from tasks import fetch` in the body: `fetch` is a member of `tasks`.
     package = str(witnessed(globs.get, "__package__") or "")
@@ -72,14 +74,19 @@ def _direct_references(fn: object) -> Iterator[object]:
     for module in witnessed(_body_modules, code, package):
         for item in witnessed(_members, module, names):
             yield item
-            yield from witnessed(held_callables, item)
+            yield from _held(item)
     for co in code_objects(code):
         for n in co.co_names:
             obj = witnessed(globs.get, n, _MISSING)
             for item in (obj, *witnessed(_members, obj, co.co_names)):
                 if item is not _MISSING:
                     yield item
-                    yield from witnessed(held_callables, item)
+                    yield from _held(item)
+
+
+def _held(value: object) -> list[object]:
+    # Only a container's contents can change; nothing else holds anything.
+    return witnessed(held_callables, value) if holds_callables(value) else []
 
 
 def _partial_references(fn: object) -> tuple[object, ...]:
