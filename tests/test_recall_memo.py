@@ -443,3 +443,35 @@ def test_a_notebook_cell_that_redefines_a_helper_is_seen_after_recalls(tmp_path:
     done = run_cells(tmp_path, CELLS)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
     assert lines == ["RESULT 2 2 2 1", "RESULT refused 1"], done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------- odd objects
+
+
+class Odd:
+    """Hashable, but equality raises (an array-like): two of them collide."""
+
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("the truth value is ambiguous")
+
+
+ODD_A, ODD_B = Odd(), Odd()
+
+
+def test_objects_whose_equality_raises_are_witnessed(tmp_path: Path) -> None:
+    runs: list[int] = []
+
+    @durable.step
+    def one(x: int) -> int:
+        runs.append(x)
+        return x
+
+    @durable.workflow(store=durable.open_store(tmp_path / "store"), run_id="odd")
+    def flow() -> int:
+        return one(1) if (ODD_A, ODD_B) else 0
+
+    assert flow() == flow() == flow() == 1
+    assert runs == [1]

@@ -47,7 +47,7 @@ class Witness:
             if key in self._seen:
                 return
             self._seen.add(key)
-        except TypeError:  # unhashable arguments (a namespace): kept as they come
+        except Exception:  # unhashable arguments (a namespace), or an odd __eq__: kept as they come
             pass
         self.calls.append((fn, args, value))
 
