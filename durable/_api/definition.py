@@ -71,7 +71,8 @@ def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
         spec = witnessed(step_spec, obj)
         other: Any = obj
         if spec is not None and id(spec) not in found.by_spec:
-            fresh = refingerprint(witnessed(_spec_state, spec)[0])
+            witnessed(_spec_state, spec)
+            fresh = refingerprint(spec)
             key = _unique_key(found.steps, spec.name, fresh.value)
             found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
             found.by_spec[id(spec)] = fresh.value
@@ -89,8 +90,9 @@ def _is_workflow(obj: object) -> bool:
 
 
 def _spec_state(spec: StepSpec) -> tuple[Any, ...]:
-    # A frozen dataclass, but what refingerprint and the key read is witnessed anyway.
-    return spec, spec.name, spec.fn, spec.pinned_name, spec.version, spec.deep
+    # A frozen dataclass, but what refingerprint and the key read of it is
+    # witnessed anyway (object.__setattr__ gets past frozen).
+    return spec.name, spec.fn, spec.pinned_name, spec.version, spec.deep
 
 
 def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:

@@ -37,7 +37,8 @@ def signature_inputs(fn: types.FunctionType) -> tuple[Any, ...]:
     parameters), defaults, keyword-only defaults and annotations (dicts,
     changed in place too, so copied) and its attributes (`__signature__`,
     `__wrapped__`, `_partialmethod` take precedence when set)."""
-    return fn.__code__, fn.__defaults__, *map(_copy, (fn.__kwdefaults__, fn.__annotations__, fn.__dict__))
+    held = (fn.__kwdefaults__, fn.__annotations__, fn.__dict__)
+    return (fn.__code__, fn.__defaults__, *map(_copy, held))
 
 
 def _copy(held: dict[str, Any] | None) -> dict[str, Any] | None:
