@@ -1,26 +1,45 @@
 """A workflow's definition as of a run's start: its body's own fingerprint
 and those of every step and workflow it reaches, each fingerprinted afresh
 (helpers and constants may have changed since decoration, a notebook cell
-may have rebound them). Its fingerprint is what the run records."""
+may have rebound them). Its fingerprint is what the run records.
+
+It is resolved for every call (a completed run's re-call too), so it is
+memoised by the one memo rule (`_fingerprint.memo.Memo`): reused while
+everything it was computed from holds, i.e. the workflow's own attributes,
+everything the reach walk read (`referenced_objects` witnesses it), which
+objects are steps and workflows, and what each fingerprint it combines was
+computed from (their memo entries' witnesses count for it too)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .._core.definition import BODY_KEY, Definition
-from .._core.spec import refingerprint, step_spec
+from .._core.spec import StepSpec, refingerprint, step_spec
 from .._fingerprint.fingerprint import (
     IDENTITY,
     Fingerprint,
     combine,
     referenced_objects,
 )
-from .._fingerprint.memo import memo_fingerprint
+from .._fingerprint.memo import Memo, memo_fingerprint
+from .._fingerprint.reach import is_builtin_value
+from .._fingerprint.witness import witnessed
+
+_DEFINITIONS: Memo[Definition] = Memo(size=256)
 
 
 def definition_of(flow: Any) -> Definition:
     """`flow` is a `Workflow` (typed loosely: the two modules would import
-    each other)."""
+    each other). A fresh copy each call: callers own what they are given."""
+    fn, identity, version = witnessed(_flow_state, flow)[:3]
+    found = _DEFINITIONS.get((id(fn), identity, version), fn, lambda: _definition(flow))
+    return Definition(
+        found.fingerprint, dict(found.steps), dict(found.parts), dict(found.by_spec)
+    )
+
+
+def _definition(flow: Any) -> Definition:
     own = own_fingerprint(flow)
     found = Definition("", {}, {})
     _reach(flow, found, {id(flow)})
@@ -30,29 +49,50 @@ def definition_of(flow: Any) -> Definition:
     return found
 
 
+def _flow_state(flow: Any) -> tuple[Any, ...]:
+    """What a definition reads of a workflow object (with_options copies
+    share the first three, and with them a memo entry)."""
+    return flow.fn, flow._identity, flow.version, flow.name
+
+
 def own_fingerprint(flow: Any) -> Fingerprint:
     """The body's own fingerprint, computed for every call: a notebook
     cell may rebind a constant or helper it reads, or its file may have
     been edited since import (then this raises). The costly parts
     (parsing, compiling, tokenising a definition) are cached by text."""
-    return memo_fingerprint(flow.fn, name=flow._identity, version=flow.version, steps=False)
+    fn, identity, version = witnessed(_flow_state, flow)[:3]
+    return memo_fingerprint(fn, name=identity, version=version, steps=False)
 
 
 def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
-    for obj in referenced_objects(flow.fn):
-        spec = step_spec(obj)
+    for obj in referenced_objects(witnessed(_flow_state, flow)[0]):
+        if is_builtin_value(obj):  # a constant: never a step or workflow
+            continue
+        spec = witnessed(step_spec, obj)
         other: Any = obj
         if spec is not None and id(spec) not in found.by_spec:
+            witnessed(_spec_state, spec)
             fresh = refingerprint(spec)
             key = _unique_key(found.steps, spec.name, fresh.value)
             found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
             found.by_spec[id(spec)] = fresh.value
-        elif getattr(type(other), "__durable_workflow__", False) is True and id(other) not in seen:
+        elif witnessed(_is_workflow, other) and id(other) not in seen:
             seen.add(id(other))
             own = own_fingerprint(other)
-            found.steps[f"{other.name} (workflow)"] = own.value
-            found.parts[f"{other.name} (workflow)"] = _recorded_parts(own)
+            name = witnessed(_flow_state, other)[3]
+            found.steps[f"{name} (workflow)"] = own.value
+            found.parts[f"{name} (workflow)"] = _recorded_parts(own)
             _reach(other, found, seen)
+
+
+def _is_workflow(obj: object) -> bool:
+    return getattr(type(obj), "__durable_workflow__", False) is True
+
+
+def _spec_state(spec: StepSpec) -> tuple[Any, ...]:
+    # A frozen dataclass, but what refingerprint and the key read of it is
+    # witnessed anyway (object.__setattr__ gets past frozen).
+    return spec.name, spec.fn, spec.pinned_name, spec.version, spec.deep
 
 
 def _unique_key(steps: dict[str, str], name: str, fp: str) -> str:

@@ -13,6 +13,7 @@ from .._core.context import Run, active_run
 from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
 from .._core.run import Options, acquire, run_locked
+from .._core.signature import signature_of
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import (
     identity_of,
@@ -184,7 +185,8 @@ class Workflow(Steering, Generic[P, R]):
         outer = active_run()
         if outer is not None:
             return (yield from child.child_plan(self, outer, args, kwargs))
-        check_overrides(self.fn, overrides or {})
+        if overrides:  # checked before anything else; none given: nothing to check
+            check_overrides(self.fn, overrides)
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = (
             check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
@@ -210,7 +212,7 @@ class Workflow(Steering, Generic[P, R]):
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
         try:
-            return inspect.signature(self.fn).bind(*args, **kwargs)
+            return signature_of(self.fn).bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self.name}(): {e}") from None
 

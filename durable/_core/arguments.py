@@ -16,6 +16,7 @@ from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError, preview_of
 from .identity import Undigestable, run_id_digest, value_digest
+from .signature import signature_of
 
 
 def merge_arguments(
@@ -74,8 +75,8 @@ def _override(sig: inspect.Signature, merged: dict[str, Any], name: str, value: 
 
 
 def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:
-    sig = inspect.signature(fn)
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+    sig = signature_of(fn)
+    if not overrides or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
         return sig  # every name is an argument of a `**kwargs` workflow
     unknown = [k for k in overrides if k not in sig.parameters]
     if unknown:

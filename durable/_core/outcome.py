@@ -1,6 +1,7 @@
 """A run's outcome: the `Run` a call gets back, built from the live run or
-read back from a completed run's manifest, and whether a completed run
-answers this call (same definition, same arguments, artifacts intact)."""
+read back from a completed run's manifest (read by `existing_run`), and
+whether a completed run answers this call (same definition, same
+arguments, artifacts intact)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,32 @@ from typing import Any
 from .._storage.base import Store
 from .._storage.files import first_stale
 from .._storage.keys import manifest_key
+from .._storage.manifest import decode_manifest
 from .._storage.records import RunRecord, load_stored
-from ..errors import CorruptRecordError, DefinitionChangedError
+from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
 from .replay import load_context
+
+
+def existing_run(
+    store: Store, workflow: str, run_id: str, *, restart: bool
+) -> tuple[RunRecord | None, bytes]:
+    """The run's manifest and its bytes. Its plan (one entry per position)
+    is checked but not expanded: a completed run's re-call needs none, and
+    a run that goes on decodes it from the bytes. With `restart` (the way
+    out a damaged or unverifiable manifest's error names), one that cannot
+    be read or decoded counts as absent: restarting discards it anyway."""
+    raw = store.load_manifest(workflow, run_id)
+    if raw is None:
+        return None, b""
+    try:
+        return decode_manifest(store, workflow, run_id, raw, plan=False), raw
+    except (CorruptRecordError, IntegrityError):
+        if not restart:
+            raise
+        return None, b""
 
 
 def completed_outcome(

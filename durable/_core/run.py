@@ -19,7 +19,7 @@ from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.lease import Lease
-from .._storage.manifest import copy_manifest, read_manifest, write_manifest
+from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import (
     ArtifactMissingError,
@@ -45,7 +45,7 @@ from .context import Run, RunState, enter_run
 from .definition import Definition, choose_policy
 from .inputs import check_inputs
 from .logs import RESUME_HINT, add_note
-from .outcome import completed_outcome, result_run
+from .outcome import completed_outcome, existing_run, result_run
 from .plan import Call, Plan
 from .replay import load_context
 
@@ -92,7 +92,7 @@ def run_locked(
     `on_change` overrides the workflow's own policy; `inputs` answer the
     run's `wait_for()` calls."""
     restart = flow.options.restart
-    manifest = existing_run(store, flow.name, run_id, restart=restart)
+    manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
@@ -119,6 +119,8 @@ def run_locked(
         if done is not None:
             events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
             return done
+    if manifest is not None:  # the run goes on: its manifest is written back, plan and all
+        manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
     if manifest is not None and not restart:  # after the read: its listing shows a marker
         refuse_cancelled(store, manifest)
@@ -177,7 +179,6 @@ def run_locked(
 
 
 _DAMAGE = (CorruptRecordError, IntegrityError)
-
 
 
 def plan_of(ctx: RunState) -> list[Any]:
@@ -309,18 +310,6 @@ def acquire(
                 raise
         # Waiting on another process's lease: polling is the only signal there is.
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
-
-
-def existing_run(store: Store, workflow: str, run_id: str, *, restart: bool) -> RunRecord | None:
-    """The run's manifest. With `restart` (the way out a damaged or
-    unverifiable manifest's error names), one that cannot be read or decoded
-    counts as absent: restarting discards it anyway."""
-    try:
-        return read_manifest(store, workflow, run_id)
-    except (CorruptRecordError, IntegrityError):
-        if not restart:
-            raise
-        return None
 
 
 def error_summary(exc: BaseException) -> dict[str, str]:

@@ -15,17 +15,45 @@ error is raised again on every call."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 from .fingerprint import Fingerprint, fingerprint_function
-from .witness import Witness, recording
+from .witness import Witness, forward, recording
 
-_Key = tuple[int, str | None, str | None, bool, bool]
-# key -> (the function, its fingerprint, what it was computed from). The
-# function is held so that its id cannot be reused while the entry exists.
-_MEMO: dict[_Key, tuple[Callable[..., Any], Fingerprint, Witness]] = {}
-_SIZE = 1024
+T = TypeVar("T")
+
+
+class Memo(Generic[T]):
+    """The one memo rule: key -> (holder, value, what it was computed
+    from). A value is reused only while its holder is the object asked
+    about (held, so its id cannot be reused while the entry exists) and
+    its witness holds; else it is computed afresh under a new witness. A
+    computation that raises is never memoised. Used inside the computation
+    of another memoised value, its witness counts for that one too."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._entries: dict[Hashable, tuple[object, T, Witness]] = {}
+        self._size = size
+
+    def get(self, key: Hashable, holder: object, compute: Callable[[], T]) -> T:
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] is holder and hit[2].holds():
+            forward(hit[2])
+            return hit[1]
+        with recording(Witness()) as witness:
+            value = compute()
+        if len(self._entries) >= self._size:  # functions redefined again and again (a notebook)
+            self._entries.clear()
+        self._entries[key] = (holder, value, witness)
+        forward(witness)
+        return value
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+_MEMO: Memo[Fingerprint] = Memo()
 
 
 def memo_fingerprint(
@@ -37,13 +65,8 @@ def memo_fingerprint(
     steps: bool = True,
 ) -> Fingerprint:
     """`fingerprint_function(fn, ...)`, reused while its witness holds."""
-    key = (id(fn), name, version, deep, steps)
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is fn and hit[2].holds():
-        return hit[1]
-    with recording(Witness()) as witness:
-        fp = fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps)
-    if len(_MEMO) >= _SIZE:  # functions redefined again and again (a notebook)
-        _MEMO.clear()
-    _MEMO[key] = (fn, fp, witness)
-    return fp
+    return _MEMO.get(
+        (id(fn), name, version, deep, steps),
+        fn,
+        lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps),
+    )

@@ -128,11 +128,38 @@ def _target(fn: Any) -> Any:
 def is_durable(obj: object) -> bool:
     """A step or workflow, told without evaluating its fingerprint (for a
     workflow that is a property that resolves its whole definition)."""
+    kind = type(obj)
+    # The common cases first, with the answer `getattr_static` would give:
+    # built-in types take no attributes, nor do their instances, and a plain
+    # function has only its own `__dict__` to hold one.
+    if kind in _NO_ATTRIBUTES:
+        return False
+    if kind is types.FunctionType:
+        return "__durable_fingerprint__" in obj.__dict__
     try:
         found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
     except Exception:  # an exotic proxy
         return False
     return found is not _MISSING
+
+
+_NO_ATTRIBUTES = frozenset(
+    {int, float, complex, str, bytes, bool, type(None), tuple, list, dict, set, frozenset}
+)
+
+
+def is_builtin_value(obj: object) -> bool:
+    """An instance of a built-in data type: never a step, workflow or
+    function, whatever the program does (neither these types nor their
+    instances take attributes, and an object's class cannot become one of
+    them). What is told of it from its type needs no witness."""
+    return type(obj) in _NO_ATTRIBUTES
+
+
+def holds_callables(value: object) -> bool:
+    """Whether `held_callables` can find anything in it (it looks into
+    these containers only, whose contents may change)."""
+    return type(value) in _CONTAINERS
 
 
 def durable_fingerprint_of(obj: object) -> str | None:
@@ -146,6 +173,8 @@ def durable_fingerprint_of(obj: object) -> str | None:
 
 
 def _followable(obj: object) -> bool:
+    if type(obj) in _NO_ATTRIBUTES:  # plain data: neither a step nor a function
+        return False
     if is_durable(obj):
         return True
     if isinstance(obj, functools.partial):

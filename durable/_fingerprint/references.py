@@ -20,8 +20,11 @@ from .reach import (
     class_member,
     code_objects,
     held_callables,
+    holds_callables,
+    is_builtin_value,
     is_durable,
 )
+from .witness import witnessed
 
 
 def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[object]:
@@ -31,7 +34,9 @@ def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[obj
     what the user's plain functions it reaches reference, transitively, so
     that a step called through a helper is found; steps and workflows are
     not entered. Works from code objects alone, without source; what an
-    import in a body binds counts too (the user's modules only, `imports`)."""
+    import in a body binds counts too (the user's modules only, `imports`).
+    Everything it reads of the running program is `witnessed`, so that a
+    workflow's definition can be memoised on it (`_api.definition`)."""
     found: dict[int, object] = {}
     queue: list[object] = [fn]
     entered: set[int] = set()
@@ -43,52 +48,73 @@ def referenced_objects(fn: Callable[..., Any], *, deep: bool = True) -> list[obj
         for obj in _direct_references(current):
             if id(obj) not in found:
                 found[id(obj)] = obj
-                if deep and not is_durable(obj) and _followable(obj):
+                if deep and not is_builtin_value(obj) and witnessed(_entered, obj):
                     queue.append(obj)
     return list(found.values())
 
 
+def _entered(obj: object) -> bool:
+    """Whether the walk goes into `obj`: the user's plain functions, never steps."""
+    return not is_durable(obj) and _followable(obj)
+
+
 def _direct_references(fn: object) -> Iterator[object]:
-    if isinstance(fn, functools.partial):
-        yield from (fn.func, *fn.args, *fn.keywords.values())
-    target = _target(fn)
-    code = getattr(target, "__code__", None)
+    yield from witnessed(_partial_references, fn)
+    target = witnessed(_target, fn)
+    code = witnessed(getattr, target, "__code__", None)
     if not isinstance(code, types.CodeType):
         return
-    for live in _live_objects(target):
+    for live in witnessed(_live_objects, target):
         yield live
-        yield from held_callables(live)
-    globs: Mapping[str, Any] = getattr(target, "__globals__", {})
+        yield from _held(live)
+    globs: Mapping[str, Any] = witnessed(getattr, target, "__globals__", None) or {}
     # `from tasks import fetch` in the body: `fetch` is a member of `tasks`.
-    for module in body_modules(code, str(globs.get("__package__") or "")):
-        for item in _members(module, tuple(n for co in code_objects(code) for n in co.co_names)):
-            if item is not _MISSING:
-                yield item
-                yield from held_callables(item)
+    package = str(witnessed(globs.get, "__package__") or "")
+    names = tuple(n for co in code_objects(code) for n in co.co_names)
+    for module in witnessed(_body_modules, code, package):
+        for item in witnessed(_members, module, names):
+            yield item
+            yield from _held(item)
     for co in code_objects(code):
         for n in co.co_names:
-            obj = globs.get(n, _MISSING)
-            for item in (obj, *_members(obj, co.co_names)):
+            obj = witnessed(globs.get, n, _MISSING)
+            for item in (obj, *witnessed(_members, obj, co.co_names)):
                 if item is not _MISSING:
                     yield item
-                    yield from held_callables(item)
+                    yield from _held(item)
 
 
-def _live_objects(fn: Any) -> Iterator[object]:
-    for cell in getattr(fn, "__closure__", None) or ():
-        value = _cell_value(cell)
-        if value is not _MISSING:
-            yield value
-    yield from getattr(fn, "__defaults__", None) or ()
-    yield from (getattr(fn, "__kwdefaults__", None) or {}).values()
+def _held(value: object) -> list[object]:
+    # Only a container's contents can change; nothing else holds anything.
+    return witnessed(held_callables, value) if holds_callables(value) else []
 
 
-def _members(obj: object, names: tuple[str, ...]) -> Iterator[object]:
-    # `tasks.fetch(...)`, `Steps.fetch(...)`: the attribute names sit in the
-    # same co_names.
+def _partial_references(fn: object) -> tuple[object, ...]:
+    if isinstance(fn, functools.partial):
+        return (fn.func, *fn.args, *fn.keywords.values())
+    return ()
+
+
+def _body_modules(code: types.CodeType, package: str) -> tuple[types.ModuleType, ...]:
+    return tuple(body_modules(code, package))
+
+
+def _live_objects(fn: Any) -> tuple[object, ...]:
+    cells = (_cell_value(c) for c in getattr(fn, "__closure__", None) or ())
+    return (
+        *(v for v in cells if v is not _MISSING),
+        *(getattr(fn, "__defaults__", None) or ()),
+        *(getattr(fn, "__kwdefaults__", None) or {}).values(),
+    )
+
+
+def _members(obj: object, names: tuple[str, ...]) -> tuple[object, ...]:
+    """`tasks.fetch(...)`, `Steps.fetch(...)`: the attribute names sit in the
+    same co_names. The members found, without `_MISSING`."""
     if isinstance(obj, types.ModuleType):
-        for n in names:
-            yield getattr(obj, n, _MISSING)
+        found = (getattr(obj, n, _MISSING) for n in names)
     elif isinstance(obj, type):
-        for n in names:
-            yield class_member(obj, n)
+        found = (class_member(obj, n) for n in names)
+    else:
+        return ()
+    return tuple(item for item in found if item is not _MISSING)

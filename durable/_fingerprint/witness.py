@@ -47,7 +47,7 @@ class Witness:
             if key in self._seen:
                 return
             self._seen.add(key)
-        except TypeError:  # unhashable arguments (a namespace): kept as they come
+        except Exception:  # unhashable arguments (a namespace), or an odd __eq__: kept as they come
             pass
         self.calls.append((fn, args, value))
 
@@ -91,6 +91,16 @@ def remember(fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
     witness = _RECORDING.get()
     if witness is not None:
         witness.add(fn, args, value)
+
+
+def forward(inner: Witness) -> None:
+    """A memoised value used while another is being memoised (a step's
+    fingerprint inside a workflow's definition): what it was computed from
+    counts for the outer one too, which then holds only while they do."""
+    outer = _RECORDING.get()
+    if outer is not None and outer is not inner:
+        for fn, args, value in inner.calls:
+            outer.add(fn, args, value)
 
 
 def _identical(a: tuple[Any, ...], b: Any) -> bool:

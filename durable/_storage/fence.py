@@ -64,8 +64,10 @@ class Held:
         release."""
         try:
             if not delete and self._flush is not None:
-                with contextlib.suppress(DurableError, OSError):
+                try:  # (not contextlib.suppress: every call of a workflow releases one)
                     self._flush()
+                except (DurableError, OSError):
+                    pass
         finally:  # whatever the flush did, the lease goes
             self._forget()
             self.lease.release(delete=delete)

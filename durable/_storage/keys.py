@@ -224,8 +224,8 @@ def check_key_part(kind: str, value: object) -> str:
         or "\\" in value
         or ".." in value
         or value.startswith(".")
-        or any(c.isspace() for c in value)
-        or any(c in _BAD_KEY_CHARS for c in value)
+        or " " in value  # the only white space a printable string can hold
+        or not _BAD_KEY_CHARS.isdisjoint(value)
     )
     if bad:
         raise ConfigurationError(

@@ -142,10 +142,13 @@ def _read_all(fd: int, size: int) -> bytes:
     # Straight into one bytes object, without a buffered file object around
     # it: cheaper for a small entry, one copy for a large blob. Read to the
     # end, as `f.read()` does: a read may return less than asked for.
+    # The read that finds the end asks for little: asking for 1 MB
+    # allocates 1 MB for it (a manifest is read on every call of a workflow).
     data = os.read(fd, size)
-    parts = [data]
-    while chunk := os.read(fd, 1 << 20):
+    parts, more = [data], 1 << 12
+    while chunk := os.read(fd, more):
         parts.append(chunk)
+        more = 1 << 20
     return data if len(parts) == 1 else b"".join(parts)
 
 

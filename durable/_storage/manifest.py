@@ -55,10 +55,17 @@ def summary_size(head: bytes) -> int:
 
 
 def unpack_manifest(
-    raw: bytes, key: bytes | None, *, run_id: str, name: str, summary_only: bool = False
+    raw: bytes,
+    key: bytes | None,
+    *,
+    run_id: str,
+    name: str,
+    summary_only: bool = False,
+    plan: bool = True,
 ) -> RunRecord:
     """The verified manifest; with `summary_only`, from its leading bytes
-    alone, with the payload's fields left empty."""
+    alone, with the payload's fields left empty; without `plan`, with the
+    plan checked but left None (see `_plan_entries`)."""
     end = summary_size(raw)
     if not end or len(raw) < end:
         raise CorruptRecordError(run_id, None, name, "truncated or not a durable manifest")
@@ -73,14 +80,15 @@ def unpack_manifest(
     if sealed_sum(sealed) != wanted:
         why = "its arguments and result belong to another version of it (swapped in)"
         raise CorruptRecordError(run_id, None, name, why)
-    payload["plan"] = _plan_entries(payload.get("plan"), run_id, name)
+    payload["plan"] = _plan_entries(payload.get("plan"), run_id, name, expand=plan)
     return _record(summary, payload, run_id, name)
 
 
 # The plan has one entry per position of the last completed attempt, and
 # runs of the same operation are the rule (a loop of steps): it is stored as
 # {"runs": [[entry, count], ...]}, so a completed run's re-call decodes a
-# few entries, not one list per position.
+# few entries, not one list per position, and none at all when it does
+# not ask for the plan (`plan=False`: only a run that continues writes it back).
 def _plan_runs(plan: list[Any] | None) -> dict[str, list[Any]] | None:
     if plan is None:
         return None
@@ -93,16 +101,19 @@ def _plan_runs(plan: list[Any] | None) -> dict[str, list[Any]] | None:
     return {"runs": runs}
 
 
-def _plan_entries(stored: Any, run_id: str, name: str) -> list[Any] | None:
+def _plan_entries(stored: Any, run_id: str, name: str, *, expand: bool) -> list[Any] | None:
     """The plan as `RunRecord.plan` holds it; positions of one run share
-    their entry (a plan is replaced, never changed in place)."""
+    their entry (a plan is replaced, never changed in place). Checked
+    whether or not it is `expand`ed: a damaged plan is refused either way."""
     if stored is None or isinstance(stored, list):  # None, or written as a list
-        return stored
+        return stored if expand else None
     runs = stored.get("runs") if isinstance(stored, dict) else None
     if not isinstance(runs, list) or not all(
         isinstance(r, list) and len(r) == 2 and type(r[1]) is int and r[1] > 0 for r in runs
     ):
         raise CorruptRecordError(run_id, None, name, "undecodable: its plan is not a plan")
+    if not expand:
+        return None
     plan: list[Any] = []
     for entry, count in runs:
         plan += [entry] * count
@@ -133,14 +144,21 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
 
 
 def decode_manifest(
-    store: Store, workflow: str, run_id: str, raw: bytes, *, summary_only: bool = False
+    store: Store,
+    workflow: str,
+    run_id: str,
+    raw: bytes,
+    *,
+    summary_only: bool = False,
+    plan: bool = True,
 ) -> RunRecord:
     """The manifest in `raw`, read from the run's key (with `summary_only`,
-    from its leading bytes alone): CorruptRecordError or IntegrityError when
-    it is damaged, forged or another run's."""
+    from its leading bytes alone; without `plan`, its plan left None):
+    CorruptRecordError or IntegrityError when it is damaged, forged or
+    another run's."""
     key = manifest_key(workflow, run_id)
     manifest = unpack_manifest(
-        raw, store.signing_key, run_id=run_id, name=key, summary_only=summary_only
+        raw, store.signing_key, run_id=run_id, name=key, summary_only=summary_only, plan=plan
     )
     if (manifest.workflow, manifest.run_id) != (workflow, run_id):
         # A valid (even signed) manifest copied from another run.

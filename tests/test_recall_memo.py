@@ -1,0 +1,477 @@
+"""A completed run's re-call resolves the workflow's definition through a
+memo (`_api.definition`, by the one memo rule of `_fingerprint.memo`) and
+binds its arguments through a memoised signature (`_core.signature`). Every
+way the definition or the signature can change in the running process
+after a memoised re-call is still seen: the next re-call is refused (never
+the recorded value), nothing executes (counted), and the memoised definition
+equals one computed from scratch."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import textwrap
+import types
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._api import definition as definition_module
+from durable._core.signature import signature_of
+from durable._fingerprint import memo as memo_module
+from durable._storage.manifest import read_manifest
+from durable.errors import ConfigurationError
+
+from .clikit import run_cells
+
+MODULE = """\
+import durable
+import recall_cfg as cfg
+
+RUNS = []
+LIMIT = 2
+BODY_CONST = 10
+globals()["TABLE"] = [1, 2]  # no statement binds it: counted by its value
+
+
+def helper(x):
+    return x + LIMIT
+
+
+def other_helper(x):
+    return x - LIMIT
+
+
+def handle_a(x):
+    return x
+
+
+def handle_b(x):
+    return -x
+
+
+HANDLERS = {"a": handle_a}
+
+
+class Cfg:
+    SCALE = 1
+
+
+def make_scaler(k):
+    def scale(x):
+        return x * k
+
+    return scale
+
+
+scaler = make_scaler(1)
+
+
+@durable.step
+def work(x):
+    RUNS.append("work")
+    return helper(x) * Cfg.SCALE + HANDLERS["a"](x) + sum(TABLE) + scaler(x) + cfg.FACTOR
+
+
+@durable.step
+def other_work(x):
+    RUNS.append("other_work")
+    return -x
+
+
+def plain_work(x):
+    RUNS.append("work")
+    return 2 * x
+
+
+def body_helper(x):
+    return x * 3
+
+
+@durable.workflow(run_id="r")
+def flow(x=1):
+    RUNS.append("flow")  # program state
+    return work(x) + body_helper(x) + BODY_CONST
+
+
+def alt_flow(x=1):
+    RUNS.append("flow")
+    return work(x) + BODY_CONST
+
+
+class Namespace:
+    def __init__(self, **members):
+        self.__dict__.update(members)
+
+
+NS = Namespace(work=plain_work)
+
+
+@durable.workflow(run_id="by_name")
+def by_name(x=1):
+    # `NS.work` is an attribute of an object, but the name `work` is also a
+    # global step: the reach walk counts it (by name), the fingerprint not.
+    return NS.work(x)
+
+
+@durable.workflow(run_id="outer")
+def outer(x=1):
+    RUNS.append("outer")
+    return flow(x) + 1
+"""
+
+
+@pytest.fixture
+def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    name = f"recall_mod_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(MODULE)
+    (tmp_path / "recall_cfg.py").write_text("FACTOR = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delitem(sys.modules, "recall_cfg", raising=False)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    module = __import__(name)
+    yield module
+    for gone in (name, "recall_cfg"):
+        sys.modules.pop(gone, None)
+
+
+def from_scratch(flow: Any) -> str:
+    """The definition fingerprint with every memo emptied first."""
+    definition_module._DEFINITIONS.clear()
+    memo_module._MEMO.clear()
+    return str(flow.definition().fingerprint)
+
+
+def completed_and_recalled(mod: types.ModuleType, flow: Any) -> Any:
+    """Run `flow` to completion, then re-call it twice: the re-calls execute
+    nothing and are answered through a memoised definition."""
+    value = flow()
+    runs = len(mod.RUNS)
+    assert flow() == flow() == value
+    assert len(mod.RUNS) == runs
+    return value
+
+
+def _rebind_helper(m: types.ModuleType) -> None:
+    m.helper = m.other_helper
+
+
+def _replace_helper_code(m: types.ModuleType) -> None:
+    m.helper.__code__ = m.other_helper.__code__
+
+
+def _rebind_constant(m: types.ModuleType) -> None:
+    m.LIMIT = 3
+
+
+def _set_module_attribute(m: types.ModuleType) -> None:
+    m.cfg.FACTOR = 2
+
+
+def _swap_handler(m: types.ModuleType) -> None:
+    m.HANDLERS["a"] = m.handle_b  # in place, not rebound
+
+
+def _grow_table(m: types.ModuleType) -> None:
+    m.TABLE.append(3)  # in place; counted by value
+
+
+def _set_class_attribute(m: types.ModuleType) -> None:
+    m.Cfg.SCALE = 2
+
+
+def _change_closure_cell(m: types.ModuleType) -> None:
+    m.scaler.__closure__[0].cell_contents = 3
+
+
+def _rebind_step(m: types.ModuleType) -> None:
+    m.work = m.other_work  # the body now reaches another step
+
+
+def _rebind_body_helper(m: types.ModuleType) -> None:
+    m.body_helper = m.other_helper
+
+
+def _rebind_body_constant(m: types.ModuleType) -> None:
+    m.BODY_CONST = 11
+
+
+def _replace_body_code(m: types.ModuleType) -> None:
+    m.flow.fn.__code__ = m.alt_flow.__code__
+
+
+def _replace_step_code(m: types.ModuleType) -> None:
+    m.work.__durable_step__.fn.__code__ = m.plain_work.__code__
+
+
+def _change_body_defaults(m: types.ModuleType) -> None:
+    m.flow.fn.__defaults__ = (2,)
+
+
+CHANGES: dict[str, Callable[[types.ModuleType], None]] = {
+    "step's helper rebound": _rebind_helper,
+    "step's helper __code__ replaced": _replace_helper_code,
+    "constant rebound": _rebind_constant,
+    "another module's constant set": _set_module_attribute,
+    "dict of helpers changed in place": _swap_handler,
+    "list counted by value mutated in place": _grow_table,
+    "class attribute set": _set_class_attribute,
+    "closure cell changed": _change_closure_cell,
+    "step rebound at module level": _rebind_step,
+    "body's helper rebound": _rebind_body_helper,
+    "body's constant rebound": _rebind_body_constant,
+    "workflow __code__ replaced": _replace_body_code,
+    "step __code__ replaced": _replace_step_code,
+    "workflow defaults replaced": _change_body_defaults,
+}
+
+
+@pytest.mark.parametrize("what", sorted(CHANGES))
+def test_a_change_after_memoised_recalls_is_refused(mod: types.ModuleType, what: str) -> None:
+    completed_and_recalled(mod, mod.flow)
+    before, runs = from_scratch(mod.flow), len(mod.RUNS)
+    completed_and_recalled(mod, mod.flow)  # memoised again
+    CHANGES[what](mod)
+    for _ in range(2):  # refused again: the refusal is not memoised either
+        with pytest.raises(durable.DefinitionChangedError):
+            mod.flow()
+    assert len(mod.RUNS) == runs  # nothing executed
+    memoised = mod.flow.definition().fingerprint
+    assert memoised != before
+    assert memoised == from_scratch(mod.flow)
+
+
+def test_no_change_keeps_the_memo_and_its_answer(mod: types.ModuleType) -> None:
+    value = completed_and_recalled(mod, mod.flow)
+    fp = mod.flow.definition().fingerprint
+    mod.RUNS.extend(range(5))  # program state: never a change
+    runs = len(mod.RUNS)
+    assert mod.flow() == value
+    assert len(mod.RUNS) == runs
+    assert fp == mod.flow.definition().fingerprint == from_scratch(mod.flow)
+
+
+def test_a_change_reached_through_a_nested_workflow_is_refused(mod: types.ModuleType) -> None:
+    completed_and_recalled(mod, mod.outer)
+    runs = len(mod.RUNS)
+    mod.LIMIT = 5  # read by a helper of a step of the workflow `outer` calls
+    with pytest.raises(durable.DefinitionChangedError):
+        mod.outer()
+    assert len(mod.RUNS) == runs
+    assert mod.outer.definition().fingerprint == from_scratch(mod.outer)
+
+
+def test_a_step_reached_by_name_alone_is_followed(mod: types.ModuleType) -> None:
+    completed_and_recalled(mod, mod.by_name)
+    runs = len(mod.RUNS)
+    mod.work = mod.other_work
+    with pytest.raises(durable.DefinitionChangedError, match="other_work"):
+        mod.by_name()
+    assert len(mod.RUNS) == runs
+    assert mod.by_name.definition().fingerprint == from_scratch(mod.by_name)
+
+
+def test_a_with_options_copy_shares_the_memo_and_its_checks(mod: types.ModuleType) -> None:
+    completed_and_recalled(mod, mod.flow.with_options(run_id="copy"))
+    runs = len(mod.RUNS)
+    mod.body_helper = mod.other_helper
+    with pytest.raises(durable.DefinitionChangedError):
+        mod.flow.with_options(run_id="copy")()
+    assert len(mod.RUNS) == runs
+
+
+def test_a_source_file_edited_after_memoised_recalls_is_refused(mod: types.ModuleType) -> None:
+    value = completed_and_recalled(mod, mod.flow)
+    runs = len(mod.RUNS)
+    path = Path(mod.__file__ or "")
+    path.write_text(MODULE.replace("x * 3", "x * 4"))
+    for _ in range(2):
+        with pytest.raises(ConfigurationError, match="no longer matches the running code"):
+            mod.flow()
+    assert len(mod.RUNS) == runs
+    path.write_text(MODULE.replace("# program", "# the program"))  # comments only
+    assert mod.flow() == value  # the running code's source again: answered as before
+    assert len(mod.RUNS) == runs
+
+
+# ---------------------------------------------------------------- signatures
+
+
+def _defaults(fn: Any) -> None:
+    fn.__defaults__ = (5,)
+
+
+def _kwdefaults_in_place(fn: Any) -> None:
+    fn.__kwdefaults__["k"] = 7
+
+
+def _annotations_in_place(fn: Any) -> None:
+    fn.__annotations__["x"] = "float"
+
+
+def _signature_attribute(fn: Any) -> None:
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=9)]
+    )
+
+
+def _wrapped(fn: Any) -> None:
+    def other(x: int = 8) -> int:
+        return x
+
+    fn.__wrapped__ = other
+
+
+def _code(fn: Any) -> None:
+    def other(x: int = 1, y: int = 2, *, k: int = 3) -> int:
+        return x
+
+    fn.__code__ = other.__code__
+
+
+SIGNATURE_CHANGES = {
+    "__defaults__ replaced": _defaults,
+    "__kwdefaults__ changed in place": _kwdefaults_in_place,
+    "__annotations__ changed in place": _annotations_in_place,
+    "__signature__ set": _signature_attribute,
+    "__wrapped__ set": _wrapped,
+    "__code__ replaced": _code,
+}
+
+
+@pytest.mark.parametrize("what", sorted(SIGNATURE_CHANGES))
+def test_a_memoised_signature_follows_every_change(what: str) -> None:
+    def fn(x: int = 1, *, k: int = 3) -> int:
+        return x + k
+
+    assert signature_of(fn) is signature_of(fn)  # memoised
+    before = signature_of(fn)
+    SIGNATURE_CHANGES[what](fn)
+    assert signature_of(fn) == inspect.signature(fn) != before
+
+
+def test_a_workflow_binds_its_new_defaults(tmp_path: Path) -> None:
+    """A derived run id over the bound arguments: a stale signature would
+    answer the new call with the old run's value."""
+    runs: list[int] = []
+
+    @durable.workflow(store=durable.open_store(tmp_path / "store"))
+    def flow(x: int = 1, *, k: int = 10) -> int:
+        runs.append(x + k)
+        return x + k
+
+    assert flow() == flow() == 11
+    assert runs == [11]
+    fn: Any = flow.fn
+    fn.__kwdefaults__["k"] = 20
+    assert flow() == flow() == 21
+    fn.__defaults__ = (2,)
+    assert flow() == 22
+    assert runs == [11, 21, 22]
+
+
+# ---------------------------------------------------------------- the plan
+
+
+def test_a_reopened_run_keeps_the_plan_it_did_not_decode(tmp_path: Path) -> None:
+    """A re-call reads the manifest's plan unexpanded; a run that goes on
+    writes it back whole (what `durable show` lists as still to come)."""
+    store = durable.open_store(tmp_path / "store")
+    fail = [False]
+
+    @durable.step
+    def one(i: int) -> int:
+        if fail[0] and i == 3:
+            raise RuntimeError("boom")
+        return i
+
+    @durable.workflow(store=store, run_id="p", on_change="rerun")
+    def flow(n: int) -> int:
+        return sum(one(i) for i in range(n))
+
+    assert flow(3) == flow(3) == 3
+    manifest = read_manifest(store, flow.name, "p")
+    assert manifest is not None
+    plan = manifest.plan
+    assert plan is not None and len(plan) == 3
+    fail[0] = True
+    with pytest.raises(RuntimeError, match="boom"):
+        flow(4)  # other arguments under "rerun": the run goes on, and fails
+    after = read_manifest(store, flow.name, "p")
+    assert after is not None and after.status == "failed"
+    assert after.plan == plan
+
+
+# ---------------------------------------------------------------- notebook cells
+
+
+CELLS = [
+    "import durable\nRUNS = []\n\ndef helper(x):\n    return x + 1\n",
+    textwrap.dedent(
+        """\
+        @durable.step
+        def total(n):
+            RUNS.append(n)
+            return helper(n)
+
+        @durable.workflow(run_id="nb")
+        def flow(n=1):
+            return total(n)
+        """
+    ),
+    "print('RESULT', flow(), flow(), flow(), len(RUNS))",
+    # A later cell redefines the helper the step calls.
+    "def helper(x):\n    return x + 2\n",
+    textwrap.dedent(
+        """\
+        try:
+            flow()
+        except durable.DefinitionChangedError:
+            print('RESULT refused', len(RUNS))
+        """
+    ),
+]
+
+
+def test_a_notebook_cell_that_redefines_a_helper_is_seen_after_recalls(tmp_path: Path) -> None:
+    pytest.importorskip("IPython")
+    done = run_cells(tmp_path, CELLS)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
+    assert lines == ["RESULT 2 2 2 1", "RESULT refused 1"], done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------- odd objects
+
+
+class Odd:
+    """Hashable, but equality raises (an array-like): two of them collide."""
+
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("the truth value is ambiguous")
+
+
+ODD_A, ODD_B = Odd(), Odd()
+
+
+def test_objects_whose_equality_raises_are_witnessed(tmp_path: Path) -> None:
+    runs: list[int] = []
+
+    @durable.step
+    def one(x: int) -> int:
+        runs.append(x)
+        return x
+
+    @durable.workflow(store=durable.open_store(tmp_path / "store"), run_id="odd")
+    def flow() -> int:
+        return one(1) if (ODD_A, ODD_B) else 0
+
+    assert flow() == flow() == flow() == 1
+    assert runs == [1]
