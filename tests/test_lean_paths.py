@@ -238,3 +238,29 @@ def test_decoded_records_share_their_empty_parts_and_refuse_changes() -> None:
     assert second.extra == {} and not second.attempts and not second.artifacts
     kept = StepRecord(3, "step", "s", "fp", "d", extra={"redacted": True})
     assert StepRecord.from_bytes(kept.to_bytes()).extra == {"redacted": True}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_does_not_take_the_parents_open_log_for_its_own(tmp_path: Path) -> None:
+    """The process that opened a run's log is remembered by a fork hook, not
+    asked of the system at every append: a child forked while the log is
+    open must still see it as not open (it writes through a file of its own,
+    never through the parent's descriptor, which the child closes)."""
+    import warnings
+
+    store = durable.open_store(tmp_path / "s")
+    store.open_run(*RUN)
+    try:
+        store.save_record(*RUN, "steps/00000000", seal_record(b"\x01", None))
+        log = store.records(*RUN).log
+        assert log.is_open()
+        with warnings.catch_warnings():  # 3.12+: forking a process that has threads
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os._exit(1 if log.is_open() else 0)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert log.is_open()
+    finally:
+        store.end_run(*RUN)

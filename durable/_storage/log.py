@@ -81,7 +81,7 @@ class RunLog:
         deleted under it: `_write` then opens the file at the path."""
         with self._mutex:
             fd = self._fd
-            if fd is None or self._pid != os.getpid():
+            if fd is None or self._pid != _pid:
                 raise _Unlinked(f"{self.path} is not open here")
             lock_exclusive(fd, blocking=True)
             try:
@@ -112,7 +112,7 @@ class RunLog:
 
     def is_open(self) -> bool:
         """Whether this process has the file open (a run holds it)."""
-        return self._fd is not None and self._pid == os.getpid()
+        return self._fd is not None and self._pid == _pid
 
     def hold(self, level: str, interval: float) -> None:
         """A run starts: keep the file open, sync it under `level`."""
@@ -123,7 +123,7 @@ class RunLog:
         durable under its level, and close the file."""
         with self._mutex:
             self.held = False
-            if self._fd is not None and self._pid == os.getpid():
+            if self._fd is not None and self._pid == _pid:
                 try:
                     self.syncer.flush(self._sync)
                 finally:
@@ -189,11 +189,11 @@ class RunLog:
         """The open log (fd, whether this call created the file): opened
         again in a forked child (and by `_write` when `_append` found the
         file deleted under it)."""
-        if self._fd is not None and self._pid == os.getpid():
+        if self._fd is not None and self._pid == _pid:
             return self._fd, False  # `is_open`
         fd, fresh = _open_for_append(self.path)
         not_inherited(fd)  # a child forked while it is open must not share its lock
-        self._fd, self._pid = fd, os.getpid()
+        self._fd, self._pid = fd, _pid
         self.syncer.reset()
         return fd, fresh
 
@@ -228,6 +228,20 @@ class RunLog:
         if self.size < st.st_size:
             _cut(fd, self.path, self.size)
         return tail
+
+
+# This process's id, kept by a fork hook: every append compares it with the
+# one that opened the file, and `os.getpid` is a system call each time.
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_forked)
 
 
 class _Unlinked(OSError):
