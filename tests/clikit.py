@@ -236,3 +236,51 @@ def run_cells(tmp: Path, cells: list[str], **env: str) -> subprocess.CompletedPr
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done
+
+
+def memo_source(head: str, extra: str, tail: str) -> str:
+    """The source of a module for the memo tests (a step's fingerprint memo,
+    a re-call's definition memo): head (imports), then the helpers,
+    constants, closures and tables those tests change one by one, with
+    `extra` lines among the constants, then tail (the steps and workflows)."""
+    return head + _MEMO_HELPERS.replace("{extra}", extra) + tail
+
+
+_MEMO_HELPERS = """\
+RUNS = []
+LIMIT = 2
+{extra}globals()["TABLE"] = [1, 2]  # no statement binds it: counted by its value
+
+
+def helper(x):
+    return x + LIMIT
+
+
+def other_helper(x):
+    return x - LIMIT
+
+
+def handle_a(x):
+    return x
+
+
+def handle_b(x):
+    return -x
+
+
+HANDLERS = {"a": handle_a}
+
+
+class Cfg:
+    SCALE = 1
+
+
+def make_scaler(k):
+    def scale(x):
+        return x * k
+
+    return scale
+
+
+scaler = make_scaler(1)
+"""

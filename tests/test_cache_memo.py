@@ -22,51 +22,18 @@ from durable._fingerprint.fingerprint import fingerprint_function
 from durable._fingerprint.memo import memo_fingerprint
 from durable.errors import ConfigurationError
 
-from .clikit import run_cells
+from .clikit import memo_source, run_cells
 
 REPO = Path(__file__).resolve().parents[1]
 
-MODULE = """\
+MODULE = memo_source(
+    """\
 import durable
 import memo_cfg as cfg
 
-RUNS = []
-LIMIT = 2
-OFFSETS = (1, 2)
-
-
-def helper(x):
-    return x + LIMIT
-
-
-def other_helper(x):
-    return x - LIMIT
-
-
-def handle_a(x):
-    return x
-
-
-def handle_b(x):
-    return -x
-
-
-HANDLERS = {"a": handle_a}
-globals()["TABLE"] = [1, 2]  # no statement binds it: counted by its value
-
-
-class Cfg:
-    SCALE = 1
-
-
-def make_scaler(k):
-    def scale(x):
-        return x * k
-
-    return scale
-
-
-scaler = make_scaler(1)
+""",
+    "OFFSETS = (1, 2)\n",
+    """\
 
 
 @durable.step(cache=True)
@@ -74,7 +41,8 @@ def work(x):
     RUNS.append(x)  # program state: appending never changes the fingerprint
     total = helper(x) * Cfg.SCALE + HANDLERS["a"](x) + sum(TABLE) + scaler(x)
     return total + OFFSETS[0] + cfg.FACTOR
-"""
+""",
+)
 
 
 @pytest.fixture

@@ -26,49 +26,16 @@ from durable._fingerprint import memo as memo_module
 from durable._storage.manifest import read_manifest
 from durable.errors import ConfigurationError
 
-from .clikit import run_cells
+from .clikit import memo_source, run_cells
 
-MODULE = """\
+MODULE = memo_source(
+    """\
 import durable
 import recall_cfg as cfg
 
-RUNS = []
-LIMIT = 2
-BODY_CONST = 10
-globals()["TABLE"] = [1, 2]  # no statement binds it: counted by its value
-
-
-def helper(x):
-    return x + LIMIT
-
-
-def other_helper(x):
-    return x - LIMIT
-
-
-def handle_a(x):
-    return x
-
-
-def handle_b(x):
-    return -x
-
-
-HANDLERS = {"a": handle_a}
-
-
-class Cfg:
-    SCALE = 1
-
-
-def make_scaler(k):
-    def scale(x):
-        return x * k
-
-    return scale
-
-
-scaler = make_scaler(1)
+""",
+    "BODY_CONST = 10\n",
+    """\
 
 
 @durable.step
@@ -122,7 +89,8 @@ def by_name(x=1):
 def outer(x=1):
     RUNS.append("outer")
     return flow(x) + 1
-"""
+""",
+)
 
 
 @pytest.fixture

@@ -85,14 +85,9 @@ class RunLog:
                 raise _Unlinked(f"{self.path} is not open here")
             lock_exclusive(fd, blocking=True)
             try:
-                st = os.fstat(fd)
-                if st.st_nlink == 0:
-                    raise _Unlinked(f"{self.path} was deleted while open")
-                self._catch_up(fd, st)
-                index = self.records
-                assert index is not None
-                if (at := index.get(name)) is not None:
-                    return _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
+                index, existing = self._caught_up(fd, name)
+                if existing is not None:
+                    return existing
                 entry = encode_entry(name, data)
                 _write_all(fd, entry)
                 index[name] = span(self.size + len(entry) - len(data), len(data))
@@ -156,17 +151,9 @@ class RunLog:
     ) -> bytes | None:
         _lock(fd, register=False)
         try:
-            # One fstat serves both: whether the file was deleted under the
-            # open descriptor (so that no write lands in a dead file), and
-            # how far the index must catch up.
-            st = os.fstat(fd)
-            if st.st_nlink == 0:
-                raise _Unlinked(f"{self.path} was deleted while open")
-            self._catch_up(fd, st)
-            index = self.records
-            assert index is not None
-            if create and (at := index.get(items[0][0])) is not None:
-                return _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
+            index, existing = self._caught_up(fd, items[0][0] if create else None)
+            if existing is not None:
+                return existing
             frames = [encode_entry(name, data) for name, data in items]
             _write_all(fd, frames[0] if len(frames) == 1 else b"".join(frames))
             start = self.size
@@ -184,6 +171,23 @@ class RunLog:
             except OSError:
                 pass
         return None
+
+    def _caught_up(self, fd: int, name: str | None) -> tuple[dict[str, int], bytes | None]:
+        """Under the flock, before an append: the index, caught up with the
+        file, and what the log holds at `name` already (create-only). One
+        fstat serves both: whether the file was deleted under the open
+        descriptor (so that no write lands in a dead file), and how far the
+        index must catch up."""
+        st = os.fstat(fd)
+        if st.st_nlink == 0:
+            raise _Unlinked(f"{self.path} was deleted while open")
+        self._catch_up(fd, st)
+        index = self.records
+        assert index is not None
+        at = index.get(name) if name is not None else None
+        if at is None:
+            return index, None
+        return index, _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
 
     def _open(self) -> tuple[int, bool]:
         """The open log (fd, whether this call created the file): opened
