@@ -9,7 +9,9 @@ import select
 import subprocess
 import sys
 import time
+import types
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -284,3 +286,48 @@ def make_scaler(k):
 
 scaler = make_scaler(1)
 """
+
+
+# The changes to `memo_source`'s helpers that every memo must see.
+def _rebind_helper(m: types.ModuleType) -> None:
+    m.helper = m.other_helper
+
+
+def _replace_helper_code(m: types.ModuleType) -> None:
+    m.helper.__code__ = m.other_helper.__code__
+
+
+def _rebind_constant(m: types.ModuleType) -> None:
+    m.LIMIT = 3
+
+
+def _set_module_attribute(m: types.ModuleType) -> None:
+    m.cfg.FACTOR = 2  # `cfg.FACTOR`, read through another module
+
+
+def _swap_handler(m: types.ModuleType) -> None:
+    m.HANDLERS["a"] = m.handle_b  # the dict is changed in place, not rebound
+
+
+def _grow_table(m: types.ModuleType) -> None:
+    m.TABLE.append(3)  # in place; counted by value (no statement binds it)
+
+
+def _set_class_attribute(m: types.ModuleType) -> None:
+    m.Cfg.SCALE = 2
+
+
+def _change_closure_cell(m: types.ModuleType) -> None:
+    m.scaler.__closure__[0].cell_contents = 3
+
+
+MEMO_HELPER_CHANGES: dict[str, Callable[[types.ModuleType], None]] = {
+    "helper rebound": _rebind_helper,
+    "helper __code__ replaced": _replace_helper_code,
+    "constant rebound": _rebind_constant,
+    "another module's constant set": _set_module_attribute,
+    "dict of helpers changed in place": _swap_handler,
+    "list counted by value mutated in place": _grow_table,
+    "class attribute set": _set_class_attribute,
+    "closure cell changed": _change_closure_cell,
+}

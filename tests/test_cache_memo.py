@@ -22,7 +22,7 @@ from durable._fingerprint.fingerprint import fingerprint_function
 from durable._fingerprint.memo import memo_fingerprint
 from durable.errors import ConfigurationError
 
-from .clikit import memo_source, run_cells
+from .clikit import MEMO_HELPER_CHANGES, memo_source, run_cells
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -78,41 +78,8 @@ def calls_after(mod: types.ModuleType, change: Any) -> tuple[int, int]:
     return len(mod.RUNS) - before, int(fresh(mod) != before_fp)
 
 
-def _rebind_helper(m: types.ModuleType) -> None:
-    m.helper = m.other_helper
-
-
-def _replace_code(m: types.ModuleType) -> None:
-    m.helper.__code__ = m.other_helper.__code__
-
-
-def _rebind_constant(m: types.ModuleType) -> None:
-    m.LIMIT = 3
-
-
-def _set_module_attribute(m: types.ModuleType) -> None:
-    m.cfg.FACTOR = 2  # `cfg.FACTOR`, read through another module
-
-
 def _rebind_tuple(m: types.ModuleType) -> None:
     m.OFFSETS = (4, 2)
-
-
-def _swap_handler(m: types.ModuleType) -> None:
-    m.HANDLERS["a"] = m.handle_b  # the dict is changed in place, not rebound
-
-
-def _grow_table(m: types.ModuleType) -> None:
-    m.TABLE.append(3)  # in place; counted by value (no statement binds it)
-
-
-def _set_class_attribute(m: types.ModuleType) -> None:
-    m.Cfg.SCALE = 2
-
-
-def _change_closure_cell(m: types.ModuleType) -> None:
-    cell = m.scaler.__closure__[0]
-    cell.cell_contents = 3
 
 
 def _rebind_scaler(m: types.ModuleType) -> None:
@@ -120,15 +87,8 @@ def _rebind_scaler(m: types.ModuleType) -> None:
 
 
 CHANGES = {
-    "helper rebound": _rebind_helper,
-    "helper __code__ replaced": _replace_code,
-    "constant rebound": _rebind_constant,
+    **MEMO_HELPER_CHANGES,
     "tuple constant rebound": _rebind_tuple,
-    "another module's constant set": _set_module_attribute,
-    "dict of helpers changed in place": _swap_handler,
-    "list counted by value mutated in place": _grow_table,
-    "class attribute set": _set_class_attribute,
-    "closure cell changed": _change_closure_cell,
     "closure rebound": _rebind_scaler,
 }
 

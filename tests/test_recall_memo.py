@@ -26,7 +26,7 @@ from durable._fingerprint import memo as memo_module
 from durable._storage.manifest import read_manifest
 from durable.errors import ConfigurationError
 
-from .clikit import memo_source, run_cells
+from .clikit import MEMO_HELPER_CHANGES, memo_source, run_cells
 
 MODULE = memo_source(
     """\
@@ -125,38 +125,6 @@ def completed_and_recalled(mod: types.ModuleType, flow: Any) -> Any:
     return value
 
 
-def _rebind_helper(m: types.ModuleType) -> None:
-    m.helper = m.other_helper
-
-
-def _replace_helper_code(m: types.ModuleType) -> None:
-    m.helper.__code__ = m.other_helper.__code__
-
-
-def _rebind_constant(m: types.ModuleType) -> None:
-    m.LIMIT = 3
-
-
-def _set_module_attribute(m: types.ModuleType) -> None:
-    m.cfg.FACTOR = 2
-
-
-def _swap_handler(m: types.ModuleType) -> None:
-    m.HANDLERS["a"] = m.handle_b  # in place, not rebound
-
-
-def _grow_table(m: types.ModuleType) -> None:
-    m.TABLE.append(3)  # in place; counted by value
-
-
-def _set_class_attribute(m: types.ModuleType) -> None:
-    m.Cfg.SCALE = 2
-
-
-def _change_closure_cell(m: types.ModuleType) -> None:
-    m.scaler.__closure__[0].cell_contents = 3
-
-
 def _rebind_step(m: types.ModuleType) -> None:
     m.work = m.other_work  # the body now reaches another step
 
@@ -182,14 +150,7 @@ def _change_body_defaults(m: types.ModuleType) -> None:
 
 
 CHANGES: dict[str, Callable[[types.ModuleType], None]] = {
-    "step's helper rebound": _rebind_helper,
-    "step's helper __code__ replaced": _replace_helper_code,
-    "constant rebound": _rebind_constant,
-    "another module's constant set": _set_module_attribute,
-    "dict of helpers changed in place": _swap_handler,
-    "list counted by value mutated in place": _grow_table,
-    "class attribute set": _set_class_attribute,
-    "closure cell changed": _change_closure_cell,
+    **{f"step's {what}": change for what, change in MEMO_HELPER_CHANGES.items()},
     "step rebound at module level": _rebind_step,
     "body's helper rebound": _rebind_body_helper,
     "body's constant rebound": _rebind_body_constant,
