@@ -173,7 +173,7 @@ _PROCESS_TESTS = frozenset({
 })  # fmt: skip
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`slow` means "takes seconds and does not depend on the Python
     version": real kill -9 (marked in place), the store conformance suite's
     second-process checks, everything on moto's S3 server, and the command
@@ -186,6 +186,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.slow)
         if _on_s3(item) or item.path.name in _PROCESS_MODULES or _name(item) in _PROCESS_TESTS:
             item.add_marker(pytest.mark.slow)
+    sampled_out = _sampled_out(items)
+    if sampled_out:
+        config.hook.pytest_deselected(items=sampled_out)
+        items[:] = [item for item in items if item not in sampled_out]
+
+
+def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The S3 cases of each `s3_sample` test but its first: their S3 path
+    is the one the first case takes (the other stores run every case)."""
+    first: set[str] = set()
+    out = []
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if item.get_closest_marker("s3_sample") is None or spec is None:
+            continue
+        if spec.params.get("place") != "s3":
+            continue
+        if _name(item) in first:
+            out.append(item)
+        first.add(_name(item))
+    return out
 
 
 def _name(item: pytest.Item) -> str:

@@ -23,6 +23,7 @@ from durable._storage.records import StepRecord, seal, sealed_body, unseal
 from durable.testing import FakeClock
 from tests.conftest import Place
 
+pytestmark = pytest.mark.s3_sample  # each case takes seconds on moto's S3
 CALLS: Counter[str] = Counter()
 CHUNK = 4096  # small chunks: a blob of a few KB has several
 VALUE = bytes(range(256)) * 70  # 17,920 bytes: four whole chunks and a part

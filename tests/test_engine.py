@@ -831,3 +831,36 @@ def test_a_process_that_lost_its_lease_executes_no_further_step(store: durable.S
     assert getattr(info.value, "position", None) == 0
     assert calls == {"first": 1}
     assert store.load_records("ll", "r") == {}
+
+
+def test_a_memory_store_is_used_by_one_thread_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fsspec's memory filesystem is one dict for every instance, and a
+    listing that iterates it while another thread writes fails ("dictionary
+    changed size during iteration", seen with two runs in threads): every
+    operation of a memory store holds one lock. A write started while a
+    listing is inside the filesystem happens only once the listing is done."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    store = durable.open_store("memory://one-thread-at-a-time")
+    inside, wrote = threading.Event(), threading.Event()
+    during: list[bool] = []
+    real_find = MemoryFileSystem.find
+
+    def find(self: Any, *args: Any, **kwargs: Any) -> Any:
+        inside.set()
+        during.append(wrote.wait(0.5))  # a write that got past the lock would be seen here
+        return real_find(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryFileSystem, "find", find)
+
+    def write() -> None:
+        assert inside.wait(10)
+        assert store.create("w/r/k", b"x")
+        wrote.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert store.list("w/") == []  # listed before the write, which waited
+    writer.join()
+    assert during == [False] and wrote.is_set()
+    assert store.list("w/") == ["w/r/k"]

@@ -29,9 +29,12 @@ T = TypeVar("T")
 # would queue behind them. Users can still pass their own value.
 S3_POOL = 64
 _S3 = ("s3", "s3a")
-# memory:// checks then writes for mode="create"; in one process a lock makes
-# that atomic, which is all a memory store promises.
-_MEMORY_LOCK = threading.Lock()
+# fsspec's memory:// is one dict shared by every instance, not safe across
+# threads (a listing that iterates it while another thread writes fails),
+# and it checks then writes for mode="create": every operation on it holds
+# this lock, which also makes create-only atomic in one process, all a
+# memory store promises. Reentrant: `create` holds it around its write.
+_MEMORY_LOCK = threading.RLock()
 # Never a workflow name (those cannot start with a dot): probing it lists
 # nothing, but fails when the bucket itself is missing or unreachable.
 _PROBE = ".durable-probe"
@@ -78,6 +81,9 @@ class FsspecStore(Store):
         StorageError naming the store, so botocore errors never leak."""
         self._check()
         try:
+            if self._memory:
+                with _MEMORY_LOCK:
+                    return fn(*args, **kwargs)
             return fn(*args, **kwargs)
         except FileNotFoundError as e:
             if _bucket_gone(e):  # not "no such object": nothing can be read or written
