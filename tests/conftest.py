@@ -156,6 +156,11 @@ def rewrite_record(
 # Modules whose every test drives the `durable` command (or several
 # processes) and takes seconds, the same on every Python.
 _PROCESS_MODULES = frozenset({"test_cli.py", "test_cli_polish.py", "test_cli_edges.py", "test_cache_procs.py"})
+# Modules that check what no Python version changes (the docs' code blocks,
+# which the other modules test version by version, the package's layout,
+# the stand-in for Windows' locks, store error messages, the HTML timeline):
+# run once, with the slow tests, to keep `make test` within its budget.
+_SAME_ON_EVERY_PYTHON = frozenset({"test_docs.py", "test_layout.py", "test_portable.py", "test_store_errors.py", "test_html.py"})
 # Tests elsewhere that spend their seconds starting Pythons (numpy and pandas
 # in several hash seeds, the command line, a second script), not in code
 # whose behaviour differs between versions; each has fast siblings that run
@@ -184,7 +189,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if owner is not None and issubclass(owner, StoreConformance):
             if item.originalname in StoreConformance.PROCESS_CHECKS:  # type: ignore[attr-defined]
                 item.add_marker(pytest.mark.slow)
-        if _on_s3(item) or item.path.name in _PROCESS_MODULES or _name(item) in _PROCESS_TESTS:
+        modules = _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON
+        if _on_s3(item) or item.path.name in modules or _name(item) in _PROCESS_TESTS:
             item.add_marker(pytest.mark.slow)
     sampled_out = _sampled_out(items)
     if sampled_out:
