@@ -264,3 +264,32 @@ def test_a_forked_child_does_not_take_the_parents_open_log_for_its_own(tmp_path:
         assert log.is_open()
     finally:
         store.end_run(*RUN)
+
+
+def test_an_append_by_another_process_is_seen_by_the_open_log(tmp_path: Path) -> None:
+    """The open log's direct append catches up with the file under its lock
+    first: a record another process appended meanwhile at the same name is
+    the one kept and returned (create-only, never overwritten or duplicated),
+    and later appends land after it."""
+    import subprocess
+    import sys
+
+    store = durable.open_store(tmp_path / "s")
+    mine, theirs = seal_record(b"\x01mine", None), seal_record(b"\x02theirs", None)
+    store.open_run(*RUN)
+    try:
+        assert store.save_record(*RUN, "steps/00000000", seal_record(b"\x00", None)) is None
+        child = (
+            "import sys, durable\n"
+            "from durable._storage.records import seal_record\n"
+            "s = durable.open_store(sys.argv[1])\n"
+            "assert s.save_record('lean', 'r1', 'steps/00000001', seal_record(b'\\x02theirs', None)) is None\n"
+        )
+        subprocess.run([sys.executable, "-c", child, str(tmp_path / "s")], check=True)
+        assert store.save_record(*RUN, "steps/00000001", mine) == theirs
+        assert store.save_record(*RUN, "steps/00000002", seal_record(b"\x03", None)) is None
+    finally:
+        store.end_run(*RUN)
+    kept = durable.open_store(tmp_path / "s").load_records(*RUN)
+    assert sorted(kept) == ["steps/00000000", "steps/00000001", "steps/00000002"]
+    assert kept["steps/00000001"] == theirs
