@@ -87,7 +87,7 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         ("damage every offset", lambda: damage.damage_every_offset(folder / "damage", 1, rng)),
         ("race local", lambda: named(kills.race(local, 8, n(20)), "local")),
         ("race S3", lambda: named(kills.race(on_s3()[0], 8, n(10)), "S3")),
-        ("rm against start", lambda: kills.rm_against_start(local, n(1500))),
+        ("rm against start", lambda: kills.rm_against_start(local, n(250))),
         ("rlimit fsize", lambda: environment.file_size_limit(local, n(40), rng)),
         ("read-only", lambda: environment.read_only_store(local, n(40), rng)),
         ("deleted folders", lambda: environment.deleted_store(local, n(40), rng)),

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 from tests.faults import flows
 from tests.faults.common import (
@@ -139,14 +140,15 @@ def race(place: Place, processes: int, rounds: int) -> Outcome:
 
 
 REMOVER = """
-import sys
+import os, sys
 sys.path.insert(0, {root!r})
 import durable
 from durable._manage import runs as _runs
 from tests.faults import flows
 
 store = flows.open_store()
-for _ in range({rounds}):
+# Until both starters are done, however long their starts take.
+while not os.path.exists({done!r}):
     try:
         _runs.delete_run(store, "sync_flow", "contested")
     except (durable.RunLockedError, durable.RunNotFoundError):
@@ -160,33 +162,43 @@ import durable
 from tests.faults import flows
 
 store = flows.open_store()
-for _ in range({rounds}):
+# A count of executions, not of attempts: how often a start loses to the
+# other processes is up to the machine's timing.
+executed = 0
+while executed < {rounds}:
     try:
         flows.FLOWS["sync"].with_options(store=store, run_id="contested", restart=True)(2)
     except durable.LeaseLostError:
         raise  # another process took a run this one held: ownership was split
     except durable.RunLockedError:
-        pass
+        continue
+    executed += 1
 """
 
 
 def rm_against_start(place: Place, rounds: int) -> Outcome:
-    """Two starters (each restarting the run, so every start executes) and a
-    remover (`durable rm`) hammer one run id: no two processes may ever
-    execute it at once. Each execution is an interval in the log, from its
-    first step to its last; intervals of different processes must not overlap."""
+    """Two starters (each restarting the run, so every start executes, until
+    each has executed `rounds` times) and a remover (`durable rm`) hammer one
+    run id: no two processes may ever execute it at once. Each execution is an
+    interval in the log, from its first step to its last; intervals of
+    different processes must not overlap."""
     outcome = Outcome("rm against start")
     root = str(FLOWS.parents[2])
-    scripts = [("remover", REMOVER), ("starter", STARTER), ("starter", STARTER)]
-    children: list[subprocess.Popen[bytes]] = []
-    for name, source in scripts:
-        path = place.log.with_suffix(f".{name}{len(children)}.py")
-        path.write_text(source.format(root=root, rounds=rounds))
-        children.append(subprocess.Popen([sys.executable, str(path)], env=place.child_env()))
-    for child in children:
+    done = place.log.with_suffix(".starters-done")
+    fill = {"root": root, "rounds": rounds, "done": str(done)}
+    children = {
+        name: subprocess.Popen(
+            [sys.executable, str(_script(place, name, source, fill))], env=place.child_env()
+        )
+        for name, source in [("remover", REMOVER), ("starter0", STARTER), ("starter1", STARTER)]
+    }
+    for name in ("starter0", "starter1", "remover"):
+        if name == "remover":
+            done.touch()
+        child = children[name]
         child.wait(timeout=600)
         if child.returncode != 0:
-            outcome.violation("processes", f"a process ended with {child.returncode}")
+            outcome.violation("processes", f"{name} ended with {child.returncode}")
     holder, starts = None, 0
     for line in place.log.read_text().splitlines():
         pid, _, i = line.split()
@@ -200,3 +212,9 @@ def rm_against_start(place: Place, rounds: int) -> Outcome:
             holder = None
     outcome.trials = starts
     return outcome
+
+
+def _script(place: Place, name: str, source: str, fill: dict[str, object]) -> Path:
+    path = place.log.with_suffix(f".{name}.py")
+    path.write_text(source.format(**fill))
+    return path

@@ -69,7 +69,7 @@ def test_eight_processes_race_one_run_id(local: Place) -> None:
 
 
 def test_rm_against_start(local: Place) -> None:
-    clean(kills.rm_against_start(local, 60), 20)
+    clean(kills.rm_against_start(local, 10), 20)
 
 
 def test_file_size_limit(local: Place) -> None:
