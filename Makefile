@@ -3,6 +3,11 @@ PYTHON ?= python3
 # .venv and the fast one on each other Python the machine has, JOBS at once.
 PYTHONS ?= 3.10 3.11 3.12 3.13
 JOBS ?= 2
+# Python must be free to cache compiled modules: an environment that sets
+# PYTHONDONTWRITEBYTECODE (as some CI images do) would otherwise compile
+# s3fs, botocore, moto and Dask from source in every child process the tests
+# start, which doubles the suite's time.
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

@@ -56,6 +56,17 @@ S3_CREDENTIALS = {
 }
 
 
+def _list_moto_modules_once() -> None:
+    """moto's server lists and stats its own package folder (180 folders)
+    twice for every request to find the service; the list never changes
+    while the tests run, and listing it once takes a third off the server's
+    time per request."""
+    from moto import backends
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+
+
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """A moto S3 server for the whole session, on a free port."""
@@ -64,6 +75,7 @@ def s3_endpoint() -> Iterator[str]:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
+    _list_moto_modules_once()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
