@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import compileall
 import os
 import sys
 import threading
@@ -21,9 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # The processes the tests start stand for a user's runs, and many of them
 # run a file a test has just edited: a .pyc written within the same second
 # for a source of the same size would be taken for it, and the child would
-# run the old code. Only the children are told; this process (and its
-# imports, read by the children) keeps its cache.
+# run the old code. Only the children are told; this process keeps its
+# cache, and compiles the package's modules now (the CLI's among them, which
+# only children import), so the children read them compiled.
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+compileall.compile_dir(ROOT / "durable", quiet=1)
 
 
 @pytest.fixture
