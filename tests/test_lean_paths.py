@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import durable
+from durable._core.recorded import Recorded
 from durable._storage import manifest as manifest_codec
 from durable._storage.manifest import pack_manifest, read_manifest, unpack_manifest
 from durable._storage.records import RunRecord, StepRecord, seal_record
@@ -238,6 +239,23 @@ def test_decoded_records_share_their_empty_parts_and_refuse_changes() -> None:
     assert second.extra == {} and not second.attempts and not second.artifacts
     kept = StepRecord(3, "step", "s", "fp", "d", extra={"redacted": True})
     assert StepRecord.from_bytes(kept.to_bytes()).extra == {"redacted": True}
+
+
+def test_a_decoded_record_keeps_the_position_it_was_asked_for(local_store: durable.Store) -> None:
+    """The position a record decodes to is equal to the one replay asked
+    for, and is that object (the key it is held under), not a copy: a
+    replay keeps one position per record. Another position is refused."""
+    body = StepRecord(1000, "step", "s", "fp", "d", "msgpack", b"\x01").to_bytes()
+    raw = seal_record(body, None)
+    asked = int("1000")  # another int object than the one decoded
+    records = Recorded(local_store, "run")
+    records.keep_sealed(1000, raw)
+    rec = records.get(asked)
+    assert rec is not None and rec.position is asked
+    moved = Recorded(local_store, "run")
+    moved.keep_sealed(1001, raw)
+    with pytest.raises(durable.CorruptRecordError, match="it holds position 1000"):
+        moved.get(1001)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

@@ -98,4 +98,5 @@ def decode_step_record(
     if rec.position != pos:  # a valid record moved to another position
         why = f"it holds position {format_position(rec.position)}"
         raise CorruptRecordError(run_id, pos, name or record_name(pos), why)
+    rec.position = pos  # equal: the caller's object, often a key already, is kept once
     return rec
