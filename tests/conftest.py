@@ -236,6 +236,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item not in sampled_out]
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m "not slow"`, a module whose tests are all slow is not even
+    imported: some import Dask, pandas or nbclient, which cost the fast
+    suite of every other Python seconds of collection for nothing."""
+    if config.getoption("markexpr", "") != "not slow" or collection_path.suffix != ".py":
+        return None
+    name = collection_path.name
+    if name in _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON or _marked_slow(collection_path):
+        return True
+    return None
+
+
+def _marked_slow(path: Path) -> bool:
+    """Whether the module marks all its tests slow (read, not imported)."""
+    if not path.name.startswith("test_"):
+        return False
+    return "\npytestmark = pytest.mark.slow\n" in path.read_text(encoding="utf-8")
+
+
 def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
     """The S3 cases of each `s3_sample` test but its first: their S3 path
     is the one the first case takes (the other stores run every case)."""
