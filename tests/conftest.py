@@ -22,10 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # The processes the tests start stand for a user's runs, and many of them
 # run a file a test has just edited: a .pyc written within the same second
 # for a source of the same size would be taken for it, and the child would
-# run the old code. Only the children are told; this process keeps its
-# cache, and compiles the package's modules now (the CLI's among them, which
-# only children import), so the children read them compiled.
+# run the old code. Only the children are told. This process, and each
+# pytest-xdist worker (which inherits the variable, then reads this file),
+# keeps caching what it imports (s3fs, botocore, moto, pandas: seconds to
+# compile, for every child otherwise); the tests that edit a module and
+# import it here turn the cache off themselves. The package's modules are
+# compiled now, the CLI's among them, which only children import.
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
 
 

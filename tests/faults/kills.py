@@ -192,11 +192,19 @@ def rm_against_start(place: Place, rounds: int) -> Outcome:
         )
         for name, source in [("remover", REMOVER), ("starter0", STARTER), ("starter1", STARTER)]
     }
-    for name in ("starter0", "starter1", "remover"):
-        if name == "remover":
-            done.touch()
-        child = children[name]
-        child.wait(timeout=600)
+    try:
+        for name in ("starter0", "starter1"):
+            children[name].wait(timeout=600)
+    finally:
+        done.touch()  # the remover stops too, whatever happened to the starters
+        for child in children.values():
+            if child.poll() is None:
+                try:
+                    child.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
+    for name, child in children.items():
         if child.returncode != 0:
             outcome.violation("processes", f"{name} ended with {child.returncode}")
     holder, starts = None, 0
