@@ -86,8 +86,9 @@ def _tune_moto() -> None:
     from moto import backends
     from moto.s3.responses import S3Response
 
-    modules = tuple(backends.list_of_moto_modules())
-    backends.list_of_moto_modules = lambda: modules
+    if hasattr(backends, "list_of_moto_modules"):  # speed only: a later moto may not need it
+        modules = tuple(backends.list_of_moto_modules())
+        backends.list_of_moto_modules = lambda: modules
     put, lock = S3Response.put_object, threading.Lock()
 
     def atomic_put(self: S3Response) -> Any:
