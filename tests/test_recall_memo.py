@@ -404,3 +404,69 @@ def test_objects_whose_equality_raises_are_witnessed(tmp_path: Path) -> None:
 
     assert flow() == flow() == flow() == 1
     assert runs == [1]
+
+
+def test_a_module_or_built_in_callable_is_told_durable_as_getattr_static_tells_it() -> None:
+    """`is_durable` answers for modules and built-in callables from the
+    object's own `__dict__` (or that it has none), not `getattr_static`,
+    which costs a re-call's memo check most of its time. The answers must be
+    the same, and must follow a module given the attribute later: neither
+    these types nor built-in callables can be given one."""
+    from durable._fingerprint.reach import is_durable
+
+    missing = object()
+    module = types.ModuleType("made_here")
+    built_in = [len, sys.getrecursionlimit, (1).__add__, object.__init__, str.join]
+    built_in.append(dict.__dict__["fromkeys"])
+    for obj in [module, inspect, *built_in]:
+        told = inspect.getattr_static(obj, "__durable_fingerprint__", missing) is not missing
+        assert is_durable(obj) is told is False
+    module.__durable_fingerprint__ = "fp"  # type: ignore[attr-defined]
+    assert is_durable(module) and inspect.getattr_static(module, "__durable_fingerprint__")
+    for fixed in (*built_in, types.ModuleType, types.BuiltinFunctionType):
+        with pytest.raises((AttributeError, TypeError)):
+            fixed.__durable_fingerprint__ = "fp"  # type: ignore[union-attr]
+
+
+def test_a_module_is_followed_as_the_generic_rule_follows_it() -> None:
+    """`_followable` answers for a plain module from its `__dict__`; one
+    that holds `__wrapped__`, `__func__` or `__getattr__` takes the generic
+    path, which may unwrap it to a function of the user's."""
+    from durable._fingerprint.reach import _followable, is_user_code
+
+    def users_own() -> int:
+        return 1
+
+    assert is_user_code(users_own)  # type: ignore[arg-type]
+    for built_in in (len, str.join, (1).__add__, types, sys):
+        assert not _followable(built_in)
+    for hook in ("__wrapped__", "__func__"):
+        module = types.ModuleType(f"with{hook}")
+        assert not _followable(module)
+        setattr(module, hook, users_own)
+        assert _followable(module)
+    lazy = types.ModuleType("lazy")
+    lazy.__getattr__ = lambda name: users_own if name == "__wrapped__" else None  # type: ignore[attr-defined]
+    assert _followable(lazy)
+    stamped = types.ModuleType("stamped")
+    stamped.__durable_fingerprint__ = "fp"  # type: ignore[attr-defined]
+    assert _followable(stamped)
+
+
+def test_a_modules_members_are_what_getattr_finds() -> None:
+    """`_members` reads a plain module's names from its `__dict__` (no
+    exception per missing name), and asks `getattr` for a dunder name or
+    when the module answers for names itself (`__getattr__`, PEP 562)."""
+    from durable._fingerprint.references import _members
+
+    names = ("present", "absent", "__name__", "__class__", "lazy_one")
+    module = types.ModuleType("plain")
+    module.present = 1  # type: ignore[attr-defined]
+    lazy = types.ModuleType("lazy")
+    lazy.present = 2  # type: ignore[attr-defined]
+    lazy.__getattr__ = lambda n: 3 if n == "lazy_one" else getattr(None, n)  # type: ignore[attr-defined]
+    for obj in (module, lazy, durable):
+        missing = object()
+        expected = tuple(v for n in names if (v := getattr(obj, n, missing)) is not missing)
+        assert _members(obj, names) == expected
+    assert _members(lazy, names) == (2, "lazy", types.ModuleType, 3)

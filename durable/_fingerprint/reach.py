@@ -132,9 +132,11 @@ def is_durable(obj: object) -> bool:
     # The common cases first, with the answer `getattr_static` would give:
     # built-in types take no attributes, nor do their instances, and a plain
     # function has only its own `__dict__` to hold one.
-    if kind in _NO_ATTRIBUTES:
+    if kind in _NO_ATTRIBUTES or kind in _FIXED_CALLABLES:
         return False
-    if kind is types.FunctionType:
+    if kind is types.FunctionType or kind is types.ModuleType:
+        # Neither type can be given attributes (built in): only the
+        # object's own `__dict__` can hold one.
         return "__durable_fingerprint__" in obj.__dict__
     try:
         found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
@@ -146,6 +148,24 @@ def is_durable(obj: object) -> bool:
 _NO_ATTRIBUTES = frozenset(
     {int, float, complex, str, bytes, bool, type(None), tuple, list, dict, set, frozenset}
 )
+
+
+# Built-in callables (`len`, `gc.collect`, `str.join`): neither their types
+# nor they themselves take attributes, so none ever becomes a step.
+_FIXED_CALLABLES = frozenset(
+    {
+        types.BuiltinFunctionType,
+        types.MethodWrapperType,
+        types.WrapperDescriptorType,
+        types.MethodDescriptorType,
+        types.ClassMethodDescriptorType,
+    }
+)
+
+
+# What could make a module followable as a function: `_target` follows
+# `__wrapped__` and `__func__`, and `__getattr__` may answer for any name.
+_MODULE_HOOKS = ("__wrapped__", "__func__", "__getattr__")
 
 
 def is_builtin_value(obj: object) -> bool:
@@ -173,8 +193,15 @@ def durable_fingerprint_of(obj: object) -> str | None:
 
 
 def _followable(obj: object) -> bool:
-    if type(obj) in _NO_ATTRIBUTES:  # plain data: neither a step nor a function
+    kind = type(obj)
+    if kind in _NO_ATTRIBUTES or kind in _FIXED_CALLABLES:  # plain data, built-in code
         return False
+    if kind is types.ModuleType:
+        names = obj.__dict__
+        if not any(hook in names for hook in _MODULE_HOOKS):
+            # Neither a function nor a partial, nor anything `_target`
+            # could unwrap it to: only a step could be followed.
+            return "__durable_fingerprint__" in names
     if is_durable(obj):
         return True
     if isinstance(obj, functools.partial):

@@ -108,10 +108,23 @@ def _live_objects(fn: Any) -> tuple[object, ...]:
     )
 
 
+def _module_member(module: types.ModuleType, name: str) -> object:
+    """`getattr(module, name, _MISSING)` without an exception for each name
+    the module lacks (most of a body's names: a memo check asks for every
+    one). A plain module's attribute is in its `__dict__`, or comes from
+    its `__getattr__` (PEP 562), or, for a dunder name, from the type."""
+    found = module.__dict__.get(name, _MISSING)
+    if found is _MISSING and (name.startswith("__") or "__getattr__" in module.__dict__):
+        return getattr(module, name, _MISSING)
+    return found
+
+
 def _members(obj: object, names: tuple[str, ...]) -> tuple[object, ...]:
     """`tasks.fetch(...)`, `Steps.fetch(...)`: the attribute names sit in the
     same co_names. The members found, without `_MISSING`."""
-    if isinstance(obj, types.ModuleType):
+    if type(obj) is types.ModuleType:
+        found = (_module_member(obj, n) for n in names)
+    elif isinstance(obj, types.ModuleType):
         found = (getattr(obj, n, _MISSING) for n in names)
     elif isinstance(obj, type):
         found = (class_member(obj, n) for n in names)
