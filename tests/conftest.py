@@ -91,9 +91,9 @@ def _tune_moto() -> None:
         backends.list_of_moto_modules = lambda: modules
     put, lock = S3Response.put_object, threading.Lock()
 
-    def atomic_put(self: S3Response) -> Any:
+    def atomic_put(self: S3Response, *args: Any, **kwargs: Any) -> Any:
         with lock:
-            return put(self)
+            return put(self, *args, **kwargs)
 
     S3Response.put_object = atomic_put  # type: ignore[method-assign]
 
