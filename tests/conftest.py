@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import re
 import sys
 import threading
 import uuid
@@ -257,7 +258,10 @@ def _marked_slow(path: Path) -> bool:
     """Whether the module marks all its tests slow (read, not imported)."""
     if not path.name.startswith("test_"):
         return False
-    return "\npytestmark = pytest.mark.slow\n" in path.read_text(encoding="utf-8")
+    return _SLOW_MODULE.search(path.read_text(encoding="utf-8")) is not None
+
+
+_SLOW_MODULE = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
 
 
 def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
