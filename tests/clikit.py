@@ -10,8 +10,9 @@ import subprocess
 import sys
 import time
 import types
+import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +239,25 @@ def run_cells(tmp: Path, cells: list[str], **env: str) -> subprocess.CompletedPr
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done
+
+
+def import_memo_module(
+    tmp: Path, monkeypatch: Any, prefix: str, source: str, cfg: str, store: str
+) -> Iterator[types.ModuleType]:
+    """The memo tests' module: `source` written under a fresh name beside a
+    config module `cfg` (`FACTOR = 1`), imported with no .pyc (the tests
+    edit both within a second), with DURABLE_STORE at `store`; both are
+    forgotten afterwards. A generator, for a fixture to yield from."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    (tmp / f"{name}.py").write_text(source)
+    (tmp / f"{cfg}.py").write_text("FACTOR = 1\n")
+    monkeypatch.syspath_prepend(str(tmp))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delitem(sys.modules, cfg, raising=False)
+    monkeypatch.setenv("DURABLE_STORE", store)
+    yield __import__(name)
+    for gone in (name, cfg):
+        sys.modules.pop(gone, None)
 
 
 def memo_source(head: str, extra: str, tail: str) -> str:

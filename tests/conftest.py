@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import durable
+from durable._storage import cachestore
 from durable._storage.segments import decode_segment, encode_segment
 from durable.testing import FakeClock, fake_clock, memory_store
 from durable.testing.store_conformance import StoreConformance
@@ -173,6 +174,12 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     if kind == "local":
         return Place(kind, str(tmp_path / "store"))
     return Place(kind, request.getfixturevalue("s3_url"))
+
+
+def only_cache_entry(store: durable.Store) -> str:
+    """The key of the one cache entry a test's store holds."""
+    [key] = store.list(cachestore.ENTRIES)
+    return key
 
 
 def rewrite_record(

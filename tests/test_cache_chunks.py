@@ -21,7 +21,7 @@ import durable
 from durable._storage import cacheblob, cachestore
 from durable._storage.records import StepRecord, seal, sealed_body, unseal
 from durable.testing import FakeClock
-from tests.conftest import Place
+from tests.conftest import Place, only_cache_entry
 
 pytestmark = pytest.mark.s3_sample  # each case takes seconds on moto's S3
 CALLS: Counter[str] = Counter()
@@ -203,7 +203,8 @@ def test_a_hit_refreshes_the_use_time_at_most_once_a_minute(
     assert used(1) == 2  # computed: its use time is its creation
 
     def use_time() -> float:
-        return cachestore.last_used(store, cachestore.all_entries(store))[_key(store)]
+        entries = cachestore.all_entries(store)
+        return cachestore.last_used(store, entries)[only_cache_entry(store)]
 
     for later, expected in [(10, 0), (61, 61), (90, 61), (120, 61), (122, 122)]:
         clock.now = start + later
@@ -211,11 +212,6 @@ def test_a_hit_refreshes_the_use_time_at_most_once_a_minute(
         assert use_time() == start + expected
     assert CALLS["used"] == 1
     assert durable.cache_info(used).hits == hits + 5
-
-
-def _key(store: durable.Store) -> str:
-    [key] = store.list(cachestore.ENTRIES)
-    return key
 
 
 def test_a_plain_call_finds_its_store_as_the_environment_says_now(

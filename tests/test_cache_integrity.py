@@ -17,7 +17,7 @@ import pytest
 import durable
 from durable._storage import cacheblob, cachestore, codec
 from durable._storage.records import StepRecord, seal, unseal
-from tests.conftest import Place
+from tests.conftest import Place, only_cache_entry
 
 CALLS: Counter[str] = Counter()
 ITEMS = 10 * 1000 * 1000 // 8  # float64s in 10 MB
@@ -84,11 +84,6 @@ def small(n: int) -> dict[str, int]:
     return {"n": n, "calls": CALLS["small"]}
 
 
-def _entry_key(store: durable.Store) -> str:
-    [key] = store.list(cachestore.ENTRIES)
-    return key
-
-
 def test_a_damaged_entry_is_refused_after_a_hit_in_this_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -96,7 +91,7 @@ def test_a_damaged_entry_is_refused_after_a_hit_in_this_process(
     monkeypatch.delenv("DURABLE_SIGNING_KEY", raising=False)
     assert small(1) == small(1) == {"n": 1, "calls": 1}  # computed, then a hit
     store = durable.open_store(tmp_path / "store")
-    _flip_middle(store, _entry_key(store))
+    _flip_middle(store, only_cache_entry(store))
     assert small(1) == {"n": 1, "calls": 2}  # the damaged entry is a miss
     assert small(1) == {"n": 1, "calls": 2}  # and was stored again
     assert CALLS["small"] == 2
@@ -111,7 +106,7 @@ def test_an_entry_rewritten_after_a_hit_is_read_again(
     monkeypatch.delenv("DURABLE_SIGNING_KEY", raising=False)
     assert small(2) == small(2) == {"n": 2, "calls": 1}
     store = durable.open_store(tmp_path / "store")
-    key = _entry_key(store)
+    key = only_cache_entry(store)
     raw = store.get(key)
     assert raw is not None
     record = StepRecord.from_bytes(unseal(raw, None, run_id="", position=None, name=key))

@@ -7,7 +7,6 @@ scratch."""
 
 from __future__ import annotations
 
-import sys
 import textwrap
 import types
 import uuid
@@ -22,7 +21,7 @@ from durable._fingerprint.fingerprint import fingerprint_function
 from durable._fingerprint.memo import memo_fingerprint
 from durable.errors import ConfigurationError
 
-from .clikit import MEMO_HELPER_CHANGES, memo_source, run_cells
+from .clikit import MEMO_HELPER_CHANGES, import_memo_module, memo_source, run_cells
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,17 +46,8 @@ def work(x):
 
 @pytest.fixture
 def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    name = f"memo_mod_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(MODULE)
-    (tmp_path / "memo_cfg.py").write_text("FACTOR = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    monkeypatch.delitem(sys.modules, "memo_cfg", raising=False)
-    monkeypatch.setenv("DURABLE_STORE", f"memory://memo-{uuid.uuid4().hex}")
-    module = __import__(name)
-    yield module
-    for gone in (name, "memo_cfg"):
-        sys.modules.pop(gone, None)
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    yield from import_memo_module(tmp_path, monkeypatch, "memo_mod", MODULE, "memo_cfg", store)
 
 
 def fresh(mod: types.ModuleType) -> str:

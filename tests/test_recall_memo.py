@@ -12,7 +12,6 @@ import inspect
 import sys
 import textwrap
 import types
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from durable._fingerprint import memo as memo_module
 from durable._storage.manifest import read_manifest
 from durable.errors import ConfigurationError
 
-from .clikit import MEMO_HELPER_CHANGES, memo_source, run_cells
+from .clikit import MEMO_HELPER_CHANGES, import_memo_module, memo_source, run_cells
 
 MODULE = memo_source(
     """\
@@ -95,17 +94,8 @@ def outer(x=1):
 
 @pytest.fixture
 def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    name = f"recall_mod_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(MODULE)
-    (tmp_path / "recall_cfg.py").write_text("FACTOR = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    monkeypatch.delitem(sys.modules, "recall_cfg", raising=False)
-    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
-    module = __import__(name)
-    yield module
-    for gone in (name, "recall_cfg"):
-        sys.modules.pop(gone, None)
+    store = str(tmp_path / "store")
+    yield from import_memo_module(tmp_path, monkeypatch, "recall_mod", MODULE, "recall_cfg", store)
 
 
 def from_scratch(flow: Any) -> str:
