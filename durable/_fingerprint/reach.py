@@ -201,7 +201,7 @@ def _followable(obj: object) -> bool:
         if not any(hook in names for hook in _MODULE_HOOKS):
             # Neither a function nor a partial, nor anything `_target`
             # could unwrap it to: only a step could be followed.
-            return "__durable_fingerprint__" in names
+            return is_durable(obj)
     if is_durable(obj):
         return True
     if isinstance(obj, functools.partial):
