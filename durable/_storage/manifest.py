@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import struct
-from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from ..errors import CorruptRecordError
@@ -38,7 +38,8 @@ _PAYLOAD = ("steps", "step_parts", "args_encoding", "args", "args_blob", "result
 
 
 def pack_manifest(manifest: RunRecord, key: bytes | None) -> bytes:
-    fields = asdict(manifest)
+    # Shallow: `asdict` would deep-copy the plan, one list per position.
+    fields = {f.name: getattr(manifest, f.name) for f in dataclass_fields(manifest)}
     fields["plan"] = _plan_runs(manifest.plan)
     payload = seal(pack({"v": FORMAT, **{k: fields[k] for k in _PAYLOAD}}), key)
     summary = {"v": FORMAT, **{k: fields[k] for k in _SUMMARY}, "payload": sealed_sum(payload)}
