@@ -258,6 +258,119 @@ READS = [
     ),
 ]
 
+# What a name's binding statements depend on counts too (each of these once
+# replayed a stale value: the statement itself was unchanged).
+FROM_IMPORT = """
+from MOD_consts import ITEMS
+
+@durable.step
+def target(x):
+    return x + sum(ITEMS)
+"""
+IMPORT_IN_BODY_LIST = """
+@durable.step
+def target(x):
+    from MOD_consts import ITEMS
+    return x + sum(ITEMS)
+"""
+STAR_IMPORT = FROM_IMPORT.replace("import ITEMS", "import *")
+TRY_IMPORT = FROM_IMPORT.replace(
+    "from MOD_consts import ITEMS", "try:\n    from MOD_consts import ITEMS\nexcept ImportError:\n    ITEMS = []"
+)
+CONSTS = {"consts": "ITEMS = [1, 2]\n"}
+EDITED_CONSTS = {"consts": "ITEMS = [1, 5]\n"}
+IF_BLOCK = """
+if 1 > 0:
+    ITEMS = [1]
+else:
+    ITEMS = [5]
+
+@durable.step
+def target(x):
+    return x + sum(ITEMS)
+"""
+DERIVED = """
+BASE = [1, 2]
+ALL = BASE + [3]
+
+@durable.step
+def target(x):
+    return x + sum(ALL)
+"""
+ENUM_MEMBER = """
+import enum
+
+class Color(enum.Enum):
+    RED = 1
+
+DEFAULT = Color.RED
+
+@durable.step
+def target(x):
+    return x + DEFAULT.value
+"""
+GLOBAL_REBOUND = """
+K = 1
+
+def setup():
+    global K
+    K = 2
+
+setup()
+
+@durable.step
+def target(x):
+    return x + K
+"""
+FOLLOWED = [
+    Case(
+        "from-import-list",
+        FROM_IMPORT,
+        FROM_IMPORT,
+        "global MOD_consts.ITEMS changed",
+        CONSTS,
+        EDITED_CONSTS,
+    ),
+    Case(
+        "import-in-body-list",
+        IMPORT_IN_BODY_LIST,
+        IMPORT_IN_BODY_LIST,
+        "global MOD_consts.ITEMS changed",
+        CONSTS,
+        EDITED_CONSTS,
+    ),
+    Case(
+        "star-import-list",
+        STAR_IMPORT,
+        STAR_IMPORT,
+        "global MOD_consts.ITEMS changed",
+        CONSTS,
+        EDITED_CONSTS,
+    ),
+    Case(
+        "try-import-list",
+        TRY_IMPORT,
+        TRY_IMPORT,
+        "global MOD_consts.ITEMS changed",
+        CONSTS,
+        EDITED_CONSTS,
+    ),
+    Case("if-test", IF_BLOCK, IF_BLOCK.replace("1 > 0", "1 < 0"), "global ITEMS changed"),
+    Case("derived-global", DERIVED, DERIVED.replace("[1, 2]", "[1, 7]"), "global MOD.BASE changed"),
+    Case(
+        "enum-value",
+        ENUM_MEMBER,
+        ENUM_MEMBER.replace("RED = 1", "RED = 7"),
+        "constant DEFAULT changed",
+    ),
+    Case(
+        "rebound-by-a-function",
+        GLOBAL_REBOUND,
+        GLOBAL_REBOUND.replace("K = 2", "K = 9"),
+        "global K changed",
+    ),
+]
+
 READS_KEPT = [
     Case(
         "binding-reformatted",
@@ -391,7 +504,7 @@ OPTIONS = [
     ),
 ]
 
-ALL = COSMETIC + SEMANTIC + OPTIONS + READS + READS_KEPT
+ALL = COSMETIC + SEMANTIC + OPTIONS + READS + READS_KEPT + FOLLOWED
 
 
 def module_name(case: Case) -> str:
@@ -462,6 +575,13 @@ def test_options_edit(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
 
 @pytest.mark.parametrize("case", READS + READS_KEPT, ids=lambda c: c.id)
 def test_what_a_step_reads(case: Case, results: dict[str, tuple[Any, Any]]) -> None:
+    check(case, results)
+
+
+@pytest.mark.parametrize("case", FOLLOWED, ids=lambda c: c.id)
+def test_what_a_binding_statement_depends_on(
+    case: Case, results: dict[str, tuple[Any, Any]]
+) -> None:
     check(case, results)
 
 

@@ -99,3 +99,45 @@ def test_edit_after_a_run(module: Any, kind: str) -> None:
     assert re.search(expected + r": [0-9a-f]{12} -> [0-9a-f]{12}", message), message
     assert caught.value.old_fingerprint == before
     assert caught.value.new_fingerprint == m.pipeline.fingerprint
+
+
+UNREACHED = """
+import durable
+
+RAN = []
+
+def clean(x):
+    return x + 1
+
+@durable.step
+def compute(x):
+    RAN.append(x)
+    return clean(x)
+
+@durable.step
+def later(v, fail):
+    if fail:
+        raise RuntimeError("the first attempt stops here")
+    return v
+
+@durable.workflow(run_id="u")
+def flow(x, fail=False):
+    step = globals()["comp" + "ute"]  # not named in the body: no definition covers it
+    return later(step(x), fail)
+"""
+
+
+@pytest.mark.parametrize("completed", [False, True], ids=["resumed", "completed"])
+def test_a_step_the_workflow_does_not_name_is_fingerprinted_afresh(
+    module: Any, completed: bool
+) -> None:
+    m = module(UNREACHED)
+    if completed:
+        assert m.flow.run(10).value == 11
+    else:
+        with pytest.raises(RuntimeError):
+            m.flow(10, fail=True)
+    m.clean = lambda x: x + 7  # the step's helper changed: its record is stale
+    with pytest.raises(durable.DefinitionChangedError, match="compute: code changed"):
+        m.flow(10)
+    assert m.RAN == [10]  # executed once, and its stale output never returned

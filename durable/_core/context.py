@@ -34,6 +34,9 @@ class RunState:
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)
+    # id(spec) -> (spec, fingerprint) of the steps called that the
+    # definition does not reach by name (`StepSpec.fingerprint_in`).
+    unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
     replayed: int = 0

@@ -166,6 +166,11 @@ def run_locked(
         raise
     manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
     manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
+    # Steps the definition's fingerprint does not cover: a re-call replays
+    # the body so that each is fingerprinted afresh (`completed_outcome`).
+    unreached = sorted({spec.name for spec, _ in ctx.unreached.values()})
+    if unreached or "unreached" in manifest.extra:
+        manifest.extra["unreached"] = unreached
     manifest.plan = plan_of(ctx)  # later attempts show what is still to come
     manifest.extra["steps_total"] = len(manifest.plan)
     try:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
 from .._fingerprint.memo import memo_fingerprint
-from ..errors import ValidationError
+from ..errors import DurableError, ValidationError
 from .context import RunState
 from .retry import RetryPolicy
 
@@ -46,8 +46,22 @@ class StepSpec:
 
     def fingerprint_in(self, ctx: RunState) -> str:
         """The fingerprint as of this run's start (helpers and constants
-        may have changed since decoration), else the decoration-time one."""
-        return ctx.fingerprints.get(id(self), self.fingerprint)
+        may have changed since decoration). A step the workflow does not
+        reach by name (called through `getattr`, passed in as an argument)
+        is fingerprinted afresh when the run first calls it, never taken
+        at its decoration-time value; one whose code cannot be established
+        refuses the run."""
+        fp = ctx.fingerprints.get(id(self))
+        if fp is not None:
+            return fp
+        found = ctx.unreached.get(id(self))
+        if found is None or found[0] is not self:
+            try:
+                fresh = refingerprint(self).value
+            except DurableError as e:
+                raise ctx.refuse(e) from None
+            found = ctx.unreached[id(self)] = (self, fresh)
+        return str(found[1])
 
 
 def with_validator(

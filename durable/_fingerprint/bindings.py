@@ -82,42 +82,51 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _module_level(body: list[Any]) -> Iterator[tuple[ast.AST, list[str]]]:
-    """(node, names it binds or changes) for every statement that runs at
-    module level: inside `if`, `try`, `with`, `for`, not inside a def or class."""
+    """(statement, names it binds or changes) for every module-level
+    statement. A statement inside `if`, `try`, `with` or `for` counts as the
+    whole outer statement: its test, iterable or handlers decide the value
+    as much as the assignment does. A `def` or `class` also binds the names
+    it declares `global` (a function that rebinds a global is part of how
+    it gets its value)."""
     for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield stmt, [stmt.name]
-            continue
-        yield from _bound_by(stmt)
-        for block in _BLOCKS:
-            inner = getattr(stmt, block, None)
-            if isinstance(inner, list):
-                yield from _module_level(inner)
+        names = list(dict.fromkeys(_binds(stmt)))
+        if names:
+            yield stmt, names
 
 
-def _bound_by(stmt: Any) -> Iterator[tuple[ast.AST, list[str]]]:
-    if isinstance(stmt, ast.Assign):
-        yield stmt, [n for t in stmt.targets for n in _roots(t)]
-    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-        yield stmt, _roots(stmt.target)
-    elif isinstance(stmt, ast.Delete):
-        yield stmt, [n for t in stmt.targets for n in _roots(t)]
-    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        yield stmt, [_import_binds(a) for a in stmt.names if a.name != "*"]
-    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-        yield ast.Tuple(elts=[stmt.target, stmt.iter], ctx=ast.Load()), _roots(stmt.target)
-    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-        for item in stmt.items:
-            if item.optional_vars is not None:
-                yield item, _roots(item.optional_vars)
-    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+def _binds(stmt: Any) -> Iterator[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield stmt.name
+        yield from (n for sub in ast.walk(stmt) if isinstance(sub, ast.Global) for n in sub.names)
+        return
+    yield from _bound_by(stmt)
+    for block in _BLOCKS:
+        inner = getattr(stmt, block, None)
+        if isinstance(inner, list):
+            for sub in inner:
+                yield from _binds(sub)
+
+
+def _bound_by(stmt: Any) -> list[str]:
+    """The names one simple statement binds or changes; `from m import *`
+    is indexed under "*" (the names it binds are the other module's)."""
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        return [n for t in stmt.targets for n in _roots(t)]
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return _roots(stmt.target)
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [_import_binds(a) for a in stmt.names]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [n for i in stmt.items if i.optional_vars for n in _roots(i.optional_vars)]
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         func = stmt.value.func  # `SEEN.append(1)`, `CFG.update(...)` at module level
         if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
-            yield stmt, _roots(func.value)
+            return _roots(func.value)
+    return []
 
 
 def _import_binds(alias: ast.alias) -> str:
-    return alias.asname or alias.name.partition(".")[0]
+    return alias.asname or alias.name.partition(".")[0]  # "*" stays "*"
 
 
 def _roots(target: ast.AST) -> list[str]:

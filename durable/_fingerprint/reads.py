@@ -28,7 +28,7 @@ from typing import Any
 
 from .bindings import binding_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
-from .imports import absolute, imported_value, user_module
+from .imports import absolute, import_user_module, imported_value, user_module
 from .reach import (
     _MISSING,
     _cell_value,
@@ -50,6 +50,9 @@ class Analysis:
     parts: dict[str, str] = field(default_factory=dict)
     reached: list[object] = field(default_factory=list)
     unresolved: set[str] = field(default_factory=set)
+    # (id of a module's namespace, name) whose binding statements were read:
+    # what they read in turn is followed once (`_statement_reads`).
+    followed: set[tuple[int, str]] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ def read_names(
     for chain in _chains(tuple(nodes)):
         if chain[0] in local:  # the import statement is part of the code already
             path, obj, scope = _resolve(_Scope(local, False), chain)
+            if len(path) == 1:  # what `from c import X` binds counts as `c.X` does
+                path, scope = _imported_from(path, tuple(nodes), globs, scope)
         elif chain[0] in names:
             path, obj, scope = _resolve(module, chain)
         else:
@@ -103,10 +108,14 @@ def _chains(nodes: tuple[ast.AST, ...]) -> list[tuple[str, ...]]:
     return sorted({c for n in nodes for c in name_chains(n)})
 
 
-def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis) -> None:
-    key = ".".join(path)
+def _count(
+    path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis, via: str = ""
+) -> None:
+    """Count what `path` names by the rule above. `via`: the module a name
+    was reached through (a statement of it reads the name), for the key."""
+    key = via + ".".join(path)
     if obj is _MISSING:
-        if len(path) == 1 and scope.user and path[0] not in _BUILTINS:
+        if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
             out.unresolved.add(path[0])  # defined further down: recompute later
         return
     toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj)
@@ -117,14 +126,70 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
-            out.parts["global:" + key] = _bound(path[-1], obj, scope)
+            out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
 
 
-def _bound(name: str, obj: object, scope: _Scope) -> str:
+def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
+    """The hash of the statements that bind `name`, after counting what
+    they read: `ALL = BASE + [3]` depends on `BASE`'s statement as much as
+    on its own, `from c import X` on the statement binding X in `c`."""
     found = binding_statements(name, scope.namespace, scope.checked_file)
     if found is None:
-        return hash_tokens(witnessed(fallback_tokens, obj))
+        stars = binding_statements("*", scope.namespace, scope.checked_file) or []
+        for stmt in stars:  # `from c import *`: X is c's
+            _follow_import(stmt, name, scope, out)
+        if not stars:
+            return hash_tokens(witnessed(fallback_tokens, obj))
+        found = stars
+    else:
+        _statement_reads(name, found, scope, out)
     return hash_tokens(node_hash(s) for s in found)
+
+
+def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analysis) -> None:
+    """Count, once per module and name, every name the binding statements
+    of `name` read or import from the user's own modules, by the same rule."""
+    seen = (id(scope.namespace), name)
+    if seen in out.followed:
+        return
+    out.followed.add(seen)
+    module = _Scope(scope.namespace, True, scope.checked_file)
+    via = f"{scope.namespace.get('__name__', '?')}."
+    done: set[tuple[str, ...]] = set()
+    for stmt in found:
+        for imported in _from_imports(stmt):  # also one inside `try:` or `if`
+            _follow_import(imported, name, scope, out)
+        for chain in _chains((stmt,)):
+            if chain[0] == name or chain in done:
+                continue
+            path, obj, where = _resolve(module, chain)
+            if path not in done and obj is not _MISSING:
+                done.update((chain, path))
+                _count(path, obj, where, False, out, via)
+
+
+@lru_cache(maxsize=4096)
+def _from_imports(stmt: ast.AST) -> tuple[ast.ImportFrom, ...]:
+    return tuple(n for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom))
+
+
+def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:
+    """`from c import X` (or `*`) binding `name`: X counts as `c.X` does,
+    by c's own statements, when c is the user's module (a library's value
+    counts by the import statement only, as everywhere)."""
+    if not isinstance(stmt, ast.ImportFrom):
+        return
+    package = str(scope.namespace.get("__package__") or "")
+    module = absolute(stmt.module or "", stmt.level, package)
+    for alias in stmt.names:
+        if alias.name != "*" and (alias.asname or alias.name) != name:
+            continue
+        attr = name if alias.name == "*" else alias.name
+        home = witnessed(import_user_module, module) if module else _MISSING
+        if isinstance(home, types.ModuleType):
+            obj = witnessed(imported_value, module, attr)
+            if obj is not _MISSING:
+                _count((attr,), obj, _Scope(vars(home), True), False, out, f"{module}.")
 
 
 def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any, _Scope]:
@@ -162,6 +227,20 @@ def _local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict
     the same whether or not a module was imported before)."""
     package = str(globs.get("__package__") or "")
     return {name: imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
+
+
+def _imported_from(
+    path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any], scope: _Scope
+) -> tuple[tuple[str, ...], _Scope]:
+    """For a name a body's `from c import X` binds, c's scope and (c, X),
+    when c is the user's module: X then counts by c's statements."""
+    package = str(globs.get("__package__") or "")
+    for name, module, attr in _imports(nodes, package):
+        if name == path[0] and attr:
+            home = witnessed(import_user_module, module)
+            if isinstance(home, types.ModuleType):
+                return (module, attr), _Scope(vars(home), True)
+    return path, scope
 
 
 @lru_cache(maxsize=4096)

@@ -132,8 +132,11 @@ def public_name(obj: object) -> str:
 
 
 def _enum_tokens(value: object) -> list[str] | None:
+    """An enum member by its name and its value (`RED = 1` edited to `7`
+    is a change); a value that is not plain data by its type."""
     if isinstance(value, enum.Enum):
-        return [f"enum:{_qualname(type(value))}.{value.name}"]
+        inner = plain_tokens(value.value, mutable=False) or ["obj:" + _qualname(type(value.value))]
+        return [f"enum:{_qualname(type(value))}.{value.name}", *inner]
     return None
 
 
