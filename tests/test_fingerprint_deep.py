@@ -766,3 +766,23 @@ def test_referenced_objects_follows_helpers_but_not_steps(load: Any) -> None:
 )
 def test_describe_change(old: dict[str, str], new: dict[str, str], said: str) -> None:
     assert describe_change(old, new) == said
+
+
+def test_a_binding_statement_counts_what_it_reads_but_not_the_modules_own_dunders(
+    load: Any,
+) -> None:
+    m = load(
+        "derived",
+        """
+        import os
+        BASE = [1, 2]
+        ALL = BASE + [3]
+        PATHS = [os.path.dirname(__file__), __name__]
+
+        def target(x):
+            return ALL, PATHS, x
+        """,
+    )
+    parts = fp(m.target).parts
+    assert "global:derived.BASE" in parts  # ALL's statement reads it
+    assert not [k for k in parts if "__" in k]  # where the file lies is no part of it

@@ -160,7 +160,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
         for imported in _from_imports(stmt):  # also one inside `try:` or `if`
             _follow_import(imported, name, scope, out)
         for chain in _chains((stmt,)):
-            if chain[0] == name or chain in done:
+            # A module's own dunders (`__file__`: where it lies) are not code.
+            if chain[0] == name or chain[0].startswith("__") or chain in done:
                 continue
             path, obj, where = _resolve(module, chain)
             if path not in done and obj is not _MISSING:
