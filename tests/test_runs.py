@@ -401,3 +401,38 @@ def test_an_unsigned_manifest_in_a_signed_store_is_listed_not_raised(tmp_path: P
     assert [i.run_id for i in durable.gc(store, keep_last=0)] == []
     assert [i.run_id for i in durable.gc(store, status="unverified")] == ["planted"]
     assert flow.runs() == []
+
+
+def test_gc_keeps_a_run_that_no_longer_matches_when_its_turn_comes(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gc chooses from one listing, then removes run after run: a run
+    resumed in between (here it completes) is checked again under its lease
+    and kept, its records with it."""
+    calls: list[str] = []
+
+    @durable.step
+    def work(n: int) -> int:
+        calls.append(f"work{n}")
+        if n == 1 and calls.count("work1") == 1:
+            raise ConnectionError("the first attempt fails here")
+        return n
+
+    @durable.workflow(name="wf", store=store, run_id="victim")
+    def flow() -> list[int]:
+        return [work(0), work(1)]
+
+    with pytest.raises(ConnectionError):
+        flow()
+    listing = runs.list_runs
+
+    def listed_then_resumed(*args: Any, **kwargs: Any) -> list[durable.RunInfo]:
+        found = listing(*args, **kwargs)
+        assert flow() == [0, 1]  # another process resumes it after gc listed it as failed
+        return found
+
+    monkeypatch.setattr(runs, "list_runs", listed_then_resumed)
+    assert durable.gc(store, status="failed") == []
+    monkeypatch.undo()
+    assert flow() == [0, 1] and calls == ["work0", "work1", "work1"]  # replayed, not redone
+    assert [i.status for i in runs.list_runs(store)] == ["completed"]

@@ -141,3 +141,39 @@ def test_a_nul_byte_is_a_configuration_error_everywhere(tmp_path: Path) -> None:
     for args in (["runs", "w\x01f"], ["show", "r\x01"], ["rm", "r\x01"]):
         done = durable_cli(tmp_path, *args, env=env)
         assert done.returncode == 2 and "invalid" in done.stderr, done.stderr
+
+
+def test_a_store_root_that_is_a_file_is_an_error_not_an_empty_store(tmp_path: Path) -> None:
+    root = tmp_path / "rootfile"
+    root.write_text("not a store")
+    store = durable.open_store(root)
+    with pytest.raises(durable.StorageError, match=r"(?i)a file stands where the store needs a folder"):
+        store.list("")
+    with pytest.raises(durable.StorageError, match=r"(?i)a file stands where the store needs a folder"):
+        counted(store, Counter())()
+    listing = durable_cli(tmp_path, "runs", "--store", str(root))
+    assert listing.returncode != 0 and "file stands where" in listing.stderr, listing
+    assert root.read_text() == "not a store"
+
+
+def test_a_run_removed_while_the_store_is_listed_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = durable.open_store(tmp_path / "s")
+    for run_id in ("a", "b"):
+        counted(store, Counter(), run_id)()
+    from durable._storage import localfs
+
+    scandir, removed = os.scandir, []
+
+    def scandir_then_remove(path: Any) -> Any:
+        # Another process's `durable rm b` lands between the listing of
+        # "wf" (which found "b") and the listing of "b" itself.
+        if str(path).endswith(os.sep + os.path.join("wf", "b")) and not removed:
+            removed.append(True)
+            runs.delete_run(durable.open_store(tmp_path / "s"), "wf", "b")
+        return scandir(path)
+
+    monkeypatch.setattr(localfs.os, "scandir", scandir_then_remove)
+    assert [r.run_id for r in runs.list_runs(store)] == ["a"]
+    assert removed

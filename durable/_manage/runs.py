@@ -173,14 +173,30 @@ def summarize_error(error: dict[str, str]) -> str:
 
 
 # -- delete, gc ---------------------------------------------------------------
-def delete_run(store: Store, workflow: str, run_id: str) -> None:
+def delete_run(
+    store: Store, workflow: str, run_id: str, *, as_listed: RunInfo | None = None
+) -> bool:
     """Remove every object of a run. Refuses (RunLockedError) while a live
-    process holds it."""
+    process holds it. With `as_listed` (what `gc` chose it by), only while
+    the run is still as listed, checked under its lease: a run resumed since
+    (completed, or no longer old) is kept, and False returned."""
     check_names(workflow, run_id)
     if not store.list(f"{workflow}/{run_id}/"):
         raise RunNotFoundError(workflow, run_id, store.url)
     lease = store.acquire(workflow, run_id, LEASE_TTL)
+    if as_listed is not None and not _still_as_listed(store, as_listed):
+        lease.release()
+        return False
     store.delete_held_run(workflow, run_id, lease)
+    return True
+
+
+def _still_as_listed(store: Store, listed: RunInfo) -> bool:
+    try:
+        now_info = run_info(store, listed.workflow, listed.run_id)
+    except RunNotFoundError:
+        return False
+    return (now_info.status, now_info.updated) == (listed.status, listed.updated)
 
 
 def gc(
@@ -264,10 +280,9 @@ def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
 
 def _try_delete(store: Store, info: RunInfo) -> bool:
     try:
-        delete_run(store, info.workflow, info.run_id)
+        return delete_run(store, info.workflow, info.run_id, as_listed=info)
     except (RunLockedError, RunNotFoundError):
         return False  # started or removed by someone else meanwhile
-    return True
 
 
 def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:

@@ -29,6 +29,7 @@ ADVICE = {
     errno.EPERM: "check the permissions of the store's folder",
     errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",
     errno.ENOTDIR: "a file stands where the store needs a folder: move it away",
+    errno.EEXIST: "a file stands where the store needs a folder: move it away",
 }
 
 
@@ -60,7 +61,12 @@ def make_folder(root: str, folder: str) -> None:
 
 def folder_exists(root: str, folder: str) -> bool:
     """Whether folder exists with no symlink between it and the root (ELOOP
-    on one), for deletes and listings."""
+    on one), for deletes and listings. A root that is not a folder raises
+    ENOTDIR: an empty listing would hide that the store is not there."""
+    if not os.path.isdir(root):
+        if os.path.lexists(root):
+            raise NotADirectoryError(errno.ENOTDIR, "the store's root is not a folder", root)
+        return False
     path = root
     for part in parts(root, folder):
         path = os.path.join(path, part)
@@ -68,7 +74,7 @@ def folder_exists(root: str, folder: str) -> bool:
             real_folder(path)
         except (FileNotFoundError, NotADirectoryError):
             return False
-    return os.path.isdir(root)
+    return True
 
 
 def real_folder(path: str) -> None:
@@ -84,7 +90,14 @@ def walk(root: str, base: str) -> list[str]:
     (nor a writer's temp file)."""
     out, stack = [], [base]
     while stack:
-        with os.scandir(stack.pop()) as entries:
+        folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            if folder == base:
+                raise
+            continue  # removed since its parent was listed (another run's `rm`, `gc`)
+        with entries:
             for entry in entries:
                 if entry.is_symlink() or entry.name.startswith(".tmp-"):
                     continue
