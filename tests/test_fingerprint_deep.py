@@ -150,6 +150,12 @@ def test_program_state_is_not_a_constant(load: Any) -> None:
         "global:seen",
         "global:counter",
         "closure",
+        # `make` changes `seen` in place (its `target` appends to it), so its
+        # statement binds `seen` too, and what that statement reads counts.
+        "helper:state.make",
+        "global:state.MODELS",
+        "global:state.flags",
+        "global:state.counter",
     }
     m.seen.append(1)
     m.bump()
@@ -786,3 +792,23 @@ def test_a_binding_statement_counts_what_it_reads_but_not_the_modules_own_dunder
     parts = fp(m.target).parts
     assert "global:derived.BASE" in parts  # ALL's statement reads it
     assert not [k for k in parts if "__" in k]  # where the file lies is no part of it
+
+
+def test_a_namespace_package_of_the_users_is_followed(
+    load: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "nsp").mkdir()  # no __init__.py: a namespace package
+    (tmp_path / "nsp" / "helpers.py").write_text("def clean(x):\n    return x + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("nsp", "nsp.helpers"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    importlib.import_module("nsp.helpers")  # imported before, as by the workflow's module
+    m = load(
+        "uses_nsp",
+        """
+        def target(x):
+            from nsp import helpers
+            return helpers.clean(x)
+        """,
+    )
+    assert "helper:nsp.helpers.clean" in fp(m.target).parts

@@ -322,6 +322,51 @@ setup()
 def target(x):
     return x + K
 """
+CHANGED_BY_A_FUNCTION = """
+CFG = {}
+
+def init():
+    CFG["k"] = 5
+
+init()
+
+@durable.step
+def target(x):
+    return x + CFG["k"]
+"""
+PASSED_TO_A_CALL = """
+VALUES = []
+
+def fill(xs):
+    xs.append(5)
+
+fill(VALUES)
+
+@durable.step
+def target(x):
+    return x + sum(VALUES)
+"""
+# Values that differ from process to process, read by a binding statement:
+# the statement counts, never the value (else no run could be resumed).
+FROM_THE_CLOCK = """
+import os, time
+START = time.time()
+WORKER = os.getpid()
+STATS = {"started": START, "worker": WORKER}
+
+@durable.step
+def target(x):
+    return x, STATS
+"""
+REBOUND_ELSEWHERE = """
+import MOD_config as config
+config.set_debug()
+
+@durable.step
+def target(x):
+    return x, config.DEBUG
+"""
+CONFIG = {"config": "DEBUG = False\n\ndef set_debug():\n    global DEBUG\n    DEBUG = True\n"}
 FOLLOWED = [
     Case(
         "from-import-list",
@@ -355,6 +400,18 @@ FOLLOWED = [
         CONSTS,
         EDITED_CONSTS,
     ),
+    Case(
+        "changed-in-place-by-a-function",
+        CHANGED_BY_A_FUNCTION,
+        CHANGED_BY_A_FUNCTION.replace('] = 5', '] = 6'),
+        "global CFG changed",
+    ),
+    Case(
+        "passed-to-a-call",
+        PASSED_TO_A_CALL,
+        PASSED_TO_A_CALL.replace("append(5)", "append(6)"),
+        "helper MOD.fill changed",  # `fill(VALUES)` binds VALUES: what it reads counts
+    ),
     Case("if-test", IF_BLOCK, IF_BLOCK.replace("1 > 0", "1 < 0"), "global ITEMS changed"),
     Case("derived-global", DERIVED, DERIVED.replace("[1, 2]", "[1, 7]"), "global MOD.BASE changed"),
     Case(
@@ -372,6 +429,15 @@ FOLLOWED = [
 ]
 
 READS_KEPT = [
+    Case("derived-from-the-clock", FROM_THE_CLOCK, FROM_THE_CLOCK),
+    Case(
+        "rebound-in-another-module",
+        REBOUND_ELSEWHERE,
+        REBOUND_ELSEWHERE.replace("config.set_debug()\n", ""),
+        None,
+        CONFIG,
+        CONFIG,
+    ),
     Case(
         "binding-reformatted",
         LIST_DEFAULT,

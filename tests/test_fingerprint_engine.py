@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import subprocess
 import sys
 import textwrap
 import types
@@ -141,3 +143,75 @@ def test_a_step_the_workflow_does_not_name_is_fingerprinted_afresh(
     with pytest.raises(durable.DefinitionChangedError, match="compute: code changed"):
         m.flow(10)
     assert m.RAN == [10]  # executed once, and its stale output never returned
+
+
+CYCLE = """
+import sys
+import durable
+
+@durable.step
+def pick(name):
+    return sorted(FLOWS)[0] + name
+
+@durable.workflow(run_id="c")
+def flow(name):
+    return pick(name)
+
+FLOWS = {"main": flow}  # the step reads what holds the workflow that reaches it
+
+if __name__ == "__main__":
+    print(flow("x"), flow("x"), flow.fingerprint == flow.fingerprint)
+"""
+
+
+def test_a_step_that_reaches_its_own_workflow_is_fingerprinted(tmp_path: Path) -> None:
+    """Its workflow counts in it by its body alone: the whole definition
+    would hold the step again, and fingerprinting it never ended."""
+    (tmp_path / "cycle.py").write_text(CYCLE)
+    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
+    done = subprocess.run(
+        [sys.executable, "cycle.py"], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["mainx", "mainx", "True"]
+
+
+LAZY_CLIENT = """
+import durable
+
+RAN = []
+_client = None
+_calls = 0
+
+def get_client():
+    global _client, _calls
+    _calls = _calls + 1  # program state: counts by its statements, never its value
+    if _client is None:
+        _client = object()
+    return _client
+
+@durable.step
+def fetch(x):
+    RAN.append(x)
+    get_client()
+    return x
+
+@durable.step
+def gate(fail):
+    if fail:
+        raise RuntimeError("the first attempt stops here")
+
+@durable.workflow(run_id="lazy")
+def flow(fail=False):
+    return [fetch(1), gate(fail)]
+"""
+
+
+def test_a_global_a_helper_rebinds_as_it_runs_never_looks_like_a_change(module: Any) -> None:
+    m = module(LAZY_CLIENT)
+    with pytest.raises(RuntimeError):
+        m.flow(fail=True)
+    assert m.flow() == [1, None]  # resumed, not refused
+    assert m.flow() == [1, None]  # and called again once completed
+    assert m.RAN == [1]

@@ -26,7 +26,7 @@ from .._storage.factory import open_store
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError, RunNotFoundError
 from . import child
-from .definition import definition_of
+from .definition import definition_of, own_fingerprint
 from .progress_file import following
 from .retention import prune
 from .steer import AsyncSteering, Steering
@@ -158,6 +158,12 @@ class Workflow(Steering, Generic[P, R]):
     @property
     def __durable_fingerprint__(self) -> str:
         return self.definition().fingerprint
+
+    @property
+    def __durable_body_fingerprint__(self) -> str:
+        """What this workflow counts for in a step that reaches it
+        (`reach.reached_stamp_of`): its body, not its whole definition."""
+        return own_fingerprint(self).value
 
     @property
     def fingerprint(self) -> str:

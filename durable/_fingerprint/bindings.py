@@ -98,6 +98,7 @@ def _binds(stmt: Any) -> Iterator[str]:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield stmt.name
         yield from (n for sub in ast.walk(stmt) if isinstance(sub, ast.Global) for n in sub.names)
+        yield from _changed_in_place(stmt)
         return
     yield from _bound_by(stmt)
     for block in _BLOCKS:
@@ -105,6 +106,25 @@ def _binds(stmt: Any) -> Iterator[str]:
         if isinstance(inner, list):
             for sub in inner:
                 yield from _binds(sub)
+
+
+def _changed_in_place(node: ast.AST) -> Iterator[str]:
+    """Globals a function (or a class's methods) changes in place:
+    `CFG["k"] = 5`, `VALUES.append(5)` on a name that is not its own."""
+    own = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Assign, ast.Delete)):
+            targets = sub.targets
+        elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)):
+            targets = [sub.target]
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            targets = [sub.func] if sub.func.attr in _MUTATORS else []
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, (ast.Subscript, ast.Attribute)):
+                yield from (n for n in _roots(target) if n not in own)
 
 
 def _bound_by(stmt: Any) -> list[str]:
@@ -119,9 +139,12 @@ def _bound_by(stmt: Any) -> list[str]:
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return [n for i in stmt.items if i.optional_vars for n in _roots(i.optional_vars)]
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        func = stmt.value.func  # `SEEN.append(1)`, `CFG.update(...)` at module level
-        if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
-            return _roots(func.value)
+        call = stmt.value  # `SEEN.append(1)`, `CFG.update(...)`, `fill(VALUES)`
+        given = (*call.args, *(k.value for k in call.keywords))
+        names = [arg.id for arg in given if isinstance(arg, ast.Name)]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS:
+            names += _roots(call.func.value)
+        return names
     return []
 
 

@@ -27,6 +27,7 @@ from .reach import (
     durable_fingerprint_of,
     identity_of,
     is_durable,
+    reached_stamp_of,
 )
 from .reads import Analysis, read_live, read_names
 from .references import referenced_objects
@@ -191,7 +192,7 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
             continue
         seen.add(id(obj))
         if is_durable(obj):
-            stamp = witnessed(durable_fingerprint_of, obj) if steps else None
+            stamp = witnessed(reached_stamp_of, obj) if steps else None
             if stamp is not None:
                 found.setdefault("step:" + witnessed(identity_of, obj), []).append(stamp)
             continue

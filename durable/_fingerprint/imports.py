@@ -14,6 +14,7 @@ from __future__ import annotations
 import dis
 import importlib
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Iterator
@@ -54,8 +55,13 @@ def import_user_module(name: str) -> object:
 
 
 def user_module(module: types.ModuleType) -> bool:
+    top = module.__name__.partition(".")[0]
     filename = getattr(module, "__file__", None)
-    return isinstance(filename, str) and _is_user_file(filename, module.__name__.partition(".")[0])
+    if isinstance(filename, str):
+        return _is_user_file(filename, top)
+    # A namespace package (no __init__.py) has no file, only its folders.
+    places = [p for p in getattr(module, "__path__", None) or () if isinstance(p, str)]
+    return bool(places) and all(_is_user_file(os.path.join(p, "__init__.py"), top) for p in places)
 
 
 def _user_package(top: str) -> bool:

@@ -192,6 +192,18 @@ def durable_fingerprint_of(obj: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def reached_stamp_of(obj: object) -> str | None:
+    """What a step or workflow reached from a step or helper contributes: a
+    step its fingerprint; a workflow its body's own (its definition holds
+    the steps it reaches, maybe the one reaching it: a cycle that would
+    never end). Running it checks its definition anyway."""
+    try:
+        body = getattr(obj, "__durable_body_fingerprint__", None)
+    except Exception:  # a proxy or lazy object may raise anything
+        return None
+    return "body:" + body if isinstance(body, str) else durable_fingerprint_of(obj)
+
+
 def _followable(obj: object) -> bool:
     kind = type(obj)
     if kind in _NO_ATTRIBUTES or kind in _FIXED_CALLABLES:  # plain data, built-in code

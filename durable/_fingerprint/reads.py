@@ -37,6 +37,7 @@ from .reach import (
     code_objects,
     held_callables,
 )
+from .source import source_of
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
 
@@ -99,7 +100,17 @@ def read_names(
             continue
         if path not in done:
             done.add(path)
-            _count(path, obj, scope, path[0] in rebound and scope is module, out)
+            _count(path, obj, scope, _rebound(path, scope, module, rebound), out)
+
+
+def _rebound(path: tuple[str, ...], scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
+    """Whether some function rebinds the name with `global` (then it counts
+    by its statements, not by the value it has now): in the function's own
+    module, or in the user's module a path like `config.DEBUG` ends in."""
+    if scope is module:
+        return path[0] in rebound
+    filename = scope.namespace.get("__file__") if scope.user else None
+    return isinstance(filename, str) and path[-1] in source_of(filename, scope.namespace).rebound
 
 
 @lru_cache(maxsize=4096)
@@ -148,7 +159,8 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
 
 def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analysis) -> None:
     """Count, once per module and name, every name the binding statements
-    of `name` read or import from the user's own modules, by the same rule."""
+    of `name` read or import from the user's own modules: by the statements
+    that bind it in turn (a plain value too), helpers by their code."""
     seen = (id(scope.namespace), name)
     if seen in out.followed:
         return
@@ -166,7 +178,9 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
             path, obj, where = _resolve(module, chain)
             if path not in done and obj is not _MISSING:
                 done.update((chain, path))
-                _count(path, obj, where, False, out, via)
+                # By its statements, never its value: `HERE = dirname(__file__)`
+                # or `START = time.time()` differ from process to process.
+                _count(path, obj, where, True, out, via)
 
 
 @lru_cache(maxsize=4096)
@@ -175,8 +189,8 @@ def _from_imports(stmt: ast.AST) -> tuple[ast.ImportFrom, ...]:
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:
-    """`from c import X` (or `*`) binding `name`: X counts as `c.X` does,
-    by c's own statements, when c is the user's module (a library's value
+    """`from c import X` (or `*`) binding `name`: X counts by c's own
+    statements that bind it, when c is the user's module (a library's value
     counts by the import statement only, as everywhere)."""
     if not isinstance(stmt, ast.ImportFrom):
         return
@@ -190,7 +204,7 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
         if isinstance(home, types.ModuleType):
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
-                _count((attr,), obj, _Scope(vars(home), True), False, out, f"{module}.")
+                _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
 
 
 def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any, _Scope]:
