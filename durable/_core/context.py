@@ -34,6 +34,9 @@ class RunState:
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)
+    # The positions looked up in this attempt (replayed, or live): a rerun
+    # never discards their records, which the run has used or is making.
+    seen: set[Position] = field(default_factory=set)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
     replayed: int = 0
