@@ -426,6 +426,124 @@ async def awaited_twice(x: int) -> int:
     return await awaited(await awaited(x))
 
 
+@pytest.mark.parametrize("first", ["alice", "bob"])
+def test_tasks_under_asyncio_run_in_a_sync_workflow_are_refused_whichever_asks_first(
+    tmp_path: Path, log: Path, first: str
+) -> None:
+    """The tasks main gathers were not seen being created: the one that
+    calls first (timing) must not take the body's numbering, or a resume
+    where the other calls first hands it the first one's record."""
+    store = durable.open_store(tmp_path / "store")
+    delays = {"alice": 0.02, "bob": 0.02, first: 0.0}
+
+    async def book(who: str) -> tuple[str, int]:
+        await asyncio.sleep(delays[who])
+        return who, await awaited(0)
+
+    @durable.workflow(store=store, run_id="book")
+    def flow() -> list[tuple[str, int]]:
+        async def main() -> list[tuple[str, int]]:
+            return list(await asyncio.gather(book("alice"), book("bob")))
+
+        return asyncio.run(main())
+
+    with pytest.raises(durable.ConfigurationError, match="make the workflow `async def`") as e:
+        flow()
+    assert "other than the coroutine that asyncio.run()" in str(e.value)
+    assert counted(log) == []  # refused before anything ran
+    assert records(store, flow.name, "book", "steps") == []
+
+    async def one_helper() -> int:  # even a single task: whether it calls first is timing
+        return (await asyncio.gather(book("alice")))[0][1]
+
+    @durable.workflow(store=store, run_id="one")
+    def single() -> int:
+        return asyncio.run(one_helper())
+
+    with pytest.raises(durable.ConfigurationError, match="nothing was executed or recorded"):
+        single()
+    assert counted(log) == []
+    assert records(store, single.name, "one", "steps") == []
+
+
+def test_a_task_main_leaves_behind_never_takes_the_body_over(tmp_path: Path, log: Path) -> None:
+    """Once main finished, a task it left (cancelled by asyncio.run's
+    shutdown) is refused: the body's numbering is not claimed again by
+    whichever task asks next."""
+    store = durable.open_store(tmp_path / "store")
+    refused: list[BaseException] = []
+
+    async def left_behind() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            try:
+                await awaited(7)
+            except durable.ConfigurationError as e:
+                refused.append(e)
+
+    left: list[asyncio.Task[None]] = []
+
+    async def main() -> int:
+        left.append(asyncio.create_task(left_behind()))  # not awaited: asyncio.run cancels it
+        await asyncio.sleep(0)
+        return await awaited(1)
+
+    @durable.workflow(store=store, run_id="left")
+    def flow() -> list[int]:
+        return [asyncio.run(main()), blocking(3)]
+
+    assert flow() == [2, 6]
+    assert len(refused) == 1 and "other than the coroutine" in str(refused[0])
+    assert counted(log) == ["awaited1", "blocking3"]
+    assert records(store, flow.name, "left", "steps") == ["steps/00000000", "steps/00000001"]
+
+
+def test_main_of_asyncio_run_numbers_in_the_body_of_a_sync_workflow(
+    tmp_path: Path, log: Path
+) -> None:
+    """What stays supported: main awaiting steps one after another, or
+    gathering the steps' own calls (they take their positions when called,
+    in main), under asyncio.run, an event loop's run_until_complete (twice on
+    one loop) and, on 3.11+, asyncio.Runner."""
+    store = durable.open_store(tmp_path / "store")
+
+    async def main(base: int) -> list[int]:
+        pair = await asyncio.gather(awaited(base), awaited(base + 1))
+        return [*pair, await awaited(base + 2)]
+
+    def drive(base: int) -> list[int]:
+        if base == 10:
+            return asyncio.run(main(base))
+        if base in (20, 30):
+            loop = drive.loop  # type: ignore[attr-defined]
+            return loop.run_until_complete(main(base))  # type: ignore[no-any-return]
+        if sys.version_info >= (3, 11):
+            with asyncio.Runner() as runner:
+                return runner.run(main(base))
+        return asyncio.run(main(base))
+
+    @durable.workflow(store=store, run_id="main")
+    def flow(go: bool = False) -> list[int]:
+        drive.loop = asyncio.new_event_loop()  # type: ignore[attr-defined]
+        try:
+            got = [*drive(10), *drive(20), *drive(30), *drive(40)]
+        finally:
+            drive.loop.close()  # type: ignore[attr-defined]
+        if not go:
+            durable.suspend("waiting")
+        return got
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    expected = [b + i + 1 for b in (10, 20, 30, 40) for i in range(3)]
+    assert records(store, flow.name, "main", "steps") == [f"steps/{i:08d}" for i in range(12)]
+    run = flow.resume("main", go=True)
+    assert run.value == expected
+    assert (run.steps_replayed, run.steps_executed) == (12, 0)
+    assert len(counted(log)) == 12
+
+
 def test_a_task_that_outlives_its_run_is_refused(tmp_path: Path, log: Path) -> None:
     store = durable.open_store(tmp_path / "store")
     left: list[asyncio.Task[int]] = []

@@ -37,6 +37,9 @@ class RunState:
     # id(spec) -> (spec, fingerprint) of the steps called that the
     # definition does not reach by name (`StepSpec.fingerprint_in`).
     unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    # The positions looked up in this attempt (replayed, or live): a rerun
+    # never discards their records, which the run has used or is making.
+    seen: set[Position] = field(default_factory=set)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
     replayed: int = 0

@@ -10,7 +10,7 @@ from typing import Any
 
 from .._storage.base import Store
 from .._storage.files import first_stale
-from .._storage.keys import manifest_key
+from .._storage.keys import manifest_key, position_key
 from .._storage.manifest import decode_manifest
 from .._storage.records import RunRecord, load_stored
 from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
@@ -119,5 +119,5 @@ def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
     if not manifest.extra.get("artifacts"):
         return False
     ctx = load_context(store, manifest.workflow, manifest.run_id, "refuse")
-    records = [ctx.records[p] for p in sorted(ctx.records)]
+    records = [ctx.records[p] for p in sorted(ctx.records, key=position_key)]  # 2 < 2.0.0 < 3
     return any(r.persisted and first_stale(r.artifacts, store) for r in records)

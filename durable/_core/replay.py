@@ -73,6 +73,7 @@ def lookup(
     """The finished record at pos to replay, or None to execute live.
     `call` (the arguments) only serves the message of a refusal."""
     ctx.check_refused()  # nothing runs after a refusal, even one the body caught
+    ctx.seen.add(pos)
     try:
         rec = ctx.records.get(pos)  # its envelope is checked and it is decoded now
     except (CorruptRecordError, IntegrityError) as e:
@@ -157,10 +158,17 @@ def went_live(ctx: RunState, pos: Position) -> None:
 
 def discard_from(ctx: RunState, pos: Position) -> None:
     """Forget the record at pos and every later one (on_change="rerun"), in
-    `position_key` order: 2 < 2.0.0 < 2.1.0 < 3."""
-    start = position_key(pos)
+    `position_key` order: 2 < 2.0.0 < 2.1.0 < 3, except those this attempt
+    looked up already (`ctx.seen`). In async code a later position can be
+    reached first (a task's 2.0.0 before the body's 2, the body's 3 before
+    a task's 2.1.0): its record was replayed and used, or is being made, and
+    forgetting it would run a finished step again after a crash."""
+    start, seen = position_key(pos), ctx.seen
     tables: tuple[MutableMapping[Position, Any], ...] = (ctx.records, ctx.failures, ctx.timers, ctx.items)
-    gone = [[p for p in table if position_key(p) >= start] for table in tables]
+    gone = [
+        [p for p in table if position_key(p) >= start and (p == pos or p not in seen)]
+        for table in tables
+    ]
     names = [record_name(p) for p in gone[0]] + [attempts_name(p) for p in gone[1]]
     names += [timer_name(p) for p in gone[2]]
     names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]

@@ -105,8 +105,17 @@ class Scope:
     def owned_here(self) -> bool:
         """Whether the code running now may number operations in this scope:
         its own task; the thread of a body started outside a loop; or, for a
-        scope nobody holds (not yet bound, or whose holder finished and that
-        may be taken over), the first task to ask, which then holds it."""
+        scope nobody holds, a task that may take it, which then holds it.
+
+        A task's scope not yet bound (its coroutine started eagerly, inside
+        the factory) is taken by the first task to ask: only that task's
+        context holds it. The body of a sync run (`thread_may_use`) is taken
+        only by a task that `loop.run_until_complete` drives (the coroutine
+        of `asyncio.run(main())`), while no other holds it: the tasks main
+        creates were not seen being created, and which of them asks first is
+        timing, so every one of them is refused, even the first (a record it
+        took could be another's on a resume). main's operations are numbered
+        in the body's scope one after another, as the body's own are."""
         if threading.get_ident() != self.thread:
             return False
         task = current_task()
@@ -116,6 +125,8 @@ class Scope:
         if free and task is None:
             return self.thread_may_use
         if free and task is not None and self.claimable:
+            if self.thread_may_use and not _driven(task):
+                return False
             self.task = task
             return True
         return False
@@ -137,6 +148,18 @@ class Scope:
                 "plain calls, without records."
             )
         if not self.owned_here():
+            if self.thread_may_use:  # the body of a sync run, asked from an asyncio task
+                raise ConfigurationError(
+                    f"{what} was called from an asyncio task of run {run_id!r}, a sync "
+                    "workflow, other than the coroutine that asyncio.run() (or "
+                    "loop.run_until_complete()) runs: durable did not see that task being "
+                    "created (asyncio.gather of coroutines, create_task, TaskGroup), so its "
+                    "position would depend on timing; nothing was executed or recorded. Inside "
+                    "a sync workflow, asyncio.run(main()) works when only main itself calls "
+                    "durable operations (one after another, or the steps' own calls gathered: "
+                    "asyncio.gather(fetch(a), fetch(b))); make the workflow `async def` to use "
+                    "tasks."
+                )
             raise ConfigurationError(
                 f"{what} was called from an asyncio task of run {run_id!r} that durable did "
                 "not see being created (created before the run started, on an event loop "
@@ -166,6 +189,19 @@ def current_task() -> asyncio.Future[Any] | None:
     loop = aio._get_running_loop()
     task: asyncio.Future[Any] | None = None if loop is None else aio.current_task(loop)
     return task
+
+
+def _driven(task: asyncio.Future[Any]) -> bool:
+    """Whether `loop.run_until_complete` (so `asyncio.run`, `asyncio.Runner`)
+    drives task: it waits on it with a done callback of its own, asyncio's
+    `_run_until_complete_cb` or uvloop's `run_until_complete.<locals>.done_cb`.
+    A task gathered or awaited by another has that task's callbacks instead."""
+    callbacks = getattr(task, "_callbacks", None) or ()
+    for entry in callbacks:
+        callback = entry[0] if isinstance(entry, tuple) else entry
+        if "run_until_complete" in getattr(callback, "__qualname__", ""):
+            return True
+    return False
 
 
 def _asyncio() -> ModuleType | None:
