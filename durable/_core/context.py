@@ -39,7 +39,10 @@ class RunState:
     unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)
     # The positions looked up in this attempt (replayed, or live): a rerun
     # never discards their records, which the run has used or is making.
+    # Kept once a position is taken from an asyncio task (`in_tasks`): until
+    # then lookups come in position order, and none is after the one changed.
     seen: set[Position] = field(default_factory=set)
+    in_tasks: bool = False
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
     replayed: int = 0

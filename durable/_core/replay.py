@@ -73,7 +73,8 @@ def lookup(
     """The finished record at pos to replay, or None to execute live.
     `call` (the arguments) only serves the message of a refusal."""
     ctx.check_refused()  # nothing runs after a refusal, even one the body caught
-    ctx.seen.add(pos)
+    if ctx.in_tasks:
+        ctx.seen.add(pos)
     try:
         rec = ctx.records.get(pos)  # its envelope is checked and it is decoded now
     except (CorruptRecordError, IntegrityError) as e:

@@ -37,6 +37,7 @@ _SUPPORTED = (
 class RunState(Protocol):
     run_id: str
     open: bool  # False once the workflow body has returned
+    in_tasks: bool  # a position was taken from an asyncio task
 
 
 class Scope:
@@ -169,6 +170,8 @@ class Scope:
                 "only main itself calls durable operations; make the workflow `async def` to "
                 "use tasks."
             )
+        if current_task() is not None:  # lookups may now come out of position order
+            self.run.in_tasks = True
 
 
 scope_var: contextvars.ContextVar[Scope | None] = contextvars.ContextVar(
