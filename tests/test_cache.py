@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -121,6 +122,19 @@ def test_ignore_must_name_parameters() -> None:
             return path
 
 
+def test_an_ignored_name_given_through_kwargs_is_left_out_of_the_key() -> None:
+    @durable.step(cache=durable.Cache(ignore=("verbose",)))
+    def load(day: str, **options: object) -> str:
+        CALLS["load"] += 1
+        return f"{day} {sorted(k for k in options if k != 'verbose')}"
+
+    assert load("d", verbose=True) == load("d", verbose=False) == load("d") == "d []"
+    assert CALLS["load"] == 1
+    assert load("d", fmt="csv", verbose=True) == "d ['fmt']"  # other options still count
+    assert load("d", fmt="csv") == "d ['fmt']"
+    assert CALLS["load"] == 2
+
+
 def test_a_key_function_replaces_the_arguments() -> None:
     @durable.step(cache=durable.Cache(key=lambda doc: doc["id"]))
     def summarize(doc: dict[str, str]) -> str:
@@ -131,6 +145,49 @@ def test_a_key_function_replaces_the_arguments() -> None:
     assert summarize({"id": "7", "text": "other"}) == "hel"  # the user's key says: same
     assert summarize({"id": "8", "text": "other"}) == "oth"
     assert CALLS["summarize"] == 2
+
+
+def test_a_key_function_returning_none_is_a_configuration_error(
+    plain_store: durable.Store,
+) -> None:
+    def key_of(doc: dict[str, int]) -> None:
+        doc.get("id")  # no `return`: every call would share one entry
+
+    @durable.step(cache=durable.Cache(key=key_of))
+    def summarise(doc: dict[str, int]) -> int:
+        CALLS["summarise"] += 1
+        return doc["id"]
+
+    @durable.workflow(store=plain_store)
+    def flow(n: int) -> int:
+        return summarise({"id": n})
+
+    with pytest.raises(durable.ConfigurationError, match=r"of step .*summarise returned None"):
+        summarise({"id": 1})
+    with pytest.raises(durable.ConfigurationError, match="must return the key"):
+        flow(2)
+    assert CALLS["summarise"] == 0 and plain_store.list("cache/") == []
+
+
+def test_a_keyed_call_that_does_not_match_the_signature_fails_as_uncached() -> None:
+    @durable.step(cache=durable.Cache(key=lambda *a, **k: a[0] if a else k.get("x")))
+    def tenfold(x: int) -> int:
+        CALLS["tenfold"] += 1
+        return x * 10
+
+    assert tenfold(1) == 10
+    for call in (lambda: tenfold(1, 2, 3), lambda: tenfold(1, bogus=9)):  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match=r"step .*tenfold\(x.* cannot be called with these"):
+            call()
+    assert CALLS["tenfold"] == 1
+
+
+def test_expire_takes_a_timedelta_or_a_positive_number_only() -> None:
+    for seconds, expire in ((5.0, 5), (0.5, 0.5), (60.0, timedelta(minutes=1))):
+        assert durable.Cache(expire=expire).seconds == seconds
+    for bad in (True, "7d", b"5", [1], 0, -1, float("nan"), timedelta(0)):
+        with pytest.raises(durable.ConfigurationError, match=r"Cache\(expire=\.\.\.\)"):
+            durable.Cache(expire=bad)  # type: ignore[arg-type]
 
 
 def test_expire_bounds_an_entrys_age(clock: FakeClock) -> None:
@@ -192,6 +249,54 @@ def test_secrets_never_enter_the_cache(plain_store: durable.Store) -> None:
         assert nested(deep) == 1
     assert CALLS == {"api": 2, "token": 2, "nested": 2}
     assert plain_store.list("cache/") == []
+
+
+def test_a_secret_is_never_cached_by_a_key_function_or_when_ignored(
+    plain_store: durable.Store,
+) -> None:
+    """The key leaves the secret out, the output may not: a call holding
+    one runs every time and keeps nothing, in a plain call or a run."""
+
+    @dataclass
+    class Client:
+        token: durable.Redacted[str]
+
+    @durable.step(cache=durable.Cache(key=lambda token, q: q))
+    def keyed(token: object, q: str) -> str:
+        CALLS["keyed"] += 1
+        return f"{q} as {getattr(token, 'value', token)}"
+
+    @durable.step(cache=durable.Cache(ignore=("token",)))
+    def ignored(token: object, q: str) -> str:
+        CALLS["ignored"] += 1
+        return f"{q} as {token}"
+
+    @durable.step(cache=durable.Cache(ignore=("options",)))
+    def spread(q: str, **options: object) -> str:
+        CALLS["spread"] += 1
+        return q
+
+    @durable.workflow(store=plain_store)
+    def flow(secret: str) -> str:
+        return keyed(durable.redact(secret), "q")
+
+    secret = durable.redact("s3cret")
+    for user in ("alice", "bob"):
+        assert keyed(durable.redact(user), "q") == f"q as {user}"
+        assert keyed(q="q", token=durable.redact(user)) == f"q as {user}"
+        for token in (durable.redact(user), [durable.redact(user)], Client(durable.redact(user))):
+            ignored(token, "q")
+        ignored(lambda: secret.value, "q")  # a closure holding one (pickling refuses it)
+        assert spread("q", auth=durable.redact(user)) == "q"
+        assert flow(user) == f"q as {user}"
+    assert CALLS == {"keyed": 6, "ignored": 8, "spread": 2}
+    assert plain_store.list("cache/") == []
+    # Without a secret the same steps are cached, an ignored lock included.
+    import threading
+
+    assert keyed("t", "q") == keyed("u", "q") == "q as t"
+    assert ignored(threading.Lock(), "q") == ignored(None, "q")
+    assert CALLS == {"keyed": 7, "ignored": 9, "spread": 2}
 
 
 def test_persist_false_and_cache_is_a_configuration_error() -> None:
@@ -305,3 +410,45 @@ def test_any_step_name_has_its_own_folder(plain_store: durable.Store) -> None:
     gone, _ = cache_admin.clear(plain_store, "a/b [1]")
     assert [g.step for g in gone] == ["a/b [1]"]
     assert len(cache_admin.list_entries(plain_store)) == len(names) - 1
+
+
+def test_loop_over_items_use_the_cache_in_the_runs_store(plain_store: durable.Store) -> None:
+    """A cached step as a loop item, or called by one, in this process (in
+    order, on a thread pool, as coroutines): the cache of the run's store,
+    not the default store of a plain call (worker threads included)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = memory_store()
+
+    def via(x: int) -> int:
+        return square(x)[1]
+
+    @durable.step(cache=True)
+    async def asquare(x: int) -> int:
+        CALLS["asquare"] += 1
+        return x * x
+
+    @durable.workflow(store=store)
+    def flow(xs: list[int]) -> list[object]:
+        with ThreadPoolExecutor(2) as pool:
+            return [
+                durable.loop_over(square, xs),
+                durable.loop_over(square, xs, executor=pool),
+                durable.loop_over(via, [x + 10 for x in xs], executor=pool),
+                durable.loop_over(via, [x + 10 for x in xs]),
+            ]
+
+    @durable.workflow(store=store)
+    async def aflow(xs: list[int]) -> list[int]:
+        return await durable.loop_over(asquare, xs)
+
+    assert flow([1, 2]) == [[(1, 1), (2, 4)]] * 2 + [[121, 144]] * 2
+    assert CALLS["square"] == 4
+    assert asyncio.run(aflow([3, 3])) == [9, 9]
+    assert 1 <= CALLS["asquare"] <= 2  # the two items of one block may both miss
+    before = CALLS["asquare"]
+    assert asyncio.run(aflow([3, 4])) == [9, 16]
+    assert CALLS["asquare"] == before + 1
+    assert len(store.list("cache/entries/")) == 6  # square of 1, 2, 11, 12; asquare of 3, 4
+    assert plain_store.list("cache/") == []

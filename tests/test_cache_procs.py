@@ -188,3 +188,14 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert cleared.returncode == 0 and "removed 3 entries" in cleared.stderr
     run(script, 1, env)
     assert executions(tmp_path) == 4
+    # Under a signing key the unsigned entry fails the check: listed as such,
+    # left alone by prune, removed by clear (as its IntegrityError says).
+    signed = dict(env, DURABLE_SIGNING_KEY="k")
+    listed = durable(tmp_path, "cache", "ls", "--json", env=signed)
+    assert [(e["step"], e["verified"]) for e in json.loads(listed.stdout)] == [("compute", False)]
+    pruned = durable(tmp_path, "cache", "prune", "--older-than", "0s", env=signed)
+    assert "removed 0 entries" in pruned.stderr and "1 entry fails the signature" in pruned.stderr
+    cleared = durable(tmp_path, "cache", "clear", env=signed)
+    assert cleared.returncode == 0, cleared.stderr
+    assert "removed 1 entry (0B, 1 failing the signature check)" in cleared.stderr
+    assert durable(tmp_path, "cache", "ls", env=env).stdout == ""

@@ -59,6 +59,44 @@ def test_entries_are_sealed_with_the_signing_key(place: Place) -> None:
     assert CALLS["pair"] == 1  # a refusal executes nothing
 
 
+def test_entries_failing_the_signature_check_are_listed_cleared_never_pruned(
+    place: Place,
+) -> None:
+    """After a key change (or a forged entry): every cached call meeting one
+    raises IntegrityError, whose message says `durable cache clear`; ls
+    shows them, prune leaves them (and their blobs) alone, clear removes them."""
+    signed = place.open(signing_key="k1", blob_threshold=32)
+
+    @durable.step(cache=True)
+    def big(n: int) -> str:
+        CALLS["big"] += 1
+        return "b" * n
+
+    @durable.workflow(store=signed, name="signed")
+    def flow(x: int) -> int:
+        return len(pair(x)[1]) + len(big(100))
+
+    assert flow(2) == 102
+    for run in flow.runs():  # no run refers to the blob: only the entry keeps it
+        flow.delete(run.run_id)
+    other = place.open(own_client=True, signing_key="k2")
+    listed = cache_admin.list_entries(other)
+    assert sorted((i.step, i.verified, i.size) for i in listed) == sorted(
+        [(big.name, False, 0), (pair.name, False, 0)]
+    )
+    gone, blobs, skipped = cache_admin.prune(other, older_than=0, max_size=0)
+    assert (gone, blobs, len(skipped)) == ([], 0, 2)
+    assert len(cache_admin.list_entries(signed)) == 2  # still good under k1, blob included
+    assert flow.with_options(run_id="again")(2) == 102 and CALLS == {"pair": 1, "big": 1}
+    gone, _ = cache_admin.clear(other, pair.name)
+    assert [(g.step, g.verified) for g in gone] == [(pair.name, False)]
+    for run in flow.runs():  # nothing refers to the blob any more: clear deletes it
+        flow.delete(run.run_id)
+    gone, blobs = cache_admin.clear(other)
+    assert ([(g.step, g.verified) for g in gone], blobs) == ([(big.name, False)], 1)
+    assert cache_admin.list_entries(signed) == []
+
+
 def test_allow_pickle_false_refuses_a_pickled_entry(place: Place) -> None:
     flow_on(place.open())(2)  # a tuple: pickled
     strict = place.open(own_client=True, allow_pickle=False)
@@ -84,15 +122,15 @@ def test_prune_removes_the_least_recently_used_first(place: Place, clock: FakeCl
     clock.now += 3600
     sizes.with_options(run_id="later")([10])  # a hit marks 10 as used now
     assert CALLS["text"] == 3
-    dry, _ = cache_admin.prune(store, older_than=1800, dry_run=True)
+    dry, _, _ = cache_admin.prune(store, older_than=1800, dry_run=True)
     assert sorted(i.size for i in dry) == [21, 31]  # msgpack: one byte of header
     assert len(cache_admin.list_entries(store)) == 3
-    gone, _ = cache_admin.prune(store, max_size=25)  # 11 + 21 + 31: keep the newest use
+    gone, _, _ = cache_admin.prune(store, max_size=25)  # 11 + 21 + 31: keep the newest use
     assert sorted(i.size for i in gone) == [21, 31]
     sizes.with_options(run_id="third")([10, 20])
     assert CALLS["text"] == 4  # 10 was kept, 20 computed again
     clock.now += 7 * 86400
-    gone, _ = cache_admin.prune(store, older_than=86400)
+    gone, _, _ = cache_admin.prune(store, older_than=86400)
     assert len(gone) == 2 and cache_admin.list_entries(store) == []
 
 

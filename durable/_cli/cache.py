@@ -60,10 +60,11 @@ def cmd_ls(args: argparse.Namespace, store: Store) -> int:
     elif infos:
         print(_table(infos))
         total = cache.human_size(sum(i.size for i in infos))
-        print(f"{len(infos)} entr{'y' if len(infos) == 1 else 'ies'}, {total}", file=sys.stderr)
+        print(f"{_entries(len(infos))}, {total}", file=sys.stderr)
     else:
         what = f"step {args.step}" if args.step else "any step"
         print(f"no cache entries for {what} in {store.url}", file=sys.stderr)
+    _note_unverified([i for i in infos if not i.verified], "`durable cache clear` removes them")
     return 0
 
 
@@ -74,35 +75,57 @@ def cmd_clear(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_prune(args: argparse.Namespace, store: Store) -> int:
-    gone, blobs = cache.prune(
+    gone, blobs, skipped = cache.prune(
         store, older_than=args.older_than, max_size=args.max_size, dry_run=args.dry_run
     )
     if gone:
         print(_table(gone))
     _removed("would remove" if args.dry_run else "removed", gone, blobs)
+    _note_unverified(skipped, "not pruned; `durable cache clear` removes them")
     return 0
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
 def _removed(verb: str, gone: Sequence[EntryInfo], blobs: int) -> None:
     size = cache.human_size(sum(i.size for i in gone))
-    count = f"{len(gone)} entr{'y' if len(gone) == 1 else 'ies'}"
+    unverified = sum(not i.verified for i in gone)
+    failing = f", {unverified} failing the signature check" if unverified else ""
     swept = "" if verb.startswith("would") else f"; {blobs} blob{'s' if blobs != 1 else ''} deleted"
-    print(f"{verb} {count} ({size}){swept}", file=sys.stderr)
+    print(f"{verb} {_entries(len(gone))} ({size}{failing}){swept}", file=sys.stderr)
+
+
+def _note_unverified(infos: Sequence[EntryInfo], what: str) -> None:
+    if infos:
+        print(
+            f"{_entries(len(infos))} fail{'s' if len(infos) == 1 else ''} the signature check "
+            "under this store's key (signed with another key, or not by durable): never "
+            f"served; {what}",
+            file=sys.stderr,
+        )
+
+
+_UNVERIFIED = "unverified: fails the signature check"
 
 
 def _table(infos: Sequence[EntryInfo]) -> str:
+    note = any(not i.verified for i in infos)
     rows = [
         [
             i.step,
             i.fingerprint,
             i.digest[:12],
-            cache.human_size(i.size),
+            cache.human_size(i.size) if i.verified else "?",
             format.local(i.created),
             format.local(i.used),
+            *([("" if i.verified else _UNVERIFIED)] if note else []),
         ]
         for i in infos
     ]
-    return format.table(["STEP", "FINGERPRINT", "ARGUMENTS", "SIZE", "CREATED", "LAST USED"], rows)
+    headers = ["STEP", "FINGERPRINT", "ARGUMENTS", "SIZE", "CREATED", "LAST USED"]
+    return format.table([*headers, *(["NOTE"] if note else [])], rows)
 
 
 def _doc(i: EntryInfo) -> dict[str, object]:
@@ -110,8 +133,9 @@ def _doc(i: EntryInfo) -> dict[str, object]:
         "step": i.step,
         "fingerprint": i.fingerprint,
         "argumentDigest": i.digest,
-        "size": i.size,
-        "created": format.iso(i.created),
-        "lastUsed": format.iso(i.used),
+        "size": i.size if i.verified else None,
+        "created": format.iso(i.created) if i.verified else None,
+        "lastUsed": format.iso(i.used) if i.verified else None,
         "key": i.key,
+        "verified": i.verified,
     }

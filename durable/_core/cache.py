@@ -3,7 +3,7 @@ workflow, and by a plain call, when the code that runs and the arguments are
 the same (issue 16).
 
 The key is the step's fingerprint (computed as at a run's start: helpers and
-constants included) and its argument digest (`_identity.cache_digest`, the
+constants included) and its argument digest (`cachekey.call_key`: the
 one argument rule, with `ignore=`d arguments left out, or the digest of a
 `key=` function's result). A call whose key cannot be established (a secret
 among its arguments, an argument without a reproducible digest, code whose
@@ -12,6 +12,7 @@ source no longer matches) is neither served nor stored: it just runs."""
 from __future__ import annotations
 
 import datetime
+import numbers
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,10 +28,11 @@ from .._storage.keys import Position
 from .._storage.records import StepRecord
 from ..errors import ConfigurationError, DurableError, SerializationError
 from . import artifacts
+from .cachekey import call_key
 from .context import RunState, current_state
-from .identity import cache_digest, strict_digest
 from .plan import Call, Plan
 from .redact import holds_redacted
+from .retry import RetryPolicy, retrying
 from .spec import refingerprint
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 # A hit writes the entry's use marker (for `durable cache prune`, least
 # recently used first) at most once a minute per entry and process.
 TOUCH_EVERY = 60.0
+ONCE = RetryPolicy()  # a plain call of a step: one try, no retries
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,6 @@ class Cache:
                 "effect; leave the ignored arguments out of what key returns instead"
             )
         seconds = _seconds(self.expire)
-        if seconds is not None and not seconds > 0:
-            raise ConfigurationError(f"Cache(expire=...) must be positive, not {self.expire!r}")
         object.__setattr__(self, "_limits", (seconds, frozenset(self.ignore)))
 
     @property
@@ -85,10 +86,21 @@ class Cache:
         return self._limits[1]
 
 
-def _seconds(expire: datetime.timedelta | float | None) -> float | None:
+def _seconds(expire: object) -> float | None:
+    if expire is None:
+        return None
     if isinstance(expire, datetime.timedelta):
-        return expire.total_seconds()
-    return None if expire is None else float(expire)
+        seconds = expire.total_seconds()
+    elif isinstance(expire, numbers.Real) and not isinstance(expire, bool):
+        seconds = float(expire)
+    else:
+        raise ConfigurationError(
+            f"Cache(expire=...) takes a datetime.timedelta or a number of seconds "
+            f"(int or float), not {expire!r}"
+        )
+    if not seconds > 0:  # NaN too
+        raise ConfigurationError(f"Cache(expire=...) must be positive, not {expire!r}")
+    return seconds
 
 
 def cache_option(
@@ -235,18 +247,27 @@ def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
 # -- a plain call (outside any run, or inside another step) ------------------------
 
 
-def plain_plan(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan[Any]:
+def plain_plan(
+    spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], retry: RetryPolicy = ONCE
+) -> Plan[Any]:
+    """A cached step called plainly; a miss runs its body with `retry` (a
+    `loop_over` item: the step's retries)."""
     run = current_state()
     ticket = _ticket(run.store if run is not None else default_store(), spec, args, kwargs, None)
     if ticket is None:
-        return (yield Call(spec.attempt(), args, kwargs))
+        return (yield from retrying(retry, lambda _: Call(spec.attempt(), args, kwargs)))
     hit = ticket.lookup()
     if hit is not None:
         _reregister(hit[0].record.artifacts)
         return hit[1]
     found: list[tuple[str, str | None]] = []
+
+    def attempt(_: int) -> Call:
+        found.clear()  # what the try that returns registers
+        return Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
+
     started = now()
-    value = yield Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
+    value = yield from retrying(retry, attempt)
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     entries = _produced(ticket.store, spec, found + derived)
     _reregister(entries)
@@ -280,12 +301,8 @@ def _ticket(
     kwargs: dict[str, Any],
     fp: str | None,
 ) -> Ticket | None:
-    option = spec.cache
-    assert option is not None
-    if option.key is not None:
-        digest = strict_digest(option.key(*args, **kwargs))
-    else:
-        digest = cache_digest(spec.signature, args, kwargs, spec.name, option.ignored)
+    assert spec.cache is not None
+    digest = call_key(spec.cache, spec.signature, args, kwargs, spec.name)
     if digest is None:
         return None  # a secret, or no reproducible digest: run it, keep nothing
     if fp is None:

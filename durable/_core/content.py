@@ -20,11 +20,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._storage import codec
+from .redact import NeverWritten
 
 
 class Undigestable(TypeError):
     """A value with no reproducible digest (an open file, a lock, a cycle
     through an unpicklable object, nesting deeper than MAX_DEPTH)."""
+
+
+class Secret(Undigestable):
+    """A `durable.redact()` value, where a cache key may not hold one (or,
+    for an argument looked at only for secrets, nesting too deep to tell)."""
 
 
 def content_of(v: Any) -> tuple[str, Any]:
@@ -34,6 +40,8 @@ def content_of(v: Any) -> tuple[str, Any]:
         return found if found is not None else _reduced(v)
     except Undigestable:
         raise
+    except NeverWritten as e:  # a closure that captured a secret, pickled for its code
+        raise Secret(f"{_qualname(type(v))}: {e}") from None
     except Exception as e:  # a property, __reduce_ex__ or tobytes that fails: no digest
         raise Undigestable(f"{_qualname(type(v))}: {type(e).__name__}: {e}") from None
 

@@ -234,14 +234,20 @@ def enter_step(
     return reset
 
 
-def enter_plain() -> Callable[[], None]:
-    """Durable calls here run plainly; tasks created here take no index."""
+def enter_plain(run: RunState | None = None) -> Callable[[], None]:
+    """Durable calls here run plainly; tasks created here take no index.
+    `run`: the run a worker thread works for (a thread starts with no
+    context of its own), so that what a plain call does on the run's behalf
+    (a cached step's entry) goes to its store; it takes no position in it."""
+    run_token = _run_var.set(run) if run is not None else None
     token = _plain_var.set(True)
     reset_scope = set_scope(None)
 
     def reset() -> None:
         reset_scope()
         _plain_var.reset(token)
+        if run_token is not None:
+            _run_var.reset(run_token)
 
     return reset
 

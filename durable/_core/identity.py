@@ -22,8 +22,8 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .content import Secret, content_of
 from .content import Undigestable as Undigestable
-from .content import content_of
 from .redact import Redacted
 
 sha256 = hashlib.sha256
@@ -118,7 +118,7 @@ class _Walk:
             self._unordered(b"S" if t is set else b"Z", v)
         elif isinstance(v, Redacted):
             if not self.allow_secrets:
-                raise Undigestable("it holds a durable.redact() value")
+                raise Secret("it holds a durable.redact() value")
             self.h.update(b"R")  # a secret: only that one was there
         else:
             kind, content = content_of(v)
@@ -206,43 +206,6 @@ def _bind(
         ) from None
     bound.apply_defaults()
     return bound
-
-
-def cache_digest(
-    signature: inspect.Signature | None,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    name: str,
-    ignore: frozenset[str] = frozenset(),
-) -> str | None:
-    """The argument digest the step cache keys on: `call_digest` with the
-    `ignore`d arguments left out. None when the call holds a secret (a
-    `Redacted` never enters the cache) or has no reproducible digest: such a
-    call is never served from the cache nor stored in it."""
-    if signature is not None and not ignore:
-        fast = _all_scalar_positional(signature, args, kwargs)
-        if fast is not None:
-            return fast  # scalars only: no secret, and the same bytes as below
-    if signature is None:
-        pairs: list[tuple[str, Any]] = [("*", args), ("**", kwargs)]
-    else:
-        bound = _bind(signature, args, kwargs, name).arguments.items()
-        pairs = [(arg, value) for arg, value in bound if arg not in ignore]
-    try:
-        return _arguments_digest(pairs, allow_secrets=False)
-    except (Undigestable, RecursionError):
-        return None
-
-
-def strict_digest(value: Any) -> str | None:
-    """`value_digest` for a cache key (the result of a `Cache(key=...)`
-    function): None instead of a random token, and for a secret."""
-    walk = _Walk(allow_secrets=False)
-    try:
-        walk.feed(value)
-    except (Undigestable, RecursionError):
-        return None
-    return walk.h.hexdigest()[:HEX]
 
 
 def _arguments_digest(pairs: list[tuple[str, Any]], *, allow_secrets: bool = True) -> str:

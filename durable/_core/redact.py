@@ -16,6 +16,11 @@ T = TypeVar("T")
 _MAX_DEPTH = 8
 
 
+class NeverWritten(TypeError):
+    """Raised when something tries to pickle a `Redacted` (a TypeError, as
+    pickling any unpicklable value raises)."""
+
+
 class Redacted(Generic[T]):
     """A secret in transit between steps. Read it with `.value`; its repr
     never shows it."""
@@ -37,7 +42,7 @@ class Redacted(Generic[T]):
     def __reduce_ex__(self, protocol: Any) -> NoReturn:
         # Pickling is how a value would reach the store (or a worker); refuse
         # it so that a secret can only travel in memory.
-        raise TypeError(
+        raise NeverWritten(
             "a durable.redact() value is never written: return it from a step on its own "
             "(or in a list/dict), and do not return it from the workflow or pass it to "
             "loop_over workers"

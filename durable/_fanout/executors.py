@@ -14,7 +14,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from .._core.context import enter_plain
+from .._core.cache import plain_plan
+from .._core.context import RunState, current_state, enter_plain
 from .._core.plan import Call, drive_async, drive_sync
 from .._core.retry import retrying
 from .._core.spec import step_spec
@@ -28,17 +29,29 @@ Trace = tuple[dict[str, str] | None, str]
 NO_TRACE: Trace = (None, "")
 
 
-def call_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
+def call_item(
+    fn: Callable[[Any], Any],
+    item: Any,
+    trace: Trace = NO_TRACE,
+    run: RunState | None = None,
+    *,
+    local: bool = True,
+) -> Any:
     """Run one item. A step runs its body with its own retries but without a
-    record of its own; durable calls inside run plainly."""
+    record of its own; durable calls inside run plainly. `run`: the run a
+    pool's thread works for (this process's threads share its store). A
+    cached step uses its cache where the store is known: in this process
+    (`local`), not in another process's worker."""
     if trace[0]:
         with item_span(*trace):
-            return call_item(fn, item)
+            return call_item(fn, item, NO_TRACE, run, local=local)
     spec = step_spec(fn)
-    reset = enter_plain()
+    reset = enter_plain(run)
     try:
         if spec is None:
             return fn(item)
+        if spec.cache is not None and local:
+            return drive_sync(plain_plan(spec, (item,), {}, spec.retry))
         return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
     finally:
         reset()
@@ -60,6 +73,8 @@ async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRAC
 async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
     if spec is None:
         return await fn(item)
+    if spec.cache is not None:
+        return await drive_async(plain_plan(spec, (item,), {}, spec.retry))
     return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
 
 
@@ -85,7 +100,8 @@ def run_pickled(token: str, fn_blob: bytes, item_blob: bytes, trace: Trace = NO_
             _loaded.clear()
         fn = _loaded[token] = codec.loads_callable(fn_blob)
     try:
-        value = call_item(fn, codec.loads_callable(item_blob), trace)
+        # Another process: the run's store is not known here, so no cache.
+        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False)
     except Exception as exc:
         return _pack_error(exc)
     try:
@@ -134,13 +150,18 @@ class FuturesPool:
         self.fn = fn
         self.trace = trace
         self.threads = isinstance(executor, cf.ThreadPoolExecutor)
+        # A thread starts without the caller's context: it is handed the run.
+        self.run = current_state() if self.threads else None
         self.token = uuid.uuid4().hex
         self.blob = b"" if self.threads else codec.dumps_callable(fn)
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
 
     def submit(self, items: list[Any]) -> list[Any]:
         if self.threads:
-            return [self.executor.submit(call_item, self.fn, item, self.trace) for item in items]
+            return [
+                self.executor.submit(call_item, self.fn, item, self.trace, self.run)
+                for item in items
+            ]
         return [
             self.executor.submit(
                 run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace

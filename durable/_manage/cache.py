@@ -28,6 +28,9 @@ class EntryInfo:
     created: float
     used: float  # last use: the latest hit's marker, else the creation
     key: str
+    # False for an entry that fails the signature check under the store's key
+    # (another key, or forged): never served; its size and times are unknown (0).
+    verified: bool = True
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,13 @@ def cache_info(step: object, *, store: Store | str | None = None) -> CacheInfo:
 
 
 def list_entries(store: Store, step: str | None = None) -> list[EntryInfo]:
-    """Entries (of one step), most recently used first."""
-    entries = cachestore.all_entries(store, step)
+    """Entries (of one step), most recently used first; those that fail the
+    signature check last (`EntryInfo.verified` False)."""
+    entries, unverified = cachestore.scan_entries(store, step)
     used = cachestore.last_used(store, entries)
     infos = [_info(e, used[e.key]) for e in entries]
-    return sorted(infos, key=lambda i: (-i.used, i.step, i.key))
+    infos.sort(key=lambda i: (-i.used, i.step, i.key))
+    return infos + sorted((_unverified(u) for u in unverified), key=lambda i: i.key)
 
 
 def _info(entry: Entry, used: float) -> EntryInfo:
@@ -69,9 +74,16 @@ def _info(entry: Entry, used: float) -> EntryInfo:
     return EntryInfo(rec.name, rec.fingerprint, digest, entry.size, entry.created, used, entry.key)
 
 
+def _unverified(u: cachestore.Unverified) -> EntryInfo:
+    # Nothing of its content is trusted: what its key says only.
+    step, fingerprint, digest = cachestore.entry_parts(u.key)
+    return EntryInfo(step, fingerprint, digest, 0, 0.0, 0.0, u.key, verified=False)
+
+
 def clear(store: Store, step: str | None = None) -> tuple[list[EntryInfo], int]:
-    """Remove every entry (of one step); the entries and the number of
-    blobs that went with them."""
+    """Remove every entry (of one step), those that fail the signature check
+    under the store's key included (what their `IntegrityError` recommends);
+    the entries and the number of blobs that went with them."""
     gone = list_entries(store, step)
     if step is not None:
         # Entries that cannot be read (damaged) are listed under the step's folder too.
@@ -88,15 +100,20 @@ def prune(
     older_than: float | None = None,
     max_size: int | None = None,
     dry_run: bool = False,
-) -> tuple[list[EntryInfo], int]:
+) -> tuple[list[EntryInfo], int, list[EntryInfo]]:
     """Remove entries not used for `older_than` seconds, then the least
     recently used ones until the rest fit in `max_size` bytes. Returns the
-    entries removed (or that would be) and the number of blobs deleted."""
+    entries removed (or that would be), the number of blobs deleted, and
+    the entries left alone because they fail the signature check (their age
+    and size cannot be trusted, and a prune run without the right key must
+    not empty the cache: `clear` removes them)."""
     if older_than is None and max_size is None:
         raise ConfigurationError("prune needs --older-than AGE, --max-size SIZE or both")
     if (older_than is not None and older_than < 0) or (max_size is not None and max_size < 0):
         raise ConfigurationError("--older-than and --max-size must not be negative")
-    entries = list_entries(store)  # most recently used first
+    listed = list_entries(store)  # most recently used first
+    entries = [e for e in listed if e.verified]
+    skipped = [e for e in listed if not e.verified]
     cutoff = now() - older_than if older_than is not None else None
     keep = [e for e in entries if cutoff is None or e.used >= cutoff]
     gone = [e for e in entries if cutoff is not None and e.used < cutoff]
@@ -107,9 +124,9 @@ def prune(
             total -= last.size
             gone.append(last)
     if dry_run:
-        return gone, 0
+        return gone, 0, skipped
     cachestore.remove(store, [e.key for e in gone])
-    return gone, cachestore.sweep(store)
+    return gone, cachestore.sweep(store), skipped
 
 
 _SIZE_UNITS = {

@@ -1,0 +1,177 @@
+"""The key of a cached call (`@durable.step(cache=...)`): the argument
+digest the step cache keys on (the one argument rule of `identity`, with
+`ignore`d arguments left out), the digest of a `Cache(key=...)` function's
+result, and the look for secrets that keeps a call holding one out of the
+cache (the key may leave the secret out; the output may be made of it)."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError
+from .content import Secret, Undigestable
+from .identity import (
+    _SCALAR,
+    HEX,
+    MAX_DEPTH,
+    _all_scalar_positional,
+    _arguments_digest,
+    _bind,
+    _Walk,
+)
+
+if TYPE_CHECKING:
+    from .cache import Cache
+
+
+def call_key(
+    option: Cache,
+    signature: inspect.Signature | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    name: str,
+) -> str | None:
+    """The digest a cached call is keyed on (besides the step's fingerprint),
+    or None when it cannot be cached. A call that does not bind raises
+    TypeError, as without a cache; a `Cache(key=...)` function is called
+    once it has bound, and its arguments are looked at for secrets too (the
+    key leaves them out, the output may be made of them)."""
+    if option.key is None:
+        return cache_digest(signature, args, kwargs, name, option.ignored)
+    if not _cache_check(signature, args, kwargs, name):
+        return None
+    key = option.key(*args, **kwargs)
+    if key is None:
+        # A forgotten `return`: every call would share one entry (wrong values).
+        raise ConfigurationError(
+            f"the Cache(key=...) function of step {name} returned None: it must return "
+            "the key of the call (did it forget `return`?); return a constant such as () "
+            "for one entry that every call shares"
+        )
+    return strict_digest(key)
+
+
+def cache_digest(
+    signature: inspect.Signature | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    name: str,
+    ignore: frozenset[str] = frozenset(),
+) -> str | None:
+    """The argument digest the step cache keys on: `call_digest` with the
+    `ignore`d arguments left out (a name given through `**kwargs` too). None
+    when the call holds a secret (a `Redacted` never enters the cache, nor
+    does an output computed from one: ignored arguments are looked at for
+    secrets as well) or has no reproducible digest: such a call is never
+    served from the cache nor stored in it. A call that does not bind raises
+    TypeError, as `call_digest`."""
+    if signature is not None and not ignore:
+        fast = _all_scalar_positional(signature, args, kwargs)
+        if fast is not None:
+            return fast  # scalars only: no secret, and the same bytes as below
+    kept, left_out = _cache_pairs(signature, args, kwargs, name, ignore)
+    try:
+        digest = _arguments_digest(kept, allow_secrets=False)
+    except (Undigestable, RecursionError):
+        return None
+    return digest if left_out is None or not holds_secret(left_out) else None
+
+
+def _cache_check(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], name: str
+) -> bool:
+    """For a step keyed by a `Cache(key=...)` function, before it is called:
+    the call is bound like any other (TypeError when it does not match the
+    signature), and True unless its arguments hold a secret."""
+    if signature is not None and _all_scalar_positional(signature, args, kwargs) is not None:
+        return True  # scalars only: bound, and no secret
+    pairs, _ = _cache_pairs(signature, args, kwargs, name, frozenset())
+    return not holds_secret([value for _, value in pairs])
+
+
+def _cache_pairs(
+    signature: inspect.Signature | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    name: str,
+    ignore: frozenset[str],
+) -> tuple[list[tuple[str, Any]], list[Any] | None]:
+    """The bound arguments the cache key is made of, and those left out
+    (None: none). An ignored name that is not a parameter of its own is
+    taken out of the `**kwargs` parameter's dict."""
+    if signature is None:
+        return [("*", args), ("**", kwargs)], None
+    bound = _bind(signature, args, kwargs, name)
+    if not ignore:
+        return list(bound.arguments.items()), None
+    kept: list[tuple[str, Any]] = []
+    left_out: list[Any] = []
+    params = signature.parameters
+    for arg, value in bound.arguments.items():
+        if arg in ignore:
+            left_out.append(value)
+        elif params[arg].kind is inspect.Parameter.VAR_KEYWORD and not ignore.isdisjoint(value):
+            left_out.extend(v for k, v in value.items() if k in ignore)
+            kept.append((arg, {k: v for k, v in value.items() if k not in ignore}))
+        else:
+            kept.append((arg, value))
+    return kept, left_out
+
+
+def holds_secret(value: Any) -> bool:
+    """Whether value holds a `Redacted` anywhere a digest would look (items,
+    fields, pickled state, a closure's captured values), or is nested too
+    deep to tell. Parts without a digest (a lock, an open file) are passed
+    over, and arrays of numbers are not read."""
+    try:
+        _Scan().feed(value)
+    except (Secret, RecursionError):
+        return True
+    return False
+
+
+def strict_digest(value: Any) -> str | None:
+    """`value_digest` for a cache key (the result of a `Cache(key=...)`
+    function): None instead of a random token, and for a secret."""
+    walk = _Walk(allow_secrets=False)
+    try:
+        walk.feed(value)
+    except (Undigestable, RecursionError):
+        return None
+    return walk.h.hexdigest()[:HEX]
+
+
+class _NoHash:
+    """Stands for the SHA-256 of a walk that only looks for secrets."""
+
+    def update(self, data: bytes) -> None:
+        pass
+
+
+class _Scan(_Walk):
+    """The walk of `holds_secret`: it raises `Secret` at the first secret
+    (or at MAX_DEPTH: fail closed), and passes over what has no digest."""
+
+    def __init__(self) -> None:
+        super().__init__(allow_secrets=False)
+        self.h = _NoHash()  # type: ignore[assignment]
+
+    def feed(self, v: Any) -> None:
+        if type(v) in _SCALAR:
+            return
+        if len(self.stack) >= MAX_DEPTH:
+            raise Secret(f"nested deeper than {MAX_DEPTH} levels: a secret may be there")
+        super().feed(v)
+
+    def _compound(self, v: Any) -> None:
+        np = sys.modules.get("numpy")
+        if np is not None and type(v) is np.ndarray and not v.dtype.hasobject:
+            return  # numbers, never a secret: not read
+        try:
+            super()._compound(v)
+        except Secret:
+            raise
+        except Undigestable:
+            pass  # no digest: nothing the walk can look into
