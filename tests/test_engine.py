@@ -439,7 +439,7 @@ def test_a_sleep_of_another_duration_is_a_changed_call(
 ) -> None:
     nap = _sleep_killed_midway(store, clock)
     # refused: the timer kept for 60 s is not this sleep's
-    with pytest.raises(durable.DefinitionChangedError, match="(?s)position 0.*duration changed"):
+    with pytest.raises(durable.DefinitionChangedError, match=r"(?s)position 0.*duration changed"):
         nap.resume("r", seconds=600)
     assert clock.slept == []
     # rerun: a new timer, for the new duration

@@ -8,6 +8,7 @@ import asyncio
 import collections
 import copy
 import dataclasses
+import datetime
 import os
 import subprocess
 import sys
@@ -59,6 +60,30 @@ class Scaler:
         return self.k * x
 
 
+class Params(dict[str, Any]):
+    """A dict with an attribute besides its items."""
+
+    def __init__(self, scale: int, **items: Any) -> None:
+        super().__init__(**items)
+        self.scale = scale
+
+
+class Offset(datetime.tzinfo):
+    """A tzinfo whose repr says nothing of its offset."""
+
+    def __init__(self, hours: int) -> None:
+        self.hours = hours
+
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        return datetime.timedelta(hours=self.hours)
+
+    def __getinitargs__(self) -> tuple[int]:  # how a tzinfo is pickled (and copied)
+        return (self.hours,)
+
+    def __repr__(self) -> str:
+        return "Offset()"
+
+
 def one_off(arr: Any) -> Any:
     out = arr.copy()
     out[4] += 1
@@ -86,6 +111,11 @@ CHANGES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "bytes/bytearray": lambda: (b"ab", bytearray(b"ab")),
     "dict key order": lambda: ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
     "defaultdict factory": lambda: (collections.defaultdict(list), collections.defaultdict(set)),
+    "dict subclass attribute": lambda: (Params(2, x=10), Params(3, x=10)),
+    "datetime tzinfo": lambda: (
+        datetime.datetime(2024, 1, 1, tzinfo=Offset(1)),
+        datetime.datetime(2024, 1, 1, tzinfo=Offset(2)),
+    ),
     "1/1.0": lambda: (1, 1.0),
     "1/True": lambda: (1, True),
     "-0.0/0.0": lambda: (-0.0, 0.0),

@@ -121,7 +121,8 @@ def test_one_answer_answers_one_wait_and_the_next_round_waits_again(
         review.resume("loop", inputs={"decision": "reject"})
     assert revised == [0]
     # the run waits for round 2: another answer than round 1's is that round's
-    assert review.resume("loop", inputs={"decision": "approve"}).value == "approved after 1 revisions"
+    done = review.resume("loop", inputs={"decision": "approve"})
+    assert done.value == "approved after 1 revisions"
     assert revised == [0]
     decisions = [(str(s.position), s.name) for s in review.history("loop") if s.kind == "input"]
     assert decisions == [("0", "decision"), ("2", "decision")]
@@ -147,7 +148,8 @@ def test_an_answer_for_a_run_not_waiting_for_it_is_refused_at_the_latest_wait(
     with pytest.raises(durable.Suspended, match="'decision'"):
         review.resume("loop", inputs={"decision": "reject"})
     assert revised == [0, 1, 1]
-    assert review.resume("loop", inputs={"decision": "approve"}).value == "approved after 2 revisions"
+    done = review.resume("loop", inputs={"decision": "approve"})
+    assert done.value == "approved after 2 revisions"
 
 
 def test_wait_for_in_an_async_workflow(store: durable.Store) -> None:
