@@ -9,6 +9,7 @@ import collections
 import copy
 import dataclasses
 import datetime
+import functools
 import os
 import subprocess
 import sys
@@ -82,6 +83,11 @@ class Offset(datetime.tzinfo):
 
     def __repr__(self) -> str:
         return "Offset()"
+
+
+@durable.step(name="double")
+def double(x: int) -> int:
+    return 2 * x
 
 
 def one_off(arr: Any) -> Any:
@@ -293,6 +299,57 @@ def test_a_changed_loop_item_runs_and_never_gets_another_items_result(
     second = [make(10), make(1), make(2)]  # item 0 differs; item 1 is kept
     assert items(second) == [describe(v) for v in second]
     assert calls[3:] == [describe(second[0]), describe(second[2])]
+
+
+def test_the_arguments_a_partial_binds_count_in_a_loop_block(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`loop_over(partial(fn, cfg=cfg), items)`: cfg is an argument of every
+    call, by value (a dict's content, which the fingerprint does not see)."""
+    calls: list[tuple[int, int]] = []
+
+    @durable.step(name="weigh")
+    def weigh(x: int, cfg: dict[str, int]) -> int:
+        calls.append((x, cfg["w"]))
+        if os.environ.get(CRASH) == str(x):
+            raise ValueError("this item fails")
+        return x * cfg["w"]
+
+    @durable.workflow(name="weighted", store=store, run_id="r")
+    def weighted(cfg: dict[str, int], stop: bool = True) -> list[int]:
+        fn = functools.partial(weigh, cfg=cfg)
+        out = durable.loop_over(fn, [1, 2, 3], checkpoint_items=True)
+        if stop:
+            durable.suspend("look at the weights")
+        return out
+
+    monkeypatch.setenv(CRASH, "3")
+    with pytest.raises(ValueError, match="this item fails"):
+        weighted({"w": 2})
+    monkeypatch.delenv(CRASH)
+    assert calls == [(1, 2), (2, 2), (3, 2)]
+    # items 1 and 2 were kept for w=2: with w=10 none of them is this call's result
+    with pytest.raises(durable.Suspended):
+        weighted({"w": 10})
+    assert calls[3:] == [(1, 10), (2, 10), (3, 10)]
+    # the block recorded for w=10 is not the block for w=2
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        weighted.resume("r", cfg={"w": 2}, stop=False)
+    assert weighted.resume("r", stop=False).value == [10, 20, 30] and len(calls) == 6
+    run = weighted.with_options(on_change="rerun").resume("r", cfg={"w": 3})
+    assert run.value == [3, 6, 9] and calls[6:] == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_a_block_without_a_partial_is_digested_by_its_items(store: durable.Store) -> None:
+    from durable._core.identity import value_digest
+
+    @durable.workflow(name="plain", store=store, run_id="r")
+    def plain() -> list[int]:
+        return durable.loop_over(double, [1, 2, 3])
+
+    assert plain() == [2, 4, 6]
+    records = load_context(store, "plain", "r", "refuse").records
+    assert records[0].args_digest == value_digest([1, 2, 3])
 
 
 def test_a_record_without_an_argument_digest_counts_as_changed(
