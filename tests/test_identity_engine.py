@@ -409,8 +409,13 @@ def test_an_argument_without_a_digest_is_never_replayed(
         return flow
 
     crash_once(make("refuse"), 1, monkeypatch)
-    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+    with pytest.raises(durable.DefinitionChangedError) as refused:
         make("refuse")(1)
+    # named, with why, and what to pass instead: not two random digests
+    message = str(refused.value)
+    assert "argument 1 of locked (<unlocked _thread.lock" in message
+    assert "cannot pickle '_thread.lock' object) cannot be digested" in message
+    assert "pass what identifies it" in message and "!" not in message.split("Ways out")[0]
     assert make("rerun")(1) == 1 and calls == [1, 1]
 
 

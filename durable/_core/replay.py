@@ -42,9 +42,9 @@ from ..errors import (
     LeaseLostError,
     NondeterminismError,
     StorageError,
-    preview_of,
 )
 from . import cancel, notify
+from .changed import arguments_changed
 from .context import RunState
 from .plan import check_stop
 from .recorded import Recorded, decode_step_record
@@ -114,7 +114,7 @@ def _changed(
             ctx.replayed += 1
         return rec
     if ctx.policy != "rerun":
-        why = "code changed" if rec.fingerprint != fp else _arguments_changed(rec, digest, call)
+        why = "code changed" if rec.fingerprint != fp else arguments_changed(rec, digest, call)
         raise ctx.refuse(
             DefinitionChangedError(
                 ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
@@ -123,20 +123,6 @@ def _changed(
     discard_from(ctx, pos)
     went_live(ctx, pos)
     return None
-
-
-def _arguments_changed(
-    rec: StepRecord, digest: str | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None
-) -> str:
-    now_called = ""
-    if call is not None:
-        shown = [preview_of(a, 60) for a in call[0]]
-        shown += [f"{k}={preview_of(v, 60)}" for k, v in call[1].items()]
-        now_called = f"called now as {rec.name}({', '.join(shown)}); "
-    return (
-        f"arguments changed: {now_called}the record was made by a call with other "
-        f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
-    )
 
 
 def kept_timer(ctx: RunState, pos: Position, digest: str) -> float | None:
