@@ -415,6 +415,65 @@ def test_durable_sleep_sleeps_only_the_remainder(store: durable.Store, clock: Fa
     assert sl() == "woke" and clock.slept == [15.0]
 
 
+def _sleep_killed_midway(store: durable.Store, clock: FakeClock) -> durable.Workflow[[float], str]:
+    """A workflow that sleeps `seconds`; its first attempt (60 s) dies 45 s in."""
+
+    @durable.workflow(name="nap", store=store, run_id="r")
+    def nap(seconds: float) -> str:
+        durable.sleep(seconds)
+        return "woke"
+
+    def die(seconds: float) -> None:
+        clock.now += 45
+        raise KeyboardInterrupt
+
+    clock.sleep = die  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        nap(60)
+    del clock.sleep
+    return nap
+
+
+def test_a_sleep_of_another_duration_is_a_changed_call(
+    store: durable.Store, clock: FakeClock
+) -> None:
+    nap = _sleep_killed_midway(store, clock)
+    # refused: the timer kept for 60 s is not this sleep's
+    with pytest.raises(durable.DefinitionChangedError, match=r"(?s)position 0.*duration changed"):
+        nap.resume("r", seconds=600)
+    assert clock.slept == []
+    # rerun: a new timer, for the new duration
+    assert nap.with_options(on_change="rerun").resume("r", seconds=600).value == "woke"
+    assert clock.slept == [600.0]
+
+
+def test_a_sleep_of_another_duration_keeps_its_timer_under_rebase(
+    store: durable.Store, clock: FakeClock
+) -> None:
+    nap = _sleep_killed_midway(store, clock)
+    assert nap.with_options(rebase=True).resume("r", seconds=600).value == "woke"
+    assert clock.slept == [15.0]  # what was left of the recorded wake-up time
+    assert nap.resume("r").value == "woke" and clock.slept == [15.0]
+
+
+def test_a_timer_without_the_duration_digest_is_never_trusted(
+    store: durable.Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A timer written before timers kept the digest of the duration: the
+    same sleep cannot be told from another one, so it counts as changed."""
+    from durable._api import ops
+    from durable._storage import codec
+
+    with monkeypatch.context() as patched:  # the first attempt writes the time alone
+        patched.setattr(ops, "timer_bytes", lambda until, digest: codec.pack(until))
+        nap = _sleep_killed_midway(store, clock)
+    with pytest.raises(durable.DefinitionChangedError, match="older version"):
+        nap.resume("r")
+    assert clock.slept == []
+    assert nap.with_options(on_change="rerun").resume("r").value == "woke"
+    assert clock.slept == [60.0]
+
+
 def test_current_run_and_idempotency_key(store: durable.Store) -> None:
     seen = []
 

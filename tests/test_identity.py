@@ -151,6 +151,97 @@ def test_content_digests_see_every_difference() -> None:
         assert value_digest(a) != value_digest(b), (a, b)
 
 
+class Params(dict[str, Any]):
+    def __init__(self, mode: str, **items: Any) -> None:
+        super().__init__(**items)
+        self.mode = mode
+
+
+class Settings(collections.UserDict[str, Any]):
+    pass
+
+
+class Slotted(dict[str, Any]):
+    __slots__ = ("mode",)
+
+
+class Day(datetime.date):
+    pass
+
+
+class Offset(datetime.tzinfo):
+    """A tzinfo whose repr says nothing of its offset."""
+
+    def __init__(self, hours: int) -> None:
+        self.hours = hours
+
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        return datetime.timedelta(hours=self.hours)
+
+    def __repr__(self) -> str:
+        return "Offset()"
+
+
+def _with(value: Any, **attributes: Any) -> Any:
+    for name, attribute in attributes.items():
+        setattr(value, name, attribute)
+    return value
+
+
+def test_a_subclass_or_a_mapping_counts_the_state_of_its_instance() -> None:
+    """Not its items or its repr alone: an attribute that differs is another argument."""
+    for (a, b), (again, _) in zip(_state_pairs(), _state_pairs(), strict=True):
+        assert value_digest(a) != value_digest(b), (a, b)
+        assert value_digest(a) == value_digest(again), a  # still the same in equal values
+    # the state an attribute holds counts by content too: none, none ever equal
+    locked = _with(Params("fast", k=1), lock=threading.Lock())
+    assert value_digest(locked).startswith("!")
+    zoned = datetime.datetime(2020, 1, 1, tzinfo=_with(Offset(1), lock=threading.Lock()))
+    assert value_digest(zoned).startswith("!")
+
+
+def _state_pairs() -> list[tuple[Any, Any]]:
+    slotted = [_with(Slotted(k=1), mode=mode) for mode in ("fast", "slow")]
+    one, two = Offset(1), Offset(2)
+    return [
+        (Params("fast", k=1), Params("slow", k=1)),
+        (_with(Settings(k=1), mode="fast"), _with(Settings(k=1), mode="slow")),
+        (_with(collections.OrderedDict(k=1), mode=1), collections.OrderedDict(k=1)),
+        (slotted[0], slotted[1]),
+        (_with(Day(2020, 1, 1), note="a"), _with(Day(2020, 1, 1), note="b")),
+        (Day(2020, 1, 1), datetime.date(2020, 1, 1)),
+        (Offset(1), Offset(2)),
+        (datetime.datetime(2020, 1, 1, tzinfo=one), datetime.datetime(2020, 1, 1, tzinfo=two)),
+        (datetime.time(1, tzinfo=one), datetime.time(1, tzinfo=two)),
+        (collections.ChainMap({"a": 1}, {"a": 2}), collections.ChainMap({"a": 1})),
+    ]
+
+
+# Digests of values of the exact types as durable has always made them: runs
+# recorded with them replay after an upgrade (their digests must not move).
+GOLDEN = {
+    "dict": ({"a": 1, "b": [1, 2]}, "781d31522cdab958fbf98c3311afc560"),
+    "date": (datetime.date(2024, 1, 2), "69392bb14c388d217f7ac01d0e950eea"),
+    "datetime": (
+        datetime.datetime(2024, 5, 1, 12, tzinfo=datetime.timezone.utc),
+        "ee3f8213e1afe23d0106033bc5704add",
+    ),
+    "timedelta": (datetime.timedelta(days=1, seconds=3), "27bc7d682af29f47bca68f1602d7ea4c"),
+    "decimal": (decimal.Decimal("1.50"), "a357ac6f3b3871cbcda7d7ac7a2df1bc"),
+    "uuid": (uuid.UUID(int=7), "ae72f092c55ce1ae4d51cc4981c70caf"),
+    "ordereddict": (collections.OrderedDict(b=1, a=2), "e5c5290bcf3579a92c35a8ac6a0e9935"),
+    "defaultdict": (collections.defaultdict(list, {"k": [1]}), "11ef17cd1aa1eedd7eeb451049ce20cb"),
+    "userdict": (collections.UserDict(a=1), "1b51fa7100ec468162029936d29abc08"),
+    "chainmap": (collections.ChainMap({"a": 1}), "f517c9c94267378c02e65a2601d9684b"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_digests_of_the_exact_types_do_not_move(name: str) -> None:
+    value, digest = GOLDEN[name]
+    assert value_digest(value) == digest
+
+
 def test_attrs_and_pydantic_models_by_type_and_fields() -> None:
     attr = pytest.importorskip("attr")
     pydantic = pytest.importorskip("pydantic")

@@ -8,6 +8,8 @@ import asyncio
 import collections
 import copy
 import dataclasses
+import datetime
+import functools
 import os
 import subprocess
 import sys
@@ -59,6 +61,35 @@ class Scaler:
         return self.k * x
 
 
+class Params(dict[str, Any]):
+    """A dict with an attribute besides its items."""
+
+    def __init__(self, scale: int, **items: Any) -> None:
+        super().__init__(**items)
+        self.scale = scale
+
+
+class Offset(datetime.tzinfo):
+    """A tzinfo whose repr says nothing of its offset."""
+
+    def __init__(self, hours: int) -> None:
+        self.hours = hours
+
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        return datetime.timedelta(hours=self.hours)
+
+    def __getinitargs__(self) -> tuple[int]:  # how a tzinfo is pickled (and copied)
+        return (self.hours,)
+
+    def __repr__(self) -> str:
+        return "Offset()"
+
+
+@durable.step(name="double")
+def double(x: int) -> int:
+    return 2 * x
+
+
 def one_off(arr: Any) -> Any:
     out = arr.copy()
     out[4] += 1
@@ -86,6 +117,11 @@ CHANGES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "bytes/bytearray": lambda: (b"ab", bytearray(b"ab")),
     "dict key order": lambda: ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
     "defaultdict factory": lambda: (collections.defaultdict(list), collections.defaultdict(set)),
+    "dict subclass attribute": lambda: (Params(2, x=10), Params(3, x=10)),
+    "datetime tzinfo": lambda: (
+        datetime.datetime(2024, 1, 1, tzinfo=Offset(1)),
+        datetime.datetime(2024, 1, 1, tzinfo=Offset(2)),
+    ),
     "1/1.0": lambda: (1, 1.0),
     "1/True": lambda: (1, True),
     "-0.0/0.0": lambda: (-0.0, 0.0),
@@ -265,6 +301,57 @@ def test_a_changed_loop_item_runs_and_never_gets_another_items_result(
     assert calls[3:] == [describe(second[0]), describe(second[2])]
 
 
+def test_the_arguments_a_partial_binds_count_in_a_loop_block(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`loop_over(partial(fn, cfg=cfg), items)`: cfg is an argument of every
+    call, by value (a dict's content, which the fingerprint does not see)."""
+    calls: list[tuple[int, int]] = []
+
+    @durable.step(name="weigh")
+    def weigh(x: int, cfg: dict[str, int]) -> int:
+        calls.append((x, cfg["w"]))
+        if os.environ.get(CRASH) == str(x):
+            raise ValueError("this item fails")
+        return x * cfg["w"]
+
+    @durable.workflow(name="weighted", store=store, run_id="r")
+    def weighted(cfg: dict[str, int], stop: bool = True) -> list[int]:
+        fn = functools.partial(weigh, cfg=cfg)
+        out = durable.loop_over(fn, [1, 2, 3], checkpoint_items=True)
+        if stop:
+            durable.suspend("look at the weights")
+        return out
+
+    monkeypatch.setenv(CRASH, "3")
+    with pytest.raises(ValueError, match="this item fails"):
+        weighted({"w": 2})
+    monkeypatch.delenv(CRASH)
+    assert calls == [(1, 2), (2, 2), (3, 2)]
+    # items 1 and 2 were kept for w=2: with w=10 none of them is this call's result
+    with pytest.raises(durable.Suspended):
+        weighted({"w": 10})
+    assert calls[3:] == [(1, 10), (2, 10), (3, 10)]
+    # the block recorded for w=10 is not the block for w=2
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        weighted.resume("r", cfg={"w": 2}, stop=False)
+    assert weighted.resume("r", stop=False).value == [10, 20, 30] and len(calls) == 6
+    run = weighted.with_options(on_change="rerun").resume("r", cfg={"w": 3})
+    assert run.value == [3, 6, 9] and calls[6:] == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_a_block_without_a_partial_is_digested_by_its_items(store: durable.Store) -> None:
+    from durable._core.identity import value_digest
+
+    @durable.workflow(name="plain", store=store, run_id="r")
+    def plain() -> list[int]:
+        return durable.loop_over(double, [1, 2, 3])
+
+    assert plain() == [2, 4, 6]
+    records = load_context(store, "plain", "r", "refuse").records
+    assert records[0].args_digest == value_digest([1, 2, 3])
+
+
 def test_a_record_without_an_argument_digest_counts_as_changed(
     store: durable.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -322,8 +409,13 @@ def test_an_argument_without_a_digest_is_never_replayed(
         return flow
 
     crash_once(make("refuse"), 1, monkeypatch)
-    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+    with pytest.raises(durable.DefinitionChangedError) as refused:
         make("refuse")(1)
+    # named, with why, and what to pass instead: not two random digests
+    message = str(refused.value)
+    assert "argument 1 of locked (<unlocked _thread.lock" in message
+    assert "cannot pickle '_thread.lock' object) cannot be digested" in message
+    assert "pass what identifies it" in message and "!" not in message.split("Ways out")[0]
     assert make("rerun")(1) == 1 and calls == [1, 1]
 
 

@@ -363,6 +363,26 @@ def test_gc_with_an_empty_status_collection_removes_nothing(store: durable.Store
     assert {i.run_id for i in durable.gc(store, status={"completed"}, keep_last=1)} == {"a"}
 
 
+def test_an_unknown_status_is_refused_not_matched_by_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from durable._cli.main import main
+
+    store = durable.open_store(tmp_path / "store")
+    durable.workflow(name="w", store=store, run_id="a")(lambda: 1)()
+    with pytest.raises(durable.ConfigurationError, match="unknown run status 'bogus'"):
+        durable.gc(store, status=["completed", "bogus"])
+    with pytest.raises(durable.ConfigurationError, match="one of running, completed"):
+        runs.list_runs(store, status="Completed")
+    url = str(tmp_path / "store")
+    for argv in (["runs", "--status", "bogus"], ["gc", "--status", "bogus", "--dry-run"]):
+        capsys.readouterr()
+        assert main(["--store", url, *argv]) == 2  # a usage error, not "no runs"
+        err = capsys.readouterr().err
+        assert "unknown run status 'bogus'" in err and "suspended, interrupted" in err, err
+    assert [i.run_id for i in runs.list_runs(store)] == ["a"]  # nothing was removed
+
+
 def test_gc_keep_last_and_older_than_narrow_together(store: durable.Store) -> None:
     flow = durable.workflow(name="w", store=store)(lambda n: n)
     now = datetime.datetime.now().timestamp()

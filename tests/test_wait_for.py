@@ -91,6 +91,67 @@ def test_a_new_value_for_a_recorded_input_is_refused(store: durable.Store) -> No
         two_questions.resume("r2", inputs={"second": "z"})
 
 
+def _review_loop(store: durable.Store, revised: list[int]) -> durable.Workflow[[], str]:
+    @durable.step
+    def revise(n: int) -> int:
+        revised.append(n)
+        if n == 1 and revised.count(1) == 1:
+            raise ConnectionError("the editor was down")  # fails once, in round 2
+        return n
+
+    @durable.workflow(store=store, run_id="loop")
+    def review() -> str:
+        for n in range(3):
+            if durable.wait_for("decision") == "approve":
+                return f"approved after {n} revisions"
+            revise(n)
+        return "gave up"
+
+    return review
+
+
+def test_one_answer_answers_one_wait_and_the_next_round_waits_again(
+    store: durable.Store,
+) -> None:
+    revised: list[int] = []
+    review = _review_loop(store, revised)
+    with pytest.raises(durable.Suspended, match="'decision'"):
+        review()
+    with pytest.raises(durable.Suspended, match="'decision'"):  # round 2 waits again
+        review.resume("loop", inputs={"decision": "reject"})
+    assert revised == [0]
+    # the run waits for round 2: another answer than round 1's is that round's
+    done = review.resume("loop", inputs={"decision": "approve"})
+    assert done.value == "approved after 1 revisions"
+    assert revised == [0]
+    decisions = [(str(s.position), s.name) for s in review.history("loop") if s.kind == "input"]
+    assert decisions == [("0", "decision"), ("2", "decision")]
+
+
+def test_an_answer_for_a_run_not_waiting_for_it_is_refused_at_the_latest_wait(
+    store: durable.Store,
+) -> None:
+    revised: list[int] = []
+    review = _review_loop(store, revised)
+    with pytest.raises(durable.Suspended):
+        review()
+    with pytest.raises(durable.Suspended):
+        review.resume("loop", inputs={"decision": "reject"})
+    with pytest.raises(ConnectionError):  # round 2 rejected too; its revision fails
+        review.resume("loop", inputs={"decision": "reject"})
+    assert revised == [0, 1]
+    # failed, not waiting: a new answer would not change the recorded round 2
+    with pytest.raises(durable.ConfigurationError, match="already recorded at position 2"):
+        review.resume("loop", inputs={"decision": "approve"})
+    assert revised == [0, 1] and review.runs()[0].status == "failed"
+    # the latest answer again is a repeat: not taken for round 3, which waits
+    with pytest.raises(durable.Suspended, match="'decision'"):
+        review.resume("loop", inputs={"decision": "reject"})
+    assert revised == [0, 1, 1]
+    done = review.resume("loop", inputs={"decision": "approve"})
+    assert done.value == "approved after 2 revisions"
+
+
 def test_wait_for_in_an_async_workflow(store: durable.Store) -> None:
     ran: Counter[str] = Counter()
 

@@ -12,15 +12,14 @@ from .._core.context import RunState, active_run, current_state
 from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, pause
-from .._core.replay import commit, lookup
+from .._core.replay import commit, kept_timer, lookup
 from .._fanout.block import Block, PlainBlock
 from .._fanout.executors import check_executor
 from .._fanout.progress import ProgressCallback
 from .._fanout.schedule import async_block, sync_block
-from .._storage import codec
 from .._storage.clock import now
 from .._storage.keys import Position, timer_name
-from .._storage.records import StepRecord, seal
+from .._storage.records import StepRecord, seal, timer_bytes
 from ..errors import ConfigurationError, Suspended
 
 T = TypeVar("T")
@@ -141,14 +140,13 @@ def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
     if rec is not None:
         notify.replayed(ctx, rec)
         return None
-    until = ctx.timers.get(pos)
-    if until is None:
-        until = now() + seconds
-        ctx.timers[pos] = until
+    kept = kept_timer(ctx, pos, digest)  # a changed duration is a changed call
+    until = now() + seconds if kept is None else kept
+    if ctx.timers.get(pos) != (until, digest):  # a new timer, or one kept under "rebase"
+        ctx.timers[pos] = (until, digest)
         name = timer_name(pos)
-        ctx.store.replace_record(
-            ctx.workflow, ctx.run_id, name, seal(codec.pack(until), ctx.store.signing_key)
-        )
+        data = seal(timer_bytes(until, digest), ctx.store.signing_key)
+        ctx.store.replace_record(ctx.workflow, ctx.run_id, name, data)
     remaining = until - now()
     if remaining > 0:
         yield Pause(remaining)
@@ -172,7 +170,9 @@ def wait_for(name: str) -> Any:
     `workflow.resume(run_id, inputs={name: value})` (or `durable run ...
     --resume --input name=VALUE`) replays the body before it and returns
     the value, recorded at this position. Later replays return the recorded
-    value; supplying another one for it is refused."""
+    value. A supplied value answers the first wait of its name without a
+    recorded answer, once: the next wait of the same name suspends again.
+    Another value for a recorded wait the run is not stopped at is refused."""
     if not isinstance(name, str) or not name:
         raise ConfigurationError(f"wait_for() takes the input's name as a string, not {name!r}")
     ctx = active_run()

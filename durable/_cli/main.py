@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import durable
 
+from .._manage.runs import RUN_STATUSES
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import (
@@ -138,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("runs", manage.cmd_runs, "list runs, newest first")
     p.add_argument("workflow", nargs="?")
-    p.add_argument("--status", help="only runs with this status")
+    p.add_argument("--status", metavar="STATUS",
+                   help=f"only runs with this status: {', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("show", manage.cmd_show, "show a run's steps")
     p.add_argument("run_id", metavar="RUN")
@@ -163,8 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "than them; unfinished runs (a fork not yet run, a failed run) never count")  # fmt: skip
     p.add_argument("--older-than", metavar="AGE", type=_age,
                    help="remove only runs last updated longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
-    p.add_argument("--status", action="append",
-                   help="remove only runs with this status (repeatable)")  # fmt: skip
+    p.add_argument("--status", action="append", metavar="STATUS",
+                   help="remove only runs with this status (repeatable): "
+                   f"{', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
     p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run")
     p.add_argument("run_id", metavar="RUN")

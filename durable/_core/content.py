@@ -2,7 +2,9 @@
 stand-in made of canonical data. numpy and pandas objects by dtype, shape,
 index and bytes (duck-typed: looked at only when the user imported them),
 dataclasses, attrs and pydantic models by type and fields, exact-repr types
-by repr, functions by name or code, other objects by type and pickled state
+by repr (those very types only), mappings other than dict by type, items and
+the state of the instance, functions by name or code, other objects (and
+subclasses of the exact-repr types) by type and pickled state
 (`__reduce_ex__`). `identity` walks the stand-in."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pathlib
 import sys
 import types
 import uuid
-from collections import defaultdict
+from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,9 +92,17 @@ def _pandas_values(v: Any) -> Any:
     return v.array.to_numpy(dtype=object)
 
 
-# Types whose repr is exact (value, and timezone where there is one).
-_BY_REPR: tuple[type, ...] = (datetime.date, datetime.time, datetime.timedelta)
-_BY_REPR += (datetime.tzinfo, decimal.Decimal, uuid.UUID, pathlib.PurePath)
+# Types whose repr is exact (the value, and the timezone where there is one,
+# when that is a `datetime.timezone` or a `zoneinfo.ZoneInfo`): these very
+# types only. A subclass may hold state of its own, or a repr of its own.
+_BY_REPR: frozenset[type] = frozenset({
+    datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone,
+    decimal.Decimal, uuid.UUID, pathlib.PurePath, pathlib.PurePosixPath,
+    pathlib.PureWindowsPath, pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath,
+})  # fmt: skip
+# What their subclasses (and any other tzinfo) are instances of.
+_REPR_BASES: tuple[type, ...] = (datetime.date, datetime.time, datetime.timedelta)
+_REPR_BASES += (datetime.tzinfo, decimal.Decimal, uuid.UUID, pathlib.PurePath)
 
 
 def _described(v: Any) -> tuple[str, Any] | None:
@@ -116,13 +126,98 @@ def _described(v: Any) -> tuple[str, Any] | None:
         values = [(f, getattr(v, f)) for f in fields]
         extra = (getattr(v, "__pydantic_extra__", None), getattr(v, "__pydantic_private__", None))
         return f"pydantic:{name}", (values, extra)
-    if isinstance(v, _BY_REPR):
-        return f"repr:{name}", repr(v)
-    if isinstance(v, defaultdict):
-        return f"defaultdict:{name}", (v.default_factory, list(v.items()))
-    if isinstance(v, Mapping):
-        return f"mapping:{name}", list(v.items())
+    if isinstance(v, _REPR_BASES):
+        return _by_repr(v, name)
+    if isinstance(v, Mapping):  # not a dict itself: `identity` walks those
+        return _mapping(v, name)
     return None
+
+
+def _exact_tz(tz: Any) -> bool:
+    """A timezone whose repr says all of it: `datetime.timezone` or
+    `zoneinfo.ZoneInfo` (looked up only when the program imported it)."""
+    t = type(tz)
+    if t is datetime.timezone:
+        return True
+    zoneinfo = sys.modules.get("zoneinfo")
+    return zoneinfo is not None and t is getattr(zoneinfo, "ZoneInfo", None)
+
+
+def _by_repr(v: Any, name: str) -> tuple[str, Any]:
+    """A date, time, timedelta, timezone, Decimal, UUID or path by its repr,
+    when it is of the very type and any timezone it has is an exact one.
+    A datetime or time with another tzinfo adds its offset and the tzinfo
+    by content (its repr may say neither). Another tzinfo and a subclass
+    are digested by type and pickled state, with the state an instance of a
+    subclass holds beyond its base's value (`_own_state`)."""
+    t = type(v)
+    if t in _BY_REPR or _exact_tz(v):
+        tz = getattr(v, "tzinfo", None)  # a datetime's or a time's
+        if tz is None or _exact_tz(tz):
+            return f"repr:{name}", repr(v)
+        return f"repr:{name}", (repr(v), v.utcoffset(), tz)
+    base = next(c for c in t.__mro__ if c in _BY_REPR or c is datetime.tzinfo)
+    return f"subclass:{name}", (_reduced(v)[1], _own_state(v, below=base))
+
+
+def _mapping(v: Mapping[Any, Any], name: str) -> tuple[str, Any]:
+    """A mapping other than a dict (a subclass of dict, an OrderedDict, a
+    UserDict, a mapping proxy...) by its type and items and, when it holds
+    any, its other state. (A defaultdict adds its factory.)"""
+    items = list(v.items())
+    state = _own_state(v, skip=_items_store(v, items))
+    if isinstance(v, defaultdict):
+        stand_in: Any = (v.default_factory, items)
+        return f"defaultdict:{name}", stand_in if state is None else (*stand_in, state)
+    return f"mapping:{name}", items if state is None else (items, state)
+
+
+def _items_store(v: Mapping[Any, Any], items: list[tuple[Any, Any]]) -> tuple[str, ...]:
+    """The attribute in which a UserDict (`data`) or a one-map ChainMap
+    (`maps`) keeps exactly the items it shows: not state of its own."""
+    if isinstance(v, UserDict):
+        name, held = "data", getattr(v, "data", None)
+    elif isinstance(v, ChainMap) and len(v.maps) == 1:
+        name, held = "maps", v.maps[0]
+    else:
+        return ()
+    if type(held) is not dict or len(held) != len(items):
+        return ()
+    same = all(k is k2 and x is x2 for (k, x), (k2, x2) in zip(held.items(), items, strict=True))
+    return (name,) if same else ()
+
+
+def _own_state(v: Any, *, below: type | None = None, skip: tuple[str, ...] = ()) -> Any:
+    """What an instance holds beyond the value of its base type `below` (for
+    a mapping: beyond its items): what `__getstate__` returns, when a class
+    of its own (one between its type and `below`) defines it; else its
+    instance `__dict__` and the slots those classes declare, by name. None
+    when it holds nothing more."""
+    own = []
+    for cls in type(v).__mro__:
+        if cls is below or cls is object:
+            break
+        own.append(cls)
+    if any("__getstate__" in vars(cls) for cls in own):
+        return ("__getstate__", v.__getstate__())
+    try:
+        state = dict(object.__getattribute__(v, "__dict__"))
+    except AttributeError:
+        state = {}
+    for cls in own:
+        declared = vars(cls).get("__slots__", ())
+        for slot in (declared,) if isinstance(declared, str) else declared:
+            if slot.startswith("__") and not slot.endswith("__"):  # name-mangled
+                slot = f"_{cls.__name__.lstrip('_')}{slot}"
+            member = vars(cls).get(slot)
+            if isinstance(member, types.MemberDescriptorType):
+                try:
+                    state[slot] = member.__get__(v, cls)
+                except AttributeError:
+                    continue  # never set
+    for name in skip:
+        state.pop(name, None)
+    return sorted(state.items(), key=lambda pair: pair[0]) if state else None
 
 
 def _function(fn: types.FunctionType) -> tuple[str, Any]:

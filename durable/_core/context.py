@@ -30,7 +30,9 @@ class RunState:
     store: Store
     records: MutableMapping[Position, StepRecord] = field(default_factory=dict)
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
-    timers: dict[Position, float] = field(default_factory=dict)
+    # A sleep's timer: (wake-up time, digest of its duration; None in a record
+    # written before timers kept it).
+    timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)

@@ -3,10 +3,16 @@ that records a value supplied from outside on resume. The first time the
 run reaches it without the value it suspends; resumed with the value, it
 records it there; every later replay returns the recorded value.
 
-Fail closed: a value supplied again for an input already recorded must be
-the recorded one. A different value is refused before anything runs
-(`check_inputs`): the body before the wait was decided with the old answer,
-so continuing with a new one would be a run nobody executed. A new answer
+One answer answers one wait: a value supplied to a resume goes to the first
+`wait_for` of its name that has no recorded answer, and is then used up, so
+a later wait of the same name (the next round of a review loop) suspends
+the run again.
+
+Fail closed (`usable_inputs`, before anything runs): a value supplied for a
+name the run is not waiting for, while an answer of that name is recorded,
+must be that latest answer (then it is a repeat, not used again); a
+different one is refused. The body after the recorded wait was decided
+with the old answer, so a new one would not change it; a new answer there
 needs a fork from the wait's position (or a restart)."""
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._storage.clock import now
-from .._storage.keys import Position
+from .._storage.keys import Position, position_key, top_level
 from .._storage.records import StepRecord
 from ..errors import ConfigurationError, Suspended
 from .context import RunState
@@ -26,37 +32,66 @@ KIND = "input"
 
 
 def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
-    """The recorded value, else the supplied one (recorded now), else suspend."""
+    """The recorded value, else the supplied one (recorded now, and used
+    up), else suspend."""
     rec = lookup(ctx, pos, name, KIND, value_digest(name))
     if rec is not None:
         return load_value(ctx, rec)
     if name not in ctx.inputs:
-        raise ctx.refuse(
-            Suspended(
-                ctx.run_id,
-                f"waiting for input {name!r}; resume with inputs={{{name!r}: ...}} "
-                f"(durable run ... --resume --input {name}=VALUE)",
-            )
-        )
-    value = ctx.inputs[name]
+        raise ctx.refuse(Suspended(ctx.run_id, waiting_reason(name)))
+    value = ctx.inputs.pop(name)  # one answer, one wait: the next one waits again
     record = StepRecord(pos, KIND, name, KIND, value_digest(name), started=now())
     record.extra["value_digest"] = value_digest(value)
     return commit(ctx, record, value)
 
 
-def check_inputs(ctx: RunState, inputs: Mapping[str, Any]) -> None:
-    """Refuse, before the body runs, a supplied input that differs from the
-    value already recorded for it (see the module docstring)."""
+def waiting_reason(name: str) -> str:
+    """The reason a run suspended at `wait_for(name)` keeps (`is_waiting_for` reads it)."""
+    return (
+        f"waiting for input {name!r}; resume with inputs={{{name!r}: ...}} "
+        f"(durable run ... --resume --input {name}=VALUE)"
+    )
+
+
+def is_waiting_for(status: str | None, reason: str | None, name: str) -> bool:
+    """Whether a run that ended with this status and reason stopped at a
+    `wait_for(name)` that has no answer yet."""
+    return status == "suspended" and (reason or "").startswith(f"waiting for input {name!r};")
+
+
+def usable_inputs(
+    ctx: RunState,
+    inputs: Mapping[str, Any],
+    *,
+    status: str | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """The supplied inputs the run may use, checked before the body runs
+    (see the module docstring); `status` and `reason` are how the run's
+    last attempt ended. Raises ConfigurationError for a refused one."""
+    usable = dict(inputs)
     if not inputs:
-        return  # nothing to compare: records stay undecoded until replayed
+        return usable  # nothing to compare: records stay undecoded until replayed
+    latest: dict[str, StepRecord] = {}
     for rec in ctx.records.values():
         if rec.kind != KIND or rec.name not in inputs:
             continue
+        seen = latest.get(rec.name)
+        if seen is None or position_key(rec.position) > position_key(seen.position):
+            latest[rec.name] = rec
+    for name, rec in latest.items():
+        if is_waiting_for(status, reason, name):
+            continue  # the answer to the wait the run stopped at
         # An undigestable value gets a fresh token: never equal, so refused.
-        if value_digest(inputs[rec.name]) != rec.extra.get("value_digest"):
-            raise ConfigurationError(
-                f"run {ctx.run_id!r}: input {rec.name!r} was already recorded at position "
-                f"{rec.position}; the run continues with the recorded value, not a new one. "
-                "Nothing was executed. Resume without it, or fork the run at that position "
-                f"(durable fork {ctx.run_id} --at {rec.position}) to answer again."
-            )
+        if value_digest(inputs[name]) == rec.extra.get("value_digest"):
+            del usable[name]  # the recorded answer again: a repeat, not the next round's
+            continue
+        raise ConfigurationError(
+            f"run {ctx.run_id!r}: input {name!r} was already recorded at position "
+            f"{rec.position} (its latest wait_for({name!r})) and the run is not waiting for "
+            "it now: the run continues with the recorded value, not a new one. Nothing was "
+            "executed. Resume without it (a later wait of that name suspends the run, to be "
+            f"answered then), or fork the run at that position (durable fork {ctx.run_id} "
+            f"--at {top_level(rec.position)}) to answer it again."
+        )
+    return usable

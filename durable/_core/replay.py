@@ -32,6 +32,7 @@ from .._storage.records import (
     decode_stored,
     load_stored,
     seal_record,
+    timer_of,
     unseal,
 )
 from ..errors import (
@@ -41,9 +42,9 @@ from ..errors import (
     LeaseLostError,
     NondeterminismError,
     StorageError,
-    preview_of,
 )
 from . import cancel, notify
+from .changed import arguments_changed
 from .context import RunState
 from .plan import check_stop
 from .recorded import Recorded, decode_step_record
@@ -115,7 +116,7 @@ def _changed(
             ctx.replayed += 1
         return rec
     if ctx.policy != "rerun":
-        why = "code changed" if rec.fingerprint != fp else _arguments_changed(rec, digest, call)
+        why = "code changed" if rec.fingerprint != fp else arguments_changed(rec, digest, call)
         raise ctx.refuse(
             DefinitionChangedError(
                 ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos
@@ -126,18 +127,39 @@ def _changed(
     return None
 
 
-def _arguments_changed(
-    rec: StepRecord, digest: str | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None
-) -> str:
-    now_called = ""
-    if call is not None:
-        shown = [preview_of(a, 60) for a in call[0]]
-        shown += [f"{k}={preview_of(v, 60)}" for k, v in call[1].items()]
-        now_called = f"called now as {rec.name}({', '.join(shown)}); "
-    return (
-        f"arguments changed: {now_called}the record was made by a call with other "
-        f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
-    )
+def kept_timer(ctx: RunState, pos: Position, digest: str) -> float | None:
+    """The wake-up time to keep of the timer a sleep at pos (still without a
+    finished record) wrote before, or None to start a new one. The timer is
+    the same call only with the same duration digest; one written before
+    timers kept it (digest None) is never trusted. A changed one is refused,
+    discarded with everything after it under "rerun", or kept under "rebase"
+    (the caller writes it back with the new digest)."""
+    timer = ctx.timers.get(pos)
+    if timer is None:
+        return None
+    until, recorded = timer
+    if recorded is not None and recorded == digest:
+        return until
+    if ctx.policy == "rebase":
+        return until
+    if ctx.policy != "rerun":
+        if recorded is None:
+            why = (
+                "its timer was written by an older version of durable, without the digest of "
+                "the duration, so it cannot be told the same sleep"
+            )
+        else:
+            why = (
+                f"the duration changed: the timer (wake-up time) was recorded for a sleep of "
+                f"another duration (argument digest {recorded}, now {digest})"
+            )
+        raise ctx.refuse(
+            DefinitionChangedError(
+                ctx.workflow, ctx.run_id, "sleep", "sleep", {"sleep": why}, position=pos
+            )
+        )
+    discard_from(ctx, pos)
+    return None
 
 
 def went_live(ctx: RunState, pos: Position) -> None:
@@ -270,7 +292,7 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
         if head == "steps":  # most records: checked and decoded when reached
             records.keep_sealed(pos, raw)
         elif head == "timers":
-            ctx.timers[pos] = float(codec.unpack(_unseal(store, raw, run_id, pos, name)))
+            ctx.timers[pos] = timer_of(_unseal(store, raw, run_id, pos, name))
         else:
             ctx.failures[pos] = decode_step_record(store, raw, run_id, pos, name).attempts
     return ctx

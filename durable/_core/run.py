@@ -43,7 +43,7 @@ from .arguments import (
 )
 from .context import Run, RunState, enter_run
 from .definition import Definition, choose_policy
-from .inputs import check_inputs
+from .inputs import usable_inputs
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
 from .plan import Call, Plan
@@ -114,7 +114,7 @@ def run_locked(
     digests = argument_digests(bound)
     if manifest is not None and manifest.status == "completed":
         if inputs:  # an answer that differs from the recorded one is refused here too
-            check_inputs(load_context(store, flow.name, run_id, policy), inputs)
+            usable_inputs(load_context(store, flow.name, run_id, policy), inputs)
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
@@ -125,8 +125,10 @@ def run_locked(
     if manifest is not None and not restart:  # after the read: its listing shows a marker
         refuse_cancelled(store, manifest)
     cancel.watch(ctx)
-    ctx.inputs = dict(inputs or {})
-    check_inputs(ctx, ctx.inputs)  # before the run is touched: a refusal changes nothing
+    # Before the run is touched: a refusal changes nothing. How the last
+    # attempt ended tells which input the run is waiting for.
+    ended = (manifest.status, manifest.reason) if manifest is not None else (None, None)
+    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1])
     before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)

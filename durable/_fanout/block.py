@@ -5,6 +5,7 @@ workflow process runs this code: workers never write."""
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,17 @@ def fingerprint_of(fn: Callable[..., Any], ctx: RunState | None = None) -> str:
             f"loop_over cannot fingerprint {fn!r}: pass a @durable.step or a function with "
             "retrievable source"
         ) from None
+
+
+def bound_digest(fn: Callable[..., Any]) -> str | None:
+    """The digest of the arguments a `functools.partial` binds (of each
+    partial, when one wraps another; keywords in name order), None for
+    another callable. A fresh token when they have none (`value_digest`)."""
+    bound = []
+    while isinstance(fn, functools.partial):
+        bound.append((fn.args, sorted(fn.keywords.items(), key=lambda pair: pair[0])))
+        fn = fn.func
+    return value_digest(bound) if bound else None
 
 
 class PlainBlock:
@@ -93,11 +105,22 @@ class Block:
         self.fp = fingerprint_of(fn, ctx)
         self.items = items
         self.checkpoint = checkpoint
-        self.digest = value_digest(items)
+        # A partial's bound arguments are arguments of every call: they count
+        # in the block's digest and in each item's (a plain fn: the items alone).
+        self.bound = bound_digest(fn)
+        self.digest = self._digest(items)
         self.started = now()
         self.saved: list[int] = []
         self.restored = 0
         self.record = lookup(ctx, self.pos, self.label, self.fp, self.digest)
+
+    def _digest(self, value: Any) -> str:
+        """The digest of the items (or of one item) with the bound arguments."""
+        if self.bound is None:
+            return value_digest(value)
+        if self.bound.startswith("!"):  # bound arguments without a digest: changed
+            return self.bound
+        return value_digest((self.bound, value))
 
     @property
     def replayed(self) -> bool:
@@ -134,7 +157,7 @@ class Block:
             raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
         # A result for other code or another item is not this item's result: run it again.
         if self.ctx.policy != "rebase" and not same_call(
-            rec, self.fp, value_digest(self.items[index])
+            rec, self.fp, self._digest(self.items[index])
         ):
             return _MISSING
         return load_value(self.ctx, rec)
@@ -142,7 +165,7 @@ class Block:
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:
             return
-        digest = value_digest(self.items[index])
+        digest = self._digest(self.items[index])
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
         rec.extra["index"] = index
         rec.ended = now()

@@ -28,6 +28,7 @@ from .._storage.records import (
     decode_stored,
     load_stored,
     stored_bytes,
+    timer_of,
     unseal,
 )
 from ..errors import CorruptRecordError, preview_of
@@ -155,7 +156,7 @@ def read_raw(store: Store, workflow: str, run_id: str) -> _Raw:
         head, pos = parsed
         body = unseal(data, store.signing_key, run_id=run_id, position=pos, name=name)
         if head == "timers":
-            raw.timers[pos] = float(codec.unpack(body))
+            raw.timers[pos] = timer_of(body)[0]
             continue
         try:
             rec = StepRecord.from_bytes(body)

@@ -73,12 +73,30 @@ def list_runs(
     one batched read of the manifests, then each run's record names."""
     if workflow is not None:
         check_key_part("workflow name", workflow)
+    if status is not None:
+        check_statuses([status])
     found = store.manifest_keys(store.list(f"{workflow}/" if workflow else ""))
     heads = _summaries(store, found)
     infos = [_info(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
     if status is not None:
         infos = [i for i in infos if i.status == status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
+
+
+# Every status a run can list with (`RunInfo.status`).
+RUN_STATUSES = ("running", "completed", "failed", "suspended", "interrupted", "cancelled",
+                "forked", "corrupt", "unverified")  # fmt: skip
+
+
+def check_statuses(statuses: Iterable[str]) -> None:
+    """Refuse a status no run can have: a filter by it would match nothing
+    and say so only as "no runs"."""
+    unknown = [s for s in statuses if s not in RUN_STATUSES]
+    if unknown:
+        raise ConfigurationError(
+            f"unknown run status {', '.join(map(repr, unknown))}: a run's status is one of "
+            f"{', '.join(RUN_STATUSES)}"
+        )
 
 
 def _summaries(store: Store, found: dict[tuple[str, str], str]) -> dict[tuple[str, str], bytes]:
@@ -232,6 +250,7 @@ def gc(
         raise ConfigurationError(f"keep_last must be >= 0, not {keep_last}")
     target = store if isinstance(store, Store) else open_store(store)
     wanted = None if status is None else {status} if isinstance(status, str) else set(status)
+    check_statuses(wanted or ())
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
     for infos in _by_workflow(list_runs(target, workflow)):
