@@ -24,6 +24,11 @@ from .logentry import parse
 T = TypeVar("T")
 
 
+# How many times a folder removed under a write is made again before the
+# write's error is raised (a remover prunes an emptied run folder at once).
+_REMADE = 8
+
+
 class LocalStore(Store):
     """Plain files; see the module docstring."""
 
@@ -86,11 +91,12 @@ class LocalStore(Store):
         if folder not in self._made:
             fs.make_folder(self.root, folder)
             self._made.add(folder)
-        try:
-            return op()
-        except FileNotFoundError:
-            fs.make_folder(self.root, folder)
-            return op()
+        for _ in range(_REMADE):
+            try:
+                return op()
+            except FileNotFoundError:  # removed meanwhile, maybe again after we made it
+                fs.make_folder(self.root, folder)
+        return op()
 
     def list(self, prefix: str) -> builtins.list[str]:
         base = self._path(prefix.rstrip("/"))
