@@ -456,3 +456,33 @@ def test_gc_keeps_a_run_that_no_longer_matches_when_its_turn_comes(
     monkeypatch.undo()
     assert flow() == [0, 1] and calls == ["work0", "work1", "work1"]  # replayed, not redone
     assert [i.status for i in runs.list_runs(store)] == ["completed"]
+
+
+CRASHES = """
+import os, sys
+import durable
+
+@durable.step
+def work():
+    os._exit(9)  # the process dies mid-run: its manifest still says running
+
+@durable.workflow(name="wf", store=durable.open_store(sys.argv[1]), run_id="crashed")
+def flow():
+    return work()
+
+flow()
+"""
+
+
+def test_gc_removes_a_run_whose_process_died(tmp_path: Path) -> None:
+    script = tmp_path / "crash.py"
+    script.write_text(CRASHES)
+    root = tmp_path / "store"
+    done = subprocess.run(
+        [sys.executable, str(script), str(root)], env=child_env(tmp_path), check=False
+    )
+    assert done.returncode == 9
+    store = durable.open_store(root)
+    assert [i.status for i in runs.list_runs(store)] == ["interrupted"]
+    assert [i.run_id for i in durable.gc(store, status="interrupted")] == ["crashed"]
+    assert runs.list_runs(store) == []

@@ -254,3 +254,26 @@ def test_the_command_line_answers_a_wait(tmp_path: Path) -> None:
     changed = durable_cli(tmp_path, "run", "flow.py:review", "--run-id", "w1", "--resume",
                           "--input", "reviewer_decision=rejected", env=env)  # fmt: skip
     assert changed.returncode == 2 and "already recorded" in changed.stderr
+
+
+def test_a_fork_before_a_later_round_takes_a_new_answer_for_it(store: durable.Store) -> None:
+    """Forking is the way the refusals point to: the fork's first wait
+    without an answer takes the one supplied, though an earlier round of
+    the same name has one."""
+    from durable._manage.fork import fork_run
+
+    revised: list[int] = []
+    review = _review_loop(store, revised)
+    with pytest.raises(durable.Suspended):
+        review()
+    with pytest.raises(durable.Suspended):
+        review.resume("loop", inputs={"decision": "reject"})
+    assert review.resume("loop", inputs={"decision": "approve"}).value == (
+        "approved after 1 revisions"
+    )
+    fork_run(store, review.name, "loop", 2, new_run_id="again")  # before round 2's answer
+    with pytest.raises(ConnectionError):  # round 2 rejected this time: its revision fails once
+        review.resume("again", inputs={"decision": "reject"})
+    with pytest.raises(durable.Suspended, match="'decision'"):  # then round 3 waits
+        review.resume("again")
+    assert revised == [0, 1, 1]  # round 1's revision replayed; round 2's failed once, then ran

@@ -13,6 +13,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import functools
 import pathlib
 import sys
 import types
@@ -215,9 +216,16 @@ def _own_state(v: Any, *, below: type | None = None, skip: tuple[str, ...] = ())
                     state[slot] = member.__get__(v, cls)
                 except AttributeError:
                     continue  # never set
-    for name in skip:
+    for name in [*skip, *(n for n in state if _memoised(own, n))]:
         state.pop(name, None)
     return sorted(state.items(), key=lambda pair: pair[0]) if state else None
+
+
+def _memoised(classes: list[type], name: str) -> bool:
+    """A `functools.cached_property` kept in the instance: derived from the
+    rest, and there only once something read it (a replayed step may not
+    have), so it never counts."""
+    return any(isinstance(vars(cls).get(name), functools.cached_property) for cls in classes)
 
 
 def _function(fn: types.FunctionType) -> tuple[str, Any]:

@@ -80,8 +80,8 @@ def usable_inputs(
         if seen is None or position_key(rec.position) > position_key(seen.position):
             latest[rec.name] = rec
     for name, rec in latest.items():
-        if is_waiting_for(status, reason, name):
-            continue  # the answer to the wait the run stopped at
+        if status == "forked" or is_waiting_for(status, reason, name):
+            continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
         if value_digest(inputs[name]) == rec.extra.get("value_digest"):
             del usable[name]  # the recorded answer again: a repeat, not the next round's

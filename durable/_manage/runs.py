@@ -210,11 +210,18 @@ def delete_run(
 
 
 def _still_as_listed(store: Store, listed: RunInfo) -> bool:
+    """Whether the run's manifest is the one listed. A run listed as
+    interrupted (running, nobody holding it) reads as running under the
+    lease gc holds now: the same manifest."""
     try:
         now_info = run_info(store, listed.workflow, listed.run_id)
     except RunNotFoundError:
         return False
-    return (now_info.status, now_info.updated) == (listed.status, listed.updated)
+    same = now_info.status == listed.status or (listed.status, now_info.status) == (
+        "interrupted",
+        "running",
+    )
+    return same and now_info.updated == listed.updated
 
 
 def gc(
