@@ -366,6 +366,16 @@ config.set_debug()
 def target(x):
     return x, config.DEBUG
 """
+REBOUND_BY_GLOBALS = """
+DATA = [1, 2]
+globals()["DATA"] = [7, 8]
+LIMIT = [1]
+(LIMIT := [3])
+
+@durable.step
+def target(x):
+    return x + sum(DATA) + sum(LIMIT)
+"""
 CONFIG = {"config": "DEBUG = False\n\ndef set_debug():\n    global DEBUG\n    DEBUG = True\n"}
 FOLLOWED = [
     Case(
@@ -411,6 +421,18 @@ FOLLOWED = [
         PASSED_TO_A_CALL,
         PASSED_TO_A_CALL.replace("append(5)", "append(6)"),
         "helper MOD.fill changed",  # `fill(VALUES)` binds VALUES: what it reads counts
+    ),
+    Case(
+        "rebound-through-globals",
+        REBOUND_BY_GLOBALS,
+        REBOUND_BY_GLOBALS.replace("[7, 8]", "[7, 9]"),
+        "global DATA changed",
+    ),
+    Case(
+        "bound-by-a-walrus",
+        REBOUND_BY_GLOBALS,
+        REBOUND_BY_GLOBALS.replace("[3]", "[4]"),
+        "global LIMIT changed",
     ),
     Case("if-test", IF_BLOCK, IF_BLOCK.replace("1 > 0", "1 < 0"), "global ITEMS changed"),
     Case("derived-global", DERIVED, DERIVED.replace("[1, 2]", "[1, 7]"), "global MOD.BASE changed"),

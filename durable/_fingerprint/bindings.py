@@ -30,19 +30,29 @@ def binding_statements(
     check has just passed)."""
     cells = witnessed(_cells_of, namespace)
     if cells[0] is not None:
+        later: list[ast.AST] = []  # rebinding anything, run after the latest that binds it
         for text in reversed(cells[0]):
-            found = _binders(text).get(name) if isinstance(text, str) else None
+            index = _binders(text) if isinstance(text, str) else {}
+            found = index.get(name)
             if found:
-                return found
+                return [*found, *later]
+            later += index.get(ANY, [])
     files = [cells[1], checked_file]
     for filename in dict.fromkeys(f for f in files if isinstance(f, str)):
         src = source_of(filename, namespace)
-        found = _binders(src.text).get(name)
+        index = _binders(src.text)
+        found = index.get(name)
         if found:
             if filename != checked_file and not _module_matches(filename, namespace, src):
                 raise stale_source(str(namespace.get("__name__", "?")), filename)
-            return found
+            return [*found, *index.get(ANY, [])]
     return None
+
+
+# The key of statements that may bind any name (`globals()[k] = ...`,
+# `exec(...)`, `vars()`): they count for every name bound elsewhere too.
+ANY = "?"
+_ANY_BINDERS = frozenset({"globals", "vars", "exec"})
 
 
 def _cells_of(namespace: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -95,17 +105,28 @@ def _module_level(body: list[Any]) -> Iterator[tuple[ast.AST, list[str]]]:
 
 
 def _binds(stmt: Any) -> Iterator[str]:
+    if any(_binds_any(sub) for sub in ast.walk(stmt)):
+        yield ANY
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield stmt.name
         yield from (n for sub in ast.walk(stmt) if isinstance(sub, ast.Global) for n in sub.names)
         yield from _changed_in_place(stmt)
         return
     yield from _bound_by(stmt)
+    yield from (s.target.id for s in ast.walk(stmt) if isinstance(s, ast.NamedExpr))  # `:=`
     for block in _BLOCKS:
         inner = getattr(stmt, block, None)
         if isinstance(inner, list):
             for sub in inner:
                 yield from _binds(sub)
+
+
+def _binds_any(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _ANY_BINDERS
+    )
 
 
 def _changed_in_place(node: ast.AST) -> Iterator[str]:
