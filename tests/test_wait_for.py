@@ -110,6 +110,16 @@ def _review_loop(store: durable.Store, revised: list[int]) -> durable.Workflow[[
     return review
 
 
+def _rejected_once(store: durable.Store, revised: list[int]) -> durable.Workflow[[], str]:
+    """The review loop, its first round answered "reject": it waits for round 2."""
+    review = _review_loop(store, revised)
+    with pytest.raises(durable.Suspended):
+        review()
+    with pytest.raises(durable.Suspended):
+        review.resume("loop", inputs={"decision": "reject"})
+    return review
+
+
 def test_one_answer_answers_one_wait_and_the_next_round_waits_again(
     store: durable.Store,
 ) -> None:
@@ -132,11 +142,7 @@ def test_an_answer_for_a_run_not_waiting_for_it_is_refused_at_the_latest_wait(
     store: durable.Store,
 ) -> None:
     revised: list[int] = []
-    review = _review_loop(store, revised)
-    with pytest.raises(durable.Suspended):
-        review()
-    with pytest.raises(durable.Suspended):
-        review.resume("loop", inputs={"decision": "reject"})
+    review = _rejected_once(store, revised)
     with pytest.raises(ConnectionError):  # round 2 rejected too; its revision fails
         review.resume("loop", inputs={"decision": "reject"})
     assert revised == [0, 1]
@@ -263,11 +269,7 @@ def test_a_fork_before_a_later_round_takes_a_new_answer_for_it(store: durable.St
     from durable._manage.fork import fork_run
 
     revised: list[int] = []
-    review = _review_loop(store, revised)
-    with pytest.raises(durable.Suspended):
-        review()
-    with pytest.raises(durable.Suspended):
-        review.resume("loop", inputs={"decision": "reject"})
+    review = _rejected_once(store, revised)
     assert review.resume("loop", inputs={"decision": "approve"}).value == (
         "approved after 1 revisions"
     )
