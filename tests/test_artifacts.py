@@ -376,3 +376,45 @@ def test_artifact_on_s3_is_checked_before_replay(s3_base: str) -> None:
     assert counts == {"train": 4, "evaluate": 4}
     reopened = replay.load_context(store, "pipeline", "s3-run", "refuse").records[0]
     assert reopened.extra["reopened"] == f"artifact {folder_url} changed"
+
+
+@pytest.mark.parametrize("completed", [True, False], ids=["re-called", "resumed"])
+def test_a_child_runs_file_gone_makes_the_parent_run_the_child_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, completed: bool
+) -> None:
+    """The parent replays a child's value without running the child: the
+    files the child's steps made are checked on the parent's behalf."""
+    monkeypatch.chdir(tmp_path)
+    store = durable.open_store(tmp_path / "runs")
+    ran: list[str] = []
+
+    @durable.step
+    def produce(x: int) -> str:
+        ran.append("produce")
+        Path(f"p{x}.txt").write_text(f"v{x}-{len(ran)}")
+        return durable.artifact(f"p{x}.txt")
+
+    @durable.workflow(store=store)
+    def child(x: int) -> str:
+        return Path(produce(x)).read_text()
+
+    @durable.step
+    def consume(v: str, fail: bool) -> str:
+        ran.append("consume")
+        if fail:
+            raise RuntimeError("the parent stops after its child")
+        return v.upper()
+
+    @durable.workflow(store=store, run_id="par")
+    def parent(x: int, fail: bool = False) -> str:
+        return consume(child(x), fail)
+
+    if completed:
+        assert parent(1) == "V1-1"
+    else:
+        with pytest.raises(RuntimeError):
+            parent(1, fail=True)
+    (tmp_path / "p1.txt").unlink()
+    assert parent(1) == "V1-3"  # made again, never the value built on the gone file
+    assert (tmp_path / "p1.txt").read_text() == "v1-3"
+    assert ran == ["produce", "consume", "produce", "consume"]

@@ -218,3 +218,39 @@ def test_durable_cancel_from_another_process_local(tmp_path: Path) -> None:
 def test_durable_cancel_from_another_process_s3(tmp_path: Path, s3_url: str) -> None:
     write_flow(tmp_path)
     _cancel_from_another_process(tmp_path, child_env(tmp_path, DURABLE_STORE=s3_url))
+
+
+CHILD_FLOW = """
+import os
+import durable
+
+@durable.step
+def work():
+    if os.environ.get("FAIL"):
+        raise RuntimeError("the child fails")
+    return 1
+
+@durable.workflow(name="kid")
+def child():
+    return work()
+
+@durable.workflow(name="parent")
+def parent():
+    return child() + 1
+"""
+
+
+@pytest.mark.slow
+def test_a_cancelled_child_run_is_named_when_its_parent_restarts(tmp_path: Path) -> None:
+    (tmp_path / "family.py").write_text(CHILD_FLOW)
+    env = child_env(tmp_path)
+    failed = durable_cli(tmp_path, "run", "family.py:parent", "--run-id", "p",
+                         env=dict(env, FAIL="1"))  # fmt: skip
+    assert failed.returncode != 0
+    cancelled = durable_cli(tmp_path, "cancel", "p.0", "--workflow", "kid", env=env)
+    assert cancelled.returncode == 0, cancelled.stderr
+    again = durable_cli(tmp_path, "run", "family.py:parent", "--run-id", "p", "--restart", env=env)
+    assert again.returncode == 4
+    said = again.stdout + again.stderr
+    assert "run p.0 of kid (a child run of p) was cancelled" in said, said
+    assert "durable rm p.0 --workflow kid" in said

@@ -14,12 +14,14 @@ from .._core import notify
 from .._core.arguments import derive_run_id
 from .._core.context import Run, RunState
 from .._core.identity import call_digest
+from .._core.outcome import child_stale
 from .._core.plan import Plan
-from .._core.replay import commit, load_value, lookup
+from .._core.replay import commit, load_value, lookup, reopen
 from .._core.run import Flow, acquire, run_locked
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.keys import Position, check_key_part, format_position
+from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
 from .retention import prune
 
@@ -39,12 +41,15 @@ def child_plan(
     label = flow.name
     rec = lookup(parent, pos, label, definition.fingerprint, digest, call=(args, kwargs))
     run_id = child_run_id(flow, parent, pos, given)
+    store = parent.store if flow.options.store is None else flow._store()
+    if rec is not None and rec.persisted and child_stale(store, rec.extra.get("child", {})):
+        reopen(parent, pos)  # a file the child made is gone or changed: the child runs
+        rec = None
     if rec is not None and rec.persisted:
         value = load_value(parent, rec)
         notify.replayed(parent, rec)
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
-    store = parent.store if flow.options.store is None else flow._store()
     lease = acquire(store, flow.name, run_id, flow.options.wait)
     # A parent re-running what changed re-runs what changed in its children too.
     own = flow.options.on_change
@@ -58,7 +63,11 @@ def child_plan(
     finally:
         lease.release()
     record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
-    record.extra["child"] = {"workflow": flow.name, "run_id": run_id}
+    made = store.load_manifest(flow.name, run_id)  # did the child register files?
+    child: dict[str, Any] = {"workflow": flow.name, "run_id": run_id}
+    if made is not None and decode_manifest(store, flow.name, run_id, made).extra.get("artifacts"):
+        child["artifacts"] = True
+    record.extra["child"] = child
     value = commit(parent, record, run.value)
     return Run(
         run_id, flow.name, "completed", value, None, run.resumed_from_step,

@@ -163,8 +163,15 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
         except Suspended as s:
             return report.suspended(s.reason)
-        except Cancelled:
-            report.say(f"run {run_id} was cancelled; it runs again only with --restart")
+        except Cancelled as e:
+            if e.run_id == run_id:
+                report.say(f"run {run_id} was cancelled; it runs again only with --restart")
+            else:  # a child run this run calls: restarting this one leaves it cancelled
+                report.say(
+                    f"run {e.run_id} of {e.workflow} (a child run of {run_id}) was cancelled: "
+                    f"remove it (durable rm {e.run_id} --workflow {e.workflow}) so that "
+                    f"{run_id} runs it afresh"
+                )
             return 4
         except Stopped as e:
             return report.stopped(e.signum)

@@ -115,9 +115,29 @@ def result_run(ctx: RunState, manifest: RunRecord, value: Any) -> Run[Any]:
 def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
     # DESIGN §2 Completion: a missing or changed artifact reopens a completed
     # run; the body then replays up to the step that produced it, which
-    # step_plan finds stale again and runs.
+    # step_plan finds stale again and runs. A child run's artifacts count for
+    # the parent too: the parent replays the child's value without running it.
     if not manifest.extra.get("artifacts"):
         return False
     ctx = load_context(store, manifest.workflow, manifest.run_id, "refuse")
     records = [ctx.records[p] for p in sorted(ctx.records, key=position_key)]  # 2 < 2.0.0 < 3
-    return any(r.persisted and first_stale(r.artifacts, store) for r in records)
+    return any(r.persisted and first_stale(r.artifacts, store) for r in records) or any(
+        child_stale(store, r.extra["child"]) for r in records if "child" in r.extra
+    )
+
+
+def child_stale(store: Store, child: dict[str, Any]) -> bool:
+    """Whether the child run a parent's record names has an artifact missing
+    or changed; a child whose manifest is not in this store (gone, or kept
+    in a store of its own) counts as stale when it had artifacts: the parent
+    then runs it, and it checks itself."""
+    if not child.get("artifacts"):
+        return False
+    try:
+        raw = store.load_manifest(child["workflow"], child["run_id"])
+        if raw is None:
+            return True
+        manifest = decode_manifest(store, child["workflow"], child["run_id"], raw, plan=False)
+    except (CorruptRecordError, IntegrityError, KeyError, TypeError):
+        return True
+    return artifacts_stale(store, manifest)

@@ -162,6 +162,16 @@ def kept_timer(ctx: RunState, pos: Position, digest: str) -> float | None:
     return None
 
 
+def reopen(ctx: RunState, pos: Position) -> None:
+    """Forget the record at pos, which lookup() counted as replayed, and
+    every later one; run from there as under on_change="rerun" (what it was
+    built on is gone: an artifact changed, a cached blob was pruned)."""
+    ctx.replayed -= 1
+    discard_from(ctx, pos)
+    ctx.policy = "rerun"
+    went_live(ctx, pos)
+
+
 def went_live(ctx: RunState, pos: Position) -> None:
     if ctx.first_live is None:
         ctx.first_live = top_level(pos)

@@ -166,7 +166,9 @@ def run_locked(
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
         raise
-    manifest.extra["artifacts"] = any(r.artifacts for r in ctx.records.values())
+    manifest.extra["artifacts"] = any(
+        r.artifacts or r.extra.get("child", {}).get("artifacts") for r in ctx.records.values()
+    )
     manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
     # Steps the definition's fingerprint does not cover: a re-call replays
     # the body so that each is fingerprinted afresh (`completed_outcome`).

@@ -20,11 +20,10 @@ from .plan import Call, Plan, drive_sync
 from .replay import (
     attempt_record,
     commit,
-    discard_from,
     load_value,
     lookup,
+    reopen,
     save_failures,
-    went_live,
 )
 from .retry import retrying
 from .spec import StepSpec
@@ -95,7 +94,7 @@ def replay_or_prepare(
     except CorruptRecordError:
         if not cache.blob_gone(ctx, rec):
             raise
-        _reopen(ctx, rec.position)
+        reopen(ctx, rec.position)
         return _Live(pos, fp, digest, None, "its cached output was pruned")
     if ctx.watched:  # `notify.replayed` returns at once otherwise
         notify.replayed(ctx, rec)
@@ -180,14 +179,5 @@ def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:
     except ArtifactMissingError as e:
         raise ctx.refuse(e) from None
     if why is not None:
-        _reopen(ctx, rec.position)
+        reopen(ctx, rec.position)
     return why
-
-
-def _reopen(ctx: RunState, pos: Position) -> None:
-    """Forget the record at pos, which lookup() counted as replayed, and
-    every later one; run from there as under on_change="rerun"."""
-    ctx.replayed -= 1
-    discard_from(ctx, pos)
-    ctx.policy = "rerun"
-    went_live(ctx, pos)
