@@ -65,7 +65,7 @@ def child_plan(
     record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
     made = store.load_manifest(flow.name, run_id)  # did the child register files?
     child: dict[str, Any] = {"workflow": flow.name, "run_id": run_id}
-    if made is not None and decode_manifest(store, flow.name, run_id, made).extra.get("artifacts"):
+    if made is not None and _made_artifacts(store, flow.name, run_id, made):
         child["artifacts"] = True
     record.extra["child"] = child
     value = commit(parent, record, run.value)
@@ -84,3 +84,10 @@ def child_run_id(
     if flow.options.run_id is not None:
         return derive_run_id(flow.name, flow.options.run_id, given)
     return check_key_part("run id", f"{parent.run_id}.{format_position(pos)}")
+
+
+def _made_artifacts(store: Store, workflow: str, run_id: str, raw: bytes) -> bool:
+    """Whether a child run that just ran registered files (its manifest's
+    summary says so): then they count for its parent (`child_stale`)."""
+    manifest = decode_manifest(store, workflow, run_id, raw, plan=False)
+    return bool(manifest.extra.get("artifacts"))
