@@ -89,5 +89,5 @@ def child_run_id(
 def _made_artifacts(store: Store, workflow: str, run_id: str, raw: bytes) -> bool:
     """Whether a child run that just ran registered files (its manifest's
     summary says so): then they count for its parent (`child_stale`)."""
-    manifest = decode_manifest(store, workflow, run_id, raw, plan=False)
+    manifest = decode_manifest(store, workflow, run_id, raw, summary_only=True)
     return bool(manifest.extra.get("artifacts"))
