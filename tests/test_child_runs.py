@@ -9,6 +9,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 import durable
 
 SCRIPT = """
@@ -153,6 +155,59 @@ def test_a_child_called_with_other_arguments_never_replays(store: durable.Store)
     assert parent() == 10 and counts["double"] == 2
 
 
+def test_a_restarted_parent_never_resumes_a_child_of_the_discarded_run(
+    store: durable.Store,
+) -> None:
+    """restart=True keeps nothing of the discarded run: its children (ids
+    derived from the parent's) run afresh too, even when the restarted run
+    stops before reaching them and a plain resume reaches them later."""
+    counts: Counter[str] = Counter()
+    fail = {"before": False}
+
+    @durable.step(name="fetch")
+    def fetch(x: int) -> int:
+        counts["fetch"] += 1
+        return 100 * counts["fetch"] + x  # as fresh data would: each run differs
+
+    @durable.step(name="gate")
+    def gate() -> None:
+        if fail["before"]:
+            raise RuntimeError("flaky")
+
+    @durable.workflow(name="child", store=store)
+    def child(x: int) -> int:
+        return fetch(x)
+
+    @durable.workflow(name="parent", store=store, run_id="p")
+    def parent() -> int:
+        gate()
+        return child(1)
+
+    assert parent() == 101 and counts["fetch"] == 1
+    assert parent.with_options(restart=True)() == 201 and counts["fetch"] == 2
+    # The restarted run fails before its child; a plain call resumes it and
+    # reaches the child: the child made by the run before the restart is
+    # not resumed (that would hand back 201, made before this run began).
+    fail["before"] = True
+    with pytest.raises(RuntimeError, match="flaky"):
+        parent.with_options(restart=True)()
+    fail["before"] = False
+    assert parent() == 301 and counts["fetch"] == 3
+    assert parent() == 301 and counts["fetch"] == 3  # completed: replayed
+    # A child shared by name with another parent run is that run's child.
+    named = child.with_options(run_id="shared")
+
+    @durable.workflow(name="other", store=store, run_id="o")
+    def other() -> int:
+        return named(2)
+
+    @durable.workflow(name="user", store=store, run_id="u")
+    def user() -> int:
+        return named(2)
+
+    assert other() == 402 and user() == 402 and counts["fetch"] == 4
+
+
 def test_an_async_child_run(store: durable.Store) -> None:
     import asyncio
 
@@ -174,4 +229,4 @@ def test_an_async_child_run(store: durable.Store) -> None:
     assert asyncio.run(aparent()) == 13
     assert sorted(store.runs("achild")) == ["ap.0", "ap.1"] and counts["inc"] == 2
     assert asyncio.run(aparent.with_options(restart=True)()) == 13
-    assert counts["inc"] == 2  # the children completed with the same arguments
+    assert counts["inc"] == 4  # a restart keeps nothing: its children run afresh too

@@ -55,7 +55,10 @@ def child_plan(
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own
     try:
-        link = {"workflow": parent.workflow, "run_id": parent.run_id, "position": pos}
+        link = {
+            "workflow": parent.workflow, "run_id": parent.run_id, "position": pos,
+            "created": parent.created,
+        }  # fmt: skip
         run = yield from run_locked(
             flow, store, run_id, given, {}, lease, parent=link, on_change=policy
         )

@@ -47,6 +47,9 @@ class RunState:
     in_tasks: bool = False
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
+    # When this run's manifest was made: its children carry it in their
+    # link, so that a child made before a restart is not resumed by it.
+    created: float | None = None
     replayed: int = 0
     executed: int = 0
     first_live: int | None = None  # top-level position of the first live operation

@@ -93,6 +93,8 @@ def run_locked(
     run's `wait_for()` calls."""
     restart = flow.options.restart
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
+    if parent is not None and manifest is not None and made_before(manifest, parent):
+        restart = True  # the parent run that made it was discarded since
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
@@ -134,7 +136,7 @@ def run_locked(
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
     store.open_run(flow.name, run_id, flow.options.durability)  # `finish` ends it
     ctx.fingerprints = definition.by_spec
-    ctx.lease = lease
+    ctx.lease, ctx.created = lease, manifest.created
     fp = definition.fingerprint
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
@@ -223,6 +225,19 @@ def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
     if manifest.status != "cancelled":
         finish(store, manifest, "cancelled", reason="cancelled")
     raise Cancelled(workflow, run_id)
+
+
+def made_before(manifest: RunRecord, parent: dict[str, Any]) -> bool:
+    """Whether a child run was made by an earlier run of the same parent
+    run id (restarted, or removed and run again since): its records are then
+    the discarded run's, and a restart keeps nothing of those. A link
+    written before links carried `created` cannot tell, and counts as made
+    by this parent run."""
+    old = manifest.extra.get("parent")
+    if not isinstance(old, dict) or "created" not in old:
+        return False
+    same_run = (old.get("workflow"), old.get("run_id")) == (parent["workflow"], parent["run_id"])
+    return same_run and old["created"] != parent["created"]
 
 
 def start(
