@@ -79,5 +79,5 @@ def test_a_step_called_again_after_its_retries_ran_out_numbers_on(store: durable
         wf()
     assert wf() == 2
     assert seen == [0, 1, 2]
-    initial, step = wf.history("r")
+    _initial, step = wf.history("r")
     assert step.attempts == 3  # what history counts is what the step saw
