@@ -5,6 +5,10 @@ kept for another item at the same index. Executions are counted."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures as cf
+import threading
+import traceback
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,10 @@ def tenfold(n: int) -> int:
 def _fresh() -> None:
     ran.clear()
     failing.clear()
+
+
+def fmt(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
 def _flow(store: durable.Store) -> Any:
@@ -85,3 +93,47 @@ def test_rebase_never_hands_an_item_another_items_result(tmp_path: Path) -> None
     _interrupted(fan, [1, 2, 3, 4], at=3)
     assert fan.with_options(rebase=True)([2, 7, 3, 4]) == [20, 70, 30, 40]
     assert ran == [1, 2, 3, 7, 3, 4]  # 2 moved and kept its result; 7 is new
+
+
+unkeepable: set[int] = set()
+
+
+def lock_for(n: int) -> Any:
+    ran.append(n)
+    return threading.Lock() if n in unkeepable else n * 10
+
+
+async def alock_for(n: int) -> Any:
+    return lock_for(n)
+
+
+@pytest.mark.parametrize("kind", ["inline", "threads", "async"])
+def test_a_result_that_cannot_be_kept_fails_as_its_item(tmp_path: Path, kind: str) -> None:
+    """A clear error naming the item; the results of the others are kept."""
+    store = durable.open_store(str(tmp_path))
+
+    @durable.workflow(store=store, run_id="r1", name="locks")
+    def fan(items: list[int]) -> list[int]:
+        if kind == "inline":
+            return durable.loop_over(lock_for, items, checkpoint_items=True)
+        with cf.ThreadPoolExecutor(1) as pool:
+            return durable.loop_over(lock_for, items, executor=pool, checkpoint_items=True)
+
+    @durable.workflow(store=store, run_id="r1", name="locks")
+    async def afan(items: list[int]) -> list[int]:
+        return await durable.loop_over(alock_for, items, max_concurrency=1, checkpoint_items=True)
+
+    def call(items: list[int]) -> list[int]:
+        return asyncio.run(afan(items)) if kind == "async" else fan(items)
+
+    unkeepable.add(2)
+    try:
+        with pytest.raises(durable.SerializationError) as caught:
+            call([1, 2, 3])
+    finally:
+        unkeepable.clear()
+    assert "item 1 (of 3) of loop_over(" in fmt(caught.value)
+    before = len(ran)
+    assert item_indexes(store, "locks", "r1") >= {0}
+    assert call([1, 2, 3]) == [10, 20, 30]
+    assert 1 not in ran[before:] and ran[before:].count(2) == 1
