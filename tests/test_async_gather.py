@@ -182,3 +182,49 @@ def test_async_loop_over_outside_a_workflow(tmp_path: Path) -> None:
     log = str(tmp_path / "log")
     out = asyncio.run(durable.loop_over(crowd, [(log, i) for i in range(5)]))  # type: ignore[arg-type]
     assert out == [f"c{i}" for i in range(5)]
+
+
+def test_a_step_that_outlives_its_run_records_nothing(store: durable.Store) -> None:
+    """gather() raises at the first failure and leaves the other steps
+    running. One that finishes after its run ended must not write into the
+    run, which a new call may be executing (a notebook re-run at once): its
+    record landed at the new call's position and that call returned it."""
+    ran: list[int] = []
+
+    async def main() -> None:
+        release = {1: asyncio.Event(), 5: asyncio.Event()}
+        waiting = asyncio.Event()
+
+        @durable.step
+        async def slow(n: int) -> int:
+            ran.append(n)
+            if n == 5:
+                waiting.set()
+            await release[n].wait()
+            return n * 10
+
+        @durable.step
+        async def check(n: int) -> int:
+            if n == 2:
+                raise ValueError("no")
+            return n
+
+        @durable.workflow(store=store, run_id="o1", on_change="rerun")
+        async def flow(n: int) -> list[int]:
+            return list(await asyncio.gather(slow(n), check(n + 1)))
+
+        with pytest.raises(ValueError):
+            await flow(1)
+        orphans = asyncio.all_tasks() - {asyncio.current_task()}
+        again = asyncio.ensure_future(flow(5))
+        await waiting.wait()  # slow(5) runs at position 0, slow(1) still too
+        release[1].set()
+        (orphan,) = (await asyncio.wait(orphans))[0]
+        release[5].set()
+        assert await again == [50, 6]  # not slow(1)'s 10
+        assert durable.load(flow, "o1", 0, store=store) == 50
+        assert isinstance(orphan.exception(), durable.ConfigurationError)
+        assert "after its workflow body had returned" in str(orphan.exception())
+
+    asyncio.run(main())
+    assert ran == [1, 5]

@@ -456,6 +456,26 @@ def test_a_sleep_of_another_duration_keeps_its_timer_under_rebase(
     assert nap.resume("r").value == "woke" and clock.slept == [15.0]
 
 
+@pytest.mark.parametrize("seconds", [float("nan"), float("inf"), "5"])
+def test_a_sleep_that_cannot_end_is_refused_before_it_is_recorded(
+    store: durable.Store, clock: FakeClock, seconds: object
+) -> None:
+    """A NaN slept nothing and was recorded as done; an infinity recorded a
+    wake-up time that failed every resume with an OverflowError."""
+
+    @durable.workflow(store=store, run_id="r", name="odd-nap")
+    def nap(seconds: object) -> str:
+        durable.sleep(seconds)  # type: ignore[arg-type]
+        return "woke"
+
+    with pytest.raises(durable.ConfigurationError, match="finite, non-negative number"):
+        nap(seconds)
+    with pytest.raises(durable.ConfigurationError, match="finite, non-negative number"):
+        asyncio.run(durable.asleep(seconds))  # type: ignore[arg-type]
+    assert clock.slept == []
+    assert [s.kind for s in nap.history("r")] == ["initial"]  # no timer, no sleep record
+
+
 def test_a_timer_without_the_duration_digest_is_never_trusted(
     store: durable.Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

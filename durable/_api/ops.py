@@ -4,6 +4,8 @@ recorded by `_fanout.block`), durable sleep, suspend, wait_for."""
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
@@ -112,8 +114,7 @@ def sleep(seconds: float) -> None:
     """Sleep durably: the wake-up time is recorded first, so a resumed run
     sleeps only what is left. Outside a workflow, a plain sleep. In an
     `async def` workflow use `await durable.asleep(seconds)`."""
-    if seconds < 0:
-        raise ConfigurationError("sleep() needs a non-negative number of seconds")
+    _check_seconds(seconds, "sleep")
     ctx = active_run()
     if ctx is None:
         pause(seconds)
@@ -126,12 +127,20 @@ def asleep(seconds: float) -> Coroutine[Any, Any, None]:
     event loop while it waits. Like an async step, it takes its position
     when called, so `asyncio.gather(asleep(5), fetch(1))` numbers both in
     call order."""
-    if seconds < 0:
-        raise ConfigurationError("asleep() needs a non-negative number of seconds")
+    _check_seconds(seconds, "asleep")
     ctx = active_run()
     if ctx is None:
         return apause(seconds)
     return drive_async(_sleep_plan(ctx, seconds, ctx.take_position("asleep()")))
+
+
+def _check_seconds(seconds: object, who: str) -> None:
+    """Before a position is taken: a NaN would record a sleep that never
+    slept, an infinity a wake-up time no clock reaches (and fail every resume)."""
+    if not isinstance(seconds, numbers.Real) or not 0 <= float(seconds) < math.inf:
+        raise ConfigurationError(
+            f"{who}() takes a finite, non-negative number of seconds, not {seconds!r}"
+        )
 
 
 def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:

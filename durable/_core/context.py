@@ -135,7 +135,8 @@ class RunContext:
 
     @property
     def attempt(self) -> int:
-        """The try of the step running now: 0 first, 1 after one failure..."""
+        """The try of the step running now: 0 first, 1 after one failure...
+        counted over the run (failed tries of earlier calls count too)."""
         scope = _step_var.get()
         return scope[1] if scope else 0
 

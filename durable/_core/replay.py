@@ -36,6 +36,7 @@ from .._storage.records import (
     unseal,
 )
 from ..errors import (
+    ConfigurationError,
     CorruptRecordError,
     DefinitionChangedError,
     IntegrityError,
@@ -230,6 +231,8 @@ def commit(
     """Encode and write a finished operation's record; return the value the
     run continues with (the one already recorded, if another writer won).
     A record the cache filled is already encoded; `live=False`: nothing ran."""
+    if not ctx.open:  # an asyncio task or thread that outlived the body: the run is over
+        raise _outlived(ctx, record)
     record.ended = now()
     record.persisted = persist
     try:
@@ -252,12 +255,25 @@ def commit(
             name=record_name(record.position),
         )
         won = StepRecord.from_bytes(body)
+        if won.name != record.name or not same_call(
+            won, record.fingerprint, record.args_digest or ""
+        ):  # another call's output is never this call's
+            raise ctx.refuse(NondeterminismError(ctx.run_id, record.position, won.name, record.name))
         ctx.records[record.position] = won
         value = load_value(ctx, won)
     else:
         ctx.records[record.position] = record
     check_stop()  # a graceful stop takes effect once this record is safe
     return value
+
+
+def _outlived(ctx: RunState, record: StepRecord) -> ConfigurationError:
+    return ConfigurationError(
+        f"{record.kind} {record.name!r} at position {record.position} of run {ctx.run_id!r} "
+        "finished after its workflow body had returned (in an asyncio task or a thread that "
+        "outlived it); its output is not recorded, since another call may hold the run now, "
+        "and a resume runs it again. Await every task the workflow creates before it returns."
+    )
 
 
 def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
@@ -280,6 +296,8 @@ def save_failures(
     if kind != "step":
         rec.extra["kind"] = kind
     ctx.failures[pos] = failures
+    if not ctx.open:  # a task that outlived the body: the run is over, another may hold it
+        return
     data = seal_record(rec.to_bytes(), ctx.store.signing_key)
     # History only: the failure being recorded matters more than a store
     # that cannot take it (the same fault usually caused it: disk full).

@@ -110,12 +110,15 @@ def _live_plan(
     if ticket is not None and hit is not None:  # computed by another run or call
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     failures = list(ctx.failures.get(pos, []))
+    # Tries are numbered in the run, as history and events count them: a
+    # call resumed after failed tries (or a crash) does not start at 0 again.
+    earlier = len(failures)
     started = now()
     found: list[tuple[str, str | None]] = []  # artifacts the current try registers
 
     def attempt(n: int) -> Call:
         found.clear()
-        return Call(spec.attempt(), args, kwargs, _step_scope(pos, n, found))
+        return Call(spec.attempt(), args, kwargs, _step_scope(pos, earlier + n, found))
 
     def failed(exc: Exception, n: int) -> bool:
         if ctx.refusal is not None:

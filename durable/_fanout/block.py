@@ -27,9 +27,7 @@ from .._fingerprint.reach import default_name
 from .._storage.clock import now
 from .._storage.keys import format_position, item_name
 from .._storage.records import StepRecord, seal
-from ..errors import ConfigurationError, CorruptRecordError, StorageError
-
-_MISSING = object()
+from ..errors import ConfigurationError, CorruptRecordError, LeaseLostError, StorageError
 
 
 def label_of(fn: Callable[..., Any], name: str | None) -> str:
@@ -135,44 +133,62 @@ class Block:
         return value
 
     def restore(self) -> tuple[list[Any], list[int]]:
-        """The results already checkpointed, and the indexes still to run."""
-        kept = self.ctx.items.get(self.pos, {}) if self.checkpoint else {}
+        """The results already checkpointed, and the indexes still to run. A
+        kept result belongs to its item, not to its index: when the items
+        changed between calls (one added, removed, moved), each finds its own
+        result wherever it was kept, and never another item's."""
+        kept = self._kept() if self.checkpoint else {}
         results: list[Any] = [None] * len(self.items)
         todo: list[int] = []
-        for i in range(len(self.items)):
-            body = kept.get(i)
-            value = _MISSING if body is None else self._item_value(i, body)
-            if value is _MISSING:
+        for i, item in enumerate(self.items):
+            index, rec = _take(kept.get(self._digest(item)), i)
+            if rec is None:
                 todo.append(i)
-            else:
-                results[i] = value
+                continue
+            results[i] = load_value(self.ctx, rec)
+            if index != i:  # its old name may be overwritten by the item now there
+                self._write(i, rec)
         self.restored = len(self.items) - len(todo)
         return results, todo
 
-    def _item_value(self, index: int, body: bytes) -> Any:
-        try:
-            rec = StepRecord.from_bytes(body)
-        except Exception as e:
-            name = item_name(self.pos, index)
-            raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
-        # A result for other code or another item is not this item's result: run it again.
-        if self.ctx.policy != "rebase" and not same_call(
-            rec, self.fp, self._digest(self.items[index])
-        ):
-            return _MISSING
-        return load_value(self.ctx, rec)
+    def _kept(self) -> dict[str, dict[int, StepRecord]]:
+        """The kept item records of this code, by item digest, then by the
+        index they were kept at. A record made by other code is not reused,
+        except under rebase, which vouches for the old code (never for
+        another item's result: the digest still decides whose it is)."""
+        rebase = self.ctx.policy == "rebase"
+        found: dict[str, dict[int, StepRecord]] = {}
+        for index, body in self.ctx.items.get(self.pos, {}).items():
+            try:
+                rec = StepRecord.from_bytes(body)
+            except Exception as e:
+                name = item_name(self.pos, index)
+                raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
+            digest = rec.args_digest or ""  # a record without one is no call's
+            if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
+                found.setdefault(digest, {})[index] = rec
+        return found
 
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:
             return
         digest = self._digest(self.items[index])
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
-        rec.extra["index"] = index
         rec.ended = now()
         encode_into(self.ctx, rec, value)
+        self._write(index, rec)
+
+    def _write(self, index: int, rec: StepRecord) -> None:
+        """Keep an item's record under its index. It replaces what is there:
+        a record kept for another item (the items changed) is not this one's,
+        and losing to it would lose this item's result."""
+        rec.extra["index"] = index
         store = self.ctx.store
         data = seal(rec.to_bytes(), store.signing_key)
-        store.save_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
+        try:
+            store.replace_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
+        except LeaseLostError as e:  # checked before the write: nothing was written
+            raise self.ctx.refuse(LeaseLostError(self.ctx.run_id, self.pos, why=e.why)) from None
         self.saved.append(index)
 
     def fail(self, exc: BaseException) -> None:
@@ -201,3 +217,12 @@ class Block:
             names = [item_name(self.pos, i) for i in sorted(indexes)]
             self.ctx.store.drop_records(self.ctx.workflow, self.ctx.run_id, names)
         self.saved = []
+
+
+def _take(found: dict[int, StepRecord] | None, index: int) -> tuple[int, StepRecord | None]:
+    """The record kept for an item like the one at index: its own index's
+    first, else one kept at another index (equal items are interchangeable)."""
+    if not found:
+        return index, None
+    at = index if index in found else min(found)
+    return at, found.pop(at)

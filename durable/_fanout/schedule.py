@@ -14,9 +14,11 @@ from .._core.context import enter_plain
 from .._core.logs import add_note
 from .._core.plan import check_stop, stop
 from .._core.tracing import carrier
-from ..errors import ControlFlow
+from ..errors import ControlFlow, SerializationError
 from .executors import Trace, acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
+
+_NONE: Any = object()  # no result yet: an exception then is the item's own
 
 
 def sync_block(
@@ -56,12 +58,14 @@ def _run_blocking(
     label = trace[1]
     if executor is None:
         for i in todo:
+            value = _NONE
             try:
                 value = call_item(fn, items[i], trace)
+                done(i, value)
             except Exception as exc:
-                annotate(exc, i, len(items), label)
+                if value is _NONE or isinstance(exc, SerializationError):
+                    annotate(exc, i, len(items), label)  # the item failed, or its result
                 raise
-            done(i, value)
         return
     pool = open_pool(executor, fn, trace)
     window = limit or pool.window
@@ -75,15 +79,18 @@ def _run_blocking(
             for handle in sorted(pool.wait(flying), key=flying.__getitem__):
                 i = flying.pop(handle)
                 try:
+                    value = _NONE
                     value = pool.outcome(handle)
+                    done(i, value)
                 except Exception as exc:
+                    # Not the item: a record that could not be written stops all.
+                    if value is not _NONE and not isinstance(exc, SerializationError):
+                        raise
                     if failed is None:
                         failed = (i, exc)
                         # Items not started yet are dropped; running ones finish and are kept.
                         for h in pool.unstart(list(flying)):
                             del flying[h]
-                    continue
-                done(i, value)
             if failed is None:
                 _fill(pool, items, queue, flying, window)
     except BaseException:
@@ -132,6 +139,8 @@ async def async_block(
                     block.save_item(i, value)
                     reporter.item_done()
                 except Exception as exc:  # a record that cannot be written stops every worker
+                    if isinstance(exc, SerializationError):  # the item's result: it failed
+                        annotate(exc, i, len(items), block.label)
                     failures.append(exc)
                     return
         finally:

@@ -1,0 +1,83 @@
+"""A step with retries across calls of its run: the try number that
+`durable.current_run().attempt` gives counts the tries of earlier calls, as
+history and events do, and the idempotency key stays the same."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import durable
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import durable
+
+    LOG = sys.argv[1]
+
+    @durable.step(retries=3, retry_delay=0, retry_on=(ConnectionError,))
+    def charge(amount: int) -> str:
+        run = durable.current_run()
+        with open(LOG, "a") as f:
+            f.write(f"{run.attempt} {run.idempotency_key()}\\n")
+        if run.attempt == 1 and os.environ.get("CRASH") == "1":
+            os._exit(9)  # killed during the second try: nothing is recorded for it
+        if run.attempt < 2:
+            raise ConnectionError("no answer")
+        return f"charged {amount}"
+
+    @durable.workflow(run_id="order-7")
+    def checkout(amount: int) -> str:
+        return charge(amount)
+
+    print(checkout(30))
+    """
+)
+
+
+def test_attempts_go_on_counting_after_a_crash(tmp_path: Path, child_env: dict[str, str]) -> None:
+    script, log = tmp_path / "flow.py", tmp_path / "tries"
+    script.write_text(SCRIPT)
+    crashed = subprocess.run(
+        [sys.executable, str(script), str(log)], env={**child_env, "CRASH": "1"}, cwd=tmp_path
+    )
+    assert crashed.returncode == 9
+    done = subprocess.run(
+        [sys.executable, str(script), str(log)], env=child_env, cwd=tmp_path,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == "charged 30"
+    # The first try failed and was recorded; the second was killed, so the
+    # resume's first try is the second recorded one: 1, not 0 again.
+    assert log.read_text().splitlines() == [
+        "0 order-7:0", "1 order-7:0", "1 order-7:0", "2 order-7:0",
+    ]  # fmt: skip
+
+
+def test_a_step_called_again_after_its_retries_ran_out_numbers_on(store: durable.Store) -> None:
+    seen: list[int] = []
+
+    @durable.step(retries=1, retry_delay=0)
+    def flaky() -> int:
+        run = durable.current_run()
+        assert run is not None
+        seen.append(run.attempt)
+        if len(seen) < 3:
+            raise ConnectionError(f"try {len(seen)}")
+        return run.attempt
+
+    @durable.workflow(store=store, run_id="r")
+    def wf() -> int:
+        return flaky()
+
+    with pytest.raises(ConnectionError):
+        wf()
+    assert wf() == 2
+    assert seen == [0, 1, 2]
+    _initial, step = wf.history("r")
+    assert step.attempts == 3  # what history counts is what the step saw
