@@ -258,6 +258,9 @@ def test_attrs_and_pydantic_models_by_type_and_fields() -> None:
         pass
 
     assert value_digest(A(1)) == value_digest(A(1)) != value_digest(A(2))
+    extra = A(1)
+    extra.note = "set outside the fields"  # type: ignore[attr-defined]
+    assert value_digest(extra) != value_digest(A(1))
     assert value_digest(M(x=1)) == value_digest(M(x=1)) != value_digest(M(x=2))
     assert value_digest(M(x=1)) != value_digest(N(x=1))
 

@@ -96,6 +96,13 @@ def one_off(arr: Any) -> Any:
     return out
 
 
+def point_with(**extra: Any) -> Point:
+    """A dataclass instance with attributes set outside its fields."""
+    point = Point(1)
+    vars(point).update(extra)
+    return point
+
+
 def frame() -> pd.DataFrame:
     return pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
 
@@ -113,6 +120,8 @@ CHANGES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "dataframe cell": lambda: (frame(), frame_changed()),
     "dataclass field": lambda: (Point(1), Point(2)),
     "dataclass subclass": lambda: (Point(1), Point3(1)),
+    "dataclass extra attribute": lambda: (point_with(extra=5), point_with(extra=6)),
+    "dataclass extra attribute added": lambda: (Point(1), point_with(extra=5)),
     "object state": lambda: (Box([1, 2]), Box([1, 3])),
     "bytes/bytearray": lambda: (b"ab", bytearray(b"ab")),
     "dict key order": lambda: ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
@@ -338,6 +347,44 @@ def test_the_arguments_a_partial_binds_count_in_a_loop_block(
     assert weighted.resume("r", stop=False).value == [10, 20, 30] and len(calls) == 6
     run = weighted.with_options(on_change="rerun").resume("r", cfg={"w": 3})
     assert run.value == [3, 6, 9] and calls[6:] == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_the_object_of_a_bound_method_counts_in_a_loop_block(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`loop_over(obj.method, items)`: the state of obj is an argument of
+    every call, as a method step's self is (the block and its kept items)."""
+    calls: list[tuple[int, int]] = []
+
+    class Weigher:
+        def __init__(self, w: int) -> None:
+            self.w = w
+
+        def weigh(self, x: int) -> int:
+            calls.append((x, self.w))
+            if os.environ.get(CRASH) == str(x):
+                raise ValueError("this item fails")
+            return x * self.w
+
+    @durable.workflow(name="weighted", store=store, run_id="r")
+    def weighted(w: int, stop: bool = True) -> list[int]:
+        out = durable.loop_over(Weigher(w).weigh, [1, 2, 3], checkpoint_items=True)
+        if stop:
+            durable.suspend("look at the weights")
+        return out
+
+    monkeypatch.setenv(CRASH, "3")
+    with pytest.raises(ValueError, match="this item fails"):
+        weighted(2)
+    monkeypatch.delenv(CRASH)
+    assert calls == [(1, 2), (2, 2), (3, 2)]
+    # items 1 and 2 were kept for w=2: with w=10 none of them is this call's result
+    with pytest.raises(durable.Suspended):
+        weighted(10)
+    assert calls[3:] == [(1, 10), (2, 10), (3, 10)]
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        weighted.resume("r", w=2, stop=False)
+    assert weighted.resume("r", stop=False).value == [10, 20, 30] and len(calls) == 6
 
 
 def test_a_block_without_a_partial_is_digested_by_its_items(store: durable.Store) -> None:

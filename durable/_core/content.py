@@ -118,10 +118,10 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, enum.Enum):
         return f"enum:{name}", (v.name, v.value)
     if dataclasses.is_dataclass(v):
-        return f"dataclass:{name}", [(f.name, getattr(v, f.name)) for f in dataclasses.fields(v)]
+        return _fields(v, f"dataclass:{name}", [f.name for f in dataclasses.fields(v)])
     attrs = getattr(t, "__attrs_attrs__", None)
     if attrs is not None:
-        return f"attrs:{name}", [(a.name, getattr(v, a.name)) for a in attrs]
+        return _fields(v, f"attrs:{name}", [a.name for a in attrs])
     fields = getattr(t, "__pydantic_fields__", None)
     if isinstance(fields, dict):
         values = [(f, getattr(v, f)) for f in fields]
@@ -132,6 +132,16 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, Mapping):  # not a dict itself: `identity` walks those
         return _mapping(v, name)
     return None
+
+
+def _fields(v: Any, kind: str, names: list[str]) -> tuple[str, Any]:
+    """A dataclass or attrs instance by its fields, plus any attribute set
+    on the instance outside them (`obj.extra = 5`): the step may read it.
+    Only the instance's own attributes: a `__getstate__` (a frozen slotted
+    dataclass has one) says nothing the fields do not."""
+    values = [(n, getattr(v, n)) for n in names]
+    extra = _own_state(v, skip=tuple(names), by_getstate=False)
+    return kind, values if extra is None else (values, extra)
 
 
 def _exact_tz(tz: Any) -> bool:
@@ -188,18 +198,20 @@ def _items_store(v: Mapping[Any, Any], items: list[tuple[Any, Any]]) -> tuple[st
     return (name,) if same else ()
 
 
-def _own_state(v: Any, *, below: type | None = None, skip: tuple[str, ...] = ()) -> Any:
+def _own_state(
+    v: Any, *, below: type | None = None, skip: tuple[str, ...] = (), by_getstate: bool = True
+) -> Any:
     """What an instance holds beyond the value of its base type `below` (for
     a mapping: beyond its items): what `__getstate__` returns, when a class
-    of its own (one between its type and `below`) defines it; else its
-    instance `__dict__` and the slots those classes declare, by name. None
-    when it holds nothing more."""
+    of its own (one between its type and `below`) defines it (and
+    `by_getstate`); else its instance `__dict__` and the slots those classes
+    declare, by name. None when it holds nothing more."""
     own = []
     for cls in type(v).__mro__:
         if cls is below or cls is object:
             break
         own.append(cls)
-    if any("__getstate__" in vars(cls) for cls in own):
+    if by_getstate and any("__getstate__" in vars(cls) for cls in own):
         return ("__getstate__", v.__getstate__())
     try:
         state = dict(object.__getattribute__(v, "__dict__"))
