@@ -512,3 +512,66 @@ def test_a_derived_run_id_for_arrays_and_frames_is_the_same_in_every_process(
     assert log.read_text().split() == ["total"]  # one process executed, the other replayed
     changed = {run("1", "array"), run("2", "frame")}
     assert len(changed | {first}) == 3
+
+
+HELPER_FLOW = """
+import os, sys
+import durable
+import helpers
+
+
+@durable.step
+def apply(fn, x):
+    with open(sys.argv[2], "a") as log:
+        log.write("apply\\n")
+    return fn(x)
+
+
+@durable.workflow(store=sys.argv[1], run_id="r", on_change="rerun")
+def flow(x):
+    out = apply(helpers.transform, x)
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return out
+
+
+print(flow(1))
+"""
+
+
+def test_a_function_passed_as_an_argument_counts_by_its_code(tmp_path: Path) -> None:
+    """A function is an argument like any other: the step it is passed to
+    runs it, and the step's fingerprint does not see its code. Edited
+    between two processes, the call is changed (it counted by name only:
+    the old output came back)."""
+    (tmp_path / "flow.py").write_text(HELPER_FLOW)
+    helpers, log = tmp_path / "helpers.py", tmp_path / "log"
+    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
+
+    def run(body: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        helpers.write_text(f"def transform(x):\n    return {body}\n")
+        return subprocess.run(
+            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+        )
+
+    assert run("x + 1", CRASH="1").returncode == 3
+    assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["apply"]
+    out = run("x + 100")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]
+
+
+def test_a_refusal_says_when_a_changed_argument_looks_the_same(store: durable.Store) -> None:
+    calls: list[Any] = []
+
+    @durable.workflow(name="shown", store=store, run_id="r")
+    def shown(p: Params) -> int:
+        calls.append(p.scale)
+        return p.scale
+
+    assert shown(Params(2, x=10)) == 2
+    with pytest.raises(durable.DefinitionChangedError, match="looks the same, but its content"):
+        shown(Params(3, x=10))  # its items, all a preview shows, are the same
+    assert calls == [2]

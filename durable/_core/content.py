@@ -22,6 +22,8 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from .._fingerprint.memo import memo_fingerprint
+from .._fingerprint.reach import durable_fingerprint_of, is_user_code
 from .._storage import codec
 from .redact import NeverWritten
 
@@ -241,14 +243,27 @@ def _memoised(classes: list[type], name: str) -> bool:
 
 
 def _function(fn: types.FunctionType) -> tuple[str, Any]:
-    """An importable function by its name; a lambda or closure by its code,
-    as cloudpickle ships it to a worker."""
+    """An importable function by its name (and its code: `_named`); a
+    lambda or closure by its code, as cloudpickle ships it to a worker."""
     owner: Any = sys.modules.get(fn.__module__)
     for part in fn.__qualname__.split("."):
         owner = getattr(owner, part, None)
     if owner is fn:
-        return "function", f"{fn.__module__}.{fn.__qualname__}"
+        return "function", _named(fn)
     return "code", codec.dumps_callable(fn)
+
+
+def _named(fn: types.FunctionType) -> Any:
+    """A step's or the user's own function by its name and fingerprint: it
+    runs inside the step it is passed to, whose fingerprint does not see it
+    (an edited helper would replay the old output). A library function by
+    its name alone, as a fingerprint counts it. No fingerprint (no source):
+    no digest."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    stamp = durable_fingerprint_of(fn)
+    if stamp is None and is_user_code(fn):
+        stamp = memo_fingerprint(fn).value
+    return name if stamp is None else (name, stamp)
 
 
 def _reduced(v: Any) -> tuple[str, Any]:
