@@ -516,3 +516,30 @@ def test_a_cached_property_a_step_computed_is_not_state() -> None:
     assert read.total == 3  # now in read.__dict__
     assert value_digest(fresh) == value_digest(read)
     assert value_digest(Budget(a=1, b=3)) != value_digest(fresh)
+
+
+def test_an_object_or_a_class_counts_the_code_of_its_methods() -> None:
+    """In one process too: a method rebound (a notebook cell run again)
+    changes the digest of the class and of its instances, of a dataclass
+    as of any object; a library class counts by its name as before."""
+
+    @dataclasses.dataclass
+    class Model:
+        k: int
+
+        def predict(self, x: int) -> int:
+            return x * self.k
+
+    class Plain:
+        def predict(self, x: int) -> int:
+            return x
+
+    def other(self: Any, x: int) -> int:
+        return x + 1
+
+    before = [value_digest(v) for v in (Model(2), Model, Plain(), Plain)]
+    assert [value_digest(v) for v in (Model(2), Model, Plain(), Plain)] == before
+    Model.predict = other  # type: ignore[method-assign]
+    Plain.predict = other  # type: ignore[method-assign]
+    after = [value_digest(v) for v in (Model(2), Model, Plain(), Plain)]
+    assert all(a != b for a, b in zip(after, before, strict=True))

@@ -539,6 +539,62 @@ print(flow(1))
 """
 
 
+MODEL_FLOW = """
+import os, sys
+import durable
+import helpers
+
+
+@durable.step
+def predict(model, x):
+    with open(sys.argv[2], "a") as log:
+        log.write("predict\\n")
+    return model.predict(x)
+
+
+@durable.workflow(store=sys.argv[1], run_id="r", on_change="rerun")
+def flow(model, x):
+    out = predict(model, x)
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return out
+
+
+print(flow(helpers.Model(2), 5))
+"""
+
+
+@pytest.mark.parametrize("kind", ["class", "dataclass"])
+def test_an_object_passed_as_an_argument_counts_the_code_of_its_class(
+    tmp_path: Path, kind: str
+) -> None:
+    """The step runs `model.predict(x)` and names neither the class nor the
+    method: an edit to the method is a changed call (the object counted by
+    its class's name and its state: the old output came back)."""
+    (tmp_path / "flow.py").write_text(MODEL_FLOW)
+    helpers, log = tmp_path / "helpers.py", tmp_path / "log"
+    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
+    head = (
+        "import dataclasses\n@dataclasses.dataclass\nclass Model:\n    k: int\n"
+        if kind == "dataclass"
+        else "class Model:\n    def __init__(self, k):\n        self.k = k\n"
+    )
+
+    def run(body: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        helpers.write_text(f"{head}\n    def predict(self, x):\n        return {body}\n")
+        return subprocess.run(
+            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+        )
+
+    assert run("x * self.k", CRASH="1").returncode == 3
+    assert run("x * self.k", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("x * self.k + 1000")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1010" and log.read_text().split() == ["predict"] * 2
+
+
 def test_a_function_passed_as_an_argument_counts_by_its_code(tmp_path: Path) -> None:
     """A function is an argument like any other: the step it is passed to
     runs it, and the step's fingerprint does not see its code. Edited

@@ -5,7 +5,8 @@ dataclasses, attrs and pydantic models by type and fields, exact-repr types
 by repr (those very types only), mappings other than dict by type, items and
 the state of the instance, functions by name or code, other objects (and
 subclasses of the exact-repr types) by type and pickled state
-(`__reduce_ex__`). `identity` walks the stand-in."""
+(`__reduce_ex__`); a function or class of the user's own code adds the
+fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
 
@@ -22,9 +23,8 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from .._fingerprint.memo import memo_fingerprint
-from .._fingerprint.reach import durable_fingerprint_of, is_user_code
 from .._storage import codec
+from .code import class_stamp, function_stamp
 from .redact import NeverWritten
 
 
@@ -42,7 +42,11 @@ def content_of(v: Any) -> tuple[str, Any]:
     """A kind and a stand-in value made of things the walk knows."""
     try:
         found = _arrays(v) or _described(v)
-        return found if found is not None else _reduced(v)
+        if found is None:  # its class is in what it reduces to: walked as a type
+            return _reduced(v)
+        # The code of its class: a step calling `v.method()` runs it (`code`).
+        stamp = None if isinstance(v, type) else class_stamp(type(v))
+        return found if stamp is None else (found[0], (found[1], stamp))
     except Undigestable:
         raise
     except NeverWritten as e:  # a closure that captured a secret, pickled for its code
@@ -112,7 +116,8 @@ def _described(v: Any) -> tuple[str, Any] | None:
     t = type(v)
     name = _qualname(t)
     if isinstance(v, type):
-        return "type", _qualname(v)
+        stamp = class_stamp(v)
+        return "type", _qualname(v) if stamp is None else (_qualname(v), stamp)
     if isinstance(v, types.ModuleType):
         return "module", v.__name__
     if isinstance(v, types.FunctionType):
@@ -243,27 +248,16 @@ def _memoised(classes: list[type], name: str) -> bool:
 
 
 def _function(fn: types.FunctionType) -> tuple[str, Any]:
-    """An importable function by its name (and its code: `_named`); a
-    lambda or closure by its code, as cloudpickle ships it to a worker."""
+    """An importable function by its name (and the fingerprint of its code,
+    `function_stamp`); a lambda or closure by its code, as cloudpickle
+    ships it to a worker."""
     owner: Any = sys.modules.get(fn.__module__)
     for part in fn.__qualname__.split("."):
         owner = getattr(owner, part, None)
     if owner is fn:
-        return "function", _named(fn)
+        name, stamp = f"{fn.__module__}.{fn.__qualname__}", function_stamp(fn)
+        return "function", name if stamp is None else (name, stamp)
     return "code", codec.dumps_callable(fn)
-
-
-def _named(fn: types.FunctionType) -> Any:
-    """A step's or the user's own function by its name and fingerprint: it
-    runs inside the step it is passed to, whose fingerprint does not see it
-    (an edited helper would replay the old output). A library function by
-    its name alone, as a fingerprint counts it. No fingerprint (no source):
-    no digest."""
-    name = f"{fn.__module__}.{fn.__qualname__}"
-    stamp = durable_fingerprint_of(fn)
-    if stamp is None and is_user_code(fn):
-        stamp = memo_fingerprint(fn).value
-    return name if stamp is None else (name, stamp)
 
 
 def _reduced(v: Any) -> tuple[str, Any]:
