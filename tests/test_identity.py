@@ -537,9 +537,16 @@ def test_an_object_or_a_class_counts_the_code_of_its_methods() -> None:
     def other(self: Any, x: int) -> int:
         return x + 1
 
+    def run_id(model: Any) -> str:
+        return run_id_digest(inspect.signature(run_id).bind(model))
+
     before = [value_digest(v) for v in (Model(2), Model, Plain(), Plain)]
     assert [value_digest(v) for v in (Model(2), Model, Plain(), Plain)] == before
+    run_ids = [run_id(v) for v in (Model(2), Model, Plain(), Plain, other)]
     Model.predict = other  # type: ignore[method-assign]
     Plain.predict = other  # type: ignore[method-assign]
     after = [value_digest(v) for v in (Model(2), Model, Plain(), Plain)]
     assert all(a != b for a, b in zip(after, before, strict=True))
+    # A derived run id leaves the code out: the fixed call resumes its run,
+    # where the steps given the object count as changed.
+    assert [run_id(v) for v in (Model(2), Model, Plain(), Plain, other)] == run_ids

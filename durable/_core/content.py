@@ -38,21 +38,34 @@ class Secret(Undigestable):
     for an argument looked at only for secrets, nesting too deep to tell)."""
 
 
-def content_of(v: Any) -> tuple[str, Any]:
-    """A kind and a stand-in value made of things the walk knows."""
+def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
+    """A kind and a stand-in value made of things the walk knows; with
+    `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
         found = _arrays(v) or _described(v)
         if found is None:  # its class is in what it reduces to: walked as a type
             return _reduced(v)
-        # The code of its class: a step calling `v.method()` runs it (`code`).
-        stamp = None if isinstance(v, type) else class_stamp(type(v))
-        return found if stamp is None else (found[0], (found[1], stamp))
+        return _with_code(v, found) if code else found
     except Undigestable:
         raise
     except NeverWritten as e:  # a closure that captured a secret, pickled for its code
         raise Secret(f"{_qualname(type(v))}: {e}") from None
     except Exception as e:  # a property, __reduce_ex__ or tobytes that fails: no digest
         raise Undigestable(f"{_qualname(type(v))}: {type(e).__name__}: {e}") from None
+
+
+def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
+    """A class, an importable function or an object, with the fingerprint of
+    the user's code it stands for (`code`): a step calling `fn(x)` or
+    `v.method()` runs that code, which its own fingerprint does not see."""
+    kind, stand_in = found
+    if isinstance(v, type):
+        stamp = class_stamp(v)
+    elif kind == "function":
+        stamp = function_stamp(v)
+    else:
+        stamp = class_stamp(type(v))
+    return found if stamp is None else (kind, (stand_in, stamp))
 
 
 def _qualname(t: Any) -> str:
@@ -116,8 +129,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
     t = type(v)
     name = _qualname(t)
     if isinstance(v, type):
-        stamp = class_stamp(v)
-        return "type", _qualname(v) if stamp is None else (_qualname(v), stamp)
+        return "type", _qualname(v)
     if isinstance(v, types.ModuleType):
         return "module", v.__name__
     if isinstance(v, types.FunctionType):
@@ -248,15 +260,13 @@ def _memoised(classes: list[type], name: str) -> bool:
 
 
 def _function(fn: types.FunctionType) -> tuple[str, Any]:
-    """An importable function by its name (and the fingerprint of its code,
-    `function_stamp`); a lambda or closure by its code, as cloudpickle
-    ships it to a worker."""
+    """An importable function by its name; a lambda or closure by its code,
+    as cloudpickle ships it to a worker."""
     owner: Any = sys.modules.get(fn.__module__)
     for part in fn.__qualname__.split("."):
         owner = getattr(owner, part, None)
     if owner is fn:
-        name, stamp = f"{fn.__module__}.{fn.__qualname__}", function_stamp(fn)
-        return "function", name if stamp is None else (name, stamp)
+        return "function", f"{fn.__module__}.{fn.__qualname__}"
     return "code", codec.dumps_callable(fn)
 
 
