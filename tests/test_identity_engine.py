@@ -107,6 +107,12 @@ def frame() -> pd.DataFrame:
     return pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
 
 
+def frame_with(**attrs: Any) -> pd.DataFrame:
+    out = frame()
+    out.attrs.update(attrs)
+    return out
+
+
 def frame_changed() -> pd.DataFrame:
     out = frame()
     out.loc[1, "b"] = "Y"
@@ -118,6 +124,8 @@ CHANGES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "numpy element": lambda: (np.arange(10), one_off(np.arange(10))),
     "numpy dtype": lambda: (np.arange(10), np.arange(10, dtype="int32")),
     "dataframe cell": lambda: (frame(), frame_changed()),
+    "dataframe attrs": lambda: (frame_with(unit="m"), frame_with(unit="km")),
+    "series attrs": lambda: (frame()["a"], frame_with(unit="km")["a"]),
     "dataclass field": lambda: (Point(1), Point(2)),
     "dataclass subclass": lambda: (Point(1), Point3(1)),
     "dataclass extra attribute": lambda: (point_with(extra=5), point_with(extra=6)),

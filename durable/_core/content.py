@@ -90,9 +90,11 @@ def _arrays(v: Any) -> tuple[str, Any] | None:
         return None
     if _instance(v, pd, "DataFrame"):
         columns = [_pandas_values(v.iloc[:, i]) for i in range(v.shape[1])]
-        return _qualname(type(v)), (v.columns, v.index, [repr(t) for t in v.dtypes], columns)
+        stand_in = (v.columns, v.index, [repr(t) for t in v.dtypes], columns)
+        return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Series"):
-        return _qualname(type(v)), (repr(v.dtype), v.name, v.index, _pandas_values(v))
+        stand_in = (repr(v.dtype), v.name, v.index, _pandas_values(v))
+        return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Index"):
         return _qualname(type(v)), (repr(v.dtype), list(v.names), _pandas_values(v))
     return None
@@ -102,6 +104,12 @@ def _instance(v: Any, module: Any, name: str) -> bool:
     # getattr: a module still being imported may lack the class yet.
     cls = getattr(module, name, None)
     return isinstance(cls, type) and isinstance(v, cls)
+
+
+def _with_attrs(v: Any, stand_in: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`df.attrs`, metadata a step may read, when there is any (without,
+    the digest stays what it was)."""
+    return (*stand_in, dict(v.attrs)) if v.attrs else stand_in
 
 
 def _pandas_values(v: Any) -> Any:
