@@ -5,9 +5,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +20,8 @@ import durable
 import durable.testing
 from durable._storage import codec
 from durable._storage.records import Attempt, StepRecord
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +37,7 @@ scalars = (
     | st.floats(allow_nan=False)
     | st.text()
     | st.binary()
+    | st.binary().map(bytearray)
     | st.datetimes()
     | st.dates()
     | st.decimals(allow_nan=False)
@@ -126,5 +134,73 @@ def test_plain_data_uses_msgpack_and_the_rest_pickle() -> None:
         decimal.Decimal("1.5"),
         uuid.UUID(int=5),
         [(1,)],
+        bytearray(b"x"),
+        {"a": [b"bytes", bytearray(b"and a bytearray")]},
     ]:
         assert codec.encode_value(v)[0] == codec.PICKLE, v
+
+
+def test_a_bytearray_comes_back_a_bytearray_or_is_refused() -> None:
+    """msgpack packs a bytearray (and a memoryview) as bytes: replay would
+    give back immutable bytes. Pickled, it keeps its type; without pickle,
+    the step refuses to record it (and a memoryview, which pickle would
+    turn into bytes too, is refused always)."""
+    value = {"k": [1, bytearray(b"\xc4 mutable")]}
+    back = codec.decode_value(*codec.encode_value(value))
+    assert back == value and type(back["k"][1]) is bytearray
+    for refused in (bytearray(b"x"), [memoryview(b"x")]):
+        with pytest.raises(TypeError, match="allow_pickle=False"):
+            codec.encode_value(refused, allow_pickle=False)
+    with pytest.raises(TypeError, match="memoryview"):
+        codec.encode_value(memoryview(b"x"))
+    # Plain data whose bytes happen to hold a bin marker stays msgpack.
+    assert codec.encode_value(["\u0100", 0xC4, 1.5e-300])[0] == codec.MSGPACK
+
+
+MAIN_CLASSES = """
+import dataclasses, enum, os, sys
+import durable
+
+
+class Colour(enum.Enum):
+    RED = 1
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+@durable.step
+def pick():
+    with open(sys.argv[2], "a") as log:
+        log.write("pick\\n")
+    return [Colour.RED, Point(1)]
+
+
+@durable.workflow(store=sys.argv[1], run_id="r")
+def flow():
+    got = pick()
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return got[0] is Colour.RED, got[1] == Point(1), type(got[1]) is Point
+
+
+print(flow())
+"""
+
+
+def test_a_class_of_the_script_is_replayed_as_the_live_class(tmp_path: Path) -> None:
+    """cloudpickle carries a class defined in `__main__` by value: a resumed
+    script got instances of a copy (an enum member that `is` no member, a
+    dataclass equal to no instance of the live class)."""
+    script, log = tmp_path / "flow.py", tmp_path / "log"
+    script.write_text(MAIN_CLASSES)
+    cmd = [sys.executable, str(script), str(tmp_path / "store"), str(log)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    crashed = subprocess.run(cmd, env={**env, "CRASH": "1"}, capture_output=True, timeout=120)
+    assert crashed.returncode == 3, crashed.stderr
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "(True, True, True)"
+    assert log.read_text().split() == ["pick"]  # the second process replayed it

@@ -258,6 +258,9 @@ def test_attrs_and_pydantic_models_by_type_and_fields() -> None:
         pass
 
     assert value_digest(A(1)) == value_digest(A(1)) != value_digest(A(2))
+    extra = A(1)
+    extra.note = "set outside the fields"  # type: ignore[attr-defined]
+    assert value_digest(extra) != value_digest(A(1))
     assert value_digest(M(x=1)) == value_digest(M(x=1)) != value_digest(M(x=2))
     assert value_digest(M(x=1)) != value_digest(N(x=1))
 
@@ -513,3 +516,37 @@ def test_a_cached_property_a_step_computed_is_not_state() -> None:
     assert read.total == 3  # now in read.__dict__
     assert value_digest(fresh) == value_digest(read)
     assert value_digest(Budget(a=1, b=3)) != value_digest(fresh)
+
+
+def test_an_object_or_a_class_counts_the_code_of_its_methods() -> None:
+    """In one process too: a method rebound (a notebook cell run again)
+    changes the digest of the class and of its instances, of a dataclass
+    as of any object; a library class counts by its name as before."""
+
+    @dataclasses.dataclass
+    class Model:
+        k: int
+
+        def predict(self, x: int) -> int:
+            return x * self.k
+
+    class Plain:
+        def predict(self, x: int) -> int:
+            return x
+
+    def other(self: Any, x: int) -> int:
+        return x + 1
+
+    def run_id(model: Any) -> str:
+        return run_id_digest(inspect.signature(run_id).bind(model))
+
+    before = [value_digest(v) for v in (Model(2), Model, Plain(), Plain)]
+    assert [value_digest(v) for v in (Model(2), Model, Plain(), Plain)] == before
+    run_ids = [run_id(v) for v in (Model(2), Model, Plain(), Plain, other)]
+    Model.predict = other  # type: ignore[method-assign]
+    Plain.predict = other  # type: ignore[method-assign]
+    after = [value_digest(v) for v in (Model(2), Model, Plain(), Plain)]
+    assert all(a != b for a, b in zip(after, before, strict=True))
+    # A derived run id leaves the code out: the fixed call resumes its run,
+    # where the steps given the object count as changed.
+    assert [run_id(v) for v in (Model(2), Model, Plain(), Plain, other)] == run_ids

@@ -96,8 +96,21 @@ def one_off(arr: Any) -> Any:
     return out
 
 
+def point_with(**extra: Any) -> Point:
+    """A dataclass instance with attributes set outside its fields."""
+    point = Point(1)
+    vars(point).update(extra)
+    return point
+
+
 def frame() -> pd.DataFrame:
     return pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+
+
+def frame_with(**attrs: Any) -> pd.DataFrame:
+    out = frame()
+    out.attrs.update(attrs)
+    return out
 
 
 def frame_changed() -> pd.DataFrame:
@@ -111,8 +124,12 @@ CHANGES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "numpy element": lambda: (np.arange(10), one_off(np.arange(10))),
     "numpy dtype": lambda: (np.arange(10), np.arange(10, dtype="int32")),
     "dataframe cell": lambda: (frame(), frame_changed()),
+    "dataframe attrs": lambda: (frame_with(unit="m"), frame_with(unit="km")),
+    "series attrs": lambda: (frame()["a"], frame_with(unit="km")["a"]),
     "dataclass field": lambda: (Point(1), Point(2)),
     "dataclass subclass": lambda: (Point(1), Point3(1)),
+    "dataclass extra attribute": lambda: (point_with(extra=5), point_with(extra=6)),
+    "dataclass extra attribute added": lambda: (Point(1), point_with(extra=5)),
     "object state": lambda: (Box([1, 2]), Box([1, 3])),
     "bytes/bytearray": lambda: (b"ab", bytearray(b"ab")),
     "dict key order": lambda: ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
@@ -340,6 +357,44 @@ def test_the_arguments_a_partial_binds_count_in_a_loop_block(
     assert run.value == [3, 6, 9] and calls[6:] == [(1, 3), (2, 3), (3, 3)]
 
 
+def test_the_object_of_a_bound_method_counts_in_a_loop_block(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`loop_over(obj.method, items)`: the state of obj is an argument of
+    every call, as a method step's self is (the block and its kept items)."""
+    calls: list[tuple[int, int]] = []
+
+    class Weigher:
+        def __init__(self, w: int) -> None:
+            self.w = w
+
+        def weigh(self, x: int) -> int:
+            calls.append((x, self.w))
+            if os.environ.get(CRASH) == str(x):
+                raise ValueError("this item fails")
+            return x * self.w
+
+    @durable.workflow(name="weighted", store=store, run_id="r")
+    def weighted(w: int, stop: bool = True) -> list[int]:
+        out = durable.loop_over(Weigher(w).weigh, [1, 2, 3], checkpoint_items=True)
+        if stop:
+            durable.suspend("look at the weights")
+        return out
+
+    monkeypatch.setenv(CRASH, "3")
+    with pytest.raises(ValueError, match="this item fails"):
+        weighted(2)
+    monkeypatch.delenv(CRASH)
+    assert calls == [(1, 2), (2, 2), (3, 2)]
+    # items 1 and 2 were kept for w=2: with w=10 none of them is this call's result
+    with pytest.raises(durable.Suspended):
+        weighted(10)
+    assert calls[3:] == [(1, 10), (2, 10), (3, 10)]
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        weighted.resume("r", w=2, stop=False)
+    assert weighted.resume("r", stop=False).value == [10, 20, 30] and len(calls) == 6
+
+
 def test_a_block_without_a_partial_is_digested_by_its_items(store: durable.Store) -> None:
     from durable._core.identity import value_digest
 
@@ -465,3 +520,122 @@ def test_a_derived_run_id_for_arrays_and_frames_is_the_same_in_every_process(
     assert log.read_text().split() == ["total"]  # one process executed, the other replayed
     changed = {run("1", "array"), run("2", "frame")}
     assert len(changed | {first}) == 3
+
+
+HELPER_FLOW = """
+import os, sys
+import durable
+import helpers
+
+
+@durable.step
+def apply(fn, x):
+    with open(sys.argv[2], "a") as log:
+        log.write("apply\\n")
+    return fn(x)
+
+
+@durable.workflow(store=sys.argv[1], run_id="r", on_change="rerun")
+def flow(x):
+    out = apply(helpers.transform, x)
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return out
+
+
+print(flow(1))
+"""
+
+
+MODEL_FLOW = """
+import os, sys
+import durable
+import helpers
+
+
+@durable.step
+def predict(model, x):
+    with open(sys.argv[2], "a") as log:
+        log.write("predict\\n")
+    return model.predict(x)
+
+
+@durable.workflow(store=sys.argv[1], run_id="r", on_change="rerun")
+def flow(model, x):
+    out = predict(model, x)
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return out
+
+
+print(flow(helpers.Model(2), 5))
+"""
+
+
+@pytest.mark.parametrize("kind", ["class", "dataclass"])
+def test_an_object_passed_as_an_argument_counts_the_code_of_its_class(
+    tmp_path: Path, kind: str
+) -> None:
+    """The step runs `model.predict(x)` and names neither the class nor the
+    method: an edit to the method is a changed call (the object counted by
+    its class's name and its state: the old output came back)."""
+    (tmp_path / "flow.py").write_text(MODEL_FLOW)
+    helpers, log = tmp_path / "helpers.py", tmp_path / "log"
+    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
+    head = (
+        "import dataclasses\n@dataclasses.dataclass\nclass Model:\n    k: int\n"
+        if kind == "dataclass"
+        else "class Model:\n    def __init__(self, k):\n        self.k = k\n"
+    )
+
+    def run(body: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        helpers.write_text(f"{head}\n    def predict(self, x):\n        return {body}\n")
+        return subprocess.run(
+            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+        )
+
+    assert run("x * self.k", CRASH="1").returncode == 3
+    assert run("x * self.k", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("x * self.k + 1000")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1010" and log.read_text().split() == ["predict"] * 2
+
+
+def test_a_function_passed_as_an_argument_counts_by_its_code(tmp_path: Path) -> None:
+    """A function is an argument like any other: the step it is passed to
+    runs it, and the step's fingerprint does not see its code. Edited
+    between two processes, the call is changed (it counted by name only:
+    the old output came back)."""
+    (tmp_path / "flow.py").write_text(HELPER_FLOW)
+    helpers, log = tmp_path / "helpers.py", tmp_path / "log"
+    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
+
+    def run(body: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        helpers.write_text(f"def transform(x):\n    return {body}\n")
+        return subprocess.run(
+            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+        )
+
+    assert run("x + 1", CRASH="1").returncode == 3
+    assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["apply"]
+    out = run("x + 100")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]
+
+
+def test_a_refusal_says_when_a_changed_argument_looks_the_same(store: durable.Store) -> None:
+    calls: list[Any] = []
+
+    @durable.workflow(name="shown", store=store, run_id="r")
+    def shown(p: Params) -> int:
+        calls.append(p.scale)
+        return p.scale
+
+    assert shown(Params(2, x=10)) == 2
+    with pytest.raises(durable.DefinitionChangedError, match="looks the same, but its content"):
+        shown(Params(3, x=10))  # its items, all a preview shows, are the same
+    assert calls == [2]

@@ -144,6 +144,8 @@ def changed_arguments(
         if name not in old:
             before += " (recorded without an argument digest)"
         after = preview_of(bound.arguments[name]) if name in bound.arguments else "(none)"
+        if after == before:  # what differs does not show: a function's code, hidden state
+            after += " (looks the same, but its content differs: its code or its state)"
         out[name] = f"{before} -> {after}"
     return out
 

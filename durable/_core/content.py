@@ -5,7 +5,8 @@ dataclasses, attrs and pydantic models by type and fields, exact-repr types
 by repr (those very types only), mappings other than dict by type, items and
 the state of the instance, functions by name or code, other objects (and
 subclasses of the exact-repr types) by type and pickled state
-(`__reduce_ex__`). `identity` walks the stand-in."""
+(`__reduce_ex__`); a function or class of the user's own code adds the
+fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._storage import codec
+from .code import class_stamp, function_stamp
 from .redact import NeverWritten
 
 
@@ -36,17 +38,34 @@ class Secret(Undigestable):
     for an argument looked at only for secrets, nesting too deep to tell)."""
 
 
-def content_of(v: Any) -> tuple[str, Any]:
-    """A kind and a stand-in value made of things the walk knows."""
+def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
+    """A kind and a stand-in value made of things the walk knows; with
+    `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
         found = _arrays(v) or _described(v)
-        return found if found is not None else _reduced(v)
+        if found is None:  # its class is in what it reduces to: walked as a type
+            return _reduced(v)
+        return _with_code(v, found) if code else found
     except Undigestable:
         raise
     except NeverWritten as e:  # a closure that captured a secret, pickled for its code
         raise Secret(f"{_qualname(type(v))}: {e}") from None
     except Exception as e:  # a property, __reduce_ex__ or tobytes that fails: no digest
         raise Undigestable(f"{_qualname(type(v))}: {type(e).__name__}: {e}") from None
+
+
+def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
+    """A class, an importable function or an object, with the fingerprint of
+    the user's code it stands for (`code`): a step calling `fn(x)` or
+    `v.method()` runs that code, which its own fingerprint does not see."""
+    kind, stand_in = found
+    if isinstance(v, type):
+        stamp = class_stamp(v)
+    elif kind == "function":
+        stamp = function_stamp(v)
+    else:
+        stamp = class_stamp(type(v))
+    return found if stamp is None else (kind, (stand_in, stamp))
 
 
 def _qualname(t: Any) -> str:
@@ -71,9 +90,11 @@ def _arrays(v: Any) -> tuple[str, Any] | None:
         return None
     if _instance(v, pd, "DataFrame"):
         columns = [_pandas_values(v.iloc[:, i]) for i in range(v.shape[1])]
-        return _qualname(type(v)), (v.columns, v.index, [repr(t) for t in v.dtypes], columns)
+        stand_in = (v.columns, v.index, [repr(t) for t in v.dtypes], columns)
+        return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Series"):
-        return _qualname(type(v)), (repr(v.dtype), v.name, v.index, _pandas_values(v))
+        stand_in = (repr(v.dtype), v.name, v.index, _pandas_values(v))
+        return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Index"):
         return _qualname(type(v)), (repr(v.dtype), list(v.names), _pandas_values(v))
     return None
@@ -83,6 +104,12 @@ def _instance(v: Any, module: Any, name: str) -> bool:
     # getattr: a module still being imported may lack the class yet.
     cls = getattr(module, name, None)
     return isinstance(cls, type) and isinstance(v, cls)
+
+
+def _with_attrs(v: Any, stand_in: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`df.attrs`, metadata a step may read, when there is any (without,
+    the digest stays what it was)."""
+    return (*stand_in, dict(v.attrs)) if v.attrs else stand_in
 
 
 def _pandas_values(v: Any) -> Any:
@@ -118,10 +145,10 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, enum.Enum):
         return f"enum:{name}", (v.name, v.value)
     if dataclasses.is_dataclass(v):
-        return f"dataclass:{name}", [(f.name, getattr(v, f.name)) for f in dataclasses.fields(v)]
+        return _fields(v, f"dataclass:{name}", [f.name for f in dataclasses.fields(v)])
     attrs = getattr(t, "__attrs_attrs__", None)
     if attrs is not None:
-        return f"attrs:{name}", [(a.name, getattr(v, a.name)) for a in attrs]
+        return _fields(v, f"attrs:{name}", [a.name for a in attrs])
     fields = getattr(t, "__pydantic_fields__", None)
     if isinstance(fields, dict):
         values = [(f, getattr(v, f)) for f in fields]
@@ -132,6 +159,16 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, Mapping):  # not a dict itself: `identity` walks those
         return _mapping(v, name)
     return None
+
+
+def _fields(v: Any, kind: str, names: list[str]) -> tuple[str, Any]:
+    """A dataclass or attrs instance by its fields, plus any attribute set
+    on the instance outside them (`obj.extra = 5`): the step may read it.
+    Only the instance's own attributes: a `__getstate__` (a frozen slotted
+    dataclass has one) says nothing the fields do not."""
+    values = [(n, getattr(v, n)) for n in names]
+    extra = _own_state(v, skip=tuple(names), by_getstate=False)
+    return kind, values if extra is None else (values, extra)
 
 
 def _exact_tz(tz: Any) -> bool:
@@ -188,18 +225,20 @@ def _items_store(v: Mapping[Any, Any], items: list[tuple[Any, Any]]) -> tuple[st
     return (name,) if same else ()
 
 
-def _own_state(v: Any, *, below: type | None = None, skip: tuple[str, ...] = ()) -> Any:
+def _own_state(
+    v: Any, *, below: type | None = None, skip: tuple[str, ...] = (), by_getstate: bool = True
+) -> Any:
     """What an instance holds beyond the value of its base type `below` (for
     a mapping: beyond its items): what `__getstate__` returns, when a class
-    of its own (one between its type and `below`) defines it; else its
-    instance `__dict__` and the slots those classes declare, by name. None
-    when it holds nothing more."""
+    of its own (one between its type and `below`) defines it (and
+    `by_getstate`); else its instance `__dict__` and the slots those classes
+    declare, by name. None when it holds nothing more."""
     own = []
     for cls in type(v).__mro__:
         if cls is below or cls is object:
             break
         own.append(cls)
-    if any("__getstate__" in vars(cls) for cls in own):
+    if by_getstate and any("__getstate__" in vars(cls) for cls in own):
         return ("__getstate__", v.__getstate__())
     try:
         state = dict(object.__getattribute__(v, "__dict__"))

@@ -79,12 +79,14 @@ class _Walk:
     """Feeds one value into a SHA-256. `stack` holds the values being walked
     (id -> depth) so that a cycle refers back instead of recursing forever."""
 
-    def __init__(self, *, allow_secrets: bool = True) -> None:
+    def __init__(self, *, allow_secrets: bool = True, code: bool = True) -> None:
         self.h = hashlib.sha256()
         self.stack: dict[int, int] = {}
         # False for the step cache: a secret must never be part of a key that
         # other calls (other secrets) could match.
         self.allow_secrets = allow_secrets
+        # False for a derived run id (`content_of`): see `run_id_digest`.
+        self.code = code
 
     def feed(self, v: Any) -> None:
         enc = _SCALAR.get(type(v))
@@ -121,7 +123,7 @@ class _Walk:
                 raise Secret("it holds a durable.redact() value")
             self.h.update(b"R")  # a secret: only that one was there
         else:
-            kind, content = content_of(v)
+            kind, content = content_of(v, code=self.code)
             self.h.update(b"o" + _str(kind))
             # The stand-in is a fresh tuple (or a scalar): no level of its own.
             enc = _SCALAR.get(type(content))
@@ -183,13 +185,17 @@ def call_digest(
 
 def run_id_digest(bound: inspect.BoundArguments) -> str:
     """The digest a derived run id is made of: the same as `call_digest` of
-    that call. Unlike a step's digest this one raises Undigestable: a random
-    token would give a new run id on every call, so the workflow could never
-    be resumed; the caller asks for an explicit run id instead."""
+    that call, without the code of the user's functions and classes among
+    the arguments: the same call after a fix to that code resumes its run,
+    where the calls given that code count as changed (by the run's policy),
+    instead of starting a new run that executes every step again. Unlike a
+    step's digest this one raises Undigestable: a random token would give a
+    new run id on every call, so the workflow could never be resumed; the
+    caller asks for an explicit run id instead."""
     full = inspect.BoundArguments(bound.signature, dict(bound.arguments))
     full.apply_defaults()
     try:
-        return _arguments_digest(list(full.arguments.items()))
+        return _arguments_digest(list(full.arguments.items()), code=False)
     except RecursionError:
         raise Undigestable(f"nested deeper than {MAX_DEPTH} levels") from None
 
@@ -208,8 +214,10 @@ def _bind(
     return bound
 
 
-def _arguments_digest(pairs: list[tuple[str, Any]], *, allow_secrets: bool = True) -> str:
-    walk = _Walk(allow_secrets=allow_secrets)
+def _arguments_digest(
+    pairs: list[tuple[str, Any]], *, allow_secrets: bool = True, code: bool = True
+) -> str:
+    walk = _Walk(allow_secrets=allow_secrets, code=code)
     walk.h.update(b"A%d:" % len(pairs))
     for arg, value in pairs:
         walk.h.update(_str(arg))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -49,12 +50,17 @@ def fingerprint_of(fn: Callable[..., Any], ctx: RunState | None = None) -> str:
 
 def bound_digest(fn: Callable[..., Any]) -> str | None:
     """The digest of the arguments a `functools.partial` binds (of each
-    partial, when one wraps another; keywords in name order), None for
-    another callable. A fresh token when they have none (`value_digest`)."""
-    bound = []
+    partial, when one wraps another; keywords in name order) and of the
+    `self` a bound method binds (`loop_over(obj.method, items)`: the state
+    of `obj` is an argument of every call, as a method step's `self` is),
+    None for another callable. A fresh token when they have none
+    (`value_digest`)."""
+    bound: list[Any] = []
     while isinstance(fn, functools.partial):
         bound.append((fn.args, sorted(fn.keywords.items(), key=lambda pair: pair[0])))
         fn = fn.func
+    if isinstance(fn, types.MethodType):
+        bound.append(((fn.__self__,), []))
     return value_digest(bound) if bound else None
 
 

@@ -4,6 +4,7 @@ msgpack; cloudpickle is in `codec_pickle`, loaded when a value needs it."""
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -36,7 +37,7 @@ def pack_plain(value: Any) -> bytes | None:
     fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
     would change recorded digests and fingerprints, so they stay apart."""
     try:
-        return _packers.strict().pack(value)  # type: ignore[no-any-return]
+        packed: bytes = _packers.strict().pack(value)
     except (_NotPlain, UnicodeEncodeError, OverflowError):
         # UnicodeEncodeError: a str with lone surrogates (os.fsdecode of a
         # bad name), which pickle keeps.
@@ -45,6 +46,31 @@ def pack_plain(value: Any) -> bytes | None:
         if "recursion" in str(e):
             raise ValueError(_TOO_DEEP) from None
         raise
+    # msgpack packs a bytearray or a memoryview as bytes, even with
+    # `strict_types`: they would come back as bytes. Only a value whose bytes
+    # hold a bin marker can hold one, so plain data without bytes pays one scan.
+    if _BIN_MARKER.search(packed) is not None and _holds_byte_buffer(value):
+        return None
+    return packed
+
+
+_BIN_MARKER = re.compile(b"[\xc4-\xc6]")  # msgpack's bin 8, 16 and 32
+
+
+def _holds_byte_buffer(value: Any) -> bool:
+    """Whether a value msgpack took holds a bytearray or a memoryview."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        t = type(v)
+        if t is bytearray or t is memoryview:
+            return True
+        if t is list:
+            todo += v
+        elif t is dict:
+            todo += v.keys()
+            todo += v.values()
+    return False
 
 
 class _NotPlain(Exception):

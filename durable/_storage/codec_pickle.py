@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import pickle
 import struct
+import sys
 from typing import Any
 
 import cloudpickle
@@ -36,7 +37,37 @@ class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
                 f"it holds an open file or stream ({type(obj).__name__}"
                 f"{_named(obj)}), which cannot be replayed: return its path or its content"
             )
+        if isinstance(obj, memoryview):  # cloudpickle would replay its bytes as `bytes`
+            raise TypeError(
+                "it holds a memoryview, which cannot be replayed as one: "
+                "return bytes(view) or the object it views"
+            )
+        if isinstance(obj, type) and _in_main(obj):
+            return _main_class, (obj.__qualname__, cloudpickle.dumps(obj, protocol=5))
         return super().reducer_override(obj)
+
+
+def _in_main(cls: type) -> bool:
+    """A class of the script (`python flow.py`) that the script defines at
+    the top level: cloudpickle would carry it by value, and a resumed
+    process would get instances of a copy (an enum member that `is` no
+    member, a dataclass equal to no instance of the live class)."""
+    main = sys.modules.get("__main__")
+    return cls.__module__ == "__main__" and _attribute(main, cls.__qualname__) is cls
+
+
+def _attribute(owner: Any, qualname: str) -> Any:
+    for part in qualname.split("."):
+        owner = getattr(owner, part, None)
+    return owner
+
+
+def _main_class(qualname: str, by_value: bytes) -> Any:
+    """The script's live class of that name, as a class of a module is
+    found by its name; the copy carried along where the script reading the
+    value has none (another program: `durable show`, a notebook)."""
+    live = _attribute(sys.modules.get("__main__"), qualname)
+    return live if isinstance(live, type) else cloudpickle.loads(by_value)
 
 
 def _named(obj: Any) -> str:

@@ -1,0 +1,81 @@
+"""Code passed as a value (DESIGN §2 "Identity of a call"): a function, or
+an object or class of the user's own code, counts in an argument digest
+by the fingerprint of that code, not by its name alone. The step it is
+passed to runs that code (`fn(x)`, `model.predict(x)`) and the step's own
+fingerprint does not see it (the step names neither), so an edit to it
+would replay the old output. Library code counts by name, as a
+fingerprint counts it."""
+
+from __future__ import annotations
+
+import functools
+import types
+
+from .._fingerprint.fingerprint import digest
+from .._fingerprint.memo import Memo, memo_fingerprint
+from .._fingerprint.reach import durable_fingerprint_of, is_user_code
+from .._fingerprint.reads import _user_class as user_class
+from .._fingerprint.witness import witnessed
+
+
+def function_stamp(fn: types.FunctionType) -> str | None:
+    """A step's fingerprint, or that of a function of the user's own code;
+    None for a library function. ConfigurationError when it has no source."""
+    stamp = durable_fingerprint_of(fn)
+    if stamp is None and is_user_code(fn):
+        stamp = memo_fingerprint(fn).value
+    return stamp
+
+
+# id(cls) -> the stamp of its methods, reused while nothing it was computed
+# from changed (a method rebound, a file edited: the one memo rule).
+_CLASSES: Memo[str | None] = Memo()
+
+
+def class_stamp(cls: type) -> str | None:
+    """The fingerprints of the functions (methods, static and class methods,
+    properties) the user's own classes in `cls.__mro__` define, None when
+    none does: a library class counts by its name. ConfigurationError when
+    one of them has no source."""
+    if not _user_classes(cls):
+        return None
+    return _CLASSES.get(id(cls), cls, lambda: _methods_stamp(cls))
+
+
+@functools.lru_cache(maxsize=1024)
+def _user_classes(cls: type) -> tuple[type, ...]:
+    # Which classes are the user's own does not change: a class keeps its module.
+    return tuple(c for c in cls.__mro__ if c is not object and user_class(c))
+
+
+def _methods_stamp(cls: type) -> str | None:
+    parts = []
+    for owner in _user_classes(cls):
+        for name, member in sorted(witnessed(_members, owner), key=lambda pair: pair[0]):
+            for fn in _functions(member):
+                stamp = function_stamp(fn)
+                if stamp is not None:
+                    parts += [f"{owner.__qualname__}.{name}", stamp]
+    return digest(*parts) if parts else None
+
+
+def _members(cls: type) -> tuple[tuple[str, object], ...]:
+    """What the class defines, as one value the witness compares member by
+    member (by identity): a method rebound or added is a change."""
+    return tuple(vars(cls).items())
+
+
+def _functions(member: object) -> list[types.FunctionType]:
+    """The functions of the user's source behind a class member. Methods a
+    decorator generated (a dataclass's `__init__`, a NamedTuple's `__new__`:
+    code from `exec`, without a file) follow from the fields, which count
+    as state."""
+    if isinstance(member, (staticmethod, classmethod)):
+        member = member.__func__
+    found = [getattr(member, a, None) for a in ("fget", "fset", "fdel")]
+    found = found if isinstance(member, property) else [member]
+    return [
+        fn
+        for fn in found
+        if isinstance(fn, types.FunctionType) and not fn.__code__.co_filename.startswith("<")
+    ]
