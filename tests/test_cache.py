@@ -321,6 +321,23 @@ def test_an_argument_without_a_digest_runs_every_time(plain_store: durable.Store
     assert plain_store.list("cache/") == []
 
 
+def test_an_array_in_another_memory_order_is_another_call() -> None:
+    import numpy as np
+
+    @durable.step(cache=True)
+    def flat(a: np.ndarray) -> list[int]:
+        CALLS["flat"] += 1
+        return list(a.reshape(-1, order="A").tolist())
+
+    c = np.arange(6).reshape(2, 3)
+    assert flat(c) == [0, 1, 2, 3, 4, 5]
+    assert flat(np.asfortranarray(c)) == [0, 3, 1, 4, 2, 5]  # was the C array's
+    assert flat(c[:, ::-1]) == [2, 1, 0, 5, 4, 3]
+    assert flat(np.ascontiguousarray(c[:, ::-1])) == [2, 1, 0, 5, 4, 3]
+    assert flat(np.asfortranarray(c)) == [0, 3, 1, 4, 2, 5]  # a hit
+    assert CALLS["flat"] == 4
+
+
 def test_artifacts_are_checked_before_reuse(tmp_path: Path) -> None:
     out = tmp_path / "report.txt"
 

@@ -127,6 +127,8 @@ def test_content_digests_see_every_difference() -> None:
         (arr, one_off),
         (arr, arr.astype("int32")),
         (arr, arr.reshape(4, 3)),
+        (arr, np.asfortranarray(arr)),  # `ravel(order="A")` tells them apart
+        (arr[:, ::-1], np.ascontiguousarray(arr[:, ::-1])),
         (arr, arr.tolist()),
         (np.float64(1.5), 1.5),
         (frame, changed_cell(frame)),

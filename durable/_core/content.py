@@ -81,7 +81,8 @@ def _arrays(v: Any) -> tuple[str, Any] | None:
                 data: Any = v.reshape(-1).tolist()  # the objects themselves, walked
             else:
                 data = v.tobytes(order="C")
-            return "numpy.ndarray", (v.dtype.str, repr(v.dtype), v.shape, data)
+            stand_in = (v.dtype.str, repr(v.dtype), v.shape, data)
+            return "numpy.ndarray", stand_in + _layout(v)
         if _instance(v, np, "generic"):  # np.float64(1.0) and friends
             data = v.tolist() if v.dtype.hasobject else v.tobytes()
             return _qualname(type(v)), (v.dtype.str, repr(v.dtype), data)
@@ -98,6 +99,17 @@ def _arrays(v: Any) -> tuple[str, Any] | None:
     if _instance(v, pd, "Index"):
         return _qualname(type(v)), (repr(v.dtype), list(v.names), _pandas_values(v))
     return None
+
+
+def _layout(v: Any) -> tuple[Any, ...]:
+    """How an array that is not C-contiguous lies in memory: the same values
+    in Fortran order (or strided) give other results to `ravel(order="A")`,
+    `tobytes(order="A")` or `np.save`, so they are another argument. (Nothing
+    for a C-contiguous array: its digest stays what it was.)"""
+    if v.flags.c_contiguous:
+        return ()
+    by_stride = sorted(range(v.ndim), key=lambda axis: abs(v.strides[axis]))
+    return ("layout", bool(v.flags.f_contiguous), by_stride, [s < 0 for s in v.strides])
 
 
 def _instance(v: Any, module: Any, name: str) -> bool:
