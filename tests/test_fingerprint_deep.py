@@ -88,6 +88,30 @@ def test_plain_constants_count_by_value_and_other_globals_by_their_binding(load:
     assert describe_change(before, fp(m.target).parts) == "constant PROMPT changed"
 
 
+def test_a_proxy_whose_attributes_raise_is_not_followed(load: Any) -> None:
+    """werkzeug's `LocalProxy` outside a request, Django's unconfigured
+    settings: any attribute read raises. Held in a list a step reads, it
+    made the decorator (and every later fingerprint) raise that error."""
+    source = """
+        class Proxy:
+            def __getattr__(self, name):
+                raise RuntimeError("working outside of application context")
+
+            def __call__(self):
+                return 1
+
+        HOOKS = [Proxy()]
+
+        def target(x):
+            return [h() for h in HOOKS], x
+        """
+    m = load("proxies", source)
+    before = fp(m.target)
+    assert "global:HOOKS" in before.parts and fp(m.target) == before
+    m = load("proxies", source.replace("HOOKS = [Proxy()]", "HOOKS = [Proxy(), Proxy()]"))
+    assert describe_change(before.parts, fp(m.target).parts) == "global HOOKS changed"
+
+
 def test_a_local_that_shadows_a_global_is_not_read(load: Any) -> None:
     m = load(
         "shadow",

@@ -122,7 +122,14 @@ def _target(fn: Any) -> Any:
         fn = inspect.unwrap(fn)
     except ValueError:  # a __wrapped__ cycle
         pass
-    return getattr(fn, "__func__", fn)  # bound methods
+    except Exception:
+        # A proxy whose every attribute raises (a context-bound LocalProxy,
+        # unconfigured lazy settings): not a function of the user's.
+        return fn
+    try:
+        return getattr(fn, "__func__", fn)  # bound methods
+    except Exception:  # a proxy whose attributes raise: not a function, not followed
+        return fn
 
 
 def is_durable(obj: object) -> bool:
