@@ -104,6 +104,21 @@ def test_canonical_values_are_type_tagged() -> None:
     assert value_digest(float("nan")) == value_digest(float("nan"))
 
 
+def test_an_int_of_any_size_has_a_digest() -> None:
+    """Past 4300 digits `%d` raises ValueError: that escaped from a step call
+    (a cached one, or one in a run) as a traceback from inside durable."""
+    huge = 10**5000
+    assert len({value_digest(huge), value_digest(huge + 1), value_digest(-huge)}) == 3
+    assert not value_digest(huge).startswith("!")
+
+    def step(n: int, k: int = 1) -> int:
+        return n
+
+    sig = inspect.signature(step)
+    assert call_digest(sig, (huge,), {}, "step") == call_digest(sig, (), {"n": huge}, "step")
+    assert call_digest(sig, (huge,), {}, "step") != call_digest(sig, (huge + 1,), {}, "step")
+
+
 @pytest.mark.parametrize("value", samples(), ids=lambda v: type(v).__name__)
 def test_other_values_have_a_reproducible_content_digest(value: Any) -> None:
     digest = value_digest(value)

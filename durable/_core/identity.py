@@ -58,11 +58,18 @@ def _str(v: str) -> bytes:
     return b"s%d:" % len(data) + data
 
 
+def _int(v: int) -> bytes:
+    try:
+        return b"i%d;" % v
+    except ValueError:  # past 4300 digits `%d` refuses it: hex, under a tag of its own
+        return b"I%x;" % v
+
+
 # Canonical scalars (not the codec's plain data, nor a fingerprint's: see
 # `_storage.codec.is_plain`).
 _SCALAR: dict[type, Callable[[Any], bytes]] = {
     str: _str,
-    int: lambda v: b"i%d;" % v,
+    int: _int,
     float: lambda v: b"f" + _pack_float(v),  # the bits: -0.0 and 0.0 differ
     bool: lambda v: b"T" if v else b"F",
     type(None): lambda v: b"N",
@@ -247,7 +254,7 @@ def _all_scalar_positional(
     for value, name in zip(args, names, strict=False):
         t = type(value)
         if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
-            parts += (name, b"i%d;" % value)
+            parts += (name, _int(value))
             continue
         enc = _SCALAR.get(t)
         if enc is None:
