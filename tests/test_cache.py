@@ -338,6 +338,39 @@ def test_an_array_in_another_memory_order_is_another_call() -> None:
     assert CALLS["flat"] == 4
 
 
+class Pricer:
+    RATE = 2
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+
+    @staticmethod
+    def rounded(x: int) -> int:
+        return x
+
+    def price(self, n: int) -> int:
+        return self.rounded(self.base * n * self.RATE)
+
+    @durable.step(cache=True)
+    def total(self, n: int) -> int:
+        CALLS["total"] += 1
+        return self.price(n)
+
+
+def test_a_method_step_keys_on_the_code_of_its_class() -> None:
+    assert Pricer(3).total(2) == Pricer(3).total(2) == 12
+    assert CALLS["total"] == 1
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Pricer, "price", lambda self, n: -n)  # another method: another key
+        assert Pricer(3).total(2) == -2
+    assert Pricer(3).total(2) == 12 and CALLS["total"] == 2  # the first entry again
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Pricer, "rounded", staticmethod(lambda x: x + 1))
+        assert Pricer(3).total(2) == 13
+        patch.setattr(Pricer, "RATE", 10)  # a class constant
+        assert Pricer(3).total(2) == 61 and CALLS["total"] == 4
+
+
 def test_artifacts_are_checked_before_reuse(tmp_path: Path) -> None:
     out = tmp_path / "report.txt"
 

@@ -100,6 +100,96 @@ def test_edits_that_change_what_runs_invalidate_and_others_do_not(tmp_path: Path
     assert seen[-2][1] == 15 and seen[-1][1] == 15.0
 
 
+CARRIED = """
+import json
+import os
+import sys
+
+import durable
+from tools import Model, double
+
+
+def note(name):
+    with open(os.environ["COUNT_LOG"], "a") as f:
+        f.write(name + "\\n")
+
+
+@durable.step(cache=True)
+def apply(fn, x):
+    note("apply")
+    return fn(x)
+
+
+@durable.step(cache=True)
+def predict(model, x):
+    note("predict")
+    return model.predict(x)
+
+
+@durable.step(cache=True)
+def build(cls, x):
+    note("build")
+    return cls(2).predict(x)
+
+
+@durable.step(cache=durable.Cache(key=lambda fn, x: (fn, x)))
+def keyed(fn, x):
+    note("keyed")
+    return fn(x)
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, x):
+        return self.k * x
+
+    @durable.step(cache=True)
+    def run(self, x):
+        note("run")
+        return self.scale(x)
+
+
+print(json.dumps([
+    apply(double, 3), predict(Model(2), 3), build(Model, 3), Scaler(2).run(3), keyed(double, 3)
+]))
+"""
+
+TOOLS = """
+class Model:
+    def __init__(self, k):
+        self.k = k
+
+    def predict(self, x):
+        return self.k * x
+
+
+def double(x):
+    return x * 2
+"""
+
+
+def test_code_an_argument_carries_is_part_of_the_key(tmp_path: Path) -> None:
+    """A function passed by name, an object's or a class's methods, the
+    methods a method step calls on `self`: their digest is a name and a
+    state, so an edit of their code must still make the call compute."""
+    script, tools = tmp_path / "job.py", tmp_path / "tools.py"
+    script.write_text(CARRIED)
+    tools.write_text(TOOLS)
+    env = env_for(tmp_path, str(tmp_path / "store"), PYTHONDONTWRITEBYTECODE="1")
+    assert run(script, 0, env) == [6, 6, 6, 6, 6]
+    assert run(script, 0, env) == [6, 6, 6, 6, 6] and executions(tmp_path) == 5  # hits
+    tools.write_text(TOOLS.replace("        return", "        # a comment\n        return"))
+    assert run(script, 0, env) == [6, 6, 6, 6, 6] and executions(tmp_path) == 5  # still hits
+    tools.write_text(TOOLS.replace("return x * 2", "return x * 3"))
+    assert run(script, 0, env) == [9, 6, 6, 6, 9] and executions(tmp_path) == 7
+    tools.write_text(TOOLS.replace("return self.k * x", "return self.k + x"))
+    assert run(script, 0, env) == [6, 5, 5, 6, 6] and executions(tmp_path) == 9  # 6s: hits
+    script.write_text(CARRIED.replace("return self.k * x", "return self.k - x"))
+    assert run(script, 0, env) == [6, 5, 5, -1, 6] and executions(tmp_path) == 10
+
+
 @pytest.fixture(params=["local", "s3"])
 def shared(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
     """The environment of processes sharing one store."""

@@ -15,6 +15,7 @@ from .._fingerprint.fingerprint import digest
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.reach import durable_fingerprint_of, is_user_code
 from .._fingerprint.reads import _user_class as user_class
+from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 
 
@@ -34,8 +35,8 @@ _CLASSES: Memo[str | None] = Memo()
 
 def class_stamp(cls: type) -> str | None:
     """The fingerprints of the functions (methods, static and class methods,
-    properties) the user's own classes in `cls.__mro__` define, None when
-    none does: a library class counts by its name. ConfigurationError when
+    properties) and the plain constants the user's own classes in
+    `cls.__mro__` define, None when none does: a library class counts by its name. ConfigurationError when
     one of them has no source."""
     if not _user_classes(cls):
         return None
@@ -56,7 +57,18 @@ def _methods_stamp(cls: type) -> str | None:
                 stamp = function_stamp(fn)
                 if stamp is not None:
                     parts += [f"{owner.__qualname__}.{name}", stamp]
+            constant = _constant(name, member)
+            if constant is not None:  # `RATE = 2`: a method reads it as `self.RATE`
+                parts += [f"{owner.__qualname__}.{name}", *constant]
     return digest(*parts) if parts else None
+
+
+def _constant(name: str, member: object) -> list[str] | None:
+    """The tokens of a plain class constant; None for a dunder (the
+    docstring, the module name) and for anything that is not plain data."""
+    if name.startswith("__") and name.endswith("__"):
+        return None
+    return plain_tokens(member)
 
 
 def _members(cls: type) -> tuple[tuple[str, object], ...]:
