@@ -57,7 +57,7 @@ def child_plan(
     try:
         link = {"workflow": parent.workflow, "run_id": parent.run_id, "position": pos}
         run = yield from run_locked(
-            flow, store, run_id, given, {}, lease, parent=link, on_change=policy
+            flow, store, run_id, given, {}, lease, parent=link, on_change=policy, caller=parent
         )
         prune(store, flow.name, flow.options)
     finally:

@@ -63,6 +63,9 @@ class RunState:
     intro: dict[str, Any] = field(default_factory=dict)
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
+    # A child run's: the `inputs` of the runs that called it, outermost
+    # first. An answer the child uses is used up for them too.
+    callers_inputs: list[dict[str, Any]] = field(default_factory=list)
     # When (time.monotonic) to look for a cancel marker next (see `cancel`).
     cancel_due: float = float("inf")
 

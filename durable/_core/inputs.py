@@ -13,7 +13,10 @@ name the run is not waiting for, while an answer of that name is recorded,
 must be that latest answer (then it is a repeat, not used again); a
 different one is refused. The body after the recorded wait was decided
 with the old answer, so a new one would not change it; a new answer there
-needs a fork from the wait's position (or a restart)."""
+needs a fork from the wait's position (or a restart).
+
+A child run is offered its callers' inputs (`callers_inputs`): an answer it
+takes is used up for them too; one it cannot take stays for them."""
 
 from __future__ import annotations
 
@@ -37,9 +40,14 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     rec = lookup(ctx, pos, name, KIND, value_digest(name))
     if rec is not None:
         return load_value(ctx, rec)
-    if name not in ctx.inputs:
+    # A child run's answer comes from its callers' inputs: used up there too
+    # (and not there any more if a caller's own wait took it meanwhile).
+    offered = [ctx.inputs, *ctx.callers_inputs]
+    if any(name not in supplied for supplied in offered):
         raise ctx.refuse(Suspended(ctx.run_id, waiting_reason(name)))
-    value = ctx.inputs.pop(name)  # one answer, one wait: the next one waits again
+    value = ctx.inputs[name]
+    for supplied in offered:  # one answer, one wait: the next one waits again
+        del supplied[name]
     record = StepRecord(pos, KIND, name, KIND, value_digest(name), started=now())
     record.extra["value_digest"] = value_digest(value)
     return commit(ctx, record, value)
@@ -65,10 +73,13 @@ def usable_inputs(
     *,
     status: str | None = None,
     reason: str | None = None,
+    offered: bool = False,
 ) -> dict[str, Any]:
     """The supplied inputs the run may use, checked before the body runs
     (see the module docstring); `status` and `reason` are how the run's
-    last attempt ended. Raises ConfigurationError for a refused one."""
+    last attempt ended. Raises ConfigurationError for a refused one, unless
+    the inputs are `offered` to a child run by its caller: then the child
+    leaves it (and a repeat) to the caller's later waits of that name."""
     usable = dict(inputs)
     if not inputs:
         return usable  # nothing to compare: records stay undecoded until replayed
@@ -83,7 +94,7 @@ def usable_inputs(
         if status == "forked" or is_waiting_for(status, reason, name):
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
-        if value_digest(inputs[name]) == rec.extra.get("value_digest"):
+        if offered or value_digest(inputs[name]) == rec.extra.get("value_digest"):
             del usable[name]  # the recorded answer again: a repeat, not the next round's
             continue
         raise ConfigurationError(

@@ -87,10 +87,11 @@ def run_locked(
     parent: dict[str, Any] | None = None,
     on_change: str | None = None,
     inputs: dict[str, Any] | None = None,
+    caller: RunState | None = None,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy; `inputs` answer the
-    run's `wait_for()` calls."""
+    run's `wait_for()` calls; a child run is offered its `caller`'s."""
     restart = flow.options.restart
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     # A call's arguments are its own, with the defaults: only resume() starts
@@ -112,8 +113,10 @@ def run_locked(
         rebase=flow.options.rebase,
     )
     digests = argument_digests(bound)
+    if caller is not None:
+        inputs = caller.inputs
     if manifest is not None and manifest.status == "completed":
-        if inputs:  # an answer that differs from the recorded one is refused here too
+        if inputs and caller is None:  # an answer that differs from the recorded one is refused here too
             usable_inputs(load_context(store, flow.name, run_id, policy), inputs)
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
@@ -128,7 +131,11 @@ def run_locked(
     # Before the run is touched: a refusal changes nothing. How the last
     # attempt ended tells which input the run is waiting for.
     ended = (manifest.status, manifest.reason) if manifest is not None else (None, None)
-    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1])
+    ctx.inputs = usable_inputs(
+        ctx, inputs or {}, status=ended[0], reason=ended[1], offered=caller is not None
+    )
+    if caller is not None:
+        ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
     before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
