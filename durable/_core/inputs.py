@@ -94,7 +94,7 @@ def usable_inputs(
         if status == "forked" or is_waiting_for(status, reason, name):
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
-        if offered or value_digest(inputs[name]) == rec.extra.get("value_digest"):
+        if offered or value_digest(inputs[name]) == _answer_digest(ctx, rec):
             del usable[name]  # the recorded answer again: a repeat, not the next round's
             continue
         raise ConfigurationError(
@@ -106,3 +106,11 @@ def usable_inputs(
             f"--at {top_level(rec.position)}) to answer it again."
         )
     return usable
+
+
+def _answer_digest(ctx: RunState, rec: StepRecord) -> Any:
+    """The digest of the answer recorded at a wait: kept in the record,
+    unless a fork's `mutate` replaced the value (the kept one is the old's)."""
+    if rec.extra.get("mutated"):
+        return value_digest(load_value(ctx, rec))
+    return rec.extra.get("value_digest")
