@@ -98,6 +98,12 @@ class RunState:
         """The body's next top-level position."""
         return self._root.next if self._root is not None else 0
 
+    @property
+    def positions(self) -> int:
+        """How many top-level positions the body used so far (one that only
+        created asyncio tasks counts: their operations belong to it)."""
+        return self._root.extent() if self._root is not None else 0
+
 
 class RunContext:
     """What code inside a run may ask about it (`durable.current_run()`):

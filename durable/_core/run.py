@@ -203,7 +203,7 @@ def plan_of(ctx: RunState) -> list[Any]:
     records = ctx.records
     return [
         [rec.kind, rec.name] if (rec := records.get(p)) is not None else None
-        for p in range(ctx.position)
+        for p in range(ctx.positions)
     ]
 
 
