@@ -25,13 +25,13 @@ from typing import Any
 
 from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
-from .._storage.records import StepRecord
+from .._storage.records import INPUT_KIND, StepRecord
 from ..errors import ConfigurationError, Suspended
 from .context import RunState
 from .identity import value_digest
 from .replay import commit, load_value, lookup
 
-KIND = "input"
+KIND = INPUT_KIND
 
 
 def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
@@ -67,6 +67,20 @@ def is_waiting_for(status: str | None, reason: str | None, name: str) -> bool:
     return status == "suspended" and (reason or "").startswith(f"waiting for input {name!r};")
 
 
+def fork_may_take(fork: Mapping[str, Any] | None, name: str) -> bool:
+    """Whether a fork not run yet, whose manifest's extra is `fork`, may take
+    a new answer for `name` though one is recorded: a wait of that name is
+    still to come (the source reached one at or after the fork's position,
+    or stopped at one). Else the answer could only replace a recorded one.
+    A fork made before forks kept this (no "waits_after") is not refused."""
+    if fork is None:
+        return False
+    waits = fork.get("waits_after")
+    if not isinstance(waits, list):
+        return True
+    return name in waits or is_waiting_for("suspended", fork.get("source_reason"), name)
+
+
 def usable_inputs(
     ctx: RunState,
     inputs: Mapping[str, Any],
@@ -74,12 +88,14 @@ def usable_inputs(
     status: str | None = None,
     reason: str | None = None,
     offered: bool = False,
+    fork: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The supplied inputs the run may use, checked before the body runs
     (see the module docstring); `status` and `reason` are how the run's
     last attempt ended. Raises ConfigurationError for a refused one, unless
     the inputs are `offered` to a child run by its caller: then the child
-    leaves it (and a repeat) to the caller's later waits of that name."""
+    leaves it (and a repeat) to the caller's later waits of that name.
+    `fork`: the manifest's extra of a fork not run yet (`fork_may_take`)."""
     usable = dict(inputs)
     if not inputs:
         return usable  # nothing to compare: records stay undecoded until replayed
@@ -91,7 +107,7 @@ def usable_inputs(
         if seen is None or position_key(rec.position) > position_key(seen.position):
             latest[rec.name] = rec
     for name, rec in latest.items():
-        if status == "forked" or is_waiting_for(status, reason, name):
+        if is_waiting_for(status, reason, name) or fork_may_take(fork, name):
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
         if offered or value_digest(inputs[name]) == _answer_digest(ctx, rec):
