@@ -20,6 +20,7 @@ takes is used up for them too; one it cannot take stays for them."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -94,7 +95,7 @@ def usable_inputs(
     (see the module docstring); `status` and `reason` are how the run's
     last attempt ended. Raises ConfigurationError for a refused one, unless
     the inputs are `offered` to a child run by its caller: then the child
-    leaves it (and a repeat) to the caller's later waits of that name.
+    leaves it (with a warning) to the caller's later waits of that name.
     `fork`: the manifest's extra of a fork not run yet (`fork_may_take`)."""
     usable = dict(inputs)
     if not inputs:
@@ -110,8 +111,12 @@ def usable_inputs(
         if is_waiting_for(status, reason, name) or fork_may_take(fork, name):
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
-        if offered or value_digest(inputs[name]) == _answer_digest(ctx, rec):
+        if value_digest(inputs[name]) == _answer_digest(ctx, rec):
             del usable[name]  # the recorded answer again: a repeat, not the next round's
+            continue
+        if offered:  # the caller's own later wait of that name may take it
+            del usable[name]
+            warnings.warn(_declined(ctx.run_id, name, rec.position), stacklevel=2)
             continue
         raise ConfigurationError(
             f"run {ctx.run_id!r}: input {name!r} was already recorded at position "
@@ -122,6 +127,15 @@ def usable_inputs(
             f"--at {top_level(rec.position)}) to answer it again."
         )
     return usable
+
+
+def _declined(run_id: str, name: str, position: Position) -> str:
+    return (
+        f"child run {run_id!r} already recorded input {name!r} at position {position} and "
+        "is not waiting for it: the input was left to the later waits of the run that "
+        "called it, not used here. To answer that wait again, fork the calling run at the "
+        "position of this child (the fork's child is a new run)."
+    )
 
 
 def _answer_digest(ctx: RunState, rec: StepRecord) -> Any:
