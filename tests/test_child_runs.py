@@ -268,3 +268,35 @@ def test_an_answer_the_child_recorded_stays_and_the_input_goes_to_the_parent(
     with pytest.warns(UserWarning, match="child run 'p.0' already recorded input 'ok'"):
         assert parent.resume("p", inputs={"ok": "no"}).value == "yes-no"
     assert ran == Counter(flaky=2)
+
+
+def test_an_answer_repeated_to_a_child_is_used_up_for_the_parent_too(
+    store: durable.Store,
+) -> None:
+    """The child's recorded answer, supplied again (as a repeated command
+    does), is a repeat there: it does not answer the parent's later wait."""
+    ran: Counter[str] = Counter()
+
+    @durable.step(name="flaky")
+    def flaky() -> str:
+        ran["flaky"] += 1
+        if ran["flaky"] == 1:
+            raise ConnectionError("down")
+        return "-"
+
+    @durable.workflow(name="kid", store=store)
+    def kid() -> str:
+        return durable.wait_for("ok") + flaky()
+
+    @durable.workflow(name="parent", store=store, run_id="p")
+    def parent() -> str:
+        return kid() + durable.wait_for("ok")
+
+    with pytest.raises(durable.Suspended):
+        parent()
+    with pytest.raises(ConnectionError):
+        parent.resume("p", inputs={"ok": "yes"})
+    with pytest.raises(durable.Suspended, match="'ok'"):  # the parent's own wait
+        parent.resume("p", inputs={"ok": "yes"})
+    assert ran == Counter(flaky=2)
+    assert parent.resume("p", inputs={"ok": "yes"}).value == "yes-yes"

@@ -88,14 +88,14 @@ def usable_inputs(
     *,
     status: str | None = None,
     reason: str | None = None,
-    offered: bool = False,
     fork: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The supplied inputs the run may use, checked before the body runs
     (see the module docstring); `status` and `reason` are how the run's
     last attempt ended. Raises ConfigurationError for a refused one, unless
-    the inputs are `offered` to a child run by its caller: then the child
-    leaves it (with a warning) to the caller's later waits of that name.
+    the inputs are offered to a child run by its callers (`callers_inputs`):
+    then the child leaves it (with a warning) to their later waits of that
+    name. A repeat is used up, for the callers too.
     `fork`: the manifest's extra of a fork not run yet (`fork_may_take`)."""
     usable = dict(inputs)
     if not inputs:
@@ -112,9 +112,11 @@ def usable_inputs(
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
         if value_digest(inputs[name]) == _answer_digest(ctx, rec):
-            del usable[name]  # the recorded answer again: a repeat, not the next round's
+            # The recorded answer again: a repeat, not the next round's.
+            for supplied in [usable, *ctx.callers_inputs]:
+                supplied.pop(name, None)
             continue
-        if offered:  # the caller's own later wait of that name may take it
+        if ctx.callers_inputs:  # a caller's own later wait of that name may take it
             del usable[name]
             warnings.warn(_declined(ctx.run_id, name, rec.position), stacklevel=2)
             continue

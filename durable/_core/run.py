@@ -132,11 +132,9 @@ def run_locked(
     # attempt ended tells which input the run is waiting for.
     ended = (manifest.status, manifest.reason) if manifest is not None else (None, None)
     fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
-    ctx.inputs = usable_inputs(
-        ctx, inputs or {}, status=ended[0], reason=ended[1], offered=caller is not None, fork=fork
-    )
     if caller is not None:
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
+    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
