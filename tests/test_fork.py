@@ -218,3 +218,15 @@ def test_a_fork_that_replaced_an_answer_takes_the_new_one_as_the_recorded_answer
     with pytest.raises(durable.ConfigurationError, match="already recorded at position 0"):
         questions.resume("f", inputs={"u": "old"})
     assert ran == ["old", "new", "b"]
+
+
+@pytest.mark.parametrize("at", ["1", 1.0, None, True])
+def test_a_fork_position_that_is_not_an_int_is_a_clear_error(
+    store: durable.Store, at: Any
+) -> None:
+    calls: Calls = {}
+    chain = make_chain(store, calls)
+    chain.with_options(run_id="src")(1)
+    with pytest.raises(durable.ConfigurationError, match="position to fork at"):
+        chain.fork("src", at=at)
+    assert [i.run_id for i in chain.runs()] == ["src"]  # nothing was made

@@ -49,6 +49,11 @@ def fork_run(
     (`mutate` replaces the output at `at - 1`). Nothing is executed and the
     source is not touched. Returns the new run id."""
     check_names(workflow, run_id)
+    if not isinstance(at, int) or isinstance(at, bool):
+        raise ConfigurationError(
+            f"the position to fork at (at=, durable fork --at) must be an int, a top-level "
+            f"position as `durable show` lists them, not {at!r}; nothing was forked"
+        )
     source = read_manifest(store, workflow, run_id)
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
