@@ -327,3 +327,17 @@ def test_a_fork_after_the_only_wait_of_a_name_refuses_a_new_answer_for_it(
     again = run("early", "--resume", "--input", "u=X", "--input", "v=W")
     assert (again.returncode, again.stdout.strip()) == (0, '"XW"'), again.stderr
     assert counts(tmp_path) == {"act-U": 1, "act-V": 1, "act-X": 1, "act-W": 1}
+
+
+@pytest.mark.parametrize("inputs", ["approved", [("reviewer_decision", "approved")], {1: "x"}])
+def test_inputs_that_are_not_a_mapping_of_names_are_a_clear_error(
+    store: durable.Store, inputs: Any
+) -> None:
+    ran: Counter[str] = Counter()
+    review = _review_flow(store, ran)
+    with pytest.raises(durable.Suspended):
+        review("cats")
+    with pytest.raises(durable.ConfigurationError, match="inputs= must be a mapping"):
+        review.resume("r1", inputs=inputs)
+    (info,) = review.runs()
+    assert info.status == "suspended" and ran == Counter(draft=1)

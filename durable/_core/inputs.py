@@ -97,6 +97,11 @@ def usable_inputs(
     then the child leaves it (with a warning) to their later waits of that
     name. A repeat is used up, for the callers too.
     `fork`: the manifest's extra of a fork not run yet (`fork_may_take`)."""
+    if not isinstance(inputs, Mapping) or not all(isinstance(k, str) for k in inputs):
+        raise ConfigurationError(
+            f"run {ctx.run_id!r}: inputs= must be a mapping of input names (str, as passed "
+            f"to wait_for) to their values, not {inputs!r}. Nothing was executed."
+        )
     usable = dict(inputs)
     if not inputs:
         return usable  # nothing to compare: records stay undecoded until replayed
