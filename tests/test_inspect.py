@@ -331,4 +331,5 @@ def test_a_body_that_ends_in_tasks_counts_the_position_that_created_them(
     assert (run.value, run.steps_total, sorted(ran)) == ([3, 7], 1, [1, 2, 3, 4])
     (info,) = gathered.runs()
     assert (info.steps, info.steps_total) == (4, 1)
-    assert [str(s.position) for s in gathered.history("g")[1:]] == ["0.0.0", "0.0.1", "0.1.0", "0.1.1"]
+    positions = [str(s.position) for s in gathered.history("g")[1:]]
+    assert positions == ["0.0.0", "0.0.1", "0.1.0", "0.1.1"]

@@ -316,8 +316,9 @@ def test_a_fork_after_the_only_wait_of_a_name_refuses_a_new_answer_for_it(
 
     assert run("t", "--var", "topic=x").returncode == 3
     assert run("t", "--resume", "--input", "u=U").returncode == 3  # waits for v
-    assert durable_cli(tmp_path, "fork", "t", "--at", "2", "--new-run-id", "late", env=env).returncode == 0
-    assert durable_cli(tmp_path, "fork", "t", "--at", "0", "--new-run-id", "early", env=env).returncode == 0
+    for at, new in (("2", "late"), ("0", "early")):
+        made = durable_cli(tmp_path, "fork", "t", "--at", at, "--new-run-id", new, env=env)
+        assert made.returncode == 0, made.stderr
     refused = run("late", "--resume", "--input", "u=X", "--input", "v=V")
     assert refused.returncode == 2 and "already recorded at position 0" in refused.stderr
     assert counts(tmp_path) == {"act-U": 1}  # nothing ran

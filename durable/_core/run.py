@@ -116,7 +116,9 @@ def run_locked(
     if caller is not None:
         inputs = caller.inputs
     if manifest is not None and manifest.status == "completed":
-        if inputs and caller is None:  # an answer that differs from the recorded one is refused here too
+        # An answer that differs from the recorded one is refused here too
+        # (a child offered its caller's inputs has no wait left to answer).
+        if inputs and caller is None:
             usable_inputs(load_context(store, flow.name, run_id, policy), inputs)
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
