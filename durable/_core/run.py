@@ -147,7 +147,13 @@ def run_locked(
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
         value = yield from _body(flow, bound, ctx)
-    except Cancelled:
+    except Cancelled as e:
+        if (e.workflow, e.run_id) != (flow.name, run_id):
+            # A child run was cancelled, not this one: this run stays resumable
+            # (it runs the child afresh once the child is removed).
+            finish(store, manifest, "failed", error=error_summary(e))
+            notify.run_failed(ctx, e)
+            raise
         finish(store, manifest, "cancelled", reason="cancelled")
         raise
     except Suspended as s:
