@@ -254,3 +254,37 @@ def test_a_cancelled_child_run_is_named_when_its_parent_restarts(tmp_path: Path)
     said = again.stdout + again.stderr
     assert "run p.0 of kid (a child run of p) was cancelled" in said, said
     assert "durable rm p.0 --workflow kid" in said
+
+
+def test_a_cancelled_child_leaves_its_parent_resumable_once_removed(
+    local_store: durable.Store,
+) -> None:
+    """Cancelling a child run (by its own run id) stops its parent, but the
+    parent was not cancelled: it ends failed, and once the child is removed
+    a resume runs the child afresh and replays the parent's finished steps."""
+    ran: Counter[str] = Counter()
+
+    @durable.step(name="prep")
+    def prep() -> int:
+        ran["prep"] += 1
+        return 1
+
+    @durable.workflow(name="kid", store=local_store)
+    def kid() -> str:
+        return durable.wait_for("ok")
+
+    @durable.workflow(name="parent", store=local_store, run_id="p")
+    def parent() -> str:
+        return f"{prep()}{kid()}"
+
+    with pytest.raises(durable.Suspended):
+        parent()
+    assert kid.cancel("p.1").status == "cancelled"
+    with pytest.raises(durable.Cancelled) as stopped:
+        parent.resume("p", inputs={"ok": "yes"})
+    assert stopped.value.run_id == "p.1"
+    statuses = {i.run_id: i.status for i in [*parent.runs(), *kid.runs()]}
+    assert statuses == {"p": "failed", "p.1": "cancelled"}
+    kid.delete("p.1")
+    assert parent.resume("p", inputs={"ok": "yes"}).value == "1yes"
+    assert ran == Counter(prep=1)

@@ -230,3 +230,126 @@ def test_an_async_child_run(store: durable.Store) -> None:
     assert sorted(store.runs("achild")) == ["ap.0", "ap.1"] and counts["inc"] == 2
     assert asyncio.run(aparent.with_options(restart=True)()) == 13
     assert counts["inc"] == 4  # a restart keeps nothing: its children run afresh too
+
+
+NESTED_WAITS = """
+import os
+import pytest
+
+import durable
+
+
+@durable.step
+def work(tag):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write(tag + "\\n")
+    return tag
+
+
+@durable.workflow
+def grandkid() -> str:
+    return work("g") + durable.wait_for("deep")
+
+
+@durable.workflow
+def kid() -> str:
+    return work("k") + durable.wait_for("ok") + grandkid()
+
+
+@durable.workflow
+def parent() -> str:
+    return work("p") + kid() + durable.wait_for("ok")
+"""
+
+
+def test_the_parent_resumed_with_an_input_answers_the_wait_of_its_child(
+    tmp_path: Path,
+) -> None:
+    """The answer to a wait in a child (or grandchild) run is given where the
+    run was started, as the parent's suspension says; an answer a child
+    takes is used up for the parent too (one answer, one wait)."""
+    from .clikit import child_env, counts, write_flow
+    from .clikit import durable as durable_cli
+
+    write_flow(tmp_path, NESTED_WAITS)
+    env = child_env(tmp_path)
+
+    def resume(*inputs: str) -> subprocess.CompletedProcess[str]:
+        given = [arg for name in inputs for arg in ("--input", name)]
+        return durable_cli(tmp_path, "run", "flow.py:parent", "--run-id", "p", "--resume",
+                           *given, env=env)  # fmt: skip
+
+    first = durable_cli(tmp_path, "run", "flow.py:parent", "--run-id", "p", env=env)
+    assert first.returncode == 3 and "--input ok=VALUE" in first.stderr, first.stderr
+    both = resume("ok=yes", "deep=D")  # the child's and the grandchild's waits
+    assert both.returncode == 3, both.stderr  # then the parent's own wait for 'ok'
+    assert "'ok'" in both.stderr
+    done = resume("ok=no")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '"pkyesgDno"'
+    assert counts(tmp_path) == {"p": 1, "k": 1, "g": 1}
+    assert resume().stdout.strip() == '"pkyesgDno"' and counts(tmp_path)["k"] == 1
+
+
+def test_an_answer_the_child_recorded_stays_and_the_input_goes_to_the_parent(
+    store: durable.Store,
+) -> None:
+    """An input offered to a child run that already recorded another answer
+    of that name is not refused by the child: the parent's later wait of
+    that name is the first one without an answer."""
+    ran: Counter[str] = Counter()
+
+    @durable.step(name="flaky")
+    def flaky() -> str:
+        ran["flaky"] += 1
+        if ran["flaky"] == 1:
+            raise ConnectionError("down")
+        return "-"
+
+    @durable.workflow(name="kid", store=store)
+    def kid() -> str:
+        return durable.wait_for("ok") + flaky()
+
+    @durable.workflow(name="parent", store=store, run_id="p")
+    def parent() -> str:
+        return kid() + durable.wait_for("ok")
+
+    with pytest.raises(durable.Suspended):
+        parent()
+    with pytest.raises(ConnectionError):
+        parent.resume("p", inputs={"ok": "yes"})
+    with pytest.warns(UserWarning, match="child run 'p.0' already recorded input 'ok'"):
+        assert parent.resume("p", inputs={"ok": "no"}).value == "yes-no"
+    assert ran == Counter(flaky=2)
+
+
+def test_an_answer_repeated_to_a_child_is_used_up_for_the_parent_too(
+    store: durable.Store,
+) -> None:
+    """The child's recorded answer, supplied again (as a repeated command
+    does), is a repeat there: it does not answer the parent's later wait."""
+    ran: Counter[str] = Counter()
+
+    @durable.step(name="flaky")
+    def flaky() -> str:
+        ran["flaky"] += 1
+        if ran["flaky"] == 1:
+            raise ConnectionError("down")
+        return "-"
+
+    @durable.workflow(name="kid", store=store)
+    def kid() -> str:
+        return durable.wait_for("ok") + flaky()
+
+    @durable.workflow(name="parent", store=store, run_id="p")
+    def parent() -> str:
+        return kid() + durable.wait_for("ok")
+
+    with pytest.raises(durable.Suspended):
+        parent()
+    with pytest.raises(ConnectionError):
+        parent.resume("p", inputs={"ok": "yes"})
+    with pytest.raises(durable.Suspended, match="'ok'"):  # the parent's own wait
+        parent.resume("p", inputs={"ok": "yes"})
+    assert ran == Counter(flaky=2)
+    assert parent.resume("p", inputs={"ok": "yes"}).value == "yes-yes"

@@ -188,3 +188,45 @@ def test_async_workflows_fork_too(store: durable.Store) -> None:
     seen.clear()
     run = asyncio.run(counter.fork("a", at=2, mutate=lambda v: v * 10))
     assert run.value == 21 and seen == [20]  # position 1 recorded 2; mutated to 20
+
+
+def test_a_fork_that_replaced_an_answer_takes_the_new_one_as_the_recorded_answer(
+    store: durable.Store,
+) -> None:
+    """`mutate` on a wait_for position replaces the answer (as LangGraph's
+    update_state before a fork): the new answer is the recorded one, so it
+    is accepted again as a repeat, and the replaced one is refused."""
+    ran: list[str] = []
+
+    @durable.step
+    def act(x: str) -> str:
+        ran.append(x)
+        return x
+
+    @durable.workflow(store=store, run_id="q")
+    def questions() -> str:
+        first = act(durable.wait_for("u"))
+        return first + act(durable.wait_for("v"))
+
+    with pytest.raises(durable.Suspended):
+        questions()
+    with pytest.raises(durable.Suspended, match="'v'"):
+        questions.resume("q", inputs={"u": "old"})
+    with pytest.raises(durable.Suspended, match="'v'"):
+        questions.fork("q", at=1, new_run_id="f", mutate=lambda answer: "new")
+    assert questions.resume("f", inputs={"u": "new", "v": "b"}).value == "newb"
+    with pytest.raises(durable.ConfigurationError, match="already recorded at position 0"):
+        questions.resume("f", inputs={"u": "old"})
+    assert ran == ["old", "new", "b"]
+
+
+@pytest.mark.parametrize("at", ["1", 1.0, None, True])
+def test_a_fork_position_that_is_not_an_int_is_a_clear_error(
+    store: durable.Store, at: Any
+) -> None:
+    calls: Calls = {}
+    chain = make_chain(store, calls)
+    chain.with_options(run_id="src")(1)
+    with pytest.raises(durable.ConfigurationError, match="position to fork at"):
+        chain.fork("src", at=at)
+    assert [i.run_id for i in chain.runs()] == ["src"]  # nothing was made

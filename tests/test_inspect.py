@@ -304,3 +304,32 @@ def test_an_interrupted_rerun_shows_the_steps_still_to_come(
     after = json.loads(capsys.readouterr().out)
     assert [s["status"] for s in after["steps"]] == ["completed"] * 4
     assert (after["status"], after["stepsTotal"]) == ("completed", 4)
+
+
+def test_a_body_that_ends_in_tasks_counts_the_position_that_created_them(
+    store: durable.Store,
+) -> None:
+    """An asyncio task's operations belong to the position that created it:
+    a body that is one gather has one position, not none."""
+    import asyncio
+
+    ran: list[int] = []
+
+    @durable.step
+    async def part(i: int) -> int:
+        ran.append(i)
+        return i
+
+    async def two_parts(i: int) -> int:  # a task: its steps are numbered in it
+        return await part(i) + await part(i + 1)
+
+    @durable.workflow(store=store, run_id="g")
+    async def gathered() -> list[int]:
+        return list(await asyncio.gather(two_parts(1), two_parts(3)))
+
+    run = asyncio.run(gathered.run())
+    assert (run.value, run.steps_total, sorted(ran)) == ([3, 7], 1, [1, 2, 3, 4])
+    (info,) = gathered.runs()
+    assert (info.steps, info.steps_total) == (4, 1)
+    positions = [str(s.position) for s in gathered.history("g")[1:]]
+    assert positions == ["0.0.0", "0.0.1", "0.1.0", "0.1.1"]

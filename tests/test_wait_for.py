@@ -279,3 +279,66 @@ def test_a_fork_before_a_later_round_takes_a_new_answer_for_it(store: durable.St
     with pytest.raises(durable.Suspended, match="'decision'"):  # then round 3 waits
         review.resume("again")
     assert revised == [0, 1, 1]  # round 1's revision replayed; round 2's failed once, then ran
+
+
+TWO_WAITS = """
+import os
+import durable
+
+
+@durable.step
+def act(answer):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("act-" + answer + "\\n")
+    return answer
+
+
+@durable.workflow
+def two(topic: str) -> str:
+    first = act(durable.wait_for("u"))
+    return first + act(durable.wait_for("v"))
+"""
+
+
+@pytest.mark.slow
+def test_a_fork_after_the_only_wait_of_a_name_refuses_a_new_answer_for_it(
+    tmp_path: Path,
+) -> None:
+    """A fork not run yet takes a new answer for a name with a recorded one
+    only when a wait of that name is still to come (the source reached one
+    at or after the fork's position): else the answer could only replace
+    the recorded one, which the fork continues with, and is refused."""
+    write_flow(tmp_path, TWO_WAITS)
+    env = child_env(tmp_path)
+
+    def run(run_id: str, *args: str) -> Any:
+        return durable_cli(tmp_path, "run", "flow.py:two", "--run-id", run_id, *args, env=env)
+
+    assert run("t", "--var", "topic=x").returncode == 3
+    assert run("t", "--resume", "--input", "u=U").returncode == 3  # waits for v
+    for at, new in (("2", "late"), ("0", "early")):
+        made = durable_cli(tmp_path, "fork", "t", "--at", at, "--new-run-id", new, env=env)
+        assert made.returncode == 0, made.stderr
+    refused = run("late", "--resume", "--input", "u=X", "--input", "v=V")
+    assert refused.returncode == 2 and "already recorded at position 0" in refused.stderr
+    assert counts(tmp_path) == {"act-U": 1}  # nothing ran
+    done = run("late", "--resume", "--input", "v=V")
+    assert (done.returncode, done.stdout.strip()) == (0, '"UV"'), done.stderr
+    # Forked before the wait for u: its answer is for the fork to take.
+    again = run("early", "--resume", "--input", "u=X", "--input", "v=W")
+    assert (again.returncode, again.stdout.strip()) == (0, '"XW"'), again.stderr
+    assert counts(tmp_path) == {"act-U": 1, "act-V": 1, "act-X": 1, "act-W": 1}
+
+
+@pytest.mark.parametrize("inputs", ["approved", [("reviewer_decision", "approved")], {1: "x"}])
+def test_inputs_that_are_not_a_mapping_of_names_are_a_clear_error(
+    store: durable.Store, inputs: Any
+) -> None:
+    ran: Counter[str] = Counter()
+    review = _review_flow(store, ran)
+    with pytest.raises(durable.Suspended):
+        review("cats")
+    with pytest.raises(durable.ConfigurationError, match="inputs= must be a mapping"):
+        review.resume("r1", inputs=inputs)
+    (info,) = review.runs()
+    assert info.status == "suspended" and ran == Counter(draft=1)

@@ -60,7 +60,7 @@ def child_plan(
             "created": parent.created,
         }  # fmt: skip
         run = yield from run_locked(
-            flow, store, run_id, given, {}, lease, parent=link, on_change=policy
+            flow, store, run_id, given, {}, lease, parent=link, on_change=policy, caller=parent
         )
         prune(store, flow.name, flow.options)
     finally:

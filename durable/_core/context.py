@@ -66,6 +66,9 @@ class RunState:
     intro: dict[str, Any] = field(default_factory=dict)
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
+    # A child run's: the `inputs` of the runs that called it, outermost
+    # first. An answer the child uses is used up for them too.
+    callers_inputs: list[dict[str, Any]] = field(default_factory=list)
     # When (time.monotonic) to look for a cancel marker next (see `cancel`).
     cancel_due: float = float("inf")
 
@@ -97,6 +100,12 @@ class RunState:
     def position(self) -> int:
         """The body's next top-level position."""
         return self._root.next if self._root is not None else 0
+
+    @property
+    def positions(self) -> int:
+        """How many top-level positions the body used so far (one that only
+        created asyncio tasks counts: their operations belong to it)."""
+        return self._root.extent() if self._root is not None else 0
 
 
 class RunContext:

@@ -13,22 +13,26 @@ name the run is not waiting for, while an answer of that name is recorded,
 must be that latest answer (then it is a repeat, not used again); a
 different one is refused. The body after the recorded wait was decided
 with the old answer, so a new one would not change it; a new answer there
-needs a fork from the wait's position (or a restart)."""
+needs a fork from the wait's position (or a restart).
+
+A child run is offered its callers' inputs (`callers_inputs`): an answer it
+takes is used up for them too; one it cannot take stays for them."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
-from .._storage.records import StepRecord
+from .._storage.records import INPUT_KIND, StepRecord
 from ..errors import ConfigurationError, Suspended
 from .context import RunState
 from .identity import value_digest
 from .replay import commit, load_value, lookup
 
-KIND = "input"
+KIND = INPUT_KIND
 
 
 def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
@@ -37,9 +41,14 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     rec = lookup(ctx, pos, name, KIND, value_digest(name))
     if rec is not None:
         return load_value(ctx, rec)
-    if name not in ctx.inputs:
+    # A child run's answer comes from its callers' inputs: used up there too
+    # (and not there any more if a caller's own wait took it meanwhile).
+    offered = [ctx.inputs, *ctx.callers_inputs]
+    if any(name not in supplied for supplied in offered):
         raise ctx.refuse(Suspended(ctx.run_id, waiting_reason(name)))
-    value = ctx.inputs.pop(name)  # one answer, one wait: the next one waits again
+    value = ctx.inputs[name]
+    for supplied in offered:  # one answer, one wait: the next one waits again
+        del supplied[name]
     record = StepRecord(pos, KIND, name, KIND, value_digest(name), started=now())
     record.extra["value_digest"] = value_digest(value)
     return commit(ctx, record, value)
@@ -59,16 +68,40 @@ def is_waiting_for(status: str | None, reason: str | None, name: str) -> bool:
     return status == "suspended" and (reason or "").startswith(f"waiting for input {name!r};")
 
 
+def fork_may_take(fork: Mapping[str, Any] | None, name: str) -> bool:
+    """Whether a fork not run yet, whose manifest's extra is `fork`, may take
+    a new answer for `name` though one is recorded: a wait of that name is
+    still to come (the source reached one at or after the fork's position,
+    or stopped at one). Else the answer could only replace a recorded one.
+    A fork made before forks kept this (no "waits_after") is not refused."""
+    if fork is None:
+        return False
+    waits = fork.get("waits_after")
+    if not isinstance(waits, list):
+        return True
+    return name in waits or is_waiting_for("suspended", fork.get("source_reason"), name)
+
+
 def usable_inputs(
     ctx: RunState,
     inputs: Mapping[str, Any],
     *,
     status: str | None = None,
     reason: str | None = None,
+    fork: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The supplied inputs the run may use, checked before the body runs
     (see the module docstring); `status` and `reason` are how the run's
-    last attempt ended. Raises ConfigurationError for a refused one."""
+    last attempt ended. Raises ConfigurationError for a refused one, unless
+    the inputs are offered to a child run by its callers (`callers_inputs`):
+    then the child leaves it (with a warning) to their later waits of that
+    name. A repeat is used up, for the callers too.
+    `fork`: the manifest's extra of a fork not run yet (`fork_may_take`)."""
+    if not isinstance(inputs, Mapping) or not all(isinstance(k, str) for k in inputs):
+        raise ConfigurationError(
+            f"run {ctx.run_id!r}: inputs= must be a mapping of input names (str, as passed "
+            f"to wait_for) to their values, not {inputs!r}. Nothing was executed."
+        )
     usable = dict(inputs)
     if not inputs:
         return usable  # nothing to compare: records stay undecoded until replayed
@@ -80,11 +113,17 @@ def usable_inputs(
         if seen is None or position_key(rec.position) > position_key(seen.position):
             latest[rec.name] = rec
     for name, rec in latest.items():
-        if status == "forked" or is_waiting_for(status, reason, name):
+        if is_waiting_for(status, reason, name) or fork_may_take(fork, name):
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
-        if value_digest(inputs[name]) == rec.extra.get("value_digest"):
-            del usable[name]  # the recorded answer again: a repeat, not the next round's
+        if value_digest(inputs[name]) == _answer_digest(ctx, rec):
+            # The recorded answer again: a repeat, not the next round's.
+            for supplied in [usable, *ctx.callers_inputs]:
+                supplied.pop(name, None)
+            continue
+        if ctx.callers_inputs:  # a caller's own later wait of that name may take it
+            del usable[name]
+            warnings.warn(_declined(ctx.run_id, name, rec.position), stacklevel=2)
             continue
         raise ConfigurationError(
             f"run {ctx.run_id!r}: input {name!r} was already recorded at position "
@@ -95,3 +134,20 @@ def usable_inputs(
             f"--at {top_level(rec.position)}) to answer it again."
         )
     return usable
+
+
+def _declined(run_id: str, name: str, position: Position) -> str:
+    return (
+        f"child run {run_id!r} already recorded input {name!r} at position {position} and "
+        "is not waiting for it: the input was left to the later waits of the run that "
+        "called it, not used here. To answer that wait again, fork the calling run at the "
+        "position of this child (the fork's child is a new run)."
+    )
+
+
+def _answer_digest(ctx: RunState, rec: StepRecord) -> Any:
+    """The digest of the answer recorded at a wait: kept in the record,
+    unless a fork's `mutate` replaced the value (the kept one is the old's)."""
+    if rec.extra.get("mutated"):
+        return value_digest(load_value(ctx, rec))
+    return rec.extra.get("value_digest")

@@ -108,7 +108,7 @@ def result_run(ctx: RunState, manifest: RunRecord, value: Any) -> Run[Any]:
         ctx.replayed,
         ctx.executed,
         manifest.fingerprint,
-        ctx.position,
+        ctx.positions,
     )
 
 

@@ -87,10 +87,11 @@ def run_locked(
     parent: dict[str, Any] | None = None,
     on_change: str | None = None,
     inputs: dict[str, Any] | None = None,
+    caller: RunState | None = None,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy; `inputs` answer the
-    run's `wait_for()` calls."""
+    run's `wait_for()` calls; a child run is offered its `caller`'s."""
     restart = flow.options.restart
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     if parent is not None and manifest is not None and made_before(manifest, parent):
@@ -114,8 +115,12 @@ def run_locked(
         rebase=flow.options.rebase,
     )
     digests = argument_digests(bound)
+    if caller is not None:
+        inputs = caller.inputs
     if manifest is not None and manifest.status == "completed":
-        if inputs:  # an answer that differs from the recorded one is refused here too
+        # An answer that differs from the recorded one is refused here too
+        # (a child offered its caller's inputs has no wait left to answer).
+        if inputs and caller is None:
             usable_inputs(load_context(store, flow.name, run_id, policy), inputs)
         done = completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
@@ -130,7 +135,10 @@ def run_locked(
     # Before the run is touched: a refusal changes nothing. How the last
     # attempt ended tells which input the run is waiting for.
     ended = (manifest.status, manifest.reason) if manifest is not None else (None, None)
-    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1])
+    fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
+    if caller is not None:
+        ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
+    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
@@ -141,7 +149,13 @@ def run_locked(
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
         value = yield from _body(flow, bound, ctx)
-    except Cancelled:
+    except Cancelled as e:
+        if (e.workflow, e.run_id) != (flow.name, run_id):
+            # A child run was cancelled, not this one: this run stays resumable
+            # (it runs the child afresh once the child is removed).
+            finish(store, manifest, "failed", error=error_summary(e))
+            notify.run_failed(ctx, e)
+            raise
         finish(store, manifest, "cancelled", reason="cancelled")
         raise
     except Suspended as s:
@@ -198,7 +212,7 @@ def plan_of(ctx: RunState) -> list[Any]:
     records = ctx.records
     return [
         [rec.kind, rec.name] if (rec := records.get(p)) is not None else None
-        for p in range(ctx.position)
+        for p in range(ctx.positions)
     ]
 
 

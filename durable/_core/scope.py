@@ -90,6 +90,11 @@ class Scope:
         self.next += 1
         return PositionPath((*self.prefix, index)) if self.prefix else index
 
+    def extent(self) -> int:
+        """The positions this scope used: those taken, and the next one if
+        tasks were created there (their operations belong to it)."""
+        return self.next + (self._at == self.next and self._made > 0)
+
     def child(self) -> Scope:
         """The scope of a task created now by this scope's owner."""
         if self._at != self.next:

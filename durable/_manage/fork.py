@@ -23,8 +23,16 @@ from .._storage.keys import (
     record_name,
 )
 from .._storage.manifest import write_manifest
-from .._storage.records import RunRecord, StepRecord, keep_encoded, load_stored, seal, unseal
-from ..errors import ConfigurationError, CorruptRecordError, SerializationError
+from .._storage.records import (
+    INPUT_KIND,
+    RunRecord,
+    StepRecord,
+    keep_encoded,
+    load_stored,
+    seal,
+    unseal,
+)
+from ..errors import ConfigurationError, CorruptRecordError, IntegrityError, SerializationError
 from .runs import LEASE_TTL, first_gap, read_manifest
 
 
@@ -41,6 +49,11 @@ def fork_run(
     (`mutate` replaces the output at `at - 1`). Nothing is executed and the
     source is not touched. Returns the new run id."""
     check_names(workflow, run_id)
+    if not isinstance(at, int) or isinstance(at, bool):
+        raise ConfigurationError(
+            f"the position to fork at (at=, durable fork --at) must be an int, a top-level "
+            f"position as `durable show` lists them, not {at!r}; nothing was forked"
+        )
     source = read_manifest(store, workflow, run_id)
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
@@ -69,7 +82,8 @@ def fork_run(
                 _copy_record(store, workflow, run_id, new_id, name, data)
         if source.args_blob is not None:  # large arguments live in a blob of their run
             _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
-        _write_fork_manifest(store, source, new_id, at)
+        waits = _waits_after(store, source, records, at)
+        _write_fork_manifest(store, source, new_id, at, waits)
     except BaseException:
         # A half-made fork would block its id forever: leave nothing behind.
         store.delete_held_run(workflow, new_id, lease)  # the lease too, in any store's layout
@@ -143,13 +157,41 @@ def _mutated(
     return seal(rec.to_bytes(), store.signing_key)
 
 
-def _write_fork_manifest(store: Store, source: RunRecord, new_id: str, at: int) -> None:
+def _waits_after(
+    store: Store, source: RunRecord, records: dict[str, bytes], at: int
+) -> list[str]:
+    """The names of the source's `wait_for`s at or after `at` (its records,
+    the plan of its last completed attempt, its own source's for a fork not
+    run yet): a resume of the fork may answer them anew (`usable_inputs`)."""
+    plan = source.plan or []
+    names = {e[1] for e in plan[at:] if isinstance(e, list) and e[:1] == [INPUT_KIND]}
+    for name, data in records.items():
+        if not is_step_record(name) or _before(name, at):
+            continue
+        try:
+            rec = _decode_record(store, source.run_id, name, data)
+        except (CorruptRecordError, IntegrityError):
+            continue  # unknown, so not a wait still to come: its answer is refused
+        if rec.kind == INPUT_KIND:
+            names.add(rec.name)
+    inherited = source.extra.get("waits_after") if source.status == "forked" else []
+    return sorted(names.union(inherited if isinstance(inherited, list) else []))
+
+
+def _write_fork_manifest(
+    store: Store, source: RunRecord, new_id: str, at: int, waits: list[str]
+) -> None:
     manifest = RunRecord(
         source.workflow, new_id, source.fingerprint, dict(source.steps),
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
-        created=now(), extra={"forked_from": source.run_id, "forked_at": at},
+        created=now(), extra={"forked_from": source.run_id, "forked_at": at, "waits_after": waits},
         args_blob=source.args_blob, plan=source.plan,
     )  # fmt: skip
+    reason = {"forked": source.extra.get("source_reason"), "suspended": source.reason}.get(
+        source.status
+    )
+    if reason is not None:  # a wait it stopped at is still to come (`fork_may_take`)
+        manifest.extra["source_reason"] = reason
     if "steps_total" in source.extra:  # the steps after `at` are still to come
         manifest.extra["steps_total"] = source.extra["steps_total"]
     write_manifest(store, manifest)

@@ -152,6 +152,9 @@ class Attempt:
     at: float
 
 
+INPUT_KIND = "input"  # the kind of a `wait_for` position's record
+
+
 @dataclass(slots=True)  # a replay keeps one per position: no __dict__ each
 class StepRecord:
     position: Position
