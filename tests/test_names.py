@@ -92,6 +92,36 @@ def test_a_run_started_by_python_resumes_under_durable_run(
     assert counts(log) == {"flow.first": 1, "flow.second": 2}
 
 
+SPAWNED = SCRIPT.replace(
+    'if __name__ == "__main__":',
+    """def in_worker() -> int:
+    return main()
+
+if __name__ == "__main__" and len(sys.argv) > 1:
+    import concurrent.futures as cf, multiprocessing
+    ctx = multiprocessing.get_context(sys.argv[1])
+    with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        print("VALUE", pool.submit(in_worker).result(timeout=60))
+elif __name__ == "__main__":""",
+)
+
+
+def test_a_script_run_in_a_spawned_worker_keeps_its_name_and_resumes(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    # A spawn (or forkserver) worker imports the script as `__mp_main__`:
+    # its workflow was named `main`, not `flow.main`, and ran again.
+    log = tmp_path / "counts"
+    env = dict(child_env, COUNTS=str(log))
+    flow = tmp_path / "flow.py"
+    flow.write_text(SPAWNED.format(tag="flow", add=1, mul=10))
+    assert "suspended" in run([sys.executable, str(flow)], tmp_path, env, STOP_AT_SECOND="1")
+    assert "VALUE 20" in run([sys.executable, str(flow), "spawn"], tmp_path, env)
+    assert counts(log) == {"flow.first": 1, "flow.second": 2}
+    store = durable.open_store(tmp_path / "store")
+    assert store.workflows() == ["flow.main"]
+
+
 def test_with_options_keeps_a_name_equal_to_the_function_name(store: durable.Store) -> None:
     calls: Counter[str] = Counter()
 
