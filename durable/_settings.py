@@ -83,6 +83,25 @@ def setting(name: str, explicit: Any = None) -> Any:
     return DEFAULTS[name]
 
 
+# The words of a yes/no variable (`DURABLE_ALLOW_PICKLE`).
+NO, YES = ("0", "false", "no", "off"), ("1", "true", "yes", "on")
+
+
+def env_flag(variable: str, default: bool) -> bool:
+    """A yes/no environment variable: `default` when unset or empty. Any
+    other word is a `ConfigurationError`: a typo (`DURABLE_ALLOW_PICKLE=flase`)
+    must not quietly leave a safety switch at its default."""
+    text = os.environ.get(variable, "").strip().lower()
+    if not text:
+        return default
+    if text in NO + YES:
+        return text in YES
+    raise ConfigurationError(
+        f"{variable} must be one of {', '.join(NO)} (no) or {', '.join(YES)} (yes), "
+        f"not {text!r}; fix or unset it, nothing was run"
+    )
+
+
 def check(name: str, value: Any, source: str) -> Any:
     """`value` if `name` accepts it, else a ConfigurationError naming where
     it came from (`on_change`, `DURABLE_ON_CHANGE`, `--on-change`) and the
