@@ -214,3 +214,19 @@ def test_watchers_hear_of_each_change() -> None:
     stop()
     durable.configure(log="info")
     assert heard == ["log", "on_change", "log"]
+
+
+@pytest.mark.parametrize("url", ["s3:/bucket/runs", "gs:/team", "memory:/x"])
+def test_a_url_with_a_slash_missing_is_refused_not_made_a_local_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    # Before: `s3:/bucket` was a folder `s3:` in the working directory, so
+    # the team's runs stayed on one machine, silently.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", url)
+    calls: list[int] = []
+    with pytest.raises(durable.ConfigurationError, match="a slash missing"):
+        counted_flow(None, calls)(1)
+    assert calls == [] and list(tmp_path.iterdir()) == []
+    assert counted_flow(f"./{url}", calls)(1) == 2  # a folder by that name, said so
+    assert calls == [1] and (tmp_path / (url.split(":")[0] + ":")).is_dir()
