@@ -83,7 +83,7 @@ def setting(name: str, explicit: Any = None) -> Any:
     return DEFAULTS[name]
 
 
-# The words of a yes/no variable (`DURABLE_ALLOW_PICKLE`).
+# The words of a yes/no variable (`DURABLE_ALLOW_PICKLE`, `DURABLE_PROGRESS`).
 NO, YES = ("0", "false", "no", "off"), ("1", "true", "yes", "on")
 
 
@@ -98,7 +98,7 @@ def env_flag(variable: str, default: bool) -> bool:
         return text in YES
     raise ConfigurationError(
         f"{variable} must be one of {', '.join(NO)} (no) or {', '.join(YES)} (yes), "
-        f"not {text!r}; fix or unset it, nothing was run"
+        f"not {text!r}; fix or unset it"
     )
 
 
