@@ -177,8 +177,10 @@ class LeaseLostError(RunLockedError):
         )
         DurableError.__init__(
             self,
-            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. "
-            "The other process continues the run; call again later to see its result.",
+            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. If another "
+            "process took the run over, it continues it: call again later to see its "
+            "result. If the run was removed (durable rm, its folder deleted), call again "
+            "to start it afresh.",
         )
 
 
