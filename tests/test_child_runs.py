@@ -9,6 +9,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 import durable
 
 SCRIPT = """
@@ -175,3 +177,24 @@ def test_an_async_child_run(store: durable.Store) -> None:
     assert sorted(store.runs("achild")) == ["ap.0", "ap.1"] and counts["inc"] == 2
     assert asyncio.run(aparent.with_options(restart=True)()) == 13
     assert counts["inc"] == 2  # the children completed with the same arguments
+
+
+def test_a_workflow_called_inside_its_own_run_is_told_that_it_waits_for_itself(
+    tmp_path: Path,
+) -> None:
+    # Called from one of its own steps with the same arguments, the workflow
+    # finds its own run held: by this very process, which no wait can free.
+    calls: list[int] = []
+
+    @durable.step
+    def again(x: int) -> int:
+        calls.append(x)
+        return again_wf(x)
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def again_wf(x: int) -> int:
+        return again(x)
+
+    with pytest.raises(durable.RunLockedError, match=r"\(this process: .*called inside its own run"):
+        again_wf(1)
+    assert calls == [1]
