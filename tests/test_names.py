@@ -141,3 +141,26 @@ def test_with_options_keeps_a_name_equal_to_the_function_name(store: durable.Sto
     assert bound(1) == 2
     assert flow.with_options(run_id="r", on_change="refuse")(1) == 2
     assert calls == {"add": 1}
+
+
+def test_resuming_under_the_other_name_says_where_the_run_is(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    # Started as an imported module (workflow `main`), resumed as a script
+    # (`flow.main`): before, only "no run 'daily'", next to a listing that
+    # shows it.
+    log = tmp_path / "counts"
+    env = dict(child_env, COUNTS=str(log))
+    write(tmp_path, "flow.py", 1, 10)
+    started = run([sys.executable, "-c", "import flow; flow.main()"], tmp_path, env,
+                  STOP_AT_SECOND="1")  # fmt: skip
+    assert "Suspended" in started
+    resumed = subprocess.run(
+        [sys.executable, "-m", "durable", "run", "flow.py:main", "--run-id", "daily", "--resume"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert resumed.returncode == 2
+    assert "A run 'daily' exists under workflow 'main'" in resumed.stderr
+    assert counts(log) == {"flow.first": 1, "flow.second": 1}
+    store = durable.open_store(tmp_path / "store")
+    assert store.runs("main") == ["daily"] and store.workflows() == ["main"]
