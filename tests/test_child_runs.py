@@ -195,6 +195,6 @@ def test_a_workflow_called_inside_its_own_run_is_told_that_it_waits_for_itself(
     def again_wf(x: int) -> int:
         return again(x)
 
-    with pytest.raises(durable.RunLockedError, match=r"\(this process: .*called inside its own run"):
+    with pytest.raises(durable.RunLockedError, match=r"That is this very process: .*called inside its own run"):
         again_wf(1)
     assert calls == [1]

@@ -19,7 +19,6 @@ from .._fingerprint.fingerprint import (
     identity_of,
 )
 from .._fingerprint.reach import default_name, script_name
-from .._manage.runs import not_found
 from .._settings import check
 from .._storage.base import Store
 from .._storage.durability import check_level
@@ -200,6 +199,8 @@ class Workflow(Steering, Generic[P, R]):
         )
         store = self._store()  # only once the call is known to be valid
         if resume_id is not None and store.load_manifest(self.name, run_id) is None:
+            from .._manage.runs import not_found  # run management: on this error path only
+
             raise not_found(store, self.name, run_id)
         lease = acquire(store, self.name, run_id, self.options.wait)
         try:
