@@ -35,6 +35,16 @@ DEFAULTS: dict[str, Any] = {
     "log": "off",
 }
 
+# Every DURABLE_* variable durable reads (docs/configuration.md has the table).
+KNOWN_VARIABLES = (
+    *ENV.values(),
+    "DURABLE_SIGNING_KEY",
+    "DURABLE_ALLOW_PICKLE",
+    "DURABLE_PROGRESS",
+    "DURABLE_PROGRESS_FILE",
+    "DURABLE_CANCEL_POLL",
+)
+
 _UNSET: Any = object()
 _configured: dict[str, Any] = {}
 _watchers: list[Callable[[str], None]] = []
@@ -83,6 +93,25 @@ def setting(name: str, explicit: Any = None) -> Any:
     return DEFAULTS[name]
 
 
+# The words of a yes/no variable (`DURABLE_ALLOW_PICKLE`, `DURABLE_PROGRESS`).
+NO, YES = ("0", "false", "no", "off"), ("1", "true", "yes", "on")
+
+
+def env_flag(variable: str, default: bool) -> bool:
+    """A yes/no environment variable: `default` when unset or empty. Any
+    other word is a `ConfigurationError`: a typo (`DURABLE_ALLOW_PICKLE=flase`)
+    must not quietly leave a safety switch at its default."""
+    text = os.environ.get(variable, "").strip().lower()
+    if not text:
+        return default
+    if text in NO + YES:
+        return text in YES
+    raise ConfigurationError(
+        f"{variable} must be one of {', '.join(NO)} (no) or {', '.join(YES)} (yes), "
+        f"not {text!r}; fix or unset it"
+    )
+
+
 def check(name: str, value: Any, source: str) -> Any:
     """`value` if `name` accepts it, else a ConfigurationError naming where
     it came from (`on_change`, `DURABLE_ON_CHANGE`, `--on-change`) and the
@@ -110,3 +139,27 @@ def when_configured(callback: Callable[[str], None]) -> Callable[[], None]:
     handler follows `log=` this way); returns the way to stop."""
     _watchers.append(callback)
     return lambda: _watchers.remove(callback) if callback in _watchers else None
+
+
+def warn_of_misspelt_variables() -> None:
+    """A warning for each `DURABLE_*` variable that durable does not read but
+    that is one typo away from one it does: `DURABLE_SIGNINGKEY` would leave
+    records unsigned, `DURABLE_STOER` the runs in `./.durable`, silently.
+    Other names are left alone (they may be someone else's)."""
+    unknown = [n for n in os.environ if n.startswith("DURABLE_") and n not in KNOWN_VARIABLES]
+    if not unknown:
+        return
+    import difflib
+    import warnings
+
+    for name in unknown:
+        close = difflib.get_close_matches(name, KNOWN_VARIABLES, n=1, cutoff=0.85)
+        if close:
+            warnings.warn(
+                f"{name} is set, but durable reads no such variable: did you mean "
+                f"{close[0]}? It is ignored.",
+                stacklevel=2,
+            )
+
+
+warn_of_misspelt_variables()

@@ -41,8 +41,25 @@ from typing import Any
 Position = int | tuple[int, ...]
 
 
+def _restore(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
+
+
+def _reduce(self: BaseException) -> tuple[Any, ...]:
+    # An error crosses a process boundary (a multiprocessing pool, a process
+    # executor, Dask) by pickle, whose default calls `cls(*args)` with the
+    # message alone; our `__init__`s take fields, so the parent got a
+    # TypeError (a hung pool, a BrokenProcessPool) instead of the error.
+    # Rebuilt without `__init__`: the message, then the fields (`__dict__`).
+    return (_restore, (type(self), self.args), self.__dict__)
+
+
 class DurableError(Exception):
     """Base class of every error raised by durable."""
+
+    __reduce__ = _reduce
 
 
 class RunNotFoundError(DurableError, LookupError):
@@ -160,8 +177,10 @@ class LeaseLostError(RunLockedError):
         )
         DurableError.__init__(
             self,
-            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. "
-            "The other process continues the run; call again later to see its result.",
+            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. If another "
+            "process took the run over, it continues it: call again later to see its "
+            "result. If the run was removed (durable rm, its folder deleted), call again "
+            "to start it afresh.",
         )
 
 
@@ -229,6 +248,8 @@ class ControlFlow(BaseException):
     own code does not swallow `Stopped`; check `isinstance(e, ControlFlow)`
     to tell `Suspended` from a failure."""
 
+    __reduce__ = _reduce
+
 
 class Suspended(DurableError, ControlFlow):
     """The run waits for a person (`durable.suspend(reason)`); resume it
@@ -261,6 +282,9 @@ class Stopped(SystemExit, ControlFlow):
     def __init__(self, signum: int | None = None) -> None:
         super().__init__(128 + (signum if signum is not None else signal.SIGINT))
         self.signum = signum
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.signum,))  # its `code` is set by `__init__` only
 
 
 class ArtifactMissingError(DurableError):

@@ -353,3 +353,24 @@ def test_an_answer_repeated_to_a_child_is_used_up_for_the_parent_too(
         parent.resume("p", inputs={"ok": "yes"})
     assert ran == Counter(flaky=2)
     assert parent.resume("p", inputs={"ok": "yes"}).value == "yes-yes"
+
+
+def test_a_workflow_called_inside_its_own_run_is_told_that_it_waits_for_itself(
+    tmp_path: Path,
+) -> None:
+    # Called from one of its own steps with the same arguments, the workflow
+    # finds its own run held: by this very process, which no wait can free.
+    calls: list[int] = []
+
+    @durable.step
+    def again(x: int) -> int:
+        calls.append(x)
+        return again_wf(x)
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def again_wf(x: int) -> int:
+        return again(x)
+
+    with pytest.raises(durable.RunLockedError, match=r"That is this very process: .*called inside its own run"):
+        again_wf(1)
+    assert calls == [1]

@@ -264,3 +264,31 @@ def test_gc_filters_narrow_together_on_the_command_line(tmp: Path) -> None:
     assert {line.split()[1] for line in dry.stdout.splitlines()[1:]} == {"d10", "d9", "d8"}
     help_text = cli(tmp, "gc", "--help").stdout
     assert "keeps the 3 newest" in " ".join(help_text.split())
+
+
+def test_a_run_removed_under_its_holder_stops_it_and_says_so(tmp: Path) -> None:
+    # Its folder deleted while step 2 runs: the holder records nothing more,
+    # executes no later step, and its message no longer claims another
+    # process continues the run (there is none).
+    import shutil
+
+    from .clikit import read_until, spawn
+
+    write_flow(tmp)
+    env = child_env(tmp, FLOW_BLOCK_AT="2")
+    child = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "gone", "--var", "n=1", env=env)
+    try:
+        read_until(child.stdout, "step 2 started")
+        shutil.rmtree(tmp / "store" / "flow.pipeline" / "gone")
+        assert child.stdin is not None
+        child.stdin.write(b"go\n")
+        child.stdin.close()
+        assert child.wait(timeout=60) == 2
+    finally:
+        child.kill()
+        child.wait()
+    assert child.stderr is not None
+    said = child.stderr.read().decode()
+    assert "lost its lease" in said and "If the run was removed" in said
+    assert counts(tmp) == {"s1": 1, "s2": 1}
+    assert runs_json(tmp) == []  # nothing was written back into the removed run

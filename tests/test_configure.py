@@ -4,6 +4,7 @@ values, and a refusal that says how to set on_change."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -214,3 +215,43 @@ def test_watchers_hear_of_each_change() -> None:
     stop()
     durable.configure(log="info")
     assert heard == ["log", "on_change", "log"]
+
+
+@pytest.mark.parametrize("url", ["s3:/bucket/runs", "gs:/team", "memory:/x"])
+def test_a_url_with_a_slash_missing_is_refused_not_made_a_local_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    # Before: `s3:/bucket` was a folder `s3:` in the working directory, so
+    # the team's runs stayed on one machine, silently.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", url)
+    calls: list[int] = []
+    with pytest.raises(durable.ConfigurationError, match="a slash missing"):
+        counted_flow(None, calls)(1)
+    assert calls == [] and list(tmp_path.iterdir()) == []
+    assert counted_flow(f"./{url}", calls)(1) == 2  # a folder by that name, said so
+    assert calls == [1] and (tmp_path / (url.split(":")[0] + ":")).is_dir()
+
+
+def test_a_misspelt_variable_is_named_with_the_one_meant(tmp_path: Path) -> None:
+    # Before: DURABLE_SIGNINGKEY left every record unsigned, and
+    # DURABLE_STOER the runs in ./.durable, without a word.
+    script = tmp_path / "flow.py"
+    script.write_text(
+        "import durable\n\n"
+        "@durable.workflow(run_id='r')\n"
+        "def flow() -> int:\n"
+        "    return 1\n\n"
+        "print('VALUE', flow())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DURABLE_")}
+    env.update(PYTHONPATH=str(REPO), DURABLE_SIGNINGKEY="k", DURABLE_STOER="team", DURABLE_MINE="x")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.stdout.split() == ["VALUE", "1"]
+    assert "DURABLE_SIGNINGKEY is set, but durable reads no such variable: did you mean " \
+        "DURABLE_SIGNING_KEY?" in done.stderr
+    assert "did you mean DURABLE_STORE?" in done.stderr
+    assert "DURABLE_MINE" not in done.stderr  # not close to one of ours: someone else's

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
+import signal
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -102,3 +106,68 @@ def test_an_open_file_returned_by_a_step_is_refused_at_record_time(
     assert counts == {"opener": 2}  # never replayed as a StringIO
     for handle in handles:
         handle.close()
+
+
+POOLED = '''
+import concurrent.futures as cf
+import multiprocessing
+import sys
+
+import durable
+
+
+@durable.workflow(run_id="held")
+def held() -> int:
+    return 1
+
+
+def in_worker(run_id: str) -> int:
+    return held.resume(run_id).value
+
+
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context(sys.argv[1])
+    with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        try:
+            pool.submit(in_worker, "no-such-run").result(timeout=60)
+        except durable.RunNotFoundError as missing:
+            print(type(missing).__name__, missing.run_id)
+'''
+
+
+@pytest.mark.parametrize("start", ["spawn", "fork"])
+def test_an_error_raised_in_a_pool_worker_reaches_the_parent_whole(
+    tmp_path: Path, child_env: dict[str, str], start: str
+) -> None:
+    # Before: the worker's RunNotFoundError could not be unpickled in the
+    # parent (TypeError in its __init__), so the pool broke instead.
+    (tmp_path / "pooled.py").write_text(POOLED)
+    done = subprocess.run(
+        [sys.executable, "pooled.py", start], cwd=tmp_path, env=child_env,
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["RunNotFoundError", "no-such-run"]
+
+
+@pytest.mark.parametrize("error", [
+    durable.RunNotFoundError("wf", "r1", "/store"),
+    durable.NondeterminismError("r1", (2, 0, 1), "fetch", "parse"),
+    durable.RunLockedError("r1", "pid 7 on vm", 1.0, 2.0),
+    durable.LeaseLostError("r1", 3, why="its lease file was deleted or replaced"),
+    durable.SerializationError("fetch", "lock", "TypeError: no"),
+    durable.StorageError("s3://b", "timed out"),
+    durable.Suspended("r1", "waiting for a person"),
+    durable.Cancelled("wf", "r1"),
+    durable.ConfigurationError("bad value"),
+])
+def test_errors_keep_message_and_fields_through_pickle(error: BaseException) -> None:
+    error.add_note("resume with ...")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error)
+    assert (str(copy), copy.__dict__) == (str(error), error.__dict__)
+
+
+def test_a_graceful_stop_keeps_its_exit_code_through_pickle() -> None:
+    copy = pickle.loads(pickle.dumps(durable.Stopped(signal.SIGTERM)))
+    assert (copy.code, copy.signum) == (143, signal.SIGTERM)

@@ -92,6 +92,36 @@ def test_a_run_started_by_python_resumes_under_durable_run(
     assert counts(log) == {"flow.first": 1, "flow.second": 2}
 
 
+SPAWNED = SCRIPT.replace(
+    'if __name__ == "__main__":',
+    """def in_worker() -> int:
+    return main()
+
+if __name__ == "__main__" and len(sys.argv) > 1:
+    import concurrent.futures as cf, multiprocessing
+    ctx = multiprocessing.get_context(sys.argv[1])
+    with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        print("VALUE", pool.submit(in_worker).result(timeout=60))
+elif __name__ == "__main__":""",
+)
+
+
+def test_a_script_run_in_a_spawned_worker_keeps_its_name_and_resumes(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    # A spawn (or forkserver) worker imports the script as `__mp_main__`:
+    # its workflow was named `main`, not `flow.main`, and ran again.
+    log = tmp_path / "counts"
+    env = dict(child_env, COUNTS=str(log))
+    flow = tmp_path / "flow.py"
+    flow.write_text(SPAWNED.format(tag="flow", add=1, mul=10))
+    assert "suspended" in run([sys.executable, str(flow)], tmp_path, env, STOP_AT_SECOND="1")
+    assert "VALUE 20" in run([sys.executable, str(flow), "spawn"], tmp_path, env)
+    assert counts(log) == {"flow.first": 1, "flow.second": 2}
+    store = durable.open_store(tmp_path / "store")
+    assert store.workflows() == ["flow.main"]
+
+
 def test_with_options_keeps_a_name_equal_to_the_function_name(store: durable.Store) -> None:
     calls: Counter[str] = Counter()
 
@@ -111,3 +141,26 @@ def test_with_options_keeps_a_name_equal_to_the_function_name(store: durable.Sto
     assert bound(1) == 2
     assert flow.with_options(run_id="r", on_change="refuse")(1) == 2
     assert calls == {"add": 1}
+
+
+def test_resuming_under_the_other_name_says_where_the_run_is(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    # Started as an imported module (workflow `main`), resumed as a script
+    # (`flow.main`): before, only "no run 'daily'", next to a listing that
+    # shows it.
+    log = tmp_path / "counts"
+    env = dict(child_env, COUNTS=str(log))
+    write(tmp_path, "flow.py", 1, 10)
+    started = run([sys.executable, "-c", "import flow; flow.main()"], tmp_path, env,
+                  STOP_AT_SECOND="1")  # fmt: skip
+    assert "Suspended" in started
+    resumed = subprocess.run(
+        [sys.executable, "-m", "durable", "run", "flow.py:main", "--run-id", "daily", "--resume"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert resumed.returncode == 2
+    assert "A run 'daily' exists under workflow 'main'" in resumed.stderr
+    assert counts(log) == {"flow.first": 1, "flow.second": 1}
+    store = durable.open_store(tmp_path / "store")
+    assert store.runs("main") == ["daily"] and store.workflows() == ["main"]

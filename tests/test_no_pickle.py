@@ -235,3 +235,30 @@ def test_the_command_line_never_loads_a_planted_pickle(
     # The same command with pickles allowed does load it.
     durable_cli(tmp_path, *(["show", run_id] if where in ("step record", "blob") else run), env=env)
     assert marker.exists()
+
+
+@pytest.mark.parametrize("word", ["flase", "disabled", "never", "O"])
+def test_a_misspelt_allow_pickle_variable_refuses_instead_of_allowing_pickles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, word: str
+) -> None:
+    # Before: any word but 0/false/no/off left pickles allowed, silently.
+    root = tmp_path / "store"
+    make_runs(root, tmp_path, monkeypatch)
+    marker = tmp_path / "pwned"
+    run_id = plant_pickle(open_plain(root), "step record", marker)
+    monkeypatch.setenv("DURABLE_ALLOW_PICKLE", word)
+    with pytest.raises(durable.ConfigurationError, match="DURABLE_ALLOW_PICKLE must be one of"):
+        load_flow(tmp_path).with_options(store=str(root), run_id=run_id).run()
+    assert not marker.exists()
+    env = child_env(tmp_path, DURABLE_STORE=str(root), DURABLE_ALLOW_PICKLE=word)
+    shown = durable_cli(tmp_path, "show", run_id, env=env)
+    assert shown.returncode == 2 and "DURABLE_ALLOW_PICKLE" in shown.stderr
+    assert not marker.exists()
+
+
+def test_the_allow_pickle_variable_reads_yes_and_no_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for word, allowed in [(" Off ", False), ("NO", False), ("yes", True), ("", True)]:
+        monkeypatch.setenv("DURABLE_ALLOW_PICKLE", word)
+        assert open_plain(tmp_path / "store").allow_pickle is allowed

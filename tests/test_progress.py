@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .clikit import on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,3 +63,20 @@ def test_the_run_bar_counts_out_of_the_previous_total(tmp_path: Path) -> None:
     run_bar = [line for line in stderr.replace("\r", "\n").split("\n") if "flow.pipeline-" in line]
     assert run_bar, stderr
     assert "3/3" in run_bar[-1], run_bar[-1]  # two replayed, one executed, of the three before
+
+
+@pytest.mark.parametrize(("word", "on", "warned"), [
+    ("off", False, False), (" No ", False, False), ("1", True, False), ("maybe", True, True),
+])
+def test_the_progress_variable_reads_the_same_words_as_the_others(
+    child_env: dict[str, str], word: str, on: bool, warned: bool
+) -> None:
+    # Before: "off" (documented for DURABLE_ALLOW_PICKLE) kept the bars on,
+    # and a misspelt word did so silently.
+    code = "import durable._fanout.progress as p; print(p.bar_enabled)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=dict(child_env, DURABLE_PROGRESS=word),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.stdout.split() == [str(on)]
+    assert ("DURABLE_PROGRESS must be one of" in done.stderr) is warned

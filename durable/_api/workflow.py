@@ -24,7 +24,7 @@ from .._storage.base import Store
 from .._storage.durability import check_level
 from .._storage.factory import open_store
 from .._storage.keys import check_key_part
-from ..errors import ConfigurationError, RunNotFoundError
+from ..errors import ConfigurationError
 from . import child
 from .definition import definition_of, own_fingerprint
 from .progress_file import following
@@ -199,7 +199,9 @@ class Workflow(Steering, Generic[P, R]):
         )
         store = self._store()  # only once the call is known to be valid
         if resume_id is not None and store.load_manifest(self.name, run_id) is None:
-            raise RunNotFoundError(self.name, run_id, store.url)
+            from .._manage.runs import not_found  # run management: on this error path only
+
+            raise not_found(store, self.name, run_id)
         lease = acquire(store, self.name, run_id, self.options.wait)
         try:
             with following(self.options.progress_file, store, self.name, run_id):

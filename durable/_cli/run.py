@@ -21,13 +21,12 @@ from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._manage.history import describe
-from .._manage.runs import RunInfo, list_runs, run_info
+from .._manage.runs import RunInfo, list_runs, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import (
     Cancelled,
     DurableError,
-    RunNotFoundError,
     Stopped,
     Suspended,
 )
@@ -133,7 +132,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:
-        raise RunNotFoundError(wf.name, run_id, store.url)
+        raise not_found(store, wf.name, run_id)
     inputs = parse_vars(args.input or [], flag="--input")
     if inputs and not exists:
         raise UsageError(

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._storage.keys import Position, PositionPath
+from .._storage.log import process_id
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class Scope:
         "_made",
         "claimable",
         "next",
+        "pid",
         "prefix",
         "run",
         "task",
@@ -69,6 +71,7 @@ class Scope:
         self.run = run
         self.prefix = prefix
         self.thread = threading.get_ident()
+        self.pid = process_id()  # a forked child keeps the thread's id, not the pid
         self.task = task
         self.claimable = claimable
         self.thread_may_use = thread_may_use
@@ -83,6 +86,7 @@ class Scope:
             and self.thread_may_use
             and self.run.open
             and threading.get_ident() == self.thread
+            and process_id() == self.pid
             and current_task() is None
         ):
             self._check(what)
@@ -144,6 +148,15 @@ class Scope:
                 f"{what} was called for run {run_id!r} after its workflow body returned "
                 "(from an asyncio task that outlived it?); nothing was executed. Await every "
                 "task the workflow creates before it returns."
+            )
+        if process_id() != self.pid:
+            raise ConfigurationError(
+                f"{what} was called in a process forked from the one running run {run_id!r} "
+                "(multiprocessing with the fork start method in the workflow body); only that "
+                "process may record the run's steps, and positions taken in several processes "
+                "would mix, so nothing was executed or recorded. Use durable.loop_over(fn, "
+                "items, executor=concurrent.futures.ProcessPoolExecutor()), or start the pool "
+                "inside a step (steps called there are plain calls)."
             )
         if threading.get_ident() != self.thread:
             raise ConfigurationError(

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core import events
+from .._settings import env_flag
+from ..errors import ConfigurationError
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,17 @@ class Progress:
 
 ProgressCallback = Callable[[Progress], None]
 
-bar_enabled: bool = os.environ.get("DURABLE_PROGRESS", "1").lower() not in ("0", "false", "no")
+
+
+def _bars_by_env() -> bool:
+    try:
+        return env_flag("DURABLE_PROGRESS", True)
+    except ConfigurationError as e:  # a progress bar never stops a run: say so, keep going
+        warnings.warn(str(e), stacklevel=2)
+        return True
+
+
+bar_enabled: bool = _bars_by_env()
 # A bar shows only after this many seconds: one that flashes for 50 ms is noise.
 DELAY = 0.5
 

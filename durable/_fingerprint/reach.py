@@ -49,6 +49,12 @@ def _default_identity(fn: object) -> str:
     return f"{module}.{qualname}"
 
 
+# A script's module: `__main__`, or `__mp_main__` in a worker that
+# multiprocessing started with spawn or forkserver (the default on macOS and
+# Windows), which imports the parent's script again under that name.
+_SCRIPT_MODULES = ("__main__", "__mp_main__")
+
+
 def script_name(fn: object) -> str | None:
     """The file name (without `.py`) of the script that defines `fn` when it
     lives in `__main__` run from a file (`python flow.py`, `python -m flow`,
@@ -56,9 +62,10 @@ def script_name(fn: object) -> str | None:
     define `main` are two identities; the folder never counts. Notebook
     cells and `python -c` have no script file: their `__main__` keeps no
     name (a cell's file name changes on every kernel restart)."""
-    if getattr(fn, "__module__", None) != "__main__":
+    module = getattr(fn, "__module__", None)
+    if module not in _SCRIPT_MODULES:
         return None
-    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    main_file = getattr(sys.modules.get(module), "__file__", None)
     code = getattr(fn, "__code__", None)
     if not isinstance(main_file, str) or not isinstance(code, types.CodeType):
         return None

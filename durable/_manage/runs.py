@@ -123,6 +123,25 @@ def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
     return _info(store, workflow, run_id, raw)
 
 
+def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
+    """The error of a resume that finds no run; when the run id exists under
+    other workflows it names them: most often the same function started
+    another way (`python flow.py` names it `flow.pipe`, an import `pipe`)."""
+    missing = RunNotFoundError(workflow, run_id, store.url)
+    others = [
+        w for w in store.workflows()
+        if w != workflow and store.load_manifest(w, run_id) is not None
+    ]  # fmt: skip
+    if others:
+        missing.args = (
+            f"{missing} A run {run_id!r} exists under workflow "
+            f"{' and '.join(repr(w) for w in others)}: the same function started another "
+            "way (as a script, or imported as a module) has another name. Start it the "
+            "way that run was started, or pin one name with @durable.workflow(name=...).",
+        )
+    return missing
+
+
 def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str:
     """The workflow a run id belongs to; an error when none or several."""
     check_key_part("run id", run_id)

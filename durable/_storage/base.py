@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from .._settings import env_flag
 from ..errors import ConfigurationError
 from .durability import check_interval, resolve_durability
 from .fence import Held, load_generation, save_generation
@@ -297,8 +298,7 @@ class Store:
 
 
 def pickles_allowed_by_env() -> bool:
-    flag = os.environ.get("DURABLE_ALLOW_PICKLE", "1").strip().lower()
-    return flag not in ("0", "false", "no", "off")
+    return env_flag("DURABLE_ALLOW_PICKLE", True)
 
 
 def new_token() -> str:

@@ -44,10 +44,26 @@ def open_store(
             )
         return target
     if "://" not in target or target.startswith("file://"):
+        _not_a_broken_url(target)
         return LocalStore(target.removeprefix("file://"), **options)
     from .objects import FsspecStore  # fsspec, loaded for URL stores only
 
     return FsspecStore(target, **options)
+
+
+def _not_a_broken_url(target: str) -> None:
+    """`s3:/bucket` (a slash missing) would be a local folder named `s3:`:
+    the records would stay on this machine while the team looks in S3. A
+    Windows drive (`C:/runs`) has a one-letter scheme and is a folder."""
+    scheme, colon, rest = target.partition(":")
+    if colon and len(scheme) > 1 and rest.startswith("/") and scheme.isascii() and (
+        scheme[0].isalpha() and all(c.isalnum() or c in "+.-" for c in scheme)
+    ):
+        raise ConfigurationError(
+            f"store {target!r} looks like a URL with a slash missing "
+            f"({scheme}://{rest.lstrip('/')}): write a URL as {scheme}://..., or a "
+            f"folder with that name as ./{target}. Nothing was opened"
+        )
 
 
 # Stores a plain cached call opened, by what `open_store` reads: the

@@ -50,7 +50,15 @@ def owner_doc(ttl: float, token: str) -> dict[str, Any]:
 
 def locked_error(run: str, doc: dict[str, Any]) -> RunLockedError:
     holder = f"pid {doc.get('pid', '?')} on {doc.get('host', '?')}"
-    return RunLockedError(run, holder, float(doc.get("since", 0)), float(doc.get("expires", 0)))
+    error = RunLockedError(run, holder, float(doc.get("since", 0)), float(doc.get("expires", 0)))
+    if doc.get("pid") == os.getpid() and doc.get("host") == socket.gethostname():
+        # Waiting for ourselves would only time out: say who that is.
+        error.args = (
+            f"{error} That is this very process: another of its threads runs it, or the "
+            "workflow was called inside its own run (from one of its steps) with the same "
+            "run id, which no wait can free.",
+        )
+    return error
 
 
 class FileLease:

@@ -244,6 +244,11 @@ def _forked() -> None:
     _pid = os.getpid()
 
 
+def process_id() -> int:
+    """`os.getpid()` without the system call (kept by the fork hook)."""
+    return _pid
+
+
 if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
     os.register_at_fork(after_in_child=_forked)
 
