@@ -19,24 +19,17 @@ from __future__ import annotations
 
 import ast
 import builtins
-import sys
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .bindings import binding_statements
+from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .holds import held_callables, module_callables, user_class
 from .imports import absolute, import_user_module, imported_value, user_module
-from .reach import (
-    _MISSING,
-    _cell_value,
-    _followable,
-    class_member,
-    code_objects,
-    held_callables,
-)
+from .reach import _MISSING, _cell_value, _followable, class_member, code_objects
 from .source import source_of
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
@@ -134,6 +127,12 @@ def _count(
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
         out.reached.append(obj)
+    elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
+        # Used as a whole (`getattr(helpers, name)`): any of it may run.
+        out.reached.extend(witnessed(module_callables, obj))
+        found = module_statements(vars(obj))
+        whole = witnessed(fallback_tokens, obj) if found is None else map(node_hash, found)
+        out.parts["module:" + key] = hash_tokens(whole)
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
@@ -216,20 +215,12 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
         if isinstance(obj, types.ModuleType):
             scope = _Scope(vars(obj), witnessed(user_module, obj))
             obj = witnessed(getattr, obj, attr, _MISSING)
-        elif isinstance(obj, type) and witnessed(_user_class, obj):
+        elif isinstance(obj, type) and witnessed(user_class, obj):
             scope = _Scope(vars(obj), False, is_class=True)
             obj = witnessed(class_member, obj, attr)
         else:
             return chain[:i], obj, scope
     return chain, obj, scope
-
-
-def _user_class(cls: type) -> bool:
-    name = getattr(cls, "__module__", "") or ""
-    module = sys.modules.get(name)
-    if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
-        return True  # a notebook's classes: IPython's main module has no file
-    return module is not None and user_module(module)
 
 
 # ---------------------------------------------------------------- imports in the body
