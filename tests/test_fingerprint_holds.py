@@ -55,6 +55,43 @@ except durable.DefinitionChangedError as e:
 
 # name: (files, (file, old, new), what the refusal says)
 CASES = {
+    # A factory's arguments live in the closure, where a list counts by type.
+    "step-made-by-a-factory": (
+        {
+            "flow.py": FLOW.format(
+                header="",
+                first="""
+def make_step(weights):
+    @durable.step
+    def first():
+        mark("first")
+        return sum(weights)
+    return first
+
+first = make_step([1, 2])
+""",
+            )
+        },
+        ("flow.py", "[1, 2]", "[1, 5]"),
+        "global first changed",
+    ),
+    "helper-made-by-a-factory": (
+        {
+            "flow.py": FLOW.format(
+                header="""
+def make(table):
+    def lookup(key):
+        return table[key]
+    return lookup
+
+lookup = make({"a": 1})
+""",
+                first=STEP.format(body="lookup('a')"),
+            )
+        },
+        ("flow.py", '{"a": 1}', '{"a": 2}'),
+        "global lookup changed",
+    ),
     "module-used-as-a-whole": (
         {
             "helpers.py": "def clean_a(x):\n    return x + 1\n",
@@ -126,6 +163,21 @@ def test_an_edit_of_what_a_step_holds_is_never_replayed(tmp_path: Path, name: st
     second = run(tmp_path)
     assert "refused" in second and said in second, second
     assert (tmp_path / "count").read_text().split() == ["first"]  # never replayed nor rerun
+
+
+def test_a_step_made_by_a_factory_reruns_when_the_statement_that_made_it_changed(
+    tmp_path: Path,
+) -> None:
+    """on_change="rerun" compares each step's own fingerprint: the statement
+    must count there, not only in the workflow that names the step."""
+    files, (edited, old, new), _ = CASES["step-made-by-a-factory"]
+    (tmp_path / "flow.py").write_text(textwrap.dedent(files["flow.py"]).lstrip())
+    run(tmp_path, CRASH="1")
+    path = tmp_path / edited
+    path.write_text(path.read_text().replace(old, new))
+    second = run(tmp_path, DURABLE_ON_CHANGE="rerun")
+    assert "result 6" in second, second  # 1 + 5, never the recorded 1 + 2
+    assert (tmp_path / "count").read_text().split() == ["first", "first"]
 
 
 @pytest.mark.slow

@@ -220,12 +220,14 @@ _GAINED = {
     "defaults": "default values",
     "closure": "closure",
     "bound": "bound arguments (functools.partial)",
+    "made": "the statement that made it",
 }
 _WHOLE = {
     "code": "code changed",
     "defaults": "default values changed",
     "closure": "closure values changed",
     "bound": "bound arguments changed",
+    "made": "the statement that made it changed",
 }
 
 

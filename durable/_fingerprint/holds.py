@@ -12,9 +12,12 @@ from __future__ import annotations
 import functools
 import sys
 import types
+from collections.abc import Mapping
+from typing import Any
 
 from .imports import user_module
-from .reach import _followable
+from .reach import _cell_value, _followable, _target, is_durable
+from .values import _live_tokens
 
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
@@ -61,6 +64,36 @@ def module_callables(module: types.ModuleType) -> list[object]:
     as a whole (`getattr(helpers, name)`, `run(helpers)`), any of it may
     be called."""
     return held_callables([v for k, v in list(vars(module).items()) if not k.startswith("__")])
+
+
+def holds_by_type_only(fn: object) -> bool:
+    """Whether a function made by a call (a factory's inner function, a
+    `functools.partial`) holds, in its closure cells, defaults or bound
+    arguments, something that counts by its type only (a list, dict or set,
+    an object: `make_step([1, 2])`). Then the statement that made it must
+    count too, or an edit of `[1, 2]` would go unseen."""
+    held: list[object] = []
+    while isinstance(fn, functools.partial):
+        held += [fn.args, tuple(sorted(fn.keywords.items()))]
+        fn = fn.func
+    target = _target(fn)
+    qualname = getattr(target, "__qualname__", None)
+    if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
+        return False  # a module-level function: its statement is its own source
+    kw = getattr(target, "__kwdefaults__", None) or {}
+    held += [getattr(target, "__defaults__", None), tuple(sorted(kw.items()))]
+    held += [_cell_value(c) for c in getattr(target, "__closure__", None) or ()]
+    return any(t.startswith("obj:") for t in _live_tokens(tuple(held), []))
+
+
+def names_bound_to(namespace: Mapping[str, Any], fn: object) -> list[str]:
+    """The names bound to `fn`, or to the step or workflow made of it, in a
+    module's namespace."""
+    return [
+        k
+        for k, v in list(namespace.items())
+        if v is fn or (is_durable(v) and v is not fn and _target(v) is fn)
+    ]
 
 
 def user_class(cls: type) -> bool:

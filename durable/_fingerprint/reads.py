@@ -27,7 +27,13 @@ from typing import Any
 
 from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
-from .holds import held_callables, module_callables, user_class
+from .holds import (
+    held_callables,
+    holds_by_type_only,
+    module_callables,
+    names_bound_to,
+    user_class,
+)
 from .imports import absolute, import_user_module, imported_value, user_module
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects
 from .source import source_of
@@ -127,6 +133,8 @@ def _count(
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
         out.reached.append(obj)
+        if scope.user and witnessed(holds_by_type_only, obj):  # `s1 = make_step([1, 2])`
+            out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         # Used as a whole (`getattr(helpers, name)`): any of it may run.
         out.reached.extend(witnessed(module_callables, obj))
@@ -283,3 +291,11 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     if cells:
         pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
+    if witnessed(holds_by_type_only, fn):
+        # `first = make_step([1, 2])` below the factory: the statement counts
+        # in the function's own fingerprint too, not only in its readers'
+        # (a step's own is what on_change="rerun" compares).
+        module = _Scope(getattr(fn, "__globals__", {}), True, code.co_filename)
+        names = witnessed(names_bound_to, module.namespace, fn)
+        if names:
+            out.parts["made"] = hash_tokens(_bound(n, fn, module, out) for n in names)
