@@ -128,6 +128,26 @@ def shout(x):
         ("plugins.py", "x.upper()", "x.lower()"),
         "helper plugins.shout changed",
     ),
+    "singledispatch-implementation": (
+        {
+            "flow.py": FLOW.format(
+                header="""
+import functools
+
+@functools.singledispatch
+def render(x):
+    return str(x)
+
+@render.register
+def _(x: int):
+    return x * 2
+""",
+                first=STEP.format(body="render(3)"),
+            )
+        },
+        ("flow.py", "x * 2", "x * 3"),
+        "helper flow._ changed",
+    ),
 }
 
 

@@ -66,6 +66,17 @@ def module_callables(module: types.ModuleType) -> list[object]:
     return held_callables([v for k, v in list(vars(module).items()) if not k.startswith("__")])
 
 
+def dispatched(fn: object) -> list[object]:
+    """The implementations registered with a `functools.singledispatch`
+    function, besides the one it wraps: which one runs depends on the
+    argument's type."""
+    registry = fn.__dict__.get("registry") if type(fn) is types.FunctionType else None
+    if not isinstance(registry, types.MappingProxyType):
+        return []
+    wrapped = _target(fn)
+    return [f for f in list(registry.values()) if f is not wrapped and _followable(f)]
+
+
 def holds_by_type_only(fn: object) -> bool:
     """Whether a function made by a call (a factory's inner function, a
     `functools.partial`) holds, in its closure cells, defaults or bound
