@@ -27,13 +27,7 @@ from typing import Any
 
 from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
-from .holds import (
-    held_callables,
-    holds_by_type_only,
-    module_callables,
-    names_bound_to,
-    user_class,
-)
+from .holds import held_callables, holds_by_type_only, module_callables, names_bound_to, user_class
 from .imports import absolute, import_user_module, imported_value, user_module
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects
 from .source import source_of
@@ -291,7 +285,9 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     if cells:
         pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
-    if witnessed(holds_by_type_only, fn):
+    # Not witnessed: what it reads (names, defaults, cells and their types)
+    # is, by `live_state`, without tokenising a closure at every memo check.
+    if holds_by_type_only(fn):
         # `first = make_step([1, 2])` below the factory: the statement counts
         # in the function's own fingerprint too, not only in its readers'
         # (a step's own is what on_change="rerun" compares).
