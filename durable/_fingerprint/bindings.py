@@ -49,6 +49,21 @@ def binding_statements(
     return None
 
 
+def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
+    """Every module-level statement of the module whose namespace is
+    `namespace` (a module used as a whole), checked against the running
+    code as `binding_statements` are; None when there is no text to read."""
+    filename = namespace.get("__file__")
+    if not isinstance(filename, str):
+        return None
+    src = source_of(filename, namespace)
+    if src.tree is None:
+        return None
+    if not _module_matches(filename, namespace, src):
+        raise stale_source(str(namespace.get("__name__", "?")), filename)
+    return list(src.tree.body)
+
+
 # The key of statements that may bind any name (`globals()[k] = ...`,
 # `exec(...)`, `vars()`): they count for every name bound elsewhere too.
 ANY = "?"

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .canon import definition_tokens, node_hash
+from .holds import dispatched
 from .reach import (
     _target,
     durable_fingerprint_of,
@@ -118,6 +119,7 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
     src = source_of(code.co_filename, globs)
     nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
     out = Analysis({"code": _code_hash(nodes)})
+    out.reached.extend(witnessed(dispatched, fn))  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
     return out
@@ -220,12 +222,14 @@ _GAINED = {
     "defaults": "default values",
     "closure": "closure",
     "bound": "bound arguments (functools.partial)",
+    "made": "the statement that made it",
 }
 _WHOLE = {
     "code": "code changed",
     "defaults": "default values changed",
     "closure": "closure values changed",
     "bound": "bound arguments changed",
+    "made": "the statement that made it changed",
 }
 
 

@@ -190,12 +190,6 @@ def is_builtin_value(obj: object) -> bool:
     return type(obj) in _NO_ATTRIBUTES
 
 
-def holds_callables(value: object) -> bool:
-    """Whether `held_callables` can find anything in it (it looks into
-    these containers only, whose contents may change)."""
-    return type(value) in _CONTAINERS
-
-
 def durable_fingerprint_of(obj: object) -> str | None:
     """The fingerprint a step or workflow carries, or None for other objects."""
     try:
@@ -303,25 +297,3 @@ def class_member(cls: type, name: str) -> object:
 
 
 _METHODS = (staticmethod, classmethod)
-_CONTAINERS = (list, tuple, set, frozenset, dict)
-
-
-def held_callables(value: object) -> list[object]:
-    """The functions, steps and workflows held in a list, tuple, set or dict
-    (`HANDLERS = {"csv": parse_csv}`), at any depth: calling one through the
-    container is calling it."""
-    if type(value) not in _CONTAINERS:
-        return []
-    found: list[object] = []
-    stack, seen = [value], {id(value)}
-    while stack:
-        current = stack.pop()
-        items = [*current.keys(), *current.values()] if isinstance(current, dict) else current
-        for item in items:  # type: ignore[attr-defined]
-            if type(item) in _CONTAINERS:
-                if id(item) not in seen:
-                    seen.add(id(item))
-                    stack.append(item)
-            elif callable(item) and _followable(item):
-                found.append(item)
-    return found

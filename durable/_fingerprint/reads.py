@@ -19,24 +19,17 @@ from __future__ import annotations
 
 import ast
 import builtins
-import sys
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .bindings import binding_statements
+from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .holds import held_callables, holds_by_type_only, module_callables, names_bound_to, user_class
 from .imports import absolute, import_user_module, imported_value, user_module
-from .reach import (
-    _MISSING,
-    _cell_value,
-    _followable,
-    class_member,
-    code_objects,
-    held_callables,
-)
+from .reach import _MISSING, _cell_value, _followable, class_member, code_objects
 from .source import source_of
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
@@ -134,6 +127,14 @@ def _count(
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
         out.reached.append(obj)
+        if scope.user and witnessed(holds_by_type_only, obj):  # `s1 = make_step([1, 2])`
+            out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
+    elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
+        # Used as a whole (`getattr(helpers, name)`): any of it may run.
+        out.reached.extend(witnessed(module_callables, obj))
+        found = module_statements(vars(obj))
+        whole = witnessed(fallback_tokens, obj) if found is None else map(node_hash, found)
+        out.parts["module:" + key] = hash_tokens(whole)
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
@@ -216,20 +217,12 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
         if isinstance(obj, types.ModuleType):
             scope = _Scope(vars(obj), witnessed(user_module, obj))
             obj = witnessed(getattr, obj, attr, _MISSING)
-        elif isinstance(obj, type) and witnessed(_user_class, obj):
+        elif isinstance(obj, type) and witnessed(user_class, obj):
             scope = _Scope(vars(obj), False, is_class=True)
             obj = witnessed(class_member, obj, attr)
         else:
             return chain[:i], obj, scope
     return chain, obj, scope
-
-
-def _user_class(cls: type) -> bool:
-    name = getattr(cls, "__module__", "") or ""
-    module = sys.modules.get(name)
-    if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
-        return True  # a notebook's classes: IPython's main module has no file
-    return module is not None and user_module(module)
 
 
 # ---------------------------------------------------------------- imports in the body
@@ -292,3 +285,13 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     if cells:
         pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
+    # Not witnessed: what it reads (names, defaults, cells and their types)
+    # is, by `live_state`, without tokenising a closure at every memo check.
+    if holds_by_type_only(fn):
+        # `first = make_step([1, 2])` below the factory: the statement counts
+        # in the function's own fingerprint too, not only in its readers'
+        # (a step's own is what on_change="rerun" compares).
+        module = _Scope(getattr(fn, "__globals__", {}), True, code.co_filename)
+        names = witnessed(names_bound_to, module.namespace, fn)
+        if names:
+            out.parts["made"] = hash_tokens(_bound(n, fn, module, out) for n in names)

@@ -11,6 +11,7 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .holds import held_callables, holds_callables
 from .imports import body_modules
 from .reach import (
     _MISSING,
@@ -19,8 +20,6 @@ from .reach import (
     _target,
     class_member,
     code_objects,
-    held_callables,
-    holds_callables,
     is_builtin_value,
     is_durable,
 )

@@ -1,0 +1,135 @@
+"""What a value holds that a function may call through it, told from the
+running objects alone: the functions, steps and workflows in a list or
+dict (`HANDLERS[kind](x)`), in the attributes of an object of the user's
+own classes (`registry.get(name)`), in a module of the user's own code
+used as a whole (`getattr(helpers, name)`), or registered with a
+`functools.singledispatch` function (`@fmt.register`). Pure standard
+library.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from .imports import user_module
+from .reach import _cell_value, _followable, _target, is_durable
+from .values import _live_tokens
+
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+
+
+def holds_callables(value: object) -> bool:
+    """Whether `held_callables` can find anything in it without looking
+    into objects: the engine's reach looks into containers only (a step
+    reached otherwise is fingerprinted when it is called)."""
+    return type(value) in _CONTAINERS
+
+
+def held_callables(value: object) -> list[object]:
+    """The functions, steps and workflows held in a list, tuple, set or
+    dict at any depth, or in the attributes of an object of the user's own
+    classes (and of the objects those hold, by attribute): calling one
+    through it is calling it. An object inside a container is not looked
+    into, so that a list of a million records costs what a list does."""
+    if type(value) not in _CONTAINERS and not _user_object(value):
+        return []
+    found: list[object] = []
+    stack, seen = [value], {id(value)}
+    while stack:
+        current = stack.pop()
+        by_attribute = type(current) not in _CONTAINERS
+        items = _items(current)
+        kinds = set(map(type, items))  # a million records, told at C speed
+        if kinds <= _SCALARS or (
+            not by_attribute and kinds.isdisjoint(_CONTAINERS) and not any(map(callable, items))
+        ):
+            continue
+        for item in items:
+            if type(item) in _CONTAINERS or (by_attribute and _user_object(item)):
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    stack.append(item)
+            elif callable(item) and _followable(item):
+                found.append(item)
+    return found
+
+
+def module_callables(module: types.ModuleType) -> list[object]:
+    """What a module holds by name or in its containers and objects: used
+    as a whole (`getattr(helpers, name)`, `run(helpers)`), any of it may
+    be called."""
+    return held_callables([v for k, v in list(vars(module).items()) if not k.startswith("__")])
+
+
+def dispatched(fn: object) -> list[object]:
+    """The implementations registered with a `functools.singledispatch`
+    function, besides the one it wraps: which one runs depends on the
+    argument's type."""
+    registry = fn.__dict__.get("registry") if type(fn) is types.FunctionType else None
+    if not isinstance(registry, types.MappingProxyType):
+        return []
+    wrapped = _target(fn)
+    return [f for f in list(registry.values()) if f is not wrapped and _followable(f)]
+
+
+def holds_by_type_only(fn: object) -> bool:
+    """Whether a function made by a call (a factory's inner function, a
+    `functools.partial`) holds, in its closure cells, defaults or bound
+    arguments, something that counts by its type only (a list, dict or set,
+    an object: `make_step([1, 2])`). Then the statement that made it must
+    count too, or an edit of `[1, 2]` would go unseen."""
+    held: list[object] = []
+    while isinstance(fn, functools.partial):
+        held += [fn.args, tuple(sorted(fn.keywords.items()))]
+        fn = fn.func
+    target = _target(fn)
+    qualname = getattr(target, "__qualname__", None)
+    if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
+        return False  # a module-level function: its statement is its own source
+    kw = getattr(target, "__kwdefaults__", None) or {}
+    held += [getattr(target, "__defaults__", None), tuple(sorted(kw.items()))]
+    held += [_cell_value(c) for c in getattr(target, "__closure__", None) or ()]
+    return any(t.startswith("obj:") for t in _live_tokens(tuple(held), []))
+
+
+def names_bound_to(namespace: Mapping[str, Any], fn: object) -> list[str]:
+    """The names bound to `fn`, or to the step or workflow made of it, in a
+    module's namespace."""
+    return [
+        k
+        for k, v in list(namespace.items())
+        if v is fn or (is_durable(v) and v is not fn and _target(v) is fn)
+    ]
+
+
+def user_class(cls: type) -> bool:
+    """A class defined in the user's own code (a notebook's too)."""
+    name = getattr(cls, "__module__", "") or ""
+    module = sys.modules.get(name)
+    if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
+        return True  # a notebook's classes: IPython's main module has no file
+    return module is not None and user_module(module)
+
+
+def _user_object(value: object) -> bool:
+    """An instance of a class of the user's own code."""
+    if isinstance(value, (type, types.ModuleType, types.FunctionType, functools.partial)):
+        return False
+    kind = type(value)
+    return kind.__module__ != "builtins" and user_class(kind)
+
+
+def _items(current: object) -> list[object]:
+    if isinstance(current, dict):
+        return [*current.keys(), *current.values()]
+    if isinstance(current, (list, tuple, set, frozenset)):
+        return list(current)
+    try:  # an object of the user's classes: its attributes
+        return list(vars(current).values())
+    except Exception:  # no __dict__ (slots), or an odd __getattribute__
+        return []

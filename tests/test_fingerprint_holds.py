@@ -1,0 +1,212 @@
+"""What a step calls through something it holds, edited between two
+processes: the first runs the workflow and dies after the first step, the
+file is edited, the second resumes the run. The step whose code changed
+must not be replayed: the resume is refused, naming what changed, and the
+step ran once in all."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FLOW = """
+import os
+import durable
+{header}
+
+def mark(tag):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(tag + "\\n")
+
+{first}
+
+@durable.step
+def crash():
+    if os.environ.get("CRASH"):
+        os._exit(1)
+    return 0
+
+@durable.workflow
+def flow():
+    value = first()
+    crash()
+    return value
+"""
+STEP = """
+@durable.step
+def first():
+    mark("first")
+    return {body}
+"""
+RUN = """
+import durable, flow
+try:
+    print("result", flow.flow.with_options(run_id="r1")())
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+
+# name: (files, (file, old, new), what the refusal says)
+CASES = {
+    # A factory's arguments live in the closure, where a list counts by type.
+    "step-made-by-a-factory": (
+        {
+            "flow.py": FLOW.format(
+                header="",
+                first="""
+def make_step(weights):
+    @durable.step
+    def first():
+        mark("first")
+        return sum(weights)
+    return first
+
+first = make_step([1, 2])
+""",
+            )
+        },
+        ("flow.py", "[1, 2]", "[1, 5]"),
+        "global first changed",
+    ),
+    "helper-made-by-a-factory": (
+        {
+            "flow.py": FLOW.format(
+                header="""
+def make(table):
+    def lookup(key):
+        return table[key]
+    return lookup
+
+lookup = make({"a": 1})
+""",
+                first=STEP.format(body="lookup('a')"),
+            )
+        },
+        ("flow.py", '{"a": 1}', '{"a": 2}'),
+        "global lookup changed",
+    ),
+    "module-used-as-a-whole": (
+        {
+            "helpers.py": "def clean_a(x):\n    return x + 1\n",
+            "flow.py": FLOW.format(
+                header="import helpers",
+                first=STEP.format(body="getattr(helpers, 'clean_' + 'a')(1)"),
+            ),
+        },
+        ("helpers.py", "x + 1", "x + 2"),
+        "helper helpers.clean_a changed",
+    ),
+    "functions-an-object-holds": (
+        {
+            "plugins.py": """
+class Registry:
+    def __init__(self):
+        self.found = {}
+
+    def register(self, fn):
+        self.found[fn.__name__] = fn
+        return fn
+
+registry = Registry()
+
+@registry.register
+def shout(x):
+    return x.upper()
+""",
+            "flow.py": FLOW.format(
+                header="from plugins import registry",
+                first=STEP.format(body="registry.found['shout']('a')"),
+            ),
+        },
+        ("plugins.py", "x.upper()", "x.lower()"),
+        "helper plugins.shout changed",
+    ),
+    "singledispatch-implementation": (
+        {
+            "flow.py": FLOW.format(
+                header="""
+import functools
+
+@functools.singledispatch
+def render(x):
+    return str(x)
+
+@render.register
+def _(x: int):
+    return x * 2
+""",
+                first=STEP.format(body="render(3)"),
+            )
+        },
+        ("flow.py", "x * 2", "x * 3"),
+        "helper flow._ changed",
+    ),
+}
+
+
+def run(folder: Path, **env: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", RUN],
+        cwd=folder,
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+            "DURABLE_STORE": str(folder / "store"),
+            "COUNT_FILE": str(folder / "count"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_an_edit_of_what_a_step_holds_is_never_replayed(tmp_path: Path, name: str) -> None:
+    files, (edited, old, new), said = CASES[name]
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
+    first = run(tmp_path, CRASH="1")  # dies after `first` is recorded
+    assert (tmp_path / "count").read_text().split() == ["first"], first
+    path = tmp_path / edited
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+    second = run(tmp_path)
+    assert "refused" in second and said in second, second
+    assert (tmp_path / "count").read_text().split() == ["first"]  # never replayed nor rerun
+
+
+def test_a_step_made_by_a_factory_reruns_when_the_statement_that_made_it_changed(
+    tmp_path: Path,
+) -> None:
+    """on_change="rerun" compares each step's own fingerprint: the statement
+    must count there, not only in the workflow that names the step."""
+    files, (edited, old, new), _ = CASES["step-made-by-a-factory"]
+    (tmp_path / "flow.py").write_text(textwrap.dedent(files["flow.py"]).lstrip())
+    run(tmp_path, CRASH="1")
+    path = tmp_path / edited
+    path.write_text(path.read_text().replace(old, new))
+    second = run(tmp_path, DURABLE_ON_CHANGE="rerun")
+    assert "result 6" in second, second  # 1 + 5, never the recorded 1 + 2
+    assert (tmp_path / "count").read_text().split() == ["first", "first"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_an_unedited_run_resumes(tmp_path: Path, name: str) -> None:
+    files = CASES[name][0]
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
+    run(tmp_path, CRASH="1")
+    second = run(tmp_path)
+    assert "result" in second and "refused" not in second, second
+    assert (tmp_path / "count").read_text().split() == ["first"]  # replayed
