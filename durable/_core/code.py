@@ -14,7 +14,7 @@ import types
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.reach import durable_fingerprint_of, is_user_code
-from .._fingerprint.reads import _user_class as user_class
+from .._fingerprint.holds import user_class
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 
