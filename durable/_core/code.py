@@ -12,9 +12,9 @@ import functools
 import types
 
 from .._fingerprint.fingerprint import digest
+from .._fingerprint.holds import user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.reach import durable_fingerprint_of, is_user_code
-from .._fingerprint.holds import user_class
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 
