@@ -158,11 +158,13 @@ print(json.dumps([
 
 TOOLS = """
 class Model:
+    SCALE = 1
+
     def __init__(self, k):
         self.k = k
 
     def predict(self, x):
-        return self.k * x
+        return self.k * x * self.SCALE
 
 
 def double(x):
@@ -188,6 +190,10 @@ def test_code_an_argument_carries_is_part_of_the_key(tmp_path: Path) -> None:
     assert run(script, 0, env) == [6, 5, 5, 6, 6] and executions(tmp_path) == 9  # 6s: hits
     script.write_text(CARRIED.replace("return self.k * x", "return self.k - x"))
     assert run(script, 0, env) == [6, 5, 5, -1, 6] and executions(tmp_path) == 10
+    # A class constant a method reads (`self.SCALE`) counts as written.
+    tools.write_text(TOOLS.replace("return self.k * x", "return self.k + x").replace(
+        "SCALE = 1", "SCALE = 2"))  # fmt: skip
+    assert run(script, 0, env) == [6, 8, 8, -1, 6] and executions(tmp_path) == 12
 
 
 @pytest.fixture(params=["local", "s3"])

@@ -9,8 +9,11 @@ fingerprint counts it."""
 from __future__ import annotations
 
 import functools
+import sys
 import types
 
+from .._fingerprint.bindings import binding_statements
+from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
@@ -35,9 +38,10 @@ _CLASSES: Memo[str | None] = Memo()
 
 def class_stamp(cls: type) -> str | None:
     """The fingerprints of the functions (methods, static and class methods,
-    properties) and the plain constants the user's own classes in
-    `cls.__mro__` define, None when none does: a library class counts by its name. ConfigurationError when
-    one of them has no source."""
+    properties) the user's own classes in `cls.__mro__` define, and their
+    `class` statements (or, without one, their immutable constants); None
+    when none is the user's: a library class counts by its name.
+    ConfigurationError when one of them has no source."""
     if not _user_classes(cls):
         return None
     return _CLASSES.get(id(cls), cls, lambda: _methods_stamp(cls))
@@ -52,23 +56,41 @@ def _user_classes(cls: type) -> tuple[type, ...]:
 def _methods_stamp(cls: type) -> str | None:
     parts = []
     for owner in _user_classes(cls):
+        statement = _class_statement(owner)
+        if statement is not None:  # its constants, as written: `RATE = 2`, `LIMITS = [1, 2]`
+            parts += [owner.__qualname__, *statement]
         for name, member in sorted(witnessed(_members, owner), key=lambda pair: pair[0]):
             for fn in _functions(member):
                 stamp = function_stamp(fn)
                 if stamp is not None:
                     parts += [f"{owner.__qualname__}.{name}", stamp]
-            constant = _constant(name, member)
-            if constant is not None:  # `RATE = 2`: a method reads it as `self.RATE`
+            constant = None if statement is not None else _constant(name, member)
+            if constant is not None:
                 parts += [f"{owner.__qualname__}.{name}", *constant]
     return digest(*parts) if parts else None
 
 
+def _class_statement(cls: type) -> list[str] | None:
+    """The hashes of the statements that bind a top-level class in its
+    module (its `class` statement), as a global counts by the statements
+    that bind it: what a method reads as `self.RATE` counts as written,
+    and a class-level cache filled as the program runs is not a change.
+    None for a class defined elsewhere (in a function): then its immutable
+    constants count by value."""
+    module = sys.modules.get(cls.__module__)
+    if module is None or "." in cls.__qualname__:
+        return None
+    found = binding_statements(cls.__name__, vars(module))
+    return [node_hash(stmt) for stmt in found] if found else None
+
+
 def _constant(name: str, member: object) -> list[str] | None:
-    """The tokens of a plain class constant; None for a dunder (the
-    docstring, the module name) and for anything that is not plain data."""
+    """The tokens of an immutable plain class constant (`RATE = 2`); None
+    for a dunder (the docstring, the module name) and for anything else:
+    a list a method fills is state, not code."""
     if name.startswith("__") and name.endswith("__"):
         return None
-    return plain_tokens(member)
+    return plain_tokens(member, mutable=False)
 
 
 def _members(cls: type) -> tuple[tuple[str, object], ...]:
