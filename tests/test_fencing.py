@@ -33,6 +33,10 @@ def work(i: int) -> str:
     if i == int(os.environ.get("HOLD_AT", "-1")):
         print("HOLDING", flush=True)
         sys.stdin.readline()  # the parent stops us here, then lets us go on
+        if os.environ.get("CLOCK_BACK"):  # the wall clock set back meanwhile (NTP, a VM)
+            import time
+            real = time.time
+            time.time = lambda: real() - float(os.environ["CLOCK_BACK"])
     return f"{i} by {os.getpid()}"
 
 @durable.workflow(name="fence", run_id="shared")
@@ -65,15 +69,18 @@ def snapshot(store: durable.Store) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("clock_back", ["", "1000"], ids=["clock", "clock_set_back"])
 def test_a_holder_stopped_past_its_lease_writes_nothing_after_a_takeover(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str], clock_back: str
 ) -> None:
+    """Also when the holder's wall clock is set back while it is stopped:
+    it must not go on trusting its lease by that clock."""
     script = tmp_path / "holder.py"
     script.write_text(HOLDER)
     log = tmp_path / "executions.log"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **s3_env)
     env.update(FENCE_STORE=s3_url, COUNT_LOG=str(log), TTL="2")
-    first = spawn(script, env, HOLD_AT="1")
+    first = spawn(script, env, HOLD_AT="1", CLOCK_BACK=clock_back)
     assert first.stdout is not None and first.stdin is not None
     try:
         assert first.stdout.readline().strip() == "HOLDING"  # step 0 recorded, 1 running

@@ -41,7 +41,9 @@ class ObjectLease:
         self.lost = False
         # Until then the lease is surely ours (a third of its life kept in
         # hand for clock drift); after it, `check` renews before trusting it.
+        # Kept on two clocks (see `_fresh`): wall time and elapsed time.
         self.fresh_until = 0.0
+        self.fresh_elapsed = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._take()
@@ -74,7 +76,7 @@ class ObjectLease:
         return sorted(g for k in self.objects.list(self.prefix) if (g := _gen_of(k)))
 
     def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
-        started = time.time()
+        started, started_elapsed = time.time(), _elapsed()
         body = json.dumps(doc or owner_doc(self.ttl, self.token)).encode()
         if not self.objects.create(self._key(gen), body):
             return False
@@ -88,6 +90,7 @@ class ObjectLease:
             return False
         self.generation = gen
         self.fresh_until = started + self.ttl * 2 / 3
+        self.fresh_elapsed = started_elapsed + self.ttl * 2 / 3
         # Older generations no longer decide anything; keep the folder small.
         # A reader about to read one of them just lists again.
         with contextlib.suppress(Exception):
@@ -112,12 +115,19 @@ class ObjectLease:
         """`LeaseLostError` once another process may hold the run: taken
         over, or (after a stall: SIGSTOP, a suspended laptop) possibly
         expired and found taken over by a renewal made now."""
-        if not self.lost and time.time() >= self.fresh_until:
+        if not self.lost and not self._fresh():
             with self._lock:
-                if not self.lost and not self._stop.is_set() and time.time() >= self.fresh_until:
+                if not self.lost and not self._stop.is_set() and not self._fresh():
                     self.lost = not self._renew()
         if self.lost or self._stop.is_set():
             raise LeaseLostError(self.run, why="another process took the run over")
+
+    def _fresh(self) -> bool:
+        """Whether the lease is surely still ours, on both clocks: a wall
+        clock set back (NTP, a VM restored) would otherwise keep a stalled
+        holder trusting its lease long after another process took it over,
+        and the elapsed clock alone may stand still while a laptop sleeps."""
+        return time.time() < self.fresh_until and _elapsed() < self.fresh_elapsed
 
     def _renew(self) -> bool:
         gen, doc, older = self._current()
@@ -149,6 +159,13 @@ class ObjectLease:
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
+
+
+def _elapsed() -> float:
+    """Seconds on a clock nobody sets, counting suspended time where the
+    system has one (Linux's CLOCK_BOOTTIME)."""
+    boot = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(boot) if boot is not None else time.monotonic()
 
 
 def body_token(body: bytes) -> object:
