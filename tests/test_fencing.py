@@ -26,7 +26,7 @@ HOLDER = """
 import json, os, sys
 import durable
 
-@durable.step(name="work")
+@durable.step(name="work", cache=os.environ.get("CACHED") == "1")
 def work(i: int) -> str:
     with open(os.environ["COUNT_LOG"], "a") as f:
         f.write(f"{i} {os.getpid()}\\n")
@@ -64,23 +64,26 @@ def spawn(script: Path, env: dict[str, str], **extra: str) -> subprocess.Popen[s
 
 
 def snapshot(store: durable.Store) -> dict[str, bytes]:
-    keys = store.list("fence/")
+    keys = store.list("")  # the runs and the cache
     return store.get_many(keys)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("clock_back", ["", "1000"], ids=["clock", "clock_set_back"])
+@pytest.mark.parametrize("fault", ["", "clock_set_back", "cache_cleared"])
 def test_a_holder_stopped_past_its_lease_writes_nothing_after_a_takeover(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str], clock_back: str
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str], fault: str
 ) -> None:
-    """Also when the holder's wall clock is set back while it is stopped:
-    it must not go on trusting its lease by that clock."""
+    """Also when the holder's wall clock is set back while it is stopped (it
+    must not go on trusting its lease by that clock), and when its step is
+    cached and the cache was cleared meanwhile (it must not store its output
+    there either)."""
     script = tmp_path / "holder.py"
     script.write_text(HOLDER)
     log = tmp_path / "executions.log"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **s3_env)
     env.update(FENCE_STORE=s3_url, COUNT_LOG=str(log), TTL="2")
-    first = spawn(script, env, HOLD_AT="1", CLOCK_BACK=clock_back)
+    env.update(CACHED="1" if fault == "cache_cleared" else "0")
+    first = spawn(script, env, HOLD_AT="1", CLOCK_BACK="1000" if fault == "clock_set_back" else "")
     assert first.stdout is not None and first.stdin is not None
     try:
         assert first.stdout.readline().strip() == "HOLDING"  # step 0 recorded, 1 running
@@ -95,6 +98,8 @@ def test_a_holder_stopped_past_its_lease_writes_nothing_after_a_takeover(
         done = json.loads(value)
         assert done[1:] == [f"{i} by {second.pid}" for i in (1, 2, 3)]
         store = durable.open_store(s3_url)
+        if fault == "cache_cleared":  # as `durable cache clear` would
+            store.delete([k for k in store.list("") if not k.startswith("fence/")])
         before = snapshot(store)
         first.stdin.write("\n")
         first.stdin.flush()
