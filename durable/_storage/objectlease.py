@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import socket
 import threading
 import time
 import uuid
@@ -51,10 +53,18 @@ class ObjectLease:
         self._thread.start()
 
     def _take(self) -> None:
+        _HELD.add(self.token)  # before any claim of ours can be read: see `_left_here`
+        try:
+            self._contend()
+        except BaseException:
+            _HELD.discard(self.token)
+            raise
+
+    def _contend(self) -> None:
         doc: dict[str, Any] = {}
         for _ in range(_ATTEMPTS):
             gen, doc, older = self._current()
-            if gen and not _is_free(doc):
+            if gen and not _is_free(doc) and not _left_here(doc):
                 raise locked_error(self.run, doc)
             if self._claim(gen + 1, older):
                 return
@@ -146,6 +156,7 @@ class ObjectLease:
         nothing (the newest generation decides); the next claim deletes it."""
         with self._lock:
             self._stop.set()
+            _HELD.discard(self.token)
             if not self.generation or self.lost:
                 return
             with contextlib.suppress(Exception):
@@ -159,6 +170,21 @@ class ObjectLease:
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
+
+
+# Tokens of the leases this process holds: a generation naming this process
+# with any other token is one it gave up without its released marker landing
+# (the store failed then), and this process would otherwise lock itself out
+# of the run (in a notebook, a service) until it expired.
+_HELD: set[str] = set()
+
+
+def _left_here(doc: dict[str, Any]) -> bool:
+    return (
+        doc.get("host") == socket.gethostname()
+        and doc.get("pid") == os.getpid()
+        and doc.get("token") not in _HELD
+    )
 
 
 def _elapsed() -> float:
