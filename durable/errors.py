@@ -173,7 +173,8 @@ class LeaseLostError(RunLockedError):
             "run's lease was deleted"
         )
         undone = "nothing more was written" if position is None else (
-            f"nothing from position {position} on was recorded or executed"
+            # The step at `position` may have run (its record was the write refused).
+            f"nothing from position {position} on was recorded, and no later step was started"
         )
         DurableError.__init__(
             self,

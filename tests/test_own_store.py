@@ -121,6 +121,37 @@ def test_a_backend_error_is_a_storage_error_and_keeps_the_records() -> None:
     assert flow() == [1, 2, 3] and calls == [0, 1, 1, 2]
 
 
+def test_a_release_the_store_failed_does_not_lock_this_process_out() -> None:
+    """The released marker's write fails once (the store was away as the run
+    ended): the run's own process calls it again at once and it replays,
+    rather than finding the run held by itself until the lease expires."""
+    backend = Broken()
+    store = durable.open_store(backend, lease_ttl=600)
+    calls: list[int] = []
+
+    @durable.step(name="add")
+    def add(i: int) -> int:
+        calls.append(i)
+        return i + 1
+
+    @durable.workflow(name="own", store=store, run_id="r")
+    def flow() -> list[int]:
+        return [add(i) for i in range(3)]
+
+    real_create = backend.create
+
+    def create(key: str, data: bytes) -> object:
+        if "/lease/" in key and b'"released"' in data:
+            backend.create = real_create  # type: ignore[method-assign]  # once
+            raise OSError("connection reset")
+        return real_create(key, data)
+
+    backend.create = create  # type: ignore[method-assign]
+    assert flow() == [1, 2, 3] and calls == [0, 1, 2]
+    assert backend.create == real_create  # the marker's write did fail
+    assert flow() == [1, 2, 3] and calls == [0, 1, 2]
+
+
 @pytest.mark.parametrize(
     ("spoil", "message"),
     [

@@ -32,6 +32,7 @@ from .cachekey import call_key
 from .context import RunState, current_state
 from .plan import Call, Plan
 from .redact import holds_redacted
+from .replay import fence
 from .retry import RetryPolicy, retrying
 from .spec import refingerprint
 
@@ -211,6 +212,7 @@ def served(
 ) -> StepRecord:
     """The run's record of a call served from the cache: the run's own
     identity of the call, the entry's value (a large one by reference)."""
+    fence(ctx, pos)  # the blob's reference is written for the run
     rec = StepRecord(pos, "step", ticket.spec.name, fp, digest, started=now())
     _adopt(ctx, ticket, rec, entry, "hit")
     return rec
@@ -218,7 +220,10 @@ def served(
 
 def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any:
     """Store a value the run computed and point its record at the entry;
-    the value the run continues with (another process's, if it won)."""
+    the value the run continues with (another process's, if it won).
+    Only while the run's lease holds: a holder stalled past it and taken
+    over writes nothing more, in the run or in the cache."""
+    fence(ctx, record.position)
     entry, value = ticket.keep(value, record.artifacts, record.started)
     _adopt(ctx, ticket, record, entry, "stored")
     return value

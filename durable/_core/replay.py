@@ -187,7 +187,22 @@ def went_live(ctx: RunState, pos: Position) -> None:
         if check is not None:
             check()
     except LeaseLostError as e:
-        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why)) from None
+        raise lease_lost(ctx, pos, e) from None
+
+
+def fence(ctx: RunState, pos: Position) -> None:
+    """Before a write made for the run outside `commit` (a cache entry and
+    its reference): the run's lease must still hold."""
+    try:
+        ctx.store.guard(ctx.workflow, ctx.run_id)
+    except LeaseLostError as e:
+        raise lease_lost(ctx, pos, e) from None
+
+
+def lease_lost(ctx: RunState, pos: Position, e: LeaseLostError) -> LeaseLostError:
+    """The run's refusal for a lease found lost before a write at pos: final,
+    since another process may be executing the run now."""
+    return ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why))
 
 
 def discard_from(ctx: RunState, pos: Position) -> None:
@@ -242,7 +257,7 @@ def commit(
         name = record_name(record.position)
         existing = ctx.store.save_record(ctx.workflow, ctx.run_id, name, data)
     except LeaseLostError as e:  # checked before each write: nothing was written
-        raise ctx.refuse(LeaseLostError(ctx.run_id, record.position, why=e.why)) from None
+        raise lease_lost(ctx, record.position, e) from None
     ctx.executed += live
     if live:
         notify.executed(ctx, record)

@@ -225,9 +225,14 @@ class Store:
 
     def delete_run(self, workflow: str, run_id: str, *, keep_lease: bool = False) -> None:
         self.guard(workflow, run_id)
-        keys = self.list(run_prefix(workflow, run_id))
-        lease = lease_key(workflow, run_id)
-        self.delete(k for k in keys if not (keep_lease and k.startswith(lease)))
+        prefix, lease = run_prefix(workflow, run_id), lease_key(workflow, run_id)
+        keys = [k for k in self.list(prefix) if not (keep_lease and k.startswith(lease))]
+        blobs = prefix + blob_name("")
+        # Blobs last: a removal cut short (`kill -9` in `durable rm` or `gc`)
+        # then leaves no record or manifest naming a deleted blob, which would
+        # refuse the run as damaged; only unnamed blobs, which `rm` removes.
+        self.delete([k for k in keys if not k.startswith(blobs)])
+        self.delete([k for k in keys if k.startswith(blobs)])
         self._seen[(workflow, run_id)] = self._absent()
         writer = self._writers.get((workflow, run_id))
         if writer is not None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import socket
 import threading
 import time
 import uuid
@@ -41,7 +43,9 @@ class ObjectLease:
         self.lost = False
         # Until then the lease is surely ours (a third of its life kept in
         # hand for clock drift); after it, `check` renews before trusting it.
+        # Kept on two clocks (see `_fresh`): wall time and elapsed time.
         self.fresh_until = 0.0
+        self.fresh_elapsed = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._take()
@@ -49,10 +53,18 @@ class ObjectLease:
         self._thread.start()
 
     def _take(self) -> None:
+        _HELD.add(self.token)  # before any claim of ours can be read: see `_left_here`
+        try:
+            self._contend()
+        except BaseException:
+            _HELD.discard(self.token)
+            raise
+
+    def _contend(self) -> None:
         doc: dict[str, Any] = {}
         for _ in range(_ATTEMPTS):
             gen, doc, older = self._current()
-            if gen and not _is_free(doc):
+            if gen and not _is_free(doc) and not _left_here(doc):
                 raise locked_error(self.run, doc)
             if self._claim(gen + 1, older):
                 return
@@ -74,7 +86,7 @@ class ObjectLease:
         return sorted(g for k in self.objects.list(self.prefix) if (g := _gen_of(k)))
 
     def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
-        started = time.time()
+        started, started_elapsed = time.time(), _elapsed()
         body = json.dumps(doc or owner_doc(self.ttl, self.token)).encode()
         if not self.objects.create(self._key(gen), body):
             return False
@@ -88,6 +100,7 @@ class ObjectLease:
             return False
         self.generation = gen
         self.fresh_until = started + self.ttl * 2 / 3
+        self.fresh_elapsed = started_elapsed + self.ttl * 2 / 3
         # Older generations no longer decide anything; keep the folder small.
         # A reader about to read one of them just lists again.
         with contextlib.suppress(Exception):
@@ -112,12 +125,19 @@ class ObjectLease:
         """`LeaseLostError` once another process may hold the run: taken
         over, or (after a stall: SIGSTOP, a suspended laptop) possibly
         expired and found taken over by a renewal made now."""
-        if not self.lost and time.time() >= self.fresh_until:
+        if not self.lost and not self._fresh():
             with self._lock:
-                if not self.lost and not self._stop.is_set() and time.time() >= self.fresh_until:
+                if not self.lost and not self._stop.is_set() and not self._fresh():
                     self.lost = not self._renew()
         if self.lost or self._stop.is_set():
             raise LeaseLostError(self.run, why="another process took the run over")
+
+    def _fresh(self) -> bool:
+        """Whether the lease is surely still ours, on both clocks: a wall
+        clock set back (NTP, a VM restored) would otherwise keep a stalled
+        holder trusting its lease long after another process took it over,
+        and the elapsed clock alone may stand still while a laptop sleeps."""
+        return time.time() < self.fresh_until and _elapsed() < self.fresh_elapsed
 
     def _renew(self) -> bool:
         gen, doc, older = self._current()
@@ -136,6 +156,7 @@ class ObjectLease:
         nothing (the newest generation decides); the next claim deletes it."""
         with self._lock:
             self._stop.set()
+            _HELD.discard(self.token)
             if not self.generation or self.lost:
                 return
             with contextlib.suppress(Exception):
@@ -149,6 +170,28 @@ class ObjectLease:
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
+
+
+# Tokens of the leases this process holds: a generation naming this process
+# with any other token is one it gave up without its released marker landing
+# (the store failed then), and this process would otherwise lock itself out
+# of the run (in a notebook, a service) until it expired.
+_HELD: set[str] = set()
+
+
+def _left_here(doc: dict[str, Any]) -> bool:
+    return (
+        doc.get("host") == socket.gethostname()
+        and doc.get("pid") == os.getpid()
+        and doc.get("token") not in _HELD
+    )
+
+
+def _elapsed() -> float:
+    """Seconds on a clock nobody sets, counting suspended time where the
+    system has one (Linux's CLOCK_BOOTTIME)."""
+    boot = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(boot) if boot is not None else time.monotonic()
 
 
 def body_token(body: bytes) -> object:
