@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -340,7 +341,7 @@ def test_an_array_in_another_memory_order_is_another_call() -> None:
 
 class Pricer:
     RATE = 2
-    SEEN: list[int] = []
+    SEEN: ClassVar[list[int]] = []
 
     def __init__(self, base: int) -> None:
         self.base = base
