@@ -639,3 +639,67 @@ def test_a_refusal_says_when_a_changed_argument_looks_the_same(store: durable.St
     with pytest.raises(durable.DefinitionChangedError, match="looks the same, but its content"):
         shown(Params(3, x=10))  # its items, all a preview shows, are the same
     assert calls == [2]
+
+
+REMADE_MODULE = '''
+import dataclasses
+
+
+def remade(f):
+    """As hypothesis's @given does: a wrapper whose code claims the file
+    and first line of the function it replaces."""
+    def wrapper(*args):
+        return f(*args) + 1
+    wrapper.__code__ = wrapper.__code__.replace(
+        co_name=f.__code__.co_name, co_firstlineno=f.__code__.co_firstlineno
+    )
+    return wrapper
+
+
+@remade
+def check(x):
+    return x
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    LIMIT = 3
+
+
+class Scaler:
+    RATE = 2
+
+    def scale(self, x):
+        return x * self.RATE
+'''
+
+
+def test_a_class_counts_in_a_module_with_a_function_a_decorator_remade(
+    store: durable.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module holding a function whose code a decorator replaced (a test
+    module with hypothesis's `@given`) does not match its text function by
+    function; a class in it still counts, and the same call replays (its
+    class statement could not be read: the call was changed every time)."""
+    (tmp_path / "remade_mod.py").write_text(REMADE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import remade_mod
+
+    calls: list[int] = []
+
+    @durable.step
+    def use(p: Any, s: Any) -> int:
+        calls.append(p.x)
+        return int(s.scale(p.x))
+
+    @durable.workflow(name="remade", store=store, run_id="r")
+    def flow(stop: bool = True) -> int:
+        out = use(remade_mod.Point(2), remade_mod.Scaler())
+        if stop:
+            durable.suspend("look")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    assert flow.resume("r", stop=False).value == 4 and calls == [2]

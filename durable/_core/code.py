@@ -20,6 +20,7 @@ from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.reach import durable_fingerprint_of, is_user_code
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
+from ..errors import ConfigurationError
 
 
 def function_stamp(fn: types.FunctionType) -> str | None:
@@ -56,7 +57,7 @@ def _user_classes(cls: type) -> tuple[type, ...]:
 def _methods_stamp(cls: type) -> str | None:
     parts = []
     for owner in _user_classes(cls):
-        statement = _class_statement(owner)
+        statement = _class_statement(owner, _own_file(owner))
         if statement is not None:  # its constants, as written: `RATE = 2`, `LIMITS = [1, 2]`
             parts += [owner.__qualname__, *statement]
         for name, member in sorted(witnessed(_members, owner), key=lambda pair: pair[0]):
@@ -70,18 +71,32 @@ def _methods_stamp(cls: type) -> str | None:
     return digest(*parts) if parts else None
 
 
-def _class_statement(cls: type) -> list[str] | None:
+def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
     """The hashes of the statements that bind a top-level class in its
     module (its `class` statement), as a global counts by the statements
     that bind it: what a method reads as `self.RATE` counts as written,
     and a class-level cache filled as the program runs is not a change.
-    None for a class defined elsewhere (in a function): then its immutable
-    constants count by value."""
+    None for a class defined elsewhere (in a function), or whose module's
+    text cannot be told to be the running code: then its immutable
+    constants count by value, as they run. `checked_file`: the file of the
+    class's own methods, each checked against the running code when it is
+    fingerprinted; without one, every function of the module is checked,
+    and one a decorator remade (hypothesis's `@given`) fails that check."""
     module = sys.modules.get(cls.__module__)
     if module is None or "." in cls.__qualname__:
         return None
-    found = binding_statements(cls.__name__, vars(module))
+    try:
+        found = binding_statements(cls.__name__, vars(module), checked_file)
+    except ConfigurationError:
+        return None
     return [node_hash(stmt) for stmt in found] if found else None
+
+
+def _own_file(cls: type) -> str | None:
+    """The file of the class's own methods from the user's source (checked
+    by their fingerprints), when they all come from one."""
+    files = {fn.__code__.co_filename for m in vars(cls).values() for fn in _functions(m)}
+    return files.pop() if len(files) == 1 else None
 
 
 def _constant(name: str, member: object) -> list[str] | None:
