@@ -703,3 +703,50 @@ def test_a_class_counts_in_a_module_with_a_function_a_decorator_remade(
     with pytest.raises(durable.Suspended):
         flow()
     assert flow.resume("r", stop=False).value == 4 and calls == [2]
+
+
+HELD_MODEL = """
+import scoring
+
+
+class Model:
+    scorer = scoring.Scorer()
+    scorer_class = scoring.Scorer
+    handlers = {"plain": scoring.plain}
+
+    def __init__(self, k):
+        self.k = k
+
+    def predict(self, x):
+        return self.scorer.score(x) + self.scorer_class().score(self.k) + self.handlers["plain"](x)
+"""
+
+
+@pytest.mark.parametrize("edited", ["object", "function"])
+def test_what_a_class_attribute_holds_counts_with_the_class(tmp_path: Path, edited: str) -> None:
+    """`scorer = Scorer()`, `scorer_class = Scorer`, `handlers = {...}`: a
+    method calls their code through the class attribute, and the class
+    statement names them only. Edited in their own module between two
+    processes, the call is changed (the old output came back)."""
+    (tmp_path / "flow.py").write_text(MODEL_FLOW)
+    (tmp_path / "helpers.py").write_text(HELD_MODEL)
+    scoring, log = tmp_path / "scoring.py", tmp_path / "log"
+    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
+
+    def run(score: str, plain: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        scoring.write_text(
+            f"class Scorer:\n    def score(self, x):\n        return {score}\n\n\n"
+            f"def plain(x):\n    return {plain}\n"
+        )
+        return subprocess.run(
+            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+        )
+
+    assert run("x", "0", CRASH="1").returncode == 3
+    assert run("x", "0", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("x * 100", "0") if edited == "object" else run("x", "1000")
+    assert out.returncode == 0, out.stderr
+    expected = "700" if edited == "object" else "1007"  # Model(2), x = 5
+    assert out.stdout.strip() == expected and log.read_text().split() == ["predict"] * 2

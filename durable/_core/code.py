@@ -15,7 +15,7 @@ import types
 from .._fingerprint.bindings import binding_statements
 from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
-from .._fingerprint.holds import user_class
+from .._fingerprint.holds import held_callables, holds_callables, user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.reach import durable_fingerprint_of, is_user_code
 from .._fingerprint.values import plain_tokens
@@ -23,11 +23,11 @@ from .._fingerprint.witness import witnessed
 from ..errors import ConfigurationError
 
 
-def function_stamp(fn: types.FunctionType) -> str | None:
+def function_stamp(fn: object) -> str | None:
     """A step's fingerprint, or that of a function of the user's own code;
     None for a library function. ConfigurationError when it has no source."""
     stamp = durable_fingerprint_of(fn)
-    if stamp is None and is_user_code(fn):
+    if stamp is None and isinstance(fn, types.FunctionType) and is_user_code(fn):
         stamp = memo_fingerprint(fn).value
     return stamp
 
@@ -56,19 +56,46 @@ def _user_classes(cls: type) -> tuple[type, ...]:
 
 def _methods_stamp(cls: type) -> str | None:
     parts = []
-    for owner in _user_classes(cls):
+    owners = list(_user_classes(cls))
+    for owner in owners:  # grows by the classes its class attributes hold
         statement = _class_statement(owner, _own_file(owner))
         if statement is not None:  # its constants, as written: `RATE = 2`, `LIMITS = [1, 2]`
             parts += [owner.__qualname__, *statement]
         for name, member in sorted(witnessed(_members, owner), key=lambda pair: pair[0]):
-            for fn in _functions(member):
+            for fn in _functions(member) or witnessed(_held_functions, member):
                 stamp = function_stamp(fn)
                 if stamp is not None:
                     parts += [f"{owner.__qualname__}.{name}", stamp]
+            owners += [c for c in _held_classes(member) if c not in owners]
             constant = None if statement is not None else _constant(name, member)
             if constant is not None:
                 parts += [f"{owner.__qualname__}.{name}", *constant]
     return digest(*parts) if parts else None
+
+
+def _held_classes(member: object) -> tuple[type, ...]:
+    """The user's classes behind a class attribute that holds a class or an
+    object of the user's code (`strategy = Strategy()`, `model_cls = Model`):
+    a method calls their methods through it, and the class statement names
+    them only (their code counts as theirs, once, even in a cycle)."""
+    if isinstance(member, type):
+        return _user_classes(member)
+    if isinstance(member, (types.FunctionType, types.ModuleType, functools.partial)):
+        return ()
+    kind: type = type(member)
+    return _user_classes(kind) if kind.__module__ != "builtins" else ()
+
+
+def _held_functions(member: object) -> list[object]:
+    """The user's functions a class attribute holds in a list, dict, tuple
+    or set (`HANDLERS = {"a": parse_a}`), or the steps: called through it,
+    their code runs, and the class statement names them only."""
+    found = []
+    for fn in held_callables(member) if holds_callables(member) else ():
+        fn = getattr(fn, "__func__", fn)  # a bound method
+        if isinstance(fn, types.FunctionType) or durable_fingerprint_of(fn) is not None:
+            found.append(fn)
+    return found
 
 
 def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
