@@ -639,3 +639,114 @@ def test_a_refusal_says_when_a_changed_argument_looks_the_same(store: durable.St
     with pytest.raises(durable.DefinitionChangedError, match="looks the same, but its content"):
         shown(Params(3, x=10))  # its items, all a preview shows, are the same
     assert calls == [2]
+
+
+REMADE_MODULE = '''
+import dataclasses
+
+
+def remade(f):
+    """As hypothesis's @given does: a wrapper whose code claims the file
+    and first line of the function it replaces."""
+    def wrapper(*args):
+        return f(*args) + 1
+    wrapper.__code__ = wrapper.__code__.replace(
+        co_name=f.__code__.co_name, co_firstlineno=f.__code__.co_firstlineno
+    )
+    return wrapper
+
+
+@remade
+def check(x):
+    return x
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    LIMIT = 3
+
+
+class Scaler:
+    RATE = 2
+
+    def scale(self, x):
+        return x * self.RATE
+'''
+
+
+def test_a_class_counts_in_a_module_with_a_function_a_decorator_remade(
+    store: durable.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module holding a function whose code a decorator replaced (a test
+    module with hypothesis's `@given`) does not match its text function by
+    function; a class in it still counts, and the same call replays (its
+    class statement could not be read: the call was changed every time)."""
+    (tmp_path / "remade_mod.py").write_text(REMADE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import remade_mod
+
+    calls: list[int] = []
+
+    @durable.step
+    def use(p: Any, s: Any) -> int:
+        calls.append(p.x)
+        return int(s.scale(p.x))
+
+    @durable.workflow(name="remade", store=store, run_id="r")
+    def flow(stop: bool = True) -> int:
+        out = use(remade_mod.Point(2), remade_mod.Scaler())
+        if stop:
+            durable.suspend("look")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    assert flow.resume("r", stop=False).value == 4 and calls == [2]
+
+
+HELD_MODEL = """
+import scoring
+
+
+class Model:
+    scorer = scoring.Scorer()
+    scorer_class = scoring.Scorer
+    handlers = {"plain": scoring.plain}
+
+    def __init__(self, k):
+        self.k = k
+
+    def predict(self, x):
+        return self.scorer.score(x) + self.scorer_class().score(self.k) + self.handlers["plain"](x)
+"""
+
+
+@pytest.mark.parametrize("edited", ["object", "function"])
+def test_what_a_class_attribute_holds_counts_with_the_class(tmp_path: Path, edited: str) -> None:
+    """`scorer = Scorer()`, `scorer_class = Scorer`, `handlers = {...}`: a
+    method calls their code through the class attribute, and the class
+    statement names them only. Edited in their own module between two
+    processes, the call is changed (the old output came back)."""
+    (tmp_path / "flow.py").write_text(MODEL_FLOW)
+    (tmp_path / "helpers.py").write_text(HELD_MODEL)
+    scoring, log = tmp_path / "scoring.py", tmp_path / "log"
+    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
+
+    def run(score: str, plain: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        scoring.write_text(
+            f"class Scorer:\n    def score(self, x):\n        return {score}\n\n\n"
+            f"def plain(x):\n    return {plain}\n"
+        )
+        return subprocess.run(
+            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+        )
+
+    assert run("x", "0", CRASH="1").returncode == 3
+    assert run("x", "0", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("x * 100", "0") if edited == "object" else run("x", "1000")
+    assert out.returncode == 0, out.stderr
+    expected = "700" if edited == "object" else "1007"  # Model(2), x = 5
+    assert out.stdout.strip() == expected and log.read_text().split() == ["predict"] * 2

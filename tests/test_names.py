@@ -164,3 +164,73 @@ def test_resuming_under_the_other_name_says_where_the_run_is(
     assert counts(log) == {"flow.first": 1, "flow.second": 1}
     store = durable.open_store(tmp_path / "store")
     assert store.runs("main") == ["daily"] and store.workflows() == ["main"]
+
+
+# A script whose step takes values of its own classes and functions, and
+# whose body reads a constant of its own enum: each counts by a name with
+# the script's module in it (`__main__`, `__mp_main__` in a spawn worker),
+# and by the statements the class's decorator reads.
+SCRIPT_VALUES = """
+import dataclasses, enum, os, sys
+import durable
+
+class Mode(enum.Enum):
+    FAST = 1
+
+@dataclasses.dataclass
+class Config:
+    k: int
+
+class Model:
+    def __init__(self, k):
+        self.k = k
+
+    def predict(self, x):
+        return x * self.k
+
+def helper(x):
+    return x + 1
+
+MODE = Mode.FAST
+
+@durable.step
+def first(mode, config, model, fn):
+    with open(os.environ["COUNTS"], "a") as f:
+        f.write("first\\n")
+    return fn(model.predict(config.k * mode.value))
+
+@durable.workflow(run_id="daily")
+def main():
+    out = first(Mode.FAST, Config(2), Model(3), helper)
+    if os.environ.get("STOP"):
+        durable.suspend("stopped for the test")
+    return out + MODE.value
+
+def in_worker():
+    return main()
+
+if __name__ == "__main__" and len(sys.argv) > 1:
+    import concurrent.futures as cf, multiprocessing
+    ctx = multiprocessing.get_context(sys.argv[1])
+    with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        print("VALUE", pool.submit(in_worker).result(timeout=60))
+elif __name__ == "__main__":
+    print("VALUE", main())
+"""
+
+
+def test_a_scripts_own_classes_and_functions_as_arguments_resume_in_a_spawned_worker(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """Started by `python flow.py`, resumed in a spawn worker (the script is
+    `__mp_main__` there): the same code and the same arguments, so the step
+    is replayed (its arguments and the body's fingerprint counted the
+    module by that name: the run was refused as changed)."""
+    log = tmp_path / "counts"
+    env = dict(child_env, COUNTS=str(log))
+    flow = tmp_path / "flow.py"
+    flow.write_text(SCRIPT_VALUES)
+    assert "suspended" in run([sys.executable, str(flow)], tmp_path, env, STOP="1")
+    assert "VALUE 8" in run([sys.executable, str(flow), "spawn"], tmp_path, env)
+    assert counts(log) == {"first": 1}
+    assert durable.open_store(tmp_path / "store").workflows() == ["flow.main"]

@@ -15,18 +15,19 @@ import types
 from .._fingerprint.bindings import binding_statements
 from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
-from .._fingerprint.holds import user_class
+from .._fingerprint.holds import held_callables, holds_callables, user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.reach import durable_fingerprint_of, is_user_code
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
+from ..errors import ConfigurationError
 
 
-def function_stamp(fn: types.FunctionType) -> str | None:
+def function_stamp(fn: object) -> str | None:
     """A step's fingerprint, or that of a function of the user's own code;
     None for a library function. ConfigurationError when it has no source."""
     stamp = durable_fingerprint_of(fn)
-    if stamp is None and is_user_code(fn):
+    if stamp is None and isinstance(fn, types.FunctionType) and is_user_code(fn):
         stamp = memo_fingerprint(fn).value
     return stamp
 
@@ -55,33 +56,74 @@ def _user_classes(cls: type) -> tuple[type, ...]:
 
 def _methods_stamp(cls: type) -> str | None:
     parts = []
-    for owner in _user_classes(cls):
-        statement = _class_statement(owner)
+    owners = list(_user_classes(cls))
+    for owner in owners:  # grows by the classes its class attributes hold
+        statement = _class_statement(owner, _own_file(owner))
         if statement is not None:  # its constants, as written: `RATE = 2`, `LIMITS = [1, 2]`
             parts += [owner.__qualname__, *statement]
         for name, member in sorted(witnessed(_members, owner), key=lambda pair: pair[0]):
-            for fn in _functions(member):
+            for fn in _functions(member) or witnessed(_held_functions, member):
                 stamp = function_stamp(fn)
                 if stamp is not None:
                     parts += [f"{owner.__qualname__}.{name}", stamp]
+            owners += [c for c in _held_classes(member) if c not in owners]
             constant = None if statement is not None else _constant(name, member)
             if constant is not None:
                 parts += [f"{owner.__qualname__}.{name}", *constant]
     return digest(*parts) if parts else None
 
 
-def _class_statement(cls: type) -> list[str] | None:
+def _held_classes(member: object) -> tuple[type, ...]:
+    """The user's classes behind a class attribute that holds a class or an
+    object of the user's code (`strategy = Strategy()`, `model_cls = Model`):
+    a method calls their methods through it, and the class statement names
+    them only (their code counts as theirs, once, even in a cycle)."""
+    if isinstance(member, type):
+        return _user_classes(member)
+    if isinstance(member, (types.FunctionType, types.ModuleType, functools.partial)):
+        return ()
+    kind: type = type(member)
+    return _user_classes(kind) if kind.__module__ != "builtins" else ()
+
+
+def _held_functions(member: object) -> list[object]:
+    """The user's functions a class attribute holds in a list, dict, tuple
+    or set (`HANDLERS = {"a": parse_a}`), or the steps: called through it,
+    their code runs, and the class statement names them only."""
+    found = []
+    for fn in held_callables(member) if holds_callables(member) else ():
+        fn = getattr(fn, "__func__", fn)  # a bound method
+        if isinstance(fn, types.FunctionType) or durable_fingerprint_of(fn) is not None:
+            found.append(fn)
+    return found
+
+
+def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
     """The hashes of the statements that bind a top-level class in its
     module (its `class` statement), as a global counts by the statements
     that bind it: what a method reads as `self.RATE` counts as written,
     and a class-level cache filled as the program runs is not a change.
-    None for a class defined elsewhere (in a function): then its immutable
-    constants count by value."""
+    None for a class defined elsewhere (in a function), or whose module's
+    text cannot be told to be the running code: then its immutable
+    constants count by value, as they run. `checked_file`: the file of the
+    class's own methods, each checked against the running code when it is
+    fingerprinted; without one, every function of the module is checked,
+    and one a decorator remade (hypothesis's `@given`) fails that check."""
     module = sys.modules.get(cls.__module__)
     if module is None or "." in cls.__qualname__:
         return None
-    found = binding_statements(cls.__name__, vars(module))
+    try:
+        found = binding_statements(cls.__name__, vars(module), checked_file)
+    except ConfigurationError:
+        return None
     return [node_hash(stmt) for stmt in found] if found else None
+
+
+def _own_file(cls: type) -> str | None:
+    """The file of the class's own methods from the user's source (checked
+    by their fingerprints), when they all come from one."""
+    files = {fn.__code__.co_filename for m in vars(cls).values() for fn in _functions(m)}
+    return files.pop() if len(files) == 1 else None
 
 
 def _constant(name: str, member: object) -> list[str] | None:

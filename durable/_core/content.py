@@ -23,6 +23,7 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from .._fingerprint.reach import module_label
 from .._storage import codec
 from .code import class_stamp, function_stamp
 from .redact import NeverWritten
@@ -69,7 +70,9 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
 
 
 def _qualname(t: Any) -> str:
-    return f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', repr(t))}"
+    module = getattr(t, "__module__", None)
+    module = module_label(module) if isinstance(module, str) else "?"
+    return f"{module}.{getattr(t, '__qualname__', repr(t))}"
 
 
 def _arrays(v: Any) -> tuple[str, Any] | None:
@@ -286,7 +289,7 @@ def _function(fn: types.FunctionType) -> tuple[str, Any]:
     for part in fn.__qualname__.split("."):
         owner = getattr(owner, part, None)
     if owner is fn:
-        return "function", f"{fn.__module__}.{fn.__qualname__}"
+        return "function", _qualname(fn)
     return "code", codec.dumps_callable(fn)
 
 

@@ -254,7 +254,10 @@ def _all_scalar_positional(
     for value, name in zip(args, names, strict=False):
         t = type(value)
         if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
-            parts += (name, _int(value))
+            try:  # `_int` inline: a call per step costs more than the digest's bytes
+                parts += (name, b"i%d;" % value)
+            except ValueError:
+                parts += (name, _int(value))
             continue
         enc = _SCALAR.get(t)
         if enc is None:

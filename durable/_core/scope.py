@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._storage import log
 from .._storage.keys import Position, PositionPath
 from .._storage.log import process_id
 from ..errors import ConfigurationError
@@ -86,7 +87,7 @@ class Scope:
             and self.thread_may_use
             and self.run.open
             and threading.get_ident() == self.thread
-            and process_id() == self.pid
+            and log._pid == self.pid  # `process_id()` without a call, on every step
             and current_task() is None
         ):
             self._check(what)

@@ -63,15 +63,30 @@ def script_name(fn: object) -> str | None:
     cells and `python -c` have no script file: their `__main__` keeps no
     name (a cell's file name changes on every kernel restart)."""
     module = getattr(fn, "__module__", None)
+    code = getattr(fn, "__code__", None)
+    script = _script_file(module)
+    if script is None or not isinstance(code, types.CodeType):
+        return None
+    if _same_file(code.co_filename, script):
+        return os.path.splitext(os.path.basename(script))[0]
+    return None
+
+
+def module_label(module: str) -> str:
+    """A module's name as an argument digest spells it: the script's module
+    by the script's name (as `script_name` names its functions), so that a
+    class or function of `flow.py` is the same whether the script runs as
+    `__main__`, in a spawn worker as `__mp_main__`, or is imported as
+    `flow`; any other module (a notebook's `__main__` too) by its name."""
+    script = _script_file(module)
+    return module if script is None else os.path.splitext(os.path.basename(script))[0]
+
+
+def _script_file(module: object) -> str | None:
     if module not in _SCRIPT_MODULES:
         return None
     main_file = getattr(sys.modules.get(module), "__file__", None)
-    code = getattr(fn, "__code__", None)
-    if not isinstance(main_file, str) or not isinstance(code, types.CodeType):
-        return None
-    if _same_file(code.co_filename, main_file):
-        return os.path.splitext(os.path.basename(main_file))[0]
-    return None
+    return main_file if isinstance(main_file, str) else None
 
 
 @functools.lru_cache(maxsize=256)

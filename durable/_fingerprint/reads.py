@@ -29,7 +29,7 @@ from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
 from .holds import held_callables, holds_by_type_only, module_callables, names_bound_to, user_class
 from .imports import absolute, import_user_module, imported_value, user_module
-from .reach import _MISSING, _cell_value, _followable, class_member, code_objects
+from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
@@ -167,7 +167,9 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
         return
     out.followed.add(seen)
     module = _Scope(scope.namespace, True, scope.checked_file)
-    via = f"{scope.namespace.get('__name__', '?')}."
+    # The script's module by the script's name: `__main__` and a spawn
+    # worker's `__mp_main__` are the same code (see `module_label`).
+    via = f"{module_label(str(scope.namespace.get('__name__', '?')))}."
     done: set[tuple[str, ...]] = set()
     for stmt in found:
         for imported in _from_imports(stmt):  # also one inside `try:` or `if`

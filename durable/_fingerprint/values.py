@@ -15,7 +15,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from .reach import _followable, identity_of
+from .reach import _followable, identity_of, module_label
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
 _CONTAINERS = (tuple, list, frozenset, set, dict)
@@ -141,7 +141,7 @@ def _enum_tokens(value: object) -> list[str] | None:
 
 
 def _qualname(t: type) -> str:
-    return f"{t.__module__}.{t.__qualname__}"
+    return f"{module_label(t.__module__)}.{t.__qualname__}"
 
 
 def hash_tokens(tokens: Iterable[str], size: int = 16) -> str:
