@@ -5,9 +5,10 @@ the same (issue 16).
 The key is the step's fingerprint (computed as at a run's start: helpers and
 constants included) and its argument digest (`cachekey.call_key`: the
 one argument rule, with `ignore=`d arguments left out, or the digest of a
-`key=` function's result). A call whose key cannot be established (a secret
-among its arguments, an argument without a reproducible digest, code whose
-source no longer matches) is neither served nor stored: it just runs."""
+`key=` function's result), with the values the step's closure captured. A
+call whose key cannot be established (a secret among its arguments or in its
+closure, an argument without a reproducible digest, code whose source no
+longer matches) is neither served nor stored: it just runs."""
 
 from __future__ import annotations
 
@@ -302,7 +303,7 @@ def _ticket(
     fp: str | None,
 ) -> Ticket | None:
     assert spec.cache is not None
-    digest = call_key(spec.cache, spec.signature, args, kwargs, spec.name)
+    digest = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
     if digest is None:
         return None  # a secret, or no reproducible digest: run it, keep nothing
     if fp is None:
