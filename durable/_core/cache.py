@@ -168,7 +168,10 @@ class Ticket:
         # Files the step produced are checked like a replay: missing or changed runs it.
         if rec.artifacts and first_stale(rec.artifacts, self.store) is not None:
             return MISSING
-        return cachestore.entry_value(self.store, entry)
+        value = cachestore.entry_value(self.store, entry)
+        # The validator is no part of the key: a stricter one must not be
+        # served what a laxer one (or none) let in.
+        return value if value is MISSING or self.spec.accepts(value) else MISSING
 
     def _touch(self) -> None:
         slot, t = (self.store.url, self.key), now()
