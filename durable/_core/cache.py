@@ -130,7 +130,10 @@ def cache_option(
 
 
 _touched: dict[tuple[str, str], float] = {}  # (store url, entry key) -> last use written
-_refs: set[tuple[str, str]] = set()  # (store url, ref key) written by this process
+# (store url, ref key, the run's creation time) written by this process: a
+# run removed and made again under its id (or in another folder, for a
+# relative store URL) is another run, whose ref marker may be gone.
+_refs: set[tuple[str, str, float | None]] = set()
 
 
 @dataclass(slots=True)  # one per cached call
@@ -235,9 +238,9 @@ def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: st
     rec.extra["cache"] = how
     if src.blob is not None:  # the run now refers to the blob: prune keeps it
         ref = cachestore.ref_key(src.blob, ctx.workflow, ctx.run_id)
-        if (ctx.store.url, ref) not in _refs:
+        if (ctx.store.url, ref, ctx.created) not in _refs:
             ctx.store.create(ref, b"")
-            _refs.add((ctx.store.url, ref))
+            _refs.add((ctx.store.url, ref, ctx.created))
 
 
 def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
