@@ -51,7 +51,9 @@ def child_plan(
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
     lease = acquire(store, flow.name, run_id, flow.options.wait)
-    # A parent re-running what changed re-runs what changed in its children too.
+    # A parent re-running what changed re-runs what changed in its children
+    # too; a rebased parent (its definition covers its children's code)
+    # replays their records as its own.
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own
     try:
@@ -60,7 +62,8 @@ def child_plan(
             "created": parent.created,
         }  # fmt: skip
         run = yield from run_locked(
-            flow, store, run_id, given, {}, lease, parent=link, on_change=policy, caller=parent
+            flow, store, run_id, given, {}, lease, parent=link, on_change=policy, caller=parent,
+            rebase=parent.policy == "rebase",
         )
         prune(store, flow.name, flow.options)
     finally:
