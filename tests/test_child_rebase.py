@@ -65,3 +65,70 @@ def test_a_rebased_parent_rebases_the_child_it_resumes(
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "5"  # c1's recorded 2, doubled, plus one
     assert (tmp_path / "counts").read_text().split() == ["p0", "c1", "c2", "c2"]
+
+
+CAUGHT = '''
+import os
+import durable
+
+def note(name):
+    with open(os.environ["COUNTS"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step
+def a():
+    note("a")
+    return 1
+
+@durable.step
+def b():
+    note("b")
+    return 2
+
+@durable.step
+def boom():
+    note("boom")
+    if not os.environ.get("FLIP"):
+        raise RuntimeError("boom fails")
+    return 0
+
+@durable.workflow
+def child() -> int:
+    value = b() if os.environ.get("FLIP") else a()  # another step at position 0
+    boom()
+    return value
+
+@durable.step
+def after():
+    note("after")
+    return 3
+
+@durable.workflow
+def parent() -> int:
+    try:
+        value = child()
+    except durable.DurableError:  # swallowing the child's refusal does not let the body go on
+        value = -1
+    return after() + value
+'''
+
+
+def test_a_refusal_of_a_child_run_is_final_for_its_parent(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    (tmp_path / "flow.py").write_text(CAUGHT)
+    env = {**child_env, "COUNTS": str(tmp_path / "counts")}
+    run = [PY, "-m", "durable", "run", "flow.py:parent", "--run-id", "p"]
+    failed = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True)
+    assert failed.returncode == 1  # boom's RuntimeError, not caught
+    counts = tmp_path / "counts"
+    assert counts.read_text().split() == ["a", "boom"]
+    counts.unlink()
+    refused = subprocess.run(
+        [*run, "--resume"], cwd=tmp_path, env={**env, "FLIP": "1"}, capture_output=True, text=True
+    )
+    # The child's NondeterminismError ends the parent (exit 1: it names the
+    # child run), which neither completes nor runs after() with a fallback.
+    assert refused.returncode == 1, refused.stderr
+    assert "NondeterminismError: run 'p.0'" in refused.stderr
+    assert not counts.exists()

@@ -23,7 +23,14 @@ from .._storage.clock import now
 from .._storage.keys import Position, check_key_part, format_position
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
+from ..errors import DefinitionChangedError, LeaseLostError, NondeterminismError
 from .retention import prune
+
+# What a child run refuses is refused to its parent too (DESIGN §2,
+# "Refusals are final"): a parent body that catches it must not go on and
+# complete with a fallback value. (`Suspended` and `Cancelled` are no
+# `Exception`: an `except Exception:` does not catch them.)
+_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError)
 
 
 class ChildFlow(Flow, Protocol):
@@ -66,6 +73,8 @@ def child_plan(
             rebase=parent.policy == "rebase",
         )
         prune(store, flow.name, flow.options)
+    except _FINAL as e:
+        raise parent.refuse(e) from None
     finally:
         lease.release()
     record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
