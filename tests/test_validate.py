@@ -121,3 +121,33 @@ def test_a_validator_must_be_a_plain_function() -> None:
         durable.step(validate=not_sync)
     with pytest.raises(durable.ConfigurationError, match="validate="):
         durable.step(validate="yes")  # type: ignore[arg-type]
+
+
+MEASURED: Counter[str] = Counter()
+
+
+def test_a_cached_output_is_served_only_when_the_validator_accepts_it(
+    store: durable.Store,
+) -> None:
+    """The validator is no part of the cache key: an entry a laxer validator
+    (or none) let in is checked before it is served, so a restarted run
+    applies a stricter one (steering.md) even to a cached step."""
+    ran = MEASURED  # global: a counter in the closure would be part of the cache key
+    ran.clear()
+
+    def measure(x: int) -> int:
+        MEASURED["measure"] += 1
+        return -x if MEASURED["measure"] == 1 else x
+
+    lax = durable.step(cache=True, name="measure")(measure)
+    strict = durable.step(cache=True, name="measure", validate=lambda out: out >= 0)(measure)
+    assert lax.__durable_fingerprint__ == strict.__durable_fingerprint__  # type: ignore[attr-defined]
+
+    @durable.workflow(store=store, run_id="measured")
+    def flow(check: bool) -> int:
+        return strict(1) if check else lax(1)
+
+    assert flow(False) == -1 and ran["measure"] == 1  # cached, unchecked
+    assert flow.with_options(restart=True)(True) == 1 and ran["measure"] == 2
+    assert flow.with_options(restart=True)(True) == 1 and ran["measure"] == 2  # its own entry
+    assert lax(1) == 1 and ran["measure"] == 2  # the rejected entry was replaced

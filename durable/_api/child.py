@@ -23,7 +23,14 @@ from .._storage.clock import now
 from .._storage.keys import Position, check_key_part, format_position
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
+from ..errors import DefinitionChangedError, LeaseLostError, NondeterminismError
 from .retention import prune
+
+# What a child run refuses is refused to its parent too (DESIGN §2,
+# "Refusals are final"): a parent body that catches it must not go on and
+# complete with a fallback value. (`Suspended` and `Cancelled` are no
+# `Exception`: an `except Exception:` does not catch them.)
+_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError)
 
 
 class ChildFlow(Flow, Protocol):
@@ -51,7 +58,9 @@ def child_plan(
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
     lease = acquire(store, flow.name, run_id, flow.options.wait)
-    # A parent re-running what changed re-runs what changed in its children too.
+    # A parent re-running what changed re-runs what changed in its children
+    # too; a rebased parent (its definition covers its children's code)
+    # replays their records as its own.
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own
     try:
@@ -60,9 +69,12 @@ def child_plan(
             "created": parent.created,
         }  # fmt: skip
         run = yield from run_locked(
-            flow, store, run_id, given, {}, lease, parent=link, on_change=policy, caller=parent
+            flow, store, run_id, given, {}, lease, parent=link, on_change=policy, caller=parent,
+            rebase=parent.policy == "rebase",
         )
         prune(store, flow.name, flow.options)
+    except _FINAL as e:
+        raise parent.refuse(e) from None
     finally:
         lease.release()
     record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)

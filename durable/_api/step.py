@@ -119,6 +119,7 @@ def step(
             signature=signature,
             cache=cache_option(cache, persist=persist, signature=signature, who=who),
             body=with_validator(f, validate, who) if validate is not None else None,
+            validate=validate,
         )
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)

@@ -5,9 +5,10 @@ the same (issue 16).
 The key is the step's fingerprint (computed as at a run's start: helpers and
 constants included) and its argument digest (`cachekey.call_key`: the
 one argument rule, with `ignore=`d arguments left out, or the digest of a
-`key=` function's result). A call whose key cannot be established (a secret
-among its arguments, an argument without a reproducible digest, code whose
-source no longer matches) is neither served nor stored: it just runs."""
+`key=` function's result), with the values the step's closure captured. A
+call whose key cannot be established (a secret among its arguments or in its
+closure, an argument without a reproducible digest, code whose source no
+longer matches) is neither served nor stored: it just runs."""
 
 from __future__ import annotations
 
@@ -130,7 +131,10 @@ def cache_option(
 
 
 _touched: dict[tuple[str, str], float] = {}  # (store url, entry key) -> last use written
-_refs: set[tuple[str, str]] = set()  # (store url, ref key) written by this process
+# (store url, ref key, the run's creation time) written by this process: a
+# run removed and made again under its id (or in another folder, for a
+# relative store URL) is another run, whose ref marker may be gone.
+_refs: set[tuple[str, str, float | None]] = set()
 
 
 @dataclass(slots=True)  # one per cached call
@@ -168,7 +172,10 @@ class Ticket:
         # Files the step produced are checked like a replay: missing or changed runs it.
         if rec.artifacts and first_stale(rec.artifacts, self.store) is not None:
             return MISSING
-        return cachestore.entry_value(self.store, entry)
+        value = cachestore.entry_value(self.store, entry)
+        # The validator is no part of the key: a stricter one must not be
+        # served what a laxer one (or none) let in.
+        return value if value is MISSING or self.spec.accepts(value) else MISSING
 
     def _touch(self) -> None:
         slot, t = (self.store.url, self.key), now()
@@ -236,9 +243,9 @@ def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: st
     rec.extra["cache"] = how
     if src.blob is not None:  # the run now refers to the blob: prune keeps it
         ref = cachestore.ref_key(src.blob, ctx.workflow, ctx.run_id)
-        if (ctx.store.url, ref) not in _refs:
+        if (ctx.store.url, ref, ctx.created) not in _refs:
             ctx.store.create(ref, b"")
-            _refs.add((ctx.store.url, ref))
+            _refs.add((ctx.store.url, ref, ctx.created))
 
 
 def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
@@ -307,7 +314,7 @@ def _ticket(
     fp: str | None,
 ) -> Ticket | None:
     assert spec.cache is not None
-    digest = call_key(spec.cache, spec.signature, args, kwargs, spec.name)
+    digest = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
     if digest is None:
         return None  # a secret, or no reproducible digest: run it, keep nothing
     if fp is None:

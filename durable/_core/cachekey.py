@@ -2,12 +2,17 @@
 digest the step cache keys on (the one argument rule of `identity`, with
 `ignore`d arguments left out), the digest of a `Cache(key=...)` function's
 result, and the look for secrets that keeps a call holding one out of the
-cache (the key may leave the secret out; the output may be made of it)."""
+cache (the key may leave the secret out; the output may be made of it).
+The values a step's own closure captured count as arguments do: a step made
+by a factory (`make_step(weights)`) computes from them, while its
+fingerprint counts lists, dicts and objects there by type only."""
 
 from __future__ import annotations
 
 import inspect
 import sys
+import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
@@ -21,6 +26,7 @@ from .identity import (
     _bind,
     _Walk,
 )
+from .spec import step_spec
 
 if TYPE_CHECKING:
     from .cache import Cache
@@ -32,14 +38,16 @@ def call_key(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     name: str,
+    fn: Callable[..., Any] | None = None,
 ) -> str | None:
     """The digest a cached call is keyed on (besides the step's fingerprint),
     or None when it cannot be cached. A call that does not bind raises
     TypeError, as without a cache; a `Cache(key=...)` function is called
     once it has bound, and its arguments are looked at for secrets too (the
-    key leaves them out, the output may be made of them)."""
+    key leaves them out, the output may be made of them). `fn`: the step's
+    function, whose captured values join the key (`with_captured`)."""
     if option.key is None:
-        return cache_digest(signature, args, kwargs, name, option.ignored)
+        return with_captured(fn, cache_digest(signature, args, kwargs, name, option.ignored))
     if not _cache_check(signature, args, kwargs, name):
         return None
     key = option.key(*args, **kwargs)
@@ -50,7 +58,43 @@ def call_key(
             "the key of the call (did it forget `return`?); return a constant such as () "
             "for one entry that every call shares"
         )
-    return strict_digest(key)
+    return with_captured(fn, strict_digest(key))
+
+
+def with_captured(fn: Callable[..., Any] | None, digest: str | None) -> str | None:
+    """The digest with the values `fn`'s closure captured, by content as an
+    argument counts (the fingerprint counts a list, dict or object there by
+    its type only, since functions keep state in them: in a cache key that
+    would serve `make_step([1, 2])`'s output to `make_step([3, 4])`). None
+    (not cached) for a captured secret, a value without a digest, or a name
+    the closure has not bound yet. A function without a closure: `digest`."""
+    if not getattr(fn, "__closure__", None) or digest is None:
+        return digest
+    captured = _captured(fn, set())
+    return None if captured is None else strict_digest((digest, captured))
+
+
+def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
+    """The values fn's closure holds, and those of the functions it holds
+    (a helper made by a factory): their code is in the step's fingerprint
+    already (it follows them), the data they captured is not."""
+    seen.add(id(fn))
+    out: list[Any] = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # a captured name not assigned yet: what it will hold is unknown
+            return None
+        spec = step_spec(value)
+        inner = spec.fn if spec is not None else value
+        if not isinstance(inner, types.FunctionType):
+            out.append(value)
+        elif id(inner) not in seen:  # a nested step calling itself holds itself
+            held = _captured(inner, seen)
+            if held is None:
+                return None
+            out.append(held)
+    return out
 
 
 def cache_digest(

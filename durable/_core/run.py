@@ -88,10 +88,12 @@ def run_locked(
     on_change: str | None = None,
     inputs: dict[str, Any] | None = None,
     caller: RunState | None = None,
+    rebase: bool = False,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
-    `on_change` overrides the workflow's own policy; `inputs` answer the
-    run's `wait_for()` calls; a child run is offered its `caller`'s."""
+    `on_change` overrides the workflow's own policy, `rebase` adds to its
+    own; `inputs` answer the run's `wait_for()` calls; a child run is
+    offered its `caller`'s."""
     restart = flow.options.restart
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     if parent is not None and manifest is not None and made_before(manifest, parent):
@@ -112,7 +114,7 @@ def run_locked(
         manifest,
         definition,
         on_change=setting("on_change", on_change or flow.options.on_change),
-        rebase=flow.options.rebase,
+        rebase=flow.options.rebase or rebase,
     )
     digests = argument_digests(bound)
     if caller is not None:

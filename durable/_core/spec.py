@@ -40,9 +40,21 @@ class StepSpec:
     cache: Cache | None = field(default=None, compare=False)  # see `cache`
     # What an attempt calls: fn, or fn followed by its `validate=` check.
     body: Callable[..., Any] | None = field(default=None, compare=False)
+    validate: Callable[[Any], object] | None = field(default=None, compare=False)
 
     def attempt(self) -> Callable[..., Any]:
         return self.body if self.body is not None else self.fn
+
+    def accepts(self, output: Any) -> bool:
+        """Whether `validate=` accepts an output that did not just pass it:
+        a cache entry, let in by another (or no) validator."""
+        if self.validate is None:
+            return True
+        try:
+            check_output(self.validate, self.name, output)
+        except ValidationError:
+            return False
+        return True
 
     def fingerprint_in(self, ctx: RunState) -> str:
         """The fingerprint as of this run's start (helpers and constants
@@ -70,16 +82,9 @@ def with_validator(
     """fn, then `validate` on its output: a false result or an exception
     raises `ValidationError` inside the attempt, so it fails like the step
     itself would (retries apply) and nothing is recorded."""
-    who = getattr(validate, "__qualname__", None) or repr(validate)
 
     def check(output: Any) -> Any:
-        try:
-            ok = validate(output)
-        except Exception as e:
-            raise ValidationError(step, who, output, f"it raised {type(e).__name__}: {e}") from e
-        if not ok:
-            raise ValidationError(step, who, output, f"it returned {ok!r}")
-        return output
+        return check_output(validate, step, output)
 
     if inspect.iscoroutinefunction(fn):
 
@@ -92,6 +97,18 @@ def with_validator(
         return check(fn(*args, **kwargs))
 
     return validated
+
+
+def check_output(validate: Callable[[Any], object], step: str, output: Any) -> Any:
+    """The output, when `validate` accepts it; else `ValidationError`."""
+    who = getattr(validate, "__qualname__", None) or repr(validate)
+    try:
+        ok = validate(output)
+    except Exception as e:
+        raise ValidationError(step, who, output, f"it raised {type(e).__name__}: {e}") from e
+    if not ok:
+        raise ValidationError(step, who, output, f"it returned {ok!r}")
+    return output
 
 
 def step_spec(obj: object) -> StepSpec | None:

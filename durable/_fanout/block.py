@@ -48,6 +48,14 @@ def fingerprint_of(fn: Callable[..., Any], ctx: RunState | None = None) -> str:
         ) from None
 
 
+def persists(fn: Callable[..., Any]) -> bool:
+    """False when fn is a `persist=False` step (or a partial of one)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    spec = step_spec(fn)
+    return spec is None or spec.persist
+
+
 def bound_digest(fn: Callable[..., Any]) -> str | None:
     """The digest of the arguments a `functools.partial` binds (of each
     partial, when one wraps another; keywords in name order) and of the
@@ -108,7 +116,11 @@ class Block:
         self.where = (ctx.run_id, ctx.workflow, format_position(self.pos))
         self.fp = fingerprint_of(fn, ctx)
         self.items = items
-        self.checkpoint = checkpoint
+        # A persist=False step's outputs are never written (secrets, huge
+        # transient values): the block leaves a marker, as such a step does,
+        # keeps no item, and runs again on every resume.
+        self.persist = persists(fn)
+        self.checkpoint = checkpoint and self.persist
         # A partial's bound arguments are arguments of every call: they count
         # in the block's digest and in each item's (a plain fn: the items alone).
         self.bound = bound_digest(fn)
@@ -128,7 +140,7 @@ class Block:
 
     @property
     def replayed(self) -> bool:
-        return self.record is not None
+        return self.record is not None and self.record.persisted
 
     def replay(self) -> list[Any]:
         assert self.record is not None
@@ -209,11 +221,15 @@ class Block:
             )
 
     def commit(self, results: list[Any]) -> list[Any]:
+        if self.record is not None:  # the marker of a persist=False block is there already
+            self.ctx.executed += 1
+            notify.executed(self.ctx, self.record)
+            return results
         rec = StepRecord(self.pos, "loop", self.label, self.fp, self.digest, started=self.started)
         rec.extra.update(items=len(self.items), restored=self.restored)
         # The tries that failed before this one stay in the history, as a step's do.
         rec.attempts = list(self.ctx.failures.get(self.pos, []))
-        value = commit(self.ctx, rec, results)
+        value = commit(self.ctx, rec, results, persist=self.persist)
         self._compact()
         return value  # type: ignore[no-any-return]
 

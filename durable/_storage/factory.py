@@ -44,8 +44,9 @@ def open_store(
             )
         return target
     if "://" not in target or target.startswith("file://"):
-        _not_a_broken_url(target)
-        return LocalStore(target.removeprefix("file://"), **options)
+        folder = target.removeprefix("file://")  # `file:///srv/runs` is the folder /srv/runs
+        _not_a_broken_url(folder)
+        return LocalStore(folder, **options)
     from .objects import FsspecStore  # fsspec, loaded for URL stores only
 
     return FsspecStore(target, **options)

@@ -1,0 +1,116 @@
+"""A cached step made by a factory computes from what its closure captured:
+the cache key counts those values as it counts arguments (the fingerprint
+counts a list, dict or object there by its type only). Every test counts
+executions of the step body."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+
+import durable
+
+CALLS: Counter[str] = Counter()
+
+
+@pytest.fixture(autouse=True)
+def plain_store(monkeypatch: pytest.MonkeyPatch) -> durable.Store:
+    url = f"memory://cache-captured-{uuid.uuid4().hex}"
+    monkeypatch.setenv("DURABLE_STORE", url)
+    CALLS.clear()
+    return durable.open_store(url)
+
+
+def scale_by(weights: list[int]) -> Callable[[int], list[int]]:
+    @durable.step(cache=True, name="scale")
+    def scale(x: int) -> list[int]:
+        CALLS["scale"] += 1
+        return [x * w for w in weights]
+
+    return scale
+
+
+class Model:
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def predictor(model: Model) -> Callable[[int], int]:
+    @durable.step(cache=True, name="predict")
+    def predict(x: int) -> int:
+        CALLS["predict"] += 1
+        return x * model.k
+
+    return predict
+
+
+def test_a_step_made_with_other_captured_data_computes_again() -> None:
+    assert scale_by([1, 2])(10) == [10, 20]
+    assert scale_by([3, 4])(10) == [30, 40]  # not the output made with [1, 2]
+    assert scale_by([1, 2])(10) == [10, 20]  # the first entry still serves its own
+    assert CALLS["scale"] == 2
+    assert predictor(Model(1))(10) == 10
+    assert predictor(Model(5))(10) == 50
+    assert predictor(Model(5))(10) == 50
+    assert CALLS["predict"] == 2
+
+
+def test_a_run_takes_no_entry_made_with_other_captured_data(plain_store: durable.Store) -> None:
+    assert scale_by([1, 2])(10) == [10, 20]
+
+    @durable.workflow(store=plain_store, run_id="captured")
+    def flow(x: int) -> list[int]:
+        return scale_by([7, 8])(x)
+
+    assert flow(10) == [70, 80]
+    assert CALLS["scale"] == 2
+
+
+def test_data_captured_by_a_helper_the_step_holds_counts_too() -> None:
+    def make(offset: list[int]) -> Callable[[int], int]:
+        def shift(x: int) -> int:
+            return x + offset[0]
+
+        @durable.step(cache=True, name="shifted")
+        def shifted(x: int) -> int:
+            CALLS["shifted"] += 1
+            return shift(x)
+
+        return shifted
+
+    assert make([1])(1) == 2
+    assert make([5])(1) == 6
+    assert make([5])(1) == 6
+    assert CALLS["shifted"] == 2
+
+
+def test_a_captured_secret_is_never_served_to_another_secret() -> None:
+    def signer(token: durable.Redacted[str]) -> Callable[[str], str]:
+        @durable.step(cache=True, name="sign")
+        def sign(text: str) -> str:
+            CALLS["sign"] += 1
+            return f"{text}:{token.value}"
+
+        return sign
+
+    assert signer(durable.redact("A"))("x") == "x:A"
+    assert signer(durable.redact("B"))("x") == "x:B"
+    assert signer(durable.redact("B"))("x") == "x:B"  # nor cached at all
+    assert CALLS["sign"] == 3
+
+
+def test_a_nested_step_that_calls_itself_is_still_cached() -> None:
+    def make() -> Callable[[int], int]:
+        @durable.step(cache=True, name="fact")
+        def fact(k: int) -> int:
+            CALLS["fact"] += 1
+            return 1 if k <= 1 else k * fact(k - 1)
+
+        return fact
+
+    fact = make()
+    assert fact(4) == 24 and CALLS["fact"] == 4
+    assert fact(4) == 24 and CALLS["fact"] == 4
