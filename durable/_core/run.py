@@ -225,6 +225,7 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
             raise ctx.refusal from e
         raise
     ctx.check_refused()
+    cancel.poll_due(ctx)  # the end is a boundary too: a cancel seen now ends it cancelled
     return value
 
 
