@@ -136,6 +136,8 @@ _RERUN = (
     "workflow, durable.configure(on_change='rerun') or DURABLE_ON_CHANGE=rerun; "
     "durable run --on-change rerun"
 )
+_NO_WAIT = "Wait for it to finish, or pass with_options(wait=SECONDS) to wait for the lease."
+_WAITED = "Waited {:g}s for the lease; wait longer with with_options(wait=SECONDS)."
 
 
 class NondeterminismError(DurableError):
@@ -150,12 +152,14 @@ class NondeterminismError(DurableError):
 
 
 class RunLockedError(DurableError):
-    def __init__(self, run_id: str, holder: str, since: float, expires: float) -> None:
+    def __init__(
+        self, run_id: str, holder: str, since: float, expires: float, *, waited: float = 0.0
+    ) -> None:
         self.run_id, self.holder, self.since, self.expires = run_id, holder, since, expires
+        self.waited = waited  # seconds this call waited for the lease (with_options(wait=))
         super().__init__(
             f"run {run_id!r} is being executed by {holder} (since {_stamp(since)}, lease "
-            f"expires {_stamp(expires)}). Wait for it to finish, or pass "
-            "with_options(wait=SECONDS) to wait for the lease."
+            f"expires {_stamp(expires)}). {_WAITED.format(waited) if waited else _NO_WAIT}"
         )
 
 
@@ -167,6 +171,7 @@ class LeaseLostError(RunLockedError):
         self, run_id: str, position: Position | None = None, *, why: str | None = None
     ) -> None:
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
+        self.waited = 0.0
         self.position, self.why = position, why
         cause = why or (
             "it stalled past the expiry and another process took the run over, or the "

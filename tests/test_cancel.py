@@ -166,6 +166,24 @@ def test_a_run_nobody_holds_is_cancelled_at_once(store: durable.Store) -> None:
     assert ran == Counter(first=1, second=1)
 
 
+def test_a_run_cancelled_after_its_last_step_ends_cancelled(
+    place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's end is a boundary too: the holder told `cancelling` while
+    in its last step does not complete the run afterwards."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    store = place.open()
+    ran: Counter[str] = Counter()
+    flow, entered, go = _flow(store, ran, block_in="three")
+    (outcome,) = _cancel_while_blocked(flow, entered, go)
+    assert isinstance(outcome, durable.Cancelled)
+    assert ran == Counter(one=1, two=1, three=1)
+    (info,) = flow.runs()
+    assert (info.status, info.steps) == ("cancelled", 3)
+    with pytest.raises(durable.Cancelled):
+        flow.resume("c1")
+
+
 def test_a_completed_run_cannot_be_cancelled(store: durable.Store) -> None:
     @durable.workflow(store=store, run_id="done")
     def flow() -> int:

@@ -374,3 +374,22 @@ def test_a_workflow_called_inside_its_own_run_is_told_that_it_waits_for_itself(
     with pytest.raises(durable.RunLockedError, match=r"That is this very process: .*called inside its own run"):
         again_wf(1)
     assert calls == [1]
+
+
+def test_a_child_run_made_in_an_asyncio_task_names_its_parent_position(
+    store: durable.Store,
+) -> None:
+    import asyncio
+
+    @durable.workflow(name="tchild", store=store)
+    async def tchild(x: int) -> int:
+        return x
+
+    @durable.workflow(name="tparent", store=store, run_id="tp")
+    async def tparent() -> list[int]:
+        return list(await asyncio.gather(tchild(1), tchild(2)))
+
+    assert asyncio.run(tparent()) == [1, 2]
+    parents = sorted((info.run_id, info.parent) for info in tchild.runs())
+    # The position inside a task reads as `durable show` prints it, not as a list.
+    assert parents == [("tp.0.0.0", "tparent/tp@0.0.0"), ("tp.0.1.0", "tparent/tp@0.1.0")]

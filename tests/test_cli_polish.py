@@ -246,6 +246,8 @@ def test_every_python_phrase_the_cli_rewrites_is_still_in_its_error() -> None:
     for python in list(_FLAGS)[:4]:  # the fork phrases: test_fork_errors_name_flags
         assert any(python in text for text in texts), python
     assert all("=" not in in_flags(text).replace("==", "") for text in texts[:2])
+    waited = str(durable_lib.RunLockedError("r", "pid 1 on host", 0.0, 0.0, waited=2.0))
+    assert list(_FLAGS)[-1] in waited and "=" not in in_flags(waited)
 
 
 def test_durable_own_modules_are_never_followed_as_the_users_code() -> None:

@@ -204,3 +204,57 @@ def test_a_class_of_the_script_is_replayed_as_the_live_class(tmp_path: Path) -> 
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "(True, True, True)"
     assert log.read_text().split() == ["pick"]  # the second process replayed it
+
+
+class Declined(Exception):
+    """An exception whose `__init__` does not take its own `args`."""
+
+    def __init__(self, code: int, why: str) -> None:
+        super().__init__(f"declined {code}: {why}")
+        self.code = code
+
+
+class Quiet(Exception):
+    def __init__(self, *, code: int) -> None:  # never calls super().__init__
+        self.code = code
+
+    def __str__(self) -> str:
+        return f"code {self.code}"
+
+
+class DiskFull(OSError):
+    def __init__(self, path: str) -> None:
+        super().__init__(28, f"no space left for {path}")
+
+
+def test_exceptions_with_their_own_init_round_trip() -> None:
+    """pickle rebuilds an exception as `cls(*args)`, which these refuse: a
+    value holding one (a `gather(..., return_exceptions=True)` result) was
+    recorded, and every replay of it raised a TypeError. They come back with
+    their type, args, attributes and message."""
+    for exc in [Declined(51, "funds"), Quiet(code=7), DiskFull("/tmp/x"), KeyError("k")]:
+        for tag, data in [
+            codec.encode_value([exc, 1]),
+            codec.encode_value([exc, 1], out_of_band=True),
+        ]:
+            back, one = codec.decode_value(tag, data)
+            assert one == 1 and type(back) is type(exc)
+            assert (back.args, str(back), back.__dict__) == (exc.args, str(exc), exc.__dict__)
+    back = codec.decode_value(*codec.encode_value(DiskFull("/d")))
+    assert (back.errno, back.strerror) == (28, "no space left for /d")
+
+
+def test_a_result_holding_such_an_exception_replays(store: durable.Store) -> None:
+    import asyncio
+
+    @durable.step
+    async def boom() -> None:
+        raise Declined(1, "x")
+
+    @durable.workflow(store=store, run_id="g")
+    async def wf() -> list[Any]:
+        return list(await asyncio.gather(boom(), return_exceptions=True))
+
+    for _ in range(2):  # the run, then its recorded result
+        (got,) = asyncio.run(wf())
+        assert type(got) is Declined and (got.code, str(got)) == (1, "declined 1: x")

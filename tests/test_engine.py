@@ -752,6 +752,37 @@ def test_same_run_held_twice_in_one_process_is_locked(store: durable.Store) -> N
     assert len(errors) == 1 and "pid" in str(errors[0])
 
 
+def test_waiting_for_a_run_held_by_another_task_does_not_block_the_loop(
+    local_store: durable.Store,
+) -> None:
+    """`with_options(wait=)` in an async workflow waits for the lease without
+    blocking its event loop: the holder may be another task of that loop.
+    (It slept there, so the holder could not go on and the waiter gave up.)"""
+    import asyncio
+
+    ran: Counter[str] = Counter()
+
+    @durable.step(name="slow")
+    async def slow() -> str:
+        ran["slow"] += 1
+        await asyncio.sleep(0.3)
+        return "v"
+
+    @durable.workflow(name="a", store=local_store, run_id="r")
+    async def a() -> str:
+        return await slow()
+
+    async def both(wait: float) -> list[Any]:
+        flow = a.with_options(wait=wait)
+        return list(await asyncio.gather(flow(), flow(), return_exceptions=True))
+
+    assert asyncio.run(both(30)) == ["v", "v"] and ran["slow"] == 1
+    a.delete("r")
+    first, second = asyncio.run(both(0.1))
+    assert first == "v" and isinstance(second, durable.RunLockedError)
+    assert "Waited 0.1s for the lease" in str(second) and second.waited == 0.1
+
+
 def test_two_runs_in_threads_do_not_share_positions(store: durable.Store) -> None:
     barrier = threading.Barrier(2)
 

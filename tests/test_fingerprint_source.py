@@ -351,3 +351,27 @@ def test_code_from_another_import_hook_gets_the_parameter_check(
             fingerprint_function(module.target)
     finally:
         sys.modules.pop("hooked_mod", None)
+
+
+def test_source_is_parsed_by_one_thread_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workflows started together in a thread pool are fingerprinted on first
+    use, each parsing its file: CPython 3.11 counts the recursion depth of its
+    AST conversion in state threads share, so two parses at once could raise
+    "SystemError: AST constructor recursion depth mismatch" to a run (seen
+    with ten runs started at once). Parsing and compiling source hold a lock."""
+    import ast
+
+    from durable._fingerprint import source
+
+    held: list[bool] = []
+    real = ast.parse
+
+    def watched(text: str, *args: Any, **kwargs: Any) -> ast.Module:
+        lock = getattr(source, "_PARSING", None)  # without it: a failure, not an error
+        held.append(lock is not None and lock.locked())
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", watched)
+    source.parse("x = 1  # test_source_is_parsed_by_one_thread_at_a_time\n")
+    source._compiled("y = 2  # test_source_is_parsed_by_one_thread_at_a_time\n", 0, None, "f.py")
+    assert held == [True, True]

@@ -17,7 +17,8 @@ from .._core.identity import call_digest
 from .._core.outcome import child_stale
 from .._core.plan import Plan
 from .._core.replay import commit, load_value, lookup, reopen
-from .._core.run import Flow, acquire, run_locked
+from .._core.run import Flow, run_locked
+from .._core.waiting import acquire
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.keys import Position, check_key_part, format_position
@@ -57,7 +58,7 @@ def child_plan(
         notify.replayed(parent, rec)
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
-    lease = acquire(store, flow.name, run_id, flow.options.wait)
+    lease = yield from acquire(store, flow.name, run_id, flow.options.wait)
     # A parent re-running what changed re-runs what changed in its children
     # too; a rebased parent (its definition covers its children's code)
     # replays their records as its own.

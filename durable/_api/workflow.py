@@ -12,8 +12,9 @@ from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, active_run
 from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
-from .._core.run import Options, acquire, run_locked
+from .._core.run import Options, run_locked
 from .._core.signature import signature_of
+from .._core.waiting import acquire
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import (
     identity_of,
@@ -202,7 +203,7 @@ class Workflow(Steering, Generic[P, R]):
             from .._manage.runs import not_found  # run management: on this error path only
 
             raise not_found(store, self.name, run_id)
-        lease = acquire(store, self.name, run_id, self.options.wait)
+        lease = yield from acquire(store, self.name, run_id, self.options.wait)
         try:
             with following(self.options.progress_file, store, self.name, run_id):
                 done = yield from run_locked(

@@ -43,6 +43,7 @@ _FLAGS = {
     "start fresh with restart=True": "start fresh with --restart",
     "(new_run_id=, durable fork --new-run-id)": "(--new-run-id)",
     "(at=, durable fork --at)": "(--at)",
+    "wait longer with with_options(wait=SECONDS)": "run again with a longer --wait SECONDS",
 }
 
 

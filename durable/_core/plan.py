@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -110,7 +111,17 @@ class Pause:
     seconds: float
 
 
-Plan = Generator["Call | Pause", Any, T]
+@dataclass
+class Wait:
+    """Wait `seconds` of real time for something outside the run (another
+    holder's lease): not the durable clock, so `fake_clock()` does not
+    shorten it; an async caller awaits it without blocking its loop, where
+    the holder may be another task."""
+
+    seconds: float
+
+
+Plan = Generator["Call | Pause | Wait", Any, T]
 
 
 def drive_sync(plan: Plan[T]) -> T:
@@ -125,6 +136,9 @@ def drive_sync(plan: Plan[T]) -> T:
         try:
             if isinstance(req, Pause):
                 pause(req.seconds)
+                continue
+            if isinstance(req, Wait):
+                time.sleep(req.seconds)
                 continue
             reset = req.enter() if req.enter else None
             try:
@@ -148,6 +162,11 @@ async def drive_async(plan: Plan[T]) -> T:
         try:
             if isinstance(req, Pause):
                 await apause(req.seconds)
+                continue
+            if isinstance(req, Wait):
+                import asyncio  # loaded already: an event loop runs this
+
+                await asyncio.sleep(req.seconds)
                 continue
             reset = req.enter() if req.enter else None
             try:

@@ -7,7 +7,6 @@ reads a recorded output back and `commit` writes a finished operation."""
 from __future__ import annotations
 
 import contextlib
-import time
 import traceback
 from collections.abc import MutableMapping
 from typing import Any
@@ -179,8 +178,7 @@ def went_live(ctx: RunState, pos: Position) -> None:
     if not ctx.announced:
         notify.announce(ctx)  # now it is known how many operations replayed
     check_stop()  # a graceful stop never starts another operation
-    if ctx.cancel_due <= time.monotonic():  # a clock read; the store only now and then
-        cancel.poll(ctx)
+    cancel.poll_due(ctx)  # a clock read; the store only now and then
     # Nor does a lost lease: another process may be executing this run now.
     check = getattr(ctx.lease, "check", None)
     try:

@@ -1,4 +1,4 @@
-"""One run's life: its lease taken (waiting if asked), then the definition
+"""One run's life, its lease taken (`waiting`): the definition
 check, the manifest started and finished (completed, failed, suspended,
 interrupted), the body run under the run's state, and a completed run's
 recorded outcome read back when the call is the same call."""
@@ -18,7 +18,6 @@ from .._settings import setting
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
-from .._storage.lease import Lease
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import (
@@ -29,7 +28,6 @@ from ..errors import (
     IntegrityError,
     LeaseLostError,
     NondeterminismError,
-    RunLockedError,
     SerializationError,
     StorageError,
     Suspended,
@@ -229,6 +227,7 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
             raise ctx.refusal from e
         raise
     ctx.check_refused()
+    cancel.poll_due(ctx)  # the end is a boundary too: a cancel seen now ends it cancelled
     return value
 
 
@@ -336,20 +335,6 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     where = (manifest.workflow, manifest.run_id)
     manifest.result, manifest.result_blob = keep_encoded(store, where, data)
     finish(store, manifest, "completed")
-
-
-def acquire(
-    store: Store, workflow: str, run_id: str, wait: float | None, ttl: float = 30.0
-) -> Lease:
-    deadline = time.monotonic() + (wait or 0.0)
-    while True:
-        try:
-            return store.acquire(workflow, run_id, ttl)
-        except RunLockedError:
-            if time.monotonic() >= deadline:
-                raise
-        # Waiting on another process's lease: polling is the only signal there is.
-        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
 def error_summary(exc: BaseException) -> dict[str, str]:

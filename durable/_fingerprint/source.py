@@ -14,6 +14,7 @@ import __future__
 import ast
 import importlib.machinery
 import linecache
+import threading
 import types
 import warnings
 import zipimport
@@ -67,10 +68,20 @@ def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source
     return parse("".join(lines)) if lines else _NONE
 
 
+# One parse or compile of source at a time in this process: CPython 3.11
+# (3.11.7 here) counts the recursion depth of its AST conversion in state
+# that threads share, so two threads parsing at once (runs of workflows
+# started together in a thread pool, each fingerprinted on first use) can
+# fail with "SystemError: AST constructor recursion depth mismatch"; and
+# `warnings.catch_warnings` swaps the process's filters, which threads
+# share too. Parses are memoised, so the lock is taken once per text.
+_PARSING = threading.Lock()
+
+
 @lru_cache(maxsize=256)
 def parse(text: str) -> Source:
     try:
-        with warnings.catch_warnings():
+        with _PARSING, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. are not ours to report
             tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -183,7 +194,7 @@ def _compiled(
     text: str, flags: int, how: object, filename: str
 ) -> dict[tuple[int, str], list[types.CodeType]]:
     try:
-        with warnings.catch_warnings():
+        with _PARSING, warnings.catch_warnings():  # see `_PARSING`
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
             if how is not None:

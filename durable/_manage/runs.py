@@ -14,7 +14,7 @@ from typing import Any
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import open_store
-from .._storage.keys import check_key_part, check_names, is_step_record, position_of
+from .._storage.keys import as_position, check_key_part, check_names, is_step_record, position_of
 from .._storage.manifest import HEAD, decode_manifest, manifest_arguments, summary_size
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.records import RunRecord
@@ -189,7 +189,8 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     position = None if status == "completed" else first_gap(p for p in steps if isinstance(p, int))
     error = None if m.error is None else summarize_error(m.error)
     link = m.extra.get("parent")
-    parent = f"{link['workflow']}/{link['run_id']}@{link['position']}" if link else None
+    # as_position: a position inside an asyncio task comes back from msgpack as a list
+    parent = f"{link['workflow']}/{link['run_id']}@{as_position(link['position'])}" if link else None
     resumes = tuple((float(at), str(before)) for at, before in m.extra.get("resumes", ()))
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),

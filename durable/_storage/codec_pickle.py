@@ -9,6 +9,7 @@ import io
 import pickle
 import struct
 import sys
+import types
 from typing import Any
 
 import cloudpickle
@@ -29,7 +30,8 @@ def dumps(value: Any) -> bytes:
 class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
     """cloudpickle, except for open files: it would record their content and
     replay an `io.StringIO` in their place, which is not the value the step
-    returned (a handle on a file)."""
+    returned (a handle on a file); and for exceptions whose own `__init__`
+    takes other arguments than their `args` (`rebuild_exception`)."""
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, io.IOBase) and not isinstance(obj, _IN_MEMORY):
@@ -42,9 +44,51 @@ class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
                 "it holds a memoryview, which cannot be replayed as one: "
                 "return bytes(view) or the object it views"
             )
+        if isinstance(obj, BaseException):
+            reduced = _exception_reduce(obj)
+            if reduced is not None:
+                return reduced
         if isinstance(obj, type) and _in_main(obj):
             return _main_class, (obj.__qualname__, cloudpickle.dumps(obj, protocol=5))
         return super().reducer_override(obj)
+
+
+def _exception_reduce(obj: BaseException) -> tuple[Any, ...] | None:
+    """How to pickle an exception whose class has an `__init__` of its
+    own, which pickle's default rebuild `cls(*args)` calls: `class
+    Bad(Exception): def __init__(self, a, b): super().__init__(f"{a} {b}")`
+    pickles as `Bad("...")` and loads as a TypeError, so a value holding it
+    (an `asyncio.gather(..., return_exceptions=True)` result) would be
+    recorded and never replayed. Rebuilt by `rebuild_exception` instead,
+    with the state the class's own reduce gives. None (pickle as usual) for
+    the exceptions the default rebuild serves, and for a class that says
+    how it pickles (a `__reduce__` or `__new__` of its own)."""
+    cls = type(obj)
+    python = types.FunctionType
+    if not isinstance(cls.__init__, python) or isinstance(cls.__new__, python):
+        return None
+    if isinstance(cls.__reduce__, python) or isinstance(cls.__reduce_ex__, python):
+        return None
+    reduced = obj.__reduce_ex__(5)
+    if not isinstance(reduced, tuple) or len(reduced) < 2 or reduced[0] is not cls:
+        return None
+    return (rebuild_exception, (cls, tuple(reduced[1])), *reduced[2:])
+
+
+def rebuild_exception(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An exception of `cls` made from `args` without its own `__init__`:
+    by its `__new__` and the `__init__` of its first built-in base
+    (`BaseException`'s sets `args`, `OSError`'s `errno` and the rest), its
+    attributes then restored as pickle's state: the same type, `args` and
+    message as the one pickled. Named in stored pickles: never rename or
+    move it."""
+    exc = cls.__new__(cls, *args)
+    for base in cls.__mro__:
+        init = base.__dict__.get("__init__")
+        if init is not None and not isinstance(init, types.FunctionType):
+            init(exc, *args)
+            break
+    return exc
 
 
 def _in_main(cls: type) -> bool:

@@ -1,0 +1,40 @@
+"""Taking a run's lease, waiting for its holder when the caller asked to
+(`with_options(wait=)`, `durable run --wait`)."""
+
+from __future__ import annotations
+
+import time
+
+from .._storage.base import Store
+from .._storage.lease import Lease
+from ..errors import RunLockedError
+from .plan import Plan, Wait
+
+
+def acquire(
+    store: Store, workflow: str, run_id: str, wait: float | None, ttl: float = 30.0
+) -> Plan[Lease]:
+    """The run's lease, waiting up to `wait` seconds for its holder. Each
+    pause is a `Wait`, which an async caller awaits: its event loop goes
+    on, and the holder may be another task of that loop."""
+    deadline = time.monotonic() + (wait or 0.0)
+    while True:
+        try:
+            return store.acquire(workflow, run_id, ttl)
+        except RunLockedError as e:
+            if time.monotonic() >= deadline:
+                if not wait or type(e) is not RunLockedError:
+                    raise
+                raise _waited(e, wait) from None
+        # Waiting on another holder's lease: polling is the only signal there is.
+        yield Wait(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+def _waited(e: RunLockedError, seconds: float) -> RunLockedError:
+    """`e` once the advice to wait was taken: it says for how long, and
+    keeps what the store added to it (that the holder is this very
+    process)."""
+    plain = str(RunLockedError(e.run_id, e.holder, e.since, e.expires))
+    again = RunLockedError(e.run_id, e.holder, e.since, e.expires, waited=seconds)
+    again.args = (f"{again}{str(e).removeprefix(plain)}",)
+    return again
