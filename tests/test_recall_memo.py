@@ -460,3 +460,40 @@ def test_a_modules_members_are_what_getattr_finds() -> None:
         expected = tuple(v for n in names if (v := getattr(obj, n, missing)) is not missing)
         assert _members(obj, names) == expected
     assert _members(lazy, names) == (2, "lazy", types.ModuleType, 3)
+
+
+class _AllEqual:
+    """Equal to everything: a user's `__eq__` must not merge two witnessed calls."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+def test_a_witness_checks_each_distinct_call_once_and_merges_none_by_eq() -> None:
+    from durable._fingerprint.witness import Witness
+
+    held: list[Any] = []
+    a, b = _AllEqual(), _AllEqual()
+    w = Witness()
+    for _ in range(3):  # one namespace list read by three fingerprints: checked once
+        w.add(list, (held,), [])
+    w.add(id, (a,), id(a))
+    w.add(id, (b,), id(b))  # equal to `a` by its __eq__, yet another object: kept
+    assert len(w.calls) == 3 and w.holds()
+    held.append(print)
+    assert not w.holds()
+
+
+def test_a_call_that_gave_another_value_while_recorded_keeps_both() -> None:
+    from durable._fingerprint.witness import Witness
+
+    box = {"x": 1}
+    w = Witness()
+    w.add(box.get, ("x",), 1)
+    box["x"] = 2
+    w.add(box.get, ("x",), 2)  # changed meanwhile: both are checked
+    assert len(w.calls) == 2 and not w.holds()
+    box["x"] = 1  # back as first seen: the second check still fails
+    assert not w.holds()

@@ -24,6 +24,7 @@ import linecache
 import operator
 import os
 import sys
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -32,6 +33,7 @@ from typing import Any
 _SCALARS = (str, int, bytes, bool, type(None))
 _ITEMS = (tuple, list)
 _UNSET = object()
+_EXACT = frozenset({str, types.FunctionType, types.BuiltinFunctionType, types.ModuleType})
 
 
 class Witness:
@@ -39,16 +41,18 @@ class Witness:
 
     def __init__(self) -> None:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...], Any]] = []
-        self._seen: set[tuple[Any, ...]] = set()
+        self._seen: dict[tuple[Any, ...], Any] = {}  # call -> the value it gave
 
     def add(self, fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
-        try:  # a file read twice (its function, then a global's statement) is stat'ed once
-            key = (fn, *args)
-            if key in self._seen:
-                return
-            self._seen.add(key)
-        except Exception:  # unhashable arguments (a namespace), or an odd __eq__: kept as they come
-            pass
+        # A call made again (a file read for its function, then for a
+        # global's statement; a namespace or list every step's fingerprint
+        # reads, forwarded into the workflow's) is checked once, unless it
+        # gave another value meanwhile: then both are kept, and both checked.
+        key = _call_key(fn, args)
+        seen = self._seen.get(key, _UNSET)  # keys compare as str, int or by identity
+        if seen is not _UNSET and (seen is value or same(seen, value)):
+            return
+        self._seen[key] = value
         self.calls.append((fn, args, value))
 
     def holds(self) -> bool:
@@ -101,6 +105,21 @@ def forward(inner: Witness) -> None:
     if outer is not None and outer is not inner:
         for fn, args, value in inner.calls:
             outer.add(fn, args, value)
+
+
+def _call_key(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A call's key, exact: the function and each argument by identity (an
+    id cannot be taken by another object meanwhile: the first call's objects
+    are held in `calls`), except a string, a function, a builtin and a
+    module, whose equality is their identity or their text (so a name
+    spelled twice, or `globs.get` made afresh for each name, is one call).
+    Nothing is compared by a user's `__eq__`, which could call two
+    different objects one."""
+    return (*map(_call_part, (fn, *args)),)
+
+
+def _call_part(x: Any) -> Any:
+    return x if type(x) in _EXACT else id(x)
 
 
 def _identical(a: tuple[Any, ...], b: Any) -> bool:
