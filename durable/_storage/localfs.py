@@ -63,10 +63,14 @@ def folder_exists(root: str, folder: str) -> bool:
     """Whether folder exists with no symlink between it and the root (ELOOP
     on one), for deletes and listings. A root that is not a folder raises
     ENOTDIR: an empty listing would hide that the store is not there."""
-    if not os.path.isdir(root):
-        if os.path.lexists(root):
-            raise NotADirectoryError(errno.ENOTDIR, "the store's root is not a folder", root)
-        return False
+    try:  # one stat: a root removed and made again meanwhile (`rm` against a start) is a folder
+        is_folder = stat.S_ISDIR(os.stat(root).st_mode)
+    except FileNotFoundError:
+        if not os.path.islink(root):
+            return False
+        is_folder = False  # a link to nothing
+    if not is_folder:
+        raise NotADirectoryError(errno.ENOTDIR, "the store's root is not a folder", root)
     path = root
     for part in parts(root, folder):
         path = os.path.join(path, part)
