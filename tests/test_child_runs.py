@@ -291,13 +291,9 @@ def test_the_parent_resumed_with_an_input_answers_the_wait_of_its_child(
     assert resume().stdout.strip() == '"pkyesgDno"' and counts(tmp_path)["k"] == 1
 
 
-def test_an_answer_the_child_recorded_stays_and_the_input_goes_to_the_parent(
-    store: durable.Store,
-) -> None:
-    """An input offered to a child run that already recorded another answer
-    of that name is not refused by the child: the parent's later wait of
-    that name is the first one without an answer."""
-    ran: Counter[str] = Counter()
+def _waiting_family(store: durable.Store, ran: Counter[str]) -> durable.Workflow[[], str]:
+    """A parent whose child waits for "ok", then fails once in a step; the
+    parent then waits for "ok" too. Run until the child's step has failed."""
 
     @durable.step(name="flaky")
     def flaky() -> str:
@@ -318,6 +314,17 @@ def test_an_answer_the_child_recorded_stays_and_the_input_goes_to_the_parent(
         parent()
     with pytest.raises(ConnectionError):
         parent.resume("p", inputs={"ok": "yes"})
+    return parent
+
+
+def test_an_answer_the_child_recorded_stays_and_the_input_goes_to_the_parent(
+    store: durable.Store,
+) -> None:
+    """An input offered to a child run that already recorded another answer
+    of that name is not refused by the child: the parent's later wait of
+    that name is the first one without an answer."""
+    ran: Counter[str] = Counter()
+    parent = _waiting_family(store, ran)
     with pytest.warns(UserWarning, match="child run 'p.0' already recorded input 'ok'"):
         assert parent.resume("p", inputs={"ok": "no"}).value == "yes-no"
     assert ran == Counter(flaky=2)
@@ -329,26 +336,7 @@ def test_an_answer_repeated_to_a_child_is_used_up_for_the_parent_too(
     """The child's recorded answer, supplied again (as a repeated command
     does), is a repeat there: it does not answer the parent's later wait."""
     ran: Counter[str] = Counter()
-
-    @durable.step(name="flaky")
-    def flaky() -> str:
-        ran["flaky"] += 1
-        if ran["flaky"] == 1:
-            raise ConnectionError("down")
-        return "-"
-
-    @durable.workflow(name="kid", store=store)
-    def kid() -> str:
-        return durable.wait_for("ok") + flaky()
-
-    @durable.workflow(name="parent", store=store, run_id="p")
-    def parent() -> str:
-        return kid() + durable.wait_for("ok")
-
-    with pytest.raises(durable.Suspended):
-        parent()
-    with pytest.raises(ConnectionError):
-        parent.resume("p", inputs={"ok": "yes"})
+    parent = _waiting_family(store, ran)
     with pytest.raises(durable.Suspended, match="'ok'"):  # the parent's own wait
         parent.resume("p", inputs={"ok": "yes"})
     assert ran == Counter(flaky=2)

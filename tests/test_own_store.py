@@ -92,10 +92,8 @@ class Broken:
             self.data.pop(k, None)
 
 
-def test_a_backend_error_is_a_storage_error_and_keeps_the_records() -> None:
-    backend = Broken()
-    store = durable.open_store(backend)
-    calls: list[int] = []
+def _counted_flow(store: durable.Store, calls: list[int]) -> durable.Workflow[[], list[int]]:
+    """Three steps that append their argument to `calls`, run `r` of `own`."""
 
     @durable.step(name="add")
     def add(i: int) -> int:
@@ -105,6 +103,15 @@ def test_a_backend_error_is_a_storage_error_and_keeps_the_records() -> None:
     @durable.workflow(name="own", store=store, run_id="r")
     def flow() -> list[int]:
         return [add(i) for i in range(3)]
+
+    return flow
+
+
+def test_a_backend_error_is_a_storage_error_and_keeps_the_records() -> None:
+    backend = Broken()
+    store = durable.open_store(backend)
+    calls: list[int] = []
+    flow = _counted_flow(store, calls)
 
     real_create = backend.create
 
@@ -128,15 +135,7 @@ def test_a_release_the_store_failed_does_not_lock_this_process_out() -> None:
     backend = Broken()
     store = durable.open_store(backend, lease_ttl=600)
     calls: list[int] = []
-
-    @durable.step(name="add")
-    def add(i: int) -> int:
-        calls.append(i)
-        return i + 1
-
-    @durable.workflow(name="own", store=store, run_id="r")
-    def flow() -> list[int]:
-        return [add(i) for i in range(3)]
+    flow = _counted_flow(store, calls)
 
     real_create = backend.create
 
