@@ -87,7 +87,7 @@ class Scope:
             and self.thread_may_use
             and self.run.open
             and threading.get_ident() == self.thread
-            and log._pid == self.pid  # `process_id()` without a call, on every step
+            and log.pid == self.pid  # `process_id()` without a call, on every step
             and current_task() is None
         ):
             self._check(what)
