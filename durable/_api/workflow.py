@@ -129,7 +129,7 @@ class Workflow(Steering, Generic[P, R]):
 
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
-        from .._manage.cleanup import delete_run
+        from .._manage.runs import delete_run
         delete_run(self._store(), self.name, run_id)
 
     def fork(

@@ -46,7 +46,7 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
     for run_id in args.run_ids:
         try:
             workflow = runs.find_workflow(store, run_id, args.workflow)
-            cleanup.delete_run(store, workflow, run_id)
+            runs.delete_run(store, workflow, run_id)
         except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
             code = print_error(e, args.debug, 2)
             continue

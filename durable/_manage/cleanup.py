@@ -1,7 +1,7 @@
-"""Cleaning up runs: deleting one (`durable rm`, `Workflow.delete()`) and
-gc, which removes the old runs of a whole store (`durable gc`,
-`durable.gc()`, `keep_last=` on the decorator). Plain functions over a
-`Store`, like the listing in `runs` that they choose by."""
+"""gc: removing the old runs of a whole store, or of one workflow
+(`durable gc`, `durable.gc()`, `keep_last=` on the decorator), chosen from
+the listing in `runs` by status, age and how many completed runs to keep,
+each deleted by `runs.delete_run` under its lease."""
 
 from __future__ import annotations
 
@@ -11,45 +11,12 @@ from collections.abc import Iterable
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import open_store
-from .._storage.keys import check_names
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
 from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
 from .runs import RunInfo
 
 # A crashed writer's temp file is swept by gc once untouched this long.
 TEMP_AGE = 3600.0
-
-def delete_run(
-    store: Store, workflow: str, run_id: str, *, as_listed: RunInfo | None = None
-) -> bool:
-    """Remove every object of a run. Refuses (RunLockedError) while a live
-    process holds it. With `as_listed` (what `gc` chose it by), only while
-    the run is still as listed, checked under its lease: a run resumed since
-    (completed, or no longer old) is kept, and False returned."""
-    check_names(workflow, run_id)
-    if not store.list(f"{workflow}/{run_id}/"):
-        raise RunNotFoundError(workflow, run_id, store.url)
-    lease = store.acquire(workflow, run_id, runs.LEASE_TTL)
-    if as_listed is not None and not _still_as_listed(store, as_listed):
-        lease.release()
-        return False
-    store.delete_held_run(workflow, run_id, lease)
-    return True
-
-
-def _still_as_listed(store: Store, listed: RunInfo) -> bool:
-    """Whether the run's manifest is the one listed. A run listed as
-    interrupted (running, nobody holding it) reads as running under the
-    lease gc holds now: the same manifest."""
-    try:
-        now_info = runs.run_info(store, listed.workflow, listed.run_id)
-    except RunNotFoundError:
-        return False
-    same = now_info.status == listed.status or (listed.status, now_info.status) == (
-        "interrupted",
-        "running",
-    )
-    return same and now_info.updated == listed.updated
 
 
 def gc(
@@ -134,7 +101,7 @@ def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
 
 def _try_delete(store: Store, info: RunInfo) -> bool:
     try:
-        return delete_run(store, info.workflow, info.run_id, as_listed=info)
+        return runs.delete_run(store, info.workflow, info.run_id, as_listed=info)
     except (RunLockedError, RunNotFoundError):
         return False  # started or removed by someone else meanwhile
 

@@ -1,9 +1,9 @@
-"""Looking back at runs: listing them and reading their manifests.
+"""Looking back at runs: listing them, reading their manifests, deleting one.
 
 Plain functions over a `Store` and a workflow name, so that the command line
 can manage runs without importing the workflow's code; `Workflow.runs()`
-delegates here (deleting and gc live in `cleanup`, history in `history`,
-forking in `fork`)."""
+and `.delete()` delegate here (gc lives in `cleanup`, history in
+`history`, forking in `fork`)."""
 
 from __future__ import annotations
 
@@ -203,3 +203,37 @@ def first_gap(positions: Iterable[int]) -> int:
 def summarize_error(error: dict[str, str]) -> str:
     message = (error.get("message") or "").strip().splitlines()
     return f"{error.get('type', 'Error')}: {message[0] if message else ''}"[:300]
+
+
+# -- delete ---------------------------------------------------------------------
+def delete_run(
+    store: Store, workflow: str, run_id: str, *, as_listed: RunInfo | None = None
+) -> bool:
+    """Remove every object of a run. Refuses (RunLockedError) while a live
+    process holds it. With `as_listed` (what `gc` chose it by), only while
+    the run is still as listed, checked under its lease: a run resumed since
+    (completed, or no longer old) is kept, and False returned."""
+    check_names(workflow, run_id)
+    if not store.list(f"{workflow}/{run_id}/"):
+        raise RunNotFoundError(workflow, run_id, store.url)
+    lease = store.acquire(workflow, run_id, LEASE_TTL)
+    if as_listed is not None and not _still_as_listed(store, as_listed):
+        lease.release()
+        return False
+    store.delete_held_run(workflow, run_id, lease)
+    return True
+
+
+def _still_as_listed(store: Store, listed: RunInfo) -> bool:
+    """Whether the run's manifest is the one listed. A run listed as
+    interrupted (running, nobody holding it) reads as running under the
+    lease gc holds now: the same manifest."""
+    try:
+        now_info = run_info(store, listed.workflow, listed.run_id)
+    except RunNotFoundError:
+        return False
+    same = now_info.status == listed.status or (listed.status, now_info.status) == (
+        "interrupted",
+        "running",
+    )
+    return same and now_info.updated == listed.updated
