@@ -48,8 +48,9 @@ if _TYPE_CHECKING:
     from ._fanout.progress import Progress
     from ._manage.cache import CacheInfo, cache_info
     from ._manage.cancel import Cancellation
+    from ._manage.cleanup import gc
     from ._manage.history import StepInfo
-    from ._manage.runs import RunInfo, gc
+    from ._manage.runs import RunInfo
     from ._settings import configure
     from ._storage.base import Store
     from ._storage.factory import open_store
@@ -143,7 +144,7 @@ _HOMES = {
     "cache_info": "._manage.cache",
     "StepInfo": "._manage.history",
     "RunInfo": "._manage.runs",
-    "gc": "._manage.runs",
+    "gc": "._manage.cleanup",
     "Store": "._storage.base",
     "open_store": "._storage.factory",
     "configure": "._settings",

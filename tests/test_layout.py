@@ -31,7 +31,7 @@ LAZY_ON_USE = {
     # In async code only, where the running event loop has imported it already.
     ("durable._storage.clock", "asyncio"): "Clock.asleep",
     ("durable._core.plan", "asyncio"): "apause",
-    ("durable._core.scope", "asyncio"): "the task factory, called by a loop",
+    ("durable._core.taskfactory", "asyncio"): "the task factory, called by a loop",
     ("durable._fanout.schedule", "asyncio"): "async_block",
     ("durable._fanout.progress", "tqdm"): "the first bar drawn (often none: not a terminal)",
     # Workflow methods and options that read or change runs (runs(), history(),

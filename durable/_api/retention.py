@@ -14,7 +14,7 @@ from ..errors import DurableError
 def prune(store: Store, workflow: str, options: Options) -> None:
     if options.keep_last is None:
         return
-    from .._manage.runs import keep_newest  # run management, loaded for keep_last only
+    from .._manage.cleanup import keep_newest  # run management, loaded for keep_last only
 
     try:
         keep_newest(store, workflow, options.keep_last)

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._manage import history, runs
+from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
 from .._storage.base import Store
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
@@ -60,7 +60,7 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
             "gc needs at least one of --keep-last N, --older-than AGE or --status STATUS; "
             "it never removes everything by default"
         )
-    removed = runs.gc(
+    removed = cleanup.gc(
         store,
         keep_last=args.keep_last,
         older_than=args.older_than,

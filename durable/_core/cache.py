@@ -8,14 +8,15 @@ one argument rule, with `ignore=`d arguments left out, or the digest of a
 `key=` function's result), with the values the step's closure captured. A
 call whose key cannot be established (a secret among its arguments or in its
 closure, an argument without a reproducible digest, code whose source no
-longer matches) is neither served nor stored: it just runs."""
+longer matches) is neither served nor stored: it just runs. A cached step
+called plainly (outside any run) goes through `cacheplain`."""
 
 from __future__ import annotations
 
 import datetime
 import numbers
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,18 +24,13 @@ from .._storage import cachestore
 from .._storage.base import Store
 from .._storage.cachestore import MISSING, Entry, count_use, is_missing
 from .._storage.clock import now
-from .._storage.factory import default_store
 from .._storage.files import first_stale
 from .._storage.keys import Position
 from .._storage.records import StepRecord
-from ..errors import ConfigurationError, DurableError, SerializationError
-from . import artifacts
+from ..errors import ConfigurationError, DurableError
 from .cachekey import call_key
-from .context import RunState, current_state
-from .plan import Call, Plan
-from .redact import holds_redacted
+from .context import RunState
 from .replay import fence
-from .retry import RetryPolicy, retrying
 from .spec import refingerprint
 
 if TYPE_CHECKING:
@@ -45,7 +41,6 @@ if TYPE_CHECKING:
 # A hit writes the entry's use marker (for `durable cache prune`, least
 # recently used first) at most once a minute per entry and process.
 TOUCH_EVERY = 60.0
-ONCE = RetryPolicy()  # a plain call of a step: one try, no retries
 
 
 @dataclass(frozen=True)
@@ -211,7 +206,7 @@ def ticket_in_run(
     ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Ticket | None:
     fp = ctx.fingerprints.get(id(spec))  # the run computed it at its start
-    return _ticket(ctx.store, spec, args, kwargs, fp)
+    return ticket_for(ctx.store, spec, args, kwargs, fp)
 
 
 def served(
@@ -256,57 +251,7 @@ def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
     return ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob) is None
 
 
-# -- a plain call (outside any run, or inside another step) ------------------------
-
-
-def plain_plan(
-    spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], retry: RetryPolicy = ONCE
-) -> Plan[Any]:
-    """A cached step called plainly; a miss runs its body with `retry` (a
-    `loop_over` item: the step's retries)."""
-    run = current_state()
-    ticket = _ticket(run.store if run is not None else default_store(), spec, args, kwargs, None)
-    if ticket is None:
-        return (yield from retrying(retry, lambda _: Call(spec.attempt(), args, kwargs)))
-    hit = ticket.lookup()
-    if hit is not None:
-        _reregister(hit[0].record.artifacts)
-        return hit[1]
-    found: list[tuple[str, str | None]] = []
-
-    def attempt(_: int) -> Call:
-        found.clear()  # what the try that returns registers
-        return Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
-
-    started = now()
-    value = yield from retrying(retry, attempt)
-    derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
-    entries = _produced(ticket.store, spec, found + derived)
-    _reregister(entries)
-    if holds_redacted(value):
-        return value  # a secret is never written
-    try:
-        return ticket.keep(value, entries, started)[1]
-    except SerializationError as e:
-        warnings.warn(f"{e}; the output was not cached", stacklevel=3)
-        return value
-
-
-def _produced(store: Store, spec: StepSpec, found: list[Any]) -> list[dict[str, Any]]:
-    if not found:
-        return []
-    # `produced` reports a missing file with the run's name; a plain call has none.
-    ctx = RunState(run_id="(plain call)", workflow="", store=store)
-    return artifacts.produced(ctx, 0, spec.name, found, spec.verify)
-
-
-def _reregister(entries: Iterable[dict[str, Any]]) -> None:
-    """A cached step called inside another step: its files count for that step too."""
-    for entry in entries:
-        artifacts.artifact(entry["url"], verify=entry.get("verify"))
-
-
-def _ticket(
+def ticket_for(
     store: Store,
     spec: StepSpec,
     args: tuple[Any, ...],

@@ -14,7 +14,8 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import Scope, current, enter_root, scope_var, set_scope
+from .scope import Scope, current, scope_var, set_scope
+from .taskfactory import enter_root
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)

@@ -6,8 +6,6 @@ reads a recorded output back and `commit` writes a finished operation."""
 
 from __future__ import annotations
 
-import contextlib
-import traceback
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -26,7 +24,6 @@ from .._storage.keys import (
     top_level,
 )
 from .._storage.records import (
-    Attempt,
     StepRecord,
     decode_stored,
     load_stored,
@@ -41,19 +38,12 @@ from ..errors import (
     IntegrityError,
     LeaseLostError,
     NondeterminismError,
-    StorageError,
 )
 from . import cancel, notify
 from .changed import arguments_changed
 from .context import RunState
 from .plan import check_stop
 from .recorded import Recorded, decode_step_record
-
-
-def attempt_record(exc: BaseException) -> Attempt:
-    """A failed try as history keeps it."""
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
-    return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
 
 
 def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
@@ -291,31 +281,6 @@ def _outlived(ctx: RunState, record: StepRecord) -> ConfigurationError:
 
 def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
     records.encode_into(ctx.store, (ctx.workflow, ctx.run_id), record, value)
-
-
-def save_failures(
-    ctx: RunState,
-    pos: Position,
-    failures: list[Attempt],
-    *,
-    name: str = "",
-    started: float = 0.0,
-    kind: str = "step",
-) -> None:
-    """Keep the failed attempts at pos (history shows them as `kind`)."""
-    rec = StepRecord(
-        pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
-    )
-    if kind != "step":
-        rec.extra["kind"] = kind
-    ctx.failures[pos] = failures
-    if not ctx.open:  # a task that outlived the body: the run is over, another may hold it
-        return
-    data = seal_record(rec.to_bytes(), ctx.store.signing_key)
-    # History only: the failure being recorded matters more than a store
-    # that cannot take it (the same fault usually caused it: disk full).
-    with contextlib.suppress(StorageError):
-        ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
 
 
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:

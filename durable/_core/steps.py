@@ -14,16 +14,15 @@ from .._storage.keys import Position
 from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
+from .attempts import attempt_record, save_failures
 from .context import RunState
 from .identity import call_digest
 from .plan import Call, Plan, drive_sync
 from .replay import (
-    attempt_record,
     commit,
     load_value,
     lookup,
     reopen,
-    save_failures,
 )
 from .retry import retrying
 from .spec import StepSpec

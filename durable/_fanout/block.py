@@ -11,16 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core import notify
+from .._core.attempts import attempt_record, save_failures
 from .._core.context import RunState
 from .._core.identity import value_digest
 from .._core.replay import (
-    attempt_record,
     commit,
     encode_into,
     load_value,
     lookup,
     same_call,
-    save_failures,
 )
 from .._core.spec import step_spec
 from .._fingerprint.fingerprint import fingerprint_function

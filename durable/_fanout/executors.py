@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from .._core.cache import plain_plan
+from .._core.cacheplain import plain_plan
 from .._core.context import RunState, current_state, enter_plain
 from .._core.plan import Call, drive_async, drive_sync
 from .._core.retry import retrying

@@ -1,19 +1,17 @@
-"""Looking back at runs and cleaning up: listing, deleting, gc.
+"""Looking back at runs: listing them, reading their manifests, deleting one.
 
 Plain functions over a `Store` and a workflow name, so that the command line
-can manage runs without importing the workflow's code; `Workflow.runs()` and
-`.delete()` delegate here (history lives in `history`, forking in `fork`)."""
+can manage runs without importing the workflow's code; `Workflow.runs()`
+and `.delete()` delegate here (gc lives in `cleanup`, history in
+`history`, forking in `fork`)."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._storage.base import Store
-from .._storage.clock import now
-from .._storage.factory import open_store
 from .._storage.keys import as_position, check_key_part, check_names, is_step_record, position_of
 from .._storage.manifest import HEAD, decode_manifest, manifest_arguments, summary_size
 from .._storage.manifest import read_manifest as read_checked
@@ -22,13 +20,10 @@ from ..errors import (
     ConfigurationError,
     CorruptRecordError,
     IntegrityError,
-    RunLockedError,
     RunNotFoundError,
 )
 
 LEASE_TTL = 30.0
-# A crashed writer's temp file is swept by gc once untouched this long.
-TEMP_AGE = 3600.0
 
 
 @dataclass(frozen=True)
@@ -210,7 +205,7 @@ def summarize_error(error: dict[str, str]) -> str:
     return f"{error.get('type', 'Error')}: {message[0] if message else ''}"[:300]
 
 
-# -- delete, gc ---------------------------------------------------------------
+# -- delete ---------------------------------------------------------------------
 def delete_run(
     store: Store, workflow: str, run_id: str, *, as_listed: RunInfo | None = None
 ) -> bool:
@@ -242,104 +237,3 @@ def _still_as_listed(store: Store, listed: RunInfo) -> bool:
         "running",
     )
     return same and now_info.updated == listed.updated
-
-
-def gc(
-    store: Store | str | None = None,
-    *,
-    keep_last: int | None = None,
-    older_than: float | datetime.timedelta | None = None,
-    status: str | Iterable[str] | None = None,
-    dry_run: bool = False,
-    workflow: str | None = None,
-) -> list[RunInfo]:
-    """Remove old runs of every workflow in a store; return what was (or, with
-    `dry_run`, would be) removed. Every filter given narrows what goes: per
-    workflow, a run is removed only if it matches `status` (a status or a
-    collection of them; None for any, an empty collection for none), is
-    not kept by `keep_last`, and was last updated more than `older_than`
-    ago (seconds or a timedelta). `keep_last=N` keeps the N newest
-    *completed* runs and every run newer than them (a fork not yet run, a
-    failed run waiting to be resumed); only completed runs count towards N,
-    and while fewer than N completed, it keeps everything. `keep_last=3,
-    older_than=7 days` keeps those and, of the rest, removes the ones
-    older than 7 days. A running run, or one held by a live process, is
-    never removed; nor is a run whose manifest cannot be read (`corrupt`,
-    `unverified`: its age is unknown) unless `status` names its status.
-    A whole-store gc (no `workflow`) also sweeps temp files a crashed
-    writer left (untouched for `TEMP_AGE` seconds)."""
-    if keep_last is None and older_than is None and status is None:
-        raise ConfigurationError(
-            "gc() needs at least one of keep_last, older_than or status; "
-            "it never removes everything by default"
-        )
-    if keep_last is not None and keep_last < 0:
-        raise ConfigurationError(f"keep_last must be >= 0, not {keep_last}")
-    target = store if isinstance(store, Store) else open_store(store)
-    wanted = None if status is None else {status} if isinstance(status, str) else set(status)
-    check_statuses(wanted or ())
-    cutoff = None if older_than is None else now() - _seconds(older_than)
-    removed: list[RunInfo] = []
-    for infos in _by_workflow(list_runs(target, workflow)):
-        chosen = [i for i in infos if _matches(i.status, wanted)]
-        if keep_last is not None:
-            kept = _kept(infos, keep_last)
-            chosen = [i for i in chosen if i.run_id not in kept]
-        if cutoff is not None:
-            chosen = [i for i in chosen if i.updated < cutoff]
-        removed += [i for i in chosen if dry_run or _try_delete(target, i)]
-    if workflow is None and not dry_run:
-        target.sweep_temp(TEMP_AGE)
-    return removed
-
-
-_UNREADABLE = ("corrupt", "unverified")
-
-
-def _kept(infos: list[RunInfo], keep_last: int) -> set[str]:
-    """The run ids `keep_last` keeps of one workflow's runs (newest first):
-    up to and including its keep_last-th completed run. A run that did
-    not complete never takes a completed run's place (issue 14)."""
-    if keep_last == 0:
-        return set()
-    completed = 0
-    for k, info in enumerate(infos):
-        completed += info.status == "completed"
-        if completed == keep_last:
-            return {i.run_id for i in infos[: k + 1]}
-    return {i.run_id for i in infos}
-
-
-def _matches(status: str, wanted: set[str] | None) -> bool:
-    if status == "running":
-        return False
-    if wanted is None:  # any status, but not a run whose age and state are unknown
-        return status not in _UNREADABLE
-    return status in wanted
-
-
-def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
-    """`keep_last=N` on the decorator: after a run completes, drop the oldest
-    completed runs of that workflow beyond the N newest."""
-    return gc(store, keep_last=keep_last, status="completed", workflow=workflow)
-
-
-def _try_delete(store: Store, info: RunInfo) -> bool:
-    try:
-        return delete_run(store, info.workflow, info.run_id, as_listed=info)
-    except (RunLockedError, RunNotFoundError):
-        return False  # started or removed by someone else meanwhile
-
-
-def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:
-    groups: dict[str, list[RunInfo]] = {}
-    for info in infos:
-        groups.setdefault(info.workflow, []).append(info)
-    return list(groups.values())
-
-
-def _seconds(value: float | datetime.timedelta) -> float:
-    seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else float(value)
-    if seconds < 0:
-        raise ConfigurationError(f"older_than must not be negative, not {value}")
-    return seconds

@@ -81,7 +81,7 @@ class RunLog:
         deleted under it: `_write` then opens the file at the path."""
         with self._mutex:
             fd = self._fd
-            if fd is None or self._pid != _pid:
+            if fd is None or self._pid != pid:
                 raise _Unlinked(f"{self.path} is not open here")
             lock_exclusive(fd, blocking=True)
             try:
@@ -107,7 +107,7 @@ class RunLog:
 
     def is_open(self) -> bool:
         """Whether this process has the file open (a run holds it)."""
-        return self._fd is not None and self._pid == _pid
+        return self._fd is not None and self._pid == pid
 
     def hold(self, level: str, interval: float) -> None:
         """A run starts: keep the file open, sync it under `level`."""
@@ -118,7 +118,7 @@ class RunLog:
         durable under its level, and close the file."""
         with self._mutex:
             self.held = False
-            if self._fd is not None and self._pid == _pid:
+            if self._fd is not None and self._pid == pid:
                 try:
                     self.syncer.flush(self._sync)
                 finally:
@@ -193,11 +193,11 @@ class RunLog:
         """The open log (fd, whether this call created the file): opened
         again in a forked child (and by `_write` when `_append` found the
         file deleted under it)."""
-        if self._fd is not None and self._pid == _pid:
+        if self._fd is not None and self._pid == pid:
             return self._fd, False  # `is_open`
         fd, fresh = _open_for_append(self.path)
         not_inherited(fd)  # a child forked while it is open must not share its lock
-        self._fd, self._pid = fd, _pid
+        self._fd, self._pid = fd, pid
         self.syncer.reset()
         return fd, fresh
 
@@ -236,17 +236,18 @@ class RunLog:
 
 # This process's id, kept by a fork hook: every append compares it with the
 # one that opened the file, and `os.getpid` is a system call each time.
-_pid = os.getpid()
+# Public: the run scope (durable._core.scope) reads it on every step too.
+pid = os.getpid()
 
 
 def _forked() -> None:
-    global _pid
-    _pid = os.getpid()
+    global pid
+    pid = os.getpid()
 
 
 def process_id() -> int:
     """`os.getpid()` without the system call (kept by the fork hook)."""
-    return _pid
+    return pid
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork

@@ -1,0 +1,71 @@
+"""A cached step called plainly: outside any run, inside another step, or
+as a `loop_over` item. No run records it, so the cache entry is all there
+is: a hit returns the entry's value, a miss runs the body (with the step's
+retries for an item) and keeps its output for the next call."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+from .._storage.base import Store
+from .._storage.clock import now
+from .._storage.factory import default_store
+from ..errors import SerializationError
+from . import artifacts
+from .cache import ticket_for
+from .context import RunState, current_state
+from .plan import Call, Plan
+from .redact import holds_redacted
+from .retry import RetryPolicy, retrying
+from .spec import StepSpec
+
+ONCE = RetryPolicy()  # a plain call of a step: one try, no retries
+
+
+def plain_plan(
+    spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], retry: RetryPolicy = ONCE
+) -> Plan[Any]:
+    """A cached step called plainly; a miss runs its body with `retry` (a
+    `loop_over` item: the step's retries)."""
+    run = current_state()
+    ticket = ticket_for(run.store if run is not None else default_store(), spec, args, kwargs, None)
+    if ticket is None:
+        return (yield from retrying(retry, lambda _: Call(spec.attempt(), args, kwargs)))
+    hit = ticket.lookup()
+    if hit is not None:
+        _reregister(hit[0].record.artifacts)
+        return hit[1]
+    found: list[tuple[str, str | None]] = []
+
+    def attempt(_: int) -> Call:
+        found.clear()  # what the try that returns registers
+        return Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
+
+    started = now()
+    value = yield from retrying(retry, attempt)
+    derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
+    entries = _produced(ticket.store, spec, found + derived)
+    _reregister(entries)
+    if holds_redacted(value):
+        return value  # a secret is never written
+    try:
+        return ticket.keep(value, entries, started)[1]
+    except SerializationError as e:
+        warnings.warn(f"{e}; the output was not cached", stacklevel=3)
+        return value
+
+
+def _produced(store: Store, spec: StepSpec, found: list[Any]) -> list[dict[str, Any]]:
+    if not found:
+        return []
+    # `produced` reports a missing file with the run's name; a plain call has none.
+    ctx = RunState(run_id="(plain call)", workflow="", store=store)
+    return artifacts.produced(ctx, 0, spec.name, found, spec.verify)
+
+
+def _reregister(entries: Iterable[dict[str, Any]]) -> None:
+    """A cached step called inside another step: its files count for that step too."""
+    for entry in entries:
+        artifacts.artifact(entry["url"], verify=entry.get("verify"))

@@ -1,0 +1,106 @@
+"""The manifest writes of a run's life: started (or resumed, noted for the
+timeline), finished with a status, or completed with its return value. The
+lifecycle in `run` decides which; these say what each writes."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import traceback
+from typing import Any
+
+from .._storage import codec
+from .._storage.base import Store
+from .._storage.clock import now
+from .._storage.manifest import write_manifest
+from .._storage.records import RunRecord, keep_encoded
+from ..errors import LeaseLostError, SerializationError, StorageError
+from .arguments import encode_arguments
+from .definition import Definition
+
+
+def start(
+    store: Store,
+    workflow: str,
+    run_id: str,
+    manifest: RunRecord | None,
+    definition: Definition,
+    bound: inspect.BoundArguments,
+    digests: dict[str, str],
+    parent: dict[str, Any] | None = None,
+) -> RunRecord:
+    encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
+    if manifest is None:
+        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
+    else:
+        note_resume(manifest)
+    manifest.fingerprint = definition.fingerprint
+    manifest.steps, manifest.step_parts = definition.steps, definition.parts
+    manifest.args_encoding = encoding
+    inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
+    manifest.args = inline or b""
+    manifest.extra["arg_digests"] = digests
+    if parent is not None:
+        manifest.extra["parent"] = parent
+    manifest.status, manifest.error, manifest.reason = "running", None, None
+    write_manifest(store, manifest)
+    return manifest
+
+
+# How many resumptions a manifest remembers for the timeline (the newest).
+RESUMES_KEPT = 20
+
+
+def note_resume(manifest: RunRecord) -> None:
+    """Where the timeline shows a break: when this attempt began and how the
+    one before ended (a holder killed mid-run left `running` behind)."""
+    before = "interrupted" if manifest.status == "running" else manifest.status
+    notes = [*manifest.extra.get("resumes", []), [now(), before]]
+    manifest.extra["resumes"] = notes[-RESUMES_KEPT:]
+
+
+def finish(
+    store: Store,
+    manifest: RunRecord,
+    status: str,
+    *,
+    error: dict[str, str] | None = None,
+    reason: str | None = None,
+) -> None:
+    manifest.status, manifest.error, manifest.reason = status, error, reason
+    # Called while an error propagates (a step's, or a record write's: disk
+    # full, read-only, file too large, lease lost): a manifest write failing
+    # for the same cause must not hide that error behind its own.
+    pending = sys.exc_info()[1]
+    try:
+        # What the run wrote is durable before its status says where it ended.
+        store.end_run(manifest.workflow, manifest.run_id)
+        write_manifest(store, manifest)
+    except (StorageError, LeaseLostError) as e:
+        if pending is None:
+            raise
+        add_note = getattr(pending, "add_note", None)  # Python 3.11+
+        if add_note is not None:
+            add_note(f"durable: the run's status ({status}) was not recorded either: {e}")
+
+
+def complete(store: Store, manifest: RunRecord, value: Any) -> None:
+    try:
+        manifest.result_encoding, data = codec.encode_value(
+            value, allow_pickle=store.allow_pickle
+        )
+    except Exception as e:
+        err = SerializationError(
+            f"{manifest.workflow} (return value)", type(value).__qualname__, str(e)
+        )
+        finish(store, manifest, "failed", error=error_summary(err))
+        raise err from e
+    # Over the blob threshold the value goes to a blob, as a step output does.
+    where = (manifest.workflow, manifest.run_id)
+    manifest.result, manifest.result_blob = keep_encoded(store, where, data)
+    finish(store, manifest, "completed")
+
+
+def error_summary(exc: BaseException) -> dict[str, str]:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
+    return {"type": type(exc).__qualname__, "message": str(exc)[:2000], "traceback": tb[-4000:]}

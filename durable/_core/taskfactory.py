@@ -1,0 +1,124 @@
+"""The task factory that numbers asyncio tasks (DESIGN §2 "Positions in
+async code"): installed on the running loop while an async run is active
+(`enter_root`), it gives each task created by a scope's owner that scope's
+child, so that a task's operations are numbered by creation order, which is
+program order. Installed once per loop however many runs share it, chained
+to any factory that was there, and put back when the last run leaves."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .scope import RunState, Scope, _asyncio, current_task, scope_var, set_scope
+
+if TYPE_CHECKING:
+    import asyncio
+
+
+def enter_root(run: RunState) -> Callable[[], None]:
+    """The body's scope, and the task factory on the running loop, if any."""
+    task = current_task()
+    outside = task is None
+    reset = set_scope(Scope(run, (), task, claimable=outside, thread_may_use=outside))
+    loop = _running_loop()
+    if loop is None:
+        return reset
+    _install(loop)
+
+    def leave() -> None:
+        reset()
+        _uninstall(loop)
+
+    return leave
+
+
+@dataclass
+class _Installed:
+    factory: Callable[..., Any]
+    previous: Callable[..., Any] | None
+    runs: int = 0
+
+
+_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Installed] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    aio = _asyncio()
+    loop: asyncio.AbstractEventLoop | None = None if aio is None else aio._get_running_loop()
+    return loop
+
+
+def _install(loop: asyncio.AbstractEventLoop) -> None:
+    with _lock:
+        entry = _loops.get(loop)
+        current_factory = loop.get_task_factory()
+        if entry is None or current_factory is not entry.factory:
+            # Chain to whatever factory is there now (the user's, or ours replaced by theirs).
+            factory = _make_factory(current_factory)
+            loop.set_task_factory(factory)
+            entry = _Installed(factory, current_factory, entry.runs if entry else 0)
+            _loops[loop] = entry
+        entry.runs += 1
+
+
+def _uninstall(loop: asyncio.AbstractEventLoop) -> None:
+    with _lock:
+        entry = _loops.get(loop)
+        if entry is None:
+            return
+        entry.runs -= 1
+        if entry.runs > 0:
+            return
+        del _loops[loop]
+        if loop.get_task_factory() is entry.factory:  # still ours: put back what was there
+            loop.set_task_factory(entry.previous)
+
+
+def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
+    def durable_task_factory(
+        loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any
+    ) -> asyncio.Future[Any]:
+        parent = scope_var.get()
+        # Tasks of a step body or a loop block (no scope), of a finished run, or
+        # made by code that may not number here take no index: creation order
+        # is program order only for the scope's own task.
+        if parent is None or not parent.run.open or not parent.owned_here():
+            return _spawn(previous, loop, coro, kwargs)
+        child = parent.child()
+        context = kwargs.get("context")
+        if context is not None:  # 3.11+: the task runs in the context given
+            try:
+                context.run(scope_var.set, child)
+            except RuntimeError:  # a context in use elsewhere: the task fails closed later
+                return _spawn(previous, loop, coro, kwargs)
+            task = _spawn(previous, loop, coro, kwargs)
+        else:  # the task copies the current context: put the child scope in it for now
+            token = scope_var.set(child)
+            try:
+                task = _spawn(previous, loop, coro, kwargs)
+            finally:
+                scope_var.reset(token)
+        child.bind(task)
+        return task
+
+    return durable_task_factory
+
+
+def _spawn(
+    previous: Callable[..., Any] | None,
+    loop: asyncio.AbstractEventLoop,
+    coro: Any,
+    kwargs: dict[str, Any],
+) -> asyncio.Future[Any]:
+    if previous is not None:
+        return previous(loop, coro, **kwargs)  # type: ignore[no-any-return]
+    import asyncio  # loaded already: its loop is calling this factory
+
+    return asyncio.Task(coro, loop=loop, **kwargs)
