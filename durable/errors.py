@@ -1,6 +1,7 @@
 """The exception tree. Every error carries structured fields and a message
-that says what to do next. This module imports nothing from the package, so
-every part of it may raise these.
+that says what to do next. This module imports nothing from the package
+but the leaf `_errortext` (which imports nothing of durable), so every part
+of it may raise these.
 
     DurableError                      every error durable raises
     ├── RunNotFoundError              (also a LookupError)
@@ -30,30 +31,13 @@ against earlier versions catches it that way."""
 
 from __future__ import annotations
 
-import datetime
-import reprlib
 import signal
 from collections.abc import Mapping
 from typing import Any
 
-# A position as errors see it: `3` in the body, a path such as (2, 0, 1)
-# inside an asyncio task (the storage layer's `PositionPath` prints `2.0.1`).
-Position = int | tuple[int, ...]
-
-
-def _restore(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
-    error = cls.__new__(cls)
-    error.args = args
-    return error
-
-
-def _reduce(self: BaseException) -> tuple[Any, ...]:
-    # An error crosses a process boundary (a multiprocessing pool, a process
-    # executor, Dask) by pickle, whose default calls `cls(*args)` with the
-    # message alone; our `__init__`s take fields, so the parent got a
-    # TypeError (a hung pool, a BrokenProcessPool) instead of the error.
-    # Rebuilt without `__init__`: the message, then the fields (`__dict__`).
-    return (_restore, (type(self), self.args), self.__dict__)
+from ._errortext import Position, preview_of
+from ._errortext import reduce_error as _reduce
+from ._errortext import stamp as _stamp
 
 
 class DurableError(Exception):
@@ -333,21 +317,3 @@ class ValidationError(DurableError):
             f"{validator} ({why}); the output was not recorded. Fix the step or the "
             "validator; the step runs again on the next try or resume."
         )
-
-
-_short = reprlib.Repr()
-_short.maxstring = _short.maxother = 60
-_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
-_short.maxlevel = 3
-
-
-def preview_of(value: Any, limit: int = 120) -> str:
-    """A one-line, bounded repr for messages and listings."""
-    text = _short.repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _stamp(t: float) -> str:
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M:%S UTC"
-    )

@@ -9,12 +9,13 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._errortext import preview_of
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
-from ..errors import ConfigurationError, preview_of
+from ..errors import ConfigurationError
 from .identity import Undigestable, run_id_digest, value_digest
 from .signature import signature_of
 

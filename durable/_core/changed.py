@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errortext import preview_of
 from .._storage.records import StepRecord
-from ..errors import preview_of
 from .content import Undigestable, content_of
 from .identity import value_digest
 

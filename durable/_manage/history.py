@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._errortext import preview_of
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.files import artifact_states
@@ -31,7 +32,7 @@ from .._storage.records import (
     timer_of,
     unseal,
 )
-from ..errors import CorruptRecordError, preview_of
+from ..errors import CorruptRecordError
 from .runs import RunInfo, read_manifest, run_info
 
 

@@ -1,0 +1,47 @@
+"""What the errors' messages and pickling use, kept apart from the error
+classes so that `errors` stays one screen of classes: a position's type, a
+bounded preview of a value, a time stamp, and the rebuilding of an error in
+another process. It imports nothing of durable, as `errors` does not."""
+
+from __future__ import annotations
+
+import datetime
+import reprlib
+from typing import Any
+
+# A position as errors see it: `3` in the body, a path such as (2, 0, 1)
+# inside an asyncio task (the storage layer's `PositionPath` prints `2.0.1`).
+Position = int | tuple[int, ...]
+
+
+def _restore(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
+
+
+def reduce_error(self: BaseException) -> tuple[Any, ...]:
+    # An error crosses a process boundary (a multiprocessing pool, a process
+    # executor, Dask) by pickle, whose default calls `cls(*args)` with the
+    # message alone; our `__init__`s take fields, so the parent got a
+    # TypeError (a hung pool, a BrokenProcessPool) instead of the error.
+    # Rebuilt without `__init__`: the message, then the fields (`__dict__`).
+    return (_restore, (type(self), self.args), self.__dict__)
+
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
+_short.maxlevel = 3
+
+
+def preview_of(value: Any, limit: int = 120) -> str:
+    """A one-line, bounded repr for messages and listings."""
+    text = _short.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def stamp(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S UTC"
+    )
