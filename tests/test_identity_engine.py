@@ -572,6 +572,25 @@ print(flow(helpers.Model(2), 5))
 """
 
 
+def _edited_between_runs(
+    tmp_path: Path, flow: str, helpers: Callable[[str], str]
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Runs `flow` (argv: store, log) in a child process after writing
+    `helpers.py` as `helpers(body)` says: each call may edit it first."""
+    (tmp_path / "flow.py").write_text(flow)
+    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"),
+           str(tmp_path / "log")]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
+
+    def run(body: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "helpers.py").write_text(helpers(body))
+        return subprocess.run(
+            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
+        )
+
+    return run
+
+
 @pytest.mark.parametrize("kind", ["class", "dataclass"])
 def test_an_object_passed_as_an_argument_counts_the_code_of_its_class(
     tmp_path: Path, kind: str
@@ -579,22 +598,15 @@ def test_an_object_passed_as_an_argument_counts_the_code_of_its_class(
     """The step runs `model.predict(x)` and names neither the class nor the
     method: an edit to the method is a changed call (the object counted by
     its class's name and its state: the old output came back)."""
-    (tmp_path / "flow.py").write_text(MODEL_FLOW)
-    helpers, log = tmp_path / "helpers.py", tmp_path / "log"
-    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
     head = (
         "import dataclasses\n@dataclasses.dataclass\nclass Model:\n    k: int\n"
         if kind == "dataclass"
         else "class Model:\n    def __init__(self, k):\n        self.k = k\n"
     )
-
-    def run(body: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        helpers.write_text(f"{head}\n    def predict(self, x):\n        return {body}\n")
-        return subprocess.run(
-            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
-        )
-
+    log = tmp_path / "log"
+    run = _edited_between_runs(
+        tmp_path, MODEL_FLOW, lambda body: f"{head}\n    def predict(self, x):\n        return {body}\n"
+    )
     assert run("x * self.k", CRASH="1").returncode == 3
     assert run("x * self.k", CRASH="1").returncode == 3  # the same code: replayed
     assert log.read_text().split() == ["predict"]
@@ -608,17 +620,10 @@ def test_a_function_passed_as_an_argument_counts_by_its_code(tmp_path: Path) -> 
     runs it, and the step's fingerprint does not see its code. Edited
     between two processes, the call is changed (it counted by name only:
     the old output came back)."""
-    (tmp_path / "flow.py").write_text(HELPER_FLOW)
-    helpers, log = tmp_path / "helpers.py", tmp_path / "log"
-    cmd = [sys.executable, str(tmp_path / "flow.py"), str(tmp_path / "store"), str(log)]
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}")
-
-    def run(body: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        helpers.write_text(f"def transform(x):\n    return {body}\n")
-        return subprocess.run(
-            cmd, env={**env, **extra}, capture_output=True, text=True, timeout=120
-        )
-
+    log = tmp_path / "log"
+    run = _edited_between_runs(
+        tmp_path, HELPER_FLOW, lambda body: f"def transform(x):\n    return {body}\n"
+    )
     assert run("x + 1", CRASH="1").returncode == 3
     assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
     assert log.read_text().split() == ["apply"]
