@@ -1,0 +1,77 @@
+"""Two machines whose clocks disagree share an S3 store (moto's server over
+HTTP). A lease's expiry is written with the holder's clock; a contender
+whose clock runs ahead must not read a live holder's lease as expired and
+run the same steps a second time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # moto and three processes
+
+SCRIPT = """
+import os, socket, sys, time
+
+# This "machine": its own host name, and a clock SKEW seconds ahead.
+socket.gethostname = lambda: os.environ["HOST"]
+_real = time.time
+time.time = lambda: _real() + float(os.environ.get("SKEW", "0"))
+
+import durable
+
+@durable.step
+def work(i: int) -> int:
+    with open(os.environ["COUNT_LOG"], "a") as f:
+        f.write(f"{os.environ['HOST']}:{i}\\n")
+    if i == int(os.environ.get("HOLD_AT", "-1")):
+        print("HOLDING", flush=True)
+        sys.stdin.readline()
+    return i + 100
+
+@durable.workflow
+def nightly() -> list:
+    return [work(i) for i in range(3)]
+
+store = durable.open_store(lease_ttl=3)
+try:
+    run = nightly.with_options(store=store, run_id="skewed").run()
+except durable.RunLockedError as e:
+    print("LOCKED", e, flush=True)
+else:
+    print("DONE", run.steps_replayed, run.steps_executed, flush=True)
+"""
+
+
+def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
+) -> None:
+    script, log = tmp_path / "nightly.py", tmp_path / "executions.log"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DURABLE_"))}
+    env.update(s3_env, PYTHONPATH=str(ROOT), DURABLE_STORE=s3_url, COUNT_LOG=str(log))
+    a = subprocess.Popen(
+        [sys.executable, str(script)], env=dict(env, HOST="machine-a", HOLD_AT="1"),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert a.stdout is not None and a.stdin is not None
+    assert a.stdout.readline().strip() == "HOLDING"  # A holds the run, alive, renewing
+    # B's clock is 2 minutes ahead: A's lease (3 s) looks long expired to it.
+    b = subprocess.run(
+        [sys.executable, str(script)], env=dict(env, HOST="machine-b", SKEW="120"),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    a.stdin.write("\n")
+    a.stdin.close()
+    finished = a.stdout.read()
+    assert a.wait() == 0
+    assert b.stdout.startswith("LOCKED"), (b.stdout, b.stderr)
+    assert "machine-a" in b.stdout
+    assert finished.split() == ["DONE", "0", "3"]
+    assert log.read_text().split() == ["machine-a:0", "machine-a:1", "machine-a:2"]
