@@ -195,11 +195,22 @@ class StorageError(DurableError):
 
 
 class CorruptRecordError(DurableError):
+    """A record or manifest that can't be used. `newer`: it is intact but in
+    the format of a newer version of durable, which can still use it."""
+
     def __init__(
         self, run_id: str, position: Position | None, key: str, why: str, *,
-        advice: str | None = None,
+        advice: str | None = None, newer: int | None = None,
     ) -> None:
-        self.run_id, self.position, self.key = run_id, position, key
+        self.run_id, self.position, self.key, self.newer = run_id, position, key, newer
+        if newer is not None:  # nothing to restart or remove: its writer reads it
+            super().__init__(
+                f"run {run_id!r}: {key} was written by a newer version of durable (format "
+                f"{newer}; this one reads {why}). It was not used and is not damaged: "
+                "upgrade durable here (pip install -U durable-fn) to use it; the version "
+                "that wrote it can still resume it."
+            )
+            return
         if position is not None:
             what = f"the record at position {position} ({key}) is damaged"
             fallback = (

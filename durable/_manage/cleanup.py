@@ -40,7 +40,7 @@ def gc(
     older_than=7 days` keeps those and, of the rest, removes the ones
     older than 7 days. A running run, or one held by a live process, is
     never removed; nor is a run whose manifest cannot be read (`corrupt`,
-    `unverified`: its age is unknown) unless `status` names its status.
+    `unverified`, `newer`: its age is unknown) unless `status` names its status.
     A whole-store gc (no `workflow`) also sweeps temp files a crashed
     writer left (untouched for `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
@@ -68,7 +68,7 @@ def gc(
     return removed
 
 
-_UNREADABLE = ("corrupt", "unverified")
+_UNREADABLE = ("corrupt", "unverified", "newer")
 
 
 def _kept(infos: list[RunInfo], keep_last: int) -> set[str]:

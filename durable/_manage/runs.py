@@ -32,8 +32,9 @@ class RunInfo:
 
     workflow: str
     run_id: str
-    # running, completed, failed, suspended, interrupted, cancelled, forked; corrupt or
-    # unverified (manifest damaged, or not signed with this store's key)
+    # running, completed, failed, suspended, interrupted, cancelled, forked; corrupt,
+    # unverified or newer (manifest damaged, not signed with this store's key, or
+    # written by a newer version of durable)
     status: str
     fingerprint: str
     created: float
@@ -80,7 +81,7 @@ def list_runs(
 
 # Every status a run can list with (`RunInfo.status`).
 RUN_STATUSES = ("running", "completed", "failed", "suspended", "interrupted", "cancelled",
-                "forked", "corrupt", "unverified")  # fmt: skip
+                "forked", "corrupt", "unverified", "newer")  # fmt: skip
 
 
 def check_statuses(statuses: Iterable[str]) -> None:
@@ -171,8 +172,9 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
         names = store.record_names(workflow, run_id)
     # Listed rather than raised, so that one bad run neither hides the others
     # nor stops gc, and can be looked at and removed.
-    except CorruptRecordError as e:
-        return RunInfo(workflow, run_id, "corrupt", "", 0.0, 0.0, 0, None, str(e))
+    except CorruptRecordError as e:  # a newer durable's run is intact: never "corrupt"
+        status = "corrupt" if e.newer is None else "newer"
+        return RunInfo(workflow, run_id, status, "", 0.0, 0.0, 0, None, str(e))
     except IntegrityError as e:  # unsigned, or signed with another key
         return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e))
     steps = {p for n in names if is_step_record(n) and (p := position_of(n)) is not None}

@@ -126,7 +126,12 @@ def _fields(body: bytes, run_id: str, name: str) -> dict[str, Any]:
         fields = unpack(body)
     except Exception as e:
         raise CorruptRecordError(run_id, None, name, f"undecodable: {e}") from e
-    if not isinstance(fields, dict) or fields.pop("v", None) != FORMAT:
+    if not isinstance(fields, dict):
+        raise CorruptRecordError(run_id, None, name, "unknown manifest format")
+    version = fields.pop("v", None)
+    if type(version) is int and version > FORMAT:  # a teammate's newer durable wrote it
+        raise CorruptRecordError(run_id, None, name, f"format {FORMAT}", newer=version)
+    if version != FORMAT:
         raise CorruptRecordError(run_id, None, name, "unknown manifest format")
     return fields
 
