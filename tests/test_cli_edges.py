@@ -292,3 +292,29 @@ def test_a_run_removed_under_its_holder_stops_it_and_says_so(tmp: Path) -> None:
     assert "lost its lease" in said and "If the run was removed" in said
     assert counts(tmp) == {"s1": 1, "s2": 1}
     assert runs_json(tmp) == []  # nothing was written back into the removed run
+
+
+def test_commands_without_wait_do_not_advise_it_for_a_held_run(tmp: Path) -> None:
+    # Only `durable run` has --wait: rm, fork and cancel of a held run said
+    # "run again with --wait SECONDS", an option they then refuse.
+    from .clikit import read_until, spawn
+
+    write_flow(tmp)
+    env = child_env(tmp, FLOW_BLOCK_AT="2")
+    child = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1", env=env)
+    try:
+        read_until(child.stdout, "step 2 started")
+        removed = cli(tmp, "rm", "held")
+        again = cli(tmp, "run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1")
+        assert child.stdin is not None
+        child.stdin.write(b"go\n")
+        child.stdin.close()
+        assert child.wait(timeout=60) == 0
+    finally:
+        child.kill()
+        child.wait()
+    assert removed.returncode == 2 and "being executed by" in removed.stderr
+    assert "--wait" not in removed.stderr, removed.stderr
+    assert "Wait for it to finish" in removed.stderr
+    assert again.returncode == 2 and "run again with --wait SECONDS" in again.stderr
+    assert counts(tmp) == {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}

@@ -47,17 +47,26 @@ _FLAGS = {
 }
 
 
-def in_flags(text: str) -> str:
-    """An error's message as the command line says it."""
+# Only `durable run` has --wait: other commands give the same advice without it.
+_WITHOUT_WAIT = {
+    ", or pass with_options(wait=SECONDS) to wait for the lease": ", then run this command again",
+}
+
+
+def in_flags(text: str, *, can_wait: bool = True) -> str:
+    """An error's message as the command line (a command with or without
+    --wait) says it."""
+    for python, flag in () if can_wait else _WITHOUT_WAIT.items():
+        text = text.replace(python, flag)
     for python, flag in _FLAGS.items():
         text = text.replace(python, flag)
     return text
 
 
-def print_error(exc: BaseException, debug: bool, code: int) -> int:
+def print_error(exc: BaseException, debug: bool, code: int, *, can_wait: bool = False) -> int:
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
-    lines = in_flags(str(exc)).strip().splitlines() or [type(exc).__name__]
+    lines = in_flags(str(exc), can_wait=can_wait).strip().splitlines() or [type(exc).__name__]
     print(f"durable: {lines[0]}", file=sys.stderr)
     if len(lines) > 1:
         print(f"  {lines[-1].strip()}", file=sys.stderr)
