@@ -46,6 +46,9 @@ class RunState:
     # then lookups come in position order, and none is after the one changed.
     seen: set[Position] = field(default_factory=set)
     in_tasks: bool = False
+    # The asyncio tasks numbered for the run and not done yet: its body ends
+    # only once they have (`taskfactory.settling`).
+    tasks: set[Any] = field(default_factory=set)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
     # When this run's manifest was made: its children carry it in their
