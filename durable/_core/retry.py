@@ -47,12 +47,15 @@ def retrying(
     policy: RetryPolicy,
     call: Callable[[int], Call],
     failed: Callable[[Exception, int], bool] | None = None,
+    first: int = 0,
 ) -> Plan[Any]:
     """Make `call(attempt)` until it returns or the policy gives up. A
     suspend or graceful stop is not a failure: it ends the loop as it is.
     `failed(exc, attempt)` sees every failure first (to record it) and
-    returns False when exc must end the loop untried (a refusal)."""
-    attempt = 0
+    returns False when exc must end the loop untried (a refusal). `first`:
+    the tries of the budget made before (by a process that died); at least
+    one try is made, even when none is left."""
+    attempt = first
     while True:
         try:
             return (yield call(attempt))
