@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._storage.keys import attempts_name
+from durable._storage.records import StepRecord, seal_record, unseal
+from tests.conftest import rewrite_record
 
 SCRIPT = textwrap.dedent(
     """
@@ -133,3 +136,41 @@ def test_a_crash_does_not_refill_the_retry_budget(tmp_path: Path, child_env: dic
     done = run(UP="1")
     assert done.returncode == 0 and done.stdout.strip() == "charged 30"
     assert log.read_text().split() == ["0", "1", "1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_stop_between_tries_keeps_the_budget_open(store: durable.Store, legacy: bool) -> None:
+    """Stopped during the delay after try 0 of 2: the resume makes the one
+    try left. An attempts record written before budgets were kept (no
+    `given_up`) cannot tell, and counts as a call that gave up, as then."""
+    seen: list[int] = []
+
+    @durable.step(retries=1, retry_delay=0)
+    def flaky() -> int:
+        run = durable.current_run()
+        assert run is not None
+        seen.append(run.attempt)
+        if not seen[1:]:
+            durable.request_stop()  # e.g. SIGTERM under stop_on_signals()
+        raise ConnectionError(f"try {run.attempt}")
+
+    @durable.workflow(store=store, run_id="r")
+    def wf() -> int:
+        return flaky()
+
+    try:
+        with pytest.raises(durable.Stopped):
+            wf()
+    finally:
+        durable.clear_stop()
+    if legacy:
+        run = (wf.name, "r")
+        name = attempts_name(0)
+        raw = store.load_records(*run)[name]
+        body = unseal(raw, store.signing_key, run_id="r", position=0, name=name)
+        rec = StepRecord.from_bytes(body)
+        del rec.extra["given_up"]
+        rewrite_record(store, run, name, seal_record(rec.to_bytes(), store.signing_key), None)
+    with pytest.raises(ConnectionError, match="try 2" if legacy else "try 1"):
+        wf()
+    assert seen == ([0, 1, 2] if legacy else [0, 1])
