@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import inspect
+import math
 import threading
 from collections import Counter
 from pathlib import Path
@@ -474,6 +476,55 @@ def test_a_sleep_that_cannot_end_is_refused_before_it_is_recorded(
         asyncio.run(durable.asleep(seconds))  # type: ignore[arg-type]
     assert clock.slept == []
     assert [s.kind for s in nap.history("r")] == ["initial"]  # no timer, no sleep record
+
+
+@pytest.mark.parametrize(
+    "seconds",
+    [1e308, 1e10, 2**63, pytest.param(10**400, id="10**400"), datetime.timedelta.max],
+)
+def test_a_sleep_past_the_longest_wait_is_refused_with_the_limit(
+    store: durable.Store, seconds: object
+) -> None:
+    """The real clock: time.sleep overflowed (a raw OverflowError from inside
+    durable, after the timer was written, so on every resume too), and an int
+    past the largest float failed the check itself."""
+
+    @durable.workflow(store=store, run_id="r", name="long-nap")
+    def nap(seconds: object) -> str:
+        durable.sleep(seconds)  # type: ignore[arg-type]
+        return "woke"
+
+    with pytest.raises(durable.ConfigurationError, match=r"at most 1000000000 \(about 31 years\)"):
+        nap(seconds)
+    assert [s.kind for s in nap.history("r")] == ["initial"]  # no timer, no sleep record
+    if isinstance(seconds, datetime.timedelta):
+        with pytest.raises(durable.ConfigurationError, match=r"pass its \.total_seconds\(\)"):
+            nap(seconds)
+
+
+def test_the_longest_wait_itself_is_kept(store: durable.Store, clock: FakeClock) -> None:
+    @durable.workflow(store=store, run_id="r", name="longest-nap")
+    def nap(seconds: float) -> str:
+        durable.sleep(seconds)
+        return "woke"
+
+    with pytest.raises(durable.ConfigurationError, match="at most"):
+        asyncio.run(durable.asleep(1e9 + 1))
+    assert nap(1e9) == "woke" and clock.slept == [1e9]
+
+
+def test_retry_delays_stay_within_the_longest_wait() -> None:
+    """backoff**n overflowed after about a thousand tries (a raw
+    OverflowError between two tries); a NaN delay slipped through the check."""
+    from durable._core.retry import RetryPolicy
+
+    assert RetryPolicy(2000, 1.0, 2.0, 60.0).wait(1100) == 60.0
+    assert RetryPolicy(2000, 0.0, 2.0, 60.0).wait(1100) == 0.0
+    assert RetryPolicy(2000, 1.0, 2.0, math.inf).wait(1100) == 1e9
+    with pytest.raises(durable.ConfigurationError, match="retry_delay"):
+
+        @durable.step(retry_delay=math.nan)
+        def never() -> None: ...
 
 
 def test_a_timer_without_the_duration_digest_is_never_trusted(

@@ -4,8 +4,6 @@ recorded by `_fanout.block`), durable sleep, suspend, wait_for."""
 from __future__ import annotations
 
 import inspect
-import math
-import numbers
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
@@ -19,7 +17,7 @@ from .._fanout.block import Block, PlainBlock
 from .._fanout.executors import check_executor
 from .._fanout.progress import ProgressCallback
 from .._fanout.schedule import async_block, sync_block
-from .._storage.clock import now
+from .._storage.clock import check_wait, now
 from .._storage.keys import Position, timer_name
 from .._storage.records import StepRecord, seal, timer_bytes
 from ..errors import ConfigurationError, Suspended
@@ -135,12 +133,8 @@ def asleep(seconds: float) -> Coroutine[Any, Any, None]:
 
 
 def _check_seconds(seconds: object, who: str) -> None:
-    """Before a position is taken: a NaN would record a sleep that never
-    slept, an infinity a wake-up time no clock reaches (and fail every resume)."""
-    if not isinstance(seconds, numbers.Real) or not 0 <= float(seconds) < math.inf:
-        raise ConfigurationError(
-            f"{who}() takes a finite, non-negative number of seconds, not {seconds!r}"
-        )
+    """Before a position is taken: a bad duration records nothing."""
+    check_wait(seconds, f"{who}()")
 
 
 def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:

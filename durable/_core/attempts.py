@@ -2,7 +2,9 @@
 or block, written next to its position (`attempts` records) so that
 `history()` and `durable show` can list what went wrong before it succeeded
 or gave up. A resume reads them back (`replay.load_context`) and adds to
-them; no step's output is ever replayed from them."""
+them; no step's output is ever replayed from them. They also say how much
+of its retry budget a step's call has used, so that a resume after a crash
+makes only the tries left (`budget_used`)."""
 
 from __future__ import annotations
 
@@ -30,13 +32,17 @@ def save_failures(
     name: str = "",
     started: float = 0.0,
     kind: str = "step",
+    given_up: int | None = None,
 ) -> None:
-    """Keep the failed attempts at pos (history shows them as `kind`)."""
+    """Keep the failed attempts at pos (history shows them as `kind`);
+    `given_up`: how many of them belong to calls that gave up (all when not
+    given: the call retries no more)."""
     rec = StepRecord(
         pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
     )
     if kind != "step":
         rec.extra["kind"] = kind
+    rec.extra["given_up"] = ctx.given_up[pos] = len(failures) if given_up is None else given_up
     ctx.failures[pos] = failures
     if not ctx.open:  # a task that outlived the body: the run is over, another may hold it
         return
@@ -45,3 +51,15 @@ def save_failures(
     # that cannot take it (the same fault usually caused it: disk full).
     with contextlib.suppress(StorageError):
         ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
+
+
+def budget_used(ctx: RunState, pos: Position) -> tuple[int, int]:
+    """(failed tries at pos, how many of them count against the retry budget
+    of the call there now). A call that gave up ended its budget: a later
+    call of the run (fixed, resumed) gets a budget of its own. One that did
+    not (the process died, the run was interrupted between tries) left it
+    open, and the resume goes on with it. A record written before budgets
+    were kept (no `given_up`) counts as given up, as it was then."""
+    earlier = len(ctx.failures.get(pos, ()))
+    given_up = ctx.given_up.get(pos, earlier)
+    return earlier, earlier - min(max(given_up, 0), earlier)

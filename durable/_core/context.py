@@ -31,6 +31,9 @@ class RunState:
     store: Store
     records: MutableMapping[Position, StepRecord] = field(default_factory=dict)
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
+    # How many of those failed tries belong to calls that gave up: the rest
+    # are the retry budget that the call at the position has used (`attempts`).
+    given_up: dict[Position, int] = field(default_factory=dict)
     # A sleep's timer: (wake-up time, digest of its duration; None in a record
     # written before timers kept it).
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
@@ -46,6 +49,9 @@ class RunState:
     # then lookups come in position order, and none is after the one changed.
     seen: set[Position] = field(default_factory=set)
     in_tasks: bool = False
+    # The asyncio tasks numbered for the run and not done yet: its body ends
+    # only once they have (`taskfactory.settling`).
+    tasks: set[Any] = field(default_factory=set)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
     # When this run's manifest was made: its children carry it in their

@@ -300,7 +300,10 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
         elif head == "timers":
             ctx.timers[pos] = timer_of(_unseal(store, raw, run_id, pos, name))
         else:
-            ctx.failures[pos] = decode_step_record(store, raw, run_id, pos, name).attempts
+            rec = decode_step_record(store, raw, run_id, pos, name)
+            ctx.failures[pos], given_up = rec.attempts, rec.extra.get("given_up")
+            if isinstance(given_up, int):  # else written before retry budgets were kept
+                ctx.given_up[pos] = given_up
     return ctx
 
 

@@ -5,10 +5,12 @@ how long to wait) and one loop over it, as a plan that `drive_sync` and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._storage.clock import MAX_WAIT
 from ..errors import ConfigurationError, ControlFlow
 from .plan import Call, Pause, Plan
 
@@ -29,15 +31,21 @@ class RetryPolicy:
         cls, retries: int, delay: float, backoff: float, max_delay: float, retry_on: object
     ) -> RetryPolicy:
         """The policy of a decorator's options, or ConfigurationError."""
-        if retries < 0 or delay < 0 or backoff < 1 or max_delay < 0:
+        # Written so that a NaN, which compares false, is refused too.
+        if not (retries >= 0 and delay >= 0 and backoff >= 1 and max_delay >= 0):
             raise ConfigurationError(
                 "retries, retry_delay and max_delay must be >= 0 and backoff >= 1"
             )
         return cls(retries, delay, backoff, max_delay, _exception_types(retry_on))
 
     def wait(self, attempt: int) -> float:
-        """Seconds to wait after the failed try number `attempt` (0 first)."""
-        return float(min(self.delay * self.backoff**attempt, self.max_delay))
+        """Seconds to wait after the failed try number `attempt` (0 first):
+        never past durable's longest wait, even with `max_delay=math.inf`."""
+        try:
+            grown = self.delay * self.backoff**attempt
+        except OverflowError:  # a long run of tries: the caps apply
+            grown = math.inf if self.delay else 0.0
+        return float(min(grown, self.max_delay, MAX_WAIT))
 
     def again(self, exc: BaseException, attempt: int) -> bool:
         return attempt < self.retries and isinstance(exc, self.retry_on)
@@ -47,12 +55,15 @@ def retrying(
     policy: RetryPolicy,
     call: Callable[[int], Call],
     failed: Callable[[Exception, int], bool] | None = None,
+    first: int = 0,
 ) -> Plan[Any]:
     """Make `call(attempt)` until it returns or the policy gives up. A
     suspend or graceful stop is not a failure: it ends the loop as it is.
     `failed(exc, attempt)` sees every failure first (to record it) and
-    returns False when exc must end the loop untried (a refusal)."""
-    attempt = 0
+    returns False when exc must end the loop untried (a refusal). `first`:
+    the tries of the budget made before (by a process that died); at least
+    one try is made, even when none is left."""
+    attempt = first
     while True:
         try:
             return (yield call(attempt))

@@ -41,6 +41,7 @@ from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
 from .plan import Call, Plan
 from .replay import load_context
+from .taskfactory import settling
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,8 +216,9 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
     """Run the workflow body. A refusal raised to the body is final: if the
     body caught it and returned, or raised something else, the refusal is
     what the run ends with (DESIGN §2 "Refusals are final")."""
+    fn = settling(flow.fn, ctx) if inspect.iscoroutinefunction(flow.fn) else flow.fn
     try:
-        value = yield Call(flow.fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+        value = yield Call(fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
     except Exception as e:
         if ctx.refusal is not None and e is not ctx.refusal:
             raise ctx.refusal from e

@@ -39,6 +39,7 @@ class RunState(Protocol):
     run_id: str
     open: bool  # False once the workflow body has returned
     in_tasks: bool  # a position was taken from an asyncio task
+    tasks: set[asyncio.Future[Any]]  # the tasks numbered for it, not done yet (`taskfactory`)
 
 
 class Scope:

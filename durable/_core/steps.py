@@ -14,7 +14,7 @@ from .._storage.keys import Position
 from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
-from .attempts import attempt_record, save_failures
+from .attempts import attempt_record, budget_used, save_failures
 from .context import RunState
 from .identity import call_digest
 from .plan import Call, Plan, drive_sync
@@ -110,27 +110,30 @@ def _live_plan(
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     failures = list(ctx.failures.get(pos, []))
     # Tries are numbered in the run, as history and events count them: a
-    # call resumed after failed tries (or a crash) does not start at 0 again.
-    earlier = len(failures)
+    # call resumed after failed tries (or a crash) does not start at 0 again,
+    # nor with a fresh budget: n counts the tries of this call's budget.
+    earlier, used = budget_used(ctx, pos)
+    given_up = earlier - used
     started = now()
     found: list[tuple[str, str | None]] = []  # artifacts the current try registers
 
     def attempt(n: int) -> Call:
         found.clear()
-        return Call(spec.attempt(), args, kwargs, _step_scope(pos, earlier + n, found))
+        return Call(spec.attempt(), args, kwargs, _step_scope(pos, given_up + n, found))
 
     def failed(exc: Exception, n: int) -> bool:
         if ctx.refusal is not None:
             return False  # a refusal inside the step body is not the step failing
         failures.append(attempt_record(exc))
-        save_failures(ctx, pos, failures, name=spec.name, started=started)
         again = spec.retry.again(exc, n)
+        ended = given_up if again else None  # None: this call gives up, its budget ends
+        save_failures(ctx, pos, failures, name=spec.name, started=started, given_up=ended)
         wait = spec.retry.wait(n) if again else None
         tried = len(failures) - 1  # counting the tries of earlier attempts of the run
         notify.failed(ctx, pos, spec.name, fp, tried, exc, started=started, retry_in=wait)
         return True
 
-    value = yield from retrying(spec.retry, attempt, failed)
+    value = yield from retrying(spec.retry, attempt, failed, used)
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     produced = (
         artifacts.produced(ctx, pos, spec.name, found + derived, spec.verify)

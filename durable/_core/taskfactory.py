@@ -3,16 +3,18 @@ async code"): installed on the running loop while an async run is active
 (`enter_root`), it gives each task created by a scope's owner that scope's
 child, so that a task's operations are numbered by creation order, which is
 program order. Installed once per loop however many runs share it, chained
-to any factory that was there, and put back when the last run leaves."""
+to any factory that was there, and put back when the last run leaves. The
+run ends only once the tasks it numbered have ended (`settling`)."""
 
 from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ControlFlow
 from .scope import RunState, Scope, _asyncio, current_task, scope_var, set_scope
 
 if TYPE_CHECKING:
@@ -106,6 +108,9 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
             finally:
                 scope_var.reset(token)
         child.bind(task)
+        tasks = parent.run.tasks  # the run waits for it before it ends (`settling`)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
         return task
 
     return durable_task_factory
@@ -122,3 +127,42 @@ def _spawn(
     import asyncio  # loaded already: its loop is calling this factory
 
     return asyncio.Task(coro, loop=loop, **kwargs)
+
+
+def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., Awaitable[Any]]:
+    """An async body that ends only once the tasks numbered for its run have
+    ended, as a `TaskGroup` waits for its children: a step still running
+    when the body returned or raised (the others of an `asyncio.gather` that
+    one step's exception ended, a task never awaited) records its output
+    while the run is open. After the run ends nothing may write into it
+    (`replay.commit`), and a resume would execute that step again."""
+
+    async def body(*args: Any, **kwargs: Any) -> Any:
+        try:
+            value = await fn(*args, **kwargs)
+        except BaseException as e:
+            # A cancelled or interrupted body cancels them (they record
+            # nothing); any other end, a suspend or graceful stop included,
+            # waits for them: each stops at its next operation or records it.
+            await _settle(run, cancel=not isinstance(e, (Exception, ControlFlow)))
+            raise
+        await _settle(run, cancel=False)
+        return value
+
+    return body
+
+
+async def _settle(run: RunState, *, cancel: bool) -> None:
+    import asyncio  # loaded already: an event loop runs this
+
+    while run.tasks:  # a task waited for may create more
+        pending = list(run.tasks)
+        if cancel:
+            for task in pending:
+                task.cancel()
+        try:
+            await asyncio.wait(pending)
+        except BaseException:  # cancelled while waiting (Ctrl-C): the run ends now
+            for task in pending:
+                task.cancel()
+            raise

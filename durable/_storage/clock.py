@@ -10,7 +10,17 @@ their expiry, so they need the real time."""
 
 from __future__ import annotations
 
+import datetime
+import math
+import numbers
 import time
+
+from ..errors import ConfigurationError
+
+# The longest wait durable makes (a durable sleep, a retry delay): 10**9 s,
+# about 31 years. `time.sleep` overflows past 2**63 ns (292 years), and a
+# finite limit keeps every wake-up time one that a clock reaches.
+MAX_WAIT = 1e9
 
 
 class Clock:
@@ -33,3 +43,22 @@ clock = Clock()
 
 def now() -> float:
     return clock.time()
+
+
+def check_wait(seconds: object, what: str) -> float:
+    """seconds as a float, or a ConfigurationError saying what a wait takes:
+    a NaN would wait nothing (a sleep recorded as done that never slept), an
+    infinity or a huge number overflows the clock (on every resume)."""
+    try:
+        value = float(seconds) if isinstance(seconds, numbers.Real) else math.nan
+    except OverflowError:  # an int past the largest float
+        value = math.inf
+    if 0 <= value <= MAX_WAIT:
+        return value
+    hint = ""
+    if isinstance(seconds, datetime.timedelta):
+        hint = " (for a timedelta, pass its .total_seconds())"
+    raise ConfigurationError(
+        f"{what} takes a finite, non-negative number of seconds, at most {MAX_WAIT:.0f} "
+        f"(about 31 years), not {seconds!r}{hint}"
+    )
