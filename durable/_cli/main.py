@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return _refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
-        return print_error(e, args.debug, 2 if refused else 1, can_wait=hasattr(args, "wait"))
+        return print_error(e, args.debug, 2 if refused else 1, options=vars(args))
     except Exception as e:  # a bug or an environment problem: still no traceback by default
         return print_error(e, args.debug, 1)
 

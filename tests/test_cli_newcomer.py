@@ -1,0 +1,36 @@
+"""What a newcomer meets first on the command line, run for real in child
+processes: the advice of an error names only options the command has, bad
+global options are usage errors, and every command says what it accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .clikit import ALL_STEPS, child_env, counts, runs_json, write_flow
+from .clikit import durable as cli
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    write_flow(tmp_path)
+    return tmp_path
+
+
+def test_a_missing_run_is_advised_only_with_the_commands_own_options(tmp: Path) -> None:
+    # `show r1 -w approval` said "run it without --resume to start it": show
+    # has no --resume. Only `durable run` may advise it.
+    done = cli(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1")
+    assert done.returncode == 0, done.stderr
+    for command in (["show", "r1"], ["fork", "r1", "--at", "1"], ["cancel", "r1"], ["rm", "r1"]):
+        refused = cli(tmp, *command, "-w", "approval")
+        assert refused.returncode == 2, refused.stderr
+        assert "no run 'r1' of workflow 'approval'" in refused.stderr
+        assert "--resume" not in refused.stderr and "resume()" not in refused.stderr
+        assert "`durable runs approval` lists them" in refused.stderr
+    resumed = cli(tmp, "run", "flow.py:approval", "--run-id", "r9", "--resume")
+    assert resumed.returncode == 2
+    assert "run it without --resume to start it" in resumed.stderr
+    assert counts(tmp) == ALL_STEPS  # nothing ran again, nothing else ran
+    assert [r["runId"] for r in runs_json(tmp)] == ["r1"]
