@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import durable
 
 from .._manage.runs import RUN_STATUSES
+from .._settings import check
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import (
@@ -115,7 +116,7 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
     # reset what was given before it (argparse copies sub-parser defaults).
     common = argparse.ArgumentParser(add_help=False)
     unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
-    common.add_argument("--store", metavar="URL", **unset,  # type: ignore[arg-type]
+    common.add_argument("--store", metavar="URL", type=_store_url, **unset,  # type: ignore[arg-type]
                         help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
     common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
     common.add_argument("--no-pickle", action="store_true", **unset,  # type: ignore[arg-type]
@@ -216,6 +217,14 @@ def _handler(handler: Handler | str) -> Handler:
     module, _, name = handler.partition(":")
     found: Handler = getattr(importlib.import_module(module), name)
     return found
+
+
+def _store_url(text: str) -> str:
+    # The library's rule (an empty store is refused), said as a usage error.
+    try:
+        return str(check("store", text, "the store URL"))
+    except ConfigurationError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _count(text: str) -> int:
