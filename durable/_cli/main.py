@@ -38,7 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = _handler(args.handler)
     try:
-        options = {"allow_pickle": False} if args.no_pickle else {}
+        options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
+        if getattr(args, "durability", None) is not None:  # run, recover, fork
+            options["durability"] = args.durability
         return handler(args, open_store(args.store, **options))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
@@ -175,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", type=int, required=True, metavar="N", help="first position to re-run")
     p.add_argument("--new-run-id", metavar="ID")
     p.add_argument("--workflow", "-w")
+    _durability(p)
     p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
     p.add_argument("target", metavar="TARGET")
     p.add_argument("--run-id", metavar="ID")
@@ -189,8 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "else durable.configure(), else $DURABLE_ON_CHANGE, else refuse)")  # fmt: skip
     p.add_argument("--wait", type=_seconds, metavar="SECONDS",
                    help="when another process holds the run, wait this long for it")  # fmt: skip
-    p.add_argument("--durability", choices=["fsync", "batch", "none"],
-                   help="when records are fsync'ed (default: the workflow's, else the store's, else durable.configure(), else $DURABLE_DURABILITY, else fsync)")  # fmt: skip
+    _durability(p)
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
@@ -204,8 +206,19 @@ def build_parser() -> argparse.ArgumentParser:
                 "resume every interrupted or failed run of a workflow whose holder is gone")  # fmt: skip
     p.add_argument("target", metavar="TARGET")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _durability(p)
     cache.add_commands(sub, common, _age)
     return parser
+
+
+def _durability(p: argparse.ArgumentParser) -> None:
+    # Only the commands that append records to a run's log (run, recover,
+    # fork) take it: the others read, or write only manifests, markers and
+    # deletions, which are synced at every level.
+    p.add_argument("--durability", choices=["fsync", "batch", "none"],
+                   help="when this command's records are fsync'ed to a local store (default: "
+                   "the workflow's, else the store's, else durable.configure(), else "
+                   "$DURABLE_DURABILITY, else fsync)")  # fmt: skip
 
 
 def _handler(handler: Handler | str) -> Handler:
