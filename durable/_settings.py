@@ -124,6 +124,13 @@ def check(name: str, value: Any, source: str) -> Any:
     if allowed is not None and value not in allowed:
         words = ", ".join(repr(a) for a in allowed)
         raise ConfigurationError(f"{source} must be one of {words}, not {value!r}")
+    if name == "store" and isinstance(value, str) and not value.strip():
+        # "" would open the working folder itself as the store: refused, not guessed
+        raise ConfigurationError(
+            f"{source} is empty: give a folder (./runs) or a store URL "
+            "(s3://bucket/runs), or leave it out for the default ($DURABLE_STORE, "
+            "else ./.durable)"
+        )
     if name == "store" and not isinstance(value, (str, os.PathLike)) and not _is_store(value):
         raise ConfigurationError(
             f"{source} must be a folder, an fsspec URL or a durable.Store, not {value!r}"

@@ -7,6 +7,7 @@ counted call is one of the run log's."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -284,3 +285,60 @@ def test_durable_run_takes_a_level(tmp_path: Path) -> None:
         assert (tmp_path / "syncs").read_text() == expected
     bad = cli(tmp_path, "run", "flow.py:flow", "--durability", "sometimes", env=env)
     assert bad.returncode == 2 and "fsync" in bad.stderr and "batch" in bad.stderr
+
+
+RECOVERED_FLOW = """
+import os
+
+import durable
+
+
+@durable.step
+def square(i: int) -> int:
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write(f"square{i}\\n")
+    if os.environ.get("FAIL_AT") == str(i):
+        raise ValueError(f"failing at {i}")
+    return i * i
+
+
+@durable.workflow
+def flow(n: int = 3) -> int:
+    return sum(square(i) for i in range(n))
+"""
+
+
+def test_the_commands_that_write_records_take_a_level(
+    tmp_path: Path, syncs: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DESIGN §5: `--durability` was `durable run`'s only; `recover` (which
+    # resumes runs) and `fork` (which copies records) refused it.
+    from collections import Counter
+
+    from durable._cli.main import main
+
+    name = f"recovered_{os.getpid()}_{id(syncs)}"
+    write_flow(tmp_path, RECOVERED_FLOW, f"{name}.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # `recover` adds the working folder
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FLOW_COUNTS", str(tmp_path / "counts.txt"))
+    store = str(tmp_path / "store")
+    flow = __import__(name).flow.with_options(store=store)
+    monkeypatch.setenv("FAIL_AT", "2")
+    for run_id in ("a", "b"):
+        with pytest.raises(ValueError):
+            flow.with_options(run_id=run_id)()
+    monkeypatch.delenv("FAIL_AT")
+    syncs.clear()
+    assert main(["recover", f"{name}:flow", "--store", store, "--durability", "none"]) == 0
+    assert syncs == []  # both runs finished, and no record was synced
+    assert main(["fork", "a", "--at", "3", "--new-run-id", "f0", "--store", store,
+                 "--durability", "none"]) == 0  # fmt: skip
+    assert syncs == []
+    assert main(["fork", "a", "--at", "3", "--new-run-id", "f1", "--store", store,
+                 "--durability", "fsync"]) == 0  # fmt: skip
+    assert len(syncs) == 4  # one per copied record: 3 steps and the failed attempt
+    counted = Counter((tmp_path / "counts.txt").read_text().split())
+    assert counted == {"square0": 2, "square1": 2, "square2": 4}  # failed twice, recovered once each
+    sys.modules.pop(name, None)

@@ -375,3 +375,31 @@ def test_source_is_parsed_by_one_thread_at_a_time(monkeypatch: pytest.MonkeyPatc
     source.parse("x = 1  # test_source_is_parsed_by_one_thread_at_a_time\n")
     source._compiled("y = 2  # test_source_is_parsed_by_one_thread_at_a_time\n", 0, None, "f.py")
     assert held == [True, True]
+
+
+RELOAD_CELLS = [
+    "import importlib, os, pathlib\nimport durable\nimport helpmod\nfrom helpmod import helper",
+    "@durable.step\ndef work(x):\n    with open(os.environ['FP_COUNTS'], 'a') as f:\n"
+    "        f.write('work\\n')\n    return helper(x)\n\n"
+    "@durable.workflow\ndef flow(x: int) -> int:\n    return work(x)\n\nprint('RESULT', flow(1))",
+    "pathlib.Path('helpmod.py').write_text('def helper(x):\\n    return x + 100\\n')\n"
+    "importlib.reload(helpmod)",
+    "try:\n    flow(2)\nexcept durable.ConfigurationError as e:\n    print('REFUSED', e)",
+    "from helpmod import helper",  # what the refusal says to do
+    "print('RESULT', flow(2))",
+]
+
+
+def test_after_a_reload_the_refusal_says_to_rerun_the_from_import(tmp_path: Path) -> None:
+    # `importlib.reload(mod)` leaves `from mod import helper` bound to the old
+    # function; the refusal said "re-import the module (importlib.reload...)",
+    # which the user had just done. It must name the import to re-run.
+    pytest.importorskip("IPython")
+    (tmp_path / "helpmod.py").write_text("def helper(x):\n    return x + 1\n")
+    done = run_cells(tmp_path, RELOAD_CELLS, FP_COUNTS=str(tmp_path / "counts"))
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("RESULT", "REFUSED"))]
+    assert lines[0] == "RESULT 2" and lines[2] == "RESULT 102", done.stdout
+    assert lines[1].startswith("REFUSED the source of helpmod.helper"), lines
+    assert "re-run the cell or statement that did `from helpmod import ...`" in lines[1]
+    assert len(lines) == 3
+    assert (tmp_path / "counts").read_text() == "work\nwork\n"  # flow(1), then flow(2) once

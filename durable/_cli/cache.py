@@ -30,10 +30,10 @@ def add_commands(
         return p
 
     p = verb("ls", cmd_ls, "list cache entries (of one step), most recently used first")
-    p.add_argument("step", nargs="?", metavar="STEP")
+    p.add_argument("step", nargs="?", metavar="STEP", help="only this step's entries")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = verb("clear", cmd_clear, "remove every cache entry (of one step)")
-    p.add_argument("step", nargs="?", metavar="STEP")
+    p.add_argument("step", nargs="?", metavar="STEP", help="only this step's entries")
     p = verb(
         "prune", cmd_prune,
         "remove entries not used for --older-than AGE, then the least recently used ones "

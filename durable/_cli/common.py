@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Container
 
 from ..errors import (
     ArtifactMissingError,
@@ -35,38 +36,42 @@ def is_refusal(e: BaseException, run_id: str | None = None) -> bool:
 
 
 # Errors are written for Python callers; on the command line the same advice
-# names the flags (`--wait SECONDS`, not `with_options(wait=SECONDS)`).
-_FLAGS = {
-    "pass with_options(wait=SECONDS) to wait for the lease": "run again with --wait SECONDS",
-    "call the workflow without resume() to start it": "run it without --resume to start it",
-    "restart=True (durable run --restart)": "--restart",
-    "start fresh with restart=True": "start fresh with --restart",
-    "(new_run_id=, durable fork --new-run-id)": "(--new-run-id)",
-    "(at=, durable fork --at)": "(--at)",
-    "wait longer with with_options(wait=SECONDS)": "run again with a longer --wait SECONDS",
-}
+# names the flags (`--wait SECONDS`, not `with_options(wait=SECONDS)`). Each
+# phrase names one option (its argparse dest): a command that has it gets the
+# flag, any other command the advice without it (`show` has no --resume).
+_FLAGS: dict[str, tuple[str, str, str]] = {
+    ", or pass with_options(wait=SECONDS) to wait for the lease": (
+        "wait", ", or run again with --wait SECONDS", ", then run this command again"),
+    " or call the workflow without resume() to start it": (
+        "resume", " or run it without --resume to start it", ""),
+    "restart=True (durable run --restart)": ("restart", "--restart", "`durable run --restart`"),
+    "start fresh with restart=True": (
+        "restart", "start fresh with --restart", "start fresh with `durable run --restart`"),
+    "(new_run_id=, durable fork --new-run-id)": (
+        "new_run_id", "(--new-run-id)", "(`durable fork --new-run-id`)"),
+    "(at=, durable fork --at)": ("at", "(--at)", "(`durable fork --at`)"),
+    "wait longer with with_options(wait=SECONDS)": (
+        "wait", "run again with a longer --wait SECONDS", "run this command again later"),
+}  # fmt: skip
 
 
-# Only `durable run` has --wait: other commands give the same advice without it.
-_WITHOUT_WAIT = {
-    ", or pass with_options(wait=SECONDS) to wait for the lease": ", then run this command again",
-}
-
-
-def in_flags(text: str, *, can_wait: bool = True) -> str:
-    """An error's message as the command line (a command with or without
-    --wait) says it."""
-    for python, flag in () if can_wait else _WITHOUT_WAIT.items():
-        text = text.replace(python, flag)
-    for python, flag in _FLAGS.items():
-        text = text.replace(python, flag)
+def in_flags(text: str, options: Container[str] | None = None) -> str:
+    """An error's message as a command with these options (argparse dests;
+    None: every option, as `durable run` and `durable fork` together) says it."""
+    for python, (option, flag, without) in _FLAGS.items():
+        has = options is None or option in options
+        text = text.replace(python, flag if has else without)
     return text
 
 
-def print_error(exc: BaseException, debug: bool, code: int, *, can_wait: bool = False) -> int:
+def print_error(
+    exc: BaseException, debug: bool, code: int, *, options: Container[str] = ()
+) -> int:
+    """Print an error as a command with these options (argparse dests)
+    words its advice; exit code `code`."""
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
-    lines = in_flags(str(exc), can_wait=can_wait).strip().splitlines() or [type(exc).__name__]
+    lines = in_flags(str(exc), options).strip().splitlines() or [type(exc).__name__]
     print(f"durable: {lines[0]}", file=sys.stderr)
     if len(lines) > 1:
         print(f"  {lines[-1].strip()}", file=sys.stderr)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import durable
 
 from .._manage.runs import RUN_STATUSES
+from .._settings import check
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import (
@@ -37,7 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = _handler(args.handler)
     try:
-        options = {"allow_pickle": False} if args.no_pickle else {}
+        options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
+        if getattr(args, "durability", None) is not None:  # run, recover, fork
+            options["durability"] = args.durability
         return handler(args, open_store(args.store, **options))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
@@ -50,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return _refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
-        return print_error(e, args.debug, 2 if refused else 1, can_wait=hasattr(args, "wait"))
+        return print_error(e, args.debug, 2 if refused else 1, options=vars(args))
     except Exception as e:  # a bug or an environment problem: still no traceback by default
         return print_error(e, args.debug, 1)
 
@@ -115,7 +118,7 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
     # reset what was given before it (argparse copies sub-parser defaults).
     common = argparse.ArgumentParser(add_help=False)
     unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
-    common.add_argument("--store", metavar="URL", **unset,  # type: ignore[arg-type]
+    common.add_argument("--store", metavar="URL", type=_store_url, **unset,  # type: ignore[arg-type]
                         help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
     common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
     common.add_argument("--no-pickle", action="store_true", **unset,  # type: ignore[arg-type]
@@ -127,8 +130,9 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     common = _common(top=False)
     parser = argparse.ArgumentParser(
-        prog="durable", description="Manage and run durable workflows.", parents=[_common(top=True)]
-    )
+        prog="durable", description="Manage and run durable workflows.", epilog=EPILOG,
+        parents=[_common(top=True)], formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -138,21 +142,22 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = command("runs", manage.cmd_runs, "list runs, newest first")
-    p.add_argument("workflow", nargs="?")
+    p.add_argument("workflow", nargs="?", metavar="WORKFLOW",
+                   help="only this workflow's runs (its name as `durable runs` shows it)")  # fmt: skip
     p.add_argument("--status", metavar="STATUS",
                    help=f"only runs with this status: {', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("show", manage.cmd_show, "show a run's steps")
-    p.add_argument("run_id", metavar="RUN")
-    p.add_argument("--workflow", "-w")
+    p.add_argument("run_id", metavar="RUN", help=_RUN)
+    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
     p.add_argument("--json", action="store_true", help="print a JSON document")
     p.add_argument(
         "--values", action="store_true", help="with --json: full outputs and arguments"
     )
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML timeline")
-    p = command("rm", manage.cmd_rm, "remove runs")
-    p.add_argument("run_ids", metavar="RUN", nargs="+")
-    p.add_argument("--workflow", "-w")
+    p = command("rm", manage.cmd_rm, "remove runs and their records (never one a live process holds)")
+    p.add_argument("run_ids", metavar="RUN", nargs="+", help="the ids of the runs to remove")
+    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
     p = command(
         "gc", manage.cmd_gc,
         "remove old runs of every workflow; every filter given narrows what goes: "
@@ -169,14 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="remove only runs with this status (repeatable): "
                    f"{', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
-    p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run")
-    p.add_argument("run_id", metavar="RUN")
+    p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run "
+                "(nothing runs; resume it with durable run ... --run-id NEW --resume)")  # fmt: skip
+    p.add_argument("run_id", metavar="RUN", help="the id of the run to copy")
     p.add_argument("--at", type=int, required=True, metavar="N", help="first position to re-run")
-    p.add_argument("--new-run-id", metavar="ID")
-    p.add_argument("--workflow", "-w")
+    p.add_argument("--new-run-id", metavar="ID",
+                   help="the new run's id (default: RUN-fork-<random>); printed on stdout")  # fmt: skip
+    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
+    _durability(p)
     p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
-    p.add_argument("target", metavar="TARGET")
-    p.add_argument("--run-id", metavar="ID")
+    p.add_argument("target", metavar="TARGET", help=_TARGET)
+    p.add_argument("--run-id", metavar="ID",
+                   help="the run to start or resume (default: the workflow's run_id=, else one "
+                   "derived from the arguments; with --resume, the newest unfinished run)")  # fmt: skip
     p.add_argument(
         "--resume", action="store_true", help="continue an existing run (never start one)"
     )
@@ -188,23 +198,51 @@ def build_parser() -> argparse.ArgumentParser:
                    "else durable.configure(), else $DURABLE_ON_CHANGE, else refuse)")  # fmt: skip
     p.add_argument("--wait", type=_seconds, metavar="SECONDS",
                    help="when another process holds the run, wait this long for it")  # fmt: skip
-    p.add_argument("--durability", choices=["fsync", "batch", "none"],
-                   help="when records are fsync'ed (default: the workflow's, else the store's, else durable.configure(), else $DURABLE_DURABILITY, else fsync)")  # fmt: skip
+    _durability(p)
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
-                   help="an argument; JSON when it parses as JSON, else a string")  # fmt: skip
+                   help="a workflow argument (repeatable); JSON when it parses as JSON, "
+                   "else a string: --var n=5 --var name=Ada")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
-                   help="answer the run's durable.wait_for(NAME) on resume (JSON or a string)")  # fmt: skip
+                   help="answer the run's durable.wait_for(NAME) on resume (repeatable; JSON "
+                   "or a string)")  # fmt: skip
     p = command("cancel", "durable._cli.cancel:cmd_cancel",
                 "cancel a run: its holder stops after the step in flight; it ends `cancelled`")  # fmt: skip
-    p.add_argument("run_id", metavar="RUN")
-    p.add_argument("--workflow", "-w")
+    p.add_argument("run_id", metavar="RUN", help="the id of the run to cancel")
+    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("recover", "durable._cli.recover:cmd_recover",
                 "resume every interrupted or failed run of a workflow whose holder is gone")  # fmt: skip
-    p.add_argument("target", metavar="TARGET")
+    p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--json", action="store_true", help="print JSON")
+    _durability(p)
     cache.add_commands(sub, common, _age)
     return parser
+
+
+_RUN = "the run's id, as `durable runs` lists it"
+_WORKFLOW = "the run's workflow, when the run id exists under several workflows"
+_TARGET = "the workflow: path/to/file.py:function or package.module:function"
+EPILOG = """\
+examples:
+  durable run flow.py:pipeline --var n=5       run pipeline(n=5) from flow.py
+  durable run flow.py:pipeline --resume        resume its newest unfinished run
+  durable runs                                 list the runs, newest first
+  durable show RUN                             the steps of one run
+  durable --store s3://bucket/runs runs        the runs in another store
+
+exit codes: 0 done, 1 failed, 2 refused or usage error, 3 suspended,
+4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
+`durable COMMAND --help` describes a command."""
+
+
+def _durability(p: argparse.ArgumentParser) -> None:
+    # Only the commands that append records to a run's log (run, recover,
+    # fork) take it: the others read, or write only manifests, markers and
+    # deletions, which are synced at every level.
+    p.add_argument("--durability", choices=["fsync", "batch", "none"],
+                   help="when this command's records are fsync'ed to a local store (default: "
+                   "the workflow's, else the store's, else durable.configure(), else "
+                   "$DURABLE_DURABILITY, else fsync)")  # fmt: skip
 
 
 def _handler(handler: Handler | str) -> Handler:
@@ -216,6 +254,14 @@ def _handler(handler: Handler | str) -> Handler:
     module, _, name = handler.partition(":")
     found: Handler = getattr(importlib.import_module(module), name)
     return found
+
+
+def _store_url(text: str) -> str:
+    # The library's rule (an empty store is refused), said as a usage error.
+    try:
+        return str(check("store", text, "the store URL"))
+    except ConfigurationError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _count(text: str) -> int:

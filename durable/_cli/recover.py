@@ -18,7 +18,7 @@ from .run import load_target
 def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     """Exit 0 when no run failed again (held, suspended and cancelled runs
     do not count), 1 otherwise."""
-    wf = load_target(args.target)
+    wf = load_target(args.target).with_options(durability=args.durability)
     if args.store is not None or wf.options.store is None:
         wf = wf.with_options(store=store)
     else:

@@ -44,7 +44,8 @@ def binding_statements(
         found = index.get(name)
         if found:
             if filename != checked_file and not _module_matches(filename, namespace, src):
-                raise stale_source(str(namespace.get("__name__", "?")), filename)
+                module = str(namespace.get("__name__", "?"))
+                raise stale_source(module, filename, module)
             return [*found, *index.get(ANY, [])]
     return None
 
@@ -60,7 +61,8 @@ def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
     if src.tree is None:
         return None
     if not _module_matches(filename, namespace, src):
-        raise stale_source(str(namespace.get("__name__", "?")), filename)
+        module = str(namespace.get("__name__", "?"))
+        raise stale_source(module, filename, module)
     return list(src.tree.body)
 
 

@@ -150,7 +150,7 @@ def _source_nodes(
 ) -> list[ast.AST]:
     who = identity_of(fn)
     if nodes is None and not code.co_filename.startswith("<"):
-        raise stale_source(who, code.co_filename)
+        raise stale_source(who, code.co_filename, getattr(fn, "__module__", None) or "?")
     if not nodes:  # exec, `python -c`, or a `<string>` cache entry of other code
         hint = "" if role == "function" else " or deep=False"
         if code.co_filename == "<stdin>":  # Python keeps no source of what it read there

@@ -258,9 +258,14 @@ def _same_const(x: object, y: object) -> bool:
     return x == y
 
 
-def stale_source(who: str, filename: str) -> ConfigurationError:
+def stale_source(who: str, filename: str, module: str) -> ConfigurationError:
+    # After a reload the module is new but a name taken from it with `from
+    # module import name` still holds the old object: reloading again cannot
+    # help, re-running the import that bound it does.
     return ConfigurationError(
         f"the source of {who} in {filename} no longer matches the running code (edited after "
         "import?); re-import the module (importlib.reload, %autoreload) or restart the process. "
+        f"After a reload, also re-run the cell or statement that did `from {module} import "
+        "...`: a name imported that way still holds the code from before the reload. "
         "Nothing was run or recorded."
     )

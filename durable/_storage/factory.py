@@ -35,7 +35,7 @@ def open_store(
     `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
     if url is not None and not isinstance(url, (str, os.PathLike, Store)):
         return BackendStore(url, **options)
-    target = url if isinstance(url, Store) else os.fspath(url) if url is not None else setting("store")
+    target = url if isinstance(url, Store) else setting("store", url)
     if isinstance(target, Store):  # an open store, or durable.configure(store=a_store)
         if options:
             raise ConfigurationError(
