@@ -755,3 +755,36 @@ def test_what_a_class_attribute_holds_counts_with_the_class(tmp_path: Path, edit
     assert out.returncode == 0, out.stderr
     expected = "700" if edited == "object" else "1007"  # Model(2), x = 5
     assert out.stdout.strip() == expected and log.read_text().split() == ["predict"] * 2
+
+
+# `transform` as a step whose helper is defined below it (not there when the
+# step was decorated), a lambda and a function made by a factory: each calls
+# `helper`, which the edit changes.
+CALLS_A_HELPER = {
+    "step": "import durable\n\n\n@durable.step\ndef transform(x):\n    return helper(x)\n\n\n"
+    "def helper(x):\n    return {body}\n",
+    "lambda": "def helper(x):\n    return {body}\n\n\ntransform = lambda x: helper(x)  # noqa: E731\n",
+    "factory": "def helper(x):\n    return {body}\n\n\ndef make(k):\n    def f(x):\n"
+    "        return helper(x) * k\n    return f\n\n\ntransform = make(1)\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CALLS_A_HELPER))
+def test_a_function_passed_as_an_argument_counts_the_helpers_it_calls(
+    tmp_path: Path, kind: str
+) -> None:
+    """The code a function passed as an argument runs is its helpers' too:
+    edited between two processes, the call is changed. (A step counted by
+    its fingerprint as decorated, without the helper defined below it; a
+    lambda or a factory's function by its pickled code, which names an
+    importable helper only: the old output came back.)"""
+    log = tmp_path / "log"
+    run = _edited_between_runs(
+        tmp_path, HELPER_FLOW, lambda body: CALLS_A_HELPER[kind].replace("{body}", body)
+    )
+    assert run("x + 1", CRASH="1").returncode == 3
+    assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["apply"]
+    out = run("x + 100")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]

@@ -62,7 +62,7 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
     kind, stand_in = found
     if isinstance(v, type):
         stamp = class_stamp(v)
-    elif kind == "function":
+    elif kind in ("function", "code"):  # a lambda's pickled code names its helpers only
         stamp = function_stamp(v)
     else:
         stamp = class_stamp(type(v))
