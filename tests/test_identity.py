@@ -74,6 +74,7 @@ def samples() -> list[Any]:
         frame["b"],
         pd.Series([1, None], dtype="Int64"),
         pd.MultiIndex.from_tuples([(1, "a"), (2, "b")], names=["n", "s"]),
+        pd.Series(pd.Categorical(["b", "a"], categories=[f"c{i}" for i in range(200)] + ["a", "b"])),
         Point(1, 2.0),
         Point3(1, 2.0),
         Color.BLUE,
@@ -167,6 +168,25 @@ def test_content_digests_see_every_difference() -> None:
     ]
     for a, b in pairs:
         assert value_digest(a) != value_digest(b), (a, b)
+
+
+def test_a_categorical_counts_every_category_in_order() -> None:
+    """pandas cuts a categorical dtype's repr short past 100 categories:
+    two of them trading places there gave other codes (`.cat.codes`, the
+    order of an ordered one) under one digest, and `display.max_seq_items`
+    changed the digest of the same value."""
+    cats = [f"c{i:03d}" for i in range(300)]
+    swapped = [*cats[:150], cats[151], cats[150], *cats[152:]]
+    one = pd.Series(pd.Categorical(["c150", "c151"], categories=cats))
+    other = pd.Series(pd.Categorical(["c150", "c151"], categories=swapped))
+    assert list(one.cat.codes) != list(other.cat.codes)
+    pairs = [(one, other), (one.to_frame(), other.to_frame())]
+    pairs.append((pd.CategoricalIndex(one), pd.CategoricalIndex(other)))
+    for a, b in pairs:
+        assert value_digest(a) != value_digest(b)
+    before = value_digest(one)
+    with pd.option_context("display.max_seq_items", 3):
+        assert value_digest(one) == before
 
 
 class Params(dict[str, Any]):

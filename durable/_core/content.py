@@ -94,14 +94,24 @@ def _arrays(v: Any) -> tuple[str, Any] | None:
         return None
     if _instance(v, pd, "DataFrame"):
         columns = [_pandas_values(v.iloc[:, i]) for i in range(v.shape[1])]
-        stand_in = (v.columns, v.index, [repr(t) for t in v.dtypes], columns)
+        stand_in = (v.columns, v.index, [_dtype(t) for t in v.dtypes], columns)
         return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Series"):
-        stand_in = (repr(v.dtype), v.name, v.index, _pandas_values(v))
+        stand_in = (_dtype(v.dtype), v.name, v.index, _pandas_values(v))
         return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Index"):
-        return _qualname(type(v)), (repr(v.dtype), list(v.names), _pandas_values(v))
+        return _qualname(type(v)), (_dtype(v.dtype), list(v.names), _pandas_values(v))
     return None
+
+
+def _dtype(dtype: Any) -> Any:
+    """A pandas dtype by its repr, except a categorical one: its repr lists
+    at most `display.max_seq_items` categories (100 unless set), and which
+    category is where decides the codes. Its categories count in full."""
+    categories = getattr(dtype, "categories", None)
+    if categories is None:
+        return repr(dtype)
+    return (_qualname(type(dtype)), categories, dtype.ordered)
 
 
 def _layout(v: Any) -> tuple[Any, ...]:
