@@ -189,6 +189,13 @@ def test_a_categorical_counts_every_category_in_order() -> None:
         assert value_digest(one) == before
 
 
+def test_a_generic_alias_counts_its_arguments() -> None:
+    """Python 3.10 calls `list[int]` an instance of `type`: `list[int]`,
+    `list[str]` and `list` were one digest there (the class's name)."""
+    aliases = [list, list[int], list[str], dict[str, int], dict[str, list[int]]]
+    assert len({value_digest(v) for v in aliases}) == len(aliases)
+
+
 class Params(dict[str, Any]):
     def __init__(self, mode: str, **items: Any) -> None:
         super().__init__(**items)
