@@ -788,3 +788,36 @@ def test_a_function_passed_as_an_argument_counts_the_helpers_it_calls(
     out = run("x + 100")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]
+
+
+# A method wrapped by a decorator that is no function: the helper it calls
+# (`compute`, which the edit changes) is the method's code too.
+WRAPPED_METHOD = {
+    "cached_property": "    @functools.cached_property\n    def weights(self):\n"
+    "        return compute()\n\n    def predict(self, x):\n        return x * self.k * self.weights\n",
+    "lru_cache": "    @functools.lru_cache  # noqa: B019\n    def weights(self):\n"
+    "        return compute()\n\n    def predict(self, x):\n        return x * self.k * self.weights()\n",
+    "partialmethod": "    predict = functools.partialmethod(lambda self, n, x: x * self.k * compute() * n, 1)\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WRAPPED_METHOD))
+def test_a_method_behind_a_decorator_counts_the_helpers_it_calls(
+    tmp_path: Path, kind: str
+) -> None:
+    """`functools.cached_property`, `lru_cache` and `partialmethod` hold the
+    method's function in an object that is not one: it counted by the
+    `class` statement's text alone, so an edit to a helper it calls
+    replayed the old output."""
+    log = tmp_path / "log"
+    head = "import functools\n\n\ndef compute():\n    return {body}\n\n\nclass Model:\n"
+    init = "    def __init__(self, k):\n        self.k = k\n\n"
+    run = _edited_between_runs(
+        tmp_path, MODEL_FLOW, lambda body: head.replace("{body}", body) + init + WRAPPED_METHOD[kind]
+    )
+    assert run("2", CRASH="1").returncode == 3
+    assert run("2", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("200")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2000" and log.read_text().split() == ["predict"] * 2

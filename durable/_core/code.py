@@ -9,6 +9,7 @@ fingerprint counts it."""
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import types
 
@@ -17,7 +18,7 @@ from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
-from .._fingerprint.reach import durable_fingerprint_of, is_user_code
+from .._fingerprint.reach import _target, durable_fingerprint_of, is_user_code
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 from ..errors import ConfigurationError
@@ -161,6 +162,35 @@ def _functions(member: object) -> list[types.FunctionType]:
     found = found if isinstance(member, property) else [member]
     return [
         fn
-        for fn in found
+        for fn in map(_unwrapped, found)
         if isinstance(fn, types.FunctionType) and not fn.__code__.co_filename.startswith("<")
     ]
+
+
+# Where a decorator that is no function keeps the method it wraps.
+_HOLDERS = (functools.cached_property, functools.partialmethod, functools.singledispatchmethod)
+
+
+def _unwrapped(member: object) -> object:
+    """The function behind a `cached_property`, `partialmethod`,
+    `singledispatchmethod` or an `lru_cache` (or other `functools.wraps`)
+    wrapper: its code runs when the method is called, and the `class`
+    statement holds its text only, not the helpers it calls."""
+    for _ in range(16):  # wrappers of wrappers, never a cycle
+        if isinstance(member, _HOLDERS):
+            member = member.func
+        elif isinstance(member, functools.partial) or (
+            # Looked up statically: a lazy proxy's attributes may raise anything.
+            not isinstance(member, types.FunctionType) and _wraps(member)
+        ):  # a function made by `functools.wraps` is fingerprinted as it is
+            member = _target(member)
+        else:
+            break
+    return member
+
+
+def _wraps(member: object) -> bool:
+    try:
+        return inspect.getattr_static(member, "__wrapped__", None) is not None
+    except Exception:  # an exotic metaclass: not a wrapper (as before it was looked at)
+        return False
