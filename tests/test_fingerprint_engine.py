@@ -145,6 +145,49 @@ def test_a_step_the_workflow_does_not_name_is_fingerprinted_afresh(
     assert m.RAN == [10]  # executed once, and its stale output never returned
 
 
+NESTED = """
+import durable
+
+RAN = []
+
+@durable.step
+def inner(x):
+    return clean(x)
+
+def clean(x):  # below the step: not there when it was decorated
+    return x + 1
+
+@durable.step
+def outer(x):
+    RAN.append(x)
+    return inner(x) * 10
+
+@durable.step
+def later(v, fail):
+    if fail:
+        raise RuntimeError("the first attempt stops here")
+    return v
+
+@durable.workflow(run_id="n")
+def flow(x, fail=False):
+    return later(outer(x), fail)
+"""
+
+
+def test_a_step_another_step_calls_counts_in_it_as_it_is_now(module: Any) -> None:
+    """`outer` calls `inner`, which the workflow does not name: `inner`
+    counted in `outer` by the fingerprint it got when decorated, which
+    misses a helper defined below it, and never sees that helper rebound
+    (a notebook cell). The old output of `outer` came back."""
+    m = module(NESTED)
+    with pytest.raises(RuntimeError):
+        m.flow(10, fail=True)
+    m.clean = lambda x: x + 7  # the helper of the step outer calls changed
+    with pytest.raises(durable.DefinitionChangedError, match="outer"):
+        m.flow(10)
+    assert m.RAN == [10]  # executed once, and its stale output never returned
+
+
 CYCLE = """
 import sys
 import durable

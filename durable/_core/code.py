@@ -22,19 +22,14 @@ from .._fingerprint.reach import _target, durable_fingerprint_of, is_user_code
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 from ..errors import ConfigurationError
-from .spec import refingerprint, step_spec
 
 
 def function_stamp(fn: object) -> str | None:
     """A step's fingerprint, or that of a function of the user's own code;
     None for a library function. ConfigurationError when it has no source.
-    A step's as of now, as a run fingerprints it (`refingerprint`): the one
-    it carries from its decoration misses a helper defined below it, or
-    rebound since. A lambda is fingerprinted with any other on its line
-    (its own code counts by its pickled bytes anyway), not refused."""
-    spec = step_spec(fn)
-    if spec is not None:
-        return refingerprint(spec).value
+    A step's as of now (`durable_fingerprint_of`). A lambda is fingerprinted
+    with any other on its line (its own code counts by its pickled bytes
+    anyway), not refused."""
     stamp = durable_fingerprint_of(fn)
     if stamp is None and isinstance(fn, types.FunctionType) and is_user_code(fn):
         name = fn.__qualname__ if fn.__name__ == "<lambda>" else None
