@@ -178,8 +178,14 @@ def _described(v: Any) -> tuple[str, Any] | None:
     fields = getattr(t, "__pydantic_fields__", None)
     if isinstance(fields, dict):
         values = [(f, getattr(v, f)) for f in fields]
-        extra = (getattr(v, "__pydantic_extra__", None), getattr(v, "__pydantic_private__", None))
-        return f"pydantic:{name}", (values, extra)
+        extra: tuple[Any, ...] = (
+            getattr(v, "__pydantic_extra__", None), getattr(v, "__pydantic_private__", None)
+        )
+        # The fields left at their defaults: `model_dump(exclude_unset=True)`
+        # leaves them out (a model given every field keeps its digest).
+        given = getattr(v, "__pydantic_fields_set__", fields)
+        unset = [f for f in fields if f not in given]
+        return f"pydantic:{name}", (values, (*extra, unset) if unset else extra)
     if isinstance(v, _REPR_BASES):
         return _by_repr(v, name)
     if isinstance(v, Mapping):  # not a dict itself: `identity` walks those
