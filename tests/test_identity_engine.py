@@ -798,6 +798,9 @@ WRAPPED_METHOD = {
     "lru_cache": "    @functools.lru_cache  # noqa: B019\n    def weights(self):\n"
     "        return compute()\n\n    def predict(self, x):\n        return x * self.k * self.weights()\n",
     "partialmethod": "    predict = functools.partialmethod(lambda self, n, x: x * self.k * compute() * n, 1)\n",
+    # A library's decorator made with `functools.wraps`: the wrapper's code is not the user's.
+    "contextmanager": "    @contextlib.contextmanager\n    def weights(self):\n        yield compute()\n\n"
+    "    def predict(self, x):\n        with self.weights() as w:\n            return x * self.k * w\n",
 }
 
 
@@ -806,11 +809,11 @@ def test_a_method_behind_a_decorator_counts_the_helpers_it_calls(
     tmp_path: Path, kind: str
 ) -> None:
     """`functools.cached_property`, `lru_cache` and `partialmethod` hold the
-    method's function in an object that is not one: it counted by the
-    `class` statement's text alone, so an edit to a helper it calls
-    replayed the old output."""
+    method's function in an object that is not one, `contextmanager` in a
+    function of the library's: it counted by the `class` statement's text
+    alone, so an edit to a helper it calls replayed the old output."""
     log = tmp_path / "log"
-    head = "import functools\n\n\ndef compute():\n    return {body}\n\n\nclass Model:\n"
+    head = "import contextlib\nimport functools\n\n\ndef compute():\n    return {body}\n\n\nclass Model:\n"
     init = "    def __init__(self, k):\n        self.k = k\n\n"
     run = _edited_between_runs(
         tmp_path, MODEL_FLOW, lambda body: head.replace("{body}", body) + init + WRAPPED_METHOD[kind]

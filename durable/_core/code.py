@@ -18,7 +18,7 @@ from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
-from .._fingerprint.reach import _target, durable_fingerprint_of, is_user_code
+from .._fingerprint.reach import _target, durable_fingerprint_of, is_durable, is_user_code
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 from ..errors import ConfigurationError
@@ -172,12 +172,13 @@ def _unwrapped(member: object) -> object:
     wrapper: its code runs when the method is called, and the `class`
     statement holds its text only, not the helpers it calls."""
     for _ in range(16):  # wrappers of wrappers, never a cycle
+        if is_durable(member):  # a step: counts by its own fingerprint (`version=`...)
+            break
         if isinstance(member, _HOLDERS):
             member = member.func
-        elif isinstance(member, functools.partial) or (
-            # Looked up statically: a lazy proxy's attributes may raise anything.
-            not isinstance(member, types.FunctionType) and _wraps(member)
-        ):  # a function made by `functools.wraps` is fingerprinted as it is
+        elif isinstance(member, functools.partial) or _wraps(member):
+            # A function made by `functools.wraps` too: a library's decorator
+            # (`contextlib.contextmanager`) is not the user's code, what it wraps is.
             member = _target(member)
         else:
             break
@@ -185,6 +186,7 @@ def _unwrapped(member: object) -> object:
 
 
 def _wraps(member: object) -> bool:
+    # Looked up statically: a lazy proxy's attributes may raise anything.
     try:
         return inspect.getattr_static(member, "__wrapped__", None) is not None
     except Exception:  # an exotic metaclass: not a wrapper (as before it was looked at)
