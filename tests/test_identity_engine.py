@@ -766,6 +766,11 @@ CALLS_A_HELPER = {
     "lambda": "def helper(x):\n    return {body}\n\n\ntransform = lambda x: helper(x)  # noqa: E731\n",
     "factory": "def helper(x):\n    return {body}\n\n\ndef make(k):\n    def f(x):\n"
     "        return helper(x) * k\n    return f\n\n\ntransform = make(1)\n",
+    # Behind a wrapper of the standard library's: pickled by name, or its code not the user's.
+    "lru_cache": "import functools\n\n\ndef helper(x):\n    return {body}\n\n\n"
+    "@functools.lru_cache\ndef transform(x):\n    return helper(x)\n",
+    "singledispatch": "import functools\n\n\ndef helper(x):\n    return {body}\n\n\n"
+    "@functools.singledispatch\ndef transform(x):\n    return helper(x)\n",
 }
 
 

@@ -31,9 +31,12 @@ def function_stamp(fn: object) -> str | None:
     with any other on its line (its own code counts by its pickled bytes
     anyway), not refused."""
     stamp = durable_fingerprint_of(fn)
-    if stamp is None and isinstance(fn, types.FunctionType) and is_user_code(fn):
-        name = fn.__qualname__ if fn.__name__ == "<lambda>" else None
-        stamp = memo_fingerprint(fn, name=name).value
+    # What it runs: behind a wrapper (`lru_cache`, a library's `functools.wraps`
+    # decorator) the user's function, whose fingerprint the wrapper's is.
+    target = _target(fn) if stamp is None else None
+    if isinstance(target, types.FunctionType) and is_user_code(target):
+        name = target.__qualname__ if target.__name__ == "<lambda>" else None
+        stamp = memo_fingerprint(fn, name=name).value  # type: ignore[arg-type]
     return stamp
 
 

@@ -44,8 +44,10 @@ def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
         found = _arrays(v) or _described(v)
-        if found is None:  # its class is in what it reduces to: walked as a type
-            return _reduced(v)
+        if found is None:
+            found = _reduced(v)
+            if not found[0].startswith("global:"):  # its class is in it: walked as a type
+                return found
         return _with_code(v, found) if code else found
     except Undigestable:
         raise
@@ -62,7 +64,9 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
     kind, stand_in = found
     if isinstance(v, type):
         stamp = class_stamp(v)
-    elif kind in ("function", "code"):  # a lambda's pickled code names its helpers only
+    elif kind in ("function", "code") or kind.startswith("global:"):
+        # A lambda's pickled code names its helpers only; an `lru_cache`
+        # wrapper is pickled by its name only.
         stamp = function_stamp(v)
     else:
         stamp = class_stamp(type(v))
