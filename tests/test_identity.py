@@ -16,6 +16,7 @@ import json
 import os
 import pathlib
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -86,6 +87,9 @@ def samples() -> list[Any]:
         collections.OrderedDict(b=1, a=2),
         Box({"n": [1, 2]}),
         module_function,
+        np.maximum,  # a ufunc: pickled through a `copyreg` reducer
+        re.compile("a+", re.I),  # so is a regex, and a union of types
+        int | str,
         len,
         lambda x: x + 1,
         durable.redact("secret"),
@@ -147,6 +151,9 @@ def test_content_digests_see_every_difference() -> None:
         (arr[:, ::-1], np.ascontiguousarray(arr[:, ::-1])),
         (arr, arr.tolist()),
         (np.float64(1.5), 1.5),
+        (np.maximum, np.minimum),
+        (re.compile("a"), re.compile("a", re.I)),
+        (int | str, int | bytes),
         (frame, changed_cell(frame)),
         (frame, frame.rename(columns={"b": "c"})),
         (frame, frame.set_axis([10, 20, 31])),

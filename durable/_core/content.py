@@ -10,6 +10,7 @@ fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import datetime
 import decimal
@@ -109,9 +110,8 @@ def _arrays(v: Any) -> tuple[str, Any] | None:
 
 
 def _dtype(dtype: Any) -> Any:
-    """A pandas dtype by its repr, except a categorical one: its repr lists
-    at most `display.max_seq_items` categories (100 unless set), and which
-    category is where decides the codes. Its categories count in full."""
+    """A pandas dtype by its repr; a categorical one by all its categories,
+    in order (its repr lists `display.max_seq_items` of them: 100)."""
     categories = getattr(dtype, "categories", None)
     if categories is None:
         return repr(dtype)
@@ -185,8 +185,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
         extra: tuple[Any, ...] = (
             getattr(v, "__pydantic_extra__", None), getattr(v, "__pydantic_private__", None)
         )
-        # The fields left at their defaults: `model_dump(exclude_unset=True)`
-        # leaves them out (a model given every field keeps its digest).
+        # Fields left at their defaults (`exclude_unset`), when there are any.
         given = getattr(v, "__pydantic_fields_set__", fields)
         unset = [f for f in fields if f not in given]
         return f"pydantic:{name}", (values, (*extra, unset) if unset else extra)
@@ -318,7 +317,9 @@ def _reduced(v: Any) -> tuple[str, Any]:
     """Type and pickled state, as `pickle` sees it, walked by this module (so
     that a set or a float in the state is digested canonically too)."""
     name = _qualname(type(v))
-    reduced = v.__reduce_ex__(4)
+    # As pickle reduces it: by a reducer registered with `copyreg` (a ufunc, a regex) first.
+    reducer = copyreg.dispatch_table.get(type(v))
+    reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)
     if isinstance(reduced, str):  # pickled by name: a builtin function, a singleton
         return f"global:{name}", (getattr(v, "__module__", None), reduced)
     parts = list(reduced) + [None] * (5 - len(reduced))
