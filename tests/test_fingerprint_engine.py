@@ -145,6 +145,107 @@ def test_a_step_the_workflow_does_not_name_is_fingerprinted_afresh(
     assert m.RAN == [10]  # executed once, and its stale output never returned
 
 
+NESTED = """
+import durable
+
+RAN = []
+
+@durable.step
+def inner(x):
+    return clean(x)
+
+def clean(x):  # below the step: not there when it was decorated
+    return x + 1
+
+@durable.step
+def outer(x):
+    RAN.append(x)
+    return inner(x) * 10
+
+@durable.step
+def later(v, fail):
+    if fail:
+        raise RuntimeError("the first attempt stops here")
+    return v
+
+@durable.workflow(run_id="n")
+def flow(x, fail=False):
+    return later(outer(x), fail)
+"""
+
+
+def test_a_step_another_step_calls_counts_in_it_as_it_is_now(module: Any) -> None:
+    """`outer` calls `inner`, which the workflow does not name: `inner`
+    counted in `outer` by the fingerprint it got when decorated, which
+    misses a helper defined below it, and never sees that helper rebound
+    (a notebook cell). The old output of `outer` came back."""
+    m = module(NESTED)
+    with pytest.raises(RuntimeError):
+        m.flow(10, fail=True)
+    m.clean = lambda x: x + 7  # the helper of the step outer calls changed
+    with pytest.raises(durable.DefinitionChangedError, match="outer"):
+        m.flow(10)
+    assert m.RAN == [10]  # executed once, and its stale output never returned
+
+
+NESTED_LIB = """
+import durable
+
+@durable.step
+def inner(x):
+    return clean(x)
+
+def clean(x):  # below the step: not there when it was decorated
+    return x + {k}
+"""
+
+NESTED_FLOW = """
+import os, sys
+import durable
+from lib import inner
+
+@durable.step
+def outer(x):
+    with open("ran", "a") as log:
+        log.write("outer\\n")
+    return inner(x) * 10
+
+@durable.workflow(run_id="n")
+def flow(x):
+    out = outer(x)
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return out
+
+print(flow(1))
+"""
+
+
+def test_a_step_another_step_calls_counts_its_helper_edited_between_processes(
+    tmp_path: Path,
+) -> None:
+    """The same in two processes, with the helper edited in its file: the
+    fingerprint `inner` got when decorated never held `clean`, so `outer`
+    replayed its old output (20), even under the default on_change="refuse"."""
+    (tmp_path / "flow.py").write_text(NESTED_FLOW)
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store"), "PYTHONPATH": root}
+
+    def run(k: int, **extra: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "lib.py").write_text(NESTED_LIB.replace("{k}", str(k)))
+        return subprocess.run(
+            [sys.executable, "flow.py"], cwd=tmp_path, env={**env, **extra},
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+    assert run(1, CRASH="1").returncode == 3
+    assert run(1, CRASH="1").returncode == 3  # the same code: replayed
+    out = run(100)
+    assert out.returncode != 0 and "DefinitionChangedError" in out.stderr, out.stdout
+    assert "outer" in out.stderr and "inner" in out.stderr
+    assert (tmp_path / "ran").read_text().split() == ["outer"]
+
+
 CYCLE = """
 import sys
 import durable

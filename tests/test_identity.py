@@ -16,6 +16,7 @@ import json
 import os
 import pathlib
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -74,6 +75,7 @@ def samples() -> list[Any]:
         frame["b"],
         pd.Series([1, None], dtype="Int64"),
         pd.MultiIndex.from_tuples([(1, "a"), (2, "b")], names=["n", "s"]),
+        pd.Series(pd.Categorical(["b", "a"], categories=[f"c{i}" for i in range(200)] + ["a", "b"])),
         Point(1, 2.0),
         Point3(1, 2.0),
         Color.BLUE,
@@ -85,6 +87,9 @@ def samples() -> list[Any]:
         collections.OrderedDict(b=1, a=2),
         Box({"n": [1, 2]}),
         module_function,
+        np.maximum,  # a ufunc: pickled through a `copyreg` reducer
+        re.compile("a+", re.I),  # so is a regex, and a union of types
+        int | str,
         len,
         lambda x: x + 1,
         durable.redact("secret"),
@@ -146,6 +151,9 @@ def test_content_digests_see_every_difference() -> None:
         (arr[:, ::-1], np.ascontiguousarray(arr[:, ::-1])),
         (arr, arr.tolist()),
         (np.float64(1.5), 1.5),
+        (np.maximum, np.minimum),
+        (re.compile("a"), re.compile("a", re.I)),
+        (int | str, int | bytes),
         (frame, changed_cell(frame)),
         (frame, frame.rename(columns={"b": "c"})),
         (frame, frame.set_axis([10, 20, 31])),
@@ -167,6 +175,32 @@ def test_content_digests_see_every_difference() -> None:
     ]
     for a, b in pairs:
         assert value_digest(a) != value_digest(b), (a, b)
+
+
+def test_a_categorical_counts_every_category_in_order() -> None:
+    """pandas cuts a categorical dtype's repr short past 100 categories:
+    two of them trading places there gave other codes (`.cat.codes`, the
+    order of an ordered one) under one digest, and `display.max_seq_items`
+    changed the digest of the same value."""
+    cats = [f"c{i:03d}" for i in range(300)]
+    swapped = [*cats[:150], cats[151], cats[150], *cats[152:]]
+    one = pd.Series(pd.Categorical(["c150", "c151"], categories=cats))
+    other = pd.Series(pd.Categorical(["c150", "c151"], categories=swapped))
+    assert list(one.cat.codes) != list(other.cat.codes)
+    pairs = [(one, other), (one.to_frame(), other.to_frame())]
+    pairs.append((pd.CategoricalIndex(one), pd.CategoricalIndex(other)))
+    for a, b in pairs:
+        assert value_digest(a) != value_digest(b)
+    before = value_digest(one)
+    with pd.option_context("display.max_seq_items", 3):
+        assert value_digest(one) == before
+
+
+def test_a_generic_alias_counts_its_arguments() -> None:
+    """Python 3.10 calls `list[int]` an instance of `type`: `list[int]`,
+    `list[str]` and `list` were one digest there (the class's name)."""
+    aliases = [list, list[int], list[str], dict[str, int], dict[str, list[int]]]
+    assert len({value_digest(v) for v in aliases}) == len(aliases)
 
 
 class Params(dict[str, Any]):
@@ -280,6 +314,21 @@ def test_attrs_and_pydantic_models_by_type_and_fields() -> None:
     assert value_digest(extra) != value_digest(A(1))
     assert value_digest(M(x=1)) == value_digest(M(x=1)) != value_digest(M(x=2))
     assert value_digest(M(x=1)) != value_digest(N(x=1))
+
+
+def test_a_pydantic_model_counts_which_fields_were_set() -> None:
+    """`model_dump(exclude_unset=True)` (a PATCH payload) tells `Patch()`
+    from `Patch(name=None)`: one digest replayed the one's output for the
+    other. A model given every field keeps the digest it had."""
+    pydantic = pytest.importorskip("pydantic")
+
+    class Patch(pydantic.BaseModel):
+        name: str | None = None
+
+    unset, cleared = Patch(), Patch(name=None)
+    assert unset.model_dump(exclude_unset=True) != cleared.model_dump(exclude_unset=True)
+    assert value_digest(unset) != value_digest(cleared)
+    assert value_digest(Patch.model_construct(name=None)) == value_digest(cleared)
 
 
 def test_redacted_contributes_a_marker_only() -> None:

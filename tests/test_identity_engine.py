@@ -755,3 +755,77 @@ def test_what_a_class_attribute_holds_counts_with_the_class(tmp_path: Path, edit
     assert out.returncode == 0, out.stderr
     expected = "700" if edited == "object" else "1007"  # Model(2), x = 5
     assert out.stdout.strip() == expected and log.read_text().split() == ["predict"] * 2
+
+
+# `transform` as a step whose helper is defined below it (not there when the
+# step was decorated), a lambda and a function made by a factory: each calls
+# `helper`, which the edit changes.
+CALLS_A_HELPER = {
+    "step": "import durable\n\n\n@durable.step\ndef transform(x):\n    return helper(x)\n\n\n"
+    "def helper(x):\n    return {body}\n",
+    "lambda": "def helper(x):\n    return {body}\n\n\ntransform = lambda x: helper(x)  # noqa: E731\n",
+    "factory": "def helper(x):\n    return {body}\n\n\ndef make(k):\n    def f(x):\n"
+    "        return helper(x) * k\n    return f\n\n\ntransform = make(1)\n",
+    # Behind a wrapper of the standard library's: pickled by name, or its code not the user's.
+    "lru_cache": "import functools\n\n\ndef helper(x):\n    return {body}\n\n\n"
+    "@functools.lru_cache\ndef transform(x):\n    return helper(x)\n",
+    "singledispatch": "import functools\n\n\ndef helper(x):\n    return {body}\n\n\n"
+    "@functools.singledispatch\ndef transform(x):\n    return helper(x)\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CALLS_A_HELPER))
+def test_a_function_passed_as_an_argument_counts_the_helpers_it_calls(
+    tmp_path: Path, kind: str
+) -> None:
+    """The code a function passed as an argument runs is its helpers' too:
+    edited between two processes, the call is changed. (A step counted by
+    its fingerprint as decorated, without the helper defined below it; a
+    lambda or a factory's function by its pickled code, which names an
+    importable helper only: the old output came back.)"""
+    log = tmp_path / "log"
+    run = _edited_between_runs(
+        tmp_path, HELPER_FLOW, lambda body: CALLS_A_HELPER[kind].replace("{body}", body)
+    )
+    assert run("x + 1", CRASH="1").returncode == 3
+    assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["apply"]
+    out = run("x + 100")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]
+
+
+# A method wrapped by a decorator that is no function: the helper it calls
+# (`compute`, which the edit changes) is the method's code too.
+WRAPPED_METHOD = {
+    "cached_property": "    @functools.cached_property\n    def weights(self):\n"
+    "        return compute()\n\n    def predict(self, x):\n        return x * self.k * self.weights\n",
+    "lru_cache": "    @functools.lru_cache  # noqa: B019\n    def weights(self):\n"
+    "        return compute()\n\n    def predict(self, x):\n        return x * self.k * self.weights()\n",
+    "partialmethod": "    predict = functools.partialmethod(lambda self, n, x: x * self.k * compute() * n, 1)\n",
+    # A library's decorator made with `functools.wraps`: the wrapper's code is not the user's.
+    "contextmanager": "    @contextlib.contextmanager\n    def weights(self):\n        yield compute()\n\n"
+    "    def predict(self, x):\n        with self.weights() as w:\n            return x * self.k * w\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WRAPPED_METHOD))
+def test_a_method_behind_a_decorator_counts_the_helpers_it_calls(
+    tmp_path: Path, kind: str
+) -> None:
+    """`functools.cached_property`, `lru_cache` and `partialmethod` hold the
+    method's function in an object that is not one, `contextmanager` in a
+    function of the library's: it counted by the `class` statement's text
+    alone, so an edit to a helper it calls replayed the old output."""
+    log = tmp_path / "log"
+    head = "import contextlib\nimport functools\n\n\ndef compute():\n    return {body}\n\n\nclass Model:\n"
+    init = "    def __init__(self, k):\n        self.k = k\n\n"
+    run = _edited_between_runs(
+        tmp_path, MODEL_FLOW, lambda body: head.replace("{body}", body) + init + WRAPPED_METHOD[kind]
+    )
+    assert run("2", CRASH="1").returncode == 3
+    assert run("2", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("200")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2000" and log.read_text().split() == ["predict"] * 2

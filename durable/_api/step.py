@@ -13,7 +13,7 @@ from .._core.cacheplain import plain_plan
 from .._core.context import active_run
 from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
-from .._core.spec import StepSpec, with_validator
+from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
@@ -125,6 +125,8 @@ def step(
         wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
         functools.update_wrapper(wrapper, f)
         wrapper.__durable_fingerprint__ = fp.value  # type: ignore[attr-defined]
+        # What it counts for where it is called or passed: its code as of now.
+        wrapper.__durable_refingerprint__ = functools.partial(current_fingerprint, spec)  # type: ignore[attr-defined]
         wrapper.__durable_step__ = spec  # type: ignore[attr-defined]
         wrapper.__durable_parts__ = dict(fp.parts)  # type: ignore[attr-defined]
         wrapper.fingerprint = fp.value  # type: ignore[attr-defined]

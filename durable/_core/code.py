@@ -9,6 +9,7 @@ fingerprint counts it."""
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import types
 
@@ -17,7 +18,7 @@ from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
-from .._fingerprint.reach import durable_fingerprint_of, is_user_code
+from .._fingerprint.reach import _target, durable_fingerprint_of, is_durable, is_user_code
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 from ..errors import ConfigurationError
@@ -25,10 +26,17 @@ from ..errors import ConfigurationError
 
 def function_stamp(fn: object) -> str | None:
     """A step's fingerprint, or that of a function of the user's own code;
-    None for a library function. ConfigurationError when it has no source."""
+    None for a library function. ConfigurationError when it has no source.
+    A step's as of now (`durable_fingerprint_of`). A lambda is fingerprinted
+    with any other on its line (its own code counts by its pickled bytes
+    anyway), not refused."""
     stamp = durable_fingerprint_of(fn)
-    if stamp is None and isinstance(fn, types.FunctionType) and is_user_code(fn):
-        stamp = memo_fingerprint(fn).value
+    # What it runs: behind a wrapper (`lru_cache`, a library's `functools.wraps`
+    # decorator) the user's function, whose fingerprint the wrapper's is.
+    target = _target(fn) if stamp is None else None
+    if isinstance(target, types.FunctionType) and is_user_code(target):
+        name = target.__qualname__ if target.__name__ == "<lambda>" else None
+        stamp = memo_fingerprint(fn, name=name).value  # type: ignore[arg-type]
     return stamp
 
 
@@ -152,6 +160,37 @@ def _functions(member: object) -> list[types.FunctionType]:
     found = found if isinstance(member, property) else [member]
     return [
         fn
-        for fn in found
+        for fn in map(_unwrapped, found)
         if isinstance(fn, types.FunctionType) and not fn.__code__.co_filename.startswith("<")
     ]
+
+
+# Where a decorator that is no function keeps the method it wraps.
+_HOLDERS = (functools.cached_property, functools.partialmethod, functools.singledispatchmethod)
+
+
+def _unwrapped(member: object) -> object:
+    """The function behind a `cached_property`, `partialmethod`,
+    `singledispatchmethod` or an `lru_cache` (or other `functools.wraps`)
+    wrapper: its code runs when the method is called, and the `class`
+    statement holds its text only, not the helpers it calls."""
+    for _ in range(16):  # wrappers of wrappers, never a cycle
+        if is_durable(member):  # a step: counts by its own fingerprint (`version=`...)
+            break
+        if isinstance(member, _HOLDERS):
+            member = member.func
+        elif isinstance(member, functools.partial) or _wraps(member):
+            # A function made by `functools.wraps` too: a library's decorator
+            # (`contextlib.contextmanager`) is not the user's code, what it wraps is.
+            member = _target(member)
+        else:
+            break
+    return member
+
+
+def _wraps(member: object) -> bool:
+    # Looked up statically: a lazy proxy's attributes may raise anything.
+    try:
+        return inspect.getattr_static(member, "__wrapped__", None) is not None
+    except Exception:  # an exotic metaclass: not a wrapper (as before it was looked at)
+        return False

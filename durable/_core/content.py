@@ -10,6 +10,7 @@ fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import datetime
 import decimal
@@ -44,8 +45,10 @@ def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
         found = _arrays(v) or _described(v)
-        if found is None:  # its class is in what it reduces to: walked as a type
-            return _reduced(v)
+        if found is None:
+            found = _reduced(v)
+            if not found[0].startswith("global:"):  # its class is in it: walked as a type
+                return found
         return _with_code(v, found) if code else found
     except Undigestable:
         raise
@@ -62,7 +65,9 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
     kind, stand_in = found
     if isinstance(v, type):
         stamp = class_stamp(v)
-    elif kind == "function":
+    elif kind in ("function", "code") or kind.startswith("global:"):
+        # A lambda's pickled code names its helpers only; an `lru_cache`
+        # wrapper is pickled by its name only.
         stamp = function_stamp(v)
     else:
         stamp = class_stamp(type(v))
@@ -94,14 +99,23 @@ def _arrays(v: Any) -> tuple[str, Any] | None:
         return None
     if _instance(v, pd, "DataFrame"):
         columns = [_pandas_values(v.iloc[:, i]) for i in range(v.shape[1])]
-        stand_in = (v.columns, v.index, [repr(t) for t in v.dtypes], columns)
+        stand_in = (v.columns, v.index, [_dtype(t) for t in v.dtypes], columns)
         return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Series"):
-        stand_in = (repr(v.dtype), v.name, v.index, _pandas_values(v))
+        stand_in = (_dtype(v.dtype), v.name, v.index, _pandas_values(v))
         return _qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Index"):
-        return _qualname(type(v)), (repr(v.dtype), list(v.names), _pandas_values(v))
+        return _qualname(type(v)), (_dtype(v.dtype), list(v.names), _pandas_values(v))
     return None
+
+
+def _dtype(dtype: Any) -> Any:
+    """A pandas dtype by its repr; a categorical one by all its categories,
+    in order (its repr lists `display.max_seq_items` of them: 100)."""
+    categories = getattr(dtype, "categories", None)
+    if categories is None:
+        return repr(dtype)
+    return (_qualname(type(dtype)), categories, dtype.ordered)
 
 
 def _layout(v: Any) -> tuple[Any, ...]:
@@ -151,7 +165,8 @@ _REPR_BASES += (datetime.tzinfo, decimal.Decimal, uuid.UUID, pathlib.PurePath)
 def _described(v: Any) -> tuple[str, Any] | None:
     t = type(v)
     name = _qualname(t)
-    if isinstance(v, type):
+    # `list[int]` passes for a type on Python 3.10: reduced, as later Pythons do.
+    if isinstance(v, type) and not isinstance(v, types.GenericAlias):
         return "type", _qualname(v)
     if isinstance(v, types.ModuleType):
         return "module", v.__name__
@@ -167,8 +182,13 @@ def _described(v: Any) -> tuple[str, Any] | None:
     fields = getattr(t, "__pydantic_fields__", None)
     if isinstance(fields, dict):
         values = [(f, getattr(v, f)) for f in fields]
-        extra = (getattr(v, "__pydantic_extra__", None), getattr(v, "__pydantic_private__", None))
-        return f"pydantic:{name}", (values, extra)
+        extra: tuple[Any, ...] = (
+            getattr(v, "__pydantic_extra__", None), getattr(v, "__pydantic_private__", None)
+        )
+        # Fields left at their defaults (`exclude_unset`), when there are any.
+        given = getattr(v, "__pydantic_fields_set__", fields)
+        unset = [f for f in fields if f not in given]
+        return f"pydantic:{name}", (values, (*extra, unset) if unset else extra)
     if isinstance(v, _REPR_BASES):
         return _by_repr(v, name)
     if isinstance(v, Mapping):  # not a dict itself: `identity` walks those
@@ -297,7 +317,9 @@ def _reduced(v: Any) -> tuple[str, Any]:
     """Type and pickled state, as `pickle` sees it, walked by this module (so
     that a set or a float in the state is digested canonically too)."""
     name = _qualname(type(v))
-    reduced = v.__reduce_ex__(4)
+    # As pickle reduces it: by a reducer registered with `copyreg` (a ufunc, a regex) first.
+    reducer = copyreg.dispatch_table.get(type(v))
+    reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)
     if isinstance(reduced, str):  # pickled by name: a builtin function, a singleton
         return f"global:{name}", (getattr(v, "__module__", None), reduced)
     parts = list(reduced) + [None] * (5 - len(reduced))

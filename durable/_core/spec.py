@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +118,22 @@ def step_spec(obj: object) -> StepSpec | None:
     return spec if isinstance(spec, StepSpec) else None
 
 
+# The steps being fingerprinted in this thread or task (ids of their specs).
+_ACTIVE: ContextVar[tuple[int, ...]] = ContextVar("durable_refingerprinting", default=())
+
+
+def current_fingerprint(spec: StepSpec) -> str:
+    """The fingerprint a step counts for where another step or a helper
+    calls it, or where it is passed as an argument: as of now
+    (`refingerprint`), since the one from its decoration misses a helper
+    defined below it or rebound since. Asked for while it is itself being
+    fingerprinted (steps that call each other), the one from its
+    decoration: that is where the recursion ends."""
+    if id(spec) in _ACTIVE.get():
+        return spec.fingerprint
+    return refingerprint(spec).value
+
+
 def refingerprint(spec: StepSpec) -> Fingerprint:
     """Fingerprint a step again (at a run's start, or for a cached plain
     call): helpers, constants and steps defined below it (or re-run in a
@@ -125,6 +142,10 @@ def refingerprint(spec: StepSpec) -> Fingerprint:
     whose code cannot be established is never replayed under the
     fingerprint it had at decoration. Memoised while nothing it was
     computed from changed (`_fingerprint.memo`)."""
-    return memo_fingerprint(
-        spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
-    )
+    token = _ACTIVE.set((*_ACTIVE.get(), id(spec)))
+    try:
+        return memo_fingerprint(
+            spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
+        )
+    finally:
+        _ACTIVE.reset(token)

@@ -206,11 +206,17 @@ def is_builtin_value(obj: object) -> bool:
 
 
 def durable_fingerprint_of(obj: object) -> str | None:
-    """The fingerprint a step or workflow carries, or None for other objects."""
+    """The fingerprint a step or workflow carries, or None for other objects.
+    A step's as of now (`__durable_refingerprint__`), not the one from its
+    decoration: that misses a helper defined below it, or rebound since.
+    ConfigurationError when its code cannot be established now."""
     try:
         stamp = getattr(obj, "__durable_fingerprint__", None)
+        live = getattr(obj, "__durable_refingerprint__", None) if stamp is not None else None
     except Exception:  # a proxy or lazy object may raise anything
         return None
+    if callable(live):
+        stamp = live()  # outside the `try`: an error here is the step's, never passed over
     value = getattr(stamp, "value", stamp)
     return value if isinstance(value, str) else None
 
