@@ -175,6 +175,22 @@ def test_an_edited_key_function_never_serves_the_old_keys_entries(
     assert CALLS["tens"] == 2
 
 
+def test_a_key_function_without_source_leaves_the_step_uncached() -> None:
+    namespace: dict[str, Any] = {}
+    exec("key = lambda x: x", namespace)  # no source to fingerprint
+
+    @durable.step(cache=durable.Cache(key=namespace["key"]))
+    def echo(x: int) -> int:
+        CALLS["echo"] += 1
+        return x
+
+    with pytest.warns(UserWarning, match=r"Cache\(key=\.\.\.\) function of step .*echo"):
+        assert echo(1) == 1
+    with pytest.warns(UserWarning, match="ran without its cache"):
+        assert echo(1) == 1
+    assert CALLS["echo"] == 2
+
+
 def test_a_key_function_returning_none_is_a_configuration_error(
     plain_store: durable.Store,
 ) -> None:

@@ -73,8 +73,13 @@ def _key_code(key_fn: Callable[..., Any], name: str) -> str | None:
     source cannot be read."""
     try:
         stamp = function_stamp(key_fn) if isinstance(key_fn, types.FunctionType) else None
-    except DurableError as e:
-        warnings.warn(f"{e}; step {name} ran without its cache", stacklevel=6)
+    except DurableError:  # its advice (version= on the decorator) is not for a key function
+        warnings.warn(
+            f"the Cache(key=...) function of step {name} has no source durable can read "
+            "(exec, `python -c`, the plain prompt), so an edit of it could not be told: "
+            f"define it in a file or a notebook cell. Step {name} ran without its cache",
+            stacklevel=6,
+        )
         return None
     return stamp if stamp is not None else strict_digest(key_fn)
 
