@@ -175,13 +175,16 @@ class LeaseLostError(RunLockedError):
 
 
 class SerializationError(DurableError):
-    def __init__(self, step: str, type_name: str, cause: str) -> None:
+    """`advice` replaces the step's way out (persist=False) for a value that
+    is not a step's output: a workflow's return value, mutate()'s result."""
+
+    def __init__(self, step: str, type_name: str, cause: str, *, advice: str | None = None) -> None:
         self.step, self.type_name = step, type_name
         super().__init__(
             f"the output of {step!r} (type {type_name}) cannot be recorded: {cause}. "
-            "Return plain data (or something cloudpickle can carry), or mark the step "
-            "persist=False. Earlier records are intact; fix it and call again to resume."
-        )
+            + (advice or "Return plain data (or something cloudpickle can carry), or mark the "
+               "step persist=False. Earlier records are intact; fix it and call again to resume.")
+        )  # fmt: skip
 
 
 class StorageError(DurableError):

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -146,6 +146,49 @@ def test_a_key_function_replaces_the_arguments() -> None:
     assert summarize({"id": "7", "text": "other"}) == "hel"  # the user's key says: same
     assert summarize({"id": "8", "text": "other"}) == "oth"
     assert CALLS["summarize"] == 2
+
+
+def test_an_edited_key_function_never_serves_the_old_keys_entries(
+    plain_store: durable.Store,
+) -> None:
+    """The key function's code is part of the key: an entry stored under
+    `x` (for x=4) is not what `x // 2` means by the key 4 (x=8 or 9)."""
+
+    def by_value(x: int) -> int:
+        return x
+
+    def by_half(x: int) -> int:
+        return x // 2
+
+    def make(key: Any) -> durable.Step[[int], int]:
+        @durable.step(cache=durable.Cache(key=key), name="tens")
+        def tens(x: int) -> int:
+            CALLS["tens"] += 1
+            return x * 10
+
+        return tens
+
+    assert make(by_value)(4) == 40
+    assert make(by_half)(8) == 80  # not the entry of x=4
+    assert make(by_half)(9) == 80  # the new key's own sharing still holds
+    assert make(by_value)(4) == 40
+    assert CALLS["tens"] == 2
+
+
+def test_a_key_function_without_source_leaves_the_step_uncached() -> None:
+    namespace: dict[str, Any] = {}
+    exec("key = lambda x: x", namespace)  # no source to fingerprint
+
+    @durable.step(cache=durable.Cache(key=namespace["key"]))
+    def echo(x: int) -> int:
+        CALLS["echo"] += 1
+        return x
+
+    with pytest.warns(UserWarning, match=r"Cache\(key=\.\.\.\) function of step .*echo"):
+        assert echo(1) == 1
+    with pytest.warns(UserWarning, match="ran without its cache"):
+        assert echo(1) == 1
+    assert CALLS["echo"] == 2
 
 
 def test_a_key_function_returning_none_is_a_configuration_error(

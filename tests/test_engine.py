@@ -739,8 +739,11 @@ def test_unserialisable_return_value_keeps_run_resumable(store: durable.Store) -
         v = ok()
         return threading.Lock() if bad["on"] else v
 
-    with pytest.raises(durable.SerializationError, match="return value"):
+    with pytest.raises(durable.SerializationError, match="return value") as refused:
         rv()
+    # No step to mark persist=False: the advice is about the workflow's value.
+    assert "persist=False" not in str(refused.value)
+    assert "from the workflow" in str(refused.value)
     bad["on"] = False
     assert rv() == 1 and calls == {"ok": 1}
 

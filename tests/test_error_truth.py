@@ -174,3 +174,41 @@ def test_errors_keep_message_and_fields_through_pickle(error: BaseException) -> 
 def test_a_graceful_stop_keeps_its_exit_code_through_pickle() -> None:
     copy = pickle.loads(pickle.dumps(durable.Stopped(signal.SIGTERM)))
     assert (copy.code, copy.signum) == (143, signal.SIGTERM)
+
+
+def test_a_step_that_changed_its_object_in_place_is_named_as_the_likely_cause(
+    store: durable.Store,
+) -> None:
+    """A step method that appends to `self.history` changes its argument in
+    place; replaying it returns the recorded value but does not append
+    again, so the next recorded call is made with another `self`. The
+    refusal says so, rather than leaving the user to look for an edit."""
+    asked: list[str] = []
+    stop = {"on": True}
+
+    class Agent:
+        def __init__(self) -> None:
+            self.history: list[str] = []
+
+        @durable.step(name="ask")
+        def ask(self, q: str) -> str:
+            asked.append(q)
+            self.history.append(q)
+            return f"answer {len(self.history)}"
+
+    @durable.workflow(name="chat", store=store, run_id="c")
+    def chat() -> list[str]:
+        agent = Agent()
+        out = [agent.ask("q0"), agent.ask("q1")]
+        if stop["on"]:
+            raise RuntimeError("the run stops after its two steps")
+        return out
+
+    with pytest.raises(RuntimeError):
+        chat()
+    stop["on"] = False
+    with pytest.raises(durable.DefinitionChangedError) as refused:
+        chat()
+    message = str(refused.value)
+    assert "in place" in message and "does not redo" in message
+    assert asked == ["q0", "q1"]  # nothing ran again

@@ -366,6 +366,19 @@ config.set_debug()
 def target(x):
     return x, config.DEBUG
 """
+# A module that defines its own `print`: a call of it may change its argument.
+OWN_PRINT = """
+VALUES = []
+
+def print(xs):
+    xs.append(5)
+
+print(VALUES)
+
+@durable.step
+def target(x):
+    return x + sum(VALUES)
+"""
 REBOUND_BY_GLOBALS = """
 DATA = [1, 2]
 globals()["DATA"] = [7, 8]
@@ -421,6 +434,12 @@ FOLLOWED = [
         PASSED_TO_A_CALL,
         PASSED_TO_A_CALL.replace("append(5)", "append(6)"),
         "helper MOD.fill changed",  # `fill(VALUES)` binds VALUES: what it reads counts
+    ),
+    Case(
+        "passed-to-its-own-print",
+        OWN_PRINT,
+        OWN_PRINT.replace("append(5)", "append(6)"),
+        "helper MOD.print changed",
     ),
     Case(
         "rebound-through-globals",

@@ -316,3 +316,43 @@ def test_a_global_a_helper_rebinds_as_it_runs_never_looks_like_a_change(module: 
     assert m.flow() == [1, None]  # resumed, not refused
     assert m.flow() == [1, None]  # and called again once completed
     assert m.RAN == [1]
+
+
+SHOWN = """
+import durable
+
+RESULTS = {}
+RAN = []
+
+@durable.step
+def fetch(u):
+    RAN.append(u)
+    RESULTS[u] = u * 2
+    return u * 2
+
+@durable.workflow(run_id="shown")
+def pipe(u):
+    return fetch(u)
+
+if __name__ == "__main__":
+    out = pipe(3)
+    print(RESULTS, out)  # shows what the step filled: changes nothing it reads
+    out = pipe(3)
+    print(len(RESULTS), repr(RAN))
+"""
+
+
+def test_printing_a_global_a_step_fills_is_no_change(tmp_path: Path) -> None:
+    """`print(RESULTS)` at module level (or in a notebook cell) passes the
+    global to a call, which may change it in place, so such a statement
+    counts as one that binds it; a builtin that only reads its arguments
+    never changes one, and the run called again after it must replay, not
+    be refused as changed (nor executed twice)."""
+    (tmp_path / "shown.py").write_text(SHOWN)
+    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
+    done = subprocess.run(
+        [sys.executable, "shown.py"], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["{3: 6} 6", "1 [3]"]

@@ -172,6 +172,26 @@ def test_mutate_needs_a_stored_value(store: durable.Store) -> None:
     assert secretive.fork("s", at=2, new_run_id="t", mutate=lambda v: v * 2).value == 12
 
 
+def test_a_mutate_result_that_cannot_be_recorded_says_what_to_fix(store: durable.Store) -> None:
+    import threading
+
+    @durable.step
+    def one() -> int:
+        return 1
+
+    @durable.workflow(name="lockout", store=store)
+    def flow() -> int:
+        return one()
+
+    flow.with_options(run_id="s")()
+    with pytest.raises(durable.SerializationError) as refused:
+        flow.fork("s", at=1, new_run_id="t", mutate=lambda v: threading.Lock())
+    message = str(refused.value)
+    assert "mutate()" in message and "Nothing was forked" in message
+    assert "persist=False" not in message  # no step to mark: mutate() made the value
+    assert [i.run_id for i in flow.runs()] == ["s"]
+
+
 def test_async_workflows_fork_too(store: durable.Store) -> None:
     seen: list[int] = []
 

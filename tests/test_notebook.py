@@ -227,3 +227,35 @@ def test_a_notebook_shows_the_tqdm_bar(env: Path) -> None:
     assert any(label.startswith("doubling") for label in labels)
     assert any("12/12" in label for label in labels)
     assert counts(env) == {"double": 12}
+
+
+FILLS = """\
+RESULTS = {}
+
+@durable.step
+def fetch(u):
+    bump("fetch")
+    RESULTS[u] = u * 2
+    return u * 2
+
+@durable.workflow(run_id="shown")
+def pipe(u):
+    return fetch(u)
+"""
+
+
+@pytest.mark.slow
+def test_a_cell_that_prints_what_a_step_filled_changes_nothing(env: Path) -> None:
+    """`print(RESULTS)` and `display(RESULTS)` in a cell of their own only
+    show the global: the workflow's cell run again replays, it is not
+    refused as if the step's code had changed."""
+    run_again = 'out = pipe(3)\nprint("RESULT", out)'
+    cells = [SETUP, FILLS, run_again, "print(RESULTS, out)\ndisplay(RESULTS)", run_again]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    execute(nb, env)
+    errors = [o for o in nb.cells[-1].outputs if o["output_type"] == "error"]
+    assert errors == []
+    assert result_line(nb) == ["6"]
+    assert counts(env) == {"fetch": 1}

@@ -12,10 +12,12 @@ from __future__ import annotations
 import inspect
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, DurableError
+from .code import function_stamp
 from .content import Secret, Undigestable
 from .identity import (
     _SCALAR,
@@ -58,7 +60,28 @@ def call_key(
             "the key of the call (did it forget `return`?); return a constant such as () "
             "for one entry that every call shares"
         )
-    return with_captured(fn, strict_digest(key))
+    code = _key_code(option.key, name)
+    return None if code is None else with_captured(fn, strict_digest((key, code)))
+
+
+def _key_code(key_fn: Callable[..., Any], name: str) -> str | None:
+    """The code of a `Cache(key=...)` function, which joins the key: an entry
+    stored under an older one was keyed by what *that* function meant (`x`,
+    not `x // 2`). A function of the user's own code by its fingerprint
+    (memoised, as a step's), anything else (a library function,
+    `itemgetter(0)`) by its content digest; None, with a warning, when its
+    source cannot be read."""
+    try:
+        stamp = function_stamp(key_fn) if isinstance(key_fn, types.FunctionType) else None
+    except DurableError:  # its advice (version= on the decorator) is not for a key function
+        warnings.warn(
+            f"the Cache(key=...) function of step {name} has no source durable can read "
+            "(exec, `python -c`, the plain prompt), so an edit of it could not be told: "
+            f"define it in a file or a notebook cell. Step {name} ran without its cache",
+            stacklevel=6,
+        )
+        return None
+    return stamp if stamp is not None else strict_digest(key_fn)
 
 
 def with_captured(fn: Callable[..., Any] | None, digest: str | None) -> str | None:

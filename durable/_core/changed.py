@@ -27,7 +27,26 @@ def arguments_changed(
     return (
         f"arguments changed: {now_called}the record was made by a call with other "
         f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
+        + (_IN_PLACE if call is not None and any(map(_changeable, _values(call))) else "")
     )
+
+
+# An object given to a step may differ without any edit: an earlier step
+# changed it in place when it ran, and its replay returned only its value.
+_IN_PLACE = (
+    ". If nothing was edited, an earlier step probably changed an object it was given "
+    "in place (self.history.append(...), a list or dict argument) when it ran: a replay "
+    "returns its recorded value but does not redo that change. Return the new state "
+    "from the step instead of changing its arguments"
+)
+
+
+def _values(call: tuple[tuple[Any, ...], dict[str, Any]]) -> list[Any]:
+    return [*call[0], *call[1].values()]
+
+
+def _changeable(value: Any) -> bool:
+    return not isinstance(value, (str, bytes, int, float, complex, bool, type(None), tuple, frozenset))
 
 
 def is_token(digest: str | None) -> bool:

@@ -91,8 +91,11 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
         )
     except Exception as e:
         err = SerializationError(
-            f"{manifest.workflow} (return value)", type(value).__qualname__, str(e)
-        )
+            f"{manifest.workflow} (return value)", type(value).__qualname__, str(e),
+            advice="Return plain data (or something cloudpickle can carry) from the "
+            "workflow. The steps' records are intact: fix it and call again, the "
+            "finished steps replay.",
+        )  # fmt: skip
         finish(store, manifest, "failed", error=error_summary(err))
         raise err from e
     # Over the blob threshold the value goes to a blob, as a step output does.

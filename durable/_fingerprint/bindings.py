@@ -93,9 +93,16 @@ _MODULES: dict[tuple[str, int, int], tuple[Source, bool]] = {}
 
 @lru_cache(maxsize=256)
 def _binders(text: str) -> dict[str, list[ast.AST]]:
-    tree = parse(text).tree
+    body = parse(text).tree
+    index = _index(body.body if body else [], _READERS)
+    if _READERS.isdisjoint(index):
+        return index
+    return _index(body.body if body else [], frozenset())  # its own `print`: it may change
+
+
+def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]:
     index: dict[str, list[ast.AST]] = {}
-    for node, names in _module_level(tree.body if tree else []):
+    for node, names in _module_level(body, readers):
         for n in dict.fromkeys(names):
             index.setdefault(n, []).append(node)
     return index
@@ -106,9 +113,16 @@ _MUTATORS = frozenset(
     "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
 )
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+# Builtins (and IPython's `display`) that only look at what they are given:
+# `print(RESULTS)` in a notebook cell changes nothing a step reads, and must
+# not make the run look changed. Not those that consume an iterator
+# (`list(IT)`, `sum(IT)`, `next(IT)`): they change it.
+_READERS = frozenset("print display len repr str ascii format type id hash isinstance".split())
 
 
-def _module_level(body: list[Any]) -> Iterator[tuple[ast.AST, list[str]]]:
+def _module_level(
+    body: list[Any], readers: frozenset[str]
+) -> Iterator[tuple[ast.AST, list[str]]]:
     """(statement, names it binds or changes) for every module-level
     statement. A statement inside `if`, `try`, `with` or `for` counts as the
     whole outer statement: its test, iterable or handlers decide the value
@@ -116,12 +130,12 @@ def _module_level(body: list[Any]) -> Iterator[tuple[ast.AST, list[str]]]:
     it declares `global` (a function that rebinds a global is part of how
     it gets its value)."""
     for stmt in body:
-        names = list(dict.fromkeys(_binds(stmt)))
+        names = list(dict.fromkeys(_binds(stmt, readers)))
         if names:
             yield stmt, names
 
 
-def _binds(stmt: Any) -> Iterator[str]:
+def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
     if any(_binds_any(sub) for sub in ast.walk(stmt)):
         yield ANY
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -129,13 +143,13 @@ def _binds(stmt: Any) -> Iterator[str]:
         yield from (n for sub in ast.walk(stmt) if isinstance(sub, ast.Global) for n in sub.names)
         yield from _changed_in_place(stmt)
         return
-    yield from _bound_by(stmt)
+    yield from _bound_by(stmt, readers)
     yield from (s.target.id for s in ast.walk(stmt) if isinstance(s, ast.NamedExpr))  # `:=`
     for block in _BLOCKS:
         inner = getattr(stmt, block, None)
         if isinstance(inner, list):
             for sub in inner:
-                yield from _binds(sub)
+                yield from _binds(sub, readers)
 
 
 def _binds_any(node: ast.AST) -> bool:
@@ -165,7 +179,7 @@ def _changed_in_place(node: ast.AST) -> Iterator[str]:
                 yield from (n for n in _roots(target) if n not in own)
 
 
-def _bound_by(stmt: Any) -> list[str]:
+def _bound_by(stmt: Any, readers: frozenset[str]) -> list[str]:
     """The names one simple statement binds or changes; `from m import *`
     is indexed under "*" (the names it binds are the other module's)."""
     if isinstance(stmt, (ast.Assign, ast.Delete)):
@@ -179,7 +193,8 @@ def _bound_by(stmt: Any) -> list[str]:
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value  # `SEEN.append(1)`, `CFG.update(...)`, `fill(VALUES)`
         given = (*call.args, *(k.value for k in call.keywords))
-        names = [arg.id for arg in given if isinstance(arg, ast.Name)]
+        shows = isinstance(call.func, ast.Name) and call.func.id in readers
+        names = [] if shows else [arg.id for arg in given if isinstance(arg, ast.Name)]
         if isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS:
             names += _roots(call.func.value)
         return names

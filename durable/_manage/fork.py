@@ -150,8 +150,10 @@ def _mutated(
         rec.encoding, encoded = codec.encode_value(value, allow_pickle=store.allow_pickle)
     except Exception as e:
         raise SerializationError(
-            f"mutate() for {rec.name}", type(value).__qualname__, str(e)
-        ) from e
+            f"mutate() for {rec.name}", type(value).__qualname__, str(e),
+            advice="Make mutate() return plain data (or something cloudpickle can "
+            "carry). Nothing was forked; the source run is unchanged.",
+        ) from e  # fmt: skip
     rec.value, rec.blob = keep_encoded(store, (workflow, target), encoded)
     rec.extra = {**rec.extra, "mutated": True}
     return seal(rec.to_bytes(), store.signing_key)
