@@ -175,8 +175,7 @@ class LeaseLostError(RunLockedError):
 
 
 class SerializationError(DurableError):
-    """`advice` replaces the step's way out (persist=False) for a value that
-    is not a step's output: a workflow's return value, mutate()'s result."""
+    """`advice`: the way out for a value that is not a step's output."""
 
     def __init__(self, step: str, type_name: str, cause: str, *, advice: str | None = None) -> None:
         self.step, self.type_name = step, type_name
@@ -198,8 +197,7 @@ class StorageError(DurableError):
 
 
 class CorruptRecordError(DurableError):
-    """A record or manifest that can't be used. `newer`: it is intact but in
-    the format of a newer version of durable, which can still use it."""
+    """A record or manifest that can't be used; `newer`: intact, in a newer format."""
 
     def __init__(
         self, run_id: str, position: Position | None, key: str, why: str, *,
@@ -208,10 +206,9 @@ class CorruptRecordError(DurableError):
         self.run_id, self.position, self.key, self.newer = run_id, position, key, newer
         if newer is not None:  # nothing to restart or remove: its writer reads it
             super().__init__(
-                f"run {run_id!r}: {key} was written by a newer version of durable (format "
-                f"{newer}; this one reads {why}). It was not used and is not damaged: "
-                "upgrade durable here (pip install -U durable-fn) to use it; the version "
-                "that wrote it can still resume it."
+                f"run {run_id!r}: {key} was written by a newer version of durable (format {newer};"
+                f" this one reads {why}). It was not used and is not damaged: upgrade durable "
+                "here (pip install -U durable-fn); the version that wrote it can resume it."
             )
             return
         if position is not None:

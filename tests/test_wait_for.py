@@ -342,3 +342,99 @@ def test_inputs_that_are_not_a_mapping_of_names_are_a_clear_error(
         review.resume("r1", inputs=inputs)
     (info,) = review.runs()
     assert info.status == "suspended" and ran == Counter(draft=1)
+
+
+PAYING = """
+import durable
+from flow_notes import note
+
+
+@durable.step
+def prepare(vendor):
+    note("prepare")
+    return f"invoice for {vendor}"
+
+
+@durable.step
+def transfer(amount, decision):
+    note("transfer")
+    return f"sent {amount} ({decision})"
+
+
+@durable.workflow
+def pay(amount: int) -> str:
+    prepare("acme")
+    if durable.wait_for("approve") != "yes":
+        return "rejected"
+    return transfer(amount, "yes")
+"""
+
+NOTES = """
+import os
+
+
+def note(name):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write(name + "\\n")
+"""
+
+
+def test_an_answer_given_for_other_run_arguments_is_asked_again_under_rerun(
+    tmp_path: Path,
+) -> None:
+    """Each call is its own process: the approval given for 100 is not
+    reused for a call with 1000000 under on_change="rerun"; the run
+    suspends at the wait again, and the new answer decides."""
+    write_flow(tmp_path, PAYING)
+    write_flow(tmp_path, NOTES, name="flow_notes.py")
+    env = child_env(tmp_path)
+
+    def run(*args: str) -> Any:
+        return durable_cli(tmp_path, "run", "flow.py:pay", "--run-id", "p1", *args, env=env)
+
+    assert run("--var", "amount=100").returncode == 3  # suspended at the wait
+    done = run("--resume", "--input", "approve=yes")
+    assert done.returncode == 0 and done.stdout.strip() == '"sent 100 (yes)"', done.stderr
+    bigger = run("--var", "amount=1000000", "--on-change", "rerun")
+    assert bigger.returncode == 3, bigger.stdout + bigger.stderr  # asked again
+    assert "approve" in bigger.stderr
+    assert counts(tmp_path) == {"prepare": 1, "transfer": 1}  # prepare replayed
+    answered = run("--resume", "--input", "approve=no")
+    assert answered.returncode == 0 and answered.stdout.strip() == '"rejected"'
+    assert counts(tmp_path) == {"prepare": 1, "transfer": 1}
+
+
+def test_an_answer_given_for_other_run_arguments_is_refused_under_refuse(
+    store: durable.Store,
+) -> None:
+    """A resume overriding an argument after the wait was answered: the
+    answer is not reused (refused, nothing runs); rebase keeps it."""
+    fail = [True]
+
+    @durable.step
+    def transfer(amount: int) -> str:
+        TRANSFERS.append(amount)
+        if fail[0]:
+            raise ConnectionError("the bank was down")
+        return f"sent {amount}"
+
+    @durable.workflow(store=store, run_id="p2")
+    def pay(amount: int) -> str:
+        durable.wait_for("approve")
+        return transfer(amount)
+
+    TRANSFERS.clear()
+    with pytest.raises(durable.Suspended):
+        pay(100)
+    with pytest.raises(ConnectionError):
+        pay.resume("p2", inputs={"approve": "yes"})
+    fail[0] = False
+    with pytest.raises(durable.DefinitionChangedError) as refused:
+        pay.resume("p2", amount=1000000)
+    assert "wait_for('approve') was answered for other arguments" in str(refused.value)
+    assert TRANSFERS == [100]
+    assert pay.resume("p2", amount=100).value == "sent 100"  # the same arguments: replayed
+    assert TRANSFERS == [100, 100]
+
+
+TRANSFERS: list[int] = []  # global: a list in a step's closure counts in its identity

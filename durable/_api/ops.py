@@ -175,7 +175,9 @@ def wait_for(name: str) -> Any:
     the value, recorded at this position. Later replays return the recorded
     value. A supplied value answers the first wait of its name without a
     recorded answer, once: the next wait of the same name suspends again.
-    Another value for a recorded wait the run is not stopped at is refused."""
+    Another value for a recorded wait the run is not stopped at is refused.
+    An answer is given for the run's arguments: after they changed, it is
+    asked again under on_change="rerun" and refused under "refuse"."""
     if not isinstance(name, str) or not name:
         raise ConfigurationError(f"wait_for() takes the input's name as a string, not {name!r}")
     ctx = active_run()

@@ -16,7 +16,7 @@ from .._storage.keys import check_key_part
 from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError
-from .identity import Undigestable, run_id_digest, value_digest
+from .identity import Undigestable, fresh_token, is_token, run_id_digest, value_digest
 from .signature import signature_of
 
 
@@ -115,6 +115,14 @@ def decode_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
 def argument_digests(bound: inspect.BoundArguments) -> dict[str, str]:
     """One digest per argument (defaults applied), by the one identity rule."""
     return {name: value_digest(value) for name, value in bound.arguments.items()}
+
+
+def arguments_digest(digests: Mapping[str, str]) -> str:
+    """One digest of all the run's arguments (`argument_digests`); a fresh
+    token when one of them has none: they cannot be told the same again."""
+    if any(is_token(d) for d in digests.values()):
+        return fresh_token()
+    return value_digest(sorted(digests.items()))
 
 
 def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:

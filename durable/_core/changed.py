@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from .._errortext import preview_of
-from .._storage.records import StepRecord
+from .._storage.records import INPUT_KIND, StepRecord
 from .content import Undigestable, content_of
-from .identity import value_digest
+from .identity import is_token, value_digest
 
 
 def arguments_changed(
@@ -17,6 +17,8 @@ def arguments_changed(
 ) -> str:
     """Why the record `rec` is not this call's, whose argument digest is
     `digest` now; `call` (the arguments, when known) is shown."""
+    if rec.kind == INPUT_KIND:
+        return _answered_for_others(rec, digest)
     if is_token(digest) or is_token(rec.args_digest):
         return _undigestable(rec, digest, call)
     now_called = ""
@@ -41,17 +43,30 @@ _IN_PLACE = (
 )
 
 
+def _answered_for_others(rec: StepRecord, digest: str | None) -> str:
+    """Why the answer recorded at a `wait_for` is not taken for this call."""
+    if is_token(digest):
+        why = (
+            "one of the run's arguments cannot be digested, so the answer recorded there "
+            "cannot be told to be one given for these arguments (fail closed); pass "
+            "arguments that can be digested (plain data, a dataclass, an object that pickles)"
+        )
+    else:
+        why = (
+            "the answer recorded there was given when the run had other arguments (or by "
+            "a version of durable that did not record them), so it is not reused for these: "
+            "re-run (on_change='rerun') to be asked again, as the run then suspends at "
+            "this wait, or rebase to keep the old answer"
+        )
+    return f"wait_for({rec.name!r}) was answered for other arguments: {why}"
+
+
 def _values(call: tuple[tuple[Any, ...], dict[str, Any]]) -> list[Any]:
     return [*call[0], *call[1].values()]
 
 
 def _changeable(value: Any) -> bool:
     return not isinstance(value, (str, bytes, int, float, complex, bool, type(None), tuple, frozenset))
-
-
-def is_token(digest: str | None) -> bool:
-    """A digest that stands for arguments without one (`identity.fresh_token`)."""
-    return digest is not None and digest.startswith("!")
 
 
 def _undigestable(

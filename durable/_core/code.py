@@ -18,7 +18,7 @@ from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, user_class
 from .._fingerprint.memo import Memo, memo_fingerprint
-from .._fingerprint.reach import _target, durable_fingerprint_of, is_durable, is_user_code
+from .._fingerprint.reach import durable_fingerprint_of, is_durable, is_user_code, target_of
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
 from ..errors import ConfigurationError
@@ -33,7 +33,7 @@ def function_stamp(fn: object) -> str | None:
     stamp = durable_fingerprint_of(fn)
     # What it runs: behind a wrapper (`lru_cache`, a library's `functools.wraps`
     # decorator) the user's function, whose fingerprint the wrapper's is.
-    target = _target(fn) if stamp is None else None
+    target = target_of(fn) if stamp is None else None
     if isinstance(target, types.FunctionType) and is_user_code(target):
         name = target.__qualname__ if target.__name__ == "<lambda>" else None
         stamp = memo_fingerprint(fn, name=name).value  # type: ignore[arg-type]
@@ -182,7 +182,7 @@ def _unwrapped(member: object) -> object:
         elif isinstance(member, functools.partial) or _wraps(member):
             # A function made by `functools.wraps` too: a library's decorator
             # (`contextlib.contextmanager`) is not the user's code, what it wraps is.
-            member = _target(member)
+            member = target_of(member)
         else:
             break
     return member

@@ -71,6 +71,9 @@ class RunState:
     watched: bool = False  # per-operation events wanted (decided when the run begins)
     held: list[Any] = field(default_factory=list)
     intro: dict[str, Any] = field(default_factory=dict)
+    # The digest of this attempt's run arguments: a `wait_for` answer is
+    # recorded for them (`inputs.wait_digest`).
+    arguments: str = ""
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
     # A child run's: the `inputs` of the runs that called it, outermost

@@ -160,6 +160,11 @@ def fresh_token() -> str:
     return "!" + secrets.token_hex(HEX // 2)[1:]
 
 
+def is_token(digest: str | None) -> bool:
+    """A digest that stands for a value without one (`fresh_token`)."""
+    return digest is not None and digest.startswith("!")
+
+
 def value_digest(value: Any) -> str:
     """The digest of one value (a loop item, a sleep's duration)."""
     walk = _Walk()

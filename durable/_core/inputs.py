@@ -15,6 +15,10 @@ different one is refused. The body after the recorded wait was decided
 with the old answer, so a new one would not change it; a new answer there
 needs a fork from the wait's position (or a restart).
 
+An answer is given for the run's arguments (`wait_digest`): one recorded
+for other arguments is not this wait's, and is asked again under
+on_change="rerun" (refused under "refuse").
+
 A child run is offered its callers' inputs (`callers_inputs`): an answer it
 takes is used up for them too; one it cannot take stays for them."""
 
@@ -29,7 +33,7 @@ from .._storage.keys import Position, position_key, top_level
 from .._storage.records import INPUT_KIND, StepRecord
 from ..errors import ConfigurationError, Suspended
 from .context import RunState
-from .identity import value_digest
+from .identity import is_token, value_digest
 from .replay import commit, load_value, lookup
 
 KIND = INPUT_KIND
@@ -38,7 +42,8 @@ KIND = INPUT_KIND
 def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     """The recorded value, else the supplied one (recorded now, and used
     up), else suspend."""
-    rec = lookup(ctx, pos, name, KIND, value_digest(name))
+    digest = wait_digest(ctx, name)
+    rec = lookup(ctx, pos, name, KIND, digest)
     if rec is not None:
         return load_value(ctx, rec)
     # A child run's answer comes from its callers' inputs: used up there too
@@ -49,9 +54,19 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     value = ctx.inputs[name]
     for supplied in offered:  # one answer, one wait: the next one waits again
         del supplied[name]
-    record = StepRecord(pos, KIND, name, KIND, value_digest(name), started=now())
+    record = StepRecord(pos, KIND, name, KIND, digest, started=now())
     record.extra["value_digest"] = value_digest(value)
     return commit(ctx, record, value)
+
+
+def wait_digest(ctx: RunState, name: str) -> str:
+    """The identity of a wait: its name and the run's arguments (`ctx.arguments`)
+    its answer is given for. An answer recorded for other arguments (a call
+    under on_change="rerun" with new ones, a resume overriding one) is not
+    this wait's: "rerun" asks again, "refuse" refuses (`replay.lookup`)."""
+    if is_token(ctx.arguments):  # arguments without a digest: never the same again
+        return ctx.arguments
+    return value_digest((name, ctx.arguments))
 
 
 def waiting_reason(name: str) -> str:

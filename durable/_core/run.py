@@ -30,6 +30,7 @@ from ..errors import (
 from . import cancel, events, notify
 from .arguments import (
     argument_digests,
+    arguments_digest,
     decode_arguments,
     merge_arguments,
 )
@@ -125,6 +126,7 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
+    ctx.arguments = arguments_digest(digests)
     if manifest is not None and not restart:  # after the read: its listing shows a marker
         refuse_cancelled(store, manifest)
     cancel.watch(ctx)

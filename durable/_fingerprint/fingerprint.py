@@ -24,11 +24,11 @@ from ..errors import ConfigurationError
 from .canon import definition_tokens, node_hash
 from .holds import dispatched
 from .reach import (
-    _target,
     durable_fingerprint_of,
     identity_of,
     is_durable,
     reached_stamp_of,
+    target_of,
 )
 from .reads import Analysis, read_live, read_names
 from .references import referenced_objects
@@ -107,7 +107,7 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
         return inner
-    target = witnessed(_target, fn)
+    target = witnessed(target_of, fn)
     code = witnessed(getattr, target, "__code__", None)
     if not isinstance(code, types.CodeType):
         raise ConfigurationError(
@@ -185,7 +185,7 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
     """Every user function and step reachable from `fn`, breadth first, each
     seen once (so cycles end). A function contributes its own parts; a step
     or workflow only its fingerprint, without being walked again."""
-    seen = {id(fn), id(_target(fn))}
+    seen = {id(fn), id(target_of(fn))}
     queue = list(root.reached)
     found: dict[str, list[str]] = {}
     while queue:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .imports import user_module
-from .reach import _cell_value, _followable, _target, is_durable
+from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens
 
 _CONTAINERS = (list, tuple, set, frozenset, dict)
@@ -73,7 +73,7 @@ def dispatched(fn: object) -> list[object]:
     registry = fn.__dict__.get("registry") if type(fn) is types.FunctionType else None
     if not isinstance(registry, types.MappingProxyType):
         return []
-    wrapped = _target(fn)
+    wrapped = target_of(fn)
     return [f for f in list(registry.values()) if f is not wrapped and _followable(f)]
 
 
@@ -87,7 +87,7 @@ def holds_by_type_only(fn: object) -> bool:
     while isinstance(fn, functools.partial):
         held += [fn.args, tuple(sorted(fn.keywords.items()))]
         fn = fn.func
-    target = _target(fn)
+    target = target_of(fn)
     qualname = getattr(target, "__qualname__", None)
     if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
         return False  # a module-level function: its statement is its own source
@@ -103,7 +103,7 @@ def names_bound_to(namespace: Mapping[str, Any], fn: object) -> list[str]:
     return [
         k
         for k, v in list(namespace.items())
-        if v is fn or (is_durable(v) and v is not fn and _target(v) is fn)
+        if v is fn or (is_durable(v) and v is not fn and target_of(v) is fn)
     ]
 
 

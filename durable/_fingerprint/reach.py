@@ -40,7 +40,7 @@ def identity_of(fn: object, name: str | None = None) -> str:
 def _default_identity(fn: object) -> str:
     if isinstance(fn, functools.partial):
         return _default_identity(fn.func) + bound_label(fn)
-    target = _target(fn)
+    target = target_of(fn)
     module = getattr(target, "__module__", None) or "?"
     qualname = getattr(target, "__qualname__", type(target).__qualname__)
     script = script_name(target)
@@ -135,11 +135,13 @@ def _label(value: object, depth: int = 0) -> str:
     return f"<{type(value).__qualname__}>"
 
 
-def _target(fn: Any) -> Any:
+def target_of(fn: Any) -> Any:
+    """The function that runs when fn is called: through partials and
+    `functools.wraps` decorators."""
     if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
         return fn  # the common case, without `inspect.unwrap`
     if isinstance(fn, functools.partial):
-        return _target(fn.func)
+        return target_of(fn.func)
     try:
         fn = inspect.unwrap(fn)
     except ValueError:  # a __wrapped__ cycle
@@ -192,7 +194,7 @@ _FIXED_CALLABLES = frozenset(
 )
 
 
-# What could make a module followable as a function: `_target` follows
+# What could make a module followable as a function: `target_of` follows
 # `__wrapped__` and `__func__`, and `__getattr__` may answer for any name.
 _MODULE_HOOKS = ("__wrapped__", "__func__", "__getattr__")
 
@@ -240,14 +242,14 @@ def _followable(obj: object) -> bool:
     if kind is types.ModuleType:
         names = obj.__dict__
         if not any(hook in names for hook in _MODULE_HOOKS):
-            # Neither a function nor a partial, nor anything `_target`
+            # Neither a function nor a partial, nor anything `target_of`
             # could unwrap it to: only a step could be followed.
             return is_durable(obj)
     if is_durable(obj):
         return True
     if isinstance(obj, functools.partial):
         return _followable(obj.func)
-    target = _target(obj)
+    target = target_of(obj)
     return isinstance(target, types.FunctionType) and is_user_code(target)
 
 

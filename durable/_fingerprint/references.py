@@ -17,11 +17,11 @@ from .reach import (
     _MISSING,
     _cell_value,
     _followable,
-    _target,
     class_member,
     code_objects,
     is_builtin_value,
     is_durable,
+    target_of,
 )
 from .witness import witnessed
 
@@ -59,7 +59,7 @@ def _entered(obj: object) -> bool:
 
 def _direct_references(fn: object) -> Iterator[object]:
     yield from witnessed(_partial_references, fn)
-    target = witnessed(_target, fn)
+    target = witnessed(target_of, fn)
     code = witnessed(getattr, target, "__code__", None)
     if not isinstance(code, types.CodeType):
         return
