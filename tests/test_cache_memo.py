@@ -159,3 +159,62 @@ def test_a_notebook_cell_that_changes_a_global_is_seen_after_a_hit(tmp_path: Pat
     done = run_cells(tmp_path, CELLS)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
     assert lines == ["RESULT 4 4 1", "RESULT 7 7 2", "RESULT 7 2"], done.stdout + done.stderr
+
+
+DISPATCH = """\
+import functools
+import durable
+
+RUNS = []
+
+
+@functools.singledispatch
+def fmt(x):
+    return 1
+
+
+@fmt.register
+def _(x: str):
+    return 2
+
+
+def fmt_int(x: int):
+    return 3
+
+
+@durable.step(cache=True)
+def work(x, k=1):
+    RUNS.append(x)
+    return fmt(x) * k
+"""
+
+
+def _register_implementation(m: types.ModuleType) -> None:
+    m.fmt.register(int, m.fmt_int)  # which implementation runs: another one
+
+
+def _replace_defaults(m: types.ModuleType) -> None:
+    m.work.__durable_step__.fn.__defaults__ = (2,)
+
+
+def _rename(m: types.ModuleType) -> None:
+    m.work.__durable_step__.fn.__qualname__ = "renamed"
+
+
+@pytest.mark.parametrize("change", [_register_implementation, _replace_defaults, _rename])
+def test_a_dispatch_default_or_name_change_after_memoised_hits_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Any
+) -> None:
+    """What a memo check compares as the empty tuple (`dispatched`), the
+    function's own attributes (`live_state`): each change is still seen."""
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    for mod in import_memo_module(tmp_path, monkeypatch, "dispatch_mod", DISPATCH, "d_cfg", store):
+        assert mod.work(5) == mod.work(5) == 1
+        assert mod.RUNS == [5]
+        change(mod)
+        mod.work(5)
+        mod.work(5)
+        assert mod.RUNS == [5, 5]
+        assert memo_fingerprint(mod.work.__durable_step__.fn).value == fingerprint_function(
+            mod.work.__durable_step__.fn
+        ).value

@@ -188,3 +188,38 @@ def test_kill_9_while_storing_a_cached_value(
     assert log.read_text() == ("xx" if point == "blob-stored" else "x")
     store = durable.open_store(tmp_path / "store")
     assert len(store.list(cachestore.ENTRIES)) == len(store.list(cachestore.BLOBS)) == 1
+
+
+@durable.step(cache=True)
+def small(n: int) -> dict[str, int]:
+    CALLS["small"] += 1
+    return {"n": n}
+
+
+def test_a_plain_hit_is_answered_without_driving_a_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain call's hit returns the entry's value at once; only a miss
+    drives the body's plan (counted: one plan per miss, none per hit), and
+    a call that does not bind still fails before anything runs."""
+    from durable._core import plan
+
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    drives: list[str] = []
+    code = plan.drive_sync.__code__
+
+    def count(frame: object, event: str, arg: object) -> None:
+        if event == "call" and getattr(frame, "f_code", None) is code:
+            drives.append(event)
+
+    sys.setprofile(count)
+    try:
+        values = [small(1), small(1), small(2), small(1), small(2)]
+    finally:
+        sys.setprofile(None)
+    assert values == [{"n": 1}, {"n": 1}, {"n": 2}, {"n": 1}, {"n": 2}]
+    assert (CALLS["small"], len(drives)) == (2, 2)
+    assert durable.cache_info(small).hits == 3
+    with pytest.raises(TypeError, match="cannot be called with these arguments"):
+        small(1, 2)
+    assert CALLS["small"] == 2

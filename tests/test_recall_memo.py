@@ -9,6 +9,7 @@ equals one computed from scratch."""
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import textwrap
 import types
@@ -20,7 +21,7 @@ import pytest
 
 import durable
 from durable._api import definition as definition_module
-from durable._core.signature import signature_of
+from durable._core.signature import signature_inputs, signature_of
 from durable._fingerprint import memo as memo_module
 from durable._storage.manifest import read_manifest
 from durable.errors import ConfigurationError
@@ -294,6 +295,33 @@ def test_a_workflow_binds_its_new_defaults(tmp_path: Path) -> None:
     assert runs == [11, 21, 22]
 
 
+def test_a_recall_resolves_the_signature_once(tmp_path: Path) -> None:
+    """The call is bound against the signature as it is now; merging the
+    arguments reuses that one instead of checking the memo a second time
+    (what `signature_of` checks is counted: once per re-call)."""
+    runs: list[int] = []
+
+    @durable.workflow(store=durable.open_store(tmp_path / "store"), run_id="r")
+    def flow(x: int = 1) -> int:
+        runs.append(x)
+        return x
+
+    assert flow() == flow() == 1
+    checks: list[str] = []
+    code = signature_inputs.__code__
+
+    def count(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is code:
+            checks.append(event)
+
+    sys.setprofile(count)
+    try:
+        assert flow() == 1
+    finally:
+        sys.setprofile(None)
+    assert (len(checks), runs) == (1, [1])
+
+
 # ---------------------------------------------------------------- the plan
 
 
@@ -497,3 +525,28 @@ def test_a_call_that_gave_another_value_while_recorded_keeps_both() -> None:
     assert len(w.calls) == 2 and not w.holds()
     box["x"] = 1  # back as first seen: the second check still fails
     assert not w.holds()
+
+
+def test_a_files_state_changes_with_each_part_of_its_stat(tmp_path: Path) -> None:
+    """`file_state` (what tells a source file's text in a memo's witness)
+    changes when the file is touched, grown or replaced, also when its
+    dates lie past what a 64-bit count of nanoseconds holds."""
+    from durable._fingerprint.witness import file_state, same
+
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    states = [file_state(str(path))]
+    assert same(file_state(str(path)), states[0])
+    os.utime(path, ns=(10**9, 10**9))  # touched: the same text, another time
+    states.append(file_state(str(path)))
+    path.write_text("x = 22\n")  # grown
+    states.append(file_state(str(path)))
+    far = 330 * 365 * 86400 * 10**9  # the year 2300: past 2**63 nanoseconds
+    os.utime(path, ns=(far, far))
+    states.append(file_state(str(path)))
+    assert same(file_state(str(path)), states[-1])
+    path.rename(tmp_path / "old.py")  # replaced by another file
+    path.write_text("x = 22\n")
+    os.utime(path, ns=(far, far))
+    states.append(file_state(str(path)))
+    assert not any(same(a, b) for i, a in enumerate(states) for b in states[i + 1 :])

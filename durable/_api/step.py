@@ -9,9 +9,9 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from .._core.cache import Cache, cache_option
-from .._core.cacheplain import plain_plan
+from .._core.cacheplain import plain_call, plain_plan
 from .._core.context import active_run
-from .._core.plan import drive_async, drive_sync
+from .._core.plan import drive_async
 from .._core.retry import RetryPolicy
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
@@ -141,7 +141,7 @@ def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
         ctx = active_run()
         if ctx is None:
             if spec.cache is not None:
-                return drive_sync(plain_plan(spec, args, kwargs))
+                return plain_call(spec, args, kwargs)
             return spec.attempt()(*args, **kwargs)
         return call_sync(ctx, spec, args, kwargs)
 

@@ -32,7 +32,9 @@ def merge_arguments(
     a default must have a value (else nothing runs and nothing is deleted).
     An override of a dict parameter, and one for a `**kwargs` parameter,
     merges by key into the value it overrides (see `_override`)."""
-    sig = check_overrides(fn, overrides)
+    # A call bound just now was bound against the signature as it is now:
+    # resolving it again would cost a second check of what it is made of.
+    sig = given.signature if given is not None and not overrides else check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
         merged.update(given.arguments)

@@ -10,13 +10,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._storage.base import Store
+from .._storage.cachestore import MISSING
 from .._storage.clock import now
 from .._storage.factory import default_store
 from ..errors import SerializationError
 from . import artifacts
-from .cache import ticket_for
+from .cache import Ticket, ticket_for
 from .context import RunState, current_state
-from .plan import Call, Plan
+from .plan import Call, Plan, drive_sync
 from .redact import holds_redacted
 from .retry import RetryPolicy, retrying
 from .spec import StepSpec
@@ -29,14 +30,45 @@ def plain_plan(
 ) -> Plan[Any]:
     """A cached step called plainly; a miss runs its body with `retry` (a
     `loop_over` item: the step's retries)."""
+    ticket, value = _looked_up(spec, args, kwargs)
+    if value is not MISSING:
+        return value
+    return (yield from _computed(spec, args, kwargs, ticket, retry))
+
+
+def plain_call(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """`plain_plan` called from synchronous code, one try: a hit is answered
+    at once, without driving a plan (which only the body's run needs)."""
+    ticket, value = _looked_up(spec, args, kwargs)
+    if value is not MISSING:
+        return value
+    return drive_sync(_computed(spec, args, kwargs, ticket, ONCE))
+
+
+def _looked_up(
+    spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Ticket | None, Any]:
+    """The call's ticket (None: it cannot be cached) and the value of its
+    hit, else MISSING."""
     run = current_state()
     ticket = ticket_for(run.store if run is not None else default_store(), spec, args, kwargs, None)
+    hit = ticket.lookup() if ticket is not None else None
+    if hit is None:
+        return ticket, MISSING
+    _reregister(hit[0].record.artifacts)
+    return ticket, hit[1]
+
+
+def _computed(
+    spec: StepSpec,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    ticket: Ticket | None,
+    retry: RetryPolicy,
+) -> Plan[Any]:
+    """A miss: the body runs, and its output is kept when it may be."""
     if ticket is None:
         return (yield from retrying(retry, lambda _: Call(spec.attempt(), args, kwargs)))
-    hit = ticket.lookup()
-    if hit is not None:
-        _reregister(hit[0].record.artifacts)
-        return hit[1]
     found: list[tuple[str, str | None]] = []
 
     def attempt(_: int) -> Call:

@@ -66,15 +66,16 @@ def module_callables(module: types.ModuleType) -> list[object]:
     return held_callables([v for k, v in list(vars(module).items()) if not k.startswith("__")])
 
 
-def dispatched(fn: object) -> list[object]:
+def dispatched(fn: object) -> tuple[object, ...]:
     """The implementations registered with a `functools.singledispatch`
     function, besides the one it wraps: which one runs depends on the
-    argument's type."""
+    argument's type. A tuple: a memo's check of it is identity tests alone
+    (the empty tuple is one object)."""
     registry = fn.__dict__.get("registry") if type(fn) is types.FunctionType else None
     if not isinstance(registry, types.MappingProxyType):
-        return []
+        return ()
     wrapped = target_of(fn)
-    return [f for f in list(registry.values()) if f is not wrapped and _followable(f)]
+    return tuple(f for f in list(registry.values()) if f is not wrapped and _followable(f))
 
 
 def holds_by_type_only(fn: object) -> bool:
