@@ -63,7 +63,8 @@ def lookup(
 ) -> StepRecord | None:
     """The finished record at pos to replay, or None to execute live.
     `call` (the arguments) only serves the message of a refusal."""
-    ctx.check_refused()  # nothing runs after a refusal, even one the body caught
+    if ctx.refusal is not None:  # `check_refused()`, on every step without a call:
+        raise ctx.refusal  # nothing runs after a refusal, even one the body caught
     if ctx.in_tasks:
         ctx.seen.add(pos)
     try:

@@ -76,7 +76,7 @@ def replay_or_prepare(
     when it must run: no record, a changed one under "rerun", a
     persist=False marker, or an artifact missing or changed."""
     if pos is None:
-        pos = ctx.take_position(f"step {spec.name!r}")
+        pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
     fp = spec.fingerprint_in(ctx)
