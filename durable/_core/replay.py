@@ -248,7 +248,7 @@ def commit(
     except LeaseLostError as e:  # checked before each write: nothing was written
         raise lease_lost(ctx, record.position, e) from None
     ctx.executed += live
-    if live:
+    if live and ctx.watched:  # `notify.executed` returns at once otherwise
         notify.executed(ctx, record)
     if existing is not None and persist:
         body = unseal(
