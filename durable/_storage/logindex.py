@@ -44,18 +44,25 @@ def compact(index: dict[str, int]) -> tuple[dict[str, int], array[int]]:
     same mapping as index. A span is never 0 (an entry's data follows its
     header), so 0 marks a position without a record."""
     named: dict[str, int] = {}
-    found: list[tuple[int, int]] = []
-    for name, at in index.items():
-        n = position_of(name)
-        if n >= 0 and at < _SPAN_MAX:
-            found.append((n, at))
+    ns: list[int] = []
+    spans: list[int] = []
+    for name, at in index.items():  # `position_of` inline: once per record of a resume
+        digits = name[6:]
+        if (
+            len(name) == _NAME_LEN and name.startswith(_STEPS) and digits.isascii()
+            and digits.isdigit() and at < _SPAN_MAX
+        ):  # fmt: skip
+            ns.append(int(digits))
+            spans.append(at)
         else:
             named[name] = at
-    top = max((n for n, _ in found), default=-1)
-    if not found or top + 1 > len(found) + _GAPS:
+    top = max(ns, default=-1)
+    if not ns or top + 1 > len(ns) + _GAPS:
         return index, no_steps()
+    if top + 1 == len(ns) and ns == sorted(ns):  # every position, in order: most logs
+        return named, array("Q", spans)
     steps = array("Q", bytes(8 * (top + 1)))
-    for n, at in found:
+    for n, at in zip(ns, spans, strict=True):
         steps[n] = at
     return named, steps
 
