@@ -287,6 +287,7 @@ def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:
     ctx = RunState(run_id=run_id, workflow=workflow, store=store, policy=policy)
     ctx.records = records = Recorded(store, run_id)
+    sealed: dict[Position, bytes] = {}
     for name, raw in store.load_records(workflow, run_id).items():
         parsed = parse_name(name)
         if parsed is None:
@@ -297,11 +298,12 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
             continue
         head, pos = parsed
         if head == "steps":  # most records: checked and decoded when reached
-            records.keep_sealed(pos, raw)
+            sealed[pos] = raw
         elif head == "timers":
             ctx.timers[pos] = timer_of(_unseal(store, raw, run_id, pos, name))
         else:
             ctx.failures[pos] = decode_step_record(store, raw, run_id, pos, name).attempts
+    records.keep_all_sealed(sealed)
     return ctx
 
 
