@@ -311,3 +311,91 @@ def test_an_append_by_another_process_is_seen_by_the_open_log(tmp_path: Path) ->
     kept = durable.open_store(tmp_path / "s").load_records(*RUN)
     assert sorted(kept) == ["steps/00000000", "steps/00000001", "steps/00000002"]
     assert kept["steps/00000001"] == theirs
+
+
+# -- the direct path of a plain step (issue 13, item 2) ------------------------
+
+
+def _plain_or_planned(store: durable.Store, tmp_path: Path, planned: bool) -> Any:
+    """A step that registers an artifact and fails on its first call; with
+    `planned`, a validator that accepts everything sends it through the plan."""
+    options: dict[str, Any] = {"validate": lambda out: True} if planned else {}
+
+    @durable.step(name="make", **options)
+    def make(i: int) -> int:
+        with open(tmp_path / "count", "a") as f:
+            f.write(f"{i}\n")
+        if not (tmp_path / "ok").exists():
+            raise RuntimeError("not yet")
+        durable.artifact(str(tmp_path / "ok"))
+        return i + 1
+
+    @durable.workflow(name="direct", store=store, run_id="r")
+    def run() -> int:
+        return make(1) + make(2)
+
+    return run
+
+
+def _observe(tmp_path: Path, planned: bool) -> tuple[list[Any], list[Any], str]:
+    root = tmp_path / ("planned" if planned else "direct")
+    root.mkdir()
+    store = durable.open_store(root / "store")
+    run = _plain_or_planned(store, root, planned)
+    seen: list[Any] = []
+    with durable.on_event(seen.append):
+        with pytest.raises(RuntimeError, match="not yet"):
+            run()
+        (root / "ok").write_text("made")
+        assert run() == 5
+        assert run() == 5  # replayed
+    recs = store.load_records("direct", "r")
+    rows = []
+    for name in sorted(recs):
+        rec = StepRecord.from_bytes(recs[name][9:])
+        rows.append((name, rec.kind, rec.name, rec.args_digest, rec.encoding, rec.value,
+                     rec.persisted, [(a.type, a.message) for a in rec.attempts],
+                     len(rec.artifacts)))  # fmt: skip
+    events = [(type(e).__name__, getattr(e, "position", None), getattr(e, "attempt", None))
+              for e in seen]  # fmt: skip
+    return rows, events, (root / "count").read_text()
+
+
+def test_a_plain_step_runs_without_a_plan_and_records_what_the_plan_records(
+    tmp_path: Path,
+) -> None:
+    """The direct path (no cache, validator, artifacts= or retries) gives
+    the same records, events, failure history and executions as the plan."""
+    direct, planned = _observe(tmp_path, False), _observe(tmp_path, True)
+    assert direct[0] == planned[0]  # failure kept, artifact listed, outputs
+    assert direct[1] == planned[1]
+    assert direct[2] == planned[2] == "1\n1\n2\n"  # each body ran once per try
+    assert ("StepFailed", "0", 0) in direct[1]
+    assert [row[7] for row in direct[0] if row[0].startswith("steps/")] == [
+        [("RuntimeError", "not yet")],
+        [],
+    ]
+
+
+def test_a_plain_steps_body_is_called_without_a_plan_driver(tmp_path: Path) -> None:
+    """The common call runs its body with no generator plan between the
+    step's call and its body (issue 13: the plan cost ~20 µs a step)."""
+    callers: list[list[str]] = []
+
+    @durable.step(name="plain")
+    def plain(i: int) -> int:
+        frame = inspect.currentframe()
+        names = []
+        while frame is not None and frame.f_code.co_name != "call_sync":
+            names.append(frame.f_code.co_name)
+            frame = frame.f_back
+        callers.append(names)
+        return i
+
+    @durable.workflow(name="plain", store=durable.open_store(tmp_path), run_id="r")
+    def run() -> int:
+        return plain(1)
+
+    assert run() == 1
+    (names,) = callers
+    assert "drive_sync" not in names and "_live_plan" not in names, names

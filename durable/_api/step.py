@@ -175,7 +175,7 @@ class _AsyncStep:
             if self._spec.cache is not None:
                 return drive_async(plain_plan(self._spec, args, kwargs))
             return self._spec.attempt()(*args, **kwargs)  # type: ignore[no-any-return]
-        pos = ctx.take_position(f"step {self._spec.name!r}")
+        pos = ctx.take_position(self._spec.what)
         return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
 
     def __get__(self, obj: object, owner: type | None = None) -> Any:

@@ -86,7 +86,7 @@ class RunState:
         """The next position of the scope of the code calling (the body's,
         or the asyncio task's: see `scope`). `what` names the operation in
         the error raised when the caller cannot have a deterministic one."""
-        scope = current()
+        scope = scope_var.get()  # `current()`, without a call on every step
         if scope is None or scope.run is not self:
             raise ConfigurationError(
                 f"{what} was called for run {self.run_id!r} outside its workflow body; "

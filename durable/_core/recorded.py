@@ -31,6 +31,15 @@ class Recorded(MutableMapping[Position, StepRecord]):
         self._decoded.pop(pos, None)
         self._raw[pos] = raw
 
+    def keep_all_sealed(self, sealed: dict[Position, bytes]) -> None:
+        """`keep_sealed` of each (a resume's whole log): one call, not one a record."""
+        for pos in sealed if self._decoded else ():
+            del self._decoded[pos]
+        if self._raw:
+            self._raw.update(sealed)
+        else:
+            self._raw = sealed
+
     def get(self, pos: Position, default: StepRecord | None = None) -> StepRecord | None:  # type: ignore[override]
         rec = self._decoded.get(pos)
         if rec is not None:
@@ -40,16 +49,13 @@ class Recorded(MutableMapping[Position, StepRecord]):
             return default
         if not self._raw:  # all decoded: a dict never shrinks, a new one is empty
             self._raw = {}
-        rec = self._decoded[pos] = self._decode(pos, raw)
-        return rec
-
-    def _decode(self, pos: Position, raw: bytes) -> StepRecord:
         assert self._store is not None  # bytes are only kept with their store
-        try:
-            return decode_step_record(self._store, raw, self._run_id, pos)
+        try:  # decoded here, not in a helper: once per replayed step
+            rec = self._decoded[pos] = decode_step_record(self._store, raw, self._run_id, pos)
         except BaseException:
             self._raw[pos] = raw  # asked again, it is refused again
             raise
+        return rec
 
     def __getitem__(self, pos: Position) -> StepRecord:
         rec = self.get(pos)

@@ -63,7 +63,8 @@ def lookup(
 ) -> StepRecord | None:
     """The finished record at pos to replay, or None to execute live.
     `call` (the arguments) only serves the message of a refusal."""
-    ctx.check_refused()  # nothing runs after a refusal, even one the body caught
+    if ctx.refusal is not None:  # `check_refused()`, on every step without a call:
+        raise ctx.refusal  # nothing runs after a refusal, even one the body caught
     if ctx.in_tasks:
         ctx.seen.add(pos)
     try:
@@ -247,7 +248,7 @@ def commit(
     except LeaseLostError as e:  # checked before each write: nothing was written
         raise lease_lost(ctx, record.position, e) from None
     ctx.executed += live
-    if live:
+    if live and ctx.watched:  # `notify.executed` returns at once otherwise
         notify.executed(ctx, record)
     if existing is not None and persist:
         body = unseal(
@@ -286,6 +287,7 @@ def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:
     ctx = RunState(run_id=run_id, workflow=workflow, store=store, policy=policy)
     ctx.records = records = Recorded(store, run_id)
+    sealed: dict[Position, bytes] = {}
     for name, raw in store.load_records(workflow, run_id).items():
         parsed = parse_name(name)
         if parsed is None:
@@ -296,7 +298,7 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
             continue
         head, pos = parsed
         if head == "steps":  # most records: checked and decoded when reached
-            records.keep_sealed(pos, raw)
+            sealed[pos] = raw
         elif head == "timers":
             ctx.timers[pos] = timer_of(_unseal(store, raw, run_id, pos, name))
         else:
@@ -304,6 +306,7 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
             ctx.failures[pos], given_up = rec.attempts, rec.extra.get("given_up")
             if isinstance(given_up, int):  # else written before retry budgets were kept
                 ctx.given_up[pos] = given_up
+    records.keep_all_sealed(sealed)
     return ctx
 
 

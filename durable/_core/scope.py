@@ -88,7 +88,7 @@ class Scope:
             and self.run.open
             and threading.get_ident() == self.thread
             and log.pid == self.pid  # `process_id()` without a call, on every step
-            and current_task() is None
+            and ("asyncio" not in sys.modules or current_task() is None)  # a sync run: no call
         ):
             self._check(what)
         index = self.next

@@ -42,6 +42,16 @@ class StepSpec:
     # What an attempt calls: fn, or fn followed by its `validate=` check.
     body: Callable[..., Any] | None = field(default=None, compare=False)
     validate: Callable[[Any], object] | None = field(default=None, compare=False)
+    # No cache, validator, derived artifacts or retries: a live call's one
+    # try runs without a plan (`steps._run_once`). Decided once, here.
+    direct: bool = field(init=False, compare=False, repr=False)
+    # How errors name a call of it (`RunState.take_position`), spelled once.
+    what: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        direct = self.cache is None and self.body is None and self.artifacts is None
+        object.__setattr__(self, "direct", direct and self.retry.retries == 0)
+        object.__setattr__(self, "what", f"step {self.name!r}")
 
     def attempt(self) -> Callable[..., Any]:
         return self.body if self.body is not None else self.fn

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from .._storage.clock import now
 from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import StepRecord, keep_plain
-from ..errors import ArtifactMissingError, CorruptRecordError
+from ..errors import ArtifactMissingError, ControlFlow, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
 from .context import RunState
@@ -27,17 +27,17 @@ from .replay import (
 from .retry import retrying
 from .spec import StepSpec
 
-if TYPE_CHECKING:
-    pass
-
 
 def call_sync(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A sync step's call in a run: a replayed record returns here, with
-    no plan to drive (most calls of a resumed run); else the plan runs."""
+    no plan to drive (most calls of a resumed run); else the plan runs, or
+    for most steps `_run_once`, the same without a generator."""
     found = replay_or_prepare(ctx, spec, args, kwargs, None)
-    if type(found) is _Live:
-        return drive_sync(_live_plan(ctx, spec, args, kwargs, found))
-    return found
+    if type(found) is not _Live:
+        return found
+    if spec.direct:  # most steps: their one try runs without a plan
+        return _run_once(ctx, spec, args, kwargs, found)
+    return drive_sync(_live_plan(ctx, spec, args, kwargs, found))
 
 
 def step_plan(
@@ -76,7 +76,7 @@ def replay_or_prepare(
     when it must run: no record, a changed one under "rerun", a
     persist=False marker, or an artifact missing or changed."""
     if pos is None:
-        pos = ctx.take_position(f"step {spec.name!r}")
+        pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
     fp = spec.fingerprint_in(ctx)
@@ -103,63 +103,111 @@ def replay_or_prepare(
 def _live_plan(
     ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], live: _Live
 ) -> Plan[Any]:
-    pos, fp, digest, rec, reopened = live
     ticket = cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
     hit = ticket.lookup() if ticket is not None else None
     if ticket is not None and hit is not None:  # computed by another run or call
+        pos, fp, digest = live.pos, live.fp, live.digest
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
-    failures = list(ctx.failures.get(pos, []))
-    # Tries are numbered in the run, as history and events count them: a
-    # call resumed after failed tries (or a crash) does not start at 0 again,
-    # nor with a fresh budget: n counts the tries of this call's budget.
-    earlier, used = budget_used(ctx, pos)
-    given_up = earlier - used
-    started = now()
-    found: list[tuple[str, str | None]] = []  # artifacts the current try registers
+    tries = _Tries(ctx, spec, live)
+    call = functools.partial(tries.call, args=args, kwargs=kwargs)
+    value = yield from retrying(spec.retry, call, tries.failed, tries.used)
+    return tries.finish(value, ticket)
 
-    def attempt(n: int) -> Call:
-        found.clear()
-        return Call(spec.attempt(), args, kwargs, _step_scope(pos, given_up + n, found))
 
-    def failed(exc: Exception, n: int) -> bool:
+def _run_once(
+    ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], live: _Live
+) -> Any:
+    """`_live_plan` of a `spec.direct` step (no cache, validator, derived
+    artifacts or retries), without a generator to drive: its one try runs
+    here, as `drive_sync` would run it, and fails as `retrying` fails a try
+    its policy does not retry (a suspend or a stop is no failure)."""
+    tries = _Tries(ctx, spec, live)
+    n = tries.used  # the one try of its budget (`retrying` makes at least one)
+    try:
+        reset = tries.enter(n)
+        try:
+            value = spec.fn(*args, **kwargs)
+        finally:
+            reset()
+    except Exception as exc:
+        if not isinstance(exc, ControlFlow):
+            tries.failed(exc, n)
+        raise
+    return tries.finish(value, None)
+
+
+class _Tries:
+    """The tries of one live call, for both ways of running them (the plan
+    and `_run_once`): the scope a try runs in, what a failed try records
+    and announces, and the record of the output."""
+
+    __slots__ = ("ctx", "failures", "found", "given_up", "live", "spec", "started", "used")
+
+    def __init__(self, ctx: RunState, spec: StepSpec, live: _Live) -> None:
+        self.ctx, self.spec, self.live = ctx, spec, live
+        self.failures = list(ctx.failures.get(live.pos, ()))
+        # Tries are numbered in the run, as history and events count them: a
+        # call resumed after failed tries (or a crash) does not start at 0 again,
+        # nor with a fresh budget: n counts the tries of this call's budget,
+        # the `used` ones made before it.
+        earlier, self.used = budget_used(ctx, live.pos)
+        self.given_up = earlier - self.used
+        self.started = now()
+        self.found: list[tuple[str, str | None]] = []  # artifacts the current try registers
+
+    def enter(self, n: int) -> Callable[[], None]:
+        """Try n's body runs from here until the returned reset."""
+        self.found.clear()
+        return context.enter_step(self.live.pos, self.given_up + n, self.found)
+
+    def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+        return Call(self.spec.attempt(), args, kwargs, functools.partial(self.enter, n))
+
+    def failed(self, exc: Exception, n: int) -> bool:
+        ctx, spec, pos = self.ctx, self.spec, self.live.pos
         if ctx.refusal is not None:
             return False  # a refusal inside the step body is not the step failing
+        failures, started = self.failures, self.started
         failures.append(attempt_record(exc))
         again = spec.retry.again(exc, n)
-        ended = given_up if again else None  # None: this call gives up, its budget ends
+        ended = self.given_up if again else None  # None: this call gives up, its budget ends
         save_failures(ctx, pos, failures, name=spec.name, started=started, given_up=ended)
         wait = spec.retry.wait(n) if again else None
         tried = len(failures) - 1  # counting the tries of earlier attempts of the run
-        notify.failed(ctx, pos, spec.name, fp, tried, exc, started=started, retry_in=wait)
+        notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait)
         return True
 
-    value = yield from retrying(spec.retry, attempt, failed, used)
-    derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
-    produced = (
-        artifacts.produced(ctx, pos, spec.name, found + derived, spec.verify)
-        if found or derived
-        else []
-    )
-    if rec is not None:  # a persist=False marker is already there
-        ctx.executed += 1
-        notify.executed(ctx, rec)
-        return value
-    record = StepRecord(
-        pos, "step", spec.name, fp, digest, started=started, attempts=failures, artifacts=produced
-    )
-    if reopened is not None:
-        record.extra["reopened"] = reopened
-    # One pass in C decides plain data, which holds no `Redacted`; only a
-    # value that is not plain is walked for one.
-    packed = _packed(value) if spec.persist and ticket is None else None
-    redacted = packed is None and redact.holds_redacted(value)
-    if redacted:
-        record.extra["redacted"] = True
-    elif ticket is not None:
-        value = cache.stored(ctx, ticket, record, value)
-    elif packed is not None:
-        keep_plain(ctx.store, (ctx.workflow, ctx.run_id), record, packed)
-    return commit(ctx, record, value, persist=spec.persist and not redacted)
+    def finish(self, value: Any, ticket: cache.Ticket | None) -> Any:
+        """Record the output of the try that returned; the value the run goes on with."""
+        ctx, spec, found = self.ctx, self.spec, self.found
+        pos, fp, digest, rec, reopened = self.live
+        derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
+        produced = (
+            artifacts.produced(ctx, pos, spec.name, found + derived, spec.verify)
+            if found or derived
+            else []
+        )
+        if rec is not None:  # a persist=False marker is already there
+            ctx.executed += 1
+            notify.executed(ctx, rec)
+            return value
+        record = StepRecord(
+            pos, "step", spec.name, fp, digest,
+            started=self.started, attempts=self.failures, artifacts=produced,
+        )  # fmt: skip
+        if reopened is not None:
+            record.extra["reopened"] = reopened
+        # One pass in C decides plain data, which holds no `Redacted`; only a
+        # value that is not plain is walked for one.
+        packed = _packed(value) if spec.persist and ticket is None else None
+        redacted = packed is None and redact.holds_redacted(value)
+        if redacted:
+            record.extra["redacted"] = True
+        elif ticket is not None:
+            value = cache.stored(ctx, ticket, record, value)
+        elif packed is not None:
+            keep_plain(ctx.store, (ctx.workflow, ctx.run_id), record, packed)
+        return commit(ctx, record, value, persist=spec.persist and not redacted)
 
 
 def _packed(value: Any) -> bytes | None:
@@ -167,12 +215,6 @@ def _packed(value: Any) -> bytes | None:
         return pack_plain(value)
     except ValueError:  # too deep or too large: `commit` raises it as a SerializationError
         return None
-
-
-def _step_scope(
-    pos: Position, attempt: int, found: list[tuple[str, str | None]]
-) -> Callable[[], Callable[[], None]]:
-    return functools.partial(context.enter_step, pos, attempt, found)
 
 
 def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:

@@ -109,8 +109,9 @@ def item_of(name: str) -> tuple[Position, int] | None:
 
 def parse_name(name: str) -> tuple[str, Position] | None:
     """("steps" | "attempts" | "timers", position) of a record's name."""
-    if len(name) == 14 and name.startswith("steps/") and _digits(name[6:]):
-        return "steps", int(name[6:])  # a body position's step: most names
+    digits = name[6:]  # `_digits` inline: once per record of a resume
+    if len(name) == 14 and name.startswith("steps/") and digits.isascii() and digits.isdigit():
+        return "steps", int(digits)  # a body position's step: most names
     head, _, tail = name.partition("/")
     position = _parse(tail) if head in RECORD_KINDS else None
     return None if position is None else (head, position)

@@ -128,9 +128,10 @@ def _ident(st: os.stat_result) -> tuple[int, int]:
 def _is_at(ident: tuple[int, int], path: str) -> bool:
     """Whether path still names the file whose identity is ident."""
     try:
-        return _ident(os.stat(path)) == ident
+        st = os.stat(path)  # twice a step: `_ident` inline
     except FileNotFoundError:
         return False
+    return st.st_ino == ident[1] and st.st_dev == ident[0]
 
 
 # A lock belongs to the open file, which fork shares: a pool worker forked

@@ -227,7 +227,7 @@ class LogRecords:
         return sorted(self.peek())
 
     def append(self, name: str, data: bytes) -> bytes | None:
-        existing = self._logged(lambda: self.log.create(name, data))
+        existing = self._logged(self.log.create, name, data)  # every step: no lambda
         return None if existing == data else existing
 
     def replace(self, name: str, data: bytes) -> None:
@@ -238,13 +238,13 @@ class LogRecords:
         if items:
             self._logged(lambda: self.log.append(items))
 
-    def _logged(self, op: Callable[[], T]) -> T:
+    def _logged(self, op: Callable[..., T], *args: Any) -> T:
         try:
             if self.log.is_open():  # a run's log: its folder matters only to open it
                 try:
-                    return op()
+                    return op(*args)
                 except FileNotFoundError:  # reopened (the file was deleted): folder gone
                     pass
-            return self.store._in_folder(self._path, op)
+            return self.store._in_folder(self._path, lambda: op(*args))
         except OSError as e:
             raise self.store._error(f"appending to {self.folder}", e) from e

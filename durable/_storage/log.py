@@ -16,7 +16,8 @@ import threading
 
 from .durability import Syncer
 from .lease import inherited_no_more, not_inherited
-from .logentry import data_at, data_offset, encode_entry, locate, span
+from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
+from .logindex import compact, expand, no_steps, span_of
 from .oslock import lock_exclusive, unlock
 
 LOG_NAME = "records.log"
@@ -43,6 +44,8 @@ class RunLog:
         # name -> where its record lies in the file (`logentry.span`): the
         # records themselves are the caller's, kept once, read back when asked.
         self.records: dict[str, int] | None = None
+        # A resume's body steps, by position (`logindex`): asked after records.
+        self.steps = no_steps()
         self.size = 0  # bytes of the log the index covers
         self.ident: tuple[int, int] | None = None  # (st_dev, st_ino) of that log
         self.syncer = Syncer()
@@ -55,7 +58,7 @@ class RunLog:
         try:
             fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | _CLOEXEC)
         except FileNotFoundError:
-            self.records, self.size, self.ident = {}, 0, None
+            self.records, self.size, self.ident, self.steps = {}, 0, None, no_steps()
             return {}
         try:
             _lock(fd)
@@ -64,7 +67,10 @@ class RunLog:
         finally:
             _release(fd)
         assert self.records is not None
-        return {name: data_at(blob, at) for name, at in self.records.items()}
+        found = {name: data_at(blob, at) for name, at in self.records.items()}
+        # A resume holds the index of every record while it runs: compacted.
+        self.records, self.steps = compact(self.records)
+        return found
 
     def create(self, name: str, data: bytes) -> bytes | None:
         """Append name unless the log has it; return what is there if so."""
@@ -154,6 +160,8 @@ class RunLog:
             index, existing = self._caught_up(fd, items[0][0] if create else None)
             if existing is not None:
                 return existing
+            if self.steps and not create:  # deletions and replacements: by name only
+                self.steps = expand(index, self.steps)
             frames = [encode_entry(name, data) for name, data in items]
             _write_all(fd, frames[0] if len(frames) == 1 else b"".join(frames))
             start = self.size
@@ -185,9 +193,11 @@ class RunLog:
         index = self.records
         assert index is not None
         at = index.get(name) if name is not None else None
+        if at is None and self.steps and name is not None:  # a resumed run's new record
+            at = span_of(self.steps, name)
         if at is None:
             return index, None
-        return index, _read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
+        return index, read_at(fd, at >> 32, (at >> 32) + (at & 0xFFFFFFFF))
 
     def _open(self) -> tuple[int, bool]:
         """The open log (fd, whether this call created the file): opened
@@ -219,11 +229,13 @@ class RunLog:
         st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
         if self.records is None or ident != self.ident or st.st_size < self.size:
-            self.records, self.size, self.ident = {}, 0, ident
+            self.records, self.size, self.ident, self.steps = {}, 0, ident, no_steps()
         if st.st_size <= self.size:
             return b""
+        if self.steps:  # another writer's entries may delete: applied by name
+            self.steps = expand(self.records, self.steps)
         try:
-            tail = _read_at(fd, self.size, st.st_size)
+            tail = read_at(fd, self.size, st.st_size)
             intact = locate(tail, self.run_id, self.records, self.size, self.path)
         except BaseException:
             self.records = None  # half applied: read it all again next time
@@ -292,17 +304,6 @@ def _release(fd: int) -> None:
         unlock(fd)
     inherited_no_more(fd)
     os.close(fd)
-
-
-def _read_at(fd: int, start: int, end: int) -> bytes:
-    parts = []
-    while start < end:
-        chunk = os.pread(fd, end - start, start)
-        if not chunk:
-            break
-        parts.append(chunk)
-        start += len(chunk)
-    return b"".join(parts)
 
 
 def _write_all(fd: int, frame: bytes) -> None:

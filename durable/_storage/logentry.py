@@ -7,6 +7,7 @@ entry whose checksum fails is damage, and raises rather than being dropped."""
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 
@@ -126,3 +127,15 @@ def data_at(blob: bytes, at: int, base: int = 0) -> bytes:
     """The data at span `at` of a blob holding the log from byte `base` on."""
     start = (at >> 32) - base
     return blob[start : start + (at & 0xFFFFFFFF)]
+
+
+def read_at(fd: int, start: int, end: int) -> bytes:
+    """The bytes of the file at fd from start to end (fewer at its end)."""
+    parts = []
+    while start < end:
+        chunk = os.pread(fd, end - start, start)
+        if not chunk:
+            break
+        parts.append(chunk)
+        start += len(chunk)
+    return b"".join(parts)

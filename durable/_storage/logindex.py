@@ -1,0 +1,83 @@
+"""A resumed run log's index, compacted: a body step's record kept by its
+position in an array of spans instead of by its name in a dict.
+
+`log.RunLog` keeps name -> span (`logentry.span`) for every record of its
+log, so that an append stays create-only in O(1). A resume reads the whole
+log, and most names are a body step's record, `steps/00000042`: as a name
+string, an int and a dict slot each costs about 120 bytes a record, here 8.
+Only the one spelling of a position (`keys.record_name`: eight ASCII
+digits) is compacted, so the mapping stays exact; every other name stays in
+the dict. The dict is asked first: a record written after the compaction is
+there. Anything that deletes or replaces records, or applies another
+writer's appends, first puts the array back into the dict (`expand`): rare
+(a rerun, a rebase, an item checkpoint of another process), and then exact
+by construction."""
+
+from __future__ import annotations
+
+from array import array
+
+_STEPS = "steps/"
+_NAME_LEN = len(_STEPS) + 8  # `keys.record_name` of a position below 10**8
+_SPAN_MAX = 2**64  # a span past 4 GiB into the log does not fit: kept by name
+# Positions without a record cost 8 bytes each: past this many gaps a log
+# (timers only, hand-made names) keeps its names in the dict.
+_GAPS = 256
+
+
+def no_steps() -> array[int]:
+    return array("Q")
+
+
+def position_of(name: str) -> int:
+    """The body position `name` is THE record name of, or -1."""
+    if len(name) == _NAME_LEN and name.startswith(_STEPS):
+        digits = name[6:]
+        # isdigit alone takes other scripts' digits, which int() reads too.
+        if digits.isascii() and digits.isdigit():
+            return int(digits)
+    return -1
+
+
+def compact(index: dict[str, int]) -> tuple[dict[str, int], array[int]]:
+    """(the names kept by name, the spans of body steps by position): the
+    same mapping as index. A span is never 0 (an entry's data follows its
+    header), so 0 marks a position without a record."""
+    named: dict[str, int] = {}
+    ns: list[int] = []
+    spans: list[int] = []
+    for name, at in index.items():  # `position_of` inline: once per record of a resume
+        digits = name[6:]
+        if (
+            len(name) == _NAME_LEN and name.startswith(_STEPS) and digits.isascii()
+            and digits.isdigit() and at < _SPAN_MAX
+        ):  # fmt: skip
+            ns.append(int(digits))
+            spans.append(at)
+        else:
+            named[name] = at
+    top = max(ns, default=-1)
+    if not ns or top + 1 > len(ns) + _GAPS:
+        return index, no_steps()
+    if top + 1 == len(ns) and ns == sorted(ns):  # every position, in order: most logs
+        return named, array("Q", spans)
+    steps = array("Q", bytes(8 * (top + 1)))
+    for n, at in zip(ns, spans, strict=True):
+        steps[n] = at
+    return named, steps
+
+
+def span_of(steps: array[int], name: str) -> int | None:
+    """The span the array keeps for name, None when it keeps none."""
+    n = position_of(name)
+    at = steps[n] if 0 <= n < len(steps) else 0
+    return at or None
+
+
+def expand(index: dict[str, int], steps: array[int]) -> array[int]:
+    """Put the array's spans back into index, where a name written since
+    (kept in index) stays as it is; the empty array that replaces steps."""
+    for n, at in enumerate(steps):
+        if at:
+            index.setdefault(f"{_STEPS}{n:08d}", at)
+    return no_steps()
