@@ -591,6 +591,16 @@ def _edited_between_runs(
     return run
 
 
+def _replayed_until_edited(run: Any, log: Path) -> None:
+    """The same code in a second process replays; the edited code runs again."""
+    assert run("x + 1", CRASH="1").returncode == 3
+    assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
+    assert log.read_text().split() == ["apply"]
+    out = run("x + 100")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]
+
+
 @pytest.mark.parametrize("kind", ["class", "dataclass"])
 def test_an_object_passed_as_an_argument_counts_the_code_of_its_class(
     tmp_path: Path, kind: str
@@ -624,12 +634,7 @@ def test_a_function_passed_as_an_argument_counts_by_its_code(tmp_path: Path) -> 
     run = _edited_between_runs(
         tmp_path, HELPER_FLOW, lambda body: f"def transform(x):\n    return {body}\n"
     )
-    assert run("x + 1", CRASH="1").returncode == 3
-    assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
-    assert log.read_text().split() == ["apply"]
-    out = run("x + 100")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]
+    _replayed_until_edited(run, log)
 
 
 def test_a_refusal_says_when_a_changed_argument_looks_the_same(store: durable.Store) -> None:
@@ -787,12 +792,7 @@ def test_a_function_passed_as_an_argument_counts_the_helpers_it_calls(
     run = _edited_between_runs(
         tmp_path, HELPER_FLOW, lambda body: CALLS_A_HELPER[kind].replace("{body}", body)
     )
-    assert run("x + 1", CRASH="1").returncode == 3
-    assert run("x + 1", CRASH="1").returncode == 3  # the same code: replayed
-    assert log.read_text().split() == ["apply"]
-    out = run("x + 100")
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "101" and log.read_text().split() == ["apply", "apply"]
+    _replayed_until_edited(run, log)
 
 
 # A method wrapped by a decorator that is no function: the helper it calls
