@@ -181,8 +181,8 @@ def test_a_step_that_changed_its_object_in_place_is_named_as_the_likely_cause(
 ) -> None:
     """A step method that appends to `self.history` changes its argument in
     place; replaying it returns the recorded value but does not append
-    again, so the next recorded call is made with another `self`. The
-    refusal says so, rather than leaving the user to look for an edit."""
+    again. Its record is a changed call (it warned when it ran), and the
+    refusal says why, rather than leaving the user to look for an edit."""
     asked: list[str] = []
     stop = {"on": True}
 
@@ -204,11 +204,13 @@ def test_a_step_that_changed_its_object_in_place_is_named_as_the_likely_cause(
             raise RuntimeError("the run stops after its two steps")
         return out
 
-    with pytest.raises(RuntimeError):
-        chat()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        with pytest.raises(RuntimeError):
+            chat()
     stop["on"] = False
     with pytest.raises(durable.DefinitionChangedError) as refused:
         chat()
     message = str(refused.value)
-    assert "in place" in message and "does not redo" in message
+    assert "position 0" in message and "changed an object it was given" in message
+    assert "cannot redo" in message
     assert asked == ["q0", "q1"]  # nothing ran again

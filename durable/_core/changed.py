@@ -107,3 +107,22 @@ def _why(value: Any) -> str:
     except Undigestable as e:
         return f": {e}"
     return ""
+
+
+# A replay returns a step's output; what the step did to the objects it was
+# given when it ran is not redone, so the run would go on with them as they
+# were before it (a wrong value an uninterrupted run never gives).
+_REDO = (
+    "a replay returns the step's output but cannot redo that change, so the run "
+    "would go on with the object as it was before the step (fail closed). Return the "
+    "new state from the step instead of changing its arguments (rows = with_row(rows, x))"
+)
+
+
+def in_place_warning(name: str) -> str:
+    return f"step {name} changed an object it was given (an argument, or self): {_REDO}"
+
+
+def changed_in_place(rec: StepRecord) -> str:
+    """Why a record whose step changed its arguments in place is not replayed."""
+    return f"step {rec.name} changed an object it was given when it ran: {_REDO}"

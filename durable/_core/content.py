@@ -21,7 +21,7 @@ import sys
 import types
 import uuid
 from collections import ChainMap, UserDict, defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._fingerprint.reach import module_label
@@ -31,8 +31,7 @@ from .redact import NeverWritten
 
 
 class Undigestable(TypeError):
-    """A value with no reproducible digest (an open file, a lock, a cycle
-    through an unpicklable object, nesting deeper than MAX_DEPTH)."""
+    """No reproducible digest: an open file, a lock, nesting past MAX_DEPTH."""
 
 
 class Secret(Undigestable):
@@ -136,8 +135,7 @@ def _instance(v: Any, module: Any, name: str) -> bool:
 
 
 def _with_attrs(v: Any, stand_in: tuple[Any, ...]) -> tuple[Any, ...]:
-    """`df.attrs`, metadata a step may read, when there is any (without,
-    the digest stays what it was)."""
+    """`df.attrs`, metadata a step may read, when there is any."""
     return (*stand_in, dict(v.attrs)) if v.attrs else stand_in
 
 
@@ -295,7 +293,7 @@ def _own_state(
     return sorted(state.items(), key=lambda pair: pair[0]) if state else None
 
 
-def _memoised(classes: list[type], name: str) -> bool:
+def _memoised(classes: Sequence[type], name: str) -> bool:
     """A `functools.cached_property` kept in the instance: derived from the
     rest, and there only once something read it (a replayed step may not
     have), so it never counts."""
@@ -324,6 +322,8 @@ def _reduced(v: Any) -> tuple[str, Any]:
         return f"global:{name}", (getattr(v, "__module__", None), reduced)
     parts = list(reduced) + [None] * (5 - len(reduced))
     fn, args, state, list_items, dict_items = parts[:5]
+    if type(state) is dict:  # as in `_own_state`
+        state = {k: x for k, x in state.items() if not _memoised(type(v).__mro__, k)}
     listed = list(list_items) if list_items is not None else None
     pairs = list(dict_items) if dict_items is not None else None
     return f"object:{name}", (fn, args, state, listed, pairs)

@@ -40,7 +40,7 @@ from ..errors import (
     NondeterminismError,
 )
 from . import cancel, notify
-from .changed import arguments_changed
+from .changed import arguments_changed, changed_in_place
 from .context import RunState
 from .plan import check_stop
 from .recorded import Recorded, decode_step_record
@@ -81,7 +81,7 @@ def lookup(
         discard_from(ctx, pos)  # DESIGN §2: rerun discards from the first difference
         went_live(ctx, pos)
         return None
-    if not same_call(rec, fp, digest):
+    if not same_call(rec, fp, digest) or rec.extra.get("in_place"):
         return _changed(ctx, rec, fp, digest, call)
     if rec.persisted:
         ctx.replayed += 1
@@ -101,13 +101,18 @@ def _changed(
     if ctx.policy == "rebase":
         # Accept the old output under the new definition, once and for all.
         rec.fingerprint, rec.args_digest = fp, digest
+        rec.extra = {k: v for k, v in rec.extra.items() if k != "in_place"}
         data = seal_record(rec.to_bytes(), ctx.store.signing_key)
         ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
         if rec.persisted:
             ctx.replayed += 1
         return rec
     if ctx.policy != "rerun":
-        why = "code changed" if rec.fingerprint != fp else arguments_changed(rec, digest, call)
+        why = (
+            "code changed" if rec.fingerprint != fp
+            else arguments_changed(rec, digest, call) if rec.args_digest != digest
+            else changed_in_place(rec)
+        )  # fmt: skip
         raise ctx.refuse(
             DefinitionChangedError(
                 ctx.workflow, ctx.run_id, rec.fingerprint, fp, {name: why}, position=pos

@@ -5,6 +5,7 @@ retries) and record its output. Written once as a plan that
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -15,8 +16,9 @@ from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
+from .changed import in_place_warning
 from .context import RunState
-from .identity import call_digest
+from .identity import call_digest, changed_in_place
 from .plan import Call, Plan, drive_sync
 from .replay import (
     commit,
@@ -111,7 +113,7 @@ def _live_plan(
     tries = _Tries(ctx, spec, live)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)
     value = yield from retrying(spec.retry, call, tries.failed, tries.used)
-    return tries.finish(value, ticket)
+    return tries.finish(value, ticket, (args, kwargs))
 
 
 def _run_once(
@@ -133,7 +135,7 @@ def _run_once(
         if not isinstance(exc, ControlFlow):
             tries.failed(exc, n)
         raise
-    return tries.finish(value, None)
+    return tries.finish(value, None, (args, kwargs))
 
 
 class _Tries:
@@ -177,8 +179,11 @@ class _Tries:
         notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait)
         return True
 
-    def finish(self, value: Any, ticket: cache.Ticket | None) -> Any:
-        """Record the output of the try that returned; the value the run goes on with."""
+    def finish(
+        self, value: Any, ticket: cache.Ticket | None, call: tuple[tuple[Any, ...], dict[str, Any]]
+    ) -> Any:
+        """Record the output of the try that returned (made with `call`'s
+        arguments); the value the run goes on with."""
         ctx, spec, found = self.ctx, self.spec, self.found
         pos, fp, digest, rec, reopened = self.live
         derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
@@ -197,6 +202,9 @@ class _Tries:
         )  # fmt: skip
         if reopened is not None:
             record.extra["reopened"] = reopened
+        if changed_in_place(spec.signature, *call, spec.name, digest):
+            record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
+            warnings.warn(in_place_warning(spec.name), stacklevel=2)
         # One pass in C decides plain data, which holds no `Redacted`; only a
         # value that is not plain is walked for one.
         packed = _packed(value) if spec.persist and ticket is None else None

@@ -1,0 +1,140 @@
+"""A step that changes an object it was given (a list argument, `self`):
+its replay returns the output but cannot redo the change, so a resumed run
+would go on with the object as it was before the step, a value an
+uninterrupted run never gives. Such a record counts as a changed call."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+import durable
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import durable
+
+    LOG = sys.argv[1]
+
+    @durable.step
+    def add_header(rows: list) -> int:
+        with open(LOG, "a") as f:
+            f.write("add_header\\n")
+        rows.insert(0, "header")  # changes its argument: a replay cannot redo it
+        return len(rows)
+
+    @durable.step
+    def crash_once(n: int) -> int:
+        if os.environ.get("CRASH") == "1":
+            os._exit(3)
+        return n
+
+    @durable.workflow(run_id="report", on_change=os.environ.get("POLICY", "refuse"))
+    def report() -> str:
+        rows = ["a", "b"]
+        crash_once(add_header(rows))
+        return ",".join(rows)
+
+    try:
+        print(report())
+    except durable.DefinitionChangedError as e:
+        print("REFUSED", e)
+        sys.exit(4)
+    """
+)
+
+
+def _runner(tmp_path: Path, child_env: dict[str, str]):  # type: ignore[no-untyped-def]
+    script, log = tmp_path / "flow.py", tmp_path / "log"
+    script.write_text(SCRIPT)
+
+    def run(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-W", "ignore", str(script), str(log)],
+            env={**child_env, **env}, cwd=tmp_path, capture_output=True, text=True,
+        )  # fmt: skip
+
+    return run, log
+
+
+def test_a_resume_past_a_step_that_changed_its_argument_is_refused(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """Before: the resume replayed add_header without inserting the header
+    and returned "a,b" (an uninterrupted run returns "header,a,b")."""
+    run, log = _runner(tmp_path, child_env)
+    assert run(CRASH="1").returncode == 3
+    refused = run()
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert "changed an object it was given" in refused.stdout
+    assert "Return the new state" in refused.stdout
+    assert log.read_text().split() == ["add_header"]  # refused: nothing ran again
+    rerun = run(POLICY="rerun")
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stdout.strip() == "header,a,b"
+    assert log.read_text().split() == ["add_header", "add_header"]
+
+
+def test_a_step_that_leaves_its_arguments_alone_replays(store: durable.Store) -> None:
+    calls: list[str] = []
+
+    @durable.step
+    def total(rows: list[int]) -> int:
+        calls.append("total")
+        return sum(rows)
+
+    @durable.step
+    def fail_once(n: int) -> int:
+        if len(calls) == 1:
+            raise ConnectionError("the first run fails here")
+        return n
+
+    @durable.workflow(store=store, run_id="r")
+    def flow() -> int:
+        return fail_once(total([1, 2, 3]))
+
+    with pytest.raises(ConnectionError):
+        flow()
+    calls.append("fixed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no in-place warning for it
+        assert flow() == 6
+    assert calls == ["total", "fixed"]
+
+
+def test_changing_an_argument_warns_when_it_runs_and_rebase_keeps_the_output(
+    store: durable.Store,
+) -> None:
+    calls: list[str] = []
+
+    @durable.step
+    def tag(seen: dict[str, int]) -> int:
+        calls.append("tag")
+        seen["tagged"] = 1
+        return len(seen)
+
+    @durable.step
+    def fail_once(n: int) -> int:
+        if calls.count("tag") == 1 and "fixed" not in calls:
+            raise ConnectionError("the first run fails here")
+        return n
+
+    @durable.workflow(store=store, run_id="r")
+    def flow() -> int:
+        return fail_once(tag({}))
+
+    with pytest.warns(UserWarning, match="step .*tag changed an object it was given"):
+        with pytest.raises(ConnectionError):
+            flow()
+    calls.append("fixed")
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
+        flow()
+    assert flow.with_options(rebase=True)() == 1
+    assert flow() == 1  # the rebased record replays from now on
+    assert calls == ["tag", "fixed"]
