@@ -212,6 +212,7 @@ def test_a_plain_hit_is_answered_without_driving_a_plan(
         if event == "call" and getattr(frame, "f_code", None) is code:
             drives.append(event)
 
+    hits = durable.cache_info(small).hits  # other tests of this process called it too
     sys.setprofile(count)
     try:
         values = [small(1), small(1), small(2), small(1), small(2)]
@@ -219,7 +220,7 @@ def test_a_plain_hit_is_answered_without_driving_a_plan(
         sys.setprofile(None)
     assert values == [{"n": 1}, {"n": 1}, {"n": 2}, {"n": 1}, {"n": 2}]
     assert (CALLS["small"], len(drives)) == (2, 2)
-    assert durable.cache_info(small).hits == 3
+    assert durable.cache_info(small).hits - hits == 3
     with pytest.raises(TypeError, match="cannot be called with these arguments"):
         small(1, 2)
     assert CALLS["small"] == 2

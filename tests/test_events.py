@@ -234,7 +234,11 @@ def test_ctrl_c_ending_a_run_says_how_to_resume(tmp_path: Path, child_env: dict[
     try:
         read_until(child.stdout, "train started")
         child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=60)
+        # Not `communicate()`: it closes stdin at once, and a child that sees
+        # end of input before the signal (on a busy machine) finishes its step.
+        child.wait(timeout=60)
+        assert child.stderr is not None
+        err = child.stderr.read()
     finally:
         child.kill()
         child.wait()
