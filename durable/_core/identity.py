@@ -200,17 +200,18 @@ def changed_in_place(
     signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any],
     name: str, digest: str,
 ) -> bool:
-    """Whether a call's arguments lost the digest they had when it was made:
-    the step changed an object it was given (`rows.append(x)`), which its
-    replay cannot redo. Immutable scalars (the hot path) are not digested again."""
-    if is_token(digest):
-        return False  # no digest to compare: the record never replays anyway
-    if not kwargs and all(type(a) in _IMMUTABLE for a in args) and signature is not None:
-        hit = _SHAPES.get(id(signature))
-        shape = hit[1] if hit is not None and hit[0] is signature else _shape(signature)
-        if shape is not None and len(args) < len(shape[1]) and shape[1][len(args)] is not None:
-            return False  # the defaults left are scalars too (`_all_scalar_positional`)
-    return call_digest(signature, args, kwargs, name) != digest
+    """Whether the step changed an object it was given (`rows.append(x)`),
+    which its replay cannot redo. Immutable scalars (the hot path) cannot."""
+    hit = _SHAPES.get(id(signature)) if not kwargs else None
+    if hit is not None and hit[0] is signature and hit[1] is not None:
+        tails = hit[1][1]
+        if len(args) < len(tails) and tails[len(args)] is not None:
+            for a in args:
+                if type(a) not in _IMMUTABLE:
+                    break
+            else:
+                return False
+    return not is_token(digest) and call_digest(signature, args, kwargs, name) != digest
 
 
 def run_id_digest(bound: inspect.BoundArguments) -> str:
