@@ -29,6 +29,7 @@ from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
 from .holds import held_callables, holds_by_type_only, module_callables, names_bound_to, user_class
 from .imports import absolute, import_user_module, imported_value, user_module
+from .kept import kept_state
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
@@ -285,7 +286,10 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
         out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
     cells = getattr(fn, "__closure__", None) or ()
     if cells:
-        pairs = tuple((n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True))
+        kept = kept_state(fn, code)  # a counter it bumps is the program's state, not an input
+        pairs = tuple(
+            (n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True) if n not in kept
+        )
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
     # Not witnessed: what it reads (names, defaults, cells and their types)
     # is, by `live_state`, without tokenising a closure at every memo check.

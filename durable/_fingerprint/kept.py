@@ -1,0 +1,93 @@
+"""Which names a function's closure holds only to change them: the state it
+keeps (`nonlocal calls; calls += 1`, `seen[k] = v`, `log.append(x)`), as
+opposed to values it computes from. DESIGN §3: program state that changes
+because the program ran must not make a run look changed, so such a cell
+does not count in the function's fingerprint; its value is not what the
+function's output depends on (a counter a step bumps, the way the peers'
+test suites count executions).
+
+Decided from the function's source, checked against its running code as
+its fingerprint is. When that cannot be done (no source, an edited file,
+two definitions on one line), no name is kept state: every cell counts
+(fail closed). A name read anywhere in any other way is an input."""
+
+from __future__ import annotations
+
+import ast
+import types
+from typing import Any
+
+from .source import find_definitions, runs_this_source, source_of
+
+# Methods whose call, as a statement of its own (its result unused), only
+# changes the object it is called on.
+_MUTATORS = frozenset({
+    "add", "append", "appendleft", "clear", "discard", "extend", "extendleft",
+    "insert", "pop", "popitem", "popleft", "put", "put_nowait", "remove",
+    "setdefault", "update",
+})  # fmt: skip
+_NOTHING: frozenset[str] = frozenset()
+_KNOWN: dict[types.CodeType, frozenset[str]] = {}
+_Above = tuple[ast.AST | None, ast.AST | None, ast.AST | None]  # parent, its parent, theirs
+
+
+def kept_state(fn: Any, code: types.CodeType) -> frozenset[str]:
+    """The names among `code.co_freevars` (fn's code) that it only writes."""
+    if not code.co_freevars:
+        return _NOTHING
+    known = _KNOWN.get(code)
+    if known is None:
+        if len(_KNOWN) > 4096:
+            _KNOWN.clear()
+        # By code object: what the code does with a name cannot change.
+        known = _KNOWN[code] = _analyse(fn, code)
+    return known
+
+
+def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:
+    globs = getattr(fn, "__globals__", None)
+    src = source_of(code.co_filename, globs)
+    if src.tree is None or not runs_this_source(code, src, globs):
+        return _NOTHING
+    nodes = find_definitions(code, src)
+    if len(nodes) != 1:
+        return _NOTHING
+    only_written: dict[str, bool] = {}
+    for name, above in _uses(nodes[0], frozenset(code.co_freevars)):
+        only_written[name.id] = only_written.get(name.id, True) and _writes(name, *above)
+    return frozenset(n for n, written in only_written.items() if written)
+
+
+def _uses(fn: ast.AST, wanted: frozenset[str]) -> list[tuple[ast.Name, _Above]]:
+    """Each use of a wanted name in fn's body, with the three nodes above
+    it. Decorators, defaults and annotations run in the enclosing scope."""
+    body = getattr(fn, "body", [])
+    roots: list[ast.AST] = [body] if isinstance(body, ast.AST) else list(body)
+    found: list[tuple[ast.Name, _Above]] = []
+    stack: list[tuple[ast.AST, _Above]] = [(r, (None, None, None)) for r in roots]
+    while stack:
+        node, above = stack.pop()
+        if isinstance(node, ast.Name) and node.id in wanted:
+            found.append((node, above))
+        below = (node, above[0], above[1])
+        stack.extend((child, below) for child in ast.iter_child_nodes(node))
+    return found
+
+
+def _writes(name: ast.Name, parent: ast.AST | None, grand: ast.AST | None, great: ast.AST | None) -> bool:
+    """Whether this use only changes what the name holds. A nested
+    function's own variable of that name counts as a use of the cell (as an
+    input, when read): never less strict."""
+    if isinstance(name.ctx, (ast.Store, ast.Del)):
+        return True  # `nonlocal n; n = ...`, `n += 1`
+    if not isinstance(parent, (ast.Subscript, ast.Attribute)) or parent.value is not name:
+        return False
+    if isinstance(parent.ctx, (ast.Store, ast.Del)):
+        return True  # `seen[k] = v`, `seen[k] += 1`, `state.calls += 1`
+    return (  # `calls.append(x)` as a statement of its own
+        isinstance(parent, ast.Attribute)
+        and parent.attr in _MUTATORS
+        and isinstance(grand, ast.Call)
+        and grand.func is parent
+        and isinstance(great, ast.Expr)
+    )

@@ -1,0 +1,85 @@
+"""State a step keeps in its closure (a counter it bumps, a list it appends
+to) is the program's state, not an input: it does not count in the step's
+fingerprint (DESIGN §3), so calling the run again replays. A cell the step
+reads counts by value, as before."""
+
+from __future__ import annotations
+
+import pytest
+
+import durable
+from durable._fingerprint.kept import kept_state
+
+
+def test_a_counter_a_step_bumps_does_not_make_the_run_look_changed(store: durable.Store) -> None:
+    """The peers' suites (DBOS) count executions this way; it was refused
+    with "closure values changed" once the counter had moved."""
+    step_counter = 0
+    calls: list[int] = []
+    seen: dict[int, bool] = {}
+
+    @durable.step
+    def step_one(x: int) -> int:
+        nonlocal step_counter
+        step_counter += 1
+        calls.append(x)
+        seen[x] = True
+        return x + 1
+
+    @durable.workflow(store=store, run_id="w1")
+    def wf(x: int) -> int:
+        return step_one(x)
+
+    assert wf(1) == 2
+    assert wf(1) == 2  # replayed: the body's step did not run again
+    assert (step_counter, calls, seen) == (1, [1], {1: True})
+
+
+def test_a_cell_the_step_reads_still_counts(store: durable.Store) -> None:
+    offset = 1
+
+    @durable.step
+    def shifted(x: int) -> int:
+        return x + offset
+
+    @durable.workflow(store=store, run_id="w2")
+    def wf(x: int) -> int:
+        return shifted(x)
+
+    assert wf(1) == 2
+    offset = 10
+    with pytest.raises(durable.DefinitionChangedError, match="closure values changed"):
+        wf(1)
+
+
+def _cells() -> list[object]:
+    n = 0
+    calls: list[int] = []
+    cfg = {"k": 2}
+
+    def bumps() -> None:
+        nonlocal n
+        n += 1
+        calls.append(1)
+        cfg["seen"] = 1
+
+    def reads() -> int:
+        calls.append(1)
+        return len(calls) + cfg["k"]
+
+    def returns() -> int:
+        nonlocal n
+        n += 1
+        return n
+
+    return [bumps, reads, returns]
+
+
+@pytest.mark.parametrize(
+    ("index", "kept"),
+    [(0, {"n", "calls", "cfg"}), (1, set()), (2, set())],
+    ids=["only-writes", "reads-what-it-appends-to", "returns-its-counter"],
+)
+def test_only_names_a_function_never_reads_are_kept_state(index: int, kept: set[str]) -> None:
+    fn = _cells()[index]
+    assert set(kept_state(fn, fn.__code__)) == kept  # type: ignore[attr-defined]
