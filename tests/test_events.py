@@ -220,6 +220,10 @@ def test_durable_log_info_shows_the_resume_on_stderr(
     assert quiet.stderr == ""  # without DURABLE_LOG the library prints nothing
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_ending_a_run_says_how_to_resume(tmp_path: Path, child_env: dict[str, str]) -> None:
     path, extra = _script(tmp_path)
@@ -230,6 +234,10 @@ def test_ctrl_c_ending_a_run_says_how_to_resume(tmp_path: Path, child_env: dict[
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # As in a terminal: a test run started in the background of a script
+        # ignores SIGINT, and a child inherits that (Python then installs no
+        # KeyboardInterrupt handler), so Ctrl-C would never reach the run.
+        preexec_fn=_default_sigint,
     )
     try:
         read_until(child.stdout, "train started")
