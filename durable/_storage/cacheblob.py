@@ -5,7 +5,7 @@ An entry written now records a sum of each 8 MiB chunk of its blob's body
 entry vouches for its sums, and nobody can make other bytes match a
 SHA-256). A hit reads the blob into fresh memory of its own and checks each
 chunk as soon as it is read, in a few threads that share the reading and
-the checking (`os.preadv`, `zlib.crc32` and `hashlib` release the GIL):
+the checking (`os.preadv`, the CRC and `hashlib` release the GIL):
 with a CPU free for each, a 100 MB value takes about half the wall time of
 reading it and then checking it (the CPU time is the same).
 Nothing is returned before every chunk has been checked, and a chunk that
@@ -21,11 +21,11 @@ import itertools
 import mmap
 import os
 import threading
-import zlib
 from collections.abc import Callable
 from typing import Any
 
 from .base import SHARED_BLOBS, Store
+from .crc import crc32
 from .local import LocalStore
 from .localfs import local_error
 from .log import NOFOLLOW
@@ -39,7 +39,7 @@ CHUNK = 8 << 20  # several per large value, so that the threads share the work e
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 _THREADS = max(1, min(4, _CPUS or 1))
 _SUM: dict[str, Callable[[memoryview], Any]] = {
-    "crc32": zlib.crc32,
+    "crc32": crc32,
     "sha256": lambda part: hashlib.sha256(part).digest(),
 }
 Check = Callable[[int, memoryview], bool]  # (chunk number, its bytes) -> intact
@@ -82,7 +82,7 @@ def _checked_whole(store: Store, rec: StepRecord, signed: bool) -> memoryview | 
     if crc is None and hashlib.sha256(raw).hexdigest() != rec.blob:
         return None
     body = _body(raw, rec.extra.get("size") if crc is not None else None)
-    if crc is not None and (body is None or zlib.crc32(body) != crc):
+    if crc is not None and (body is None or crc32(body) != crc):
         return None
     return body
 
