@@ -224,3 +224,46 @@ def test_a_plain_hit_is_answered_without_driving_a_plan(
     with pytest.raises(TypeError, match="cannot be called with these arguments"):
         small(1, 2)
     assert CALLS["small"] == 2
+
+
+@durable.step(cache=True)
+def stamp(n: int) -> list[int]:
+    CALLS["stamp"] += 1
+    return [n, os.getpid()]
+
+
+_OTHER_PROCESS = """
+import sys
+import durable
+from durable._storage import cachestore
+from tests.test_cache_read import stamp
+
+store = durable.open_store(sys.argv[1])
+cachestore.remove(store, [e.key for e in cachestore.scan_entries(store)[0]])
+if sys.argv[2] == "recompute":
+    print(stamp(1)[1])
+"""
+
+
+@pytest.mark.parametrize("then", ["cleared", "recompute"])
+def test_a_plain_hit_serves_the_entry_on_disk_now_not_one_read_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    """A hit remembers an entry it checked (and answers from that while the
+    file is the one it read), so another process clearing the entry, or
+    clearing it and storing another value, must be seen on the next call."""
+    root = tmp_path / "store"
+    monkeypatch.setenv("DURABLE_STORE", str(root))
+    assert [stamp(1), stamp(1)] == [[1, os.getpid()]] * 2
+    assert CALLS["stamp"] == 1
+    other = subprocess.run(
+        [sys.executable, "-c", _OTHER_PROCESS, str(root), then],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    if then == "cleared":
+        assert stamp(1) == [1, os.getpid()]
+        assert CALLS["stamp"] == 2  # computed again here
+    else:
+        assert stamp(1) == [1, int(other.stdout)]  # the other process's value
+        assert CALLS["stamp"] == 1

@@ -31,7 +31,7 @@ from . import cacheblob, codec
 from .base import SHARED_BLOBS, Store
 from .clock import now
 from .local import LocalStore
-from .localfs import read_bytes
+from .localfs import Identity, current, read
 from .records import (
     StepRecord,
     decode_stored,
@@ -99,44 +99,58 @@ def read_entry(store: Store, key: str, raw: bytes | None = None) -> Entry | None
     """The entry at key; None when there is none or it is damaged (a damaged
     entry is only a miss: the call recomputes it). An entry that is not
     signed with this store's key raises `IntegrityError`."""
-    if raw is None:
-        raw = _get(store, key)
+    seen = _checked.get(key)
+    if seen is not None and (seen[0] is not store or seen[2] != store.signing_key):
+        seen = None
+    ident: Identity | None = None
+    if raw is None and type(store) is LocalStore:
+        path = store.root + os.sep + key
+        if seen is not None and seen[4] is not None and current(path) == seen[4]:
+            return seen[3]  # the very file checked before: one `lstat`, no read
+        raw, ident = _read_local(store, key, path)
+    elif raw is None:
+        raw = store.get(key)
     if raw is None:
         return None
-    seen = _checked.get(key)
     # The same bytes, checked with the same key, by the same store: the
     # same outcome (unsealing and parsing are pure), so only the comparison
     # of every byte is repeated.
-    if seen is not None and seen[0] is store and seen[1] == raw and seen[2] == store.signing_key:
-        return seen[3]
-    entry = _checked_entry(store, key, raw)
+    if seen is not None and seen[1] == raw:
+        entry: Entry | None = seen[3]
+    else:
+        entry = _checked_entry(store, key, raw)
     if entry is not None:
-        _remember(store, key, raw, entry)
+        _remember(store, key, raw, entry, ident)
     return entry
 
 
-def _get(store: Store, key: str) -> bytes | None:
-    # On local disk straight from the file: an entry key is a relative path
-    # of safe parts (`entry_key`), so `os.path.join`'s checks, which cost
-    # half as much as the read, have nothing to do. `get` raises the error.
-    if type(store) is LocalStore:
-        try:
-            return read_bytes(store.root + os.sep + key)
-        except OSError:
-            pass
-    return store.get(key)
+def _read_local(store: LocalStore, key: str, path: str) -> tuple[bytes | None, Identity | None]:
+    # Straight from the file, with its identity: an entry key is a relative
+    # path of safe parts (`entry_key`), so `os.path.join`'s checks have
+    # nothing to do. An entry is written once and never changed in place
+    # (its use time is a file of its own), so a file of the same identity
+    # holds the same bytes; whatever else stood at this key would be an
+    # entry of the same call, checked as it is read. `get` raises the error.
+    try:
+        got = read(path)
+    except OSError:
+        return store.get(key), None
+    return (None, None) if got is None else got
 
 
-# entry key -> (store, the entry's bytes, the signing key, the entry they gave)
-_checked: dict[str, tuple[Store, bytes, bytes | None, Entry]] = {}
+# entry key -> (store, the entry's bytes, the signing key, the entry they
+# gave, the identity of the local file they were read from)
+_checked: dict[str, tuple[Store, bytes, bytes | None, Entry, Identity | None]] = {}
 _CHECKED_MAX, _CHECKED_BYTES = 1024, 64 * 1024
 
 
-def _remember(store: Store, key: str, raw: bytes, entry: Entry) -> None:
+def _remember(
+    store: Store, key: str, raw: bytes, entry: Entry, ident: Identity | None = None
+) -> None:
     if len(raw) <= _CHECKED_BYTES:
         if len(_checked) >= _CHECKED_MAX:
             _checked.clear()
-        _checked[key] = (store, raw, store.signing_key, entry)
+        _checked[key] = (store, raw, store.signing_key, entry, ident)
 
 
 def _checked_entry(store: Store, key: str, raw: bytes) -> Entry | None:

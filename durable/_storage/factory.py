@@ -94,14 +94,34 @@ def default_store() -> Store:
     env = os.environ
     raw = getattr(env, "_data", None) if type(env) is _ENVIRON else None
     if raw is not None:
-        key = (_generation[0], os.getcwd(), *map(raw.get, _RAW_KEYS))
+        key: tuple[Any, ...] = (_generation[0], *map(raw.get, _RAW_KEYS))
     else:  # os.environ replaced, or without its dict: read it as it is
-        key = (_generation[0], os.getcwd(), None, *map(env.get, _ENV))
-    store = _stores.get(key)
+        key = (_generation[0], None, *map(env.get, _ENV))
+    if _absolute[0] == key:  # the working folder cannot change which store it is
+        return _absolute[1]  # type: ignore[no-any-return]
+    slot = (*key, os.getcwd())
+    store = _stores.get(slot)
     if store is None:
         target = setting("store")
         store = target if isinstance(target, Store) else open_store(target)
         if len(_stores) >= 64:  # a process that keeps changing its folder
             _stores.clear()
-        _stores[key] = store
+        _stores[slot] = store
+        if not _relative(target):
+            _absolute[:] = [key, store]
     return store
+
+
+# The last configuration whose store is named without the working folder (a
+# URL, an absolute path, an open store), and that store: its hit needs no
+# `getcwd`.
+_absolute: list[Any] = [None, None]
+
+
+def _relative(target: object) -> bool:
+    if not isinstance(target, str):
+        return False
+    folder = target.removeprefix("file://")
+    return ("://" not in target or target.startswith("file://")) and not os.path.isabs(
+        os.path.expanduser(folder)
+    )
