@@ -7,8 +7,9 @@ overhead of a miss, for a small output and a 100 MB numpy array.
 A durable hit in a plain call checks that nothing the step's fingerprint
 was computed from changed (its memo's witness: a few identity tests and a
 `stat` of each source file), digests the arguments, finds the store as the
-environment says now, reads the entry and checks it (its bytes against the
-ones this process last checked, else its checksum) and decodes it. A large
+environment says now, finds the entry and checks it (on local disk one
+`lstat` shows it is the file this process last checked, else it is read
+and its checksum checked) and decodes it. A large
 value's blob is checked against the sums of each 8 MiB chunk that the entry
 records (CRC32; SHA-256 with a signing key) as each chunk is read, by a few
 threads at once; its arrays are read into memory of their own (huge pages
