@@ -267,3 +267,18 @@ def test_a_plain_hit_serves_the_entry_on_disk_now_not_one_read_before(
     else:
         assert stamp(1) == [1, int(other.stdout)]  # the other process's value
         assert CALLS["stamp"] == 1
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 4096, (8 << 20) + 3])
+def test_the_fast_crc_gives_zlibs_sums(size: int) -> None:
+    """Chunk sums written by zlib's CRC32 (entries before ISA-L) are checked
+    by ISA-L's and the other way round: they must be the same numbers."""
+    import zlib
+
+    from durable._storage.crc import crc32
+
+    data = bytes((i * 7 + size) % 251 for i in range(min(size, 1 << 16))) * (
+        size // (1 << 16) + 1
+    )
+    data = data[:size]
+    assert crc32(memoryview(data)) == zlib.crc32(data)
