@@ -138,3 +138,35 @@ def test_changing_an_argument_warns_when_it_runs_and_rebase_keeps_the_output(
     assert flow.with_options(rebase=True)() == 1
     assert flow() == 1  # the rebased record replays from now on
     assert calls == ["tag", "fixed"]
+
+
+def test_a_cached_step_that_changed_its_argument_is_not_served_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the second run and the plain call were served the first call's
+    entry without the header inserted (["a"], where running gives
+    ["header", "a"])."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    log = tmp_path / "log"
+
+    @durable.step(cache=True)
+    def add_header(rows: list[str]) -> int:
+        with log.open("a") as f:
+            f.write("add_header\n")
+        rows.insert(0, "header")
+        return len(rows)
+
+    @durable.workflow
+    def report(tag: str) -> list[str]:
+        rows = ["a"]
+        add_header(rows)
+        return rows
+
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert report("first") == ["header", "a"]
+        assert report("second") == ["header", "a"]
+        rows = ["a"]
+        assert add_header(rows) == 2 and rows == ["header", "a"]
+        rows = ["a"]
+        assert add_header(rows) == 2 and rows == ["header", "a"]
+    assert log.read_text().split() == ["add_header"] * 4

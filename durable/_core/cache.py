@@ -224,7 +224,11 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     """Store a value the run computed and point its record at the entry;
     the value the run continues with (another process's, if it won).
     Only while the run's lease holds: a holder stalled past it and taken
-    over writes nothing more, in the run or in the cache."""
+    over writes nothing more, in the run or in the cache. A call that
+    changed its arguments in place (`steps` marked it) is not kept: a hit
+    could not redo the change."""
+    if record.extra.get("in_place"):
+        return value
     fence(ctx, record.position)
     entry, value = ticket.keep(value, record.artifacts, record.started)
     _adopt(ctx, ticket, record, entry, "stored")
