@@ -170,3 +170,41 @@ def test_a_cached_step_that_changed_its_argument_is_not_served_from_the_cache(
         rows = ["a"]
         assert add_header(rows) == 2 and rows == ["header", "a"]
     assert log.read_text().split() == ["add_header"] * 4
+
+
+@pytest.mark.parametrize("checkpoint_items", [False, True])
+def test_a_loop_over_block_that_changed_its_items_counts_as_changed(
+    store: durable.Store, checkpoint_items: bool
+) -> None:
+    """Before: the resume replayed the block without marking the items and
+    returned [{"id": 1}, {"id": 2}] (an uninterrupted run marks both)."""
+    calls: list[str] = []
+
+    @durable.step
+    def mark(item: dict[str, object]) -> object:
+        calls.append("mark")
+        item["seen"] = True
+        return item["id"]
+
+    @durable.step
+    def fail_once(ids: list[object]) -> int:
+        if "fixed" not in calls:
+            raise ConnectionError("the first run fails here")
+        return len(ids)
+
+    @durable.workflow(store=store, run_id="r")
+    def flow() -> list[dict[str, object]]:
+        items: list[dict[str, object]] = [{"id": 1}, {"id": 2}]
+        fail_once(durable.loop_over(mark, items, checkpoint_items=checkpoint_items))
+        return items
+
+    marked = [{"id": 1, "seen": True}, {"id": 2, "seen": True}]
+    with pytest.warns(UserWarning, match="loop_over.* changed an object it was given"):
+        with pytest.raises(ConnectionError):
+            flow()
+    calls.append("fixed")
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
+        flow()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert flow.with_options(on_change="rerun")() == marked
+    assert calls == ["mark", "mark", "fixed", "mark", "mark"]

@@ -7,13 +7,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .._core import notify
 from .._core.attempts import attempt_record, save_failures
+from .._core.changed import in_place_warning
 from .._core.context import RunState
-from .._core.identity import value_digest
+from .._core.identity import is_token, value_digest
 from .._core.replay import (
     commit,
     encode_into,
@@ -109,7 +111,7 @@ class Block:
         name: str | None,
         checkpoint: bool,
     ) -> None:
-        self.ctx = ctx
+        self.ctx, self.fn = ctx, fn
         self.label = label_of(fn, name)
         self.pos = ctx.take_position(f"block {self.label!r}")
         self.where = (ctx.run_id, ctx.workflow, format_position(self.pos))
@@ -228,9 +230,21 @@ class Block:
         rec.extra.update(items=len(self.items), restored=self.restored)
         # The tries that failed before this one stay in the history, as a step's do.
         rec.attempts = list(self.ctx.failures.get(self.pos, []))
+        if self._changed_in_place():
+            rec.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
+            warnings.warn(in_place_warning(self.label), stacklevel=4)
         value = commit(self.ctx, rec, results, persist=self.persist)
         self._compact()
         return value  # type: ignore[no-any-return]
+
+    def _changed_in_place(self) -> bool:
+        """Whether the items (or the arguments a partial or a bound method
+        carries) changed while the block ran (`item["done"] = True`): a
+        replay of the block returns its outputs but cannot redo that."""
+        if is_token(self.digest):
+            return False  # never replayed anyway
+        self.bound = bound_digest(self.fn)
+        return self._digest(self.items) != self.digest
 
     def _compact(self) -> None:
         indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)
