@@ -83,3 +83,24 @@ def _cells() -> list[object]:
 def test_only_names_a_function_never_reads_are_kept_state(index: int, kept: set[str]) -> None:
     fn = _cells()[index]
     assert set(kept_state(fn, fn.__code__)) == kept  # type: ignore[attr-defined]
+
+
+def test_a_cell_read_through_locals_counts(store: durable.Store) -> None:
+    """Before: `last` counted as kept state (no name reads it), so the
+    second call replayed "Hi, bob" where the step now computes "bob, bob"."""
+    last = "Hi"
+
+    @durable.step
+    def greet(name: str) -> str:
+        nonlocal last
+        msg = "{last}, {name}".format(**locals())
+        last = name
+        return msg
+
+    @durable.workflow(store=store, run_id="w3")
+    def wf(name: str) -> str:
+        return greet(name)
+
+    assert wf("bob") == "Hi, bob"
+    with pytest.raises(durable.DefinitionChangedError, match="closure values changed"):
+        wf("bob")

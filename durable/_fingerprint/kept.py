@@ -8,8 +8,10 @@ test suites count executions).
 
 Decided from the function's source, checked against its running code as
 its fingerprint is. When that cannot be done (no source, an edited file,
-two definitions on one line), no name is kept state: every cell counts
-(fail closed). A name read anywhere in any other way is an input."""
+two definitions on one line), or when the code can read its variables
+without naming them (`locals()`, `vars()`, `eval`, a frame's `f_locals`),
+no name is kept state: every cell counts (fail closed). A name read
+anywhere in any other way is an input."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import ast
 import types
 from typing import Any
 
+from .reach import code_objects
 from .source import find_definitions, runs_this_source, source_of
 
 # Methods whose call, as a statement of its own (its result unused), only
@@ -25,6 +28,11 @@ _MUTATORS = frozenset({
     "add", "append", "appendleft", "clear", "discard", "extend", "extendleft",
     "insert", "pop", "popitem", "popleft", "put", "put_nowait", "remove",
     "setdefault", "update",
+})  # fmt: skip
+# Names through which code reads its own variables without naming them:
+# `"{last}".format(**locals())` reads a cell that no `ast.Name` loads.
+_UNNAMED_READS = frozenset({
+    "locals", "vars", "eval", "exec", "currentframe", "_getframe", "f_locals", "f_back",
 })  # fmt: skip
 _NOTHING: frozenset[str] = frozenset()
 _KNOWN: dict[types.CodeType, frozenset[str]] = {}
@@ -45,6 +53,8 @@ def kept_state(fn: Any, code: types.CodeType) -> frozenset[str]:
 
 
 def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:
+    if any(_UNNAMED_READS.intersection(co.co_names) for co in code_objects(code)):
+        return _NOTHING
     globs = getattr(fn, "__globals__", None)
     src = source_of(code.co_filename, globs)
     if src.tree is None or not runs_this_source(code, src, globs):
