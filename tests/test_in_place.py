@@ -208,3 +208,30 @@ def test_a_loop_over_block_that_changed_its_items_counts_as_changed(
     with pytest.warns(UserWarning, match="changed an object it was given"):
         assert flow.with_options(on_change="rerun")() == marked
     assert calls == ["mark", "mark", "fixed", "mark", "mark"]
+
+
+def test_a_kept_item_belongs_to_the_item_as_it_was_before_it_ran(store: durable.Store) -> None:
+    """Before: item 0, changed to {"v": 2} as it ran, was kept under that
+    digest, and the resume gave its result to item 1 ({"v": 2}): [10, 10].
+    Nor is a kept item that changed restored: its change would be lost."""
+    calls: list[object] = []
+
+    @durable.step
+    def bump(item: dict[str, int]) -> int:
+        calls.append(item["v"])
+        if calls == [1, 2]:
+            raise ConnectionError("the first run fails at item 1")
+        result = item["v"] * 10
+        item["v"] += 1
+        return result
+
+    @durable.workflow(store=store, run_id="r", on_change="rerun")
+    def flow() -> tuple[list[int], list[dict[str, int]]]:
+        items = [{"v": 1}, {"v": 2}]
+        return durable.loop_over(bump, items, checkpoint_items=True), items
+
+    with pytest.raises(ConnectionError):
+        flow()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert flow() == ([10, 20], [{"v": 2}, {"v": 3}])
+    assert calls == [1, 2, 1, 2]

@@ -128,6 +128,7 @@ class Block:
         self.digest = self._digest(items)
         self.started = now()
         self.saved: list[int] = []
+        self.digests: list[str] = []  # of the items, by `restore`
         self.restored = 0
         self.record = lookup(ctx, self.pos, self.label, self.fp, self.digest)
 
@@ -156,11 +157,16 @@ class Block:
         kept result belongs to its item, not to its index: when the items
         changed between calls (one added, removed, moved), each finds its own
         result wherever it was kept, and never another item's."""
-        kept = self._kept() if self.checkpoint else {}
+        if not self.checkpoint:
+            return [None] * len(self.items), list(range(len(self.items)))
+        kept = self._kept()
         results: list[Any] = [None] * len(self.items)
         todo: list[int] = []
-        for i, item in enumerate(self.items):
-            index, rec = _take(kept.get(self._digest(item)), i)
+        # Each item's digest as it is before it runs: the key its result is
+        # kept under (`save_item`), even if running it changes the item.
+        self.digests = [self._digest(item) for item in self.items]
+        for i, digest in enumerate(self.digests):
+            index, rec = _take(kept.get(digest), i)
             if rec is None:
                 todo.append(i)
                 continue
@@ -184,6 +190,8 @@ class Block:
                 name = item_name(self.pos, index)
                 raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
             digest = rec.args_digest or ""  # a record without one is no call's
+            if rec.extra.get("in_place"):
+                continue  # the item runs again: its change to the item is redone
             if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest, {})[index] = rec
         return found
@@ -191,8 +199,10 @@ class Block:
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:
             return
-        digest = self._digest(self.items[index])
+        digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
+        if self._digest(self.items[index]) != digest:
+            rec.extra["in_place"] = True  # restoring it could not redo that: `_kept` skips it
         rec.ended = now()
         encode_into(self.ctx, rec, value)
         self._write(index, rec)
