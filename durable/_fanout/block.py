@@ -253,8 +253,7 @@ class Block:
         replay of the block returns its outputs but cannot redo that."""
         if is_token(self.digest):
             return False  # never replayed anyway
-        self.bound = bound_digest(self.fn)
-        return self._digest(self.items) != self.digest
+        return bound_digest(self.fn) != self.bound or self._digest(self.items) != self.digest
 
     def _compact(self) -> None:
         indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)
