@@ -141,6 +141,7 @@ class Ticket:
     key: str
     fingerprint: str
     digest: str
+    call: str | None = None  # the call's `call_digest` before it ran, when the key gave it
 
     def lookup(self) -> tuple[Entry, Any] | None:
         """The entry and its value when it may be reused, else None (a
@@ -263,7 +264,7 @@ def ticket_for(
     fp: str | None,
 ) -> Ticket | None:
     assert spec.cache is not None
-    digest = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
+    digest, call = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
     if digest is None:
         return None  # a secret, or no reproducible digest: run it, keep nothing
     if fp is None:
@@ -271,7 +272,7 @@ def ticket_for(
         if fp is None:
             return None
     key = cachestore.entry_key(spec.name, fp, digest)
-    return Ticket(store, spec, key, fp, digest)
+    return Ticket(store, spec, key, fp, digest, call)
 
 
 def _fresh_fingerprint(spec: StepSpec) -> str | None:

@@ -41,17 +41,22 @@ def call_key(
     kwargs: dict[str, Any],
     name: str,
     fn: Callable[..., Any] | None = None,
-) -> str | None:
+) -> tuple[str | None, str | None]:
     """The digest a cached call is keyed on (besides the step's fingerprint),
-    or None when it cannot be cached. A call that does not bind raises
-    TypeError, as without a cache; a `Cache(key=...)` function is called
-    once it has bound, and its arguments are looked at for secrets too (the
-    key leaves them out, the output may be made of them). `fn`: the step's
-    function, whose captured values join the key (`with_captured`)."""
+    or None when it cannot be cached; and the call's `call_digest` when the
+    key was made of it (no key function, nothing ignored), else None. A call
+    that does not bind raises TypeError, as without a cache; a
+    `Cache(key=...)` function is called once it has bound, and its arguments
+    are looked at for secrets too (the key leaves them out, the output may
+    be made of them). `fn`: the step's function, whose captured values join
+    the key (`with_captured`)."""
     if option.key is None:
-        return with_captured(fn, cache_digest(signature, args, kwargs, name, option.ignored))
+        digest = cache_digest(signature, args, kwargs, name, option.ignored)
+        # Without a secret (then None) and with nothing left out, the same digest.
+        call = None if option.ignored else digest
+        return with_captured(fn, digest), call
     if not _cache_check(signature, args, kwargs, name):
-        return None
+        return None, None
     key = option.key(*args, **kwargs)
     if key is None:
         # A forgotten `return`: every call would share one entry (wrong values).
@@ -61,7 +66,7 @@ def call_key(
             "for one entry that every call shares"
         )
     code = _key_code(option.key, name)
-    return None if code is None else with_captured(fn, strict_digest((key, code)))
+    return None if code is None else with_captured(fn, strict_digest((key, code))), None
 
 
 def _key_code(key_fn: Callable[..., Any], name: str) -> str | None:

@@ -78,7 +78,7 @@ def _computed(
         return Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
 
     started = now()
-    before = call_digest(spec.signature, args, kwargs, spec.name)
+    before = ticket.call or call_digest(spec.signature, args, kwargs, spec.name)
     value = yield from retrying(retry, attempt)
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     entries = _produced(ticket.store, spec, found + derived)
