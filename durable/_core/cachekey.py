@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._fingerprint.kept import kept_state
 from ..errors import ConfigurationError, DurableError
 from .code import function_stamp
 from .content import Secret, Undigestable
@@ -105,10 +106,17 @@ def with_captured(fn: Callable[..., Any] | None, digest: str | None) -> str | No
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
     """The values fn's closure holds, and those of the functions it holds
     (a helper made by a factory): their code is in the step's fingerprint
-    already (it follows them), the data they captured is not."""
+    already (it follows them), the data they captured is not. A cell fn
+    only writes (a counter it bumps, a list it appends to) is no input: as
+    in its fingerprint, it is left out (`kept_state`), else every call
+    would make a key of its own and none would be served."""
     seen.add(id(fn))
     out: list[Any] = []
-    for cell in getattr(fn, "__closure__", None) or ():
+    cells = getattr(fn, "__closure__", None) or ()
+    kept = kept_state(fn, fn.__code__) if cells else frozenset()
+    for name, cell in zip(fn.__code__.co_freevars if cells else (), cells, strict=True):
+        if name in kept:
+            continue
         try:
             value = cell.cell_contents
         except ValueError:  # a captured name not assigned yet: what it will hold is unknown
