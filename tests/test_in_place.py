@@ -235,3 +235,42 @@ def test_a_kept_item_belongs_to_the_item_as_it_was_before_it_ran(store: durable.
     with pytest.warns(UserWarning, match="changed an object it was given"):
         assert flow() == ([10, 20], [{"v": 2}, {"v": 3}])
     assert calls == [1, 2, 1, 2]
+
+
+def test_a_child_run_that_changed_its_argument_counts_as_changed(store: durable.Store) -> None:
+    """Before: the resumed parent replayed the child's result without the
+    child appending to rows, and returned ["a"] (a run returns ["a", "child"])."""
+    calls: list[str] = []
+
+    @durable.step
+    def note(n: int) -> int:
+        calls.append("note")
+        return n
+
+    @durable.workflow(store=store)
+    def child(rows: list[str]) -> int:
+        n = note(len(rows))
+        rows.append("child")
+        return n
+
+    @durable.step
+    def fail_once(n: int) -> int:
+        if "fixed" not in calls:
+            raise ConnectionError("the first run fails here")
+        return n
+
+    @durable.workflow(store=store, run_id="parent")
+    def parent() -> list[str]:
+        rows = ["a"]
+        fail_once(child(rows))
+        return rows
+
+    with pytest.warns(UserWarning, match="workflow .*child changed an object it was given"):
+        with pytest.raises(ConnectionError):
+            parent()
+    calls.append("fixed")
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
+        parent()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert parent.with_options(on_change="rerun")() == ["a", "child"]
+    assert calls == ["note", "fixed"]  # the child's body ran again; its step replayed

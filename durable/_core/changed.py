@@ -119,8 +119,8 @@ _REDO = (
 )
 
 
-def in_place_warning(name: str) -> str:
-    return f"step {name} changed an object it was given (an argument, or self): {_REDO}"
+def in_place_warning(name: str, what: str = "step") -> str:
+    return f"{what} {name} changed an object it was given (an argument, or self): {_REDO}"
 
 
 def not_cached_in_place(name: str) -> str:
