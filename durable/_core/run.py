@@ -184,8 +184,9 @@ def run_locked(
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
         raise
-    if caller is not None:  # see `redo` above
-        manifest.extra["in_place"] = not is_token(ctx.arguments) and argument_digests(bound) != digests
+    manifest.extra.pop("in_place", None)
+    if caller is not None and not is_token(ctx.arguments) and argument_digests(bound) != digests:
+        manifest.extra["in_place"] = True  # see `redo` above
     manifest.extra["artifacts"] = any(
         r.artifacts or r.extra.get("child", {}).get("artifacts") for r in ctx.records.values()
     )
