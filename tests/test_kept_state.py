@@ -104,3 +104,32 @@ def test_a_cell_read_through_locals_counts(store: durable.Store) -> None:
     assert wf("bob") == "Hi, bob"
     with pytest.raises(durable.DefinitionChangedError, match="closure values changed"):
         wf("bob")
+
+
+def _frames() -> list[object]:
+    import sys
+
+    n = 0
+
+    class Model:
+        def eval(self) -> None: ...
+
+    model = Model()
+
+    def through_a_frame() -> int:
+        nonlocal n
+        n += 1
+        return len(sys._getframe().f_locals)
+
+    def calls_a_method_named_eval() -> None:
+        nonlocal n
+        n += 1
+        model.eval()  # reads `model`, not its own variables
+
+    return [through_a_frame, calls_a_method_named_eval]
+
+
+@pytest.mark.parametrize(("index", "kept"), [(0, set()), (1, {"n"})], ids=["frame", "method"])
+def test_a_function_that_reads_its_frame_keeps_no_state(index: int, kept: set[str]) -> None:
+    fn = _frames()[index]
+    assert set(kept_state(fn, fn.__code__)) == kept  # type: ignore[attr-defined]

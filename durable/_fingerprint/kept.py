@@ -19,7 +19,6 @@ import ast
 import types
 from typing import Any
 
-from .reach import code_objects
 from .source import find_definitions, runs_this_source, source_of
 
 # Methods whose call, as a statement of its own (its result unused), only
@@ -29,11 +28,11 @@ _MUTATORS = frozenset({
     "insert", "pop", "popitem", "popleft", "put", "put_nowait", "remove",
     "setdefault", "update",
 })  # fmt: skip
-# Names through which code reads its own variables without naming them:
-# `"{last}".format(**locals())` reads a cell that no `ast.Name` loads.
-_UNNAMED_READS = frozenset({
-    "locals", "vars", "eval", "exec", "currentframe", "_getframe", "f_locals", "f_back",
-})  # fmt: skip
+# How code reads its own variables without naming them: the builtins
+# (`"{last}".format(**locals())` reads a cell no `ast.Name` loads), and a
+# frame, however it is reached. (`model.eval()` is no such read.)
+_UNNAMED_READS = frozenset({"locals", "vars", "eval", "exec", "currentframe", "_getframe"})
+_FRAME_READS = frozenset({"currentframe", "_getframe", "f_locals", "f_back"})
 _NOTHING: frozenset[str] = frozenset()
 _KNOWN: dict[types.CodeType, frozenset[str]] = {}
 _Above = tuple[ast.AST | None, ast.AST | None, ast.AST | None]  # parent, its parent, theirs
@@ -53,19 +52,28 @@ def kept_state(fn: Any, code: types.CodeType) -> frozenset[str]:
 
 
 def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:
-    if any(_UNNAMED_READS.intersection(co.co_names) for co in code_objects(code)):
-        return _NOTHING
     globs = getattr(fn, "__globals__", None)
     src = source_of(code.co_filename, globs)
     if src.tree is None or not runs_this_source(code, src, globs):
         return _NOTHING
     nodes = find_definitions(code, src)
-    if len(nodes) != 1:
+    if len(nodes) != 1 or _reads_unnamed(nodes[0]):
         return _NOTHING
     only_written: dict[str, bool] = {}
     for name, above in _uses(nodes[0], frozenset(code.co_freevars)):
         only_written[name.id] = only_written.get(name.id, True) and _writes(name, *above)
     return frozenset(n for n, written in only_written.items() if written)
+
+
+def _reads_unnamed(fn: ast.AST) -> bool:
+    """Whether fn (or a function in it) may read its variables without
+    naming them (`_UNNAMED_READS`)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id in _UNNAMED_READS:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in _FRAME_READS:
+            return True
+    return False
 
 
 def _uses(fn: ast.AST, wanted: frozenset[str]) -> list[tuple[ast.Name, _Above]]:
