@@ -188,7 +188,9 @@ def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
         return False
     if renewed:
         return not _is_free(doc)
-    if same_pid_space(doc):
+    # The lock decides who may run (a starter is never turned away on this
+    # answer): a listing judges any holder of this host name by its pid.
+    if doc.get("host") == socket.gethostname():
         return _pid_alive(int(doc.get("pid", 0)))
     return True
 
