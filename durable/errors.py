@@ -230,17 +230,25 @@ class CorruptRecordError(DurableError):
 
 class IntegrityError(DurableError):
     def __init__(
-        self, key: str, why: str, *, run_id: str | None = None, position: Position | None = None
+        self,
+        key: str,
+        why: str,
+        *,
+        run_id: str | None = None,
+        position: Position | None = None,
+        advice: str | None = None,
     ) -> None:
         self.key, self.run_id, self.position = key, run_id, position
         where = ""
         if run_id is not None:
             at = "" if position is None else f", position {position}"
             where = f"run {run_id!r}{at}: "
-        super().__init__(
-            f"{where}{key}: {why}. The object was not decoded. Someone without the signing "
-            "key wrote it, or the key differs: check DURABLE_SIGNING_KEY."
-        )
+        if advice is None:
+            advice = (
+                "Someone without the signing key wrote it, or the key differs: check "
+                "DURABLE_SIGNING_KEY."
+            )
+        super().__init__(f"{where}{key}: {why}. The object was not decoded. {advice}")
 
 
 class ControlFlow(BaseException):

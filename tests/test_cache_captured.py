@@ -114,3 +114,31 @@ def test_a_nested_step_that_calls_itself_is_still_cached() -> None:
     fact = make()
     assert fact(4) == 24 and CALLS["fact"] == 4
     assert fact(4) == 24 and CALLS["fact"] == 4
+
+
+def test_a_step_that_counts_its_calls_in_its_closure_is_served() -> None:
+    """Before: the list it appends to was part of the key, so each call made
+    a key of its own and ran again (calls == [1, 1]); joblib.Memory's own
+    tests count executions this way."""
+    calls: list[int] = []
+
+    @durable.step(cache=True, name="double")
+    def double(x: int) -> int:
+        calls.append(x)
+        return 2 * x
+
+    assert double(1) == 2
+    assert double(1) == 2
+    assert calls == [1]
+
+
+def test_a_cell_the_step_reads_as_well_stays_in_the_key() -> None:
+    seen: list[int] = []
+
+    @durable.step(cache=True, name="count")
+    def count(x: int) -> int:
+        seen.append(x)
+        return len(seen)
+
+    assert count(1) == 1
+    assert count(1) == 2  # what it returns depends on the list: computed again

@@ -102,3 +102,29 @@ def test_the_examples_of_durable_help_work(tmp: Path) -> None:
     listed = cli(tmp, "runs")
     assert listed.returncode == 0 and "flow.pipeline" in listed.stdout
     assert counts(tmp) == ALL_STEPS
+
+
+CACHED = '''
+import durable
+
+@durable.step(cache=True)
+def fetch(n: int) -> int:
+    return n * 2
+
+@durable.workflow
+def flow(n: int) -> int:
+    return fetch(n)
+'''
+
+
+def test_a_step_name_without_cache_entries_names_those_with_some(tmp: Path) -> None:
+    """Before: `durable cache clear fetchh` said "removed 0 entries" and
+    exited 0, with no hint that the name was wrong."""
+    write_flow(tmp, CACHED, "cached.py")
+    assert cli(tmp, "run", "cached.py:flow", "--var", "n=1").returncode == 0
+    cleared = cli(tmp, "cache", "clear", "fetchh")
+    assert cleared.returncode == 0, cleared.stderr
+    assert "no cache entries for step fetchh; steps with entries: fetch" in cleared.stderr
+    listed = cli(tmp, "cache", "ls", "fetchh")
+    assert "steps with entries: fetch" in listed.stderr
+    assert "1 entry" in cli(tmp, "cache", "ls").stderr  # nothing was removed

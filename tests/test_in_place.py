@@ -138,3 +138,139 @@ def test_changing_an_argument_warns_when_it_runs_and_rebase_keeps_the_output(
     assert flow.with_options(rebase=True)() == 1
     assert flow() == 1  # the rebased record replays from now on
     assert calls == ["tag", "fixed"]
+
+
+def test_a_cached_step_that_changed_its_argument_is_not_served_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the second run and the plain call were served the first call's
+    entry without the header inserted (["a"], where running gives
+    ["header", "a"])."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    log = tmp_path / "log"
+
+    @durable.step(cache=True)
+    def add_header(rows: list[str]) -> int:
+        with log.open("a") as f:
+            f.write("add_header\n")
+        rows.insert(0, "header")
+        return len(rows)
+
+    @durable.workflow
+    def report(tag: str) -> list[str]:
+        rows = ["a"]
+        add_header(rows)
+        return rows
+
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert report("first") == ["header", "a"]
+        assert report("second") == ["header", "a"]
+        rows = ["a"]
+        assert add_header(rows) == 2 and rows == ["header", "a"]
+        rows = ["a"]
+        assert add_header(rows) == 2 and rows == ["header", "a"]
+    assert log.read_text().split() == ["add_header"] * 4
+
+
+@pytest.mark.parametrize("checkpoint_items", [False, True])
+def test_a_loop_over_block_that_changed_its_items_counts_as_changed(
+    store: durable.Store, checkpoint_items: bool
+) -> None:
+    """Before: the resume replayed the block without marking the items and
+    returned [{"id": 1}, {"id": 2}] (an uninterrupted run marks both)."""
+    calls: list[str] = []
+
+    @durable.step
+    def mark(item: dict[str, object]) -> object:
+        calls.append("mark")
+        item["seen"] = True
+        return item["id"]
+
+    @durable.step
+    def fail_once(ids: list[object]) -> int:
+        if "fixed" not in calls:
+            raise ConnectionError("the first run fails here")
+        return len(ids)
+
+    @durable.workflow(store=store, run_id="r")
+    def flow() -> list[dict[str, object]]:
+        items: list[dict[str, object]] = [{"id": 1}, {"id": 2}]
+        fail_once(durable.loop_over(mark, items, checkpoint_items=checkpoint_items))
+        return items
+
+    marked = [{"id": 1, "seen": True}, {"id": 2, "seen": True}]
+    with pytest.warns(UserWarning, match="loop_over.* changed an object it was given"):
+        with pytest.raises(ConnectionError):
+            flow()
+    calls.append("fixed")
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
+        flow()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert flow.with_options(on_change="rerun")() == marked
+    assert calls == ["mark", "mark", "fixed", "mark", "mark"]
+
+
+def test_a_kept_item_belongs_to_the_item_as_it_was_before_it_ran(store: durable.Store) -> None:
+    """Before: item 0, changed to {"v": 2} as it ran, was kept under that
+    digest, and the resume gave its result to item 1 ({"v": 2}): [10, 10].
+    Nor is a kept item that changed restored: its change would be lost."""
+    calls: list[object] = []
+
+    @durable.step
+    def bump(item: dict[str, int]) -> int:
+        calls.append(item["v"])
+        if calls == [1, 2]:
+            raise ConnectionError("the first run fails at item 1")
+        result = item["v"] * 10
+        item["v"] += 1
+        return result
+
+    @durable.workflow(store=store, run_id="r", on_change="rerun")
+    def flow() -> tuple[list[int], list[dict[str, int]]]:
+        items = [{"v": 1}, {"v": 2}]
+        return durable.loop_over(bump, items, checkpoint_items=True), items
+
+    with pytest.raises(ConnectionError):
+        flow()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert flow() == ([10, 20], [{"v": 2}, {"v": 3}])
+    assert calls == [1, 2, 1, 2]
+
+
+def test_a_child_run_that_changed_its_argument_counts_as_changed(store: durable.Store) -> None:
+    """Before: the resumed parent replayed the child's result without the
+    child appending to rows, and returned ["a"] (a run returns ["a", "child"])."""
+    calls: list[str] = []
+
+    @durable.step
+    def note(n: int) -> int:
+        calls.append("note")
+        return n
+
+    @durable.workflow(store=store)
+    def child(rows: list[str]) -> int:
+        n = note(len(rows))
+        rows.append("child")
+        return n
+
+    @durable.step
+    def fail_once(n: int) -> int:
+        if "fixed" not in calls:
+            raise ConnectionError("the first run fails here")
+        return n
+
+    @durable.workflow(store=store, run_id="parent")
+    def parent() -> list[str]:
+        rows = ["a"]
+        fail_once(child(rows))
+        return rows
+
+    with pytest.warns(UserWarning, match="workflow .*child changed an object it was given"):
+        with pytest.raises(ConnectionError):
+            parent()
+    calls.append("fixed")
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
+        parent()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert parent.with_options(on_change="rerun")() == ["a", "child"]
+    assert calls == ["note", "fixed"]  # the child's body ran again; its step replayed

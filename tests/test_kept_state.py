@@ -83,3 +83,53 @@ def _cells() -> list[object]:
 def test_only_names_a_function_never_reads_are_kept_state(index: int, kept: set[str]) -> None:
     fn = _cells()[index]
     assert set(kept_state(fn, fn.__code__)) == kept  # type: ignore[attr-defined]
+
+
+def test_a_cell_read_through_locals_counts(store: durable.Store) -> None:
+    """Before: `last` counted as kept state (no name reads it), so the
+    second call replayed "Hi, bob" where the step now computes "bob, bob"."""
+    last = "Hi"
+
+    @durable.step
+    def greet(name: str) -> str:
+        nonlocal last
+        msg = "{last}, {name}".format(**locals())
+        last = name
+        return msg
+
+    @durable.workflow(store=store, run_id="w3")
+    def wf(name: str) -> str:
+        return greet(name)
+
+    assert wf("bob") == "Hi, bob"
+    with pytest.raises(durable.DefinitionChangedError, match="closure values changed"):
+        wf("bob")
+
+
+def _frames() -> list[object]:
+    import sys
+
+    n = 0
+
+    class Model:
+        def eval(self) -> None: ...
+
+    model = Model()
+
+    def through_a_frame() -> int:
+        nonlocal n
+        n += 1
+        return len(sys._getframe().f_locals)
+
+    def calls_a_method_named_eval() -> None:
+        nonlocal n
+        n += 1
+        model.eval()  # reads `model`, not its own variables
+
+    return [through_a_frame, calls_a_method_named_eval]
+
+
+@pytest.mark.parametrize(("index", "kept"), [(0, set()), (1, {"n"})], ids=["frame", "method"])
+def test_a_function_that_reads_its_frame_keeps_no_state(index: int, kept: set[str]) -> None:
+    fn = _frames()[index]
+    assert set(kept_state(fn, fn.__code__)) == kept  # type: ignore[attr-defined]

@@ -262,3 +262,26 @@ def test_the_allow_pickle_variable_reads_yes_and_no_words(
     for word, allowed in [(" Off ", False), ("NO", False), ("yes", True), ("", True)]:
         monkeypatch.setenv("DURABLE_ALLOW_PICKLE", word)
         assert open_plain(tmp_path / "store").allow_pickle is allowed
+
+
+def test_a_pickled_record_refused_by_allow_pickle_does_not_blame_the_signing_key(
+    tmp_path: Path,
+) -> None:
+    """Before: "Someone without the signing key wrote it, or the key differs:
+    check DURABLE_SIGNING_KEY", for a store with no signing key at all."""
+
+    @durable.step
+    def pair(n: int) -> tuple[int, int]:
+        return (n, n)
+
+    @durable.workflow(run_id="r")
+    def flow() -> tuple[int, int]:
+        return pair(1)
+
+    root = tmp_path / "store"
+    flow.with_options(store=durable.open_store(root))()
+    refusing = flow.with_options(store=durable.open_store(root, allow_pickle=False))
+    with pytest.raises(durable.IntegrityError) as refused:
+        refusing.resume("r")
+    assert "written by a process that allows pickled values" in str(refused.value)
+    assert "DURABLE_SIGNING_KEY" not in str(refused.value)

@@ -27,6 +27,7 @@ from durable._storage import segmenter
 from durable._storage.base import Store
 from durable._storage.keys import is_record
 from durable._storage.objectlease import ObjectLease
+from durable._storage.pidspace import pid_space
 from durable._storage.recordlog import ObjectRecords
 from durable.testing._runs import check_append_is_create_only, check_replace_names_and_compact
 from durable.testing.store_conformance import Opener, StoreConformance
@@ -132,7 +133,8 @@ def test_object_lease_takeover_rules(place: Place, who: str, free: bool) -> None
         "expired holder elsewhere": doc(host="elsewhere", expires=now - 1, held=SHORT),
         "dead process on this host": doc(
             host=socket.gethostname(), expires=now + 60, pid=dead_pid()
-        ),
+        )
+        | {"space": pid_space()},  # its pid means this host's process (`pidspace`)
         "released": {"released": True, "token": "t"},
         "garbage": {},
     }[who]

@@ -8,12 +8,14 @@ replayed parent never enters the child again."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any, Protocol
 
 from .._core import notify
 from .._core.arguments import derive_run_id
+from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
-from .._core.identity import call_digest
+from .._core.identity import call_digest, changed_in_place
 from .._core.outcome import child_stale
 from .._core.plan import Plan
 from .._core.replay import commit, load_value, lookup, reopen
@@ -84,6 +86,9 @@ def child_plan(
     if made is not None and _made_artifacts(store, flow.name, run_id, made):
         child["artifacts"] = True
     record.extra["child"] = child
+    if changed_in_place(given.signature, args, kwargs, flow.name, digest):
+        record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
+        warnings.warn(in_place_warning(flow.name, "workflow"), stacklevel=4)
     value = commit(parent, record, run.value)
     return Run(
         run_id, flow.name, "completed", value, None, run.resumed_from_step,

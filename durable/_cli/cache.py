@@ -63,7 +63,7 @@ def cmd_ls(args: argparse.Namespace, store: Store) -> int:
         print(f"{_entries(len(infos))}, {total}", file=sys.stderr)
     else:
         what = f"step {args.step}" if args.step else "any step"
-        print(f"no cache entries for {what} in {store.url}", file=sys.stderr)
+        print(f"no cache entries for {what} in {store.url}{_others(store, args.step)}", file=sys.stderr)
     _note_unverified([i for i in infos if not i.verified], "`durable cache clear` removes them")
     return 0
 
@@ -71,7 +71,18 @@ def cmd_ls(args: argparse.Namespace, store: Store) -> int:
 def cmd_clear(args: argparse.Namespace, store: Store) -> int:
     gone, blobs = cache.clear(store, args.step)
     _removed("removed", gone, blobs)
+    if args.step and not gone:
+        print(f"no cache entries for step {args.step}{_others(store, args.step)}", file=sys.stderr)
     return 0
+
+
+def _others(store: Store, step: str | None) -> str:
+    """For a step name that has no entries (a typo, a `name=` of its own):
+    the steps that have some."""
+    if not step:
+        return ""
+    steps = sorted({i.step for i in cache.list_entries(store)})
+    return f"; steps with entries: {', '.join(steps)}" if steps else ""
 
 
 def cmd_prune(args: argparse.Namespace, store: Store) -> int:

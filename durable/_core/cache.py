@@ -141,6 +141,7 @@ class Ticket:
     key: str
     fingerprint: str
     digest: str
+    call: str | None = None  # the call's `call_digest` before it ran, when the key gave it
 
     def lookup(self) -> tuple[Entry, Any] | None:
         """The entry and its value when it may be reused, else None (a
@@ -224,7 +225,11 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     """Store a value the run computed and point its record at the entry;
     the value the run continues with (another process's, if it won).
     Only while the run's lease holds: a holder stalled past it and taken
-    over writes nothing more, in the run or in the cache."""
+    over writes nothing more, in the run or in the cache. A call that
+    changed its arguments in place (`steps` marked it) is not kept: a hit
+    could not redo the change."""
+    if record.extra.get("in_place"):
+        return value
     fence(ctx, record.position)
     entry, value = ticket.keep(value, record.artifacts, record.started)
     _adopt(ctx, ticket, record, entry, "stored")
@@ -259,7 +264,7 @@ def ticket_for(
     fp: str | None,
 ) -> Ticket | None:
     assert spec.cache is not None
-    digest = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
+    digest, call = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
     if digest is None:
         return None  # a secret, or no reproducible digest: run it, keep nothing
     if fp is None:
@@ -267,7 +272,7 @@ def ticket_for(
         if fp is None:
             return None
     key = cachestore.entry_key(spec.name, fp, digest)
-    return Ticket(store, spec, key, fp, digest)
+    return Ticket(store, spec, key, fp, digest, call)
 
 
 def _fresh_fingerprint(spec: StepSpec) -> str | None:

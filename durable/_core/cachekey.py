@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._fingerprint.kept import kept_state
 from ..errors import ConfigurationError, DurableError
 from .code import function_stamp
 from .content import Secret, Undigestable
@@ -41,17 +42,22 @@ def call_key(
     kwargs: dict[str, Any],
     name: str,
     fn: Callable[..., Any] | None = None,
-) -> str | None:
+) -> tuple[str | None, str | None]:
     """The digest a cached call is keyed on (besides the step's fingerprint),
-    or None when it cannot be cached. A call that does not bind raises
-    TypeError, as without a cache; a `Cache(key=...)` function is called
-    once it has bound, and its arguments are looked at for secrets too (the
-    key leaves them out, the output may be made of them). `fn`: the step's
-    function, whose captured values join the key (`with_captured`)."""
+    or None when it cannot be cached; and the call's `call_digest` when the
+    key was made of it (no key function, nothing ignored), else None. A call
+    that does not bind raises TypeError, as without a cache; a
+    `Cache(key=...)` function is called once it has bound, and its arguments
+    are looked at for secrets too (the key leaves them out, the output may
+    be made of them). `fn`: the step's function, whose captured values join
+    the key (`with_captured`)."""
     if option.key is None:
-        return with_captured(fn, cache_digest(signature, args, kwargs, name, option.ignored))
+        digest = cache_digest(signature, args, kwargs, name, option.ignored)
+        # Without a secret (then None) and with nothing left out, the same digest.
+        call = None if option.ignored else digest
+        return with_captured(fn, digest), call
     if not _cache_check(signature, args, kwargs, name):
-        return None
+        return None, None
     key = option.key(*args, **kwargs)
     if key is None:
         # A forgotten `return`: every call would share one entry (wrong values).
@@ -61,7 +67,7 @@ def call_key(
             "for one entry that every call shares"
         )
     code = _key_code(option.key, name)
-    return None if code is None else with_captured(fn, strict_digest((key, code)))
+    return None if code is None else with_captured(fn, strict_digest((key, code))), None
 
 
 def _key_code(key_fn: Callable[..., Any], name: str) -> str | None:
@@ -100,10 +106,17 @@ def with_captured(fn: Callable[..., Any] | None, digest: str | None) -> str | No
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
     """The values fn's closure holds, and those of the functions it holds
     (a helper made by a factory): their code is in the step's fingerprint
-    already (it follows them), the data they captured is not."""
+    already (it follows them), the data they captured is not. A cell fn
+    only writes (a counter it bumps, a list it appends to) is no input: as
+    in its fingerprint, it is left out (`kept_state`), else every call
+    would make a key of its own and none would be served."""
     seen.add(id(fn))
     out: list[Any] = []
-    for cell in getattr(fn, "__closure__", None) or ():
+    cells = getattr(fn, "__closure__", None) or ()
+    kept = kept_state(fn, fn.__code__) if cells else frozenset()
+    for name, cell in zip(fn.__code__.co_freevars if cells else (), cells, strict=True):
+        if name in kept:
+            continue
         try:
             value = cell.cell_contents
         except ValueError:  # a captured name not assigned yet: what it will hold is unknown

@@ -16,7 +16,9 @@ from .._storage.factory import default_store
 from ..errors import SerializationError
 from . import artifacts
 from .cache import Ticket, ticket_for
+from .changed import not_cached_in_place
 from .context import RunState, current_state
+from .identity import call_digest, changed_in_place
 from .plan import Call, Plan, drive_sync
 from .redact import holds_redacted
 from .retry import RetryPolicy, retrying
@@ -76,10 +78,14 @@ def _computed(
         return Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
 
     started = now()
+    before = ticket.call or call_digest(spec.signature, args, kwargs, spec.name)
     value = yield from retrying(retry, attempt)
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     entries = _produced(ticket.store, spec, found + derived)
     _reregister(entries)
+    if changed_in_place(spec.signature, args, kwargs, spec.name, before):
+        warnings.warn(not_cached_in_place(spec.name), stacklevel=3)
+        return value  # a hit could not redo what the body did to its arguments
     if holds_redacted(value):
         return value  # a secret is never written
     try:

@@ -36,6 +36,7 @@ from .arguments import (
 )
 from .context import Run, RunState, enter_run
 from .definition import Definition, choose_policy
+from .identity import is_token
 from .inputs import usable_inputs
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
@@ -119,7 +120,10 @@ def run_locked(
         # (a child offered its caller's inputs has no wait left to answer).
         if inputs and caller is None:
             usable_inputs(load_context(store, flow.name, run_id, policy), inputs)
-        done = completed_outcome(store, manifest, definition, bound, digests, policy)
+        # A child that changed an argument its caller gave it runs its body
+        # again (its steps replay): returning its result would not redo that.
+        redo = caller is not None and manifest.extra.get("in_place")
+        done = None if redo else completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
             return done
@@ -180,6 +184,9 @@ def run_locked(
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
         raise
+    manifest.extra.pop("in_place", None)
+    if caller is not None and not is_token(ctx.arguments) and argument_digests(bound) != digests:
+        manifest.extra["in_place"] = True  # see `redo` above
     manifest.extra["artifacts"] = any(
         r.artifacts or r.extra.get("child", {}).get("artifacts") for r in ctx.records.values()
     )

@@ -7,13 +7,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .._core import notify
 from .._core.attempts import attempt_record, save_failures
+from .._core.changed import in_place_warning
 from .._core.context import RunState
-from .._core.identity import value_digest
+from .._core.identity import is_token, value_digest
 from .._core.replay import (
     commit,
     encode_into,
@@ -109,7 +111,7 @@ class Block:
         name: str | None,
         checkpoint: bool,
     ) -> None:
-        self.ctx = ctx
+        self.ctx, self.fn = ctx, fn
         self.label = label_of(fn, name)
         self.pos = ctx.take_position(f"block {self.label!r}")
         self.where = (ctx.run_id, ctx.workflow, format_position(self.pos))
@@ -126,6 +128,7 @@ class Block:
         self.digest = self._digest(items)
         self.started = now()
         self.saved: list[int] = []
+        self.digests: list[str] = []  # of the items, by `restore`
         self.restored = 0
         self.record = lookup(ctx, self.pos, self.label, self.fp, self.digest)
 
@@ -154,11 +157,16 @@ class Block:
         kept result belongs to its item, not to its index: when the items
         changed between calls (one added, removed, moved), each finds its own
         result wherever it was kept, and never another item's."""
-        kept = self._kept() if self.checkpoint else {}
+        if not self.checkpoint:
+            return [None] * len(self.items), list(range(len(self.items)))
+        kept = self._kept()
         results: list[Any] = [None] * len(self.items)
         todo: list[int] = []
-        for i, item in enumerate(self.items):
-            index, rec = _take(kept.get(self._digest(item)), i)
+        # Each item's digest as it is before it runs: the key its result is
+        # kept under (`save_item`), even if running it changes the item.
+        self.digests = [self._digest(item) for item in self.items]
+        for i, digest in enumerate(self.digests):
+            index, rec = _take(kept.get(digest), i)
             if rec is None:
                 todo.append(i)
                 continue
@@ -182,6 +190,8 @@ class Block:
                 name = item_name(self.pos, index)
                 raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
             digest = rec.args_digest or ""  # a record without one is no call's
+            if rec.extra.get("in_place"):
+                continue  # the item runs again: its change to the item is redone
             if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest, {})[index] = rec
         return found
@@ -189,8 +199,10 @@ class Block:
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:
             return
-        digest = self._digest(self.items[index])
+        digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
+        if self._digest(self.items[index]) != digest:
+            rec.extra["in_place"] = True  # restoring it could not redo that: `_kept` skips it
         rec.ended = now()
         encode_into(self.ctx, rec, value)
         self._write(index, rec)
@@ -228,9 +240,20 @@ class Block:
         rec.extra.update(items=len(self.items), restored=self.restored)
         # The tries that failed before this one stay in the history, as a step's do.
         rec.attempts = list(self.ctx.failures.get(self.pos, []))
+        if self._changed_in_place():
+            rec.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
+            warnings.warn(in_place_warning(self.label), stacklevel=4)
         value = commit(self.ctx, rec, results, persist=self.persist)
         self._compact()
         return value  # type: ignore[no-any-return]
+
+    def _changed_in_place(self) -> bool:
+        """Whether the items (or the arguments a partial or a bound method
+        carries) changed while the block ran (`item["done"] = True`): a
+        replay of the block returns its outputs but cannot redo that."""
+        if is_token(self.digest):
+            return False  # never replayed anyway
+        return bound_digest(self.fn) != self.bound or self._digest(self.items) != self.digest
 
     def _compact(self) -> None:
         indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)

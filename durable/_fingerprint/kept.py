@@ -8,8 +8,10 @@ test suites count executions).
 
 Decided from the function's source, checked against its running code as
 its fingerprint is. When that cannot be done (no source, an edited file,
-two definitions on one line), no name is kept state: every cell counts
-(fail closed). A name read anywhere in any other way is an input."""
+two definitions on one line), or when the code can read its variables
+without naming them (`locals()`, `vars()`, `eval`, a frame's `f_locals`),
+no name is kept state: every cell counts (fail closed). A name read
+anywhere in any other way is an input."""
 
 from __future__ import annotations
 
@@ -26,6 +28,11 @@ _MUTATORS = frozenset({
     "insert", "pop", "popitem", "popleft", "put", "put_nowait", "remove",
     "setdefault", "update",
 })  # fmt: skip
+# How code reads its own variables without naming them: the builtins
+# (`"{last}".format(**locals())` reads a cell no `ast.Name` loads), and a
+# frame, however it is reached. (`model.eval()` is no such read.)
+_UNNAMED_READS = frozenset({"locals", "vars", "eval", "exec", "currentframe", "_getframe"})
+_FRAME_READS = frozenset({"currentframe", "_getframe", "f_locals", "f_back"})
 _NOTHING: frozenset[str] = frozenset()
 _KNOWN: dict[types.CodeType, frozenset[str]] = {}
 _Above = tuple[ast.AST | None, ast.AST | None, ast.AST | None]  # parent, its parent, theirs
@@ -50,12 +57,23 @@ def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:
     if src.tree is None or not runs_this_source(code, src, globs):
         return _NOTHING
     nodes = find_definitions(code, src)
-    if len(nodes) != 1:
+    if len(nodes) != 1 or _reads_unnamed(nodes[0]):
         return _NOTHING
     only_written: dict[str, bool] = {}
     for name, above in _uses(nodes[0], frozenset(code.co_freevars)):
         only_written[name.id] = only_written.get(name.id, True) and _writes(name, *above)
     return frozenset(n for n, written in only_written.items() if written)
+
+
+def _reads_unnamed(fn: ast.AST) -> bool:
+    """Whether fn (or a function in it) may read its variables without
+    naming them (`_UNNAMED_READS`)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id in _UNNAMED_READS:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in _FRAME_READS:
+            return True
+    return False
 
 
 def _uses(fn: ast.AST, wanted: frozenset[str]) -> list[tuple[ast.Name, _Above]]:

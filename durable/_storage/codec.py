@@ -147,6 +147,15 @@ def _check_pickle(allow_pickle: bool) -> None:
         )
 
 
+# A pickled value is not forged for being pickled: say how it got there.
+_PICKLED = (
+    "It was written by a process that allows pickled values (what is not plain data: "
+    "a tuple, a set, a dataclass, ...). Read it without --no-pickle "
+    "(allow_pickle=True, DURABLE_ALLOW_PICKLE unset) only if you trust whoever can "
+    "write to this store: loading a pickle runs the code it names."
+)
+
+
 def decode_value(
     tag: str, data: bytes | memoryview, *, allow_pickle: bool = True, key: str = ""
 ) -> Any:
@@ -154,7 +163,7 @@ def decode_value(
         return unpack(data)
     if tag in (PICKLE, PICKLE_OOB):
         if not allow_pickle:
-            raise IntegrityError(key, "holds a pickled value and the store has allow_pickle=False")
+            raise IntegrityError(key, "holds a pickled value and the store has allow_pickle=False", advice=_PICKLED)
         from . import codec_pickle
 
         return codec_pickle.loads(data) if tag == PICKLE else codec_pickle.loads_out_of_band(data)

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from ..errors import LeaseLostError, RunLockedError
 from .oslock import lock_exclusive, unlock
+from .pidspace import pid_space, same_pid_space
 
 # How many times a contender re-reads after losing a create race before it
 # reports the run as locked: every lost race means another process moved.
@@ -41,6 +42,7 @@ def owner_doc(ttl: float, token: str) -> dict[str, Any]:
     now = time.time()
     return {
         "host": socket.gethostname(),
+        "space": pid_space(),  # where the pid means this process (`pidspace`)
         "pid": os.getpid(),
         "token": token,
         "since": now,
@@ -51,7 +53,7 @@ def owner_doc(ttl: float, token: str) -> dict[str, Any]:
 def locked_error(run: str, doc: dict[str, Any]) -> RunLockedError:
     holder = f"pid {doc.get('pid', '?')} on {doc.get('host', '?')}"
     error = RunLockedError(run, holder, float(doc.get("since", 0)), float(doc.get("expires", 0)))
-    if doc.get("pid") == os.getpid() and doc.get("host") == socket.gethostname():
+    if doc.get("pid") == os.getpid() and same_pid_space(doc):
         # Waiting for ourselves would only time out: say who that is.
         error.args = (
             f"{error} That is this very process: another of its threads runs it, or the "
@@ -186,6 +188,8 @@ def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
         return False
     if renewed:
         return not _is_free(doc)
+    # The lock decides who may run (a starter is never turned away on this
+    # answer): a listing judges any holder of this host name by its pid.
     if doc.get("host") == socket.gethostname():
         return _pid_alive(int(doc.get("pid", 0)))
     return True
@@ -195,7 +199,7 @@ def _is_free(doc: dict[str, Any]) -> bool:
     """Released, expired, unreadable, or held by a dead process on this host."""
     if not doc or doc.get("released") or float(doc.get("expires", 0)) < time.time():
         return True
-    if doc.get("host") == socket.gethostname():
+    if same_pid_space(doc):
         return not _pid_alive(int(doc.get("pid", 0)))
     return False
 

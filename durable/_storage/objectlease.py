@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import threading
 import time
 import uuid
@@ -16,6 +15,7 @@ from typing import Any, Protocol
 
 from ..errors import LeaseLostError
 from .lease import _ATTEMPTS, _is_free, _read_json, holder_alive, locked_error, owner_doc
+from .pidspace import same_pid_space
 
 
 class _Objects(Protocol):
@@ -75,7 +75,7 @@ class ObjectLease:
             return True
         if not _is_free(doc):
             return False
-        if doc.get("released") or doc.get("host") == socket.gethostname():
+        if doc.get("released") or same_pid_space(doc):
             return True  # given up, or judged on this host's own clock and pids
         return self._silent(gen, doc)
 
@@ -205,7 +205,7 @@ _HELD: set[str] = set()
 
 def _left_here(doc: dict[str, Any]) -> bool:
     return (
-        doc.get("host") == socket.gethostname()
+        same_pid_space(doc)
         and doc.get("pid") == os.getpid()
         and doc.get("token") not in _HELD
     )
