@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import reprlib
+from collections.abc import Mapping
 from typing import Any
 
 # A position as errors see it: `3` in the body, a path such as (2, 0, 1)
@@ -45,3 +46,22 @@ def stamp(t: float) -> str:
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M:%S UTC"
     )
+
+
+def arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:
+    lines = "\n".join(f"  - {name}: {change}" for name, change in sorted(arguments.items()))
+    return (
+        f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
+        f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
+        "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
+        "  * use another run id (or none: a derived run id follows the arguments)\n"
+        "  * re-run from the first step whose arguments differ: " + RERUN
+    )
+
+
+# How to set on_change="rerun", in every place it can be set (the default stays "refuse").
+RERUN = (
+    "@durable.workflow(on_change='rerun') or with_options(on_change='rerun'); for every "
+    "workflow, durable.configure(on_change='rerun') or DURABLE_ON_CHANGE=rerun; "
+    "durable run --on-change rerun"
+)

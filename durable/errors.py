@@ -35,7 +35,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from ._errortext import Position, preview_of
+from ._errortext import RERUN, Position, arguments_message, preview_of
 from ._errortext import reduce_error as _reduce
 from ._errortext import stamp as _stamp
 
@@ -73,7 +73,7 @@ class DefinitionChangedError(DurableError):
         self.changed_arguments = dict(arguments or {})
         self.position = position
         if self.changed_arguments:
-            super().__init__(_arguments_message(workflow, run_id, self.changed_arguments))
+            super().__init__(arguments_message(workflow, run_id, self.changed_arguments))
             return
         lines = [f"  - {name}: {why}" for name, why in sorted(self.changed_steps.items())]
         detail = "\n".join(lines) if lines else "  - (the workflow body itself)"
@@ -99,27 +99,10 @@ class DefinitionChangedError(DurableError):
             "  * start fresh: with_options(restart=True) / durable run --restart\n"
             "  * continue deliberately with the old records: with_options(rebase=True) / "
             "--rebase-checkpoint\n"
-            "  * re-run from the first changed step: " + _RERUN
+            "  * re-run from the first changed step: " + RERUN
         )
 
 
-def _arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:
-    lines = "\n".join(f"  - {name}: {change}" for name, change in sorted(arguments.items()))
-    return (
-        f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
-        f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
-        "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
-        "  * use another run id (or none: a derived run id follows the arguments)\n"
-        "  * re-run from the first step whose arguments differ: " + _RERUN
-    )
-
-
-# How to set on_change="rerun", in every place it can be set (the default stays "refuse").
-_RERUN = (
-    "@durable.workflow(on_change='rerun') or with_options(on_change='rerun'); for every "
-    "workflow, durable.configure(on_change='rerun') or DURABLE_ON_CHANGE=rerun; "
-    "durable run --on-change rerun"
-)
 _NO_WAIT = "Wait for it to finish, or pass with_options(wait=SECONDS) to wait for the lease."
 _WAITED = "Waited {:g}s for the lease; wait longer with with_options(wait=SECONDS)."
 
