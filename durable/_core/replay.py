@@ -83,6 +83,9 @@ def lookup(
         return None
     if not same_call(rec, fp, digest) or rec.extra.get("in_place"):
         return _changed(ctx, rec, fp, digest, call)
+    # Equal, so shared: the run keeps every record, each with the call's own
+    # strings instead of copies read from the log (`Recorded` leaves them).
+    rec.name, rec.fingerprint = name, fp
     if rec.persisted:
         ctx.replayed += 1
     else:
