@@ -195,13 +195,8 @@ class StepRecord:
         many records shares them itself once it compared them
         (`replay.lookup`)."""
         row = unpack(body)
-        if not isinstance(row, list) or not row or row[0] != FORMAT:
-            raise ValueError("unknown record format")
-        if len(row) != _ROW:  # not every field (TypeError if too few or too many)
-            made = cls(*row[1:])
-            row = [FORMAT, *(getattr(made, name) for name in STEP_FIELDS)]
-        # Checked and shared on the row, then made in one call: once per
-        # replayed step, where setting each field again costs.
+        if type(row) is not list or len(row) != _ROW or row[0] != FORMAT:
+            row = _every_field(cls, row)
         (_, position, kind, name, fingerprint, digest, encoding, value, blob,
          persisted, started, ended, attempts, artifacts, extra) = row  # fmt: skip
         if type(position) is not int or position < 0:  # else a body position, as it is
@@ -229,6 +224,16 @@ class StepRecord:
         rec.artifacts = _NONE if not artifacts and type(artifacts) is list else artifacts
         rec.extra = _NO_EXTRA if not extra and type(extra) is dict else extra
         return rec
+
+
+def _every_field(cls: type[StepRecord], row: Any) -> list[Any]:
+    """A row that is not `to_bytes`'s as it is now: refused, or one written
+    without the fields added since, which take their defaults (TypeError if
+    it has too few or too many)."""
+    if not isinstance(row, list) or not row or row[0] != FORMAT:
+        raise ValueError("unknown record format")
+    made = cls(*row[1:])
+    return [FORMAT, *(getattr(made, name) for name in STEP_FIELDS)]
 
 
 class _Shared(dict[str, Any]):
