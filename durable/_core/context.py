@@ -190,8 +190,12 @@ class Run(Generic[R]):
 _run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
     "durable_run", default=None
 )
-# True inside a step body or a loop block: durable calls there run plainly.
-_plain_var: contextvars.ContextVar[bool] = contextvars.ContextVar("durable_plain", default=False)
+# The run a durable call made here takes a position in: `_run_var`'s, except
+# inside a step body or a loop block (durable calls there run plainly: None).
+# One variable, so that every step call asks one question, in C.
+_active_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
+    "durable_active", default=None
+)
 _step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
@@ -214,16 +218,16 @@ def current_state() -> RunState | None:
 
 
 def active_run() -> RunState | None:
-    """The run whose positions a durable call should take, None for a plain call."""
-    if _plain_var.get():
-        return None
-    return _run_var.get()
+    """The run whose positions a durable call should take, None for a plain
+    call. (A function, not the variable's own `get`: a step pickled for a
+    worker process refers to this by name; a ContextVar does not pickle.)"""
+    return _active_var.get()
 
 
 def enter_run(ctx: RunState | None) -> Callable[[], None]:
     """Run the body of ctx's run here: its positions start at 0."""
     run_token = _run_var.set(ctx)
-    plain_token = _plain_var.set(False)
+    active_token = _active_var.set(ctx)
     leave_scope = enter_root(ctx) if ctx is not None else set_scope(None)
     if ctx is not None:
         ctx._root, ctx.open = current(), True
@@ -232,7 +236,7 @@ def enter_run(ctx: RunState | None) -> Callable[[], None]:
         if ctx is not None:
             ctx.open = False
         leave_scope()
-        _plain_var.reset(plain_token)
+        _active_var.reset(active_token)
         _run_var.reset(run_token)
 
     return reset
@@ -245,7 +249,7 @@ def enter_step(
     and the artifacts it registers go to found. One reset for all four."""
     tokens = (
         _step_var.set((position, attempt)),
-        _plain_var.set(True),
+        _active_var.set(None),
         scope_var.set(None),
         found_var.set(found),
     )
@@ -253,7 +257,7 @@ def enter_step(
     def reset() -> None:
         found_var.reset(tokens[3])
         scope_var.reset(tokens[2])
-        _plain_var.reset(tokens[1])
+        _active_var.reset(tokens[1])
         _step_var.reset(tokens[0])
 
     return reset
@@ -265,12 +269,12 @@ def enter_plain(run: RunState | None = None) -> Callable[[], None]:
     context of its own), so that what a plain call does on the run's behalf
     (a cached step's entry) goes to its store; it takes no position in it."""
     run_token = _run_var.set(run) if run is not None else None
-    token = _plain_var.set(True)
+    token = _active_var.set(None)
     reset_scope = set_scope(None)
 
     def reset() -> None:
         reset_scope()
-        _plain_var.reset(token)
+        _active_var.reset(token)
         if run_token is not None:
             _run_var.reset(run_token)
 

@@ -271,25 +271,30 @@ def _all_scalar_positional(
     if shape is None or kwargs:
         return None
     names, tails = shape
-    tail = tails[len(args)] if len(args) < len(tails) else None
+    n = len(args)
+    tail = tails[n] if n < len(tails) else None
     if tail is None:
         return None  # too many arguments, or one left out without a scalar default
-    parts = [_HEADS[len(names)] if args else tail]
-    for value, name in zip(args, names, strict=False):
+    # Fed part by part, as `_arguments_digest` feeds them: no list to join.
+    h = _small_sha256(_HEADS[len(names)] if n else tail)
+    feed, i = h.update, 0
+    for value in args:
+        feed(names[i])
+        i += 1
         t = type(value)
         if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
             try:  # `_int` inline: a call per step costs more than the digest's bytes
-                parts += (name, b"i%d;" % value)
+                feed(b"i%d;" % value)
             except ValueError:
-                parts += (name, _int(value))
+                feed(_int(value))
             continue
         enc = _SCALAR.get(t)
         if enc is None:
             return None
-        parts += (name, enc(value))
-    if args:
-        parts.append(tail)
-    digest: str = _small_sha256(b"".join(parts)).hexdigest()
+        feed(enc(value))
+    if n:
+        feed(tail)
+    digest: str = h.hexdigest()
     return digest[:HEX]
 
 

@@ -51,7 +51,9 @@ class Recorded(MutableMapping[Position, StepRecord]):
             self._raw = {}
         assert self._store is not None  # bytes are only kept with their store
         try:  # decoded here, not in a helper: once per replayed step
-            rec = self._decoded[pos] = decode_step_record(self._store, raw, self._run_id, pos)
+            rec = self._decoded[pos] = decode_step_record(
+                self._store, raw, self._run_id, pos, interned=False
+            )
         except BaseException:
             self._raw[pos] = raw  # asked again, it is refused again
             raise
@@ -87,18 +89,25 @@ class Recorded(MutableMapping[Position, StepRecord]):
 
 
 def decode_step_record(
-    store: Store, raw: bytes, run_id: str, pos: Position, name: str | None = None
+    store: Store,
+    raw: bytes,
+    run_id: str,
+    pos: Position,
+    name: str | None = None,
+    *,
+    interned: bool = True,
 ) -> StepRecord:
     """THE check and decode of a sealed step record read for position pos:
     CorruptRecordError (or IntegrityError) when it is damaged, forged,
     undecodable or another position's. `name` (the record's, for messages)
-    is spelled from pos when not given, and only when one is raised."""
+    is spelled from pos when not given, and only when one is raised.
+    `interned`: as `StepRecord.from_bytes` takes it."""
     body = intact_body(raw, store.signing_key)
     if body is None:
         name = name or record_name(pos)
         body = unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
     try:
-        rec = StepRecord.from_bytes(body)
+        rec = StepRecord.from_bytes(body, interned=interned)
     except Exception as e:
         raise CorruptRecordError(run_id, pos, name or record_name(pos), f"undecodable: {e}") from e
     if rec.position != pos:  # a valid record moved to another position

@@ -83,6 +83,9 @@ def lookup(
         return None
     if not same_call(rec, fp, digest) or rec.extra.get("in_place"):
         return _changed(ctx, rec, fp, digest, call)
+    # Equal, so shared: the run keeps every record, each with the call's own
+    # strings instead of copies read from the log (`Recorded` leaves them).
+    rec.name, rec.fingerprint = name, fp
     if rec.persisted:
         ctx.replayed += 1
     else:
@@ -292,8 +295,8 @@ def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:
 def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunState:
     ctx = RunState(run_id=run_id, workflow=workflow, store=store, policy=policy)
     ctx.records = records = Recorded(store, run_id)
-    sealed: dict[Position, bytes] = {}
-    for name, raw in store.load_records(workflow, run_id).items():
+    sealed: dict[Position, bytes] = {}  # most records: a local log puts them here
+    for name, raw in store.load_sealed(workflow, run_id, sealed).items():
         parsed = parse_name(name)
         if parsed is None:
             item = item_of(name)

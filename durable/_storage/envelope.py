@@ -22,6 +22,7 @@ _SIGNED_HEAD = _HEAD + 32  # + HMAC-SHA256
 _CRC_HEAD = len(_MAGIC) + 1 + 4
 _CRC32 = struct.Struct(">I")
 _CRC_SEED = zlib.crc32(_CRC)  # the flag is summed too: a flipped flag is damage
+_CRC_START = _MAGIC + _CRC  # how a CRC envelope starts (one comparison, no slice)
 
 # The envelope: magic, flag, sha256(flag + rest), rest; rest is the body, or
 # HMAC-SHA256(key, body) + body when signed. The checksum covers every byte
@@ -87,7 +88,7 @@ def intact_body(data: bytes, key: bytes | None) -> bytes | None:
     """The body of an intact unsigned (CRC) envelope when the store has no
     signing key: the whole check of most records, with nothing named. None
     for anything else, which `unseal` then checks and names."""
-    if key is not None or data[4:5] != _CRC or len(data) < _CRC_HEAD or data[:4] != _MAGIC:
+    if key is not None or not data.startswith(_CRC_START) or len(data) < _CRC_HEAD:
         return None
     body = data[_CRC_HEAD:]
     return body if _CRC32.unpack_from(data, 5)[0] == zlib.crc32(body, _CRC_SEED) else None

@@ -16,7 +16,7 @@ from ..errors import ConfigurationError, LeaseLostError, StorageError
 from . import localfs as fs
 from .base import STORE_OPTIONS, Store
 from .durability import resolve_durability
-from .keys import lease_key, run_of
+from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
 from .log import LOG_NAME, NOFOLLOW, RunLog
 from .logentry import parse
@@ -163,6 +163,11 @@ class LocalStore(Store):
         return {run: k for k in keys if (run := run_of(k)) is not None}
 
     # -- operation records: one append-only log per run (`LogRecords`) -------
+    def load_sealed(
+        self, workflow: str, run_id: str, steps: dict[Position, bytes]
+    ) -> dict[str, bytes]:
+        return self.records(workflow, run_id).read_all(steps)
+
     def records(self, workflow: str, run_id: str) -> LogRecords:
         key = f"{workflow}/{run_id}"
         records = self._logs.get(key)
@@ -211,9 +216,9 @@ class LogRecords:
         self.folder = "/".join(run)
         self._path = store._path(self.folder)
 
-    def read_all(self) -> dict[str, bytes]:
+    def read_all(self, steps: dict[Position, bytes] | None = None) -> dict[str, bytes]:
         try:
-            return self.log.load()
+            return self.log.load(steps)
         except OSError as e:
             raise self.store._error(f"reading {self.folder}/{LOG_NAME}", e) from e
 

@@ -15,9 +15,10 @@ import os
 import threading
 
 from .durability import Syncer
+from .keys import Position
 from .lease import inherited_no_more, not_inherited
 from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
-from .logindex import compact, expand, no_steps, span_of
+from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import lock_exclusive, unlock
 
 LOG_NAME = "records.log"
@@ -39,8 +40,7 @@ class RunLog:
     opens, syncs and closes it."""
 
     def __init__(self, path: str, run_id: str) -> None:
-        self.path = path
-        self.run_id = run_id
+        self.path, self.run_id = path, run_id
         # name -> where its record lies in the file (`logentry.span`): the
         # records themselves are the caller's, kept once, read back when asked.
         self.records: dict[str, int] | None = None
@@ -54,7 +54,7 @@ class RunLog:
         self._pid = 0  # the process that opened _fd: a forked child opens its own
         self._mutex = threading.Lock()  # threads share _fd, and so its flock
 
-    def load(self) -> dict[str, bytes]:
+    def load(self, steps: dict[Position, bytes] | None = None) -> dict[str, bytes]:
         try:
             fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | _CLOEXEC)
         except FileNotFoundError:
@@ -67,10 +67,10 @@ class RunLog:
         finally:
             _release(fd)
         assert self.records is not None
-        found = {name: data_at(blob, at) for name, at in self.records.items()}
-        # A resume holds the index of every record while it runs: compacted.
-        self.records, self.steps = compact(self.records)
-        return found
+        index, (self.records, self.steps) = self.records, compact(self.records)  # kept: compact
+        if steps is not None:  # a resume's: its body steps by position, the rest by name
+            index = by_position(blob, self.steps, steps, self.records)
+        return {name: data_at(blob, at) for name, at in index.items()}
 
     def create(self, name: str, data: bytes) -> bytes | None:
         """Append name unless the log has it; return what is there if so."""

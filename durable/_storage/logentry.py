@@ -18,6 +18,8 @@ _MAGIC = b"\xd7\x1e"
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
 _CRC = struct.Struct(">I")  # crc of the fields above, so lengths are trusted
 _HEAD = _FIELDS.size + _CRC.size
+_ENTRY_HEAD = struct.Struct(">2sHIII")  # both at once, as `locate` reads them
+_SUMMED = _FIELDS.size  # the bytes the header crc covers
 _GONE = 0xFFFFFFFF
 
 
@@ -91,28 +93,27 @@ def locate(
     log), and each is checked as `logentry` says: a torn tail ends the
     loop, damage raises."""
     offset, end, view = 0, len(blob), memoryview(blob)
-    fields, crc = _FIELDS.unpack_from, zlib.crc32
+    head, crc = _ENTRY_HEAD.unpack_from, zlib.crc32
     while end - offset >= _HEAD:
-        magic, name_len, size, body_crc = fields(blob, offset)
+        magic, name_len, size, body_crc, head_crc = head(blob, offset)
         start = offset + _HEAD
-        if magic != _MAGIC or _CRC.unpack_from(blob, offset + _FIELDS.size)[0] != crc(
-            view[offset : offset + _FIELDS.size]
-        ):
+        if magic != _MAGIC or head_crc != crc(view[offset : offset + _SUMMED]):
             if blob.count(b"\0", offset) == end - offset:
                 break  # a zero-filled tail after a power loss
             raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
-        after = start + name_len + (0 if size == _GONE else size)
+        data = start + name_len
+        after = data + (0 if size == _GONE else size)
         if after > end:
             break  # torn: the writer died mid-append
         if crc(view[start:after]) != body_crc:
             raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
-        name = blob[start : start + name_len].decode()
+        name = blob[start:data].decode()
         if size == _GONE:
             spans.pop(name, None)
             if gone is not None:
                 gone.pop(name, None)
         else:
-            spans[name] = (base + start + name_len) << 32 | size  # `span`
+            spans[name] = (base + data) << 32 | size  # `span`
         offset = after
     return offset
 

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from array import array
 
+from .keys import Position
+from .logentry import data_at
+
 _STEPS = "steps/"
 _NAME_LEN = len(_STEPS) + 8  # `keys.record_name` of a position below 10**8
 _SPAN_MAX = 2**64  # a span past 4 GiB into the log does not fit: kept by name
@@ -81,3 +84,14 @@ def expand(index: dict[str, int], steps: array[int]) -> array[int]:
         if at:
             index.setdefault(f"{_STEPS}{n:08d}", at)
     return no_steps()
+
+
+def by_position(
+    blob: bytes, steps: array[int], into: dict[Position, bytes], named: dict[str, int]
+) -> dict[str, int]:
+    """Put the records the array keeps into `into` by position, read out
+    of blob (the log from byte 0): a resume's body steps, without their
+    names spelled out and parsed back into positions. The index of the
+    others (named) is returned, to be read out by name."""
+    into.update({n: data_at(blob, at) for n, at in enumerate(steps) if at})
+    return named

@@ -10,7 +10,7 @@ from sys import intern
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import CorruptRecordError, SerializationError
-from .codec import MSGPACK, decode_value, encode_value, pack, unpack
+from .codec import MSGPACK, PICKLE, decode_value, encode_value, pack, unpack
 
 # The envelope has a module of its own; most callers take it from here.
 from .envelope import intact_body as intact_body
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .base import Store
 
 FORMAT = 1
+_new = object.__new__
 
 
 def check_blob(
@@ -153,6 +154,9 @@ class Attempt:
 
 
 INPUT_KIND = "input"  # the kind of a `wait_for` position's record
+# The kinds and value encodings records hold, each shared by every record
+# that holds it: a lookup here costs less than interning the string read.
+_COMMON = {s: s for s in ("step", "loop", "sleep", "item", "workflow", INPUT_KIND, MSGPACK, PICKLE)}
 
 
 @dataclass(slots=True)  # a replay keeps one per position: no __dict__ each
@@ -185,33 +189,51 @@ class StepRecord:
         ])  # fmt: skip
 
     @classmethod
-    def from_bytes(cls, body: bytes) -> StepRecord:
+    def from_bytes(cls, body: bytes, *, interned: bool = True) -> StepRecord:
+        """`interned=False`: the name and fingerprint are left as read (a
+        fresh string each costs less than interning it); a caller keeping
+        many records shares them itself once it compared them
+        (`replay.lookup`)."""
         row = unpack(body)
-        if not isinstance(row, list) or not row or row[0] != FORMAT:
-            raise ValueError("unknown record format")
-        rec = cls(*row[1:])
+        if type(row) is not list or len(row) != _ROW or row[0] != FORMAT:
+            row = _every_field(cls, row)
+        (_, position, kind, name, fingerprint, digest, encoding, value, blob,
+         persisted, started, ended, attempts, artifacts, extra) = row  # fmt: skip
+        if type(position) is not int or position < 0:  # else a body position, as it is
+            read = as_position(position)
+            if read is None:
+                raise ValueError(f"not a position: {position!r}")
+            position = read
+        if attempts or type(attempts) is not list:  # not a list: undecodable
+            attempts = [Attempt(**a) for a in attempts]
+        # Made field by field, without `__init__` (a Python call per replayed
+        # step): the row holds every field, in `fields` order (unpacked above).
+        rec = _new(cls)
+        rec.position, rec.args_digest, rec.value, rec.blob = position, digest, value, blob
         # Every record of a step repeats these: one copy of each in memory.
-        rec.kind, rec.name, rec.fingerprint = intern(rec.kind), intern(rec.name), intern(rec.fingerprint)
-        if rec.encoding is not None:
-            rec.encoding = intern(rec.encoding)
-        read: Any = rec.position
-        if type(read) is not int or read < 0:  # else a body position, as it is
-            position = as_position(read)
-            if position is None:
-                raise ValueError(f"not a position: {read!r}")
-            rec.position = position
-        if rec.attempts or type(rec.attempts) is not list:  # not a list: undecodable
-            rec.attempts = [Attempt(**a) for a in rec.attempts]  # type: ignore[arg-type]
-        # Most records have none of these: one shared empty each, which
-        # cannot be changed, instead of three containers a record for the
-        # garbage collector to walk (a replay keeps every record).
-        if not rec.attempts:
-            rec.attempts = _NONE
-        if not rec.artifacts and type(rec.artifacts) is list:
-            rec.artifacts = _NONE
-        if not rec.extra and type(rec.extra) is dict:
-            rec.extra = _NO_EXTRA
+        rec.kind = _COMMON.get(kind) or intern(kind)
+        rec.encoding = None if encoding is None else _COMMON.get(encoding) or intern(encoding)
+        if interned:
+            name, fingerprint = intern(name), intern(fingerprint)
+        rec.name, rec.fingerprint = name, fingerprint
+        rec.persisted, rec.started, rec.ended = persisted, started, ended
+        # Most records have no attempts, artifacts or extra: one shared empty
+        # each, which cannot be changed, instead of three containers a record
+        # for the garbage collector to walk (a replay keeps every record).
+        rec.attempts = attempts or _NONE
+        rec.artifacts = _NONE if not artifacts and type(artifacts) is list else artifacts
+        rec.extra = _NO_EXTRA if not extra and type(extra) is dict else extra
         return rec
+
+
+def _every_field(cls: type[StepRecord], row: Any) -> list[Any]:
+    """A row that is not `to_bytes`'s as it is now: refused, or one written
+    without the fields added since, which take their defaults (TypeError if
+    it has too few or too many)."""
+    if not isinstance(row, list) or not row or row[0] != FORMAT:
+        raise ValueError("unknown record format")
+    made = cls(*row[1:])
+    return [FORMAT, *(getattr(made, name) for name in STEP_FIELDS)]
 
 
 class _Shared(dict[str, Any]):
@@ -230,6 +252,7 @@ _NO_EXTRA: Any = _Shared()
 
 
 STEP_FIELDS = [f.name for f in fields(StepRecord)]
+_ROW = 1 + len(STEP_FIELDS)  # FORMAT, then every field (`to_bytes`)
 
 
 @dataclass
