@@ -157,6 +157,27 @@ def test_a_bytearray_comes_back_a_bytearray_or_is_refused() -> None:
     assert codec.encode_value(["\u0100", 0xC4, 1.5e-300])[0] == codec.MSGPACK
 
 
+@pytest.mark.parametrize(
+    "hidden", [bytearray(b"x"), memoryview(b"x"), [bytearray(b"x")], {"k": bytearray()}]
+)
+@pytest.mark.parametrize("kind", ["ints", "floats", "strings", "mixed"])
+def test_a_byte_buffer_in_a_long_list_is_found(hidden: Any, kind: str) -> None:
+    """A long list of numbers or strings is told plain in one pass (`sum`,
+    `str.join`); a byte buffer anywhere in it, or in a list or dict in it,
+    still sends the value to pickle."""
+    items: list[Any] = {
+        "ints": list(range(190, 230)),  # 196-198 pack as cc c4..c6: the bin markers
+        "floats": [i / 7 for i in range(40)],
+        "strings": [chr(0x100 + i) for i in range(40)],  # c4 80, c4 81, ...
+        "mixed": [1, "a", 2.5, None, True, b"b"] * 8,
+    }[kind]
+    assert codec.pack_plain(items) is not None
+    for at in (0, 17, len(items)):
+        value = [*items[:at], hidden, *items[at:]]
+        assert codec.pack_plain(value) is None, (kind, at)
+        assert codec.pack_plain({"rows": [value]}) is None
+
+
 MAIN_CLASSES = """
 import dataclasses, enum, os, sys
 import durable

@@ -47,18 +47,24 @@ def pack_plain(value: Any) -> bytes | None:
             raise ValueError(_TOO_DEEP) from None
         raise
     # msgpack packs a bytearray or a memoryview as bytes, even with
-    # `strict_types`: they would come back as bytes. Only a value whose bytes
-    # hold a bin marker can hold one, so plain data without bytes pays one scan.
-    if _BIN_MARKER.search(packed) is not None and _holds_byte_buffer(value):
-        return None
+    # `strict_types`: they would come back as bytes. A scalar holds none;
+    # otherwise only a value whose bytes hold a bin marker can hold one (a
+    # list of ints mostly does: 196 packs as cc c4).
+    if type(value) not in _SCALARS and _BIN_MARKER.search(packed) is not None:
+        if _holds_byte_buffer(value):
+            return None
     return packed
 
 
 _BIN_MARKER = re.compile(b"[\xc4-\xc6]")  # msgpack's bin 8, 16 and 32
+_SCALARS = frozenset({int, float, str, bool, type(None), bytes})
 
 
 def _holds_byte_buffer(value: Any) -> bool:
-    """Whether a value msgpack took holds a bytearray or a memoryview."""
+    """Whether a value msgpack took holds a bytearray or a memoryview. A
+    list of numbers or of strings (the large outputs) is told in one pass
+    in C: msgpack took only exact plain types, and of those `sum` adds only
+    numbers and `str.join` joins only strings; any other list is walked."""
     todo = [value]
     while todo:
         v = todo.pop()
@@ -66,11 +72,25 @@ def _holds_byte_buffer(value: Any) -> bool:
         if t is bytearray or t is memoryview:
             return True
         if t is list:
-            todo += v
+            if not _all_numbers_or_strings(v):
+                todo += v
         elif t is dict:
             todo += v.keys()
             todo += v.values()
     return False
+
+
+def _all_numbers_or_strings(items: list[Any]) -> bool:
+    if len(items) < 16:
+        return False  # a walk is as quick
+    try:
+        if type(items[0]) is str:
+            "".join(items)
+        else:
+            sum(items)  # None, bytes, lists, dicts... raise TypeError
+    except TypeError:
+        return False
+    return True
 
 
 class _NotPlain(Exception):
