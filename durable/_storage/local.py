@@ -18,7 +18,7 @@ from .base import STORE_OPTIONS, Store
 from .durability import resolve_durability
 from .keys import lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
-from .log import LOG_NAME, NOFOLLOW, RunLog
+from .log import LOG_NAME, NOFOLLOW, UNOPENED, RunLog
 from .logentry import parse
 
 T = TypeVar("T")
@@ -227,8 +227,14 @@ class LogRecords:
         return sorted(self.peek())
 
     def append(self, name: str, data: bytes) -> bytes | None:
-        existing = self._logged(self.log.create, name, data)  # every step: no lambda
-        return None if existing == data else existing
+        log = self.log
+        try:  # a run's record (every step): through the file it holds open
+            existing = log.create_open(name, data) if log.held else UNOPENED
+        except OSError as e:
+            raise self.store._error(f"appending to {self.folder}", e) from e
+        if existing is UNOPENED:
+            existing = self._logged(log.create, name, data)  # no lambda
+        return None if existing is None or existing == data else existing
 
     def replace(self, name: str, data: bytes) -> None:
         self._logged(lambda: self.log.append([(name, data)]))
