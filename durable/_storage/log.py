@@ -80,23 +80,15 @@ class RunLog:
         return self._write([(name, data)], create=True)
 
     def create_open(self, name: str, data: bytes) -> bytes | Unopened | None:
-        """`create` through the file a run holds open: `UNOPENED` when it is
-        not open in this process or was deleted under it (`create` then
-        opens the file at the path)."""
-        try:
-            return self._create_open(name, data)
-        except _Unlinked:
-            return UNOPENED
-
-    def _create_open(self, name: str, data: bytes) -> bytes | None:
-        """`_append` of one record to the open file, with nothing else to
-        do. `_Unlinked` when the file is not open in this process or was
-        deleted under it: `_write` then opens the file at the path."""
+        """`create` through the file a run holds open, with nothing else to
+        do (`_append` of one record): `UNOPENED` when the file is not open
+        in this process or was deleted under it (`create` then opens the
+        file at the path)."""
         syncer = self.syncer
         with self._mutex:
             fd = self._fd
             if fd is None or self._pid != pid:
-                raise _Unlinked(f"{self.path} is not open here")
+                return UNOPENED
             lock_exclusive(fd, blocking=True)
             try:
                 index, existing = self._caught_up(fd, name)
@@ -109,6 +101,8 @@ class RunLog:
                 self.size = end
                 if end > syncer.written:
                     syncer.written = end
+            except _Unlinked:
+                return UNOPENED
             finally:
                 try:
                     unlock(fd)

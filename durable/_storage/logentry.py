@@ -12,7 +12,7 @@ import struct
 import zlib
 
 from ..errors import CorruptRecordError
-from .crc import crc32
+from .crc import LARGE, crc32
 from .keys import position_of
 
 _MAGIC = b"\xd7\x1e"
@@ -58,7 +58,9 @@ def encode_entry(name: str, data: bytes | None) -> bytes:
     if data is None:
         fields = _FIELDS.pack(_MAGIC, len(raw), _GONE, zlib.crc32(raw))
         return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw))
-    fields = _FIELDS.pack(_MAGIC, len(raw), len(data), crc32(data, zlib.crc32(raw)))
+    size = len(data)  # a record of a hundred bytes is summed by zlib without a call more
+    crc = zlib.crc32(data, zlib.crc32(raw)) if size < LARGE else crc32(data, zlib.crc32(raw))
+    fields = _FIELDS.pack(_MAGIC, len(raw), size, crc)
     return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data))
 
 
