@@ -61,10 +61,7 @@ _SCALARS = frozenset({int, float, str, bool, type(None), bytes})
 
 
 def _holds_byte_buffer(value: Any) -> bool:
-    """Whether a value msgpack took holds a bytearray or a memoryview. A
-    list of numbers or of strings (the large outputs) is told in one pass
-    in C: msgpack took only exact plain types, and of those `sum` adds only
-    numbers and `str.join` joins only strings; any other list is walked."""
+    """Whether a value msgpack took holds a bytearray or a memoryview."""
     todo = [value]
     while todo:
         v = todo.pop()
@@ -72,7 +69,7 @@ def _holds_byte_buffer(value: Any) -> bool:
         if t is bytearray or t is memoryview:
             return True
         if t is list:
-            if not _all_numbers_or_strings(v):
+            if not _only_scalars(v):
                 todo += v
         elif t is dict:
             todo += v.keys()
@@ -80,7 +77,12 @@ def _holds_byte_buffer(value: Any) -> bool:
     return False
 
 
-def _all_numbers_or_strings(items: list[Any]) -> bool:
+def _only_scalars(items: list[Any]) -> bool:
+    """Whether a list msgpack took holds only scalars, none a byte buffer,
+    told in C (a long list is a large output: walking it in Python cost
+    more than packing it). Of the exact plain types msgpack took, `sum`
+    adds only numbers and `str.join` joins only strings; any other mix is
+    told by the set of its types."""
     if len(items) < 16:
         return False  # a walk is as quick
     try:
@@ -89,8 +91,11 @@ def _all_numbers_or_strings(items: list[Any]) -> bool:
         else:
             sum(items)  # None, bytes, lists, dicts... raise TypeError
     except TypeError:
-        return False
+        return set(map(type, items)).isdisjoint(_NOT_SCALAR)
     return True
+
+
+_NOT_SCALAR = (list, dict, bytearray, memoryview)
 
 
 class _NotPlain(Exception):
