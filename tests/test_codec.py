@@ -162,9 +162,9 @@ def test_a_bytearray_comes_back_a_bytearray_or_is_refused() -> None:
 )
 @pytest.mark.parametrize("kind", ["ints", "floats", "strings", "mixed"])
 def test_a_byte_buffer_in_a_long_list_is_found(hidden: Any, kind: str) -> None:
-    """A long list of numbers or strings is told plain in one pass (`sum`,
-    `str.join`); a byte buffer anywhere in it, or in a list or dict in it,
-    still sends the value to pickle."""
+    """A long list (or a dict's keys or values) is told plain in one pass in
+    C (`sum`, `str.join`, the set of its types); a byte buffer anywhere in
+    it, or in a list or dict in it, still sends the value to pickle."""
     items: list[Any] = {
         "ints": list(range(190, 230)),  # 196-198 pack as cc c4..c6: the bin markers
         "floats": [i / 7 for i in range(40)],
@@ -176,6 +176,9 @@ def test_a_byte_buffer_in_a_long_list_is_found(hidden: Any, kind: str) -> None:
         value = [*items[:at], hidden, *items[at:]]
         assert codec.pack_plain(value) is None, (kind, at)
         assert codec.pack_plain({"rows": [value]}) is None
+        assert codec.pack_plain({f"k{i}": v for i, v in enumerate(value)}) is None
+        if type(hidden) is memoryview:  # read-only: it can be a key too
+            assert codec.pack_plain({**{i: 1 for i in range(40)}, hidden: 1}) is None
 
 
 MAIN_CLASSES = """

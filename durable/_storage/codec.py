@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Collection
 from typing import Any
 
 import msgpack
@@ -72,21 +73,22 @@ def _holds_byte_buffer(value: Any) -> bool:
             if not _only_scalars(v):
                 todo += v
         elif t is dict:
-            todo += v.keys()
-            todo += v.values()
+            for part in (v.keys(), v.values()):
+                if not _only_scalars(part):
+                    todo += part
     return False
 
 
-def _only_scalars(items: list[Any]) -> bool:
-    """Whether a list msgpack took holds only scalars, none a byte buffer,
-    told in C (a long list is a large output: walking it in Python cost
-    more than packing it). Of the exact plain types msgpack took, `sum`
-    adds only numbers and `str.join` joins only strings; any other mix is
-    told by the set of its types."""
+def _only_scalars(items: Collection[Any]) -> bool:
+    """Whether a list (or a dict's keys or values) that msgpack took holds
+    only scalars, none a byte buffer, told in C (a long list is a large
+    output: walking it in Python cost more than packing it). Of the exact
+    plain types msgpack took, `sum` adds only numbers and `str.join` joins
+    only strings; any other mix is told by the set of its types."""
     if len(items) < 16:
         return False  # a walk is as quick
     try:
-        if type(items[0]) is str:
+        if type(next(iter(items))) is str:
             "".join(items)
         else:
             sum(items)  # None, bytes, lists, dicts... raise TypeError
