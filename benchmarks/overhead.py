@@ -154,7 +154,10 @@ def main() -> None:
     try:
         plain = bench_plain(n)
         append, synced = bench_floor(n, root, False), bench_floor(n, root, True)
-        print(f"N = {n} trivial steps, local store ({root.parent}), {time.strftime('%Y-%m-%d')}")
+        load = ""
+        if hasattr(os, "getloadavg"):  # what else the machine did: the figures move with it
+            load = ", load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"N = {n} trivial steps, local store ({root.parent}), {time.strftime('%Y-%m-%d %H:%M')}{load}")
         print(f"  plain call                {plain * us:10.2f} us/step")
         print(f"  floor: append             {append * us:10.2f} us/step")
         print(f"  floor: append+fdatasync   {synced * us:10.2f} us/step")
