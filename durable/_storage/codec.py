@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 import msgpack
@@ -38,7 +38,7 @@ def pack_plain(value: Any) -> bytes | None:
     fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
     would change recorded digests and fingerprints, so they stay apart."""
     try:
-        packed: bytes = _packers.strict().pack(value)
+        packed = _packers.strict_pack(value)
     except (_NotPlain, UnicodeEncodeError, OverflowError):
         # UnicodeEncodeError: a str with lone surrogates (os.fsdecode of a
         # bad name), which pickle keeps.
@@ -114,13 +114,11 @@ class _Packers(threading.local):
     raised, and `_not_plain` never packs, so a thread never re-enters one."""
 
     def __init__(self) -> None:
-        self.plain = msgpack.Packer(use_bin_type=True)
-        self._strict: msgpack.Packer | None = None
-
-    def strict(self) -> msgpack.Packer:
-        if self._strict is None:
-            self._strict = msgpack.Packer(use_bin_type=True, strict_types=True, default=_not_plain)
-        return self._strict
+        # Bound once: every step's output and record goes through them (a
+        # thread-local attribute read and a call, nothing made on the way).
+        self.plain_pack: Callable[[Any], bytes] = msgpack.Packer(use_bin_type=True).pack
+        strict = msgpack.Packer(use_bin_type=True, strict_types=True, default=_not_plain)
+        self.strict_pack: Callable[[Any], bytes] = strict.pack
 
 
 _packers = _Packers()
@@ -189,7 +187,7 @@ def decode_value(
 
 
 def pack(obj: Any) -> bytes:
-    return _packers.plain.pack(obj)  # type: ignore[no-any-return]
+    return _packers.plain_pack(obj)
 
 
 def unpack(data: bytes | memoryview) -> Any:
