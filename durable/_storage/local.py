@@ -44,7 +44,8 @@ class LocalStore(Store):
         super().__init__(root, **options)
         self.root = os.path.abspath(os.path.expanduser(root))
         self._made: set[str] = set()
-        self._logs: dict[str, LogRecords] = {}  # one per run: a step writes through it
+        # One per run (workflow, run id): a step writes through it.
+        self._logs: dict[tuple[str, str], LogRecords] = {}
 
     def _path(self, key: str) -> str:
         return os.path.join(self.root, key)
@@ -164,11 +165,11 @@ class LocalStore(Store):
 
     # -- operation records: one append-only log per run (`LogRecords`) -------
     def records(self, workflow: str, run_id: str) -> LogRecords:
-        key = f"{workflow}/{run_id}"
-        records = self._logs.get(key)
+        run = (workflow, run_id)
+        records = self._logs.get(run)
         if records is None:
-            log = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
-            records = self._logs[key] = LogRecords(self, (workflow, run_id), log)
+            log = RunLog(self._path(f"{workflow}/{run_id}/{LOG_NAME}"), run_id)
+            records = self._logs[run] = LogRecords(self, run, log)
         log = records.log
         if not log.held:  # a write outside a run: the store's own level
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
@@ -179,7 +180,7 @@ class LocalStore(Store):
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
 
     def end_run(self, workflow: str, run_id: str) -> None:
-        records = self._logs.get(f"{workflow}/{run_id}")
+        records = self._logs.get((workflow, run_id))
         if records is not None:
             try:
                 records.log.release()

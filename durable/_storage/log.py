@@ -19,7 +19,7 @@ from .lease import inherited_no_more, not_inherited
 from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release
 from .logindex import compact, expand, no_steps, span_of
-from .oslock import lock_exclusive, unlock
+from .oslock import lock_wait, unlock
 
 __all__ = ["LOG_NAME", "NOFOLLOW", "UNOPENED", "RunLog", "fsync_dir", "process_id"]
 
@@ -89,7 +89,7 @@ class RunLog:
             fd = self._fd
             if fd is None or self._pid != pid:
                 return UNOPENED
-            lock_exclusive(fd, blocking=True)
+            lock_wait(fd)
             try:
                 index, existing = self._caught_up(fd, name)
                 if existing is not None:
