@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -399,3 +400,59 @@ def test_a_plain_steps_body_is_called_without_a_plan_driver(tmp_path: Path) -> N
     assert run() == 1
     (names,) = callers
     assert "drive_sync" not in names and "_live_plan" not in names, names
+
+
+SIZE_LIMITED = """
+import resource, signal, sys
+import durable
+
+store_path, count, mode = sys.argv[1:4]
+
+
+@durable.step(name="work")
+def work(i: int) -> str:
+    with open(count, "a") as f:
+        f.write(f"{i}\\n")
+    return "x" * (200_000 if i == 1 else 10)
+
+
+@durable.workflow(name="lean", run_id="r1", store=durable.open_store(store_path, durability="none"))
+def run() -> list:
+    return [len(work(i)) for i in range(3)]
+
+
+if mode == "limited":  # the disk takes 100 kB more of this process, as a full disk would
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
+try:
+    print("DONE", run())
+except durable.StorageError as e:
+    print("StorageError", e)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX file size limit")
+def test_a_record_the_disk_refuses_is_a_storage_error_and_the_log_stays_whole(
+    tmp_path: Path,
+) -> None:
+    """A run's record goes to the log it holds open: when the disk takes only
+    part of it, the step fails with a StorageError naming the log (as an
+    append that opens the file says), the part written is cut back, and a
+    resume replays the records before it and runs the refused step again."""
+    import subprocess
+
+    script, store, count = tmp_path / "flow.py", tmp_path / "s", tmp_path / "count"
+    script.write_text(SIZE_LIMITED)
+
+    def run(mode: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, str(script), str(store), str(count), mode]
+        env = dict(os.environ, PYTHONPATH=str(Path(durable.__file__).parents[1]))
+        return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+
+    refused = run("limited")
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert refused.stdout.startswith("StorageError") and "appending to lean/r1" in refused.stdout
+    done = run("free")
+    assert done.returncode == 0 and done.stdout.split() == ["DONE", "[10,", "200000,", "10]"], done
+    assert count.read_text().split() == ["0", "1", "1", "2"]

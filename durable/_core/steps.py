@@ -147,13 +147,16 @@ class _Tries:
 
     def __init__(self, ctx: RunState, spec: StepSpec, live: _Live) -> None:
         self.ctx, self.spec, self.live = ctx, spec, live
-        self.failures = list(ctx.failures.get(live.pos, ()))
         # Tries are numbered in the run, as history and events count them: a
         # call resumed after failed tries (or a crash) does not start at 0 again,
         # nor with a fresh budget: n counts the tries of this call's budget,
         # the `used` ones made before it.
-        earlier, self.used = budget_used(ctx, live.pos)
-        self.given_up = earlier - self.used
+        if ctx.failures and live.pos in ctx.failures:
+            self.failures = list(ctx.failures[live.pos])
+            earlier, self.used = budget_used(ctx, live.pos)
+            self.given_up = earlier - self.used
+        else:  # no try failed at pos (most calls): nothing used, nothing given up
+            self.failures, self.used, self.given_up = [], 0, 0
         self.started = now()
         self.found: list[tuple[str, str | None]] = []  # artifacts the current try registers
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Collection
 from typing import Any
 
 import msgpack
@@ -37,7 +38,7 @@ def pack_plain(value: Any) -> bytes | None:
     fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
     would change recorded digests and fingerprints, so they stay apart."""
     try:
-        packed: bytes = _packers.strict().pack(value)
+        packed = _packers.strict_pack(value)
     except (_NotPlain, UnicodeEncodeError, OverflowError):
         # UnicodeEncodeError: a str with lone surrogates (os.fsdecode of a
         # bad name), which pickle keeps.
@@ -47,14 +48,17 @@ def pack_plain(value: Any) -> bytes | None:
             raise ValueError(_TOO_DEEP) from None
         raise
     # msgpack packs a bytearray or a memoryview as bytes, even with
-    # `strict_types`: they would come back as bytes. Only a value whose bytes
-    # hold a bin marker can hold one, so plain data without bytes pays one scan.
-    if _BIN_MARKER.search(packed) is not None and _holds_byte_buffer(value):
-        return None
+    # `strict_types`: they would come back as bytes. A scalar holds none;
+    # otherwise only a value whose bytes hold a bin marker can hold one (a
+    # list of ints mostly does: 196 packs as cc c4).
+    if type(value) not in _SCALARS and _BIN_MARKER.search(packed) is not None:
+        if _holds_byte_buffer(value):
+            return None
     return packed
 
 
 _BIN_MARKER = re.compile(b"[\xc4-\xc6]")  # msgpack's bin 8, 16 and 32
+_SCALARS = frozenset({int, float, str, bool, type(None), bytes})
 
 
 def _holds_byte_buffer(value: Any) -> bool:
@@ -66,11 +70,34 @@ def _holds_byte_buffer(value: Any) -> bool:
         if t is bytearray or t is memoryview:
             return True
         if t is list:
-            todo += v
+            if not _only_scalars(v):
+                todo += v
         elif t is dict:
-            todo += v.keys()
-            todo += v.values()
+            for part in (v.keys(), v.values()):
+                if not _only_scalars(part):
+                    todo += part
     return False
+
+
+def _only_scalars(items: Collection[Any]) -> bool:
+    """Whether a list (or a dict's keys or values) that msgpack took holds
+    only scalars, none a byte buffer, told in C (a long list is a large
+    output: walking it in Python cost more than packing it). Of the exact
+    plain types msgpack took, `sum` adds only numbers and `str.join` joins
+    only strings; any other mix is told by the set of its types."""
+    if len(items) < 16:
+        return False  # a walk is as quick
+    try:
+        if type(next(iter(items))) is str:
+            "".join(items)
+        else:
+            sum(items)  # None, bytes, lists, dicts... raise TypeError
+    except TypeError:
+        return set(map(type, items)).isdisjoint(_NOT_SCALAR)
+    return True
+
+
+_NOT_SCALAR = (list, dict, bytearray, memoryview)
 
 
 class _NotPlain(Exception):
@@ -87,13 +114,11 @@ class _Packers(threading.local):
     raised, and `_not_plain` never packs, so a thread never re-enters one."""
 
     def __init__(self) -> None:
-        self.plain = msgpack.Packer(use_bin_type=True)
-        self._strict: msgpack.Packer | None = None
-
-    def strict(self) -> msgpack.Packer:
-        if self._strict is None:
-            self._strict = msgpack.Packer(use_bin_type=True, strict_types=True, default=_not_plain)
-        return self._strict
+        # Bound once: every step's output and record goes through them (a
+        # thread-local attribute read and a call, nothing made on the way).
+        self.plain_pack: Callable[[Any], bytes] = msgpack.Packer(use_bin_type=True).pack
+        strict = msgpack.Packer(use_bin_type=True, strict_types=True, default=_not_plain)
+        self.strict_pack: Callable[[Any], bytes] = strict.pack
 
 
 _packers = _Packers()
@@ -171,7 +196,7 @@ def decode_value(
 
 
 def pack(obj: Any) -> bytes:
-    return _packers.plain.pack(obj)  # type: ignore[no-any-return]
+    return _packers.plain_pack(obj)
 
 
 def unpack(data: bytes | memoryview) -> Any:

@@ -18,7 +18,7 @@ from .base import STORE_OPTIONS, Store
 from .durability import resolve_durability
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
-from .log import LOG_NAME, NOFOLLOW, RunLog
+from .log import LOG_NAME, NOFOLLOW, UNOPENED, RunLog
 from .logentry import parse
 
 T = TypeVar("T")
@@ -44,7 +44,8 @@ class LocalStore(Store):
         super().__init__(root, **options)
         self.root = os.path.abspath(os.path.expanduser(root))
         self._made: set[str] = set()
-        self._logs: dict[str, LogRecords] = {}  # one per run: a step writes through it
+        # One per run (workflow, run id): a step writes through it.
+        self._logs: dict[tuple[str, str], LogRecords] = {}
 
     def _path(self, key: str) -> str:
         return os.path.join(self.root, key)
@@ -169,11 +170,11 @@ class LocalStore(Store):
         return self.records(workflow, run_id).read_all(steps)
 
     def records(self, workflow: str, run_id: str) -> LogRecords:
-        key = f"{workflow}/{run_id}"
-        records = self._logs.get(key)
+        run = (workflow, run_id)
+        records = self._logs.get(run)
         if records is None:
-            log = RunLog(self._path(f"{key}/{LOG_NAME}"), run_id)
-            records = self._logs[key] = LogRecords(self, (workflow, run_id), log)
+            log = RunLog(self._path(f"{workflow}/{run_id}/{LOG_NAME}"), run_id)
+            records = self._logs[run] = LogRecords(self, run, log)
         log = records.log
         if not log.held:  # a write outside a run: the store's own level
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
@@ -184,7 +185,7 @@ class LocalStore(Store):
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
 
     def end_run(self, workflow: str, run_id: str) -> None:
-        records = self._logs.get(f"{workflow}/{run_id}")
+        records = self._logs.get((workflow, run_id))
         if records is not None:
             try:
                 records.log.release()
@@ -232,8 +233,14 @@ class LogRecords:
         return sorted(self.peek())
 
     def append(self, name: str, data: bytes) -> bytes | None:
-        existing = self._logged(self.log.create, name, data)  # every step: no lambda
-        return None if existing == data else existing
+        log = self.log
+        try:  # a run's record (every step): through the file it holds open
+            existing = log.create_open(name, data) if log.held else UNOPENED
+        except OSError as e:
+            raise self.store._error(f"appending to {self.folder}", e) from e
+        if existing is UNOPENED:
+            existing = self._logged(log.create, name, data)  # no lambda
+        return None if existing is None or existing == data else existing
 
     def replace(self, name: str, data: bytes) -> None:
         self._logged(lambda: self.log.append([(name, data)]))

@@ -10,7 +10,7 @@ Entries are framed as `logentry` describes."""
 
 from __future__ import annotations
 
-import contextlib
+import enum
 import os
 import threading
 
@@ -18,14 +18,13 @@ from .durability import Syncer
 from .keys import Position
 from .lease import inherited_no_more, not_inherited
 from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
+from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release
 from .logindex import by_position, compact, expand, no_steps, span_of
-from .oslock import lock_exclusive, unlock
+from .oslock import lock_wait, unlock
+
+__all__ = ["LOG_NAME", "NOFOLLOW", "UNOPENED", "RunLog", "fsync_dir", "process_id"]
 
 LOG_NAME = "records.log"
-# A symlink planted in a store is never followed by a write (0 where the
-# platform has no such flag).
-NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class RunLog:
@@ -56,16 +55,16 @@ class RunLog:
 
     def load(self, steps: dict[Position, bytes] | None = None) -> dict[str, bytes]:
         try:
-            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | _CLOEXEC)
+            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
         except FileNotFoundError:
             self.records, self.size, self.ident, self.steps = {}, 0, None, no_steps()
             return {}
         try:
-            _lock(fd)
+            lock(fd)
             self.records = None  # read it all again: the caller wants the log as it is
             blob = self._catch_up(fd)
         finally:
-            _release(fd)
+            release(fd)
         assert self.records is not None
         index, (self.records, self.steps) = self.records, compact(self.records)  # kept: compact
         if steps is not None:  # a resume's: its body steps by position, the rest by name
@@ -75,37 +74,42 @@ class RunLog:
     def create(self, name: str, data: bytes) -> bytes | None:
         """Append name unless the log has it; return what is there if so."""
         if self.held:  # a run's record: the file is open already, most likely
-            try:
-                return self._create_open(name, data)
-            except _Unlinked:
-                pass
+            found = self.create_open(name, data)
+            if found is not UNOPENED:
+                return found
         return self._write([(name, data)], create=True)
 
-    def _create_open(self, name: str, data: bytes) -> bytes | None:
-        """`_append` of one record to the open file, with nothing else to
-        do. `_Unlinked` when the file is not open in this process or was
-        deleted under it: `_write` then opens the file at the path."""
+    def create_open(self, name: str, data: bytes) -> bytes | Unopened | None:
+        """`create` through the file a run holds open, with nothing else to
+        do (`_append` of one record): `UNOPENED` when the file is not open
+        in this process or was deleted under it (`create` then opens the
+        file at the path)."""
+        syncer = self.syncer
         with self._mutex:
             fd = self._fd
             if fd is None or self._pid != pid:
-                raise _Unlinked(f"{self.path} is not open here")
-            lock_exclusive(fd, blocking=True)
+                return UNOPENED
+            lock_wait(fd)
             try:
                 index, existing = self._caught_up(fd, name)
                 if existing is not None:
                     return existing
                 entry = encode_entry(name, data)
                 _write_all(fd, entry)
-                index[name] = span(self.size + len(entry) - len(data), len(data))
-                self.size += len(entry)
-                self.syncer.written = max(self.syncer.written, self.size)
+                end = self.size + len(entry)
+                index[name] = span(end - len(data), len(data))
+                self.size = end
+                if end > syncer.written:
+                    syncer.written = end
+            except _Unlinked:
+                return UNOPENED
             finally:
                 try:
                     unlock(fd)
                 except OSError:
                     pass
-            end = self.size
-        self.syncer.after_write(self._sync, end)  # outside the mutex: a shared sync
+        if syncer.level != "none":  # outside the mutex: a shared sync
+            syncer.after_write(self._sync, end)
         return None
 
     def append(self, items: list[tuple[str, bytes | None]]) -> None:
@@ -155,7 +159,7 @@ class RunLog:
     def _append(
         self, fd: int, items: list[tuple[str, bytes | None]], *, create: bool
     ) -> bytes | None:
-        _lock(fd, register=False)
+        lock(fd, register=False)
         try:
             index, existing = self._caught_up(fd, items[0][0] if create else None)
             if existing is not None:
@@ -189,9 +193,12 @@ class RunLog:
         st = os.fstat(fd)
         if st.st_nlink == 0:
             raise _Unlinked(f"{self.path} was deleted while open")
-        self._catch_up(fd, st)
         index = self.records
-        assert index is not None
+        # Nothing to catch up with (`_catch_up` would find so): the usual case.
+        if index is None or st.st_size != self.size or (st.st_dev, st.st_ino) != self.ident:
+            self._catch_up(fd, st)
+            index = self.records
+            assert index is not None
         at = index.get(name) if name is not None else None
         if at is None and self.steps and name is not None:  # a resumed run's new record
             at = span_of(self.steps, name)
@@ -205,7 +212,7 @@ class RunLog:
         file deleted under it)."""
         if self._fd is not None and self._pid == pid:
             return self._fd, False  # `is_open`
-        fd, fresh = _open_for_append(self.path)
+        fd, fresh = open_for_append(self.path)
         not_inherited(fd)  # a child forked while it is open must not share its lock
         self._fd, self._pid = fd, pid
         self.syncer.reset()
@@ -242,7 +249,7 @@ class RunLog:
             raise
         self.size += intact
         if self.size < st.st_size:
-            _cut(fd, self.path, self.size)
+            cut(fd, self.path, self.size)
         return tail
 
 
@@ -270,40 +277,11 @@ class _Unlinked(OSError):
     """The open log file was deleted (its run restarted or removed)."""
 
 
-def _open_for_append(path: str) -> tuple[int, bool]:
-    """(fd, whether this call created the file). Never through a symlink."""
-    flags = os.O_RDWR | os.O_APPEND | NOFOLLOW | _CLOEXEC
-    try:
-        return os.open(path, flags), False
-    except FileNotFoundError:
-        return os.open(path, flags | os.O_CREAT, 0o644), True
+class Unopened(enum.Enum):
+    UNOPENED = "the log is not open here"
 
 
-def _cut(fd: int, path: str, length: int) -> None:
-    """Truncate the log to length; fd may be read-only (a reader's)."""
-    if os.fstat(fd).st_size <= length:
-        return
-    writable = os.open(path, os.O_WRONLY | NOFOLLOW | _CLOEXEC)
-    try:
-        os.ftruncate(writable, length)
-        os.fsync(writable)
-    finally:
-        os.close(writable)
-
-
-def _lock(fd: int, *, register: bool = True) -> None:
-    if register:
-        not_inherited(fd)  # a child forked while we hold it must not keep the lock
-    lock_exclusive(fd, blocking=True)
-
-
-def _release(fd: int) -> None:
-    # Unlocked before closing: Windows frees a closed handle's locks only
-    # "eventually"; flock would drop it at close anyway.
-    with contextlib.suppress(OSError):  # never taken (the lock call failed)
-        unlock(fd)
-    inherited_no_more(fd)
-    os.close(fd)
+UNOPENED = Unopened.UNOPENED
 
 
 def _write_all(fd: int, frame: bytes) -> None:
@@ -320,11 +298,3 @@ def _write_all(fd: int, frame: bytes) -> None:
     except OSError:
         os.ftruncate(fd, os.fstat(fd).st_size - (len(frame) - len(view)))
         raise
-
-
-def fsync_dir(folder: str) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

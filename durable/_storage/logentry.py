@@ -12,6 +12,7 @@ import struct
 import zlib
 
 from ..errors import CorruptRecordError
+from .crc import LARGE, crc32
 from .keys import position_of
 
 _MAGIC = b"\xd7\x1e"
@@ -56,9 +57,13 @@ def encode_entry(name: str, data: bytes | None) -> bytes:
     # The checksum runs on over name and data, so data is copied once, into
     # the entry (a large output is not copied again to be summed).
     raw = name.encode()
-    size = _GONE if data is None else len(data)
-    fields = _FIELDS.pack(_MAGIC, len(raw), size, zlib.crc32(data or b"", zlib.crc32(raw)))
-    return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data or b""))
+    if data is None:
+        fields = _FIELDS.pack(_MAGIC, len(raw), _GONE, zlib.crc32(raw))
+        return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw))
+    size = len(data)  # a record of a hundred bytes is summed by zlib without a call more
+    crc = zlib.crc32(data, zlib.crc32(raw)) if size < LARGE else crc32(data, zlib.crc32(raw))
+    fields = _FIELDS.pack(_MAGIC, len(raw), size, crc)
+    return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data))
 
 
 def parse(

@@ -33,7 +33,13 @@ if find_spec("fcntl") is not None:
         return True
 
     def unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        fcntl.flock(fd, _UN)
+
+    def lock_wait(fd: int) -> None:
+        """Take the lock, waiting for it (a run log's every append)."""
+        fcntl.flock(fd, _EX)
+
+    _EX, _UN = fcntl.LOCK_EX, fcntl.LOCK_UN
 
 else:
     # Loaded by name: type stubs describe msvcrt only when checking for Windows.
@@ -61,6 +67,10 @@ else:
 
     def unlock(fd: int) -> None:
         _at_lock_byte(fd, msvcrt.LK_UNLCK)
+
+    def lock_wait(fd: int) -> None:
+        """Take the lock, waiting for it (a run log's every append)."""
+        lock_exclusive(fd, blocking=True)
 
     def _at_lock_byte(fd: int, mode: int) -> None:
         # `locking` works from the file position: move there, and back, so
