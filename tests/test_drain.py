@@ -113,6 +113,47 @@ def test_an_async_run_drains_too(local_store: durable.Store) -> None:
     assert ran == Counter(first=1, second=1)
 
 
+
+def test_an_async_stop_lets_the_gathered_steps_in_flight_finish(local_store: durable.Store) -> None:
+    # A stop raised in one task of a gather is a SystemExit: asyncio lets it
+    # out of the event loop at once, and asyncio.run then cancelled the other
+    # steps mid-body; they were not recorded and the resume ran them again
+    # (part1 and part2 twice), although their bodies had run.
+    import asyncio
+
+    ran: Counter[str] = Counter()
+    gates: list[asyncio.Event] = []
+
+    @durable.step
+    async def part(i: int) -> int:
+        ran[f"part{i}"] += 1
+        if not gates:
+            gates.append(asyncio.Event())
+        if i == 0:
+            await asyncio.sleep(0)  # the others enter their bodies meanwhile
+            durable.request_stop()  # as SIGTERM under stop_on_signals() would
+            gates[0].set()
+        else:
+            await gates[0].wait()  # in flight when the stop is asked for
+        return i * 10
+
+    @durable.step
+    async def total(xs: list[int]) -> int:
+        ran["total"] += 1
+        return sum(xs)
+
+    @durable.workflow(store=local_store, run_id="g1")
+    async def flow() -> int:
+        return await total(list(await asyncio.gather(part(0), part(1), part(2))))
+
+    with pytest.raises(durable.Stopped):
+        asyncio.run(flow())
+    assert ran == Counter(part0=1, part1=1, part2=1)
+    durable.clear_stop()
+    assert asyncio.run(flow.resume("g1")).value == 30
+    assert ran == Counter(part0=1, part1=1, part2=1, total=1)
+
+
 OWN_HANDLER = """
 import os, signal, sys
 import durable

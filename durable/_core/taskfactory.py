@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ControlFlow
+from ..errors import ControlFlow, Stopped
 from .scope import RunState, Scope, _asyncio, current_task, scope_var, set_scope
 
 if TYPE_CHECKING:
@@ -100,11 +100,11 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
                 context.run(scope_var.set, child)
             except RuntimeError:  # a context in use elsewhere: the task fails closed later
                 return _spawn(previous, loop, coro, kwargs)
-            task = _spawn(previous, loop, coro, kwargs)
+            task = _spawn(previous, loop, _contained(coro), kwargs)
         else:  # the task copies the current context: put the child scope in it for now
             token = scope_var.set(child)
             try:
-                task = _spawn(previous, loop, coro, kwargs)
+                task = _spawn(previous, loop, _contained(coro), kwargs)
             finally:
                 scope_var.reset(token)
         child.bind(task)
@@ -129,6 +129,36 @@ def _spawn(
     return asyncio.Task(coro, loop=loop, **kwargs)
 
 
+class _StoppedInTask(ControlFlow):
+    """A graceful stop met in one of the run's tasks, on its way to the body
+    (through `asyncio.gather`, or whatever awaits the task). `Stopped` is a
+    SystemExit, which asyncio lets out of the event loop at once; asyncio.run
+    then cancelled the run's other steps mid-body, unrecorded though they had
+    run, and a resume ran them again. As a plain BaseException it ends only
+    its task; the body settles (the steps in flight finish and are recorded)
+    and raises the `Stopped` itself."""
+
+    def __init__(self, stopped: Stopped) -> None:
+        super().__init__(stopped.code)
+        self.stopped = stopped
+
+
+def _contained(coro: Any) -> Any:
+    """coro, as a coroutine whose `Stopped` ends only its task. It keeps the
+    coroutine's names, which a user's task factory or a task's repr shows."""
+    wrapper: Any = _contain(coro)
+    wrapper.__name__ = getattr(coro, "__name__", wrapper.__name__)
+    wrapper.__qualname__ = getattr(coro, "__qualname__", wrapper.__qualname__)
+    return wrapper
+
+
+async def _contain(coro: Any) -> Any:
+    try:
+        return await coro
+    except Stopped as e:
+        raise _StoppedInTask(e) from e
+
+
 def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., Awaitable[Any]]:
     """An async body that ends only once the tasks numbered for its run have
     ended, as a `TaskGroup` waits for its children: a step still running
@@ -145,6 +175,8 @@ def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., 
             # nothing); any other end, a suspend or graceful stop included,
             # waits for them: each stops at its next operation or records it.
             await _settle(run, cancel=not isinstance(e, (Exception, ControlFlow)))
+            if isinstance(e, _StoppedInTask):  # every task has ended: the stop is the run's now
+                raise e.stopped from None
             raise
         await _settle(run, cancel=False)
         return value
