@@ -154,6 +154,43 @@ def test_an_async_stop_lets_the_gathered_steps_in_flight_finish(local_store: dur
     assert ran == Counter(part0=1, part1=1, part2=1, total=1)
 
 
+
+def test_a_stop_keeps_the_items_in_flight_on_a_pool(local_store: durable.Store) -> None:
+    # A checkpointed loop_over on a thread pool: the stop came out of the
+    # first item recorded after it, and the items running beside it, which
+    # finished, were dropped unrecorded; the resume ran them again.
+    from concurrent.futures import ThreadPoolExecutor
+
+    ran: Counter[int] = Counter()
+    lock = threading.Lock()
+    together, asked, resumed = threading.Barrier(4), threading.Event(), threading.Event()
+
+    @durable.step
+    def item(i: int) -> int:
+        with lock:
+            ran[i] += 1
+        if i < 4 and not resumed.is_set():
+            together.wait(60)  # items 0-3 are all in flight
+            if i == 0:
+                durable.request_stop()
+                asked.set()
+            assert asked.wait(60)
+        return i * 10
+
+    @durable.workflow(store=local_store, run_id="p1")
+    def flow() -> list[int]:
+        with ThreadPoolExecutor(4) as pool:
+            return durable.loop_over(item, range(8), executor=pool, checkpoint_items=True)
+
+    with pytest.raises(durable.Stopped):
+        flow()
+    assert all(ran[i] == 1 for i in range(4))
+    durable.clear_stop()
+    resumed.set()
+    assert flow.resume("p1").value == [i * 10 for i in range(8)]
+    assert ran == Counter({i: 1 for i in range(8)})
+
+
 OWN_HANDLER = """
 import os, signal, sys
 import durable
