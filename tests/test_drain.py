@@ -114,7 +114,10 @@ def test_an_async_run_drains_too(local_store: durable.Store) -> None:
 
 
 
-def test_an_async_stop_lets_the_gathered_steps_in_flight_finish(local_store: durable.Store) -> None:
+@pytest.mark.parametrize("together", ["gather", "TaskGroup"])
+def test_an_async_stop_lets_the_gathered_steps_in_flight_finish(
+    local_store: durable.Store, together: str
+) -> None:
     # A stop raised in one task of a gather is a SystemExit: asyncio lets it
     # out of the event loop at once, and asyncio.run then cancelled the other
     # steps mid-body; they were not recorded and the resume ran them again
@@ -144,9 +147,15 @@ def test_an_async_stop_lets_the_gathered_steps_in_flight_finish(local_store: dur
 
     @durable.workflow(store=local_store, run_id="g1")
     async def flow() -> int:
-        return await total(list(await asyncio.gather(part(0), part(1), part(2))))
+        if together == "gather":
+            return await total(list(await asyncio.gather(part(0), part(1), part(2))))
+        async with asyncio.TaskGroup() as group:  # 3.11+
+            tasks = [group.create_task(part(i)) for i in range(3)]
+        return await total([t.result() for t in tasks])
 
-    with pytest.raises(durable.Stopped):
+    if together == "TaskGroup" and not hasattr(asyncio, "TaskGroup"):
+        pytest.skip("asyncio.TaskGroup is 3.11+")
+    with pytest.raises(durable.Stopped):  # not an exception group (TaskGroup)
         asyncio.run(flow())
     assert ran == Counter(part0=1, part1=1, part2=1)
     durable.clear_stop()

@@ -159,6 +159,19 @@ async def _contain(coro: Any) -> Any:
         raise _StoppedInTask(e) from e
 
 
+def _stop_in(e: BaseException) -> Stopped | None:
+    """The graceful stop e carries from a task: alone (`asyncio.gather`), or
+    in an exception group (a `TaskGroup`, 3.11+), where a stop wins over the
+    other tasks' errors, as it does when it reaches the body first."""
+    if isinstance(e, _StoppedInTask):
+        return e.stopped
+    subgroup = getattr(e, "subgroup", None)  # a BaseExceptionGroup
+    found = subgroup(_StoppedInTask) if subgroup is not None else None
+    while found is not None and not isinstance(found, _StoppedInTask):
+        found = found.exceptions[0]  # a group nested in the group
+    return None if found is None else found.stopped
+
+
 def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., Awaitable[Any]]:
     """An async body that ends only once the tasks numbered for its run have
     ended, as a `TaskGroup` waits for its children: a step still running
@@ -174,9 +187,10 @@ def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., 
             # A cancelled or interrupted body cancels them (they record
             # nothing); any other end, a suspend or graceful stop included,
             # waits for them: each stops at its next operation or records it.
-            await _settle(run, cancel=not isinstance(e, (Exception, ControlFlow)))
-            if isinstance(e, _StoppedInTask):  # every task has ended: the stop is the run's now
-                raise e.stopped from None
+            stop = _stop_in(e)
+            await _settle(run, cancel=stop is None and not isinstance(e, (Exception, ControlFlow)))
+            if stop is not None:  # every task has ended: the stop is the run's now
+                raise stop from None
             raise
         await _settle(run, cancel=False)
         return value
