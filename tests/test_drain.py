@@ -164,6 +164,35 @@ def test_an_async_stop_lets_the_gathered_steps_in_flight_finish(
 
 
 
+
+def test_a_stop_that_a_gather_returns_as_a_value_still_stops_the_run(
+    local_store: durable.Store,
+) -> None:
+    # The stop reaches the body as an exception of one task: with
+    # return_exceptions=True it is one of the values, and the run must not
+    # complete with it.
+    import asyncio
+
+    ran: Counter[int] = Counter()
+
+    @durable.step
+    async def part(i: int) -> int:
+        ran[i] += 1
+        if i == 0:
+            durable.request_stop()
+        return i
+
+    @durable.workflow(store=local_store, run_id="rx")
+    async def flow() -> list[object]:
+        return list(await asyncio.gather(part(0), part(1), return_exceptions=True))
+
+    with pytest.raises(durable.Stopped):
+        asyncio.run(flow())
+    durable.clear_stop()
+    assert asyncio.run(flow.resume("rx")).value == [0, 1]
+    assert ran == Counter({0: 1, 1: 1})
+
+
 def test_a_stop_keeps_the_items_in_flight_on_a_pool(local_store: durable.Store) -> None:
     # A checkpointed loop_over on a thread pool: the stop came out of the
     # first item recorded after it, and the items running beside it, which

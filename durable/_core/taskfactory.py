@@ -100,11 +100,11 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
                 context.run(scope_var.set, child)
             except RuntimeError:  # a context in use elsewhere: the task fails closed later
                 return _spawn(previous, loop, coro, kwargs)
-            task = _spawn(previous, loop, _contained(coro), kwargs)
+            task = _spawn(previous, loop, _contained(coro, parent.run), kwargs)
         else:  # the task copies the current context: put the child scope in it for now
             token = scope_var.set(child)
             try:
-                task = _spawn(previous, loop, _contained(coro), kwargs)
+                task = _spawn(previous, loop, _contained(coro, parent.run), kwargs)
             finally:
                 scope_var.reset(token)
         child.bind(task)
@@ -143,19 +143,25 @@ class _StoppedInTask(ControlFlow):
         self.stopped = stopped
 
 
-def _contained(coro: Any) -> Any:
+# id(run) -> the first stop met in one of its tasks, until its body ends: a
+# body that swallowed it (`gather(..., return_exceptions=True)`) still stops.
+_STOPS: dict[int, Stopped] = {}
+
+
+def _contained(coro: Any, run: RunState) -> Any:
     """coro, as a coroutine whose `Stopped` ends only its task. It keeps the
     coroutine's names, which a user's task factory or a task's repr shows."""
-    wrapper: Any = _contain(coro)
+    wrapper: Any = _contain(coro, run)
     wrapper.__name__ = getattr(coro, "__name__", wrapper.__name__)
     wrapper.__qualname__ = getattr(coro, "__qualname__", wrapper.__qualname__)
     return wrapper
 
 
-async def _contain(coro: Any) -> Any:
+async def _contain(coro: Any, run: RunState) -> Any:
     try:
         return await coro
     except Stopped as e:
+        _STOPS.setdefault(id(run), e)
         raise _StoppedInTask(e) from e
 
 
@@ -182,18 +188,27 @@ def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., 
 
     async def body(*args: Any, **kwargs: Any) -> Any:
         try:
-            value = await fn(*args, **kwargs)
-        except BaseException as e:
-            # A cancelled or interrupted body cancels them (they record
-            # nothing); any other end, a suspend or graceful stop included,
-            # waits for them: each stops at its next operation or records it.
-            stop = _stop_in(e)
-            await _settle(run, cancel=stop is None and not isinstance(e, (Exception, ControlFlow)))
-            if stop is not None:  # every task has ended: the stop is the run's now
+            try:
+                value = await fn(*args, **kwargs)
+            except BaseException as e:
+                # A cancelled or interrupted body cancels them (they record
+                # nothing); any other end, a suspend or graceful stop included,
+                # waits for them: each stops at its next operation or records it.
+                stop = _stop_in(e)
+                ended = isinstance(e, (Exception, ControlFlow))
+                await _settle(run, cancel=stop is None and not ended)
+                if stop is None and isinstance(e, Exception):  # after a stop it swallowed
+                    stop = _STOPS.get(id(run))
+                if stop is not None:  # every task has ended: the stop is the run's now
+                    raise stop from None
+                raise
+            await _settle(run, cancel=False)
+            stop = _STOPS.get(id(run))
+            if stop is not None:  # never a value made of a task's stop: the run stops
                 raise stop from None
-            raise
-        await _settle(run, cancel=False)
-        return value
+            return value
+        finally:
+            _STOPS.pop(id(run), None)
 
     return body
 
