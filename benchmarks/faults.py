@@ -84,6 +84,10 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         for kind in ("sync", "async", "loop")
     ]
     runs += [
+        (f"graceful stop {kind}", lambda kind=kind: kills.stop_trials(local, kind, n(100), rng))
+        for kind in ("sync", "async", "loop")
+    ]
+    runs += [
         ("damage every offset", lambda: damage.damage_every_offset(folder / "damage", 1, rng)),
         ("race local", lambda: named(kills.race(local, 8, n(20)), "local")),
         ("race S3", lambda: named(kills.race(on_s3()[0], 8, n(10)), "S3")),

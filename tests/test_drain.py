@@ -113,6 +113,122 @@ def test_an_async_run_drains_too(local_store: durable.Store) -> None:
     assert ran == Counter(first=1, second=1)
 
 
+
+@pytest.mark.parametrize("together", ["gather", "TaskGroup"])
+def test_an_async_stop_lets_the_gathered_steps_in_flight_finish(
+    local_store: durable.Store, together: str
+) -> None:
+    # A stop raised in one task of a gather is a SystemExit: asyncio lets it
+    # out of the event loop at once, and asyncio.run then cancelled the other
+    # steps mid-body; they were not recorded and the resume ran them again
+    # (part1 and part2 twice), although their bodies had run.
+    import asyncio
+
+    ran: Counter[str] = Counter()
+    gates: list[asyncio.Event] = []
+
+    @durable.step
+    async def part(i: int) -> int:
+        ran[f"part{i}"] += 1
+        if not gates:
+            gates.append(asyncio.Event())
+        if i == 0:
+            await asyncio.sleep(0)  # the others enter their bodies meanwhile
+            durable.request_stop()  # as SIGTERM under stop_on_signals() would
+            gates[0].set()
+        else:
+            await gates[0].wait()  # in flight when the stop is asked for
+        return i * 10
+
+    @durable.step
+    async def total(xs: list[int]) -> int:
+        ran["total"] += 1
+        return sum(xs)
+
+    @durable.workflow(store=local_store, run_id="g1")
+    async def flow() -> int:
+        if together == "gather":
+            return await total(list(await asyncio.gather(part(0), part(1), part(2))))
+        async with asyncio.TaskGroup() as group:  # 3.11+
+            tasks = [group.create_task(part(i)) for i in range(3)]
+        return await total([t.result() for t in tasks])
+
+    if together == "TaskGroup" and not hasattr(asyncio, "TaskGroup"):
+        pytest.skip("asyncio.TaskGroup is 3.11+")
+    with pytest.raises(durable.Stopped):  # not an exception group (TaskGroup)
+        asyncio.run(flow())
+    assert ran == Counter(part0=1, part1=1, part2=1)
+    durable.clear_stop()
+    assert asyncio.run(flow.resume("g1")).value == 30
+    assert ran == Counter(part0=1, part1=1, part2=1, total=1)
+
+
+
+
+def test_a_stop_that_a_gather_returns_as_a_value_still_stops_the_run(
+    local_store: durable.Store,
+) -> None:
+    # The stop reaches the body as an exception of one task: with
+    # return_exceptions=True it is one of the values, and the run must not
+    # complete with it.
+    import asyncio
+
+    ran: Counter[int] = Counter()
+
+    @durable.step
+    async def part(i: int) -> int:
+        ran[i] += 1
+        if i == 0:
+            durable.request_stop()
+        return i
+
+    @durable.workflow(store=local_store, run_id="rx")
+    async def flow() -> list[object]:
+        return list(await asyncio.gather(part(0), part(1), return_exceptions=True))
+
+    with pytest.raises(durable.Stopped):
+        asyncio.run(flow())
+    durable.clear_stop()
+    assert asyncio.run(flow.resume("rx")).value == [0, 1]
+    assert ran == Counter({0: 1, 1: 1})
+
+
+def test_a_stop_keeps_the_items_in_flight_on_a_pool(local_store: durable.Store) -> None:
+    # A checkpointed loop_over on a thread pool: the stop came out of the
+    # first item recorded after it, and the items running beside it, which
+    # finished, were dropped unrecorded; the resume ran them again.
+    from concurrent.futures import ThreadPoolExecutor
+
+    ran: Counter[int] = Counter()
+    lock = threading.Lock()
+    together, asked, resumed = threading.Barrier(4), threading.Event(), threading.Event()
+
+    @durable.step
+    def item(i: int) -> int:
+        with lock:
+            ran[i] += 1
+        if i < 4 and not resumed.is_set():
+            together.wait(60)  # items 0-3 are all in flight
+            if i == 0:
+                durable.request_stop()
+                asked.set()
+            assert asked.wait(60)
+        return i * 10
+
+    @durable.workflow(store=local_store, run_id="p1")
+    def flow() -> list[int]:
+        with ThreadPoolExecutor(4) as pool:
+            return durable.loop_over(item, range(8), executor=pool, checkpoint_items=True)
+
+    with pytest.raises(durable.Stopped):
+        flow()
+    assert all(ran[i] == 1 for i in range(4))
+    durable.clear_stop()
+    resumed.set()
+    assert flow.resume("p1").value == [i * 10 for i in range(8)]
+    assert ran == Counter({i: 1 for i in range(8)})
+
+
 OWN_HANDLER = """
 import os, signal, sys
 import durable

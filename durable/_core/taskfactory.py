@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ControlFlow
+from ..errors import ControlFlow, Stopped
 from .scope import RunState, Scope, _asyncio, current_task, scope_var, set_scope
 
 if TYPE_CHECKING:
@@ -100,11 +100,11 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
                 context.run(scope_var.set, child)
             except RuntimeError:  # a context in use elsewhere: the task fails closed later
                 return _spawn(previous, loop, coro, kwargs)
-            task = _spawn(previous, loop, coro, kwargs)
+            task = _spawn(previous, loop, _contained(coro, parent.run), kwargs)
         else:  # the task copies the current context: put the child scope in it for now
             token = scope_var.set(child)
             try:
-                task = _spawn(previous, loop, coro, kwargs)
+                task = _spawn(previous, loop, _contained(coro, parent.run), kwargs)
             finally:
                 scope_var.reset(token)
         child.bind(task)
@@ -129,6 +129,55 @@ def _spawn(
     return asyncio.Task(coro, loop=loop, **kwargs)
 
 
+class _StoppedInTask(ControlFlow):
+    """A graceful stop met in one of the run's tasks, on its way to the body
+    (through `asyncio.gather`, or whatever awaits the task). `Stopped` is a
+    SystemExit, which asyncio lets out of the event loop at once; asyncio.run
+    then cancelled the run's other steps mid-body, unrecorded though they had
+    run, and a resume ran them again. As a plain BaseException it ends only
+    its task; the body settles (the steps in flight finish and are recorded)
+    and raises the `Stopped` itself."""
+
+    def __init__(self, stopped: Stopped) -> None:
+        super().__init__(stopped.code)
+        self.stopped = stopped
+
+
+# id(run) -> the first stop met in one of its tasks, until its body ends: a
+# body that swallowed it (`gather(..., return_exceptions=True)`) still stops.
+_STOPS: dict[int, Stopped] = {}
+
+
+def _contained(coro: Any, run: RunState) -> Any:
+    """coro, as a coroutine whose `Stopped` ends only its task. It keeps the
+    coroutine's names, which a user's task factory or a task's repr shows."""
+    wrapper: Any = _contain(coro, run)
+    wrapper.__name__ = getattr(coro, "__name__", wrapper.__name__)
+    wrapper.__qualname__ = getattr(coro, "__qualname__", wrapper.__qualname__)
+    return wrapper
+
+
+async def _contain(coro: Any, run: RunState) -> Any:
+    try:
+        return await coro
+    except Stopped as e:
+        _STOPS.setdefault(id(run), e)
+        raise _StoppedInTask(e) from e
+
+
+def _stop_in(e: BaseException) -> Stopped | None:
+    """The graceful stop e carries from a task: alone (`asyncio.gather`), or
+    in an exception group (a `TaskGroup`, 3.11+), where a stop wins over the
+    other tasks' errors, as it does when it reaches the body first."""
+    if isinstance(e, _StoppedInTask):
+        return e.stopped
+    subgroup = getattr(e, "subgroup", None)  # a BaseExceptionGroup
+    found = subgroup(_StoppedInTask) if subgroup is not None else None
+    while found is not None and not isinstance(found, _StoppedInTask):
+        found = found.exceptions[0]  # a group nested in the group
+    return None if found is None else found.stopped
+
+
 def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., Awaitable[Any]]:
     """An async body that ends only once the tasks numbered for its run have
     ended, as a `TaskGroup` waits for its children: a step still running
@@ -139,15 +188,27 @@ def settling(fn: Callable[..., Awaitable[Any]], run: RunState) -> Callable[..., 
 
     async def body(*args: Any, **kwargs: Any) -> Any:
         try:
-            value = await fn(*args, **kwargs)
-        except BaseException as e:
-            # A cancelled or interrupted body cancels them (they record
-            # nothing); any other end, a suspend or graceful stop included,
-            # waits for them: each stops at its next operation or records it.
-            await _settle(run, cancel=not isinstance(e, (Exception, ControlFlow)))
-            raise
-        await _settle(run, cancel=False)
-        return value
+            try:
+                value = await fn(*args, **kwargs)
+            except BaseException as e:
+                # A cancelled or interrupted body cancels them (they record
+                # nothing); any other end, a suspend or graceful stop included,
+                # waits for them: each stops at its next operation or records it.
+                stop = _stop_in(e)
+                ended = isinstance(e, (Exception, ControlFlow))
+                await _settle(run, cancel=stop is None and not ended)
+                if stop is None and isinstance(e, Exception):  # after a stop it swallowed
+                    stop = _STOPS.get(id(run))
+                if stop is not None:  # every task has ended: the stop is the run's now
+                    raise stop from None
+                raise
+            await _settle(run, cancel=False)
+            stop = _STOPS.get(id(run))
+            if stop is not None:  # never a value made of a task's stop: the run stops
+                raise stop from None
+            return value
+        finally:
+            _STOPS.pop(id(run), None)
 
     return body
 

@@ -14,7 +14,7 @@ from .._core.context import enter_plain
 from .._core.logs import add_note
 from .._core.plan import check_stop, stop
 from .._core.tracing import carrier
-from ..errors import ControlFlow, SerializationError
+from ..errors import ControlFlow, SerializationError, Stopped
 from .executors import Trace, acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
 
@@ -72,6 +72,7 @@ def _run_blocking(
     queue = iter(todo)
     flying: dict[Any, int] = {}
     failed: tuple[int, Exception] | None = None
+    stopped: Stopped | None = None
     try:
         _fill(pool, items, queue, flying, window)
         while flying:
@@ -82,6 +83,12 @@ def _run_blocking(
                     value = _NONE
                     value = pool.outcome(handle)
                     done(i, value)
+                except Stopped as stop_now:  # raised once this item was kept
+                    # As after a failure: the items running finish and are kept too
+                    # (dropped, they would run again on resume), none starts.
+                    stopped = stopped or stop_now
+                    for h in pool.unstart(list(flying)):
+                        del flying[h]
                 except Exception as exc:
                     # Not the item: a record that could not be written stops all.
                     if value is not _NONE and not isinstance(exc, SerializationError):
@@ -91,11 +98,13 @@ def _run_blocking(
                         # Items not started yet are dropped; running ones finish and are kept.
                         for h in pool.unstart(list(flying)):
                             del flying[h]
-            if failed is None:
+            if failed is None and stopped is None:
                 _fill(pool, items, queue, flying, window)
     except BaseException:
         pool.cancel(flying)
         raise
+    if stopped is not None:
+        raise stopped
     if failed is not None:
         index, error = failed
         raise annotate(error, index, len(items), label)

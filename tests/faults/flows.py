@@ -9,7 +9,8 @@ O_APPEND write, so executions are counted across processes.
 Environment: FAULT_STORE (URL), FAULT_LOG (execution log), FAULT_TTL (lease
 seconds), FAULT_RETRIES (botocore attempts, S3 only), FAULT_HOOK_AT with
 FAULT_HOOK (a shell command run inside that step, as a fault) or FAULT_FSIZE
-(a file size limit set there)."""
+(a file size limit set there), FAULT_SPIN (seconds each step body takes),
+FAULT_GRACEFUL=1 (SIGTERM stops the run gracefully: `stop_on_signals`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from typing import Any
 
 import durable
@@ -30,6 +32,10 @@ def note(kind: str, i: int) -> None:
         os.write(fd, f"{os.getpid()} {kind} {i}\n".encode())
     finally:
         os.close(fd)
+    if os.environ.get("FAULT_SPIN"):  # a body that takes a while: stops land inside it
+        until = time.perf_counter() + float(os.environ["FAULT_SPIN"])
+        while time.perf_counter() < until:
+            pass
     if str(i) == os.environ.get("FAULT_HOOK_AT"):  # read now: not part of a fingerprint
         if os.environ.get("FAULT_FSIZE"):  # a file size limit from here on (EFBIG)
             hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
@@ -120,6 +126,8 @@ def main(argv: list[str]) -> None:
     the functions are this module's, as in the process that resumes)."""
     kind, n, run_id = argv[0], int(argv[1]), argv[2]
     store = open_store()
+    if os.environ.get("FAULT_GRACEFUL") == "1":  # SIGTERM drains (exit 143)
+        durable.stop_on_signals()
     print("STARTED", flush=True)
     try:
         result = call(kind, n, run_id, store)

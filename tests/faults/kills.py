@@ -76,6 +76,45 @@ def kill_trials(place: Place, kind: str, trials: int, rng: random.Random) -> Out
     return outcome
 
 
+def stop_trials(place: Place, kind: str, trials: int, rng: random.Random) -> Outcome:
+    """SIGTERM at a random moment of a run under `stop_on_signals()`: the
+    steps in flight (several, in the async flow's gather) finish and are
+    recorded, so every step the stopped process executed is recorded, and
+    the resume executes only the others, once each."""
+    outcome = Outcome(f"graceful stop ({kind})")
+    n, env = STEPS[kind], {"FAULT_GRACEFUL": "1", "FAULT_SPIN": "0.003"}
+    for _ in range(trials):
+        place.log.write_text("")
+        run_id = new_run_id(f"stop-{kind}")
+        child = spawn(place, kind, n, run_id, **env)
+        if read_line(child.stdout) != "STARTED":
+            child.kill()
+            child.wait()
+            outcome.violation(run_id, "the child did not start")
+            continue
+        time.sleep(rng.uniform(0, n * 0.004))  # the fault's timing, not a synchronisation
+        child.send_signal(signal.SIGTERM)
+        child.communicate()
+        outcome.trials += 1
+        outcome.endings[{-signal.SIGTERM: "killed", 143: "stopped", 0: "finished"}.get(
+            child.returncode, f"exit {child.returncode}")] += 1  # fmt: skip
+        store = place.store()
+        done = recorded(store, kind, run_id, n)
+        first = executions(place.log, flows.KINDS[kind]).get(child.pid, Counter())
+        if child.returncode == 143 and set(first) - done:
+            outcome.violation(run_id, f"steps {sorted(set(first) - done)} ran but were not recorded")
+        try:
+            value = flows.call(kind, n, run_id, store)
+        except Exception as e:
+            outcome.violation(run_id, f"the resume raised {type(e).__name__}: {e}")
+            continue
+        if value != flows.expected(n):
+            outcome.violation(run_id, "the resumed run returned a wrong value")
+        runs = executions(place.log, flows.KINDS[kind])
+        check_counts(outcome, run_id, done, first, runs.get(os.getpid(), Counter()), n)
+    return outcome
+
+
 RACER = """
 import json, os, sys
 sys.path.insert(0, {root!r})

@@ -42,6 +42,11 @@ def test_kill_9_at_random_moments_local(
     clean(kills.kill_trials(local, kind, 4, random.Random(kind)), 4)
 
 
+@pytest.mark.parametrize("kind", ["sync", "async", "loop"])
+def test_graceful_stop_at_random_moments(local: Place, kind: str) -> None:
+    clean(kills.stop_trials(local, kind, 6, random.Random(kind)), 6)
+
+
 @pytest.mark.parametrize("kind", ["sync", "loop"])
 def test_kill_9_at_random_moments_s3(s3: Place, kind: str) -> None:
     clean(kills.kill_trials(s3, kind, 2, random.Random(kind)), 2)
