@@ -490,6 +490,74 @@ def test_dbos_methods_as_steps(store: durable.Store) -> None:
     assert Counter.calls == ["add10+3", "twice3", "square3"]
 
 
+def test_dbos_workflow_as_instance_method(store: durable.Store) -> None:
+    """test_simple_workflow_inst, test_inst_recovery: a workflow that is a
+    method runs with its instance as its first argument, which counts as
+    one (by its state): the same instance and arguments again replay its
+    step, another instance is another run, and an explicit id returns the
+    recorded result. (DBOS names an instance by its config_name; durable by
+    its state. The body itself may run again on a completed run: the steps
+    it reaches through `self` are checked as they replay.) Before, the
+    instance was not bound: the call's first argument took its place."""
+    steps: list[str] = []
+
+    class Inst:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        @durable.step
+        def test_step(self, var: str) -> str:
+            steps.append(f"{self.name} {var}")
+            return var
+
+        @durable.workflow(store=store)
+        def test_workflow(self, var: str, var2: str) -> str:
+            return self.test_step(var) + var2
+
+    inst = Inst("bob")
+    first = inst.test_workflow.run("bob", "x")
+    assert (first.value, first.steps_executed) == ("bobx", 1)
+    assert inst.test_workflow("bob", "x") == "bobx"
+    assert Inst.test_workflow(inst, "bob", "x") == "bobx"
+    again = inst.test_workflow.run("bob", "x")
+    assert (again.run_id, again.value, again.steps_executed) == (first.run_id, "bobx", 0)
+    ann = Inst("ann").test_workflow.run("bob", "x")
+    assert ann.value == "bobx" and ann.run_id != first.run_id
+    fixed = inst.test_workflow.with_options(run_id="wfid")
+    assert fixed("arg1", "!") == "arg1!" and fixed("arg1", "!") == "arg1!"
+    assert steps == ["bob bob", "ann bob", "bob arg1"]
+    with pytest.raises(TypeError, match="var2"):
+        inst.test_workflow("only one")  # type: ignore[call-arg]
+    assert "wfid" in {i.run_id for i in Inst.test_workflow.runs()}
+    assert inst.test_workflow.resume("wfid").value == "arg1!" and len(steps) == 3
+
+
+def test_dbos_async_workflow_as_instance_method(store: durable.Store) -> None:
+    """test_inst_async_recovery, test_inst_async_step_recovery: an async
+    workflow method of an instance holding a lambda; its step ran once, and
+    a resume through the instance replays it."""
+    ran: list[int] = []
+
+    class TestClass:
+        def __init__(self, multiplier: int) -> None:
+            self.multiply = lambda x: x * multiplier
+
+        @durable.step
+        async def step(self, x: int) -> int:
+            ran.append(x)
+            return int(self.multiply(x))
+
+        @durable.workflow(store=store, run_id="inst-async")
+        async def workflow(self, x: int) -> int:
+            return await self.step(x)
+
+    inst = TestClass(5)
+    assert asyncio.run(inst.workflow(2)) == 10
+    assert asyncio.run(inst.workflow(2)) == 10
+    assert asyncio.run(inst.workflow.resume("inst-async")).value == 10
+    assert ran == [2]
+
+
 # -- joblib: joblib/test/test_memory.py ---------------------------------------
 
 

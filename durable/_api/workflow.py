@@ -27,6 +27,7 @@ from .._storage.factory import open_store
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 from . import child
+from .bound import BoundWorkflow
 from .definition import definition_of, own_fingerprint
 from .progress_file import following
 from .retention import prune
@@ -75,6 +76,10 @@ class Workflow(Steering, Generic[P, R]):
 
     def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:
         return drive_sync(self._plan(args, kwargs))
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        # In a class body a workflow is a method, as a function is (bound.py).
+        return self if obj is None else BoundWorkflow(self, obj)
 
     def resume(
         self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any

@@ -1,0 +1,52 @@
+"""A workflow defined in a class body and reached through an instance (or,
+under `classmethod`, through its class) is a method: the instance is its
+first argument, bound as a function's `self` is. It counts as any argument
+does, by its state (DESIGN §2, the identity of a call), in the derived run
+id and in the run's recorded arguments. Without this binding the call's
+first argument took the instance's place (`obj.wf("a", "b")` ran with
+`self="a"`, or failed naming a missing argument)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._core.signature import signature_of
+
+
+class BoundWorkflow:
+    """`obj.workflow`: calls and runs pass `obj` first; everything else
+    (resume, fork, runs, history, name, fingerprint) is the workflow's."""
+
+    __slots__ = ("__func__", "__self__")
+
+    def __init__(self, workflow: Any, owner: object) -> None:
+        self.__func__ = workflow
+        self.__self__ = owner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__(self.__self__, *args, **kwargs)
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__.run(self.__self__, *args, **kwargs)
+
+    def with_options(self, **options: Any) -> BoundWorkflow:
+        return BoundWorkflow(self.__func__.with_options(**options), self.__self__)
+
+    def resume(self, run_id: str, /, **options: Any) -> Any:
+        # This instance, not a copy read back from the run (which a class
+        # that cannot be pickled never recorded); a changed one is a changed
+        # argument, as in any resume override.
+        return self.__func__.resume(run_id, **options, **self._own())
+
+    def fork(self, run_id: str, /, at: int, **options: Any) -> Any:
+        return self.__func__.fork(run_id, at, **options, **self._own())
+
+    def _own(self) -> dict[str, object]:
+        first = next(iter(signature_of(self.__func__.fn).parameters))
+        return {first: self.__self__}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__func__, name)
+
+    def __repr__(self) -> str:
+        return f"<bound {self.__func__!r} of {self.__self__!r}>"
