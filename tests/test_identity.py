@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 
 import durable
 from durable._core import identity
-from durable._core.identity import Undigestable, call_digest, run_id_digest, value_digest
+from durable._core.arguments import run_id_digest
+from durable._core.identity import Undigestable, call_digest, value_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,6 +62,21 @@ def _runner(tmp_path: Path, child_env: dict[str, str]):  # type: ignore[no-untyp
         )  # fmt: skip
 
     return run, log
+
+
+def refused_then_rerun(flow: Any, calls: list[str], first_warning: str) -> Any:
+    """The first run warns (`first_warning`) and fails after the call that
+    changed its argument; once fixed, the resume is refused under "refuse"
+    and runs that call again under "rerun" (with the warning again): its
+    value."""
+    with pytest.warns(UserWarning, match=first_warning):
+        with pytest.raises(ConnectionError):
+            flow()
+    calls.append("fixed")
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
+        flow()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        return flow.with_options(on_change="rerun")()
 
 
 def test_a_resume_past_a_step_that_changed_its_argument_is_refused(
@@ -199,14 +215,7 @@ def test_a_loop_over_block_that_changed_its_items_counts_as_changed(
         return items
 
     marked = [{"id": 1, "seen": True}, {"id": 2, "seen": True}]
-    with pytest.warns(UserWarning, match="loop_over.* changed an object it was given"):
-        with pytest.raises(ConnectionError):
-            flow()
-    calls.append("fixed")
-    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
-        flow()
-    with pytest.warns(UserWarning, match="changed an object it was given"):
-        assert flow.with_options(on_change="rerun")() == marked
+    assert refused_then_rerun(flow, calls, "loop_over.* changed an object") == marked
     assert calls == ["mark", "mark", "fixed", "mark", "mark"]
 
 
@@ -265,12 +274,7 @@ def test_a_child_run_that_changed_its_argument_counts_as_changed(store: durable.
         fail_once(child(rows))
         return rows
 
-    with pytest.warns(UserWarning, match="workflow .*child changed an object it was given"):
-        with pytest.raises(ConnectionError):
-            parent()
-    calls.append("fixed")
-    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
-        parent()
-    with pytest.warns(UserWarning, match="changed an object it was given"):
-        assert parent.with_options(on_change="rerun")() == ["a", "child"]
+    assert refused_then_rerun(parent, calls, "workflow .*child changed an object") == [
+        "a", "child"
+    ]
     assert calls == ["note", "fixed"]  # the child's body ran again; its step replayed

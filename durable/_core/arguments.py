@@ -16,7 +16,14 @@ from .._storage.keys import check_key_part
 from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError
-from .identity import Undigestable, fresh_token, is_token, run_id_digest, value_digest
+from .identity import (
+    MAX_DEPTH,
+    Undigestable,
+    _arguments_digest,
+    fresh_token,
+    is_token,
+    value_digest,
+)
 from .signature import signature_of
 
 
@@ -178,3 +185,20 @@ def derive_run_id(
             f"Pass one explicitly: {workflow}.with_options(run_id='...')(...)"
         ) from None
     return f"{workflow}-{digest[:12]}"
+
+
+def run_id_digest(bound: inspect.BoundArguments) -> str:
+    """The digest a derived run id is made of: the same as `call_digest` of
+    that call, without the code of the user's functions and classes among
+    the arguments: the same call after a fix to that code resumes its run,
+    where the calls given that code count as changed (by the run's policy),
+    instead of starting a new run that executes every step again. Unlike a
+    step's digest this one raises Undigestable: a random token would give a
+    new run id on every call, so the workflow could never be resumed; the
+    caller asks for an explicit run id instead."""
+    full = inspect.BoundArguments(bound.signature, dict(bound.arguments))
+    full.apply_defaults()
+    try:
+        return _arguments_digest(list(full.arguments.items()), code=False)
+    except RecursionError:
+        raise Undigestable(f"nested deeper than {MAX_DEPTH} levels") from None

@@ -214,23 +214,6 @@ def changed_in_place(
     return not is_token(digest) and call_digest(signature, args, kwargs, name) != digest
 
 
-def run_id_digest(bound: inspect.BoundArguments) -> str:
-    """The digest a derived run id is made of: the same as `call_digest` of
-    that call, without the code of the user's functions and classes among
-    the arguments: the same call after a fix to that code resumes its run,
-    where the calls given that code count as changed (by the run's policy),
-    instead of starting a new run that executes every step again. Unlike a
-    step's digest this one raises Undigestable: a random token would give a
-    new run id on every call, so the workflow could never be resumed; the
-    caller asks for an explicit run id instead."""
-    full = inspect.BoundArguments(bound.signature, dict(bound.arguments))
-    full.apply_defaults()
-    try:
-        return _arguments_digest(list(full.arguments.items()), code=False)
-    except RecursionError:
-        raise Undigestable(f"nested deeper than {MAX_DEPTH} levels") from None
-
-
 def _bind(
     signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any], name: str
 ) -> inspect.BoundArguments:

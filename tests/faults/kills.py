@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import durable
 from tests.faults import flows
 from tests.faults.common import (
     FLOWS,
@@ -63,17 +64,27 @@ def kill_trials(place: Place, kind: str, trials: int, rng: random.Random) -> Out
         outcome.endings["killed" if child.returncode == -signal.SIGKILL else "finished"] += 1
         store = place.store()
         done = recorded(store, kind, run_id, n)
-        try:
-            value = flows.call(kind, n, run_id, store)
-        except Exception as e:
-            outcome.violation(trial, f"the resume raised {type(e).__name__}: {e}")
-            continue
-        if value != flows.expected(n):
-            outcome.violation(trial, "the resumed run returned a wrong value")
-        runs = executions(place.log, flows.KINDS[kind])
-        check_counts(outcome, trial, done, runs.get(child.pid, Counter()),
-                     runs.get(os.getpid(), Counter()), n)  # fmt: skip
+        resume_and_count(outcome, trial, place, (kind, n, run_id), store, done, child.pid)
     return outcome
+
+
+def resume_and_count(
+    outcome: Outcome, trial: str, place: Place, run: tuple[str, int, str],
+    store: durable.Store, done: set[int], child: int,
+) -> None:
+    """Resume the run here: its value must be the uninterrupted run's, and
+    each step executed once in all (`check_counts`)."""
+    kind, n, run_id = run
+    try:
+        value = flows.call(kind, n, run_id, store)
+    except Exception as e:
+        outcome.violation(trial, f"the resume raised {type(e).__name__}: {e}")
+        return
+    if value != flows.expected(n):
+        outcome.violation(trial, "the resumed run returned a wrong value")
+    runs = executions(place.log, flows.KINDS[kind])
+    check_counts(outcome, trial, done, runs.get(child, Counter()),
+                 runs.get(os.getpid(), Counter()), n)  # fmt: skip
 
 
 def stop_trials(place: Place, kind: str, trials: int, rng: random.Random) -> Outcome:
@@ -103,21 +114,14 @@ def stop_trials(place: Place, kind: str, trials: int, rng: random.Random) -> Out
         first = executions(place.log, flows.KINDS[kind]).get(child.pid, Counter())
         if child.returncode == 143 and set(first) - done:
             outcome.violation(run_id, f"steps {sorted(set(first) - done)} ran but were not recorded")
-        try:
-            value = flows.call(kind, n, run_id, store)
-        except Exception as e:
-            outcome.violation(run_id, f"the resume raised {type(e).__name__}: {e}")
-            continue
-        if value != flows.expected(n):
-            outcome.violation(run_id, "the resumed run returned a wrong value")
-        runs = executions(place.log, flows.KINDS[kind])
-        check_counts(outcome, run_id, done, first, runs.get(os.getpid(), Counter()), n)
+        resume_and_count(outcome, run_id, place, (kind, n, run_id), store, done, child.pid)
     return outcome
 
 
 RACER = """
 import json, os, sys
 sys.path.insert(0, {root!r})
+import durable
 from tests.faults import flows
 
 store = flows.open_store()
@@ -183,6 +187,7 @@ import os, sys
 sys.path.insert(0, {root!r})
 import durable
 from durable._manage import runs as _runs
+import durable
 from tests.faults import flows
 
 store = flows.open_store()
@@ -197,6 +202,7 @@ while not os.path.exists({done!r}):
 STARTER = """
 import sys
 sys.path.insert(0, {root!r})
+import durable
 import durable
 from tests.faults import flows
 
