@@ -1417,3 +1417,36 @@ def test_dbos_asyncio_wait_all_completed_then_fork(store: durable.Store) -> None
     forked = asyncio.run(wait_all_workflow.fork("wait", at=2))
     assert (forked.value, forked.steps_replayed, forked.steps_executed) == (["a", "b"], 2, 0)
     assert sorted(ran) == ["a", "b"]
+
+
+def test_dbos_fork_past_a_failed_position_names_it(store: durable.Store) -> None:
+    """test_asyncio_wait_first_exception's fork from a high step: the body
+    handled a failed step and completed. A failed step is not an outcome in
+    durable, so the run can be forked at 0 only; the refusal names the
+    position that is not finished, not a range "0..-1"."""
+    ran: list[str] = []
+
+    @durable.step
+    async def error_step() -> str:
+        ran.append("err")
+        raise ValueError("boom")
+
+    @durable.step
+    async def slow_step(val: str) -> str:
+        ran.append(val)
+        return val
+
+    @durable.workflow(store=store, run_id="first-exception")
+    async def wait_exception_workflow() -> list[str]:
+        tasks = [asyncio.ensure_future(error_step()), asyncio.ensure_future(slow_step("ok"))]
+        done, _ = await asyncio.wait(tasks)
+        return sorted(repr(t.exception()) if t.exception() else t.result() for t in done)
+
+    assert asyncio.run(wait_exception_workflow()) == ["ValueError('boom')", "ok"]
+    with pytest.raises(durable.ConfigurationError) as refused:
+        asyncio.run(wait_exception_workflow.fork("first-exception", at=2))
+    assert "0..-1" not in str(refused.value)
+    assert "position 0 of run 'first-exception' is not finished" in str(refused.value)
+    forked = asyncio.run(wait_exception_workflow.fork("first-exception", at=0))
+    assert forked.value == ["ValueError('boom')", "ok"]
+    assert ran == ["err", "ok", "err", "ok"]

@@ -67,10 +67,13 @@ def fork_run(
     )
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
+        # The first position not finished bounds a fork, whatever finished after
+        # it (a failed step the body caught): name it, not a range "0..-1".
         raise ConfigurationError(
-            f"fork position {at} is out of range: run {run_id!r} has finished positions "
-            f"0..{limit - 1}, so the position to fork at (at=, durable fork --at) must be "
-            f"between {low} and {limit}"
+            f"fork position {at} is out of range: a fork copies the positions finished "
+            f"from 0 on, and position {limit} of run {run_id!r} is not finished (it failed "
+            "or was not reached), so the position to fork at (at=, durable fork --at) must "
+            f"be between {low} and {limit}"
         )
     lease = store.acquire(workflow, new_id, LEASE_TTL)
     try:
