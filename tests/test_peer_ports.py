@@ -1450,3 +1450,61 @@ def test_dbos_fork_past_a_failed_position_names_it(store: durable.Store) -> None
     forked = asyncio.run(wait_exception_workflow.fork("first-exception", at=0))
     assert forked.value == ["ValueError('boom')", "ok"]
     assert ran == ["err", "ok", "err", "ok"]
+
+
+def test_langgraph_interrupt_subgraph(store: durable.Store) -> None:
+    """test_interrupt_subgraph, test_subgraph_checkpoint_true_interrupt: an
+    interrupt inside a subgraph (a child workflow) suspends the parent; the
+    answer given to the parent's resume reaches the child, and the parent's
+    node before the subgraph ran once."""
+    ran: list[str] = []
+
+    @durable.step
+    def foo(baz: str) -> str:
+        ran.append("foo")
+        return "foo"
+
+    @durable.workflow(store=store)
+    def child(baz: str) -> str:
+        ran.append("child body")
+        return str(durable.wait_for("baz"))
+
+    @durable.workflow(store=store, run_id="graph")
+    def graph(baz: str) -> str:
+        return child(foo(baz))
+
+    with pytest.raises(durable.Suspended, match="baz"):
+        graph("")
+    run = graph.resume("graph", inputs={"baz": "bar"})
+    assert run.value == "bar" and ran == ["foo", "child body", "child body"]
+    assert graph("") == "bar" and ran.count("foo") == 1
+
+
+def test_prefect_cached_task_with_retries(
+    local_store: durable.Store, monkeypatch: Any, clock: Any, tmp_path: Any
+) -> None:
+    """test_tasks.py TestTaskRetries with a cache policy: a cached task that
+    fails, then succeeds on a retry, stores the successful result only; the
+    next call hits it, inside a run or not. The run's history counts the
+    tries. (Attempts are counted in a file: a list the step reads would be
+    captured state, part of its cache key.)"""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    log = tmp_path / "tries"
+
+    @durable.step(cache=True, retries=2, retry_delay=1.0)
+    def flaky(x: int) -> int:
+        with open(log, "a") as f:
+            f.write("try\n")
+        if len(log.read_text().split()) < 3:
+            raise ValueError("not yet")
+        return x * 10
+
+    @durable.workflow(store=local_store, run_id="flaky")
+    def flow(x: int) -> int:
+        return flaky(x)
+
+    assert flow(1) == 10 and clock.slept == [1.0, 2.0]
+    (step,) = [s for s in flow.history("flaky") if s.position == 0]
+    assert step.attempts == 3 and [f.message for f in step.failures] == ["not yet"] * 2
+    assert flaky(1) == 10 and flow.with_options(run_id="again")(1) == 10
+    assert len(log.read_text().split()) == 3
