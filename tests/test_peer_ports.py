@@ -11,6 +11,7 @@ counted by the step bodies themselves."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import threading
 import warnings
@@ -530,6 +531,7 @@ def test_dbos_workflow_as_instance_method(store: durable.Store) -> None:
         inst.test_workflow("only one")  # type: ignore[call-arg]
     assert "wfid" in {i.run_id for i in Inst.test_workflow.runs()}
     assert inst.test_workflow.resume("wfid").value == "arg1!" and len(steps) == 3
+    assert copy.copy(inst.test_workflow)("bob", "x") == "bobx" and len(steps) == 3
 
 
 def test_dbos_async_workflow_as_instance_method(store: durable.Store) -> None:

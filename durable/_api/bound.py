@@ -46,7 +46,12 @@ class BoundWorkflow:
         return {first: self.__self__}
 
     def __getattr__(self, name: str) -> Any:
+        if name in BoundWorkflow.__slots__:  # not set yet: copy and pickle ask first
+            raise AttributeError(name)
         return getattr(self.__func__, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return BoundWorkflow, (self.__func__, self.__self__)
 
     def __repr__(self) -> str:
         return f"<bound {self.__func__!r} of {self.__self__!r}>"
