@@ -1105,6 +1105,12 @@ def test_langgraph_checkpoint_recovery(store: durable.Store) -> None:
     run = graph.resume("thread-1", attempt=2)
     assert run.value == ["start", "node1", "node2"]
     assert ran == ["start", "node1:1", "node1:2", "node2"]
+    graph.delete("thread-1")  # delete_thread: nothing of the run is left
+    assert graph.runs() == []
+    with pytest.raises(durable.RunNotFoundError):
+        graph.history("thread-1")
+    assert graph(["start"], 2) == ["start", "node1", "node2"]
+    assert ran[4:] == ["start", "node1:2", "node2"]
 
 
 RECOVERY = """
