@@ -295,3 +295,23 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert cleared.returncode == 0, cleared.stderr
     assert "removed 1 entry (0B, 1 failing the signature check)" in cleared.stderr
     assert durable(tmp_path, "cache", "ls", env=env).stdout == ""
+
+
+LAMBDAS = """
+import json
+import durable
+
+a, b = durable.step(cache=True, name="l")(lambda x: x), durable.step(cache=True, name="l")(lambda x: x + 1)
+print(json.dumps([a(1), b(1), a(1), b(1)]))
+"""
+
+
+def test_two_lambdas_named_alike_on_one_line_keep_their_own_entries(tmp_path: Path) -> None:
+    """Two lambdas on one line under one `name=` are hashed with their whole
+    line; which of them runs tells them apart, or `b(1)` was served `a(1)`'s
+    entry (1, where running it gives 2)."""
+    script = tmp_path / "lambdas.py"
+    script.write_text(LAMBDAS)
+    env = env_for(tmp_path, str(tmp_path / "store"))
+    assert run(script, 0, env) == [1, 2, 1, 2]
+    assert run(script, 0, env) == [1, 2, 1, 2]  # from the cache, each its own

@@ -32,7 +32,14 @@ from .reach import (
 )
 from .reads import Analysis, read_live, read_names
 from .references import referenced_objects
-from .source import Source, find_definitions, runs_this_source, source_of, stale_source
+from .source import (
+    Source,
+    find_definitions,
+    rank_on_line,
+    runs_this_source,
+    source_of,
+    stale_source,
+)
 from .values import _live_tokens, hash_tokens
 from .witness import live_state, witnessed
 
@@ -119,6 +126,10 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
     src = source_of(code.co_filename, globs)
     nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
     out = Analysis({"code": _code_hash(nodes)})
+    if len(nodes) > 1 and role == "function":
+        # Named lambdas sharing a line are hashed together: which one runs
+        # tells two of them apart (under one name= they shared cache entries).
+        out.parts["code"] += f"#{rank_on_line(code, src, globs)}"
     out.reached.extend(witnessed(dispatched, fn))  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)

@@ -153,6 +153,23 @@ def runs_this_source(
     return known[2]
 
 
+def rank_on_line(
+    code: types.CodeType, src: Source, module_globals: Mapping[str, Any] | None = None
+) -> int | None:
+    """Which of the definitions named like `code` that start on its first
+    line `code` is, in the order the compiler makes them (the first of
+    those with its code); None when that cannot be told (an import hook
+    durable cannot redo)."""
+    how = _compiler_of(module_globals)
+    if how is _FOREIGN:
+        return None
+    compiled = _compiled(src.text, code.co_flags & _FUTURE, how, code.co_filename)
+    for rank, candidate in enumerate(compiled.get((code.co_firstlineno, code.co_name), ())):
+        if same_code(code, candidate):
+            return rank
+    return None
+
+
 _CHECKED: dict[tuple[int, int], tuple[types.CodeType, Source, bool]] = {}
 _FOREIGN = object()
 _PLAIN_LOADERS = tuple(
