@@ -860,17 +860,24 @@ class Foo:
     ran: list[tuple[int, int]] = []  # noqa: RUF012
 
 
-def test_prefect_cache_key_receives_self(store: durable.Store) -> None:
-    """test_cache_key_fn_receives_self_if_method: two instances do not share
-    a cache; each computes once. A changed instance computes again."""
+def twice_each(store: durable.Store, method: str, f1: Foo, f2: Foo) -> tuple[int, ...]:
+    """A run calling the cached method twice on each instance, with 5
+    (`Foo.ran` starts empty)."""
     Foo.ran = []
-    f1, f2 = Foo(1), Foo(100)
 
     @durable.workflow(store=store)
     def bar() -> tuple[int, ...]:
-        return f1.add(5), f1.add(5), f2.add(5), f2.add(5)
+        one, two = getattr(f1, method), getattr(f2, method)
+        return one(5), one(5), two(5), two(5)
 
-    assert bar() == (6, 6, 105, 105)
+    return bar()
+
+
+def test_prefect_cache_key_receives_self(store: durable.Store) -> None:
+    """test_cache_key_fn_receives_self_if_method: two instances do not share
+    a cache; each computes once. A changed instance computes again."""
+    f1, f2 = Foo(1), Foo(100)
+    assert twice_each(store, "add", f1, f2) == (6, 6, 105, 105)
     assert Foo.ran == [(1, 5), (100, 5)]
     f1.x = 2
     assert f1.add(5) == 7
@@ -879,14 +886,7 @@ def test_prefect_cache_key_receives_self(store: durable.Store) -> None:
 def test_prefect_instance_methods_can_share_a_cache(store: durable.Store) -> None:
     """test_instance_methods_can_share_a_cache: a key function that leaves
     self out makes every instance share the entry."""
-    Foo.ran = []
-    f1, f2 = Foo(1), Foo(100)
-
-    @durable.workflow(store=store)
-    def bar() -> tuple[int, ...]:
-        return f1.shared(5), f1.shared(5), f2.shared(5), f2.shared(5)
-
-    assert bar() == (6, 6, 6, 6)
+    assert twice_each(store, "shared", Foo(1), Foo(100)) == (6, 6, 6, 6)
     assert Foo.ran == [(1, 5)]
 
 
