@@ -277,9 +277,11 @@ def ticket_for(
 
 def _fresh_fingerprint(spec: StepSpec) -> str | None:
     """As a run would compute it at its start, never the decoration-time
-    value (a helper or constant may have been rebound since)."""
+    value (a helper or constant may have been rebound since). A source
+    file edited since import is not looked for: the code that runs is the
+    one imported, whose entries these are; a run's start reports the edit."""
     try:
-        return refingerprint(spec).value
+        return refingerprint(spec, files=False).value
     except DurableError as e:
         warnings.warn(f"{e}; step {spec.name} ran without its cache", stacklevel=4)
         return None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
-from .._fingerprint.memo import memo_fingerprint
+from .._fingerprint.memo import memo_fingerprint, memoised_fingerprint
 from ..errors import DurableError, ValidationError
 from .context import RunState
 from .retry import RetryPolicy
@@ -144,18 +144,21 @@ def current_fingerprint(spec: StepSpec) -> str:
     return refingerprint(spec).value
 
 
-def refingerprint(spec: StepSpec) -> Fingerprint:
+def refingerprint(spec: StepSpec, *, files: bool = True) -> Fingerprint:
     """Fingerprint a step again (at a run's start, or for a cached plain
     call): helpers, constants and steps defined below it (or re-run in a
     notebook cell) exist only now. When that fails (its file was edited
     after import, a helper has no source) the error propagates: a step
     whose code cannot be established is never replayed under the
     fingerprint it had at decoration. Memoised while nothing it was
-    computed from changed (`_fingerprint.memo`)."""
+    computed from changed (`_fingerprint.memo`); without `files`, whether
+    the source files were edited since is not asked (`Witness.holds`)."""
+    fn, name, version, deep = spec.fn, spec.pinned_name, spec.version, spec.deep
+    memoised = memoised_fingerprint(fn, name=name, version=version, deep=deep, files=files)
+    if memoised is not None:  # nothing to compute: no recursion to mark
+        return memoised
     token = _ACTIVE.set((*_ACTIVE.get(), id(spec)))
     try:
-        return memo_fingerprint(
-            spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep
-        )
+        return memo_fingerprint(fn, name=name, version=version, deep=deep, files=files)
     finally:
         _ACTIVE.reset(token)

@@ -36,11 +36,12 @@ class Memo(Generic[T]):
         self._entries: dict[Hashable, tuple[object, T, Witness]] = {}
         self._size = size
 
-    def get(self, key: Hashable, holder: object, compute: Callable[[], T]) -> T:
-        hit = self._entries.get(key)
-        if hit is not None and hit[0] is holder and hit[2].holds():
-            forward(hit[2])
-            return hit[1]
+    def get(
+        self, key: Hashable, holder: object, compute: Callable[[], T], *, files: bool = True
+    ) -> T:
+        hit = self.peek(key, holder, files=files)
+        if hit is not None:
+            return hit
         with recording(Witness()) as witness:
             value = compute()
         if len(self._entries) >= self._size:  # functions redefined again and again (a notebook)
@@ -48,6 +49,14 @@ class Memo(Generic[T]):
         self._entries[key] = (holder, value, witness)
         forward(witness)
         return value
+
+    def peek(self, key: Hashable, holder: object, *, files: bool = True) -> T | None:
+        """The memoised value while it holds, else None (nothing computed)."""
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] is holder and hit[2].holds(files=files):
+            forward(hit[2])
+            return hit[1]
+        return None
 
     def clear(self) -> None:
         self._entries.clear()
@@ -63,10 +72,25 @@ def memo_fingerprint(
     version: str | None = None,
     deep: bool = True,
     steps: bool = True,
+    files: bool = True,
 ) -> Fingerprint:
-    """`fingerprint_function(fn, ...)`, reused while its witness holds."""
+    """`fingerprint_function(fn, ...)`, reused while its witness holds
+    (without `files`: whatever the source files say now, `Witness.holds`)."""
     return _MEMO.get(
         (id(fn), name, version, deep, steps),
         fn,
         lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps),
+        files=files,
     )
+
+
+def memoised_fingerprint(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    deep: bool = True,
+    files: bool = True,
+) -> Fingerprint | None:
+    """What `memo_fingerprint` would reuse without computing, else None."""
+    return _MEMO.peek((id(fn), name, version, deep, True), fn, files=files)

@@ -38,10 +38,12 @@ _EXACT = frozenset({str, types.FunctionType, types.BuiltinFunctionType, types.Mo
 
 
 class Witness:
-    """The calls an analysis made and what each gave (each call once)."""
+    """The calls an analysis made and what each gave (each call once); the
+    source files it read (`file_state`) apart from the rest."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...], Any]] = []
+        self.files: list[tuple[Callable[..., Any], tuple[Any, ...], Any]] = []
         self._seen: dict[tuple[Any, ...], Any] = {}  # call -> the value it gave
 
     def add(self, fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
@@ -54,13 +56,16 @@ class Witness:
         if seen is not _UNSET and (seen is value or same(seen, value)):
             return
         self._seen[key] = value
-        self.calls.append((fn, args, value))
+        (self.files if fn is file_state else self.calls).append((fn, args, value))
 
-    def holds(self) -> bool:
+    def holds(self, *, files: bool = True) -> bool:
         """Whether every call gives the same value now. Any error counts as
-        a change (fail closed)."""
+        a change (fail closed). Without `files`, the source files are not
+        looked at: the running objects alone say which code runs (each
+        function's `__code__` is witnessed), the text only whether it was
+        edited since import, which a run's start reports."""
         try:
-            for fn, args, value in self.calls:
+            for fn, args, value in self.calls + self.files if files else self.calls:
                 now = fn(*args)
                 if now is value or (type(now) is tuple and _identical(now, value)):
                     continue
@@ -106,7 +111,7 @@ def forward(inner: Witness) -> None:
     counts for the outer one too, which then holds only while they do."""
     outer = _RECORDING.get()
     if outer is not None and outer is not inner:
-        for fn, args, value in inner.calls:
+        for fn, args, value in inner.calls + inner.files:
             outer.add(fn, args, value)
 
 
