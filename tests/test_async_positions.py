@@ -305,7 +305,7 @@ def test_a_step_through_asyncio_to_thread_is_refused_and_records_nothing(
     assert records(store, threaded.name, "t", "steps") == []
 
 
-def test_a_thread_carrying_the_runs_context_is_refused_a_plain_thread_is_a_plain_call(
+def test_a_thread_carrying_the_runs_context_is_refused_and_the_run_cannot_complete(
     tmp_path: Path, log: Path
 ) -> None:
     import contextvars
@@ -313,11 +313,10 @@ def test_a_thread_carrying_the_runs_context_is_refused_a_plain_thread_is_a_plain
 
     store = durable.open_store(tmp_path / "store")
     errors: list[BaseException] = []
-    got: list[int] = []
 
     def in_thread() -> None:
         try:
-            got.append(blocking(2))
+            blocking(2)
         except durable.ConfigurationError as e:
             errors.append(e)
 
@@ -327,16 +326,94 @@ def test_a_thread_carrying_the_runs_context_is_refused_a_plain_thread_is_a_plain
         t = threading.Thread(target=carried.run, args=(in_thread,))
         t.start()
         t.join()
-        plain = threading.Thread(target=in_thread)  # no context: a plain call
-        plain.start()
-        plain.join()
-        return blocking(3)
+        return blocking(3)  # the refusal is final: the run cannot end without the thread's work
 
-    assert sync_flow() == 6
-    assert len(errors) == 1 and "another thread" in str(errors[0])
-    assert got == [4]  # the plain thread's call ran, without a record
-    assert counted(log) == ["blocking2", "blocking3"]
-    assert records(store, sync_flow.name, "t", "steps") == ["steps/00000000"]
+    with pytest.raises(durable.ConfigurationError, match="another thread"):
+        sync_flow()
+    assert len(errors) == 1 and "'blocking'" in str(errors[0])
+    assert counted(log) == []
+    assert records(store, sync_flow.name, "t", "steps") == []
+
+
+def _through_a_thread(x: int) -> int:
+    import threading
+
+    got: list[Any] = []
+
+    def call() -> None:
+        try:
+            got.append(blocking(x))
+        except durable.ConfigurationError as e:  # raised where the body can see it
+            got.append(e)
+
+    t = threading.Thread(target=call)
+    t.start()
+    t.join()
+    if isinstance(got[0], Exception):
+        raise got[0]
+    return int(got[0])
+
+
+def _through_a_pool(x: int) -> int:
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        return sum(pool.map(blocking, [x, x + 1]))
+
+
+def _through_run_in_executor(x: int) -> int:
+    async def main() -> int:
+        return int(await asyncio.get_running_loop().run_in_executor(None, blocking, x))
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("way", [_through_a_thread, _through_a_pool, _through_run_in_executor])
+def test_a_step_called_from_a_thread_the_body_started_is_refused_before_it_runs(
+    tmp_path: Path, log: Path, way: Any
+) -> None:
+    """DESIGN §2: a step called from a thread the body started gets a
+    position or a clear error. Such a call used to run plainly: executed,
+    never recorded, and executed again by every resume."""
+    store = durable.open_store(tmp_path / "store")
+
+    @durable.workflow(store=store, run_id="t")
+    def flow() -> int:
+        return int(way(5)) + blocking(1)
+
+    for _ in range(2):  # and the same again on a resume: never executed
+        with pytest.raises(durable.ConfigurationError, match="another thread than the one"):
+            flow()
+    assert counted(log) == []
+    assert records(store, flow.name, "t", "steps") == []
+
+
+def test_threads_outside_a_body_or_after_it_call_steps_plainly(
+    tmp_path: Path, log: Path
+) -> None:
+    """Inside a step, and in a pool made in a run and used after it
+    returned, steps are plain calls as before; loop_over's own pool runs its
+    items."""
+    import concurrent.futures
+
+    store = durable.open_store(tmp_path / "store")
+    pools: list[concurrent.futures.ThreadPoolExecutor] = []
+
+    @durable.step
+    def fan(x: int) -> int:
+        return _through_a_thread(x) + _through_a_pool(x)
+
+    @durable.workflow(store=store, run_id="t")
+    def flow() -> list[int]:
+        pools.append(concurrent.futures.ThreadPoolExecutor(1))
+        pools[0].submit(int).result()  # its worker thread starts in the body
+        return [fan(10), *durable.loop_over(blocking, [20], executor=pools[0])]
+
+    assert flow() == [20 + 42, 40]
+    assert pools[0].submit(blocking, 30).result() == 60  # the body has returned
+    assert sorted(counted(log)) == ["blocking10", "blocking10", "blocking11", "blocking20",
+                                    "blocking30"]
+    pools[0].shutdown()
 
 
 def test_a_task_durable_did_not_see_created_fails_closed(tmp_path: Path, log: Path) -> None:

@@ -6,6 +6,7 @@ other's state, and `RunContext`, the read-only view of it that
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -14,7 +15,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import Scope, current, scope_var, set_scope
+from .scope import THREAD_REFUSAL, Scope, current, scope_var, set_scope
 from .taskfactory import enter_root
 
 R = TypeVar("R")
@@ -190,12 +191,16 @@ class Run(Generic[R]):
 _run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
     "durable_run", default=None
 )
+# `_active_var` never set in this context: a new thread's, or outside any run.
+_NOT_SET: Any = object()
 # The run a durable call made here takes a position in: `_run_var`'s, except
 # inside a step body or a loop block (durable calls there run plainly: None).
 # One variable, so that every step call asks one question, in C.
 _active_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
-    "durable_active", default=None
+    "durable_active", default=_NOT_SET
 )
+# A thread a workflow body started: the run of that body (`threads`).
+_started_in = threading.local()
 _step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
@@ -220,8 +225,28 @@ def current_state() -> RunState | None:
 def active_run() -> RunState | None:
     """The run whose positions a durable call should take, None for a plain
     call. (A function, not the variable's own `get`: a step pickled for a
-    worker process refers to this by name; a ContextVar does not pickle.)"""
-    return _active_var.get()
+    worker process refers to this by name; a ContextVar does not pickle.)
+    In a thread a running workflow body started (`threads`), a refusal."""
+    ctx = _active_var.get()
+    if ctx is not _NOT_SET:
+        return ctx
+    run: RunState | None = getattr(_started_in, "run", None)
+    if run is not None and run.open:  # its body runs: this thread's work is the run's
+        raise run.refuse(ConfigurationError(THREAD_REFUSAL.format(what="A durable operation", run=run.run_id)))
+    return None  # a plain thread, or one whose body has returned meanwhile
+
+
+def body_run() -> RunState | None:
+    """The run whose body runs here, or started this thread (never raises)."""
+    ctx = _active_var.get()
+    return getattr(_started_in, "run", None) if ctx is _NOT_SET else ctx
+
+
+def mark_thread(run: RunState | None) -> RunState | None:
+    """This thread works for run's body (None: for no body); the mark before."""
+    before = getattr(_started_in, "run", None)
+    _started_in.run = run
+    return before
 
 
 def enter_run(ctx: RunState | None) -> Callable[[], None]:

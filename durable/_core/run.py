@@ -44,6 +44,7 @@ from .outcome import completed_outcome, existing_run, result_run
 from .plan import Call, Plan
 from .replay import load_context
 from .taskfactory import settling
+from .threads import install
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,6 +227,7 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
     body caught it and returned, or raised something else, the refusal is
     what the run ends with (DESIGN §2 "Refusals are final")."""
     fn = settling(flow.fn, ctx) if inspect.iscoroutinefunction(flow.fn) else flow.fn
+    install()  # threads it starts carry its context (`threads`)
     try:
         value = yield Call(fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
     except Exception as e:

@@ -34,12 +34,22 @@ _SUPPORTED = (
     "executor=...) for blocking functions."
 )
 
+THREAD_REFUSAL = (
+    "{what} was called from another thread than the one running run {run!r} "
+    "(a threading.Thread or ThreadPoolExecutor started in the workflow body, "
+    "asyncio.to_thread, run_in_executor); its position would depend on timing, so nothing "
+    "was executed or recorded, and the run cannot complete. " + _SUPPORTED + " Inside a "
+    "step, threads are free: durable operations called there are plain calls."
+)
+
 
 class RunState(Protocol):
     run_id: str
     open: bool  # False once the workflow body has returned
     in_tasks: bool  # a position was taken from an asyncio task
     tasks: set[asyncio.Future[Any]]  # the tasks numbered for it, not done yet (`taskfactory`)
+
+    def refuse(self, exc: ConfigurationError) -> ConfigurationError: ...
 
 
 class Scope:
@@ -160,13 +170,8 @@ class Scope:
                 "inside a step (steps called there are plain calls)."
             )
         if threading.get_ident() != self.thread:
-            raise ConfigurationError(
-                f"{what} was called from another thread than the one running run {run_id!r} "
-                "(asyncio.to_thread, or a thread started with the run's context); its "
-                "position would depend on timing, so nothing was executed or recorded. "
-                f"{_SUPPORTED} A thread that does not carry the run's context runs steps as "
-                "plain calls, without records."
-            )
+            # Final: the run must not complete without the work of that thread.
+            raise self.run.refuse(ConfigurationError(THREAD_REFUSAL.format(what=what, run=run_id)))
         if not self.owned_here():
             if self.thread_may_use:  # the body of a sync run, asked from an asyncio task
                 raise ConfigurationError(

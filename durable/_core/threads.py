@@ -1,0 +1,81 @@
+"""Threads started in a workflow body work for its run (DESIGN §2: a step
+called from a thread the body started gets a position or a clear error). A
+new thread starts with an empty context, so a step it called ran as a plain
+call: executed, never recorded, and executed again by every resume. Such a
+thread is now marked with the run (`context.mark_thread`), and a durable
+call made there while the body runs is refused before it runs, which also
+keeps the run from completing without that thread's work
+(`context.active_run`); `loop_over(step, items, executor=pool)` is the way
+to run steps on a pool. Once the body has returned, the thread's calls are
+plain calls again (a pool made in a run and kept).
+
+`threading.Thread.start` and `ThreadPoolExecutor.submit` (which
+`ThreadPoolExecutor.map`, `loop.run_in_executor` and `asyncio.to_thread`'s
+default executor go through) are wrapped once, when a run starts.
+Outside a workflow body they do what they did: inside a step no run is
+active (durable calls there are plain calls), and a pool's worker threads
+are marked for each call submitted from a body, not for the call that
+happened to start them."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .context import body_run, mark_thread
+
+# The pool's worker loop once `submit` is wrapped: its threads are marked per
+# submitted call, not for the call that happened to start them.
+_pool_worker: list[object] = [object()]
+_wrapped: set[str] = set()
+
+
+def install() -> None:
+    """Wrap `Thread.start` (once), and `ThreadPoolExecutor.submit` once
+    `concurrent.futures` is loaded (a run does not load it: a pool made
+    before that is made in a body, whose threads `start` marks)."""
+    if "thread" not in _wrapped:
+        _wrapped.add("thread")
+        _wrap_start()
+    pools = sys.modules.get("concurrent.futures.thread")
+    if "pool" not in _wrapped and pools is not None:
+        _wrapped.add("pool")
+        _wrap_submit(pools)
+
+
+def _wrap_start() -> None:
+    start = threading.Thread.start
+
+    @functools.wraps(start)
+    def start_marked(self: threading.Thread) -> None:
+        run = body_run()
+        if run is not None and getattr(self, "_target", None) is not _pool_worker[0]:
+            self.run = functools.partial(_marked, run, self.run)  # type: ignore[method-assign]
+        start(self)
+
+    threading.Thread.start = start_marked  # type: ignore[method-assign]
+
+
+def _wrap_submit(pools: Any) -> None:
+    submit: Callable[..., Any] = pools.ThreadPoolExecutor.submit
+
+    @functools.wraps(submit)
+    def submit_marked(self: Any, fn: Callable[..., Any], /, *args: Any, **kw: Any) -> Any:
+        run = body_run()
+        if run is not None:
+            fn = functools.partial(_marked, run, fn)
+        return submit(self, fn, *args, **kw)
+
+    pools.ThreadPoolExecutor.submit = submit_marked
+    _pool_worker[0] = getattr(pools, "_worker", _pool_worker[0])
+
+
+def _marked(run: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    before = mark_thread(run)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        mark_thread(before)
