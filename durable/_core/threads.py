@@ -19,6 +19,7 @@ happened to start them."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -53,7 +54,8 @@ def _wrap_start() -> None:
     def start_marked(self: threading.Thread) -> None:
         run = body_run()
         if run is not None and getattr(self, "_target", None) is not _pool_worker[0]:
-            self.run = functools.partial(_marked, run, self.run)  # type: ignore[method-assign]
+            with contextlib.suppress(AttributeError):  # a subclass with __slots__: unmarked
+                self.run = functools.partial(_marked, run, self.run)  # type: ignore[method-assign]
         start(self)
 
     threading.Thread.start = start_marked  # type: ignore[method-assign]
