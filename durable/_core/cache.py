@@ -203,13 +203,6 @@ class Ticket:
 # -- inside a run (hooks called by `_engine.step_plan`) --------------------------
 
 
-def ticket_in_run(
-    ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Ticket | None:
-    fp = ctx.fingerprints.get(id(spec))  # the run computed it at its start
-    return ticket_for(ctx.store, spec, args, kwargs, fp)
-
-
 def served(
     ctx: RunState, ticket: Ticket, entry: Entry, pos: Position, fp: str, digest: str
 ) -> StepRecord:

@@ -105,7 +105,9 @@ def replay_or_prepare(
 def _live_plan(
     ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], live: _Live
 ) -> Plan[Any]:
-    ticket = cache.ticket_in_run(ctx, spec, args, kwargs) if spec.cache is not None else None
+    # Keyed by the fingerprint the call's record gets (`fingerprint_in`).
+    has_cache = spec.cache is not None
+    ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp) if has_cache else None
     hit = ticket.lookup() if ticket is not None else None
     if ticket is not None and hit is not None:  # computed by another run or call
         pos, fp, digest = live.pos, live.fp, live.digest
