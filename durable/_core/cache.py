@@ -163,7 +163,9 @@ class Ticket:
         seconds = option.seconds if option is not None else None
         if rec.fingerprint != self.fingerprint or rec.args_digest != self.digest:
             return MISSING  # a key reused by other code: never trust it
-        if seconds is not None and now() - entry.created > seconds:
+        # An entry stamped in this clock's future (its writer's clock ran
+        # ahead, or this one was set back) has no age to trust: a miss.
+        if seconds is not None and not 0.0 <= now() - entry.created <= seconds:
             return MISSING
         # Files the step produced are checked like a replay: missing or changed runs it.
         if rec.artifacts and first_stale(rec.artifacts, self.store) is not None:
