@@ -1,7 +1,9 @@
 """Two machines whose clocks disagree share an S3 store (moto's server over
 HTTP). A lease's expiry is written with the holder's clock; a contender
 whose clock runs ahead must not read a live holder's lease as expired and
-run the same steps a second time."""
+run the same steps a second time. Nor must one on the holder's own host
+after that host's clock jumped forward (an NTP step, a VM resumed): the
+holder's pid is alive, so the expiry alone does not free its lease."""
 
 from __future__ import annotations
 
@@ -49,8 +51,9 @@ else:
 """
 
 
+@pytest.mark.parametrize("b_host", ["machine-b", "machine-a"])
 def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str], b_host: str
 ) -> None:
     script, log = tmp_path / "nightly.py", tmp_path / "executions.log"
     script.write_text(SCRIPT)
@@ -63,8 +66,9 @@ def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
     assert a.stdout is not None and a.stdin is not None
     assert a.stdout.readline().strip() == "HOLDING"  # A holds the run, alive, renewing
     # B's clock is 2 minutes ahead: A's lease (3 s) looks long expired to it.
+    # On A's own host (b_host "machine-a"), as after the host's clock jumped.
     b = subprocess.run(
-        [sys.executable, str(script)], env=dict(env, HOST="machine-b", SKEW="120"),
+        [sys.executable, str(script)], env=dict(env, HOST=b_host, SKEW="120"),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     a.stdin.write("\n")
