@@ -1,7 +1,9 @@
 """Two machines whose clocks disagree share an S3 store (moto's server over
 HTTP). A lease's expiry is written with the holder's clock; a contender
 whose clock runs ahead must not read a live holder's lease as expired and
-run the same steps a second time."""
+run the same steps a second time. Nor must one on the holder's own host
+after that host's clock jumped forward (an NTP step, a VM resumed): the
+holder's pid is alive, so the expiry alone does not free its lease."""
 
 from __future__ import annotations
 
@@ -49,8 +51,9 @@ else:
 """
 
 
+@pytest.mark.parametrize("b_host", ["machine-b", "machine-a"])
 def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str], b_host: str
 ) -> None:
     script, log = tmp_path / "nightly.py", tmp_path / "executions.log"
     script.write_text(SCRIPT)
@@ -63,8 +66,9 @@ def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
     assert a.stdout is not None and a.stdin is not None
     assert a.stdout.readline().strip() == "HOLDING"  # A holds the run, alive, renewing
     # B's clock is 2 minutes ahead: A's lease (3 s) looks long expired to it.
+    # On A's own host (b_host "machine-a"), as after the host's clock jumped.
     b = subprocess.run(
-        [sys.executable, str(script)], env=dict(env, HOST="machine-b", SKEW="120"),
+        [sys.executable, str(script)], env=dict(env, HOST=b_host, SKEW="120"),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     a.stdin.write("\n")
@@ -75,3 +79,39 @@ def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
     assert "machine-a" in b.stdout
     assert finished.split() == ["DONE", "0", "3"]
     assert log.read_text().split() == ["machine-a:0", "machine-a:1", "machine-a:2"]
+
+
+# `durable rm` on A's host after its clock jumped 2 minutes forward.
+RM = """
+import os, socket, sys, time
+socket.gethostname = lambda: os.environ["HOST"]
+_real = time.time
+time.time = lambda: _real() + float(os.environ.get("SKEW", "0"))
+from durable._cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_rm_on_the_holders_host_after_a_clock_jump_leaves_the_live_run_alone(
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
+) -> None:
+    script, log = tmp_path / "nightly.py", tmp_path / "executions.log"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DURABLE_"))}
+    env.update(s3_env, PYTHONPATH=str(ROOT), DURABLE_STORE=s3_url, COUNT_LOG=str(log))
+    a = subprocess.Popen(
+        [sys.executable, str(script)], env=dict(env, HOST="machine-a", HOLD_AT="1"),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert a.stdout is not None and a.stdin is not None
+    assert a.stdout.readline().strip() == "HOLDING"
+    rm = subprocess.run(
+        [sys.executable, "-c", RM, "rm", "skewed"], env=dict(env, HOST="machine-a", SKEW="120"),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    a.stdin.write("\n")
+    a.stdin.close()
+    finished = a.stdout.read()
+    assert a.wait() == 0
+    assert rm.returncode == 2 and "is being executed by" in rm.stderr, (rm.stdout, rm.stderr)
+    assert finished.split() == ["DONE", "0", "3"]  # the run was not removed under it

@@ -45,7 +45,7 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
     code = 0
     for run_id in args.run_ids:
         try:
-            workflow = runs.find_workflow(store, run_id, args.workflow)
+            workflow = runs.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
         except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
             code = print_error(e, args.debug, 2)

@@ -158,12 +158,16 @@ class Ticket:
         self._touch()
         return entry, value
 
-    def _usable(self, entry: Entry) -> Any:
+    def _usable(self, entry: Entry, *, new: bool = False) -> Any:
         rec, option = entry.record, self.spec.cache
         seconds = option.seconds if option is not None else None
         if rec.fingerprint != self.fingerprint or rec.args_digest != self.digest:
             return MISSING  # a key reused by other code: never trust it
-        if seconds is not None and now() - entry.created > seconds:
+        # An entry stamped in this clock's future (its writer's clock ran
+        # ahead, or this one was set back) has no age to trust: a miss;
+        # unless `new`: written since this call's lookup, whatever its stamp.
+        age = now() - entry.created
+        if seconds is not None and (not age <= seconds or (age < 0.0 and not new)):
             return MISSING
         # Files the step produced are checked like a replay: missing or changed runs it.
         if rec.artifacts and first_stale(rec.artifacts, self.store) is not None:
@@ -191,7 +195,7 @@ class Ticket:
         cachestore.encode(self.store, rec, value)
         if not cachestore.write_entry(self.store, self.key, rec):
             won = cachestore.read_entry(self.store, self.key)
-            theirs = self._usable(won) if won is not None else MISSING
+            theirs = self._usable(won, new=True) if won is not None else MISSING
             if won is not None and not is_missing(theirs):
                 return won, theirs
             cachestore.remove(self.store, [self.key])  # unreadable: ours replaces it

@@ -138,15 +138,26 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     return missing
 
 
-def find_workflow(store: Store, run_id: str, workflow: str | None = None) -> str:
-    """The workflow a run id belongs to; an error when none or several."""
+def find_workflow(
+    store: Store, run_id: str, workflow: str | None = None, *, leftovers: bool = False
+) -> str:
+    """The workflow a run id belongs to; an error when none or several.
+    With `leftovers`, a run folder without a manifest counts too, as it
+    does for `delete_run`: what a fork or a removal killed half-way left
+    (a manifest is a fork's last write), which only `durable rm` clears."""
+
+    def owns(w: str) -> bool:
+        if leftovers:
+            return bool(store.list(f"{w}/{run_id}/"))
+        return store.load_manifest(w, run_id) is not None
+
     check_key_part("run id", run_id)
     if workflow is not None:
         check_key_part("workflow name", workflow)
-        if store.load_manifest(workflow, run_id) is None:
+        if not owns(workflow):
             raise RunNotFoundError(workflow, run_id, store.url)
         return workflow
-    owners = [w for w in store.workflows() if store.load_manifest(w, run_id) is not None]
+    owners = [w for w in store.workflows() if owns(w)]
     if not owners:
         missing = RunNotFoundError("(any)", run_id, store.url)
         missing.args = (f"no run {run_id!r} in store {store.url}; `durable runs` lists its runs",)

@@ -14,7 +14,15 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ..errors import LeaseLostError
-from .lease import _ATTEMPTS, _is_free, _read_json, holder_alive, locked_error, owner_doc
+from .lease import (
+    _ATTEMPTS,
+    _is_free,
+    _pid_alive,
+    _read_json,
+    holder_alive,
+    locked_error,
+    owner_doc,
+)
 from .pidspace import same_pid_space
 
 
@@ -75,8 +83,11 @@ class ObjectLease:
             return True
         if not _is_free(doc):
             return False
-        if doc.get("released") or same_pid_space(doc):
-            return True  # given up, or judged on this host's own clock and pids
+        if doc.get("released") or _gone_here(doc):
+            return True  # given up, or its holder's pid is gone on this host
+        # Expired by the wall clock alone, which may have jumped forward, on
+        # this host too (an NTP step, a VM resumed) while the holder renews:
+        # a live pid here (a frozen holder, SIGSTOP) is watched as one elsewhere.
         return self._silent(gen, doc)
 
     def _silent(self, gen: int, doc: dict[str, Any]) -> bool:
@@ -209,6 +220,10 @@ def _left_here(doc: dict[str, Any]) -> bool:
         and doc.get("pid") == os.getpid()
         and doc.get("token") not in _HELD
     )
+
+
+def _gone_here(doc: dict[str, Any]) -> bool:
+    return same_pid_space(doc) and not _pid_alive(int(doc.get("pid", 0)))
 
 
 def _elapsed() -> float:

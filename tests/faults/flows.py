@@ -10,7 +10,9 @@ Environment: FAULT_STORE (URL), FAULT_LOG (execution log), FAULT_TTL (lease
 seconds), FAULT_RETRIES (botocore attempts, S3 only), FAULT_HOOK_AT with
 FAULT_HOOK (a shell command run inside that step, as a fault) or FAULT_FSIZE
 (a file size limit set there), FAULT_SPIN (seconds each step body takes),
-FAULT_GRACEFUL=1 (SIGTERM stops the run gracefully: `stop_on_signals`)."""
+FAULT_GRACEFUL=1 (SIGTERM stops the run gracefully: `stop_on_signals`),
+FAULT_SEGMENT (records per segment on an object store: kills land in
+segment writes and in the removal of the single objects they cover)."""
 
 from __future__ import annotations
 
@@ -125,6 +127,10 @@ def main(argv: list[str]) -> None:
     """A child process's run (started as `python -c` calling this, so that
     the functions are this module's, as in the process that resumes)."""
     kind, n, run_id = argv[0], int(argv[1]), argv[2]
+    if os.environ.get("FAULT_SEGMENT"):
+        from durable._storage import segmenter
+
+        segmenter.SEGMENT_RECORDS = int(os.environ["FAULT_SEGMENT"])
     store = open_store()
     if os.environ.get("FAULT_GRACEFUL") == "1":  # SIGTERM drains (exit 143)
         durable.stop_on_signals()

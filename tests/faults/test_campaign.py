@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from durable._storage import segmenter
 from tests.faults import damage, environment, kills
 from tests.faults.common import Outcome, Place
 
@@ -50,6 +51,17 @@ def test_graceful_stop_at_random_moments(local: Place, kind: str) -> None:
 @pytest.mark.parametrize("kind", ["sync", "loop"])
 def test_kill_9_at_random_moments_s3(s3: Place, kind: str) -> None:
     clean(kills.kill_trials(s3, kind, 2, random.Random(kind)), 2)
+
+
+def test_kill_9_at_random_moments_s3_with_segments(
+    s3: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A segment every 2 records: kills land while a segment is written and
+    # while the single objects it covers are removed; the resume (here, a
+    # reader of both) replays exactly what was recorded.
+    monkeypatch.setenv("FAULT_SEGMENT", "2")
+    monkeypatch.setattr(segmenter, "SEGMENT_RECORDS", 2)
+    clean(kills.kill_trials(s3, "sync", 4, random.Random("segments")), 4)
 
 
 def test_truncation_and_bit_flips_across_log_manifest_and_blob(tmp_path: Path) -> None:
