@@ -52,3 +52,42 @@ def test_a_run_made_again_under_its_id_keeps_the_blob_it_refers_to(tmp_path: Pat
     FAIL["use"] = False
     assert flow(5000) == 5000
     assert CALLS == {"big": 2, "use": 3}  # big() was replayed, not run again
+
+
+def test_a_clear_from_another_process_while_a_run_stores_a_blob_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`durable cache clear` run by another process between the blob of a
+    run's miss and its ref marker swept the blob (it lists blobs, then
+    entries and refs: neither named it yet), and the resume ran the
+    recorded step again. The run's marker is now written before the blob."""
+    import subprocess
+    import sys
+
+    from durable._storage.base import Store
+
+    root = tmp_path / "store"
+    store = durable.open_store(str(root), blob_threshold=1000)
+    CALLS.clear()
+    FAIL["use"] = True
+    put = Store.put_blob
+    cleared: list[str] = []
+
+    def put_then_clear(self: Store, *args: object, **kwargs: object) -> str:
+        digest = put(self, *args, **kwargs)  # type: ignore[arg-type]
+        clear = [sys.executable, "-m", "durable", "cache", "clear", "--store", str(root)]
+        cleared.append(subprocess.run(clear, capture_output=True, text=True, check=True).stdout)
+        return digest
+
+    @durable.workflow(store=store, run_id="raced")
+    def flow(n: int) -> int:
+        return use(big(n))
+
+    monkeypatch.setattr(Store, "put_blob", put_then_clear)
+    with pytest.raises(RuntimeError):
+        flow(5000)
+    monkeypatch.undo()
+    assert len(cleared) == 1
+    FAIL["use"] = False
+    assert flow(5000) == 5000
+    assert CALLS == {"big": 1, "use": 2}  # big() was replayed, not run again

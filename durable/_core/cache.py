@@ -14,6 +14,7 @@ called plainly (outside any run) goes through `cacheplain`."""
 from __future__ import annotations
 
 import datetime
+import functools
 import numbers
 import warnings
 from collections.abc import Callable
@@ -22,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._storage import cachestore
 from .._storage.base import Store
-from .._storage.cachestore import MISSING, Entry, count_use, is_missing
+from .._storage.cachestore import MISSING, Entry, is_missing
+from .._storage.cacheuse import count_use
 from .._storage.clock import now
 from .._storage.files import first_stale
 from .._storage.keys import Position
@@ -185,14 +187,19 @@ class Ticket:
             _touched[slot] = t
 
     def keep(
-        self, value: Any, artifacts: list[dict[str, Any]], started: float
+        self,
+        value: Any,
+        artifacts: list[dict[str, Any]],
+        started: float,
+        claim: Callable[[str], None] | None = None,
     ) -> tuple[Entry, Any]:
         """Store a computed value (create-only). The entry that is there
         afterwards and its value: ours, or the one another process wrote
-        first (both processes go on with that one)."""
+        first (both processes go on with that one). `claim` is told a large
+        value's blob before the blob is written (`stored`)."""
         rec = StepRecord(0, cachestore.KIND, self.spec.name, self.fingerprint, self.digest)
         rec.started, rec.ended, rec.artifacts = started, now(), artifacts
-        cachestore.encode(self.store, rec, value)
+        cachestore.encode(self.store, rec, value, claim)
         if not cachestore.write_entry(self.store, self.key, rec):
             won = cachestore.read_entry(self.store, self.key)
             theirs = self._usable(won, new=True) if won is not None else MISSING
@@ -228,7 +235,10 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     if record.extra.get("in_place"):
         return value
     fence(ctx, record.position)
-    entry, value = ticket.keep(value, record.artifacts, record.started)
+    # The run's reference to a blob is there before the blob: a `clear` or
+    # `prune` meanwhile, which lists blobs before references, keeps it.
+    refer = functools.partial(_refer, ctx)
+    entry, value = ticket.keep(value, record.artifacts, record.started, refer)
     _adopt(ctx, ticket, record, entry, "stored")
     return value
 
@@ -239,10 +249,14 @@ def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: st
     rec.artifacts = list(src.artifacts)
     rec.extra["cache"] = how
     if src.blob is not None:  # the run now refers to the blob: prune keeps it
-        ref = cachestore.ref_key(src.blob, ctx.workflow, ctx.run_id)
-        if (ctx.store.url, ref, ctx.created) not in _refs:
-            ctx.store.create(ref, b"")
-            _refs.add((ctx.store.url, ref, ctx.created))
+        _refer(ctx, src.blob)
+
+
+def _refer(ctx: RunState, blob: str) -> None:
+    ref = cachestore.ref_key(blob, ctx.workflow, ctx.run_id)
+    if (ctx.store.url, ref, ctx.created) not in _refs:
+        ctx.store.create(ref, b"")
+        _refs.add((ctx.store.url, ref, ctx.created))
 
 
 def blob_gone(ctx: RunState, rec: StepRecord) -> bool:

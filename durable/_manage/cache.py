@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from .._storage import cachestore
 from .._storage.base import Store
-from .._storage.cachestore import Entry, counts
+from .._storage.cachestore import Entry
+from .._storage.cacheuse import counts
 from .._storage.clock import now
 from .._storage.factory import default_store, open_store
 from ..errors import ConfigurationError

@@ -13,7 +13,7 @@ import builtins
 import hashlib
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._settings import env_flag
@@ -203,10 +203,20 @@ class Store:
         self.guard(workflow, run_id)
         self.records(workflow, run_id).compact(names)
 
-    def put_blob(self, workflow: str, run_id: str, data: bytes) -> str:
-        """Store data once under its sha256; return the digest."""
+    def put_blob(
+        self,
+        workflow: str,
+        run_id: str,
+        data: bytes,
+        claim: Callable[[str], None] | None = None,
+    ) -> str:
+        """Store data once under its sha256; return the digest. `claim` is
+        told the digest before the blob exists (a reference that must be
+        there before anything can list the blob)."""
         self.guard(workflow, run_id)
         digest = hashlib.sha256(data).hexdigest()
+        if claim is not None:
+            claim(digest)
         key = run_prefix(workflow, run_id) + blob_name(digest)
         if not self.create(key, data):
             # Already there: the same bytes, unless that copy was damaged.

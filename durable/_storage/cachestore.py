@@ -21,8 +21,8 @@ import functools
 import hashlib
 import os
 import string
-import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,11 +182,14 @@ def is_missing(value: Any) -> bool:
     return value is MISSING
 
 
-def encode(store: Store, record: StepRecord, value: Any) -> None:
-    """Fill record's encoding and value, or blob (in the shared area). A
-    blob's sums per chunk go in the entry (see `cacheblob.blob_body`)."""
+def encode(
+    store: Store, record: StepRecord, value: Any, claim: Callable[[str], None] | None = None
+) -> None:
+    """Fill record's encoding and value, or blob (in the shared area; told
+    to `claim` before it is written). A blob's sums per chunk go in the
+    entry (see `cacheblob.blob_body`)."""
     data = encode_record(store, record, value, out_of_band=True)
-    record.value, record.blob = keep_encoded(store, SHARED_BLOBS, data)
+    record.value, record.blob = keep_encoded(store, SHARED_BLOBS, data, claim)
     record.extra["size"] = len(data)
     if record.blob is not None:
         record.extra[cacheblob.SUMS] = cacheblob.chunk_sums(data, store.signing_key is not None)
@@ -309,22 +312,3 @@ def last_used(store: Store, entries: list[Entry]) -> dict[str, float]:
 
 def touch(store: Store, key: str) -> None:
     store.put(used_key(key), codec.pack(now()))
-
-
-_lock = threading.Lock()
-# Hits and misses of each step in this process (`durable.cache_info()`).
-_counts: dict[str, list[int]] = {}  # step name -> [hits, misses]
-
-
-def counts(name: str) -> tuple[int, int]:
-    """(hits, misses) of a step in this process."""
-    hits, misses = _counts.get(name, [0, 0])
-    return hits, misses
-
-
-def count_use(name: str, hit: bool) -> None:
-    with _lock:
-        count = _counts.get(name)
-        if count is None:
-            count = _counts[name] = [0, 0]
-        count[0 if hit else 1] += 1

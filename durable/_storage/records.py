@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from sys import intern
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -61,13 +62,17 @@ def stored_bytes(
 
 
 def keep_encoded(
-    store: Store, where: tuple[str, str], data: bytes
+    store: Store,
+    where: tuple[str, str],
+    data: bytes,
+    claim: Callable[[str], None] | None = None,
 ) -> tuple[bytes | None, str | None]:
     """(inline bytes, None), or (None, blob digest) for data over the
-    store's blob threshold: stored once, sealed, under `blobs/<sha256>`."""
+    store's blob threshold: stored once, sealed, under `blobs/<sha256>`
+    (`claim`: see `Store.put_blob`)."""
     if len(data) <= store.blob_threshold:
         return data, None
-    return None, store.put_blob(*where, seal(data, store.signing_key))
+    return None, store.put_blob(*where, seal(data, store.signing_key), claim)
 
 
 def keep_plain(store: Store, where: tuple[str, str], record: StepRecord, packed: bytes) -> None:
