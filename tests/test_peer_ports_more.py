@@ -1249,3 +1249,286 @@ def test_prefect_nested_cache_key_fn(store: durable.Store) -> None:
     assert my_flow() == (4, 4) and ran == ["outer", "inner"]
     assert [s.name for s in my_flow.history("nested") if s.position >= 0] == [outer_task.name] * 2
     assert asyncio.run(my_async_flow()) == (6, 6) and ran[2:] == ["inner async"]
+
+
+def test_joblib_interactive_function_in_two_sessions(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_parallel_call_cached_function_defined_in_jupyter: a function
+    defined in a notebook cell (module `__main__`, its source registered in
+    linecache under the cell's name, as IPython does) and cached; calls on a
+    thread pool inside a run do not drop its entries, and in a second
+    session (another cell name for the same source) the entries are still
+    hit: the cell's file name never enters the key."""
+    import linecache
+    import textwrap
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    source = textwrap.dedent(
+        """
+        def f(x):
+            RAN.append(x)
+            return x
+        """
+    )
+    ran: list[int] = []
+    for session_no in (0, 1):
+        cell = f"<ipython-input-{session_no}-000000000000>"
+        linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)
+        namespace: dict[str, Any] = {"__name__": "__main__", "RAN": ran}
+        exec(compile(source, cell, "exec"), namespace)
+        f = namespace["f"]
+        assert f.__code__.co_filename == cell
+        cached_f = durable.step(cache=True)(f)
+
+        @durable.workflow(store=local_store, run_id=f"session-{session_no}")
+        def wf(step: Any = cached_f) -> list[int]:
+            with ThreadPoolExecutor(2) as pool:
+                return durable.loop_over(step, [1, 2], executor=pool)
+
+        if session_no == 0:
+            assert cached_f(3) == 3
+        assert wf() == [1, 2] and cached_f(3) == 3
+        assert durable.cache_info(cached_f).entries == 3
+        del linecache.cache[cell]
+    assert sorted(ran) == [1, 2, 3]
+
+
+def test_joblib_file_modification(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """test_memory_file_modification: a module edited around a cached
+    function, then reloaded, keeps the function's entries (its position in
+    the file is no part of the key); an edit of the function itself
+    computes once after the reload, and is then served. Before the reload
+    joblib keeps serving the running code's entry; durable cannot read the
+    running code's source any more (the file no longer holds it where the
+    code says, after either edit), so the call runs uncached, with a
+    warning: never an entry for code it cannot see."""
+    import importlib
+    import sys
+
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "tmp_durable_mod_.py"
+    content = "OUT = []\n\ndef f(x):\n    OUT.append(str(x))\n    return x\n"
+
+    def load(source: str) -> Any:
+        module.write_text(source)
+        sys.modules.pop("tmp_durable_mod_", None)
+        return importlib.import_module("tmp_durable_mod_")
+
+    try:
+        tmp = load(content)
+        f = durable.step(cache=True)(tmp.f)
+        f(1), f(2), f(1)
+        assert tmp.OUT == ["1", "2"]
+        module.write_text("\n\n" + content)
+        with pytest.warns(UserWarning, match="ran without its cache"):
+            f(1)
+        assert tmp.OUT == ["1", "2", "1"]
+        tmp = load("\n\n" + content)
+        f = durable.step(cache=True)(tmp.f)
+        f(1), f(2)
+        assert tmp.OUT == []
+        edited = content.replace("str(x)", "'x=%s' % x")
+        module.write_text(edited)
+        with pytest.warns(UserWarning, match="ran without its cache"):
+            f(1)
+        assert tmp.OUT == ["1"]
+        tmp = load(edited)
+        f = durable.step(cache=True)(tmp.f)
+        f(1), f(1)
+        assert tmp.OUT == ["x=1"]
+    finally:
+        sys.modules.pop("tmp_durable_mod_", None)
+
+
+def test_joblib_name_collision_and_eval(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_memory_name_collision, test_memory_warning_collision_detection,
+    test_memory_eval: two functions of one name in one scope with other
+    bodies never share an entry (joblib warns of a collision); a function
+    made by eval has no source, so caching it needs version= (joblib
+    caches it and warns that it cannot detect collisions)."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+
+    @durable.step(cache=True)
+    def name_collision(x: int) -> int:
+        """A first function called name_collision"""
+        return x
+
+    a = name_collision
+
+    @durable.step(cache=True)  # type: ignore[no-redef]
+    def name_collision(x: int) -> int:
+        """A second function called name_collision"""
+        return x + 1
+
+    b = name_collision
+    assert (a(1), b(1), a(1), b(1)) == (1, 2, 1, 2)
+    with pytest.raises(durable.ConfigurationError, match="version="):
+        durable.step(cache=True)(eval("lambda x: x"))
+    a1 = durable.step(cache=True, version="1", name="a1")(eval("lambda x: x"))
+    b1 = durable.step(cache=True, version="1", name="b1")(eval("lambda x: x+1"))
+    assert (a1(1), b1(1), a1(0)) == (1, 2, 0)
+
+
+# -- LangGraph: libs/langgraph/tests/test_pregel.py --------------------------
+
+
+def test_langgraph_time_travel_replays_to_a_checkpoint(store: durable.Store) -> None:
+    """Time travel (get_state_history, then invoke from a past checkpoint,
+    test_fork_and_update_task_results without an update): every checkpoint
+    of a finished thread can be read back; a run from the checkpoint after
+    node b replays a and b and runs c again; the source thread's history is
+    unchanged."""
+    ran: list[str] = []
+
+    def node(name: str) -> Any:
+        @durable.step(name=name)
+        def n(state: list[str]) -> list[str]:
+            ran.append(name)
+            return [*state, name]
+
+        return n
+
+    a, b, c = node("a"), node("b"), node("c")
+
+    @durable.workflow(store=store, run_id="thread")
+    def graph(start: list[str]) -> list[str]:
+        return c(b(a(start)))
+
+    assert graph([]) == ["a", "b", "c"]
+    states = [durable.load(graph, "thread", p, store=store) for p in (-1, 0, 1, 2)]
+    assert states[1:] == [["a"], ["a", "b"], ["a", "b", "c"]]
+    replay = graph.fork("thread", at=2, new_run_id="replay")
+    assert (replay.value, replay.steps_replayed, replay.steps_executed) == (["a", "b", "c"], 2, 1)
+    assert ran == ["a", "b", "c", "c"]
+    assert [s.value for s in graph.history("thread") if s.position >= 0] == states[1:]
+
+
+def test_langgraph_interrupt_before_and_after_a_node(store: durable.Store) -> None:
+    """interrupt_before / interrupt_after (test_invoke_checkpoint_two's
+    graph compiled with interrupts): the run stops before a node (a wait
+    right before its call) and after it (a wait right after); each resume
+    continues from there, and no node runs twice."""
+    ran: list[str] = []
+
+    @durable.step
+    def tool(x: int) -> int:
+        ran.append("tool")
+        return x + 1
+
+    @durable.step
+    def agent(x: int) -> int:
+        ran.append("agent")
+        return x * 10
+
+    @durable.workflow(store=store, run_id="hitl")
+    def graph(x: int) -> int:
+        y = agent(x)
+        durable.wait_for("before tool")
+        z = tool(y)
+        durable.wait_for("after tool")
+        return z
+
+    with pytest.raises(durable.Suspended, match="before tool"):
+        graph(1)
+    assert ran == ["agent"]
+    with pytest.raises(durable.Suspended, match="after tool"):
+        graph.resume("hitl", inputs={"before tool": None})
+    assert ran == ["agent", "tool"]
+    run = graph.resume("hitl", inputs={"after tool": None})
+    assert (run.value, run.steps_executed, ran) == (11, 1, ["agent", "tool"])
+
+
+def test_langgraph_interrupt_loop(store: durable.Store) -> None:
+    """test_interrupt_loop: a node asks again while the answer is invalid
+    ("13", "15"), each resume answering one interrupt of the same name,
+    until "19"; the work before the loop ran once."""
+    ran: list[str] = []
+
+    @durable.step
+    def intro() -> str:
+        ran.append("intro")
+        return "How old are you?"
+
+    @durable.workflow(store=store, run_id="age")
+    def ask_age() -> dict[str, int]:
+        question = intro()
+        for _ in range(10):
+            value = str(durable.wait_for("age"))
+            if value.isdigit() and int(value) >= 18:
+                return {"age": int(value)}
+            question = "invalid response"
+        raise RuntimeError(question)
+
+    with pytest.raises(durable.Suspended, match="age"):
+        ask_age()
+    for answer in ("13", "15"):
+        with pytest.raises(durable.Suspended, match="age"):
+            ask_age.resume("age", inputs={"age": answer})
+    assert ask_age.resume("age", inputs={"age": "19"}).value == {"age": 19}
+    assert ran == ["intro"]
+
+
+def test_langgraph_double_interrupt_subgraph(store: durable.Store) -> None:
+    """test_double_interrupt_subgraph: a subgraph with two interrupts, run
+    on its own and inside a parent; each resume of the parent answers the
+    next interrupt in the child; the parent's node before the subgraph ran
+    once and the child's first node once."""
+    ran: list[str] = []
+
+    @durable.step
+    def prepare(text: str) -> str:
+        ran.append("prepare")
+        return text
+
+    @durable.step
+    def node(name: str, value: Any) -> Any:
+        ran.append(name)
+        return value
+
+    @durable.workflow(store=store)
+    def subgraph(text: str) -> Any:
+        first = node("node_1", durable.wait_for("interrupt node 1"))
+        return node("node_2", durable.wait_for("interrupt node 2") or first)
+
+    @durable.workflow(store=store, run_id="parent")
+    def parent_agent(text: str) -> Any:
+        return subgraph(prepare(text))
+
+    with pytest.raises(durable.Suspended, match="node 1"):
+        subgraph.with_options(run_id="alone")("test")
+    with pytest.raises(durable.Suspended, match="node 2"):
+        subgraph.resume("alone", inputs={"interrupt node 1": "123"})
+    assert subgraph.resume("alone", inputs={"interrupt node 2": "123"}).value == "123"
+    assert ran == ["node_1", "node_2"]
+    ran.clear()
+    with pytest.raises(durable.Suspended, match="node 1"):
+        parent_agent("test")
+    with pytest.raises(durable.Suspended, match="node 2"):
+        parent_agent.resume("parent", inputs={"interrupt node 1": True})
+    assert parent_agent.resume("parent", inputs={"interrupt node 2": True}).value is True
+    assert ran == ["prepare", "node_1", "node_2"]
+
+
+def test_langgraph_entrypoint_refuses_a_generator() -> None:
+    """test_entrypoint_from_sync_generator: a generator is refused when it
+    is decorated (LangGraph: NotImplementedError), as a workflow and as a
+    step."""
+    with pytest.raises(durable.ConfigurationError):
+
+        @durable.workflow
+        def foo(inputs: Any) -> Any:
+            yield "a"
+
+    with pytest.raises(durable.ConfigurationError):
+
+        @durable.step
+        def bar(inputs: Any) -> Any:
+            yield "b"
