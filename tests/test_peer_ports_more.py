@@ -1532,3 +1532,181 @@ def test_langgraph_entrypoint_refuses_a_generator() -> None:
         @durable.step
         def bar(inputs: Any) -> Any:
             yield "b"
+
+
+# -- DBOS: more of tests/test_workflow_management.py and tests/test_async.py --
+
+
+def test_dbos_fork_from_failure(store: durable.Store) -> None:
+    """test_fork_from_failure (from_last_failure): three runs, the first
+    failing at step 2, the second at step 3, the third completing; each is
+    forked from its first unfinished position (`RunInfo.position`; the last
+    step for the completed one). Step one is replayed by every fork, step
+    two runs again for the first fork only, step three for all three."""
+    counts = {"one": 0, "two": 0, "three": 0}
+
+    @durable.step
+    def step_one() -> int:
+        counts["one"] += 1
+        return 1
+
+    @durable.step
+    def step_two() -> int:
+        counts["two"] += 1
+        if counts["two"] == 1:
+            raise RuntimeError("step two failed")
+        return 2
+
+    @durable.step
+    def step_three() -> int:
+        counts["three"] += 1
+        if counts["three"] == 1:
+            raise RuntimeError("step three failed")
+        return 3
+
+    @durable.workflow(store=store)
+    def three_step_workflow() -> int:
+        return step_one() + step_two() + step_three()
+
+    for run_id, error in (("wf1", "step two"), ("wf2", "step three")):
+        with pytest.raises(RuntimeError, match=error):
+            three_step_workflow.with_options(run_id=run_id)()
+    assert three_step_workflow.with_options(run_id="wf3")() == 6
+    assert counts == {"one": 3, "two": 3, "three": 2}
+    infos = {i.run_id: i for i in three_step_workflow.runs()}
+    assert [infos[r].position for r in ("wf1", "wf2", "wf3")] == [1, 2, None]
+    for run_id in ("wf1", "wf2", "wf3"):
+        at = infos[run_id].position
+        assert three_step_workflow.fork(run_id, at=2 if at is None else at).value == 6
+    assert counts == {"one": 3, "two": 4, "three": 5}
+
+
+def test_dbos_workflow_with_task_cancellation(store: durable.Store) -> None:
+    """test_workflow_with_task_cancellation: the asyncio task running a
+    workflow is cancelled while a step is in flight. DBOS finishes the
+    workflow in the background; in durable the run is the caller's task,
+    so it stops as interrupted (not failed) with the finished step kept,
+    and the next call replays that step and completes."""
+    ran: list[str] = []
+
+    @durable.step
+    async def before() -> int:
+        ran.append("before")
+        return 1
+
+    @durable.step
+    async def blocked() -> str:
+        ran.append("blocked")
+        started.set()
+        await gate.wait()
+        return "completed"
+
+    @durable.workflow(store=store, run_id="cancel-task")
+    async def test_workflow() -> str:
+        await before()
+        return await blocked()
+
+    async def main() -> Any:
+        task = asyncio.create_task(test_workflow())
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [(i.status, i.position) for i in test_workflow.runs()] == [("interrupted", 1)]
+        gate.set()
+        return await test_workflow.run()
+
+    started, gate = asyncio.Event(), asyncio.Event()
+    run = asyncio.run(main())
+    assert (run.value, run.steps_replayed, run.steps_executed) == ("completed", 1, 1)
+    assert ran == ["before", "blocked", "blocked"]
+
+
+def test_dbos_garbage_collection(store: durable.Store) -> None:
+    """test_garbage_collection: of ten completed runs gc keeps the newest
+    (keep_last), never a run that did not complete (DBOS keeps pending
+    ones); a collected run called again starts afresh, a kept one replays."""
+    ran: list[int] = []
+
+    @durable.step
+    def work(i: int) -> int:
+        ran.append(i)
+        return i
+
+    @durable.workflow(store=store)
+    def wf(i: int) -> int:
+        out = work(i)
+        if i < 0:
+            durable.suspend("waiting")
+        return out
+
+    for i in range(10):
+        wf.with_options(run_id=f"r{i}")(i)
+    with pytest.raises(durable.Suspended):
+        wf.with_options(run_id="pending")(-1)
+    gone = durable.gc(store, keep_last=3, workflow=wf.name)
+    assert len(gone) == 7
+    assert sorted(i.run_id for i in wf.runs()) == ["pending", "r7", "r8", "r9"]
+    assert wf.with_options(run_id="r9")(9) == 9 and wf.with_options(run_id="r0")(0) == 0
+    assert ran == [*range(10), -1, 0]
+
+
+LOOP_CRASH = """
+import os, signal, sys
+import durable
+
+LOG = sys.argv[1]
+
+def note(what):
+    with open(LOG, "a") as f:
+        f.write(what + "\\n")
+
+@durable.step
+def processor(item: str) -> str:
+    if item == os.environ.get("CRASH_AT"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    note(item)
+    return f"Processed: {item}"
+
+@durable.step
+def aggregate(outputs: list) -> str:
+    note("aggregate")
+    return " | ".join(outputs)
+
+@durable.workflow(run_id="csv")
+def workflow(items: list) -> str:
+    return aggregate(durable.loop_over(processor, items, checkpoint_items=True))
+
+run = workflow.run(["Alice", "Bob", "Charlie", "Dana"])
+print(run.value)
+"""
+
+
+@pytest.mark.slow
+def test_praisonai_loop_over_rows_resumes_after_kill_9(
+    tmp_path: Any, child_env: dict[str, str]
+) -> None:
+    """TestLoopPattern.test_loop_from_csv with a crash: a loop over rows is
+    killed with SIGKILL while processing the third; the next process
+    processes only the rows without a kept result, then aggregates once."""
+    import subprocess
+    import sys
+
+    script, log = tmp_path / "flow.py", tmp_path / "log"
+    script.write_text(LOOP_CRASH)
+    crashed = subprocess.run(
+        [sys.executable, str(script), str(log)],
+        env=dict(child_env, CRASH_AT="Charlie"),
+        capture_output=True,
+        text=True,
+    )
+    assert crashed.returncode == -9, crashed.stderr
+    assert log.read_text().split() == ["Alice", "Bob"]
+    done = subprocess.run(
+        [sys.executable, str(script), str(log)], env=child_env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == " | ".join(
+        f"Processed: {n}" for n in ("Alice", "Bob", "Charlie", "Dana")
+    )
+    assert log.read_text().split() == ["Alice", "Bob", "Charlie", "Dana", "aggregate"]
