@@ -130,6 +130,58 @@ def test_praisonai_list_and_delete_checkpoints(store: durable.Store) -> None:
 # -- PraisonAI: tests/test_workflow_patterns.py ------------------------------
 
 
+def test_praisonai_context_passing(store: durable.Store) -> None:
+    """TestBasicWorkflow.test_context_passing: step 1 sets a variable that
+    step 2 reads, with step 1's output. PraisonAI's steps change a shared
+    `ctx.variables` dict; a step that changes its argument cannot be
+    replayed (the replay would not redo the change), so after a crash that
+    run is refused, with the warning given when the step ran. Returning the
+    variables instead resumes: step 1 is replayed, step 2 runs once."""
+    ran: list[str] = []
+    crash = [True, True]
+
+    @durable.step
+    def step1_in_place(variables: dict[str, str]) -> str:
+        ran.append("s1")
+        variables["greeting"] = "Hello"
+        return "Hello"
+
+    @durable.step
+    def step1(variables: dict[str, str]) -> tuple[str, dict[str, str]]:
+        ran.append("s1")
+        return "Hello", {**variables, "greeting": "Hello"}
+
+    @durable.step
+    def step2(variables: dict[str, str], prev: str) -> str:
+        ran.append("s2")
+        return f"{variables.get('greeting', '')} from step2, prev={prev}"
+
+    @durable.workflow(store=store, run_id="in-place")
+    def shared_dict() -> str:
+        variables: dict[str, str] = {}
+        out = step1_in_place(variables)
+        if crash and crash.pop():
+            raise RuntimeError("crash between the steps")
+        return step2(variables, out)
+
+    @durable.workflow(store=store, run_id="returned")
+    def returned() -> str:
+        out, variables = step1({})
+        if crash and crash.pop():
+            raise RuntimeError("crash between the steps")
+        return step2(variables, out)
+
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        with pytest.raises(RuntimeError):
+            shared_dict()
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object"):
+        shared_dict()
+    ran.clear()
+    with pytest.raises(RuntimeError):
+        returned()
+    assert returned() == "Hello from step2, prev=Hello" and ran == ["s1", "s2"]
+
+
 def test_praisonai_should_run_condition(store: durable.Store) -> None:
     """TestBasicWorkflow.test_should_run_condition: a step that runs only
     when the input says so. The condition is read from a recorded output, so
@@ -1002,11 +1054,39 @@ def test_joblib_cache_of_a_bound_method(
     assert ran == [(1, 1), (100, 1), (7, 1)]
 
 
+def test_joblib_cached_bound_method_that_changes_its_instance(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory(...).cache(obj.method) of a method that changes its instance
+    (joblib's test_argument_change, with the change made to `self`): a hit
+    could return the output but not redo the change, so the output is not
+    cached, with a warning, as for a method step's `self` or an argument
+    changed in place; another instance in the same state computes (and
+    changes) for itself."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+
+    class Acc:
+        def __init__(self) -> None:
+            self.items: list[int] = []
+
+        def add(self, x: int) -> int:
+            self.items.append(x)
+            return len(self.items)
+
+    a, b = Acc(), Acc()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert durable.step(cache=True)(a.add)(1) == 1
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert durable.step(cache=True)(b.add)(1) == 1
+    assert (a.items, b.items) == ([1], [1])
+
+
 def test_joblib_bound_method_step_in_a_run(store: durable.Store) -> None:
     """The same in a run: a step made of a bound method (durable.step(k.add))
     counts its instance as an argument, as a method step's `self` does and
     as `loop_over(obj.method, ...)` does: a resume after the instance
-    changed is refused, never served the old output."""
+    changed is refused, never served the old output; so is a loop over
+    that step (its block counts the instance as loop_over(k.add) does)."""
     ran: list[int] = []
     crash = [True]
 
@@ -1034,6 +1114,22 @@ def test_joblib_bound_method_step_in_a_run(store: durable.Store) -> None:
     with pytest.raises(durable.DefinitionChangedError):
         wf(1)
     assert wf.with_options(on_change="rerun")(1) == 101 and ran == [1, 100]
+
+    crash.append(True)
+
+    @durable.workflow(store=store, run_id="bound-loop")
+    def loop(xs: list[int]) -> list[int]:
+        v = durable.loop_over(step, xs)
+        if crash and crash.pop():
+            raise RuntimeError("crash after the loop")
+        return v
+
+    with pytest.raises(RuntimeError):
+        loop([1, 2])
+    k.b = 1
+    with pytest.raises(durable.DefinitionChangedError, match="loop_over"):
+        loop([1, 2])
+    assert ran == [1, 100, 100, 100]
 
 
 # -- Prefect: tests/test_tasks.py TestTaskCaching, tests/test_cache_policies.py

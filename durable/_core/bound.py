@@ -18,27 +18,48 @@ from .identity import is_token, value_digest
 
 def binds(fn: object) -> bool:
     """Whether `fn` binds anything (decided once, at decoration)."""
-    return isinstance(fn, (functools.partial, types.MethodType))
+    return bool(bound_values(fn))
 
 
 def bound_values(fn: object) -> list[Any]:
-    """The arguments each partial binds (of each partial, when one wraps
-    another; keywords in name order), then the `self` of a bound method;
-    empty for another callable."""
+    """The arguments each partial binds (keywords in name order) and the
+    `self` of each bound method, outermost first, through the steps they
+    wrap (`loop_over(durable.step(model.predict), items)`); empty for a
+    callable that binds nothing."""
     bound: list[Any] = []
-    while isinstance(fn, functools.partial):
-        bound.append((fn.args, sorted(fn.keywords.items(), key=lambda pair: pair[0])))
-        fn = fn.func
-    if isinstance(fn, types.MethodType):
-        bound.append(((fn.__self__,), []))
-    return bound
+    while True:
+        if isinstance(fn, functools.partial):
+            bound.append((fn.args, sorted(fn.keywords.items(), key=lambda pair: pair[0])))
+            fn = fn.func
+        elif isinstance(fn, types.MethodType):
+            bound.append(((fn.__self__,), []))
+            fn = fn.__func__
+        else:
+            inner = _step_function(fn)
+            if inner is None:
+                return bound
+            fn = inner
 
 
 def unbound(fn: Any) -> Any:
-    """The function under the partials and the method binding."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return fn.__func__ if isinstance(fn, types.MethodType) else fn
+    """The function under the partials, method bindings and steps."""
+    while True:
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif isinstance(fn, types.MethodType):
+            fn = fn.__func__
+        else:
+            inner = _step_function(fn)
+            if inner is None:
+                return fn
+            fn = inner
+
+
+def _step_function(fn: object) -> Any:
+    """The function a `@durable.step` wraps (its spec's `fn`), None for
+    anything else. Read by attribute: the spec module imports this one."""
+    inner = getattr(getattr(fn, "__durable_step__", None), "fn", None)
+    return None if inner is fn else inner
 
 
 def with_bound(fn: object, digest: str) -> str:
