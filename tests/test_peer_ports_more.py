@@ -1086,7 +1086,9 @@ def test_joblib_bound_method_step_in_a_run(store: durable.Store) -> None:
     counts its instance as an argument, as a method step's `self` does and
     as `loop_over(obj.method, ...)` does: a resume after the instance
     changed is refused, never served the old output; so is a loop over
-    that step (its block counts the instance as loop_over(k.add) does)."""
+    that step (its block counts the instance as loop_over(k.add) does). An
+    instance without a digest (it holds a lock) fails closed, and the
+    refusal names it rather than the call's arguments, which have one."""
     ran: list[int] = []
     crash = [True]
 
@@ -1130,6 +1132,13 @@ def test_joblib_bound_method_step_in_a_run(store: durable.Store) -> None:
     with pytest.raises(durable.DefinitionChangedError, match="loop_over"):
         loop([1, 2])
     assert ran == [1, 100, 100, 100]
+
+    k.lock = threading.Lock()  # type: ignore[attr-defined]
+    crash.append(True)
+    with pytest.raises(RuntimeError):
+        wf.with_options(run_id="locked")(1)
+    with pytest.raises(durable.DefinitionChangedError, match="a bound method's instance"):
+        wf.with_options(run_id="locked")(1)
 
 
 # -- Prefect: tests/test_tasks.py TestTaskCaching, tests/test_cache_policies.py
