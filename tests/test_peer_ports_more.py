@@ -1815,3 +1815,164 @@ def test_praisonai_loop_over_rows_resumes_after_kill_9(
         f"Processed: {n}" for n in ("Alice", "Bob", "Charlie", "Dana")
     )
     assert log.read_text().split() == ["Alice", "Bob", "Charlie", "Dana", "aggregate"]
+
+
+def test_dbos_unawaited_child_workflow(store: durable.Store) -> None:
+    """test_unawaited_workflow, test_unawaited_workflow_exception: a parent
+    that starts a child as an asyncio task and returns without awaiting it.
+    The run settles its tasks before it ends, so the child completes (its
+    step ran once) and the parent completes; a child that fails leaves the
+    parent completed and itself failed with its message, and calling the
+    parent again runs nothing (DBOS: the child's handle raises)."""
+    ran: list[str] = []
+
+    @durable.step
+    async def work(s: str) -> str:
+        ran.append(s)
+        if s != "ok":
+            raise ValueError(f"boom {s}")
+        return s
+
+    @durable.workflow(store=store)
+    async def child_workflow(s: str) -> str:
+        return await work(s)
+
+    @durable.workflow(store=store)
+    async def parent_workflow(s: str) -> None:
+        asyncio.ensure_future(child_workflow(s))  # noqa: RUF006 - unawaited on purpose
+
+    def quiet(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        ran.append(f"unretrieved {context['exception']}")
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(quiet)
+        for s in ("ok", "alice"):
+            run = await parent_workflow.with_options(run_id=s).run(s)
+            assert (run.status, run.value) == ("completed", None)
+            assert (await parent_workflow.with_options(run_id=s).run(s)).steps_executed == 0
+
+    asyncio.run(main())
+    infos = {i.run_id: (i.status, i.error) for i in child_workflow.runs()}
+    assert infos == {"ok.0.0.0": ("completed", None), "alice.0.0.0": ("failed", "ValueError: boom alice")}
+    assert ran[:2] == ["ok", "alice"] and ran.count("ok") == 1 and ran.count("alice") == 1
+
+
+# -- LangGraph: several interrupts answered by one resume, subgraph state ----
+
+
+def test_langgraph_multi_resume(store: durable.Store) -> None:
+    """test_multi_resume: a parent fans out to five subgraphs (child runs,
+    gathered), each interrupting with its prompt; one resume carrying an
+    answer for every prompt finishes all five and the parent; the work each
+    child did before its interrupt ran once."""
+    ran: list[str] = []
+
+    @durable.step
+    async def prepare(prompt: str) -> str:
+        ran.append(prompt)
+        return prompt
+
+    @durable.workflow(store=store)
+    async def child_graph(prompt: str) -> str:
+        await prepare(prompt)
+        return str(durable.wait_for(prompt))
+
+    @durable.workflow(store=store, run_id="multi")
+    async def parent_graph(prompts: list[str]) -> list[str]:
+        return list(await asyncio.gather(*(child_graph(p) for p in prompts)))
+
+    prompts = ["a", "b", "c", "d", "e"]
+    with pytest.raises(durable.Suspended):
+        asyncio.run(parent_graph(prompts))
+    assert {i.status for i in child_graph.runs()} == {"suspended"} and len(child_graph.runs()) == 5
+    resume_map = {p: f"human input for prompt {p}" for p in prompts}
+    run = asyncio.run(parent_graph.resume("multi", inputs=resume_map))
+    assert run.value == [f"human input for prompt {p}" for p in prompts]
+    assert sorted(ran) == prompts
+
+
+def test_langgraph_subgraph_state(store: durable.Store) -> None:
+    """test_subgraph_checkpoint_true / get_state(subgraphs=True): a
+    subgraph's own state is readable (its history, each node's output); a
+    parent forked from before the subgraph runs a new subgraph, one forked
+    after it replays the subgraph's result without entering it."""
+    ran: list[str] = []
+
+    @durable.step
+    def inner(x: int) -> int:
+        ran.append(f"inner {x}")
+        return x + 1
+
+    @durable.workflow(store=store)
+    def subgraph(x: int) -> int:
+        return inner(inner(x))
+
+    @durable.step
+    def finish(y: int) -> int:
+        ran.append("finish")
+        return y * 10
+
+    @durable.workflow(store=store, run_id="parent")
+    def graph(x: int) -> int:
+        return finish(subgraph(x))
+
+    assert graph(1) == 30
+    (child,) = subgraph.runs()
+    assert child.parent == f"{graph.name}/parent@0"
+    assert [s.value for s in subgraph.history(child.run_id) if s.position >= 0] == [2, 3]
+    after = graph.fork("parent", at=1, new_run_id="after")
+    assert (after.value, after.steps_replayed, after.steps_executed) == (30, 1, 1)
+    before = graph.fork("parent", at=0, new_run_id="before")
+    assert before.value == 30
+    assert ran == ["inner 1", "inner 2", "finish", "finish", "inner 1", "inner 2", "finish"]
+
+
+# -- joblib and Prefect: what counts in the key ------------------------------
+
+
+def test_joblib_ignore_with_defaults(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_memory_ignore with its default given and not given, by position
+    and by keyword (joblib's test_partial_decoration, ignore=['y']): the
+    ignored argument never counts; the others bind with their defaults."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[tuple[int, int, int]] = []
+
+    @durable.step(cache=durable.Cache(ignore=("verbose",)))
+    def z(x: int, verbose: int = 0, scale: int = 1) -> int:
+        ran.append((x, verbose, scale))
+        return x * scale
+
+    assert (z(1), z(1, 5), z(1, verbose=9), z(x=1, scale=1), z(1, 0, 1)) == (1, 1, 1, 1, 1)
+    assert z(1, 0, 2) == 2 and z(1, 7, scale=2) == 2
+    assert ran == [(1, 0, 1), (1, 0, 2)]
+
+
+def test_prefect_task_source_counts_its_helpers(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TestTaskSourcePolicy / INPUTS + TASK_SOURCE: Prefect keys on the
+    task's own source, so an edited helper it calls reuses the old output;
+    durable's key follows the helpers, so a step built with another helper
+    (same source of its own) computes, and the same helper hits."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[int] = []
+
+    def make(helper: Any) -> Any:
+        @durable.step(cache=True, name="task")
+        def task(x: int) -> int:
+            ran.append(x)
+            return helper(x)
+
+        return task
+
+    def double(x: int) -> int:
+        return x * 2
+
+    def triple(x: int) -> int:
+        return x * 3
+
+    assert make(double)(2) == 4 and make(double)(2) == 4
+    assert make(triple)(2) == 6
+    assert ran == [2, 2]
