@@ -1976,3 +1976,70 @@ def test_prefect_task_source_counts_its_helpers(
     assert make(double)(2) == 4 and make(double)(2) == 4
     assert make(triple)(2) == 6
     assert ran == [2, 2]
+
+
+CONFIGURED = """
+import durable
+
+AGENT_CONFIG = {"instructions": "old", "model": "m1"}
+CRASH = []
+
+
+@durable.step
+def step1(x: int) -> str:
+    return f"{AGENT_CONFIG['instructions']}:{x}"
+
+
+@durable.step
+def step2(s: str) -> str:
+    return s + "!"
+
+
+@durable.workflow(run_id="cfg")
+def wf(x: int) -> str:
+    a = step1(x)
+    if CRASH:
+        raise RuntimeError("crash between the steps")
+    return step2(a)
+"""
+
+
+def test_praisonai_config_value_edit_changes_fingerprint(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TestConfigValueEditChangesFingerprint and TestDefinitionFingerprint
+    (a whitespace edit keeps it, a semantic edit changes it): a module
+    whose step reads a config dict; reformatting the module keeps the
+    run's fingerprint (the resume replays step 1), an edit of one value of
+    the dict changes it (the resume is refused, naming the dict)."""
+    import importlib
+    import sys
+
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "praison_cfg_.py"
+
+    def load(source: str, crash: bool) -> Any:
+        module.write_text(source)
+        sys.modules.pop("praison_cfg_", None)
+        mod = importlib.import_module("praison_cfg_")
+        mod.CRASH.extend([1] if crash else [])
+        return mod
+
+    try:
+        mod = load(CONFIGURED, crash=True)
+        with pytest.raises(RuntimeError):
+            mod.wf(1)
+        first = mod.wf.fingerprint
+        mod = load(CONFIGURED.replace("\n\n\n", "\n\n\n\n# reformatted\n"), crash=False)
+        assert mod.wf.fingerprint == first
+        edited = load(CONFIGURED.replace('"old"', '"new"'), crash=False)
+        assert edited.wf.fingerprint != first
+        with pytest.raises(durable.DefinitionChangedError, match="AGENT_CONFIG"):
+            edited.wf(1)
+        mod = load(CONFIGURED, crash=False)
+        run = mod.wf.run(1)
+        assert (run.value, run.steps_replayed, run.steps_executed) == ("old:1!", 1, 1)
+    finally:
+        sys.modules.pop("praison_cfg_", None)
