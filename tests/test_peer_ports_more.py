@@ -1054,6 +1054,39 @@ def test_joblib_cache_of_a_bound_method(
     assert ran == [(1, 1), (100, 1), (7, 1)]
 
 
+def test_joblib_cache_of_a_builtin_method_and_a_callable_object(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory(...).cache(config.get) and of a callable object (a model whose
+    __call__ predicts): neither has Python source, so durable needs
+    version=; the version names the code, not the data, so the dict's or
+    the object's state is part of the key, as a bound method's instance is:
+    after it changed the call computes again, never the old output."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[str] = []
+
+    class Model:
+        def __init__(self, w: int) -> None:
+            self.w = w
+
+        def __call__(self, x: int) -> int:
+            ran.append(f"model {self.w}")
+            return self.w * x
+
+    config = {"a": 1}
+    get = durable.step(cache=True, version="1", name="get")(config.get)
+    assert get("a") == 1
+    config["a"] = 2
+    assert get("a") == 2
+    model = Model(3)
+    predict = durable.step(cache=True, version="1", name="predict")(model)
+    assert predict(2) == 6 and predict(2) == 6
+    model.w = 10
+    assert predict(2) == 20
+    assert ran == ["model 3", "model 10"]
+    assert durable.step(cache=True, version="1", name="len")(len)("abc") == 3
+
+
 def test_joblib_cached_bound_method_that_changes_its_instance(
     local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

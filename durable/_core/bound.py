@@ -24,8 +24,9 @@ def binds(fn: object) -> bool:
 def bound_values(fn: object) -> list[Any]:
     """The arguments each partial binds (keywords in name order) and the
     `self` of each bound method, outermost first, through the steps they
-    wrap (`loop_over(durable.step(model.predict), items)`); empty for a
-    callable that binds nothing."""
+    wrap (`loop_over(durable.step(model.predict), items)`), and the object
+    a callable without code of its own computes from (`_instance_of`);
+    empty for a function that binds nothing."""
     bound: list[Any] = []
     while True:
         if isinstance(fn, functools.partial):
@@ -36,9 +37,27 @@ def bound_values(fn: object) -> list[Any]:
             fn = fn.__func__
         else:
             inner = _step_function(fn)
-            if inner is None:
-                return bound
-            fn = inner
+            if inner is not None:
+                fn = inner
+                continue
+            owner = _instance_of(fn)
+            if owner is not None:
+                bound.append(((owner,), []))
+            return bound
+
+
+def _instance_of(fn: object) -> object:
+    """The object whose state a callable without Python code of its own
+    computes from: the `self` of a builtin method (`config.get`; a module's
+    builtin function binds its module, which is no data), or the callable
+    object itself (a model whose `__call__` predicts). None for a function
+    or a class."""
+    if isinstance(fn, (types.FunctionType, type)):
+        return None
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)):
+        owner = getattr(fn, "__self__", None)
+        return None if owner is None or isinstance(owner, types.ModuleType) else owner
+    return fn
 
 
 def unbound(fn: Any) -> Any:
