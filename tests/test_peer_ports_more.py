@@ -2076,3 +2076,53 @@ def test_praisonai_config_value_edit_changes_fingerprint(
         assert (run.value, run.steps_replayed, run.steps_executed) == ("old:1!", 1, 1)
     finally:
         sys.modules.pop("praison_cfg_", None)
+
+
+def test_dbos_spans(store: durable.Store) -> None:
+    """tests/test_telemetry.py::test_spans: with a tracer provider set, a
+    run is a root span and its step a child span, also around a span the
+    body opens itself. DBOS parents the step's span under that manual span;
+    durable makes operation spans from the events when the operation ends
+    (docs/observability.md), so the step's parent is the run span. (DBOS
+    also makes the manual span a child of the workflow's; durable does not
+    make the run span current while the body runs, so it is not asserted
+    here.) A replay of the run marks its step span replayed."""
+    trace = pytest.importorskip("opentelemetry.trace")
+    sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+    export = pytest.importorskip("opentelemetry.sdk.trace.export")
+    memory = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
+    exporter = memory.InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(export.SimpleSpanProcessor(exporter))
+    old, once = trace._TRACER_PROVIDER, trace._TRACER_PROVIDER_SET_ONCE._done
+    trace._TRACER_PROVIDER, trace._TRACER_PROVIDER_SET_ONCE._done = provider, True
+    ran: list[str] = []
+    crash = [True]
+    try:
+        my_tracer = provider.get_tracer("user")
+
+        @durable.step(name="test_step")
+        def test_step() -> None:
+            ran.append("step")
+
+        @durable.workflow(store=store, name="test_workflow", run_id="spans")
+        def test_workflow() -> None:
+            with my_tracer.start_as_current_span("manual_span"):
+                test_step()
+            if crash and crash.pop():
+                raise RuntimeError("crash after the step")
+
+        with pytest.raises(RuntimeError):
+            test_workflow()
+        test_workflow()
+    finally:
+        trace._TRACER_PROVIDER, trace._TRACER_PROVIDER_SET_ONCE._done = old, once
+    spans = exporter.get_finished_spans()
+    runs = [s for s in spans if s.name == "durable.run test_workflow"]
+    steps = [s for s in spans if s.name == "durable.step test_step"]
+    manual = [s for s in spans if s.name == "manual_span"]
+    assert (len(runs), len(steps), len(manual)) == (2, 2, 2) and ran == ["step"]
+    for run, step in zip(runs, steps, strict=True):
+        assert run.parent is None and run.attributes["durable.run_id"] == "spans"
+        assert step.parent.span_id == run.context.span_id
+    assert [s.attributes["durable.replayed"] for s in steps] == [False, True]
