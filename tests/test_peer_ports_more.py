@@ -2126,3 +2126,49 @@ def test_dbos_spans(store: durable.Store) -> None:
         assert run.parent is None and run.attributes["durable.run_id"] == "spans"
         assert step.parent.span_id == run.context.span_id
     assert [s.attributes["durable.replayed"] for s in steps] == [False, True]
+
+
+# -- PraisonAI: tests/unit/tools/test_async_tool_retry_parity.py --------------
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom"), ValueError("bad")])
+def test_praisonai_async_tool_retry_parity(store: durable.Store, clock: Any, exc: Exception) -> None:
+    """test_async_retries_a_raised_tool_exception, test_async_matches_sync
+    _attempt_count, test_async_does_not_retry_programming_errors,
+    test_async_honours_max_attempts: a sync and an async step with one
+    retry policy (3 attempts, retrying RuntimeError only) try equally often,
+    sleep the same delays, and record the same failed tries; an error the
+    policy leaves out ends each at its first try."""
+    calls: list[str] = []
+
+    @durable.step(retries=2, retry_delay=0.5, backoff=2.0, retry_on=(RuntimeError,))
+    def flaky() -> None:
+        calls.append("sync")
+        raise exc
+
+    @durable.step(retries=2, retry_delay=0.5, backoff=2.0, retry_on=(RuntimeError,))
+    async def aflaky() -> None:
+        calls.append("async")
+        raise exc
+
+    @durable.workflow(store=store, run_id="sync")
+    def sync_flow() -> None:
+        flaky()
+
+    @durable.workflow(store=store, run_id="async")
+    async def async_flow() -> None:
+        await aflaky()
+
+    with pytest.raises(type(exc)):
+        sync_flow()
+    sync_slept, clock.slept[:] = list(clock.slept), []
+    with pytest.raises(type(exc)):
+        asyncio.run(async_flow())
+    attempts = 3 if isinstance(exc, RuntimeError) else 1
+    assert (calls.count("sync"), calls.count("async")) == (attempts, attempts)
+    assert sync_slept == clock.slept == [0.5, 1.0][: attempts - 1]
+    histories = [
+        [f.message for s in wf.history(r) if s.position == 0 for f in s.failures]
+        for wf, r in ((sync_flow, "sync"), (async_flow, "async"))
+    ]
+    assert histories[0] == histories[1] == [str(exc)] * attempts
