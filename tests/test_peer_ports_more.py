@@ -2172,3 +2172,40 @@ def test_praisonai_async_tool_retry_parity(store: durable.Store, clock: Any, exc
         for wf, r in ((sync_flow, "sync"), (async_flow, "async"))
     ]
     assert histories[0] == histories[1] == [str(exc)] * attempts
+
+
+MAIN_SCRIPT = """
+import sys
+import durable
+
+@durable.step(cache=True)
+def f(x):
+    with open(sys.argv[1], "a") as log:
+        log.write(f"{x}\\n")
+    return x * 2
+
+print(f(1), f(2), f(1))
+"""
+
+
+def test_joblib_function_defined_in_main(tmp_path: Any, child_env: dict[str, str]) -> None:
+    """joblib's caching of functions defined in `__main__` (a script run
+    twice): the second process is served the first one's entries, since
+    the script's module is named by its file, never `__main__` alone nor
+    its path; a copy of the script elsewhere is the same function."""
+    import shutil
+    import subprocess
+    import sys
+
+    script, log = tmp_path / "job.py", tmp_path / "log"
+    script.write_text(MAIN_SCRIPT)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    shutil.copy(script, other / "job.py")
+    for path in (script, script, other / "job.py"):
+        done = subprocess.run(
+            [sys.executable, str(path), str(log)], env=child_env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["2", "4", "2"]
+    assert log.read_text().split() == ["1", "2"]
