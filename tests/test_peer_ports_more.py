@@ -2209,3 +2209,41 @@ def test_joblib_function_defined_in_main(tmp_path: Any, child_env: dict[str, str
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == ["2", "4", "2"]
     assert log.read_text().split() == ["1", "2"]
+
+
+def test_dbos_bulk_resume(store: durable.Store) -> None:
+    """test_bulk_resume: three runs stopped between their two steps are
+    resumed together (DBOS: resume_workflows after cancel_workflows; a
+    cancelled run is final in durable, so they stop by an interrupt and
+    `recover()` resumes every interrupted run): step one ran three times,
+    step two three times, and a second recovery finds nothing."""
+    steps: list[str] = []
+    stop = [True]
+
+    @durable.step
+    def step_one(x: int) -> None:
+        steps.append(f"one {x}")
+
+    @durable.step
+    def step_two(x: int) -> None:
+        steps.append(f"two {x}")
+
+    @durable.workflow(store=store)
+    def blocking_workflow(x: int) -> int:
+        step_one(x)
+        if stop[0]:
+            raise KeyboardInterrupt
+        step_two(x)
+        return x
+
+    for i in range(3):
+        with pytest.raises(KeyboardInterrupt):
+            blocking_workflow.with_options(run_id=f"wf{i}")(i)
+    assert {i.status for i in blocking_workflow.runs()} == {"interrupted"}
+    stop[0] = False
+    reports = blocking_workflow.recover()
+    assert sorted((r.run_id, r.status, r.value) for r in reports) == [
+        (f"wf{i}", "completed", i) for i in range(3)
+    ]
+    assert sorted(steps) == sorted([f"one {i}" for i in range(3)] + [f"two {i}" for i in range(3)])
+    assert blocking_workflow.recover() == []
