@@ -1118,10 +1118,12 @@ def test_joblib_bound_method_step_in_a_run(store: durable.Store) -> None:
     """The same in a run: a step made of a bound method (durable.step(k.add))
     counts its instance as an argument, as a method step's `self` does and
     as `loop_over(obj.method, ...)` does: a resume after the instance
-    changed is refused, never served the old output; so is a loop over
+    changed is refused (the refusal shows the instance with the call's
+    arguments, as for a method step), never served the old output; so is a loop over
     that step (its block counts the instance as loop_over(k.add) does). An
     instance without a digest (it holds a lock) fails closed, and the
-    refusal names it rather than the call's arguments, which have one."""
+    refusal names it (as argument 1, a method step's `self`) rather than
+    the call's own arguments, which have one."""
     ran: list[int] = []
     crash = [True]
 
@@ -1146,7 +1148,7 @@ def test_joblib_bound_method_step_in_a_run(store: durable.Store) -> None:
     with pytest.raises(RuntimeError):
         wf(1)
     k.b = 100
-    with pytest.raises(durable.DefinitionChangedError):
+    with pytest.raises(durable.DefinitionChangedError, match=r"called now as \S*add\(<.* object at"):
         wf(1)
     assert wf.with_options(on_change="rerun")(1) == 101 and ran == [1, 100]
 
@@ -1170,7 +1172,7 @@ def test_joblib_bound_method_step_in_a_run(store: durable.Store) -> None:
     crash.append(True)
     with pytest.raises(RuntimeError):
         wf.with_options(run_id="locked")(1)
-    with pytest.raises(durable.DefinitionChangedError, match="a bound method's instance"):
+    with pytest.raises(durable.DefinitionChangedError, match=r"argument 1 of \S*add \(<.* object"):
         wf.with_options(run_id="locked")(1)
 
 

@@ -60,6 +60,13 @@ def _instance_of(fn: object) -> object:
     return fn
 
 
+def bound_arguments(fn: object) -> tuple[Any, ...]:
+    """What `fn` binds as the leading arguments of a call, for a message:
+    the instance as a method step's `self` is shown, a partial's arguments
+    before the call's own."""
+    return tuple(v for args, kws in bound_values(fn) for v in (*args, *(v for _, v in kws)))
+
+
 def unbound(fn: Any) -> Any:
     """The function under the partials, method bindings and steps."""
     while True:

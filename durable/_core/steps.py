@@ -16,7 +16,7 @@ from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
-from .bound import with_bound
+from .bound import bound_arguments, with_bound
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -85,7 +85,8 @@ def replay_or_prepare(
     if spec.binds:
         digest = with_bound(spec.fn, digest)
     fp = spec.fingerprint_in(ctx)
-    rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
+    shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
+    rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
     if rec is None:
         return _Live(pos, fp, digest, None, None)
     reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
