@@ -2085,10 +2085,10 @@ def test_dbos_spans(store: durable.Store) -> None:
     run is a root span and its step a child span, also around a span the
     body opens itself. DBOS parents the step's span under that manual span;
     durable makes operation spans from the events when the operation ends
-    (docs/observability.md), so the step's parent is the run span. (DBOS
+    (docs/observability.md), so the step's parent is the run span. DBOS
     also makes the manual span a child of the workflow's; durable does not
-    make the run span current while the body runs, so it is not asserted
-    here.) A replay of the run marks its step span replayed."""
+    make the run span current while the body runs, so the manual span
+    starts a trace of its own. A replay marks its step span replayed."""
     trace = pytest.importorskip("opentelemetry.trace")
     sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
     export = pytest.importorskip("opentelemetry.sdk.trace.export")
@@ -2124,9 +2124,10 @@ def test_dbos_spans(store: durable.Store) -> None:
     steps = [s for s in spans if s.name == "durable.step test_step"]
     manual = [s for s in spans if s.name == "manual_span"]
     assert (len(runs), len(steps), len(manual)) == (2, 2, 2) and ran == ["step"]
-    for run, step in zip(runs, steps, strict=True):
+    for run, step, mine in zip(runs, steps, manual, strict=True):
         assert run.parent is None and run.attributes["durable.run_id"] == "spans"
         assert step.parent.span_id == run.context.span_id
+        assert mine.parent is None  # as docs/observability.md says
     assert [s.attributes["durable.replayed"] for s in steps] == [False, True]
 
 
