@@ -1087,6 +1087,55 @@ def test_joblib_cache_of_a_builtin_method_and_a_callable_object(
     assert durable.step(cache=True, version="1", name="len")(len)("abc") == 3
 
 
+def test_joblib_class_based_decorator_is_code_not_data(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """test_memory_ignore_decorated with a class-based decorator (an object
+    made with functools.update_wrapper, counting its calls and holding a
+    lock): the function it wraps is what runs and is fingerprinted, so the
+    decorator object is no argument: its call counter changing, or its lock,
+    neither refuses the resume of a run nor keeps a call out of the cache."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "cache-store"))
+    ran: list[str] = []
+
+    class counted:  # named as the decorator it is used as
+        def __init__(self, fn: Any) -> None:
+            functools.update_wrapper(self, fn)
+            self.calls = 0
+            self.lock = threading.Lock()
+
+        def __call__(self, *args: Any) -> Any:
+            self.calls += 1
+            return self.__wrapped__(*args)  # type: ignore[attr-defined]
+
+    @durable.step
+    @counted
+    def f(x: int) -> int:
+        ran.append("f")
+        return x + 1
+
+    @durable.step(cache=True)
+    @counted
+    def g(x: int) -> int:
+        ran.append("g")
+        return x * 2
+
+    crash = [True]
+
+    @durable.workflow(store=store, run_id="decorated")
+    def wf(x: int) -> int:
+        a = f(x)
+        if crash and crash.pop():
+            raise RuntimeError("crash after the step")
+        return a
+
+    with pytest.raises(RuntimeError):
+        wf(1)
+    run = wf.run(1)
+    assert (run.value, run.steps_replayed, run.steps_executed) == (2, 1, 0)
+    assert (g(2), g(2)) == (4, 4) and ran == ["f", "g"]
+
+
 def test_joblib_cached_bound_method_that_changes_its_instance(
     local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ import functools
 import types
 from typing import Any
 
+from .._fingerprint.reach import target_of
 from .identity import is_token, value_digest
 
 
@@ -50,14 +51,16 @@ def _instance_of(fn: object) -> object:
     """The object whose state a callable without Python code of its own
     computes from: the `self` of a builtin method (`config.get`; a module's
     builtin function binds its module, which is no data), or the callable
-    object itself (a model whose `__call__` predicts). None for a function
-    or a class."""
+    object itself (a model whose `__call__` predicts). None for a function,
+    a class, or an object that wraps a Python function (a class-based
+    decorator, `functools.lru_cache`): the function it wraps is what runs,
+    and its code is fingerprinted, as the fingerprint resolves it."""
     if isinstance(fn, (types.FunctionType, type)):
         return None
     if isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)):
         owner = getattr(fn, "__self__", None)
         return None if owner is None or isinstance(owner, types.ModuleType) else owner
-    return fn
+    return None if isinstance(target_of(fn), types.FunctionType) else fn
 
 
 def bound_arguments(fn: object) -> tuple[Any, ...]:
