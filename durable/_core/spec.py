@@ -48,7 +48,8 @@ class StepSpec:
     direct: bool = field(init=False, compare=False, repr=False)
     # How errors name a call of it (`RunState.take_position`), spelled once.
     what: str = field(init=False, compare=False, repr=False)
-    # A partial or bound method: what it binds is an argument of each call.
+    # A partial, bound method or callable object: what it binds (`bound`) is
+    # an argument of each call.
     binds: bool = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
