@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.kept import kept_state
 from ..errors import ConfigurationError, DurableError
+from .bound import binds, bound_values, unbound
 from .code import function_stamp
 from .content import Secret, Undigestable
 from .identity import (
@@ -94,13 +95,22 @@ def with_captured(fn: Callable[..., Any] | None, digest: str | None) -> str | No
     """The digest with the values `fn`'s closure captured, by content as an
     argument counts (the fingerprint counts a list, dict or object there by
     its type only, since functions keep state in them: in a cache key that
-    would serve `make_step([1, 2])`'s output to `make_step([3, 4])`). None
-    (not cached) for a captured secret, a value without a digest, or a name
-    the closure has not bound yet. A function without a closure: `digest`."""
-    if not getattr(fn, "__closure__", None) or digest is None:
+    would serve `make_step([1, 2])`'s output to `make_step([3, 4])`), and
+    with what a partial or a bound method binds (`bound`: a step made of
+    `model.predict` is not served another state's output). None (not
+    cached) for a captured secret, a value without a digest, or a name the
+    closure has not bound yet. A plain function without a closure: `digest`."""
+    if fn is None or digest is None:
         return digest
-    captured = _captured(fn, set())
-    return None if captured is None else strict_digest((digest, captured))
+    target = unbound(fn)
+    if getattr(target, "__closure__", None):
+        captured = _captured(target, set())
+        if captured is None:
+            return None
+        digest = strict_digest((digest, captured))
+    if digest is None or not binds(fn):
+        return digest
+    return strict_digest((digest, bound_values(fn)))
 
 
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:

@@ -5,6 +5,7 @@ retries for an item) and keeps its output for the next call."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -15,6 +16,7 @@ from .._storage.clock import now
 from .._storage.factory import default_store
 from ..errors import SerializationError
 from . import artifacts
+from .bound import with_bound
 from .cache import Ticket, ticket_for
 from .changed import not_cached_in_place
 from .context import RunState, current_state
@@ -79,11 +81,14 @@ def _computed(
 
     started = now()
     before = ticket.call or call_digest(spec.signature, args, kwargs, spec.name)
+    rejoin = functools.partial(with_bound, spec.fn) if spec.binds else None
+    if rejoin is not None:  # a bound method's instance may be changed too
+        before = rejoin(before)
     value = yield from retrying(retry, attempt)
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     entries = _produced(ticket.store, spec, found + derived)
     _reregister(entries)
-    if changed_in_place(spec.signature, args, kwargs, spec.name, before):
+    if changed_in_place(spec.signature, args, kwargs, spec.name, before, rejoin):
         warnings.warn(not_cached_in_place(spec.name), stacklevel=3)
         return value  # a hit could not redo what the body did to its arguments
     if holds_redacted(value):

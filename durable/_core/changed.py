@@ -84,7 +84,11 @@ def _undigestable(
             "arguments changed: the record was made by a call whose arguments could not be "
             "digested, so it never matches a call (fail closed); to get past it, " + advice
         )
-    which = "its arguments"
+    # When each argument has a digest, what the step's function binds has none.
+    which = (
+        "its arguments, or what its function binds (a functools.partial's arguments, "
+        "a bound method's instance),"
+    )
     if call is not None:
         named = [(f"argument {i + 1}", v) for i, v in enumerate(call[0])]
         named += [(f"argument {k!r}", v) for k, v in call[1].items()]

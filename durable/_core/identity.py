@@ -198,11 +198,13 @@ def call_digest(
 
 def changed_in_place(
     signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any],
-    name: str, digest: str,
+    name: str, digest: str, rejoin: Callable[[str], str] | None = None,
 ) -> bool:
     """Whether the step changed an object it was given (`rows.append(x)`),
-    which its replay cannot redo. Immutable scalars (the hot path) cannot."""
-    hit = _SHAPES.get(id(signature)) if not kwargs else None
+    which its replay cannot redo. Immutable scalars (the hot path) cannot.
+    `rejoin`: how `digest` was made of the call's digest (`bound.with_bound`:
+    the instance of a bound method may change too)."""
+    hit = _SHAPES.get(id(signature)) if not kwargs and rejoin is None else None
     if hit is not None and hit[0] is signature and hit[1] is not None:
         tails = hit[1][1]
         if len(args) < len(tails) and tails[len(args)] is not None:
@@ -211,7 +213,10 @@ def changed_in_place(
                     break
             else:
                 return False
-    return not is_token(digest) and call_digest(signature, args, kwargs, name) != digest
+    if is_token(digest):
+        return False
+    after = call_digest(signature, args, kwargs, name)
+    return (after if rejoin is None else rejoin(after)) != digest
 
 
 def _bind(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._fingerprint.fingerprint import Fingerprint
 from .._fingerprint.memo import memo_fingerprint, memoised_fingerprint
 from ..errors import DurableError, ValidationError
+from .bound import binds
 from .context import RunState
 from .retry import RetryPolicy
 
@@ -47,11 +48,15 @@ class StepSpec:
     direct: bool = field(init=False, compare=False, repr=False)
     # How errors name a call of it (`RunState.take_position`), spelled once.
     what: str = field(init=False, compare=False, repr=False)
+    # A partial, bound method or callable object: what it binds (`bound`) is
+    # an argument of each call.
+    binds: bool = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         direct = self.cache is None and self.body is None and self.artifacts is None
         object.__setattr__(self, "direct", direct and self.retry.retries == 0)
         object.__setattr__(self, "what", f"step {self.name!r}")
+        object.__setattr__(self, "binds", binds(self.fn))
 
     def attempt(self) -> Callable[..., Any]:
         return self.body if self.body is not None else self.fn

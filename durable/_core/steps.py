@@ -16,6 +16,7 @@ from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow, CorruptRecordError
 from . import artifacts, cache, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
+from .bound import bound_arguments, with_bound
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -81,8 +82,11 @@ def replay_or_prepare(
         pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
+    if spec.binds:
+        digest = with_bound(spec.fn, digest)
     fp = spec.fingerprint_in(ctx)
-    rec = lookup(ctx, pos, spec.name, fp, digest, call=(args, kwargs))
+    shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
+    rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
     if rec is None:
         return _Live(pos, fp, digest, None, None)
     reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
@@ -207,7 +211,8 @@ class _Tries:
         )  # fmt: skip
         if reopened is not None:
             record.extra["reopened"] = reopened
-        if changed_in_place(spec.signature, *call, spec.name, digest):
+        rejoin = functools.partial(with_bound, spec.fn) if spec.binds else None
+        if changed_in_place(spec.signature, *call, spec.name, digest, rejoin):
             record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
             warnings.warn(in_place_warning(spec.name), stacklevel=2)
         # One pass in C decides plain data, which holds no `Redacted`; only a

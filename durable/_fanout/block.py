@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import types
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .._core import notify
 from .._core.attempts import attempt_record, save_failures
+from .._core.bound import bound_values
 from .._core.changed import in_place_warning
 from .._core.context import RunState
 from .._core.identity import is_token, value_digest
@@ -58,18 +58,11 @@ def persists(fn: Callable[..., Any]) -> bool:
 
 
 def bound_digest(fn: Callable[..., Any]) -> str | None:
-    """The digest of the arguments a `functools.partial` binds (of each
-    partial, when one wraps another; keywords in name order) and of the
-    `self` a bound method binds (`loop_over(obj.method, items)`: the state
-    of `obj` is an argument of every call, as a method step's `self` is),
-    None for another callable. A fresh token when they have none
-    (`value_digest`)."""
-    bound: list[Any] = []
-    while isinstance(fn, functools.partial):
-        bound.append((fn.args, sorted(fn.keywords.items(), key=lambda pair: pair[0])))
-        fn = fn.func
-    if isinstance(fn, types.MethodType):
-        bound.append(((fn.__self__,), []))
+    """The digest of what `fn` binds (`bound.bound_values`: a partial's
+    arguments, the `self` of `loop_over(obj.method, items)`, an argument of
+    every call as a method step's `self` is), None when it binds nothing. A
+    fresh token when they have no digest (`value_digest`)."""
+    bound = bound_values(fn)
     return value_digest(bound) if bound else None
 
 

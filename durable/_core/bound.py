@@ -1,0 +1,100 @@
+"""What a step's callable binds besides the arguments of its call: the
+arguments a `functools.partial` binds and the instance a bound method
+carries. They are arguments of every call (`obj.method(x)` is
+`type(obj).method(obj, x)`), so they count as arguments do, by content: in
+a step's record, a `loop_over` block and a cache key alike. The
+fingerprint counts a list or an object there by its type only (program
+state), which alone would replay, or serve from the cache, the output
+computed for an instance whose state has changed since."""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any
+
+from .._fingerprint.reach import target_of
+from .identity import is_token, value_digest
+
+
+def binds(fn: object) -> bool:
+    """Whether `fn` binds anything (decided once, at decoration)."""
+    return bool(bound_values(fn))
+
+
+def bound_values(fn: object) -> list[Any]:
+    """The arguments each partial binds (keywords in name order) and the
+    `self` of each bound method, outermost first, through the steps they
+    wrap (`loop_over(durable.step(model.predict), items)`), and the object
+    a callable without code of its own computes from (`_instance_of`);
+    empty for a function that binds nothing."""
+    bound: list[Any] = []
+    while True:
+        if isinstance(fn, functools.partial):
+            bound.append((fn.args, sorted(fn.keywords.items(), key=lambda pair: pair[0])))
+            fn = fn.func
+        elif isinstance(fn, types.MethodType):
+            bound.append(((fn.__self__,), []))
+            fn = fn.__func__
+        else:
+            inner = _step_function(fn)
+            if inner is not None:
+                fn = inner
+                continue
+            owner = _instance_of(fn)
+            if owner is not None:
+                bound.append(((owner,), []))
+            return bound
+
+
+def _instance_of(fn: object) -> object:
+    """The object whose state a callable without Python code of its own
+    computes from: the `self` of a builtin method (`config.get`; a module's
+    builtin function binds its module, which is no data), or the callable
+    object itself (a model whose `__call__` predicts). None for a function,
+    a class, or an object that wraps a Python function (a class-based
+    decorator, `functools.lru_cache`): the function it wraps is what runs,
+    and its code is fingerprinted, as the fingerprint resolves it."""
+    if isinstance(fn, (types.FunctionType, type)):
+        return None
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)):
+        owner = getattr(fn, "__self__", None)
+        return None if owner is None or isinstance(owner, types.ModuleType) else owner
+    return None if isinstance(target_of(fn), types.FunctionType) else fn
+
+
+def bound_arguments(fn: object) -> tuple[Any, ...]:
+    """What `fn` binds as the leading arguments of a call, for a message:
+    the instance as a method step's `self` is shown, a partial's arguments
+    before the call's own."""
+    return tuple(v for args, kws in bound_values(fn) for v in (*args, *(v for _, v in kws)))
+
+
+def unbound(fn: Any) -> Any:
+    """The function under the partials, method bindings and steps."""
+    while True:
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif isinstance(fn, types.MethodType):
+            fn = fn.__func__
+        else:
+            inner = _step_function(fn)
+            if inner is None:
+                return fn
+            fn = inner
+
+
+def _step_function(fn: object) -> Any:
+    """The function a `@durable.step` wraps (its spec's `fn`), None for
+    anything else. Read by attribute: the spec module imports this one."""
+    inner = getattr(getattr(fn, "__durable_step__", None), "fn", None)
+    return None if inner is fn else inner
+
+
+def with_bound(fn: object, digest: str) -> str:
+    """A call's digest joined with what `fn` binds. A call without a digest
+    stays without one; a bound value without one makes a fresh token (the
+    call looks changed: fail closed)."""
+    if is_token(digest):
+        return digest
+    return value_digest((digest, bound_values(fn)))
