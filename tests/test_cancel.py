@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable import events
 from durable._storage.keys import cancel_key
 
 from .clikit import child_env, counts, read_until, spawn, write_flow
@@ -241,6 +242,7 @@ def test_durable_cancel_from_another_process_s3(tmp_path: Path, s3_url: str) -> 
 CHILD_FLOW = """
 import os
 import durable
+from durable import events
 
 @durable.step
 def work():
@@ -312,3 +314,21 @@ def test_a_cancelled_child_leaves_its_parent_resumable_once_removed(
     kid.delete("p.1")
     assert parent.resume("p", inputs={"ok": "yes"}).value == "1yes"
     assert ran == Counter(prep=1)
+
+
+def test_a_cancelled_run_ends_with_an_event_and_its_span(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Subscribers are told the run ended cancelled; before, the last event
+    they saw was the step's (and the tracing consumer left the run's span
+    open: tests/test_tracing.py)."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: Counter[str] = Counter()
+    flow, entered, go = _flow(store, ran, block_in="two")
+    seen: list[events.Event] = []
+    with durable.on_event(seen.append):
+        (outcome,) = _cancel_while_blocked(flow, entered, go)
+    assert isinstance(outcome, durable.Cancelled)
+    ends = [e for e in seen if not isinstance(e, events.OperationEvent)]
+    assert [type(e).__name__ for e in ends] == ["RunStarted", "RunCancelled"]
+    assert (ends[1].run_id, ends[1].workflow) == ("c1", flow.name)

@@ -160,3 +160,42 @@ def test_dask_items_join_the_run_trace(store: durable.Store, spans: Any, tmp_pat
 def test_without_a_tracer_provider_nothing_is_traced() -> None:
     assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     assert not tracing.active()
+
+
+def test_a_cancelled_run_ends_its_span(
+    store: durable.Store, spans: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    entered, go = threading.Event(), threading.Event()
+
+    @durable.step(name="blocks")
+    def blocks() -> int:
+        entered.set()
+        assert go.wait(60)
+        return 1
+
+    @durable.workflow(store=store, run_id="cancelled", name="cancels")
+    def flow() -> int:
+        return blocks() + blocks()
+
+    outcome: list[BaseException] = []
+    worker = threading.Thread(target=lambda: outcome.extend(_raised(flow)))
+    worker.start()
+    assert entered.wait(60)
+    flow.cancel("cancelled")
+    go.set()
+    worker.join()
+    assert isinstance(outcome[0], durable.Cancelled)
+    (run,) = _by_name(spans.get_finished_spans(), "durable.run")
+    assert run.attributes["durable.cancelled"] is True
+    assert "cancelled" not in tracing.spans.runs
+
+
+def _raised(fn: Any) -> list[BaseException]:
+    try:
+        fn()
+    except BaseException as e:
+        return [e]
+    return []

@@ -138,6 +138,12 @@ class RunInterrupted(Event):
 
 
 @dataclass(frozen=True)
+class RunCancelled(Event):
+    """The run was cancelled (`durable cancel`, `Workflow.cancel`) and ends
+    `cancelled`: only a restart runs it again."""
+
+
+@dataclass(frozen=True)
 class RunRebased(Event):
     """The definition changed and the run replays its records anyway."""
 

@@ -102,6 +102,8 @@ def _run_ended(event: events.Event) -> None:
         logger.info("run %s failed: %s; %s", event.run_id, event.error, RESUME_HINT)
     elif isinstance(event, events.RunInterrupted):
         logger.info("run %s interrupted (%s); %s", event.run_id, event.error, RESUME_HINT)
+    elif isinstance(event, events.RunCancelled):
+        logger.info("run %s cancelled; a restart runs it again", event.run_id)
 
 
 def consume(event: events.Event) -> None:

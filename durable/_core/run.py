@@ -160,6 +160,7 @@ def run_locked(
             notify.run_failed(ctx, e)
             raise
         finish(store, manifest, "cancelled", reason="cancelled")
+        notify.ended(ctx, events.RunCancelled(run_id, flow.name))
         raise
     except Suspended as s:
         finish(store, manifest, "suspended", reason=s.reason)

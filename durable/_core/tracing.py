@@ -21,7 +21,13 @@ from typing import Any
 from . import events
 
 _NS = 1_000_000_000
-_ENDS = (events.RunCompleted, events.RunFailed, events.RunSuspended, events.RunInterrupted)
+_ENDS = (
+    events.RunCompleted,
+    events.RunFailed,
+    events.RunSuspended,
+    events.RunInterrupted,
+    events.RunCancelled,
+)
 
 
 def _trace() -> Any:
@@ -108,6 +114,8 @@ class Spans:
             _failed(trace, span, event.exception, event.error)
         elif isinstance(event, events.RunSuspended):
             span.set_attribute("durable.suspended", event.reason)
+        elif isinstance(event, events.RunCancelled):
+            span.set_attribute("durable.cancelled", True)
         elif isinstance(event, events.RunCompleted):
             span.set_attribute("durable.executed", event.executed)
         span.end(end_time=int(event.time * _NS))
