@@ -63,6 +63,22 @@ def test_the_run_suspends_then_continues_with_the_input(store: durable.Store) ->
     assert ran == Counter(draft=1, publish=1)
 
 
+def test_a_misspelt_input_warns_and_the_run_waits_again(store: durable.Store) -> None:
+    """LangGraph raises on a resume value for an unknown interrupt; durable
+    cannot know the names of later waits, but a run that suspends again
+    while no wait took the inputs given says so."""
+    ran: Counter[str] = Counter()
+    review = _review_flow(store, ran)
+    with pytest.raises(durable.Suspended):
+        review("cats")
+    with pytest.warns(UserWarning, match=r"no wait took the inputs .*'reviewer_decison'"):
+        with pytest.raises(durable.Suspended, match="reviewer_decision"):
+            review.resume("r1", inputs={"reviewer_decison": "approved"})
+    assert ran == Counter(draft=1)
+    assert review.resume("r1", inputs={"reviewer_decision": "ok"}).value == "draft about cats: ok"
+    assert ran == Counter(draft=1, publish=1)
+
+
 def test_a_new_value_for_a_recorded_input_is_refused(store: durable.Store) -> None:
     ran: Counter[str] = Counter()
 

@@ -50,6 +50,14 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     # (and not there any more if a caller's own wait took it meanwhile).
     offered = [ctx.inputs, *ctx.callers_inputs]
     if any(name not in supplied for supplied in offered):
+        if ctx.inputs and name not in ctx.inputs:  # no wait took them: dropped with this call
+            unused = ", ".join(map(repr, sorted(ctx.inputs)))
+            warnings.warn(
+                f"run {ctx.run_id!r} suspends again, waiting for input {name!r}; no wait "
+                f"took the inputs given to this call ({unused}): a misspelt name? They are "
+                "not kept: give them again with the next resume",
+                stacklevel=3,  # the body's wait_for
+            )
         raise ctx.refuse(Suspended(ctx.run_id, waiting_reason(name)))
     value = ctx.inputs[name]
     for supplied in offered:  # one answer, one wait: the next one waits again
