@@ -168,9 +168,10 @@ class Ticket:
         # An entry stamped in this clock's future (its writer's clock ran
         # ahead, or this one was set back) has no age to trust: a miss;
         # unless `new`: written since this call's lookup, whatever its stamp.
-        age = now() - entry.created
-        if seconds is not None and (not age <= seconds or (age < 0.0 and not new)):
-            return MISSING
+        if seconds is not None:
+            age = now() - entry.created
+            if not age <= seconds or (age < 0.0 and not new):
+                return MISSING
         # Files the step produced are checked like a replay: missing or changed runs it.
         if rec.artifacts and first_stale(rec.artifacts, self.store) is not None:
             return MISSING

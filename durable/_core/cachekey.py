@@ -102,6 +102,9 @@ def with_captured(fn: Callable[..., Any] | None, digest: str | None) -> str | No
     closure has not bound yet. A plain function without a closure: `digest`."""
     if fn is None or digest is None:
         return digest
+    plain = type(fn) is types.FunctionType and fn.__closure__ is None
+    if plain and "__durable_step__" not in fn.__dict__:
+        return digest  # the common case, told at once: binds nothing, captures nothing
     target = unbound(fn)
     if getattr(target, "__closure__", None):
         captured = _captured(target, set())
