@@ -246,6 +246,38 @@ def test_a_kept_item_belongs_to_the_item_as_it_was_before_it_ran(store: durable.
     assert calls == [1, 2, 1, 2]
 
 
+def test_a_kept_item_of_a_method_that_changed_its_instance_runs_again(
+    store: durable.Store,
+) -> None:
+    """`loop_over(acc.add, items)` where add changes acc: an item kept after
+    that change is not restored (each call of flow starts a fresh Acc, as a
+    new process does). Before, the kept item 0 was restored without redoing
+    its change to acc, and the resume returned [1, 2, 5] where an
+    uninterrupted run returns [1, 3, 6]."""
+    calls: list[int] = []
+
+    class Acc:
+        def __init__(self) -> None:
+            self.total = 0
+
+        def add(self, x: int) -> int:
+            calls.append(x)
+            if calls == [1, 2]:
+                raise ConnectionError("the first run fails at item 1")
+            self.total += x
+            return self.total
+
+    @durable.workflow(store=store, run_id="r")
+    def flow() -> list[int]:
+        return durable.loop_over(Acc().add, [1, 2, 3], checkpoint_items=True)
+
+    with pytest.raises(ConnectionError):
+        flow()
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert flow() == [1, 3, 6]
+    assert calls == [1, 2, 1, 2, 3]
+
+
 def test_a_child_run_that_changed_its_argument_counts_as_changed(store: durable.Store) -> None:
     """Before: the resumed parent replayed the child's result without the
     child appending to rows, and returned ["a"] (a run returns ["a", "child"])."""

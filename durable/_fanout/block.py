@@ -201,8 +201,10 @@ class Block:
             return
         digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
-        if self._digest(self.items[index]) != digest:
-            rec.extra["in_place"] = True  # restoring it could not redo that: `_kept` skips it
+        if self._digest(self.items[index]) != digest or self._bound_changed():
+            # Restoring it could not redo that change (of the item, or of the
+            # `self` or partial arguments every item shares): `_kept` skips it.
+            rec.extra["in_place"] = True
         rec.ended = now()
         encode_into(self.ctx, rec, value)
         self._write(index, rec)
@@ -253,7 +255,14 @@ class Block:
         replay of the block returns its outputs but cannot redo that."""
         if is_token(self.digest):
             return False  # never replayed anyway
-        return bound_digest(self.fn) != self.bound or self._digest(self.items) != self.digest
+        return self._bound_changed() or self._digest(self.items) != self.digest
+
+    def _bound_changed(self) -> bool:
+        """Whether the arguments a partial or a bound method carries changed
+        since the block started (`self.total += x` in `loop_over(acc.add, ...)`)."""
+        return self.bound is not None and not is_token(self.bound) and (
+            bound_digest(self.fn) != self.bound
+        )
 
     def _compact(self) -> None:
         indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)
