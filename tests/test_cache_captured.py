@@ -142,3 +142,44 @@ def test_a_cell_the_step_reads_as_well_stays_in_the_key() -> None:
 
     assert count(1) == 1
     assert count(1) == 2  # what it returns depends on the list: computed again
+
+
+def ticket_counter() -> Callable[[int], int]:
+    """A fresh factory's step, its state as a new process has it."""
+    state = {"n": 0}
+
+    @durable.step(cache=True, name="ticket")
+    def ticket(x: int) -> int:
+        CALLS["ticket"] += 1
+        state["n"] += 1
+        return x * 100 + state["n"]
+
+    return ticket
+
+
+def test_a_step_that_changed_a_captured_value_it_reads_is_not_cached(
+    plain_store: durable.Store,
+) -> None:
+    """The key holds state as it was before the call; a hit could not redo
+    the change. Before, a second process (a fresh factory) was served 501
+    for each call where running the step gives 501, 502, 503: called
+    plainly, and in a run of its own."""
+    for _ in range(2):
+        ticket = ticket_counter()
+        with pytest.warns(UserWarning, match="changed a value its closure captured"):
+            assert [ticket(5), ticket(5), ticket(5)] == [501, 502, 503]
+    assert CALLS["ticket"] == 6
+
+    def flow_of() -> durable.Workflow[[int], list[int]]:
+        ticket = ticket_counter()
+
+        @durable.workflow(store=plain_store)
+        def flow(run: int) -> list[int]:
+            return [ticket(5), ticket(5)]
+
+        return flow
+
+    for run in range(2):
+        with pytest.warns(UserWarning, match="changed a value its closure captured"):
+            assert flow_of()(run) == [501, 502]
+    assert CALLS["ticket"] == 10
