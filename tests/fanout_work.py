@@ -49,6 +49,31 @@ def plain_work(item: Item) -> str:
     return expected(i)
 
 
+class Worker:
+    """Steps reached as methods: `loop_over(Worker("x").work, items)`."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    @durable.step
+    def work(self, item: Item) -> str:
+        path, i = item
+        note(path, str(i))
+        return f"{self.prefix}{expected(i)}"
+
+    @durable.step(cache=True)
+    def cached(self, item: Item) -> str:
+        path, i = item
+        note(path, str(i))
+        return f"{self.prefix}{expected(i)}"
+
+    @durable.step
+    async def awork(self, item: Item) -> str:
+        path, i = item
+        note(path, str(i))
+        return f"{self.prefix}{expected(i)}"
+
+
 @durable.step
 def picky(item: Item) -> str:
     """Fails for the index written in `<log>.fail`, while that file exists."""

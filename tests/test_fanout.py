@@ -20,6 +20,7 @@ import pytest
 import durable
 from tests.clikit import on_a_terminal
 from tests.fanout_work import (
+    Worker,
     expected,
     flaky,
     gate,
@@ -79,6 +80,40 @@ def test_results_in_order_each_item_once(tmp_path: Path, executor: Any, fn: Any)
     again = fan.run(items)
     assert again.value == sequential
     assert len(logged(log)) == 40  # the re-run executed nothing
+
+
+@pytest.mark.parametrize("executor", KINDS, indirect=True)
+@pytest.mark.parametrize("method", ["work", "cached"])
+def test_a_step_reached_as_a_method_runs_with_its_instance(
+    tmp_path: Path, executor: Any, method: str
+) -> None:
+    """`loop_over(obj.step, items)`: before, the step was found through its
+    function and run without its instance (TypeError: missing 'item')."""
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(6)]
+    fn = getattr(Worker("a:"), method)
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(fn, items, executor=executor, checkpoint_items=True)
+
+    assert fan(items) == [f"a:{expected(i)}" for i in range(6)]
+    assert fan(items) == [f"a:{expected(i)}" for i in range(6)]
+    assert sorted(logged(log)) == list(range(6))  # each item once
+
+
+def test_an_async_step_reached_as_a_method_runs_with_its_instance(tmp_path: Path) -> None:
+    import asyncio
+
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(3)]
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    async def fan(items: list[tuple[str, int]]) -> list[str]:
+        return await durable.loop_over(Worker("b:").awork, items)
+
+    assert asyncio.run(fan(items)) == [f"b:{expected(i)}" for i in range(3)]
+    assert sorted(logged(log)) == list(range(3))
 
 
 @pytest.mark.parametrize("executor", KINDS, indirect=True)

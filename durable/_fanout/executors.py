@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import importlib
 import traceback
+import types
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -50,11 +51,19 @@ def call_item(
     try:
         if spec is None:
             return fn(item)
+        args = step_args(fn, item)
         if spec.cache is not None and local:
-            return drive_sync(plain_plan(spec, (item,), {}, spec.retry))
-        return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
+            return drive_sync(plain_plan(spec, args, {}, spec.retry))
+        return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), args, {})))
     finally:
         reset()
+
+
+def step_args(fn: Callable[[Any], Any], item: Any) -> tuple[Any, ...]:
+    """The arguments of a step's body for one item: a step reached as a
+    method (`loop_over(obj.step, items)`) is found through its function,
+    whose body takes the instance (or class) first."""
+    return (fn.__self__, item) if isinstance(fn, types.MethodType) else (item,)
 
 
 async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
@@ -73,9 +82,10 @@ async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRAC
 async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
     if spec is None:
         return await fn(item)
+    args = step_args(fn, item)
     if spec.cache is not None:
-        return await drive_async(plain_plan(spec, (item,), {}, spec.retry))
-    return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
+        return await drive_async(plain_plan(spec, args, {}, spec.retry))
+    return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), args, {})))
 
 
 class RemoteTraceback(Exception):
