@@ -5,9 +5,12 @@ executions of the step body."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +186,40 @@ def test_a_step_that_changed_a_captured_value_it_reads_is_not_cached(
         with pytest.warns(UserWarning, match="changed a value its closure captured"):
             assert flow_of()(run) == [501, 502]
     assert CALLS["ticket"] == 10
+
+
+TICKET_SCRIPT = '''
+import sys
+import durable
+
+def make():
+    state = {"n": 0}
+
+    @durable.step(cache=True, name="ticket")
+    def ticket(x: int) -> int:
+        with open(sys.argv[1], "a") as f:
+            f.write("ran\\n")
+        state["n"] += 1
+        return x * 100 + state["n"]
+
+    return ticket
+
+ticket = make()
+print([ticket(5), ticket(5), ticket(5)])
+'''
+
+
+def test_a_second_process_is_not_served_what_a_changed_captured_value_made(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """Before: the second process printed [501, 501, 501]."""
+    script, log = tmp_path / "ticket.py", tmp_path / "log"
+    script.write_text(TICKET_SCRIPT)
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-W", "ignore", str(script), str(log)],
+            env=child_env, cwd=tmp_path, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[501, 502, 503]"
+    assert log.read_text().split() == ["ran"] * 6

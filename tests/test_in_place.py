@@ -278,6 +278,58 @@ def test_a_kept_item_of_a_method_that_changed_its_instance_runs_again(
     assert calls == [1, 2, 1, 2, 3]
 
 
+ACC_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import durable
+
+    LOG = sys.argv[1]
+
+    class Acc:
+        def __init__(self):
+            self.total = 0
+
+        def add(self, x):
+            with open(LOG, "a") as f:
+                f.write(f"add{x}\\n")
+            if x == 2 and os.environ.get("CRASH") == "1":
+                os.kill(os.getpid(), 9)
+            self.total += x
+            return self.total
+
+    acc = Acc()
+
+    @durable.workflow(run_id="acc")
+    def flow():
+        return durable.loop_over(acc.add, [1, 2, 3], checkpoint_items=True)
+
+    print(flow())
+    """
+)
+
+
+def test_a_method_block_killed_mid_way_resumes_to_the_uninterrupted_value(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """kill -9 at item 1 of loop_over(acc.add, ...), where add changes acc:
+    before, the resume restored item 0 without redoing its change to acc
+    and printed [1, 2, 5] (an uninterrupted run prints [1, 3, 6])."""
+    script, log = tmp_path / "acc.py", tmp_path / "log"
+    script.write_text(ACC_SCRIPT)
+
+    def run(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-W", "ignore", str(script), str(log)],
+            env={**child_env, **env}, cwd=tmp_path, capture_output=True, text=True,
+        )  # fmt: skip
+
+    assert run(CRASH="1").returncode == -9
+    resumed = run()
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == "[1, 3, 6]"
+    assert log.read_text().split() == ["add1", "add2", "add1", "add2", "add3"]
+
+
 def test_a_child_run_that_changed_its_argument_counts_as_changed(store: durable.Store) -> None:
     """Before: the resumed parent replayed the child's result without the
     child appending to rows, and returned ["a"] (a run returns ["a", "child"])."""
