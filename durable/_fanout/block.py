@@ -125,6 +125,7 @@ class Block:
         # A partial's bound arguments are arguments of every call: they count
         # in the block's digest and in each item's (a plain fn: the items alone).
         self.bound = bound_digest(fn)
+        self.bound_changed = False  # seen changed since (`_bound_changed`)
         self.digest = self._digest(items)
         self.started = now()
         self.saved: list[int] = []
@@ -259,10 +260,18 @@ class Block:
 
     def _bound_changed(self) -> bool:
         """Whether the arguments a partial or a bound method carries changed
-        since the block started (`self.total += x` in `loop_over(acc.add, ...)`)."""
-        return self.bound is not None and not is_token(self.bound) and (
-            bound_digest(self.fn) != self.bound
-        )
+        since the block started (`self.total += x` in `loop_over(acc.add, ...)`).
+        Items still running on a thread pool may be changing them as they are
+        read ("dictionary changed size during iteration"): changed. Once
+        changed, they are not read again (an object that collects every
+        item's output would cost a read of all of it per item)."""
+        if self.bound_changed or self.bound is None or is_token(self.bound):
+            return self.bound_changed
+        try:
+            self.bound_changed = bound_digest(self.fn) != self.bound
+        except RuntimeError:
+            self.bound_changed = True
+        return self.bound_changed
 
     def _compact(self) -> None:
         indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)
