@@ -223,3 +223,33 @@ def test_a_second_process_is_not_served_what_a_changed_captured_value_made(
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "[501, 502, 503]"
     assert log.read_text().split() == ["ran"] * 6
+
+
+class Poke:
+    """Stands for another thread adding to a captured dict while the key is
+    read again after the call (once the call has started)."""
+
+    def __init__(self, into: dict[object, object]) -> None:
+        self.into = into
+
+    def __getstate__(self) -> dict[str, object]:
+        if self.into.get("filling"):
+            self.into[len(self.into)] = 0
+        return {}
+
+
+def test_a_captured_value_changing_as_it_is_read_again_counts_as_changed() -> None:
+    """The read after the call fails as Python's own iteration does
+    ("dictionary changed size during iteration"): the output is returned and
+    not cached. Without the catch that RuntimeError came out of the call."""
+    state: dict[object, object] = {}
+    state["poke"] = Poke(state)
+
+    @durable.step(cache=True, name="filled")
+    def filled(x: int) -> int:
+        CALLS["filled"] += 1
+        state["filling"] = True
+        return x + len(state)
+
+    with pytest.warns(UserWarning, match="changed a value its closure captured"):
+        assert filled(1) == 3

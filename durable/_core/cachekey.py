@@ -113,10 +113,14 @@ def captured_changed(fn: Callable[..., Any] | None, base: str | None, key: str) 
     in its key (`state["n"] += 1` where the output reads state): the key the
     call was looked up by no longer holds what a later call finds, and a hit
     could not redo the change, so its output is not kept, as a call's that
-    changed its arguments is not. A value without a digest now: changed."""
+    changed its arguments is not. A value without a digest now, or one
+    another thread is changing as it is read: changed."""
     if base is None or not getattr(fn, "__closure__", None):
         return False
-    return with_captured(fn, base) != key
+    try:
+        return with_captured(fn, base) != key
+    except RuntimeError:  # "dictionary changed size during iteration"
+        return True
 
 
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
