@@ -24,6 +24,7 @@ from .identity import (
     _SCALAR,
     HEX,
     MAX_DEPTH,
+    NO_DIGEST,
     _all_scalar_positional,
     _arguments_digest,
     _bind,
@@ -117,10 +118,7 @@ def captured_changed(fn: Callable[..., Any] | None, base: str | None, key: str) 
     another thread is changing as it is read: changed."""
     if base is None or not getattr(fn, "__closure__", None):
         return False
-    try:
-        return with_captured(fn, base) != key
-    except RuntimeError:  # "dictionary changed size during iteration"
-        return True
+    return with_captured(fn, base) != key
 
 
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
@@ -174,7 +172,7 @@ def cache_digest(
     kept, left_out = _cache_pairs(signature, args, kwargs, name, ignore)
     try:
         digest = _arguments_digest(kept, allow_secrets=False)
-    except (Undigestable, RecursionError):
+    except NO_DIGEST:
         return None
     return digest if left_out is None or not holds_secret(left_out) else None
 
@@ -238,7 +236,7 @@ def strict_digest(value: Any) -> str | None:
     walk = _Walk(allow_secrets=False)
     try:
         walk.feed(value)
-    except (Undigestable, RecursionError):
+    except NO_DIGEST:
         return None
     return walk.h.hexdigest()[:HEX]
 

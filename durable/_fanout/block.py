@@ -267,10 +267,7 @@ class Block:
         item's output would cost a read of all of it per item)."""
         if self.bound_changed or self.bound is None or is_token(self.bound):
             return self.bound_changed
-        try:
-            self.bound_changed = bound_digest(self.fn) != self.bound
-        except RuntimeError:
-            self.bound_changed = True
+        self.bound_changed = bound_digest(self.fn) != self.bound  # `identity.NO_DIGEST`
         return self.bound_changed
 
     def _compact(self) -> None:
