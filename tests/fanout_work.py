@@ -7,8 +7,10 @@ other processes by reading that file."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import durable
@@ -44,6 +46,24 @@ def work(item: Item) -> str:
 
 def plain_work(item: Item) -> str:
     """Not a step: loop_over takes any function with source."""
+    path, i = item
+    note(path, str(i))
+    return expected(i)
+
+
+def tagged(f: Callable[[Item], str]) -> Callable[[Item], str]:
+    """A user's decorator over a step: its own code runs around the step."""
+
+    @functools.wraps(f)
+    def wrapper(item: Item) -> str:
+        return "tagged:" + f(item)
+
+    return wrapper
+
+
+@tagged
+@durable.step
+def tagged_work(item: Item) -> str:
     path, i = item
     note(path, str(i))
     return expected(i)

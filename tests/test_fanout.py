@@ -31,6 +31,7 @@ from tests.fanout_work import (
     picky,
     plain_work,
     records,
+    tagged_work,
     work,
 )
 
@@ -100,6 +101,25 @@ def test_a_step_reached_as_a_method_runs_with_its_instance(
     assert fan(items) == [f"a:{expected(i)}" for i in range(6)]
     assert fan(items) == [f"a:{expected(i)}" for i in range(6)]
     assert sorted(logged(log)) == list(range(6))  # each item once
+
+
+@pytest.mark.parametrize("executor", KINDS, indirect=True)
+def test_a_decorator_over_a_step_runs_around_each_item(tmp_path: Path, executor: Any) -> None:
+    """`@tagged @durable.step def tagged_work`: each item gives what calling
+    tagged_work gives. Before, the block found the step through the
+    attributes functools.wraps copied and ran its body alone: "item-0-0"
+    where the call gives "tagged:item-0-0"."""
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(4)]
+    called = [tagged_work((str(tmp_path / "plain"), i)) for i in range(4)]
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(tagged_work, items, executor=executor)
+
+    assert fan(items) == called == [f"tagged:{expected(i)}" for i in range(4)]
+    assert durable.loop_over(tagged_work, items) == called  # outside a run too
+    assert sorted(logged(log)) == [0, 0, 1, 1, 2, 2, 3, 3]
 
 
 def test_an_async_step_reached_as_a_method_runs_with_its_instance(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from .._core.cacheplain import plain_plan
 from .._core.context import RunState, current_state, enter_plain
 from .._core.plan import Call, drive_async, drive_sync
 from .._core.retry import retrying
-from .._core.spec import step_spec
+from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
@@ -51,6 +51,8 @@ def call_item(
     try:
         if spec is None:
             return fn(item)
+        if own_step_spec(fn) is None:  # a decorator over the step: its code runs too
+            return drive_sync(retrying(spec.retry, lambda _: Call(fn, (item,), {})))
         args = step_args(fn, item)
         if spec.cache is not None and local:
             return drive_sync(plain_plan(spec, args, {}, spec.retry))
@@ -82,6 +84,8 @@ async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRAC
 async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
     if spec is None:
         return await fn(item)
+    if own_step_spec(fn) is None:  # a decorator over the step: its code runs too
+        return await drive_async(retrying(spec.retry, lambda _: Call(fn, (item,), {})))
     args = step_args(fn, item)
     if spec.cache is not None:
         return await drive_async(plain_plan(spec, args, {}, spec.retry))
