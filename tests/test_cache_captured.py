@@ -5,6 +5,7 @@ executions of the step body."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import uuid
@@ -253,3 +254,41 @@ def test_a_captured_value_changing_as_it_is_read_again_counts_as_changed() -> No
 
     with pytest.warns(UserWarning, match="changed a value its closure captured"):
         assert filled(1) == 3
+
+
+def scaled(k: int) -> Callable[[Callable[[int], int]], Callable[[int], int]]:
+    """A decorator factory put over a step: the factor is its own capture."""
+
+    def decorate(f: Callable[[int], int]) -> Callable[[int], int]:
+        @functools.wraps(f)
+        def wrapper(x: int) -> int:
+            return k * f(x)
+
+        return wrapper
+
+    return decorate
+
+
+def user_of(k: int) -> Callable[[int], int]:
+    @scaled(k)
+    @durable.step
+    def inc(x: int) -> int:
+        return x + 1
+
+    @durable.step(cache=True, name="use")
+    def use(x: int) -> int:
+        CALLS["use"] += 1
+        return inc(x)
+
+    return use
+
+
+def test_what_a_decorator_over_a_held_step_captured_counts() -> None:
+    """A cached step holding a step under a decorator with functools.wraps
+    (which copies the step's attributes onto the decorator's function): the
+    decorator's captured factor is in the key. Before, the step behind it
+    was followed instead, and user_of(3)(1) was served user_of(2)(1)'s 4."""
+    assert user_of(2)(1) == 4
+    assert user_of(3)(1) == 6
+    assert user_of(2)(1) == 4
+    assert CALLS["use"] == 2

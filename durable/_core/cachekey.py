@@ -30,7 +30,7 @@ from .identity import (
     _bind,
     _Walk,
 )
-from .spec import step_spec
+from .spec import own_step_spec
 
 if TYPE_CHECKING:
     from .cache import Cache
@@ -139,7 +139,9 @@ def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
             value = cell.cell_contents
         except ValueError:  # a captured name not assigned yet: what it will hold is unknown
             return None
-        spec = step_spec(value)
+        # A decorator over a step (functools.wraps copies its attributes) is
+        # a function of its own: what it captured (`scaled(k)`) counts too.
+        spec = own_step_spec(value)
         inner = spec.fn if spec is not None else value
         if not isinstance(inner, types.FunctionType):
             out.append(value)
