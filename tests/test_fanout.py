@@ -299,6 +299,58 @@ def test_a_step_defined_in_main_runs_on_a_process_pool(tmp_path: Path) -> None:
     assert sorted(log.read_text().split()) == ["a", "b", "c", "d", "e"]
 
 
+SCALED_SCRIPT = """
+import functools, os, sys
+import durable
+
+def scaled(k):
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(x):
+            return k * f(x)
+        return wrapper
+    return decorate
+
+@scaled(int(os.environ["K"]))
+@durable.step
+def inc(x: int) -> int:
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{x}\\n")
+    return x + 1
+
+@durable.workflow(store=sys.argv[2], run_id="scaled")
+def flow() -> list:
+    out = durable.loop_over(inc, [1, 2])
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return out
+
+try:
+    print(flow())
+except durable.DefinitionChangedError:
+    print("refused")
+"""
+
+
+def test_a_block_of_a_decorated_step_counts_what_the_decorator_captured(tmp_path: Path) -> None:
+    """The block records what the decorator made of each item, so the
+    factor it captured (from the environment here) is an argument of the
+    block: a resume with another factor is refused, with the same one it
+    replays. Each process gives what calling the decorated step gives."""
+    script, log = tmp_path / "scaled.py", tmp_path / "log"
+    script.write_text(SCALED_SCRIPT)
+
+    def run(**env: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-W", "ignore", str(script), str(log), str(tmp_path / "store")]
+        full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+        return subprocess.run(cmd, env=full, capture_output=True, text=True, timeout=120)
+
+    assert run(K="2", CRASH="1").returncode == 3
+    assert run(K="3").stdout.strip() == "refused"
+    assert run(K="2").stdout.strip() == "[4, 6]"
+    assert log.read_text().split() == ["1", "2"]  # the replay ran nothing
+
+
 BAR_SCRIPT = """
 import sys
 import durable

@@ -13,9 +13,10 @@ from typing import Any
 
 from .._core import notify
 from .._core.attempts import attempt_record, save_failures
+from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
-from .._core.identity import is_token, value_digest
+from .._core.identity import fresh_token, is_token, value_digest
 from .._core.replay import (
     commit,
     encode_into,
@@ -23,7 +24,7 @@ from .._core.replay import (
     lookup,
     same_call,
 )
-from .._core.spec import step_spec
+from .._core.spec import own_step_spec, step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
@@ -70,6 +71,14 @@ def bound_digest(fn: Callable[..., Any]) -> str | None:
         fn = fn.func
     if isinstance(fn, types.MethodType):
         bound.append(((fn.__self__,), []))
+    elif step_spec(fn) is not None and own_step_spec(fn) is None:
+        # A decorator over a step runs around each item (`executors`): what
+        # it captured (`scaled(k)`) is an argument of every call too, by
+        # content as in a cache key (a function is digested by its name).
+        captured = with_captured(fn, "")
+        if captured is None:
+            return fresh_token()
+        bound.append(((fn, captured), []))
     return value_digest(bound) if bound else None
 
 
