@@ -63,8 +63,8 @@ def bound_digest(fn: Callable[..., Any]) -> str | None:
     partial, when one wraps another; keywords in name order) and of the
     `self` a bound method binds (`loop_over(obj.method, items)`: the state
     of `obj` is an argument of every call, as a method step's `self` is),
-    None for another callable. A fresh token when they have none
-    (`value_digest`)."""
+    and of what a decorator over a step captured; None for another
+    callable. A fresh token when they have none (`value_digest`)."""
     bound: list[Any] = []
     while isinstance(fn, functools.partial):
         bound.append((fn.args, sorted(fn.keywords.items(), key=lambda pair: pair[0])))
