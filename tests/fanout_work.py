@@ -7,8 +7,10 @@ other processes by reading that file."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import durable
@@ -47,6 +49,49 @@ def plain_work(item: Item) -> str:
     path, i = item
     note(path, str(i))
     return expected(i)
+
+
+def tagged(f: Callable[[Item], str]) -> Callable[[Item], str]:
+    """A user's decorator over a step: its own code runs around the step."""
+
+    @functools.wraps(f)
+    def wrapper(item: Item) -> str:
+        return "tagged:" + f(item)
+
+    return wrapper
+
+
+@tagged
+@durable.step
+def tagged_work(item: Item) -> str:
+    path, i = item
+    note(path, str(i))
+    return expected(i)
+
+
+class Worker:
+    """Steps reached as methods: `loop_over(Worker("x").work, items)`."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    @durable.step
+    def work(self, item: Item) -> str:
+        path, i = item
+        note(path, str(i))
+        return f"{self.prefix}{expected(i)}"
+
+    @durable.step(cache=True)
+    def cached(self, item: Item) -> str:
+        path, i = item
+        note(path, str(i))
+        return f"{self.prefix}{expected(i)}"
+
+    @durable.step
+    async def awork(self, item: Item) -> str:
+        path, i = item
+        note(path, str(i))
+        return f"{self.prefix}{expected(i)}"
 
 
 @durable.step

@@ -5,9 +5,13 @@ executions of the step body."""
 
 from __future__ import annotations
 
+import functools
+import subprocess
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +146,149 @@ def test_a_cell_the_step_reads_as_well_stays_in_the_key() -> None:
 
     assert count(1) == 1
     assert count(1) == 2  # what it returns depends on the list: computed again
+
+
+def ticket_counter() -> Callable[[int], int]:
+    """A fresh factory's step, its state as a new process has it."""
+    state = {"n": 0}
+
+    @durable.step(cache=True, name="ticket")
+    def ticket(x: int) -> int:
+        CALLS["ticket"] += 1
+        state["n"] += 1
+        return x * 100 + state["n"]
+
+    return ticket
+
+
+def test_a_step_that_changed_a_captured_value_it_reads_is_not_cached(
+    plain_store: durable.Store,
+) -> None:
+    """The key holds state as it was before the call; a hit could not redo
+    the change. Before, a second process (a fresh factory) was served 501
+    for each call where running the step gives 501, 502, 503: called
+    plainly, and in a run of its own."""
+    for _ in range(2):
+        ticket = ticket_counter()
+        with pytest.warns(UserWarning, match="changed a value its closure captured"):
+            assert [ticket(5), ticket(5), ticket(5)] == [501, 502, 503]
+    assert CALLS["ticket"] == 6
+
+    def flow_of() -> durable.Workflow[[int], list[int]]:
+        ticket = ticket_counter()
+
+        @durable.workflow(store=plain_store)
+        def flow(run: int) -> list[int]:
+            return [ticket(5), ticket(5)]
+
+        return flow
+
+    for run in range(2):
+        with pytest.warns(UserWarning, match="changed a value its closure captured"):
+            assert flow_of()(run) == [501, 502]
+    assert CALLS["ticket"] == 10
+
+
+TICKET_SCRIPT = '''
+import sys
+import durable
+
+def make():
+    state = {"n": 0}
+
+    @durable.step(cache=True, name="ticket")
+    def ticket(x: int) -> int:
+        with open(sys.argv[1], "a") as f:
+            f.write("ran\\n")
+        state["n"] += 1
+        return x * 100 + state["n"]
+
+    return ticket
+
+ticket = make()
+print([ticket(5), ticket(5), ticket(5)])
+'''
+
+
+def test_a_second_process_is_not_served_what_a_changed_captured_value_made(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """Before: the second process printed [501, 501, 501]."""
+    script, log = tmp_path / "ticket.py", tmp_path / "log"
+    script.write_text(TICKET_SCRIPT)
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-W", "ignore", str(script), str(log)],
+            env=child_env, cwd=tmp_path, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[501, 502, 503]"
+    assert log.read_text().split() == ["ran"] * 6
+
+
+class Poke:
+    """Stands for another thread adding to a captured dict while the key is
+    read again after the call (once the call has started)."""
+
+    def __init__(self, into: dict[object, object]) -> None:
+        self.into = into
+
+    def __getstate__(self) -> dict[str, object]:
+        if self.into.get("filling"):
+            self.into[len(self.into)] = 0
+        return {}
+
+
+def test_a_captured_value_changing_as_it_is_read_again_counts_as_changed() -> None:
+    """The read after the call fails as Python's own iteration does
+    ("dictionary changed size during iteration"): the output is returned and
+    not cached. Without the catch that RuntimeError came out of the call."""
+    state: dict[object, object] = {}
+    state["poke"] = Poke(state)
+
+    @durable.step(cache=True, name="filled")
+    def filled(x: int) -> int:
+        CALLS["filled"] += 1
+        state["filling"] = True
+        return x + len(state)
+
+    with pytest.warns(UserWarning, match="changed a value its closure captured"):
+        assert filled(1) == 3
+
+
+def scaled(k: int) -> Callable[[Callable[[int], int]], Callable[[int], int]]:
+    """A decorator factory put over a step: the factor is its own capture."""
+
+    def decorate(f: Callable[[int], int]) -> Callable[[int], int]:
+        @functools.wraps(f)
+        def wrapper(x: int) -> int:
+            return k * f(x)
+
+        return wrapper
+
+    return decorate
+
+
+def user_of(k: int) -> Callable[[int], int]:
+    @scaled(k)
+    @durable.step
+    def inc(x: int) -> int:
+        return x + 1
+
+    @durable.step(cache=True, name="use")
+    def use(x: int) -> int:
+        CALLS["use"] += 1
+        return inc(x)
+
+    return use
+
+
+def test_what_a_decorator_over_a_held_step_captured_counts() -> None:
+    """A cached step holding a step under a decorator with functools.wraps
+    (which copies the step's attributes onto the decorator's function): the
+    decorator's captured factor is in the key. Before, the step behind it
+    was followed instead, and user_of(3)(1) was served user_of(2)(1)'s 4."""
+    assert user_of(2)(1) == 4
+    assert user_of(3)(1) == 6
+    assert user_of(2)(1) == 4
+    assert CALLS["use"] == 2

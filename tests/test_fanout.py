@@ -20,6 +20,7 @@ import pytest
 import durable
 from tests.clikit import on_a_terminal
 from tests.fanout_work import (
+    Worker,
     expected,
     flaky,
     gate,
@@ -30,6 +31,7 @@ from tests.fanout_work import (
     picky,
     plain_work,
     records,
+    tagged_work,
     work,
 )
 
@@ -79,6 +81,59 @@ def test_results_in_order_each_item_once(tmp_path: Path, executor: Any, fn: Any)
     again = fan.run(items)
     assert again.value == sequential
     assert len(logged(log)) == 40  # the re-run executed nothing
+
+
+@pytest.mark.parametrize("executor", KINDS, indirect=True)
+@pytest.mark.parametrize("method", ["work", "cached"])
+def test_a_step_reached_as_a_method_runs_with_its_instance(
+    tmp_path: Path, executor: Any, method: str
+) -> None:
+    """`loop_over(obj.step, items)`: before, the step was found through its
+    function and run without its instance (TypeError: missing 'item')."""
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(6)]
+    fn = getattr(Worker("a:"), method)
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(fn, items, executor=executor, checkpoint_items=True)
+
+    assert fan(items) == [f"a:{expected(i)}" for i in range(6)]
+    assert fan(items) == [f"a:{expected(i)}" for i in range(6)]
+    assert sorted(logged(log)) == list(range(6))  # each item once
+
+
+@pytest.mark.parametrize("executor", KINDS, indirect=True)
+def test_a_decorator_over_a_step_runs_around_each_item(tmp_path: Path, executor: Any) -> None:
+    """`@tagged @durable.step def tagged_work`: each item gives what calling
+    tagged_work gives. Before, the block found the step through the
+    attributes functools.wraps copied and ran its body alone: "item-0-0"
+    where the call gives "tagged:item-0-0"."""
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(4)]
+    called = [tagged_work((str(tmp_path / "plain"), i)) for i in range(4)]
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(tagged_work, items, executor=executor)
+
+    assert fan(items) == called == [f"tagged:{expected(i)}" for i in range(4)]
+    assert durable.loop_over(tagged_work, items) == called  # outside a run too
+    assert sorted(logged(log)) == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_an_async_step_reached_as_a_method_runs_with_its_instance(tmp_path: Path) -> None:
+    import asyncio
+
+    log = str(tmp_path / "log")
+    items = [(log, i) for i in range(3)]
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    async def fan(items: list[tuple[str, int]]) -> list[str]:
+        return await durable.loop_over(Worker("b:").awork, items)
+
+    assert asyncio.run(fan(items)) == [f"b:{expected(i)}" for i in range(3)]
+    assert sorted(logged(log)) == list(range(3))
 
 
 @pytest.mark.parametrize("executor", KINDS, indirect=True)
@@ -242,6 +297,58 @@ def test_a_step_defined_in_main_runs_on_a_process_pool(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == '["A!", "B!", "C!", "D!", "E!"]'
     assert sorted(log.read_text().split()) == ["a", "b", "c", "d", "e"]
+
+
+SCALED_SCRIPT = """
+import functools, os, sys
+import durable
+
+def scaled(k):
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(x):
+            return k * f(x)
+        return wrapper
+    return decorate
+
+@scaled(int(os.environ["K"]))
+@durable.step
+def inc(x: int) -> int:
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{x}\\n")
+    return x + 1
+
+@durable.workflow(store=sys.argv[2], run_id="scaled")
+def flow() -> list:
+    out = durable.loop_over(inc, [1, 2])
+    if os.environ.get("CRASH"):
+        os._exit(3)
+    return out
+
+try:
+    print(flow())
+except durable.DefinitionChangedError:
+    print("refused")
+"""
+
+
+def test_a_block_of_a_decorated_step_counts_what_the_decorator_captured(tmp_path: Path) -> None:
+    """The block records what the decorator made of each item, so the
+    factor it captured (from the environment here) is an argument of the
+    block: a resume with another factor is refused, with the same one it
+    replays. Each process gives what calling the decorated step gives."""
+    script, log = tmp_path / "scaled.py", tmp_path / "log"
+    script.write_text(SCALED_SCRIPT)
+
+    def run(**env: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-W", "ignore", str(script), str(log), str(tmp_path / "store")]
+        full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+        return subprocess.run(cmd, env=full, capture_output=True, text=True, timeout=120)
+
+    assert run(K="2", CRASH="1").returncode == 3
+    assert run(K="3").stdout.strip() == "refused"
+    assert run(K="2").stdout.strip() == "[4, 6]"
+    assert log.read_text().split() == ["1", "2"]  # the replay ran nothing
 
 
 BAR_SCRIPT = """

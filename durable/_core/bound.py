@@ -86,9 +86,14 @@ def unbound(fn: Any) -> Any:
 
 def _step_function(fn: object) -> Any:
     """The function a `@durable.step` wraps (its spec's `fn`), None for
-    anything else. Read by attribute: the spec module imports this one."""
+    anything else, a decorator put over a step with `functools.wraps`
+    included (it copied the step's attributes, but runs code of its own:
+    `spec.own_step_spec`). Read by attribute: the spec module imports this
+    one."""
     inner = getattr(getattr(fn, "__durable_step__", None), "fn", None)
-    return None if inner is fn else inner
+    if inner is None or inner is fn or getattr(fn, "__wrapped__", None) is not inner:
+        return None
+    return inner
 
 
 def with_bound(fn: object, digest: str) -> str:

@@ -30,7 +30,8 @@ from .._storage.files import first_stale
 from .._storage.keys import Position
 from .._storage.records import StepRecord
 from ..errors import ConfigurationError, DurableError
-from .cachekey import call_key
+from .cachekey import call_key, captured_changed
+from .changed import not_cached_in_place
 from .context import RunState
 from .replay import fence
 from .spec import refingerprint
@@ -144,6 +145,7 @@ class Ticket:
     fingerprint: str
     digest: str
     call: str | None = None  # the call's `call_digest` before it ran, when the key gave it
+    base: str | None = None  # the key's digest before the captured values joined it
 
     def lookup(self) -> tuple[Entry, Any] | None:
         """The entry and its value when it may be reused, else None (a
@@ -186,6 +188,14 @@ class Ticket:
         if last is None or t - last >= TOUCH_EVERY:
             cachestore.touch(self.store, self.key)
             _touched[slot] = t
+
+    def changed_captured(self) -> bool:
+        """Whether the call, having run, changed a captured value its key
+        counts (`cachekey.captured_changed`): then its output is not kept."""
+        if not captured_changed(self.spec.fn, self.base, self.digest):
+            return False
+        warnings.warn(not_cached_in_place(self.spec.name, "a value its closure captured"), stacklevel=6)
+        return True
 
     def keep(
         self,
@@ -233,7 +243,7 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     over writes nothing more, in the run or in the cache. A call that
     changed its arguments in place (`steps` marked it) is not kept: a hit
     could not redo the change."""
-    if record.extra.get("in_place"):
+    if record.extra.get("in_place") or ticket.changed_captured():
         return value
     fence(ctx, record.position)
     # The run's reference to a blob is there before the blob: a `clear` or
@@ -276,7 +286,7 @@ def ticket_for(
     fp: str | None,
 ) -> Ticket | None:
     assert spec.cache is not None
-    digest, call = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
+    digest, call, base = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
     if digest is None:
         return None  # a secret, or no reproducible digest: run it, keep nothing
     if fp is None:
@@ -284,7 +294,7 @@ def ticket_for(
         if fp is None:
             return None
     key = cachestore.entry_key(spec.name, fp, digest)
-    return Ticket(store, spec, key, fp, digest, call)
+    return Ticket(store, spec, key, fp, digest, call, base)
 
 
 def _fresh_fingerprint(spec: StepSpec) -> str | None:

@@ -25,12 +25,13 @@ from .identity import (
     _SCALAR,
     HEX,
     MAX_DEPTH,
+    NO_DIGEST,
     _all_scalar_positional,
     _arguments_digest,
     _bind,
     _Walk,
 )
-from .spec import step_spec
+from .spec import own_step_spec
 
 if TYPE_CHECKING:
     from .cache import Cache
@@ -43,10 +44,12 @@ def call_key(
     kwargs: dict[str, Any],
     name: str,
     fn: Callable[..., Any] | None = None,
-) -> tuple[str | None, str | None]:
+) -> tuple[str | None, str | None, str | None]:
     """The digest a cached call is keyed on (besides the step's fingerprint),
-    or None when it cannot be cached; and the call's `call_digest` when the
-    key was made of it (no key function, nothing ignored), else None. A call
+    or None when it cannot be cached; the call's `call_digest` when the
+    key was made of it (no key function, nothing ignored), else None; and
+    the digest before the closure's captured values joined it
+    (`captured_changed`). A call
     that does not bind raises TypeError, as without a cache; a
     `Cache(key=...)` function is called once it has bound, and its arguments
     are looked at for secrets too (the key leaves them out, the output may
@@ -56,9 +59,9 @@ def call_key(
         digest = cache_digest(signature, args, kwargs, name, option.ignored)
         # Without a secret (then None) and with nothing left out, the same digest.
         call = None if option.ignored else digest
-        return with_captured(fn, digest), call
+        return with_captured(fn, digest), call, digest
     if not _cache_check(signature, args, kwargs, name):
-        return None, None
+        return None, None, None
     key = option.key(*args, **kwargs)
     if key is None:
         # A forgotten `return`: every call would share one entry (wrong values).
@@ -68,7 +71,10 @@ def call_key(
             "for one entry that every call shares"
         )
     code = _key_code(option.key, name)
-    return None if code is None else with_captured(fn, strict_digest((key, code))), None
+    if code is None:
+        return None, None, None
+    base = strict_digest((key, code))
+    return with_captured(fn, base), None, base
 
 
 def _key_code(key_fn: Callable[..., Any], name: str) -> str | None:
@@ -116,6 +122,18 @@ def with_captured(fn: Callable[..., Any] | None, digest: str | None) -> str | No
     return strict_digest((digest, bound_values(fn)))
 
 
+def captured_changed(fn: Callable[..., Any] | None, base: str | None, key: str) -> bool:
+    """Whether running fn changed a value its closure captured that counts
+    in its key (`state["n"] += 1` where the output reads state): the key the
+    call was looked up by no longer holds what a later call finds, and a hit
+    could not redo the change, so its output is not kept, as a call's that
+    changed its arguments is not. A value without a digest now, or one
+    another thread is changing as it is read: changed."""
+    if base is None or not getattr(fn, "__closure__", None):
+        return False
+    return with_captured(fn, base) != key
+
+
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
     """The values fn's closure holds, and those of the functions it holds
     (a helper made by a factory): their code is in the step's fingerprint
@@ -134,7 +152,9 @@ def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
             value = cell.cell_contents
         except ValueError:  # a captured name not assigned yet: what it will hold is unknown
             return None
-        spec = step_spec(value)
+        # A decorator over a step (functools.wraps copies its attributes) is
+        # a function of its own: what it captured (`scaled(k)`) counts too.
+        spec = own_step_spec(value)
         inner = spec.fn if spec is not None else value
         if not isinstance(inner, types.FunctionType):
             out.append(value)
@@ -167,7 +187,7 @@ def cache_digest(
     kept, left_out = _cache_pairs(signature, args, kwargs, name, ignore)
     try:
         digest = _arguments_digest(kept, allow_secrets=False)
-    except (Undigestable, RecursionError):
+    except NO_DIGEST:
         return None
     return digest if left_out is None or not holds_secret(left_out) else None
 
@@ -231,7 +251,7 @@ def strict_digest(value: Any) -> str | None:
     walk = _Walk(allow_secrets=False)
     try:
         walk.feed(value)
-    except (Undigestable, RecursionError):
+    except NO_DIGEST:
         return None
     return walk.h.hexdigest()[:HEX]
 

@@ -91,6 +91,8 @@ def _computed(
     if changed_in_place(spec.signature, args, kwargs, spec.name, before, rejoin):
         warnings.warn(not_cached_in_place(spec.name), stacklevel=3)
         return value  # a hit could not redo what the body did to its arguments
+    if ticket.changed_captured():
+        return value  # nor what it did to the values its closure captured
     if holds_redacted(value):
         return value  # a secret is never written
     try:

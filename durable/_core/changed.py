@@ -127,11 +127,12 @@ def in_place_warning(name: str, what: str = "step") -> str:
     return f"{what} {name} changed an object it was given (an argument, or self): {_REDO}"
 
 
-def not_cached_in_place(name: str) -> str:
-    """Why a cached step's output that changed its arguments was not kept:
-    a hit, like a replay, would not redo the change."""
+def not_cached_in_place(name: str, what: str = "an object it was given (an argument, or self)") -> str:
+    """Why a cached step's output that changed its arguments (or what its
+    closure captured) was not kept: a hit, like a replay, would not redo the
+    change."""
     return (
-        f"step {name} changed an object it was given (an argument, or self): its output "
+        f"step {name} changed {what}: its output "
         "was not cached, since a cache hit returns the output but cannot redo that "
         "change. Return the new state from the step instead of changing its arguments"
     )

@@ -166,12 +166,17 @@ def is_token(digest: str | None) -> bool:
     return digest is not None and digest.startswith("!")
 
 
+# No reproducible digest: nested too deep (RecursionError), or changed by
+# another thread as it was read ("dictionary changed size during iteration").
+NO_DIGEST = (Undigestable, RuntimeError)
+
+
 def value_digest(value: Any) -> str:
     """The digest of one value (a loop item, a sleep's duration)."""
     walk = _Walk()
     try:
         walk.feed(value)
-    except (Undigestable, RecursionError):
+    except NO_DIGEST:
         return fresh_token()
     return walk.h.hexdigest()[:HEX]
 
@@ -192,7 +197,7 @@ def call_digest(
         pairs = list(_bind(signature, args, kwargs, name).arguments.items())
     try:
         return _arguments_digest(pairs)
-    except (Undigestable, RecursionError):
+    except NO_DIGEST:
         return fresh_token()
 
 

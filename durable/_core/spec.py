@@ -133,6 +133,15 @@ def step_spec(obj: object) -> StepSpec | None:
     return spec if isinstance(spec, StepSpec) else None
 
 
+def own_step_spec(obj: object) -> StepSpec | None:
+    """`step_spec` when obj is the step itself (or a method bound to it),
+    None for a function that only copied its attributes: a decorator put
+    over a step with `functools.wraps` runs code of its own around it, which
+    running the step's body in its place would skip."""
+    spec = step_spec(obj)
+    return spec if spec is not None and getattr(obj, "__wrapped__", None) is spec.fn else None
+
+
 # The steps being fingerprinted in this thread or task (ids of their specs).
 _ACTIVE: ContextVar[tuple[int, ...]] = ContextVar("durable_refingerprinting", default=())
 

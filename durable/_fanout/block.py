@@ -12,10 +12,11 @@ from typing import Any
 
 from .._core import notify
 from .._core.attempts import attempt_record, save_failures
-from .._core.bound import bound_values
+from .._core.bound import bound_values, unbound
+from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
-from .._core.identity import is_token, value_digest
+from .._core.identity import fresh_token, is_token, value_digest
 from .._core.replay import (
     commit,
     encode_into,
@@ -23,7 +24,7 @@ from .._core.replay import (
     lookup,
     same_call,
 )
-from .._core.spec import step_spec
+from .._core.spec import own_step_spec, step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
@@ -60,9 +61,19 @@ def persists(fn: Callable[..., Any]) -> bool:
 def bound_digest(fn: Callable[..., Any]) -> str | None:
     """The digest of what `fn` binds (`bound.bound_values`: a partial's
     arguments, the `self` of `loop_over(obj.method, items)`, an argument of
-    every call as a method step's `self` is), None when it binds nothing. A
-    fresh token when they have no digest (`value_digest`)."""
+    every call as a method step's `self` is) and of what a decorator over a
+    step captured; None when it binds nothing. A fresh token when they have
+    no digest (`value_digest`)."""
     bound = bound_values(fn)
+    under = unbound(fn)
+    if step_spec(under) is not None and own_step_spec(under) is None:
+        # A decorator over a step runs around each item (`executors`): what
+        # it captured (`scaled(k)`) is an argument of every call too, by
+        # content as in a cache key (a function is digested by its name).
+        captured = with_captured(under, "")
+        if captured is None:
+            return fresh_token()
+        bound.append(((under, captured), []))
     return value_digest(bound) if bound else None
 
 
@@ -118,6 +129,7 @@ class Block:
         # A partial's bound arguments are arguments of every call: they count
         # in the block's digest and in each item's (a plain fn: the items alone).
         self.bound = bound_digest(fn)
+        self.bound_changed = False  # seen changed since (`_bound_changed`)
         self.digest = self._digest(items)
         self.started = now()
         self.saved: list[int] = []
@@ -194,8 +206,10 @@ class Block:
             return
         digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
-        if self._digest(self.items[index]) != digest:
-            rec.extra["in_place"] = True  # restoring it could not redo that: `_kept` skips it
+        if self._digest(self.items[index]) != digest or self._bound_changed():
+            # Restoring it could not redo that change (of the item, or of the
+            # `self` or partial arguments every item shares): `_kept` skips it.
+            rec.extra["in_place"] = True
         rec.ended = now()
         encode_into(self.ctx, rec, value)
         self._write(index, rec)
@@ -246,7 +260,19 @@ class Block:
         replay of the block returns its outputs but cannot redo that."""
         if is_token(self.digest):
             return False  # never replayed anyway
-        return bound_digest(self.fn) != self.bound or self._digest(self.items) != self.digest
+        return self._bound_changed() or self._digest(self.items) != self.digest
+
+    def _bound_changed(self) -> bool:
+        """Whether the arguments a partial or a bound method carries changed
+        since the block started (`self.total += x` in `loop_over(acc.add, ...)`).
+        Items still running on a thread pool may be changing them as they are
+        read ("dictionary changed size during iteration"): changed. Once
+        changed, they are not read again (an object that collects every
+        item's output would cost a read of all of it per item)."""
+        if self.bound_changed or self.bound is None or is_token(self.bound):
+            return self.bound_changed
+        self.bound_changed = bound_digest(self.fn) != self.bound  # `identity.NO_DIGEST`
+        return self.bound_changed
 
     def _compact(self) -> None:
         indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import importlib
 import traceback
+import types
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -18,7 +19,7 @@ from .._core.cacheplain import plain_plan
 from .._core.context import RunState, current_state, enter_plain
 from .._core.plan import Call, drive_async, drive_sync
 from .._core.retry import retrying
-from .._core.spec import step_spec
+from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
@@ -50,11 +51,21 @@ def call_item(
     try:
         if spec is None:
             return fn(item)
+        if own_step_spec(fn) is None:  # a decorator over the step: its code runs too
+            return drive_sync(retrying(spec.retry, lambda _: Call(fn, (item,), {})))
+        args = step_args(fn, item)
         if spec.cache is not None and local:
-            return drive_sync(plain_plan(spec, (item,), {}, spec.retry))
-        return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
+            return drive_sync(plain_plan(spec, args, {}, spec.retry))
+        return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), args, {})))
     finally:
         reset()
+
+
+def step_args(fn: Callable[[Any], Any], item: Any) -> tuple[Any, ...]:
+    """The arguments of a step's body for one item: a step reached as a
+    method (`loop_over(obj.step, items)`) is found through its function,
+    whose body takes the instance (or class) first."""
+    return (fn.__self__, item) if isinstance(fn, types.MethodType) else (item,)
 
 
 async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
@@ -73,9 +84,12 @@ async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRAC
 async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
     if spec is None:
         return await fn(item)
+    if own_step_spec(fn) is None:  # a decorator over the step: its code runs too
+        return await drive_async(retrying(spec.retry, lambda _: Call(fn, (item,), {})))
+    args = step_args(fn, item)
     if spec.cache is not None:
-        return await drive_async(plain_plan(spec, (item,), {}, spec.retry))
-    return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), (item,), {})))
+        return await drive_async(plain_plan(spec, args, {}, spec.retry))
+    return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), args, {})))
 
 
 class RemoteTraceback(Exception):
