@@ -153,12 +153,12 @@ class Ticket:
         entry = cachestore.read_entry(self.store, self.key)
         value = self._usable(entry) if entry is not None else MISSING
         if value is MISSING:
-            count_use(self.spec.name, hit=False)
+            count_use(self.spec.name, False)
             if entry is not None:
                 cachestore.remove(self.store, [self.key])
             return None
         assert entry is not None
-        count_use(self.spec.name, hit=True)
+        count_use(self.spec.name, True)
         self._touch()
         return entry, value
 

@@ -59,7 +59,8 @@ def _looked_up(
     hit = ticket.lookup() if ticket is not None else None
     if hit is None:
         return ticket, MISSING
-    _reregister(hit[0].record.artifacts)
+    if hit[0].record.artifacts:
+        _reregister(hit[0].record.artifacts)
     return ticket, hit[1]
 
 
