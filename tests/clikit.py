@@ -351,3 +351,17 @@ MEMO_HELPER_CHANGES: dict[str, Callable[[types.ModuleType], None]] = {
     "class attribute set": _set_class_attribute,
     "closure cell changed": _change_closure_cell,
 }
+
+
+# The start of a child script that counts what it runs: `note(what)` appends
+# a line to the file named by its first argument.
+NOTE_HEAD = """
+import asyncio, os, signal, sys
+import durable
+
+LOG = sys.argv[1]
+
+def note(what):
+    with open(LOG, "a") as f:
+        f.write(what + "\\n")
+"""

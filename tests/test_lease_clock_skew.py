@@ -51,10 +51,11 @@ else:
 """
 
 
-@pytest.mark.parametrize("b_host", ["machine-b", "machine-a"])
-def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str], b_host: str
-) -> None:
+def _holder(
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
+) -> tuple[subprocess.Popen[str], dict[str, str], Path, Path]:
+    """Process A on machine-a, running the nightly script up to its hold:
+    (A, the environment for other processes, the script, the count log)."""
     script, log = tmp_path / "nightly.py", tmp_path / "executions.log"
     script.write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DURABLE_"))}
@@ -63,6 +64,15 @@ def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
         [sys.executable, str(script)], env=dict(env, HOST="machine-a", HOLD_AT="1"),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
+    assert a.stdout is not None and a.stdin is not None
+    return a, env, script, log
+
+
+@pytest.mark.parametrize("b_host", ["machine-b", "machine-a"])
+def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str], b_host: str
+) -> None:
+    a, env, script, log = _holder(tmp_path, s3_url, s3_env)
     assert a.stdout is not None and a.stdin is not None
     assert a.stdout.readline().strip() == "HOLDING"  # A holds the run, alive, renewing
     # B's clock is 2 minutes ahead: A's lease (3 s) looks long expired to it.
@@ -95,14 +105,7 @@ sys.exit(main(sys.argv[1:]))
 def test_rm_on_the_holders_host_after_a_clock_jump_leaves_the_live_run_alone(
     tmp_path: Path, s3_url: str, s3_env: dict[str, str]
 ) -> None:
-    script, log = tmp_path / "nightly.py", tmp_path / "executions.log"
-    script.write_text(SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DURABLE_"))}
-    env.update(s3_env, PYTHONPATH=str(ROOT), DURABLE_STORE=s3_url, COUNT_LOG=str(log))
-    a = subprocess.Popen(
-        [sys.executable, str(script)], env=dict(env, HOST="machine-a", HOLD_AT="1"),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    a, env, _, _ = _holder(tmp_path, s3_url, s3_env)
     assert a.stdout is not None and a.stdin is not None
     assert a.stdout.readline().strip() == "HOLDING"
     rm = subprocess.run(

@@ -21,6 +21,8 @@ import pytest
 
 import durable
 
+from .clikit import NOTE_HEAD
+
 # -- DBOS: tests/test_dbos.py -------------------------------------------------
 
 
@@ -1113,15 +1115,7 @@ def test_langgraph_checkpoint_recovery(store: durable.Store) -> None:
     assert ran[4:] == ["start", "node1:2", "node2"]
 
 
-RECOVERY = """
-import os, signal, sys
-import durable
-
-LOG = sys.argv[1]
-
-def note(what):
-    with open(LOG, "a") as f:
-        f.write(what + "\\n")
+RECOVERY = NOTE_HEAD + """
 
 @durable.step
 def transaction(var2: str) -> str:

@@ -22,6 +22,8 @@ import pytest
 
 import durable
 
+from .clikit import NOTE_HEAD
+
 # -- PraisonAI: tests/test_workflow_checkpoint_resume.py ----------------------
 
 
@@ -834,15 +836,7 @@ def test_dbos_gather_many_steps_in_order(store: durable.Store) -> None:
     assert (forked.steps_replayed, forked.steps_executed, len(ran)) == (100, 0, 100)
 
 
-ASYNC_RECOVERY = """
-import asyncio, os, signal, sys
-import durable
-
-LOG = sys.argv[1]
-
-def note(what):
-    with open(LOG, "a") as f:
-        f.write(what + "\\n")
+ASYNC_RECOVERY = NOTE_HEAD + """
 
 @durable.step
 async def test_step(var2: str) -> str:
@@ -1836,15 +1830,7 @@ def test_dbos_garbage_collection(store: durable.Store) -> None:
     assert ran == [*range(10), -1, 0]
 
 
-LOOP_CRASH = """
-import os, signal, sys
-import durable
-
-LOG = sys.argv[1]
-
-def note(what):
-    with open(LOG, "a") as f:
-        f.write(what + "\\n")
+LOOP_CRASH = NOTE_HEAD + """
 
 @durable.step
 def processor(item: str) -> str:
