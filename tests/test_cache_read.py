@@ -282,3 +282,24 @@ def test_the_fast_crc_gives_zlibs_sums(size: int) -> None:
     )
     data = data[:size]
     assert crc32(memoryview(data)) == zlib.crc32(data)
+
+
+def test_hits_counted_by_many_threads_at_once_lose_none() -> None:
+    """cache_info's counters take no lock on a hit (`cacheuse`): each count
+    is one C call, so threads counting together must still add up."""
+    import threading
+
+    from durable._storage.cacheuse import count_use, counts
+
+    name = f"counted-{os.getpid()}-{id(object())}"
+
+    def count() -> None:
+        for i in range(5000):
+            count_use(name, i % 5 != 0)
+
+    threads = [threading.Thread(target=count) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counts(name) == (8 * 4000, 8 * 1000)
