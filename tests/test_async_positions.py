@@ -368,7 +368,33 @@ def _through_run_in_executor(x: int) -> int:
     return asyncio.run(main())
 
 
-@pytest.mark.parametrize("way", [_through_a_thread, _through_a_pool, _through_run_in_executor])
+def _through_a_thread_pool_made_before(x: int) -> int:
+    """multiprocessing.pool.ThreadPool made before the run: its threads are
+    not the body's, the body hands them its calls (apply, map, imap)."""
+    pool = _MADE_BEFORE[0]
+    return int(pool.apply(blocking, (x,))) + sum(pool.map(blocking, [x])) + sum(
+        pool.imap_unordered(blocking, [x])
+    )
+
+
+_MADE_BEFORE: list[Any] = []
+
+
+@pytest.fixture
+def made_before() -> Any:
+    from multiprocessing.pool import ThreadPool
+
+    with ThreadPool(2) as pool:
+        _MADE_BEFORE[:] = [pool]
+        yield pool
+
+
+@pytest.mark.usefixtures("made_before")
+@pytest.mark.parametrize(
+    "way",
+    [_through_a_thread, _through_a_pool, _through_run_in_executor,
+     _through_a_thread_pool_made_before],
+)
 def test_a_step_called_from_a_thread_the_body_started_is_refused_before_it_runs(
     tmp_path: Path, log: Path, way: Any
 ) -> None:

@@ -11,7 +11,10 @@ plain calls again (a pool made in a run and kept).
 
 `threading.Thread.start` and `ThreadPoolExecutor.submit` (which
 `ThreadPoolExecutor.map`, `loop.run_in_executor` and `asyncio.to_thread`'s
-default executor go through) are wrapped once, when a run starts.
+default executor go through) are wrapped once, when a run starts, and so is
+the hand-over of a call to `multiprocessing.pool.ThreadPool`'s threads
+(a pool made before the run has threads nobody marked: its calls ran
+plainly, and every resume ran them again).
 Outside a workflow body they do what they did: inside a step no run is
 active (durable calls there are plain calls), and a pool's worker threads
 are marked for each call submitted from a body, not for the call that
@@ -45,6 +48,10 @@ def install() -> None:
     if "pool" not in _wrapped and pools is not None:
         _wrapped.add("pool")
         _wrap_submit(pools)
+    mp_pools = sys.modules.get("multiprocessing.pool")
+    if "mp_pool" not in _wrapped and mp_pools is not None:
+        _wrapped.add("mp_pool")
+        _wrap_thread_pool(mp_pools.ThreadPool)
 
 
 def _wrap_start() -> None:
@@ -73,6 +80,32 @@ def _wrap_submit(pools: Any) -> None:
 
     pools.ThreadPoolExecutor.submit = submit_marked
     _pool_worker[0] = getattr(pools, "_worker", _pool_worker[0])
+
+
+def _wrap_thread_pool(pool: Any) -> None:
+    """Every call reaches a ThreadPool's threads through `apply_async` or,
+    for map, starmap and imap (sync, async, unordered), through
+    `_guarded_task_generation`, made on the submitting thread. Process
+    pools (the base class) are left alone: a mark does not pickle."""
+    apply_async: Callable[..., Any] = pool.apply_async
+    tasks: Callable[..., Any] = pool._guarded_task_generation
+
+    @functools.wraps(apply_async)
+    def apply_marked(self: Any, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        return apply_async(self, _for_body(fn), *args, **kw)
+
+    @functools.wraps(tasks)
+    def tasks_marked(self: Any, job: Any, fn: Callable[..., Any], iterable: Any) -> Any:
+        return tasks(self, job, _for_body(fn), iterable)
+
+    pool.apply_async = apply_marked
+    pool._guarded_task_generation = tasks_marked
+
+
+def _for_body(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """fn, marked with the run whose body hands it to another thread now."""
+    run = body_run()
+    return fn if run is None else functools.partial(_marked, run, fn)
 
 
 def _marked(run: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
