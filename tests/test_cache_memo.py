@@ -230,3 +230,48 @@ def test_a_dispatch_default_or_name_change_after_memoised_hits_runs_again(
         assert memo_fingerprint(mod.work.__durable_step__.fn).value == fingerprint_function(
             mod.work.__durable_step__.fn
         ).value
+
+
+CLASS_MODULE = """\
+import durable
+
+RUNS = []
+
+
+class Model:
+    def predict(self, x):
+        return x + 1
+
+
+@durable.step(cache=True)
+def infer(x):
+    RUNS.append(x)
+    return Model().predict(x)
+"""
+
+
+@pytest.fixture
+def classy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    yield from import_memo_module(tmp_path, monkeypatch, "memo_cls", CLASS_MODULE, "memo_c", store)
+
+
+def test_a_method_reloaded_in_place_after_a_memoised_hit_runs_the_new_code(
+    classy: types.ModuleType,
+) -> None:
+    """IPython's %autoreload edits the file, then swaps each function's
+    `__code__` in place: the class object and its method objects stay the
+    same. A plain hit asks no file for its stat, so the running method's
+    code must be what the memo checks; it was served the old entry (2 where
+    the running code gives 101)."""
+    assert classy.infer(1) == classy.infer(1) == 2
+    assert len(classy.RUNS) == 1  # the second call was a hit, fingerprint memoised
+    edited = CLASS_MODULE.replace("x + 1", "x + 100")
+    Path(classy.__file__ or "").write_text(edited)
+    reloaded: dict[str, Any] = {"__name__": "memo_cls_reloaded"}
+    exec(compile(edited, classy.__file__ or "", "exec"), reloaded)
+    classy.Model.predict.__code__ = reloaded["Model"].predict.__code__
+    assert classy.Model().predict(1) == 101
+    assert classy.infer(1) == 101
+    assert len(classy.RUNS) == 2
+    assert classy.infer(1) == 101 and len(classy.RUNS) == 2  # memoised again

@@ -117,6 +117,27 @@ def user_class(cls: type) -> bool:
     return module is not None and user_module(module)
 
 
+def class_code(cls: type) -> tuple[object, ...]:
+    """The code objects of the functions a class of the user's code defines
+    (methods, static and class methods, properties' accessors), and of the
+    classes it nests. A class counts by its statement's text, which a plain
+    cache hit does not read again (`Witness.holds` without files): these
+    tell it that %autoreload swapped a method's `__code__` after an edit.
+    (Whether a class is the user's does not change: asked once, not here.)"""
+    found: list[object] = []
+    for value in vars(cls).values():
+        kind = type(value)
+        if kind is types.FunctionType:
+            found.append(value.__code__)
+        elif kind is staticmethod or kind is classmethod:
+            found.append(getattr(value.__func__, "__code__", None))
+        elif kind is property:
+            found += [getattr(f, "__code__", None) for f in (value.fget, value.fset, value.fdel)]
+        elif isinstance(value, type) and value.__qualname__.startswith(cls.__qualname__ + "."):
+            found += class_code(value)
+    return tuple(found)
+
+
 def _user_object(value: object) -> bool:
     """An instance of a class of the user's own code."""
     if isinstance(value, (type, types.ModuleType, types.FunctionType, functools.partial)):
