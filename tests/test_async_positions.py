@@ -868,3 +868,60 @@ def test_blocks_and_timers_inside_tasks_take_task_positions(
     assert run.value == [[20, 22, 11], [40, 42, 21]]
     assert (run.steps_replayed, run.steps_executed) == (6, 0)
     assert len(counted(log)) == executed == 6
+
+
+POOL_MADE_IN_THE_BODY = """\
+import sys
+import durable
+
+assert "concurrent.futures.thread" not in sys.modules  # imported by the body, after the run started
+POOLS = []
+
+
+@durable.step
+def inner(x):
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{x}\\n")
+    return x * 2
+
+
+@durable.step
+def outer(n):
+    return list(POOLS[0].map(inner, range(n)))  # threads inside a step: plain calls
+
+
+@durable.workflow
+def flow(n, kind):
+    if kind == "executor":
+        import concurrent.futures
+
+        POOLS.append(concurrent.futures.ThreadPoolExecutor(2))
+        POOLS[0].submit(int).result()  # the pool's threads start in the body
+    else:
+        from multiprocessing.pool import ThreadPool
+
+        POOLS.append(ThreadPool(2))
+    return outer(n)
+
+
+print(flow(3, sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["executor", "thread pool"])
+def test_a_pool_the_body_made_serves_a_step_after_a_lazy_import(
+    tmp_path: Path, child_env: dict[str, str], kind: str
+) -> None:
+    """A pool made in the body (its module imported there, after the run
+    started) then used inside a step: the step's calls are plain calls,
+    whichever module was imported first. The pool's threads, started in the
+    body, kept the run's mark, and the step's inner calls were refused."""
+    script, log = tmp_path / "pooled.py", tmp_path / "log"
+    script.write_text(POOL_MADE_IN_THE_BODY)
+    done = subprocess.run(
+        [sys.executable, str(script), str(log), kind],
+        env=child_env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[0,", "2,", "4]"]
+    assert sorted(log.read_text().split()) == ["0", "1", "2"]

@@ -17,8 +17,10 @@ the hand-over of a call to `multiprocessing.pool.ThreadPool`'s threads
 plainly, and every resume ran them again).
 Outside a workflow body they do what they did: inside a step no run is
 active (durable calls there are plain calls), and a pool's worker threads
-are marked for each call submitted from a body, not for the call that
-happened to start them."""
+are marked for each call submitted, with the submitter's run or none,
+over the mark of the body that happened to start them. A pool module first
+imported in a body is wrapped when its first thread starts: the calls
+submitted before that reach only threads the body started, marked."""
 
 from __future__ import annotations
 
@@ -31,9 +33,6 @@ from typing import Any
 
 from .context import body_run, mark_thread
 
-# The pool's worker loop once `submit` is wrapped: its threads are marked per
-# submitted call, not for the call that happened to start them.
-_pool_worker: list[object] = [object()]
 _wrapped: set[str] = set()
 
 
@@ -60,9 +59,11 @@ def _wrap_start() -> None:
     @functools.wraps(start)
     def start_marked(self: threading.Thread) -> None:
         run = body_run()
-        if run is not None and getattr(self, "_target", None) is not _pool_worker[0]:
+        if run is not None:
             with contextlib.suppress(AttributeError):  # a subclass with __slots__: unmarked
                 self.run = functools.partial(_marked, run, self.run)  # type: ignore[method-assign]
+        if len(_wrapped) < 3:  # a pool module imported since the run started (in its body)
+            install()
         start(self)
 
     threading.Thread.start = start_marked  # type: ignore[method-assign]
@@ -73,13 +74,9 @@ def _wrap_submit(pools: Any) -> None:
 
     @functools.wraps(submit)
     def submit_marked(self: Any, fn: Callable[..., Any], /, *args: Any, **kw: Any) -> Any:
-        run = body_run()
-        if run is not None:
-            fn = functools.partial(_marked, run, fn)
-        return submit(self, fn, *args, **kw)
+        return submit(self, _for_body(fn), *args, **kw)
 
     pools.ThreadPoolExecutor.submit = submit_marked
-    _pool_worker[0] = getattr(pools, "_worker", _pool_worker[0])
 
 
 def _wrap_thread_pool(pool: Any) -> None:
@@ -103,9 +100,10 @@ def _wrap_thread_pool(pool: Any) -> None:
 
 
 def _for_body(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """fn, marked with the run whose body hands it to another thread now."""
-    run = body_run()
-    return fn if run is None else functools.partial(_marked, run, fn)
+    """fn, marked with the run whose body hands it to another thread now,
+    or with none: a pool's thread started in a body keeps that mark, and a
+    step (or a plain thread) handing it work later is not that body."""
+    return functools.partial(_marked, body_run(), fn)
 
 
 def _marked(run: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
