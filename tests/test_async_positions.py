@@ -925,3 +925,48 @@ def test_a_pool_the_body_made_serves_a_step_after_a_lazy_import(
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["[0,", "2,", "4]"]
     assert sorted(log.read_text().split()) == ["0", "1", "2"]
+
+
+def test_a_thread_that_outlives_the_body_cannot_run_a_step(tmp_path: Path, log: Path) -> None:
+    """A thread the body started and left running (not joined) calling a
+    step after the body suspended: it ran plainly, unrecorded, and the
+    resume, running the body again, ran it again (2 executions of a step an
+    uninterrupted run calls once, none recorded). It is refused now, as
+    while the body runs; a pool's threads are marked per call (the test
+    above), so a pool kept after the run still serves plain calls."""
+    import threading
+
+    store = durable.open_store(tmp_path / "store")
+    left: list[tuple[threading.Thread, threading.Event]] = []
+    errors: list[BaseException] = []
+
+    def later(gate: threading.Event) -> None:
+        gate.wait()
+        try:
+            blocking(7)
+        except durable.ConfigurationError as e:
+            errors.append(e)
+
+    @durable.workflow(store=store, run_id="t")
+    def flow(approved: str | None = None) -> str:
+        gate = threading.Event()
+        thread = threading.Thread(target=later, args=(gate,))
+        thread.start()
+        left.append((thread, gate))
+        if approved is None:
+            durable.suspend("waiting")
+        return approved
+
+    def release() -> None:
+        while left:
+            thread, gate = left.pop()
+            gate.set()
+            thread.join()
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    release()
+    assert flow.resume("t", approved="yes").value == "yes"
+    release()
+    assert counted(log) == []
+    assert len(errors) == 2 and "after its workflow body" in str(errors[0])

@@ -15,7 +15,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import THREAD_REFUSAL, Scope, current, scope_var, set_scope
+from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, current, scope_var, set_scope
 from .taskfactory import enter_root
 
 R = TypeVar("R")
@@ -226,14 +226,18 @@ def active_run() -> RunState | None:
     """The run whose positions a durable call should take, None for a plain
     call. (A function, not the variable's own `get`: a step pickled for a
     worker process refers to this by name; a ContextVar does not pickle.)
-    In a thread a running workflow body started (`threads`), a refusal."""
+    In a thread a workflow body started (`threads`), a refusal: final while
+    the body runs, and after it returned (a resume would run it again)."""
     ctx = _active_var.get()
     if ctx is not _NOT_SET:
         return ctx
     run: RunState | None = getattr(_started_in, "run", None)
-    if run is not None and run.open:  # its body runs: this thread's work is the run's
-        raise run.refuse(ConfigurationError(THREAD_REFUSAL.format(what="A durable operation", run=run.run_id)))
-    return None  # a plain thread, or one whose body has returned meanwhile
+    if run is None:
+        return None  # a plain thread
+    what = "A durable operation"
+    if run.open:  # its body runs: this thread's work is the run's
+        raise run.refuse(ConfigurationError(THREAD_REFUSAL.format(what=what, run=run.run_id)))
+    raise ConfigurationError(THREAD_AFTER_BODY.format(what=what, run=run.run_id))
 
 
 def body_run() -> RunState | None:

@@ -6,8 +6,11 @@ thread is now marked with the run (`context.mark_thread`), and a durable
 call made there while the body runs is refused before it runs, which also
 keeps the run from completing without that thread's work
 (`context.active_run`); `loop_over(step, items, executor=pool)` is the way
-to run steps on a pool. Once the body has returned, the thread's calls are
-plain calls again (a pool made in a run and kept).
+to run steps on a pool. Once the body has returned, a durable call made
+there is refused still (not final: the run is over): the thread's work is
+no record's, and a resume would start it again; a pool's threads are marked
+per call submitted (below), so a pool made in a run and kept serves plain
+calls.
 
 `threading.Thread.start` and `ThreadPoolExecutor.submit` (which
 `ThreadPoolExecutor.map`, `loop.run_in_executor` and `asyncio.to_thread`'s
@@ -103,7 +106,9 @@ def _for_body(fn: Callable[..., Any]) -> Callable[..., Any]:
     """fn, marked with the run whose body hands it to another thread now,
     or with none: a pool's thread started in a body keeps that mark, and a
     step (or a plain thread) handing it work later is not that body."""
-    return functools.partial(_marked, body_run(), fn)
+    run = body_run()
+    # A pool or a cluster a body made and kept, fed after the run: plain calls.
+    return functools.partial(_marked, run if run is not None and run.open else None, fn)
 
 
 def _marked(run: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
