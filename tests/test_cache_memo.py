@@ -7,6 +7,7 @@ scratch."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 import types
 import uuid
@@ -275,3 +276,34 @@ def test_a_method_reloaded_in_place_after_a_memoised_hit_runs_the_new_code(
     assert classy.infer(1) == 101
     assert len(classy.RUNS) == 2
     assert classy.infer(1) == 101 and len(classy.RUNS) == 2  # memoised again
+
+
+def test_a_method_reloaded_in_place_in_a_module_used_whole_runs_the_new_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, with the class reached through its module used as a whole
+    (`getattr(models, name)`), which counts by its statements' text."""
+    models = f"memo_models_{uuid.uuid4().hex[:8]}"
+    text = CLASS_MODULE.split("@durable.step")[0]  # RUNS and Model
+    (tmp_path / f"{models}.py").write_text(text)
+    source = f"import durable\nimport {models}\n\n\n" + textwrap.dedent(
+        f"""\
+        @durable.step(cache=True)
+        def infer(x, name="Model"):
+            {models}.RUNS.append(x)
+            return getattr({models}, name)().predict(x)
+        """
+    )
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    for mod in import_memo_module(tmp_path, monkeypatch, "memo_whole", source, "memo_w", store):
+        held = sys.modules[models]
+        assert mod.infer(1) == mod.infer(1) == 2
+        assert len(held.RUNS) == 1
+        edited = text.replace("x + 1", "x + 100")
+        Path(held.__file__ or "").write_text(edited)
+        reloaded: dict[str, Any] = {"__name__": "memo_models_reloaded"}
+        exec(compile(edited, held.__file__ or "", "exec"), reloaded)
+        held.Model.predict.__code__ = reloaded["Model"].predict.__code__
+        assert mod.infer(1) == 101
+        assert len(held.RUNS) == 2
+        sys.modules.pop(models, None)

@@ -138,6 +138,18 @@ def class_code(cls: type) -> tuple[object, ...]:
     return tuple(found)
 
 
+def module_class_code(module: types.ModuleType) -> tuple[object, ...]:
+    """`class_code` of every class a module of the user's code defines: used
+    as a whole (`getattr(helpers, name)()`), any of them may run."""
+    name = module.__name__
+    return tuple(
+        code
+        for value in list(vars(module).values())
+        if isinstance(value, type) and value.__module__ == name
+        for code in class_code(value)
+    )
+
+
 def _user_object(value: object) -> bool:
     """An instance of a class of the user's own code."""
     if isinstance(value, (type, types.ModuleType, types.FunctionType, functools.partial)):

@@ -32,6 +32,7 @@ from .holds import (
     held_callables,
     holds_by_type_only,
     module_callables,
+    module_class_code,
     names_bound_to,
     user_class,
 )
@@ -142,6 +143,7 @@ def _count(
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         # Used as a whole (`getattr(helpers, name)`): any of it may run.
         out.reached.extend(witnessed(module_callables, obj))
+        witnessed(module_class_code, obj)  # its classes' running code, besides its text
         found = module_statements(vars(obj))
         whole = witnessed(fallback_tokens, obj) if found is None else map(node_hash, found)
         out.parts["module:" + key] = hash_tokens(whole)
