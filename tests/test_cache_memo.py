@@ -307,3 +307,40 @@ def test_a_method_reloaded_in_place_in_a_module_used_whole_runs_the_new_code(
         assert mod.infer(1) == 101
         assert len(held.RUNS) == 2
         sys.modules.pop(models, None)
+
+
+CACHED_PROPERTY_MODULE = """\
+import functools
+
+import durable
+
+RUNS = []
+
+
+class Model:
+    @functools.cached_property
+    def offset(self):
+        return 1
+
+
+@durable.step(cache=True)
+def infer(x):
+    RUNS.append(x)
+    return x + Model().offset
+"""
+
+
+def test_a_cached_property_reloaded_in_place_runs_the_new_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    source = CACHED_PROPERTY_MODULE
+    for mod in import_memo_module(tmp_path, monkeypatch, "memo_cp", source, "memo_cp_c", store):
+        assert mod.infer(1) == mod.infer(1) == 2
+        edited = source.replace("return 1", "return 100")
+        Path(mod.__file__ or "").write_text(edited)
+        reloaded: dict[str, Any] = {"__name__": "memo_cp_reloaded"}
+        exec(compile(edited, mod.__file__ or "", "exec"), reloaded)
+        mod.Model.offset.func.__code__ = reloaded["Model"].offset.func.__code__
+        assert mod.infer(1) == 101
+        assert len(mod.RUNS) == 2
