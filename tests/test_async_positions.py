@@ -970,3 +970,39 @@ def test_a_thread_that_outlives_the_body_cannot_run_a_step(tmp_path: Path, log: 
     release()
     assert counted(log) == []
     assert len(errors) == 2 and "after its workflow body" in str(errors[0])
+
+
+def test_a_thread_that_outlives_the_body_may_start_a_run_of_its_own(
+    tmp_path: Path, log: Path
+) -> None:
+    """A workflow called there is a run of its own, recorded (a resume
+    calling it again replays it), not a refused operation of the first."""
+    import threading
+
+    store = durable.open_store(tmp_path / "store")
+    left: list[tuple[threading.Thread, threading.Event]] = []
+    got: list[int] = []
+
+    @durable.workflow(store=store, run_id="other")
+    def other() -> int:
+        return blocking(4)
+
+    def later(gate: threading.Event) -> None:
+        gate.wait()
+        got.append(other())
+
+    @durable.workflow(store=store, run_id="t")
+    def flow() -> str:
+        gate = threading.Event()
+        thread = threading.Thread(target=later, args=(gate,))
+        thread.start()
+        left.append((thread, gate))
+        return "done"
+
+    for _ in range(2):
+        assert flow.with_options(restart=True)() == "done"
+        thread, gate = left.pop()
+        gate.set()
+        thread.join()
+    assert got == [8, 8]
+    assert counted(log) == ["blocking4"]  # the second call replayed the completed run

@@ -194,8 +194,7 @@ _run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
 # `_active_var` never set in this context: a new thread's, or outside any run.
 _NOT_SET: Any = object()
 # The run a durable call made here takes a position in: `_run_var`'s, except
-# inside a step body or a loop block (durable calls there run plainly: None).
-# One variable, so that every step call asks one question, in C.
+# in a step body or a loop block (plain calls: None). One question, in C.
 _active_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
     "durable_active", default=_NOT_SET
 )
@@ -224,20 +223,24 @@ def current_state() -> RunState | None:
 
 def active_run() -> RunState | None:
     """The run whose positions a durable call should take, None for a plain
-    call. (A function, not the variable's own `get`: a step pickled for a
-    worker process refers to this by name; a ContextVar does not pickle.)
-    In a thread a workflow body started (`threads`), a refusal: final while
-    the body runs, and after it returned (a resume would run it again)."""
+    call (a function: a step pickled for a worker refers to it by name). In
+    a thread a body started (`threads`), a refusal, final while it runs."""
     ctx = _active_var.get()
     if ctx is not _NOT_SET:
         return ctx
     run: RunState | None = getattr(_started_in, "run", None)
-    if run is None:
-        return None  # a plain thread
-    what = "A durable operation"
-    if run.open:  # its body runs: this thread's work is the run's
-        raise run.refuse(ConfigurationError(THREAD_REFUSAL.format(what=what, run=run.run_id)))
-    raise ConfigurationError(THREAD_AFTER_BODY.format(what=what, run=run.run_id))
+    if run is not None:  # its body runs: this thread's work is the run's; or no record's
+        text = THREAD_REFUSAL if run.open else THREAD_AFTER_BODY
+        refusal = ConfigurationError(text.format(what="A durable operation", run=run.run_id))
+        raise run.refuse(refusal) if run.open else refusal
+    return None  # a plain thread
+
+
+def caller_run() -> RunState | None:
+    """`active_run`, but none in a thread that outlived the body starting it."""
+    run = getattr(_started_in, "run", None)
+    outlived = run is not None and not run.open and _active_var.get() is _NOT_SET
+    return None if outlived else active_run()
 
 
 def body_run() -> RunState | None:
