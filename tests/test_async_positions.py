@@ -1006,3 +1006,18 @@ def test_a_thread_that_outlives_the_body_may_start_a_run_of_its_own(
         thread.join()
     assert got == [8, 8]
     assert counted(log) == ["blocking4"]  # the second call replayed the completed run
+
+
+def test_the_wrapped_pools_take_their_arguments_as_before(tmp_path: Path) -> None:
+    """The wrappers a run puts on the pools keep their signatures (func=)."""
+    from multiprocessing.pool import ThreadPool
+
+    @durable.workflow(store=durable.open_store(tmp_path / "store"), run_id="t")
+    def flow() -> int:
+        return 1
+
+    assert flow() == 1  # installs them
+    with ThreadPool(1) as pool:
+        assert pool.apply_async(func=len, args=([1, 2],)).get() == 2
+        assert pool.apply(len, ([1],)) == 1
+        assert pool.starmap(max, [(1, 2)]) == [2]

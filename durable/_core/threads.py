@@ -91,8 +91,8 @@ def _wrap_thread_pool(pool: Any) -> None:
     tasks: Callable[..., Any] = pool._guarded_task_generation
 
     @functools.wraps(apply_async)
-    def apply_marked(self: Any, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-        return apply_async(self, _for_body(fn), *args, **kw)
+    def apply_marked(self: Any, func: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        return apply_async(self, _for_body(func), *args, **kw)  # `func=`, as the original
 
     @functools.wraps(tasks)
     def tasks_marked(self: Any, job: Any, fn: Callable[..., Any], iterable: Any) -> Any:
