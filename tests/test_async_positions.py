@@ -368,7 +368,33 @@ def _through_run_in_executor(x: int) -> int:
     return asyncio.run(main())
 
 
-@pytest.mark.parametrize("way", [_through_a_thread, _through_a_pool, _through_run_in_executor])
+def _through_a_thread_pool_made_before(x: int) -> int:
+    """multiprocessing.pool.ThreadPool made before the run: its threads are
+    not the body's, the body hands them its calls (apply, map, imap)."""
+    pool = _MADE_BEFORE[0]
+    return int(pool.apply(blocking, (x,))) + sum(pool.map(blocking, [x])) + sum(
+        pool.imap_unordered(blocking, [x])
+    )
+
+
+_MADE_BEFORE: list[Any] = []
+
+
+@pytest.fixture
+def made_before() -> Any:
+    from multiprocessing.pool import ThreadPool
+
+    with ThreadPool(2) as pool:
+        _MADE_BEFORE[:] = [pool]
+        yield pool
+
+
+@pytest.mark.usefixtures("made_before")
+@pytest.mark.parametrize(
+    "way",
+    [_through_a_thread, _through_a_pool, _through_run_in_executor,
+     _through_a_thread_pool_made_before],
+)
 def test_a_step_called_from_a_thread_the_body_started_is_refused_before_it_runs(
     tmp_path: Path, log: Path, way: Any
 ) -> None:
@@ -842,3 +868,156 @@ def test_blocks_and_timers_inside_tasks_take_task_positions(
     assert run.value == [[20, 22, 11], [40, 42, 21]]
     assert (run.steps_replayed, run.steps_executed) == (6, 0)
     assert len(counted(log)) == executed == 6
+
+
+POOL_MADE_IN_THE_BODY = """\
+import sys
+import durable
+
+assert "concurrent.futures.thread" not in sys.modules  # imported by the body, after the run started
+POOLS = []
+
+
+@durable.step
+def inner(x):
+    with open(sys.argv[1], "a") as f:
+        f.write(f"{x}\\n")
+    return x * 2
+
+
+@durable.step
+def outer(n):
+    return list(POOLS[0].map(inner, range(n)))  # threads inside a step: plain calls
+
+
+@durable.workflow
+def flow(n, kind):
+    if kind == "executor":
+        import concurrent.futures
+
+        POOLS.append(concurrent.futures.ThreadPoolExecutor(2))
+        POOLS[0].submit(int).result()  # the pool's threads start in the body
+    else:
+        from multiprocessing.pool import ThreadPool
+
+        POOLS.append(ThreadPool(2))
+    return outer(n)
+
+
+print(flow(3, sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["executor", "thread pool"])
+def test_a_pool_the_body_made_serves_a_step_after_a_lazy_import(
+    tmp_path: Path, child_env: dict[str, str], kind: str
+) -> None:
+    """A pool made in the body (its module imported there, after the run
+    started) then used inside a step: the step's calls are plain calls,
+    whichever module was imported first. The pool's threads, started in the
+    body, kept the run's mark, and the step's inner calls were refused."""
+    script, log = tmp_path / "pooled.py", tmp_path / "log"
+    script.write_text(POOL_MADE_IN_THE_BODY)
+    done = subprocess.run(
+        [sys.executable, str(script), str(log), kind],
+        env=child_env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[0,", "2,", "4]"]
+    assert sorted(log.read_text().split()) == ["0", "1", "2"]
+
+
+def test_a_thread_that_outlives_the_body_cannot_run_a_step(tmp_path: Path, log: Path) -> None:
+    """A thread the body started and left running (not joined) calling a
+    step after the body suspended: it ran plainly, unrecorded, and the
+    resume, running the body again, ran it again (2 executions of a step an
+    uninterrupted run calls once, none recorded). It is refused now, as
+    while the body runs; a pool's threads are marked per call (the test
+    above), so a pool kept after the run still serves plain calls."""
+    import threading
+
+    store = durable.open_store(tmp_path / "store")
+    left: list[tuple[threading.Thread, threading.Event]] = []
+    errors: list[BaseException] = []
+
+    def later(gate: threading.Event) -> None:
+        gate.wait()
+        try:
+            blocking(7)
+        except durable.ConfigurationError as e:
+            errors.append(e)
+
+    @durable.workflow(store=store, run_id="t")
+    def flow(approved: str | None = None) -> str:
+        gate = threading.Event()
+        thread = threading.Thread(target=later, args=(gate,))
+        thread.start()
+        left.append((thread, gate))
+        if approved is None:
+            durable.suspend("waiting")
+        return approved
+
+    def release() -> None:
+        while left:
+            thread, gate = left.pop()
+            gate.set()
+            thread.join()
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    release()
+    assert flow.resume("t", approved="yes").value == "yes"
+    release()
+    assert counted(log) == []
+    assert len(errors) == 2 and "after its workflow body" in str(errors[0])
+
+
+def test_a_thread_that_outlives_the_body_may_start_a_run_of_its_own(
+    tmp_path: Path, log: Path
+) -> None:
+    """A workflow called there is a run of its own, recorded (a resume
+    calling it again replays it), not a refused operation of the first."""
+    import threading
+
+    store = durable.open_store(tmp_path / "store")
+    left: list[tuple[threading.Thread, threading.Event]] = []
+    got: list[int] = []
+
+    @durable.workflow(store=store, run_id="other")
+    def other() -> int:
+        return blocking(4)
+
+    def later(gate: threading.Event) -> None:
+        gate.wait()
+        got.append(other())
+
+    @durable.workflow(store=store, run_id="t")
+    def flow() -> str:
+        gate = threading.Event()
+        thread = threading.Thread(target=later, args=(gate,))
+        thread.start()
+        left.append((thread, gate))
+        return "done"
+
+    for _ in range(2):
+        assert flow.with_options(restart=True)() == "done"
+        thread, gate = left.pop()
+        gate.set()
+        thread.join()
+    assert got == [8, 8]
+    assert counted(log) == ["blocking4"]  # the second call replayed the completed run
+
+
+def test_the_wrapped_pools_take_their_arguments_as_before(tmp_path: Path) -> None:
+    """The wrappers a run puts on the pools keep their signatures (func=)."""
+    from multiprocessing.pool import ThreadPool
+
+    @durable.workflow(store=durable.open_store(tmp_path / "store"), run_id="t")
+    def flow() -> int:
+        return 1
+
+    assert flow() == 1  # installs them
+    with ThreadPool(1) as pool:
+        assert pool.apply_async(func=len, args=([1, 2],)).get() == 2
+        assert pool.apply(len, ([1],)) == 1
+        assert pool.starmap(max, [(1, 2)]) == [2]

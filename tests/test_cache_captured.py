@@ -292,3 +292,40 @@ def test_what_a_decorator_over_a_held_step_captured_counts() -> None:
     assert user_of(3)(1) == 6
     assert user_of(2)(1) == 4
     assert CALLS["use"] == 2
+
+
+def scaled_by_default(k: int) -> Callable[[Callable[[int], int]], Callable[[int], int]]:
+    """As `scaled`, with the factor held as the wrapper's default value."""
+
+    def decorate(f: Callable[[int], int]) -> Callable[[int], int]:
+        @functools.wraps(f)
+        def wrapper(x: int, _k: int = k) -> int:
+            return _k * f(x)
+
+        return wrapper
+
+    return decorate
+
+
+def user_by_default(k: int) -> Callable[[int], int]:
+    @scaled_by_default(k)
+    @durable.step
+    def inc(x: int) -> int:
+        return x + 1
+
+    @durable.step(cache=True, name="use_by_default")
+    def use(x: int) -> int:
+        CALLS["use_by_default"] += 1
+        return inc(x)
+
+    return use
+
+
+def test_a_default_of_a_decorator_over_a_held_step_counts() -> None:
+    """The wrapper's defaults are no argument of the cached step and the
+    fingerprint follows `__wrapped__` to the step: user_by_default(3)(1)
+    was served user_by_default(2)(1)'s 4 (running gives 6)."""
+    assert user_by_default(2)(1) == 4
+    assert user_by_default(3)(1) == 6
+    assert user_by_default(2)(1) == 4
+    assert CALLS["use_by_default"] == 2

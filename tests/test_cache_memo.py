@@ -7,6 +7,7 @@ scratch."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 import types
 import uuid
@@ -230,3 +231,116 @@ def test_a_dispatch_default_or_name_change_after_memoised_hits_runs_again(
         assert memo_fingerprint(mod.work.__durable_step__.fn).value == fingerprint_function(
             mod.work.__durable_step__.fn
         ).value
+
+
+CLASS_MODULE = """\
+import durable
+
+RUNS = []
+
+
+class Model:
+    def predict(self, x):
+        return x + 1
+
+
+@durable.step(cache=True)
+def infer(x):
+    RUNS.append(x)
+    return Model().predict(x)
+"""
+
+
+@pytest.fixture
+def classy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    yield from import_memo_module(tmp_path, monkeypatch, "memo_cls", CLASS_MODULE, "memo_c", store)
+
+
+def test_a_method_reloaded_in_place_after_a_memoised_hit_runs_the_new_code(
+    classy: types.ModuleType,
+) -> None:
+    """IPython's %autoreload edits the file, then swaps each function's
+    `__code__` in place: the class object and its method objects stay the
+    same. A plain hit asks no file for its stat, so the running method's
+    code must be what the memo checks; it was served the old entry (2 where
+    the running code gives 101)."""
+    assert classy.infer(1) == classy.infer(1) == 2
+    assert len(classy.RUNS) == 1  # the second call was a hit, fingerprint memoised
+    edited = CLASS_MODULE.replace("x + 1", "x + 100")
+    Path(classy.__file__ or "").write_text(edited)
+    reloaded: dict[str, Any] = {"__name__": "memo_cls_reloaded"}
+    exec(compile(edited, classy.__file__ or "", "exec"), reloaded)
+    classy.Model.predict.__code__ = reloaded["Model"].predict.__code__
+    assert classy.Model().predict(1) == 101
+    assert classy.infer(1) == 101
+    assert len(classy.RUNS) == 2
+    assert classy.infer(1) == 101 and len(classy.RUNS) == 2  # memoised again
+
+
+def test_a_method_reloaded_in_place_in_a_module_used_whole_runs_the_new_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, with the class reached through its module used as a whole
+    (`getattr(models, name)`), which counts by its statements' text."""
+    models = f"memo_models_{uuid.uuid4().hex[:8]}"
+    text = CLASS_MODULE.split("@durable.step")[0]  # RUNS and Model
+    (tmp_path / f"{models}.py").write_text(text)
+    source = f"import durable\nimport {models}\n\n\n" + textwrap.dedent(
+        f"""\
+        @durable.step(cache=True)
+        def infer(x, name="Model"):
+            {models}.RUNS.append(x)
+            return getattr({models}, name)().predict(x)
+        """
+    )
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    for mod in import_memo_module(tmp_path, monkeypatch, "memo_whole", source, "memo_w", store):
+        held = sys.modules[models]
+        assert mod.infer(1) == mod.infer(1) == 2
+        assert len(held.RUNS) == 1
+        edited = text.replace("x + 1", "x + 100")
+        Path(held.__file__ or "").write_text(edited)
+        reloaded: dict[str, Any] = {"__name__": "memo_models_reloaded"}
+        exec(compile(edited, held.__file__ or "", "exec"), reloaded)
+        held.Model.predict.__code__ = reloaded["Model"].predict.__code__
+        assert mod.infer(1) == 101
+        assert len(held.RUNS) == 2
+        sys.modules.pop(models, None)
+
+
+CACHED_PROPERTY_MODULE = """\
+import functools
+
+import durable
+
+RUNS = []
+
+
+class Model:
+    @functools.cached_property
+    def offset(self):
+        return 1
+
+
+@durable.step(cache=True)
+def infer(x):
+    RUNS.append(x)
+    return x + Model().offset
+"""
+
+
+def test_a_cached_property_reloaded_in_place_runs_the_new_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    source = CACHED_PROPERTY_MODULE
+    for mod in import_memo_module(tmp_path, monkeypatch, "memo_cp", source, "memo_cp_c", store):
+        assert mod.infer(1) == mod.infer(1) == 2
+        edited = source.replace("return 1", "return 100")
+        Path(mod.__file__ or "").write_text(edited)
+        reloaded: dict[str, Any] = {"__name__": "memo_cp_reloaded"}
+        exec(compile(edited, mod.__file__ or "", "exec"), reloaded)
+        mod.Model.offset.func.__code__ = reloaded["Model"].offset.func.__code__
+        assert mod.infer(1) == 101
+        assert len(mod.RUNS) == 2

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from .._core.arguments import check_overrides, derive_run_id
-from .._core.context import Run, active_run
+from .._core.context import Run, caller_run
 from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
 from .._core.run import Options, run_locked
@@ -194,7 +194,7 @@ class Workflow(Steering, Generic[P, R]):
         overrides: dict[str, Any] | None = None,
         inputs: dict[str, Any] | None = None,
     ) -> Plan[Run[R]]:
-        outer = active_run()
+        outer = caller_run()
         if outer is not None:
             return (yield from child.child_plan(self, outer, args, kwargs))
         if overrides:  # checked before anything else; none given: nothing to check

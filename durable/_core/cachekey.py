@@ -31,7 +31,7 @@ from .identity import (
     _bind,
     _Walk,
 )
-from .spec import own_step_spec
+from .spec import own_step_spec, step_spec
 
 if TYPE_CHECKING:
     from .cache import Cache
@@ -143,6 +143,10 @@ def _captured(fn: Any, seen: set[int]) -> list[Any] | None:
     would make a key of its own and none would be served."""
     seen.add(id(fn))
     out: list[Any] = []
+    if own_step_spec(fn) is None and step_spec(fn) is not None:
+        # A decorator over a step, whose fingerprint is the step's (it
+        # follows `__wrapped__`): what it holds as defaults is data too.
+        out.append((fn.__defaults__, sorted((fn.__kwdefaults__ or {}).items())))
     cells = getattr(fn, "__closure__", None) or ()
     kept = kept_state(fn, fn.__code__) if cells else frozenset()
     for name, cell in zip(fn.__code__.co_freevars if cells else (), cells, strict=True):

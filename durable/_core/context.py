@@ -15,7 +15,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import THREAD_REFUSAL, Scope, current, scope_var, set_scope
+from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, current, scope_var, set_scope
 from .taskfactory import enter_root
 
 R = TypeVar("R")
@@ -194,8 +194,7 @@ _run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
 # `_active_var` never set in this context: a new thread's, or outside any run.
 _NOT_SET: Any = object()
 # The run a durable call made here takes a position in: `_run_var`'s, except
-# inside a step body or a loop block (durable calls there run plainly: None).
-# One variable, so that every step call asks one question, in C.
+# in a step body or a loop block (plain calls: None). One question, in C.
 _active_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
     "durable_active", default=_NOT_SET
 )
@@ -224,16 +223,24 @@ def current_state() -> RunState | None:
 
 def active_run() -> RunState | None:
     """The run whose positions a durable call should take, None for a plain
-    call. (A function, not the variable's own `get`: a step pickled for a
-    worker process refers to this by name; a ContextVar does not pickle.)
-    In a thread a running workflow body started (`threads`), a refusal."""
+    call (a function: a step pickled for a worker refers to it by name). In
+    a thread a body started (`threads`), a refusal, final while it runs."""
     ctx = _active_var.get()
     if ctx is not _NOT_SET:
         return ctx
     run: RunState | None = getattr(_started_in, "run", None)
-    if run is not None and run.open:  # its body runs: this thread's work is the run's
-        raise run.refuse(ConfigurationError(THREAD_REFUSAL.format(what="A durable operation", run=run.run_id)))
-    return None  # a plain thread, or one whose body has returned meanwhile
+    if run is not None:  # its body runs: this thread's work is the run's; or no record's
+        text = THREAD_REFUSAL if run.open else THREAD_AFTER_BODY
+        refusal = ConfigurationError(text.format(what="A durable operation", run=run.run_id))
+        raise run.refuse(refusal) if run.open else refusal
+    return None  # a plain thread
+
+
+def caller_run() -> RunState | None:
+    """`active_run`, but none in a thread that outlived the body starting it."""
+    run = getattr(_started_in, "run", None)
+    outlived = run is not None and not run.open and _active_var.get() is _NOT_SET
+    return None if outlived else active_run()
 
 
 def body_run() -> RunState | None:

@@ -42,6 +42,14 @@ THREAD_REFUSAL = (
     "step, threads are free: durable operations called there are plain calls."
 )
 
+# A thread the body started and left running: its work was no record's, and
+# a resume, running the body again, would start it (and run its steps) again.
+THREAD_AFTER_BODY = (
+    "{what} was called from a thread that the body of run {run!r} started, after its "
+    "workflow body returned (suspended, failed or completed); nothing was executed. Join "
+    "every thread the workflow starts before it returns. " + _SUPPORTED
+)
+
 
 class RunState(Protocol):
     run_id: str

@@ -6,16 +6,24 @@ thread is now marked with the run (`context.mark_thread`), and a durable
 call made there while the body runs is refused before it runs, which also
 keeps the run from completing without that thread's work
 (`context.active_run`); `loop_over(step, items, executor=pool)` is the way
-to run steps on a pool. Once the body has returned, the thread's calls are
-plain calls again (a pool made in a run and kept).
+to run steps on a pool. Once the body has returned, a durable call made
+there is refused still (not final: the run is over): the thread's work is
+no record's, and a resume would start it again; a pool's threads are marked
+per call submitted (below), so a pool made in a run and kept serves plain
+calls.
 
 `threading.Thread.start` and `ThreadPoolExecutor.submit` (which
 `ThreadPoolExecutor.map`, `loop.run_in_executor` and `asyncio.to_thread`'s
-default executor go through) are wrapped once, when a run starts.
+default executor go through) are wrapped once, when a run starts, and so is
+the hand-over of a call to `multiprocessing.pool.ThreadPool`'s threads
+(a pool made before the run has threads nobody marked: its calls ran
+plainly, and every resume ran them again).
 Outside a workflow body they do what they did: inside a step no run is
 active (durable calls there are plain calls), and a pool's worker threads
-are marked for each call submitted from a body, not for the call that
-happened to start them."""
+are marked for each call submitted, with the submitter's run or none,
+over the mark of the body that happened to start them. A pool module first
+imported in a body is wrapped when its first thread starts: the calls
+submitted before that reach only threads the body started, marked."""
 
 from __future__ import annotations
 
@@ -28,9 +36,6 @@ from typing import Any
 
 from .context import body_run, mark_thread
 
-# The pool's worker loop once `submit` is wrapped: its threads are marked per
-# submitted call, not for the call that happened to start them.
-_pool_worker: list[object] = [object()]
 _wrapped: set[str] = set()
 
 
@@ -45,6 +50,10 @@ def install() -> None:
     if "pool" not in _wrapped and pools is not None:
         _wrapped.add("pool")
         _wrap_submit(pools)
+    mp_pools = sys.modules.get("multiprocessing.pool")
+    if "mp_pool" not in _wrapped and mp_pools is not None:
+        _wrapped.add("mp_pool")
+        _wrap_thread_pool(mp_pools.ThreadPool)
 
 
 def _wrap_start() -> None:
@@ -53,9 +62,11 @@ def _wrap_start() -> None:
     @functools.wraps(start)
     def start_marked(self: threading.Thread) -> None:
         run = body_run()
-        if run is not None and getattr(self, "_target", None) is not _pool_worker[0]:
+        if run is not None:
             with contextlib.suppress(AttributeError):  # a subclass with __slots__: unmarked
                 self.run = functools.partial(_marked, run, self.run)  # type: ignore[method-assign]
+        if len(_wrapped) < 3:  # a pool module imported since the run started (in its body)
+            install()
         start(self)
 
     threading.Thread.start = start_marked  # type: ignore[method-assign]
@@ -66,13 +77,38 @@ def _wrap_submit(pools: Any) -> None:
 
     @functools.wraps(submit)
     def submit_marked(self: Any, fn: Callable[..., Any], /, *args: Any, **kw: Any) -> Any:
-        run = body_run()
-        if run is not None:
-            fn = functools.partial(_marked, run, fn)
-        return submit(self, fn, *args, **kw)
+        return submit(self, _for_body(fn), *args, **kw)
 
     pools.ThreadPoolExecutor.submit = submit_marked
-    _pool_worker[0] = getattr(pools, "_worker", _pool_worker[0])
+
+
+def _wrap_thread_pool(pool: Any) -> None:
+    """Every call reaches a ThreadPool's threads through `apply_async` or,
+    for map, starmap and imap (sync, async, unordered), through
+    `_guarded_task_generation`, made on the submitting thread. Process
+    pools (the base class) are left alone: a mark does not pickle."""
+    apply_async: Callable[..., Any] = pool.apply_async
+    tasks: Callable[..., Any] = pool._guarded_task_generation
+
+    @functools.wraps(apply_async)
+    def apply_marked(self: Any, func: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        return apply_async(self, _for_body(func), *args, **kw)  # `func=`, as the original
+
+    @functools.wraps(tasks)
+    def tasks_marked(self: Any, job: Any, fn: Callable[..., Any], iterable: Any) -> Any:
+        return tasks(self, job, _for_body(fn), iterable)
+
+    pool.apply_async = apply_marked
+    pool._guarded_task_generation = tasks_marked
+
+
+def _for_body(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """fn, marked with the run whose body hands it to another thread now,
+    or with none: a pool's thread started in a body keeps that mark, and a
+    step (or a plain thread) handing it work later is not that body."""
+    run = body_run()
+    # A pool or a cluster a body made and kept, fed after the run: plain calls.
+    return functools.partial(_marked, run if run is not None and run.open else None, fn)
 
 
 def _marked(run: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -117,6 +117,42 @@ def user_class(cls: type) -> bool:
     return module is not None and user_module(module)
 
 
+def class_code(cls: type) -> tuple[object, ...]:
+    """The code objects of the functions a class of the user's code defines
+    (methods, static and class methods, properties' accessors, cached
+    properties' functions), and of the classes it nests. A class counts by
+    its statement's text, which a plain cache hit does not read again
+    (`Witness.holds` without files): these tell it that %autoreload swapped
+    a method's `__code__` after an edit. (Whether a class is the user's
+    does not change: asked once, not here.)"""
+    found: list[object] = []
+    for value in list(vars(cls).values()):  # copied in C: another thread may add to it
+        kind = type(value)
+        if kind is types.FunctionType:
+            found.append(value.__code__)
+        elif kind is staticmethod or kind is classmethod:
+            found.append(getattr(value.__func__, "__code__", None))
+        elif kind is property:
+            found += [getattr(f, "__code__", None) for f in (value.fget, value.fset, value.fdel)]
+        elif kind is functools.cached_property:
+            found.append(getattr(value.func, "__code__", None))
+        elif isinstance(value, type) and value.__qualname__.startswith(cls.__qualname__ + "."):
+            found += class_code(value)
+    return tuple(found)
+
+
+def module_class_code(module: types.ModuleType) -> tuple[object, ...]:
+    """`class_code` of every class a module of the user's code defines: used
+    as a whole (`getattr(helpers, name)()`), any of them may run."""
+    name = module.__name__
+    return tuple(
+        code
+        for value in list(vars(module).values())
+        if isinstance(value, type) and value.__module__ == name
+        for code in class_code(value)
+    )
+
+
 def _user_object(value: object) -> bool:
     """An instance of a class of the user's own code."""
     if isinstance(value, (type, types.ModuleType, types.FunctionType, functools.partial)):

@@ -27,7 +27,15 @@ from typing import Any
 
 from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
-from .holds import held_callables, holds_by_type_only, module_callables, names_bound_to, user_class
+from .holds import (
+    class_code,
+    held_callables,
+    holds_by_type_only,
+    module_callables,
+    module_class_code,
+    names_bound_to,
+    user_class,
+)
 from .imports import absolute, import_user_module, imported_value, user_module
 from .kept import kept_state
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
@@ -123,6 +131,8 @@ def _count(
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
             out.unresolved.add(path[0])  # defined further down: recompute later
         return
+    if isinstance(obj, type) and user_class(obj):
+        witnessed(class_code, obj)  # its methods' running code, besides its text
     toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj)
     if toks is not None:
         out.parts["const:" + key] = hash_tokens(toks)
@@ -133,6 +143,7 @@ def _count(
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         # Used as a whole (`getattr(helpers, name)`): any of it may run.
         out.reached.extend(witnessed(module_callables, obj))
+        witnessed(module_class_code, obj)  # its classes' running code, besides its text
         found = module_statements(vars(obj))
         whole = witnessed(fallback_tokens, obj) if found is None else map(node_hash, found)
         out.parts["module:" + key] = hash_tokens(whole)
