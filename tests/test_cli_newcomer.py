@@ -14,7 +14,7 @@ import pytest
 
 import durable
 
-from .clikit import ALL_STEPS, counts, runs_json, write_flow
+from .clikit import ALL_STEPS, counts, runs_json, show_json, write_flow
 from .clikit import durable as cli
 
 
@@ -128,3 +128,116 @@ def test_a_step_name_without_cache_entries_names_those_with_some(tmp: Path) -> N
     listed = cli(tmp, "cache", "ls", "fetchh")
     assert "steps with entries: fetch" in listed.stderr
     assert "1 entry" in cli(tmp, "cache", "ls").stderr  # nothing was removed
+
+
+UNRECORDABLE = '''
+import os
+import threading
+
+import durable
+
+
+def note(name):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write(name + "\\n")
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+
+@durable.step
+def first(n: int) -> int:
+    note("first")
+    return n + 1
+
+
+@durable.step
+def make_lock(n: int):
+    note("make_lock")
+    return threading.Lock()
+
+
+@durable.step
+def make_point(n: int):
+    note("make_point")
+    return Point(n)
+
+
+@durable.workflow
+def locked(n: int):
+    return make_lock(first(n))
+
+
+@durable.workflow
+def pointed(n: int):
+    return make_point(first(n))
+'''
+
+
+def test_a_step_whose_output_cannot_be_recorded_is_named_not_the_body(tmp: Path) -> None:
+    """`durable run` said "failed at step 2 (the workflow body)" when the
+    step at position 1 returned a lock: no record names it, the error does."""
+    write_flow(tmp, UNRECORDABLE, "unrecordable.py")
+    failed = cli(tmp, "run", "unrecordable.py:locked", "--run-id", "r1", "--var", "n=1")
+    assert failed.returncode == 1, failed.stderr
+    assert "run r1 failed at step 2 (make_lock): SerializationError" in failed.stderr
+    assert "the workflow body" not in failed.stderr
+    assert counts(tmp) == {"first": 1, "make_lock": 1}
+
+
+def test_without_pickles_the_advice_is_not_to_return_what_cloudpickle_carries(tmp: Path) -> None:
+    """Under --no-pickle the advice said "Return plain data (or something
+    cloudpickle can carry)": exactly what that store refuses."""
+    write_flow(tmp, UNRECORDABLE, "unrecordable.py")
+    failed = cli(tmp, "run", "unrecordable.py:pointed", "--no-pickle", "--run-id", "p1",
+                 "--var", "n=1")  # fmt: skip
+    assert failed.returncode == 1, failed.stderr
+    assert "failed at step 2 (make_point)" in failed.stderr
+    assert "cloudpickle" not in failed.stderr
+    assert "allow_pickle=False" in failed.stderr
+    shown = cli(tmp, "show", "p1")
+    assert "cloudpickle" not in shown.stdout
+    assert counts(tmp) == {"first": 1, "make_point": 1}
+    resumed = cli(tmp, "run", "unrecordable.py:pointed", "--run-id", "p1", "--resume")
+    assert resumed.returncode == 0, resumed.stderr  # pickles allowed: recorded, first replayed
+    assert counts(tmp) == {"first": 1, "make_point": 2}
+
+
+def test_a_pickled_output_under_no_pickle_says_why_it_is_not_shown(tmp: Path) -> None:
+    """`durable --no-pickle show` previewed a pickled output as "not decoded
+    here (IntegrityError)", as if the record were damaged."""
+    write_flow(tmp, UNRECORDABLE, "unrecordable.py")
+    done = cli(tmp, "run", "unrecordable.py:pointed", "--run-id", "p2", "--var", "n=1")
+    assert done.returncode == 0, done.stderr
+    shown = cli(tmp, "--no-pickle", "show", "p2")
+    assert shown.returncode == 0, shown.stderr
+    row = next(line for line in shown.stdout.splitlines() if "make_point" in line)
+    assert "IntegrityError" not in row and "not loaded under allow_pickle=False (--no-pickle)" in row, row
+    assert "IntegrityError" not in show_json(tmp, "p2", "--no-pickle")["steps"][1]["outputPreview"]
+
+
+def test_a_script_that_fails_while_loading_says_where(tmp: Path) -> None:
+    """A NameError at a script's top level printed "durable: name 'undefined'
+    is not defined" and nothing else: not which file, line, or error."""
+    write_flow(tmp, "import durable\n\nx = undefined\n", "broken.py")
+    refused = cli(tmp, "run", "broken.py:wf")
+    assert refused.returncode == 2, refused.stderr
+    assert "cannot load broken.py: NameError: name 'undefined' is not defined" in refused.stderr
+    assert "broken.py, line 3" in refused.stderr
+    assert "--debug" in refused.stderr
+
+
+def test_a_cancelled_run_is_shown_once_cancelled(tmp: Path) -> None:
+    """`durable show` printed "status    cancelled (cancelled)"."""
+    done = cli(tmp, "run", "flow.py:approval", "--run-id", "a1", "--var", "topic=x")
+    assert done.returncode == 3, done.stderr
+    assert cli(tmp, "cancel", "a1").returncode == 0
+    shown = cli(tmp, "show", "a1")
+    status = next(line for line in shown.stdout.splitlines() if line.startswith("status"))
+    assert status.split() == ["status", "cancelled"], status
+    # The timeline said "waiting: cancelled" of a run that waits for nothing.
+    assert cli(tmp, "show", "a1", "--html", "a1.html").returncode == 0
+    page = (tmp / "a1.html").read_text()
+    assert "waiting: cancelled" not in page and "cancelled" in page

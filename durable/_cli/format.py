@@ -62,7 +62,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
     head = [
         f"workflow  {info.workflow}",
         f"run       {info.run_id}",
-        f"status    {info.status}" + (f" ({info.reason})" if info.reason else ""),
+        f"status    {info.status}" + (f" ({info.reason})" if says_more(info) else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
         f"steps     {info.steps} finished"
         + ("" if info.steps_total is None else f" of {info.steps_total}")
@@ -87,6 +87,12 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
     ]
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
+
+
+def says_more(info: RunInfo) -> bool:
+    """Whether the run's reason says more than its status (a cancelled run's
+    reason is "cancelled")."""
+    return bool(info.reason) and info.reason != info.status
 
 
 def first_line(text: str) -> str:

@@ -252,9 +252,15 @@ def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, 
         return None, f"({e.key}: damaged or missing)"
     if data is None:
         return None, "(not stored)"
+    pickled = rec.encoding in (codec.PICKLE, codec.PICKLE_OOB)
+    if pickled and not store.allow_pickle:  # refused on purpose: nothing is wrong with it
+        return len(data), f"<pickled value, {len(data)} bytes: {NOT_LOADED}>"
     try:
         value = decode_stored(store, rec.encoding, data, name=name)
     except Exception as e:
-        kind = "pickled value" if rec.encoding == codec.PICKLE else "value"
+        kind = "pickled value" if pickled else "value"
         return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"
     return len(data), preview_of(value)
+
+
+NOT_LOADED = "not loaded under allow_pickle=False (--no-pickle)"
