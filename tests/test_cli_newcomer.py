@@ -241,3 +241,35 @@ def test_a_cancelled_run_is_shown_once_cancelled(tmp: Path) -> None:
     assert cli(tmp, "show", "a1", "--html", "a1.html").returncode == 0
     page = (tmp / "a1.html").read_text()
     assert "waiting: cancelled" not in page and "cancelled" in page
+
+
+def test_a_misspelt_run_id_is_answered_with_the_ids_it_resembles(tmp: Path) -> None:
+    """`durable show nightly-2026-12-10` said only "no run ... `durable runs`
+    lists its runs", when nightly-2026-12-01 was there."""
+    done = cli(tmp, "run", "flow.py:pipeline", "--run-id", "nightly-2026-12-01", "--var", "n=1")
+    assert done.returncode == 0, done.stderr
+    for command in (["show"], ["rm"], ["cancel"], ["fork", "--at", "1"]):
+        refused = cli(tmp, *command, "nightly-2026-12-10")
+        assert refused.returncode == 2, refused.stderr
+        assert "no run 'nightly-2026-12-10'" in refused.stderr
+        assert "did you mean nightly-2026-12-01?" in refused.stderr, refused.stderr
+    far = cli(tmp, "show", "zzz")
+    assert far.returncode == 2 and "did you mean" not in far.stderr
+    assert [r["runId"] for r in runs_json(tmp)] == ["nightly-2026-12-01"]  # nothing removed
+    assert counts(tmp) == ALL_STEPS
+
+
+def test_an_empty_listing_says_why(tmp: Path) -> None:
+    """`durable runs pipeline` (the workflow is flow.pipeline) and `durable
+    --store typo runs` both said "no runs in ...", as for an empty store."""
+    assert cli(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1").returncode == 0
+    named = cli(tmp, "runs", "pipeline")
+    assert named.returncode == 0, named.stderr
+    assert "no runs of workflow pipeline" in named.stderr
+    assert "workflows with runs: flow.pipeline" in named.stderr
+    missing = cli(tmp, "--store", "stroe", "runs")
+    assert missing.returncode == 0, missing.stderr
+    assert "no runs in stroe: there is no such folder" in missing.stderr
+    assert not (tmp / "stroe").exists()  # looking created nothing
+    filtered = cli(tmp, "runs", "--status", "failed")
+    assert "no failed runs" in filtered.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .._manage import cleanup, history, runs
@@ -23,8 +24,21 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     elif infos:
         print(format.runs_table(infos))
     else:
-        print(f"no runs in {store.url}", file=sys.stderr)
+        print(_no_runs(args, store), file=sys.stderr)
     return 0
+
+
+def _no_runs(args: argparse.Namespace, store: Store) -> str:
+    """Why the listing is empty: a folder that is not there (a typo in
+    --store), a workflow name no run has, or the status filter."""
+    if "://" not in store.url and not os.path.isdir(store.url):
+        return f"no runs in {store.url}: there is no such folder (check --store and $DURABLE_STORE)"
+    status = f"{args.status} " if args.status else ""
+    if not args.workflow:
+        return f"no {status}runs in {store.url}"
+    others = sorted(w for w in store.workflows() if w != args.workflow)
+    known = f"; workflows with runs: {', '.join(others)}" if others else ""
+    return f"no {status}runs of workflow {args.workflow} in {store.url}{known}"
 
 
 def cmd_show(args: argparse.Namespace, store: Store) -> int:
