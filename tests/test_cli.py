@@ -164,7 +164,7 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
     ("args", "message"),
     [
         (["run", "flow.py"], "must be path/to/file.py:workflow"),
-        (["run", "flow.py:nothing_here", "--var", "n=1"], "not a @durable.workflow"),
+        (["run", "flow.py:nothing_here", "--var", "n=1"], "flow.py has no nothing_here"),
         (["run", "missing.py:pipeline"], "cannot load"),
         (["run", "flow.py:pipeline"], "pass the workflow's arguments with --var"),
         (["run", "flow.py:pipeline", "--var", "oops"], "NAME=VALUE"),

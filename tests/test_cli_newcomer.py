@@ -273,3 +273,16 @@ def test_an_empty_listing_says_why(tmp: Path) -> None:
     assert not (tmp / "stroe").exists()  # looking created nothing
     filtered = cli(tmp, "runs", "--status", "failed")
     assert "no failed runs" in filtered.stderr
+
+
+def test_a_target_that_is_not_a_workflow_names_the_workflows_there(tmp: Path) -> None:
+    """`durable run flow.py:pipelin` said "pipelin in flow.py is nothing, not a
+    @durable.workflow"; `flow.py:s1` said "s1 in flow.py is function"."""
+    missing = cli(tmp, "run", "flow.py:pipelin")
+    assert missing.returncode == 2
+    assert "flow.py has no pipelin; its workflows: approval, broken, napping, pipeline" in missing.stderr
+    step = cli(tmp, "run", "flow.py:s1", "--var", "n=1")
+    assert step.returncode == 2
+    assert "s1 in flow.py is a @durable.step, not a @durable.workflow" in step.stderr
+    assert "its workflows: approval, broken, napping, pipeline" in step.stderr
+    assert counts(tmp) == {}  # nothing ran

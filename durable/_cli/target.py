@@ -37,8 +37,12 @@ def load_target(spec: str) -> Workflow[Any, Any]:
     for part in attr.split(".")[1:]:
         obj = getattr(obj, part, None)
     if not isinstance(obj, Workflow):
-        found = "nothing" if obj is None else type(obj).__name__
-        raise UsageError(f"{attr} in {where} is {found}, not a @durable.workflow")
+        names = sorted(k for k, v in namespace.items() if isinstance(v, Workflow))
+        known = f"; its workflows: {', '.join(names)}" if names else "; it defines no workflow"
+        if obj is None:
+            raise UsageError(f"{where} has no {attr}{known}")
+        what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
+        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
     return obj
 
 
