@@ -14,7 +14,7 @@ import pytest
 
 import durable
 
-from .clikit import ALL_STEPS, counts, runs_json, show_json, write_flow
+from .clikit import ALL_STEPS, child_env, counts, runs_json, show_json, write_flow
 from .clikit import durable as cli
 
 
@@ -286,3 +286,39 @@ def test_a_target_that_is_not_a_workflow_names_the_workflows_there(tmp: Path) ->
     assert "s1 in flow.py is a @durable.step, not a @durable.workflow" in step.stderr
     assert "its workflows: approval, broken, napping, pipeline" in step.stderr
     assert counts(tmp) == {}  # nothing ran
+
+
+LOOP = '''
+import os
+
+import durable
+
+
+def square(x):
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write(f"item{x}\\n")
+    if x == 3 and not os.environ.get("FIXED"):
+        raise ValueError("three is bad")
+    return x * x
+
+
+@durable.workflow
+def squares(n: int):
+    return durable.loop_over(square, range(n), checkpoint_items=True)
+'''
+
+
+def test_a_failed_block_shows_the_items_a_resume_keeps(tmp: Path) -> None:
+    """A checkpointed block that failed on one item showed only the error:
+    not that its first 3 items were kept and will not run again."""
+    write_flow(tmp, LOOP, "loop.py")
+    failed = cli(tmp, "run", "loop.py:squares", "--run-id", "l1", "--var", "n=5")
+    assert failed.returncode == 1, failed.stderr
+    shown = cli(tmp, "show", "l1")
+    row = next(line for line in shown.stdout.splitlines() if "loop_over(square)" in line)
+    assert "failed" in row and "ValueError: three is bad" in row and "3 items checkpointed" in row
+    assert show_json(tmp, "l1")["steps"][0]["outputPreview"] == "3 items checkpointed"
+    fixed = cli(tmp, "run", "loop.py:squares", "--run-id", "l1", "--resume",
+                env=child_env(tmp, FIXED="1"))  # fmt: skip
+    assert fixed.returncode == 0 and fixed.stdout.strip() == "[0, 1, 4, 9, 16]", fixed.stderr
+    assert counts(tmp) == {"item0": 1, "item1": 1, "item2": 1, "item3": 2, "item4": 1}

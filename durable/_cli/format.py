@@ -78,7 +78,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
             s.status,
             str(s.attempts),
             duration(s.duration),
-            cell(first_line(s.error) if s.error else (s.preview or "")),
+            cell(_outcome(s)),
         ]
         for s in steps
     ]
@@ -87,6 +87,15 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
     ]
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
+
+
+def _outcome(step: StepInfo) -> str:
+    """The output, or the error, with what a failed block kept (its items
+    checkpointed) after it: the error alone would hide them."""
+    if not step.error:
+        return step.preview or ""
+    kept = f" ({step.preview})" if step.preview else ""
+    return first_line(step.error) + kept
 
 
 def says_more(info: RunInfo) -> bool:

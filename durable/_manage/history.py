@@ -205,7 +205,8 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
         return StepInfo(
             pos, kind, tried.name or "?", "retrying" if live else "failed", "", started, ended,
             None if started is None or ended is None else max(ended - started, 0.0),
-            len(failures), failures, None, None, f"{last.type}: {last.message}" if last else None,
+            len(failures), failures, None, _checkpointed(raw, pos),
+            f"{last.type}: {last.message}" if last else None,
         )  # fmt: skip
     if pos in raw.items:
         return _loop_in_flight(raw, pos, live)
@@ -219,11 +220,18 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
 def _loop_in_flight(raw: _Raw, pos: Position, live: bool) -> StepInfo:
     """A loop block with checkpointed items and no record yet: running now,
     or left by an attempt that stopped (its items are reused on resume)."""
-    done, name = raw.items[pos]
     return StepInfo(
-        pos, "loop", name, "running" if live else "interrupted", "", None, None, None, 0, (),
-        None, f"{done} item{'s' if done != 1 else ''} checkpointed", None,
+        pos, "loop", raw.items[pos][1], "running" if live else "interrupted", "", None, None,
+        None, 0, (), None, _checkpointed(raw, pos), None,
     )  # fmt: skip
+
+
+def _checkpointed(raw: _Raw, pos: Position) -> str | None:
+    """A block's items kept so far, which a resume does not run again."""
+    if pos not in raw.items:
+        return None
+    done = raw.items[pos][0]
+    return f"{done} item{'s' if done != 1 else ''} checkpointed"
 
 
 def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
