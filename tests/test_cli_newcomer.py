@@ -322,3 +322,10 @@ def test_a_failed_block_shows_the_items_a_resume_keeps(tmp: Path) -> None:
                 env=child_env(tmp, FIXED="1"))  # fmt: skip
     assert fixed.returncode == 0 and fixed.stdout.strip() == "[0, 1, 4, 9, 16]", fixed.stderr
     assert counts(tmp) == {"item0": 1, "item1": 1, "item2": 1, "item3": 2, "item4": 1}
+
+
+def test_a_fork_of_one_position_says_one_position(tmp: Path) -> None:
+    assert cli(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1").returncode == 0
+    forked = cli(tmp, "fork", "r1", "--at", "1", "--new-run-id", "r2")
+    assert forked.returncode == 0, forked.stderr
+    assert "(1 position copied; nothing executed)" in forked.stderr  # was "1 positions"

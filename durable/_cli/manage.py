@@ -94,7 +94,7 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     print(new_id)
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
-        f"({args.at} positions copied; nothing executed)\n"
+        f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
         f"  run it with: durable run FILE.py:FUNCTION --run-id {new_id} --resume\n"
         f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
         file=sys.stderr,
