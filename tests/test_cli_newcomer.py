@@ -329,3 +329,39 @@ def test_a_fork_of_one_position_says_one_position(tmp: Path) -> None:
     forked = cli(tmp, "fork", "r1", "--at", "1", "--new-run-id", "r2")
     assert forked.returncode == 0, forked.stderr
     assert "(1 position copied; nothing executed)" in forked.stderr  # was "1 positions"
+
+
+PARENT = '''
+import durable
+
+
+@durable.step
+def square(x: int) -> int:
+    return x * x
+
+
+@durable.workflow
+def child(k: int) -> int:
+    return square(k) + 1
+
+
+@durable.workflow
+def parent(n: int) -> int:
+    return child(n) + child(n + 1)
+'''
+
+
+def test_show_names_the_child_runs_a_parent_ran(tmp: Path) -> None:
+    """The parent's rows said `workflow  parent.child  completed` and no
+    more: which run to `durable show` for the child's own steps was left to
+    guessing from `durable runs`."""
+    write_flow(tmp, PARENT, "parent.py")
+    done = cli(tmp, "run", "parent.py:parent", "--run-id", "p", "--var", "n=2")
+    assert done.returncode == 0 and done.stdout.strip() == "15", done.stderr
+    shown = cli(tmp, "show", "p").stdout
+    assert "parent.child (run p.0)" in shown and "parent.child (run p.1)" in shown, shown
+    steps = show_json(tmp, "p")["steps"]
+    assert [s["childRunId"] for s in steps] == ["p.0", "p.1"]
+    child = cli(tmp, "show", "p.1")  # the id shown is one `durable show` takes
+    assert child.returncode == 0 and "square" in child.stdout
+    assert [s["childRunId"] for s in show_json(tmp, "p.1")["steps"]] == [None]

@@ -74,7 +74,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         [
             str(s.position),
             s.kind,
-            s.name,
+            s.name + (f" (run {s.child})" if s.child else ""),
             s.status,
             str(s.attempts),
             duration(s.duration),

@@ -64,6 +64,7 @@ class StepInfo:
     # digest as recorded, and state now (present, missing, changed, unreachable)
     artifacts: tuple[dict[str, Any], ...] = ()
     _load: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    child: str | None = None  # the run id of the child run a `workflow` position ran
 
     @property
     def value(self) -> Any:
@@ -191,6 +192,7 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
             pos, rec.kind, rec.name, "completed", rec.fingerprint, rec.started, rec.ended,
             max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,
             tuple(artifact_states(rec, store)), output_loader(store, info.workflow, info.run_id, rec),
+            rec.extra.get("child", {}).get("run_id"),
         )  # fmt: skip
     # In flight: the body's next position, or an operation of a task created just before it.
     live = info.status == "running" and top_level(pos) == info.position
