@@ -365,3 +365,18 @@ def test_show_names_the_child_runs_a_parent_ran(tmp: Path) -> None:
     child = cli(tmp, "show", "p.1")  # the id shown is one `durable show` takes
     assert child.returncode == 0 and "square" in child.stdout
     assert [s["childRunId"] for s in show_json(tmp, "p.1")["steps"]] == [None]
+
+
+def test_an_empty_run_id_is_refused_not_replaced_by_another(tmp: Path) -> None:
+    """`--run-id ""` (a `--run-id "$RUN"` with RUN unset) ran the derived run,
+    and with --resume resumed the newest unfinished run: another run than the
+    one meant, executed."""
+    waiting = cli(tmp, "run", "flow.py:approval", "--run-id", "a1", "--var", "topic=x")
+    assert waiting.returncode == 3, waiting.stderr
+    for extra in ([], ["--resume"]):
+        refused = cli(tmp, "run", "flow.py:approval", "--run-id", "", "--var", "topic=x",
+                      "--var", "reviewer_decision=ok", *extra)  # fmt: skip
+        assert refused.returncode == 2, refused.stderr
+        assert "invalid run id ''" in refused.stderr
+    assert counts(tmp) == {"draft": 1}
+    assert [(r["runId"], r["status"]) for r in runs_json(tmp)] == [("a1", "suspended")]

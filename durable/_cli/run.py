@@ -62,8 +62,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
     _check_names(wf, variables)
+    # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
+    # another run, the derived or the newest unfinished one, would run.
+    given = args.run_id
     run_id = check_key_part(
-        "run id", args.run_id or _implied_run_id(wf, store, variables, resume=args.resume)
+        "run id",
+        given if given is not None else _implied_run_id(wf, store, variables, resume=args.resume),
     )
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
