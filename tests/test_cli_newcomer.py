@@ -380,3 +380,15 @@ def test_an_empty_run_id_is_refused_not_replaced_by_another(tmp: Path) -> None:
         assert "invalid run id ''" in refused.stderr
     assert counts(tmp) == {"draft": 1}
     assert [(r["runId"], r["status"]) for r in runs_json(tmp)] == [("a1", "suspended")]
+
+
+def test_an_age_without_a_unit_is_refused_not_read_as_seconds(tmp: Path) -> None:
+    """`durable gc --older-than 7` (meant: a week) removed every run older
+    than 7 seconds: each finished run of the store, at exit 0."""
+    assert cli(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1").returncode == 0
+    for command in (["gc", "--older-than", "7"], ["cache", "prune", "--older-than", "7"]):
+        refused = cli(tmp, *command)
+        assert refused.returncode == 2, refused.stderr
+        assert "'7' has no unit" in refused.stderr and "7d" in refused.stderr, refused.stderr
+    assert [r["runId"] for r in runs_json(tmp)] == ["r1"]
+    assert cli(tmp, "gc", "--older-than", "7s", "--dry-run").returncode == 0  # units still work
