@@ -392,3 +392,14 @@ def test_an_age_without_a_unit_is_refused_not_read_as_seconds(tmp: Path) -> None
         assert "'7' has no unit" in refused.stderr and "7d" in refused.stderr, refused.stderr
     assert [r["runId"] for r in runs_json(tmp)] == ["r1"]
     assert cli(tmp, "gc", "--older-than", "7s", "--dry-run").returncode == 0  # units still work
+
+
+def test_values_without_json_is_a_usage_error_not_ignored(tmp: Path) -> None:
+    """`durable show r1 --values` printed the table of previews, as without
+    the flag: the full outputs asked for were silently not shown."""
+    assert cli(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1").returncode == 0
+    refused = cli(tmp, "show", "r1", "--values")
+    assert refused.returncode == 2 and refused.stdout == "", refused.stderr
+    assert "--values needs --json" in refused.stderr
+    full = show_json(tmp, "r1", "--values")
+    assert full["steps"][0]["value"] == 2

@@ -42,6 +42,8 @@ def _no_runs(args: argparse.Namespace, store: Store) -> str:
 
 
 def cmd_show(args: argparse.Namespace, store: Store) -> int:
+    if args.values and not args.json:  # the table holds previews only
+        raise UsageError("--values needs --json: durable show RUN --json --values")
     workflow = runs.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
     if args.html:
