@@ -403,3 +403,15 @@ def test_values_without_json_is_a_usage_error_not_ignored(tmp: Path) -> None:
     assert "--values needs --json" in refused.stderr
     full = show_json(tmp, "r1", "--values")
     assert full["steps"][0]["value"] == 2
+
+
+def test_removing_a_parent_names_the_child_runs_that_stay(tmp: Path) -> None:
+    """`durable rm p` said "removed parent.parent/p" and no more: its child
+    runs p.0 and p.1 stayed in the store, unmentioned."""
+    write_flow(tmp, PARENT, "parent.py")
+    assert cli(tmp, "run", "parent.py:parent", "--run-id", "p", "--var", "n=2").returncode == 0
+    removed = cli(tmp, "rm", "p")
+    assert removed.returncode == 0, removed.stderr
+    assert "removed parent.parent/p" in removed.stdout
+    assert "its child runs stay: p.0, p.1 (durable rm p.0 p.1 removes them)" in removed.stderr
+    assert sorted(r["runId"] for r in runs_json(tmp)) == ["p.0", "p.1"]

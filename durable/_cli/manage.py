@@ -67,7 +67,18 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
             code = print_error(e, args.debug, 2)
             continue
         print(f"removed {workflow}/{run_id}")
+        _children_stay(store, workflow, run_id)
     return code
+
+
+def _children_stay(store: Store, workflow: str, run_id: str) -> None:
+    """A parent's removal leaves its child runs (they are runs of their own,
+    maybe shared): say which, so that they are not forgotten in the store."""
+    link = f"{workflow}/{run_id}@"
+    ids = sorted(i.run_id for i in runs.list_runs(store) if (i.parent or "").startswith(link))
+    if ids:
+        print(f"  its child runs stay: {', '.join(ids)} (durable rm {' '.join(ids)} removes them)",
+              file=sys.stderr)  # fmt: skip
 
 
 def cmd_gc(args: argparse.Namespace, store: Store) -> int:
