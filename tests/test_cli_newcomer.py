@@ -415,3 +415,13 @@ def test_removing_a_parent_names_the_child_runs_that_stay(tmp: Path) -> None:
     assert "removed parent.parent/p" in removed.stdout
     assert "its child runs stay: p.0, p.1 (durable rm p.0 p.1 removes them)" in removed.stderr
     assert sorted(r["runId"] for r in runs_json(tmp)) == ["p.0", "p.1"]
+
+
+def test_a_bad_retry_option_is_named_with_its_value() -> None:
+    """`@durable.step(retries=-1)` said "retries, retry_delay and max_delay
+    must be >= 0 and backoff >= 1", not which of the four was wrong."""
+    with pytest.raises(durable.ConfigurationError, match=r"given retries=-1, retry_delay=1.0"):
+
+        @durable.step(retries=-1)
+        def nothing() -> None:
+            pass
