@@ -425,3 +425,12 @@ def test_a_bad_retry_option_is_named_with_its_value() -> None:
         @durable.step(retries=-1)
         def nothing() -> None:
             pass
+
+
+def test_a_run_stopped_after_one_step_says_one_step(tmp: Path) -> None:
+    write_flow(tmp, "import durable\n\n@durable.step\ndef a():\n    return 1\n\n"
+               "@durable.step\ndef b():\n    raise KeyboardInterrupt\n\n"
+               "@durable.workflow\ndef wf():\n    a()\n    return b()\n", "ki.py")  # fmt: skip
+    stopped = cli(tmp, "run", "ki.py:wf", "--run-id", "k")
+    assert stopped.returncode == 130, stopped.stderr
+    assert "run k interrupted by SIGINT with 1 step recorded" in stopped.stderr  # was "1 steps"

@@ -234,7 +234,10 @@ class _Report:
         info = self.info()
         name = signal.Signals(signum).name if signum is not None else "request_stop()"
         steps = info.steps if info else 0
-        self.say(f"run {self.run_id} interrupted by {name} with {steps} steps recorded")
+        self.say(
+            f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
+            "recorded"
+        )
         self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} --resume")
         return 128 + (signum if signum is not None else signal.SIGINT)
 
