@@ -315,8 +315,9 @@ def test_a_failed_block_shows_the_items_a_resume_keeps(tmp: Path) -> None:
     failed = cli(tmp, "run", "loop.py:squares", "--run-id", "l1", "--var", "n=5")
     assert failed.returncode == 1, failed.stderr
     shown = cli(tmp, "show", "l1")
-    row = next(line for line in shown.stdout.splitlines() if "loop_over(square)" in line)
-    assert "failed" in row and "ValueError: three is bad" in row and "3 items checkpointed" in row
+    row = next(line for line in shown.stdout.splitlines() if line.startswith("0 "))
+    assert "loop_over(square)" in row and "failed" in row
+    assert "3 items checkpointed; ValueError: three is bad" in row, row
     assert show_json(tmp, "l1")["steps"][0]["outputPreview"] == "3 items checkpointed"
     fixed = cli(tmp, "run", "loop.py:squares", "--run-id", "l1", "--resume",
                 env=child_env(tmp, FIXED="1"))  # fmt: skip

@@ -90,12 +90,13 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
 
 
 def _outcome(step: StepInfo) -> str:
-    """The output, or the error, with what a failed block kept (its items
-    checkpointed) after it: the error alone would hide them."""
+    """The output, or the error, after what a failed block kept (its items
+    checkpointed): the error alone would hide them, and a long error cut to
+    the cell's width would cut them off if they came last."""
     if not step.error:
         return step.preview or ""
-    kept = f" ({step.preview})" if step.preview else ""
-    return first_line(step.error) + kept
+    kept = f"{step.preview}; " if step.preview else ""
+    return kept + first_line(step.error)
 
 
 def says_more(info: RunInfo) -> bool:
