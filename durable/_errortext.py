@@ -65,3 +65,12 @@ RERUN = (
     "workflow, durable.configure(on_change='rerun') or DURABLE_ON_CHANGE=rerun; "
     "durable run --on-change rerun"
 )
+
+
+def plain_data(pickles: bool) -> str:
+    """What a value must be to be recorded, as advice: under
+    allow_pickle=False, what cloudpickle carries is refused too."""
+    if pickles:
+        return "Return plain data (or something cloudpickle can carry)"
+    return ("Return plain data (a store with allow_pickle=False, as with --no-pickle or "
+            "DURABLE_ALLOW_PICKLE=0, records nothing else)")  # fmt: skip

@@ -35,7 +35,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from ._errortext import RERUN, Position, arguments_message, preview_of
+from ._errortext import RERUN, Position, arguments_message, plain_data, preview_of
 from ._errortext import reduce_error as _reduce
 from ._errortext import stamp as _stamp
 
@@ -160,12 +160,15 @@ class LeaseLostError(RunLockedError):
 class SerializationError(DurableError):
     """`advice`: the way out for a value that is not a step's output."""
 
-    def __init__(self, step: str, type_name: str, cause: str, *, advice: str | None = None) -> None:
+    def __init__(
+        self, step: str, type_name: str, cause: str, *, advice: str | None = None,
+        pickles: bool = True,
+    ) -> None:
         self.step, self.type_name = step, type_name
         super().__init__(
             f"the output of {step!r} (type {type_name}) cannot be recorded: {cause}. "
-            + (advice or "Return plain data (or something cloudpickle can carry), or mark the "
-               "step persist=False. Earlier records are intact; fix it and call again to resume.")
+            + (advice or f"{plain_data(pickles)}, or mark the step persist=False. Earlier "
+               "records are intact; fix it and call again to resume.")
         )  # fmt: skip
 
 

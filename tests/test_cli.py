@@ -129,7 +129,7 @@ def test_changed_definition_is_refused_with_both_fingerprints_then_rebased(tmp: 
     write_flow(tmp, FLOW.replace('f"draft about {topic}"', 'f"new draft about {topic}"'))
     new = subprocess.run(
         [sys.executable, "-c",
-         "from durable._cli.run import load_target; print(load_target('flow.py:approval').fingerprint)"],
+         "from durable._cli.target import load_target; print(load_target('flow.py:approval').fingerprint)"],
         cwd=tmp, env=child_env(tmp), capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     assert re.fullmatch(r"[0-9a-f]{12}", new) and new != old
@@ -164,7 +164,7 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
     ("args", "message"),
     [
         (["run", "flow.py"], "must be path/to/file.py:workflow"),
-        (["run", "flow.py:nothing_here", "--var", "n=1"], "not a @durable.workflow"),
+        (["run", "flow.py:nothing_here", "--var", "n=1"], "flow.py has no nothing_here"),
         (["run", "missing.py:pipeline"], "cannot load"),
         (["run", "flow.py:pipeline"], "pass the workflow's arguments with --var"),
         (["run", "flow.py:pipeline", "--var", "oops"], "NAME=VALUE"),

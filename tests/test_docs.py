@@ -25,6 +25,8 @@ Other shell blocks are not run: they show timings, machines and terminals.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import shlex
 import subprocess
@@ -309,3 +311,31 @@ def test_api_reference_lists_exactly_the_public_names() -> None:
     assert sorted(rows) == sorted(durable.__all__), (
         "docs/api.md has a row for each name in durable.__all__, and no other"
     )
+
+
+def _documented_parameters(call: str) -> list[tuple[str, bool]]:
+    """(name, keyword-only) of each parameter a `name(a, *, b=None)` shows."""
+    args = ast.parse(f"def f({call}): pass").body[0].args  # type: ignore[attr-defined]
+    return [(a.arg, False) for a in args.args] + [(a.arg, True) for a in args.kwonlyargs]
+
+
+def test_api_reference_signatures_match_the_code() -> None:
+    """A row that shows a call shows the function's parameters, in order, with
+    the keyword-only ones after `*`: `artifact(path, verify=None)` was shown
+    while `artifact(path, "sha256")` is a TypeError."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^\| `(\w+)` \| `(@durable\.|await )?(\w+)\((.*?)\)`", text, flags=re.M)
+    assert len(shown) >= 10
+    wrong = []
+    for name, prefix, called, call in shown:
+        if name != called or "=," in call or call.endswith("="):
+            continue  # `configure(*, store=, ...)` lists names only
+        parameters = inspect.signature(getattr(durable, name)).parameters.values()
+        real = [(p.name, p.kind is p.KEYWORD_ONLY) for p in parameters
+                if p.kind not in (p.POSITIONAL_ONLY, p.VAR_KEYWORD)]  # fmt: skip
+        documented = _documented_parameters(call)
+        if prefix == "@durable.":  # a decorator's options: keywords, as written there
+            real, documented = [n for n, _ in real], [n for n, _ in documented]
+        if documented != real:
+            wrong.append(f"{name}({call}) but the code has {real}")
+    assert wrong == []

@@ -259,3 +259,35 @@ def test_a_cell_that_prints_what_a_step_filled_changes_nothing(env: Path) -> Non
     assert errors == []
     assert result_line(nb) == ["6"]
     assert counts(env) == {"fetch": 1}
+
+
+IMPORTS_AND_STEP = """\
+import json
+
+@durable.step
+def dump(x):
+    bump("dump")
+    return json.dumps(x)
+
+@durable.workflow(run_id="same-cell")
+def serialise(x):
+    return dump(x)
+
+print("RESULT", serialise([1, 2]))
+"""
+
+
+@pytest.mark.slow
+def test_a_step_calling_a_module_imported_in_its_own_cell_is_fingerprinted(env: Path) -> None:
+    """IPython compiles each statement of a cell on its own; Python 3.11+
+    compiles `json.dumps(x)` differently when `import json` is in the same
+    unit. The cell's source is that code: it was refused as edited after
+    import ("no longer matches the running code") and nothing ran."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in (SETUP, IMPORTS_AND_STEP, IMPORTS_AND_STEP)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    execute(nb, env)
+    for cell in nb.cells[1:]:
+        assert [o for o in cell.outputs if o["output_type"] == "error"] == []
+    assert result_line(nb) == ["[1,", "2]"]
+    assert counts(env) == {"dump": 1}  # the second cell replayed the same run

@@ -62,7 +62,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
     head = [
         f"workflow  {info.workflow}",
         f"run       {info.run_id}",
-        f"status    {info.status}" + (f" ({info.reason})" if info.reason else ""),
+        f"status    {info.status}" + (f" ({info.reason})" if says_more(info) else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
         f"steps     {info.steps} finished"
         + ("" if info.steps_total is None else f" of {info.steps_total}")
@@ -74,11 +74,11 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         [
             str(s.position),
             s.kind,
-            s.name,
+            s.name + (f" (run {s.child})" if s.child else ""),
             s.status,
             str(s.attempts),
             duration(s.duration),
-            cell(first_line(s.error) if s.error else (s.preview or "")),
+            cell(_outcome(s)),
         ]
         for s in steps
     ]
@@ -87,6 +87,22 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
         f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
     ]
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
+
+
+def _outcome(step: StepInfo) -> str:
+    """The output, or the error, after what a failed block kept (its items
+    checkpointed): the error alone would hide them, and a long error cut to
+    the cell's width would cut them off if they came last."""
+    if not step.error:
+        return step.preview or ""
+    kept = f"{step.preview}; " if step.preview else ""
+    return kept + first_line(step.error)
+
+
+def says_more(info: RunInfo) -> bool:
+    """Whether the run's reason says more than its status (a cancelled run's
+    reason is "cancelled")."""
+    return bool(info.reason) and info.reason != info.status
 
 
 def first_line(text: str) -> str:

@@ -9,7 +9,7 @@ from html import escape
 
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
-from .format import duration, local
+from .format import duration, local, says_more
 
 _CSS = """
 :root { --ok:#2f9e61; --bad:#d64545; --warn:#e39b2d; --live:#3b7ddd; --wait:#8b6bd6;
@@ -100,7 +100,7 @@ def _meta(info: RunInfo, span: float) -> str:
     if info.resumes:
         times = len(info.resumes)
         parts.append(f"resumed {times} time{'s' if times != 1 else ''}")
-    if info.reason:
+    if says_more(info):  # a suspended run's, or a fork's of one
         parts.append(f"waiting: {info.reason}")
     if info.error:
         parts.append(f"error: {info.error}")

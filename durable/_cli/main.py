@@ -31,7 +31,7 @@ from .common import UsageError, is_refusal, print_error
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -284,4 +284,10 @@ def _age(text: str) -> float:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip())
     if match is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not an age like 90s, 30m, 12h, 7d or 2w")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+    number, unit = match.groups()
+    if not unit:  # `--older-than 7` meant as a week would remove what is 7 seconds old
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has no unit: say {number}d for days, or {number}w, {number}h, "
+            f"{number}m, {number}s"
+        )
+    return float(number) * _UNITS[unit]

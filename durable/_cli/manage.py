@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .._manage import cleanup, history, runs
@@ -23,11 +24,26 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     elif infos:
         print(format.runs_table(infos))
     else:
-        print(f"no runs in {store.url}", file=sys.stderr)
+        print(_no_runs(args, store), file=sys.stderr)
     return 0
 
 
+def _no_runs(args: argparse.Namespace, store: Store) -> str:
+    """Why the listing is empty: a folder that is not there (a typo in
+    --store), a workflow name no run has, or the status filter."""
+    if "://" not in store.url and not os.path.isdir(store.url):
+        return f"no runs in {store.url}: there is no such folder (check --store and $DURABLE_STORE)"
+    status = f"{args.status} " if args.status else ""
+    if not args.workflow:
+        return f"no {status}runs in {store.url}"
+    others = sorted(w for w in store.workflows() if w != args.workflow)
+    known = f"; workflows with runs: {', '.join(others)}" if others else ""
+    return f"no {status}runs of workflow {args.workflow} in {store.url}{known}"
+
+
 def cmd_show(args: argparse.Namespace, store: Store) -> int:
+    if args.values and not args.json:  # the table holds previews only
+        raise UsageError("--values needs --json: durable show RUN --json --values")
     workflow = runs.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
     if args.html:
@@ -51,7 +67,18 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
             code = print_error(e, args.debug, 2)
             continue
         print(f"removed {workflow}/{run_id}")
+        _children_stay(store, workflow, run_id)
     return code
+
+
+def _children_stay(store: Store, workflow: str, run_id: str) -> None:
+    """A parent's removal leaves its child runs (they are runs of their own,
+    maybe shared): say which, so that they are not forgotten in the store."""
+    link = f"{workflow}/{run_id}@"
+    ids = sorted(i.run_id for i in runs.list_runs(store) if (i.parent or "").startswith(link))
+    if ids:
+        print(f"  its child runs stay: {', '.join(ids)} (durable rm {' '.join(ids)} removes them)",
+              file=sys.stderr)  # fmt: skip
 
 
 def cmd_gc(args: argparse.Namespace, store: Store) -> int:
@@ -80,7 +107,7 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     print(new_id)
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
-        f"({args.at} positions copied; nothing executed)\n"
+        f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
         f"  run it with: durable run FILE.py:FUNCTION --run-id {new_id} --resume\n"
         f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
         file=sys.stderr,

@@ -12,7 +12,7 @@ from typing import Any
 from .._api.workflow import AsyncWorkflow, store_of
 from .._storage.base import Store
 from .format import value_text
-from .run import load_target
+from .target import load_target
 
 
 def cmd_recover(args: argparse.Namespace, store: Store) -> int:

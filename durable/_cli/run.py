@@ -4,16 +4,12 @@ resume or restart one of its runs, reporting where it ended."""
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
-import importlib
 import inspect
 import json
-import os
 import signal
 import sys
 import traceback
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -27,74 +23,14 @@ from .._storage.keys import check_key_part
 from ..errors import (
     Cancelled,
     DurableError,
+    SerializationError,
     Stopped,
     Suspended,
 )
 from ..events import Event, StepExecuted, StepReplayed
 from .common import UsageError, is_refusal
 from .format import duration, value_text
-
-
-def load_target(spec: str) -> Workflow[Any, Any]:
-    """`path/to/file.py:name` or `package.module:name` -> the workflow."""
-    where, sep, attr = spec.rpartition(":")
-    if not sep or not where or not attr:
-        raise UsageError(
-            f"target {spec!r} must be path/to/file.py:workflow or package.module:workflow"
-        )
-    is_file = where.endswith(".py") or os.sep in where or os.path.isfile(where)
-    try:
-        namespace = _load_file(where) if is_file else vars(_import(where))
-    except (OSError, ImportError, SyntaxError) as e:
-        raise UsageError(f"cannot load {where}: {type(e).__name__}: {e}") from e
-    obj: Any = namespace.get(attr.split(".")[0])
-    for part in attr.split(".")[1:]:
-        obj = getattr(obj, part, None)
-    if not isinstance(obj, Workflow):
-        found = "nothing" if obj is None else type(obj).__name__
-        raise UsageError(f"{attr} in {where} is {found}, not a @durable.workflow")
-    return obj
-
-
-def _import(module: str) -> types.ModuleType:
-    if os.getcwd() not in sys.path:  # as `python -m` would
-        sys.path.insert(0, os.getcwd())
-    return importlib.import_module(module)
-
-
-def _load_file(path: str) -> dict[str, Any]:
-    """Execute a script as `python file.py` would, as module `__main__`, so
-    that its functions get the same identity (`__main__.name`) and hence the
-    same fingerprints, but without its top-level `if __name__ ==
-    "__main__":` block, which would start the script's own work."""
-    path = os.path.abspath(path)
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
-    body: list[ast.stmt] = []
-    for node in tree.body:
-        body.extend(node.orelse if _is_main_guard(node) else [node])  # type: ignore[attr-defined]
-    tree.body = body
-    module = types.ModuleType("__main__")
-    module.__file__ = path
-    sys.modules["__main__"] = module
-    sys.path.insert(0, os.path.dirname(path))
-    sys.argv = [path]
-    # dont_inherit: this module's own `from __future__ import annotations`
-    # must not leak into the script (it would turn its annotations into strings).
-    exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
-    return module.__dict__
-
-
-def _is_main_guard(node: ast.stmt) -> bool:
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
-        return False
-    test = node.test
-    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
-        return False
-    sides = [test.left, test.comparators[0]]
-    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
-    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
-    return len(names) == 1 and len(consts) == 1
+from .target import load_target
 
 
 def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
@@ -126,8 +62,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
     _check_names(wf, variables)
+    # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
+    # another run, the derived or the newest unfinished one, would run.
+    given = args.run_id
     run_id = check_key_part(
-        "run id", args.run_id or _implied_run_id(wf, store, variables, resume=args.resume)
+        "run id",
+        given if given is not None else _implied_run_id(wf, store, variables, resume=args.resume),
     )
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
@@ -294,7 +234,10 @@ class _Report:
         info = self.info()
         name = signal.Signals(signum).name if signum is not None else "request_stop()"
         steps = info.steps if info else 0
-        self.say(f"run {self.run_id} interrupted by {name} with {steps} steps recorded")
+        self.say(
+            f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
+            "recorded"
+        )
         self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} --resume")
         return 128 + (signum if signum is not None else signal.SIGINT)
 
@@ -303,7 +246,7 @@ class _Report:
             traceback.print_exception(type(exc), exc, exc.__traceback__)
         message = str(exc).strip().splitlines()
         self.say(
-            f"run {self.run_id} failed{self._where()}: "
+            f"run {self.run_id} failed{self._where(exc)}: "
             f"{type(exc).__name__}: {message[0] if message else ''}"
         )
         self.say(
@@ -311,11 +254,13 @@ class _Report:
         )
         return 1
 
-    def _where(self) -> str:
+    def _where(self, exc: BaseException) -> str:
         try:
             info, steps = describe(self.store, self.workflow, self.run_id)
         except DurableError:
             return ""
         pos = info.position if info.position is not None else info.steps
         names = [s.name for s in steps if s.position == pos]
-        return f" at step {pos + 1} ({names[0] if names else 'the workflow body'})"
+        # A step whose output could not be recorded left no record: its error names it.
+        unrecorded = exc.step if isinstance(exc, SerializationError) else "the workflow body"
+        return f" at step {pos + 1} ({names[0] if names else unrecorded})"

@@ -9,6 +9,7 @@ import sys
 import traceback
 from typing import Any
 
+from .._errortext import plain_data
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
@@ -92,9 +93,8 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
     except Exception as e:
         err = SerializationError(
             f"{manifest.workflow} (return value)", type(value).__qualname__, str(e),
-            advice="Return plain data (or something cloudpickle can carry) from the "
-            "workflow. The steps' records are intact: fix it and call again, the "
-            "finished steps replay.",
+            advice=f"{plain_data(store.allow_pickle)} from the workflow. The steps' "
+            "records are intact: fix it and call again, the finished steps replay.",
         )  # fmt: skip
         finish(store, manifest, "failed", error=error_summary(err))
         raise err from e

@@ -33,8 +33,9 @@ class RetryPolicy:
         """The policy of a decorator's options, or ConfigurationError."""
         # Written so that a NaN, which compares false, is refused too.
         if not (retries >= 0 and delay >= 0 and backoff >= 1 and max_delay >= 0):
+            given = f"retries={retries!r}, retry_delay={delay!r}, backoff={backoff!r}, max_delay={max_delay!r}"
             raise ConfigurationError(
-                "retries, retry_delay and max_delay must be >= 0 and backoff >= 1"
+                f"retries, retry_delay and max_delay must be >= 0 and backoff >= 1; given {given}"
             )
         return cls(retries, delay, backoff, max_delay, _exception_types(retry_on))
 

@@ -143,9 +143,7 @@ def runs_this_source(
             nodes = find_definitions(code, src)
             same = bool(nodes) and all(_parameters_match(n, code) for n in nodes)
         else:
-            compiled = _compiled(src.text, code.co_flags & _FUTURE, how, code.co_filename)
-            candidates = compiled.get((code.co_firstlineno, code.co_name), ())
-            same = any(same_code(code, c) for c in candidates)
+            same = any(same_code(code, c) for c in _candidates(code, src, how))
         if len(_CHECKED) > 4096:
             _CHECKED.clear()
         # The entry holds both objects, so neither id can be reused meanwhile.
@@ -163,15 +161,35 @@ def rank_on_line(
     how = _compiler_of(module_globals)
     if how is _FOREIGN:
         return None
-    compiled = _compiled(src.text, code.co_flags & _FUTURE, how, code.co_filename)
-    for rank, candidate in enumerate(compiled.get((code.co_firstlineno, code.co_name), ())):
-        if same_code(code, candidate):
-            return rank
+    for index in _indexes(code, src, how):
+        for rank, candidate in enumerate(index.get((code.co_firstlineno, code.co_name), ())):
+            if same_code(code, candidate):
+                return rank
     return None
+
+
+def _candidates(code: types.CodeType, src: Source, how: object) -> Iterator[types.CodeType]:
+    for index in _indexes(code, src, how):
+        yield from index.get((code.co_firstlineno, code.co_name), ())
+
+
+def _indexes(
+    code: types.CodeType, src: Source, how: object
+) -> Iterator[dict[tuple[int, str], list[types.CodeType]]]:
+    """The code objects `src` compiles to, as one module, then (only when
+    asked for: it is the rarer case) each top-level statement on its own, as
+    IPython compiles a cell. Python 3.11+ compiles `json.dumps(x)` in a
+    function differently when `import json` is in the same unit, so a cell
+    holding both compiled whole is not the code its kernel runs."""
+    flags = code.co_flags & _FUTURE
+    yield _compiled(src.text, flags, how, code.co_filename)
+    if how is None:  # pytest's rewriter needs the whole module; no cell has it
+        yield _compiled(src.text, flags, _APART, code.co_filename)
 
 
 _CHECKED: dict[tuple[int, int], tuple[types.CodeType, Source, bool]] = {}
 _FOREIGN = object()
+_APART = object()  # `_compiled`: each top-level statement on its own
 _PLAIN_LOADERS = tuple(
     t
     for t in (
@@ -214,13 +232,16 @@ def _compiled(
         with _PARSING, warnings.catch_warnings():  # see `_PARSING`
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
-            if how is not None:
+            if how is not None and how is not _APART:
                 _rewrite_asserts(tree, text, filename, how)
-            module = compile(tree, filename, "exec", flags | _TOP_AWAIT, dont_inherit=True)
+            units = [ast.Module([s], []) for s in tree.body] if how is _APART else [tree]
+            modules = [
+                compile(u, filename, "exec", flags | _TOP_AWAIT, dont_inherit=True) for u in units
+            ]
     except (SyntaxError, ValueError):
         return {}
     index: dict[tuple[int, str], list[types.CodeType]] = {}
-    for co in _nested(module):
+    for co in (c for module in modules for c in _nested(module)):
         index.setdefault((co.co_firstlineno, co.co_name), []).append(co)
     return index
 

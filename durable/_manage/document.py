@@ -62,6 +62,7 @@ def step_doc(s: StepInfo, *, values: bool = False) -> dict[str, Any]:
         "endedAt": iso(s.ended),
         "durationSeconds": s.duration,
         "artifacts": [dict(a) for a in s.artifacts],
+        "childRunId": s.child,
     }
     if values:
         doc.update(value_doc(lambda: s.value))

@@ -64,6 +64,7 @@ class StepInfo:
     # digest as recorded, and state now (present, missing, changed, unreachable)
     artifacts: tuple[dict[str, Any], ...] = ()
     _load: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    child: str | None = None  # the run id of the child run a `workflow` position ran
 
     @property
     def value(self) -> Any:
@@ -191,6 +192,7 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
             pos, rec.kind, rec.name, "completed", rec.fingerprint, rec.started, rec.ended,
             max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,
             tuple(artifact_states(rec, store)), output_loader(store, info.workflow, info.run_id, rec),
+            rec.extra.get("child", {}).get("run_id"),
         )  # fmt: skip
     # In flight: the body's next position, or an operation of a task created just before it.
     live = info.status == "running" and top_level(pos) == info.position
@@ -205,7 +207,8 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
         return StepInfo(
             pos, kind, tried.name or "?", "retrying" if live else "failed", "", started, ended,
             None if started is None or ended is None else max(ended - started, 0.0),
-            len(failures), failures, None, None, f"{last.type}: {last.message}" if last else None,
+            len(failures), failures, None, _checkpointed(raw, pos),
+            f"{last.type}: {last.message}" if last else None,
         )  # fmt: skip
     if pos in raw.items:
         return _loop_in_flight(raw, pos, live)
@@ -219,11 +222,18 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
 def _loop_in_flight(raw: _Raw, pos: Position, live: bool) -> StepInfo:
     """A loop block with checkpointed items and no record yet: running now,
     or left by an attempt that stopped (its items are reused on resume)."""
-    done, name = raw.items[pos]
     return StepInfo(
-        pos, "loop", name, "running" if live else "interrupted", "", None, None, None, 0, (),
-        None, f"{done} item{'s' if done != 1 else ''} checkpointed", None,
+        pos, "loop", raw.items[pos][1], "running" if live else "interrupted", "", None, None,
+        None, 0, (), None, _checkpointed(raw, pos), None,
     )  # fmt: skip
+
+
+def _checkpointed(raw: _Raw, pos: Position) -> str | None:
+    """A block's items kept so far, which a resume does not run again."""
+    if pos not in raw.items:
+        return None
+    done = raw.items[pos][0]
+    return f"{done} item{'s' if done != 1 else ''} checkpointed"
 
 
 def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
@@ -252,9 +262,15 @@ def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, 
         return None, f"({e.key}: damaged or missing)"
     if data is None:
         return None, "(not stored)"
+    pickled = rec.encoding in (codec.PICKLE, codec.PICKLE_OOB)
+    if pickled and not store.allow_pickle:  # refused on purpose: nothing is wrong with it
+        return len(data), f"<pickled value, {len(data)} bytes: {NOT_LOADED}>"
     try:
         value = decode_stored(store, rec.encoding, data, name=name)
     except Exception as e:
-        kind = "pickled value" if rec.encoding == codec.PICKLE else "value"
+        kind = "pickled value" if pickled else "value"
         return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"
     return len(data), preview_of(value)
+
+
+NOT_LOADED = "not loaded under allow_pickle=False (--no-pickle)"

@@ -7,6 +7,7 @@ and `.delete()` delegate here (gc lives in `cleanup`, history in
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,10 +158,12 @@ def find_workflow(
         if not owns(workflow):
             raise RunNotFoundError(workflow, run_id, store.url)
         return workflow
-    owners = [w for w in store.workflows() if owns(w)]
+    workflows = store.workflows()
+    owners = [w for w in workflows if owns(w)]
     if not owners:
         missing = RunNotFoundError("(any)", run_id, store.url)
-        missing.args = (f"no run {run_id!r} in store {store.url}; `durable runs` lists its runs",)
+        missing.args = (f"no run {run_id!r} in store {store.url}{_resembling(store, workflows, run_id)}; "
+                        "`durable runs` lists its runs",)  # fmt: skip
         raise missing
     if len(owners) > 1:
         raise ConfigurationError(
@@ -168,6 +171,13 @@ def find_workflow(
             "name one with --workflow"
         )
     return owners[0]
+
+
+def _resembling(store: Store, workflows: list[str], run_id: str) -> str:
+    """For a misspelt run id: the ids of the store it resembles."""
+    ids = {r for w in workflows for r in store.runs(w)}
+    near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
+    return f"; did you mean {' or '.join(near)}?" if near else ""
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:

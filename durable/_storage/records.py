@@ -100,8 +100,9 @@ def encode_record(
         )
     except Exception as e:
         raise SerializationError(
-            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}"
-        ) from e
+            record.name, type(value).__qualname__, f"{type(e).__name__}: {e}",
+            pickles=store.allow_pickle,
+        ) from e  # fmt: skip
     return data
 
 

@@ -1,0 +1,95 @@
+"""What `durable run` and `durable recover` name as TARGET: a workflow in a
+file (`path/to/file.py:wf`, executed as `python file.py` would, without its
+`__main__` block) or in a module (`package.module:wf`)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import sys
+import traceback
+import types
+from typing import Any
+
+from .._api.workflow import Workflow
+from .common import UsageError
+
+
+def load_target(spec: str) -> Workflow[Any, Any]:
+    """`path/to/file.py:name` or `package.module:name` -> the workflow."""
+    where, sep, attr = spec.rpartition(":")
+    if not sep or not where or not attr:
+        raise UsageError(
+            f"target {spec!r} must be path/to/file.py:workflow or package.module:workflow"
+        )
+    is_file = where.endswith(".py") or os.sep in where or os.path.isfile(where)
+    try:
+        namespace = _load_file(where) if is_file else vars(_import(where))
+    except (OSError, ImportError, SyntaxError) as e:
+        raise UsageError(f"cannot load {where}: {type(e).__name__}: {e}") from e
+    except Exception as e:  # the code itself failed as it ran, before any workflow
+        raise UsageError(
+            f"cannot load {where}: {type(e).__name__}: {e} ({_raised_at(e, where)}); "
+            "nothing was run. --debug shows the traceback"
+        ) from e
+    obj: Any = namespace.get(attr.split(".")[0])
+    for part in attr.split(".")[1:]:
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, Workflow):
+        names = sorted(k for k, v in namespace.items() if isinstance(v, Workflow))
+        known = f"; its workflows: {', '.join(names)}" if names else "; it defines no workflow"
+        if obj is None:
+            raise UsageError(f"{where} has no {attr}{known}")
+        what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
+        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
+    return obj
+
+
+def _raised_at(e: BaseException, where: str) -> str:
+    """Where the error was raised: the innermost frame, the loaded file by
+    the name it was given."""
+    frame = traceback.extract_tb(e.__traceback__)[-1]
+    same = os.path.abspath(where) == frame.filename
+    return f"{where if same else frame.filename}, line {frame.lineno}"
+
+
+def _import(module: str) -> types.ModuleType:
+    if os.getcwd() not in sys.path:  # as `python -m` would
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(module)
+
+
+def _load_file(path: str) -> dict[str, Any]:
+    """Execute a script as `python file.py` would, as module `__main__`, so
+    that its functions get the same identity (`__main__.name`) and hence the
+    same fingerprints, but without its top-level `if __name__ ==
+    "__main__":` block, which would start the script's own work."""
+    path = os.path.abspath(path)
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        body.extend(node.orelse if _is_main_guard(node) else [node])  # type: ignore[attr-defined]
+    tree.body = body
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    sys.modules["__main__"] = module
+    sys.path.insert(0, os.path.dirname(path))
+    sys.argv = [path]
+    # dont_inherit: this module's own `from __future__ import annotations`
+    # must not leak into the script (it would turn its annotations into strings).
+    exec(compile(tree, path, "exec", dont_inherit=True), module.__dict__)
+    return module.__dict__
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(consts) == 1
