@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,39 @@ def test_a_clear_from_another_process_while_a_run_stores_a_blob_keeps_it(
     FAIL["use"] = False
     assert flow(5000) == 5000
     assert CALLS == {"big": 1, "use": 2}  # big() was replayed, not run again
+
+
+def test_a_workflow_called_again_reuses_the_memoised_fingerprints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking a memoised fingerprint asks the steps it reaches for theirs;
+    a step must be marked as being fingerprinted while its memo is checked,
+    or a step reached again on the way (through the workflow's witness) was
+    asked for its own afresh, recursing until Python's limit, which fails
+    the check: every call computed every fingerprint again, hundreds of
+    times (this test took 15 s)."""
+    from durable._fingerprint import memo
+
+    computed: list[object] = []
+    real = memo.fingerprint_function
+
+    def counted(fn: Any, **kwargs: Any) -> Any:
+        computed.append(fn)
+        return real(fn, **kwargs)
+
+    monkeypatch.setattr(memo, "fingerprint_function", counted)
+    store = durable.open_store(str(tmp_path / "store"), blob_threshold=1000)
+    FAIL["use"] = False
+
+    @durable.workflow(store=store, run_id="twice")
+    def flow(n: int) -> int:
+        return use(big(n))
+
+    assert flow(5000) == 5000
+    first = len(computed)
+    computed.clear()
+    assert flow(5000) == 5000  # completed: its definition is checked again
+    # At most what the first call computed (six here: a fingerprint a step
+    # had while being computed differs from its fresh one, which the
+    # workflow's memo then finds changed); with the recursion, 818.
+    assert 0 < first and len(computed) <= first

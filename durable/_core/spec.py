@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
-from .._fingerprint.memo import memo_fingerprint, memoised_fingerprint
+from .._fingerprint.memo import memo_fingerprint
 from ..errors import DurableError, ValidationError
 from .bound import binds
 from .context import RunState
@@ -167,12 +167,13 @@ def refingerprint(spec: StepSpec, *, files: bool = True) -> Fingerprint:
     fingerprint it had at decoration. Memoised while nothing it was
     computed from changed (`_fingerprint.memo`); without `files`, whether
     the source files were edited since is not asked (`Witness.holds`)."""
-    fn, name, version, deep = spec.fn, spec.pinned_name, spec.version, spec.deep
-    memoised = memoised_fingerprint(fn, name=name, version=version, deep=deep, files=files)
-    if memoised is not None:  # nothing to compute: no recursion to mark
-        return memoised
+    # Marked before the memo is looked at too: checking its witness asks the
+    # steps this one reaches for their fingerprints, which may ask for this
+    # one's (steps that call each other), where the recursion must end.
     token = _ACTIVE.set((*_ACTIVE.get(), id(spec)))
     try:
-        return memo_fingerprint(fn, name=name, version=version, deep=deep, files=files)
+        return memo_fingerprint(
+            spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep, files=files
+        )
     finally:
         _ACTIVE.reset(token)

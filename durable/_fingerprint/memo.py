@@ -82,15 +82,3 @@ def memo_fingerprint(
         lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps),
         files=files,
     )
-
-
-def memoised_fingerprint(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    version: str | None = None,
-    deep: bool = True,
-    files: bool = True,
-) -> Fingerprint | None:
-    """What `memo_fingerprint` would reuse without computing, else None."""
-    return _MEMO.peek((id(fn), name, version, deep, True), fn, files=files)
