@@ -344,3 +344,47 @@ def test_a_cached_property_reloaded_in_place_runs_the_new_code(
         mod.Model.offset.func.__code__ = reloaded["Model"].offset.func.__code__
         assert mod.infer(1) == 101
         assert len(mod.RUNS) == 2
+
+
+PATCHED = """\
+import durable
+
+RUNS = []
+
+
+class Adder:
+    def compute(self, x):
+        return x + 1
+
+
+@durable.step(cache=True)
+def work(x):
+    RUNS.append(x)
+    return Adder().compute(x)
+"""
+
+
+def test_a_method_replaced_at_run_time_counts_by_its_own_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A class counts by the text of the statements that bind or change it;
+    a method assigned later inside a function (a test's monkeypatch, a
+    plugin) is in none of them, so the fingerprint stayed and the cache
+    served the old method's value (2 where the running code gives 101)."""
+    import importlib
+    import sys
+
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = f"patched_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(PATCHED)
+    mod = importlib.import_module(name)
+    try:
+        assert mod.work(1) == mod.work(1) == 2
+        before = fingerprint_function(mod.work.__durable_step__.fn).value
+        monkeypatch.setattr(mod.Adder, "compute", lambda self, x: x + 100)
+        assert mod.work(1) == 101  # the running code's value, computed
+        assert mod.RUNS == [1, 1]
+        assert fingerprint_function(mod.work.__durable_step__.fn).value != before
+    finally:
+        sys.modules.pop(name, None)

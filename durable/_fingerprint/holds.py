@@ -141,6 +141,22 @@ def class_code(cls: type) -> tuple[object, ...]:
     return tuple(found)
 
 
+def foreign_members(cls: type) -> tuple[object, ...]:
+    """The functions a class of the user's code holds that its own statement
+    did not define (`H.compute = patched`, assigned later, in a function or
+    by a test's monkeypatch): the class counts by its statement's text,
+    which does not show them, so each counts by its own code. A function
+    made in the class body, or wrapped with `functools.wraps` from one,
+    carries the class's qualified name."""
+    prefix = cls.__qualname__ + "."
+    found: list[object] = []
+    for value in list(vars(cls).values()):  # copied in C: another thread may add to it
+        fn = value.__func__ if type(value) in (staticmethod, classmethod) else value
+        if type(fn) is types.FunctionType and not fn.__qualname__.startswith(prefix):
+            found.append(fn)
+    return tuple(found)
+
+
 def module_class_code(module: types.ModuleType) -> tuple[object, ...]:
     """`class_code` of every class a module of the user's code defines: used
     as a whole (`getattr(helpers, name)()`), any of them may run."""

@@ -29,6 +29,7 @@ from .bindings import binding_statements, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
 from .holds import (
     class_code,
+    foreign_members,
     held_callables,
     holds_by_type_only,
     module_callables,
@@ -133,6 +134,7 @@ def _count(
         return
     if isinstance(obj, type) and user_class(obj):
         witnessed(class_code, obj)  # its methods' running code, besides its text
+        out.reached.extend(m for m in witnessed(foreign_members, obj) if _followable(m))
     toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj)
     if toks is not None:
         out.parts["const:" + key] = hash_tokens(toks)
