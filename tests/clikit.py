@@ -365,3 +365,28 @@ def note(what):
     with open(LOG, "a") as f:
         f.write(what + "\\n")
 """
+
+
+class Poke:
+    """Stands for another thread adding to a dict while durable reads it
+    (an item or a step's captured state, digested): it adds to the dict it
+    is in as it is pickled, once `into["filling"]` is set."""
+
+    def __init__(self, into: dict[object, object]) -> None:
+        self.into = into
+
+    def __getstate__(self) -> dict[str, object]:
+        if self.into.get("filling"):
+            self.into[len(self.into)] = 0
+        return {}
+
+
+def killed_at(script: str, at: int, *args: str) -> bool:
+    """Run a CLI command through `script`, which kills its own process at
+    its `at`-th write (`-c script at args...`): whether it was killed (True)
+    or finished (False); any other end fails the test."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(at), *args], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode in (0, -9), done.stderr
+    return done.returncode == -9

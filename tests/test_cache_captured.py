@@ -17,6 +17,8 @@ import pytest
 
 import durable
 
+from .clikit import Poke
+
 CALLS: Counter[str] = Counter()
 
 
@@ -224,19 +226,6 @@ def test_a_second_process_is_not_served_what_a_changed_captured_value_made(
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "[501, 502, 503]"
     assert log.read_text().split() == ["ran"] * 6
-
-
-class Poke:
-    """Stands for another thread adding to a captured dict while the key is
-    read again after the call (once the call has started)."""
-
-    def __init__(self, into: dict[object, object]) -> None:
-        self.into = into
-
-    def __getstate__(self) -> dict[str, object]:
-        if self.into.get("filling"):
-            self.into[len(self.into)] = 0
-        return {}
 
 
 def test_a_captured_value_changing_as_it_is_read_again_counts_as_changed() -> None:

@@ -17,6 +17,8 @@ import pytest
 
 import durable
 
+from .clikit import Poke
+
 SCRIPT = textwrap.dedent(
     """
     import os, sys
@@ -277,19 +279,6 @@ def test_a_kept_item_of_a_method_that_changed_its_instance_runs_again(
     with pytest.warns(UserWarning, match="changed an object it was given"):
         assert flow() == [1, 3, 6]
     assert calls == [1, 2, 1, 2, 3]
-
-
-class Poke:
-    """Stands for an item on another thread: it adds to the dict it is in
-    while a check is reading that dict, once the items have started."""
-
-    def __init__(self, into: dict[object, object]) -> None:
-        self.into = into
-
-    def __getstate__(self) -> dict[str, object]:
-        if self.into.get("filling"):
-            self.into[len(self.into)] = 0
-        return {}
 
 
 def test_items_sharing_a_dict_that_changes_as_it_is_read_complete(store: durable.Store) -> None:

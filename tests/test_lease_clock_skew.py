@@ -68,6 +68,16 @@ def _holder(
     return a, env, script, log
 
 
+def _released(a: subprocess.Popen[str]) -> str:
+    """Let the holder go on from its hold; what it printed then (it exits 0)."""
+    assert a.stdout is not None and a.stdin is not None
+    a.stdin.write("\n")
+    a.stdin.close()
+    finished = a.stdout.read()
+    assert a.wait() == 0
+    return finished
+
+
 @pytest.mark.parametrize("b_host", ["machine-b", "machine-a"])
 def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
     tmp_path: Path, s3_url: str, s3_env: dict[str, str], b_host: str
@@ -81,10 +91,7 @@ def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
         [sys.executable, str(script)], env=dict(env, HOST=b_host, SKEW="120"),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    a.stdin.write("\n")
-    a.stdin.close()
-    finished = a.stdout.read()
-    assert a.wait() == 0
+    finished = _released(a)
     assert b.stdout.startswith("LOCKED"), (b.stdout, b.stderr)
     assert "machine-a" in b.stdout
     assert finished.split() == ["DONE", "0", "3"]
@@ -112,9 +119,6 @@ def test_rm_on_the_holders_host_after_a_clock_jump_leaves_the_live_run_alone(
         [sys.executable, "-c", RM, "rm", "skewed"], env=dict(env, HOST="machine-a", SKEW="120"),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    a.stdin.write("\n")
-    a.stdin.close()
-    finished = a.stdout.read()
-    assert a.wait() == 0
+    finished = _released(a)
     assert rm.returncode == 2 and "is being executed by" in rm.stderr, (rm.stdout, rm.stderr)
     assert finished.split() == ["DONE", "0", "3"]  # the run was not removed under it

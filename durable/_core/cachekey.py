@@ -129,8 +129,8 @@ def captured_changed(fn: Callable[..., Any] | None, base: str | None, key: str) 
     could not redo the change, so its output is not kept, as a call's that
     changed its arguments is not. A value without a digest now, or one
     another thread is changing as it is read: changed."""
-    if base is None or not getattr(fn, "__closure__", None):
-        return False
+    if base is None or not getattr(unbound(fn), "__closure__", None):
+        return False  # nothing captured (under a partial or a method's binding too)
     return with_captured(fn, base) != key
 
 
