@@ -103,10 +103,6 @@ class RunState:
             self.refusal = exc
         return exc
 
-    def check_refused(self) -> None:
-        if self.refusal is not None:
-            raise self.refusal
-
     @property
     def position(self) -> int:
         """The body's next top-level position."""
@@ -198,8 +194,14 @@ _NOT_SET: Any = object()
 _active_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
     "durable_active", default=_NOT_SET
 )
-# A thread a workflow body started: the run of that body (`threads`).
-_started_in = threading.local()
+
+
+class _StartedIn(threading.local):
+    # The run whose body started this thread (`threads`); a class default: cheap to miss.
+    run: RunState | None = None
+
+
+_started_in = _StartedIn()
 _step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
@@ -228,7 +230,7 @@ def active_run() -> RunState | None:
     ctx = _active_var.get()
     if ctx is not _NOT_SET:
         return ctx
-    run: RunState | None = getattr(_started_in, "run", None)
+    run: RunState | None = _started_in.run
     if run is not None:  # its body runs: this thread's work is the run's; or no record's
         text = THREAD_REFUSAL if run.open else THREAD_AFTER_BODY
         refusal = ConfigurationError(text.format(what="A durable operation", run=run.run_id))
@@ -238,7 +240,7 @@ def active_run() -> RunState | None:
 
 def caller_run() -> RunState | None:
     """`active_run`, but none in a thread that outlived the body starting it."""
-    run = getattr(_started_in, "run", None)
+    run = _started_in.run
     outlived = run is not None and not run.open and _active_var.get() is _NOT_SET
     return None if outlived else active_run()
 
@@ -246,12 +248,12 @@ def caller_run() -> RunState | None:
 def body_run() -> RunState | None:
     """The run whose body runs here, or started this thread (never raises)."""
     ctx = _active_var.get()
-    return getattr(_started_in, "run", None) if ctx is _NOT_SET else ctx
+    return _started_in.run if ctx is _NOT_SET else ctx
 
 
 def mark_thread(run: RunState | None) -> RunState | None:
     """This thread works for run's body (None: for no body); the mark before."""
-    before = getattr(_started_in, "run", None)
+    before = _started_in.run
     _started_in.run = run
     return before
 
@@ -311,10 +313,6 @@ def enter_plain(run: RunState | None = None) -> Callable[[], None]:
             _run_var.reset(run_token)
 
     return reset
-
-
-def copy_context() -> contextvars.Context:
-    return contextvars.copy_context()
 
 
 def outside(fn: Callable[..., Any]) -> Callable[..., Any]:

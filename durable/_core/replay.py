@@ -63,7 +63,7 @@ def lookup(
 ) -> StepRecord | None:
     """The finished record at pos to replay, or None to execute live.
     `call` (the arguments) only serves the message of a refusal."""
-    if ctx.refusal is not None:  # `check_refused()`, on every step without a call:
+    if ctx.refusal is not None:  # checked on every step, not only the first:
         raise ctx.refusal  # nothing runs after a refusal, even one the body caught
     if ctx.in_tasks:
         ctx.seen.add(pos)

@@ -235,7 +235,8 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
         if ctx.refusal is not None and e is not ctx.refusal:
             raise ctx.refusal from e
         raise
-    ctx.check_refused()
+    if ctx.refusal is not None:  # caught by the body, which returned anyway
+        raise ctx.refusal
     cancel.poll_due(ctx)  # the end is a boundary too: a cancel seen now ends it cancelled
     return value
 

@@ -40,8 +40,10 @@ class Memo(Generic[T]):
         self, key: Hashable, holder: object, compute: Callable[[], T], *, files: bool = True
     ) -> T:
         hit = self.peek(key, holder, files=files)
-        if hit is not None:
-            return hit
+        return hit if hit is not None else self.compute(key, holder, compute)
+
+    def compute(self, key: Hashable, holder: object, compute: Callable[[], T]) -> T:
+        """`get` after `peek` found nothing: computed afresh and kept."""
         with recording(Witness()) as witness:
             value = compute()
         if len(self._entries) >= self._size:  # functions redefined again and again (a notebook)
@@ -76,9 +78,14 @@ def memo_fingerprint(
 ) -> Fingerprint:
     """`fingerprint_function(fn, ...)`, reused while its witness holds
     (without `files`: whatever the source files say now, `Witness.holds`)."""
-    return _MEMO.get(
-        (id(fn), name, version, deep, steps),
+    key = (id(fn), name, version, deep, steps)
+    # Looked at first without making the computation: a cached plain call
+    # asks for its step's fingerprint on every call, and nearly always hits.
+    hit = _MEMO.peek(key, fn, files=files)
+    if hit is not None:
+        return hit
+    return _MEMO.compute(
+        key,
         fn,
         lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps),
-        files=files,
     )
