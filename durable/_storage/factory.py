@@ -94,8 +94,8 @@ def default_store() -> Store:
     env = os.environ
     raw = getattr(env, "_data", None) if type(env) is _ENVIRON else None
     if raw is not None:  # spelled out: a `map` over the names costs twice as much
-        get, (store, signing, pickle) = raw.get, _RAW_KEYS
-        key: tuple[Any, ...] = (_generation[0], get(store), get(signing), get(pickle))
+        get, (named, signing, pickle) = raw.get, _RAW_KEYS
+        key: tuple[Any, ...] = (_generation[0], get(named), get(signing), get(pickle))
     else:  # os.environ replaced, or without its dict: read it as it is
         key = (_generation[0], None, *map(env.get, _ENV))
     if _absolute[0] == key:  # the working folder cannot change which store it is
