@@ -126,7 +126,7 @@ def run_dbos(n: int, folder: Path) -> dict[str, float]:
 
         record, total = timed(call)
         replay, again = timed(lambda: DBOS.fork_workflow("bench", n + 1).get_result())
-        recall = min(timed(call)[0] for _ in range(5))
+        recall = min(timed(call)[0] for _ in range(20))
         check("DBOS results", (again, ran[0]), (total, n))
     finally:
         DBOS.destroy()
