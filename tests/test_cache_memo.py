@@ -388,3 +388,36 @@ def test_a_method_replaced_at_run_time_counts_by_its_own_code(
         assert fingerprint_function(mod.work.__durable_step__.fn).value != before
     finally:
         sys.modules.pop(name, None)
+
+
+GLOBALS_MODULE = """\
+import durable
+
+RUNS = []
+
+
+def clean_a(x):
+    return x + 1
+
+
+@durable.step(cache=True)
+def work(x, kind="a"):
+    RUNS.append(x)
+    return globals()["clean_" + kind](x)
+"""
+
+
+def test_a_helper_found_through_globals_rebound_after_a_hit_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`globals()[name]` uses the step's module as a whole: a helper rebound
+    there (a notebook cell run again) was served the old helper's entry (2
+    where running gives 3)."""
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    for mod in import_memo_module(tmp_path, monkeypatch, "globs_mod", GLOBALS_MODULE, "g_c", store):
+        assert mod.work(1) == mod.work(1) == 2
+        assert mod.RUNS == [1]
+        monkeypatch.setattr(mod, "clean_a", lambda x: x + 2)
+        assert mod.work(1) == mod.work(1) == 3
+        assert mod.RUNS == [1, 1]
+        fresh(mod)  # the memo agrees with a fingerprint computed from scratch
