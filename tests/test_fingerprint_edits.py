@@ -346,6 +346,27 @@ fill(VALUES)
 def target(x):
     return x + sum(VALUES)
 """
+# Changed through another name bound to its object or a part of it, or by a
+# call whose result is bound: `CFG` keeps its own statements as they were.
+THROUGH_AN_ALIAS = """
+import contextlib
+
+CFG = {"k": 1, "m": [1], "n": [1], "w": 1}
+MODEL = CFG
+MODEL["k"] = 2
+PART = CFG["m"]
+PART.append(2)
+for part in CFG.values():
+    if isinstance(part, list):
+        part.append(2)
+with contextlib.nullcontext(CFG) as held:
+    held["w"] = 2
+
+@durable.step
+def target(x):
+    return x + CFG["k"] + sum(CFG["m"]) + sum(CFG["n"]) + CFG["w"]
+"""
+CHANGED_BY_A_BOUND_CALL = PASSED_TO_A_CALL.replace("fill(VALUES)", "filled = fill(VALUES)")
 # Values that differ from process to process, read by a binding statement:
 # the statement counts, never the value (else no run could be resumed).
 FROM_THE_CLOCK = """
@@ -434,6 +455,36 @@ FOLLOWED = [
         PASSED_TO_A_CALL,
         PASSED_TO_A_CALL.replace("append(5)", "append(6)"),
         "helper MOD.fill changed",  # `fill(VALUES)` binds VALUES: what it reads counts
+    ),
+    Case(
+        "passed-to-a-call-bound-to-a-name",
+        CHANGED_BY_A_BOUND_CALL,
+        CHANGED_BY_A_BOUND_CALL.replace("append(5)", "append(6)"),
+        "helper MOD.fill changed",
+    ),
+    Case(
+        "changed-through-an-alias",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace('MODEL["k"] = 2', 'MODEL["k"] = 3'),
+        "global CFG changed",
+    ),
+    Case(
+        "changed-through-a-part",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace("PART.append(2)", "PART.append(3)"),
+        "global CFG changed",
+    ),
+    Case(
+        "changed-through-a-loop-variable",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace("part.append(2)", "part.append(3)"),
+        "global CFG changed",
+    ),
+    Case(
+        "changed-through-a-with-target",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace('held["w"] = 2', 'held["w"] = 3'),
+        "global CFG changed",
     ),
     Case(
         "passed-to-its-own-print",

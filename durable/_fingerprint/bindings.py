@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .inplace import BLOCKS, MUTATORS, called, roots, with_holders
 from .source import Source, parse, runs_this_source, source_of, stale_source
 from .witness import witnessed
 
@@ -105,14 +106,10 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
     for node, names in _module_level(body, readers):
         for n in dict.fromkeys(names):
             index.setdefault(n, []).append(node)
+    with_holders(index, body, readers)
     return index
 
 
-# Methods that change a list, dict or set in place (not `logging.basicConfig`).
-_MUTATORS = frozenset(
-    "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
-)
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # Builtins (and IPython's `display`) that only look at what they are given:
 # `print(RESULTS)` in a notebook cell changes nothing a step reads, and must
 # not make the run look changed. Not those that consume an iterator
@@ -145,7 +142,7 @@ def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
         return
     yield from _bound_by(stmt, readers)
     yield from (s.target.id for s in ast.walk(stmt) if isinstance(s, ast.NamedExpr))  # `:=`
-    for block in _BLOCKS:
+    for block in BLOCKS:
         inner = getattr(stmt, block, None)
         if isinstance(inner, list):
             for sub in inner:
@@ -171,49 +168,37 @@ def _changed_in_place(node: ast.AST) -> Iterator[str]:
         elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)):
             targets = [sub.target]
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-            targets = [sub.func] if sub.func.attr in _MUTATORS else []
+            targets = [sub.func] if sub.func.attr in MUTATORS else []
         else:
             continue
         for target in targets:
             if isinstance(target, (ast.Subscript, ast.Attribute)):
-                yield from (n for n in _roots(target) if n not in own)
+                yield from (n for n in roots(target) if n not in own)
 
 
 def _bound_by(stmt: Any, readers: frozenset[str]) -> list[str]:
     """The names one simple statement binds or changes; `from m import *`
     is indexed under "*" (the names it binds are the other module's)."""
-    if isinstance(stmt, (ast.Assign, ast.Delete)):
-        return [n for t in stmt.targets for n in _roots(t)]
-    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        return _roots(stmt.target)
+    if isinstance(stmt, ast.Delete):
+        return [n for t in stmt.targets for n in roots(t)]
+    if isinstance(stmt, ast.Assign):
+        return [n for t in stmt.targets for n in roots(t)] + called(stmt.value, readers)
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        return roots(stmt.target) + called(stmt.value, readers)
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return roots(stmt.target) + called(stmt.iter, readers)
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return [_import_binds(a) for a in stmt.names]
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [n for i in stmt.items if i.optional_vars for n in _roots(i.optional_vars)]
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        call = stmt.value  # `SEEN.append(1)`, `CFG.update(...)`, `fill(VALUES)`
-        given = (*call.args, *(k.value for k in call.keywords))
-        shows = isinstance(call.func, ast.Name) and call.func.id in readers
-        names = [] if shows else [arg.id for arg in given if isinstance(arg, ast.Name)]
-        if isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS:
-            names += _roots(call.func.value)
-        return names
+        names = [n for i in stmt.items if i.optional_vars for n in roots(i.optional_vars)]
+        return names + [n for i in stmt.items for n in called(i.context_expr, readers)]
+    if isinstance(stmt, ast.Expr):
+        return called(stmt.value, readers)
     return []
 
 
 def _import_binds(alias: ast.alias) -> str:
     return alias.asname or alias.name.partition(".")[0]  # "*" stays "*"
-
-
-def _roots(target: ast.AST) -> list[str]:
-    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`: the names whose value changes."""
-    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
-        target = target.value
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in _roots(e)]
-    return []
 
 
 # ---------------------------------------------------------------- is it the running code?

@@ -1,0 +1,124 @@
+"""How module-level statements change an object in place, through its own
+name or through another bound to it (`bindings` indexes the statements).
+
+Pure standard library. `MODEL = CFG` then `MODEL["k"] = 2`, or `PART =
+CFG["m"]` then `PART.append(2)`, change the dict `CFG` names as much as
+`CFG["k"] = 2` does: those statements count for `CFG` too."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Any
+
+# Methods that change a list, dict or set in place (not `logging.basicConfig`).
+MUTATORS = frozenset(
+    "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
+)
+BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+# Methods that return a part of their object, not a copy.
+_PARTS = frozenset({"get", "setdefault", "values", "items"})
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def roots(target: ast.AST) -> list[str]:
+    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`: the names whose value changes."""
+    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
+        target = target.value
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in roots(e)]
+    return []
+
+
+def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
+    """Names the calls in `expr` may change: a name passed to a call
+    (`fill(VALUES)`, `filled = fill(VALUES)`), unless the call only shows
+    it (one of `readers`: `print`), and the object of a changing method
+    (`SEEN.append(1)`, `last = SEEN.pop()`)."""
+    names: list[str] = []
+    for call in ast.walk(expr) if expr is not None else ():
+        if not isinstance(call, ast.Call):
+            continue
+        if not (isinstance(call.func, ast.Name) and call.func.id in readers):
+            given = (*call.args, *(k.value for k in call.keywords))
+            names += [arg.id for arg in given if isinstance(arg, ast.Name)]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
+            names += roots(call.func.value)
+    return names
+
+
+def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: frozenset[str]) -> None:
+    """Add to each name's statements in `index` those of every name bound to
+    its object or a part of it, in turn, when one of those is changed in
+    place. A name bound to a part that nothing changes (`step =
+    durable.step`) adds nothing: its statements say nothing of the object."""
+    holders: dict[str, set[str]] = {}
+    changed: set[str] = set()
+    for stmt in body:
+        for target, source in _aliases(stmt):
+            holders.setdefault(source, set()).add(target)
+        changed.update(_changes(stmt, readers))
+    for source in holders:
+        seen, todo = {source}, list(holders[source])
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo += holders.get(name, ())
+        if changed.isdisjoint(seen - {source}):
+            continue
+        merged = {id(s): s for name in sorted(seen) for s in index.get(name, [])}
+        index[source] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
+
+
+def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
+    """Names a module-level statement changes in place: `X[k] = v`, `X.a =
+    v`, `X += [v]`, `X.append(v)`, `fill(X)`."""
+    yield from called(stmt, readers)
+    for node in ast.walk(stmt):
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+        elif isinstance(node, ast.AugAssign):
+            targets = [node.target]  # `PART += [2]` extends the list in place
+        elif isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
+            targets = [node.target]
+        for target in targets:
+            yield from roots(target)
+
+
+def _aliases(stmt: Any) -> Iterator[tuple[str, str]]:
+    """(name, name whose object it is bound to, or to a part of) for each
+    module-level assignment, `for` and `with` target, in blocks too."""
+    pairs: list[tuple[Any, ast.AST]] = []
+    if isinstance(stmt, ast.Assign):
+        pairs = [(t, stmt.value) for t in stmt.targets]
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        pairs = [(stmt.target, stmt.value)]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        pairs = [(stmt.target, stmt.iter)]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        pairs = [(i.optional_vars, i.context_expr) for i in stmt.items if i.optional_vars]
+    for target, value in pairs:
+        for source in _held(value):
+            yield from ((name, source) for name in roots(target) if name != source)
+    if not isinstance(stmt, _DEFS):
+        for block in BLOCKS:
+            for sub in getattr(stmt, block, None) or ():
+                yield from _aliases(sub)
+
+
+def _held(value: ast.AST) -> list[str]:
+    """Names whose object `value` is, or holds a part of: `CFG`, `CFG["m"]`,
+    `CFG.m`, `CFG.get("m")`, `[CFG, OTHER]`."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return _held(value.func.value) if value.func.attr in _PARTS else []
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return [n for e in value.elts for n in _held(e)]
+    if isinstance(value, ast.Dict):
+        return [n for e in value.values if e is not None for n in _held(e)]
+    if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
+        return _held(value.value)
+    return [value.id] if isinstance(value, ast.Name) else []
