@@ -367,6 +367,41 @@ def target(x):
     return x + CFG["k"] + sum(CFG["m"]) + sum(CFG["n"]) + CFG["w"]
 """
 CHANGED_BY_A_BOUND_CALL = PASSED_TO_A_CALL.replace("fill(VALUES)", "filled = fill(VALUES)")
+# Filled by a call of a function that changes it: the call's arguments
+# decide the value (a plugin registry's decorator, a class keyword).
+FILLED_BY_CALLS = """
+WEIGHTS = {}
+KINDS = {}
+
+def register(weight):
+    def decorate(fn):
+        WEIGHTS[fn.__name__] = weight
+        return fn
+    return decorate
+
+def setup(kind):
+    remember("setup", kind)
+
+def remember(key, value):
+    KINDS[key] = value
+
+class Plugin:
+    def __init_subclass__(cls, weight=1):
+        WEIGHTS[cls.__name__] = weight
+
+@register(2)
+def scale(x):
+    return x
+
+class Doubler(Plugin, weight=2):
+    pass
+
+setup("fast")
+
+@durable.step
+def target(x):
+    return x * WEIGHTS["scale"] * WEIGHTS["Doubler"], KINDS["setup"]
+"""
 # Values that differ from process to process, read by a binding statement:
 # the statement counts, never the value (else no run could be resumed).
 FROM_THE_CLOCK = """
@@ -461,6 +496,24 @@ FOLLOWED = [
         CHANGED_BY_A_BOUND_CALL,
         CHANGED_BY_A_BOUND_CALL.replace("append(5)", "append(6)"),
         "helper MOD.fill changed",
+    ),
+    Case(
+        "filled-by-a-decorator-argument",
+        FILLED_BY_CALLS,
+        FILLED_BY_CALLS.replace("@register(2)", "@register(3)"),
+        "global WEIGHTS changed",
+    ),
+    Case(
+        "filled-by-a-class-keyword",
+        FILLED_BY_CALLS,
+        FILLED_BY_CALLS.replace("weight=2)", "weight=3)"),
+        "global WEIGHTS changed",
+    ),
+    Case(
+        "filled-by-a-call-of-a-function-that-changes-it",
+        FILLED_BY_CALLS,
+        FILLED_BY_CALLS.replace('setup("fast")', 'setup("slow")'),
+        "global KINDS changed",
     ),
     Case(
         "changed-through-an-alias",

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from .inplace import BLOCKS, MUTATORS, called, roots, with_holders
+from .inplace import BLOCKS, MUTATORS, called, roots, with_callers, with_holders
 from .source import Source, parse, runs_this_source, source_of, stale_source
 from .witness import witnessed
 
@@ -106,6 +106,7 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
     for node, names in _module_level(body, readers):
         for n in dict.fromkeys(names):
             index.setdefault(n, []).append(node)
+    with_callers(index, body)
     with_holders(index, body, readers)
     return index
 

@@ -73,6 +73,73 @@ def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: froz
         index[source] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
 
 
+def with_callers(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
+    """Add to each name's statements in `index` the module-level statements
+    that call a function, or make or subclass a class, whose statements
+    change it in place (`setup("fast")`, `@register(2)` on a `def`,
+    `class Doubler(Plugin, weight=2)`), in turn: their arguments decide
+    what it holds as much as the function's code does."""
+    callees: dict[int, set[str]] | None = None
+    for name, stmts in index.items():
+        doers = {s.name for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
+        if not doers:
+            continue
+        callees = callees if callees is not None else {id(s): _callees(s) for s in body}
+        known = {id(s) for s in stmts}
+        while doers:
+            found = [s for s in body if id(s) not in known and not doers.isdisjoint(callees[id(s)])]
+            known.update(id(s) for s in found)
+            stmts += found
+            doers = {s.name for s in found if isinstance(s, _DEFS) and _doer(s)}
+        stmts.sort(key=lambda s: getattr(s, "lineno", 0))
+
+
+def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """A function or class whose calls count for what it changes: not a
+    step or workflow (`@durable.step`, `@workflow(...)`), whose changes are
+    the program's state as it runs (a step filling `RESULTS`)."""
+    for deco in stmt.decorator_list:
+        deco = deco.func if isinstance(deco, ast.Call) else deco
+        named = deco.attr if isinstance(deco, ast.Attribute) else getattr(deco, "id", None)
+        if named in ("step", "workflow"):
+            return False
+    return True
+
+
+def _callees(stmt: ast.AST) -> set[str]:
+    """The names a statement calls, as decorators or bases too (`f(...)`,
+    `@f`, `@f(...)`, `class C(Base)`), in the bodies of its functions too.
+    None for a statement that reads a name it binds itself (`out = run();
+    print(out)` in an `if __name__ == "__main__":` block): what it reads
+    would differ while it runs and after, and make a run look changed."""
+    if _reads_own(stmt):
+        return set()
+    names = {n.func.id for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    for node in ast.walk(stmt):
+        if isinstance(node, _DEFS):
+            names.update(d.id for d in node.decorator_list if isinstance(d, ast.Name))
+        if isinstance(node, ast.ClassDef):
+            names.update(b.id for b in node.bases if isinstance(b, ast.Name))
+    return names
+
+
+def _reads_own(stmt: ast.AST) -> bool:
+    """Whether a statement reads a name it binds, outside the functions and
+    classes it defines (their locals are theirs)."""
+    stored: set[str] = set()
+    loaded: set[str] = set()
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+        if isinstance(node, _DEFS):
+            todo += [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
+        else:
+            todo += ast.iter_child_nodes(node)
+    return not stored.isdisjoint(loaded)
+
+
 def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
     """Names a module-level statement changes in place: `X[k] = v`, `X.a =
     v`, `X += [v]`, `X.append(v)`, `fill(X)`."""
