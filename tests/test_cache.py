@@ -401,6 +401,29 @@ def test_a_date_index_with_another_frequency_is_another_call() -> None:
     assert CALLS["later"] == 2
 
 
+def test_a_multiindex_with_other_levels_is_another_call() -> None:
+    """A MultiIndex sliced from a longer one keeps the levels it no longer
+    uses (and `levels` may be in any order): the same rows, other
+    `levels`, which the digest left out, so the call was served the
+    longer index's levels."""
+    import pandas as pd
+
+    @durable.step(cache=True)
+    def firsts(index: pd.MultiIndex) -> list[int]:
+        CALLS["firsts"] += 1
+        return list(index.levels[0])
+
+    rows = [(1, "a"), (2, "b")]
+    sliced = pd.MultiIndex.from_tuples([*rows, (3, "c")])[:2]
+    assert firsts(sliced) == [1, 2, 3]
+    assert firsts(pd.MultiIndex.from_tuples(rows)) == [1, 2]  # was [1, 2, 3]
+    unsorted = pd.MultiIndex(levels=[[2, 1], ["a", "b"]], codes=[[1, 0], [0, 1]])
+    assert list(unsorted) == rows
+    assert firsts(unsorted) == [2, 1]
+    assert firsts(pd.MultiIndex.from_tuples(rows)) == [1, 2]  # a hit
+    assert CALLS["firsts"] == 3
+
+
 class Pricer:
     RATE = 2
     SEEN: ClassVar[list[int]] = []

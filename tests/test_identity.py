@@ -164,6 +164,7 @@ def test_content_digests_see_every_difference() -> None:
         (pd.date_range("2024-01-01", periods=2, freq="B"), pd.date_range("2024-01-01", periods=2)),
         (pd.timedelta_range("1D", periods=2), pd.TimedeltaIndex(["1D", "2D"])),
         (pd.date_range("2024-01-01", periods=2), pd.DatetimeIndex(["2024-01-01", "2024-01-02"])),
+        (pd.MultiIndex.from_tuples([(1, 2), (3, 4), (5, 6)])[:2], pd.MultiIndex.from_tuples([(1, 2), (3, 4)])),
         (Point(1, 2.0), Point(1, 2.5)),
         (Point(1, 2.0), Point3(1, 2.0)),
         (Color.RED, Color.BLUE),

@@ -44,8 +44,25 @@ def arrays(v: Any) -> tuple[str, Any] | None:
         return qualname(type(v)), _with_attrs(v, stand_in)
     if _instance(v, pd, "Index"):
         index: tuple[Any, ...] = (_dtype(v.dtype), list(v.names), _pandas_values(v))
-        return qualname(type(v)), index + _frequency(v, pd)
+        return qualname(type(v)), index + _frequency(v, pd) + _levels(v, pd)
     return None
+
+
+def _levels(v: Any, pd: Any) -> tuple[Any, ...]:
+    """A MultiIndex's `levels` when they are not those its rows alone give:
+    a slice keeps the values it no longer uses, and levels built by hand
+    may be in any order (`index.levels[0]` reads them). Nothing otherwise:
+    such an index's digest stays what it was."""
+    if not _instance(v, pd, "MultiIndex"):
+        return ()
+    try:
+        plain = pd.MultiIndex.from_tuples(list(v), names=v.names).levels
+        same = len(plain) == len(v.levels)
+        if same and all(a.equals(b) for a, b in zip(plain, v.levels, strict=True)):
+            return ()
+    except Exception:  # no rows to build it from: count the levels
+        pass
+    return ("levels", [_pandas_values(level) for level in v.levels])
 
 
 def _frequency(v: Any, pd: Any) -> tuple[Any, ...]:
