@@ -573,7 +573,26 @@ FOLLOWED = [
     ),
 ]
 
+# A step that calls a helper filling a list is no statement of that list:
+# the call runs when the step does, not when the module is loaded.
+SIBLINGS = """
+EXECUTED = []
+
+def announce(name):
+    EXECUTED.append(name)
+
+@durable.step
+def other(x):
+    announce("other")
+    return x + 1
+
+@durable.step
+def target(x):
+    announce("target")
+    return x
+"""
 READS_KEPT = [
+    Case("a-sibling-step-edited", SIBLINGS, SIBLINGS.replace("x + 1", "x + 2")),
     Case("derived-from-the-clock", FROM_THE_CLOCK, FROM_THE_CLOCK),
     Case(
         "rebound-in-another-module",

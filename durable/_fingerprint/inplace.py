@@ -8,7 +8,7 @@ CFG["m"]` then `PART.append(2)`, change the dict `CFG` names as much as
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 # Methods that change a list, dict or set in place (not `logging.basicConfig`).
@@ -75,23 +75,32 @@ def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: froz
 
 def with_callers(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
     """Add to each name's statements in `index` the module-level statements
-    that call a function, or make or subclass a class, whose statements
-    change it in place (`setup("fast")`, `@register(2)` on a `def`,
-    `class Doubler(Plugin, weight=2)`), in turn: their arguments decide
-    what it holds as much as the function's code does."""
-    callees: dict[int, set[str]] | None = None
+    that call, as they run, a function, or make or subclass a class, whose
+    statements change it in place (`setup("fast")`, `@register(2)` on a
+    `def`, `class Doubler(Plugin, weight=2)`), and the functions that call
+    one in their bodies, in turn: their arguments decide what it holds as
+    much as the function's code does. A call in a function's body runs
+    only when that function is called: a step calling `announce(name)`
+    that appends to `EXECUTED` is no statement of `EXECUTED`."""
+    calls: dict[int, tuple[set[str], set[str]]] | None = None
     for name, stmts in index.items():
-        doers = {s.name for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
+        doers = {s.name: s for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
         if not doers:
             continue
-        callees = callees if callees is not None else {id(s): _callees(s) for s in body}
-        known = {id(s) for s in stmts}
-        while doers:
-            found = [s for s in body if id(s) not in known and not doers.isdisjoint(callees[id(s)])]
-            known.update(id(s) for s in found)
-            stmts += found
-            doers = {s.name for s in found if isinstance(s, _DEFS) and _doer(s)}
-        stmts.sort(key=lambda s: getattr(s, "lineno", 0))
+        calls = calls if calls is not None else {id(s): _callees(s) for s in body}
+        grown = True
+        while grown:  # functions calling a doer in their bodies are doers too
+            more = {
+                s.name: s for s in body
+                if isinstance(s, _DEFS) and s.name not in doers and _doer(s)
+                and not doers.keys().isdisjoint(calls[id(s)][1])
+            }  # fmt: skip
+            doers.update(more)
+            grown = bool(more)
+        found = [s for s in body if not doers.keys().isdisjoint(calls[id(s)][0])]
+        if found:
+            merged = {id(s): s for s in [*stmts, *found, *doers.values()]}
+            stmts[:] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
 
 
 def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
@@ -106,38 +115,48 @@ def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
     return True
 
 
-def _callees(stmt: ast.AST) -> set[str]:
-    """The names a statement calls, as decorators or bases too (`f(...)`,
-    `@f`, `@f(...)`, `class C(Base)`), in the bodies of its functions too.
-    None for a statement that reads a name it binds itself (`out = run();
-    print(out)` in an `if __name__ == "__main__":` block): what it reads
-    would differ while it runs and after, and make a run look changed."""
+def _callees(stmt: ast.AST) -> tuple[set[str], set[str]]:
+    """The names a statement calls as it runs, as decorators or bases too
+    (`f(...)`, `@f`, `@f(...)`, `class C(Base)`), and those its functions'
+    bodies call. None run for a statement that reads a name it binds itself
+    (`out = run(); print(out)` in an `if __name__ == "__main__":` block):
+    what it reads differs while it runs and after, which would make a run
+    look changed."""
+    later = _called_names(ast.walk(stmt)) if isinstance(stmt, _DEFS) else set()
     if _reads_own(stmt):
-        return set()
-    names = {n.func.id for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    for node in ast.walk(stmt):
+        return set(), later
+    now = _called_names(_run_now(stmt))
+    for node in _run_now(stmt):
         if isinstance(node, _DEFS):
-            names.update(d.id for d in node.decorator_list if isinstance(d, ast.Name))
+            now.update(d.id for d in node.decorator_list if isinstance(d, ast.Name))
         if isinstance(node, ast.ClassDef):
-            names.update(b.id for b in node.bases if isinstance(b, ast.Name))
-    return names
+            now.update(b.id for b in node.bases if isinstance(b, ast.Name))
+    return now, later
 
 
-def _reads_own(stmt: ast.AST) -> bool:
-    """Whether a statement reads a name it binds, outside the functions and
-    classes it defines (their locals are theirs)."""
-    stored: set[str] = set()
-    loaded: set[str] = set()
+def _called_names(nodes: Iterable[ast.AST]) -> set[str]:
+    return {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def _run_now(stmt: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a statement that run when it runs: not the bodies of the
+    functions and classes it defines, only their decorators and bases."""
     todo = [stmt]
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Name):
-            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+        yield node
         if isinstance(node, _DEFS):
             todo += [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
         else:
             todo += ast.iter_child_nodes(node)
-    return not stored.isdisjoint(loaded)
+
+
+def _reads_own(stmt: ast.AST) -> bool:
+    """Whether a statement reads a name it binds (outside the functions and
+    classes it defines: their locals are theirs)."""
+    names = [n for n in _run_now(stmt) if isinstance(n, ast.Name)]
+    stored = {n.id for n in names if isinstance(n.ctx, ast.Store)}
+    return any(n.id in stored for n in names if not isinstance(n.ctx, ast.Store))
 
 
 def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
