@@ -55,11 +55,11 @@ def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: froz
     place. A name bound to a part that nothing changes (`step =
     durable.step`) adds nothing: its statements say nothing of the object."""
     holders: dict[str, set[str]] = {}
-    changed: set[str] = set()
     for stmt in body:
         for target, source in _aliases(stmt):
             holders.setdefault(source, set()).add(target)
-        changed.update(_changes(stmt, readers))
+    targets = {name for names in holders.values() for name in names}
+    changed = {n for stmt in body for n in _changes(stmt, readers) if n in targets} if targets else set()
     for source in holders:
         seen, todo = {source}, list(holders[source])
         while todo:
