@@ -421,3 +421,25 @@ def test_a_helper_found_through_globals_rebound_after_a_hit_runs_again(
         assert mod.work(1) == mod.work(1) == 3
         assert mod.RUNS == [1, 1]
         fresh(mod)  # the memo agrees with a fingerprint computed from scratch
+
+
+ALIAS_CELLS = [
+    "import durable\nCFG = {'k': 1}",
+    "MODEL = CFG",  # bound to the dict here...
+    "@durable.step\ndef scale(x):\n    return x * CFG['k']\n\n"
+    "@durable.workflow\ndef flow(x):\n    return scale(x)",
+    "print('RESULT', flow.with_options(run_id='r')(3))",
+    "MODEL['k'] = 2",  # ...changed through that name in another cell
+    "try:\n    print('RESULT', flow.with_options(run_id='r')(3))\n"
+    "except durable.DefinitionChangedError as e:\n    print('RESULT refused', 'CFG' in str(e))",
+    "print('RESULT', flow.with_options(run_id='r2')(3))",
+]
+
+
+def test_a_cell_changing_a_global_through_another_name_is_seen(tmp_path: Path) -> None:
+    """`MODEL = CFG` in one cell, `MODEL['k'] = 2` in another: the run
+    called again was answered 3 from its record where running gives 6."""
+    pytest.importorskip("IPython")
+    done = run_cells(tmp_path, ALIAS_CELLS)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
+    assert lines == ["RESULT 3", "RESULT refused True", "RESULT 6"], done.stdout + done.stderr

@@ -14,7 +14,17 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from .inplace import BLOCKS, MUTATORS, called, roots, with_callers, with_holders
+from .inplace import (
+    BLOCKS,
+    MUTATORS,
+    aliases_in,
+    called,
+    changed_in,
+    held_by,
+    roots,
+    with_callers,
+    with_holders,
+)
 from .source import Source, parse, runs_this_source, source_of, stale_source
 from .witness import witnessed
 
@@ -31,13 +41,13 @@ def binding_statements(
     check has just passed)."""
     cells = witnessed(_cells_of, namespace)
     if cells[0] is not None:
-        later: list[ast.AST] = []  # rebinding anything, run after the latest that binds it
-        for text in reversed(cells[0]):
-            index = _binders(text) if isinstance(text, str) else {}
-            found = index.get(name)
-            if found:
-                return [*found, *later]
-            later += index.get(ANY, [])
+        found = _in_cells(name, cells[0])
+        # Bound to its object in one cell, changed in place in another.
+        for held in sorted(held_by(name, *_cell_aliases(tuple(cells[0])))):
+            more = [s for s in _in_cells(held, cells[0]) or [] if all(s is not f for f in found or [])]
+            found = [*(found or []), *more] if more else found
+        if found is not None:
+            return found
     files = [cells[1], checked_file]
     for filename in dict.fromkeys(f for f in files if isinstance(f, str)):
         src = source_of(filename, namespace)
@@ -49,6 +59,32 @@ def binding_statements(
                 raise stale_source(module, filename, module)
             return [*found, *index.get(ANY, [])]
     return None
+
+
+def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
+    """The latest cell's statements that bind `name`, and those run after it
+    that may bind anything."""
+    later: list[ast.AST] = []
+    for text in reversed(cells):
+        index = _binders(text) if isinstance(text, str) else {}
+        found = index.get(name)
+        if found:
+            return [*found, *later]
+        later += index.get(ANY, [])
+    return None
+
+
+@lru_cache(maxsize=64)
+def _cell_aliases(cells: tuple[Any, ...]) -> tuple[dict[str, set[str]], set[str]]:
+    """`inplace.aliases_in` over every cell run so far, and which of those
+    names any cell changes in place: bound in one, changed in another."""
+    bodies = [tree.body for text in cells if isinstance(text, str) for tree in [parse(text).tree] if tree]
+    holders: dict[str, set[str]] = {}
+    for body in bodies:
+        for source, names in aliases_in(body).items():
+            holders.setdefault(source, set()).update(names)
+    targets = {n for names in holders.values() for n in names}
+    return holders, {n for body in bodies for n in changed_in(body, _READERS, targets)}
 
 
 def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:

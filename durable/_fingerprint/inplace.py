@@ -54,23 +54,40 @@ def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: froz
     its object or a part of it, in turn, when one of those is changed in
     place. A name bound to a part that nothing changes (`step =
     durable.step`) adds nothing: its statements say nothing of the object."""
+    holders = aliases_in(body)
+    changed = changed_in(body, readers, {n for names in holders.values() for n in names})
+    for source in holders:
+        seen = {source, *held_by(source, holders, changed)}
+        if len(seen) > 1:
+            merged = {id(s): s for name in sorted(seen) for s in index.get(name, [])}
+            index[source] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
+
+
+def aliases_in(body: list[Any]) -> dict[str, set[str]]:
+    """name -> the names bound to its object or a part of it."""
     holders: dict[str, set[str]] = {}
     for stmt in body:
         for target, source in _aliases(stmt):
             holders.setdefault(source, set()).add(target)
-    targets = {name for names in holders.values() for name in names}
-    changed = {n for stmt in body for n in _changes(stmt, readers) if n in targets} if targets else set()
-    for source in holders:
-        seen, todo = {source}, list(holders[source])
-        while todo:
-            name = todo.pop()
-            if name not in seen:
-                seen.add(name)
-                todo += holders.get(name, ())
-        if changed.isdisjoint(seen - {source}):
-            continue
-        merged = {id(s): s for name in sorted(seen) for s in index.get(name, [])}
-        index[source] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
+    return holders
+
+
+def changed_in(body: list[Any], readers: frozenset[str], names: set[str]) -> set[str]:
+    """Those of `names` that statements of `body` change in place."""
+    return {n for stmt in body for n in _changes(stmt, readers) if n in names} if names else set()
+
+
+def held_by(source: str, holders: dict[str, set[str]], changed: set[str]) -> set[str]:
+    """The names bound to (a part of) `source`'s object, in turn, when one
+    of them is changed in place; else none."""
+    seen, todo = {source}, list(holders.get(source, ()))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += holders.get(name, ())
+    seen.discard(source)
+    return seen if not changed.isdisjoint(seen) else set()
 
 
 def with_callers(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
