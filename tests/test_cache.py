@@ -382,6 +382,48 @@ def test_an_array_in_another_memory_order_is_another_call() -> None:
     assert CALLS["flat"] == 4
 
 
+def test_a_date_index_with_another_frequency_is_another_call() -> None:
+    """A business-day and a calendar-day index of the same Monday and
+    Tuesday: `shift(5)` steps by the frequency, which the digest left out,
+    so the calendar-day call was served the business days' dates."""
+    import pandas as pd
+
+    @durable.step(cache=True)
+    def later(index: pd.DatetimeIndex, n: int) -> list[str]:
+        CALLS["later"] += 1
+        return [str(t.date()) for t in index.shift(n)]
+
+    days = ["2024-01-01", "2024-01-02"]
+    business, calendar = pd.DatetimeIndex(days, freq="B"), pd.DatetimeIndex(days, freq="D")
+    assert later(business, 5) == ["2024-01-08", "2024-01-09"]
+    assert later(calendar, 5) == ["2024-01-06", "2024-01-07"]  # was the business days'
+    assert later(pd.DatetimeIndex(days, freq="D"), 5) == ["2024-01-06", "2024-01-07"]  # a hit
+    assert CALLS["later"] == 2
+
+
+def test_a_multiindex_with_other_levels_is_another_call() -> None:
+    """A MultiIndex sliced from a longer one keeps the levels it no longer
+    uses (and `levels` may be in any order): the same rows, other
+    `levels`, which the digest left out, so the call was served the
+    longer index's levels."""
+    import pandas as pd
+
+    @durable.step(cache=True)
+    def firsts(index: pd.MultiIndex) -> list[int]:
+        CALLS["firsts"] += 1
+        return list(index.levels[0])
+
+    rows = [(1, "a"), (2, "b")]
+    sliced = pd.MultiIndex.from_tuples([*rows, (3, "c")])[:2]
+    assert firsts(sliced) == [1, 2, 3]
+    assert firsts(pd.MultiIndex.from_tuples(rows)) == [1, 2]  # was [1, 2, 3]
+    unsorted = pd.MultiIndex(levels=[[2, 1], ["a", "b"]], codes=[[1, 0], [0, 1]])
+    assert list(unsorted) == rows
+    assert firsts(unsorted) == [2, 1]
+    assert firsts(pd.MultiIndex.from_tuples(rows)) == [1, 2]  # a hit
+    assert CALLS["firsts"] == 3
+
+
 class Pricer:
     RATE = 2
     SEEN: ClassVar[list[int]] = []

@@ -388,3 +388,58 @@ def test_a_method_replaced_at_run_time_counts_by_its_own_code(
         assert fingerprint_function(mod.work.__durable_step__.fn).value != before
     finally:
         sys.modules.pop(name, None)
+
+
+GLOBALS_MODULE = """\
+import durable
+
+RUNS = []
+
+
+def clean_a(x):
+    return x + 1
+
+
+@durable.step(cache=True)
+def work(x, kind="a"):
+    RUNS.append(x)
+    return globals()["clean_" + kind](x)
+"""
+
+
+def test_a_helper_found_through_globals_rebound_after_a_hit_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`globals()[name]` uses the step's module as a whole: a helper rebound
+    there (a notebook cell run again) was served the old helper's entry (2
+    where running gives 3)."""
+    store = f"memory://memo-{uuid.uuid4().hex}"
+    for mod in import_memo_module(tmp_path, monkeypatch, "globs_mod", GLOBALS_MODULE, "g_c", store):
+        assert mod.work(1) == mod.work(1) == 2
+        assert mod.RUNS == [1]
+        monkeypatch.setattr(mod, "clean_a", lambda x: x + 2)
+        assert mod.work(1) == mod.work(1) == 3
+        assert mod.RUNS == [1, 1]
+        fresh(mod)  # the memo agrees with a fingerprint computed from scratch
+
+
+ALIAS_CELLS = [
+    "import durable\nCFG = {'k': 1}",
+    "MODEL = CFG",  # bound to the dict here...
+    "@durable.step\ndef scale(x):\n    return x * CFG['k']\n\n"
+    "@durable.workflow\ndef flow(x):\n    return scale(x)",
+    "print('RESULT', flow.with_options(run_id='r')(3))",
+    "MODEL['k'] = 2",  # ...changed through that name in another cell
+    "try:\n    print('RESULT', flow.with_options(run_id='r')(3))\n"
+    "except durable.DefinitionChangedError as e:\n    print('RESULT refused', 'CFG' in str(e))",
+    "print('RESULT', flow.with_options(run_id='r2')(3))",
+]
+
+
+def test_a_cell_changing_a_global_through_another_name_is_seen(tmp_path: Path) -> None:
+    """`MODEL = CFG` in one cell, `MODEL['k'] = 2` in another: the run
+    called again was answered 3 from its record where running gives 6."""
+    pytest.importorskip("IPython")
+    done = run_cells(tmp_path, ALIAS_CELLS)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
+    assert lines == ["RESULT 3", "RESULT refused True", "RESULT 6"], done.stdout + done.stderr

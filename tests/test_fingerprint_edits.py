@@ -346,6 +346,62 @@ fill(VALUES)
 def target(x):
     return x + sum(VALUES)
 """
+# Changed through another name bound to its object or a part of it, or by a
+# call whose result is bound: `CFG` keeps its own statements as they were.
+THROUGH_AN_ALIAS = """
+import contextlib
+
+CFG = {"k": 1, "m": [1], "n": [1], "w": 1}
+MODEL = CFG
+MODEL["k"] = 2
+PART = CFG["m"]
+PART.append(2)
+for part in CFG.values():
+    if isinstance(part, list):
+        part.append(2)
+with contextlib.nullcontext(CFG) as held:
+    held["w"] = 2
+
+@durable.step
+def target(x):
+    return x + CFG["k"] + sum(CFG["m"]) + sum(CFG["n"]) + CFG["w"]
+"""
+CHANGED_BY_A_BOUND_CALL = PASSED_TO_A_CALL.replace("fill(VALUES)", "filled = fill(VALUES)")
+# Filled by a call of a function that changes it: the call's arguments
+# decide the value (a plugin registry's decorator, a class keyword).
+FILLED_BY_CALLS = """
+WEIGHTS = {}
+KINDS = {}
+
+def register(weight):
+    def decorate(fn):
+        WEIGHTS[fn.__name__] = weight
+        return fn
+    return decorate
+
+def setup(kind):
+    remember("setup", kind)
+
+def remember(key, value):
+    KINDS[key] = value
+
+class Plugin:
+    def __init_subclass__(cls, weight=1):
+        WEIGHTS[cls.__name__] = weight
+
+@register(2)
+def scale(x):
+    return x
+
+class Doubler(Plugin, weight=2):
+    pass
+
+setup("fast")
+
+@durable.step
+def target(x):
+    return x * WEIGHTS["scale"] * WEIGHTS["Doubler"], KINDS["setup"]
+"""
 # Values that differ from process to process, read by a binding statement:
 # the statement counts, never the value (else no run could be resumed).
 FROM_THE_CLOCK = """
@@ -436,6 +492,54 @@ FOLLOWED = [
         "helper MOD.fill changed",  # `fill(VALUES)` binds VALUES: what it reads counts
     ),
     Case(
+        "passed-to-a-call-bound-to-a-name",
+        CHANGED_BY_A_BOUND_CALL,
+        CHANGED_BY_A_BOUND_CALL.replace("append(5)", "append(6)"),
+        "helper MOD.fill changed",
+    ),
+    Case(
+        "filled-by-a-decorator-argument",
+        FILLED_BY_CALLS,
+        FILLED_BY_CALLS.replace("@register(2)", "@register(3)"),
+        "global WEIGHTS changed",
+    ),
+    Case(
+        "filled-by-a-class-keyword",
+        FILLED_BY_CALLS,
+        FILLED_BY_CALLS.replace("weight=2)", "weight=3)"),
+        "global WEIGHTS changed",
+    ),
+    Case(
+        "filled-by-a-call-of-a-function-that-changes-it",
+        FILLED_BY_CALLS,
+        FILLED_BY_CALLS.replace('setup("fast")', 'setup("slow")'),
+        "global KINDS changed",
+    ),
+    Case(
+        "changed-through-an-alias",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace('MODEL["k"] = 2', 'MODEL["k"] = 3'),
+        "global CFG changed",
+    ),
+    Case(
+        "changed-through-a-part",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace("PART.append(2)", "PART.append(3)"),
+        "global CFG changed",
+    ),
+    Case(
+        "changed-through-a-loop-variable",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace("part.append(2)", "part.append(3)"),
+        "global CFG changed",
+    ),
+    Case(
+        "changed-through-a-with-target",
+        THROUGH_AN_ALIAS,
+        THROUGH_AN_ALIAS.replace('held["w"] = 2', 'held["w"] = 3'),
+        "global CFG changed",
+    ),
+    Case(
         "passed-to-its-own-print",
         OWN_PRINT,
         OWN_PRINT.replace("append(5)", "append(6)"),
@@ -469,7 +573,26 @@ FOLLOWED = [
     ),
 ]
 
+# A step that calls a helper filling a list is no statement of that list:
+# the call runs when the step does, not when the module is loaded.
+SIBLINGS = """
+EXECUTED = []
+
+def announce(name):
+    EXECUTED.append(name)
+
+@durable.step
+def other(x):
+    announce("other")
+    return x + 1
+
+@durable.step
+def target(x):
+    announce("target")
+    return x
+"""
 READS_KEPT = [
+    Case("a-sibling-step-edited", SIBLINGS, SIBLINGS.replace("x + 1", "x + 2")),
     Case("derived-from-the-clock", FROM_THE_CLOCK, FROM_THE_CLOCK),
     Case(
         "rebound-in-another-module",

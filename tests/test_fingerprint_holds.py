@@ -103,6 +103,28 @@ lookup = make({"a": 1})
         ("helpers.py", "x + 1", "x + 2"),
         "helper helpers.clean_a changed",
     ),
+    # `globals()` and `eval` reach any name of the step's own module: a
+    # lookup by a string built at run time, as `getattr(helpers, ...)`.
+    "own-module-through-globals": (
+        {
+            "flow.py": FLOW.format(
+                header="def clean_a(x):\n    return x + 1\n",
+                first=STEP.format(body="globals()['clean_' + 'a'](1)"),
+            )
+        },
+        ("flow.py", "x + 1", "x + 2"),
+        "helper flow.clean_a changed",
+    ),
+    "own-module-through-eval": (
+        {
+            "flow.py": FLOW.format(
+                header="def clean_a(x):\n    return x + 1\n",
+                first=STEP.format(body="eval('clean_' + 'a(1)')"),
+            )
+        },
+        ("flow.py", "x + 1", "x + 2"),
+        "helper flow.clean_a changed",
+    ),
     "functions-an-object-holds": (
         {
             "plugins.py": """

@@ -24,8 +24,8 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._fingerprint.reach import module_label
 from .._storage import codec
+from .arrays import arrays, qualname
 from .code import class_stamp, function_stamp
 from .redact import NeverWritten
 
@@ -43,7 +43,7 @@ def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
     """A kind and a stand-in value made of things the walk knows; with
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
-        found = _arrays(v) or _described(v)
+        found = arrays(v) or _described(v)
         if found is None:
             found = _reduced(v)
             if not found[0].startswith("global:"):  # its class is in it: walked as a type
@@ -52,9 +52,9 @@ def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
     except Undigestable:
         raise
     except NeverWritten as e:  # a closure that captured a secret, pickled for its code
-        raise Secret(f"{_qualname(type(v))}: {e}") from None
+        raise Secret(f"{qualname(type(v))}: {e}") from None
     except Exception as e:  # a property, __reduce_ex__ or tobytes that fails: no digest
-        raise Undigestable(f"{_qualname(type(v))}: {type(e).__name__}: {e}") from None
+        raise Undigestable(f"{qualname(type(v))}: {type(e).__name__}: {e}") from None
 
 
 def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
@@ -73,80 +73,6 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
     return found if stamp is None else (kind, (stand_in, stamp))
 
 
-def _qualname(t: Any) -> str:
-    module = getattr(t, "__module__", None)
-    module = module_label(module) if isinstance(module, str) else "?"
-    return f"{module}.{getattr(t, '__qualname__', repr(t))}"
-
-
-def _arrays(v: Any) -> tuple[str, Any] | None:
-    """numpy and pandas values, when the program imported them (never here)."""
-    np = sys.modules.get("numpy")
-    if np is not None:
-        if type(v) is getattr(np, "ndarray", None):
-            if v.dtype.hasobject:
-                data: Any = v.reshape(-1).tolist()  # the objects themselves, walked
-            else:
-                data = v.tobytes(order="C")
-            stand_in = (v.dtype.str, repr(v.dtype), v.shape, data)
-            return "numpy.ndarray", stand_in + _layout(v)
-        if _instance(v, np, "generic"):  # np.float64(1.0) and friends
-            data = v.tolist() if v.dtype.hasobject else v.tobytes()
-            return _qualname(type(v)), (v.dtype.str, repr(v.dtype), data)
-    pd = sys.modules.get("pandas")
-    if pd is None:
-        return None
-    if _instance(v, pd, "DataFrame"):
-        columns = [_pandas_values(v.iloc[:, i]) for i in range(v.shape[1])]
-        stand_in = (v.columns, v.index, [_dtype(t) for t in v.dtypes], columns)
-        return _qualname(type(v)), _with_attrs(v, stand_in)
-    if _instance(v, pd, "Series"):
-        stand_in = (_dtype(v.dtype), v.name, v.index, _pandas_values(v))
-        return _qualname(type(v)), _with_attrs(v, stand_in)
-    if _instance(v, pd, "Index"):
-        return _qualname(type(v)), (_dtype(v.dtype), list(v.names), _pandas_values(v))
-    return None
-
-
-def _dtype(dtype: Any) -> Any:
-    """A pandas dtype by its repr; a categorical one by all its categories,
-    in order (its repr lists `display.max_seq_items` of them: 100)."""
-    categories = getattr(dtype, "categories", None)
-    if categories is None:
-        return repr(dtype)
-    return (_qualname(type(dtype)), categories, dtype.ordered)
-
-
-def _layout(v: Any) -> tuple[Any, ...]:
-    """How an array that is not C-contiguous lies in memory: the same values
-    in Fortran order (or strided) give other results to `ravel(order="A")`,
-    `tobytes(order="A")` or `np.save`, so they are another argument. (Nothing
-    for a C-contiguous array: its digest stays what it was.)"""
-    if v.flags.c_contiguous:
-        return ()
-    by_stride = sorted(range(v.ndim), key=lambda axis: abs(v.strides[axis]))
-    return ("layout", bool(v.flags.f_contiguous), by_stride, [s < 0 for s in v.strides])
-
-
-def _instance(v: Any, module: Any, name: str) -> bool:
-    # getattr: a module still being imported may lack the class yet.
-    cls = getattr(module, name, None)
-    return isinstance(cls, type) and isinstance(v, cls)
-
-
-def _with_attrs(v: Any, stand_in: tuple[Any, ...]) -> tuple[Any, ...]:
-    """`df.attrs`, metadata a step may read, when there is any."""
-    return (*stand_in, dict(v.attrs)) if v.attrs else stand_in
-
-
-def _pandas_values(v: Any) -> Any:
-    np = sys.modules["numpy"]  # pandas imports it
-    if isinstance(v.dtype, np.dtype):
-        return v.to_numpy()
-    # Extension dtypes (nullable ints, categoricals, strings): keep pd.NA as itself.
-    return v.array.to_numpy(dtype=object)
-
-
 # Types whose repr is exact (the value, and the timezone where there is one,
 # when that is a `datetime.timezone` or a `zoneinfo.ZoneInfo`): these very
 # types only. A subclass may hold state of its own, or a repr of its own.
@@ -162,10 +88,10 @@ _REPR_BASES += (datetime.tzinfo, decimal.Decimal, uuid.UUID, pathlib.PurePath)
 
 def _described(v: Any) -> tuple[str, Any] | None:
     t = type(v)
-    name = _qualname(t)
+    name = qualname(t)
     # `list[int]` passes for a type on Python 3.10: reduced, as later Pythons do.
     if isinstance(v, type) and not isinstance(v, types.GenericAlias):
-        return "type", _qualname(v)
+        return "type", qualname(v)
     if isinstance(v, types.ModuleType):
         return "module", v.__name__
     if isinstance(v, types.FunctionType):
@@ -307,14 +233,14 @@ def _function(fn: types.FunctionType) -> tuple[str, Any]:
     for part in fn.__qualname__.split("."):
         owner = getattr(owner, part, None)
     if owner is fn:
-        return "function", _qualname(fn)
+        return "function", qualname(fn)
     return "code", codec.dumps_callable(fn)
 
 
 def _reduced(v: Any) -> tuple[str, Any]:
     """Type and pickled state, as `pickle` sees it, walked by this module (so
     that a set or a float in the state is digested canonically too)."""
-    name = _qualname(type(v))
+    name = qualname(type(v))
     # As pickle reduces it: by a reducer registered with `copyreg` (a ufunc, a regex) first.
     reducer = copyreg.dispatch_table.get(type(v))
     reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)

@@ -14,6 +14,17 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .inplace import (
+    BLOCKS,
+    MUTATORS,
+    aliases_in,
+    called,
+    changed_in,
+    held_by,
+    roots,
+    with_callers,
+    with_holders,
+)
 from .source import Source, parse, runs_this_source, source_of, stale_source
 from .witness import witnessed
 
@@ -30,13 +41,13 @@ def binding_statements(
     check has just passed)."""
     cells = witnessed(_cells_of, namespace)
     if cells[0] is not None:
-        later: list[ast.AST] = []  # rebinding anything, run after the latest that binds it
-        for text in reversed(cells[0]):
-            index = _binders(text) if isinstance(text, str) else {}
-            found = index.get(name)
-            if found:
-                return [*found, *later]
-            later += index.get(ANY, [])
+        found = _in_cells(name, cells[0])
+        # Bound to its object in one cell, changed in place in another.
+        for held in sorted(held_by(name, *_cell_aliases(tuple(cells[0])))):
+            more = [s for s in _in_cells(held, cells[0]) or [] if all(s is not f for f in found or [])]
+            found = [*(found or []), *more] if more else found
+        if found is not None:
+            return found
     files = [cells[1], checked_file]
     for filename in dict.fromkeys(f for f in files if isinstance(f, str)):
         src = source_of(filename, namespace)
@@ -48,6 +59,32 @@ def binding_statements(
                 raise stale_source(module, filename, module)
             return [*found, *index.get(ANY, [])]
     return None
+
+
+def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
+    """The latest cell's statements that bind `name`, and those run after it
+    that may bind anything."""
+    later: list[ast.AST] = []
+    for text in reversed(cells):
+        index = _binders(text) if isinstance(text, str) else {}
+        found = index.get(name)
+        if found:
+            return [*found, *later]
+        later += index.get(ANY, [])
+    return None
+
+
+@lru_cache(maxsize=64)
+def _cell_aliases(cells: tuple[Any, ...]) -> tuple[dict[str, set[str]], set[str]]:
+    """`inplace.aliases_in` over every cell run so far, and which of those
+    names any cell changes in place: bound in one, changed in another."""
+    bodies = [tree.body for text in cells if isinstance(text, str) for tree in [parse(text).tree] if tree]
+    holders: dict[str, set[str]] = {}
+    for body in bodies:
+        for source, names in aliases_in(body).items():
+            holders.setdefault(source, set()).update(names)
+    targets = {n for names in holders.values() for n in names}
+    return holders, {n for body in bodies for n in changed_in(body, _READERS, targets)}
 
 
 def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
@@ -105,14 +142,11 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
     for node, names in _module_level(body, readers):
         for n in dict.fromkeys(names):
             index.setdefault(n, []).append(node)
+    with_callers(index, body)
+    with_holders(index, body, readers)
     return index
 
 
-# Methods that change a list, dict or set in place (not `logging.basicConfig`).
-_MUTATORS = frozenset(
-    "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
-)
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # Builtins (and IPython's `display`) that only look at what they are given:
 # `print(RESULTS)` in a notebook cell changes nothing a step reads, and must
 # not make the run look changed. Not those that consume an iterator
@@ -145,7 +179,7 @@ def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
         return
     yield from _bound_by(stmt, readers)
     yield from (s.target.id for s in ast.walk(stmt) if isinstance(s, ast.NamedExpr))  # `:=`
-    for block in _BLOCKS:
+    for block in BLOCKS:
         inner = getattr(stmt, block, None)
         if isinstance(inner, list):
             for sub in inner:
@@ -171,49 +205,37 @@ def _changed_in_place(node: ast.AST) -> Iterator[str]:
         elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)):
             targets = [sub.target]
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-            targets = [sub.func] if sub.func.attr in _MUTATORS else []
+            targets = [sub.func] if sub.func.attr in MUTATORS else []
         else:
             continue
         for target in targets:
             if isinstance(target, (ast.Subscript, ast.Attribute)):
-                yield from (n for n in _roots(target) if n not in own)
+                yield from (n for n in roots(target) if n not in own)
 
 
 def _bound_by(stmt: Any, readers: frozenset[str]) -> list[str]:
     """The names one simple statement binds or changes; `from m import *`
     is indexed under "*" (the names it binds are the other module's)."""
-    if isinstance(stmt, (ast.Assign, ast.Delete)):
-        return [n for t in stmt.targets for n in _roots(t)]
-    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        return _roots(stmt.target)
+    if isinstance(stmt, ast.Delete):
+        return [n for t in stmt.targets for n in roots(t)]
+    if isinstance(stmt, ast.Assign):
+        return [n for t in stmt.targets for n in roots(t)] + called(stmt.value, readers)
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        return roots(stmt.target) + called(stmt.value, readers)
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return roots(stmt.target) + called(stmt.iter, readers)
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return [_import_binds(a) for a in stmt.names]
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [n for i in stmt.items if i.optional_vars for n in _roots(i.optional_vars)]
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        call = stmt.value  # `SEEN.append(1)`, `CFG.update(...)`, `fill(VALUES)`
-        given = (*call.args, *(k.value for k in call.keywords))
-        shows = isinstance(call.func, ast.Name) and call.func.id in readers
-        names = [] if shows else [arg.id for arg in given if isinstance(arg, ast.Name)]
-        if isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS:
-            names += _roots(call.func.value)
-        return names
+        names = [n for i in stmt.items if i.optional_vars for n in roots(i.optional_vars)]
+        return names + [n for i in stmt.items for n in called(i.context_expr, readers)]
+    if isinstance(stmt, ast.Expr):
+        return called(stmt.value, readers)
     return []
 
 
 def _import_binds(alias: ast.alias) -> str:
     return alias.asname or alias.name.partition(".")[0]  # "*" stays "*"
-
-
-def _roots(target: ast.AST) -> list[str]:
-    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`: the names whose value changes."""
-    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
-        target = target.value
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in _roots(e)]
-    return []
 
 
 # ---------------------------------------------------------------- is it the running code?

@@ -17,8 +17,9 @@ import importlib.util
 import os
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
+from typing import Any
 
 from .reach import _MISSING, _is_user_file, code_objects
 
@@ -52,6 +53,22 @@ def import_user_module(name: str) -> object:
         return importlib.import_module(name)
     except Exception:  # the body will raise it when it runs; nothing to follow now
         return _MISSING
+
+
+# Builtins through which a function reads any global of its own module by a
+# string built at run time (`globals()[name]`, `eval(text)`).
+WHOLE_MODULE = frozenset({"globals", "eval", "exec"})
+
+
+def own_module(namespace: Mapping[str, Any], builtins: frozenset[str]) -> object:
+    """The module whose namespace a function's globals are (a notebook's
+    `__main__` too), when it calls one of those `builtins` (of `WHOLE_MODULE`)
+    that its module does not shadow; else `_MISSING`."""
+    if all(n in namespace for n in builtins):
+        return _MISSING
+    name = namespace.get("__name__")
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    return module if module is not None and vars(module) is namespace else _MISSING
 
 
 def user_module(module: types.ModuleType) -> bool:

@@ -37,7 +37,14 @@ from .holds import (
     names_bound_to,
     user_class,
 )
-from .imports import absolute, import_user_module, imported_value, user_module
+from .imports import (
+    WHOLE_MODULE,
+    absolute,
+    import_user_module,
+    imported_value,
+    own_module,
+    user_module,
+)
 from .kept import kept_state
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
@@ -104,6 +111,9 @@ def read_names(
         if path not in done:
             done.add(path)
             _count(path, obj, scope, _rebound(path, scope, module, rebound), out)
+    own = witnessed(own_module, globs, names & WHOLE_MODULE) if names & WHOLE_MODULE else None
+    if isinstance(own, types.ModuleType):  # `globals()[name]`, `eval(text)`
+        _whole_module("globals()", own, out)
 
 
 def _rebound(path: tuple[str, ...], scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
@@ -143,16 +153,20 @@ def _count(
         if scope.user and witnessed(holds_by_type_only, obj):  # `s1 = make_step([1, 2])`
             out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
-        # Used as a whole (`getattr(helpers, name)`): any of it may run.
-        out.reached.extend(witnessed(module_callables, obj))
-        witnessed(module_class_code, obj)  # its classes' running code, besides its text
-        found = module_statements(vars(obj))
-        whole = witnessed(fallback_tokens, obj) if found is None else map(node_hash, found)
-        out.parts["module:" + key] = hash_tokens(whole)
+        _whole_module(key, obj, out)  # `getattr(helpers, name)`
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
             out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
+
+
+def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
+    """A module used as a whole, not only through names: any of it may run."""
+    out.reached.extend(witnessed(module_callables, module))
+    witnessed(module_class_code, module)  # its classes' running code, besides its text
+    found = module_statements(vars(module))
+    whole = witnessed(fallback_tokens, module) if found is None else map(node_hash, found)
+    out.parts["module:" + key] = hash_tokens(whole)
 
 
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:

@@ -1,0 +1,115 @@
+"""numpy and pandas values, digested by content (`content`): dtype, shape,
+layout, index (with its frequency) and bytes. Duck-typed: looked at only
+when the program imported them; durable never imports either."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .._fingerprint.reach import module_label
+
+
+def qualname(t: Any) -> str:
+    """`module.Qualname` of a type, its module as a fingerprint names it
+    (a script's by the script's name): what every content digest is kinded by."""
+    module = getattr(t, "__module__", None)
+    module = module_label(module) if isinstance(module, str) else "?"
+    return f"{module}.{getattr(t, '__qualname__', repr(t))}"
+
+
+def arrays(v: Any) -> tuple[str, Any] | None:
+    """numpy and pandas values, when the program imported them (never here)."""
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if type(v) is getattr(np, "ndarray", None):
+            if v.dtype.hasobject:
+                data: Any = v.reshape(-1).tolist()  # the objects themselves, walked
+            else:
+                data = v.tobytes(order="C")
+            stand_in = (v.dtype.str, repr(v.dtype), v.shape, data)
+            return "numpy.ndarray", stand_in + _layout(v)
+        if _instance(v, np, "generic"):  # np.float64(1.0) and friends
+            data = v.tolist() if v.dtype.hasobject else v.tobytes()
+            return qualname(type(v)), (v.dtype.str, repr(v.dtype), data)
+    pd = sys.modules.get("pandas")
+    if pd is None:
+        return None
+    if _instance(v, pd, "DataFrame"):
+        columns = [_pandas_values(v.iloc[:, i]) for i in range(v.shape[1])]
+        stand_in = (v.columns, v.index, [_dtype(t) for t in v.dtypes], columns)
+        return qualname(type(v)), _with_attrs(v, stand_in)
+    if _instance(v, pd, "Series"):
+        stand_in = (_dtype(v.dtype), v.name, v.index, _pandas_values(v))
+        return qualname(type(v)), _with_attrs(v, stand_in)
+    if _instance(v, pd, "Index"):
+        index: tuple[Any, ...] = (_dtype(v.dtype), list(v.names), _pandas_values(v))
+        return qualname(type(v)), index + _frequency(v, pd) + _levels(v, pd)
+    return None
+
+
+def _levels(v: Any, pd: Any) -> tuple[Any, ...]:
+    """A MultiIndex's `levels` when they are not those its rows alone give:
+    a slice keeps the values it no longer uses, and levels built by hand
+    may be in any order (`index.levels[0]` reads them). Nothing otherwise:
+    such an index's digest stays what it was."""
+    if not _instance(v, pd, "MultiIndex"):
+        return ()
+    try:
+        plain = pd.MultiIndex.from_tuples(list(v), names=v.names).levels
+        same = len(plain) == len(v.levels)
+        if same and all(a.equals(b) for a, b in zip(plain, v.levels, strict=True)):
+            return ()
+    except Exception:  # no rows to build it from: count the levels
+        pass
+    return ("levels", [_pandas_values(level) for level in v.levels])
+
+
+def _frequency(v: Any, pd: Any) -> tuple[Any, ...]:
+    """The frequency a DatetimeIndex or TimedeltaIndex keeps beside its
+    values: `shift(n)` and `asfreq` step by it, and business days ('B') and
+    calendar days ('D') hold the same Monday and Tuesday. The offset counts
+    by content (a custom business day's holidays too). Nothing when there
+    is none: such an index's digest stays what it was."""
+    if not (_instance(v, pd, "DatetimeIndex") or _instance(v, pd, "TimedeltaIndex")):
+        return ()
+    return () if v.freq is None else ("freq", v.freq)
+
+
+def _dtype(dtype: Any) -> Any:
+    """A pandas dtype by its repr; a categorical one by all its categories,
+    in order (its repr lists `display.max_seq_items` of them: 100)."""
+    categories = getattr(dtype, "categories", None)
+    if categories is None:
+        return repr(dtype)
+    return (qualname(type(dtype)), categories, dtype.ordered)
+
+
+def _layout(v: Any) -> tuple[Any, ...]:
+    """How an array that is not C-contiguous lies in memory: the same values
+    in Fortran order (or strided) give other results to `ravel(order="A")`,
+    `tobytes(order="A")` or `np.save`, so they are another argument. (Nothing
+    for a C-contiguous array: its digest stays what it was.)"""
+    if v.flags.c_contiguous:
+        return ()
+    by_stride = sorted(range(v.ndim), key=lambda axis: abs(v.strides[axis]))
+    return ("layout", bool(v.flags.f_contiguous), by_stride, [s < 0 for s in v.strides])
+
+
+def _instance(v: Any, module: Any, name: str) -> bool:
+    # getattr: a module still being imported may lack the class yet.
+    cls = getattr(module, name, None)
+    return isinstance(cls, type) and isinstance(v, cls)
+
+
+def _with_attrs(v: Any, stand_in: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`df.attrs`, metadata a step may read, when there is any."""
+    return (*stand_in, dict(v.attrs)) if v.attrs else stand_in
+
+
+def _pandas_values(v: Any) -> Any:
+    np = sys.modules["numpy"]  # pandas imports it
+    if isinstance(v.dtype, np.dtype):
+        return v.to_numpy()
+    # Extension dtypes (nullable ints, categoricals, strings): keep pd.NA as itself.
+    return v.array.to_numpy(dtype=object)

@@ -1,0 +1,227 @@
+"""How module-level statements change an object in place, through its own
+name or through another bound to it (`bindings` indexes the statements).
+
+Pure standard library. `MODEL = CFG` then `MODEL["k"] = 2`, or `PART =
+CFG["m"]` then `PART.append(2)`, change the dict `CFG` names as much as
+`CFG["k"] = 2` does: those statements count for `CFG` too."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+# Methods that change a list, dict or set in place (not `logging.basicConfig`).
+MUTATORS = frozenset(
+    "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
+)
+BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+# Methods that return a part of their object, not a copy.
+_PARTS = frozenset({"get", "setdefault", "values", "items"})
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def roots(target: ast.AST) -> list[str]:
+    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`: the names whose value changes."""
+    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
+        target = target.value
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in roots(e)]
+    return []
+
+
+def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
+    """Names the calls in `expr` may change: a name passed to a call
+    (`fill(VALUES)`, `filled = fill(VALUES)`), unless the call only shows
+    it (one of `readers`: `print`), and the object of a changing method
+    (`SEEN.append(1)`, `last = SEEN.pop()`)."""
+    names: list[str] = []
+    for call in ast.walk(expr) if expr is not None else ():
+        if not isinstance(call, ast.Call):
+            continue
+        if not (isinstance(call.func, ast.Name) and call.func.id in readers):
+            given = (*call.args, *(k.value for k in call.keywords))
+            names += [arg.id for arg in given if isinstance(arg, ast.Name)]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
+            names += roots(call.func.value)
+    return names
+
+
+def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: frozenset[str]) -> None:
+    """Add to each name's statements in `index` those of every name bound to
+    its object or a part of it, in turn, when one of those is changed in
+    place. A name bound to a part that nothing changes (`step =
+    durable.step`) adds nothing: its statements say nothing of the object."""
+    holders = aliases_in(body)
+    changed = changed_in(body, readers, {n for names in holders.values() for n in names})
+    for source in holders:
+        seen = {source, *held_by(source, holders, changed)}
+        if len(seen) > 1:
+            merged = {id(s): s for name in sorted(seen) for s in index.get(name, [])}
+            index[source] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
+
+
+def aliases_in(body: list[Any]) -> dict[str, set[str]]:
+    """name -> the names bound to its object or a part of it."""
+    holders: dict[str, set[str]] = {}
+    for stmt in body:
+        for target, source in _aliases(stmt):
+            holders.setdefault(source, set()).add(target)
+    return holders
+
+
+def changed_in(body: list[Any], readers: frozenset[str], names: set[str]) -> set[str]:
+    """Those of `names` that statements of `body` change in place."""
+    return {n for stmt in body for n in _changes(stmt, readers) if n in names} if names else set()
+
+
+def held_by(source: str, holders: dict[str, set[str]], changed: set[str]) -> set[str]:
+    """The names bound to (a part of) `source`'s object, in turn, when one
+    of them is changed in place; else none."""
+    seen, todo = {source}, list(holders.get(source, ()))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += holders.get(name, ())
+    seen.discard(source)
+    return seen if not changed.isdisjoint(seen) else set()
+
+
+def with_callers(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
+    """Add to each name's statements in `index` the module-level statements
+    that call, as they run, a function, or make or subclass a class, whose
+    statements change it in place (`setup("fast")`, `@register(2)` on a
+    `def`, `class Doubler(Plugin, weight=2)`), and the functions that call
+    one in their bodies, in turn: their arguments decide what it holds as
+    much as the function's code does. A call in a function's body runs
+    only when that function is called: a step calling `announce(name)`
+    that appends to `EXECUTED` is no statement of `EXECUTED`."""
+    calls: dict[int, tuple[set[str], set[str]]] | None = None
+    for name, stmts in index.items():
+        doers = {s.name: s for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
+        if not doers:
+            continue
+        calls = calls if calls is not None else {id(s): _callees(s) for s in body}
+        grown = True
+        while grown:  # functions calling a doer in their bodies are doers too
+            more = {
+                s.name: s for s in body
+                if isinstance(s, _DEFS) and s.name not in doers and _doer(s)
+                and not doers.keys().isdisjoint(calls[id(s)][1])
+            }  # fmt: skip
+            doers.update(more)
+            grown = bool(more)
+        found = [s for s in body if not doers.keys().isdisjoint(calls[id(s)][0])]
+        if found:
+            merged = {id(s): s for s in [*stmts, *found, *doers.values()]}
+            stmts[:] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
+
+
+def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """A function or class whose calls count for what it changes: not a
+    step or workflow (`@durable.step`, `@workflow(...)`), whose changes are
+    the program's state as it runs (a step filling `RESULTS`)."""
+    for deco in stmt.decorator_list:
+        deco = deco.func if isinstance(deco, ast.Call) else deco
+        named = deco.attr if isinstance(deco, ast.Attribute) else getattr(deco, "id", None)
+        if named in ("step", "workflow"):
+            return False
+    return True
+
+
+def _callees(stmt: ast.AST) -> tuple[set[str], set[str]]:
+    """The names a statement calls as it runs, as decorators or bases too
+    (`f(...)`, `@f`, `@f(...)`, `class C(Base)`), and those its functions'
+    bodies call. None run for a statement that reads a name it binds itself
+    (`out = run(); print(out)` in an `if __name__ == "__main__":` block):
+    what it reads differs while it runs and after, which would make a run
+    look changed."""
+    later = _called_names(ast.walk(stmt)) if isinstance(stmt, _DEFS) else set()
+    if _reads_own(stmt):
+        return set(), later
+    now = _called_names(_run_now(stmt))
+    for node in _run_now(stmt):
+        if isinstance(node, _DEFS):
+            now.update(d.id for d in node.decorator_list if isinstance(d, ast.Name))
+        if isinstance(node, ast.ClassDef):
+            now.update(b.id for b in node.bases if isinstance(b, ast.Name))
+    return now, later
+
+
+def _called_names(nodes: Iterable[ast.AST]) -> set[str]:
+    return {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def _run_now(stmt: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a statement that run when it runs: not the bodies of the
+    functions and classes it defines, only their decorators and bases."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, _DEFS):
+            todo += [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
+        else:
+            todo += ast.iter_child_nodes(node)
+
+
+def _reads_own(stmt: ast.AST) -> bool:
+    """Whether a statement reads a name it binds (outside the functions and
+    classes it defines: their locals are theirs)."""
+    names = [n for n in _run_now(stmt) if isinstance(n, ast.Name)]
+    stored = {n.id for n in names if isinstance(n.ctx, ast.Store)}
+    return any(n.id in stored for n in names if not isinstance(n.ctx, ast.Store))
+
+
+def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
+    """Names a module-level statement changes in place: `X[k] = v`, `X.a =
+    v`, `X += [v]`, `X.append(v)`, `fill(X)`."""
+    yield from called(stmt, readers)
+    for node in ast.walk(stmt):
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+        elif isinstance(node, ast.AugAssign):
+            targets = [node.target]  # `PART += [2]` extends the list in place
+        elif isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
+            targets = [node.target]
+        for target in targets:
+            yield from roots(target)
+
+
+def _aliases(stmt: Any) -> Iterator[tuple[str, str]]:
+    """(name, name whose object it is bound to, or to a part of) for each
+    module-level assignment, `for` and `with` target, in blocks too."""
+    pairs: list[tuple[Any, ast.AST]] = []
+    if isinstance(stmt, ast.Assign):
+        pairs = [(t, stmt.value) for t in stmt.targets]
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        pairs = [(stmt.target, stmt.value)]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        pairs = [(stmt.target, stmt.iter)]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        pairs = [(i.optional_vars, i.context_expr) for i in stmt.items if i.optional_vars]
+    for target, value in pairs:
+        for source in _held(value):
+            yield from ((name, source) for name in roots(target) if name != source)
+    if not isinstance(stmt, _DEFS):
+        for block in BLOCKS:
+            for sub in getattr(stmt, block, None) or ():
+                yield from _aliases(sub)
+
+
+def _held(value: ast.AST) -> list[str]:
+    """Names whose object `value` is, or holds a part of: `CFG`, `CFG["m"]`,
+    `CFG.m`, `CFG.get("m")`, `[CFG, OTHER]`."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return _held(value.func.value) if value.func.attr in _PARTS else []
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return [n for e in value.elts for n in _held(e)]
+    if isinstance(value, ast.Dict):
+        return [n for e in value.values if e is not None for n in _held(e)]
+    if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
+        return _held(value.value)
+    return [value.id] if isinstance(value, ast.Name) else []
