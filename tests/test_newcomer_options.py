@@ -1,0 +1,168 @@
+"""What a newcomer gets wrong in a decorator's options or a resume, and what
+durable says then: the error names the option, the value and the way out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+
+from .clikit import durable as cli
+from .clikit import write_flow
+
+
+@pytest.mark.parametrize("given", [[ValueError], (ConnectionError, TimeoutError), ValueError])
+def test_exceptions_given_as_retries_point_to_retry_on(given: Any) -> None:
+    """`retries=[ValueError]` failed as "TypeError: '>=' not supported
+    between instances of 'list' and 'int'", naming neither option."""
+    with pytest.raises(durable.ConfigurationError) as refused:
+        durable.step(retries=given)
+    message = str(refused.value)
+    assert message.startswith("retries must be a whole number >= 0, not ")
+    assert "the exceptions to retry go in retry_on=" in message
+
+
+@pytest.mark.parametrize("count", [2.5, True, "3", None])
+def test_a_count_of_retries_that_is_no_whole_number_is_refused(count: Any) -> None:
+    """`retries=2.5` made four tries (the loop compared the try's number with
+    2.5) and `retries=True` one retry, silently; `"3"` and `None` were bare
+    TypeErrors."""
+    with pytest.raises(
+        durable.ConfigurationError, match=r"^retries must be a whole number >= 0, not "
+    ):
+        durable.step(retries=count)
+
+
+@pytest.mark.parametrize(
+    ("option", "wanted"),
+    [
+        ("retry_delay", "retry_delay must be a number of seconds, not '1'"),
+        ("backoff", "backoff must be a number >= 1, not '1'"),
+        ("max_delay", "max_delay must be a number of seconds (math.inf for no cap), not '1'"),
+    ],
+)
+def test_a_delay_that_is_no_number_is_named(option: str, wanted: str) -> None:
+    with pytest.raises(durable.ConfigurationError) as refused:
+        durable.step(retries=1, **{option: "1"})
+    assert str(refused.value) == wanted
+
+
+def test_a_count_of_retries_from_numpy_is_taken() -> None:
+    np = pytest.importorskip("numpy")
+    tries: list[int] = []
+
+    @durable.step(retries=np.int64(2), retry_delay=0)
+    def flaky() -> int:
+        tries.append(1)
+        if len(tries) < 3:
+            raise ConnectionError("again")
+        return len(tries)
+
+    @durable.workflow(store=durable.testing.memory_store(), run_id="numpy-retries")
+    def flow() -> int:
+        return flaky()
+
+    assert flow() == 3 and len(tries) == 3
+
+
+def _waiting(store: durable.Store) -> durable.Workflow[[str], str]:
+    @durable.workflow(store=store, run_id="review-1")
+    def review(topic: str) -> str:
+        return f"{topic}: {durable.wait_for('approval')}"
+
+    return review
+
+
+def test_a_run_waiting_for_an_input_is_not_told_to_resume_with_an_argument(
+    store: durable.Store,
+) -> None:
+    """The message said "resume with inputs={'approval': ...}" and then
+    "Resume it with workflow.resume('review-1', name=value, ...)", which is
+    refused: approval is no parameter of the workflow."""
+    review = _waiting(store)
+    with pytest.raises(durable.Suspended) as waiting:
+        review("owls")
+    assert "name=value" not in str(waiting.value)
+    assert "resume with inputs={'approval': ...}" in str(waiting.value)
+    assert review.resume("review-1", inputs={"approval": "yes"}).value == "owls: yes"
+
+
+def test_an_input_given_as_an_argument_is_pointed_to_inputs(store: durable.Store) -> None:
+    review = _waiting(store)
+    with pytest.raises(durable.Suspended):
+        review("owls")
+    with pytest.raises(durable.ConfigurationError) as refused:
+        review.resume("review-1", approval="yes")
+    assert "has no parameter(s) approval" in str(refused.value)
+    assert "give its answer as inputs={'approval': ...}" in str(refused.value)
+
+
+def test_a_suspend_of_the_users_own_still_says_resume_with_arguments(
+    store: durable.Store,
+) -> None:
+    @durable.workflow(store=store, run_id="own")
+    def own(decision: str | None = None) -> str:
+        if decision is None:
+            durable.suspend("waiting for decision")
+        return decision
+
+    with pytest.raises(
+        durable.Suspended, match=r"Resume it with workflow.resume\('own', name=value"
+    ):
+        own()
+
+
+WAITING = """
+import durable
+
+
+@durable.workflow
+def review(topic: str) -> str:
+    return topic + ": " + durable.wait_for("approval")
+
+
+@durable.workflow
+def lookalike(topic: str) -> str:
+    durable.suspend("waiting for input 'approval'; resume with inputs= later")
+    return topic
+"""
+
+
+@pytest.mark.slow
+def test_the_command_line_names_the_input_a_run_waits_for(tmp_path: Path) -> None:
+    """`continue with: ... --resume --input NAME=VALUE` left the name to
+    guess; `--var approval=yes` (what the line before suggests to someone
+    who read only "waiting for input 'approval'") said only "has no
+    parameter approval"."""
+    write_flow(tmp_path, WAITING)
+    first = cli(tmp_path, "run", "flow.py:review", "--run-id", "w1", "--var", "topic=owls")
+    assert first.returncode == 3, first.stderr
+    assert (
+        "continue with: durable run flow.py:review --run-id w1 --resume --input approval=VALUE"
+        in first.stderr
+    )
+    as_var = cli(tmp_path, "run", "flow.py:review", "--run-id", "w1", "--var", "approval=yes")
+    assert as_var.returncode == 2
+    assert "answer it with --resume --input approval=VALUE" in as_var.stderr
+    done = cli(
+        tmp_path, "run", "flow.py:review", "--run-id", "w1", "--resume", "--input", "approval=yes"
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, '"owls: yes"')
+    own = cli(tmp_path, "run", "flow.py:lookalike", "--run-id", "l1", "--var", "topic=owls")
+    assert own.returncode == 3
+    assert "continue with: durable run flow.py:lookalike --run-id l1 --var NAME=VALUE" in own.stderr
+
+
+def test_a_suspended_run_says_which_input_it_waits_for_and_survives_a_pickle(
+    store: durable.Store,
+) -> None:
+    import pickle
+
+    review = _waiting(store)
+    with pytest.raises(durable.Suspended) as waiting:
+        review("owls")
+    again = pickle.loads(pickle.dumps(waiting.value))
+    assert (again.waiting_for, str(again)) == ("approval", str(waiting.value))
