@@ -30,6 +30,24 @@ def cached(n: int, verbose: bool = False) -> float:
     return n / 2
 
 
+class Pipeline:
+    """Steps in a class body are methods: through an instance, self is bound."""
+
+    scale = 2
+
+    @durable.step
+    def double(self, n: int) -> int:
+        return n * self.scale
+
+    @durable.step
+    async def adouble(self, n: int) -> int:
+        return n * self.scale
+
+    @durable.step(retries=1)
+    def quadruple(self, n: int) -> int:
+        return self.double(self.double(n))
+
+
 @durable.workflow
 def notes(repo: str, decision: str | None = None) -> str:
     commits = fetch(repo)
@@ -44,6 +62,9 @@ async def anotes(n: int) -> int:
 def check() -> None:
     assert_type(fetch("x"), list[str])
     assert_type(summarize("c"), str)
+    assert_type(Pipeline().double(3), int)
+    assert_type(Pipeline().quadruple(3), int)
+    assert_type(Pipeline.double(Pipeline(), 3), int)
     assert_type(cached(3, verbose=True), float)
     assert_type(durable.cache_info(cached).hits, int)
     assert_type(notes("org/repo"), str)
@@ -66,6 +87,7 @@ async def acheck() -> None:
     assert_type(await anotes(1), int)
     assert_type(await anotes.run(1), durable.Run[int])
     assert_type(await afetch(2), int)
+    assert_type(await Pipeline().adouble(2), int)
     assert_type(durable.loop_over(summarize, ["a"]), list[str])
     assert_type(await durable.loop_over(afetch, [1, 2], max_concurrency=4), list[int])
     seen: list[durable.Progress] = []
