@@ -166,3 +166,40 @@ def test_a_suspended_run_says_which_input_it_waits_for_and_survives_a_pickle(
         review("owls")
     again = pickle.loads(pickle.dumps(waiting.value))
     assert (again.waiting_for, str(again)) == ("approval", str(waiting.value))
+
+
+def test_a_fork_past_the_end_of_a_completed_run_says_it_completed(store: durable.Store) -> None:
+    """`durable fork nightly --at 9` of a completed run of six positions said
+    "position 6 ... is not finished (it failed or was not reached)": nothing
+    failed, the run ended there."""
+
+    @durable.step
+    def one(i: int) -> int:
+        return i
+
+    @durable.step
+    def shaky(i: int) -> int:
+        raise ValueError("caught by the body")
+
+    @durable.workflow(store=store)
+    def chain(catch: bool) -> list[int]:
+        done = [one(0), one(1)]
+        if catch:
+            try:
+                shaky(2)
+            except ValueError:
+                pass
+            done.append(one(3))
+        return done
+
+    chain.with_options(run_id="done")(False)
+    with pytest.raises(durable.ConfigurationError) as past:
+        chain.fork("done", at=9)
+    assert "run 'done' completed with positions 0 to 1" in str(past.value)
+    assert "must be between 0 and 2" in str(past.value)
+    assert "failed" not in str(past.value)
+    # A completed run whose body caught a failed step still names that step.
+    chain.with_options(run_id="caught")(True)
+    with pytest.raises(durable.ConfigurationError) as gap:
+        chain.fork("caught", at=3)
+    assert "position 2 of run 'caught' is not finished (it failed" in str(gap.value)
