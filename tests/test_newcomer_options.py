@@ -203,3 +203,33 @@ def test_a_fork_past_the_end_of_a_completed_run_says_it_completed(store: durable
     with pytest.raises(durable.ConfigurationError) as gap:
         chain.fork("caught", at=3)
     assert "position 2 of run 'caught' is not finished (it failed" in str(gap.value)
+
+
+@pytest.mark.parametrize("wait", [float("nan"), -1, "5"])
+def test_a_wait_that_is_no_number_of_seconds_is_refused_before_anything_runs(
+    store: durable.Store, wait: Any
+) -> None:
+    """`with_options(wait=float("nan"))` waited forever for a held run (no
+    time is past a NaN deadline), `wait=-1` gave up at once as `wait=0`, and
+    `wait="5"` failed as "unsupported operand type(s) for +"."""
+    ran: list[int] = []
+
+    @durable.step
+    def work() -> int:
+        ran.append(1)
+        return 1
+
+    @durable.workflow(store=store, run_id="held")
+    def flow() -> int:
+        return work()
+
+    with pytest.raises(durable.ConfigurationError, match=r"^wait= takes a number of seconds >= 0"):
+        flow.with_options(wait=wait)
+    assert ran == []
+    assert flow.with_options(wait=float("inf"))() == 1  # as long as the run is held
+
+
+@pytest.mark.parametrize("keep", ["3", 2.5, True, 0])
+def test_keep_last_that_is_no_whole_number_is_refused(keep: Any) -> None:
+    with pytest.raises(durable.ConfigurationError, match=r"^keep_last must be a whole number >= 1"):
+        durable.workflow(keep_last=keep)(lambda: None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import numbers
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
@@ -51,8 +52,15 @@ class Workflow(Steering, Generic[P, R]):
     ) -> None:
         if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
             check("on_change", options.on_change, "on_change")
-        if options.keep_last is not None and options.keep_last < 1:
-            raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
+        keep = options.keep_last
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+            raise ConfigurationError(f"keep_last must be a whole number >= 1, not {keep!r}")
+        wait = options.wait  # a NaN waited as long as the holder ran, "5" was a bare TypeError
+        if wait is not None and not (isinstance(wait, numbers.Real) and wait >= 0):
+            raise ConfigurationError(
+                f"wait= takes a number of seconds >= 0 (math.inf: as long as the run is "
+                f"held), not {wait!r}"
+            )
         if options.durability is not None:
             check_level(options.durability, "durability")
         self.fn = fn
