@@ -47,6 +47,14 @@ class Pipeline:
     def quadruple(self, n: int) -> int:
         return self.double(self.double(n))
 
+    @durable.workflow
+    def flow(self, n: int, label: str = "") -> int:
+        return self.quadruple(n)
+
+    @durable.workflow
+    async def aflow(self, n: int) -> int:
+        return await self.adouble(n)
+
 
 @durable.workflow
 def notes(repo: str, decision: str | None = None) -> str:
@@ -65,6 +73,10 @@ def check() -> None:
     assert_type(Pipeline().double(3), int)
     assert_type(Pipeline().quadruple(3), int)
     assert_type(Pipeline.double(Pipeline(), 3), int)
+    assert_type(Pipeline().flow(3, label="x"), int)
+    assert_type(Pipeline().flow.run(3), durable.Run[int])
+    assert_type(Pipeline().flow.with_options(run_id="p")(3), int)
+    assert_type(Pipeline().flow.resume("p"), durable.Run[int])
     assert_type(cached(3, verbose=True), float)
     assert_type(durable.cache_info(cached).hits, int)
     assert_type(notes("org/repo"), str)
@@ -88,6 +100,8 @@ async def acheck() -> None:
     assert_type(await anotes.run(1), durable.Run[int])
     assert_type(await afetch(2), int)
     assert_type(await Pipeline().adouble(2), int)
+    assert_type(await Pipeline().aflow(2), int)
+    assert_type(await Pipeline().aflow.run(2), durable.Run[int])
     assert_type(durable.loop_over(summarize, ["a"]), list[str])
     assert_type(await durable.loop_over(afetch, [1, 2], max_concurrency=4), list[int])
     seen: list[durable.Progress] = []
