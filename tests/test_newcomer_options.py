@@ -233,3 +233,11 @@ def test_a_wait_that_is_no_number_of_seconds_is_refused_before_anything_runs(
 def test_keep_last_that_is_no_whole_number_is_refused(keep: Any) -> None:
     with pytest.raises(durable.ConfigurationError, match=r"^keep_last must be a whole number >= 1"):
         durable.workflow(keep_last=keep)(lambda: None)
+
+
+@pytest.mark.parametrize("decorator", [durable.step, durable.workflow])
+def test_a_name_given_positionally_is_pointed_to_name(decorator: Any) -> None:
+    """`@durable.step("fetch")` said only "'fetch' is not callable"."""
+    with pytest.raises(durable.ConfigurationError) as refused:
+        decorator("fetch")
+    assert "to name it, pass name='fetch'" in str(refused.value)

@@ -235,4 +235,6 @@ def refuse_generators(f: Callable[..., Any]) -> None:
             "value. Collect the items into a list and return that."
         )
     if not callable(f):
-        raise ConfigurationError(f"{f!r} is not callable")
+        # @durable.step("fetch") reads as naming the step: it passes the name as the function.
+        hint = f"; to name it, pass name={f!r} (a keyword argument)" if isinstance(f, str) else ""
+        raise ConfigurationError(f"{f!r} is not callable: decorate a function{hint}")
