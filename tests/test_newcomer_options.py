@@ -241,3 +241,55 @@ def test_a_name_given_positionally_is_pointed_to_name(decorator: Any) -> None:
     with pytest.raises(durable.ConfigurationError) as refused:
         decorator("fetch")
     assert "to name it, pass name='fetch'" in str(refused.value)
+
+
+def test_restart_and_rebase_together_are_refused_before_anything_runs(
+    store: durable.Store,
+) -> None:
+    """Both at once: the restart won without a word, so every step ran again
+    for someone who had asked to replay the recorded ones."""
+    ran: list[int] = []
+
+    @durable.step
+    def work() -> int:
+        ran.append(1)
+        return len(ran)
+
+    @durable.workflow(store=store, run_id="both")
+    def flow() -> int:
+        return work()
+
+    assert flow() == 1
+    with pytest.raises(durable.ConfigurationError, match="pass one"):
+        flow.with_options(restart=True, rebase=True)
+    assert flow.with_options(rebase=True)() == 1 and ran == [1]
+
+
+@pytest.mark.slow
+def test_the_command_line_refuses_restart_with_rebase(tmp_path: Path) -> None:
+    write_flow(tmp_path, FLOW_ONE_STEP)
+    first = cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1")
+    assert first.returncode == 0, first.stderr
+    both = cli(
+        tmp_path, "run", "flow.py:flow", "--run-id", "r1", "--restart", "--rebase-checkpoint"
+    )
+    assert both.returncode == 2
+    assert "not allowed with argument --restart" in both.stderr
+    assert (tmp_path / "ran").read_text() == "x"  # the step ran once, for the first run
+
+
+FLOW_ONE_STEP = """
+import durable
+
+
+@durable.step
+def work():
+    with open("ran", "a") as f:
+        f.write("x")
+    return 1
+
+
+@durable.workflow
+def flow():
+    return work()
+"""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import numbers
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
@@ -21,15 +20,14 @@ from .._fingerprint.fingerprint import (
     identity_of,
 )
 from .._fingerprint.reach import default_name, script_name
-from .._settings import check
 from .._storage.base import Store
-from .._storage.durability import check_level
 from .._storage.factory import open_store
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 from . import child
 from .bound import AsyncBound, Bound, BoundWorkflow
 from .definition import definition_of, own_fingerprint
+from .options import check_options
 from .progress_file import following
 from .retention import prune
 from .steer import AsyncSteering, Steering
@@ -52,19 +50,7 @@ class Workflow(Steering, Generic[P, R]):
     def __init__(
         self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
     ) -> None:
-        if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
-            check("on_change", options.on_change, "on_change")
-        keep = options.keep_last
-        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
-            raise ConfigurationError(f"keep_last must be a whole number >= 1, not {keep!r}")
-        wait = options.wait  # a NaN waited as long as the holder ran, "5" was a bare TypeError
-        if wait is not None and not (isinstance(wait, numbers.Real) and wait >= 0):
-            raise ConfigurationError(
-                f"wait= takes a number of seconds >= 0 (math.inf: as long as the run is "
-                f"held), not {wait!r}"
-            )
-        if options.durability is not None:
-            check_level(options.durability, "durability")
+        check_options(options)
         self.fn = fn
         self._pinned_name = name  # kept as given: with_options() must not drop it
         self.name = check_key_part("workflow name", name or default_workflow_name(fn))
