@@ -5,6 +5,7 @@ anything runs, never a TypeError deep in a run or a silent other meaning."""
 from __future__ import annotations
 
 import numbers
+import os
 
 from .._core.run import Options
 from .._settings import check
@@ -26,6 +27,9 @@ def check_options(options: Options) -> None:
         )
     if options.durability is not None:
         check_level(options.durability, "durability")
+    where = options.progress_file  # 5 failed as a bare TypeError once the run had started
+    if where is not None and not isinstance(where, (str, os.PathLike)):
+        raise ConfigurationError(f"progress_file= takes a file path, not {where!r}")
     if options.restart and options.rebase:  # restart won, silently: every step ran again
         raise ConfigurationError(
             "restart=True discards the run's records and rebase=True replays them: pass one"
