@@ -293,3 +293,38 @@ def work():
 def flow():
     return work()
 """
+
+
+def test_a_run_started_while_a_stop_stands_says_why_it_stops(store: durable.Store) -> None:
+    """A stop asked for earlier (a drain, a cell that called request_stop())
+    stands until clear_stop(): the next run raised Stopped(130) before its
+    first step, a SystemExit that exits quietly, with no word of why."""
+    ran: list[int] = []
+
+    @durable.step
+    def work() -> int:
+        ran.append(1)
+        return 1
+
+    @durable.workflow(store=store, run_id="after-a-drain")
+    def flow() -> int:
+        return work()
+
+    durable.request_stop()
+    try:
+        with pytest.warns(
+            RuntimeWarning, match=r"call durable.clear_stop\(\) to let runs start again"
+        ):
+            with pytest.raises(durable.Stopped):
+                flow()
+    finally:
+        durable.clear_stop()
+    assert ran == []
+    assert flow() == 1 and ran == [1]
+
+
+def test_a_progress_file_that_is_no_path_is_refused_before_anything_runs() -> None:
+    """`progress_file=5` failed with "expected str, bytes or os.PathLike
+    object, not int" once the run had started."""
+    with pytest.raises(durable.ConfigurationError, match=r"^progress_file= takes a file path, not 5"):
+        durable.workflow(progress_file=5)(lambda: None)  # type: ignore[arg-type]
