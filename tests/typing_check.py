@@ -30,6 +30,17 @@ def cached(n: int, verbose: bool = False) -> float:
     return n / 2
 
 
+# What Cache takes at run time: one name, or a list of them.
+@durable.step(cache=durable.Cache(ignore="verbose", expire=60))
+def cached_one(n: int, verbose: bool = False) -> int:
+    return n
+
+
+@durable.step(cache=durable.Cache(ignore=["verbose", "log"]))
+def cached_list(n: int, verbose: bool = False, log: bool = False) -> int:
+    return n
+
+
 class Pipeline:
     """Steps in a class body are methods: through an instance, self is bound."""
 
