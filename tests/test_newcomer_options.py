@@ -328,3 +328,18 @@ def test_a_progress_file_that_is_no_path_is_refused_before_anything_runs() -> No
     object, not int" once the run had started."""
     with pytest.raises(durable.ConfigurationError, match=r"^progress_file= takes a file path, not 5"):
         durable.workflow(progress_file=5)(lambda: None)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_an_html_timeline_to_a_folder_says_to_give_a_file(tmp_path: Path) -> None:
+    """`durable show r1 --html /tmp` said only "[Errno 21] Is a directory:
+    '/tmp'", and exited 1 as if the run had failed."""
+    write_flow(tmp_path, FLOW_ONE_STEP)
+    assert cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1").returncode == 0
+    for where in (str(tmp_path), str(tmp_path / "no" / "such" / "t.html")):
+        refused = cli(tmp_path, "show", "r1", "--html", where)
+        assert refused.returncode == 2, refused.stderr
+        assert f"cannot write the timeline to {where}" in refused.stderr
+        assert "(--html timeline.html)" in refused.stderr
+    written = cli(tmp_path, "show", "r1", "--html", "t.html")
+    assert written.returncode == 0 and (tmp_path / "t.html").read_text().startswith("<!")
