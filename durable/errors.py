@@ -248,14 +248,17 @@ class ControlFlow(BaseException):
 
 class Suspended(DurableError, ControlFlow):
     """The run waits for a person (`durable.suspend(reason)`); resume it
-    with the missing arguments as overrides."""
+    with the missing arguments as overrides, or (`waiting_for`, the name of
+    the `durable.wait_for` it stopped at) with `inputs={name: value}`."""
 
-    def __init__(self, run_id: str, reason: str) -> None:
-        self.run_id, self.reason = run_id, reason
-        super().__init__(
-            f"run {run_id!r} is suspended: {reason}. Resume it with "
-            f"workflow.resume({run_id!r}, name=value, ...)."
+    def __init__(self, run_id: str, reason: str, *, waiting_for: str | None = None) -> None:
+        # `waiting_for`: the name of the `wait_for` the run stopped at. Its
+        # answer goes in inputs= (as its reason says), not in an argument.
+        self.run_id, self.reason, self.waiting_for = run_id, reason, waiting_for
+        how = "" if waiting_for is not None else (
+            f" Resume it with workflow.resume({run_id!r}, name=value, ...)."
         )
+        super().__init__(f"run {run_id!r} is suspended: {reason}.{how}")
 
 
 class Cancelled(DurableError, ControlFlow):

@@ -278,6 +278,10 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert "would remove 3 entries" in dry.stderr
     bad = durable(tmp_path, "cache", "prune", "--max-size", "lots", env=env)
     assert bad.returncode == 2 and "not a size" in bad.stderr
+    # `--max-size 100` meant as 100 MB kept 100 bytes: every entry went.
+    bare = durable(tmp_path, "cache", "prune", "--max-size", "100", env=env)
+    assert bare.returncode == 2 and "'100' has no unit: say 100MB or 100GB" in bare.stderr
+    assert durable(tmp_path, "cache", "ls", env=env).stdout.count("compute") == 3
     none = durable(tmp_path, "cache", "prune", env=env)
     assert none.returncode == 2 and "--older-than" in none.stderr
     cleared = durable(tmp_path, "cache", "clear", "compute", env=env)

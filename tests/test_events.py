@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -148,12 +149,39 @@ def test_a_failing_callback_is_logged_once_and_never_breaks_a_run(
     counts: list[str] = []
     flow = _flow(store, counts, [])
     with caplog.at_level(logging.WARNING, logger="durable"), durable.on_event(broken):
-        assert flow(5) == 12
+        with pytest.warns(RuntimeWarning, match="event callback"):
+            assert flow(5) == 12
         assert flow.with_options(restart=True)(5) == 12
     assert calls == ["RunStarted"]  # ignored after the first failure
     warnings = [r for r in caplog.records if "event callback" in r.getMessage()]
     assert len(warnings) == 1 and "KeyError" in (warnings[0].exc_text or "")
     assert counts == ["fetch", "train", "fetch", "train"]
+
+
+def test_a_failing_callback_is_warned_about_once_without_a_log_handler(
+    store: durable.Store,
+) -> None:
+    """The `durable` logger has only a NullHandler unless the program set one
+    up: a callback that raised was ignored from then on without a word, so a
+    dashboard fed by it stopped with nothing to say why."""
+
+    def breaks() -> Any:
+        def broken(event: events.Event) -> None:
+            raise KeyError("observer bug")
+
+        return broken
+
+    flow = _flow(store, [], [])
+    broken = breaks()
+    with durable.on_event(broken), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert flow(5) == 12
+        assert flow.with_options(restart=True)(5) == 12
+    said = [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]
+    assert len(said) == 1 and "raised KeyError: 'observer bug' on RunStarted" in said[0]
+    with durable.on_event(breaks()), warnings.catch_warnings():
+        warnings.simplefilter("error")  # python -W error: the run still goes on
+        assert flow.with_options(restart=True)(5) == 12
 
 
 def test_nobody_listening_means_no_operation_events_are_built() -> None:

@@ -264,7 +264,7 @@ def test_the_command_line_answers_a_wait(tmp_path: Path) -> None:
         tmp_path, "run", "flow.py:review", "--run-id", "w1", "--var", "topic=owls", env=env
     )
     assert first.returncode == 3, first.stderr
-    assert "--resume --input NAME=VALUE" in first.stderr and "reviewer_decision" in first.stderr
+    assert "--run-id w1 --resume --input reviewer_decision=VALUE" in first.stderr
     early = durable_cli(tmp_path, "run", "flow.py:review", "--run-id", "w2", "--var", "topic=x",
                         "--input", "reviewer_decision=yes", env=env)  # fmt: skip
     assert early.returncode == 2 and "does not exist" in early.stderr

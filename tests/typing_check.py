@@ -30,6 +30,43 @@ def cached(n: int, verbose: bool = False) -> float:
     return n / 2
 
 
+# What Cache takes at run time: one name, or a list of them.
+@durable.step(cache=durable.Cache(ignore="verbose", expire=60))
+def cached_one(n: int, verbose: bool = False) -> int:
+    return n
+
+
+@durable.step(cache=durable.Cache(ignore=["verbose", "log"]))
+def cached_list(n: int, verbose: bool = False, log: bool = False) -> int:
+    return n
+
+
+class Pipeline:
+    """Steps in a class body are methods: through an instance, self is bound."""
+
+    scale = 2
+
+    @durable.step
+    def double(self, n: int) -> int:
+        return n * self.scale
+
+    @durable.step
+    async def adouble(self, n: int) -> int:
+        return n * self.scale
+
+    @durable.step(retries=1)
+    def quadruple(self, n: int) -> int:
+        return self.double(self.double(n))
+
+    @durable.workflow
+    def flow(self, n: int, label: str = "") -> int:
+        return self.quadruple(n)
+
+    @durable.workflow
+    async def aflow(self, n: int) -> int:
+        return await self.adouble(n)
+
+
 @durable.workflow
 def notes(repo: str, decision: str | None = None) -> str:
     commits = fetch(repo)
@@ -44,6 +81,13 @@ async def anotes(n: int) -> int:
 def check() -> None:
     assert_type(fetch("x"), list[str])
     assert_type(summarize("c"), str)
+    assert_type(Pipeline().double(3), int)
+    assert_type(Pipeline().quadruple(3), int)
+    assert_type(Pipeline.double(Pipeline(), 3), int)
+    assert_type(Pipeline().flow(3, label="x"), int)
+    assert_type(Pipeline().flow.run(3), durable.Run[int])
+    assert_type(Pipeline().flow.with_options(run_id="p")(3), int)
+    assert_type(Pipeline().flow.resume("p"), durable.Run[int])
     assert_type(cached(3, verbose=True), float)
     assert_type(durable.cache_info(cached).hits, int)
     assert_type(notes("org/repo"), str)
@@ -66,6 +110,9 @@ async def acheck() -> None:
     assert_type(await anotes(1), int)
     assert_type(await anotes.run(1), durable.Run[int])
     assert_type(await afetch(2), int)
+    assert_type(await Pipeline().adouble(2), int)
+    assert_type(await Pipeline().aflow(2), int)
+    assert_type(await Pipeline().aflow.run(2), durable.Run[int])
     assert_type(durable.loop_over(summarize, ["a"]), list[str])
     assert_type(await durable.loop_over(afetch, [1, 2], max_concurrency=4), list[int])
     seen: list[durable.Progress] = []

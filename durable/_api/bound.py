@@ -8,9 +8,38 @@ first argument took the instance's place (`obj.wf("a", "b")` ran with
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 from .._core.signature import signature_of
+
+if TYPE_CHECKING:
+    from .._core.context import Run
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Bound(Protocol[P, R]):
+    """How type checkers see `obj.workflow`: the workflow's signature
+    without its first parameter (`BoundWorkflow` at run time)."""
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]: ...
+    def with_options(self, **options: Any) -> Bound[P, R]: ...
+    def resume(self, run_id: str, /, **options: Any) -> Run[R]: ...
+    def fork(self, run_id: str, /, at: int, **options: Any) -> Run[R]: ...
+    def __getattr__(self, name: str) -> Any: ...
+
+
+class AsyncBound(Protocol[P, R]):
+    """`Bound` of an `async def` workflow: each call gives a coroutine."""
+
+    async def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+    async def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]: ...
+    def with_options(self, **options: Any) -> AsyncBound[P, R]: ...
+    async def resume(self, run_id: str, /, **options: Any) -> Run[R]: ...
+    async def fork(self, run_id: str, /, at: int, **options: Any) -> Run[R]: ...
+    def __getattr__(self, name: str) -> Any: ...
 
 
 class BoundWorkflow:

@@ -6,7 +6,7 @@ import functools
 import inspect
 import types
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from .._core.cache import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
@@ -20,7 +20,9 @@ from .._fingerprint.reach import default_name
 from ..errors import ConfigurationError
 
 P = ParamSpec("P")
+P2 = ParamSpec("P2")
 R = TypeVar("R")
+S = TypeVar("S")
 R_co = TypeVar("R_co", covariant=True)
 
 
@@ -32,6 +34,16 @@ class Step(Protocol, Generic[P, R_co]):
     name: str
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+    # A step in a class body is a method, as a function is: through an
+    # instance its first parameter is bound. Without this, type checkers
+    # took `self.method_step(x)` for a call missing `x`.
+    @overload
+    def __get__(self, obj: None, owner: type | None = None, /) -> Step[P, R_co]: ...
+    @overload
+    def __get__(
+        self: Step[Concatenate[S, P2], R_co], obj: S, owner: type | None = None, /
+    ) -> Step[P2, R_co]: ...
 
 
 class _StepDecorator(Protocol):
@@ -223,4 +235,6 @@ def refuse_generators(f: Callable[..., Any]) -> None:
             "value. Collect the items into a list and return that."
         )
     if not callable(f):
-        raise ConfigurationError(f"{f!r} is not callable")
+        # @durable.step("fetch") reads as naming the step: it passes the name as the function.
+        hint = f"; to name it, pass name={f!r} (a keyword argument)" if isinstance(f, str) else ""
+        raise ConfigurationError(f"{f!r} is not callable: decorate a function{hint}")

@@ -6,7 +6,7 @@ import dataclasses
 import inspect
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
@@ -20,15 +20,14 @@ from .._fingerprint.fingerprint import (
     identity_of,
 )
 from .._fingerprint.reach import default_name, script_name
-from .._settings import check
 from .._storage.base import Store
-from .._storage.durability import check_level
 from .._storage.factory import open_store
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 from . import child
-from .bound import BoundWorkflow
+from .bound import AsyncBound, Bound, BoundWorkflow
 from .definition import definition_of, own_fingerprint
+from .options import check_options
 from .progress_file import following
 from .retention import prune
 from .steer import AsyncSteering, Steering
@@ -38,7 +37,9 @@ if TYPE_CHECKING:  # run management loads when a method below is called
     from .._manage.runs import RunInfo
 
 P = ParamSpec("P")
+P2 = ParamSpec("P2")
 R = TypeVar("R")
+S = TypeVar("S")
 
 
 class Workflow(Steering, Generic[P, R]):
@@ -49,12 +50,7 @@ class Workflow(Steering, Generic[P, R]):
     def __init__(
         self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
     ) -> None:
-        if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
-            check("on_change", options.on_change, "on_change")
-        if options.keep_last is not None and options.keep_last < 1:
-            raise ConfigurationError(f"keep_last must be >= 1, not {options.keep_last}")
-        if options.durability is not None:
-            check_level(options.durability, "durability")
+        check_options(options)
         self.fn = fn
         self._pinned_name = name  # kept as given: with_options() must not drop it
         self.name = check_key_part("workflow name", name or default_workflow_name(fn))
@@ -77,6 +73,13 @@ class Workflow(Steering, Generic[P, R]):
     def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:
         return drive_sync(self._plan(args, kwargs))
 
+    # Through the class: Any, as a checker cannot tell it from @classmethod's binding.
+    @overload
+    def __get__(self, obj: None, owner: type | None = None, /) -> Any: ...
+    @overload
+    def __get__(
+        self: Workflow[Concatenate[S, P2], R], obj: S, owner: type | None = None, /
+    ) -> Bound[P2, R]: ...
     def __get__(self, obj: object, owner: type | None = None) -> Any:
         # In a class body a workflow is a method, as a function is (bound.py).
         return self if obj is None else BoundWorkflow(self, obj)
@@ -302,3 +305,12 @@ class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
 
     def with_options(self, **options: Any) -> AsyncWorkflow[P, R]:
         return super().with_options(**options)  # type: ignore[return-value]
+
+    @overload  # type: ignore[override]  # the same binding; its calls give coroutines
+    def __get__(self, obj: None, owner: type | None = None, /) -> Any: ...
+    @overload
+    def __get__(
+        self: AsyncWorkflow[Concatenate[S, P2], R], obj: S, owner: type | None = None, /
+    ) -> AsyncBound[P2, R]: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        return super().__get__(obj, owner)

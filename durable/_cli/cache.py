@@ -48,9 +48,17 @@ def add_commands(
 
 def _size(text: str) -> int:
     try:
-        return cache.parse_size(text)
+        size = cache.parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    # `--max-size 100` meant as 100 MB kept 100 bytes: the prune emptied the
+    # cache. A bare number is refused, as a bare age is (0 is 0 in any unit).
+    number = text.strip()
+    if size and number.replace(".", "", 1).isdigit():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has no unit: say {number}MB or {number}GB, or {number}B for bytes"
+        )
+    return size
 
 
 def cmd_ls(args: argparse.Namespace, store: Store) -> int:

@@ -192,9 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", action="store_true", help="continue an existing run (never start one)"
     )
-    p.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
-    p.add_argument("--rebase-checkpoint", action="store_true",
-                   help="accept a changed definition and replay the recorded steps")  # fmt: skip
+    # Both at once: the restart won silently, and every step ran again.
+    either = p.add_mutually_exclusive_group()
+    either.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
+    either.add_argument("--rebase-checkpoint", action="store_true",
+                        help="accept a changed definition and replay the recorded steps")  # fmt: skip
     p.add_argument("--on-change", choices=["refuse", "rerun"],
                    help="what to do when the code or arguments changed (default: the workflow's, "
                    "else durable.configure(), else $DURABLE_ON_CHANGE, else refuse)")  # fmt: skip

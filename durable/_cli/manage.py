@@ -47,14 +47,25 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
     workflow = runs.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
     if args.html:
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(render(info, steps))
-        print(f"wrote {args.html}", file=sys.stderr)
+        _write_html(args.html, render(info, steps))
     if args.json:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
         print(format.show_text(info, steps))
     return 0
+
+
+def _write_html(path: str, page: str) -> None:
+    # `--html /tmp` said only "[Errno 21] Is a directory: '/tmp'", as a failure (exit 1).
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page)
+    except OSError as e:
+        raise UsageError(
+            f"cannot write the timeline to {path}: {e.strerror or e}; give --html the path of "
+            "a file in an existing folder (--html timeline.html)"
+        ) from None
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def cmd_rm(args: argparse.Namespace, store: Store) -> int:

@@ -101,7 +101,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             )
             run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
         except Suspended as s:
-            return report.suspended(s.reason)
+            return report.suspended(s.reason, s.waiting_for)
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {run_id} was cancelled; it runs again only with --restart")
@@ -173,6 +173,8 @@ def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
     if unknown:
         raise UsageError(
             f"{wf.name} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
+            f" (if {unknown[0]} names a durable.wait_for(), answer it with --resume "
+            f"--input {unknown[0]}=VALUE)"
         )
 
 
@@ -220,14 +222,12 @@ class _Report:
         print(value_text(run.value), flush=True)
         return 0
 
-    def suspended(self, reason: str) -> int:
+    def suspended(self, reason: str, waiting: str | None) -> int:
         info = self.info()
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
-        flag = "--resume --input" if reason.startswith("waiting for input") else "--var"
-        self.say(
-            f"  continue with: durable run {self.target} --run-id {self.run_id} {flag} NAME=VALUE"
-        )
+        flag = "--var NAME=VALUE" if waiting is None else f"--resume --input {waiting}=VALUE"
+        self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} {flag}")
         return 3
 
     def stopped(self, signum: int | None) -> int:

@@ -90,9 +90,13 @@ def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> ins
         return sig  # every name is an argument of a `**kwargs` workflow
     unknown = [k for k in overrides if k not in sig.parameters]
     if unknown:
+        # A run suspended at wait_for(name) says "resume with name": the
+        # answer is no argument, and resume(run_id, name=...) lands here.
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sig.parameters)}. Nothing was executed."
+            f"it takes {', '.join(sig.parameters)}. Nothing was executed. If {unknown[0]!r} "
+            f"is the name of a durable.wait_for(), give its answer as "
+            f"inputs={{{unknown[0]!r}: ...}}."
         )
     return sig
 

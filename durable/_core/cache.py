@@ -17,7 +17,7 @@ import datetime
 import functools
 import numbers
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,7 @@ class Cache:
     function's result (called with the step's arguments)."""
 
     expire: datetime.timedelta | float | None = None
-    ignore: tuple[str, ...] = ()
+    ignore: str | Sequence[str] = ()  # a tuple once made: a name or a list is taken too
     key: Callable[..., Any] | None = None
     # (expire in seconds, ignore as a set): read on every hit, worked out once.
     _limits: tuple[float | None, frozenset[str]] = field(

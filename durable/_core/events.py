@@ -5,13 +5,15 @@ Events are small frozen dataclasses. Run-level events (once per run) are
 always built; per-operation events only when `detailed()`, asked as each run
 begins, says someone wants them, so a step costs nothing extra when nobody
 listens. A callback that raises is logged once at WARNING under the
-`durable` logger and ignored from then on: observing a run never breaks it."""
+`durable` logger (and warned about once) and ignored from then on:
+observing a run never breaks it."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -254,7 +256,7 @@ def emit(event: Event) -> None:
             continue
         try:
             callback(event)
-        except Exception:
+        except Exception as e:
             _broken.add(id(callback))
             _log.warning(
                 "durable: event callback %r raised on %s; it is ignored from now on",
@@ -262,3 +264,20 @@ def emit(event: Event) -> None:
                 type(event).__name__,
                 exc_info=True,
             )
+            _warn_broken(callback, event, e)
+
+
+def _warn_broken(callback: object, event: Event, e: Exception) -> None:
+    # The logger has only a NullHandler unless the program set one up
+    # (DURABLE_LOG): the log alone left a broken callback unseen. Under
+    # `-W error` the warning is an exception, which must not end the run.
+    try:
+        warnings.warn(
+            f"durable: event callback {callback!r} raised {type(e).__name__}: {e} on "
+            f"{type(event).__name__}; it is ignored from now on (DURABLE_LOG=warning "
+            "shows the traceback)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    except Exception:
+        pass

@@ -58,7 +58,7 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
                 "not kept: give them again with the next resume",
                 stacklevel=3,  # the body's wait_for
             )
-        raise ctx.refuse(Suspended(ctx.run_id, waiting_reason(name)))
+        raise ctx.refuse(Suspended(ctx.run_id, waiting_reason(name), waiting_for=name))
     value = ctx.inputs[name]
     for supplied in offered:  # one answer, one wait: the next one waits again
         del supplied[name]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import threading
 import time
+import warnings
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -63,6 +64,21 @@ def clear_stop() -> None:
 def check_stop() -> None:
     if stop.requested:
         raise Stopped(stop.signum)
+
+
+def warn_if_stopping() -> None:
+    """At a run's start. A stop asked for earlier (a drain, a Ctrl-C under
+    `stop_on_signals()`, a notebook cell) stands until `clear_stop()`: the
+    run stops before its first operation with `Stopped`, a SystemExit that,
+    uncaught, exits 130 without a word of why."""
+    if stop.requested:
+        warnings.warn(
+            "durable: a stop was requested in this process (durable.request_stop(), or a "
+            "signal under stop_on_signals()) and still stands, so this run stops before its "
+            "first operation; call durable.clear_stop() to let runs start again",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def pause(seconds: float) -> None:

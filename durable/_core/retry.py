@@ -6,6 +6,7 @@ how long to wait) and one loop over it, as a plan that `drive_sync` and
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ class RetryPolicy:
         cls, retries: int, delay: float, backoff: float, max_delay: float, retry_on: object
     ) -> RetryPolicy:
         """The policy of a decorator's options, or ConfigurationError."""
+        _check_types(retries, delay, backoff, max_delay)
         # Written so that a NaN, which compares false, is refused too.
         if not (retries >= 0 and delay >= 0 and backoff >= 1 and max_delay >= 0):
             given = f"retries={retries!r}, retry_delay={delay!r}, backoff={backoff!r}, max_delay={max_delay!r}"
@@ -77,6 +79,33 @@ def retrying(
                 raise
         yield Pause(policy.wait(attempt))
         attempt += 1
+
+
+def _check_types(retries: object, delay: object, backoff: object, max_delay: object) -> None:
+    """A count and three numbers; anything else (`retries=[ValueError]`,
+    `retry_delay="1"`) failed as a bare TypeError of `>=`, and a float or a
+    bool count (2.5, True) silently gave another number of tries."""
+    if isinstance(retries, bool) or not isinstance(retries, numbers.Integral):
+        hint = (
+            ": the exceptions to retry go in retry_on=, the number of tries after "
+            "the first in retries="
+            if _names_exceptions(retries)
+            else ""
+        )
+        raise ConfigurationError(f"retries must be a whole number >= 0, not {retries!r}{hint}")
+    wants = {
+        "retry_delay": (delay, "a number of seconds"),
+        "backoff": (backoff, "a number >= 1"),
+        "max_delay": (max_delay, "a number of seconds (math.inf for no cap)"),
+    }
+    for name, (value, wanted) in wants.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ConfigurationError(f"{name} must be {wanted}, not {value!r}")
+
+
+def _names_exceptions(value: object) -> bool:
+    items = value if isinstance(value, (tuple, list, set, frozenset)) else [value]
+    return any(isinstance(t, type) and issubclass(t, BaseException) for t in items)
 
 
 def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:

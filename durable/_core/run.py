@@ -41,7 +41,7 @@ from .inputs import usable_inputs
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
-from .plan import Call, Plan
+from .plan import Call, Plan, warn_if_stopping
 from .replay import load_context
 from .taskfactory import settling
 from .threads import install
@@ -128,6 +128,8 @@ def run_locked(
         if done is not None:
             events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
             return done
+    if parent is None:  # a child's parent stops first
+        warn_if_stopping()
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)

@@ -62,17 +62,22 @@ def fork_run(
             f"(new_run_id=, durable fork --new-run-id) or delete it first (durable rm {new_id})"
         )
     records = store.peek_records(workflow, run_id)
-    limit = first_gap(
-        p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)
-    )
+    finished = {p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)}
+    limit = first_gap(finished)
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
         # The first position not finished bounds a fork, whatever finished after
         # it (a failed step the body caught): name it, not a range "0..-1".
+        # A completed run has no unfinished position, unless its body caught a
+        # failed step: its positions end there.
+        why = (
+            f"run {run_id!r} completed with positions 0 to {limit - 1}"
+            if source.status == "completed" and max(finished, default=-1) < limit
+            else f"position {limit} of run {run_id!r} is not finished (it failed or was not reached)"
+        )
         raise ConfigurationError(
             f"fork position {at} is out of range: a fork copies the positions finished "
-            f"from 0 on, and position {limit} of run {run_id!r} is not finished (it failed "
-            "or was not reached), so the position to fork at (at=, durable fork --at) must "
+            f"from 0 on, and {why}, so the position to fork at (at=, durable fork --at) must "
             f"be between {low} and {limit}"
         )
     lease = store.acquire(workflow, new_id, LEASE_TTL)

@@ -1,0 +1,345 @@
+"""What a newcomer gets wrong in a decorator's options or a resume, and what
+durable says then: the error names the option, the value and the way out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+
+from .clikit import durable as cli
+from .clikit import write_flow
+
+
+@pytest.mark.parametrize("given", [[ValueError], (ConnectionError, TimeoutError), ValueError])
+def test_exceptions_given_as_retries_point_to_retry_on(given: Any) -> None:
+    """`retries=[ValueError]` failed as "TypeError: '>=' not supported
+    between instances of 'list' and 'int'", naming neither option."""
+    with pytest.raises(durable.ConfigurationError) as refused:
+        durable.step(retries=given)
+    message = str(refused.value)
+    assert message.startswith("retries must be a whole number >= 0, not ")
+    assert "the exceptions to retry go in retry_on=" in message
+
+
+@pytest.mark.parametrize("count", [2.5, True, "3", None])
+def test_a_count_of_retries_that_is_no_whole_number_is_refused(count: Any) -> None:
+    """`retries=2.5` made four tries (the loop compared the try's number with
+    2.5) and `retries=True` one retry, silently; `"3"` and `None` were bare
+    TypeErrors."""
+    with pytest.raises(
+        durable.ConfigurationError, match=r"^retries must be a whole number >= 0, not "
+    ):
+        durable.step(retries=count)
+
+
+@pytest.mark.parametrize(
+    ("option", "wanted"),
+    [
+        ("retry_delay", "retry_delay must be a number of seconds, not '1'"),
+        ("backoff", "backoff must be a number >= 1, not '1'"),
+        ("max_delay", "max_delay must be a number of seconds (math.inf for no cap), not '1'"),
+    ],
+)
+def test_a_delay_that_is_no_number_is_named(option: str, wanted: str) -> None:
+    with pytest.raises(durable.ConfigurationError) as refused:
+        durable.step(retries=1, **{option: "1"})
+    assert str(refused.value) == wanted
+
+
+def test_a_count_of_retries_from_numpy_is_taken() -> None:
+    np = pytest.importorskip("numpy")
+    tries: list[int] = []
+
+    @durable.step(retries=np.int64(2), retry_delay=0)
+    def flaky() -> int:
+        tries.append(1)
+        if len(tries) < 3:
+            raise ConnectionError("again")
+        return len(tries)
+
+    @durable.workflow(store=durable.testing.memory_store(), run_id="numpy-retries")
+    def flow() -> int:
+        return flaky()
+
+    assert flow() == 3 and len(tries) == 3
+
+
+def _waiting(store: durable.Store) -> durable.Workflow[[str], str]:
+    @durable.workflow(store=store, run_id="review-1")
+    def review(topic: str) -> str:
+        return f"{topic}: {durable.wait_for('approval')}"
+
+    return review
+
+
+def test_a_run_waiting_for_an_input_is_not_told_to_resume_with_an_argument(
+    store: durable.Store,
+) -> None:
+    """The message said "resume with inputs={'approval': ...}" and then
+    "Resume it with workflow.resume('review-1', name=value, ...)", which is
+    refused: approval is no parameter of the workflow."""
+    review = _waiting(store)
+    with pytest.raises(durable.Suspended) as waiting:
+        review("owls")
+    assert "name=value" not in str(waiting.value)
+    assert "resume with inputs={'approval': ...}" in str(waiting.value)
+    assert review.resume("review-1", inputs={"approval": "yes"}).value == "owls: yes"
+
+
+def test_an_input_given_as_an_argument_is_pointed_to_inputs(store: durable.Store) -> None:
+    review = _waiting(store)
+    with pytest.raises(durable.Suspended):
+        review("owls")
+    with pytest.raises(durable.ConfigurationError) as refused:
+        review.resume("review-1", approval="yes")
+    assert "has no parameter(s) approval" in str(refused.value)
+    assert "give its answer as inputs={'approval': ...}" in str(refused.value)
+
+
+def test_a_suspend_of_the_users_own_still_says_resume_with_arguments(
+    store: durable.Store,
+) -> None:
+    @durable.workflow(store=store, run_id="own")
+    def own(decision: str | None = None) -> str:
+        if decision is None:
+            durable.suspend("waiting for decision")
+        return decision
+
+    with pytest.raises(
+        durable.Suspended, match=r"Resume it with workflow.resume\('own', name=value"
+    ):
+        own()
+
+
+WAITING = """
+import durable
+
+
+@durable.workflow
+def review(topic: str) -> str:
+    return topic + ": " + durable.wait_for("approval")
+
+
+@durable.workflow
+def lookalike(topic: str) -> str:
+    durable.suspend("waiting for input 'approval'; resume with inputs= later")
+    return topic
+"""
+
+
+@pytest.mark.slow
+def test_the_command_line_names_the_input_a_run_waits_for(tmp_path: Path) -> None:
+    """`continue with: ... --resume --input NAME=VALUE` left the name to
+    guess; `--var approval=yes` (what the line before suggests to someone
+    who read only "waiting for input 'approval'") said only "has no
+    parameter approval"."""
+    write_flow(tmp_path, WAITING)
+    first = cli(tmp_path, "run", "flow.py:review", "--run-id", "w1", "--var", "topic=owls")
+    assert first.returncode == 3, first.stderr
+    assert (
+        "continue with: durable run flow.py:review --run-id w1 --resume --input approval=VALUE"
+        in first.stderr
+    )
+    as_var = cli(tmp_path, "run", "flow.py:review", "--run-id", "w1", "--var", "approval=yes")
+    assert as_var.returncode == 2
+    assert "answer it with --resume --input approval=VALUE" in as_var.stderr
+    done = cli(
+        tmp_path, "run", "flow.py:review", "--run-id", "w1", "--resume", "--input", "approval=yes"
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, '"owls: yes"')
+    own = cli(tmp_path, "run", "flow.py:lookalike", "--run-id", "l1", "--var", "topic=owls")
+    assert own.returncode == 3
+    assert "continue with: durable run flow.py:lookalike --run-id l1 --var NAME=VALUE" in own.stderr
+
+
+def test_a_suspended_run_says_which_input_it_waits_for_and_survives_a_pickle(
+    store: durable.Store,
+) -> None:
+    import pickle
+
+    review = _waiting(store)
+    with pytest.raises(durable.Suspended) as waiting:
+        review("owls")
+    again = pickle.loads(pickle.dumps(waiting.value))
+    assert (again.waiting_for, str(again)) == ("approval", str(waiting.value))
+
+
+def test_a_fork_past_the_end_of_a_completed_run_says_it_completed(store: durable.Store) -> None:
+    """`durable fork nightly --at 9` of a completed run of six positions said
+    "position 6 ... is not finished (it failed or was not reached)": nothing
+    failed, the run ended there."""
+
+    @durable.step
+    def one(i: int) -> int:
+        return i
+
+    @durable.step
+    def shaky(i: int) -> int:
+        raise ValueError("caught by the body")
+
+    @durable.workflow(store=store)
+    def chain(catch: bool) -> list[int]:
+        done = [one(0), one(1)]
+        if catch:
+            try:
+                shaky(2)
+            except ValueError:
+                pass
+            done.append(one(3))
+        return done
+
+    chain.with_options(run_id="done")(False)
+    with pytest.raises(durable.ConfigurationError) as past:
+        chain.fork("done", at=9)
+    assert "run 'done' completed with positions 0 to 1" in str(past.value)
+    assert "must be between 0 and 2" in str(past.value)
+    assert "failed" not in str(past.value)
+    # A completed run whose body caught a failed step still names that step.
+    chain.with_options(run_id="caught")(True)
+    with pytest.raises(durable.ConfigurationError) as gap:
+        chain.fork("caught", at=3)
+    assert "position 2 of run 'caught' is not finished (it failed" in str(gap.value)
+
+
+@pytest.mark.parametrize("wait", [float("nan"), -1, "5"])
+def test_a_wait_that_is_no_number_of_seconds_is_refused_before_anything_runs(
+    store: durable.Store, wait: Any
+) -> None:
+    """`with_options(wait=float("nan"))` waited forever for a held run (no
+    time is past a NaN deadline), `wait=-1` gave up at once as `wait=0`, and
+    `wait="5"` failed as "unsupported operand type(s) for +"."""
+    ran: list[int] = []
+
+    @durable.step
+    def work() -> int:
+        ran.append(1)
+        return 1
+
+    @durable.workflow(store=store, run_id="held")
+    def flow() -> int:
+        return work()
+
+    with pytest.raises(durable.ConfigurationError, match=r"^wait= takes a number of seconds >= 0"):
+        flow.with_options(wait=wait)
+    assert ran == []
+    assert flow.with_options(wait=float("inf"))() == 1  # as long as the run is held
+
+
+@pytest.mark.parametrize("keep", ["3", 2.5, True, 0])
+def test_keep_last_that_is_no_whole_number_is_refused(keep: Any) -> None:
+    with pytest.raises(durable.ConfigurationError, match=r"^keep_last must be a whole number >= 1"):
+        durable.workflow(keep_last=keep)(lambda: None)
+
+
+@pytest.mark.parametrize("decorator", [durable.step, durable.workflow])
+def test_a_name_given_positionally_is_pointed_to_name(decorator: Any) -> None:
+    """`@durable.step("fetch")` said only "'fetch' is not callable"."""
+    with pytest.raises(durable.ConfigurationError) as refused:
+        decorator("fetch")
+    assert "to name it, pass name='fetch'" in str(refused.value)
+
+
+def test_restart_and_rebase_together_are_refused_before_anything_runs(
+    store: durable.Store,
+) -> None:
+    """Both at once: the restart won without a word, so every step ran again
+    for someone who had asked to replay the recorded ones."""
+    ran: list[int] = []
+
+    @durable.step
+    def work() -> int:
+        ran.append(1)
+        return len(ran)
+
+    @durable.workflow(store=store, run_id="both")
+    def flow() -> int:
+        return work()
+
+    assert flow() == 1
+    with pytest.raises(durable.ConfigurationError, match="pass one"):
+        flow.with_options(restart=True, rebase=True)
+    assert flow.with_options(rebase=True)() == 1 and ran == [1]
+
+
+@pytest.mark.slow
+def test_the_command_line_refuses_restart_with_rebase(tmp_path: Path) -> None:
+    write_flow(tmp_path, FLOW_ONE_STEP)
+    first = cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1")
+    assert first.returncode == 0, first.stderr
+    both = cli(
+        tmp_path, "run", "flow.py:flow", "--run-id", "r1", "--restart", "--rebase-checkpoint"
+    )
+    assert both.returncode == 2
+    assert "not allowed with argument --restart" in both.stderr
+    assert (tmp_path / "ran").read_text() == "x"  # the step ran once, for the first run
+
+
+FLOW_ONE_STEP = """
+import durable
+
+
+@durable.step
+def work():
+    with open("ran", "a") as f:
+        f.write("x")
+    return 1
+
+
+@durable.workflow
+def flow():
+    return work()
+"""
+
+
+def test_a_run_started_while_a_stop_stands_says_why_it_stops(store: durable.Store) -> None:
+    """A stop asked for earlier (a drain, a cell that called request_stop())
+    stands until clear_stop(): the next run raised Stopped(130) before its
+    first step, a SystemExit that exits quietly, with no word of why."""
+    ran: list[int] = []
+
+    @durable.step
+    def work() -> int:
+        ran.append(1)
+        return 1
+
+    @durable.workflow(store=store, run_id="after-a-drain")
+    def flow() -> int:
+        return work()
+
+    durable.request_stop()
+    try:
+        with pytest.warns(
+            RuntimeWarning, match=r"call durable.clear_stop\(\) to let runs start again"
+        ):
+            with pytest.raises(durable.Stopped):
+                flow()
+    finally:
+        durable.clear_stop()
+    assert ran == []
+    assert flow() == 1 and ran == [1]
+
+
+def test_a_progress_file_that_is_no_path_is_refused_before_anything_runs() -> None:
+    """`progress_file=5` failed with "expected str, bytes or os.PathLike
+    object, not int" once the run had started."""
+    with pytest.raises(durable.ConfigurationError, match=r"^progress_file= takes a file path, not 5"):
+        durable.workflow(progress_file=5)(lambda: None)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_an_html_timeline_to_a_folder_says_to_give_a_file(tmp_path: Path) -> None:
+    """`durable show r1 --html /tmp` said only "[Errno 21] Is a directory:
+    '/tmp'", and exited 1 as if the run had failed."""
+    write_flow(tmp_path, FLOW_ONE_STEP)
+    assert cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1").returncode == 0
+    for where in (str(tmp_path), str(tmp_path / "no" / "such" / "t.html")):
+        refused = cli(tmp_path, "show", "r1", "--html", where)
+        assert refused.returncode == 2, refused.stderr
+        assert f"cannot write the timeline to {where}" in refused.stderr
+        assert "(--html timeline.html)" in refused.stderr
+    written = cli(tmp_path, "show", "r1", "--html", "t.html")
+    assert written.returncode == 0 and (tmp_path / "t.html").read_text().startswith("<!")
