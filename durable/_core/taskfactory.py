@@ -8,10 +8,12 @@ run ends only once the tasks it numbered have ended (`settling`)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ControlFlow, Stopped
@@ -93,7 +95,8 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
         # is program order only for the scope's own task.
         if parent is None or not parent.run.open or not parent.owned_here():
             return _spawn(previous, loop, coro, kwargs)
-        child = parent.child()
+        creator = _unordered_creator()
+        child = parent.child() if creator is None else parent.unordered_child(creator)
         context = kwargs.get("context")
         if context is not None:  # 3.11+: the task runs in the context given
             try:
@@ -114,6 +117,46 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
         return task
 
     return durable_task_factory
+
+
+def _unordered_creator() -> str | None:
+    """The asyncio function making the task being created now, when it makes
+    its tasks in the order of a set: `asyncio.as_completed` (and 3.10's
+    `asyncio.wait`) wrap coroutines with `{ensure_future(f) for f in set(fs)}`.
+    Looked for in the few frames between it and this factory (create_task,
+    ensure_future; a comprehension's own frame before 3.12)."""
+    codes = _UNORDERED or _unordered_codes()
+    frame: FrameType | None = sys._getframe(2)  # above the factory
+    for _ in range(6):
+        if frame is None:
+            return None
+        creator = codes.get(frame.f_code)
+        if creator is not None:
+            return creator
+        frame = frame.f_back
+    return None
+
+
+_UNORDERED: dict[CodeType, str] = {}
+
+
+def _unordered_codes() -> dict[CodeType, str]:
+    import asyncio.tasks as tasks  # loaded already: its loop is calling the factory
+
+    makers: dict[str, Any] = {
+        "asyncio.as_completed": tasks.as_completed,
+        "asyncio.wait": tasks.wait,
+    }
+    iterator = getattr(tasks, "_AsCompletedIterator", None)  # 3.13+
+    if iterator is not None:
+        makers["asyncio.as_completed"] = iterator.__init__
+    for creator, fn in makers.items():
+        code = fn.__code__
+        _UNORDERED[code] = creator
+        for const in code.co_consts:  # the set comprehension, a code object of its own before 3.12
+            if isinstance(const, CodeType) and const.co_name == "<setcomp>":
+                _UNORDERED[const] = creator
+    return _UNORDERED
 
 
 def _spawn(
