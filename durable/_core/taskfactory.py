@@ -123,40 +123,43 @@ def _unordered_creator() -> str | None:
     """The asyncio function making the task being created now, when it makes
     its tasks in the order of a set: `asyncio.as_completed` (and 3.10's
     `asyncio.wait`) wrap coroutines with `{ensure_future(f) for f in set(fs)}`.
-    Looked for in the few frames between it and this factory (create_task,
-    ensure_future; a comprehension's own frame before 3.12)."""
-    codes = _UNORDERED or _unordered_codes()
-    frame: FrameType | None = sys._getframe(2)  # above the factory
-    for _ in range(6):
-        if frame is None:
-            return None
-        creator = codes.get(frame.f_code)
-        if creator is not None:
-            return creator
+    Found as the first frame above this factory that is not asyncio's way
+    to it (create_task, ensure_future), which is the caller's own code for
+    create_task, gather or a TaskGroup."""
+    passing, makers = _UNORDERED or _unordered_codes()
+    # Above the factory and the loop's create_task (none with uvloop's: then
+    # one of asyncio's frames is skipped, not the caller's). One frame object
+    # made for most tasks, a few for gather: about 1 us a task.
+    frame: FrameType | None = sys._getframe(3)
+    while frame is not None and frame.f_code in passing:
         frame = frame.f_back
-    return None
+    return None if frame is None else makers.get(frame.f_code)
 
 
-_UNORDERED: dict[CodeType, str] = {}
+# (asyncio's frames between a maker and the factory, {maker's frames: its name})
+_UNORDERED: list[Any] = []
 
 
-def _unordered_codes() -> dict[CodeType, str]:
-    import asyncio.tasks as tasks  # loaded already: its loop is calling the factory
+def _unordered_codes() -> tuple[set[CodeType], dict[CodeType, str]]:
+    import asyncio.base_events as events  # loaded already: its loop is calling the factory
+    import asyncio.tasks as tasks
 
-    makers: dict[str, Any] = {
-        "asyncio.as_completed": tasks.as_completed,
-        "asyncio.wait": tasks.wait,
-    }
+    passing = {events.BaseEventLoop.create_task.__code__, tasks.ensure_future.__code__}
+    inner = getattr(tasks, "_ensure_future", None)  # 3.10, 3.11
+    if inner is not None:
+        passing.add(inner.__code__)
+    found: dict[str, Any] = {"asyncio.as_completed": tasks.as_completed, "asyncio.wait": tasks.wait}
     iterator = getattr(tasks, "_AsCompletedIterator", None)  # 3.13+
     if iterator is not None:
-        makers["asyncio.as_completed"] = iterator.__init__
-    for creator, fn in makers.items():
-        code = fn.__code__
-        _UNORDERED[code] = creator
-        for const in code.co_consts:  # the set comprehension, a code object of its own before 3.12
+        found["asyncio.as_completed"] = iterator.__init__
+    makers: dict[CodeType, str] = {}
+    for creator, fn in found.items():
+        makers[fn.__code__] = creator
+        for const in fn.__code__.co_consts:  # the set comprehension, a frame of its own before 3.12
             if isinstance(const, CodeType) and const.co_name == "<setcomp>":
-                _UNORDERED[const] = creator
-    return _UNORDERED
+                makers[const] = creator
+    _UNORDERED[:] = [passing, makers]
+    return passing, makers
 
 
 def _spawn(
