@@ -140,6 +140,16 @@ class Wait:
 Plan = Generator["Call | Pause | Wait", Any, T]
 
 
+def raised(e: BaseException) -> BaseException:
+    """What user code raised, when e is the RuntimeError that a StopIteration
+    it raised became on its way out of a plan's generator (PEP 479: thrown
+    into a plan and let through); else e."""
+    cause = e.__cause__
+    if type(e) is RuntimeError and isinstance(cause, StopIteration):
+        return cause if str(e) == "generator raised StopIteration" else e
+    return e
+
+
 def drive_sync(plan: Plan[T]) -> T:
     send: Any = None
     error: BaseException | None = None
@@ -148,6 +158,10 @@ def drive_sync(plan: Plan[T]) -> T:
             req = plan.throw(error) if error is not None else plan.send(send)
         except StopIteration as stop:
             return stop.value  # type: ignore[no-any-return]
+        except RuntimeError as e:
+            if error is not None and raised(e) is error:  # the caller gets the step's own
+                raise error from None
+            raise
         send, error = None, None
         try:
             if isinstance(req, Pause):

@@ -41,7 +41,7 @@ from .inputs import usable_inputs
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
-from .plan import Call, Plan, warn_if_stopping
+from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
 from .taskfactory import settling
 from .threads import install
@@ -180,8 +180,8 @@ def run_locked(
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
-        finish(store, manifest, "failed", error=error_summary(e))
-        notify.run_failed(ctx, e)
+        finish(store, manifest, "failed", error=error_summary(raised(e)))
+        notify.run_failed(ctx, raised(e))
         raise
     except BaseException as e:
         finish(store, manifest, "interrupted", error=error_summary(e))

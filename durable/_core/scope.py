@@ -50,6 +50,14 @@ THREAD_AFTER_BODY = (
     "every thread the workflow starts before it returns. " + _SUPPORTED
 )
 
+UNORDERED_REFUSAL = (
+    "{what} was called from an asyncio task that {creator}() created for a coroutine of run "
+    "{run!r}: it creates its tasks in the order of a set (of memory addresses), not the order "
+    "you gave, so on a resume a task could be handed the record of another; nothing was "
+    "executed or recorded. Create the tasks first, in program order "
+    "({creator}([asyncio.create_task(c) for c in coros])), or use asyncio.gather."
+)
+
 
 class RunState(Protocol):
     run_id: str
@@ -76,6 +84,7 @@ class Scope:
         "task",
         "thread",
         "thread_may_use",
+        "unordered",
     )  # fmt: skip
 
     def __init__(
@@ -96,6 +105,9 @@ class Scope:
         self.thread_may_use = thread_may_use
         self.next = 0
         self._at, self._made = -1, 0  # tasks created at position `_at` so far
+        # The asyncio function that created this task (or an ancestor) in an
+        # order that is not program order: every operation here is refused.
+        self.unordered: str | None = None
 
     def take(self, what: str) -> Position:
         # A sync body on its own thread (every step of most runs) passes
@@ -120,6 +132,8 @@ class Scope:
 
     def child(self) -> Scope:
         """The scope of a task created now by this scope's owner."""
+        if self.unordered is not None:  # its creation order is no more program order
+            return self.unordered_child(self.unordered)
         if self._at != self.next:
             self._at, self._made = self.next, 0
         k = self._made
@@ -127,6 +141,17 @@ class Scope:
         return Scope(
             self.run, (*self.prefix, self.next, k), None, claimable=True, thread_may_use=False
         )
+
+    def unordered_child(self, creator: str) -> Scope:
+        """The scope of a task that `creator` makes now in the order of a set
+        (`asyncio.as_completed` of coroutines): the order of their addresses
+        in memory, which another process, or a resume that replays instead
+        of running, does not repeat. Numbered by it, each task's first step
+        could get the record of another's on a resume: its operations are
+        refused instead. It takes no index, so its siblings keep theirs."""
+        scope = Scope(self.run, self.prefix, None, claimable=True, thread_may_use=False)
+        scope.unordered = creator
+        return scope
 
     def bind(self, task: asyncio.Future[Any]) -> None:
         self.task, self.claimable = task, False
@@ -177,6 +202,9 @@ class Scope:
                 "items, executor=concurrent.futures.ProcessPoolExecutor()), or start the pool "
                 "inside a step (steps called there are plain calls)."
             )
+        if self.unordered is not None:
+            refusal = UNORDERED_REFUSAL.format(what=what, run=run_id, creator=self.unordered)
+            raise ConfigurationError(refusal)
         if threading.get_ident() != self.thread:
             # Final: the run must not complete without the work of that thread.
             raise self.run.refuse(ConfigurationError(THREAD_REFUSAL.format(what=what, run=run_id)))

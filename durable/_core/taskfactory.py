@@ -8,10 +8,12 @@ run ends only once the tasks it numbered have ended (`settling`)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ControlFlow, Stopped
@@ -93,7 +95,8 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
         # is program order only for the scope's own task.
         if parent is None or not parent.run.open or not parent.owned_here():
             return _spawn(previous, loop, coro, kwargs)
-        child = parent.child()
+        creator = _unordered_creator()
+        child = parent.child() if creator is None else parent.unordered_child(creator)
         context = kwargs.get("context")
         if context is not None:  # 3.11+: the task runs in the context given
             try:
@@ -114,6 +117,49 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
         return task
 
     return durable_task_factory
+
+
+def _unordered_creator() -> str | None:
+    """The asyncio function making the task being created now, when it makes
+    its tasks in the order of a set: `asyncio.as_completed` (and 3.10's
+    `asyncio.wait`) wrap coroutines with `{ensure_future(f) for f in set(fs)}`.
+    Found as the first frame above this factory that is not asyncio's way
+    to it (create_task, ensure_future), which is the caller's own code for
+    create_task, gather or a TaskGroup."""
+    passing, makers = _UNORDERED or _unordered_codes()
+    # Above the factory and the loop's create_task (none with uvloop's: then
+    # one of asyncio's frames is skipped, not the caller's). One frame object
+    # made for most tasks, a few for gather: about 1 us a task.
+    frame: FrameType | None = sys._getframe(3)
+    while frame is not None and frame.f_code in passing:
+        frame = frame.f_back
+    return None if frame is None else makers.get(frame.f_code)
+
+
+# (asyncio's frames between a maker and the factory, {maker's frames: its name})
+_UNORDERED: list[Any] = []
+
+
+def _unordered_codes() -> tuple[set[CodeType], dict[CodeType, str]]:
+    import asyncio.base_events as events  # loaded already: its loop is calling the factory
+    import asyncio.tasks as tasks
+
+    passing = {events.BaseEventLoop.create_task.__code__, tasks.ensure_future.__code__}
+    inner = getattr(tasks, "_ensure_future", None)  # 3.10, 3.11
+    if inner is not None:
+        passing.add(inner.__code__)
+    found: dict[str, Any] = {"asyncio.as_completed": tasks.as_completed, "asyncio.wait": tasks.wait}
+    iterator = getattr(tasks, "_AsCompletedIterator", None)  # 3.13+
+    if iterator is not None:
+        found["asyncio.as_completed"] = iterator.__init__
+    makers: dict[CodeType, str] = {}
+    for creator, fn in found.items():
+        makers[fn.__code__] = creator
+        for const in fn.__code__.co_consts:  # the set comprehension, a frame of its own before 3.12
+            if isinstance(const, CodeType) and const.co_name == "<setcomp>":
+                makers[const] = creator
+    _UNORDERED[:] = [passing, makers]
+    return passing, makers
 
 
 def _spawn(
