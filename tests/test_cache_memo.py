@@ -443,3 +443,31 @@ def test_a_cell_changing_a_global_through_another_name_is_seen(tmp_path: Path) -
     done = run_cells(tmp_path, ALIAS_CELLS)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
     assert lines == ["RESULT 3", "RESULT refused True", "RESULT 6"], done.stdout + done.stderr
+
+
+REGISTRY_CELLS = [
+    "import durable\nWEIGHTS = {}\n\ndef register(weight):\n"
+    "    def decorate(fn):\n        WEIGHTS[fn.__name__] = weight\n        return fn\n"
+    "    return decorate",
+    "@register(2)\ndef g():\n    pass",
+    "@durable.step\ndef scale(x):\n    return x * WEIGHTS['g']\n\n"
+    "@durable.workflow\ndef flow(x):\n    return scale(x)",
+    "print('RESULT', flow.with_options(run_id='r')(3))",
+    "@register(2)\ndef g():\n    pass",  # run again as it was: no change
+    "print('RESULT', flow.with_options(run_id='r')(3))",
+    "@register(3)\ndef g():\n    pass",  # the cell edited and run again
+    "try:\n    print('RESULT', flow.with_options(run_id='r')(3))\n"
+    "except durable.DefinitionChangedError as e:\n    print('RESULT refused', 'WEIGHTS' in str(e))",
+    "print('RESULT', flow.with_options(run_id='r2')(3))",
+]
+
+
+def test_a_cell_filling_a_global_through_another_cells_function_is_seen(tmp_path: Path) -> None:
+    """`@register(2)` in one cell, `register` (filling WEIGHTS) in another:
+    after the cell was edited to `@register(3)` and run again, the run
+    called again was answered 6 from its record where running gives 9."""
+    pytest.importorskip("IPython")
+    done = run_cells(tmp_path, REGISTRY_CELLS)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
+    expected = ["RESULT 6", "RESULT 6", "RESULT refused True", "RESULT 9"]
+    assert lines == expected, done.stdout + done.stderr

@@ -591,8 +591,19 @@ def target(x):
     announce("target")
     return x
 """
+# `frame.eval(...)` (pandas) is a method, not the builtin that reads any
+# global of the module: the module does not count as a whole.
+EVAL_METHOD = """
+def unrelated(y):
+    return y + 1
+
+@durable.step
+def target(frame):
+    return frame.eval("a + 1"), frame.globals()
+"""
 READS_KEPT = [
     Case("a-sibling-step-edited", SIBLINGS, SIBLINGS.replace("x + 1", "x + 2")),
+    Case("an-eval-method-edited-elsewhere", EVAL_METHOD, EVAL_METHOD.replace("y + 1", "y + 2")),
     Case("derived-from-the-clock", FROM_THE_CLOCK, FROM_THE_CLOCK),
     Case(
         "rebound-in-another-module",

@@ -19,6 +19,7 @@ from .inplace import (
     MUTATORS,
     aliases_in,
     called,
+    callers,
     changed_in,
     held_by,
     roots,
@@ -46,6 +47,9 @@ def binding_statements(
         for held in sorted(held_by(name, *_cell_aliases(tuple(cells[0])))):
             more = [s for s in _in_cells(held, cells[0]) or [] if all(s is not f for f in found or [])]
             found = [*(found or []), *more] if more else found
+        # Filled by a call in one cell of a function another cell defines.
+        more = [s for s in _cell_callers(name, tuple(cells[0])) if all(s is not f for f in found or [])]
+        found = [*(found or []), *more] if more else found
         if found is not None:
             return found
     files = [cells[1], checked_file]
@@ -85,6 +89,16 @@ def _cell_aliases(cells: tuple[Any, ...]) -> tuple[dict[str, set[str]], set[str]
             holders.setdefault(source, set()).update(names)
     targets = {n for names in holders.values() for n in names}
     return holders, {n for body in bodies for n in changed_in(body, _READERS, targets)}
+
+
+@lru_cache(maxsize=256)
+def _cell_callers(name: str, cells: tuple[Any, ...]) -> list[ast.AST]:
+    """`inplace.callers` over every cell run so far, each text once (a cell
+    run again as it was is no change), the latest run last."""
+    texts = list(dict.fromkeys(t for t in reversed(cells) if isinstance(t, str)))[::-1]
+    body = [s for text in texts for tree in [parse(text).tree] if tree for s in tree.body]
+    stmts = [s for text in texts for s in _binders(text).get(name, [])]
+    return callers(name, stmts, body, {})
 
 
 def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:

@@ -99,25 +99,38 @@ def with_callers(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
     much as the function's code does. A call in a function's body runs
     only when that function is called: a step calling `announce(name)`
     that appends to `EXECUTED` is no statement of `EXECUTED`."""
-    calls: dict[int, tuple[set[str], set[str]]] | None = None
+    calls: dict[int, tuple[set[str], set[str]]] = {}
     for name, stmts in index.items():
-        doers = {s.name: s for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
-        if not doers:
-            continue
-        calls = calls if calls is not None else {id(s): _callees(s) for s in body}
-        grown = True
-        while grown:  # functions calling a doer in their bodies are doers too
-            more = {
-                s.name: s for s in body
-                if isinstance(s, _DEFS) and s.name not in doers and _doer(s)
-                and not doers.keys().isdisjoint(calls[id(s)][1])
-            }  # fmt: skip
-            doers.update(more)
-            grown = bool(more)
-        found = [s for s in body if not doers.keys().isdisjoint(calls[id(s)][0])]
+        found = callers(name, stmts, body, calls)
         if found:
-            merged = {id(s): s for s in [*stmts, *found, *doers.values()]}
+            merged = {id(s): s for s in [*stmts, *found]}
             stmts[:] = sorted(merged.values(), key=lambda s: getattr(s, "lineno", 0))
+
+
+def callers(
+    name: str, stmts: list[ast.AST], body: list[Any], calls: dict[int, tuple[set[str], set[str]]]
+) -> list[ast.AST]:
+    """The statements of `body` that call, as they run, one of the functions
+    or classes among `stmts` (those that change `name`), and the functions
+    calling those, in turn (`with_callers`); `calls` keeps each statement's
+    callees."""
+    doers = {s.name: s for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
+    if not doers:
+        return []
+    for s in body:
+        if id(s) not in calls:
+            calls[id(s)] = _callees(s)
+    grown = True
+    while grown:  # functions calling a doer in their bodies are doers too
+        more = {
+            s.name: s for s in body
+            if isinstance(s, _DEFS) and s.name not in doers and _doer(s)
+            and not doers.keys().isdisjoint(calls[id(s)][1])
+        }  # fmt: skip
+        doers.update(more)
+        grown = bool(more)
+    found = [s for s in body if not doers.keys().isdisjoint(calls[id(s)][0])]
+    return [*found, *doers.values()] if found else []
 
 
 def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:

@@ -111,7 +111,8 @@ def read_names(
         if path not in done:
             done.add(path)
             _count(path, obj, scope, _rebound(path, scope, module, rebound), out)
-    own = witnessed(own_module, globs, names & WHOLE_MODULE) if names & WHOLE_MODULE else None
+    whole = names & WHOLE_MODULE & {c[0] for c in _chains(tuple(nodes))}  # not `df.eval(...)`
+    own = witnessed(own_module, globs, whole) if whole else None
     if isinstance(own, types.ModuleType):  # `globals()[name]`, `eval(text)`
         _whole_module("globals()", own, out)
 
@@ -195,8 +196,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
         return
     out.followed.add(seen)
     module = _Scope(scope.namespace, True, scope.checked_file)
-    # The script's module by the script's name: `__main__` and a spawn
-    # worker's `__mp_main__` are the same code (see `module_label`).
+    # `__main__` and a spawn worker's `__mp_main__`: the script's name (`module_label`).
     via = f"{module_label(str(scope.namespace.get('__name__', '?')))}."
     done: set[tuple[str, ...]] = set()
     for stmt in found:
