@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -381,3 +382,43 @@ def test_a_child_run_made_in_an_asyncio_task_names_its_parent_position(
     parents = sorted((info.run_id, info.parent) for info in tchild.runs())
     # The position inside a task reads as `durable show` prints it, not as a list.
     assert parents == [("tp.0.0.0", "tparent/tp@0.0.0"), ("tp.0.1.0", "tparent/tp@0.1.0")]
+
+
+def test_a_derived_child_id_another_call_made_is_refused(store: durable.Store) -> None:
+    # Run ids may hold dots: run "v2" at position 0.0.0 (in an asyncio task)
+    # and run "v2.0.0" at position 0 both derive the child id "v2.0.0.0".
+    # The second parent was handed the child the first one made.
+    asked: list[str] = []
+
+    @durable.step
+    async def ask(q: str) -> str:
+        run = durable.current_run()
+        assert run is not None
+        asked.append(run.run_id)
+        return f"{q} in {run.run_id}"
+
+    @durable.workflow(store=store)
+    async def kid(q: str) -> str:
+        return await ask(q)
+
+    async def helper() -> str:
+        return await kid("q")
+
+    @durable.workflow(store=store)
+    async def mom(in_task: bool) -> str:
+        if in_task:
+            return (await asyncio.gather(helper()))[0]
+        return await kid("q")
+
+    assert asyncio.run(mom.with_options(run_id="v2")(True)) == "q in v2.0.0.0"
+    with pytest.raises(durable.ConfigurationError, match=r"run 'v2' of .* made it"):
+        asyncio.run(mom.with_options(run_id="v2.0.0")(False))
+    assert asked == ["v2.0.0.0"]  # nothing ran for the second parent
+    assert [r.status for r in mom.runs() if r.run_id == "v2.0.0"] == ["failed"]
+    # A run of the child started on its own under that id is no parent's either.
+    assert asyncio.run(kid.with_options(run_id="w.0")("q")) == "q in w.0"
+    with pytest.raises(durable.ConfigurationError, match="started on its own"):
+        asyncio.run(mom.with_options(run_id="w")(False))
+    # Its own child still replays for each parent (the same call again).
+    assert asyncio.run(mom.with_options(run_id="v2")(True)) == "q in v2.0.0.0"
+    assert asked == ["v2.0.0.0", "w.0"]

@@ -23,10 +23,15 @@ from .._core.run import Flow, run_locked
 from .._core.waiting import acquire
 from .._storage.base import Store
 from .._storage.clock import now
-from .._storage.keys import Position, check_key_part, format_position
+from .._storage.keys import Position, as_position, check_key_part, format_position
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
-from ..errors import DefinitionChangedError, LeaseLostError, NondeterminismError
+from ..errors import (
+    ConfigurationError,
+    DefinitionChangedError,
+    LeaseLostError,
+    NondeterminismError,
+)
 from .retention import prune
 
 # What a child run refuses is refused to its parent too (DESIGN §2,
@@ -61,6 +66,12 @@ def child_plan(
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
     lease = yield from acquire(store, flow.name, run_id, flow.options.wait)
+    try:
+        if flow.options.run_id is None:
+            _refuse_anothers(store, flow.name, run_id, parent, pos)
+    except BaseException:
+        lease.release()
+        raise
     # A parent re-running what changed re-runs what changed in its children
     # too; a rebased parent (its definition covers its children's code)
     # replays their records as its own.
@@ -105,6 +116,35 @@ def child_run_id(
     if flow.options.run_id is not None:
         return derive_run_id(flow.name, flow.options.run_id, given)
     return check_key_part("run id", f"{parent.run_id}.{format_position(pos)}")
+
+
+def _refuse_anothers(store: Store, workflow: str, run_id: str, parent: RunState, pos: Position) -> None:
+    """A derived child id is this parent call's own. Run ids may hold dots,
+    so two calls can derive one id: run "v2" at position 0.0.0 (in an
+    asyncio task) and run "v2.0.0" at position 0 both name "v2.0.0.0", and
+    the second replayed the child the first made. A child run held by
+    another parent call, or started on its own, is refused instead."""
+    raw = store.load_manifest(workflow, run_id)
+    if raw is None:
+        return
+    link = decode_manifest(store, workflow, run_id, raw, summary_only=True).extra.get("parent")
+    mine = (parent.workflow, parent.run_id, format_position(pos))
+    if isinstance(link, dict):
+        at = as_position(link.get("position"))
+        if (link.get("workflow"), link.get("run_id"), at is not None and format_position(at)) == mine:
+            return
+        held = f"run {link.get('run_id')!r} of {link.get('workflow')!r} made it"
+    else:
+        held = "it was started on its own, not by a workflow"
+    raise parent.refuse(
+        ConfigurationError(
+            f"the child run id {run_id!r} of {workflow!r}, derived from run {parent.run_id!r} "
+            f"and position {format_position(pos)}, names a run that is not this call's: {held} "
+            "(run ids with dots can derive the same child id). Nothing was executed. Give the "
+            f"child its own id (with_options(run_id=...)), or remove run {run_id!r} "
+            "(durable rm) if it is left over."
+        )
+    )
 
 
 def _made_artifacts(store: Store, workflow: str, run_id: str, raw: bytes) -> bool:
