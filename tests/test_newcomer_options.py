@@ -343,3 +343,27 @@ def test_an_html_timeline_to_a_folder_says_to_give_a_file(tmp_path: Path) -> Non
         assert "(--html timeline.html)" in refused.stderr
     written = cli(tmp_path, "show", "r1", "--html", "t.html")
     assert written.returncode == 0 and (tmp_path / "t.html").read_text().startswith("<!")
+
+
+def test_a_validator_that_only_raises_is_told_to_return_true(store: durable.Store) -> None:
+    """A validator written to raise on a bad output returns None on a good
+    one, so it rejected every output; the error said only "it returned None"."""
+    tries: list[int] = []
+
+    def check(page: dict[str, str]) -> None:
+        if page["status"] != "ok":
+            raise ValueError("partial page")
+
+    @durable.step(validate=check)
+    def fetch() -> dict[str, str]:
+        tries.append(1)
+        return {"status": "ok"}
+
+    @durable.workflow(store=store, run_id="validated")
+    def crawl() -> str:
+        return fetch()["status"]
+
+    with pytest.raises(durable.ValidationError) as refused:
+        crawl()
+    assert "it returned None: a validator returns True to accept the output" in str(refused.value)
+    assert "must end with `return True`" in str(refused.value) and tries == [1]
