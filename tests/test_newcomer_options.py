@@ -326,7 +326,9 @@ def test_a_run_started_while_a_stop_stands_says_why_it_stops(store: durable.Stor
 def test_a_progress_file_that_is_no_path_is_refused_before_anything_runs() -> None:
     """`progress_file=5` failed with "expected str, bytes or os.PathLike
     object, not int" once the run had started."""
-    with pytest.raises(durable.ConfigurationError, match=r"^progress_file= takes a file path, not 5"):
+    with pytest.raises(
+        durable.ConfigurationError, match=r"^progress_file= takes a file path, not 5"
+    ):
         durable.workflow(progress_file=5)(lambda: None)  # type: ignore[arg-type]
 
 
@@ -367,3 +369,37 @@ def test_a_validator_that_only_raises_is_told_to_return_true(store: durable.Stor
         crawl()
     assert "it returned None: a validator returns True to accept the output" in str(refused.value)
     assert "must end with `return True`" in str(refused.value) and tries == [1]
+
+
+def test_an_async_step_called_without_await_is_named_in_the_warning(
+    store: durable.Store,
+) -> None:
+    """A forgotten `await` warned "coroutine 'drive_async' was never
+    awaited": durable's driver, not the step the program forgot to await."""
+    import asyncio
+    import gc
+    import warnings
+
+    @durable.step
+    async def fetch_page(url: str) -> str:
+        return url.upper()
+
+    @durable.step
+    async def count(page: str) -> int:
+        return len(page)
+
+    @durable.workflow(store=store, run_id="no-await")
+    async def crawl() -> int:
+        fetch_page("a")  # the await is missing
+        return await count("a")
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert asyncio.run(crawl()) == 1
+        gc.collect()
+    said = [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]
+    assert any(
+        "coroutine 'test_an_async_step_called_without_await_is_named_in_the_warning.<locals>.fetch_page' was never awaited"
+        in m
+        for m in said
+    ), said

@@ -176,6 +176,7 @@ class _AsyncStep:
     def __init__(self, spec: StepSpec) -> None:
         self._spec = spec
         fn = spec.fn
+        self._name = getattr(fn, "__qualname__", spec.name)
         self.__code__ = fn.__code__
         self.__defaults__ = fn.__defaults__
         self.__kwdefaults__ = fn.__kwdefaults__
@@ -185,10 +186,16 @@ class _AsyncStep:
         ctx = active_run()
         if ctx is None:
             if self._spec.cache is not None:
-                return drive_async(plain_plan(self._spec, args, kwargs))
+                return self._named(drive_async(plain_plan(self._spec, args, kwargs)))
             return self._spec.attempt()(*args, **kwargs)  # type: ignore[no-any-return]
         pos = ctx.take_position(self._spec.what)
-        return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
+        return self._named(drive_async(step_plan(ctx, self._spec, args, kwargs, pos)))
+
+    def _named(self, coro: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]:
+        # A call missing its `await` warns "coroutine ... was never awaited"
+        # with this name: the step's, not durable's driver ('drive_async').
+        coro.__qualname__ = self._name  # type: ignore[attr-defined]
+        return coro
 
     def __get__(self, obj: object, owner: type | None = None) -> Any:
         # Behave like a function when used as a method.
