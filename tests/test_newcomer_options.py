@@ -390,7 +390,9 @@ def test_an_async_step_called_without_await_is_named_in_the_warning(
 
     @durable.workflow(store=store, run_id="no-await")
     async def crawl() -> int:
-        fetch_page("a")  # the await is missing
+        fetch_page("a")  # the await is missing, as on the next two lines
+        durable.loop_over(fetch_page, ["b"])
+        durable.asleep(0)
         return await count("a")
 
     with warnings.catch_warnings(record=True) as seen:
@@ -398,8 +400,6 @@ def test_an_async_step_called_without_await_is_named_in_the_warning(
         assert asyncio.run(crawl()) == 1
         gc.collect()
     said = [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]
-    assert any(
-        "coroutine 'test_an_async_step_called_without_await_is_named_in_the_warning.<locals>.fetch_page' was never awaited"
-        in m
-        for m in said
-    ), said
+    step = "test_an_async_step_called_without_await_is_named_in_the_warning.<locals>.fetch_page"
+    for name in (step, "durable.loop_over(fetch_page)", "durable.asleep"):
+        assert any(f"coroutine '{name}' was never awaited" in m for m in said), (name, said)
