@@ -403,3 +403,40 @@ def test_an_async_step_called_without_await_is_named_in_the_warning(
     step = "test_an_async_step_called_without_await_is_named_in_the_warning.<locals>.fetch_page"
     for name in (step, "durable.loop_over(fetch_page)", "durable.asleep"):
         assert any(f"coroutine '{name}' was never awaited" in m for m in said), (name, said)
+
+
+TEXTS = """
+from __future__ import annotations
+
+import durable
+
+
+@durable.step
+def tag(version: str, note: str | None, n: int, plain) -> str:
+    with open("ran", "a") as f:
+        f.write("x")
+    return f"release-{version}/{note}/{n}/{plain!r}"
+
+
+@durable.workflow
+def release(version: str, note: str | None = None, n: int = 0, plain=None) -> str:
+    return tag(version, note, n, plain)
+"""
+
+
+@pytest.mark.slow
+def test_a_number_given_for_a_str_parameter_is_refused_not_run(tmp_path: Path) -> None:
+    """`--var version=1.10` for `version: str` ran the workflow with the
+    float 1.1: it printed "release-1.1", silently another value than typed."""
+    write_flow(tmp_path, TEXTS)
+    refused = cli(tmp_path, "run", "flow.py:release", "--var", "version=1.10")
+    assert refused.returncode == 2, refused.stderr
+    assert "takes version as a str" in refused.stderr
+    assert """quote it as a JSON string: --var 'version="1.10"'""" in refused.stderr
+    assert not (tmp_path / "ran").exists()  # nothing ran
+    quoted = cli(tmp_path, "run", "flow.py:release", "--var", 'version="1.10"', "--var", "n=5",
+                 "--var", "note=null", "--var", "plain=1.10")  # fmt: skip
+    assert quoted.returncode == 0, quoted.stderr
+    assert quoted.stdout.strip() == '"release-1.10/None/5/1.1"'  # unannotated: JSON, as documented
+    word = cli(tmp_path, "run", "flow.py:release", "--var", "version=v2", "--var", "note=2")
+    assert word.returncode == 2 and "takes note as a str" in word.stderr
