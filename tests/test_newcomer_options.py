@@ -440,3 +440,17 @@ def test_a_number_given_for_a_str_parameter_is_refused_not_run(tmp_path: Path) -
     assert quoted.stdout.strip() == '"release-1.10/None/5/1.1"'  # unannotated: JSON, as documented
     word = cli(tmp_path, "run", "flow.py:release", "--var", "version=v2", "--var", "note=2")
     assert word.returncode == 2 and "takes note as a str" in word.stderr
+
+
+@pytest.mark.slow
+def test_a_workflow_name_given_as_a_run_id_is_pointed_to_its_runs(tmp_path: Path) -> None:
+    """`durable show flow` (the workflow, not one of its runs) said only "no
+    run 'flow'"."""
+    write_flow(tmp_path, FLOW_ONE_STEP)
+    assert cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1").returncode == 0
+    for given in ("flow", "flow.flow"):
+        shown = cli(tmp_path, "show", given)
+        assert shown.returncode == 2
+        assert f"{given} is a workflow, not a run id: `durable runs flow.flow` lists its runs" in (
+            shown.stderr
+        )
