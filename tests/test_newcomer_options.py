@@ -326,7 +326,9 @@ def test_a_run_started_while_a_stop_stands_says_why_it_stops(store: durable.Stor
 def test_a_progress_file_that_is_no_path_is_refused_before_anything_runs() -> None:
     """`progress_file=5` failed with "expected str, bytes or os.PathLike
     object, not int" once the run had started."""
-    with pytest.raises(durable.ConfigurationError, match=r"^progress_file= takes a file path, not 5"):
+    with pytest.raises(
+        durable.ConfigurationError, match=r"^progress_file= takes a file path, not 5"
+    ):
         durable.workflow(progress_file=5)(lambda: None)  # type: ignore[arg-type]
 
 
@@ -343,3 +345,112 @@ def test_an_html_timeline_to_a_folder_says_to_give_a_file(tmp_path: Path) -> Non
         assert "(--html timeline.html)" in refused.stderr
     written = cli(tmp_path, "show", "r1", "--html", "t.html")
     assert written.returncode == 0 and (tmp_path / "t.html").read_text().startswith("<!")
+
+
+def test_a_validator_that_only_raises_is_told_to_return_true(store: durable.Store) -> None:
+    """A validator written to raise on a bad output returns None on a good
+    one, so it rejected every output; the error said only "it returned None"."""
+    tries: list[int] = []
+
+    def check(page: dict[str, str]) -> None:
+        if page["status"] != "ok":
+            raise ValueError("partial page")
+
+    @durable.step(validate=check)
+    def fetch() -> dict[str, str]:
+        tries.append(1)
+        return {"status": "ok"}
+
+    @durable.workflow(store=store, run_id="validated")
+    def crawl() -> str:
+        return fetch()["status"]
+
+    with pytest.raises(durable.ValidationError) as refused:
+        crawl()
+    assert "it returned None: a validator returns True to accept the output" in str(refused.value)
+    assert "must end with `return True`" in str(refused.value) and tries == [1]
+
+
+def test_an_async_step_called_without_await_is_named_in_the_warning(
+    store: durable.Store,
+) -> None:
+    """A forgotten `await` warned "coroutine 'drive_async' was never
+    awaited": durable's driver, not the step the program forgot to await."""
+    import asyncio
+    import gc
+    import warnings
+
+    @durable.step
+    async def fetch_page(url: str) -> str:
+        return url.upper()
+
+    @durable.step
+    async def count(page: str) -> int:
+        return len(page)
+
+    @durable.workflow(store=store, run_id="no-await")
+    async def crawl() -> int:
+        fetch_page("a")  # the await is missing, as on the next two lines
+        durable.loop_over(fetch_page, ["b"])
+        durable.asleep(0)
+        return await count("a")
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert asyncio.run(crawl()) == 1
+        gc.collect()
+    said = [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]
+    step = "test_an_async_step_called_without_await_is_named_in_the_warning.<locals>.fetch_page"
+    for name in (step, "durable.loop_over(fetch_page)", "durable.asleep"):
+        assert any(f"coroutine '{name}' was never awaited" in m for m in said), (name, said)
+
+
+TEXTS = """
+from __future__ import annotations
+
+import durable
+
+
+@durable.step
+def tag(version: str, note: str | None, n: int, plain) -> str:
+    with open("ran", "a") as f:
+        f.write("x")
+    return f"release-{version}/{note}/{n}/{plain!r}"
+
+
+@durable.workflow
+def release(version: str, note: str | None = None, n: int = 0, plain=None) -> str:
+    return tag(version, note, n, plain)
+"""
+
+
+@pytest.mark.slow
+def test_a_number_given_for_a_str_parameter_is_refused_not_run(tmp_path: Path) -> None:
+    """`--var version=1.10` for `version: str` ran the workflow with the
+    float 1.1: it printed "release-1.1", silently another value than typed."""
+    write_flow(tmp_path, TEXTS)
+    refused = cli(tmp_path, "run", "flow.py:release", "--var", "version=1.10")
+    assert refused.returncode == 2, refused.stderr
+    assert "takes version as a str" in refused.stderr
+    assert """quote it as a JSON string: --var 'version="1.10"'""" in refused.stderr
+    assert not (tmp_path / "ran").exists()  # nothing ran
+    quoted = cli(tmp_path, "run", "flow.py:release", "--var", 'version="1.10"', "--var", "n=5",
+                 "--var", "note=null", "--var", "plain=1.10")  # fmt: skip
+    assert quoted.returncode == 0, quoted.stderr
+    assert quoted.stdout.strip() == '"release-1.10/None/5/1.1"'  # unannotated: JSON, as documented
+    word = cli(tmp_path, "run", "flow.py:release", "--var", "version=v2", "--var", "note=2")
+    assert word.returncode == 2 and "takes note as a str" in word.stderr
+
+
+@pytest.mark.slow
+def test_a_workflow_name_given_as_a_run_id_is_pointed_to_its_runs(tmp_path: Path) -> None:
+    """`durable show flow` (the workflow, not one of its runs) said only "no
+    run 'flow'"."""
+    write_flow(tmp_path, FLOW_ONE_STEP)
+    assert cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1").returncode == 0
+    for given in ("flow", "flow.flow"):
+        shown = cli(tmp_path, "show", given)
+        assert shown.returncode == 2
+        assert f"{given} is a workflow, not a run id: `durable runs flow.flow` lists its runs" in (
+            shown.stderr
+        )

@@ -11,7 +11,7 @@ from .._core import notify
 from .._core.context import RunState, active_run, current_state
 from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
-from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, pause
+from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, named, pause
 from .._core.replay import commit, kept_timer, lookup
 from .._fanout.block import Block, PlainBlock
 from .._fanout.executors import check_executor
@@ -95,7 +95,8 @@ def loop_over(
                 "no executor for it. Pass a plain def function to use an executor."
             )
         limit = max_concurrency or DEFAULT_ASYNC_CONCURRENCY
-        return async_block(_open(fn, items, name, checkpoint_items), fn, items, limit, progress)
+        block = async_block(_open(fn, items, name, checkpoint_items), fn, items, limit, progress)
+        return named(block, f"durable.loop_over({name or getattr(fn, '__name__', 'fn')})")
     block = _open(fn, items, name, checkpoint_items)
     return sync_block(block, fn, items, executor, max_concurrency, progress)
 
@@ -129,7 +130,7 @@ def asleep(seconds: float) -> Coroutine[Any, Any, None]:
     ctx = active_run()
     if ctx is None:
         return apause(seconds)
-    return drive_async(_sleep_plan(ctx, seconds, ctx.take_position("asleep()")))
+    return named(drive_async(_sleep_plan(ctx, seconds, ctx.take_position("asleep()"))), "durable.asleep")
 
 
 def _check_seconds(seconds: object, who: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, over
 from .._core.cache import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
 from .._core.context import active_run
-from .._core.plan import drive_async
+from .._core.plan import drive_async, named
 from .._core.retry import RetryPolicy
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
@@ -176,6 +176,7 @@ class _AsyncStep:
     def __init__(self, spec: StepSpec) -> None:
         self._spec = spec
         fn = spec.fn
+        self._name = getattr(fn, "__qualname__", spec.name)
         self.__code__ = fn.__code__
         self.__defaults__ = fn.__defaults__
         self.__kwdefaults__ = fn.__kwdefaults__
@@ -185,10 +186,11 @@ class _AsyncStep:
         ctx = active_run()
         if ctx is None:
             if self._spec.cache is not None:
-                return drive_async(plain_plan(self._spec, args, kwargs))
+                return named(drive_async(plain_plan(self._spec, args, kwargs)), self._name)
             return self._spec.attempt()(*args, **kwargs)  # type: ignore[no-any-return]
         pos = ctx.take_position(self._spec.what)
-        return drive_async(step_plan(ctx, self._spec, args, kwargs, pos))
+        return named(drive_async(step_plan(ctx, self._spec, args, kwargs, pos)), self._name)
+
 
     def __get__(self, obj: object, owner: type | None = None) -> Any:
         # Behave like a function when used as a method.

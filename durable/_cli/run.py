@@ -10,6 +10,7 @@ import json
 import signal
 import sys
 import traceback
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -62,6 +63,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
     _check_names(wf, variables)
+    _check_texts(wf, args.var or [])
     # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
     # another run, the derived or the newest unfinished one, would run.
     given = args.run_id
@@ -163,6 +165,38 @@ def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
         return bind_call(wf, variables)
     except TypeError as e:
         raise UsageError(f"{e}; pass the workflow's arguments with --var NAME=VALUE") from None
+
+
+def _check_texts(wf: Workflow[Any, Any], items: list[str]) -> None:
+    """A value read as JSON for a parameter annotated `str` (`--var
+    version=1.10`, read as the float 1.1) would run the workflow with
+    another value than the one typed ("release-1.1"): refused, saying how to
+    pass the text."""
+    texts = _text_parameters(wf.fn)
+    for item in items:
+        name, _, text = item.partition("=")
+        value = parse_vars([item])[name]
+        if name in texts and not isinstance(value, str) and not (value is None and texts[name]):
+            raise UsageError(
+                f"--var {item} reads as JSON ({type(value).__name__} {value!r}), but "
+                f"{wf.name} takes {name} as a str: to pass the text, quote it as a JSON "
+                f"string: --var '{name}={json.dumps(text)}'"
+            )
+
+
+def _text_parameters(fn: Callable[..., Any]) -> dict[str, bool]:
+    """The parameters annotated `str` (True: `str | None`, which takes null too)."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # an annotation that does not resolve here: nothing is checked
+        return {}
+    out = {}
+    for name, hint in hints.items():
+        if hint is str:
+            out[name] = False
+        elif set(typing.get_args(hint)) == {str, type(None)}:
+            out[name] = True
+    return out
 
 
 def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ import inspect
 import threading
 import time
 import warnings
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -178,6 +178,14 @@ def drive_sync(plan: Plan[T]) -> T:
                     reset()
         except BaseException as e:
             error = e
+
+
+def named(coro: Coroutine[Any, Any, T], name: str) -> Coroutine[Any, Any, T]:
+    """`coro` under the name a call missing its `await` is warned with
+    ("coroutine 'fetch' was never awaited"): the user's call, not durable's
+    driver that makes the coroutine ('drive_async')."""
+    coro.__qualname__ = name  # type: ignore[attr-defined]
+    return coro
 
 
 async def drive_async(plan: Plan[T]) -> T:

@@ -123,7 +123,15 @@ def check_output(validate: Callable[[Any], object], step: str, output: Any) -> A
     except Exception as e:
         raise ValidationError(step, who, output, f"it raised {type(e).__name__}: {e}") from e
     if not ok:
-        raise ValidationError(step, who, output, f"it returned {ok!r}")
+        # A validator that only raises on a bad output returns None on a good
+        # one: it rejected every output, with no hint of why.
+        hint = (
+            ": a validator returns True to accept the output; one that raises on a bad "
+            "output must end with `return True`"
+            if ok is None
+            else ""
+        )
+        raise ValidationError(step, who, output, f"it returned {ok!r}{hint}")
     return output
 
 

@@ -162,8 +162,7 @@ def find_workflow(
     owners = [w for w in workflows if owns(w)]
     if not owners:
         missing = RunNotFoundError("(any)", run_id, store.url)
-        missing.args = (f"no run {run_id!r} in store {store.url}{_resembling(store, workflows, run_id)}; "
-                        "`durable runs` lists its runs",)  # fmt: skip
+        missing.args = (f"no run {run_id!r} in store {store.url}; {_resembling(store, workflows, run_id)}",)
         raise missing
     if len(owners) > 1:
         raise ConfigurationError(
@@ -174,10 +173,15 @@ def find_workflow(
 
 
 def _resembling(store: Store, workflows: list[str], run_id: str) -> str:
-    """For a misspelt run id: the ids of the store it resembles."""
+    """What to do about a missing run id: the ids of the store it resembles
+    (misspelt), or the workflow it names (`durable show release_notes`)."""
+    named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
+    if named:
+        return f"{run_id} is a workflow, not a run id: `durable runs {named[0]}` lists its runs"
     ids = {r for w in workflows for r in store.runs(w)}
     near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
-    return f"; did you mean {' or '.join(near)}?" if near else ""
+    mean = f"did you mean {' or '.join(near)}? " if near else ""
+    return f"{mean}`durable runs` lists its runs"
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
