@@ -211,8 +211,9 @@ class Workflow(Steering, Generic[P, R]):
             from .._manage.runs import not_found  # run management: on this error path only
 
             raise not_found(store, self.name, run_id)
-        lease = yield from acquire(store, self.name, run_id, self.options.wait)
-        try:
+        lease = None
+        try:  # entered before the lease is taken: a Ctrl-C right after must release it
+            lease = yield from acquire(store, self.name, run_id, self.options.wait)
             with following(self.options.progress_file, store, self.name, run_id):
                 done = yield from run_locked(
                     self, store, run_id, given, overrides or {}, lease, inputs=inputs
@@ -220,7 +221,8 @@ class Workflow(Steering, Generic[P, R]):
             prune(store, self.name, self.options)
             return done
         finally:
-            lease.release()
+            if lease is not None:
+                lease.release()
 
     # -- helpers ---------------------------------------------------------
     def _store(self) -> Store:

@@ -15,8 +15,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, current, scope_var, set_scope
-from .taskfactory import enter_root
+from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, scope_var, set_scope
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
@@ -256,24 +255,6 @@ def mark_thread(run: RunState | None) -> RunState | None:
     before = _started_in.run
     _started_in.run = run
     return before
-
-
-def enter_run(ctx: RunState | None) -> Callable[[], None]:
-    """Run the body of ctx's run here: its positions start at 0."""
-    run_token = _run_var.set(ctx)
-    active_token = _active_var.set(ctx)
-    leave_scope = enter_root(ctx) if ctx is not None else set_scope(None)
-    if ctx is not None:
-        ctx._root, ctx.open = current(), True
-
-    def reset() -> None:
-        if ctx is not None:
-            ctx.open = False
-        leave_scope()
-        _active_var.reset(active_token)
-        _run_var.reset(run_token)
-
-    return reset
 
 
 def enter_step(

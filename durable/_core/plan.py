@@ -170,8 +170,9 @@ def drive_sync(plan: Plan[T]) -> T:
             if isinstance(req, Wait):
                 time.sleep(req.seconds)
                 continue
-            reset = req.enter() if req.enter else None
-            try:
+            reset = None
+            try:  # entered first: a Ctrl-C right after `enter` still resets
+                reset = req.enter() if req.enter else None
                 send = req.fn(*req.args, **req.kwargs)
             finally:
                 if reset:
@@ -206,8 +207,9 @@ async def drive_async(plan: Plan[T]) -> T:
 
                 await asyncio.sleep(req.seconds)
                 continue
-            reset = req.enter() if req.enter else None
-            try:
+            reset = None
+            try:  # entered first: a Ctrl-C right after `enter` still resets
+                reset = req.enter() if req.enter else None
                 send = req.fn(*req.args, **req.kwargs)
                 if inspect.isawaitable(send):
                     send = await send

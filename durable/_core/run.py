@@ -34,8 +34,9 @@ from .arguments import (
     decode_arguments,
     merge_arguments,
 )
-from .context import Run, RunState, enter_run
+from .context import Run, RunState
 from .definition import Definition, choose_policy
+from .entry import enter_run
 from .identity import is_token
 from .inputs import usable_inputs
 from .lifecycle import complete, error_summary, finish, start

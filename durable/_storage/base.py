@@ -277,7 +277,6 @@ class Store:
         """The run's lease; the store's own `lease_ttl`, when set, wins.
         Until it is released, every write to the run checks it."""
         check_names(workflow, run_id)
-        lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
         run = (workflow, run_id)
 
         def forget() -> None:
@@ -292,8 +291,12 @@ class Store:
             if writer is not None and self._held.get(run) is held:
                 writer.flush(final=True)
 
-        held = Held(lease, forget, flush)
-        self._held[run] = held
+        lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
+        try:
+            held = self._held[run] = Held(lease, forget, flush)
+        except BaseException:  # a Ctrl-C landing here: nobody else could release it
+            lease.release()
+            raise
         return held
 
     def is_held(self, workflow: str, run_id: str) -> bool:

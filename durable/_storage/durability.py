@@ -91,18 +91,27 @@ class Syncer:
     def cover(self, sync: Callable[[], None], end: int) -> None:
         """Return once bytes up to `end` are synced. One caller syncs at a
         time; the others wait for a sync that started after their write,
-        since one in flight may have begun before it."""
-        with self._cond:
-            while self.synced < end:
-                if self._busy:
+        since one in flight may have begun before it. `_busy` is cleared in
+        the statement that ends the sync, and by whatever interrupts it (a
+        Ctrl-C landing anywhere here): left set, every later commit to the
+        log would wait forever."""
+        syncing = False
+        try:
+            with self._cond:
+                while self.synced < end and self._busy:
                     self._cond.wait()
-                    continue
-                self._busy, target = True, max(self.written, end)
-                self._cond.release()
-                try:
-                    sync()
-                finally:
-                    self._cond.acquire()
+                if self.synced >= end:
+                    return
+                target = max(self.written, end)
+                self._busy = syncing = True
+            sync()
+            with self._cond:
+                self._cond.notify_all()  # the waiters look once the lock is let go
+                self.synced, self._last = max(self.synced, target), time.monotonic()
+                self._busy = syncing = False
+        except BaseException:
+            if syncing:
+                with self._cond:
                     self._busy = False
                     self._cond.notify_all()
-                self.synced, self._last = max(self.synced, target), time.monotonic()
+            raise

@@ -68,9 +68,11 @@ class Held:
                     self._flush()
                 except (DurableError, OSError):
                     pass
-        finally:  # whatever the flush did, the lease goes
-            self._forget()
-            self.lease.release(delete=delete)
+        finally:  # whatever the flush did (or a Ctrl-C landing in it), the lease goes
+            try:
+                self._forget()
+            finally:
+                self.lease.release(delete=delete)
 
 
 def _generations(store: Store, workflow: str, run_id: str) -> list[int]:

@@ -82,21 +82,24 @@ class FileLease:
         self.ident: tuple[int, int] = (0, 0)
         for _ in range(_ATTEMPTS):
             fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
-            if not lock_exclusive(fd, blocking=False):
-                doc = _holder_of(fd)
+            try:
+                if not lock_exclusive(fd, blocking=False):
+                    raise locked_error(run, _holder_of(fd)) from None
+                ident = _ident(os.fstat(fd))
+                if _is_at(ident, path):
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
+                    self.fd, self.ident = fd, ident
+                    _NOT_INHERITED[fd] = self
+                    return
+            except BaseException:
+                # Closing drops the lock: a Ctrl-C landing here must not leave
+                # this process holding the run with no lease object to free it.
                 os.close(fd)
-                raise locked_error(run, doc) from None
-            ident = _ident(os.fstat(fd))
-            if _is_at(ident, path):
-                break
+                raise
             unlock(fd)  # a deleted (or replaced) file: its run was removed meanwhile
             os.close(fd)
-        else:
-            raise locked_error(run, {})
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
-        self.fd, self.ident = fd, ident
-        _NOT_INHERITED[fd] = self
+        raise locked_error(run, {})
 
     def check(self) -> None:
         """`LeaseLostError` unless the locked file is still the run's lease
@@ -113,14 +116,18 @@ class FileLease:
         fd, self.fd = self.fd, None
         if fd is None:
             return
-        _NOT_INHERITED.pop(fd, None)
-        if delete and _is_at(self.ident, self.path):
-            with contextlib.suppress(OSError):  # Windows: still open elsewhere; left empty
-                os.unlink(self.path)
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
-        unlock(fd)
-        os.close(fd)
+        try:
+            if delete and _is_at(self.ident, self.path):
+                with contextlib.suppress(OSError):  # Windows: still open elsewhere; left empty
+                    os.unlink(self.path)
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+        finally:  # whatever lands meanwhile (Ctrl-C), the lock goes
+            _NOT_INHERITED.pop(fd, None)
+            try:
+                unlock(fd)
+            finally:
+                os.close(fd)
 
 
 def _ident(st: os.stat_result) -> tuple[int, int]:

@@ -1,0 +1,35 @@
+"""Entering a run's body: its context set as one, so that a Ctrl-C landing
+part-way leaves nothing of it behind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .context import RunState, _active_var, _run_var
+from .scope import current, scope_var, set_scope
+from .taskfactory import enter_root
+
+
+def enter_run(ctx: RunState | None) -> Callable[[], None]:
+    """Run the body of ctx's run here: its positions start at 0. Nothing stays
+    set when a Ctrl-C lands before the caller holds the reset: every later
+    call in that context (a notebook's) would count as inside this run."""
+    scope_before, tokens = scope_var.get(), (_run_var.set(ctx), _active_var.set(ctx))
+    try:
+        leave_scope = enter_root(ctx) if ctx is not None else set_scope(None)
+        if ctx is not None:
+            ctx._root, ctx.open = current(), True
+
+        def reset() -> None:
+            if ctx is not None:
+                ctx.open = False
+            leave_scope()
+            _active_var.reset(tokens[1])
+            _run_var.reset(tokens[0])
+
+        return reset
+    except BaseException:
+        scope_var.set(scope_before)
+        _active_var.reset(tokens[1])
+        _run_var.reset(tokens[0])
+        raise

@@ -1,0 +1,152 @@
+"""Ctrl-C in a notebook lands at any line, durable's own included: the
+KeyboardInterrupt is caught by the kernel, and the next call in the same
+process must run (not `RunLockedError` from a lease this process still holds,
+not a refusal as if it were inside the interrupted run, not a hang) and
+replay what was recorded without executing it again.
+
+The interrupt is raised by a tracer at the k-th line durable executes inside
+a chosen part of a run, for every k: the lines a real signal can land
+between (a `try:`, `finally:`, `return name` or a `with` block's exit
+call nothing, where CPython looks for signals, so they are skipped)."""
+
+from __future__ import annotations
+
+import contextvars
+import linecache
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+import durable
+from durable._storage.keys import parse_name
+
+PACKAGE = os.path.dirname(durable.__file__)
+N = 3
+executed: list[int] = []
+
+
+@durable.step(name="work")
+def work(i: int) -> int:
+    executed.append(i)
+    return i * i
+
+
+@durable.workflow(name="flow")
+def flow(n: int) -> list[int]:
+    return [work(i) for i in range(n)]
+
+
+class CtrlC:
+    """Raise KeyboardInterrupt at the `at`-th line event of durable's code
+    run under one of the functions named `inside` (counted from 1)."""
+
+    def __init__(self, at: int, inside: frozenset[str]) -> None:
+        self.at, self.inside, self.seen, self.where = at, inside, 0, ""
+
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> Any:
+        name = frame.f_code.co_name
+        if not frame.f_code.co_filename.startswith(PACKAGE):
+            return None
+        if name not in self.inside and not self._under(frame):
+            return None
+        return self._line
+
+    def _under(self, frame: FrameType) -> bool:
+        f = frame.f_back
+        while f is not None:
+            if f.f_code.co_name in self.inside and f.f_code.co_filename.startswith(PACKAGE):
+                return True
+            f = f.f_back
+        return False
+
+    def _line(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event != "line" or _no_op(frame):
+            return self._line
+        self.seen += 1
+        if self.seen == self.at:
+            sys.settrace(None)
+            self.where = f"{os.path.relpath(frame.f_code.co_filename, PACKAGE)}:{frame.f_lineno}"
+            raise KeyboardInterrupt(self.where)
+        return self._line
+
+
+def _no_op(frame: FrameType) -> bool:
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).split("#")[0].strip()
+    if text in ("try:", "finally:", "else:", "return") or (
+        text.startswith("return ") and text[7:].isidentifier()
+    ):
+        return True
+    if not text.startswith(("with ", "async with ")):
+        return False
+    first = next(s for s, _, line in frame.f_code.co_lines() if line == frame.f_lineno)
+    return frame.f_lasti != first  # the block's exit: __exit__ is called before a signal
+
+
+def recorded(store: durable.Store, run_id: str) -> set[int]:
+    names = store.peek_records("flow", run_id)
+    return {p[1] for n in names if (p := parse_name(n)) is not None and p[0] == "steps"}
+
+
+def call_again(context: contextvars.Context, call: Callable[[], list[int]], where: str) -> Any:
+    """The next call, in a thread so that a hang fails the test (it is a
+    daemon left blocked then)."""
+    out: list[Any] = []
+
+    def again() -> None:
+        try:
+            out.append(context.run(call, N))
+        except BaseException as e:
+            out.append(e)
+
+    thread = threading.Thread(target=again, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert out, f"after a Ctrl-C at {where}, the next call hangs"
+    if isinstance(out[0], BaseException):
+        raise AssertionError(f"after a Ctrl-C at {where}: {out[0]!r}")
+    return out[0]
+
+
+def interrupt_everywhere(store: durable.Store, inside: frozenset[str]) -> int:
+    """Interrupt a run at each line in turn; after each, call again in the
+    same context. The number of lines interrupted."""
+    for at in range(1, 10_000):
+        context = contextvars.Context()  # a notebook's: what a call leaves set stays
+        call: Callable[[], list[int]] = flow.with_options(store=store, run_id=f"r{at}")
+        del executed[:]
+        ctrl_c = CtrlC(at, inside)
+        sys.settrace(ctrl_c)
+        try:
+            context.run(call, N)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        if not ctrl_c.where:  # the run went through: every line was tried
+            return at - 1
+        done, first = recorded(store, f"r{at}"), list(executed)
+        del executed[:]
+        value = call_again(context, call, ctrl_c.where)
+        assert value == [i * i for i in range(N)], ctrl_c.where
+        assert sorted(executed) == sorted(set(range(N)) - done), (ctrl_c.where, first)
+    raise AssertionError("the run never went through")
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        frozenset({"acquire"}),  # taking the run's lease
+        frozenset({"enter_run"}),  # entering the body: the run's context set
+        frozenset({"cover"}),  # a commit's fdatasync, shared between threads
+    ],
+    ids=["lease", "entry", "sync"],
+)
+def test_the_next_call_runs_after_a_ctrl_c_at_any_line(tmp_path: Path, part: frozenset[str]) -> None:
+    store = durable.open_store(tmp_path / "store")
+    assert interrupt_everywhere(store, part) > 5
