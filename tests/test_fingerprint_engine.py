@@ -404,3 +404,62 @@ def test_a_main_block_that_fills_a_global_and_reads_its_own_names_is_no_change(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["6", "6 [3]"]
+
+
+CALLED_IN_A_LOOP = """
+import durable
+
+SEEN = []
+
+@durable.step
+def work(i):
+    SEEN.append(i)
+    return i
+
+@durable.workflow(run_id="loop")
+def flow(n):
+    return [work(i) for i in range(n)]
+
+for attempt in range(2):
+    SEEN.clear()
+    out = flow(3)
+    print(attempt, out, SEEN)
+"""
+
+
+def test_a_module_level_loop_calling_a_workflow_again_is_no_change(tmp_path: Path) -> None:
+    """The loop changes SEEN (`SEEN.clear()`), so it counts for the step
+    that reads SEEN, with what it reads; `out` is its own, bound by it
+    alone: unbound while the first call runs and bound at the second, which
+    was refused as changed ("work: now uses global loop.out"). The second
+    call replays: the step body ran once in all."""
+    (tmp_path / "loop.py").write_text(CALLED_IN_A_LOOP)
+    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
+    done = subprocess.run(
+        [sys.executable, "loop.py"], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["0 [0, 1, 2] [0, 1, 2]", "1 [0, 1, 2] []"]
+
+
+def test_a_name_a_loop_also_binds_elsewhere_still_counts(tmp_path: Path) -> None:
+    """The other half of the rule above: `base` is bound before the loop
+    too, so what the loop puts in SEEN depends on that statement, whose
+    edit (1 to 2) must refuse the replay of [100, 101] where running gives
+    [200, 201]."""
+    script = CALLED_IN_A_LOOP.replace("SEEN = []", "SEEN = []\nbase = 1").replace(
+        "    SEEN.clear()\n    out = flow(3)\n    print(attempt, out, SEEN)",
+        "    SEEN.clear()\n    SEEN.append(base * 100)\n    base = flow(2)\n    print(base)",
+    ).replace("range(2):", "range(1):").replace("return i\n", "return i + SEEN[0]\n")
+    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
+    outputs = []
+    for edited in (script, script.replace("base = 1", "base = 2")):
+        (tmp_path / "loop.py").write_text(edited)
+        outputs.append(subprocess.run(
+            [sys.executable, "loop.py"], cwd=tmp_path, env=env, capture_output=True,
+            text=True, timeout=120, check=False,
+        ))  # fmt: skip
+    assert outputs[0].stdout.splitlines() == ["[100, 101]"], outputs[0].stderr
+    assert outputs[1].returncode != 0
+    assert "DefinitionChangedError" in outputs[1].stderr and "base" in outputs[1].stderr

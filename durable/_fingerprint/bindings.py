@@ -65,6 +65,21 @@ def binding_statements(
     return None
 
 
+def made_here_alone(
+    stmt: ast.AST, name: str, namespace: Mapping[str, Any], checked_file: str | None
+) -> bool:
+    """Whether `name` is bound by `stmt` and by no other statement of its
+    module: what it holds comes from the statement (a module-level loop's
+    `out = flow(3)`), whose text and reads count already. Unbound until
+    the statement first ran, it must not make a second call look changed;
+    bound by another statement too (`out = 3` before the loop), it counts."""
+    stored = (n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    if name not in stored:
+        return False
+    found = binding_statements(name, namespace, checked_file)
+    return found is not None and len(found) == 1 and found[0] is stmt
+
+
 def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
     """The latest cell's statements that bind `name`, and those run after it
     that may bind anything."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .bindings import binding_statements, module_statements
+from .bindings import binding_statements, made_here_alone, module_statements
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
 from .holds import (
     class_code,
@@ -191,8 +191,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     """Count, once per module and name, every name the binding statements
     of `name` read or import from the user's own modules: by the statements
     that bind it in turn (a plain value too), helpers by their code."""
-    seen = (id(scope.namespace), name)
-    if seen in out.followed:
+    if (seen := (id(scope.namespace), name)) in out.followed:
         return
     out.followed.add(seen)
     module = _Scope(scope.namespace, True, scope.checked_file)
@@ -204,7 +203,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
             _follow_import(imported, name, scope, out)
         for chain in _chains((stmt,)):
             # A module's own dunders (`__file__`: where it lies) are not code.
-            if chain[0] == name or chain[0].startswith("__") or chain in done:
+            skip = chain[0] == name or chain[0].startswith("__") or chain in done
+            if skip or made_here_alone(stmt, chain[0], scope.namespace, scope.checked_file):
                 continue
             path, obj, where = _resolve(module, chain)
             if path not in done and obj is not _MISSING:
