@@ -24,6 +24,7 @@ from .inplace import (
     callers,
     changed_in,
     held_by,
+    may_bind_any,
     roots,
     with_callers,
     with_holders,
@@ -146,7 +147,6 @@ def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
 # The key of statements that may bind any name (`globals()[k] = ...`,
 # `exec(...)`, `vars()`): they count for every name bound elsewhere too.
 ANY = "?"
-_ANY_BINDERS = frozenset({"globals", "vars", "exec"})
 
 
 def _cells_of(namespace: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -210,7 +210,7 @@ def _module_level(
 
 
 def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
-    if any(_binds_any(sub) for sub in ast.walk(stmt)):
+    if may_bind_any(stmt):
         yield ANY
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield stmt.name
@@ -224,14 +224,6 @@ def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
         if isinstance(inner, list):
             for sub in inner:
                 yield from _binds(sub, readers)
-
-
-def _binds_any(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _ANY_BINDERS
-    )
 
 
 def _changed_in_place(node: ast.AST) -> Iterator[str]:
