@@ -615,6 +615,21 @@ def cli(argv):
         return sorted(globals().keys())
     return globals()[argv[1]](int(argv[2]))
 """
+# `**vars(args)` passes a copy of what an object holds: it binds no name,
+# and an edit of the script's command line is no statement of `RATES`.
+ARGPARSE_MAIN = """
+import argparse
+RATES = [1, 2]
+
+@durable.step
+def target(x):
+    return x + RATES[0]
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("x", type=int, help="how many")
+    print(target(**vars(parser.parse_args())))
+"""
 # One that stores into it (`globals()[name] = ...`) may bind any name.
 GLOBALS_WRITER = """
 RATES = [1, 2]
@@ -631,6 +646,7 @@ def target(x):
 READS_KEPT = [
     Case("a-sibling-step-edited", SIBLINGS, SIBLINGS.replace("x + 1", "x + 2")),
     Case("a-dispatcher-edited", CLI_DISPATCH, CLI_DISPATCH.replace("int(argv", "float(argv")),
+    Case("a-command-line-edited", ARGPARSE_MAIN, ARGPARSE_MAIN.replace("many", "many items")),
     Case("an-eval-method-edited-elsewhere", EVAL_METHOD, EVAL_METHOD.replace("y + 1", "y + 2")),
     Case("derived-from-the-clock", FROM_THE_CLOCK, FROM_THE_CLOCK),
     Case(
@@ -662,6 +678,14 @@ SEMANTIC = [
         "a-globals-lookup-changed-in-place",
         GLOBALS_WRITER,
         GLOBALS_WRITER.replace("    g = globals()\n", '    globals()["RATES"].append(3)\n    g = {}\n'),
+        "global RATES changed",
+    ),
+    Case(
+        "vars-of-the-module-written",
+        GLOBALS_WRITER,
+        GLOBALS_WRITER.replace("    g = globals()\n", "    g = vars(sys.modules[__name__])\n").replace(
+            "RATES = [1, 2]", "import sys\nRATES = [1, 2]"
+        ).replace("LIMIT=values", "RATES=values[::-1]"),
         "global RATES changed",
     ),
     Case(

@@ -244,10 +244,11 @@ _ANY_BINDERS = frozenset({"globals", "vars", "exec"})
 
 
 def may_bind_any(stmt: ast.AST) -> bool:
-    """Whether `stmt` may bind any name: a `globals()` that is only looked
-    in binds none (`globals()[name](...)`, the dispatch of a command line,
-    `name in globals()`, `globals().keys()`), so that an edit of such a
-    function is no statement of every global; a value taken out of it
+    """Whether `stmt` may bind any name: a `globals()` or `vars(x)` that is
+    only looked in binds none (`globals()[name](...)`, the dispatch of a
+    command line, `name in globals()`, `globals().keys()`, `**vars(args)`),
+    so that an edit of such a function or `__main__` block is no statement
+    of every global; a value taken out of it
     (`globals()[name].append(1)`) may be changed in place, and counts."""
     looks: set[int] = set()
     for sub in ast.walk(stmt):
@@ -258,6 +259,8 @@ def may_bind_any(stmt: ast.AST) -> bool:
                 looks.add(id(sub.func.value))
         elif isinstance(sub, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in sub.ops):
             looks.update(id(c) for c in sub.comparators)
+        elif isinstance(sub, ast.keyword) and sub.arg is None:  # `f(**vars(args))`: a copy
+            looks.add(id(sub.value))
     return any(_names_any(sub) and id(sub) not in looks for sub in ast.walk(stmt))
 
 
