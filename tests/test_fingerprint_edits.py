@@ -630,6 +630,16 @@ if __name__ == "__main__":
     parser.add_argument("x", type=int, help="how many")
     print(target(**vars(parser.parse_args())))
 """
+# Iterating `globals()` (a notebook cell listing what is defined) gives names.
+LISTS_GLOBALS = """
+RATES = [1, 2]
+
+@durable.step
+def target(x):
+    return x + RATES[0]
+
+DEFINED = [k for k in globals() if not k.startswith("_")]
+"""
 # One that stores into it (`globals()[name] = ...`) may bind any name.
 GLOBALS_WRITER = """
 RATES = [1, 2]
@@ -647,6 +657,7 @@ READS_KEPT = [
     Case("a-sibling-step-edited", SIBLINGS, SIBLINGS.replace("x + 1", "x + 2")),
     Case("a-dispatcher-edited", CLI_DISPATCH, CLI_DISPATCH.replace("int(argv", "float(argv")),
     Case("a-command-line-edited", ARGPARSE_MAIN, ARGPARSE_MAIN.replace("many", "many items")),
+    Case("a-listing-edited", LISTS_GLOBALS, LISTS_GLOBALS.replace('"_"', '"__"')),
     Case("an-eval-method-edited-elsewhere", EVAL_METHOD, EVAL_METHOD.replace("y + 1", "y + 2")),
     Case("derived-from-the-clock", FROM_THE_CLOCK, FROM_THE_CLOCK),
     Case(

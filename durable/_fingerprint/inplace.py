@@ -244,12 +244,12 @@ _ANY_BINDERS = frozenset({"globals", "vars", "exec"})
 
 
 def may_bind_any(stmt: ast.AST) -> bool:
-    """Whether `stmt` may bind any name: a `globals()` or `vars(x)` that is
-    only looked in binds none (`globals()[name](...)`, the dispatch of a
-    command line, `name in globals()`, `globals().keys()`, `**vars(args)`),
-    so that an edit of such a function or `__main__` block is no statement
-    of every global; a value taken out of it
-    (`globals()[name].append(1)`) may be changed in place, and counts."""
+    """Whether `stmt` may bind any name. A `globals()` or `vars(x)` only
+    looked in binds none (`globals()[name](...)`, a command line's
+    dispatch; `name in globals()`, `globals().keys()`, `for k in globals()`,
+    `**vars(args)`): an edit of such a function, notebook cell or
+    `__main__` block is no statement of every global. A value taken out of
+    it (`globals()[name].append(1)`) may be changed in place, and counts."""
     looks: set[int] = set()
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Subscript):
@@ -261,6 +261,8 @@ def may_bind_any(stmt: ast.AST) -> bool:
             looks.update(id(c) for c in sub.comparators)
         elif isinstance(sub, ast.keyword) and sub.arg is None:  # `f(**vars(args))`: a copy
             looks.add(id(sub.value))
+        elif isinstance(sub, (ast.For, ast.comprehension)):  # `for k in globals()`: names
+            looks.add(id(sub.iter))
     return any(_names_any(sub) and id(sub) not in looks for sub in ast.walk(stmt))
 
 
