@@ -601,8 +601,63 @@ def unrelated(y):
 def target(frame):
     return frame.eval("a + 1"), frame.globals()
 """
+# A command-line dispatcher that only looks names up in `globals()` (or
+# asks it for its keys) binds none: its edit is no statement of `RATES`.
+CLI_DISPATCH = """
+RATES = [1, 2]
+
+@durable.step
+def target(x):
+    return x + RATES[0]
+
+def cli(argv):
+    if argv[1] not in globals() or argv[1] not in globals().keys():
+        return sorted(globals().keys())
+    return globals()[argv[1]](int(argv[2]))
+"""
+# `**vars(args)` passes a copy of what an object holds: it binds no name,
+# and an edit of the script's command line is no statement of `RATES`.
+ARGPARSE_MAIN = """
+import argparse
+RATES = [1, 2]
+
+@durable.step
+def target(x):
+    return x + RATES[0]
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("x", type=int, help="how many")
+    print(target(**vars(parser.parse_args())))
+"""
+# Iterating `globals()` (a notebook cell listing what is defined) gives names.
+LISTS_GLOBALS = """
+RATES = [1, 2]
+
+@durable.step
+def target(x):
+    return x + RATES[0]
+
+DEFINED = [k for k in globals() if not k.startswith("_")]
+"""
+# One that stores into it (`globals()[name] = ...`) may bind any name.
+GLOBALS_WRITER = """
+RATES = [1, 2]
+
+def load(values):
+    globals()["RATES"] = values
+    g = globals()
+    g.update(LIMIT=values)
+
+@durable.step
+def target(x):
+    return x + RATES[0]
+"""
 READS_KEPT = [
     Case("a-sibling-step-edited", SIBLINGS, SIBLINGS.replace("x + 1", "x + 2")),
+    Case("a-dispatcher-edited", CLI_DISPATCH, CLI_DISPATCH.replace("int(argv", "float(argv")),
+    Case("a-command-line-edited", ARGPARSE_MAIN, ARGPARSE_MAIN.replace("many", "many items")),
+    Case("a-listing-edited", LISTS_GLOBALS, LISTS_GLOBALS.replace('"_"', '"__"')),
     Case("an-eval-method-edited-elsewhere", EVAL_METHOD, EVAL_METHOD.replace("y + 1", "y + 2")),
     Case("derived-from-the-clock", FROM_THE_CLOCK, FROM_THE_CLOCK),
     Case(
@@ -624,6 +679,32 @@ READS_KEPT = [
 ]
 
 SEMANTIC = [
+    Case(
+        "a-globals-writer",
+        GLOBALS_WRITER,
+        GLOBALS_WRITER.replace("= values\n", "= values[::-1]\n"),
+        "global RATES changed",
+    ),
+    Case(
+        "a-globals-lookup-changed-in-place",
+        GLOBALS_WRITER,
+        GLOBALS_WRITER.replace("    g = globals()\n", '    globals()["RATES"].append(3)\n    g = {}\n'),
+        "global RATES changed",
+    ),
+    Case(
+        "vars-of-the-module-written",
+        GLOBALS_WRITER,
+        GLOBALS_WRITER.replace("    g = globals()\n", "    g = vars(sys.modules[__name__])\n").replace(
+            "RATES = [1, 2]", "import sys\nRATES = [1, 2]"
+        ).replace("LIMIT=values", "RATES=values[::-1]"),
+        "global RATES changed",
+    ),
+    Case(
+        "a-globals-writer-through-a-name",
+        GLOBALS_WRITER,
+        GLOBALS_WRITER.replace("LIMIT=values", "RATES=values[::-1]"),
+        "global RATES changed",
+    ),
     Case("operator", BASE, edit("PROMPT +", "PROMPT *"), "code changed"),
     Case("comparison", BASE, edit("< LIMIT", "<= LIMIT"), "code changed"),
     Case("int-literal", BASE, edit("words[:n]", "words[:n + 1]"), "code changed"),

@@ -211,3 +211,52 @@ def test_another_name_is_refused_as_a_rename(place: dict[str, Any]) -> None:
     assert "- first: renamed (task1 -> first): " in refused["message"], refused["message"]
     assert "task1:" not in refused["message"]  # not also listed as removed
     assert counts(place) == {"task1": 1, "task2": 1}
+
+
+# ---------------------------------------------------------------- where the file lies
+
+FROM_FILE = """
+HERE = os.path.dirname(os.path.abspath(__file__))  # a str: where this copy lies
+DATA = os.path.join(HERE, "data")
+
+@durable.step
+def load(x):
+    bump("load")
+    return x + len(os.path.basename(DATA)) + len(os.path.basename(HERE)) * 0
+
+@durable.workflow
+def flow(x):
+    return load(x)
+
+main(flow)
+"""
+
+
+def test_a_string_constant_made_from_the_files_path_is_the_same_in_another_folder(
+    place: dict[str, Any],
+) -> None:
+    """`HERE = os.path.dirname(os.path.abspath(__file__))` counts by its
+    statement, as `Path(__file__).parent` does: the same script run from a
+    copy in another folder (another checkout, machine or symlinked path)
+    resumes its run. It counted by its value, the folder, so every run was
+    refused there as `constant DATA changed`."""
+    assert run(place, FROM_FILE, "r") == [7]
+    moved = place["root"] / "elsewhere"
+    moved.mkdir()
+    (moved / "flow.py").write_text((place["root"] / "flow.py").read_text())
+    done = subprocess.run(
+        [sys.executable, str(moved / "flow.py"), "r"],
+        cwd=moved,
+        env=place["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [7]
+    assert counts(place) == {"load": 1}
+    # An edit of the statement is a change still.
+    edited = run(place, FROM_FILE.replace('"data"', '"dataset"'), "r")
+    assert edited[0]["error"] == "DefinitionChangedError", edited
+    assert "DATA" in edited[0]["message"]

@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from ..errors import ConfigurationError
+from .canon import name_chains
 from .inplace import (
     BLOCKS,
     MUTATORS,
@@ -22,6 +24,7 @@ from .inplace import (
     callers,
     changed_in,
     held_by,
+    may_bind_any,
     roots,
     with_callers,
     with_holders,
@@ -80,6 +83,30 @@ def made_here_alone(
     return found is not None and len(found) == 1 and found[0] is stmt
 
 
+def made_from_own_path(
+    name: str, value: object, namespace: Mapping[str, Any], checked_file: str | None = None
+) -> bool:
+    """Whether `value` is a string the statements binding `name` make from
+    the module's `__file__`, directly or through the names they read (`DATA = join(HERE, "data")`
+    after `HERE = dirname(abspath(__file__))`). Such a string is where this
+    copy of the file lies, which differs in another folder, checkout or
+    machine: it counts by its statements, as a `Path` built so does, since
+    the path of a file is never part of a fingerprint."""
+    todo, seen = [name], {name}
+    while todo and isinstance(value, str):
+        try:
+            found = binding_statements(todo.pop(), namespace, checked_file) or []
+        except ConfigurationError:  # a stale file: counted by value, as before
+            return False
+        for chain in {c for stmt in found for c in name_chains(stmt)}:
+            if chain[0] == "__file__":
+                return True
+            if chain[0] not in seen:
+                seen.add(chain[0])
+                todo.append(chain[0])
+    return False
+
+
 def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
     """The latest cell's statements that bind `name`, and those run after it
     that may bind anything."""
@@ -135,7 +162,6 @@ def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
 # The key of statements that may bind any name (`globals()[k] = ...`,
 # `exec(...)`, `vars()`): they count for every name bound elsewhere too.
 ANY = "?"
-_ANY_BINDERS = frozenset({"globals", "vars", "exec"})
 
 
 def _cells_of(namespace: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -199,7 +225,7 @@ def _module_level(
 
 
 def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
-    if any(_binds_any(sub) for sub in ast.walk(stmt)):
+    if may_bind_any(stmt):
         yield ANY
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield stmt.name
@@ -213,14 +239,6 @@ def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
         if isinstance(inner, list):
             for sub in inner:
                 yield from _binds(sub, readers)
-
-
-def _binds_any(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _ANY_BINDERS
-    )
 
 
 def _changed_in_place(node: ast.AST) -> Iterator[str]:

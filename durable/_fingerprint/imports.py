@@ -11,6 +11,7 @@ loaded already; its import statement counts, as part of the source."""
 
 from __future__ import annotations
 
+import ast
 import dis
 import importlib
 import importlib.util
@@ -135,3 +136,20 @@ def _level(before: list[dis.Instruction]) -> int:
     if ins is not None and ins.opname in _LEVELS and isinstance(ins.argval, int):
         return ins.argval
     return 0
+
+
+def imported_names(node: ast.AST, package: str) -> Iterator[tuple[str, str, str | None]]:
+    """(local name, module, attribute) for each name an import binds; the
+    attribute is None for `import a.b` (binds `a`) and "" for
+    `import a.b as x` (binds `a.b`)."""
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            if a.asname:  # `import a.b as x` binds `a.b`
+                yield a.asname, a.name, ""
+            else:
+                yield a.name.partition(".")[0], a.name, None
+    elif isinstance(node, ast.ImportFrom):
+        module = absolute(node.module or "", node.level, package)
+        for a in node.names:
+            if a.name != "*" and module:
+                yield a.asname or a.name, module, a.name

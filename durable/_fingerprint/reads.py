@@ -5,7 +5,8 @@ attribute of a module or of a class of the user's own code, a name imported
 inside the body, a name in a default value or a decorator):
 
 * immutable plain data (str, numbers, bytes, None, tuples and frozensets of
-  them) and enum members count by **value**;
+  them) and enum members count by **value**, save a string made from the
+  module's `__file__` (where its file lies is no part of a fingerprint);
 * the user's own functions, steps and workflows are **followed** (helpers);
 * everything else (lists, dicts, sets, modules, classes, objects, names
   rebound with `global`) counts by the **source of the module-level
@@ -20,12 +21,17 @@ from __future__ import annotations
 import ast
 import builtins
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .bindings import binding_statements, made_here_alone, module_statements
+from .bindings import (
+    binding_statements,
+    made_from_own_path,
+    made_here_alone,
+    module_statements,
+)
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
 from .holds import (
     class_code,
@@ -41,6 +47,7 @@ from .imports import (
     WHOLE_MODULE,
     absolute,
     import_user_module,
+    imported_names,
     imported_value,
     own_module,
     user_module,
@@ -110,17 +117,21 @@ def read_names(
             continue
         if path not in done:
             done.add(path)
-            _count(path, obj, scope, _rebound(path, scope, module, rebound), out)
+            _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
     whole = names & WHOLE_MODULE & {c[0] for c in _chains(tuple(nodes))}  # not `df.eval(...)`
     own = witnessed(own_module, globs, whole) if whole else None
     if isinstance(own, types.ModuleType):  # `globals()[name]`, `eval(text)`
         _whole_module("globals()", own, out)
 
 
-def _rebound(path: tuple[str, ...], scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
-    """Whether some function rebinds the name with `global` (then it counts
-    by its statements, not by the value it has now): in the function's own
-    module, or in the user's module a path like `config.DEBUG` ends in."""
+def _rebound(
+    path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]
+) -> bool:
+    """Whether the name counts by its statements, not its value now: made
+    from where its file lies (`HERE = dirname(__file__)`), or rebound with
+    `global` (in its module, or the user's module `config.DEBUG` ends in)."""
+    if scope.user and made_from_own_path(path[-1], obj, scope.namespace, scope.checked_file):
+        return True
     if scope is module:
         return path[0] in rebound
     filename = scope.namespace.get("__file__") if scope.user else None
@@ -209,8 +220,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
             path, obj, where = _resolve(module, chain)
             if path not in done and obj is not _MISSING:
                 done.update((chain, path))
-                # By its statements, never its value: `HERE = dirname(__file__)`
-                # or `START = time.time()` differ from process to process.
+                # By its statements, never its value: `START = time.time()`.
                 _count(path, obj, where, True, out, via)
 
 
@@ -283,24 +293,7 @@ def _imported_from(
 
 @lru_cache(maxsize=4096)
 def _imports(nodes: tuple[ast.AST, ...], package: str) -> list[tuple[str, str, str | None]]:
-    return [t for node in nodes for sub in ast.walk(node) for t in _imported(sub, package)]
-
-
-def _imported(node: ast.AST, package: str) -> Iterator[tuple[str, str, str | None]]:
-    """(local name, module, attribute) for each name an import binds; the
-    attribute is None for `import a.b` (binds `a`) and "" for
-    `import a.b as x` (binds `a.b`)."""
-    if isinstance(node, ast.Import):
-        for a in node.names:
-            if a.asname:  # `import a.b as x` binds `a.b`
-                yield a.asname, a.name, ""
-            else:
-                yield a.name.partition(".")[0], a.name, None
-    elif isinstance(node, ast.ImportFrom):
-        module = absolute(node.module or "", node.level, package)
-        for a in node.names:
-            if a.name != "*" and module:
-                yield a.asname or a.name, module, a.name
+    return [t for node in nodes for sub in ast.walk(node) for t in imported_names(sub, package)]
 
 
 # ---------------------------------------------------------------- defaults and closures
