@@ -76,11 +76,17 @@ def made_here_alone(
     `out = flow(3)`), whose text and reads count already. Unbound until
     the statement first ran, it must not make a second call look changed;
     bound by another statement too (`out = 3` before the loop), it counts."""
-    stored = (n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    if name not in stored:
+    if name not in _stored(stmt):
         return False
     found = binding_statements(name, namespace, checked_file)
     return found is not None and len(found) == 1 and found[0] is stmt
+
+
+@lru_cache(maxsize=4096)  # asked for each name a counted statement reads
+def _stored(stmt: ast.AST) -> frozenset[str]:
+    return frozenset(
+        n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
 
 
 def made_from_own_path(

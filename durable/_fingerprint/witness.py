@@ -45,6 +45,12 @@ class Witness:
         self.calls: list[tuple[Callable[..., Any], tuple[Any, ...], Any]] = []
         self.files: list[tuple[Callable[..., Any], tuple[Any, ...], Any]] = []
         self._seen: dict[tuple[Any, ...], Any] = {}  # call -> the value it gave
+        # The finished witnesses forwarded into this one (`forward`), by id
+        # (held, so the ids stay theirs): checked as parts of this one, not
+        # copied into it. Copied, each step's witness held every witness of
+        # the steps it reached, and steps reaching each other through a
+        # registry copied them over and over (half a million calls for 12).
+        self._absorbed: dict[int, Witness] = {}
 
     def add(self, fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
         # A call made again (a file read for its function, then for a
@@ -64,6 +70,20 @@ class Witness:
         looked at: the running objects alone say which code runs (each
         function's `__code__` is witnessed), the text only whether it was
         edited since import, which a run's start reports."""
+        if not self._absorbed:  # most steps' own: nothing forwarded into it
+            return self._own_holds(files)
+        todo, seen = [self], {id(self)}
+        while todo:
+            witness = todo.pop()
+            if not witness._own_holds(files):
+                return False
+            for inner in witness._absorbed.values():
+                if id(inner) not in seen:
+                    seen.add(id(inner))
+                    todo.append(inner)
+        return True
+
+    def _own_holds(self, files: bool) -> bool:
         try:
             for fn, args, value in self.calls + self.files if files else self.calls:
                 now = fn(*args)
@@ -114,8 +134,7 @@ def forward(inner: Witness) -> None:
     counts for the outer one too, which then holds only while they do."""
     outer = _RECORDING.get()
     if outer is not None and outer is not inner:
-        for fn, args, value in inner.calls + inner.files:
-            outer.add(fn, args, value)
+        outer._absorbed[id(inner)] = inner
 
 
 def _call_key(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
