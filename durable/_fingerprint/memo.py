@@ -85,14 +85,23 @@ def memo_fingerprint(
     (without `files`: whatever the source files say now, `Witness.holds`)."""
     key = (id(fn), name, version, deep, steps)
     found = _PASS.get()
-    seen = found.get(key) if found is not None else None
-    if seen is not None and seen[0] is fn:
-        forward(seen[2])  # what it was computed from counts for the asker too
-        return seen[1]
+    if found is None:
+        # Looked at first without making the computation: a cached plain call
+        # asks for its step's fingerprint on every call, and nearly always
+        # hits. Only a step reaching no other: checking what reached steps
+        # were computed from asks for theirs, which one pass must answer.
+        entry = _MEMO.entry(key)
+        if entry is not None and entry[2].alone:
+            hit = _MEMO.peek(key, fn, files=files)
+            if hit is not None:
+                return hit
+    else:
+        seen = found.get(key)
+        if seen is not None and seen[0] is fn:
+            forward(seen[2])  # what it was computed from counts for the asker too
+            return seen[1]
     token = _PASS.set({}) if found is None else None
     try:
-        # Looked at first without making the computation: a cached plain call
-        # asks for its step's fingerprint on every call, and nearly always hits.
         value = _MEMO.peek(key, fn, files=files) or _MEMO.compute(
             key,
             fn,

@@ -64,6 +64,11 @@ class Witness:
         self._seen[key] = value
         (self.files if fn is file_state else self.calls).append((fn, args, value))
 
+    @property
+    def alone(self) -> bool:
+        """Whether no other witness was forwarded into this one."""
+        return not self._absorbed
+
     def holds(self, *, files: bool = True) -> bool:
         """Whether every call gives the same value now. Any error counts as
         a change (fail closed). Without `files`, the source files are not
