@@ -105,16 +105,7 @@ def test_a_workflow_called_again_reuses_the_memoised_fingerprints(
     asked for its own afresh, recursing until Python's limit, which fails
     the check: every call computed every fingerprint again, hundreds of
     times (this test took 15 s)."""
-    from durable._fingerprint import memo
-
-    computed: list[object] = []
-    real = memo.fingerprint_function
-
-    def counted(fn: Any, **kwargs: Any) -> Any:
-        computed.append(fn)
-        return real(fn, **kwargs)
-
-    monkeypatch.setattr(memo, "fingerprint_function", counted)
+    computed = counted_fingerprints(monkeypatch)
     store = durable.open_store(str(tmp_path / "store"), blob_threshold=1000)
     FAIL["use"] = False
 
@@ -152,8 +143,6 @@ def test_steps_reaching_each_other_through_a_registry_are_fingerprinted_a_few_ti
     the cycle was fingerprinted anew, and each step's witness was copied
     into every step reaching it. Six steps computed 9,690 fingerprints (3 s),
     ten more than a minute's worth; now each is computed a few times."""
-    from durable._fingerprint import memo
-
     k = 10
     steps = "\n".join(
         f"@durable.step\ndef s{i}(x, depth=0):\n"
@@ -167,6 +156,20 @@ def test_steps_reaching_each_other_through_a_registry_are_fingerprinted_a_few_ti
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    computed = counted_fingerprints(monkeypatch)
+    module = importlib.import_module("registry")
+    try:
+        assert module.flow(1) == k * 4  # each step adds 3, through three others
+        assert module.flow(1) == k * 4  # completed: its definition checked again
+    finally:
+        sys.modules.pop("registry", None)
+    assert len(computed) <= 40 * k  # 194 now; 9,690 for six steps before
+
+
+def counted_fingerprints(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The functions fingerprinted from now on (not served by the memo), in order."""
+    from durable._fingerprint import memo
+
     computed: list[object] = []
     real = memo.fingerprint_function
 
@@ -175,10 +178,4 @@ def test_steps_reaching_each_other_through_a_registry_are_fingerprinted_a_few_ti
         return real(fn, **kwargs)
 
     monkeypatch.setattr(memo, "fingerprint_function", counted)
-    module = importlib.import_module("registry")
-    try:
-        assert module.flow(1) == k * 4  # each step adds 3, through three others
-        assert module.flow(1) == k * 4  # completed: its definition checked again
-    finally:
-        sys.modules.pop("registry", None)
-    assert len(computed) <= 40 * k  # 194 now; 9,690 for six steps before
+    return computed

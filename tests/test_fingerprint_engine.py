@@ -272,12 +272,7 @@ if __name__ == "__main__":
 def test_a_step_that_reaches_its_own_workflow_is_fingerprinted(tmp_path: Path) -> None:
     """Its workflow counts in it by its body alone: the whole definition
     would hold the step again, and fingerprinting it never ended."""
-    (tmp_path / "cycle.py").write_text(CYCLE)
-    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
-    done = subprocess.run(
-        [sys.executable, "cycle.py"], cwd=tmp_path, env=env, capture_output=True,
-        text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = run_script(tmp_path, "cycle.py", CYCLE)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["mainx", "mainx", "True"]
 
@@ -352,12 +347,7 @@ def test_printing_a_global_a_step_fills_is_no_change(tmp_path: Path) -> None:
     counts as one that binds it; a builtin that only reads its arguments
     never changes one, and the run called again after it must replay, not
     be refused as changed (nor executed twice)."""
-    (tmp_path / "shown.py").write_text(SHOWN)
-    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
-    done = subprocess.run(
-        [sys.executable, "shown.py"], cwd=tmp_path, env=env, capture_output=True,
-        text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = run_script(tmp_path, "shown.py", SHOWN)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["{3: 6} 6", "1 [3]"]
 
@@ -396,12 +386,7 @@ def test_a_main_block_that_fills_a_global_and_reads_its_own_names_is_no_change(
     that also reads a name it binds (`out` above) does not: `out` is unbound
     while the first call runs and bound at the second, which was then
     refused as changed ("now uses global out")."""
-    (tmp_path / "main_block.py").write_text(SET_UP_IN_MAIN)
-    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
-    done = subprocess.run(
-        [sys.executable, "main_block.py"], cwd=tmp_path, env=env, capture_output=True,
-        text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = run_script(tmp_path, "main_block.py", SET_UP_IN_MAIN)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["6", "6 [3]"]
 
@@ -433,12 +418,7 @@ def test_a_module_level_loop_calling_a_workflow_again_is_no_change(tmp_path: Pat
     alone: unbound while the first call runs and bound at the second, which
     was refused as changed ("work: now uses global loop.out"). The second
     call replays: the step body ran once in all."""
-    (tmp_path / "loop.py").write_text(CALLED_IN_A_LOOP)
-    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
-    done = subprocess.run(
-        [sys.executable, "loop.py"], cwd=tmp_path, env=env, capture_output=True,
-        text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = run_script(tmp_path, "loop.py", CALLED_IN_A_LOOP)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["0 [0, 1, 2] [0, 1, 2]", "1 [0, 1, 2] []"]
 
@@ -452,14 +432,21 @@ def test_a_name_a_loop_also_binds_elsewhere_still_counts(tmp_path: Path) -> None
         "    SEEN.clear()\n    out = flow(3)\n    print(attempt, out, SEEN)",
         "    SEEN.clear()\n    SEEN.append(base * 100)\n    base = flow(2)\n    print(base)",
     ).replace("range(2):", "range(1):").replace("return i\n", "return i + SEEN[0]\n")
-    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
-    outputs = []
-    for edited in (script, script.replace("base = 1", "base = 2")):
-        (tmp_path / "loop.py").write_text(edited)
-        outputs.append(subprocess.run(
-            [sys.executable, "loop.py"], cwd=tmp_path, env=env, capture_output=True,
-            text=True, timeout=120, check=False,
-        ))  # fmt: skip
+    outputs = [
+        run_script(tmp_path, "loop.py", edited)
+        for edited in (script, script.replace("base = 1", "base = 2"))
+    ]
     assert outputs[0].stdout.splitlines() == ["[100, 101]"], outputs[0].stderr
     assert outputs[1].returncode != 0
     assert "DefinitionChangedError" in outputs[1].stderr and "base" in outputs[1].stderr
+
+
+def run_script(folder: Path, name: str, text: str) -> subprocess.CompletedProcess[str]:
+    """Write a script into folder and run it there, in a process of its own,
+    on the store in folder/store."""
+    (folder / name).write_text(text)
+    env = {**os.environ, "DURABLE_STORE": str(folder / "store")}
+    return subprocess.run(
+        [sys.executable, name], cwd=folder, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
