@@ -54,9 +54,8 @@ class Witness:
 
     def add(self, fn: Callable[..., Any], args: tuple[Any, ...], value: Any) -> None:
         # A call made again (a file read for its function, then for a
-        # global's statement; a namespace or list every step's fingerprint
-        # reads, forwarded into the workflow's) is checked once, unless it
-        # gave another value meanwhile: then both are kept, and both checked.
+        # global's statement) is checked once, unless it gave another value
+        # meanwhile: then both are kept, and both checked.
         key = _call_key(fn, args)
         seen = self._seen.get(key, _UNSET)  # keys compare as str, int or by identity
         if seen is not _UNSET and (seen is value or same(seen, value)):
