@@ -22,7 +22,21 @@ CHILD = """
 import sys, tempfile
 import durable
 
-n, replay = int(sys.argv[1]), sys.argv[2] == "replay"
+n, replay, hits = int(sys.argv[1]), sys.argv[2] == "replay", sys.argv[2] == "hits"
+
+def small(i):
+    return {"i": i, "name": f"item-{i}", "values": [i, i * 2, i * 3]}
+
+if sys.argv[2] in ("hits", "misses"):  # a cached step called plainly, as benchmarks/cache.py
+    cached = durable.step(cache=True, name="small")(small)
+    durable.configure(store=tempfile.mkdtemp())
+    for i in range(200):
+        cached(i)  # computed and kept
+        cached(i)  # read and checked once
+    for _ in range(n if hits else 0):
+        for i in range(100):
+            cached(i)
+    sys.exit()
 
 @durable.step(name="trivial")
 def trivial(i):
@@ -67,7 +81,9 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     record = (instructions(4 * n, "record") - instructions(n, "record")) // (3 * n)
     replay = (instructions(n, "replay") - instructions(n, "record")) // n
+    hit = (instructions(n // 100 + 1, "hits") - instructions(1, "misses")) // (100 * (n // 100 + 1))
     print(f"N = {n}: {record:,} instructions per recorded step, {replay:,} per replayed step")
+    print(f"{hit:,} instructions per cache hit of a small output in a plain call")
 
 
 if __name__ == "__main__":
