@@ -333,3 +333,33 @@ def test_a_body_that_ends_in_tasks_counts_the_position_that_created_them(
     assert (info.steps, info.steps_total) == (4, 1)
     positions = [str(s.position) for s in gathered.history("g")[1:]]
     assert positions == ["0.0.0", "0.0.1", "0.1.0", "0.1.1"]
+
+
+def test_show_sets_an_async_runs_total_against_its_top_level_positions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Steps a helper coroutine awaits in a task have positions of their own
+    (0.0.0, 0.1.0): `show` said "steps 6 finished of 2", the finished count
+    taking them in and the total, from the completed attempt, not."""
+    import asyncio
+
+    store = durable.open_store(tmp_path / "store")
+
+    @durable.step
+    async def double(x: int) -> int:
+        return 2 * x
+
+    async def both(x: int) -> int:
+        return await double(x) + await double(x)
+
+    @durable.workflow(store=store, run_id="a")
+    async def fan(n: int) -> int:
+        parts = await asyncio.gather(both(n), both(n + 1))
+        return sum(parts) + await double(0) + await double(1)
+
+    assert asyncio.run(fan(1)) == 4 + 8 + 0 + 2
+    [info] = fan.runs()
+    assert (info.steps, info.top_level) == (6, 2)
+    assert main(["--store", str(tmp_path / "store"), "show", "a"]) == 0
+    line = next(t for t in capsys.readouterr().out.splitlines() if t.startswith("steps"))
+    assert line == f"steps     6 finished (2 of {info.steps_total} top-level positions)"

@@ -58,14 +58,24 @@ def show_doc(info: RunInfo, steps: Sequence[StepInfo], *, values: bool = False) 
     return json.dumps(show_document(info, steps, values=values), indent=2)
 
 
+def _of_total(info: RunInfo) -> str:
+    """The known total, a count of top-level positions: set against the
+    finished ones when every one is top-level, else against those that are
+    (an async run's tasks have positions of their own: '6 finished of 4')."""
+    if info.steps_total is None:
+        return ""
+    if info.top_level is None or info.top_level == info.steps:
+        return f" of {info.steps_total}"
+    return f" ({info.top_level} of {info.steps_total} top-level positions)"
+
+
 def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
     head = [
         f"workflow  {info.workflow}",
         f"run       {info.run_id}",
         f"status    {info.status}" + (f" ({info.reason})" if says_more(info) else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
-        f"steps     {info.steps} finished"
-        + ("" if info.steps_total is None else f" of {info.steps_total}")
+        f"steps     {info.steps} finished" + _of_total(info)
         + ("" if info.position is None else f", next position {info.position}"),
     ]
     if info.error:

@@ -52,6 +52,9 @@ class RunInfo:
     # (when, how the attempt before ended) for each time the run was resumed
     resumes: tuple[tuple[float, str], ...] = ()
     _store: Store | None = field(default=None, repr=False, compare=False)
+    # Finished top-level positions: `steps` counts those inside asyncio tasks
+    # too, `steps_total` only these. None when not known.
+    top_level: int | None = None
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -217,6 +220,7 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
     return RunInfo(
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
         position, error, m.reason, parent, m.steps_total(position), resumes, store,
+        top_level=sum(1 for p in steps if isinstance(p, int)),
     )  # fmt: skip
 
 
