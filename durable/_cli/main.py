@@ -208,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "else a string: --var n=5 --var name=Ada")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
                    help="answer the run's durable.wait_for(NAME) on resume (repeatable; JSON "
-                   "or a string)")  # fmt: skip
+                   "or a string; a number JSON does not give back as typed, 1.10, is "
+                   "refused: quote it, --input 'v=\"1.10\"', for the text)")  # fmt: skip
     p = command("cancel", "durable._cli.cancel:cmd_cancel",
                 "cancel a run: its holder stops after the step in flight; it ends `cancelled`")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to cancel")

@@ -76,6 +76,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     if args.resume and not exists:
         raise not_found(store, wf.name, run_id)
     inputs = parse_vars(args.input or [], flag="--input")
+    _check_input_numbers(args.input or [])
     if inputs and not exists:
         raise UsageError(
             f"--input answers a wait_for() of an existing run; run {run_id} does not exist "
@@ -181,6 +182,22 @@ def _check_texts(wf: Workflow[Any, Any], items: list[str]) -> None:
                 f"--var {item} reads as JSON ({type(value).__name__} {value!r}), but "
                 f"{wf.name} takes {name} as a str: to pass the text, quote it as a JSON "
                 f"string: --var '{name}={json.dumps(text)}'"
+            )
+
+
+def _check_input_numbers(items: list[str]) -> None:
+    """An input has no annotation to tell text from number: `--input
+    version=1.10` read as JSON is 1.1, which the wait would record as the
+    answer though nobody typed it. A number that JSON does not give back as
+    typed is refused, saying how to pass either reading."""
+    for item in items:
+        name, _, text = item.partition("=")
+        value = parse_vars([item], flag="--input")[name]
+        if type(value) in (int, float) and json.dumps(value) != text.strip():
+            raise UsageError(
+                f"--input {item} reads as the JSON number {json.dumps(value)}, not as typed: "
+                f"for the text, quote it as a JSON string: --input '{name}={json.dumps(text)}'; "
+                f"for the number, write --input {name}={json.dumps(value)}"
             )
 
 
