@@ -4,10 +4,16 @@ scientist in a notebook, an engineer driving runs from the command line."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+import durable
 from durable._cli.main import main
 
 WAITS = """
@@ -70,3 +76,109 @@ def test_an_input_given_back_as_typed_is_taken(
                  "--input", f"version={typed}"]) == 0  # fmt: skip
     expected = typed if typed == "yes" else json.loads(typed)
     assert json.loads(capsys.readouterr().out) == f"build {expected!r}"
+
+
+# -- a team sharing a bucket: what each misconfiguration says ------------------
+
+
+def _moto_with_users() -> tuple[subprocess.Popen[bytes], str, dict[str, str]]:
+    """A moto server that checks credentials and policies once the bucket,
+    a user without S3 permissions and that user's key exist."""
+    import boto3
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="4")  # the four calls below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline and server.poll() is None, "moto did not start"
+            time.sleep(0.05)
+    admin = {"endpoint_url": endpoint, "region_name": "us-east-1",
+             "aws_access_key_id": "admin", "aws_secret_access_key": "admin"}  # fmt: skip
+    boto3.client("s3", **admin).create_bucket(Bucket="team")
+    iam = boto3.client("iam", **admin)
+    iam.create_user(UserName="intern")
+    key = iam.create_access_key(UserName="intern")["AccessKey"]
+    policy = {"Version": "2012-10-17",
+              "Statement": [{"Effect": "Allow", "Action": "s3:ListAllMyBuckets", "Resource": "*"}]}  # fmt: skip
+    iam.put_user_policy(UserName="intern", PolicyName="none", PolicyDocument=json.dumps(policy))
+    creds = {"key": key["AccessKeyId"], "secret": key["SecretAccessKey"]}
+    return server, endpoint, creds
+
+
+def _counted(store: durable.Store, ran: list[str]) -> durable.Workflow[[], int]:
+    @durable.step
+    def work() -> int:
+        ran.append("work")
+        return 1
+
+    @durable.workflow(store=store, run_id="r", name="team")
+    def team() -> int:
+        return work()
+
+    return team
+
+
+@pytest.mark.slow
+def test_credentials_without_permission_are_told_apart_from_wrong_ones() -> None:
+    """A user whose keys S3 accepts but whose policy allows nothing on the
+    bucket was told 'Access Denied (check the credentials: ...)': other keys
+    were not the cure, a grant (or another account's bucket) was."""
+    server, endpoint, creds = _moto_with_users()
+    fast = {"retries": {"max_attempts": 1}, "connect_timeout": 5}
+    try:
+        ran: list[str] = []
+        denied = "accepted but are not allowed this: durable needs s3:ListBucket"
+        for secret, said in ((creds["secret"], denied), ("wrong", "check the credentials")):
+            store = durable.open_store("s3://team/runs", endpoint_url=endpoint, key=creds["key"],
+                                       secret=secret, config_kwargs=fast, skip_instance_cache=True)  # fmt: skip
+            with pytest.raises(durable.StorageError) as err:
+                _counted(store, ran).run()
+            assert said in str(err.value), str(err.value)
+        assert ran == []  # nothing ran either time
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_an_unreachable_endpoint_names_the_variable_it_came_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """AWS_ENDPOINT_URL pointing at nothing said only 'check the URL,
+    credentials and network': the endpoint a team sets in its environment
+    was not named."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    store = durable.open_store(
+        "s3://team/runs", key="k", secret="s", skip_instance_cache=True,
+        config_kwargs={"retries": {"max_attempts": 1}, "connect_timeout": 2},
+    )  # fmt: skip
+    ran: list[str] = []
+    with pytest.raises(durable.StorageError) as err:
+        _counted(store, ran).run()
+    assert f"$AWS_ENDPOINT_URL (AWS_ENDPOINT_URL=http://127.0.0.1:{port})" in str(err.value)
+    assert ran == []
+
+
+def test_a_missing_bucket_is_named_once(s3_url: str) -> None:
+    """'the bucket does not exist (The specified bucket does not exist). The
+    bucket does not exist (any more): create it or fix the URL.'"""
+    ran: list[str] = []
+    store = durable.open_store("s3://no-such-team-bucket/runs", skip_instance_cache=True)
+    with pytest.raises(durable.StorageError) as err:
+        _counted(store, ran).run()
+    text = str(err.value)
+    assert "the bucket does not exist: no-such-team-bucket. Create it, or fix the URL." in text
+    assert text.lower().count("does not exist") == 1 and ran == []

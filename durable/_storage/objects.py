@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import os
 import threading
 import warnings
 from collections.abc import Callable, Iterable
@@ -92,7 +93,7 @@ class FsspecStore(Store):
         except (FileExistsError, DurableError):
             raise
         except Exception as e:
-            raise StorageError(self.url, f"{what}: {_cause(e)}", _advice(e)) from e
+            raise StorageError(self.url, f"{what}: {_cause(e)}", _advice(e, self._s3)) from e
 
     def _check(self) -> None:
         """Once per store: is the bucket there and reachable with these
@@ -103,9 +104,12 @@ class FsspecStore(Store):
         try:
             self._probe()
         except FileNotFoundError as e:
-            raise StorageError(self.url, f"the bucket does not exist ({e})", _NO_BUCKET) from e
+            bucket = self.root.lstrip("/").split("/", 1)[0]
+            raise StorageError(
+                self.url, f"the bucket does not exist: {bucket}", "create it, or fix the URL"
+            ) from e
         except Exception as e:
-            raise StorageError(self.url, f"cannot use it: {_cause(e)}", _advice(e)) from e
+            raise StorageError(self.url, f"cannot use it: {_cause(e)}", _advice(e, self._s3)) from e
         self._checked = True
 
     def _probe(self) -> None:
@@ -138,7 +142,7 @@ class FsspecStore(Store):
                 # Never drop a record that failed to read: a missing record
                 # means "run the step again".
                 what = f"reading {self._rel(path)}: {_cause(value)}"
-                advice = _NO_BUCKET if _bucket_gone(value) else _advice(value)
+                advice = _NO_BUCKET if _bucket_gone(value) else _advice(value, self._s3)
                 raise StorageError(self.url, what, advice)
             out[self._rel(path)] = bytes(value)
         return out
@@ -157,7 +161,8 @@ class FsspecStore(Store):
             if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
                 continue  # deleted since the listing
             if isinstance(value, BaseException):
-                raise StorageError(self.url, f"reading {key}: {_cause(value)}", _advice(value))
+                what = f"reading {key}: {_cause(value)}"
+                raise StorageError(self.url, what, _advice(value, self._s3))
             out[key] = bytes(value)
         return out
 
@@ -240,8 +245,9 @@ def _bucket_gone(e: BaseException) -> bool:
     return code == "NoSuchBucket" or "bucket does not exist" in str(e)
 
 
-def _advice(e: BaseException) -> str:
-    """Network advice, for network faults only."""
+def _advice(e: BaseException, s3: bool = False) -> str:
+    """Network advice, for network faults only; on S3, where the endpoint
+    came from, since a wrong AWS_ENDPOINT_URL fails just like no network."""
     link: BaseException | None = e
     for _ in range(8):  # the chain of causes, never walked forever
         if link is None:
@@ -250,14 +256,46 @@ def _advice(e: BaseException) -> str:
         if isinstance(link, (ConnectionError, TimeoutError)) or any(
             "Connect" in n or "Timeout" in n for n in names
         ):
-            return "check the URL, credentials and network"
+            if not s3:
+                return "check the URL, credentials and network"
+            env = os.environ.get("AWS_ENDPOINT_URL")
+            now = f"AWS_ENDPOINT_URL={env}" if env else "AWS_ENDPOINT_URL is unset: AWS itself"
+            return (
+                "check the URL, credentials and network, and the endpoint: the store's "
+                f"endpoint_url= if given, else $AWS_ENDPOINT_URL ({now})"
+            )
         link = link.__cause__ or link.__context__
     return ""
 
 
+# S3's answer to credentials it knows but that may not do this (an IAM or
+# bucket policy, or a bucket of another account): other keys will not help.
+_DENIED = (
+    " (the credentials were accepted but are not allowed this: durable needs s3:ListBucket "
+    "on the bucket and s3:GetObject, s3:PutObject and s3:DeleteObject under the store's "
+    "prefix; grant them, or use credentials that have them: AWS_PROFILE, "
+    "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
+)
+
+
+def _error_code(e: BaseException) -> str | None:
+    """S3's error code (AccessDenied, NoSuchBucket, ...) in the chain of causes."""
+    link: BaseException | None = e
+    for _ in range(8):  # the chain of causes, never walked forever
+        if link is None:
+            break
+        error = getattr(link, "response", None)
+        if isinstance(error, dict) and isinstance(error.get("Error"), dict):
+            return str(error["Error"].get("Code"))
+        link = link.__cause__ or link.__context__
+    return None
+
+
 def _cause(e: BaseException) -> str:
     text = f"{type(e).__name__}: {e}"
-    if isinstance(e, PermissionError) or "credential" in text.lower():
+    if _error_code(e) == "AccessDenied":
+        text += _DENIED
+    elif isinstance(e, PermissionError) or "credential" in text.lower():
         text += " (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
     return text
 
