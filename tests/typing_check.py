@@ -124,3 +124,18 @@ async def acheck() -> None:
     assert_type(notes.fingerprint, str)
     ctx = durable.current_run()
     assert_type(ctx, durable.RunContext | None)
+
+
+# retry_on takes a list or a set as it does at run time, not only a tuple.
+@durable.step(retries=2, retry_on=[ConnectionError, TimeoutError])
+def listed(n: int) -> int:
+    return n
+
+
+@durable.step(retries=2, retry_on={ConnectionError})
+def in_a_set(n: int) -> int:
+    return n
+
+
+assert_type(listed(1), int)
+assert_type(in_a_set(1), int)

@@ -12,7 +12,7 @@ from .._core.cache import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
 from .._core.context import active_run
 from .._core.plan import drive_async, named
-from .._core.retry import RetryPolicy
+from .._core.retry import RetryOn, RetryPolicy
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
 from .._fingerprint.fingerprint import fingerprint_function
@@ -61,7 +61,7 @@ def step(
     retry_delay: float = 1.0,
     backoff: float = 2.0,
     max_delay: float = 60.0,
-    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    retry_on: RetryOn = (Exception,),
     persist: bool = True,
     deep: bool = True,
     artifacts: Callable[[Any], Iterable[Any]] | None = None,
@@ -80,7 +80,7 @@ def step(
     retry_delay: float = 1.0,
     backoff: float = 2.0,
     max_delay: float = 60.0,
-    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    retry_on: RetryOn = (Exception,),
     persist: bool = True,
     deep: bool = True,
     artifacts: Callable[[Any], Iterable[Any]] | None = None,

@@ -15,6 +15,16 @@ from .._storage.clock import MAX_WAIT
 from ..errors import ConfigurationError, ControlFlow
 from .plan import Call, Pause, Plan
 
+# What `retry_on=` takes, as the type checker sees it: what
+# `_exception_types` accepts at run time, so `retry_on=[A, B]` type-checks.
+RetryOn = (
+    type[BaseException]
+    | tuple[type[BaseException], ...]
+    | list[type[BaseException]]
+    | set[type[BaseException]]
+    | frozenset[type[BaseException]]
+)
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -114,6 +124,6 @@ def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:
         items = list(retry_on)
     if not items or not all(isinstance(t, type) and issubclass(t, BaseException) for t in items):
         raise ConfigurationError(
-            f"retry_on must be an exception class or a tuple of them, not {retry_on!r}"
+            f"retry_on must be an exception class or a tuple, list or set of them, not {retry_on!r}"
         )
     return tuple(t for t in items if isinstance(t, type) and issubclass(t, BaseException))
