@@ -182,3 +182,43 @@ def test_a_missing_bucket_is_named_once(s3_url: str) -> None:
     text = str(err.value)
     assert "the bucket does not exist: no-such-team-bucket. Create it, or fix the URL." in text
     assert text.lower().count("does not exist") == 1 and ran == []
+
+
+# -- steps as static and class methods, in either decorator order -------------
+
+
+def test_a_step_written_over_staticmethod_or_classmethod_binds_as_python_says(
+    store: durable.Store,
+) -> None:
+    """`@durable.step` above `@staticmethod`: called on an instance, the
+    step was passed the instance ('takes 1 positional argument but 2 were
+    given'); above `@classmethod` it was refused as 'not callable'. Both
+    orders now give the same step."""
+    ran: list[str] = []
+
+    class Prices:
+        @durable.step
+        @staticmethod
+        def rounded(x: float) -> float:
+            ran.append("rounded")
+            return round(x, 1)
+
+        @durable.step
+        @classmethod
+        def scaled(cls, x: float) -> float:
+            ran.append(f"scaled {cls.__name__}")
+            return x * 10
+
+        @durable.workflow(store=store, run_id="static")
+        @staticmethod
+        def report(x: float) -> float:
+            prices = Prices()
+            return prices.rounded(x) + prices.scaled(x) + Prices.rounded(x)
+
+    assert Prices().report(1.26) == 1.3 + 12.6 + 1.3
+    assert ran == ["rounded", "scaled Prices", "rounded"]
+    again = Prices.report.run(1.26)  # the same run, completed: nothing runs
+    assert again.value == 1.3 + 12.6 + 1.3 and again.steps_executed == 0
+    assert ran == ["rounded", "scaled Prices", "rounded"]
+    names = [s.name.rsplit(".", 2)[-2:] for s in Prices.report.history("static")[1:]]
+    assert names == [["Prices", "rounded"], ["Prices", "scaled"], ["Prices", "rounded"]]

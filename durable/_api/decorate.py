@@ -10,7 +10,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 from .._core.run import Options
 from .._storage.base import Store
-from .step import refuse_generators
+from .step import outermost, refuse_generators
 from .workflow import AsyncWorkflow, Workflow
 
 P = ParamSpec("P")
@@ -20,6 +20,8 @@ R = TypeVar("R")
 def make_workflow(
     fn: Callable[..., Any], name: str | None, version: str | None, options: Options
 ) -> Any:
+    if isinstance(fn, (staticmethod, classmethod)):
+        return outermost(fn, lambda f: make_workflow(f, name, version, options))
     refuse_generators(fn)
     cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
     return cls(fn, name, version, options)

@@ -113,6 +113,8 @@ def step(
     _check_validator(validate)
 
     def decorate(f: Callable[..., Any]) -> Any:
+        if isinstance(f, (staticmethod, classmethod)):
+            return outermost(f, decorate)
         refuse_generators(f)
         fp = fingerprint_function(f, name=name, version=version, deep=deep)
         signature = _signature(f)
@@ -228,6 +230,15 @@ def _check_validator(validate: object) -> None:
             f"validate= takes a plain function of the step's output returning True when it "
             f"may be recorded, e.g. validate=lambda out: out['status'] == 'ok'; not {validate!r}"
         )
+
+
+def outermost(method: staticmethod[Any, Any] | classmethod[Any, Any, Any], make: Callable[[Any], Any]) -> Any:
+    """`@durable.step` (or `workflow`) written over `@staticmethod` or
+    `@classmethod`: those bind only as the outermost decorator (under ours, a
+    static step called on an instance was passed the instance, a classmethod
+    was refused as not callable), so ours wraps the function and theirs goes
+    back on top, as in the other order."""
+    return type(method)(make(method.__func__))
 
 
 def refuse_generators(f: Callable[..., Any]) -> None:
