@@ -222,3 +222,18 @@ def test_a_step_written_over_staticmethod_or_classmethod_binds_as_python_says(
     assert ran == ["rounded", "scaled Prices", "rounded"]
     names = [s.name.rsplit(".", 2)[-2:] for s in Prices.report.history("static")[1:]]
     assert names == [["Prices", "rounded"], ["Prices", "scaled"], ["Prices", "rounded"]]
+
+
+def test_a_signed_run_read_without_a_key_says_to_set_the_writers_key(tmp_path: Path) -> None:
+    """Machine B without DURABLE_SIGNING_KEY resuming A's signed run was told
+    'is signed but this store has no signing key; set DURABLE_SIGNING_KEY.
+    ... Someone without the signing key wrote it, or the key differs': the
+    writer had the key; the reader lacks it."""
+    ran: list[str] = []
+    signed = durable.open_store(tmp_path / "runs", signing_key=b"team key")
+    assert _counted(signed, ran).run().value == 1
+    with pytest.raises(durable.IntegrityError) as err:
+        _counted(durable.open_store(tmp_path / "runs"), ran).run()
+    text = str(err.value)
+    assert "Its writer had a signing key and this process has none: set DURABLE_SIGNING_KEY" in text
+    assert "Someone without the signing key" not in text and ran == ["work"]

@@ -59,6 +59,14 @@ def _sum(flag: bytes, rest: bytes | memoryview) -> bytes:
     return h.digest()
 
 
+# Written by a process that had a key: "someone without the key wrote it"
+# (the advice for a bad signature) would send the reader the wrong way.
+_NO_KEY = (
+    "Its writer had a signing key and this process has none: set DURABLE_SIGNING_KEY "
+    "(or open_store(..., signing_key=...)) to the key the writers use."
+)
+
+
 def unseal(
     data: bytes, key: bytes | None, *, run_id: str, position: Position | None, name: str
 ) -> bytes:
@@ -75,8 +83,8 @@ def unseal(
     body = data[head:]
     if key is None:
         if flag == _SIGNED:
-            why = "is signed but this store has no signing key; set DURABLE_SIGNING_KEY"
-            raise IntegrityError(name, why, run_id=run_id, position=position)
+            why = "is signed but this store has no signing key"
+            raise IntegrityError(name, why, run_id=run_id, position=position, advice=_NO_KEY)
         return body
     if flag != _SIGNED:
         why = "is not signed but the store has a signing key"
