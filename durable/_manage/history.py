@@ -48,7 +48,7 @@ class StepInfo:
     """One position of a run as `Workflow.history()` and `durable show` show it."""
 
     position: Position  # an int in the body; `PositionPath` (prints `2.0.1`) inside a task
-    kind: str  # step, loop, sleep
+    kind: str  # initial, step, loop, sleep, input (a wait_for), workflow (a child run)
     name: str
     status: str  # completed, failed, retrying, sleeping, running, interrupted, pending
     fingerprint: str
