@@ -237,3 +237,43 @@ def test_a_signed_run_read_without_a_key_says_to_set_the_writers_key(tmp_path: P
     text = str(err.value)
     assert "Its writer had a signing key and this process has none: set DURABLE_SIGNING_KEY" in text
     assert "Someone without the signing key" not in text and ran == ["work"]
+
+
+# -- cancel on an object store ---------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["memory", "s3"])
+def test_a_cancel_during_a_new_runs_first_step_stops_it_at_the_next_boundary(
+    url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`durable cancel` from machine B while machine A's new run was in its
+    first long step: A's first look for the marker, seconds later, took the
+    answer of the listing made when the run started (no marker) instead of
+    reading, so the next step ran and the run ended `completed`, although
+    the cancel had said it would end `cancelled` after the step in flight."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0.05")
+    location = f"memory://cancel-{os.getpid()}-{time.monotonic_ns()}"
+    store = durable.open_store(request.getfixturevalue("s3_url") if url == "s3" else location)
+    ran: list[str] = []
+    said: list[str] = []
+
+    @durable.step
+    def slow() -> int:
+        ran.append("slow")
+        said.append(flow.cancel("c").status)  # as `durable cancel c` from elsewhere
+        time.sleep(0.1)  # a long step: more than the poll interval passes
+        return 1
+
+    @durable.step
+    def after(x: int) -> int:
+        ran.append("after")
+        return x + 1
+
+    @durable.workflow(store=store, run_id="c", name="cancelled-flow")
+    def flow() -> int:
+        return after(after(slow()))
+
+    with pytest.raises(durable.Cancelled):
+        flow()
+    assert said == ["cancelling"] and ran == ["slow"]  # the step in flight, and no other
+    assert flow.runs()[0].status == "cancelled"

@@ -18,7 +18,8 @@ from .context import RunState
 
 
 def is_cancelled(store: Store, workflow: str, run_id: str) -> bool:
-    return store.cancel_marked(workflow, run_id)
+    # A listing younger than the poll interval is as good as a look now.
+    return store.cancel_marked(workflow, run_id, fresh_within=poll_interval(store))
 
 
 def watch(ctx: RunState) -> None:

@@ -169,15 +169,13 @@ class Store:
         """A run ends, suspends or fails: what it wrote is made durable under
         its level. Every PUT of an object store already is."""
 
-    def cancel_marked(self, workflow: str, run_id: str) -> bool:
-        """Whether the run's cancel marker is there. The holder's read of its
-        records just listed the run's objects, marker included: that answer
-        is used once (it saves a request at every start) instead of a read."""
+    def cancel_marked(self, workflow: str, run_id: str, fresh_within: float = 0.0) -> bool:
+        """Whether the run's cancel marker is there. The holder's last read of
+        its records listed the run's objects, marker included: that answer, if
+        at most `fresh_within` seconds old, is used once instead of a read."""
         writer = self._writers.get((workflow, run_id))
-        if writer is not None and writer.marker_listed is not None:
-            listed, writer.marker_listed = writer.marker_listed, None
-            return listed
-        return self.get(cancel_key(workflow, run_id)) is not None
+        listed = writer.marker_seen(fresh_within) if writer is not None else None
+        return listed if listed is not None else self.get(cancel_key(workflow, run_id)) is not None
 
     def load_records(self, workflow: str, run_id: str) -> dict[str, bytes]:
         """All operation records of a run."""

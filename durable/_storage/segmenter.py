@@ -59,8 +59,9 @@ class SegmentWriter:
         self._snap: Snapshot | None = None  # None: not read yet
         self.pending: dict[str, bytes] = {}  # single objects no segment holds
         self.since = 0.0  # when the oldest of them was written
-        # Whether the last read's listing showed the cancel marker, until asked once.
-        self.marker_listed: bool | None = None
+        # Whether the last read's listing showed the cancel marker, and when
+        # (monotonic) that listing started, until asked once.
+        self.marker_listed: tuple[bool, float] | None = None
         self._lock = threading.Lock()  # the fields above
         # Held while segments are written and while a record is replaced or
         # dropped: a single object is never deleted while it is rewritten.
@@ -70,9 +71,10 @@ class SegmentWriter:
     def read(self) -> dict[str, bytes]:
         """Read the run afresh, take it as the holder's view; its records."""
         with self._flushing:
+            listed_at = time.monotonic()
             snap = read_snapshot(self.store, self.base, self.run_id, self.key)
             records = snap.records
-            self.marker_listed = snap.marked
+            self.marker_listed = (snap.marked, listed_at)
             with self._lock:
                 self.pending = {n: d for n, d in snap.singles.items() if n not in snap.covered}
                 self.since = time.monotonic() if self.pending else 0.0
@@ -84,6 +86,21 @@ class SegmentWriter:
         """The run's objects were deleted: read again before the next write."""
         with self._flushing, self._lock:
             self._snap, self.pending, self.since = None, {}, 0.0
+            self.marker_listed = None  # the marker went with them
+
+    def marker_seen(self, fresh_within: float) -> bool | None:
+        """The last listing's answer about the cancel marker, once; None when
+        there is none to use. A marker seen stays (it is create-only), but
+        its absence holds only for a listing at most `fresh_within` seconds
+        old: a new run's first look for a cancel, a long step after its
+        start, took the start's listing and ran on past the cancel."""
+        listed, self.marker_listed = self.marker_listed, None
+        if listed is None:
+            return None
+        seen, at = listed
+        if seen:
+            return True
+        return False if time.monotonic() - at <= fresh_within else None
 
     def _view(self) -> Snapshot:
         if self._snap is None:
