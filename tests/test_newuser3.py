@@ -277,3 +277,61 @@ def test_a_cancel_during_a_new_runs_first_step_stops_it_at_the_next_boundary(
         flow()
     assert said == ["cancelling"] and ran == ["slow"]  # the step in flight, and no other
     assert flow.runs()[0].status == "cancelled"
+
+
+# -- --var values against their parameter's annotation -------------------------
+
+TYPED = """
+import durable
+
+
+@durable.step
+def deploy(force: bool, n: int, ratio: float, label: str | None) -> str:
+    with open("ran", "a") as f:
+        f.write("x")
+    return f"force={force!r} n={n!r} ratio={ratio!r} label={label!r}"
+
+
+@durable.workflow
+def release(force: bool = False, n: int = 1, ratio: float = 0.5, label: str | None = None) -> str:
+    return deploy(force, n, ratio, label)
+"""
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("force=False", "reads as the string 'False', but flow.release takes force as a bool: "
+                        "write it as JSON, --var force=true or --var force=false"),
+        ("force=yes", "takes force as a bool"),
+        ("force=1", "reads as JSON (int 1), but flow.release takes force as a bool"),
+        ("n=five", "reads as the string 'five', but flow.release takes n as an int"),
+        ("n=2.5", "reads as JSON (float 2.5), but flow.release takes n as an int"),
+        ("n=true", "takes n as an int"),
+        ("ratio=fast", "takes ratio as a float: write it as a JSON number"),
+        ("label=1.10", """quote it as a JSON string: --var 'label="1.10"'"""),
+    ],
+)  # fmt: skip
+def test_a_var_of_another_type_than_its_annotation_is_refused_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    typed: str, said: str,
+) -> None:  # fmt: skip
+    """`--var force=False` for `force: bool` ran the workflow with the
+    string 'False', which is true: the step ran with force on."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.py").write_text(TYPED)
+    assert main(["run", "flow.py:release", "--var", typed]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists()  # nothing ran
+
+
+def test_a_var_of_its_annotations_type_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.py").write_text(TYPED)
+    given = ["force=true", "n=3", "ratio=1", "label=null"]
+    assert main(["run", "flow.py:release", *(a for v in given for a in ("--var", v))]) == 0
+    assert json.loads(capsys.readouterr().out) == "force=True n=3 ratio=1 label=None"
+    assert main(["run", "flow.py:release", "--var", "ratio=1.10", "--var", "label=v2"]) == 0
+    assert json.loads(capsys.readouterr().out) == "force=False n=1 ratio=1.1 label='v2'"

@@ -205,7 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     _durability(p)
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="a workflow argument (repeatable); JSON when it parses as JSON, "
-                   "else a string: --var n=5 --var name=Ada")  # fmt: skip
+                   "else a string: --var n=5 --var name=Ada --var dry_run=false; a value "
+                   "of another type than a str, bool, int or float annotation is "
+                   "refused")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
                    help="answer the run's durable.wait_for(NAME) on resume (repeatable; JSON "
                    "or a string; a number JSON does not give back as typed, 1.10, is "

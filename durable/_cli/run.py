@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
-import json
 import signal
 import sys
 import traceback
-import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -32,25 +30,7 @@ from ..events import Event, StepExecuted, StepReplayed
 from .common import UsageError, is_refusal
 from .format import duration, value_text
 from .target import load_target
-
-
-def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
-    """KEY=VALUE pairs; a VALUE that parses as strict JSON is that JSON value
-    (NaN and Infinity are not JSON: they stay strings)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        if not sep or not key.isidentifier():
-            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE")
-        try:
-            out[key] = json.loads(text, parse_constant=_not_json)
-        except ValueError:
-            out[key] = text
-    return out
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+from .values import check_input_numbers, check_types, parse_vars
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -63,7 +43,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
     _check_names(wf, variables)
-    _check_texts(wf, args.var or [])
+    check_types(wf.name, wf.fn, args.var or [])
     # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
     # another run, the derived or the newest unfinished one, would run.
     given = args.run_id
@@ -76,7 +56,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     if args.resume and not exists:
         raise not_found(store, wf.name, run_id)
     inputs = parse_vars(args.input or [], flag="--input")
-    _check_input_numbers(args.input or [])
+    check_input_numbers(args.input or [])
     if inputs and not exists:
         raise UsageError(
             f"--input answers a wait_for() of an existing run; run {run_id} does not exist "
@@ -166,54 +146,6 @@ def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
         return bind_call(wf, variables)
     except TypeError as e:
         raise UsageError(f"{e}; pass the workflow's arguments with --var NAME=VALUE") from None
-
-
-def _check_texts(wf: Workflow[Any, Any], items: list[str]) -> None:
-    """A value read as JSON for a parameter annotated `str` (`--var
-    version=1.10`, read as the float 1.1) would run the workflow with
-    another value than the one typed ("release-1.1"): refused, saying how to
-    pass the text."""
-    texts = _text_parameters(wf.fn)
-    for item in items:
-        name, _, text = item.partition("=")
-        value = parse_vars([item])[name]
-        if name in texts and not isinstance(value, str) and not (value is None and texts[name]):
-            raise UsageError(
-                f"--var {item} reads as JSON ({type(value).__name__} {value!r}), but "
-                f"{wf.name} takes {name} as a str: to pass the text, quote it as a JSON "
-                f"string: --var '{name}={json.dumps(text)}'"
-            )
-
-
-def _check_input_numbers(items: list[str]) -> None:
-    """An input has no annotation to tell text from number: `--input
-    version=1.10` read as JSON is 1.1, which the wait would record as the
-    answer though nobody typed it. A number that JSON does not give back as
-    typed is refused, saying how to pass either reading."""
-    for item in items:
-        name, _, text = item.partition("=")
-        value = parse_vars([item], flag="--input")[name]
-        if type(value) in (int, float) and json.dumps(value) != text.strip():
-            raise UsageError(
-                f"--input {item} reads as the JSON number {json.dumps(value)}, not as typed: "
-                f"for the text, quote it as a JSON string: --input '{name}={json.dumps(text)}'; "
-                f"for the number, write --input {name}={json.dumps(value)}"
-            )
-
-
-def _text_parameters(fn: Callable[..., Any]) -> dict[str, bool]:
-    """The parameters annotated `str` (True: `str | None`, which takes null too)."""
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # an annotation that does not resolve here: nothing is checked
-        return {}
-    out = {}
-    for name, hint in hints.items():
-        if hint is str:
-            out[name] = False
-        elif set(typing.get_args(hint)) == {str, type(None)}:
-            out[name] = True
-    return out
 
 
 def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:

@@ -1,0 +1,113 @@
+"""What `durable run` reads from `--var` and `--input`: NAME=VALUE pairs,
+JSON when the VALUE parses as JSON, else a string; and the refusals of a
+value that would reach the workflow as another value than the one typed."""
+
+from __future__ import annotations
+
+import json
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from .common import UsageError
+
+# The annotations a typed value is checked against: (what it is called,
+# the types its value may have). JSON `true` is an int to Python: an int
+# or a float parameter does not take it.
+_SCALARS: dict[Any, tuple[str, tuple[type, ...]]] = {
+    str: ("a str", (str,)),
+    bool: ("a bool", (bool,)),
+    int: ("an int", (int,)),
+    float: ("a float", (int, float)),
+}
+
+
+def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
+    """KEY=VALUE pairs; a VALUE that parses as strict JSON is that JSON value
+    (NaN and Infinity are not JSON: they stay strings)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE")
+        try:
+            out[key] = json.loads(text, parse_constant=_not_json)
+        except ValueError:
+            out[key] = text
+    return out
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check_input_numbers(items: list[str]) -> None:
+    """An input has no annotation to tell text from number: `--input
+    version=1.10` read as JSON is 1.1, which the wait would record as the
+    answer though nobody typed it. A number that JSON does not give back as
+    typed is refused, saying how to pass either reading."""
+    for item in items:
+        name, _, text = item.partition("=")
+        value = parse_vars([item], flag="--input")[name]
+        if type(value) in (int, float) and json.dumps(value) != text.strip():
+            raise UsageError(
+                f"--input {item} reads as the JSON number {json.dumps(value)}, not as typed: "
+                f"for the text, quote it as a JSON string: --input '{name}={json.dumps(text)}'; "
+                f"for the number, write --input {name}={json.dumps(value)}"
+            )
+
+
+def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None:
+    """A value of another type than a parameter's `str`, `bool`, `int` or
+    `float` annotation would run the workflow with another value than the one
+    typed: `--var version=1.10` for a `str` is the float 1.1, `--var
+    dry_run=False` for a `bool` the string 'False', which is true. Refused,
+    saying how to write it."""
+    expected = _scalar_parameters(fn)
+    for item in items:
+        name, _, text = item.partition("=")
+        value = parse_vars([item])[name]
+        if name not in expected:
+            continue
+        (what, types), nullable = expected[name]
+        if (value is None and nullable) or (isinstance(value, types) and not _bool_as_number(value, types)):
+            continue
+        read = (
+            f"the string {value!r}" if isinstance(value, str)
+            else f"JSON ({type(value).__name__} {value!r})"
+        )  # fmt: skip
+        raise UsageError(
+            f"--var {item} reads as {read}, but {workflow} takes {name} as {what}: "
+            + _how(name, text, types)
+        )
+
+
+def _bool_as_number(value: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(value, bool) and bool not in types
+
+
+def _how(name: str, text: str, types: tuple[type, ...]) -> str:
+    if types == (str,):
+        return f"to pass the text, quote it as a JSON string: --var '{name}={json.dumps(text)}'"
+    if types == (bool,):
+        return f"write it as JSON, --var {name}=true or --var {name}=false"
+    return f"write it as a JSON number, e.g. --var {name}={'5' if int in types and float not in types else '0.5'}"
+
+
+def _scalar_parameters(fn: Callable[..., Any]) -> dict[str, tuple[tuple[str, tuple[type, ...]], bool]]:
+    """The parameters annotated str, bool, int or float (True: `| None`, which
+    takes null too)."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # an annotation that does not resolve here: nothing is checked
+        return {}
+    out = {}
+    for name, hint in hints.items():
+        args = typing.get_args(hint)
+        if isinstance(hint, type) and hint in _SCALARS:
+            out[name] = (_SCALARS[hint], False)
+        elif len(args) == 2 and type(None) in args:
+            inner = args[0] if args[1] is type(None) else args[1]
+            if isinstance(inner, type) and inner in _SCALARS:
+                out[name] = (_SCALARS[inner], True)
+    return out
