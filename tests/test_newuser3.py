@@ -335,3 +335,30 @@ def test_a_var_of_its_annotations_type_is_taken(
     assert json.loads(capsys.readouterr().out) == "force=True n=3 ratio=1 label=None"
     assert main(["run", "flow.py:release", "--var", "ratio=1.10", "--var", "label=v2"]) == 0
     assert json.loads(capsys.readouterr().out) == "force=False n=1 ratio=1.1 label='v2'"
+
+
+def test_a_run_held_from_another_host_says_when_it_can_be_taken_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Machine B, finding the run of machine A (killed with -9) on the shared
+    bucket, was told only 'is being executed by pid 30770 on machA ... Wait
+    for it to finish': nothing said that a dead holder is taken over, nor
+    when (about 23 s after its lease expires), so the run read as running
+    forever."""
+    url = f"memory://team-{time.monotonic_ns()}"
+    monkeypatch.setattr(socket, "gethostname", lambda: "machine-a")
+    held = durable.open_store(url).acquire("team", "r", 30)  # machine A's lease
+    monkeypatch.undo()
+    ran: list[str] = []
+    try:
+        with pytest.raises(durable.RunLockedError) as err:
+            _counted(durable.open_store(url), ran).run()
+    finally:
+        held.release()
+    text = str(err.value)
+    assert "on machine-a" in text and ran == []
+    assert "If that process is gone (killed, or its machine down), a process on another " \
+        "host takes the run over once its lease has expired and stayed unrenewed for 23 s " \
+        "more: a wait of" in text  # fmt: skip
+    need = int(text.rsplit("a wait of ", 1)[1].split(" s ")[0])
+    assert 50 <= need <= 53  # the 30 s left on the lease, and the 23 s watch

@@ -50,15 +50,27 @@ def owner_doc(ttl: float, token: str) -> dict[str, Any]:
     }
 
 
-def locked_error(run: str, doc: dict[str, Any]) -> RunLockedError:
+def locked_error(run: str, doc: dict[str, Any], watch: float | None = None) -> RunLockedError:
+    """`watch`: how long after its expiry a lease from another host is taken
+    over (object stores), said when the holder is on another host."""
     holder = f"pid {doc.get('pid', '?')} on {doc.get('host', '?')}"
-    error = RunLockedError(run, holder, float(doc.get("since", 0)), float(doc.get("expires", 0)))
+    expires = float(doc.get("expires", 0))
+    error = RunLockedError(run, holder, float(doc.get("since", 0)), expires)
     if doc.get("pid") == os.getpid() and same_pid_space(doc):
         # Waiting for ourselves would only time out: say who that is.
         error.args = (
             f"{error} That is this very process: another of its threads runs it, or the "
             "workflow was called inside its own run (from one of its steps) with the same "
             "run id, which no wait can free.",
+        )
+    elif watch is not None and not same_pid_space(doc):
+        # From here a dead holder looks the same as a live one until then;
+        # without this, a team mate's crashed run reads as running forever.
+        need = max(0.0, expires - time.time()) + watch
+        error.args = (
+            f"{error} If that process is gone (killed, or its machine down), a process on "
+            f"another host takes the run over once its lease has expired and stayed "
+            f"unrenewed for {watch:.0f} s more: a wait of {need:.0f} s or more does it.",
         )
     return error
 

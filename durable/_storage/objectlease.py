@@ -73,10 +73,10 @@ class ObjectLease:
         for _ in range(_ATTEMPTS):
             gen, doc, older = self._current()
             if gen and not self._takeable(gen, doc):
-                raise locked_error(self.run, doc)
+                raise locked_error(self.run, doc, self._watch(doc))
             if self._claim(gen + 1, older):
                 return
-        raise locked_error(self.run, doc)
+        raise locked_error(self.run, doc, self._watch(doc))
 
     def _takeable(self, gen: int, doc: dict[str, Any]) -> bool:
         if _left_here(doc):
@@ -99,11 +99,15 @@ class ObjectLease:
         holder renews every third of its lease, and trusts a claim for two
         thirds of it (`_fresh`), so one that shows no new generation for that
         long (and a margin) is gone, whatever either clock says."""
-        held = float(doc.get("expires", 0)) - float(doc.get("since", 0))  # one clock: no skew
-        held = held if 0 < held < 24 * 3600 else self.ttl
-        time.sleep(held * 2 / 3 + held / 10)
+        time.sleep(self._watch(doc))
         now, now_doc, _ = self._current()
         return now == gen and now_doc.get("token") == doc.get("token")
+
+    def _watch(self, doc: dict[str, Any]) -> float:
+        """How long an expired lease from another host is watched (`_silent`)."""
+        held = float(doc.get("expires", 0)) - float(doc.get("since", 0))  # one clock: no skew
+        held = held if 0 < held < 24 * 3600 else self.ttl
+        return held * 2 / 3 + held / 10
 
     def _current(self) -> tuple[int, dict[str, Any], list[str]]:
         """(highest generation or 0, its owner document, every key listed)."""
