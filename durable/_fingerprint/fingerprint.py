@@ -114,15 +114,12 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
         return inner
-    target = witnessed(target_of, fn)
-    code = witnessed(getattr, target, "__code__", None)
+    state = witnessed(function_state, fn)
+    target, code, globs = state[:3]
     if not isinstance(code, types.CodeType):
         raise ConfigurationError(
             f"{identity_of(fn)} is not a Python function; pass version='...' to fingerprint it"
         )
-    globs = witnessed(getattr, target, "__globals__", None)
-    # What `read_live`, `read_names` and `identity_of` read of it.
-    witnessed(live_state, target)
     src = source_of(code.co_filename, globs)
     nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
     out = Analysis({"code": _code_hash(nodes)})
@@ -130,10 +127,25 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
         # Named lambdas sharing a line are hashed together: which one runs
         # tells two of them apart (under one name= they shared cache entries).
         out.parts["code"] += f"#{rank_on_line(code, src, globs)}"
-    out.reached.extend(witnessed(dispatched, fn))  # `@fmt.register` implementations
+    out.reached.extend(state[4 + state[3] :])  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
     return out
+
+
+def function_state(fn: Any) -> tuple[Any, ...]:
+    """What `_analyse` reads of a function that may change while its source
+    does not, as one flat tuple (one witnessed call, checked by identity
+    item by item): the function that runs (`target_of`), its code and
+    globals, its `live_state` (what `read_live`, `read_names` and
+    `identity_of` read of it: its length first) and, last, the
+    implementations `dispatched` from it."""
+    target = target_of(fn)
+    code, globs = getattr(target, "__code__", None), getattr(target, "__globals__", None)
+    if not isinstance(code, types.CodeType):  # refused by the caller
+        return target, code, globs, 0
+    live = live_state(target)
+    return (target, code, globs, len(live), *live, *dispatched(fn))
 
 
 def _partial_state(fn: functools.partial[Any]) -> tuple[Any, ...]:
