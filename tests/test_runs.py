@@ -486,3 +486,27 @@ def test_gc_removes_a_run_whose_process_died(tmp_path: Path) -> None:
     assert [i.status for i in runs.list_runs(store)] == ["interrupted"]
     assert [i.run_id for i in durable.gc(store, status="interrupted")] == ["crashed"]
     assert runs.list_runs(store) == []
+
+
+def test_gc_keeps_a_suspended_run_unless_its_status_is_named(store: durable.Store) -> None:
+    """A suspended run waits for an answer (a human's decision) however old
+    it is: `gc` by age or by `keep_last` leaves it to be resumed; only
+    `status="suspended"` removes it."""
+    calls: list[str] = []
+    flow = make_flow(store, calls)
+    now = datetime.datetime.now().timestamp()
+    with fake_clock(now - 9 * 86400), pytest.raises(durable.Suspended):
+        flow.with_options(run_id="waiting").run(1)  # the decision does not come
+    assert flow.runs()[0].status == "suspended"
+    with fake_clock(now):
+        for rid in ("a", "b"):
+            flow.with_options(run_id=rid).run(1, decision="y")
+    week = datetime.timedelta(days=7)
+    assert durable.gc(store, older_than=week) == []
+    assert {i.run_id for i in durable.gc(store, keep_last=1)} == {"a"}
+    ran = len(calls)
+    assert flow.resume("waiting", decision="y").value == "0:0:HI:y"
+    assert calls[ran:] == []  # resumed from its records: no step ran again
+    with pytest.raises(durable.Suspended):
+        flow.with_options(run_id="still").run(1)
+    assert {i.run_id for i in durable.gc(store, status="suspended")} == {"still"}

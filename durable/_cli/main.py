@@ -168,8 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-last", type=_count, metavar="N",
                    help="keep the N newest completed runs of each workflow and every run newer "
                    "than them; unfinished runs (a fork not yet run, a failed run) never count, "
-                   "so older ones go, suspended runs waiting for input included: add "
-                   "--status, or look first with --dry-run")  # fmt: skip
+                   "so older ones go; a suspended run (waiting for input) stays unless "
+                   "--status suspended names it; look first with --dry-run")  # fmt: skip
     p.add_argument("--older-than", metavar="AGE", type=_age,
                    help="remove only runs last updated longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
     p.add_argument("--status", action="append", metavar="STATUS",

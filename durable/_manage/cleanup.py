@@ -39,8 +39,9 @@ def gc(
     and while fewer than N completed, it keeps everything. `keep_last=3,
     older_than=7 days` keeps those and, of the rest, removes the ones
     older than 7 days. A running run, or one held by a live process, is
-    never removed; nor is a run whose manifest cannot be read (`corrupt`,
-    `unverified`, `newer`: its age is unknown) unless `status` names its status.
+    never removed; nor is a `suspended` run (it waits for an answer), nor
+    one whose manifest cannot be read (`corrupt`, `unverified`, `newer`:
+    its age is unknown), unless `status` names its status.
     A whole-store gc (no `workflow`) also sweeps temp files a crashed
     writer left (untouched for `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
@@ -88,8 +89,10 @@ def _kept(infos: list[RunInfo], keep_last: int) -> set[str]:
 def _matches(status: str, wanted: set[str] | None) -> bool:
     if status == "running":
         return False
-    if wanted is None:  # any status, but not a run whose age and state are unknown
-        return status not in _UNREADABLE
+    if wanted is None:
+        # Any status, but not a run whose age and state are unknown, nor
+        # one waiting for an answer (a person's decision may take weeks).
+        return status not in _UNREADABLE and status != "suspended"
     return status in wanted
 
 
