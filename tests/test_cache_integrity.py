@@ -125,8 +125,12 @@ def test_a_signed_entry_is_checked_again_under_another_key(
     monkeypatch.setenv("DURABLE_SIGNING_KEY", "first key")
     assert small(3) == small(3) == {"n": 3, "calls": 1}
     monkeypatch.setenv("DURABLE_SIGNING_KEY", "second key")
-    with pytest.raises(durable.IntegrityError, match="signature does not match"):
+    with pytest.raises(durable.IntegrityError, match="signature does not match") as caught:
         small(3)
+    # Named as what it is, with the way out as the last sentence.
+    text = str(caught.value)
+    assert text.startswith("cache entry ") and "run '" not in text, text
+    assert text.endswith(". Remove it with `durable cache clear`."), text
     monkeypatch.delenv("DURABLE_SIGNING_KEY")
     with pytest.raises(durable.IntegrityError, match="no signing key"):
         small(3)

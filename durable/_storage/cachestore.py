@@ -153,12 +153,17 @@ def _remember(
         _checked[key] = (store, raw, store.signing_key, entry, ident)
 
 
+_RUN = "(cache)"  # what `unseal` names as the run an object belongs to
+
+
 def _checked_entry(store: Store, key: str, raw: bytes) -> Entry | None:
     try:
-        body = unseal(raw, store.signing_key, run_id="(cache)", position=None, name=key)
+        body = unseal(raw, store.signing_key, run_id=_RUN, position=None, name=key)
         record = StepRecord.from_bytes(body)
     except IntegrityError as e:
-        e.args = (f"{e.args[0] if e.args else e}; remove it with `durable cache clear`",)
+        # An entry belongs to no run: named as what it is, its way out last.
+        text = str(e.args[0] if e.args else e).replace(f"run {_RUN!r}: ", "cache entry ", 1)
+        e.args = (f"{text.rstrip('.')}. Remove it with `durable cache clear`.",)
         raise
     except (CorruptRecordError, ValueError, TypeError):
         return None
