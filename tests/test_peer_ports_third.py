@@ -15,6 +15,7 @@ earlier ports."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -842,3 +843,294 @@ def test_joblib_reduce_size_bytes_and_age(
     assert get_1000_bytes(-1) == get_1000_bytes(-2) == "a" * 1000 and ran == []
     get_1000_bytes(0)
     assert ran == [0]
+
+
+def test_dbos_get_event_while_the_workflow_runs(local_store: durable.Store) -> None:
+    """test_set_get_events: events a running workflow set are read from
+    outside while it still runs, and a key set again reads its new value
+    once set. durable's events are the step outputs recorded so far
+    (`durable.load`, `history()`, `runs()`): read while the run is live in
+    another thread, then after it completed."""
+    reached, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    @durable.step
+    def set_event(key: str, value: str) -> dict[str, str]:
+        ran.append(value)
+        return {key: value}
+
+    @durable.workflow(store=local_store, run_id="events")
+    def test_setevent_workflow() -> str:
+        set_event("key1", "value1")
+        set_event("key2", "value2")
+        reached.set()
+        assert release.wait(30)
+        set_event("key1", "value3")
+        return "done"
+
+    runner = threading.Thread(target=test_setevent_workflow)
+    runner.start()
+    try:
+        assert reached.wait(30)
+        seen = [durable.load(test_setevent_workflow, "events", p) for p in range(3)]
+        (info,) = test_setevent_workflow.runs()
+    finally:
+        release.set()
+        runner.join()
+    assert seen == [{"key1": "value1"}, {"key2": "value2"}, None]
+    assert (info.status, info.steps) == ("running", 2)
+    after = [durable.load(test_setevent_workflow, "events", p) for p in range(3)]
+    assert after == [{"key1": "value1"}, {"key2": "value2"}, {"key1": "value3"}]
+    assert test_setevent_workflow() == "done" and ran == ["value1", "value2", "value3"]
+
+
+EVENTS = NOTE_HEAD + """
+import time
+from pathlib import Path
+
+@durable.step
+def set_event(key, value):
+    note(value)
+    return {key: value}
+
+@durable.workflow(run_id="events")
+def test_setevent_workflow():
+    set_event("key1", "value1")
+    set_event("key2", "value2")
+    Path(LOG + ".reached").touch()
+    while not Path(LOG + ".release").exists():  # released by the test, not by time
+        time.sleep(0.01)
+    return "done"
+
+print(test_setevent_workflow())
+"""
+
+
+def test_dbos_get_event_from_another_process(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """test_set_get_events with the reader in another process (DBOS reads
+    events through the database): the outputs recorded so far by a live run
+    are read in this process while the other one holds the run, and the run
+    is listed as running there."""
+    script, log = tmp_path / "events.py", tmp_path / "log"
+    script.write_text(EVENTS)
+    holder = subprocess.Popen(
+        [sys.executable, str(script), str(log)],
+        env=child_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    store = durable.open_store(child_env["DURABLE_STORE"])
+    try:
+        while not Path(f"{log}.reached").exists():  # polled: the child says when
+            assert holder.poll() is None, holder.communicate()
+            time.sleep(0.01)
+        workflow = "events.test_setevent_workflow"
+        seen = [durable.load(workflow, "events", p, store=store) for p in range(3)]
+        listing = subprocess.run(
+            [sys.executable, "-m", "durable", "runs", "--status", "running", "--json"],
+            env=child_env,
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        Path(f"{log}.release").touch()
+        out, err = holder.communicate(timeout=60)
+    assert holder.returncode == 0, err
+    assert seen == [{"key1": "value1"}, {"key2": "value2"}, None]
+    assert listing.returncode == 0, listing.stderr
+    assert [r["runId"] for r in json.loads(listing.stdout)] == ["events"]
+    assert out.split() == ["done"] and log.read_text().split() == ["value1", "value2"]
+
+
+@dataclasses.dataclass
+class MemoryPydantic:
+    """LangGraph's MemoryPydantic: a value of a user's class, not plain data."""
+
+    foo: str
+
+
+def test_langgraph_strict_serde_blocks_unregistered(tmp_path: Path) -> None:
+    """test_memory_saver_strict_blocks_unregistered, adapted: LangGraph's
+    strict serializer stores an unregistered type as a plain dict and warns.
+    durable's strict store (allow_pickle=False) never records or loads
+    what is not plain data: a step returning such an object fails before
+    anything is recorded (the step ran, its output was not kept), and a
+    record pickled by a trusting process is refused (IntegrityError), not
+    decoded nor run again; the trusting store then resumes it."""
+    ran: list[str] = []
+
+    @durable.step
+    def make() -> MemoryPydantic:
+        ran.append("make")
+        return MemoryPydantic(foo="bar")
+
+    @durable.workflow(run_id="thread-1", name="graph")
+    def graph() -> Any:
+        obj = make()
+        return [obj.foo, durable.wait_for("answer")]
+
+    trusting = graph.with_options(store=durable.open_store(tmp_path / "a"))
+    strict = graph.with_options(store=durable.open_store(tmp_path / "a", allow_pickle=False))
+    with pytest.raises(durable.Suspended):
+        trusting()
+    with pytest.raises(durable.IntegrityError, match="allow_pickle=False"):
+        strict.resume("thread-1", inputs={"answer": 1})
+    assert ran == ["make"]
+    assert trusting.resume("thread-1", inputs={"answer": 1}).value == ["bar", 1]
+    assert ran == ["make"]
+    fresh = graph.with_options(store=durable.open_store(tmp_path / "b", allow_pickle=False))
+    with pytest.raises(durable.SerializationError, match="allow_pickle=False"):
+        fresh()
+    assert ran == ["make", "make"]
+
+
+SUBGRAPH_CRASH = NOTE_HEAD + """
+@durable.step
+def node(name: str) -> str:
+    note(name)
+    return name
+
+@durable.workflow
+def subgraph(x: str) -> str:
+    first = node("sub 1")
+    if os.environ.get("CRASH"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return first + "+" + node("sub 2")
+
+@durable.workflow(run_id="parent")
+def parent(x: str) -> str:
+    before = node("parent before")
+    return before + "|" + subgraph(x) + "|" + node("parent after")
+
+run = parent.run("x")
+print(run.value, run.steps_replayed, run.steps_executed)
+for info in subgraph.runs():
+    print(info.run_id, info.status, info.parent)
+"""
+
+
+def test_langgraph_subgraph_checkpoint_after_kill_9(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """test_subgraph_checkpoint_true with a crash inside the subgraph: the
+    process is killed with SIGKILL after the subgraph's first node. The
+    next process resumes the parent, which resumes its child run: the
+    parent's first node and the child's first node replay, the rest run
+    once; the child is listed under the parent's position."""
+    script, log = tmp_path / "graph.py", tmp_path / "log"
+    script.write_text(SUBGRAPH_CRASH)
+    argv = [sys.executable, str(script), str(log)]
+    crashed = subprocess.run(argv, env=dict(child_env, CRASH="1"), capture_output=True, text=True)
+    assert crashed.returncode == -9
+    done = subprocess.run(argv, env=child_env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    value, child = done.stdout.splitlines()
+    assert value.rsplit(" ", 2) == ["parent before|sub 1+sub 2|parent after", "1", "2"]
+    assert child.split() == ["parent.1", "completed", "graph.parent/parent@1"]
+    assert log.read_text().splitlines() == ["parent before", "sub 1", "sub 2", "parent after"]
+
+
+def test_langgraph_checkpoint_list_filter_delete(store: durable.Store) -> None:
+    """libs/checkpoint tests (list with a filter, delete_thread) over runs:
+    runs of three threads in three states are listed by status; deleting
+    one removes it and its records, leaves the others, and the same call
+    then starts that thread afresh (its node runs again); the others replay."""
+    ran: list[str] = []
+
+    @durable.step
+    def node(thread: str) -> str:
+        ran.append(thread)
+        return thread
+
+    @durable.workflow(store=store)
+    def graph(thread: str, ask: bool) -> str:
+        out = node(thread)
+        if ask:
+            return out + str(durable.wait_for("answer"))
+        return out
+
+    graph.with_options(run_id="done")("done", False)
+    with pytest.raises(durable.Suspended):
+        graph.with_options(run_id="waiting")("waiting", True)
+    with pytest.raises(durable.Suspended):
+        graph.with_options(run_id="other")("other", True)
+    by_status = sorted((i.status, i.run_id) for i in graph.runs())
+    assert by_status == [("completed", "done"), ("suspended", "other"), ("suspended", "waiting")]
+    graph.delete("waiting")
+    assert sorted(i.run_id for i in graph.runs()) == ["done", "other"]
+    with pytest.raises(durable.RunNotFoundError):
+        graph.history("waiting")
+    with pytest.raises(durable.Suspended):
+        graph.with_options(run_id="waiting")("waiting", True)
+    assert graph.with_options(run_id="done")("done", False) == "done"
+    assert graph.resume("other", inputs={"answer": "!"}).value == "other!"
+    assert ran == ["done", "waiting", "other", "waiting"]
+
+
+def test_dbos_send_to_a_workflow_that_does_not_recv(store: durable.Store) -> None:
+    """test_send_recv, a message sent to a workflow that is not receiving
+    on that topic (DBOS keeps it for a later recv). A run stopped by
+    suspend() (durable's pause for new arguments, not a wait) resumed with
+    inputs= has no wait to take them: it suspends again and says so,
+    naming the inputs and the way that works (resume with the argument);
+    the step before the pause ran once."""
+    ran: list[str] = []
+
+    @durable.step
+    def prepare(order: str) -> str:
+        ran.append(order)
+        return order
+
+    @durable.workflow(store=store, run_id="approval")
+    def approve(order: str, approved: bool = False) -> str:
+        prepared = prepare(order)
+        if not approved:
+            durable.suspend("waiting for approval")
+        return prepared + " approved"
+
+    with pytest.raises(durable.Suspended):
+        approve("o-1")
+    with pytest.warns(UserWarning, match=r"no wait took the inputs .*'approved'") as told:
+        with pytest.raises(durable.Suspended):
+            approve.resume("approval", inputs={"approved": True})
+    assert "resume(run_id, name=value)" in str(told[0].message)
+    assert told[0].filename == __file__
+    assert approve.resume("approval", approved=True).value == "o-1 approved"
+    assert ran == ["o-1"]
+
+
+def test_dbos_send_to_a_workflow_started_in_a_loop_item(store: durable.Store) -> None:
+    """test_send_recv with the receiver started by the sender's workflow
+    (DBOS.start_workflow in a workflow: a child). A workflow called inside
+    a loop_over item is no child run in durable (items run plainly): it is
+    a run of its own, and a wait there suspends the caller too. Answers
+    given to the caller's resume cannot reach it: the caller suspends again
+    and says so, naming that run; answered through its own resume, it
+    completes, and the caller's next call is served its value. Each body
+    step ran once."""
+    ran: list[str] = []
+
+    @durable.step
+    def work(x: int) -> int:
+        ran.append(f"work {x}")
+        return x
+
+    @durable.workflow(store=store)
+    def test_recv_workflow(x: int) -> str:
+        return f"{work(x)}:{durable.wait_for('msg')}"
+
+    @durable.workflow(store=store, run_id="sender")
+    def test_send_workflow() -> list[str]:
+        ran.append("sender")
+        return durable.loop_over(test_recv_workflow, [1])
+
+    with pytest.raises(durable.Suspended) as waiting:
+        test_send_workflow()
+    receiver = waiting.value.run_id
+    assert receiver != "sender" and waiting.value.waiting_for == "msg"
+    with pytest.warns(UserWarning, match=f"in run '{receiver}'") as told:
+        with pytest.raises(durable.Suspended):
+            test_send_workflow.resume("sender", inputs={"msg": "hello"})
+    assert "not as a child run" in str(told[0].message)
+    assert test_recv_workflow.resume(receiver, inputs={"msg": "hello"}).value == "1:hello"
+    assert test_send_workflow.resume("sender").value == ["1:hello"]
+    assert ran == ["sender", "work 1", "sender", "sender"]
