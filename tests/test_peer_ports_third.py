@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import subprocess
 import sys
@@ -1134,3 +1135,232 @@ def test_dbos_send_to_a_workflow_started_in_a_loop_item(store: durable.Store) ->
     assert test_recv_workflow.resume(receiver, inputs={"msg": "hello"}).value == "1:hello"
     assert test_send_workflow.resume("sender").value == ["1:hello"]
     assert ran == ["sender", "work 1", "sender", "sender"]
+
+
+def test_langgraph_interrupt_subgraph_reenter(store: durable.Store) -> None:
+    """test_interrupt_subgraph_reenter_checkpointer_true: a parent calls
+    one subgraph twice (a loop), the subgraph interrupting each time. Each
+    entry is its own child run: the first resume answers the first entry's
+    interrupt, the second entry then interrupts again and the next resume
+    answers it; subnode_1 ran once per entry, subnode_2's work once per
+    answer, and the parent's node before the loop once."""
+    called: list[str] = []
+
+    @durable.step
+    def subnode_1(foo: str) -> str:
+        called.append("subnode_1")
+        return "subgraph_1"
+
+    @durable.step
+    def subnode_2(value: str) -> str:
+        called.append("subnode_2")
+        return value + "baz"
+
+    @durable.workflow(store=store)
+    def subgraph(foo: str) -> str:
+        subnode_1(foo)
+        return subnode_2(str(durable.wait_for("value")))
+
+    @durable.step
+    def node(foo: str) -> str:
+        called.append("parent")
+        return foo + "|parent"
+
+    @durable.workflow(store=store, run_id="1")
+    def parent(foo: str) -> list[str]:
+        start = node(foo)
+        return [start] + [subgraph(f"{start}:{counter}") for counter in range(2)]
+
+    with pytest.raises(durable.Suspended) as waiting:
+        parent("")
+    assert (waiting.value.run_id, waiting.value.waiting_for) == ("1.1", "value")
+    with pytest.raises(durable.Suspended) as waiting:
+        parent.resume("1", inputs={"value": "bar"})
+    assert (waiting.value.run_id, waiting.value.waiting_for) == ("1.2", "value")
+    assert parent.resume("1", inputs={"value": "qux"}).value == ["|parent", "barbaz", "quxbaz"]
+    assert called == ["parent", "subnode_1", "subnode_2", "subnode_1", "subnode_2"]
+
+
+def test_dbos_fork_events(store: durable.Store) -> None:
+    """test_fork_events: a workflow sets an event three times (the third in
+    a step); forked from each position, the fork starts with the events set
+    before that position (none, 0, then 1) and ends with 2, running only the
+    operations from there; a fork of a fork does the same."""
+    ran: list[int] = []
+
+    @durable.step
+    def set_event(val: int) -> int:
+        ran.append(val)
+        return val
+
+    @durable.workflow(store=store, run_id="events")
+    def workflow() -> list[int]:
+        return [set_event(0), set_event(1), set_event(2)]
+
+    assert workflow() == [0, 1, 2] and ran == [0, 1, 2]
+    for at in range(4):
+        ran.clear()
+        fork = workflow.fork("events", at=at, new_run_id=f"fork-{at}")
+        assert fork.value == [0, 1, 2] and ran == list(range(at, 3))
+        assert (fork.steps_replayed, fork.steps_executed) == (at, 3 - at)
+        assert [durable.load(workflow, f"fork-{at}", p) for p in range(3)] == [0, 1, 2]
+    ran.clear()
+    again = workflow.fork("fork-3", at=3, new_run_id="fork-of-fork")
+    assert (again.value, again.steps_executed, ran) == ([0, 1, 2], 0, [])
+
+
+def test_prefect_cache_key_with_kwargs(local_store: durable.Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TestInputsPolicy over a task taking **kwargs (Prefect hashes the
+    bound inputs, kwargs included): the same keywords again are a hit, an
+    ignored one passed through **kwargs does not count, another value
+    computes, and no call is ever served the output of other keywords
+    (keywords in another order may compute again: a dict's order counts in
+    durable's digest)."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[dict[str, Any]] = []
+
+    @durable.step(cache=durable.Cache(ignore=("verbose",)))
+    def task(x: int, **kwargs: int) -> list[Any]:
+        ran.append(kwargs)
+        return [x, sorted((k, v) for k, v in kwargs.items() if k != "verbose")]
+
+    assert task(1, a=1, b=2) == [1, [("a", 1), ("b", 2)]]
+    assert task(1, a=1, b=2) == task(1, a=1, b=2, verbose=True) == [1, [("a", 1), ("b", 2)]]
+    assert len(ran) == 1
+    assert task(1, b=2, a=1) == [1, [("a", 1), ("b", 2)]]
+    assert task(1, a=1, b=3) == [1, [("a", 1), ("b", 3)]]
+    assert task(1, a=1) == [1, [("a", 1)]] and task(1) == [1, []]
+    assert task(1, a=1, b=2, c=0) == [1, [("a", 1), ("b", 2), ("c", 0)]]
+    computed = len(ran)
+    assert task(1, a=1, b=3) == [1, [("a", 1), ("b", 3)]] and task(1) == [1, []]
+    assert len(ran) == computed
+
+
+def test_langgraph_fork_does_not_apply_pending_writes(store: durable.Store) -> None:
+    """test_fork_does_not_apply_pending_writes: parallel tasks of which one
+    failed leave pending writes; a fork from the checkpoint before them
+    runs every task again (no pending write applied), while the source
+    thread, resumed, runs only the failed one. In durable the tasks are a
+    loop_over with checkpoint_items=True: its kept items belong to the
+    source run and are not copied into a fork from the block's position."""
+    ran: list[Any] = []
+    fail = [True]
+
+    @durable.step
+    def before() -> int:
+        ran.append("before")
+        return 1
+
+    def task(x: int) -> int:
+        ran.append(x)
+        if x == 3 and fail[0]:
+            raise ValueError("three is bad")
+        return x
+
+    @durable.workflow(store=store, run_id="src")
+    def graph() -> list[int]:
+        before()
+        return durable.loop_over(task, [1, 2, 3], checkpoint_items=True)
+
+    with pytest.raises(ValueError, match="three is bad"):
+        graph()
+    assert ran == ["before", 1, 2, 3]
+    fail[0] = False
+    ran.clear()
+    forked = graph.fork("src", at=1, new_run_id="fork")
+    assert (forked.value, forked.steps_replayed, ran) == ([1, 2, 3], 1, [1, 2, 3])
+    ran.clear()
+    resumed = graph.run()
+    assert (resumed.value, resumed.steps_replayed, ran) == ([1, 2, 3], 1, [3])
+
+
+def swapped(fn: Any) -> Any:
+    """A decorator whose wrapper takes the wrapped function's parameters in
+    the other order (functools.wraps makes inspect.signature report the
+    wrapped function's)."""
+
+    @functools.wraps(fn)
+    def wrapper(b: Any, a: Any) -> Any:
+        return fn(a, b)
+
+    return wrapper
+
+
+def scaled(fn: Any) -> Any:
+    """A decorator that adds a parameter of its own to the wrapped function's."""
+
+    @functools.wraps(fn)
+    def wrapper(x: int, scale: int = 1) -> int:
+        return int(fn(x)) * scale
+
+    return wrapper
+
+
+def test_joblib_func_with_signature_of_a_wrapper(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_memory_func_with_signature, test_memory_ignore_decorated: a
+    cached function under a functools.wraps decorator is called through the
+    wrapper, so a call is the wrapper's call. A wrapper whose parameters are
+    not the wrapped function's (swapped, or one added) binds the call by its
+    own: minus(1, 2) and minus(a=1, b=2), which the wrapper tells apart,
+    are two entries (the second was served the first's output), and
+    f(2, scale=3), which the wrapper accepts, is called (it was refused
+    with a TypeError); a pass-through wrapper (*args, **kwargs) still binds
+    by the wrapped function's signature (f(1) and f(x=1) are one call)."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[Any] = []
+
+    @durable.step(cache=True)
+    @swapped
+    def minus(a: int, b: int) -> int:
+        ran.append((a, b))
+        return a - b
+
+    plain = swapped(lambda a, b: a - b)
+    assert (plain(1, 2), plain(a=1, b=2)) == (1, -1)
+    assert (minus(1, 2), minus(a=1, b=2), minus(1, 2), minus(a=1, b=2)) == (1, -1, 1, -1)
+    assert ran == [(2, 1), (1, 2)]
+
+    @durable.step(cache=True)
+    @scaled
+    def f(x: int) -> int:
+        ran.append(x)
+        return x
+
+    assert (f(2), f(2, scale=3), f(2, 3), f(x=2, scale=1)) == (2, 6, 6, 2)
+    assert ran[2:] == [2, 2]
+
+    def passing(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @durable.step(cache=True)
+    @passing
+    def g(x: int, y: int = 0) -> int:
+        ran.append(("g", x))
+        return x + y
+
+    assert (g(1), g(x=1), g(1, 0), g(1, y=0)) == (1, 1, 1, 1)
+    assert ran[4:] == [("g", 1)]
+
+
+def test_dbos_workflow_wrapped_by_a_decorator_with_its_own_parameters(store: durable.Store) -> None:
+    """test_workflow_wrapped_by_custom_decorator with a decorator whose
+    wrapper has parameters of its own: the run id is derived from the
+    wrapper's binding of the call, so two calls the wrapper tells apart are
+    two runs, never one run's recorded value returned for the other."""
+    ran: list[Any] = []
+
+    @durable.workflow(store=store)
+    @swapped
+    def minus(a: int, b: int) -> int:
+        ran.append((a, b))
+        return a - b
+
+    assert (minus(1, 2), minus(a=1, b=2)) == (1, -1)
+    assert (minus(1, 2), minus(a=1, b=2)) == (1, -1) and ran == [(2, 1), (1, 2)]
+    assert len(minus.runs()) == 2
