@@ -1364,3 +1364,162 @@ def test_dbos_workflow_wrapped_by_a_decorator_with_its_own_parameters(store: dur
     assert (minus(1, 2), minus(a=1, b=2)) == (1, -1)
     assert (minus(1, 2), minus(a=1, b=2)) == (1, -1) and ran == [(2, 1), (1, 2)]
     assert len(minus.runs()) == 2
+
+
+def test_dbos_max_parallel_workflows(store: durable.Store, clock: Any) -> None:
+    """test_max_parallel_workflows: fifty async workflows started at once
+    in one event loop run side by side: each one's first step waits until
+    all fifty have arrived (it would never return if they ran one after
+    another), then each sleeps durably. Every one completes with its own
+    value, each step ran once, and called again they replay."""
+    arrived: list[int] = []
+    everyone = asyncio.Event()
+
+    @durable.step
+    async def arrive(i: int) -> int:
+        arrived.append(i)
+        if len(arrived) == 50:
+            everyone.set()
+        await asyncio.wait_for(everyone.wait(), 30)
+        return i
+
+    @durable.workflow(store=store)
+    async def test_workflow(i: int) -> int:
+        value = await arrive(i)
+        await durable.asleep(5)
+        return value
+
+    async def all_fifty() -> list[int]:
+        return list(await asyncio.gather(*(test_workflow(i) for i in range(50))))
+
+    assert asyncio.run(all_fifty()) == list(range(50))
+    assert sorted(arrived) == list(range(50)) and clock.slept == [5.0] * 50
+    assert asyncio.run(all_fifty()) == list(range(50))
+    assert len(arrived) == 50 and len(test_workflow.runs()) == 50
+
+
+def test_prefect_cache_key_fn_arg_inputs_are_stable(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_cache_key_fn_arg_inputs_are_stable: foo(1, 2, 3), foo(1, b=2)
+    and foo(c=3, a=1, b=2) are one call, so a key function over the inputs
+    gives them one entry. Prefect hands the key function the bound
+    parameters; durable calls it with the call's own arguments, so a key
+    function taking the step's parameters (defaults included) binds them
+    the same way: one computation, three equal results."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[int] = []
+
+    @durable.step(cache=durable.Cache(key=lambda a, b, c=3: str((a, b, c))))
+    def foo(a: int, b: int, c: int = 3) -> int:
+        ran.append(a + b + c)
+        return a + b + c
+
+    assert (foo(1, 2, 3), foo(1, b=2), foo(c=3, a=1, b=2)) == (6, 6, 6)
+    assert ran == [6]
+    assert foo(1, 2, c=4) == 7 and ran == [6, 7]
+
+
+def test_langgraph_multiple_interrupt_state_persistence(store: durable.Store) -> None:
+    """test_multiple_interrupt_state_persistence: a node interrupting twice
+    returns nothing until both answers are in; between the resumes the
+    run's state holds the answers given so far and no output of the node
+    (durable: the answered waits are recorded, the step after them is not);
+    the last resume completes it with both answers."""
+    ran: list[list[str]] = []
+
+    @durable.step
+    def node(steps: list[str]) -> list[str]:
+        ran.append(steps)
+        return steps
+
+    @durable.workflow(store=store, run_id="1")
+    def app() -> list[str]:
+        first = durable.wait_for("resume")
+        second = durable.wait_for("resume")
+        return node([first, second])
+
+    def state() -> list[tuple[str, Any]]:
+        return [(s.name, s.value) for s in app.history("1") if s.position >= 0]
+
+    with pytest.raises(durable.Suspended):
+        app()
+    assert state() == []
+    with pytest.raises(durable.Suspended):
+        app.resume("1", inputs={"resume": "step1"})
+    assert state() == [("resume", "step1")] and ran == []
+    assert app.resume("1", inputs={"resume": "step2"}).value == ["step1", "step2"]
+    assert state() == [("resume", "step1"), ("resume", "step2"), (node.name, ["step1", "step2"])]
+    assert ran == [["step1", "step2"]]
+
+
+def test_langgraph_concurrent_execution_thread_safety(store: durable.Store) -> None:
+    """test_concurrent_execution_thread_safety: ten threads invoking the
+    graph at once, each on its own thread id, each get their own result and
+    the node ran once per thread. Ten threads on one thread id (one run) run
+    it once: told to wait, every caller gets that run's value (without
+    wait=, the others are refused with RunLockedError while it runs)."""
+    ran: list[int] = []
+    arrived = threading.Barrier(10, timeout=30)
+
+    @durable.step
+    def slow_node(counter: int) -> int:
+        ran.append(counter)
+        return counter + 1
+
+    @durable.workflow(store=store)
+    def graph(counter: int, thread: int) -> dict[str, int]:
+        return {"counter": slow_node(counter)}
+
+    def run_all(call: Any) -> list[Any]:
+        results: list[Any] = []
+
+        def one(i: int) -> None:
+            arrived.wait()
+            results.append(call(i))
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    assert run_all(lambda i: graph(0, i)) == [{"counter": 1}] * 10
+    assert len(ran) == 10 and len(graph.runs()) == 10
+    shared = graph.with_options(run_id="shared", wait=30)
+    assert run_all(lambda i: shared(0, 0)) == [{"counter": 1}] * 10
+    assert len(ran) == 11
+
+
+def test_dbos_send_to_a_child_that_does_not_recv(store: durable.Store) -> None:
+    """test_send_recv with the receiver a child workflow stopped by
+    suspend() (no wait): the parent resumed with inputs= warns once, from
+    the child that did not take them and says why (a suspend() takes new
+    arguments); nothing before the pause ran again."""
+    ran: list[str] = []
+
+    @durable.step
+    def prepare() -> str:
+        ran.append("prepare")
+        return "ready"
+
+    @durable.workflow(store=store)
+    def child(ok: bool = False) -> str:
+        prepared = prepare()
+        if not ok:
+            durable.suspend("child paused")
+        return prepared
+
+    @durable.workflow(store=store, run_id="p")
+    def parent() -> str:
+        return child()
+
+    with pytest.raises(durable.Suspended):
+        parent()
+    with pytest.warns(UserWarning) as told:
+        with pytest.raises(durable.Suspended):
+            parent.resume("p", inputs={"ok": True})
+    (warning,) = [w for w in told if "no wait took" in str(w.message)]
+    assert "run 'p.0' suspends again, at suspend('child paused')" in str(warning.message)
+    assert "takes new arguments" in str(warning.message) and ran == ["prepare"]

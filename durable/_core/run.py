@@ -166,8 +166,7 @@ def run_locked(
         notify.ended(ctx, events.RunCancelled(run_id, flow.name))
         raise
     except Suspended as s:
-        if caller is None:  # a child's inputs are its callers': the top one says it
-            warn_unused(ctx, s)
+        warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
         finish(store, manifest, "suspended", reason=s.reason)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         raise
