@@ -1523,3 +1523,153 @@ def test_dbos_send_to_a_child_that_does_not_recv(store: durable.Store) -> None:
     (warning,) = [w for w in told if "no wait took" in str(w.message)]
     assert "run 'p.0' suspends again, at suspend('child paused')" in str(warning.message)
     assert "takes new arguments" in str(warning.message) and ran == ["prepare"]
+
+
+PERSISTING = """
+import os
+
+import durable
+
+@durable.step(cache=True)
+def fast_func_with_conditional_complex_output(complex_output=True):
+    with open(os.environ["PEERS6_LOG"], "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    return {"a": 1, "b": list(range(1000))} if complex_output else "simple output"
+"""
+
+
+def test_joblib_race_condition_when_persisting_output_in_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_store: durable.Store
+) -> None:
+    """test_cached_function_race_condition_when_persisting_output_2 with
+    joblib's process workers (Parallel(n_jobs=2), loky): a cached function
+    of a module called in two spawned processes at once, two keys, five
+    calls. Every call gets a complete value (never a half-written entry);
+    each key was computed at least once and at most once per call; the
+    parent process is then served both without computing."""
+    import importlib
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    (tmp_path / "peers6_persisting.py").write_text(PERSISTING)
+    log = tmp_path / "log"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    monkeypatch.setenv("PEERS6_LOG", str(log))
+    module = importlib.import_module("peers6_persisting")
+    cached = module.fast_func_with_conditional_complex_output
+    complex_output = {"a": 1, "b": list(range(1000))}
+    flags = [True, False, True, False, True]
+    try:
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+            out = list(pool.map(cached, flags))
+        assert out == [complex_output if f else "simple output" for f in flags]
+        computed = len(log.read_text().split())
+        assert 2 <= computed <= 5
+        assert cached(True) == complex_output and cached(False) == "simple output"
+        assert len(log.read_text().split()) == computed
+    finally:
+        sys.modules.pop("peers6_persisting", None)
+
+
+class Anode:
+    """LangGraph's stateful node object: each call flips its switch."""
+
+    def __init__(self) -> None:
+        self.switch = False
+
+    def __call__(self, myval: int) -> dict[str, Any]:
+        self.switch = not self.switch
+        return {"myval": 2 if self.switch else 1, "otherval": self.switch}
+
+
+def test_langgraph_run_from_checkpoint_with_a_stateful_node(store: durable.Store) -> None:
+    """test_run_from_checkpoint_id_retains_previous_writes: one node object
+    that flips its own state on each call serves two nodes; the graph loops
+    until myval > 3, then is run again from an earlier checkpoint, where
+    LangGraph goes on from the object as it is now (a new result, 5).
+    durable completes the first run (warning that the steps changed their
+    object), returns its value to the same call, and refuses the fork: a
+    replay could not redo the object's change, so nothing is run from
+    stale state (fail closed)."""
+    thenode = Anode()
+    node_one = durable.step(thenode, name="node_one", version="1")
+    node_two = durable.step(thenode, name="node_two", version="1")
+
+    @durable.workflow(store=store, run_id="thread")
+    def graph(myval: int) -> dict[str, Any]:
+        state: dict[str, Any] = {"myval": myval, "otherval": False}
+        src = "node_one"
+        while True:
+            out = (node_one if src == "node_one" else node_two)(state["myval"])
+            state = {"myval": state["myval"] + out["myval"], "otherval": out["otherval"]}
+            if state["myval"] > 3:
+                return state
+            if state["otherval"]:
+                src = "node_two" if src == "node_one" else "node_one"
+
+    with pytest.warns(UserWarning, match="changed an object it was given"):
+        assert graph(1) == {"myval": 4, "otherval": False}
+    history = [(s.name, s.value) for s in graph.history("thread") if s.position >= 0]
+    assert history == [
+        ("node_one", {"myval": 2, "otherval": True}),
+        ("node_two", {"myval": 1, "otherval": False}),
+    ]
+    assert graph(1) == {"myval": 4, "otherval": False} and thenode.switch is False
+    with pytest.raises(durable.DefinitionChangedError, match="changed an object it was given"):
+        graph.fork("thread", at=1)
+    assert thenode.switch is False
+
+
+RECOVER_CHILD = NOTE_HEAD + """
+@durable.step
+def node(name):
+    note(name)
+    return name
+
+@durable.workflow
+def child_workflow(x):
+    first = node("child 1")
+    if os.environ.get("CRASH"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return first + "+" + node("child 2")
+
+@durable.workflow(run_id="parent")
+def parent_workflow(x):
+    return node("before") + "|" + child_workflow(x) + "|" + node("after")
+
+which = {"run": None, "child": child_workflow, "parent": parent_workflow}[sys.argv[2]]
+if which is None:
+    print(parent_workflow("x"))
+else:
+    for run in which.recover():
+        print(run.run_id, run.status, run.value)
+"""
+
+
+def test_dbos_recovery_of_a_child_then_its_parent_after_kill_9(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """test_recovery_attempts (a parent and its child both pending after
+    the process died): killed with SIGKILL inside the child, both runs are
+    left interrupted. Recovering the child's workflow first completes the
+    child alone; recovering the parent's then replays the child's result
+    (its body does not run again) and finishes the parent: every node ran
+    once."""
+    script, log = tmp_path / "flow.py", tmp_path / "log"
+    script.write_text(RECOVER_CHILD)
+
+    def run(what: str, **env: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, str(script), str(log), what]
+        return subprocess.run(argv, env=dict(child_env, **env), capture_output=True, text=True)
+
+    assert run("run", CRASH="1").returncode == -9
+    child = run("child")
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["parent.1", "completed", "child", "1+child", "2"]
+    parent = run("parent")
+    assert parent.returncode == 0, parent.stderr
+    assert parent.stdout.split() == ["parent", "completed", "before|child", "1+child", "2|after"]
+    assert log.read_text().splitlines() == ["before", "child 1", "child 2", "after"]
+    assert run("parent").stdout == run("child").stdout == ""
