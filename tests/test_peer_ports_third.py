@@ -1673,3 +1673,124 @@ def test_dbos_recovery_of_a_child_then_its_parent_after_kill_9(
     assert parent.stdout.split() == ["parent", "completed", "before|child", "1+child", "2|after"]
     assert log.read_text().splitlines() == ["before", "child 1", "child 2", "after"]
     assert run("parent").stdout == run("child").stdout == ""
+
+
+# -- PraisonAI: tests/unit/agent/test_durable_run.py ------------------------------
+
+
+CHARGE = NOTE_HEAD + """
+@durable.step
+def charge_card(amount):
+    run = durable.current_run()
+    note(f"{run.idempotency_key()} {run.attempt}")
+    if os.environ.get("CRASH"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return "charged"
+
+@durable.workflow(run_id="run-1")
+def agent(amount):
+    durable.sleep(0)
+    return charge_card(amount)
+
+print(agent(10))
+"""
+
+
+def test_praisonai_pending_call_reuses_stable_idempotency_key_after_kill_9(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """test_pending_call_reuses_stable_idempotency_key_after_resume, with
+    a real crash: a tool call killed (SIGKILL) while in flight runs again on
+    resume with the same idempotency key ("run-1:1", the run and the step's
+    position), so the payment service can drop the duplicate; the killed
+    try left no failure record, so the attempt is 0 both times. PraisonAI
+    does not run an in-flight effectful tool again unless it is declared
+    restart-safe; durable runs the unfinished step again (a crash costs the
+    step in flight) and gives it the same key."""
+    script, log = tmp_path / "charge.py", tmp_path / "log"
+    script.write_text(CHARGE)
+    argv = [sys.executable, str(script), str(log)]
+    assert subprocess.run(argv, env=dict(child_env, CRASH="1"), capture_output=True).returncode == -9
+    done = subprocess.run(argv, env=child_env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["charged"]
+    assert log.read_text().splitlines() == ["run-1:1 0", "run-1:1 0"]
+
+
+def test_praisonai_async_declared_tool_receives_durable_idempotency_key(store: durable.Store) -> None:
+    """test_declared_tool_receives_durable_idempotency_key and its async
+    twin: a tool (a step) reads the run's idempotency key, the same on a
+    retry of the step; sync and async alike, keyed by their positions."""
+    captured: list[tuple[str, str, int]] = []
+
+    @durable.step(retries=1, retry_delay=0)
+    def charge_card(amount: int) -> str:
+        run = durable.current_run()
+        assert run is not None
+        captured.append(("charge", run.idempotency_key(), run.attempt))
+        if run.attempt == 0:
+            raise TimeoutError("no answer")
+        return "charged"
+
+    @durable.step
+    async def send_email(to: str) -> str:
+        run = durable.current_run()
+        assert run is not None
+        captured.append(("email", run.idempotency_key(), run.attempt))
+        return "sent"
+
+    @durable.workflow(store=store, run_id="run-1")
+    async def agent() -> str:
+        return await send_email("user@example.com")
+
+    @durable.workflow(store=store, run_id="run-2")
+    def sync_agent() -> str:
+        return charge_card(10)
+
+    assert asyncio.run(agent()) == "sent"
+    assert sync_agent() == "charged"
+    assert captured == [
+        ("email", "run-1:0", 0), ("charge", "run-2:0", 0), ("charge", "run-2:0", 1),
+    ]  # fmt: skip
+
+
+# -- DBOS: tests/test_queue.py, through loop_over --------------------------------------
+
+
+@pytest.mark.parametrize("concurrency", [1, 2, 3])
+def test_dbos_queue_concurrency_limit(store: durable.Store, concurrency: int) -> None:
+    """test_one_at_a_time, test_limiter (concurrency=): a queue's
+    concurrency limit over a pool with more workers, as loop_over's
+    max_concurrency: never more items in flight than the limit (at the
+    limit, each item waits until the limit is reached, told by a condition,
+    not by time), every item once, the results in order; a re-run replays
+    the block."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lock = threading.Condition()
+    in_flight: list[int] = []
+    peak: list[int] = [0]
+    ran: list[int] = []
+
+    def work(i: int) -> int:
+        with lock:
+            in_flight.append(i)
+            ran.append(i)
+            peak[0] = max(peak[0], len(in_flight))
+            lock.notify_all()
+            # The first `concurrency` items wait for each other: the limit is reached.
+            if i < concurrency:
+                assert lock.wait_for(lambda: len(ran) >= concurrency, timeout=30)
+            in_flight.remove(i)
+        return i * 10
+
+    @durable.workflow(store=store, run_id="queue")
+    def queued() -> list[int]:
+        with ThreadPoolExecutor(8) as pool:
+            return durable.loop_over(
+                work, list(range(12)), executor=pool, max_concurrency=concurrency
+            )
+
+    assert queued() == [i * 10 for i in range(12)]
+    assert peak[0] == concurrency and sorted(ran) == list(range(12))
+    assert queued() == [i * 10 for i in range(12)] and len(ran) == 12
