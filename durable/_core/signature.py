@@ -47,32 +47,37 @@ def call_signature(fn: Callable[..., Any]) -> inspect.Signature:
     if isinstance(fn, functools.partial):
         return inspect.signature(fn)
     inner: Any = fn
+    own = inspect.signature(fn, follow_wrapped=False)
     while "__signature__" not in getattr(inner, "__dict__", {}):
         wrapped = getattr(inner, "__wrapped__", None)
-        if wrapped is None or not _passes_on(inner, wrapped):
+        try:
+            theirs = None if wrapped is None else inspect.signature(wrapped, follow_wrapped=False)
+        except (TypeError, ValueError):  # nothing to compare with: the wrapper's own stands
             break
-        inner = wrapped
-    return inspect.signature(inner, follow_wrapped=False)
+        if theirs is None or not _passes_on(own, theirs, wrapped):
+            break
+        inner, own = wrapped, theirs
+    return own
 
 
-def _passes_on(wrapper: Any, wrapped: Any) -> bool:
-    """Whether a wrapper takes the call as its wrapped function does: the
+def _passes_on(own: inspect.Signature, theirs: inspect.Signature, wrapped: Any) -> bool:
+    """Whether a wrapper takes the call as the function it wraps does: the
     same parameters, or some of its first positional ones (`self`) then
-    `*args, **kwargs` (forwarded, as decorators do)."""
-    try:
-        own = list(inspect.signature(wrapper, follow_wrapped=False).parameters.values())
-        theirs = list(inspect.signature(wrapped).parameters.values())
-    except (TypeError, ValueError):  # no signature to compare: the wrapper's own stands
-        return False
-    if own == theirs:
+    `*args, **kwargs` (forwarded, as decorators do) to a function whose
+    first parameters (through any wrappers of its own) are those."""
+    mine = list(own.parameters.values())
+    if mine == list(theirs.parameters.values()):
         return True
-    kinds = [p.kind for p in own[-2:]]
+    kinds = [p.kind for p in mine[-2:]]
     if kinds != [inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD]:
         return False
-    lead = own[:-2]
-    return all(p.default is p.empty and p.kind in _POSITIONAL for p in lead) and [
-        p.name for p in lead
-    ] == [p.name for p in theirs[: len(lead)]]
+    lead = mine[:-2]
+    if not lead:
+        return True
+    if any(p.default is not p.empty or p.kind not in _POSITIONAL for p in lead):
+        return False
+    first = list(inspect.signature(wrapped).parameters)[: len(lead)]
+    return [p.name for p in lead] == first
 
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
