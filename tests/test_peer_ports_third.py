@@ -1794,3 +1794,42 @@ def test_dbos_queue_concurrency_limit(store: durable.Store, concurrency: int) ->
     assert queued() == [i * 10 for i in range(12)]
     assert peak[0] == concurrency and sorted(ran) == list(range(12))
     assert queued() == [i * 10 for i in range(12)] and len(ran) == 12
+
+
+def test_langgraph_parallel_interrupts_double(store: durable.Store) -> None:
+    """test_parallel_interrupts_double: the parent sends each prompt to a
+    subgraph (child runs, gathered), and each subgraph asks two questions
+    at once (two parallel nodes interrupting, as asyncio tasks). The first
+    call suspends; one resume answering all four completes every child and
+    the parent, whose cleanup sees two answers per prompt, in call order;
+    the work before the interrupts ran once per child."""
+    ran: list[str] = []
+
+    @durable.step
+    async def prepare(prompt: str) -> str:
+        ran.append(prompt)
+        return prompt
+
+    async def ask(name: str) -> Any:
+        return durable.wait_for(name)
+
+    @durable.workflow(store=store)
+    async def child_graph(prompt: str) -> list[Any]:
+        await prepare(prompt)
+        human, dolphin = await asyncio.gather(ask(f"{prompt}/human"), ask(f"{prompt}/dolphin"))
+        return [human, dolphin]
+
+    @durable.workflow(store=store, run_id="parent")
+    async def parent_graph(prompts: list[str]) -> list[Any]:
+        answers = await asyncio.gather(*(child_graph(p) for p in prompts))
+        inputs = [a for pair in answers for a in pair]
+        assert len(inputs) == len(prompts) * 2  # cleanup
+        return inputs
+
+    prompts = ["a", "b"]
+    with pytest.raises(durable.Suspended):
+        asyncio.run(parent_graph(prompts))
+    answers = {f"{p}/{who}": f"{p} {who}" for p in prompts for who in ("human", "dolphin")}
+    done = asyncio.run(parent_graph.resume("parent", inputs=answers))
+    assert done.value == ["a human", "a dolphin", "b human", "b dolphin"]
+    assert sorted(ran) == ["a", "b"]
