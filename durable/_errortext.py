@@ -74,3 +74,20 @@ def plain_data(pickles: bool) -> str:
         return "Return plain data (or something cloudpickle can carry)"
     return ("Return plain data (a store with allow_pickle=False, as with --no-pickle or "
             "DURABLE_ALLOW_PICKLE=0, records nothing else)")  # fmt: skip
+
+
+def unrecordable(name: str, *, answer: bool, block: bool, pickles: bool) -> dict[str, str]:
+    """The subject and advice of a SerializationError for a value that is
+    not a step's output: a `wait_for` answer given from outside (nothing
+    computed it, and no step can be marked persist=False for it), or a
+    `loop_over` block's or item's outputs. Empty: a step's, the default."""
+    if answer:
+        return {
+            "subject": f"the input {name!r} given to the resume",
+            "advice": "Give plain data" + plain_data(pickles).removeprefix("Return plain data")
+            + " as its value. Nothing was recorded at the wait: resume again with another one.",
+        }
+    if block:
+        return {"advice": f"{plain_data(pickles)} from the function given to loop_over. "
+                "Earlier records are intact; fix it and call again to resume."}  # fmt: skip
+    return {}

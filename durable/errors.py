@@ -162,11 +162,11 @@ class SerializationError(DurableError):
 
     def __init__(
         self, step: str, type_name: str, cause: str, *, advice: str | None = None,
-        pickles: bool = True,
+        pickles: bool = True, subject: str | None = None,
     ) -> None:
         self.step, self.type_name = step, type_name
         super().__init__(
-            f"the output of {step!r} (type {type_name}) cannot be recorded: {cause}. "
+            f"{subject or f'the output of {step!r}'} (type {type_name}) cannot be recorded: {cause}. "
             + (advice or f"{plain_data(pickles)}, or mark the step persist=False. Earlier "
                "records are intact; fix it and call again to resume.")
         )  # fmt: skip

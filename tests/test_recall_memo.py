@@ -21,7 +21,7 @@ import pytest
 
 import durable
 from durable._api import definition as definition_module
-from durable._core.signature import signature_inputs, signature_of
+from durable._core.signature import call_signature, signature_inputs, signature_of
 from durable._fingerprint import memo as memo_module
 from durable._storage.manifest import read_manifest
 from durable.errors import ConfigurationError
@@ -272,6 +272,22 @@ def test_a_memoised_signature_follows_every_change(what: str) -> None:
     assert signature_of(fn) is signature_of(fn)  # memoised
     before = signature_of(fn)
     SIGNATURE_CHANGES[what](fn)
+    if what == "__wrapped__ set":  # fn takes the call by parameters of its own (`call_signature`)
+        assert signature_of(fn) == call_signature(fn) == before != inspect.signature(fn)
+    else:
+        assert signature_of(fn) == inspect.signature(fn) != before
+
+
+def test_a_memoised_signature_follows_a_function_a_pass_through_wraps() -> None:
+    """A wrapper handing its arguments on (*args, **kwargs) binds a call by
+    the function it wraps: the memo follows `__wrapped__` set after it."""
+
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        return args, kwargs
+
+    assert signature_of(fn) is signature_of(fn)  # memoised
+    before = signature_of(fn)
+    _wrapped(fn)
     assert signature_of(fn) == inspect.signature(fn) != before
 
 

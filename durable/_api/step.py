@@ -13,6 +13,7 @@ from .._core.cacheplain import plain_call, plain_plan
 from .._core.context import active_run
 from .._core.plan import drive_async, named
 from .._core.retry import RetryOn, RetryPolicy
+from .._core.signature import call_signature
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
 from .._fingerprint.fingerprint import fingerprint_function
@@ -205,7 +206,7 @@ class _AsyncStep:
 def _signature(f: Callable[..., Any]) -> inspect.Signature | None:
     # A callable without one (some builtins) has its arguments digested as given.
     try:
-        return inspect.signature(f)
+        return call_signature(f)
     except (TypeError, ValueError):
         return None
 

@@ -24,7 +24,10 @@ takes is used up for them too; one it cannot take stays for them."""
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,21 +53,63 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     # (and not there any more if a caller's own wait took it meanwhile).
     offered = [ctx.inputs, *ctx.callers_inputs]
     if any(name not in supplied for supplied in offered):
-        if ctx.inputs and name not in ctx.inputs:  # no wait took them: dropped with this call
-            unused = ", ".join(map(repr, sorted(ctx.inputs)))
-            warnings.warn(
-                f"run {ctx.run_id!r} suspends again, waiting for input {name!r}; no wait "
-                f"took the inputs given to this call ({unused}): a misspelt name? They are "
-                "not kept: give them again with the next resume",
-                stacklevel=3,  # the body's wait_for
-            )
-        raise ctx.refuse(Suspended(ctx.run_id, waiting_reason(name), waiting_for=name))
+        waits = Suspended(ctx.run_id, waiting_reason(name), waiting_for=name)
+        if name not in ctx.inputs:  # at the body's wait_for
+            warn_unused(ctx, waits, f"waiting for input {name!r}", stacklevel=4)
+        raise ctx.refuse(waits)
     value = ctx.inputs[name]
     for supplied in offered:  # one answer, one wait: the next one waits again
         del supplied[name]
     record = StepRecord(pos, KIND, name, KIND, digest, started=now())
     record.extra["value_digest"] = value_digest(value)
     return commit(ctx, record, value)
+
+
+def warn_unused(ctx: RunState, suspended: Suspended, why: str = "", *, stacklevel: int = 0) -> None:
+    """The run suspends again while no wait took the inputs given to it (a
+    misspelt name, or answers meant for another run): say so, naming them,
+    once per suspension (the runs it passes through on its way up say
+    nothing more). They are dropped with this call. `why`: where it
+    suspends, when not said by `suspended` itself; `stacklevel` 0: the
+    first caller outside durable."""
+    if not ctx.inputs or suspended in _told:
+        return
+    _told.add(suspended)
+    unused = ", ".join(map(repr, sorted(ctx.inputs)))
+    own = suspended.run_id == ctx.run_id
+    if not why:  # at a suspend(), or in a run of its own that this one called
+        why = f"at suspend({suspended.reason!r})" if own else (
+            f"in run {suspended.run_id!r}: {suspended.reason}"
+        )
+    hint = _ANOTHER if not own else _SUSPEND if suspended.waiting_for is None else ""
+    warnings.warn(
+        f"run {ctx.run_id!r} suspends again, {why}; no wait took the inputs given to this "
+        f"call ({unused}): a misspelt name? They are not kept: give them again with the "
+        f"next resume{hint}",
+        stacklevel=stacklevel or _outside_durable(),
+    )
+
+
+# Suspensions already warned of (`warn_unused`): weakly, they end with their call.
+_told: weakref.WeakSet[BaseException] = weakref.WeakSet()
+_ANOTHER = (
+    ". Answers for a workflow called inside a step or a loop_over item, which runs "
+    "as a run of its own and not as a child run, go to that run's own resume"
+)
+_SUSPEND = (
+    ". A run stopped by suspend() takes new arguments, not inputs: "
+    "resume(run_id, name=value) (durable run ... --resume --var name=value)"
+)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _outside_durable() -> int:
+    """The stacklevel of the first frame (from `warn_unused`'s caller's
+    caller up) that is not durable's own: the user's call of the run."""
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def wait_digest(ctx: RunState, name: str) -> str:

@@ -38,7 +38,7 @@ from .context import Run, RunState
 from .definition import Definition, choose_policy
 from .entry import enter_run
 from .identity import is_token
-from .inputs import usable_inputs
+from .inputs import usable_inputs, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
@@ -166,6 +166,7 @@ def run_locked(
         notify.ended(ctx, events.RunCancelled(run_id, flow.name))
         raise
     except Suspended as s:
+        warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
         finish(store, manifest, "suspended", reason=s.reason)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         raise

@@ -9,6 +9,7 @@ function's) it is computed afresh."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from collections.abc import Callable
@@ -21,10 +22,65 @@ _SIGNATURES: Memo[inspect.Signature] = Memo()
 
 
 def signature_of(fn: Callable[..., Any]) -> inspect.Signature:
-    """`inspect.signature(fn)`, reused while `signature_inputs(fn)` holds."""
+    """`call_signature(fn)`, reused while `signature_inputs(fn)` holds."""
     if type(fn) is not types.FunctionType or "__wrapped__" in fn.__dict__:
-        return inspect.signature(fn)
+        return call_signature(fn)
     return _SIGNATURES.get(id(fn), fn, lambda: _signature(fn))
+
+
+def call_signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """The signature a call of fn is bound by, for its identity.
+    `inspect.signature` follows `functools.wraps` to the wrapped function;
+    so does this, but only past wrappers that hand their arguments on as
+    they got them (`_passes_on`): the function called is the outermost
+    wrapper, and one with parameters of its own (swapped, renamed, added)
+    receives the call by those. Bound by the wrapped function's instead,
+    two calls the wrapper tells apart (`minus(1, 2)`, `minus(a=1, b=2)`
+    under a wrapper taking `(b, a)`) would be one call, and a call it
+    accepts (`scale=3`) refused. A partial keeps inspect's reading."""
+    if isinstance(fn, types.MethodType):  # bound: its function's, without the first
+        sig = call_signature(fn.__func__)
+        params = list(sig.parameters.values())
+        if params and params[0].kind in _POSITIONAL:
+            return sig.replace(parameters=params[1:])
+        return sig
+    if isinstance(fn, functools.partial):
+        return inspect.signature(fn)
+    inner: Any = fn
+    own = inspect.signature(fn, follow_wrapped=False)
+    while "__signature__" not in getattr(inner, "__dict__", {}):
+        wrapped = getattr(inner, "__wrapped__", None)
+        try:
+            theirs = None if wrapped is None else inspect.signature(wrapped, follow_wrapped=False)
+        except (TypeError, ValueError):  # nothing to compare with: the wrapper's own stands
+            break
+        if theirs is None or not _passes_on(own, theirs, wrapped):
+            break
+        inner, own = wrapped, theirs
+    return own
+
+
+def _passes_on(own: inspect.Signature, theirs: inspect.Signature, wrapped: Any) -> bool:
+    """Whether a wrapper takes the call as the function it wraps does: the
+    same parameters, or some of its first positional ones (`self`) then
+    `*args, **kwargs` (forwarded, as decorators do) to a function whose
+    first parameters (through any wrappers of its own) are those."""
+    mine = list(own.parameters.values())
+    if mine == list(theirs.parameters.values()):
+        return True
+    kinds = [p.kind for p in mine[-2:]]
+    if kinds != [inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD]:
+        return False
+    lead = mine[:-2]
+    if not lead:
+        return True
+    if any(p.default is not p.empty or p.kind not in _POSITIONAL for p in lead):
+        return False
+    first = list(inspect.signature(wrapped).parameters)[: len(lead)]
+    return [p.name for p in lead] == first
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def _signature(fn: types.FunctionType) -> inspect.Signature:

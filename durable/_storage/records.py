@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 from sys import intern
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .._errortext import unrecordable
 from ..errors import CorruptRecordError, SerializationError
 from .codec import MSGPACK, PICKLE, decode_value, encode_value, pack, unpack
 
@@ -99,9 +100,13 @@ def encode_record(
             value, allow_pickle=store.allow_pickle, out_of_band=out_of_band
         )
     except Exception as e:
+        kind = record.kind
         raise SerializationError(
             record.name, type(value).__qualname__, f"{type(e).__name__}: {e}",
-            pickles=store.allow_pickle,
+            pickles=store.allow_pickle, **unrecordable(
+                record.name, answer=kind == INPUT_KIND, block=kind in ("loop", "item"),
+                pickles=store.allow_pickle,
+            ),
         ) from e  # fmt: skip
     return data
 
