@@ -7,6 +7,8 @@ scratch."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import textwrap
 import types
@@ -471,3 +473,53 @@ def test_a_cell_filling_a_global_through_another_cells_function_is_seen(tmp_path
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")]
     expected = ["RESULT 6", "RESULT 6", "RESULT refused True", "RESULT 9"]
     assert lines == expected, done.stdout + done.stderr
+
+
+def test_a_global_a_module_level_statement_changes_between_calls_is_seen(
+    tmp_path: Path,
+) -> None:
+    """`CONFIG["k"] = 7` between two calls in a script: the statement is in
+    the file before and after it runs, so counting statements alone gave
+    both calls one key, and the second was served the first's output (3
+    where running gives 21). Such a global counts by its contents too; run
+    again, the script's calls are all hits (the keys are the same in
+    another process)."""
+    script = tmp_path / "cfg_script.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import durable
+            ran = []
+            CONFIG = {"k": 1}
+
+            @durable.step(cache=True)
+            def direct(v):
+                ran.append(v)
+                return v * CONFIG["k"]
+
+            def helper(v):
+                return v * CONFIG["k"]
+
+            @durable.step(cache=True)
+            def via_helper(v):
+                ran.append(v)
+                return helper(v)
+
+            out = [direct(3), via_helper(3)]
+            CONFIG["k"] = 7
+            out += [direct(3), via_helper(3)]
+            for k in (2, 3):
+                CONFIG["k"] = k
+                out.append(direct(3))
+            print(out, len(ran))
+            """
+        )
+    )
+    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
+    runs = [
+        subprocess.run(
+            [sys.executable, str(script)], env=env, capture_output=True, text=True, check=True
+        ).stdout.split("\n")[0]
+        for _ in range(2)
+    ]
+    assert runs == ["[3, 3, 21, 21, 6, 9] 6", "[3, 3, 21, 21, 6, 9] 0"]

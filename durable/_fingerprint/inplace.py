@@ -49,6 +49,25 @@ def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
     return names
 
 
+def assigned_into(stmt: ast.AST) -> set[str]:
+    """Names a module-level statement changes in place by its own syntax
+    (`X[k] = v`, `X.a = v`, `X += [v]`, `del X[k]`, `X.update(...)`), in
+    blocks and loops too, not in the functions and classes it defines:
+    not a name it merely passes to a call, which may only read it."""
+    names: set[str] = set()
+    for node in _run_now(stmt):
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            for t in node.targets:
+                names.update(roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            names.update(roots(node.target) if not isinstance(node.target, ast.Name) else ())
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            names.update(roots(node.func.value) if node.func.attr in MUTATORS else ())
+    return names
+
+
 def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: frozenset[str]) -> None:
     """Add to each name's statements in `index` those of every name bound to
     its object or a part of it, in turn, when one of those is changed in

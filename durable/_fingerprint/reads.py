@@ -33,6 +33,7 @@ from .bindings import (
     module_statements,
 )
 from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .contents import contents_part
 from .holds import (
     class_code,
     foreign_members,
@@ -170,6 +171,9 @@ def _count(
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
             out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
+            now = contents_part(path[-1], obj, scope.namespace, scope.checked_file)
+            if now is not None:  # changed in place by the module's own statements
+                out.parts["now:" + key] = now
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:

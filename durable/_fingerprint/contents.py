@@ -1,0 +1,36 @@
+"""Globals a module's own statements change in place, which count by their
+contents too (`reads`).
+
+Pure standard library."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .bindings import binding_statements
+from .inplace import assigned_into
+from .values import hash_tokens, plain_tokens
+from .witness import witnessed
+
+_MISSING = object()
+
+
+def contents_part(
+    name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None = None
+) -> str | None:
+    """The hash of `obj`'s contents when the module's own statements change
+    it in place, through `name` or another name bound to it (`CONFIG["k"] =
+    7`, `MODEL.update(k=7)`, in a loop too), else None. Such a global holds,
+    when a step runs, what the module has run so far, while its statements
+    are all in the file from the start: counted by them alone, a call made
+    after `CONFIG["k"] = 7` was served the output of one made before. Not a
+    state only functions change (`RUNS = []` that a step appends to counts
+    by its statement: else no call would hit), nor what is not plain data
+    (it counts by its statements, as before)."""
+    found = binding_statements(name, namespace, checked_file) or []
+    changed = sorted({n for stmt in found for n in assigned_into(stmt)})
+    if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
+        return None
+    toks = witnessed(plain_tokens, obj)
+    return None if toks is None else hash_tokens(toks)
