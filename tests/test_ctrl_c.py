@@ -144,9 +144,71 @@ def interrupt_everywhere(store: durable.Store, inside: frozenset[str]) -> int:
         frozenset({"acquire"}),  # taking the run's lease
         frozenset({"enter_run"}),  # entering the body: the run's context set
         frozenset({"cover"}),  # a commit's fdatasync, shared between threads
+        frozenset({"reset"}),  # leaving the body: the run's context put back
+        frozenset({"release"}),  # giving the lease up (Held's, FileLease's, the log's)
     ],
-    ids=["lease", "entry", "sync"],
+    ids=["lease", "entry", "sync", "reset", "release"],
 )
 def test_the_next_call_runs_after_a_ctrl_c_at_any_line(tmp_path: Path, part: frozenset[str]) -> None:
     store = durable.open_store(tmp_path / "store")
     assert interrupt_everywhere(store, part) > 5
+
+
+@durable.workflow(name="outer")
+def outer(n: int) -> list[int]:
+    return [*flow(n), work(n)]
+
+
+def test_a_child_run_is_not_locked_out_after_a_ctrl_c_in_its_release(tmp_path: Path) -> None:
+    """The child's lease, released inside the parent's run: a Ctrl-C landing
+    in that release must not leave the child's run held by nobody."""
+    store = durable.open_store(tmp_path / "store")
+    for at in range(1, 10_000):
+        context, ctrl_c = contextvars.Context(), CtrlC(at, frozenset({"release"}))
+        call = outer.with_options(store=store, run_id=f"p{at}")
+        del executed[:]
+        sys.settrace(ctrl_c)
+        try:
+            context.run(call, N)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        if not ctrl_c.where:
+            assert at > 5
+            return
+        first = list(executed)
+        del executed[:]
+        assert call_again(context, call, ctrl_c.where) == [i * i for i in range(N + 1)]
+        assert sorted(first + executed) == list(range(N + 1)), (ctrl_c.where, first, executed)
+
+
+def test_a_live_holder_in_this_process_keeps_its_run(tmp_path: Path) -> None:
+    """What frees a lease left by an interrupted release never frees a live
+    one: a thread still in the run keeps it, and a second call of the run in
+    this process is refused while it runs."""
+    store = durable.open_store(tmp_path / "store")
+    entered, go = threading.Event(), threading.Event()
+
+    @durable.step(name="held")
+    def held() -> int:
+        entered.set()
+        assert go.wait(30)
+        return 1
+
+    @durable.workflow(name="hold")
+    def hold() -> int:
+        return held()
+
+    call = hold.with_options(store=store, run_id="h")
+    thread = threading.Thread(target=call)
+    thread.start()
+    try:
+        assert entered.wait(30)
+        for _ in range(2):  # the refused call's own lease is no leftover either
+            with pytest.raises(durable.RunLockedError, match="this very process"):
+                call()
+    finally:
+        go.set()
+        thread.join(30)
+    assert call() == 1

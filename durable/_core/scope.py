@@ -276,4 +276,13 @@ def _asyncio() -> ModuleType | None:
 
 def set_scope(scope: Scope | None) -> Callable[[], None]:
     token = scope_var.set(scope)
-    return lambda: scope_var.reset(token)
+    return lambda: reset_var(token)
+
+
+def reset_var(token: contextvars.Token[Any]) -> None:
+    """`ContextVar.reset`, which may be run again: a Ctrl-C landing in a
+    run's reset runs it again whole (`plan.drive_sync`)."""
+    try:
+        token.var.reset(token)
+    except RuntimeError:  # used already: this is the second time
+        pass
