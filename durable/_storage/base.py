@@ -107,7 +107,8 @@ class Store:
         raise NotImplementedError
 
     def create(self, key: str, data: bytes) -> bool:
-        """Write only if absent; False when something is already there."""
+        """Write only if absent; False when something else is already there
+        (an object store's retried request may find these very bytes: ours)."""
         raise NotImplementedError
 
     def list(self, prefix: str) -> builtins.list[str]:
