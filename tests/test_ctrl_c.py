@@ -16,6 +16,7 @@ import linecache
 import os
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -159,6 +160,7 @@ def outer(n: int) -> list[int]:
     return [*flow(n), work(n)]
 
 
+@pytest.mark.slow
 def test_a_child_run_is_not_locked_out_after_a_ctrl_c_in_its_release(tmp_path: Path) -> None:
     """The child's lease, released inside the parent's run: a Ctrl-C landing
     in that release must not leave the child's run held by nobody."""
@@ -212,3 +214,16 @@ def test_a_live_holder_in_this_process_keeps_its_run(tmp_path: Path) -> None:
         go.set()
         thread.join(30)
     assert call() == 1
+
+
+@pytest.mark.parametrize(
+    "part",
+    [frozenset({"acquire"}), pytest.param(frozenset({"release"}), marks=pytest.mark.slow)],
+    ids=["lease", "release"],
+)
+def test_an_object_store_lease_is_not_left_held_by_a_ctrl_c(part: frozenset[str]) -> None:
+    """The same on an object store (memory://, as S3): there a lease is a
+    generation object renewed by a thread, and one left held blocks the run
+    until its expiry, or for good while the thread renews it."""
+    store = durable.open_store(f"memory://ctrl-c-{uuid.uuid4().hex[:12]}")
+    assert interrupt_everywhere(store, part) > 5
