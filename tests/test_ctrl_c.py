@@ -12,6 +12,7 @@ call nothing, where CPython looks for signals, so they are skipped)."""
 from __future__ import annotations
 
 import contextvars
+import gc
 import linecache
 import os
 import sys
@@ -227,3 +228,19 @@ def test_an_object_store_lease_is_not_left_held_by_a_ctrl_c(part: frozenset[str]
     until its expiry, or for good while the thread renews it."""
     store = durable.open_store(f"memory://ctrl-c-{uuid.uuid4().hex[:12]}")
     assert interrupt_everywhere(store, part) > 5
+
+
+def test_a_call_abandoned_mid_run_lets_its_lease_go(tmp_path: Path) -> None:
+    """A run's plan dropped while suspended (what a Ctrl-C landing in the
+    driver, between two of its steps, leaves once the traceback goes) is
+    closed when collected, which releases its lease: the record of leases
+    held here must not keep it alive."""
+    store = durable.open_store(tmp_path / "store")
+    call = flow.with_options(store=store, run_id="a")
+    plan = call._call_plan((N,), {})
+    next(plan)  # the lease taken, the body about to run
+    del plan
+    gc.collect()
+    del executed[:]
+    assert call(N) == [i * i for i in range(N)]
+    assert executed == list(range(N))

@@ -17,6 +17,7 @@ the local store compares the manifest file's identity instead (`_localstore`).""
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Generator
 from inspect import GEN_CLOSED, getgeneratorstate
 from typing import TYPE_CHECKING, Any
@@ -55,7 +56,9 @@ class Held:
         self.lease = lease
         self._forget = forget
         self._flush = flush
-        self.owner, self.where = owner, where
+        # Weak: this registry must not keep an abandoned plan from being
+        # collected, which closes it and so runs its release.
+        self.owner, self.where = None if owner is None else weakref.ref(owner), where
         # Before every write: the lease's own check, one call rather than two.
         self.check: Callable[[], None] = lease.check
         if owner is not None:
@@ -72,7 +75,10 @@ class Held:
     @property
     def leaked(self) -> bool:
         """Whether the plan that took the lease has ended without releasing it."""
-        return self.owner is not None and getgeneratorstate(self.owner) == GEN_CLOSED
+        if self.owner is None:
+            return False
+        plan = self.owner()
+        return plan is None or getgeneratorstate(plan) == GEN_CLOSED
 
     def __getattr__(self, name: str) -> Any:
         if name == "lease":  # not set yet (a copy being made)
