@@ -12,6 +12,7 @@ call nothing, where CPython looks for signals, so they are skipped)."""
 from __future__ import annotations
 
 import contextvars
+import functools
 import gc
 import linecache
 import os
@@ -90,8 +91,8 @@ def _no_op(frame: FrameType) -> bool:
     return frame.f_lasti != first  # the block's exit: __exit__ is called before a signal
 
 
-def recorded(store: durable.Store, run_id: str) -> set[int]:
-    names = store.peek_records("flow", run_id)
+def recorded(store: durable.Store, run_id: str, workflow: str = "flow") -> set[int]:
+    names = store.peek_records(workflow, run_id)
     return {p[1] for n in names if (p := parse_name(n)) is not None and p[0] == "steps"}
 
 
@@ -244,3 +245,50 @@ def test_a_call_abandoned_mid_run_lets_its_lease_go(tmp_path: Path) -> None:
     del executed[:]
     assert call(N) == [i * i for i in range(N)]
     assert executed == list(range(N))
+
+
+@durable.step(name="awork")
+async def awork(i: int) -> int:
+    executed.append(i)
+    return i * i
+
+
+@durable.workflow(name="aflow")
+async def aflow(n: int) -> list[int]:
+    return [await awork(i) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "part", [frozenset({"reset"}), frozenset({"release"})], ids=["reset", "release"]
+)
+def test_an_async_run_is_not_locked_out_after_a_ctrl_c(tmp_path: Path, part: frozenset[str]) -> None:
+    """The same for an async workflow, each call in `asyncio.run` (a
+    notebook's loop): there a step's own reset goes through the driver."""
+    import asyncio
+
+    store = durable.open_store(tmp_path / "store")
+    for at in range(1, 10_000):
+        context, ctrl_c = contextvars.Context(), CtrlC(at, part)
+        call = aflow.with_options(store=store, run_id=f"a{at}")
+        del executed[:]
+        sys.settrace(ctrl_c)
+        try:
+            context.run(asyncio.run, call(N))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        if not ctrl_c.where:
+            assert at > 5
+            return
+        done, first = recorded(store, f"a{at}", "aflow"), list(executed)
+        del executed[:]
+        again = functools.partial(_arun, call)
+        assert call_again(context, again, ctrl_c.where) == [i * i for i in range(N)]
+        assert sorted(executed) == sorted(set(range(N)) - done), (ctrl_c.where, first)
+
+
+def _arun(call: Callable[[int], Any], n: int) -> Any:
+    import asyncio
+
+    return asyncio.run(call(n))

@@ -15,7 +15,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, scope_var, set_scope
+from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, reset_vars, scope_var, set_scope
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
@@ -269,11 +269,8 @@ def enter_step(
         found_var.set(found),
     )
 
-    def reset() -> None:
-        found_var.reset(tokens[3])
-        scope_var.reset(tokens[2])
-        _active_var.reset(tokens[1])
-        _step_var.reset(tokens[0])
+    def reset() -> None:  # may be run again, whole (see `plan.drive_sync`)
+        reset_vars(tokens)
 
     return reset
 

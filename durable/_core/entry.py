@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .context import RunState, _active_var, _run_var
-from .scope import current, reset_var, scope_var, set_scope
+from .scope import current, reset_vars, scope_var, set_scope
 from .taskfactory import enter_root
 
 
@@ -24,8 +24,7 @@ def enter_run(ctx: RunState | None) -> Callable[[], None]:
             if ctx is not None:
                 ctx.open = False
             leave_scope()
-            reset_var(tokens[1])
-            reset_var(tokens[0])
+            reset_vars(tokens)
 
         return reset
     except BaseException:
