@@ -269,8 +269,14 @@ def enter_step(
         found_var.set(found),
     )
 
-    def reset() -> None:  # may be run again, whole (see `plan.drive_sync`)
-        reset_vars(tokens)
+    def reset() -> None:
+        try:  # every step: four calls, not a loop
+            found_var.reset(tokens[3])
+            scope_var.reset(tokens[2])
+            _active_var.reset(tokens[1])
+            _step_var.reset(tokens[0])
+        except RuntimeError:  # run again after a Ctrl-C landed in it (`plan.drive_sync`)
+            reset_vars(tokens)
 
     return reset
 
