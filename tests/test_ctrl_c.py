@@ -12,10 +12,13 @@ call nothing, where CPython looks for signals, so they are skipped)."""
 from __future__ import annotations
 
 import contextvars
+import functools
+import gc
 import linecache
 import os
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -88,8 +91,8 @@ def _no_op(frame: FrameType) -> bool:
     return frame.f_lasti != first  # the block's exit: __exit__ is called before a signal
 
 
-def recorded(store: durable.Store, run_id: str) -> set[int]:
-    names = store.peek_records("flow", run_id)
+def recorded(store: durable.Store, run_id: str, workflow: str = "flow") -> set[int]:
+    names = store.peek_records(workflow, run_id)
     return {p[1] for n in names if (p := parse_name(n)) is not None and p[0] == "steps"}
 
 
@@ -144,9 +147,148 @@ def interrupt_everywhere(store: durable.Store, inside: frozenset[str]) -> int:
         frozenset({"acquire"}),  # taking the run's lease
         frozenset({"enter_run"}),  # entering the body: the run's context set
         frozenset({"cover"}),  # a commit's fdatasync, shared between threads
+        frozenset({"reset"}),  # leaving the body: the run's context put back
+        frozenset({"release"}),  # giving the lease up (Held's, FileLease's, the log's)
     ],
-    ids=["lease", "entry", "sync"],
+    ids=["lease", "entry", "sync", "reset", "release"],
 )
 def test_the_next_call_runs_after_a_ctrl_c_at_any_line(tmp_path: Path, part: frozenset[str]) -> None:
     store = durable.open_store(tmp_path / "store")
     assert interrupt_everywhere(store, part) > 5
+
+
+@durable.workflow(name="outer")
+def outer(n: int) -> list[int]:
+    return [*flow(n), work(n)]
+
+
+@pytest.mark.slow
+def test_a_child_run_is_not_locked_out_after_a_ctrl_c_in_its_release(tmp_path: Path) -> None:
+    """The child's lease, released inside the parent's run: a Ctrl-C landing
+    in that release must not leave the child's run held by nobody."""
+    store = durable.open_store(tmp_path / "store")
+    for at in range(1, 10_000):
+        context, ctrl_c = contextvars.Context(), CtrlC(at, frozenset({"release"}))
+        call = outer.with_options(store=store, run_id=f"p{at}")
+        del executed[:]
+        sys.settrace(ctrl_c)
+        try:
+            context.run(call, N)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        if not ctrl_c.where:
+            assert at > 5
+            return
+        first = list(executed)
+        del executed[:]
+        assert call_again(context, call, ctrl_c.where) == [i * i for i in range(N + 1)]
+        assert sorted(first + executed) == list(range(N + 1)), (ctrl_c.where, first, executed)
+
+
+def test_a_live_holder_in_this_process_keeps_its_run(tmp_path: Path) -> None:
+    """What frees a lease left by an interrupted release never frees a live
+    one: a thread still in the run keeps it, and a second call of the run in
+    this process is refused while it runs."""
+    store = durable.open_store(tmp_path / "store")
+    entered, go = threading.Event(), threading.Event()
+
+    @durable.step(name="held")
+    def held() -> int:
+        entered.set()
+        assert go.wait(30)
+        return 1
+
+    @durable.workflow(name="hold")
+    def hold() -> int:
+        return held()
+
+    call = hold.with_options(store=store, run_id="h")
+    thread = threading.Thread(target=call)
+    thread.start()
+    try:
+        assert entered.wait(30)
+        for _ in range(2):  # the refused call's own lease is no leftover either
+            with pytest.raises(durable.RunLockedError, match="this very process"):
+                call()
+    finally:
+        go.set()
+        thread.join(30)
+    assert call() == 1
+
+
+@pytest.mark.parametrize(
+    "part",
+    [frozenset({"acquire"}), pytest.param(frozenset({"release"}), marks=pytest.mark.slow)],
+    ids=["lease", "release"],
+)
+def test_an_object_store_lease_is_not_left_held_by_a_ctrl_c(part: frozenset[str]) -> None:
+    """The same on an object store (memory://, as S3): there a lease is a
+    generation object renewed by a thread, and one left held blocks the run
+    until its expiry, or for good while the thread renews it."""
+    store = durable.open_store(f"memory://ctrl-c-{uuid.uuid4().hex[:12]}")
+    assert interrupt_everywhere(store, part) > 5
+
+
+def test_a_call_abandoned_mid_run_lets_its_lease_go(tmp_path: Path) -> None:
+    """A run's plan dropped while suspended (what a Ctrl-C landing in the
+    driver, between two of its steps, leaves once the traceback goes) is
+    closed when collected, which releases its lease: the record of leases
+    held here must not keep it alive."""
+    store = durable.open_store(tmp_path / "store")
+    call = flow.with_options(store=store, run_id="a")
+    plan = call._call_plan((N,), {})
+    next(plan)  # the lease taken, the body about to run
+    del plan
+    gc.collect()
+    del executed[:]
+    assert call(N) == [i * i for i in range(N)]
+    assert executed == list(range(N))
+
+
+@durable.step(name="awork")
+async def awork(i: int) -> int:
+    executed.append(i)
+    return i * i
+
+
+@durable.workflow(name="aflow")
+async def aflow(n: int) -> list[int]:
+    return [await awork(i) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "part", [frozenset({"reset"}), frozenset({"release"})], ids=["reset", "release"]
+)
+def test_an_async_run_is_not_locked_out_after_a_ctrl_c(tmp_path: Path, part: frozenset[str]) -> None:
+    """The same for an async workflow, each call in `asyncio.run` (a
+    notebook's loop): there a step's own reset goes through the driver."""
+    import asyncio
+
+    store = durable.open_store(tmp_path / "store")
+    for at in range(1, 10_000):
+        context, ctrl_c = contextvars.Context(), CtrlC(at, part)
+        call = aflow.with_options(store=store, run_id=f"a{at}")
+        del executed[:]
+        sys.settrace(ctrl_c)
+        try:
+            context.run(asyncio.run, call(N))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        if not ctrl_c.where:
+            assert at > 5
+            return
+        done, first = recorded(store, f"a{at}", "aflow"), list(executed)
+        del executed[:]
+        again = functools.partial(_arun, call)
+        assert call_again(context, again, ctrl_c.where) == [i * i for i in range(N)]
+        assert sorted(executed) == sorted(set(range(N)) - done), (ctrl_c.where, first)
+
+
+def _arun(call: Callable[[int], Any], n: int) -> Any:
+    import asyncio
+
+    return asyncio.run(call(n))

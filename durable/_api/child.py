@@ -20,9 +20,10 @@ from .._core.outcome import child_stale
 from .._core.plan import Plan
 from .._core.replay import commit, load_value, lookup, reopen
 from .._core.run import Flow, run_locked
-from .._core.waiting import acquire
+from .._core.waiting import holding
 from .._storage.base import Store
 from .._storage.clock import now
+from .._storage.fence import Held
 from .._storage.keys import Position, as_position, check_key_part, format_position
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
@@ -65,32 +66,30 @@ def child_plan(
         notify.replayed(parent, rec)
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
-    lease = yield from acquire(store, flow.name, run_id, flow.options.wait)
-    try:
-        if flow.options.run_id is None:
-            _refuse_anothers(store, flow.name, run_id, parent, pos)
-    except BaseException:
-        lease.release()
-        raise
     # A parent re-running what changed re-runs what changed in its children
     # too; a rebased parent (its definition covers its children's code)
     # replays their records as its own.
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own
-    try:
+
+    def locked(lease: Held) -> Plan[Run[Any]]:
+        if flow.options.run_id is None:
+            _refuse_anothers(store, flow.name, run_id, parent, pos)
         link = {
             "workflow": parent.workflow, "run_id": parent.run_id, "position": pos,
             "created": parent.created,
         }  # fmt: skip
-        run = yield from run_locked(
-            flow, store, run_id, given, {}, lease, parent=link, on_change=policy, caller=parent,
-            rebase=parent.policy == "rebase",
-        )
+        try:
+            run = yield from run_locked(
+                flow, store, run_id, given, {}, lease, parent=link, on_change=policy,
+                caller=parent, rebase=parent.policy == "rebase",
+            )  # fmt: skip
+        except _FINAL as e:
+            raise parent.refuse(e) from None
         prune(store, flow.name, flow.options)
-    except _FINAL as e:
-        raise parent.refuse(e) from None
-    finally:
-        lease.release()
+        return run
+
+    run = yield from holding(store, flow.name, run_id, flow.options.wait, locked)
     record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
     made = store.load_manifest(flow.name, run_id)  # did the child register files?
     child: dict[str, Any] = {"workflow": flow.name, "run_id": run_id}

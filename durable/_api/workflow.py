@@ -14,7 +14,7 @@ from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
 from .._core.run import Options, run_locked
 from .._core.signature import signature_of
-from .._core.waiting import acquire
+from .._core.waiting import holding
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import (
     identity_of,
@@ -22,6 +22,7 @@ from .._fingerprint.fingerprint import (
 from .._fingerprint.reach import default_name, script_name
 from .._storage.base import Store
 from .._storage.factory import open_store
+from .._storage.fence import Held
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 from . import child
@@ -211,18 +212,16 @@ class Workflow(Steering, Generic[P, R]):
             from .._manage.runs import not_found  # run management: on this error path only
 
             raise not_found(store, self.name, run_id)
-        lease = None
-        try:  # entered before the lease is taken: a Ctrl-C right after must release it
-            lease = yield from acquire(store, self.name, run_id, self.options.wait)
+
+        def locked(lease: Held) -> Plan[Run[R]]:
             with following(self.options.progress_file, store, self.name, run_id):
                 done = yield from run_locked(
                     self, store, run_id, given, overrides or {}, lease, inputs=inputs
                 )
             prune(store, self.name, self.options)
             return done
-        finally:
-            if lease is not None:
-                lease.release()
+
+        return (yield from holding(store, self.name, run_id, self.options.wait, locked))
 
     # -- helpers ---------------------------------------------------------
     def _store(self) -> Store:

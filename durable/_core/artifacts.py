@@ -14,6 +14,7 @@ from .._storage.files import describe, display, first_stale, normalise
 from .._storage.keys import Position
 from ..errors import ArtifactMissingError, ConfigurationError
 from .context import RunState, active_run, found_var
+from .scope import reset_vars
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
 VERIFY_MODES = ("digest", "mtime")
@@ -42,7 +43,7 @@ def artifact(path: PathT, *, verify: str | None = None) -> PathT:
 def collect_into(found: list[tuple[str, str | None]]) -> Callable[[], None]:
     """Send registrations made in this context to found; returns the reset."""
     token = found_var.set(found)
-    return lambda: found_var.reset(token)
+    return lambda: reset_vars((token,))  # may be run again (see `plan.drive_sync`)
 
 
 def produced(

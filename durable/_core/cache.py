@@ -261,6 +261,10 @@ def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: st
     rec.extra["cache"] = how
     if src.blob is not None:  # the run now refers to the blob: prune keeps it
         _refer(ctx, src.blob)
+        if cachestore.read_entry(ctx.store, entry.key) is None:
+            # Removed before that reference was written (`cache clear`, `prune`): its
+            # sweep may not see the reference and delete the blob. The run keeps its own.
+            rec.encoding, rec.value, rec.blob = None, None, None
 
 
 def _refer(ctx: RunState, blob: str) -> None:

@@ -15,7 +15,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
-from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, scope_var, set_scope
+from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, reset_vars, scope_var, set_scope
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
@@ -270,10 +270,13 @@ def enter_step(
     )
 
     def reset() -> None:
-        found_var.reset(tokens[3])
-        scope_var.reset(tokens[2])
-        _active_var.reset(tokens[1])
-        _step_var.reset(tokens[0])
+        try:  # every step: four calls, not a loop
+            found_var.reset(tokens[3])
+            scope_var.reset(tokens[2])
+            _active_var.reset(tokens[1])
+            _step_var.reset(tokens[0])
+        except RuntimeError:  # run again after a Ctrl-C landed in it (`plan.drive_sync`)
+            reset_vars(tokens)
 
     return reset
 

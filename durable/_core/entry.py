@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .context import RunState, _active_var, _run_var
-from .scope import current, scope_var, set_scope
+from .scope import current, reset_vars, scope_var, set_scope
 from .taskfactory import enter_root
 
 
@@ -20,12 +20,11 @@ def enter_run(ctx: RunState | None) -> Callable[[], None]:
         if ctx is not None:
             ctx._root, ctx.open = current(), True
 
-        def reset() -> None:
+        def reset() -> None:  # may be run again, whole (see `plan.drive_sync`)
             if ctx is not None:
                 ctx.open = False
             leave_scope()
-            _active_var.reset(tokens[1])
-            _run_var.reset(tokens[0])
+            reset_vars(tokens)
 
         return reset
     except BaseException:

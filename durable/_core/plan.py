@@ -176,7 +176,11 @@ def drive_sync(plan: Plan[T]) -> T:
                 send = req.fn(*req.args, **req.kwargs)
             finally:
                 if reset:
-                    reset()
+                    try:
+                        reset()
+                    except KeyboardInterrupt:  # landed in it: a run left half-set stays set
+                        reset()
+                        raise
         except BaseException as e:
             error = e
 
@@ -215,6 +219,10 @@ async def drive_async(plan: Plan[T]) -> T:
                     send = await send
             finally:
                 if reset:
-                    reset()
+                    try:
+                        reset()
+                    except KeyboardInterrupt:  # landed in it: a run left half-set stays set
+                        reset()
+                        raise
         except BaseException as e:
             error = e

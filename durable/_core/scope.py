@@ -276,4 +276,14 @@ def _asyncio() -> ModuleType | None:
 
 def set_scope(scope: Scope | None) -> Callable[[], None]:
     token = scope_var.set(scope)
-    return lambda: scope_var.reset(token)
+    return lambda: reset_vars((token,))
+
+
+def reset_vars(tokens: tuple[contextvars.Token[Any], ...]) -> None:
+    """`ContextVar.reset` of each, which may be run again: a Ctrl-C landing
+    in the reset of what a call entered runs it again whole (`plan.drive_sync`)."""
+    for token in tokens:
+        try:
+            token.var.reset(token)
+        except RuntimeError:  # used already: this is the second time
+            pass

@@ -32,10 +32,13 @@ def enter_root(run: RunState) -> Callable[[], None]:
     if loop is None:
         return reset
     _install(loop)
+    left: list[bool] = []
 
-    def leave() -> None:
+    def leave() -> None:  # may be run again (`plan.drive_sync`): uninstalls once
         reset()
-        _uninstall(loop)
+        if not left:
+            left.append(True)  # first: a factory left installed only numbers no task
+            _uninstall(loop)
 
     return leave
 

@@ -1,26 +1,63 @@
 """Taking a run's lease, waiting for its holder when the caller asked to
-(`with_options(wait=)`, `durable run --wait`)."""
+(`with_options(wait=)`, `durable run --wait`), and holding it while a
+plan runs."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
 
 from .._storage.base import Store
-from .._storage.lease import Lease
+from .._storage.fence import Held, Owner
 from ..errors import RunLockedError
 from .plan import Plan, Wait
 
+T = TypeVar("T")
+
+
+def holding(
+    store: Store, workflow: str, run_id: str, wait: float | None, body: Callable[[Held], Plan[T]]
+) -> Plan[T]:
+    """`body(lease)`'s plan, run holding the run's lease, released when it
+    ends. The lease is owned by the plan made here: a Ctrl-C landing in the
+    release still ends that plan, and the next acquire of the run in this
+    process then releases what it left (`fence.Held`)."""
+    owner: list[Generator[Any, Any, T]] = []
+    owner.append(_holding(store, workflow, run_id, wait, body, owner))
+    return (yield from owner[0])
+
+
+def _holding(
+    store: Store,
+    workflow: str,
+    run_id: str,
+    wait: float | None,
+    body: Callable[[Held], Plan[T]],
+    owner: list[Generator[Any, Any, T]],
+) -> Plan[T]:
+    lease = yield from acquire(store, workflow, run_id, wait, owner=owner[0])
+    try:
+        return (yield from body(lease))
+    finally:
+        lease.release()
+
 
 def acquire(
-    store: Store, workflow: str, run_id: str, wait: float | None, ttl: float = 30.0
-) -> Plan[Lease]:
+    store: Store,
+    workflow: str,
+    run_id: str,
+    wait: float | None,
+    ttl: float = 30.0,
+    owner: Owner | None = None,
+) -> Plan[Held]:
     """The run's lease, waiting up to `wait` seconds for its holder. Each
     pause is a `Wait`, which an async caller awaits: its event loop goes
     on, and the holder may be another task of that loop."""
     deadline = time.monotonic() + (wait or 0.0)
     while True:
         try:
-            return store.acquire(workflow, run_id, ttl)
+            return store.acquire(workflow, run_id, ttl, owner)
         except RunLockedError as e:
             if time.monotonic() >= deadline:
                 if not wait or type(e) is not RunLockedError:

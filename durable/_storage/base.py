@@ -19,7 +19,7 @@ from typing import Any
 from .._settings import env_flag
 from ..errors import ConfigurationError
 from .durability import check_interval, resolve_durability
-from .fence import Held, load_generation, save_generation
+from .fence import Held, Owner, load_generation, reclaim, save_generation
 from .keys import Position, blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .objectlease import object_lease_held
@@ -107,7 +107,8 @@ class Store:
         raise NotImplementedError
 
     def create(self, key: str, data: bytes) -> bool:
-        """Write only if absent; False when something is already there."""
+        """Write only if absent; False when something else is already there
+        (an object store's retried request may find these very bytes: ours)."""
         raise NotImplementedError
 
     def list(self, prefix: str) -> builtins.list[str]:
@@ -271,10 +272,11 @@ class Store:
         """What `_seen` holds for a run without a manifest."""
         return 0
 
-    def acquire(self, workflow: str, run_id: str, ttl: float) -> Held:
-        """The run's lease; the store's own `lease_ttl`, when set, wins.
-        Until it is released, every write to the run checks it."""
+    def acquire(self, workflow: str, run_id: str, ttl: float, owner: Owner | None = None) -> Held:
+        """The run's lease (the store's own `lease_ttl`, when set, wins), which
+        every write to the run checks until released; `owner`: see `Held`."""
         check_names(workflow, run_id)
+        reclaim(where := (self.url, workflow, run_id))
         run = (workflow, run_id)
 
         def forget() -> None:
@@ -282,16 +284,14 @@ class Store:
                 del self._held[run]
                 self._writers.pop(run, None)
 
-        def flush() -> None:
-            """Before the lease goes (run end, suspend, failure): the last
-            single objects into a segment, so the next reader reads few."""
+        def flush() -> None:  # the last single objects into a segment: few reads next time
             writer = self._writers.get(run)
             if writer is not None and self._held.get(run) is held:
                 writer.flush(final=True)
 
         lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
         try:
-            held = self._held[run] = Held(lease, forget, flush)
+            held = self._held[run] = Held(lease, forget, flush, owner, where)
         except BaseException:  # a Ctrl-C landing here: nobody else could release it
             lease.release()
             raise

@@ -222,8 +222,9 @@ def sweep(store: Store) -> int:
     """Delete the blobs that no entry and no existing run refers to, and the
     ref markers of runs that are gone; the number of blobs deleted. Blobs are
     listed first, so that one written after that listing is never a
-    candidate; a hit that comes to refer to a blob while it is swept finds
-    it missing on replay and runs the step again (never a wrong value). A
+    candidate; a run that comes to refer to a blob while it is swept finds
+    its entry removed once its reference is written, and keeps a copy of
+    its own (`_core.cache`). A
     blob that an entry failing the signature check names is kept too (that
     entry may be good under another key: keeping a blob harms nothing)."""
     blobs = {k[len(BLOBS) :] for k in store.list(BLOBS)}

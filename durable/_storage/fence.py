@@ -17,7 +17,9 @@ the local store compares the manifest file's identity instead (`_localstore`).""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Generator
+from inspect import GEN_CLOSED, getgeneratorstate
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DurableError, LeaseLostError, StorageError
@@ -28,19 +30,39 @@ if TYPE_CHECKING:
     from .base import Store
 
 _ATTEMPTS = 8  # re-reads while other writers move the newest generation
+Owner = Generator[Any, Any, Any]  # the plan that took a lease and releases it
 
 
 class Held:
-    """A lease a store handed out: `check` before writing, `release` once."""
+    """A lease a store handed out: `check` before writing, `release` once.
+
+    A workflow's lease is owned by the plan (generator) that took it. A
+    Ctrl-C landing in its release (at any line: cleanup is Python code too)
+    still ends that plan, and the lease would stay held with nobody left to
+    release it, the process locked out of its own run. So every lease held
+    here is kept in `_HERE` until its release is done, and the next acquire
+    of the run in this process releases one whose owner has ended
+    (`reclaim`); a live owner's (another thread's, an async task's, an outer
+    call's) is left alone: it still runs the run."""
 
     def __init__(
-        self, lease: Lease, forget: Callable[[], None], flush: Callable[[], None] | None = None
+        self,
+        lease: Lease,
+        forget: Callable[[], None],
+        flush: Callable[[], None] | None = None,
+        owner: Owner | None = None,
+        where: tuple[str, str, str] = ("", "", ""),
     ) -> None:
         self.lease = lease
         self._forget = forget
         self._flush = flush
+        # Weak: this registry must not keep an abandoned plan from being
+        # collected, which closes it and so runs its release.
+        self.owner, self.where = None if owner is None else weakref.ref(owner), where
         # Before every write: the lease's own check, one call rather than two.
         self.check: Callable[[], None] = lease.check
+        if owner is not None:
+            _HERE[where] = self
 
     @property
     def lost(self) -> bool:
@@ -49,6 +71,14 @@ class Held:
     @lost.setter
     def lost(self, value: bool) -> None:  # what a renewal that found a takeover sets
         self.lease.lost = value  # type: ignore[attr-defined]
+
+    @property
+    def leaked(self) -> bool:
+        """Whether the plan that took the lease has ended without releasing it."""
+        if self.owner is None:
+            return False
+        plan = self.owner()
+        return plan is None or getgeneratorstate(plan) == GEN_CLOSED
 
     def __getattr__(self, name: str) -> Any:
         if name == "lease":  # not set yet (a copy being made)
@@ -61,7 +91,7 @@ class Held:
         the run (see `FileLease`, `ObjectLease`). Without `delete`, `flush`
         runs first, while the lease still fences its writes; it only tidies
         (records are durable as written), so its failure never stops the
-        release."""
+        release. Re-runnable: cut short, it is run again by `reclaim`."""
         try:
             if not delete and self._flush is not None:
                 try:  # (not contextlib.suppress: every call of a workflow releases one)
@@ -73,6 +103,21 @@ class Held:
                 self._forget()
             finally:
                 self.lease.release(delete=delete)
+                # Last: cut short before here, the lease is still found by `reclaim`.
+                if _HERE.get(self.where) is self:
+                    del _HERE[self.where]
+
+
+# The leases workflows hold in this process, by (store url, workflow, run id).
+_HERE: dict[tuple[str, str, str], Held] = {}
+
+
+def reclaim(where: tuple[str, str, str]) -> None:
+    """Release the lease held here on `where` if its owner ended without
+    releasing it (see `Held`): before this process takes that run's lease."""
+    held = _HERE.get(where)
+    if held is not None and held.leaked:
+        held.release()
 
 
 def _generations(store: Store, workflow: str, run_id: str) -> list[int]:

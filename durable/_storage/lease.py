@@ -17,6 +17,7 @@ was taken over learns it at its next renewal: its n+1 already exists."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import socket
@@ -89,11 +90,16 @@ class FileLease:
         self.lost = False
         self.token = uuid.uuid4().hex
         self.fd: int | None = None
+        self._file: io.FileIO | None = None
         # (st_dev, st_ino) of the locked file: an open file's identity never
         # changes, so each check stats only the path (one syscall a check).
         self.ident: tuple[int, int] = (0, 0)
         for _ in range(_ATTEMPTS):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+            # A FileIO, not a bare descriptor: its close is one C call that
+            # marks it closed, so a release cut short and run again
+            # (`fence.reclaim`) never closes a descriptor number twice.
+            file = io.FileIO(path, "r+", opener=_open_lease)
+            fd = file.fileno()
             try:
                 if not lock_exclusive(fd, blocking=False):
                     raise locked_error(run, _holder_of(fd)) from None
@@ -101,16 +107,16 @@ class FileLease:
                 if _is_at(ident, path):
                     os.ftruncate(fd, 0)
                     os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
-                    self.fd, self.ident = fd, ident
+                    self.fd, self._file, self.ident = fd, file, ident
                     _NOT_INHERITED[fd] = self
                     return
             except BaseException:
                 # Closing drops the lock: a Ctrl-C landing here must not leave
                 # this process holding the run with no lease object to free it.
-                os.close(fd)
+                file.close()
                 raise
             unlock(fd)  # a deleted (or replaced) file: its run was removed meanwhile
-            os.close(fd)
+            file.close()
         raise locked_error(run, {})
 
     def check(self) -> None:
@@ -124,22 +130,33 @@ class FileLease:
 
     def release(self, *, delete: bool = False) -> None:
         """Unlock; with `delete`, first remove the lease file (still locked,
-        so whoever opened it meanwhile finds it gone once it gets the lock)."""
-        fd, self.fd = self.fd, None
-        if fd is None:
+        so whoever opened it meanwhile finds it gone once it gets the lock).
+        Re-runnable until the file is closed (see `fence.Held`)."""
+        file = self._file
+        if file is None or file.closed:
             return
         try:
-            if delete and _is_at(self.ident, self.path):
+            if delete and self.fd is not None and _is_at(self.ident, self.path):
                 with contextlib.suppress(OSError):  # Windows: still open elsewhere; left empty
                     os.unlink(self.path)
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
+            with contextlib.suppress(OSError, ValueError):
+                os.ftruncate(file.fileno(), 0)
         finally:  # whatever lands meanwhile (Ctrl-C), the lock goes
-            _NOT_INHERITED.pop(fd, None)
-            try:
-                unlock(fd)
-            finally:
-                os.close(fd)
+            self._drop(file)
+
+    def _drop(self, file: io.FileIO) -> None:
+        self.fd = None  # from here on no check passes
+        if file.closed:
+            return
+        _NOT_INHERITED.pop(file.fileno(), None)  # before the number is free for reuse
+        try:
+            unlock(file.fileno())
+        finally:
+            file.close()
+
+
+def _open_lease(path: str, flags: int) -> int:
+    return os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
 
 
 def _ident(st: os.stat_result) -> tuple[int, int]:
@@ -177,7 +194,10 @@ def inherited_no_more(fd: int) -> None:
 def _close_in_child() -> None:
     for fd, lease in list(_NOT_INHERITED.items()):
         with contextlib.suppress(OSError):
-            os.close(fd)
+            if lease is not None and lease._file is not None:
+                lease._file.close()  # the child's copy: the parent keeps its lock
+            else:
+                os.close(fd)
         if lease is not None:  # the child does not own the run: it may write nothing
             lease.fd, lease.lost = None, True
     _NOT_INHERITED.clear()

@@ -56,9 +56,15 @@ class ObjectLease:
         self.fresh_elapsed = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._take()
-        self._thread = threading.Thread(target=self._renew_loop, daemon=True, name="durable-lease")
-        self._thread.start()
+        try:  # a Ctrl-C landing once the lease is claimed gives it up: nobody else could
+            self._take()
+            self._thread = threading.Thread(
+                target=self._renew_loop, daemon=True, name="durable-lease"
+            )
+            self._thread.start()
+        except BaseException:
+            self.release()
+            raise
 
     def _take(self) -> None:
         _HELD.add(self.token)  # before any claim of ours can be read: see `_left_here`

@@ -184,7 +184,10 @@ class FsspecStore(Store):
             else:
                 self._write(key, self.fs.pipe_file, path, data, mode="create")
         except FileExistsError:
-            return False
+            # A create whose first answer was lost (a 500, a reset connection)
+            # is sent again by the client and finds its own object: the same
+            # bytes (a lease or a manifest generation names its writer).
+            return self.get(key) == data
         return True
 
     def list(self, prefix: str) -> builtins.list[str]:

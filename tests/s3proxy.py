@@ -1,0 +1,96 @@
+"""A proxy on 127.0.0.1 in front of the test S3 server that fails one chosen
+PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`.
+"500-after" and "reset-after" hand the request to the server and then lose
+its answer (a 500, or a connection reset), so that the client sends it
+again; "500-before" and "reset-mid" fail it before the server has it."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import socketserver
+import struct
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler
+
+_ERROR = b"<Error><Code>InternalError</Code><Message>injected</Message></Error>"
+
+
+class Faults:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count, self.at, self.how, self.match = 0, 0, "", ""
+        self.hit: list[str] = []  # the paths of the requests failed
+
+    def fail(self, at: int, how: str, match: str = "") -> None:
+        with self._lock:
+            self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
+
+    def decide(self, method: str, path: str) -> str:
+        with self._lock:
+            if method != "PUT" or self.match not in path:
+                return ""
+            self.count += 1
+            if self.count != self.at:
+                return ""
+            self.hit.append(urllib.parse.unquote(path))
+            return self.how
+
+
+def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
+    """The proxy's endpoint URL and its server (`shutdown` it)."""
+    port = int(upstream.rsplit(":", 1)[1])
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def any(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            how = faults.decide(self.command, self.path)
+            if how == "reset-mid":
+                self.rfile.read(length // 2)
+                return self._reset()
+            body = self.rfile.read(length) if length else b""
+            if how == "500-before":
+                return self._send(500, _ERROR, [])
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+            conn.request(self.command, self.path, body=body, headers=headers)
+            answer = conn.getresponse()
+            data = answer.read()
+            conn.close()
+            if how == "reset-after":
+                return self._reset()
+            if how == "500-after":
+                return self._send(500, _ERROR, [])
+            skip = ("transfer-encoding", "connection", "content-length")
+            kept = [(k, v) for k, v in answer.getheaders() if k.lower() not in skip]
+            self._send(answer.status, data, kept)
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = any
+
+        def _send(self, status: int, data: bytes, headers: list[tuple[str, str]]) -> None:
+            self.send_response(status)
+            for k, v in headers:
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        def _reset(self) -> None:
+            # SO_LINGER 0: the close sends a RST, as a dropped connection does.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+
+    class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}", server
