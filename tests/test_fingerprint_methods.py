@@ -1,0 +1,154 @@
+"""A module-level call of a method of an object a step reads
+(`REGISTRY.register("f", 2)`, `random.seed(1)`), edited between two
+processes: the method keeps its arguments in the object, so the step's
+output depends on them. A resume must be refused and a cached step computed
+again, never served the old value; an edit of any other line (a log
+message, the `__main__` block) must still replay."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEADER = """
+import logging
+import os
+import random
+import durable
+
+class Registry:
+    def __init__(self):
+        self.weights = {}
+
+    def register(self, name, weight):
+        self.weights[name] = weight
+
+    def weight(self, name):
+        return self.weights[name]
+
+REGISTRY = Registry()
+REGISTRY.register("scale", 2)
+random.seed(1)
+logger = logging.getLogger(__name__)
+logger.setLevel(logging.INFO)
+logger.info("loading %s", "flow")
+"""
+FLOW = (
+    HEADER
+    + """
+def mark(tag):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(tag + "\\n")
+
+@durable.step(cache=True)
+def first(x):
+    mark("first")
+    logger.info("first %s", x)
+    return REGISTRY.weight("scale") * x, random.randint(0, 10**9)
+
+@durable.step
+def crash():
+    if os.environ.get("CRASH"):
+        os._exit(1)
+    return 0
+
+@durable.workflow
+def flow():
+    value = first(3)
+    crash()
+    return value
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    print(flow())
+"""
+)
+RUN = """
+import durable, flow
+try:
+    print("result", flow.flow.with_options(run_id="r1")())
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+CACHED = "import flow; print('cached', flow.first(3))"
+
+# name: (old, new, what the refusal says)
+CHANGED = {
+    "registry-method-call": ('register("scale", 2)', 'register("scale", 5)', "global REGISTRY"),
+    "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
+}
+# Edits of lines that decide nothing the step returns.
+UNRELATED = {
+    "log-message": ('logger.info("loading %s", "flow")', 'logger.info("loaded %s", "flow")'),
+    "main-block": ("    print(flow())", "    print('start')\n    print(flow())"),
+}
+
+
+def run(folder: Path, code: str, **env: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+            "DURABLE_STORE": str(folder / "store"),
+            "COUNT_FILE": str(folder / "count"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout + done.stderr
+
+
+def start(folder: Path, old: str, new: str) -> None:
+    """Run 1 dies after `first` is recorded (and cached), then the edit."""
+    path = folder / "flow.py"
+    path.write_text(textwrap.dedent(FLOW).lstrip())
+    run(folder, RUN, CRASH="1")
+    assert executions(folder) == ["first"]
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+
+
+def executions(folder: Path) -> list[str]:
+    return (folder / "count").read_text().split()
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_an_edited_method_call_is_never_replayed(tmp_path: Path, name: str) -> None:
+    old, new, said = CHANGED[name]
+    start(tmp_path, old, new)
+    second = run(tmp_path, RUN)
+    assert "refused" in second and said in second, second
+    assert executions(tmp_path) == ["first"]
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_an_edited_method_call_is_never_served_from_the_cache(tmp_path: Path, name: str) -> None:
+    old, new, _ = CHANGED[name]
+    start(tmp_path, old, new)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "flow.py").write_text((tmp_path / "flow.py").read_text())
+    expected = run(fresh, CACHED)  # what the edited code computes
+    assert run(tmp_path, CACHED) == expected, expected
+    assert executions(tmp_path) == ["first", "first"]
+
+
+@pytest.mark.parametrize("name", sorted(UNRELATED))
+def test_an_edit_of_another_line_still_replays(tmp_path: Path, name: str) -> None:
+    start(tmp_path, *UNRELATED[name])
+    second = run(tmp_path, RUN)
+    assert "result" in second and "refused" not in second, second
+    assert "cached" in run(tmp_path, CACHED)
+    assert executions(tmp_path) == ["first"]  # replayed, then served from the cache
