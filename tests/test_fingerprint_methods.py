@@ -1,7 +1,8 @@
 """A module-level call of a method of an object a step reads
-(`REGISTRY.register("f", 2)`, `random.seed(1)`), edited between two
-processes: the method keeps its arguments in the object, so the step's
-output depends on them. A resume must be refused and a cached step computed
+(`REGISTRY.register("f", 2)`, `random.seed(1)`), or a statement setting an
+attribute of a function it calls (`scale.k = 2`, read as `scale.k` or as
+`wrapper.k` by a decorator's wrapper), edited between two processes: the
+object keeps what they set, so the step's output depends on them. A resume must be refused and a cached step computed
 again, never served the old value; an edit of any other line (a log
 message, the `__main__` block) must still replay."""
 
@@ -18,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 HEADER = """
+import functools
 import logging
 import os
 import random
@@ -39,6 +41,24 @@ random.seed(1)
 logger = logging.getLogger(__name__)
 logger.setLevel(logging.INFO)
 logger.info("loading %s", "flow")
+
+def scale(x):
+    return x * scale.k
+
+scale.k = 2
+HANDLERS = {"scale": scale}  # reached through a dict: `scale.k` counts in its own code
+
+def with_bonus(fn):
+    @functools.wraps(fn)
+    def wrapper(x):
+        return fn(x) + wrapper.bonus
+    return wrapper
+
+@with_bonus
+def bump(x):
+    return x
+
+bump.bonus = 10
 """
 FLOW = (
     HEADER
@@ -51,7 +71,7 @@ def mark(tag):
 def first(x):
     mark("first")
     logger.info("first %s", x)
-    return REGISTRY.weight("scale") * x, random.randint(0, 10**9)
+    return REGISTRY.weight("scale") * x, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x)
 
 @durable.step
 def crash():
@@ -83,6 +103,8 @@ CACHED = "import flow; print('cached', flow.first(3))"
 CHANGED = {
     "registry-method-call": ('register("scale", 2)', 'register("scale", 5)', "global REGISTRY"),
     "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
+    "function-attribute": ("scale.k = 2", "scale.k = 5", "helper flow.scale changed"),
+    "wrapper-attribute": ("bump.bonus = 10", "bump.bonus = 20", "global bump"),
 }
 # Edits of lines that decide nothing the step returns.
 UNRELATED = {

@@ -81,6 +81,25 @@ def made_here_alone(
     return found is not None and len(found) == 1 and found[0] is stmt
 
 
+def changed_apart(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+    """Whether a module-level statement besides those that bind `name` as
+    a whole (its `def`, `class`, import or `name = ...`) sets or changes
+    what it names: `helper.k = 2` on a function whose code reads
+    `wrapper.k`, `setk(2)`, `helper.cache_clear()`. A function counts by
+    its code, which shows none of those."""
+    found = binding_statements(name, namespace, checked_file) or []
+    return any(not _binds_whole(s, name) for s in found)
+
+
+def _binds_whole(stmt: ast.AST, name: str) -> bool:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stmt.name == name
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+    return bool(targets) and all(isinstance(t, ast.Name) for t in targets)
+
+
 @lru_cache(maxsize=4096)  # asked for each name a counted statement reads
 def _stored(stmt: ast.AST) -> frozenset[str]:
     return frozenset(

@@ -174,3 +174,13 @@ def foreign_decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:
         for dec in getattr(node, "decorator_list", ()):
             if not is_our_decorator(dec):
                 yield dec
+
+
+@lru_cache(maxsize=4096)  # nodes come from trees cached by their text
+def uses_itself(nodes: tuple[ast.AST, ...], name: str) -> bool:
+    """Whether a function uses its own name other than to call itself
+    (`helper.k`, `getattr(helper, "k")`, `helper.__defaults__`): it reads
+    what the module's statements set on it (`helper.k = 2`)."""
+    named = [n for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
+    calls = {id(n.func) for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return any(id(n) not in calls for n in named)

@@ -28,10 +28,11 @@ from typing import Any
 
 from .bindings import (
     binding_statements,
+    changed_apart,
     made_here_alone,
     module_statements,
 )
-from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .canon import default_expressions, foreign_decorators, name_chains, node_hash, uses_itself
 from .holds import (
     class_code,
     foreign_members,
@@ -99,12 +100,14 @@ def read_names(
     # Recursion by name: while a decorator runs, the name is unbound (first
     # import) or still bound to the previous object (reload, a notebook cell
     # run again). Either way it is this function, already covered.
+    module = _Scope(globs, True, code.co_filename)
     if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
         names.discard(fn.__name__)
+        if uses_itself(tuple(nodes), fn.__name__):  # `helper.k`, by `helper.k = 2`
+            out.parts["global:" + fn.__name__] = _bound(fn.__name__, fn, module, out)
     local = _local_imports(tuple(nodes), globs)
     if local:  # none without an import statement in the source (witnessed)
         remember(_local_imports, (tuple(nodes), globs), local)
-    module = _Scope(globs, True, code.co_filename)
     done: set[tuple[str, ...]] = set()
     for chain in _chains(tuple(nodes)):
         if chain[0] in local:  # the import statement is part of the code already
@@ -162,7 +165,10 @@ def _count(
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
         out.reached.append(obj)
-        if scope.user and witnessed(holds_by_type_only, obj):  # `s1 = make_step([1, 2])`
+        if scope.user and (  # `s1 = make_step([1, 2])`; `helper.k = 2`
+            witnessed(holds_by_type_only, obj)
+            or changed_apart(path[-1], scope.namespace, scope.checked_file)
+        ):
             out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
