@@ -177,8 +177,9 @@ def identity(st: os.stat_result, *, exact: bool = False) -> Identity:
     -t`, or in the same tick of the clock). Not for a manifest, whose
     change time a `chmod` or a backup's hard link moves too: read as
     another writer, that would end the run."""
-    ident = (st.st_ino, st.st_mtime_ns, st.st_size)
-    return (*ident, st.st_ctime_ns) if exact else ident
+    if exact:
+        return st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def current(path: str, *, exact: bool = False) -> Identity | None:
