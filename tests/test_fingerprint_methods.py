@@ -59,6 +59,19 @@ def bump(x):
     return x
 
 bump.bonus = 10
+
+def setup(weight):
+    REGISTRY.register("offset", weight)
+
+setup(2)
+
+def configure(level):
+    logger.setLevel(level)
+
+SEEN = []
+
+def remember(tag):
+    SEEN.append(tag)
 """
 FLOW = (
     HEADER
@@ -71,7 +84,8 @@ def mark(tag):
 def first(x):
     mark("first")
     logger.info("first %s", x)
-    return REGISTRY.weight("scale") * x, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x)
+    weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset")
+    return weights, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
 
 @durable.step
 def crash():
@@ -87,6 +101,8 @@ def flow():
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
+    configure(logging.INFO)
+    remember("main")
     print(flow())
 """
 )
@@ -103,10 +119,12 @@ CACHED = "import flow; print('cached', flow.first(3))"
 CHANGED = {
     "registry-method-call": ('register("scale", 2)', 'register("scale", 5)', "global REGISTRY"),
     "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
+    "method-call-in-a-function": ("setup(2)", "setup(5)", "global REGISTRY"),
     "function-attribute": ("scale.k = 2", "scale.k = 5", "helper flow.scale changed"),
     "wrapper-attribute": ("bump.bonus = 10", "bump.bonus = 20", "global bump"),
 }
-# Edits of lines that decide nothing the step returns.
+# Edits of lines that decide nothing the step returns: in the `__main__`
+# block, only the lines calling what changes `logger` or `SEEN` count.
 UNRELATED = {
     "log-message": ('logger.info("loading %s", "flow")', 'logger.info("loaded %s", "flow")'),
     "main-block": ("    print(flow())", "    print('start')\n    print(flow())"),

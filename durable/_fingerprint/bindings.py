@@ -203,8 +203,8 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
     for node, names in _module_level(body, readers):
         for n in dict.fromkeys(names):
             index.setdefault(n, []).append(node)
+    with_method_calls(index, body)  # before `with_callers`: `setup(2)` of a `setup` calling one
     with_callers(index, body)
-    with_method_calls(index, body)
     with_holders(index, body, readers)
     return index
 

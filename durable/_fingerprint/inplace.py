@@ -117,7 +117,7 @@ def callers(
     doers = {s.name: s for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
     if not doers:
         return []
-    for s in body:
+    for s in [*body, *units(body)]:
         if id(s) not in calls:
             calls[id(s)] = _callees(s)
     grown = True
@@ -129,8 +129,33 @@ def callers(
         }  # fmt: skip
         doers.update(more)
         grown = bool(more)
-    found = [s for s in body if not doers.keys().isdisjoint(calls[id(s)][0])]
+    found = [s for s in units(body) if not doers.keys().isdisjoint(calls[id(s)][0])]
     return [*found, *doers.values()] if found else []
+
+
+def units(body: list[Any]) -> Iterator[ast.AST]:
+    """The module-level statements, each statement of an `if __name__ ==
+    "__main__":` block on its own: the block's other lines (the call of the
+    workflow, an argument parser) decide no object's state."""
+    for stmt in body:
+        if _main_guard(stmt):
+            yield from units(stmt.body)
+            yield from units(stmt.orelse)
+        else:
+            yield stmt
+
+
+def _main_guard(stmt: ast.AST) -> bool:
+    """`if __name__ == "__main__":` (either way round)."""
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
+        return False
+    sides = [test.left, *test.comparators]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
 
 
 def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:

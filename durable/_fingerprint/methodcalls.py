@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from .inplace import BLOCKS, roots
+from .inplace import BLOCKS, _doer, roots, units
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The key prefix of the statements that only call a name's methods: in
@@ -35,12 +35,39 @@ def with_method_calls(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
     __name__ == "__main__":` block each statement counts alone: the block's
     other lines (the call of the workflow, an argument parser) decide no
     object's state."""
-    for unit in _units(body):
-        for name in dict.fromkeys(_method_roots(unit)):
+    imported = {a.asname or a.name.partition(".")[0] for s in body for a in _imports(s)}
+    for unit in units(body):
+        found = _method_roots(unit) if not isinstance(unit, _DEFS) else _called_in(unit, imported)
+        for name in dict.fromkeys(found):
             index.setdefault(CALLS + name, []).append(unit)
             stmts = index.setdefault(name, [])
             if all(s is not unit for s in stmts):
                 stmts[:] = sorted([*stmts, unit], key=lambda s: getattr(s, "lineno", 0))
+
+
+def _called_in(fn: ast.AST, imported: set[str]) -> Iterator[str]:
+    """The globals a function (not a step: what one changes is the
+    program's state) calls methods of in statements of its own, so that a
+    module-level call of it (`setup(2)` of a `setup` calling
+    `REGISTRY.register("f", w)`) counts as the method call would. Not a
+    module's (`os.makedirs(out)` in any function would count for every
+    step reading `os.path`), nor its own variables'."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _doer(fn):
+        return
+    own = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    for stmt in ast.walk(fn):
+        if isinstance(stmt, ast.Expr) and not isinstance(stmt, _DEFS):
+            yield from (n for n in _method_roots(stmt) if n not in own and n not in imported)
+
+
+def _imports(stmt: ast.AST) -> list[ast.alias]:
+    """What the module-level imports of `stmt` bind (in blocks too)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return list(stmt.names)
+    if isinstance(stmt, _DEFS):
+        return []
+    return [a for b in BLOCKS for s in getattr(stmt, b, None) or () for a in _imports(s)]
 
 
 def _object_of(expr: ast.AST) -> list[str]:
@@ -50,28 +77,6 @@ def _object_of(expr: ast.AST) -> list[str]:
     if not isinstance(expr, ast.Attribute) or expr.attr in _LOOKS:
         return []
     return roots(expr.value)
-
-
-def _units(body: list[Any]) -> Iterator[ast.AST]:
-    for stmt in body:
-        if _main_guard(stmt):
-            yield from _units(stmt.body)
-            yield from _units(stmt.orelse)
-        else:
-            yield stmt
-
-
-def _main_guard(stmt: ast.AST) -> bool:
-    """`if __name__ == "__main__":` (either way round)."""
-    test = stmt.test if isinstance(stmt, ast.If) else None
-    if not (
-        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-    ):
-        return False
-    sides = [test.left, *test.comparators]
-    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
-        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
-    )
 
 
 def _method_roots(stmt: ast.AST) -> Iterator[str]:
