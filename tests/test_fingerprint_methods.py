@@ -24,6 +24,7 @@ import logging
 import os
 import random
 import durable
+import settings
 
 class Registry:
     def __init__(self):
@@ -37,6 +38,9 @@ class Registry:
 
 REGISTRY = Registry()
 REGISTRY.register("scale", 2)
+ALIAS = REGISTRY
+ALIAS.register("alias", 1)
+settings.set_mode("slow")
 random.seed(1)
 logger = logging.getLogger(__name__)
 logger.setLevel(logging.INFO)
@@ -84,8 +88,8 @@ def mark(tag):
 def first(x):
     mark("first")
     logger.info("first %s", x)
-    weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset")
-    return weights, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
+    weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset"), REGISTRY.weight("alias")
+    return weights, settings.MODE, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
 
 @durable.step
 def crash():
@@ -106,6 +110,13 @@ if __name__ == "__main__":
     print(flow())
 """
 )
+SETTINGS = """
+MODE = "default"
+
+def set_mode(mode):
+    global MODE
+    MODE = mode
+"""
 RUN = """
 import durable, flow
 try:
@@ -120,6 +131,8 @@ CHANGED = {
     "registry-method-call": ('register("scale", 2)', 'register("scale", 5)', "global REGISTRY"),
     "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
     "method-call-in-a-function": ("setup(2)", "setup(5)", "global REGISTRY"),
+    "method-call-through-an-alias": ('ALIAS.register("alias", 1)', 'ALIAS.register("alias", 3)', "global REGISTRY"),
+    "call-of-a-module-function-that-rebinds-its-global": ('set_mode("slow")', 'set_mode("fast")', "global settings"),
     "function-attribute": ("scale.k = 2", "scale.k = 5", "helper flow.scale changed"),
     "wrapper-attribute": ("bump.bonus = 10", "bump.bonus = 20", "global bump"),
 }
@@ -154,6 +167,7 @@ def start(folder: Path, old: str, new: str) -> None:
     """Run 1 dies after `first` is recorded (and cached), then the edit."""
     path = folder / "flow.py"
     path.write_text(textwrap.dedent(FLOW).lstrip())
+    (folder / "settings.py").write_text(SETTINGS)
     run(folder, RUN, CRASH="1")
     assert executions(folder) == ["first"]
     assert old in path.read_text()
@@ -179,7 +193,8 @@ def test_an_edited_method_call_is_never_served_from_the_cache(tmp_path: Path, na
     start(tmp_path, old, new)
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    (fresh / "flow.py").write_text((tmp_path / "flow.py").read_text())
+    for name in ("flow.py", "settings.py"):
+        (fresh / name).write_text((tmp_path / name).read_text())
     expected = run(fresh, CACHED)  # what the edited code computes
     assert run(tmp_path, CACHED) == expected, expected
     assert executions(tmp_path) == ["first", "first"]

@@ -15,6 +15,12 @@ from typing import Any
 MUTATORS = frozenset(
     "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
 )
+# Methods that only show or read their object (`df.head()` in a notebook
+# cell, `logger.info(...)`): a call of one changes nothing a step reads.
+LOOKS = frozenset(
+    "head tail describe info summary show plot sample get keys values items copy count index "
+    "debug warning warn error exception critical log".split()
+)
 BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # Methods that return a part of their object, not a copy.
 _PARTS = frozenset({"get", "setdefault", "values", "items"})
@@ -219,6 +225,8 @@ def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
     v`, `X += [v]`, `X.append(v)`, `fill(X)`."""
     yield from called(stmt, readers)
     for node in ast.walk(stmt):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):  # `REG.register(2)`
+            yield from method_object(node.value)
         targets: list[ast.expr] = []
         if isinstance(node, (ast.Assign, ast.Delete)):
             targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
@@ -228,6 +236,15 @@ def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
             targets = [node.target]
         for target in targets:
             yield from roots(target)
+
+
+def method_object(expr: ast.AST) -> list[str]:
+    """`X` of `X.m`, `X.m(...)`, `X.a.m(...)(f)`."""
+    while isinstance(expr, ast.Call):
+        expr = expr.func
+    if not isinstance(expr, ast.Attribute) or expr.attr in LOOKS:
+        return []
+    return roots(expr.value)
 
 
 def _aliases(stmt: Any) -> Iterator[tuple[str, str]]:

@@ -9,20 +9,12 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from .inplace import BLOCKS, _doer, roots, units
+from .inplace import BLOCKS, _doer, method_object, units
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The key prefix of the statements that only call a name's methods: in
 # notebook cells they add to the cell that binds it, never replace it.
 CALLS = "()"
-# Methods that only show or read their object (`df.head()` in a notebook
-# cell, `logger.info(...)`): a call of one changes nothing a step reads.
-_LOOKS = frozenset(
-    "head tail describe info summary show plot sample get keys values items copy count index "
-    "debug warning warn error exception critical log".split()
-)
-
-
 def with_method_calls(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
     """Add to each name's statements in `index` the module-level statements
     that call a method of its object for what the call does, not for its
@@ -70,15 +62,6 @@ def _imports(stmt: ast.AST) -> list[ast.alias]:
     return [a for b in BLOCKS for s in getattr(stmt, b, None) or () for a in _imports(s)]
 
 
-def _object_of(expr: ast.AST) -> list[str]:
-    """`X` of `X.m`, `X.m(...)`, `X.a.m(...)(f)`."""
-    while isinstance(expr, ast.Call):
-        expr = expr.func
-    if not isinstance(expr, ast.Attribute) or expr.attr in _LOOKS:
-        return []
-    return roots(expr.value)
-
-
 def _method_roots(stmt: ast.AST) -> Iterator[str]:
     """The names whose methods a statement calls, as it runs, for their
     effect: `X.m(...)` as a statement of its own, in blocks too (not in
@@ -87,7 +70,7 @@ def _method_roots(stmt: ast.AST) -> Iterator[str]:
     if isinstance(stmt, ast.Expr):
         value = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
         if isinstance(value, ast.Call):
-            yield from _object_of(value)
+            yield from method_object(value)
         return
     if isinstance(stmt, _DEFS):  # `@REGISTRY.register(2)` counts with the function it holds
         return

@@ -97,9 +97,8 @@ def read_names(
     # Decorators and defaults are evaluated around the function, not in it.
     around = [*foreign_decorators(nodes), *default_expressions(nodes)]
     names |= {c[0] for node in around for c in name_chains(node)}
-    # Recursion by name: while a decorator runs, the name is unbound (first
-    # import) or still bound to the previous object (reload, a notebook cell
-    # run again). Either way it is this function, already covered.
+    # Recursion by name: while a decorator runs, the name is unbound (first import) or
+    # bound to the previous object (reload, a cell run again): this function, covered.
     module = _Scope(globs, True, code.co_filename)
     if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
         names.discard(fn.__name__)
@@ -116,6 +115,9 @@ def read_names(
                 path, scope = _imported_from(path, tuple(nodes), globs, scope)
         elif chain[0] in names:
             path, obj, scope = _resolve(module, chain)
+            head = chain[0]  # `cfg.MODE` after a module-level `cfg.set_mode("slow")`
+            if scope is not module and scope.user and changed_apart(head, globs, code.co_filename):
+                out.parts["global:" + head] = _bound(head, globs.get(head), module, out)
         else:
             continue
         if path not in done:
@@ -276,9 +278,8 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
 
 def _local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[str, object]:
     """Names bound by `import` statements inside the function, to the objects
-    they will be bound to: `from mypkg.helpers import clean` in a step body
-    makes `clean` a helper. Only the user's own modules count (`imports`:
-    the same whether or not a module was imported before)."""
+    they will be bound to (`from mypkg.helpers import clean` in a step body
+    makes `clean` a helper; from the user's own modules only: `imports`)."""
     package = str(globs.get("__package__") or "")
     return {name: imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
 
