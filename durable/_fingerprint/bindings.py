@@ -96,7 +96,7 @@ def _binds_whole(stmt: ast.AST, name: str) -> bool:
         return stmt.name == name
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return True
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]  # `f: T = ...` too
     return bool(targets) and all(isinstance(t, ast.Name) for t in targets)
 
 
