@@ -352,3 +352,40 @@ def test_a_cell_calling_a_method_of_what_a_step_reads_counts(
     assert shown == ["7"]
     assert result_line(nb) == [result]
     assert counts(env) == {"scaled": 2}
+
+
+DICT_CELLS = (
+    'CFG = {"k": 1, "m": 1}',
+    'CFG["k"] = 5',
+    """\
+@durable.step
+def summed(x):
+    bump("summed")
+    return CFG["k"] + CFG["m"] + x
+
+@durable.workflow(run_id="dict", on_change="rerun")
+def add(x):
+    return summed(x)
+
+print("RESULT", add(3))
+""",
+    'print("RESULT", add(3))',
+)
+
+
+@pytest.mark.slow
+def test_a_cell_changing_a_global_in_place_adds_to_the_cell_binding_it(env: Path) -> None:
+    """`CFG = {...}` edited and run again, then `CFG["k"] = 5` run again:
+    the second cell was taken as the one binding `CFG`, alone, so the edit
+    of the first was not seen and the step replayed 9 (5 + 1 + 3) where it
+    computes 10."""
+    cells = [SETUP, *DICT_CELLS, DICT_CELLS[0].replace('"m": 1', '"m": 2'), *DICT_CELLS[1:2]]
+    cells.append(DICT_CELLS[3])
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    execute(nb, env)
+    for cell in nb.cells:
+        assert [o for o in cell.outputs if o["output_type"] == "error"] == []
+    assert result_line(nb) == ["10"]
+    assert counts(env) == {"summed": 2}

@@ -22,6 +22,7 @@ from .inplace import (
     callers,
     changed_in,
     held_by,
+    in_place,
     may_bind_any,
     roots,
     with_callers,
@@ -81,25 +82,6 @@ def made_here_alone(
     return found is not None and len(found) == 1 and found[0] is stmt
 
 
-def changed_apart(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
-    """Whether a module-level statement besides those that bind `name` as
-    a whole (its `def`, `class`, import or `name = ...`) sets or changes
-    what it names: `helper.k = 2` on a function whose code reads
-    `wrapper.k`, `setk(2)`, `helper.cache_clear()`. A function counts by
-    its code, which shows none of those."""
-    found = binding_statements(name, namespace, checked_file) or []
-    return any(not _binds_whole(s, name) for s in found)
-
-
-def _binds_whole(stmt: ast.AST, name: str) -> bool:
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return stmt.name == name
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return True
-    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]  # `f: T = ...` too
-    return bool(targets) and all(isinstance(t, ast.Name) for t in targets)
-
-
 @lru_cache(maxsize=4096)  # asked for each name a counted statement reads
 def _stored(stmt: ast.AST) -> frozenset[str]:
     return frozenset(
@@ -109,20 +91,22 @@ def _stored(stmt: ast.AST) -> frozenset[str]:
 
 def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
     """The latest cell's statements that bind `name`, and those run after it
-    that may bind anything or call its methods (`REGISTRY.register("f",
-    2)`: each text once, a cell run again as it was changes nothing)."""
+    that may bind anything, or change it in place (`CFG["k"] = 5`,
+    `REGISTRY.register("f", 2)`): those add to the cell that binds it, each
+    text once (a cell run again as it was changes nothing)."""
     later: list[ast.AST] = []
     seen: set[str] = set()
     for text in reversed(cells):
         index = _binders(text) if isinstance(text, str) else {}
-        found = index.get(name)
+        found = index.get(name) or []
         calls = index.get(CALLS + name, [])
-        if found and any(all(s is not c for c in calls) for s in found):
+        adds = [s for s in found if in_place(s) or any(s is c for c in calls)]
+        if len(adds) < len(found):
             return [*found, *later]
         later += index.get(ANY, [])
-        if calls and text not in seen:
+        if adds and text not in seen:
             seen.add(text)
-            later += calls
+            later += adds
     return None
 
 

@@ -38,6 +38,17 @@ def roots(target: ast.AST) -> list[str]:
     return []
 
 
+def in_place(stmt: ast.AST) -> bool:
+    """Whether a statement only changes objects in place: `X[k] = v`, `X.a
+    += 1`, `del X[k]`, a call as a statement of its own (`X.append(v)`)."""
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Call)
+    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]
+    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        return False
+    return all(isinstance(t, (ast.Subscript, ast.Attribute)) for t in targets)
+
+
 def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
     """Names the calls in `expr` may change: a name passed to a call
     (`fill(VALUES)`, `filled = fill(VALUES)`), unless the call only shows

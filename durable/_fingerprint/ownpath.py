@@ -1,11 +1,13 @@
-"""Strings a module makes from its own `__file__`, which count by their
-statements (`bindings`), never by value: where a file lies is never part of
-a fingerprint.
+"""Values that count by their statements (`bindings`) where their value or
+code would not say enough: strings a module makes from its own `__file__`
+(where a file lies is never part of a fingerprint), functions a statement
+changes apart from their `def` (`helper.k = 2`).
 
 Pure standard library."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,3 +38,22 @@ def made_from_own_path(
                 seen.add(chain[0])
                 todo.append(chain[0])
     return False
+
+
+def changed_apart(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+    """Whether a module-level statement besides those that bind `name` as
+    a whole (its `def`, `class`, import or `name = ...`) sets or changes
+    what it names: `helper.k = 2` on a function whose code reads
+    `wrapper.k`, `setk(2)`, `helper.cache_clear()`. A function counts by
+    its code, which shows none of those."""
+    found = binding_statements(name, namespace, checked_file) or []
+    return any(not _binds_whole(s, name) for s in found)
+
+
+def _binds_whole(stmt: ast.AST, name: str) -> bool:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stmt.name == name
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]  # `f: T = ...` too
+    return bool(targets) and all(isinstance(t, ast.Name) for t in targets)

@@ -28,7 +28,6 @@ from typing import Any
 
 from .bindings import (
     binding_statements,
-    changed_apart,
     made_here_alone,
     module_statements,
 )
@@ -53,7 +52,7 @@ from .imports import (
     user_module,
 )
 from .kept import kept_state
-from .ownpath import made_from_own_path
+from .ownpath import changed_apart, made_from_own_path
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
