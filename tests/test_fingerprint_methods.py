@@ -36,11 +36,21 @@ class Registry:
     def weight(self, name):
         return self.weights[name]
 
+    def tag(self, name, weight):
+        def decorate(cls):
+            self.weights[name] = weight
+            return cls
+        return decorate
+
 REGISTRY = Registry()
 REGISTRY.register("scale", 2)
 ALIAS = REGISTRY
 ALIAS.register("alias", 1)
 settings.set_mode("slow")
+
+@REGISTRY.tag("shape", 4)
+class Shape:
+    pass
 random.seed(1)
 logger = logging.getLogger(__name__)
 logger.setLevel(logging.INFO)
@@ -89,6 +99,7 @@ def first(x):
     mark("first")
     logger.info("first %s", x)
     weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset"), REGISTRY.weight("alias")
+    weights += (REGISTRY.weight("shape"),)
     return weights, settings.MODE, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
 
 @durable.step
@@ -131,6 +142,7 @@ CHANGED = {
     "registry-method-call": ('register("scale", 2)', 'register("scale", 5)', "global REGISTRY"),
     "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
     "method-call-in-a-function": ("setup(2)", "setup(5)", "global REGISTRY"),
+    "method-call-decorating-a-class": ('tag("shape", 4)', 'tag("shape", 6)', "global REGISTRY"),
     "method-call-through-an-alias": ('ALIAS.register("alias", 1)', 'ALIAS.register("alias", 3)', "global REGISTRY"),
     "call-of-a-module-function-that-rebinds-its-global": ('set_mode("slow")', 'set_mode("fast")', "global settings"),
     "function-attribute": ("scale.k = 2", "scale.k = 5", "helper flow.scale changed"),

@@ -9,6 +9,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+from .canon import is_our_decorator
 from .inplace import BLOCKS, _doer, method_object, units
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -29,12 +30,24 @@ def with_method_calls(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
     object's state."""
     imported = {a.asname or a.name.partition(".")[0] for s in body for a in _imports(s)}
     for unit in units(body):
-        found = _method_roots(unit) if not isinstance(unit, _DEFS) else _called_in(unit, imported)
+        found = _method_roots(unit) if not isinstance(unit, _DEFS) else _defined(unit, imported)
         for name in dict.fromkeys(found):
             index.setdefault(CALLS + name, []).append(unit)
             stmts = index.setdefault(name, [])
             if all(s is not unit for s in stmts):
                 stmts[:] = sorted([*stmts, unit], key=lambda s: getattr(s, "lineno", 0))
+
+
+def _defined(stmt: ast.AST, imported: set[str]) -> list[str]:
+    """For a `def` or `class`: the objects its decorators call a method of
+    (`@REGISTRY.register("alpha", 2)`; not ours, nor a module's:
+    `@functools.cache`, `@durable.step` would make every step a statement
+    of `durable`) and
+    those its function's body calls methods of (`_called_in`)."""
+    decorators = getattr(stmt, "decorator_list", [])
+    theirs = [d for d in decorators if not is_our_decorator(d)]
+    found = [n for d in theirs for n in method_object(d) if n not in imported]
+    return [*found, *_called_in(stmt, imported)]
 
 
 def _called_in(fn: ast.AST, imported: set[str]) -> Iterator[str]:
@@ -72,7 +85,7 @@ def _method_roots(stmt: ast.AST) -> Iterator[str]:
         if isinstance(value, ast.Call):
             yield from method_object(value)
         return
-    if isinstance(stmt, _DEFS):  # `@REGISTRY.register(2)` counts with the function it holds
+    if isinstance(stmt, _DEFS):  # `_defined`
         return
     for block in BLOCKS:
         for sub in getattr(stmt, block, None) or ():
