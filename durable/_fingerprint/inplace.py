@@ -165,14 +165,11 @@ def units(body: list[Any]) -> Iterator[ast.AST]:
 def _main_guard(stmt: ast.AST) -> bool:
     """`if __name__ == "__main__":` (either way round)."""
     test = stmt.test if isinstance(stmt, ast.If) else None
-    if not (
-        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-    ):
+    if not (isinstance(test, ast.Compare) and [type(o) for o in test.ops] == [ast.Eq]):
         return False
     sides = [test.left, *test.comparators]
-    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
-        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
-    )
+    named = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    return named and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
 def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:

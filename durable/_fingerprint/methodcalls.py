@@ -16,18 +16,19 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The key prefix of the statements that only call a name's methods: in
 # notebook cells they add to the cell that binds it, never replace it.
 CALLS = "()"
+
+
 def with_method_calls(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
     """Add to each name's statements in `index` the module-level statements
     that call a method of its object for what the call does, not for its
     value, as a statement of their own (`REGISTRY.register("f", 2)`,
     `REGISTRY.register(2)(f)`, `encoder.fit(LABELS)`, `random.seed(1)`,
-    `logger.setLevel(...)`). The method keeps its arguments in the object,
-    where no statement that binds the name shows them. A call whose value
-    is used (`x = CFG.get("k")`) reads, and so does one of a method that
-    only shows its object (`df.head()`, `logger.info(...)`). In an `if
-    __name__ == "__main__":` block each statement counts alone: the block's
-    other lines (the call of the workflow, an argument parser) decide no
-    object's state."""
+    `logger.setLevel(...)`) or as a decorator: the method keeps its
+    arguments in the object, where no statement that binds the name shows
+    them. A call whose value is used (`x = CFG.get("k")`) reads, and so
+    does one of a method that only shows its object (`df.head()`,
+    `logger.info(...)`). In an `if __name__ == "__main__":` block each
+    statement counts alone (`units`)."""
     imported = {a.asname or a.name.partition(".")[0] for s in body for a in _imports(s)}
     for unit in units(body):
         found = _method_roots(unit) if not isinstance(unit, _DEFS) else _defined(unit, imported)
@@ -42,8 +43,7 @@ def _defined(stmt: ast.AST, imported: set[str]) -> list[str]:
     """For a `def` or `class`: the objects its decorators call a method of
     (`@REGISTRY.register("alpha", 2)`; not ours, nor a module's:
     `@functools.cache`, `@durable.step` would make every step a statement
-    of `durable`) and
-    those its function's body calls methods of (`_called_in`)."""
+    of `durable`), and those its function's body calls methods of."""
     decorators = getattr(stmt, "decorator_list", [])
     theirs = [d for d in decorators if not is_our_decorator(d)]
     found = [n for d in theirs for n in method_object(d) if n not in imported]
