@@ -181,6 +181,6 @@ def uses_itself(nodes: tuple[ast.AST, ...], name: str) -> bool:
     """Whether a function uses its own name other than to call itself
     (`helper.k`, `getattr(helper, "k")`, `helper.__defaults__`): it reads
     what the module's statements set on it (`helper.k = 2`)."""
-    named = [n for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
-    calls = {id(n.func) for node in nodes for n in ast.walk(node) if isinstance(n, ast.Call)}
-    return any(id(n) not in calls for n in named)
+    found = [n for node in nodes for n in ast.walk(node)]
+    calls = {id(n.func) for n in found if isinstance(n, ast.Call)}
+    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in calls for n in found)
