@@ -183,6 +183,29 @@ def test_content_digests_see_every_difference() -> None:
         assert value_digest(a) != value_digest(b), (a, b)
 
 
+def test_what_pickle_and_repr_leave_out_is_digested() -> None:
+    """A dtype's metadata (not in its repr), a masked array's hard mask
+    (lost when pickled) and a frame's flag set off its default each change
+    what a step computes from the same values: `dtype.metadata["unit"]`, an
+    assignment under the mask, a `concat` that raises. They were one
+    digest, and a cached or resumed step was served the other's output.
+    Values without them keep the digest they had."""
+    plain = np.zeros(2, dtype="i4")
+    metres = np.zeros(2, dtype=np.dtype("i4", metadata={"unit": "m"}))
+    km = np.zeros(2, dtype=np.dtype("i4", metadata={"unit": "km"}))
+    soft = np.ma.array([1, 2], mask=[False, True])
+    hard = np.ma.array([1, 2], mask=[False, True], hard_mask=True)
+    frame = pd.DataFrame({"a": [1]})
+    strict = frame.set_flags(allows_duplicate_labels=False)
+    for a, b in [(plain, metres), (metres, km), (soft, hard), (frame, strict)]:
+        assert value_digest(a) != value_digest(b), (a, b)
+    assert value_digest(hard) == value_digest(np.ma.array([1, 2], mask=[False, True], hard_mask=True))
+    # As on bcd6e14: a value without them is digested as it was.
+    assert value_digest(plain) == "8c549bfde0c90305611c0976ca6a1f60"
+    assert value_digest(soft) == "4d3179df346eaa60ee17210dd7c8785d"
+    assert value_digest(frame) == "fb3b55f77d722bd9522017ca04aa350c"
+
+
 def test_a_categorical_counts_every_category_in_order() -> None:
     """pandas cuts a categorical dtype's repr short past 100 categories:
     two of them trading places there gave other codes (`.cat.codes`, the

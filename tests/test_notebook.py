@@ -291,3 +291,101 @@ def test_a_step_calling_a_module_imported_in_its_own_cell_is_fingerprinted(env: 
         assert [o for o in cell.outputs if o["output_type"] == "error"] == []
     assert result_line(nb) == ["[1,", "2]"]
     assert counts(env) == {"dump": 1}  # the second cell replayed the same run
+
+
+REGISTRY_CELLS = (
+    """\
+class Registry:
+    def __init__(self, base):
+        self.base, self.weights = base, {}
+
+    def register(self, name, weight):
+        self.weights[name] = weight
+
+REGISTRY = Registry(1)
+""",
+    'REGISTRY.register("scale", 2)',
+    """\
+@durable.step
+def scaled(x):
+    bump("scaled")
+    return REGISTRY.base + REGISTRY.weights["scale"] * x
+
+@durable.workflow(run_id="registry", on_change="rerun")
+def weigh(x):
+    return scaled(x)
+
+print("RESULT", weigh(3))
+""",
+    'print("RESULT", weigh(3))',
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("edited", "old", "new", "result"),
+    [
+        (1, '"scale", 2', '"scale", 5', "16"),  # the method call's cell, run again edited
+        (0, "Registry(1)", "Registry(4)", "10"),  # the binding cell, then the call's cell
+    ],
+)
+def test_a_cell_calling_a_method_of_what_a_step_reads_counts(
+    env: Path, edited: int, old: str, new: str, result: str
+) -> None:
+    """In one kernel, a cell that fills a registry through its method is
+    edited and run again (with the cells after it): the step must run again
+    (16 = 1 + 5 * 3), never replay the 7 its old arguments gave. A cell run
+    after the one binding the name adds to it, never replaces it: an edit
+    of `Registry(1)` counts as well. A cell that only shows the registry
+    changes nothing."""
+    cells = [SETUP, *REGISTRY_CELLS[:3], 'print(REGISTRY.weights)\nREGISTRY.weights["scale"]']
+    cells += [REGISTRY_CELLS[3]]  # shown, then called again: replayed
+    cells += [REGISTRY_CELLS[edited].replace(old, new), *REGISTRY_CELLS[edited + 1 : 2]]
+    cells += [REGISTRY_CELLS[3]]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    execute(nb, env)
+    for cell in nb.cells:
+        assert [o for o in cell.outputs if o["output_type"] == "error"] == []
+    shown = [str(o["text"]).split()[1] for o in nb.cells[5].outputs if o.get("name") == "stdout"]
+    assert shown == ["7"]
+    assert result_line(nb) == [result]
+    assert counts(env) == {"scaled": 2}
+
+
+DICT_CELLS = (
+    'CFG = {"k": 1, "m": 1}',
+    'CFG["k"] = 5',
+    """\
+@durable.step
+def summed(x):
+    bump("summed")
+    return CFG["k"] + CFG["m"] + x
+
+@durable.workflow(run_id="dict", on_change="rerun")
+def add(x):
+    return summed(x)
+
+print("RESULT", add(3))
+""",
+    'print("RESULT", add(3))',
+)
+
+
+@pytest.mark.slow
+def test_a_cell_changing_a_global_in_place_adds_to_the_cell_binding_it(env: Path) -> None:
+    """`CFG = {...}` edited and run again, then `CFG["k"] = 5` run again:
+    the second cell was taken as the one binding `CFG`, alone, so the edit
+    of the first was not seen and the step replayed 9 (5 + 1 + 3) where it
+    computes 10."""
+    cells = [SETUP, *DICT_CELLS, DICT_CELLS[0].replace('"m": 1', '"m": 2'), *DICT_CELLS[1:2]]
+    cells.append(DICT_CELLS[3])
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    execute(nb, env)
+    for cell in nb.cells:
+        assert [o for o in cell.outputs if o["output_type"] == "error"] == []
+    assert result_line(nb) == ["10"]
+    assert counts(env) == {"summed": 2}

@@ -28,7 +28,11 @@ def arrays(v: Any) -> tuple[str, Any] | None:
             else:
                 data = v.tobytes(order="C")
             stand_in = (v.dtype.str, repr(v.dtype), v.shape, data)
-            return "numpy.ndarray", stand_in + _layout(v)
+            return "numpy.ndarray", stand_in + _layout(v) + _metadata(v.dtype)
+        ma = sys.modules.get("numpy.ma")
+        if ma is not None and _instance(v, ma, "MaskedArray") and v.hardmask:
+            # Pickled, a hard mask is lost (a soft one is what its state says).
+            return qualname(type(v)), ("hardmask", v.data, v.mask, v.fill_value)
         if _instance(v, np, "generic"):  # np.float64(1.0) and friends
             data = v.tolist() if v.dtype.hasobject else v.tobytes()
             return qualname(type(v)), (v.dtype.str, repr(v.dtype), data)
@@ -103,8 +107,20 @@ def _instance(v: Any, module: Any, name: str) -> bool:
 
 
 def _with_attrs(v: Any, stand_in: tuple[Any, ...]) -> tuple[Any, ...]:
-    """`df.attrs`, metadata a step may read, when there is any."""
-    return (*stand_in, dict(v.attrs)) if v.attrs else stand_in
+    """`df.attrs`, metadata a step may read, when there is any, and a flag
+    set off its default (`set_flags(allows_duplicate_labels=False)`: a
+    step's `concat` then raises): the digest of others stays what it was."""
+    stand_in = (*stand_in, dict(v.attrs)) if v.attrs else stand_in
+    flags = getattr(v, "flags", None)
+    if getattr(flags, "allows_duplicate_labels", True) is False:
+        stand_in = (*stand_in, "no duplicate labels")
+    return stand_in
+
+
+def _metadata(dtype: Any) -> tuple[Any, ...]:
+    """A dtype's `metadata` (units a step may read), not in its repr; nothing
+    when it has none, so that the digest of others stays what it was."""
+    return () if dtype.metadata is None else ("metadata", dict(dtype.metadata))
 
 
 def _pandas_values(v: Any) -> Any:

@@ -13,10 +13,11 @@ import inspect
 import sys
 import types
 
-from .._fingerprint.bindings import binding_statements
+from .._fingerprint.bindings import binding_statements, module_statements
 from .._fingerprint.canon import node_hash
 from .._fingerprint.fingerprint import digest
-from .._fingerprint.holds import held_callables, holds_callables, user_class
+from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
+from .._fingerprint.imports import user_module
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.reach import durable_fingerprint_of, is_durable, is_user_code, target_of
 from .._fingerprint.values import plain_tokens
@@ -38,6 +39,19 @@ def function_stamp(fn: object) -> str | None:
         name = target.__qualname__ if target.__name__ == "<lambda>" else None
         stamp = memo_fingerprint(fn, name=name).value  # type: ignore[arg-type]
     return stamp
+
+
+def module_stamp(module: types.ModuleType) -> str | None:
+    """A module of the user's own code passed as a value (`run(helpers)`):
+    its whole text and the fingerprints of the functions it holds, as a
+    step using a module as a whole counts it; None for a library's, which
+    counts by its name. ConfigurationError when its file was edited after
+    import."""
+    if not user_module(module):
+        return None
+    found = module_statements(vars(module))
+    text = [node_hash(s) for s in found] if found is not None else [module.__name__]
+    return digest(*text, *(function_stamp(f) or "" for f in module_callables(module)))
 
 
 # id(cls) -> the stamp of its methods, reused while nothing it was computed

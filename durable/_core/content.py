@@ -26,7 +26,7 @@ from typing import Any
 
 from .._storage import codec
 from .arrays import arrays, qualname
-from .code import class_stamp, function_stamp
+from .code import class_stamp, function_stamp, module_stamp
 from .redact import NeverWritten
 
 
@@ -58,12 +58,15 @@ def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
 
 
 def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
-    """A class, an importable function or an object, with the fingerprint of
-    the user's code it stands for (`code`): a step calling `fn(x)` or
-    `v.method()` runs that code, which its own fingerprint does not see."""
+    """A class, an importable function, a module or an object, with the
+    fingerprint of the user's code it stands for (`code`): a step calling
+    `fn(x)`, `v.method()` or `helpers.clean(x)` runs that code, which its own
+    fingerprint does not see."""
     kind, stand_in = found
     if isinstance(v, type):
         stamp = class_stamp(v)
+    elif isinstance(v, types.ModuleType):
+        stamp = module_stamp(v)
     elif kind in ("function", "code") or kind.startswith("global:"):
         # A lambda's pickled code names its helpers only; an `lru_cache`
         # wrapper is pickled by its name only.

@@ -14,8 +14,6 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from ..errors import ConfigurationError
-from .canon import name_chains
 from .inplace import (
     BLOCKS,
     MUTATORS,
@@ -24,11 +22,13 @@ from .inplace import (
     callers,
     changed_in,
     held_by,
+    in_place,
     may_bind_any,
     roots,
     with_callers,
     with_holders,
 )
+from .methodcalls import CALLS, with_method_calls
 from .source import Source, parse, runs_this_source, source_of, stale_source
 from .witness import witnessed
 
@@ -89,40 +89,24 @@ def _stored(stmt: ast.AST) -> frozenset[str]:
     )
 
 
-def made_from_own_path(
-    name: str, value: object, namespace: Mapping[str, Any], checked_file: str | None = None
-) -> bool:
-    """Whether `value` is a string the statements binding `name` make from
-    the module's `__file__`, directly or through the names they read (`DATA = join(HERE, "data")`
-    after `HERE = dirname(abspath(__file__))`). Such a string is where this
-    copy of the file lies, which differs in another folder, checkout or
-    machine: it counts by its statements, as a `Path` built so does, since
-    the path of a file is never part of a fingerprint."""
-    todo, seen = [name], {name}
-    while todo and isinstance(value, str):
-        try:
-            found = binding_statements(todo.pop(), namespace, checked_file) or []
-        except ConfigurationError:  # a stale file: counted by value, as before
-            return False
-        for chain in {c for stmt in found for c in name_chains(stmt)}:
-            if chain[0] == "__file__":
-                return True
-            if chain[0] not in seen:
-                seen.add(chain[0])
-                todo.append(chain[0])
-    return False
-
-
 def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
     """The latest cell's statements that bind `name`, and those run after it
-    that may bind anything."""
+    that may bind anything, or change it in place (`CFG["k"] = 5`,
+    `REGISTRY.register("f", 2)`): those add to the cell that binds it, each
+    text once (a cell run again as it was changes nothing)."""
     later: list[ast.AST] = []
+    seen: set[str] = set()
     for text in reversed(cells):
         index = _binders(text) if isinstance(text, str) else {}
-        found = index.get(name)
-        if found:
+        found = index.get(name) or []
+        calls = index.get(CALLS + name, [])
+        adds = [s for s in found if in_place(s) or any(s is c for c in calls)]
+        if len(adds) < len(found):
             return [*found, *later]
         later += index.get(ANY, [])
+        if adds and text not in seen:
+            seen.add(text)
+            later += adds
     return None
 
 
@@ -203,6 +187,7 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
     for node, names in _module_level(body, readers):
         for n in dict.fromkeys(names):
             index.setdefault(n, []).append(node)
+    with_method_calls(index, body)  # before `with_callers`: `setup(2)` of a `setup` calling one
     with_callers(index, body)
     with_holders(index, body, readers)
     return index

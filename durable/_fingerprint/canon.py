@@ -174,3 +174,13 @@ def foreign_decorators(nodes: list[ast.AST]) -> Iterator[ast.expr]:
         for dec in getattr(node, "decorator_list", ()):
             if not is_our_decorator(dec):
                 yield dec
+
+
+@lru_cache(maxsize=4096)  # nodes come from trees cached by their text
+def uses_itself(nodes: tuple[ast.AST, ...], name: str) -> bool:
+    """Whether a function uses its own name other than to call itself
+    (`helper.k`, `getattr(helper, "k")`, `helper.__defaults__`): it reads
+    what the module's statements set on it (`helper.k = 2`)."""
+    found = [n for node in nodes for n in ast.walk(node)]
+    calls = {id(n.func) for n in found if isinstance(n, ast.Call)}
+    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in calls for n in found)

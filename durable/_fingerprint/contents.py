@@ -5,11 +5,12 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
 from .bindings import binding_statements
-from .inplace import assigned_into
+from .inplace import MUTATORS, roots, run_now
 from .values import hash_tokens, plain_tokens
 from .witness import witnessed
 
@@ -34,3 +35,22 @@ def contents_part(
         return None
     toks = witnessed(plain_tokens, obj)
     return None if toks is None else hash_tokens(toks)
+
+
+def assigned_into(stmt: ast.AST) -> set[str]:
+    """Names a module-level statement changes in place by its own syntax
+    (`X[k] = v`, `X.a = v`, `X += [v]`, `del X[k]`, `X.update(...)`), in
+    blocks and loops too, not in the functions and classes it defines:
+    not a name it merely passes to a call, which may only read it."""
+    names: set[str] = set()
+    for node in run_now(stmt):
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            for t in node.targets:
+                names.update(roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            names.update(roots(node.target) if not isinstance(node.target, ast.Name) else ())
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            names.update(roots(node.func.value) if node.func.attr in MUTATORS else ())
+    return names

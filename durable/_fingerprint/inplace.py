@@ -15,6 +15,12 @@ from typing import Any
 MUTATORS = frozenset(
     "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
 )
+# Methods that only show or read their object (`df.head()` in a notebook
+# cell, `logger.info(...)`): a call of one changes nothing a step reads.
+LOOKS = frozenset(
+    "head tail describe info summary show plot sample get keys values items copy count index "
+    "debug warning warn error exception critical log".split()
+)
 BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # Methods that return a part of their object, not a copy.
 _PARTS = frozenset({"get", "setdefault", "values", "items"})
@@ -32,6 +38,17 @@ def roots(target: ast.AST) -> list[str]:
     return []
 
 
+def in_place(stmt: ast.AST) -> bool:
+    """Whether a statement only changes objects in place: `X[k] = v`, `X.a
+    += 1`, `del X[k]`, a call as a statement of its own (`X.append(v)`)."""
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Call)
+    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]
+    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        return False
+    return all(isinstance(t, (ast.Subscript, ast.Attribute)) for t in targets)
+
+
 def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
     """Names the calls in `expr` may change: a name passed to a call
     (`fill(VALUES)`, `filled = fill(VALUES)`), unless the call only shows
@@ -46,25 +63,6 @@ def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
             names += [arg.id for arg in given if isinstance(arg, ast.Name)]
         if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
             names += roots(call.func.value)
-    return names
-
-
-def assigned_into(stmt: ast.AST) -> set[str]:
-    """Names a module-level statement changes in place by its own syntax
-    (`X[k] = v`, `X.a = v`, `X += [v]`, `del X[k]`, `X.update(...)`), in
-    blocks and loops too, not in the functions and classes it defines:
-    not a name it merely passes to a call, which may only read it."""
-    names: set[str] = set()
-    for node in _run_now(stmt):
-        if isinstance(node, (ast.Assign, ast.Delete)):
-            for t in node.targets:
-                names.update(roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            names.update(roots(node.target) if not isinstance(node.target, ast.Name) else ())
-            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                names.add(node.target.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            names.update(roots(node.func.value) if node.func.attr in MUTATORS else ())
     return names
 
 
@@ -136,7 +134,7 @@ def callers(
     doers = {s.name: s for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
     if not doers:
         return []
-    for s in body:
+    for s in [*body, *units(body)]:
         if id(s) not in calls:
             calls[id(s)] = _callees(s)
     grown = True
@@ -148,8 +146,30 @@ def callers(
         }  # fmt: skip
         doers.update(more)
         grown = bool(more)
-    found = [s for s in body if not doers.keys().isdisjoint(calls[id(s)][0])]
+    found = [s for s in units(body) if not doers.keys().isdisjoint(calls[id(s)][0])]
     return [*found, *doers.values()] if found else []
+
+
+def units(body: list[Any]) -> Iterator[ast.AST]:
+    """The module-level statements, each statement of an `if __name__ ==
+    "__main__":` block on its own: the block's other lines (the call of the
+    workflow, an argument parser) decide no object's state."""
+    for stmt in body:
+        if _main_guard(stmt):
+            yield from units(stmt.body)
+            yield from units(stmt.orelse)
+        else:
+            yield stmt
+
+
+def _main_guard(stmt: ast.AST) -> bool:
+    """`if __name__ == "__main__":` (either way round)."""
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    if not (isinstance(test, ast.Compare) and [type(o) for o in test.ops] == [ast.Eq]):
+        return False
+    sides = [test.left, *test.comparators]
+    named = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    return named and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
 def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
@@ -174,8 +194,8 @@ def _callees(stmt: ast.AST) -> tuple[set[str], set[str]]:
     later = _called_names(ast.walk(stmt)) if isinstance(stmt, _DEFS) else set()
     if _reads_own(stmt):
         return set(), later
-    now = _called_names(_run_now(stmt))
-    for node in _run_now(stmt):
+    now = _called_names(run_now(stmt))
+    for node in run_now(stmt):
         if isinstance(node, _DEFS):
             now.update(d.id for d in node.decorator_list if isinstance(d, ast.Name))
         if isinstance(node, ast.ClassDef):
@@ -187,7 +207,7 @@ def _called_names(nodes: Iterable[ast.AST]) -> set[str]:
     return {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
 
-def _run_now(stmt: ast.AST) -> Iterator[ast.AST]:
+def run_now(stmt: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a statement that run when it runs: not the bodies of the
     functions and classes it defines, only their decorators and bases."""
     todo = [stmt]
@@ -203,7 +223,7 @@ def _run_now(stmt: ast.AST) -> Iterator[ast.AST]:
 def _reads_own(stmt: ast.AST) -> bool:
     """Whether a statement reads a name it binds (outside the functions and
     classes it defines: their locals are theirs)."""
-    names = [n for n in _run_now(stmt) if isinstance(n, ast.Name)]
+    names = [n for n in run_now(stmt) if isinstance(n, ast.Name)]
     stored = {n.id for n in names if isinstance(n.ctx, ast.Store)}
     return any(n.id in stored for n in names if not isinstance(n.ctx, ast.Store))
 
@@ -213,6 +233,8 @@ def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
     v`, `X += [v]`, `X.append(v)`, `fill(X)`."""
     yield from called(stmt, readers)
     for node in ast.walk(stmt):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):  # `REG.register(2)`
+            yield from method_object(node.value)
         targets: list[ast.expr] = []
         if isinstance(node, (ast.Assign, ast.Delete)):
             targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
@@ -222,6 +244,15 @@ def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
             targets = [node.target]
         for target in targets:
             yield from roots(target)
+
+
+def method_object(expr: ast.AST) -> list[str]:
+    """`X` of `X.m`, `X.m(...)`, `X.a.m(...)(f)`."""
+    while isinstance(expr, ast.Call):
+        expr = expr.func
+    if not isinstance(expr, ast.Attribute) or expr.attr in LOOKS:
+        return []
+    return roots(expr.value)
 
 
 def _aliases(stmt: Any) -> Iterator[tuple[str, str]]:

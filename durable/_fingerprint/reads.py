@@ -26,13 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .bindings import (
-    binding_statements,
-    made_from_own_path,
-    made_here_alone,
-    module_statements,
-)
-from .canon import default_expressions, foreign_decorators, name_chains, node_hash
+from .bindings import binding_statements, made_here_alone, module_statements
+from .canon import default_expressions, foreign_decorators, name_chains, node_hash, uses_itself
 from .contents import contents_part
 from .holds import (
     class_code,
@@ -54,6 +49,7 @@ from .imports import (
     user_module,
 )
 from .kept import kept_state
+from .ownpath import changed_apart, made_from_own_path
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
@@ -97,15 +93,16 @@ def read_names(
     # Decorators and defaults are evaluated around the function, not in it.
     around = [*foreign_decorators(nodes), *default_expressions(nodes)]
     names |= {c[0] for node in around for c in name_chains(node)}
-    # Recursion by name: while a decorator runs, the name is unbound (first
-    # import) or still bound to the previous object (reload, a notebook cell
-    # run again). Either way it is this function, already covered.
+    # Recursion by name: while a decorator runs, the name is unbound (first import) or
+    # bound to the previous object (reload, a cell run again): this function, covered.
+    module = _Scope(globs, True, code.co_filename)
     if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", None):
         names.discard(fn.__name__)
+        if uses_itself(tuple(nodes), fn.__name__):  # `helper.k`, by `helper.k = 2`
+            out.parts["global:" + fn.__name__] = _bound(fn.__name__, fn, module, out)
     local = _local_imports(tuple(nodes), globs)
     if local:  # none without an import statement in the source (witnessed)
         remember(_local_imports, (tuple(nodes), globs), local)
-    module = _Scope(globs, True, code.co_filename)
     done: set[tuple[str, ...]] = set()
     for chain in _chains(tuple(nodes)):
         if chain[0] in local:  # the import statement is part of the code already
@@ -114,6 +111,9 @@ def read_names(
                 path, scope = _imported_from(path, tuple(nodes), globs, scope)
         elif chain[0] in names:
             path, obj, scope = _resolve(module, chain)
+            head = chain[0]  # `cfg.MODE` after a module-level `cfg.set_mode("slow")`
+            if scope is not module and scope.user and changed_apart(head, globs, code.co_filename):
+                out.parts["global:" + head] = _bound(head, globs.get(head), module, out)
         else:
             continue
         if path not in done:
@@ -163,7 +163,10 @@ def _count(
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
         out.reached.append(obj)
-        if scope.user and witnessed(holds_by_type_only, obj):  # `s1 = make_step([1, 2])`
+        if scope.user and (  # `s1 = make_step([1, 2])`; `helper.k = 2`
+            witnessed(holds_by_type_only, obj)
+            or changed_apart(path[-1], scope.namespace, scope.checked_file)
+        ):
             out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
@@ -274,9 +277,8 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
 
 def _local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[str, object]:
     """Names bound by `import` statements inside the function, to the objects
-    they will be bound to: `from mypkg.helpers import clean` in a step body
-    makes `clean` a helper. Only the user's own modules count (`imports`:
-    the same whether or not a module was imported before)."""
+    they will be bound to (`from mypkg.helpers import clean` in a step body
+    makes `clean` a helper; from the user's own modules only: `imports`)."""
     package = str(globs.get("__package__") or "")
     return {name: imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
 

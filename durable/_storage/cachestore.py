@@ -105,7 +105,7 @@ def read_entry(store: Store, key: str, raw: bytes | None = None) -> Entry | None
     ident: Identity | None = None
     if raw is None and type(store) is LocalStore:
         path = store.root + os.sep + key
-        if seen is not None and seen[4] is not None and current(path) == seen[4]:
+        if seen is not None and seen[4] is not None and current(path, exact=True) == seen[4]:
             return seen[3]  # the very file checked before: one `lstat`, no read
         raw, ident = _read_local(store, key, path)
     elif raw is None:
@@ -132,7 +132,7 @@ def _read_local(store: LocalStore, key: str, path: str) -> tuple[bytes | None, I
     # holds the same bytes; whatever else stood at this key would be an
     # entry of the same call, checked as it is read. `get` raises the error.
     try:
-        got = read(path)
+        got = read(path, exact=True)  # with the change time: a rewrite moves it
     except OSError:
         return store.get(key), None
     return (None, None) if got is None else got

@@ -16,8 +16,9 @@ from ..errors import StorageError
 from .log import NOFOLLOW, fsync_dir
 
 # A manifest file's identity: (inode, mtime in ns, size). Every write renames
-# a new file into place, so a different identity means another writer.
-Identity = tuple[int, int, int]
+# a new file into place, so a different identity means another writer. A
+# cache entry's adds its change time (`exact`).
+Identity = tuple[int, ...]
 
 # What to do about the local faults a user can fix.
 ADVICE = {
@@ -112,7 +113,7 @@ def walk(root: str, base: str) -> list[str]:
     return out
 
 
-def read(path: str) -> tuple[bytes, Identity] | None:
+def read(path: str, *, exact: bool = False) -> tuple[bytes, Identity] | None:
     """The file's bytes and identity; None when absent (or a symlink: not an
     object of the store)."""
     fd = _open(path)
@@ -120,7 +121,7 @@ def read(path: str) -> tuple[bytes, Identity] | None:
         return None
     try:
         st = os.fstat(fd)
-        return _read_all(fd, st.st_size), identity(st)
+        return _read_all(fd, st.st_size), identity(st, exact=exact)
     finally:
         os.close(fd)
 
@@ -169,17 +170,25 @@ def _read_all(fd: int, size: int) -> bytes:
     return data if len(parts) == 1 else b"".join(parts)
 
 
-def identity(st: os.stat_result) -> Identity:
+def identity(st: os.stat_result, *, exact: bool = False) -> Identity:
+    """`exact` adds the change time, which nothing sets back: a file removed
+    and another written in its place takes its inode number at once, and
+    may have its size and its mtime (restored by `cp -p`, `tar`, `rsync
+    -t`, or in the same tick of the clock). Not for a manifest, whose
+    change time a `chmod` or a backup's hard link moves too: read as
+    another writer, that would end the run."""
+    if exact:
+        return st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns
     return st.st_ino, st.st_mtime_ns, st.st_size
 
 
-def current(path: str) -> Identity | None:
+def current(path: str, *, exact: bool = False) -> Identity | None:
     """The identity `read` would give now (None for absent or a symlink)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    return None if stat.S_ISLNK(st.st_mode) else identity(st)
+    return None if stat.S_ISLNK(st.st_mode) else identity(st, exact=exact)
 
 
 def write(path: str, data: bytes, *, exclusive: bool) -> Identity | None:

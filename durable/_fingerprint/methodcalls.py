@@ -1,0 +1,92 @@
+"""Module-level calls of an object's methods (`REGISTRY.register("f", 2)`),
+which count for the object they are called on (`bindings` indexes them).
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Any
+
+from .canon import is_our_decorator
+from .inplace import BLOCKS, _doer, method_object, units
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# The key prefix of the statements that only call a name's methods: in
+# notebook cells they add to the cell that binds it, never replace it.
+CALLS = "()"
+
+
+def with_method_calls(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
+    """Add to each name's statements in `index` the module-level statements
+    that call a method of its object for what the call does, not for its
+    value, as a statement of their own (`REGISTRY.register("f", 2)`,
+    `REGISTRY.register(2)(f)`, `encoder.fit(LABELS)`, `random.seed(1)`,
+    `logger.setLevel(...)`) or as a decorator: the method keeps its
+    arguments in the object, where no statement that binds the name shows
+    them. A call whose value is used (`x = CFG.get("k")`) reads, and so
+    does one of a method that only shows its object (`df.head()`,
+    `logger.info(...)`). In an `if __name__ == "__main__":` block each
+    statement counts alone (`units`)."""
+    imported = {a.asname or a.name.partition(".")[0] for s in body for a in _imports(s)}
+    for unit in units(body):
+        found = _method_roots(unit) if not isinstance(unit, _DEFS) else _defined(unit, imported)
+        for name in dict.fromkeys(found):
+            index.setdefault(CALLS + name, []).append(unit)
+            stmts = index.setdefault(name, [])
+            if all(s is not unit for s in stmts):
+                stmts[:] = sorted([*stmts, unit], key=lambda s: getattr(s, "lineno", 0))
+
+
+def _defined(stmt: ast.AST, imported: set[str]) -> list[str]:
+    """For a `def` or `class`: the objects its decorators call a method of
+    (`@REGISTRY.register("alpha", 2)`; not ours, nor a module's:
+    `@functools.cache`, `@durable.step` would make every step a statement
+    of `durable`), and those its function's body calls methods of."""
+    decorators = getattr(stmt, "decorator_list", [])
+    theirs = [d for d in decorators if not is_our_decorator(d)]
+    found = [n for d in theirs for n in method_object(d) if n not in imported]
+    return [*found, *_called_in(stmt, imported)]
+
+
+def _called_in(fn: ast.AST, imported: set[str]) -> Iterator[str]:
+    """The globals a function (not a step: what one changes is the
+    program's state) calls methods of in statements of its own, so that a
+    module-level call of it (`setup(2)` of a `setup` calling
+    `REGISTRY.register("f", w)`) counts as the method call would. Not a
+    module's (`os.makedirs(out)` in any function would count for every
+    step reading `os.path`), nor its own variables'."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _doer(fn):
+        return
+    own = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    for stmt in ast.walk(fn):
+        if isinstance(stmt, ast.Expr) and not isinstance(stmt, _DEFS):
+            yield from (n for n in _method_roots(stmt) if n not in own and n not in imported)
+
+
+def _imports(stmt: ast.AST) -> list[ast.alias]:
+    """What the module-level imports of `stmt` bind (in blocks too)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return list(stmt.names)
+    if isinstance(stmt, _DEFS):
+        return []
+    return [a for b in BLOCKS for s in getattr(stmt, b, None) or () for a in _imports(s)]
+
+
+def _method_roots(stmt: ast.AST) -> Iterator[str]:
+    """The names whose methods a statement calls, as it runs, for their
+    effect: `X.m(...)` as a statement of its own, in blocks too (not in
+    the bodies of the functions and classes it defines, which run when
+    called)."""
+    if isinstance(stmt, ast.Expr):
+        value = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+        if isinstance(value, ast.Call):
+            yield from method_object(value)
+        return
+    if isinstance(stmt, _DEFS):  # `_defined`
+        return
+    for block in BLOCKS:
+        for sub in getattr(stmt, block, None) or ():
+            yield from _method_roots(sub)

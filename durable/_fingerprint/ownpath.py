@@ -1,0 +1,59 @@
+"""Values that count by their statements (`bindings`) where their value or
+code would not say enough: strings a module makes from its own `__file__`
+(where a file lies is never part of a fingerprint), functions a statement
+changes apart from their `def` (`helper.k = 2`).
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ConfigurationError
+from .bindings import binding_statements
+from .canon import name_chains
+
+
+def made_from_own_path(
+    name: str, value: object, namespace: Mapping[str, Any], checked_file: str | None = None
+) -> bool:
+    """Whether `value` is a string the statements binding `name` make from
+    the module's `__file__`, directly or through the names they read (`DATA = join(HERE, "data")`
+    after `HERE = dirname(abspath(__file__))`). Such a string is where this
+    copy of the file lies, which differs in another folder, checkout or
+    machine: it counts by its statements, as a `Path` built so does, since
+    the path of a file is never part of a fingerprint."""
+    todo, seen = [name], {name}
+    while todo and isinstance(value, str):
+        try:
+            found = binding_statements(todo.pop(), namespace, checked_file) or []
+        except ConfigurationError:  # a stale file: counted by value, as before
+            return False
+        for chain in {c for stmt in found for c in name_chains(stmt)}:
+            if chain[0] == "__file__":
+                return True
+            if chain[0] not in seen:
+                seen.add(chain[0])
+                todo.append(chain[0])
+    return False
+
+
+def changed_apart(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+    """Whether a module-level statement besides those that bind `name` as
+    a whole (its `def`, `class`, import or `name = ...`) sets or changes
+    what it names: `helper.k = 2` on a function whose code reads
+    `wrapper.k`, `setk(2)`, `helper.cache_clear()`. A function counts by
+    its code, which shows none of those."""
+    found = binding_statements(name, namespace, checked_file) or []
+    return any(not _binds_whole(s, name) for s in found)
+
+
+def _binds_whole(stmt: ast.AST, name: str) -> bool:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stmt.name == name
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]  # `f: T = ...` too
+    return bool(targets) and all(isinstance(t, ast.Name) for t in targets)

@@ -1,0 +1,221 @@
+"""A module-level call of a method of an object a step reads
+(`REGISTRY.register("f", 2)`, `random.seed(1)`), or a statement setting an
+attribute of a function it calls (`scale.k = 2`, read as `scale.k` or as
+`wrapper.k` by a decorator's wrapper), edited between two processes: the
+object keeps what they set, so the step's output depends on them. A resume must be refused and a cached step computed
+again, never served the old value; an edit of any other line (a log
+message, the `__main__` block) must still replay."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEADER = """
+import functools
+import logging
+import os
+import random
+import durable
+import settings
+
+class Registry:
+    def __init__(self):
+        self.weights = {}
+
+    def register(self, name, weight):
+        self.weights[name] = weight
+
+    def weight(self, name):
+        return self.weights[name]
+
+    def tag(self, name, weight):
+        def decorate(cls):
+            self.weights[name] = weight
+            return cls
+        return decorate
+
+REGISTRY = Registry()
+REGISTRY.register("scale", 2)
+ALIAS = REGISTRY
+ALIAS.register("alias", 1)
+settings.set_mode("slow")
+
+@REGISTRY.tag("shape", 4)
+class Shape:
+    pass
+random.seed(1)
+logger = logging.getLogger(__name__)
+logger.setLevel(logging.INFO)
+logger.info("loading %s", "flow")
+
+def scale(x):
+    return x * scale.k
+
+scale.k = 2
+HANDLERS = {"scale": scale}  # reached through a dict: `scale.k` counts in its own code
+
+def with_bonus(fn):
+    @functools.wraps(fn)
+    def wrapper(x):
+        return fn(x) + wrapper.bonus
+    return wrapper
+
+@with_bonus
+def bump(x):
+    return x
+
+bump.bonus = 10
+
+def setup(weight):
+    REGISTRY.register("offset", weight)
+
+setup(2)
+
+def configure(level):
+    logger.setLevel(level)
+
+SEEN = []
+
+def remember(tag):
+    SEEN.append(tag)
+"""
+FLOW = (
+    HEADER
+    + """
+def mark(tag):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(tag + "\\n")
+
+@durable.step(cache=True)
+def first(x):
+    mark("first")
+    logger.info("first %s", x)
+    weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset"), REGISTRY.weight("alias")
+    weights += (REGISTRY.weight("shape"),)
+    return weights, settings.MODE, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
+
+@durable.step
+def crash():
+    if os.environ.get("CRASH"):
+        os._exit(1)
+    return 0
+
+@durable.workflow
+def flow():
+    value = first(3)
+    crash()
+    return value
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    configure(logging.INFO)
+    remember("main")
+    print(flow())
+"""
+)
+SETTINGS = """
+MODE = "default"
+
+def set_mode(mode):
+    global MODE
+    MODE = mode
+"""
+RUN = """
+import durable, flow
+try:
+    print("result", flow.flow.with_options(run_id="r1")())
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+CACHED = "import flow; print('cached', flow.first(3))"
+
+# name: (old, new, what the refusal says)
+CHANGED = {
+    "registry-method-call": ('register("scale", 2)', 'register("scale", 5)', "global REGISTRY"),
+    "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
+    "method-call-in-a-function": ("setup(2)", "setup(5)", "global REGISTRY"),
+    "method-call-decorating-a-class": ('tag("shape", 4)', 'tag("shape", 6)', "global REGISTRY"),
+    "method-call-through-an-alias": ('ALIAS.register("alias", 1)', 'ALIAS.register("alias", 3)', "global REGISTRY"),
+    "call-of-a-module-function-that-rebinds-its-global": ('set_mode("slow")', 'set_mode("fast")', "global settings"),
+    "function-attribute": ("scale.k = 2", "scale.k = 5", "helper flow.scale changed"),
+    "wrapper-attribute": ("bump.bonus = 10", "bump.bonus = 20", "global bump"),
+}
+# Edits of lines that decide nothing the step returns: in the `__main__`
+# block, only the lines calling what changes `logger` or `SEEN` count.
+UNRELATED = {
+    "log-message": ('logger.info("loading %s", "flow")', 'logger.info("loaded %s", "flow")'),
+    "main-block": ("    print(flow())", "    print('start')\n    print(flow())"),
+}
+
+
+def run(folder: Path, code: str, **env: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+            "DURABLE_STORE": str(folder / "store"),
+            "COUNT_FILE": str(folder / "count"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout + done.stderr
+
+
+def start(folder: Path, old: str, new: str) -> None:
+    """Run 1 dies after `first` is recorded (and cached), then the edit."""
+    path = folder / "flow.py"
+    path.write_text(textwrap.dedent(FLOW).lstrip())
+    (folder / "settings.py").write_text(SETTINGS)
+    run(folder, RUN, CRASH="1")
+    assert executions(folder) == ["first"]
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+
+
+def executions(folder: Path) -> list[str]:
+    return (folder / "count").read_text().split()
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_an_edited_method_call_is_never_replayed(tmp_path: Path, name: str) -> None:
+    old, new, said = CHANGED[name]
+    start(tmp_path, old, new)
+    second = run(tmp_path, RUN)
+    assert "refused" in second and said in second, second
+    assert executions(tmp_path) == ["first"]
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_an_edited_method_call_is_never_served_from_the_cache(tmp_path: Path, name: str) -> None:
+    old, new, _ = CHANGED[name]
+    start(tmp_path, old, new)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for name in ("flow.py", "settings.py"):
+        (fresh / name).write_text((tmp_path / name).read_text())
+    expected = run(fresh, CACHED)  # what the edited code computes
+    assert run(tmp_path, CACHED) == expected, expected
+    assert executions(tmp_path) == ["first", "first"]
+
+
+@pytest.mark.parametrize("name", sorted(UNRELATED))
+def test_an_edit_of_another_line_still_replays(tmp_path: Path, name: str) -> None:
+    start(tmp_path, *UNRELATED[name])
+    second = run(tmp_path, RUN)
+    assert "result" in second and "refused" not in second, second
+    assert "cached" in run(tmp_path, CACHED)
+    assert executions(tmp_path) == ["first"]  # replayed, then served from the cache
