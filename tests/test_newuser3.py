@@ -362,3 +362,21 @@ def test_a_run_held_from_another_host_says_when_it_can_be_taken_over(
         "more: a wait of" in text  # fmt: skip
     need = int(text.rsplit("a wait of ", 1)[1].split(" s ")[0])
     assert 50 <= need <= 53  # the 30 s left on the lease, and the 23 s watch
+
+
+def test_a_var_of_an_unannotated_parameter_not_given_back_as_typed_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--var version=1.10` for a parameter without an annotation ran with
+    the float 1.1, which nobody typed: the rule `--input` follows, as one."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.py").write_text(
+        "import durable\n\n@durable.workflow\ndef build(version):\n    return repr(version)\n"
+    )
+    assert main(["run", "flow.py:build", "--var", "version=1.10"]) == 2
+    err = capsys.readouterr().err
+    assert "--var 'version=\"1.10\"'" in err and "--var version=1.1" in err, err
+    assert main(["run", "flow.py:build", "--var", 'version="1.10"']) == 0
+    assert json.loads(capsys.readouterr().out) == "'1.10'"
+    assert main(["run", "flow.py:build", "--var", "version=2.5"]) == 0
+    assert json.loads(capsys.readouterr().out) == "2.5"

@@ -44,17 +44,22 @@ def _not_json(name: str) -> Any:
 def check_input_numbers(items: list[str]) -> None:
     """An input has no annotation to tell text from number: `--input
     version=1.10` read as JSON is 1.1, which the wait would record as the
-    answer though nobody typed it. A number that JSON does not give back as
-    typed is refused, saying how to pass either reading."""
+    answer though nobody typed it (`_check_as_typed`)."""
     for item in items:
-        name, _, text = item.partition("=")
-        value = parse_vars([item], flag="--input")[name]
-        if type(value) in (int, float) and json.dumps(value) != text.strip():
-            raise UsageError(
-                f"--input {item} reads as the JSON number {json.dumps(value)}, not as typed: "
-                f"for the text, quote it as a JSON string: --input '{name}={json.dumps(text)}'; "
-                f"for the number, write --input {name}={json.dumps(value)}"
-            )
+        _check_as_typed(item, "--input")
+
+
+def _check_as_typed(item: str, flag: str) -> None:
+    """A number that JSON does not give back as typed (`1.10`, `1e3`, digits
+    past a float's precision) is refused, saying how to pass either reading."""
+    name, _, text = item.partition("=")
+    value = parse_vars([item], flag=flag)[name]
+    if type(value) in (int, float) and json.dumps(value) != text.strip():
+        raise UsageError(
+            f"{flag} {item} reads as the JSON number {json.dumps(value)}, not as typed: "
+            f"for the text, quote it as a JSON string: {flag} '{name}={json.dumps(text)}'; "
+            f"for the number, write {flag} {name}={json.dumps(value)}"
+        )
 
 
 def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None:
@@ -62,12 +67,14 @@ def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None
     `float` annotation would run the workflow with another value than the one
     typed: `--var version=1.10` for a `str` is the float 1.1, `--var
     dry_run=False` for a `bool` the string 'False', which is true. Refused,
-    saying how to write it."""
+    saying how to write it; for any other parameter, a number not given
+    back as typed, as for an input."""
     expected = _scalar_parameters(fn)
     for item in items:
         name, _, text = item.partition("=")
         value = parse_vars([item])[name]
-        if name not in expected:
+        if name not in expected:  # no annotation to say which reading: as an input
+            _check_as_typed(item, "--var")
             continue
         (what, types), nullable = expected[name]
         if (value is None and nullable) or (isinstance(value, types) and not _bool_as_number(value, types)):
