@@ -51,6 +51,9 @@ settings.set_mode("slow")
 @REGISTRY.tag("shape", 4)
 class Shape:
     pass
+
+class Plugin:
+    REGISTRY.register("plugin", 1)  # a class body runs when the class is made
 random.seed(1)
 logger = logging.getLogger(__name__)
 logger.setLevel(logging.INFO)
@@ -99,7 +102,7 @@ def first(x):
     mark("first")
     logger.info("first %s", x)
     weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset"), REGISTRY.weight("alias")
-    weights += (REGISTRY.weight("shape"),)
+    weights += (REGISTRY.weight("shape"), REGISTRY.weight("plugin"))
     return weights, settings.MODE, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
 
 @durable.step
@@ -143,6 +146,7 @@ CHANGED = {
     "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
     "method-call-in-a-function": ("setup(2)", "setup(5)", "global REGISTRY"),
     "method-call-decorating-a-class": ('tag("shape", 4)', 'tag("shape", 6)', "global REGISTRY"),
+    "method-call-in-a-class-body": ('register("plugin", 1)', 'register("plugin", 4)', "global REGISTRY"),
     "method-call-through-an-alias": ('ALIAS.register("alias", 1)', 'ALIAS.register("alias", 3)', "global REGISTRY"),
     "call-of-a-module-function-that-rebinds-its-global": ('set_mode("slow")', 'set_mode("fast")', "global settings"),
     "function-attribute": ("scale.k = 2", "scale.k = 5", "helper flow.scale changed"),

@@ -43,11 +43,20 @@ def _defined(stmt: ast.AST, imported: set[str]) -> list[str]:
     """For a `def` or `class`: the objects its decorators call a method of
     (`@REGISTRY.register("alpha", 2)`; not ours, nor a module's:
     `@functools.cache`, `@durable.step` would make every step a statement
-    of `durable`), and those its function's body calls methods of."""
+    of `durable`), those its function's body calls methods of, and those
+    its class body does."""
     decorators = getattr(stmt, "decorator_list", [])
     theirs = [d for d in decorators if not is_our_decorator(d)]
     found = [n for d in theirs for n in method_object(d) if n not in imported]
-    return [*found, *_called_in(stmt, imported)]
+    return [*found, *_called_in(stmt, imported), *_in_class_body(stmt)]
+
+
+def _in_class_body(stmt: ast.AST) -> Iterator[str]:
+    """For a `class`: the objects its body calls methods of, which runs when
+    the class is made, as a module's statements do (`class Plugin:
+    REGISTRY.register("plugin", 1)`), in nested classes too."""
+    for sub in stmt.body if isinstance(stmt, ast.ClassDef) else ():
+        yield from _in_class_body(sub) if isinstance(sub, ast.ClassDef) else _method_roots(sub)
 
 
 def _called_in(fn: ast.AST, imported: set[str]) -> Iterator[str]:
