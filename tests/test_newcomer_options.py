@@ -435,9 +435,12 @@ def test_a_number_given_for_a_str_parameter_is_refused_not_run(tmp_path: Path) -
     assert """quote it as a JSON string: --var 'version="1.10"'""" in refused.stderr
     assert not (tmp_path / "ran").exists()  # nothing ran
     quoted = cli(tmp_path, "run", "flow.py:release", "--var", 'version="1.10"', "--var", "n=5",
-                 "--var", "note=null", "--var", "plain=1.10")  # fmt: skip
+                 "--var", "note=null", "--var", "plain=1.5")  # fmt: skip
     assert quoted.returncode == 0, quoted.stderr
-    assert quoted.stdout.strip() == '"release-1.10/None/5/1.1"'  # unannotated: JSON, as documented
+    assert quoted.stdout.strip() == '"release-1.10/None/5/1.5"'  # unannotated: JSON, as documented
+    # Unannotated, a number JSON does not give back as typed is refused, as an input is.
+    typed = cli(tmp_path, "run", "flow.py:release", "--var", "version=v", "--var", "plain=1.10")
+    assert typed.returncode == 2 and "--var 'plain=\"1.10\"'" in typed.stderr, typed.stderr
     word = cli(tmp_path, "run", "flow.py:release", "--var", "version=v2", "--var", "note=2")
     assert word.returncode == 2 and "takes note as a str" in word.stderr
 
