@@ -132,3 +132,42 @@ def test_a_cache_removal_during_an_in_run_hit_keeps_what_the_run_recorded(
     assert resumed.stdout.split() == ["5001"], resumed.stderr
     assert _lines(tmp_path / "big") == 1, "the recorded step ran again"
     assert _lines(tmp_path / "after") == 2
+
+
+# A step that is not deterministic: a second computation of the call stores
+# another value (and so another blob) under the same entry key.
+NOT_DETERMINISTIC = SCRIPT.replace(
+    'return b"x" * n', 'return b"x" * (n + int(os.environ.get("MORE", "0")))'
+)
+assert NOT_DETERMINISTIC != SCRIPT
+
+
+def test_an_entry_written_again_after_a_clear_does_not_vouch_for_the_blob_the_run_was_served(
+    tmp_path: Path,
+) -> None:
+    """As above, but after `cache clear` another process computes the call
+    again and writes a new entry (another value, another blob) at the same
+    key before the run re-reads it: an entry is there, yet not the one that
+    named the run's blob, which the sweep deleted. The run must keep its own
+    copy, not run the recorded step again on resume."""
+    (tmp_path / "flow.py").write_text(NOT_DETERMINISTIC)
+    _python(tmp_path, "seed")
+    live = subprocess.Popen(
+        [sys.executable, str(tmp_path / "flow.py"), str(tmp_path), "run"],
+        env={**os.environ, "BARRIER": "hit", "FAIL": "1"}, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        _wait_for(tmp_path / "at-hit", live)
+        done = _durable("cache", "clear", "--store", str(tmp_path / "store"))
+        assert done.returncode == 0, done.stderr
+        _python(tmp_path, "seed", MORE="7")  # a miss now: computed again, a new entry
+        (tmp_path / "go-hit").touch()
+        out, err = live.communicate(timeout=120)
+    finally:
+        live.kill()
+    assert "failed: failed on purpose" in out, err
+    assert _lines(tmp_path / "big") == 2  # the seed, and the new entry's computation
+    resumed = _python(tmp_path, "run")
+    assert resumed.stdout.split() == ["5001"], resumed.stderr
+    assert _lines(tmp_path / "big") == 2, "the recorded step ran again"

@@ -380,3 +380,42 @@ def test_a_var_of_an_unannotated_parameter_not_given_back_as_typed_is_refused(
     assert json.loads(capsys.readouterr().out) == "'1.10'"
     assert main(["run", "flow.py:build", "--var", "version=2.5"]) == 0
     assert json.loads(capsys.readouterr().out) == "2.5"
+
+
+UNRESOLVED = """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import durable
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@durable.step
+def deploy(dry_run: bool) -> str:
+    with open("ran", "a") as f:
+        f.write("x")
+    return f"dry_run={dry_run!r}"
+
+
+@durable.workflow
+def release(frame: pd.DataFrame | None = None, dry_run: bool = True) -> str:
+    return deploy(dry_run)
+"""
+
+
+def test_a_var_is_checked_when_another_parameters_annotation_does_not_resolve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An annotation naming what only a type checker imports (`pd.DataFrame`
+    under `if TYPE_CHECKING:`) does not resolve at run time: that left every
+    parameter unchecked, and `--var dry_run=False` ran with the string 'False'."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.py").write_text(UNRESOLVED)
+    assert main(["run", "flow.py:release", "--var", "dry_run=False"]) == 2
+    assert "takes dry_run as a bool" in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists()  # nothing ran
+    assert main(["run", "flow.py:release", "--var", "dry_run=false"]) == 0
+    assert json.loads(capsys.readouterr().out) == "dry_run=False"

@@ -4,7 +4,9 @@ value that would reach the workflow as another value than the one typed."""
 
 from __future__ import annotations
 
+import inspect
 import json
+import types
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -104,12 +106,8 @@ def _how(name: str, text: str, types: tuple[type, ...]) -> str:
 def _scalar_parameters(fn: Callable[..., Any]) -> dict[str, tuple[tuple[str, tuple[type, ...]], bool]]:
     """The parameters annotated str, bool, int or float (True: `| None`, which
     takes null too)."""
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # an annotation that does not resolve here: nothing is checked
-        return {}
     out = {}
-    for name, hint in hints.items():
+    for name, hint in _hints(fn).items():
         args = typing.get_args(hint)
         if isinstance(hint, type) and hint in _SCALARS:
             out[name] = (_SCALARS[hint], False)
@@ -117,4 +115,23 @@ def _scalar_parameters(fn: Callable[..., Any]) -> dict[str, tuple[tuple[str, tup
             inner = args[0] if args[1] is type(None) else args[1]
             if isinstance(inner, type) and inner in _SCALARS:
                 out[name] = (_SCALARS[inner], True)
+    return out
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """fn's annotations resolved, each on its own when not all of them do:
+    one naming what only a type checker imports (`if TYPE_CHECKING:`) must
+    not leave `dry_run: bool` unchecked. One that does not resolve is left out."""
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:
+        pass
+    scope = getattr(inspect.unwrap(fn), "__globals__", {})
+    out = {}
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        one = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            out.update(typing.get_type_hints(one, globalns=scope))
+        except Exception:  # that parameter only goes unchecked
+            continue
     return out

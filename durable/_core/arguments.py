@@ -201,6 +201,8 @@ def run_id_digest(bound: inspect.BoundArguments) -> str:
     new run id on every call, so the workflow could never be resumed; the
     caller asks for an explicit run id instead."""
     full = inspect.BoundArguments(bound.signature, dict(bound.arguments))
+    # All of them, unlike a step's (`fill_defaults`): the body is called with its
+    # defaults given (`merge_arguments`), so no wrapper fills one in its place.
     full.apply_defaults()
     try:
         return _arguments_digest(list(full.arguments.items()), code=False)

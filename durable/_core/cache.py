@@ -261,9 +261,12 @@ def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: st
     rec.extra["cache"] = how
     if src.blob is not None:  # the run now refers to the blob: prune keeps it
         _refer(ctx, src.blob)
-        if cachestore.read_entry(ctx.store, entry.key) is None:
+        again = cachestore.read_entry(ctx.store, entry.key)
+        if again is None or again.record.to_bytes() != src.to_bytes():  # (lists read as tuples)
             # Removed before that reference was written (`cache clear`, `prune`): its
             # sweep may not see the reference and delete the blob. The run keeps its own.
+            # An entry written since (the call computed again) vouches for nothing:
+            # that sweep saw neither it nor the reference (even when it names this blob).
             rec.encoding, rec.value, rec.blob = None, None, None
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from .content import Secret, content_of
 from .content import Undigestable as Undigestable
 from .redact import Redacted
+from .signature import Forwarded, fill_defaults
 
 sha256 = hashlib.sha256
 
@@ -184,7 +185,7 @@ def value_digest(value: Any) -> str:
 def call_digest(
     signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], name: str
 ) -> str:
-    """The digest of a call over its BOUND arguments with defaults applied:
+    """The digest of a call over its BOUND arguments with defaults applied (`fill_defaults`):
     f(1), f(x=1) and f() with default x=1 are one call. A call that does not
     bind raises TypeError naming the step (it would fail the same way on
     every retry). Without a signature, the arguments count as given."""
@@ -234,7 +235,7 @@ def _bind(
             f"step {name}{signature} cannot be called with these arguments: {e}. "
             "A call that does not match the signature fails at once, without retries."
         ) from None
-    bound.apply_defaults()
+    fill_defaults(bound)
     return bound
 
 
@@ -305,7 +306,8 @@ _HEADS = [b"A%d:" % n for n in range(256)]
 def _shape(signature: inspect.Signature) -> _Shape | None:
     params = signature.parameters.values()
     shape = None
-    if all(p.kind in _POSITIONAL for p in params) and len(params) < len(_HEADS):
+    # No defaults to add through a `Forwarded` signature (`fill_defaults`): no fast path.
+    if all(p.kind in _POSITIONAL for p in params) and len(params) < len(_HEADS) and type(signature) is not Forwarded:
         names = tuple(_str(p.name) for p in params)
         defaults = [_default(p.default) for p in params]
         tails: list[bytes | None] = []

@@ -153,36 +153,40 @@ def raised(e: BaseException) -> BaseException:
 def drive_sync(plan: Plan[T]) -> T:
     send: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            req = plan.throw(error) if error is not None else plan.send(send)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        except RuntimeError as e:
-            if error is not None and raised(e) is error:  # the caller gets the step's own
-                raise error from None
-            raise
-        send, error = None, None
-        try:
-            if isinstance(req, Pause):
-                pause(req.seconds)
-                continue
-            if isinstance(req, Wait):
-                time.sleep(req.seconds)
-                continue
-            reset = None
-            try:  # entered first: a Ctrl-C right after `enter` still resets
-                reset = req.enter() if req.enter else None
-                send = req.fn(*req.args, **req.kwargs)
-            finally:
-                if reset:
-                    try:
-                        reset()
-                    except KeyboardInterrupt:  # landed in it: a run left half-set stays set
-                        reset()
-                        raise
-        except BaseException as e:
-            error = e
+    try:
+        while True:
+            try:
+                req = plan.throw(error) if error is not None else plan.send(send)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            except RuntimeError as e:
+                if error is not None and raised(e) is error:  # the caller gets the step's own
+                    raise error from None
+                raise
+            send, error = None, None
+            try:
+                if isinstance(req, Pause):
+                    pause(req.seconds)
+                    continue
+                if isinstance(req, Wait):
+                    time.sleep(req.seconds)
+                    continue
+                reset = None
+                try:  # entered first: a Ctrl-C right after `enter` still resets
+                    reset = req.enter() if req.enter else None
+                    send = req.fn(*req.args, **req.kwargs)
+                finally:
+                    if reset:
+                        try:
+                            reset()
+                        except KeyboardInterrupt:  # landed in it: a run left half-set stays set
+                            reset()
+                            raise
+            except BaseException as e:
+                error = e
+    except BaseException as e:
+        settle(plan, e)
+        raise
 
 
 def named(coro: Coroutine[Any, Any, T], name: str) -> Coroutine[Any, Any, T]:
@@ -196,33 +200,53 @@ def named(coro: Coroutine[Any, Any, T], name: str) -> Coroutine[Any, Any, T]:
 async def drive_async(plan: Plan[T]) -> T:
     send: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            req = plan.throw(error) if error is not None else plan.send(send)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        send, error = None, None
-        try:
-            if isinstance(req, Pause):
-                await apause(req.seconds)
-                continue
-            if isinstance(req, Wait):
-                import asyncio  # loaded already: an event loop runs this
+    try:
+        while True:
+            try:
+                req = plan.throw(error) if error is not None else plan.send(send)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            send, error = None, None
+            try:
+                if isinstance(req, Pause):
+                    await apause(req.seconds)
+                    continue
+                if isinstance(req, Wait):
+                    import asyncio  # loaded already: an event loop runs this
 
-                await asyncio.sleep(req.seconds)
-                continue
-            reset = None
-            try:  # entered first: a Ctrl-C right after `enter` still resets
-                reset = req.enter() if req.enter else None
-                send = req.fn(*req.args, **req.kwargs)
-                if inspect.isawaitable(send):
-                    send = await send
-            finally:
-                if reset:
-                    try:
-                        reset()
-                    except KeyboardInterrupt:  # landed in it: a run left half-set stays set
-                        reset()
-                        raise
-        except BaseException as e:
-            error = e
+                    await asyncio.sleep(req.seconds)
+                    continue
+                reset = None
+                try:  # entered first: a Ctrl-C right after `enter` still resets
+                    reset = req.enter() if req.enter else None
+                    send = req.fn(*req.args, **req.kwargs)
+                    if inspect.isawaitable(send):
+                        send = await send
+                finally:
+                    if reset:
+                        try:
+                            reset()
+                        except KeyboardInterrupt:  # landed in it: a run left half-set stays set
+                            reset()
+                            raise
+            except BaseException as e:
+                error = e
+    except BaseException as e:
+        settle(plan, e)
+        raise
+
+
+def settle(plan: Plan[Any], e: BaseException) -> None:
+    """An exception that left a driver between two of the plan's requests
+    (a Ctrl-C landing after `plan.send` returned, or at the loop's jump back)
+    finds the plan suspended, still holding its run's lease until something
+    collects it; a notebook keeps the traceback, and with it the plan. It
+    gets the exception as a step's call would: the run ends interrupted and
+    its lease goes now."""
+    if inspect.getgeneratorstate(plan) != inspect.GEN_SUSPENDED:
+        return  # it raised this itself (it is closed), or never started
+    try:
+        plan.throw(e)
+    except BaseException:
+        return
+    plan.close()  # it asked for more: it is never driven again

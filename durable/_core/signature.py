@@ -48,6 +48,7 @@ def call_signature(fn: Callable[..., Any]) -> inspect.Signature:
         return inspect.signature(fn)
     inner: Any = fn
     own = inspect.signature(fn, follow_wrapped=False)
+    forwarded = False
     while "__signature__" not in getattr(inner, "__dict__", {}):
         wrapped = getattr(inner, "__wrapped__", None)
         try:
@@ -56,8 +57,28 @@ def call_signature(fn: Callable[..., Any]) -> inspect.Signature:
             break
         if theirs is None or not _passes_on(own, theirs, wrapped):
             break
+        forwarded = forwarded or own.parameters != theirs.parameters
         inner, own = wrapped, theirs
+    if forwarded:
+        return Forwarded(list(own.parameters.values()), return_annotation=own.return_annotation)
     return own
+
+
+class Forwarded(inspect.Signature):
+    """The signature of a function a wrapper hands `*args, **kwargs` on to:
+    a step's call binds by it, but what the call leaves out the wrapper may fill
+    (`kwargs.setdefault("scale", 2)`), not this signature's default. So its
+    calls are digested without defaults (`fill_defaults`): `f(3)` and
+    `f(3, scale=1)` are two calls, never one's output returned for the other."""
+
+    __slots__ = ()
+
+
+def fill_defaults(bound: inspect.BoundArguments) -> None:
+    """Apply the defaults a call's identity counts (DESIGN §2): the
+    signature's own, none through a `Forwarded` one (fail closed)."""
+    if not isinstance(bound.signature, Forwarded):
+        bound.apply_defaults()
 
 
 def _passes_on(own: inspect.Signature, theirs: inspect.Signature, wrapped: Any) -> bool:
