@@ -31,21 +31,7 @@ import pytest
 import durable
 from durable._core import plan as driver
 
-from .test_ctrl_c import call_again, recorded
-
-N = 3
-executed: list[int] = []
-
-
-@durable.step(name="work")
-def work(i: int) -> int:
-    executed.append(i)
-    return i * i
-
-
-@durable.workflow(name="flow")
-def flow(n: int) -> list[int]:
-    return [work(i) for i in range(n)]
+from .test_ctrl_c import N, call_again, executed, flow, recorded
 
 
 @durable.step(name="awork")

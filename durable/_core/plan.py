@@ -177,11 +177,7 @@ def drive_sync(plan: Plan[T]) -> T:
                     send = req.fn(*req.args, **req.kwargs)
                 finally:
                     if reset:
-                        try:
-                            reset()
-                        except KeyboardInterrupt:  # landed in it: a run left half-set stays set
-                            reset()
-                            raise
+                        _undo(reset)
             except BaseException as e:
                 error = e
     except BaseException as e:
@@ -224,15 +220,21 @@ async def drive_async(plan: Plan[T]) -> T:
                         send = await send
                 finally:
                     if reset:
-                        try:
-                            reset()
-                        except KeyboardInterrupt:  # landed in it: a run left half-set stays set
-                            reset()
-                            raise
+                        _undo(reset)
             except BaseException as e:
                 error = e
     except BaseException as e:
         settle(plan, e)
+        raise
+
+
+def _undo(reset: Callable[[], object]) -> None:
+    """Run a request's reset; a Ctrl-C landing in it runs it again whole
+    (every reset may be re-run): a run left half-set would stay set."""
+    try:
+        reset()
+    except KeyboardInterrupt:
+        reset()
         raise
 
 
