@@ -507,6 +507,6 @@ def test_gc_keeps_a_suspended_run_unless_its_status_is_named(store: durable.Stor
     ran = len(calls)
     assert flow.resume("waiting", decision="y").value == "0:0:HI:y"
     assert calls[ran:] == []  # resumed from its records: no step ran again
-    with pytest.raises(durable.Suspended):
+    with fake_clock(now), pytest.raises(durable.Suspended):
         flow.with_options(run_id="still").run(1)
     assert {i.run_id for i in durable.gc(store, status="suspended")} == {"still"}
