@@ -31,19 +31,7 @@ import pytest
 import durable
 from durable._core import plan as driver
 
-from .test_ctrl_c import N, call_again, executed, flow, recorded
-
-
-@durable.step(name="awork")
-async def awork(i: int) -> int:
-    executed.append(i)
-    return i * i
-
-
-@durable.workflow(name="aflow")
-async def aflow(n: int) -> list[int]:
-    return [await awork(i) for i in range(n)]
-
+from .test_ctrl_c import N, aflow, call_again, executed, flow, recorded
 
 LANDINGS = ("send, error = None, None", "error = e")
 

@@ -173,9 +173,10 @@ def _(x: int):
 }
 
 
-def run(folder: Path, **env: str) -> str:
+def run(folder: Path, code: str = RUN, **env: str) -> str:
+    """`code` in a fresh interpreter in `folder`, with its store and count file."""
     done = subprocess.run(
-        [sys.executable, "-c", RUN],
+        [sys.executable, "-c", code],
         cwd=folder,
         env={
             **os.environ,

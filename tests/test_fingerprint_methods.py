@@ -8,13 +8,12 @@ message, the `__main__` block) must still replay."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from .test_fingerprint_holds import run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -158,25 +157,6 @@ UNRELATED = {
     "log-message": ('logger.info("loading %s", "flow")', 'logger.info("loaded %s", "flow")'),
     "main-block": ("    print(flow())", "    print('start')\n    print(flow())"),
 }
-
-
-def run(folder: Path, code: str, **env: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=folder,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
-            "DURABLE_STORE": str(folder / "store"),
-            "COUNT_FILE": str(folder / "count"),
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return done.stdout + done.stderr
 
 
 def start(folder: Path, old: str, new: str) -> None:
