@@ -226,6 +226,18 @@ def test_a_keyed_call_that_does_not_match_the_signature_fails_as_uncached() -> N
     assert CALLS["tenfold"] == 1
 
 
+def test_a_key_function_gets_the_call_as_bound_so_a_name_given_by_keyword_counts() -> None:
+    # Called as given, it got tenfold(x=2)'s 2 in **k and keyed it () as
+    # tenfold(x=1): the second call returned 10.
+    @durable.step(cache=durable.Cache(key=lambda *a, **k: a))
+    def tenfold(x: int) -> int:
+        CALLS["tenfold"] += 1
+        return x * 10
+
+    assert (tenfold(x=1), tenfold(x=2), tenfold(2), tenfold(1)) == (10, 20, 20, 10)
+    assert CALLS["tenfold"] == 2
+
+
 def test_expire_takes_a_timedelta_or_a_positive_number_only() -> None:
     for seconds, expire in ((5.0, 5), (0.5, 0.5), (60.0, timedelta(minutes=1))):
         assert durable.Cache(expire=expire).seconds == seconds
