@@ -229,13 +229,19 @@ def test_a_keyed_call_that_does_not_match_the_signature_fails_as_uncached() -> N
 def test_a_key_function_gets_the_call_as_bound_so_a_name_given_by_keyword_counts() -> None:
     # Called as given, it got tenfold(x=2)'s 2 in **k and keyed it () as
     # tenfold(x=1): the second call returned 10.
-    @durable.step(cache=durable.Cache(key=lambda *a, **k: a))
-    def tenfold(x: int) -> int:
+    keys: list[tuple[Any, ...]] = []
+
+    def positional(*a: Any, **k: Any) -> tuple[Any, ...]:
+        keys.append(a)
+        return a
+
+    @durable.step(cache=durable.Cache(key=positional))
+    def tenfold(x: int, *, scale: int = 1) -> int:
         CALLS["tenfold"] += 1
-        return x * 10
+        return x * 10 * scale
 
     assert (tenfold(x=1), tenfold(x=2), tenfold(2), tenfold(1)) == (10, 20, 20, 10)
-    assert CALLS["tenfold"] == 2
+    assert keys == [(1,), (2,), (2,), (1,)] and CALLS["tenfold"] == 2
 
 
 def test_expire_takes_a_timedelta_or_a_positive_number_only() -> None:

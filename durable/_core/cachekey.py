@@ -62,7 +62,8 @@ def call_key(
         return with_captured(fn, digest), call, digest
     if not _cache_check(signature, args, kwargs, name):
         return None, None, None
-    key = option.key(*_key_arguments(signature, args, kwargs))
+    key_args, key_kwargs = _key_arguments(signature, args, kwargs)
+    key = option.key(*key_args, **key_kwargs)
     if key is None:
         # A forgotten `return`: every call would share one entry (wrong values).
         raise ConfigurationError(
