@@ -286,7 +286,8 @@ def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
     such a hook, or when the state holds every attribute as it is."""
     # A library's hook is its authors' rule (numpy's masked array keeps out
     # a cached view); a user's class that pickles less than it holds is not.
-    if not any(hook in vars(cls) for cls in _user_classes(type(v)) for hook in _HOOKS):
+    kind: type = type(v)
+    if not any(hook in vars(cls) for cls in _user_classes(kind) for hook in _HOOKS):
         return None
     held = _own_state(v, by_getstate=False)
     if held is None:
