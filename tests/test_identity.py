@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import copyreg
 import dataclasses
 import datetime
 import decimal
@@ -679,3 +680,16 @@ def test_what_a_pickling_hook_leaves_out_counts(
     assert (flow(2), flow.with_options(restart=True)(3), predict(KeptOut(3), 10)) == (20, 30, 30)
     assert ran == [2, 3]  # the lock it leaves out counts by its type: the last call a hit
     assert value_digest(KeptOut(1)) == value_digest(KeptOut(1))
+
+
+class Registered:
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+copyreg.pickle(Registered, lambda r: (Registered, (0,)))  # pickled without its k
+
+
+def test_what_a_reducer_registered_with_copyreg_leaves_out_counts() -> None:
+    assert value_digest(Registered(1)) != value_digest(Registered(2))
+    assert value_digest(Registered(1)) == value_digest(Registered(1))

@@ -278,7 +278,8 @@ class _LeftOut:
 
 def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
     """The attributes (and slots) of an instance that a pickling hook of a
-    class of the user's own code (`__getstate__`, `__reduce__`) leaves out of the state it
+    class of the user's own code (`__getstate__`, `__reduce__`, a reducer
+    registered with `copyreg`) leaves out of the state it
     pickles: a step may read them (`self.k = k` kept out of `{"name": ...}`),
     so the object's digest counts them too (fail closed), each by content
     where it has one, else by its type (`_left_out_content`: a lock the hook
@@ -287,7 +288,9 @@ def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
     # A library's hook is its authors' rule (numpy's masked array keeps out
     # a cached view); a user's class that pickles less than it holds is not.
     kind: type = type(v)
-    if not any(hook in vars(cls) for cls in _user_classes(kind) for hook in _HOOKS):
+    own = _user_classes(kind)
+    hooked = any(hook in vars(cls) for cls in own for hook in _HOOKS)
+    if not own or not (hooked or kind in copyreg.dispatch_table):  # `copyreg.pickle(M, ...)`
         return None
     held = _own_state(v, by_getstate=False)
     if held is None:
