@@ -514,6 +514,26 @@ def test_a_damaged_entry_is_a_miss_and_is_replaced(plain_store: durable.Store) -
     assert CALLS["square"] == 2
 
 
+def test_cache_info_of_a_step_counts_its_own_entries_not_another_modules_of_its_name(
+    plain_store: durable.Store,
+) -> None:
+    # moda.f's info counted modb.f's entries, hits and misses as its own.
+    def made_in(module: str) -> Any:
+        def f(x: int) -> int:
+            return x + 1
+
+        f.__module__ = module
+        return durable.step(cache=True)(f)
+
+    moda, modb = made_in("moda"), made_in("modb")
+    assert moda.name == modb.name
+    for step, x in ((modb, 1), (modb, 2), (modb, 2), (moda, 1)):
+        step(x)
+    a, b = durable.cache_info(moda), durable.cache_info(modb)
+    assert (a.hits, a.misses, a.entries, b.hits, b.misses, b.entries) == (0, 1, 1, 1, 2, 2)
+    assert durable.cache_info(moda.name).entries == 3  # a name: every step of that name
+
+
 def test_cache_info_counts_hits_misses_and_size(plain_store: durable.Store) -> None:
     @durable.step(cache=True)
     def tally(n: int) -> list[int]:
