@@ -93,8 +93,8 @@ def _method_roots(stmt: ast.AST, imported: set[str]) -> Iterator[str]:
     the bodies of the functions and classes it defines, which run when
     called), and one whose value the statement uses (`print(model.fit(X))`,
     `fitted = model.fit(X)`: it may change its object all the same), save
-    a module's (`path = os.path.join(...)`, `log = logging.getLogger()`
-    would count for every step reading `os` or `logging`)."""
+    a module's or an imported object's (`path = os.path.join(...)` would
+    count for every step reading `os`) and a chain's."""
     if isinstance(stmt, _DEFS):  # `_defined`
         return
     if isinstance(stmt, ast.Expr):
@@ -105,8 +105,11 @@ def _method_roots(stmt: ast.AST, imported: set[str]) -> Iterator[str]:
         if field in BLOCKS:
             continue
         for sub in node if isinstance(node, list) else [node]:
-            for call in ast.walk(sub) if isinstance(sub, ast.AST) else ():
-                if isinstance(call, ast.Call):
+            inner = list(ast.walk(sub)) if isinstance(sub, ast.AST) else []
+            # Not a chain (`df.groupby("a").sum()`), as for a statement of its own.
+            chained = {id(n.value) for n in inner if isinstance(n, ast.Attribute)}
+            for call in inner:
+                if isinstance(call, ast.Call) and id(call) not in chained:
                     yield from (n for n in method_object(call) if n not in imported)
     for block in BLOCKS:
         for sub in getattr(stmt, block, None) or ():
