@@ -41,12 +41,17 @@ class Secret(Undigestable):
     for an argument looked at only for secrets, nesting too deep to tell)."""
 
 
-def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
+# No reproducible digest: nested too deep (RecursionError), or changed by
+# another thread as it was read ("dictionary changed size during iteration").
+NO_DIGEST = (Undigestable, RuntimeError)
+
+
+def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any]:
     """A kind and a stand-in value made of things the walk knows; with
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
-        if type(v) is _LeftOut:
-            return _left_out_content(v.value, code)
+        if type(v) is _LeftOut:  # in a stand-in: walked by `identity`'s walk
+            return _left_out_content(v.value, code, walk)
         found = arrays(v) or _described(v)
         if found is None:
             found = _reduced(v)
@@ -303,20 +308,19 @@ def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
 _walking = threading.local()
 
 
-def _left_out_content(value: Any, code: bool) -> tuple[str, Any]:
-    """A left-out attribute's digest by its own walk, or its type when it
-    has none (or refers back to an object being walked for this)."""
-    from .identity import NO_DIGEST, _Walk  # it walks what this module describes
-
+def _left_out_content(value: Any, code: bool, walk: Any) -> tuple[str, Any]:
+    """A left-out attribute's digest by a walk of its own (`walk`: the
+    class of the walk it is in), or its type when it has none (or refers
+    back to an object being walked for this)."""
     seen: set[int] = _walking.__dict__.setdefault("ids", set())
-    if id(value) in seen:
+    if walk is None or id(value) in seen:
         return "left-out", qualname(type(value))
     seen.add(id(value))
-    walk = _Walk(code=code)
+    own = walk(code=code)
     try:
-        walk.feed(value)
+        own.feed(value)
     except NO_DIGEST:
         return "left-out", qualname(type(value))
     finally:
         seen.discard(id(value))
-    return "left-out", walk.h.hexdigest()
+    return "left-out", own.h.hexdigest()
