@@ -164,7 +164,7 @@ class Ticket:
 
     def _usable(self, entry: Entry, *, new: bool = False) -> Any:
         rec, option = entry.record, self.spec.cache
-        seconds = option.seconds if option is not None else None
+        seconds = option._limits[0] if option is not None else None
         if rec.fingerprint != self.fingerprint or rec.args_digest != self.digest:
             return MISSING  # a key reused by other code: never trust it
         # An entry stamped in this clock's future (its writer's clock ran
@@ -180,7 +180,8 @@ class Ticket:
         value = cachestore.entry_value(self.store, entry)
         # The validator is no part of the key: a stricter one must not be
         # served what a laxer one (or none) let in.
-        return value if value is MISSING or self.spec.accepts(value) else MISSING
+        spec = self.spec
+        return value if spec.validate is None or value is MISSING or spec.accepts(value) else MISSING
 
     def _touch(self) -> None:
         slot, t = (self.store.url, self.key), now()
