@@ -12,6 +12,7 @@ ports."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import decimal
 import gc
@@ -576,6 +577,47 @@ def test_prefect_nested_cached_inner_task(store: durable.Store, tmp_path: Any) -
 
     assert my_flow(1) == (4, 4) and ran == ["outer", "inner"]
     assert my_flow(2) == (4, 4) and ran == ["outer", "inner"]
+
+
+# -- LangGraph: libs/langgraph/tests/test_pregel_async.py ----------------------
+
+
+def test_langgraph_imp_task_cancel(store: durable.Store) -> None:
+    """test_imp_task_cancel: two mapper tasks, the body cancels one of them,
+    gathers the other, then interrupts. The cancelled task is no result:
+    the resume replays the finished mapper and runs the cancelled one again
+    (cancelled again), so mapper_calls goes 2 -> 3 and mapper_cancels
+    1 -> 2, as in LangGraph; the answer reaches the value."""
+    calls: list[int] = []
+    cancels: list[int] = []
+
+    @durable.step
+    async def mapper(i: int) -> str:
+        calls.append(i)
+        try:
+            if i == 1:
+                await asyncio.Event().wait()  # until cancelled
+        except asyncio.CancelledError:
+            cancels.append(i)
+            raise
+        return str(i) * 2
+
+    @durable.workflow(store=store, run_id="imp-cancel")
+    async def graph(inputs: list[int]) -> list[str]:
+        futures = [asyncio.ensure_future(mapper(i)) for i in inputs]
+        while calls.count(1) == cancels.count(1):  # until mapper(1) is in flight
+            await asyncio.sleep(0)
+        futures.pop().cancel()
+        mapped = await asyncio.gather(*futures)
+        answer = durable.wait_for("question")
+        return [m + answer for m in mapped]
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(graph([0, 1]))
+    assert (sorted(calls), cancels) == ([0, 1], [1])
+    run = asyncio.run(graph.resume("imp-cancel", inputs={"question": "answer"}))
+    assert run.value == ["00answer"]
+    assert (sorted(calls), cancels) == ([0, 1, 1], [1, 1])
 
 
 # -- joblib: joblib/test/test_hashing.py ---------------------------------------
