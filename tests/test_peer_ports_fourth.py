@@ -792,3 +792,60 @@ def test_joblib_counter_in_a_module_global(
     counted = seen_so_far()
     see(7)
     assert seen_so_far() == counted + 1
+
+
+COUNTERS = """
+CALLS = []
+CALLS.append("boot")  # the module changes it in place: a reader counts what it holds
+"""
+COUNTED = """
+import durable
+from peers7_counters import CALLS
+
+@durable.step(cache=True)
+def work(x: int) -> int:
+    CALLS.append(x)
+    return x * 2
+
+@durable.step(cache=True)
+def calls_so_far() -> int:
+    return len(CALLS)
+
+@durable.workflow(run_id="counted")
+def flow(x: int) -> int:
+    return work(x) + durable.wait_for("more")
+
+for _ in range(1):  # one statement that changes CALLS and names the workflow
+    CALLS.clear()
+    FLOWS = [flow]
+"""
+
+
+def test_joblib_counter_imported_from_another_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counter of test_joblib_counter_in_a_module_global kept in another
+    module (`from counters import CALLS`), which changes it at import, and
+    reached a second way, through a statement of the step's module that
+    empties it and names the workflow. Only appended to by the step, it is
+    no input by either route: the resume replays the step and the cached
+    step is served (both computed again, or were refused: "CALLS
+    changed"). The step reading it is still not served its old length."""
+    (tmp_path / "peers7_counters.py").write_text(COUNTERS)
+    (tmp_path / "peers7_counted.py").write_text(COUNTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    for name in ("peers7_counters", "peers7_counted"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import peers7_counted as counted  # type: ignore[import-not-found]
+
+    with pytest.raises(durable.Suspended):
+        counted.flow(1)
+    run = counted.flow.resume("counted", inputs={"more": 10})
+    assert (run.value, run.steps_replayed, counted.CALLS) == (12, 1, [1])
+    assert counted.work(5) == counted.work(5) == 10 and counted.CALLS == [1, 5]
+    before = counted.calls_so_far()
+    counted.CALLS.append(7)
+    assert counted.calls_so_far() == before + 1
+    for name in ("peers7_counters", "peers7_counted"):
+        sys.modules.pop(name, None)
