@@ -59,15 +59,6 @@ def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:
     return only_written(find_definitions(code, src), frozenset(code.co_freevars))
 
 
-def kept_globals(nodes: list[ast.AST], names: set[str], globs: Any) -> tuple[object, ...]:
-    """The objects of the globals among `names` that the function only
-    writes (`only_written`): what it appends its calls to is the program's
-    state, through whichever name or module it is reached (`from log import
-    LOG`, or a statement of the module read for another name)."""
-    kept = only_written(nodes, frozenset(names))
-    return tuple(globs[n] for n in kept if n in globs) if kept else ()
-
-
 def only_written(nodes: list[ast.AST], wanted: frozenset[str]) -> frozenset[str]:
     """The names among `wanted` that the one definition in `nodes` (its
     body) only writes: its closure's cells, or the globals it appends its
