@@ -792,3 +792,34 @@ def test_joblib_counter_in_a_module_global(
     counted = seen_so_far()
     see(7)
     assert seen_so_far() == counted + 1
+
+
+ALIASED = """
+import durable
+
+LOG = []
+ALIAS = LOG  # the same list under a second name
+LOG.append("boot")
+
+@durable.step(cache=True)
+def noted_then_counted(x: int) -> int:
+    LOG.append(x)
+    return len(ALIAS)
+"""
+
+
+def test_joblib_counter_read_through_another_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counter of test_joblib_counter_in_a_module_global appended to by
+    one name and read by another (`ALIAS = LOG`): the step reads what it
+    holds, so a second equal call computes again (3, not the 2 of the
+    first): only a name the step never reads is its state alone."""
+    (tmp_path / "peers7_aliased.py").write_text(ALIASED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.delitem(sys.modules, "peers7_aliased", raising=False)
+    import peers7_aliased as aliased  # type: ignore[import-not-found]
+
+    assert [aliased.noted_then_counted(9), aliased.noted_then_counted(9)] == [2, 3]
+    sys.modules.pop("peers7_aliased", None)
