@@ -26,9 +26,9 @@ from ..errors import (
     Stopped,
     Suspended,
 )
-from ..events import Event, StepExecuted, StepReplayed
+from ..events import Event, RunWaiting, StepExecuted, StepReplayed
 from .common import UsageError, is_refusal
-from .format import duration, value_text
+from .format import duration, value_text, waiting_line
 from .target import load_target
 from .values import check_input_numbers, check_types, parse_vars
 
@@ -116,6 +116,8 @@ def _print_operations(run_id: str) -> Callable[[], None]:
 
     def line(event: Event) -> None:
         # A child run's own operations are left out: its position in this run says it.
+        if isinstance(event, RunWaiting) and event.run_id == run_id:
+            print(waiting_line(event), file=sys.stderr, flush=True)
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return
         what = "executed" if isinstance(event, StepExecuted) else "replayed"
