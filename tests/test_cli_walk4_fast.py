@@ -16,7 +16,8 @@ def test_a_relative_store_missing_here_names_the_folder_it_looked_in(
 ) -> None:
     """Before: with DURABLE_STORE=runs, a run made in ~/a was looked for in
     ~/b: `durable show r1` said only "no run 'r1' in store runs; `durable
-    runs` lists its runs", and that listing "there is no such folder"."""
+    runs` lists its runs", that listing "there is no such folder", and
+    `durable run --resume` "Check the run id"."""
 
     @durable.workflow(store=str(tmp_path / "a" / "runs"), run_id="r1")
     def job() -> int:
@@ -31,6 +32,13 @@ def test_a_relative_store_missing_here_names_the_folder_it_looked_in(
     assert looked_in in capsys.readouterr().err
     assert main(["runs"]) == 0
     assert looked_in in capsys.readouterr().err
+    (tmp_path / "b" / "flow.py").write_text("import durable\n\n@durable.workflow\ndef job() -> int:\n"
+                                          "    return 1\n")  # fmt: skip
+    for resume in (["--resume"], ["--resume", "--run-id", "r1"]):
+        assert main(["run", "flow.py:job", *resume]) == 2
+        assert looked_in in capsys.readouterr().err, resume
+    with pytest.raises(durable.RunNotFoundError, match="a relative path is read from"):
+        job.with_options(store="runs").resume("r1")
     assert not (tmp_path / "b" / "runs").exists()  # looking made nothing
 
 

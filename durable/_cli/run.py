@@ -16,7 +16,7 @@ from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._manage.history import describe
-from .._manage.runs import RunInfo, list_runs, not_found, run_info
+from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import (
@@ -136,9 +136,12 @@ def _implied_run_id(
         for info in list_runs(store, wf.name):
             if info.status not in ("completed", "cancelled"):
                 return info.run_id
-        raise UsageError(
-            f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. "
+        folder = no_folder(store)
+        then = f"The store: {folder}" if folder else (
             f"Pass --run-id (durable runs {wf.name} lists them)"
+        )
+        raise UsageError(
+            f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. {then}"
         )
     return run_id_of(wf, _check_arguments(wf, variables))
 

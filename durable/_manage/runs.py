@@ -129,6 +129,11 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     other workflows it names them: most often the same function started
     another way (`python flow.py` names it `flow.pipe`, an import `pipe`)."""
     missing = RunNotFoundError(workflow, run_id, store.url)
+    folder = no_folder(store)
+    if folder:  # not a wrong run id: the wrong store
+        missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store {store.url}: "
+                        f"{folder}. Nothing was executed.",)  # fmt: skip
+        return missing
     others = [
         w for w in store.workflows()
         if w != workflow and store.load_manifest(w, run_id) is not None
@@ -190,7 +195,8 @@ def no_folder(store: Store) -> str | None:
     where = "" if os.path.isabs(store.url) else (
         f" ({os.path.abspath(store.url)}: a relative path is read from the working folder)"
     )
-    return f"there is no such folder{where}; check --store and $DURABLE_STORE"
+    given = "--store, store=, $DURABLE_STORE"
+    return f"there is no such folder{where}; check the store's path ({given})"
 
 
 def _resembling(store: Store, workflows: list[str], run_id: str) -> str:
