@@ -115,9 +115,9 @@ def _print_operations(run_id: str) -> Callable[[], None]:
     replays (a subscriber of the event stream); returns the way to stop."""
 
     def line(event: Event) -> None:
-        # A child run's own operations are left out: its position in this run says it.
         if isinstance(event, RunWaiting) and event.run_id == run_id:
             print(waiting_line(event), file=sys.stderr, flush=True)
+        # A child run's own operations are left out: its position in this run says it.
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return
         what = "executed" if isinstance(event, StepExecuted) else "replayed"
