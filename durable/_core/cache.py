@@ -31,6 +31,7 @@ from .._storage.keys import Position
 from .._storage.records import StepRecord
 from ..errors import ConfigurationError, DurableError
 from .cachekey import call_key, captured_changed
+from .cachewhy import tell_uncached
 from .changed import not_cached_in_place
 from .context import RunState
 from .replay import fence
@@ -295,8 +296,9 @@ def ticket_for(
 ) -> Ticket | None:
     assert spec.cache is not None
     digest, call, base = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
-    if digest is None:
-        return None  # a secret, or no reproducible digest: run it, keep nothing
+    if digest is None:  # a secret, or no reproducible digest: run it, keep nothing
+        tell_uncached(spec, args, kwargs)
+        return None
     if fp is None:
         fp = _fresh_fingerprint(spec)
         if fp is None:

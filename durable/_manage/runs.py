@@ -132,7 +132,8 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     folder = no_folder(store)
     if folder:  # not a wrong run id: the wrong store
         missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store {store.url}: "
-                        f"{folder}. Nothing was executed.",)  # fmt: skip
+                        f"{folder} or call the workflow without resume() to start it. "
+                        "Nothing was executed.",)  # fmt: skip
         return missing
     others = [
         w for w in store.workflows()
