@@ -85,3 +85,43 @@ def test_the_tries_an_item_kept_go_with_its_block(tmp_path: Path, kind: str) -> 
     assert flow() == [10]
     assert len(tries) == 3
     assert item_indexes(store, kind, "r") == set()
+
+
+seen: list[tuple[int, int, str]] = []
+
+
+@durable.step(name="keyed", retries=2, retry_delay=0)
+def keyed(x: int) -> int:
+    run = durable.current_run()
+    assert run is not None
+    seen.append((x, run.attempt, run.idempotency_key()))
+    n = sum(1 for s in seen if s[0] == x)
+    if n == 2 and x == 1 and outcome.get(0) == "stop":
+        raise KeyboardInterrupt  # item 1's second try is cut short
+    if n == 1:
+        raise ValueError(f"item {x} fails its first try")
+    return x
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_item_knows_its_try_and_its_own_idempotency_key(tmp_path: Path, kind: str) -> None:
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r", name=kind)
+    def flow() -> Any:
+        if kind == "plain":
+            return [keyed(1), keyed(2)]
+        pool = cf.ThreadPoolExecutor(2) if kind == "threads" else None
+        return durable.loop_over(keyed, [1, 2], executor=pool, checkpoint_items=kind == "kept")
+
+    seen.clear()
+    outcome[0] = "stop"
+    with pytest.raises(KeyboardInterrupt):
+        flow()
+    outcome.clear()
+    assert flow() == [1, 2]
+    # Item by item: tries numbered in the run (a try cut short is made again
+    # under its number), one key for all of an item's tries, another item's
+    # key for another item (a plain step's is its position's). On a pool,
+    # item 2's second try may have finished unkept before the Ctrl-C.
+    key = {1: "r:0/0", 2: "r:0/1"} if kind != "plain" else {1: "r:0", 2: "r:1"}
+    assert [(a, k) for x, a, k in seen if x == 1] == [(0, key[1]), (1, key[1]), (1, key[1])]
+    assert {(a, k) for x, a, k in seen if x == 2} == {(0, key[2]), (1, key[2])}

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from .._core.cacheplain import plain_plan
-from .._core.context import RunState, current_state, enter_plain
+from .._core.context import ItemScope, RunState, current_state, enter_plain
 from .._core.plan import apause, drive_async, drive_sync, pause
 from .._core.retry import RetryPolicy
 from .._core.spec import own_step_spec, step_spec
@@ -39,6 +39,7 @@ def call_item(
     *,
     local: bool = True,
     wait: float = 0.0,
+    scope: ItemScope | None = None,
 ) -> Any:
     """Make one try of one item, `wait` seconds from now. A step runs its
     body without a record of its own; its retries are the block's to make
@@ -46,12 +47,13 @@ def call_item(
     next starts). Durable calls inside run plainly. `run`: the run a pool's
     thread works for (this process's threads share its store). A cached
     step uses its cache where the store is known: in this process
-    (`local`), not in another process's worker."""
+    (`local`), not in another process's worker. `scope`: the item's
+    position, try and index in the run, as `current_run()` tells them."""
     if trace[0]:
         with item_span(*trace):
-            return call_item(fn, item, NO_TRACE, run, local=local, wait=wait)
+            return call_item(fn, item, NO_TRACE, run, local=local, wait=wait, scope=scope)
     spec = step_spec(fn)
-    reset = enter_plain(run)
+    reset = enter_plain(run, scope)
     try:
         if wait:
             pause(wait)
@@ -75,14 +77,18 @@ def step_args(fn: Callable[[Any], Any], item: Any) -> tuple[Any, ...]:
 
 
 async def acall_item(
-    fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE, wait: float = 0.0
+    fn: Callable[[Any], Any],
+    item: Any,
+    trace: Trace = NO_TRACE,
+    wait: float = 0.0,
+    scope: ItemScope | None = None,
 ) -> Any:
     """`call_item` for an `async def` function or step."""
     if trace[0]:
         with item_span(*trace):
-            return await acall_item(fn, item, wait=wait)
+            return await acall_item(fn, item, NO_TRACE, wait, scope)
     spec = step_spec(fn)
-    reset = enter_plain()
+    reset = enter_plain(None, scope)
     try:
         if wait:
             await apause(wait)
@@ -158,7 +164,9 @@ class Pool(Protocol):
 
     window: int  # items kept in flight so that workers never wait for the next one
 
-    def submit(self, items: list[Any], wait: float = 0.0) -> list[Any]: ...
+    def submit(
+        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
+    ) -> list[Any]: ...
     def wait(self, handles: Iterable[Any]) -> set[Any]: ...
     def outcome(self, handle: Any) -> Any: ...
     def cancel(self, handles: Iterable[Any]) -> None: ...
@@ -180,12 +188,19 @@ class FuturesPool:
         self.blob = b"" if self.threads else codec.dumps_callable(fn)
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
 
-    def submit(self, items: list[Any], wait: float = 0.0) -> list[Any]:
-        """Each item's try, `wait` seconds after it reaches a worker."""
+    def submit(
+        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
+    ) -> list[Any]:
+        """Each item's try, `wait` seconds after it reaches a worker. Its
+        scope in the run (`call_item`) reaches this process's threads only:
+        another process has no run to tell it."""
         if self.threads:
+            where = scopes or [None] * len(items)
             return [
-                self.executor.submit(call_item, self.fn, item, self.trace, self.run, wait=wait)
-                for item in items
+                self.executor.submit(
+                    call_item, self.fn, item, self.trace, self.run, wait=wait, scope=scope
+                )
+                for item, scope in zip(items, where, strict=True)
             ]
         return [
             self.executor.submit(
@@ -228,7 +243,9 @@ class DaskPool:
         threads = sum(client.nthreads().values())
         self.window = 4 * threads if threads else 32
 
-    def submit(self, items: list[Any], wait: float = 0.0) -> list[Any]:
+    def submit(
+        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
+    ) -> list[Any]:
         if not items:
             return []
         blobs = [codec.dumps_callable(item) for item in items]

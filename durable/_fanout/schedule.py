@@ -69,7 +69,7 @@ def _run_blocking(
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | None = None
     try:
-        _fill(pool, items, queue, flying, window)
+        _fill(pool, items, queue, flying, window, tries)
         while flying:
             # Sorting by index keeps the record order reproducible when several finish at once.
             for handle in sorted(pool.wait(flying), key=flying.__getitem__):
@@ -90,7 +90,7 @@ def _run_blocking(
                         raise
                     wait = tries.again(i, exc) if value is _NONE else None
                     if wait is not None and failed is None and stopped is None:
-                        flying[pool.submit([items[i]], wait)[0]] = i  # its next try
+                        flying[pool.submit([items[i]], wait, [tries.scope(i)])[0]] = i  # its next try
                         continue
                     if failed is None:
                         failed = (i, exc)
@@ -98,7 +98,7 @@ def _run_blocking(
                         for h in pool.unstart(list(flying)):
                             del flying[h]
             if failed is None and stopped is None:
-                _fill(pool, items, queue, flying, window)
+                _fill(pool, items, queue, flying, window, tries)
     except BaseException:
         pool.cancel(flying)
         raise
@@ -122,7 +122,7 @@ def _run_here(
     while True:
         value = _NONE
         try:
-            value = call_item(fn, items[i], trace, wait=wait)
+            value = call_item(fn, items[i], trace, wait=wait, scope=tries.scope(i))
             done(i, value)
             return
         except Exception as exc:
@@ -136,9 +136,12 @@ def _run_here(
             raise
 
 
-def _fill(pool: Any, items: list[Any], queue: Any, flying: dict[Any, int], window: int) -> None:
+def _fill(
+    pool: Any, items: list[Any], queue: Any, flying: dict[Any, int], window: int, tries: Tries
+) -> None:
     batch = list(itertools.islice(queue, max(0, window - len(flying))))
-    for handle, i in zip(pool.submit([items[i] for i in batch]), batch, strict=True):
+    scopes = [tries.scope(i) for i in batch]
+    for handle, i in zip(pool.submit([items[i] for i in batch], 0.0, scopes), batch, strict=True):
         flying[handle] = i
 
 
@@ -197,7 +200,7 @@ async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, trie
     wait = 0.0
     while True:
         try:
-            return await acall_item(fn, item, trace, wait)
+            return await acall_item(fn, item, trace, wait, tries.scope(i))
         except Exception as exc:
             again = tries.again(i, exc)
             if again is None:

@@ -14,13 +14,19 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core.attempts import attempt_record, budget_spent
-from .._core.context import RunState
+from .._core.context import ItemScope, RunState
 from .._core.replay import same_call
 from .._core.retry import RetryPolicy
 from .._core.spec import step_spec
 from .._storage.keys import Position, item_name
 from .._storage.records import TRIES_KIND, TRIES_MARK, Attempt, StepRecord, seal
-from ..errors import ControlFlow, CorruptRecordError, LeaseLostError, SerializationError
+from ..errors import (
+    ControlFlow,
+    CorruptRecordError,
+    LeaseLostError,
+    SerializationError,
+    StorageError,
+)
 
 
 class Tries:
@@ -48,6 +54,10 @@ class Tries:
 
     def kept(self, index: int, exc: Exception, retry: bool) -> None:
         """Keep the failed try (nothing to keep outside a run)."""
+
+    def scope(self, index: int) -> ItemScope | None:
+        """The item's next try in the run (`current_run()`): none outside one."""
+        return None
 
 
 class KeptTries(Tries):
@@ -97,6 +107,10 @@ class KeptTries(Tries):
         self.given_up[index] = given_up if isinstance(given_up, int) else earlier
         self.used[index] = budget_spent(earlier, self.given_up[index])
 
+    def scope(self, index: int) -> ItemScope:
+        # Numbered in the run, as a step's tries are (`steps._Tries.enter`).
+        return self.pos, self.given_up.get(index, 0) + self.used.get(index, 0), index
+
     def kept(self, index: int, exc: Exception, retry: bool) -> None:
         if not self.policy.retries:
             return  # no budget to keep: the first failure ends the item
@@ -113,4 +127,8 @@ class KeptTries(Tries):
             store.replace_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
         except LeaseLostError as e:  # checked before the write: nothing was written
             raise self.ctx.refuse(LeaseLostError(self.ctx.run_id, self.pos, why=e.why)) from None
+        except StorageError:
+            # As a step's failed try (`attempts.save_failures`): the retry
+            # matters more than a store that cannot take its count now.
+            return
         self.written.add(index)
