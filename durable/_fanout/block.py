@@ -138,7 +138,7 @@ class Block:
         self.digests: list[str] = []  # of the items, by `restore`
         self.restored = 0
         self.record = lookup(ctx, self.pos, self.label, self.fp, self.digest)
-        self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp)
+        self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest)
 
     def _digest(self, value: Any) -> str:
         """The digest of the items (or of one item) with the bound arguments."""
@@ -189,10 +189,14 @@ class Block:
 
     def _budgets(self, todo: list[int]) -> None:
         """Each item to run goes on with the tries its budget kept."""
-        if not self.tries.policy.retries:
-            return  # an item without retries keeps no tries
+        if not self.tries.found:
+            return  # none kept (most blocks): no item is digested for it
         for i in todo:
-            self.tries.start(i, self.digests[i] if self.digests else self._digest(self.items[i]))
+            self.tries.start(i, self._item_digest(i))
+
+    def _item_digest(self, index: int) -> str:
+        """The item's digest as `restore` took it, else as it is now."""
+        return self.digests[index] if self.digests else self._digest(self.items[index])
 
     def _kept(self) -> dict[str, dict[int, StepRecord]]:
         """The kept item records of this code, by item digest, then by the

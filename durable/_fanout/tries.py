@@ -65,10 +65,20 @@ class KeptTries(Tries):
     and each failed one written before the next try starts."""
 
     def __init__(
-        self, ctx: RunState, pos: Position, fn: Callable[..., Any], label: str, fp: str
+        self,
+        ctx: RunState,
+        pos: Position,
+        fn: Callable[..., Any],
+        label: str,
+        fp: str,
+        digest_of: Callable[[int], str],
     ) -> None:
         super().__init__(fn)
         self.ctx, self.pos, self.label, self.fp = ctx, pos, label, fp
+        # An item's digest, taken when it first fails (or when a kept budget
+        # is looked for): a block of large items whose tries all pass, or
+        # without retries, digests none of them for this.
+        self.digest_of = digest_of
         self.failures: dict[int, list[Attempt]] = {}
         self.given_up: dict[int, int] = {}
         self.digests: dict[int, str] = {}
@@ -116,7 +126,7 @@ class KeptTries(Tries):
             return  # no budget to keep: the first failure ends the item
         failures = self.failures.setdefault(index, [])
         failures.append(attempt_record(exc))
-        digest = self.digests.get(index, "")
+        digest = self.digests.get(index) or self.digests.setdefault(index, self.digest_of(index))
         rec = StepRecord(self.pos, TRIES_KIND, self.label, self.fp, TRIES_MARK + digest, persisted=False)
         rec.attempts = failures
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
