@@ -129,6 +129,12 @@ def test_a_late_copy_of_the_call_a_segment_holds_reads_as_the_segments() -> None
     store.put(f"late/r/{name}", seal_record(late.to_bytes(), None))
     assert durable.open_store(store.url).peek_records("late", "r") == held
     assert [s.value for s in flow.history("r") if s.kind == "step"] == [0, 10, 20]
+    holder = durable.open_store(store.url)
+    lease = holder.acquire("late", "r", 30)
+    assert holder.load_records("late", "r") == held
+    lease.release()  # the next holder removes the late copy
+    assert [k for k in store.list("late/r/") if "/steps/" in k] == []
+    store.put(f"late/r/{name}", seal_record(late.to_bytes(), None))
     late.args_digest = "another call"
     store.put(f"late/r/{name}", seal_record(late.to_bytes(), None))
     with pytest.raises(durable.CorruptRecordError, match="disagrees with segment"):
