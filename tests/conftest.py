@@ -206,7 +206,9 @@ def rewrite_record(
 
 # Modules whose every test drives the `durable` command (or several
 # processes) and takes seconds, the same on every Python.
-_PROCESS_MODULES = frozenset({"test_cli.py", "test_cli_polish.py", "test_cli_edges.py", "test_cache_procs.py"})
+_PROCESS_MODULES = frozenset({
+    "test_cli.py", "test_cli_polish.py", "test_cli_edges.py", "test_cli_newcomer.py", "test_cache_procs.py",
+})  # fmt: skip
 # Modules that check what no Python version changes (the docs' code blocks,
 # which the other modules test version by version, the package's layout,
 # the stand-in for Windows' locks, store error messages, the HTML timeline):

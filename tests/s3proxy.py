@@ -2,7 +2,10 @@
 PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`.
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
-again; "500-before" and "reset-mid" fail it before the server has it."""
+again; "500-before" and "reset-mid" fail it before the server has it.
+`hold` delays the first PUT whose path holds `match`, and every PUT after
+it, until `release`: a client whose requests stall in the network (its
+lease renewals too), then all arrive late."""
 
 from __future__ import annotations
 
@@ -22,6 +25,26 @@ class Faults:
         self._lock = threading.Lock()
         self.count, self.at, self.how, self.match = 0, 0, "", ""
         self.hit: list[str] = []  # the paths of the requests failed
+        self.held = threading.Event()  # a PUT is being held
+        self.released = threading.Event()
+        self.holding = ""  # the path a hold starts at ("": no hold)
+
+    def hold(self, match: str) -> None:
+        self.holding = match
+        self.held.clear()
+        self.released.clear()
+
+    def release(self) -> None:
+        self.released.set()
+
+    def wait_held(self, method: str, path: str) -> None:
+        """Hold this request, once the hold started, until `release`."""
+        if method != "PUT" or not self.holding:
+            return
+        if self.holding in path:
+            self.held.set()
+        if self.held.is_set():
+            self.released.wait(120)
 
     def fail(self, at: int, how: str, match: str = "") -> None:
         with self._lock:
@@ -51,6 +74,7 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
         def any(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             how = faults.decide(self.command, self.path)
+            faults.wait_held(self.command, self.path)
             if how == "reset-mid":
                 self.rfile.read(length // 2)
                 return self._reset()

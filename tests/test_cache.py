@@ -632,3 +632,39 @@ def test_loop_over_items_use_the_cache_in_the_runs_store(plain_store: durable.St
     assert CALLS["asquare"] == before + 1
     assert len(store.list("cache/entries/")) == 6  # square of 1, 2, 11, 12; asquare of 3, 4
     assert plain_store.list("cache/") == []
+
+
+def test_a_call_kept_out_of_the_cache_says_why_once_per_step(plain_store: durable.Store) -> None:
+    """A secret or an argument without a digest keeps a call out of the
+    cache: it runs every time, which is safe but was silent (a cached LLM
+    call given its API key ran on every call without a word). Each step
+    says so once, naming the argument; a lock left out of the key is no
+    reason."""
+    import threading
+
+    @durable.step(cache=True)
+    def ask(prompt: str, key: object) -> str:
+        CALLS["ask"] += 1
+        return prompt.upper()
+
+    @durable.step(cache=True)
+    def locked(x: int, lock: object) -> int:
+        CALLS["locked"] += 1
+        return x
+
+    @durable.step(cache=durable.Cache(ignore="lock"))
+    def ignoring(x: int, lock: object) -> int:
+        CALLS["ignoring"] += 1
+        return x
+
+    with pytest.warns(UserWarning) as told:
+        for _ in range(3):
+            assert ask("hi", durable.redact("sk-1")) == "HI"
+            assert locked(1, threading.Lock()) == 1
+            assert ignoring(1, threading.Lock()) == 1
+    assert CALLS == {"ask": 3, "locked": 3, "ignoring": 1}
+    messages = [str(w.message) for w in told if "without its cache" in str(w.message)]
+    assert len(messages) == 2, messages
+    assert ".ask ran" in messages[0] and "argument 'key' holds a durable.redact()" in messages[0]
+    assert ".locked ran" in messages[1] and "argument 'lock' (lock) has no reproducible" in messages[1]
+    assert all(w.filename == __file__ for w in told), [w.filename for w in told]

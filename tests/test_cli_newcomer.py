@@ -34,7 +34,7 @@ def test_a_missing_run_is_advised_only_with_the_commands_own_options(tmp: Path) 
         assert refused.returncode == 2, refused.stderr
         assert "no run 'r1' of workflow 'approval'" in refused.stderr
         assert "--resume" not in refused.stderr and "resume()" not in refused.stderr
-        assert "`durable runs approval` lists them" in refused.stderr
+        assert "that workflow has no runs there; workflows with runs: flow.pipeline" in refused.stderr
     resumed = cli(tmp, "run", "flow.py:approval", "--run-id", "r9", "--resume")
     assert resumed.returncode == 2
     assert "run it without --resume to start it" in resumed.stderr
@@ -123,8 +123,9 @@ def test_a_step_name_without_cache_entries_names_those_with_some(tmp: Path) -> N
     write_flow(tmp, CACHED, "cached.py")
     assert cli(tmp, "run", "cached.py:flow", "--var", "n=1").returncode == 0
     cleared = cli(tmp, "cache", "clear", "fetchh")
-    assert cleared.returncode == 0, cleared.stderr
-    assert "no cache entries for step fetchh; steps with entries: fetch" in cleared.stderr
+    assert cleared.returncode == 2, cleared.stderr  # a name that matches nothing
+    assert "no cache entries for step fetchh in " in cleared.stderr
+    assert "did you mean fetch? steps with entries: fetch" in cleared.stderr
     listed = cli(tmp, "cache", "ls", "fetchh")
     assert "steps with entries: fetch" in listed.stderr
     assert "1 entry" in cli(tmp, "cache", "ls").stderr  # nothing was removed
@@ -264,9 +265,9 @@ def test_an_empty_listing_says_why(tmp: Path) -> None:
     --store typo runs` both said "no runs in ...", as for an empty store."""
     assert cli(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1").returncode == 0
     named = cli(tmp, "runs", "pipeline")
-    assert named.returncode == 0, named.stderr
+    assert named.returncode == 2, named.stderr  # a name that matches nothing
     assert "no runs of workflow pipeline" in named.stderr
-    assert "workflows with runs: flow.pipeline" in named.stderr
+    assert "did you mean flow.pipeline? workflows with runs: flow.pipeline" in named.stderr
     missing = cli(tmp, "--store", "stroe", "runs")
     assert missing.returncode == 0, missing.stderr
     assert "no runs in stroe: there is no such folder" in missing.stderr

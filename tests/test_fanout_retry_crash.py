@@ -1,8 +1,10 @@
 """The retry budget of a step across a `kill -9` of its workflow's process:
-a plain step keeps it (each failed try is recorded), a `loop_over` item does
-not yet (its tries run where the item runs and leave no record), so after
-the crash it starts a full budget again. Found by the faults7 campaign; the
-item's case is known and kept here failing until the budget is kept."""
+a plain step keeps it (each failed try is recorded), and so does a
+`loop_over` item, wherever its tries run (here, on a thread or process
+pool, as coroutines): the workflow process keeps each failed try before the
+next starts (`_fanout.tries`). Found by the faults7 campaign: an item's
+tries left no record, and after the crash it started a full budget again
+(6 bodies entered where a plain step enters 4)."""
 
 from __future__ import annotations
 
@@ -17,42 +19,59 @@ pytestmark = pytest.mark.slow
 
 SCRIPT = textwrap.dedent(
     """
-    import os, signal, sys
+    import asyncio, concurrent.futures as cf, os, signal, sys
     import durable
 
     TRIES, STORE, KIND = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.environ["WORKFLOW_PID"] = str(os.getpid())  # a pool's worker kills the workflow
 
-    @durable.step(name="flaky", retries=2, retry_delay=0)
-    def flaky(x: int) -> int:
+    def tried() -> int:
         with open(TRIES, "a") as f:
             f.write("x\\n")
         with open(TRIES) as f:
             n = len(f.read().split())
-        if n == 3 and os.environ.get("KILL"):
-            os.kill(os.getpid(), signal.SIGKILL)  # before the third try does anything
-        raise ValueError(f"try {n}")
+        if n == 3 and os.environ.get("KILL"):  # before the third try does anything
+            os.kill(int(os.environ["WORKFLOW_PID"]), signal.SIGKILL)
+        return n
+
+    @durable.step(name="flaky", retries=2, retry_delay=0)
+    def flaky(x: int) -> int:
+        raise ValueError(f"try {tried()}")
+
+    @durable.step(name="aflaky", retries=2, retry_delay=0)
+    async def aflaky(x: int) -> int:
+        raise ValueError(f"try {tried()}")
+
+    def pool():
+        if KIND == "threads":
+            return cf.ThreadPoolExecutor(2)
+        return cf.ProcessPoolExecutor(2) if KIND == "processes" else None
 
     @durable.workflow(name="items")
     def items() -> list[int]:
-        return durable.loop_over(flaky, [1])
+        return durable.loop_over(flaky, [1], executor=pool())
 
     @durable.workflow(name="plain")
     def plain() -> int:
         return flaky(1)
 
-    flow = {"items": items, "plain": plain}[KIND]
-    try:
-        flow.with_options(store=STORE, run_id="r")()
-    except ValueError as e:
-        print("failed:", e)
+    @durable.workflow(name="coroutines")
+    async def coroutines() -> list[int]:
+        return await durable.loop_over(aflaky, [1])
+
+    flow = {"plain": plain, "coroutines": coroutines}.get(KIND, items)
+    if __name__ == "__main__":
+        try:
+            done = flow.with_options(store=STORE, run_id="r")()
+            if KIND == "coroutines":
+                asyncio.run(done)
+        except ValueError as e:
+            print("failed:", e)
     """
 )
 
 
-@pytest.mark.parametrize(
-    "kind",
-    ["plain", pytest.param("items", marks=pytest.mark.xfail(strict=True, reason="items keep no tries"))],
-)
+@pytest.mark.parametrize("kind", ["plain", "items", "threads", "processes", "coroutines"])
 def test_a_kill_9_between_tries_keeps_the_retry_budget(
     tmp_path: Path, child_env: dict[str, str], kind: str
 ) -> None:

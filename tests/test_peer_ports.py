@@ -875,9 +875,12 @@ def twice_each(store: durable.Store, method: str, f1: Foo, f2: Foo) -> tuple[int
     return bar()
 
 
-def test_prefect_cache_key_receives_self(store: durable.Store) -> None:
+def test_prefect_cache_key_receives_self(
+    store: durable.Store, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """test_cache_key_fn_receives_self_if_method: two instances do not share
     a cache; each computes once. A changed instance computes again."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))  # the plain call's store
     f1, f2 = Foo(1), Foo(100)
     assert twice_each(store, "add", f1, f2) == (6, 6, 105, 105)
     assert Foo.ran == [(1, 5), (100, 5)]

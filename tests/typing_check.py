@@ -67,6 +67,42 @@ class Pipeline:
         return await self.adouble(n)
 
 
+class Model:
+    """mypy applies a step's __get__ under @staticmethod and @classmethod too:
+    a static step's first parameter was bound to the instance (`Model().helper(2)`
+    rejected), a class method's was left unbound through the class."""
+
+    @staticmethod
+    @durable.step
+    def helper(n: int) -> int:
+        return n + 1
+
+    @staticmethod
+    @durable.step(retries=1)
+    def label(n: int, *, unit: str = "s") -> str:
+        return f"{n}{unit}"
+
+    @classmethod
+    @durable.step
+    def build(cls, n: int) -> bytes:
+        return bytes(n)
+
+    @staticmethod
+    @durable.workflow
+    def flow(n: int) -> int:
+        return n
+
+    @classmethod
+    @durable.workflow
+    def cflow(cls, n: int) -> int:
+        return n
+
+    @staticmethod
+    @durable.workflow
+    async def aflow(n: int) -> int:
+        return n
+
+
 @durable.workflow
 def notes(repo: str, decision: str | None = None) -> str:
     commits = fetch(repo)
@@ -88,6 +124,14 @@ def check() -> None:
     assert_type(Pipeline().flow.run(3), durable.Run[int])
     assert_type(Pipeline().flow.with_options(run_id="p")(3), int)
     assert_type(Pipeline().flow.resume("p"), durable.Run[int])
+    assert_type(Model.helper(2), int)
+    assert_type(Model().helper(2), int)
+    assert_type(Model().label(2, unit="ms"), str)
+    assert_type(Model.build(2), bytes)
+    assert_type(Model().build(2), bytes)
+    assert_type(Model().flow(2), int)
+    assert_type(Model().flow.run(2), durable.Run[int])
+    assert_type(Model().cflow(2), int)
     assert_type(cached(3, verbose=True), float)
     assert_type(durable.cache_info(cached).hits, int)
     assert_type(notes("org/repo"), str)
@@ -113,6 +157,7 @@ async def acheck() -> None:
     assert_type(await Pipeline().adouble(2), int)
     assert_type(await Pipeline().aflow(2), int)
     assert_type(await Pipeline().aflow.run(2), durable.Run[int])
+    assert_type(await Model().aflow(2), int)
     assert_type(durable.loop_over(summarize, ["a"]), list[str])
     assert_type(await durable.loop_over(afetch, [1, 2], max_concurrency=4), list[int])
     seen: list[durable.Progress] = []

@@ -17,6 +17,20 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+S_contra = TypeVar("S_contra", contravariant=True)
+
+
+class Takes(Protocol[S_contra, P, R_co]):
+    """A callable whose first positional parameter takes S_contra: the self
+    type of a step's or a workflow's `__get__`, which binds the instance
+    only when its first parameter takes it (a static one's does not, a
+    class method's takes the class). As Step[Concatenate[S, P2], R] or
+    Workflow[Concatenate[S, P2], R], mypy left S unsolved, and bound any
+    instance to any first parameter: under @staticmethod, `obj.step(2)`
+    was refused as a call with one argument too many."""
+
+    def __call__(self, first: S_contra, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
 
 class Bound(Protocol[P, R]):

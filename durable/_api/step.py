@@ -6,7 +6,7 @@ import functools
 import inspect
 import types
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from .._core.cache import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
@@ -19,12 +19,14 @@ from .._core.steps import call_sync, step_plan
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from ..errors import ConfigurationError
+from .bound import Takes
 
 P = ParamSpec("P")
 P2 = ParamSpec("P2")
 R = TypeVar("R")
 S = TypeVar("S")
 R_co = TypeVar("R_co", covariant=True)
+S_contra = TypeVar("S_contra", contravariant=True)
 
 
 class Step(Protocol, Generic[P, R_co]):
@@ -38,13 +40,22 @@ class Step(Protocol, Generic[P, R_co]):
 
     # A step in a class body is a method, as a function is: through an
     # instance its first parameter is bound. Without this, type checkers
-    # took `self.method_step(x)` for a call missing `x`.
+    # took `self.method_step(x)` for a call missing `x`. mypy applies this
+    # __get__ under @staticmethod and @classmethod too: see `Takes`.
+    @overload
+    def __get__(self: Takes[type[S], P2, R_co], obj: None, owner: type[S], /) -> Step[P2, R_co]: ...
     @overload
     def __get__(self, obj: None, owner: type | None = None, /) -> Step[P, R_co]: ...
     @overload
     def __get__(
-        self: Step[Concatenate[S, P2], R_co], obj: S, owner: type | None = None, /
+        self: Takes[S, P2, R_co], obj: S, owner: type | None = None, /
     ) -> Step[P2, R_co]: ...
+    @overload
+    def __get__(
+        self: Takes[type[S], P2, R_co], obj: S, owner: type | None = None, /
+    ) -> Step[P2, R_co]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None, /) -> Step[P, R_co]: ...
 
 
 class _StepDecorator(Protocol):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
@@ -26,7 +26,7 @@ from .._storage.fence import Held
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 from . import child
-from .bound import AsyncBound, Bound, BoundWorkflow
+from .bound import AsyncBound, Bound, BoundWorkflow, Takes
 from .definition import definition_of, own_fingerprint
 from .options import check_options
 from .progress_file import following
@@ -74,13 +74,18 @@ class Workflow(Steering, Generic[P, R]):
     def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:
         return drive_sync(self._plan(args, kwargs))
 
-    # Through the class: Any, as a checker cannot tell it from @classmethod's binding.
+    # Through the class: Any, as a checker cannot tell it from @classmethod's
+    # binding. Through an instance, as a step's (`Takes`, static and class methods).
     @overload
     def __get__(self, obj: None, owner: type | None = None, /) -> Any: ...
     @overload
+    def __get__(self: Takes[S, P2, R], obj: S, owner: type | None = None, /) -> Bound[P2, R]: ...
+    @overload
     def __get__(
-        self: Workflow[Concatenate[S, P2], R], obj: S, owner: type | None = None, /
+        self: Takes[type[S], P2, R], obj: S, owner: type | None = None, /
     ) -> Bound[P2, R]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None, /) -> Workflow[P, R]: ...
     def __get__(self, obj: object, owner: type | None = None) -> Any:
         # In a class body a workflow is a method, as a function is (bound.py).
         return self if obj is None else BoundWorkflow(self, obj)
@@ -311,7 +316,13 @@ class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
     def __get__(self, obj: None, owner: type | None = None, /) -> Any: ...
     @overload
     def __get__(
-        self: AsyncWorkflow[Concatenate[S, P2], R], obj: S, owner: type | None = None, /
+        self: Takes[S, P2, Awaitable[R]], obj: S, owner: type | None = None, /
     ) -> AsyncBound[P2, R]: ...
+    @overload
+    def __get__(
+        self: Takes[type[S], P2, Awaitable[R]], obj: S, owner: type | None = None, /
+    ) -> AsyncBound[P2, R]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None, /) -> AsyncWorkflow[P, R]: ...
     def __get__(self, obj: object, owner: type | None = None) -> Any:
         return super().__get__(obj, owner)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -69,28 +70,32 @@ def cmd_ls(args: argparse.Namespace, store: Store) -> int:
         print(_table(infos))
         total = cache.human_size(sum(i.size for i in infos))
         print(f"{_entries(len(infos))}, {total}", file=sys.stderr)
-    else:
-        what = f"step {args.step}" if args.step else "any step"
-        print(f"no cache entries for {what} in {store.url}{_others(store, args.step)}", file=sys.stderr)
+    elif not args.step:
+        print(f"no cache entries for any step in {store.url}", file=sys.stderr)
+    if args.step and not infos:
+        return _no_entries(store, args.step)
     _note_unverified([i for i in infos if not i.verified], "`durable cache clear` removes them")
     return 0
 
 
 def cmd_clear(args: argparse.Namespace, store: Store) -> int:
     gone, blobs = cache.clear(store, args.step)
-    _removed("removed", gone, blobs)
     if args.step and not gone:
-        print(f"no cache entries for step {args.step}{_others(store, args.step)}", file=sys.stderr)
+        return _no_entries(store, args.step)
+    _removed("removed", gone, blobs)
     return 0
 
 
-def _others(store: Store, step: str | None) -> str:
-    """For a step name that has no entries (a typo, a `name=` of its own):
-    the steps that have some."""
-    if not step:
-        return ""
+def _no_entries(store: Store, step: str) -> int:
+    """A step name that has no entries (a typo, a `name=` of its own) matches
+    nothing: exit 2, as a run id that matches nothing does (`durable show`),
+    naming the steps that have some."""
     steps = sorted({i.step for i in cache.list_entries(store)})
-    return f"; steps with entries: {', '.join(steps)}" if steps else ""
+    near = difflib.get_close_matches(step, steps, n=1, cutoff=0.8)
+    mean = f"did you mean {near[0]}? " if near else ""
+    print(f"durable: no cache entries for step {step} in {store.url}; {mean}steps with entries: "
+          f"{', '.join(steps) or 'none'}", file=sys.stderr)  # fmt: skip
+    return 2
 
 
 def cmd_prune(args: argparse.Namespace, store: Store) -> int:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .._errortext import stamp
 
 # The JSON builders live with run management (the progress file uses them too).
 from .._manage.document import iso as iso
@@ -15,11 +18,25 @@ from .._manage.document import step_doc as step_doc
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
 
+if TYPE_CHECKING:  # `runs` and `show` never load the engine (its events)
+    from ..events import RunWaiting
+
 
 def local(t: float | None) -> str:
     if not t:
         return "-"
     return datetime.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def waiting_line(event: RunWaiting) -> str:
+    """`durable run --wait`'s one line when it starts waiting: whom for, how
+    long, and what to do meanwhile (a silent wait looked like a hang)."""
+    most = "as long as it is held" if math.isinf(event.wait) else f"up to {event.wait:g}s"
+    return (
+        f"durable: run {event.run_id} of {event.workflow} is being executed by {event.holder} "
+        f"(since {stamp(event.since)}); waiting {most} for it to end or stop\n"
+        f"  `durable show {event.run_id}` shows where it is; Ctrl-C stops waiting"
+    )
 
 
 def duration(seconds: float | None) -> str:

@@ -237,8 +237,9 @@ examples:
   durable show RUN                             the steps of one run
   durable --store s3://bucket/runs runs        the runs in another store
 
-exit codes: 0 done, 1 failed, 2 refused or usage error, 3 suspended,
-4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
+exit codes: 0 done, 1 failed, 2 refused or usage error (also a run id,
+workflow or step named that matches nothing), 3 suspended, 4 cancelled,
+130/143 stopped by SIGINT/SIGTERM.
 `durable COMMAND --help` describes a command."""
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from .._manage import cleanup, history, runs
@@ -23,22 +22,32 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(json.dumps([format.run_doc(i) for i in infos], indent=2))
     elif infos:
         print(format.runs_table(infos))
-    else:
+    if infos:
+        return 0
+    # A name that matches nothing exits 2, as a run id does for show, rm,
+    # cancel and fork: a script can tell a typo from an empty listing (exit
+    # 0: no name given, or --status filtering a workflow that has runs).
+    unknown = runs.unknown_workflow(store, args.workflow) if args.workflow else None
+    if unknown is not None:
+        print(f"durable: {_no_runs(args, store, unknown)}", file=sys.stderr)
+        return 2
+    if not args.json:
         print(_no_runs(args, store), file=sys.stderr)
     return 0
 
 
-def _no_runs(args: argparse.Namespace, store: Store) -> str:
+def _no_runs(args: argparse.Namespace, store: Store, unknown: str | None = None) -> str:
     """Why the listing is empty: a folder that is not there (a typo in
-    --store), a workflow name no run has, or the status filter."""
-    if "://" not in store.url and not os.path.isdir(store.url):
-        return f"no runs in {store.url}: there is no such folder (check --store and $DURABLE_STORE)"
+    --store), a workflow name no run has (`unknown` says more), or the
+    status filter."""
+    missing = runs.no_folder(store)
+    if missing:
+        return f"no runs in {store.url}: {missing}"
+    if unknown is not None:
+        return f"no runs of workflow {args.workflow} in {store.url}; {unknown}"
     status = f"{args.status} " if args.status else ""
-    if not args.workflow:
-        return f"no {status}runs in {store.url}"
-    others = sorted(w for w in store.workflows() if w != args.workflow)
-    known = f"; workflows with runs: {', '.join(others)}" if others else ""
-    return f"no {status}runs of workflow {args.workflow} in {store.url}{known}"
+    of = f" of workflow {args.workflow}" if args.workflow else ""
+    return f"no {status}runs{of} in {store.url}"
 
 
 def cmd_show(args: argparse.Namespace, store: Store) -> int:

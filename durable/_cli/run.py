@@ -16,7 +16,7 @@ from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._manage.history import describe
-from .._manage.runs import RunInfo, list_runs, not_found, run_info
+from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import (
@@ -26,9 +26,9 @@ from ..errors import (
     Stopped,
     Suspended,
 )
-from ..events import Event, StepExecuted, StepReplayed
+from ..events import Event, RunWaiting, StepExecuted, StepReplayed
 from .common import UsageError, is_refusal
-from .format import duration, value_text
+from .format import duration, value_text, waiting_line
 from .target import load_target
 from .values import check_input_numbers, check_types, parse_vars
 
@@ -115,6 +115,8 @@ def _print_operations(run_id: str) -> Callable[[], None]:
     replays (a subscriber of the event stream); returns the way to stop."""
 
     def line(event: Event) -> None:
+        if isinstance(event, RunWaiting) and event.run_id == run_id:
+            print(waiting_line(event), file=sys.stderr, flush=True)
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return
@@ -134,9 +136,12 @@ def _implied_run_id(
         for info in list_runs(store, wf.name):
             if info.status not in ("completed", "cancelled"):
                 return info.run_id
-        raise UsageError(
-            f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. "
+        folder = no_folder(store)
+        then = f"The store: {folder}" if folder else (
             f"Pass --run-id (durable runs {wf.name} lists them)"
+        )
+        raise UsageError(
+            f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. {then}"
         )
     return run_id_of(wf, _check_arguments(wf, variables))
 

@@ -61,5 +61,11 @@ def budget_used(ctx: RunState, pos: Position) -> tuple[int, int]:
     open, and the resume goes on with it. A record written before budgets
     were kept (no `given_up`) counts as given up, as it was then."""
     earlier = len(ctx.failures.get(pos, ()))
-    given_up = ctx.given_up.get(pos, earlier)
-    return earlier, earlier - min(max(given_up, 0), earlier)
+    return earlier, budget_spent(earlier, ctx.given_up.get(pos, earlier))
+
+
+def budget_spent(earlier: int, given_up: int) -> int:
+    """How many of `earlier` failed tries count against the budget of the
+    call made now, `given_up` of them having ended calls that gave up
+    (a step's, `budget_used`, and a `loop_over` item's, `_fanout.tries`)."""
+    return earlier - min(max(given_up, 0), earlier)

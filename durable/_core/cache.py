@@ -31,6 +31,7 @@ from .._storage.keys import Position
 from .._storage.records import StepRecord
 from ..errors import ConfigurationError, DurableError
 from .cachekey import call_key, captured_changed
+from .cachewhy import tell_uncached
 from .changed import not_cached_in_place
 from .context import RunState
 from .replay import fence
@@ -164,7 +165,7 @@ class Ticket:
 
     def _usable(self, entry: Entry, *, new: bool = False) -> Any:
         rec, option = entry.record, self.spec.cache
-        seconds = option.seconds if option is not None else None
+        seconds = option._limits[0] if option is not None else None
         if rec.fingerprint != self.fingerprint or rec.args_digest != self.digest:
             return MISSING  # a key reused by other code: never trust it
         # An entry stamped in this clock's future (its writer's clock ran
@@ -180,7 +181,8 @@ class Ticket:
         value = cachestore.entry_value(self.store, entry)
         # The validator is no part of the key: a stricter one must not be
         # served what a laxer one (or none) let in.
-        return value if value is MISSING or self.spec.accepts(value) else MISSING
+        spec = self.spec
+        return value if spec.validate is None or value is MISSING or spec.accepts(value) else MISSING
 
     def _touch(self) -> None:
         slot, t = (self.store.url, self.key), now()
@@ -295,8 +297,9 @@ def ticket_for(
 ) -> Ticket | None:
     assert spec.cache is not None
     digest, call, base = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
-    if digest is None:
-        return None  # a secret, or no reproducible digest: run it, keep nothing
+    if digest is None:  # a secret, or no reproducible digest: run it, keep nothing
+        tell_uncached(spec, args, kwargs)
+        return None
     if fp is None:
         fp = _fresh_fingerprint(spec)
         if fp is None:

@@ -56,9 +56,10 @@ def call_key(
     be made of them). `fn`: the step's function, whose captured values join
     the key (`with_captured`)."""
     if option.key is None:
-        digest = cache_digest(signature, args, kwargs, name, option.ignored)
+        ignored = option.ignored
+        digest = cache_digest(signature, args, kwargs, name, ignored)
         # Without a secret (then None) and with nothing left out, the same digest.
-        call = None if option.ignored else digest
+        call = None if ignored else digest
         return with_captured(fn, digest), call, digest
     if not _cache_check(signature, args, kwargs, name):
         return None, None, None

@@ -157,11 +157,13 @@ class RunContext:
 
     def idempotency_key(self) -> str:
         """`"<run_id>:<position>"`: stable across retries and resumes, so an
-        external service can deduplicate the side effect of this step."""
-        index = self.step_index
-        if index is None:
+        external service can deduplicate the side effect of this step;
+        `"<run_id>:<position>/<index>"` for a `loop_over` item's."""
+        scope = _step_var.get()
+        if scope is None:
             raise RuntimeError("idempotency_key() is only meaningful inside a step")
-        return f"{self.run_id}:{format_position(index)}"
+        item = "" if scope[2] is None else f"/{scope[2]}"
+        return f"{self.run_id}:{format_position(scope[0])}{item}"
 
     def __repr__(self) -> str:
         return f"<durable run {self.run_id!r} of {self.workflow!r}>"
@@ -201,7 +203,9 @@ class _StartedIn(threading.local):
 
 
 _started_in = _StartedIn()
-_step_var: contextvars.ContextVar[tuple[Position, int] | None] = contextvars.ContextVar(
+# The step running here: (position, attempt, the `loop_over` item's index or None).
+ItemScope = tuple[Position, int, int | None]
+_step_var: contextvars.ContextVar[ItemScope | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
 # The artifacts the step body running here registers (see `artifacts`).
@@ -263,7 +267,7 @@ def enter_step(
     """A step body runs here: durable calls in it run plainly (`enter_plain`)
     and the artifacts it registers go to found. One reset for all four."""
     tokens = (
-        _step_var.set((position, attempt)),
+        _step_var.set((position, attempt, None)),
         _active_var.set(None),
         scope_var.set(None),
         found_var.set(found),
@@ -281,16 +285,20 @@ def enter_step(
     return reset
 
 
-def enter_plain(run: RunState | None = None) -> Callable[[], None]:
+def enter_plain(run: RunState | None = None, item: ItemScope | None = None) -> Callable[[], None]:
     """Durable calls here run plainly; tasks created here take no index.
     `run`: the run a worker thread works for (a thread starts with no
     context of its own), so that what a plain call does on the run's behalf
-    (a cached step's entry) goes to its store; it takes no position in it."""
+    (a cached step's entry) goes to its store; it takes no position in it.
+    `item`: a `loop_over` item's try runs here (`current_run()` tells it)."""
     run_token = _run_var.set(run) if run is not None else None
     token = _active_var.set(None)
     reset_scope = set_scope(None)
+    step_token = _step_var.set(item) if item is not None else None
 
     def reset() -> None:
+        if step_token is not None:
+            _step_var.reset(step_token)
         reset_scope()
         _active_var.reset(token)
         if run_token is not None:

@@ -159,6 +159,19 @@ class LeaseTakenOver(Event):
     this process took its lease over and continues it."""
 
 
+@dataclass(frozen=True)
+class RunWaiting(Event):
+    """Another process holds the run and this call waits for its lease
+    (`with_options(wait=)`, `durable run --wait`): sent once, when the wait
+    begins. `holder` ("pid N on HOST"), `since` and `expires` are its lease's;
+    `wait` the seconds this call waits at most."""
+
+    holder: str = ""
+    since: float = 0.0
+    expires: float = 0.0
+    wait: float = 0.0
+
+
 Callback = Callable[[Event], None]
 Gate = Callable[[], bool]
 T = TypeVar("T")

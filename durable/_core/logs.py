@@ -117,6 +117,10 @@ def consume(event: events.Event) -> None:
             "run %s: definition changed (%s -> %s); replaying its records anyway (rebase)",
             event.run_id, event.old_fingerprint, event.new_fingerprint,
         )  # fmt: skip
+    elif isinstance(event, events.RunWaiting):
+        logger.info(
+            "run %s is held by %s; waiting up to %gs for its lease", event.run_id, event.holder, event.wait
+        )
     elif isinstance(event, events.LeaseTakenOver):
         logger.warning(
             "run %s was left running by a process that is gone or stalled; taking it over", event.run_id

@@ -5,13 +5,13 @@ fingerprinted afresh when a run or a cached call needs the code as it is now."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
-from .._fingerprint.memo import memo_fingerprint
+from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key
 from ..errors import DurableError, ValidationError
 from .bound import binds
 from .context import RunState
@@ -55,6 +55,8 @@ class StepSpec:
     # A partial, bound method or callable object: what it binds (`bound`) is
     # an argument of each call.
     binds: bool = field(init=False, compare=False, repr=False)
+    # Its fingerprint's key in the memo (`refingerprint`), made once.
+    memo: Hashable = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         direct = self.cache is None and self.body is None and self.artifacts is None
@@ -63,6 +65,7 @@ class StepSpec:
         object.__setattr__(self, "owner", (self.name, self.pinned_name or f"{module}.{qualname}"))
         object.__setattr__(self, "what", f"step {self.name!r}")
         object.__setattr__(self, "binds", binds(self.fn))
+        object.__setattr__(self, "memo", memo_key(self.fn, self.pinned_name, self.version, self.deep))
 
     def attempt(self) -> Callable[..., Any]:
         return self.body if self.body is not None else self.fn
@@ -184,6 +187,9 @@ def refingerprint(spec: StepSpec, *, files: bool = True) -> Fingerprint:
     # Marked before the memo is looked at too: checking its witness asks the
     # steps this one reaches for their fingerprints, which may ask for this
     # one's (steps that call each other), where the recursion must end.
+    hit = memo_alone(spec.fn, spec.memo, files)
+    if hit is not None:  # a step reaching no other: no recursion to end
+        return hit
     token = _ACTIVE.set((*_ACTIVE.get(), id(spec)))
     try:
         return memo_fingerprint(

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from .._storage.base import Store
 from .._storage.fence import Held, Owner
 from ..errors import RunLockedError
+from .events import RunWaiting, emit
 from .plan import Plan, Wait
 
 T = TypeVar("T")
@@ -55,6 +56,7 @@ def acquire(
     pause is a `Wait`, which an async caller awaits: its event loop goes
     on, and the holder may be another task of that loop."""
     deadline = time.monotonic() + (wait or 0.0)
+    told = False
     while True:
         try:
             return store.acquire(workflow, run_id, ttl, owner)
@@ -63,6 +65,10 @@ def acquire(
                 if not wait or type(e) is not RunLockedError:
                     raise
                 raise _waited(e, wait) from None
+            if not told:  # a silent wait looked like a hang: say once whom it waits for
+                told = True
+                emit(RunWaiting(run_id, workflow, holder=e.holder, since=e.since,
+                                expires=e.expires, wait=float(wait or 0.0)))  # fmt: skip
         # Waiting on another holder's lease: polling is the only signal there is.
         yield Wait(min(0.2, max(0.0, deadline - time.monotonic())))
 

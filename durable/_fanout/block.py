@@ -29,8 +29,9 @@ from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
 from .._storage.keys import format_position, item_name
-from .._storage.records import StepRecord, seal
+from .._storage.records import TRIES_KIND, StepRecord, seal
 from ..errors import ConfigurationError, CorruptRecordError, LeaseLostError, StorageError
+from .tries import KeptTries, Tries
 
 
 def label_of(fn: Callable[..., Any], name: str | None) -> str:
@@ -87,6 +88,7 @@ class PlainBlock:
         self.label = label_of(fn, name)
         self.total = len(items)
         self.where = ("", "", "")  # no run, no position (events of a plain block)
+        self.tries = Tries(fn)
 
     def replay(self) -> list[Any]:
         raise AssertionError("a plain block has nothing to replay")
@@ -136,6 +138,7 @@ class Block:
         self.digests: list[str] = []  # of the items, by `restore`
         self.restored = 0
         self.record = lookup(ctx, self.pos, self.label, self.fp, self.digest)
+        self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest)
 
     def _digest(self, value: Any) -> str:
         """The digest of the items (or of one item) with the bound arguments."""
@@ -163,7 +166,9 @@ class Block:
         changed between calls (one added, removed, moved), each finds its own
         result wherever it was kept, and never another item's."""
         if not self.checkpoint:
-            return [None] * len(self.items), list(range(len(self.items)))
+            every = list(range(len(self.items)))
+            self._budgets(every)
+            return [None] * len(self.items), every
         kept = self._kept()
         results: list[Any] = [None] * len(self.items)
         todo: list[int] = []
@@ -179,7 +184,19 @@ class Block:
             if index != i:  # its old name may be overwritten by the item now there
                 self._write(i, rec)
         self.restored = len(self.items) - len(todo)
+        self._budgets(todo)
         return results, todo
+
+    def _budgets(self, todo: list[int]) -> None:
+        """Each item to run goes on with the tries its budget kept."""
+        if not self.tries.found:
+            return  # none kept (most blocks): no item is digested for it
+        for i in todo:
+            self.tries.start(i, self._item_digest(i))
+
+    def _item_digest(self, index: int) -> str:
+        """The item's digest as `restore` took it, else as it is now."""
+        return self.digests[index] if self.digests else self._digest(self.items[index])
 
     def _kept(self) -> dict[str, dict[int, StepRecord]]:
         """The kept item records of this code, by item digest, then by the
@@ -195,7 +212,7 @@ class Block:
                 name = item_name(self.pos, index)
                 raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
             digest = rec.args_digest or ""  # a record without one is no call's
-            if rec.extra.get("in_place"):
+            if rec.extra.get("in_place") or rec.kind == TRIES_KIND:
                 continue  # the item runs again: its change to the item is redone
             if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest, {})[index] = rec
@@ -275,11 +292,12 @@ class Block:
         return self.bound_changed
 
     def _compact(self) -> None:
-        indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved)
+        indexes = set(self.ctx.items.pop(self.pos, {})) | set(self.saved) | self.tries.written
         if indexes:
             names = [item_name(self.pos, i) for i in sorted(indexes)]
             self.ctx.store.drop_records(self.ctx.workflow, self.ctx.run_id, names)
         self.saved = []
+        self.tries.written.clear()
 
 
 def _take(found: dict[int, StepRecord] | None, index: int) -> tuple[int, StepRecord | None]:

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from .._core.cacheplain import plain_plan
-from .._core.context import RunState, current_state, enter_plain
-from .._core.plan import Call, drive_async, drive_sync
-from .._core.retry import retrying
+from .._core.context import ItemScope, RunState, current_state, enter_plain
+from .._core.plan import apause, drive_async, drive_sync, pause
+from .._core.retry import RetryPolicy
 from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
@@ -28,6 +28,7 @@ from ..errors import ConfigurationError, SerializationError
 # no tracing) and the block's label.
 Trace = tuple[dict[str, str] | None, str]
 NO_TRACE: Trace = (None, "")
+ONE_TRY = RetryPolicy()  # a worker makes one try; the block makes the next
 
 
 def call_item(
@@ -37,26 +38,33 @@ def call_item(
     run: RunState | None = None,
     *,
     local: bool = True,
+    wait: float = 0.0,
+    scope: ItemScope | None = None,
 ) -> Any:
-    """Run one item. A step runs its body with its own retries but without a
-    record of its own; durable calls inside run plainly. `run`: the run a
-    pool's thread works for (this process's threads share its store). A
-    cached step uses its cache where the store is known: in this process
-    (`local`), not in another process's worker."""
+    """Make one try of one item, `wait` seconds from now. A step runs its
+    body without a record of its own; its retries are the block's to make
+    (`_fanout.tries`: the workflow process keeps each failed try before the
+    next starts). Durable calls inside run plainly. `run`: the run a pool's
+    thread works for (this process's threads share its store). A cached
+    step uses its cache where the store is known: in this process
+    (`local`), not in another process's worker. `scope`: the item's
+    position, try and index in the run, as `current_run()` tells them."""
     if trace[0]:
         with item_span(*trace):
-            return call_item(fn, item, NO_TRACE, run, local=local)
+            return call_item(fn, item, NO_TRACE, run, local=local, wait=wait, scope=scope)
     spec = step_spec(fn)
-    reset = enter_plain(run)
+    reset = enter_plain(run, scope)
     try:
+        if wait:
+            pause(wait)
         if spec is None:
             return fn(item)
         if own_step_spec(fn) is None:  # a decorator over the step: its code runs too
-            return drive_sync(retrying(spec.retry, lambda _: Call(fn, (item,), {})))
+            return fn(item)
         args = step_args(fn, item)
         if spec.cache is not None and local:
-            return drive_sync(plain_plan(spec, args, {}, spec.retry))
-        return drive_sync(retrying(spec.retry, lambda _: Call(spec.attempt(), args, {})))
+            return drive_sync(plain_plan(spec, args, {}, ONE_TRY))
+        return spec.attempt()(*args)
     finally:
         reset()
 
@@ -68,28 +76,34 @@ def step_args(fn: Callable[[Any], Any], item: Any) -> tuple[Any, ...]:
     return (fn.__self__, item) if isinstance(fn, types.MethodType) else (item,)
 
 
-async def acall_item(fn: Callable[[Any], Any], item: Any, trace: Trace = NO_TRACE) -> Any:
+async def acall_item(
+    fn: Callable[[Any], Any],
+    item: Any,
+    trace: Trace = NO_TRACE,
+    wait: float = 0.0,
+    scope: ItemScope | None = None,
+) -> Any:
     """`call_item` for an `async def` function or step."""
     if trace[0]:
         with item_span(*trace):
-            return await acall_item(fn, item)
+            return await acall_item(fn, item, NO_TRACE, wait, scope)
     spec = step_spec(fn)
-    reset = enter_plain()
+    reset = enter_plain(None, scope)
     try:
+        if wait:
+            await apause(wait)
         return await _acall(fn, spec, item)
     finally:
         reset()
 
 
 async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
-    if spec is None:
+    if spec is None or own_step_spec(fn) is None:  # a decorator over the step: its code runs too
         return await fn(item)
-    if own_step_spec(fn) is None:  # a decorator over the step: its code runs too
-        return await drive_async(retrying(spec.retry, lambda _: Call(fn, (item,), {})))
     args = step_args(fn, item)
     if spec.cache is not None:
-        return await drive_async(plain_plan(spec, args, {}, spec.retry))
-    return await drive_async(retrying(spec.retry, lambda _: Call(spec.attempt(), args, {})))
+        return await drive_async(plain_plan(spec, args, {}, ONE_TRY))
+    return await spec.attempt()(*args)
 
 
 class RemoteTraceback(Exception):
@@ -105,7 +119,9 @@ class RemoteTraceback(Exception):
 _loaded: dict[str, Callable[[Any], Any]] = {}
 
 
-def run_pickled(token: str, fn_blob: bytes, item_blob: bytes, trace: Trace = NO_TRACE) -> bytes:
+def run_pickled(
+    token: str, fn_blob: bytes, item_blob: bytes, trace: Trace = NO_TRACE, wait: float = 0.0
+) -> bytes:
     """The task a process or Dask worker runs. Never raises for the item's
     own errors: they come back pickled with their traceback text."""
     fn = _loaded.get(token)
@@ -115,7 +131,7 @@ def run_pickled(token: str, fn_blob: bytes, item_blob: bytes, trace: Trace = NO_
         fn = _loaded[token] = codec.loads_callable(fn_blob)
     try:
         # Another process: the run's store is not known here, so no cache.
-        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False)
+        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False, wait=wait)
     except Exception as exc:
         return _pack_error(exc)
     try:
@@ -148,7 +164,9 @@ class Pool(Protocol):
 
     window: int  # items kept in flight so that workers never wait for the next one
 
-    def submit(self, items: list[Any]) -> list[Any]: ...
+    def submit(
+        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
+    ) -> list[Any]: ...
     def wait(self, handles: Iterable[Any]) -> set[Any]: ...
     def outcome(self, handle: Any) -> Any: ...
     def cancel(self, handles: Iterable[Any]) -> None: ...
@@ -170,15 +188,23 @@ class FuturesPool:
         self.blob = b"" if self.threads else codec.dumps_callable(fn)
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
 
-    def submit(self, items: list[Any]) -> list[Any]:
+    def submit(
+        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
+    ) -> list[Any]:
+        """Each item's try, `wait` seconds after it reaches a worker. Its
+        scope in the run (`call_item`) reaches this process's threads only:
+        another process has no run to tell it."""
         if self.threads:
+            where = scopes or [None] * len(items)
             return [
-                self.executor.submit(call_item, self.fn, item, self.trace, self.run)
-                for item in items
+                self.executor.submit(
+                    call_item, self.fn, item, self.trace, self.run, wait=wait, scope=scope
+                )
+                for item, scope in zip(items, where, strict=True)
             ]
         return [
             self.executor.submit(
-                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace
+                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace, wait
             )
             for item in items
         ]
@@ -217,13 +243,15 @@ class DaskPool:
         threads = sum(client.nthreads().values())
         self.window = 4 * threads if threads else 32
 
-    def submit(self, items: list[Any]) -> list[Any]:
+    def submit(
+        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
+    ) -> list[Any]:
         if not items:
             return []
         blobs = [codec.dumps_callable(item) for item in items]
         n = len(blobs)
         token, blob, trace = [self.token] * n, [self.blob] * n, [self.trace] * n
-        futures = self.client.map(run_pickled, token, blob, blobs, trace, pure=False)
+        futures = self.client.map(run_pickled, token, blob, blobs, trace, [wait] * n, pure=False)
         self.finished.update(futures)
         return list(futures)
 

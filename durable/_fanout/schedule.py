@@ -17,6 +17,7 @@ from .._core.tracing import carrier
 from ..errors import ControlFlow, SerializationError, Stopped
 from .executors import Trace, acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
+from .tries import Tries
 
 _NONE: Any = object()  # no result yet: an exception then is the item's own
 
@@ -42,7 +43,7 @@ def sync_block(
             check_stop()  # a graceful stop: the finished items are kept
 
     with _settled(block, reporter):
-        _run_blocking(fn, items, todo, executor, limit, done, traced(block))
+        _run_blocking(fn, items, todo, executor, limit, done, traced(block), block.tries)
     return block.commit(results)  # type: ignore[no-any-return]
 
 
@@ -54,18 +55,12 @@ def _run_blocking(
     limit: int | None,
     done: Callable[[int, Any], None],
     trace: Trace,
+    tries: Tries,
 ) -> None:
     label = trace[1]
     if executor is None:
         for i in todo:
-            value = _NONE
-            try:
-                value = call_item(fn, items[i], trace)
-                done(i, value)
-            except Exception as exc:
-                if value is _NONE or isinstance(exc, SerializationError):
-                    annotate(exc, i, len(items), label)  # the item failed, or its result
-                raise
+            _run_here(fn, items, i, done, trace, tries)
         return
     pool = open_pool(executor, fn, trace)
     window = limit or pool.window
@@ -74,7 +69,7 @@ def _run_blocking(
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | None = None
     try:
-        _fill(pool, items, queue, flying, window)
+        _fill(pool, items, queue, flying, window, tries)
         while flying:
             # Sorting by index keeps the record order reproducible when several finish at once.
             for handle in sorted(pool.wait(flying), key=flying.__getitem__):
@@ -93,13 +88,17 @@ def _run_blocking(
                     # Not the item: a record that could not be written stops all.
                     if value is not _NONE and not isinstance(exc, SerializationError):
                         raise
+                    wait = tries.again(i, exc) if value is _NONE else None
+                    if wait is not None and failed is None and stopped is None:
+                        flying[pool.submit([items[i]], wait, [tries.scope(i)])[0]] = i  # its next try
+                        continue
                     if failed is None:
                         failed = (i, exc)
                         # Items not started yet are dropped; running ones finish and are kept.
                         for h in pool.unstart(list(flying)):
                             del flying[h]
             if failed is None and stopped is None:
-                _fill(pool, items, queue, flying, window)
+                _fill(pool, items, queue, flying, window, tries)
     except BaseException:
         pool.cancel(flying)
         raise
@@ -110,9 +109,39 @@ def _run_blocking(
         raise annotate(error, index, len(items), label)
 
 
-def _fill(pool: Any, items: list[Any], queue: Any, flying: dict[Any, int], window: int) -> None:
+def _run_here(
+    fn: Callable[[Any], Any],
+    items: list[Any],
+    i: int,
+    done: Callable[[int, Any], None],
+    trace: Trace,
+    tries: Tries,
+) -> None:
+    """The tries of item i in this thread, until one returns or its budget ends."""
+    wait = 0.0
+    while True:
+        value = _NONE
+        try:
+            value = call_item(fn, items[i], trace, wait=wait, scope=tries.scope(i))
+            done(i, value)
+            return
+        except Exception as exc:
+            if value is _NONE:
+                again = tries.again(i, exc)
+                if again is not None:
+                    wait = again
+                    continue
+            if value is _NONE or isinstance(exc, SerializationError):
+                annotate(exc, i, len(items), trace[1])  # the item failed, or its result
+            raise
+
+
+def _fill(
+    pool: Any, items: list[Any], queue: Any, flying: dict[Any, int], window: int, tries: Tries
+) -> None:
     batch = list(itertools.islice(queue, max(0, window - len(flying))))
-    for handle, i in zip(pool.submit([items[i] for i in batch]), batch, strict=True):
+    scopes = [tries.scope(i) for i in batch]
+    for handle, i in zip(pool.submit([items[i] for i in batch], 0.0, scopes), batch, strict=True):
         flying[handle] = i
 
 
@@ -139,7 +168,7 @@ async def async_block(
                 if failures or (block.checkpoint and stop.requested):
                     return  # a graceful stop takes no new item; finished ones are kept
                 try:
-                    value = await acall_item(fn, items[i], trace)
+                    value = await _tried(fn, items[i], i, trace, block.tries)
                 except Exception as exc:
                     failures.append(annotate(exc, i, len(items), block.label))
                     return
@@ -164,6 +193,19 @@ async def async_block(
         if block.checkpoint:
             check_stop()
     return block.commit(results)  # type: ignore[no-any-return]
+
+
+async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, tries: Tries) -> Any:
+    """The tries of an async item, until one returns or its budget ends."""
+    wait = 0.0
+    while True:
+        try:
+            return await acall_item(fn, item, trace, wait, tries.scope(i))
+        except Exception as exc:
+            again = tries.again(i, exc)
+            if again is None:
+                raise
+            wait = again
 
 
 @contextlib.contextmanager

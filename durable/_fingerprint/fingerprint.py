@@ -140,6 +140,11 @@ def function_state(fn: Any) -> tuple[Any, ...]:
     globals, its `live_state` (what `read_live`, `read_names` and
     `identity_of` read of it: its length first) and, last, the
     implementations `dispatched` from it."""
+    if type(fn) is types.FunctionType and not fn.__dict__:
+        # The common case, asked on every cached plain call: no wrapper to
+        # follow, no implementations registered on it.
+        live = live_state(fn)
+        return (fn, fn.__code__, fn.__globals__, len(live), *live)
     target = target_of(fn)
     code, globs = getattr(target, "__code__", None), getattr(target, "__globals__", None)
     if not isinstance(code, types.CodeType):  # refused by the caller

@@ -56,13 +56,20 @@ def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:
     src = source_of(code.co_filename, globs)
     if src.tree is None or not runs_this_source(code, src, globs):
         return _NOTHING
-    nodes = find_definitions(code, src)
+    return only_written(find_definitions(code, src), frozenset(code.co_freevars))
+
+
+def only_written(nodes: list[ast.AST], wanted: frozenset[str]) -> frozenset[str]:
+    """The names among `wanted` that the one definition in `nodes` (its
+    body) only writes: its closure's cells, or the globals it appends its
+    calls to (`LOG.append(x)`), whose contents then count for it neither
+    (`contents_part`) when the module also changes them (`LOG.clear()`)."""
     if len(nodes) != 1 or _reads_unnamed(nodes[0]):
         return _NOTHING
-    only_written: dict[str, bool] = {}
-    for name, above in _uses(nodes[0], frozenset(code.co_freevars)):
-        only_written[name.id] = only_written.get(name.id, True) and _writes(name, *above)
-    return frozenset(n for n, written in only_written.items() if written)
+    written: dict[str, bool] = {}
+    for name, above in _uses(nodes[0], wanted):
+        written[name.id] = written.get(name.id, True) and _writes(name, *above)
+    return frozenset(n for n, only in written.items() if only)
 
 
 def _reads_unnamed(fn: ast.AST) -> bool:

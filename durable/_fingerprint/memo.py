@@ -83,18 +83,12 @@ def memo_fingerprint(
 ) -> Fingerprint:
     """`fingerprint_function(fn, ...)`, reused while its witness holds
     (without `files`: whatever the source files say now, `Witness.holds`)."""
-    key = (id(fn), name, version, deep, steps)
+    key = memo_key(fn, name, version, deep, steps)
     found = _PASS.get()
     if found is None:
-        # Looked at first without making the computation: a cached plain call
-        # asks for its step's fingerprint on every call, and nearly always
-        # hits. Only a step reaching no other: checking what reached steps
-        # were computed from asks for theirs, which one pass must answer.
-        entry = _MEMO.entry(key)
-        if entry is not None and entry[2].alone:
-            hit = _MEMO.peek(key, fn, files=files)
-            if hit is not None:
-                return hit
+        hit = memo_alone(fn, key, files)
+        if hit is not None:
+            return hit
     else:
         seen = found.get(key)
         if seen is not None and seen[0] is fn:
@@ -114,6 +108,29 @@ def memo_fingerprint(
     finally:
         if token is not None:
             _PASS.reset(token)
+
+
+def memo_key(
+    fn: object, name: str | None, version: str | None, deep: bool, steps: bool = True
+) -> Hashable:
+    """The key `fn`'s fingerprint is memoised under."""
+    return (id(fn), name, version, deep, steps)
+
+
+def memo_alone(fn: object, key: Hashable, files: bool) -> Fingerprint | None:
+    """The memoised fingerprint of a step that reaches no other step (no
+    witness was forwarded into its own) while it holds, looked up without
+    making a pass: a cached plain call asks for its step's fingerprint on
+    every call, and nearly always hits. A step reaching others is left to
+    the pass (checking what they were computed from asks for theirs, which
+    one pass must answer), as is a lookup inside a pass."""
+    hit = _MEMO._entries.get(key)
+    if hit is None or hit[0] is not fn or _PASS.get() is not None:
+        return None
+    if not hit[2].holds_alone(files):
+        return None
+    forward(hit[2])
+    return hit[1]
 
 
 # The fingerprints one outermost fingerprinting found (a step's, with the

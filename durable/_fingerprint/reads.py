@@ -57,7 +57,7 @@ from .imports import (
     own_module,
     user_module,
 )
-from .kept import kept_state
+from .kept import kept_state, only_written
 from .ownpath import changed_apart, made_from_own_path
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
@@ -77,6 +77,7 @@ class Analysis:
     # (id of a module's namespace, name) whose binding statements were read:
     # what they read in turn is followed once (`_statement_reads`).
     followed: set[tuple[int, str]] = field(default_factory=set)
+    kept: frozenset[str] = frozenset()  # globals it only writes (`LOG.append(x)`): state
 
 
 @dataclass(frozen=True)
@@ -100,8 +101,8 @@ def read_names(
     globs: Mapping[str, Any] = getattr(fn, "__globals__", {})
     names = {n for co in code_objects(code) for n in co.co_names}
     # Decorators and defaults are evaluated around the function, not in it.
-    around = [*foreign_decorators(nodes), *default_expressions(nodes)]
-    names |= {c[0] for node in around for c in name_chains(node)}
+    around = {c[0] for n in [*foreign_decorators(nodes), *default_expressions(nodes)] for c in name_chains(n)}
+    out.kept, names = only_written(nodes, frozenset(names - around)), names | around
     # Recursion by name: while a decorator runs, the name is unbound (first import) or
     # bound to the previous object (reload, a cell run again): this function, covered.
     module = _Scope(globs, True, code.co_filename)
@@ -177,7 +178,7 @@ def _count(
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
             out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
-            now = contents_part(path[-1], obj, scope.namespace, scope.checked_file)
+            now = None if key in out.kept else contents_part(path[-1], obj, scope.namespace, scope.checked_file)
             if now is not None:  # changed in place by the module's own statements
                 out.parts["now:" + key] = now
 

@@ -87,6 +87,10 @@ class Witness:
                     todo.append(inner)
         return True
 
+    def holds_alone(self, files: bool) -> bool:
+        """`holds` of a witness nothing was forwarded into; False for others."""
+        return not self._absorbed and self._own_holds(files)
+
     def _own_holds(self, files: bool) -> bool:
         try:
             for fn, args, value in self.calls + self.files if files else self.calls:

@@ -23,6 +23,8 @@ from .._storage.keys import (
     top_level,
 )
 from .._storage.records import (
+    TRIES_KIND,
+    TRIES_MARK,
     Attempt,
     RunRecord,
     StepRecord,
@@ -171,15 +173,19 @@ def read_raw(store: Store, workflow: str, run_id: str) -> _Raw:
 def _count_item(
     store: Store, raw: _Raw, where: tuple[str, Position], name: str, data: bytes
 ) -> None:
-    """Items are counted; the first one of a block is read for the block's name."""
+    """Items are counted; the first one of a block is read for the block's
+    name. An item's failed tries (`_fanout.tries`) are no result: not counted."""
     run_id, block = where
     count, label = raw.items.get(block, (0, ""))
-    if not label:
+    if not label or TRIES_MARK.encode() in data:
         body = unseal(data, store.signing_key, run_id=run_id, position=block, name=name)
         try:
-            label = StepRecord.from_bytes(body).name
+            rec = StepRecord.from_bytes(body)
         except Exception as e:
             raise CorruptRecordError(run_id, block, name, f"undecodable: {e}") from e
+        label = rec.name
+        if rec.kind == TRIES_KIND:
+            count -= 1
     raw.items[block] = (count + 1, label)
 
 

@@ -8,6 +8,7 @@ and `.delete()` delegate here (gc lives in `cleanup`, history in
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,6 +129,12 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     other workflows it names them: most often the same function started
     another way (`python flow.py` names it `flow.pipe`, an import `pipe`)."""
     missing = RunNotFoundError(workflow, run_id, store.url)
+    folder = no_folder(store)
+    if folder:  # not a wrong run id: the wrong store
+        missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store {store.url}: "
+                        f"{folder} or call the workflow without resume() to start it. "
+                        "Nothing was executed.",)  # fmt: skip
+        return missing
     others = [
         w for w in store.workflows()
         if w != workflow and store.load_manifest(w, run_id) is not None
@@ -159,7 +166,12 @@ def find_workflow(
     if workflow is not None:
         check_key_part("workflow name", workflow)
         if not owns(workflow):
-            raise RunNotFoundError(workflow, run_id, store.url)
+            missing = RunNotFoundError(workflow, run_id, store.url)
+            unknown = unknown_workflow(store, workflow)
+            if unknown:  # "Check the run id" misled when the name was the typo
+                missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store "
+                                f"{store.url}: that workflow has no runs there; {unknown}",)  # fmt: skip
+            raise missing
         return workflow
     workflows = store.workflows()
     owners = [w for w in workflows if owns(w)]
@@ -175,9 +187,25 @@ def find_workflow(
     return owners[0]
 
 
+def no_folder(store: Store) -> str | None:
+    """What to say when a local store's folder is not there (a typo in
+    --store, or a relative $DURABLE_STORE read from another working folder:
+    `runs` in ~/a and in ~/b are two stores); None when it is."""
+    if "://" in store.url or os.path.isdir(store.url):
+        return None
+    where = "" if os.path.isabs(store.url) else (
+        f" ({os.path.abspath(store.url)}: a relative path is read from the working folder)"
+    )
+    given = "--store, store=, $DURABLE_STORE"
+    return f"there is no such folder{where}; check the store's path ({given})"
+
+
 def _resembling(store: Store, workflows: list[str], run_id: str) -> str:
     """What to do about a missing run id: the ids of the store it resembles
     (misspelt), or the workflow it names (`durable show release_notes`)."""
+    missing = no_folder(store)
+    if missing:
+        return missing
     named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
     if named:
         return f"{run_id} is a workflow, not a run id: `durable runs {named[0]}` lists its runs"
@@ -185,6 +213,19 @@ def _resembling(store: Store, workflows: list[str], run_id: str) -> str:
     near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
     mean = f"did you mean {' or '.join(near)}? " if near else ""
     return f"{mean}`durable runs` lists its runs"
+
+
+def unknown_workflow(store: Store, workflow: str) -> str | None:
+    """None when `workflow` has runs in the store; else what to say of the
+    name (a typo, or the function's bare name for `flow.pipeline`): the one
+    it resembles, and the names that have runs."""
+    names = store.workflows()
+    if workflow in names:
+        return None
+    near = [w for w in names if w.rpartition(".")[2] == workflow]
+    near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
+    mean = f"did you mean {near[0]}? " if near else ""
+    return f"{mean}workflows with runs: {', '.join(names) or 'none'}"
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:

@@ -165,6 +165,10 @@ class Attempt:
 
 
 INPUT_KIND = "input"  # the kind of a `wait_for` position's record
+# The kind of a `loop_over` item's failed tries (`_fanout.tries`), and the
+# start of its argument digest: never an item's, so that no version reads
+# it as an item's result (one that knows no such kind matches by digest).
+TRIES_KIND, TRIES_MARK = "tries", "tries:"
 # The kinds and value encodings records hold, each shared by every record
 # that holds it: a lookup here costs less than interning the string read.
 _COMMON = {s: s for s in ("step", "loop", "sleep", "item", "workflow", INPUT_KIND, MSGPACK, PICKLE)}

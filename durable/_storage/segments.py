@@ -16,7 +16,9 @@ hold the bytes of that name's first mention (it was written before that
 segment and not removed yet: the holder never writes a single object again
 for a name a segment holds); any other single object is a record written
 since. A disagreement, a missing segment or a damaged one raises
-`CorruptRecordError`: nothing is guessed."""
+`CorruptRecordError`: nothing is guessed. One disagreement is no damage: a
+sound single object holding another output of the very call the segment
+holds, sent by a holder that lost its lease and arriving late (`_late_copy`)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from typing import Protocol
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
 from .keys import CANCEL, SEGMENTS, is_record, position_of, segment_name, segment_of
-from .records import seal, unseal
+from .records import StepRecord, seal, unseal
 
 _FORMAT = 1
 _ATTEMPTS = 8  # re-reads while the holder moves records into segments
@@ -147,10 +149,31 @@ def merge(
         if held != data:
             # A planted or damaged object says so itself (IntegrityError,
             # CorruptRecordError naming it); a sound one still disagrees.
-            unseal(data, key, run_id=run_id, position=position_of(name), name=name)
-            why = f"the single object disagrees with segment {seg} about it"
-            raise CorruptRecordError(run_id, position_of(name), name, why, advice=_advice(seg))
-        snap.covered.add(name)
+            single = unseal(data, key, run_id=run_id, position=position_of(name), name=name)
+            if not _late_copy(single, held, key, run_id, name):
+                why = f"the single object disagrees with segment {seg} about it"
+                raise CorruptRecordError(run_id, position_of(name), name, why, advice=_advice(seg))
+        snap.covered.add(name)  # the holder deletes it
+
+
+def _late_copy(single: bytes, held: bytes | None, key: bytes | None, run_id: str, name: str) -> bool:
+    """Whether a sound single object is another output of the very call the
+    segment holds (position, kind, name, fingerprint and arguments): a
+    holder that lost its lease sent it before the takeover and it arrived
+    after the new holder had moved the name into a segment and deleted the
+    single (a create-only write then finds the name free). The holder never
+    writes a single object again for a name a segment holds, so the
+    segment's copy is the one the run went on with; the other is dropped.
+    Anything else that disagrees is damage, and fails closed."""
+    if held is None:
+        return False  # the segment dropped the record: nothing vouches for the single
+    try:
+        mine = StepRecord.from_bytes(unseal(held, key, run_id=run_id, position=None, name=name))
+        late = StepRecord.from_bytes(single)
+    except Exception:  # not an operation record (a timer's), or not one of this format
+        return False
+    fields = ("position", "kind", "name", "fingerprint", "args_digest")
+    return all(getattr(mine, f) == getattr(late, f) for f in fields)
 
 
 def _advice(segment: str) -> str:

@@ -1,0 +1,68 @@
+"""Why a cached step ran without its cache, told once per step and process.
+
+A call whose key cannot be established (`cachekey.call_key` gives none: a
+secret among its arguments, an argument without a reproducible digest, a
+captured value of either kind) just runs, and is neither served nor
+stored. That is the safe outcome, but a silent one: a cached LLM call given
+its API key as an argument ran on every call, and nothing said so. The
+reason is looked for only then, by the same digest rule the key uses."""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from .cachekey import cache_digest, holds_secret
+
+if TYPE_CHECKING:
+    from .spec import StepSpec
+
+# ids of the specs already told about (held with them: a spec lives as long
+# as its step, and a redefined step is told again, which is right).
+_told: dict[int, StepSpec] = {}
+
+
+def tell_uncached(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Warn, the first time for this step, that a call of it ran without
+    its cache, naming the argument that kept it out where one did."""
+    if _told.get(id(spec)) is spec:
+        return
+    if len(_told) >= 1024:  # steps made again and again (a notebook, a factory)
+        _told.clear()
+    _told[id(spec)] = spec
+    warnings.warn(
+        f"step {spec.name} ran without its cache (its output is neither served nor kept): "
+        f"{_reason(spec, args, kwargs)}",
+        stacklevel=6,  # the call of the step, outside a run
+    )
+
+
+def _reason(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    signature, option = spec.signature, spec.cache
+    # Digested only without a key function, and not when left out of the key.
+    skipped = option.ignored if option is not None and option.key is None else None
+    if signature is not None:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            bound = None
+        for name, value in bound.arguments.items() if bound is not None else ():
+            if holds_secret(value):
+                return (
+                    f"argument {name!r} holds a durable.redact() value, which never enters the "
+                    "cache (the output may be made of it). Read the secret inside the step "
+                    "(os.environ, a secrets manager) instead of passing it"
+                )
+            if skipped is None or name in skipped:
+                continue
+            if cache_digest(None, (value,), {}, spec.name) is None:
+                return (
+                    f"argument {name!r} ({type(value).__qualname__}) has no reproducible digest "
+                    "(an open file, a lock, a socket, nesting too deep). Pass what identifies "
+                    "it instead (a path, a name), or leave it out of the key with "
+                    "Cache(ignore=...) or Cache(key=...)"
+                )
+    return (
+        "a value its closure captured, or what its key function was given, holds a "
+        "durable.redact() value or has no reproducible digest"
+    )

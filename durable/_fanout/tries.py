@@ -1,0 +1,144 @@
+"""The retry budget of `loop_over` items. A worker makes one try of an item
+(`executors.call_item`) and the block decides whether another follows. In
+a run, the workflow process keeps each failed try before the next one
+starts: a `tries` record at the item's own name (`items/<position>/<index>`,
+replaced by the item's result when it is checkpointed, dropped with the
+block's items when the block is recorded). A resume after a crash so makes
+only the tries left, as a plain step does (DESIGN §2); a try the crash cut
+short was never kept, and is made again, as a step's is. A log from before
+(no such records) starts every item with its full budget, as it did."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._core.attempts import attempt_record, budget_spent
+from .._core.context import ItemScope, RunState
+from .._core.replay import same_call
+from .._core.retry import RetryPolicy
+from .._core.spec import step_spec
+from .._storage.keys import Position, item_name
+from .._storage.records import TRIES_KIND, TRIES_MARK, Attempt, StepRecord, seal
+from ..errors import (
+    ControlFlow,
+    CorruptRecordError,
+    LeaseLostError,
+    SerializationError,
+    StorageError,
+)
+
+
+class Tries:
+    """Each item's tries in this block, counted here only (outside a run)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        spec = step_spec(fn)
+        self.policy = spec.retry if spec is not None else RetryPolicy()
+        self.used: dict[int, int] = {}  # tries of its budget made, by item index
+
+    def again(self, index: int, exc: Exception) -> float | None:
+        """After the item at index failed with exc: the seconds to wait before
+        its next try, None when it gives up. A suspend or a stop is no
+        failure: it ends the item as it is, and keeps nothing. A result that
+        could not be sent back would fail again: the item gives up."""
+        if isinstance(exc, ControlFlow):
+            return None
+        n = self.used.get(index, 0)
+        retry = not isinstance(exc, SerializationError) and self.policy.again(exc, n)
+        self.kept(index, exc, retry)
+        if not retry:
+            return None
+        self.used[index] = n + 1
+        return self.policy.wait(n)
+
+    def kept(self, index: int, exc: Exception, retry: bool) -> None:
+        """Keep the failed try (nothing to keep outside a run)."""
+
+    def scope(self, index: int) -> ItemScope | None:
+        """The item's next try in the run (`current_run()`): none outside one."""
+        return None
+
+
+class KeptTries(Tries):
+    """The tries of a block's items in a run: read back from its records,
+    and each failed one written before the next try starts."""
+
+    def __init__(
+        self,
+        ctx: RunState,
+        pos: Position,
+        fn: Callable[..., Any],
+        label: str,
+        fp: str,
+        digest_of: Callable[[int], str],
+    ) -> None:
+        super().__init__(fn)
+        self.ctx, self.pos, self.label, self.fp = ctx, pos, label, fp
+        # An item's digest, taken when it first fails (or when a kept budget
+        # is looked for): a block of large items whose tries all pass, or
+        # without retries, digests none of them for this.
+        self.digest_of = digest_of
+        self.failures: dict[int, list[Attempt]] = {}
+        self.given_up: dict[int, int] = {}
+        self.digests: dict[int, str] = {}
+        self.written: set[int] = set()  # indexes holding a record of this block's
+        self.found = self._found() if self.policy.retries else {}
+
+    def _found(self) -> dict[str, dict[int, StepRecord]]:
+        """The tries records of this code, by item digest, then by index."""
+        rebase = self.ctx.policy == "rebase"
+        found: dict[str, dict[int, StepRecord]] = {}
+        for index, body in self.ctx.items.get(self.pos, {}).items():
+            if TRIES_KIND.encode() not in body:
+                continue  # an item's result (most records): not decoded twice
+            try:
+                rec = StepRecord.from_bytes(body)
+            except Exception as e:
+                name = item_name(self.pos, index)
+                raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
+            digest = rec.args_digest or ""
+            if rec.kind == TRIES_KIND and same_call(rec, rec.fingerprint if rebase else self.fp, digest):
+                found.setdefault(digest[len(TRIES_MARK) :], {})[index] = rec
+        return found
+
+    def start(self, index: int, digest: str) -> None:
+        """The item at index, of this digest, goes on with the budget its
+        tries kept (a record kept at another index counts: the items moved)."""
+        self.digests[index] = digest
+        kept = self.found.get(digest, {})
+        rec = kept.get(index) or next(iter(kept.values()), None)
+        if rec is None:
+            return
+        given_up = rec.extra.get("given_up")
+        earlier = len(rec.attempts)
+        self.failures[index] = list(rec.attempts)
+        # A record without a count is no record of this rule's: nothing used.
+        self.given_up[index] = given_up if isinstance(given_up, int) else earlier
+        self.used[index] = budget_spent(earlier, self.given_up[index])
+
+    def scope(self, index: int) -> ItemScope:
+        # Numbered in the run, as a step's tries are (`steps._Tries.enter`).
+        return self.pos, self.given_up.get(index, 0) + self.used.get(index, 0), index
+
+    def kept(self, index: int, exc: Exception, retry: bool) -> None:
+        if not self.policy.retries:
+            return  # no budget to keep: the first failure ends the item
+        failures = self.failures.setdefault(index, [])
+        failures.append(attempt_record(exc))
+        digest = self.digests.get(index) or self.digests.setdefault(index, self.digest_of(index))
+        rec = StepRecord(self.pos, TRIES_KIND, self.label, self.fp, TRIES_MARK + digest, persisted=False)
+        rec.attempts = failures
+        # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
+        rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
+        store = self.ctx.store
+        data = seal(rec.to_bytes(), store.signing_key)
+        try:
+            store.replace_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
+        except LeaseLostError as e:  # checked before the write: nothing was written
+            raise self.ctx.refuse(LeaseLostError(self.ctx.run_id, self.pos, why=e.why)) from None
+        except StorageError:
+            # As a step's failed try (`attempts.save_failures`): the retry
+            # matters more than a store that cannot take its count now.
+            return
+        self.written.add(index)

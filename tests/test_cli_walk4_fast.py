@@ -1,0 +1,69 @@
+"""The fourth new-user walk, in process: what an operator on a shared
+machine reads when a relative store is read from another working folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._cli.main import main
+
+
+def test_a_relative_store_missing_here_names_the_folder_it_looked_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: with DURABLE_STORE=runs, a run made in ~/a was looked for in
+    ~/b: `durable show r1` said only "no run 'r1' in store runs; `durable
+    runs` lists its runs", that listing "there is no such folder", and
+    `durable run --resume` "Check the run id"."""
+
+    @durable.workflow(store=str(tmp_path / "a" / "runs"), run_id="r1")
+    def job() -> int:
+        return 1
+
+    assert job() == 1
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "b")
+    monkeypatch.setenv("DURABLE_STORE", "runs")
+    looked_in = f"({tmp_path / 'b' / 'runs'}: a relative path is read from the working folder)"
+    assert main(["show", "r1"]) == 2
+    assert looked_in in capsys.readouterr().err
+    assert main(["runs"]) == 0
+    assert looked_in in capsys.readouterr().err
+    (tmp_path / "b" / "flow.py").write_text("import durable\n\n@durable.workflow\ndef job() -> int:\n"
+                                          "    return 1\n")  # fmt: skip
+    for resume in (["--resume"], ["--resume", "--run-id", "r1"]):
+        assert main(["run", "flow.py:job", *resume]) == 2
+        assert looked_in in capsys.readouterr().err, resume
+    with pytest.raises(durable.RunNotFoundError, match="a relative path is read from"):
+        job.with_options(store="runs").resume("r1")
+    assert not (tmp_path / "b" / "runs").exists()  # looking made nothing
+
+
+def test_a_wait_for_a_held_run_is_announced_once(tmp_path: Path) -> None:
+    """Before: `with_options(wait=)` (and `durable run --wait`) waited
+    without a word; now one RunWaiting event names the holder."""
+    executed: list[int] = []
+
+    @durable.step
+    def work() -> int:
+        executed.append(1)
+        return 1
+
+    @durable.workflow(store=str(tmp_path), run_id="held")
+    def job() -> int:
+        return work()
+
+    seen: list[durable.events.Event] = []
+    lease = durable.open_store(str(tmp_path)).acquire(job.name, "held", 30)
+    try:
+        with durable.on_event(seen.append), pytest.raises(durable.RunLockedError) as held:
+            job.with_options(wait=0.3)()
+    finally:
+        lease.release()
+    waits = [e for e in seen if isinstance(e, durable.events.RunWaiting)]
+    assert [(e.run_id, e.workflow, e.wait) for e in waits] == [("held", job.name, 0.3)]
+    assert waits[0].holder == held.value.holder and waits[0].holder.startswith("pid ")
+    assert executed == []

@@ -1,0 +1,127 @@
+"""A `loop_over` item's retry budget is the run's, as a plain step's is: a
+run interrupted between an item's tries goes on with the tries left, one
+that gave up gets a new budget, and the tries kept leave no record once
+the block is recorded. Each case is held against the plain step's figure.
+(The `kill -9` case: tests/test_fanout_retry_crash.py.)"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from tests.fanout_work import item_indexes
+
+tries: list[int] = []
+outcome: dict[int, str] = {}  # try number (from 1) -> "ok" or "stop": else it fails
+
+
+@durable.step(name="flaky", retries=2, retry_delay=0)
+def flaky(x: int) -> int:
+    tries.append(x)
+    n = len(tries)
+    if outcome.get(n) == "stop":  # a Ctrl-C during this try: the run is interrupted
+        raise KeyboardInterrupt
+    if outcome.get(n) == "ok":
+        return x * 10
+    raise ValueError(f"try {n}")
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    tries.clear()
+    outcome.clear()
+
+
+def _flow(store: durable.Store, kind: str) -> Any:
+    @durable.workflow(store=store, run_id="r", name=kind)
+    def flow() -> Any:
+        if kind == "plain":
+            return flaky(1)
+        pool = cf.ThreadPoolExecutor(2) if kind == "threads" else None
+        return durable.loop_over(flaky, [1], executor=pool, checkpoint_items=kind == "kept")
+
+    return flow
+
+
+KINDS = ["plain", "items", "threads", "kept"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_run_interrupted_between_tries_makes_only_the_tries_left(tmp_path: Path, kind: str) -> None:
+    flow = _flow(durable.open_store(str(tmp_path)), kind)
+    outcome[3] = "stop"
+    with pytest.raises(KeyboardInterrupt):
+        flow()
+    with pytest.raises(ValueError, match="try 4"):
+        flow()
+    assert len(tries) == 4  # two failed, one cut short, the last of the budget
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_call_that_gave_up_gets_a_budget_of_its_own(tmp_path: Path, kind: str) -> None:
+    flow = _flow(durable.open_store(str(tmp_path)), kind)
+    with pytest.raises(ValueError, match="try 3"):
+        flow()
+    outcome[5] = "ok"
+    assert flow() in (10, [10])
+    assert len(tries) == 5
+
+
+@pytest.mark.parametrize("kind", KINDS[1:])
+def test_the_tries_an_item_kept_go_with_its_block(tmp_path: Path, kind: str) -> None:
+    store = durable.open_store(str(tmp_path))
+    flow = _flow(store, kind)
+    outcome[2] = "stop"
+    with pytest.raises(KeyboardInterrupt):
+        flow()
+    assert item_indexes(store, kind, "r") == {0}  # the first failed try
+    # A failed try is no item's result: history counts none checkpointed.
+    assert [s.preview for s in flow.history("r") if s.kind == "loop"] == ["0 items checkpointed"]
+    outcome[3] = "ok"
+    assert flow() == [10]
+    assert len(tries) == 3
+    assert item_indexes(store, kind, "r") == set()
+
+
+seen: list[tuple[int, int, str]] = []
+
+
+@durable.step(name="keyed", retries=2, retry_delay=0)
+def keyed(x: int) -> int:
+    run = durable.current_run()
+    assert run is not None
+    seen.append((x, run.attempt, run.idempotency_key()))
+    n = sum(1 for s in seen if s[0] == x)
+    if n == 2 and x == 1 and outcome.get(0) == "stop":
+        raise KeyboardInterrupt  # item 1's second try is cut short
+    if n == 1:
+        raise ValueError(f"item {x} fails its first try")
+    return x
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_item_knows_its_try_and_its_own_idempotency_key(tmp_path: Path, kind: str) -> None:
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r", name=kind)
+    def flow() -> Any:
+        if kind == "plain":
+            return [keyed(1), keyed(2)]
+        pool = cf.ThreadPoolExecutor(2) if kind == "threads" else None
+        return durable.loop_over(keyed, [1, 2], executor=pool, checkpoint_items=kind == "kept")
+
+    seen.clear()
+    outcome[0] = "stop"
+    with pytest.raises(KeyboardInterrupt):
+        flow()
+    outcome.clear()
+    assert flow() == [1, 2]
+    # Item by item: tries numbered in the run (a try cut short is made again
+    # under its number), one key for all of an item's tries, another item's
+    # key for another item (a plain step's is its position's). On a pool,
+    # item 2's second try may have finished unkept before the Ctrl-C.
+    key = {1: "r:0/0", 2: "r:0/1"} if kind != "plain" else {1: "r:0", 2: "r:1"}
+    assert [(a, k) for x, a, k in seen if x == 1] == [(0, key[1]), (1, key[1]), (1, key[1])]
+    assert {(a, k) for x, a, k in seen if x == 2} == {(0, key[2]), (1, key[2])}
