@@ -29,9 +29,9 @@ from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
 from .._storage.keys import format_position, item_name
-from .._storage.records import TRIES_KIND, StepRecord, seal
-from ..errors import ConfigurationError, CorruptRecordError, LeaseLostError, StorageError
-from .tries import KeptTries, Tries
+from .._storage.records import TRIES_KIND, StepRecord
+from ..errors import ConfigurationError, CorruptRecordError, StorageError
+from .tries import KeptTries, Tries, keep_item
 
 
 def label_of(fn: Callable[..., Any], name: str | None) -> str:
@@ -236,12 +236,7 @@ class Block:
         a record kept for another item (the items changed) is not this one's,
         and losing to it would lose this item's result."""
         rec.extra["index"] = index
-        store = self.ctx.store
-        data = seal(rec.to_bytes(), store.signing_key)
-        try:
-            store.replace_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
-        except LeaseLostError as e:  # checked before the write: nothing was written
-            raise self.ctx.refuse(LeaseLostError(self.ctx.run_id, self.pos, why=e.why)) from None
+        keep_item(self.ctx, self.pos, index, rec)
         self.saved.append(index)
 
     def fail(self, exc: BaseException) -> None:

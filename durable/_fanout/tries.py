@@ -131,14 +131,22 @@ class KeptTries(Tries):
         rec.attempts = failures
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
         rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
-        store = self.ctx.store
-        data = seal(rec.to_bytes(), store.signing_key)
         try:
-            store.replace_record(self.ctx.workflow, self.ctx.run_id, item_name(self.pos, index), data)
-        except LeaseLostError as e:  # checked before the write: nothing was written
-            raise self.ctx.refuse(LeaseLostError(self.ctx.run_id, self.pos, why=e.why)) from None
+            keep_item(self.ctx, self.pos, index, rec)
         except StorageError:
             # As a step's failed try (`attempts.save_failures`): the retry
             # matters more than a store that cannot take its count now.
             return
         self.written.add(index)
+
+
+def keep_item(ctx: RunState, pos: Position, index: int, rec: StepRecord) -> None:
+    """Write the record kept at an item's name (its result, or its tries),
+    replacing what is there, under the run's lease: a holder that lost it
+    is refused and writes nothing."""
+    store = ctx.store
+    data = seal(rec.to_bytes(), store.signing_key)
+    try:
+        store.replace_record(ctx.workflow, ctx.run_id, item_name(pos, index), data)
+    except LeaseLostError as e:  # checked before the write: nothing was written
+        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why)) from None
