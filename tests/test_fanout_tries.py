@@ -125,3 +125,48 @@ def test_an_item_knows_its_try_and_its_own_idempotency_key(tmp_path: Path, kind:
     key = {1: "r:0/0", 2: "r:0/1"} if kind != "plain" else {1: "r:0", 2: "r:1"}
     assert [(a, k) for x, a, k in seen if x == 1] == [(0, key[1]), (1, key[1]), (1, key[1])]
     assert {(a, k) for x, a, k in seen if x == 2} == {(0, key[2]), (1, key[2])}
+
+
+moved: list[str] = []
+
+
+@durable.step(name="moved", retries=2, retry_delay=0)
+def fails_b(x: str) -> str:
+    moved.append(x)
+    n = moved.count("B")
+    if x == "B" and n in outcome.values():
+        raise KeyboardInterrupt  # this try of B is cut short
+    if x == "B":
+        raise ValueError(f"B try {n}")
+    return x
+
+
+def test_an_item_moved_on_resume_keeps_the_tries_it_made(tmp_path: Path) -> None:
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r", name="moved")
+    def flow(items: list[str]) -> Any:
+        return durable.loop_over(fails_b, items, checkpoint_items=True)
+
+    moved.clear()
+    outcome.update(a=3, b=4)  # B's third and fourth tries are cut short
+    with pytest.raises(KeyboardInterrupt):
+        flow(["A", "B"])  # A is kept; B failed twice
+    # Resumed with B first: A's result goes to B's old name, which held B's tries.
+    with pytest.raises(KeyboardInterrupt):
+        flow.resume("r", items=["B", "A"])
+    with pytest.raises(ValueError, match="B try 5"):
+        flow.resume("r", items=["B", "A"])
+    assert moved == ["A", "B", "B", "B", "B", "B"]  # 2 failed, 2 cut short, the last of 3
+
+
+@pytest.mark.parametrize("kind", ["items", "kept"])
+def test_an_equal_item_does_not_spend_the_tries_of_another(tmp_path: Path, kind: str) -> None:
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r", name=kind)
+    def flow() -> Any:
+        return durable.loop_over(flaky, [1, 1], checkpoint_items=kind == "kept")
+
+    outcome.update({3: "stop", 4: "ok", 7: "ok"})  # item 0 is cut short at its last try
+    with pytest.raises(KeyboardInterrupt):
+        flow()
+    # Item 0 makes its last try; item 1 its own three (it had one, as item 0's).
+    assert flow() == [10, 10]
+    assert len(tries) == 7

@@ -107,9 +107,15 @@ class KeptTries(Tries):
         tries kept (a record kept at another index counts: the items moved)."""
         self.digests[index] = digest
         kept = self.found.get(digest, {})
-        rec = kept.get(index) or next(iter(kept.values()), None)
+        at = index if index in kept else min(kept, default=index)
+        # Taken once: an equal item at another index makes tries of its own.
+        rec = kept.pop(at, None)
         if rec is None:
             return
+        if at != index:
+            # Its old name may now hold a result restored there (the items
+            # moved), which would lose these tries at the next crash.
+            self._write(index, rec)
         given_up = rec.extra.get("given_up")
         earlier = len(rec.attempts)
         self.failures[index] = list(rec.attempts)
@@ -131,6 +137,11 @@ class KeptTries(Tries):
         rec.attempts = failures
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
         rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
+        self._write(index, rec)
+
+    def _write(self, index: int, rec: StepRecord) -> None:
+        """Keep an item's tries under its index, in place of what is there."""
+        rec.extra["index"] = index
         store = self.ctx.store
         data = seal(rec.to_bytes(), store.signing_key)
         try:
