@@ -226,6 +226,24 @@ def test_a_keyed_call_that_does_not_match_the_signature_fails_as_uncached() -> N
     assert CALLS["tenfold"] == 1
 
 
+def test_a_key_function_gets_the_call_as_bound_so_a_name_given_by_keyword_counts() -> None:
+    # Called as given, it got tenfold(x=2)'s 2 in **k and keyed it () as
+    # tenfold(x=1): the second call returned 10.
+    keys: list[tuple[Any, ...]] = []
+
+    def positional(*a: Any, **k: Any) -> tuple[Any, ...]:
+        keys.append(a)
+        return a
+
+    @durable.step(cache=durable.Cache(key=positional))
+    def tenfold(x: int, *, scale: int = 1) -> int:
+        CALLS["tenfold"] += 1
+        return x * 10 * scale
+
+    assert (tenfold(x=1), tenfold(x=2), tenfold(2), tenfold(1)) == (10, 20, 20, 10)
+    assert keys == [(1,), (2,), (2,), (1,)] and CALLS["tenfold"] == 2
+
+
 def test_expire_takes_a_timedelta_or_a_positive_number_only() -> None:
     for seconds, expire in ((5.0, 5), (0.5, 0.5), (60.0, timedelta(minutes=1))):
         assert durable.Cache(expire=expire).seconds == seconds
@@ -494,6 +512,26 @@ def test_a_damaged_entry_is_a_miss_and_is_replaced(plain_store: durable.Store) -
     assert square(6) == (6, 36)
     assert square(6) == (6, 36)
     assert CALLS["square"] == 2
+
+
+def test_cache_info_of_a_step_counts_its_own_entries_not_another_modules_of_its_name(
+    plain_store: durable.Store,
+) -> None:
+    # moda.f's info counted modb.f's entries, hits and misses as its own.
+    def made_in(module: str) -> Any:
+        def f(x: int) -> int:
+            return x + 1
+
+        f.__module__ = module
+        return durable.step(cache=True)(f)
+
+    moda, modb = made_in("moda"), made_in("modb")
+    assert moda.name == modb.name
+    for step, x in ((modb, 1), (modb, 2), (modb, 2), (moda, 1)):
+        step(x)
+    a, b = durable.cache_info(moda), durable.cache_info(modb)
+    assert (a.hits, a.misses, a.entries, b.hits, b.misses, b.entries) == (0, 1, 1, 1, 2, 2)
+    assert durable.cache_info(moda.name).entries == 3  # a name: every step of that name
 
 
 def test_cache_info_counts_hits_misses_and_size(plain_store: durable.Store) -> None:

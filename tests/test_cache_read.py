@@ -295,7 +295,7 @@ def test_hits_counted_by_many_threads_at_once_lose_none() -> None:
 
     def count() -> None:
         for i in range(5000):
-            count_use(name, i % 5 != 0)
+            count_use((name, f"here.{name}"), i % 5 != 0)
 
     threads = [threading.Thread(target=count) for _ in range(8)]
     for t in threads:

@@ -25,6 +25,9 @@ import random
 import durable
 import settings
 
+UNIT = 1
+name = "flows"  # a global named as the methods' parameter: no read of theirs
+
 class Registry:
     def __init__(self):
         self.weights = {}
@@ -33,7 +36,7 @@ class Registry:
         self.weights[name] = weight
 
     def weight(self, name):
-        return self.weights[name]
+        return self.weights[name] * UNIT
 
     def tag(self, name, weight):
         def decorate(cls):
@@ -43,6 +46,8 @@ class Registry:
 
 REGISTRY = Registry()
 REGISTRY.register("scale", 2)
+print(REGISTRY.register("printed", 1))  # its value used: a change all the same
+PARTS = os.path.join("a", "b")  # a module's function: no change of `os`
 ALIAS = REGISTRY
 ALIAS.register("alias", 1)
 settings.set_mode("slow")
@@ -101,7 +106,7 @@ def first(x):
     mark("first")
     logger.info("first %s", x)
     weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset"), REGISTRY.weight("alias")
-    weights += (REGISTRY.weight("shape"), REGISTRY.weight("plugin"))
+    weights += (REGISTRY.weight("shape"), REGISTRY.weight("plugin"), REGISTRY.weight("printed"))
     return weights, settings.MODE, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
 
 @durable.step
@@ -150,12 +155,17 @@ CHANGED = {
     "call-of-a-module-function-that-rebinds-its-global": ('set_mode("slow")', 'set_mode("fast")', "global settings"),
     "function-attribute": ("scale.k = 2", "scale.k = 5", "helper flow.scale changed"),
     "wrapper-attribute": ("bump.bonus = 10", "bump.bonus = 20", "global bump"),
+    "global-a-method-reads": ("UNIT = 1", "UNIT = 2", "global flow.UNIT"),
+    "method-call-whose-value-is-used": ('register("printed", 1)', 'register("printed", 6)', "global REGISTRY"),
 }
 # Edits of lines that decide nothing the step returns: in the `__main__`
 # block, only the lines calling what changes `logger` or `SEEN` count.
 UNRELATED = {
     "log-message": ('logger.info("loading %s", "flow")', 'logger.info("loaded %s", "flow")'),
     "main-block": ("    print(flow())", "    print('start')\n    print(flow())"),
+    # It refused every step reading an object whose class names its parameter so.
+    "global-named-as-a-methods-parameter": ('name = "flows"', 'name = "other"'),
+    "value-of-a-module-function": ('os.path.join("a", "b")', 'os.path.join("a", "c")'),
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import copyreg
 import dataclasses
 import datetime
 import decimal
@@ -647,3 +648,48 @@ def test_an_object_or_a_class_counts_the_code_of_its_methods() -> None:
     # A derived run id leaves the code out: the fixed call resumes its run,
     # where the steps given the object count as changed.
     assert [run_id(v) for v in (Model(2), Model, Plain(), Plain, other)] == run_ids
+
+
+class KeptOut:
+    """Pickles its name only: `k`, which `predict` reads, is left out."""
+
+    def __init__(self, k: int) -> None:
+        self.k, self.name, self.lock = k, "m", threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+def test_what_a_pickling_hook_leaves_out_counts(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(store.url))  # the plain call's cache too
+    # Digested by its pickled state alone, KeptOut(3) was KeptOut(2): the
+    # cached step returned 20 where it computes 30.
+    ran: list[int] = []
+
+    @durable.step(cache=True)
+    def predict(m: KeptOut, x: int) -> int:
+        ran.append(m.k)
+        return m.k * x
+
+    @durable.workflow(store=store)
+    def flow(k: int) -> int:
+        return predict(KeptOut(k), 10)
+
+    assert (flow(2), flow.with_options(restart=True)(3), predict(KeptOut(3), 10)) == (20, 30, 30)
+    assert ran == [2, 3]  # the lock it leaves out counts by its type: the last call a hit
+    assert value_digest(KeptOut(1)) == value_digest(KeptOut(1))
+
+
+class Registered:
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+copyreg.pickle(Registered, lambda r: (Registered, (0,)))  # pickled without its k
+
+
+def test_what_a_reducer_registered_with_copyreg_leaves_out_counts() -> None:
+    assert value_digest(Registered(1)) != value_digest(Registered(2))
+    assert value_digest(Registered(1)) == value_digest(Registered(1))

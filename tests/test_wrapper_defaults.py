@@ -58,3 +58,27 @@ def test_a_resumed_run_giving_the_default_runs_the_step_again(store: durable.Sto
     assert flow.with_options(run_id="r")(3, False) == 6
     assert flow.resume("r", explicit=True).value == 3
     assert ran == [(3, 2), (3, 1)]
+
+
+def test_a_workflow_under_a_wrapper_filling_a_default_runs_with_the_wrappers_default(
+    store: durable.Store,
+) -> None:
+    # Its body was called with the wrapped function's defaults given, and
+    # the wrapper's setdefault then failed: "multiple values for 'scale'".
+    ran: list[int] = []
+
+    @durable.step
+    def double(x: int) -> int:
+        ran.append(x)
+        return 2 * x
+
+    @durable.workflow(store=store, on_change="rerun")
+    @default_scale
+    def flow(x: int, scale: int = 1) -> int:
+        return double(x) * scale
+
+    assert (flow(3), flow(3), flow(x=3)) == (12, 12, 12)
+    assert flow(3, scale=1) == 6  # another call, another run
+    assert flow.with_options(run_id="r")(4) == 16
+    assert flow.resume("r", scale=5).value == 40
+    assert ran == [3, 3, 4]

@@ -24,7 +24,7 @@ from .identity import (
     is_token,
     value_digest,
 )
-from .signature import signature_of
+from .signature import fill_defaults, signature_of
 
 
 def merge_arguments(
@@ -48,11 +48,15 @@ def merge_arguments(
     for name, value in overrides.items():
         _override(sig, merged, name, value)
     bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
-    bound.apply_defaults()
+    # Under a wrapper that fills what a call leaves out (a `Forwarded`
+    # signature), the wrapper's default is the one the body gets, not the
+    # wrapped function's: given both, the call fails ("multiple values").
+    fill_defaults(bound)
     missing = [
         p.name
         for p in sig.parameters.values()
         if p.name not in bound.arguments
+        and p.default is p.empty
         and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     if missing:
@@ -201,9 +205,9 @@ def run_id_digest(bound: inspect.BoundArguments) -> str:
     new run id on every call, so the workflow could never be resumed; the
     caller asks for an explicit run id instead."""
     full = inspect.BoundArguments(bound.signature, dict(bound.arguments))
-    # All of them, unlike a step's (`fill_defaults`): the body is called with its
-    # defaults given (`merge_arguments`), so no wrapper fills one in its place.
-    full.apply_defaults()
+    # The defaults the body is called with (`merge_arguments`): `f(1)` and
+    # `f(x=1)` are one run; none through a wrapper that fills its own.
+    fill_defaults(full)
     try:
         return _arguments_digest(list(full.arguments.items()), code=False)
     except RecursionError:

@@ -154,12 +154,12 @@ class Ticket:
         entry = cachestore.read_entry(self.store, self.key)
         value = self._usable(entry) if entry is not None else MISSING
         if value is MISSING:
-            count_use(self.spec.name, False)
+            count_use(self.spec.owner, False)
             if entry is not None:
                 cachestore.remove(self.store, [self.key])
             return None
         assert entry is not None
-        count_use(self.spec.name, True)
+        count_use(self.spec.owner, True)
         self._touch()
         return entry, value
 
@@ -212,6 +212,7 @@ class Ticket:
         value's blob before the blob is written (`stored`)."""
         rec = StepRecord(0, cachestore.KIND, self.spec.name, self.fingerprint, self.digest)
         rec.started, rec.ended, rec.artifacts = started, now(), artifacts
+        rec.extra["of"] = self.spec.owner[1]  # which step of its name (`cache_info`)
         cachestore.encode(self.store, rec, value, claim)
         if not cachestore.write_entry(self.store, self.key, rec):
             won = cachestore.read_entry(self.store, self.key)

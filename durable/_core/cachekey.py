@@ -63,7 +63,8 @@ def call_key(
         return with_captured(fn, digest), call, digest
     if not _cache_check(signature, args, kwargs, name):
         return None, None, None
-    key = option.key(*args, **kwargs)
+    key_args, key_kwargs = _key_arguments(signature, args, kwargs)
+    key = option.key(*key_args, **key_kwargs)
     if key is None:
         # A forgotten `return`: every call would share one entry (wrong values).
         raise ConfigurationError(
@@ -76,6 +77,21 @@ def call_key(
         return None, None, None
     base = strict_digest((key, code))
     return with_captured(fn, base), None, base
+
+
+def _key_arguments(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """What a `Cache(key=...)` function is called with: the call as bound
+    (already checked to bind), a parameter given by name passed by position
+    as its signature places it, so `f(1)` and `f(x=1)` give it the same; the
+    defaults are the key function's own. Called as given, a key function
+    `lambda *a, **k: a` keyed `f(x=1)` and `f(x=2)` alike: one's output
+    served to the other."""
+    if signature is None or not kwargs:
+        return args, kwargs
+    bound = signature.bind(*args, **kwargs)
+    return bound.args, bound.kwargs
 
 
 def _key_code(key_fn: Callable[..., Any], name: str) -> str | None:

@@ -5,7 +5,8 @@ dataclasses, attrs and pydantic models by type and fields, exact-repr types
 by repr (those very types only), mappings other than dict by type, items and
 the state of the instance, functions by name or code, other objects (and
 subclasses of the exact-repr types) by type and pickled state
-(`__reduce_ex__`); a function or class of the user's own code adds the
+(`__reduce_ex__`) and what a pickling hook of the user's own class leaves
+out of it; a function or class of the user's own code adds the
 fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import enum
 import functools
 import pathlib
 import sys
+import threading
 import types
 import uuid
 from collections import ChainMap, UserDict, defaultdict
@@ -26,7 +28,7 @@ from typing import Any
 
 from .._storage import codec
 from .arrays import arrays, qualname
-from .code import class_stamp, function_stamp, module_stamp
+from .code import _user_classes, class_stamp, function_stamp, module_stamp
 from .redact import NeverWritten
 
 
@@ -39,10 +41,17 @@ class Secret(Undigestable):
     for an argument looked at only for secrets, nesting too deep to tell)."""
 
 
-def content_of(v: Any, *, code: bool = True) -> tuple[str, Any]:
+# No reproducible digest: nested too deep (RecursionError), or changed by
+# another thread as it was read ("dictionary changed size during iteration").
+NO_DIGEST = (Undigestable, RuntimeError)
+
+
+def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any]:
     """A kind and a stand-in value made of things the walk knows; with
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
+        if type(v) is _LeftOut:  # in a stand-in: walked by `identity`'s walk
+            return _left_out_content(v.value, code, walk)
         found = arrays(v) or _described(v)
         if found is None:
             found = _reduced(v)
@@ -251,8 +260,67 @@ def _reduced(v: Any) -> tuple[str, Any]:
         return f"global:{name}", (getattr(v, "__module__", None), reduced)
     parts = list(reduced) + [None] * (5 - len(reduced))
     fn, args, state, list_items, dict_items = parts[:5]
+    left = _left_out(v, state)
     if type(state) is dict:  # as in `_own_state`
         state = {k: x for k, x in state.items() if not _memoised(type(v).__mro__, k)}
     listed = list(list_items) if list_items is not None else None
     pairs = list(dict_items) if dict_items is not None else None
-    return f"object:{name}", (fn, args, state, listed, pairs)
+    stand_in = (fn, args, state, listed, pairs)
+    return f"object:{name}", stand_in if left is None else (*stand_in, left)
+
+
+_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
+
+
+class _LeftOut:
+    """An attribute a class's own pickling hook leaves out of its state."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
+    """The attributes (and slots) of an instance that a pickling hook of a
+    class of the user's own code (`__getstate__`, `__reduce__`, a reducer
+    registered with `copyreg`) leaves out of the state it
+    pickles: a step may read them (`self.k = k` kept out of `{"name": ...}`),
+    so the object's digest counts them too (fail closed), each by content
+    where it has one, else by its type (`_left_out_content`: a lock the hook
+    leaves out because it cannot be pickled). None for a class without
+    such a hook, or when the state holds every attribute as it is."""
+    # A library's hook is its authors' rule (numpy's masked array keeps out
+    # a cached view); a user's class that pickles less than it holds is not.
+    kind: type = type(v)
+    own = _user_classes(kind)
+    hooked = any(hook in vars(cls) for cls in own for hook in _HOOKS)
+    if not own or not (hooked or kind in copyreg.dispatch_table):  # `copyreg.pickle(M, ...)`
+        return None
+    held = _own_state(v, by_getstate=False)
+    if held is None:
+        return None
+    kept = [s for s in (state if type(state) is tuple else (state,)) if type(s) is dict]
+    left = [(n, _LeftOut(x)) for n, x in held if not any(n in s and s[n] is x for s in kept)]
+    return left or None
+
+
+_walking = threading.local()
+
+
+def _left_out_content(value: Any, code: bool, walk: Any) -> tuple[str, Any]:
+    """A left-out attribute's digest by a walk of its own (`walk`: the
+    class of the walk it is in), or its type when it has none (or refers
+    back to an object being walked for this)."""
+    seen: set[int] = _walking.__dict__.setdefault("ids", set())
+    if walk is None or id(value) in seen:
+        return "left-out", qualname(type(value))
+    seen.add(id(value))
+    own = walk(code=code)
+    try:
+        own.feed(value)
+    except NO_DIGEST:
+        return "left-out", qualname(type(value))
+    finally:
+        seen.discard(id(value))
+    return "left-out", own.h.hexdigest()

@@ -22,6 +22,7 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .content import NO_DIGEST as NO_DIGEST
 from .content import Secret, content_of
 from .content import Undigestable as Undigestable
 from .redact import Redacted
@@ -132,7 +133,7 @@ class _Walk:
                 raise Secret("it holds a durable.redact() value")
             self.h.update(b"R")  # a secret: only that one was there
         else:
-            kind, content = content_of(v, code=self.code)
+            kind, content = content_of(v, code=self.code, walk=type(self))
             self.h.update(b"o" + _str(kind))
             # The stand-in is a fresh tuple (or a scalar): no level of its own.
             enc = _SCALAR.get(type(content))
@@ -165,11 +166,6 @@ def fresh_token() -> str:
 def is_token(digest: str | None) -> bool:
     """A digest that stands for a value without one (`fresh_token`)."""
     return digest is not None and digest.startswith("!")
-
-
-# No reproducible digest: nested too deep (RecursionError), or changed by
-# another thread as it was read ("dictionary changed size during iteration").
-NO_DIGEST = (Undigestable, RuntimeError)
 
 
 def value_digest(value: Any) -> str:

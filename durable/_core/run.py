@@ -44,6 +44,7 @@ from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
 from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
+from .signature import call_arguments
 from .taskfactory import settling
 from .threads import install
 
@@ -234,7 +235,7 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
     fn = settling(flow.fn, ctx) if inspect.iscoroutinefunction(flow.fn) else flow.fn
     install()  # threads it starts carry its context (`threads`)
     try:
-        value = yield Call(fn, bound.args, bound.kwargs, lambda: enter_run(ctx))
+        value = yield Call(fn, *call_arguments(bound), lambda: enter_run(ctx))
     except Exception as e:
         if ctx.refusal is not None and e is not ctx.refusal:
             raise ctx.refusal from e

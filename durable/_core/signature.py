@@ -81,6 +81,33 @@ def fill_defaults(bound: inspect.BoundArguments) -> None:
         bound.apply_defaults()
 
 
+def call_arguments(bound: inspect.BoundArguments) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """How a workflow's body is called with its bound arguments. Through a
+    `Forwarded` signature a parameter with a default goes by keyword, as
+    a caller gives it: given positionally, a wrapper filling it by keyword
+    (`kwargs.setdefault("scale", 2)`) would fail ("multiple values")."""
+    sig = bound.signature
+    if not isinstance(sig, Forwarded) or any(
+        p.kind is p.VAR_POSITIONAL and bound.arguments.get(p.name) for p in sig.parameters.values()
+    ):
+        return bound.args, bound.kwargs
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for p in sig.parameters.values():
+        if p.name not in bound.arguments:
+            continue
+        value = bound.arguments[p.name]
+        if p.kind is p.VAR_KEYWORD:
+            kwargs.update(value)
+        elif p.kind is p.POSITIONAL_ONLY or (
+            p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty and not kwargs
+        ):
+            args.append(value)
+        elif p.kind is not p.VAR_POSITIONAL:
+            kwargs[p.name] = value
+    return tuple(args), kwargs
+
+
 def _passes_on(own: inspect.Signature, theirs: inspect.Signature, wrapped: Any) -> bool:
     """Whether a wrapper takes the call as the function it wraps does: the
     same parameters, or some of its first positional ones (`self`) then

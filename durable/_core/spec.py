@@ -48,6 +48,10 @@ class StepSpec:
     direct: bool = field(init=False, compare=False, repr=False)
     # How errors name a call of it (`RunState.take_position`), spelled once.
     what: str = field(init=False, compare=False, repr=False)
+    # Which step of its name it is (`module.qualname`, or the `name=` given,
+    # as in its fingerprint): steps of one name in two modules keep cache
+    # entries apart by fingerprint, and `cache_info` counts them apart by this.
+    owner: tuple[str, str] = field(init=False, compare=False, repr=False)
     # A partial, bound method or callable object: what it binds (`bound`) is
     # an argument of each call.
     binds: bool = field(init=False, compare=False, repr=False)
@@ -57,6 +61,8 @@ class StepSpec:
     def __post_init__(self) -> None:
         direct = self.cache is None and self.body is None and self.artifacts is None
         object.__setattr__(self, "direct", direct and self.retry.retries == 0)
+        module, qualname = getattr(self.fn, "__module__", "?"), getattr(self.fn, "__qualname__", "?")
+        object.__setattr__(self, "owner", (self.name, self.pinned_name or f"{module}.{qualname}"))
         object.__setattr__(self, "what", f"step {self.name!r}")
         object.__setattr__(self, "binds", binds(self.fn))
         object.__setattr__(self, "memo", memo_key(self.fn, self.pinned_name, self.version, self.deep))

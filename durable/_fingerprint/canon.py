@@ -184,3 +184,80 @@ def uses_itself(nodes: tuple[ast.AST, ...], name: str) -> bool:
     found = [n for node in nodes for n in ast.walk(node)]
     calls = {id(n.func) for n in found if isinstance(n, ast.Call)}
     return any(isinstance(n, ast.Name) and n.id == name and id(n) not in calls for n in found)
+
+
+@lru_cache(maxsize=4096)
+def chains_of(nodes: tuple[ast.AST, ...]) -> list[tuple[str, ...]]:
+    # Nodes come from trees cached by their text, and are held here.
+    return sorted({c for n in nodes for c in name_chains(n)})
+
+
+@lru_cache(maxsize=4096)
+def from_imports(stmt: ast.AST) -> tuple[ast.ImportFrom, ...]:
+    return tuple(n for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom))
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_SCOPES = (*_FUNCTIONS, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@lru_cache(maxsize=4096)
+def statement_chains(stmt: ast.AST) -> tuple[tuple[str, ...], ...]:
+    """`name_chains` of a module-level statement, without the names a
+    function inside it binds for itself (its parameters and what its own
+    body assigns or imports, unless declared `global`): `def predict(self,
+    X)` in a `class` statement reads its own X, never the module's, whose
+    edit must not change what reads the class. A name bound in a way not
+    told here stays a read (fail closed)."""
+    return tuple(sorted(set(_free_chains(stmt, frozenset()))))
+
+
+def _free_chains(node: ast.AST, local: frozenset[str]) -> Iterator[tuple[str, ...]]:
+    if isinstance(node, _FUNCTIONS):
+        args = node.args
+        # Evaluated where the function is defined: in the enclosing scope.
+        around: list[ast.AST | None] = [*getattr(node, "decorator_list", ()), *args.defaults]
+        around += [*args.kw_defaults, getattr(node, "returns", None)]
+        every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
+        around += [a.annotation for a in every if a is not None]
+        for sub in around:
+            if sub is not None:
+                yield from _free_chains(sub, local)
+        inner = local | _own_locals(node)
+        for sub in node.body if isinstance(node.body, list) else [node.body]:
+            yield from _free_chains(sub, inner)
+        return
+    if isinstance(node, ast.Name):
+        if isinstance(node.ctx, ast.Load) and node.id not in local:
+            yield (node.id,)
+        return
+    if isinstance(node, ast.Attribute):
+        chain = next(name_chains(node), None)  # the whole chain comes first
+        if chain is not None and chain[0] not in local:
+            yield chain
+    for sub in ast.iter_child_nodes(node):
+        yield from _free_chains(sub, local)
+
+
+def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
+    """The names a function binds in its own scope: parameters, assignment
+    targets, imports and nested definitions in its body (not inside its
+    nested functions, classes or comprehensions), minus its `global`s."""
+    args = fn.args
+    every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
+    names = {a.arg for a in every if a is not None}
+    declared: set[str] = set()
+    todo: list[ast.AST] = [*fn.body] if isinstance(fn.body, list) else [fn.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Global):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).partition(".")[0] for a in node.names)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+    return frozenset(names - declared)

@@ -31,7 +31,7 @@ def with_method_calls(index: dict[str, list[ast.AST]], body: list[Any]) -> None:
     statement counts alone (`units`)."""
     imported = {a.asname or a.name.partition(".")[0] for s in body for a in _imports(s)}
     for unit in units(body):
-        found = _method_roots(unit) if not isinstance(unit, _DEFS) else _defined(unit, imported)
+        found = _method_roots(unit, imported) if not isinstance(unit, _DEFS) else _defined(unit, imported)
         for name in dict.fromkeys(found):
             index.setdefault(CALLS + name, []).append(unit)
             stmts = index.setdefault(name, [])
@@ -48,15 +48,18 @@ def _defined(stmt: ast.AST, imported: set[str]) -> list[str]:
     decorators = getattr(stmt, "decorator_list", [])
     theirs = [d for d in decorators if not is_our_decorator(d)]
     found = [n for d in theirs for n in method_object(d) if n not in imported]
-    return [*found, *_called_in(stmt, imported), *_in_class_body(stmt)]
+    return [*found, *_called_in(stmt, imported), *_in_class_body(stmt, imported)]
 
 
-def _in_class_body(stmt: ast.AST) -> Iterator[str]:
+def _in_class_body(stmt: ast.AST, imported: set[str]) -> Iterator[str]:
     """For a `class`: the objects its body calls methods of, which runs when
     the class is made, as a module's statements do (`class Plugin:
     REGISTRY.register("plugin", 1)`), in nested classes too."""
     for sub in stmt.body if isinstance(stmt, ast.ClassDef) else ():
-        yield from _in_class_body(sub) if isinstance(sub, ast.ClassDef) else _method_roots(sub)
+        if isinstance(sub, ast.ClassDef):
+            yield from _in_class_body(sub, imported)
+        else:
+            yield from _method_roots(sub, imported)
 
 
 def _called_in(fn: ast.AST, imported: set[str]) -> Iterator[str]:
@@ -72,7 +75,7 @@ def _called_in(fn: ast.AST, imported: set[str]) -> Iterator[str]:
     own |= {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
     for stmt in ast.walk(fn):
         if isinstance(stmt, ast.Expr) and not isinstance(stmt, _DEFS):
-            yield from (n for n in _method_roots(stmt) if n not in own and n not in imported)
+            yield from (n for n in _method_roots(stmt, imported) if n not in own and n not in imported)
 
 
 def _imports(stmt: ast.AST) -> list[ast.alias]:
@@ -84,18 +87,30 @@ def _imports(stmt: ast.AST) -> list[ast.alias]:
     return [a for b in BLOCKS for s in getattr(stmt, b, None) or () for a in _imports(s)]
 
 
-def _method_roots(stmt: ast.AST) -> Iterator[str]:
+def _method_roots(stmt: ast.AST, imported: set[str]) -> Iterator[str]:
     """The names whose methods a statement calls, as it runs, for their
     effect: `X.m(...)` as a statement of its own, in blocks too (not in
     the bodies of the functions and classes it defines, which run when
-    called)."""
+    called), and one whose value the statement uses (`print(model.fit(X))`,
+    `fitted = model.fit(X)`: it may change its object all the same), save
+    a module's or an imported object's (`path = os.path.join(...)` would
+    count for every step reading `os`) and a chain's."""
+    if isinstance(stmt, _DEFS):  # `_defined`
+        return
     if isinstance(stmt, ast.Expr):
         value = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
         if isinstance(value, ast.Call):
             yield from method_object(value)
-        return
-    if isinstance(stmt, _DEFS):  # `_defined`
-        return
+    for field, node in ast.iter_fields(stmt):
+        if field in BLOCKS:
+            continue
+        for sub in node if isinstance(node, list) else [node]:
+            inner = list(ast.walk(sub)) if isinstance(sub, ast.AST) else []
+            # Not a chain (`df.groupby("a").sum()`), as for a statement of its own.
+            chained = {id(n.value) for n in inner if isinstance(n, ast.Attribute)}
+            for call in inner:
+                if isinstance(call, ast.Call) and id(call) not in chained:
+                    yield from (n for n in method_object(call) if n not in imported)
     for block in BLOCKS:
         for sub in getattr(stmt, block, None) or ():
-            yield from _method_roots(sub)
+            yield from _method_roots(sub, imported)

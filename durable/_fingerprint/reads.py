@@ -12,9 +12,9 @@ inside the body, a name in a default value or a decorator):
   rebound with `global`) counts by the **source of the module-level
   statements that bind it** (`SEEN = []`, `import json as ser`,
   `class Cfg: ...`), never by a value the program changes as it runs; the
-  functions a list or dict holds are followed. When no such statement can
-  be read, `_fpvalues.fallback_tokens` says how it counts.
-"""
+  functions a list or dict holds are followed (a function there reads its
+  own locals, not the module's: `canon.statement_chains`). When no such
+  statement can be read, `_fpvalues.fallback_tokens` says how it counts."""
 
 from __future__ import annotations
 
@@ -27,7 +27,16 @@ from functools import lru_cache
 from typing import Any
 
 from .bindings import binding_statements, made_here_alone, module_statements
-from .canon import default_expressions, foreign_decorators, name_chains, node_hash, uses_itself
+from .canon import (
+    chains_of,
+    default_expressions,
+    foreign_decorators,
+    from_imports,
+    name_chains,
+    node_hash,
+    statement_chains,
+    uses_itself,
+)
 from .contents import contents_part
 from .holds import (
     class_code,
@@ -105,7 +114,7 @@ def read_names(
     if local:  # none without an import statement in the source (witnessed)
         remember(_local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
-    for chain in _chains(tuple(nodes)):
+    for chain in chains_of(tuple(nodes)):
         if chain[0] in local:  # the import statement is part of the code already
             path, obj, scope = _resolve(_Scope(local, False), chain)
             if len(path) == 1:  # what `from c import X` binds counts as `c.X` does
@@ -120,7 +129,7 @@ def read_names(
         if path not in done:
             done.add(path)
             _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
-    whole = names & WHOLE_MODULE & {c[0] for c in _chains(tuple(nodes))}  # not `df.eval(...)`
+    whole = names & WHOLE_MODULE & {c[0] for c in chains_of(tuple(nodes))}  # not `df.eval(...)`
     own = witnessed(own_module, globs, whole) if whole else None
     if isinstance(own, types.ModuleType):  # `globals()[name]`, `eval(text)`
         _whole_module("globals()", own, out)
@@ -138,12 +147,6 @@ def _rebound(
         return path[0] in rebound
     filename = scope.namespace.get("__file__") if scope.user else None
     return isinstance(filename, str) and path[-1] in source_of(filename, scope.namespace).rebound
-
-
-@lru_cache(maxsize=4096)
-def _chains(nodes: tuple[ast.AST, ...]) -> list[tuple[str, ...]]:
-    # Nodes come from trees cached by their text, and are held here.
-    return sorted({c for n in nodes for c in name_chains(n)})
 
 
 def _count(
@@ -218,9 +221,9 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     via = f"{module_label(str(scope.namespace.get('__name__', '?')))}."
     done: set[tuple[str, ...]] = set()
     for stmt in found:
-        for imported in _from_imports(stmt):  # also one inside `try:` or `if`
+        for imported in from_imports(stmt):  # also one inside `try:` or `if`
             _follow_import(imported, name, scope, out)
-        for chain in _chains((stmt,)):
+        for chain in statement_chains(stmt):
             # A module's own dunders (`__file__`: where it lies) are not code.
             skip = chain[0] == name or chain[0].startswith("__") or chain in done
             if skip or made_here_alone(stmt, chain[0], scope.namespace, scope.checked_file):
@@ -230,11 +233,6 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
                 done.update((chain, path))
                 # By its statements, never its value: `START = time.time()`.
                 _count(path, obj, where, True, out, via)
-
-
-@lru_cache(maxsize=4096)
-def _from_imports(stmt: ast.AST) -> tuple[ast.ImportFrom, ...]:
-    return tuple(n for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom))
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:

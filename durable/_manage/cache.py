@@ -55,7 +55,13 @@ def cache_info(step: object, *, store: Store | str | None = None) -> CacheInfo:
         raise ConfigurationError(f"cache_info() takes a step or a step name, not {step!r}")
     where = store if isinstance(store, Store) else (open_store(store) if store else default_store())
     entries = cachestore.all_entries(where, name)
-    hits, misses = counts(name)
+    # A step (not a name) counts its own: `f` of another module is another step.
+    # (Read off its spec by name: run management never loads the engine.)
+    mine = None if isinstance(step, str) else getattr(step, "__durable_step__", None)
+    owner = getattr(mine, "owner", (None, None))[1]
+    if isinstance(owner, str):  # an entry written before its owner was kept: can't be told
+        entries = [e for e in entries if e.record.extra.get("of", owner) == owner]
+    hits, misses = counts(name, owner if isinstance(owner, str) else None)
     return CacheInfo(name, hits, misses, len(entries), sum(e.size for e in entries))
 
 

@@ -9,23 +9,23 @@ import itertools
 import threading
 
 _lock = threading.Lock()  # only to make a step's counters
-# step name -> (hits, misses)
-_counts: dict[str, tuple[itertools.count[int], itertools.count[int]]] = {}
+# (step name, which step of that name: `StepSpec.owner`) -> (hits, misses)
+_counts: dict[tuple[str, str], tuple[itertools.count[int], itertools.count[int]]] = {}
 
 
-def counts(name: str) -> tuple[int, int]:
-    """(hits, misses) of a step in this process."""
-    pair = _counts.get(name)
-    if pair is None:
-        return 0, 0
-    return _value(pair[0]), _value(pair[1])
+def counts(name: str, owner: str | None = None) -> tuple[int, int]:
+    """(hits, misses) in this process of the step of this name `owner`
+    names, or of every step of the name."""
+    with _lock:
+        pairs = [p for (n, o), p in _counts.items() if n == name and owner in (None, o)]
+    return sum(_value(p[0]) for p in pairs), sum(_value(p[1]) for p in pairs)
 
 
-def count_use(name: str, hit: bool) -> None:
-    pair = _counts.get(name)
+def count_use(step: tuple[str, str], hit: bool) -> None:
+    pair = _counts.get(step)
     if pair is None:
         with _lock:
-            pair = _counts.setdefault(name, (itertools.count(), itertools.count()))
+            pair = _counts.setdefault(step, (itertools.count(), itertools.count()))
     next(pair[0] if hit else pair[1])
 
 
