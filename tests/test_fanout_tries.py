@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import durable
+from durable._core.identity import value_digest
 from tests.fanout_work import item_indexes
 
 tries: list[int] = []
@@ -122,6 +123,90 @@ def test_an_item_knows_its_try_and_its_own_idempotency_key(tmp_path: Path, kind:
     # under its number), one key for all of an item's tries, another item's
     # key for another item (a plain step's is its position's). On a pool,
     # item 2's second try may have finished unkept before the Ctrl-C.
-    key = {1: "r:0/0", 2: "r:0/1"} if kind != "plain" else {1: "r:0", 2: "r:1"}
+    key = {1: f"r:0/{item_key(1)}", 2: f"r:0/{item_key(2)}"} if kind != "plain" else {1: "r:0", 2: "r:1"}
     assert [(a, k) for x, a, k in seen if x == 1] == [(0, key[1]), (1, key[1]), (1, key[1])]
     assert {(a, k) for x, a, k in seen if x == 2} == {(0, key[2]), (1, key[2])}
+
+
+moved: list[str] = []
+
+
+@durable.step(name="moved", retries=2, retry_delay=0)
+def fails_b(x: str) -> str:
+    moved.append(x)
+    n = moved.count("B")
+    if x == "B" and n in outcome.values():
+        raise KeyboardInterrupt  # this try of B is cut short
+    if x == "B":
+        raise ValueError(f"B try {n}")
+    return x
+
+
+def test_an_item_moved_on_resume_keeps_the_tries_it_made(tmp_path: Path) -> None:
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r", name="moved")
+    def flow(items: list[str]) -> Any:
+        return durable.loop_over(fails_b, items, checkpoint_items=True)
+
+    moved.clear()
+    outcome.update(a=3, b=4)  # B's third and fourth tries are cut short
+    with pytest.raises(KeyboardInterrupt):
+        flow(["A", "B"])  # A is kept; B failed twice
+    # Resumed with B first: A's result goes to B's old name, which held B's tries.
+    with pytest.raises(KeyboardInterrupt):
+        flow.resume("r", items=["B", "A"])
+    with pytest.raises(ValueError, match="B try 5"):
+        flow.resume("r", items=["B", "A"])
+    assert moved == ["A", "B", "B", "B", "B", "B"]  # 2 failed, 2 cut short, the last of 3
+
+
+@pytest.mark.parametrize("kind", ["items", "kept"])
+def test_an_equal_item_does_not_spend_the_tries_of_another(tmp_path: Path, kind: str) -> None:
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r", name=kind)
+    def flow() -> Any:
+        return durable.loop_over(flaky, [1, 1], checkpoint_items=kind == "kept")
+
+    outcome.update({3: "stop", 4: "ok", 7: "ok"})  # item 0 is cut short at its last try
+    with pytest.raises(KeyboardInterrupt):
+        flow()
+    # Item 0 makes its last try; item 1 its own three (it had one, as item 0's).
+    assert flow() == [10, 10]
+    assert len(tries) == 7
+
+
+def item_key(item: object) -> str:
+    return value_digest(item)[:16]
+
+
+receipts: dict[str, str] = {}  # a payment service, deduplicating by key
+
+
+@durable.step(name="pay")
+def pay(what: str) -> str:
+    run = durable.current_run()
+    assert run is not None
+    receipt = receipts.setdefault(run.idempotency_key(), f"receipt for {what}")
+    if what == "B" and outcome.get(0) == "stop":
+        raise KeyboardInterrupt  # B paid; the run stops before its result is kept
+    return receipt
+
+
+@pytest.mark.parametrize("kind", ["items", "kept", "threads"])
+def test_an_item_keeps_its_idempotency_key_when_the_items_move(tmp_path: Path, kind: str) -> None:
+    """The key follows the item, not its index: resumed with B first, B
+    was given A's key ("r:0/0") and the service answered it with A's
+    receipt. Equal items are two calls (two charges of 5): two keys."""
+
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r", name=kind)
+    def flow(items: list[str]) -> Any:
+        pool = cf.ThreadPoolExecutor(1) if kind == "threads" else None
+        return durable.loop_over(pay, items, executor=pool, checkpoint_items=kind == "kept")
+
+    receipts.clear()
+    outcome[0] = "stop"
+    with pytest.raises(KeyboardInterrupt):
+        flow(["A", "B"])
+    outcome.clear()
+    run = flow.resume("r", items=["B", "A", "5", "5"])
+    assert run.value == ["receipt for B", "receipt for A", "receipt for 5", "receipt for 5"]
+    five = f"r:0/{item_key('5')}"
+    assert sorted(receipts) == sorted([f"r:0/{item_key('A')}", f"r:0/{item_key('B')}", five, five + "-1"])

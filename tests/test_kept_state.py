@@ -5,6 +5,9 @@ reads counts by value, as before."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 import durable
@@ -133,3 +136,57 @@ def _frames() -> list[object]:
 def test_a_function_that_reads_its_frame_keeps_no_state(index: int, kept: set[str]) -> None:
     fn = _frames()[index]
     assert set(kept_state(fn, fn.__code__)) == kept  # type: ignore[attr-defined]
+
+
+TAKEN = """
+import durable
+
+PENDING = []
+PENDING.extend(["a", "b"])  # the module fills it: it changes it too
+
+@durable.step(cache=True)
+def take(x):
+    try:
+        PENDING.remove(x)  # a write, whose failure tells what PENDING held
+    except ValueError:
+        return "gone"
+    return "took"
+"""
+
+
+def test_a_removal_that_can_fail_reads_what_it_removes_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`remove`, `pop`, `popitem` and `popleft` fail on what the object
+    holds (ValueError, IndexError, KeyError): a step calling one computes
+    from those contents. The second equal call finds "a" gone; it was
+    served the first call's "took"."""
+    (tmp_path / "kept_taken.py").write_text(TAKEN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.delitem(sys.modules, "kept_taken", raising=False)
+    import kept_taken  # type: ignore[import-not-found]
+
+    try:
+        assert [kept_taken.take("a"), kept_taken.take("a")] == ["took", "gone"]
+    finally:
+        sys.modules.pop("kept_taken", None)
+
+
+def _takers() -> list[object]:
+    queue: list[int] = []
+    table: dict[int, int] = {}
+
+    def pops() -> None:
+        queue.pop()
+
+    def pops_item() -> None:
+        table.popitem()
+
+    return [pops, pops_item]
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["pop", "popitem"])
+def test_a_cell_a_step_takes_from_is_read(index: int) -> None:
+    fn = _takers()[index]
+    assert set(kept_state(fn, fn.__code__)) == set()  # type: ignore[attr-defined]

@@ -158,7 +158,8 @@ class RunContext:
     def idempotency_key(self) -> str:
         """`"<run_id>:<position>"`: stable across retries and resumes, so an
         external service can deduplicate the side effect of this step;
-        `"<run_id>:<position>/<index>"` for a `loop_over` item's."""
+        `"<run_id>:<position>/<digest>"` for a `loop_over` item's (of the
+        item, and how many equal items come before it: `_fanout.tries`)."""
         scope = _step_var.get()
         if scope is None:
             raise RuntimeError("idempotency_key() is only meaningful inside a step")
@@ -203,8 +204,9 @@ class _StartedIn(threading.local):
 
 
 _started_in = _StartedIn()
-# The step running here: (position, attempt, the `loop_over` item's index or None).
-ItemScope = tuple[Position, int, int | None]
+# The step running here: (position, attempt, the `loop_over` item's part of
+# its idempotency key, `_fanout.tries.ItemKey`, or None).
+ItemScope = tuple[Position, int, object | None]
 _step_var: contextvars.ContextVar[ItemScope | None] = contextvars.ContextVar(
     "durable_step", default=None
 )

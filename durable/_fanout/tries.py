@@ -10,6 +10,7 @@ short was never kept, and is made again, as a step's is. A log from before
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -72,8 +73,11 @@ class KeptTries(Tries):
         label: str,
         fp: str,
         digest_of: Callable[[int], str],
+        total: int,
     ) -> None:
         super().__init__(fn)
+        self.total, self.lock = total, threading.Lock()
+        self.keys: list[str] = []  # the items' idempotency keys (`key`), made once
         self.ctx, self.pos, self.label, self.fp = ctx, pos, label, fp
         # An item's digest, taken when it first fails (or when a kept budget
         # is looked for): a block of large items whose tries all pass, or
@@ -107,9 +111,15 @@ class KeptTries(Tries):
         tries kept (a record kept at another index counts: the items moved)."""
         self.digests[index] = digest
         kept = self.found.get(digest, {})
-        rec = kept.get(index) or next(iter(kept.values()), None)
+        at = index if index in kept else min(kept, default=index)
+        # Taken once: an equal item at another index makes tries of its own.
+        rec = kept.pop(at, None)
         if rec is None:
             return
+        if at != index:
+            # Its old name may now hold a result restored there (the items
+            # moved), which would lose these tries at the next crash.
+            self._write(index, rec)
         given_up = rec.extra.get("given_up")
         earlier = len(rec.attempts)
         self.failures[index] = list(rec.attempts)
@@ -117,20 +127,37 @@ class KeptTries(Tries):
         self.given_up[index] = given_up if isinstance(given_up, int) else earlier
         self.used[index] = budget_spent(earlier, self.given_up[index])
 
+    def key(self, index: int) -> str:
+        """The item's key (`item_keys`), all of the block's made at once."""
+        with self.lock:
+            if not self.keys:
+                self.keys = item_keys([self.digest(i) for i in range(self.total)])
+        return self.keys[index]
+
     def scope(self, index: int) -> ItemScope:
         # Numbered in the run, as a step's tries are (`steps._Tries.enter`).
-        return self.pos, self.given_up.get(index, 0) + self.used.get(index, 0), index
+        tried = self.given_up.get(index, 0) + self.used.get(index, 0)
+        return self.pos, tried, ItemKey(self, index)
+
+    def digest(self, index: int) -> str:
+        """The item's digest, taken once (`Block._item_digest`)."""
+        return self.digests.get(index) or self.digests.setdefault(index, self.digest_of(index))
 
     def kept(self, index: int, exc: Exception, retry: bool) -> None:
         if not self.policy.retries:
             return  # no budget to keep: the first failure ends the item
         failures = self.failures.setdefault(index, [])
         failures.append(attempt_record(exc))
-        digest = self.digests.get(index) or self.digests.setdefault(index, self.digest_of(index))
+        digest = self.digest(index)
         rec = StepRecord(self.pos, TRIES_KIND, self.label, self.fp, TRIES_MARK + digest, persisted=False)
         rec.attempts = failures
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
         rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
+        self._write(index, rec)
+
+    def _write(self, index: int, rec: StepRecord) -> None:
+        """Keep an item's tries under its index, in place of what is there."""
+        rec.extra["index"] = index
         try:
             keep_item(self.ctx, self.pos, index, rec)
         except StorageError:
@@ -138,6 +165,34 @@ class KeptTries(Tries):
             # matters more than a store that cannot take its count now.
             return
         self.written.add(index)
+
+
+class ItemKey:
+    """An item's part of its idempotency key (`RunContext.idempotency_key`),
+    made when a try asks for it (in the workflow's process: a process
+    pool's worker has no run to ask)."""
+
+    __slots__ = ("index", "tries")
+
+    def __init__(self, tries: KeptTries, index: int) -> None:
+        self.tries, self.index = tries, index
+
+    def __str__(self) -> str:
+        return self.tries.key(self.index)
+
+
+def item_keys(digests: list[str]) -> list[str]:
+    """Each item's key: its digest, and how many equal items come before it
+    (`[5, 5]` are two charges). Not its index: once the items moved on a
+    resume (`resume(items=[B, A])`), B was given A's key, and a service
+    deduplicating by it answered B with A's receipt; B keeps its own."""
+    seen: dict[str, int] = {}
+    keys = []
+    for digest in digests:
+        head = digest.lstrip("!")[:16]  # a token (no digest): another key in each process
+        n = seen[head] = seen.get(head, -1) + 1
+        keys.append(f"{head}-{n}" if n else head)
+    return keys
 
 
 def keep_item(ctx: RunState, pos: Position, index: int, rec: StepRecord) -> None:

@@ -22,11 +22,12 @@ from typing import Any
 from .source import find_definitions, runs_this_source, source_of
 
 # Methods whose call, as a statement of its own (its result unused), only
-# changes the object it is called on.
+# changes the object it is called on. Not those that fail on what it holds
+# (`pop`, `popitem`, `popleft`, `remove`, `put_nowait` on a full queue):
+# `try: PENDING.remove(x) except ValueError: return "gone"` computes from it.
 _MUTATORS = frozenset({
     "add", "append", "appendleft", "clear", "discard", "extend", "extendleft",
-    "insert", "pop", "popitem", "popleft", "put", "put_nowait", "remove",
-    "setdefault", "update",
+    "insert", "put", "setdefault", "update",
 })  # fmt: skip
 # How code reads its own variables without naming them: the builtins
 # (`"{last}".format(**locals())` reads a cell no `ast.Name` loads), and a
