@@ -523,3 +523,53 @@ def test_a_global_a_module_level_statement_changes_between_calls_is_seen(
         for _ in range(2)
     ]
     assert runs == ["[3, 3, 21, 21, 6, 9] 6", "[3, 3, 21, 21, 6, 9] 0"]
+
+
+def test_an_attribute_a_module_level_statement_sets_between_calls_is_seen(
+    tmp_path: Path,
+) -> None:
+    """`helper.k = 2` or `NS.k = 2` between two calls in a script: the
+    object's plain attributes count as a dict's contents do, so the second
+    call runs (2 then 3), not served the first's 2 (a dict changed so was
+    seen, an attribute was not). Run again, the script's calls are all
+    hits."""
+    script = tmp_path / "attr_script.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import types
+            import durable
+            ran = []
+
+            def helper():
+                return 0
+
+            helper.k = 1
+            NS = types.SimpleNamespace(k=1, model=object())
+
+            @durable.step(cache=True)
+            def by_function(v):
+                ran.append(v)
+                return v + helper.k
+
+            @durable.step(cache=True)
+            def by_namespace(v):
+                ran.append(v)
+                return v + NS.k
+
+            out = [by_function(1), by_namespace(1)]
+            helper.k = 2
+            NS.k = 2
+            out += [by_function(1), by_namespace(1)]
+            print(out, len(ran))
+            """
+        )
+    )
+    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
+    runs = [
+        subprocess.run(
+            [sys.executable, str(script)], env=env, capture_output=True, text=True, check=True
+        ).stdout.split("\n")[0]
+        for _ in range(2)
+    ]
+    assert runs == ["[2, 2, 3, 3] 4", "[2, 2, 3, 3] 0"]

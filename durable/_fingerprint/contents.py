@@ -28,13 +28,28 @@ def contents_part(
     after `CONFIG["k"] = 7` was served the output of one made before. Not a
     state only functions change (`RUNS = []` that a step appends to counts
     by its statement: else no call would hit), nor what is not plain data
-    (it counts by its statements, as before)."""
+    (it counts by its statements, as before); an object by the attributes
+    it holds that are (`attribute_tokens`)."""
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
         return None
     toks = witnessed(plain_tokens, obj)
+    if toks is None:  # an object (a function, a namespace): its plain attributes
+        toks = witnessed(attribute_tokens, obj)
     return None if toks is None else hash_tokens(toks)
+
+
+def attribute_tokens(obj: object) -> list[str] | None:
+    """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
+    `ns.limit = 10` run at module level between two calls), None when it
+    has none: what is not plain still counts by its statements only."""
+    try:
+        attrs = list(vars(obj).items())
+    except TypeError:  # no __dict__
+        return None
+    plain = {k: v for k, v in attrs if isinstance(k, str) and plain_tokens(v) is not None}
+    return plain_tokens(plain) if plain else None
 
 
 def assigned_into(stmt: ast.AST) -> set[str]:

@@ -15,9 +15,12 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from .bindings import module_statements
+from .canon import node_hash
 from .imports import user_module
 from .reach import _cell_value, _followable, is_durable, target_of
-from .values import _live_tokens
+from .values import _live_tokens, fallback_tokens, hash_tokens
+from .witness import witnessed
 
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
@@ -64,6 +67,16 @@ def module_callables(module: types.ModuleType) -> list[object]:
     as a whole (`getattr(helpers, name)`, `run(helpers)`), any of it may
     be called."""
     return held_callables([v for k, v in list(vars(module).items()) if not k.startswith("__")])
+
+
+def whole_module(module: types.ModuleType) -> tuple[list[object], str]:
+    """A module used as a whole, not only through names (any of it may
+    run): the callables it holds and the hash of its statements."""
+    reached = witnessed(module_callables, module)
+    witnessed(module_class_code, module)  # its classes' running code, besides its text
+    found = module_statements(vars(module))
+    whole = witnessed(fallback_tokens, module) if found is None else map(node_hash, found)
+    return reached, hash_tokens(whole)
 
 
 def dispatched(fn: object) -> tuple[object, ...]:

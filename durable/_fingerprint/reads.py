@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .bindings import binding_statements, made_here_alone, module_statements
+from .bindings import binding_statements, made_here_alone
 from .canon import (
     chains_of,
     default_expressions,
@@ -43,10 +43,9 @@ from .holds import (
     foreign_members,
     held_callables,
     holds_by_type_only,
-    module_callables,
-    module_class_code,
     names_bound_to,
     user_class,
+    whole_module,
 )
 from .imports import (
     WHOLE_MODULE,
@@ -171,25 +170,26 @@ def _count(
             witnessed(holds_by_type_only, obj)
             or changed_apart(path[-1], scope.namespace, scope.checked_file)
         ):
-            out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
+            _global(key, path[-1], obj, scope, out)  # `helper.k = 2` between two calls
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
-            out.parts["global:" + key] = _bound(path[-1], obj, scope, out)
-            now = None if key in out.kept else contents_part(path[-1], obj, scope.namespace, scope.checked_file)
-            if now is not None:  # changed in place by the module's own statements
-                out.parts["now:" + key] = now
+            _global(key, path[-1], obj, scope, out)
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
-    """A module used as a whole, not only through names: any of it may run."""
-    out.reached.extend(witnessed(module_callables, module))
-    witnessed(module_class_code, module)  # its classes' running code, besides its text
-    found = module_statements(vars(module))
-    whole = witnessed(fallback_tokens, module) if found is None else map(node_hash, found)
-    out.parts["module:" + key] = hash_tokens(whole)
+    reached, out.parts["module:" + key] = whole_module(module)
+    out.reached.extend(reached)
+
+
+def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis) -> None:
+    """By its statements, and by its contents where they change it in place."""
+    out.parts["global:" + key] = _bound(name, obj, scope, out)
+    now = None if key in out.kept else contents_part(name, obj, scope.namespace, scope.checked_file)
+    if now is not None:
+        out.parts["now:" + key] = now
 
 
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
