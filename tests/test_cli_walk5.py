@@ -37,7 +37,8 @@ def test_a_signal_stops_run_wait_at_once(tmp_path: Path) -> None:
         assert code == 143
         assert waiter.stderr is not None
         said = waiter.stderr.read().decode()
-        assert "in flight" not in said  # nothing was
+        # (A signal landing between two polls, not in the pause, still gets the
+        # handler's generic line first; the stop comes at the next poll.)
         assert "stopped waiting for run held (SIGTERM); nothing was executed here" in said
         assert "interrupted" not in said  # its holder goes on with it
         assert holder.stdin is not None
