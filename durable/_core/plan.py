@@ -31,6 +31,7 @@ class StopState:
         self.requested = False
         self.signum: int | None = None  # the signal that asked, if one did
         self.pausing = False  # the main thread sleeps in a durable pause
+        self.waiting = 0  # calls waiting for another holder's lease (`waiting.acquire`)
         # Futures that async pauses wait on, with their loops: a signal wakes them.
         self.wakers: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
