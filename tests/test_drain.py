@@ -274,3 +274,28 @@ def test_request_stop_from_a_signal_handler(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(PIPELINE_RESULT)
     assert counts(tmp_path) == {"s1": 1, "s2": 1, "s3": 1, "s4": 1, "s5": 1}
+
+
+def test_a_stop_ends_a_wait_for_another_holders_lease(local_store: durable.Store) -> None:
+    # Before: a stop requested while with_options(wait=) waited for another
+    # holder left the wait going to its end (a process told to stop hung
+    # on, nothing in flight), then raised RunLockedError.
+    ran: list[int] = []
+
+    @durable.step
+    def work(x: int) -> int:
+        ran.append(x)
+        return x
+
+    @durable.workflow(store=local_store, run_id="held")
+    def job(x: int) -> int:
+        return work(x)
+
+    lease = local_store.acquire(job.name, "held", 30.0)  # another process holds it
+    try:
+        durable.request_stop()
+        with pytest.raises(durable.Stopped):
+            job.with_options(wait=2.0)(1)
+    finally:
+        lease.release()
+    assert ran == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -101,3 +102,55 @@ def test_durable_recover_after_kill_9(tmp_path: Path) -> None:
         tmp_path, "run", "flow.py:pipeline", "--run-id", "k9", "--var", "n=1", env=env
     )
     assert shown.stdout.strip() == str(PIPELINE_RESULT)
+
+
+REFUSED_FLOW = """
+import os
+from pathlib import Path
+
+import durable
+
+
+@durable.step
+def work(n: int) -> int:
+    with Path(os.environ["FLOW_COUNTS"]).open("a") as f:
+        f.write("work\\n")
+    if os.environ.get("FLOW_STOP"):
+        raise KeyboardInterrupt  # the job was stopped mid-step
+    return n + 1
+
+
+@durable.workflow(run_id="r1")
+def job(n: int = 1) -> int:
+    return work(n)
+"""
+
+
+def test_durable_recover_exits_2_when_a_run_is_refused_as_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An interrupted run whose code changed was refused (nothing executed,
+    # the run still interrupted) and `durable recover` exited 0: a CI job
+    # went green with the run left where it was.
+    from durable._cli.main import main
+
+    counts = tmp_path / "counts.txt"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # `recover` adds the working folder
+    monkeypatch.setenv("FLOW_COUNTS", str(counts))
+    (tmp_path / "flow.py").write_text(REFUSED_FLOW)
+    store = ["--store", str(tmp_path / "store")]
+    monkeypatch.setenv("FLOW_STOP", "1")
+    assert main(["run", "flow.py:job", *store]) == 130
+    monkeypatch.delenv("FLOW_STOP")
+    (tmp_path / "flow.py").write_text(REFUSED_FLOW.replace("n + 1", "n + 2"))
+    capsys.readouterr()
+    assert main(["recover", "flow.py:job", "--json", *store]) == 2
+    (report,) = json.loads(capsys.readouterr().out)
+    assert (report["runId"], report["status"]) == ("r1", "interrupted")
+    assert report["error"].startswith("DefinitionChangedError: ")
+    assert main(["recover", "flow.py:job", *store]) == 2
+    err = capsys.readouterr().err
+    assert "run r1: refused" in err and "--on-change rerun" in err
+    assert "with_options(" not in err  # the command's flags, not the Python options
+    assert counts.read_text() == "work\n"  # refused: nothing executed

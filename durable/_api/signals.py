@@ -91,8 +91,9 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         raise Stopped(signum)
     name = signal.Signals(signum).name
     # os.write, not print: print is not safe to re-enter from a signal handler.
-    os.write(
-        2,
-        f"durable: {name} received; finishing the step in flight, then stopping "
-        f"(send {name} again to stop at once)\n".encode(),
+    doing = (
+        "ending the wait for the run's lease"
+        if plan.stop.waiting
+        else "finishing the step in flight, then stopping"
     )
+    os.write(2, f"durable: {name} received; {doing} (send {name} again to stop at once)\n".encode())

@@ -76,3 +76,12 @@ def print_error(
     if len(lines) > 1:
         print(f"  {lines[-1].strip()}", file=sys.stderr)
     return code
+
+
+def names_a_refusal(error: str) -> bool:
+    """An error reported as "Type: message" (`recover()`'s `Run.error`) that
+    `is_refusal` would call one: the run was not executed and is as it was."""
+    kind, _, text = error.partition(": ")
+    if kind == ArtifactMissingError.__name__:  # one of a step that did not produce it fails
+        return "artifacts_policy='refuse'" in text
+    return kind in {c.__name__ for c in _REFUSALS}

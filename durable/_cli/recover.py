@@ -11,13 +11,16 @@ from typing import Any
 
 from .._api.workflow import AsyncWorkflow, store_of
 from .._storage.base import Store
+from ..errors import DefinitionChangedError
+from .common import in_flags, names_a_refusal
 from .format import value_text
 from .target import load_target
 
 
 def cmd_recover(args: argparse.Namespace, store: Store) -> int:
-    """Exit 0 when no run failed again (held, suspended and cancelled runs
-    do not count), 1 otherwise."""
+    """Exit 1 when a run failed again, else 2 when one was refused (a changed
+    definition: nothing executed, the run is as it was), else 0 (held,
+    suspended and cancelled runs do not count)."""
     wf = load_target(args.target).with_options(durability=args.durability)
     if args.store is not None or wf.options.store is None:
         wf = wf.with_options(store=store)
@@ -30,11 +33,27 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     elif not done:
         print(f"no interrupted or failed run of {wf.name} in {store.url}", file=sys.stderr)
     for run in done if not args.json else []:
-        print(_line(run), file=sys.stderr)
-    return 1 if any(r.status == "failed" for r in done) else 0
+        print(_line(run, args.target), file=sys.stderr)
+    refused = [r for r in done if r.error is not None and names_a_refusal(r.error)]
+    if any(r.status == "failed" and r not in refused for r in done):
+        return 1
+    return 2 if refused else 0
 
 
-def _line(run: Any) -> str:
+def _line(run: Any, target: str) -> str:
+    if run.error is None or not names_a_refusal(run.error):
+        pass
+    elif run.error.startswith(f"{DefinitionChangedError.__name__}: "):
+        # Its message names Python options; here the way out is a `durable run`.
+        why = run.error.partition("\nNothing was executed.")[0]
+        return (
+            f"run {run.run_id}: refused, nothing executed, still {run.status}: {why}\n"
+            f"  resume it with: durable run {target} --run-id {run.run_id} --resume and "
+            "--on-change rerun (re-run from the first change) or --rebase-checkpoint (keep "
+            "the old records); --restart starts it afresh with the --var arguments given"
+        )
+    else:
+        return f"run {run.run_id}: refused, still {run.status}: {in_flags(run.error)}"
     if run.status == "completed":
         return f"run {run.run_id}: completed ({run.steps_replayed} replayed, " \
             f"{run.steps_executed} executed): {value_text(run.value)}"  # fmt: skip

@@ -26,7 +26,7 @@ from ..errors import (
     Stopped,
     Suspended,
 )
-from ..events import Event, RunWaiting, StepExecuted, StepReplayed
+from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed
 from .common import UsageError, is_refusal
 from .format import duration, value_text, waiting_line
 from .target import load_target
@@ -74,7 +74,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         durability=args.durability,
     )
     report = _Report(args, store, wf.name, run_id)
-    unwatch = _print_operations(run_id)
+    unwatch = _print_operations(report)
     with stop_on_signals():
         try:
             call: Any = (
@@ -110,11 +110,14 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     return report.done(run, existed=exists)
 
 
-def _print_operations(run_id: str) -> Callable[[], None]:
+def _print_operations(report: _Report) -> Callable[[], None]:
     """One line per operation of this run on stderr, as it executes or
     replays (a subscriber of the event stream); returns the way to stop."""
+    run_id = report.run_id
 
     def line(event: Event) -> None:
+        if isinstance(event, RunStarted) and event.run_id == run_id:
+            report.started = True
         if isinstance(event, RunWaiting) and event.run_id == run_id:
             print(waiting_line(event), file=sys.stderr, flush=True)
         # A child run's own operations are left out: its position in this run says it.
@@ -187,6 +190,7 @@ class _Report:
     def __init__(self, args: argparse.Namespace, store: Store, workflow: str, run_id: str):
         self.target, self.debug = args.target, args.debug
         self.store, self.workflow, self.run_id = store, workflow, run_id
+        self.started = False  # this process started (or resumed) the run
 
     def say(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -221,6 +225,9 @@ class _Report:
     def stopped(self, signum: int | None) -> int:
         info = self.info()
         name = signal.Signals(signum).name if signum is not None else "request_stop()"
+        if not self.started:  # stopped waiting for the lease: the run is its holder's
+            self.say(f"stopped waiting for run {self.run_id} ({name}); nothing was executed here")
+            return 128 + (signum if signum is not None else signal.SIGINT)
         steps = info.steps if info else 0
         self.say(
             f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "

@@ -31,6 +31,7 @@ class StopState:
         self.requested = False
         self.signum: int | None = None  # the signal that asked, if one did
         self.pausing = False  # the main thread sleeps in a durable pause
+        self.waiting = 0  # calls waiting for another holder's lease (`waiting.acquire`)
         # Futures that async pauses wait on, with their loops: a signal wakes them.
         self.wakers: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
@@ -81,31 +82,33 @@ def warn_if_stopping() -> None:
         )
 
 
-def pause(seconds: float) -> None:
-    """Wait on the clock. A graceful stop ends the wait: at once when the
-    main thread waits (nothing is in flight, so the signal handler raises
-    `Stopped` there), else when the wait is over."""
+def pause(seconds: float, sleep: Callable[[float], object] | None = None) -> None:
+    """Wait on the clock (`sleep`: on real time, another holder's lease). A
+    graceful stop ends the wait: at once when the main thread waits (nothing
+    is in flight, so the signal handler raises `Stopped` there), else when
+    the wait is over."""
     check_stop()
     main = threading.current_thread() is threading.main_thread()
     if main:
         stop.pausing = True
     try:
-        clocks.clock.sleep(seconds)
+        (sleep or clocks.clock.sleep)(seconds)
     finally:
         if main:
             stop.pausing = False
     check_stop()
 
 
-async def apause(seconds: float) -> None:
-    """`pause` for a coroutine: a graceful stop wakes it at once."""
+async def apause(seconds: float, real: bool = False) -> None:
+    """`pause` for a coroutine (`real`: on real time, not the durable
+    clock): a graceful stop wakes it at once."""
     import asyncio  # loaded already: an event loop runs this
 
     check_stop()
     loop = asyncio.get_running_loop()
     entry = (loop, loop.create_future())
     stop.wakers.append(entry)
-    sleeping = asyncio.ensure_future(clocks.clock.asleep(seconds))
+    sleeping = asyncio.ensure_future((asyncio.sleep if real else clocks.clock.asleep)(seconds))
     try:
         await asyncio.wait([entry[1], sleeping], return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -165,11 +168,8 @@ def drive_sync(plan: Plan[T]) -> T:
                 raise
             send, error = None, None
             try:
-                if isinstance(req, Pause):
-                    pause(req.seconds)
-                    continue
-                if isinstance(req, Wait):
-                    time.sleep(req.seconds)
+                if isinstance(req, (Pause, Wait)):  # nothing in flight: a stop ends either
+                    pause(req.seconds, time.sleep if isinstance(req, Wait) else None)
                     continue
                 reset = None
                 try:  # entered first: a Ctrl-C right after `enter` still resets
@@ -204,13 +204,8 @@ async def drive_async(plan: Plan[T]) -> T:
                 return stop.value  # type: ignore[no-any-return]
             send, error = None, None
             try:
-                if isinstance(req, Pause):
-                    await apause(req.seconds)
-                    continue
-                if isinstance(req, Wait):
-                    import asyncio  # loaded already: an event loop runs this
-
-                    await asyncio.sleep(req.seconds)
+                if isinstance(req, (Pause, Wait)):  # nothing in flight: a stop ends either
+                    await apause(req.seconds, real=isinstance(req, Wait))
                     continue
                 reset = None
                 try:  # entered first: a Ctrl-C right after `enter` still resets

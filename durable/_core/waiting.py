@@ -12,7 +12,7 @@ from .._storage.base import Store
 from .._storage.fence import Held, Owner
 from ..errors import RunLockedError
 from .events import RunWaiting, emit
-from .plan import Plan, Wait
+from .plan import Plan, Wait, stop
 
 T = TypeVar("T")
 
@@ -57,20 +57,25 @@ def acquire(
     on, and the holder may be another task of that loop."""
     deadline = time.monotonic() + (wait or 0.0)
     told = False
-    while True:
-        try:
-            return store.acquire(workflow, run_id, ttl, owner)
-        except RunLockedError as e:
-            if time.monotonic() >= deadline:
-                if not wait or type(e) is not RunLockedError:
-                    raise
-                raise _waited(e, wait) from None
-            if not told:  # a silent wait looked like a hang: say once whom it waits for
-                told = True
-                emit(RunWaiting(run_id, workflow, holder=e.holder, since=e.since,
-                                expires=e.expires, wait=float(wait or 0.0)))  # fmt: skip
-        # Waiting on another holder's lease: polling is the only signal there is.
-        yield Wait(min(0.2, max(0.0, deadline - time.monotonic())))
+    try:
+        while True:
+            try:
+                return store.acquire(workflow, run_id, ttl, owner)
+            except RunLockedError as e:
+                if time.monotonic() >= deadline:
+                    if not wait or type(e) is not RunLockedError:
+                        raise
+                    raise _waited(e, wait) from None
+                if not told:  # a silent wait looked like a hang: say once whom it waits for
+                    told = True
+                    stop.waiting += 1  # a signal now has no step in flight to finish
+                    emit(RunWaiting(run_id, workflow, holder=e.holder, since=e.since,
+                                    expires=e.expires, wait=float(wait or 0.0)))  # fmt: skip
+            # Waiting on another holder's lease: polling is the only signal there is.
+            yield Wait(min(0.2, max(0.0, deadline - time.monotonic())))
+    finally:
+        if told:
+            stop.waiting -= 1
 
 
 def _waited(e: RunLockedError, seconds: float) -> RunLockedError:
