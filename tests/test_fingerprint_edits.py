@@ -445,8 +445,48 @@ LIMIT = [1]
 def target(x):
     return x + sum(DATA) + sum(LIMIT)
 """
+# A step that finds a module by name at run time: its own through
+# `sys.modules[__name__]`, another through `importlib.import_module`.
+SELF_LOOKUP = """
+import sys
+
+def shout(text):
+    return text.upper()
+
+@durable.step
+def target(x):
+    return getattr(sys.modules[__name__], "shout")(x)
+"""
+IMPORT_BY_NAME = """
+import importlib
+
+@durable.step
+def target(x):
+    return importlib.import_module("MOD_helpers").clean(x)
+"""
+CLEANER = {"helpers": "def clean(x):\n    return x.strip()\n"}
 CONFIG = {"config": "DEBUG = False\n\ndef set_debug():\n    global DEBUG\n    DEBUG = True\n"}
 FOLLOWED = [
+    # Found by name at run time, the module counts whole (as `globals()`).
+    Case(
+        "own-module-found-through-sys-modules",
+        SELF_LOOKUP,
+        SELF_LOOKUP.replace("text.upper()", "text.lower()"),
+        "helper MOD.shout changed",
+    ),
+    Case(
+        "module-found-by-import-module",
+        IMPORT_BY_NAME,
+        IMPORT_BY_NAME,
+        "helper MOD_helpers.clean changed",
+        CLEANER,
+        {"helpers": CLEANER["helpers"].replace("strip", "lower")},
+    ),
+    Case(
+        "own-module-found-by-name-comment-added",
+        SELF_LOOKUP,
+        SELF_LOOKUP.replace("    return text.upper()", "    # louder\n    return text.upper()"),
+    ),
     # The module-level call decides `config.DEBUG` as much as config's own
     # statements: removing it makes the step return False, not True.
     Case(
