@@ -6,6 +6,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,24 @@ def contents_part(
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
     return None if toks is None else hash_tokens(toks)
+
+
+def module_state(module: types.ModuleType) -> str | None:
+    """For a module read whole (`globals()[name]`, `getattr(helpers,
+    name)`): the hash of the plain data its own statements rebind (`K = 1`
+    ... `K = 2`) or change in place, as it is now, else None. Its statements
+    are all in the file from the start: counted by them alone, a call made
+    after `K = 2` was served the output of one made before, where a name
+    read directly counts by its value. A name one statement binds counts by
+    that statement alone (a value from the clock does not refuse a resume)."""
+    namespace = vars(module)
+    toks: list[str] = []
+    for name, value in sorted((k, v) for k, v in list(namespace.items()) if not k.startswith("__")):
+        found = binding_statements(name, namespace) or []
+        plain = plain_tokens(value, mutable=False) if len(found) > 1 else None
+        part = hash_tokens(plain) if plain is not None else contents_part(name, value, namespace)
+        toks += [name, part] if part is not None else []
+    return hash_tokens(toks) if toks else None
 
 
 def attribute_tokens(obj: object) -> list[str] | None:

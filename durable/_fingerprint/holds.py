@@ -17,6 +17,7 @@ from typing import Any
 
 from .bindings import module_statements
 from .canon import node_hash
+from .contents import module_state
 from .imports import user_module
 from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens, fallback_tokens, hash_tokens
@@ -75,8 +76,9 @@ def whole_module(module: types.ModuleType) -> tuple[list[object], str]:
     reached = witnessed(module_callables, module)
     witnessed(module_class_code, module)  # its classes' running code, besides its text
     found = module_statements(vars(module))
-    whole = witnessed(fallback_tokens, module) if found is None else map(node_hash, found)
-    return reached, hash_tokens(whole)
+    whole = witnessed(fallback_tokens, module) if found is None else list(map(node_hash, found))
+    state = witnessed(module_state, module)  # `K = 2` between two calls
+    return reached, hash_tokens(whole if state is None else [*whole, state])
 
 
 def dispatched(fn: object) -> tuple[object, ...]:
