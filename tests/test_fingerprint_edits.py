@@ -457,6 +457,9 @@ def shout(text):
 def target(x):
     return getattr(sys.modules[__name__], "shout")(x)
 """
+FRAME_LOOKUP = SELF_LOOKUP.replace(
+    'getattr(sys.modules[__name__], "shout")', 'sys._getframe().f_globals["shout"]'
+)
 IMPORT_BY_NAME = """
 import importlib
 
@@ -472,6 +475,12 @@ FOLLOWED = [
         "own-module-found-through-sys-modules",
         SELF_LOOKUP,
         SELF_LOOKUP.replace("text.upper()", "text.lower()"),
+        "helper MOD.shout changed",
+    ),
+    Case(
+        "own-module-found-through-a-frame",
+        FRAME_LOOKUP,
+        FRAME_LOOKUP.replace("text.upper()", "text.lower()"),
         "helper MOD.shout changed",
     ),
     Case(

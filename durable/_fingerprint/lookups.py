@@ -4,7 +4,8 @@ it finds them by a string at run time.
 Pure standard library. `globals()[name]` and `eval(text)` read any global
 of the function's own module. So does a lookup of a module by name:
 `sys.modules[__name__].helper`, `importlib.import_module("plugins").run`,
-`__import__(name)`, `inspect.getmodule(f)`: no chain of names in the source
+`__import__(name)`, `inspect.getmodule(f)`, a frame's or a function's
+globals (`sys._getframe().f_globals[name]`, `fn.__globals__`): no chain of names in the source
 leads to what it calls, and counted by its names alone, the step was served
 what the old helper gave after the helper was edited. Such a function reads
 its own module whole, and every module of the user's that a string in its
@@ -26,6 +27,9 @@ from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_mod
 from .reach import _MISSING, code_objects
 from .witness import witnessed
 
+# Attributes that are a module's namespace (`frame.f_globals`, `fn.__globals__`).
+_NAMESPACES = frozenset({"f_globals", "__globals__"})
+
 
 def whole_modules(
     code: types.CodeType, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
@@ -34,7 +38,7 @@ def whole_modules(
     are the dotted names its source reads, `names` those it looks up."""
     read = [c for c in chains if c[0] in names]  # not `df.eval(...)`, nor a local
     whole = WHOLE_MODULE & {c[0] for c in read}
-    finds = any(_finds_modules(c, globs) for c in read)
+    finds = any(_finds_modules(c, globs) for c in read) or not names.isdisjoint(_NAMESPACES)
     own = witnessed(own_module, globs, whole) if whole else None
     if finds and not isinstance(own, types.ModuleType):
         own = witnessed(namespace_module, globs)
@@ -50,6 +54,7 @@ def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
     """Whether the chain (`sys.modules`, `importlib.import_module`) reaches
     a lookup of modules by name; only modules' attributes are walked."""
     finders = (sys.modules, builtins.__import__, importlib.import_module, inspect.getmodule)
+    finders += (inspect.currentframe, sys._getframe)  # `.f_globals[name]`
     obj = globs.get(chain[0], _MISSING)
     if obj is _MISSING:
         obj = vars(builtins).get(chain[0], _MISSING)
