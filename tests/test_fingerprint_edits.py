@@ -460,6 +460,32 @@ def target(x):
 FRAME_LOOKUP = SELF_LOOKUP.replace(
     'getattr(sys.modules[__name__], "shout")', 'sys._getframe().f_globals["shout"]'
 )
+# What the factory set on the function it made (`inner.k = 1`).
+FACTORY_ATTRIBUTE = """
+def make():
+    def inner(x):
+        return x
+    inner.k = 1
+    return inner
+
+scale = make()
+
+@durable.step
+def target(x):
+    return scale(x) * scale.k
+"""
+# A helper's docstring, which the step reads (a tool's description).
+DOC_READ = """
+import inspect
+
+def shout(text):
+    \"\"\"Shout the text.\"\"\"
+    return text.upper()
+
+@durable.step
+def target(x):
+    return inspect.getdoc(shout) + x, shout.__doc__
+"""
 IMPORT_BY_NAME = """
 import importlib
 
@@ -482,6 +508,25 @@ FOLLOWED = [
         FRAME_LOOKUP,
         FRAME_LOOKUP.replace("text.upper()", "text.lower()"),
         "helper MOD.shout changed",
+    ),
+    Case(
+        "an-attribute-a-factory-sets-on-its-function",
+        FACTORY_ATTRIBUTE,
+        FACTORY_ATTRIBUTE.replace("inner.k = 1", "inner.k = 2"),
+        "helper MOD.make changed",
+    ),
+    Case(
+        "a-docstring-the-step-reads",
+        DOC_READ,
+        DOC_READ.replace("Shout the text.", "Shout it."),
+        "doc shout changed",
+    ),
+    Case(
+        "a-docstring-no-step-reads",
+        DOC_READ.replace("inspect.getdoc(shout) + x, shout.__doc__", "shout(x)"),
+        DOC_READ.replace("inspect.getdoc(shout) + x, shout.__doc__", "shout(x)").replace(
+            "Shout the text.", "Shout it."
+        ),
     ),
     Case(
         "module-found-by-import-module",

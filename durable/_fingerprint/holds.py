@@ -107,6 +107,8 @@ def holds_by_type_only(fn: object) -> bool:
     qualname = getattr(target, "__qualname__", None)
     if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
         return False  # a module-level function: its statement is its own source
+    if any(not k.startswith("__") for k in getattr(target, "__dict__", None) or ()):
+        return True  # `inner.k = 1` in the factory: what the call made it with
     kw = getattr(target, "__kwdefaults__", None) or {}
     held += [getattr(target, "__defaults__", None), tuple(sorted(kw.items()))]
     held += [_cell_value(c) for c in getattr(target, "__closure__", None) or ()]

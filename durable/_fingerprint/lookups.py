@@ -25,6 +25,7 @@ from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module
 from .reach import _MISSING, code_objects
+from .values import hash_tokens
 from .witness import witnessed
 
 # Attributes that are a module's namespace (`frame.f_globals`, `fn.__globals__`).
@@ -53,8 +54,8 @@ def whole_modules(
 def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
     """Whether the chain (`sys.modules`, `importlib.import_module`) reaches
     a lookup of modules by name; only modules' attributes are walked."""
-    finders = (sys.modules, builtins.__import__, importlib.import_module, inspect.getmodule)
-    finders += (inspect.currentframe, sys._getframe)  # `.f_globals[name]`
+    finders: tuple[object, ...] = (sys.modules, builtins.__import__, importlib.import_module)
+    finders += (inspect.getmodule, inspect.currentframe, sys._getframe)  # `.f_globals[name]`
     obj = globs.get(chain[0], _MISSING)
     if obj is _MISSING:
         obj = vars(builtins).get(chain[0], _MISSING)
@@ -76,3 +77,25 @@ def named_modules(code: types.CodeType) -> tuple[types.ModuleType, ...]:
                 if isinstance(module, types.ModuleType):
                     found[id(module)] = module
     return tuple(found.values())
+
+
+# What reads a docstring, which a function's fingerprint leaves out.
+_DOC_READERS = frozenset({"__doc__", "getdoc"})
+
+
+def doc_parts(chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]) -> dict[str, str]:
+    """The docstrings of the functions and classes a function names, when
+    it reads docstrings (`helper.__doc__`, `inspect.getdoc(helper)`): a
+    docstring is no part of a fingerprint (an edit of it changes nothing a
+    call does), save for code that reads it, which was served the old text."""
+    if names.isdisjoint(_DOC_READERS):
+        return {}
+    parts: dict[str, str] = {}
+    for chain in chains:
+        obj, walked = globs.get(chain[0], _MISSING) if chain[0] in names else _MISSING, 1
+        while walked < len(chain) and isinstance(obj, (types.ModuleType, type)):
+            obj, walked = witnessed(getattr, obj, chain[walked], _MISSING), walked + 1
+        if callable(obj):
+            doc = witnessed(getattr, obj, "__doc__", None)
+            parts["doc:" + ".".join(chain[:walked])] = hash_tokens([repr(doc)])
+    return parts

@@ -55,7 +55,7 @@ from .imports import (
     user_module,
 )
 from .kept import kept_state, only_written
-from .lookups import whole_modules
+from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
@@ -129,6 +129,7 @@ def read_names(
             _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
     for key, whole in whole_modules(code, chains_of(tuple(nodes)), globs, names):
         _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
+    out.parts.update(doc_parts(chains_of(tuple(nodes)), globs, names))  # `helper.__doc__`
 
 
 def _rebound(
