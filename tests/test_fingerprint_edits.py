@@ -486,6 +486,20 @@ def shout(text):
 def target(x):
     return inspect.getdoc(shout) + x, shout.__doc__
 """
+# A decorator that reads the docstring (`@tool` gives it to an LLM).
+DOC_BY_DECORATOR = """
+def describe(fn):
+    return {"description": fn.__doc__, "run": fn}
+
+@describe
+def search(q):
+    \"\"\"Search the web.\"\"\"
+    return q
+
+@durable.step
+def target(x):
+    return search["description"] + x
+"""
 IMPORT_BY_NAME = """
 import importlib
 
@@ -520,6 +534,12 @@ FOLLOWED = [
         DOC_READ,
         DOC_READ.replace("Shout the text.", "Shout it."),
         "doc shout changed",
+    ),
+    Case(
+        "a-docstring-a-decorator-reads",
+        DOC_BY_DECORATOR,
+        DOC_BY_DECORATOR.replace("the web", "the intranet"),
+        "global search changed",
     ),
     Case(
         "a-docstring-no-step-reads",
