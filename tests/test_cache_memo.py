@@ -610,3 +610,44 @@ def test_a_global_a_step_finds_by_name_changed_between_calls_is_seen(
     store = str(tmp_path / "store")
     for mod in import_memo_module(tmp_path, monkeypatch, "by_name", BY_NAME, "by_name_c", store):
         assert (mod.out, len(mod.ran)) == ([2, 2, 3, 3], 4)
+
+
+REBOUND = """
+import durable
+ran = []
+
+def add_one(x):
+    return x + 1
+
+def add_two(x):
+    return x + 2
+
+helper = add_one
+
+@durable.step(cache=True)
+def by_globals(v):
+    ran.append(v)
+    return v + len(globals()) * 0
+
+@durable.step(cache=True)
+def direct(v):
+    ran.append(v)
+    return helper(v)
+
+out = [by_globals(1), direct(1)]
+helper = add_two
+out += [by_globals(1), direct(1)]
+"""
+
+
+def test_a_helper_name_rebound_between_calls_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`helper = add_two` at module level between two calls: both
+    statements are in the file and read both functions, so the second call
+    of `direct` was served add_one's 2 where it computes 3. Which function
+    the name holds now counts."""
+    store = str(tmp_path / "store")
+    for mod in import_memo_module(tmp_path, monkeypatch, "rebound", REBOUND, "rebound_c", store):
+        # by_globals runs again too: its module holds another function under `helper`.
+        assert (mod.out, len(mod.ran)) == ([1, 2, 1, 3], 4)

@@ -12,6 +12,8 @@ from typing import Any
 
 from .bindings import binding_statements
 from .inplace import MUTATORS, roots, run_now
+from .ownpath import bound_again
+from .reach import identity_of
 from .values import hash_tokens, plain_tokens
 from .witness import witnessed
 
@@ -52,11 +54,21 @@ def module_state(module: types.ModuleType) -> str | None:
     namespace = vars(module)
     toks: list[str] = []
     for name, value in sorted((k, v) for k, v in list(namespace.items()) if not k.startswith("__")):
-        found = binding_statements(name, namespace) or []
-        plain = plain_tokens(value, mutable=False) if len(found) > 1 else None
+        plain = plain_tokens(value, mutable=False) if bound_again(name, namespace) else None
         part = hash_tokens(plain) if plain is not None else contents_part(name, value, namespace)
         toks += [name, part] if part is not None else []
     return hash_tokens(toks) if toks else None
+
+
+def bound_part(
+    key: str, name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None
+) -> dict[str, str]:
+    """Which function a name several statements bind holds now (`h = h1`
+    ... `h = h2`), by its identity: the statements read both, so counted by
+    them alone, a call after `h = h2` was served what `h1` gave."""
+    if not bound_again(name, namespace, checked_file):
+        return {}
+    return {"bound:" + key: witnessed(identity_of, obj)}
 
 
 def attribute_tokens(obj: object) -> list[str] | None:

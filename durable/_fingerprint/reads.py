@@ -37,7 +37,7 @@ from .canon import (
     statement_chains,
     uses_itself,
 )
-from .contents import contents_part
+from .contents import bound_part, contents_part
 from .holds import (
     class_code,
     foreign_members,
@@ -169,6 +169,8 @@ def _count(
             or changed_apart(path[-1], scope.namespace, scope.checked_file)
         ):
             _global(key, path[-1], obj, scope, out)  # `helper.k = 2` between two calls
+        if scope.user:  # `h = h2` between two calls
+            out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file))
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
     elif scope.user or scope.is_class:
