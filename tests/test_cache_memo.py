@@ -573,3 +573,81 @@ def test_an_attribute_a_module_level_statement_sets_between_calls_is_seen(
         for _ in range(2)
     ]
     assert runs == ["[2, 2, 3, 3] 4", "[2, 2, 3, 3] 0"]
+
+
+BY_NAME = """
+import sys
+import durable
+ran = []
+K = 1
+CFG = {"k": 1}
+
+@durable.step(cache=True)
+def by_globals(v):
+    ran.append(v)
+    return v + globals()["K"]
+
+@durable.step(cache=True)
+def by_sys_modules(v):
+    ran.append(v)
+    return v + getattr(sys.modules[__name__], "CFG")["k"]
+
+out = [by_globals(1), by_sys_modules(1)]
+K = 2
+CFG["k"] = 2
+out += [by_globals(1), by_sys_modules(1)]
+"""
+
+
+def test_a_global_a_step_finds_by_name_changed_between_calls_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`K = 2` or `CFG["k"] = 2` at module level between two calls of a
+    step reading its module whole (`globals()["K"]`, `sys.modules[__name__]`):
+    the module's statements are all in the file before and after, and the
+    second call was served the first's 2 where it computes 3. What the
+    module's statements rebind or change counts as it is now."""
+    store = str(tmp_path / "store")
+    for mod in import_memo_module(tmp_path, monkeypatch, "by_name", BY_NAME, "by_name_c", store):
+        assert (mod.out, len(mod.ran)) == ([2, 2, 3, 3], 4)
+
+
+REBOUND = """
+import durable
+ran = []
+
+def add_one(x):
+    return x + 1
+
+def add_two(x):
+    return x + 2
+
+helper = add_one
+
+@durable.step(cache=True)
+def by_globals(v):
+    ran.append(v)
+    return v + len(globals()) * 0
+
+@durable.step(cache=True)
+def direct(v):
+    ran.append(v)
+    return helper(v)
+
+out = [by_globals(1), direct(1)]
+helper = add_two
+out += [by_globals(1), direct(1)]
+"""
+
+
+def test_a_helper_name_rebound_between_calls_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`helper = add_two` at module level between two calls: both
+    statements are in the file and read both functions, so the second call
+    of `direct` was served add_one's 2 where it computes 3. Which function
+    the name holds now counts."""
+    store = str(tmp_path / "store")
+    for mod in import_memo_module(tmp_path, monkeypatch, "rebound", REBOUND, "rebound_c", store):
+        # by_globals runs again too: its module holds another function under `helper`.
+        assert (mod.out, len(mod.ran)) == ([1, 2, 1, 3], 4)

@@ -445,8 +445,122 @@ LIMIT = [1]
 def target(x):
     return x + sum(DATA) + sum(LIMIT)
 """
+# A step that finds a module by name at run time: its own through
+# `sys.modules[__name__]`, another through `importlib.import_module`.
+SELF_LOOKUP = """
+import sys
+
+def shout(text):
+    return text.upper()
+
+@durable.step
+def target(x):
+    return getattr(sys.modules[__name__], "shout")(x)
+"""
+FRAME_LOOKUP = SELF_LOOKUP.replace(
+    'getattr(sys.modules[__name__], "shout")', 'sys._getframe().f_globals["shout"]'
+)
+# What the factory set on the function it made (`inner.k = 1`).
+FACTORY_ATTRIBUTE = """
+def make():
+    def inner(x):
+        return x
+    inner.k = 1
+    return inner
+
+scale = make()
+
+@durable.step
+def target(x):
+    return scale(x) * scale.k
+"""
+# A helper's docstring, which the step reads (a tool's description).
+DOC_READ = """
+import inspect
+
+def shout(text):
+    \"\"\"Shout the text.\"\"\"
+    return text.upper()
+
+@durable.step
+def target(x):
+    return inspect.getdoc(shout) + x, shout.__doc__
+"""
+# A decorator that reads the docstring (`@tool` gives it to an LLM).
+DOC_BY_DECORATOR = """
+def describe(fn):
+    return {"description": fn.__doc__, "run": fn}
+
+@describe
+def search(q):
+    \"\"\"Search the web.\"\"\"
+    return q
+
+@durable.step
+def target(x):
+    return search["description"] + x
+"""
+IMPORT_BY_NAME = """
+import importlib
+
+@durable.step
+def target(x):
+    return importlib.import_module("MOD_helpers").clean(x)
+"""
+CLEANER = {"helpers": "def clean(x):\n    return x.strip()\n"}
 CONFIG = {"config": "DEBUG = False\n\ndef set_debug():\n    global DEBUG\n    DEBUG = True\n"}
 FOLLOWED = [
+    # Found by name at run time, the module counts whole (as `globals()`).
+    Case(
+        "own-module-found-through-sys-modules",
+        SELF_LOOKUP,
+        SELF_LOOKUP.replace("text.upper()", "text.lower()"),
+        "helper MOD.shout changed",
+    ),
+    Case(
+        "own-module-found-through-a-frame",
+        FRAME_LOOKUP,
+        FRAME_LOOKUP.replace("text.upper()", "text.lower()"),
+        "helper MOD.shout changed",
+    ),
+    Case(
+        "an-attribute-a-factory-sets-on-its-function",
+        FACTORY_ATTRIBUTE,
+        FACTORY_ATTRIBUTE.replace("inner.k = 1", "inner.k = 2"),
+        "helper MOD.make changed",
+    ),
+    Case(
+        "a-docstring-the-step-reads",
+        DOC_READ,
+        DOC_READ.replace("Shout the text.", "Shout it."),
+        "doc shout changed",
+    ),
+    Case(
+        "a-docstring-a-decorator-reads",
+        DOC_BY_DECORATOR,
+        DOC_BY_DECORATOR.replace("the web", "the intranet"),
+        "global search changed",
+    ),
+    Case(
+        "a-docstring-no-step-reads",
+        DOC_READ.replace("inspect.getdoc(shout) + x, shout.__doc__", "shout(x)"),
+        DOC_READ.replace("inspect.getdoc(shout) + x, shout.__doc__", "shout(x)").replace(
+            "Shout the text.", "Shout it."
+        ),
+    ),
+    Case(
+        "module-found-by-import-module",
+        IMPORT_BY_NAME,
+        IMPORT_BY_NAME,
+        "helper MOD_helpers.clean changed",
+        CLEANER,
+        {"helpers": CLEANER["helpers"].replace("strip", "lower")},
+    ),
+    Case(
+        "own-module-found-by-name-comment-added",
+        SELF_LOOKUP,
+        SELF_LOOKUP.replace("    return text.upper()", "    # louder\n    return text.upper()"),
+    ),
     # The module-level call decides `config.DEBUG` as much as config's own
     # statements: removing it makes the step return False, not True.
     Case(

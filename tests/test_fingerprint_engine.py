@@ -104,8 +104,24 @@ def test_edit_after_a_run(module: Any, kind: str) -> None:
 
 
 UNREACHED = """
-import sys
+import importlib
 
+import durable
+
+@durable.step
+def later(v, fail):
+    if fail:
+        raise RuntimeError("the first attempt stops here")
+    return v
+
+@durable.workflow(run_id="u")
+def flow(x, fail=False, kind="steps"):
+    # Found in a module named at run time: no definition covers it (its own
+    # module, or one a string in it names, would count as a whole).
+    step = getattr(importlib.import_module("flow_" + kind), "compute")
+    return later(step(x), fail)
+"""
+UNREACHED_STEPS = """
 import durable
 
 RAN = []
@@ -117,36 +133,26 @@ def clean(x):
 def compute(x):
     RAN.append(x)
     return clean(x)
-
-@durable.step
-def later(v, fail):
-    if fail:
-        raise RuntimeError("the first attempt stops here")
-    return v
-
-@durable.workflow(run_id="u")
-def flow(x, fail=False):
-    # Found by a string at run time: no definition covers it (`globals()`
-    # would: it uses the module as a whole).
-    step = getattr(sys.modules[__name__], "comp" + "ute")
-    return later(step(x), fail)
 """
 
 
 @pytest.mark.parametrize("completed", [False, True], ids=["resumed", "completed"])
 def test_a_step_the_workflow_does_not_name_is_fingerprinted_afresh(
-    module: Any, completed: bool
+    module: Any, completed: bool, tmp_path: Path
 ) -> None:
+    (tmp_path / "flow_steps.py").write_text(UNREACHED_STEPS)
     m = module(UNREACHED)
+    steps = importlib.import_module("flow_steps")
     if completed:
         assert m.flow.run(10).value == 11
     else:
         with pytest.raises(RuntimeError):
             m.flow(10, fail=True)
-    m.clean = lambda x: x + 7  # the step's helper changed: its record is stale
+    steps.clean = lambda x: x + 7  # the step's helper changed: its record is stale
     with pytest.raises(durable.DefinitionChangedError, match="compute: code changed"):
         m.flow(10)
-    assert m.RAN == [10]  # executed once, and its stale output never returned
+    assert steps.RAN == [10]  # executed once, and its stale output never returned
+    sys.modules.pop("flow_steps")
 
 
 NESTED = """

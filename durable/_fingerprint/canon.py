@@ -66,7 +66,7 @@ def _field(node: ast.AST, name: str) -> Any:
     value = getattr(node, name, None)
     if name == "decorator_list" and isinstance(value, list):
         return [d for d in value if not is_our_decorator(d)]
-    if name == "body" and isinstance(node, _DOC_OWNERS):
+    if name == "body" and isinstance(node, _DOC_OWNERS) and not _decorated(node):
         return _without_docstring(node.body)
     if name == "format_spec" and isinstance(value, ast.JoinedStr):
         return value if _fstring_parts(value) else None  # `f"{x:}"` is `f"{x}"`
@@ -116,6 +116,12 @@ def _fstring_parts(node: ast.JoinedStr) -> list[str | ast.AST]:
             elif piece != "":
                 parts.append(piece)
     return parts
+
+
+def _decorated(node: ast.AST) -> bool:
+    """Whether a decorator besides ours is applied: it may read the docstring
+    (`@tool` makes it the description an LLM is given), so that counts."""
+    return any(not is_our_decorator(d) for d in getattr(node, "decorator_list", ()))
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:

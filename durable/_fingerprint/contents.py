@@ -6,11 +6,14 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import types
 from collections.abc import Mapping
 from typing import Any
 
 from .bindings import binding_statements
 from .inplace import MUTATORS, roots, run_now
+from .ownpath import bound_again
+from .reach import identity_of
 from .values import hash_tokens, plain_tokens
 from .witness import witnessed
 
@@ -38,6 +41,34 @@ def contents_part(
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
     return None if toks is None else hash_tokens(toks)
+
+
+def module_state(module: types.ModuleType) -> str | None:
+    """For a module read whole (`globals()[name]`, `getattr(helpers,
+    name)`): the hash of the plain data its own statements rebind (`K = 1`
+    ... `K = 2`) or change in place, as it is now, else None. Its statements
+    are all in the file from the start: counted by them alone, a call made
+    after `K = 2` was served the output of one made before, where a name
+    read directly counts by its value. A name one statement binds counts by
+    that statement alone (a value from the clock does not refuse a resume)."""
+    namespace = vars(module)
+    toks: list[str] = []
+    for name, value in sorted((k, v) for k, v in list(namespace.items()) if not k.startswith("__")):
+        plain = plain_tokens(value, mutable=False) if bound_again(name, namespace) else None
+        part = hash_tokens(plain) if plain is not None else contents_part(name, value, namespace)
+        toks += [name, part] if part is not None else []
+    return hash_tokens(toks) if toks else None
+
+
+def bound_part(
+    key: str, name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None
+) -> dict[str, str]:
+    """Which function a name several statements bind holds now (`h = h1`
+    ... `h = h2`), by its identity: the statements read both, so counted by
+    them alone, a call after `h = h2` was served what `h1` gave."""
+    if not bound_again(name, namespace, checked_file):
+        return {}
+    return {"bound:" + key: witnessed(identity_of, obj)}
 
 
 def attribute_tokens(obj: object) -> list[str] | None:

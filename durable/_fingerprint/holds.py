@@ -17,6 +17,7 @@ from typing import Any
 
 from .bindings import module_statements
 from .canon import node_hash
+from .contents import module_state
 from .imports import user_module
 from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens, fallback_tokens, hash_tokens
@@ -75,8 +76,9 @@ def whole_module(module: types.ModuleType) -> tuple[list[object], str]:
     reached = witnessed(module_callables, module)
     witnessed(module_class_code, module)  # its classes' running code, besides its text
     found = module_statements(vars(module))
-    whole = witnessed(fallback_tokens, module) if found is None else map(node_hash, found)
-    return reached, hash_tokens(whole)
+    whole = witnessed(fallback_tokens, module) if found is None else list(map(node_hash, found))
+    state = witnessed(module_state, module)  # `K = 2` between two calls
+    return reached, hash_tokens(whole if state is None else [*whole, state])
 
 
 def dispatched(fn: object) -> tuple[object, ...]:
@@ -105,6 +107,8 @@ def holds_by_type_only(fn: object) -> bool:
     qualname = getattr(target, "__qualname__", None)
     if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
         return False  # a module-level function: its statement is its own source
+    if any(not k.startswith("__") for k in getattr(target, "__dict__", None) or ()):
+        return True  # `inner.k = 1` in the factory: what the call made it with
     kw = getattr(target, "__kwdefaults__", None) or {}
     held += [getattr(target, "__defaults__", None), tuple(sorted(kw.items()))]
     held += [_cell_value(c) for c in getattr(target, "__closure__", None) or ()]

@@ -67,6 +67,11 @@ def own_module(namespace: Mapping[str, Any], builtins: frozenset[str]) -> object
     that its module does not shadow; else `_MISSING`."""
     if all(n in namespace for n in builtins):
         return _MISSING
+    return namespace_module(namespace)
+
+
+def namespace_module(namespace: Mapping[str, Any]) -> object:
+    """The module whose namespace this is, else `_MISSING`."""
     name = namespace.get("__name__")
     module = sys.modules.get(name) if isinstance(name, str) else None
     return module if module is not None and vars(module) is namespace else _MISSING

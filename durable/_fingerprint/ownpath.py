@@ -50,6 +50,23 @@ def changed_apart(name: str, namespace: Mapping[str, Any], checked_file: str | N
     return any(not _binds_whole(s, name) for s in found)
 
 
+def bound_again(name: str, namespace: Mapping[str, Any], checked_file: str | None = None) -> bool:
+    """Whether more than one module-level statement binds `name` as a whole
+    (`h = h1` ... `h = h2`, `K = 1` ... `K = 2`): which ran last decides
+    what it holds when a step is called, not the statements, all in the file."""
+    found = binding_statements(name, namespace, checked_file) or []
+    return sum(_binds_whole(s, name) and _names(s, name) for s in found) > 1
+
+
+def _names(stmt: ast.AST, name: str) -> bool:
+    """Whether the statement's own target is `name` (not a statement that
+    may bind any name, `CASES = {... globals() ...}`)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.partition(".")[0]) == name for a in stmt.names)
+    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]
+    return getattr(stmt, "name", None) == name or any(getattr(t, "id", None) == name for t in targets)
+
+
 def _binds_whole(stmt: ast.AST, name: str) -> bool:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return stmt.name == name

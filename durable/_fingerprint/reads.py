@@ -37,7 +37,7 @@ from .canon import (
     statement_chains,
     uses_itself,
 )
-from .contents import contents_part
+from .contents import bound_part, contents_part
 from .holds import (
     class_code,
     foreign_members,
@@ -48,15 +48,14 @@ from .holds import (
     whole_module,
 )
 from .imports import (
-    WHOLE_MODULE,
     absolute,
     import_user_module,
     imported_names,
     imported_value,
-    own_module,
     user_module,
 )
 from .kept import kept_state, only_written
+from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
@@ -128,10 +127,9 @@ def read_names(
         if path not in done:
             done.add(path)
             _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
-    whole = names & WHOLE_MODULE & {c[0] for c in chains_of(tuple(nodes))}  # not `df.eval(...)`
-    own = witnessed(own_module, globs, whole) if whole else None
-    if isinstance(own, types.ModuleType):  # `globals()[name]`, `eval(text)`
-        _whole_module("globals()", own, out)
+    for key, whole in whole_modules(code, chains_of(tuple(nodes)), globs, names):
+        _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
+    out.parts.update(doc_parts(chains_of(tuple(nodes)), globs, names))  # `helper.__doc__`
 
 
 def _rebound(
@@ -171,6 +169,8 @@ def _count(
             or changed_apart(path[-1], scope.namespace, scope.checked_file)
         ):
             _global(key, path[-1], obj, scope, out)  # `helper.k = 2` between two calls
+        if scope.user:  # `h = h2` between two calls
+            out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file))
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
     elif scope.user or scope.is_class:

@@ -1,0 +1,101 @@
+"""Modules a function reads as a whole because it names no global of them:
+it finds them by a string at run time.
+
+Pure standard library. `globals()[name]` and `eval(text)` read any global
+of the function's own module. So does a lookup of a module by name:
+`sys.modules[__name__].helper`, `importlib.import_module("plugins").run`,
+`__import__(name)`, `inspect.getmodule(f)`, a frame's or a function's
+globals (`sys._getframe().f_globals[name]`, `fn.__globals__`): no chain of names in the source
+leads to what it calls, and counted by its names alone, the step was served
+what the old helper gave after the helper was edited. Such a function reads
+its own module whole, and every module of the user's that a string in its
+code names (imported if need be, as an import in a body is: `imports`). A
+name built at run time from other strings (`"plugins." + kind`) is not told;
+only its own module counts then."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import inspect
+import sys
+import types
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module
+from .reach import _MISSING, code_objects
+from .values import hash_tokens
+from .witness import witnessed
+
+# Attributes that are a module's namespace (`frame.f_globals`, `fn.__globals__`).
+_NAMESPACES = frozenset({"f_globals", "__globals__"})
+
+
+def whole_modules(
+    code: types.CodeType, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
+) -> Iterator[tuple[str, types.ModuleType]]:
+    """(key, module) for each module the function reads whole; `chains`
+    are the dotted names its source reads, `names` those it looks up."""
+    read = [c for c in chains if c[0] in names]  # not `df.eval(...)`, nor a local
+    whole = WHOLE_MODULE & {c[0] for c in read}
+    finds = any(_finds_modules(c, globs) for c in read) or not names.isdisjoint(_NAMESPACES)
+    own = witnessed(own_module, globs, whole) if whole else None
+    if finds and not isinstance(own, types.ModuleType):
+        own = witnessed(namespace_module, globs)
+    if isinstance(own, types.ModuleType):
+        yield "globals()", own
+    if finds:
+        for module in witnessed(named_modules, code):
+            if module is not own:
+                yield module.__name__, module
+
+
+def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
+    """Whether the chain (`sys.modules`, `importlib.import_module`) reaches
+    a lookup of modules by name; only modules' attributes are walked."""
+    finders: tuple[object, ...] = (sys.modules, builtins.__import__, importlib.import_module)
+    finders += (inspect.getmodule, inspect.currentframe, sys._getframe)  # `.f_globals[name]`
+    obj = globs.get(chain[0], _MISSING)
+    if obj is _MISSING:
+        obj = vars(builtins).get(chain[0], _MISSING)
+    for attr in chain[1:]:
+        if any(obj is f for f in finders) or not isinstance(obj, types.ModuleType):
+            break
+        obj = vars(obj).get(attr, _MISSING)
+    return any(obj is f for f in finders)
+
+
+def named_modules(code: types.CodeType) -> tuple[types.ModuleType, ...]:
+    """The user's modules that string constants in the code name. A
+    tuple: a memo's check of it is identity tests alone."""
+    found: dict[int, types.ModuleType] = {}
+    for co in code_objects(code):
+        for const in co.co_consts:
+            if isinstance(const, str) and all(p.isidentifier() for p in const.split(".")):
+                module = import_user_module(const)
+                if isinstance(module, types.ModuleType):
+                    found[id(module)] = module
+    return tuple(found.values())
+
+
+# What reads a docstring, which a function's fingerprint leaves out.
+_DOC_READERS = frozenset({"__doc__", "getdoc"})
+
+
+def doc_parts(chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]) -> dict[str, str]:
+    """The docstrings of the functions and classes a function names, when
+    it reads docstrings (`helper.__doc__`, `inspect.getdoc(helper)`): a
+    docstring is no part of a fingerprint (an edit of it changes nothing a
+    call does), save for code that reads it, which was served the old text."""
+    if names.isdisjoint(_DOC_READERS):
+        return {}
+    parts: dict[str, str] = {}
+    for chain in chains:
+        obj, walked = globs.get(chain[0], _MISSING) if chain[0] in names else _MISSING, 1
+        while walked < len(chain) and isinstance(obj, (types.ModuleType, type)):
+            obj, walked = witnessed(getattr, obj, chain[walked], _MISSING), walked + 1
+        if callable(obj):
+            doc = witnessed(getattr, obj, "__doc__", None)
+            parts["doc:" + ".".join(chain[:walked])] = hash_tokens([repr(doc)])
+    return parts
