@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faults
 
-from tests.faults import damage, environment, kills
+from tests.faults import damage, environment, kills, retries
 from tests.faults.common import Outcome, Place
 
 CREDENTIALS = {
@@ -83,6 +83,13 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         for where, count in (("local", 170), ("S3", 50))
         for kind in ("sync", "async", "loop")
     ]
+    runs += [
+        (f"kill item retries {kind} checkpoint={checkpoint}",
+         lambda kind=kind, checkpoint=checkpoint: named(
+             retries.kill_trials(local, kind, checkpoint, n(75), rng), "local"))
+        for kind in ("threads", "processes")
+        for checkpoint in (True, False)
+    ]  # fmt: skip
     runs += [
         (f"graceful stop {kind}", lambda kind=kind: kills.stop_trials(local, kind, n(100), rng))
         for kind in ("sync", "async", "loop")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import importlib
+import os
 import traceback
 import types
 import uuid
@@ -23,6 +24,7 @@ from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
+from .orphan import leave_if_orphaned
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
 # no tracing) and the block's label.
@@ -120,10 +122,17 @@ _loaded: dict[str, Callable[[Any], Any]] = {}
 
 
 def run_pickled(
-    token: str, fn_blob: bytes, item_blob: bytes, trace: Trace = NO_TRACE, wait: float = 0.0
+    token: str,
+    fn_blob: bytes,
+    item_blob: bytes,
+    trace: Trace = NO_TRACE,
+    wait: float = 0.0,
+    owner: int = 0,
 ) -> bytes:
     """The task a process or Dask worker runs. Never raises for the item's
-    own errors: they come back pickled with their traceback text."""
+    own errors: they come back pickled with their traceback text. `owner`:
+    the workflow process of a process pool (`orphan`)."""
+    leave_if_orphaned(owner)
     fn = _loaded.get(token)
     if fn is None:
         if len(_loaded) >= 16:
@@ -186,6 +195,9 @@ class FuturesPool:
         self.run = current_state() if self.threads else None
         self.token = uuid.uuid4().hex
         self.blob = b"" if self.threads else codec.dumps_callable(fn)
+        # A process pool's workers run on this machine and outlive a kill of
+        # this process (`orphan`); another executor's may run elsewhere.
+        self.owner = os.getpid() if isinstance(executor, cf.ProcessPoolExecutor) else 0
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
 
     def submit(
@@ -204,7 +216,8 @@ class FuturesPool:
             ]
         return [
             self.executor.submit(
-                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace, wait
+                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace, wait,
+                self.owner,
             )
             for item in items
         ]

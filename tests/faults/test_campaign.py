@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from durable._storage import segmenter
-from tests.faults import damage, environment, kills
+from tests.faults import damage, environment, kills, retries
 from tests.faults.common import Outcome, Place
 
 pytestmark = pytest.mark.slow
@@ -41,6 +41,15 @@ def test_kill_9_at_random_moments_local(
     monkeypatch.setenv("DURABLE_DURABILITY", durability)
     local = Place(str(tmp_path / "store"), {}, tmp_path / "executions.log")
     clean(kills.kill_trials(local, kind, 4, random.Random(kind)), 4)
+
+
+@pytest.mark.parametrize("checkpoint", [True, False])
+@pytest.mark.parametrize("kind", ["threads", "processes"])
+def test_kill_9_over_item_retries(local: Place, kind: str, checkpoint: bool) -> None:
+    # Items failing at random with retries=2: each makes at most the tries
+    # its kept budget leaves, plus the one a kill cut short; none after its
+    # result was kept (retries.py says what is checked).
+    clean(retries.kill_trials(local, kind, checkpoint, 3, random.Random(kind)), 3)
 
 
 @pytest.mark.parametrize("kind", ["sync", "async", "loop"])

@@ -1,0 +1,37 @@
+"""Whether a process pool's worker still works for a live workflow process.
+
+A worker outlives a workflow process killed with `kill -9`: idle on the
+pool's queue, it took the items already queued there and entered their
+bodies with no run holding them, while a resume in another process could
+run the same items. A worker so checks, before each try, that the process
+that submitted it (`owner`) is alive, and exits when it is not: nobody
+will read its results, and the queue it waits on is never closed."""
+
+from __future__ import annotations
+
+import os
+
+
+def owner_gone(owner: int) -> bool:
+    """True once the process `owner` has died (a zombie counts as dead:
+    its parent may not have reaped it yet). 0: no owner to check (a Dask
+    worker works for the cluster, not for one process)."""
+    if not owner or os.getppid() == owner:  # a fork or spawn pool's worker: one call
+        return False
+    try:
+        os.kill(owner, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process holds the pid: alive
+        return False
+    try:
+        with open(f"/proc/{owner}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):  # no /proc here: alive as far as is known
+        return False
+
+
+def leave_if_orphaned(owner: int) -> None:
+    """Exit this worker, before its next try, once its owner is gone."""
+    if owner_gone(owner):
+        os._exit(0)

@@ -1,0 +1,105 @@
+"""A process pool's worker outlives a workflow process killed with
+`kill -9`: idle on the pool's queue, it took the items already queued
+there and entered their bodies with no run holding them, while a resume in
+another process could run the same items (the faults9 campaign, `kill -9
+over item retries`, saw up to 4 such tries). A worker starts no try once
+the process that submitted it is gone, and exits."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = textwrap.dedent(
+    """
+    import concurrent.futures as cf, multiprocessing, os, signal, sys
+    import durable
+
+    LOG, STORE = sys.argv[1], sys.argv[2]
+    QUEUED = LOG + ".queued"
+
+    class Pool(cf.ProcessPoolExecutor):
+        def submit(self, *args, **kwargs):
+            future = super().submit(*args, **kwargs)
+            if len(self._pending_work_items) == 2:  # until both (its window) are on the queue
+                while not self._work_ids.empty():
+                    pass
+                open(QUEUED, "w").close()
+            return future
+
+    def reaped(pid: int) -> bool:
+        # Not a zombie leader: its other threads may still be exiting, and
+        # its children are not yet anyone else's.
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    def body(i: int) -> int:
+        with open(LOG, "a") as f:
+            f.write(f"{os.getpid()} {i}\\n")
+        if i == 0:  # the workflow dies while items 1 and 2 wait in the pool's queue
+            while not os.path.exists(QUEUED):
+                pass
+            workflow = int(os.environ["WORKFLOW_PID"])
+            os.kill(workflow, signal.SIGKILL)
+            while not reaped(workflow):  # the test reaps it
+                pass
+        return i
+
+    @durable.workflow(name="orphans")
+    def orphans() -> list[int]:
+        ctx = multiprocessing.get_context(sys.argv[3])
+        with Pool(1, mp_context=ctx) as pool:
+            return durable.loop_over(body, [0, 1, 2], executor=pool)
+
+    if __name__ == "__main__":  # not in a spawned worker, which imports this too
+        os.environ["WORKFLOW_PID"] = str(os.getpid())
+        orphans.with_options(store=STORE, run_id="r")()
+    """
+)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn", "forkserver"])
+def test_a_worker_of_a_killed_workflow_starts_no_queued_item(
+    tmp_path: Path, child_env: dict[str, str], start: str
+) -> None:
+    script = tmp_path / "flow.py"
+    script.write_text(SCRIPT)
+    for trial in range(5):
+        log = tmp_path / f"tries{trial}"
+        args = [sys.executable, str(script), str(log), str(tmp_path / f"store{trial}"), start]
+        child = subprocess.run(args, env=child_env, cwd=tmp_path, timeout=20, check=False)
+        assert child.returncode == -9
+        worker = int(log.read_text().split()[0])
+        try:
+            deadline = time.monotonic() + 10  # a bound on a failure, not a synchronisation
+            while not gone(worker) and len(log.read_text().splitlines()) == 1:
+                if time.monotonic() > deadline:
+                    break  # the queue's feeder thread died before it wrote: again
+            else:
+                assert log.read_text().split()[1::2] == ["0"], log.read_text()
+                return
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGKILL)
+    pytest.fail("the orphaned worker neither exited nor went on, 5 times")
