@@ -89,14 +89,18 @@ class LocalStore(Store):
         """Run op, which creates something in folder. Folders this store made
         are remembered, to save syscalls per record; another process (`durable
         rm`, gc) may still delete one, so a missing folder is made again."""
-        if folder not in self._made:
-            fs.make_folder(self.root, folder)
-            self._made.add(folder)
+        remake = folder not in self._made
         for _ in range(_REMADE):
             try:
+                if remake:
+                    fs.make_folder(self.root, folder)
+                    self._made.add(folder)
                 return op()
-            except FileNotFoundError:  # removed meanwhile, maybe again after we made it
-                fs.make_folder(self.root, folder)
+            except FileNotFoundError:
+                # Removed meanwhile, maybe again after we made it: also while
+                # making it (a folder made, then removed before it is checked).
+                remake = True
+        fs.make_folder(self.root, folder)
         return op()
 
     def list(self, prefix: str) -> builtins.list[str]:
