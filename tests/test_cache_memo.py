@@ -515,13 +515,7 @@ def test_a_global_a_module_level_statement_changes_between_calls_is_seen(
             """
         )
     )
-    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
-    runs = [
-        subprocess.run(
-            [sys.executable, str(script)], env=env, capture_output=True, text=True, check=True
-        ).stdout.split("\n")[0]
-        for _ in range(2)
-    ]
+    runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
     assert runs == ["[3, 3, 21, 21, 6, 9] 6", "[3, 3, 21, 21, 6, 9] 0"]
 
 
@@ -565,13 +559,7 @@ def test_an_attribute_a_module_level_statement_sets_between_calls_is_seen(
             """
         )
     )
-    env = {**os.environ, "DURABLE_STORE": str(tmp_path / "store")}
-    runs = [
-        subprocess.run(
-            [sys.executable, str(script)], env=env, capture_output=True, text=True, check=True
-        ).stdout.split("\n")[0]
-        for _ in range(2)
-    ]
+    runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
     assert runs == ["[2, 2, 3, 3] 4", "[2, 2, 3, 3] 0"]
 
 
@@ -651,3 +639,12 @@ def test_a_helper_name_rebound_between_calls_is_seen(
     for mod in import_memo_module(tmp_path, monkeypatch, "rebound", REBOUND, "rebound_c", store):
         # by_globals runs again too: its module holds another function under `helper`.
         assert (mod.out, len(mod.ran)) == ([1, 2, 1, 3], 4)
+
+
+def first_line_of(script: Path, store: Path) -> str:
+    """The first line a script prints, run in a new process on `store`."""
+    env = {**os.environ, "DURABLE_STORE": str(store)}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.split("\n")[0]
