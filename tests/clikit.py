@@ -150,6 +150,23 @@ def spawn(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]
     )
 
 
+def held_and_waiting(
+    tmp: Path, wait: str
+) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]:
+    """A `durable run` holding run `held` of flow.py (blocked at step 2
+    until it reads a line), and a second one started with `--wait WAIT`
+    once the first holds it."""
+    args = ("run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1")
+    holder = spawn(tmp, *args, env=child_env(tmp, FLOW_BLOCK_AT="2"))
+    try:
+        read_until(holder.stdout, "step 2 started")
+        return holder, spawn(tmp, *args, "--wait", wait, env=child_env(tmp))
+    except BaseException:
+        holder.kill()
+        holder.wait()
+        raise
+
+
 def read_until(stream: Any, needle: str, timeout: float = 60) -> str:
     """Read a child's pipe until `needle` shows up (a handshake, not a sleep);
     fail if the child closes it or says nothing for `timeout` seconds."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .clikit import ALL_STEPS, child_env, counts, read_until, spawn, write_flow
+from .clikit import ALL_STEPS, counts, held_and_waiting, read_until, write_flow
 from .clikit import durable as cli
 
 pytestmark = pytest.mark.slow
@@ -23,13 +23,8 @@ def tmp(tmp_path: Path) -> Path:
 def test_run_wait_says_once_whom_it_waits_for(tmp: Path) -> None:
     """Before: `durable run --wait 60` on a held run printed nothing until
     the holder let go, which looked like a hang."""
-    holder = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1",
-                   env=child_env(tmp, FLOW_BLOCK_AT="2"))  # fmt: skip
-    waiter = None
+    holder, waiter = held_and_waiting(tmp, "60")
     try:
-        read_until(holder.stdout, "step 2 started")
-        waiter = spawn(tmp, "run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1",
-                       "--wait", "60", env=child_env(tmp))  # fmt: skip
         said = read_until(waiter.stderr, "stops waiting")
         assert holder.stdin is not None
         holder.stdin.write(b"go\n")
@@ -38,9 +33,8 @@ def test_run_wait_says_once_whom_it_waits_for(tmp: Path) -> None:
         assert waiter.wait(timeout=60) == 0
     finally:
         for child in (holder, waiter):
-            if child is not None:
-                child.kill()
-                child.wait()
+            child.kill()
+            child.wait()
     assert f"run held of flow.pipeline is being executed by pid {holder.pid} on " in said
     assert "waiting up to 60s for it to end or stop" in said
     assert "`durable show held` shows where it is; Ctrl-C stops waiting" in said

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .clikit import ALL_STEPS, child_env, counts, read_until, spawn, write_flow
+from .clikit import ALL_STEPS, counts, held_and_waiting, read_until, write_flow
 
 pytestmark = pytest.mark.slow
 
@@ -21,13 +21,8 @@ def test_a_signal_stops_run_wait_at_once(tmp_path: Path) -> None:
     waiting for the holder, up to --wait seconds, then returned the run's
     value with exit 0: a cancelled CI job hung until it was killed."""
     write_flow(tmp_path)
-    holder = spawn(tmp_path, "run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1",
-                   env=child_env(tmp_path, FLOW_BLOCK_AT="2"))  # fmt: skip
-    waiter = None
+    holder, waiter = held_and_waiting(tmp_path, "600")
     try:
-        read_until(holder.stdout, "step 2 started")
-        waiter = spawn(tmp_path, "run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1",
-                       "--wait", "600", env=child_env(tmp_path))  # fmt: skip
         read_until(waiter.stderr, "stops waiting")
         waiter.send_signal(signal.SIGTERM)
         try:
@@ -46,7 +41,6 @@ def test_a_signal_stops_run_wait_at_once(tmp_path: Path) -> None:
         assert holder.wait(timeout=60) == 0
     finally:
         for child in (holder, waiter):
-            if child is not None:
-                child.kill()
-                child.wait()
+            child.kill()
+            child.wait()
     assert counts(tmp_path) == ALL_STEPS  # the waiter executed nothing
