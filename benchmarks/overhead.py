@@ -21,6 +21,7 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
+import minimal
 import peers
 
 import durable
@@ -159,10 +160,13 @@ def main() -> None:
         load = ""
         if hasattr(os, "getloadavg"):  # what else the machine did: the figures move with it
             load = ", load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(f"N = {n} trivial steps, local store ({root.parent}), {time.strftime('%Y-%m-%d %H:%M')}{load}")
+        print(
+            f"N = {n} trivial steps, local store ({root.parent}), {time.strftime('%Y-%m-%d %H:%M')}{load}"
+        )
         print(f"  plain call                {plain * us:10.2f} us/step")
         print(f"  floor: append             {append * us:10.2f} us/step")
         print(f"  floor: append+fdatasync   {synced * us:10.2f} us/step")
+        least = report_minimal(n, root, synced)
         figures = {}
         for level in ("fsync", "batch", "none"):
             r = figures[level] = bench_durable(n, root, level)
@@ -172,6 +176,7 @@ def main() -> None:
                 f" {r['record cpu'] * us:.2f} us CPU; replay {r['replay'] * us:.2f} us/step;"
                 f" re-call {r['re-call'] * 1e3:.2f} ms; replay holds {r['memory'] / 1e6:.2f} MB"
             )
+        compare_minimal(figures, least)
         packed, large = bench_large(root)
         print(
             f"  100,000-int list output     msgpack {packed * us:8.0f} us; durable record"
@@ -180,10 +185,41 @@ def main() -> None:
         report_joblib(bench_joblib(n, root))
         ours = figures["fsync"]  # every peer's default is to make each step durable
         peers.report(
-            n, root, {"record": ours["record wall"], "replay": ours["replay"], "re-call": ours["re-call"]}
+            n,
+            root,
+            {"record": ours["record wall"], "replay": ours["replay"], "re-call": ours["re-call"]},
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def report_minimal(n: int, root: Path, synced: float) -> dict[str, dict[str, float]]:
+    """The same work as durable's in one Python function (`minimal.py`):
+    what this interpreter and these system calls cost before any feature."""
+    least = {
+        level: minimal.measure(n, root / f"minimal-{level}", level == "fsync")
+        for level in ("none", "fsync")
+    }
+    us = 1e6
+    print(
+        f"  floor: same work in Python {least['none']['record cpu'] * us:8.2f} us CPU/step,"
+        f" {least['fsync']['record wall'] * us:.2f} us wall with fdatasync"
+        f" ({least['fsync']['record wall'] / synced:.2f}x append+fdatasync);"
+        f" replay {least['none']['replay'] * us:.2f} us/step (benchmarks/minimal.py)"
+    )
+    return least
+
+
+def compare_minimal(
+    figures: dict[str, dict[str, float]], least: dict[str, dict[str, float]]
+) -> None:
+    """durable's figures as multiples of the same work done in one function."""
+    print(
+        "  durable / same work in Python: record CPU"
+        f" {figures['none']['record cpu'] / least['none']['record cpu']:.2f}x, fsync wall"
+        f" {figures['fsync']['record wall'] / least['fsync']['record wall']:.2f}x, replay"
+        f" {figures['none']['replay'] / least['none']['replay']:.2f}x"
+    )
 
 
 def report_joblib(jl: tuple[float, float] | None) -> None:
