@@ -7,6 +7,8 @@ the block is recorded. Each case is held against the plain step's figure.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import multiprocessing
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +212,26 @@ def test_an_item_keeps_its_idempotency_key_when_the_items_move(tmp_path: Path, k
     assert run.value == ["receipt for B", "receipt for A", "receipt for 5", "receipt for 5"]
     five = f"r:0/{item_key('5')}"
     assert sorted(receipts) == sorted([f"r:0/{item_key('A')}", f"r:0/{item_key('B')}", five, five + "-1"])
+
+
+def what_the_worker_sees(x: int) -> tuple[int, str | None, int | None]:
+    run = durable.current_run()
+    return (x, None, None) if run is None else (x, run.run_id, run.position)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork on Windows")
+def test_a_forked_process_pools_item_sees_no_run(tmp_path: Path) -> None:
+    """The docs say a process-pool item has no live run. A pool with the
+    fork start method made the worker a copy of the workflow process: its
+    items saw the run as it was at the fork (the same position for every
+    item, however far the body had gone), a key to build idempotency on
+    that names no item."""
+
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r")
+    def flow() -> Any:
+        fork = multiprocessing.get_context("fork")
+        with cf.ProcessPoolExecutor(1, mp_context=fork) as pool:
+            first = durable.loop_over(what_the_worker_sees, [1, 2], executor=pool)
+            return first + durable.loop_over(what_the_worker_sees, [3], executor=pool)
+
+    assert flow() == [(1, None, None), (2, None, None), (3, None, None)]

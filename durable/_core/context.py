@@ -287,13 +287,18 @@ def enter_step(
     return reset
 
 
-def enter_plain(run: RunState | None = None, item: ItemScope | None = None) -> Callable[[], None]:
+def enter_plain(
+    run: RunState | None = None, item: ItemScope | None = None, *, elsewhere: bool = False
+) -> Callable[[], None]:
     """Durable calls here run plainly; tasks created here take no index.
     `run`: the run a worker thread works for (a thread starts with no
     context of its own), so that what a plain call does on the run's behalf
     (a cached step's entry) goes to its store; it takes no position in it.
-    `item`: a `loop_over` item's try runs here (`current_run()` tells it)."""
-    run_token = _run_var.set(run) if run is not None else None
+    `item`: a `loop_over` item's try runs here (`current_run()` tells it).
+    `elsewhere`: in another process's worker, which has no run at all: a
+    worker forked from the workflow process holds a copy of the run as it
+    was at the fork, whose position no longer tells anything."""
+    run_token = _run_var.set(run) if run is not None or elsewhere else None
     token = _active_var.set(None)
     reset_scope = set_scope(None)
     step_token = _step_var.set(item) if item is not None else None

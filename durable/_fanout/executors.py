@@ -55,7 +55,7 @@ def call_item(
         with item_span(*trace):
             return call_item(fn, item, NO_TRACE, run, local=local, wait=wait, scope=scope)
     spec = step_spec(fn)
-    reset = enter_plain(run, scope)
+    reset = enter_plain(run, scope, elsewhere=not local)
     try:
         if wait:
             pause(wait)
