@@ -181,3 +181,35 @@ def test_unset_it_subscribes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with_file()
     assert during == [before, before + 1] and len(events._callbacks) == before
     assert json.loads((tmp_path / "p.json").read_text())["status"] == "completed"
+
+
+def test_a_run_cancelled_while_it_runs_ends_cancelled_in_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file is rewritten "when it ends": a cancel is an end too. It said
+    # `running` for good once the holder saw the cancel and stopped.
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    progress = tmp_path / "p.json"
+    calls: Counter[str] = Counter()
+
+    @durable.step
+    def first() -> int:
+        calls["first"] += 1
+        cancelled.cancel("c")  # from outside, while the run holds its lease
+        return 1
+
+    @durable.step
+    def second() -> int:
+        calls["second"] += 1
+        return 2
+
+    @durable.workflow(name="cancelled", store=str(tmp_path / "s"), run_id="c", progress_file=progress)
+    def cancelled() -> int:
+        return first() + second()
+
+    with pytest.raises(durable.Cancelled):
+        cancelled()
+    doc = json.loads(progress.read_text())
+    assert [r.status for r in cancelled.runs()] == ["cancelled"]
+    assert (doc["status"], doc["completedSteps"]) == ("cancelled", 1)
+    assert calls == Counter(first=1)

@@ -23,10 +23,7 @@ _WRITE_ON = (
     events.StepExecuted,
     events.StepRetried,
     events.StepFailed,
-    events.RunCompleted,
-    events.RunSuspended,
-    events.RunFailed,
-    events.RunInterrupted,
+    *events.ENDS,
 )
 
 
