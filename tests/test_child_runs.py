@@ -422,3 +422,47 @@ def test_a_derived_child_id_another_call_made_is_refused(store: durable.Store) -
     # Its own child still replays for each parent (the same call again).
     assert asyncio.run(mom.with_options(run_id="v2")(True)) == "q in v2.0.0.0"
     assert asked == ["v2.0.0.0", "w.0"]
+
+
+def test_a_child_that_suspends_or_is_cancelled_ends_a_parent_that_catches_it(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Suspended` and `Cancelled` are `Exception`s (through DurableError):
+    a parent body's `except Exception:` caught its child's, and the parent
+    completed with the fallback, for good, the child's question unanswered."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: Counter[str] = Counter()
+
+    @durable.step(name="after")
+    def after() -> str:
+        ran["after"] += 1
+        return "+after"
+
+    @durable.step(name="ask")
+    def ask(cancel: bool) -> str:
+        ran["ask"] += 1
+        if cancel:
+            kid.cancel("p-True.0")  # from outside, while the child runs
+        return "asked-"
+
+    @durable.workflow(name="kid", store=store)
+    def kid(cancel: bool) -> str:
+        return ask(cancel) + durable.wait_for("answer")
+
+    @durable.workflow(name="parent", store=store, run_id=lambda cancel=False: f"p-{cancel}")
+    def parent(cancel: bool = False) -> str:
+        try:
+            value = kid(cancel)
+        except Exception as e:
+            value = f"fallback after {type(e).__name__}"
+        return value + after()
+
+    with pytest.raises(durable.Suspended, match="answer"):
+        parent()
+    assert [(i.run_id, i.status) for i in parent.runs()] == [("p-False", "suspended")]
+    assert parent.resume("p-False", inputs={"answer": "yes"}).value == "asked-yes+after"
+    with pytest.raises(durable.Cancelled, match=r"p-True\.0"):
+        parent(cancel=True)
+    statuses = {i.run_id: i.status for i in parent.runs()}
+    assert statuses == {"p-False": "completed", "p-True": "failed"}
+    assert ran == Counter(ask=2, after=1)

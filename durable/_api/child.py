@@ -28,18 +28,22 @@ from .._storage.keys import Position, as_position, check_key_part, format_positi
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
 from ..errors import (
+    Cancelled,
     ConfigurationError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
+    Suspended,
 )
 from .retention import prune
 
 # What a child run refuses is refused to its parent too (DESIGN §2,
 # "Refusals are final"): a parent body that catches it must not go on and
-# complete with a fallback value. (`Suspended` and `Cancelled` are no
-# `Exception`: an `except Exception:` does not catch them.)
-_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError)
+# complete with a fallback value. A child's suspension and its cancel end
+# the parent the same way: both are `Exception`s (through DurableError), so
+# an `except Exception:` around the call caught them, and the parent
+# completed, for good, with the child's question unanswered.
+_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError, Suspended, Cancelled)
 
 
 class ChildFlow(Flow, Protocol):
