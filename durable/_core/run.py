@@ -252,6 +252,9 @@ def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
     workflow, run_id = manifest.workflow, manifest.run_id
     if manifest.status != "cancelled" and not cancel.is_cancelled(store, workflow, run_id):
         return
+    if manifest.status == "completed":
+        cancel.withdraw_late(store, workflow, run_id)
+        return
     if manifest.status != "cancelled":
         finish(store, manifest, "cancelled", reason="cancelled")
     raise Cancelled(workflow, run_id)
