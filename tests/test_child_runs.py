@@ -465,4 +465,37 @@ def test_a_child_that_suspends_or_is_cancelled_ends_a_parent_that_catches_it(
         parent(cancel=True)
     statuses = {i.run_id: i.status for i in parent.runs()}
     assert statuses == {"p-False": "completed", "p-True": "failed"}
-    assert ran == Counter(ask=2, after=1)
+    # after() ran once in each parent (the body went on past what it caught),
+    # and replayed in the resume.
+    assert ran == Counter(ask=2, after=2)
+
+
+def test_children_gathered_under_a_catch_all_suspend_their_parent(store: durable.Store) -> None:
+    """The gathered children each reach their question, the parent does not
+    complete with its fallback, and one resume answers them all (it
+    returned ['fallback Suspended'], the answers unused)."""
+    ran: list[str] = []
+
+    @durable.step
+    async def prep(p: str) -> str:
+        ran.append(p)
+        return p
+
+    @durable.workflow(name="asker", store=store)
+    async def asker(p: str) -> str:
+        await prep(p)
+        return str(durable.wait_for(p))
+
+    @durable.workflow(name="gatherer", store=store, run_id="g")
+    async def gatherer() -> list[str]:
+        try:
+            return list(await asyncio.gather(*(asker(p) for p in "abc")))
+        except Exception as e:
+            return [f"fallback {type(e).__name__}"]
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(gatherer())
+    assert {i.status for i in asker.runs()} == {"suspended"} and len(asker.runs()) == 3
+    answers = {p: p.upper() for p in "abc"}
+    assert asyncio.run(gatherer.resume("g", inputs=answers)).value == ["A", "B", "C"]
+    assert sorted(ran) == ["a", "b", "c"]

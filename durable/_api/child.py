@@ -39,11 +39,15 @@ from .retention import prune
 
 # What a child run refuses is refused to its parent too (DESIGN §2,
 # "Refusals are final"): a parent body that catches it must not go on and
-# complete with a fallback value. A child's suspension and its cancel end
-# the parent the same way: both are `Exception`s (through DurableError), so
-# an `except Exception:` around the call caught them, and the parent
-# completed, for good, with the child's question unanswered.
-_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError, Suspended, Cancelled)
+# complete with a fallback value.
+_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError)
+# A child's suspension or cancel ends its parent too, however the body
+# handles it (both are `Exception`s, through DurableError: a parent that
+# caught one completed, for good, the child's question unanswered). Checked
+# as the body ends (`run._body`), not at the next operation: the children
+# a gather started with it go on to their own questions, which one resume
+# then answers together.
+_ENDS_PARENT = (Suspended, Cancelled)
 
 
 class ChildFlow(Flow, Protocol):
@@ -90,6 +94,9 @@ def child_plan(
             )  # fmt: skip
         except _FINAL as e:
             raise parent.refuse(e) from None
+        except _ENDS_PARENT as e:
+            parent.child_stop = parent.child_stop or e
+            raise
         prune(store, flow.name, flow.options)
         return run
 
