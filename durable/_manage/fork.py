@@ -82,9 +82,12 @@ def fork_run(
     # listing. The read also tells the store which manifest it writes over
     # (none): one it had seen before `durable rm` removed the run made the
     # fork's write look like another holder's (LeaseLostError).
-    if store.load_manifest(workflow, new_id) is not None:
+    try:
+        if store.load_manifest(workflow, new_id) is not None:
+            raise _taken(workflow, new_id)  # not ours to remove
+    except BaseException:
         lease.release()
-        raise _taken(workflow, new_id)
+        raise
     try:
         for name, data in sorted(records.items()):
             if mutate is not None and name == record_name(at - 1):
