@@ -5,6 +5,8 @@ import durable."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 import warnings
@@ -213,3 +215,20 @@ def test_a_run_cancelled_while_it_runs_ends_cancelled_in_the_file(
     assert [r.status for r in cancelled.runs()] == ["cancelled"]
     assert (doc["status"], doc["completedSteps"]) == ("cancelled", 1)
     assert calls == Counter(first=1)
+
+
+def test_the_file_is_made_with_the_processs_umask(tmp_path: Path) -> None:
+    # An outside reader (a dashboard as another user) must be able to read
+    # it: it was 0600 whatever the umask (mkstemp's mode, kept by os.replace).
+    progress = tmp_path / "p.json"
+
+    @durable.workflow(name="perm", store=str(tmp_path / "s"), run_id="m", progress_file=progress)
+    def perm() -> int:
+        return 1
+
+    umask = os.umask(0o022)
+    try:
+        assert perm() == 1
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(progress.stat().st_mode) == 0o644
