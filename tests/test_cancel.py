@@ -134,6 +134,32 @@ def test_the_marker_is_read_at_most_once_per_interval(
     assert ran == Counter(one=1, two=1, three=1)
 
 
+def test_a_cancel_its_completed_attempt_never_saw_does_not_cancel_a_later_call(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A completed run cannot be cancelled: a cancel told `cancelling` that
+    its holder did not look for before it completed is over with that
+    attempt. Its marker stayed, and the run's next call that went on (new
+    arguments under on_change="rerun") ended `cancelled`, long after."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "3600")
+    ran: Counter[str] = Counter()
+
+    @durable.step
+    def work(x: int) -> int:
+        ran[f"work{x}"] += 1
+        if x == 1:
+            assert flow.cancel("late").status == "cancelling"  # held: by this very call
+        return x * 10
+
+    @durable.workflow(store=local_store, run_id="late", on_change="rerun")
+    def flow(x: int) -> int:
+        return work(x)
+
+    assert flow(1) == 10 and flow.runs()[0].status == "completed"
+    assert flow(2) == 20
+    assert flow.runs()[0].status == "completed" and ran == Counter(work1=1, work2=1)
+
+
 def test_a_run_nobody_holds_is_cancelled_at_once(store: durable.Store) -> None:
     ran: Counter[str] = Counter()
     fail = {"now": True}

@@ -422,3 +422,80 @@ def test_a_derived_child_id_another_call_made_is_refused(store: durable.Store) -
     # Its own child still replays for each parent (the same call again).
     assert asyncio.run(mom.with_options(run_id="v2")(True)) == "q in v2.0.0.0"
     assert asked == ["v2.0.0.0", "w.0"]
+
+
+def test_a_child_that_suspends_or_is_cancelled_ends_a_parent_that_catches_it(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Suspended` and `Cancelled` are `Exception`s (through DurableError):
+    a parent body's `except Exception:` caught its child's, and the parent
+    completed with the fallback, for good, the child's question unanswered."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: Counter[str] = Counter()
+
+    @durable.step(name="after")
+    def after() -> str:
+        ran["after"] += 1
+        return "+after"
+
+    @durable.step(name="ask")
+    def ask(cancel: bool) -> str:
+        ran["ask"] += 1
+        if cancel:
+            kid.cancel("p-True.0")  # from outside, while the child runs
+        return "asked-"
+
+    @durable.workflow(name="kid", store=store)
+    def kid(cancel: bool) -> str:
+        return ask(cancel) + durable.wait_for("answer")
+
+    @durable.workflow(name="parent", store=store, run_id=lambda cancel=False: f"p-{cancel}")
+    def parent(cancel: bool = False) -> str:
+        try:
+            value = kid(cancel)
+        except Exception as e:
+            value = f"fallback after {type(e).__name__}"
+        return value + after()
+
+    with pytest.raises(durable.Suspended, match="answer"):
+        parent()
+    assert [(i.run_id, i.status) for i in parent.runs()] == [("p-False", "suspended")]
+    assert parent.resume("p-False", inputs={"answer": "yes"}).value == "asked-yes+after"
+    with pytest.raises(durable.Cancelled, match=r"p-True\.0"):
+        parent(cancel=True)
+    statuses = {i.run_id: i.status for i in parent.runs()}
+    assert statuses == {"p-False": "completed", "p-True": "failed"}
+    # after() ran once in each parent (the body went on past what it caught),
+    # and replayed in the resume.
+    assert ran == Counter(ask=2, after=2)
+
+
+def test_children_gathered_under_a_catch_all_suspend_their_parent(store: durable.Store) -> None:
+    """The gathered children each reach their question, the parent does not
+    complete with its fallback, and one resume answers them all (it
+    returned ['fallback Suspended'], the answers unused)."""
+    ran: list[str] = []
+
+    @durable.step
+    async def prep(p: str) -> str:
+        ran.append(p)
+        return p
+
+    @durable.workflow(name="asker", store=store)
+    async def asker(p: str) -> str:
+        await prep(p)
+        return str(durable.wait_for(p))
+
+    @durable.workflow(name="gatherer", store=store, run_id="g")
+    async def gatherer() -> list[str]:
+        try:
+            return list(await asyncio.gather(*(asker(p) for p in "abc")))
+        except Exception as e:
+            return [f"fallback {type(e).__name__}"]
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(gatherer())
+    assert {i.status for i in asker.runs()} == {"suspended"} and len(asker.runs()) == 3
+    answers = {p: p.upper() for p in "abc"}
+    assert asyncio.run(gatherer.resume("g", inputs=answers)).value == ["A", "B", "C"]
+    assert sorted(ran) == ["a", "b", "c"]

@@ -4,6 +4,7 @@ replacing the output recorded just before it."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -250,3 +251,30 @@ def test_a_fork_position_that_is_not_an_int_is_a_clear_error(
     with pytest.raises(durable.ConfigurationError, match="position to fork at"):
         chain.fork("src", at=at)
     assert [i.run_id for i in chain.runs()] == ["src"]  # nothing was made
+
+
+def test_the_advice_for_a_taken_new_run_id_works(tmp_path: Path) -> None:
+    # "delete it first (durable rm taken)" failed with "exists in several
+    # workflows" when another workflow had a run of that id too.
+    from durable._cli.main import main
+
+    store = durable.open_store(tmp_path / "s")
+    calls: Calls = {}
+    chain = make_chain(store, calls)
+    chain.with_options(run_id="src")(1)
+    chain.with_options(run_id="taken")(2)
+
+    @durable.workflow(name="other", store=store, run_id="taken")
+    def other() -> int:
+        return 0
+
+    other()
+    with pytest.raises(durable.ConfigurationError, match="already exists") as refused:
+        chain.fork("src", at=4, new_run_id="taken")
+    advice = re.search(r"\(durable (rm [^)]*)\)", str(refused.value))
+    assert advice is not None
+    assert main(["--store", str(tmp_path / "s"), *advice[1].split()]) == 0
+    calls.clear()
+    assert chain.fork("src", at=4, new_run_id="taken").value == "4/True"
+    assert calls == {"last": [{"n": 4, "stamped": True}]}
+    assert [i.run_id for i in other.runs()] == ["taken"]

@@ -117,6 +117,23 @@ def test_a_refused_pickle_raises_from_value_and_load(tmp_path: Path) -> None:
     assert calls["pair"] == 1
 
 
+def test_the_arguments_of_a_damaged_manifest_say_it_is_damaged(tmp_path: Path) -> None:
+    # They said "no store to read its arguments from" (a ConfigurationError),
+    # where the listing and history() name the damage and the way out.
+    calls: Counter[str] = Counter()
+    flow = make_flow(durable.open_store(tmp_path / "s"), calls)
+    flow(3)
+    manifest = tmp_path / "s" / "full" / "r" / "run"
+    data = bytearray(manifest.read_bytes())
+    data[20] ^= 0xFF
+    manifest.write_bytes(bytes(data))
+    (info,) = flow.runs()
+    assert info.status == "corrupt"
+    for read in (lambda: info.arguments, lambda: durable.load(flow, "r", -1)):
+        with pytest.raises(durable.CorruptRecordError, match=r"manifest .* is damaged"):
+            read()
+
+
 READER = """
 import json, sys
 import durable

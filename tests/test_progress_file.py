@@ -5,6 +5,8 @@ import durable."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 import warnings
@@ -181,3 +183,52 @@ def test_unset_it_subscribes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with_file()
     assert during == [before, before + 1] and len(events._callbacks) == before
     assert json.loads((tmp_path / "p.json").read_text())["status"] == "completed"
+
+
+def test_a_run_cancelled_while_it_runs_ends_cancelled_in_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file is rewritten "when it ends": a cancel is an end too. It said
+    # `running` for good once the holder saw the cancel and stopped.
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    progress = tmp_path / "p.json"
+    calls: Counter[str] = Counter()
+
+    @durable.step
+    def first() -> int:
+        calls["first"] += 1
+        cancelled.cancel("c")  # from outside, while the run holds its lease
+        return 1
+
+    @durable.step
+    def second() -> int:
+        calls["second"] += 1
+        return 2
+
+    @durable.workflow(name="cancelled", store=str(tmp_path / "s"), run_id="c", progress_file=progress)
+    def cancelled() -> int:
+        return first() + second()
+
+    with pytest.raises(durable.Cancelled):
+        cancelled()
+    doc = json.loads(progress.read_text())
+    assert [r.status for r in cancelled.runs()] == ["cancelled"]
+    assert (doc["status"], doc["completedSteps"]) == ("cancelled", 1)
+    assert calls == Counter(first=1)
+
+
+def test_the_file_is_made_with_the_processs_umask(tmp_path: Path) -> None:
+    # An outside reader (a dashboard as another user) must be able to read
+    # it: it was 0600 whatever the umask (mkstemp's mode, kept by os.replace).
+    progress = tmp_path / "p.json"
+
+    @durable.workflow(name="perm", store=str(tmp_path / "s"), run_id="m", progress_file=progress)
+    def perm() -> int:
+        return 1
+
+    umask = os.umask(0o022)
+    try:
+        assert perm() == 1
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(progress.stat().st_mode) == 0o644

@@ -28,18 +28,26 @@ from .._storage.keys import Position, as_position, check_key_part, format_positi
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
 from ..errors import (
+    Cancelled,
     ConfigurationError,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
+    Suspended,
 )
 from .retention import prune
 
 # What a child run refuses is refused to its parent too (DESIGN §2,
 # "Refusals are final"): a parent body that catches it must not go on and
-# complete with a fallback value. (`Suspended` and `Cancelled` are no
-# `Exception`: an `except Exception:` does not catch them.)
+# complete with a fallback value.
 _FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError)
+# A child's suspension or cancel ends its parent too, however the body
+# handles it (both are `Exception`s, through DurableError: a parent that
+# caught one completed, for good, the child's question unanswered). Checked
+# as the body ends (`run._body`), not at the next operation: the children
+# a gather started with it go on to their own questions, which one resume
+# then answers together.
+_ENDS_PARENT = (Suspended, Cancelled)
 
 
 class ChildFlow(Flow, Protocol):
@@ -86,6 +94,9 @@ def child_plan(
             )  # fmt: skip
         except _FINAL as e:
             raise parent.refuse(e) from None
+        except _ENDS_PARENT as e:
+            parent.child_stop = parent.child_stop or e
+            raise
         prune(store, flow.name, flow.options)
         return run
 

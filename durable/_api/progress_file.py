@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
+import secrets
 import warnings
 from collections.abc import Iterator
 
@@ -23,10 +23,7 @@ _WRITE_ON = (
     events.StepExecuted,
     events.StepRetried,
     events.StepFailed,
-    events.RunCompleted,
-    events.RunSuspended,
-    events.RunFailed,
-    events.RunInterrupted,
+    *events.ENDS,
 )
 
 
@@ -75,7 +72,11 @@ def write_atomically(path: str, text: str) -> None:
     """A reader sees the old document or the new one, never half of one:
     a temp file in the same folder, then `os.replace`."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-progress-", dir=folder)
+    # Made here, not by mkstemp, whose file is 0600 whatever the umask (and
+    # os.replace keeps it): a reader running as another user (a dashboard)
+    # could not open the progress file.
+    tmp = os.path.join(folder, f".tmp-progress-{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

@@ -48,7 +48,8 @@ class Steering:
     def cancel(self, run_id: str, /) -> Cancellation:
         """Cancel a run: at once when no process holds it, else its holder
         stops after the step in flight; either way it ends `cancelled` and
-        is run again only by a restart. Refused for a completed run."""
+        is run again only by a restart. Refused for a completed run (and
+        dropped when the holder completes the run before it looks)."""
         from .._manage.cancel import cancel_run
 
         return cancel_run(self._store(), self.name, run_id)

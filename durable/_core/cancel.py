@@ -13,6 +13,7 @@ import os
 import time
 
 from .._storage.base import Store
+from .._storage.keys import cancel_key
 from ..errors import Cancelled, ConfigurationError
 from .context import RunState
 
@@ -20,6 +21,15 @@ from .context import RunState
 def is_cancelled(store: Store, workflow: str, run_id: str) -> bool:
     # A listing younger than the poll interval is as good as a look now.
     return store.cancel_marked(workflow, run_id, fresh_within=poll_interval(store))
+
+
+def withdraw_late(store: Store, workflow: str, run_id: str) -> None:
+    """Remove the marker found on a completed run, under its lease. `cancel`
+    refuses a run it reads as completed, so the marker was asked of an
+    attempt that completed without looking again (within its poll
+    interval): that cancel is over, and a completed run cannot be
+    cancelled; left there, it ended the run's next attempt `cancelled`."""
+    store.delete([cancel_key(workflow, run_id)])
 
 
 def watch(ctx: RunState) -> None:

@@ -65,6 +65,9 @@ class RunState:
     # The first refusal (changed definition, nondeterminism, suspension, lost
     # lease) raised to the body: final even if the body catches it.
     refusal: BaseException | None = None
+    # A child run's suspension or cancel that reached the body (`child`): the
+    # run cannot complete past it either, even if the body caught it.
+    child_stop: BaseException | None = None
     # For the event stream (`notify`): the RunStarted announcement waits for
     # the first live operation, holding the replays made before it.
     announced: bool = False

@@ -145,6 +145,12 @@ class RunCancelled(Event):
     `cancelled`: only a restart runs it again."""
 
 
+# Every way a run's call ends, for each consumer that closes or rewrites
+# something then: the progress file and the progress bars kept copies of
+# their own, which missed `RunCancelled`.
+ENDS = (RunCompleted, RunSuspended, RunFailed, RunInterrupted, RunCancelled)
+
+
 @dataclass(frozen=True)
 class RunRebased(Event):
     """The definition changed and the run replays its records anyway."""

@@ -237,11 +237,13 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
     try:
         value = yield Call(fn, *call_arguments(bound), lambda: enter_run(ctx))
     except Exception as e:
-        if ctx.refusal is not None and e is not ctx.refusal:
-            raise ctx.refusal from e
+        final = ctx.refusal or ctx.child_stop
+        if final is not None and e is not final:
+            raise final from e
         raise
-    if ctx.refusal is not None:  # caught by the body, which returned anyway
-        raise ctx.refusal
+    final = ctx.refusal or ctx.child_stop
+    if final is not None:  # caught by the body, which returned anyway
+        raise final
     cancel.poll_due(ctx)  # the end is a boundary too: a cancel seen now ends it cancelled
     return value
 
@@ -251,6 +253,9 @@ def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
     first), ends `cancelled` here: only a restart runs it again."""
     workflow, run_id = manifest.workflow, manifest.run_id
     if manifest.status != "cancelled" and not cancel.is_cancelled(store, workflow, run_id):
+        return
+    if manifest.status == "completed":
+        cancel.withdraw_late(store, workflow, run_id)
         return
     if manifest.status != "cancelled":
         finish(store, manifest, "cancelled", reason="cancelled")

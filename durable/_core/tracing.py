@@ -21,13 +21,6 @@ from typing import Any
 from . import events
 
 _NS = 1_000_000_000
-_ENDS = (
-    events.RunCompleted,
-    events.RunFailed,
-    events.RunSuspended,
-    events.RunInterrupted,
-    events.RunCancelled,
-)
 
 
 def _trace() -> Any:
@@ -58,7 +51,7 @@ class Spans:
             self._start(trace, tracer, event)
         elif isinstance(event, events.OperationEvent):
             self._operation(trace, tracer, event)
-        elif isinstance(event, _ENDS):
+        elif isinstance(event, events.ENDS):
             self._end(trace, tracer, event)
 
     def _start(self, trace: Any, tracer: Any, event: events.RunStarted) -> None:

@@ -176,10 +176,7 @@ class Bars:
             bar = self.open.get((event.run_id, ""))
             if bar is not None and "." not in event.position:  # top-level operations only
                 bar.update(1)
-        elif isinstance(
-            event,
-            (events.RunCompleted, events.RunFailed, events.RunSuspended, events.RunInterrupted),
-        ):
+        elif isinstance(event, events.ENDS):
             self._close((event.run_id, ""))
 
     def _block(self, event: events.BlockProgress) -> None:

@@ -57,10 +57,7 @@ def fork_run(
     source = read_manifest(store, workflow, run_id)
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
-        raise ConfigurationError(
-            f"run {new_id!r} of {workflow!r} already exists; pick another new run id "
-            f"(new_run_id=, durable fork --new-run-id) or delete it first (durable rm {new_id})"
-        )
+        raise _taken(workflow, new_id)
     records = store.peek_records(workflow, run_id)
     finished = {p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)}
     limit = first_gap(finished)
@@ -81,6 +78,16 @@ def fork_run(
             f"be between {low} and {limit}"
         )
     lease = store.acquire(workflow, new_id, LEASE_TTL)
+    # Again under the lease: another fork may have made the run since the
+    # listing. The read also tells the store which manifest it writes over
+    # (none): one it had seen before `durable rm` removed the run made the
+    # fork's write look like another holder's (LeaseLostError).
+    try:
+        if store.load_manifest(workflow, new_id) is not None:
+            raise _taken(workflow, new_id)  # not ours to remove
+    except BaseException:
+        lease.release()
+        raise
     try:
         for name, data in sorted(records.items()):
             if mutate is not None and name == record_name(at - 1):
@@ -98,6 +105,15 @@ def fork_run(
         raise
     lease.release()
     return new_id
+
+
+def _taken(workflow: str, new_id: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"run {new_id!r} of {workflow!r} already exists; pick another new run id "
+        f"(new_run_id=, durable fork --new-run-id) or delete it first "
+        # --workflow: another workflow may have a run of that id too.
+        f"(durable rm {new_id} --workflow {workflow})"
+    )
 
 
 def _before(name: str, at: int) -> bool:

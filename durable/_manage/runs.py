@@ -241,11 +241,12 @@ def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
         names = store.record_names(workflow, run_id)
     # Listed rather than raised, so that one bad run neither hides the others
     # nor stops gc, and can be looked at and removed.
+    # With the store: their `arguments` raise the manifest's own error.
     except CorruptRecordError as e:  # a newer durable's run is intact: never "corrupt"
         status = "corrupt" if e.newer is None else "newer"
-        return RunInfo(workflow, run_id, status, "", 0.0, 0.0, 0, None, str(e))
+        return RunInfo(workflow, run_id, status, "", 0.0, 0.0, 0, None, str(e), _store=store)
     except IntegrityError as e:  # unsigned, or signed with another key
-        return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e))
+        return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e), _store=store)
     steps = {p for n in names if is_step_record(n) and (p := position_of(n)) is not None}
     # Every finished operation counts; the next position is the body's (top-level) one.
     status = m.status
