@@ -829,3 +829,37 @@ def test_a_method_behind_a_decorator_counts_the_helpers_it_calls(
     out = run("200")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "2000" and log.read_text().split() == ["predict"] * 2
+
+
+METACLASS_MODEL = """
+class Meta(type):
+    @property
+    def weight(cls):
+        return {body}
+
+
+class Model(metaclass=Meta):
+    def __init__(self, k):
+        self.k = k
+
+    def predict(self, x):
+        return x * self.k * type(self).weight
+"""
+
+
+def test_a_metaclass_counts_with_the_class(tmp_path: Path) -> None:
+    """A method reads `type(self).weight`, a property of the class's
+    metaclass: the metaclass's code runs for the class, as a base's does.
+    Edited between two processes, the call is changed (the class counted
+    its own MRO only: the old output came back); an edit beside it is not."""
+    log = tmp_path / "log"
+    run = _edited_between_runs(
+        tmp_path, MODEL_FLOW, lambda body: METACLASS_MODEL.replace("{body}", body)
+    )
+    assert run("2", CRASH="1").returncode == 3
+    beside = "2\n\n\ndef unrelated():\n    return 1"
+    assert run(beside, CRASH="1").returncode == 3  # replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("200")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2000" and log.read_text().split() == ["predict"] * 2

@@ -72,8 +72,11 @@ def class_stamp(cls: type) -> str | None:
 
 @functools.lru_cache(maxsize=1024)
 def _user_classes(cls: type) -> tuple[type, ...]:
-    # Which classes are the user's own does not change: a class keeps its module.
-    return tuple(c for c in cls.__mro__ if c is not object and user_class(c))
+    # Which classes are the user's own does not change: a class keeps its module
+    # (and its metaclass). A metaclass's code runs for the class (`cls.rate`
+    # through its property, the attributes its `__new__` sets).
+    found = (*cls.__mro__, *type(cls).__mro__)
+    return tuple(c for c in found if c not in (object, type) and user_class(c))
 
 
 def _methods_stamp(cls: type) -> str | None:
