@@ -508,6 +508,10 @@ def target(x):
     return importlib.import_module("MOD_helpers").clean(x)
 """
 CLEANER = {"helpers": "def clean(x):\n    return x.strip()\n"}
+# A name relative to a package another constant names (found by hunt12: only
+# the package's `__init__` counted, and the old output came back).
+IMPORT_RELATIVE = IMPORT_BY_NAME.replace('"MOD_helpers"', '".fast", package="MOD_pkg"')
+IN_PACKAGE = {"pkg/__init__": "", "pkg/fast": CLEANER["helpers"]}
 CONFIG = {"config": "DEBUG = False\n\ndef set_debug():\n    global DEBUG\n    DEBUG = True\n"}
 FOLLOWED = [
     # Found by name at run time, the module counts whole (as `globals()`).
@@ -555,6 +559,14 @@ FOLLOWED = [
         "helper MOD_helpers.clean changed",
         CLEANER,
         {"helpers": CLEANER["helpers"].replace("strip", "lower")},
+    ),
+    Case(
+        "module-found-by-a-relative-name",
+        IMPORT_RELATIVE,
+        IMPORT_RELATIVE,
+        "helper MOD_pkg.fast.clean changed",
+        IN_PACKAGE,
+        {**IN_PACKAGE, "pkg/fast": CLEANER["helpers"].replace("strip", "lower")},
     ),
     Case(
         "own-module-found-by-name-comment-added",
@@ -956,7 +968,9 @@ def module_name(case: Case) -> str:
 def write_case(root: Path, case: Case, source: str, extra: dict[str, str]) -> None:
     mod = module_name(case)
     for name, text in extra.items():
-        (root / f"{mod}_{name}.py").write_text(text)
+        path = root / f"{mod}_{name}.py"
+        path.parent.mkdir(exist_ok=True)  # `pkg/fast`: a package's module
+        path.write_text(text)
     text = PRELUDE + source.replace("MOD_", mod + "_")
     (root / f"{mod}.py").write_bytes(text.encode())  # bytes: keep CRLF as written
 
