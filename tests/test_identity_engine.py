@@ -873,6 +873,8 @@ CLASS_READS = {
     "from-import": ("from config import RATE\n", "K = RATE * 10", "x * self.K"),
     "module": ("", "backend = config", "self.backend.scale(x)"),
     "bound-method": ("", "score = config.Scorer().score", "self.score(x)"),
+    # A class decorator of `config` that sets the class attribute.
+    "decorator": ("", "pass", "x * self.SCALE"),
 }
 CONFIG = """
 OTHER = 1
@@ -885,7 +887,13 @@ def scale(x):
 
 class Scorer:
     def score(self, x):
-        return x * RATE"""
+        return x * RATE
+
+
+def scaled(cls):
+    cls.SCALE = RATE
+    return cls
+"""
 
 
 @pytest.mark.parametrize("kind", sorted(CLASS_READS))
@@ -895,7 +903,8 @@ def test_what_a_class_statement_reads_counts_with_the_class(tmp_path: Path, kind
     edit to another name of `config` still replays where the statement
     reads one name of it (`from config import RATE`)."""
     first, body, returns = CLASS_READS[kind]
-    model = f"import config\n{first}\n\nclass Model:\n    {body}\n\n"
+    decorator = "@config.scaled\n" if kind == "decorator" else ""
+    model = f"import config\n{first}\n\n{decorator}class Model:\n    {body}\n\n"
     model += f"    def __init__(self, k):\n        self.k = k\n\n    def predict(self, x):\n        return {returns}\n"
     config, log = tmp_path / "config.py", tmp_path / "log"
 
