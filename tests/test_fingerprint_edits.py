@@ -500,6 +500,24 @@ def search(q):
 def target(x):
     return search["description"] + x
 """
+# A factory's step that captured a class (or a module) of another module:
+# counted by its name there, the old output came back (found by hunt12).
+FACTORY_OF_A_CLASS = """
+import MOD_models
+
+def make(kind):
+    @durable.step
+    def made(x):
+        return kind().predict(x)
+    return made
+
+target = make(MOD_models.Model)
+"""
+FACTORY_OF_A_MODULE = FACTORY_OF_A_CLASS.replace("kind()", "kind.Model()").replace(
+    "make(MOD_models.Model)", "make(MOD_models)"
+)
+MODELS = {"models": "class Model:\n    def predict(self, x):\n        return x * 2\n"}
+EDITED_MODELS = {"models": MODELS["models"].replace("x * 2", "x * 3")}
 IMPORT_BY_NAME = """
 import importlib
 
@@ -559,6 +577,22 @@ FOLLOWED = [
         "helper MOD_helpers.clean changed",
         CLEANER,
         {"helpers": CLEANER["helpers"].replace("strip", "lower")},
+    ),
+    Case(
+        "a-class-a-factory-captured",
+        FACTORY_OF_A_CLASS,
+        FACTORY_OF_A_CLASS,
+        "global MOD.MOD_models.Model changed",
+        MODELS,
+        EDITED_MODELS,
+    ),
+    Case(
+        "a-module-a-factory-captured",
+        FACTORY_OF_A_MODULE,
+        FACTORY_OF_A_MODULE,
+        "module MOD.MOD_models changed",
+        MODELS,
+        EDITED_MODELS,
     ),
     Case(
         "module-found-by-a-relative-name",
