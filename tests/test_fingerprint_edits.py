@@ -518,6 +518,25 @@ FACTORY_OF_A_MODULE = FACTORY_OF_A_CLASS.replace("kind()", "kind.Model()").repla
 )
 MODELS = {"models": "class Model:\n    def predict(self, x):\n        return x * 2\n"}
 EDITED_MODELS = {"models": MODELS["models"].replace("x * 2", "x * 3")}
+# A bound method of an object of another module's class, bound to a name
+# or captured by a factory: `score` calls `self.base`, which the edit changes.
+BOUND_METHOD = """
+import MOD_models
+
+score = MOD_models.Scorer().score
+
+@durable.step
+def target(x):
+    return score(x)
+"""
+BOUND_IN_A_FACTORY = FACTORY_OF_A_CLASS.replace("kind()", "kind").replace(
+    "make(MOD_models.Model)", "make(MOD_models.Scorer().score)"
+)
+SCORERS = {
+    "models": "class Scorer:\n    def score(self, x):\n        return self.base(x)\n\n"
+    "    def base(self, x):\n        return x * 2\n"
+}
+EDITED_SCORERS = {"models": SCORERS["models"].replace("x * 2", "x * 3")}
 IMPORT_BY_NAME = """
 import importlib
 
@@ -593,6 +612,22 @@ FOLLOWED = [
         "module MOD.MOD_models changed",
         MODELS,
         EDITED_MODELS,
+    ),
+    Case(
+        "a-bound-method-of-an-object",
+        BOUND_METHOD,
+        BOUND_METHOD,
+        "global MOD.MOD_models.Scorer changed",
+        SCORERS,
+        EDITED_SCORERS,
+    ),
+    Case(
+        "a-bound-method-a-factory-captured",
+        BOUND_IN_A_FACTORY,
+        BOUND_IN_A_FACTORY,
+        "global MOD.MOD_models.Scorer changed",
+        SCORERS,
+        EDITED_SCORERS,
     ),
     Case(
         "module-found-by-a-relative-name",

@@ -104,6 +104,8 @@ def holds_by_type_only(fn: object) -> bool:
     while isinstance(fn, functools.partial):
         held += [fn.args, tuple(sorted(fn.keywords.items()))]
         fn = fn.func
+    if isinstance(fn, types.MethodType):  # `score = Scorer().score`: its object
+        held, fn = [*held, fn.__self__], fn.__func__
     target = target_of(fn)
     qualname = getattr(target, "__qualname__", None)
     if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
@@ -113,6 +115,7 @@ def holds_by_type_only(fn: object) -> bool:
     kw = getattr(target, "__kwdefaults__", None) or {}
     held += [getattr(target, "__defaults__", None), tuple(sorted(kw.items()))]
     held += [_cell_value(c) for c in getattr(target, "__closure__", None) or ()]
+    held += [v.__self__ for v in held if isinstance(v, types.MethodType)]  # `make(Scorer().score)`
     # A class or module too (`make(helpers.Model)`): counted by its name there,
     # its code only through the statement that names it.
     return any(t.startswith(_BY_TYPE) for t in _live_tokens(tuple(held), []))
