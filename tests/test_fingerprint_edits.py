@@ -500,6 +500,43 @@ def search(q):
 def target(x):
     return search["description"] + x
 """
+# A factory's step that captured a class (or a module) of another module:
+# counted by its name there, the old output came back (found by hunt12).
+FACTORY_OF_A_CLASS = """
+import MOD_models
+
+def make(kind):
+    @durable.step
+    def made(x):
+        return kind().predict(x)
+    return made
+
+target = make(MOD_models.Model)
+"""
+FACTORY_OF_A_MODULE = FACTORY_OF_A_CLASS.replace("kind()", "kind.Model()").replace(
+    "make(MOD_models.Model)", "make(MOD_models)"
+)
+MODELS = {"models": "class Model:\n    def predict(self, x):\n        return x * 2\n"}
+EDITED_MODELS = {"models": MODELS["models"].replace("x * 2", "x * 3")}
+# A bound method of an object of another module's class, bound to a name
+# or captured by a factory: `score` calls `self.base`, which the edit changes.
+BOUND_METHOD = """
+import MOD_models
+
+score = MOD_models.Scorer().score
+
+@durable.step
+def target(x):
+    return score(x)
+"""
+BOUND_IN_A_FACTORY = FACTORY_OF_A_CLASS.replace("kind()", "kind").replace(
+    "make(MOD_models.Model)", "make(MOD_models.Scorer().score)"
+)
+SCORERS = {
+    "models": "class Scorer:\n    def score(self, x):\n        return self.base(x)\n\n"
+    "    def base(self, x):\n        return x * 2\n"
+}
+EDITED_SCORERS = {"models": SCORERS["models"].replace("x * 2", "x * 3")}
 IMPORT_BY_NAME = """
 import importlib
 
@@ -508,6 +545,10 @@ def target(x):
     return importlib.import_module("MOD_helpers").clean(x)
 """
 CLEANER = {"helpers": "def clean(x):\n    return x.strip()\n"}
+# A name relative to a package another constant names (found by hunt12: only
+# the package's `__init__` counted, and the old output came back).
+IMPORT_RELATIVE = IMPORT_BY_NAME.replace('"MOD_helpers"', '".fast", package="MOD_pkg"')
+IN_PACKAGE = {"pkg/__init__": "", "pkg/fast": CLEANER["helpers"]}
 CONFIG = {"config": "DEBUG = False\n\ndef set_debug():\n    global DEBUG\n    DEBUG = True\n"}
 FOLLOWED = [
     # Found by name at run time, the module counts whole (as `globals()`).
@@ -555,6 +596,46 @@ FOLLOWED = [
         "helper MOD_helpers.clean changed",
         CLEANER,
         {"helpers": CLEANER["helpers"].replace("strip", "lower")},
+    ),
+    Case(
+        "a-class-a-factory-captured",
+        FACTORY_OF_A_CLASS,
+        FACTORY_OF_A_CLASS,
+        "global MOD.MOD_models.Model changed",
+        MODELS,
+        EDITED_MODELS,
+    ),
+    Case(
+        "a-module-a-factory-captured",
+        FACTORY_OF_A_MODULE,
+        FACTORY_OF_A_MODULE,
+        "module MOD.MOD_models changed",
+        MODELS,
+        EDITED_MODELS,
+    ),
+    Case(
+        "a-bound-method-of-an-object",
+        BOUND_METHOD,
+        BOUND_METHOD,
+        "global MOD.MOD_models.Scorer changed",
+        SCORERS,
+        EDITED_SCORERS,
+    ),
+    Case(
+        "a-bound-method-a-factory-captured",
+        BOUND_IN_A_FACTORY,
+        BOUND_IN_A_FACTORY,
+        "global MOD.MOD_models.Scorer changed",
+        SCORERS,
+        EDITED_SCORERS,
+    ),
+    Case(
+        "module-found-by-a-relative-name",
+        IMPORT_RELATIVE,
+        IMPORT_RELATIVE,
+        "helper MOD_pkg.fast.clean changed",
+        IN_PACKAGE,
+        {**IN_PACKAGE, "pkg/fast": CLEANER["helpers"].replace("strip", "lower")},
     ),
     Case(
         "own-module-found-by-name-comment-added",
@@ -956,7 +1037,9 @@ def module_name(case: Case) -> str:
 def write_case(root: Path, case: Case, source: str, extra: dict[str, str]) -> None:
     mod = module_name(case)
     for name, text in extra.items():
-        (root / f"{mod}_{name}.py").write_text(text)
+        path = root / f"{mod}_{name}.py"
+        path.parent.mkdir(exist_ok=True)  # `pkg/fast`: a package's module
+        path.write_text(text)
     text = PRELUDE + source.replace("MOD_", mod + "_")
     (root / f"{mod}.py").write_bytes(text.encode())  # bytes: keep CRLF as written
 

@@ -18,6 +18,7 @@ from .test_fingerprint_holds import run
 ROOT = Path(__file__).resolve().parents[1]
 
 HEADER = """
+import decimal
 import functools
 import logging
 import os
@@ -59,6 +60,7 @@ class Shape:
 class Plugin:
     REGISTRY.register("plugin", 1)  # a class body runs when the class is made
 random.seed(1)
+decimal.getcontext().prec = 5
 logger = logging.getLogger(__name__)
 logger.setLevel(logging.INFO)
 logger.info("loading %s", "flow")
@@ -107,7 +109,8 @@ def first(x):
     logger.info("first %s", x)
     weights = REGISTRY.weight("scale") * x, REGISTRY.weight("offset"), REGISTRY.weight("alias")
     weights += (REGISTRY.weight("shape"), REGISTRY.weight("plugin"), REGISTRY.weight("printed"))
-    return weights, settings.MODE, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN)
+    third = str(decimal.Decimal(1) / 3)
+    return weights, settings.MODE, random.randint(0, 10**9), HANDLERS["scale"](x), bump(x), len(SEEN), third
 
 @durable.step
 def crash():
@@ -148,6 +151,8 @@ CACHED = "import flow; print('cached', flow.first(3))"
 CHANGED = {
     "registry-method-call": ('register("scale", 2)', 'register("scale", 5)', "global REGISTRY"),
     "random-seed": ("random.seed(1)", "random.seed(2)", "global random"),
+    # An assignment into what a method returns (found by hunt12: 0.33333 came back).
+    "assignment-into-a-methods-result": ("prec = 5", "prec = 8", "global decimal"),
     "method-call-in-a-function": ("setup(2)", "setup(5)", "global REGISTRY"),
     "method-call-decorating-a-class": ('tag("shape", 4)', 'tag("shape", 6)', "global REGISTRY"),
     "method-call-in-a-class-body": ('register("plugin", 1)', 'register("plugin", 4)', "global REGISTRY"),

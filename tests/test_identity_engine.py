@@ -829,3 +829,123 @@ def test_a_method_behind_a_decorator_counts_the_helpers_it_calls(
     out = run("200")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "2000" and log.read_text().split() == ["predict"] * 2
+
+
+METACLASS_MODEL = """
+class Meta(type):
+    @property
+    def weight(cls):
+        return {body}
+
+
+class Model(metaclass=Meta):
+    def __init__(self, k):
+        self.k = k
+
+    def predict(self, x):
+        return x * self.k * type(self).weight
+"""
+
+
+def test_a_metaclass_counts_with_the_class(tmp_path: Path) -> None:
+    """A method reads `type(self).weight`, a property of the class's
+    metaclass: the metaclass's code runs for the class, as a base's does.
+    Edited between two processes, the call is changed (the class counted
+    its own MRO only: the old output came back); an edit beside it is not."""
+    log = tmp_path / "log"
+    run = _edited_between_runs(
+        tmp_path, MODEL_FLOW, lambda body: METACLASS_MODEL.replace("{body}", body)
+    )
+    assert run("2", CRASH="1").returncode == 3
+    beside = "2\n\n\ndef unrelated():\n    return 1"
+    assert run(beside, CRASH="1").returncode == 3  # replayed
+    assert log.read_text().split() == ["predict"]
+    out = run("200")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2000" and log.read_text().split() == ["predict"] * 2
+
+
+# A `class` statement that reads a name of another module (`config`, which
+# the edit changes): the class counts by its statement's text, which names
+# the value only. (name: the model's first line, its class body, what `predict` returns)
+CLASS_READS = {
+    "constant": ("", "RATE = config.RATE", "x * self.RATE"),
+    "from-import": ("from config import RATE\n", "K = RATE * 10", "x * self.K"),
+    "module": ("", "backend = config", "self.backend.scale(x)"),
+    "bound-method": ("", "score = config.Scorer().score", "self.score(x)"),
+    # A class decorator of `config` that sets the class attribute.
+    "decorator": ("", "pass", "x * self.SCALE"),
+}
+CONFIG = """
+OTHER = 1
+RATE = {rate}
+
+
+def scale(x):
+    return x * RATE
+
+
+class Scorer:
+    def score(self, x):
+        return x * RATE
+
+
+def scaled(cls):
+    cls.SCALE = RATE
+    return cls
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(CLASS_READS))
+def test_what_a_class_statement_reads_counts_with_the_class(tmp_path: Path, kind: str) -> None:
+    """Edited between two processes, what the class statement read is a
+    changed call (the old output came back: 10 for 15, 100 for 150); an
+    edit to another name of `config` still replays where the statement
+    reads one name of it (`from config import RATE`)."""
+    first, body, returns = CLASS_READS[kind]
+    decorator = "@config.scaled\n" if kind == "decorator" else ""
+    model = f"import config\n{first}\n\n{decorator}class Model:\n    {body}\n\n"
+    model += f"    def __init__(self, k):\n        self.k = k\n\n    def predict(self, x):\n        return {returns}\n"
+    config, log = tmp_path / "config.py", tmp_path / "log"
+
+    def helpers(rate: str) -> str:
+        config.write_text(CONFIG.replace("{rate}", rate))
+        return model
+
+    run = _edited_between_runs(tmp_path, MODEL_FLOW, helpers)
+    assert run("2", CRASH="1").returncode == 3
+    if kind == "from-import":
+        assert run("2\nOTHER = 5", CRASH="1").returncode == 3  # replayed
+    out = run("3")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("150" if kind == "from-import" else "15"), out.stdout
+    assert log.read_text().split() == ["predict", "predict"]
+
+
+def test_a_metaclass_method_rebound_in_the_process_counts(
+    store: durable.Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same change made between two calls of one process: a property
+    of the metaclass rebound (the class counted its own MRO: 10 came back)."""
+    (tmp_path / "meta_rebound.py").write_text(METACLASS_MODEL.replace("{body}", "2"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import meta_rebound
+
+    calls: list[int] = []
+
+    @durable.step
+    def use(model: Any, x: int) -> int:
+        calls.append(x)
+        return int(model.predict(x))
+
+    @durable.workflow(name="rebound", store=store, run_id="r", on_change="rerun")
+    def flow(stop: bool = True) -> int:
+        out = use(meta_rebound.Model(1), 5)
+        if stop:
+            durable.suspend("look")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        flow()
+    monkeypatch.setattr(meta_rebound.Meta, "weight", property(lambda cls: 3))
+    assert flow.resume("r", stop=False).value == 15 and calls == [5, 5]

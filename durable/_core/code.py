@@ -15,6 +15,7 @@ import types
 
 from .._fingerprint.bindings import binding_statements, module_statements
 from .._fingerprint.canon import node_hash
+from .._fingerprint.classreads import statements_read
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
 from .._fingerprint.imports import user_module
@@ -72,8 +73,12 @@ def class_stamp(cls: type) -> str | None:
 
 @functools.lru_cache(maxsize=1024)
 def _user_classes(cls: type) -> tuple[type, ...]:
-    # Which classes are the user's own does not change: a class keeps its module.
-    return tuple(c for c in cls.__mro__ if c is not object and user_class(c))
+    # Which classes are the user's own does not change: a class keeps its module
+    # (and its metaclass). A metaclass's code runs for the class (`cls.rate`
+    # through its property, the attributes its `__new__` sets).
+    metaclass: type = type(cls)
+    found = (*cls.__mro__, *metaclass.__mro__)
+    return tuple(c for c in found if c not in (object, type) and user_class(c))
 
 
 def _methods_stamp(cls: type) -> str | None:
@@ -97,9 +102,13 @@ def _methods_stamp(cls: type) -> str | None:
 
 def _held_classes(member: object) -> tuple[type, ...]:
     """The user's classes behind a class attribute that holds a class or an
-    object of the user's code (`strategy = Strategy()`, `model_cls = Model`):
+    object of the user's code (`strategy = Strategy()`, `model_cls = Model`,
+    `score = Scorer().score`):
     a method calls their methods through it, and the class statement names
     them only (their code counts as theirs, once, even in a cycle)."""
+    if isinstance(member, types.MethodType):  # `score = Scorer().score`: its object's class runs
+        member = member.__self__
+        return _user_classes(member if isinstance(member, type) else type(member))
     if isinstance(member, type):
         return _user_classes(member)
     if isinstance(member, (types.FunctionType, types.ModuleType, functools.partial)):
@@ -138,7 +147,11 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
         found = binding_statements(cls.__name__, vars(module), checked_file)
     except ConfigurationError:
         return None
-    return [node_hash(stmt) for stmt in found] if found else None
+    if not found:
+        return None
+    # What the statement reads counts too, as a global's statements' reads do.
+    read, reached = statements_read(cls.__name__, found, vars(module), checked_file)
+    return [*map(node_hash, found), *read, *(function_stamp(fn) or "" for fn in reached)]
 
 
 def _own_file(cls: type) -> str | None:

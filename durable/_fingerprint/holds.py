@@ -96,13 +96,16 @@ def dispatched(fn: object) -> tuple[object, ...]:
 def holds_by_type_only(fn: object) -> bool:
     """Whether a function made by a call (a factory's inner function, a
     `functools.partial`) holds, in its closure cells, defaults or bound
-    arguments, something that counts by its type only (a list, dict or set,
-    an object: `make_step([1, 2])`). Then the statement that made it must
-    count too, or an edit of `[1, 2]` would go unseen."""
+    arguments, something that counts by its type or name only (a list, dict
+    or set, an object, a class, a module: `make_step([1, 2])`,
+    `make_step(helpers.Model)`). Then the statement that made it must count
+    too, or an edit of `[1, 2]` (or of the class) would go unseen."""
     held: list[object] = []
     while isinstance(fn, functools.partial):
         held += [fn.args, tuple(sorted(fn.keywords.items()))]
         fn = fn.func
+    if isinstance(fn, types.MethodType):  # `score = Scorer().score`: its object
+        held, fn = [*held, fn.__self__], fn.__func__
     target = target_of(fn)
     qualname = getattr(target, "__qualname__", None)
     if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
@@ -112,7 +115,13 @@ def holds_by_type_only(fn: object) -> bool:
     kw = getattr(target, "__kwdefaults__", None) or {}
     held += [getattr(target, "__defaults__", None), tuple(sorted(kw.items()))]
     held += [_cell_value(c) for c in getattr(target, "__closure__", None) or ()]
-    return any(t.startswith("obj:") for t in _live_tokens(tuple(held), []))
+    held += [v.__self__ for v in held if isinstance(v, types.MethodType)]  # `make(Scorer().score)`
+    # A class or module too (`make(helpers.Model)`): counted by its name there,
+    # its code only through the statement that names it.
+    return any(t.startswith(_BY_TYPE) for t in _live_tokens(tuple(held), []))
+
+
+_BY_TYPE = ("obj:", "type:", "module:")
 
 
 def names_bound_to(namespace: Mapping[str, Any], fn: object) -> list[str]:

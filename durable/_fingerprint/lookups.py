@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import inspect
 import sys
 import types
@@ -46,7 +47,7 @@ def whole_modules(
     if isinstance(own, types.ModuleType):
         yield "globals()", own
     if finds:
-        for module in witnessed(named_modules, code):
+        for module in witnessed(named_modules, code, str(globs.get("__package__") or "")):
             if module is not own:
                 yield module.__name__, module
 
@@ -66,17 +67,32 @@ def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
     return any(obj is f for f in finders)
 
 
-def named_modules(code: types.CodeType) -> tuple[types.ModuleType, ...]:
-    """The user's modules that string constants in the code name. A
+def named_modules(code: types.CodeType, package: str = "") -> tuple[types.ModuleType, ...]:
+    """The user's modules that string constants in the code name, a
+    relative name (`import_module(".fast", package="plugins")`) under any
+    package another constant or the module's own `package` names. A
     tuple: a memo's check of it is identity tests alone."""
     found: dict[int, types.ModuleType] = {}
-    for co in code_objects(code):
-        for const in co.co_consts:
-            if isinstance(const, str) and all(p.isidentifier() for p in const.split(".")):
-                module = import_user_module(const)
-                if isinstance(module, types.ModuleType):
-                    found[id(module)] = module
+    consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
+    packages = [c for c in consts if _dotted(c)] + ([package] if package else [])
+    for const in consts:
+        relative = const.startswith(".") and _dotted(const.lstrip(".") or "_")
+        for name in [_resolved(const, p) for p in packages] if relative else [const]:
+            module = import_user_module(name) if _dotted(name) else None
+            if isinstance(module, types.ModuleType):
+                found[id(module)] = module
     return tuple(found.values())
+
+
+def _dotted(name: str) -> bool:
+    return all(p.isidentifier() for p in name.split("."))
+
+
+def _resolved(name: str, package: str) -> str:
+    try:
+        return importlib.util.resolve_name(name, package)
+    except (ImportError, ValueError):  # beyond the top-level package
+        return ""
 
 
 # What reads a docstring, which a function's fingerprint leaves out.

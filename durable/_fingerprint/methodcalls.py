@@ -101,6 +101,7 @@ def _method_roots(stmt: ast.AST, imported: set[str]) -> Iterator[str]:
         value = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
         if isinstance(value, ast.Call):
             yield from method_object(value)
+    yield from _written_through(stmt)
     for field, node in ast.iter_fields(stmt):
         if field in BLOCKS:
             continue
@@ -114,3 +115,18 @@ def _method_roots(stmt: ast.AST, imported: set[str]) -> Iterator[str]:
     for block in BLOCKS:
         for sub in getattr(stmt, block, None) or ():
             yield from _method_roots(sub, imported)
+
+
+def _written_through(stmt: ast.AST) -> Iterator[str]:
+    """`X` of an assignment into what a method of X returns
+    (`decimal.getcontext().prec = 5`, `logging.getLogger("a").level = 10`):
+    it changes an object X holds, as the call `X.m(...)` as a statement of
+    its own may, a module's too."""
+    targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]
+    for target in targets if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else ():
+        node = target
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+            if isinstance(node, ast.Call):
+                yield from method_object(node)
+                break
