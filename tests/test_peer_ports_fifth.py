@@ -260,7 +260,7 @@ def test_dbos_list_steps_errors(store: durable.Store) -> None:
     its position; for the child, its position (kind "workflow") with the
     error and the child's run id, which `durable show` follows. Once the
     step is fixed, the resumed parent completes the child at that position,
-    its failed try still listed."""
+    its failed try still listed. A child that suspends has not failed."""
     broken = [True]
 
     @durable.step
@@ -296,3 +296,18 @@ def test_dbos_list_steps_errors(store: durable.Store) -> None:
     [done] = start_step.history("start")[1:]
     assert (done.kind, done.status, done.child, done.attempts) == ("workflow", "completed", "start.0", 2)
     assert [f.message for f in done.failures] == ["fail"]
+
+    @durable.workflow(store=store)
+    def asking() -> str:
+        return durable.wait_for("answer")
+
+    @durable.workflow(store=store, run_id="ask")
+    def asks() -> str:
+        return asking()
+
+    with pytest.raises(durable.Suspended):  # a child waiting has not failed
+        asks()
+    assert asks.history("ask")[1:] == []
+    assert asks.resume("ask", inputs={"answer": "x"}).value == "x"
+    [answered] = asks.history("ask")[1:]
+    assert (answered.status, answered.attempts, answered.failures) == ("completed", 1, ())

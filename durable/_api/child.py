@@ -30,6 +30,7 @@ from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
 from ..errors import (
     ConfigurationError,
+    ControlFlow,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
@@ -94,7 +95,8 @@ def child_plan(
     try:
         run = yield from holding(store, flow.name, run_id, flow.options.wait, locked)
     except Exception as exc:
-        if parent.refusal is None:  # a refusal is not the child failing
+        # A refusal, a suspend or a cancel is not the child failing.
+        if parent.refusal is None and not isinstance(exc, ControlFlow):
             extra = {"child": dict(child)}
             keep_failure(parent, pos, exc, name=label, started=started, kind="workflow", extra=extra)
         raise
