@@ -13,6 +13,7 @@ import pathlib
 import re
 import uuid
 from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
+from collections.abc import Callable
 from decimal import Decimal
 from ipaddress import IPv4Address
 from typing import Any
@@ -69,6 +70,99 @@ def test_dbos_temp_workflow_errors_run_once(store: durable.Store, clock: FakeClo
     with pytest.raises(ValueError, match="rval"):
         test_retried_step("rval")
     assert tries == ["rval"] and clock.slept == []
+
+
+def test_dbos_status_wf(store: durable.Store) -> None:
+    """test_singleexec.py test_status_wf: a workflow parameter named like
+    a word of the API (DBOS: `status`; durable's: run_id, store, inputs) is
+    an argument as any other, in calls and in resume overrides. `inputs`
+    is also resume's own keyword (the answers to wait_for()): given to a
+    workflow with a parameter of that name it is refused, nothing run,
+    where before it was taken as answers and the argument kept (the failed
+    step ran again with the old question)."""
+    seen: list[str] = []
+
+    @durable.step
+    def stepf(s: str) -> str:
+        seen.append(s)
+        if s.startswith("bad"):
+            raise ValueError(s)
+        return s
+
+    @durable.workflow(store=store)
+    def status_workflow(
+        status: str = "None", run_id: str = "r", store: str = "s", inputs: str = "i"
+    ) -> str:
+        return stepf(f"{status}/{run_id}/{store}/{inputs}")
+
+    assert status_workflow() == "None/r/s/i"
+    assert status_workflow(status="Starting", run_id="x", store="y", inputs="z") == "Starting/x/y/z"
+    with pytest.raises(ValueError):
+        status_workflow(status="bad")
+    [failed] = [info.run_id for info in status_workflow.runs() if info.status == "failed"]
+    rerun = status_workflow.with_options(on_change="rerun")
+    with pytest.raises(durable.ConfigurationError, match="parameter named 'inputs'"):
+        rerun.resume(failed, status="good", inputs={"q": "new"})
+    assert seen == ["None/r/s/i", "Starting/x/y/z", "bad/r/s/i"]  # nothing ran
+    assert rerun.resume(failed, status="good", run_id="rr").value == "good/rr/s/i"
+
+
+class Mixed:
+    """test_mixed_methods' TestClass: an instance holding a lambda over its
+    multiplier, and workflows as an instance, class and static method."""
+
+    def __init__(self, multiplier: int) -> None:
+        self.multiply: Callable[[int], int] = lambda x: x * multiplier
+
+    @durable.workflow
+    def instance_workflow(self, x: int) -> int:
+        return self.multiply(x)
+
+    @classmethod
+    @durable.workflow
+    def classmethod_workflow(cls, x: int) -> int:
+        return x
+
+    @staticmethod
+    @durable.workflow
+    def staticmethod_workflow(x: int) -> int:
+        return x
+
+
+def test_dbos_mixed_methods(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """test_classdecorators.py test_mixed_methods: the instance workflow
+    multiplies by the instance's own multiplier (the lambda's captured
+    value counts in the instance's state: 5 and 7 are two runs, never one
+    served to the other); the class and static method workflows run once
+    per argument. test_class_with_only_steps: a step method given a lambda,
+    called twice, is two positions with the same output."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    five, seven = Mixed(5), Mixed(7)
+    assert [five.instance_workflow(2), seven.instance_workflow(2)] == [10, 14]
+    assert [Mixed(5).instance_workflow(2), Mixed(7).instance_workflow(2)] == [10, 14]
+    assert len(Mixed.instance_workflow.runs()) == 2
+    assert five.classmethod_workflow(2) == Mixed.classmethod_workflow(2) == 2
+    assert five.staticmethod_workflow(3) == 3
+    ran: list[int] = []
+
+    class StepClass:
+        def __init__(self, x: int) -> None:
+            self.x = x
+
+        @durable.step
+        def step(self, x: int, expr: Callable[[int, int], int]) -> int:
+            ran.append(x)
+            return expr(self.x, x)
+
+    inst = StepClass(5)
+
+    @durable.workflow(run_id="only-steps")
+    def test_workflow(add: bool) -> int:
+        expr: Callable[[int, int], int] = (lambda x, y: x + y) if add else (lambda x, y: x * y)
+        return inst.step(5, expr) + inst.step(5, expr)
+
+    assert test_workflow(True) == 20 and test_workflow(True) == 20 and ran == [5, 5]
+    assert [s.preview for s in test_workflow.history("only-steps")[1:]] == ["10", "10"]
 
 
 # -- DBOS: tests/test_workflow_introspection.py -------------------------------
