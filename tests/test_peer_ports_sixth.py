@@ -76,10 +76,12 @@ def test_dbos_status_wf(store: durable.Store) -> None:
     """test_singleexec.py test_status_wf: a workflow parameter named like
     a word of the API (DBOS: `status`; durable's: run_id, store, inputs) is
     an argument as any other, in calls and in resume overrides. `inputs`
-    is also resume's own keyword (the answers to wait_for()): given to a
-    workflow with a parameter of that name it is refused, nothing run,
-    where before it was taken as answers and the argument kept (the failed
-    step ran again with the old question)."""
+    is also resume's own keyword (the answers to wait_for()): a value meant
+    for the parameter is taken as answers, which no wait takes, and the
+    argument keeps its recorded value; the run then says so, naming the
+    parameter, where before the failed step ran again with the old value
+    without a word (a LangGraph entrypoint's `inputs` with its
+    interrupts' answers stays as it was: test_langgraph_imp_task_cancel)."""
     seen: list[str] = []
 
     @durable.step
@@ -101,10 +103,20 @@ def test_dbos_status_wf(store: durable.Store) -> None:
         status_workflow(status="bad")
     [failed] = [info.run_id for info in status_workflow.runs() if info.status == "failed"]
     rerun = status_workflow.with_options(on_change="rerun")
-    with pytest.raises(durable.ConfigurationError, match="parameter named 'inputs'"):
-        rerun.resume(failed, status="good", inputs={"q": "new"})
-    assert seen == ["None/r/s/i", "Starting/x/y/z", "bad/r/s/i"]  # nothing ran
+    with pytest.warns(UserWarning, match="parameter named 'inputs', which kept its recorded"):
+        with pytest.raises(ValueError):
+            rerun.resume(failed, inputs={"q": "new"})
+    assert seen == ["None/r/s/i", "Starting/x/y/z", "bad/r/s/i", "bad/r/s/i"]
     assert rerun.resume(failed, status="good", run_id="rr").value == "good/rr/s/i"
+
+    @durable.workflow(store=store, run_id="asks")
+    def asks() -> str:
+        return durable.wait_for("answer")
+
+    with pytest.raises(durable.Suspended):
+        asks()
+    with pytest.warns(UserWarning, match=r"'asks' completed, .* \('answr'\): a misspelt name\?$"):
+        assert asks.resume("asks", inputs={"answer": "a", "answr": "b"}).value == "a"
 
 
 class Mixed:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
-from .._core.arguments import check_overrides, derive_run_id, refuse_hidden_inputs
+from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
 from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
@@ -208,7 +208,6 @@ class Workflow(Steering, Generic[P, R]):
             return (yield from child.child_plan(self, outer, args, kwargs))
         if overrides:  # checked before anything else; none given: nothing to check
             check_overrides(self.fn, overrides)
-        refuse_hidden_inputs(self.fn, inputs)
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = (
             check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)

@@ -105,23 +105,6 @@ def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> ins
     return sig
 
 
-def refuse_hidden_inputs(fn: Callable[..., Any], inputs: Mapping[str, Any] | None) -> None:
-    """`resume(run_id, inputs=...)` answers `wait_for()`s. A workflow with a
-    parameter named `inputs` would have its new argument taken for answers
-    and silently kept as recorded: the call is ambiguous, so refused."""
-    if not inputs:
-        return
-    param = signature_of(fn).parameters.get("inputs")
-    if param is None or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-        return
-    raise ConfigurationError(
-        f"{getattr(fn, '__qualname__', fn)} has a parameter named 'inputs', and "
-        "resume(run_id, inputs=...) gives the answers to durable.wait_for(), never that "
-        "argument: which one is meant cannot be told. Nothing was executed. Rename the "
-        "parameter, or start afresh with the new value (with_options(restart=True))."
-    )
-
-
 def encode_arguments(
     bound: inspect.BoundArguments, *, allow_pickle: bool = True
 ) -> tuple[str, bytes]:
