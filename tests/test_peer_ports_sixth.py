@@ -16,12 +16,15 @@ from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 from collections.abc import Callable
 from decimal import Decimal
 from ipaddress import IPv4Address
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import durable
 from durable.testing import FakeClock
+
+from .clikit import durable as cli
 
 # -- DBOS: tests/test_dbos.py -------------------------------------------------
 
@@ -117,6 +120,38 @@ def test_dbos_status_wf(store: durable.Store) -> None:
         asks()
     with pytest.warns(UserWarning, match=r"'asks' completed, .* \('answr'\): a misspelt name\?$"):
         assert asks.resume("asks", inputs={"answer": "a", "answr": "b"}).value == "a"
+
+
+STATUS_FLOW = """
+import durable
+
+
+@durable.step
+def stepf(s: str) -> str:
+    if s == "bad":
+        raise ValueError(s)
+    return s
+
+
+@durable.workflow
+def flow(inputs: str = "i") -> str:
+    return stepf(inputs)
+"""
+
+
+@pytest.mark.slow
+def test_dbos_status_wf_from_the_command_line(tmp_path: Path) -> None:
+    """test_status_wf through `durable run`: `--var inputs=...` on a resume
+    of a workflow whose parameter is named `inputs` is a usage error
+    (exit 2, nothing run) naming the clash with `--input`, where it failed
+    with a TypeError from resume() ("got multiple values for keyword
+    argument 'inputs'") reported as the run failing at its step."""
+    (tmp_path / "flow.py").write_text(STATUS_FLOW)
+    first = cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1", "--var", "inputs=bad")
+    assert first.returncode == 1, first.stderr
+    again = cli(tmp_path, "run", "flow.py:flow", "--run-id", "r1", "--resume", "--var", "inputs=ok")
+    assert again.returncode == 2, again.stderr
+    assert "parameter named 'inputs'" in again.stderr and "TypeError" not in again.stderr
 
 
 class Mixed:
