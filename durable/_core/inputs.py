@@ -99,10 +99,14 @@ def warn_untaken(ctx: RunState, ended: str, named_inputs: bool) -> None:
     if not ctx.inputs:
         return
     unused = ", ".join(map(repr, sorted(ctx.inputs)))
+    why = "a misspelt name?" if ended == "completed" else (
+        "a misspelt name, or a wait the run did not reach? They are not kept: give them "
+        "again with the next resume."
+    )
     hint = _HIDDEN if named_inputs else ""
     warnings.warn(
         f"run {ctx.run_id!r} {ended}, and no wait took the inputs given to this call "
-        f"({unused}): a misspelt name?{hint}",
+        f"({unused}): {why}{hint}",
         stacklevel=_outside_durable(),
     )
 
