@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from .._core import notify
 from .._core.arguments import derive_run_id
+from .._core.attempts import keep_failure
 from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
@@ -30,6 +31,7 @@ from .._storage.records import StepRecord
 from ..errors import (
     Cancelled,
     ConfigurationError,
+    ControlFlow,
     DefinitionChangedError,
     LeaseLostError,
     NondeterminismError,
@@ -100,10 +102,19 @@ def child_plan(
         prune(store, flow.name, flow.options)
         return run
 
-    run = yield from holding(store, flow.name, run_id, flow.options.wait, locked)
-    record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
-    made = store.load_manifest(flow.name, run_id)  # did the child register files?
     child: dict[str, Any] = {"workflow": flow.name, "run_id": run_id}
+    try:
+        run = yield from holding(store, flow.name, run_id, flow.options.wait, locked)
+    except Exception as exc:
+        # A refusal, a suspend or a cancel is not the child failing.
+        if parent.refusal is None and not isinstance(exc, ControlFlow):
+            extra = {"child": dict(child)}
+            keep_failure(parent, pos, exc, name=label, started=started, kind="workflow", extra=extra)
+        raise
+    record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
+    # The tries that failed before this one stay in the history, as a step's do.
+    record.attempts = list(parent.failures.get(pos, []))
+    made = store.load_manifest(flow.name, run_id)  # did the child register files?
     if made is not None and _made_artifacts(store, flow.name, run_id, made):
         child["artifacts"] = True
     record.extra["child"] = child

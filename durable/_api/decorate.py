@@ -10,6 +10,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 from .._core.run import Options
 from .._storage.base import Store
+from ..errors import ConfigurationError
 from .step import outermost, refuse_generators
 from .workflow import AsyncWorkflow, Workflow
 
@@ -23,6 +24,11 @@ def make_workflow(
     if isinstance(fn, (staticmethod, classmethod)):
         return outermost(fn, lambda f: make_workflow(f, name, version, options))
     refuse_generators(fn)
+    if isinstance(fn, Workflow):  # its call would fail in inspect, far from here
+        raise ConfigurationError(
+            f"{fn.name} is already a durable workflow: decorate the function once, and give "
+            "other options with .with_options(...) (run_id=, store=, on_change=, wait=)"
+        )
     cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
     return cls(fn, name, version, options)
 

@@ -55,6 +55,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     exists = before is not None
     if args.resume and not exists:
         raise not_found(store, wf.name, run_id)
+    if exists and "inputs" in variables:  # `bound.resume(run_id, inputs=...)` takes that name
+        raise UsageError(
+            f"--var inputs=... cannot reach the parameter named 'inputs' of {wf.name} on a "
+            "resume: resume's inputs= is the answers to durable.wait_for() (--input). Rename "
+            f"the parameter, or remove the run (durable rm {run_id}) and run it again"
+        )
     inputs = parse_vars(args.input or [], flag="--input")
     check_input_numbers(args.input or [])
     if inputs and not exists:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import traceback
+from collections.abc import Mapping
+from typing import Any
 
 from .._storage.clock import now
 from .._storage.keys import Position, attempts_name
@@ -33,13 +35,16 @@ def save_failures(
     started: float = 0.0,
     kind: str = "step",
     given_up: int | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
     """Keep the failed attempts at pos (history shows them as `kind`);
     `given_up`: how many of them belong to calls that gave up (all when not
-    given: the call retries no more)."""
+    given: the call retries no more); `extra`: what history shows besides
+    (the run id of a child run)."""
     rec = StepRecord(
         pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
     )
+    rec.extra.update(extra or {})
     if kind != "step":
         rec.extra["kind"] = kind
     rec.extra["given_up"] = ctx.given_up[pos] = len(failures) if given_up is None else given_up
@@ -51,6 +56,26 @@ def save_failures(
     # that cannot take it (the same fault usually caused it: disk full).
     with contextlib.suppress(StorageError):
         ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
+
+
+def keep_failure(
+    ctx: RunState,
+    pos: Position,
+    exc: BaseException,
+    *,
+    name: str,
+    started: float,
+    kind: str,
+    extra: Mapping[str, Any] | None = None,
+) -> list[Attempt]:
+    """Add a failed try of a `loop_over` block or a child run at pos to the
+    failures history keeps there; returns them all. The failure itself
+    matters more than a store that cannot take it (the same fault usually
+    caused it: disk full)."""
+    failures = [*ctx.failures.get(pos, []), attempt_record(exc)]
+    with contextlib.suppress(StorageError):
+        save_failures(ctx, pos, failures, name=name, started=started, kind=kind, extra=extra)
+    return failures
 
 
 def budget_used(ctx: RunState, pos: Position) -> tuple[int, int]:

@@ -90,6 +90,27 @@ def warn_unused(ctx: RunState, suspended: Suspended, why: str = "", *, stackleve
     )
 
 
+def warn_untaken(ctx: RunState, ended: str, named_inputs: bool) -> None:
+    """The run ended (`ended`: "completed", "failed") while no wait took
+    some inputs given to this call: say so, as `warn_unused` does at a
+    suspension. `named_inputs`: the workflow has a parameter named
+    `inputs`, which resume's `inputs=` never sets (an override meant for it
+    is taken for answers, and the argument keeps its recorded value)."""
+    if not ctx.inputs:
+        return
+    unused = ", ".join(map(repr, sorted(ctx.inputs)))
+    why = "a misspelt name?" if ended == "completed" else (
+        "a misspelt name, or a wait the run did not reach? They are not kept: give them "
+        "again with the next resume."
+    )
+    hint = _HIDDEN if named_inputs else ""
+    warnings.warn(
+        f"run {ctx.run_id!r} {ended}, and no wait took the inputs given to this call "
+        f"({unused}): {why}{hint}",
+        stacklevel=_outside_durable(),
+    )
+
+
 # Suspensions already warned of (`warn_unused`): weakly, they end with their call.
 _told: weakref.WeakSet[BaseException] = weakref.WeakSet()
 _ANOTHER = (
@@ -99,6 +120,11 @@ _ANOTHER = (
 _SUSPEND = (
     ". A run stopped by suspend() takes new arguments, not inputs: "
     "resume(run_id, name=value) (durable run ... --resume --var name=value)"
+)
+_HIDDEN = (
+    " resume(run_id, inputs=...) answers durable.wait_for(); it never sets the workflow's "
+    "parameter named 'inputs', which kept its recorded value: rename the parameter to "
+    "give it a new value on resume"
 )
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

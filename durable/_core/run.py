@@ -38,7 +38,7 @@ from .context import Run, RunState
 from .definition import Definition, choose_policy
 from .entry import enter_run
 from .identity import is_token
-from .inputs import usable_inputs, warn_unused
+from .inputs import usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
@@ -185,6 +185,7 @@ def run_locked(
     except Exception as e:
         finish(store, manifest, "failed", error=error_summary(raised(e)))
         notify.run_failed(ctx, raised(e))
+        _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
         finish(store, manifest, "interrupted", error=error_summary(e))
@@ -212,7 +213,17 @@ def run_locked(
         raise
     end = events.RunCompleted(run_id, flow.name, replayed=ctx.replayed, executed=ctx.executed)
     notify.ended(ctx, end)
+    _untaken(ctx, "completed", caller, bound)
     return result_run(ctx, manifest, value)
+
+
+def _untaken(
+    ctx: RunState, ended: str, caller: RunState | None, bound: inspect.BoundArguments
+) -> None:
+    """Inputs no wait took, said once, by the run they were given to (a
+    child's are its callers')."""
+    if caller is None:
+        warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
 
 
 _DAMAGE = (CorruptRecordError, IntegrityError)

@@ -4,14 +4,13 @@ workflow process runs this code: workers never write."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .._core import notify
-from .._core.attempts import attempt_record, save_failures
+from .._core.attempts import keep_failure
 from .._core.bound import bound_values, unbound
 from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
@@ -30,7 +29,7 @@ from .._fingerprint.reach import default_name
 from .._storage.clock import now
 from .._storage.keys import format_position, item_name
 from .._storage.records import TRIES_KIND, StepRecord
-from ..errors import ConfigurationError, CorruptRecordError, StorageError
+from ..errors import ConfigurationError, CorruptRecordError
 from .tries import KeptTries, Tries, keep_item
 
 
@@ -241,14 +240,9 @@ class Block:
 
     def fail(self, exc: BaseException) -> None:
         """Keep the block's failure for history; the items kept stay."""
-        failures = [*self.ctx.failures.get(self.pos, []), attempt_record(exc)]
-        tried = len(failures) - 1
+        tried = len(self.ctx.failures.get(self.pos, ()))
         notify.failed(self.ctx, self.pos, self.label, self.fp, tried, exc, started=self.started)
-        # The item's own exception matters more than a failed history write.
-        with contextlib.suppress(StorageError):
-            save_failures(
-                self.ctx, self.pos, failures, name=self.label, started=self.started, kind="loop"
-            )
+        keep_failure(self.ctx, self.pos, exc, name=self.label, started=self.started, kind="loop")
 
     def commit(self, results: list[Any]) -> list[Any]:
         if self.record is not None:  # the marker of a persist=False block is there already

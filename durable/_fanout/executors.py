@@ -153,8 +153,13 @@ def run_pickled(
 def _pack_error(exc: Exception) -> bytes:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
-        return codec.dumps_callable((False, exc, tb))
-    except Exception:  # an exception that cannot be pickled still reports its text
+        packed = codec.dumps_callable((False, exc, tb))
+        # One that pickles but cannot be unpickled (a __reduce__ of its own
+        # giving what its __init__ refuses) would raise a TypeError of its own
+        # in the workflow process in place of the item's error: try it here.
+        codec.loads_callable(packed)
+        return packed
+    except Exception:  # an exception that cannot travel still reports its text
         return codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {exc}"), tb))
 
 

@@ -215,6 +215,7 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
             None if started is None or ended is None else max(ended - started, 0.0),
             len(failures), failures, None, _checkpointed(raw, pos),
             f"{last.type}: {last.message}" if last else None,
+            child=tried.extra.get("child", {}).get("run_id"),
         )  # fmt: skip
     if pos in raw.items:
         return _loop_in_flight(raw, pos, live)

@@ -27,11 +27,24 @@ def dumps(value: Any) -> bytes:
     return buffer.getvalue()
 
 
-class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
-    """cloudpickle, except for open files: it would record their content and
+class _Traveller(cloudpickle.CloudPickler):  # type: ignore[misc]
+    """cloudpickle, except for exceptions whose own `__init__` takes other
+    arguments than their `args` (`rebuild_exception`): what goes to and comes
+    back from `loop_over` workers (an item's error among it), and the base of
+    what a store keeps."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, BaseException):
+            reduced = _exception_reduce(obj)
+            if reduced is not None:
+                return reduced
+        return super().reducer_override(obj)
+
+
+class _Pickler(_Traveller):
+    """`_Traveller`, except for open files: it would record their content and
     replay an `io.StringIO` in their place, which is not the value the step
-    returned (a handle on a file); and for exceptions whose own `__init__`
-    takes other arguments than their `args` (`rebuild_exception`)."""
+    returned (a handle on a file); and for the script's own classes."""
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, io.IOBase) and not isinstance(obj, _IN_MEMORY):
@@ -44,10 +57,6 @@ class _Pickler(cloudpickle.CloudPickler):  # type: ignore[misc]
                 "it holds a memoryview, which cannot be replayed as one: "
                 "return bytes(view) or the object it views"
             )
-        if isinstance(obj, BaseException):
-            reduced = _exception_reduce(obj)
-            if reduced is not None:
-                return reduced
         if isinstance(obj, type) and _in_main(obj):
             return _main_class, (obj.__qualname__, cloudpickle.dumps(obj, protocol=5))
         return super().reducer_override(obj)
@@ -172,4 +181,6 @@ def loads(data: bytes | memoryview) -> Any:
 
 
 def dumps_callable(obj: Any) -> bytes:
-    return cloudpickle.dumps(obj)  # type: ignore[no-any-return]
+    buffer = io.BytesIO()
+    _Traveller(buffer, protocol=cloudpickle.DEFAULT_PROTOCOL).dump(obj)
+    return buffer.getvalue()
