@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from .._storage.base import Store
 from .._storage.fence import Held, Owner
+from .._storage.lease import LEASE_TTL
 from ..errors import RunLockedError
 from .events import RunWaiting, emit
 from .plan import Plan, Wait, stop
@@ -49,7 +50,7 @@ def acquire(
     workflow: str,
     run_id: str,
     wait: float | None,
-    ttl: float = 30.0,
+    ttl: float = LEASE_TTL,
     owner: Owner | None = None,
 ) -> Plan[Held]:
     """The run's lease, waiting up to `wait` seconds for its holder. Each

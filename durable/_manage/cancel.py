@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from .._storage.base import Store
 from .._storage.keys import cancel_key, check_names
+from .._storage.lease import LEASE_TTL
 from .._storage.manifest import write_manifest
 from ..errors import ConfigurationError, RunLockedError
-from .runs import LEASE_TTL, read_manifest
+from .runs import read_manifest
 
 
 @dataclass(frozen=True)

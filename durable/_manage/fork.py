@@ -22,6 +22,7 @@ from .._storage.keys import (
     position_of,
     record_name,
 )
+from .._storage.lease import LEASE_TTL
 from .._storage.manifest import write_manifest
 from .._storage.records import (
     INPUT_KIND,
@@ -33,7 +34,7 @@ from .._storage.records import (
     unseal,
 )
 from ..errors import ConfigurationError, CorruptRecordError, IntegrityError, SerializationError
-from .runs import LEASE_TTL, first_gap, read_manifest
+from .runs import first_gap, read_manifest
 
 
 def fork_run(

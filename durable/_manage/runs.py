@@ -15,6 +15,7 @@ from typing import Any
 
 from .._storage.base import Store
 from .._storage.keys import as_position, check_key_part, check_names, is_step_record, position_of
+from .._storage.lease import LEASE_TTL
 from .._storage.manifest import HEAD, decode_manifest, manifest_arguments, summary_size
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.records import RunRecord
@@ -24,8 +25,6 @@ from ..errors import (
     IntegrityError,
     RunNotFoundError,
 )
-
-LEASE_TTL = 30.0
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,10 @@ from ..errors import LeaseLostError, RunLockedError
 from .oslock import lock_exclusive, unlock
 from .pidspace import pid_space, same_pid_space
 
+# How long a lease lasts unless renewed: every run, fork and cancel takes
+# one (object stores renew it as the run goes on; an OS lock needs none).
+LEASE_TTL = 30.0
+
 # How many times a contender re-reads after losing a create race before it
 # reports the run as locked: every lost race means another process moved.
 _ATTEMPTS = 8
