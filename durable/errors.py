@@ -187,7 +187,7 @@ class CorruptRecordError(DurableError):
 
     def __init__(
         self, run_id: str, position: Position | None, key: str, why: str, *,
-        advice: str | None = None, newer: int | None = None,
+        advice: str | None = None, newer: int | None = None, unloadable: bool = False,
     ) -> None:
         self.run_id, self.position, self.key, self.newer = run_id, position, key, newer
         if newer is not None:  # nothing to restart or remove: its writer reads it
@@ -198,7 +198,9 @@ class CorruptRecordError(DurableError):
             )
             return
         if position is not None:
-            what = f"the record at position {position} ({key}) is damaged"
+            # `unloadable`: intact, but what it holds cannot be rebuilt here.
+            state = "cannot be loaded" if unloadable else "is damaged"
+            what = f"the record at position {position} ({key}) {state}"
             fallback = (
                 "Start the run afresh with restart=True (durable run --restart); on an "
                 "object store, deleting just that object re-runs only that operation"

@@ -214,3 +214,46 @@ def test_a_step_that_changed_its_object_in_place_is_named_as_the_likely_cause(
     assert "position 0" in message and "changed an object it was given" in message
     assert "cannot redo" in message
     assert asked == ["q0", "q1"]  # nothing ran again
+
+
+class Lossy:
+    """Pickles as Lossy(a): its __init__ takes two, so it cannot be rebuilt."""
+
+    def __init__(self, a: int, b: int) -> None:
+        self.a, self.b = a, b
+
+    def __reduce__(self) -> Any:
+        return (Lossy, (self.a,))
+
+
+def test_an_output_that_cannot_be_loaded_back_names_its_step_and_a_way_on(
+    tmp_path: Path,
+) -> None:
+    """The output pickled, so it was recorded; every resume then raised the
+    class's own TypeError, naming neither the run nor the position. It is
+    refused as a record that cannot be loaded, with a fork that works."""
+    counts: Counter[str] = Counter()
+    store = durable.open_store(str(tmp_path))
+
+    @durable.step(name="make")
+    def make(x: int) -> Lossy:
+        counts["make"] += 1
+        return Lossy(x, x)
+
+    @durable.workflow(name="lossy", store=store)
+    def lossy(fail: bool) -> int:
+        made = make(1)
+        if fail:
+            raise RuntimeError("stops after the step")
+        return made.a
+
+    with pytest.raises(RuntimeError, match="stops after"):
+        lossy.with_options(run_id="r")(True)
+    with pytest.raises(durable.CorruptRecordError) as refused:
+        lossy.with_options(run_id="r")(False)
+    text = str(refused.value)
+    assert "position 0" in text and "cannot be loaded" in text and "is damaged" not in text
+    assert "TypeError" in text and "durable fork r --workflow lossy --at 0" in text
+    assert counts["make"] == 1  # never run again behind the user's back
+    assert lossy.fork("r", at=0, new_run_id="again").value == 1  # the run's last arguments
+    assert counts["make"] == 2

@@ -11,7 +11,7 @@ from sys import intern
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._errortext import unrecordable
-from ..errors import CorruptRecordError, SerializationError
+from ..errors import CorruptRecordError, DurableError, SerializationError
 from .codec import MSGPACK, PICKLE, decode_value, encode_value, pack, unpack
 
 # The envelope has a module of its own; most callers take it from here.
@@ -22,7 +22,7 @@ from .envelope import sealed_body as sealed_body
 from .envelope import sealed_head as sealed_head
 from .envelope import sealed_sum as sealed_sum
 from .envelope import unseal as unseal
-from .keys import Position, as_position, blob_name
+from .keys import Position, as_position, blob_name, top_level
 
 if TYPE_CHECKING:
     from .base import Store
@@ -136,7 +136,26 @@ def load_stored(
     data = stored_bytes(store, where, inline, blob, position=position, name=name)
     if data is None:
         raise CorruptRecordError(where[1], position, name, "it holds no value")
-    return decode_stored(store, encoding, data, name=name)
+    try:
+        return decode_stored(store, encoding, data, name=name)
+    except DurableError:
+        raise
+    except Exception as e:  # intact (checked above), yet its pickle cannot be rebuilt
+        why = f"its value was recorded, but loading it raised {type(e).__name__}: {e}"
+        advice = _UNLOADABLE + (
+            "" if position is None else f"; or run it again in a copy of the run: durable "
+            f"fork {where[1]} --workflow {where[0]} --at {top_level(position)}"
+        )
+        raise CorruptRecordError(where[1], position, name, why, advice=advice, unloadable=True) from e
+
+
+# A pickle names the classes and functions it was made of and calls them again.
+_UNLOADABLE = (
+    "A pickled value is rebuilt from the classes it names: one renamed, moved or "
+    "changed since (its __init__, __reduce__ or __setstate__) cannot rebuild it. Put "
+    "the class back as it was to resume; start afresh with restart=True (durable run "
+    "--restart)"
+)
 
 
 def timer_bytes(until: float, digest: str) -> bytes:
