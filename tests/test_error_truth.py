@@ -257,3 +257,20 @@ def test_an_output_that_cannot_be_loaded_back_names_its_step_and_a_way_on(
     assert counts["make"] == 1  # never run again behind the user's back
     assert lossy.fork("r", at=0, new_run_id="again").value == 1  # the run's last arguments
     assert counts["make"] == 2
+
+
+def test_a_cache_entry_that_cannot_be_loaded_back_is_a_miss(tmp_path: Path) -> None:
+    """It raised the class's TypeError at every plain call: computed again."""
+    counts: Counter[str] = Counter()
+
+    @durable.step(name="made", cache=True)
+    def made(x: int) -> Lossy:
+        counts["made"] += 1
+        return Lossy(x, x)
+
+    durable.configure(store=str(tmp_path))
+    try:
+        assert made(2).b == made(2).b == 2
+    finally:
+        durable.configure(store=None)
+    assert counts["made"] == 2

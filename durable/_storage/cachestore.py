@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CorruptRecordError, IntegrityError
+from ..errors import CorruptRecordError, DurableError, IntegrityError
 from . import cacheblob, codec
 from .base import SHARED_BLOBS, Store
 from .clock import now
@@ -180,7 +180,12 @@ def entry_value(store: Store, entry: Entry) -> Any:
     data = rec.value if rec.blob is None else cacheblob.blob_body(store, rec)
     if rec.encoding is None or data is None:
         return MISSING
-    return decode_stored(store, rec.encoding, data, name=entry.key)
+    try:
+        return decode_stored(store, rec.encoding, data, name=entry.key)
+    except DurableError:  # a pickle refused by allow_pickle=False says so
+        raise
+    except Exception:  # its class renamed or changed since: it cannot serve
+        return MISSING
 
 
 def is_missing(value: Any) -> bool:
