@@ -177,3 +177,20 @@ def test_a_run_removed_while_the_store_is_listed_is_left_out(
     monkeypatch.setattr(localfs.os, "scandir", scandir_then_remove)
     assert [r.run_id for r in runs.list_runs(store)] == ["a"]
     assert removed
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_every_file_of_a_local_store_is_made_with_the_processs_umask(tmp_path: Path) -> None:
+    """A team sharing a store folder through its group read the log and the
+    lease, but not the manifests, blobs, cache entries or cancel markers:
+    those were 0600 whatever the umask (mkstemp's mode, kept by the rename),
+    and a team mate's `durable runs` failed on them."""
+    store = durable.open_store(str(tmp_path))
+    umask = os.umask(0o027)  # group-readable, as a shared folder is
+    try:
+        assert counted(store, Counter())() == ["v0", "w" * 2000, "v2"]
+    finally:
+        os.umask(umask)
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in tmp_path.rglob("*") if p.is_file()}
+    assert {"run", "lease", "records.log"} <= set(modes), modes
+    assert set(modes.values()) == {"0o640"}, modes

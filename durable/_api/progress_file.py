@@ -9,12 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import warnings
 from collections.abc import Iterator
 
 from .._core import events
 from .._storage.base import Store
+from .._storage.localfs import temp_file
 
 # The events after which the file is rewritten: the run's start and end, and
 # each operation that ran or failed (a replay changes nothing in the store).
@@ -72,11 +72,7 @@ def write_atomically(path: str, text: str) -> None:
     """A reader sees the old document or the new one, never half of one:
     a temp file in the same folder, then `os.replace`."""
     folder = os.path.dirname(os.path.abspath(path))
-    # Made here, not by mkstemp, whose file is 0600 whatever the umask (and
-    # os.replace keeps it): a reader running as another user (a dashboard)
-    # could not open the progress file.
-    tmp = os.path.join(folder, f".tmp-progress-{secrets.token_hex(8)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    fd, tmp = temp_file(folder, ".tmp-progress-")  # with the umask: a dashboard reads it
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

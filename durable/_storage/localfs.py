@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
 
 from ..errors import StorageError
 from .log import NOFOLLOW, fsync_dir
@@ -191,11 +191,28 @@ def current(path: str, *, exact: bool = False) -> Identity | None:
     return None if stat.S_ISLNK(st.st_mode) else identity(st, exact=exact)
 
 
+def temp_file(folder: str, prefix: str = ".tmp-") -> tuple[int, str]:
+    """A new file of a random name in folder, open for writing: (fd, path).
+    Made with the process's umask, as the log and the lease are, not
+    mkstemp's 0600 (which a rename keeps): a team mate's `durable runs`
+    or a dashboard, running as another user of the group, reads the
+    store's manifests and files too."""
+    while True:
+        path = os.path.join(folder, prefix + secrets.token_hex(8))
+        try:
+            return os.open(path, _NEW, 0o666), path
+        except FileExistsError:  # 2**64 names: only ever a stale temp file
+            continue
+
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
 def write(path: str, data: bytes, *, exclusive: bool) -> Identity | None:
     """Write atomically; the new file's identity, or None when `exclusive`
     and something is already there. The folder must exist (made safely)."""
     folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    fd, tmp = temp_file(folder)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
