@@ -242,7 +242,7 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
         raise
     if ctx.refusal is not None:  # caught by the body, which returned anyway
         raise ctx.refusal
-    cancel.poll_due(ctx)  # the end is a boundary too: a cancel seen now ends it cancelled
+    cancel.poll_at_end(ctx)  # the end is a boundary too: a cancel there now ends it cancelled
     return value
 
 
