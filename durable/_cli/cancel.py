@@ -23,9 +23,9 @@ def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
     else:
         print(
             f"run {args.run_id} of {workflow}: cancel requested; its holder ({done.holder}) "
-            "ends it `cancelled` at the first step boundary where it looks for the mark "
-            "(it looks every cancel_poll seconds: a step it starts before then still runs) "
-            "or at its end, whichever comes first",
+            "looks for the mark at a step boundary every cancel_poll seconds and at the "
+            "run's end, and ends it `cancelled` there (a step it starts before then still "
+            "runs; a run already past its end completes)",
             file=sys.stderr,
         )
     return 0
