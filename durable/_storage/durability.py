@@ -17,6 +17,7 @@ Object stores: each PUT is durable once it returns, whatever the level."""
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import heapq
 import os
@@ -167,7 +168,9 @@ class _Later:
             heapq.heappush(self._heap, (at, self._count, call))
             if not self._started:
                 self._started = True
-                threading.Thread(target=self._loop, name="durable-batch-sync", daemon=True).start()
+                # A bare thread: a Thread started in a workflow body would be
+                # marked with its run (`_core.threads`) and keep it for good.
+                _thread.start_new_thread(self._loop, ())
             elif self._heap[0][1] == self._count:  # sooner than what it waits for
                 self._cond.notify()
 
