@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faults
 
-from tests.faults import damage, environment, kills, retries
+from tests.faults import cachelimit, damage, environment, kills, live, retries, samerun
 from tests.faults.common import Outcome, Place
 
 CREDENTIALS = {
@@ -84,6 +84,11 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         for kind in ("sync", "async", "loop")
     ]
     runs += [
+        (f"kill {kind} local durability={level}", at_level(level, kill(kind, "local", n(60))))
+        for level in ("batch", "none")
+        for kind in ("sync", "async", "loop")
+    ]
+    runs += [
         (f"kill item retries {kind} checkpoint={checkpoint}",
          lambda kind=kind, checkpoint=checkpoint: named(
              retries.kill_trials(local, kind, checkpoint, n(75), rng), "local"))
@@ -100,15 +105,40 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         ("race S3", lambda: named(kills.race(on_s3()[0], 8, n(10)), "S3")),
         ("rm against start", lambda: kills.rm_against_start(local, n(250))),
         ("rlimit fsize", lambda: environment.file_size_limit(local, n(40), rng)),
+        ("rlimit fsize cached",
+         lambda: cachelimit.file_size_limit_cached(folder / "cachelimit", n(40), rng)),
         ("read-only", lambda: environment.read_only_store(local, n(40), rng)),
         ("deleted folders", lambda: environment.deleted_store(local, n(40), rng)),
         ("s3 endpoint cut", lambda: environment.endpoint_cut(*on_s3(), n(10), rng)),
         ("sigstop s3", lambda: environment.stopped_past_lease(on_s3()[0], n(5))),
+        ("cli during a live run", lambda: live.cli_during_live_run(local, n(60), rng)),
+        ("fork killed", lambda: live.fork_killed(local, n(40), rng)),
+        ("one run id in threads", lambda: samerun.same_run_at_once(folder / "same", n(200), rng)),
         ("planted pickles", lambda: damage.planted_pickles(folder / "plants")),
         ("planted symlinks", lambda: damage.planted_symlinks(folder / "links")),
     ]
     runs.append(("(stop moto)", lambda: _stop(s3)))
     return runs
+
+
+def at_level(level: str, run: Callable[[], Outcome]) -> Callable[[], Outcome]:
+    """run with $DURABLE_DURABILITY at level (its children and its resumes):
+    a process crash must lose nothing at any level."""
+
+    def ran() -> Outcome:
+        saved = os.environ.get("DURABLE_DURABILITY")
+        os.environ["DURABLE_DURABILITY"] = level
+        try:
+            outcome = run()
+        finally:
+            if saved is None:
+                del os.environ["DURABLE_DURABILITY"]
+            else:
+                os.environ["DURABLE_DURABILITY"] = saved
+        outcome.experiment += f", durability={level}"
+        return outcome
+
+    return ran
 
 
 def _stop(s3: list[tuple[Place, str, Callable[[], None]]]) -> Outcome:

@@ -47,9 +47,11 @@ class Steering:
 
     def cancel(self, run_id: str, /) -> Cancellation:
         """Cancel a run: at once when no process holds it, else its holder
-        stops after the step in flight; either way it ends `cancelled` and
-        is run again only by a restart. Refused for a completed run (and
-        dropped when the holder completes the run before it looks)."""
+        stops at its next look for the mark (a step boundary, at most every
+        `cancel_poll` seconds, or the run's end); either way it ends
+        `cancelled` and is run again only by a restart. Refused for a
+        completed run (and dropped when the holder completed the run
+        before it could look: a cancel landing after the end's look)."""
         from .._manage.cancel import cancel_run
 
         return cancel_run(self._store(), self.name, run_id)

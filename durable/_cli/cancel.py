@@ -23,7 +23,9 @@ def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
     else:
         print(
             f"run {args.run_id} of {workflow}: cancel requested; its holder ({done.holder}) "
-            "ends it `cancelled` after the step in flight",
+            "looks for the mark at a step boundary every cancel_poll seconds and at the "
+            "run's end, and ends it `cancelled` there (a step it starts before then still "
+            "runs; a run already past its end completes)",
             file=sys.stderr,
         )
     return 0

@@ -213,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "or a string; a number JSON does not give back as typed, 1.10, is "
                    "refused: quote it, --input 'v=\"1.10\"', for the text)")  # fmt: skip
     p = command("cancel", "durable._cli.cancel:cmd_cancel",
-                "cancel a run: its holder stops after the step in flight; it ends `cancelled`")  # fmt: skip
+                "cancel a run: its holder stops at its next look for the mark (a step boundary, or its end); it ends `cancelled`")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to cancel")
     p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -18,9 +18,11 @@ from ..errors import Cancelled, ConfigurationError
 from .context import RunState
 
 
-def is_cancelled(store: Store, workflow: str, run_id: str) -> bool:
-    # A listing younger than the poll interval is as good as a look now.
-    return store.cancel_marked(workflow, run_id, fresh_within=poll_interval(store))
+def is_cancelled(store: Store, workflow: str, run_id: str, *, now: bool = False) -> bool:
+    # A listing younger than the poll interval is as good as a look now,
+    # unless a look now is asked for.
+    fresh = 0.0 if now else poll_interval(store)
+    return store.cancel_marked(workflow, run_id, fresh_within=fresh)
 
 
 def withdraw_late(store: Store, workflow: str, run_id: str) -> None:
@@ -44,11 +46,19 @@ def poll_due(ctx: RunState) -> None:
         poll(ctx)
 
 
-def poll(ctx: RunState) -> None:
+def poll(ctx: RunState, *, now: bool = False) -> None:
     """At an operation boundary once `ctx.cancel_due` has passed."""
     watch(ctx)
-    if is_cancelled(ctx.store, ctx.workflow, ctx.run_id):
+    if is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=now):
         raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id))
+
+
+def poll_at_end(ctx: RunState) -> None:
+    """The run's end looks whatever the interval, and afresh: a run told
+    `cancelling` while its steps went on (each started before the holder's
+    next look) would otherwise complete, though the cancel was taken. One
+    read a run, never one a step."""
+    poll(ctx, now=True)
 
 
 def poll_interval(store: Store) -> float:

@@ -255,7 +255,7 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
     final = ctx.refusal or ctx.child_stop
     if final is not None:  # caught by the body, which returned anyway
         raise final
-    cancel.poll_due(ctx)  # the end is a boundary too: a cancel seen now ends it cancelled
+    cancel.poll_at_end(ctx)  # the end is a boundary too: a cancel there now ends it cancelled
     return value
 
 

@@ -7,7 +7,9 @@
 - `"batch"`: every record is written at once (a process crash loses
   nothing) and made durable together at most every `sync_interval` seconds
   and at every run end, suspension or failure: a power loss may lose the
-  last interval, never corrupt what is kept (entries are CRC-checked).
+  last interval, never corrupt what is kept (entries are CRC-checked). A
+  record written within the interval is synced when it runs out, by the
+  next write or, if none comes first (a long step), by a timer thread.
 - `"none"`: never fsync; a power loss may lose any record not yet flushed
   by the operating system. A process crash still loses nothing.
 
@@ -15,6 +17,10 @@ Object stores: each PUT is durable once it returns, whatever the level."""
 
 from __future__ import annotations
 
+import _thread
+import contextlib
+import heapq
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -68,25 +74,50 @@ class Syncer:
         self._cond = threading.Condition()
         self._busy = False
         self._last = time.monotonic()
+        self._due_token: object | None = None  # a batch sync due later (`LATER`)
 
     def reset(self) -> None:
-        """A file opened anew: nothing of it is known to be synced."""
+        """A file opened anew: nothing of it is known to be synced (and a
+        forked child has no timer thread)."""
         with self._cond:
             self.written = self.synced = 0
+            self._due_token = None
 
     def after_write(self, sync: Callable[[], None], end: int) -> None:
         """A committer wrote up to `end`; return once its level is met."""
         if self.level == "none":
             return
         if self.level == "batch" and time.monotonic() - self._last < self.interval:
+            self._arm(sync)
             return
         self.cover(sync, end)
 
     def flush(self, sync: Callable[[], None]) -> None:
         """A run ends, suspends or fails: everything written becomes durable
-        (nothing under "none")."""
+        (nothing under "none"), and no timer waits on."""
+        self._due_token = None  # what is due is done here
         if self.level != "none":
             self.cover(sync, self.written)
+
+    def _arm(self, sync: Callable[[], None]) -> None:
+        """Sync once the interval runs out, unless a write or the run's end
+        does it first: without it, a record followed by a long step would
+        wait for the next write, well past the interval."""
+        with self._cond:
+            if self._due_token is not None:
+                return
+            self._due_token = token = object()
+        LATER.add(self._last + self.interval, lambda: self._due(sync, token))
+
+    def _due(self, sync: Callable[[], None], token: object) -> None:
+        with self._cond:
+            if self._due_token is not token:
+                return  # flushed, or the file opened anew, meanwhile
+            self._due_token, end = None, self.written
+        # A failed sync here is met again, and raised, by the next commit's
+        # or the run end's (`flush`), which syncs the same bytes.
+        with contextlib.suppress(Exception):
+            self.cover(sync, end)
 
     def cover(self, sync: Callable[[], None], end: int) -> None:
         """Return once bytes up to `end` are synced. One caller syncs at a
@@ -115,3 +146,43 @@ class Syncer:
                     self._busy = False
                     self._cond.notify_all()
             raise
+
+
+class _Later:
+    """One daemon thread for the process's batch syncs due later (a thread
+    per run would cost ~0.1 ms a run). A forked child starts afresh: its
+    parent's syncs are not its own."""
+
+    def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._count = 0
+        self._started = False
+
+    def add(self, at: float, call: Callable[[], None]) -> None:
+        with self._cond:
+            self._count += 1
+            heapq.heappush(self._heap, (at, self._count, call))
+            if not self._started:
+                self._started = True
+                # A bare thread: a Thread started in a workflow body would be
+                # marked with its run (`_core.threads`) and keep it for good.
+                _thread.start_new_thread(self._loop, ())
+            elif self._heap[0][1] == self._count:  # sooner than what it waits for
+                self._cond.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                call = heapq.heappop(self._heap)[2]
+            call()
+
+
+LATER = _Later()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=LATER.forget)

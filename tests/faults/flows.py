@@ -90,9 +90,23 @@ def loop_flow(n: int) -> list[Any]:
     return durable.loop_over(item, range(n), checkpoint_items=True)
 
 
-FLOWS: dict[str, Any] = {"sync": sync_flow, "async": async_flow, "loop": loop_flow}
-NAMES = {"sync": "sync_flow", "async": "async_flow", "loop": "loop_flow"}
-KINDS = {"sync": "work", "async": "awork", "loop": "item"}
+@durable.step(name="cwork", cache=True)
+def cwork(i: int) -> dict[str, Any]:
+    note("cwork", i)
+    return value(i)
+
+
+@durable.workflow(name="cached_flow")
+def cached_flow(n: int) -> list[Any]:
+    # Odd steps are cached: their results go to a cache entry (and blob) first.
+    return [cwork(i) if i % 2 else work(i) for i in range(n)]
+
+
+FLOWS: dict[str, Any] = {
+    "sync": sync_flow, "async": async_flow, "loop": loop_flow, "cached": cached_flow,
+}  # fmt: skip
+NAMES = {"sync": "sync_flow", "async": "async_flow", "loop": "loop_flow", "cached": "cached_flow"}
+KINDS = {"sync": "work", "async": "awork", "loop": "item", "cached": "cwork"}
 
 
 def expected(n: int) -> list[Any]:

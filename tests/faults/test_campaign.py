@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from durable._storage import segmenter
-from tests.faults import damage, environment, kills, retries
+from tests.faults import cachelimit, damage, environment, kills, live, retries, samerun
 from tests.faults.common import Outcome, Place
 
 pytestmark = pytest.mark.slow
@@ -102,6 +102,11 @@ def test_file_size_limit(local: Place) -> None:
     clean(environment.file_size_limit(local, 3, random.Random(1)), 3)
 
 
+def test_file_size_limit_over_cached_steps(tmp_path: Path) -> None:
+    # Cache entries and blobs cut short too (cachelimit.py says what is checked).
+    clean(cachelimit.file_size_limit_cached(tmp_path, 3, random.Random(8)), 3)
+
+
 def test_read_only_store(local: Place) -> None:
     outcome = environment.read_only_store(local, 2, random.Random(2))
     if outcome.endings.get("skipped: cannot make a folder read-only here"):
@@ -119,3 +124,18 @@ def test_s3_endpoint_cut(s3: Place, s3_endpoint: str) -> None:
 
 def test_sigstop_past_the_lease_on_s3(s3: Place) -> None:
     clean(environment.stopped_past_lease(s3, 1), 1)
+
+
+def test_cli_during_a_live_run(local: Place) -> None:
+    # show, rm, gc, recover, fork and cancel against a holder in a step,
+    # then the holder let go or killed (live.py says what is checked).
+    clean(live.cli_during_live_run(local, 4, random.Random(5)), 4)
+
+
+def test_a_killed_fork(local: Place) -> None:
+    clean(live.fork_killed(local, 3, random.Random(6)), 3)
+
+
+def test_one_run_id_two_callers_in_one_process(tmp_path: Path) -> None:
+    # Two threads, or two gathered tasks, with and without wait= (samerun.py).
+    clean(samerun.same_run_at_once(tmp_path, 6, random.Random(9)), 6)
