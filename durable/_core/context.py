@@ -82,6 +82,9 @@ class RunState:
     # A child run's: the `inputs` of the runs that called it, outermost
     # first. An answer the child uses is used up for them too.
     callers_inputs: list[dict[str, Any]] = field(default_factory=list)
+    # The input names whose wait this run, or a run that called it, stopped
+    # at (`inputs.awaited`): given, they answer it, never repeat an answer.
+    awaited: frozenset[str] = frozenset()
     # When (time.monotonic) to look for a cancel marker next (see `cancel`).
     cancel_due: float = float("inf")
 
