@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._cli.main import main
 from durable._storage.durability import LATER
 
 
@@ -87,3 +88,37 @@ def test_a_sync_due_after_the_run_ended_is_not_made(
     LATER.add(time.monotonic() + 0.02, later.set)
     assert later.wait(5)
     assert len(seen) == made
+
+
+def test_a_record_written_outside_a_run_is_synced_under_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`durable fork` writes the new run's records outside any run, then its
+    manifest (synced), and exits: under "batch" the records were never
+    synced (a sync due later found the file closed, and the process may
+    have gone by then), so a power loss could keep a fork whose records are
+    gone, and its resume ran the source's steps again."""
+    synced: set[tuple[int, int]] = set()  # (inode, size) at each sync
+    real = os.fdatasync
+
+    def counting(fd: int) -> None:
+        real(fd)
+        st = os.fstat(fd)
+        synced.add((st.st_ino, st.st_size))
+
+    store = durable.open_store(tmp_path / "s", durability="batch", sync_interval=60)
+
+    @durable.step(name="quick")
+    def quick(i: int) -> int:
+        return i
+
+    @durable.workflow(name="flow", store=store, run_id="r")
+    def flow() -> int:
+        return quick(0) + quick(1)
+
+    assert flow() == 1
+    monkeypatch.setattr(os, "fdatasync", counting)
+    argv = ["fork", "r", "--at", "2", "--new-run-id", "f", "--durability", "batch"]
+    assert main([*argv, "--store", str(tmp_path / "s")]) == 0
+    st = os.stat(tmp_path / "s" / "flow" / "f" / "records.log")
+    assert (st.st_ino, st.st_size) in synced

@@ -83,11 +83,15 @@ class Syncer:
             self.written = self.synced = 0
             self._due_token = None
 
-    def after_write(self, sync: Callable[[], None], end: int) -> None:
-        """A committer wrote up to `end`; return once its level is met."""
+    def after_write(self, sync: Callable[[], None], end: int, *, held: bool = True) -> None:
+        """A committer wrote up to `end`; return once its level is met.
+        `held`: a run holds the file open, and its end flushes it. A write
+        outside a run (`durable fork` copying records) is synced now under
+        "batch" too: the file is closed after it, so a sync due later would
+        find nothing to sync, and the process may have exited by then."""
         if self.level == "none":
             return
-        if self.level == "batch" and time.monotonic() - self._last < self.interval:
+        if held and self.level == "batch" and time.monotonic() - self._last < self.interval:
             self._arm(sync)
             return
         self.cover(sync, end)
