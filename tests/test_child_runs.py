@@ -7,12 +7,14 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import durable
+from durable.testing import memory_store
 
 SCRIPT = """
 import os, sys
@@ -342,6 +344,58 @@ def test_an_answer_repeated_to_a_child_is_used_up_for_the_parent_too(
         parent.resume("p", inputs={"ok": "yes"})
     assert ran == Counter(flaky=2)
     assert parent.resume("p", inputs={"ok": "yes"}).value == "yes-yes"
+
+
+def _answered_child_then_failing_parent(
+    store: durable.Store, ran: Counter[str], *, wait_again: bool
+) -> durable.Workflow[[], str]:
+    """A child that waits for "ok" and completes; its parent then fails once
+    in a step (and, with `wait_again`, waits for "ok" itself). Run until
+    the parent's step has failed."""
+
+    @durable.step(name="after")
+    def after(v: str) -> str:
+        ran["after"] += 1
+        if ran["after"] == 1:
+            raise ConnectionError("down")
+        return v + "!"
+
+    @durable.workflow(name="kid", store=store)
+    def kid() -> str:
+        return durable.wait_for("ok")
+
+    @durable.workflow(name="parent", store=store, run_id="p")
+    def parent() -> str:
+        done = after(kid())
+        return done + durable.wait_for("ok") if wait_again else done
+
+    with pytest.raises(durable.Suspended):
+        parent()
+    with pytest.raises(ConnectionError):
+        parent.resume("p", inputs={"ok": "yes"})
+    return parent
+
+
+def test_an_answer_a_completed_child_recorded_given_again_is_a_repeat(
+    store: durable.Store,
+) -> None:
+    """The same command run again after the parent failed past its child,
+    which completed (the parent replays it from its own record): the
+    child's answer again is a repeat, as when the child is entered
+    (test_an_answer_repeated_to_a_child_is_used_up_for_the_parent_too). It
+    answered the parent's own later wait, never asked; with none, the
+    parent's end said no wait took it (a misspelt name?)."""
+    ran: Counter[str] = Counter()
+    parent = _answered_child_then_failing_parent(store, ran, wait_again=True)
+    with pytest.raises(durable.Suspended, match="'ok'"):  # the parent's own wait
+        parent.resume("p", inputs={"ok": "yes"})
+    assert parent.resume("p", inputs={"ok": "no"}).value == "yes!no"
+    ran.clear()
+    quiet = _answered_child_then_failing_parent(memory_store(), ran, wait_again=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert quiet.resume("p", inputs={"ok": "yes"}).value == "yes!"
+    assert ran == Counter(after=2)
 
 
 def test_a_workflow_called_inside_its_own_run_is_told_that_it_waits_for_itself(

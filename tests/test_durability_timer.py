@@ -6,6 +6,8 @@ happen then, not at the next write or the run's end."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._cli.main import main
 from durable._storage.durability import LATER
 
 
@@ -87,3 +90,65 @@ def test_a_sync_due_after_the_run_ended_is_not_made(
     LATER.add(time.monotonic() + 0.02, later.set)
     assert later.wait(5)
     assert len(seen) == made
+
+
+def test_a_record_written_outside_a_run_is_synced_under_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`durable fork` writes the new run's records outside any run, then its
+    manifest (synced), and exits: under "batch" the records were never
+    synced (a sync due later found the file closed, and the process may
+    have gone by then), so a power loss could keep a fork whose records are
+    gone, and its resume ran the source's steps again."""
+    synced: set[tuple[int, int]] = set()  # (inode, size) at each sync
+    real = os.fdatasync
+
+    def counting(fd: int) -> None:
+        real(fd)
+        st = os.fstat(fd)
+        synced.add((st.st_ino, st.st_size))
+
+    store = durable.open_store(tmp_path / "s", durability="batch", sync_interval=60)
+
+    @durable.step(name="quick")
+    def quick(i: int) -> int:
+        return i
+
+    @durable.workflow(name="flow", store=store, run_id="r")
+    def flow() -> int:
+        return quick(0) + quick(1)
+
+    assert flow() == 1
+    monkeypatch.setattr(os, "fdatasync", counting)
+    argv = ["fork", "r", "--at", "2", "--new-run-id", "f", "--durability", "batch"]
+    assert main([*argv, "--store", str(tmp_path / "s")]) == 0
+    st = os.stat(tmp_path / "s" / "flow" / "f" / "records.log")
+    assert (st.st_ino, st.st_size) in synced
+
+
+_AT_EXIT = """
+import atexit, durable
+store = durable.open_store({store!r}, durability="batch", sync_interval=60)
+
+@durable.step(name="quick")
+def quick(i):
+    return i
+
+@durable.workflow(name="flow", store=store, run_id="r")
+def flow():
+    return quick(1) + quick(2)
+
+atexit.register(lambda: print(flow()))
+"""
+
+
+@pytest.mark.slow
+def test_a_batch_run_made_at_interpreter_exit_completes(tmp_path: Path) -> None:
+    """An atexit handler's run: Python 3.12 starts no thread at interpreter
+    shutdown, and the first batch record's sync due later raised its
+    RuntimeError (the run failed after one step). Without a timer thread
+    the record is synced at once (run this on 3.12 to see it matter)."""
+    script = tmp_path / "at_exit.py"
+    script.write_text(_AT_EXIT.format(store=str(tmp_path / "s")))
+    done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "3", "")

@@ -17,9 +17,10 @@ from .._core.attempts import keep_failure
 from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
+from .._core.inputs import usable_inputs
 from .._core.outcome import child_stale
 from .._core.plan import Plan
-from .._core.replay import commit, load_value, lookup, reopen
+from .._core.replay import commit, load_context, load_value, lookup, reopen
 from .._core.run import Flow, run_locked
 from .._core.waiting import holding
 from .._storage.base import Store
@@ -32,9 +33,12 @@ from ..errors import (
     Cancelled,
     ConfigurationError,
     ControlFlow,
+    CorruptRecordError,
     DefinitionChangedError,
+    IntegrityError,
     LeaseLostError,
     NondeterminismError,
+    StorageError,
     Suspended,
 )
 from .retention import prune
@@ -73,6 +77,8 @@ def child_plan(
         rec = None
     if rec is not None and rec.persisted:
         value = load_value(parent, rec)
+        if parent.inputs:
+            _offer_replayed(store, rec.extra.get("child", {}), parent)
         notify.replayed(parent, rec)
         return Run(run_id, flow.name, "completed", value, None, None, 0, 0, rec.fingerprint)
     started = now()
@@ -126,6 +132,26 @@ def child_plan(
         run_id, flow.name, "completed", value, None, run.resumed_from_step,
         run.steps_replayed, run.steps_executed, run.fingerprint,
     )  # fmt: skip
+
+
+def _offer_replayed(store: Store, child: dict[str, Any], caller: RunState) -> None:
+    """The inputs offered to a child run replayed from its caller's record,
+    checked against the answers it (or a child of its own) recorded, as
+    `run_locked` checks them for a child it enters: one given again is a
+    repeat, used up for its callers too, not taken by a later wait of
+    theirs that was never asked; another is left to those waits, with a
+    warning. What cannot be read changes nothing: the replay goes on."""
+    try:
+        ctx = load_context(store, child["workflow"], child["run_id"], "refuse")
+        ctx.callers_inputs = [caller.inputs, *caller.callers_inputs]
+        ctx.awaited = caller.awaited
+        usable_inputs(ctx, dict(caller.inputs))
+        inner = [r.extra.get("child") for r in ctx.records.values() if r.kind == "workflow"]
+    except (KeyError, TypeError, CorruptRecordError, IntegrityError, StorageError):
+        return
+    for link in inner:
+        if isinstance(link, dict) and caller.inputs:
+            _offer_replayed(store, link, caller)
 
 
 def child_run_id(

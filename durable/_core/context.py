@@ -74,14 +74,13 @@ class RunState:
     watched: bool = False  # per-operation events wanted (decided when the run begins)
     held: list[Any] = field(default_factory=list)
     intro: dict[str, Any] = field(default_factory=dict)
-    # The digest of this attempt's run arguments: a `wait_for` answer is
-    # recorded for them (`inputs.wait_digest`).
-    arguments: str = ""
+    arguments: str = ""  # of this attempt: a `wait_for` answer is recorded for them
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
     # A child run's: the `inputs` of the runs that called it, outermost
     # first. An answer the child uses is used up for them too.
     callers_inputs: list[dict[str, Any]] = field(default_factory=list)
+    awaited: frozenset[str] = frozenset()  # the waits it or a caller stopped at (`inputs`)
     # When (time.monotonic) to look for a cancel marker next (see `cancel`).
     cancel_due: float = float("inf")
 

@@ -162,6 +162,14 @@ def is_waiting_for(status: str | None, reason: str | None, name: str) -> bool:
     return status == "suspended" and (reason or "").startswith(f"waiting for input {name!r};")
 
 
+def awaited(
+    inputs: Mapping[str, Any], status: str | None, reason: str | None, fork: Mapping[str, Any] | None
+) -> frozenset[str]:
+    """The names in `inputs` that answer the wait a run stopped at (or one
+    a fork not run yet may reach): see `usable_inputs`."""
+    return frozenset(n for n in inputs if is_waiting_for(status, reason, n) or fork_may_take(fork, n))
+
+
 def fork_may_take(fork: Mapping[str, Any] | None, name: str) -> bool:
     """Whether a fork not run yet, whose manifest's extra is `fork`, may take
     a new answer for `name` though one is recorded: a wait of that name is
@@ -199,6 +207,7 @@ def usable_inputs(
     usable = dict(inputs)
     if not inputs:
         return usable  # nothing to compare: records stay undecoded until replayed
+    answers = awaited(inputs, status, reason, fork) | ctx.awaited
     latest: dict[str, StepRecord] = {}
     for rec in ctx.records.values():
         if rec.kind != KIND or rec.name not in inputs:
@@ -207,7 +216,7 @@ def usable_inputs(
         if seen is None or position_key(rec.position) > position_key(seen.position):
             latest[rec.name] = rec
     for name, rec in latest.items():
-        if is_waiting_for(status, reason, name) or fork_may_take(fork, name):
+        if name in answers:
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
         if value_digest(inputs[name]) == _answer_digest(ctx, rec):

@@ -38,7 +38,7 @@ from .context import Run, RunState
 from .definition import Definition, choose_policy
 from .entry import enter_run
 from .identity import is_token
-from .inputs import usable_inputs, warn_untaken, warn_unused
+from .inputs import awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
@@ -145,7 +145,9 @@ def run_locked(
     fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
     if caller is not None:
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
+        ctx.awaited = caller.awaited
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
+    ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)

@@ -90,12 +90,13 @@ def fork_run(
         lease.release()
         raise
     try:
-        for name, data in sorted(records.items()):
-            if mutate is not None and name == record_name(at - 1):
-                replaced = _mutated(store, workflow, (run_id, new_id), name, data, mutate)
-                store.save_record(workflow, new_id, name, replaced)
-            elif _before(name, at):
-                _copy_record(store, workflow, run_id, new_id, name, data)
+        # Written as a run writes them: one sync at the end under "batch",
+        # before the manifest naming them is written.
+        store.open_run(workflow, new_id)
+        try:
+            _copy_records(store, workflow, (run_id, new_id), records, at, mutate)
+        finally:
+            store.end_run(workflow, new_id)
         if source.args_blob is not None:  # large arguments live in a blob of their run
             _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         waits = _waits_after(store, source, records, at)
@@ -106,6 +107,25 @@ def fork_run(
         raise
     lease.release()
     return new_id
+
+
+def _copy_records(
+    store: Store,
+    workflow: str,
+    runs: tuple[str, str],
+    records: dict[str, bytes],
+    at: int,
+    mutate: Callable[[Any], Any] | None,
+) -> None:
+    """The source's records before `at` into the new run (the last one
+    through `mutate`, when given)."""
+    run_id, new_id = runs
+    for name, data in sorted(records.items()):
+        if mutate is not None and name == record_name(at - 1):
+            replaced = _mutated(store, workflow, runs, name, data, mutate)
+            store.save_record(workflow, new_id, name, replaced)
+        elif _before(name, at):
+            _copy_record(store, workflow, run_id, new_id, name, data)
 
 
 def _taken(workflow: str, new_id: str) -> ConfigurationError:

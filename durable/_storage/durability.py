@@ -83,13 +83,17 @@ class Syncer:
             self.written = self.synced = 0
             self._due_token = None
 
-    def after_write(self, sync: Callable[[], None], end: int) -> None:
-        """A committer wrote up to `end`; return once its level is met."""
+    def after_write(self, sync: Callable[[], None], end: int, *, held: bool = True) -> None:
+        """A committer wrote up to `end`; return once its level is met.
+        `held`: a run holds the file open, and its end flushes it. A write
+        outside a run (`durable fork` copying records) is synced now under
+        "batch" too: the file is closed after it, so a sync due later would
+        find nothing to sync, and the process may have exited by then."""
         if self.level == "none":
             return
-        if self.level == "batch" and time.monotonic() - self._last < self.interval:
-            self._arm(sync)
-            return
+        if held and self.level == "batch" and time.monotonic() - self._last < self.interval:
+            if self._arm(sync):
+                return
         self.cover(sync, end)
 
     def flush(self, sync: Callable[[], None]) -> None:
@@ -99,15 +103,21 @@ class Syncer:
         if self.level != "none":
             self.cover(sync, self.written)
 
-    def _arm(self, sync: Callable[[], None]) -> None:
+    def _arm(self, sync: Callable[[], None]) -> bool:
         """Sync once the interval runs out, unless a write or the run's end
         does it first: without it, a record followed by a long step would
-        wait for the next write, well past the interval."""
+        wait for the next write, well past the interval. False when no
+        sync can be due later (no thread starts): the caller syncs now."""
         with self._cond:
             if self._due_token is not None:
-                return
+                return True
             self._due_token = token = object()
-        LATER.add(self._last + self.interval, lambda: self._due(sync, token))
+        if LATER.add(self._last + self.interval, lambda: self._due(sync, token)):
+            return True
+        with self._cond:
+            if self._due_token is token:
+                self._due_token = None
+        return False
 
     def _due(self, sync: Callable[[], None], token: object) -> None:
         with self._cond:
@@ -162,17 +172,24 @@ class _Later:
         self._count = 0
         self._started = False
 
-    def add(self, at: float, call: Callable[[], None]) -> None:
+    def add(self, at: float, call: Callable[[], None]) -> bool:
+        """Call `call` at `at` (time.monotonic); False when no thread can:
+        Python 3.12 starts none at interpreter shutdown (a run made by an
+        atexit handler), which raised RuntimeError from the record's write."""
         with self._cond:
+            if not self._started:
+                try:
+                    # A bare thread: a Thread started in a workflow body would
+                    # be marked with its run (`_core.threads`) and keep it.
+                    _thread.start_new_thread(self._loop, ())
+                except RuntimeError:
+                    return False
+                self._started = True
             self._count += 1
             heapq.heappush(self._heap, (at, self._count, call))
-            if not self._started:
-                self._started = True
-                # A bare thread: a Thread started in a workflow body would be
-                # marked with its run (`_core.threads`) and keep it for good.
-                _thread.start_new_thread(self._loop, ())
-            elif self._heap[0][1] == self._count:  # sooner than what it waits for
+            if self._heap[0][1] == self._count:  # sooner than what it waits for
                 self._cond.notify()
+        return True
 
     def _loop(self) -> None:
         while True:

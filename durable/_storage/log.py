@@ -147,7 +147,7 @@ class RunLog:
                 if fresh and self.syncer.level != "none":  # its name must survive a crash too
                     fsync_dir(os.path.dirname(self.path))
                 if not self.held:
-                    self.syncer.after_write(self._sync, self.size)
+                    self.syncer.after_write(self._sync, self.size, held=False)
             finally:
                 if not self.held:
                     self._close()
