@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,20 @@ def synced(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], threading.Event]
 
     monkeypatch.setattr(os, "fdatasync", counting)
     return seen, happened
+
+
+def two_quick_steps(store: durable.Store) -> Callable[[], int]:
+    """A run of two records written within one interval."""
+
+    @durable.step(name="quick")
+    def quick(i: int) -> int:
+        return i
+
+    @durable.workflow(name="flow", store=store, run_id="r")
+    def flow() -> int:
+        return quick(0) + quick(1)
+
+    return flow
 
 
 def test_batch_syncs_a_record_within_the_interval_while_a_long_step_runs(
@@ -74,15 +89,7 @@ def test_a_sync_due_after_the_run_ended_is_not_made(
     seen, _ = synced
     store = durable.open_store(tmp_path / "s", durability="batch", sync_interval=0.01)
 
-    @durable.step(name="quick")
-    def quick(i: int) -> int:
-        return i
-
-    @durable.workflow(name="flow", store=store, run_id="r")
-    def flow() -> int:
-        return quick(0) + quick(1)
-
-    assert flow() == 1
+    assert two_quick_steps(store)() == 1
     made = len(seen)  # the run end's (and one per interval passed, on a slow machine)
     # Due syncs are made in the order they come due: one due after the
     # run's has been made once this one is.
@@ -110,15 +117,7 @@ def test_a_record_written_outside_a_run_is_synced_under_batch(
 
     store = durable.open_store(tmp_path / "s", durability="batch", sync_interval=60)
 
-    @durable.step(name="quick")
-    def quick(i: int) -> int:
-        return i
-
-    @durable.workflow(name="flow", store=store, run_id="r")
-    def flow() -> int:
-        return quick(0) + quick(1)
-
-    assert flow() == 1
+    assert two_quick_steps(store)() == 1
     monkeypatch.setattr(os, "fdatasync", counting)
     argv = ["fork", "r", "--at", "2", "--new-run-id", "f", "--durability", "batch"]
     assert main([*argv, "--store", str(tmp_path / "s")]) == 0
