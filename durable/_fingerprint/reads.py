@@ -47,6 +47,7 @@ from .holds import (
     user_class,
     whole_module,
 )
+from .imported import refuse_stale_import
 from .imports import (
     absolute,
     import_user_module,
@@ -251,6 +252,7 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
         if isinstance(home, types.ModuleType):
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
+                refuse_stale_import(stmt, alias, scope.namespace, scope.checked_file, home, obj)
                 _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
 
 
