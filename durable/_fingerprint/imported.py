@@ -15,9 +15,10 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import ConfigurationError
 from .bindings import binding_statements
 from .reach import _MISSING
-from .source import source_of, stale_source
+from .source import source_of
 from .values import plain_tokens
 from .witness import witnessed
 
@@ -51,7 +52,17 @@ def refuse_stale_import(
     filename = getattr(home, "__file__", None)
     if not isinstance(filename, str) or alias.name in source_of(filename, vars(home)).rebound:
         return
-    raise stale_source(f"{home.__name__}.{alias.name}", filename, home.__name__)
+    raise _stale_import(name, home.__name__, alias.name)
+
+
+def _stale_import(name: str, module: str, attr: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"{name} no longer holds what {module}.{attr} holds ({module} was reloaded since "
+        f"`from {module} import {attr}` ran, or {module}.{attr} was rebound): it counts by the "
+        f"statement of {module} that binds {attr}, which did not make what {name} holds. "
+        f"Re-run the cell or statement that did `from {module} import ...`, or read it as "
+        f"{module}.{attr}. Nothing was run or recorded."
+    )
 
 
 def _same_plain_data(held: object, obj: object) -> bool:
