@@ -1,5 +1,5 @@
-"""A name bound by `from tables import TABLE` counts by the statement of
-`tables` that binds TABLE. After `tables` is edited and reloaded, the name
+"""A name bound by `from tables import TABLE` (or `TABLE = tables.TABLE`)
+counts by the statement of `tables` that binds TABLE. After `tables` is edited and reloaded, the name
 still holds the old table: counted by the new text, the old table's
 output was stored under the new text's key and served once the import ran
 again (in this process, or in a fresh one) where the call computes anew."""
@@ -16,7 +16,7 @@ import pytest
 
 APP = """\
 import durable
-from {tables} import TABLE
+{binding}
 
 @durable.step(cache=True)
 def look(key):
@@ -33,15 +33,20 @@ def _write(path: Path, text: str) -> None:
     os.utime(path, (when, when))
 
 
+@pytest.mark.parametrize(
+    "binding",
+    ["from reloaded_tables import TABLE", "import reloaded_tables\nTABLE = reloaded_tables.TABLE"],
+    ids=["from-import", "alias"],
+)
 def test_a_table_imported_from_a_module_reloaded_since_is_not_served_the_new_texts_entry(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, binding: str
 ) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
     tables, app, counts = "reloaded_tables", "reloaded_app", tmp_path / "counts"
     _write(tmp_path / f"{tables}.py", "TABLE = {'a': 1}\n")
-    _write(tmp_path / f"{app}.py", APP.format(tables=tables, counts=str(counts)))
+    _write(tmp_path / f"{app}.py", APP.format(binding=binding, counts=str(counts)))
     try:
         module = importlib.import_module(app)
         assert module.look("a") == 1
