@@ -18,6 +18,7 @@ from functools import lru_cache
 # Where the deduper's compile puts a function, and a method.
 _FUNCTION_LINE, _METHOD_LINE = 1, 2
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_MANGLED = "_autoreload_class__"  # `__x` in `class __autoreload_class__:`
 
 
 def may_be_patched(code: types.CodeType) -> bool:
@@ -47,7 +48,14 @@ def compiled_alone(
             continue
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         found += [(first, co) for co in _nested(module) if _starts(co, name, line)]
-    return tuple(found)
+    # A private name (`self.__x`) in a method it compiles is mangled with its
+    # own class's name, not the class's: that code is not what the text makes.
+    return tuple((first, co) for first, co in found if not _mangled(co))
+
+
+def _mangled(code: types.CodeType) -> bool:
+    names = [n for co in _nested(code) for n in (*co.co_names, *co.co_varnames)]
+    return any(_MANGLED in n for n in names)
 
 
 def _starts(code: types.CodeType, name: str, line: int) -> bool:
