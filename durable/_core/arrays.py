@@ -42,10 +42,10 @@ def arrays(v: Any) -> tuple[str, Any] | None:
     if _instance(v, pd, "DataFrame"):
         columns = [_pandas_values(v.iloc[:, i]) for i in range(v.shape[1])]
         stand_in = (v.columns, v.index, [_dtype(t) for t in v.dtypes], columns)
-        return qualname(type(v)), _with_attrs(v, stand_in)
+        return qualname(type(v)), _with_attrs(v, stand_in) + _own_attributes(v, pd.DataFrame)
     if _instance(v, pd, "Series"):
         stand_in = (_dtype(v.dtype), v.name, v.index, _pandas_values(v))
-        return qualname(type(v)), _with_attrs(v, stand_in)
+        return qualname(type(v)), _with_attrs(v, stand_in) + _own_attributes(v, pd.Series)
     if _instance(v, pd, "Index"):
         index: tuple[Any, ...] = (_dtype(v.dtype), list(v.names), _pandas_values(v))
         return qualname(type(v)), index + _frequency(v, pd) + _levels(v, pd)
@@ -115,6 +115,20 @@ def _with_attrs(v: Any, stand_in: tuple[Any, ...]) -> tuple[Any, ...]:
     if getattr(flags, "allows_duplicate_labels", True) is False:
         stand_in = (*stand_in, "no duplicate labels")
     return stand_in
+
+
+def _own_attributes(v: Any, base: type) -> tuple[Any, ...]:
+    """What an instance of a subclass of a pandas frame or series holds of
+    its own: the attributes its class names in `_metadata` (pandas' way to
+    give a subclass a `unit` that its results carry) and any other public
+    one set on it; a step may read them. Nothing for pandas' own classes,
+    whose digest stays what it was; pandas' internals are private names."""
+    if type(v) is base:
+        return ()
+    declared = getattr(type(v), "_metadata", ())
+    held = vars(v)
+    own = [n for n in held if (n in declared or not n.startswith("_")) and isinstance(n, str)]
+    return ("own attributes", [(n, held[n]) for n in sorted(own)])
 
 
 def _metadata(dtype: Any) -> tuple[Any, ...]:

@@ -282,8 +282,8 @@ class _LeftOut:
 
 
 def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
-    """The attributes (and slots) of an instance that a pickling hook of a
-    class of the user's own code (`__getstate__`, `__reduce__`, a reducer
+    """The attributes (and slots) of an instance of a class of the user's own
+    code that a pickling hook (`__getstate__`, `__reduce__`, a reducer
     registered with `copyreg`) leaves out of the state it
     pickles: a step may read them (`self.k = k` kept out of `{"name": ...}`),
     so the object's digest counts them too (fail closed), each by content
@@ -291,10 +291,11 @@ def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
     leaves out because it cannot be pickled). None for a class without
     such a hook, or when the state holds every attribute as it is."""
     # A library's hook is its authors' rule (numpy's masked array keeps out
-    # a cached view); a user's class that pickles less than it holds is not.
+    # a cached view); a user's class that pickles less than it holds, by a
+    # hook of its own or one it inherits (numpy's array: a subclass's `unit`), is not.
     kind: type = type(v)
     own = _user_classes(kind)
-    hooked = any(hook in vars(cls) for cls in own for hook in _HOOKS)
+    hooked = any(hook in vars(cls) for cls in kind.__mro__[:-1] for hook in _HOOKS)
     if not own or not (hooked or kind in copyreg.dispatch_table):  # `copyreg.pickle(M, ...)`
         return None
     held = _own_state(v, by_getstate=False)

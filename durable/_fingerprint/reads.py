@@ -47,13 +47,8 @@ from .holds import (
     user_class,
     whole_module,
 )
-from .imports import (
-    absolute,
-    import_user_module,
-    imported_names,
-    imported_value,
-    user_module,
-)
+from .imported import refuse_stale_alias, refuse_stale_import
+from .imports import absolute, import_user_module, imported_names, imported_value, user_module
 from .kept import kept_state, only_written
 from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path
@@ -230,6 +225,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
                 continue
             path, obj, where = _resolve(module, chain)
             if path not in done and obj is not _MISSING:
+                refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
                 # By its statements, never its value: `START = time.time()`.
                 _count(path, obj, where, True, out, via)
@@ -251,6 +247,7 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
         if isinstance(home, types.ModuleType):
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
+                refuse_stale_import(stmt, alias, scope.namespace, scope.checked_file, home, obj)
                 _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
 
 

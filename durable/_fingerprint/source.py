@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
+from .patched import compiled_alone, may_be_patched
 from .witness import file_state, witnessed
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -109,7 +110,20 @@ def find_definitions(code: types.CodeType, src: Source) -> list[ast.AST]:
     """The `def`/`lambda` nodes that start where `code` starts, outermost
     first. The file name only selects the text: it never enters a
     fingerprint, because notebook cells get a new one on every kernel restart."""
-    return list(_definitions_at(src, code.co_firstlineno, code.co_name))
+    line = (home_line(code, src) if may_be_patched(code) else None) or code.co_firstlineno
+    return list(_definitions_at(src, line, code.co_name))
+
+
+def home_line(code: types.CodeType, src: Source) -> int | None:
+    """The line of `src` where the one `def` starts that `%autoreload`
+    compiled on its own into `code` (`patched`), else None: not its code,
+    or two definitions of that name with its code (fail closed)."""
+    if src.tree is None:
+        return None
+    with _PARSING:  # see `_PARSING`
+        alone = compiled_alone(src.tree, code.co_filename, code.co_name, code.co_firstlineno)
+    lines = {line for line, candidate in alone if same_code(code, candidate)}
+    return lines.pop() if len(lines) == 1 else None
 
 
 @lru_cache(maxsize=1024)
@@ -144,6 +158,7 @@ def runs_this_source(
             same = bool(nodes) and all(_parameters_match(n, code) for n in nodes)
         else:
             same = any(same_code(code, c) for c in _candidates(code, src, how))
+            same = same or (may_be_patched(code) and home_line(code, src) is not None)
         if len(_CHECKED) > 4096:
             _CHECKED.clear()
         # The entry holds both objects, so neither id can be reused meanwhile.

@@ -1,0 +1,96 @@
+"""A name bound by `from c import X` (or `T = c.X`), counted by the
+statements of the user's module `c` that bind X (`reads._follow_import`,
+`reads._statement_reads`), is described by them only while it holds the
+object `c.X` holds. After `c` is reloaded (`importlib.reload`,
+`%autoreload`: its statements ran again, `c.X` is a new object), the name
+still holds the old one: counted by c's new text, a step computing from
+the old table was stored under the new text's key, and served to a fresh
+process whose table is the new one. Such a name is refused, as a function
+imported that way is (`source.stale_source`), until the import runs again."""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ConfigurationError
+from .bindings import binding_statements
+from .imports import user_module
+from .reach import _MISSING
+from .source import source_of
+from .values import plain_tokens
+from .witness import witnessed
+
+_CODE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
+
+
+def refuse_stale_import(
+    stmt: ast.ImportFrom,
+    alias: ast.alias,
+    scope: Mapping[str, Any],
+    checked_file: str | None,
+    home: types.ModuleType,
+    obj: object,
+) -> None:
+    """Raise when `alias` of `stmt` binds a name that no longer holds what
+    `home` holds (`obj`). Not for `*` (another star import may have bound
+    the name)."""
+    if alias.name != "*":
+        how = f"`from {home.__name__} import {alias.name}`"
+        _refuse(alias.asname or alias.name, stmt, scope, checked_file, (home, alias.name, obj), how)
+
+
+def refuse_stale_alias(
+    stmt: ast.AST, name: str, path: tuple[str, ...], obj: object, scope: Mapping[str, Any],
+    checked_file: str | None,
+) -> None:  # fmt: skip
+    """The same for `T = c.X`, a plain assignment of an attribute of the
+    user's module `c` (`path`) to the name."""
+    value = getattr(stmt, "value", None)
+    targets = getattr(stmt, "targets", None)
+    if not isinstance(stmt, ast.Assign) or len(path) != 2 or not isinstance(value, ast.Attribute):
+        return
+    if not (isinstance(value.value, ast.Name) and (value.value.id, value.attr) == path):
+        return
+    home = witnessed(scope.get, path[0], _MISSING)
+    if targets and getattr(targets[0], "id", None) == name and len(targets) == 1:
+        if isinstance(home, types.ModuleType) and witnessed(user_module, home):
+            how = f"`{name} = {path[0]}.{path[1]}`"
+            _refuse(name, stmt, scope, checked_file, (home, path[1], obj), how)
+
+
+def _refuse(
+    name: str, stmt: ast.AST, scope: Mapping[str, Any], checked_file: str | None,
+    source: tuple[types.ModuleType, str, object], how: str,
+) -> None:  # fmt: skip
+    """Not for a name bound by other statements too (`X = X * 2` after the
+    import), a name a function of the module rebinds with `global` (its
+    statements count, not its value: see fingerprints.md), a class, a
+    function or a module (those count by their code as it runs:
+    `code.class_stamp`), nor plain data equal to what the module holds
+    (a reload of an unchanged table: it holds what the text makes)."""
+    home, attr, obj = source
+    held = witnessed(scope.get, name, _MISSING)
+    if held is obj or held is _MISSING or isinstance(held, _CODE) or _same_plain_data(held, obj):
+        return
+    found = binding_statements(name, scope, checked_file)
+    if found is None or len(found) != 1 or found[0] is not stmt:
+        return
+    filename = getattr(home, "__file__", None)
+    if not isinstance(filename, str) or attr in source_of(filename, vars(home)).rebound:
+        return
+    module = home.__name__
+    raise ConfigurationError(
+        f"{name} no longer holds what {module}.{attr} holds ({module} was reloaded since "
+        f"{how} ran, or {module}.{attr} was rebound): it counts by the statement of {module} "
+        f"that binds {attr}, which did not make what {name} holds. Run {how} again (its cell "
+        f"or module), or read it as {module}.{attr}. Nothing was run or recorded."
+    )
+
+
+def _same_plain_data(held: object, obj: object) -> bool:
+    # Type-tagged: {"a": 1} is not {"a": 1.0}, whose str() differs.
+    tokens = plain_tokens(held)
+    return tokens is not None and tokens == plain_tokens(obj)
