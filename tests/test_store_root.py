@@ -217,3 +217,8 @@ def test_a_file_of_another_member_of_the_group_is_named_with_its_owner(tmp_path:
     said = str(local_error(str(tmp_path), "taking the lease", denied))
     assert f"{lease} belongs to another user (uid 2001, -rw-r-----)" in said
     assert "umask 002 or 007" in said and "chmod -R g+w" in said
+    # A run's folder not made yet: refused by the other's workflow folder.
+    os.chown(tmp_path, 2001, -1)
+    denied = PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "run"))
+    said = str(local_error(str(tmp_path), "taking the lease", denied))
+    assert f"{tmp_path} belongs to another user (uid 2001, " in said

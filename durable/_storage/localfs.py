@@ -45,19 +45,27 @@ def local_error(url: str, what: str, e: OSError) -> StorageError:
 def _not_ours(path: object) -> str | None:
     """Why a store shared through a group refuses a member a file another
     made: "the store's folder" is group-writable there, so checking it
-    found nothing; the file's owner and mode say what happened."""
+    found nothing; the file's owner and mode say what happened. A file
+    not made yet is refused by the folder it goes in (a run's folder in
+    another member's workflow folder)."""
     uid = getattr(os, "geteuid", None)
+    if not isinstance(path, str) or uid is None:
+        return None
     try:
-        st = os.stat(path) if isinstance(path, str) and uid else None
+        if not os.path.lexists(path):
+            path = os.path.dirname(path)
+        st = os.stat(path)
     except OSError:
         return None
-    if st is None or uid is None or st.st_uid == uid():
+    if st.st_uid == uid():
         return None
+    whose = f"{path} belongs to another user (uid {st.st_uid}, {stat.filemode(st.st_mode)})"
+    if st.st_gid not in {os.getegid(), *os.getgroups()}:  # not shared with you
+        return f"{whose}: check the permissions of the store's folder"
     return (
-        f"{path} belongs to another user (uid {st.st_uid}, {stat.filemode(st.st_mode)}): a "
-        "store shared through a group needs every member to write with a umask that lets "
-        "the group write (umask 002 or 007, not 022 or 027), and the files made under "
-        "another one need `chmod -R g+w` on the store, by their owner"
+        f"{whose}: a store shared through a group needs every member to write with a "
+        "umask that lets the group write (umask 002 or 007, not 022 or 027), and the "
+        "files made under another one need `chmod -R g+w` on the store, by their owner"
     )
 
 
