@@ -136,7 +136,7 @@ def _print_operations(report: _Report) -> Callable[[], None]:
         if isinstance(event, RunStarted) and event.run_id == run_id:
             report.started = True
         if isinstance(event, RunWaiting) and event.run_id == run_id:
-            print(waiting_line(event), file=sys.stderr, flush=True)
+            print(waiting_line(event, report.durable), file=sys.stderr, flush=True)
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return
