@@ -14,8 +14,8 @@ import pytest
 
 import durable
 
+from .clikit import child_env, write_flow
 from .clikit import durable as cli
-from .clikit import write_flow
 
 
 @pytest.mark.parametrize("given", [[ValueError], (ConnectionError, TimeoutError), ValueError])
@@ -557,3 +557,59 @@ def test_cleaning_a_store_folder_that_is_not_there_says_so(
         assert main(["--store", typo, *command]) == 0
         assert f"{typo}: there is no such folder" in capsys.readouterr().err, command
     assert not os.path.exists(typo)
+
+
+UNLOADABLE = """
+import os
+import durable
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def __setstate__(self, state):
+        if os.environ.get("BROKEN"):
+            raise TypeError("Box changed")
+        self.__dict__.update(state)
+
+
+@durable.step
+def make(n: int) -> Box:
+    return Box(n)
+
+
+@durable.step
+def use(box: Box) -> int:
+    if os.environ.get("FAIL"):
+        raise RuntimeError("down")
+    return box.v
+
+
+@durable.workflow
+def pipe(n: int) -> int:
+    return use(make(n))
+"""
+
+
+@pytest.mark.slow
+def test_the_fork_a_run_failing_on_an_unloadable_value_advises_is_in_its_store(
+    tmp_path: Path,
+) -> None:
+    """`run r failed ...: CorruptRecordError: ... durable fork r --workflow
+    flow.pipe --at 0` left out the --store the run was given."""
+    write_flow(tmp_path, UNLOADABLE)
+    mine = ["--store", "team runs"]
+    flow = [*mine, "run", "flow.py:pipe", "--run-id", "r"]
+    first = cli(tmp_path, *flow, "--var", "n=7", env=child_env(tmp_path, FAIL="1"))
+    assert first.returncode == 1, first.stderr
+    broken = child_env(tmp_path, BROKEN="1")
+    failed = cli(tmp_path, *flow, "--resume", env=broken)
+    assert failed.returncode == 1 and "cannot be loaded" in failed.stderr, failed.stderr
+    fork = re.search(r"`durable ([^`]*)`", failed.stderr)
+    assert fork is not None and fork[1].startswith("--store 'team runs' fork r "), failed.stderr
+    forked = cli(tmp_path, *shlex.split(fork[1]), env=broken)
+    assert forked.returncode == 0, forked.stderr
+    done = cli(tmp_path, *mine, "run", "flow.py:pipe", "--run-id", forked.stdout.strip(),
+               "--resume", env=broken)  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "7"), done.stderr

@@ -94,7 +94,7 @@ def print_error(
     (command()) is; exit code `code`."""
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
-    text = _ADVISED.sub(lambda m: f"{m[1]}{durable} ", in_flags(str(exc), options))
+    text = advised(in_flags(str(exc), options), durable)
     lines = text.strip().splitlines() or [type(exc).__name__]
     print(f"durable: {lines[0]}", file=sys.stderr)
     if len(lines) > 1:
@@ -104,6 +104,11 @@ def print_error(
 
 # A command the library's advice names: `durable runs wf`, (durable fork RUN --at 3).
 _ADVISED = re.compile(r"([`(])durable (?=[a-z])")
+
+
+def advised(text: str, durable: str) -> str:
+    """A message whose `durable ...` commands start as `durable` (command())."""
+    return _ADVISED.sub(lambda m: f"{m[1]}{durable} ", text)
 
 
 def names_a_refusal(error: str) -> bool:

@@ -28,7 +28,7 @@ from ..errors import (
     Suspended,
 )
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed
-from .common import UsageError, command, is_refusal
+from .common import UsageError, advised, command, is_refusal
 from .format import duration, value_text, waiting_line
 from .target import load_target
 from .values import as_vars, check_input_numbers, check_types, parse_vars
@@ -274,7 +274,7 @@ class _Report:
         message = str(exc).strip().splitlines()
         self.say(
             f"run {self.run_id} failed{self._where(exc)}: "
-            f"{type(exc).__name__}: {message[0] if message else ''}"
+            f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
         )
         self.say(
             f"  fix the cause, then: {self.durable} run {self.target} --run-id {self.run_id} --resume"
