@@ -151,12 +151,12 @@ def spawn(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]
 
 
 def held_and_waiting(
-    tmp: Path, wait: str
+    tmp: Path, wait: str, *options: str
 ) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]:
     """A `durable run` holding run `held` of flow.py (blocked at step 2
     until it reads a line), and a second one started with `--wait WAIT`
-    once the first holds it."""
-    args = ("run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1")
+    once the first holds it; both given `options` (`--store URL`)."""
+    args = (*options, "run", "flow.py:pipeline", "--run-id", "held", "--var", "n=1")
     holder = spawn(tmp, *args, env=child_env(tmp, FLOW_BLOCK_AT="2"))
     try:
         read_until(holder.stdout, "step 2 started")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._storage import cacheblob, cachestore
+from durable._storage import cacheblob, cachemarks, cachestore
 from durable._storage.records import StepRecord, seal, sealed_body, unseal
 from durable.testing import FakeClock
 from tests.conftest import Place, only_cache_entry
@@ -204,7 +204,7 @@ def test_a_hit_refreshes_the_use_time_at_most_once_a_minute(
 
     def use_time() -> float:
         entries = cachestore.all_entries(store)
-        return cachestore.last_used(store, entries)[only_cache_entry(store)]
+        return cachemarks.last_used(store, entries)[only_cache_entry(store)]
 
     for later, expected in [(10, 0), (61, 61), (90, 61), (120, 61), (122, 122)]:
         clock.now = start + later

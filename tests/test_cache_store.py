@@ -4,6 +4,7 @@ opened again, signing and allow_pickle, pruning, and what runs refer to."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -198,3 +199,18 @@ def test_a_run_whose_cached_blob_was_pruned_meanwhile_runs_the_step_again(place:
     resumed = flow.resume("r", fail=False)
     assert (resumed.value, resumed.steps_replayed, CALLS["big"]) == (50, 0, 2)
     assert flow.history("r")[0].status == "completed"
+
+
+def test_a_hit_the_store_cannot_mark_used_is_still_served(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """A team mate reading a cache shared under umask 027 (or a read-only
+    mount): the hit read the value, then failed with StorageError writing
+    its cache/used marker, a hint for prune's order only."""
+    flow = flow_on(durable.open_store(str(tmp_path)))
+    assert flow(3) == 3
+    (tmp_path / "cache" / "used").write_text("a file where a folder goes: no marker fits")
+    clock.now += 3600  # past the minute in which a process marks an entry used once
+    with pytest.warns(UserWarning, match="could not mark"):
+        assert flow_on(durable.open_store(str(tmp_path)), "again")(3) == 3
+    assert CALLS["pair"] == 1

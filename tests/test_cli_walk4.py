@@ -20,10 +20,12 @@ def tmp(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_run_wait_says_once_whom_it_waits_for(tmp: Path) -> None:
+@pytest.mark.parametrize("store", [(), ("--store", "team runs")])
+def test_run_wait_says_once_whom_it_waits_for(tmp: Path, store: tuple[str, ...]) -> None:
     """Before: `durable run --wait 60` on a held run printed nothing until
-    the holder let go, which looked like a hang."""
-    holder, waiter = held_and_waiting(tmp, "60")
+    the holder let go, which looked like a hang. Given --store, the line
+    said `durable show held`, which looked in $DURABLE_STORE: no run."""
+    holder, waiter = held_and_waiting(tmp, "60", *store)
     try:
         said = read_until(waiter.stderr, "stops waiting")
         assert holder.stdin is not None
@@ -37,7 +39,8 @@ def test_run_wait_says_once_whom_it_waits_for(tmp: Path) -> None:
             child.wait()
     assert f"run held of flow.pipeline is being executed by pid {holder.pid} on " in said
     assert "waiting up to 60s for it to end or stop" in said
-    assert "`durable show held` shows where it is; Ctrl-C stops waiting" in said
+    show = " ".join(["durable", *(f"'{a}'" if " " in a else a for a in store), "show held"])
+    assert f"`{show}` shows where it is; Ctrl-C stops waiting" in said
     assert waiter.stderr is not None
     rest = said + waiter.stderr.read().decode()
     assert rest.count("is being executed by") == 1  # once, not at every poll

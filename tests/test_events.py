@@ -361,3 +361,29 @@ def test_a_rebase_is_a_warning(tmp_path: Path, child_env: dict[str, str]) -> Non
     assert len(lines) == 1 and "definition changed (" in lines[0]
     assert lines[0].endswith("replaying its records anyway (rebase)")
     assert (tmp_path / "counts.txt").read_text().split() == ["fetch", "train"]
+
+
+def test_an_answered_wait_replayed_is_an_event_as_it_counts(store: durable.Store) -> None:
+    """A resume past an answered wait_for counted it among the replayed
+    (`durable run`: "4 replayed") but emitted nothing for it, so the
+    command listed three replayed lines and on_event saw a gap at [1]."""
+
+    @durable.step
+    def draft(n: int) -> int:
+        return n
+
+    @durable.workflow(store=store, run_id="w")
+    def review(n: int) -> int:
+        first = durable.wait_for("ok") + draft(n)
+        return first + durable.wait_for("again")
+
+    with pytest.raises(durable.Suspended):
+        review(1)
+    with pytest.raises(durable.Suspended):
+        review.resume("w", inputs={"ok": 1})
+    seen: list[events.Event] = []
+    with durable.on_event(seen.append):
+        run = review.resume("w", inputs={"again": 2})
+    replays = [(e.position, e.kind) for e in seen if isinstance(e, events.StepReplayed)]
+    assert run.steps_replayed == len(replays) == 2
+    assert replays == [("0", "input"), ("1", "step")]

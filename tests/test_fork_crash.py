@@ -6,6 +6,7 @@ resume executes only the positions after the fork point."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,7 @@ def test_a_fork_killed_at_every_write_can_be_removed_and_made_again(
         with pytest.raises(durable.RunNotFoundError):
             source.with_options(store=store).resume("F")  # never taken for a run
         assert main(fork) == 2  # refused: the id is taken, remove it first
-        assert "durable rm F" in capsys.readouterr().err
+        assert f"durable --store {shlex.quote(str(root))} rm F" in capsys.readouterr().err
         assert main(["rm", "F", "--store", str(root)]) == 0, (at, capsys.readouterr().err)
         assert main(fork) == 0, (at, capsys.readouterr().err)
         run = source.with_options(store=store).resume("F")

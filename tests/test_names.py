@@ -8,6 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 import durable
 
 SCRIPT = """
@@ -234,3 +236,25 @@ def test_a_scripts_own_classes_and_functions_as_arguments_resume_in_a_spawned_wo
     assert "VALUE 8" in run([sys.executable, str(flow), "spawn"], tmp_path, env)
     assert counts(log) == {"first": 1}
     assert durable.open_store(tmp_path / "store").workflows() == ["flow.main"]
+
+
+def test_every_look_at_a_run_under_the_other_name_says_where_it_is(store: durable.Store) -> None:
+    # Started as a script (`flow.main`), looked at from an import (`main`):
+    # only resume() named the other workflow; history, fork, delete and load
+    # said "no run" and `durable runs main` listed nothing either.
+    def main() -> int:
+        return 1
+
+    durable.workflow(name="flow.main", store=store, run_id="daily")(main)()
+    imported = durable.workflow(name="main", store=store)(main)
+    looks = [
+        lambda: imported.history("daily"),
+        lambda: imported.fork("daily", at=0),
+        lambda: imported.delete("daily"),
+        lambda: durable.load(imported, "daily", -1),
+        lambda: durable.load(imported, "daily", 0),
+    ]
+    for look in looks:
+        with pytest.raises(durable.RunNotFoundError, match=r"exists under workflow 'flow\.main'"):
+            look()
+    assert store.runs("flow.main") == ["daily"]

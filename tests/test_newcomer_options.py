@@ -3,6 +3,10 @@ durable says then: the error names the option, the value and the way out."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +14,8 @@ import pytest
 
 import durable
 
+from .clikit import child_env, write_flow
 from .clikit import durable as cli
-from .clikit import write_flow
 
 
 @pytest.mark.parametrize("given", [[ValueError], (ConnectionError, TimeoutError), ValueError])
@@ -457,3 +461,155 @@ def test_a_workflow_name_given_as_a_run_id_is_pointed_to_its_runs(tmp_path: Path
         assert f"{given} is a workflow, not a run id: `durable runs flow.flow` lists its runs" in (
             shown.stderr
         )
+
+
+def said(stderr: str, lead: str) -> list[str]:
+    """The command a line of advice gives, as a shell would split it."""
+    line = next(line for line in stderr.splitlines() if lead in line)
+    command = shlex.split(line.split(lead, 1)[1].split(";")[0])
+    assert command[0] == "durable"
+    return command[1:]
+
+
+@pytest.mark.slow
+def test_the_commands_durable_run_and_fork_advise_work_in_the_store_given_by_flag(
+    tmp_path: Path,
+) -> None:
+    """Run with --store, the advice left the flag out: `continue with: durable
+    run flow.py:review --run-id w1 ...`, typed as printed, looked in
+    $DURABLE_STORE and said "no run 'w1'"; so did fork's `run it with:`."""
+    write_flow(tmp_path, WAITING)
+    mine = ["--store", "team runs"]
+    first = cli(tmp_path, *mine, "run", "flow.py:review", "--run-id", "w1", "--var", "topic=owls")
+    assert first.returncode == 3, first.stderr
+    answer = [a.replace("=VALUE", "=yes") for a in said(first.stderr, "continue with: ")]
+    done = cli(tmp_path, *answer)
+    assert (done.returncode, done.stdout.strip()) == (0, '"owls: yes"'), done.stderr
+    forked = cli(tmp_path, *mine, "fork", "w1", "--at", "0")
+    assert forked.returncode == 0, forked.stderr
+    again = said(forked.stderr, "run it with: ")
+    again[again.index("FILE.py:FUNCTION")] = "flow.py:review"
+    resumed = cli(tmp_path, *again, "--input", "approval=no")
+    assert (resumed.returncode, resumed.stdout.strip()) == (0, '"owls: no"'), resumed.stderr
+    typo = cli(tmp_path, *mine, "run", "flow.py:review", "--run-id", "w2", "--resume")
+    assert typo.returncode == 2
+    listing = re.search(r"Check the run id \(`durable ([^`]*)`", typo.stderr)
+    assert listing is not None, typo.stderr
+    listed = cli(tmp_path, *shlex.split(listing[1]), "--json")
+    assert sorted(run["runId"] for run in json.loads(listed.stdout)) == ["w1", forked.stdout.strip()]
+    assert not (tmp_path / "store").exists()
+
+
+ARGUED = """
+import durable
+
+
+@durable.step
+def double(n: int) -> int:
+    return 2 * n
+
+
+@durable.workflow
+def twice(n: int, label: str = "x") -> str:
+    return label + str(double(n)) + durable.wait_for("ok")
+"""
+
+
+@pytest.mark.slow
+def test_restarting_a_cancelled_run_as_advised_gives_its_arguments(tmp_path: Path) -> None:
+    """"run c1 was cancelled; it runs again only with --restart": typed as
+    said, `durable run flow.py:twice --run-id c1 --restart` failed with
+    "missing a required argument: 'n'" (a restart takes the --vars, not the
+    recorded arguments), and that error did not say what they had been."""
+    write_flow(tmp_path, ARGUED)
+    flow = ["run", "flow.py:twice", "--run-id", "c1"]
+    first = cli(tmp_path, *flow, "--var", "n=3", "--var", "label=a b")
+    assert first.returncode == 3, first.stderr
+    assert cli(tmp_path, "cancel", "c1").returncode == 0
+    cancelled = cli(tmp_path, *flow, "--resume", "--input", "ok=!")
+    assert cancelled.returncode == 4, cancelled.stderr
+    again = said(cancelled.stderr, "restart it with: ")
+    restarted = cli(tmp_path, *again)
+    assert restarted.returncode == 3, restarted.stderr
+    bare = cli(tmp_path, *flow, "--restart")
+    assert bare.returncode == 2
+    assert "its recorded ones: --var n=3 --var 'label=\"a b\"'" in bare.stderr, bare.stderr
+    assert said(bare.stderr, "restart it with: ") == again
+    done = cli(tmp_path, *flow, "--resume", "--input", "ok=!")
+    assert (done.returncode, done.stdout.strip()) == (0, '"a b6!"'), done.stderr
+
+
+def test_cleaning_a_store_folder_that_is_not_there_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in --store: `durable runs` said "there is no such folder", but
+    `cache ls`, `cache prune`, `cache clear` and `gc` said "no cache
+    entries", "removed 0 entries", "removed 0 runs", as for an empty store."""
+    from durable._cli.main import main
+
+    typo = str(tmp_path / "sotre")
+    for command in (
+        ["cache", "ls"],
+        ["cache", "prune", "--max-size", "1GB"],
+        ["cache", "clear"],
+        ["gc", "--keep-last", "1"],
+    ):
+        assert main(["--store", typo, *command]) == 0
+        assert f"{typo}: there is no such folder" in capsys.readouterr().err, command
+    assert not os.path.exists(typo)
+
+
+UNLOADABLE = """
+import os
+import durable
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def __setstate__(self, state):
+        if os.environ.get("BROKEN"):
+            raise TypeError("Box changed")
+        self.__dict__.update(state)
+
+
+@durable.step
+def make(n: int) -> Box:
+    return Box(n)
+
+
+@durable.step
+def use(box: Box) -> int:
+    if os.environ.get("FAIL"):
+        raise RuntimeError("down")
+    return box.v
+
+
+@durable.workflow
+def pipe(n: int) -> int:
+    return use(make(n))
+"""
+
+
+@pytest.mark.slow
+def test_the_fork_a_run_failing_on_an_unloadable_value_advises_is_in_its_store(
+    tmp_path: Path,
+) -> None:
+    """`run r failed ...: CorruptRecordError: ... durable fork r --workflow
+    flow.pipe --at 0` left out the --store the run was given."""
+    write_flow(tmp_path, UNLOADABLE)
+    mine = ["--store", "team runs"]
+    flow = [*mine, "run", "flow.py:pipe", "--run-id", "r"]
+    first = cli(tmp_path, *flow, "--var", "n=7", env=child_env(tmp_path, FAIL="1"))
+    assert first.returncode == 1, first.stderr
+    broken = child_env(tmp_path, BROKEN="1")
+    failed = cli(tmp_path, *flow, "--resume", env=broken)
+    assert failed.returncode == 1 and "cannot be loaded" in failed.stderr, failed.stderr
+    fork = re.search(r"`durable ([^`]*)`", failed.stderr)
+    assert fork is not None and fork[1].startswith("--store 'team runs' fork r "), failed.stderr
+    forked = cli(tmp_path, *shlex.split(fork[1]), env=broken)
+    assert forked.returncode == 0, forked.stderr
+    done = cli(tmp_path, *mine, "run", "flow.py:pipe", "--run-id", forked.stdout.strip(),
+               "--resume", env=broken)  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "7"), done.stderr

@@ -4,6 +4,7 @@ that takes a workflow name or run id validates it."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import Counter
 from pathlib import Path
@@ -180,17 +181,44 @@ def test_a_run_removed_while_the_store_is_listed_is_left_out(
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
-def test_every_file_of_a_local_store_is_made_with_the_processs_umask(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("umask", "mode"), [(0o027, "0o640"), (0o007, "0o660")])
+def test_every_file_of_a_local_store_is_made_with_the_processs_umask(
+    tmp_path: Path, umask: int, mode: str
+) -> None:
     """A team sharing a store folder through its group read the log and the
     lease, but not the manifests, blobs, cache entries or cancel markers:
     those were 0600 whatever the umask (mkstemp's mode, kept by the rename),
-    and a team mate's `durable runs` failed on them."""
+    and a team mate's `durable runs` failed on them. Under 007, a group that
+    also resumes its members' runs: the lease and the log were 0640 (made
+    0644 before the umask), so the other member's resume failed on the
+    lease, Permission denied."""
     store = durable.open_store(str(tmp_path))
-    umask = os.umask(0o027)  # group-readable, as a shared folder is
+    before = os.umask(umask)
     try:
         assert counted(store, Counter())() == ["v0", "w" * 2000, "v2"]
     finally:
-        os.umask(umask)
+        os.umask(before)
     modes = {p.name: oct(p.stat().st_mode & 0o777) for p in tmp_path.rglob("*") if p.is_file()}
     assert {"run", "lease", "records.log"} <= set(modes), modes
-    assert set(modes.values()) == {"0o640"}, modes
+    assert set(modes.values()) == {mode}, modes
+
+
+@pytest.mark.skipif(getattr(os, "geteuid", lambda: 1)() != 0, reason="gives a file away: root")
+def test_a_file_of_another_member_of_the_group_is_named_with_its_owner(tmp_path: Path) -> None:
+    """A team mate's resume refused on the lease said "check the permissions
+    of the store's folder": a shared folder is group-writable, so that
+    found nothing; the file was the other member's, 0640 under umask 027."""
+    from durable._storage.localfs import local_error
+
+    lease = tmp_path / "lease"
+    lease.touch(mode=0o640)
+    os.chown(lease, 2001, -1)
+    denied = PermissionError(errno.EACCES, "Permission denied", str(lease))
+    said = str(local_error(str(tmp_path), "taking the lease", denied))
+    assert f"{lease} belongs to another user (uid 2001, -rw-r-----)" in said
+    assert "umask 002 or 007" in said and "chmod -R g+w" in said
+    # A run's folder not made yet: refused by the other's workflow folder.
+    os.chown(tmp_path, 2001, -1)
+    denied = PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "run"))
+    said = str(local_error(str(tmp_path), "taking the lease", denied))
+    assert f"{tmp_path} belongs to another user (uid 2001, " in said

@@ -12,6 +12,7 @@ from .._manage import cache
 from .._manage.cache import EntryInfo
 from .._storage.base import Store
 from . import format
+from .common import not_there
 
 
 def add_commands(
@@ -71,7 +72,7 @@ def cmd_ls(args: argparse.Namespace, store: Store) -> int:
         total = cache.human_size(sum(i.size for i in infos))
         print(f"{_entries(len(infos))}, {total}", file=sys.stderr)
     elif not args.step:
-        print(f"no cache entries for any step in {store.url}", file=sys.stderr)
+        print(f"no cache entries for any step{not_there(store) or f' in {store.url}'}", file=sys.stderr)
     if args.step and not infos:
         return _no_entries(store, args.step)
     _note_unverified([i for i in infos if not i.verified], "`durable cache clear` removes them")
@@ -82,7 +83,7 @@ def cmd_clear(args: argparse.Namespace, store: Store) -> int:
     gone, blobs = cache.clear(store, args.step)
     if args.step and not gone:
         return _no_entries(store, args.step)
-    _removed("removed", gone, blobs)
+    _removed("removed", gone, blobs, store)
     return 0
 
 
@@ -93,7 +94,7 @@ def _no_entries(store: Store, step: str) -> int:
     steps = sorted({i.step for i in cache.list_entries(store)})
     near = difflib.get_close_matches(step, steps, n=1, cutoff=0.8)
     mean = f"did you mean {near[0]}? " if near else ""
-    print(f"durable: no cache entries for step {step} in {store.url}; {mean}steps with entries: "
+    print(f"durable: no cache entries for step {step}{not_there(store) or f' in {store.url}'}; {mean}steps with entries: "
           f"{', '.join(steps) or 'none'}", file=sys.stderr)  # fmt: skip
     return 2
 
@@ -104,7 +105,7 @@ def cmd_prune(args: argparse.Namespace, store: Store) -> int:
     )
     if gone:
         print(_table(gone))
-    _removed("would remove" if args.dry_run else "removed", gone, blobs)
+    _removed("would remove" if args.dry_run else "removed", gone, blobs, store)
     _note_unverified(skipped, "not pruned; `durable cache clear` removes them")
     return 0
 
@@ -113,12 +114,13 @@ def _entries(n: int) -> str:
     return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
-def _removed(verb: str, gone: Sequence[EntryInfo], blobs: int) -> None:
+def _removed(verb: str, gone: Sequence[EntryInfo], blobs: int, store: Store) -> None:
     size = cache.human_size(sum(i.size for i in gone))
     unverified = sum(not i.verified for i in gone)
     failing = f", {unverified} failing the signature check" if unverified else ""
     swept = "" if verb.startswith("would") else f"; {blobs} blob{'s' if blobs != 1 else ''} deleted"
-    print(f"{verb} {_entries(len(gone))} ({size}{failing}){swept}", file=sys.stderr)
+    where = "" if gone else not_there(store)
+    print(f"{verb} {_entries(len(gone))} ({size}{failing}){swept}{where}", file=sys.stderr)
 
 
 def _note_unverified(infos: Sequence[EntryInfo], what: str) -> None:

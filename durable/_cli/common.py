@@ -3,10 +3,15 @@ refusals (exit code 2), and how an error is printed."""
 
 from __future__ import annotations
 
+import argparse
+import re
+import shlex
 import sys
 import traceback
 from collections.abc import Container
 
+from .._manage.runs import no_folder
+from .._storage.base import Store
 from ..errors import (
     ArtifactMissingError,
     DefinitionChangedError,
@@ -15,6 +20,22 @@ from ..errors import (
     RunLockedError,
     RunNotFoundError,
 )
+
+
+def command(args: argparse.Namespace) -> str:
+    """`durable` as a line of advice starts it: with the --store this command
+    was given, so that the line typed as printed finds the same run (without
+    it, $DURABLE_STORE or ./.durable said "no run")."""
+    store = getattr(args, "store", None)
+    return "durable" if store is None else f"durable --store {shlex.quote(store)}"
+
+
+def not_there(store: Store) -> str:
+    """` in URL: there is no such folder...` when a local store's folder is
+    not there, else "": an empty listing or a prune that removed nothing
+    reads the same as a typo in --store otherwise."""
+    missing = no_folder(store)
+    return f" in {store.url}: {missing}" if missing else ""
 
 
 class UsageError(DurableError):
@@ -65,17 +86,29 @@ def in_flags(text: str, options: Container[str] | None = None) -> str:
 
 
 def print_error(
-    exc: BaseException, debug: bool, code: int, *, options: Container[str] = ()
+    exc: BaseException, debug: bool, code: int, *, options: Container[str] = (),
+    durable: str = "durable",
 ) -> int:
     """Print an error as a command with these options (argparse dests)
-    words its advice; exit code `code`."""
+    words its advice, its `durable ...` commands started as `durable`
+    (command()) is; exit code `code`."""
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
-    lines = in_flags(str(exc), options).strip().splitlines() or [type(exc).__name__]
+    text = advised(in_flags(str(exc), options), durable)
+    lines = text.strip().splitlines() or [type(exc).__name__]
     print(f"durable: {lines[0]}", file=sys.stderr)
     if len(lines) > 1:
         print(f"  {lines[-1].strip()}", file=sys.stderr)
     return code
+
+
+# A command the library's advice names: `durable runs wf`, (durable fork RUN --at 3).
+_ADVISED = re.compile(r"([`(])durable (?=[a-z])")
+
+
+def advised(text: str, durable: str) -> str:
+    """A message whose `durable ...` commands start as `durable` (command())."""
+    return _ADVISED.sub(lambda m: f"{m[1]}{durable} ", text)
 
 
 def names_a_refusal(error: str) -> bool:

@@ -28,14 +28,15 @@ def local(t: float | None) -> str:
     return datetime.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def waiting_line(event: RunWaiting) -> str:
+def waiting_line(event: RunWaiting, durable: str = "durable") -> str:
     """`durable run --wait`'s one line when it starts waiting: whom for, how
-    long, and what to do meanwhile (a silent wait looked like a hang)."""
+    long, and what to do meanwhile (a silent wait looked like a hang);
+    `durable`: the command as common.command() gives it."""
     most = "as long as it is held" if math.isinf(event.wait) else f"up to {event.wait:g}s"
     return (
         f"durable: run {event.run_id} of {event.workflow} is being executed by {event.holder} "
         f"(since {stamp(event.since)}); waiting {most} for it to end or stop\n"
-        f"  `durable show {event.run_id}` shows where it is; Ctrl-C stops waiting"
+        f"  `{durable} show {event.run_id}` shows where it is; Ctrl-C stops waiting"
     )
 
 

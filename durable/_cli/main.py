@@ -27,7 +27,7 @@ from ..errors import (
     RunNotFoundError,
 )
 from . import cache, manage
-from .common import UsageError, is_refusal, print_error
+from .common import UsageError, command, is_refusal, print_error
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -53,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return _refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
-        return print_error(e, args.debug, 2 if refused else 1, options=vars(args))
+        return print_error(
+            e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args)
+        )
     except Exception as e:  # a bug or an environment problem: still no traceback by default
         return print_error(e, args.debug, 1)
 
@@ -106,7 +108,7 @@ def _refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
     )
     target = getattr(args, "target", "FILE.py:WORKFLOW")
     print(
-        f"  restore the artifact, then: durable run {target} --run-id {e.run_id} --resume; "
+        f"  restore the artifact, then: {command(args)} run {target} --run-id {e.run_id} --resume; "
         "or start fresh with --restart",
         file=sys.stderr,
     )

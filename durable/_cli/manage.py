@@ -12,7 +12,7 @@ from .._manage.fork import fork_run
 from .._storage.base import Store
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
 from . import format
-from .common import UsageError, print_error
+from .common import UsageError, command, not_there, print_error
 from .html import render
 
 
@@ -84,20 +84,20 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
             workflow = runs.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
         except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
-            code = print_error(e, args.debug, 2)
+            code = print_error(e, args.debug, 2, durable=command(args))
             continue
         print(f"removed {workflow}/{run_id}")
-        _children_stay(store, workflow, run_id)
+        _children_stay(store, workflow, run_id, command(args))
     return code
 
 
-def _children_stay(store: Store, workflow: str, run_id: str) -> None:
+def _children_stay(store: Store, workflow: str, run_id: str, durable: str) -> None:
     """A parent's removal leaves its child runs (they are runs of their own,
     maybe shared): say which, so that they are not forgotten in the store."""
     link = f"{workflow}/{run_id}@"
     ids = sorted(i.run_id for i in runs.list_runs(store) if (i.parent or "").startswith(link))
     if ids:
-        print(f"  its child runs stay: {', '.join(ids)} (durable rm {' '.join(ids)} removes them)",
+        print(f"  its child runs stay: {', '.join(ids)} ({durable} rm {' '.join(ids)} removes them)",
               file=sys.stderr)  # fmt: skip
 
 
@@ -117,7 +117,8 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
     verb = "would remove" if args.dry_run else "removed"
     if removed:
         print(format.runs_table(removed))
-    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}", file=sys.stderr)
+    where = "" if removed else not_there(store)
+    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}{where}", file=sys.stderr)
     return 0
 
 
@@ -128,7 +129,7 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
-        f"  run it with: durable run FILE.py:FUNCTION --run-id {new_id} --resume\n"
+        f"  run it with: {command(args)} run FILE.py:FUNCTION --run-id {new_id} --resume\n"
         f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
         file=sys.stderr,
     )

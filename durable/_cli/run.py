@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import shlex
 import signal
 import sys
 import traceback
@@ -27,10 +28,10 @@ from ..errors import (
     Suspended,
 )
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed
-from .common import UsageError, is_refusal
+from .common import UsageError, advised, command, is_refusal
 from .format import duration, value_text, waiting_line
 from .target import load_target
-from .values import check_input_numbers, check_types, parse_vars
+from .values import as_vars, check_input_numbers, check_types, parse_vars
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -49,7 +50,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     given = args.run_id
     run_id = check_key_part(
         "run id",
-        given if given is not None else _implied_run_id(wf, store, variables, resume=args.resume),
+        given if given is not None else _implied_run_id(wf, store, variables, args),
     )
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
@@ -59,7 +60,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         raise UsageError(
             f"--var inputs=... cannot reach the parameter named 'inputs' of {wf.name} on a "
             "resume: resume's inputs= is the answers to durable.wait_for() (--input). Rename "
-            f"the parameter, or remove the run (durable rm {run_id}) and run it again"
+            f"the parameter, or remove the run ({command(args)} rm {run_id}) and run it again"
         )
     inputs = parse_vars(args.input or [], flag="--input")
     check_input_numbers(args.input or [])
@@ -69,7 +70,16 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             "yet. Start it first (it suspends at the wait), then resume it with --input."
         )
     if not exists or args.restart:
-        _check_arguments(wf, variables)
+        try:
+            _check_arguments(wf, variables)
+        except UsageError as e:
+            if not exists:
+                raise
+            raise UsageError(  # the recorded arguments were not the issue's cause
+                f"{e}: --restart starts run {run_id} afresh with the --var arguments given, "
+                f"not its recorded ones: {_restart(args, store, wf.name, run_id, only=True)}\n"
+                f"restart it with: {_restart(args, store, wf.name, run_id)}"
+            ) from None
     bound = wf.with_options(
         run_id=run_id,
         store=store,
@@ -94,10 +104,11 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {run_id} was cancelled; it runs again only with --restart")
+                report.say(f"  restart it with: {_restart(args, store, wf.name, run_id)}")
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
                     f"run {e.run_id} of {e.workflow} (a child run of {run_id}) was cancelled: "
-                    f"remove it (durable rm {e.run_id} --workflow {e.workflow}) so that "
+                    f"remove it ({report.durable} rm {e.run_id} --workflow {e.workflow}) so that "
                     f"{run_id} runs it afresh"
                 )
             return 4
@@ -125,7 +136,7 @@ def _print_operations(report: _Report) -> Callable[[], None]:
         if isinstance(event, RunStarted) and event.run_id == run_id:
             report.started = True
         if isinstance(event, RunWaiting) and event.run_id == run_id:
-            print(waiting_line(event), file=sys.stderr, flush=True)
+            print(waiting_line(event, report.durable), file=sys.stderr, flush=True)
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return
@@ -138,16 +149,30 @@ def _print_operations(report: _Report) -> Callable[[], None]:
     return on_event(line).close
 
 
-def _implied_run_id(
-    wf: Workflow[Any, Any], store: Store, variables: dict[str, Any], *, resume: bool
+def _restart(
+    args: argparse.Namespace, store: Store, workflow: str, run_id: str, *, only: bool = False
 ) -> str:
-    if resume:  # the newest run that has not completed
+    """The command that restarts a run with the arguments it has recorded
+    (a restart takes only the --vars given); with `only`, just those."""
+    try:
+        flags = as_vars(run_info(store, workflow, run_id).arguments)
+    except DurableError:  # unreadable: still the command, to fill in
+        flags = "--var NAME=VALUE"
+    if only:
+        return flags
+    return f"{command(args)} run {args.target} --run-id {shlex.quote(run_id)} --restart {flags}"
+
+
+def _implied_run_id(
+    wf: Workflow[Any, Any], store: Store, variables: dict[str, Any], args: argparse.Namespace
+) -> str:
+    if args.resume:  # the newest run that has not completed
         for info in list_runs(store, wf.name):
             if info.status not in ("completed", "cancelled"):
                 return info.run_id
         folder = no_folder(store)
         then = f"The store: {folder}" if folder else (
-            f"Pass --run-id (durable runs {wf.name} lists them)"
+            f"Pass --run-id ({command(args)} runs {wf.name} lists them)"
         )
         raise UsageError(
             f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. {then}"
@@ -195,6 +220,7 @@ class _Report:
 
     def __init__(self, args: argparse.Namespace, store: Store, workflow: str, run_id: str):
         self.target, self.debug = args.target, args.debug
+        self.durable = command(args)
         self.store, self.workflow, self.run_id = store, workflow, run_id
         self.started = False  # this process started (or resumed) the run
 
@@ -225,7 +251,7 @@ class _Report:
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
         flag = "--var NAME=VALUE" if waiting is None else f"--resume --input {waiting}=VALUE"
-        self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} {flag}")
+        self.say(f"  continue with: {self.durable} run {self.target} --run-id {self.run_id} {flag}")
         return 3
 
     def stopped(self, signum: int | None) -> int:
@@ -239,7 +265,7 @@ class _Report:
             f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
             "recorded"
         )
-        self.say(f"  continue with: durable run {self.target} --run-id {self.run_id} --resume")
+        self.say(f"  continue with: {self.durable} run {self.target} --run-id {self.run_id} --resume")
         return 128 + (signum if signum is not None else signal.SIGINT)
 
     def failed(self, exc: BaseException) -> int:
@@ -248,10 +274,10 @@ class _Report:
         message = str(exc).strip().splitlines()
         self.say(
             f"run {self.run_id} failed{self._where(exc)}: "
-            f"{type(exc).__name__}: {message[0] if message else ''}"
+            f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
         )
         self.say(
-            f"  fix the cause, then: durable run {self.target} --run-id {self.run_id} --resume"
+            f"  fix the cause, then: {self.durable} run {self.target} --run-id {self.run_id} --resume"
         )
         return 1
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import shlex
 import types
 import typing
 from collections.abc import Callable
@@ -37,6 +38,21 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
         except ValueError:
             out[key] = text
     return out
+
+
+def as_vars(arguments: dict[str, Any]) -> str:
+    """Arguments as the --var flags that parse_vars reads back as them,
+    quoted for a shell; one that JSON does not give back as itself (a
+    tuple, an object) is left as NAME=VALUE to fill in."""
+    flags = []
+    for name, value in arguments.items():
+        try:
+            text = json.dumps(value, allow_nan=False)
+            same = parse_vars([f"{name}={text}"])[name] == value and type(value) is not tuple
+        except (TypeError, ValueError):
+            same = False
+        flags.append("--var " + (shlex.quote(f"{name}={text}") if same else f"{name}=VALUE"))
+    return " ".join(flags)
 
 
 def _not_json(name: str) -> Any:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._storage import cachestore
+from .._storage import cachemarks, cachestore
 from .._storage.base import Store
 from .._storage.cachestore import MISSING, Entry, is_missing
 from .._storage.cacheuse import count_use
@@ -188,7 +188,7 @@ class Ticket:
         slot, t = (self.store.url, self.key), now()
         last = _touched.get(slot)
         if last is None or t - last >= TOUCH_EVERY:
-            cachestore.touch(self.store, self.key)
+            cachemarks.touch(self.store, self.key)
             _touched[slot] = t
 
     def changed_captured(self) -> bool:

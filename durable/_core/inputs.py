@@ -35,6 +35,7 @@ from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
 from .._storage.records import INPUT_KIND, StepRecord
 from ..errors import ConfigurationError, Suspended
+from . import notify
 from .context import RunState
 from .identity import is_token, value_digest
 from .replay import commit, load_value, lookup
@@ -48,6 +49,7 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     digest = wait_digest(ctx, name)
     rec = lookup(ctx, pos, name, KIND, digest)
     if rec is not None:
+        notify.replayed(ctx, rec)  # counted among the replayed: said as one too
         return load_value(ctx, rec)
     # A child run's answer comes from its callers' inputs: used up there too
     # (and not there any more if a caller's own wait took it meanwhile).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._storage import cachestore
+from .._storage import cachemarks, cachestore
 from .._storage.base import Store
 from .._storage.cachestore import Entry
 from .._storage.cacheuse import counts
@@ -69,7 +69,7 @@ def list_entries(store: Store, step: str | None = None) -> list[EntryInfo]:
     """Entries (of one step), most recently used first; those that fail the
     signature check last (`EntryInfo.verified` False)."""
     entries, unverified = cachestore.scan_entries(store, step)
-    used = cachestore.last_used(store, entries)
+    used = cachemarks.last_used(store, entries)
     infos = [_info(e, used[e.key]) for e in entries]
     infos.sort(key=lambda i: (-i.used, i.step, i.key))
     return infos + sorted((_unverified(u) for u in unverified), key=lambda i: i.key)

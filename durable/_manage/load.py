@@ -7,9 +7,9 @@ from typing import Any
 
 from .._storage.base import Store
 from .._storage.keys import Position, as_position, check_names
-from ..errors import ConfigurationError, RunNotFoundError
+from ..errors import ConfigurationError
 from .history import output_loader, read_raw
-from .runs import run_info
+from .runs import not_found, run_info
 
 
 def parse_position(position: int | str | tuple[int, ...]) -> Position | None:
@@ -44,7 +44,7 @@ def load_output(
     if pos == -1:
         return run_info(store, workflow, run_id).arguments
     if store.load_manifest(workflow, run_id) is None:
-        raise RunNotFoundError(workflow, run_id, store.url)
+        raise not_found(store, workflow, run_id)
     rec = read_raw(store, workflow, run_id).records.get(pos)
     load = None if rec is None else output_loader(store, workflow, run_id, rec)
     return None if load is None else load()

@@ -119,12 +119,12 @@ def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
     check_names(workflow, run_id)
     raw = store.load_manifest(workflow, run_id)
     if raw is None:
-        raise RunNotFoundError(workflow, run_id, store.url)
+        raise not_found(store, workflow, run_id)
     return _info(store, workflow, run_id, raw)
 
 
 def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
-    """The error of a resume that finds no run; when the run id exists under
+    """The error of a look at a run that is not there; when the run id exists under
     other workflows it names them: most often the same function started
     another way (`python flow.py` names it `flow.pipe`, an import `pipe`)."""
     missing = RunNotFoundError(workflow, run_id, store.url)
@@ -143,7 +143,9 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
             f"{missing} A run {run_id!r} exists under workflow "
             f"{' and '.join(repr(w) for w in others)}: the same function started another "
             "way (as a script, or imported as a module) has another name. Start it the "
-            "way that run was started, or pin one name with @durable.workflow(name=...).",
+            "way that run was started: @durable.workflow(name=...) gives both ways one "
+            "name, but its steps keep theirs, so this run resumed the other way is "
+            "refused as renamed code.",
         )
     return missing
 
@@ -230,7 +232,7 @@ def unknown_workflow(store: Store, workflow: str) -> str | None:
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
     manifest = read_checked(store, workflow, run_id)
     if manifest is None:
-        raise RunNotFoundError(workflow, run_id, store.url)
+        raise not_found(store, workflow, run_id)
     return manifest
 
 
@@ -287,7 +289,7 @@ def delete_run(
     (completed, or no longer old) is kept, and False returned."""
     check_names(workflow, run_id)
     if not store.list(f"{workflow}/{run_id}/"):
-        raise RunNotFoundError(workflow, run_id, store.url)
+        raise not_found(store, workflow, run_id)
     lease = store.acquire(workflow, run_id, LEASE_TTL)
     if as_listed is not None and not _still_as_listed(store, as_listed):
         lease.release()

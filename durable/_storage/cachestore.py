@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptRecordError, DurableError, IntegrityError
-from . import cacheblob, codec
+from . import cacheblob
 from .base import SHARED_BLOBS, Store
 from .clock import now
 from .local import LocalStore
@@ -305,21 +305,3 @@ def entry_parts(key: str) -> tuple[str, str, str]:
     folder, _, name = key[len(ENTRIES) :].rpartition("/")
     fingerprint, _, digest = name.partition(".")
     return urllib.parse.unquote(folder), fingerprint, digest
-
-
-def last_used(store: Store, entries: list[Entry]) -> dict[str, float]:
-    """key -> when it was last used: its use marker, else its creation."""
-    markers = store.get_many([used_key(e.key) for e in entries])
-    out = {}
-    for e in entries:
-        raw = markers.get(used_key(e.key))
-        try:
-            used = float(codec.unpack(raw)) if raw is not None else 0.0
-        except (ValueError, TypeError):
-            used = 0.0  # a damaged marker: the entry counts from its creation
-        out[e.key] = max(used, e.created)
-    return out
-
-
-def touch(store: Store, key: str) -> None:
-    store.put(used_key(key), codec.pack(now()))

@@ -160,7 +160,7 @@ class FileLease:
 
 
 def _open_lease(path: str, flags: int) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+    return os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, FILE_MODE)
 
 
 def _ident(st: os.stat_result) -> tuple[int, int]:
@@ -183,6 +183,11 @@ def _is_at(ident: tuple[int, int], path: str) -> bool:
 # carry O_CLOEXEC for exec'd ones.
 _NOT_INHERITED: dict[int, FileLease | None] = {}
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# The mode every file of a local store is made with, before the process's
+# umask, as open() makes one: a group that shares a store under umask 007
+# also resumes its members' runs, which takes the lease and appends to the
+# log (0644 made them 0640 there: Permission denied on the other's resume).
+FILE_MODE = 0o666
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 

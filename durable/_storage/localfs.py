@@ -13,6 +13,7 @@ import secrets
 import stat
 
 from ..errors import StorageError
+from .lease import FILE_MODE
 from .log import NOFOLLOW, fsync_dir
 
 # A manifest file's identity: (inode, mtime in ns, size). Every write renames
@@ -35,7 +36,37 @@ ADVICE = {
 
 
 def local_error(url: str, what: str, e: OSError) -> StorageError:
-    return StorageError(url, f"{what}: {e}", ADVICE.get(e.errno or 0, ""))
+    advice = ADVICE.get(e.errno or 0, "")
+    if e.errno in (errno.EACCES, errno.EPERM):
+        advice = _not_ours(e.filename) or advice
+    return StorageError(url, f"{what}: {e}", advice)
+
+
+def _not_ours(path: object) -> str | None:
+    """Why a store shared through a group refuses a member a file another
+    made: "the store's folder" is group-writable there, so checking it
+    found nothing; the file's owner and mode say what happened. A file
+    not made yet is refused by the folder it goes in (a run's folder in
+    another member's workflow folder)."""
+    uid = getattr(os, "geteuid", None)
+    if not isinstance(path, str) or uid is None:
+        return None
+    try:
+        if not os.path.lexists(path):
+            path = os.path.dirname(path)
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_uid == uid():
+        return None
+    whose = f"{path} belongs to another user (uid {st.st_uid}, {stat.filemode(st.st_mode)})"
+    if st.st_gid not in {os.getegid(), *os.getgroups()}:  # not shared with you
+        return f"{whose}: check the permissions of the store's folder"
+    return (
+        f"{whose}: a store shared through a group needs every member to write with a "
+        "umask that lets the group write (umask 002 or 007, not 022 or 027), and the "
+        "files made under another one need `chmod -R g+w` on the store, by their owner"
+    )
 
 
 def parts(root: str, folder: str) -> list[str]:
@@ -193,14 +224,14 @@ def current(path: str, *, exact: bool = False) -> Identity | None:
 
 def temp_file(folder: str, prefix: str = ".tmp-") -> tuple[int, str]:
     """A new file of a random name in folder, open for writing: (fd, path).
-    Made with the process's umask, as the log and the lease are, not
+    Made with the process's umask (FILE_MODE), as the log and the lease are, not
     mkstemp's 0600 (which a rename keeps): a team mate's `durable runs`
     or a dashboard, running as another user of the group, reads the
     store's manifests and files too."""
     while True:
         path = os.path.join(folder, prefix + secrets.token_hex(8))
         try:
-            return os.open(path, _NEW, 0o666), path
+            return os.open(path, _NEW, FILE_MODE), path
         except FileExistsError:  # 2**64 names: only ever a stale temp file
             continue
 

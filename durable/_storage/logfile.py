@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from .lease import inherited_no_more, not_inherited
+from .lease import FILE_MODE, inherited_no_more, not_inherited
 from .oslock import lock_exclusive, unlock
 
 # A symlink planted in a store is never followed by a write (0 where the
@@ -22,7 +22,7 @@ def open_for_append(path: str) -> tuple[int, bool]:
     try:
         return os.open(path, flags), False
     except FileNotFoundError:
-        return os.open(path, flags | os.O_CREAT, 0o644), True
+        return os.open(path, flags | os.O_CREAT, FILE_MODE), True
 
 
 def cut(fd: int, path: str, length: int) -> None:
