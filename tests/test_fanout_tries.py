@@ -219,6 +219,8 @@ def what_the_worker_sees(x: int) -> tuple[int, str | None, int | None]:
     return (x, None, None) if run is None else (x, run.run_id, run.position)
 
 
+# Slow: fork() with pytest's threads alive warns of deadlocks on 3.12+.
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="no fork on Windows")
 def test_a_forked_process_pools_item_sees_no_run(tmp_path: Path) -> None:
     """The docs say a process-pool item has no live run. A pool with the
