@@ -124,10 +124,13 @@ def test_an_item_knows_its_try_and_its_own_idempotency_key(tmp_path: Path, kind:
     # Item by item: tries numbered in the run (a try cut short is made again
     # under its number), one key for all of an item's tries, another item's
     # key for another item (a plain step's is its position's). On a pool,
-    # item 2's second try may have finished unkept before the Ctrl-C.
+    # item 2's second try may have finished unkept before the Ctrl-C, or its
+    # failed first try not been kept yet: then it is made again under its
+    # number, as a try a Ctrl-C cut short is.
     key = {1: f"r:0/{item_key(1)}", 2: f"r:0/{item_key(2)}"} if kind != "plain" else {1: "r:0", 2: "r:1"}
     assert [(a, k) for x, a, k in seen if x == 1] == [(0, key[1]), (1, key[1]), (1, key[1])]
-    assert {(a, k) for x, a, k in seen if x == 2} == {(0, key[2]), (1, key[2])}
+    twos = {(a, k) for x, a, k in seen if x == 2}
+    assert twos == {(0, key[2]), (1, key[2])} or (kind == "threads" and twos == {(0, key[2])})
 
 
 moved: list[str] = []
