@@ -232,9 +232,25 @@ def load_value(ctx: RunState, rec: StepRecord) -> Any:
         return decode_stored(ctx.store, rec.encoding, rec.value, name="")
     where = (ctx.workflow, ctx.run_id)
     key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
-    return load_stored(
-        ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
-    )
+    try:
+        return load_stored(
+            ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
+        )
+    except (CorruptRecordError, IntegrityError) as e:
+        # Final, as a damaged record is (`lookup`): a body that caught it
+        # (`except Exception`) completed the run with its fallback, for good.
+        # Only a pruned cached output runs again (`_core.steps`).
+        if not blob_gone(ctx, rec):
+            ctx.refuse(e)
+        raise
+
+
+def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
+    """Whether a record served from the cache lost the blob it points at
+    (pruned while this run was referring to it): then the step runs again."""
+    if not rec.extra.get("cache") or rec.blob is None:
+        return False
+    return ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob) is None
 
 
 def commit(

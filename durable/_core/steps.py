@@ -22,6 +22,7 @@ from .context import RunState
 from .identity import call_digest, changed_in_place
 from .plan import Call, Plan, drive_sync
 from .replay import (
+    blob_gone,
     commit,
     load_value,
     lookup,
@@ -97,7 +98,7 @@ def replay_or_prepare(
     try:
         value = load_value(ctx, rec)
     except CorruptRecordError:
-        if not cache.blob_gone(ctx, rec):
+        if not blob_gone(ctx, rec):
             raise
         reopen(ctx, rec.position)
         return _Live(pos, fp, digest, None, "its cached output was pruned")
