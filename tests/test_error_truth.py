@@ -293,6 +293,49 @@ def test_an_output_that_cannot_be_loaded_back_is_final_when_the_body_catches_it(
     assert [i.status for i in caught.runs()] == ["failed"]
 
 
+def test_a_child_run_refused_on_its_record_ends_a_parent_that_catches_it(
+    tmp_path: Path,
+) -> None:
+    """The child's refusal (a record it cannot load) reached its parent as a
+    plain exception: a parent that caught it completed with its fallback,
+    for good, the child's recorded work never used."""
+    counts: Counter[str] = Counter()
+    store = durable.open_store(str(tmp_path))
+    flag = tmp_path / "fail"
+    flag.touch()
+
+    @durable.step(name="make")
+    def make() -> Lossy:
+        counts["make"] += 1
+        return Lossy(1, 1)
+
+    @durable.step(name="then")
+    def then(x: int) -> int:
+        if flag.exists():
+            raise RuntimeError("the child stops after its first step")
+        return x
+
+    @durable.workflow(name="inner", store=store)
+    def inner() -> int:
+        return then(make().a)
+
+    @durable.workflow(name="outer", store=store, run_id="p")
+    def outer() -> Any:
+        try:
+            return inner()
+        except durable.CorruptRecordError as e:
+            return f"fallback {type(e).__name__}"
+
+    with pytest.raises(RuntimeError, match="child stops"):
+        outer()
+    flag.unlink()
+    for _ in range(2):
+        with pytest.raises(durable.CorruptRecordError, match="cannot be loaded"):
+            outer()
+    assert counts["make"] == 1
+    assert [i.status for i in outer.runs()] == ["failed"]
+
+
 def test_a_cache_entry_that_cannot_be_loaded_back_is_a_miss(tmp_path: Path) -> None:
     """It raised the class's TypeError at every plain call: computed again."""
     counts: Counter[str] = Counter()

@@ -45,8 +45,12 @@ from .retention import prune
 
 # What a child run refuses is refused to its parent too (DESIGN §2,
 # "Refusals are final"): a parent body that catches it must not go on and
-# complete with a fallback value.
-_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError)
+# complete with a fallback value. So is a record the child cannot read
+# (damaged, forged, or a value that cannot be loaded back).
+_FINAL = (
+    DefinitionChangedError, NondeterminismError, LeaseLostError, CorruptRecordError,
+    IntegrityError,
+)  # fmt: skip
 # A child's suspension or cancel ends its parent too, however the body
 # handles it (both are `Exception`s, through DurableError: a parent that
 # caught one completed, for good, the child's question unanswered). Checked
