@@ -18,9 +18,10 @@ from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
 from .._core.inputs import usable_inputs
+from .._core.loadback import load_value
 from .._core.outcome import child_stale
 from .._core.plan import Plan
-from .._core.replay import commit, load_context, load_value, lookup, reopen
+from .._core.replay import commit, load_context, lookup, reopen
 from .._core.run import Flow, run_locked
 from .._core.waiting import holding
 from .._storage.base import Store

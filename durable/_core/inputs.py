@@ -38,7 +38,8 @@ from ..errors import ConfigurationError, Suspended
 from . import notify
 from .context import RunState
 from .identity import is_token, value_digest
-from .replay import commit, load_value, lookup
+from .loadback import load_value
+from .replay import commit, lookup
 
 KIND = INPUT_KIND
 

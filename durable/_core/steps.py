@@ -20,14 +20,9 @@ from .bound import bound_arguments, with_bound
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
+from .loadback import blob_gone, load_value
 from .plan import Call, Plan, drive_sync
-from .replay import (
-    blob_gone,
-    commit,
-    load_value,
-    lookup,
-    reopen,
-)
+from .replay import commit, lookup, reopen
 from .retry import retrying
 from .spec import StepSpec
 
