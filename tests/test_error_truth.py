@@ -255,8 +255,85 @@ def test_an_output_that_cannot_be_loaded_back_names_its_step_and_a_way_on(
     assert "position 0" in text and "cannot be loaded" in text and "is damaged" not in text
     assert "TypeError" in text and "durable fork r --workflow lossy --at 0" in text
     assert counts["make"] == 1  # never run again behind the user's back
-    assert lossy.fork("r", at=0, new_run_id="again").value == 1  # the run's last arguments
+    # A refusal leaves the run as it was: its arguments are the first attempt's.
+    assert lossy.fork("r", at=0, new_run_id="again", fail=False).value == 1
     assert counts["make"] == 2
+
+
+def test_an_output_that_cannot_be_loaded_back_is_final_when_the_body_catches_it(
+    tmp_path: Path,
+) -> None:
+    """The body caught the refusal (`except Exception`) and completed the
+    run with its fallback, for good: the recorded output was never returned,
+    not even once the class was put back, as the refusal advises."""
+    counts: Counter[str] = Counter()
+    store = durable.open_store(str(tmp_path))
+
+    @durable.step(name="make")
+    def make(x: int) -> Lossy:
+        counts["make"] += 1
+        return Lossy(x, x)
+
+    @durable.workflow(name="caught", store=store)
+    def caught(fail: bool) -> Any:
+        try:
+            made = make(1).a
+        except Exception as e:
+            made = f"fallback {type(e).__name__}"
+        if fail:
+            raise RuntimeError("stops after the step")
+        return made
+
+    with pytest.raises(RuntimeError, match="stops after"):
+        caught.with_options(run_id="r")(True)
+    for _ in range(2):
+        with pytest.raises(durable.CorruptRecordError, match="cannot be loaded"):
+            caught.with_options(run_id="r")(False)
+    assert counts["make"] == 1
+    assert [i.status for i in caught.runs()] == ["failed"]
+
+
+def test_a_child_run_refused_on_its_record_ends_a_parent_that_catches_it(
+    tmp_path: Path,
+) -> None:
+    """The child's refusal (a record it cannot load) reached its parent as a
+    plain exception: a parent that caught it completed with its fallback,
+    for good, the child's recorded work never used."""
+    counts: Counter[str] = Counter()
+    store = durable.open_store(str(tmp_path))
+    flag = tmp_path / "fail"
+    flag.touch()
+
+    @durable.step(name="make")
+    def make() -> Lossy:
+        counts["make"] += 1
+        return Lossy(1, 1)
+
+    @durable.step(name="then")
+    def then(x: int) -> int:
+        if flag.exists():
+            raise RuntimeError("the child stops after its first step")
+        return x
+
+    @durable.workflow(name="inner", store=store)
+    def inner() -> int:
+        return then(make().a)
+
+    @durable.workflow(name="outer", store=store, run_id="p")
+    def outer() -> Any:
+        try:
+            return inner()
+        except durable.CorruptRecordError as e:
+            return f"fallback {type(e).__name__}"
+
+    with pytest.raises(RuntimeError, match="child stops"):
+        outer()
+    flag.unlink()
+    for _ in range(2):
+        with pytest.raises(durable.CorruptRecordError, match="cannot be loaded"):
+            outer()
+    assert counts["make"] == 1
+    assert [i.status for i in outer.runs()] == ["failed"]
 
 
 def test_a_cache_entry_that_cannot_be_loaded_back_is_a_miss(tmp_path: Path) -> None:

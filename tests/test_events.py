@@ -387,3 +387,33 @@ def test_an_answered_wait_replayed_is_an_event_as_it_counts(store: durable.Store
     replays = [(e.position, e.kind) for e in seen if isinstance(e, events.StepReplayed)]
     assert run.steps_replayed == len(replays) == 2
     assert replays == [("0", "input"), ("1", "step")]
+
+
+class _Unloadable:
+    """Pickles as _Unloadable(a): its __init__ takes two, so it cannot be rebuilt."""
+
+    def __init__(self, a: int, b: int) -> None:
+        self.a, self.b = a, b
+
+    def __reduce__(self) -> Any:
+        return (_Unloadable, (self.a,))
+
+
+def test_an_answer_that_cannot_be_loaded_back_is_no_replayed_event(store: durable.Store) -> None:
+    """The wait's StepReplayed was sent before its answer was loaded: an
+    answer that cannot be loaded back was said replayed, then refused."""
+
+    @durable.workflow(store=store, run_id="u")
+    def asks() -> int:
+        answer = durable.wait_for("ok")
+        durable.suspend("after the answer")
+        return int(answer.a)
+
+    with pytest.raises(durable.Suspended):
+        asks()
+    with pytest.raises(durable.Suspended):
+        asks.resume("u", inputs={"ok": _Unloadable(1, 1)})
+    seen: list[events.Event] = []
+    with durable.on_event(seen.append), pytest.raises(durable.CorruptRecordError):
+        asks.resume("u")
+    assert not [e for e in seen if isinstance(e, events.StepReplayed)]

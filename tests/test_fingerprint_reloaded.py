@@ -69,6 +69,39 @@ def test_a_table_imported_from_a_module_reloaded_since_is_not_served_the_new_tex
             sys.modules.pop(name, None)
 
 
+def test_a_table_read_through_a_package_reloaded_since_is_not_served_the_new_texts_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`TABLE = pkg.tables.TABLE` was not refused as `TABLE = tables.TABLE`
+    is: a fresh process whose table gives 22 was served the 1 the old table
+    gave, stored under the new text's key."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    package, app, counts = "reloaded_pkg", "reloaded_pkg_app", tmp_path / "counts"
+    (tmp_path / package).mkdir()
+    _write(tmp_path / package / "__init__.py", "")
+    _write(tmp_path / package / "tables.py", "TABLE = {'a': 1}\n")
+    binding = f"import {package}.tables\nTABLE = {package}.tables.TABLE"
+    _write(tmp_path / f"{app}.py", APP.format(binding=binding, counts=str(counts)))
+    try:
+        module = importlib.import_module(app)
+        assert module.look("a") == 1
+        _write(tmp_path / package / "tables.py", "TABLE = {'a': 22}\n")
+        importlib.reload(sys.modules[f"{package}.tables"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert module.look("a") == 1  # what its body computes: not cached
+        assert "TABLE no longer holds what reloaded_pkg.tables.TABLE holds" in str(
+            caught[0].message
+        )
+        assert importlib.reload(module).look("a") == 22  # was served 1
+        assert counts.read_text() == "xxx"
+    finally:
+        for name in (package, f"{package}.tables", app):
+            sys.modules.pop(name, None)
+
+
 def test_a_name_rebound_after_its_import_is_not_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,9 +18,10 @@ from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
 from .._core.inputs import usable_inputs
+from .._core.loadback import load_value
 from .._core.outcome import child_stale
 from .._core.plan import Plan
-from .._core.replay import commit, load_context, load_value, lookup, reopen
+from .._core.replay import commit, load_context, lookup, reopen
 from .._core.run import Flow, run_locked
 from .._core.waiting import holding
 from .._storage.base import Store
@@ -45,8 +46,12 @@ from .retention import prune
 
 # What a child run refuses is refused to its parent too (DESIGN §2,
 # "Refusals are final"): a parent body that catches it must not go on and
-# complete with a fallback value.
-_FINAL = (DefinitionChangedError, NondeterminismError, LeaseLostError)
+# complete with a fallback value. So is a record the child cannot read
+# (damaged, forged, or a value that cannot be loaded back).
+_FINAL = (
+    DefinitionChangedError, NondeterminismError, LeaseLostError, CorruptRecordError,
+    IntegrityError,
+)  # fmt: skip
 # A child's suspension or cancel ends its parent too, however the body
 # handles it (both are `Exception`s, through DurableError: a parent that
 # caught one completed, for good, the child's question unanswered). Checked

@@ -30,6 +30,14 @@ def command(args: argparse.Namespace) -> str:
     return "durable" if store is None else f"durable --store {shlex.quote(store)}"
 
 
+def rerun(args: argparse.Namespace, run_id: str) -> str:
+    """`durable run TARGET --run-id RUN` as a line of advice starts it, each
+    a word of the shell: a workflow file in `My Drive/` was split in two."""
+    target = getattr(args, "target", None)
+    where = shlex.quote(target) if target else "FILE.py:WORKFLOW"
+    return f"{command(args)} run {where} --run-id {shlex.quote(run_id)}"
+
+
 def not_there(store: Store) -> str:
     """` in URL: there is no such folder...` when a local store's folder is
     not there, else "": an empty listing or a prune that removed nothing

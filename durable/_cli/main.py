@@ -27,7 +27,7 @@ from ..errors import (
     RunNotFoundError,
 )
 from . import cache, manage
-from .common import UsageError, command, is_refusal, print_error
+from .common import UsageError, command, is_refusal, print_error, rerun
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -106,9 +106,8 @@ def _refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
         "so it was not run again; nothing after it ran.",
         file=sys.stderr,
     )
-    target = getattr(args, "target", "FILE.py:WORKFLOW")
     print(
-        f"  restore the artifact, then: {command(args)} run {target} --run-id {e.run_id} --resume; "
+        f"  restore the artifact, then: {rerun(args, e.run_id)} --resume; "
         "or start fresh with --restart",
         file=sys.stderr,
     )

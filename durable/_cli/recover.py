@@ -12,7 +12,7 @@ from typing import Any
 from .._api.workflow import AsyncWorkflow, store_of
 from .._storage.base import Store
 from ..errors import DefinitionChangedError
-from .common import command, in_flags, names_a_refusal
+from .common import in_flags, names_a_refusal, rerun
 from .format import value_text
 from .target import load_target
 
@@ -33,14 +33,14 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     elif not done:
         print(f"no interrupted or failed run of {wf.name} in {store.url}", file=sys.stderr)
     for run in done if not args.json else []:
-        print(_line(run, f"{command(args)} run {args.target}"), file=sys.stderr)
+        print(_line(run, rerun(args, run.run_id)), file=sys.stderr)
     refused = [r for r in done if r.error is not None and names_a_refusal(r.error)]
     if any(r.status == "failed" and r not in refused for r in done):
         return 1
     return 2 if refused else 0
 
 
-def _line(run: Any, rerun: str) -> str:
+def _line(run: Any, again: str) -> str:
     if run.error is None or not names_a_refusal(run.error):
         pass
     elif run.error.startswith(f"{DefinitionChangedError.__name__}: "):
@@ -48,7 +48,7 @@ def _line(run: Any, rerun: str) -> str:
         why = run.error.partition("\nNothing was executed.")[0]
         return (
             f"run {run.run_id}: refused, nothing executed, still {run.status}: {why}\n"
-            f"  resume it with: {rerun} --run-id {run.run_id} --resume and "
+            f"  resume it with: {again} --resume and "
             "--on-change rerun (re-run from the first change) or --rebase-checkpoint (keep "
             "the old records); --restart starts it afresh with the --var arguments given"
         )

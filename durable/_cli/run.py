@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
-import shlex
 import signal
 import sys
 import traceback
@@ -28,7 +27,7 @@ from ..errors import (
     Suspended,
 )
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed
-from .common import UsageError, advised, command, is_refusal
+from .common import UsageError, advised, command, is_refusal, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
 from .values import as_vars, check_input_numbers, check_types, parse_vars
@@ -160,7 +159,7 @@ def _restart(
         flags = "--var NAME=VALUE"
     if only:
         return flags
-    return f"{command(args)} run {args.target} --run-id {shlex.quote(run_id)} --restart {flags}"
+    return f"{rerun(args, run_id)} --restart {flags}"
 
 
 def _implied_run_id(
@@ -219,8 +218,8 @@ class _Report:
     """Says where a run ended, on stderr; the final value goes to stdout."""
 
     def __init__(self, args: argparse.Namespace, store: Store, workflow: str, run_id: str):
-        self.target, self.debug = args.target, args.debug
-        self.durable = command(args)
+        self.debug = args.debug
+        self.durable, self.rerun = command(args), rerun(args, run_id)
         self.store, self.workflow, self.run_id = store, workflow, run_id
         self.started = False  # this process started (or resumed) the run
 
@@ -251,7 +250,7 @@ class _Report:
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
         flag = "--var NAME=VALUE" if waiting is None else f"--resume --input {waiting}=VALUE"
-        self.say(f"  continue with: {self.durable} run {self.target} --run-id {self.run_id} {flag}")
+        self.say(f"  continue with: {self.rerun} {flag}")
         return 3
 
     def stopped(self, signum: int | None) -> int:
@@ -265,7 +264,7 @@ class _Report:
             f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
             "recorded"
         )
-        self.say(f"  continue with: {self.durable} run {self.target} --run-id {self.run_id} --resume")
+        self.say(f"  continue with: {self.rerun} --resume")
         return 128 + (signum if signum is not None else signal.SIGINT)
 
     def failed(self, exc: BaseException) -> int:
@@ -276,9 +275,7 @@ class _Report:
             f"run {self.run_id} failed{self._where(exc)}: "
             f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
         )
-        self.say(
-            f"  fix the cause, then: {self.durable} run {self.target} --run-id {self.run_id} --resume"
-        )
+        self.say(f"  fix the cause, then: {self.rerun} --resume")
         return 1
 
     def _where(self, exc: BaseException) -> str:

@@ -280,14 +280,6 @@ def _refer(ctx: RunState, blob: str) -> None:
         _refs.add((ctx.store.url, ref, ctx.created))
 
 
-def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
-    """Whether a record served from the cache lost the blob it points at
-    (pruned while this run was referring to it): then the step runs again."""
-    if not rec.extra.get("cache") or rec.blob is None:
-        return False
-    return ctx.store.get_blob(ctx.workflow, ctx.run_id, rec.blob) is None
-
-
 def ticket_for(
     store: Store,
     spec: StepSpec,

@@ -38,7 +38,8 @@ from ..errors import ConfigurationError, Suspended
 from . import notify
 from .context import RunState
 from .identity import is_token, value_digest
-from .replay import commit, load_value, lookup
+from .loadback import load_value
+from .replay import commit, lookup
 
 KIND = INPUT_KIND
 
@@ -49,8 +50,9 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     digest = wait_digest(ctx, name)
     rec = lookup(ctx, pos, name, KIND, digest)
     if rec is not None:
+        value = load_value(ctx, rec)  # one that cannot be loaded is refused, not replayed
         notify.replayed(ctx, rec)  # counted among the replayed: said as one too
-        return load_value(ctx, rec)
+        return value
     # A child run's answer comes from its callers' inputs: used up there too
     # (and not there any more if a caller's own wait took it meanwhile).
     offered = [ctx.inputs, *ctx.callers_inputs]

@@ -1,15 +1,15 @@
 """Replay: what every recorded operation (step, block, sleep, child run)
 does with its position. `lookup` finds the record to replay or decides to
 run live (comparing name, fingerprint and argument digest under the run's
-policy), `discard_from` forgets records from a position on, `load_value`
-reads a recorded output back and `commit` writes a finished operation."""
+policy), `discard_from` forgets records from a position on and `commit`
+writes a finished operation (`loadback` reads a recorded output back)."""
 
 from __future__ import annotations
 
 from collections.abc import MutableMapping
 from typing import Any
 
-from .._storage import codec, records
+from .._storage import records
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.keys import (
@@ -25,8 +25,6 @@ from .._storage.keys import (
 )
 from .._storage.records import (
     StepRecord,
-    decode_stored,
-    load_stored,
     seal_record,
     timer_of,
     unseal,
@@ -42,6 +40,7 @@ from ..errors import (
 from . import cancel, notify
 from .changed import arguments_changed, changed_in_place
 from .context import RunState
+from .loadback import load_value
 from .plan import check_stop
 from .recorded import Recorded, decode_step_record
 
@@ -222,19 +221,6 @@ def discard_from(ctx: RunState, pos: Position) -> None:
     for table, positions in zip(tables, gone, strict=True):
         for p in positions:
             del table[p]
-
-
-def load_value(ctx: RunState, rec: StepRecord) -> Any:
-    assert rec.encoding is not None
-    if rec.blob is None and rec.value is not None and rec.encoding == codec.MSGPACK:
-        # Plain data inline (most records): nothing to fetch, no policy, and
-        # no key to name, so none is spelled out for every replayed step.
-        return decode_stored(ctx.store, rec.encoding, rec.value, name="")
-    where = (ctx.workflow, ctx.run_id)
-    key = f"{ctx.workflow}/{ctx.run_id}/{record_name(rec.position)}"
-    return load_stored(
-        ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
-    )
 
 
 def commit(

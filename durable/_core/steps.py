@@ -20,13 +20,9 @@ from .bound import bound_arguments, with_bound
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
+from .loadback import blob_gone, load_value
 from .plan import Call, Plan, drive_sync
-from .replay import (
-    commit,
-    load_value,
-    lookup,
-    reopen,
-)
+from .replay import commit, lookup, reopen
 from .retry import retrying
 from .spec import StepSpec
 
@@ -97,7 +93,7 @@ def replay_or_prepare(
     try:
         value = load_value(ctx, rec)
     except CorruptRecordError:
-        if not cache.blob_gone(ctx, rec):
+        if not blob_gone(ctx, rec):
             raise
         reopen(ctx, rec.position)
         return _Live(pos, fp, digest, None, "its cached output was pruned")

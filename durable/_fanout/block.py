@@ -16,10 +16,10 @@ from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
 from .._core.identity import fresh_token, is_token, value_digest
+from .._core.loadback import load_value
 from .._core.replay import (
     commit,
     encode_into,
-    load_value,
     lookup,
     same_call,
 )

@@ -46,19 +46,31 @@ def refuse_stale_alias(
     stmt: ast.AST, name: str, path: tuple[str, ...], obj: object, scope: Mapping[str, Any],
     checked_file: str | None,
 ) -> None:  # fmt: skip
-    """The same for `T = c.X`, a plain assignment of an attribute of the
-    user's module `c` (`path`) to the name."""
-    value = getattr(stmt, "value", None)
+    """The same for `T = c.X` (or `T = pkg.c.X`), a plain assignment of an
+    attribute of the user's module `c` (`path`) to the name."""
     targets = getattr(stmt, "targets", None)
-    if not isinstance(stmt, ast.Assign) or len(path) != 2 or not isinstance(value, ast.Attribute):
-        return
-    if not (isinstance(value.value, ast.Name) and (value.value.id, value.attr) == path):
+    if not isinstance(stmt, ast.Assign) or len(path) < 2 or _dotted(stmt.value) != path:
         return
     home = witnessed(scope.get, path[0], _MISSING)
+    for part in path[1:-1]:  # through the packages to `c`
+        home = witnessed(getattr, home, part, _MISSING) if _is_module(home) else _MISSING
     if targets and getattr(targets[0], "id", None) == name and len(targets) == 1:
-        if isinstance(home, types.ModuleType) and witnessed(user_module, home):
-            how = f"`{name} = {path[0]}.{path[1]}`"
-            _refuse(name, stmt, scope, checked_file, (home, path[1], obj), how)
+        if _is_module(home) and witnessed(user_module, home):
+            how = f"`{name} = {'.'.join(path)}`"
+            _refuse(name, stmt, scope, checked_file, (home, path[-1], obj), how)
+
+
+def _dotted(node: ast.AST) -> tuple[str, ...] | None:
+    """`a.b.c` as ("a", "b", "c"); None for anything else (a call, a subscript)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return (node.id, *reversed(parts)) if isinstance(node, ast.Name) else None
+
+
+def _is_module(obj: object) -> bool:
+    return isinstance(obj, types.ModuleType)
 
 
 def _refuse(
