@@ -102,6 +102,42 @@ def test_a_table_read_through_a_package_reloaded_since_is_not_served_the_new_tex
             sys.modules.pop(name, None)
 
 
+@pytest.mark.parametrize("made", ["dict(reloaded_made.TABLE)", "{**reloaded_made.TABLE}"])
+def test_a_table_made_from_a_module_reloaded_since_is_not_served_the_new_texts_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made: str
+) -> None:
+    """`TABLE = dict(tables.TABLE)` holds a copy of the old table after
+    `tables` is reloaded, counted by the new text: a fresh process whose
+    table gives 22 was served the 1 the copy gave."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    tables, app, counts = "reloaded_made", "reloaded_made_app", tmp_path / "counts"
+    _write(tmp_path / f"{tables}.py", "TABLE = {'a': 1}\n")
+    binding = f"import {tables}\nTABLE = {made}"
+    _write(tmp_path / f"{app}.py", APP.format(binding=binding, counts=str(counts)))
+    try:
+        module = importlib.import_module(app)
+        assert module.look("a") == 1
+        _write(tmp_path / f"{tables}.py", "N = 0\nTABLE = {'a': 1}\n")
+        importlib.reload(sys.modules[tables])  # an equal table: still a hit
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert module.look("a") == 1
+        _write(tmp_path / f"{tables}.py", "TABLE = {'a': 22}\n")
+        importlib.reload(sys.modules[tables])
+        for _ in range(2):  # until the statement runs again
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                assert module.look("a") == 1  # what its body computes: not cached
+            assert "TABLE was made from reloaded_made.TABLE" in str(caught[0].message)
+        assert importlib.reload(module).look("a") == 22  # was served 1
+        assert counts.read_text() == "xxxx"
+    finally:
+        for name in (tables, app):
+            sys.modules.pop(name, None)
+
+
 def test_a_name_rebound_after_its_import_is_not_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

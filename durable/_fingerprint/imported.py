@@ -47,17 +47,59 @@ def refuse_stale_alias(
     checked_file: str | None,
 ) -> None:  # fmt: skip
     """The same for `T = c.X` (or `T = pkg.c.X`), a plain assignment of an
-    attribute of the user's module `c` (`path`) to the name."""
+    attribute of the user's module `c` (`path`) to the name, and for a
+    value made from it (`T = dict(c.X)`: `_refuse_made`)."""
     targets = getattr(stmt, "targets", None)
-    if not isinstance(stmt, ast.Assign) or len(path) < 2 or _dotted(stmt.value) != path:
+    if not isinstance(stmt, ast.Assign) or len(path) < 2:
         return
     home = witnessed(scope.get, path[0], _MISSING)
     for part in path[1:-1]:  # through the packages to `c`
         home = witnessed(getattr, home, part, _MISSING) if _is_module(home) else _MISSING
     if targets and getattr(targets[0], "id", None) == name and len(targets) == 1:
         if _is_module(home) and witnessed(user_module, home):
-            how = f"`{name} = {'.'.join(path)}`"
-            _refuse(name, stmt, scope, checked_file, (home, path[-1], obj), how)
+            source = (home, path[-1], obj)
+            if _dotted(stmt.value) == path:
+                _refuse(name, stmt, scope, checked_file, source, f"`{name} = {'.'.join(path)}`")
+            else:
+                _refuse_made(name, stmt, scope, checked_file, source)
+
+
+# (namespace id, name, module, attribute) -> (namespace, what the name held,
+# what the attribute held) when last counted: the namespace is kept, so that
+# its id is not reused meanwhile.
+_MADE: dict[tuple[int, str, str, str], tuple[Mapping[str, Any], object, object]] = {}
+
+
+def _refuse_made(
+    name: str, stmt: ast.AST, scope: Mapping[str, Any], checked_file: str | None,
+    source: tuple[types.ModuleType, str, object],
+) -> None:  # fmt: skip
+    """A name made from `c.X` by its statement holds what it made then: its
+    value cannot be compared with `c.X`. Refused when `c.X` was rebound
+    (`c` reloaded) since it was last counted while the name kept the same
+    object: the statement did not run again. (A reload before the first
+    count is not seen.)"""
+    home, attr, obj = source
+    held = witnessed(scope.get, name, _MISSING)
+    key = (id(scope), name, home.__name__, attr)
+    seen = _MADE.get(key)
+    if len(_MADE) > 4096:
+        _MADE.clear()
+    _MADE[key] = (scope, held, obj)
+    if seen is None or seen[1] is not held or seen[2] is obj or _same_plain_data(seen[2], obj):
+        return
+    if held is _MISSING or isinstance(held, _CODE) or isinstance(obj, _CODE):
+        return  # code counts by its code as it runs (`_refuse`)
+    if not _alone(name, stmt, scope, checked_file, home, attr):
+        return
+    _MADE[key] = seen  # refused until the statement runs again
+    module = home.__name__
+    raise ConfigurationError(
+        f"{name} was made from {module}.{attr} before {module} was reloaded (or "
+        f"{module}.{attr} was rebound): it counts by the statement of {module} that binds "
+        f"{attr}, which no longer makes what {name} was made from. Run the statement that "
+        f"binds {name} again (its cell or module). Nothing was run or recorded."
+    )
 
 
 def _dotted(node: ast.AST) -> tuple[str, ...] | None:
@@ -87,11 +129,7 @@ def _refuse(
     held = witnessed(scope.get, name, _MISSING)
     if held is obj or held is _MISSING or isinstance(held, _CODE) or _same_plain_data(held, obj):
         return
-    found = binding_statements(name, scope, checked_file)
-    if found is None or len(found) != 1 or found[0] is not stmt:
-        return
-    filename = getattr(home, "__file__", None)
-    if not isinstance(filename, str) or attr in source_of(filename, vars(home)).rebound:
+    if not _alone(name, stmt, scope, checked_file, home, attr):
         return
     module = home.__name__
     raise ConfigurationError(
@@ -100,6 +138,19 @@ def _refuse(
         f"that binds {attr}, which did not make what {name} holds. Run {how} again (its cell "
         f"or module), or read it as {module}.{attr}. Nothing was run or recorded."
     )
+
+
+def _alone(
+    name: str, stmt: ast.AST, scope: Mapping[str, Any], checked_file: str | None,
+    home: types.ModuleType, attr: str,
+) -> bool:  # fmt: skip
+    """Whether `stmt` alone binds `name`, and no function of `home` rebinds
+    `attr` with `global`."""
+    found = binding_statements(name, scope, checked_file)
+    if found is None or len(found) != 1 or found[0] is not stmt:
+        return False
+    filename = getattr(home, "__file__", None)
+    return isinstance(filename, str) and attr not in source_of(filename, vars(home)).rebound
 
 
 def _same_plain_data(held: object, obj: object) -> bool:
