@@ -151,9 +151,14 @@ _HOMES = {
     "KeyStore": "._storage.recordlog",
 }
 
+# The public modules besides this one, loaded when first named.
+_SUBMODULES = frozenset({"events", "testing"})
+
 if not _TYPE_CHECKING:
 
     def __getattr__(name: str) -> _Any:
+        if name in _SUBMODULES:  # `durable.events.StepExecuted` after `import durable` alone
+            return _importlib.import_module(f".{name}", __name__)
         home = _HOMES.get(name)
         if home is None:
             raise AttributeError(f"module 'durable' has no attribute {name!r}")

@@ -147,3 +147,18 @@ def test_current_run_is_a_read_only_view(store: durable.Store) -> None:
     assert flow() == "<durable run 'v1' of 'view'>"
     assert seen == [("v1", "view", 1, 0, 0, "v1:0"), ("v1", "view", 1, 0, 1, "v1:0")]
     assert durable.current_run() is None
+
+
+def test_the_public_modules_are_reached_from_the_package_alone() -> None:
+    """`import durable` then `durable.events.StepExecuted` (as the docs name
+    events), in a process where nothing imported `durable.events` first."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, durable\n"
+        "assert 'durable.events' not in sys.modules\n"
+        "print(durable.events.StepExecuted.__name__, durable.testing.FakeClock.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["StepExecuted", "FakeClock"], done.stderr
