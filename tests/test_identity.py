@@ -805,3 +805,17 @@ def test_what_the_methods_of_a_class_made_by_a_factory_captured_counts(
     first, second = make_model([1, 2]), make_model([3, 4])
     assert (predict(first(), 3), predict(second(), 3), predict(make_model([3, 4])(), 3)) == (9, 21, 21)
     assert ran == [3, 3] and value_digest(first) != value_digest(second)
+    # A lock it captured counts by its type, as one a pickling hook leaves out:
+    # the class is still digested, the same for the same values.
+    lock = threading.Lock()
+    guarded = [value_digest(make_guarded(lock, k)()) for k in (2, 2, 3)]
+    assert guarded[0] == guarded[1] != guarded[2]
+
+
+def make_guarded(lock: Any, k: int) -> type:
+    class Repo:
+        def get(self, x: int) -> int:
+            with lock:
+                return x * k
+
+    return Repo

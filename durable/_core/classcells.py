@@ -17,6 +17,7 @@ from .._fingerprint.memo import Memo
 from .._fingerprint.reach import is_durable, is_user_code
 from .._fingerprint.witness import witnessed
 from .code import _functions, _members, _user_classes
+from .ownstate import LeftOut
 
 _Closures = tuple[tuple[str, str, types.FunctionType], ...]
 # id(cls) -> its methods that have a closure, while no member was rebound.
@@ -26,7 +27,9 @@ _CLOSURES: Memo[_Closures] = Memo()
 def captured_by_class(cls: type) -> list[Any] | None:
     """The values the closures of the methods of the user's own classes in
     `cls.__mro__` hold, by class, member and cell; None when they hold
-    none. A cell a method only writes (a counter) is state, not an input,
+    none. Each by its content, or by its type when it has none (a lock:
+    `content._left_out_content`). A cell a method only writes (a counter)
+    is state, not an input,
     and `__class__` (what `super()` reads) is the class itself. A cell not
     bound yet holds nothing known: ValueError, which `content.content_of`
     makes Undigestable (fail closed). Only a class defined in a function
@@ -50,7 +53,7 @@ def _with_closures(cls: type) -> _Closures:
     return tuple(found)
 
 
-def _cells(fn: types.FunctionType) -> list[tuple[str, Any]]:
+def _cells(fn: types.FunctionType) -> list[tuple[str, LeftOut]]:
     code = fn.__code__
     kept = kept_state(fn, code)
     found = []
@@ -58,7 +61,7 @@ def _cells(fn: types.FunctionType) -> list[tuple[str, Any]]:
         if name == "__class__" or name in kept:
             continue
         try:
-            found.append((name, cell.cell_contents))
+            found.append((name, LeftOut(cell.cell_contents)))
         except ValueError:
             raise ValueError(f"{fn.__qualname__} reads {name}, not bound yet") from None
     return found
