@@ -819,3 +819,35 @@ def make_guarded(lock: Any, k: int) -> type:
                 return x * k
 
     return Repo
+
+
+@dataclasses.dataclass
+class Batch(list[int]):
+    name: str = "b"
+
+
+@dataclasses.dataclass
+class Options(dict[str, int]):
+    name: str = "s"
+
+
+@dataclasses.dataclass
+class Label(str):
+    note: str = ""
+
+
+def test_a_dataclass_that_is_also_a_builtin_value_counts_that_value() -> None:
+    # Digested by its fields alone, Batch holding [3, 4] was Batch holding [1, 2].
+    first, second = Batch(), Batch()
+    first.extend([1, 2])
+    second.extend([3, 4])
+    third = Batch()
+    third.extend([1, 2])
+    assert value_digest(first) != value_digest(second) and value_digest(first) == value_digest(third)
+    one, two = Options(), Options()
+    one["k"], two["k"] = 1, 2
+    assert value_digest(one) != value_digest(two)
+    labels = [str.__new__(Label, text) for text in ("a", "b", "a")]
+    for label in labels:
+        label.__init__("note")  # type: ignore[misc]
+    assert [value_digest(label) == value_digest(labels[0]) for label in labels] == [True, False, True]

@@ -153,7 +153,16 @@ def _fields(v: Any, kind: str, names: list[str]) -> tuple[str, Any]:
     dataclass has one) says nothing the fields do not."""
     values = [(n, getattr(v, n)) for n in names]
     extra = own_state(v, skip=tuple(names), by_getstate=False)
+    base = next((b for b in _BUILTIN_VALUES if isinstance(v, b)), None)
+    if base is not None:  # `class Batch(list)`: its fields say nothing of its items
+        extra = (extra, base(v) if base in _COPIED else base.__getnewargs__(v))
     return kind, values if extra is None else (values, extra)
+
+
+# The builtin values a dataclass or attrs class may also be, and how each is
+# read without the class's own methods (`base(v)` copies the items alone).
+_COPIED: tuple[Any, ...] = (dict, list, set, frozenset, bytearray)
+_BUILTIN_VALUES = (*_COPIED, tuple, str, bytes, int, float, complex)
 
 
 def _exact_tz(tz: Any) -> bool:
