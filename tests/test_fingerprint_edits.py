@@ -889,6 +889,14 @@ LISTS_ITS_OWN = PLUGINS_ELSEWHERE.replace(
     "return [c().run(x) for c in Plugin.__subclasses__()]", "return Plugin.run_all(x)"
 )
 RUN_ALL = "\n    @classmethod\n    def run_all(cls, x):\n        return [c().run(x) for c in cls.__subclasses__()]\n"
+REGISTERED = PLUGINS_ELSEWHERE.replace("Plugin.__subclasses__()", "Plugin.registry.values()")
+REGISTRY = {
+    "plugins": PLUGINS["plugins"].replace(
+        "class Plugin:\n",
+        "class Plugin:\n    registry = {}\n\n    def __init_subclass__(cls):\n"
+        "        Plugin.registry[cls.__name__] = cls\n\n",
+    )
+}
 OWN_PLUGINS = {"plugins": PLUGINS["plugins"].replace("        return x\n", "        return x\n" + RUN_ALL, 1)}
 TRIPLE = "\nclass Triple(Double):\n    def run(self, x):\n        return x * 3\n"
 
@@ -940,6 +948,14 @@ SEMANTIC = [
         "helper MOD_plugins.Plugin.run_all changed",
         OWN_PLUGINS,
         {"plugins": OWN_PLUGINS["plugins"].replace("x * 2", "x * 5")},
+    ),
+    Case(
+        "a-registered-subclass-edited",
+        REGISTERED,
+        REGISTERED,
+        "global Plugin.registry:MOD_plugins.Double changed",
+        REGISTRY,
+        {"plugins": REGISTRY["plugins"].replace("x * 2", "x * 5")},
     ),
     Case(
         "a-subclass-of-a-listed-subclass-added",

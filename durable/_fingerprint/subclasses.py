@@ -1,10 +1,11 @@
-"""The subclasses a function lists (`Plugin.__subclasses__()`): a plugin
-registry that class statements fill, in the module of the base or in any
-other. The function names the base only, and the base's statement says
-nothing of them, so a function that lists them counts each subclass of the
-user's own code (and theirs, recursively) as if it named it: by the
-statements that bind it, with what they read, and its methods' code. A
-subclass defined since (a new plugin, a notebook cell) is a change too."""
+"""The classes a function reaches that `class` statements registered, in
+the module of the base or in any other: the subclasses it lists
+(`Plugin.__subclasses__()`) and those a registry of the base holds
+(`Plugin.registry`, filled by its `__init_subclass__`). The function names
+the base only, and the base's statement says nothing of them, so each
+such class of the user's own code counts as if the function named it: by
+the statements that bind it, with what they read, and its methods' code. A
+class defined since (a new plugin, a notebook cell) is a change too."""
 
 from __future__ import annotations
 
@@ -26,26 +27,27 @@ def subclasses_read(
     """For each chain naming `X.__subclasses__` with X a class of the user's
     code (reached through modules and classes), or the class a method of it
     is given (`cls.__subclasses__()`, `self.__class__.__subclasses__()`:
-    those of the class it is defined in, a superset), a key, each subclass
-    and the namespace of the module that defines it."""
-    if _LISTS not in names:
-        return
+    those of the class it is defined in, a superset), and for each chain
+    naming a list, dict, tuple or set a class of the user's code holds: a
+    key, each class and the namespace of the module that defines it."""
     given = _first_parameter(fn)
     for chain in chains:
-        if _LISTS not in chain[1:]:
-            continue
-        end = chain.index(_LISTS)
-        if chain[0] == given and chain[1:end] in ((), ("__class__",)):
-            obj = _owner(fn)
+        if _LISTS in chain[1:]:
+            end = chain.index(_LISTS)
+            if chain[0] == given and chain[1:end] in ((), ("__class__",)):
+                obj = _owner(fn)
+            else:
+                obj = _resolved(chain[:end], globs, names)
+            found = witnessed(all_subclasses, obj) if _users(obj) else ()
+            key = ".".join(chain[: end + 1]) + ":"
+        elif len(chain) > 1 and chain[0] in names:
+            key, found = _registered(chain, globs, names)
         else:
-            obj = _resolved(chain[:end], globs, names)
-        if not isinstance(obj, type) or not user_class(obj):
             continue
-        key = ".".join(chain[: end + 1]) + ":"
-        for sub in witnessed(all_subclasses, obj):
-            home = sys.modules.get(sub.__module__)
-            if home is not None and user_class(sub):  # keyed by module: two `Double`s differ
-                yield f"{key}{module_label(sub.__module__)}.", sub, vars(home)
+        for held in found:
+            home = sys.modules.get(held.__module__)
+            if home is not None and user_class(held):  # keyed by module: two `Double`s differ
+                yield f"{key}{module_label(held.__module__)}.", held, vars(home)
 
 
 def all_subclasses(cls: type) -> tuple[type, ...]:
@@ -59,6 +61,43 @@ def all_subclasses(cls: type) -> tuple[type, ...]:
                 found.append(sub)
                 todo.append(sub)
     return tuple(found)
+
+
+def classes_held(registry: object) -> tuple[type, ...]:
+    """The classes a list, dict (its values), tuple or set holds."""
+    kind = type(registry)
+    if kind is dict:
+        values = list(registry.values())  # type: ignore[attr-defined]
+    elif kind in (list, tuple, set, frozenset):
+        values = list(registry)  # type: ignore[call-overload]
+    else:
+        return ()
+    found = [v for v in values if isinstance(v, type)]
+    return tuple(sorted(found, key=lambda c: (c.__module__, c.__qualname__)) if kind in (set, frozenset) else found)
+
+
+def _registered(
+    chain: tuple[str, ...], globs: Mapping[str, Any], names: set[str]
+) -> tuple[str, tuple[type, ...]]:
+    """The path to a registry of a class of the user's code the chain
+    reaches (`Plugin.registry` of `Plugin.registry.values()`), and the
+    classes it holds."""
+    obj = globs.get(chain[0], _MISSING)
+    for i, attr in enumerate(chain[1:], start=2):
+        if isinstance(obj, type) and user_class(obj):
+            obj = witnessed(getattr, obj, attr, None)
+            held = witnessed(classes_held, obj)
+            if held:
+                return ".".join(chain[:i]) + ":", held
+        elif isinstance(obj, types.ModuleType):  # witnessed by `reads._resolve` already
+            obj = getattr(obj, attr, _MISSING)
+        else:
+            break
+    return "", ()
+
+
+def _users(obj: object) -> bool:
+    return isinstance(obj, type) and user_class(obj)
 
 
 def _resolved(path: tuple[str, ...], globs: Mapping[str, Any], names: set[str]) -> object:
