@@ -153,8 +153,8 @@ def _fields(v: Any, kind: str, names: list[str]) -> tuple[str, Any]:
     dataclass has one) says nothing the fields do not."""
     values = [(n, getattr(v, n)) for n in names]
     extra = own_state(v, skip=tuple(names), by_getstate=False)
-    base = next((b for b in _BUILTIN_VALUES if isinstance(v, b)), None)
-    if base is not None:  # `class Batch(list)`: its fields say nothing of its items
+    if isinstance(v, _BUILTIN_VALUES):  # `class Batch(list)`: its fields say nothing of its items
+        base = next(b for b in _BUILTIN_VALUES if isinstance(v, b))
         extra = (extra, base(v) if base in _COPIED else base.__getnewargs__(v))
     return kind, values if extra is None else (values, extra)
 
