@@ -858,7 +858,54 @@ def load(values):
 def target(x):
     return x + RATES[0]
 """
+# A plugin registry that class statements fill (found by hunt14): the step
+# names the base only, and an edited subclass's method replayed the old output.
+SUBCLASSES = """
+class Plugin:
+    def run(self, x):
+        return x
+
+class Double(Plugin):
+    def run(self, x):
+        return x * 2
+
+class Other:
+    def run(self, x):
+        return -x
+
+@durable.step
+def target(x):
+    return [c().run(x) for c in Plugin.__subclasses__()]
+"""
+PLUGINS_ELSEWHERE = """
+from MOD_plugins import Plugin
+
+@durable.step
+def target(x):
+    return [c().run(x) for c in Plugin.__subclasses__()]
+"""
+PLUGINS = {"plugins": SUBCLASSES.split("class Other")[0]}
+LISTS_ITS_OWN = PLUGINS_ELSEWHERE.replace(
+    "return [c().run(x) for c in Plugin.__subclasses__()]", "return Plugin.run_all(x)"
+)
+RUN_ALL = "\n    @classmethod\n    def run_all(cls, x):\n        return [c().run(x) for c in cls.__subclasses__()]\n"
+REGISTERED = PLUGINS_ELSEWHERE.replace("Plugin.__subclasses__()", "Plugin.registry.values()")
+REGISTRY = {
+    "plugins": PLUGINS["plugins"].replace(
+        "class Plugin:\n",
+        "class Plugin:\n    registry = {}\n\n    def __init_subclass__(cls):\n"
+        "        Plugin.registry[cls.__name__] = cls\n\n",
+    )
+}
+OWN_PLUGINS = {"plugins": PLUGINS["plugins"].replace("        return x\n", "        return x\n" + RUN_ALL, 1)}
+TRIPLE = "\nclass Triple(Double):\n    def run(self, x):\n        return x * 3\n"
+
 READS_KEPT = [
+    Case(
+        "a-class-beside-the-listed-ones-edited",
+        SUBCLASSES,
+        SUBCLASSES.replace("return -x", "return -x - 1"),
+    ),
     Case("a-sibling-step-edited", SIBLINGS, SIBLINGS.replace("x + 1", "x + 2")),
     Case("a-dispatcher-edited", CLI_DISPATCH, CLI_DISPATCH.replace("int(argv", "float(argv")),
     Case("a-command-line-edited", ARGPARSE_MAIN, ARGPARSE_MAIN.replace("many", "many items")),
@@ -880,6 +927,42 @@ READS_KEPT = [
 ]
 
 SEMANTIC = [
+    Case(
+        "a-listed-subclass-edited",
+        SUBCLASSES,
+        SUBCLASSES.replace("x * 2", "x * 5"),
+        "global Plugin.__subclasses__:MOD.Double changed",
+    ),
+    Case(
+        "a-listed-subclass-edited-in-another-module",
+        PLUGINS_ELSEWHERE,
+        PLUGINS_ELSEWHERE,
+        "global Plugin.__subclasses__:MOD_plugins.Double changed",
+        PLUGINS,
+        {"plugins": PLUGINS["plugins"].replace("x * 2", "x * 5")},
+    ),
+    Case(
+        "a-subclass-its-classmethod-lists-edited",
+        LISTS_ITS_OWN,
+        LISTS_ITS_OWN,
+        "helper MOD_plugins.Plugin.run_all changed",
+        OWN_PLUGINS,
+        {"plugins": OWN_PLUGINS["plugins"].replace("x * 2", "x * 5")},
+    ),
+    Case(
+        "a-registered-subclass-edited",
+        REGISTERED,
+        REGISTERED,
+        "global Plugin.registry:MOD_plugins.Double changed",
+        REGISTRY,
+        {"plugins": REGISTRY["plugins"].replace("x * 2", "x * 5")},
+    ),
+    Case(
+        "a-subclass-of-a-listed-subclass-added",
+        SUBCLASSES,
+        SUBCLASSES.replace("class Other", TRIPLE + "\nclass Other"),
+        "now uses global Plugin.__subclasses__:MOD.Triple",
+    ),
     Case(
         "a-globals-writer",
         GLOBALS_WRITER,

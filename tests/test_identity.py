@@ -62,6 +62,14 @@ class Box:
         self.tags = {"b", "a", "c"}  # a set in the state: digested in any seed
 
 
+class Tags(frozenset[str]):
+    """Pickled as a list in the set's own order, which the hash seed sets."""
+
+
+class IdSet(frozenset[int]):
+    pass
+
+
 def module_function(x: int) -> int:
     return x
 
@@ -89,6 +97,7 @@ def samples() -> list[Any]:
         collections.defaultdict(list, {"k": [1]}),
         collections.OrderedDict(b=1, a=2),
         Box({"n": [1, 2]}),
+        Tags({"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}),
         module_function,
         np.maximum,  # a ufunc: pickled through a `copyreg` reducer
         re.compile("a+", re.I),  # so is a regex, and a union of types
@@ -693,3 +702,152 @@ copyreg.pickle(Registered, lambda r: (Registered, (0,)))  # pickled without its 
 def test_what_a_reducer_registered_with_copyreg_leaves_out_counts() -> None:
     assert value_digest(Registered(1)) != value_digest(Registered(2))
     assert value_digest(Registered(1)) == value_digest(Registered(1))
+
+
+class Weights(dict[str, int]):
+    """A dict whose `__getstate__` keeps `scale`, which `total` reads, out."""
+
+    def __init__(self, items: dict[str, int], scale: int) -> None:
+        super().__init__(items)
+        self.scale = scale
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+
+def test_what_a_mappings_pickling_hook_leaves_out_counts(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(store.url))
+    # Digested by its items and what its `__getstate__` returns, Weights(.., 3)
+    # was Weights(.., 2): the cached step returned 6 where it computes 9.
+    ran: list[int] = []
+
+    @durable.step(cache=True)
+    def total(w: Weights) -> int:
+        ran.append(w.scale)
+        return sum(w.values()) * w.scale
+
+    assert (total(Weights({"a": 1, "b": 2}, 2)), total(Weights({"a": 1, "b": 2}, 3))) == (6, 9)
+    assert total(Weights({"a": 1, "b": 2}, 3)) == 9 and ran == [2, 3]
+
+
+def test_a_subclass_of_a_set_counts_its_items_in_any_order_and_its_state() -> None:
+    # 1 and 9 share a slot of a small set: the one added first iterates first.
+    ids = [IdSet([1, 9]), IdSet([9, 1]), frozenset([1, 9]), IdSet([1, 8])]
+    assert [value_digest(t) == value_digest(ids[0]) for t in ids] == [True, True, False, False]
+
+    def flow(tags: Any) -> None:
+        pass
+
+    run_ids = {run_id_digest(inspect.signature(flow).bind(t)) for t in ids[:2]}
+    assert len(run_ids) == 1  # a derived run id too
+    tagged = Tags({"a", "b"})
+    tagged.owner = "me"  # type: ignore[attr-defined]
+    assert value_digest(tagged) != value_digest(Tags({"a", "b"}))
+
+
+class Mode:
+    """One per process, pickled by name (as an enum member is)."""
+
+    def __init__(self, factor: int) -> None:
+        self.factor = factor
+
+    def __reduce__(self) -> str:
+        return "CURRENT_MODE"
+
+    def apply(self, x: int) -> int:
+        return x * self.factor
+
+
+CURRENT_MODE = Mode(2)
+
+
+def test_an_object_pickled_by_name_counts_its_state_and_its_classs_code(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(store.url))
+    # Digested by its module and name alone, Mode(5) was Mode(2), and an
+    # edited method was the old one: the cached step returned 6 each time.
+    ran: list[int] = []
+
+    @durable.step(cache=True)
+    def scaled(mode: Mode, x: int) -> int:
+        ran.append(mode.factor)
+        return mode.apply(x)
+
+    assert (scaled(CURRENT_MODE, 3), scaled(Mode(5), 3), scaled(Mode(5), 3)) == (6, 15, 15)
+    monkeypatch.setattr(Mode, "apply", lambda self, x: x * self.factor + 100)
+    assert scaled(Mode(5), 3) == 115 and ran == [2, 5, 5]
+
+
+def make_model(weights: list[int]) -> type:
+    class Model:
+        def predict(self, x: int) -> int:
+            return sum(w * x for w in weights)
+
+    return Model
+
+
+def test_what_the_methods_of_a_class_made_by_a_factory_captured_counts(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(store.url))
+    # One name and one source, the weights by type only: make_model([3, 4])'s
+    # model was make_model([1, 2])'s, and the cached step returned 9 for 21.
+    ran: list[int] = []
+
+    @durable.step(cache=True)
+    def predict(model: Any, x: int) -> int:
+        ran.append(x)
+        return int(model.predict(x))
+
+    first, second = make_model([1, 2]), make_model([3, 4])
+    assert (predict(first(), 3), predict(second(), 3), predict(make_model([3, 4])(), 3)) == (9, 21, 21)
+    assert ran == [3, 3] and value_digest(first) != value_digest(second)
+    # A lock it captured counts by its type, as one a pickling hook leaves out:
+    # the class is still digested, the same for the same values.
+    lock = threading.Lock()
+    guarded = [value_digest(make_guarded(lock, k)()) for k in (2, 2, 3)]
+    assert guarded[0] == guarded[1] != guarded[2]
+
+
+def make_guarded(lock: Any, k: int) -> type:
+    class Repo:
+        def get(self, x: int) -> int:
+            with lock:
+                return x * k
+
+    return Repo
+
+
+@dataclasses.dataclass
+class Batch(list[int]):
+    name: str = "b"
+
+
+@dataclasses.dataclass
+class Options(dict[str, int]):
+    name: str = "s"
+
+
+@dataclasses.dataclass
+class Label(str):
+    note: str = ""
+
+
+def test_a_dataclass_that_is_also_a_builtin_value_counts_that_value() -> None:
+    # Digested by its fields alone, Batch holding [3, 4] was Batch holding [1, 2].
+    first, second = Batch(), Batch()
+    first.extend([1, 2])
+    second.extend([3, 4])
+    third = Batch()
+    third.extend([1, 2])
+    assert value_digest(first) != value_digest(second) and value_digest(first) == value_digest(third)
+    one, two = Options(), Options()
+    one["k"], two["k"] = 1, 2
+    assert value_digest(one) != value_digest(two)
+    labels = [str.__new__(Label, text) for text in ("a", "b", "a")]
+    for label in labels:
+        label.__init__("note")  # type: ignore[misc]
+    assert [value_digest(label) == value_digest(labels[0]) for label in labels] == [True, False, True]

@@ -2,11 +2,11 @@
 stand-in made of canonical data. numpy and pandas objects by dtype, shape,
 index and bytes (duck-typed: looked at only when the user imported them),
 dataclasses, attrs and pydantic models by type and fields, exact-repr types
-by repr (those very types only), mappings other than dict by type, items and
-the state of the instance, functions by name or code, other objects (and
-subclasses of the exact-repr types) by type and pickled state
-(`__reduce_ex__`) and what a pickling hook of the user's own class leaves
-out of it; a function or class of the user's own code adds the
+by repr (those very types only), mappings other than dict and subclasses
+of set by type, items and the state of the instance, functions by name or
+code, other objects (and subclasses of the exact-repr types) by type and
+pickled state (`__reduce_ex__`); what a pickling hook of the user's own
+class leaves out counts too (`ownstate`); a function or class of the user's own code adds the
 fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
@@ -16,19 +16,20 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import functools
 import pathlib
 import sys
 import threading
 import types
 import uuid
 from collections import ChainMap, UserDict, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from .._storage import codec
 from .arrays import arrays, qualname
-from .code import _user_classes, class_stamp, function_stamp, module_stamp
+from .classcells import captured_by_class
+from .code import class_stamp, function_stamp, module_stamp
+from .ownstate import LeftOut, left_out, memoised, own_state
 from .redact import NeverWritten
 
 
@@ -50,7 +51,7 @@ def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any
     """A kind and a stand-in value made of things the walk knows; with
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
-        if type(v) is _LeftOut:  # in a stand-in: walked by `identity`'s walk
+        if type(v) is LeftOut:  # in a stand-in: walked by `identity`'s walk
             return _left_out_content(v.value, code, walk)
         found = arrays(v) or _described(v)
         if found is None:
@@ -72,17 +73,28 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
     `fn(x)`, `v.method()` or `helpers.clean(x)` runs that code, which its own
     fingerprint does not see."""
     kind, stand_in = found
+    stamp: Any
     if isinstance(v, type):
-        stamp = class_stamp(v)
+        stamp = _class_code(v)
     elif isinstance(v, types.ModuleType):
         stamp = module_stamp(v)
     elif kind in ("function", "code") or kind.startswith("global:"):
         # A lambda's pickled code names its helpers only; an `lru_cache`
         # wrapper is pickled by its name only.
         stamp = function_stamp(v)
+        if stamp is None and kind.startswith("global:"):  # an object pickled by name: its class's code runs
+            stamp = _class_code(type(v))
     else:
-        stamp = class_stamp(type(v))
+        stamp = _class_code(type(v))
     return found if stamp is None else (kind, (stand_in, stamp))
+
+
+def _class_code(cls: type) -> Any:
+    """The fingerprint of a class's code, with what its methods' closures
+    hold when a factory made it (`captured_by_class`)."""
+    stamp = class_stamp(cls)
+    captured = captured_by_class(cls) if stamp is not None else None
+    return stamp if captured is None else (stamp, captured)
 
 
 # Types whose repr is exact (the value, and the timezone where there is one,
@@ -129,6 +141,8 @@ def _described(v: Any) -> tuple[str, Any] | None:
         return _by_repr(v, name)
     if isinstance(v, Mapping):  # not a dict itself: `identity` walks those
         return _mapping(v, name)
+    if isinstance(v, (set, frozenset)):  # a subclass: `identity` walks the sets themselves
+        return f"set:{name}", (frozenset(v), _state(v))
     return None
 
 
@@ -138,8 +152,17 @@ def _fields(v: Any, kind: str, names: list[str]) -> tuple[str, Any]:
     Only the instance's own attributes: a `__getstate__` (a frozen slotted
     dataclass has one) says nothing the fields do not."""
     values = [(n, getattr(v, n)) for n in names]
-    extra = _own_state(v, skip=tuple(names), by_getstate=False)
+    extra = own_state(v, skip=tuple(names), by_getstate=False)
+    if isinstance(v, _BUILTIN_VALUES):  # `class Batch(list)`: its fields say nothing of its items
+        base = next(b for b in _BUILTIN_VALUES if isinstance(v, b))
+        extra = (extra, base(v) if base in _COPIED else base.__getnewargs__(v))
     return kind, values if extra is None else (values, extra)
+
+
+# The builtin values a dataclass or attrs class may also be, and how each is
+# read without the class's own methods (`base(v)` copies the items alone).
+_COPIED: tuple[Any, ...] = (dict, list, set, frozenset, bytearray)
+_BUILTIN_VALUES = (*_COPIED, tuple, str, bytes, int, float, complex)
 
 
 def _exact_tz(tz: Any) -> bool:
@@ -158,7 +181,7 @@ def _by_repr(v: Any, name: str) -> tuple[str, Any]:
     A datetime or time with another tzinfo adds its offset and the tzinfo
     by content (its repr may say neither). Another tzinfo and a subclass
     are digested by type and pickled state, with the state an instance of a
-    subclass holds beyond its base's value (`_own_state`)."""
+    subclass holds beyond its base's value (`own_state`)."""
     t = type(v)
     if t in _BY_REPR or _exact_tz(v):
         tz = getattr(v, "tzinfo", None)  # a datetime's or a time's
@@ -166,7 +189,7 @@ def _by_repr(v: Any, name: str) -> tuple[str, Any]:
             return f"repr:{name}", repr(v)
         return f"repr:{name}", (repr(v), v.utcoffset(), tz)
     base = next(c for c in t.__mro__ if c in _BY_REPR or c is datetime.tzinfo)
-    return f"subclass:{name}", (_reduced(v)[1], _own_state(v, below=base))
+    return f"subclass:{name}", (_reduced(v)[1], own_state(v, below=base))
 
 
 def _mapping(v: Mapping[Any, Any], name: str) -> tuple[str, Any]:
@@ -174,11 +197,20 @@ def _mapping(v: Mapping[Any, Any], name: str) -> tuple[str, Any]:
     UserDict, a mapping proxy...) by its type and items and, when it holds
     any, its other state. (A defaultdict adds its factory.)"""
     items = list(v.items())
-    state = _own_state(v, skip=_items_store(v, items))
+    state = _state(v, skip=_items_store(v, items))
     if isinstance(v, defaultdict):
         stand_in: Any = (v.default_factory, items)
         return f"defaultdict:{name}", stand_in if state is None else (*stand_in, state)
     return f"mapping:{name}", items if state is None else (items, state)
+
+
+def _state(v: Any, skip: tuple[str, ...] = ()) -> Any:
+    """What a mapping or a set holds besides its items (`own_state`), and
+    what its class's `__getstate__` leaves out of that when it is the
+    user's own (`left_out`): a step may read it (`w.scale`)."""
+    state = own_state(v, skip=skip)
+    left = left_out(v, state[1]) if type(state) is tuple else None
+    return state if left is None else (*state, left)
 
 
 def _items_store(v: Mapping[Any, Any], items: list[tuple[Any, Any]]) -> tuple[str, ...]:
@@ -194,48 +226,6 @@ def _items_store(v: Mapping[Any, Any], items: list[tuple[Any, Any]]) -> tuple[st
         return ()
     same = all(k is k2 and x is x2 for (k, x), (k2, x2) in zip(held.items(), items, strict=True))
     return (name,) if same else ()
-
-
-def _own_state(
-    v: Any, *, below: type | None = None, skip: tuple[str, ...] = (), by_getstate: bool = True
-) -> Any:
-    """What an instance holds beyond the value of its base type `below` (for
-    a mapping: beyond its items): what `__getstate__` returns, when a class
-    of its own (one between its type and `below`) defines it (and
-    `by_getstate`); else its instance `__dict__` and the slots those classes
-    declare, by name. None when it holds nothing more."""
-    own = []
-    for cls in type(v).__mro__:
-        if cls is below or cls is object:
-            break
-        own.append(cls)
-    if by_getstate and any("__getstate__" in vars(cls) for cls in own):
-        return ("__getstate__", v.__getstate__())
-    try:
-        state = dict(object.__getattribute__(v, "__dict__"))
-    except AttributeError:
-        state = {}
-    for cls in own:
-        declared = vars(cls).get("__slots__", ())
-        for slot in (declared,) if isinstance(declared, str) else declared:
-            if slot.startswith("__") and not slot.endswith("__"):  # name-mangled
-                slot = f"_{cls.__name__.lstrip('_')}{slot}"
-            member = vars(cls).get(slot)
-            if isinstance(member, types.MemberDescriptorType):
-                try:
-                    state[slot] = member.__get__(v, cls)
-                except AttributeError:
-                    continue  # never set
-    for name in [*skip, *(n for n in state if _memoised(own, n))]:
-        state.pop(name, None)
-    return sorted(state.items(), key=lambda pair: pair[0]) if state else None
-
-
-def _memoised(classes: Sequence[type], name: str) -> bool:
-    """A `functools.cached_property` kept in the instance: derived from the
-    rest, and there only once something read it (a replayed step may not
-    have), so it never counts."""
-    return any(isinstance(vars(cls).get(name), functools.cached_property) for cls in classes)
 
 
 def _function(fn: types.FunctionType) -> tuple[str, Any]:
@@ -257,53 +247,19 @@ def _reduced(v: Any) -> tuple[str, Any]:
     reducer = copyreg.dispatch_table.get(type(v))
     reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)
     if isinstance(reduced, str):  # pickled by name: a builtin function, a singleton
-        return f"global:{name}", (getattr(v, "__module__", None), reduced)
+        named = (getattr(v, "__module__", None), reduced)
+        # An object of the user's class named so still holds its own state, which it reads.
+        left = left_out(v, None)
+        return f"global:{name}", named if left is None else (*named, left)
     parts = list(reduced) + [None] * (5 - len(reduced))
     fn, args, state, list_items, dict_items = parts[:5]
-    left = _left_out(v, state)
-    if type(state) is dict:  # as in `_own_state`
-        state = {k: x for k, x in state.items() if not _memoised(type(v).__mro__, k)}
+    left = left_out(v, state)
+    if type(state) is dict:  # as in `own_state`
+        state = {k: x for k, x in state.items() if not memoised(type(v).__mro__, k)}
     listed = list(list_items) if list_items is not None else None
     pairs = list(dict_items) if dict_items is not None else None
     stand_in = (fn, args, state, listed, pairs)
     return f"object:{name}", stand_in if left is None else (*stand_in, left)
-
-
-_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
-
-
-class _LeftOut:
-    """An attribute a class's own pickling hook leaves out of its state."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-def _left_out(v: Any, state: Any) -> list[tuple[str, _LeftOut]] | None:
-    """The attributes (and slots) of an instance of a class of the user's own
-    code that a pickling hook (`__getstate__`, `__reduce__`, a reducer
-    registered with `copyreg`) leaves out of the state it
-    pickles: a step may read them (`self.k = k` kept out of `{"name": ...}`),
-    so the object's digest counts them too (fail closed), each by content
-    where it has one, else by its type (`_left_out_content`: a lock the hook
-    leaves out because it cannot be pickled). None for a class without
-    such a hook, or when the state holds every attribute as it is."""
-    # A library's hook is its authors' rule (numpy's masked array keeps out
-    # a cached view); a user's class that pickles less than it holds, by a
-    # hook of its own or one it inherits (numpy's array: a subclass's `unit`), is not.
-    kind: type = type(v)
-    own = _user_classes(kind)
-    hooked = any(hook in vars(cls) for cls in kind.__mro__[:-1] for hook in _HOOKS)
-    if not own or not (hooked or kind in copyreg.dispatch_table):  # `copyreg.pickle(M, ...)`
-        return None
-    held = _own_state(v, by_getstate=False)
-    if held is None:
-        return None
-    kept = [s for s in (state if type(state) is tuple else (state,)) if type(s) is dict]
-    left = [(n, _LeftOut(x)) for n, x in held if not any(n in s and s[n] is x for s in kept)]
-    return left or None
 
 
 _walking = threading.local()

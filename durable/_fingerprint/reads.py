@@ -54,6 +54,7 @@ from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
+from .subclasses import subclasses_read
 from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
 
@@ -125,6 +126,8 @@ def read_names(
     for key, whole in whole_modules(code, chains_of(tuple(nodes)), globs, names):
         _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
     out.parts.update(doc_parts(chains_of(tuple(nodes)), globs, names))  # `helper.__doc__`
+    for key, sub, home in subclasses_read(fn, chains_of(tuple(nodes)), globs, names):
+        _count((sub.__name__,), sub, _Scope(home, True), False, out, key)  # as if named
 
 
 def _rebound(

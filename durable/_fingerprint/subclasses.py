@@ -1,0 +1,123 @@
+"""The classes a function reaches that `class` statements registered, in
+the module of the base or in any other: the subclasses it lists
+(`Plugin.__subclasses__()`) and those a registry of the base holds
+(`Plugin.registry`, filled by its `__init_subclass__`). The function names
+the base only, and the base's statement says nothing of them, so each
+such class of the user's own code counts as if the function named it: by
+the statements that bind it, with what they read, and its methods' code. A
+class defined since (a new plugin, a notebook cell) is a change too."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .holds import user_class
+from .reach import _MISSING, module_label
+from .witness import witnessed
+
+_LISTS = "__subclasses__"
+
+
+def subclasses_read(
+    fn: Any, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
+) -> Iterator[tuple[str, type, Mapping[str, Any]]]:
+    """For each chain naming `X.__subclasses__` with X a class of the user's
+    code (reached through modules and classes), or the class a method of it
+    is given (`cls.__subclasses__()`, `self.__class__.__subclasses__()`:
+    those of the class it is defined in, a superset), and for each chain
+    naming a list, dict, tuple or set a class of the user's code holds: a
+    key, each class and the namespace of the module that defines it."""
+    given = _first_parameter(fn)
+    for chain in chains:
+        if _LISTS in chain[1:]:
+            end = chain.index(_LISTS)
+            if chain[0] == given and chain[1:end] in ((), ("__class__",)):
+                obj = _owner(fn)
+            else:
+                obj = _resolved(chain[:end], globs, names)
+            found = witnessed(all_subclasses, obj) if _users(obj) else ()
+            key = ".".join(chain[: end + 1]) + ":"
+        elif len(chain) > 1 and chain[0] in names:
+            key, found = _registered(chain, globs, names)
+        else:
+            continue
+        for held in found:
+            home = sys.modules.get(held.__module__)
+            if home is not None and user_class(held):  # keyed by module: two `Double`s differ
+                yield f"{key}{module_label(held.__module__)}.", held, vars(home)
+
+
+def all_subclasses(cls: type) -> tuple[type, ...]:
+    """Its subclasses and theirs, each once, in the order they were made."""
+    found: list[type] = []
+    todo = [cls]
+    while todo:
+        subs: list[type] = type.__subclasses__(todo.pop(0))  # a metaclass's too
+        for sub in subs:
+            if sub not in found:
+                found.append(sub)
+                todo.append(sub)
+    return tuple(found)
+
+
+def classes_held(registry: object) -> tuple[type, ...]:
+    """The classes a list, dict (its values), tuple or set holds."""
+    kind = type(registry)
+    if kind is dict:
+        values = list(registry.values())  # type: ignore[attr-defined]
+    elif kind in (list, tuple, set, frozenset):
+        values = list(registry)  # type: ignore[call-overload]
+    else:
+        return ()
+    found = [v for v in values if isinstance(v, type)]
+    return tuple(sorted(found, key=lambda c: (c.__module__, c.__qualname__)) if kind in (set, frozenset) else found)
+
+
+def _registered(
+    chain: tuple[str, ...], globs: Mapping[str, Any], names: set[str]
+) -> tuple[str, tuple[type, ...]]:
+    """The path to a registry of a class of the user's code the chain
+    reaches (`Plugin.registry` of `Plugin.registry.values()`), and the
+    classes it holds."""
+    obj = globs.get(chain[0], _MISSING)
+    for i, attr in enumerate(chain[1:], start=2):
+        if isinstance(obj, type) and user_class(obj):
+            obj = witnessed(getattr, obj, attr, None)
+            held = witnessed(classes_held, obj)
+            if held:
+                return ".".join(chain[:i]) + ":", held
+        elif isinstance(obj, types.ModuleType):  # witnessed by `reads._resolve` already
+            obj = getattr(obj, attr, _MISSING)
+        else:
+            break
+    return "", ()
+
+
+def _users(obj: object) -> bool:
+    return isinstance(obj, type) and user_class(obj)
+
+
+def _resolved(path: tuple[str, ...], globs: Mapping[str, Any], names: set[str]) -> object:
+    """What a global name chain holds, through modules and classes."""
+    obj = globs.get(path[0], _MISSING) if path[0] in names else _MISSING
+    for attr in path[1:]:
+        if not isinstance(obj, (types.ModuleType, type)):
+            return _MISSING
+        obj = witnessed(getattr, obj, attr, _MISSING)
+    return obj
+
+
+def _first_parameter(fn: Any) -> str | None:
+    code = getattr(fn, "__code__", None)
+    return code.co_varnames[0] if code is not None and code.co_argcount else None
+
+
+def _owner(fn: Any) -> object:
+    """The class a method is defined in, by its qualified name."""
+    path = str(getattr(fn, "__qualname__", "")).split(".")[:-1]
+    if not path or "<locals>" in path:
+        return _MISSING
+    return _resolved(tuple(path), getattr(fn, "__globals__", {}), {path[0]})
