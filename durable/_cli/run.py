@@ -263,10 +263,22 @@ class _Report:
         steps = info.steps if info else 0
         self.say(
             f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
-            "recorded"
+            f"recorded{self._kept()}"
         )
         self.say(f"  continue with: {self.durable} run {self.target} --run-id {self.run_id} --resume")
         return 128 + (signum if signum is not None else signal.SIGINT)
+
+    def _kept(self) -> str:
+        """The items a checkpointed `loop_over` block kept: "0 steps
+        recorded" alone read as if the block's finished items were lost."""
+        try:
+            info, steps = describe(self.store, self.workflow, self.run_id)
+        except DurableError:
+            return ""
+        kept = [s for s in steps if s.kind == "loop" and s.position == info.position and s.preview]
+        if not kept:
+            return ""
+        return f" and {kept[0].preview} in {kept[0].name} (a resume does not run them again)"
 
     def failed(self, exc: BaseException) -> int:
         if self.debug:
