@@ -92,6 +92,32 @@ def test_the_holder_stops_at_the_next_boundary(
     assert ran == Counter(one=2, two=2, three=1)
 
 
+@pytest.mark.parametrize("checkpoint", [True, False])
+def test_a_cancel_stops_a_loop_over_block_between_its_items(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, checkpoint: bool
+) -> None:
+    # The block was one operation: `durable cancel` of a run in a long
+    # loop_over (a Dask fan-out) took effect only once every item had run.
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+
+    @durable.step
+    def item(i: int) -> int:
+        ran.append(i)
+        if i == 1:
+            assert flow.cancel("b").status == "cancelling"  # while this run holds it
+        return i
+
+    @durable.workflow(store=store, run_id="b")
+    def flow() -> list[int]:
+        return durable.loop_over(item, range(6), checkpoint_items=checkpoint)
+
+    with pytest.raises(durable.Cancelled):
+        flow()
+    assert ran == [0, 1]  # item 1 finished; no later item started
+    assert flow.runs()[0].status == "cancelled"
+
+
 def test_a_marker_its_holder_never_saw_cancels_the_resume(place: Place) -> None:
     """`durable cancel` found the run held, wrote its marker, and the holder
     died before it looked: the next start sees the marker (on object stores

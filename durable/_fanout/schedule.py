@@ -41,6 +41,7 @@ def sync_block(
         reporter.item_done()
         if block.checkpoint:
             check_stop()  # a graceful stop: the finished items are kept
+        block.between_items()
 
     with _settled(block, reporter):
         _run_blocking(fn, items, todo, executor, limit, done, traced(block), block.tries)
