@@ -553,3 +553,36 @@ def test_children_gathered_under_a_catch_all_suspend_their_parent(store: durable
     answers = {p: p.upper() for p in "abc"}
     assert asyncio.run(gatherer.resume("g", inputs=answers)).value == ["A", "B", "C"]
     assert sorted(ran) == ["a", "b", "c"]
+
+
+def test_a_childs_wait_is_suspended_under_the_run_its_caller_resumes(
+    store: durable.Store,
+) -> None:
+    """`except Suspended as waiting: wf.resume(waiting.run_id, inputs=...)`
+    (the README's way) failed for a wait in a child run: the exception named
+    the child's run id, and resuming it as the parent's said 'no run'."""
+    built: list[str] = []
+
+    @durable.step
+    def build(part: str) -> str:
+        built.append(part)
+        return f"built {part}"
+
+    @durable.workflow(name="part", store=store)
+    def part(name: str) -> str:
+        return f"{build(name)}: {durable.wait_for('ok')}"
+
+    @durable.workflow(name="release", store=store, run_id="rel")
+    def release() -> str:
+        return part("api")
+
+    with pytest.raises(durable.Suspended) as waiting:
+        release()
+    assert (waiting.value.run_id, waiting.value.waiting_for) == ("rel", "ok")
+    assert "'rel'" in str(waiting.value)
+    with pytest.raises(durable.RunNotFoundError) as lost:
+        release.resume("rel.0", inputs={"ok": "yes"})  # the id it gave: the child's
+    said = str(lost.value)  # it called the child "the same function started another way"
+    assert "exists under another workflow, 'part'" in said and "same function" not in said
+    done = release.resume(waiting.value.run_id, inputs={"ok": "yes"})
+    assert done.value == "built api: yes" and built == ["api"]

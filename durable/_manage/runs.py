@@ -138,10 +138,17 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
         w for w in store.workflows()
         if w != workflow and store.load_manifest(w, run_id) is not None
     ]  # fmt: skip
-    if others:
+    same = [w for w in others if w.endswith(f".{workflow}") or workflow.endswith(f".{w}")]
+    if others and not same:  # another workflow's run (a child run's id, most often)
+        missing.args = (
+            f"{missing} A run {run_id!r} exists under another workflow, "
+            f"{' and '.join(repr(w) for w in others)}: `durable show {run_id}` shows it "
+            "(a child run is resumed through its parent run).",
+        )
+    elif others:
         missing.args = (
             f"{missing} A run {run_id!r} exists under workflow "
-            f"{' and '.join(repr(w) for w in others)}: the same function started another "
+            f"{' and '.join(repr(w) for w in same)}: the same function started another "
             "way (as a script, or imported as a module) has another name. Start it the "
             "way that run was started: @durable.workflow(name=...) gives both ways one "
             "name, but its steps keep theirs, so this run resumed the other way is "
