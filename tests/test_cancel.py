@@ -118,6 +118,31 @@ def test_a_cancel_stops_a_loop_over_block_between_its_items(
     assert flow.runs()[0].status == "cancelled"
 
 
+def test_a_cancel_stops_an_async_loop_over_block_between_its_items(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+
+    @durable.step
+    async def item(i: int) -> int:
+        ran.append(i)
+        if i == 1:
+            assert flow.cancel("a").status == "cancelling"
+        return i
+
+    @durable.workflow(store=store, run_id="a")
+    async def flow() -> list[int]:
+        return await durable.loop_over(item, range(6), max_concurrency=1)
+
+    with pytest.raises(durable.Cancelled):
+        asyncio.run(flow())
+    assert ran == [0, 1]
+    assert flow.runs()[0].status == "cancelled"
+
+
 def test_a_marker_its_holder_never_saw_cancels_the_resume(place: Place) -> None:
     """`durable cancel` found the run held, wrote its marker, and the holder
     died before it looked: the next start sees the marker (on object stores

@@ -14,7 +14,7 @@ from .._core.context import enter_plain
 from .._core.logs import add_note
 from .._core.plan import check_stop, stop
 from .._core.tracing import carrier
-from ..errors import ControlFlow, SerializationError, Stopped
+from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .executors import Trace, acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
 from .tries import Tries
@@ -177,6 +177,10 @@ async def async_block(
                     results[i] = value
                     block.save_item(i, value)
                     reporter.item_done()
+                    block.between_items()
+                except Cancelled as exc:  # no worker takes another item
+                    failures.append(exc)
+                    return
                 except Exception as exc:  # a record that cannot be written stops every worker
                     if isinstance(exc, SerializationError):  # the item's result: it failed
                         annotate(exc, i, len(items), block.label)
