@@ -555,12 +555,13 @@ def test_children_gathered_under_a_catch_all_suspend_their_parent(store: durable
     assert sorted(ran) == ["a", "b", "c"]
 
 
-def test_a_childs_wait_is_suspended_under_the_run_its_caller_resumes(
+def test_resuming_a_waiting_childs_id_as_its_parent_names_the_parent_run(
     store: durable.Store,
 ) -> None:
     """`except Suspended as waiting: wf.resume(waiting.run_id, inputs=...)`
-    (the README's way) failed for a wait in a child run: the exception named
-    the child's run id, and resuming it as the parent's said 'no run'."""
+    (the README's way) for a wait in a child run: `Suspended` names the child
+    that waits ('rel.0'), and the error called that child "the same function
+    started another way (as a script, or imported as a module)"."""
     built: list[str] = []
 
     @durable.step
@@ -578,11 +579,11 @@ def test_a_childs_wait_is_suspended_under_the_run_its_caller_resumes(
 
     with pytest.raises(durable.Suspended) as waiting:
         release()
-    assert (waiting.value.run_id, waiting.value.waiting_for) == ("rel", "ok")
-    assert "'rel'" in str(waiting.value)
+    assert (waiting.value.run_id, waiting.value.waiting_for) == ("rel.0", "ok")
     with pytest.raises(durable.RunNotFoundError) as lost:
-        release.resume("rel.0", inputs={"ok": "yes"})  # the id it gave: the child's
-    said = str(lost.value)  # it called the child "the same function started another way"
-    assert "exists under another workflow, 'part'" in said and "same function" not in said
-    done = release.resume(waiting.value.run_id, inputs={"ok": "yes"})
+        release.resume(waiting.value.run_id, inputs={"ok": "yes"})
+    said = str(lost.value)
+    assert "a child run of run 'rel' of 'release'; resume that run" in said, said
+    assert "same function" not in said
+    done = release.resume("rel", inputs={"ok": "yes"})  # as the message says
     assert done.value == "built api: yes" and built == ["api"]

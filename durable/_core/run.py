@@ -172,8 +172,6 @@ def run_locked(
         warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
         finish(store, manifest, "suspended", reason=s.reason)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
-        if s is ctx.child_stop:  # a child's wait: this run is the one its caller resumes
-            raise Suspended(run_id, s.reason, waiting_for=s.waiting_for) from None
         raise
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *_DAMAGE) as e:
         # A damaged record is a refusal when replay reached it (`lookup`).
