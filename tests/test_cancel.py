@@ -118,6 +118,42 @@ def test_a_cancel_stops_a_loop_over_block_between_its_items(
     assert flow.runs()[0].status == "cancelled"
 
 
+def test_a_cancel_lets_the_items_in_flight_on_a_pool_finish_and_starts_none(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a graceful stop does: the items running beside the one that saw the
+    # cancel finish and are kept (before, the block was left at once with
+    # them still running, their cache writes after the run's end).
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+    together, asked = threading.Barrier(4), threading.Event()
+
+    @durable.step
+    def item(i: int) -> int:
+        ran.append(i)
+        together.wait(60)  # items 0-3 are all in flight
+        if i == 0:
+            assert flow.cancel("t").status == "cancelling"
+            asked.set()
+        assert asked.wait(60)
+        return i
+
+    @durable.workflow(store=store, run_id="t")
+    def flow() -> list[int]:
+        with ThreadPoolExecutor(4) as pool:
+            return durable.loop_over(
+                item, range(8), executor=pool, checkpoint_items=True, max_concurrency=4
+            )
+
+    with pytest.raises(durable.Cancelled):
+        flow()
+    assert sorted(ran) == [0, 1, 2, 3]
+    (block,) = [s for s in flow.history("t") if s.kind == "loop"]
+    assert block.preview == "4 items checkpointed"
+
+
 def test_a_cancel_stops_an_async_loop_over_block_between_its_items(
     store: durable.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -68,7 +68,7 @@ def _run_blocking(
     queue = iter(todo)
     flying: dict[Any, int] = {}
     failed: tuple[int, Exception] | None = None
-    stopped: Stopped | None = None
+    stopped: Stopped | Cancelled | None = None
     try:
         _fill(pool, items, queue, flying, window, tries)
         while flying:
@@ -79,7 +79,7 @@ def _run_blocking(
                     value = _NONE
                     value = pool.outcome(handle)
                     done(i, value)
-                except Stopped as stop_now:  # raised once this item was kept
+                except (Stopped, Cancelled) as stop_now:  # raised once this item was kept
                     # As after a failure: the items running finish and are kept too
                     # (dropped, they would run again on resume), none starts.
                     stopped = stopped or stop_now
