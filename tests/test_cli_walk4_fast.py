@@ -92,3 +92,23 @@ def test_show_gives_the_wake_up_time_of_a_sleep_not_yet_over(
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("0 ")]
     assert row.split()[1:4] == ["sleep", "sleep", "pending"]
     assert row.endswith(f"wakes at {local(clock.now + 3600)}"), row
+
+
+def test_durable_run_says_when_a_step_waits_to_try_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a step failing with retries=3, retry_delay=10 printed nothing
+    for the 70 s of its delays, then `[1] upload executed`: it looked hung."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "retried.py").write_text(
+        "import durable\n\ntries = []\n\n@durable.step(retries=1, retry_delay=0)\n"
+        "def upload() -> int:\n    tries.append(1)\n    if len(tries) == 1:\n"
+        "        raise ConnectionError('bucket timed out')\n    return len(tries)\n\n"
+        "@durable.workflow\ndef job() -> int:\n    return upload()\n"
+    )  # fmt: skip
+    assert main(["--store", str(tmp_path / "s"), "run", "retried.py:job", "--run-id", "j"]) == 0
+    said = capsys.readouterr().err
+    assert (
+        "  [0] upload failed on try 1 (ConnectionError: bucket timed out); retrying in 0.0s\n"
+        "  [0] upload executed\n"
+    ) in said, said

@@ -27,7 +27,7 @@ from ..errors import (
     Stopped,
     Suspended,
 )
-from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed
+from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
 from .common import UsageError, advised, command, is_refusal
 from .format import duration, value_text, waiting_line
 from .target import load_target
@@ -137,6 +137,9 @@ def _print_operations(report: _Report) -> Callable[[], None]:
             report.started = True
         if isinstance(event, RunWaiting) and event.run_id == run_id:
             print(waiting_line(event, report.durable), file=sys.stderr, flush=True)
+        if isinstance(event, StepRetried) and event.run_id == run_id:  # a silent delay looked hung
+            print(f"  [{event.position}] {event.name} failed on try {event.attempt + 1} "
+                  f"({event.error}); retrying in {event.delay:.1f}s", file=sys.stderr, flush=True)  # fmt: skip
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return
