@@ -668,3 +668,25 @@ def test_a_call_kept_out_of_the_cache_says_why_once_per_step(plain_store: durabl
     assert ".ask ran" in messages[0] and "argument 'key' holds a durable.redact()" in messages[0]
     assert ".locked ran" in messages[1] and "argument 'lock' (lock) has no reproducible" in messages[1]
     assert all(w.filename == __file__ for w in told), [w.filename for w in told]
+
+
+def test_a_cached_step_fanned_out_to_other_processes_says_it_runs_without_its_cache() -> None:
+    # A Dask cluster or a process pool runs the items' bodies in workers that
+    # do not have the store: cache=True computed every item every time, and
+    # nothing said so (a Prefect user's cached task mapped over a cluster).
+    import concurrent.futures as cf
+
+    class Elsewhere(cf.Executor):  # hands items over pickled, as to another process
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+            done: cf.Future[Any] = cf.Future()
+            done.set_result(fn(*args, **kwargs))
+            return done
+
+    @durable.step(cache=True)
+    def cube(x: int) -> int:
+        return x**3
+
+    with Elsewhere() as pool:
+        with pytest.warns(UserWarning, match=r"step .*cube runs without its cache in this loop"):
+            assert durable.loop_over(cube, [2, 2], executor=pool) == [8, 8]
+        assert durable.cache_info(cube).entries == 0

@@ -92,6 +92,93 @@ def test_the_holder_stops_at_the_next_boundary(
     assert ran == Counter(one=2, two=2, three=1)
 
 
+@pytest.mark.parametrize("checkpoint", [True, False])
+def test_a_cancel_stops_a_loop_over_block_between_its_items(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, checkpoint: bool
+) -> None:
+    # The block was one operation: `durable cancel` of a run in a long
+    # loop_over (a Dask fan-out) took effect only once every item had run.
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+
+    @durable.step
+    def item(i: int) -> int:
+        ran.append(i)
+        if i == 1:
+            assert flow.cancel("b").status == "cancelling"  # while this run holds it
+        return i
+
+    @durable.workflow(store=store, run_id="b")
+    def flow() -> list[int]:
+        return durable.loop_over(item, range(6), checkpoint_items=checkpoint)
+
+    with pytest.raises(durable.Cancelled):
+        flow()
+    assert ran == [0, 1]  # item 1 finished; no later item started
+    assert flow.runs()[0].status == "cancelled"
+
+
+def test_a_cancel_lets_the_items_in_flight_on_a_pool_finish_and_starts_none(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a graceful stop does: the items running beside the one that saw the
+    # cancel finish and are kept (before, the block was left at once with
+    # them still running, their cache writes after the run's end).
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+    together, asked = threading.Barrier(4), threading.Event()
+
+    @durable.step
+    def item(i: int) -> int:
+        ran.append(i)
+        together.wait(60)  # items 0-3 are all in flight
+        if i == 0:
+            assert flow.cancel("t").status == "cancelling"
+            asked.set()
+        assert asked.wait(60)
+        return i
+
+    @durable.workflow(store=store, run_id="t")
+    def flow() -> list[int]:
+        with ThreadPoolExecutor(4) as pool:
+            return durable.loop_over(
+                item, range(8), executor=pool, checkpoint_items=True, max_concurrency=4
+            )
+
+    with pytest.raises(durable.Cancelled):
+        flow()
+    assert sorted(ran) == [0, 1, 2, 3]
+    (block,) = [s for s in flow.history("t") if s.kind == "loop"]
+    assert block.preview == "4 items checkpointed"
+
+
+def test_a_cancel_stops_an_async_loop_over_block_between_its_items(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+
+    @durable.step
+    async def item(i: int) -> int:
+        ran.append(i)
+        if i == 1:
+            assert flow.cancel("a").status == "cancelling"
+        return i
+
+    @durable.workflow(store=store, run_id="a")
+    async def flow() -> list[int]:
+        return await durable.loop_over(item, range(6), max_concurrency=1)
+
+    with pytest.raises(durable.Cancelled):
+        asyncio.run(flow())
+    assert ran == [0, 1]
+    assert flow.runs()[0].status == "cancelled"
+
+
 def test_a_marker_its_holder_never_saw_cancels_the_resume(place: Place) -> None:
     """`durable cancel` found the run held, wrote its marker, and the holder
     died before it looked: the next start sees the marker (on object stores

@@ -553,3 +553,37 @@ def test_children_gathered_under_a_catch_all_suspend_their_parent(store: durable
     answers = {p: p.upper() for p in "abc"}
     assert asyncio.run(gatherer.resume("g", inputs=answers)).value == ["A", "B", "C"]
     assert sorted(ran) == ["a", "b", "c"]
+
+
+def test_resuming_a_waiting_childs_id_as_its_parent_names_the_parent_run(
+    store: durable.Store,
+) -> None:
+    """`except Suspended as waiting: wf.resume(waiting.run_id, inputs=...)`
+    (the README's way) for a wait in a child run: `Suspended` names the child
+    that waits ('rel.0'), and the error called that child "the same function
+    started another way (as a script, or imported as a module)"."""
+    built: list[str] = []
+
+    @durable.step
+    def build(part: str) -> str:
+        built.append(part)
+        return f"built {part}"
+
+    @durable.workflow(name="part", store=store)
+    def part(name: str) -> str:
+        return f"{build(name)}: {durable.wait_for('ok')}"
+
+    @durable.workflow(name="release", store=store, run_id="rel")
+    def release() -> str:
+        return part("api")
+
+    with pytest.raises(durable.Suspended) as waiting:
+        release()
+    assert (waiting.value.run_id, waiting.value.waiting_for) == ("rel.0", "ok")
+    with pytest.raises(durable.RunNotFoundError) as lost:
+        release.resume(waiting.value.run_id, inputs={"ok": "yes"})
+    said = str(lost.value)
+    assert "a child run of run 'rel' of 'release'; resume that run" in said, said
+    assert "same function" not in said
+    done = release.resume("rel", inputs={"ok": "yes"})  # as the message says
+    assert done.value == "built api: yes" and built == ["api"]

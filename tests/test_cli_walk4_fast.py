@@ -67,3 +67,48 @@ def test_a_wait_for_a_held_run_is_announced_once(tmp_path: Path) -> None:
     assert [(e.run_id, e.workflow, e.wait) for e in waits] == [("held", job.name, 0.3)]
     assert waits[0].holder == held.value.holder and waits[0].holder.startswith("pid ")
     assert executed == []
+
+
+def test_show_gives_the_wake_up_time_of_a_sleep_not_yet_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a run stopped in `durable.sleep(3600)` showed `2  sleep  sleep
+    pending  0  -` and an empty output: when its timer fires was nowhere."""
+    from durable._cli.format import local
+    from durable.testing import FakeClock, fake_clock
+
+    class CtrlC(FakeClock):
+        def sleep(self, seconds: float) -> None:
+            raise KeyboardInterrupt  # Ctrl-C while the timer runs
+
+    @durable.workflow(store=str(tmp_path), run_id="t1")
+    def reminder() -> None:
+        durable.sleep(3600)
+
+    with fake_clock() as clock, pytest.raises(KeyboardInterrupt):
+        clock.__class__ = CtrlC
+        reminder()
+    assert main(["--store", str(tmp_path), "show", "t1"]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("0 ")]
+    assert row.split()[1:4] == ["sleep", "sleep", "pending"]
+    assert row.endswith(f"wakes at {local(clock.now + 3600)}"), row
+
+
+def test_durable_run_says_when_a_step_waits_to_try_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a step failing with retries=3, retry_delay=10 printed nothing
+    for the 70 s of its delays, then `[1] upload executed`: it looked hung."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "retried.py").write_text(
+        "import durable\n\ntries = []\n\n@durable.step(retries=1, retry_delay=0)\n"
+        "def upload() -> int:\n    tries.append(1)\n    if len(tries) == 1:\n"
+        "        raise ConnectionError('bucket timed out')\n    return len(tries)\n\n"
+        "@durable.workflow\ndef job() -> int:\n    return upload()\n"
+    )  # fmt: skip
+    assert main(["--store", str(tmp_path / "s"), "run", "retried.py:job", "--run-id", "j"]) == 0
+    said = capsys.readouterr().err
+    assert (
+        "  [0] upload failed on try 1 (ConnectionError: bucket timed out); retrying in 0.0s\n"
+        "  [0] upload executed\n"
+    ) in said, said

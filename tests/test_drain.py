@@ -4,6 +4,7 @@ handler lets the step in flight finish and be recorded, the run ends
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -299,3 +300,43 @@ def test_a_stop_ends_a_wait_for_another_holders_lease(local_store: durable.Store
     finally:
         lease.release()
     assert ran == []
+
+
+STOPPED_BLOCK = """
+import durable
+
+
+@durable.step
+def item(i: int) -> int:
+    if i == 2:
+        durable.request_stop()  # a Ctrl-C while item 2 runs
+    return i * 10
+
+
+@durable.workflow(run_id="b1")
+def flow() -> list[int]:
+    return durable.loop_over(item, range(5), checkpoint_items=True)
+"""
+
+
+def test_durable_run_stopped_in_a_block_names_the_items_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said "interrupted by request_stop() with 0 steps recorded" alone:
+    # the three items kept, which the resume does not run again, read as lost.
+    from durable._cli.main import main
+
+    name = f"stopped_block_{os.getpid()}"
+    write_flow(tmp_path, STOPPED_BLOCK, f"{name}.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # `run` adds the working folder
+    monkeypatch.chdir(tmp_path)
+    try:
+        assert main(["run", f"{name}:flow", "--store", str(tmp_path / "s")]) == 130
+    finally:
+        sys.modules.pop(name, None)
+    said = capsys.readouterr().err
+    assert (
+        "run b1 interrupted by request_stop() with 0 steps recorded and 3 items checkpointed"
+        " in loop_over(item) (a resume does not run them again)"
+    ) in said

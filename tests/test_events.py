@@ -137,6 +137,59 @@ def test_a_retry_is_an_event_and_the_handle_unsubscribes(store: durable.Store) -
     assert seen == [] and len(tries) == 3
 
 
+def test_a_retry_is_logged_at_warning_when_the_logger_shows_info(
+    store: durable.Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    # DURABLE_LOG=info (or an application's logging at INFO or WARNING)
+    # showed no retry: the event was built only when DEBUG was on.
+    tries: list[int] = []
+
+    @durable.step(retries=1, retry_delay=0)
+    def flaky() -> int:
+        tries.append(1)
+        if len(tries) < 2:
+            raise ConnectionError("bucket timed out")
+        return len(tries)
+
+    @durable.workflow(store=store, run_id="r")
+    def wf() -> int:
+        return flaky()
+
+    with caplog.at_level(logging.INFO, logger="durable"):
+        assert wf() == 2
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned == [
+        "run r: step 0 'test_a_retry_is_logged_at_warning_when_the_logger_shows_info.flaky'"
+        " failed on try 1 (ConnectionError: bucket timed out); retrying in 0.0s"
+    ]
+
+
+def test_a_loop_over_items_retry_is_logged_too(
+    store: durable.Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An item's failed try that another followed said nothing at any level.
+    tries: list[int] = []
+
+    @durable.step(retries=1, retry_delay=0)
+    def item(i: int) -> int:
+        tries.append(i)
+        if tries.count(i) == 1 and i == 1:
+            raise ConnectionError("bucket timed out")
+        return i
+
+    @durable.workflow(store=store, run_id="r")
+    def wf() -> list[int]:
+        return durable.loop_over(item, range(3), name="items")
+
+    with caplog.at_level(logging.INFO, logger="durable"):
+        assert wf() == [0, 1, 2]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned == [
+        "run r: loop 0 'items item 1' failed on try 1 (ConnectionError: bucket timed out);"
+        " retrying in 0.0s"
+    ]
+
+
 def test_a_failing_callback_is_logged_once_and_never_breaks_a_run(
     store: durable.Store, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -121,6 +121,8 @@ def _outcome(step: StepInfo) -> str:
     """The output, or the error, after what a failed block kept (its items
     checkpointed): the error alone would hide them, and a long error cut to
     the cell's width would cut them off if they came last."""
+    if step.kind == "sleep" and step.status in ("sleeping", "pending") and step.ended:
+        return f"wakes at {local(step.ended)}"  # the timer's whole point, not "-"
     if not step.error:
         return step.preview or ""
     kept = f"{step.preview}; " if step.preview else ""

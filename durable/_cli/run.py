@@ -26,7 +26,7 @@ from ..errors import (
     Stopped,
     Suspended,
 )
-from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed
+from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
 from .common import UsageError, advised, command, is_refusal, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
@@ -136,6 +136,9 @@ def _print_operations(report: _Report) -> Callable[[], None]:
             report.started = True
         if isinstance(event, RunWaiting) and event.run_id == run_id:
             print(waiting_line(event, report.durable), file=sys.stderr, flush=True)
+        if isinstance(event, StepRetried) and event.run_id == run_id:  # a silent delay looked hung
+            print(f"  [{event.position}] {event.name} failed on try {event.attempt + 1} "
+                  f"({event.error}); retrying in {event.delay:.1f}s", file=sys.stderr, flush=True)  # fmt: skip
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return
@@ -262,10 +265,22 @@ class _Report:
         steps = info.steps if info else 0
         self.say(
             f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
-            "recorded"
+            f"recorded{self._kept()}"
         )
         self.say(f"  continue with: {self.rerun} --resume")
         return 128 + (signum if signum is not None else signal.SIGINT)
+
+    def _kept(self) -> str:
+        """The items a checkpointed `loop_over` block kept: "0 steps
+        recorded" alone read as if the block's finished items were lost."""
+        try:
+            info, steps = describe(self.store, self.workflow, self.run_id)
+        except DurableError:
+            return ""
+        kept = [s for s in steps if s.kind == "loop" and s.position == info.position and s.preview]
+        if not kept:
+            return ""
+        return f" and {kept[0].preview} in {kept[0].name} (a resume does not run them again)"
 
     def failed(self, exc: BaseException) -> int:
         if self.debug:

@@ -25,16 +25,35 @@ _told: dict[int, StepSpec] = {}
 def tell_uncached(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Warn, the first time for this step, that a call of it ran without
     its cache, naming the argument that kept it out where one did."""
+    if _first(spec):
+        warnings.warn(
+            f"step {spec.name} ran without its cache (its output is neither served nor kept): "
+            f"{_reason(spec, args, kwargs)}",
+            stacklevel=6,  # the call of the step, outside a run
+        )
+
+
+def tell_elsewhere(spec: StepSpec, where: str) -> None:
+    """Warn, the first time for this step, that `loop_over` sends its items
+    to workers in other processes, which run its body without the cache: a
+    silent `cache=True` on a Dask cluster computed every item every time."""
+    if _first(spec):
+        warnings.warn(
+            f"step {spec.name} runs without its cache in this loop_over (its outputs are "
+            f"neither served nor kept): the items go to {where}, whose workers do not have "
+            "the run's store (its signing key, allow_pickle). Give loop_over a "
+            "ThreadPoolExecutor, or no executor, to use the cache",
+            stacklevel=6,  # the loop_over call
+        )
+
+
+def _first(spec: StepSpec) -> bool:
     if _told.get(id(spec)) is spec:
-        return
+        return False
     if len(_told) >= 1024:  # steps made again and again (a notebook, a factory)
         _told.clear()
     _told[id(spec)] = spec
-    warnings.warn(
-        f"step {spec.name} ran without its cache (its output is neither served nor kept): "
-        f"{_reason(spec, args, kwargs)}",
-        stacklevel=6,  # the call of the step, outside a run
-    )
+    return True
 
 
 def _reason(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

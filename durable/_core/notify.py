@@ -112,8 +112,10 @@ def failed(
     kind: str = "step",
 ) -> None:
     """Try `attempt` at pos raised exc; `retry_in` seconds until the next
-    try, None when none follows."""
-    if not ctx.watched:
+    try, None when none follows. A retry is always told: it is logged at
+    WARNING, which a logger at INFO shows without asking for every step,
+    and a failed try already costs more than building its event."""
+    if not ctx.watched and retry_in is None:
         return
     announce(ctx)
     common: dict[str, Any] = {

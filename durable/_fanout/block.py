@@ -13,6 +13,7 @@ from .._core import notify
 from .._core.attempts import keep_failure
 from .._core.bound import bound_values, unbound
 from .._core.cachekey import with_captured
+from .._core.cancel import poll_due
 from .._core.changed import in_place_warning
 from .._core.context import RunState
 from .._core.identity import fresh_token, is_token, value_digest
@@ -99,6 +100,9 @@ class PlainBlock:
         pass
 
     def fail(self, exc: BaseException) -> None:
+        pass
+
+    def between_items(self) -> None:
         pass
 
     def commit(self, results: list[Any]) -> list[Any]:
@@ -237,6 +241,11 @@ class Block:
         rec.extra["index"] = index
         keep_item(self.ctx, self.pos, index, rec)
         self.saved.append(index)
+
+    def between_items(self) -> None:
+        """An item is a boundary for a cancel, checkpointed or not: a
+        cancelled run is only ever restarted, so nothing it leaves is lost."""
+        poll_due(self.ctx)
 
     def fail(self, exc: BaseException) -> None:
         """Keep the block's failure for history; the items kept stay."""

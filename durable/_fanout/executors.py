@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from .._core.cacheplain import plain_plan
+from .._core.cachewhy import tell_elsewhere
 from .._core.context import ItemScope, RunState, current_state, enter_plain
 from .._core.plan import apause, drive_async, drive_sync, pause
 from .._core.retry import RetryPolicy
@@ -301,6 +302,11 @@ def is_dask_client(obj: object) -> bool:
 
 def open_pool(executor: object, fn: Callable[[Any], Any], trace: Trace = NO_TRACE) -> Pool:
     check_executor(executor)
+    spec = step_spec(fn)
+    threads = isinstance(executor, cf.ThreadPoolExecutor)
+    if spec is not None and spec.cache is not None and not threads:
+        where = type(executor).__name__ if isinstance(executor, cf.Executor) else "Dask cluster"
+        tell_elsewhere(spec, f"a {where}")
     if isinstance(executor, cf.Executor):
         return FuturesPool(executor, fn, trace)
     return DaskPool(executor, fn, trace)

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .._core import notify
 from .._core.attempts import attempt_record, budget_spent
 from .._core.context import ItemScope, RunState
 from .._core.replay import same_call
@@ -51,10 +52,15 @@ class Tries:
         if not retry:
             return None
         self.used[index] = n + 1
-        return self.policy.wait(n)
+        wait = self.policy.wait(n)
+        self.told(index, exc, n, wait)
+        return wait
 
     def kept(self, index: int, exc: Exception, retry: bool) -> None:
         """Keep the failed try (nothing to keep outside a run)."""
+
+    def told(self, index: int, exc: Exception, tried: int, wait: float) -> None:
+        """Say that the item tries again (no run to tell outside one)."""
 
     def scope(self, index: int) -> ItemScope | None:
         """The item's next try in the run (`current_run()`): none outside one."""
@@ -154,6 +160,12 @@ class KeptTries(Tries):
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
         rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
         self._write(index, rec)
+
+    def told(self, index: int, exc: Exception, tried: int, wait: float) -> None:
+        # As a step's retry (logged at WARNING, printed by `durable run`):
+        # an item's retries passed without a word.
+        name = f"{self.label} item {index}"
+        notify.failed(self.ctx, self.pos, name, self.fp, tried, exc, started=0.0, retry_in=wait, kind="loop")
 
     def _write(self, index: int, rec: StepRecord) -> None:
         """Keep an item's tries under its index, in place of what is there."""

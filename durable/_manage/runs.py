@@ -134,14 +134,23 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
                         f"{folder} or call the workflow without resume() to start it. "
                         "Nothing was executed.",)  # fmt: skip
         return missing
-    others = [
-        w for w in store.workflows()
-        if w != workflow and store.load_manifest(w, run_id) is not None
-    ]  # fmt: skip
-    if others:
+    found = {w: store.load_manifest(w, run_id) for w in store.workflows() if w != workflow}
+    others = [w for w, raw in found.items() if raw is not None]
+    same = [w for w in others if w.endswith(f".{workflow}") or workflow.endswith(f".{w}")]
+    if others and not same:  # another workflow's run: a child run's id, most often
+        parents = [_info(store, w, run_id, found[w] or b"").parent for w in others]
+        parent = next((p.rsplit("@", 1)[0].split("/", 1) for p in parents if p), None)
+        missing.args = (
+            f"{missing} A run {run_id!r} exists under another workflow, "
+            f"{' and '.join(repr(w) for w in others)}"
+            + (f": a child run of run {parent[1]!r} of {parent[0]!r}; resume that run, "
+               "whose resume answers its child's waits." if parent else
+               f": `durable show {run_id}` shows it."),
+        )  # fmt: skip
+    elif others:
         missing.args = (
             f"{missing} A run {run_id!r} exists under workflow "
-            f"{' and '.join(repr(w) for w in others)}: the same function started another "
+            f"{' and '.join(repr(w) for w in same)}: the same function started another "
             "way (as a script, or imported as a module) has another name. Start it the "
             "way that run was started: @durable.workflow(name=...) gives both ways one "
             "name, but its steps keep theirs, so this run resumed the other way is "
