@@ -14,7 +14,7 @@ import time
 
 from .._storage.base import Store
 from .._storage.keys import cancel_key
-from ..errors import Cancelled, ConfigurationError
+from ..errors import Cancelled, ConfigurationError, StorageError
 from .context import RunState
 
 
@@ -59,6 +59,21 @@ def poll_at_end(ctx: RunState) -> None:
     next look) would otherwise complete, though the cancel was taken. One
     read a run, never one a step."""
     poll(ctx, now=True)
+
+
+def outranks_failure(ctx: RunState, exc: Exception) -> None:
+    """A run told `cancelling` ends `cancelled`, also when its attempt then
+    fails (the step in flight raised, the body did): the cancel was taken,
+    and a `failed` run is one recover() runs again (DBOS's cancel outranks
+    the error too). One read, on a failure only. A marker that cannot be
+    read leaves the failure as it is: the run's next start reads it again
+    (`refuse_cancelled`)."""
+    try:
+        marked = is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=True)
+    except StorageError:
+        return
+    if marked:
+        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id)) from exc
 
 
 def poll_interval(store: Store) -> float:
