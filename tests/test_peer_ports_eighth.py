@@ -258,3 +258,48 @@ def test_temporal_non_retryable_error_type_and_backoff(
     assert attempts == [1, 2, 3] and clock.slept == [2.0, 2.0, 4.0]
     step = flow.history("activity-3")[1]
     assert [f.type for f in step.failures] == ["CanRetry", "CanRetry", "CannotRetry"]
+
+
+# -- DBOS: tests/test_queue.py --------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["here", "pool", "async"])
+def test_dbos_cancelling_queued_work(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """test_cancelling_queued_workflows: work queued by a cancelled
+    workflow does not start. A loop_over block that keeps its items
+    (checkpoint_items=True) takes no new item once the cancel is seen, as
+    for a graceful stop: the items in flight finish and are kept, the run
+    ends `cancelled`. Every item of 6 ran after the cancel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+
+    def item(i: int) -> int:
+        ran.append(i)
+        if i == 0:
+            assert (aflow if how == "async" else flow).cancel("queued").status == "cancelling"
+        return i
+
+    async def aitem(i: int) -> int:
+        return item(i)
+
+    @durable.workflow(store=store, run_id="queued")
+    def flow() -> list[int]:
+        if how == "pool":
+            with ThreadPoolExecutor(1) as pool:
+                return durable.loop_over(
+                    item, range(6), executor=pool, checkpoint_items=True, max_concurrency=1
+                )
+        return durable.loop_over(item, range(6), checkpoint_items=True)
+
+    @durable.workflow(store=store, run_id="queued")
+    async def aflow() -> list[int]:
+        return await durable.loop_over(aitem, range(6), checkpoint_items=True, max_concurrency=1)
+
+    with pytest.raises(durable.Cancelled):
+        asyncio.run(aflow()) if how == "async" else flow()
+    runs = (aflow if how == "async" else flow).runs()
+    assert ran == [0] and [r.status for r in runs] == ["cancelled"]

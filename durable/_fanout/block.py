@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._core import notify
+from .._core import cancel, notify
 from .._core.attempts import keep_failure
 from .._core.bound import bound_values, unbound
 from .._core.cachekey import with_captured
@@ -100,6 +100,9 @@ class PlainBlock:
 
     def fail(self, exc: BaseException) -> None:
         pass
+
+    def look_for_cancel(self) -> None:
+        pass  # no run to cancel
 
     def commit(self, results: list[Any]) -> list[Any]:
         return results
@@ -237,6 +240,11 @@ class Block:
         rec.extra["index"] = index
         keep_item(self.ctx, self.pos, index, rec)
         self.saved.append(index)
+
+    def look_for_cancel(self) -> None:
+        """After an item is kept: a cancel seen now (`Cancelled`) takes no
+        new item, as a graceful stop does (`schedule`)."""
+        cancel.poll_due(self.ctx)
 
     def fail(self, exc: BaseException) -> None:
         """Keep the block's failure for history; the items kept stay."""

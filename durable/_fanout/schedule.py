@@ -14,7 +14,7 @@ from .._core.context import enter_plain
 from .._core.logs import add_note
 from .._core.plan import check_stop, stop
 from .._core.tracing import carrier
-from ..errors import ControlFlow, SerializationError, Stopped
+from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .executors import Trace, acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
 from .tries import Tries
@@ -41,6 +41,7 @@ def sync_block(
         reporter.item_done()
         if block.checkpoint:
             check_stop()  # a graceful stop: the finished items are kept
+            block.look_for_cancel()  # a cancel too
 
     with _settled(block, reporter):
         _run_blocking(fn, items, todo, executor, limit, done, traced(block), block.tries)
@@ -67,7 +68,7 @@ def _run_blocking(
     queue = iter(todo)
     flying: dict[Any, int] = {}
     failed: tuple[int, Exception] | None = None
-    stopped: Stopped | None = None
+    stopped: Stopped | Cancelled | None = None
     try:
         _fill(pool, items, queue, flying, window, tries)
         while flying:
@@ -78,7 +79,7 @@ def _run_blocking(
                     value = _NONE
                     value = pool.outcome(handle)
                     done(i, value)
-                except Stopped as stop_now:  # raised once this item was kept
+                except (Stopped, Cancelled) as stop_now:  # raised once the item was kept
                     # As after a failure: the items running finish and are kept too
                     # (dropped, they would run again on resume), none starts.
                     stopped = stopped or stop_now
@@ -176,7 +177,9 @@ async def async_block(
                     results[i] = value
                     block.save_item(i, value)
                     reporter.item_done()
-                except Exception as exc:  # a record that cannot be written stops every worker
+                    if block.checkpoint:
+                        block.look_for_cancel()
+                except Exception as exc:  # a record not written, or a cancel: all stop
                     if isinstance(exc, SerializationError):  # the item's result: it failed
                         annotate(exc, i, len(items), block.label)
                     failures.append(exc)
