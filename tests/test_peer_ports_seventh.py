@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -225,3 +226,39 @@ def test_praisonai_fatal_and_retryable_tool_errors(store: durable.Store, clock: 
     with pytest.raises(durable.Cancelled):
         chat.resume("chat-danger")
     assert chat.recover() == [] and tries == ["api", "api", "danger"]
+
+
+# -- PraisonAI: tests/unit/checkpoints/test_checkpoints.py ---------------------
+
+
+def test_praisonai_a_file_each_turn_rewrites(store: durable.Store, tmp_path: Path) -> None:
+    """test_service_restore, with the turns of test_service_rewind_one_turn:
+    each turn of a session rewrites one file of the workspace and registers
+    it. While the file is as the last turn left it, the completed session
+    called again is answered from its record, running nothing ("untouched
+    artifacts cost a check, never an execution", artifacts.md): every turn
+    ran again, on every call, since the first turn's record describes the
+    file as that turn wrote it. A file edited since runs the session again
+    from the first turn that wrote it, which restores it (PraisonAI
+    restores the checkpoint's copy)."""
+    ran: list[int] = []
+    test_file = tmp_path / "test.txt"
+
+    @durable.step
+    def turn(i: int) -> int:
+        ran.append(i)
+        test_file.write_text(f"turn {i}")
+        durable.artifact(str(test_file))
+        return i
+
+    @durable.workflow(store=store, run_id="session")
+    def session(turns: int) -> list[int]:
+        return [turn(i) for i in range(1, turns + 1)]
+
+    assert session(3) == [1, 2, 3] and ran == [1, 2, 3]
+    assert session.run(3).steps_executed == 0 and ran == [1, 2, 3]
+    test_file.write_text("Version 2")
+    run = session.run(3)
+    assert run.value == [1, 2, 3] and run.steps_executed == 3 and ran == [1, 2, 3] * 2
+    assert test_file.read_text() == "turn 3"
+    assert session.run(3).steps_executed == 0 and ran == [1, 2, 3] * 2
