@@ -1,7 +1,8 @@
 """The seventh round of the peers' own test cases, continued (see
 tests/test_peer_ports_seventh.py): LangGraph (libs/langgraph/tests/
 test_retry.py: retry_on, a CancelledError a node raises, error handlers;
-test_pregel.py: a caught task exception), Prefect (tests/test_tasks.py:
+test_pregel.py: a caught task exception, mapped tasks at each durability
+level), Prefect (tests/test_tasks.py:
 nested retries, constructor validation) and Temporal
 (tests/worker/test_activity.py: non-retryable errors; test_workflow.py:
 local activity backoff)."""
@@ -9,6 +10,7 @@ local activity backoff)."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -260,46 +262,35 @@ def test_temporal_non_retryable_error_type_and_backoff(
     assert [f.type for f in step.failures] == ["CanRetry", "CanRetry", "CannotRetry"]
 
 
-# -- DBOS: tests/test_queue.py --------------------------------------------------
+# -- LangGraph: libs/langgraph/tests/test_pregel.py, durability ----------------
 
 
-@pytest.mark.parametrize("how", ["here", "pool", "async"])
-def test_dbos_cancelling_queued_work(
-    store: durable.Store, monkeypatch: pytest.MonkeyPatch, how: str
-) -> None:
-    """test_cancelling_queued_workflows: work queued by a cancelled
-    workflow does not start. A loop_over block that keeps its items
-    (checkpoint_items=True) takes no new item once the cancel is seen, as
-    for a graceful stop: the items in flight finish and are kept, the run
-    ends `cancelled`. Every item of 6 ran after the cancel."""
+@pytest.mark.parametrize("durability", ["fsync", "batch", "none"])
+def test_langgraph_imp_task_at_each_durability(tmp_path: Path, durability: str) -> None:
+    """test_imp_task (parametrized by durability, as LangGraph's is): tasks
+    mapped concurrently, then an interrupt; the resume with the answer
+    replays the mapped results and runs no mapper again, at every
+    durability level (storage.md: a level only says when a record reaches
+    stable storage, never whether a resume sees it)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
-    ran: list[int] = []
+    store = durable.open_store(tmp_path / "store", durability=durability)
+    mapper_calls: list[int] = []
 
-    def item(i: int) -> int:
-        ran.append(i)
-        if i == 0:
-            assert (aflow if how == "async" else flow).cancel("queued").status == "cancelling"
-        return i
+    @durable.step
+    def mapper(value: int) -> str:
+        mapper_calls.append(value)
+        return str(value) * 2
 
-    async def aitem(i: int) -> int:
-        return item(i)
+    @durable.workflow(store=store, run_id="thread-1")
+    def graph(values: list[int]) -> list[str]:
+        with ThreadPoolExecutor(2) as pool:
+            mapped = durable.loop_over(mapper, values, executor=pool)
+        answer = durable.wait_for("question")
+        return [m + answer for m in mapped]
 
-    @durable.workflow(store=store, run_id="queued")
-    def flow() -> list[int]:
-        if how == "pool":
-            with ThreadPoolExecutor(1) as pool:
-                return durable.loop_over(
-                    item, range(6), executor=pool, checkpoint_items=True, max_concurrency=1
-                )
-        return durable.loop_over(item, range(6), checkpoint_items=True)
-
-    @durable.workflow(store=store, run_id="queued")
-    async def aflow() -> list[int]:
-        return await durable.loop_over(aitem, range(6), checkpoint_items=True, max_concurrency=1)
-
-    with pytest.raises(durable.Cancelled):
-        asyncio.run(aflow()) if how == "async" else flow()
-    runs = (aflow if how == "async" else flow).runs()
-    assert ran == [0] and [r.status for r in runs] == ["cancelled"]
+    with pytest.raises(durable.Suspended) as waiting:
+        graph([0, 1])
+    assert waiting.value.waiting_for == "question" and sorted(mapper_calls) == [0, 1]
+    run = graph.resume("thread-1", inputs={"question": "answer"})
+    assert run.value == ["00answer", "11answer"] and sorted(mapper_calls) == [0, 1]

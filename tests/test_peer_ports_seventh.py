@@ -1,8 +1,10 @@
 """A seventh round of the peers' own test cases, ported to durable's API:
 PraisonAI (src/praisonai-agents/tests/unit/agent/test_durable_run.py: run
 lifecycle, cancellation of overlapping turns, fatal and retryable tool
-errors, resume checks). tests/test_peer_ports_eighth.py holds the rest of
-the round (LangGraph, Prefect, Temporal).
+errors, resume checks; tests/unit/checkpoints/test_checkpoints.py: a file
+each turn rewrites) and DBOS Transact (tests/test_queue.py: cancelling
+queued work). tests/test_peer_ports_eighth.py holds the rest of the round
+(LangGraph, Prefect, Temporal).
 
 Each test says which peer test it ports and, where durable's contract
 (DESIGN.md §2) differs on purpose, how it was adapted. Executions are
@@ -262,3 +264,48 @@ def test_praisonai_a_file_each_turn_rewrites(store: durable.Store, tmp_path: Pat
     assert run.value == [1, 2, 3] and run.steps_executed == 3 and ran == [1, 2, 3] * 2
     assert test_file.read_text() == "turn 3"
     assert session.run(3).steps_executed == 0 and ran == [1, 2, 3] * 2
+
+
+# -- DBOS: tests/test_queue.py --------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["here", "pool", "async"])
+def test_dbos_cancelling_queued_work(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """test_cancelling_queued_workflows: work queued by a cancelled
+    workflow does not start. A loop_over block that keeps its items
+    (checkpoint_items=True) takes no new item once the cancel is seen, as
+    for a graceful stop: the items in flight finish and are kept, the run
+    ends `cancelled`. Every item of 6 ran after the cancel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
+    ran: list[int] = []
+
+    def item(i: int) -> int:
+        ran.append(i)
+        if i == 0:
+            assert (aflow if how == "async" else flow).cancel("queued").status == "cancelling"
+        return i
+
+    async def aitem(i: int) -> int:
+        return item(i)
+
+    @durable.workflow(store=store, run_id="queued")
+    def flow() -> list[int]:
+        if how == "pool":
+            with ThreadPoolExecutor(1) as pool:
+                return durable.loop_over(
+                    item, range(6), executor=pool, checkpoint_items=True, max_concurrency=1
+                )
+        return durable.loop_over(item, range(6), checkpoint_items=True)
+
+    @durable.workflow(store=store, run_id="queued")
+    async def aflow() -> list[int]:
+        return await durable.loop_over(aitem, range(6), checkpoint_items=True, max_concurrency=1)
+
+    with pytest.raises(durable.Cancelled):
+        asyncio.run(aflow()) if how == "async" else flow()
+    runs = (aflow if how == "async" else flow).runs()
+    assert ran == [0] and [r.status for r in runs] == ["cancelled"]
