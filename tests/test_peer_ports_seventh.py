@@ -309,3 +309,32 @@ def test_dbos_cancelling_queued_work(
         asyncio.run(aflow()) if how == "async" else flow()
     runs = (aflow if how == "async" else flow).runs()
     assert ran == [0] and [r.status for r in runs] == ["cancelled"]
+
+
+@pytest.mark.parametrize("pause", ["suspend", "wait_for"])
+def test_praisonai_a_cancelled_turn_that_then_pauses_ends_cancelled(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch, pause: str
+) -> None:
+    """test_agent_chat_isolates_stop_reason_across_overlapping_turns, the
+    cancelled turn again, now ending in a pause for a person: its cancel
+    outranks the pause, as it does a failure, so the caller is not sent to
+    ask a reviewer about a cancelled run. The holder looks for the cancel
+    once a minute here, so the run's end is where it is seen: the run
+    ended `suspended`, and `Suspended` reached the caller."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "60")
+
+    @durable.step
+    def draft(topic: str) -> str:
+        assert review.cancel("turn").status == "cancelling"
+        return f"draft about {topic}"
+
+    @durable.workflow(store=store, run_id="turn")
+    def review(topic: str) -> str:
+        text = draft(topic)
+        if pause == "suspend":
+            durable.suspend("waiting for a reviewer")
+        return f"{text}: {durable.wait_for('decision')}"
+
+    with pytest.raises(durable.Cancelled):
+        review("owls")
+    assert [r.status for r in review.runs()] == ["cancelled"]
