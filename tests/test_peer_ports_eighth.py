@@ -2,19 +2,21 @@
 tests/test_peer_ports_seventh.py): LangGraph (libs/langgraph/tests/
 test_retry.py: retry_on, a CancelledError a node raises, error handlers;
 test_pregel.py: a caught task exception, mapped tasks at each durability
-level), Prefect (tests/test_tasks.py:
-nested retries, constructor validation) and Temporal
-(tests/worker/test_activity.py: non-retryable errors; test_workflow.py:
-local activity backoff)."""
+level), Prefect (tests/test_tasks.py: nested retries, constructor
+validation), Temporal (tests/worker/test_activity.py: non-retryable
+errors; test_workflow.py: local activity backoff) and PraisonAI
+(tests/test_workflow_patterns.py: workflow hooks)."""
 
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 import durable
+from durable import events
 from durable.testing import FakeClock
 
 # -- LangGraph: libs/langgraph/tests/test_retry.py, test_pregel.py ------------
@@ -163,10 +165,9 @@ def test_langgraph_retry_on_forms(store: durable.Store, clock: FakeClock) -> Non
 
 def test_prefect_nested_task_retries_do_not_stack(store: durable.Store, clock: FakeClock) -> None:
     """test_nested_task_with_retries_on_inner_and_outer_task: Prefect runs a
-    task called by a task as a task, with its retries: 2 x 2 = 4 tries.
-    durable runs a step called inside a step as a plain call (getting-
-    started.md; caching.md, "Coming from Prefect"): only the outer step's
-    retries apply, 2 tries, and the run fails with the inner error."""
+    task called by a task with its retries: 2 x 2 = 4 tries. durable runs
+    it as a plain call (caching.md, "Coming from Prefect"): only the outer
+    step's retries apply, 2 tries; the run fails with the inner error."""
     count = {"inner": 0}
 
     @durable.step(retries=1, retry_delay=2.0)
@@ -267,13 +268,9 @@ def test_temporal_non_retryable_error_type_and_backoff(
 
 @pytest.mark.parametrize("durability", ["fsync", "batch", "none"])
 def test_langgraph_imp_task_at_each_durability(tmp_path: Path, durability: str) -> None:
-    """test_imp_task (parametrized by durability, as LangGraph's is): tasks
-    mapped concurrently, then an interrupt; the resume with the answer
-    replays the mapped results and runs no mapper again, at every
-    durability level (storage.md: a level only says when a record reaches
-    stable storage, never whether a resume sees it)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """test_imp_task, by durability as LangGraph's: tasks mapped at once,
+    then an interrupt; the resume with the answer runs no mapper again at
+    any level (storage.md: a level says when a record is on stable storage)."""
     store = durable.open_store(tmp_path / "store", durability=durability)
     mapper_calls: list[int] = []
 
@@ -289,8 +286,45 @@ def test_langgraph_imp_task_at_each_durability(tmp_path: Path, durability: str) 
         answer = durable.wait_for("question")
         return [m + answer for m in mapped]
 
-    with pytest.raises(durable.Suspended) as waiting:
+    with pytest.raises(durable.Suspended, match="question"):
         graph([0, 1])
-    assert waiting.value.waiting_for == "question" and sorted(mapper_calls) == [0, 1]
+    assert sorted(mapper_calls) == [0, 1]
     run = graph.resume("thread-1", inputs={"question": "answer"})
     assert run.value == ["00answer", "11answer"] and sorted(mapper_calls) == [0, 1]
+
+
+# -- PraisonAI: tests/test_workflow_patterns.py (hooks) -------------------------
+
+
+def test_praisonai_workflow_hooks(store: durable.Store, clock: FakeClock) -> None:
+    """test_on_workflow_start, _on_step_complete, _on_step_error and
+    _on_workflow_complete, as durable.on_event's events (observability.md):
+    a failed try retried, the run's end; a step that fails for good names
+    itself and its error before the run's failure."""
+    tries: list[int] = []
+
+    @durable.step(retries=1, retry_delay=0)
+    def flaky(limit: int) -> int:
+        tries.append(limit)
+        if len(tries) < limit:
+            raise ValueError("Test error")
+        return len(tries)
+
+    @durable.workflow(store=store, run_id=lambda limit: f"hooks-{limit}")
+    def flow(limit: int) -> int:
+        return flaky(limit)
+
+    seen: list[events.Event] = []
+    with durable.on_event(seen.append):
+        assert flow(2) == 2
+        tries.clear()
+        with pytest.raises(ValueError, match="Test error"):
+            flow(3)
+    kinds = [type(e).__name__ for e in seen]
+    assert kinds == [
+        "RunStarted", "StepRetried", "StepExecuted", "RunCompleted",
+        "RunStarted", "StepRetried", "StepFailed", "RunFailed",
+    ]  # fmt: skip
+    failed = seen[-2]
+    assert isinstance(failed, events.StepFailed) and failed.name == flaky.name
+    assert "Test error" in failed.error and failed.attempt == 1
