@@ -14,7 +14,7 @@ import time
 
 from .._storage.base import Store
 from .._storage.keys import cancel_key
-from ..errors import Cancelled, ConfigurationError, StorageError
+from ..errors import Cancelled, ConfigurationError
 from .context import RunState
 
 
@@ -71,7 +71,7 @@ def outranks(ctx: RunState, exc: Exception) -> None:
     next start reads it again (`refuse_cancelled`)."""
     try:
         marked = is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=True)
-    except StorageError:
+    except Exception:  # whatever the look raised, the run's own end is what it reports
         return
     if marked:
         raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id)) from exc

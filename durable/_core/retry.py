@@ -78,8 +78,9 @@ def retrying(
     one try is made, even when none is left."""
     attempt = first
     while True:
+        request = call(attempt)  # not a try yet: what fails here is not the step's failure
         try:
-            return (yield call(attempt))
+            return (yield request)
         except Exception as exc:
             if isinstance(exc, ControlFlow):
                 raise
