@@ -129,10 +129,9 @@ def test_langgraph_error_handler_after_a_crash(store: durable.Store) -> None:
 def test_langgraph_retry_on_forms(store: durable.Store, clock: FakeClock) -> None:
     """test_should_retry_on_single_exception, _sequence_of_exceptions,
     _subclass_of_exception, _empty_sequence, _invalid_type, _callable: a
-    class, a subclass of it and a list of classes are retried; what durable
-    does not take (an empty sequence, which LangGraph reads as "never", a
-    predicate, anything else) is refused when the step is decorated, where
-    LangGraph fails on the first error or retries nothing."""
+    class, a subclass and a list are retried; an empty sequence (LangGraph:
+    "never"), a predicate, anything else and a BaseException never retried
+    (Ctrl-C, CancelledError: it was taken, silently) are refused at once."""
     tries: list[str] = []
 
     @durable.step(retries=1, retry_delay=0, retry_on=OSError)
@@ -155,7 +154,8 @@ def test_langgraph_retry_on_forms(store: durable.Store, clock: FakeClock) -> Non
         flow("other", "class")
     assert flow("value", "list") == "value"  # ValueError: listed tried single twice
     assert tries == ["os", "os", "sub", "sub", "other", "value", "value"]
-    for retry_on in [(), lambda exc: True, 123, "ValueError"]:
+    never = [(KeyboardInterrupt,), asyncio.CancelledError]
+    for retry_on in [(), lambda exc: True, 123, "ValueError", *never]:
         with pytest.raises(durable.ConfigurationError, match="retry_on must be an exception class"):
             durable.step(retries=1, retry_on=retry_on)  # type: ignore[call-overload]
 
