@@ -76,12 +76,10 @@ def test_praisonai_overlapping_turns_cancel_only_their_own_run(
 
 def test_praisonai_cancelled_async_turn_is_interrupted_and_resumes(store: durable.Store) -> None:
     """test_agent_achat_task_cancellation_finalizes_run, with LangGraph's
-    test_arun_with_retry_external_cancel_propagates_as_cancelled: the task
-    of an async run cancelled while a step awaits raises CancelledError to
-    its awaiter, is not retried even by retry_on=(BaseException,), and
-    leaves the run `interrupted` (PraisonAI: `cancelled`, not resumable);
-    durable resumes it, replaying the finished step and running the
-    cancelled one once more (identity.md, async workflows)."""
+    test_arun_with_retry_external_cancel_propagates_as_cancelled: an async
+    run's task cancelled mid-step raises CancelledError, untried again even
+    by retry_on=(BaseException,), and leaves the run `interrupted` (PraisonAI:
+    `cancelled`); its resume runs the cancelled step once more (identity.md)."""
     ran: list[str] = []
     started = asyncio.Event()
 
@@ -121,12 +119,10 @@ def test_praisonai_a_cancelled_turn_that_then_fails_ends_cancelled(
     store: durable.Store, monkeypatch: pytest.MonkeyPatch, retries: int
 ) -> None:
     """test_agent_chat_isolates_stop_reason_across_overlapping_turns, the
-    cancelled turn: its turn ended in what is otherwise a failure, and the
-    run is `cancelled` all the same (DBOS too: a cancelled workflow never
-    records an error). A step that fails after the cancel was taken
-    (`cancelling`) is not tried again, and the run ends `cancelled`, as
-    steering.md promises of a run told `cancelling`: it ended `failed`
-    after every retry, so recover() ran it again."""
+    cancelled turn, which ended in what is otherwise a failure: `cancelled`
+    all the same (DBOS: a cancelled workflow records no error). A step that
+    fails after the cancel is not tried again; the run ends `cancelled`
+    (steering.md): it was tried 4 times and ended `failed`."""
     monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
     tries: list[int] = []
     entered, go = threading.Event(), threading.Event()
@@ -235,14 +231,11 @@ def test_praisonai_fatal_and_retryable_tool_errors(store: durable.Store, clock: 
 
 def test_praisonai_a_file_each_turn_rewrites(store: durable.Store, tmp_path: Path) -> None:
     """test_service_restore, with the turns of test_service_rewind_one_turn:
-    each turn of a session rewrites one file of the workspace and registers
-    it. While the file is as the last turn left it, the completed session
-    called again is answered from its record, running nothing ("untouched
-    artifacts cost a check, never an execution", artifacts.md): every turn
-    ran again, on every call, since the first turn's record describes the
-    file as that turn wrote it. A file edited since runs the session again
-    from the first turn that wrote it, which restores it (PraisonAI
-    restores the checkpoint's copy)."""
+    each turn rewrites one file and registers it. While the file is as the
+    last turn left it, the completed session called again runs nothing
+    (artifacts.md): every turn ran again on every call, the first turn's
+    record describing the file as it wrote it. A file edited since runs the
+    session from its first writer, which restores it."""
     ran: list[int] = []
     test_file = tmp_path / "test.txt"
 
@@ -274,10 +267,9 @@ def test_dbos_cancelling_queued_work(
     store: durable.Store, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     """test_cancelling_queued_workflows: work queued by a cancelled
-    workflow does not start. A loop_over block that keeps its items
-    (checkpoint_items=True) takes no new item once the cancel is seen, as
-    for a graceful stop: the items in flight finish and are kept, the run
-    ends `cancelled`. Every item of 6 ran after the cancel."""
+    workflow does not start. A loop_over block keeping its items takes no
+    new item once the cancel is seen, as for a graceful stop; the run ends
+    `cancelled`. The 5 items after the one in flight all ran."""
     from concurrent.futures import ThreadPoolExecutor
 
     monkeypatch.setenv("DURABLE_CANCEL_POLL", "0")
@@ -316,11 +308,9 @@ def test_praisonai_a_cancelled_turn_that_then_pauses_ends_cancelled(
     store: durable.Store, monkeypatch: pytest.MonkeyPatch, pause: str
 ) -> None:
     """test_agent_chat_isolates_stop_reason_across_overlapping_turns, the
-    cancelled turn again, now ending in a pause for a person: its cancel
-    outranks the pause, as it does a failure, so the caller is not sent to
-    ask a reviewer about a cancelled run. The holder looks for the cancel
-    once a minute here, so the run's end is where it is seen: the run
-    ended `suspended`, and `Suspended` reached the caller."""
+    cancelled turn ending in a pause for a person: the cancel outranks it,
+    as a failure, so nobody is asked about a cancelled run. Looked for once
+    a minute here, it is seen at the run's end: the run ended `suspended`."""
     monkeypatch.setenv("DURABLE_CANCEL_POLL", "60")
 
     @durable.step
