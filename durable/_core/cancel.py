@@ -61,6 +61,22 @@ def poll_at_end(ctx: RunState) -> None:
     poll(ctx, now=True)
 
 
+def outranks(ctx: RunState, exc: Exception) -> None:
+    """A run told `cancelling` ends `cancelled`, also when its attempt then
+    fails (the step in flight raised, the body did) or pauses (`suspend()`,
+    a `wait_for` with no answer): the cancel was taken, a `failed` run is
+    one recover() runs again (DBOS's cancel outranks the error too), and a
+    `Suspended` sends its caller to ask a person. One read, at such an end
+    only. A marker that cannot be read leaves the end as it is: the run's
+    next start reads it again (`refuse_cancelled`)."""
+    try:
+        marked = is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=True)
+    except Exception:  # whatever the look raised, the run's own end is what it reports
+        return
+    if marked:
+        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id)) from exc
+
+
 def poll_interval(store: Store) -> float:
     text = os.environ.get("DURABLE_CANCEL_POLL")
     if text is None:

@@ -121,9 +121,24 @@ def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
         return False
     ctx = load_context(store, manifest.workflow, manifest.run_id, "refuse")
     records = [ctx.records[p] for p in sorted(ctx.records, key=position_key)]  # 2 < 2.0.0 < 3
-    return any(r.persisted and first_stale(r.artifacts, store) for r in records) or any(
+    persisted = [r for r in records if r.persisted]
+    return first_stale(left_by_the_run(persisted), store) is not None or any(
         child_stale(store, r.extra["child"]) for r in records if "child" in r.extra
     )
+
+
+def left_by_the_run(records: list[Any]) -> list[dict[str, Any]]:
+    """Each artifact URL once, as the last record (in position order) that
+    registered it describes it: a file each step rewrites is as the run left
+    it when it is as the last of them left it, though the first described
+    it otherwise. Only for a completed run called again, which then runs
+    nothing: a resume checks each record's own, since a step executed again
+    in between would read what a later one left there."""
+    last: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        for entry in rec.artifacts or ():
+            last[entry["url"]] = entry
+    return list(last.values())
 
 
 def child_stale(store: Store, child: dict[str, Any]) -> bool:

@@ -78,8 +78,9 @@ def retrying(
     one try is made, even when none is left."""
     attempt = first
     while True:
+        request = call(attempt)  # not a try yet: what fails here is not the step's failure
         try:
-            return (yield call(attempt))
+            return (yield request)
         except Exception as exc:
             if isinstance(exc, ControlFlow):
                 raise
@@ -126,4 +127,14 @@ def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:
         raise ConfigurationError(
             f"retry_on must be an exception class or a tuple, list or set of them, not {retry_on!r}"
         )
-    return tuple(t for t in items if isinstance(t, type) and issubclass(t, BaseException))
+    types = tuple(t for t in items if isinstance(t, type) and issubclass(t, BaseException))
+    never = [t.__name__ for t in types if not issubclass(t, Exception) and t is not BaseException]
+    if never:
+        # Ctrl-C, a cancelled task or an exit ends the run `interrupted` untried
+        # (DESIGN §2): listed, it looked retried and was not.
+        raise ConfigurationError(
+            f"retry_on must be an exception class that is an Exception: {', '.join(never)} "
+            "is never retried (a BaseException such as Ctrl-C, a cancelled asyncio task or "
+            "SystemExit ends the run interrupted, to resume)"
+        )
+    return types

@@ -20,6 +20,7 @@ from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
     Cancelled,
+    ControlFlow,
     CorruptRecordError,
     DefinitionChangedError,
     IntegrityError,
@@ -253,6 +254,8 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
         final = ctx.refusal or ctx.child_stop
         if final is not None and e is not final:
             raise final from e
+        if isinstance(e, Suspended) or (final is None and not isinstance(e, ControlFlow)):
+            cancel.outranks(ctx, e)  # a failure or a pause: the run's end looks too
         raise
     final = ctx.refusal or ctx.child_stop
     if final is not None:  # caught by the body, which returned anyway

@@ -14,7 +14,7 @@ from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow, CorruptRecordError
-from . import artifacts, cache, context, notify, redact
+from . import artifacts, cache, cancel, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import bound_arguments, with_bound
 from .changed import in_place_warning
@@ -168,6 +168,8 @@ class _Tries:
         return context.enter_step(self.live.pos, self.given_up + n, self.found)
 
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+        if n > self.used:  # a retry starts a try: a cancel taken since the last ends the run
+            cancel.poll_due(self.ctx)
         return Call(self.spec.attempt(), args, kwargs, functools.partial(self.enter, n))
 
     def failed(self, exc: Exception, n: int) -> bool:
