@@ -105,6 +105,19 @@ def picky(item: Item) -> str:
     return expected(i)
 
 
+@durable.step
+def deadly(item: Item) -> str:
+    """Kills its own worker process (kill -9) for the index in `<log>.kill`,
+    once: the marker goes first."""
+    path, i = item
+    marker = Path(path + ".kill")
+    if marker.exists() and int(marker.read_text()) == i:
+        marker.unlink()
+        os.kill(os.getpid(), 9)
+    note(path, str(i))
+    return expected(i)
+
+
 @durable.step(retries=2, retry_delay=0)
 def flaky(item: Item) -> str:
     """Fails on its first two attempts for each item, then succeeds."""

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import durable
-from tests.fanout_work import expected, flaky, item_indexes, logged, picky, work
+from tests.fanout_work import deadly, expected, flaky, item_indexes, logged, picky, work
 
 distributed = pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,6 +89,38 @@ def test_step_retries_run_on_the_worker(tmp_path: Path, client: Any) -> None:
 
     assert fan(4) == [expected(i) for i in range(4)]
     assert sorted(logged(log)) == sorted(list(range(4)) * 3)
+
+
+def test_an_item_whose_worker_is_killed_fails_with_killed_worker_and_resumes(
+    tmp_path: Path, cluster: Any, client: Any
+) -> None:
+    """A worker killed (kill -9) in an item: the task fails with Dask's
+    KilledWorker (once its worker died more than `allowed-failures` times;
+    0 here, so at once), which the item raises as itself, so that
+    `retry_on=KilledWorker` and `except KilledWorker` see it. It came out as a
+    RuntimeError of the exc_info triple's repr. The resume runs the items
+    without a kept result, each once, and no kept one."""
+    log = str(tmp_path / "log")
+    Path(log + ".kill").write_text("5")
+    items = [(log, i) for i in range(8)]
+
+    @durable.workflow(store=str(tmp_path / "store"), run_id="killed")
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(deadly, items, executor=client, checkpoint_items=True)
+
+    scheduler = cluster.scheduler
+    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
+    try:
+        with pytest.raises(distributed.KilledWorker) as failed:
+            fan(items)
+    finally:
+        scheduler.allowed_failures = allowed
+    assert "durable: item" in "".join(traceback.format_exception(failed.value))
+    kept = item_indexes(durable.open_store(str(tmp_path / "store")), fan.name, "killed")
+    assert 5 not in kept and set(kept) <= set(logged(log))
+    first = len(logged(log))
+    assert fan(items) == [expected(i) for i in range(8)]
+    assert sorted(logged(log)[first:]) == sorted(set(range(8)) - kept)
 
 
 MAIN_SCRIPT = """

@@ -281,7 +281,7 @@ class DaskPool:
     def outcome(self, handle: Any) -> Any:
         result = self.results.pop(handle)
         if handle.status != "finished":  # the task itself failed: a worker died, ...
-            raise result if isinstance(result, BaseException) else RuntimeError(repr(result))
+            raise _task_error(result)
         return unpack_outcome(result)
 
     def cancel(self, handles: Iterable[Any]) -> None:
@@ -292,6 +292,16 @@ class DaskPool:
     def unstart(self, handles: list[Any]) -> list[Any]:
         # The client cannot tell queued tasks from running ones: all of them finish.
         return []
+
+
+def _task_error(result: Any) -> BaseException:
+    """The error of a Dask task that failed outside `run_pickled` (its
+    worker died: `KilledWorker`). `as_completed(raise_errors=False)` gives
+    it as an exc_info triple; raised as a RuntimeError of that triple's
+    repr, it escaped `retry_on=KilledWorker` and `except KilledWorker`."""
+    if isinstance(result, tuple) and len(result) == 3 and isinstance(result[1], BaseException):
+        return result[1].with_traceback(result[2])
+    return result if isinstance(result, BaseException) else RuntimeError(repr(result))
 
 
 def is_dask_client(obj: object) -> bool:
