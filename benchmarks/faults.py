@@ -112,6 +112,8 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         ("s3 endpoint cut", lambda: environment.endpoint_cut(*on_s3(), n(10), rng)),
         ("sigstop s3", lambda: environment.stopped_past_lease(on_s3()[0], n(5))),
         ("cli during a live run", lambda: live.cli_during_live_run(local, n(60), rng)),
+        ("cli during a live run S3",
+         lambda: named(live.cli_during_live_run(on_s3()[0], n(20), rng), "S3")),
         ("fork killed", lambda: live.fork_killed(local, n(40), rng)),
         ("one run id in threads", lambda: samerun.same_run_at_once(folder / "same", n(200), rng)),
         ("planted pickles", lambda: damage.planted_pickles(folder / "plants")),

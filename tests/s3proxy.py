@@ -1,5 +1,6 @@
 """A proxy on 127.0.0.1 in front of the test S3 server that fails one chosen
-PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`.
+PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`
+(or, as an outage, the PUTs from there until one whose path does not).
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
 again; "500-before" and "reset-mid" fail it before the server has it.
@@ -24,6 +25,7 @@ class Faults:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.count, self.at, self.how, self.match = 0, 0, "", ""
+        self.outage = False
         self.hit: list[str] = []  # the paths of the requests failed
         self.held = threading.Event()  # a PUT is being held
         self.released = threading.Event()
@@ -46,16 +48,23 @@ class Faults:
         if self.held.is_set():
             self.released.wait(120)
 
-    def fail(self, at: int, how: str, match: str = "") -> None:
+    def fail(self, at: int, how: str, match: str = "", *, outage: bool = False) -> None:
+        """`outage`: that PUT and every one after it (the client's own
+        retries of it), until a PUT whose path does not hold `match`."""
         with self._lock:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
+            self.outage = outage
 
     def decide(self, method: str, path: str) -> str:
         with self._lock:
-            if method != "PUT" or self.match not in path:
+            if method != "PUT":
+                return ""
+            if self.match not in path:
+                if self.outage and self.hit:
+                    self.at = 0  # over
                 return ""
             self.count += 1
-            if self.count != self.at:
+            if self.count != self.at and not (self.outage and self.hit and self.at):
                 return ""
             self.hit.append(urllib.parse.unquote(path))
             return self.how
