@@ -1,6 +1,6 @@
 """A proxy on 127.0.0.1 in front of the test S3 server that fails one chosen
 PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`
-(or, as an outage, the PUTs from there until one whose path does not).
+(or, as an outage, it and its tries again until a PUT to another path).
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
 again; "500-before" and "reset-mid" fail it before the server has it.
@@ -49,8 +49,8 @@ class Faults:
             self.released.wait(120)
 
     def fail(self, at: int, how: str, match: str = "", *, outage: bool = False) -> None:
-        """`outage`: that PUT and every one after it (the client's own
-        retries of it), until a PUT whose path does not hold `match`."""
+        """`outage`: that PUT and the client's tries of it again, until a
+        PUT to another path."""
         with self._lock:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
             self.outage = outage
@@ -59,12 +59,15 @@ class Faults:
         with self._lock:
             if method != "PUT":
                 return ""
+            if self.outage and self.hit and self.at:
+                if urllib.parse.unquote(path) == self.hit[0]:
+                    self.hit.append(self.hit[0])  # the client tries it again
+                    return self.how
+                self.at = 0  # over
             if self.match not in path:
-                if self.outage and self.hit:
-                    self.at = 0  # over
                 return ""
             self.count += 1
-            if self.count != self.at and not (self.outage and self.hit and self.at):
+            if self.count != self.at:
                 return ""
             self.hit.append(urllib.parse.unquote(path))
             return self.how
