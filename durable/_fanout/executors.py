@@ -133,6 +133,9 @@ def run_pickled(
     own errors: they come back pickled with their traceback text. `owner`:
     the workflow process of a process pool (`orphan`)."""
     leave_if_orphaned(owner)
+    if wait:  # a retry's delay: the workflow process may be killed meanwhile
+        pause(wait)
+        leave_if_orphaned(owner)
     fn = _loaded.get(token)
     if fn is None:
         if len(_loaded) >= 16:
@@ -140,7 +143,7 @@ def run_pickled(
         fn = _loaded[token] = codec.loads_callable(fn_blob)
     try:
         # Another process: the run's store is not known here, so no cache.
-        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False, wait=wait)
+        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False)
     except Exception as exc:
         return _pack_error(exc)
     try:
