@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,6 +123,28 @@ def test_an_item_whose_worker_is_killed_fails_with_killed_worker_and_resumes(
     first = len(logged(log))
     assert fan(items) == [expected(i) for i in range(8)]
     assert sorted(logged(log)[first:]) == sorted(set(range(8)) - kept)
+
+
+def test_a_result_received_before_its_worker_died_is_the_items(
+    tmp_path: Path, client: Any
+) -> None:
+    """A result handed over, then its worker killed (kill -9): Dask turns the
+    future back to pending (its data is gone), and the block, which read the
+    future's status after the result, refused it as a failed task
+    (RuntimeError of the result's bytes; seen in the test above, once in
+    seven runs). The result that arrived is the item's."""
+    from durable._fanout.executors import NO_TRACE, DaskPool
+
+    pool = DaskPool(client, work, NO_TRACE)
+    (handle,) = pool.submit([(str(tmp_path / "log"), 3)])
+    assert pool.wait([handle]) == {handle}  # its result is here
+    (holder,) = client.who_has([handle])[handle.key]
+    os.kill(client.run(os.getpid, workers=[holder])[holder], signal.SIGKILL)
+    deadline = time.monotonic() + 60  # a bound on a failure, not a synchronisation
+    while handle.status == "finished":
+        assert time.monotonic() < deadline, "the worker's death never reached the client"
+    assert pool.outcome(handle) == expected(3)
+    client.cancel([handle])
 
 
 MAIN_SCRIPT = """

@@ -283,7 +283,9 @@ class DaskPool:
 
     def outcome(self, handle: Any) -> Any:
         result = self.results.pop(handle)
-        if handle.status != "finished":  # the task itself failed: a worker died, ...
+        # What came back decides (`run_pickled` returns bytes), not the status now:
+        # a worker dying once it handed the result over turns that back to pending.
+        if not isinstance(result, bytes):  # the task failed: its worker died, ...
             raise _task_error(result)
         return unpack_outcome(result)
 
