@@ -18,7 +18,17 @@ from typing import Any
 import pytest
 
 import durable
-from tests.fanout_work import deadly, expected, flaky, item_indexes, logged, picky, work
+from tests.fanout_work import (
+    deadly,
+    expected,
+    flaky,
+    gate_clock,
+    item_indexes,
+    logged,
+    picky,
+    task_states,
+    work,
+)
 
 distributed = pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,6 +155,65 @@ def test_a_result_received_before_its_worker_died_is_the_items(
         assert time.monotonic() < deadline, "the worker's death never reached the client"
     assert pool.outcome(handle) == expected(3)
     client.cancel([handle])
+
+
+DELAYED_SCRIPT = """
+import os, sys
+import durable
+from distributed import Client
+
+@durable.step(retries=1, retry_delay=60)
+def body(item):
+    log, i = item  # a worker's own sys.argv is not ours: the path travels with the item
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()} {i}\\n")
+    if len(open(log).read().splitlines()) == 1:
+        raise ValueError("the first try fails")
+    return i
+
+@durable.workflow(store=sys.argv[3], run_id="delayed")
+def fan():
+    with Client(sys.argv[1]) as client:
+        return durable.loop_over(body, [(sys.argv[2], 0)], executor=client)
+
+if __name__ == "__main__":
+    fan()
+"""
+
+
+def test_a_task_whose_workflow_dies_in_a_retrys_delay_makes_no_try(
+    tmp_path: Path, cluster: Any, client: Any, child_env: dict[str, str]
+) -> None:
+    """The workflow process killed (kill -9) while a worker waits out an
+    item's retry_delay: the scheduler drops its client's task, and the
+    worker made the try all the same once the wait was over, with no run
+    holding the item while a resume could make it too. It makes none."""
+    script, log, gate = tmp_path / "delayed.py", tmp_path / "tries", str(tmp_path / "gate")
+    script.write_text(DELAYED_SCRIPT)
+    client.wait_for_workers(2, timeout=60)  # one killed by a test above is back
+    client.run(gate_clock, gate)
+    args = [sys.executable, str(script), cluster.scheduler_address, str(log), str(tmp_path / "s")]
+    workflow = subprocess.Popen(args, env=child_env)
+    try:
+        deadline = time.monotonic() + 60  # bounds on a failure, not synchronisations
+        while not os.path.exists(gate + ".in"):  # the worker waits out the retry's delay
+            assert workflow.poll() is None and time.monotonic() < deadline
+        workflow.kill()
+        workflow.wait()
+        while "cancelled" not in states(client):
+            assert time.monotonic() < deadline, "the scheduler never dropped the task"
+        Path(gate).touch()
+        while states(client):
+            assert time.monotonic() < deadline, "the worker never ended the task"
+    finally:
+        client.run(gate_clock, "")
+        workflow.kill()
+    assert len(log.read_text().splitlines()) == 1, log.read_text()
+
+
+def states(client: Any) -> list[str]:
+    """The states of the tasks the workers hold."""
+    return [state for held in client.run(task_states).values() for state in held]
 
 
 MAIN_SCRIPT = """

@@ -24,7 +24,7 @@ from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
-from .orphan import leave_if_orphaned
+from .orphan import dropped_after, leave_if_orphaned
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
 # no tracing) and the block's label.
@@ -133,9 +133,8 @@ def run_pickled(
     own errors: they come back pickled with their traceback text. `owner`:
     the workflow process of a process pool (`orphan`)."""
     leave_if_orphaned(owner)
-    if wait:  # a retry's delay: the workflow process may be killed meanwhile
-        pause(wait)
-        leave_if_orphaned(owner)
+    if wait and dropped_after(wait, owner):  # its workflow process died meanwhile
+        return codec.dumps_callable((False, RuntimeError("dropped: nobody holds the run"), ""))
     fn = _loaded.get(token)
     if fn is None:
         if len(_loaded) >= 16:
