@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faults
 
-from tests.faults import cachelimit, damage, environment, kills, live, retries, samerun
+from tests.faults import cachelimit, damage, environment, kills, live, retries, s3requests, samerun
 from tests.faults.common import Outcome, Place
 
 CREDENTIALS = {
@@ -111,7 +111,11 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         ("deleted folders", lambda: environment.deleted_store(local, n(40), rng)),
         ("s3 endpoint cut", lambda: environment.endpoint_cut(*on_s3(), n(10), rng)),
         ("sigstop s3", lambda: environment.stopped_past_lease(on_s3()[0], n(5))),
+        ("s3 request failures, segments",
+         lambda: s3requests.segmented_request_faults(*on_s3(), n(80), rng)),
         ("cli during a live run", lambda: live.cli_during_live_run(local, n(60), rng)),
+        ("cli during a live run S3",
+         lambda: named(live.cli_during_live_run(on_s3()[0], n(20), rng), "S3")),
         ("fork killed", lambda: live.fork_killed(local, n(40), rng)),
         ("one run id in threads", lambda: samerun.same_run_at_once(folder / "same", n(200), rng)),
         ("planted pickles", lambda: damage.planted_pickles(folder / "plants")),

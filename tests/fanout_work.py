@@ -10,10 +10,13 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import durable
+from durable._storage import clock
 
 Item = tuple[str, int]
 
@@ -105,6 +108,19 @@ def picky(item: Item) -> str:
     return expected(i)
 
 
+@durable.step
+def deadly(item: Item) -> str:
+    """Kills its own worker process (kill -9) for the index in `<log>.kill`,
+    once: the marker goes first."""
+    path, i = item
+    marker = Path(path + ".kill")
+    if marker.exists() and int(marker.read_text()) == i:
+        marker.unlink()
+        os.kill(os.getpid(), 9)
+    note(path, str(i))
+    return expected(i)
+
+
 @durable.step(retries=2, retry_delay=0)
 def flaky(item: Item) -> str:
     """Fails on its first two attempts for each item, then succeeds."""
@@ -149,3 +165,24 @@ def records(store: durable.Store, wf: str, run_id: str, kind: str) -> list[str]:
 def item_indexes(store: durable.Store, wf: str, run_id: str) -> set[int]:
     """Indexes of the checkpointed items a run holds right now."""
     return {int(n.rsplit("/", 1)[1]) for n in records(store, wf, run_id, "items")}
+
+
+class GatedClock(clock.Clock):
+    """A retry's delay that says `<gate>.in` when it starts and lasts until
+    `<gate>` exists (set on Dask workers with `client.run(gate_clock, gate)`)."""
+
+    def __init__(self, gate: str) -> None:
+        self.gate = gate
+
+    def sleep(self, seconds: float) -> None:
+        Path(self.gate + ".in").touch()
+        while not os.path.exists(self.gate):
+            time.sleep(0.005)
+
+
+def gate_clock(gate: str) -> None:
+    clock.clock = GatedClock(gate) if gate else clock.Clock()
+
+
+def task_states(dask_worker: Any) -> list[str]:
+    return [task.state for task in dask_worker.state.tasks.values()]

@@ -1,5 +1,6 @@
 """A proxy on 127.0.0.1 in front of the test S3 server that fails one chosen
-PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`.
+PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`
+(or, as an outage, it and its tries again until a PUT to another path).
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
 again; "500-before" and "reset-mid" fail it before the server has it.
@@ -24,6 +25,7 @@ class Faults:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.count, self.at, self.how, self.match = 0, 0, "", ""
+        self.outage = False
         self.hit: list[str] = []  # the paths of the requests failed
         self.held = threading.Event()  # a PUT is being held
         self.released = threading.Event()
@@ -46,13 +48,23 @@ class Faults:
         if self.held.is_set():
             self.released.wait(120)
 
-    def fail(self, at: int, how: str, match: str = "") -> None:
+    def fail(self, at: int, how: str, match: str = "", *, outage: bool = False) -> None:
+        """`outage`: that PUT and the client's tries of it again, until a
+        PUT to another path."""
         with self._lock:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
+            self.outage = outage
 
     def decide(self, method: str, path: str) -> str:
         with self._lock:
-            if method != "PUT" or self.match not in path:
+            if method != "PUT":
+                return ""
+            if self.outage and self.hit and self.at:
+                if urllib.parse.unquote(path) == self.hit[0]:
+                    self.hit.append(self.hit[0])  # the client tries it again
+                    return self.how
+                self.at = 0  # over
+            if self.match not in path:
                 return ""
             self.count += 1
             if self.count != self.at:

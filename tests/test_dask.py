@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,17 @@ from typing import Any
 import pytest
 
 import durable
-from tests.fanout_work import expected, flaky, item_indexes, logged, picky, work
+from tests.fanout_work import (
+    deadly,
+    expected,
+    flaky,
+    gate_clock,
+    item_indexes,
+    logged,
+    picky,
+    task_states,
+    work,
+)
 
 distributed = pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,6 +101,119 @@ def test_step_retries_run_on_the_worker(tmp_path: Path, client: Any) -> None:
 
     assert fan(4) == [expected(i) for i in range(4)]
     assert sorted(logged(log)) == sorted(list(range(4)) * 3)
+
+
+def test_an_item_whose_worker_is_killed_fails_with_killed_worker_and_resumes(
+    tmp_path: Path, cluster: Any, client: Any
+) -> None:
+    """A worker killed (kill -9) in an item: the task fails with Dask's
+    KilledWorker (once its worker died more than `allowed-failures` times;
+    0 here, so at once), which the item raises as itself, so that
+    `retry_on=KilledWorker` and `except KilledWorker` see it. It came out as a
+    RuntimeError of the exc_info triple's repr. The resume runs the items
+    without a kept result, each once, and no kept one."""
+    log = str(tmp_path / "log")
+    Path(log + ".kill").write_text("5")
+    items = [(log, i) for i in range(8)]
+
+    @durable.workflow(store=str(tmp_path / "store"), run_id="killed")
+    def fan(items: list[tuple[str, int]]) -> list[str]:
+        return durable.loop_over(deadly, items, executor=client, checkpoint_items=True)
+
+    scheduler = cluster.scheduler
+    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0
+    try:
+        with pytest.raises(distributed.KilledWorker) as failed:
+            fan(items)
+    finally:
+        scheduler.allowed_failures = allowed
+    assert "durable: item" in "".join(traceback.format_exception(failed.value))
+    kept = item_indexes(durable.open_store(str(tmp_path / "store")), fan.name, "killed")
+    assert 5 not in kept and set(kept) <= set(logged(log))
+    first = len(logged(log))
+    assert fan(items) == [expected(i) for i in range(8)]
+    assert sorted(logged(log)[first:]) == sorted(set(range(8)) - kept)
+
+
+def test_a_result_received_before_its_worker_died_is_the_items(
+    tmp_path: Path, client: Any
+) -> None:
+    """A result handed over, then its worker killed (kill -9): Dask turns the
+    future back to pending (its data is gone), and the block, which read the
+    future's status after the result, refused it as a failed task
+    (RuntimeError of the result's bytes; seen in the test above, once in
+    seven runs). The result that arrived is the item's."""
+    from durable._fanout.executors import NO_TRACE, DaskPool
+
+    pool = DaskPool(client, work, NO_TRACE)
+    (handle,) = pool.submit([(str(tmp_path / "log"), 3)])
+    assert pool.wait([handle]) == {handle}  # its result is here
+    (holder,) = client.who_has([handle])[handle.key]
+    os.kill(client.run(os.getpid, workers=[holder])[holder], signal.SIGKILL)
+    deadline = time.monotonic() + 60  # a bound on a failure, not a synchronisation
+    while handle.status == "finished":
+        assert time.monotonic() < deadline, "the worker's death never reached the client"
+    assert pool.outcome(handle) == expected(3)
+    client.cancel([handle])
+
+
+DELAYED_SCRIPT = """
+import os, sys
+import durable
+from distributed import Client
+
+@durable.step(retries=1, retry_delay=60)
+def body(item):
+    log, i = item  # a worker's own sys.argv is not ours: the path travels with the item
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()} {i}\\n")
+    if len(open(log).read().splitlines()) == 1:
+        raise ValueError("the first try fails")
+    return i
+
+@durable.workflow(store=sys.argv[3], run_id="delayed")
+def fan():
+    with Client(sys.argv[1]) as client:
+        return durable.loop_over(body, [(sys.argv[2], 0)], executor=client)
+
+if __name__ == "__main__":
+    fan()
+"""
+
+
+def test_a_task_whose_workflow_dies_in_a_retrys_delay_makes_no_try(
+    tmp_path: Path, cluster: Any, client: Any, child_env: dict[str, str]
+) -> None:
+    """The workflow process killed (kill -9) while a worker waits out an
+    item's retry_delay: the scheduler drops its client's task, and the
+    worker made the try all the same once the wait was over, with no run
+    holding the item while a resume could make it too. It makes none."""
+    script, log, gate = tmp_path / "delayed.py", tmp_path / "tries", str(tmp_path / "gate")
+    script.write_text(DELAYED_SCRIPT)
+    client.wait_for_workers(2, timeout=60)  # one killed by a test above is back
+    client.run(gate_clock, gate)
+    args = [sys.executable, str(script), cluster.scheduler_address, str(log), str(tmp_path / "s")]
+    workflow = subprocess.Popen(args, env=child_env)
+    try:
+        deadline = time.monotonic() + 60  # bounds on a failure, not synchronisations
+        while not os.path.exists(gate + ".in"):  # the worker waits out the retry's delay
+            assert workflow.poll() is None and time.monotonic() < deadline
+        workflow.kill()
+        workflow.wait()
+        while "cancelled" not in states(client):
+            assert time.monotonic() < deadline, "the scheduler never dropped the task"
+        Path(gate).touch()
+        while states(client):
+            assert time.monotonic() < deadline, "the worker never ended the task"
+    finally:
+        client.run(gate_clock, "")
+        workflow.kill()
+    assert len(log.read_text().splitlines()) == 1, log.read_text()
+
+
+def states(client: Any) -> list[str]:
+    """The states of the tasks the workers hold."""
+    return [state for held in client.run(task_states).values() for state in held]
 
 
 MAIN_SCRIPT = """

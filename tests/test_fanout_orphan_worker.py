@@ -103,3 +103,71 @@ def test_a_worker_of_a_killed_workflow_starts_no_queued_item(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(worker, signal.SIGKILL)
     pytest.fail("the orphaned worker neither exited nor went on, 5 times")
+
+
+DELAYED = textwrap.dedent(
+    """
+    import concurrent.futures as cf, multiprocessing, os, signal, sys
+    import durable
+    from durable._storage import clock
+
+    LOG, STORE = sys.argv[1], sys.argv[2]
+
+    def reaped(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    class Dying(clock.Clock):
+        def sleep(self, seconds: float) -> None:
+            # The retry's delay, in the worker: the workflow dies meanwhile.
+            workflow = int(os.environ["WORKFLOW_PID"])
+            os.kill(workflow, signal.SIGKILL)
+            while not reaped(workflow):  # the test reaps it
+                pass
+
+    clock.clock = Dying()
+
+    @durable.step(retries=1, retry_delay=60)
+    def body(i: int) -> int:
+        with open(LOG, "a") as f:
+            f.write(f"{os.getpid()} {i}\\n")
+        if len(open(LOG).read().splitlines()) == 1:
+            raise ValueError("the first try fails")
+        return i
+
+    @durable.workflow(name="orphans")
+    def orphans() -> list[int]:
+        ctx = multiprocessing.get_context("fork")
+        with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+            return durable.loop_over(body, [0], executor=pool)
+
+    if __name__ == "__main__":
+        os.environ["WORKFLOW_PID"] = str(os.getpid())
+        orphans.with_options(store=STORE, run_id="r")()
+    """
+)
+
+
+def test_a_worker_whose_workflow_dies_in_a_retrys_delay_makes_no_try(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """The worker waits out a retry's delay (`retry_delay`) before the try:
+    it checked its workflow process before the wait only, and a kill -9
+    meanwhile left it making the try with no run holding the item."""
+    script, log = tmp_path / "flow.py", tmp_path / "tries"
+    script.write_text(DELAYED)
+    args = [sys.executable, str(script), str(log), str(tmp_path / "store")]
+    child = subprocess.run(args, env=child_env, cwd=tmp_path, timeout=20, check=False)
+    assert child.returncode == -9
+    worker = int(log.read_text().split()[0])
+    try:
+        deadline = time.monotonic() + 10  # a bound on a failure, not a synchronisation
+        while not gone(worker) and len(log.read_text().splitlines()) == 1:
+            assert time.monotonic() < deadline, "the orphaned worker neither exited nor went on"
+        assert log.read_text().split()[1::2] == ["0"], log.read_text()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGKILL)

@@ -25,7 +25,7 @@ from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
-from .orphan import leave_if_orphaned
+from .orphan import dropped_after, leave_if_orphaned
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
 # no tracing) and the block's label.
@@ -134,6 +134,8 @@ def run_pickled(
     own errors: they come back pickled with their traceback text. `owner`:
     the workflow process of a process pool (`orphan`)."""
     leave_if_orphaned(owner)
+    if wait and dropped_after(wait, owner):  # its workflow process died meanwhile
+        return codec.dumps_callable((False, RuntimeError("dropped: nobody holds the run"), ""))
     fn = _loaded.get(token)
     if fn is None:
         if len(_loaded) >= 16:
@@ -141,7 +143,7 @@ def run_pickled(
         fn = _loaded[token] = codec.loads_callable(fn_blob)
     try:
         # Another process: the run's store is not known here, so no cache.
-        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False, wait=wait)
+        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False)
     except Exception as exc:
         return _pack_error(exc)
     try:
@@ -281,8 +283,10 @@ class DaskPool:
 
     def outcome(self, handle: Any) -> Any:
         result = self.results.pop(handle)
-        if handle.status != "finished":  # the task itself failed: a worker died, ...
-            raise result if isinstance(result, BaseException) else RuntimeError(repr(result))
+        # What came back decides (`run_pickled` returns bytes), not the status now:
+        # a worker dying once it handed the result over turns that back to pending.
+        if not isinstance(result, bytes):  # the task failed: its worker died, ...
+            raise _task_error(result)
         return unpack_outcome(result)
 
     def cancel(self, handles: Iterable[Any]) -> None:
@@ -293,6 +297,16 @@ class DaskPool:
     def unstart(self, handles: list[Any]) -> list[Any]:
         # The client cannot tell queued tasks from running ones: all of them finish.
         return []
+
+
+def _task_error(result: Any) -> BaseException:
+    """The error of a Dask task that failed outside `run_pickled` (its
+    worker died: `KilledWorker`). `as_completed(raise_errors=False)` gives
+    it as an exc_info triple; raised as a RuntimeError of that triple's
+    repr, it escaped `retry_on=KilledWorker` and `except KilledWorker`."""
+    if isinstance(result, tuple) and len(result) == 3 and isinstance(result[1], BaseException):
+        return result[1].with_traceback(result[2])
+    return result if isinstance(result, BaseException) else RuntimeError(repr(result))
 
 
 def is_dask_client(obj: object) -> bool:

@@ -68,6 +68,15 @@ def locked_error(run: str, doc: dict[str, Any], watch: float | None = None) -> R
             "workflow was called inside its own run (from one of its steps) with the same "
             "run id, which no wait can free.",
         )
+    elif watch is None and same_pid_space(doc) and stopped(int(doc.get("pid", 0))):
+        # A lock on local disk lasts as long as its process (an object store's
+        # lease, which passes `watch`, is taken over once expired): its lease
+        # "expires" at a time long past, and the run looked held for good.
+        error.args = (
+            f"{error} That process is stopped (Ctrl-Z in its terminal, or SIGSTOP) and "
+            f"keeps the run until it goes on: continue it (`fg` there, `kill -CONT "
+            f"{doc.get('pid')}`) or end it.",
+        )
     elif watch is not None and not same_pid_space(doc):
         # From here a dead holder looks the same as a live one until then;
         # without this, a team mate's crashed run reads as running forever.
@@ -262,6 +271,17 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def stopped(pid: int) -> bool:
+    """Whether the process is stopped (Ctrl-Z, SIGSTOP, a debugger): its
+    state in /proc (Linux; False elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in ([b"T"], [b"t"])
 
 
 def _read_json(data: bytes) -> dict[str, Any]:

@@ -264,7 +264,17 @@ class SegmentWriter:
     def _create(self, name: str, data: bytes) -> None:
         self.guard()
         key = self.base + name
-        if self.store.create(key, data) or self.store.get(key) == data:
-            return  # written (or our own write, whose reply was lost)
+        try:
+            if self.store.create(key, data) or self.store.get(key) == data:
+                return  # written (or our own write, whose reply was lost)
+        except StorageError:
+            # Every answer lost (a 500 after S3 stored it, resets past the
+            # client's retries), the segment may be there: the next write
+            # reads the run again and sees. Kept, this view numbered the next
+            # flush the same, found the name taken by its own fewer records
+            # and took itself for a stale holder (LeaseLostError).
+            with self._lock:
+                self._snap = None
+            raise
         why = f"another process wrote segment {name} of the run"
         raise LeaseLostError(self.run_id, None, why=why)
