@@ -163,6 +163,31 @@ def test_every_write_checks_the_lease(place: Place) -> None:
     assert place.open().get_many(place.open().list("w/r/")) == before
 
 
+def test_older_manifest_generations_never_decide_and_stale_writers_are_refused(
+    place: Place,
+) -> None:
+    """Older manifest generations are deleted two at a time (one request per
+    resume, not two): at most two are left beside the newest, which alone is
+    the manifest, and a writer that last read one of them is refused."""
+    if not place.object_leases:
+        pytest.skip("a local manifest is one file replaced in place")
+    stale = place.open(own_client=True)
+    store = place.open()
+    lease: Any = store.acquire("w", "r", 30)
+    store.save_manifest("w", "r", b"m0")
+    assert stale.load_manifest("w", "r") == b"m0"
+    left = []
+    for i in range(1, 6):
+        store.save_manifest("w", "r", f"m{i}".encode())
+        left.append(len(place.open(own_client=True).list("w/r/run/")))
+    assert left == [2, 1, 2, 1, 2]  # the first save found one older: kept
+    assert place.open(own_client=True).load_manifest("w", "r") == b"m5"
+    with pytest.raises(durable.LeaseLostError):
+        stale.save_manifest("w", "r", b"stale")
+    lease.release()
+    assert place.open(own_client=True).load_manifest("w", "r") == b"m5"
+
+
 # -- item 2: a lease file is never unlinked while it can be locked ------------
 
 

@@ -157,6 +157,11 @@ def save_generation(
         with contextlib.suppress(Exception):
             store.delete([key])
         raise LeaseLostError(run_id, None, why="another process wrote the run's manifest")
-    with contextlib.suppress(Exception):  # older generations decide nothing now
-        store.delete(generation_key(workflow, run_id, g) for g in gens if g < gen)
+    older = [g for g in gens if g < gen]
+    if len(older) > 1:
+        # Older generations decide nothing (the newest is the manifest), so
+        # they go two at a time: a resume writes the manifest twice (started,
+        # then ended or paused) and makes one request to clear them, not two.
+        with contextlib.suppress(Exception):
+            store.delete(generation_key(workflow, run_id, g) for g in older)
     return gen
