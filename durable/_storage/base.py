@@ -19,7 +19,7 @@ from typing import Any
 from .._settings import env_flag
 from ..errors import ConfigurationError
 from .durability import check_interval, resolve_durability
-from .fence import Held, Owner, load_generation, reclaim, save_generation
+from .fence import Held, Owner, load_generation, reclaim, save_generation, watched
 from .keys import Position, blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .objectlease import object_lease_held
@@ -157,8 +157,7 @@ class Store:
         run = (workflow, run_id)
         writer = self._writers.get(run)
         if writer is None and run in self._held:
-            base = run_prefix(workflow, run_id)
-            guard = lambda: self.guard(workflow, run_id)  # noqa: E731
+            guard, base = lambda: self.guard(workflow, run_id), run_prefix(workflow, run_id)
             writer = self._writers[run] = SegmentWriter(self, base, run_id, self.signing_key, guard)
         return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
 
@@ -272,9 +271,12 @@ class Store:
         """What `_seen` holds for a run without a manifest."""
         return 0
 
-    def acquire(self, workflow: str, run_id: str, ttl: float, owner: Owner | None = None) -> Held:
+    def acquire(
+        self, workflow: str, run_id: str, ttl: float, owner: Owner | None = None, block: bool = True
+    ) -> Held:
         """The run's lease (the store's own `lease_ttl`, when set, wins), which
-        every write to the run checks until released; `owner`: see `Held`."""
+        every write to the run checks until released; `owner`: see `Held`,
+        `block`: `fence.watched`."""
         check_names(workflow, run_id)
         reclaim(where := (self.url, workflow, run_id))
         run = (workflow, run_id)
@@ -289,7 +291,7 @@ class Store:
             if writer is not None and self._held.get(run) is held:
                 writer.flush(final=True)
 
-        lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
+        lease = watched(lambda: self.lease(workflow, run_id, self.lease_ttl or ttl), block)
         try:
             held = self._held[run] = Held(lease, forget, flush, owner, where)
         except BaseException:  # a Ctrl-C landing here: nobody else could release it
