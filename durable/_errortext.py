@@ -91,3 +91,19 @@ def unrecordable(name: str, *, answer: bool, block: bool, pickles: bool) -> dict
         return {"advice": f"{plain_data(pickles)} from the function given to loop_over. "
                 "Earlier records are intact; fix it and call again to resume."}  # fmt: skip
     return {}
+
+
+def lost_after(position: Position | None, written: bool) -> str:
+    """What a holder that lost its lease wrote (`LeaseLostError`): only what
+    is known. `written`: the loss was found after the write just made had
+    landed (at the segment write that followed it); without it, the step at
+    `position` may have run, its record being the write refused."""
+    if position is None:
+        later = "nothing more was written"
+    else:
+        since = "after it" if written else f"from position {position} on"
+        later = f"nothing {since} was recorded, and no later step was started"
+    if not written:
+        return later
+    done = "the write just made" if position is None else f"the record at position {position}"
+    return f"{done} was written before that was found; {later}"

@@ -35,7 +35,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from ._errortext import RERUN, Position, arguments_message, plain_data, preview_of
+from ._errortext import RERUN, Position, arguments_message, lost_after, plain_data, preview_of
 from ._errortext import reduce_error as _reduce
 from ._errortext import stamp as _stamp
 
@@ -135,19 +135,18 @@ class LeaseLostError(RunLockedError):
     process took the run over: it must not execute another step."""
 
     def __init__(
-        self, run_id: str, position: Position | None = None, *, why: str | None = None
-    ) -> None:
+        self, run_id: str, position: Position | None = None, *, why: str | None = None,
+        written: bool = False,
+    ) -> None:  # fmt: skip
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
         self.waited = 0.0
-        self.position, self.why = position, why
+        # `written`: found lost only after the write just made had landed.
+        self.position, self.why, self.written = position, why, written
         cause = why or (
             "it stalled past the expiry and another process took the run over, or the "
             "run's lease was deleted"
         )
-        undone = "nothing more was written" if position is None else (
-            # The step at `position` may have run (its record was the write refused).
-            f"nothing from position {position} on was recorded, and no later step was started"
-        )
+        undone = lost_after(position, written)
         DurableError.__init__(
             self,
             f"run {run_id!r}: this process lost its lease ({cause}); {undone}. If another "

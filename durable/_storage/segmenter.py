@@ -135,7 +135,7 @@ class SegmentWriter:
                 existing = self._lookup(name)[1]
             return None if existing == data else existing
         self._pending(name, data)
-        self.flush_if_due()
+        self._landed(self.flush_if_due)
         return None
 
     def replace(self, name: str, data: bytes) -> None:
@@ -145,7 +145,7 @@ class SegmentWriter:
                 return
             self.store.put(self.base + name, data)
             self._pending(name, data)
-        self.flush_if_due()
+        self._landed(self.flush_if_due)
 
     def drop(self, names: Iterable[str]) -> None:
         with self._flushing:
@@ -159,7 +159,7 @@ class SegmentWriter:
             if held:
                 self._write(held)  # a segment records the deletion first
             if singles:
-                self.guard()
+                self._landed(self.guard) if held else self.guard()
                 self.store.delete(self.base + n for n in singles)
                 with self._lock:
                     for n in singles:
@@ -172,6 +172,15 @@ class SegmentWriter:
             self.pending[name] = data
 
     # -- segments ----------------------------------------------------------------
+    def _landed(self, then: Callable[[], None]) -> None:
+        """`then()`, which follows a write that landed: a lost lease found
+        there came after that write, and the error says so (not "nothing was
+        recorded", which would be untrue)."""
+        try:
+            then()
+        except LeaseLostError as e:
+            raise LeaseLostError(self.run_id, None, why=e.why, written=True) from None
+
     def flush_if_due(self) -> None:
         with self._lock:
             due = len(self.pending) >= SEGMENT_RECORDS or (
@@ -225,7 +234,7 @@ class SegmentWriter:
                     del self.pending[n]
                     snap.covered.add(n)
             self.since = time.monotonic() if self.pending else 0.0
-        self._clean()
+        self._landed(self._clean)
 
     def _clean(self) -> None:
         """Delete the single objects segments hold, then merged segments."""
