@@ -88,8 +88,7 @@ class Store:
         # read or written at, for its compare-and-swap.
         self._held: dict[tuple[str, str], Held] = {}
         self._seen: dict[tuple[str, str], Any] = {}
-        # The segment writer of each run whose lease this store holds
-        # (`segmenter`): made on the first use of the run's records.
+        # Each held run's segment writer (`segmenter`), made at the first use of its records.
         self._writers: dict[tuple[str, str], SegmentWriter] = {}
 
     # -- primitives, keys are relative to the store root ------------------
@@ -159,6 +158,7 @@ class Store:
         if writer is None and run in self._held:
             guard, base = lambda: self.guard(workflow, run_id), run_prefix(workflow, run_id)
             writer = self._writers[run] = SegmentWriter(self, base, run_id, self.signing_key, guard)
+            writer.claim = bool(getattr(self._held[run], "took_over", False))
         return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:

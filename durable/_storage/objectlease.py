@@ -51,6 +51,9 @@ class ObjectLease:
         self.token = uuid.uuid4().hex
         self.generation = 0
         self.lost = False
+        # Whether the lease was taken from a holder that did not release it
+        # (expired, gone): its late writes may still land (`SegmentWriter.read`).
+        self.took_over = False
         # Until then the lease is surely ours (a third of its life kept in
         # hand for clock drift); after it, `check` renews before trusting it.
         # Kept on two clocks (see `_fresh`): wall time and elapsed time.
@@ -83,6 +86,7 @@ class ObjectLease:
             if gen and not self._takeable(gen, doc):
                 raise locked_error(self.run, doc, self._watch(doc))
             if self._claim(gen + 1, older):
+                self.took_over = bool(gen) and not doc.get("released")
                 return
         raise locked_error(self.run, doc, self._watch(doc))
 
