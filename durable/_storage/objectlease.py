@@ -119,7 +119,7 @@ class ObjectLease:
         where, now = (getattr(self.objects, "url", ""), self.prefix), _elapsed()
         seen = _WATCHED.get(where)
         if seen is not None and seen[:2] != (gen, doc.get("token")):
-            del _WATCHED[where]
+            _WATCHED.pop(where, None)
             if now - seen[2] < self._watch(doc) * 2 + 10:  # else a watch given up long ago
                 return False
             seen = None
@@ -129,7 +129,7 @@ class ObjectLease:
         left = seen[2] + self._watch(doc) - now
         if left > 0:
             raise Watching(left)
-        del _WATCHED[where]
+        _WATCHED.pop(where, None)  # (another thread may have ended it too)
         return True
 
     def _watch(self, doc: dict[str, Any]) -> float:
