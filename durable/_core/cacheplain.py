@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._storage.base import Store
+from .._storage.cachemarks import refused
 from .._storage.cachestore import MISSING
 from .._storage.clock import now
 from .._storage.factory import default_store
-from ..errors import SerializationError
+from ..errors import SerializationError, StorageError
 from . import artifacts
 from .bound import with_bound
 from .cache import Ticket, ticket_for
@@ -100,6 +101,10 @@ def _computed(
         return ticket.keep(value, entries, started)[1]
     except SerializationError as e:
         warnings.warn(f"{e}; the output was not cached", stacklevel=3)
+        return value
+    except StorageError as e:  # a cache the caller may read, not write: a team mate's
+        refused(ticket.store, e, "could not keep outputs in the cache of {url} ({error}); "
+                "they are returned, not cached")  # fmt: skip
         return value
 
 
