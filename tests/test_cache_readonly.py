@@ -12,7 +12,8 @@ import pytest
 
 import durable
 from durable._core.spec import step_spec
-from durable._storage.cachestore import ENTRIES, step_part
+from durable._storage.cachestore import ENTRIES, USED, step_part
+from durable.testing import FakeClock
 
 CALLS: Counter[str] = Counter()
 
@@ -62,3 +63,29 @@ def test_a_miss_in_a_run_on_an_unwritable_store_still_fails(
 
     with pytest.raises(durable.StorageError):
         flow.with_options(run_id="r")(3)
+
+
+@durable.step(cache=durable.Cache(expire=60))
+def dated(x: int) -> int:
+    CALLS["dated"] += 1
+    return x * 3
+
+
+def test_an_expired_entry_the_store_cannot_remove_runs_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
+) -> None:
+    """An expired entry is removed before the step runs: a store that
+    refuses the removal (a team mate's) made the call fail unrun."""
+    CALLS.clear()
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path))
+    assert dated(1) == 3
+    (entry,) = [p for p in (tmp_path / ENTRIES).rglob("*") if p.is_file()]
+    # Its use marker's place holds a folder with a file: no removal passes (as root too).
+    marker = tmp_path / USED / entry.relative_to(tmp_path / ENTRIES)
+    marker.unlink(missing_ok=True)
+    marker.mkdir(parents=True, exist_ok=True)
+    (marker / "keep").write_text("x")
+    clock.now += 3600  # expired
+    with pytest.warns(UserWarning, match="could not"):
+        assert dated(1) == 3
+    assert CALLS["dated"] == 2
