@@ -9,6 +9,7 @@ reason is looked for only then, by the same digest rule the key uses."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -35,10 +36,14 @@ def tell_uncached(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any])
         )
 
 
-def tell_elsewhere(spec: StepSpec, where: str) -> None:
-    """Warn, the first time for this step, that `loop_over` sends its items
-    to workers in other processes, which run its body without the cache: a
-    silent `cache=True` on a Dask cluster computed every item every time."""
+def tell_elsewhere(spec: StepSpec | None, executor: object) -> None:
+    """Warn, the first time for this cached step, that `loop_over` sends its
+    items to workers in other processes (any executor but a thread pool),
+    which run its body without the cache: a silent `cache=True` on a Dask
+    cluster computed every item every time."""
+    if spec is None or spec.cache is None or isinstance(executor, cf.ThreadPoolExecutor):
+        return
+    where = "a " + (type(executor).__name__ if isinstance(executor, cf.Executor) else "Dask cluster")
     if _first(spec, "elsewhere"):
         warnings.warn(
             f"step {spec.name} runs without its cache in this loop_over (its outputs are "
