@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import reprlib
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,14 @@ def preview_of(value: Any, limit: int = 120) -> str:
     """A one-line, bounded repr for messages and listings."""
     text = _short.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shell_words(*words: object) -> str:
+    """The words of a command a message advises, each one word of the shell
+    as printed (quoted where it needs it): a run id such as `it's;v2` or a
+    workflow `flow(v2)` printed bare gave a line the shell split or choked
+    on. Every advised command's ids and names go through here."""
+    return " ".join(shlex.quote(str(w)) for w in words)
 
 
 def stamp(t: float) -> str:

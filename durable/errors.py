@@ -35,7 +35,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from ._errortext import RERUN, Position, arguments_message, plain_data, preview_of
+from ._errortext import RERUN, Position, arguments_message, plain_data, preview_of, shell_words
 from ._errortext import reduce_error as _reduce
 from ._errortext import stamp as _stamp
 
@@ -51,7 +51,8 @@ class RunNotFoundError(DurableError, LookupError):
         self.workflow, self.run_id, self.store = workflow, run_id, store
         super().__init__(
             f"no run {run_id!r} of workflow {workflow!r} in store {store}; "
-            f"nothing was executed. Check the run id (`durable runs {workflow}` lists them) "
+            "nothing was executed. Check the run id "
+            f"(`durable {shell_words('runs', workflow)}` lists them) "
             f"or call the workflow without resume() to start it."
         )
 

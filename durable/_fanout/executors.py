@@ -305,17 +305,12 @@ def _task_error(result: Any) -> BaseException:
 
 
 def is_dask_client(obj: object) -> bool:
-    cls = type(obj)
-    return cls.__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
+    return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
 
 
 def open_pool(executor: object, fn: Callable[[Any], Any], trace: Trace = NO_TRACE) -> Pool:
     check_executor(executor)
-    spec = step_spec(fn)
-    threads = isinstance(executor, cf.ThreadPoolExecutor)
-    if spec is not None and spec.cache is not None and not threads:
-        where = type(executor).__name__ if isinstance(executor, cf.Executor) else "Dask cluster"
-        tell_elsewhere(spec, f"a {where}")
+    tell_elsewhere(step_spec(fn), executor)
     if isinstance(executor, cf.Executor):
         return FuturesPool(executor, fn, trace)
     return DaskPool(executor, fn, trace)
