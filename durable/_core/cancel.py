@@ -8,6 +8,7 @@ marker with them) runs it again."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -16,6 +17,7 @@ from .._storage.base import Store
 from .._storage.keys import cancel_key
 from ..errors import Cancelled, ConfigurationError
 from .context import RunState
+from .plan import Look
 
 
 def is_cancelled(store: Store, workflow: str, run_id: str, *, now: bool = False) -> bool:
@@ -75,6 +77,22 @@ def outranks(ctx: RunState, exc: Exception) -> None:
         return
     if marked:
         raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id)) from exc
+
+
+def look(ctx: RunState) -> Look:
+    """What a pause of the run (a durable sleep, a retry delay) looks at:
+    the marker, afresh, each `pause_interval`. Before, a cancel waited out
+    the pause (an hour's sleep) and ended the run only then."""
+    return Look(pause_interval(ctx.store), functools.partial(poll, ctx, now=True))
+
+
+def pause_interval(store: Store) -> float:
+    """`poll_interval`, and no more often than the run's lease is renewed
+    (on an object store), unless `DURABLE_CANCEL_POLL` says; at least 50 ms."""
+    seconds = poll_interval(store)
+    if "DURABLE_CANCEL_POLL" not in os.environ:
+        seconds = max(seconds, store.renew_every)
+    return max(seconds, 0.05)
 
 
 def poll_interval(store: Store) -> float:
