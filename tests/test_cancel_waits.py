@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -248,3 +248,62 @@ def test_a_cancel_ends_a_loop_over_items_retry_delay(
     call = flow if kind == "sync" else (lambda: asyncio.run(aflow()))
     _cancelled_while_waiting(flow, "d", call, failed)
     assert tries == [0]
+
+
+class _Unanswering:
+    """A key store (as in docs/storage.md) whose reads of a cancel marker
+    fail the first `fails` times: an object store away for a moment."""
+
+    def __init__(self, fails: int) -> None:
+        self.data: dict[str, bytes] = {}
+        self.lock, self.fails, self.looks = threading.Lock(), fails, 0
+
+    def get(self, key: str) -> bytes | None:
+        if key.endswith("/cancel"):
+            self.looks += 1
+            if self.looks <= self.fails:
+                raise ConnectionError("the store did not answer")
+        return self.data.get(key)
+
+    def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        return {k: self.data[k] for k in keys if k in self.data}
+
+    def put(self, key: str, data: bytes) -> None:
+        self.data[key] = data
+
+    def create(self, key: str, data: bytes) -> bool:
+        with self.lock:
+            if key in self.data:
+                return False
+            self.data[key] = data
+            return True
+
+    def list(self, prefix: str) -> list[str]:
+        return [k for k in list(self.data) if k.startswith(prefix)]
+
+    def delete(self, keys: Iterable[str]) -> None:
+        for k in keys:
+            self.data.pop(k, None)
+
+
+def test_a_sleep_whose_look_for_a_cancel_goes_unanswered_sleeps_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sleep never read the store: one unanswered look must not fail it."""
+    monkeypatch.setenv("DURABLE_CANCEL_POLL", "0.05")
+    backend = _Unanswering(fails=3)
+    ran: list[str] = []
+
+    @durable.step
+    def after() -> int:
+        ran.append("after")
+        return 2
+
+    @durable.workflow(store=durable.open_store(backend), run_id="u")
+    def flow() -> int:
+        durable.sleep(0.5)  # about ten looks, the first three unanswered
+        return after()
+
+    assert flow() == 2 and ran == ["after"]
+    assert backend.looks > 3
+    assert flow.runs()[0].status == "completed"

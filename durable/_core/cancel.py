@@ -83,7 +83,20 @@ def look(ctx: RunState) -> Look:
     """What a pause of the run (a durable sleep, a retry delay) looks at:
     the marker, afresh, each `pause_interval`. Before, a cancel waited out
     the pause (an hour's sleep) and ended the run only then."""
-    return Look(pause_interval(ctx.store), functools.partial(poll, ctx, now=True))
+    return Look(pause_interval(ctx.store), functools.partial(_look_pausing, ctx))
+
+
+def _look_pausing(ctx: RunState) -> None:
+    """A look that cannot read the marker (the store away for a moment)
+    leaves the pause as it is: the next look, or the run's next boundary,
+    reads it again. A pause never read the store before: an hour's sleep
+    must not fail on one unanswered read."""
+    try:
+        marked = is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=True)
+    except Exception:
+        return
+    if marked:
+        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id))
 
 
 def pause_interval(store: Store) -> float:
