@@ -1,7 +1,8 @@
 """Cancelling a run from outside: `durable cancel` writes a create-only
 marker object in the run's folder (`_manage.cancel`); its holder looks for
 it at operation boundaries, at most once per `Store.cancel_poll` seconds
-(so a step pays a clock read, never a store round trip), and ends the run
+(so a step pays a clock read, never a store round trip), and while it
+waits (a durable sleep, a retry delay: `look`), and ends the run
 `cancelled`. A run that starts or resumes with the marker present ends
 `cancelled` at once; only a restart (which removes the run's objects, the
 marker with them) runs it again."""
