@@ -254,14 +254,15 @@ class Suspended(DurableError, ControlFlow):
     with the missing arguments as overrides, or (`waiting_for`, the name of
     the `durable.wait_for` it stopped at) with `inputs={name: value}`."""
 
-    def __init__(self, run_id: str, reason: str, *, waiting_for: str | None = None) -> None:
-        # `waiting_for`: the name of the `wait_for` the run stopped at. Its
-        # answer goes in inputs= (as its reason says), not in an argument.
-        self.run_id, self.reason, self.waiting_for = run_id, reason, waiting_for
-        how = "" if waiting_for is not None else (
-            f" Resume it with workflow.resume({run_id!r}, name=value, ...)."
-        )
-        super().__init__(f"run {run_id!r} is suspended: {reason}.{how}")
+    def __init__(
+        self, run_id: str, reason: str, *, waiting_for: str | None = None, child: str | None = None
+    ) -> None:
+        # `waiting_for`: the `wait_for` the run stopped at, answered in inputs=
+        # (as its reason says); `child`: the child run that stopped, if not run_id.
+        self.run_id, self.reason, self.waiting_for, self.child = run_id, reason, waiting_for, child
+        how = "" if waiting_for else f" Resume it with workflow.resume({run_id!r}, name=value, ...)."
+        where = f" (in its child run {child!r})" if child else ""
+        super().__init__(f"run {run_id!r} is suspended{where}: {reason}.{how}")
 
 
 class Cancelled(DurableError, ControlFlow):

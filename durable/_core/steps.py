@@ -111,7 +111,8 @@ def _live_plan(
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = _Tries(ctx, spec, live)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)
-    value = yield from retrying(spec.retry, call, tries.failed, tries.used)
+    look = cancel.look(ctx) if spec.retry.retries else None  # a delay only a retry waits
+    value = yield from retrying(spec.retry, call, tries.failed, tries.used, look)
     return tries.finish(value, ticket, (args, kwargs))
 
 

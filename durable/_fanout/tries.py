@@ -14,9 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._core import notify
+from .._core import cancel, notify
 from .._core.attempts import attempt_record, budget_spent
 from .._core.context import ItemScope, RunState
+from .._core.plan import Look
 from .._core.replay import same_call
 from .._core.retry import RetryPolicy
 from .._core.spec import step_spec
@@ -51,6 +52,7 @@ class Tries:
         self.kept(index, exc, retry)
         if not retry:
             return None
+        self.between_tries()
         wait = self.policy.wait(n)
         self.told(index, exc, wait)  # before the count moves on: the failed try's number
         self.used[index] = n + 1
@@ -62,6 +64,13 @@ class Tries:
     def told(self, index: int, exc: Exception, wait: float) -> None:
         """Say that the item's current try failed and another follows (no
         run to tell outside one)."""
+
+    def between_tries(self) -> None:
+        """Before an item's next try: no run to cancel outside one."""
+
+    def look(self) -> Look | None:
+        """What an item's retry delay waited here looks at (nothing outside a run)."""
+        return None
 
     def scope(self, index: int) -> ItemScope | None:
         """The item's next try in the run (`current_run()`): none outside one."""
@@ -172,6 +181,14 @@ class KeptTries(Tries):
         # new budget's count said "try 1" of a resume's first failed try.
         name, tried = f"{self.label} item {index}", self._numbered(index)
         notify.failed(self.ctx, self.pos, name, self.fp, tried, exc, started=0.0, retry_in=wait, kind="loop")
+
+    def between_tries(self) -> None:
+        """A retry is a boundary, as a step's is (`steps._Tries.call`): an
+        item tried again after the cancel made all its tries."""
+        cancel.poll_due(self.ctx)
+
+    def look(self) -> Look:
+        return cancel.look(self.ctx)
 
     def _write(self, index: int, rec: StepRecord) -> None:
         """Keep an item's tries under its index, in place of what is there."""

@@ -45,8 +45,10 @@ class Store:
     lease_ttl: float | None
     # How often (seconds) a live run looks for its cancel marker: a run pays
     # at most one read per interval, never one per step. DURABLE_CANCEL_POLL
-    # overrides it (0: at every operation boundary).
+    # overrides it (0: at every operation boundary). A pause looks no more
+    # often than the lease is renewed (`renew_every` s), a round trip anyway.
     cancel_poll: float = 0.5
+    renew_every: float = 0.0
     sync_interval: float
 
     @property
