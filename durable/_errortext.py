@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import reprlib
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,14 @@ def preview_of(value: Any, limit: int = 120) -> str:
     """A one-line, bounded repr for messages and listings."""
     text = _short.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shell_words(*words: object) -> str:
+    """The words of a command a message advises, each one word of the shell
+    as printed (quoted where it needs it): a run id such as `it's;v2` or a
+    workflow `flow(v2)` printed bare gave a line the shell split or choked
+    on. Every advised command's ids and names go through here."""
+    return " ".join(shlex.quote(str(w)) for w in words)
 
 
 def stamp(t: float) -> str:
@@ -93,17 +102,26 @@ def unrecordable(name: str, *, answer: bool, block: bool, pickles: bool) -> dict
     return {}
 
 
-def lost_after(position: Position | None, written: bool) -> str:
-    """What a holder that lost its lease wrote (`LeaseLostError`): only what
-    is known. `written`: the loss was found after the write just made had
-    landed (at the segment write that followed it); without it, the step at
-    `position` may have run, its record being the write refused."""
+def lease_lost_text(run_id: str, why: str | None, position: Position | None, written: bool) -> str:
+    """`LeaseLostError`'s message: what the holder wrote, only what is known.
+    `written`: the loss was found after the write just made had landed (at
+    the segment write that followed it); without it, the step at `position`
+    may have run, its record being the write refused."""
+    cause = why or (
+        "it stalled past the expiry and another process took the run over, or the "
+        "run's lease was deleted"
+    )
     if position is None:
         later = "nothing more was written"
     else:
         since = "after it" if written else f"from position {position} on"
         later = f"nothing {since} was recorded, and no later step was started"
-    if not written:
-        return later
-    done = "the write just made" if position is None else f"the record at position {position}"
-    return f"{done} was written before that was found; {later}"
+    if written:
+        done = "the write just made" if position is None else f"the record at position {position}"
+        later = f"{done} was written before that was found; {later}"
+    return (
+        f"run {run_id!r}: this process lost its lease ({cause}); {later}. If another "
+        "process took the run over, it continues it: call again later to see its "
+        "result. If the run was removed (durable rm, its folder deleted), call again "
+        "to start it afresh."
+    )

@@ -35,7 +35,15 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from ._errortext import RERUN, Position, arguments_message, lost_after, plain_data, preview_of
+from ._errortext import (
+    RERUN,
+    Position,
+    arguments_message,
+    lease_lost_text,
+    plain_data,
+    preview_of,
+    shell_words,
+)  # fmt: skip
 from ._errortext import reduce_error as _reduce
 from ._errortext import stamp as _stamp
 
@@ -51,7 +59,8 @@ class RunNotFoundError(DurableError, LookupError):
         self.workflow, self.run_id, self.store = workflow, run_id, store
         super().__init__(
             f"no run {run_id!r} of workflow {workflow!r} in store {store}; "
-            f"nothing was executed. Check the run id (`durable runs {workflow}` lists them) "
+            "nothing was executed. Check the run id "
+            f"(`durable {shell_words('runs', workflow)}` lists them) "
             f"or call the workflow without resume() to start it."
         )
 
@@ -139,21 +148,9 @@ class LeaseLostError(RunLockedError):
         written: bool = False,
     ) -> None:  # fmt: skip
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
-        self.waited = 0.0
-        # `written`: found lost only after the write just made had landed.
-        self.position, self.why, self.written = position, why, written
-        cause = why or (
-            "it stalled past the expiry and another process took the run over, or the "
-            "run's lease was deleted"
-        )
-        undone = lost_after(position, written)
-        DurableError.__init__(
-            self,
-            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. If another "
-            "process took the run over, it continues it: call again later to see its "
-            "result. If the run was removed (durable rm, its folder deleted), call again "
-            "to start it afresh.",
-        )
+        self.waited, self.written = 0.0, written  # written: found lost after the write landed
+        self.position, self.why = position, why
+        DurableError.__init__(self, lease_lost_text(run_id, why, position, written))
 
 
 class SerializationError(DurableError):
@@ -252,14 +249,15 @@ class Suspended(DurableError, ControlFlow):
     with the missing arguments as overrides, or (`waiting_for`, the name of
     the `durable.wait_for` it stopped at) with `inputs={name: value}`."""
 
-    def __init__(self, run_id: str, reason: str, *, waiting_for: str | None = None) -> None:
-        # `waiting_for`: the name of the `wait_for` the run stopped at. Its
-        # answer goes in inputs= (as its reason says), not in an argument.
-        self.run_id, self.reason, self.waiting_for = run_id, reason, waiting_for
-        how = "" if waiting_for is not None else (
-            f" Resume it with workflow.resume({run_id!r}, name=value, ...)."
-        )
-        super().__init__(f"run {run_id!r} is suspended: {reason}.{how}")
+    def __init__(
+        self, run_id: str, reason: str, *, waiting_for: str | None = None, child: str | None = None
+    ) -> None:
+        # `waiting_for`: the `wait_for` the run stopped at, answered in inputs=
+        # (as its reason says); `child`: the child run that stopped, if not run_id.
+        self.run_id, self.reason, self.waiting_for, self.child = run_id, reason, waiting_for, child
+        how = "" if waiting_for else f" Resume it with workflow.resume({run_id!r}, name=value, ...)."
+        where = f" (in its child run {child!r})" if child else ""
+        super().__init__(f"run {run_id!r} is suspended{where}: {reason}.{how}")
 
 
 class Cancelled(DurableError, ControlFlow):

@@ -555,13 +555,11 @@ def test_children_gathered_under_a_catch_all_suspend_their_parent(store: durable
     assert sorted(ran) == ["a", "b", "c"]
 
 
-def test_resuming_a_waiting_childs_id_as_its_parent_names_the_parent_run(
-    store: durable.Store,
-) -> None:
+def test_a_wait_in_a_child_run_names_the_run_to_resume(store: durable.Store) -> None:
     """`except Suspended as waiting: wf.resume(waiting.run_id, inputs=...)`
-    (the README's way) for a wait in a child run: `Suspended` names the child
-    that waits ('rel.0'), and the error called that child "the same function
-    started another way (as a script, or imported as a module)"."""
+    (the README's way) for a wait in a child run: `Suspended` named the
+    child that waits ('rel.0'), and resuming that id was refused. It names
+    the run the caller started, and says which child waits."""
     built: list[str] = []
 
     @durable.step
@@ -579,11 +577,13 @@ def test_resuming_a_waiting_childs_id_as_its_parent_names_the_parent_run(
 
     with pytest.raises(durable.Suspended) as waiting:
         release()
-    assert (waiting.value.run_id, waiting.value.waiting_for) == ("rel.0", "ok")
+    found = waiting.value
+    assert (found.run_id, found.child, found.waiting_for) == ("rel", "rel.0", "ok")
+    assert str(found).startswith("run 'rel' is suspended (in its child run 'rel.0'): "), found
     with pytest.raises(durable.RunNotFoundError) as lost:
-        release.resume(waiting.value.run_id, inputs={"ok": "yes"})
+        release.resume("rel.0", inputs={"ok": "yes"})
     said = str(lost.value)
     assert "a child run of run 'rel' of 'release'; resume that run" in said, said
-    assert "same function" not in said
-    done = release.resume("rel", inputs={"ok": "yes"})  # as the message says
+    done = release.resume(found.run_id, inputs={"ok": "yes"})  # as the message says
     assert done.value == "built api: yes" and built == ["api"]
+

@@ -31,7 +31,8 @@ def flow(store: durable.Store, counts: Counter[str], run_id: str = "big") -> Any
 
 
 def manifest_size(store: durable.Store, run_id: str) -> int:
-    (key,) = [k for k in store.list(f"large/{run_id}/") if k.split("/")[2] == "run"]
+    # The newest generation is the manifest (an older one may stand beside it).
+    (key,) = store.manifest_keys(store.list(f"large/{run_id}/")).values()
     raw = store.get(key)
     assert raw is not None
     return len(raw)

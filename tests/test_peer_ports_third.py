@@ -1173,10 +1173,11 @@ def test_langgraph_interrupt_subgraph_reenter(store: durable.Store) -> None:
 
     with pytest.raises(durable.Suspended) as waiting:
         parent("")
-    assert (waiting.value.run_id, waiting.value.waiting_for) == ("1.1", "value")
+    # Named: the run to resume, and the child that waits.
+    assert (waiting.value.run_id, waiting.value.child, waiting.value.waiting_for) == ("1", "1.1", "value")
     with pytest.raises(durable.Suspended) as waiting:
         parent.resume("1", inputs={"value": "bar"})
-    assert (waiting.value.run_id, waiting.value.waiting_for) == ("1.2", "value")
+    assert (waiting.value.run_id, waiting.value.child, waiting.value.waiting_for) == ("1", "1.2", "value")
     assert parent.resume("1", inputs={"value": "qux"}).value == ["|parent", "barbaz", "quxbaz"]
     assert called == ["parent", "subnode_1", "subnode_2", "subnode_1", "subnode_2"]
 

@@ -178,3 +178,20 @@ def test_stop_on_signals_needs_the_main_thread() -> None:
     worker.start()
     worker.join()
     assert len(errors) == 1 and isinstance(errors[0], durable_lib.ConfigurationError)
+
+
+def test_restore_after_a_handler_installed_from_c() -> None:
+    # faulthandler installs its SIGABRT handler in C before `signal` looks:
+    # Python knows it as None, which `signal.signal` does not take back.
+    script = (
+        "import signal, durable\n"
+        "assert signal.getsignal(signal.SIGABRT) is None\n"
+        "with durable.stop_on_signals([signal.SIGABRT, signal.SIGTERM]):\n"
+        "    pass\n"
+        "print([signal.getsignal(s) == signal.SIG_DFL for s in (signal.SIGABRT, signal.SIGTERM)])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", script], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[True, True]"  # both restored, the first to its default

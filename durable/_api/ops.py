@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
-from .._core import notify
+from .._core import cancel, notify
 from .._core.context import RunState, active_run, current_state
 from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
@@ -152,8 +152,8 @@ def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
         data = seal(timer_bytes(until, digest), ctx.store.signing_key)
         ctx.store.replace_record(ctx.workflow, ctx.run_id, name, data)
     remaining = until - now()
-    if remaining > 0:
-        yield Pause(remaining)
+    if remaining > 0:  # a cancel during it leaves the timer, the run ends `cancelled`
+        yield Pause(remaining, cancel.look(ctx))
     record = StepRecord(pos, "sleep", "sleep", "sleep", digest, started=until - seconds)
     commit(ctx, record, None)
     return None

@@ -57,7 +57,12 @@ class SignalStop:
 
     def restore(self) -> None:
         for signum, handler in self._previous.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
+            # None: a handler installed from C (faulthandler's, an embedding
+            # program's), which Python cannot install again; passing it
+            # raised TypeError and left the other signals ours. The signal
+            # gets its default action: ours left in place would keep turning
+            # it into a stop request no run is there to take.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # type: ignore[arg-type]
         self._previous.clear()
         plan.clear_stop()
 

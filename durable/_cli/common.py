@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import re
-import shlex
 import sys
 import traceback
 from collections.abc import Container
 
+from .._errortext import shell_words
 from .._manage.runs import no_folder
 from .._storage.base import Store
 from ..errors import (
@@ -27,15 +27,14 @@ def command(args: argparse.Namespace) -> str:
     was given, so that the line typed as printed finds the same run (without
     it, $DURABLE_STORE or ./.durable said "no run")."""
     store = getattr(args, "store", None)
-    return "durable" if store is None else f"durable --store {shlex.quote(store)}"
+    return "durable" if store is None else shell_words("durable", "--store", store)
 
 
 def rerun(args: argparse.Namespace, run_id: str) -> str:
     """`durable run TARGET --run-id RUN` as a line of advice starts it, each
     a word of the shell: a workflow file in `My Drive/` was split in two."""
-    target = getattr(args, "target", None)
-    where = shlex.quote(target) if target else "FILE.py:WORKFLOW"
-    return f"{command(args)} run {where} --run-id {shlex.quote(run_id)}"
+    target = getattr(args, "target", None) or "FILE.py:WORKFLOW"
+    return f"{command(args)} {shell_words('run', target, '--run-id', run_id)}"
 
 
 def not_there(store: Store) -> str:

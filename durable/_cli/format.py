@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._errortext import stamp
+from .._errortext import shell_words, stamp
 
 # The JSON builders live with run management (the progress file uses them too).
 from .._manage.document import iso as iso
@@ -36,7 +36,7 @@ def waiting_line(event: RunWaiting, durable: str = "durable") -> str:
     return (
         f"durable: run {event.run_id} of {event.workflow} is being executed by {event.holder} "
         f"(since {stamp(event.since)}); waiting {most} for it to end or stop\n"
-        f"  `{durable} show {event.run_id}` shows where it is; Ctrl-C stops waiting"
+        f"  `{durable} {shell_words('show', event.run_id)}` shows where it is; Ctrl-C stops waiting"
     )
 
 

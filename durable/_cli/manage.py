@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from .._errortext import shell_words
 from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
 from .._storage.base import Store
@@ -97,7 +98,7 @@ def _children_stay(store: Store, workflow: str, run_id: str, durable: str) -> No
     link = f"{workflow}/{run_id}@"
     ids = sorted(i.run_id for i in runs.list_runs(store) if (i.parent or "").startswith(link))
     if ids:
-        print(f"  its child runs stay: {', '.join(ids)} ({durable} rm {' '.join(ids)} removes them)",
+        print(f"  its child runs stay: {', '.join(ids)} ({durable} {shell_words('rm', *ids)} removes them)",
               file=sys.stderr)  # fmt: skip
 
 
@@ -129,7 +130,8 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
-        f"  run it with: {command(args)} run FILE.py:FUNCTION --run-id {new_id} --resume\n"
+        f"  run it with: {command(args)} {shell_words('run', 'FILE.py:FUNCTION', '--run-id', new_id)} "
+        "--resume\n"
         f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
         file=sys.stderr,
     )

@@ -15,6 +15,7 @@ from typing import Any
 from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
+from .._errortext import shell_words
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
@@ -59,7 +60,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         raise UsageError(
             f"--var inputs=... cannot reach the parameter named 'inputs' of {wf.name} on a "
             "resume: resume's inputs= is the answers to durable.wait_for() (--input). Rename "
-            f"the parameter, or remove the run ({command(args)} rm {run_id}) and run it again"
+            f"the parameter, or remove the run ({command(args)} {shell_words('rm', run_id)}) and run "
+            "it again"
         )
     inputs = parse_vars(args.input or [], flag="--input")
     check_input_numbers(args.input or [])
@@ -107,7 +109,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
                     f"run {e.run_id} of {e.workflow} (a child run of {run_id}) was cancelled: "
-                    f"remove it ({report.durable} rm {e.run_id} --workflow {e.workflow}) so that "
+                    f"remove it ({report.durable} {shell_words('rm', e.run_id, '--workflow', e.workflow)}) "
+                    "so that "
                     f"{run_id} runs it afresh"
                 )
             return 4
@@ -174,7 +177,7 @@ def _implied_run_id(
                 return info.run_id
         folder = no_folder(store)
         then = f"The store: {folder}" if folder else (
-            f"Pass --run-id ({command(args)} runs {wf.name} lists them)"
+            f"Pass --run-id ({command(args)} {shell_words('runs', wf.name)} lists them)"
         )
         raise UsageError(
             f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. {then}"
@@ -198,7 +201,7 @@ def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
         raise UsageError(
             f"{wf.name} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
             f" (if {unknown[0]} names a durable.wait_for(), answer it with --resume "
-            f"--input {unknown[0]}=VALUE)"
+            f"--input {shell_words(f'{unknown[0]}=VALUE')})"
         )
 
 
@@ -252,7 +255,7 @@ class _Report:
         info = self.info()
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
-        flag = "--var NAME=VALUE" if waiting is None else f"--resume --input {waiting}=VALUE"
+        flag = "--var NAME=VALUE" if waiting is None else f"--resume --input {shell_words(f'{waiting}=VALUE')}"
         self.say(f"  continue with: {self.rerun} {flag}")
         return 3
 

@@ -29,7 +29,7 @@ from .._storage.clock import now
 from .._storage.files import first_stale
 from .._storage.keys import Position
 from .._storage.records import StepRecord
-from ..errors import ConfigurationError, DurableError
+from ..errors import ConfigurationError, DurableError, StorageError
 from .cachekey import call_key, captured_changed
 from .cachewhy import tell_uncached
 from .changed import not_cached_in_place
@@ -156,7 +156,7 @@ class Ticket:
         if value is MISSING:
             count_use(self.spec.owner, False)
             if entry is not None:
-                cachestore.remove(self.store, [self.key])
+                self._forget()
             return None
         assert entry is not None
         count_use(self.spec.owner, True)
@@ -183,6 +183,16 @@ class Ticket:
         # served what a laxer one (or none) let in.
         spec = self.spec
         return value if spec.validate is None or value is MISSING or spec.accepts(value) else MISSING
+
+    def _forget(self) -> None:
+        """Remove the call's entry, which is not served (expired, stale,
+        damaged). A store that refuses (a cache shared read-only) keeps it,
+        with a warning: the call runs all the same, as on a miss."""
+        try:
+            cachestore.remove(self.store, [self.key])
+        except StorageError as e:
+            cachemarks.refused(self.store, e, "could not remove cache entries that are not "
+                               "served from {url} ({error}); the calls run instead")  # fmt: skip
 
     def _touch(self) -> None:
         slot, t = (self.store.url, self.key), now()

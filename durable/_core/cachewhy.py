@@ -9,6 +9,7 @@ reason is looked for only then, by the same digest rule the key uses."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -17,15 +18,17 @@ from .cachekey import cache_digest, holds_secret
 if TYPE_CHECKING:
     from .spec import StepSpec
 
-# ids of the specs already told about (held with them: a spec lives as long
-# as its step, and a redefined step is told again, which is right).
-_told: dict[int, StepSpec] = {}
+# (id of a spec, which warning) already told (held with the spec: a spec
+# lives as long as its step, and a redefined step is told again, which is
+# right). By warning: the first told silenced the other, and a step once
+# called with a lock then ran uncached on a cluster without a word.
+_told: dict[tuple[int, str], StepSpec] = {}
 
 
 def tell_uncached(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Warn, the first time for this step, that a call of it ran without
     its cache, naming the argument that kept it out where one did."""
-    if _first(spec):
+    if _first(spec, "call"):
         warnings.warn(
             f"step {spec.name} ran without its cache (its output is neither served nor kept): "
             f"{_reason(spec, args, kwargs)}",
@@ -33,11 +36,15 @@ def tell_uncached(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any])
         )
 
 
-def tell_elsewhere(spec: StepSpec, where: str) -> None:
-    """Warn, the first time for this step, that `loop_over` sends its items
-    to workers in other processes, which run its body without the cache: a
-    silent `cache=True` on a Dask cluster computed every item every time."""
-    if _first(spec):
+def tell_elsewhere(spec: StepSpec | None, executor: object) -> None:
+    """Warn, the first time for this cached step, that `loop_over` sends its
+    items to workers in other processes (any executor but a thread pool),
+    which run its body without the cache: a silent `cache=True` on a Dask
+    cluster computed every item every time."""
+    if spec is None or spec.cache is None or isinstance(executor, cf.ThreadPoolExecutor):
+        return
+    where = "a " + (type(executor).__name__ if isinstance(executor, cf.Executor) else "Dask cluster")
+    if _first(spec, "elsewhere"):
         warnings.warn(
             f"step {spec.name} runs without its cache in this loop_over (its outputs are "
             f"neither served nor kept): the items go to {where}, whose workers do not have "
@@ -47,12 +54,12 @@ def tell_elsewhere(spec: StepSpec, where: str) -> None:
         )
 
 
-def _first(spec: StepSpec) -> bool:
-    if _told.get(id(spec)) is spec:
+def _first(spec: StepSpec, which: str) -> bool:
+    if _told.get((id(spec), which)) is spec:
         return False
     if len(_told) >= 1024:  # steps made again and again (a notebook, a factory)
         _told.clear()
-    _told[id(spec)] = spec
+    _told[id(spec), which] = spec
     return True
 
 

@@ -1,13 +1,15 @@
 """Cancelling a run from outside: `durable cancel` writes a create-only
 marker object in the run's folder (`_manage.cancel`); its holder looks for
 it at operation boundaries, at most once per `Store.cancel_poll` seconds
-(so a step pays a clock read, never a store round trip), and ends the run
+(so a step pays a clock read, never a store round trip), and while it
+waits (a durable sleep, a retry delay: `look`), and ends the run
 `cancelled`. A run that starts or resumes with the marker present ends
 `cancelled` at once; only a restart (which removes the run's objects, the
 marker with them) runs it again."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -16,6 +18,7 @@ from .._storage.base import Store
 from .._storage.keys import cancel_key
 from ..errors import Cancelled, ConfigurationError
 from .context import RunState
+from .plan import Look
 
 
 def is_cancelled(store: Store, workflow: str, run_id: str, *, now: bool = False) -> bool:
@@ -75,6 +78,35 @@ def outranks(ctx: RunState, exc: Exception) -> None:
         return
     if marked:
         raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id)) from exc
+
+
+def look(ctx: RunState) -> Look:
+    """What a pause of the run (a durable sleep, a retry delay) looks at:
+    the marker, afresh, each `pause_interval`. Before, a cancel waited out
+    the pause (an hour's sleep) and ended the run only then."""
+    return Look(pause_interval(ctx.store), functools.partial(_look_pausing, ctx))
+
+
+def _look_pausing(ctx: RunState) -> None:
+    """A look that cannot read the marker (the store away for a moment)
+    leaves the pause as it is: the next look, or the run's next boundary,
+    reads it again. A pause never read the store before: an hour's sleep
+    must not fail on one unanswered read."""
+    try:
+        marked = is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=True)
+    except Exception:
+        return
+    if marked:
+        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id))
+
+
+def pause_interval(store: Store) -> float:
+    """`poll_interval`, and no more often than the run's lease is renewed
+    (on an object store), unless `DURABLE_CANCEL_POLL` says; at least 50 ms."""
+    seconds = poll_interval(store)
+    if "DURABLE_CANCEL_POLL" not in os.environ:
+        seconds = max(seconds, store.renew_every)
+    return max(seconds, 0.05)
 
 
 def poll_interval(store: Store) -> float:

@@ -31,6 +31,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from .._errortext import shell_words
 from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
 from .._storage.records import INPUT_KIND, StepRecord
@@ -156,7 +157,7 @@ def waiting_reason(name: str) -> str:
     """The reason a run suspended at `wait_for(name)` keeps (`is_waiting_for` reads it)."""
     return (
         f"waiting for input {name!r}; resume with inputs={{{name!r}: ...}} "
-        f"(durable run ... --resume --input {name}=VALUE)"
+        f"(durable run ... --resume --input {shell_words(f'{name}=VALUE')})"
     )
 
 
@@ -237,8 +238,9 @@ def usable_inputs(
             f"{rec.position} (its latest wait_for({name!r})) and the run is not waiting for "
             "it now: the run continues with the recorded value, not a new one. Nothing was "
             "executed. Resume without it (a later wait of that name suspends the run, to be "
-            f"answered then), or fork the run at that position (durable fork {ctx.run_id} "
-            f"--at {top_level(rec.position)}) to answer it again."
+            "answered then), or fork the run at that position "
+            f"(durable {shell_words('fork', ctx.run_id, '--at', top_level(rec.position))}) "
+            "to answer it again."
         )
     return usable
 

@@ -14,8 +14,15 @@ from .._storage.records import StepRecord, decode_stored, load_stored
 from ..errors import CorruptRecordError, IntegrityError
 from .context import RunState
 
+# What `load_value(..., pruned=True)` returns for a cached output whose blob is gone.
+PRUNED: Any = object()
 
-def load_value(ctx: RunState, rec: StepRecord) -> Any:
+
+def load_value(ctx: RunState, rec: StepRecord, *, pruned: bool = False) -> Any:
+    """The recorded output; with `pruned` (a step's replay), PRUNED for a
+    cached output whose blob was pruned, which the step then runs again.
+    Decided here only: a step deciding again after this made a third look
+    at a blob known to be gone (two requests each on an object store)."""
     assert rec.encoding is not None
     if rec.blob is None and rec.value is not None and rec.encoding == codec.MSGPACK:
         # Plain data inline (most records): nothing to fetch, no policy, and
@@ -28,13 +35,13 @@ def load_value(ctx: RunState, rec: StepRecord) -> Any:
             ctx.store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key
         )
     except (CorruptRecordError, IntegrityError) as e:
-        # A pruned cached output runs again instead (`_core.steps`).
-        if not blob_gone(ctx, rec):
-            ctx.refuse(e)
+        if pruned and _blob_gone(ctx, rec):
+            return PRUNED
+        ctx.refuse(e)
         raise
 
 
-def blob_gone(ctx: RunState, rec: StepRecord) -> bool:
+def _blob_gone(ctx: RunState, rec: StepRecord) -> bool:
     """Whether a record served from the cache lost the blob it points at
     (pruned while this run was referring to it): then the step runs again."""
     if not rec.extra.get("cache") or rec.blob is None:

@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .._storage import clock as clocks
 from ..errors import Stopped
@@ -82,24 +82,51 @@ def warn_if_stopping() -> None:
         )
 
 
-def pause(seconds: float, sleep: Callable[[float], object] | None = None) -> None:
+class Look(NamedTuple):
+    """What a pause in a run looks at while it waits (`fn`: its cancel
+    marker; raises to end the pause), once per `every` seconds."""
+
+    every: float
+    fn: Callable[[], None]
+
+
+def pause(
+    seconds: float, sleep: Callable[[float], object] | None = None, look: Look | None = None
+) -> None:
     """Wait on the clock (`sleep`: on real time, another holder's lease). A
     graceful stop ends the wait: at once when the main thread waits (nothing
     is in flight, so the signal handler raises `Stopped` there), else when
-    the wait is over."""
+    the wait is over. `look` ends it when it raises."""
     check_stop()
     main = threading.current_thread() is threading.main_thread()
     if main:
         stop.pausing = True
     try:
-        (sleep or clocks.clock.sleep)(seconds)
+        for part in _parts(seconds, look if sleep is None else None):
+            (sleep or clocks.clock.sleep)(part)
+            check_stop()
     finally:
         if main:
             stop.pausing = False
     check_stop()
 
 
-async def apause(seconds: float, real: bool = False) -> None:
+def _parts(seconds: float, look: Look | None) -> Generator[float, None, None]:
+    """`seconds` in parts of at most `look.every`, `look` made between two:
+    a cancel of a run sleeping for an hour took effect after the hour. A
+    clock whose sleeps return at once (a test's) has nothing to cut short:
+    one part, as its `slept` shows."""
+    if look is None or not clocks.clock.waits:
+        yield seconds
+        return
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        yield min(left, look.every)
+        if end > time.monotonic():
+            look.fn()
+
+
+async def apause(seconds: float, real: bool = False, look: Look | None = None) -> None:
     """`pause` for a coroutine (`real`: on real time, not the durable
     clock): a graceful stop wakes it at once."""
     import asyncio  # loaded already: an event loop runs this
@@ -108,12 +135,16 @@ async def apause(seconds: float, real: bool = False) -> None:
     loop = asyncio.get_running_loop()
     entry = (loop, loop.create_future())
     stop.wakers.append(entry)
-    sleeping = asyncio.ensure_future((asyncio.sleep if real else clocks.clock.asleep)(seconds))
     try:
-        await asyncio.wait([entry[1], sleeping], return_when=asyncio.FIRST_COMPLETED)
+        for part in _parts(seconds, None if real else look):
+            sleeping = asyncio.ensure_future((asyncio.sleep if real else clocks.clock.asleep)(part))
+            try:
+                await asyncio.wait([entry[1], sleeping], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleeping.cancel()
+            check_stop()
     finally:
         stop.wakers.remove(entry)
-        sleeping.cancel()
     check_stop()
 
 
@@ -128,6 +159,7 @@ class Call:
 @dataclass
 class Pause:
     seconds: float
+    look: Look | None = None  # a run's pause looks for its cancel marker
 
 
 @dataclass
@@ -168,8 +200,11 @@ def drive_sync(plan: Plan[T]) -> T:
                 raise
             send, error = None, None
             try:
-                if isinstance(req, (Pause, Wait)):  # nothing in flight: a stop ends either
-                    pause(req.seconds, time.sleep if isinstance(req, Wait) else None)
+                if isinstance(req, Wait):  # nothing in flight: a stop ends it
+                    pause(req.seconds, time.sleep)
+                    continue
+                if isinstance(req, Pause):
+                    pause(req.seconds, look=req.look)
                     continue
                 reset = None
                 try:  # entered first: a Ctrl-C right after `enter` still resets
@@ -204,8 +239,11 @@ async def drive_async(plan: Plan[T]) -> T:
                 return stop.value  # type: ignore[no-any-return]
             send, error = None, None
             try:
-                if isinstance(req, (Pause, Wait)):  # nothing in flight: a stop ends either
-                    await apause(req.seconds, real=isinstance(req, Wait))
+                if isinstance(req, Wait):  # nothing in flight: a stop ends it
+                    await apause(req.seconds, real=True)
+                    continue
+                if isinstance(req, Pause):
+                    await apause(req.seconds, look=req.look)
                     continue
                 reset = None
                 try:  # entered first: a Ctrl-C right after `enter` still resets

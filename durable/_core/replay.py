@@ -176,8 +176,15 @@ def went_live(ctx: RunState, pos: Position) -> None:
     if not ctx.announced:
         notify.announce(ctx)  # now it is known how many operations replayed
     check_stop()  # a graceful stop never starts another operation
-    cancel.poll_due(ctx)  # a clock read; the store only now and then
-    # Nor does a lost lease: another process may be executing this run now.
+    boundary(ctx, pos)
+
+
+def boundary(ctx: RunState, pos: Position) -> None:
+    """Before anything more runs for the run, an operation or the next item
+    of a `loop_over` block (`Block.between_items`): a cancel taken ends it
+    (a clock read; the store only now and then), and so does a lost lease:
+    another process may be executing this run now."""
+    cancel.poll_due(ctx)
     check = getattr(ctx.lease, "check", None)
     try:
         if check is not None:

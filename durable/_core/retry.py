@@ -13,7 +13,7 @@ from typing import Any
 
 from .._storage.clock import MAX_WAIT
 from ..errors import ConfigurationError, ControlFlow
-from .plan import Call, Pause, Plan
+from .plan import Call, Look, Pause, Plan
 
 # What `retry_on=` takes, as the type checker sees it: what
 # `_exception_types` accepts at run time, so `retry_on=[A, B]` type-checks.
@@ -69,13 +69,15 @@ def retrying(
     call: Callable[[int], Call],
     failed: Callable[[Exception, int], bool] | None = None,
     first: int = 0,
+    look: Look | None = None,
 ) -> Plan[Any]:
     """Make `call(attempt)` until it returns or the policy gives up. A
     suspend or graceful stop is not a failure: it ends the loop as it is.
     `failed(exc, attempt)` sees every failure first (to record it) and
     returns False when exc must end the loop untried (a refusal). `first`:
     the tries of the budget made before (by a process that died); at least
-    one try is made, even when none is left."""
+    one try is made, even when none is left. `look`: what the delay before
+    a retry looks at (a run's cancel marker)."""
     attempt = first
     while True:
         request = call(attempt)  # not a try yet: what fails here is not the step's failure
@@ -88,7 +90,7 @@ def retrying(
                 raise
             if not policy.again(exc, attempt):
                 raise
-        yield Pause(policy.wait(attempt))
+        yield Pause(policy.wait(attempt), look)
         attempt += 1
 
 

@@ -173,6 +173,7 @@ def run_locked(
         warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
         finish(store, manifest, "suspended", reason=s.reason)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
+        _name_caller(s, ctx)
         raise
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *_DAMAGE) as e:
         # A damaged record is a refusal when replay reached it (`lookup`).
@@ -262,6 +263,17 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
         raise final
     cancel.poll_at_end(ctx)  # the end is a boundary too: a cancel there now ends it cancelled
     return value
+
+
+def _name_caller(s: Suspended, ctx: RunState) -> None:
+    """A child run's suspension, on its way up, names each run that called
+    it, last the one its caller started: resuming the child's id, as the
+    message said, was refused. Changed in place: its traceback stays. A
+    run of its own (a workflow called in a `loop_over` item) is resumed by
+    its own id: its suspension keeps it."""
+    if s is ctx.child_stop and s.run_id != ctx.run_id:
+        named = Suspended(ctx.run_id, s.reason, waiting_for=s.waiting_for, child=s.child or s.run_id)
+        s.run_id, s.child, s.args = ctx.run_id, named.child, named.args
 
 
 def refuse_cancelled(store: Store, manifest: RunRecord) -> None:

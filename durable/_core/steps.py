@@ -13,14 +13,14 @@ from .._storage.clock import now
 from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import StepRecord, keep_plain
-from ..errors import ArtifactMissingError, ControlFlow, CorruptRecordError
+from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import bound_arguments, with_bound
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
-from .loadback import blob_gone, load_value
+from .loadback import PRUNED, load_value
 from .plan import Call, Plan, drive_sync
 from .replay import commit, lookup, reopen
 from .retry import retrying
@@ -90,11 +90,8 @@ def replay_or_prepare(
         return _Live(pos, fp, digest, None, reopened)
     if not rec.persisted:
         return _Live(pos, fp, digest, rec, None)
-    try:
-        value = load_value(ctx, rec)
-    except CorruptRecordError:
-        if not blob_gone(ctx, rec):
-            raise
+    value = load_value(ctx, rec, pruned=True)
+    if value is PRUNED:
         reopen(ctx, rec.position)
         return _Live(pos, fp, digest, None, "its cached output was pruned")
     if ctx.watched:  # `notify.replayed` returns at once otherwise
@@ -114,7 +111,8 @@ def _live_plan(
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = _Tries(ctx, spec, live)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)
-    value = yield from retrying(spec.retry, call, tries.failed, tries.used)
+    look = cancel.look(ctx) if spec.retry.retries else None  # a delay only a retry waits
+    value = yield from retrying(spec.retry, call, tries.failed, tries.used, look)
     return tries.finish(value, ticket, (args, kwargs))
 
 

@@ -13,12 +13,12 @@ from .._core import notify
 from .._core.attempts import keep_failure
 from .._core.bound import bound_values, unbound
 from .._core.cachekey import with_captured
-from .._core.cancel import poll_due
 from .._core.changed import in_place_warning
 from .._core.context import RunState
 from .._core.identity import fresh_token, is_token, value_digest
 from .._core.loadback import load_value
 from .._core.replay import (
+    boundary,
     commit,
     encode_into,
     lookup,
@@ -243,9 +243,12 @@ class Block:
         self.saved.append(index)
 
     def between_items(self) -> None:
-        """An item is a boundary for a cancel, checkpointed or not: a
-        cancelled run is only ever restarted, so nothing it leaves is lost."""
-        poll_due(self.ctx)
+        """An item is a boundary, checkpointed or not, as an operation is
+        (`replay.boundary`): a cancelled run is only ever restarted, so
+        nothing it leaves is lost; a holder whose lease was lost (stopped
+        past it, taken over) started the block's next items anyway, which
+        the new holder ran too, when nothing was written between items."""
+        boundary(self.ctx, self.pos)
 
     def fail(self, exc: BaseException) -> None:
         """Keep the block's failure for history; the items kept stay."""

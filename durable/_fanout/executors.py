@@ -60,9 +60,7 @@ def call_item(
     try:
         if wait:
             pause(wait)
-        if spec is None:
-            return fn(item)
-        if own_step_spec(fn) is None:  # a decorator over the step: its code runs too
+        if spec is None or own_step_spec(fn) is None:  # a decorator over the step: its code runs too
             return fn(item)
         args = step_args(fn, item)
         if spec.cache is not None and local:
@@ -73,9 +71,8 @@ def call_item(
 
 
 def step_args(fn: Callable[[Any], Any], item: Any) -> tuple[Any, ...]:
-    """The arguments of a step's body for one item: a step reached as a
-    method (`loop_over(obj.step, items)`) is found through its function,
-    whose body takes the instance (or class) first."""
+    """The arguments of a step's body for one item: the body of a step reached
+    as a method (`loop_over(obj.step, items)`) takes the instance first."""
     return (fn.__self__, item) if isinstance(fn, types.MethodType) else (item,)
 
 
@@ -300,27 +297,20 @@ class DaskPool:
 
 
 def _task_error(result: Any) -> BaseException:
-    """The error of a Dask task that failed outside `run_pickled` (its
-    worker died: `KilledWorker`). `as_completed(raise_errors=False)` gives
-    it as an exc_info triple; raised as a RuntimeError of that triple's
-    repr, it escaped `retry_on=KilledWorker` and `except KilledWorker`."""
+    """The error of a Dask task that failed outside `run_pickled` (its worker
+    died: `KilledWorker`), which `as_completed` gives as an exc_info triple."""
     if isinstance(result, tuple) and len(result) == 3 and isinstance(result[1], BaseException):
         return result[1].with_traceback(result[2])
     return result if isinstance(result, BaseException) else RuntimeError(repr(result))
 
 
 def is_dask_client(obj: object) -> bool:
-    cls = type(obj)
-    return cls.__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
+    return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
 
 
 def open_pool(executor: object, fn: Callable[[Any], Any], trace: Trace = NO_TRACE) -> Pool:
     check_executor(executor)
-    spec = step_spec(fn)
-    threads = isinstance(executor, cf.ThreadPoolExecutor)
-    if spec is not None and spec.cache is not None and not threads:
-        where = type(executor).__name__ if isinstance(executor, cf.Executor) else "Dask cluster"
-        tell_elsewhere(spec, f"a {where}")
+    tell_elsewhere(step_spec(fn), executor)
     if isinstance(executor, cf.Executor):
         return FuturesPool(executor, fn, trace)
     return DaskPool(executor, fn, trace)

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._core.context import enter_plain
 from .._core.logs import add_note
-from .._core.plan import check_stop, stop
+from .._core.plan import apause, check_stop, pause, stop
 from .._core.tracing import carrier
 from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .executors import Trace, acall_item, call_item, open_pool
@@ -83,21 +83,23 @@ def _run_blocking(
                     # As after a failure: the items running finish and are kept too
                     # (dropped, they would run again on resume), none starts.
                     stopped = stopped or stop_now
-                    for h in pool.unstart(list(flying)):
-                        del flying[h]
+                    _unstart(pool, flying)
                 except Exception as exc:
                     # Not the item: a record that could not be written stops all.
                     if value is not _NONE and not isinstance(exc, SerializationError):
                         raise
-                    wait = tries.again(i, exc) if value is _NONE else None
+                    try:
+                        wait = tries.again(i, exc) if value is _NONE else None
+                    except Cancelled as stop_now:  # seen between two tries: as between two items
+                        stopped = stopped or stop_now
+                        _unstart(pool, flying)
+                        continue
                     if wait is not None and failed is None and stopped is None:
                         flying[pool.submit([items[i]], wait, [tries.scope(i)])[0]] = i  # its next try
                         continue
                     if failed is None:
                         failed = (i, exc)
-                        # Items not started yet are dropped; running ones finish and are kept.
-                        for h in pool.unstart(list(flying)):
-                            del flying[h]
+                        _unstart(pool, flying)
             if failed is None and stopped is None:
                 _fill(pool, items, queue, flying, window, tries)
     except BaseException:
@@ -108,6 +110,12 @@ def _run_blocking(
     if failed is not None:
         index, error = failed
         raise annotate(error, index, len(items), label)
+
+
+def _unstart(pool: Any, flying: dict[Any, int]) -> None:
+    """Items not started yet are dropped; running ones finish and are kept."""
+    for handle in pool.unstart(list(flying)):
+        del flying[handle]
 
 
 def _run_here(
@@ -123,7 +131,9 @@ def _run_here(
     while True:
         value = _NONE
         try:
-            value = call_item(fn, items[i], trace, wait=wait, scope=tries.scope(i))
+            if wait:  # waited here, where the run's cancel is looked for meanwhile
+                pause(wait, look=tries.look())
+            value = call_item(fn, items[i], trace, scope=tries.scope(i))
             done(i, value)
             return
         except Exception as exc:
@@ -170,6 +180,9 @@ async def async_block(
                     return  # a graceful stop takes no new item; finished ones are kept
                 try:
                     value = await _tried(fn, items[i], i, trace, block.tries)
+                except Cancelled as exc:  # seen between two tries: as between two items
+                    failures.append(exc)
+                    return
                 except Exception as exc:
                     failures.append(annotate(exc, i, len(items), block.label))
                     return
@@ -205,7 +218,9 @@ async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, trie
     wait = 0.0
     while True:
         try:
-            return await acall_item(fn, item, trace, wait, tries.scope(i))
+            if wait:  # waited here, where the run's cancel is looked for meanwhile
+                await apause(wait, look=tries.look())
+            return await acall_item(fn, item, trace, 0.0, tries.scope(i))
         except Exception as exc:
             again = tries.again(i, exc)
             if again is None:

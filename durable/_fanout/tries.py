@@ -14,9 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._core import notify
+from .._core import cancel, notify
 from .._core.attempts import attempt_record, budget_spent
 from .._core.context import ItemScope, RunState
+from .._core.plan import Look
 from .._core.replay import same_call
 from .._core.retry import RetryPolicy
 from .._core.spec import step_spec
@@ -51,16 +52,25 @@ class Tries:
         self.kept(index, exc, retry)
         if not retry:
             return None
-        self.used[index] = n + 1
+        self.between_tries()
         wait = self.policy.wait(n)
-        self.told(index, exc, n, wait)
+        self.told(index, exc, wait)  # before the count moves on: the failed try's number
+        self.used[index] = n + 1
         return wait
 
     def kept(self, index: int, exc: Exception, retry: bool) -> None:
         """Keep the failed try (nothing to keep outside a run)."""
 
-    def told(self, index: int, exc: Exception, tried: int, wait: float) -> None:
-        """Say that the item tries again (no run to tell outside one)."""
+    def told(self, index: int, exc: Exception, wait: float) -> None:
+        """Say that the item's current try failed and another follows (no
+        run to tell outside one)."""
+
+    def between_tries(self) -> None:
+        """Before an item's next try: no run to cancel outside one."""
+
+    def look(self) -> Look | None:
+        """What an item's retry delay waited here looks at (nothing outside a run)."""
+        return None
 
     def scope(self, index: int) -> ItemScope | None:
         """The item's next try in the run (`current_run()`): none outside one."""
@@ -141,9 +151,13 @@ class KeptTries(Tries):
         return self.keys[index]
 
     def scope(self, index: int) -> ItemScope:
-        # Numbered in the run, as a step's tries are (`steps._Tries.enter`).
-        tried = self.given_up.get(index, 0) + self.used.get(index, 0)
-        return self.pos, tried, ItemKey(self, index)
+        return self.pos, self._numbered(index), ItemKey(self, index)
+
+    def _numbered(self, index: int) -> int:
+        """The item's current try as the run numbers it, as a step's tries
+        are (`steps._Tries.enter`): after the tries of budgets given up.
+        What `current_run().attempt` says in it and its retry's event."""
+        return self.given_up.get(index, 0) + self.used.get(index, 0)
 
     def digest(self, index: int) -> str:
         """The item's digest, taken once (`Block._item_digest`)."""
@@ -161,11 +175,20 @@ class KeptTries(Tries):
         rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
         self._write(index, rec)
 
-    def told(self, index: int, exc: Exception, tried: int, wait: float) -> None:
+    def told(self, index: int, exc: Exception, wait: float) -> None:
         # As a step's retry (logged at WARNING, printed by `durable run`):
-        # an item's retries passed without a word.
-        name = f"{self.label} item {index}"
+        # an item's retries passed without a word. Numbered in the run: the
+        # new budget's count said "try 1" of a resume's first failed try.
+        name, tried = f"{self.label} item {index}", self._numbered(index)
         notify.failed(self.ctx, self.pos, name, self.fp, tried, exc, started=0.0, retry_in=wait, kind="loop")
+
+    def between_tries(self) -> None:
+        """A retry is a boundary, as a step's is (`steps._Tries.call`): an
+        item tried again after the cancel made all its tries."""
+        cancel.poll_due(self.ctx)
+
+    def look(self) -> Look:
+        return cancel.look(self.ctx)
 
     def _write(self, index: int, rec: StepRecord) -> None:
         """Keep an item's tries under its index, in place of what is there."""

@@ -4,7 +4,8 @@ The mark is a create-only marker object in the run's folder, which the
 run's holder looks for at its operation boundaries (`_core.cancel`). When
 no process holds the run, its status is set to `cancelled` here at once;
 when one does, it ends the run `cancelled` at its next look for the
-marker (`_core.cancel`: a step boundary now and then, and the run's end)."""
+marker (`_core.cancel`: a step boundary now and then, a sleep or a retry
+delay while it waits, and the run's end)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from .._errortext import shell_words
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
@@ -133,7 +134,7 @@ def _taken(workflow: str, new_id: str) -> ConfigurationError:
         f"run {new_id!r} of {workflow!r} already exists; pick another new run id "
         f"(new_run_id=, durable fork --new-run-id) or delete it first "
         # --workflow: another workflow may have a run of that id too.
-        f"(durable rm {new_id} --workflow {workflow})"
+        f"(durable {shell_words('rm', new_id, '--workflow', workflow)})"
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._errortext import shell_words
 from .._storage.base import Store
 from .._storage.keys import as_position, check_key_part, check_names, is_step_record, position_of
 from .._storage.lease import LEASE_TTL
@@ -145,7 +146,7 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
             f"{' and '.join(repr(w) for w in others)}"
             + (f": a child run of run {parent[1]!r} of {parent[0]!r}; resume that run, "
                "whose resume answers its child's waits." if parent else
-               f": `durable show {run_id}` shows it."),
+               f": `durable {shell_words('show', run_id)}` shows it."),
         )  # fmt: skip
     elif others:
         missing.args = (
@@ -218,7 +219,7 @@ def _resembling(store: Store, workflows: list[str], run_id: str) -> str:
         return missing
     named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
     if named:
-        return f"{run_id} is a workflow, not a run id: `durable runs {named[0]}` lists its runs"
+        return f"{run_id} is a workflow, not a run id: `durable {shell_words('runs', named[0])}` lists its runs"
     ids = {r for w in workflows for r in store.runs(w)}
     near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
     mean = f"did you mean {' or '.join(near)}? " if near else ""

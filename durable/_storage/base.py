@@ -45,8 +45,10 @@ class Store:
     lease_ttl: float | None
     # How often (seconds) a live run looks for its cancel marker: a run pays
     # at most one read per interval, never one per step. DURABLE_CANCEL_POLL
-    # overrides it (0: at every operation boundary).
+    # overrides it (0: at every operation boundary). A pause looks no more
+    # often than the lease is renewed (`renew_every` s), a round trip anyway.
     cancel_poll: float = 0.5
+    renew_every: float = 0.0
     sync_interval: float
 
     @property
@@ -83,9 +85,8 @@ class Store:
                 f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}"
             )
         self.lease_ttl = lease_ttl
-        # Fencing (`_fence`): the leases handed out, by run, which every write
-        # to that run checks; and the manifest version each run was last
-        # read or written at, for its compare-and-swap.
+        # Fencing (`_fence`): the leases handed out, by run, which every write to
+        # that run checks; the manifest version each run was last read or written at.
         self._held: dict[tuple[str, str], Held] = {}
         self._seen: dict[tuple[str, str], Any] = {}
         # Each held run's segment writer (`segmenter`), made at the first use of its records.
@@ -274,9 +275,8 @@ class Store:
     def acquire(
         self, workflow: str, run_id: str, ttl: float, owner: Owner | None = None, block: bool = True
     ) -> Held:
-        """The run's lease (the store's own `lease_ttl`, when set, wins), which
-        every write to the run checks until released; `owner`: see `Held`,
-        `block`: `fence.watched`."""
+        """The run's lease (the store's `lease_ttl`, when set, wins), checked by
+        every write to the run until released. `owner`: `Held`; `block`: `fence.watched`."""
         check_names(workflow, run_id)
         reclaim(where := (self.url, workflow, run_id))
         run = (workflow, run_id)

@@ -34,13 +34,17 @@ def touch(store: Store, key: str) -> None:
     try:
         store.put(used_key(key), codec.pack(now()))
     except StorageError as e:
-        if store.url not in _unmarked:
-            _unmarked.add(store.url)
-            warnings.warn(
-                f"could not mark cache entries used in {store.url} ({e}); the hits are "
-                "served, but `durable cache prune` may take them for unused",
-                stacklevel=2,
-            )
+        refused(store, e, "could not mark cache entries used in {url} ({error}); the hits are "
+                "served, but `durable cache prune` may take them for unused")  # fmt: skip
 
 
-_unmarked: set[str] = set()  # stores that refused a marker, warned once
+def refused(store: Store, error: StorageError, message: str) -> None:
+    """Warn, once per store, process and message, that the cache could not
+    be written (`message` names `{url}` and `{error}`): what it serves, or
+    what a call computed, is returned all the same (docs/caching.md)."""
+    if (store.url, message) not in _told:
+        _told.add((store.url, message))
+        warnings.warn(message.format(url=store.url, error=error), stacklevel=3)
+
+
+_told: set[tuple[str, str]] = set()  # (store, message) warned once

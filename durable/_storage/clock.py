@@ -26,6 +26,10 @@ MAX_WAIT = 1e9
 class Clock:
     """The real clock; a test clock subclasses it (`durable.testing.FakeClock`)."""
 
+    # Whether a sleep takes the time it is asked for: a long one is then cut
+    # in parts, a run's cancel looked for between two (`_core.plan.pause`).
+    waits = True
+
     def time(self) -> float:
         return time.time()
 

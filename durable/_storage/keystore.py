@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from ..errors import ConfigurationError, DurableError, StorageError
 from .base import STORE_OPTIONS, Store
 from .keys import lease_key
-from .lease import Lease
+from .lease import LEASE_TTL, Lease
 from .objectlease import ObjectLease
 from .recordlog import KeyStore
 
@@ -40,6 +40,7 @@ class BackendStore(Store):
             )
         super().__init__(_name_of(backend), **options)
         self.backend = backend
+        self.renew_every = (self.lease_ttl or LEASE_TTL) / 3  # as `ObjectLease` renews
 
     def _call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
         """Call the backend; its own exceptions become a StorageError naming

@@ -21,7 +21,7 @@ import fsspec
 from ..errors import DurableError, StorageError
 from .base import STORE_OPTIONS, Store
 from .keys import lease_key
-from .lease import Lease
+from .lease import LEASE_TTL, Lease
 from .objectlease import ObjectLease
 
 T = TypeVar("T")
@@ -52,6 +52,7 @@ class FsspecStore(Store):
 
     def __init__(self, url: str, **options: Any) -> None:
         super().__init__(url, **{k: options.pop(k) for k in STORE_OPTIONS if k in options})
+        self.renew_every = (self.lease_ttl or LEASE_TTL) / 3  # as `ObjectLease` renews
         protocol = fsspec.core.split_protocol(url)[0] or "file"
         self._s3 = protocol in _S3
         self._memory = protocol == "memory"

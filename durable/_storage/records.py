@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields
 from sys import intern
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .._errortext import unrecordable
+from .._errortext import shell_words, unrecordable
 from ..errors import CorruptRecordError, DurableError, SerializationError
 from .codec import MSGPACK, PICKLE, decode_value, encode_value, pack, unpack
 
@@ -143,8 +143,8 @@ def load_stored(
     except Exception as e:  # intact (checked above), yet its pickle cannot be rebuilt
         why = f"its value was recorded, but loading it raised {type(e).__name__}: {e}"
         advice = _UNLOADABLE + (
-            "" if position is None else f"; or run it again in a copy of the run: `durable "
-            f"fork {where[1]} --workflow {where[0]} --at {top_level(position)}`"
+            "" if position is None else "; or run it again in a copy of the run: `durable "
+            f"{shell_words('fork', where[1], '--workflow', where[0], '--at', top_level(position))}`"
         )
         raise CorruptRecordError(where[1], position, name, why, advice=advice, unloadable=True) from e
 

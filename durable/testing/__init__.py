@@ -21,6 +21,8 @@ def memory_store(**options: object) -> Store:
 class FakeClock(clocks.Clock):
     """Sleeps return at once and advance `now`; `slept` lists every request."""
 
+    waits = False  # a sleep is one entry of `slept`, never cut in parts
+
     def __init__(self, start: float = 1_700_000_000.0) -> None:
         self.now = start
         self.slept: list[float] = []
