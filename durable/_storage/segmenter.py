@@ -5,8 +5,8 @@ durable when the step returns. The holder remembers those single objects and
 moves them into a segment every `SEGMENT_RECORDS` records, once the oldest
 waited `SEGMENT_INTERVAL` seconds, and when it releases the run (end,
 suspend, failure); then deletes them. Once a segment holds a name, the holder
-never writes that name's single object again, and no object is ever
-overwritten or deleted in place: a replaced or dropped record (rebase,
+never writes that name's single object again, and no record object is
+overwritten, nor deleted before a segment holds it: a replaced or dropped record (rebase,
 failed attempts, timers, a loop's items, a re-run's discards) goes into a
 new segment at once (see `read` for why). When more than `MERGE_ABOVE` segments pile up,
 or at release, one merged segment replaces them (see MERGE_AT_RELEASE_BYTES).
