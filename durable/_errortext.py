@@ -100,3 +100,28 @@ def unrecordable(name: str, *, answer: bool, block: bool, pickles: bool) -> dict
         return {"advice": f"{plain_data(pickles)} from the function given to loop_over. "
                 "Earlier records are intact; fix it and call again to resume."}  # fmt: skip
     return {}
+
+
+def lease_lost_text(run_id: str, why: str | None, position: Position | None, written: bool) -> str:
+    """`LeaseLostError`'s message: what the holder wrote, only what is known.
+    `written`: the loss was found after the write just made had landed (at
+    the segment write that followed it); without it, the step at `position`
+    may have run, its record being the write refused."""
+    cause = why or (
+        "it stalled past the expiry and another process took the run over, or the "
+        "run's lease was deleted"
+    )
+    if position is None:
+        later = "nothing more was written"
+    else:
+        since = "after it" if written else f"from position {position} on"
+        later = f"nothing {since} was recorded, and no later step was started"
+    if written:
+        done = "the write just made" if position is None else f"the record at position {position}"
+        later = f"{done} was written before that was found; {later}"
+    return (
+        f"run {run_id!r}: this process lost its lease ({cause}); {later}. If another "
+        "process took the run over, it continues it: call again later to see its "
+        "result. If the run was removed (durable rm, its folder deleted), call again "
+        "to start it afresh."
+    )

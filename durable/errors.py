@@ -35,7 +35,15 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from ._errortext import RERUN, Position, arguments_message, plain_data, preview_of, shell_words
+from ._errortext import (
+    RERUN,
+    Position,
+    arguments_message,
+    lease_lost_text,
+    plain_data,
+    preview_of,
+    shell_words,
+)  # fmt: skip
 from ._errortext import reduce_error as _reduce
 from ._errortext import stamp as _stamp
 
@@ -136,26 +144,13 @@ class LeaseLostError(RunLockedError):
     process took the run over: it must not execute another step."""
 
     def __init__(
-        self, run_id: str, position: Position | None = None, *, why: str | None = None
-    ) -> None:
+        self, run_id: str, position: Position | None = None, *, why: str | None = None,
+        written: bool = False,
+    ) -> None:  # fmt: skip
         self.run_id, self.holder, self.since, self.expires = run_id, "another process", 0.0, 0.0
-        self.waited = 0.0
+        self.waited, self.written = 0.0, written  # written: found lost after the write landed
         self.position, self.why = position, why
-        cause = why or (
-            "it stalled past the expiry and another process took the run over, or the "
-            "run's lease was deleted"
-        )
-        undone = "nothing more was written" if position is None else (
-            # The step at `position` may have run (its record was the write refused).
-            f"nothing from position {position} on was recorded, and no later step was started"
-        )
-        DurableError.__init__(
-            self,
-            f"run {run_id!r}: this process lost its lease ({cause}); {undone}. If another "
-            "process took the run over, it continues it: call again later to see its "
-            "result. If the run was removed (durable rm, its folder deleted), call again "
-            "to start it afresh.",
-        )
+        DurableError.__init__(self, lease_lost_text(run_id, why, position, written))
 
 
 class SerializationError(DurableError):

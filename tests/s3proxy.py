@@ -1,5 +1,5 @@
 """A proxy on 127.0.0.1 in front of the test S3 server that fails one chosen
-PUT: the n-th one (counted from 1 since `fail`) whose path holds `match`
+PUT (or GET, or DELETE: `fail(method=)`): the n-th one (counted from 1 since `fail`) whose path holds `match`
 (or, as an outage, it and its tries again until a PUT to another path).
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
@@ -25,7 +25,7 @@ class Faults:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.count, self.at, self.how, self.match = 0, 0, "", ""
-        self.outage = False
+        self.outage, self.method = False, "PUT"
         self.hit: list[str] = []  # the paths of the requests failed
         self.held = threading.Event()  # a PUT is being held
         self.released = threading.Event()
@@ -48,16 +48,21 @@ class Faults:
         if self.held.is_set():
             self.released.wait(120)
 
-    def fail(self, at: int, how: str, match: str = "", *, outage: bool = False) -> None:
-        """`outage`: that PUT and the client's tries of it again, until a
-        PUT to another path."""
+    def fail(
+        self, at: int, how: str, match: str = "", *, outage: bool = False, method: str = "PUT"
+    ) -> None:
+        """`outage`: that request and the client's tries of it again, until a
+        request to another path. `method`: which requests count ("DELETE"
+        also counts S3's batched delete, a POST to `?delete`)."""
         with self._lock:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
-            self.outage = outage
+            self.outage, self.method = outage, method
 
     def decide(self, method: str, path: str) -> str:
         with self._lock:
-            if method != "PUT":
+            if method == "POST" and "?delete" in path:
+                method = "DELETE"
+            if method != self.method:
                 return ""
             if self.outage and self.hit and self.at:
                 if urllib.parse.unquote(path) == self.hit[0]:

@@ -205,7 +205,7 @@ def fence(ctx: RunState, pos: Position) -> None:
 def lease_lost(ctx: RunState, pos: Position, e: LeaseLostError) -> LeaseLostError:
     """The run's refusal for a lease found lost before a write at pos: final,
     since another process may be executing the run now."""
-    return ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why))
+    return ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why, written=e.written))
 
 
 def discard_from(ctx: RunState, pos: Position) -> None:
@@ -246,7 +246,7 @@ def commit(
         data = seal_record(record.to_bytes(), ctx.store.signing_key)
         name = record_name(record.position)
         existing = ctx.store.save_record(ctx.workflow, ctx.run_id, name, data)
-    except LeaseLostError as e:  # checked before each write: nothing was written
+    except LeaseLostError as e:  # checked before each write; `e.written` if found after one
         raise lease_lost(ctx, record.position, e) from None
     ctx.executed += live
     if live and ctx.watched:  # `notify.executed` returns at once otherwise

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from .._storage.base import Store
 from .._storage.fence import Held, Owner
-from .._storage.lease import LEASE_TTL
+from .._storage.lease import LEASE_TTL, Watching
 from ..errors import RunLockedError
 from .events import RunWaiting, emit
 from .plan import Plan, Wait, stop
@@ -55,13 +55,18 @@ def acquire(
 ) -> Plan[Held]:
     """The run's lease, waiting up to `wait` seconds for its holder. Each
     pause is a `Wait`, which an async caller awaits: its event loop goes
-    on, and the holder may be another task of that loop."""
+    on, and the holder may be another task of that loop. So is the watch of
+    an expired lease of another host before taking it over (`Watching`,
+    said in the log), however short `wait` is: a takeover needs it."""
     deadline = time.monotonic() + (wait or 0.0)
     told = False
     try:
         while True:
             try:
-                return store.acquire(workflow, run_id, ttl, owner)
+                return store.acquire(workflow, run_id, ttl, owner, block=False)
+            except Watching as w:
+                yield Wait(w.seconds)
+                continue
             except RunLockedError as e:
                 if time.monotonic() >= deadline:
                     if not wait or type(e) is not RunLockedError:

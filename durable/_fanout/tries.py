@@ -238,5 +238,5 @@ def keep_item(ctx: RunState, pos: Position, index: int, rec: StepRecord) -> None
     data = seal(rec.to_bytes(), store.signing_key)
     try:
         store.replace_record(ctx.workflow, ctx.run_id, item_name(pos, index), data)
-    except LeaseLostError as e:  # checked before the write: nothing was written
-        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why)) from None
+    except LeaseLostError as e:  # checked before the write; `e.written` if found after it
+        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why, written=e.written)) from None

@@ -19,7 +19,7 @@ from typing import Any
 from .._settings import env_flag
 from ..errors import ConfigurationError
 from .durability import check_interval, resolve_durability
-from .fence import Held, Owner, load_generation, reclaim, save_generation
+from .fence import Held, Owner, load_generation, reclaim, save_generation, watched
 from .keys import Position, blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .objectlease import object_lease_held
@@ -85,13 +85,11 @@ class Store:
                 f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}"
             )
         self.lease_ttl = lease_ttl
-        # Fencing (`_fence`): the leases handed out, by run, which every write
-        # to that run checks; and the manifest version each run was last
-        # read or written at, for its compare-and-swap.
+        # Fencing (`_fence`): the leases handed out, by run, which every write to
+        # that run checks; the manifest version each run was last read or written at.
         self._held: dict[tuple[str, str], Held] = {}
         self._seen: dict[tuple[str, str], Any] = {}
-        # The segment writer of each run whose lease this store holds
-        # (`segmenter`): made on the first use of the run's records.
+        # Each held run's segment writer (`segmenter`), made at the first use of its records.
         self._writers: dict[tuple[str, str], SegmentWriter] = {}
 
     # -- primitives, keys are relative to the store root ------------------
@@ -159,9 +157,9 @@ class Store:
         run = (workflow, run_id)
         writer = self._writers.get(run)
         if writer is None and run in self._held:
-            base = run_prefix(workflow, run_id)
-            guard = lambda: self.guard(workflow, run_id)  # noqa: E731
+            guard, base = lambda: self.guard(workflow, run_id), run_prefix(workflow, run_id)
             writer = self._writers[run] = SegmentWriter(self, base, run_id, self.signing_key, guard)
+            writer.claim = bool(getattr(self._held[run], "took_over", False))
         return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
@@ -274,9 +272,11 @@ class Store:
         """What `_seen` holds for a run without a manifest."""
         return 0
 
-    def acquire(self, workflow: str, run_id: str, ttl: float, owner: Owner | None = None) -> Held:
-        """The run's lease (the store's own `lease_ttl`, when set, wins), which
-        every write to the run checks until released; `owner`: see `Held`."""
+    def acquire(
+        self, workflow: str, run_id: str, ttl: float, owner: Owner | None = None, block: bool = True
+    ) -> Held:
+        """The run's lease (the store's `lease_ttl`, when set, wins), checked by
+        every write to the run until released. `owner`: `Held`; `block`: `fence.watched`."""
         check_names(workflow, run_id)
         reclaim(where := (self.url, workflow, run_id))
         run = (workflow, run_id)
@@ -291,7 +291,7 @@ class Store:
             if writer is not None and self._held.get(run) is held:
                 writer.flush(final=True)
 
-        lease = self.lease(workflow, run_id, self.lease_ttl or ttl)
+        lease = watched(lambda: self.lease(workflow, run_id, self.lease_ttl or ttl), block)
         try:
             held = self._held[run] = Held(lease, forget, flush, owner, where)
         except BaseException:  # a Ctrl-C landing here: nobody else could release it

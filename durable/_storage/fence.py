@@ -17,6 +17,7 @@ the local store compares the manifest file's identity instead (`_localstore`).""
 from __future__ import annotations
 
 import contextlib
+import time
 import weakref
 from collections.abc import Callable, Generator
 from inspect import GEN_CLOSED, getgeneratorstate
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DurableError, LeaseLostError, StorageError
 from .keys import generation_key, generation_of, manifest_key
-from .lease import Lease
+from .lease import Lease, Watching
 
 if TYPE_CHECKING:
     from .base import Store
@@ -106,6 +107,20 @@ class Held:
                 # Last: cut short before here, the lease is still found by `reclaim`.
                 if _HERE.get(self.where) is self:
                     del _HERE[self.where]
+
+
+def watched(take: Callable[[], Lease], block: bool) -> Lease:
+    """`take()`, which raises `Watching` while an expired lease of another
+    host is watched before being taken over; with `block`, waited out here
+    (durable's own tools: cancel, fork, delete), else raised for the caller
+    to wait (a workflow's plan, whose async driver awaits it)."""
+    while True:
+        try:
+            return take()
+        except Watching as w:
+            if not block:
+                raise
+            time.sleep(w.seconds)
 
 
 # The leases workflows hold in this process, by (store url, workflow, run id).

@@ -38,6 +38,15 @@ LEASE_TTL = 30.0
 _ATTEMPTS = 8
 
 
+class Watching(Exception):
+    """A lease of another host looks expired and is being watched before it
+    is taken over (`objectlease`): try again in `seconds`."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"an expired lease is watched for {seconds:.1f} s more")
+        self.seconds = seconds
+
+
 class Lease(Protocol):
     def check(self) -> None: ...
     def release(self, *, delete: bool = False) -> None: ...

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import threading
 import time
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 from ..errors import LeaseLostError
 from .lease import (
     _ATTEMPTS,
+    Watching,
     _is_free,
     _pid_alive,
     _read_json,
@@ -49,6 +51,9 @@ class ObjectLease:
         self.token = uuid.uuid4().hex
         self.generation = 0
         self.lost = False
+        # Whether the lease was taken from a holder that did not release it
+        # (expired, gone): its late writes may still land (`SegmentWriter.read`).
+        self.took_over = False
         # Until then the lease is surely ours (a third of its life kept in
         # hand for clock drift); after it, `check` renews before trusting it.
         # Kept on two clocks (see `_fresh`): wall time and elapsed time.
@@ -81,6 +86,7 @@ class ObjectLease:
             if gen and not self._takeable(gen, doc):
                 raise locked_error(self.run, doc, self._watch(doc))
             if self._claim(gen + 1, older):
+                self.took_over = bool(gen) and not doc.get("released")
                 return
         raise locked_error(self.run, doc, self._watch(doc))
 
@@ -97,17 +103,34 @@ class ObjectLease:
         return self._silent(gen, doc)
 
     def _silent(self, gen: int, doc: dict[str, Any]) -> bool:
-        """Whether a lease from another machine that looks expired stays the
+        """Whether a lease from another machine that looks expired stayed the
         newest generation for as long as its holder could still trust it,
         timed on our elapsed clock. Its expiry was written with the holder's
         clock, and machines' clocks differ (by minutes, after a VM restore):
         read with a clock running ahead, a live lease looks expired. A live
         holder renews every third of its lease, and trusts a claim for two
         thirds of it (`_fresh`), so one that shows no new generation for that
-        long (and a margin) is gone, whatever either clock says."""
-        time.sleep(self._watch(doc))
-        now, now_doc, _ = self._current()
-        return now == gen and now_doc.get("token") == doc.get("token")
+        long (and a margin) is gone, whatever either clock says.
+
+        The watch starts at the first look and raises `Watching` until it is
+        over: the caller waits (an async one awaits, its loop going on) and
+        tries again, and this same generation and token found then is gone.
+        Another one found then was renewed: the run is held."""
+        where, now = (getattr(self.objects, "url", ""), self.prefix), _elapsed()
+        seen = _WATCHED.get(where)
+        if seen is not None and seen[:2] != (gen, doc.get("token")):
+            _WATCHED.pop(where, None)
+            if now - seen[2] < self._watch(doc) * 2 + 10:  # else a watch given up long ago
+                return False
+            seen = None
+        if seen is None:
+            seen = _WATCHED[where] = (gen, doc.get("token"), now)
+            _told(self.run, doc, self._watch(doc))
+        left = seen[2] + self._watch(doc) - now
+        if left > 0:
+            raise Watching(left)
+        _WATCHED.pop(where, None)  # (another thread may have ended it too)
+        return True
 
     def _watch(self, doc: dict[str, Any]) -> float:
         """How long an expired lease from another host is watched (`_silent`)."""
@@ -215,6 +238,24 @@ class ObjectLease:
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
+
+
+# Expired leases of other hosts being watched (`_silent`), by (store url,
+# lease prefix): (generation, token, when the watch began on `_elapsed`).
+_WATCHED: dict[tuple[str, str], tuple[int, object, float]] = {}
+_log = logging.getLogger("durable")
+
+
+def _told(run: str, doc: dict[str, Any], watch: float) -> None:
+    """A wait of many seconds (23 for the default lease) said, once per watch:
+    silent, it looked like a hang."""
+    expired = time.strftime("%H:%M:%S", time.localtime(float(doc.get("expires", 0))))
+    _log.warning(
+        "run %s: its lease, held by pid %s on %s, expired at %s without being released; "
+        "taking the run over once it stays unrenewed for %.1f s more (that host's clock "
+        "may differ from ours, and a live holder renews within that time)",
+        run, doc.get("pid", "?"), doc.get("host", "?"), expired, watch,
+    )  # fmt: skip
 
 
 # Tokens of the leases this process holds: a generation naming this process

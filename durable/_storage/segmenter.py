@@ -5,9 +5,10 @@ durable when the step returns. The holder remembers those single objects and
 moves them into a segment every `SEGMENT_RECORDS` records, once the oldest
 waited `SEGMENT_INTERVAL` seconds, and when it releases the run (end,
 suspend, failure); then deletes them. Once a segment holds a name, the holder
-never writes that name's single object again: a replaced or dropped record
-(rebase, failed attempts, timers, a loop's items, a re-run's discards) goes
-into a new segment at once. When more than `MERGE_ABOVE` segments pile up,
+never writes that name's single object again, and no record object is
+overwritten, nor deleted before a segment holds it: a replaced or dropped record (rebase,
+failed attempts, timers, a loop's items, a re-run's discards) goes into a
+new segment at once (see `read` for why). When more than `MERGE_ABOVE` segments pile up,
 or at release, one merged segment replaces them (see MERGE_AT_RELEASE_BYTES).
 
 Every segment write is checked against the lease first (`guard`) and is
@@ -29,6 +30,7 @@ from .segments import Entry, Snapshot, encode_segment, read_snapshot
 SEGMENT_RECORDS = 256
 SEGMENT_INTERVAL = 5.0  # seconds
 MERGE_ABOVE = 32
+_ATTEMPTS = 8  # claims of the next flush number while late segments keep landing
 # At release everything is merged into one segment, unless the records are
 # bigger than this: then only past MERGE_ABOVE, as during the run.
 MERGE_AT_RELEASE_BYTES = 16 << 20
@@ -57,6 +59,7 @@ class SegmentWriter:
         self.store, self.base, self.run_id, self.key = store, base, run_id, key
         self.guard = guard
         self._snap: Snapshot | None = None  # None: not read yet
+        self.claim = False  # the lease was taken over: see `read`
         self.pending: dict[str, bytes] = {}  # single objects no segment holds
         self.since = 0.0  # when the oldest of them was written
         # Whether the last read's listing showed the cancel marker, and when
@@ -69,7 +72,32 @@ class SegmentWriter:
 
     # -- reading --------------------------------------------------------------
     def read(self) -> dict[str, bytes]:
-        """Read the run afresh, take it as the holder's view; its records."""
+        """Read the run afresh, take it as the holder's view; its records.
+
+        After a takeover of a lease its holder did not release (`claim`),
+        that holder may have passed its lease check and stalled before a
+        write that lands now. So the first read is followed by a segment of
+        every single object read, under the next flush number: the old
+        holder's late segment then finds the number taken, its late writes of
+        single objects find the names held by a segment (a late copy there
+        is dropped, anything else refused: `segments.merge`), and a record is
+        only ever replaced or dropped in a segment (`replace`, `drop`)."""
+        with self._flushing:
+            records = self._read()
+            tries = _ATTEMPTS if self.claim else 0
+            while self.claim:
+                try:
+                    self._write(dict(self.pending))
+                    self.claim = False
+                except LeaseLostError as e:
+                    tries -= 1
+                    if e.written or not tries:
+                        raise
+                    self.guard()  # still ours: a late segment took the number first,
+                    records = self._read()  # and landed before this view: it is the run's
+            return records
+
+    def _read(self) -> dict[str, bytes]:
         with self._flushing:
             listed_at = time.monotonic()
             snap = read_snapshot(self.store, self.base, self.run_id, self.key)
@@ -135,35 +163,41 @@ class SegmentWriter:
                 existing = self._lookup(name)[1]
             return None if existing == data else existing
         self._pending(name, data)
-        self.flush_if_due()
+        self._landed(self.flush_if_due)
         return None
 
     def replace(self, name: str, data: bytes) -> None:
+        """Never an overwrite: a holder that lost its lease while its PUT was
+        on the way would replace the next holder's record. A segment records
+        the change (its first mention of a single object: the bytes it holds,
+        which a crash before its delete leaves); a record none holds yet is
+        created, create-only."""
         with self._flushing:
-            if self._lookup(name)[0] == "segment":
+            where, held = self._lookup(name)
+            if where == "single":
+                self._write([(name, held), (name, data)])
+            elif where == "segment":
                 self._write({name: data})
-                return
-            self.store.put(self.base + name, data)
-            self._pending(name, data)
-        self.flush_if_due()
+            elif self.store.create(self.base + name, data):
+                self._pending(name, data)
+            else:  # a late write of a holder that lost the run, in place of the name
+                found = self.store.get(self.base + name)
+                self._write([(name, found)] * (found is not None) + [(name, data)])
+        self._landed(self.flush_if_due)
 
     def drop(self, names: Iterable[str]) -> None:
+        """In a segment, never a plain DELETE (see `replace`): a single
+        object's first mention there is its bytes, then its deletion."""
         with self._flushing:
-            found = {n: self._lookup(n) for n in names}
-            held: dict[str, bytes | None] = {
-                n: None
-                for n, (where, data) in found.items()
-                if where == "segment" and data is not None
-            }
-            singles = [n for n, (where, _) in found.items() if where == "single"]
-            if held:
-                self._write(held)  # a segment records the deletion first
-            if singles:
-                self.guard()
-                self.store.delete(self.base + n for n in singles)
-                with self._lock:
-                    for n in singles:
-                        self.pending.pop(n, None)
+            entries: list[Entry] = []
+            for n in names:
+                where, data = self._lookup(n)
+                if where == "single":
+                    entries.append((n, data))
+                if where and data is not None:
+                    entries.append((n, None))
+            if entries:
+                self._write(entries)
 
     def _pending(self, name: str, data: bytes) -> None:
         with self._lock:
@@ -172,6 +206,15 @@ class SegmentWriter:
             self.pending[name] = data
 
     # -- segments ----------------------------------------------------------------
+    def _landed(self, then: Callable[[], None]) -> None:
+        """`then()`, which follows a write that landed: a lost lease found
+        there came after that write, and the error says so (not "nothing was
+        recorded", which would be untrue)."""
+        try:
+            then()
+        except LeaseLostError as e:
+            raise LeaseLostError(self.run_id, None, why=e.why, written=True) from None
+
     def flush_if_due(self) -> None:
         with self._lock:
             due = len(self.pending) >= SEGMENT_RECORDS or (
@@ -208,24 +251,27 @@ class SegmentWriter:
         with self._lock:
             return sum(len(d) for d in snap.latest.values() if d is not None)
 
-    def _write(self, entries: dict[str, bytes | None]) -> None:
+    def _write(self, entries: dict[str, bytes | None] | list[Entry]) -> None:
         """A segment of entries (flush number: the next one), then the
-        single objects it covers go."""
+        single objects it covers (first mentioned with their bytes) go."""
+        pairs = list(entries.items()) if isinstance(entries, dict) else entries
         snap = self._view()
         number = snap.last + 1
         name = segment_name(number, number)
-        self._create(name, encode_segment(entries.items(), self.key))
+        self._create(name, encode_segment(pairs, self.key))
+        first: dict[str, bytes | None] = {}
+        for n, d in pairs:
+            first.setdefault(n, d)
         with self._lock:
             snap.last = number
             snap.live.append(name)
-            snap.latest.update(entries)
-            moved = [n for n, d in entries.items() if n in self.pending]
-            for n in moved:
-                if self.pending[n] == entries[n]:
+            snap.latest.update(pairs)
+            for n, d in first.items():
+                if n in self.pending and self.pending[n] == d:
                     del self.pending[n]
                     snap.covered.add(n)
             self.since = time.monotonic() if self.pending else 0.0
-        self._clean()
+        self._landed(self._clean)
 
     def _clean(self) -> None:
         """Delete the single objects segments hold, then merged segments."""

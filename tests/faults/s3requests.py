@@ -1,9 +1,12 @@
 """S3 request failures on a run that writes segments (faults11).
 
 `segmented_request_faults`: a run on S3 writing a segment every 2 records,
-through a proxy in front of moto that fails one PUT of the run in turn (the
-lease, the manifest, a record, a blob, a segment), as an outage: that PUT and
-the client's tries of it again, until the client sends another. Each way a
+through a proxy in front of moto that fails one request of the run in turn,
+a PUT (the lease, the manifest, a record, a blob, a segment), a GET (a
+listing, a read of the lease, the manifest, a segment or a record: faults12)
+or a DELETE (the single objects a segment covers, older generations), as an
+outage: that request and the client's tries of it again, until the client
+sends another. Each way a
 request fails: its answer lost once S3 stored it ("500-after",
 "reset-after"), or failed before S3 has it ("500-before", "reset-mid"). The
 run must return the right value or fail with `StorageError`; then a resume
@@ -25,6 +28,9 @@ from tests.faults.common import Outcome, Place, check_counts, executions, new_ru
 
 N = 6
 WAYS = ("500-after", "reset-after", "500-before", "reset-mid")
+METHODS = ("PUT", "GET", "DELETE")
+# How many requests of each kind a run makes, about: the one failed is one of them.
+REACH = {"PUT": 14, "GET": 14, "DELETE": 5}
 
 
 @contextmanager
@@ -72,11 +78,13 @@ def segmented_request_faults(
 def _trial(
     place: Place, via: str, faults: s3proxy.Faults, outcome: Outcome, rng: random.Random
 ) -> None:
-    run_id, how, at = new_run_id("requests"), rng.choice(WAYS), rng.randrange(1, 14)
-    trial = f"{run_id}: PUT {at} {how}"
+    method = rng.choice(METHODS)
+    run_id, how, at = new_run_id("requests"), rng.choice(WAYS), rng.randrange(1, REACH[method])
+    outage = method == "PUT" or rng.random() < 0.5  # else once: the client's next try goes through
+    trial = f"{run_id}: {method} {at} {how}{' (outage)' * outage}"
     outcome.trials += 1
     place.log.write_text("")
-    faults.fail(at, how, outage=True)
+    faults.fail(at, how, outage=outage, method=method)
     try:
         value = flows.call("sync", N, run_id, _store(place, via))
         ending = "VALUE" if value == flows.expected(N) else "WRONG"
@@ -86,7 +94,7 @@ def _trial(
         ending = type(e).__name__
     hit = list(faults.hit)
     faults.fail(0, "")
-    outcome.endings[ending if hit else "no fault (past the run's PUTs)"] += 1
+    outcome.endings[f"{method} {ending}" if hit else f"no fault (past the run's {method}s)"] += 1
     if ending not in ("VALUE", "StorageError"):
         outcome.violation(trial, f"the run ended {ending} ({hit[:1]})")
     store = _store(place, None)

@@ -4,13 +4,14 @@ experiment must see zero violations; see the modules for what each checks."""
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
 import pytest
 
 from durable._storage import segmenter
-from tests.faults import cachelimit, damage, environment, kills, live, retries, samerun
+from tests.faults import cachelimit, damage, environment, kills, live, retries, s3requests, samerun
 from tests.faults.common import Outcome, Place
 
 pytestmark = pytest.mark.slow
@@ -124,6 +125,14 @@ def test_s3_endpoint_cut(s3: Place, s3_endpoint: str) -> None:
 
 def test_sigstop_past_the_lease_on_s3(s3: Place) -> None:
     clean(environment.stopped_past_lease(s3, 1), 1)
+
+
+def test_s3_request_failures_with_segments(s3: Place, s3_endpoint: str) -> None:
+    # One PUT, GET or DELETE of a run failed (its answer lost, or it never
+    # reached S3), as an outage or once; then a resume (s3requests.py says what is checked).
+    trials = int(os.environ.get("FAULT_TRIALS", "12"))
+    outcome = s3requests.segmented_request_faults(s3, s3_endpoint, trials, random.Random(12))
+    clean(outcome, trials)
 
 
 def test_cli_during_a_live_run(local: Place) -> None:
