@@ -68,10 +68,9 @@ class Analysis:
     parts: dict[str, str] = field(default_factory=dict)
     reached: list[object] = field(default_factory=list)
     unresolved: set[str] = field(default_factory=set)
-    # (id of a module's namespace, name) whose binding statements were read:
-    # what they read in turn is followed once (`_statement_reads`).
+    # (id of a module's namespace, name): what its binding statements read, followed once.
     followed: set[tuple[int, str]] = field(default_factory=set)
-    kept: frozenset[str] = frozenset()  # globals it only writes (`LOG.append(x)`): state
+    kept: frozenset[tuple[int, str]] = frozenset()  # (id(its globals), a global it only writes)
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,8 @@ def read_names(
     names = {n for co in code_objects(code) for n in co.co_names}
     # Decorators and defaults are evaluated around the function, not in it.
     around = {c[0] for n in [*foreign_decorators(nodes), *default_expressions(nodes)] for c in name_chains(n)}
-    out.kept, names = only_written(nodes, frozenset(names - around)), names | around
+    out.kept = frozenset((id(globs), n) for n in only_written(nodes, frozenset(names - around)))
+    names |= around
     # Recursion by name: while a decorator runs, the name is unbound (first import) or
     # bound to the previous object (reload, a cell run again): this function, covered.
     module = _Scope(globs, True, code.co_filename)
@@ -185,7 +185,9 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
 def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis) -> None:
     """By its statements, and by its contents where they change it in place."""
     out.parts["global:" + key] = _bound(name, obj, scope, out)
-    now = None if key in out.kept else contents_part(name, obj, scope.namespace, scope.checked_file)
+    # A global it only writes is state however reached (`for f in [step]: LOG.clear()` reads it).
+    kept = (id(scope.namespace), name) in out.kept
+    now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file)
     if now is not None:
         out.parts["now:" + key] = now
 
