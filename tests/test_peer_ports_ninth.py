@@ -22,11 +22,9 @@ import durable
 
 # -- DBOS: tests/test_dbos.py ---------------------------------------------------
 
-_TABLE_SCRIPT = """
+_SCRIPT = """
 import durable
-
-calls = []
-
+{import_line}
 
 @durable.workflow(run_id="same-id")
 def noop() -> None:
@@ -45,18 +43,27 @@ for fn, args, times in [(noop, (), 10), (square, (4,), 10)]:  # what to call, ho
         fn(*args)
     print(len(calls))
 """
+# The list the bodies append to: the script's own, or one a module of the
+# program holds (and fills at import), bound by `from ... import`.
+_LOGS = {"own": "calls = []", "imported": "from events import calls"}
 
 
-def test_dbos_simple_workflow_attempts_counter(tmp_path: Path, child_env: dict[str, str]) -> None:
+@pytest.mark.parametrize("log", sorted(_LOGS))
+def test_dbos_simple_workflow_attempts_counter(
+    tmp_path: Path, child_env: dict[str, str], log: str
+) -> None:
     """test_simple_workflow_attempts_counter: one workflow id called ten
     times runs its body once (DBOS counts one attempt). Here the calls are
     made by a script's loop over a table of functions, which empties the
-    list the bodies append to before each one: that list is state the body
-    only writes, so the loop changing it must not make the same call look
-    changed (a refused run, a cached step that missed every time)."""
+    list the bodies append to before each one: that list is state the bodies
+    only write, so the loop changing it must not make the same call look
+    changed (a refused run, a cached step that missed every time), nor the
+    module it comes from filling it."""
+    (tmp_path / "events.py").write_text('calls = []\ncalls.extend(["imported"])\n')
     script = tmp_path / "table.py"
-    script.write_text(_TABLE_SCRIPT)
-    done = subprocess.run([sys.executable, str(script)], env=child_env, capture_output=True, text=True)
+    script.write_text(_SCRIPT.format(import_line=_LOGS[log]))
+    run = [sys.executable, str(script)]
+    done = subprocess.run(run, env=child_env, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "1"]
 

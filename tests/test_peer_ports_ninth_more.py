@@ -107,3 +107,134 @@ def test_joblib_hashes_stay_the_same(tmp_path: Path, child_env: dict[str, str]) 
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
     assert len(set(outputs)) == 1 and log.read_text().split() == ["ran"]
+
+
+# -- LangGraph: libs/langgraph/tests/test_pregel.py ---------------------------------
+
+
+def test_langgraph_interrupt_functional(store: durable.Store) -> None:
+    """test_interrupt_functional: a task, then an interrupt, then a task
+    given the answer; the resume runs the first task zero more times."""
+    ran: list[str] = []
+
+    @durable.step
+    def foo(state: dict[str, str]) -> dict[str, str]:
+        ran.append("foo")
+        return {"a": state["a"] + "foo"}
+
+    @durable.step
+    def bar(state: dict[str, str]) -> dict[str, str]:
+        ran.append("bar")
+        return {"a": state["a"] + "bar", "b": state["b"]}
+
+    @durable.workflow(store=store, run_id="1")
+    def graph(inputs: dict[str, str]) -> dict[str, str]:
+        fut_foo = foo(inputs)
+        value = durable.wait_for("Provide value for bar:")
+        return bar({**fut_foo, "b": value})
+
+    with pytest.raises(durable.Suspended) as asked:
+        graph({"a": ""})
+    assert asked.value.waiting_for == "Provide value for bar:" and ran == ["foo"]
+    run = graph.resume("1", inputs={"Provide value for bar:": "bar"})
+    assert run.value == {"a": "foobar", "b": "bar"} and ran == ["foo", "bar"]
+
+
+def test_langgraph_interrupt_task_functional(store: durable.Store) -> None:
+    """test_interrupt_task_functional: LangGraph lets a task interrupt, and
+    the same task twice. durable refuses a wait inside a step on purpose (a
+    step is one recorded unit: its body cannot stop half way and be
+    replayed, steering.md): a ConfigurationError, the step recorded as
+    failed; the body asks instead, once per call of the task, and each
+    answer answers one wait."""
+    ran: list[str] = []
+
+    @durable.step
+    def asks_inside(state: str) -> str:
+        ran.append("inside")
+        return state + str(durable.wait_for("value"))
+
+    @durable.workflow(store=store, run_id="1")
+    def refused(inputs: str) -> str:
+        return asks_inside(inputs)
+
+    with pytest.raises(durable.ConfigurationError, match="inside a step"):
+        refused("")
+    assert ran == ["inside"] and [r.status for r in refused.runs()] == ["failed"]
+
+    @durable.step
+    def bar(state: str, value: str) -> str:
+        ran.append(value)
+        return state + value
+
+    @durable.workflow(store=store, run_id="2")
+    def graph(inputs: str) -> str:
+        bar_result = bar(inputs + "foo", str(durable.wait_for("value")))
+        return bar(bar_result, str(durable.wait_for("value")))
+
+    with pytest.raises(durable.Suspended):
+        graph("")
+    with pytest.raises(durable.Suspended):
+        graph.resume("2", inputs={"value": "bar"})
+    assert graph.resume("2", inputs={"value": "baz"}).value == "foobarbaz"
+    assert ran == ["inside", "bar", "baz"]
+
+
+def test_langgraph_multiple_tasks_before_interrupt_resume(store: durable.Store) -> None:
+    """test_multiple_tasks_before_interrupt_resume: tasks defined inside the
+    entrypoint (new function objects on every call), two of them before the
+    one that asks: the resume replays both (the same code, made anew) and
+    runs neither again."""
+    ran: list[str] = []
+
+    @durable.workflow(store=store, run_id="1")
+    def workflow(inputs: dict[str, int]) -> dict[str, Any]:
+        @durable.step
+        def step_a(x: int) -> int:
+            ran.append("a")
+            return x + 1
+
+        @durable.step
+        def step_b(x: int) -> int:
+            ran.append("b")
+            return x * 2
+
+        b = step_b(step_a(inputs["x"]))
+        answer = durable.wait_for(f"Result so far is {b}. What next?")
+        return {"computed": b, "answer": answer}
+
+    with pytest.raises(durable.Suspended) as asked:
+        workflow({"x": 5})
+    assert asked.value.waiting_for == "Result so far is 12. What next?"
+    run = workflow.resume("1", inputs={"Result so far is 12. What next?": "continue"})
+    assert run.value == {"computed": 12, "answer": "continue"} and ran == ["a", "b"]
+    assert (run.steps_replayed, run.steps_executed) == (2, 1)
+
+
+def test_langgraph_no_redundant_writes_for_cached_task(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_no_redundant_put_writes_for_cached_task: a cached task before an
+    interrupt is not committed again on resume. Here the cached step's hit
+    or miss is recorded at its position; the resume replays that record and
+    neither looks the cache up nor writes to it again."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[int] = []
+
+    @durable.step(cache=True)
+    def setup(x: int) -> int:
+        ran.append(x)
+        return x
+
+    @durable.workflow(store=local_store, run_id="1")
+    def workflow(x: int) -> dict[str, str]:
+        n = setup(x)
+        return {"answer": str(durable.wait_for(f"q{n}"))}
+
+    with pytest.raises(durable.Suspended):
+        workflow(1)
+    before = durable.cache_info(setup)
+    assert workflow.resume("1", inputs={"q1": "ans"}).value == {"answer": "ans"}
+    after = durable.cache_info(setup)
+    assert ran == [1] and (before.misses, before.entries) == (1, 1)
+    assert (after.hits, after.misses, after.entries) == (before.hits, 1, 1)

@@ -95,8 +95,7 @@ def read_names(
     names = {n for co in code_objects(code) for n in co.co_names}
     # Decorators and defaults are evaluated around the function, not in it.
     around = {c[0] for n in [*foreign_decorators(nodes), *default_expressions(nodes)] for c in name_chains(n)}
-    out.kept = frozenset((id(globs), n) for n in only_written(nodes, frozenset(names - around)))
-    names |= around
+    out.kept, names = frozenset((id(globs), n) for n in only_written(nodes, frozenset(names - around))), names | around
     # Recursion by name: while a decorator runs, the name is unbound (first import) or
     # bound to the previous object (reload, a cell run again): this function, covered.
     module = _Scope(globs, True, code.co_filename)
@@ -183,11 +182,10 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
 
 
 def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis) -> None:
-    """By its statements, and by its contents where they change it in place."""
+    """By its statements, and by its contents where they change it in place: not a global
+    the function only writes, however reached (`for f in [step]: LOG.clear()` reads it)."""
     out.parts["global:" + key] = _bound(name, obj, scope, out)
-    # A global it only writes is state however reached (`for f in [step]: LOG.clear()` reads it).
-    kept = (id(scope.namespace), name) in out.kept
-    now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file)
+    now = None if (id(scope.namespace), name) in out.kept else contents_part(name, obj, scope.namespace, scope.checked_file)
     if now is not None:
         out.parts["now:" + key] = now
 
@@ -253,6 +251,8 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
                 refuse_stale_import(stmt, alias, scope.namespace, scope.checked_file, home, obj)
+                if (id(scope.namespace), name) in out.kept:  # what it only writes, where it lives
+                    out.kept |= {(id(vars(home)), attr)}
                 _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
 
 
