@@ -1,10 +1,9 @@
 """A ninth round of the peers' own test cases, about identity and replay:
-DBOS Transact (tests/test_dbos.py: a run called again and again, recovery
-after an edit, steps made in the body) and Prefect (tests/test_tasks.py
-TestCacheFunctionBuiltins: task_input_hash within and between flows, over
-objects, after the task's code is swapped). tests/test_peer_ports_ninth_more.py
-holds the rest of the round (joblib, LangGraph); tests/test_peer_ports*.py
-the earlier rounds.
+DBOS Transact (tests/test_dbos.py, test_workflow_management.py: a run called
+again and again, recovery and forks after an edit, steps made in the body)
+and Prefect (tests/test_tasks.py: task_input_hash within and between flows,
+over objects, after the code is swapped). The rest of the round is in
+tests/test_peer_ports_ninth_more.py; earlier rounds in test_peer_ports*.py.
 
 Each test names the peer test it ports and, where durable differs on
 purpose, says how. Executions are counted by the step bodies themselves."""
@@ -49,9 +48,7 @@ _LOGS = {"own": "calls = []", "imported": "from events import calls"}
 
 
 @pytest.mark.parametrize("log", sorted(_LOGS))
-def test_dbos_simple_workflow_attempts_counter(
-    tmp_path: Path, child_env: dict[str, str], log: str
-) -> None:
+def test_dbos_simple_workflow_attempts_counter(tmp_path: Path, child_env: dict[str, str], log: str) -> None:
     """test_simple_workflow_attempts_counter: one workflow id called ten
     times runs its body once (DBOS counts one attempt). Here the calls are
     made by a script's loop over a table of functions, which empties the
@@ -62,8 +59,7 @@ def test_dbos_simple_workflow_attempts_counter(
     (tmp_path / "events.py").write_text('calls = []\ncalls.extend(["imported"])\n')
     script = tmp_path / "table.py"
     script.write_text(_SCRIPT.format(import_line=_LOGS[log]))
-    run = [sys.executable, str(script)]
-    done = subprocess.run(run, env=child_env, capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run([sys.executable, str(script)], env=child_env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "1"]
 
@@ -133,6 +129,44 @@ def test_dbos_run_step_made_in_the_body(store: durable.Store) -> None:
     names = [s.name for s in test_workflow.history("wf") if s.kind == "step"]
     assert names[1:] == ["test_step", "concat"] and names[0].endswith("test_step")
     assert ran == ["step 1", "step 2"]
+
+
+def test_dbos_fork_version(store: durable.Store) -> None:
+    """test_fork_version: a completed run forked from its second step by a
+    new application version completes, stepOne not run again. durable keys
+    on code, not a version label: a fork by edited code is refused as any
+    resume is (managing-runs.md); under on_change="rerun" it replays what is
+    unchanged and runs the rest by the new code, and a fork past an edited
+    stepOne runs stepOne again rather than keep its copied output."""
+    counts = {"one": 0, "two": 0}
+
+    def make(one_adds: int, two_adds: int) -> durable.Workflow[[int], int]:
+        @durable.step
+        def step_one(x: int) -> int:
+            counts["one"] += 1
+            return x + one_adds
+
+        @durable.step
+        def step_two(x: int) -> int:
+            counts["two"] += 1
+            return x + two_adds
+
+        @durable.workflow(store=store, name="simple_workflow")
+        def simple_workflow(x: int) -> int:
+            return step_one(x) + step_two(x)
+
+        return simple_workflow
+
+    original, new_two, new_one = make(1, 2), make(1, 20), make(10, 2)
+    assert original.with_options(run_id="wf")(1) == 5 and counts == {"one": 1, "two": 1}
+    with pytest.raises(durable.DefinitionChangedError):
+        new_two.fork("wf", at=1)
+    assert counts == {"one": 1, "two": 1}
+    run = new_two.with_options(on_change="rerun").fork("wf", at=1)
+    assert (run.value, counts) == (23, {"one": 1, "two": 2})
+    run = new_one.with_options(on_change="rerun").fork("wf", at=1)
+    assert (run.value, counts) == (14, {"one": 2, "two": 3})
+    assert original.with_options(run_id="wf")(1) == 5 and counts == {"one": 2, "two": 3}
 
 
 # -- Prefect: tests/test_tasks.py TestCacheFunctionBuiltins --------------------
@@ -259,3 +293,37 @@ def test_prefect_block_input_types_and_bytes(
     calls = [(1, b"dog"), (4, b"dog"), (1, b"dog"), (1, "dog".encode("latin-1")), (1, b"cat")]
     assert [foo(TestBlock(x=x, y=2, z=z)) for x, z in calls] == [1, 4, 1, 1, 1]
     assert ran == [1, 4, 1]
+
+
+def test_prefect_cache_key_fn_receives_resolved_futures(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_cache_key_fn_receives_resolved_futures: the key function gets
+    the value an upstream task returned, not a future; the second call with
+    that value is cached. durable's key function gets the step's bound
+    arguments (caching.md): the upstream step's output, here in two runs."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    seen: list[Any] = []
+    ran: list[str] = []
+
+    def check_args(x: str) -> str:
+        seen.append(x)
+        return x
+
+    @durable.step
+    def foo(x: str) -> str:
+        return x
+
+    @durable.step(cache=durable.Cache(key=check_args))
+    def bar(x: str) -> str:
+        ran.append(x)
+        return x
+
+    @durable.workflow(store=local_store)
+    def my_flow(x: str) -> str:
+        return bar(foo(x))
+
+    assert my_flow("something") == "something"
+    assert my_flow.with_options(run_id="again")("something") == "something"
+    assert my_flow("other") == "other"
+    assert seen == ["something", "something", "other"] and ran == ["something", "other"]

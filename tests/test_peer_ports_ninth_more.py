@@ -3,7 +3,8 @@ tests/test_peer_ports_ninth.py): joblib (joblib/test/test_hashing.py: dicts
 of arrays, dtypes, memory layout, hashes that stay the same across
 sessions) and LangGraph (libs/langgraph/tests/test_pregel.py: tasks before
 an interrupt, an interrupt in a task, a cached task before an interrupt,
-nested tasks). Executions are counted by the step bodies themselves."""
+nested tasks) and DBOS (tests/test_dbos.py: recovery of a run a thread
+made). Executions are counted by the step bodies themselves."""
 
 from __future__ import annotations
 
@@ -238,3 +239,80 @@ def test_langgraph_no_redundant_writes_for_cached_task(
     after = durable.cache_info(setup)
     assert ran == [1] and (before.misses, before.entries) == (1, 1)
     assert (after.hits, after.misses, after.entries) == (before.hits, 1, 1)
+
+
+def test_langgraph_imp_nested(store: durable.Store) -> None:
+    """test_imp_nested: mapper tasks, each calling a submapper task, run at
+    once over the input, then an interrupt; the resume with the answer runs
+    no mapper nor submapper again. In durable the mappers are a loop_over
+    on threads; a step called by a step is a plain call, part of its
+    caller's recorded unit (identity.md), so it runs with it, once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ran: list[str] = []
+
+    @durable.step
+    def submapper(value: int) -> str:
+        ran.append(f"sub {value}")
+        return str(value)
+
+    @durable.step
+    def mapper(value: int) -> str:
+        ran.append(f"map {value}")
+        return submapper(value) * 2
+
+    @durable.workflow(store=store, run_id="1")
+    def graph(values: list[int]) -> list[str]:
+        with ThreadPoolExecutor(2) as pool:
+            mapped = durable.loop_over(mapper, values, executor=pool)
+        answer = durable.wait_for("question")
+        return [m + answer + "a" for m in mapped]
+
+    with pytest.raises(durable.Suspended):
+        graph([0, 1])
+    assert sorted(ran) == ["map 0", "map 1", "sub 0", "sub 1"]
+    assert graph.resume("1", inputs={"question": "answer"}).value == ["00answera", "11answera"]
+    assert len(ran) == 4 and graph([0, 1]) == ["00answera", "11answera"] and len(ran) == 4
+
+
+# -- DBOS: tests/test_dbos.py ---------------------------------------------------
+
+
+def test_dbos_recovery_thread(store: durable.Store) -> None:
+    """test_recovery_thread: a run made in one thread and left pending is
+    recovered by another (DBOS: its background recovery thread, after a
+    relaunch): its body runs again, its finished step does not."""
+    import threading
+
+    ran: list[str] = []
+    crash = {"now": True}
+
+    @durable.step
+    def fetch(var: str) -> str:
+        ran.append("fetch")
+        return var
+
+    @durable.workflow(store=store)
+    def test_workflow(var: str) -> str:
+        value = fetch(var)
+        ran.append("body")
+        if crash["now"]:
+            raise KeyboardInterrupt  # the process went away after the step
+        return value
+
+    errors: list[BaseException] = []
+
+    def started() -> None:
+        try:
+            test_workflow.with_options(run_id="wf")("dbos")
+        except BaseException as e:
+            errors.append(e)
+
+    worker = threading.Thread(target=started)
+    worker.start()
+    worker.join()
+    assert [type(e) for e in errors] == [KeyboardInterrupt] and ran == ["fetch", "body"]
+    crash["now"] = False
+    [run] = test_workflow.recover()
+    assert (run.status, run.value, run.steps_replayed) == ("completed", "dbos", 1)
+    assert ran == ["fetch", "body", "body"]
