@@ -1,18 +1,16 @@
 """A ninth round of the peers' own test cases, about identity and replay:
-DBOS Transact (tests/test_dbos.py, test_workflow_management.py: a run called
-again and again, recovery and forks after an edit, steps made in the body)
-and Prefect (tests/test_tasks.py: task_input_hash within and between flows,
-over objects, after the code is swapped). The rest of the round is in
-tests/test_peer_ports_ninth_more.py; earlier rounds in test_peer_ports*.py.
+DBOS Transact (tests/test_dbos.py, test_workflow_management.py: recovery
+and forks after an edit, steps made in the body) and Prefect
+(tests/test_tasks.py: task_input_hash within and between flows, over
+objects, after the code is swapped). The rest of the round is in
+tests/test_peer_ports_ninth_more.py and tests/test_peer_ports_ninth_state.py;
+earlier rounds in test_peer_ports*.py.
 
 Each test names the peer test it ports and, where durable differs on
 purpose, says how. Executions are counted by the step bodies themselves."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,48 +18,6 @@ import pytest
 import durable
 
 # -- DBOS: tests/test_dbos.py ---------------------------------------------------
-
-_SCRIPT = """
-import durable
-{import_line}
-
-@durable.workflow(run_id="same-id")
-def noop() -> None:
-    calls.append("noop")
-
-
-@durable.step(cache=True)
-def square(x: int) -> int:
-    calls.append("square")
-    return x * x
-
-
-for fn, args, times in [(noop, (), 10), (square, (4,), 10)]:  # what to call, how often
-    calls.clear()
-    for _ in range(times):
-        fn(*args)
-    print(len(calls))
-"""
-# The list the bodies append to: the script's own, or one a module of the
-# program holds (and fills at import), bound by `from ... import`.
-_LOGS = {"own": "calls = []", "imported": "from events import calls"}
-
-
-@pytest.mark.parametrize("log", sorted(_LOGS))
-def test_dbos_simple_workflow_attempts_counter(tmp_path: Path, child_env: dict[str, str], log: str) -> None:
-    """test_simple_workflow_attempts_counter: one workflow id called ten
-    times runs its body once (DBOS counts one attempt). Here the calls are
-    made by a script's loop over a table of functions, which empties the
-    list the bodies append to before each one: that list is state the bodies
-    only write, so the loop changing it must not make the same call look
-    changed (a refused run, a cached step that missed every time), nor the
-    module it comes from filling it."""
-    (tmp_path / "events.py").write_text('calls = []\ncalls.extend(["imported"])\n')
-    script = tmp_path / "table.py"
-    script.write_text(_SCRIPT.format(import_line=_LOGS[log]))
-    done = subprocess.run([sys.executable, str(script)], env=child_env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["1", "1"]
 
 
 def test_dbos_recovery_appversion(store: durable.Store) -> None:

@@ -104,7 +104,9 @@ def test_joblib_hashes_stay_the_same(tmp_path: Path, child_env: dict[str, str]) 
     outputs = []
     for seed in ("1", "2", "3"):
         env = {**child_env, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, str(script), str(log)], env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, str(script), str(log)], env=env, capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
     assert len(set(outputs)) == 1 and log.read_text().split() == ["ran"]
