@@ -2,8 +2,9 @@
 tests/test_peer_ports_ninth.py): DBOS Transact's
 test_simple_workflow_attempts_counter (tests/test_dbos.py), one workflow id
 called again and again, by a script whose module-level loop also changes the
-list the bodies append to. Real processes: what the fingerprint reads is the
-script's own module-level statements."""
+list the bodies append to (real processes: what the fingerprint reads is the
+script's own module-level statements), and LangGraph's
+test_named_tasks_functional (libs/langgraph/tests/test_pregel.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import durable
 
 _SCRIPT = """
 import durable
@@ -79,3 +82,54 @@ def test_dbos_simple_workflow_attempts_counter(
         [sys.executable, str(script)], env=child_env, capture_output=True, text=True
     )
     assert done.stdout.split() == ["1", "3", "5"], done.stderr
+
+
+def test_langgraph_named_tasks_functional(store: durable.Store) -> None:
+    """test_named_tasks_functional: a bound method as two named tasks, a
+    named function, a partial unnamed and named, a callable object: each
+    recorded under its name (an unnamed partial's names its bound arguments,
+    `baz('baz')`). Then that argument changes at a recorded position: never
+    replayed (on_change="rerun" runs it anew, and what follows it)."""
+    import functools
+
+    ran: list[str] = []
+
+    class Foo:
+        def foo(self, value: str) -> str:
+            ran.append("foo")
+            return value + "foo"
+
+    def bar(value: str) -> str:
+        return value + "|bar"
+
+    def baz(update: str, value: str) -> str:
+        ran.append(update)
+        return value + f"|{update}"
+
+    class Qux:
+        def __call__(self, value: str) -> str:
+            return value + "|qux"
+
+    def make(update: str) -> durable.Workflow[[str], str]:
+        f = Foo()
+        foo = durable.step(name="custom_foo")(f.foo)
+        other_foo = durable.step(name="other_foo")(f.foo)
+        baz_task = durable.step(functools.partial(baz, update))
+        custom_baz = durable.step(name="custom_baz")(functools.partial(baz, "custom_baz"))
+        qux = durable.step(name="qux", version="1")(Qux())
+
+        @durable.workflow(store=store, name="workflow", run_id="t", on_change="rerun")
+        def workflow(inputs: str) -> str:
+            foo_result = foo(inputs)
+            other_foo(inputs)
+            return qux(custom_baz(baz_task(durable.step(name="custom_bar")(bar)(foo_result))))
+
+        return workflow
+
+    assert make("baz")("") == "foo|bar|baz|custom_baz|qux"
+    names = [s.name for s in make("baz").history("t") if s.kind == "step"]
+    assert names[:3] + names[4:] == ["custom_foo", "other_foo", "custom_bar", "custom_baz", "qux"]
+    assert names[3].endswith(".baz('baz')") and ran == ["foo", "foo", "baz", "custom_baz"]
+    assert make("baz")("") == "foo|bar|baz|custom_baz|qux" and len(ran) == 4
+    assert make("BAZ")("") == "foo|bar|BAZ|custom_baz|qux"
+    assert ran[4:] == ["BAZ", "custom_baz"]
