@@ -27,6 +27,19 @@ from .reach import _MISSING, _is_user_file, code_objects
 _LEVELS = ("LOAD_CONST", "LOAD_SMALL_INT")  # how the level of a relative import is pushed
 
 
+def local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[str, object]:
+    """Names bound by `import` statements inside the function, to the objects
+    they will be bound to (`from mypkg.helpers import clean` in a step body
+    makes `clean` a helper; from the user's own modules only)."""
+    package = str(globs.get("__package__") or "")
+    return {name: imported_value(module, attr) for name, module, attr in body_imports(nodes, package)}
+
+
+@lru_cache(maxsize=4096)
+def body_imports(nodes: tuple[ast.AST, ...], package: str) -> list[tuple[str, str, str | None]]:
+    return [t for node in nodes for sub in ast.walk(node) for t in imported_names(sub, package)]
+
+
 def imported_value(module: str, attr: str | None) -> object:
     """What `import module` (attr None: binds the top package), `import
     module as x` (attr "") or `from module import attr` binds, or

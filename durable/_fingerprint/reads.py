@@ -23,7 +23,6 @@ import builtins
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from .bindings import binding_statements, made_here_alone
@@ -48,7 +47,14 @@ from .holds import (
     whole_module,
 )
 from .imported import refuse_stale_alias, refuse_stale_import
-from .imports import absolute, import_user_module, imported_names, imported_value, user_module
+from .imports import (
+    absolute,
+    body_imports,
+    import_user_module,
+    imported_value,
+    local_imports,
+    user_module,
+)
 from .kept import kept_state, only_written
 from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path
@@ -68,10 +74,10 @@ class Analysis:
     parts: dict[str, str] = field(default_factory=dict)
     reached: list[object] = field(default_factory=list)
     unresolved: set[str] = field(default_factory=set)
-    # (id of a module's namespace, name) whose binding statements were read:
-    # what they read in turn is followed once (`_statement_reads`).
-    followed: set[tuple[int, str]] = field(default_factory=set)
-    kept: frozenset[str] = frozenset()  # globals it only writes (`LOG.append(x)`): state
+    # (id of a module's namespace, name, inside): what its binding statements read, followed once.
+    followed: set[tuple[int, str, bool]] = field(default_factory=set)
+    kept: frozenset[tuple[int, str]] = frozenset()  # (id(its globals), a global it only writes)
+    inside: frozenset[tuple[int, str]] = frozenset()  # those whose statements are followed
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ def read_names(
     names = {n for co in code_objects(code) for n in co.co_names}
     # Decorators and defaults are evaluated around the function, not in it.
     around = {c[0] for n in [*foreign_decorators(nodes), *default_expressions(nodes)] for c in name_chains(n)}
-    out.kept, names = only_written(nodes, frozenset(names - around)), names | around
+    out.kept, names = frozenset((id(globs), n) for n in only_written(nodes, frozenset(names - around))), names | around
     # Recursion by name: while a decorator runs, the name is unbound (first import) or
     # bound to the previous object (reload, a cell run again): this function, covered.
     module = _Scope(globs, True, code.co_filename)
@@ -104,9 +110,9 @@ def read_names(
         names.discard(fn.__name__)
         if uses_itself(tuple(nodes), fn.__name__):  # `helper.k`, by `helper.k = 2`
             out.parts["global:" + fn.__name__] = _bound(fn.__name__, fn, module, out)
-    local = _local_imports(tuple(nodes), globs)
+    local = local_imports(tuple(nodes), globs)
     if local:  # none without an import statement in the source (witnessed)
-        remember(_local_imports, (tuple(nodes), globs), local)
+        remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
     for chain in chains_of(tuple(nodes)):
         if chain[0] in local:  # the import statement is part of the code already
@@ -183,9 +189,14 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
 
 
 def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis) -> None:
-    """By its statements, and by its contents where they change it in place."""
+    """By its statements, and by its contents where they change it in place: not a global
+    the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
+    own, was = (id(scope.namespace), name), out.inside
+    kept = own in out.kept and (key == name or bool(was))  # read through `SNAP = list(LOG)`: counts
+    out.inside = was | {own} if kept else was
     out.parts["global:" + key] = _bound(name, obj, scope, out)
-    now = None if key in out.kept else contents_part(name, obj, scope.namespace, scope.checked_file)
+    out.inside = was
+    now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file)
     if now is not None:
         out.parts["now:" + key] = now
 
@@ -211,7 +222,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     """Count, once per module and name, every name the binding statements
     of `name` read or import from the user's own modules: by the statements
     that bind it in turn (a plain value too), helpers by their code."""
-    if (seen := (id(scope.namespace), name)) in out.followed:
+    if (seen := (id(scope.namespace), name, bool(out.inside))) in out.followed:
         return
     out.followed.add(seen)
     module = _Scope(scope.namespace, True, scope.checked_file)
@@ -251,6 +262,8 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
                 refuse_stale_import(stmt, alias, scope.namespace, scope.checked_file, home, obj)
+                if (id(scope.namespace), name) in out.kept:  # what it only writes, where it lives
+                    out.kept |= {(id(vars(home)), attr)}
                 _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
 
 
@@ -274,31 +287,18 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
 # ---------------------------------------------------------------- imports in the body
 
 
-def _local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[str, object]:
-    """Names bound by `import` statements inside the function, to the objects
-    they will be bound to (`from mypkg.helpers import clean` in a step body
-    makes `clean` a helper; from the user's own modules only: `imports`)."""
-    package = str(globs.get("__package__") or "")
-    return {name: imported_value(module, attr) for name, module, attr in _imports(nodes, package)}
-
-
 def _imported_from(
     path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any], scope: _Scope
 ) -> tuple[tuple[str, ...], _Scope]:
     """For a name a body's `from c import X` binds, c's scope and (c, X),
     when c is the user's module: X then counts by c's statements."""
     package = str(globs.get("__package__") or "")
-    for name, module, attr in _imports(nodes, package):
+    for name, module, attr in body_imports(nodes, package):
         if name == path[0] and attr:
             home = witnessed(import_user_module, module)
             if isinstance(home, types.ModuleType):
                 return (module, attr), _Scope(vars(home), True)
     return path, scope
-
-
-@lru_cache(maxsize=4096)
-def _imports(nodes: tuple[ast.AST, ...], package: str) -> list[tuple[str, str, str | None]]:
-    return [t for node in nodes for sub in ast.walk(node) for t in imported_names(sub, package)]
 
 
 # ---------------------------------------------------------------- defaults and closures
