@@ -69,6 +69,40 @@ def snapshot(store: durable.Store) -> dict[str, bytes]:
     return store.get_many(keys)
 
 
+def stop_take_over_and_go_on(
+    script: Path, env: dict[str, str], s3_url: str, *, clear_cache: bool, **extra: str
+) -> tuple[subprocess.Popen[str], str, dict[str, bytes]]:
+    """Stop (SIGSTOP) a holder inside its operation 1, let a second process
+    wait for its lease to expire, take the run over and complete it, then
+    continue the first: (the first process, what it printed, the store as
+    the second left it)."""
+    first = spawn(script, env, HOLD_AT="1", **extra)
+    assert first.stdout is not None and first.stdin is not None
+    try:
+        assert first.stdout.readline().strip() == "HOLDING"  # 0 recorded, 1 running
+        os.kill(first.pid, signal.SIGSTOP)
+        second = spawn(script, env)
+        out, _ = second.communicate(timeout=120)
+        assert second.returncode == 0, out
+        tag, _, value = out.strip().partition(" ")
+        assert tag == "DONE"
+        assert json.loads(value)[1:] == [f"{i} by {second.pid}" for i in (1, 2, 3)]
+        store = durable.open_store(s3_url)
+        if clear_cache:  # as `durable cache clear` would
+            store.delete([k for k in store.list("") if not k.startswith("fence/")])
+        before = snapshot(store)
+        first.stdin.write("\n")
+        first.stdin.flush()
+        os.kill(first.pid, signal.SIGCONT)
+        said, _ = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            os.kill(first.pid, signal.SIGCONT)
+            first.kill()
+            first.wait()
+    return first, said, before
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["", "clock_set_back", "cache_cleared"])
 def test_a_holder_stopped_past_its_lease_writes_nothing_after_a_takeover(
@@ -84,33 +118,10 @@ def test_a_holder_stopped_past_its_lease_writes_nothing_after_a_takeover(
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **s3_env)
     env.update(FENCE_STORE=s3_url, COUNT_LOG=str(log), TTL="2")
     env.update(CACHED="1" if fault == "cache_cleared" else "0")
-    first = spawn(script, env, HOLD_AT="1", CLOCK_BACK="1000" if fault == "clock_set_back" else "")
-    assert first.stdout is not None and first.stdin is not None
-    try:
-        assert first.stdout.readline().strip() == "HOLDING"  # step 0 recorded, 1 running
-        os.kill(first.pid, signal.SIGSTOP)
-        # The second process waits (wait=120) for the stopped holder's lease to
-        # expire, takes the run over and completes it.
-        second = spawn(script, env)
-        out, _ = second.communicate(timeout=120)
-        assert second.returncode == 0, out
-        tag, _, value = out.strip().partition(" ")
-        assert tag == "DONE"
-        done = json.loads(value)
-        assert done[1:] == [f"{i} by {second.pid}" for i in (1, 2, 3)]
-        store = durable.open_store(s3_url)
-        if fault == "cache_cleared":  # as `durable cache clear` would
-            store.delete([k for k in store.list("") if not k.startswith("fence/")])
-        before = snapshot(store)
-        first.stdin.write("\n")
-        first.stdin.flush()
-        os.kill(first.pid, signal.SIGCONT)
-        said, _ = first.communicate(timeout=120)
-    finally:
-        if first.poll() is None:
-            os.kill(first.pid, signal.SIGCONT)
-            first.kill()
-            first.wait()
+    first, said, before = stop_take_over_and_go_on(
+        script, env, s3_url, clear_cache=fault == "cache_cleared",
+        CLOCK_BACK="1000" if fault == "clock_set_back" else "",
+    )  # fmt: skip
     said, message = said.strip().split("\n")
     assert (first.returncode, said) == (4, "LEASE_LOST 1")
     # Step 1 did run here (its record was the write refused): the message

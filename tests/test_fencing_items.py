@@ -5,9 +5,7 @@ and writes nothing (its cached step's entry included)."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 from collections import Counter
 from pathlib import Path
 
@@ -16,7 +14,7 @@ import pytest
 import durable
 from tests.conftest import ROOT
 
-from .test_fencing import snapshot, spawn
+from .test_fencing import snapshot, stop_take_over_and_go_on
 
 HOLDER = """
 import json, os, sys
@@ -58,29 +56,7 @@ def test_a_holder_stopped_in_an_item_past_its_lease_goes_no_further(
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **s3_env)
     env.update(FENCE_STORE=s3_url, COUNT_LOG=str(log), TTL="2", CACHED="1" if cached else "0")
     env.update(RETRIES=str(retries))
-    first = spawn(script, env, HOLD_AT="1")
-    assert first.stdout is not None and first.stdin is not None
-    try:
-        assert first.stdout.readline().strip() == "HOLDING"  # item 0 done, 1 running
-        os.kill(first.pid, signal.SIGSTOP)
-        second = spawn(script, env)
-        out, _ = second.communicate(timeout=120)
-        assert second.returncode == 0, out
-        assert out.startswith("DONE ")
-        assert json.loads(out[5:])[1:] == [f"{i} by {second.pid}" for i in (1, 2, 3)]
-        store = durable.open_store(s3_url)
-        # As `durable cache clear` would: an entry the first holder stores is seen.
-        store.delete([k for k in store.list("") if not k.startswith("fence/")])
-        before = snapshot(store)
-        first.stdin.write("\n")
-        first.stdin.flush()
-        os.kill(first.pid, signal.SIGCONT)
-        said, _ = first.communicate(timeout=120)
-    finally:
-        if first.poll() is None:
-            os.kill(first.pid, signal.SIGCONT)
-            first.kill()
-            first.wait()
+    first, said, before = stop_take_over_and_go_on(script, env, s3_url, clear_cache=True)
     assert (first.returncode, said.strip()) == (4, "LEASE_LOST")
     rows = [line.split() for line in log.read_text().splitlines()]
     executed = Counter((int(i), int(pid) == first.pid) for i, pid in rows)
