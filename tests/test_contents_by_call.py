@@ -1,0 +1,153 @@
+"""A global that a module-level call changes in place through a function of
+the script (`set_lr(lr)` in a loop, `fill(CONFIG, lr)`) counts by its
+contents, as one a statement changes directly (`CONFIG["lr"] = lr`) does:
+the calling statement is in the file before and after it runs, so counted
+by its text alone every pass of the loop had one key. Each script runs in a
+process of its own, and a second time to show the keys are the same in
+another process (every call a hit, nothing executed)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from .test_cache_memo import first_line_of
+
+pytestmark = pytest.mark.slow  # two Python processes per test
+
+_SCRIPT = """
+import durable
+ran = []
+CONFIG = {"lr": 1}
+GRID = [1]
+
+
+def set_lr(lr):
+    CONFIG["lr"] = lr
+
+
+def fill(table, value):
+    table[0] = value
+
+
+@durable.step(cache=True)
+def by_setter(v):
+    ran.append(v)
+    return v * CONFIG["lr"]
+
+
+@durable.step(cache=True)
+def by_argument(v):
+    ran.append(v)
+    return v * GRID[0]
+
+
+out = []
+for lr in (2, 3, 4):
+    set_lr(lr)
+    fill(GRID, lr)
+    out += [by_setter(10), by_argument(10)]
+print(out, len(ran))
+"""
+
+
+def test_a_global_a_called_function_changes_in_a_loop_is_not_served_stale(
+    tmp_path: Path,
+) -> None:
+    """Seen failing: [20, 20, 20, 20, 20, 20] 2 (the second and third lr
+    were served the first's output)."""
+    script = tmp_path / "grid_script.py"
+    script.write_text(textwrap.dedent(_SCRIPT))
+    runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
+    assert runs == ["[20, 20, 30, 30, 40, 40] 6", "[20, 20, 30, 30, 40, 40] 0"]
+
+
+_FLOW = """
+import durable
+ran = []
+CONFIG = {"lr": 1}
+
+
+def set_lr(lr):
+    CONFIG["lr"] = lr
+
+
+@durable.step
+def train(v):
+    ran.append(v)
+    return v * CONFIG["lr"]
+
+
+@durable.workflow(run_id="train-1")
+def flow(v):
+    return train(v)
+
+
+set_lr(2)
+first = flow(10)
+set_lr(3)
+try:
+    second = flow(10)
+except durable.DefinitionChangedError:
+    second = "refused"
+print(first, second, len(ran))
+"""
+
+
+def test_a_completed_run_is_not_answered_after_a_setter_changed_its_input(
+    tmp_path: Path,
+) -> None:
+    """The same call of a completed run after `set_lr(3)`: its step read
+    another value, so the run is refused as changed, never answered 20.
+    Seen failing: 20 20 1."""
+    script = tmp_path / "flow_script.py"
+    script.write_text(textwrap.dedent(_FLOW))
+    assert first_line_of(script, tmp_path / "store") == "20 refused 1"
+
+
+_ARRAY = """
+import numpy as np
+import durable
+ran = []
+WEIGHTS = np.ones(3)
+SCALE = np.ones(2)
+
+
+def set_scale(s):
+    SCALE[:] = s
+
+
+@durable.step(cache=True)
+def weighted(v):
+    ran.append(v)
+    return float((WEIGHTS * v).sum())
+
+
+@durable.step(cache=True)
+def scaled(v):
+    ran.append(v)
+    return float((SCALE * v).sum())
+
+
+out = []
+for w in (1.0, 2.0):
+    WEIGHTS[:] = w
+    set_scale(w)
+    out += [weighted(10.0), scaled(10.0)]
+print(out, len(ran))
+"""
+
+
+def test_a_global_array_changed_in_place_between_calls_is_not_served_stale(
+    tmp_path: Path,
+) -> None:
+    """A numpy array (any buffer) that the module changes in place counts by
+    its contents, as a list of plain data does. Seen failing: [30.0, 20.0,
+    30.0, 20.0] 2."""
+    pytest.importorskip("numpy")
+    script = tmp_path / "array_script.py"
+    script.write_text(textwrap.dedent(_ARRAY))
+    runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
+    assert runs == ["[30.0, 20.0, 60.0, 40.0] 4", "[30.0, 20.0, 60.0, 40.0] 0"]
