@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bindings import binding_statements
+from .imports import user_class
 from .inplace import MUTATORS, may_bind_any, roots, run_now
 from .ownpath import bound_again
 from .reach import identity_of
@@ -30,9 +31,11 @@ def contents_part(
     when a step runs, what the module has run so far, while its statements
     are all in the file from the start: counted by them alone, a call made
     after `CONFIG["k"] = 7` was served the output of one made before. So
-    does a list, dict or set of plain data, or an array (`buffer_tokens`),
-    that a module-level call changes through a function (`set_lr(lr)`,
-    `fill(CONFIG, lr)` in a loop: the same text, another value each pass).
+    does a list, dict or set of plain data, an array (`buffer_tokens`) or
+    an object of the user's class, that a module-level call changes through
+    a function or method (`set_lr(lr)`, `fill(CONFIG, lr)`,
+    `PARAMS.set("lr", lr)` in a loop: the same text, another value each
+    pass).
     Not a
     state only functions change (`RUNS = []` that a step appends to counts
     by its statement: else no call would hit), nor what is not plain data
@@ -42,7 +45,7 @@ def contents_part(
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
     if _holds_data(obj) and any(_changes_by_running(s, name) for s in found):
-        toks = witnessed(content_tokens, obj)  # a client, an object: by its statements
+        toks = witnessed(_running_tokens, obj)  # a client: by its statements
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
         return None
@@ -112,6 +115,17 @@ def assigned_into(stmt: ast.AST) -> frozenset[str]:
     found = frozenset(_walked(stmt))
     _assigned[id(stmt)] = (stmt, found)
     return found
+
+
+def _running_tokens(obj: object) -> list[str] | None:
+    """What a module-level call may have changed in `obj`: its plain data or
+    bytes, else, for an object of your own class (`PARAMS.set("lr", lr)`),
+    its plain attributes; a library's object (a logger, a client) counts
+    by its statements only: its state is no value of yours."""
+    toks = content_tokens(obj)
+    if toks is None and user_class(type(obj)):
+        toks = attribute_tokens(obj)
+    return toks
 
 
 def _holds_data(obj: object) -> bool:
