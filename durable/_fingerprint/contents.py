@@ -35,7 +35,8 @@ def contents_part(
     an object of the user's class, that a module-level call changes through
     a function or method (`set_lr(lr)`, `fill(CONFIG, lr)`,
     `PARAMS.set("lr", lr)` in a loop: the same text, another value each
-    pass).
+    pass), or that a module-level loop binds anew on each pass (`for cfg in
+    configs:`, `model = Model(lr)` in its body).
     Not a
     state only functions change (`RUNS = []` that a step appends to counts
     by its statement: else no call would hit), nor what is not plain data
@@ -44,7 +45,7 @@ def contents_part(
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
-    if _holds_data(obj) and any(_changes_by_running(s, name) for s in found):
+    if _holds_data(obj) and any(_changes_by_running(s, name) or _in_loop(s, name) for s in found):
         toks = witnessed(_running_tokens, obj)  # a client: by its statements
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
@@ -151,6 +152,20 @@ def _changes_by_running(stmt: ast.AST, name: str) -> bool:
     return not any(
         isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
         for n in run_now(stmt)
+    )
+
+
+def _in_loop(stmt: ast.AST, name: str) -> bool:
+    """Whether a module-level `for` or `while` binds `name` on each pass
+    (`for cfg in configs:`, `model = Model(lr)` in its body): one
+    statement, the same text on every pass, another value each time."""
+    return any(
+        isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and any(
+            isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
+            for n in run_now(loop)
+        )
+        for loop in run_now(stmt)
     )
 
 
