@@ -11,13 +11,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bindings import binding_statements
-from .inplace import MUTATORS, roots, run_now
+from .imports import user_class
+from .inplace import MUTATORS, may_bind_any, roots, run_now
 from .ownpath import bound_again
 from .reach import identity_of
-from .values import hash_tokens, plain_tokens
+from .values import content_tokens, hash_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def contents_part(
@@ -28,16 +30,27 @@ def contents_part(
     7`, `MODEL.update(k=7)`, in a loop too), else None. Such a global holds,
     when a step runs, what the module has run so far, while its statements
     are all in the file from the start: counted by them alone, a call made
-    after `CONFIG["k"] = 7` was served the output of one made before. Not a
+    after `CONFIG["k"] = 7` was served the output of one made before. So
+    does a list, dict or set of plain data, an array (`buffer_tokens`) or
+    an object of the user's class, that a module-level call changes through
+    a function or method (`set_lr(lr)`, `fill(CONFIG, lr)`,
+    `PARAMS.set("lr", lr)` in a loop: the same text, another value each
+    pass), or that a module-level loop binds anew on each pass (`for cfg in
+    configs:`, `model = Model(lr)` in its body).
+    Not a
     state only functions change (`RUNS = []` that a step appends to counts
     by its statement: else no call would hit), nor what is not plain data
     (it counts by its statements, as before); an object by the attributes
     it holds that are (`attribute_tokens`)."""
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
+    toks = None
+    if _holds_data(obj) and any(_changes_by_running(s, name) or _in_loop(s, name) for s in found):
+        toks = witnessed(_running_tokens, obj)  # a client: by its statements
+        changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
         return None
-    toks = witnessed(plain_tokens, obj)
+    toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
     return None if toks is None else hash_tokens(toks)
@@ -103,6 +116,57 @@ def assigned_into(stmt: ast.AST) -> frozenset[str]:
     found = frozenset(_walked(stmt))
     _assigned[id(stmt)] = (stmt, found)
     return found
+
+
+def _running_tokens(obj: object) -> list[str] | None:
+    """What a module-level call may have changed in `obj`: its plain data or
+    bytes, else, for an object of your own class (`PARAMS.set("lr", lr)`),
+    its plain attributes; a library's object (a logger, a client) counts
+    by its statements only: its state is no value of yours."""
+    toks = content_tokens(obj)
+    if toks is None and user_class(type(obj)):
+        toks = attribute_tokens(obj)
+    return toks
+
+
+def _holds_data(obj: object) -> bool:
+    """A list, dict or set, or an object exposing its memory (an array):
+    not a scalar (rebound, never changed in place), a module, class or
+    function (counted by their code and statements)."""
+    if isinstance(obj, (list, dict, set, bytearray)):
+        return True
+    fixed = (str, bytes, int, float, complex, tuple, frozenset, type(None), type, types.ModuleType)
+    return not isinstance(obj, fixed) and not callable(obj)
+
+
+def _changes_by_running(stmt: ast.AST, name: str) -> bool:
+    """Whether a module-level statement among `name`'s is there because it
+    changes `name`'s object as it runs without binding the name (a call of
+    a function that changes it, `fill(X)`, a method call, a name bound to
+    it changed): a function or class is there for what its body does when
+    called (no step or workflow fills what counts this way: `inplace`), an
+    import or an assignment to the name for the binding, a `globals()` or
+    `exec` for every name (by its text, as before)."""
+    if isinstance(stmt, (*_DEFS, ast.Import, ast.ImportFrom)) or may_bind_any(stmt):
+        return False
+    return not any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
+        for n in run_now(stmt)
+    )
+
+
+def _in_loop(stmt: ast.AST, name: str) -> bool:
+    """Whether a module-level `for` or `while` binds `name` on each pass
+    (`for cfg in configs:`, `model = Model(lr)` in its body): one
+    statement, the same text on every pass, another value each time."""
+    return any(
+        isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+        and any(
+            isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
+            for n in run_now(loop)
+        )
+        for loop in run_now(stmt)
+    )
 
 
 def _walked(stmt: ast.AST) -> set[str]:

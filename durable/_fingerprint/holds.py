@@ -10,7 +10,6 @@ library.
 from __future__ import annotations
 
 import functools
-import sys
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from .bindings import module_statements
 from .canon import node_hash
 from .contents import module_state
-from .imports import user_module
+from .imports import user_class as user_class
 from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens, fallback_tokens, hash_tokens
 from .witness import witnessed
@@ -132,15 +131,6 @@ def names_bound_to(namespace: Mapping[str, Any], fn: object) -> list[str]:
         for k, v in list(namespace.items())
         if v is fn or (is_durable(v) and v is not fn and target_of(v) is fn)
     ]
-
-
-def user_class(cls: type) -> bool:
-    """A class defined in the user's own code (a notebook's too)."""
-    name = getattr(cls, "__module__", "") or ""
-    module = sys.modules.get(name)
-    if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
-        return True  # a notebook's classes: IPython's main module has no file
-    return module is not None and user_module(module)
 
 
 def class_code(cls: type) -> tuple[object, ...]:

@@ -171,3 +171,12 @@ def imported_names(node: ast.AST, package: str) -> Iterator[tuple[str, str, str 
         for a in node.names:
             if a.name != "*" and module:
                 yield a.asname or a.name, module, a.name
+
+
+def user_class(cls: type) -> bool:
+    """A class defined in the user's own code (a notebook's too)."""
+    name = getattr(cls, "__module__", "") or ""
+    module = sys.modules.get(name)
+    if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
+        return True  # a notebook's classes: IPython's main module has no file
+    return module is not None and user_module(module)

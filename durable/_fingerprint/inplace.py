@@ -222,9 +222,14 @@ def run_now(stmt: ast.AST) -> Iterator[ast.AST]:
 
 def _reads_own(stmt: ast.AST) -> bool:
     """Whether a statement reads a name it binds (outside the functions and
-    classes it defines: their locals are theirs)."""
+    classes it defines: their locals are theirs), save a loop's own
+    variable: `for lr in grid: set_lr(lr)` reads `lr` on every pass by
+    design, and its calls decide what `set_lr` changes (a cached step
+    reading it was served the first pass's output)."""
     names = [n for n in run_now(stmt) if isinstance(n, ast.Name)]
-    stored = {n.id for n in names if isinstance(n.ctx, ast.Store)}
+    loops = [n.target for n in run_now(stmt) if isinstance(n, (ast.For, ast.AsyncFor))]
+    own = {n.id for t in loops for n in ast.walk(t) if isinstance(n, ast.Name)}
+    stored = {n.id for n in names if isinstance(n.ctx, ast.Store)} - own
     return any(n.id in stored for n in names if not isinstance(n.ctx, ast.Store))
 
 

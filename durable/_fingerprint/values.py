@@ -70,6 +70,31 @@ def plain_tokens(
     return [f"<{kind.__name__}:{len(out)}", *(t for toks in out for t in toks), ">"]
 
 
+def content_tokens(value: object) -> list[str] | None:
+    """Tokens of what a global holds that may change in place: plain data
+    (`plain_tokens`), else the bytes of a buffer (`buffer_tokens`)."""
+    toks = plain_tokens(value)
+    return toks if toks is not None else buffer_tokens(value)
+
+
+def buffer_tokens(value: object) -> list[str] | None:
+    """Tokens of an object that exposes its memory (a numpy array, an
+    `array.array`, a `bytearray`): its type, item format, shape and a digest
+    of its bytes; None for anything else, or an array of objects (whose
+    buffer would hold pointers, not values)."""
+    if isinstance(value, (str, bytes, memoryview)):
+        return None
+    try:
+        view = memoryview(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, BufferError):
+        return None
+    with view:
+        if "O" in view.format:
+            return None
+        digest = hashlib.sha256(view.tobytes()).hexdigest()
+        return [f"<buffer:{_qualname(type(value))}", view.format, repr(view.shape), digest, ">"]
+
+
 def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
     return plain_tokens(item, mutable=mutable, _seen=seen)
 
