@@ -201,3 +201,48 @@ def test_an_object_of_your_class_a_module_level_method_call_changes_is_not_serve
     script.write_text(textwrap.dedent(_OBJECT))
     runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
     assert runs == ["20 30 2", "20 30 0"]
+
+
+_ARGS = """
+import json, os, sys
+import durable
+ran = []
+
+
+@durable.step
+def work(v):
+    ran.append(v)
+    return v * 2
+
+
+@durable.workflow(run_id="args-1")
+def flow(v, approved=False):
+    print("working", file=sys.stderr)
+    out = work(v)
+    if not approved:
+        durable.suspend("needs approval")
+    return out
+
+
+args = json.loads(os.environ.get("FLOW_ARGS", "{}"))
+try:
+    run = flow.resume("args-1", **args) if args else flow.run(10)
+    print(run.value, len(ran))
+except durable.Suspended:
+    print("suspended", len(ran))
+    sys.exit(0)
+"""
+
+
+def test_arguments_a_script_passes_its_workflow_do_not_change_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`args` differs on every run by design (the resume's answer), and the
+    body reads none of it: only the statement that passes it to the
+    workflow (which also calls `sys.exit`, of a body reading `sys`) does.
+    Seen failing: the resume refused with 'now flows.args' changed."""
+    script = tmp_path / "args_script.py"
+    script.write_text(textwrap.dedent(_ARGS))
+    assert first_line_of(script, tmp_path / "store") == "suspended 1"
+    monkeypatch.setenv("FLOW_ARGS", '{"approved": true}')
+    assert first_line_of(script, tmp_path / "store") == "20 0"

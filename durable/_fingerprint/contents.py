@@ -23,7 +23,12 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def contents_part(
-    name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None = None
+    name: str,
+    obj: object,
+    namespace: Mapping[str, Any],
+    checked_file: str | None = None,
+    *,
+    running: bool = True,
 ) -> str | None:
     """The hash of `obj`'s contents when the module's own statements change
     it in place, through `name` or another name bound to it (`CONFIG["k"] =
@@ -36,7 +41,10 @@ def contents_part(
     a function or method (`set_lr(lr)`, `fill(CONFIG, lr)`,
     `PARAMS.set("lr", lr)` in a loop: the same text, another value each
     pass), or that a module-level loop binds anew on each pass (`for cfg in
-    configs:`, `model = Model(lr)` in its body).
+    configs:`, `model = Model(lr)` in its body), where the function reads it
+    (`running`): not a value only a statement it follows reads (`args` in
+    `wf.run(**args)`, a statement that also calls `sys.exit` of a body reading
+    `sys`): that made every resume of such a script refused.
     Not a
     state only functions change (`RUNS = []` that a step appends to counts
     by its statement: else no call would hit), nor what is not plain data
@@ -45,7 +53,7 @@ def contents_part(
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
-    if _holds_data(obj) and any(_changes_by_running(s, name) or _in_loop(s, name) for s in found):
+    if running and _holds_data(obj) and any(_changes_by_running(s, name) or _in_loop(s, name) for s in found):
         toks = witnessed(_running_tokens, obj)  # a client: by its statements
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):

@@ -172,7 +172,7 @@ def _count(
             witnessed(holds_by_type_only, obj)
             or changed_apart(path[-1], scope.namespace, scope.checked_file)
         ):
-            _global(key, path[-1], obj, scope, out)  # `helper.k = 2` between two calls
+            _global(key, path[-1], obj, scope, out, not via)  # `helper.k = 2` between two calls
         if scope.user:  # `h = h2` between two calls
             out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file))
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
@@ -180,7 +180,7 @@ def _count(
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
-            _global(key, path[-1], obj, scope, out)
+            _global(key, path[-1], obj, scope, out, not via)
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
@@ -188,7 +188,9 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
     out.reached.extend(reached)
 
 
-def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis) -> None:
+def _global(
+    key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool = True
+) -> None:
     """By its statements, and by its contents where they change it in place: not a global
     the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
     own, was = (id(scope.namespace), name), out.inside
@@ -196,7 +198,7 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis) -> N
     out.inside = was | {own} if kept else was
     out.parts["global:" + key] = _bound(name, obj, scope, out)
     out.inside = was
-    now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file)
+    now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
     if now is not None:
         out.parts["now:" + key] = now
 
