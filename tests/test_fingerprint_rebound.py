@@ -1,0 +1,178 @@
+"""What a step reads, changed from where its own statements do not show:
+a subclass listed through `type(self)`, a module's global rebound by
+another module or through `sys.modules`. The first process runs the
+workflow to completion, the files are edited, the second calls the same
+run again: the step must not be replayed with its old output (refused,
+naming what changed), and it ran once in all."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEAD = """
+import os
+import durable
+
+def mark():
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("first\\n")
+"""
+FLOW = """
+@durable.workflow
+def flow():
+    return first()
+"""
+METHOD_FLOW = """
+@durable.workflow
+def flow():
+    return Base().first()
+"""
+RUN = """
+import durable, flow
+try:
+    print("result", flow.flow.with_options(run_id="r1")())
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+SUBCLASS_ADDED = ("class A(Base):\n    pass\n", "class A(Base):\n    pass\nclass B(Base):\n    pass\n")
+
+# name: (files, (file, old, new), what the refusal says)
+CASES: dict[str, tuple[dict[str, str], tuple[str, str, str], str]] = {
+    # `type(self)` is the class of `self`, as `self.__class__` is.
+    "subclasses-of-type-self": (
+        {
+            "flow.py": HEAD
+            + """
+class Base:
+    @durable.step
+    def first(self):
+        mark()
+        return sorted(c.__name__ for c in type(self).__subclasses__())
+
+class A(Base):
+    pass
+"""
+            + METHOD_FLOW
+        },
+        ("flow.py", *SUBCLASS_ADDED),
+        "Base.first: now uses global type(self).__subclasses__:flow.B",
+    ),
+    # `settings.RATES` is rebound by a function of another module, called
+    # at its import: settings' own statements do not show it.
+    "rebound-by-another-modules-function": (
+        {
+            "settings.py": "RATES = [1]\n",
+            "setup_mod.py": "import settings\n\ndef configure():\n    settings.RATES = [3]\n\nconfigure()\n",
+            "flow.py": HEAD
+            + "import settings\nimport setup_mod\n\n@durable.step\ndef first():\n    mark()\n"
+            + "    return sum(settings.RATES)\n"
+            + FLOW,
+        },
+        ("setup_mod.py", "[3]", "[4]"),
+        "first: global settings.RATES changed",
+    ),
+    "rebound-by-another-modules-statement": (
+        {
+            "settings.py": "RATES = [1]\n",
+            "plugin.py": "import settings as s\n\ns.RATES = [3]\n",
+            "flow.py": HEAD
+            + "import settings\nimport plugin\n\n@durable.step\ndef first():\n    mark()\n"
+            + "    return sum(settings.RATES)\n"
+            + FLOW,
+        },
+        ("plugin.py", "[3]", "[4]"),
+        "first: global settings.RATES changed",
+    ),
+    "rebound-by-another-module-through-sys-modules": (
+        {
+            "settings.py": "RATES = [1]\n",
+            "plugin.py": "import sys\n\nsys.modules['settings'].RATES = [3]\n",
+            "flow.py": HEAD
+            + "import settings\nimport plugin\n\n@durable.step\ndef first():\n    mark()\n"
+            + "    return sum(settings.RATES)\n"
+            + FLOW,
+        },
+        ("plugin.py", "[3]", "[4]"),
+        "first: global settings.RATES changed",
+    ),
+    "rebound-through-sys-modules": (
+        {
+            "flow.py": HEAD
+            + """
+import sys
+RATES = [1]
+
+def configure():
+    setattr(sys.modules[__name__], "RATES", [3])
+
+configure()
+
+@durable.step
+def first():
+    mark()
+    return sum(RATES)
+"""
+            + FLOW
+        },
+        ("flow.py", "[3]", "[4]"),
+        "first: global RATES changed",
+    ),
+}
+
+
+def run(folder: Path) -> str:
+    """The run `r1` of `flow.flow`, in a fresh interpreter in `folder`."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN],
+        cwd=folder,
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "DURABLE_STORE": str(folder / "store"),
+            "COUNT_FILE": str(folder / "count"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_value_changed_out_of_sight_is_never_replayed(tmp_path: Path, name: str) -> None:
+    files, (edited, old, new), said = CASES[name]
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
+    first = run(tmp_path)
+    assert first.startswith("result"), first
+    path = tmp_path / edited
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+    second = run(tmp_path)
+    assert second.startswith("refused"), second  # was: the old result, replayed
+    assert said in second, second
+    assert (tmp_path / "count").read_text().split() == ["first"]
+
+
+def test_another_attribute_set_elsewhere_still_replays(tmp_path: Path) -> None:
+    """What another module sets on `settings` besides what the step reads,
+    edited: no change (the step replays, having run once)."""
+    files, _, _ = CASES["rebound-by-another-modules-statement"]
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(plugin.read_text() + "s.OTHER = [5]\n")
+    assert run(tmp_path) == "result 3\n"
+    plugin.write_text(plugin.read_text().replace("[5]", "[6]"))
+    assert run(tmp_path) == "result 3\n"
+    assert (tmp_path / "count").read_text().split() == ["first"]
