@@ -65,6 +65,31 @@ class A(Base):
         ("flow.py", *SUBCLASS_ADDED),
         "Base.first: now uses global type(self).__subclasses__:flow.B",
     ),
+    # The class it is given: counted as any class of the step's module.
+    "subclasses-of-a-class-argument": (
+        {
+            "flow.py": HEAD
+            + """
+class Base:
+    pass
+
+class A(Base):
+    pass
+
+@durable.step
+def first(kind):
+    mark()
+    found = kind
+    return sorted(c.__name__ for c in found.__subclasses__())
+
+@durable.workflow
+def flow():
+    return first(Base)
+"""
+        },
+        ("flow.py", *SUBCLASS_ADDED),
+        "first: now uses global __subclasses__:flow.B",
+    ),
     # `settings.RATES` is rebound by a function of another module, called
     # at its import: settings' own statements do not show it.
     "rebound-by-another-modules-function": (
