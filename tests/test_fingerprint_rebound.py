@@ -42,6 +42,15 @@ try:
 except durable.DefinitionChangedError as e:
     print("refused", e)
 """
+FROM_SETTINGS = """
+import settings
+import plugin
+
+@durable.step
+def first():
+    mark()
+    return {read}
+""" + FLOW
 SUBCLASS_ADDED = ("class A(Base):\n    pass\n", "class A(Base):\n    pass\nclass B(Base):\n    pass\n")
 
 # name: (files, (file, old, new), what the refusal says)
@@ -127,6 +136,34 @@ def flow():
         },
         ("plugin.py", "[3]", "[4]"),
         "first: global settings.RATES changed",
+    ),
+    # Changed, not rebound: in place, an item, through a name bound to it.
+    "changed-in-place-by-another-module": (
+        {
+            "settings.py": "RATES = [1]\n",
+            "plugin.py": "import settings\n\nsettings.RATES.append(3)\n",
+            "flow.py": HEAD + FROM_SETTINGS.format(read="sum(settings.RATES)"),
+        },
+        ("plugin.py", "append(3)", "append(4)"),
+        "first: global settings.RATES changed",
+    ),
+    "an-item-set-by-another-module": (
+        {
+            "settings.py": "CFG = {'r': [1]}\n",
+            "plugin.py": "import settings\n\nsettings.CFG['r'] = [3]\n",
+            "flow.py": HEAD + FROM_SETTINGS.format(read="sum(settings.CFG['r'])"),
+        },
+        ("plugin.py", "[3]", "[4]"),
+        "first: global settings.CFG changed",
+    ),
+    "a-class-attribute-set-through-an-imported-name": (
+        {
+            "settings.py": "class Cfg:\n    RATES = [1]\n",
+            "plugin.py": "from settings import Cfg\n\nCfg.RATES = [3]\n",
+            "flow.py": HEAD + FROM_SETTINGS.format(read="sum(settings.Cfg.RATES)"),
+        },
+        ("plugin.py", "[3]", "[4]"),
+        "first: global settings.Cfg changed",
     ),
     "rebound-through-sys-modules": (
         {

@@ -1,10 +1,13 @@
-"""A module's global set from another module of the user's code:
-`settings.RATES = [3]` in `plugin.py`, or in a function of it that its
-import calls (`configure()`), `setattr(settings, "RATES", ...)`. The
-statements of `settings` that bind `RATES` do not show it, so what a step
-reads as `settings.RATES` would count by a statement that no longer made
-it: those other statements count too (each whole module-level statement,
-a `def` for a write in its body), fail closed, whether or not it ran.
+"""A module's global set or changed from another module of the user's
+code: `settings.RATES = [3]` or `settings.RATES.append(3)` in `plugin.py`,
+or in a function of it that its import calls (`configure()`),
+`setattr(settings, "RATES", ...)`, `settings.CFG["k"] = 3`, and, through
+another name bound to the same object, `Cfg.RATES = [3]` after `from
+settings import Cfg`. The statements of `settings` do not show it, so
+what a step reads as `settings.RATES` would count by statements that no
+longer made it: those other statements count too (each whole
+module-level statement, a `def` for a write in its body), fail closed,
+whether or not it ran.
 
 Pure standard library."""
 
@@ -20,31 +23,43 @@ from typing import Any
 from .bindings import module_statements
 from .canon import node_hash
 from .imports import user_module
+from .inplace import LOOKS
 from .source import parse, source_of
 
-# The key of a write whose attribute is not a string in the text
+# The attribute of a write whose name is not a string in the text
 # (`setattr(settings, name, value)`): it may set any name.
 _ANY = "?"
+# The root of the path of a module taken out of `sys.modules`
+# (`sys.modules["settings"].K = 1`): it may be any module.
+_ANY_MODULE = "sys.modules[]"
+# Values shared by identity without being one object a program changes.
+_SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
+
+Path = tuple[str, ...]
 
 
 def written_elsewhere(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
     """The hashes of the module-level statements of the user's other loaded
-    modules that set `name` (or any attribute by a name not in the text) on
-    the module whose namespace is `namespace`. ConfigurationError when such
-    a module's file was edited after import: its text is not what ran."""
+    modules that set or change, through a name chain, `name` of the module
+    whose namespace is `namespace` or the object it holds. ConfigurationError
+    when such a module's file was edited after import: its text is not
+    what ran."""
     home = sys.modules.get(str(namespace.get("__name__")))
     if home is None or vars(home) is not namespace:
         return ()
+    held = namespace.get(name)
+    obj = None if isinstance(held, (*_SHARED, types.ModuleType)) else held
     found: list[str] = []
     for module in _user_modules():
-        if module is home:
+        if module is home or not _near(vars(module), home, obj):
             continue
         src = source_of(module.__file__, vars(module))  # type: ignore[arg-type]
-        writes = _writes(src.text)
         units = [
-            u
-            for base, u in [*writes.get(name, ()), *writes.get(_ANY, ())]
-            if _holds(vars(module), base, home)
+            unit
+            for root, writes in _writes(src.text).items()
+            if _may_reach(vars(module), root, home, obj)
+            for path, unit in writes
+            if _through(vars(module), path, name, home, obj)
         ]
         if units:
             module_statements(vars(module))  # refused when edited after import
@@ -70,56 +85,89 @@ def _user_modules() -> tuple[types.ModuleType, ...]:
     return _LOADED[1]
 
 
-def _holds(namespace: Mapping[str, Any], base: tuple[str, ...], home: types.ModuleType) -> bool:
-    """Whether the name chain `base` holds `home` in `namespace`
-    (`settings`, `pkg.settings`; any module for `sys.modules[...]`)."""
-    if base == _ANY_MODULE:
+def _near(namespace: Mapping[str, Any], home: types.ModuleType, obj: object) -> bool:
+    """Whether a name of the module holds `home`, `obj`, a package of
+    `home` or `sys` (`sys.modules[...]`): else it cannot write to them by
+    a name chain, and its text is not read."""
+    package = home.__name__ + "."
+    for value in list(namespace.values()):
+        if value is home or value is sys or (obj is not None and value is obj):
+            return True
+        if isinstance(value, types.ModuleType) and package.startswith(value.__name__ + "."):
+            return True
+    return False
+
+
+def _may_reach(namespace: Mapping[str, Any], root: str, home: object, obj: object) -> bool:
+    if root == _ANY_MODULE:
         return True
-    obj: object = namespace.get(base[0])
-    for attr in base[1:]:
-        obj = getattr(obj, attr, None) if isinstance(obj, types.ModuleType) else None
-    return obj is home
-
-
-@lru_cache(maxsize=256)
-def _writes(text: str) -> dict[str, list[tuple[tuple[str, ...], ast.AST]]]:
-    """attribute -> (name chain of the object, module-level statement) for
-    each statement that sets or deletes that attribute, at any depth
-    (`x.K = 1`, `del x.K`, `setattr(x, "K", 1)`)."""
-    tree = parse(text).tree if "setattr" in text or "." in text else None
-    index: dict[str, list[tuple[tuple[str, ...], ast.AST]]] = {}
-    for unit in tree.body if tree else []:
-        for node in ast.walk(unit):
-            target: tuple[ast.AST, str] | None = None
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                target = (node.value, node.attr)
-            elif _sets(node):
-                args = node.args  # type: ignore[attr-defined]
-                key = args[1].value if isinstance(args[1], ast.Constant) else _ANY
-                target = (args[0], key if isinstance(key, str) else _ANY)
-            chain = _chain(target[0]) if target else None
-            if target and chain:
-                index.setdefault(target[1], []).append((chain, unit))
-    return index
-
-
-def _sets(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("setattr", "delattr")
-        and len(node.args) >= 2
+    value = namespace.get(root)
+    return value is not None and (
+        value is home or value is obj or isinstance(value, (types.ModuleType, type))
     )
 
 
-# The chain of a module taken out of `sys.modules` (`sys.modules["settings"]`,
-# `sys.modules[name]`): it may be any module.
-_ANY_MODULE = ("sys", "modules", "[]")
+def _through(
+    namespace: Mapping[str, Any], path: Path, name: str, home: object, obj: object
+) -> bool:
+    """Whether a write through `path` (the object written to, then the
+    attribute set, if any) reaches `name` of `home` or the object `obj`:
+    a prefix holds `home` and the next name is `name` (or any), or a
+    prefix holds `obj` itself. Followed through modules and classes only."""
+    value: object = home if path[0] == _ANY_MODULE else namespace.get(path[0])
+    for i in range(1, len(path) + 1):
+        if obj is not None and value is obj:
+            return True
+        if i == len(path):
+            return False
+        if value is home and path[i] in (name, _ANY):
+            return True
+        if not isinstance(value, (types.ModuleType, type)):
+            return False
+        value = getattr(value, path[i], None) if path[i] != _ANY else None
+    return False
 
 
-def _chain(node: ast.AST) -> tuple[str, ...] | None:
-    if isinstance(node, ast.Subscript) and _chain(node.value) == _ANY_MODULE[:2]:
-        return _ANY_MODULE
+@lru_cache(maxsize=256)
+def _writes(text: str) -> dict[str, list[tuple[Path, ast.AST]]]:
+    """root name -> (path written through, module-level statement), for
+    each statement that sets or deletes an attribute (`x.K = 1`, `del
+    x.K`, `setattr(x, "K", 1)`: the path ends in `K`) or an item (`x[k] =
+    1`), or calls a method that may change its object (`x.append(1)`; not
+    one that only looks, `x.get(k)`), at any depth. Not through `self` or
+    `cls`: an object's own."""
+    tree = parse(text).tree
+    index: dict[str, list[tuple[Path, ast.AST]]] = {}
+    for unit in tree.body if tree else []:
+        for node in ast.walk(unit):
+            path = _written(node)
+            if path and path[0] not in ("self", "cls"):
+                index.setdefault(path[0], []).append((path, unit))
+    return index
+
+
+def _written(node: ast.AST) -> Path | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        head = _chain(node.value)
+        return (*head, node.attr) if head else None
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return _chain(node.value)
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and len(node.args) >= 2:
+        head, key = _chain(node.args[0]), node.args[1]
+        attr = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else _ANY
+        return (*head, attr) if head else None
+    if isinstance(func, ast.Attribute) and func.attr not in LOOKS:
+        return _chain(func.value)
+    return None
+
+
+def _chain(node: ast.AST) -> Path | None:
+    """`a.b.c` as ("a", "b", "c"); `sys.modules[...]` as any module."""
+    if isinstance(node, ast.Subscript) and _chain(node.value) == ("sys", "modules"):
+        return (_ANY_MODULE,)
     if isinstance(node, ast.Name):
         return (node.id,)
     if isinstance(node, ast.Attribute):
