@@ -190,10 +190,10 @@ def first():
 }
 
 
-def run(folder: Path) -> str:
-    """The run `r1` of `flow.flow`, in a fresh interpreter in `folder`."""
+def run(folder: Path, code: str = RUN) -> str:
+    """`code` (the run `r1` of `flow.flow`), in a fresh interpreter in `folder`."""
     done = subprocess.run(
-        [sys.executable, "-c", RUN],
+        [sys.executable, "-c", code],
         cwd=folder,
         env={
             **os.environ,
@@ -238,3 +238,34 @@ def test_another_attribute_set_elsewhere_still_replays(tmp_path: Path) -> None:
     plugin.write_text(plugin.read_text().replace("[5]", "[6]"))
     assert run(tmp_path) == "result 3\n"
     assert (tmp_path / "count").read_text().split() == ["first"]
+
+
+CACHED = """
+import os
+import durable
+from settings import Model
+import plugin
+
+@durable.step(cache=True)
+def total(m):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("total\\n")
+    return sum(m.RATES)
+
+print("result", total(Model()))
+"""
+
+
+def test_a_class_attribute_another_module_sets_counts_in_an_argument(tmp_path: Path) -> None:
+    """`Model.RATES = [3]` in plugin.py: an object of `Model` passed to a
+    cached step counts it with the class statement, so that an edit there
+    is another call (computed), not the cached output of the old one."""
+    (tmp_path / "settings.py").write_text("class Model:\n    RATES = [1]\n")
+    (tmp_path / "plugin.py").write_text("from settings import Model\n\nModel.RATES = [3]\n")
+    (tmp_path / "flow.py").write_text("")
+    (tmp_path / "cached.py").write_text(CACHED)
+    out = [run(tmp_path, "import cached")]
+    (tmp_path / "plugin.py").write_text("from settings import Model\n\nModel.RATES = [4]\n")
+    out.append(run(tmp_path, "import cached"))
+    assert out == ["result 3\n", "result 4\n"]  # was: 3 served from the cache
+    assert (tmp_path / "count").read_text().split() == ["total", "total"]
