@@ -165,6 +165,15 @@ def flow():
         ("plugin.py", "[3]", "[4]"),
         "first: global settings.Cfg changed",
     ),
+    "rebound-by-another-module-through-import-module": (
+        {
+            "settings.py": "RATES = [1]\n",
+            "plugin.py": "import importlib\n\nimportlib.import_module('settings').RATES = [3]\n",
+            "flow.py": HEAD + FROM_SETTINGS.format(read="sum(settings.RATES)"),
+        },
+        ("plugin.py", "[3]", "[4]"),
+        "first: global settings.RATES changed",
+    ),
     "rebound-through-sys-modules": (
         {
             "flow.py": HEAD

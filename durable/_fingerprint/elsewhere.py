@@ -14,6 +14,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
 import types
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ _ANY = "?"
 # The root of the path of a module taken out of `sys.modules`
 # (`sys.modules["settings"].K = 1`): it may be any module.
 _ANY_MODULE = "sys.modules[]"
+_IMPORTERS = (("importlib", "import_module"), ("import_module",))
 # Values shared by identity without being one object a program changes.
 _SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
 
@@ -85,13 +87,18 @@ def _user_modules() -> tuple[types.ModuleType, ...]:
     return _LOADED[1]
 
 
+# What a module takes another out of (`sys.modules[...]`, `import_module(...)`).
+_FINDERS = (sys, importlib, importlib.import_module)
+
+
 def _near(namespace: Mapping[str, Any], home: types.ModuleType, obj: object) -> bool:
     """Whether a name of the module holds `home`, `obj`, a package of
-    `home` or `sys` (`sys.modules[...]`): else it cannot write to them by
+    `home` or a way to find any module (`sys.modules[...]`,
+    `importlib.import_module(...)`): else it cannot write to them by
     a name chain, and its text is not read."""
     package = home.__name__ + "."
     for value in list(namespace.values()):
-        if value is home or value is sys or (obj is not None and value is obj):
+        if value is home or any(value is f for f in _FINDERS) or (obj is not None and value is obj):
             return True
         if isinstance(value, types.ModuleType) and package.startswith(value.__name__ + "."):
             return True
@@ -165,8 +172,13 @@ def _written(node: ast.AST) -> Path | None:
 
 
 def _chain(node: ast.AST) -> Path | None:
-    """`a.b.c` as ("a", "b", "c"); `sys.modules[...]` as any module."""
+    """`a.b.c` as ("a", "b", "c"); `sys.modules[...]`, `import_module(...)`
+    as any module."""
     if isinstance(node, ast.Subscript) and _chain(node.value) == ("sys", "modules"):
+        return (_ANY_MODULE,)
+    if (
+        isinstance(node, ast.Call) and _chain(node.func) in _IMPORTERS
+    ):  # `import_module("settings")`
         return (_ANY_MODULE,)
     if isinstance(node, ast.Name):
         return (node.id,)
