@@ -189,9 +189,7 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
     out.reached.extend(reached)
 
 
-def _global(
-    key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool = True
-) -> None:
+def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool = True) -> None:
     """By its statements, and by its contents where they change it in place: not a global
     the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
     own, was = (id(scope.namespace), name), out.inside
@@ -199,8 +197,7 @@ def _global(
     out.inside = was | {own} if kept else was
     out.parts["global:" + key] = _bound(name, obj, scope, out)
     out.inside = was
-    now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
-    if now is not None:
+    if (now := None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)):
         out.parts["now:" + key] = now
 
 
