@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import operator
 import sys
 import types
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from .canon import node_hash
 from .imports import user_module
 from .inplace import LOOKS
 from .source import parse, source_of
+from .witness import CHECKS, Witness, recording, remember, same
 
 # The attribute of a write whose name is not a string in the text
 # (`setattr(settings, name, value)`): it may set any name.
@@ -38,6 +40,55 @@ _IMPORTERS = (("importlib", "import_module"), ("import_module",))
 _SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
 
 Path = tuple[str, ...]
+
+
+def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """`written_elsewhere`, for a fingerprint being memoised, and witnessed
+    by `_again`: checked on each step call, the scan of every loaded module
+    made `test_cache.py` ten times slower. The files it read are witnessed
+    as files (a run's start reports an edit)."""
+    found, witness = _found(namespace, name, files=True)
+    remember(_again, (namespace, name), found)
+    for fn, args, value in witness.files:
+        remember(fn, args, value)
+    return found
+
+
+def _again(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    # In a check: `loaded_state` as at its start (asked for each global).
+    if _CHECKED[0] != CHECKS[0]:
+        _CHECKED[:] = [CHECKS[0], loaded_state()]
+    hit = _FOUND.get((id(namespace), name))  # `_found`'s hit, inline: the common case
+    if hit is not None and hit[0] is namespace and hit[2] is _CHECKED[1]:
+        if hit[1] is namespace.get(name, _MISSING):
+            return hit[3]
+    return _found(namespace, name, files=False, state=_CHECKED[1])[0]
+
+
+_CHECKED: list[Any] = [-1, None]
+
+
+def _found(
+    namespace: Mapping[str, Any], name: str, *, files: bool, state: object = None
+) -> tuple[tuple[str, ...], Witness]:
+    """The last scan's, while the object `name` holds and `loaded_state`
+    are the same (and, with `files`, the files it read): else it is made
+    again, and the old tuple kept when equal (checked by identity)."""
+    key = (id(namespace), name)
+    hit = _FOUND.get(key)
+    held = namespace.get(name, _MISSING)
+    state = state or loaded_state()
+    if hit is not None and hit[0] is namespace and hit[1] is held and hit[2] is state:
+        if not files or hit[4].holds():
+            return hit[3], hit[4]
+    with recording(Witness()) as witness:
+        found = written_elsewhere(namespace, name)
+    if hit is not None and hit[0] is namespace and same(found, hit[3]):
+        found = hit[3]
+    if len(_FOUND) >= 4096:  # namespaces made again and again (a notebook)
+        _FOUND.clear()
+    _FOUND[key] = (namespace, held, state, found, witness)
+    return found, witness
 
 
 def written_elsewhere(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
@@ -70,6 +121,46 @@ def written_elsewhere(namespace: Mapping[str, Any], name: str) -> tuple[str, ...
 
 
 _LOADED: tuple[tuple[object, ...], tuple[types.ModuleType, ...]] = ((), ())
+_MISSING = object()
+# (namespace, what the name held, `loaded_state`, the hashes, what they were read from)
+_FOUND: dict[tuple[int, str], tuple[Any, Any, Any, tuple[str, ...], Witness]] = {}
+# (number of modules, the last one loaded, then the user's modules: their
+# keys, the modules, their specs and numbers of names), as last told by
+# `loaded_state`, which gives this very tuple while they hold.
+_STATE: list[tuple[Any, ...]] = [(-1, None, None, (), (), (), ())]
+_SPEC = operator.attrgetter("__spec__")
+
+
+def loaded_state() -> tuple[object, ...]:
+    """The modules loaded (their number and the last one: an import adds
+    at the end), and each of the user's with its spec (`importlib.reload`
+    makes a new one) and its number of names, as one tuple: the same
+    object while none of that changed, so a witness checks it by identity.
+    Asked for each global a step reads, on each step call: in C."""
+    old, modules = _STATE[0], sys.modules
+    n, key, module, keys, users, specs, sizes = old
+    last = next(reversed(modules.items()), (None, None))
+    if (
+        n == len(modules)
+        and key == last[0]
+        and module is last[1]
+        and all(map(operator.is_, map(modules.get, keys), users))
+        and all(map(operator.is_, map(_SPEC, users), specs))
+        and sizes == (*map(len, map(vars, users)),)
+    ):
+        return old
+    mine = {id(m) for m in _user_modules()}
+    pairs = [(k, m) for k, m in list(modules.items()) if id(m) in mine]
+    now_users = tuple(m for _, m in pairs)
+    _STATE[0] = (
+        len(modules),
+        *last,
+        tuple(k for k, _ in pairs),
+        now_users,
+        tuple(map(_SPEC, now_users)),
+        tuple(map(len, map(vars, now_users))),
+    )
+    return _STATE[0]
 
 
 def _user_modules() -> tuple[types.ModuleType, ...]:

@@ -37,7 +37,7 @@ from .canon import (
     uses_itself,
 )
 from .contents import bound_part, contents_part
-from .elsewhere import written_elsewhere
+from .elsewhere import elsewhere_of
 from .holds import (
     class_code,
     foreign_members,
@@ -207,7 +207,7 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
     on its own, `from c import X` on the statement binding X in `c`."""
     found = binding_statements(name, scope.namespace, scope.checked_file)
     # `settings.RATES = [3]` in another module: settings' statements do not show it.
-    elsewhere = witnessed(written_elsewhere, scope.namespace, name)
+    elsewhere = elsewhere_of(scope.namespace, name)
     if found is None:
         found = binding_statements("*", scope.namespace, scope.checked_file) or []
         for stmt in found:  # `from c import *`: X is c's
