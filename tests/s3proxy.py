@@ -16,6 +16,8 @@ import socketserver
 import struct
 import threading
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
 _ERROR = b"<Error><Code>InternalError</Code><Message>injected</Message></Error>"
@@ -135,3 +137,17 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
     server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}", server
+
+
+@contextmanager
+def serving(upstream: str) -> Iterator[tuple[str, Faults]]:
+    """A proxy in front of `upstream` for the block: its endpoint and its
+    faults; a held request is let go before the proxy stops."""
+    faults = Faults()
+    endpoint, server = start(upstream, faults)
+    try:
+        yield endpoint, faults
+    finally:
+        faults.release()
+        server.shutdown()
+        server.server_close()

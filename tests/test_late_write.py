@@ -54,14 +54,8 @@ except durable.CorruptRecordError as e:
 
 @pytest.fixture
 def proxy(s3_endpoint: str) -> Iterator[tuple[str, s3proxy.Faults]]:
-    faults = s3proxy.Faults()
-    endpoint, server = s3proxy.start(s3_endpoint, faults)
-    try:
-        yield endpoint, faults
-    finally:
-        faults.release()
-        server.shutdown()
-        server.server_close()
+    with s3proxy.serving(s3_endpoint) as served:
+        yield served
 
 
 @pytest.mark.slow

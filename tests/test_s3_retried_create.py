@@ -34,14 +34,8 @@ def flow(n: int) -> list[int]:
 
 @pytest.fixture
 def proxied(s3_endpoint: str) -> Iterator[tuple[dict[str, str], s3proxy.Faults]]:
-    faults = s3proxy.Faults()
-    endpoint, server = s3proxy.start(s3_endpoint, faults)
-    options = {"endpoint_url": endpoint, "key": "testing", "secret": "testing"}
-    try:
-        yield options, faults
-    finally:
-        server.shutdown()
-        server.server_close()
+    with s3proxy.serving(s3_endpoint) as (endpoint, faults):
+        yield {"endpoint_url": endpoint, "key": "testing", "secret": "testing"}, faults
 
 
 @pytest.mark.slow

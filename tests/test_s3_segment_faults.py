@@ -39,18 +39,13 @@ def flow(n: int) -> list[int]:
 
 @pytest.fixture
 def proxied(s3_endpoint: str) -> Iterator[tuple[dict[str, object], s3proxy.Faults]]:
-    faults = s3proxy.Faults()
-    endpoint, server = s3proxy.start(s3_endpoint, faults)
-    # One try a request: the outage outlasts the client's retries at once.
-    options: dict[str, object] = {
-        "endpoint_url": endpoint, "key": "testing", "secret": "testing",
-        "config_kwargs": {"retries": {"max_attempts": 1}},
-    }  # fmt: skip
-    try:
+    with s3proxy.serving(s3_endpoint) as (endpoint, faults):
+        # One try a request: the outage outlasts the client's retries at once.
+        options: dict[str, object] = {
+            "endpoint_url": endpoint, "key": "testing", "secret": "testing",
+            "config_kwargs": {"retries": {"max_attempts": 1}},
+        }  # fmt: skip
         yield options, faults
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.slow

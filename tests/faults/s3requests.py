@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import durable
 from durable._storage import segmenter
@@ -31,17 +29,6 @@ WAYS = ("500-after", "reset-after", "500-before", "reset-mid")
 METHODS = ("PUT", "GET", "DELETE")
 # How many requests of each kind a run makes, about: the one failed is one of them.
 REACH = {"PUT": 14, "GET": 14, "DELETE": 5}
-
-
-@contextmanager
-def _proxied(endpoint: str) -> Iterator[tuple[str, s3proxy.Faults]]:
-    faults = s3proxy.Faults()
-    url, server = s3proxy.start(endpoint, faults)
-    try:
-        yield url, faults
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _store(place: Place, endpoint: str | None) -> durable.Store:
@@ -67,7 +54,7 @@ def segmented_request_faults(
     saved = segmenter.SEGMENT_RECORDS
     segmenter.SEGMENT_RECORDS = 2
     try:
-        with _proxied(endpoint) as (via, faults):
+        with s3proxy.serving(endpoint) as (via, faults):
             for _ in range(trials):
                 _trial(place, via, faults, outcome, rng)
     finally:
