@@ -25,6 +25,7 @@ from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
+from .gate import Gate
 from .orphan import dropped_after, leave_if_orphaned
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
@@ -204,19 +205,20 @@ class FuturesPool:
         # this process (`orphan`); another executor's may run elsewhere.
         self.owner = os.getpid() if isinstance(executor, cf.ProcessPoolExecutor) else 0
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
+        self.gate = Gate()
 
     def submit(
         self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
     ) -> list[Any]:
         """Each item's try, `wait` seconds after it reaches a worker. Its
         scope in the run (`call_item`) reaches this process's threads only:
-        another process has no run to tell it."""
+        another process has no run to tell it. A thread's try goes through
+        the gate (`gate`)."""
         if self.threads:
             where = scopes or [None] * len(items)
+            run, fn, trace = self.gate.run, self.fn, self.trace
             return [
-                self.executor.submit(
-                    call_item, self.fn, item, self.trace, self.run, wait=wait, scope=scope
-                )
+                self.executor.submit(run, scope, wait, call_item, fn, item, trace, self.run)
                 for item, scope in zip(items, where, strict=True)
             ]
         return [

@@ -16,6 +16,7 @@ from .._core.plan import apause, check_stop, pause, stop
 from .._core.tracing import carrier
 from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .executors import Trace, acall_item, call_item, open_pool
+from .gate import halt, keep_running
 from .progress import ProgressCallback, Reporter
 from .tries import Tries
 
@@ -35,16 +36,26 @@ def sync_block(
     results, todo = block.restore()
     reporter = Reporter(block.label, len(items), len(items) - len(todo), progress, block.where)
 
+    kept: set[int] = set()
+
     def done(index: int, value: Any) -> None:
         results[index] = value
         block.save_item(index, value)
+        kept.add(index)
         reporter.item_done()
         if block.checkpoint:
             check_stop()  # a graceful stop: the finished items are kept
         block.between_items()
 
+    def keep(index: int, value: Any) -> None:
+        """An item that finished after a Ctrl-C (`gate`)."""
+        if index not in kept:
+            block.save_item(index, value)
+            kept.add(index)
+
     with _settled(block, reporter):
-        _run_blocking(fn, items, todo, executor, limit, done, traced(block), block.tries)
+        ends = done, (keep if block.checkpoint else None)
+        _run_blocking(fn, items, todo, executor, limit, ends, traced(block), block.tries)
     return block.commit(results)  # type: ignore[no-any-return]
 
 
@@ -54,11 +65,14 @@ def _run_blocking(
     todo: list[int],
     executor: object,
     limit: int | None,
-    done: Callable[[int, Any], None],
+    ends: tuple[Callable[[int, Any], None], Callable[[int, Any], None] | None],
     trace: Trace,
     tries: Tries,
 ) -> None:
+    """`ends`: what takes an item's result, and what keeps one that
+    finishes after a Ctrl-C (None: the block keeps no item)."""
     label = trace[1]
+    done, keep = ends
     if executor is None:
         for i in todo:
             _run_here(fn, items, i, done, trace, tries)
@@ -102,8 +116,13 @@ def _run_blocking(
                         _unstart(pool, flying)
             if failed is None and stopped is None:
                 _fill(pool, items, queue, flying, window, tries)
+    except KeyboardInterrupt:
+        running = halt(pool, flying)
+        if keep is not None:
+            keep_running(pool, running, keep, label)
+        raise
     except BaseException:
-        pool.cancel(flying)
+        halt(pool, flying)
         raise
     if stopped is not None:
         raise stopped

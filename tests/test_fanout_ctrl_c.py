@@ -1,0 +1,160 @@
+"""A plain Ctrl-C (SIGINT without `stop_on_signals`) while a threaded
+`loop_over(checkpoint_items=True)` has items running: those items finish
+anyway (a thread cannot be stopped, and the interpreter waits for it), so
+they are kept before the KeyboardInterrupt goes on; the resume runs only the
+items never started. Real child processes, a real SIGINT, executions of each
+item counted across the interrupt and the resume."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import durable
+
+from .clikit import read_until
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = """
+import concurrent.futures as cf, os, signal, sys, threading
+import durable
+
+STORE, LOG, CHECKPOINT = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+GO = threading.Event()
+
+def feed():
+    sys.stdin.readline()
+    GO.set()
+
+@durable.step
+def work(i):
+    os.write(2, f"started {i}\\n".encode())
+    GO.wait()
+    with open(LOG, "a") as f:
+        f.write(f"{i}\\n")
+    return i * 10
+
+@durable.workflow(store=STORE, run_id="r1")
+def fan(n):
+    with cf.ThreadPoolExecutor(2) as pool:
+        return durable.loop_over(work, range(n), executor=pool, checkpoint_items=CHECKPOINT)
+
+def on_int(signum, frame):
+    # What Python's own handler does, said first so that the test knows
+    # the interrupt landed before it lets the items finish.
+    os.write(2, b"interrupt raised\\n")
+    raise KeyboardInterrupt
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, on_int)
+    threading.Thread(target=feed, daemon=True).start()
+    print(fan(4))
+"""
+
+
+def _start(tmp: Path, checkpoint: bool) -> subprocess.Popen[bytes]:
+    (tmp / "fan.py").write_text(SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [str(tmp / "store"), str(tmp / "log.txt"), "1" if checkpoint else "0"]
+    return subprocess.Popen(
+        [sys.executable, str(tmp / "fan.py"), *args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp,
+    )
+
+
+def _interrupt_with_two_running(child: subprocess.Popen[bytes]) -> str:
+    """SIGINT once items 0 and 1 run; they finish only after it landed."""
+    seen = read_until(child.stderr, "started")
+    while seen.count("started") < 2:
+        seen += read_until(child.stderr, "started")
+    os.kill(child.pid, signal.SIGINT)
+    seen += read_until(child.stderr, "interrupt raised")
+    child.stdin.write(b"go\n")  # type: ignore[union-attr]
+    child.stdin.flush()  # type: ignore[union-attr]
+    _, err = child.communicate(timeout=60)
+    return seen + err.decode()
+
+
+def _executions(tmp: Path) -> Counter[int]:
+    return Counter(int(line) for line in (tmp / "log.txt").read_text().split())
+
+
+def _resume(tmp: Path, checkpoint: bool) -> str:
+    child = _start(tmp, checkpoint)
+    out, err = child.communicate(b"go\n", timeout=60)
+    assert child.returncode == 0, err.decode()
+    return out.decode()
+
+
+@pytest.mark.slow
+def test_items_running_at_a_plain_ctrl_c_are_kept_and_never_run_again(tmp_path: Path) -> None:
+    child = _start(tmp_path, checkpoint=True)
+    try:
+        err = _interrupt_with_two_running(child)
+    finally:
+        child.kill()
+        child.wait()
+    assert "KeyboardInterrupt" in err
+    assert "keeping the 2 items running" in err  # said, with what to do to stop at once
+    assert _executions(tmp_path) == {0: 1, 1: 1}  # 2 and 3 never started
+    assert _resume(tmp_path, checkpoint=True).strip() == "[0, 10, 20, 30]"
+    assert _executions(tmp_path) == {0: 1, 1: 1, 2: 1, 3: 1}
+
+
+@pytest.mark.slow
+def test_without_checkpoints_the_interrupt_does_not_wait(tmp_path: Path) -> None:
+    """Nothing of the block is kept: the resume runs it whole, as documented."""
+    child = _start(tmp_path, checkpoint=False)
+    try:
+        err = _interrupt_with_two_running(child)
+    finally:
+        child.kill()
+        child.wait()
+    assert "KeyboardInterrupt" in err and "keeping" not in err
+    assert _resume(tmp_path, checkpoint=False).strip() == "[0, 10, 20, 30]"
+    assert _executions(tmp_path) == {0: 2, 1: 2, 2: 1, 3: 1}
+
+
+def test_a_ctrl_c_cuts_short_a_thread_items_retry_delay_and_that_try_never_starts(
+    local_store: durable.Store,
+) -> None:
+    """The Ctrl-C lands in the workflow thread (here: in the progress
+    callback, once item 1 is kept) while item 0 waits out a 60 s retry delay
+    on its thread: the block does not wait for it, and its try never starts."""
+    tries: list[int] = []
+    failed = threading.Event()
+
+    @durable.step(retries=2, retry_delay=60)
+    def work(i: int) -> int:
+        tries.append(i)
+        if i == 0:
+            failed.set()
+            raise ConnectionError("flaky")
+        failed.wait(60)  # item 1 ends once item 0 failed
+        return i
+
+    def interrupt(progress: durable.Progress) -> None:
+        raise KeyboardInterrupt
+
+    @durable.workflow(store=local_store, run_id="r")
+    def fan() -> list[int]:
+        with cf.ThreadPoolExecutor(2) as pool:
+            return durable.loop_over(
+                work, [0, 1], executor=pool, checkpoint_items=True, progress=interrupt
+            )
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        fan()
+    assert time.monotonic() - started < 30  # not the 60 s delay
+    assert sorted(tries) == [0, 1]  # item 0's second try never started
