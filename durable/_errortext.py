@@ -1,6 +1,6 @@
 """What the errors' messages and pickling use, kept apart from the error
 classes so that `errors` stays one screen of classes: a position's type, a
-bounded preview of a value, a time stamp, and the rebuilding of an error in
+bounded preview of a value, a time stamp or span, and the rebuilding of an error in
 another process. It imports nothing of durable, as `errors` does not."""
 
 from __future__ import annotations
@@ -55,6 +55,21 @@ def stamp(t: float) -> str:
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M:%S UTC"
     )
+
+
+def duration(seconds: float | None) -> str:
+    """A span of time as people read it: `10ms`, `1.50s`, `2m05s`, `1h03m`
+    (a retry's delay of 0.01 s printed with one decimal read `0.0s`)."""
+    if seconds is None:
+        return "-"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{seconds:.2f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:

@@ -101,7 +101,7 @@ def test_durable_run_says_when_a_step_waits_to_try_again(
     for the 70 s of its delays, then `[1] upload executed`: it looked hung."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "retried.py").write_text(
-        "import durable\n\ntries = []\n\n@durable.step(retries=1, retry_delay=0)\n"
+        "import durable\n\ntries = []\n\n@durable.step(retries=1, retry_delay=0.01)\n"
         "def upload() -> int:\n    tries.append(1)\n    if len(tries) == 1:\n"
         "        raise ConnectionError('bucket timed out')\n    return len(tries)\n\n"
         "@durable.workflow\ndef job() -> int:\n    return upload()\n"
@@ -109,6 +109,6 @@ def test_durable_run_says_when_a_step_waits_to_try_again(
     assert main(["--store", str(tmp_path / "s"), "run", "retried.py:job", "--run-id", "j"]) == 0
     said = capsys.readouterr().err
     assert (
-        "  [0] upload failed on try 1 (ConnectionError: bucket timed out); retrying in 0.0s\n"
+        "  [0] upload failed on try 1 (ConnectionError: bucket timed out); retrying in 10ms\n"
         "  [0] upload executed\n"
     ) in said, said

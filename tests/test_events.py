@@ -19,6 +19,7 @@ import pytest
 import durable
 from durable import events
 from durable._core import events as stream
+from durable.testing import fake_clock
 
 from .clikit import read_until
 
@@ -144,7 +145,7 @@ def test_a_retry_is_logged_at_warning_when_the_logger_shows_info(
     # showed no retry: the event was built only when DEBUG was on.
     tries: list[int] = []
 
-    @durable.step(retries=1, retry_delay=0)
+    @durable.step(retries=1, retry_delay=0.01)
     def flaky() -> int:
         tries.append(1)
         if len(tries) < 2:
@@ -160,7 +161,7 @@ def test_a_retry_is_logged_at_warning_when_the_logger_shows_info(
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warned == [
         "run r: step 0 'test_a_retry_is_logged_at_warning_when_the_logger_shows_info.flaky'"
-        " failed on try 1 (ConnectionError: bucket timed out); retrying in 0.0s"
+        " failed on try 1 (ConnectionError: bucket timed out); retrying in 10ms"
     ]
 
 
@@ -170,7 +171,7 @@ def test_a_loop_over_items_retry_is_logged_too(
     # An item's failed try that another followed said nothing at any level.
     tries: list[int] = []
 
-    @durable.step(retries=1, retry_delay=0)
+    @durable.step(retries=1, retry_delay=1.5)
     def item(i: int) -> int:
         tries.append(i)
         if tries.count(i) == 1 and i == 1:
@@ -181,12 +182,12 @@ def test_a_loop_over_items_retry_is_logged_too(
     def wf() -> list[int]:
         return durable.loop_over(item, range(3), name="items")
 
-    with caplog.at_level(logging.INFO, logger="durable"):
+    with fake_clock(), caplog.at_level(logging.INFO, logger="durable"):
         assert wf() == [0, 1, 2]
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warned == [
         "run r: loop 0 'items item 1' failed on try 1 (ConnectionError: bucket timed out);"
-        " retrying in 0.0s"
+        " retrying in 1.50s"
     ]
 
 

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._errortext import duration as duration
 from .._errortext import shell_words, stamp
 
 # The JSON builders live with run management (the progress file uses them too).
@@ -38,19 +39,6 @@ def waiting_line(event: RunWaiting, durable: str = "durable") -> str:
         f"(since {stamp(event.since)}); waiting {most} for it to end or stop\n"
         f"  `{durable} {shell_words('show', event.run_id)}` shows where it is; Ctrl-C stops waiting"
     )
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 1:
-        return f"{seconds * 1000:.0f}ms"
-    if seconds < 60:
-        return f"{seconds:.2f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -141,7 +141,7 @@ def _print_operations(report: _Report) -> Callable[[], None]:
             print(waiting_line(event, report.durable), file=sys.stderr, flush=True)
         if isinstance(event, StepRetried) and event.run_id == run_id:  # a silent delay looked hung
             print(f"  [{event.position}] {event.name} failed on try {event.attempt + 1} "
-                  f"({event.error}); retrying in {event.delay:.1f}s", file=sys.stderr, flush=True)  # fmt: skip
+                  f"({event.error}); retrying in {duration(event.delay)}", file=sys.stderr, flush=True)  # fmt: skip
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
             return

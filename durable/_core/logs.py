@@ -12,6 +12,7 @@ import logging
 import sys
 import warnings
 
+from .._errortext import duration
 from .._settings import setting, when_configured
 from ..errors import ConfigurationError
 from . import events
@@ -76,8 +77,8 @@ def _run_started(event: events.RunStarted) -> None:
 def _operation(event: events.Event) -> None:
     if isinstance(event, events.StepRetried):
         logger.warning(
-            "%s failed on try %d (%s); retrying in %.1fs",
-            _step_line(event), event.attempt + 1, event.error, event.delay,
+            "%s failed on try %d (%s); retrying in %s",
+            _step_line(event), event.attempt + 1, event.error, duration(event.delay),
         )  # fmt: skip
     elif isinstance(event, events.StepFailed):
         logger.debug("%s failed on try %d: %s", _step_line(event), event.attempt + 1, event.error)
