@@ -52,7 +52,9 @@ class Lease(Protocol):
     def release(self, *, delete: bool = False) -> None: ...
 
 
-def owner_doc(ttl: float, token: str) -> dict[str, Any]:
+def owner_doc(ttl: float, token: str, started: float | None = None) -> dict[str, Any]:
+    """`since`: when this document was written (a renewal writes another);
+    `started`: when its holder took the run, what a waiting caller is told."""
     now = time.time()
     return {
         "host": socket.gethostname(),
@@ -60,6 +62,7 @@ def owner_doc(ttl: float, token: str) -> dict[str, Any]:
         "pid": os.getpid(),
         "token": token,
         "since": now,
+        "started": started or now,
         "expires": now + ttl,
     }
 
@@ -69,7 +72,8 @@ def locked_error(run: str, doc: dict[str, Any], watch: float | None = None) -> R
     over (object stores), said when the holder is on another host."""
     holder = f"pid {doc.get('pid', '?')} on {doc.get('host', '?')}"
     expires = float(doc.get("expires", 0))
-    error = RunLockedError(run, holder, float(doc.get("since", 0)), expires)
+    started = float(doc.get("started", doc.get("since", 0)))  # a lease written before `started`
+    error = RunLockedError(run, holder, started, expires)
     if doc.get("pid") == os.getpid() and same_pid_space(doc):
         # Waiting for ourselves would only time out: say who that is.
         error.args = (

@@ -50,6 +50,7 @@ class ObjectLease:
         self.objects, self.prefix, self.ttl, self.run = objects, prefix, ttl, run
         self.token = uuid.uuid4().hex
         self.generation = 0
+        self.started: float | None = None  # when this holder took the run
         self.lost = False
         # Whether the lease was taken from a holder that did not release it
         # (expired, gone): its late writes may still land (`SegmentWriter.read`).
@@ -155,7 +156,8 @@ class ObjectLease:
 
     def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
         started, started_elapsed = time.time(), _elapsed()
-        body = json.dumps(doc or owner_doc(self.ttl, self.token)).encode()
+        first = self.started or started  # a renewal keeps the start
+        body = json.dumps(doc or owner_doc(self.ttl, self.token, first)).encode()
         if not self.objects.create(self._key(gen), body):
             return False
         if self._generations()[-1:] != [gen]:
@@ -167,6 +169,7 @@ class ObjectLease:
         if raw is None or _read_json(raw).get("token") != body_token(body):
             return False
         self.generation = gen
+        self.started = first
         self.fresh_until = started + self.ttl * 2 / 3
         self.fresh_elapsed = started_elapsed + self.ttl * 2 / 3
         # Older generations no longer decide anything; keep the folder small.
