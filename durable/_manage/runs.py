@@ -7,15 +7,20 @@ and `.delete()` delegate here (gc lives in `cleanup`, history in
 
 from __future__ import annotations
 
-import difflib
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._errortext import shell_words
 from .._storage.base import Store
-from .._storage.keys import as_position, check_key_part, check_names, is_step_record, position_of
+from .._storage.keys import (
+    as_position,
+    check_key_part,
+    check_names,
+    is_step_record,
+    manifest_key,
+    position_of,
+)
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import HEAD, decode_manifest, manifest_arguments, summary_size
 from .._storage.manifest import read_manifest as read_checked
@@ -26,6 +31,9 @@ from ..errors import (
     IntegrityError,
     RunNotFoundError,
 )
+from .missing import no_folder as no_folder
+from .missing import resembling
+from .missing import unknown_workflow as unknown_workflow
 
 
 @dataclass(frozen=True)
@@ -188,7 +196,7 @@ def find_workflow(
     owners = [w for w in workflows if owns(w)]
     if not owners:
         missing = RunNotFoundError("(any)", run_id, store.url)
-        missing.args = (f"no run {run_id!r} in store {store.url}; {_resembling(store, workflows, run_id)}",)
+        missing.args = (f"no run {run_id!r} in store {store.url}; {resembling(store, workflows, run_id)}",)
         raise missing
     if len(owners) > 1:
         raise ConfigurationError(
@@ -196,47 +204,6 @@ def find_workflow(
             "name one with --workflow"
         )
     return owners[0]
-
-
-def no_folder(store: Store) -> str | None:
-    """What to say when a local store's folder is not there (a typo in
-    --store, or a relative $DURABLE_STORE read from another working folder:
-    `runs` in ~/a and in ~/b are two stores); None when it is."""
-    if "://" in store.url or os.path.isdir(store.url):
-        return None
-    where = "" if os.path.isabs(store.url) else (
-        f" ({os.path.abspath(store.url)}: a relative path is read from the working folder)"
-    )
-    given = "--store, store=, $DURABLE_STORE"
-    return f"there is no such folder{where}; check the store's path ({given})"
-
-
-def _resembling(store: Store, workflows: list[str], run_id: str) -> str:
-    """What to do about a missing run id: the ids of the store it resembles
-    (misspelt), or the workflow it names (`durable show release_notes`)."""
-    missing = no_folder(store)
-    if missing:
-        return missing
-    named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
-    if named:
-        return f"{run_id} is a workflow, not a run id: `durable {shell_words('runs', named[0])}` lists its runs"
-    ids = {r for w in workflows for r in store.runs(w)}
-    near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
-    mean = f"did you mean {' or '.join(near)}? " if near else ""
-    return f"{mean}`durable runs` lists its runs"
-
-
-def unknown_workflow(store: Store, workflow: str) -> str | None:
-    """None when `workflow` has runs in the store; else what to say of the
-    name (a typo, or the function's bare name for `flow.pipeline`): the one
-    it resembles, and the names that have runs."""
-    names = store.workflows()
-    if workflow in names:
-        return None
-    near = [w for w in names if w.rpartition(".")[2] == workflow]
-    near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
-    mean = f"did you mean {near[0]}? " if near else ""
-    return f"{mean}workflows with runs: {', '.join(names) or 'none'}"
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
@@ -247,17 +214,31 @@ def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
 
 
 def _info(store: Store, workflow: str, run_id: str, raw: bytes) -> RunInfo:
+    # Listed rather than raised, so that one bad run neither hides the others
+    # nor stops gc, nor a look-up naming another workflow's run, and can be
+    # looked at and removed. With the store: `arguments` raise its own error.
     try:
         m = decode_manifest(store, workflow, run_id, raw, summary_only=True)
         names = store.record_names(workflow, run_id)
-    # Listed rather than raised, so that one bad run neither hides the others
-    # nor stops gc, and can be looked at and removed.
-    # With the store: their `arguments` raise the manifest's own error.
     except CorruptRecordError as e:  # a newer durable's run is intact: never "corrupt"
-        status = "corrupt" if e.newer is None else "newer"
-        return RunInfo(workflow, run_id, status, "", 0.0, 0.0, 0, None, str(e), _store=store)
+        return _unread(store, workflow, run_id, "corrupt" if e.newer is None else "newer", e)
     except IntegrityError as e:  # unsigned, or signed with another key
-        return RunInfo(workflow, run_id, "unverified", "", 0.0, 0.0, 0, None, str(e), _store=store)
+        return _unread(store, workflow, run_id, "unverified", e)
+    try:
+        return _summary_info(store, m, names)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+        # Fields of the wrong shape in a manifest that decodes (a foreign or broken writer).
+        why = f"undecodable: its summary is not a run's ({type(e).__name__}: {e})"
+        error = CorruptRecordError(run_id, None, manifest_key(workflow, run_id), why)
+        return _unread(store, workflow, run_id, "corrupt", error)
+
+
+def _unread(store: Store, workflow: str, run_id: str, status: str, error: Exception) -> RunInfo:
+    return RunInfo(workflow, run_id, status, "", 0.0, 0.0, 0, None, str(error), _store=store)
+
+
+def _summary_info(store: Store, m: RunRecord, names: Iterable[str]) -> RunInfo:
+    workflow, run_id = m.workflow, m.run_id
     steps = {p for n in names if is_step_record(n) and (p := position_of(n)) is not None}
     # Every finished operation counts; the next position is the body's (top-level) one.
     status = m.status

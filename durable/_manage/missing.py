@@ -1,0 +1,52 @@
+"""What to say when a run or a workflow is not where it was looked for: a
+local store's folder that is not there, a run id that resembles others or
+names a workflow, a workflow name that resembles one with runs."""
+
+from __future__ import annotations
+
+import difflib
+import os
+
+from .._errortext import shell_words
+from .._storage.base import Store
+
+
+def no_folder(store: Store) -> str | None:
+    """What to say when a local store's folder is not there (a typo in
+    --store, or a relative $DURABLE_STORE read from another working folder:
+    `runs` in ~/a and in ~/b are two stores); None when it is."""
+    if "://" in store.url or os.path.isdir(store.url):
+        return None
+    where = "" if os.path.isabs(store.url) else (
+        f" ({os.path.abspath(store.url)}: a relative path is read from the working folder)"
+    )
+    given = "--store, store=, $DURABLE_STORE"
+    return f"there is no such folder{where}; check the store's path ({given})"
+
+
+def resembling(store: Store, workflows: list[str], run_id: str) -> str:
+    """What to do about a missing run id: the ids of the store it resembles
+    (misspelt), or the workflow it names (`durable show release_notes`)."""
+    missing = no_folder(store)
+    if missing:
+        return missing
+    named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
+    if named:
+        return f"{run_id} is a workflow, not a run id: `durable {shell_words('runs', named[0])}` lists its runs"
+    ids = {r for w in workflows for r in store.runs(w)}
+    near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
+    mean = f"did you mean {' or '.join(near)}? " if near else ""
+    return f"{mean}`durable runs` lists its runs"
+
+
+def unknown_workflow(store: Store, workflow: str) -> str | None:
+    """None when `workflow` has runs in the store; else what to say of the
+    name (a typo, or the function's bare name for `flow.pipeline`): the one
+    it resembles, and the names that have runs."""
+    names = store.workflows()
+    if workflow in names:
+        return None
+    near = [w for w in names if w.rpartition(".")[2] == workflow]
+    near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
+    mean = f"did you mean {near[0]}? " if near else ""
+    return f"{mean}workflows with runs: {', '.join(names) or 'none'}"
