@@ -12,6 +12,9 @@ computed from (their memo entries' witnesses count for it too)."""
 
 from __future__ import annotations
 
+import dis
+import functools
+import types
 from typing import Any
 
 from .._core.definition import BODY_KEY, Definition
@@ -23,7 +26,7 @@ from .._fingerprint.fingerprint import (
     referenced_objects,
 )
 from .._fingerprint.memo import Memo, memo_fingerprint
-from .._fingerprint.reach import is_builtin_value
+from .._fingerprint.reach import code_objects, is_builtin_value, target_of
 from .._fingerprint.witness import witnessed
 
 _DEFINITIONS: Memo[Definition] = Memo(size=256)
@@ -35,8 +38,45 @@ def definition_of(flow: Any) -> Definition:
     fn, identity, version = witnessed(_flow_state, flow)[:3]
     found = _DEFINITIONS.get((id(fn), identity, version), fn, lambda: _definition(flow))
     return Definition(
-        found.fingerprint, dict(found.steps), dict(found.parts), dict(found.by_spec)
+        found.fingerprint, dict(found.steps), dict(found.parts), dict(found.by_spec),
+        functools.partial(why_listed, fn),
+    )  # fmt: skip
+
+
+def why_listed(fn: Any, key: str) -> str | None:
+    """Why step `key` counts although the body never calls it, when that is
+    so: the body (with its nested functions) names it only as an attribute
+    (`job.task`), and this module's global of that name holds the step (a
+    module-level loop, `for task in (fetch, parse):`, leaves the last).
+    The walk counts it all the same (`references`): `x.task` may be this
+    very module's, read through an alias. None for every other step."""
+    target = target_of(fn)
+    code, globs = getattr(target, "__code__", None), getattr(target, "__globals__", {})
+    if not isinstance(code, types.CodeType):
+        return None
+    loaded: set[str] = set()
+    named: set[str] = set()
+    for co in code_objects(code):
+        named.update(co.co_names)
+        loaded.update(i.argval for i in dis.get_instructions(co) if i.opname in _GLOBAL_LOADS)
+    aliases = sorted(n for n in named if _step_key(globs.get(n)) == key.split("#")[0])
+    if not aliases or any(n in loaded for n in aliases):
+        return None
+    alias = aliases[0]
+    return (
+        f"listed because the body names {alias!r} as an attribute only (`x.{alias}`) while "
+        f"this module's global {alias!r} holds this step, left there by a module-level "
+        f"statement such as `for {alias} in ...:`; it counts in case `x` is this module. "
+        "If the workflow never calls it, rename the global or the attribute"
     )
+
+
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+
+
+def _step_key(obj: object) -> str | None:
+    spec = step_spec(obj) if obj is not None else None
+    return spec.name if spec is not None else None
 
 
 def _definition(flow: Any) -> Definition:

@@ -6,7 +6,7 @@ run continues under (refused, re-run from the change, or rebased)."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .._fingerprint.fingerprint import IDENTITY, describe_change
@@ -26,6 +26,9 @@ class Definition:
     # Per step object (id of its StepSpec): two steps may share a name (one
     # factory, two modules) and must still be compared by their own code.
     by_spec: dict[int, str] = field(default_factory=dict)
+    # Why a listed step counts although the body never names it (None: it
+    # does, or it is not known); asked only when a change is reported.
+    why_listed: Callable[[str], str | None] | None = None
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
@@ -44,6 +47,10 @@ def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
                 why = "identity changed (module name or name=)"
             out[name] = f"{why}: {before} -> {after}"
     _pair_renames(old, new, out)
+    for name in out:
+        note = new.why_listed(name) if new.why_listed is not None else None
+        if note:
+            out[name] += f" ({note})"
     return out
 
 
