@@ -171,6 +171,9 @@ def _restart(
 def _implied_run_id(
     wf: Workflow[Any, Any], store: Store, variables: dict[str, Any], args: argparse.Namespace
 ) -> str:
+    pinned = wf.options.run_id
+    if args.resume and isinstance(pinned, str):  # the workflow's own run id, as in Python
+        return pinned
     if args.resume:  # the newest run that has not completed
         for info in list_runs(store, wf.name):
             if info.status not in ("completed", "cancelled"):

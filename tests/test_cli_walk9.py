@@ -1,0 +1,61 @@
+"""The ninth new-user walk (the README's release notes, then the CLI), in
+process: what misled a newcomer following the docs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from durable._cli.main import main
+
+PINNED = """
+import durable
+
+ran = []
+
+
+@durable.step
+def fetch() -> list[str]:
+    return ["a", "b"]
+
+
+@durable.step
+def publish(notes: list[str], decision: str) -> str:
+    ran.append(decision)
+    return f"{decision}: {notes}"
+
+
+@durable.workflow(run_id="release-1.0")
+def release(decision: str | None = None) -> str:
+    notes = fetch()
+    if decision is None:
+        durable.suspend("waiting for decision")
+    return publish(notes, decision)
+"""
+
+
+def _runs(capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    capsys.readouterr()
+    assert main(["runs", "--json"]) == 0
+    return {r["runId"]: r["status"] for r in json.loads(capsys.readouterr().out)}
+
+
+def test_resume_without_run_id_takes_the_workflows_own_run_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: with a fork of the suspended release-1.0 in the store (newer,
+    not completed), `durable run flow.py:release --resume --var
+    decision=approved` resumed the fork, and the decision went to a run the
+    reviewer never meant; the docs say the run id is --run-id, else the
+    workflow's own run_id=."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(PINNED)
+    assert main(["run", "flow.py:release"]) == 3  # suspended
+    assert main(["fork", "release-1.0", "--at", "1"]) == 0
+    (fork,) = set(_runs(capsys)) - {"release-1.0"}
+    assert main(["run", "flow.py:release", "--resume", "--var", "decision=approved"]) == 0
+    assert "run release-1.0 completed" in capsys.readouterr().err
+    assert _runs(capsys) == {"release-1.0": "completed", fork: "forked"}
