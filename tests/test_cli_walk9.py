@@ -59,3 +59,28 @@ def test_resume_without_run_id_takes_the_workflows_own_run_id(
     assert main(["run", "flow.py:release", "--resume", "--var", "decision=approved"]) == 0
     assert "run release-1.0 completed" in capsys.readouterr().err
     assert _runs(capsys) == {"release-1.0": "completed", fork: "forked"}
+
+
+def test_show_says_how_to_continue_a_run_that_stopped_half_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show release-1.0` of a suspended run gave its status
+    and reason and nothing else; the `continue with:` line was printed once,
+    by the `durable run` that suspended it, maybe days before."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.py").write_text(PINNED)
+    store = ["--store", str(tmp_path / "s")]
+    assert main([*store, "run", "flow.py:release"]) == 3
+    capsys.readouterr()
+    assert main([*store, "show", "release-1.0"]) == 0
+    said = capsys.readouterr()
+    assert "status    suspended (waiting for decision)" in said.out
+    assert (
+        f"  continue with: durable --store {tmp_path / 's'} run FILE.py:FUNCTION --run-id "
+        "release-1.0 --resume --var NAME=VALUE (to answer a wait_for: --input NAME=VALUE)\n"
+        "  (FILE.py and FUNCTION: the script and the function that define flow.release)"
+    ) in said.err, said.err
+    assert main([*store, "run", "flow.py:release", "--resume", "--var", "decision=ok"]) == 0
+    capsys.readouterr()
+    assert main([*store, "show", "release-1.0"]) == 0
+    assert "continue with" not in capsys.readouterr().err  # completed: nothing to continue

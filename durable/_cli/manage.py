@@ -62,7 +62,33 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
         print(format.show_text(info, steps))
+        _how_to_continue(args, info)
     return 0
+
+
+# What `durable show` adds for a run that stopped half way: `durable run`
+# said it when the run stopped, maybe days before `show` is where one looks.
+_CONTINUE = {
+    "suspended": " --var NAME=VALUE (to answer a wait_for: --input NAME=VALUE)",
+    "interrupted": "",
+    "failed": "",
+    "forked": "",
+}
+
+
+def _how_to_continue(args: argparse.Namespace, info: runs.RunInfo) -> None:
+    flags = _CONTINUE.get(info.status)
+    if flags is not None:
+        print(f"  continue with: {_run_it(args, info.run_id, info.workflow, '--resume' + flags)}",
+              file=sys.stderr)  # fmt: skip
+
+
+def _run_it(args: argparse.Namespace, run_id: str, workflow: str, flags: str) -> str:
+    """`durable run` of a run whose script this command does not know."""
+    return (
+        f"{command(args)} {shell_words('run', 'FILE.py:FUNCTION', '--run-id', run_id)} {flags}\n"
+        f"  (FILE.py and FUNCTION: the script and the function that define {workflow})"
+    )
 
 
 def _write_html(path: str, page: str) -> None:
@@ -130,9 +156,7 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     print(
         f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
-        f"  run it with: {command(args)} {shell_words('run', 'FILE.py:FUNCTION', '--run-id', new_id)} "
-        "--resume\n"
-        f"  (FILE.py and FUNCTION: the script and the function that define {workflow})",
+        f"  run it with: {_run_it(args, new_id, workflow, '--resume')}",
         file=sys.stderr,
     )
     return 0
