@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import durable
+
 from durable._cli.main import main
 
 PINNED = """
@@ -84,3 +86,32 @@ def test_show_says_how_to_continue_a_run_that_stopped_half_way(
     capsys.readouterr()
     assert main([*store, "show", "release-1.0"]) == 0
     assert "continue with" not in capsys.readouterr().err  # completed: nothing to continue
+
+
+def _one_run(url: str) -> None:
+    @durable.workflow(store=url, run_id="r1", name="job")
+    def job() -> int:
+        return 1
+
+    assert job() == 1
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_a_store_given_one_folder_too_high_names_the_store_below(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable --store . runs` in a project whose runs are in
+    ./.durable (or `--store s3://team` for s3://team/durable) said only
+    "no runs in ."; `durable show r1` "`durable runs` lists its runs"."""
+    if where == "s3":
+        pytest.importorskip("s3fs")
+        below = request.getfixturevalue("s3_url")
+        above = below.rsplit("/", 1)[0]
+    else:
+        above, below = str(tmp_path), str(tmp_path / ".durable")
+    _one_run(below)
+    hint = f"{below} holds runs: `durable --store {below} runs` lists them"
+    assert main(["--store", above, "runs"]) == 0
+    assert hint in capsys.readouterr().err
+    assert main(["--store", above, "show", "r1"]) == 2
+    assert hint in capsys.readouterr().err

@@ -10,6 +10,7 @@ import sys
 from .._errortext import shell_words
 from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
+from .._manage.missing import store_below
 from .._storage.base import Store
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
 from . import format
@@ -48,7 +49,8 @@ def _no_runs(args: argparse.Namespace, store: Store, unknown: str | None = None)
         return f"no runs of workflow {args.workflow} in {store.url}; {unknown}"
     status = f"{args.status} " if args.status else ""
     of = f" of workflow {args.workflow}" if args.workflow else ""
-    return f"no {status}runs{of} in {store.url}"
+    below = "" if args.status or args.workflow else store_below(store)
+    return f"no {status}runs{of} in {store.url}" + (f"; {below}" if below else "")
 
 
 def cmd_show(args: argparse.Namespace, store: Store) -> int:

@@ -33,6 +33,9 @@ def resembling(store: Store, workflows: list[str], run_id: str) -> str:
     named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
     if named:
         return f"{run_id} is a workflow, not a run id: `durable {shell_words('runs', named[0])}` lists its runs"
+    below = "" if workflows else store_below(store)
+    if below:
+        return below
     ids = {r for w in workflows for r in store.runs(w)}
     near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
     mean = f"did you mean {' or '.join(near)}? " if near else ""
@@ -50,3 +53,19 @@ def unknown_workflow(store: Store, workflow: str) -> str | None:
     near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
     mean = f"did you mean {near[0]}? " if near else ""
     return f"{mean}workflows with runs: {', '.join(names) or 'none'}"
+
+
+def store_below(store: Store) -> str:
+    """What to say when the store holds no run while a folder right under
+    its root does (`--store .` for `./.durable`, `s3://team` for
+    `s3://team/durable`): that folder and the listing of it; "" otherwise."""
+    by_top: dict[str, list[str]] = {}
+    for key in store.list(""):
+        top, sep, rest = key.partition("/")
+        if sep:
+            by_top.setdefault(top, []).append(rest)
+    below = [top for top, keys in sorted(by_top.items()) if store.manifest_keys(keys)]
+    if not below:
+        return ""
+    url = f"{store.url.rstrip('/')}/{below[0]}"
+    return f"{url} holds runs: `{shell_words('durable', '--store', url, 'runs')}` lists them"
