@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import durable
-
 from durable._cli.main import main
 
 PINNED = """
