@@ -117,9 +117,7 @@ def _run_blocking(
             if failed is None and stopped is None:
                 _fill(pool, items, queue, flying, window, tries)
     except KeyboardInterrupt:
-        running = halt(pool, flying)
-        if keep is not None:
-            keep_running(pool, running, keep, label)
+        keep_running(pool, halt(pool, flying), keep, label)
         raise
     except BaseException:
         halt(pool, flying)
