@@ -114,3 +114,36 @@ def test_a_store_given_one_folder_too_high_names_the_store_below(
     assert hint in capsys.readouterr().err
     assert main(["--store", above, "show", "r1"]) == 2
     assert hint in capsys.readouterr().err
+
+
+def test_cancel_of_a_held_run_says_when_its_holder_looks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "looks for the mark at a step boundary every cancel_poll
+    seconds": a name of the code's, with no number and no way to set it."""
+    import threading
+
+    monkeypatch.delenv("DURABLE_CANCEL_POLL", raising=False)
+    inside, release = threading.Event(), threading.Event()
+
+    @durable.step
+    def hold() -> int:
+        inside.set()
+        release.wait(60)
+        return 1
+
+    @durable.workflow(store=str(tmp_path / "s"), run_id="held", name="held")
+    def held() -> int:
+        return hold() + hold()
+
+    holder = threading.Thread(target=lambda: pytest.raises(durable.Cancelled, held))
+    holder.start()
+    try:
+        assert inside.wait(60)
+        assert main(["--store", str(tmp_path / "s"), "cancel", "held"]) == 0
+    finally:
+        release.set()
+        holder.join(60)
+    said = capsys.readouterr().err
+    assert "looks for the mark at each step boundary (at most every 0.5 s on this store" in said
+    assert "DURABLE_CANCEL_POLL" in said, said

@@ -23,9 +23,10 @@ def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
     else:
         print(
             f"run {args.run_id} of {workflow}: cancel requested; its holder ({done.holder}) "
-            "looks for the mark at a step boundary every cancel_poll seconds and at the "
-            "run's end, and ends it `cancelled` there (a step it starts before then still "
-            "runs; a run already past its end completes)",
+            f"looks for the mark at each step boundary (at most every {store.cancel_poll:g} s "
+            "on this store, unless it runs with DURABLE_CANCEL_POLL set), in a durable sleep "
+            "or retry delay, and at the run's end, and ends it `cancelled` there (a step "
+            "it starts before its next look still runs; a run already past its end completes)",
             file=sys.stderr,
         )
     return 0
