@@ -35,6 +35,22 @@ sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
 
 
+@pytest.fixture(autouse=True)
+def _forget_memory_stores() -> Iterator[None]:
+    """Drop what a test wrote to memory:// when it ends. fsspec keeps every
+    memory:// file of the process in one dict, and its `info` (behind every
+    `exists`) scans all of it: left to grow over the thousand tests an xdist
+    worker runs, it made memory:// tests seconds slower late in the suite
+    than alone."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    files, dirs = set(MemoryFileSystem.store), set(MemoryFileSystem.pseudo_dirs)
+    yield
+    for path in set(MemoryFileSystem.store) - files:
+        MemoryFileSystem.store.pop(path, None)
+    MemoryFileSystem.pseudo_dirs[:] = [d for d in MemoryFileSystem.pseudo_dirs if d in dirs]
+
+
 @pytest.fixture
 def store() -> durable.Store:
     return memory_store()
