@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._core.context import enter_plain
 from .._core.logs import add_note
-from .._core.plan import apause, check_stop, pause, stop
+from .._core.plan import Look, apause, check_stop, pause, stop
 from .._core.tracing import carrier
+from .._storage import clock as clocks
 from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .executors import Trace, acall_item, call_item, open_pool
 from .progress import ProgressCallback, Reporter
@@ -67,13 +69,17 @@ def _run_blocking(
     window = limit or pool.window
     queue = iter(todo)
     flying: dict[Any, int] = {}
+    later = Delays(tries.look())
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | Cancelled | None = None
     try:
         _fill(pool, items, queue, flying, window, tries)
-        while flying:
+        while flying or later.items:
+            if not flying:
+                later.pause()  # nothing in flight: until the first delay is over
             # Sorting by index keeps the record order reproducible when several finish at once.
-            for handle in sorted(pool.wait(flying), key=flying.__getitem__):
+            ready = pool.wait(flying, later.timeout()) if flying else set()
+            for handle in sorted(ready, key=flying.__getitem__):
                 i = flying.pop(handle)
                 try:
                     value = _NONE
@@ -95,11 +101,22 @@ def _run_blocking(
                         _unstart(pool, flying)
                         continue
                     if wait is not None and failed is None and stopped is None:
-                        flying[pool.submit([items[i]], wait, [tries.scope(i)])[0]] = i  # its next try
+                        later.add(i, wait)  # its next try, once its delay is over
                         continue
                     if failed is None:
                         failed = (i, exc)
                         _unstart(pool, flying)
+            try:
+                due = later.due() if failed is None and stopped is None else later.clear()
+            except Cancelled as stop_now:  # looked for while an item waits its delay
+                stopped, due = stopped or stop_now, later.clear()
+                _unstart(pool, flying)
+            for handle, i in zip(
+                pool.submit([items[i] for i in due], [tries.scope(i) for i in due]),
+                due,
+                strict=True,
+            ):
+                flying[handle] = i
             if failed is None and stopped is None:
                 _fill(pool, items, queue, flying, window, tries)
     except BaseException:
@@ -110,6 +127,55 @@ def _run_blocking(
     if failed is not None:
         index, error = failed
         raise annotate(error, index, len(items), label)
+
+
+class Delays:
+    """The items of a pool waiting their retry delay, waited here in the
+    workflow process, which looks for the run's cancel meanwhile (`look`).
+    A worker that waited it looked for nothing: a cancel during a two
+    minutes' delay was seen after the next try. Their next try is sent
+    once due, so no worker is kept waiting either."""
+
+    def __init__(self, look: Look | None) -> None:
+        self.look = look
+        # A test's clock, whose sleeps return at once, tells when a delay is over.
+        self.now = time.monotonic if clocks.clock.waits else clocks.clock.time
+        self.items: list[tuple[float, int]] = []  # (due, item index)
+        self.looked = self.now()
+
+    def add(self, index: int, wait: float) -> None:
+        self.items.append((self.now() + wait, index))
+
+    def timeout(self) -> float | None:
+        """How long a wait for the tries in flight may last: until the next
+        delay is over or the next look, None (no bound) when none waits."""
+        if not self.items:
+            return None
+        until = min(self.items)[0] - self.now()
+        if self.look is not None:
+            until = min(until, self.looked + self.look.every - self.now())
+        return max(until, 0.0)
+
+    def pause(self) -> None:
+        """Nothing in flight: wait until the first delay is over, looking as a
+        step's delay does (a graceful stop ends it too)."""
+        pause(max(0.0, min(self.items)[0] - self.now()), look=self.look)
+        self.looked = self.now()
+
+    def due(self) -> list[int]:
+        """The items whose delay is over, by index; a look first when one is due."""
+        now = self.now()
+        if self.items and self.look is not None and now - self.looked >= self.look.every:
+            self.looked = now
+            self.look.fn()
+        ready = sorted(i for at, i in self.items if at <= now)
+        self.items = [(at, i) for at, i in self.items if at > now]
+        return ready
+
+    def clear(self) -> list[int]:
+        """Once the block stops: no waiting item starts (as one not yet sent)."""
+        self.items = []
+        return []
 
 
 def _unstart(pool: Any, flying: dict[Any, int]) -> None:
@@ -152,7 +218,7 @@ def _fill(
 ) -> None:
     batch = list(itertools.islice(queue, max(0, window - len(flying))))
     scopes = [tries.scope(i) for i in batch]
-    for handle, i in zip(pool.submit([items[i] for i in batch], 0.0, scopes), batch, strict=True):
+    for handle, i in zip(pool.submit([items[i] for i in batch], scopes), batch, strict=True):
         flying[handle] = i
 
 
@@ -220,7 +286,7 @@ async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, trie
         try:
             if wait:  # waited here, where the run's cancel is looked for meanwhile
                 await apause(wait, look=tries.look())
-            return await acall_item(fn, item, trace, 0.0, tries.scope(i))
+            return await acall_item(fn, item, trace, tries.scope(i))
         except Exception as exc:
             again = tries.again(i, exc)
             if again is None:
