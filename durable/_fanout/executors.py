@@ -8,6 +8,7 @@ the same way; the workflow process writes every record."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import importlib
 import os
 import traceback
@@ -261,12 +262,24 @@ class DaskPool:
         """The tasks finished, as soon as one is, or none after `timeout`."""
         batch = self.finished.next_batch(block=timeout is None)
         if timeout is not None and not batch:
-            with self.finished.thread_condition:  # what its blocking `next` waits on too
-                if self.finished.queue.empty():
-                    self.finished.thread_condition.wait(timeout)
+            self._wait_ready(handles, timeout)
             batch = self.finished.next_batch(block=False)
         self.results.update(batch)
         return {future for future, _ in batch}
+
+    def _wait_ready(self, handles: Iterable[Any], timeout: float) -> None:
+        """Until a result is ready or `timeout` passes. `as_completed` has no
+        public wait with a timeout: its condition is what its blocking `next`
+        waits on; a release without it waits on the tasks themselves."""
+        condition = getattr(self.finished, "thread_condition", None)
+        if condition is None:
+            distributed: Any = importlib.import_module("distributed")
+            with contextlib.suppress(distributed.TimeoutError, TimeoutError):
+                distributed.wait(list(handles), timeout, return_when="FIRST_COMPLETED")
+            return
+        with condition:
+            if not self.finished.has_ready():
+                condition.wait(timeout)
 
     def outcome(self, handle: Any) -> Any:
         result = self.results.pop(handle)
