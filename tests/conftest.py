@@ -35,6 +35,22 @@ sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
 
 
+@pytest.fixture(autouse=True)
+def _forget_memory_stores() -> Iterator[None]:
+    """Drop what a test wrote to memory:// when it ends. fsspec keeps every
+    memory:// file of the process in one dict, and its `info` (behind every
+    `exists`) scans all of it: left to grow over the thousand tests an xdist
+    worker runs, it made memory:// tests seconds slower late in the suite
+    than alone."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    files, dirs = set(MemoryFileSystem.store), set(MemoryFileSystem.pseudo_dirs)
+    yield
+    for path in set(MemoryFileSystem.store) - files:
+        MemoryFileSystem.store.pop(path, None)
+    MemoryFileSystem.pseudo_dirs[:] = [d for d in MemoryFileSystem.pseudo_dirs if d in dirs]
+
+
 @pytest.fixture
 def store() -> durable.Store:
     return memory_store()
@@ -245,7 +261,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         modules = _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON
         if _on_s3(item) or item.path.name in modules or _name(item) in _PROCESS_TESTS:
             item.add_marker(pytest.mark.slow)
-    sampled_out = _sampled_out(items)
+    sampled_out = _sampled_out(items) + _other_shards(items)
     if sampled_out:
         config.hook.pytest_deselected(items=sampled_out)
         items[:] = [item for item in items if item not in sampled_out]
@@ -288,6 +304,29 @@ def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
             out.append(item)
         first.add(_name(item))
     return out
+
+
+# Tests of the fingerprint (source normalisation, bytecode, the identity of a
+# call): what changes from one Python to the next, so they run on every one.
+_ON_EVERY_PYTHON = re.compile(r"fingerprint|contents|identity")
+
+
+def _other_shards(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Under DURABLE_TEST_SHARD=k/n, the fast tests of the other shards:
+    scripts/test-pythons gives each other Python one shard, so every fast
+    test runs on the default Python and on one other, and the fingerprint
+    tests on all of them. Every n-th test rather than every n-th module:
+    the shards then take about the same time."""
+    shard = os.environ.get("DURABLE_TEST_SHARD", "")
+    if not shard:
+        return []
+    k, n = (int(part) for part in shard.split("/"))
+    shared = [
+        item
+        for item in items
+        if item.get_closest_marker("slow") is None and not _ON_EVERY_PYTHON.search(item.path.name)
+    ]
+    return [item for i, item in enumerate(shared) if i % n != k - 1]
 
 
 def _name(item: pytest.Item) -> str:

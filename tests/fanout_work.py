@@ -10,13 +10,11 @@ from __future__ import annotations
 import functools
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import durable
-from durable._storage import clock
 
 Item = tuple[str, int]
 
@@ -165,23 +163,6 @@ def records(store: durable.Store, wf: str, run_id: str, kind: str) -> list[str]:
 def item_indexes(store: durable.Store, wf: str, run_id: str) -> set[int]:
     """Indexes of the checkpointed items a run holds right now."""
     return {int(n.rsplit("/", 1)[1]) for n in records(store, wf, run_id, "items")}
-
-
-class GatedClock(clock.Clock):
-    """A retry's delay that says `<gate>.in` when it starts and lasts until
-    `<gate>` exists (set on Dask workers with `client.run(gate_clock, gate)`)."""
-
-    def __init__(self, gate: str) -> None:
-        self.gate = gate
-
-    def sleep(self, seconds: float) -> None:
-        Path(self.gate + ".in").touch()
-        while not os.path.exists(self.gate):
-            time.sleep(0.005)
-
-
-def gate_clock(gate: str) -> None:
-    clock.clock = GatedClock(gate) if gate else clock.Clock()
 
 
 def task_states(dask_worker: Any) -> list[str]:

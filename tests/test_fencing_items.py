@@ -27,6 +27,8 @@ def work(i: int) -> str:
     if i == int(os.environ.get("HOLD_AT", "-1")):
         print("HOLDING", flush=True)
         sys.stdin.readline()  # the parent stops us here, then lets us go on
+        if os.environ.get("FAIL"):  # the try fails after the takeover: no retry either
+            raise ConnectionError("flaky")
     return f"{i} by {os.getpid()}"
 
 @durable.workflow(name="fence", run_id="shared")
@@ -44,9 +46,11 @@ print("DONE", json.dumps(run.value), flush=True)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("cached", "retries"), [(False, 0), (True, 0), (True, 2)])
+@pytest.mark.parametrize(
+    ("cached", "retries", "fail"), [(False, 0, ""), (True, 0, ""), (True, 2, ""), (False, 2, "1")]
+)
 def test_a_holder_stopped_in_an_item_past_its_lease_goes_no_further(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str], cached: bool, retries: int
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str], cached: bool, retries: int, fail: str
 ) -> None:
     """With retries too: the lease found lost is no failure of the item to
     try again."""
@@ -56,7 +60,7 @@ def test_a_holder_stopped_in_an_item_past_its_lease_goes_no_further(
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **s3_env)
     env.update(FENCE_STORE=s3_url, COUNT_LOG=str(log), TTL="2", CACHED="1" if cached else "0")
     env.update(RETRIES=str(retries))
-    first, said, before = stop_take_over_and_go_on(script, env, s3_url, clear_cache=True)
+    first, said, before = stop_take_over_and_go_on(script, env, s3_url, clear_cache=True, FAIL=fail)
     assert (first.returncode, said.strip()) == (4, "LEASE_LOST")
     rows = [line.split() for line in log.read_text().splitlines()]
     executed = Counter((int(i), int(pid) == first.pid) for i, pid in rows)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -234,3 +235,32 @@ def test_every_module_says_what_it_is_for_and_stays_small() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 330
     ]
     assert long == []
+
+
+def test_the_shards_of_the_other_pythons_cover_the_fast_suite(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each fast test runs on one other Python, the fingerprint tests on all
+    (scripts/test-pythons): the shards together leave no fast test out."""
+    from types import SimpleNamespace
+
+    from .conftest import _other_shards
+
+    def item(module: str, slow: bool = False) -> Any:
+        marker = object() if slow else None
+        return SimpleNamespace(path=Path(module), get_closest_marker=lambda name: marker)
+
+    names = ("cli", "fingerprint_edits", "cache", "contents_in_loop")
+    items = [item(f"test_{name}.py") for name in names]
+    items += [item("test_crash.py", slow=True)] + [item("test_runs.py") for _ in range(5)]
+    kept = []
+    for k in (1, 2, 3):
+        monkeypatch.setenv("DURABLE_TEST_SHARD", f"{k}/3")
+        out = _other_shards(items)
+        kept.append([i for i in items if i not in out])
+        assert items[1] in kept[-1] and items[3] in kept[-1] and items[4] in kept[-1]
+    shared = [i for i in items if i not in (items[1], items[3], items[4])]
+    assert all(sum(i in s for s in kept) == 1 for i in shared)
+    assert max(map(len, kept)) - min(map(len, kept)) <= 1
+    monkeypatch.delenv("DURABLE_TEST_SHARD")
+    assert _other_shards(items) == []

@@ -29,7 +29,7 @@ from .._storage.clock import now
 from .._storage.files import first_stale
 from .._storage.keys import Position
 from .._storage.records import StepRecord
-from ..errors import ConfigurationError, DurableError, StorageError
+from ..errors import ConfigurationError, DurableError, LeaseLostError, StorageError
 from .cachekey import call_key, captured_changed
 from .cachewhy import tell_uncached
 from .changed import not_cached_in_place
@@ -147,6 +147,7 @@ class Ticket:
     digest: str
     call: str | None = None  # the call's `call_digest` before it ran, when the key gave it
     base: str | None = None  # the key's digest before the captured values joined it
+    wrote: bool = False  # `keep` created the entry there (not another process)
 
     def lookup(self) -> tuple[Entry, Any] | None:
         """The entry and its value when it may be reused, else None (a
@@ -224,13 +225,14 @@ class Ticket:
         rec.started, rec.ended, rec.artifacts = started, now(), artifacts
         rec.extra["of"] = self.spec.owner[1]  # which step of its name (`cache_info`)
         cachestore.encode(self.store, rec, value, claim)
-        if not cachestore.write_entry(self.store, self.key, rec):
+        self.wrote = cachestore.write_entry(self.store, self.key, rec)
+        if not self.wrote:
             won = cachestore.read_entry(self.store, self.key)
             theirs = self._usable(won, new=True) if won is not None else MISSING
             if won is not None and not is_missing(theirs):
                 return won, theirs
             cachestore.remove(self.store, [self.key])  # unreadable: ours replaces it
-            cachestore.write_entry(self.store, self.key, rec)
+            self.wrote = cachestore.write_entry(self.store, self.key, rec)
         _touched[self.store.url, self.key] = rec.extra["created"]
         return Entry(self.key, rec), value
 
@@ -263,6 +265,12 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     # `prune` meanwhile, which lists blobs before references, keeps it.
     refer = functools.partial(_refer, ctx)
     entry, value = ticket.keep(value, record.artifacts, record.started, refer)
+    try:  # again once written: an entry landing late (its PUT stalled with
+        fence(ctx, record.position)  # the renewals) was served after a clear
+    except LeaseLostError:
+        if ticket.wrote:  # taken back: at worst a miss, never a value no run recorded
+            cachestore.remove(ticket.store, [ticket.key])
+        raise
     _adopt(ctx, ticket, record, entry, "stored")
     return value
 

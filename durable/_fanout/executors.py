@@ -8,6 +8,7 @@ the same way; the workflow process writes every record."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import importlib
 import os
 import traceback
@@ -19,14 +20,14 @@ from typing import Any, Protocol
 from .._core.cacheplain import plain_plan
 from .._core.cachewhy import tell_elsewhere
 from .._core.context import ItemScope, RunState, current_state, enter_plain
-from .._core.plan import apause, drive_async, drive_sync, pause
+from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
 from .._core.spec import own_step_spec, step_spec
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
-from .orphan import dropped_after, leave_if_orphaned
+from .orphan import leave_if_orphaned
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
 # no tracing) and the block's label.
@@ -42,10 +43,9 @@ def call_item(
     run: RunState | None = None,
     *,
     local: bool = True,
-    wait: float = 0.0,
     scope: ItemScope | None = None,
 ) -> Any:
-    """Make one try of one item, `wait` seconds from now. A step runs its
+    """Make one try of one item. A step runs its
     body without a record of its own; its retries are the block's to make
     (`_fanout.tries`: the workflow process keeps each failed try before the
     next starts). Durable calls inside run plainly. `run`: the run a pool's
@@ -55,12 +55,10 @@ def call_item(
     position, try and index in the run, as `current_run()` tells them."""
     if trace[0]:
         with item_span(*trace):
-            return call_item(fn, item, NO_TRACE, run, local=local, wait=wait, scope=scope)
+            return call_item(fn, item, NO_TRACE, run, local=local, scope=scope)
     spec = step_spec(fn)
     reset = enter_plain(run, scope, elsewhere=not local)
     try:
-        if wait:
-            pause(wait)
         if spec is None or own_step_spec(fn) is None:  # a decorator over the step: its code runs too
             return fn(item)
         args = step_args(fn, item)
@@ -81,18 +79,15 @@ async def acall_item(
     fn: Callable[[Any], Any],
     item: Any,
     trace: Trace = NO_TRACE,
-    wait: float = 0.0,
     scope: ItemScope | None = None,
 ) -> Any:
     """`call_item` for an `async def` function or step."""
     if trace[0]:
         with item_span(*trace):
-            return await acall_item(fn, item, NO_TRACE, wait, scope)
+            return await acall_item(fn, item, NO_TRACE, scope)
     spec = step_spec(fn)
     reset = enter_plain(None, scope)
     try:
-        if wait:
-            await apause(wait)
         return await _acall(fn, spec, item)
     finally:
         reset()
@@ -125,15 +120,12 @@ def run_pickled(
     fn_blob: bytes,
     item_blob: bytes,
     trace: Trace = NO_TRACE,
-    wait: float = 0.0,
     owner: int = 0,
 ) -> bytes:
     """The task a process or Dask worker runs. Never raises for the item's
     own errors: they come back pickled with their traceback text. `owner`:
     the workflow process of a process pool (`orphan`)."""
     leave_if_orphaned(owner)
-    if wait and dropped_after(wait, owner):  # its workflow process died meanwhile
-        return codec.dumps_callable((False, RuntimeError("dropped: nobody holds the run"), ""))
     fn = _loaded.get(token)
     if fn is None:
         if len(_loaded) >= 16:
@@ -179,10 +171,8 @@ class Pool(Protocol):
 
     window: int  # items kept in flight so that workers never wait for the next one
 
-    def submit(
-        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
-    ) -> list[Any]: ...
-    def wait(self, handles: Iterable[Any]) -> set[Any]: ...
+    def submit(self, items: list[Any], scopes: list[ItemScope | None] | None = None) -> list[Any]: ...
+    def wait(self, handles: Iterable[Any], timeout: float | None = None) -> set[Any]: ...
     def outcome(self, handle: Any) -> Any: ...
     def cancel(self, handles: Iterable[Any]) -> None: ...
     def unstart(self, handles: list[Any]) -> list[Any]: ...
@@ -207,10 +197,8 @@ class FuturesPool:
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
         self.gate = Gate()
 
-    def submit(
-        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
-    ) -> list[Any]:
-        """Each item's try, `wait` seconds after it reaches a worker. Its
+    def submit(self, items: list[Any], scopes: list[ItemScope | None] | None = None) -> list[Any]:
+        """Each item's try, as soon as a worker takes it. Its
         scope in the run (`call_item`) reaches this process's threads only:
         another process has no run to tell it. A thread's try goes through
         the gate (`gate`)."""
@@ -218,19 +206,18 @@ class FuturesPool:
             where = scopes or [None] * len(items)
             run, fn, trace = self.gate.run, self.fn, self.trace
             return [
-                self.executor.submit(run, scope, wait, call_item, fn, item, trace, self.run)
+                self.executor.submit(run, scope, call_item, fn, item, trace, self.run)
                 for item, scope in zip(items, where, strict=True)
             ]
         return [
             self.executor.submit(
-                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace, wait,
-                self.owner,
+                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace, self.owner,
             )
             for item in items
         ]
 
-    def wait(self, handles: Iterable[Any]) -> set[Any]:
-        done, _ = cf.wait(list(handles), return_when=cf.FIRST_COMPLETED)
+    def wait(self, handles: Iterable[Any], timeout: float | None = None) -> set[Any]:
+        done, _ = cf.wait(list(handles), timeout, return_when=cf.FIRST_COMPLETED)
         return done
 
     def outcome(self, handle: Any) -> Any:
@@ -263,22 +250,38 @@ class DaskPool:
         threads = sum(client.nthreads().values())
         self.window = 4 * threads if threads else 32
 
-    def submit(
-        self, items: list[Any], wait: float = 0.0, scopes: list[ItemScope | None] | None = None
-    ) -> list[Any]:
+    def submit(self, items: list[Any], scopes: list[ItemScope | None] | None = None) -> list[Any]:
         if not items:
             return []
         blobs = [codec.dumps_callable(item) for item in items]
         n = len(blobs)
         token, blob, trace = [self.token] * n, [self.blob] * n, [self.trace] * n
-        futures = self.client.map(run_pickled, token, blob, blobs, trace, [wait] * n, pure=False)
+        futures = self.client.map(run_pickled, token, blob, blobs, trace, pure=False)
         self.finished.update(futures)
         return list(futures)
 
-    def wait(self, handles: Iterable[Any]) -> set[Any]:
-        batch = self.finished.next_batch(block=True)
+    def wait(self, handles: Iterable[Any], timeout: float | None = None) -> set[Any]:
+        """The tasks finished, as soon as one is, or none after `timeout`."""
+        batch = self.finished.next_batch(block=timeout is None)
+        if timeout is not None and not batch:
+            self._wait_ready(handles, timeout)
+            batch = self.finished.next_batch(block=False)
         self.results.update(batch)
         return {future for future, _ in batch}
+
+    def _wait_ready(self, handles: Iterable[Any], timeout: float) -> None:
+        """Until a result is ready or `timeout` passes. `as_completed` has no
+        public wait with a timeout: its condition is what its blocking `next`
+        waits on; a release without it waits on the tasks themselves."""
+        condition = getattr(self.finished, "thread_condition", None)
+        if condition is None:
+            distributed: Any = importlib.import_module("distributed")
+            with contextlib.suppress(distributed.TimeoutError, TimeoutError):
+                distributed.wait(list(handles), timeout, return_when="FIRST_COMPLETED")
+            return
+        with condition:
+            if not self.finished.has_ready():
+                condition.wait(timeout)
 
     def outcome(self, handle: Any) -> Any:
         result = self.results.pop(handle)

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core.context import ItemScope
-from .._core.plan import Look, pause
 
 
 class Unstarted(Exception):
@@ -38,13 +37,9 @@ class Gate:
         self.told: dict[int, cf.Future[Any]] = {}  # try -> its outcome, once shut
         self.tries = itertools.count()
 
-    def run(self, scope: ItemScope | None, wait: float, call: Callable[..., Any], *args: Any) -> Any:
-        """One try of an item, `wait` seconds from now (its retry delay,
-        which shutting the gate cuts short: that try never starts). `scope`:
-        the try's in the run, which names its item (`tries.ItemKey`); none
-        outside a run, where nothing is kept."""
-        if wait:
-            pause(wait, look=Look(0.2, self._check))
+    def run(self, scope: ItemScope | None, call: Callable[..., Any], *args: Any) -> Any:
+        """One try of an item. `scope`: the try's in the run, which names its
+        item (`tries.ItemKey`); none outside a run, where nothing is kept."""
         index = getattr(scope[2], "index", None) if scope else None
         with self.lock:
             self._check()

@@ -5,15 +5,13 @@ pool's queue, it took the items already queued there and entered their
 bodies with no run holding them, while a resume in another process could
 run the same items. A worker so checks, before each try, that the process
 that submitted it (`owner`) is alive, and exits when it is not: nobody
-will read its results, and the queue it waits on is never closed. After a
-retry's delay a Dask worker checks its task too (`dropped_after`)."""
+will read its results, and the queue it waits on is never closed. An
+item's retry delay is waited in the workflow process (`schedule`): a try
+is sent to a worker only once it is due."""
 
 from __future__ import annotations
 
 import os
-import sys
-
-from .._core.plan import pause
 
 
 def owner_gone(owner: int) -> bool:
@@ -39,21 +37,3 @@ def leave_if_orphaned(owner: int) -> None:
     """Exit this worker, before its next try, once its owner is gone."""
     if owner_gone(owner):
         os._exit(0)
-
-
-def dropped_after(wait: float, owner: int) -> bool:
-    """Wait out a retry's delay, then whether its try is nobody's: a pool's
-    worker whose workflow process died meanwhile exits (as before each try);
-    a Dask task whose client went meanwhile (its workflow process killed)
-    was dropped by the scheduler. Either way a resume may make the same try."""
-    pause(wait)
-    leave_if_orphaned(owner)
-    distributed = sys.modules.get("distributed")
-    if distributed is None:  # not a Dask worker
-        return False
-    try:
-        worker = distributed.get_worker()
-        task = worker.state.tasks.get(worker.get_current_task())
-    except Exception:  # not in a Dask task after all: it cannot tell, the try is made
-        return False
-    return task is None or task.state == "cancelled"

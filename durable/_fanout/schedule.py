@@ -15,6 +15,7 @@ from .._core.logs import add_note
 from .._core.plan import apause, check_stop, pause, stop
 from .._core.tracing import carrier
 from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
+from .delays import Delays
 from .executors import Trace, acall_item, call_item, open_pool
 from .gate import halt, keep_running
 from .progress import ProgressCallback, Reporter
@@ -81,13 +82,17 @@ def _run_blocking(
     window = limit or pool.window
     queue = iter(todo)
     flying: dict[Any, int] = {}
+    later = Delays(tries.look())
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | Cancelled | None = None
     try:
         _fill(pool, items, queue, flying, window, tries)
-        while flying:
+        while flying or later.items:
+            if not flying:
+                later.pause()  # nothing in flight: until the first delay is over
             # Sorting by index keeps the record order reproducible when several finish at once.
-            for handle in sorted(pool.wait(flying), key=flying.__getitem__):
+            ready = pool.wait(flying, later.timeout()) if flying else set()
+            for handle in sorted(ready, key=flying.__getitem__):
                 i = flying.pop(handle)
                 try:
                     value = _NONE
@@ -109,11 +114,22 @@ def _run_blocking(
                         _unstart(pool, flying)
                         continue
                     if wait is not None and failed is None and stopped is None:
-                        flying[pool.submit([items[i]], wait, [tries.scope(i)])[0]] = i  # its next try
+                        later.add(i, wait)  # its next try, once its delay is over
                         continue
                     if failed is None:
                         failed = (i, exc)
                         _unstart(pool, flying)
+            try:
+                due = later.due() if failed is None and stopped is None else later.clear()
+            except Cancelled as stop_now:  # looked for while an item waits its delay
+                stopped, due = stopped or stop_now, later.clear()
+                _unstart(pool, flying)
+            for handle, i in zip(
+                pool.submit([items[i] for i in due], [tries.scope(i) for i in due]),
+                due,
+                strict=True,
+            ):
+                flying[handle] = i
             if failed is None and stopped is None:
                 _fill(pool, items, queue, flying, window, tries)
     except KeyboardInterrupt:
@@ -169,7 +185,7 @@ def _fill(
 ) -> None:
     batch = list(itertools.islice(queue, max(0, window - len(flying))))
     scopes = [tries.scope(i) for i in batch]
-    for handle, i in zip(pool.submit([items[i] for i in batch], 0.0, scopes), batch, strict=True):
+    for handle, i in zip(pool.submit([items[i] for i in batch], scopes), batch, strict=True):
         flying[handle] = i
 
 
@@ -237,7 +253,7 @@ async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, trie
         try:
             if wait:  # waited here, where the run's cancel is looked for meanwhile
                 await apause(wait, look=tries.look())
-            return await acall_item(fn, item, trace, 0.0, tries.scope(i))
+            return await acall_item(fn, item, trace, tries.scope(i))
         except Exception as exc:
             again = tries.again(i, exc)
             if again is None:

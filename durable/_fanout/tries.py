@@ -18,7 +18,7 @@ from .._core import cancel, notify
 from .._core.attempts import attempt_record, budget_spent
 from .._core.context import ItemScope, RunState
 from .._core.plan import Look
-from .._core.replay import same_call
+from .._core.replay import boundary, same_call
 from .._core.retry import RetryPolicy
 from .._core.spec import step_spec
 from .._storage.keys import Position, item_name
@@ -184,8 +184,13 @@ class KeptTries(Tries):
 
     def between_tries(self) -> None:
         """A retry is a boundary, as a step's is (`steps._Tries.call`): an
-        item tried again after the cancel made all its tries."""
-        cancel.poll_due(self.ctx)
+        item tried again after the cancel made all its tries. The run's
+        refusal first: one taken by another of the block's workers (a
+        cancel, a lost lease) is final, though this one's look at the
+        marker is not due yet."""
+        if self.ctx.refusal is not None:
+            raise self.ctx.refusal
+        boundary(self.ctx, self.pos)
 
     def look(self) -> Look:
         return cancel.look(self.ctx)

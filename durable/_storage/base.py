@@ -24,6 +24,7 @@ from .keys import Position, blob_name, cancel_key, check_names, generation_of, l
 from .lease import Lease
 from .objectlease import object_lease_held
 from .recordlog import ObjectRecords, RecordLog
+from .removal import remove_fenced
 from .segmenter import SegmentWriter
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
@@ -123,12 +124,13 @@ class Store:
         raise NotImplementedError
 
     # -- runs --------------------------------------------------------------
-    def guard(self, workflow: str, run_id: str) -> None:
+    def guard(self, workflow: str, run_id: str, *, now: bool = False) -> None:
         """Before any write to a run: `LeaseLostError` when this store took
-        the run's lease and no longer holds it (the one check, see `_fence`)."""
+        the run's lease and no longer holds it (the one check, see `_fence`);
+        `now`: asked of the store, whatever the lease's clocks say (`removal`)."""
         held = self._held.get((workflow, run_id))
         if held is not None:
-            held.check()
+            held.confirm() if now else held.check()
 
     def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
         data, self._seen[(workflow, run_id)] = load_generation(self, workflow, run_id)
@@ -243,12 +245,7 @@ class Store:
         self.guard(workflow, run_id)
         prefix, lease = run_prefix(workflow, run_id), lease_key(workflow, run_id)
         keys = [k for k in self.list(prefix) if not (keep_lease and k.startswith(lease))]
-        blobs = prefix + blob_name("")
-        # Blobs last: a removal cut short (`kill -9` in `durable rm` or `gc`)
-        # then leaves no record or manifest naming a deleted blob, which would
-        # refuse the run as damaged; only unnamed blobs, which `rm` removes.
-        self.delete([k for k in keys if not k.startswith(blobs)])
-        self.delete([k for k in keys if k.startswith(blobs)])
+        remove_fenced(self, workflow, run_id, keys)
         self._seen[(workflow, run_id)] = self._absent()
         writer = self._writers.get((workflow, run_id))
         if writer is not None:

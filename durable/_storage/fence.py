@@ -65,6 +65,11 @@ class Held:
         if owner is not None:
             _HERE[where] = self
 
+    def confirm(self) -> None:
+        """`check`, asked of the store now where the lease can say
+        (`ObjectLease.confirm`); a lock's check always asks its file."""
+        getattr(self.lease, "confirm", self.lease.check)()
+
     @property
     def lost(self) -> bool:
         return bool(getattr(self.lease, "lost", False))

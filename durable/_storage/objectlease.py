@@ -203,6 +203,16 @@ class ObjectLease:
         if self.lost or self._stop.is_set():
             raise LeaseLostError(self.run, why="another process took the run over")
 
+    def confirm(self) -> None:
+        """`check`, made against the store now whatever the clocks say:
+        before a deletion, which no later check undoes. A holder thought
+        gone and taken over while its lease still looked fresh here (its
+        pid reused, its host's name shared) finds out."""
+        with self._lock:
+            if not self.lost and not self._stop.is_set():
+                self.lost = not self._renew()
+        self.check()
+
     def _fresh(self) -> bool:
         """Whether the lease is surely still ours, on both clocks: a wall
         clock set back (NTP, a VM restored) would otherwise keep a stalled

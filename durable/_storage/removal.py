@@ -1,0 +1,42 @@
+"""Removing a run's objects (`Store.delete_run`: `durable rm`, `gc`,
+`Workflow.delete`, a restart) under its lease, which nothing done after
+can undo. A removal that stalled past its lease (a GC pause, SIGSTOP) while
+another process took the run over and recorded in it would go on deleting
+what it listed, the new holder's manifest and segments with it. So before
+each batch it deletes, it asks the store whether it still holds the lease
+(`Store.guard(now=True)`: a renewal, whatever its clocks say), and stops with
+`LeaseLostError` when it does not. What is still in flight when the process
+stalls (one batch) cannot be called back: a store without conditional
+deletes has no way to refuse it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import LeaseLostError
+from .keys import blob_name, run_prefix
+
+if TYPE_CHECKING:
+    from .base import Store
+
+BATCH = 1000  # keys a batch: as many as one S3 DeleteObjects request takes
+
+
+def remove_fenced(store: Store, workflow: str, run_id: str, keys: list[str]) -> None:
+    """Delete a run's listed keys, blobs last: a removal cut short (`kill -9`
+    in `durable rm` or `gc`) then leaves no record or manifest naming a
+    deleted blob, which would refuse the run as damaged; only unnamed
+    blobs, which `rm` removes."""
+    blobs = run_prefix(workflow, run_id) + blob_name("")
+    done, total = 0, len(keys)
+    for part in ([k for k in keys if not k.startswith(blobs)], [k for k in keys if k.startswith(blobs)]):
+        for start in range(0, len(part), BATCH):
+            try:
+                store.guard(workflow, run_id, now=True)
+            except LeaseLostError as e:
+                why = (f"{e.why or 'another process took the run over'}; the removal stopped "
+                       f"with {done} of its {total} objects deleted")  # fmt: skip
+                raise LeaseLostError(run_id, why=why) from None
+            batch = part[start : start + BATCH]
+            store.delete(batch)
+            done += len(batch)

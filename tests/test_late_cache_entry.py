@@ -1,0 +1,96 @@
+"""A cached step's entry whose PUT arrives late, after its holder lost the
+run's lease: the holder checked its lease, sent the entry, and the request
+stalled in the network with its lease renewals while another process took
+the run over and completed it, and the cache was cleared (`durable cache
+clear`: the step's outside data changed). The late create-only PUT found no
+entry and landed, and the next run was served the value computed before the
+clear, which no run recorded. The holder now checks its lease again once
+its entry is written, and removes the entry it wrote when the lease was
+lost (LeaseLostError, as for its record)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._manage import cache as cache_manage
+from tests.conftest import ROOT
+
+from . import s3proxy
+
+HOLDER = """
+import json, os, sys
+import durable
+
+@durable.step(name="work", cache=True)
+def work(i: int) -> str:
+    with open(os.environ["COUNT_LOG"], "a") as f:
+        f.write(f"{i} {os.getpid()}\\n")
+    return f"{i} by {os.getpid()}"
+
+@durable.workflow(name="cached", run_id=sys.argv[2])
+def cached() -> list:
+    return [work(0)]
+
+store = durable.open_store(sys.argv[1], lease_ttl=2)
+try:
+    print("DONE", json.dumps(cached.with_options(store=store, wait=60)()), flush=True)
+except durable.LeaseLostError:
+    print("LEASE_LOST", flush=True)
+"""
+
+
+@pytest.fixture
+def proxy(s3_endpoint: str) -> Iterator[tuple[str, s3proxy.Faults]]:
+    with s3proxy.serving(s3_endpoint) as served:
+        yield served
+
+
+@pytest.mark.slow
+def test_a_cache_entry_arriving_after_the_lease_was_lost_is_never_served(
+    tmp_path: Path, s3_url: str, proxy: tuple[str, s3proxy.Faults]
+) -> None:
+    endpoint, faults = proxy
+    script, log = tmp_path / "holder.py", tmp_path / "executions.log"
+    script.write_text(HOLDER)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), PYTHONUNBUFFERED="1")
+
+    def holder(via: str, run_id: str = "r") -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, str(script), s3_url, run_id],
+            env=dict(env, AWS_ENDPOINT_URL=via),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    direct = os.environ["AWS_ENDPOINT_URL"]
+    faults.hold("/cache/entries/")  # the entry's PUT, then every PUT after it
+    first = holder(endpoint)
+    try:
+        assert faults.held.wait(60)
+        # Its renewals held too, the first holder's lease runs out: a second
+        # process takes the run over and completes it; then the cache is cleared.
+        second, _ = holder(direct).communicate(timeout=120)
+        assert second.startswith("DONE"), second
+        store = durable.open_store(s3_url, skip_instance_cache=True)
+        cache_manage.clear(store)
+    finally:
+        faults.release()  # the held requests arrive now
+        said, _ = first.communicate(timeout=120)
+    assert said.strip() == "LEASE_LOST"
+    # Another run computes the step afresh: not served the first holder's
+    # value, computed before the clear by a process that had lost the run.
+    third, _ = holder(direct, "other").communicate(timeout=120)
+    executions = [line.split() for line in log.read_text().splitlines()]
+    assert len(executions) == 3, executions
+    assert third.strip() == f'DONE ["0 by {third_pid(executions)}"]'
+
+
+def third_pid(executions: list[list[str]]) -> str:
+    return executions[-1][1]
