@@ -1,0 +1,153 @@
+"""An object of a library's class (here a stand-in under a `site-packages`
+folder) that the script changes by a module-level call in a loop
+(`model.set_params(alpha=a)`), or binds anew on each pass, counts by what
+it holds when a cached step reads it: the statement's text is the same on
+every pass, so counted by it alone the second pass was served the first
+pass's output: by its public attributes (and slots) of plain data. One
+whose contents cannot be told (a `collections.deque`) counts as changed on
+every call there (fail closed). Nothing edited, a second process's calls
+all hit; an edit of the statement that changes it is a miss."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from .test_cache_memo import first_line_of
+
+pytestmark = pytest.mark.slow  # Python processes
+
+_LIB = """
+import threading
+
+
+class Ridge:
+    def __init__(self, alpha=1.0):
+        self.alpha = alpha
+
+    def set_params(self, **params):
+        self.__dict__.update(params)
+        return self
+
+
+class Opaque:
+    __slots__ = ("alpha", "lock")
+
+    def __init__(self, alpha):
+        self.alpha = alpha
+        self.lock = threading.Lock()
+
+    def set(self, alpha):
+        self.alpha = alpha
+"""
+
+_SCRIPT = """
+import sys
+sys.path.insert(0, {lib!r})
+import durable
+from fakelib import Opaque, Ridge
+ran = []
+model = Ridge(alpha=0.5)
+opaque = Opaque(1)
+
+
+@durable.step(cache=True)
+def fit(v):
+    ran.append(v)
+    return v * model.alpha
+
+
+@durable.step(cache=True)
+def fit_new(v):
+    ran.append(v)
+    return v * fresh.alpha
+
+
+@durable.step(cache=True)
+def fit_opaque(v):
+    ran.append(v)
+    return v * opaque.alpha
+
+
+for a in (2, 3):
+    model.set_params(alpha=a)
+    fresh = Ridge(alpha=a * 2)
+    opaque.set(a)
+    print(fit(10), fit_new(10), fit_opaque(10), end=" ")
+print(len(ran))
+"""
+
+
+def test_a_library_object_changed_in_a_loop_is_not_served_stale(tmp_path: Path) -> None:
+    """Seen failing: 20 40 20 20 40 20 3 (each second call served the first's
+    output)."""
+    lib = tmp_path / "site-packages"
+    (lib / "fakelib").mkdir(parents=True)
+    (lib / "fakelib" / "__init__.py").write_text(textwrap.dedent(_LIB))
+    script = tmp_path / "lib_script.py"
+    script.write_text(textwrap.dedent(_SCRIPT.format(lib=str(lib))))
+    runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
+    assert runs == ["20 40 20 30 60 30 6", "20 40 20 30 60 30 0"]
+
+
+_OPAQUE = """
+import collections
+import durable
+ran = []
+seen = collections.deque()
+
+
+@durable.step(cache=True)
+def total(v):
+    ran.append(v)
+    return v * sum(seen)
+
+
+for a in (2, 3):
+    seen.append(a)
+    print(total(10), end=" ")
+print(len(ran))
+"""
+
+
+def test_a_library_object_nothing_tells_counts_as_changed_in_a_loop(tmp_path: Path) -> None:
+    """Seen failing: 20 20 1 (the second pass served the first's output)."""
+    script = tmp_path / "deque_script.py"
+    script.write_text(textwrap.dedent(_OPAQUE))
+    runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
+    assert runs == ["20 50 2", "20 50 2"]
+
+
+_ONCE = """
+import sys
+sys.path.insert(0, {lib!r})
+import durable
+from fakelib import Ridge
+ran = []
+model = Ridge(alpha=0.5)
+model.set_params(alpha=2)
+
+
+@durable.step(cache=True)
+def fit(v):
+    ran.append(v)
+    return v * model.alpha
+
+
+print(fit(10), len(ran))
+"""
+
+
+def test_a_library_object_set_once_counts_by_its_statements(tmp_path: Path) -> None:
+    """`model.set_params(alpha=2)` edited to `3`: a miss, then hits."""
+    lib = tmp_path / "site-packages"
+    (lib / "fakelib").mkdir(parents=True)
+    (lib / "fakelib" / "__init__.py").write_text(textwrap.dedent(_LIB))
+    script = tmp_path / "once_script.py"
+    script.write_text(textwrap.dedent(_ONCE.format(lib=str(lib))))
+    store = tmp_path / "store"
+    assert [first_line_of(script, store) for _ in range(2)] == ["20 1", "20 0"]
+    script.write_text(script.read_text().replace("alpha=2)", "alpha=3)"))
+    assert [first_line_of(script, store) for _ in range(2)] == ["30 1", "30 0"]
