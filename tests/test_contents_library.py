@@ -151,3 +151,67 @@ def test_a_library_object_set_once_counts_by_its_statements(tmp_path: Path) -> N
     assert [first_line_of(script, store) for _ in range(2)] == ["20 1", "20 0"]
     script.write_text(script.read_text().replace("alpha=2)", "alpha=3)"))
     assert [first_line_of(script, store) for _ in range(2)] == ["30 1", "30 0"]
+
+
+_FROM_OUTSIDE = """
+import json, os, sys
+sys.path.insert(0, {lib!r})
+import durable
+from fakelib import Ridge
+ran = []
+ALPHA = float(os.environ["ALPHA"])
+model = Ridge(alpha=ALPHA)
+with open(os.path.join(os.path.dirname(__file__), "cfg.json")) as f:
+    CFG = json.load(f)
+
+
+def load_cfg():
+    with open(os.path.join(os.path.dirname(__file__), "cfg.json")) as f:
+        return json.load(f)
+
+
+LOADED = load_cfg()
+
+
+@durable.step(cache=True)
+def fit(v):
+    ran.append(v)
+    return v * model.alpha
+
+
+@durable.step(cache=True)
+def scale(v):
+    ran.append(v)
+    return v * CFG["k"]
+
+
+@durable.step(cache=True)
+def loaded(v):
+    ran.append(v)
+    return v * LOADED["k"]
+
+
+print(fit(10), scale(10), loaded(10), len(ran))
+"""
+
+
+def test_an_object_made_from_the_environment_or_a_file_counts_by_its_contents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`model = Ridge(alpha=ALPHA)` of an `ALPHA` read from the environment,
+    `CFG = json.load(f)`, `LOADED = load_cfg()` of a function that opens
+    the file: the statements' text is the same whatever they read, so
+    another value was served the first one's output. Seen failing: "20.0
+    20 20 0" after ALPHA=3 and k=3."""
+    lib = tmp_path / "site-packages"
+    (lib / "fakelib").mkdir(parents=True)
+    (lib / "fakelib" / "__init__.py").write_text(textwrap.dedent(_LIB))
+    script = tmp_path / "outside_script.py"
+    script.write_text(textwrap.dedent(_FROM_OUTSIDE.format(lib=str(lib))))
+    store = tmp_path / "store"
+    (tmp_path / "cfg.json").write_text('{"k": 2}')
+    monkeypatch.setenv("ALPHA", "2")
+    assert [first_line_of(script, store) for _ in range(2)] == ["20.0 20 20 3", "20.0 20 20 0"]
+    (tmp_path / "cfg.json").write_text('{"k": 3}')
+    monkeypatch.setenv("ALPHA", "3")
+    assert [first_line_of(script, store) for _ in range(2)] == ["30.0 30 30 3", "30.0 30 30 0"]

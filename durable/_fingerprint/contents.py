@@ -15,6 +15,7 @@ from .anybinds import may_bind_any
 from .bindings import binding_statements
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
+from .outside import reads_outside
 from .ownpath import bound_again
 from .reach import identity_of
 from .values import content_tokens, hash_tokens, plain_tokens
@@ -67,7 +68,9 @@ def contents_part(
             return str(witnessed(fresh_token))  # a library's object nothing tells: changed
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
-        return None
+        outside = running and reads_outside(found, namespace, checked_file)
+        toks = witnessed(_outside_tokens, obj) if outside else None
+        return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
@@ -163,6 +166,15 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
     elif toks is None and looped:
         toks = attribute_tokens(obj, public=True)
     return toks
+
+
+def _outside_tokens(obj: object) -> list[str] | None:
+    """What a global made from the environment or a file holds (`CFG =
+    json.load(f)`, `model = Ridge(alpha=ALPHA)` of an `ALPHA` from
+    `os.environ`): its plain data or bytes, else its plain attributes (a
+    library's public ones); a client or a file has none: by its statements."""
+    toks = content_tokens(obj)
+    return toks if toks is not None else attribute_tokens(obj, public=not user_class(type(obj)))
 
 
 def fresh_token() -> str:
