@@ -197,7 +197,9 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
 # `print(RESULTS)` in a notebook cell changes nothing a step reads, and must
 # not make the run look changed. Not those that consume an iterator
 # (`list(IT)`, `sum(IT)`, `next(IT)`): they change it.
-_READERS = frozenset("print display len repr str ascii format type id hash isinstance".split())
+_READERS = frozenset(
+    "print display len repr str ascii format type id hash isinstance int float bool abs round".split()
+)
 
 
 def _module_level(

@@ -52,14 +52,16 @@ def in_place(stmt: ast.AST) -> bool:
 
 def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
     """Names the calls in `expr` may change: a name passed to a call
-    (`fill(VALUES)`, `filled = fill(VALUES)`), unless the call only shows
-    it (one of `readers`: `print`), and the object of a changing method
+    (`fill(VALUES)`, `filled = fill(VALUES)`), or a part of it (`add(CFG["m"],
+    3)`), unless the call only shows it (one of `readers`: `print`; a method
+    that shows or reads: `logger.debug("%s", STATS)`), and the object of a changing method
     (`SEEN.append(1)`, `last = SEEN.pop()`)."""
     names: list[str] = []
     for call in ast.walk(expr) if expr is not None else ():
         if not isinstance(call, ast.Call):
             continue
-        if not (isinstance(call.func, ast.Name) and call.func.id in readers):
+        shows = isinstance(call.func, ast.Attribute) and call.func.attr in LOOKS  # `log.info("%s", X)`
+        if not (isinstance(call.func, ast.Name) and call.func.id in readers) and not shows:
             given = (*call.args, *(k.value for k in call.keywords))
             names += [n for arg in given if _given_whole_or_part(arg) for n in roots(arg)]
         if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
