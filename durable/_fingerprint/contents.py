@@ -172,9 +172,24 @@ def _outside_tokens(obj: object) -> list[str] | None:
     """What a global made from the environment or a file holds (`CFG =
     json.load(f)`, `model = Ridge(alpha=ALPHA)` of an `ALPHA` from
     `os.environ`): its plain data or bytes, else its plain attributes (a
-    library's public ones); a client or a file has none: by its statements."""
+    library's public ones); a client or a file has none: by its statements.
+    Once per object: what was loaded differs between processes, and a
+    module-level change of it counts as any (`contents_part`); hashed again
+    at every call, a large array loaded once cost each step call its bytes."""
+    seen = _loaded.get(id(obj))
+    if seen is not None and seen[0] is obj:
+        return seen[1]
     toks = content_tokens(obj)
-    return toks if toks is not None else attribute_tokens(obj, public=not user_class(type(obj)))
+    if toks is None:
+        toks = attribute_tokens(obj, public=not user_class(type(obj)))
+    if len(_loaded) >= 64:
+        _loaded.clear()
+    _loaded[id(obj)] = (obj, toks)
+    return toks
+
+
+# id(object) -> (the object, its tokens), as `_outside_tokens` first found them
+_loaded: dict[int, tuple[object, list[str] | None]] = {}
 
 
 def fresh_token() -> str:
