@@ -11,7 +11,6 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import functools
 import inspect
 import json
 import os
@@ -609,20 +608,6 @@ def test_durable_never_imports_numpy_or_pandas(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     assert out.stdout.strip() == "[]"
-
-
-class Budget(dict):  # type: ignore[type-arg]
-    @functools.cached_property
-    def total(self) -> int:
-        return sum(self.values())
-
-
-def test_a_cached_property_a_step_computed_is_not_state() -> None:
-    """A replayed step does not compute it: the digest must not depend on it."""
-    fresh, read = Budget(a=1, b=2), Budget(a=1, b=2)
-    assert read.total == 3  # now in read.__dict__
-    assert value_digest(fresh) == value_digest(read)
-    assert value_digest(Budget(a=1, b=3)) != value_digest(fresh)
 
 
 def test_an_object_or_a_class_counts_the_code_of_its_methods() -> None:

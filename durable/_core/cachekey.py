@@ -31,6 +31,7 @@ from .identity import (
     _bind,
     _Walk,
 )
+from .ownstate import after_body
 from .spec import own_step_spec, step_spec
 
 if TYPE_CHECKING:
@@ -148,7 +149,8 @@ def captured_changed(fn: Callable[..., Any] | None, base: str | None, key: str) 
     another thread is changing as it is read: changed."""
     if base is None or not getattr(unbound(fn), "__closure__", None):
         return False  # nothing captured (under a partial or a method's binding too)
-    return with_captured(fn, base) != key
+    with after_body():
+        return with_captured(fn, base) != key
 
 
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:

@@ -29,7 +29,7 @@ from .._storage import codec
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
 from .code import class_stamp, function_stamp, module_stamp
-from .ownstate import LeftOut, left_out, memoised, own_state
+from .ownstate import LeftOut, left_out, memo_counts, own_state
 from .redact import NeverWritten
 
 
@@ -255,7 +255,7 @@ def _reduced(v: Any) -> tuple[str, Any]:
     fn, args, state, list_items, dict_items = parts[:5]
     left = left_out(v, state)
     if type(state) is dict:  # as in `own_state`
-        state = {k: x for k, x in state.items() if not memoised(type(v).__mro__, k)}
+        state = {k: x for k, x in state.items() if memo_counts(v, type(v).__mro__, k, x)}
     listed = list(list_items) if list_items is not None else None
     pairs = list(dict_items) if dict_items is not None else None
     stand_in = (fn, args, state, listed, pairs)

@@ -25,6 +25,7 @@ from typing import Any
 from .content import NO_DIGEST as NO_DIGEST
 from .content import Secret, content_of
 from .content import Undigestable as Undigestable
+from .ownstate import after_body
 from .redact import Redacted
 from .signature import Forwarded, fill_defaults
 
@@ -217,7 +218,8 @@ def changed_in_place(
                 return False
     if is_token(digest):
         return False
-    after = call_digest(signature, args, kwargs, name)
+    with after_body():
+        after = call_digest(signature, args, kwargs, name)
     return (after if rejoin is None else rejoin(after)) != digest
 
 

@@ -3,14 +3,18 @@
 of its class returns, and what a hook of the user's own class leaves out
 of the state it pickles. A step may read any of them, so an argument's
 digest counts them (fail closed); a `functools.cached_property` it fills
-is derived from the rest and never counts."""
+is derived from the rest and never counts, one the program sets itself
+(`obj.prop = 5`) does (`memo_counts`)."""
 
 from __future__ import annotations
 
 import copyreg
 import functools
 import types
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .code import _user_classes
@@ -46,16 +50,75 @@ def own_state(
                     state[slot] = member.__get__(v, cls)
                 except AttributeError:
                     continue  # never set
-    for name in [*skip, *(n for n in state if memoised(own, n))]:
+    for name in [*skip, *(n for n, x in list(state.items()) if not memo_counts(v, own, n, x))]:
         state.pop(name, None)
     return sorted(state.items(), key=lambda pair: pair[0]) if state else None
 
 
 def memoised(classes: Sequence[type], name: str) -> bool:
-    """A `functools.cached_property` kept in the instance: derived from the
-    rest, and there only once something read it (a replayed step may not
-    have), so it never counts."""
+    """A `functools.cached_property` of one of `classes`."""
     return any(isinstance(vars(cls).get(name), functools.cached_property) for cls in classes)
+
+
+# (id(instance), name) -> (a weak reference to the instance, the value): a
+# cached property's value a digest counted, and one the digest after a
+# step's body found there instead (`after_body`): the body computed it.
+_Seen = dict[tuple[int, str], tuple[Any, Any]]
+_COUNTED: _Seen = {}
+_FILLED: _Seen = {}
+_AFTER: ContextVar[bool] = ContextVar("durable_after_body", default=False)
+
+
+def memo_counts(v: Any, classes: Sequence[type], name: str, value: Any) -> bool:
+    """Whether an attribute `name` of `v`'s instance dict counts in its
+    digest: any but a `functools.cached_property` a step's body computed
+    (derived from the rest, and there only once something read it: a
+    replayed step does not). One the program set (`obj.prop = 5`, before
+    or after it was computed) or computed outside a step counts by value:
+    left out, a cached step was served another value's output."""
+    if not memoised(classes, name):
+        return True
+    key = (id(v), name)
+    if _held(_FILLED, key, v, value):
+        return False
+    if not _AFTER.get():
+        _remember(_COUNTED, key, v, value)
+        return True
+    counted = _held(_COUNTED, key, v, value)
+    if not counted and not _remember(_FILLED, key, v, value):
+        return True  # no weak reference: counted before as now (fail closed)
+    return counted
+
+
+@contextmanager
+def after_body() -> Iterator[None]:
+    """Digests taken after a step's body ran: a cached property there that
+    the digest before did not count was computed by the body."""
+    token = _AFTER.set(True)
+    try:
+        yield
+    finally:
+        _AFTER.reset(token)
+
+
+def _held(seen: _Seen, key: tuple[int, str], v: Any, value: Any) -> bool:
+    found = seen.get(key)
+    return found is not None and found[0]() is v and found[1] is value
+
+
+def _remember(seen: _Seen, key: tuple[int, str], v: Any, value: Any) -> bool:
+    if len(seen) >= 4096:  # many objects: those seen before count again (fail closed)
+        seen.clear()
+    try:  # forgotten with the instance: the value may be large (a model)
+        seen[key] = (weakref.ref(v, functools.partial(_forget, seen, key)), value)
+    except TypeError:  # no weak reference to it
+        return False
+    return True
+
+
+def _forget(seen: _Seen, key: tuple[int, str], ref: Any) -> None:
+    if seen.get(key, (None,))[0] is ref:
+        del seen[key]
 
 
 _HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")

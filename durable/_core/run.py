@@ -43,6 +43,7 @@ from .inputs import awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
+from .ownstate import after_body
 from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
 from .signature import call_arguments
@@ -197,7 +198,7 @@ def run_locked(
         notify.run_interrupted(ctx, e)
         raise
     manifest.extra.pop("in_place", None)
-    if caller is not None and not is_token(ctx.arguments) and argument_digests(bound) != digests:
+    if caller is not None and not is_token(ctx.arguments) and _changed(bound, digests):
         manifest.extra["in_place"] = True  # see `redo` above
     manifest.extra["artifacts"] = any(
         r.artifacts or r.extra.get("child", {}).get("artifacts") for r in ctx.records.values()
@@ -231,6 +232,12 @@ def _untaken(
 
 
 _DAMAGE = (CorruptRecordError, IntegrityError)
+
+
+def _changed(bound: inspect.BoundArguments, digests: dict[str, str] | None) -> bool:
+    """Whether the body changed the arguments it was given (`redo`)."""
+    with after_body():
+        return argument_digests(bound) != digests
 
 
 def plan_of(ctx: RunState) -> list[Any]:

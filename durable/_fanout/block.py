@@ -17,6 +17,7 @@ from .._core.changed import in_place_warning
 from .._core.context import RunState
 from .._core.identity import fresh_token, is_token, value_digest
 from .._core.loadback import load_value
+from .._core.ownstate import after_body
 from .._core.replay import (
     boundary,
     commit,
@@ -226,7 +227,9 @@ class Block:
             return
         digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
-        if self._digest(self.items[index]) != digest or self._bound_changed():
+        with after_body():
+            changed = self._digest(self.items[index]) != digest or self._bound_changed()
+        if changed:
             # Restoring it could not redo that change (of the item, or of the
             # `self` or partial arguments every item shares): `_kept` skips it.
             rec.extra["in_place"] = True
@@ -278,7 +281,8 @@ class Block:
         replay of the block returns its outputs but cannot redo that."""
         if is_token(self.digest):
             return False  # never replayed anyway
-        return self._bound_changed() or self._digest(self.items) != self.digest
+        with after_body():
+            return self._bound_changed() or self._digest(self.items) != self.digest
 
     def _bound_changed(self) -> bool:
         """Whether the arguments a partial or a bound method carries changed
@@ -289,7 +293,8 @@ class Block:
         item's output would cost a read of all of it per item)."""
         if self.bound_changed or self.bound is None or is_token(self.bound):
             return self.bound_changed
-        self.bound_changed = bound_digest(self.fn) != self.bound  # `identity.NO_DIGEST`
+        with after_body():
+            self.bound_changed = bound_digest(self.fn) != self.bound  # `identity.NO_DIGEST`
         return self.bound_changed
 
     def _compact(self) -> None:

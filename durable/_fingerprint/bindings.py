@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .anybinds import may_bind_any
 from .inplace import (
     BLOCKS,
     MUTATORS,
@@ -23,7 +24,6 @@ from .inplace import (
     changed_in,
     held_by,
     in_place,
-    may_bind_any,
     roots,
     with_callers,
     with_holders,
@@ -197,7 +197,9 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
 # `print(RESULTS)` in a notebook cell changes nothing a step reads, and must
 # not make the run look changed. Not those that consume an iterator
 # (`list(IT)`, `sum(IT)`, `next(IT)`): they change it.
-_READERS = frozenset("print display len repr str ascii format type id hash isinstance".split())
+_READERS = frozenset(
+    "print display len repr str ascii format type id hash isinstance int float bool abs round".split()
+)
 
 
 def _module_level(
@@ -237,6 +239,7 @@ def _changed_in_place(node: ast.AST) -> Iterator[str]:
     `CFG["k"] = 5`, `VALUES.append(5)` on a name that is not its own."""
     own = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     own |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    parts = _local_parts(node, own)
     for sub in ast.walk(node):
         if isinstance(sub, (ast.Assign, ast.Delete)):
             targets = sub.targets
@@ -248,7 +251,20 @@ def _changed_in_place(node: ast.AST) -> Iterator[str]:
             continue
         for target in targets:
             if isinstance(target, (ast.Subscript, ast.Attribute)):
-                yield from (n for n in roots(target) if n not in own)
+                yield from (g for n in roots(target) for g in ([n] if n not in own else parts.get(n, ())))
+
+
+def _local_parts(node: ast.AST, own: set[str]) -> dict[str, set[str]]:
+    """A function's local name -> the globals whose object (or a part of
+    it) it is bound to, in turn (`p = CFG["m"]`, `for p in CFG.values()`):
+    `p.append(x)` changes `CFG` as much as `CFG["m"].append(x)` does."""
+    holders = aliases_in([s for s in ast.walk(node) if isinstance(s, (ast.Assign, ast.For, ast.With))])
+    parts: dict[str, set[str]] = {}
+    for source in holders:
+        if source not in own:
+            for local in held_by(source, holders, set(holders.get(source, ())) | own):
+                parts.setdefault(local, set()).add(source)
+    return parts
 
 
 def _bound_by(stmt: Any, readers: frozenset[str]) -> list[str]:

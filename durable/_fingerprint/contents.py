@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ast
 import types
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from .anybinds import may_bind_any
 from .bindings import binding_statements
 from .imports import user_class
-from .inplace import MUTATORS, may_bind_any, roots, run_now
+from .inplace import MUTATORS, roots, run_now
+from .outside import reads_outside
 from .ownpath import bound_again
 from .reach import identity_of
 from .values import content_tokens, hash_tokens, plain_tokens
@@ -49,15 +52,25 @@ def contents_part(
     state only functions change (`RUNS = []` that a step appends to counts
     by its statement: else no call would hit), nor what is not plain data
     (it counts by its statements, as before); an object by the attributes
-    it holds that are (`attribute_tokens`)."""
+    it holds that are (`attribute_tokens`). A library's object changed in
+    a module-level loop whose contents cannot be told (a `deque`) counts
+    as changed on every call (fail closed): it was served the first pass's
+    output."""
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
-    if running and _holds_data(obj) and any(_changes_by_running(s, name) or _in_loop(s, name) for s in found):
-        toks = witnessed(_running_tokens, obj)  # a client: by its statements
+    running = running and _holds_data(obj)
+    runs = [s for s in found if _changes_by_running(s, name) or _in_loop(s, name)] if running else []
+    if runs:
+        looped = any(map(_looped, runs))
+        toks = witnessed(_running_tokens, obj, looped)  # a client: by its statements
+        if toks is None and looped and not user_class(type(obj)):
+            return str(witnessed(fresh_token))  # a library's object nothing tells: changed
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
-        return None
+        outside = running and reads_outside(found, namespace, checked_file)
+        toks = witnessed(_outside_tokens, obj) if outside else None
+        return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
@@ -92,16 +105,29 @@ def bound_part(
     return {"bound:" + key: witnessed(identity_of, obj)}
 
 
-def attribute_tokens(obj: object) -> list[str] | None:
+def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
     """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
-    `ns.limit = 10` run at module level between two calls), None when it
-    has none: what is not plain still counts by its statements only."""
-    try:
-        attrs = list(vars(obj).items())
-    except TypeError:  # no __dict__
-        return None
-    plain = {k: v for k, v in attrs if isinstance(k, str) and plain_tokens(v) is not None}
+    `ns.limit = 10` run at module level between two calls), or only its
+    `public` ones, None when it has none: what is not plain still counts
+    by its statements only."""
+    attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
+    plain = {
+        k: v for k, v in attrs
+        if isinstance(k, str) and not (public and k.startswith("_")) and plain_tokens(v) is not None
+    }  # fmt: skip
     return plain_tokens(plain) if plain else None
+
+
+def _slots(obj: object) -> list[tuple[str, object]]:
+    """The values of the `__slots__` `obj`'s classes declare, that are set."""
+    found = []
+    for cls in type(obj).__mro__[:-1]:
+        declared = vars(cls).get("__slots__", ())
+        for slot in (declared,) if isinstance(declared, str) else declared:
+            member = vars(cls).get(slot)
+            if isinstance(member, types.MemberDescriptorType) and hasattr(obj, slot):
+                found.append((slot, getattr(obj, slot)))
+    return found
 
 
 # id(statement) -> (the statement, what it assigns into): a statement's
@@ -126,15 +152,49 @@ def assigned_into(stmt: ast.AST) -> frozenset[str]:
     return found
 
 
-def _running_tokens(obj: object) -> list[str] | None:
+def _running_tokens(obj: object, looped: bool) -> list[str] | None:
     """What a module-level call may have changed in `obj`: its plain data or
     bytes, else, for an object of your own class (`PARAMS.set("lr", lr)`),
-    its plain attributes; a library's object (a logger, a client) counts
-    by its statements only: its state is no value of yours."""
+    its plain attributes, and for a library's changed in a loop
+    (`model.set_params(alpha=a)`) its public ones: not a cache it keeps (a
+    logger's `_cache`). Out of a loop, the statement's text tells what a
+    call did to a library's object (a logger, a client): its state, which
+    may hold where the file lies, is no value of yours."""
     toks = content_tokens(obj)
     if toks is None and user_class(type(obj)):
         toks = attribute_tokens(obj)
+    elif toks is None and looped:
+        toks = attribute_tokens(obj, public=True)
     return toks
+
+
+def _outside_tokens(obj: object) -> list[str] | None:
+    """What a global made from the environment or a file holds (`CFG =
+    json.load(f)`, `model = Ridge(alpha=ALPHA)` of an `ALPHA` from
+    `os.environ`): its plain data or bytes, else its plain attributes (a
+    library's public ones); a client or a file has none: by its statements.
+    Once per object: what was loaded differs between processes, and a
+    module-level change of it counts as any (`contents_part`); hashed again
+    at every call, a large array loaded once cost each step call its bytes."""
+    seen = _loaded.get(id(obj))
+    if seen is not None and seen[0] is obj:
+        return seen[1]
+    toks = content_tokens(obj)
+    if toks is None:
+        toks = attribute_tokens(obj, public=not user_class(type(obj)))
+    if len(_loaded) >= 64:
+        _loaded.clear()
+    _loaded[id(obj)] = (obj, toks)
+    return toks
+
+
+# id(object) -> (the object, its tokens), as `_outside_tokens` first found them
+_loaded: dict[int, tuple[object, list[str] | None]] = {}
+
+
+def fresh_token() -> str:
+    """A value no other call gives: what cannot be told counts as changed."""
+    return uuid.uuid4().hex
 
 
 def _holds_data(obj: object) -> bool:
@@ -161,6 +221,14 @@ def _changes_by_running(stmt: ast.AST, name: str) -> bool:
         isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
         for n in run_now(stmt)
     )
+
+
+def _looped(stmt: ast.AST) -> bool:
+    """Whether a module-level statement runs a loop (`for a in grid:
+    model.set_params(alpha=a)`): its text, the same on every pass, cannot
+    tell what each pass did."""
+    loops = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
+    return any(isinstance(n, loops) for n in run_now(stmt))
 
 
 def _in_loop(stmt: ast.AST, name: str) -> bool:

@@ -28,9 +28,10 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def roots(target: ast.AST) -> list[str]:
-    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`: the names whose value changes."""
-    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
-        target = target.value
+    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`, `X.get(k).a`: the names whose
+    value changes (a part a method returns is no copy)."""
+    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)) or _part_call(target):
+        target = target.func.value if isinstance(target, ast.Call) else target.value  # type: ignore[attr-defined]
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)):
@@ -51,19 +52,40 @@ def in_place(stmt: ast.AST) -> bool:
 
 def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
     """Names the calls in `expr` may change: a name passed to a call
-    (`fill(VALUES)`, `filled = fill(VALUES)`), unless the call only shows
-    it (one of `readers`: `print`), and the object of a changing method
+    (`fill(VALUES)`, `filled = fill(VALUES)`), or a part of it (`add(CFG["m"],
+    3)`), unless the call only shows it (one of `readers`: `print`; a method
+    that shows or reads: `logger.debug("%s", STATS)`), and the object of a changing method
     (`SEEN.append(1)`, `last = SEEN.pop()`)."""
     names: list[str] = []
     for call in ast.walk(expr) if expr is not None else ():
         if not isinstance(call, ast.Call):
             continue
-        if not (isinstance(call.func, ast.Name) and call.func.id in readers):
+        shows = isinstance(call.func, ast.Attribute) and call.func.attr in LOOKS  # `log.info("%s", X)`
+        if not (isinstance(call.func, ast.Name) and call.func.id in readers) and not shows:
             given = (*call.args, *(k.value for k in call.keywords))
-            names += [arg.id for arg in given if isinstance(arg, ast.Name)]
+            names += [n for arg in given if _given_whole_or_part(arg) for n in roots(arg)]
         if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
             names += roots(call.func.value)
     return names
+
+
+def _part_call(node: ast.AST) -> bool:
+    """`X.get(k)`, `X.setdefault(k, d)`, `X.values()`: a part of `X`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _PARTS
+    )
+
+
+def _given_whole_or_part(arg: ast.AST) -> bool:
+    """`VALUES`, `CFG["m"]`, `CFG.get("m")`, `CFG["m"][0]` passed to a call,
+    which may change it in place (`add(CFG["m"], 3)`); not an attribute
+    (`logging.INFO`, `os.environ["A"]`: a module's value is no state of
+    the module's statements)."""
+    while isinstance(arg, ast.Subscript) or _part_call(arg):
+        arg = arg.func.value if isinstance(arg, ast.Call) else arg.value  # type: ignore[attr-defined]
+    return isinstance(arg, ast.Name)
 
 
 def with_holders(index: dict[str, list[ast.AST]], body: list[Any], readers: frozenset[str]) -> None:
@@ -293,37 +315,3 @@ def _held(value: ast.AST) -> list[str]:
     if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
         return _held(value.value)
     return [value.id] if isinstance(value, ast.Name) else []
-
-
-_ANY_BINDERS = frozenset({"globals", "vars", "exec"})
-
-
-def may_bind_any(stmt: ast.AST) -> bool:
-    """Whether `stmt` may bind any name. A `globals()` or `vars(x)` only
-    looked in binds none (`globals()[name](...)`, a command line's
-    dispatch; `name in globals()`, `globals().keys()`, `for k in globals()`,
-    `**vars(args)`): an edit of such a function, notebook cell or
-    `__main__` block is no statement of every global. A value taken out of
-    it (`globals()[name].append(1)`) may be changed in place, and counts."""
-    looks: set[int] = set()
-    for sub in ast.walk(stmt):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Subscript):
-            looks.add(id(sub.func.value))
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-            if sub.func.attr == "keys":
-                looks.add(id(sub.func.value))
-        elif isinstance(sub, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in sub.ops):
-            looks.update(id(c) for c in sub.comparators)
-        elif isinstance(sub, ast.keyword) and sub.arg is None:  # `f(**vars(args))`: a copy
-            looks.add(id(sub.value))
-        elif isinstance(sub, (ast.For, ast.comprehension)):  # `for k in globals()`: names
-            looks.add(id(sub.iter))
-    return any(_names_any(sub) and id(sub) not in looks for sub in ast.walk(stmt))
-
-
-def _names_any(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _ANY_BINDERS
-    )

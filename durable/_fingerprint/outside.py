@@ -1,0 +1,97 @@
+"""Module-level statements whose value comes from outside the source: the
+environment or a file (`ALPHA = float(os.environ["ALPHA"])`, `CFG =
+json.load(f)`), directly, through a name they read that such a statement
+binds, or through a function of the module they call that reads one.
+
+Pure standard library. A global made so counts by its contents (`contents`):
+its statements' text is the same whatever they read, so counted by it alone
+a cached step was served the output of another value."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+from .bindings import binding_statements
+
+# Names and attributes that read the environment; calls that read a file.
+_ENV = frozenset({"environ", "getenv", "getenvb"})
+_READS = frozenset(
+    "open read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
+    "read_excel read_pickle read_table loadtxt genfromtxt fromfile".split()
+)
+_DEPTH = 4  # statements followed through the names they read
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def reads_outside(
+    found: list[ast.AST], namespace: Mapping[str, Any], checked_file: str | None
+) -> bool:
+    """Whether one of `found` (a global's statements), or a statement of the
+    module binding a name they read, in turn, or the body of a function of
+    the module they call, reads the environment or a file. Not a function
+    among `found` (one that changes the global when a run calls it: what a
+    step appends to is the program's state), nor what a called function
+    calls in turn (a workflow and its steps read files as they run)."""
+    seen: set[int] = set()
+    todo = [(s, 0) for s in found]
+    while todo:
+        stmt, depth = todo.pop()
+        if id(stmt) in seen or isinstance(stmt, _DEFS):
+            continue
+        seen.add(id(stmt))
+        marked, read, called = _scan(stmt)
+        if marked or any(_calls_outside(n, namespace, checked_file) for n in called):
+            return True
+        if depth < _DEPTH:
+            for name in read:
+                todo += [(s, depth + 1) for s in binding_statements(name, namespace, checked_file) or []]
+    return False
+
+
+def _calls_outside(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+    """Whether the function `name` of the module reads the environment or a
+    file in its own body (`load_config(path)` opening it)."""
+    found = binding_statements(name, namespace, checked_file) or []
+    return any(isinstance(s, _DEFS) and not _durable(s) and _scan(s)[0] for s in found)
+
+
+def _durable(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """A step or workflow (`@durable.step`, `@workflow(...)`): what it reads
+    as a run calls it is its own input, not how a global was made."""
+    for deco in stmt.decorator_list:
+        deco = deco.func if isinstance(deco, ast.Call) else deco
+        if (deco.attr if isinstance(deco, ast.Attribute) else getattr(deco, "id", None)) in ("step", "workflow"):
+            return True
+    return False
+
+
+# id(statement) -> (the statement, whether it reads outside, the names it
+# reads, the names it calls)
+_scanned: dict[int, tuple[ast.AST, bool, frozenset[str], frozenset[str]]] = {}
+
+
+def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[str]]:
+    seen = _scanned.get(id(stmt))
+    if seen is not None and seen[0] is stmt:
+        return seen[1:]
+    if len(_scanned) >= 4096:
+        _scanned.clear()
+    marked, read, called = False, set[str](), set[str]()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name):
+            marked |= node.id in _ENV
+            if isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            marked |= node.attr in _ENV
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            marked |= name in _READS
+            if isinstance(func, ast.Name):
+                called.add(func.id)
+    found = (marked, frozenset(read), frozenset(called))
+    _scanned[id(stmt)] = (stmt, *found)
+    return found
