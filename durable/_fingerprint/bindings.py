@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .anybind import may_bind_any
 from .inplace import (
     BLOCKS,
     MUTATORS,
@@ -23,7 +24,6 @@ from .inplace import (
     changed_in,
     held_by,
     in_place,
-    may_bind_any,
     roots,
     with_callers,
     with_holders,

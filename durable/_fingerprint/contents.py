@@ -10,9 +10,10 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from .anybind import may_bind_any
 from .bindings import binding_statements
 from .imports import user_class
-from .inplace import MUTATORS, may_bind_any, roots, run_now
+from .inplace import MUTATORS, roots, run_now
 from .ownpath import bound_again
 from .reach import identity_of
 from .values import content_tokens, hash_tokens, plain_tokens
