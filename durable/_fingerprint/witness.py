@@ -74,7 +74,6 @@ class Witness:
         looked at: the running objects alone say which code runs (each
         function's `__code__` is witnessed), the text only whether it was
         edited since import, which a run's start reports."""
-        CHECKS[0] += 1
         if not self._absorbed:  # most steps' own: nothing forwarded into it
             return self._own_holds(files)
         todo, seen = [self], {id(self)}
@@ -90,7 +89,6 @@ class Witness:
 
     def holds_alone(self, files: bool) -> bool:
         """`holds` of a witness nothing was forwarded into; False for others."""
-        CHECKS[0] += 1
         return not self._absorbed and self._own_holds(files)
 
     def _own_holds(self, files: bool) -> bool:
@@ -110,11 +108,6 @@ class Witness:
             return False
         return True
 
-
-# How many checks (`holds`) began: what is computed for one may serve the
-# rest of it (`elsewhere.loaded_state`), as nothing runs the user's code
-# in between.
-CHECKS = [0]
 
 _RECORDING: ContextVar[Witness | None] = ContextVar("durable_fingerprint_witness", default=None)
 
