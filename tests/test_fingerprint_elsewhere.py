@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 WRITER = """
@@ -61,6 +63,7 @@ def child(folder: Path, *argv: str) -> str:
             "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
             "PYTHONDONTWRITEBYTECODE": "1",
             "STORE": str(folder / "store"),
+            "DURABLE_STORE": str(folder / "store"),
             "COUNT_FILE": str(folder / "count"),
         },
         capture_output=True,
@@ -88,3 +91,56 @@ def test_a_test_module_pytest_loaded_never_refuses_a_step_of_another(tmp_path: P
     out = child(tmp_path, *argv)
     assert "1 failed, 1 passed" in out and "half: global settings.RATES changed" in out, out
     assert (tmp_path / "count").read_text().split() == ["half"]
+
+
+PLACEHOLDER_RUN = """
+import durable, flow, plugin
+
+def call(run_id):
+    try:
+        print(run_id, flow.flow.with_options(run_id=run_id)())
+    except durable.DefinitionChangedError as e:
+        print(run_id, "refused", e)
+
+call("r0")  # fingerprinted while plugin.target holds None
+plugin.point()
+plugin.bump()
+call("r1")
+"""
+PLUGIN = """
+{target}
+
+
+def point():
+    global target
+    import settings
+    target = settings
+
+
+def bump():
+    target.RATES = [3]
+"""
+
+
+@pytest.mark.parametrize("target", ["target = None", "import other as target"])
+def test_a_name_another_module_binds_to_a_module_at_run_time_counts(
+    tmp_path: Path, target: str
+) -> None:
+    """`target.RATES = [3]` in plugin.py, `target` bound to settings only
+    after the step was first fingerprinted (the loaded modules and their
+    numbers of names the same): an edit of it is a change, not the old
+    output replayed. A placeholder's write counts from the start (fail
+    closed); a module rebound is seen when what the step reads is."""
+    (tmp_path / "settings.py").write_text("RATES = [1]\n")
+    (tmp_path / "other.py").write_text("RATES = [0]\n")
+    (tmp_path / "plugin.py").write_text(textwrap.dedent(PLUGIN).lstrip().format(target=target))
+    flow = "import os, durable, settings, plugin\n\n@durable.step\ndef first():\n"
+    flow += "    with open(os.environ['COUNT_FILE'], 'a') as f:\n        f.write('first\\n')\n"
+    flow += "    return sum(settings.RATES)\n\n@durable.workflow\ndef flow():\n    return first()\n"
+    (tmp_path / "flow.py").write_text(flow)
+    assert child(tmp_path, "-c", PLACEHOLDER_RUN).split("\n")[:2] == ["r0 1", "r1 3"]
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(plugin.read_text().replace("[3]", "[4]"))
+    again = child(tmp_path, "-c", PLACEHOLDER_RUN)
+    assert "r1 refused" in again and "first: global settings.RATES changed" in again, again
+    assert (tmp_path / "count").read_text().split() == ["first", "first"]

@@ -48,8 +48,15 @@ class _Index:
         self.objects: dict[int, list[Entry]] = {}  # id of an object changed
         self.anywhere: dict[str, list[Entry]] = {}  # a name of a module the text does not tell
         self.held: list[object] = []  # what `objects` and `names` are keyed by: ids stay theirs
+        self.roots: dict[tuple[int, str], tuple[Mapping[str, Any], str, object]] = {}
         # (id of a namespace, name) -> (namespace, what the name held, hashes, writers)
         self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...]]] = {}
+
+    def roots_hold(self) -> bool:
+        """Whether each module-level name a write starts from holds what it
+        did (`target = other` at run time keeps the number of names)."""
+        roots = self.roots.values()
+        return all(namespace.get(root, _MISSING) is value for namespace, root, value in roots)
 
 
 def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
@@ -59,7 +66,11 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
     when such a module's file was edited after import (its text is not what
     ran), unless pytest loaded it (`@given` makes code its text does not
     compile to): its text counts. Memoised with a witness, `_again`."""
-    found, writers = _lookup(_index(full=True), namespace, name)
+    index = _index(full=True)
+    hit = index.found.get((id(namespace), name))
+    if (hit is None or hit[1] is not namespace.get(name, _MISSING)) and not index.roots_hold():
+        index = _INDEX[0] = _build(index.state)  # a new name read, or one bound anew: checked
+    found, writers = _lookup(index, namespace, name)
     for writer in writers:
         if rewritten_by_pytest(vars(writer)):
             witnessed(file_state, writer.__file__)  # a run's start reports an edit
@@ -144,6 +155,7 @@ def _place(index: _Index, entry: Entry, namespace: Mapping[str, Any], path: Path
         value = namespace.get(root, _MISSING)
         if value is _MISSING:  # a local name: not followed
             return
+        index.roots[id(namespace), root] = (namespace, root, value)  # what it held
     if value is None or isinstance(value, _SHARED):
         if len(path) > 1:
             index.anywhere.setdefault(path[1], []).append(entry)
