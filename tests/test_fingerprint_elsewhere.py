@@ -144,3 +144,38 @@ def test_a_name_another_module_binds_to_a_module_at_run_time_counts(
     again = child(tmp_path, "-c", PLACEHOLDER_RUN)
     assert "r1 refused" in again and "first: global settings.RATES changed" in again, again
     assert (tmp_path / "count").read_text().split() == ["first", "first"]
+
+
+SETTER_SCRIPT = """
+import os
+import durable
+import settings
+
+durable.configure(store=os.environ["STORE"])
+
+
+@durable.step(cache=True)
+def train(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("train\\n")
+    return x * settings.CONFIG["lr"]
+
+
+for lr in [1, 2, 3]:
+    settings.set_lr(lr)
+    print("result", train(10))
+"""
+
+
+def test_a_global_another_module_changes_through_its_setter_counts_by_contents(
+    tmp_path: Path,
+) -> None:
+    """`settings.set_lr(lr)` in the script's loop, whose body changes
+    `settings.CONFIG` the cached step reads: the statement is in settings,
+    the call in the script, and each pass was served the first's output."""
+    (tmp_path / "settings.py").write_text('CONFIG = {"lr": 0}\n\n\ndef set_lr(lr):\n    CONFIG["lr"] = lr\n')
+    (tmp_path / "script.py").write_text(textwrap.dedent(SETTER_SCRIPT).lstrip())
+    out = child(tmp_path, "script.py")
+    assert out.split() == ["result", "10", "result", "20", "result", "30"], out  # was: 10 10 10
+    assert child(tmp_path, "script.py") == out  # served from the cache, each its own
+    assert (tmp_path / "count").read_text().split() == ["train"] * 3

@@ -12,6 +12,7 @@ from typing import Any
 
 from .anybind import may_bind_any
 from .bindings import binding_statements
+from .elsewhere import called_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .ownpath import bound_again
@@ -54,7 +55,7 @@ def contents_part(
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
-    if running and _holds_data(obj) and any(_changes_by_running(s, name) or _in_loop(s, name) for s in found):
+    if running and _holds_data(obj) and any(_changes_by_running(s, name) or _in_loop(s, name) or _called(s, namespace) for s in found):
         toks = witnessed(_running_tokens, obj)  # a client: by its statements
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
@@ -162,6 +163,12 @@ def _changes_by_running(stmt: ast.AST, name: str) -> bool:
         isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
         for n in run_now(stmt)
     )
+
+
+def _called(stmt: ast.AST, namespace: Mapping[str, Any]) -> bool:
+    """Whether `stmt` defines a function another module calls as it runs
+    (`settings.set_lr(lr)` in a script's loop, `set_lr` changing it)."""
+    return isinstance(stmt, _DEFS[:2]) and witnessed(called_elsewhere, namespace, stmt.name)
 
 
 def _in_loop(stmt: ast.AST, name: str) -> bool:

@@ -30,7 +30,7 @@ from .canon import node_hash
 from .imports import user_class, user_module
 from .source import current_text, rewritten_by_pytest
 from .witness import file_state, remember, witnessed
-from .writes import ANY, MODULE_ROOT, Path, writes_of
+from .writes import ANY, CALLED, MODULE_ROOT, Path, writes_of
 
 # Values shared by identity without being one object a program changes.
 _SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
@@ -80,6 +80,22 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
     return found
 
 
+def called_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
+    """Whether a module-level statement of another loaded module of the
+    user's calls the function `name` of the module whose namespace is
+    `namespace` as it runs (`settings.set_lr(lr)` in a script's loop): what
+    that function changes is changed between two calls of a step."""
+    home, key = _home(namespace), CALLED + name
+    index = _index(full=False)
+    entries = index.names.get((id(namespace), key), []) + index.anywhere.get(key, [])
+    return home is not None and any(writer is not home for writer, _ in entries)
+
+
+def _home(namespace: Mapping[str, Any]) -> types.ModuleType | None:
+    home = sys.modules.get(str(namespace.get("__name__")))
+    return home if home is not None and vars(home) is namespace else None
+
+
 def _again(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
     """`elsewhere_of` checked on a step call: a lookup while the modules
     loaded are the same (their number and the last one), else the index is
@@ -115,9 +131,9 @@ def _lookup(
     hit = index.found.get(key)
     if hit is not None and hit[0] is namespace and hit[1] is held:
         return hit[2], hit[3]
-    home = sys.modules.get(str(namespace.get("__name__")))
+    home = _home(namespace)
     entries: list[Entry] = []
-    if home is not None and vars(home) is namespace:
+    if home is not None:
         for table, part in ((index.names, key), (index.names, (key[0], ANY))):
             entries += table.get(part, ())
         entries += index.anywhere.get(name, []) + index.anywhere.get(ANY, [])

@@ -2,7 +2,9 @@
 `elsewhere`: each statement that sets or deletes an attribute (`x.K = 1`,
 `del x.K`, `setattr(x, "K", 1)`), sets an item (`x[k] = 1`), or calls a
 method that may change its object (`x.append(1)`; not one that only
-looks, `x.get(k)`), at any depth of a module-level statement.
+looks, `x.get(k)`), at any depth of a module-level statement; and each
+call through a name chain made as a module-level statement runs
+(`settings.set_lr(lr)` in a script's loop).
 
 Pure standard library."""
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from .inplace import LOOKS
+from .inplace import LOOKS, run_now
 from .source import parse
 
 # The attribute of a write whose name is not a string in the text
@@ -22,6 +24,9 @@ ANY = "?"
 # spells it (`sys.modules["settings"]`), else by nothing: any module.
 MODULE_ROOT = "sys.modules[]"
 _IMPORTERS = (("importlib", "import_module"), ("import_module",))
+# The head of the last name of a path called as its statement runs
+# (`settings.set_lr(lr)` in a script's loop: ("settings", "()set_lr")).
+CALLED = "()"
 
 Path = tuple[str, ...]
 
@@ -35,11 +40,17 @@ def writes_of(text: str) -> tuple[tuple[Path, ast.AST], ...]:
     tree = parse(text).tree
     found: list[tuple[Path, ast.AST]] = []
     for unit in tree.body if tree else []:
-        for node in ast.walk(unit):
-            path = _written(node)
-            if path and path[0] not in ("self", "cls"):
-                found.append((path, unit))
+        paths = [_written(node) for node in ast.walk(unit)]
+        paths += [_called(node) for node in run_now(unit)]
+        found += [(path, unit) for path in paths if path and path[0] not in ("self", "cls")]
     return tuple(found)
+
+
+def _called(node: ast.AST) -> Path | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        head = _chain(node.func.value)
+        return (*head, CALLED + node.func.attr) if head else None
+    return None
 
 
 def _written(node: ast.AST) -> Path | None:
