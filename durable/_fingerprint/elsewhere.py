@@ -19,7 +19,6 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import operator
 import sys
 import types
 from collections.abc import Mapping
@@ -27,7 +26,8 @@ from typing import Any
 
 from .bindings import module_statements
 from .canon import node_hash
-from .imports import user_class, user_module
+from .imports import user_class
+from .loaded import Users, loaded_state
 from .source import current_text, rewritten_by_pytest
 from .witness import file_state, remember, witnessed
 from .writes import ANY, CALLED, MODULE_ROOT, Path, writes_of
@@ -42,21 +42,20 @@ Entry = tuple[types.ModuleType, ast.AST]
 class _Index:
     """The writes of the user's modules loaded in `state` (`loaded_state`)."""
 
-    def __init__(self, state: object) -> None:
+    def __init__(self, state: Users | None) -> None:
         self.state, self.token = state, _token()
-        self.names: dict[tuple[int, str], list[Entry]] = {}  # (id of a namespace, name)
-        self.objects: dict[int, list[Entry]] = {}  # id of an object changed
-        self.anywhere: dict[str, list[Entry]] = {}  # a name of a module the text does not tell
+        self.names: dict[Any, list[Entry]] = {}  # (id of a namespace, name)
+        self.objects: dict[Any, list[Entry]] = {}  # id of an object changed
+        self.anywhere: dict[Any, list[Entry]] = {}  # a name of a module the text does not tell
         self.held: list[object] = []  # what `objects` and `names` are keyed by: ids stay theirs
-        self.roots: dict[tuple[int, str], tuple[Mapping[str, Any], str, object]] = {}
+        self.read: list[Read] = []  # what placing them read
         # (id of a namespace, name) -> (namespace, what the name held, hashes, writers)
         self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...]]] = {}
 
     def roots_hold(self) -> bool:
-        """Whether each module-level name a write starts from holds what it
-        did (`target = other` at run time keeps the number of names)."""
-        roots = self.roots.values()
-        return all(namespace.get(root, _MISSING) is value for namespace, root, value in roots)
+        """Whether each name a write was followed through holds what it did
+        (`target = other` at run time keeps the number of names)."""
+        return all(space.get(key, _MISSING) is value for space, key, value in self.read)
 
 
 def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
@@ -69,7 +68,7 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
     index = _index(full=True)
     hit = index.found.get((id(namespace), name))
     if (hit is None or hit[1] is not namespace.get(name, _MISSING)) and not index.roots_hold():
-        index = _INDEX[0] = _build(index.state)  # a new name read, or one bound anew: checked
+        index = _INDEX[0] = _build(loaded_state())  # a new name read, or one bound anew: checked
     found, writers = _lookup(index, namespace, name)
     for writer in writers:
         if rewritten_by_pytest(vars(writer)):
@@ -148,52 +147,85 @@ def _lookup(
     return found, writers
 
 
-def _build(state: object) -> _Index:
+def _build(state: Users) -> _Index:
     index = _Index(state)
-    for writer in _user_modules():
-        namespace = vars(writer)
-        for path, unit in writes_of(current_text(writer.__file__, namespace)):  # type: ignore[arg-type]
-            _place(index, (writer, unit), namespace, path)
+    tables = {"names": index.names, "objects": index.objects, "anywhere": index.anywhere}
+    for writer in state[1]:
+        read, placed = _placed(writer)
+        index.read += read
+        for table, key, entry, held in placed:
+            tables[table].setdefault(key, []).append(entry)
+            index.held.append(held)
     return index
 
 
-def _place(index: _Index, entry: Entry, namespace: Mapping[str, Any], path: Path) -> None:
-    """Index the write through `path` by what it reaches now. A root that
-    holds no module or object now (`target = None`, bound at run time to
-    a module: not seen until the loaded modules change) may reach any, as
-    a module whose name the text does not give (`sys.modules[k]`)."""
-    root = path[0]
+# A name read in placing a write (the namespace, the name, what it held),
+# and a write placed (the table, its key, the write, what the key is of).
+Read = tuple[Mapping[str, Any], str, object]
+Placed = tuple[str, object, Entry, object]
+# id of a module -> (the module, its writes, its number of names, what
+# placing them read, where they went): placed again only when one changed.
+_PLACED: dict[int, tuple[Any, Any, int, tuple[Read, ...], tuple[Placed, ...]]] = {}
+
+
+def _placed(writer: types.ModuleType) -> tuple[tuple[Read, ...], tuple[Placed, ...]]:
+    namespace = vars(writer)
+    writes = writes_of(current_text(writer.__file__, namespace))  # type: ignore[arg-type]
+    hit = _PLACED.get(id(writer))
+    if hit is not None and hit[0] is writer and hit[1] is writes and hit[2] == len(namespace):
+        if all(space.get(key, _MISSING) is value for space, key, value in hit[3]):
+            return hit[3], hit[4]
+    read: dict[tuple[int, str], Read] = {}
+    placed: list[Placed] = []
+    for path, unit in writes:
+        _place(placed, read, (writer, unit), path)
+    if len(_PLACED) > 16384:  # modules made and dropped again and again (tests)
+        _PLACED.clear()
+    _PLACED[id(writer)] = (writer, writes, len(namespace), (*read.values(),), (*placed,))
+    return _PLACED[id(writer)][3:]
+
+
+def _place(placed: list[Placed], read: dict[tuple[int, str], Read], entry: Entry, path: Path) -> None:
+    """Place the write through `path` by what it reaches now, noting what
+    it read. A root that holds no module or object now (`target = None`,
+    bound at run time to a module) may reach any, as a module whose name
+    the text does not give (`sys.modules[k]`)."""
+    root, namespace = path[0], vars(entry[0])
     value: object = None
     if root.startswith(MODULE_ROOT):
         key = root[len(MODULE_ROOT) :]
-        value = entry[0] if key == "__name__" else sys.modules.get(key) if key else value
+        value = entry[0] if key == "__name__" else _read(read, sys.modules, key) if key else value
     else:
         value = namespace.get(root, _MISSING)
         if value is _MISSING:  # a local name: not followed
             return
-        index.roots[id(namespace), root] = (namespace, root, value)  # what it held
-    if value is None or isinstance(value, _SHARED):
+        read[id(namespace), root] = (namespace, root, value)
+    if value is None or value is _MISSING or isinstance(value, _SHARED):
         if len(path) > 1:
-            index.anywhere.setdefault(path[1], []).append(entry)
+            placed.append(("anywhere", path[1], entry, None))
         return
     for i in range(1, len(path) + 1):
         if _changeable(value):  # changed in place, an item or attribute set
-            index.objects.setdefault(id(value), []).append(entry)
-            index.held.append(value)
+            placed.append(("objects", id(value), entry, value))
         if i == len(path) or not isinstance(value, (types.ModuleType, type)):
             return
         if isinstance(value, types.ModuleType):
-            index.names.setdefault((id(vars(value)), path[i]), []).append(entry)
-            index.held.append(value)
+            placed.append(("names", (id(vars(value)), path[i]), entry, value))
         if path[i] == ANY:
             return
-        value = _member(value, path[i])
+        value = _member(read, value, path[i])
 
 
-def _member(owner: types.ModuleType | type, name: str) -> object:
+def _read(read: dict[tuple[int, str], Read], space: Mapping[str, Any], key: str) -> object:
+    value = space.get(key, _MISSING)
+    read[id(space), key] = (space, key, value)
+    return value
+
+
+def _member(read: dict[tuple[int, str], Read], owner: types.ModuleType | type, name: str) -> object:
     """`owner.name` as stored: no module `__getattr__`, no descriptor run."""
     for space in (owner,) if isinstance(owner, types.ModuleType) else owner.__mro__:
-        found = vars(space).get(name, _MISSING)
+        found = _read(read, vars(space), name)
         if found is not _MISSING:
             return found
     return None
@@ -209,66 +241,3 @@ def _changeable(value: object) -> bool:
 
 
 _INDEX: list[_Index] = [_Index(None)]
-_LOADED: tuple[tuple[object, ...], tuple[types.ModuleType, ...]] = ((), ())
-_KNOWN: dict[int, tuple[object, bool]] = {}  # id -> (a module, whether it is the user's)
-# The user's modules (their keys, the modules, their specs and numbers of
-# names) as `loaded_state` last told, and the number of modules loaded
-# and the last one then.
-Users = tuple[tuple[str, ...], tuple[types.ModuleType, ...], tuple[object, ...], tuple[int, ...]]
-_STATE: list[Any] = [(-1, None, None), ((), (), (), ())]
-_SPEC = operator.attrgetter("__spec__")
-
-
-def loaded_state() -> Users:
-    """The user's modules loaded, each with its key, its spec
-    (`importlib.reload` makes a new one) and its number of names: the same
-    tuple while none of that changed (a library imported meanwhile), so
-    that it is checked by identity. In C while no module was imported."""
-    (n, key, module), users = _STATE
-    modules = sys.modules
-    last = next(reversed(modules.items()), (None, None))
-    if n == len(modules) and key == last[0] and module is last[1] and _hold(users):
-        return users  # type: ignore[no-any-return]
-    mine = set(map(id, _user_modules()))
-    pairs = [(k, m) for k, m in list(modules.items()) if id(m) in mine]
-    mods = tuple(m for _, m in pairs)
-    now = (tuple(k for k, _ in pairs), mods, tuple(map(_SPEC, mods)), _sizes(mods))
-    if not (len(mods) == len(users[1]) and now[0] == users[0] and _hold(users)):
-        users = now
-    _STATE[:] = [(len(modules), *last), users]
-    return users  # type: ignore[no-any-return]
-
-
-def _hold(users: Users) -> bool:
-    keys, mods, specs, sizes = users
-    return (
-        all(map(operator.is_, map(sys.modules.get, keys), mods))
-        and all(map(operator.is_, map(_SPEC, mods), specs))
-        and sizes == _sizes(mods)
-    )
-
-
-def _sizes(mods: tuple[types.ModuleType, ...]) -> tuple[int, ...]:
-    return (*map(len, map(vars, mods)),)
-
-
-def _user_modules() -> tuple[types.ModuleType, ...]:
-    """The user's modules loaded now, with a file; computed again when
-    `sys.modules` changed, each module asked about once."""
-    global _LOADED
-    loaded = tuple(sys.modules.values())
-    if loaded != _LOADED[0]:
-        if len(_KNOWN) > 16384:  # modules made and dropped again and again (tests)
-            _KNOWN.clear()
-        _LOADED = (loaded, tuple(m for m in loaded if _users(m)))
-    return _LOADED[1]
-
-
-def _users(module: object) -> bool:
-    known = _KNOWN.get(id(module))
-    if known is None or known[0] is not module:
-        mine = isinstance(module, types.ModuleType) and isinstance(
-            getattr(module, "__file__", None), str
-        )
-        known = _KNOWN[id(module)] = (module, mine and user_module(module))  # type: ignore[arg-type]
-    return known[1]
