@@ -133,8 +133,7 @@ def _lookup(
     home = _home(namespace)
     entries: list[Entry] = []
     if home is not None:
-        for table, part in ((index.names, key), (index.names, (key[0], ANY))):
-            entries += table.get(part, ())
+        entries += index.names.get(key, []) + index.names.get((key[0], ANY), [])
         entries += index.anywhere.get(name, []) + index.anywhere.get(ANY, [])
         if _changeable(held):
             entries += index.objects.get(id(held), ())
