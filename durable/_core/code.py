@@ -16,6 +16,7 @@ import types
 from .._fingerprint.bindings import binding_statements, module_statements
 from .._fingerprint.canon import node_hash
 from .._fingerprint.classreads import statements_read
+from .._fingerprint.elsewhere import elsewhere_of
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
 from .._fingerprint.imports import user_module
@@ -145,12 +146,15 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
         return None
     try:
         found = binding_statements(cls.__name__, vars(module), checked_file)
+        # `Model.RATES = [3]` in another module: the class statement does not show it.
+        elsewhere = elsewhere_of(vars(module), cls.__name__)
     except ConfigurationError:
         return None
     if not found:
         return None
     # What the statement reads counts too, as a global's statements' reads do.
     read, reached = statements_read(cls.__name__, found, vars(module), checked_file)
+    read += elsewhere
     return [*map(node_hash, found), *read, *(function_stamp(fn) or "" for fn in reached)]
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from .anybinds import may_bind_any
+from .anybind import may_bind_any
 from .inplace import (
     BLOCKS,
     MUTATORS,

@@ -11,8 +11,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from .anybinds import may_bind_any
+from .anybind import may_bind_any
 from .bindings import binding_statements
+from .elsewhere import called_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
@@ -60,7 +61,7 @@ def contents_part(
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
     running = running and _holds_data(obj)
-    runs = [s for s in found if _changes_by_running(s, name) or _in_loop(s, name)] if running else []
+    runs = [s for s in found if _runs_over(s, name, namespace)] if running else []
     if runs:
         looped = any(map(_looped, runs))
         toks = witnessed(_running_tokens, obj, looped)  # a client: by its statements
@@ -229,6 +230,18 @@ def _looped(stmt: ast.AST) -> bool:
     tell what each pass did."""
     loops = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
     return any(isinstance(n, loops) for n in run_now(stmt))
+
+
+def _runs_over(stmt: ast.AST, name: str, namespace: Mapping[str, Any]) -> bool:
+    """Whether `stmt` may change `name` each time the program runs past it:
+    a call at module level, a loop, a function another module calls."""
+    return _changes_by_running(stmt, name) or _in_loop(stmt, name) or _called(stmt, namespace)
+
+
+def _called(stmt: ast.AST, namespace: Mapping[str, Any]) -> bool:
+    """Whether `stmt` defines a function another module calls as it runs
+    (`settings.set_lr(lr)` in a script's loop, `set_lr` changing it)."""
+    return isinstance(stmt, _DEFS[:2]) and witnessed(called_elsewhere, namespace, stmt.name)
 
 
 def _in_loop(stmt: ast.AST, name: str) -> bool:

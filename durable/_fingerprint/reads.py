@@ -37,6 +37,7 @@ from .canon import (
     uses_itself,
 )
 from .contents import bound_part, contents_part
+from .elsewhere import elsewhere_of
 from .holds import (
     class_code,
     foreign_members,
@@ -132,7 +133,7 @@ def read_names(
     for key, whole in whole_modules(code, chains_of(tuple(nodes)), globs, names):
         _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
     out.parts.update(doc_parts(chains_of(tuple(nodes)), globs, names))  # `helper.__doc__`
-    for key, sub, home in subclasses_read(fn, chains_of(tuple(nodes)), globs, names):
+    for key, sub, home in subclasses_read(fn, tuple(nodes), chains_of(tuple(nodes)), globs, names):
         _count((sub.__name__,), sub, _Scope(home, True), False, out, key)  # as if named
 
 
@@ -188,9 +189,7 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
     out.reached.extend(reached)
 
 
-def _global(
-    key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool = True
-) -> None:
+def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool = True) -> None:
     """By its statements, and by its contents where they change it in place: not a global
     the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
     own, was = (id(scope.namespace), name), out.inside
@@ -198,8 +197,7 @@ def _global(
     out.inside = was | {own} if kept else was
     out.parts["global:" + key] = _bound(name, obj, scope, out)
     out.inside = was
-    now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
-    if now is not None:
+    if (now := None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)):
         out.parts["now:" + key] = now
 
 
@@ -208,16 +206,17 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
     they read: `ALL = BASE + [3]` depends on `BASE`'s statement as much as
     on its own, `from c import X` on the statement binding X in `c`."""
     found = binding_statements(name, scope.namespace, scope.checked_file)
+    # `settings.RATES = [3]` in another module: settings' statements do not show it.
+    elsewhere = elsewhere_of(scope.namespace, name)
     if found is None:
-        stars = binding_statements("*", scope.namespace, scope.checked_file) or []
-        for stmt in stars:  # `from c import *`: X is c's
+        found = binding_statements("*", scope.namespace, scope.checked_file) or []
+        for stmt in found:  # `from c import *`: X is c's
             _follow_import(stmt, name, scope, out)
-        if not stars:
-            return hash_tokens(witnessed(fallback_tokens, obj))
-        found = stars
+        if not found:
+            return hash_tokens([*witnessed(fallback_tokens, obj), *elsewhere])
     else:
         _statement_reads(name, found, scope, out)
-    return hash_tokens(node_hash(s) for s in found)
+    return hash_tokens([*(node_hash(s) for s in found), *elsewhere])
 
 
 def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analysis) -> None:

@@ -61,12 +61,16 @@ def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source
     if filename in _SHARED_NAMES:
         return _NONE
     witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
+    text = current_text(filename, module_globals)
+    return parse(text) if text else _NONE
+
+
+def current_text(filename: str, module_globals: Mapping[str, Any] | None) -> str:
+    # `source_of`'s text, not witnessed, not parsed.
     linecache.checkcache(filename)  # drops entries whose file changed; cells stay
-    # What linecache needs to ask a loader for the source (zip imports),
-    # without copying a namespace that may be large.
+    # What linecache needs to ask a loader (zip imports), not a whole namespace.
     lazy = {k: module_globals[k] for k in _LAZY if module_globals and k in module_globals}
-    lines = linecache.getlines(filename, lazy or None)
-    return parse("".join(lines)) if lines else _NONE
+    return "".join(linecache.getlines(filename, lazy or None))
 
 
 # One parse or compile of source at a time in this process: CPython 3.11
@@ -136,9 +140,6 @@ def _definitions_at(src: Source, line: int, name: str) -> tuple[ast.AST, ...]:
 
 def _def_name(node: ast.AST) -> str:
     return "<lambda>" if isinstance(node, ast.Lambda) else str(getattr(node, "name", ""))
-
-
-# ---------------------------------------------------------------- is it the running code?
 
 
 def runs_this_source(
@@ -228,6 +229,10 @@ def _compiler_of(module_globals: Mapping[str, Any] | None) -> object:
     if type(loader).__module__ == "_pytest.assertion.rewrite" and hasattr(loader, "config"):
         return loader
     return None if isinstance(loader, type) else _FOREIGN  # BuiltinImporter: `python -c`
+
+
+def rewritten_by_pytest(module_globals: Mapping[str, Any]) -> bool:  # a test module
+    return _compiler_of(module_globals) not in (None, _FOREIGN)
 
 
 def _parameters_match(node: ast.AST, code: types.CodeType) -> bool:

@@ -9,6 +9,7 @@ class defined since (a new plugin, a notebook cell) is a change too."""
 
 from __future__ import annotations
 
+import ast
 import sys
 import types
 from collections.abc import Iterator, Mapping
@@ -22,32 +23,78 @@ _LISTS = "__subclasses__"
 
 
 def subclasses_read(
-    fn: Any, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
+    fn: Any,
+    nodes: tuple[ast.AST, ...],
+    chains: list[tuple[str, ...]],
+    globs: Mapping[str, Any],
+    names: set[str],
 ) -> Iterator[tuple[str, type, Mapping[str, Any]]]:
     """For each chain naming `X.__subclasses__` with X a class of the user's
     code (reached through modules and classes), or the class a method of it
-    is given (`cls.__subclasses__()`, `self.__class__.__subclasses__()`:
-    those of the class it is defined in, a superset), and for each chain
-    naming a list, dict, tuple or set a class of the user's code holds: a
-    key, each class and the namespace of the module that defines it."""
+    is given (`cls.__subclasses__()`, `self.__class__.__subclasses__()`,
+    `type(self).__subclasses__()`: those of the class it is defined in, a
+    superset), and for each chain naming a list, dict, tuple or set a class
+    of the user's code holds: a key, each class and the namespace of the
+    module that defines it."""
     given = _first_parameter(fn)
-    for chain in chains:
+    unknown = False
+    for chain in [*chains, *_hidden(nodes, given)]:
         if _LISTS in chain[1:]:
             end = chain.index(_LISTS)
-            if chain[0] == given and chain[1:end] in ((), ("__class__",)):
+            if chain[0] in (given, _TYPE_OF + str(given)) and chain[1:end] in ((), ("__class__",)):
                 obj = _owner(fn)
             else:
                 obj = _resolved(chain[:end], globs, names)
-            found = witnessed(all_subclasses, obj) if _users(obj) else ()
-            key = ".".join(chain[: end + 1]) + ":"
+            # A library's class lists the user's subclasses of it too (`abc.ABC`).
+            found = witnessed(all_subclasses, obj) if isinstance(obj, type) else ()
+            unknown = unknown or not isinstance(obj, type)
+            key = ".".join(chain[: end + 1]).replace(f"{_TYPE_OF}{given}", f"type({given})") + ":"
         elif len(chain) > 1 and chain[0] in names:
             key, found = _registered(chain, globs, names)
         else:
             continue
-        for held in found:
-            home = sys.modules.get(held.__module__)
-            if home is not None and user_class(held):  # keyed by module: two `Double`s differ
-                yield f"{key}{module_label(held.__module__)}.", held, vars(home)
+        yield from _homes(key, found)
+    if unknown:  # `kind.__subclasses__()` of a class it is given: any of its module's
+        bases = [_owner(fn), *(v for v in list(globs.values()) if isinstance(v, type))]
+        for base in (b for b in bases if _users(b)):
+            yield from _homes(f"{_LISTS}:", witnessed(all_subclasses, base))
+
+
+def _homes(key: str, found: tuple[type, ...]) -> Iterator[tuple[str, type, Mapping[str, Any]]]:
+    for held in found:
+        home = sys.modules.get(held.__module__)
+        if home is not None and user_class(held):  # keyed by module: two `Double`s differ
+            yield f"{key}{module_label(held.__module__)}.", held, vars(home)
+
+
+# The head of a chain standing for `type(x)`, which no name chain shows.
+_TYPE_OF = "type:"
+
+
+# The head of a chain whose object no name chain shows (`make().__subclasses__`).
+_UNKNOWN = "?"
+
+
+def _hidden(nodes: tuple[ast.AST, ...], given: str | None) -> list[tuple[str, ...]]:
+    """`X.__subclasses__` where X is no name chain: `type(self)` as the
+    chain of `self.__class__` (it lists the same classes), any other
+    (`type(x)`, `make()`, `kinds[0]`) as a chain of an unknown object."""
+    found: list[tuple[str, ...]] = []
+    for node in (sub for n in nodes for sub in ast.walk(n)):
+        value = node.value if isinstance(node, ast.Attribute) and node.attr == _LISTS else None
+        if value is None or isinstance(value, (ast.Name, ast.Attribute)):
+            continue
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "type"
+            and given is not None
+            and [getattr(a, "id", None) for a in value.args] == [given]
+        ):
+            found.append((_TYPE_OF + given, _LISTS))
+        else:
+            found.append((_UNKNOWN, _LISTS))
+    return found
 
 
 def all_subclasses(cls: type) -> tuple[type, ...]:

@@ -1,0 +1,242 @@
+"""A module's global set or changed from another module of the user's
+code: `settings.RATES = [3]` or `settings.RATES.append(3)` in `plugin.py`,
+or in a function of it that its import calls (`configure()`),
+`setattr(settings, "RATES", ...)`, `settings.CFG["k"] = 3`, and, through
+another name bound to the same object, `Cfg.RATES = [3]` after `from
+settings import Cfg`. The statements of `settings` do not show it, so
+what a step reads as `settings.RATES` would count by statements that no
+longer made it: those other statements count too (each whole
+module-level statement, a `def` for a write in its body), fail closed,
+whether or not it ran.
+
+The writes of every loaded user module are indexed once per set of
+loaded modules (`_Index`: by the module and name they reach, by the
+object they change, by name alone where the module is not known), so
+that what a step reads is looked up, not scanned for, on each call.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from .bindings import module_statements
+from .canon import node_hash
+from .imports import user_class
+from .loaded import Users, loaded_state
+from .source import current_text, rewritten_by_pytest
+from .witness import file_state, remember, witnessed
+from .writes import ANY, CALLED, MODULE_ROOT, Path, writes_of
+
+# Values shared by identity without being one object a program changes.
+_SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
+_MISSING = object()
+# A write: the module whose text makes it, and its module-level statement.
+Entry = tuple[types.ModuleType, ast.AST]
+
+
+class _Index:
+    """The writes of the user's modules loaded in `state` (`loaded_state`)."""
+
+    def __init__(self, state: Users | None) -> None:
+        self.state, self.token = state, _token()
+        self.names: dict[Any, list[Entry]] = {}  # (id of a namespace, name)
+        self.objects: dict[Any, list[Entry]] = {}  # id of an object changed
+        self.anywhere: dict[Any, list[Entry]] = {}  # a name of a module the text does not tell
+        self.held: list[object] = []  # what `objects` and `names` are keyed by: ids stay theirs
+        self.read: list[Read] = []  # what placing them read
+        # (id of a namespace, name) -> (namespace, what the name held, hashes, writers)
+        self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...]]] = {}
+
+    def roots_hold(self) -> bool:
+        """Whether each name a write was followed through holds what it did
+        (`target = other` at run time keeps the number of names)."""
+        return all(space.get(key, _MISSING) is value for space, key, value in self.read)
+
+
+def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """The hashes of the module-level statements of the user's other loaded
+    modules that set or change, through a name chain, `name` of the module
+    whose namespace is `namespace` or the object it holds. ConfigurationError
+    when such a module's file was edited after import (its text is not what
+    ran), unless pytest loaded it (`@given` makes code its text does not
+    compile to): its text counts. Memoised with a witness, `_again`."""
+    index = _index(full=True)
+    hit = index.found.get((id(namespace), name))
+    if (hit is None or hit[1] is not namespace.get(name, _MISSING)) and not index.roots_hold():
+        index = _INDEX[0] = _build(loaded_state())  # a new name read, or one bound anew: checked
+    found, writers = _lookup(index, namespace, name)
+    for writer in writers:
+        if rewritten_by_pytest(vars(writer)):
+            witnessed(file_state, writer.__file__)  # a run's start reports an edit
+        else:
+            module_statements(vars(writer))  # refused when edited after import
+    remember(_again, (namespace, name), found)
+    return found
+
+
+def called_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
+    """Whether a module-level statement of another loaded module of the
+    user's calls the function `name` of the module whose namespace is
+    `namespace` as it runs (`settings.set_lr(lr)` in a script's loop): what
+    that function changes is changed between two calls of a step."""
+    home, key = _home(namespace), CALLED + name
+    index = _index(full=False)
+    entries = index.names.get((id(namespace), key), []) + index.anywhere.get(key, [])
+    return home is not None and any(writer is not home for writer, _ in entries)
+
+
+def _home(namespace: Mapping[str, Any]) -> types.ModuleType | None:
+    home = sys.modules.get(str(namespace.get("__name__")))
+    return home if home is not None and vars(home) is namespace else None
+
+
+def _again(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """`elsewhere_of` checked on a step call: a lookup while the modules
+    loaded are the same (their number and the last one), else the index is
+    checked (`loaded_state`) and made again if they changed."""
+    index = _INDEX[0]
+    return _lookup(index if index.token == _token() else _index(full=False), namespace, name)[0]
+
+
+def _token() -> tuple[int, object, object]:
+    modules = sys.modules  # an import adds at the end
+    last = next(reversed(modules.items()), (None, None))
+    return len(modules), *last
+
+
+def _index(full: bool) -> _Index:
+    """The index of the modules loaded now: checked by `loaded_state` when
+    `full` (a fingerprint being computed) or when `_token` changed."""
+    index = _INDEX[0]
+    if not full and index.token == _token():
+        return index
+    state = loaded_state()
+    if state is not index.state:
+        index = _build(state)
+    index.token = _token()
+    _INDEX[0] = index
+    return index
+
+
+def _lookup(
+    index: _Index, namespace: Mapping[str, Any], name: str
+) -> tuple[tuple[str, ...], tuple[types.ModuleType, ...]]:
+    key, held = (id(namespace), name), namespace.get(name, _MISSING)
+    hit = index.found.get(key)
+    if hit is not None and hit[0] is namespace and hit[1] is held:
+        return hit[2], hit[3]
+    home = _home(namespace)
+    entries: list[Entry] = []
+    if home is not None:
+        entries += index.names.get(key, []) + index.names.get((key[0], ANY), [])
+        entries += index.anywhere.get(name, []) + index.anywhere.get(ANY, [])
+        if _changeable(held):
+            entries += index.objects.get(id(held), ())
+    entries = [e for e in entries if e[0] is not home]
+    found = tuple(sorted({node_hash(unit) for _, unit in entries}))
+    writers = tuple(dict.fromkeys(writer for writer, _ in entries))
+    if len(index.found) >= 4096:  # namespaces made again and again (a notebook)
+        index.found.clear()
+    index.found[key] = (namespace, held, found, writers)
+    return found, writers
+
+
+def _build(state: Users) -> _Index:
+    index = _Index(state)
+    tables = {"names": index.names, "objects": index.objects, "anywhere": index.anywhere}
+    for writer in state[1]:
+        read, placed = _placed(writer)
+        index.read += read
+        for table, key, entry, held in placed:
+            tables[table].setdefault(key, []).append(entry)
+            index.held.append(held)
+    return index
+
+
+# A name read in placing a write (the namespace, the name, what it held),
+# and a write placed (the table, its key, the write, what the key is of).
+Read = tuple[Mapping[str, Any], str, object]
+Placed = tuple[str, object, Entry, object]
+# id of a module -> (the module, its writes, its number of names, what
+# placing them read, where they went): placed again only when one changed.
+_PLACED: dict[int, tuple[Any, Any, int, tuple[Read, ...], tuple[Placed, ...]]] = {}
+
+
+def _placed(writer: types.ModuleType) -> tuple[tuple[Read, ...], tuple[Placed, ...]]:
+    namespace = vars(writer)
+    writes = writes_of(current_text(writer.__file__, namespace))  # type: ignore[arg-type]
+    hit = _PLACED.get(id(writer))
+    if hit is not None and hit[0] is writer and hit[1] is writes and hit[2] == len(namespace):
+        if all(space.get(key, _MISSING) is value for space, key, value in hit[3]):
+            return hit[3], hit[4]
+    read: dict[tuple[int, str], Read] = {}
+    placed: list[Placed] = []
+    for path, unit in writes:
+        _place(placed, read, (writer, unit), path)
+    if len(_PLACED) > 16384:  # modules made and dropped again and again (tests)
+        _PLACED.clear()
+    _PLACED[id(writer)] = (writer, writes, len(namespace), (*read.values(),), (*placed,))
+    return _PLACED[id(writer)][3:]
+
+
+def _place(placed: list[Placed], read: dict[tuple[int, str], Read], entry: Entry, path: Path) -> None:
+    """Place the write through `path` by what it reaches now, noting what
+    it read. A root that holds no module or object now (`target = None`,
+    bound at run time to a module) may reach any, as a module whose name
+    the text does not give (`sys.modules[k]`)."""
+    root, namespace = path[0], vars(entry[0])
+    value: object = None
+    if root.startswith(MODULE_ROOT):
+        key = root[len(MODULE_ROOT) :]
+        value = entry[0] if key == "__name__" else _read(read, sys.modules, key) if key else value
+    else:
+        value = namespace.get(root, _MISSING)
+        if value is _MISSING:  # a local name: not followed
+            return
+        read[id(namespace), root] = (namespace, root, value)
+    if value is None or value is _MISSING or isinstance(value, _SHARED):
+        if len(path) > 1:
+            placed.append(("anywhere", path[1], entry, None))
+        return
+    for i in range(1, len(path) + 1):
+        if _changeable(value):  # changed in place, an item or attribute set
+            placed.append(("objects", id(value), entry, value))
+        if i == len(path) or not isinstance(value, (types.ModuleType, type)):
+            return
+        if isinstance(value, types.ModuleType):
+            placed.append(("names", (id(vars(value)), path[i]), entry, value))
+        if path[i] == ANY:
+            return
+        value = _member(read, value, path[i])
+
+
+def _read(read: dict[tuple[int, str], Read], space: Mapping[str, Any], key: str) -> object:
+    value = space.get(key, _MISSING)
+    read[id(space), key] = (space, key, value)
+    return value
+
+
+def _member(read: dict[tuple[int, str], Read], owner: types.ModuleType | type, name: str) -> object:
+    """`owner.name` as stored: no module `__getattr__`, no descriptor run."""
+    for space in (owner,) if isinstance(owner, types.ModuleType) else owner.__mro__:
+        found = _read(read, vars(space), name)
+        if found is not _MISSING:
+            return found
+    return None
+
+
+def _changeable(value: object) -> bool:
+    """An object a write may change for the step that reads it: not a value
+    shared by identity, a module, nor a library's class or builtin (`Fraction
+    .from_float(x)` in a test changes nothing a step reading `Fraction` sees)."""
+    if isinstance(value, (*_SHARED, types.ModuleType, types.BuiltinFunctionType)):
+        return False
+    return not isinstance(value, type) or user_class(value)
+
+
+_INDEX: list[_Index] = [_Index(None)]

@@ -1,0 +1,96 @@
+"""The writes a module's text makes through a name chain, for
+`elsewhere`: each statement that sets or deletes an attribute (`x.K = 1`,
+`del x.K`, `setattr(x, "K", 1)`), sets an item (`x[k] = 1`), or calls a
+method that may change its object (`x.append(1)`; not one that only
+looks, `x.get(k)`), at any depth of a module-level statement; and each
+call through a name chain made as a module-level statement runs
+(`settings.set_lr(lr)` in a script's loop).
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+from .inplace import LOOKS, run_now
+from .source import parse
+
+# The attribute of a write whose name is not a string in the text
+# (`setattr(settings, name, value)`): it may set any name.
+ANY = "?"
+# The root of the path of a module taken out of `sys.modules` or
+# `importlib.import_module(...)`, followed by its name when the text
+# spells it (`sys.modules["settings"]`), else by nothing: any module.
+MODULE_ROOT = "sys.modules[]"
+_IMPORTERS = (("importlib", "import_module"), ("import_module",))
+# The head of the last name of a path called as its statement runs
+# (`settings.set_lr(lr)` in a script's loop: ("settings", "()set_lr")).
+CALLED = "()"
+
+Path = tuple[str, ...]
+
+
+@lru_cache(maxsize=1024)
+def writes_of(text: str) -> tuple[tuple[Path, ast.AST], ...]:
+    """(path written through, module-level statement) for each write in
+    `text`: the object written to, then the attribute set, if any. Not
+    through `self` or `cls`: an object's own. Kept by text, so that a
+    module's text is parsed and walked once, whatever changes around it."""
+    tree = parse(text).tree
+    found: list[tuple[Path, ast.AST]] = []
+    for unit in tree.body if tree else []:
+        paths = [_written(node) for node in ast.walk(unit)]
+        paths += [_called(node) for node in run_now(unit)]
+        found += [(path, unit) for path in paths if path and path[0] not in ("self", "cls")]
+    return tuple(found)
+
+
+def _called(node: ast.AST) -> Path | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        head = _chain(node.func.value)
+        return (*head, CALLED + node.func.attr) if head else None
+    return None
+
+
+def _written(node: ast.AST) -> Path | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        head = _chain(node.value)
+        return (*head, node.attr) if head else None
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return _chain(node.value)
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and len(node.args) >= 2:
+        head, key = _chain(node.args[0]), node.args[1]
+        return (*head, _text(key) or ANY) if head else None
+    if isinstance(func, ast.Attribute) and func.attr not in LOOKS:
+        return _chain(func.value)
+    return None
+
+
+def _chain(node: ast.AST) -> Path | None:
+    """`a.b.c` as ("a", "b", "c"); `sys.modules[k]`, `import_module(k)` as
+    a module named k (`MODULE_ROOT`), or any when k is no string in the
+    text (`__name__`: the writer's own)."""
+    if isinstance(node, ast.Subscript) and _chain(node.value) == ("sys", "modules"):
+        return (MODULE_ROOT + _key(node.slice),)
+    if isinstance(node, ast.Call) and _chain(node.func) in _IMPORTERS and node.args:
+        return (MODULE_ROOT + _key(node.args[0]),)  # `import_module("settings")`
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.Attribute):
+        head = _chain(node.value)
+        return (*head, node.attr) if head else None
+    return None
+
+
+def _key(node: ast.AST) -> str:
+    if isinstance(node, ast.Name) and node.id == "__name__":
+        return "__name__"
+    return _text(node) or ""
+
+
+def _text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
