@@ -1,7 +1,8 @@
 """What a plain Ctrl-C does to a `loop_over` block on a pool: items not
 started never start, and the items running, which finish anyway (a thread
 cannot be stopped and the interpreter waits for it at exit; a process
-pool's worker, sent no signal, goes on too), are kept once they finish when
+pool's worker goes on too, with the items queued to it, unless a terminal's
+Ctrl-C reached it and failed its item), are kept once they finish when
 the block checkpoints its items: dropped, they would run a second time on
 the resume. A second Ctrl-C stops at once (those items run again then)."""
 
@@ -96,6 +97,10 @@ def keep_running(
     while waiting:
         done, waiting = cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
         for handle in sorted(done, key=running.__getitem__):
+            # A worker's own KeyboardInterrupt (a terminal's Ctrl-C reaches
+            # the whole process group) is that item's: the others are kept.
+            if handle.exception() is not None:
+                continue
             try:
                 value = pool.outcome(handle)
             except Exception:
