@@ -99,7 +99,7 @@ def keep_running(
         for handle in sorted(done, key=running.__getitem__):
             # A worker's own KeyboardInterrupt (a terminal's Ctrl-C reaches
             # the whole process group) is that item's: the others are kept.
-            if handle.exception() is not None:
+            if handle.cancelled() or handle.exception() is not None:
                 continue
             try:
                 value = pool.outcome(handle)
