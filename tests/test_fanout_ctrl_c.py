@@ -167,6 +167,6 @@ def test_the_gate_holds_only_the_tries_running() -> None:
     gate = Gate()
     with cf.ThreadPoolExecutor(4) as pool:
         scopes = [((0,), 0, ItemKey(None, i)) for i in range(1000)]  # type: ignore[arg-type]
-        futures = [pool.submit(gate.run, s, lambda scope: scope[2].index) for s in scopes]
-        assert [f.result() for f in futures] == list(range(1000))
-    assert gate.running == {} and gate.told == {}
+        futures = [gate.submit(pool, s, lambda scope: scope[2].index) for s in scopes]
+        assert [gate.taken(f) for f in futures] == list(range(1000))
+    assert gate.held == {}

@@ -107,7 +107,11 @@ def test_a_removal_taken_over_stops_and_the_new_holders_run_stays_whole(
     remover.go.set()
     removal.join(30)
     assert isinstance(remover.error, durable.LeaseLostError), remover.error
-    assert "stopped" in str(remover.error)
+    said = str(remover.error)
+    assert "the removal stopped with" in said and "objects deleted" in said
+    # What to do next, for a removal: not a workflow call's "call again to start it afresh".
+    assert "once that process has ended, `durable rm r` removes it" in said
+    assert "afresh" not in said
     # The new holder's run is whole: a call replays it, running nothing.
     ran.clear()
     fresh = flow.with_options(store=obj_place.open(own_client=True))

@@ -53,3 +53,27 @@ def test_a_held_runs_since_is_its_start_not_its_last_renewal() -> None:
     assert before <= first.since <= first.expires - 0.5
     assert again.since == first.since  # the start, kept across renewals
     assert [e.since for e in seen] == [first.since]  # what `durable run --wait` prints
+
+
+def test_a_lease_written_by_a_version_without_started_still_reads() -> None:
+    """A holder running the previous version writes no `started`: the run is
+    refused as held, since its document's `since`, not raised from."""
+    import json
+    import os
+    import socket
+
+    from durable._storage.keys import lease_key
+
+    store = durable.open_store(f"memory://since-old-{uuid.uuid4().hex}")
+    now = time.time()
+    doc = {"host": socket.gethostname(), "pid": os.getppid(), "token": "old", "since": now - 5,
+           "expires": now + 60}  # fmt: skip
+    store.put(f"{lease_key('w', 'r')}/{1:010d}", json.dumps(doc).encode())
+
+    @durable.workflow(store=store, run_id="r", name="w")
+    def flow() -> int:
+        return 1
+
+    with pytest.raises(durable.RunLockedError) as caught:
+        flow()
+    assert caught.value.since == now - 5

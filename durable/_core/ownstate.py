@@ -60,7 +60,7 @@ def memoised(classes: Sequence[type], name: str) -> bool:
     return any(isinstance(vars(cls).get(name), functools.cached_property) for cls in classes)
 
 
-# (id(instance), name) -> (a weak reference to the instance, the value): a
+# (id(instance), name) -> (a weak reference to the instance, one to the value): a
 # cached property's value a digest counted, and one the digest after a
 # step's body found there instead (`after_body`): the body computed it.
 _Seen = dict[tuple[int, str], tuple[Any, Any]]
@@ -103,17 +103,26 @@ def after_body() -> Iterator[None]:
 
 def _held(seen: _Seen, key: tuple[int, str], v: Any, value: Any) -> bool:
     found = seen.get(key)
-    return found is not None and found[0]() is v and found[1] is value
+    return found is not None and found[0]() is v and found[1]() is value
 
 
 def _remember(seen: _Seen, key: tuple[int, str], v: Any, value: Any) -> bool:
     if len(seen) >= 4096:  # many objects: those seen before count again (fail closed)
         seen.clear()
     try:  # forgotten with the instance: the value may be large (a model)
-        seen[key] = (weakref.ref(v, functools.partial(_forget, seen, key)), value)
+        instance = weakref.ref(v, functools.partial(_forget, seen, key))
     except TypeError:  # no weak reference to it
         return False
+    try:  # weakly too: a value referring to its instance (a model given its owner) kept both
+        held: Any = weakref.ref(value)
+    except TypeError:  # an int, a list: held, and gone with the instance unless it refers to it
+        held = functools.partial(_same, value)
+    seen[key] = (instance, held)
     return True
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _forget(seen: _Seen, key: tuple[int, str], ref: Any) -> None:

@@ -204,9 +204,9 @@ class FuturesPool:
         the gate (`gate`)."""
         if self.threads:
             where = scopes or [None] * len(items)
-            run, fn, trace = self.gate.run, self.fn, self.trace
+            submit, pool, fn, trace = self.gate.submit, self.executor, self.fn, self.trace
             return [
-                self.executor.submit(run, scope, call_item, fn, item, trace, self.run)
+                submit(pool, scope, call_item, fn, item, trace, self.run)
                 for item, scope in zip(items, where, strict=True)
             ]
         return [
@@ -221,8 +221,7 @@ class FuturesPool:
         return done
 
     def outcome(self, handle: Any) -> Any:
-        value = handle.result()
-        return value if self.threads else unpack_outcome(value)
+        return self.gate.taken(handle) if self.threads else unpack_outcome(handle.result())
 
     def cancel(self, handles: Iterable[Any]) -> None:
         for h in handles:

@@ -1,14 +1,14 @@
 """What a plain Ctrl-C does to a `loop_over` block on a pool: items not
 started never start, and the items running, which finish anyway (a thread
 cannot be stopped and the interpreter waits for it at exit; a process
-pool's worker, sent no signal, goes on too), are kept once they finish when
+pool's worker goes on too, with the items queued to it, unless a terminal's
+Ctrl-C reached it and failed its item), are kept once they finish when
 the block checkpoints its items: dropped, they would run a second time on
 the resume. A second Ctrl-C stops at once (those items run again then)."""
 
 from __future__ import annotations
 
 import concurrent.futures as cf
-import itertools
 import sys
 import threading
 from collections.abc import Callable
@@ -17,62 +17,62 @@ from typing import Any
 from .._core.context import ItemScope
 
 
-class Unstarted(Exception):
-    """The outcome of a thread item that found its gate shut: nobody reads it."""
-
-
 class Gate:
-    """A thread pool's items as its threads see them. The workflow thread
-    may learn of an item too late: a Ctrl-C landing in `executor.submit`
-    (which waits for a new thread to start) loses the future, while the
-    item is queued and will run. So each try says here that it starts, and
-    once the gate is shut none does. Only the tries running are held (a
-    try that ended leaves nothing: a block of 100,000 items kept a future
-    each, 163 MB), and a future is made for each of them when it shuts."""
+    """A thread pool's tries, each with a future made here before the
+    executor is handed it: a Ctrl-C landing in `executor.submit` (which
+    waits for a new thread to start), or before the workflow thread stored
+    what `submit` returned, would lose the only handle of a try that runs,
+    maybe to its end while the workflow thread stops: its item, not kept,
+    ran again on the resume. Once the gate is shut no try starts. A future
+    is held only until the workflow thread took its outcome (`taken`): a
+    block of 100,000 items held 163 MB when every finished try's was."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.shut = threading.Event()
-        self.running: dict[int, int] = {}  # try -> its item's index
-        self.told: dict[int, cf.Future[Any]] = {}  # try -> its outcome, once shut
-        self.tries = itertools.count()
+        self.shut = False
+        self.held: dict[cf.Future[Any], int | None] = {}  # try -> its item's index
 
-    def run(self, scope: ItemScope | None, call: Callable[..., Any], *args: Any) -> Any:
+    def submit(
+        self, executor: cf.Executor, scope: ItemScope | None, call: Callable[..., Any], *args: Any
+    ) -> cf.Future[Any]:
         """One try of an item. `scope`: the try's in the run, which names its
         item (`tries.ItemKey`); none outside a run, where nothing is kept."""
-        index = getattr(scope[2], "index", None) if scope else None
+        future: cf.Future[Any] = cf.Future()
         with self.lock:
-            self._check()
-            tried = next(self.tries)
-            if index is not None:
-                self.running[tried] = index
+            self.held[future] = getattr(scope[2], "index", None) if scope else None
+        executor.submit(self._run, future, scope, call, *args)
+        return future
+
+    def _run(self, future: cf.Future[Any], scope: ItemScope | None, call: Callable[..., Any],
+             *args: Any) -> None:  # fmt: skip
+        with self.lock:
+            start = not self.shut and future.set_running_or_notify_cancel()
+            if not start:  # cancelled, or the gate shut before it started
+                future.cancel()
+                self.held.pop(future, None)
+        if not start:
+            return
         try:
             value = call(*args, scope=scope)
-        except BaseException as exc:
-            self._ended(tried, exc, None)
-            raise
-        self._ended(tried, None, value)
-        return value
+        except BaseException as exc:  # the workflow thread's to raise (`taken`)
+            future.set_exception(exc)
+        else:
+            future.set_result(value)
 
-    def _check(self) -> None:
-        if self.shut.is_set():
-            raise Unstarted
-
-    def _ended(self, tried: int, exc: BaseException | None, value: Any) -> None:
+    def taken(self, future: cf.Future[Any]) -> Any:
+        """The outcome of a try, which the gate then no longer holds."""
         with self.lock:
-            self.running.pop(tried, None)
-            told = self.told.pop(tried, None)
-        if told is not None and exc is not None:
-            told.set_exception(exc)
-        elif told is not None:
-            told.set_result(value)
+            self.held.pop(future, None)
+        return future.result()
 
     def close(self) -> dict[cf.Future[Any], int]:
-        """Let no try start; the tries running, by a future of their outcome."""
+        """Let no try start; the tries running or finished and not taken, by
+        a future of their outcome."""
         with self.lock:
-            self.shut.set()
-            self.told = {tried: cf.Future() for tried in self.running}
-            return {future: self.running[tried] for tried, future in self.told.items()}
+            self.shut = True
+            for future in self.held:
+                future.cancel()  # one not started never starts
+            return {f: i for f, i in self.held.items() if i is not None and not f.cancelled()}
 
 
 def keep_running(
@@ -97,6 +97,10 @@ def keep_running(
     while waiting:
         done, waiting = cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
         for handle in sorted(done, key=running.__getitem__):
+            # A worker's own KeyboardInterrupt (a terminal's Ctrl-C reaches
+            # the whole process group) is that item's: the others are kept.
+            if handle.cancelled() or handle.exception() is not None:
+                continue
             try:
                 value = pool.outcome(handle)
             except Exception:
@@ -119,8 +123,7 @@ def halt(pool: Any, flying: dict[Any, int]) -> dict[Any, int]:
     gate = getattr(pool, "gate", None)
     if not isinstance(gate, Gate):
         return {}
-    # Finished, not taken yet (and, on another executor, still running).
-    left = {handle: i for handle, i in flying.items() if not handle.cancelled()}
-    if pool.threads:
-        return {h: i for h, i in left.items() if h.done()} | gate.close()
-    return left
+    if pool.threads:  # finished and not taken yet, or running, whatever `flying` holds
+        return gate.close()
+    # Finished, not taken yet, or still running on another executor.
+    return {handle: i for handle, i in flying.items() if not handle.cancelled()}

@@ -50,6 +50,7 @@ class ObjectLease:
         self.objects, self.prefix, self.ttl, self.run = objects, prefix, ttl, run
         self.token = uuid.uuid4().hex
         self.generation = 0
+        self.claimed = 0  # the newest generation a claim of ours wrote, or was cut short in
         self.started: float | None = None  # when this holder took the run
         self.lost = False
         # Whether the lease was taken from a holder that did not release it
@@ -158,6 +159,7 @@ class ObjectLease:
         started, started_elapsed = time.time(), _elapsed()
         first = self.started or started  # a renewal keeps the start
         body = json.dumps(doc or owner_doc(self.ttl, self.token, first)).encode()
+        self.claimed = max(self.claimed, gen)
         if not self.objects.create(self._key(gen), body):
             return False
         if self._generations()[-1:] != [gen]:
@@ -238,16 +240,21 @@ class ObjectLease:
         with self._lock:
             self._stop.set()
             _HELD.discard(self.token)
-            if not self.generation or self.lost:
+            if not self.claimed or self.lost:
                 return
             with contextlib.suppress(Exception):
-                if not delete:
-                    marker = {"released": True, "token": self.token, "since": time.time()}
-                    self.objects.create(self._key(self.generation + 1), json.dumps(marker).encode())
-                    return
-                gen, doc, older = self._current()
-                if gen == self.generation and doc.get("token") == self.token:
-                    self.objects.delete(older)  # ours, the newest, included
+                gen = self.generation
+                # A claim cut short (a Ctrl-C in a renewal made in this thread,
+                # `confirm`) may have written the newest generation: ask.
+                if delete or self.claimed > gen:
+                    gen, doc, older = self._current()
+                    if doc.get("token") != self.token:
+                        return  # another's (or none): nothing of ours to give up
+                    if delete:
+                        self.objects.delete(older)  # ours, the newest, included
+                        return
+                marker = {"released": True, "token": self.token, "since": time.time()}
+                self.objects.create(self._key(gen + 1), json.dumps(marker).encode())
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"

@@ -34,9 +34,21 @@ def remove_fenced(store: Store, workflow: str, run_id: str, keys: list[str]) -> 
             try:
                 store.guard(workflow, run_id, now=True)
             except LeaseLostError as e:
-                why = (f"{e.why or 'another process took the run over'}; the removal stopped "
-                       f"with {done} of its {total} objects deleted")  # fmt: skip
-                raise LeaseLostError(run_id, why=why) from None
+                raise _stopped(run_id, e, done, total) from None
             batch = part[start : start + BATCH]
             store.delete(batch)
             done += len(batch)
+
+
+def _stopped(run_id: str, lost: LeaseLostError, done: int, total: int) -> LeaseLostError:
+    """What a removal that lost the lease says: what to do next is not a
+    workflow call's (`lease_lost_text`), but a removal made again later."""
+    why = lost.why or "another process took the run over"
+    error = LeaseLostError(run_id, why=f"{why}; the removal stopped")
+    error.args = (
+        f"run {run_id!r}: the removal stopped with {done} of its {total} objects deleted, "
+        f"as it lost the run's lease ({why}): the process that took the run over goes on "
+        f"with it. To remove the run still, once that process has ended, "
+        f"`durable rm {run_id}` removes it.",
+    )
+    return error
