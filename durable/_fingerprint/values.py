@@ -95,6 +95,26 @@ def buffer_tokens(value: object) -> list[str] | None:
         return [f"<buffer:{_qualname(type(value))}", view.format, repr(view.shape), digest, ">"]
 
 
+def frame_tokens(value: Any) -> list[str] | None:
+    """Tokens of a pandas frame, series or index, when the program imported
+    pandas (never here): its type, labels, dtypes and a digest of pandas'
+    own hash of each row, index included (one vectorised pass); None for
+    anything else, or values pandas cannot hash (lists in cells)."""
+    pd = sys.modules.get("pandas")
+    kinds = [getattr(pd, n, None) for n in ("DataFrame", "Series", "Index")]
+    if not any(isinstance(k, type) and isinstance(value, k) for k in kinds):
+        return None
+    try:
+        rows = pd.util.hash_pandas_object(value, index=True).to_numpy()  # type: ignore[union-attr]
+        frame = isinstance(value, kinds[0])  # type: ignore[arg-type]  # else one column
+        labels = repr(list(value.columns) if frame else [getattr(value, "name", None)])
+        dtypes = repr(list(value.dtypes) if frame else [value.dtype])
+    except Exception:  # unhashable cells, a pandas without `util`: by statements
+        return None
+    found = buffer_tokens(rows)
+    return None if found is None else [f"<frame:{_qualname(type(value))}", labels, dtypes, *found, ">"]
+
+
 def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
     return plain_tokens(item, mutable=mutable, _seen=seen)
 
