@@ -1,5 +1,5 @@
-"""A pandas frame or series a module loads from a file (`DF =
-pd.read_csv(path)`) counts by its contents, as a numpy array or a dict
+"""A pandas frame or series, or a config parser, a module loads from a
+file (`DF = pd.read_csv(path)`, `CP.read(path)`) counts by its contents, as a numpy array or a dict
 loaded so does: the statement's text is the same whatever the file holds.
 Each script runs in a process of its own, twice per file: the second all
 hits."""
@@ -53,3 +53,33 @@ def test_a_frame_read_from_a_file_counts_by_its_contents(tmp_path: Path) -> None
     (tmp_path / "d.csv").write_text("a,b\n1,2\n6,4\n")
     runs = [first_line_of(script, store) for _ in range(2)]
     assert runs == ["7 6 2", "7 6 0"]
+
+
+_PARSER = """
+import configparser, os
+import durable
+ran = []
+CP = configparser.ConfigParser()
+CP.read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "c.ini"))
+
+
+@durable.step(cache=True)
+def total(v):
+    ran.append(v)
+    return v * int(CP["s"]["rate"])
+
+
+print(total(10), len(ran))
+"""
+
+
+def test_a_config_parser_read_from_a_file_counts_by_its_contents(tmp_path: Path) -> None:
+    """`CP.read(path)`: a mapping of sections filled from a file. Seen
+    failing: "20 0" after the file said 5."""
+    script = tmp_path / "parser_script.py"
+    script.write_text(textwrap.dedent(_PARSER))
+    store = tmp_path / "store"
+    (tmp_path / "c.ini").write_text("[s]\nrate = 2\n")
+    assert [first_line_of(script, store) for _ in range(2)] == ["20 1", "20 0"]
+    (tmp_path / "c.ini").write_text("[s]\nrate = 5\n")
+    assert [first_line_of(script, store) for _ in range(2)] == ["50 1", "50 0"]

@@ -12,7 +12,7 @@ import enum
 import hashlib
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .reach import _followable, identity_of, module_label
@@ -113,6 +113,18 @@ def frame_tokens(value: Any) -> list[str] | None:
         return None
     found = buffer_tokens(rows)
     return None if found is None else [f"<frame:{_qualname(type(value))}", labels, dtypes, *found, ">"]
+
+
+def mapping_tokens(value: Any) -> list[str] | None:
+    """Tokens of a library's mapping of plain data (a `ConfigParser`, its
+    sections as mappings too), when all it holds is; None otherwise."""
+    if isinstance(value, dict) or not isinstance(value, Mapping):
+        return None
+    try:
+        items = {k: dict(v.items()) if isinstance(v, Mapping) else v for k, v in value.items()}
+    except Exception:  # a mapping that cannot be listed: by its statements
+        return None
+    return plain_tokens(items)
 
 
 def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
