@@ -83,3 +83,35 @@ def test_a_config_parser_read_from_a_file_counts_by_its_contents(tmp_path: Path)
     assert [first_line_of(script, store) for _ in range(2)] == ["20 1", "20 0"]
     (tmp_path / "c.ini").write_text("[s]\nrate = 5\n")
     assert [first_line_of(script, store) for _ in range(2)] == ["50 1", "50 0"]
+
+
+_CHANGED = """
+import os
+import pandas as pd
+import durable
+ran = []
+DF = pd.read_csv(os.path.join(os.path.dirname(os.path.abspath(__file__)), "d.csv"))
+DF["c"] = DF["a"] * 2
+
+
+@durable.step(cache=True)
+def total(v):
+    ran.append(v)
+    return v * int(DF["c"].sum())
+
+
+print(total(10), len(ran))
+"""
+
+
+def test_a_loaded_frame_its_module_changes_in_place_counts_by_its_rows(tmp_path: Path) -> None:
+    """`DF["c"] = ...` after loading: counted as a global its statements
+    change in place, by its rows. Seen failing: "20 0" after the file
+    changed (its attributes, none, were what counted)."""
+    script = tmp_path / "changed_script.py"
+    script.write_text(textwrap.dedent(_CHANGED))
+    store = tmp_path / "store"
+    (tmp_path / "d.csv").write_text("a,b\n1,2\n")
+    assert [first_line_of(script, store) for _ in range(2)] == ["20 1", "20 0"]
+    (tmp_path / "d.csv").write_text("a,b\n4,2\n")
+    assert [first_line_of(script, store) for _ in range(2)] == ["80 1", "80 0"]

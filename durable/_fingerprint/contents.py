@@ -19,7 +19,7 @@ from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
 from .ownpath import bound_again
 from .reach import identity_of
-from .values import content_tokens, frame_tokens, hash_tokens, mapping_tokens, plain_tokens
+from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
@@ -182,7 +182,6 @@ def _outside_tokens(obj: object) -> list[str] | None:
     if seen is not None and seen[0] is obj:
         return seen[1]
     toks = content_tokens(obj)
-    toks = frame_tokens(obj) if toks is None else toks
     toks = mapping_tokens(obj) if toks is None else toks
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))

@@ -72,9 +72,11 @@ def plain_tokens(
 
 def content_tokens(value: object) -> list[str] | None:
     """Tokens of what a global holds that may change in place: plain data
-    (`plain_tokens`), else the bytes of a buffer (`buffer_tokens`)."""
+    (`plain_tokens`), else the bytes of a buffer (`buffer_tokens`), else a
+    pandas frame's rows (`frame_tokens`)."""
     toks = plain_tokens(value)
-    return toks if toks is not None else buffer_tokens(value)
+    toks = buffer_tokens(value) if toks is None else toks
+    return frame_tokens(value) if toks is None else toks
 
 
 def buffer_tokens(value: object) -> list[str] | None:
