@@ -258,10 +258,10 @@ def test_durable_own_modules_are_never_followed_as_the_users_code() -> None:
     from durable._api import workflow
     from durable._cli import run
     from durable._core import events
-    from durable._fingerprint.reach import _is_user_file
+    from durable._fingerprint.userfiles import is_user_file
 
     for module in (events, run, workflow):
-        assert not _is_user_file(module.__file__ or "", "durable"), module.__name__
+        assert not is_user_file(module.__file__ or "", "durable"), module.__name__
 
 
 LOOP_FLOW = '''

@@ -18,6 +18,7 @@ from .anybind import may_bind_any
 from .inplace import (
     BLOCKS,
     MUTATORS,
+    READERS,
     aliases_in,
     called,
     callers,
@@ -120,7 +121,7 @@ def _cell_aliases(cells: tuple[Any, ...]) -> tuple[dict[str, set[str]], set[str]
         for source, names in aliases_in(body).items():
             holders.setdefault(source, set()).update(names)
     targets = {n for names in holders.values() for n in names}
-    return holders, {n for body in bodies for n in changed_in(body, _READERS, targets)}
+    return holders, {n for body in bodies for n in changed_in(body, READERS, targets)}
 
 
 @lru_cache(maxsize=256)
@@ -176,8 +177,8 @@ _MODULES: dict[tuple[str, int, int], tuple[Source, bool]] = {}
 @lru_cache(maxsize=256)
 def _binders(text: str) -> dict[str, list[ast.AST]]:
     body = parse(text).tree
-    index = _index(body.body if body else [], _READERS)
-    if _READERS.isdisjoint(index):
+    index = _index(body.body if body else [], READERS)
+    if READERS.isdisjoint(index):
         return index
     return _index(body.body if body else [], frozenset())  # its own `print`: it may change
 
@@ -193,13 +194,6 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
     return index
 
 
-# Builtins (and IPython's `display`) that only look at what they are given:
-# `print(RESULTS)` in a notebook cell changes nothing a step reads, and must
-# not make the run look changed. Not those that consume an iterator
-# (`list(IT)`, `sum(IT)`, `next(IT)`): they change it.
-_READERS = frozenset(
-    "print display len repr str ascii format type id hash isinstance int float bool abs round".split()
-)
 
 
 def _module_level(

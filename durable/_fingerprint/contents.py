@@ -19,7 +19,7 @@ from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
 from .ownpath import bound_again
 from .reach import identity_of
-from .values import content_tokens, hash_tokens, plain_tokens
+from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
@@ -172,7 +172,8 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
 def _outside_tokens(obj: object) -> list[str] | None:
     """What a global made from the environment or a file holds (`CFG =
     json.load(f)`, `model = Ridge(alpha=ALPHA)` of an `ALPHA` from
-    `os.environ`): its plain data or bytes, else its plain attributes (a
+    `os.environ`): its plain data or bytes, a pandas frame's rows (`DF =
+    pd.read_csv(path)`), a mapping's (`ConfigParser`), else its plain attributes (a
     library's public ones); a client or a file has none: by its statements.
     Once per object: what was loaded differs between processes, and a
     module-level change of it counts as any (`contents_part`); hashed again
@@ -181,6 +182,7 @@ def _outside_tokens(obj: object) -> list[str] | None:
     if seen is not None and seen[0] is obj:
         return seen[1]
     toks = content_tokens(obj)
+    toks = mapping_tokens(obj) if toks is None else toks
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
     if len(_loaded) >= 64:

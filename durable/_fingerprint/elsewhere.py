@@ -30,7 +30,7 @@ from .imports import user_class
 from .loaded import Users, loaded_state
 from .source import current_text, rewritten_by_pytest
 from .witness import file_state, remember, witnessed
-from .writes import ANY, CALLED, MODULE_ROOT, Path, writes_of
+from .writes import ANY, CALLED, GIVEN, MODULE_ROOT, Path, writes_of
 
 # Values shared by identity without being one object a program changes.
 _SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
@@ -191,6 +191,11 @@ def _place(placed: list[Placed], read: dict[tuple[int, str], Read], entry: Entry
     the text does not give (`sys.modules[k]`)."""
     root, namespace = path[0], vars(entry[0])
     value: object = None
+    if path[-1] == GIVEN:
+        value = namespace.get(root)
+        if value is None or isinstance(value, _SHARED):  # nothing a call changes
+            return
+        path = (root, ANY)
     if root.startswith(MODULE_ROOT):
         key = root[len(MODULE_ROOT) :]
         value = entry[0] if key == "__name__" else _read(read, sys.modules, key) if key else value

@@ -22,7 +22,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from .reach import _MISSING, _is_user_file, code_objects
+from .reach import _MISSING, code_objects
+from .userfiles import is_user_file
 
 _LEVELS = ("LOAD_CONST", "LOAD_SMALL_INT")  # how the level of a relative import is pushed
 
@@ -94,10 +95,10 @@ def user_module(module: types.ModuleType) -> bool:
     top = module.__name__.partition(".")[0]
     filename = getattr(module, "__file__", None)
     if isinstance(filename, str):
-        return _is_user_file(filename, top)
+        return is_user_file(filename, top)
     # A namespace package (no __init__.py) has no file, only its folders.
     places = [p for p in getattr(module, "__path__", None) or () if isinstance(p, str)]
-    return bool(places) and all(_is_user_file(os.path.join(p, "__init__.py"), top) for p in places)
+    return bool(places) and all(is_user_file(os.path.join(p, "__init__.py"), top) for p in places)
 
 
 def _user_package(top: str) -> bool:
@@ -109,7 +110,7 @@ def _user_package(top: str) -> bool:
         return False
     places = [spec.origin, *(spec.submodule_search_locations or [])]
     path = next((p for p in places if p and p not in ("built-in", "frozen")), None)
-    return path is not None and _is_user_file(path, top)
+    return path is not None and is_user_file(path, top)
 
 
 def absolute(module: str, level: int, package: str) -> str:

@@ -21,6 +21,12 @@ LOOKS = frozenset(
     "head tail describe info summary show plot sample get keys values items copy count index "
     "debug warning warn error exception critical log".split()
 )
+# Builtins (and IPython's `display`) that only look at what they are given
+# (`print(RESULTS)` in a notebook cell must not make a run look changed);
+# not those that consume an iterator (`list(IT)`, `next(IT)`): they change it.
+READERS = frozenset(
+    "print display len repr str ascii format type id hash isinstance int float bool abs round".split()
+)
 BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # Methods that return a part of their object, not a copy.
 _PARTS = frozenset({"get", "setdefault", "values", "items"})
@@ -60,13 +66,20 @@ def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
     for call in ast.walk(expr) if expr is not None else ():
         if not isinstance(call, ast.Call):
             continue
-        shows = isinstance(call.func, ast.Attribute) and call.func.attr in LOOKS  # `log.info("%s", X)`
-        if not (isinstance(call.func, ast.Name) and call.func.id in readers) and not shows:
-            given = (*call.args, *(k.value for k in call.keywords))
-            names += [n for arg in given if _given_whole_or_part(arg) for n in roots(arg)]
+        names += passed(call, readers)
         if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
             names += roots(call.func.value)
     return names
+
+
+def passed(call: ast.Call, readers: frozenset[str]) -> list[str]:
+    """The names a call is given, whole or a part, that it may change: not
+    when it only shows them (`print(X)`, `logger.debug("%s", X)`)."""
+    shows = isinstance(call.func, ast.Attribute) and call.func.attr in LOOKS
+    if shows or (isinstance(call.func, ast.Name) and call.func.id in readers):
+        return []
+    given = (*call.args, *(k.value for k in call.keywords))
+    return [n for arg in given if _given_whole_or_part(arg) for n in roots(arg)]
 
 
 def _part_call(node: ast.AST) -> bool:

@@ -18,7 +18,7 @@ from .bindings import binding_statements
 # Names and attributes that read the environment; calls that read a file.
 _ENV = frozenset({"environ", "getenv", "getenvb"})
 _READS = frozenset(
-    "open read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
+    "open read read_file read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
     "read_excel read_pickle read_table loadtxt genfromtxt fromfile".split()
 )
 _DEPTH = 4  # statements followed through the names they read

@@ -14,10 +14,11 @@ import hashlib
 import inspect
 import os
 import sys
-import sysconfig
 import types
 from collections.abc import Iterator
 from typing import Any
+
+from .userfiles import is_user_file
 
 _MISSING = object()
 
@@ -260,34 +261,7 @@ def is_user_code(fn: types.FunctionType) -> bool:
     """Defined in the user's own code: not the standard library, not an
     installed package, not durable itself."""
     module = getattr(fn, "__module__", None) or ""
-    return _is_user_file(fn.__code__.co_filename, module.partition(".")[0])
-
-
-@functools.lru_cache(maxsize=1024)
-def _is_user_file(filename: str, module_root: str) -> bool:
-    if filename.startswith("<frozen"):
-        return False
-    if not os.path.isabs(filename):  # <string>, <stdin>; notebook cells have real paths
-        return module_root not in sys.stdlib_module_names
-    path = os.path.realpath(filename)
-    parts = path.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts:
-        return False
-    return not any(path.startswith(d + os.sep) for d in _library_dirs())
-
-
-@functools.lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
-    # durable itself: the package, two levels up from durable/_fingerprint/reach.py
-    # (one level, since the move into subpackages, made durable/_core, _api, ...
-    # count as the user's code: their module-level lists were followed).
-    dirs = {os.path.dirname(os.path.dirname(os.path.realpath(__file__)))}
-    for base in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
-        paths = sysconfig.get_paths(vars={"base": base, "platbase": base})
-        dirs.update(
-            os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
-        )
-    return tuple(sorted(dirs))
+    return is_user_file(fn.__code__.co_filename, module.partition(".")[0])
 
 
 # ---------------------------------------------------------------- what it reaches

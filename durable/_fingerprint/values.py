@@ -12,7 +12,7 @@ import enum
 import hashlib
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .reach import _followable, identity_of, module_label
@@ -72,9 +72,11 @@ def plain_tokens(
 
 def content_tokens(value: object) -> list[str] | None:
     """Tokens of what a global holds that may change in place: plain data
-    (`plain_tokens`), else the bytes of a buffer (`buffer_tokens`)."""
+    (`plain_tokens`), else the bytes of a buffer (`buffer_tokens`), else a
+    pandas frame's rows (`frame_tokens`)."""
     toks = plain_tokens(value)
-    return toks if toks is not None else buffer_tokens(value)
+    toks = buffer_tokens(value) if toks is None else toks
+    return frame_tokens(value) if toks is None else toks
 
 
 def buffer_tokens(value: object) -> list[str] | None:
@@ -93,6 +95,38 @@ def buffer_tokens(value: object) -> list[str] | None:
             return None
         digest = hashlib.sha256(view.tobytes()).hexdigest()
         return [f"<buffer:{_qualname(type(value))}", view.format, repr(view.shape), digest, ">"]
+
+
+def frame_tokens(value: Any) -> list[str] | None:
+    """Tokens of a pandas frame, series or index, when the program imported
+    pandas (never here): its type, labels, dtypes and a digest of pandas'
+    own hash of each row, index included (one vectorised pass); None for
+    anything else, or values pandas cannot hash (lists in cells)."""
+    pd = sys.modules.get("pandas")
+    kinds = [getattr(pd, n, None) for n in ("DataFrame", "Series", "Index")]
+    if not any(isinstance(k, type) and isinstance(value, k) for k in kinds):
+        return None
+    try:
+        rows = pd.util.hash_pandas_object(value, index=True).to_numpy()  # type: ignore[union-attr]
+        frame = isinstance(value, kinds[0])  # type: ignore[arg-type]  # else one column
+        labels = repr(list(value.columns) if frame else [getattr(value, "name", None)])
+        dtypes = repr(list(value.dtypes) if frame else [value.dtype])
+    except Exception:  # unhashable cells, a pandas without `util`: by statements
+        return None
+    found = buffer_tokens(rows)
+    return None if found is None else [f"<frame:{_qualname(type(value))}", labels, dtypes, *found, ">"]
+
+
+def mapping_tokens(value: Any) -> list[str] | None:
+    """Tokens of a library's mapping of plain data (a `ConfigParser`, its
+    sections as mappings too), when all it holds is; None otherwise."""
+    if isinstance(value, dict) or not isinstance(value, Mapping):
+        return None
+    try:
+        items = {k: dict(v.items()) if isinstance(v, Mapping) else v for k, v in value.items()}
+    except Exception:  # a mapping that cannot be listed: by its statements
+        return None
+    return plain_tokens(items)
 
 
 def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:

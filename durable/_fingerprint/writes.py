@@ -2,9 +2,11 @@
 `elsewhere`: each statement that sets or deletes an attribute (`x.K = 1`,
 `del x.K`, `setattr(x, "K", 1)`), sets an item (`x[k] = 1`), or calls a
 method that may change its object (`x.append(1)`; not one that only
-looks, `x.get(k)`), at any depth of a module-level statement; and each
+looks, `x.get(k)`), at any depth of a module-level statement; each
 call through a name chain made as a module-level statement runs
-(`settings.set_lr(lr)` in a script's loop).
+(`settings.set_lr(lr)` in a script's loop); and each name such a call is
+given (`configure(settings, 3)`, `fill(VALUES)`): it may change any of
+its names, in the body of the module's function it calls too.
 
 Pure standard library."""
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from .inplace import LOOKS, run_now
+from .inplace import LOOKS, READERS, passed, run_now
 from .source import parse
 
 # The attribute of a write whose name is not a string in the text
@@ -27,6 +29,10 @@ _IMPORTERS = (("importlib", "import_module"), ("import_module",))
 # The head of the last name of a path called as its statement runs
 # (`settings.set_lr(lr)` in a script's loop: ("settings", "()set_lr")).
 CALLED = "()"
+# The tail of the path of a name a module-level call is given: any of its
+# names, as `ANY`, when it holds a module or an object (a call cannot
+# change a string or number it is given).
+GIVEN = "?given"
 
 Path = tuple[str, ...]
 
@@ -38,12 +44,28 @@ def writes_of(text: str) -> tuple[tuple[Path, ast.AST], ...]:
     through `self` or `cls`: an object's own. Kept by text, so that a
     module's text is parsed and walked once, whatever changes around it."""
     tree = parse(text).tree
+    body = tree.body if tree else []
+    defs: dict[str, ast.AST] = {
+        d.name: d for d in body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
     found: list[tuple[Path, ast.AST]] = []
-    for unit in tree.body if tree else []:
+    for unit in body:
         paths = [_written(node) for node in ast.walk(unit)]
         paths += [_called(node) for node in run_now(unit)]
         found += [(path, unit) for path in paths if path and path[0] not in ("self", "cls")]
+        found += [given for node in run_now(unit) for given in _given(node, unit, defs)]
     return tuple(found)
+
+
+def _given(node: ast.AST, unit: ast.AST, defs: dict[str, ast.AST]) -> list[tuple[Path, ast.AST]]:
+    """The names a module-level call is given (`configure(settings, 3)`),
+    each with the statement, and with the function of the module it calls:
+    what `def configure(s): s.RATES = [3]` sets is in its body."""
+    if not isinstance(node, ast.Call):
+        return []
+    names = passed(node, READERS)
+    func = defs.get(node.func.id) if isinstance(node.func, ast.Name) else None
+    return [((n, GIVEN), u) for n in names for u in (unit, func) if u is not None]
 
 
 def _called(node: ast.AST) -> Path | None:
