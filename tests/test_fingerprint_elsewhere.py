@@ -7,15 +7,12 @@ real pytest (or script) in a child process, counting body executions."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from .scripts import run_in
 
 WRITER = """
 from fractions import Fraction
@@ -55,23 +52,7 @@ def test_a_step_of_another_test_module_runs_and_replays(tmp_path):
 
 
 def child(folder: Path, *argv: str) -> str:
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=folder,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "STORE": str(folder / "store"),
-            "DURABLE_STORE": str(folder / "store"),
-            "COUNT_FILE": str(folder / "count"),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return done.stdout + done.stderr
+    return run_in(folder, *argv)
 
 
 def test_a_test_module_pytest_loaded_never_refuses_a_step_of_another(tmp_path: Path) -> None:

@@ -6,15 +6,12 @@ step ran once in all."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from .scripts import run_in
 
 FLOW = """
 import os
@@ -175,22 +172,7 @@ def _(x: int):
 
 def run(folder: Path, code: str = RUN, **env: str) -> str:
     """`code` in a fresh interpreter in `folder`, with its store and count file."""
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=folder,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
-            "DURABLE_STORE": str(folder / "store"),
-            "COUNT_FILE": str(folder / "count"),
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return done.stdout + done.stderr
+    return run_in(folder, "-c", code, **env)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -7,15 +7,12 @@ naming what changed), and it ran once in all."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from .scripts import run_in
 
 HEAD = """
 import os
@@ -201,22 +198,7 @@ def first():
 
 def run(folder: Path, code: str = RUN) -> str:
     """`code` (the run `r1` of `flow.flow`), in a fresh interpreter in `folder`."""
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=folder,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "DURABLE_STORE": str(folder / "store"),
-            "COUNT_FILE": str(folder / "count"),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return done.stdout + done.stderr
+    return run_in(folder, "-c", code)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
