@@ -187,11 +187,11 @@ def refingerprint(spec: StepSpec, *, files: bool = True) -> Fingerprint:
     # Marked before the memo is looked at too: checking its witness asks the
     # steps this one reaches for their fingerprints, which may ask for this
     # one's (steps that call each other), where the recursion must end.
-    hit = memo_alone(spec.fn, spec.memo, files)
-    if hit is not None:  # a step reaching no other: no recursion to end
-        return hit
     token = _ACTIVE.set((*_ACTIVE.get(), id(spec)))
     try:
+        hit = memo_alone(spec.fn, spec.memo, files)
+        if hit is not None:  # a step reaching no other: no pass to make
+            return hit
         return memo_fingerprint(
             spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep, files=files
         )
