@@ -306,9 +306,10 @@ def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
     return out
 
 
-# Tests of the fingerprint (source normalisation, bytecode, the identity of a
-# call): what changes from one Python to the next, so they run on every one.
-_ON_EVERY_PYTHON = re.compile(r"fingerprint|contents|identity")
+# Tests of the fingerprint (source normalisation, what a step reads, by its
+# statements or its contents): the syntax trees and bytecode it works on
+# change from one Python to the next, so they run on every one.
+_ON_EVERY_PYTHON = re.compile(r"fingerprint|contents")
 
 
 def _other_shards(items: list[pytest.Item]) -> list[pytest.Item]:
