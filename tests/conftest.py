@@ -19,6 +19,8 @@ from durable._storage.segments import decode_segment, encode_segment
 from durable.testing import FakeClock, fake_clock, memory_store
 from durable.testing.store_conformance import StoreConformance
 
+from . import s3proxy
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # The processes the tests start stand for a user's runs, and many of them
@@ -157,6 +159,14 @@ def s3_url(s3_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
     bucket = f"durable-{uuid.uuid4().hex[:16]}"
     s3fs.S3FileSystem().mkdir(bucket)
     return f"s3://{bucket}/prefix"
+
+
+@pytest.fixture
+def proxy(s3_endpoint: str) -> Iterator[tuple[str, s3proxy.Faults]]:
+    """A proxy on 127.0.0.1 in front of moto that fails or holds the S3
+    requests a test names (tests/s3proxy.py): its endpoint and its faults."""
+    with s3proxy.serving(s3_endpoint) as served:
+        yield served
 
 
 # -- one store location, opened again as another process would ---------------

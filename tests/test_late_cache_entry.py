@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,12 +43,6 @@ try:
 except durable.LeaseLostError:
     print("LEASE_LOST", flush=True)
 """
-
-
-@pytest.fixture
-def proxy(s3_endpoint: str) -> Iterator[tuple[str, s3proxy.Faults]]:
-    with s3proxy.serving(s3_endpoint) as served:
-        yield served
 
 
 @pytest.mark.slow

@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,12 +49,6 @@ except durable.LeaseLostError:
 except durable.CorruptRecordError as e:
     print("CORRUPT", str(e).splitlines()[0], flush=True)
 """
-
-
-@pytest.fixture
-def proxy(s3_endpoint: str) -> Iterator[tuple[str, s3proxy.Faults]]:
-    with s3proxy.serving(s3_endpoint) as served:
-        yield served
 
 
 @pytest.mark.slow
