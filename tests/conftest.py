@@ -3,6 +3,7 @@ from __future__ import annotations
 import compileall
 import os
 import re
+import signal
 import sys
 import threading
 import uuid
@@ -35,6 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
+
+# A shell without job control starts what it runs in the background (`&`,
+# as scripts/test-pythons runs the other Pythons' shards) with SIGINT
+# ignored, and Python then keeps it ignored: the Ctrl-C tests, which send a
+# real SIGINT to this process or to children that inherit the disposition,
+# would see no KeyboardInterrupt. A user's Ctrl-C is what they stand for.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
