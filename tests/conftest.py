@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import compileall
+import functools
 import os
 import re
 import signal
@@ -280,7 +281,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         modules = _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON
         if _on_s3(item) or item.path.name in modules or _name(item) in _PROCESS_TESTS:
             item.add_marker(pytest.mark.slow)
-    sampled_out = _sampled_out(items) + _other_shards(items)
+    sampled_out = _sampled_out(items)
     if sampled_out:
         config.hook.pytest_deselected(items=sampled_out)
         items[:] = [item for item in items if item not in sampled_out]
@@ -295,7 +296,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     name = collection_path.name
     if name in _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON or _marked_slow(collection_path):
         return True
-    return None
+    return True if _in_another_shard(collection_path) else None
 
 
 def _marked_slow(path: Path) -> bool:
@@ -331,22 +332,38 @@ def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
 _ON_EVERY_PYTHON = re.compile(r"fingerprint|contents")
 
 
-def _other_shards(items: list[pytest.Item]) -> list[pytest.Item]:
-    """Under DURABLE_TEST_SHARD=k/n, the fast tests of the other shards:
+def _in_another_shard(path: Path) -> bool:
+    """Under DURABLE_TEST_SHARD=k/n, whether the module is another shard's:
     scripts/test-pythons gives each other Python one shard, so every fast
     test runs on the default Python and on one other, and the fingerprint
-    tests on all of them. Every n-th test rather than every n-th module:
-    the shards then take about the same time."""
+    tests on all of them. By module, so that a shard does not even import
+    (and fingerprint the steps of) the others' modules: a third of the
+    collection. The modules are dealt largest first to the shard with the
+    fewest bytes so far, so the shards take about the same time."""
     shard = os.environ.get("DURABLE_TEST_SHARD", "")
-    if not shard:
-        return []
+    if not shard or _ON_EVERY_PYTHON.search(path.name) or not path.name.startswith("test_"):
+        return False
     k, n = (int(part) for part in shard.split("/"))
-    shared = [
-        item
-        for item in items
-        if item.get_closest_marker("slow") is None and not _ON_EVERY_PYTHON.search(item.path.name)
+    return _shards(n).get(path.name, k - 1) != k - 1
+
+
+@functools.cache
+def _shards(n: int) -> dict[str, int]:
+    """Module name -> its shard (0 to n-1), for the modules of this folder
+    that other shards share out."""
+    paths = [
+        p
+        for p in Path(__file__).parent.rglob("test_*.py")
+        if not _ON_EVERY_PYTHON.search(p.name)
+        and p.name not in _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON
+        and not _marked_slow(p)
     ]
-    return [item for i, item in enumerate(shared) if i % n != k - 1]
+    loads, out = [0] * n, {}
+    for path in sorted(paths, key=lambda p: (-p.stat().st_size, p.name)):
+        shard = loads.index(min(loads))
+        out[path.name] = shard
+        loads[shard] += path.stat().st_size
+    return out
 
 
 def _name(item: pytest.Item) -> str:

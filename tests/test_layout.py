@@ -11,7 +11,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -241,26 +240,21 @@ def test_the_shards_of_the_other_pythons_cover_the_fast_suite(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each fast test runs on one other Python, the fingerprint tests on all
-    (scripts/test-pythons): the shards together leave no fast test out."""
-    from types import SimpleNamespace
+    (scripts/test-pythons): the shards together leave no module out, and
+    no shard takes twice the bytes of another."""
+    from .conftest import _in_another_shard, _shards
 
-    from .conftest import _other_shards
-
-    def item(module: str, slow: bool = False) -> Any:
-        marker = object() if slow else None
-        return SimpleNamespace(path=Path(module), get_closest_marker=lambda name: marker)
-
-    names = ("cli", "fingerprint_edits", "cache", "contents_in_loop")
-    items = [item(f"test_{name}.py") for name in names]
-    items += [item("test_crash.py", slow=True)] + [item("test_runs.py") for _ in range(5)]
+    modules = sorted(Path(__file__).parent.rglob("test_*.py"))
     kept = []
     for k in (1, 2, 3):
         monkeypatch.setenv("DURABLE_TEST_SHARD", f"{k}/3")
-        out = _other_shards(items)
-        kept.append([i for i in items if i not in out])
-        assert items[1] in kept[-1] and items[3] in kept[-1] and items[4] in kept[-1]
-    shared = [i for i in items if i not in (items[1], items[3], items[4])]
-    assert all(sum(i in s for s in kept) == 1 for i in shared)
-    assert max(map(len, kept)) - min(map(len, kept)) <= 1
+        kept.append({p for p in modules if not _in_another_shard(p)})
+    every = {p for p in modules if "fingerprint" in p.name or "contents" in p.name}
+    assert every and all(every <= shard for shard in kept)
+    dealt = {p for p in modules if p.name in _shards(3)}  # not the slow-only ones
+    assert len(dealt) > 100 and not dealt & every
+    assert all(sum(p in shard for shard in kept) == 1 for p in dealt)
+    shared = [sum(p.stat().st_size for p in shard & dealt) for shard in kept]
+    assert max(shared) < 2 * min(shared), shared
     monkeypatch.delenv("DURABLE_TEST_SHARD")
-    assert _other_shards(items) == []
+    assert not any(map(_in_another_shard, modules))
