@@ -1,6 +1,7 @@
 PYTHON ?= python3
-# Every Python the package supports. `make test` runs the whole suite on
-# .venv and the fast one on each other Python the machine has, JOBS at once.
+# Every Python the package supports. `make test` runs the slow tests on .venv
+# and the fast ones shared out among all the Pythons the machine has, the
+# fingerprint tests on each (scripts/test-pythons).
 PYTHONS ?= 3.10 3.11 3.12 3.13
 JOBS ?= 2
 # Python must be free to cache compiled modules: an environment that sets

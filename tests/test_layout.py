@@ -239,7 +239,7 @@ def test_every_module_says_what_it_is_for_and_stays_small() -> None:
 def test_the_shards_of_the_other_pythons_cover_the_fast_suite(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Each fast test runs on one other Python, the fingerprint tests on all
+    """Each fast test runs on one Python, the fingerprint tests on all
     (scripts/test-pythons): the shards together leave no module out, and
     no shard takes twice the bytes of another."""
     from .conftest import _in_another_shard, _shards
