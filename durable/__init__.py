@@ -41,7 +41,7 @@ if _TYPE_CHECKING:
     from ._api.step import Step, step
     from ._api.workflow import AsyncWorkflow, Workflow
     from ._core.artifacts import artifact
-    from ._core.cache import Cache
+    from ._core.cacheoption import Cache
     from ._core.context import Run, RunContext, current_run
     from ._core.events import on_event
     from ._core.redact import Redacted, redact
@@ -132,7 +132,7 @@ _HOMES = {
     "Cancellation": "._manage.cancel",
     "workflow": "._api.decorate",
     "artifact": "._core.artifacts",
-    "Cache": "._core.cache",
+    "Cache": "._core.cacheoption",
     "Run": "._core.context",
     "RunContext": "._core.context",
     "current_run": "._core.context",

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +88,49 @@ def test_a_cache_entry_arriving_after_the_lease_was_lost_is_never_served(
 
 def third_pid(executions: list[list[str]]) -> str:
     return executions[-1][1]
+
+
+def test_a_late_entry_that_cannot_be_taken_back_still_says_the_lease_was_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The take-back's own store error used to replace the LeaseLostError
+    (the caller saw a storage failure, not that another process has the
+    run); now the lease loss is raised and the entry left behind is warned
+    about, with the command that removes it."""
+    from durable._core import cache as engine_cache
+    from durable._storage import cachestore
+    from durable.errors import LeaseLostError, StorageError
+
+    store = durable.open_store(f"memory://take-back-{os.getpid()}-{id(monkeypatch)}")
+    runs: list[int] = []
+
+    @durable.step(name="work", cache=True)
+    def work(i: int) -> int:
+        runs.append(i)
+        return i * 2
+
+    @durable.workflow(name="taken", store=store, run_id="r1")
+    def taken() -> int:
+        return work(3)
+
+    fence, calls = engine_cache.fence, []
+
+    def lost_once_written(ctx: Any, position: Any) -> None:
+        calls.append(position)
+        if len(calls) == 2:  # the check once the entry is written
+            raise LeaseLostError("r1", position, written=True)
+        fence(ctx, position)
+
+    def failing_remove(store: Any, keys: list[str]) -> None:
+        raise StorageError("memory://", "the network went away")
+
+    monkeypatch.setattr(engine_cache, "fence", lost_once_written)
+    monkeypatch.setattr(cachestore, "remove", failing_remove)
+    with pytest.warns(RuntimeWarning, match="durable cache clear work"):
+        with pytest.raises(LeaseLostError):
+            taken()
+    assert runs == [3] and len(calls) == 2
+    monkeypatch.undo()
+    assert len(cache_manage.list_entries(store)) == 1  # left behind, as the warning says
+    cache_manage.clear(store, "work")
+    assert cache_manage.list_entries(store) == []

@@ -8,7 +8,7 @@ import types
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
-from .._core.cache import Cache, cache_option
+from .._core.cacheoption import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
 from .._core.context import active_run
 from .._core.plan import drive_async, named

@@ -13,12 +13,10 @@ called plainly (outside any run) goes through `cacheplain`."""
 
 from __future__ import annotations
 
-import datetime
 import functools
-import numbers
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._storage import cachemarks, cachestore
@@ -29,7 +27,7 @@ from .._storage.clock import now
 from .._storage.files import first_stale
 from .._storage.keys import Position
 from .._storage.records import StepRecord
-from ..errors import ConfigurationError, DurableError, LeaseLostError, StorageError
+from ..errors import DurableError, LeaseLostError, StorageError
 from .cachekey import call_key, captured_changed
 from .cachewhy import tell_uncached
 from .changed import not_cached_in_place
@@ -38,95 +36,11 @@ from .replay import fence
 from .spec import refingerprint
 
 if TYPE_CHECKING:
-    import inspect
-
     from .spec import StepSpec
 
 # A hit writes the entry's use marker (for `durable cache prune`, least
 # recently used first) at most once a minute per entry and process.
 TOUCH_EVERY = 60.0
-
-
-@dataclass(frozen=True)
-class Cache:
-    """How a step's outputs are cached across runs: `expire` bounds an
-    entry's age (a `timedelta` or seconds), `ignore` names arguments left out
-    of the key (`verbose`, a logger), `key` replaces the arguments by a key
-    function's result (called with the step's arguments)."""
-
-    expire: datetime.timedelta | float | None = None
-    ignore: str | Sequence[str] = ()  # a tuple once made: a name or a list is taken too
-    key: Callable[..., Any] | None = None
-    # (expire in seconds, ignore as a set): read on every hit, worked out once.
-    _limits: tuple[float | None, frozenset[str]] = field(
-        init=False, repr=False, compare=False, default=(None, frozenset())
-    )
-
-    def __post_init__(self) -> None:
-        if isinstance(self.ignore, str):  # ignore="verbose": one name, not letters
-            object.__setattr__(self, "ignore", (self.ignore,))
-        if not all(isinstance(n, str) for n in self.ignore):
-            raise ConfigurationError(f"Cache(ignore=...) takes argument names, not {self.ignore!r}")
-        object.__setattr__(self, "ignore", tuple(self.ignore))
-        if self.key is not None and not callable(self.key):
-            raise ConfigurationError(f"Cache(key=...) must be a function, not {self.key!r}")
-        if self.key is not None and self.ignore:
-            raise ConfigurationError(
-                "Cache(key=...) replaces the arguments in the key, so ignore= would have no "
-                "effect; leave the ignored arguments out of what key returns instead"
-            )
-        seconds = _seconds(self.expire)
-        object.__setattr__(self, "_limits", (seconds, frozenset(self.ignore)))
-
-    @property
-    def seconds(self) -> float | None:
-        return self._limits[0]
-
-    @property
-    def ignored(self) -> frozenset[str]:
-        return self._limits[1]
-
-
-def _seconds(expire: object) -> float | None:
-    if expire is None:
-        return None
-    if isinstance(expire, datetime.timedelta):
-        seconds = expire.total_seconds()
-    elif isinstance(expire, numbers.Real) and not isinstance(expire, bool):
-        seconds = float(expire)
-    else:
-        raise ConfigurationError(
-            f"Cache(expire=...) takes a datetime.timedelta or a number of seconds "
-            f"(int or float), not {expire!r}"
-        )
-    if not seconds > 0:  # NaN too
-        raise ConfigurationError(f"Cache(expire=...) must be positive, not {expire!r}")
-    return seconds
-
-
-def cache_option(
-    cache: bool | Cache | None, *, persist: bool, signature: inspect.Signature | None, who: str
-) -> Cache | None:
-    """The decorator's `cache=`, checked once at decoration."""
-    if cache is None or cache is False:
-        return None
-    option = Cache() if cache is True else cache
-    if not isinstance(option, Cache):
-        raise ConfigurationError(f"cache= takes True or durable.Cache(...), not {cache!r}")
-    if not persist:
-        raise ConfigurationError(
-            f"step {who} has persist=False (its value is never written) and cache=: "
-            "a cached output is written to the store. Drop one of the two."
-        )
-    params = signature.parameters if signature is not None else {}
-    spread = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    unknown = [n for n in option.ignore if n not in params and not spread]
-    if unknown:
-        raise ConfigurationError(
-            f"Cache(ignore=...) of step {who} names {', '.join(map(repr, unknown))}, which "
-            f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} of it"
-        )
-    return option
 
 
 _touched: dict[tuple[str, str], float] = {}  # (store url, entry key) -> last use written
@@ -183,7 +97,9 @@ class Ticket:
         # The validator is no part of the key: a stricter one must not be
         # served what a laxer one (or none) let in.
         spec = self.spec
-        return value if spec.validate is None or value is MISSING or spec.accepts(value) else MISSING
+        return (
+            value if spec.validate is None or value is MISSING or spec.accepts(value) else MISSING
+        )
 
     def _forget(self) -> None:
         """Remove the call's entry, which is not served (expired, stale,
@@ -207,7 +123,9 @@ class Ticket:
         counts (`cachekey.captured_changed`): then its output is not kept."""
         if not captured_changed(self.spec.fn, self.base, self.digest):
             return False
-        warnings.warn(not_cached_in_place(self.spec.name, "a value its closure captured"), stacklevel=6)
+        warnings.warn(
+            not_cached_in_place(self.spec.name, "a value its closure captured"), stacklevel=6
+        )
         return True
 
     def keep(
@@ -269,10 +187,26 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
         fence(ctx, record.position)  # the renewals) was served after a clear
     except LeaseLostError:
         if ticket.wrote:  # taken back: at worst a miss, never a value no run recorded
-            cachestore.remove(ticket.store, [ticket.key])
+            _take_back(ticket)
         raise
     _adopt(ctx, ticket, record, entry, "stored")
     return value
+
+
+def _take_back(ticket: Ticket) -> None:
+    """Remove the entry a holder wrote after losing the lease. A store error
+    here must not hide the LeaseLostError that says what happened: it is
+    warned about, with what to do (the entry may be served until cleared)."""
+    try:
+        cachestore.remove(ticket.store, [ticket.key])
+    except StorageError as e:
+        warnings.warn(
+            f"step {ticket.spec.name}: this process lost the run's lease while its cache entry "
+            f"was being written, and the entry could not be taken back ({e}); it may be served "
+            f"to later calls: remove it with `durable cache clear {ticket.spec.name}`",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: str) -> None:

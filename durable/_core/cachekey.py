@@ -35,7 +35,7 @@ from .ownstate import after_body
 from .spec import own_step_spec, step_spec
 
 if TYPE_CHECKING:
-    from .cache import Cache
+    from .cacheoption import Cache
 
 
 def call_key(

@@ -18,7 +18,7 @@ from .context import RunState
 from .retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from .cache import Cache
+    from .cacheoption import Cache
 
 
 @dataclass(frozen=True)
