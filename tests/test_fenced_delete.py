@@ -117,3 +117,49 @@ def test_a_removal_taken_over_stops_and_the_new_holders_run_stays_whole(
     fresh = flow.with_options(store=obj_place.open(own_client=True))
     assert fresh.resume("r").value == [0, 10, 20, 30]
     assert ran == []
+
+
+def test_gc_says_which_run_it_stopped_removing_when_taken_over(obj_place: Place) -> None:
+    """gc went on quietly past a run whose removal lost the lease half way:
+    neither removed nor untouched, and nothing said so. It now warns with
+    the removal's own message (how many objects went, what to do), leaves
+    the run out of what it returns, and the new holder's run stays whole."""
+    import warnings
+
+    ran: list[int] = []
+
+    @durable.step(name="part")
+    def part(i: int) -> int:
+        ran.append(i)
+        if i == 1 and len(ran) == 2:
+            raise RuntimeError("not yet")
+        return i
+
+    @durable.workflow(name="w", run_id="r")
+    def flow() -> list[int]:
+        return [part(i) for i in range(3)]
+
+    b = flow.with_options(store=obj_place.open(own_client=True))
+    with pytest.raises(RuntimeError):
+        b.run()  # part 0 recorded, part 1 failed: the run is `failed`, which gc removes
+    remover = StalledListing(obj_place.open(own_client=True), "w/r/")
+    out: dict[str, Any] = {}
+
+    def collect() -> None:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            out["removed"] = durable.gc(remover.store, status="failed", workflow="w")
+        out["said"] = [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]
+
+    sweeper = threading.Thread(target=collect)
+    sweeper.start()
+    assert remover.stalled.wait(30)
+    _looks_gone(obj_place, remover.store)
+    assert b.resume("r").value == [0, 1, 2]  # takes the run over and completes it
+    remover.go.set()
+    sweeper.join(30)
+    assert out["removed"] == []
+    assert len(out["said"]) == 1 and out["said"][0].startswith("gc: run 'r': the removal stopped")
+    ran.clear()
+    assert flow.with_options(store=obj_place.open(own_client=True)).resume("r").value == [0, 1, 2]
+    assert ran == []

@@ -6,12 +6,13 @@ each deleted by `runs.delete_run` under its lease."""
 from __future__ import annotations
 
 import datetime
+import warnings
 from collections.abc import Iterable
 
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import open_store
-from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
+from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError
 from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
 from .runs import RunInfo
 
@@ -105,6 +106,11 @@ def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
 def _try_delete(store: Store, info: RunInfo) -> bool:
     try:
         return runs.delete_run(store, info.workflow, info.run_id, as_listed=info)
+    except LeaseLostError as e:
+        # Taken over half removed (this process stalled past the lease): not
+        # "removed", and not the quiet skip of a run that was never touched.
+        warnings.warn(f"gc: {e}", RuntimeWarning, stacklevel=3)
+        return False
     except (RunLockedError, RunNotFoundError):
         return False  # started or removed by someone else meanwhile
 
