@@ -173,3 +173,75 @@ def test_a_worker_whose_workflow_dies_in_a_retrys_delay_makes_no_try(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(worker, signal.SIGKILL)
+
+
+LOADING = textwrap.dedent(
+    """
+    import concurrent.futures as cf, multiprocessing, os, signal, sys
+    import durable
+
+    LOG, STORE = sys.argv[1], sys.argv[2]
+
+    def reaped(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    class Item:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def __setstate__(self, state: dict) -> None:
+            # Unpickled in the worker, after its first look at the workflow
+            # process: the workflow dies now.
+            self.__dict__.update(state)
+            workflow = int(os.environ["WORKFLOW_PID"])
+            with open(LOG + ".loading", "w") as f:
+                f.write(str(os.getpid()))
+            os.kill(workflow, signal.SIGKILL)
+            while not reaped(workflow):  # the test reaps it
+                pass
+
+    def body(item: Item) -> int:
+        with open(LOG, "a") as f:
+            f.write(f"{os.getpid()} {item.i}\\n")
+        return item.i
+
+    @durable.workflow(name="orphans")
+    def orphans() -> list[int]:
+        ctx = multiprocessing.get_context("fork")
+        with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+            return durable.loop_over(body, [Item(0)], executor=pool)
+
+    if __name__ == "__main__":
+        os.environ["WORKFLOW_PID"] = str(os.getpid())
+        orphans.with_options(store=STORE, run_id="r")()
+    """
+)
+
+
+def test_a_worker_whose_workflow_dies_while_it_loads_the_item_enters_no_body(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """The worker looked at its workflow process before unpickling the
+    function and the item only: a kill -9 while it loaded them (milliseconds
+    for a big item) left it entering the body with no run holding the item
+    (the fault campaign's `kill -9 over item retries` saw one such late try).
+    It looks again as the body starts, and exits."""
+    script, log = tmp_path / "flow.py", tmp_path / "tries"
+    script.write_text(LOADING)
+    args = [sys.executable, str(script), str(log), str(tmp_path / "store")]
+    child = subprocess.run(args, env=child_env, cwd=tmp_path, timeout=20, check=False)
+    assert child.returncode == -9
+    worker = int((tmp_path / "tries.loading").read_text())
+    try:
+        deadline = time.monotonic() + 10  # a bound on a failure, not a synchronisation
+        while not gone(worker) and time.monotonic() < deadline:
+            pass
+        assert gone(worker)  # it exited rather than go on
+        assert not log.exists(), log.read_text()  # and entered no body
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGKILL)

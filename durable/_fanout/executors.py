@@ -110,8 +110,7 @@ class RemoteTraceback(Exception):
         return f"\n{self.args[0]}" if self.args else ""
 
 
-# Functions already unpickled in this worker process, by block token: a
-# block of 10,000 items unpickles its function once per worker, not 10,000 times.
+# Functions unpickled in this worker process, by block token: once per worker, not per item.
 _loaded: dict[str, Callable[[Any], Any]] = {}
 
 
@@ -131,9 +130,11 @@ def run_pickled(
         if len(_loaded) >= 16:
             _loaded.clear()
         fn = _loaded[token] = codec.loads_callable(fn_blob)
+    item = codec.loads_callable(item_blob)
+    leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
     try:
         # Another process: the run's store is not known here, so no cache.
-        value = call_item(fn, codec.loads_callable(item_blob), trace, local=False)
+        value = call_item(fn, item, trace, local=False)
     except Exception as exc:
         return _pack_error(exc)
     try:
