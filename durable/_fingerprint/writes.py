@@ -4,9 +4,10 @@
 method that may change its object (`x.append(1)`; not one that only
 looks, `x.get(k)`), at any depth of a module-level statement; each
 call through a name chain made as a module-level statement runs
-(`settings.set_lr(lr)` in a script's loop); and each name such a call is
-given (`configure(settings, 3)`, `fill(VALUES)`): it may change any of
-its names, in the body of the module's function it calls too.
+(`settings.set_lr(lr)` in a script's loop); and each name a call at any
+depth is given (`configure(settings, 3)`, `fill(VALUES)`, also in the
+body of a `main()` the script calls): it may change any of its names, in
+the body of the module's function it calls too.
 
 Pure standard library."""
 
@@ -53,7 +54,10 @@ def writes_of(text: str) -> tuple[tuple[Path, ast.AST], ...]:
         paths = [_written(node) for node in ast.walk(unit)]
         paths += [_called(node) for node in run_now(unit)]
         found += [(path, unit) for path in paths if path and path[0] not in ("self", "cls")]
-        found += [given for node in run_now(unit) for given in _given(node, unit, defs)]
+        # A call in a function's body hands its names over as well, when the
+        # function runs (`main()` calling `configure(settings)`): counted
+        # whether or not it runs, fail closed, as a write in a body is.
+        found += [given for node in ast.walk(unit) for given in _given(node, unit, defs)]
     return tuple(found)
 
 
