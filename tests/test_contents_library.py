@@ -253,3 +253,58 @@ def test_values_that_differ_in_each_process_by_design_do_not_refuse(tmp_path: Pa
     script.write_text(textwrap.dedent(_CONTROL))
     runs = [first_line_of(script, tmp_path / "store") for _ in range(2)]
     assert runs == ["2 3 2", "2 3 0"]
+
+
+_LOADER = """
+import json
+
+
+def load_cfg(path):
+    with open(path) as f:
+        return json.load(f)
+"""
+
+_BY_LOADER = """
+import os
+import durable
+import loader
+from loader import load_cfg
+
+PATH = os.path.join(os.path.dirname(__file__), "cfg.json")
+ran = []
+CFG = loader.load_cfg(PATH)
+OTHER = load_cfg(PATH)
+
+
+@durable.step(cache=True)
+def scale(v):
+    ran.append(v)
+    return v * CFG["k"]
+
+
+@durable.step(cache=True)
+def other(v):
+    ran.append(v)
+    return v * OTHER["k"]
+
+
+print(scale(10), other(10), len(ran))
+"""
+
+
+def test_a_global_another_modules_function_loads_from_a_file_counts_by_its_contents(
+    tmp_path: Path,
+) -> None:
+    """`CFG = loader.load_cfg(PATH)`, `OTHER = load_cfg(PATH)` of a
+    function of another of the user's modules that opens the file: only a
+    function of the script itself was looked into, so the edited file was
+    served the first contents' output (documented as not seen until this
+    round). Seen failing: "20 20 0" after k=3."""
+    (tmp_path / "loader.py").write_text(textwrap.dedent(_LOADER))
+    script = tmp_path / "loader_script.py"
+    script.write_text(textwrap.dedent(_BY_LOADER))
+    store = tmp_path / "store"
+    (tmp_path / "cfg.json").write_text('{"k": 2}')
+    assert [first_line_of(script, store) for _ in range(2)] == ["20 20 2", "20 20 0"]
+    (tmp_path / "cfg.json").write_text('{"k": 3}')
+    assert [first_line_of(script, store) for _ in range(2)] == ["30 30 2", "30 30 0"]

@@ -10,10 +10,13 @@ a cached step was served the output of another value."""
 from __future__ import annotations
 
 import ast
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any
 
 from .bindings import binding_statements
+from .imports import user_module
 
 # Names and attributes that read the environment; calls that read a file.
 _ENV = frozenset({"environ", "getenv", "getenvb"})
@@ -29,8 +32,9 @@ def reads_outside(
     found: list[ast.AST], namespace: Mapping[str, Any], checked_file: str | None
 ) -> bool:
     """Whether one of `found` (a global's statements), or a statement of the
-    module binding a name they read, in turn, or the body of a function of
-    the module they call, reads the environment or a file. Not a function
+    module binding a name they read, in turn, or the body of a function they
+    call (of the module, or of another module of the user's), reads the
+    environment or a file. Not a function
     among `found` (one that changes the global when a run calls it: what a
     step appends to is the program's state), nor what a called function
     calls in turn (a workflow and its steps read files as they run)."""
@@ -50,11 +54,36 @@ def reads_outside(
     return False
 
 
-def _calls_outside(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
-    """Whether the function `name` of the module reads the environment or a
-    file in its own body (`load_config(path)` opening it)."""
-    found = binding_statements(name, namespace, checked_file) or []
-    return any(isinstance(s, _DEFS) and not _durable(s) and _scan(s)[0] for s in found)
+def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+    """Whether the function the call `chain` names reads the environment or
+    a file in its own body (`load_config(path)` opening it): one of the
+    module's, or one of another module of the user's that it imported
+    (`from loader import load_config`, `loader.load_config(path)`)."""
+    found = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) == 1 else []
+    if any(isinstance(s, _DEFS) and not _durable(s) and _scan(s)[0] for s in found):
+        return True
+    fn = _member(namespace, chain)
+    home = getattr(fn, "__globals__", None)
+    if not isinstance(fn, types.FunctionType) or home is namespace or not _users(fn):
+        return False
+    theirs = binding_statements(fn.__name__, fn.__globals__) or []
+    return any(isinstance(s, _DEFS) and s.name == fn.__name__ and _scan(s)[0] for s in theirs)
+
+
+def _users(fn: types.FunctionType) -> bool:
+    module = sys.modules.get(fn.__module__ or "")
+    return module is not None and vars(module) is fn.__globals__ and user_module(module)
+
+
+def _member(namespace: Mapping[str, Any], chain: tuple[str, ...]) -> object:
+    """What `a.b.c` names, read as stored: modules' dicts only, no
+    attribute lookup run (a module `__getattr__`, a property)."""
+    value = namespace.get(chain[0])
+    for name in chain[1:]:
+        if not isinstance(value, types.ModuleType):
+            return None
+        value = vars(value).get(name)
+    return value
 
 
 def _durable(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
@@ -69,16 +98,16 @@ def _durable(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> boo
 
 # id(statement) -> (the statement, whether it reads outside, the names it
 # reads, the names it calls)
-_scanned: dict[int, tuple[ast.AST, bool, frozenset[str], frozenset[str]]] = {}
+_scanned: dict[int, tuple[ast.AST, bool, frozenset[str], frozenset[tuple[str, ...]]]] = {}
 
 
-def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[str]]:
+def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...]]]:
     seen = _scanned.get(id(stmt))
     if seen is not None and seen[0] is stmt:
         return seen[1:]
     if len(_scanned) >= 4096:
         _scanned.clear()
-    marked, read, called = False, set[str](), set[str]()
+    marked, read, called = False, set[str](), set[tuple[str, ...]]()
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name):
             marked |= node.id in _ENV
@@ -90,8 +119,17 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[str]]:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             marked |= name in _READS
-            if isinstance(func, ast.Name):
-                called.add(func.id)
+            if (chain := _chain(func)) is not None:
+                called.add(chain)
     found = (marked, frozenset(read), frozenset(called))
     _scanned[id(stmt)] = (stmt, *found)
     return found
+
+
+def _chain(node: ast.AST) -> tuple[str, ...] | None:
+    """`f` as ("f",), `loader.load_config` as ("loader", "load_config")."""
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.Attribute) and (head := _chain(node.value)) is not None:
+        return (*head, node.attr)
+    return None
