@@ -75,3 +75,66 @@ def test_an_item_that_ended_just_before_the_ctrl_c_is_kept(local_store: durable.
     assert runs == {0: 1}  # item 1 never started
     assert fan() == [0, 10]
     assert runs == {0: 1, 1: 1}  # item 0, finished before the Ctrl-C, was kept
+
+
+_IN_WAIT = """
+import concurrent.futures as cf, concurrent.futures._base as base, signal, sys, threading
+import durable
+
+GO = threading.Event()
+ENTER = base._AcquireFutures.__enter__.__code__
+fired = []
+
+
+def hook(frame, event, arg):
+    # One future's condition taken by the block's wait, the next not yet.
+    if event == "c_return" and frame.f_code is ENTER and not fired:
+        fired.append(True)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
+@durable.step
+def work(i):
+    GO.wait(30)
+    return i
+
+
+pool = cf.ThreadPoolExecutor(2)
+
+
+@durable.workflow(store=sys.argv[1], run_id="r")
+def fan():
+    sys.setprofile(hook)
+    try:
+        return durable.loop_over(work, [0, 1], executor=pool)
+    finally:
+        sys.setprofile(None)
+
+
+try:
+    fan()
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+GO.set()
+pool.shutdown(wait=True)  # a condition left held: the workers' set_result waits for ever
+print("exited", bool(fired), flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pthread_kill")
+def test_a_ctrl_c_inside_the_blocks_wait_leaves_no_lock_held(tmp_path: Any) -> None:
+    """Python raises KeyboardInterrupt at any bytecode boundary: one landing in
+    `concurrent.futures.wait` between two of the locks it takes left a
+    future's condition held by the workflow thread, and the process hung
+    for ever once the worker tried to set that future (seen under load in
+    `test_fanout_ctrl_c.py`). The block now takes a first Ctrl-C as a mark
+    and raises it between two waits."""
+    import subprocess
+
+    script = tmp_path / "wait_flow.py"
+    script.write_text(_IN_WAIT)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "store")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.stdout.split() == ["interrupted", "exited", "True"], done.stderr

@@ -18,6 +18,7 @@ from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .delays import Delays
 from .executors import Trace, acall_item, call_item, open_pool
 from .gate import halt, keep_running
+from .interrupt import Deferred
 from .progress import ProgressCallback, Reporter
 from .tries import Tries
 
@@ -72,16 +73,31 @@ def _run_blocking(
 ) -> None:
     """`ends`: what takes an item's result, and what keeps one that
     finishes after a Ctrl-C (None: the block keeps no item)."""
-    label = trace[1]
-    done, keep = ends
     if executor is None:
         for i in todo:
-            _run_here(fn, items, i, done, trace, tries)
+            _run_here(fn, items, i, ends[0], trace, tries)
         return
     pool = open_pool(executor, fn, trace)
     window = limit or pool.window
     queue = iter(todo)
     flying: dict[Any, int] = {}
+    with Deferred() as ctrl_c:
+        _loop(pool, items, queue, flying, (window, trace[1]), ends, tries, ctrl_c)
+
+
+def _loop(
+    pool: Any,
+    items: list[Any],
+    queue: Iterator[int],
+    flying: dict[Any, int],
+    shape: tuple[int, str],
+    ends: tuple[Callable[[int, Any], None], Callable[[int, Any], None] | None],
+    tries: Tries,
+    ctrl_c: Deferred,
+) -> None:
+    """The items in flight on `pool`, `window` at most (`shape`), until none
+    is left; a Ctrl-C taken between two waits (`interrupt`)."""
+    (window, label), (done, keep) = shape, ends
     later = Delays(tries.look())
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | Cancelled | None = None
@@ -89,9 +105,11 @@ def _run_blocking(
         _fill(pool, items, queue, flying, window, tries)
         while flying or later.items:
             if not flying:
-                later.pause()  # nothing in flight: until the first delay is over
+                with ctrl_c.direct():
+                    later.pause()  # nothing in flight: until the first delay is over
             # Sorting by index keeps the record order reproducible when several finish at once.
-            ready = pool.wait(flying, later.timeout()) if flying else set()
+            ready = pool.wait(flying, ctrl_c.bound(later.timeout())) if flying else set()
+            ctrl_c.check()
             for handle in sorted(ready, key=flying.__getitem__):
                 i = flying.pop(handle)
                 try:
