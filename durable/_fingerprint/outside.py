@@ -67,7 +67,9 @@ def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked
     if not isinstance(fn, types.FunctionType) or home is namespace or not _users(fn):
         return False
     theirs = binding_statements(fn.__name__, fn.__globals__) or []
-    return any(isinstance(s, _DEFS) and s.name == fn.__name__ and _scan(s)[0] for s in theirs)
+    return any(
+        isinstance(s, _DEFS) and s.name == fn.__name__ and not _durable(s) and _scan(s)[0] for s in theirs
+    )
 
 
 def _users(fn: types.FunctionType) -> bool:
