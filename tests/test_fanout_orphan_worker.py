@@ -105,20 +105,25 @@ def test_a_worker_of_a_killed_workflow_starts_no_queued_item(
     pytest.fail("the orphaned worker neither exited nor went on, 5 times")
 
 
-DELAYED = textwrap.dedent(
+# The start of a script whose workflow a pool's worker kills: its log and
+# store, and whether a pid is reaped (the test reaps the workflow).
+_HEAD = """
+import concurrent.futures as cf, multiprocessing, os, signal, sys
+import durable
+
+LOG, STORE = sys.argv[1], sys.argv[2]
+
+def reaped(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+"""
+
+DELAYED = _HEAD + textwrap.dedent(
     """
-    import concurrent.futures as cf, multiprocessing, os, signal, sys
-    import durable
     from durable._storage import clock
-
-    LOG, STORE = sys.argv[1], sys.argv[2]
-
-    def reaped(pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
 
     class Dying(clock.Clock):
         def sleep(self, seconds: float) -> None:
@@ -175,20 +180,8 @@ def test_a_worker_whose_workflow_dies_in_a_retrys_delay_makes_no_try(
             os.kill(worker, signal.SIGKILL)
 
 
-LOADING = textwrap.dedent(
+LOADING = _HEAD + textwrap.dedent(
     """
-    import concurrent.futures as cf, multiprocessing, os, signal, sys
-    import durable
-
-    LOG, STORE = sys.argv[1], sys.argv[2]
-
-    def reaped(pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
-
     class Item:
         def __init__(self, i: int) -> None:
             self.i = i
