@@ -121,6 +121,24 @@ def reaped(pid: int) -> bool:
     return False
 """
 
+
+
+def _tail(items: str) -> str:
+    """The end of such a script: its workflow runs `body` over `items` on a
+    fork pool of one worker, with its own pid for the worker to kill."""
+    return f"""
+@durable.workflow(name="orphans")
+def orphans() -> list[int]:
+    ctx = multiprocessing.get_context("fork")
+    with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        return durable.loop_over(body, {items}, executor=pool)
+
+if __name__ == "__main__":
+    os.environ["WORKFLOW_PID"] = str(os.getpid())
+    orphans.with_options(store=STORE, run_id="r")()
+"""
+
+
 DELAYED = _HEAD + textwrap.dedent(
     """
     from durable._storage import clock
@@ -145,17 +163,8 @@ DELAYED = _HEAD + textwrap.dedent(
             raise ValueError("the first try fails")
         return i
 
-    @durable.workflow(name="orphans")
-    def orphans() -> list[int]:
-        ctx = multiprocessing.get_context("fork")
-        with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
-            return durable.loop_over(body, [0], executor=pool)
-
-    if __name__ == "__main__":
-        os.environ["WORKFLOW_PID"] = str(os.getpid())
-        orphans.with_options(store=STORE, run_id="r")()
     """
-)
+) + _tail("[0]")
 
 
 def test_a_worker_whose_workflow_dies_in_a_retrys_delay_makes_no_try(
@@ -202,17 +211,8 @@ LOADING = _HEAD + textwrap.dedent(
             f.write(f"{os.getpid()} {item.i}\\n")
         return item.i
 
-    @durable.workflow(name="orphans")
-    def orphans() -> list[int]:
-        ctx = multiprocessing.get_context("fork")
-        with cf.ProcessPoolExecutor(1, mp_context=ctx) as pool:
-            return durable.loop_over(body, [Item(0)], executor=pool)
-
-    if __name__ == "__main__":
-        os.environ["WORKFLOW_PID"] = str(os.getpid())
-        orphans.with_options(store=STORE, run_id="r")()
     """
-)
+) + _tail("[Item(0)]")
 
 
 def test_a_worker_whose_workflow_dies_while_it_loads_the_item_enters_no_body(
