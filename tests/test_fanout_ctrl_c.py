@@ -170,3 +170,34 @@ def test_the_gate_holds_only_the_tries_running() -> None:
         futures = [gate.submit(pool, s, lambda scope: scope[2].index) for s in scopes]
         assert [gate.taken(f) for f in futures] == list(range(1000))
     assert gate.held == {}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pthread_kill")
+def test_a_ctrl_c_while_an_outcome_is_taken_starts_no_other_item(
+    local_store: durable.Store,
+) -> None:
+    """A first Ctrl-C is taken between two waits (`_fanout/interrupt.py`):
+    one landing as the block keeps an item (here: in its progress callback,
+    a real SIGINT) must still start no other item, though the block goes on
+    to fill its window in the same pass."""
+    ran: list[int] = []
+
+    @durable.step
+    def work(i: int) -> int:
+        ran.append(i)
+        return i
+
+    def interrupt(progress: durable.Progress) -> None:
+        if progress.done == 1:
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    @durable.workflow(store=local_store, run_id="r")
+    def fan() -> list[int]:
+        with cf.ThreadPoolExecutor(1) as pool:
+            return durable.loop_over(
+                work, [0, 1, 2], executor=pool, checkpoint_items=True, progress=interrupt, max_concurrency=1
+            )
+
+    with pytest.raises(KeyboardInterrupt):
+        fan()
+    assert ran == [0]

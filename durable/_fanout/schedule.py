@@ -142,6 +142,7 @@ def _loop(
             except Cancelled as stop_now:  # looked for while an item waits its delay
                 stopped, due = stopped or stop_now, later.clear()
                 _unstart(pool, flying)
+            ctrl_c.check()  # one that came while the outcomes were taken: nothing more starts
             for handle, i in zip(
                 pool.submit([items[i] for i in due], [tries.scope(i) for i in due]),
                 due,
