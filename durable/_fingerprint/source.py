@@ -49,6 +49,7 @@ class Source:
 
 _NONE = Source("", None)
 _LAZY = ("__name__", "__loader__", "__spec__")
+_JOINED: dict[str, tuple[list[str], int, str]] = {}  # file -> (its lines in linecache, how many, text)
 # File names that any string compiled by `exec`, `compile` or a console gets.
 # Python 3.13 keeps the `python -c` program in linecache as "<string>", and
 # every `exec(text)` of that process is "<string>" too: the text found under
@@ -70,7 +71,16 @@ def current_text(filename: str, module_globals: Mapping[str, Any] | None) -> str
     linecache.checkcache(filename)  # drops entries whose file changed; cells stay
     # What linecache needs to ask a loader (zip imports), not a whole namespace.
     lazy = {k: module_globals[k] for k in _LAZY if module_globals and k in module_globals}
-    return "".join(linecache.getlines(filename, lazy or None))
+    lines = linecache.getlines(filename, lazy or None)
+    # Asked once per name a fingerprint follows (~400 for a step of a large
+    # module): joined, then hashed by `parse`'s cache, each time. Linecache
+    # makes a new list whenever it reads a file, so the same list is the same text.
+    kept = _JOINED.get(filename)
+    if kept is None or kept[0] is not lines or kept[1] != len(lines):
+        if len(_JOINED) >= 1024:  # cells of a long notebook session
+            _JOINED.clear()
+        kept = _JOINED[filename] = (lines, len(lines), "".join(lines))
+    return kept[2]
 
 
 # One parse or compile of source at a time in this process: CPython 3.11
@@ -280,18 +290,8 @@ def _nested(code: types.CodeType) -> Iterator[types.CodeType]:
             yield from _nested(const)
 
 
-_SHAPE = (
-    "co_code",
-    "co_names",
-    "co_varnames",
-    "co_freevars",
-    "co_cellvars",
-    "co_argcount",
-    "co_posonlyargcount",
-    "co_kwonlyargcount",
-    "co_flags",
-    "co_name",
-)
+_SHAPE = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
+          "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_name")  # fmt: skip
 
 
 def same_code(a: types.CodeType, b: types.CodeType) -> bool:

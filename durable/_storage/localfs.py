@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 
 from ..errors import StorageError
@@ -229,7 +228,7 @@ def temp_file(folder: str, prefix: str = ".tmp-") -> tuple[int, str]:
     or a dashboard, running as another user of the group, reads the
     store's manifests and files too."""
     while True:
-        path = os.path.join(folder, prefix + secrets.token_hex(8))
+        path = os.path.join(folder, prefix + os.urandom(8).hex())
         try:
             return os.open(path, _NEW, FILE_MODE), path
         except FileExistsError:  # 2**64 names: only ever a stale temp file
