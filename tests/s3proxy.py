@@ -4,6 +4,8 @@ PUT (or GET, or DELETE: `fail(method=)`): the n-th one (counted from 1 since `fa
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
 again; "500-before" and "reset-mid" fail it before the server has it.
+`deny` answers every request whose (decoded) path holds a string with 403
+AccessDenied until `deny("")`: a store whose permissions refuse one run.
 `hold` delays the first PUT whose path holds `match`, and every PUT after
 it, until `release`: a client whose requests stall in the network (its
 lease renewals too), then all arrive late."""
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
 _ERROR = b"<Error><Code>InternalError</Code><Message>injected</Message></Error>"
+_DENIED = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
 
 
 class Faults:
@@ -32,6 +35,7 @@ class Faults:
         self.held = threading.Event()  # a PUT is being held
         self.released = threading.Event()
         self.holding = ""  # the path a hold starts at ("": no hold)
+        self.denied = ""  # every request whose path holds it: 403 ("": none)
 
     def hold(self, match: str) -> None:
         self.holding = match
@@ -60,8 +64,13 @@ class Faults:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
             self.outage, self.method = outage, method
 
+    def deny(self, match: str) -> None:
+        self.denied = match
+
     def decide(self, method: str, path: str) -> str:
         with self._lock:
+            if self.denied and self.denied in urllib.parse.unquote(path):
+                return "403"
             if method == "POST" and "?delete" in path:
                 method = "DELETE"
             if method != self.method:
@@ -98,6 +107,8 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
                 self.rfile.read(length // 2)
                 return self._reset()
             body = self.rfile.read(length) if length else b""
+            if how == "403":
+                return self._send(403, _DENIED, [])
             if how == "500-before":
                 return self._send(500, _ERROR, [])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)

@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = command("runs", manage.cmd_runs, "list runs, newest first")
+    p.epilog = ("A run the store fails to read (a permission error, a request that keeps "
+                "failing) is listed as unreadable with the store's error, after the others; "
+                "the command then exits 1 (0 when every run was read).")  # fmt: skip
     p.add_argument("workflow", nargs="?", metavar="WORKFLOW",
                    help="only this workflow's runs (its name as `durable runs` shows it)")  # fmt: skip
     p.add_argument("--status", metavar="STATUS",

@@ -63,12 +63,15 @@ class LocalStore(Store):
     def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
         out = {}
         for key in keys:
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                fd = os.open(self._path(key), os.O_RDONLY | NOFOLLOW)
-                try:
-                    out[key] = os.pread(fd, size, 0)
-                finally:
-                    os.close(fd)
+            try:
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                    fd = os.open(self._path(key), os.O_RDONLY | NOFOLLOW)
+                    try:
+                        out[key] = os.pread(fd, size, 0)
+                    finally:
+                        os.close(fd)
+            except OSError as e:  # a refused file is the store's error, never a bare OSError
+                raise self._error(f"reading {key}", e) from e
         return out
 
     def put(self, key: str, data: bytes) -> None:
