@@ -165,7 +165,7 @@ def suspend(reason: str) -> NoReturn:
     ctx = current_state()
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")
-    raise ctx.refuse(Suspended(ctx.run_id, reason))
+    raise ctx.refuse(Suspended(ctx.run_id, reason, position=ctx.position))
 
 
 def wait_for(name: str) -> Any:
