@@ -115,7 +115,7 @@ def test_a_run_s3_refuses_is_listed_unreadable_and_the_others_are_listed(
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="file permissions")
-@pytest.mark.parametrize("refused", ["bad/run"])
+@pytest.mark.parametrize("refused", ["bad/run", "bad"])
 def test_a_local_run_without_read_permission_is_listed_unreadable(
     tmp_path: Path, refused: str
 ) -> None:
