@@ -109,6 +109,9 @@ def test_a_run_s3_refuses_is_listed_unreadable_and_the_others_are_listed(
     assert "A/bad/" in (listed["bad"].error or "")
     with pytest.raises(durable.StorageError, match="run 'bad' of workflow 'A' could not be read"):
         a.history("bad")
+    # recover() never passes over a run it could not look at: it may be one to recover.
+    (told,) = a.recover()
+    assert (told.run_id, told.status) == ("bad", "unreadable") and "A/bad/" in (told.error or "")
     faults.deny("")
     _check_intact(s3_url, env)
 

@@ -223,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("recover", "durable._cli.recover:cmd_recover",
                 "resume every interrupted or failed run of a workflow whose holder is gone; "
-                "exit 1 if one failed again, else 2 if one was refused (its code changed)")  # fmt: skip
+                "exit 1 if one failed again or could not be read, else 2 if one was refused "
+                "(its code changed)")  # fmt: skip
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--json", action="store_true", help="print JSON")
     _durability(p)
