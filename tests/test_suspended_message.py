@@ -139,3 +139,25 @@ def test_an_async_workflow_is_told_to_await_its_resume(store: durable.Store) -> 
         asyncio.run(areview())
     assert "Answer it with await areview.resume('a1', inputs={'ok': VALUE})." in str(waiting.value)
     assert asyncio.run(areview.resume("a1", inputs={"ok": "yes"})).value == "yes"
+
+
+def test_a_suspend_inside_a_step_names_the_steps_position(store: durable.Store) -> None:
+    @durable.step
+    def first() -> int:
+        return 1
+
+    @durable.step
+    def review() -> int:
+        durable.suspend("a person looks at it")
+        return 2
+
+    @durable.workflow(store=store, run_id="s1", name="checked")
+    def checked() -> int:
+        return first() + review()
+
+    with pytest.raises(durable.Suspended) as waiting:
+        checked()
+    assert str(waiting.value).startswith(
+        "run 's1' of workflow 'checked' is suspended at position 1: a person looks at it"
+    ), waiting.value
+    assert [i.position for i in checked.runs()] == [1]  # where `durable runs` says it is
