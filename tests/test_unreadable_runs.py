@@ -74,6 +74,7 @@ def _check_unreadable_listing(url: str, env: dict[str, str], bound: bool = False
     assert "A/bad/" in (listed["bad"][1] or "")
     assert "1 run could not be read (bad)" in done.stderr
     assert "run 'bad' of workflow 'A' could not be read (reading A/bad/" in done.stderr
+    assert f"`durable --store {url} show bad` shows it" in done.stderr  # as typed, to this store
     table = _cli("--store", url, "runs", env=env, bound=bound)
     assert table.returncode == 1
     assert [line.split()[1] for line in table.stdout.splitlines()[1:]] == ["r3", "r1", "bad"]  # its time unknown: last
@@ -118,7 +119,7 @@ def test_a_run_s3_refuses_is_listed_unreadable_and_the_others_are_listed(
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="file permissions")
-@pytest.mark.parametrize("refused", ["bad/run", "bad"])
+@pytest.mark.parametrize("refused", ["bad/run", "bad/records.log", "bad"])
 def test_a_local_run_without_read_permission_is_listed_unreadable(
     tmp_path: Path, refused: str
 ) -> None:
