@@ -249,12 +249,16 @@ class Suspended(DurableError, ControlFlow):
     with the missing arguments as overrides, or (`waiting_for`, the name of
     the `durable.wait_for` it stopped at) with `inputs={name: value}`."""
 
+    workflow: str | None = None  # the run's, once it stopped (its message says how to answer)
+
     def __init__(
-        self, run_id: str, reason: str, *, waiting_for: str | None = None, child: str | None = None
-    ) -> None:
+        self, run_id: str, reason: str, *, waiting_for: str | None = None, child: str | None = None,
+        position: Position | None = None,
+    ) -> None:  # fmt: skip
         # `waiting_for`: the `wait_for` the run stopped at, answered in inputs=
         # (as its reason says); `child`: the child run that stopped, if not run_id.
         self.run_id, self.reason, self.waiting_for, self.child = run_id, reason, waiting_for, child
+        self.position = position  # of the wait_for or suspend() (in `child` when set)
         how = "" if waiting_for else f" Resume it with workflow.resume({run_id!r}, name=value, ...)."
         where = f" (in its child run {child!r})" if child else ""
         super().__init__(f"run {run_id!r} is suspended{where}: {reason}.{how}")

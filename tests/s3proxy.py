@@ -4,6 +4,11 @@ PUT (or GET, or DELETE: `fail(method=)`): the n-th one (counted from 1 since `fa
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
 again; "500-before" and "reset-mid" fail it before the server has it.
+`deny` answers every request whose (decoded) path holds a string with 403
+AccessDenied (or `how`: "500-before", a store failing for those objects)
+until `deny("")`: a store whose permissions refuse one run. `passed` is set
+once a request `fail` counts goes through after one was failed: the client
+tried again, and it worked.
 `hold` delays the first PUT whose path holds `match`, and every PUT after
 it, until `release`: a client whose requests stall in the network (its
 lease renewals too), then all arrive late."""
@@ -21,6 +26,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
 _ERROR = b"<Error><Code>InternalError</Code><Message>injected</Message></Error>"
+_DENIED = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
 
 
 class Faults:
@@ -32,6 +38,8 @@ class Faults:
         self.held = threading.Event()  # a PUT is being held
         self.released = threading.Event()
         self.holding = ""  # the path a hold starts at ("": no hold)
+        self.denied, self.denied_how = "", "403"  # every request whose path holds it
+        self.passed = threading.Event()
 
     def hold(self, match: str) -> None:
         self.holding = match
@@ -58,10 +66,16 @@ class Faults:
         also counts S3's batched delete, a POST to `?delete`)."""
         with self._lock:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
+            self.passed.clear()
             self.outage, self.method = outage, method
+
+    def deny(self, match: str, how: str = "403") -> None:
+        self.denied, self.denied_how = match, how
 
     def decide(self, method: str, path: str) -> str:
         with self._lock:
+            if self.denied and self.denied in urllib.parse.unquote(path):
+                return self.denied_how
             if method == "POST" and "?delete" in path:
                 method = "DELETE"
             if method != self.method:
@@ -75,6 +89,8 @@ class Faults:
                 return ""
             self.count += 1
             if self.count != self.at:
+                if self.hit:
+                    self.passed.set()
                 return ""
             self.hit.append(urllib.parse.unquote(path))
             return self.how
@@ -98,6 +114,8 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
                 self.rfile.read(length // 2)
                 return self._reset()
             body = self.rfile.read(length) if length else b""
+            if how == "403":
+                return self._send(403, _DENIED, [])
             if how == "500-before":
                 return self._send(500, _ERROR, [])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)

@@ -579,7 +579,10 @@ def test_a_wait_in_a_child_run_names_the_run_to_resume(store: durable.Store) -> 
         release()
     found = waiting.value
     assert (found.run_id, found.child, found.waiting_for) == ("rel", "rel.0", "ok")
-    assert str(found).startswith("run 'rel' is suspended (in its child run 'rel.0'): "), found
+    assert str(found).startswith(
+        "run 'rel' of workflow 'release' is suspended (in its child run 'rel.0', at its position 1)"
+    ), found
+    assert "release.resume('rel', inputs={'ok': VALUE})" in str(found), found
     with pytest.raises(durable.RunNotFoundError) as lost:
         release.resume("rel.0", inputs={"ok": "yes"})
     said = str(lost.value)

@@ -30,6 +30,6 @@ def test_a_suspend_two_runs_down_names_the_outermost_run(store: durable.Store) -
         top()
     found = waiting.value
     assert (found.run_id, found.child, found.waiting_for) == ("t", "t.0.0", None)
-    assert "workflow.resume('t', name=value, ...)" in str(found), found
+    assert "top.resume('t', NAME=VALUE, ...)" in str(found), found
     assert top.resume(found.run_id, ok=True).value == "reviewed"
     assert asked == ["leaf", "leaf"]

@@ -90,7 +90,7 @@ def test_a_run_waiting_for_an_input_is_not_told_to_resume_with_an_argument(
     with pytest.raises(durable.Suspended) as waiting:
         review("owls")
     assert "name=value" not in str(waiting.value)
-    assert "resume with inputs={'approval': ...}" in str(waiting.value)
+    assert "review.resume('review-1', inputs={'approval': VALUE})" in str(waiting.value)
     assert review.resume("review-1", inputs={"approval": "yes"}).value == "owls: yes"
 
 
@@ -113,9 +113,7 @@ def test_a_suspend_of_the_users_own_still_says_resume_with_arguments(
             durable.suspend("waiting for decision")
         return decision
 
-    with pytest.raises(
-        durable.Suspended, match=r"Resume it with workflow.resume\('own', name=value"
-    ):
+    with pytest.raises(durable.Suspended, match=r"as overrides: own.resume\('own', NAME=VALUE"):
         own()
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
 from .._core import cancel, notify
-from .._core.context import RunState, active_run, current_state
+from .._core.context import RunContext, RunState, active_run, current_state
 from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, named, pause
@@ -165,7 +165,8 @@ def suspend(reason: str) -> NoReturn:
     ctx = current_state()
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")
-    raise ctx.refuse(Suspended(ctx.run_id, reason))
+    step = RunContext(ctx).step_index  # in a step, the run waits at the step's position
+    raise ctx.refuse(Suspended(ctx.run_id, reason, position=ctx.position if step is None else step))
 
 
 def wait_for(name: str) -> Any:

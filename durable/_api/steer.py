@@ -64,6 +64,8 @@ class Steering:
         for info in reversed(list_runs(store, self.name)):
             if info.status == "running":
                 out.append(_report(info, "held by a live process; skipped"))
+            elif info.status == "unreadable":  # maybe one to recover: never passed over unsaid
+                out.append(_report(info, info.error or "the store could not read it"))
             elif info.status in RECOVERABLE:
                 out.append((yield from self._recover_one(store, info)))
         return out

@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = command("runs", manage.cmd_runs, "list runs, newest first")
+    p.epilog = ("A run the store fails to read (a permission error, a request that keeps "
+                "failing) is listed as unreadable with the store's error, after the others; "
+                "the command then exits 1 (0 when every run was read).")  # fmt: skip
     p.add_argument("workflow", nargs="?", metavar="WORKFLOW",
                    help="only this workflow's runs (its name as `durable runs` shows it)")  # fmt: skip
     p.add_argument("--status", metavar="STATUS",
@@ -220,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("recover", "durable._cli.recover:cmd_recover",
                 "resume every interrupted or failed run of a workflow whose holder is gone; "
-                "exit 1 if one failed again, else 2 if one was refused (its code changed)")  # fmt: skip
+                "exit 1 if one failed again or could not be read, else 2 if one was refused "
+                "(its code changed)")  # fmt: skip
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--json", action="store_true", help="print JSON")
     _durability(p)

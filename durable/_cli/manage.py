@@ -14,7 +14,7 @@ from .._manage.missing import store_below
 from .._storage.base import Store
 from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
 from . import format
-from .common import UsageError, command, not_there, print_error
+from .common import UsageError, advised, command, not_there, print_error
 from .html import render
 
 
@@ -25,7 +25,7 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     elif infos:
         print(format.runs_table(infos))
     if infos:
-        return 0
+        return _unreadable(infos, command(args))
     # A name that matches nothing exits 2, as a run id does for show, rm,
     # cancel and fork: a script can tell a typo from an empty listing (exit
     # 0: no name given, or --status filtering a workflow that has runs).
@@ -36,6 +36,20 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     if not args.json:
         print(_no_runs(args, store), file=sys.stderr)
     return 0
+
+
+def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
+    """Exit 1 when the store failed to read a run (listed `unreadable`, the
+    others listed as usual): a script must not take the listing for whole."""
+    bad = [i for i in infos if i.status == "unreadable"]
+    if not bad:
+        return 0
+    print(f"durable: {len(bad)} run{'s' if len(bad) != 1 else ''} could not be read "
+          f"({', '.join(i.run_id for i in bad)}), listed as unreadable; the others are "
+          "listed in full", file=sys.stderr)  # fmt: skip
+    for info in bad:
+        print(f"  {advised(info.error or '', durable)}", file=sys.stderr)
+    return 1
 
 
 def _no_runs(args: argparse.Namespace, store: Store, unknown: str | None = None) -> str:

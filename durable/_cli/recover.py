@@ -18,9 +18,9 @@ from .target import load_target
 
 
 def cmd_recover(args: argparse.Namespace, store: Store) -> int:
-    """Exit 1 when a run failed again, else 2 when one was refused (a changed
-    definition: nothing executed, the run is as it was), else 0 (held,
-    suspended and cancelled runs do not count)."""
+    """Exit 1 when a run failed again or could not be read, else 2 when one
+    was refused (a changed definition: nothing executed, the run is as it
+    was), else 0 (held, suspended and cancelled runs do not count)."""
     wf = load_target(args.target).with_options(durability=args.durability)
     if args.store is not None or wf.options.store is None:
         wf = wf.with_options(store=store)
@@ -35,7 +35,7 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     for run in done if not args.json else []:
         print(_line(run, rerun(args, run.run_id)), file=sys.stderr)
     refused = [r for r in done if r.error is not None and names_a_refusal(r.error)]
-    if any(r.status == "failed" and r not in refused for r in done):
+    if any(r.status in ("failed", "unreadable") and r not in refused for r in done):
         return 1
     return 2 if refused else 0
 

@@ -24,11 +24,12 @@ takes is used up for them too; one it cannot take stays for them."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import warnings
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errortext import shell_words
@@ -58,7 +59,7 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     # (and not there any more if a caller's own wait took it meanwhile).
     offered = [ctx.inputs, *ctx.callers_inputs]
     if any(name not in supplied for supplied in offered):
-        waits = Suspended(ctx.run_id, waiting_reason(name), waiting_for=name)
+        waits = Suspended(ctx.run_id, waiting_reason(name), waiting_for=name, position=pos)
         if name not in ctx.inputs:  # at the body's wait_for
             warn_unused(ctx, waits, f"waiting for input {name!r}", stacklevel=4)
         raise ctx.refuse(waits)
@@ -159,6 +160,48 @@ def waiting_reason(name: str) -> str:
         f"waiting for input {name!r}; resume with inputs={{{name!r}: ...}} "
         f"(durable run ... --resume --input {shell_words(f'{name}=VALUE')})"
     )
+
+
+def answer_text(s: Suspended, workflow: str, fn: Callable[..., Any], store: str) -> str:
+    """`Suspended`'s message once its run stopped: which run, where it waits,
+    and the call and the command that answer it, as typed (`durable run`
+    only where another process can load the workflow and reach the store)."""
+    at = "" if s.position is None else str(s.position)  # 3, or 2.0.1 in an asyncio task
+    where = f" (in its child run {s.child!r}, at its position {at})" if s.child else (
+        f" at position {at}" if at else "")  # fmt: skip
+    call = f"{'await ' if inspect.iscoroutinefunction(fn) else ''}{fn.__name__}.resume"
+    if s.waiting_for is None:
+        said = f"{where}: {s.reason} (durable.suspend). Resume it with the missing arguments as "
+        said += f"overrides: {call}({s.run_id!r}, NAME=VALUE, ...)"
+        flag = "--var NAME=VALUE"
+    else:
+        said = f"{where}, waiting for input {s.waiting_for!r} (durable.wait_for). Answer it with "
+        said += f"{call}({s.run_id!r}, inputs={{{s.waiting_for!r}: VALUE}})"
+        flag = f"--input {shell_words(f'{s.waiting_for}=VALUE')}"
+    shell = _command(fn, store, s.run_id, flag)
+    said += f", or from a shell: {shell}" if shell else "."  # no dot after a command
+    return f"run {s.run_id!r} of workflow {workflow!r} is suspended{said}"
+
+
+def _command(fn: Callable[..., Any], store: str, run_id: str, flag: str) -> str | None:
+    target = _target(fn)
+    if target is None or store.startswith("memory://"):  # no other process reaches either
+        return None
+    where = store if "://" in store else os.path.abspath(store)
+    return f"durable {shell_words('--store', where, 'run', target, '--run-id', run_id)} --resume {flag}"
+
+
+def _target(fn: Callable[..., Any]) -> str | None:
+    """`durable run`'s TARGET for the workflow: its file when it is the
+    script run (relative to here when below it), else module:function; None
+    for a function `durable run` cannot load (one defined in a function)."""
+    if "<locals>" in fn.__qualname__:
+        return None
+    if fn.__module__ != "__main__":
+        return f"{fn.__module__}:{fn.__qualname__}"
+    path = os.path.abspath(fn.__code__.co_filename)
+    here = os.path.relpath(path)
+    return f"{path if here.startswith('..') else here}:{fn.__qualname__}"
 
 
 def is_waiting_for(status: str | None, reason: str | None, name: str) -> bool:

@@ -39,7 +39,7 @@ from .context import Run, RunState
 from .definition import Definition, choose_policy
 from .entry import enter_run
 from .identity import is_token
-from .inputs import awaited, usable_inputs, warn_untaken, warn_unused
+from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, result_run
@@ -175,6 +175,8 @@ def run_locked(
         finish(store, manifest, "suspended", reason=s.reason)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         _name_caller(s, ctx)
+        if s.run_id == run_id:  # answered by resuming this run: say how
+            s.workflow, s.args = flow.name, (answer_text(s, flow.name, flow.fn, store.url),)
         raise
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *_DAMAGE) as e:
         # A damaged record is a refusal when replay reached it (`lookup`).

@@ -42,7 +42,8 @@ def gc(
     older than 7 days. A running run, or one held by a live process, is
     never removed; nor is a `suspended` run (it waits for an answer), nor
     one whose manifest cannot be read (`corrupt`, `unverified`, `newer`:
-    its age is unknown), unless `status` names its status.
+    its age is unknown), unless `status` names its status; nor, even then,
+    one the store failed to read (`unreadable`: the next read may succeed).
     A whole-store gc (no `workflow`) also sweeps temp files a crashed
     writer left (untouched for `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
@@ -88,7 +89,7 @@ def _kept(infos: list[RunInfo], keep_last: int) -> set[str]:
 
 
 def _matches(status: str, wanted: set[str] | None) -> bool:
-    if status == "running":
+    if status in ("running", "unreadable"):
         return False
     if wanted is None:
         # Any status, but not a run whose age and state are unknown, nor

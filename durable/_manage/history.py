@@ -35,6 +35,7 @@ from .._storage.records import (
     unseal,
 )
 from ..errors import CorruptRecordError
+from .reads import reading_run
 from .runs import RunInfo, read_manifest, run_info
 
 
@@ -95,8 +96,9 @@ def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
 def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
     """The run and its steps in position order, the pending ones last."""
     info = run_info(store, workflow, run_id)  # checks both names first
-    manifest = read_manifest(store, workflow, run_id)
-    raw = read_raw(store, workflow, run_id)
+    with reading_run(workflow, run_id):
+        manifest = read_manifest(store, workflow, run_id)
+        raw = read_raw(store, workflow, run_id)
     raw.plan = manifest.plan or []
     if info.status == "completed":
         _check_complete(info, manifest, len(raw.records))

@@ -22,7 +22,7 @@ from .._storage.keys import (
     position_of,
 )
 from .._storage.lease import LEASE_TTL
-from .._storage.manifest import HEAD, decode_manifest, manifest_arguments, summary_size
+from .._storage.manifest import decode_manifest, manifest_arguments
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.records import RunRecord
 from ..errors import (
@@ -30,10 +30,12 @@ from ..errors import (
     CorruptRecordError,
     IntegrityError,
     RunNotFoundError,
+    StorageError,
 )
 from .missing import no_folder as no_folder
 from .missing import resembling
 from .missing import unknown_workflow as unknown_workflow
+from .reads import Head, reading_run, summaries
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class RunInfo:
     run_id: str
     # running, completed, failed, suspended, interrupted, cancelled, forked; corrupt,
     # unverified or newer (manifest damaged, not signed with this store's key, or
-    # written by a newer version of durable)
+    # written by a newer version of durable); unreadable (the store failed to read it)
     status: str
     fingerprint: str
     created: float
@@ -85,8 +87,8 @@ def list_runs(
     if status is not None:
         check_statuses([status])
     found = store.manifest_keys(store.list(f"{workflow}/" if workflow else ""))
-    heads = _summaries(store, found)
-    infos = [_info(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
+    heads = summaries(store, found)
+    infos = [_listed(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
     if status is not None:
         infos = [i for i in infos if i.status == status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
@@ -94,7 +96,7 @@ def list_runs(
 
 # Every status a run can list with (`RunInfo.status`).
 RUN_STATUSES = ("running", "completed", "failed", "suspended", "interrupted", "cancelled",
-                "forked", "corrupt", "unverified", "newer")  # fmt: skip
+                "forked", "corrupt", "unverified", "newer", "unreadable")  # fmt: skip
 
 
 def check_statuses(statuses: Iterable[str]) -> None:
@@ -108,28 +110,25 @@ def check_statuses(statuses: Iterable[str]) -> None:
         )
 
 
-def _summaries(store: Store, found: dict[tuple[str, str], str]) -> dict[tuple[str, str], bytes]:
-    """The leading bytes of each run's manifest that hold its summary: a
-    listing never reads a run's arguments or result (issue 11, item 8)."""
-    heads = store.get_heads(list(found.values()), HEAD)
-    out: dict[tuple[str, str], bytes] = {}
-    for run, key in found.items():
-        head = heads.get(key)
-        if head is None:  # replaced since the listing (a newer generation)
-            head = store.load_manifest(*run)
-        elif summary_size(head) > len(head) == HEAD:  # a long summary: read exactly it
-            head = store.get_heads([key], summary_size(head)).get(key)
-        if head is not None:
-            out[run] = head
-    return out
-
-
 def run_info(store: Store, workflow: str, run_id: str) -> RunInfo:
     check_names(workflow, run_id)
-    raw = store.load_manifest(workflow, run_id)
-    if raw is None:
-        raise not_found(store, workflow, run_id)
-    return _info(store, workflow, run_id, raw)
+    with reading_run(workflow, run_id):
+        raw = store.load_manifest(workflow, run_id)
+        if raw is None:
+            raise not_found(store, workflow, run_id)
+        return _info(store, workflow, run_id, raw)
+
+
+def _listed(store: Store, workflow: str, run_id: str, head: Head) -> RunInfo:
+    """A run as a listing has it: one the store fails to read is listed
+    `unreadable` with the store's error, never failing the whole listing."""
+    try:
+        with reading_run(workflow, run_id):
+            if isinstance(head, StorageError):
+                raise head
+            return _info(store, workflow, run_id, head)
+    except StorageError as e:
+        return _unread(store, workflow, run_id, "unreadable", e)
 
 
 def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
@@ -177,9 +176,10 @@ def find_workflow(
     (a manifest is a fork's last write), which only `durable rm` clears."""
 
     def owns(w: str) -> bool:
-        if leftovers:
-            return bool(store.list(f"{w}/{run_id}/"))
-        return store.load_manifest(w, run_id) is not None
+        with reading_run(w, run_id):
+            if leftovers:
+                return bool(store.list(f"{w}/{run_id}/"))
+            return store.load_manifest(w, run_id) is not None
 
     check_key_part("run id", run_id)
     if workflow is not None:

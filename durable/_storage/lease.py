@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import socket
 import time
@@ -100,6 +101,18 @@ def locked_error(run: str, doc: dict[str, Any], watch: float | None = None) -> R
             f"unrenewed for {watch:.0f} s more: a wait of {need:.0f} s or more does it.",
         )
     return error
+
+
+def told_watching(run: str, doc: dict[str, Any], watch: float) -> None:
+    """A wait of many seconds (23 for the default lease) said, once per watch:
+    silent, it looked like a hang."""
+    expired = time.strftime("%H:%M:%S", time.localtime(float(doc.get("expires", 0))))
+    logging.getLogger("durable").warning(
+        "run %s: its lease, held by pid %s on %s, expired at %s without being released; "
+        "taking the run over once it stays unrenewed for %.1f s more (that host's clock "
+        "may differ from ours, and a live holder renews within that time)",
+        run, doc.get("pid", "?"), doc.get("host", "?"), expired, watch,
+    )  # fmt: skip
 
 
 class FileLease:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from ..errors import ConfigurationError, LeaseLostError, StorageError
 from . import localfs as fs
-from .base import STORE_OPTIONS, Store
+from .base import SHARED_BLOBS, STORE_OPTIONS, Store
 from .durability import resolve_durability
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
@@ -63,12 +63,15 @@ class LocalStore(Store):
     def get_heads(self, keys: builtins.list[str], size: int) -> dict[str, bytes]:
         out = {}
         for key in keys:
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                fd = os.open(self._path(key), os.O_RDONLY | NOFOLLOW)
-                try:
-                    out[key] = os.pread(fd, size, 0)
-                finally:
-                    os.close(fd)
+            try:
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                    fd = os.open(self._path(key), os.O_RDONLY | NOFOLLOW)
+                    try:
+                        out[key] = os.pread(fd, size, 0)
+                    finally:
+                        os.close(fd)
+            except OSError as e:  # a refused file is the store's error, never a bare OSError
+                raise self._error(f"reading {key}", e) from e
         return out
 
     def put(self, key: str, data: bytes) -> None:
@@ -106,9 +109,19 @@ class LocalStore(Store):
     def list(self, prefix: str) -> builtins.list[str]:
         base = self._path(prefix.rstrip("/"))
         try:
-            return sorted(fs.walk(self.root, base)) if fs.folder_exists(self.root, base) else []
+            found = fs.walk(self.root, base, self._refused) if fs.folder_exists(self.root, base) else []
         except OSError as e:
             raise self._error(f"listing {prefix or '/'}", e) from e
+        return sorted(found)
+
+    def _refused(self, folder: str, e: OSError) -> builtins.list[str]:
+        """A run's folder this process may not list: its manifest's key
+        stands for it, so that the run lists as unreadable (reading that key
+        fails the same way) and the listing of the other runs goes on."""
+        key = os.path.relpath(folder, self.root).replace(os.sep, "/") + "/run"
+        if run_of(key) is None or key.startswith(f"{SHARED_BLOBS[0]}/"):  # no run's folder
+            raise e
+        return [key]
 
     def delete(self, keys: Iterable[str]) -> None:
         by_folder: dict[str, builtins.list[str]] = {}

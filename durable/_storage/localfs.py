@@ -10,6 +10,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Callable
 
 from ..errors import StorageError
 from .lease import FILE_MODE
@@ -120,9 +121,12 @@ def real_folder(path: str) -> None:
         raise OSError(errno.ENOTDIR, "not a folder", path)
 
 
-def walk(root: str, base: str) -> list[str]:
+def walk(
+    root: str, base: str, refused: Callable[[str, OSError], list[str]] | None = None
+) -> list[str]:
     """Every file under base as a key, never following or listing a symlink
-    (nor a writer's temp file)."""
+    (nor a writer's temp file). A folder below base this process may not
+    list is `refused`'s to answer for (the keys standing for it), else fails."""
     out, stack = [], [base]
     while stack:
         folder = stack.pop()
@@ -132,6 +136,11 @@ def walk(root: str, base: str) -> list[str]:
             if folder == base:
                 raise
             continue  # removed since its parent was listed (another run's `rm`, `gc`)
+        except PermissionError as e:
+            if folder == base or refused is None:
+                raise
+            out += refused(folder, e)
+            continue
         with entries:
             for entry in entries:
                 if entry.is_symlink() or entry.name.startswith(".tmp-"):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import threading
 import time
@@ -24,6 +23,7 @@ from .lease import (
     holder_alive,
     locked_error,
     owner_doc,
+    told_watching,
 )
 from .pidspace import same_pid_space
 
@@ -53,6 +53,7 @@ class ObjectLease:
         self.claimed = 0  # the newest generation a claim of ours wrote, or was cut short in
         self.started: float | None = None  # when this holder took the run
         self.lost = False
+        self.why = "another process took the run over"  # what `check` says once lost
         # Whether the lease was taken from a holder that did not release it
         # (expired, gone): its late writes may still land (`SegmentWriter.read`).
         self.took_over = False
@@ -127,7 +128,7 @@ class ObjectLease:
             seen = None
         if seen is None:
             seen = _WATCHED[where] = (gen, doc.get("token"), now)
-            _told(self.run, doc, self._watch(doc))
+            told_watching(self.run, doc, self._watch(doc))
         left = seen[2] + self._watch(doc) - now
         if left > 0:
             raise Watching(left)
@@ -181,18 +182,29 @@ class ObjectLease:
         return True
 
     def _renew_loop(self) -> None:
-        while not self._stop.wait(self.ttl / 3):
+        wait = self.ttl / 3
+        while not self._stop.wait(wait):
             with self._lock:
-                if self._stop.is_set():
+                if self._stop.is_set() or self.lost:
                     return
-                try:
-                    if not self._renew():
-                        self.lost = True
-                        return
-                except Exception:
-                    # Retried at the next tick; if the store stays away past
-                    # the expiry, that renewal finds out whether it was lost.
-                    continue
+                # A failed renewal is tried again soon, not a third of the lease later.
+                wait = self.ttl / 3 if self._renewed() else self.ttl / 10
+                if self.lost:
+                    return
+
+    def _renewed(self) -> bool:
+        """Renew; False when the store failed (one request lost or timed
+        out is no sign of another holder). Tried again while the lease is
+        surely ours (`_fresh`); past that nobody may trust it: it is lost."""
+        try:
+            self.lost = not self._renew()
+            return True
+        except Exception as e:
+            if not self._fresh():
+                why = getattr(e, "cause", None) or f"{type(e).__name__}: {e}"
+                self.why = f"it could not be renewed before it expired: the store failed ({why})"
+                self.lost = True
+            return False
 
     def check(self) -> None:
         """`LeaseLostError` once another process may hold the run: taken
@@ -201,9 +213,9 @@ class ObjectLease:
         if not self.lost and not self._fresh():
             with self._lock:
                 if not self.lost and not self._stop.is_set() and not self._fresh():
-                    self.lost = not self._renew()
+                    self._renewed()
         if self.lost or self._stop.is_set():
-            raise LeaseLostError(self.run, why="another process took the run over")
+            raise LeaseLostError(self.run, why=self.why)
 
     def confirm(self) -> None:
         """`check`, made against the store now whatever the clocks say:
@@ -224,7 +236,9 @@ class ObjectLease:
 
     def _renew(self) -> bool:
         gen, doc, older = self._current()
-        if gen != self.generation or doc.get("token") != self.token:
+        # Above our generation, ours too: a claim S3 stored whose answer was lost.
+        mine = doc.get("token") == self.token and not doc.get("released")
+        if not (mine and self.generation <= gen <= self.claimed):
             return False
         return self._claim(gen + 1, older)
 
@@ -263,19 +277,6 @@ class ObjectLease:
 # Expired leases of other hosts being watched (`_silent`), by (store url,
 # lease prefix): (generation, token, when the watch began on `_elapsed`).
 _WATCHED: dict[tuple[str, str], tuple[int, object, float]] = {}
-_log = logging.getLogger("durable")
-
-
-def _told(run: str, doc: dict[str, Any], watch: float) -> None:
-    """A wait of many seconds (23 for the default lease) said, once per watch:
-    silent, it looked like a hang."""
-    expired = time.strftime("%H:%M:%S", time.localtime(float(doc.get("expires", 0))))
-    _log.warning(
-        "run %s: its lease, held by pid %s on %s, expired at %s without being released; "
-        "taking the run over once it stays unrenewed for %.1f s more (that host's clock "
-        "may differ from ours, and a live holder renews within that time)",
-        run, doc.get("pid", "?"), doc.get("host", "?"), expired, watch,
-    )  # fmt: skip
 
 
 # Tokens of the leases this process holds: a generation naming this process

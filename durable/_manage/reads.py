@@ -1,0 +1,62 @@
+"""Reads of runs that a listing and a look at one run share: a store's
+failure for one run names that run and fails only it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .._errortext import shell_words
+from .._storage.base import Store
+from .._storage.manifest import HEAD, summary_size
+from ..errors import StorageError
+
+
+@contextmanager
+def reading_run(workflow: str, run_id: str) -> Iterator[None]:
+    """Reads of one run: a store's failure names the run and what to do."""
+    try:
+        yield
+    except StorageError as e:
+        if e.cause.startswith("run "):  # named already (a read inside another)
+            raise
+        advice = f"{e.advice}; once" if e.advice else "Once"
+        raise StorageError(
+            e.url, f"run {run_id!r} of workflow {workflow!r} could not be read ({e.cause})",
+            f"{advice} the store reads it, `durable {shell_words('show', run_id)}` shows it "
+            "(nothing in the run was changed)",
+        ) from e  # fmt: skip
+
+
+Head = bytes | StorageError
+
+
+def summaries(store: Store, found: dict[tuple[str, str], str]) -> dict[tuple[str, str], Head]:
+    """The leading bytes of each run's manifest that hold its summary: a
+    listing never reads a run's arguments or result (issue 11, item 8). A
+    batch the store fails is read again one run at a time: the error is only
+    the runs' it failed for."""
+    try:
+        return dict(_heads(store, found))
+    except StorageError:
+        out: dict[tuple[str, str], Head] = {}
+        for run, key in found.items():
+            try:
+                out.update(_heads(store, {run: key}))
+            except StorageError as e:
+                out[run] = e
+        return out
+
+
+def _heads(store: Store, found: dict[tuple[str, str], str]) -> dict[tuple[str, str], bytes]:
+    heads = store.get_heads(list(found.values()), HEAD)
+    out: dict[tuple[str, str], bytes] = {}
+    for run, key in found.items():
+        head = heads.get(key)
+        if head is None:  # replaced since the listing (a newer generation)
+            head = store.load_manifest(*run)
+        elif summary_size(head) > len(head) == HEAD:  # a long summary: read exactly it
+            head = store.get_heads([key], summary_size(head)).get(key)
+        if head is not None:
+            out[run] = head
+    return out
