@@ -75,6 +75,7 @@ class RunState:
     held: list[Any] = field(default_factory=list)
     intro: dict[str, Any] = field(default_factory=dict)
     arguments: str = ""  # of this attempt: a `wait_for` answer is recorded for them
+    argument_values: tuple[Any, ...] = ()  # a step's closure may hold (`bound.held_by`)
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
     # A child run's: the `inputs` of the runs that called it, outermost

@@ -35,6 +35,7 @@ from .arguments import (
     decode_arguments,
     merge_arguments,
 )
+from .bound import run_arguments
 from .context import Run, RunState
 from .definition import Definition, choose_policy
 from .entry import enter_run
@@ -138,6 +139,7 @@ def run_locked(
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
     ctx.arguments = arguments_digest(digests)
+    ctx.argument_values = run_arguments(bound.arguments.values())
     if manifest is not None and not restart:  # after the read: its listing shows a marker
         refuse_cancelled(store, manifest)
     cancel.watch(ctx)

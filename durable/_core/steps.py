@@ -16,7 +16,7 @@ from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
-from .bound import bound_arguments, with_bound
+from .bound import bound_arguments, held_by, with_bound
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -78,8 +78,8 @@ def replay_or_prepare(
         pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
-    if spec.binds:
-        digest = with_bound(spec.fn, digest)
+    if spec.binds or ctx.argument_values:
+        digest = with_bound(spec.fn, digest, ctx.argument_values)
     fp = spec.fingerprint_in(ctx)
     shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
@@ -207,7 +207,8 @@ class _Tries:
         )  # fmt: skip
         if reopened is not None:
             record.extra["reopened"] = reopened
-        rejoin = functools.partial(with_bound, spec.fn) if spec.binds else None
+        held = ctx.argument_values if held_by(spec.fn, ctx.argument_values) else ()
+        rejoin = functools.partial(with_bound, spec.fn, held=held) if spec.binds or held else None
         if changed_in_place(spec.signature, *call, spec.name, digest, rejoin):
             record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
             warnings.warn(in_place_warning(spec.name), stacklevel=2)

@@ -1,0 +1,125 @@
+"""A step that reads a workflow argument through its closure (defined in
+the body, or made there by a factory) computes from that argument as if
+it were given it: a resume with another value for it is a changed call,
+not a replay of the output computed from the old one."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from tests.scripts import run_in
+
+
+def suspending(counts: Counter[str], **options: Any) -> Any:
+    @durable.workflow(run_id="r1", **options)
+    def totals(xs: list[int], ready: bool = False) -> tuple[int, int]:
+        @durable.step
+        def total() -> int:  # reads `xs` through its closure
+            counts["total"] += 1
+            return sum(xs)
+
+        @durable.step
+        def count(n: int) -> int:  # given what it reads: replayed while `n` holds
+            counts["count"] += 1
+            return n
+
+        result = (total(), count(2))
+        if not ready:
+            durable.suspend("waiting for ready")
+        return result
+
+    return totals
+
+
+def test_a_resume_with_another_captured_argument_is_refused(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = suspending(counts, store=store)
+    with pytest.raises(durable.Suspended):
+        wf([1, 2])
+    with pytest.raises(durable.DefinitionChangedError, match="position 0"):
+        wf.resume("r1", xs=[1, 2, 3], ready=True)  # was: (3, 2), the sum of [1, 2]
+    assert counts == {"total": 1, "count": 1}
+    # The same list (another object, equal content) is the same call: replayed.
+    assert wf.resume("r1", xs=[1, 2], ready=True).value == (3, 2)
+    assert counts == {"total": 1, "count": 1}
+
+
+def test_rerun_runs_it_again_and_rebase_keeps_it(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+    wf = suspending(counts, store=store)
+    with pytest.raises(durable.Suspended):
+        wf([1, 2])
+    with pytest.raises(durable.Suspended):
+        wf.with_options(on_change="rerun").resume("r1", xs=[1, 2, 3])
+    assert counts == {"total": 2, "count": 2}  # rerun discards from the first change on
+    run = wf.with_options(rebase=True).resume("r1", xs=[5], ready=True)
+    assert run.value == (6, 2) and counts == {"total": 2, "count": 2}  # vouched for
+
+
+def test_a_factory_made_step_holding_the_argument_counts_it_too(store: durable.Store) -> None:
+    counts: Counter[str] = Counter()
+
+    def make(weights: dict[str, int]) -> Any:
+        @durable.step
+        def score(x: int) -> int:
+            counts["score"] += 1
+            return x * weights["w"]
+
+        return score
+
+    @durable.workflow(run_id="r2", store=store)
+    def scored(weights: dict[str, int], ready: bool = False) -> int:
+        out: int = make(weights)(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        scored({"w": 2})
+    with pytest.raises(durable.DefinitionChangedError):
+        scored.resume("r2", weights={"w": 3}, ready=True)  # was: 20
+    assert counts == {"score": 1}
+    assert scored.resume("r2", weights={"w": 2}, ready=True).value == 20
+    assert counts == {"score": 1}
+
+
+SCRIPT = """
+import json, os, sys
+import durable
+
+@durable.workflow(run_id="r1")
+def totals(xs, ready=False):
+    @durable.step
+    def total():
+        with open(os.environ["COUNT_FILE"], "a") as f:
+            f.write("total\\n")
+        return sum(xs)
+    t = total()
+    if not ready:
+        durable.suspend("waiting")
+    return t
+
+if sys.argv[1] == "start":
+    try:
+        totals(json.loads(sys.argv[2]))
+    except durable.Suspended:
+        print("suspended")
+else:
+    run = totals.with_options(on_change=sys.argv[3]).resume("r1", xs=json.loads(sys.argv[2]), ready=True)
+    print("value", run.value)
+"""
+
+
+@pytest.mark.slow
+def test_resumed_in_another_process(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(SCRIPT)
+    assert "suspended" in run_in(tmp_path, "flow.py", "start", "[1, 2]")
+    out = run_in(tmp_path, "flow.py", "resume", "[1, 2, 3]", "refuse")
+    assert "DefinitionChangedError" in out and "value 3" not in out  # was: value 3
+    assert "value 6" in run_in(tmp_path, "flow.py", "resume", "[1, 2, 3]", "rerun")
+    assert (tmp_path / "count").read_text().split() == ["total", "total"]
