@@ -123,3 +123,28 @@ def test_resumed_in_another_process(tmp_path: Path) -> None:
     assert "DefinitionChangedError" in out and "value 3" not in out  # was: value 3
     assert "value 6" in run_in(tmp_path, "flow.py", "resume", "[1, 2, 3]", "rerun")
     assert (tmp_path / "count").read_text().split() == ["total", "total"]
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_a_loop_over_function_holding_the_argument_counts_it_too(
+    store: durable.Store, checkpoint: bool
+) -> None:
+    seen: list[int] = []
+
+    @durable.workflow(run_id="r3", store=store)
+    def scaled(weights: dict[str, int], ready: bool = False) -> list[int]:
+        def scale(x: int) -> int:
+            seen.append(x)
+            return x * weights["w"]
+
+        out = durable.loop_over(scale, [1, 2], checkpoint_items=checkpoint)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        scaled({"w": 2})
+    with pytest.raises(durable.DefinitionChangedError):
+        scaled.resume("r3", weights={"w": 3}, ready=True)  # was: [2, 4]
+    assert scaled.with_options(on_change="rerun").resume("r3", weights={"w": 3}, ready=True).value == [3, 6]
+    assert seen == [1, 2, 1, 2]
