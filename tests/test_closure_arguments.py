@@ -148,3 +148,30 @@ def test_a_loop_over_function_holding_the_argument_counts_it_too(
         scaled.resume("r3", weights={"w": 3}, ready=True)  # was: [2, 4]
     assert scaled.with_options(on_change="rerun").resume("r3", weights={"w": 3}, ready=True).value == [3, 6]
     assert seen == [1, 2, 1, 2]
+
+
+CONFIG: dict[str, list[int]] = {}
+
+
+@durable.step
+def config_total() -> int:
+    return sum(CONFIG["xs"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a global the body fills from a run argument counts by its statements only, not its contents",
+)
+def test_a_global_the_body_fills_from_the_argument(store: durable.Store) -> None:
+    @durable.workflow(run_id="r4", store=store)
+    def totals(xs: list[int], ready: bool = False) -> int:
+        CONFIG["xs"] = xs
+        out: int = config_total()
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        totals([1, 2])
+    with pytest.raises(durable.DefinitionChangedError):
+        totals.resume("r4", xs=[1, 2, 3], ready=True)  # replays 3 where running gives 6
