@@ -150,6 +150,41 @@ def test_a_loop_over_function_holding_the_argument_counts_it_too(
     assert seen == [1, 2, 1, 2]
 
 
+@pytest.mark.parametrize("on_change", ["refuse", "rerun"])
+def test_a_child_workflow_defined_in_the_body_counts_it_too(
+    store: durable.Store, on_change: str
+) -> None:
+    counts: Counter[str] = Counter()
+
+    @durable.workflow(run_id="r5", store=store)
+    def parent(xs: list[int], ready: bool = False) -> tuple[int, int]:
+        @durable.step
+        def doubled() -> int:  # in the child's body, reads the parent's `xs`
+            counts["doubled"] += 1
+            return 2 * sum(xs)
+
+        @durable.workflow
+        def child() -> tuple[int, int]:
+            counts["child"] += 1
+            return sum(xs), doubled()
+
+        out = child()
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        parent([1, 2])
+    again = parent.with_options(on_change=on_change)
+    if on_change == "refuse":
+        with pytest.raises(durable.DefinitionChangedError):
+            again.resume("r5", xs=[1, 2, 3], ready=True)  # was: (3, 6)
+        assert counts == {"child": 1, "doubled": 1}
+    else:
+        assert again.resume("r5", xs=[1, 2, 3], ready=True).value == (6, 12)
+        assert counts == {"child": 2, "doubled": 2}
+
+
 CONFIG: dict[str, list[int]] = {}
 
 

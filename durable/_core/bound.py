@@ -112,8 +112,14 @@ def with_bound(fn: object, digest: str, held: tuple[Any, ...] = ()) -> str:
     bound = bound_values(fn)
     if bound:
         digest = value_digest((digest, bound))
-    # A held argument without a digest (a client) counts as the fingerprint
-    # counts it, by its type: a closure is how a step reaches one.
+    return with_held(fn, digest, held)
+
+
+def with_held(fn: object, digest: str, held: tuple[Any, ...]) -> str:
+    """A call's digest joined with the run's arguments `held` that `fn`
+    reads through its closure (`held_by`). One without a digest (a client)
+    counts as the fingerprint counts it, by its type: a closure is how a
+    step reaches one."""
     taken = [d for d in map(value_digest, held_by(fn, held)) if not is_token(d)] if held else []
     return value_digest((digest, taken)) if taken and not is_token(digest) else digest
 
