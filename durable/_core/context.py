@@ -31,9 +31,9 @@ class RunState:
     store: Store
     records: MutableMapping[Position, StepRecord] = field(default_factory=dict)
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
-    # How many of those failed tries belong to calls that gave up: the rest
-    # are the retry budget that the call at the position has used (`attempts`).
+    # How many of those ended calls that gave up; the call that made the rest (`attempts`).
     given_up: dict[Position, int] = field(default_factory=dict)
+    tried_by: dict[Position, tuple[str, str]] = field(default_factory=dict)
     # A sleep's timer: (wake-up time, digest of its duration; None in a record
     # written before timers kept it).
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)

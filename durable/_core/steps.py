@@ -153,7 +153,7 @@ class _Tries:
         # the `used` ones made before it.
         if ctx.failures and live.pos in ctx.failures:
             self.failures = list(ctx.failures[live.pos])
-            earlier, self.used = budget_used(ctx, live.pos)
+            earlier, self.used = budget_used(ctx, live.pos, (live.fp, live.digest))
             self.given_up = earlier - self.used
         else:  # no try failed at pos (most calls): nothing used, nothing given up
             self.failures, self.used, self.given_up = [], 0, 0
@@ -178,7 +178,8 @@ class _Tries:
         failures.append(attempt_record(exc))
         again = spec.retry.again(exc, n)
         ended = self.given_up if again else None  # None: this call gives up, its budget ends
-        save_failures(ctx, pos, failures, name=spec.name, started=started, given_up=ended)
+        call = (self.live.fp, self.live.digest)
+        save_failures(ctx, pos, failures, name=spec.name, started=started, given_up=ended, call=call)
         wait = spec.retry.wait(n) if again else None
         tried = len(failures) - 1  # counting the tries of earlier attempts of the run
         notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait)
