@@ -19,8 +19,7 @@ import types
 from typing import Any
 
 from .._fingerprint.reach import _cell_value, target_of
-from .._fingerprint.values import plain_tokens
-from .identity import is_token, value_digest
+from .identity import _IMMUTABLE, is_token, value_digest
 
 
 def binds(fn: object) -> bool:
@@ -125,14 +124,14 @@ def with_held(fn: object, digest: str, held: tuple[Any, ...]) -> str:
 
 
 def run_arguments(values: Any) -> tuple[Any, ...]:
-    """Of a run's argument values, those a step's fingerprint counts by type
-    only when its closure holds them (a list, a dict, an object): what
-    `held_by` looks for. Plain immutable data counts by value there, and a
-    function by its code."""
+    """Of a run's argument values, those `held_by` looks for: not a number,
+    a string or another immutable scalar, which a step's fingerprint counts
+    by value when its closure holds one, nor a function, counted by its
+    code there. (A list, a dict or an object counts by its type there.)
+    Told by type alone: a run's start does not walk a large argument."""
     return tuple(
-        v for v in values
-        if plain_tokens(v, mutable=False) is None and not isinstance(v, types.FunctionType)
-    )  # fmt: skip
+        v for v in values if type(v) not in _IMMUTABLE and not isinstance(v, types.FunctionType)
+    )
 
 
 def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
