@@ -125,6 +125,32 @@ def test_resumed_in_another_process(tmp_path: Path) -> None:
     assert (tmp_path / "count").read_text().split() == ["total", "total"]
 
 
+def test_a_step_reading_it_through_a_helper_and_another_step(store: durable.Store) -> None:
+    @durable.workflow(run_id="r7", store=store)
+    def totals(xs: list[int], ready: bool = False) -> int:
+        @durable.step
+        def inner() -> int:
+            return sum(xs)
+
+        def helper() -> int:
+            return inner() * 10  # a plain call inside `outer`
+
+        @durable.step
+        def outer() -> int:
+            return helper() + 1
+
+        out = outer()
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        totals([1, 2])
+    with pytest.raises(durable.DefinitionChangedError):
+        totals.resume("r7", xs=[1, 2, 3], ready=True)  # was: 31, where running gives 61
+    assert totals.with_options(on_change="rerun").resume("r7", xs=[1, 2, 3], ready=True).value == 61
+
+
 @pytest.mark.parametrize("checkpoint", [False, True])
 def test_a_loop_over_function_holding_the_argument_counts_it_too(
     store: durable.Store, checkpoint: bool

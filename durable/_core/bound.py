@@ -138,8 +138,8 @@ def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
     """The values of `arguments` (by identity) that the function under `fn`
     holds in its closure cells or defaults, or that a function it holds
     there does (a helper defined in the body, the function a decorator
-    wraps): a step defined in the body that reads `xs` computes from it as
-    if it were given it."""
+    wraps, a step it calls): a step defined in the body that reads `xs`
+    computes from it as if it were given it."""
     if not arguments:
         return []
     wanted = {id(v) for v in arguments}
@@ -155,6 +155,6 @@ def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
         for v in held:
             if id(v) in wanted and not any(v is x for x in found):
                 found.append(v)
-            elif isinstance(v, types.FunctionType):
-                todo.append(v)
+            elif isinstance(v, (types.FunctionType, functools.partial, types.MethodType)):
+                todo += [v, unbound(v)]  # a step defined in the body: the function it runs
     return found
