@@ -18,7 +18,7 @@ import functools
 import types
 from typing import Any
 
-from .._fingerprint.reach import _cell_value, target_of
+from .._fingerprint.reach import target_of
 from .identity import _IMMUTABLE, is_token, value_digest
 
 
@@ -150,7 +150,7 @@ def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
         if not isinstance(f, types.FunctionType) or id(f) in seen:
             continue
         seen.add(id(f))
-        held = [_cell_value(c) for c in f.__closure__ or ()]
+        held = [_contents(c) for c in f.__closure__ or ()]
         held += [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()]
         for v in held:
             if id(v) in wanted and not any(v is x for x in found):
@@ -158,3 +158,10 @@ def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
             elif isinstance(v, (types.FunctionType, functools.partial, types.MethodType)):
                 todo += [v, unbound(v)]  # a step defined in the body: the function it runs
     return found
+
+
+def _contents(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # not assigned yet (a function that calls itself)
+        return None
