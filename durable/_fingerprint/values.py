@@ -53,6 +53,12 @@ def plain_tokens(
     kind = type(value)
     if kind in _SCALARS:
         return [scalar_token(value)]
+    if _numpy_scalar(value):  # `np.float64(2.0)`: a number, by its dtype and bytes
+        try:
+            number: Any = value
+            return [f"n{number.dtype.str}:{number.tobytes().hex()}"]
+        except Exception:  # a structured scalar holding objects: by its type, as before
+            return None
     allowed = _CONTAINERS if mutable else _FROZEN
     if kind not in allowed or id(value) in _seen:
         return None  # a self-containing list is not plain data
@@ -127,6 +133,15 @@ def mapping_tokens(value: Any) -> list[str] | None:
     except Exception:  # a mapping that cannot be listed: by its statements
         return None
     return plain_tokens(items)
+
+
+def _numpy_scalar(value: object) -> bool:
+    """A numpy scalar (`np.float64(2.0)`, `np.int32(3)`, `np.datetime64(...)`):
+    immutable, so it counts by value as the number it stands for does, not
+    by its type. Looked for only when the program imported numpy."""
+    numpy = sys.modules.get("numpy")
+    generic = getattr(numpy, "generic", None) if numpy is not None else None
+    return isinstance(generic, type) and isinstance(value, generic)
 
 
 def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:
