@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -19,14 +20,14 @@ from .canon import name_chains
 def made_from_own_path(
     name: str, value: object, namespace: Mapping[str, Any], checked_file: str | None = None
 ) -> bool:
-    """Whether `value` is a string the statements binding `name` make from
+    """Whether `value` is a string or a path the statements binding `name` make from
     the module's `__file__`, directly or through the names they read (`DATA = join(HERE, "data")`
     after `HERE = dirname(abspath(__file__))`). Such a string is where this
     copy of the file lies, which differs in another folder, checkout or
-    machine: it counts by its statements, as a `Path` built so does, since
+    machine: it counts by its statements, since
     the path of a file is never part of a fingerprint."""
     todo, seen = [name], {name}
-    while todo and isinstance(value, str):
+    while todo and isinstance(value, (str, PurePath)):
         try:
             found = binding_statements(todo.pop(), namespace, checked_file) or []
         except ConfigurationError:  # a stale file: counted by value, as before

@@ -1,0 +1,134 @@
+"""An immutable value of the standard library that a step reads (a global,
+a closure cell, a default) counts by its value, as a number or a string
+does: `DATA = Path(os.environ["DATA"])`, `RATE = Decimal(...)`, a date or a
+UUID read from the environment or a config file are changed steps when
+they change, not replays of the output computed with the old value."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import fractions
+import pathlib
+import uuid
+import zoneinfo
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from tests.scripts import run_in
+
+
+def made(k: Any) -> Any:
+    @durable.step(name="uses")
+    def uses(x: str) -> str:
+        return f"{x} {k}"
+
+    return uses
+
+
+PAIRS = [
+    (decimal.Decimal("2"), decimal.Decimal("3")),
+    (decimal.Decimal("2.0"), decimal.Decimal("2.00")),  # equal, not the same value
+    (pathlib.Path("data/a"), pathlib.Path("data/b")),
+    (pathlib.PurePosixPath("a"), pathlib.PureWindowsPath("a")),
+    (datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)),
+    (datetime.datetime(2024, 1, 1, 9), datetime.datetime(2024, 1, 1, 10)),
+    (
+        datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc),
+        datetime.datetime(2024, 1, 1, tzinfo=zoneinfo.ZoneInfo("UTC")),
+    ),
+    (datetime.time(9), datetime.time(9, fold=1)),
+    (datetime.timedelta(days=1), datetime.timedelta(days=2)),
+    (uuid.UUID(int=1), uuid.UUID(int=2)),
+    (fractions.Fraction(1, 2), fractions.Fraction(1, 3)),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), PAIRS, ids=[type(a).__name__ for a, _ in PAIRS])
+def test_a_closure_cell_counts_by_value(a: Any, b: Any) -> None:
+    assert made(a).fingerprint != made(b).fingerprint
+    assert made(a).fingerprint == made(type(a)(str(a)) if isinstance(a, pathlib.PurePath) else a).fingerprint
+
+
+SCRIPT = """
+import decimal, os, pathlib
+import durable
+
+RATE = decimal.Decimal(os.environ["K"])
+DATA = pathlib.Path(os.environ["K"])
+
+@durable.step
+def scale(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("scale\\n")
+    return f"{x * RATE}|{DATA}"
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = scale(x)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+try:
+    print("value", wf(10))
+except durable.Suspended:
+    print("suspended")
+"""
+
+
+@pytest.mark.slow
+def test_globals_read_from_the_environment_count_by_value(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(SCRIPT)
+    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
+    out = run_in(tmp_path, "flow.py", K="3")
+    assert "DefinitionChangedError" in out and "value 20|2" not in out  # was: value 20|2
+    assert "value 30|3" in run_in(tmp_path, "flow.py", K="3", DURABLE_ON_CHANGE="rerun")
+    assert (tmp_path / "count").read_text().split() == ["scale", "scale"]
+
+
+MOVED = """
+import os, pathlib
+import durable
+
+HERE = pathlib.Path(__file__).resolve().parent
+DATA = HERE / "data"
+
+@durable.step
+def where(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("where\\n")
+    return f"{x} {DATA.name}"
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = where(x)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+try:
+    print("value", wf(1))
+except durable.Suspended:
+    print("suspended")
+"""
+
+
+@pytest.mark.slow
+def test_a_path_made_from_the_script_s_own_file_still_counts_by_its_statement(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    (first / "flow.py").write_text(MOVED)
+    store = str(tmp_path / "store")
+    count = str(tmp_path / "count")
+    out = run_in(first, "flow.py", STOP="1", DURABLE_STORE=store, COUNT_FILE=count)
+    assert "suspended" in out
+    first.rename(second)  # the same script, in another folder
+    out = run_in(second, "flow.py", DURABLE_STORE=store, COUNT_FILE=count)
+    assert "value 1 data" in out
+    assert (tmp_path / "count").read_text().split() == ["where"]
