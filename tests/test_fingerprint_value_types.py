@@ -132,3 +132,45 @@ def test_a_path_made_from_the_script_s_own_file_still_counts_by_its_statement(
     out = run_in(second, "flow.py", DURABLE_STORE=store, COUNT_FILE=count)
     assert "value 1 data" in out
     assert (tmp_path / "count").read_text().split() == ["where"]
+
+
+FROM_ENV = """
+import os, re, typing
+import durable
+
+class Cfg(typing.NamedTuple):
+    lr: float
+
+CFG = Cfg(lr=float(os.environ["K"]))
+SIZES = range(int(os.environ["K"]))
+PATTERN = re.compile("a{%s}" % os.environ["K"])
+
+@durable.step
+def uses():
+    return READ
+
+@durable.workflow(run_id="r1")
+def wf():
+    out = uses()
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+try:
+    print("value", wf())
+except durable.Suspended:
+    print("suspended")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("read", "old"), [("CFG.lr", "2.0"), ("len(SIZES)", "2"), ("PATTERN.pattern", "a{2}")]
+)
+def test_an_object_made_from_the_environment_without_attributes_counts_by_content(
+    tmp_path: Path, read: str, old: str
+) -> None:
+    (tmp_path / "flow.py").write_text(FROM_ENV.replace("READ", read))
+    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
+    out = run_in(tmp_path, "flow.py", K="3")
+    assert "DefinitionChangedError" in out and f"value {old}" not in out

@@ -6,6 +6,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import copyreg
 import types
 import uuid
 from collections.abc import Mapping
@@ -166,7 +167,13 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
         toks = attribute_tokens(obj)
     elif toks is None and looped:
         toks = attribute_tokens(obj, public=True)
+    if toks is None and isinstance(obj, _MADE_OF_ONE):  # `for row in df.itertuples():`
+        toks = _reduced_tokens(obj)
     return toks
+
+
+# Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
+_MADE_OF_ONE = (tuple, frozenset, str, bytes, int, float, complex)
 
 
 def _outside_tokens(obj: object) -> list[str] | None:
@@ -185,10 +192,29 @@ def _outside_tokens(obj: object) -> list[str] | None:
     toks = mapping_tokens(obj) if toks is None else toks
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
+    if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
+        toks = _reduced_tokens(obj)
     if len(_loaded) >= 64:
         _loaded.clear()
     _loaded[id(obj)] = (obj, toks)
     return toks
+
+
+def _reduced_tokens(obj: object) -> list[str] | None:
+    """An object without attributes by the arguments pickle would make it
+    again with (`Cfg(lr=0.1)`, `range(0, 3, 1)`, `re.compile("a", 0)`),
+    when they are plain data (its class, by its name, aside); else None.
+    An object that will not pickle (a client, a lock) has none."""
+    reducer = copyreg.dispatch_table.get(type(obj))  # as pickle: a pattern's is registered
+    try:
+        reduced = obj.__reduce_ex__(4) if reducer is None else reducer(obj)
+    except Exception:
+        return None
+    if not isinstance(reduced, tuple) or len(reduced) < 2 or not isinstance(reduced[1], tuple):
+        return None
+    args = tuple(a for a in reduced[1] if a is not type(obj))  # `copyreg.__newobj__(cls, ...)`
+    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None))
+    return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
 
 
 # id(object) -> (the object, its tokens), as `_outside_tokens` first found them
@@ -206,8 +232,10 @@ def _holds_data(obj: object) -> bool:
     function (counted by their code and statements)."""
     if isinstance(obj, (list, dict, set, bytearray)):
         return True
-    fixed = (str, bytes, int, float, complex, tuple, frozenset, type(None), type, types.ModuleType)
-    return not isinstance(obj, fixed) and not callable(obj)
+    if isinstance(obj, (type, types.ModuleType)) or callable(obj):
+        return False
+    # These very types: a subclass (a NamedTuple, `np.float64`) is data made of one.
+    return type(obj) not in (str, bytes, int, float, complex, bool, tuple, frozenset, type(None))
 
 
 def _changes_by_running(stmt: ast.AST, name: str) -> bool:
