@@ -174,3 +174,29 @@ def test_an_object_made_from_the_environment_without_attributes_counts_by_conten
     assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
     out = run_in(tmp_path, "flow.py", K="3")
     assert "DefinitionChangedError" in out and f"value {old}" not in out
+
+
+LOOPED = """
+import os, typing
+import durable
+
+class Row(typing.NamedTuple):
+    a: int
+
+@durable.step(cache=True)
+def use(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("use\\n")
+    return x * ROW.a
+
+for ROW in (Row(1), Row(2), Row(3)):
+    print(use(10))
+"""
+
+
+@pytest.mark.slow
+def test_a_named_tuple_a_module_level_loop_binds_counts_by_content(tmp_path: Path) -> None:
+    (tmp_path / "rows.py").write_text(LOOPED)
+    assert run_in(tmp_path, "rows.py").split() == ["10", "20", "30"]  # was: 10 10 10
+    assert run_in(tmp_path, "rows.py").split() == ["10", "20", "30"]  # from the cache
+    assert (tmp_path / "count").read_text().split() == ["use"] * 3
