@@ -200,3 +200,92 @@ def test_a_named_tuple_a_module_level_loop_binds_counts_by_content(tmp_path: Pat
     assert run_in(tmp_path, "rows.py").split() == ["10", "20", "30"]  # was: 10 10 10
     assert run_in(tmp_path, "rows.py").split() == ["10", "20", "30"]  # from the cache
     assert (tmp_path / "count").read_text().split() == ["use"] * 3
+
+
+FACTORY = """
+import os, typing
+import durable
+
+class Cfg(typing.NamedTuple):
+    lr: float
+
+def make(cfg):
+    @durable.step
+    def scale(x):
+        return x * cfg[0]
+    return scale
+
+scale = make(HELD)
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = scale(x)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+try:
+    print("value", wf(10))
+except durable.Suspended:
+    print("suspended")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "held", ['[float(os.environ["K"])]', 'Cfg(lr=float(os.environ["K"]))', '{0: float(os.environ["K"])}']
+)
+def test_what_a_factory_made_from_the_environment_holds_counts_by_content(
+    tmp_path: Path, held: str
+) -> None:
+    (tmp_path / "flow.py").write_text(FACTORY.replace("HELD", held))
+    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
+    out = run_in(tmp_path, "flow.py", K="3")
+    assert "DefinitionChangedError" in out and "value 20.0" not in out  # was: value 20.0
+    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")  # the same value: replayed
+
+
+CLASS_ATTR = """
+import os
+import durable
+
+class Model:
+    LR = float(os.environ["K"])
+
+    def predict(self, x):
+        return x * self.LR
+
+MODEL = Model()
+
+@durable.step
+def by_global(x):
+    return MODEL.predict(x)
+
+@durable.step
+def by_argument(model, x):
+    return model.predict(x)
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = CALL
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+try:
+    print("value", wf(10))
+except durable.Suspended:
+    print("suspended")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", ["by_global(x)", "by_argument(Model(), x)"])
+def test_a_class_constant_read_from_the_environment_counts_by_value(
+    tmp_path: Path, call: str
+) -> None:
+    (tmp_path / "flow.py").write_text(CLASS_ATTR.replace("CALL", call))
+    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
+    out = run_in(tmp_path, "flow.py", K="3")
+    assert "DefinitionChangedError" in out and "value 20.0" not in out  # was: value 20.0
+    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")  # the same value: replayed
