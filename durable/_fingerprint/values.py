@@ -195,7 +195,7 @@ def _live_tokens(value: object, reached: list[object]) -> list[str]:
     anything else by its type, never by `id()` or pickle bytes. Lists,
     dicts and sets count by type only: a closure cell or default holding one
     is how functions keep state (counters, caches, flags)."""
-    toks = plain_tokens(value, mutable=False)
+    toks = None if _holds_path(value) else plain_tokens(value, mutable=False)
     if toks is not None:
         return toks
     if type(value) is tuple:
@@ -211,6 +211,15 @@ def _live_tokens(value: object, reached: list[object]) -> list[str]:
     if isinstance(value, types.ModuleType):
         return ["module:" + value.__name__]
     return ["obj:" + _qualname(type(value))]
+
+
+def _holds_path(value: object) -> bool:
+    """A path, or a tuple or frozenset holding one: where a file lies
+    (`root=HERE / "data"` as a default, made from the module's `__file__`),
+    which never counts by value here, as a global made so does not (`ownpath`)."""
+    if isinstance(value, pathlib.PurePath):
+        return True
+    return type(value) in (tuple, frozenset) and any(map(_holds_path, value))  # type: ignore[call-overload]
 
 
 def fallback_tokens(value: object) -> list[str]:
