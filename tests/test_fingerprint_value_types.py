@@ -70,7 +70,7 @@ DATA = pathlib.Path(os.environ["K"])
 def scale(x):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write("scale\\n")
-    return f"{x * RATE}|{DATA}"
+    return str(READ)
 
 @durable.workflow(run_id="r1")
 def wf(x):
@@ -87,12 +87,15 @@ except durable.Suspended:
 
 
 @pytest.mark.slow
-def test_globals_read_from_the_environment_count_by_value(tmp_path: Path) -> None:
-    (tmp_path / "flow.py").write_text(SCRIPT)
+@pytest.mark.parametrize(("read", "old", "new"), [("x * RATE", "20", "30"), ("DATA", "2", "3")])
+def test_globals_read_from_the_environment_count_by_value(
+    tmp_path: Path, read: str, old: str, new: str
+) -> None:
+    (tmp_path / "flow.py").write_text(SCRIPT.replace("READ", read))
     assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
     out = run_in(tmp_path, "flow.py", K="3")
-    assert "DefinitionChangedError" in out and "value 20|2" not in out  # was: value 20|2
-    assert "value 30|3" in run_in(tmp_path, "flow.py", K="3", DURABLE_ON_CHANGE="rerun")
+    assert "DefinitionChangedError" in out and f"value {old}" not in out  # was: value 20 (2)
+    assert f"value {new}" in run_in(tmp_path, "flow.py", K="3", DURABLE_ON_CHANGE="rerun")
     assert (tmp_path / "count").read_text().split() == ["scale", "scale"]
 
 
@@ -102,6 +105,7 @@ import durable
 
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE / "data"
+FILES = (HERE / "a.csv", DATA / "b.csv")  # a tuple of them too
 
 def label(x, root=HERE / "data"):  # a helper's default: where the file lies too
     return f"{x} {root.name}"
@@ -110,7 +114,7 @@ def label(x, root=HERE / "data"):  # a helper's default: where the file lies too
 def where(x):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write("where\\n")
-    return label(x, DATA)
+    return label(x, DATA) + "".join(p.suffix for p in FILES)
 
 @durable.workflow(run_id="r1")
 def wf(x):
@@ -139,7 +143,7 @@ def test_a_path_made_from_the_script_s_own_file_still_counts_by_its_statement(
     assert "suspended" in out
     first.rename(second)  # the same script, in another folder
     out = run_in(second, "flow.py", DURABLE_STORE=store, COUNT_FILE=count)
-    assert "value 1 data" in out
+    assert "value 1 data.csv.csv" in out
     assert (tmp_path / "count").read_text().split() == ["where"]
 
 

@@ -59,7 +59,7 @@ from .imports import (
 from .kept import kept_state, only_written
 from .lookups import doc_parts, whole_modules
 from .outsidevalues import made_from_outside
-from .ownpath import changed_apart, made_from_own_path
+from .ownpath import changed_apart, made_from_own_path, path_tokens
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
 from .subclasses import subclasses_read
@@ -165,7 +165,7 @@ def _count(
     if isinstance(obj, type) and user_class(obj):
         witnessed(class_code, obj)  # its methods' running code, besides its text
         out.reached.extend(m for m in witnessed(foreign_members, obj) if _followable(m))
-    toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj)
+    toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj) or path_tokens(obj)
     if toks is not None:
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):

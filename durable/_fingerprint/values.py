@@ -12,7 +12,6 @@ import datetime
 import decimal
 import enum
 import hashlib
-import pathlib
 import sys
 import types
 import uuid
@@ -143,24 +142,18 @@ def mapping_tokens(value: Any) -> list[str] | None:
 
 # Immutable values of the standard library, these very types (a subclass may
 # hold state of its own): by value, as a number or a string is.
-_PATHS: tuple[type, ...] = (pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
-_PATHS += (pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath)
 _BY_VALUE = frozenset((
-    *_PATHS, decimal.Decimal, uuid.UUID, datetime.date, datetime.datetime,
+    decimal.Decimal, uuid.UUID, datetime.date, datetime.datetime,
     datetime.time, datetime.timedelta, datetime.timezone,
 ))  # fmt: skip
 
 
 def _value_token(value: Any) -> list[str] | None:
-    """A path by its text (`str`, not `repr`: see `scalar_token`); a
-    Decimal, Fraction, UUID, date, time, timedelta or timezone by its repr,
-    which says all of it (a datetime's or time's timezone too, when it is a
-    `datetime.timezone` or a `zoneinfo.ZoneInfo`: another tzinfo, whose repr
-    may not, leaves it counted by its type, as before)."""
+    """A Decimal, Fraction, UUID, date, time, timedelta or timezone by its
+    repr, which says all of it (a datetime's or time's timezone too, when it
+    is a `datetime.timezone` or a `zoneinfo.ZoneInfo`: another tzinfo, whose
+    repr may not, leaves it counted by its type, as before)."""
     name = type(value).__name__
-    if isinstance(value, pathlib.PurePath):
-        text = str(value)
-        return [f"p{name}:{len(text)}:{text}"]
     tz = type(getattr(value, "tzinfo", None))
     if tz not in (type(None), datetime.timezone) and tz is not _loaded("zoneinfo", "ZoneInfo"):
         return None
@@ -195,7 +188,7 @@ def _live_tokens(value: object, reached: list[object]) -> list[str]:
     anything else by its type, never by `id()` or pickle bytes. Lists,
     dicts and sets count by type only: a closure cell or default holding one
     is how functions keep state (counters, caches, flags)."""
-    toks = None if _holds_path(value) else plain_tokens(value, mutable=False)
+    toks = plain_tokens(value, mutable=False)
     if toks is not None:
         return toks
     if type(value) is tuple:
@@ -211,15 +204,6 @@ def _live_tokens(value: object, reached: list[object]) -> list[str]:
     if isinstance(value, types.ModuleType):
         return ["module:" + value.__name__]
     return ["obj:" + _qualname(type(value))]
-
-
-def _holds_path(value: object) -> bool:
-    """A path, or a tuple or frozenset holding one: where a file lies
-    (`root=HERE / "data"` as a default, made from the module's `__file__`),
-    which never counts by value here, as a global made so does not (`ownpath`)."""
-    if isinstance(value, pathlib.PurePath):
-        return True
-    return type(value) in (tuple, frozenset) and any(map(_holds_path, value))  # type: ignore[call-overload]
 
 
 def fallback_tokens(value: object) -> list[str]:
