@@ -36,14 +36,19 @@ def save_failures(
     kind: str = "step",
     given_up: int | None = None,
     extra: Mapping[str, Any] | None = None,
+    call: tuple[str, str] | None = None,
 ) -> None:
     """Keep the failed attempts at pos (history shows them as `kind`);
     `given_up`: how many of them belong to calls that gave up (all when not
     given: the call retries no more); `extra`: what history shows besides
-    (the run id of a child run)."""
+    (the run id of a child run); `call`: the fingerprint and argument
+    digest of the step's call that failed, whose budget the rest are."""
+    fp, digest = call if call is not None else ("", None)
     rec = StepRecord(
-        pos, "attempts", name, "", None, persisted=False, started=started, attempts=failures
+        pos, "attempts", name, fp, digest, persisted=False, started=started, attempts=failures
     )
+    if call is not None:
+        ctx.tried_by[pos] = call
     rec.extra.update(extra or {})
     if kind != "step":
         rec.extra["kind"] = kind
@@ -78,14 +83,21 @@ def keep_failure(
     return failures
 
 
-def budget_used(ctx: RunState, pos: Position) -> tuple[int, int]:
+def budget_used(ctx: RunState, pos: Position, call: tuple[str, str]) -> tuple[int, int]:
     """(failed tries at pos, how many of them count against the retry budget
-    of the call there now). A call that gave up ended its budget: a later
-    call of the run (fixed, resumed) gets a budget of its own. One that did
-    not (the process died, the run was interrupted between tries) left it
-    open, and the resume goes on with it. A record written before budgets
-    were kept (no `given_up`) counts as given up, as it was then."""
+    of the call there now, of this fingerprint and argument digest). A call
+    that gave up ended its budget: a later call of the run (fixed, resumed)
+    gets a budget of its own. One that did not (the process died, the run
+    was interrupted between tries) left it open, and the resume goes on
+    with it, for the same call only: another (other arguments, the code
+    fixed) has a budget of its own, as a `loop_over` item's kept budget is
+    its own item's. Under rebase the code may differ. A record written
+    before budgets were kept (no `given_up`) counts as given up, as it was
+    then; one written before they kept their call is taken for this one's."""
     earlier = len(ctx.failures.get(pos, ()))
+    by = ctx.tried_by.get(pos)
+    if by is not None and (by[1] != call[1] or (by[0] != call[0] and ctx.policy != "rebase")):
+        return earlier, 0  # another call's tries: given up, as far as this one goes
     return earlier, budget_spent(earlier, ctx.given_up.get(pos, earlier))
 
 

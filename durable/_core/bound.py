@@ -5,7 +5,12 @@ carries. They are arguments of every call (`obj.method(x)` is
 a step's record, a `loop_over` block and a cache key alike. The
 fingerprint counts a list or an object there by its type only (program
 state), which alone would replay, or serve from the cache, the output
-computed for an instance whose state has changed since."""
+computed for an instance whose state has changed since.
+
+A run's argument that a step reads through its closure (a step defined in
+the workflow body, or made there by a factory) counts the same way
+(`held_by`): the fingerprint would count a list there by its type only.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import types
 from typing import Any
 
 from .._fingerprint.reach import target_of
-from .identity import is_token, value_digest
+from .identity import _IMMUTABLE, is_token, value_digest
 
 
 def binds(fn: object) -> bool:
@@ -96,10 +101,67 @@ def _step_function(fn: object) -> Any:
     return inner
 
 
-def with_bound(fn: object, digest: str) -> str:
-    """A call's digest joined with what `fn` binds. A call without a digest
-    stays without one; a bound value without one makes a fresh token (the
-    call looks changed: fail closed)."""
+def with_bound(fn: object, digest: str, held: tuple[Any, ...] = ()) -> str:
+    """A call's digest joined with what `fn` binds, and with the run's
+    arguments `held` that it reads through its closure (`held_by`). A call
+    without a digest stays without one; a bound value without one makes a
+    fresh token (the call looks changed: fail closed)."""
     if is_token(digest):
         return digest
-    return value_digest((digest, bound_values(fn)))
+    bound = bound_values(fn)
+    if bound:
+        digest = value_digest((digest, bound))
+    return with_held(fn, digest, held)
+
+
+def with_held(fn: object, digest: str, held: tuple[Any, ...]) -> str:
+    """A call's digest joined with the run's arguments `held` that `fn`
+    reads through its closure (`held_by`). One without a digest (a client)
+    counts as the fingerprint counts it, by its type: a closure is how a
+    step reaches one."""
+    taken = [d for d in map(value_digest, held_by(fn, held)) if not is_token(d)] if held else []
+    return value_digest((digest, taken)) if taken and not is_token(digest) else digest
+
+
+def run_arguments(values: Any) -> tuple[Any, ...]:
+    """Of a run's argument values, those `held_by` looks for: not a number,
+    a string or another immutable scalar, which a step's fingerprint counts
+    by value when its closure holds one, nor a function, counted by its
+    code there. (A list, a dict or an object counts by its type there.)
+    Told by type alone: a run's start does not walk a large argument."""
+    return tuple(
+        v for v in values if type(v) not in _IMMUTABLE and not isinstance(v, types.FunctionType)
+    )
+
+
+def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
+    """The values of `arguments` (by identity) that the function under `fn`
+    holds in its closure cells or defaults, or that a function it holds
+    there does (a helper defined in the body, the function a decorator
+    wraps, a step it calls): a step defined in the body that reads `xs`
+    computes from it as if it were given it."""
+    if not arguments:
+        return []
+    wanted = {id(v) for v in arguments}
+    found: list[Any] = []
+    todo, seen = [target_of(unbound(fn)), unbound(fn)], set()
+    while todo:
+        f = todo.pop()
+        if not isinstance(f, types.FunctionType) or id(f) in seen:
+            continue
+        seen.add(id(f))
+        held = [_contents(c) for c in f.__closure__ or ()]
+        held += [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()]
+        for v in held:
+            if id(v) in wanted and not any(v is x for x in found):
+                found.append(v)
+            elif isinstance(v, (types.FunctionType, functools.partial, types.MethodType)):
+                todo += [v, unbound(v)]  # a step defined in the body: the function it runs
+    return found
+
+
+def _contents(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # not assigned yet (a function that calls itself)
+        return None

@@ -31,9 +31,9 @@ class RunState:
     store: Store
     records: MutableMapping[Position, StepRecord] = field(default_factory=dict)
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
-    # How many of those failed tries belong to calls that gave up: the rest
-    # are the retry budget that the call at the position has used (`attempts`).
+    # How many of those ended calls that gave up; the call that made the rest (`attempts`).
     given_up: dict[Position, int] = field(default_factory=dict)
+    tried_by: dict[Position, tuple[str, str]] = field(default_factory=dict)
     # A sleep's timer: (wake-up time, digest of its duration; None in a record
     # written before timers kept it).
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
@@ -75,6 +75,7 @@ class RunState:
     held: list[Any] = field(default_factory=list)
     intro: dict[str, Any] = field(default_factory=dict)
     arguments: str = ""  # of this attempt: a `wait_for` answer is recorded for them
+    argument_values: tuple[Any, ...] = ()  # a step's closure may hold (`bound.held_by`)
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
     # A child run's: the `inputs` of the runs that called it, outermost

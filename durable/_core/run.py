@@ -35,6 +35,7 @@ from .arguments import (
     decode_arguments,
     merge_arguments,
 )
+from .bound import held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, choose_policy
 from .entry import enter_run
@@ -127,7 +128,10 @@ def run_locked(
             usable_inputs(load_context(store, flow.name, run_id, policy), inputs)
         # A child that changed an argument its caller gave it runs its body
         # again (its steps replay): returning its result would not redo that.
-        redo = caller is not None and manifest.extra.get("in_place")
+        # So does one that reads its caller's arguments through its closure.
+        redo = caller is not None and (
+            manifest.extra.get("in_place") or held_by(flow.fn, caller.argument_values)
+        )
         done = None if redo else completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
@@ -138,6 +142,9 @@ def run_locked(
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
     ctx.arguments = arguments_digest(digests)
+    ctx.argument_values = run_arguments(bound.arguments.values())
+    if caller is not None:  # a workflow defined in its caller's body reads the caller's too
+        ctx.argument_values += caller.argument_values
     if manifest is not None and not restart:  # after the read: its listing shows a marker
         refuse_cancelled(store, manifest)
     cancel.watch(ctx)

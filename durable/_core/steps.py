@@ -16,7 +16,7 @@ from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
-from .bound import bound_arguments, with_bound
+from .bound import bound_arguments, held_by, with_bound
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -78,8 +78,8 @@ def replay_or_prepare(
         pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
-    if spec.binds:
-        digest = with_bound(spec.fn, digest)
+    if spec.binds or ctx.argument_values:
+        digest = with_bound(spec.fn, digest, ctx.argument_values)
     fp = spec.fingerprint_in(ctx)
     shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
@@ -153,7 +153,7 @@ class _Tries:
         # the `used` ones made before it.
         if ctx.failures and live.pos in ctx.failures:
             self.failures = list(ctx.failures[live.pos])
-            earlier, self.used = budget_used(ctx, live.pos)
+            earlier, self.used = budget_used(ctx, live.pos, (live.fp, live.digest))
             self.given_up = earlier - self.used
         else:  # no try failed at pos (most calls): nothing used, nothing given up
             self.failures, self.used, self.given_up = [], 0, 0
@@ -178,7 +178,8 @@ class _Tries:
         failures.append(attempt_record(exc))
         again = spec.retry.again(exc, n)
         ended = self.given_up if again else None  # None: this call gives up, its budget ends
-        save_failures(ctx, pos, failures, name=spec.name, started=started, given_up=ended)
+        call = (self.live.fp, self.live.digest)
+        save_failures(ctx, pos, failures, name=spec.name, started=started, given_up=ended, call=call)
         wait = spec.retry.wait(n) if again else None
         tried = len(failures) - 1  # counting the tries of earlier attempts of the run
         notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait)
@@ -207,7 +208,8 @@ class _Tries:
         )  # fmt: skip
         if reopened is not None:
             record.extra["reopened"] = reopened
-        rejoin = functools.partial(with_bound, spec.fn) if spec.binds else None
+        held = ctx.argument_values if held_by(spec.fn, ctx.argument_values) else ()
+        rejoin = functools.partial(with_bound, spec.fn, held=held) if spec.binds or held else None
         if changed_in_place(spec.signature, *call, spec.name, digest, rejoin):
             record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
             warnings.warn(in_place_warning(spec.name), stacklevel=2)

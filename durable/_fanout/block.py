@@ -11,7 +11,7 @@ from typing import Any
 
 from .._core import notify
 from .._core.attempts import keep_failure
-from .._core.bound import bound_values, unbound
+from .._core.bound import bound_values, held_by, unbound
 from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
@@ -60,13 +60,17 @@ def persists(fn: Callable[..., Any]) -> bool:
     return spec is None or spec.persist
 
 
-def bound_digest(fn: Callable[..., Any]) -> str | None:
+def bound_digest(fn: Callable[..., Any], held: tuple[Any, ...] = ()) -> str | None:
     """The digest of what `fn` binds (`bound.bound_values`: a partial's
     arguments, the `self` of `loop_over(obj.method, items)`, an argument of
     every call as a method step's `self` is) and of what a decorator over a
     step captured; None when it binds nothing. A fresh token when they have
-    no digest (`value_digest`)."""
+    no digest (`value_digest`). The run's arguments `held` that `fn` reads
+    through its closure count too (`bound.held_by`), those with a digest."""
     bound = bound_values(fn)
+    taken = [v for v in held_by(fn, held) if not is_token(value_digest(v))]
+    if taken:
+        bound.append((tuple(taken), []))
     under = unbound(fn)
     if step_spec(under) is not None and own_step_spec(under) is None:
         # A decorator over a step runs around each item (`executors`): what
@@ -134,7 +138,7 @@ class Block:
         self.checkpoint = checkpoint and self.persist
         # A partial's bound arguments are arguments of every call: they count
         # in the block's digest and in each item's (a plain fn: the items alone).
-        self.bound = bound_digest(fn)
+        self.bound = bound_digest(fn, ctx.argument_values)
         self.bound_changed = False  # seen changed since (`_bound_changed`)
         self.digest = self._digest(items)
         self.started = now()
@@ -294,7 +298,7 @@ class Block:
         if self.bound_changed or self.bound is None or is_token(self.bound):
             return self.bound_changed
         with after_body():
-            self.bound_changed = bound_digest(self.fn) != self.bound  # `identity.NO_DIGEST`
+            self.bound_changed = bound_digest(self.fn, self.ctx.argument_values) != self.bound  # `identity.NO_DIGEST`
         return self.bound_changed
 
     def _compact(self) -> None:

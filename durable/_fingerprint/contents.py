@@ -17,9 +17,10 @@ from .elsewhere import called_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
+from .outsidevalues import attribute_tokens, class_outside_tokens, outside_tokens, reduced_tokens
 from .ownpath import bound_again
 from .reach import identity_of
-from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
+from .values import content_tokens, hash_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
@@ -57,6 +58,9 @@ def contents_part(
     a module-level loop whose contents cannot be told (a `deque`) counts
     as changed on every call (fail closed): it was served the first pass's
     output."""
+    if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
+        constants = class_outside_tokens(obj)
+        return hash_tokens(constants) if constants else None
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
@@ -70,7 +74,7 @@ def contents_part(
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
         outside = running and reads_outside(found, namespace, checked_file)
-        toks = witnessed(_outside_tokens, obj) if outside else None
+        toks = witnessed(outside_tokens, obj) if outside else None
         return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
@@ -104,31 +108,6 @@ def bound_part(
     if not bound_again(name, namespace, checked_file):
         return {}
     return {"bound:" + key: witnessed(identity_of, obj)}
-
-
-def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
-    """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
-    `ns.limit = 10` run at module level between two calls), or only its
-    `public` ones, None when it has none: what is not plain still counts
-    by its statements only."""
-    attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
-    plain = {
-        k: v for k, v in attrs
-        if isinstance(k, str) and not (public and k.startswith("_")) and plain_tokens(v) is not None
-    }  # fmt: skip
-    return plain_tokens(plain) if plain else None
-
-
-def _slots(obj: object) -> list[tuple[str, object]]:
-    """The values of the `__slots__` `obj`'s classes declare, that are set."""
-    found = []
-    for cls in type(obj).__mro__[:-1]:
-        declared = vars(cls).get("__slots__", ())
-        for slot in (declared,) if isinstance(declared, str) else declared:
-            member = vars(cls).get(slot)
-            if isinstance(member, types.MemberDescriptorType) and hasattr(obj, slot):
-                found.append((slot, getattr(obj, slot)))
-    return found
 
 
 # id(statement) -> (the statement, what it assigns into): a statement's
@@ -166,33 +145,13 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
         toks = attribute_tokens(obj)
     elif toks is None and looped:
         toks = attribute_tokens(obj, public=True)
+    if toks is None and isinstance(obj, _MADE_OF_ONE):  # `for row in df.itertuples():`
+        toks = reduced_tokens(obj)
     return toks
 
 
-def _outside_tokens(obj: object) -> list[str] | None:
-    """What a global made from the environment or a file holds (`CFG =
-    json.load(f)`, `model = Ridge(alpha=ALPHA)` of an `ALPHA` from
-    `os.environ`): its plain data or bytes, a pandas frame's rows (`DF =
-    pd.read_csv(path)`), a mapping's (`ConfigParser`), else its plain attributes (a
-    library's public ones); a client or a file has none: by its statements.
-    Once per object: what was loaded differs between processes, and a
-    module-level change of it counts as any (`contents_part`); hashed again
-    at every call, a large array loaded once cost each step call its bytes."""
-    seen = _loaded.get(id(obj))
-    if seen is not None and seen[0] is obj:
-        return seen[1]
-    toks = content_tokens(obj)
-    toks = mapping_tokens(obj) if toks is None else toks
-    if toks is None:
-        toks = attribute_tokens(obj, public=not user_class(type(obj)))
-    if len(_loaded) >= 64:
-        _loaded.clear()
-    _loaded[id(obj)] = (obj, toks)
-    return toks
-
-
-# id(object) -> (the object, its tokens), as `_outside_tokens` first found them
-_loaded: dict[int, tuple[object, list[str] | None]] = {}
+# Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
+_MADE_OF_ONE = (tuple, frozenset, str, bytes, int, float, complex)
 
 
 def fresh_token() -> str:
@@ -206,8 +165,10 @@ def _holds_data(obj: object) -> bool:
     function (counted by their code and statements)."""
     if isinstance(obj, (list, dict, set, bytearray)):
         return True
-    fixed = (str, bytes, int, float, complex, tuple, frozenset, type(None), type, types.ModuleType)
-    return not isinstance(obj, fixed) and not callable(obj)
+    if isinstance(obj, (type, types.ModuleType)) or callable(obj):
+        return False
+    # These very types: a subclass (a NamedTuple, `np.float64`) is data made of one.
+    return type(obj) not in (str, bytes, int, float, complex, bool, tuple, frozenset, type(None))
 
 
 def _changes_by_running(stmt: ast.AST, name: str) -> bool:

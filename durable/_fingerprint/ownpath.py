@@ -8,7 +8,9 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import pathlib
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -19,14 +21,14 @@ from .canon import name_chains
 def made_from_own_path(
     name: str, value: object, namespace: Mapping[str, Any], checked_file: str | None = None
 ) -> bool:
-    """Whether `value` is a string the statements binding `name` make from
+    """Whether `value` is a string or a path (or a tuple of them) the statements binding `name` make from
     the module's `__file__`, directly or through the names they read (`DATA = join(HERE, "data")`
     after `HERE = dirname(abspath(__file__))`). Such a string is where this
     copy of the file lies, which differs in another folder, checkout or
-    machine: it counts by its statements, as a `Path` built so does, since
+    machine: it counts by its statements, since
     the path of a file is never part of a fingerprint."""
     todo, seen = [name], {name}
-    while todo and isinstance(value, str):
+    while todo and isinstance(value, (str, PurePath, tuple, frozenset)):
         try:
             found = binding_statements(todo.pop(), namespace, checked_file) or []
         except ConfigurationError:  # a stale file: counted by value, as before
@@ -74,3 +76,20 @@ def _binds_whole(stmt: ast.AST, name: str) -> bool:
         return True
     targets = getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]  # `f: T = ...` too
     return bool(targets) and all(isinstance(t, ast.Name) for t in targets)
+
+
+# Paths, these very types: by value only as a global a step reads (`path_tokens`).
+_PATHS: tuple[type, ...] = (PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
+_PATHS += (pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath)
+
+
+def path_tokens(value: object) -> list[str] | None:
+    """A global path a step reads (`DATA = Path(os.environ["DATA"])`) by its
+    text (`str`, not `repr`: see `scalar_token`); None for anything else.
+    Not inside plain data, a default or a closure: there a path is mostly
+    where a file lies (`root=HERE / "data"`), never part of a fingerprint
+    (a global made from `__file__` counts by its statement: `made_from_own_path`)."""
+    if type(value) not in _PATHS:
+        return None
+    text = str(value)
+    return [f"p{type(value).__name__}:{len(text)}:{text}"]

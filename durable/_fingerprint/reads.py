@@ -58,7 +58,8 @@ from .imports import (
 )
 from .kept import kept_state, only_written
 from .lookups import doc_parts, whole_modules
-from .ownpath import changed_apart, made_from_own_path
+from .outsidevalues import made_from_outside
+from .ownpath import changed_apart, made_from_own_path, path_tokens
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
 from .subclasses import subclasses_read
@@ -164,7 +165,7 @@ def _count(
     if isinstance(obj, type) and user_class(obj):
         witnessed(class_code, obj)  # its methods' running code, besides its text
         out.reached.extend(m for m in witnessed(foreign_members, obj) if _followable(m))
-    toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj)
+    toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj) or path_tokens(obj)
     if toks is not None:
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
@@ -311,11 +312,10 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     if any(defaults):
         out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
     cells = getattr(fn, "__closure__", None) or ()
+    kept = kept_state(fn, code) if cells else frozenset()  # a counter it bumps: not an input
     if cells:
-        kept = kept_state(fn, code)  # a counter it bumps is the program's state, not an input
-        pairs = tuple(
-            (n, _cell_value(c)) for n, c in zip(code.co_freevars, cells, strict=True) if n not in kept
-        )
+        named = zip(code.co_freevars, cells, strict=True)
+        pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
     # Not witnessed: what it reads (names, defaults, cells and their types)
     # is, by `live_state`, without tokenising a closure at every memo check.
@@ -327,3 +327,4 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
         names = witnessed(names_bound_to, module.namespace, fn)
         if names:
             out.parts["made"] = hash_tokens(_bound(n, fn, module, out) for n in names)
+            out.parts.update(made_from_outside(fn, kept, names, module.namespace, code.co_filename))

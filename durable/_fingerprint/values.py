@@ -8,10 +8,13 @@ hold anything and so never count by `id()` or pickle bytes.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import enum
 import hashlib
 import sys
 import types
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,6 +56,14 @@ def plain_tokens(
     kind = type(value)
     if kind in _SCALARS:
         return [scalar_token(value)]
+    if kind in _BY_VALUE or kind is _loaded("fractions", "Fraction"):
+        return _value_token(value)  # `Path(os.environ["DATA"])`, `Decimal("0.2")`
+    if _numpy_scalar(value):  # `np.float64(2.0)`: a number, by its dtype and bytes
+        try:
+            number: Any = value
+            return [f"n{number.dtype.str}:{number.tobytes().hex()}"]
+        except Exception:  # a structured scalar holding objects: by its type, as before
+            return None
     allowed = _CONTAINERS if mutable else _FROZEN
     if kind not in allowed or id(value) in _seen:
         return None  # a self-containing list is not plain data
@@ -127,6 +138,39 @@ def mapping_tokens(value: Any) -> list[str] | None:
     except Exception:  # a mapping that cannot be listed: by its statements
         return None
     return plain_tokens(items)
+
+
+# Immutable values of the standard library, these very types (a subclass may
+# hold state of its own): by value, as a number or a string is.
+_BY_VALUE = frozenset((
+    decimal.Decimal, uuid.UUID, datetime.date, datetime.datetime,
+    datetime.time, datetime.timedelta, datetime.timezone,
+))  # fmt: skip
+
+
+def _value_token(value: Any) -> list[str] | None:
+    """A Decimal, Fraction, UUID, date, time, timedelta or timezone by its
+    repr, which says all of it (a datetime's or time's timezone too, when it
+    is a `datetime.timezone` or a `zoneinfo.ZoneInfo`: another tzinfo, whose
+    repr may not, leaves it counted by its type, as before)."""
+    name = type(value).__name__
+    tz = type(getattr(value, "tzinfo", None))
+    if tz not in (type(None), datetime.timezone) and tz is not _loaded("zoneinfo", "ZoneInfo"):
+        return None
+    return [f"r{name}:{value!r}"]
+
+
+def _loaded(module: str, name: str) -> Any:
+    """`module.name` when the program imported the module (else no value of it exists)."""
+    return getattr(sys.modules.get(module), name, None)
+
+
+def _numpy_scalar(value: object) -> bool:
+    """A numpy scalar (`np.float64(2.0)`, `np.int32(3)`, `np.datetime64(...)`):
+    immutable, so it counts by value as the number it stands for does, not
+    by its type. Looked for only when the program imported numpy."""
+    generic = _loaded("numpy", "generic")
+    return isinstance(generic, type) and isinstance(value, generic)
 
 
 def _item_tokens(item: Any, mutable: bool, seen: tuple[int, ...]) -> list[str] | None:

@@ -1,0 +1,138 @@
+"""What a value made from the environment or a file holds (`CFG =
+json.load(f)`, `LR = float(os.environ["LR"])` in a class body, `scale =
+make([float(os.environ["K"])])`): its statements' text is the same
+whatever they read, so such a value counts by its contents as well, as
+they are when the step runs (`contents`, `reads`). Also how an object
+counts by its plain attributes, or, holding none, by what pickle makes it
+again from.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import copyreg
+import sys
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ConfigurationError
+from .bindings import binding_statements
+from .imports import user_class
+from .outside import _DEFS, reads_outside
+from .reach import _cell_value
+from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
+from .witness import witnessed
+
+
+def class_outside_tokens(cls: type) -> list[str]:
+    """A top-level class's immutable plain constants (`LR =
+    float(os.environ["LR"])`), by value, when the statements of its body
+    read the environment or a file: what a method reads as `self.LR`, which
+    the class statement's text does not show. [] otherwise: as written."""
+    if "." in cls.__qualname__ or cls.__module__ not in sys.modules:
+        return []  # defined in a function: its statement is not the module's to read
+    namespace = vars(sys.modules[cls.__module__])
+    try:
+        found = binding_statements(cls.__name__, namespace) or []
+    except ConfigurationError:
+        return []
+    body = [s for c in found if isinstance(c, ast.ClassDef) for s in c.body]
+    if not reads_outside([s for s in body if not isinstance(s, _DEFS)], namespace, None):
+        return []
+    constants = [(k, plain_tokens(v, mutable=False)) for k, v in sorted(vars(cls).items())]
+    return [t for k, toks in constants if toks and not k.startswith("__") for t in (k, *toks)]
+
+
+def made_from_outside(
+    fn: Any, kept: Any, names: list[str], namespace: Mapping[str, Any], checked_file: str | None
+) -> dict[str, str]:
+    """What a function a factory made holds (its closure cells but the
+    `kept` ones it only changes, its defaults), by content, when a
+    statement that binds it (`names`) reads the environment or a file
+    (`scale = make([float(os.environ["K"])])`), as a global made so counts
+    (`outside_tokens`); {} otherwise: its statements count alone."""
+    found = [s for n in names for s in binding_statements(n, namespace, checked_file) or []]
+    if not found or not reads_outside(found, namespace, checked_file):
+        return {}
+    code = getattr(fn, "__code__", None)
+    cells = zip(getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or (), strict=False)
+    held = [_cell_value(c) for n, c in cells if n not in kept]
+    held += [*(getattr(fn, "__defaults__", None) or ())]
+    held += [*(getattr(fn, "__kwdefaults__", None) or {}).values()]
+    toks: list[str] = []
+    for value in held:
+        if not callable(value):  # a helper counts by its code
+            toks += witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__]
+    return {"made-contents": hash_tokens(toks)}
+
+
+def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
+    """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
+    `ns.limit = 10` run at module level between two calls), or only its
+    `public` ones, None when it has none: what is not plain still counts
+    by its statements only."""
+    attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
+    plain = {
+        k: v for k, v in attrs
+        if isinstance(k, str) and not (public and k.startswith("_")) and plain_tokens(v) is not None
+    }  # fmt: skip
+    return plain_tokens(plain) if plain else None
+
+
+def _slots(obj: object) -> list[tuple[str, object]]:
+    """The values of the `__slots__` `obj`'s classes declare, that are set."""
+    found = []
+    for cls in type(obj).__mro__[:-1]:
+        declared = vars(cls).get("__slots__", ())
+        for slot in (declared,) if isinstance(declared, str) else declared:
+            member = vars(cls).get(slot)
+            if isinstance(member, types.MemberDescriptorType) and hasattr(obj, slot):
+                found.append((slot, getattr(obj, slot)))
+    return found
+
+
+def outside_tokens(obj: object) -> list[str] | None:
+    """What a global made from the environment or a file holds (`CFG =
+    json.load(f)`, `model = Ridge(alpha=ALPHA)` of an `ALPHA` from
+    `os.environ`): its plain data or bytes, a pandas frame's rows (`DF =
+    pd.read_csv(path)`), a mapping's (`ConfigParser`), else its plain attributes (a
+    library's public ones); a client or a file has none: by its statements.
+    Once per object: what was loaded differs between processes, and a
+    module-level change of it counts as any (`contents_part`); hashed again
+    at every call, a large array loaded once cost each step call its bytes."""
+    seen = _loaded.get(id(obj))
+    if seen is not None and seen[0] is obj:
+        return seen[1]
+    toks = content_tokens(obj)
+    toks = mapping_tokens(obj) if toks is None else toks
+    if toks is None:
+        toks = attribute_tokens(obj, public=not user_class(type(obj)))
+    if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
+        toks = reduced_tokens(obj)
+    if len(_loaded) >= 64:
+        _loaded.clear()
+    _loaded[id(obj)] = (obj, toks)
+    return toks
+
+
+def reduced_tokens(obj: object) -> list[str] | None:
+    """An object without attributes by the arguments pickle would make it
+    again with (`Cfg(lr=0.1)`, `range(0, 3, 1)`, `re.compile("a", 0)`),
+    when they are plain data (its class, by its name, aside); else None.
+    An object that will not pickle (a client, a lock) has none."""
+    reducer = copyreg.dispatch_table.get(type(obj))  # as pickle: a pattern's is registered
+    try:
+        reduced = obj.__reduce_ex__(4) if reducer is None else reducer(obj)
+    except Exception:
+        return None
+    if not isinstance(reduced, tuple) or len(reduced) < 2 or not isinstance(reduced[1], tuple):
+        return None
+    args = tuple(a for a in reduced[1] if a is not type(obj))  # `copyreg.__newobj__(cls, ...)`
+    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None))
+    return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
+
+
+# id(object) -> (the object, its tokens), as `outside_tokens` first found them
+_loaded: dict[int, tuple[object, list[str] | None]] = {}
