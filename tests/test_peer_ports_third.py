@@ -1704,8 +1704,8 @@ def test_praisonai_pending_call_reuses_stable_idempotency_key_after_kill_9(
 ) -> None:
     """test_pending_call_reuses_stable_idempotency_key_after_resume, with
     a real crash: a tool call killed (SIGKILL) while in flight runs again on
-    resume with the same idempotency key ("run-1:1", the run and the step's
-    position), so the payment service can drop the duplicate; the killed
+    resume with the same idempotency key ("run-1:1/<digest>", the run, the
+    step's position and its call), so the payment service can drop the duplicate; the killed
     try left no failure record, so the attempt is 0 both times. PraisonAI
     does not run an in-flight effectful tool again unless it is declared
     restart-safe; durable runs the unfinished step again (a crash costs the
@@ -1717,7 +1717,8 @@ def test_praisonai_pending_call_reuses_stable_idempotency_key_after_kill_9(
     done = subprocess.run(argv, env=child_env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["charged"]
-    assert log.read_text().splitlines() == ["run-1:1 0", "run-1:1 0"]
+    (first, tried), (again, tried_again) = (line.split() for line in log.read_text().splitlines())
+    assert first == again and first.startswith("run-1:1/") and tried == tried_again == "0"
 
 
 def test_praisonai_async_declared_tool_receives_durable_idempotency_key(store: durable.Store) -> None:
@@ -1752,9 +1753,9 @@ def test_praisonai_async_declared_tool_receives_durable_idempotency_key(store: d
 
     assert asyncio.run(agent()) == "sent"
     assert sync_agent() == "charged"
-    assert captured == [
-        ("email", "run-1:0", 0), ("charge", "run-2:0", 0), ("charge", "run-2:0", 1),
-    ]  # fmt: skip
+    keyed = [(what, key.split("/")[0], attempt) for what, key, attempt in captured]
+    assert keyed == [("email", "run-1:0", 0), ("charge", "run-2:0", 0), ("charge", "run-2:0", 1)]
+    assert captured[1][1] == captured[2][1]  # a retry: the same call, the same key
 
 
 # -- DBOS: tests/test_queue.py, through loop_over --------------------------------------

@@ -159,15 +159,14 @@ class RunContext:
         return scope[1] if scope else 0
 
     def idempotency_key(self) -> str:
-        """`"<run_id>:<position>"`: stable across retries and resumes, so an
-        external service can deduplicate the side effect of this step;
-        `"<run_id>:<position>/<digest>"` for a `loop_over` item's (of the
-        item, and how many equal items come before it: `_fanout.tries`)."""
+        """`"<run_id>:<position>/<digest>"`, the same on every retry and resume
+        of this call (a service deduplicates its effect by it), another for
+        another call there (other arguments). The digest: of the call's arguments
+        (`call_key`), or of a `loop_over` item and the equal ones before it."""
         scope = _step_var.get()
         if scope is None:
             raise RuntimeError("idempotency_key() is only meaningful inside a step")
-        item = "" if scope[2] is None else f"/{scope[2]}"
-        return f"{self.run_id}:{format_position(scope[0])}{item}"
+        return f"{self.run_id}:{format_position(scope[0])}/{scope[2]}"
 
     def __repr__(self) -> str:
         return f"<durable run {self.run_id!r} of {self.workflow!r}>"
@@ -207,9 +206,9 @@ class _StartedIn(threading.local):
 
 
 _started_in = _StartedIn()
-# The step running here: (position, attempt, the `loop_over` item's part of
-# its idempotency key, `_fanout.tries.ItemKey`, or None).
-ItemScope = tuple[Position, int, object | None]
+# The step running here: (position, attempt, the call's part of its
+# idempotency key: `call_key`, or a `loop_over` item's `_fanout.tries.ItemKey`).
+ItemScope = tuple[Position, int, object]
 _step_var: contextvars.ContextVar[ItemScope | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
@@ -267,12 +266,13 @@ def mark_thread(run: RunState | None) -> RunState | None:
 
 
 def enter_step(
-    position: Position, attempt: int, found: list[tuple[str, str | None]]
+    position: Position, attempt: int, found: list[tuple[str, str | None]], key: str
 ) -> Callable[[], None]:
     """A step body runs here: durable calls in it run plainly (`enter_plain`)
-    and the artifacts it registers go to found. One reset for all four."""
+    and the artifacts it registers go to found; `key`: its call's part of
+    its idempotency key (`call_key`). One reset for all four."""
     tokens = (
-        _step_var.set((position, attempt, None)),
+        _step_var.set((position, attempt, key)),
         _active_var.set(None),
         scope_var.set(None),
         found_var.set(found),

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from .._storage.clock import now
 from .._storage.codec import pack_plain
-from .._storage.keys import Position
+from .._storage.keys import Position, call_key
 from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact
@@ -163,7 +163,7 @@ class _Tries:
     def enter(self, n: int) -> Callable[[], None]:
         """Try n's body runs from here until the returned reset."""
         self.found.clear()
-        return context.enter_step(self.live.pos, self.given_up + n, self.found)
+        return context.enter_step(self.live.pos, self.given_up + n, self.found, call_key(self.live.digest))
 
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         if n > self.used:  # a retry starts a try: a cancel taken since the last ends the run

@@ -21,7 +21,7 @@ from .._core.plan import Look
 from .._core.replay import boundary, same_call
 from .._core.retry import RetryPolicy
 from .._core.spec import step_spec
-from .._storage.keys import Position, item_name
+from .._storage.keys import Position, call_key, item_name
 from .._storage.records import TRIES_KIND, TRIES_MARK, Attempt, StepRecord, seal
 from ..errors import (
     ControlFlow,
@@ -229,7 +229,7 @@ def item_keys(digests: list[str]) -> list[str]:
     seen: dict[str, int] = {}
     keys = []
     for digest in digests:
-        head = digest.lstrip("!")[:16]  # a token (no digest): another key in each process
+        head = call_key(digest)
         n = seen[head] = seen.get(head, -1) + 1
         keys.append(f"{head}-{n}" if n else head)
     return keys

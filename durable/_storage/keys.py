@@ -241,3 +241,10 @@ def check_names(workflow: str, run_id: str) -> None:
     name like `../../other/wf` must never reach another store's run."""
     check_key_part("workflow name", workflow)
     check_key_part("run id", run_id)
+
+
+def call_key(digest: str) -> str:
+    """A call's part of its idempotency key: its digest, cut. A token (a
+    call with no digest) gives another key in each process: such a call is
+    another call in each (fail closed), never answered with another's effect."""
+    return digest.lstrip("!")[:16]
