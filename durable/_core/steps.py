@@ -16,7 +16,7 @@ from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact
 from .attempts import attempt_record, budget_used, save_failures
-from .bound import bound_arguments, held_by, with_bound
+from .bound import bound_arguments, held_by, with_bound, with_held
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -78,8 +78,10 @@ def replay_or_prepare(
         pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
-    if spec.binds or ctx.argument_values:
+    if spec.binds:
         digest = with_bound(spec.fn, digest, ctx.argument_values)
+    elif ctx.argument_values and held_by(spec.fn, ctx.argument_values):  # it binds nothing
+        digest = with_held(spec.fn, digest, ctx.argument_values)
     fp = spec.fingerprint_in(ctx)
     shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
