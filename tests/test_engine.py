@@ -561,7 +561,9 @@ def test_current_run_and_idempotency_key(store: durable.Store) -> None:
 
     assert durable.current_run() is None
     w()
-    assert seen == [("run-7", 0, "run-7:0"), ("run-7", 1, "run-7:1")]
+    # The run, the position, the digest of the call (both called with no arguments).
+    assert [(r, i, k.split("/")[0]) for r, i, k in seen] == [("run-7", 0, "run-7:0"), ("run-7", 1, "run-7:1")]
+    assert seen[0][2].split("/")[1] == seen[1][2].split("/")[1]
 
 
 def test_loop_over_records_once_and_skips_on_rerun(store: durable.Store) -> None:
