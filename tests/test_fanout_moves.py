@@ -1,7 +1,7 @@
 """A resume whose items moved (swapped, rotated) rewrites each kept result
 at its item's new index. Killed (SIGKILL) at any of those writes, no
 result kept only at its old index is lost: the next resume executes no
-item that had finished."""
+item that had finished, and no kept result serves two equal items."""
 
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ def work(x):
         if x == "fa":
             os.kill(os.getpid(), signal.SIGKILL)
         threading.Event().wait()
+    if x == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
     # fa always fails; sb at its first three executions only.
     if x == "fa" or (x == "sb" and tried.count("sb") < 4):
         raise ValueError(x)
@@ -88,14 +90,14 @@ def test_a_kill_while_moved_results_are_rewritten_loses_none(
 ) -> None:
     first = run(tmp_path, "a,b,c", STOP_AT="3")
     assert first.returncode == -signal.SIGKILL, first.stderr
-    assert executed(tmp_path) == ["a", "b", "c"]
+    assert sorted(executed(tmp_path)) == ["a", "b", "c"]
     moved = run(tmp_path, order, KILL_WRITE=str(kill_at))
     # The writes of the moves come first; a kill past them ends nothing.
     assert moved.returncode in (0, -signal.SIGKILL), moved.stderr
     last = run(tmp_path, order)
     assert last.returncode == 0, last.stderr
     assert last.stdout.strip() == str([x * 2 for x in order.split(",")])
-    assert executed(tmp_path) == ["a", "b", "c"]  # no finished item ran again
+    assert sorted(executed(tmp_path)) == ["a", "b", "c"]  # no finished item ran again
 
 
 @pytest.mark.parametrize("kill_at", [1, 2])
@@ -112,3 +114,17 @@ def test_a_kill_while_moved_tries_are_rewritten_keeps_each_items_budget(
     # fa's budget of 4 tries (retries=3): the kept one, the one the kill cut
     # short (never kept: made again) and 3 more; the killed resume made none.
     assert executed(tmp_path).count("fa") == 5
+
+
+def test_a_result_left_at_its_old_index_by_a_move_serves_one_equal_item(tmp_path: Path) -> None:
+    """A moved result is kept at its new index and, until the item now at
+    its old one writes there, at the old one too: the two copies are one
+    result, and a later list holding the item twice runs it once more."""
+    first = run(tmp_path, "p,q,a", STOP_AT="3")
+    assert first.returncode == -signal.SIGKILL, first.stderr
+    moved = run(tmp_path, "a,q,die")  # a moves from 2 to 0; die never writes at 2
+    assert moved.returncode == -signal.SIGKILL, moved.stderr
+    last = run(tmp_path, "a,q,a")
+    assert last.returncode == 0, last.stderr
+    assert last.stdout.strip() == str(["aa", "qq", "aa"])
+    assert sorted(executed(tmp_path)) == ["a", "a", "die", "p", "q"]

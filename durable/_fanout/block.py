@@ -32,7 +32,7 @@ from .._storage.clock import now
 from .._storage.keys import format_position, item_name
 from .._storage.records import TRIES_KIND, StepRecord
 from ..errors import ConfigurationError, CorruptRecordError
-from .moves import Move, move_all
+from .moves import Move, first_copy, mark, move_all
 from .tries import KeptTries, Tries, keep_item
 
 
@@ -221,6 +221,7 @@ class Block:
         another item's result: the digest still decides whose it is)."""
         rebase = self.ctx.policy == "rebase"
         found: dict[str, dict[int, StepRecord]] = {}
+        seen: set[str] = set()
         for index, body in self.ctx.items.get(self.pos, {}).items():
             try:
                 rec = StepRecord.from_bytes(body)
@@ -230,7 +231,7 @@ class Block:
             digest = rec.args_digest or ""  # a record without one is no call's
             if rec.extra.get("in_place") or rec.kind == TRIES_KIND:
                 continue  # the item runs again: its change to the item is redone
-            if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
+            if same_call(rec, rec.fingerprint if rebase else self.fp, digest) and first_copy(rec, seen):
                 found.setdefault(digest, {})[index] = rec
         return found
 
@@ -246,6 +247,7 @@ class Block:
             # `self` or partial arguments every item shares): `_kept` skips it.
             rec.extra["in_place"] = True
         rec.ended = now()
+        mark(rec)
         encode_into(self.ctx, rec, value)
         self._write(index, rec)
 

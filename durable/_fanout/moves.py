@@ -6,6 +6,7 @@ lose a finished item's result, and the next resume would run it again."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from .._storage.records import StepRecord
@@ -33,3 +34,23 @@ def move_all(moves: dict[int, Move], spare: int) -> None:
         waiting.discard(old)
         if old in moves:  # its record is copied: its own item's may come
             ready.append(old)
+
+
+def mark(rec: StepRecord, kept: object = None) -> str:
+    """Give a record about to be kept its id (`kept`, else a new one); its
+    copies made by `move_all` carry the same."""
+    rec.extra["kept"] = kept if isinstance(kept, str) else os.urandom(8).hex()
+    return rec.extra["kept"]  # type: ignore[no-any-return]
+
+
+def first_copy(rec: StepRecord, seen: set[str]) -> bool:
+    """False for another copy of a record already seen: a moved record stays
+    at its old index too, until the item now there writes over it, and the
+    two copies are one result (or one budget), for one item."""
+    kept = rec.extra.get("kept")
+    if not isinstance(kept, str):
+        return True  # kept by a version without ids
+    if kept in seen:
+        return False
+    seen.add(kept)
+    return True

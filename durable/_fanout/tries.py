@@ -30,6 +30,7 @@ from ..errors import (
     SerializationError,
     StorageError,
 )
+from .moves import first_copy, mark
 
 
 class Tries:
@@ -103,12 +104,14 @@ class KeptTries(Tries):
         self.given_up: dict[int, int] = {}
         self.digests: dict[int, str] = {}
         self.written: set[int] = set()  # indexes holding a record of this block's
+        self.ids: dict[int, Any] = {}  # each item's budget's record id (`moves.mark`)
         self.found = self._found() if self.policy.retries else {}
 
     def _found(self) -> dict[str, dict[int, StepRecord]]:
         """The tries records of this code, by item digest, then by index."""
         rebase = self.ctx.policy == "rebase"
         found: dict[str, dict[int, StepRecord]] = {}
+        seen: set[str] = set()
         for index, body in self.ctx.items.get(self.pos, {}).items():
             if TRIES_KIND.encode() not in body:
                 continue  # an item's result (most records): not decoded twice
@@ -118,7 +121,9 @@ class KeptTries(Tries):
                 name = item_name(self.pos, index)
                 raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
             digest = rec.args_digest or ""
-            if rec.kind == TRIES_KIND and same_call(rec, rec.fingerprint if rebase else self.fp, digest):
+            if rec.kind != TRIES_KIND or not first_copy(rec, seen):
+                continue
+            if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest[len(TRIES_MARK) :], {})[index] = rec
         return found
 
@@ -138,6 +143,7 @@ class KeptTries(Tries):
         given_up = rec.extra.get("given_up")
         earlier = len(rec.attempts)
         self.failures[index] = list(rec.attempts)
+        self.ids[index] = rec.extra.get("kept")
         # A record without a count is no record of this rule's: nothing used.
         self.given_up[index] = given_up if isinstance(given_up, int) else earlier
         self.used[index] = budget_spent(earlier, self.given_up[index])
@@ -171,6 +177,7 @@ class KeptTries(Tries):
         digest = self.digest(index)
         rec = StepRecord(self.pos, TRIES_KIND, self.label, self.fp, TRIES_MARK + digest, persisted=False)
         rec.attempts = failures
+        self.ids[index] = mark(rec, self.ids.get(index))
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
         rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
         self.write(index, rec)
