@@ -42,13 +42,13 @@ def work(x):
         f.write(x + "\\n")
     tried = open(LOG).read().split()
     if os.environ.get("KILL_TRIES") and tried.count(x) == 2:
-        # Both items in their second try (so the first of both is kept):
-        # each waits for the other, then fa dies.
-        other = "sb" if x == "fa" else "fa"
-        while open(LOG).read().split().count(other) < 2:
-            time.sleep(0.01)
+        # fa in its second try (its first is kept) dies once the other item
+        # kept something too: sb its first try, b its result (`stop`).
         if x == "fa":
+            while not os.path.exists(LOG + ".ready"):
+                time.sleep(0.01)
             os.kill(os.getpid(), signal.SIGKILL)
+        open(LOG + ".ready", "w").close()
         threading.Event().wait()
     if x == "die":
         os.kill(os.getpid(), signal.SIGKILL)
@@ -58,6 +58,8 @@ def work(x):
     return x * 2
 
 def stop(progress):
+    if os.environ.get("KILL_TRIES"):
+        open(LOG + ".ready", "w").close()
     if progress.done == int(os.environ.get("STOP_AT", "0")):
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -100,16 +102,20 @@ def test_a_kill_while_moved_results_are_rewritten_loses_none(
     assert sorted(executed(tmp_path)) == ["a", "b", "c"]  # no finished item ran again
 
 
+@pytest.mark.parametrize("other", ["sb", "b"])  # its failed try kept, or its result
 @pytest.mark.parametrize("kill_at", [1, 2])
 def test_a_kill_while_moved_tries_are_rewritten_keeps_each_items_budget(
-    tmp_path: Path, kill_at: int
+    tmp_path: Path, kill_at: int, other: str
 ) -> None:
-    first = run(tmp_path, "fa,sb", KILL_TRIES="1")
+    first = run(tmp_path, f"fa,{other}", KILL_TRIES="1")
     assert first.returncode == -signal.SIGKILL, first.stderr
-    assert sorted(executed(tmp_path)) == ["fa", "fa", "sb", "sb"]  # one try each kept
-    moved = run(tmp_path, "sb,fa", KILL_WRITE=str(kill_at))
+    # fa: its kept try and the one cut short; sb: its kept try and the one
+    # waiting; b: its one execution, kept.
+    expected = ["fa", "fa", "sb", "sb"] if other == "sb" else ["b", "fa", "fa"]
+    assert sorted(executed(tmp_path)) == expected
+    moved = run(tmp_path, f"{other},fa", KILL_WRITE=str(kill_at))
     assert moved.returncode == -signal.SIGKILL, moved.stderr
-    last = run(tmp_path, "sb,fa")
+    last = run(tmp_path, f"{other},fa")
     assert "ValueError: fa" in last.stderr, last.stderr
     # fa's budget of 4 tries (retries=3): the kept one, the one the kill cut
     # short (never kept: made again) and 3 more; the killed resume made none.
