@@ -38,6 +38,8 @@ base.Store.replace_record = counted
 
 @durable.step(retries=3, retry_delay=0)
 def work(x):
+    if x == "sb" and os.environ.get("HOLD_SB"):
+        threading.Event().wait()  # writes nothing at its index until the kill
     with open(LOG, "a") as f:
         f.write(x + "\\n")
     tried = open(LOG).read().split()
@@ -50,6 +52,8 @@ def work(x):
             os.kill(os.getpid(), signal.SIGKILL)
         open(LOG + ".ready", "w").close()
         threading.Event().wait()
+    if x == "fa" and tried.count("fa") == int(os.environ.get("KILL_FA_AT", "0")):
+        os.kill(os.getpid(), signal.SIGKILL)
     if x == "die":
         os.kill(os.getpid(), signal.SIGKILL)
     # fa always fails; sb at its first three executions only.
@@ -134,3 +138,16 @@ def test_a_result_left_at_its_old_index_by_a_move_serves_one_equal_item(tmp_path
     assert last.returncode == 0, last.stderr
     assert last.stdout.strip() == str(["aa", "qq", "aa"])
     assert sorted(executed(tmp_path)) == ["a", "a", "die", "p", "q"]
+
+
+def test_an_item_moved_back_goes_on_with_its_newest_tries(tmp_path: Path) -> None:
+    """fa's tries, moved from index 0 to 1, grow there; its old copy at 0
+    stays. Back at 0, fa goes on with the newest count, not the old copy's."""
+    first = run(tmp_path, "fa,sb", KILL_TRIES="1")  # fa: 1 try kept, 1 cut short
+    assert first.returncode == -signal.SIGKILL, first.stderr
+    moved = run(tmp_path, "sb,fa", KILL_FA_AT="4", HOLD_SB="1")  # fa: 1 more kept, 1 cut short
+    assert moved.returncode == -signal.SIGKILL, moved.stderr
+    last = run(tmp_path, "fa,sb")
+    assert "ValueError: fa" in last.stderr, last.stderr
+    # 4 tries of fa's budget kept or made, and the 2 the kills cut short.
+    assert executed(tmp_path).count("fa") == 6

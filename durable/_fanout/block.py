@@ -32,7 +32,7 @@ from .._storage.clock import now
 from .._storage.keys import format_position, item_name
 from .._storage.records import TRIES_KIND, StepRecord
 from ..errors import ConfigurationError, CorruptRecordError
-from .moves import Move, first_copy, mark, move_all
+from .moves import Move, mark, move_all, one_copy_each
 from .tries import KeptTries, Tries, keep_item
 
 
@@ -221,7 +221,6 @@ class Block:
         another item's result: the digest still decides whose it is)."""
         rebase = self.ctx.policy == "rebase"
         found: dict[str, dict[int, StepRecord]] = {}
-        seen: set[str] = set()
         for index, body in self.ctx.items.get(self.pos, {}).items():
             try:
                 rec = StepRecord.from_bytes(body)
@@ -231,9 +230,9 @@ class Block:
             digest = rec.args_digest or ""  # a record without one is no call's
             if rec.extra.get("in_place") or rec.kind == TRIES_KIND:
                 continue  # the item runs again: its change to the item is redone
-            if same_call(rec, rec.fingerprint if rebase else self.fp, digest) and first_copy(rec, seen):
+            if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest, {})[index] = rec
-        return found
+        return {digest: one_copy_each(recs) for digest, recs in found.items()}
 
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:

@@ -43,14 +43,24 @@ def mark(rec: StepRecord, kept: object = None) -> str:
     return rec.extra["kept"]  # type: ignore[no-any-return]
 
 
-def first_copy(rec: StepRecord, seen: set[str]) -> bool:
-    """False for another copy of a record already seen: a moved record stays
-    at its old index too, until the item now there writes over it, and the
-    two copies are one result (or one budget), for one item."""
-    kept = rec.extra.get("kept")
-    if not isinstance(kept, str):
-        return True  # kept by a version without ids
-    if kept in seen:
-        return False
-    seen.add(kept)
-    return True
+def one_copy_each(records: dict[int, StepRecord]) -> dict[int, StepRecord]:
+    """The records (of one item digest, by index) with one copy of each kept
+    record: a moved record stays at its old index too, until the item now
+    there writes over it, and the two copies are one result, or one budget,
+    for one item. Of a budget's copies, the one with the most tries is the
+    newest (the item failed again where it moved)."""
+    newest: dict[str, int] = {}
+    kept = dict(records)
+    for index, rec in records.items():
+        rid = rec.extra.get("kept")
+        if not isinstance(rid, str):
+            continue  # kept by a version without ids
+        other = newest.setdefault(rid, index)
+        if other == index:
+            continue
+        if len(rec.attempts) > len(kept[other].attempts):
+            del kept[other]
+            newest[rid] = index
+        else:
+            del kept[index]
+    return kept

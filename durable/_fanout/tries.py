@@ -30,7 +30,7 @@ from ..errors import (
     SerializationError,
     StorageError,
 )
-from .moves import first_copy, mark
+from .moves import mark, one_copy_each
 
 
 class Tries:
@@ -111,7 +111,6 @@ class KeptTries(Tries):
         """The tries records of this code, by item digest, then by index."""
         rebase = self.ctx.policy == "rebase"
         found: dict[str, dict[int, StepRecord]] = {}
-        seen: set[str] = set()
         for index, body in self.ctx.items.get(self.pos, {}).items():
             if TRIES_KIND.encode() not in body:
                 continue  # an item's result (most records): not decoded twice
@@ -121,11 +120,9 @@ class KeptTries(Tries):
                 name = item_name(self.pos, index)
                 raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
             digest = rec.args_digest or ""
-            if rec.kind != TRIES_KIND or not first_copy(rec, seen):
-                continue
-            if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
+            if rec.kind == TRIES_KIND and same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest[len(TRIES_MARK) :], {})[index] = rec
-        return found
+        return {digest: one_copy_each(recs) for digest, recs in found.items()}
 
     def start(self, index: int, digest: str) -> tuple[int, StepRecord] | None:
         """The item at index, of this digest, goes on with the budget its
