@@ -32,6 +32,7 @@ from .._storage.clock import now
 from .._storage.keys import format_position, item_name
 from .._storage.records import TRIES_KIND, StepRecord
 from ..errors import ConfigurationError, CorruptRecordError
+from .moves import Move, mark, move_all, one_copy_each
 from .tries import KeptTries, Tries, keep_item
 
 
@@ -175,7 +176,7 @@ class Block:
         result wherever it was kept, and never another item's."""
         if not self.checkpoint:
             every = list(range(len(self.items)))
-            self._budgets(every)
+            move_all(self._budgets(every), self._spare())
             return [None] * len(self.items), every
         kept = self._kept()
         results: list[Any] = [None] * len(self.items)
@@ -183,6 +184,7 @@ class Block:
         # Each item's digest as it is before it runs: the key its result is
         # kept under (`save_item`), even if running it changes the item.
         self.digests = [self._digest(item) for item in self.items]
+        moves: dict[int, Move] = {}
         for i, digest in enumerate(self.digests):
             index, rec = _take(kept.get(digest), i)
             if rec is None:
@@ -190,17 +192,27 @@ class Block:
                 continue
             results[i] = load_value(self.ctx, rec)
             if index != i:  # its old name may be overwritten by the item now there
-                self._write(i, rec)
+                moves[i] = (index, rec, self._write)
         self.restored = len(self.items) - len(todo)
-        self._budgets(todo)
+        move_all({**moves, **self._budgets(todo)}, self._spare())
         return results, todo
 
-    def _budgets(self, todo: list[int]) -> None:
-        """Each item to run goes on with the tries its budget kept."""
+    def _spare(self) -> int:
+        """The first index beyond the items and every record kept."""
+        kept = set(self.ctx.items.get(self.pos, {})) | set(self.saved)
+        return max(kept | {len(self.items) - 1}) + 1
+
+    def _budgets(self, todo: list[int]) -> dict[int, Move]:
+        """Each item to run goes on with the tries its budget kept; those
+        kept at another index, to be kept again at the item's own."""
+        moves: dict[int, Move] = {}
         if not self.tries.found:
-            return  # none kept (most blocks): no item is digested for it
+            return moves  # none kept (most blocks): no item is digested for it
         for i in todo:
-            self.tries.start(i, self._item_digest(i))
+            moved = self.tries.start(i, self._item_digest(i))
+            if moved is not None:
+                moves[i] = (*moved, self.tries.write)
+        return moves
 
     def _item_digest(self, index: int) -> str:
         """The item's digest as `restore` took it, else as it is now."""
@@ -224,7 +236,7 @@ class Block:
                 continue  # the item runs again: its change to the item is redone
             if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest, {})[index] = rec
-        return found
+        return {digest: one_copy_each(recs) for digest, recs in found.items()}
 
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:
@@ -238,6 +250,7 @@ class Block:
             # `self` or partial arguments every item shares): `_kept` skips it.
             rec.extra["in_place"] = True
         rec.ended = now()
+        mark(rec)
         encode_into(self.ctx, rec, value)
         self._write(index, rec)
 

@@ -30,6 +30,7 @@ from ..errors import (
     SerializationError,
     StorageError,
 )
+from .moves import mark, one_copy_each
 
 
 class Tries:
@@ -103,6 +104,7 @@ class KeptTries(Tries):
         self.given_up: dict[int, int] = {}
         self.digests: dict[int, str] = {}
         self.written: set[int] = set()  # indexes holding a record of this block's
+        self.ids: dict[int, Any] = {}  # each item's budget's record id (`moves.mark`)
         self.found = self._found() if self.policy.retries else {}
 
     def _found(self) -> dict[str, dict[int, StepRecord]]:
@@ -120,28 +122,29 @@ class KeptTries(Tries):
             digest = rec.args_digest or ""
             if rec.kind == TRIES_KIND and same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest[len(TRIES_MARK) :], {})[index] = rec
-        return found
+        return {digest: one_copy_each(recs) for digest, recs in found.items()}
 
-    def start(self, index: int, digest: str) -> None:
+    def start(self, index: int, digest: str) -> tuple[int, StepRecord] | None:
         """The item at index, of this digest, goes on with the budget its
-        tries kept (a record kept at another index counts: the items moved)."""
+        tries kept (a record kept at another index counts: the items moved).
+        Such a record is returned with its index, to be kept again at the
+        item's own (`Block.restore`): its old name may be written over by
+        the item now there, or now hold a result restored there."""
         self.digests[index] = digest
         kept = self.found.get(digest, {})
         at = index if index in kept else min(kept, default=index)
         # Taken once: an equal item at another index makes tries of its own.
         rec = kept.pop(at, None)
         if rec is None:
-            return
-        if at != index:
-            # Its old name may now hold a result restored there (the items
-            # moved), which would lose these tries at the next crash.
-            self._write(index, rec)
+            return None
         given_up = rec.extra.get("given_up")
         earlier = len(rec.attempts)
         self.failures[index] = list(rec.attempts)
+        self.ids[index] = rec.extra.get("kept")
         # A record without a count is no record of this rule's: nothing used.
         self.given_up[index] = given_up if isinstance(given_up, int) else earlier
         self.used[index] = budget_spent(earlier, self.given_up[index])
+        return (at, rec) if at != index else None
 
     def key(self, index: int) -> str:
         """The item's key (`item_keys`), all of the block's made at once."""
@@ -171,9 +174,10 @@ class KeptTries(Tries):
         digest = self.digest(index)
         rec = StepRecord(self.pos, TRIES_KIND, self.label, self.fp, TRIES_MARK + digest, persisted=False)
         rec.attempts = failures
+        self.ids[index] = mark(rec, self.ids.get(index))
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
         rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
-        self._write(index, rec)
+        self.write(index, rec)
 
     def told(self, index: int, exc: Exception, wait: float) -> None:
         # As a step's retry (logged at WARNING, printed by `durable run`):
@@ -195,7 +199,7 @@ class KeptTries(Tries):
     def look(self) -> Look:
         return cancel.look(self.ctx)
 
-    def _write(self, index: int, rec: StepRecord) -> None:
+    def write(self, index: int, rec: StepRecord) -> None:
         """Keep an item's tries under its index, in place of what is there."""
         rec.extra["index"] = index
         try:
