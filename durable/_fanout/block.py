@@ -62,12 +62,10 @@ def persists(fn: Callable[..., Any]) -> bool:
 
 
 def bound_digest(fn: Callable[..., Any], held: tuple[Any, ...] = ()) -> str | None:
-    """The digest of what `fn` binds (`bound.bound_values`: a partial's
-    arguments, the `self` of `loop_over(obj.method, items)`, an argument of
-    every call as a method step's `self` is) and of what a decorator over a
-    step captured; None when it binds nothing. A fresh token when they have
-    no digest (`value_digest`). The run's arguments `held` that `fn` reads
-    through its closure count too (`bound.held_by`), those with a digest."""
+    """The digest of what `fn` binds (`bound.bound_values`: a partial's arguments, the
+    `self` of `loop_over(obj.method, items)`), of what a decorator over a step captured,
+    and of the run's arguments `held` its closure holds (`bound.held_by`, those with a
+    digest); None when none. A fresh token when they have no digest (`value_digest`)."""
     bound = bound_values(fn)
     taken = [v for v in held_by(fn, held) if not is_token(value_digest(v))]
     if taken:
