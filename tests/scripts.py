@@ -33,3 +33,40 @@ def run_in(folder: Path, *argv: str, **env: str) -> str:
         check=False,
     )
     return done.stdout + done.stderr
+
+
+def suspending(call: str, params: str = "x", given: str = "10") -> str:
+    """The end of a script: its workflow `wf(params)` returns `call` (one
+    step's), suspending after it when STOP is set, and prints `value ...`
+    or `suspended`."""
+    return f"""
+@durable.workflow(run_id="r1")
+def wf({params}):
+    out = {call}
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+try:
+    print("value", wf({given}))
+except durable.Suspended:
+    print("suspended")
+"""
+
+
+def counted(name: str, returns: str) -> str:
+    """A step `name(x)` that appends its name to COUNT_FILE and returns `returns`."""
+    return f"""
+@durable.step
+def {name}(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("{name}\\n")
+    return {returns}
+"""
+
+
+def edited_env(folder: Path) -> str:
+    """flow.py run with K=2 until it suspends after its step, then with K=3:
+    what the second run printed."""
+    assert "suspended" in run_in(folder, "flow.py", K="2", STOP="1")
+    return run_in(folder, "flow.py", K="3")

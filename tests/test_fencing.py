@@ -64,6 +64,17 @@ def spawn(script: Path, env: dict[str, str], **extra: str) -> subprocess.Popen[s
     )
 
 
+def takes_over(script: Path, env: dict[str, str]) -> None:
+    """A second process that runs the script to its end, executing steps 1
+    to 3 itself (step 0 was recorded by the first holder)."""
+    second = spawn(script, env)
+    out, _ = second.communicate(timeout=120)
+    assert second.returncode == 0, out
+    tag, _, value = out.strip().partition(" ")
+    assert tag == "DONE"
+    assert json.loads(value)[1:] == [f"{i} by {second.pid}" for i in (1, 2, 3)]
+
+
 def snapshot(store: durable.Store) -> dict[str, bytes]:
     keys = store.list("")  # the runs and the cache
     return store.get_many(keys)
@@ -81,12 +92,7 @@ def stop_take_over_and_go_on(
     try:
         assert first.stdout.readline().strip() == "HOLDING"  # 0 recorded, 1 running
         os.kill(first.pid, signal.SIGSTOP)
-        second = spawn(script, env)
-        out, _ = second.communicate(timeout=120)
-        assert second.returncode == 0, out
-        tag, _, value = out.strip().partition(" ")
-        assert tag == "DONE"
-        assert json.loads(value)[1:] == [f"{i} by {second.pid}" for i in (1, 2, 3)]
+        takes_over(script, env)
         store = durable.open_store(s3_url)
         if clear_cache:  # as `durable cache clear` would
             store.delete([k for k in store.list("") if not k.startswith("fence/")])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import durable
-from tests.scripts import run_in
+from tests.scripts import counted, edited_env, run_in, suspending
 
 np = pytest.importorskip("numpy")
 
@@ -37,32 +37,13 @@ import durable
 import numpy as np
 
 K = np.float64(os.environ["K"])
-
-@durable.step
-def scale(x):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write("scale\\n")
-    return float(x * K)
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = scale(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-
-try:
-    print("value", wf(10))
-except durable.Suspended:
-    print("suspended")
-"""
+""" + counted("scale", "float(x * K)") + suspending("scale(x)")
 
 
 @pytest.mark.slow
 def test_a_global_read_from_the_environment_counts_by_value(tmp_path: Path) -> None:
     (tmp_path / "flow.py").write_text(SCRIPT)
-    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
-    out = run_in(tmp_path, "flow.py", K="3")
+    out = edited_env(tmp_path)
     assert "DefinitionChangedError" in out and "value 20.0" not in out  # was: value 20.0
     assert "value 30.0" in run_in(tmp_path, "flow.py", K="3", DURABLE_ON_CHANGE="rerun")
     assert (tmp_path / "count").read_text().split() == ["scale", "scale"]

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import durable
-from tests.scripts import run_in
+from tests.scripts import counted, edited_env, run_in, suspending
 
 
 def made(k: Any) -> Any:
@@ -65,25 +65,7 @@ import durable
 
 RATE = decimal.Decimal(os.environ["K"])
 DATA = pathlib.Path(os.environ["K"])
-
-@durable.step
-def scale(x):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write("scale\\n")
-    return str(READ)
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = scale(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-
-try:
-    print("value", wf(10))
-except durable.Suspended:
-    print("suspended")
-"""
+""" + counted("scale", "str(READ)") + suspending("scale(x)")
 
 
 @pytest.mark.slow
@@ -92,8 +74,7 @@ def test_globals_read_from_the_environment_count_by_value(
     tmp_path: Path, read: str, old: str, new: str
 ) -> None:
     (tmp_path / "flow.py").write_text(SCRIPT.replace("READ", read))
-    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
-    out = run_in(tmp_path, "flow.py", K="3")
+    out = edited_env(tmp_path)
     assert "DefinitionChangedError" in out and f"value {old}" not in out  # was: value 20 (2)
     assert f"value {new}" in run_in(tmp_path, "flow.py", K="3", DURABLE_ON_CHANGE="rerun")
     assert (tmp_path / "count").read_text().split() == ["scale", "scale"]
@@ -110,24 +91,9 @@ FILES = (HERE / "a.csv", DATA / "b.csv")  # a tuple of them too
 def label(x, root=HERE / "data"):  # a helper's default: where the file lies too
     return f"{x} {root.name}"
 
-@durable.step
-def where(x):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write("where\\n")
-    return label(x, DATA) + "".join(p.suffix for p in FILES)
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = where(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-
-try:
-    print("value", wf(1))
-except durable.Suspended:
-    print("suspended")
-"""
+""" + counted("where", 'label(x, DATA) + "".join(p.suffix for p in FILES)') + suspending(
+    "where(x)", given="1"
+)
 
 
 @pytest.mark.slow
@@ -161,19 +127,7 @@ PATTERN = re.compile("a{%s}" % os.environ["K"])
 @durable.step
 def uses():
     return READ
-
-@durable.workflow(run_id="r1")
-def wf():
-    out = uses()
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-
-try:
-    print("value", wf())
-except durable.Suspended:
-    print("suspended")
-"""
+""" + suspending("uses()", "", "")
 
 
 @pytest.mark.slow
@@ -184,8 +138,7 @@ def test_an_object_made_from_the_environment_without_attributes_counts_by_conten
     tmp_path: Path, read: str, old: str
 ) -> None:
     (tmp_path / "flow.py").write_text(FROM_ENV.replace("READ", read))
-    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
-    out = run_in(tmp_path, "flow.py", K="3")
+    out = edited_env(tmp_path)
     assert "DefinitionChangedError" in out and f"value {old}" not in out
 
 
@@ -229,19 +182,7 @@ def make(cfg):
     return scale
 
 scale = make(HELD)
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = scale(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-
-try:
-    print("value", wf(10))
-except durable.Suspended:
-    print("suspended")
-"""
+""" + suspending("scale(x)")
 
 
 @pytest.mark.slow
@@ -252,10 +193,7 @@ def test_what_a_factory_made_from_the_environment_holds_counts_by_content(
     tmp_path: Path, held: str
 ) -> None:
     (tmp_path / "flow.py").write_text(FACTORY.replace("HELD", held))
-    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
-    out = run_in(tmp_path, "flow.py", K="3")
-    assert "DefinitionChangedError" in out and "value 20.0" not in out  # was: value 20.0
-    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")  # the same value: replayed
+    refused_then_replayed(tmp_path, "20.0")
 
 
 CLASS_ATTR = """
@@ -277,19 +215,7 @@ def by_global(x):
 @durable.step
 def by_argument(model, x):
     return model.predict(x)
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = CALL
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-
-try:
-    print("value", wf(10))
-except durable.Suspended:
-    print("suspended")
-"""
+""" + suspending("CALL")
 
 
 @pytest.mark.slow
@@ -298,7 +224,12 @@ def test_a_class_constant_read_from_the_environment_counts_by_value(
     tmp_path: Path, call: str
 ) -> None:
     (tmp_path / "flow.py").write_text(CLASS_ATTR.replace("CALL", call))
-    assert "suspended" in run_in(tmp_path, "flow.py", K="2", STOP="1")
-    out = run_in(tmp_path, "flow.py", K="3")
-    assert "DefinitionChangedError" in out and "value 20.0" not in out  # was: value 20.0
-    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")  # the same value: replayed
+    refused_then_replayed(tmp_path, "20.0")
+
+
+def refused_then_replayed(folder: Path, old: str) -> None:
+    """K edited from 2 to 3 refuses the run (it printed `value {old}` before
+    the fix); K back to 2, the same value, replays it."""
+    out = edited_env(folder)
+    assert "DefinitionChangedError" in out and f"value {old}" not in out
+    assert f"value {old}" in run_in(folder, "flow.py", K="2")

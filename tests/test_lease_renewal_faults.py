@@ -16,7 +16,7 @@ import pytest
 
 import durable
 from tests.conftest import ROOT
-from tests.test_fencing import snapshot, spawn
+from tests.test_fencing import snapshot, spawn, takes_over
 
 from . import s3proxy
 
@@ -110,12 +110,7 @@ def test_renewals_failing_past_the_lease_lose_it_and_the_holder_writes_nothing_m
         # Every request for the run's lease fails from now on, for the first
         # process only: its renewals, and the look a write takes at the lease.
         faults.deny("fence/shared/lease/", how="500-before")
-        second = spawn(script, env)
-        out, _ = second.communicate(timeout=120)
-        assert second.returncode == 0, out
-        tag, _, value = out.strip().partition(" ")
-        assert tag == "DONE"
-        assert json.loads(value)[1:] == [f"{i} by {second.pid}" for i in (1, 2, 3)]
+        takes_over(script, env)
         before = snapshot(durable.open_store(s3_url, skip_instance_cache=True))
         first.stdin.write("\n")
         first.stdin.flush()
