@@ -29,15 +29,30 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
     """KEY=VALUE pairs; a VALUE that parses as strict JSON is that JSON value
     (NaN and Infinity are not JSON: they stay strings)."""
     out: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.isidentifier():
             raise UsageError(f"{flag} {item!r} must look like NAME=VALUE")
+        if key in given:  # the last one would win, the first dropped without a word
+            raise UsageError(_twice(flag, given[key], item))
+        given[key] = item
         try:
             out[key] = json.loads(text, parse_constant=_not_json)
         except ValueError:
             out[key] = text
     return out
+
+
+def _twice(flag: str, first: str, second: str) -> str:
+    name = first.partition("=")[0]
+    why = (
+        "; one resume answers one wait_for() of a name, the next wait of it is answered "
+        "by the next resume"
+        if flag == "--input"
+        else ""
+    )
+    return f"{flag} {name} is given twice ({first}, then {second}): give each name once{why}"
 
 
 def as_vars(arguments: dict[str, Any]) -> str:
