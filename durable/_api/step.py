@@ -121,6 +121,7 @@ def step(
     or an exception fails the attempt with `ValidationError` (retries apply)
     and nothing is recorded."""
     retry = RetryPolicy.checked(retries, retry_delay, backoff, max_delay, retry_on)
+    _check_plain_options(name, persist=persist, deep=deep)
     _check_artifact_options(artifacts, artifacts_policy, verify)
     _check_validator(validate)
 
@@ -220,6 +221,21 @@ def _signature(f: Callable[..., Any]) -> inspect.Signature | None:
         return call_signature(f)
     except (TypeError, ValueError):
         return None
+
+
+def _check_plain_options(name: object, **flags: object) -> None:
+    # name=3 failed deep in the fingerprint ("'int' object has no attribute
+    # 'encode'"); persist="False", a truthy string, recorded what was meant
+    # to stay out of the store.
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ConfigurationError(
+            f"step name= takes a non-empty string, not {name!r} ({type(name).__name__})"
+        )
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            raise ConfigurationError(
+                f"{flag}= takes True or False, not {value!r} ({type(value).__name__})"
+            )
 
 
 def _check_artifact_options(artifacts: object, policy: str, verify: str) -> None:

@@ -1,0 +1,48 @@
+"""The 35th new-user walk, in process: decorator options of the wrong type
+that were taken without a word, or failed with an unrelated error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"name": 3}, "step name= takes a non-empty string, not 3 (int)"),
+        ({"name": ""}, "step name= takes a non-empty string, not '' (str)"),
+        ({"persist": "False"}, "persist= takes True or False, not 'False' (str)"),
+        ({"deep": 0}, "deep= takes True or False, not 0 (int)"),
+    ],
+)
+def test_a_step_option_of_the_wrong_type_is_refused(options: dict[str, Any], message: str) -> None:
+    """Before: name=3 failed with "AttributeError: 'int' object has no
+    attribute 'encode'"; name='' quietly fell back to the function's name;
+    persist="False" (a truthy string) recorded the output the user meant to
+    keep out of the store."""
+    with pytest.raises(durable.ConfigurationError) as e:
+        durable.step(**options)(lambda x: x)
+    assert str(e.value) == message
+
+
+def test_persist_false_still_keeps_the_output_out_of_the_store(tmp_path: Path) -> None:
+    """The check takes the booleans it always took: persist=False records no output."""
+    ran: list[int] = []
+
+    @durable.step(persist=False)
+    def secret(x: int) -> str:
+        ran.append(x)
+        return "s3cr3t"
+
+    @durable.workflow(store=str(tmp_path))
+    def flow(x: int) -> int:
+        return len(secret(x))
+
+    assert flow(1) == 6
+    assert ran == [1]
+    assert not any(b"s3cr3t" in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
