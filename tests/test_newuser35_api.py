@@ -46,3 +46,29 @@ def test_persist_false_still_keeps_the_output_out_of_the_store(tmp_path: Path) -
     assert flow(1) == 6
     assert ran == [1]
     assert not any(b"s3cr3t" in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_a_store_whose_filesystem_is_not_installed_is_a_configuration_error(
+    tmp_path: Path,
+) -> None:
+    """Before: a StorageError "store gs://bucket/runs failed: cannot open it:
+    ImportError: Please install gcsfs to access Google Storage. Records
+    already written are intact." on the first call."""
+    ran: list[int] = []
+
+    @durable.step
+    def one(x: int) -> int:
+        ran.append(x)
+        return x
+
+    @durable.workflow(store="gs://bucket/runs")
+    def flow(x: int) -> int:
+        return one(x)
+
+    with pytest.raises(durable.ConfigurationError) as e:
+        flow(1)
+    assert str(e.value) == (
+        "store gs://bucket/runs cannot be opened here: gcsfs is not installed (pip install "
+        "gcsfs). Nothing was read or written."
+    )
+    assert ran == []

@@ -47,9 +47,37 @@ def open_store(
         folder = target.removeprefix("file://")  # `file:///srv/runs` is the folder /srv/runs
         _not_a_broken_url(folder)
         return LocalStore(folder, **options)
+    _filesystem_available(target)
     from .objects import FsspecStore  # fsspec, loaded for URL stores only
 
     return FsspecStore(target, **options)
+
+
+def _filesystem_available(url: str) -> None:
+    """A misspelt protocol or a package not installed is this machine's
+    setup, not a failing store: said as such (exit 2), with the fix."""
+    import fsspec
+
+    for protocol in url.partition("://")[0].split("::"):  # `simplecache::s3://...`
+        try:
+            fsspec.get_filesystem_class(protocol)
+        except ImportError as e:
+            missing = getattr(e.__cause__, "name", None)
+            install = (
+                "pip install 'durable-fn[s3]', or pip install s3fs"
+                if missing == "s3fs"
+                else f"pip install {missing}"
+            )
+            what = f"{missing} is not installed ({install})" if missing else str(e)
+            raise ConfigurationError(
+                f"store {url} cannot be opened here: {what}. Nothing was read or written."
+            ) from None
+        except ValueError:
+            raise ConfigurationError(
+                f"store {url} cannot be opened: fsspec knows no protocol {protocol!r} (a typo? "
+                "s3://bucket/path, gs://bucket/path, memory://name, or a local folder's path). "
+                "Nothing was read or written."
+            ) from None
 
 
 def _not_a_broken_url(target: str) -> None:
