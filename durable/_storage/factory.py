@@ -4,6 +4,7 @@ store. It sits above the implementations, which know nothing of each other."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .._settings import setting, when_configured
@@ -47,20 +48,18 @@ def open_store(
         folder = target.removeprefix("file://")  # `file:///srv/runs` is the folder /srv/runs
         _not_a_broken_url(folder)
         return LocalStore(folder, **options)
-    _filesystem_available(target)
-    from .objects import FsspecStore  # fsspec, loaded for URL stores only
+    from .objects import FsspecStore, filesystem_class  # fsspec, loaded for URL stores only
 
+    _filesystem_available(target, filesystem_class)
     return FsspecStore(target, **options)
 
 
-def _filesystem_available(url: str) -> None:
+def _filesystem_available(url: str, filesystem_class: Callable[[str], object]) -> None:
     """A misspelt protocol or a package not installed is this machine's
     setup, not a failing store: said as such (exit 2), with the fix."""
-    import fsspec
-
     for protocol in url.partition("://")[0].split("::"):  # `simplecache::s3://...`
         try:
-            fsspec.get_filesystem_class(protocol)
+            filesystem_class(protocol)
         except ImportError as e:
             missing = getattr(e.__cause__, "name", None)
             install = (

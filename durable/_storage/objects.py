@@ -43,6 +43,7 @@ _PROBE = ".durable-probe"
 # PUT on S3, our lock on memory://. Elsewhere fsspec may check, then write.
 _ATOMIC_CREATE = frozenset({*_S3, "memory"})
 _warned: set[str] = set()
+filesystem_class = fsspec.get_filesystem_class  # for the factory's check of a URL's protocol
 
 
 class FsspecStore(Store):
