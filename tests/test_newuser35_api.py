@@ -72,3 +72,36 @@ def test_a_store_whose_filesystem_is_not_installed_is_a_configuration_error(
         "gcsfs). Nothing was read or written."
     )
     assert ran == []
+
+
+def test_a_step_returning_a_generator_is_told_to_return_a_list(tmp_path: Path) -> None:
+    """Before: "... cannot be recorded: TypeError: cannot pickle 'generator'
+    object", which says what failed but not what to return instead."""
+    ran: list[str] = []
+
+    @durable.step(name="first")
+    def first() -> int:
+        ran.append("first")
+        return 2
+
+    @durable.step(name="squares")
+    def squares(n: int) -> Any:
+        ran.append("squares")
+        return (i * i for i in range(n))
+
+    @durable.workflow(store=str(tmp_path), run_id="g")
+    def flow() -> list[int]:
+        return list(squares(first()))
+
+    with pytest.raises(durable.SerializationError) as e:
+        flow()
+    assert str(e.value) == (
+        "the output of 'squares' (type generator) cannot be recorded: TypeError: it holds a "
+        "generator, which is used up as it is read and cannot be replayed: return a list "
+        "(list(...)) of what it yields. Return plain data (or something cloudpickle can "
+        "carry), or mark the step persist=False. Earlier records are intact; fix it and call "
+        "again to resume."
+    )
+    assert ran == ["first", "squares"]
+    (step,) = flow.history("g")[1:]
+    assert (step.name, step.status, step.preview) == ("first", "completed", "2")

@@ -52,6 +52,11 @@ class _Pickler(_Traveller):
                 f"it holds an open file or stream ({type(obj).__name__}"
                 f"{_named(obj)}), which cannot be replayed: return its path or its content"
             )
+        if isinstance(obj, types.GeneratorType):  # cloudpickle: "cannot pickle 'generator'"
+            raise TypeError(
+                "it holds a generator, which is used up as it is read and cannot be replayed: "
+                "return a list (list(...)) of what it yields"
+            )
         if isinstance(obj, memoryview):  # cloudpickle would replay its bytes as `bytes`
             raise TypeError(
                 "it holds a memoryview, which cannot be replayed as one: "
