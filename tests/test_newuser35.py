@@ -16,8 +16,10 @@ from .clikit import (
     child_env,
     counts,
     durable,
+    read_until,
     runs_json,
     show_json,
+    spawn,
     write_flow,
 )
 
@@ -123,3 +125,34 @@ def test_a_store_url_of_an_unknown_protocol_is_a_usage_error(tmp_path: Path) -> 
         "(a typo? s3://bucket/path, gs://bucket/path, memory://name, or a local folder's "
         "path). Nothing was read or written."
     )
+
+
+def test_forking_a_running_run_past_its_step_in_flight_says_it_is_running(
+    tmp_path: Path,
+) -> None:
+    """Before: `durable fork r1 --at 2` while r1's step at position 1 ran said
+    that position "is not finished (it failed or was not reached)": neither
+    was true, and waiting for it to finish was the way out."""
+    write_flow(tmp_path)
+    holder = spawn(
+        tmp_path, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1",
+        env=child_env(tmp_path, FLOW_BLOCK_AT="2"),
+    )  # fmt: skip
+    try:
+        read_until(holder.stdout, "step 2 started")
+        done = durable(tmp_path, "fork", "r1", "--at", "2")
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (
+            "durable: fork position 2 is out of range: a fork copies the positions finished "
+            "from 0 on, and position 1 of run 'r1' is not finished (the run is marked running: "
+            "that step may be executing now; fork again once it has finished), so the position "
+            "to fork at (--at) must be between 0 and 1"
+        )
+        assert durable(tmp_path, "fork", "r1", "--at", "1", "--new-run-id", "f1").returncode == 0
+    finally:
+        _, err = holder.communicate(b"\n", timeout=60)
+    assert holder.returncode == 0, err
+    assert counts(tmp_path) == ALL_STEPS
+    assert durable(tmp_path, "fork", "r1", "--at", "2", "--new-run-id", "f2").returncode == 0
+    found = {r["runId"]: (r["status"], r["completedSteps"]) for r in runs_json(tmp_path)}
+    assert found == {"r1": ("completed", 5), "f1": ("forked", 1), "f2": ("forked", 2)}

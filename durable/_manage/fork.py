@@ -72,7 +72,7 @@ def fork_run(
         why = (
             f"run {run_id!r} completed with positions 0 to {limit - 1}"
             if source.status == "completed" and max(finished, default=-1) < limit
-            else f"position {limit} of run {run_id!r} is not finished (it failed or was not reached)"
+            else f"position {limit} of run {run_id!r} is not finished ({_unfinished(source)})"
         )
         raise ConfigurationError(
             f"fork position {at} is out of range: a fork copies the positions finished "
@@ -127,6 +127,12 @@ def _copy_records(
             store.save_record(workflow, new_id, name, replaced)
         elif _before(name, at):
             _copy_record(store, workflow, run_id, new_id, name, data)
+
+
+def _unfinished(source: RunRecord) -> str:
+    if source.status == "running":  # or its holder died: `durable show` tells
+        return "the run is marked running: that step may be executing now; fork again once it has finished"
+    return "it failed or was not reached"
 
 
 def _taken(workflow: str, new_id: str) -> ConfigurationError:
