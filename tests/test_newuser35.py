@@ -92,7 +92,9 @@ def test_an_input_given_twice_is_refused_and_the_run_keeps_waiting(tmp_path: Pat
     assert counts(tmp_path) == {"prep": 1}
 
 
-WITHOUT_S3FS = "import sys; sys.modules['s3fs'] = None; from durable._cli.main import main; sys.exit(main())"
+WITHOUT_S3FS = (
+    "import sys; sys.modules['s3fs'] = None; from durable._cli.main import main; sys.exit(main())"
+)
 
 
 def test_an_s3_store_without_s3fs_says_what_to_install(tmp_path: Path) -> None:

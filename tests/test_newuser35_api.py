@@ -105,3 +105,45 @@ def test_a_step_returning_a_generator_is_told_to_return_a_list(tmp_path: Path) -
     assert ran == ["first", "squares"]
     (step,) = flow.history("g")[1:]
     assert (step.name, step.status, step.preview) == ("first", "completed", "2")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"max_concurrency": "2"},
+            "loop_over(max_concurrency=...) must be a whole number, at least 1; not '2'",
+        ),
+        (
+            {"max_concurrency": 0},
+            "loop_over(max_concurrency=...) must be a whole number, at least 1; not 0",
+        ),
+        (
+            {"checkpoint_items": "no"},
+            "loop_over(checkpoint_items=...) takes True or False, not 'no'",
+        ),
+        ({"name": 3}, "loop_over(name=...) takes a non-empty string or None, not 3"),
+    ],
+)
+def test_a_loop_over_option_of_the_wrong_type_is_refused_before_the_block(
+    tmp_path: Path, options: dict[str, Any], message: str
+) -> None:
+    """Before: max_concurrency="2" failed with "TypeError: '<' not supported
+    between instances of 'str' and 'int'"; checkpoint_items="no" (truthy)
+    checkpointed, and name=3 was taken."""
+    ran: list[int] = []
+
+    @durable.step(name="square")
+    def square(x: int) -> int:
+        ran.append(x)
+        return x * x
+
+    @durable.workflow(store=str(tmp_path), run_id="r")
+    def flow() -> list[int]:
+        return durable.loop_over(square, [1, 2], **options)
+
+    with pytest.raises(durable.ConfigurationError) as e:
+        flow()
+    assert str(e.value) == message
+    assert ran == []
+    assert [s.name for s in flow.history("r")[1:]] == []  # the block took no position

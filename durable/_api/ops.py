@@ -83,8 +83,7 @@ def loop_over(
     With an `async def` fn it returns an awaitable and runs the items as
     concurrent coroutines (no executor)."""
     items = list(items)
-    if max_concurrency is not None and max_concurrency < 1:
-        raise ConfigurationError("loop_over(max_concurrency=...) must be at least 1")
+    _check_block_options(max_concurrency, checkpoint_items, name)
     if progress is not None and not callable(progress):
         raise ConfigurationError("loop_over(progress=...) takes a callable or None")
     check_executor(executor)  # before the block takes a position: a bad call records nothing
@@ -99,6 +98,22 @@ def loop_over(
         return named(block, f"durable.loop_over({name or getattr(fn, '__name__', 'fn')})")
     block = _open(fn, items, name, checkpoint_items)
     return sync_block(block, fn, items, executor, max_concurrency, progress)
+
+
+def _check_block_options(limit: object, checkpoint: object, name: object) -> None:
+    # A str limit failed with "'<' not supported"; a truthy "no" checkpointed.
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise ConfigurationError(
+            f"loop_over(max_concurrency=...) must be a whole number, at least 1; not {limit!r}"
+        )
+    if not isinstance(checkpoint, bool):
+        raise ConfigurationError(
+            f"loop_over(checkpoint_items=...) takes True or False, not {checkpoint!r}"
+        )
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ConfigurationError(
+            f"loop_over(name=...) takes a non-empty string or None, not {name!r}"
+        )
 
 
 def _open(fn: Callable[..., Any], items: list[Any], name: str | None, checkpoint: bool) -> Any:
