@@ -147,3 +147,29 @@ def test_a_loop_over_option_of_the_wrong_type_is_refused_before_the_block(
     assert str(e.value) == message
     assert ran == []
     assert [s.name for s in flow.history("r")[1:]] == []  # the block took no position
+
+
+@pytest.mark.parametrize("option", ["restart", "rebase"])
+def test_restart_or_rebase_of_the_wrong_type_is_refused_and_the_records_stay(
+    tmp_path: Path, option: str
+) -> None:
+    """Before: `with_options(restart="no")` (a truthy string) discarded the
+    run's records and executed every step again."""
+    ran: list[int] = []
+
+    @durable.step(name="work")
+    def work(x: int) -> int:
+        ran.append(x)
+        return x + 1
+
+    @durable.workflow(store=str(tmp_path), run_id="r")
+    def flow(x: int) -> int:
+        return work(x)
+
+    assert flow(1) == 2
+    with pytest.raises(durable.ConfigurationError) as e:
+        flow.with_options(**{option: "no"})
+    assert str(e.value) == f"{option}= takes True or False, not 'no'"
+    assert flow.run(1).steps_replayed == 0  # a completed run: its value, nothing executed
+    assert ran == [1]
+    assert [(s.name, s.preview) for s in flow.history("r")[1:]] == [("work", "2")]

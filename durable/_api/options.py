@@ -30,6 +30,9 @@ def check_options(options: Options) -> None:
     where = options.progress_file  # 5 failed as a bare TypeError once the run had started
     if where is not None and not isinstance(where, (str, os.PathLike)):
         raise ConfigurationError(f"progress_file= takes a file path, not {where!r}")
+    for flag in ("restart", "rebase"):  # restart="no", a truthy str, discarded the records
+        if not isinstance(getattr(options, flag), bool):
+            raise ConfigurationError(f"{flag}= takes True or False, not {getattr(options, flag)!r}")
     if options.restart and options.rebase:  # restart won, silently: every step ran again
         raise ConfigurationError(
             "restart=True discards the run's records and rebase=True replays them: pass one"
