@@ -158,3 +158,47 @@ def test_forking_a_running_run_past_its_step_in_flight_says_it_is_running(
     assert durable(tmp_path, "fork", "r1", "--at", "2", "--new-run-id", "f2").returncode == 0
     found = {r["runId"]: (r["status"], r["completedSteps"]) for r in runs_json(tmp_path)}
     assert found == {"r1": ("completed", 5), "f1": ("forked", 1), "f2": ("forked", 2)}
+
+
+LISTS = """
+import os
+
+import durable
+
+
+@durable.step
+def tag(names: list[str]) -> str:
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("tag\\n")
+    return "+".join(names)
+
+
+@durable.workflow
+def labels(tags: list[str], extra: dict[str, int] | None = None) -> str:
+    return tag(tags)
+"""
+
+
+def test_a_var_that_is_not_a_list_for_a_list_parameter_is_refused(tmp_path: Path) -> None:
+    """Before: `--var tags=a,b` for `tags: list[str]` ran the workflow with the
+    string 'a,b' (its step joined the characters: 'a+,+b') and exited 0."""
+    write_flow(tmp_path, LISTS)
+    done = durable(tmp_path, "run", "flow.py:labels", "--var", "tags=a,b")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "durable: --var tags=a,b reads as the string 'a,b', but flow.labels takes tags as a "
+        """list: write it as a JSON list, e.g. --var 'tags=["a", "b"]'"""
+    )
+    done = durable(tmp_path, "run", "flow.py:labels", "--var", 'tags=["a"]', "--var", "extra=1")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "durable: --var extra=1 reads as JSON (int 1), but flow.labels takes extra as a dict: "
+        """write it as a JSON object, e.g. --var 'extra={"key": 1}'"""
+    )
+    assert counts(tmp_path) == {}
+    assert runs_json(tmp_path) == []
+    ok = durable(
+        tmp_path, "run", "flow.py:labels", "--var", 'tags=["a", "b"]', "--var", "extra=null"
+    )
+    assert (ok.returncode, ok.stdout.strip()) == (0, '"a+b"'), ok.stderr
+    assert counts(tmp_path) == {"tag": 1}

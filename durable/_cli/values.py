@@ -22,6 +22,8 @@ _SCALARS: dict[Any, tuple[str, tuple[type, ...]]] = {
     bool: ("a bool", (bool,)),
     int: ("an int", (int,)),
     float: ("a float", (int, float)),
+    list: ("a list", (list,)),  # `list[str]` too: its items are not looked at
+    dict: ("a dict", (dict,)),
 }
 
 
@@ -131,6 +133,11 @@ def _how(name: str, text: str, types: tuple[type, ...]) -> str:
         return f"to pass the text, quote it as a JSON string: --var '{name}={json.dumps(text)}'"
     if types == (bool,):
         return f"write it as JSON, --var {name}=true or --var {name}=false"
+    if types == (list,):
+        items = json.dumps(text.split(",") if text else ["a"])
+        return f"write it as a JSON list, e.g. --var '{name}={items}'"
+    if types == (dict,):
+        return f"""write it as a JSON object, e.g. --var '{name}={{"key": 1}}'"""
     return f"write it as a JSON number, e.g. --var {name}={'5' if int in types and float not in types else '0.5'}"
 
 
@@ -140,13 +147,21 @@ def _scalar_parameters(fn: Callable[..., Any]) -> dict[str, tuple[tuple[str, tup
     out = {}
     for name, hint in _hints(fn).items():
         args = typing.get_args(hint)
-        if isinstance(hint, type) and hint in _SCALARS:
-            out[name] = (_SCALARS[hint], False)
+        if _plain(hint) in _SCALARS:
+            out[name] = (_SCALARS[_plain(hint)], False)
         elif len(args) == 2 and type(None) in args:
-            inner = args[0] if args[1] is type(None) else args[1]
-            if isinstance(inner, type) and inner in _SCALARS:
+            inner = _plain(args[0] if args[1] is type(None) else args[1])
+            if inner in _SCALARS:
                 out[name] = (_SCALARS[inner], True)
     return out
+
+
+def _plain(hint: Any) -> Any:
+    """`list[str]` as `list`, `dict[str, int]` as `dict`; any other hint as itself."""
+    origin = typing.get_origin(hint)
+    if origin in (list, dict):
+        return origin
+    return hint if isinstance(hint, type) else None  # `x: [int]` is no key of _SCALARS
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
