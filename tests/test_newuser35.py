@@ -202,3 +202,33 @@ def test_a_var_that_is_not_a_list_for_a_list_parameter_is_refused(tmp_path: Path
     )
     assert (ok.returncode, ok.stdout.strip()) == (0, '"a+b"'), ok.stderr
     assert counts(tmp_path) == {"tag": 1}
+
+
+def test_a_run_id_missing_here_but_under_two_other_workflows_names_a_show_that_works(
+    tmp_path: Path,
+) -> None:
+    """Before: `durable run flow.py:approval --run-id same --resume` said "A
+    run 'same' exists under another workflow, 'flow.pipeline' and
+    'flow.labels': `durable show same` shows it", and that command exited 2
+    ("exists in several workflows ... name one with --workflow")."""
+    write_flow(tmp_path)
+    write_flow(tmp_path, LISTS, name="lists.py")
+    assert (
+        durable(tmp_path, "run", "flow.py:pipeline", "--run-id", "same", "--var", "n=1").returncode
+        == 0
+    )
+    assert (
+        durable(
+            tmp_path, "run", "lists.py:labels", "--run-id", "same", "--var", 'tags=["a"]'
+        ).returncode
+        == 0
+    )
+    done = durable(tmp_path, "run", "flow.py:approval", "--run-id", "same", "--resume")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().endswith(
+        "A run 'same' exists under other workflows, 'flow.pipeline' and 'lists.labels': "
+        "`durable show same --workflow flow.pipeline` shows the first."
+    ), done.stderr
+    shown = durable(tmp_path, "show", "same", "--workflow", "flow.pipeline")
+    assert shown.returncode == 0, shown.stderr
+    assert counts(tmp_path) == {**ALL_STEPS, "tag": 1}

@@ -143,17 +143,20 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
                         "Nothing was executed.",)  # fmt: skip
         return missing
     found = {w: store.load_manifest(w, run_id) for w in store.workflows() if w != workflow}
-    others = [w for w, raw in found.items() if raw is not None]
+    others = sorted(w for w, raw in found.items() if raw is not None)
     same = [w for w in others if w.endswith(f".{workflow}") or workflow.endswith(f".{w}")]
     if others and not same:  # another workflow's run: a child run's id, most often
         parents = [_info(store, w, run_id, found[w] or b"").parent for w in others]
         parent = next((p.rsplit("@", 1)[0].split("/", 1) for p in parents if p), None)
+        several = len(others) > 1  # then `durable show RUN` alone asks for --workflow
+        show = shell_words("show", run_id, *(("--workflow", others[0]) if several else ()))
         missing.args = (
-            f"{missing} A run {run_id!r} exists under another workflow, "
+            f"{missing} A run {run_id!r} exists under "
+            f"{'other workflows' if several else 'another workflow'}, "
             f"{' and '.join(repr(w) for w in others)}"
             + (f": a child run of run {parent[1]!r} of {parent[0]!r}; resume that run, "
                "whose resume answers its child's waits." if parent else
-               f": `durable {shell_words('show', run_id)}` shows it."),
+               f": `durable {show}` shows {'the first' if several else 'it'}."),
         )  # fmt: skip
     elif others:
         missing.args = (
