@@ -4,6 +4,7 @@ command in a child process and checks that nothing recorded is lost."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -232,3 +233,45 @@ def test_a_run_id_missing_here_but_under_two_other_workflows_names_a_show_that_w
     shown = durable(tmp_path, "show", "same", "--workflow", "flow.pipeline")
     assert shown.returncode == 0, shown.stderr
     assert counts(tmp_path) == {**ALL_STEPS, "tag": 1}
+
+
+RELEASE = """
+import os
+
+import durable
+
+
+@durable.step
+def fetch(repo: str) -> str:
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("fetch\\n")
+    return repo.upper()
+
+
+@durable.workflow
+def release(repo: str, decision: str | None = None) -> str:
+    notes = fetch(repo)
+    if decision is None:
+        durable.suspend("waiting for decision")
+    return f"{decision}: {notes}"
+"""
+
+
+def test_the_restart_advised_for_a_cancelled_run_keeps_the_vars_just_given(tmp_path: Path) -> None:
+    """Before: `durable run flow.py:release --run-id c1 --resume --var
+    decision=ok` on a cancelled run advised a restart with the recorded
+    `--var decision=null`: typed as said, the run suspended again."""
+    write_flow(tmp_path, RELEASE)
+    flow = ["run", "flow.py:release", "--run-id", "c1"]
+    assert durable(tmp_path, *flow, "--var", "repo=r").returncode == 3
+    assert durable(tmp_path, "cancel", "c1").returncode == 0
+    cancelled = durable(tmp_path, *flow, "--resume", "--var", "decision=ok")
+    assert cancelled.returncode == 4, cancelled.stderr
+    (advice,) = [x for x in cancelled.stderr.splitlines() if "restart it with: " in x]
+    assert advice == (
+        "  restart it with: durable run flow.py:release --run-id c1 --restart "
+        "--var 'repo=\"r\"' --var 'decision=\"ok\"'"
+    )
+    again = durable(tmp_path, *shlex.split(advice.split("restart it with: durable ")[1]))
+    assert (again.returncode, again.stdout.strip()) == (0, '"ok: R"'), again.stderr
+    assert counts(tmp_path) == {"fetch": 2}  # the restart discarded the cancelled run's record

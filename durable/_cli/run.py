@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             raise UsageError(  # the recorded arguments were not the issue's cause
                 f"{e}: --restart starts run {run_id} afresh with the --var arguments given, "
                 f"not its recorded ones: {_restart(args, store, wf.name, run_id, only=True)}\n"
-                f"restart it with: {_restart(args, store, wf.name, run_id)}"
+                f"restart it with: {_restart(args, store, wf.name, run_id, given=variables)}"
             ) from None
     bound = wf.with_options(
         run_id=run_id,
@@ -105,7 +105,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {run_id} was cancelled; it runs again only with --restart")
-                report.say(f"  restart it with: {_restart(args, store, wf.name, run_id)}")
+                again = _restart(args, store, wf.name, run_id, given=variables)
+                report.say(f"  restart it with: {again}")
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
                     f"run {e.run_id} of {e.workflow} (a child run of {run_id}) was cancelled: "
@@ -155,12 +156,20 @@ def _print_operations(report: _Report) -> Callable[[], None]:
 
 
 def _restart(
-    args: argparse.Namespace, store: Store, workflow: str, run_id: str, *, only: bool = False
+    args: argparse.Namespace,
+    store: Store,
+    workflow: str,
+    run_id: str,
+    *,
+    only: bool = False,
+    given: dict[str, Any] | None = None,
 ) -> str:
     """The command that restarts a run with the arguments it has recorded
-    (a restart takes only the --vars given); with `only`, just those."""
+    (a restart takes only the --vars given); with `only`, just those. The
+    --vars `given` to this command win: they are what the user meant now."""
     try:
-        flags = as_vars(run_info(store, workflow, run_id).arguments)
+        recorded = run_info(store, workflow, run_id).arguments
+        flags = as_vars(recorded if only else {**recorded, **(given or {})})
     except DurableError:  # unreadable: still the command, to fill in
         flags = "--var NAME=VALUE"
     if only:
