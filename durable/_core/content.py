@@ -236,7 +236,20 @@ def _function(fn: types.FunctionType) -> tuple[str, Any]:
         owner = getattr(owner, part, None)
     if owner is fn:
         return "function", qualname(fn)
+    runs = _step_runs(fn)
+    if runs is not None:
+        return "step", runs
     return "code", codec.dumps_callable(fn)
+
+
+def _step_runs(fn: types.FunctionType) -> Any:
+    """What a step made at run time runs (`self.f = durable.step(self.f)`):
+    it counts by that, and by its fingerprint (`_with_code`). Its closure
+    also holds the step's bookkeeping, which changes as it runs: pickled,
+    it made `self` look changed by every call (never cached, a resume
+    refused). None for anything else (a decorator over a step included)."""
+    target = getattr(fn.__dict__.get("__durable_step__"), "fn", None)
+    return target if target is not None and fn.__dict__.get("__wrapped__") is target else None
 
 
 def _reduced(v: Any) -> tuple[str, Any]:

@@ -1,0 +1,106 @@
+"""A tenth round of the peers' own test cases, ported to durable's API:
+joblib (joblib/test/test_hashing.py: KlassWithCachedMethod, a class whose
+__init__ caches its own method, `self.f = Memory(...).cache(self.f)`) and
+the same pattern as a recorded step of a run. Earlier rounds are in
+tests/test_peer_ports*.py. Executions are counted by the step bodies
+themselves."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import pytest
+
+import durable
+
+# -- joblib: joblib/test/test_hashing.py ------------------------------------------
+
+calls: collections.Counter[str] = collections.Counter()
+
+
+class KlassWithCachedMethod:
+    """joblib's helper class: the instance holds the cached step made of
+    its own method (a cycle: the step's instance holds the step)."""
+
+    def __init__(self) -> None:
+        self.f = durable.step(cache=True)(self.f)
+
+    def f(self, x: Any) -> Any:
+        calls["f"] += 1
+        return x
+
+
+_MAPS = [f"#s{n}__c_maps.nii.gz" for n in (12069, 12158, 12258, 12277, 12300, 12401, 12430)]
+
+
+def test_joblib_dict_and_set_hash_through_a_cached_method(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_dict_hash, test_set_hash: k.f(d), then k.f(a) with `a` the
+    output of the first call (equal content, another object, its keys or
+    items in another order for a set): one execution each."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    calls.clear()
+    k = KlassWithCachedMethod()
+    d = {name: [33] for name in _MAPS}
+    a = k.f(d)
+    assert k.f(a) == d and calls["f"] == 1
+    s = set(_MAPS)
+    a = k.f(s)
+    assert k.f(a) == s and k.f(set(reversed(_MAPS))) == s and calls["f"] == 2
+
+
+def test_joblib_bound_cached_methods_hash(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_bound_cached_methods_hash: the cached method of two instances
+    of the same state resolves to one key (b.f(1) is a hit after a.f(1));
+    an instance whose state differs is another key. Seen failing: the
+    instance's digest walked the step it holds by pickling the step's
+    closure, whose bookkeeping changes as it runs: the two instances made
+    two keys, and a class of a script never hit at all (every call looked
+    like one that changed `self`, with a warning)."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    calls.clear()
+    a, b = KlassWithCachedMethod(), KlassWithCachedMethod()
+    assert a.f(1) == 1 and b.f(1) == 1 and a.f(1) == 1
+    assert calls["f"] == 1
+    b.extra = [2]  # type: ignore[attr-defined]
+    assert b.f(1) == 1 and calls["f"] == 2
+
+
+def test_joblib_method_cached_on_its_instance_in_a_run(store: durable.Store) -> None:
+    """test_bound_cached_methods_hash's class as a recorded step of a run
+    (`self.f = durable.step(self.f)`): a run suspended after the step is
+    resumed without executing it again, under on_change="refuse". Seen
+    failing: the resume was refused with "arguments changed" (the instance
+    looked changed by the step), and under "rerun" the step ran twice."""
+    ran: list[int] = []
+
+    class Model:
+        def __init__(self, k: int) -> None:
+            self.k = k
+            self.scale = durable.step(self.scale)
+
+        def scale(self, x: int) -> int:
+            ran.append(x)
+            return x * self.k
+
+    model = Model(3)
+
+    @durable.workflow(store=store, run_id="r", on_change="refuse")
+    def flow(x: int) -> int:
+        y = model.scale(x)
+        return y + durable.wait_for("more")
+
+    with pytest.raises(durable.Suspended):
+        flow(2)
+    assert flow.resume("r", inputs={"more": 1}).value == 7
+    assert flow(2) == 7 and ran == [2]
+    with pytest.raises(durable.Suspended):
+        flow.with_options(run_id="r2")(2)
+    model.k = 4  # the instance changed since the step ran: a changed call, refused
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        flow.resume("r2", inputs={"more": 1})
+    assert ran == [2, 2]
