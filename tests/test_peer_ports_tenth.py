@@ -1,12 +1,14 @@
 """A tenth round of the peers' own test cases, ported to durable's API:
 joblib (joblib/test/test_hashing.py: KlassWithCachedMethod, a class whose
-__init__ caches its own method, `self.f = Memory(...).cache(self.f)`) and
-the same pattern as a recorded step of a run. Earlier rounds are in
+__init__ caches its own method, `self.f = Memory(...).cache(self.f)`;
+test_trivial_hash's functions among the inputs), the same pattern as a
+recorded step of a run, and with `async def` methods. Earlier rounds are in
 tests/test_peer_ports*.py. Executions are counted by the step bodies
 themselves."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 from typing import Any
 
@@ -104,3 +106,68 @@ def test_joblib_method_cached_on_its_instance_in_a_run(store: durable.Store) -> 
     with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
         flow.resume("r2", inputs={"more": 1})
     assert ran == [2, 2]
+
+
+def test_joblib_async_method_cached_on_its_instance(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KlassWithCachedMethod with an `async def` method, in a run and as a
+    cache: the step counts by what it runs, so the cache hits for the same
+    state and a suspended run resumes without executing it again. Seen
+    failing: an async step held by an object had no digest (its object was
+    pickled, code and all), so the cache was skipped with a warning and
+    the resume was refused."""
+    ran: list[str] = []
+
+    class Klass:
+        def __init__(self) -> None:
+            self.f = durable.step(cache=True)(self.f)
+            self.g = durable.step(self.g)
+
+        async def f(self, x: int) -> int:
+            ran.append(f"f{x}")
+            return x
+
+        async def g(self, x: int) -> int:
+            ran.append(f"g{x}")
+            return x + 1
+
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    k = Klass()
+
+    @durable.workflow(store=local_store, run_id="r", on_change="refuse")
+    async def flow(x: int) -> int:
+        y = await k.g(x) + await k.f(x)
+        return y + durable.wait_for("more")
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(flow(1))
+    assert asyncio.run(flow.resume("r", inputs={"more": 10})).value == 13
+    assert asyncio.run(Klass().f(1)) == 1 and ran == ["g1", "f1"]
+
+
+@durable.step
+async def _double(x: int) -> int:
+    return 2 * x
+
+
+def test_joblib_async_step_as_an_argument(store: durable.Store) -> None:
+    """test_trivial_hash's functions among the inputs, with an async step
+    of a module as the function value: a step given it counts it by name
+    and fingerprint, so a suspended run resumes with no step run again.
+    Seen failing: an async step had no digest (fail closed), so every
+    resume of a run that passed one to a step was refused."""
+    ran: list[int] = []
+
+    @durable.step
+    def apply(fn: Any, x: int) -> int:
+        ran.append(x)
+        return asyncio.run(fn(x))
+
+    @durable.workflow(store=store, run_id="r", on_change="refuse")
+    def flow(x: int) -> int:
+        return apply(_double, x) + durable.wait_for("more")
+
+    with pytest.raises(durable.Suspended):
+        flow(3)
+    assert flow.resume("r", inputs={"more": 1}).value == 7 and ran == [3]
