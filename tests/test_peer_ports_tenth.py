@@ -171,3 +171,59 @@ def test_joblib_async_step_as_an_argument(store: durable.Store) -> None:
     with pytest.raises(durable.Suspended):
         flow(3)
     assert flow.resume("r", inputs={"more": 1}).value == 7 and ran == [3]
+
+
+def test_joblib_async_step_argument_by_its_fingerprint(store: durable.Store) -> None:
+    """test_trivial_hash's functions among the inputs: two async steps of
+    one name and code but another `version=` are two arguments (the step
+    given one runs that code): swapped while a run waits, the resume is
+    refused (the body reads the step from a dict, which its fingerprint
+    follows), nothing executed again; the same step made again is none."""
+    ran: list[int] = []
+
+    async def triple(x: int) -> int:
+        return 3 * x
+
+    tools = {"fn": durable.step(version="1")(triple)}
+
+    @durable.step
+    def apply(fn: Any, x: int) -> int:
+        ran.append(x)
+        return asyncio.run(fn(x))
+
+    @durable.workflow(store=store, run_id="r", on_change="refuse")
+    def flow(x: int) -> int:
+        return apply(tools["fn"], x) + durable.wait_for("more")
+
+    with pytest.raises(durable.Suspended):
+        flow(2)
+    tools["fn"] = durable.step(version="1")(triple)  # the same step made again: no change
+    with pytest.raises(durable.Suspended):
+        flow(2)
+    tools["fn"] = durable.step(version="2")(triple)
+    with pytest.raises(durable.DefinitionChangedError, match="version changed"):
+        flow.resume("r", inputs={"more": 1})
+    assert ran == [2]
+
+
+def test_joblib_async_steps_as_cache_keys(
+    local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_trivial_hash over async steps as the cached function's input:
+    the same step made twice is one key, another `version=` another key
+    (its output is never served for the other)."""
+    monkeypatch.setenv("DURABLE_STORE", str(local_store.url))
+    ran: list[str] = []
+
+    async def triple(x: int) -> int:
+        return 3 * x
+
+    @durable.step(cache=True)
+    def apply(fn: Any, x: int) -> int:
+        ran.append(fn.fingerprint)
+        return asyncio.run(fn(x))
+
+    one, again = durable.step(version="1")(triple), durable.step(version="1")(triple)
+    two = durable.step(version="2")(triple)
+    assert apply(one, 2) == apply(again, 2) == apply(two, 2) == 6
+    assert ran == [one.fingerprint, two.fingerprint] and one.fingerprint != two.fingerprint
