@@ -1,0 +1,119 @@
+"""The tenth round of the peers' own test cases (see
+tests/test_peer_ports_tenth.py), those whose peer test crosses a process
+boundary: DBOS Transact (tests/test_singleexec.py test_step_sequence: one
+workflow id started twice while its first step is slow; tests/test_dbos.py
+test_eid_reset: a workflow waiting for a message, then finished by another
+executor). Real processes; executions are counted by the step bodies
+themselves, in a file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_SCRIPT = """
+import os, sys, time
+import durable
+
+log, gate = sys.argv[1], sys.argv[2]
+
+def note(what):
+    with open(log, "a") as f:
+        f.write(what + "\\n")
+
+@durable.step
+def step1():
+    note("step1")
+    if os.environ.get("HOLD"):  # DBOS's slow first try: held until the test opens the gate
+        open(gate + ".in", "w").close()
+        while not os.path.exists(gate):
+            time.sleep(0.01)
+    return 1
+
+@durable.step
+def step2(x):
+    note("step2")
+    return x + 1
+
+def told(event):
+    if isinstance(event, durable.events.RunWaiting):
+        print("waiting for", event.holder, file=sys.stderr, flush=True)
+
+durable.on_event(told)
+
+@durable.workflow(run_id="wf")
+def flow():
+    return step2(step1())
+
+@durable.workflow(run_id="wf")
+def asking():
+    return step2(step1()) + durable.wait_for("run_step")
+
+mode = sys.argv[3]
+if mode == "answer":
+    print(asking.resume("wf", inputs={"run_step": 10}).value)
+elif mode == "recv":
+    try:
+        print(asking())
+    except durable.Suspended as e:
+        print("suspended", e.waiting_for)
+else:
+    print(flow.with_options(wait=60)())
+"""
+
+
+def _script(tmp_path: Path) -> list[str]:
+    script = tmp_path / "seq.py"
+    script.write_text(_SCRIPT)
+    return [sys.executable, str(script), str(tmp_path / "log"), str(tmp_path / "gate")]
+
+
+def _run(cmd: list[str], mode: str, env: dict[str, str]) -> str:
+    done = subprocess.run([*cmd, mode], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_dbos_step_sequence_in_two_processes(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """test_step_sequence: one workflow id started twice while the first
+    start is inside its slow first step. The second process waits for the
+    run (with_options(wait=), told by its RunWaiting event), as DBOS's
+    second handle does, and gets the value; each step executed once."""
+    cmd = _script(tmp_path)
+    first = subprocess.Popen(
+        [*cmd, "go"], env={**child_env, "HOLD": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    gate_in = tmp_path / "gate.in"
+    while not gate_in.exists():  # the first process is inside step1
+        assert first.poll() is None, first.communicate()
+    second = subprocess.Popen(
+        [*cmd, "go"], env=child_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert second.stderr is not None
+    told = second.stderr.readline()  # the RunWaiting event, once the wait begins
+    assert told.startswith(f"waiting for pid {first.pid} "), told + second.communicate()[1]
+    (tmp_path / "gate").touch()
+    out1, err1 = first.communicate(timeout=120)
+    out2, err2 = second.communicate(timeout=120)
+    assert (first.returncode, second.returncode) == (0, 0), err1 + err2
+    assert out1.strip() == out2.strip() == "2"
+    assert (tmp_path / "log").read_text().split() == ["step1", "step2"]
+
+
+@pytest.mark.slow
+def test_dbos_eid_reset_another_process_finishes(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """test_eid_reset: a workflow that ran its steps and waits for a
+    message is finished by another executor (DBOS moves the run to the
+    executor that finishes it); here a second process answers the wait and
+    completes the run, a third reads its value. The steps executed once."""
+    cmd = _script(tmp_path)
+    assert _run(cmd, "recv", child_env) == "suspended run_step"
+    assert _run(cmd, "answer", child_env) == "12"
+    assert _run(cmd, "recv", child_env) == "12"
+    assert (tmp_path / "log").read_text().split() == ["step1", "step2"]
