@@ -2,7 +2,8 @@
 joblib (joblib/test/test_hashing.py: KlassWithCachedMethod, a class whose
 __init__ caches its own method, `self.f = Memory(...).cache(self.f)`;
 test_trivial_hash's functions among the inputs), the same pattern as a
-recorded step of a run, and with `async def` methods. Earlier rounds are in
+recorded step of a run, and with `async def` methods; DBOS's
+test_inst_recovery with such a step. Earlier rounds are in
 tests/test_peer_ports*.py. Executions are counted by the step bodies
 themselves."""
 
@@ -283,3 +284,35 @@ def test_joblib_cached_lambda_over_its_instance(
     k = Klass(2)
     assert k.g(1) == k.g(1) == 2
     assert ran == [1]
+
+
+def test_dbos_instance_step_in_a_loop_and_a_child_run(store: durable.Store) -> None:
+    """test_inst_recovery (tests/test_classdecorators.py) with the step made
+    per instance in __init__, run over items by loop_over and by a child
+    run given the instance: a resume executes none of them again. Seen
+    failing before e04a68c: refused, the loop's function looked changed."""
+    ran: list[int] = []
+
+    class Pipe:
+        def __init__(self, k: int) -> None:
+            self.k = k
+            self.one = durable.step(self.one)
+
+        def one(self, x: int) -> int:
+            ran.append(x)
+            return x * self.k
+
+    pipe = Pipe(3)
+
+    @durable.workflow(store=store, run_id="c1", on_change="refuse")
+    def child(p: Pipe, xs: list[int]) -> list[int]:
+        return [p.one(x) for x in xs]
+
+    @durable.workflow(store=store, run_id="r", on_change="refuse")
+    def flow(xs: list[int]) -> int:
+        a = durable.loop_over(pipe.one, xs, checkpoint_items=True)
+        return sum(a) + sum(child(pipe, xs)) + durable.wait_for("go")
+
+    with pytest.raises(durable.Suspended):
+        flow([1, 2])
+    assert flow.resume("r", inputs={"go": 1}).value == 19 and ran == [1, 2, 1, 2]
