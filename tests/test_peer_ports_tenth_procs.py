@@ -3,8 +3,9 @@ tests/test_peer_ports_tenth.py), those whose peer test crosses a process
 boundary: DBOS Transact (tests/test_singleexec.py test_step_sequence: one
 workflow id started twice while its first step is slow; tests/test_dbos.py
 test_eid_reset: a workflow waiting for a message, then finished by another
-executor). Real processes; executions are counted by the step bodies
-themselves, in a file."""
+executor) and joblib (joblib/test/test_hashing.py KlassWithCachedMethod
+in a script run twice). Real processes; executions are counted by the
+step bodies themselves, in a file."""
 
 from __future__ import annotations
 
@@ -117,3 +118,37 @@ def test_dbos_eid_reset_another_process_finishes(
     assert _run(cmd, "answer", child_env) == "12"
     assert _run(cmd, "recv", child_env) == "12"
     assert (tmp_path / "log").read_text().split() == ["step1", "step2"]
+
+
+_KLASS = """
+import sys
+import durable
+
+class KlassWithCachedMethod:
+    def __init__(self):
+        self.f = durable.step(cache=True)(self.f)
+
+    def f(self, x):
+        with open(sys.argv[1], "a") as log:
+            log.write("ran\\n")
+        return sorted(x)
+
+k = KlassWithCachedMethod()
+d = {"#s%d__c_maps.nii.gz" % n: [33] for n in (12069, 12158, 12258)}
+print(k.f(d), k.f(set(d)), k.f(d))
+"""
+
+
+@pytest.mark.slow
+def test_joblib_cached_method_of_a_script_in_two_sessions(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """test_dict_hash, test_set_hash with KlassWithCachedMethod defined in
+    the script that runs (`__main__`): the first session computes each
+    argument once, the second hits both. Seen failing before e04a68c: a
+    class of a script never hit (every call looked like one that changed
+    `self`, with a warning)."""
+    script, log = tmp_path / "klass.py", tmp_path / "log"
+    script.write_text(_KLASS)
+    outs = [_run([sys.executable, str(script), str(log)], "", child_env) for _ in range(2)]
+    assert outs[0] == outs[1] and log.read_text().split() == ["ran", "ran"]
