@@ -118,7 +118,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
         return "type", qualname(v)
     if isinstance(v, types.ModuleType):
         return "module", v.__name__
-    if isinstance(v, types.FunctionType) or _step_runs(v) is not None:  # an async step too
+    if isinstance(v, types.FunctionType) or (callable(v) and _step_runs(v) is not None):
         return _function(v)
     if isinstance(v, enum.Enum):
         return f"enum:{name}", (v.name, v.value)
@@ -247,7 +247,8 @@ def _step_runs(fn: Any) -> Any:
     it counts by that, and by its fingerprint (`_with_code`). Its closure
     also holds the step's bookkeeping, which changes as it runs: pickled,
     it made `self` look changed by every call (never cached, a resume
-    refused). None for anything else (a decorator over a step included)."""
+    refused). An async step, an object, is told so too. None for anything
+    else (a decorator over a step included)."""
     own = getattr(fn, "__dict__", None)
     if type(own) is not dict or "__durable_step__" not in own:
         return None
