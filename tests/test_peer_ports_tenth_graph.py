@@ -2,10 +2,15 @@
 tests/test_peer_ports_tenth.py): LangGraph's time travel
 (libs/langgraph/tests/test_time_travel.py), a replay from the checkpoint
 before a node, and the same interrupt replayed again and again, as forks
-of a run at a position of its history. Executions are counted by the step
-bodies themselves."""
+of a run at a position of its history; and Temporal's replay of asyncio
+ordering (tests/worker/test_replayer.py). Executions are counted by the
+step bodies themselves."""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -81,3 +86,51 @@ def test_langgraph_replay_interrupt_stable_across_replays(store: durable.Store) 
     assert called == ["node_a"] + ["node_b"] * 4
     assert graph.with_options(run_id="1")([]) == done.value
     assert called == ["node_a"] + ["node_b"] * 4
+
+
+def test_temporal_replayer_async_ordering(store: durable.Store) -> None:
+    """Temporal's test_replayer_async_ordering (tests/worker/test_replayer.py):
+    a replay sees the asyncio order its first execution saw. durable differs
+    on purpose (docs/gotchas.md, "Which async step finished first is timing,
+    not a record"): three steps finish c, a, b the first time and together
+    on a resume, so a step given the completion order is a changed call
+    there, refused, nothing executed again; the documented remedy (decide
+    on the values: sorted) resumes with no step executed twice."""
+    ran: list[str] = []
+    gates: dict[str, asyncio.Event] = {}
+
+    @durable.step
+    async def act(name: str, after: str) -> str:
+        ran.append(name)
+        if after:  # finishes once `after` has
+            await gates[after].wait()
+        gates[name].set()
+        return name
+
+    @durable.step
+    def record(order: list[str]) -> str:
+        ran.append("record")
+        return ",".join(order)
+
+    def make(decide: Callable[[list[str]], list[str]], run_id: str) -> Any:
+        @durable.workflow(store=store, run_id=run_id, on_change="refuse", name=f"flow_{run_id}")
+        async def flow() -> str:
+            gates.update((n, asyncio.Event()) for n in "abc")
+            pairs = (("a", "c"), ("b", "a"), ("c", ""))  # a after c, b after a
+            steps = [asyncio.create_task(act(n, after)) for n, after in pairs]
+            order = [await f for f in asyncio.as_completed(steps)]
+            return record(decide(order)) + durable.wait_for("go")
+
+        return flow
+
+    async def twice(flow: Any, run_id: str) -> str:
+        with pytest.raises(durable.Suspended):
+            await flow()
+        return (await flow.resume(run_id, inputs={"go": "!"})).value  # type: ignore[no-any-return]
+
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        asyncio.run(twice(make(list, "as-seen"), "as-seen"))
+    assert sorted(ran) == ["a", "b", "c", "record"]
+    ran.clear()
+    assert asyncio.run(twice(make(sorted, "on-values"), "on-values")) == "a,b,c!"
+    assert sorted(ran) == ["a", "b", "c", "record"]
