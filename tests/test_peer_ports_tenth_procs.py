@@ -3,12 +3,14 @@ tests/test_peer_ports_tenth.py), those whose peer test crosses a process
 boundary: DBOS Transact (tests/test_singleexec.py test_step_sequence: one
 workflow id started twice while its first step is slow; tests/test_dbos.py
 test_eid_reset: a workflow waiting for a message, then finished by another
-executor) and joblib (joblib/test/test_hashing.py KlassWithCachedMethod
+executor; tests/test_classdecorators.py test_inst_recovery after kill -9)
+and joblib (joblib/test/test_hashing.py KlassWithCachedMethod
 in a script run twice). Real processes; executions are counted by the
 step bodies themselves, in a file."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +154,54 @@ def test_joblib_cached_method_of_a_script_in_two_sessions(
     script.write_text(_KLASS)
     outs = [_run([sys.executable, str(script), str(log)], "", child_env) for _ in range(2)]
     assert outs[0] == outs[1] and log.read_text().split() == ["ran", "ran"]
+
+
+_INSTANCE = """
+import os, sys
+import durable
+
+def note(what):
+    with open(sys.argv[1], "a") as log:
+        log.write(what + "\\n")
+
+class Model:
+    def __init__(self, k):
+        self.k = k
+        self.first = durable.step(self.first)
+        self.second = durable.step(self.second)
+
+    def first(self, x):
+        note("first")
+        return x * self.k
+
+    def second(self, y):
+        note("second")
+        if os.environ.get("CRASH"):  # killed inside the step, before its record
+            os.kill(os.getpid(), 9)
+        return y + 1
+
+model = Model(3)
+
+@durable.workflow(run_id="inst", on_change="refuse")
+def flow(x):
+    return model.second(model.first(x))
+
+print(flow(2))
+"""
+
+
+@pytest.mark.slow
+def test_dbos_inst_recovery_after_kill_9(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """test_inst_recovery with a real crash: steps made per instance in
+    __init__ (`self.first = durable.step(self.first)`); the process is
+    killed with SIGKILL inside the second. The next process replays the
+    first (executed once) and executes the second, under "refuse". Seen
+    failing before e04a68c: the resume was refused, "arguments changed"."""
+    script, log = tmp_path / "inst.py", tmp_path / "log"
+    script.write_text(_INSTANCE)
+    cmd = [sys.executable, str(script), str(log)]
+    crashed = subprocess.run(cmd, env={**child_env, "CRASH": "1"}, capture_output=True, text=True)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    done = subprocess.run(cmd, env=child_env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "7" and log.read_text().split() == ["first", "second", "second"]
