@@ -78,7 +78,7 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
         stamp = _class_code(v)
     elif isinstance(v, types.ModuleType):
         stamp = module_stamp(v)
-    elif kind in ("function", "code") or kind.startswith("global:"):
+    elif kind in ("function", "code", "step") or kind.startswith("global:"):
         # A lambda's pickled code names its helpers only; an `lru_cache`
         # wrapper is pickled by its name only.
         stamp = function_stamp(v)
@@ -118,7 +118,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
         return "type", qualname(v)
     if isinstance(v, types.ModuleType):
         return "module", v.__name__
-    if isinstance(v, types.FunctionType):
+    if isinstance(v, types.FunctionType) or (callable(v) and _step_runs(v) is not None):
         return _function(v)
     if isinstance(v, enum.Enum):
         return f"enum:{name}", (v.name, v.value)
@@ -228,7 +228,7 @@ def _items_store(v: Mapping[Any, Any], items: list[tuple[Any, Any]]) -> tuple[st
     return (name,) if same else ()
 
 
-def _function(fn: types.FunctionType) -> tuple[str, Any]:
+def _function(fn: Any) -> tuple[str, Any]:
     """An importable function by its name; a lambda or closure by its code,
     as cloudpickle ships it to a worker."""
     owner: Any = sys.modules.get(fn.__module__)
@@ -236,7 +236,24 @@ def _function(fn: types.FunctionType) -> tuple[str, Any]:
         owner = getattr(owner, part, None)
     if owner is fn:
         return "function", qualname(fn)
+    runs = _step_runs(fn)
+    if runs is not None:
+        return "step", runs
     return "code", codec.dumps_callable(fn)
+
+
+def _step_runs(fn: Any) -> Any:
+    """What a step made at run time runs (`self.f = durable.step(self.f)`):
+    it counts by that, and by its fingerprint (`_with_code`). Its closure
+    also holds the step's bookkeeping, which changes as it runs: pickled,
+    it made `self` look changed by every call (never cached, a resume
+    refused). An async step, an object, is told so too. None for anything
+    else (a decorator over a step included)."""
+    own = getattr(fn, "__dict__", None)
+    if type(own) is not dict or "__durable_step__" not in own:
+        return None
+    target = getattr(own["__durable_step__"], "fn", None)
+    return target if target is not None and own.get("__wrapped__") is target else None
 
 
 def _reduced(v: Any) -> tuple[str, Any]:
