@@ -33,6 +33,8 @@ def class_outside_tokens(cls: type) -> list[str]:
     the class statement's text does not show. [] otherwise: as written."""
     if "." in cls.__qualname__ or cls.__module__ not in sys.modules:
         return []  # defined in a function: its statement is not the module's to read
+    if not witnessed(user_class, cls):  # a library's (`Path`): by the import alone, as its values
+        return []
     namespace = vars(sys.modules[cls.__module__])
     try:
         found = binding_statements(cls.__name__, namespace) or []
