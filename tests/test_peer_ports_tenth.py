@@ -37,6 +37,24 @@ class KlassWithCachedMethod:
 _MAPS = [f"#s{n}__c_maps.nii.gz" for n in (12069, 12158, 12258, 12277, 12300, 12401, 12430)]
 
 
+def own_step_class(ran: list[int]) -> Any:
+    """joblib's KlassWithCachedMethod, DBOS's instance steps: a class whose
+    `__init__` makes a step of the instance's own method, which notes each
+    execution in `ran` (held by the method's closure, not by the instance,
+    whose state is an argument of the step)."""
+
+    class OwnStep:
+        def __init__(self, k: int) -> None:
+            self.k = k
+            self.scale = durable.step(self.scale)
+
+        def scale(self, x: int) -> int:
+            ran.append(x)
+            return x * self.k
+
+    return OwnStep
+
+
 def test_joblib_dict_and_set_hash_through_a_cached_method(
     local_store: durable.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,17 +98,7 @@ def test_joblib_method_cached_on_its_instance_in_a_run(store: durable.Store) -> 
     failing: the resume was refused with "arguments changed" (the instance
     looked changed by the step), and under "rerun" the step ran twice."""
     ran: list[int] = []
-
-    class Model:
-        def __init__(self, k: int) -> None:
-            self.k = k
-            self.scale = durable.step(self.scale)
-
-        def scale(self, x: int) -> int:
-            ran.append(x)
-            return x * self.k
-
-    model = Model(3)
+    model = own_step_class(ran)(3)
 
     @durable.workflow(store=store, run_id="r", on_change="refuse")
     def flow(x: int) -> int:
@@ -292,25 +300,15 @@ def test_dbos_instance_step_in_a_loop_and_a_child_run(store: durable.Store) -> N
     run given the instance: a resume executes none of them again. Seen
     failing before e04a68c: refused, the loop's function looked changed."""
     ran: list[int] = []
-
-    class Pipe:
-        def __init__(self, k: int) -> None:
-            self.k = k
-            self.one = durable.step(self.one)
-
-        def one(self, x: int) -> int:
-            ran.append(x)
-            return x * self.k
-
-    pipe = Pipe(3)
+    pipe = own_step_class(ran)(3)
 
     @durable.workflow(store=store, run_id="c1", on_change="refuse")
-    def child(p: Pipe, xs: list[int]) -> list[int]:
-        return [p.one(x) for x in xs]
+    def child(p: Any, xs: list[int]) -> list[int]:
+        return [p.scale(x) for x in xs]
 
     @durable.workflow(store=store, run_id="r", on_change="refuse")
     def flow(xs: list[int]) -> int:
-        a = durable.loop_over(pipe.one, xs, checkpoint_items=True)
+        a = durable.loop_over(pipe.scale, xs, checkpoint_items=True)
         return sum(a) + sum(child(pipe, xs)) + durable.wait_for("go")
 
     with pytest.raises(durable.Suspended):
