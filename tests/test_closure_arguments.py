@@ -226,10 +226,6 @@ def test_a_global_the_body_fills_from_the_argument(store: durable.Store) -> None
     refused_on_resume(totals, "r4", [1, 2], xs=[1, 2, 3])  # replays 3 where running gives 6
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a value the body derives from a run argument is program state to the fingerprint (a list by its type)",
-)
 def test_a_value_the_body_derives_from_the_argument(store: durable.Store) -> None:
     @durable.workflow(run_id="r6", store=store)
     def totals(xs: list[int], ready: bool = False) -> int:

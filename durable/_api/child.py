@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from .._core import notify
 from .._core.arguments import derive_run_id
 from .._core.attempts import keep_failure
-from .._core.bound import held_by, with_held
+from .._core.bound import with_held
 from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
@@ -74,8 +74,8 @@ def child_plan(
     pos = parent.take_position()
     given = flow._bind(args, kwargs)
     # A workflow defined in the parent's body may read the parent's arguments.
-    held = parent.argument_values if held_by(flow.fn, parent.argument_values) else ()
-    digest = with_held(flow.fn, call_digest(given.signature, args, kwargs, flow.name), held)
+    digest = call_digest(given.signature, args, kwargs, flow.name)
+    digest = with_held(flow.fn, digest, parent.argument_values, parent.bodies)
     definition = flow.definition()
     label = flow.name
     rec = lookup(parent, pos, label, definition.fingerprint, digest, call=(args, kwargs))
@@ -133,7 +133,8 @@ def child_plan(
     if made is not None and _made_artifacts(store, flow.name, run_id, made):
         child["artifacts"] = True
     record.extra["child"] = child
-    rejoin = functools.partial(with_held, flow.fn, held=held) if held else None
+    held, bodies = parent.argument_values, parent.bodies
+    rejoin = functools.partial(with_held, flow.fn, held=held, bodies=bodies) if held or bodies else None
     if changed_in_place(given.signature, args, kwargs, flow.name, digest, rejoin):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warnings.warn(in_place_warning(flow.name, "workflow"), stacklevel=4)

@@ -9,17 +9,40 @@ computed for an instance whose state has changed since.
 
 A run's argument that a step reads through its closure (a step defined in
 the workflow body, or made there by a factory) counts the same way
-(`held_by`): the fingerprint would count a list there by its type only.
+(`held_by`): the fingerprint would count a list there by its type only. So
+do the arguments a local of the body is made from, for a function nested in
+the body that reads that local (`ys = sorted(xs)`: `Body`).
 """
 
 from __future__ import annotations
 
 import functools
 import types
+from collections.abc import Mapping
 from typing import Any
 
+from .._fingerprint.derived import read_from_body
 from .._fingerprint.reach import target_of
 from .identity import _IMMUTABLE, is_token, value_digest
+
+
+class Body:
+    """A running workflow's body, whose locals the functions defined in it
+    read, and the digests of the run's arguments (`argument_digests`)."""
+
+    __slots__ = ("digests", "function")
+
+    def __init__(self, function: types.FunctionType, digests: Mapping[str, str]) -> None:
+        self.function, self.digests = function, digests
+
+
+def body_of(fn: object, digests: Mapping[str, str]) -> tuple[Body, ...]:
+    """The `Body` of a workflow's function, none when no function nested in
+    it can read its locals (most workflows: nothing to look for)."""
+    under = target_of(unbound(fn))
+    if isinstance(under, types.FunctionType) and under.__code__.co_cellvars:
+        return (Body(under, digests),)
+    return ()
 
 
 def binds(fn: object) -> bool:
@@ -101,7 +124,9 @@ def _step_function(fn: object) -> Any:
     return inner
 
 
-def with_bound(fn: object, digest: str, held: tuple[Any, ...] = ()) -> str:
+def with_bound(
+    fn: object, digest: str, held: tuple[Any, ...] = (), bodies: tuple[Body, ...] = ()
+) -> str:
     """A call's digest joined with what `fn` binds, and with the run's
     arguments `held` that it reads through its closure (`held_by`). A call
     without a digest stays without one; a bound value without one makes a
@@ -111,15 +136,18 @@ def with_bound(fn: object, digest: str, held: tuple[Any, ...] = ()) -> str:
     bound = bound_values(fn)
     if bound:
         digest = value_digest((digest, bound))
-    return with_held(fn, digest, held)
+    return with_held(fn, digest, held, bodies)
 
 
-def with_held(fn: object, digest: str, held: tuple[Any, ...]) -> str:
+def with_held(
+    fn: object, digest: str, held: tuple[Any, ...], bodies: tuple[Body, ...] = ()
+) -> str:
     """A call's digest joined with the run's arguments `held` that `fn`
-    reads through its closure (`held_by`). One without a digest (a client)
-    counts as the fingerprint counts it, by its type: a closure is how a
-    step reaches one."""
-    taken = [d for d in map(value_digest, held_by(fn, held)) if not is_token(d)] if held else []
+    reads through its closure, and those the body's locals it reads are
+    made from (`held_by`). One without a digest (a client) counts as the
+    fingerprint counts it, by its type: a closure is how a step reaches one."""
+    found = held_by(fn, held, bodies) if held or bodies else []
+    taken = [d for d in map(value_digest, found) if not is_token(d)]
     return value_digest((digest, taken)) if taken and not is_token(digest) else digest
 
 
@@ -134,13 +162,15 @@ def run_arguments(values: Any) -> tuple[Any, ...]:
     )
 
 
-def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
+def held_by(fn: object, arguments: tuple[Any, ...], bodies: tuple[Body, ...] = ()) -> list[Any]:
     """The values of `arguments` (by identity) that the function under `fn`
     holds in its closure cells or defaults, or that a function it holds
     there does (a helper defined in the body, the function a decorator
     wraps, a step it calls): a step defined in the body that reads `xs`
-    computes from it as if it were given it."""
-    if not arguments:
+    computes from it as if it were given it. Then, when one of them is
+    defined in a workflow's body and reads its locals, the digests of the
+    run's arguments those locals are made from (`read_from_body`)."""
+    if not arguments and not bodies:
         return []
     hit = _UNDER.get(id(fn))
     if hit is None or hit[0] is not fn:
@@ -152,12 +182,15 @@ def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
         return []
     wanted = {id(v) for v in arguments}
     found: list[Any] = []
+    made: set[tuple[str, str]] = set()
     todo, seen = [first, start], set()
     while todo:
         f = todo.pop()
         if not isinstance(f, types.FunctionType) or id(f) in seen:
             continue
         seen.add(id(f))
+        for body in bodies:
+            made.update(_made_from(f, body))
         held = [_contents(c) for c in f.__closure__ or ()]
         held += [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()]
         for v in held:
@@ -165,7 +198,17 @@ def held_by(fn: object, arguments: tuple[Any, ...]) -> list[Any]:
                 found.append(v)
             elif isinstance(v, (types.FunctionType, functools.partial, types.MethodType)):
                 todo += [v, unbound(v)]  # a step defined in the body: the function it runs
+    if made:
+        found.append(("made from the run's arguments", sorted(made)))
     return found
+
+
+def _made_from(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
+    """The run's arguments (name, digest) that the body's locals `f` reads
+    are made from; one without a digest counts by its type, as `with_held`
+    counts it."""
+    names = read_from_body(f.__code__, body.function)
+    return [(n, d) for n in names if not is_token(d := body.digests.get(n, "!"))]
 
 
 # id(fn) -> (fn, the function under it, what that one wraps): asked on each

@@ -49,8 +49,7 @@ class RunState:
     # then lookups come in position order, and none is after the one changed.
     seen: set[Position] = field(default_factory=set)
     in_tasks: bool = False
-    # The asyncio tasks numbered for the run and not done yet: its body ends
-    # only once they have (`taskfactory.settling`).
+    # The asyncio tasks of the run not done yet: its body ends only once they have.
     tasks: set[Any] = field(default_factory=set)
     # The run's lease; an object-store lease sets `.lost` when taken over.
     lease: object | None = None
@@ -65,8 +64,8 @@ class RunState:
     # The first refusal (changed definition, nondeterminism, suspension, lost
     # lease) raised to the body: final even if the body catches it.
     refusal: BaseException | None = None
-    # A child run's suspension or cancel that reached the body (`child`): the
-    # run cannot complete past it either, even if the body caught it.
+    # A child's suspension or cancel that reached the body (`child`): the run
+    # cannot complete past it either, even if the body caught it.
     child_stop: BaseException | None = None
     # For the event stream (`notify`): the RunStarted announcement waits for
     # the first live operation, holding the replays made before it.
@@ -76,6 +75,7 @@ class RunState:
     intro: dict[str, Any] = field(default_factory=dict)
     arguments: str = ""  # of this attempt: a `wait_for` answer is recorded for them
     argument_values: tuple[Any, ...] = ()  # a step's closure may hold (`bound.held_by`)
+    bodies: tuple[Any, ...] = ()  # `bound.Body`s whose locals a step may read
     # Values supplied on resume for `wait_for(name)` (see `inputs`).
     inputs: dict[str, Any] = field(default_factory=dict)
     # A child run's: the `inputs` of the runs that called it, outermost

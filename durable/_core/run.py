@@ -35,7 +35,7 @@ from .arguments import (
     decode_arguments,
     merge_arguments,
 )
-from .bound import held_by, run_arguments
+from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, choose_policy
 from .entry import enter_run
@@ -130,7 +130,8 @@ def run_locked(
         # again (its steps replay): returning its result would not redo that.
         # So does one that reads its caller's arguments through its closure.
         redo = caller is not None and (
-            manifest.extra.get("in_place") or held_by(flow.fn, caller.argument_values)
+            manifest.extra.get("in_place")
+            or held_by(flow.fn, caller.argument_values, caller.bodies)
         )
         done = None if redo else completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
@@ -143,8 +144,10 @@ def run_locked(
     ctx = load_context(store, flow.name, run_id, policy)
     ctx.arguments = arguments_digest(digests)
     ctx.argument_values = run_arguments(bound.arguments.values())
+    ctx.bodies = body_of(flow.fn, digests)
     if caller is not None:  # a workflow defined in its caller's body reads the caller's too
         ctx.argument_values += caller.argument_values
+        ctx.bodies += caller.bodies
     if manifest is not None and not restart:  # after the read: its listing shows a marker
         refuse_cancelled(store, manifest)
     cancel.watch(ctx)

@@ -78,10 +78,11 @@ def replay_or_prepare(
         pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
+    held, bodies = ctx.argument_values, ctx.bodies
     if spec.binds:
-        digest = with_bound(spec.fn, digest, ctx.argument_values)
-    elif ctx.argument_values and held_by(spec.fn, ctx.argument_values):  # it binds nothing
-        digest = with_held(spec.fn, digest, ctx.argument_values)
+        digest = with_bound(spec.fn, digest, held, bodies)
+    elif (held or bodies) and held_by(spec.fn, held, bodies):  # it binds nothing
+        digest = with_held(spec.fn, digest, held, bodies)
     fp = spec.fingerprint_in(ctx)
     shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
@@ -210,8 +211,13 @@ class _Tries:
         )  # fmt: skip
         if reopened is not None:
             record.extra["reopened"] = reopened
-        held = ctx.argument_values if held_by(spec.fn, ctx.argument_values) else ()
-        rejoin = functools.partial(with_bound, spec.fn, held=held) if spec.binds or held else None
+        reads = held_by(spec.fn, ctx.argument_values, ctx.bodies)
+        held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
+        rejoin = (
+            functools.partial(with_bound, spec.fn, held=held, bodies=bodies)
+            if spec.binds or reads
+            else None
+        )
         if changed_in_place(spec.signature, *call, spec.name, digest, rejoin):
             record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
             warnings.warn(in_place_warning(spec.name), stacklevel=2)

@@ -61,13 +61,13 @@ def persists(fn: Callable[..., Any]) -> bool:
     return spec is None or spec.persist
 
 
-def bound_digest(fn: Callable[..., Any], held: tuple[Any, ...] = ()) -> str | None:
+def bound_digest(fn: Any, held: tuple[Any, ...] = (), bodies: tuple[Any, ...] = ()) -> str | None:
     """The digest of what `fn` binds (`bound.bound_values`: a partial's arguments, the
     `self` of `loop_over(obj.method, items)`), of what a decorator over a step captured,
-    and of the run's arguments `held` its closure holds (`bound.held_by`, those with a
-    digest); None when none. A fresh token when they have no digest (`value_digest`)."""
+    and of the run's arguments `held` its closure holds or the locals of `bodies` it reads
+    are made from (`bound.held_by`, those with a digest); None when none. A fresh token when they have no digest (`value_digest`)."""
     bound = bound_values(fn)
-    taken = [v for v in held_by(fn, held) if not is_token(value_digest(v))]
+    taken = [v for v in held_by(fn, held, bodies) if not is_token(value_digest(v))]
     if taken:
         bound.append((tuple(taken), []))
     under = unbound(fn)
@@ -91,8 +91,7 @@ class PlainBlock:
     def __init__(self, fn: Callable[..., Any], items: list[Any], name: str | None) -> None:
         self.label = label_of(fn, name)
         self.total = len(items)
-        self.where = ("", "", "")  # no run, no position (events of a plain block)
-        self.tries = Tries(fn)
+        self.where, self.tries = ("", "", ""), Tries(fn)  # no run, no position (its events)
 
     def replay(self) -> list[Any]:
         raise AssertionError("a plain block has nothing to replay")
@@ -137,7 +136,7 @@ class Block:
         self.checkpoint = checkpoint and self.persist
         # A partial's bound arguments are arguments of every call: they count
         # in the block's digest and in each item's (a plain fn: the items alone).
-        self.bound = bound_digest(fn, ctx.argument_values)
+        self.bound = bound_digest(fn, ctx.argument_values, ctx.bodies)
         self.bound_changed = False  # seen changed since (`_bound_changed`)
         self.digest = self._digest(items)
         self.started = now()
@@ -302,14 +301,15 @@ class Block:
     def _bound_changed(self) -> bool:
         """Whether the arguments a partial or a bound method carries changed
         since the block started (`self.total += x` in `loop_over(acc.add, ...)`).
-        Items still running on a thread pool may be changing them as they are
-        read ("dictionary changed size during iteration"): changed. Once
-        changed, they are not read again (an object that collects every
-        item's output would cost a read of all of it per item)."""
+        Items still on a thread pool may be changing them as they are read
+        ("dictionary changed size during iteration"): changed. Once changed,
+        they are not read again (an object collecting every output would cost
+        a read of all of it per item)."""
         if self.bound_changed or self.bound is None or is_token(self.bound):
             return self.bound_changed
-        with after_body():
-            self.bound_changed = bound_digest(self.fn, self.ctx.argument_values) != self.bound  # `identity.NO_DIGEST`
+        with after_body():  # `identity.NO_DIGEST`
+            now = bound_digest(self.fn, self.ctx.argument_values, self.ctx.bodies)
+        self.bound_changed = now != self.bound
         return self.bound_changed
 
     def _compact(self) -> None:

@@ -271,7 +271,7 @@ def _compiled(
     except (SyntaxError, ValueError):
         return {}
     index: dict[tuple[int, str], list[types.CodeType]] = {}
-    for co in (c for module in modules for c in _nested(module)):
+    for co in (c for module in modules for c in nested_code(module)):
         index.setdefault((co.co_firstlineno, co.co_name), []).append(co)
     return index
 
@@ -283,11 +283,12 @@ def _rewrite_asserts(tree: ast.Module, text: str, filename: str, hook: Any) -> N
     rewrite_asserts(tree, text.encode("utf-8", "surrogateescape"), filename, hook.config)
 
 
-def _nested(code: types.CodeType) -> Iterator[types.CodeType]:
+def nested_code(code: types.CodeType) -> Iterator[types.CodeType]:
+    """`code` and every code object defined inside it, at any depth."""
     yield code
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _nested(const)
+            yield from nested_code(const)
 
 
 _SHAPE = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
