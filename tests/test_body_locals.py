@@ -205,3 +205,48 @@ def totals(xs, ready=False):
     with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
         totals.resume("r5", ready=True)
     assert space["runs"] == [1]
+
+
+SETTINGS: dict[str, Any] = {}
+SEEN: list[str] = []
+
+
+@durable.step
+def scaled_sum(xs: list[int]) -> int:
+    """A module's step reading a global that the workflow body fills."""
+    SEEN.append("scaled_sum")
+    return int(sum(xs) * SETTINGS["scale"])
+
+
+def test_a_global_the_body_fills_from_an_argument(store: durable.Store) -> None:
+    SEEN.clear()
+
+    @durable.workflow(run_id="r6", store=store)
+    def report(scale: float, ready: bool = False) -> int:
+        SETTINGS["scale"] = scale
+        out: int = scaled_sum([1, 2, 3])
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "r6", 2.0, scale=10.0)  # was: 12, running gives 60
+    assert SEEN == ["scaled_sum"]
+    assert report.resume("r6", scale=2.0, ready=True).value == 12  # the same scale: replayed
+    assert SEEN == ["scaled_sum"]
+
+
+def test_a_global_the_body_fills_from_no_argument_changes_nothing(store: durable.Store) -> None:
+    SEEN.clear()
+
+    @durable.workflow(run_id="r7", store=store)
+    def report(scale: float, ready: bool = False) -> int:
+        SETTINGS["scale"] = 2  # the same on every call
+        out: int = scaled_sum([1, 2, 3])
+        if not ready:
+            durable.suspend("waiting")
+        return out + int(scale)
+
+    with pytest.raises(durable.Suspended):
+        report(1.0)
+    assert report.resume("r7", scale=5.0, ready=True).value == 17
+    assert SEEN == ["scaled_sum"]

@@ -210,10 +210,6 @@ def config_total() -> int:
     return sum(CONFIG["xs"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a global the body fills from a run argument counts by its statements only, not its contents",
-)
 def test_a_global_the_body_fills_from_the_argument(store: durable.Store) -> None:
     @durable.workflow(run_id="r4", store=store)
     def totals(xs: list[int], ready: bool = False) -> int:

@@ -21,7 +21,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from .._fingerprint.derived import read_from_body
+from .._fingerprint.derived import made_in, read_from_body
 from .._fingerprint.reach import target_of
 from .identity import _IMMUTABLE, is_token, value_digest
 
@@ -30,17 +30,19 @@ class Body:
     """A running workflow's body, whose locals the functions defined in it
     read, and the digests of the run's arguments (`argument_digests`)."""
 
-    __slots__ = ("digests", "function")
+    __slots__ = ("digests", "fills", "function")
 
     def __init__(self, function: types.FunctionType, digests: Mapping[str, str]) -> None:
         self.function, self.digests = function, digests
+        self.fills = bool(made_in(function).stored)  # a module's step may read what it filled
 
 
 def body_of(fn: object, digests: Mapping[str, str]) -> tuple[Body, ...]:
-    """The `Body` of a workflow's function, none when no function nested in
-    it can read its locals (most workflows: nothing to look for)."""
+    """The `Body` of a workflow's function, none when none of its locals
+    that a nested function reads and none of the globals it fills is made
+    from its arguments (most workflows: nothing to look for)."""
     under = target_of(unbound(fn))
-    if isinstance(under, types.FunctionType) and under.__code__.co_cellvars:
+    if isinstance(under, types.FunctionType) and (made_in(under).cells or made_in(under).stored):
         return (Body(under, digests),)
     return ()
 
@@ -178,8 +180,8 @@ def held_by(fn: object, arguments: tuple[Any, ...], bodies: tuple[Body, ...] = (
             _UNDER.clear()
         hit = _UNDER[id(fn)] = (fn, unbound(fn), target_of(unbound(fn)))
     _, start, first = hit
-    if _bare(first) and _bare(start):  # most steps: a module's function, nothing held
-        return []
+    if _bare(first) and _bare(start) and not any(b.fills for b in bodies):
+        return []  # most steps: a module's function, nothing held
     wanted = {id(v) for v in arguments}
     found: list[Any] = []
     made: set[tuple[str, str]] = set()
@@ -207,7 +209,7 @@ def _made_from(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
     """The run's arguments (name, digest) that the body's locals `f` reads
     are made from; one without a digest counts by its type, as `with_held`
     counts it."""
-    names = read_from_body(f.__code__, body.function)
+    names = read_from_body(f, body.function)
     return [(n, d) for n in names if not is_token(d := body.digests.get(n, "!"))]
 
 

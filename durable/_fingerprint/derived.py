@@ -20,42 +20,75 @@ from __future__ import annotations
 import ast
 import types
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import NamedTuple
 
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
-# A body's code -> (the code, what each of its cells is made from, the ids of
-# the code nested in it); the entry holds the code, so no id is reused while
-# the entry lives.
-_Known = tuple[types.CodeType, Mapping[str, frozenset[str]], frozenset[int]]
-_KNOWN: dict[int, _Known] = {}
+
+class Made(NamedTuple):
+    """What a body's names are made from: its cells (the locals functions
+    nested in it read) and the globals it stores into or mutates, each
+    with the parameters it may be made from (only those made from some)."""
+
+    code: types.CodeType  # held: no id in `nested` is reused while this lives
+    cells: Mapping[str, frozenset[str]]
+    stored: Mapping[str, frozenset[str]]
+    nested: frozenset[int]  # ids of the code defined inside the body
+
+
+_KNOWN: dict[int, Made] = {}
 _NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 
 
-def read_from_body(code: types.CodeType, body: types.FunctionType) -> frozenset[str]:
-    """The parameters of `body` that a function with `code`, nested in it
-    (at any depth), may compute from through the body's locals it reads."""
-    outer = body.__code__
-    if not code.co_freevars or not outer.co_cellvars:
-        return frozenset()
-    known = _KNOWN.get(id(outer))
-    if known is None or known[0] is not outer:
+def made_in(body: types.FunctionType) -> Made:
+    """What `body`'s names are made from (analysed once per code object)."""
+    code = body.__code__
+    made = _KNOWN.get(id(code))
+    if made is None or made.code is not code:
         if len(_KNOWN) >= 1024:
             _KNOWN.clear()
-        nested = frozenset(id(c) for c in nested_code(outer) if c is not outer)
-        known = _KNOWN[id(outer)] = (outer, _analyse(body), nested)
-    if id(code) not in known[2]:
-        return frozenset()
-    made = known[1]
-    return frozenset().union(*(made[v] for v in code.co_freevars if v in made))
+        cells, stored = _analyse(body)
+        nested = frozenset(id(c) for c in nested_code(code) if c is not code)
+        made = _KNOWN[id(code)] = Made(code, cells, stored, nested)
+    return made
 
 
-def _analyse(fn: types.FunctionType) -> Mapping[str, frozenset[str]]:
+def read_from_body(fn: types.FunctionType, body: types.FunctionType) -> frozenset[str]:
+    """The parameters of `body` that `fn` may compute from: through the
+    body's locals it reads (a function nested in the body, at any depth),
+    and through the globals of the body's module that the body fills and
+    `fn`'s code names (`CONFIG["xs"] = xs`, a step reading `CONFIG`)."""
+    made = made_in(body)
+    code, found = fn.__code__, set[str]()
+    if made.cells and code.co_freevars and id(code) in made.nested:
+        found.update(*(made.cells[v] for v in code.co_freevars if v in made.cells))
+    if made.stored and fn.__globals__ is body.__globals__:
+        found.update(*(made.stored[g] for g in _names(code) & made.stored.keys()))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)  # asked at each call of a step of such a run
+def _names(code: types.CodeType) -> frozenset[str]:
+    return frozenset(n for c in nested_code(code) for n in c.co_names)
+
+
+_Maps = tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]
+
+
+def _analyse(fn: types.FunctionType) -> _Maps:
     code = fn.__code__
     params = frozenset(code.co_varnames[: _arity(code)])
+    own = {*code.co_varnames, *code.co_cellvars}
     src = source_of(code.co_filename, fn.__globals__)
     nodes = find_definitions(code, src)
     if len(nodes) != 1 or not runs_this_source(code, src, fn.__globals__):
-        return {cell: params for cell in code.co_cellvars}  # unknown: from every parameter
+        # Unknown: every cell and every global the body names that holds
+        # data may be made from every parameter.
+        data = [n for n in code.co_names if _data(fn.__globals__.get(n, print))]
+        return _only_made(dict.fromkeys(code.co_cellvars, params)), _only_made(
+            dict.fromkeys(data, params)
+        )
     node = nodes[0]
     edges: dict[str, set[str]] = {}
     body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
@@ -63,9 +96,24 @@ def _analyse(fn: types.FunctionType) -> Mapping[str, frozenset[str]]:
     # Only the body's own names carry its values from one statement to the
     # next: `durable.suspend(...)` under `if not ready:` does not make every
     # local that a step decorated `@durable.step` reads depend on `ready`.
-    own = {*code.co_varnames, *code.co_cellvars}
-    edges = {name: reads & own for name, reads in edges.items() if name in own}
-    return {cell: frozenset(_reached(cell, edges) & params) for cell in code.co_cellvars}
+    inner = {name: reads & own for name, reads in edges.items() if name in own}
+    cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
+    stored = {  # a global of the module the body stores into or mutates
+        name: frozenset(set().union(*(_reached(r, inner) for r in reads & own)) & params)
+        for name, reads in edges.items()
+        if name not in own and _data(fn.__globals__.get(name, print))
+    }
+    return _only_made(cells), _only_made(stored)
+
+
+def _only_made(names: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    return {name: params for name, params in names.items() if params}
+
+
+def _data(value: object) -> bool:
+    """Whether a global may hold data the body fills (not a module, a class
+    or a function, which `durable.suspend(...)` and `log.info(...)` call)."""
+    return not isinstance(value, (types.ModuleType, type)) and not callable(value)
 
 
 def _arity(code: types.CodeType) -> int:
