@@ -250,3 +250,36 @@ def test_a_global_the_body_fills_from_no_argument_changes_nothing(store: durable
         report(1.0)
     assert report.resume("r7", scale=5.0, ready=True).value == 17
     assert SEEN == ["scaled_sum"]
+
+
+def make_total(ys: list[int], runs: list[int]) -> Any:
+    @durable.step
+    def total() -> int:
+        runs.append(1)
+        return sum(ys)
+
+    return total
+
+
+@pytest.mark.parametrize("how", ["factory", "decorated in the body"])
+def test_a_step_a_factory_makes_in_the_body_from_an_argument(store: durable.Store, how: str) -> None:
+    runs: list[int] = []
+
+    def plain(ys: list[int]) -> Any:
+        return lambda: runs.append(1) or sum(ys)
+
+    @durable.workflow(run_id="r8", store=store)
+    def totals(xs: list[int], ready: bool = False) -> int:
+        if how == "factory":
+            total = make_total(sorted(xs), runs)
+        else:
+            total = durable.step(name="total")(plain(sorted(xs)))
+        out: int = total()
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(totals, "r8", [1, 2], xs=[1, 2, 3])  # was: 3, running gives 6
+    assert runs == [1]
+    assert totals.resume("r8", xs=[1, 2], ready=True).value == 3  # the same list: replayed
+    assert runs == [1]

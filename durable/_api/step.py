@@ -8,6 +8,7 @@ import types
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
+from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
 from .._core.context import active_run
@@ -158,6 +159,9 @@ def step(
         wrapper.__durable_parts__ = dict(fp.parts)  # type: ignore[attr-defined]
         wrapper.fingerprint = fp.value  # type: ignore[attr-defined]
         wrapper.name = spec.name  # type: ignore[attr-defined]
+        ctx = active_run()
+        if ctx is not None and ctx.bodies:  # made while a body runs
+            note_made(f, ctx.bodies)
         return wrapper
 
     return decorate(fn) if fn is not None else decorate

@@ -17,11 +17,12 @@ the body that reads that local (`ys = sorted(xs)`: `Body`).
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
 
-from .._fingerprint.derived import made_in, read_from_body
+from .._fingerprint.derived import made_at, made_in, read_from_body
 from .._fingerprint.reach import target_of
 from .identity import _IMMUTABLE, is_token, value_digest
 
@@ -38,13 +39,31 @@ class Body:
 
 
 def body_of(fn: object, digests: Mapping[str, str]) -> tuple[Body, ...]:
-    """The `Body` of a workflow's function, none when none of its locals
-    that a nested function reads and none of the globals it fills is made
-    from its arguments (most workflows: nothing to look for)."""
+    """The `Body` of a workflow's function, none when it takes no argument."""
     under = target_of(unbound(fn))
-    if isinstance(under, types.FunctionType) and (made_in(under).cells or made_in(under).stored):
+    if isinstance(under, types.FunctionType) and digests:
         return (Body(under, digests),)
     return ()
+
+
+def note_made(fn: object, bodies: tuple[Body, ...]) -> None:
+    """`fn` is made into a step while a workflow body runs (by a factory the
+    body calls, `total = make_total(sorted(xs))`, or `durable.step(make(ys))`
+    there): what its closure holds may be made from the run's arguments. It
+    keeps those its statement reads or whose locals it reads are made from
+    (`made_at`), for `held_by`. A function defined in the body needs none:
+    which of the body's locals it reads is known exactly."""
+    under = unbound(fn)
+    codes = {id(b.function.__code__): b for b in bodies}
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and id(frame.f_code) not in codes:
+        frame = frame.f_back
+    if frame is None or not isinstance(under, types.FunctionType):
+        return
+    body = codes[id(frame.f_code)].function
+    if id(under.__code__) not in made_in(body).nested:
+        params = made_at(body, frame.f_lineno or 0)
+        under.__durable_made_at__ = (body.__code__, params)  # type: ignore[attr-defined]
 
 
 def binds(fn: object) -> bool:
@@ -207,9 +226,12 @@ def held_by(fn: object, arguments: tuple[Any, ...], bodies: tuple[Body, ...] = (
 
 def _made_from(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
     """The run's arguments (name, digest) that the body's locals `f` reads
-    are made from; one without a digest counts by its type, as `with_held`
-    counts it."""
+    are made from, or that the statement making it did (`note_made`); one
+    without a digest counts by its type, as `with_held` counts it."""
     names = read_from_body(f, body.function)
+    made = getattr(f, "__durable_made_at__", None)
+    if made is not None and made[0] is body.function.__code__:
+        names |= made[1]
     return [(n, d) for n in names if not is_token(d := body.digests.get(n, "!"))]
 
 

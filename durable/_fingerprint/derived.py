@@ -34,6 +34,9 @@ class Made(NamedTuple):
     code: types.CodeType  # held: no id in `nested` is reused while this lives
     cells: Mapping[str, frozenset[str]]
     stored: Mapping[str, frozenset[str]]
+    # (first line, last line, parameters) of each statement: what the names
+    # it reads are made from; None when the source cannot be read.
+    lines: tuple[tuple[int, int, frozenset[str]], ...] | None
     nested: frozenset[int]  # ids of the code defined inside the body
 
 
@@ -48,10 +51,21 @@ def made_in(body: types.FunctionType) -> Made:
     if made is None or made.code is not code:
         if len(_KNOWN) >= 1024:
             _KNOWN.clear()
-        cells, stored = _analyse(body)
+        cells, stored, lines = _analyse(body)
         nested = frozenset(id(c) for c in nested_code(code) if c is not code)
-        made = _KNOWN[id(code)] = Made(code, cells, stored, nested)
+        made = _KNOWN[id(code)] = Made(code, cells, stored, lines, nested)
     return made
+
+
+def made_at(body: types.FunctionType, line: int) -> frozenset[str]:
+    """The parameters of `body` that its statement running at `line` reads,
+    or the locals it reads are made from (`total = make_total(sorted(xs))`:
+    `xs`); every parameter when the source cannot be read."""
+    lines = made_in(body).lines
+    around = [(b - a, params) for a, b, params in lines or () if a <= line <= b]
+    if not around:  # no source, or no statement there: it cannot be told
+        return _parameters(body.__code__)
+    return min(around, key=lambda pair: pair[0])[1]
 
 
 def read_from_body(fn: types.FunctionType, body: types.FunctionType) -> frozenset[str]:
@@ -73,12 +87,13 @@ def _names(code: types.CodeType) -> frozenset[str]:
     return frozenset(n for c in nested_code(code) for n in c.co_names)
 
 
-_Maps = tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]
+_Lines = tuple[tuple[int, int, frozenset[str]], ...]
+_Found = tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], _Lines | None]
 
 
-def _analyse(fn: types.FunctionType) -> _Maps:
+def _analyse(fn: types.FunctionType) -> _Found:
     code = fn.__code__
-    params = frozenset(code.co_varnames[: _arity(code)])
+    params = _parameters(code)
     own = {*code.co_varnames, *code.co_cellvars}
     src = source_of(code.co_filename, fn.__globals__)
     nodes = find_definitions(code, src)
@@ -86,24 +101,29 @@ def _analyse(fn: types.FunctionType) -> _Maps:
         # Unknown: every cell and every global the body names that holds
         # data may be made from every parameter.
         data = [n for n in code.co_names if _data(fn.__globals__.get(n, print))]
-        return _only_made(dict.fromkeys(code.co_cellvars, params)), _only_made(
-            dict.fromkeys(data, params)
-        )
+        unknown = dict.fromkeys(code.co_cellvars, params)
+        return _only_made(unknown), _only_made(dict.fromkeys(data, params)), None
     node = nodes[0]
     edges: dict[str, set[str]] = {}
+    units: list[tuple[int, int, frozenset[str]]] = []
     body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
-    _statements(body, frozenset(), edges)
+    _statements(body, frozenset(), edges, units)
     # Only the body's own names carry its values from one statement to the
     # next: `durable.suspend(...)` under `if not ready:` does not make every
     # local that a step decorated `@durable.step` reads depend on `ready`.
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
     stored = {  # a global of the module the body stores into or mutates
-        name: frozenset(set().union(*(_reached(r, inner) for r in reads & own)) & params)
+        name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
         if name not in own and _data(fn.__globals__.get(name, print))
     }
-    return _only_made(cells), _only_made(stored)
+    lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
+    return _only_made(cells), _only_made(stored), lines
+
+
+def _made_of(names: Iterable[str], inner: Mapping[str, set[str]]) -> frozenset[str]:
+    return frozenset(set().union(*(_reached(n, inner) for n in names)))
 
 
 def _only_made(names: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
@@ -116,27 +136,38 @@ def _data(value: object) -> bool:
     return not isinstance(value, (types.ModuleType, type)) and not callable(value)
 
 
-def _arity(code: types.CodeType) -> int:
+def _parameters(code: types.CodeType) -> frozenset[str]:
     varargs = bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
-    return code.co_argcount + code.co_kwonlyargcount + varargs
+    return frozenset(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount + varargs])
 
 
-def _statements(body: Iterable[ast.AST], control: frozenset[str], edges: dict[str, set[str]]) -> None:
+def _statements(
+    body: Iterable[ast.AST],
+    control: frozenset[str],
+    edges: dict[str, set[str]],
+    units: list[tuple[int, int, frozenset[str]]],
+) -> None:
     """Record, for each name a statement may change, the names it reads and
-    the names of the conditions and loops around it."""
+    the names of the conditions and loops around it; and the lines of each
+    statement (of a compound one, its header) with the names it reads."""
     for stmt in body:
         if isinstance(stmt, _NESTED):
             header = [getattr(stmt, f) for f in ("test", "iter", "target") if hasattr(stmt, f)]
             header += getattr(stmt, "items", [])
+            last = max([stmt.lineno, *(getattr(n, "end_lineno", 0) or 0 for n in header)])
             header += getattr(stmt, "handlers", [])  # `except E as e` binds e
             inner = control | _read(header)
             _link(_changed(header), inner, edges)
+            units.append((stmt.lineno, last, inner))
             for part in ("body", "orelse", "finalbody"):
-                _statements(getattr(stmt, part, []), inner, edges)
+                _statements(getattr(stmt, part, []), inner, edges, units)
             for handler in getattr(stmt, "handlers", []):
-                _statements(handler.body, inner, edges)
+                _statements(handler.body, inner, edges, units)
         else:  # a simple statement, or one handled whole (a nested def, `match`)
-            _link(_changed([stmt]), control | _read([stmt]), edges)
+            read = control | _read([stmt])
+            _link(_changed([stmt]), read, edges)
+            first = getattr(stmt, "lineno", 0)
+            units.append((first, getattr(stmt, "end_lineno", None) or first, read))
 
 
 def _link(changed: set[str], read: frozenset[str], edges: dict[str, set[str]]) -> None:
