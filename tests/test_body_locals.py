@@ -283,3 +283,28 @@ def test_a_step_a_factory_makes_in_the_body_from_an_argument(store: durable.Stor
     assert runs == [1]
     assert totals.resume("r8", xs=[1, 2], ready=True).value == 3  # the same list: replayed
     assert runs == [1]
+
+
+def make_scale(factors: list[int], seen: list[int]) -> Any:
+    def scale(x: int) -> int:
+        seen.append(x)
+        return x * factors[0]
+
+    return scale
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_a_loop_over_function_a_factory_makes_in_the_body(store: durable.Store, checkpoint: bool) -> None:
+    seen: list[int] = []
+
+    @durable.workflow(run_id="r9", store=store)
+    def scaled(weights: dict[str, int], ready: bool = False) -> list[int]:
+        factors = [weights["w"]]
+        out = durable.loop_over(make_scale(factors, seen), [1, 2], checkpoint_items=checkpoint)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(scaled, "r9", {"w": 2}, weights={"w": 3})  # was: [2, 4]
+    assert scaled.with_options(on_change="rerun").resume("r9", weights={"w": 3}, ready=True).value == [3, 6]
+    assert seen == [1, 2, 1, 2]

@@ -8,6 +8,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
 from .._core import cancel, notify
+from .._core.bound import note_made
 from .._core.context import RunContext, RunState, active_run, current_state
 from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
@@ -121,6 +122,8 @@ def _open(fn: Callable[..., Any], items: list[Any], name: str | None, checkpoint
     ctx = active_run()
     if ctx is None:
         return PlainBlock(fn, items, name)
+    if ctx.bodies:  # `loop_over(make_scale(factors), items)`
+        note_made(fn, ctx.bodies)
     return Block(ctx, fn, items, name, checkpoint)
 
 

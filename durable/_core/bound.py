@@ -47,9 +47,10 @@ def body_of(fn: object, digests: Mapping[str, str]) -> tuple[Body, ...]:
 
 
 def note_made(fn: object, bodies: tuple[Body, ...]) -> None:
-    """`fn` is made into a step while a workflow body runs (by a factory the
-    body calls, `total = make_total(sorted(xs))`, or `durable.step(make(ys))`
-    there): what its closure holds may be made from the run's arguments. It
+    """`fn` is made into a step, or given to `loop_over`, while a workflow
+    body runs (made by a factory the body calls, `total =
+    make_total(sorted(xs))`, `durable.step(make(ys))`): what its closure
+    holds may be made from the run's arguments. It
     keeps those its statement reads or whose locals it reads are made from
     (`made_at`), for `held_by`. A function defined in the body needs none:
     which of the body's locals it reads is known exactly."""
@@ -58,8 +59,9 @@ def note_made(fn: object, bodies: tuple[Body, ...]) -> None:
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and id(frame.f_code) not in codes:
         frame = frame.f_back
-    if frame is None or not isinstance(under, types.FunctionType):
+    if frame is None or _bare(under):  # a function holding nothing reads no argument
         return
+    assert isinstance(under, types.FunctionType)  # `_bare`
     body = codes[id(frame.f_code)].function
     if id(under.__code__) not in made_in(body).nested:
         params = made_at(body, frame.f_lineno or 0)
