@@ -199,10 +199,16 @@ def held_by(fn: object, arguments: tuple[Any, ...], bodies: tuple[Body, ...] = (
     if hit is None or hit[0] is not fn:
         if len(_UNDER) >= 4096:
             _UNDER.clear()
-        hit = _UNDER[id(fn)] = (fn, unbound(fn), target_of(unbound(fn)))
-    _, start, first = hit
-    if _bare(first) and _bare(start) and not any(b.fills for b in bodies):
-        return []  # most steps: a module's function, nothing held
+        start = unbound(fn)
+        first = target_of(start)
+        hit = _UNDER[id(fn)] = (fn, start, first, _bare(first) and _bare(start))
+    _, start, first, bare = hit
+    if bare:  # most steps: a module's function, nothing held
+        for body in bodies:
+            if body.fills:  # unless a body fills a global it may read
+                break
+        else:
+            return []
     wanted = {id(v) for v in arguments}
     found: list[Any] = []
     made: set[tuple[str, str]] = set()
@@ -237,10 +243,12 @@ def _made_from(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
     return [(n, d) for n in names if not is_token(d := body.digests.get(n, "!"))]
 
 
-# id(fn) -> (fn, the function under it, what that one wraps): asked on each
-# call of a step of a run with a list or dict argument, where walking them
-# again cost a replayed step a third more (the entry holds fn: its id stays).
-_UNDER: dict[int, tuple[object, object, object]] = {}
+# id(fn) -> (fn, the function under it, what that one wraps, whether both
+# hold nothing): asked on each call of a step of a run with arguments, where
+# walking them again cost a replayed step a third more (the entry holds fn:
+# its id stays). A closure cannot change; defaults set after a step's first
+# call of the process are not looked for.
+_UNDER: dict[int, tuple[object, object, object, bool]] = {}
 
 
 def _bare(f: object) -> bool:
