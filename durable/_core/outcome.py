@@ -6,6 +6,7 @@ arguments, artifacts intact)."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 from .._storage.base import Store
@@ -17,6 +18,7 @@ from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
+from .inputs import outside_durable
 from .replay import load_context
 
 
@@ -37,6 +39,25 @@ def existing_run(
         if not restart:
             raise
         return None, b""
+
+
+def without_leftovers(ctx: RunState) -> RunState:
+    """The context of a run that has no manifest, its lease held: records
+    found there are no call of this run, but what a fork (which writes its
+    manifest last) or a removal killed half way left. Replayed, they would
+    hand out values no step of this run returned (a fork's `mutate`'s), so
+    they are removed, with a warning."""
+    found = len(ctx.records) + len(ctx.items) + len(ctx.timers) + len(ctx.failures)
+    if not found:
+        return ctx
+    warnings.warn(
+        f"run {ctx.run_id!r} of {ctx.workflow!r} has no manifest, yet {found} record(s) were "
+        "left over there (a fork or a removal that did not finish): they were removed, not "
+        "replayed, and the run starts afresh",
+        stacklevel=outside_durable(),
+    )
+    ctx.store.delete_run(ctx.workflow, ctx.run_id, keep_lease=True)
+    return load_context(ctx.store, ctx.workflow, ctx.run_id, ctx.policy)
 
 
 def completed_outcome(

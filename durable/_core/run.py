@@ -43,7 +43,7 @@ from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
-from .outcome import completed_outcome, existing_run, result_run
+from .outcome import completed_outcome, existing_run, result_run, without_leftovers
 from .ownstate import after_body
 from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
@@ -141,6 +141,8 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
+    if manifest is None:
+        ctx = without_leftovers(ctx)
     ctx.arguments = arguments_digest(digests)
     ctx.argument_values = run_arguments(bound.arguments.values())
     if caller is not None:  # a workflow defined in its caller's body reads the caller's too
