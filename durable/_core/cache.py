@@ -178,19 +178,38 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     could not redo the change."""
     if record.extra.get("in_place") or ticket.changed_captured():
         return value
-    fence(ctx, record.position)
     # The run's reference to a blob is there before the blob: a `clear` or
     # `prune` meanwhile, which lists blobs before references, keeps it.
     refer = functools.partial(_refer, ctx)
-    entry, value = ticket.keep(value, record.artifacts, record.started, refer)
-    try:  # again once written: an entry landing late (its PUT stalled with
-        fence(ctx, record.position)  # the renewals) was served after a clear
-    except LeaseLostError:
-        if ticket.wrote:  # taken back: at worst a miss, never a value no run recorded
-            _take_back(ticket)
-        raise
+    entry, value = kept_for(ctx, record.position, ticket, value, record.artifacts, record.started, refer)
     _adopt(ctx, ticket, record, entry, "stored")
     return value
+
+
+def kept_for(
+    ctx: RunState,
+    pos: Position,
+    ticket: Ticket,
+    value: Any,
+    artifacts: list[dict[str, Any]],
+    started: float,
+    claim: Callable[[str], None] | None = None,
+) -> tuple[Entry, Any]:
+    """`ticket.keep` on a run's behalf (a step's position, a `loop_over`
+    item, a cached step called in a step's body): only while the run's
+    lease holds, checked before and again once written. An entry landing
+    late (its PUT stalled with the renewals) was served after a clear: the
+    one this holder wrote is taken back, at worst a miss, never a value no
+    run recorded."""
+    fence(ctx, pos)
+    kept = ticket.keep(value, artifacts, started, claim)
+    try:
+        fence(ctx, pos)
+    except LeaseLostError:
+        if ticket.wrote:
+            _take_back(ticket)
+        raise
+    return kept
 
 
 def _take_back(ticket: Ticket) -> None:
