@@ -17,7 +17,7 @@ from .._storage.clock import now
 from .._storage.factory import default_store
 from .._storage.keys import Position
 from ..errors import SerializationError, StorageError
-from . import artifacts
+from . import artifacts, runread
 from .bound import with_bound
 from .cache import Ticket, kept_for, ticket_for
 from .changed import not_cached_in_place
@@ -80,7 +80,8 @@ def _computed(
 
     def attempt(_: int) -> Call:
         found.clear()  # what the try that returns registers
-        return Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
+        enter = runread.watched(lambda: artifacts.collect_into(found), ticket.read)
+        return Call(spec.attempt(), args, kwargs, enter)
 
     started = now()
     before = ticket.call or call_digest(spec.signature, args, kwargs, spec.name)
@@ -94,8 +95,8 @@ def _computed(
     if changed_in_place(spec.signature, args, kwargs, spec.name, before, rejoin):
         warnings.warn(not_cached_in_place(spec.name), stacklevel=3)
         return value  # a hit could not redo what the body did to its arguments
-    if ticket.changed_captured():
-        return value  # nor what it did to the values its closure captured
+    if ticket.changed_captured() or ticket.read_its_run():
+        return value  # nor what it did to the values its closure captured, nor its run
     if holds_redacted(value):
         return value  # a secret is never written
     run = current_state()
