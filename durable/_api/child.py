@@ -105,9 +105,13 @@ def child_plan(
             "created": parent.created,
         }  # fmt: skip
         try:
+            # A rerun of the parent discarded the child's record with every
+            # position after the changed one: it runs afresh, as a step there
+            # does (a child shared by its given id stays as it is).
+            fresh = pos in parent.discarded and flow.options.run_id is None
             run = yield from run_locked(
                 flow, store, run_id, given, {}, lease, parent=link, on_change=policy,
-                caller=parent, rebase=parent.policy == "rebase",
+                caller=parent, rebase=parent.policy == "rebase", restart=fresh,
             )  # fmt: skip
         except _FINAL as e:
             raise parent.refuse(e) from None

@@ -49,12 +49,12 @@ class RunState:
     # Kept once a position is taken from an asyncio task (`in_tasks`): until
     # then lookups come in position order, and none is after the one changed.
     seen: set[Position] = field(default_factory=set)
+    # Positions a rerun discarded in this attempt after the changed one: a child there runs afresh.
+    discarded: set[Position] = field(default_factory=set)
     in_tasks: bool = False
-    # The asyncio tasks numbered for the run and not done yet: its body ends
-    # only once they have (`taskfactory.settling`).
+    # The asyncio tasks numbered for the run and not done yet (`taskfactory.settling`).
     tasks: set[Any] = field(default_factory=set)
-    # The run's lease; an object-store lease sets `.lost` when taken over.
-    lease: object | None = None
+    lease: object | None = None  # an object-store lease sets `.lost` when taken over
     # When this run's manifest was made: its children carry it in their
     # link, so that a child made before a restart is not resumed by it.
     created: float | None = None

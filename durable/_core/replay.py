@@ -225,6 +225,7 @@ def discard_from(ctx: RunState, pos: Position) -> None:
     names += [timer_name(p) for p in gone[2]]
     names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
+    ctx.discarded.update(p for p in gone[0] if p != pos)  # (`child.child_plan`)
     for table, positions in zip(tables, gone, strict=True):
         for p in positions:
             del table[p]

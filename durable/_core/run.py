@@ -91,12 +91,13 @@ def run_locked(
     inputs: dict[str, Any] | None = None,
     caller: RunState | None = None,
     rebase: bool = False,
+    restart: bool = False,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
-    `on_change` overrides the workflow's own policy, `rebase` adds to its
-    own; `inputs` answer the run's `wait_for()` calls; a child run is
-    offered its `caller`'s."""
-    restart = flow.options.restart
+    `on_change` overrides the workflow's own policy, `rebase` and `restart`
+    add to its own; `inputs` answer the run's `wait_for()` calls; a child
+    run is offered its `caller`'s."""
+    restart = restart or flow.options.restart
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     if parent is not None and manifest is not None and made_before(manifest, parent):
         restart = True  # the parent run that made it was discarded since
