@@ -1,50 +1,70 @@
 """A parent under on_change="rerun" executes live every position after the
 first changed one: a child run there runs afresh too, as a step there does,
-never answered with the value it completed with before the change. A child
-at the changed position itself re-runs only what changed in it."""
+never answered with the value it completed with before the change; also
+when the attempt that discarded it stops before reaching it (a wait asked
+again) and a later one reaches it. A child at the changed position itself
+re-runs only what changed in it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import durable
 from durable.testing import memory_store
 
+ran: list[str] = []
+shared: dict[str, str] = {}
 
-def make(store: durable.Store, version: str, ran: list[str], shared: dict[str, str]) -> Any:
+
+@durable.step(name="inner")
+def inner(x: int) -> str:
+    ran.append("inner")
+    return shared["file"]  # what the step before it wrote
+
+
+@durable.workflow(name="child")
+def child(x: int) -> str:
+    return inner(x)
+
+
+def make(store: durable.Store, version: str, wait: bool = False) -> Any:
     @durable.step(name="first", version=version)
     def first(x: int) -> int:
         ran.append("first")
-        shared["file"] = version  # what the later positions read
+        shared["file"] = version
         return x
-
-    @durable.step(name="later")
-    def later(x: int) -> str:
-        ran.append("later")
-        return shared["file"]
-
-    @durable.step(name="inner")
-    def inner(x: int) -> str:
-        ran.append("inner")
-        return shared["file"]
-
-    @durable.workflow(name="child", store=store)
-    def child(x: int) -> str:
-        return inner(x)
 
     @durable.workflow(name="parent", store=store, on_change="rerun")
     def parent(x: int) -> list[Any]:
-        return [first(x), later(x), child(x)]
+        a = first(x)
+        ok = durable.wait_for("ok") if wait else None
+        return [a, ok, child.with_options(store=store)(x)]
 
     return parent
 
 
 def test_a_child_after_the_first_changed_position_runs_afresh_under_rerun() -> None:
-    store, ran, shared = memory_store(), [], {}
-    assert make(store, "1", ran, shared).with_options(run_id="P")(1) == [1, "1", "1"]
+    store = memory_store()
     ran.clear()
-    assert make(store, "2", ran, shared).with_options(run_id="P")(1) == [1, "2", "2"]
-    assert ran == ["first", "later", "inner"]
+    assert make(store, "1").with_options(run_id="P")(1) == [1, None, "1"]
     ran.clear()
-    assert make(store, "2", ran, shared).with_options(run_id="P")(1) == [1, "2", "2"]
+    assert make(store, "2").with_options(run_id="P")(1) == [1, None, "2"]
+    assert ran == ["first", "inner"]
+    ran.clear()
+    assert make(store, "2").with_options(run_id="P")(1) == [1, None, "2"]
     assert ran == []  # the new records replay
+
+
+def test_a_child_discarded_by_an_attempt_that_stopped_before_it_runs_afresh_later() -> None:
+    store = memory_store()
+    ran.clear()
+    with pytest.raises(durable.Suspended):
+        make(store, "1", wait=True).with_options(run_id="P")(1)
+    assert make(store, "1", wait=True).resume("P", inputs={"ok": "y"}).value == [1, "y", "1"]
+    ran.clear()
+    with pytest.raises(durable.Suspended):  # the rerun discards the answer: asked again
+        make(store, "2", wait=True).with_options(run_id="P")(1)
+    assert make(store, "2", wait=True).resume("P", inputs={"ok": "y"}).value == [1, "y", "2"]
+    assert ran == ["first", "inner"]
