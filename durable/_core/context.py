@@ -52,8 +52,7 @@ class RunState:
     # Positions a rerun discarded in this attempt after the changed one: a child there runs afresh.
     discarded: set[Position] = field(default_factory=set)
     in_tasks: bool = False
-    # The asyncio tasks numbered for the run and not done yet (`taskfactory.settling`).
-    tasks: set[Any] = field(default_factory=set)
+    tasks: set[Any] = field(default_factory=set)  # its asyncio tasks not done (`taskfactory`)
     lease: object | None = None  # an object-store lease sets `.lost` when taken over
     # When this run's manifest was made: its children carry it in their
     # link, so that a child made before a restart is not resumed by it.
@@ -80,6 +79,7 @@ class RunState:
     # first. An answer the child uses is used up for them too.
     callers_inputs: list[dict[str, Any]] = field(default_factory=list)
     awaited: frozenset[str] = frozenset()  # the waits it or a caller stopped at (`inputs`)
+    caller: RunState | None = None  # a child run's parent: a cancel of it stops the child too
     # When (time.monotonic) to look for a cancel marker next (see `cancel`).
     cancel_due: float = float("inf")
 

@@ -157,7 +157,7 @@ def run_locked(
     fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
     if caller is not None:
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
-        ctx.awaited = caller.awaited
+        ctx.awaited, ctx.caller = caller.awaited, caller
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     before = copy_manifest(manifest)
@@ -171,7 +171,7 @@ def run_locked(
     try:
         value = yield from _body(flow, bound, ctx)
     except Cancelled as e:
-        if (e.workflow, e.run_id) != (flow.name, run_id):
+        if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
             # A child run was cancelled, not this one: this run stays resumable
             # (it runs the child afresh once the child is removed).
             finish(store, manifest, "failed", error=error_summary(e))
