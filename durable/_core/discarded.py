@@ -38,6 +38,9 @@ def _remove(ctx: RunState, workflow: str, run_id: str, pos: Position) -> None:
     store = ctx.store
     if store.load_manifest(workflow, run_id) is None:
         return  # gone, or kept in a store of its own
+    # Only while this process still holds the parent: one that took it over
+    # may have recorded this child anew, and use it.
+    store.guard(ctx.workflow, ctx.run_id, now=True)
     held = store.acquire(workflow, run_id, LEASE_TTL)  # RunLockedError: run by another process
     try:
         mine = _made_here(store, workflow, run_id, ctx, pos)
