@@ -68,3 +68,41 @@ def test_a_child_discarded_by_an_attempt_that_stopped_before_it_runs_afresh_late
         make(store, "2", wait=True).with_options(run_id="P")(1)
     assert make(store, "2", wait=True).resume("P", inputs={"ok": "y"}).value == [1, "y", "2"]
     assert ran == ["first", "inner"]
+
+
+def test_a_child_that_failed_after_the_first_changed_position_runs_afresh_under_rerun() -> None:
+    store = memory_store()
+    ran.clear()
+    shared["fail"] = "yes"
+
+    @durable.step(name="last")
+    def last(x: int) -> int:
+        ran.append("last")
+        if shared.get("fail"):
+            raise RuntimeError("last fails")
+        return x
+
+    @durable.workflow(name="failing", store=store)
+    def failing(x: int) -> list[Any]:
+        return [inner(x), last(x)]
+
+    def parent_of(version: str) -> Any:
+        @durable.step(name="first", version=version)
+        def first(x: int) -> int:
+            ran.append("first")
+            shared["file"] = version
+            return x
+
+        @durable.workflow(name="parent", store=store, on_change="rerun")
+        def parent(x: int) -> list[Any]:
+            return [first(x), failing(x)]
+
+        return parent
+
+    with pytest.raises(RuntimeError):
+        parent_of("1").with_options(run_id="P")(1)
+    assert ran == ["first", "inner", "last"]
+    ran.clear()
+    del shared["fail"]
+    assert parent_of("2").with_options(run_id="P")(1) == [1, ["2", 1]]
+    assert ran == ["first", "inner", "last"]  # inner ran before the change: again

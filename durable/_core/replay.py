@@ -227,7 +227,7 @@ def discard_from(ctx: RunState, pos: Position) -> None:
     names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]
     later = [p for p in gone[0] if p != pos]
     forget_children(ctx, later)  # a child there runs afresh (`child.child_plan`)
-    ctx.discarded.update(later)
+    ctx.discarded.update(later, (p for p in gone[1] if p != pos))  # one that failed too
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
     for table, positions in zip(tables, gone, strict=True):
         for p in positions:
