@@ -57,3 +57,48 @@ def test_keep_last_of_a_child_workflow_keeps_the_children_of_a_parent_in_the_sto
     assert [i.run_id for i in durable.gc(store, keep_last=1, workflow="child")] == [
         "P.0"
     ]  # its parent gone, the older child goes
+
+
+def test_recover_of_a_child_workflow_leaves_a_child_to_its_parent(tmp_path: Path) -> None:
+    """A restarted parent runs the child runs of the discarded run afresh
+    when it reaches them: `recover()` of the child workflow resuming one on
+    its own before that ran its steps once more for nothing (and a child
+    resumed outside its parent answers none of its waits, hears none of its
+    cancels). It is reported and left to its parent's resume."""
+    store = durable.open_store(tmp_path / "store")
+    sent: list[str] = []
+    gate = {"child": "fails", "parent": ""}
+
+    @durable.step(name="send")
+    def send(what: str) -> str:
+        sent.append(what)
+        if gate["child"] == what:
+            raise RuntimeError("the mail server is down")
+        return what
+
+    @durable.workflow(name="mails", store=store)
+    def mails() -> list[str]:
+        return [send("first"), send("fails")]
+
+    @durable.step(name="check")
+    def check() -> str:
+        if gate["parent"]:
+            raise RuntimeError("not yet")
+        return "ok"
+
+    @durable.workflow(name="campaign", store=store, run_id="C")
+    def campaign() -> list[object]:
+        return [check(), mails()]
+
+    with pytest.raises(RuntimeError, match="mail server"):
+        campaign()
+    gate.update(child="", parent="yes")
+    with pytest.raises(RuntimeError, match="not yet"):
+        campaign.with_options(restart=True)()  # stops before its child
+    assert sent == ["first", "fails"]
+    (skipped,) = mails.recover()
+    assert skipped.run_id == "C.1" and "campaign" in (skipped.error or "")
+    assert sent == ["first", "fails"]  # nothing of the discarded run's child ran
+    gate["parent"] = ""
+    assert campaign() == ["ok", ["first", "fails"]]
+    assert sent == ["first", "fails", "first", "fails"]  # the child afresh, once

@@ -44,7 +44,7 @@ def gc(
     one whose manifest cannot be read (`corrupt`, `unverified`, `newer`:
     its age is unknown), unless `status` names its status; nor, even then,
     one the store failed to read (`unreadable`: the next read may succeed);
-    nor a child run whose parent run is in the store (`_parent_here`).
+    nor a child run whose parent run is in the store (`runs.parent_here`).
     A whole-store gc (no `workflow`) also sweeps temp files a crashed
     writer left (untouched for `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
@@ -66,7 +66,7 @@ def gc(
             chosen = [i for i in chosen if i.run_id not in kept]
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
-        chosen = [i for i in chosen if not _parent_here(target, i)]
+        chosen = [i for i in chosen if not runs.parent_here(target, i)]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
     if workflow is None and not dry_run:
         target.sweep_temp(TEMP_AGE)
@@ -116,15 +116,6 @@ def _try_delete(store: Store, info: RunInfo) -> bool:
         return False
     except (RunLockedError, RunNotFoundError):
         return False  # started or removed by someone else meanwhile
-
-
-def _parent_here(store: Store, info: RunInfo) -> bool:
-    """Whether a child run's parent run is still in the store. The parent
-    checks the files its child made through the child's manifest, and runs
-    a child that is gone again (its steps would execute twice): a child
-    goes once its parent has."""
-    parent = runs.parent_of(info)
-    return parent is not None and store.load_manifest(*parent) is not None
 
 
 def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:
