@@ -21,7 +21,7 @@ from . import artifacts, runread
 from .bound import with_bound
 from .cache import Ticket, kept_for, ticket_for
 from .changed import not_cached_in_place
-from .context import RunState, current_run, current_state
+from .context import RunContext, RunState, current_state
 from .identity import call_digest, changed_in_place
 from .plan import Call, Plan, drive_sync
 from .redact import holds_redacted
@@ -116,8 +116,7 @@ def _computed(
 def _position(run: RunState) -> Position:
     """Where a lost lease is said to be found, for an entry kept on the
     run's behalf (`cache.kept_for`): the step running, else the block's."""
-    where = current_run()
-    pos = where.step_index if where is not None else None
+    pos = RunContext(run).step_index  # not `current_run()`: that is a read of the run (`runread`)
     return run.position if pos is None else pos
 
 
