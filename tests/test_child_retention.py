@@ -102,3 +102,26 @@ def test_recover_of_a_child_workflow_leaves_a_child_to_its_parent(tmp_path: Path
     gate["parent"] = ""
     assert campaign() == ["ok", ["first", "fails"]]
     assert sent == ["first", "fails", "first", "fails"]  # the child afresh, once
+
+
+def test_a_fork_past_a_child_checks_its_files_without_the_source_run(tmp_path: Path) -> None:
+    """A fork's record of a child names the source's child run; once the
+    source and that child are removed (`rm`, then `gc`), the fork still
+    checks the files the child made, kept in the record itself, instead of
+    running the child again for want of its manifest."""
+    _, parent = flows(tmp_path)
+    made.clear()
+    with pytest.raises(durable.Suspended):
+        parent.with_options(run_id="P")(True)
+    with pytest.raises(durable.Suspended):  # both children before the fork point
+        parent.fork("P", at=2, new_run_id="F")
+    parent.delete("P")
+    store = durable.open_store(tmp_path / "store")
+    assert sorted(i.run_id for i in durable.gc(store, keep_last=0, workflow="child")) == [
+        "P.0", "P.1"
+    ]
+    assert parent.resume("F", ask=False).value == ["1.txt", "2.txt"]
+    assert made == [1, 2]  # the files are as the children left them: nothing made again
+    (tmp_path / "1.txt").write_text("changed")
+    assert parent.with_options(run_id="F")(False) == ["1.txt", "2.txt"]
+    assert made == [1, 2, 1, 2]  # a changed file still makes its child run, and what follows

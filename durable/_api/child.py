@@ -21,7 +21,7 @@ from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
 from .._core.inputs import usable_inputs
 from .._core.loadback import load_value
-from .._core.outcome import child_stale
+from .._core.outcome import child_files, child_stale
 from .._core.plan import Plan
 from .._core.replay import commit, load_context, lookup, reopen
 from .._core.run import Flow, run_locked
@@ -136,6 +136,9 @@ def child_plan(
     made = store.load_manifest(flow.name, run_id)  # did the child register files?
     if made is not None and _made_artifacts(store, flow.name, run_id, made):
         child["artifacts"] = True
+        files = child_files(store, flow.name, run_id)
+        if files is not None:
+            child["files"] = files
     record.extra["child"] = child
     rejoin = functools.partial(with_held, flow.fn, held=held) if held else None
     if changed_in_place(given.signature, args, kwargs, flow.name, digest, rejoin):
