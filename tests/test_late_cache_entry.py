@@ -36,7 +36,7 @@ def work(i: int) -> str:
 
 @durable.workflow(name="cached", run_id=sys.argv[2])
 def cached() -> list:
-    return [work(0)]
+    return BODY
 
 store = durable.open_store(sys.argv[1], lease_ttl=2)
 try:
@@ -47,12 +47,15 @@ except durable.LeaseLostError:
 
 
 @pytest.mark.slow
+# The step at a position of the run, and as a loop_over item (kept like a
+# plain call of the step, on the run's behalf: fenced the same way).
+@pytest.mark.parametrize("body", ["[work(0)]", "durable.loop_over(work, [0])"])
 def test_a_cache_entry_arriving_after_the_lease_was_lost_is_never_served(
-    tmp_path: Path, s3_url: str, proxy: tuple[str, s3proxy.Faults]
+    tmp_path: Path, s3_url: str, proxy: tuple[str, s3proxy.Faults], body: str
 ) -> None:
     endpoint, faults = proxy
     script, log = tmp_path / "holder.py", tmp_path / "executions.log"
-    script.write_text(HOLDER)
+    script.write_text(HOLDER.replace("BODY", body))
     env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), PYTHONUNBUFFERED="1")
 
     def holder(via: str, run_id: str = "r") -> subprocess.Popen[str]:

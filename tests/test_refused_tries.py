@@ -42,3 +42,27 @@ def test_an_async_item_is_not_tried_again_once_another_worker_took_the_cancel(
         asyncio.run(flow())
     assert sorted(tries) == [0, 1]  # item 0 tried once: the run was cancelled before its retry
     assert flow.runs()[0].status == "cancelled"
+
+
+def test_a_durable_usage_error_in_a_step_is_not_tried_again(store: durable.Store) -> None:
+    """A `ConfigurationError` raised by durable in a step's body (a
+    `wait_for` there, an option of the wrong type) says the same on every
+    try: each retry ran the body's side effects again for nothing."""
+    sent: list[str] = []
+
+    @durable.step(retries=2, retry_delay=0)
+    def ask(to: str) -> object:
+        sent.append(to)  # an email, before the mistake
+        return durable.wait_for("answer")  # only in a workflow body
+
+    @durable.workflow(store=store, run_id="asked")
+    def asking() -> list[object]:
+        return [ask("ann"), *durable.loop_over(ask, ["bob"])]
+
+    with pytest.raises(durable.ConfigurationError, match="wait_for"):
+        asking()
+    assert sent == ["ann"]
+    sent.clear()
+    with pytest.raises(durable.ConfigurationError, match="wait_for"):
+        durable.loop_over(ask, ["bob"])  # a plain block: its item's retries too
+    assert sent == ["bob"]

@@ -21,7 +21,7 @@ from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
 from .._core.inputs import usable_inputs
 from .._core.loadback import load_value
-from .._core.outcome import child_stale
+from .._core.outcome import child_files, child_stale
 from .._core.plan import Plan
 from .._core.replay import commit, load_context, lookup, reopen
 from .._core.run import Flow, run_locked
@@ -105,9 +105,13 @@ def child_plan(
             "created": parent.created,
         }  # fmt: skip
         try:
+            # A rerun of the parent discarded the child's record with every
+            # position after the changed one: it runs afresh, as a step there
+            # does (a child shared by its given id stays as it is).
+            fresh = pos in parent.discarded and flow.options.run_id is None
             run = yield from run_locked(
                 flow, store, run_id, given, {}, lease, parent=link, on_change=policy,
-                caller=parent, rebase=parent.policy == "rebase",
+                caller=parent, rebase=parent.policy == "rebase", restart=fresh,
             )  # fmt: skip
         except _FINAL as e:
             raise parent.refuse(e) from None
@@ -132,6 +136,9 @@ def child_plan(
     made = store.load_manifest(flow.name, run_id)  # did the child register files?
     if made is not None and _made_artifacts(store, flow.name, run_id, made):
         child["artifacts"] = True
+        files = child_files(store, flow.name, run_id)
+        if files is not None:
+            child["files"] = files
     record.extra["child"] = child
     held, bodies = parent.argument_values, parent.bodies
     rejoin = functools.partial(with_held, flow.fn, held=held, bodies=bodies) if held or bodies else None

@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # run management loads when recover() or cancel() is called
 # What recover() resumes; `running` is listed only while a live process
 # holds the run (a dead holder's run lists as `interrupted`).
 RECOVERABLE = ("interrupted", "failed")
+# How a child run left to its parent's resume ends its report (`durable recover`).
+LEFT_TO_PARENT = "recover that run; skipped"
 
 
 class Steering:
@@ -57,7 +59,7 @@ class Steering:
         return cancel_run(self._store(), self.name, run_id)
 
     def _recover_plan(self) -> Plan[list[Run[Any]]]:
-        from .._manage.runs import list_runs
+        from .._manage.runs import list_runs, parent_here
 
         store = self._store()
         out: list[Run[Any]] = []
@@ -66,6 +68,10 @@ class Steering:
                 out.append(_report(info, "held by a live process; skipped"))
             elif info.status == "unreadable":  # maybe one to recover: never passed over unsaid
                 out.append(_report(info, info.error or "the store could not read it"))
+            elif info.status in RECOVERABLE and parent_here(store, info):
+                # Resumed on its own, a child made by a run restarted since
+                # ran its steps for nothing (its parent starts it afresh).
+                out.append(_report(info, f"a child run of {info.parent}: {LEFT_TO_PARENT}"))
             elif info.status in RECOVERABLE:
                 out.append((yield from self._recover_one(store, info)))
         return out

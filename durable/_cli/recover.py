@@ -9,6 +9,7 @@ import json
 import sys
 from typing import Any
 
+from .._api.steer import LEFT_TO_PARENT
 from .._api.workflow import AsyncWorkflow, store_of
 from .._storage.base import Store
 from ..errors import DefinitionChangedError
@@ -35,7 +36,8 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     for run in done if not args.json else []:
         print(_line(run, rerun(args, run.run_id)), file=sys.stderr)
     refused = [r for r in done if r.error is not None and names_a_refusal(r.error)]
-    if any(r.status in ("failed", "unreadable") and r not in refused for r in done):
+    left = [r for r in done if (r.error or "").endswith(LEFT_TO_PARENT)]  # not tried: not failed
+    if any(r.status in ("failed", "unreadable") and r not in refused + left for r in done):
         return 1
     return 2 if refused else 0
 

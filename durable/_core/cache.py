@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._storage import cachemarks, cachestore
@@ -32,6 +32,7 @@ from .cachekey import call_key, captured_changed
 from .cachewhy import tell_uncached
 from .changed import not_cached_in_place
 from .context import RunState
+from .inputs import outside_durable
 from .replay import fence
 from .spec import refingerprint
 
@@ -62,6 +63,7 @@ class Ticket:
     call: str | None = None  # the call's `call_digest` before it ran, when the key gave it
     base: str | None = None  # the key's digest before the captured values joined it
     wrote: bool = False  # `keep` created the entry there (not another process)
+    read: list[bool] = field(default_factory=list)  # its body read its run (`runread`)
 
     def lookup(self) -> tuple[Entry, Any] | None:
         """The entry and its value when it may be reused, else None (a
@@ -128,6 +130,20 @@ class Ticket:
         )
         return True
 
+    def read_its_run(self) -> bool:
+        """Whether the call, having run, read its run (`durable.current_run()`):
+        then its output is not kept (`runread`)."""
+        if not self.read:
+            return False
+        warnings.warn(
+            f"step {self.spec.name} read durable.current_run() (its run id, idempotency key or "
+            "attempt), so its output may be made of the run, which its cache key (its code and "
+            "arguments) does not hold: it was not cached, and another run computes it again. "
+            "Pass what it needs of the run as an argument to cache it",
+            stacklevel=outside_durable(),
+        )
+        return True
+
     def keep(
         self,
         value: Any,
@@ -176,21 +192,40 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     over writes nothing more, in the run or in the cache. A call that
     changed its arguments in place (`steps` marked it) is not kept: a hit
     could not redo the change."""
-    if record.extra.get("in_place") or ticket.changed_captured():
+    if record.extra.get("in_place") or ticket.changed_captured() or ticket.read_its_run():
         return value
-    fence(ctx, record.position)
     # The run's reference to a blob is there before the blob: a `clear` or
     # `prune` meanwhile, which lists blobs before references, keeps it.
     refer = functools.partial(_refer, ctx)
-    entry, value = ticket.keep(value, record.artifacts, record.started, refer)
-    try:  # again once written: an entry landing late (its PUT stalled with
-        fence(ctx, record.position)  # the renewals) was served after a clear
-    except LeaseLostError:
-        if ticket.wrote:  # taken back: at worst a miss, never a value no run recorded
-            _take_back(ticket)
-        raise
+    entry, value = kept_for(ctx, record.position, ticket, value, record.artifacts, record.started, refer)
     _adopt(ctx, ticket, record, entry, "stored")
     return value
+
+
+def kept_for(
+    ctx: RunState,
+    pos: Position,
+    ticket: Ticket,
+    value: Any,
+    artifacts: list[dict[str, Any]],
+    started: float,
+    claim: Callable[[str], None] | None = None,
+) -> tuple[Entry, Any]:
+    """`ticket.keep` on a run's behalf (a step's position, a `loop_over`
+    item, a cached step called in a step's body): only while the run's
+    lease holds, checked before and again once written. An entry landing
+    late (its PUT stalled with the renewals) was served after a clear: the
+    one this holder wrote is taken back, at worst a miss, never a value no
+    run recorded."""
+    fence(ctx, pos)
+    kept = ticket.keep(value, artifacts, started, claim)
+    try:
+        fence(ctx, pos)
+    except LeaseLostError:
+        if ticket.wrote:
+            _take_back(ticket)
+        raise
+    return kept
 
 
 def _take_back(ticket: Ticket) -> None:

@@ -15,16 +15,16 @@ from .._storage.cachemarks import refused
 from .._storage.cachestore import MISSING
 from .._storage.clock import now
 from .._storage.factory import default_store
+from .._storage.keys import Position
 from ..errors import SerializationError, StorageError
-from . import artifacts
+from . import artifacts, runread
 from .bound import with_bound
-from .cache import Ticket, ticket_for
+from .cache import Ticket, kept_for, ticket_for
 from .changed import not_cached_in_place
-from .context import RunState, current_run, current_state
+from .context import RunContext, RunState, current_state
 from .identity import call_digest, changed_in_place
 from .plan import Call, Plan, drive_sync
 from .redact import holds_redacted
-from .replay import fence
 from .retry import RetryPolicy, retrying
 from .spec import StepSpec
 
@@ -80,7 +80,8 @@ def _computed(
 
     def attempt(_: int) -> Call:
         found.clear()  # what the try that returns registers
-        return Call(spec.attempt(), args, kwargs, lambda: artifacts.collect_into(found))
+        enter = runread.watched(lambda: artifacts.collect_into(found), ticket.read)
+        return Call(spec.attempt(), args, kwargs, enter)
 
     started = now()
     before = ticket.call or call_digest(spec.signature, args, kwargs, spec.name)
@@ -94,13 +95,15 @@ def _computed(
     if changed_in_place(spec.signature, args, kwargs, spec.name, before, rejoin):
         warnings.warn(not_cached_in_place(spec.name), stacklevel=3)
         return value  # a hit could not redo what the body did to its arguments
-    if ticket.changed_captured():
-        return value  # nor what it did to the values its closure captured
+    if ticket.changed_captured() or ticket.read_its_run():
+        return value  # nor what it did to the values its closure captured, nor its run
     if holds_redacted(value):
         return value  # a secret is never written
-    _fence()
+    run = current_state()
     try:
-        return ticket.keep(value, entries, started)[1]
+        if run is None:
+            return ticket.keep(value, entries, started)[1]
+        return kept_for(run, _position(run), ticket, value, entries, started)[1]
     except SerializationError as e:
         warnings.warn(f"{e}; the output was not cached", stacklevel=3)
         return value
@@ -110,16 +113,11 @@ def _computed(
         return value
 
 
-def _fence() -> None:
-    """An entry kept on a run's behalf (a `loop_over` item, a cached step
-    called in a step's body) only while the run's lease holds, as a step's
-    (`cache.stored`): a holder stopped past it and taken over stored its
-    item's output in the cache after that."""
-    run = current_state()
-    if run is not None:
-        where = current_run()
-        pos = where.step_index if where is not None else None
-        fence(run, run.position if pos is None else pos)
+def _position(run: RunState) -> Position:
+    """Where a lost lease is said to be found, for an entry kept on the
+    run's behalf (`cache.kept_for`): the step running, else the block's."""
+    pos = RunContext(run).step_index  # not `current_run()`: that is a read of the run (`runread`)
+    return run.position if pos is None else pos
 
 
 def _produced(store: Store, spec: StepSpec, found: list[Any]) -> list[dict[str, Any]]:

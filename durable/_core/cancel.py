@@ -52,8 +52,31 @@ def poll_due(ctx: RunState) -> None:
 def poll(ctx: RunState, *, now: bool = False) -> None:
     """At an operation boundary once `ctx.cancel_due` has passed."""
     watch(ctx)
-    if is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=now):
-        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id))
+    cancelled = marked(ctx, now=now)
+    if cancelled is not None:
+        raise ctx.refuse(cancelled)
+
+
+def marked(ctx: RunState, *, now: bool = False) -> Cancelled | None:
+    """The cancel of the run, or of a run that called it (a child run's
+    steps are its parent's work too: a parent cancelled while in its child
+    stops there, not once the child has run every step), else None."""
+    run: RunState | None = ctx
+    while run is not None:
+        if is_cancelled(run.store, run.workflow, run.run_id, now=now):
+            return Cancelled(run.workflow, run.run_id)
+        run = run.caller
+    return None
+
+
+def of_a_caller(ctx: RunState, e: Cancelled) -> bool:
+    """Whether a cancel that reached the run is one of a run that called it:
+    then it ends `cancelled` too (only its caller's restart runs it again),
+    not `failed` as for the cancel of a child run it called."""
+    run = ctx.caller
+    while run is not None and (run.workflow, run.run_id) != (e.workflow, e.run_id):
+        run = run.caller
+    return run is not None
 
 
 def poll_at_end(ctx: RunState) -> None:
@@ -73,11 +96,11 @@ def outranks(ctx: RunState, exc: Exception) -> None:
     only. A marker that cannot be read leaves the end as it is: the run's
     next start reads it again (`refuse_cancelled`)."""
     try:
-        marked = is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=True)
+        cancelled = marked(ctx, now=True)
     except Exception:  # whatever the look raised, the run's own end is what it reports
         return
-    if marked:
-        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id)) from exc
+    if cancelled is not None:
+        raise ctx.refuse(cancelled) from exc
 
 
 def look(ctx: RunState) -> Look:
@@ -93,11 +116,11 @@ def _look_pausing(ctx: RunState) -> None:
     reads it again. A pause never read the store before: an hour's sleep
     must not fail on one unanswered read."""
     try:
-        marked = is_cancelled(ctx.store, ctx.workflow, ctx.run_id, now=True)
+        cancelled = marked(ctx, now=True)
     except Exception:
         return
-    if marked:
-        raise ctx.refuse(Cancelled(ctx.workflow, ctx.run_id))
+    if cancelled is not None:
+        raise ctx.refuse(cancelled)
 
 
 def pause_interval(store: Store) -> float:

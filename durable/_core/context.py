@@ -15,6 +15,7 @@ from .._storage.base import Store
 from .._storage.keys import Position, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
+from .runread import note
 from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, reset_vars, scope_var, set_scope
 
 R = TypeVar("R")
@@ -48,11 +49,11 @@ class RunState:
     # Kept once a position is taken from an asyncio task (`in_tasks`): until
     # then lookups come in position order, and none is after the one changed.
     seen: set[Position] = field(default_factory=set)
+    # Positions a rerun discarded in this attempt after the changed one: a child there runs afresh.
+    discarded: set[Position] = field(default_factory=set)
     in_tasks: bool = False
-    # The asyncio tasks of the run not done yet: its body ends only once they have.
-    tasks: set[Any] = field(default_factory=set)
-    # The run's lease; an object-store lease sets `.lost` when taken over.
-    lease: object | None = None
+    tasks: set[Any] = field(default_factory=set)  # its asyncio tasks not done (`taskfactory`)
+    lease: object | None = None  # an object-store lease sets `.lost` when taken over
     # When this run's manifest was made: its children carry it in their
     # link, so that a child made before a restart is not resumed by it.
     created: float | None = None
@@ -61,14 +62,11 @@ class RunState:
     first_live: int | None = None  # top-level position of the first live operation
     open: bool = False  # True while the workflow body runs
     _root: Scope | None = field(default=None, repr=False)
-    # The first refusal (changed definition, nondeterminism, suspension, lost
-    # lease) raised to the body: final even if the body catches it.
+    # The first refusal (changed definition, suspension, lost lease...): final even if caught.
     refusal: BaseException | None = None
-    # A child's suspension or cancel that reached the body (`child`): the run
-    # cannot complete past it either, even if the body caught it.
+    # A child run's suspension or cancel that reached the body: final too.
     child_stop: BaseException | None = None
-    # For the event stream (`notify`): the RunStarted announcement waits for
-    # the first live operation, holding the replays made before it.
+    # RunStarted (`notify`) waits for the first live operation, holding the replays before it.
     announced: bool = False
     watched: bool = False  # per-operation events wanted (decided when the run begins)
     held: list[Any] = field(default_factory=list)
@@ -82,6 +80,7 @@ class RunState:
     # first. An answer the child uses is used up for them too.
     callers_inputs: list[dict[str, Any]] = field(default_factory=list)
     awaited: frozenset[str] = frozenset()  # the waits it or a caller stopped at (`inputs`)
+    caller: RunState | None = None  # a child run's parent: a cancel of it stops the child too
     # When (time.monotonic) to look for a cancel marker next (see `cancel`).
     cancel_due: float = float("inf")
 
@@ -219,10 +218,12 @@ found_var: contextvars.ContextVar[list[tuple[str, str | None]] | None] = context
 
 
 def current_run() -> RunContext | None:
-    """The run executing in this thread or task (a read-only view), or None
-    outside a workflow."""
+    """The run executing here (a read-only view), or None outside a workflow."""
     state = _run_var.get()
-    return None if state is None else RunContext(state)
+    if state is None:
+        return None
+    note()  # a cached call that reads its run is not cached (`runread`)
+    return RunContext(state)
 
 
 def current_state() -> RunState | None:

@@ -92,7 +92,7 @@ def warn_unused(ctx: RunState, suspended: Suspended, why: str = "", *, stackleve
         f"run {ctx.run_id!r} suspends again, {why}; no wait took the inputs given to this "
         f"call ({unused}): a misspelt name? They are not kept: give them again with the "
         f"next resume{hint}",
-        stacklevel=stacklevel or _outside_durable(),
+        stacklevel=stacklevel or outside_durable(),
     )
 
 
@@ -113,7 +113,7 @@ def warn_untaken(ctx: RunState, ended: str, named_inputs: bool) -> None:
     warnings.warn(
         f"run {ctx.run_id!r} {ended}, and no wait took the inputs given to this call "
         f"({unused}): {why}{hint}",
-        stacklevel=_outside_durable(),
+        stacklevel=outside_durable(),
     )
 
 
@@ -135,7 +135,7 @@ _HIDDEN = (
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _outside_durable() -> int:
+def outside_durable() -> int:
     """The stacklevel of the first frame (from `warn_unused`'s caller's
     caller up) that is not durable's own: the user's call of the run."""
     frame, level = sys._getframe(2), 2

@@ -6,6 +6,7 @@ arguments, artifacts intact)."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 from .._storage.base import Store
@@ -17,6 +18,7 @@ from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
+from .inputs import outside_durable
 from .replay import load_context
 
 
@@ -37,6 +39,25 @@ def existing_run(
         if not restart:
             raise
         return None, b""
+
+
+def without_leftovers(ctx: RunState) -> RunState:
+    """The context of a run that has no manifest, its lease held: records
+    found there are no call of this run, but what a fork (which writes its
+    manifest last) or a removal killed half way left. Replayed, they would
+    hand out values no step of this run returned (a fork's `mutate`'s), so
+    they are removed, with a warning."""
+    found = len(ctx.records) + len(ctx.items) + len(ctx.timers) + len(ctx.failures)
+    if not found:
+        return ctx
+    warnings.warn(
+        f"run {ctx.run_id!r} of {ctx.workflow!r} has no manifest, yet {found} record(s) were "
+        "left over there (a fork or a removal that did not finish): they were removed, not "
+        "replayed, and the run starts afresh",
+        stacklevel=outside_durable(),
+    )
+    ctx.store.delete_run(ctx.workflow, ctx.run_id, keep_lease=True)
+    return load_context(ctx.store, ctx.workflow, ctx.run_id, ctx.policy)
 
 
 def completed_outcome(
@@ -141,13 +162,34 @@ def left_by_the_run(records: list[Any]) -> list[dict[str, Any]]:
     return list(last.values())
 
 
+def child_files(store: Store, workflow: str, run_id: str) -> list[dict[str, Any]] | None:
+    """The files a child run that just completed left, its children's
+    included, as `artifacts_stale` checks them: kept in its parent's record
+    (`child_stale`), so that a record copied into a fork is checked still
+    once the source's child run is gone. None when a child of its own
+    named no list (recorded before lists were kept)."""
+    ctx = load_context(store, workflow, run_id, "refuse")
+    records = [ctx.records[p] for p in sorted(ctx.records, key=position_key)]  # 2 < 2.0.0 < 3
+    files = left_by_the_run([r for r in records if r.persisted])
+    for link in (r.extra.get("child") for r in records if "child" in r.extra):
+        if not isinstance(link, dict) or not link.get("artifacts"):
+            continue
+        if not isinstance(link.get("files"), list):
+            return None
+        files += link["files"]
+    return files
+
+
 def child_stale(store: Store, child: dict[str, Any]) -> bool:
     """Whether the child run a parent's record names has an artifact missing
-    or changed; a child whose manifest is not in this store (gone, or kept
-    in a store of its own) counts as stale when it had artifacts: the parent
-    then runs it, and it checks itself."""
+    or changed: the files the record keeps (`child_files`), else those of
+    the child's manifest; a child whose manifest is not in this store
+    (gone, or kept in a store of its own) counts as stale when it had
+    artifacts: the parent then runs it, and it checks itself."""
     if not child.get("artifacts"):
         return False
+    if isinstance(child.get("files"), list):
+        return first_stale(child["files"], store) is not None
     try:
         raw = store.load_manifest(child["workflow"], child["run_id"])
         if raw is None:

@@ -40,6 +40,7 @@ from ..errors import (
 from . import cancel, notify
 from .changed import arguments_changed, changed_in_place
 from .context import RunState
+from .discarded import forget_children
 from .loadback import load_value
 from .plan import check_stop
 from .recorded import Recorded, decode_step_record
@@ -224,6 +225,9 @@ def discard_from(ctx: RunState, pos: Position) -> None:
     names = [record_name(p) for p in gone[0]] + [attempts_name(p) for p in gone[1]]
     names += [timer_name(p) for p in gone[2]]
     names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]
+    later = [p for p in gone[0] if p != pos]
+    forget_children(ctx, later)  # a child there runs afresh (`child.child_plan`)
+    ctx.discarded.update(later, (p for p in gone[1] if p != pos))  # one that failed too
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
     for table, positions in zip(tables, gone, strict=True):
         for p in positions:

@@ -61,7 +61,10 @@ class RetryPolicy:
         return float(min(grown, self.max_delay, MAX_WAIT))
 
     def again(self, exc: BaseException, attempt: int) -> bool:
-        return attempt < self.retries and isinstance(exc, self.retry_on)
+        # A durable usage error in the body (a `wait_for` there, an option of
+        # the wrong type) says the same on every try: never tried again.
+        usage = isinstance(exc, ConfigurationError)
+        return attempt < self.retries and isinstance(exc, self.retry_on) and not usage
 
 
 def retrying(

@@ -43,7 +43,7 @@ from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
-from .outcome import completed_outcome, existing_run, result_run
+from .outcome import completed_outcome, existing_run, result_run, without_leftovers
 from .ownstate import after_body
 from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
@@ -91,12 +91,13 @@ def run_locked(
     inputs: dict[str, Any] | None = None,
     caller: RunState | None = None,
     rebase: bool = False,
+    restart: bool = False,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
-    `on_change` overrides the workflow's own policy, `rebase` adds to its
-    own; `inputs` answer the run's `wait_for()` calls; a child run is
-    offered its `caller`'s."""
-    restart = flow.options.restart
+    `on_change` overrides the workflow's own policy, `rebase` and `restart`
+    add to its own; `inputs` answer the run's `wait_for()` calls; a child
+    run is offered its `caller`'s."""
+    restart = restart or flow.options.restart
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     if parent is not None and manifest is not None and made_before(manifest, parent):
         restart = True  # the parent run that made it was discarded since
@@ -142,6 +143,8 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
+    if manifest is None:
+        ctx = without_leftovers(ctx)
     ctx.arguments = arguments_digest(digests)
     ctx.argument_values = run_arguments(bound.arguments.values())
     ctx.bodies = body_of(flow.fn, digests)
@@ -157,7 +160,7 @@ def run_locked(
     fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
     if caller is not None:
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
-        ctx.awaited = caller.awaited
+        ctx.awaited, ctx.caller = caller.awaited, caller
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     before = copy_manifest(manifest)
@@ -171,7 +174,7 @@ def run_locked(
     try:
         value = yield from _body(flow, bound, ctx)
     except Cancelled as e:
-        if (e.workflow, e.run_id) != (flow.name, run_id):
+        if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
             # A child run was cancelled, not this one: this run stays resumable
             # (it runs the child afresh once the child is removed).
             finish(store, manifest, "failed", error=error_summary(e))

@@ -14,7 +14,7 @@ from .._storage.codec import pack_plain
 from .._storage.keys import Position, call_key
 from .._storage.records import StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
-from . import artifacts, cache, cancel, context, notify, redact
+from . import artifacts, cache, cancel, context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import bound_arguments, held_by, with_bound, with_held
 from .changed import in_place_warning
@@ -113,6 +113,7 @@ def _live_plan(
         pos, fp, digest = live.pos, live.fp, live.digest
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = _Tries(ctx, spec, live)
+    tries.watch = ticket.read if ticket is not None else None  # (`runread`)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)
     look = cancel.look(ctx) if spec.retry.retries else None  # a delay only a retry waits
     value = yield from retrying(spec.retry, call, tries.failed, tries.used, look)
@@ -146,7 +147,7 @@ class _Tries:
     and `_run_once`): the scope a try runs in, what a failed try records
     and announces, and the record of the output."""
 
-    __slots__ = ("ctx", "failures", "found", "given_up", "live", "spec", "started", "used")
+    __slots__ = ("ctx", "failures", "found", "given_up", "live", "spec", "started", "used", "watch")
 
     def __init__(self, ctx: RunState, spec: StepSpec, live: _Live) -> None:
         self.ctx, self.spec, self.live = ctx, spec, live
@@ -162,6 +163,7 @@ class _Tries:
             self.failures, self.used, self.given_up = [], 0, 0
         self.started = now()
         self.found: list[tuple[str, str | None]] = []  # artifacts the current try registers
+        self.watch: list[bool] | None = None  # a cached call's reads of its run (`runread`)
 
     def enter(self, n: int) -> Callable[[], None]:
         """Try n's body runs from here until the returned reset."""
@@ -171,7 +173,8 @@ class _Tries:
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         if n > self.used:  # a retry starts a try: a cancel taken since the last ends the run
             cancel.poll_due(self.ctx)
-        return Call(self.spec.attempt(), args, kwargs, functools.partial(self.enter, n))
+        enter = runread.watched(functools.partial(self.enter, n), self.watch)
+        return Call(self.spec.attempt(), args, kwargs, enter)
 
     def failed(self, exc: Exception, n: int) -> bool:
         ctx, spec, pos = self.ctx, self.spec, self.live.pos

@@ -77,6 +77,24 @@ class RunInfo:
         return manifest_arguments(store, read_manifest(store, self.workflow, self.run_id))
 
 
+def parent_of(info: RunInfo) -> tuple[str, str] | None:
+    """(workflow, run id) of the run that called a child run, else None."""
+    if info.parent is None:
+        return None
+    workflow, run_id = info.parent.rsplit("@", 1)[0].split("/", 1)
+    return workflow, run_id
+
+
+def parent_here(store: Store, info: RunInfo) -> bool:
+    """Whether a child run's parent run is still in the store: then the
+    child is its parent's to resume (`recover` leaves it, with its answers
+    and cancels) and to keep (`gc`: the parent checks the files its child
+    made through the child's manifest, and runs a child that is gone again,
+    its steps executing twice). A child goes once its parent has."""
+    parent = parent_of(info)
+    return parent is not None and store.load_manifest(*parent) is not None
+
+
 def list_runs(
     store: Store, workflow: str | None = None, *, status: str | None = None
 ) -> list[RunInfo]:
@@ -146,8 +164,8 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     others = sorted(w for w, raw in found.items() if raw is not None)
     same = [w for w in others if w.endswith(f".{workflow}") or workflow.endswith(f".{w}")]
     if others and not same:  # another workflow's run: a child run's id, most often
-        parents = [_info(store, w, run_id, found[w] or b"").parent for w in others]
-        parent = next((p.rsplit("@", 1)[0].split("/", 1) for p in parents if p), None)
+        parents = [parent_of(_info(store, w, run_id, found[w] or b"")) for w in others]
+        parent = next((p for p in parents if p), None)
         several = len(others) > 1  # then `durable show RUN` alone asks for --workflow
         show = shell_words("show", run_id, *(("--workflow", others[0]) if several else ()))
         missing.args = (
