@@ -267,8 +267,8 @@ class _Report:
         info = self.info()
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
-        flag = "--var NAME=VALUE" if waiting is None else f"--resume --input {shell_words(f'{waiting}=VALUE')}"
-        self.say(f"  continue with: {self.rerun} {flag}")
+        answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
+        self.say(f"  continue with: {self.rerun} --resume {answer}")
         return 3
 
     def stopped(self, signum: int | None) -> int:

@@ -1,0 +1,145 @@
+"""The 36th new-user walk, in process: advice, options and stores that
+misled someone following the docs."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._cli.main import main
+
+FLOW = """
+import os
+
+import durable
+
+
+@durable.step
+def fetch(repo: str) -> list[str]:
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("fetch\\n")
+    return ["a", "b"]
+
+
+@durable.workflow
+def release(repo: str, decision: str | None = None) -> str:
+    notes = fetch(repo)
+    if decision is None:
+        durable.suspend("waiting for decision")
+    return f"{decision}: {notes}"
+"""
+
+
+@pytest.fixture
+def flow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("FLOW_COUNTS", str(tmp_path / "counts"))
+    (tmp_path / "flow.py").write_text(FLOW)
+    return tmp_path
+
+
+def _advised(err: str, label: str) -> list[str]:
+    line = next(x for x in err.splitlines() if label in x)
+    return shlex.split(line.split(label, 1)[1])
+
+
+def test_the_advice_after_a_suspend_resumes_and_never_starts_a_run(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `continue with: durable run flow.py:release --run-id r1 --var
+    NAME=VALUE`, without the --resume that every other "continue with:"
+    line (and the library's message) has: typed with the run id misspelt,
+    it started a new run and executed its steps again."""
+    assert main(["run", "flow.py:release", "--run-id", "r1", "--var", "repo=x"]) == 3
+    advised = _advised(capsys.readouterr().err, "continue with: ")
+    assert advised == [
+        "durable", "run", "flow.py:release", "--run-id", "r1", "--resume", "--var", "NAME=VALUE"
+    ]  # fmt: skip
+    typo = [w.replace("r1", "r2").replace("NAME=VALUE", "decision=ok") for w in advised]
+    assert main(typo[1:]) == 2  # refused: nothing runs under the misspelt id
+    assert main([w.replace("NAME=VALUE", "decision=ok") for w in advised][1:]) == 0
+    assert capsys.readouterr().out.strip() == json.dumps("ok: ['a', 'b']")
+    assert (flow / "counts").read_text() == "fetch\n"
+
+
+@pytest.mark.parametrize("kind", ["step", "workflow"])
+@pytest.mark.parametrize(
+    ("version", "shown"), [(3, "3 (int)"), (1.10, "1.1 (float)"), ("", "'' (str)"), (b"2", "b'2' (bytes)")]
+)
+def test_a_version_that_is_not_a_non_empty_string_is_refused(
+    kind: str, version: object, shown: str
+) -> None:
+    """Before: version=1.10 was taken as "1.1" (the same as version=1.1),
+    version="" as a version, and any object by its str(), an address in it
+    changing with every process; the docs give version= a string."""
+    decorator: Any = durable.step if kind == "step" else durable.workflow
+    with pytest.raises(durable.ConfigurationError) as e:
+        decorator(version=version)(lambda x: x)
+    assert str(e.value) == (
+        f"{kind} version= takes a non-empty string, such as version=\"2\", not {shown}"
+    )
+
+
+def test_a_workflow_name_that_is_empty_is_refused() -> None:
+    """Before: @durable.workflow(name="") fell back to the function's name
+    without a word (a step's name="" is refused)."""
+    with pytest.raises(durable.ConfigurationError) as e:
+        durable.workflow(name="")(lambda x: x)
+    assert str(e.value) == "workflow name= takes a non-empty string, not '' (str)"
+
+
+def test_a_step_decorated_twice_is_refused(tmp_path: Path) -> None:
+    """Before: `@durable.step(retries=3)` written over
+    `@durable.step(persist=False)` was taken: the inner step ran as a plain
+    call inside the outer one, whose persist=True recorded the secret the
+    inner one kept out of the store (a workflow decorated twice is refused)."""
+
+    def fetch(x: int) -> int:
+        return x
+
+    with pytest.raises(durable.ConfigurationError) as e:
+        durable.step(retries=3)(durable.step(fetch))
+    assert "fetch is already a durable step: decorate the function once" in str(e.value)
+    assert "@durable.step(retries=3, ...)" in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["file", "below a file"])
+def test_a_store_that_is_a_file_is_a_configuration_error(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: exit 1 and "store afile failed: listing /: [Errno 20] the
+    store's root is not a folder ... Records already written are intact.";
+    a run said "taking the lease .../lease: [Errno 17] File exists". The
+    store's path is the user's setting: exit 2, naming it, before anything
+    is read or written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("notes\n")
+    path = "afile" if where == "file" else "afile/runs"
+    ran: list[int] = []
+
+    @durable.workflow(store=path, run_id="r1")
+    def job() -> int:
+        ran.append(1)
+        return 1
+
+    told = (
+        f"store {path} is not a folder: {tmp_path / 'afile'} is a file. Give the folder "
+        "the runs are kept in (--store, store=, $DURABLE_STORE), or move the file away; "
+        "nothing was read or written"
+    )
+    with pytest.raises(durable.ConfigurationError) as e:
+        job()
+    assert str(e.value) == told
+    assert ran == []
+    for command in (["runs"], ["show", "r1"], ["gc"]):
+        assert main(["--store", path, *command]) == 2
+        assert told in capsys.readouterr().err
+    assert (tmp_path / "afile").read_text() == "notes\n"
