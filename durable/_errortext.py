@@ -6,8 +6,11 @@ another process. It imports nothing of durable, as `errors` does not."""
 from __future__ import annotations
 
 import datetime
+import os
 import reprlib
 import shlex
+import sys
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +52,31 @@ def shell_words(*words: object) -> str:
     workflow `flow(v2)` printed bare gave a line the shell split or choked
     on. Every advised command's ids and names go through here."""
     return " ".join(shlex.quote(str(w)) for w in words)
+
+
+PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+CLI = os.path.join(PACKAGE, "_cli") + os.sep
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Warn at the user's line nearest to the cause: the first caller outside
+    durable. A fixed stacklevel pointed into durable's own files, or past
+    them (`bin/durable:8`), whenever the path of calls differed. Under the
+    `durable` command a warning about the run as a whole has no line of the
+    user's: it stays at the command's, which prints it as its own. Frames
+    of the import system are passed over, as `warnings` skips them."""
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and not frame.f_code.co_filename.startswith(CLI):
+        name = frame.f_code.co_filename
+        if not name.startswith(PACKAGE) and not _importing(name):
+            break
+        frame = frame.f_back
+        level += not _importing(frame.f_code.co_filename)
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _importing(filename: str) -> bool:
+    return "importlib" in filename and "_bootstrap" in filename
 
 
 def stamp(t: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,70 @@ def test_a_store_that_is_a_file_is_a_configuration_error(
         assert main(["--store", path, *command]) == 2
         assert told in capsys.readouterr().err
     assert (tmp_path / "afile").read_text() == "notes\n"
+
+
+IN_PLACE = """
+import durable
+
+
+@durable.step
+def add(rows: list[int]) -> int:
+    rows.append(1)
+    return len(rows)
+
+
+@durable.workflow
+def grow(n: int) -> int:
+    rows = [n]
+    return add(rows)  # the user's line
+"""
+
+
+def test_a_warning_points_at_the_users_line_and_the_command_speaks_for_itself(
+    flow: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: under `durable run`, a warning about the run as a whole (an
+    input no wait took) printed as `.../bin/durable:8: UserWarning: ...` over
+    `sys.exit(main())`, and one about a step's call (it changed its
+    argument) as `durable/_core/steps.py:140` over a line of durable's:
+    neither a line of the user's. The step's now points at the workflow's
+    line calling it; the run's is the command's own `durable: warning:`."""
+    (flow / "grow.py").write_text(IN_PLACE)
+    shown: list[str] = []  # what the default `showwarning` would write to stderr
+    monkeypatch.setattr(warnings, "showwarning", lambda *a, **k: shown.append(_printed_now(*a)))
+    assert main(["run", "grow.py:grow", "--var", "n=1"]) == 0
+    assert len(shown) == 1 and shown[0].startswith(f"{flow / 'grow.py'}:14: UserWarning: step ")
+    assert main(["run", "flow.py:release", "--run-id", "r1", "--var", "repo=x"]) == 3
+    typo = ["run", "flow.py:release", "--run-id", "r1", "--resume", "--input", "decison=ok"]
+    assert main(typo) == 3
+    assert shown[1:] == [
+        "durable: warning: run 'r1' suspends again, at suspend('waiting for decision'); no wait "
+        "took the inputs given to this call ('decison'): a misspelt name? They are not kept: "
+        "give them again with the next resume. A run stopped by suspend() takes new arguments, "
+        "not inputs: resume(run_id, name=value) (durable run ... --resume --var name=value)\n"
+    ]
+    assert (flow / "counts").read_text() == "fetch\n"
+
+
+def _printed_now(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, *rest: Any
+) -> str:
+    return warnings.formatwarning(message, category, filename, lineno)
+
+
+def test_a_steps_warning_in_a_script_points_at_its_call(store: durable.Store) -> None:
+    """The library's warnings take the same rule: the in-place one pointed at
+    durable/_core/steps.py."""
+
+    @durable.step
+    def add(rows: list[int]) -> int:
+        rows.append(1)
+        return len(rows)
+
+    @durable.workflow(store=store)
+    def grow(n: int) -> int:
+        return add([n])
+
+    with pytest.warns(UserWarning, match="changed an object it was given") as told:
+        grow(1)
+    assert [w.filename for w in told] == [__file__]

@@ -4,12 +4,14 @@ refusals (exit code 2), and how an error is printed."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import traceback
-from collections.abc import Container
+import warnings
+from collections.abc import Container, Iterator
 
-from .._errortext import shell_words
+from .._errortext import PACKAGE, shell_words
 from .._manage.runs import no_folder
 from .._storage.base import Store
 from ..errors import (
@@ -20,6 +22,28 @@ from ..errors import (
     RunLockedError,
     RunNotFoundError,
 )
+
+
+@contextlib.contextmanager
+def own_warnings() -> Iterator[None]:
+    """A warning located in durable's files (`_errortext.warn`: about the
+    run as a whole, with no line of the user's) is the command's to say, as
+    `durable: warning: ...`; one at a line of the user's keeps that line."""
+    plain = warnings.formatwarning
+
+    def text(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int,
+        line: str | None = None,
+    ) -> str:  # fmt: skip
+        if filename.startswith(PACKAGE):
+            return f"durable: warning: {message}\n"
+        return plain(message, category, filename, lineno, line)
+
+    warnings.formatwarning = text
+    try:
+        yield
+    finally:
+        warnings.formatwarning = plain
 
 
 def command(args: argparse.Namespace) -> str:

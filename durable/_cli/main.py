@@ -27,7 +27,7 @@ from ..errors import (
     RunNotFoundError,
 )
 from . import cache, manage
-from .common import UsageError, command, is_refusal, print_error, rerun
+from .common import UsageError, command, is_refusal, own_warnings, print_error, rerun
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -41,7 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
         if getattr(args, "durability", None) is not None:  # run, recover, fork
             options["durability"] = args.durability
-        return handler(args, open_store(args.store, **options))
+        with own_warnings():
+            return handler(args, open_store(args.store, **options))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
     except BrokenPipeError:  # `durable show --json | head`: the reader left, not an error

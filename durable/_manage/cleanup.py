@@ -6,9 +6,9 @@ each deleted by `runs.delete_run` under its lease."""
 from __future__ import annotations
 
 import datetime
-import warnings
 from collections.abc import Iterable
 
+from .._errortext import warn
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import open_store
@@ -110,7 +110,7 @@ def _try_delete(store: Store, info: RunInfo) -> bool:
     except LeaseLostError as e:
         # Taken over half removed (this process stalled past the lease): not
         # "removed", and not the quiet skip of a run that was never touched.
-        warnings.warn(f"gc: {e}", RuntimeWarning, stacklevel=3)
+        warn(f"gc: {e}", RuntimeWarning)
         return False
     except (RunLockedError, RunNotFoundError):
         return False  # started or removed by someone else meanwhile
