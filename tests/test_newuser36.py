@@ -211,3 +211,36 @@ def test_a_steps_warning_in_a_script_points_at_its_call(store: durable.Store) ->
     with pytest.warns(UserWarning, match="changed an object it was given") as told:
         grow(1)
     assert [w.filename for w in told] == [__file__]
+
+
+def test_show_counts_a_moved_kept_item_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: items a, b, c kept by a failed block, then resumed with the
+    items in another order (their records moved to the new indexes, the old
+    copies left until written over): `durable show` said "4 items
+    checkpointed" of a block with four items, one of which never finished."""
+    import os
+
+    ran: list[str] = []
+
+    @durable.step
+    def work(x: str) -> str:
+        ran.append(x)
+        if x == "bad":
+            raise ValueError(x)
+        return x * 2
+
+    @durable.workflow(store=str(tmp_path), run_id="r", name="moves")
+    def flow() -> list[str]:
+        return durable.loop_over(work, os.environ["ITEMS"].split(","), checkpoint_items=True)
+
+    for order in ("a,b,c,bad", "bad,c,a,b"):
+        monkeypatch.setenv("ITEMS", order)
+        with pytest.raises(ValueError, match="bad"):
+            flow()
+    assert sorted(ran) == ["a", "b", "bad", "bad", "c"]
+    capsys.readouterr()
+    assert main(["--store", str(tmp_path), "show", "r"]) == 0
+    row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("0 "))
+    assert "3 items checkpointed; ValueError: bad" in row, row
