@@ -244,3 +244,33 @@ def test_show_counts_a_moved_kept_item_once(
     assert main(["--store", str(tmp_path), "show", "r"]) == 0
     row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("0 "))
     assert "3 items checkpointed; ValueError: bad" in row, row
+
+
+def test_a_refusal_of_changed_code_gives_the_commands_to_type(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "start fresh with --restart, continue with the old records
+    with --rebase-checkpoint, or re-run from the first change with
+    --on-change rerun": flags, with the command around them left to
+    rebuild. Each way out is now a command that works as printed."""
+    assert main(["run", "flow.py:release", "--run-id", "r1", "--var", "repo=x"]) == 3
+    (flow / "flow.py").write_text(FLOW.replace('["a", "b"]', '["a", "b", "c"]'))
+    capsys.readouterr()
+    assert main(["run", "flow.py:release", "--run-id", "r1", "--resume"]) == 2
+    err = capsys.readouterr().err
+    again = _advised(err, "re-run from the first change: ")
+    assert again == [
+        "durable", "run", "flow.py:release", "--run-id", "r1", "--resume", "--on-change", "rerun"
+    ]  # fmt: skip
+    rebase = _advised(err, "or continue with the old records: ")
+    assert rebase == [*again[:-2], "--rebase-checkpoint"]
+    with pytest.warns(UserWarning, match="replaying recorded steps anyway"):
+        assert main([*rebase[1:], "--var", "decision=old"]) == 0
+    assert capsys.readouterr().out.strip() == json.dumps("old: ['a', 'b']")
+    assert (flow / "counts").read_text() == "fetch\n"
+    assert main(["run", "flow.py:release", "--run-id", "r1", "--var", "repo=y"]) == 2
+    err = capsys.readouterr().err
+    assert "durable run flow.py:release --run-id r1 --on-change rerun --var repo=y" in err
+    assert main(_advised(err, "re-run from the first step whose arguments differ: ")[1:]) == 0
+    assert capsys.readouterr().out.strip() == json.dumps("old: ['a', 'b', 'c']")
+    assert (flow / "counts").read_text() == "fetch\nfetch\n"

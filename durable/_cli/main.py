@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import durable
 
+from .._errortext import shell_words
 from .._manage.runs import RUN_STATUSES
 from .._settings import check
 from .._storage.base import Store
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DefinitionChangedError as e:
-        return _refused_change(e, args.debug)
+        return _refused_change(e, args)
     except DurableError as e:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return _refused_artifact(e, args)
@@ -61,20 +62,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return print_error(e, args.debug, 1)
 
 
-def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
-    if debug:
+def _refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
+    if args.debug:
         traceback.print_exception(type(e), e, e.__traceback__)
+    # The ways out as commands, for the run `durable run` ran (not a child run of it).
+    again = rerun(args, e.run_id) if getattr(args, "running", None) == (e.workflow, e.run_id) else None
+    given = "".join(f" --var {shell_words(v)}" for v in getattr(args, "var", None) or [])
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
     if e.changed_arguments:  # a completed run, called with other arguments
         differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
         print(
             f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
             f"arguments ({differ}); its result was not returned and nothing was executed.\n"
-            "  start fresh with these arguments with --restart, use another --run-id, or "
-            "re-run from the first step whose arguments differ with --on-change rerun "
-            "(or DURABLE_ON_CHANGE=rerun)",
+            + (
+                f"  re-run from the first step whose arguments differ: {again} --on-change "
+                f"rerun{given}\n  or start fresh with these arguments with --restart, or use "
+                "another --run-id"
+                if again else
+                "  start fresh with these arguments with --restart, use another --run-id, or "
+                "re-run from the first step whose arguments differ with --on-change rerun "
+                "(or DURABLE_ON_CHANGE=rerun)"
+            ),
             file=sys.stderr,
-        )
+        )  # fmt: skip
         return 2
     if e.position is None:  # the definition as a whole differs from the recorded one
         text = (
@@ -89,6 +99,15 @@ def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
             f"position {e.position} on was executed."
         )
     print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
+    if again is not None:
+        print(
+            f"  re-run from the first change: {again} --resume --on-change rerun{given}\n"
+            f"  or continue with the old records: {again} --resume --rebase-checkpoint{given}\n"
+            "  or start fresh with --restart (DURABLE_ON_CHANGE=rerun in the environment "
+            "re-runs what changed in every run)",
+            file=sys.stderr,
+        )
+        return 2
     print(
         "  start fresh with --restart, continue with the old records with "
         "--rebase-checkpoint, or re-run from the first change with --on-change rerun "
