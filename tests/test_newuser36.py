@@ -274,3 +274,26 @@ def test_a_refusal_of_changed_code_gives_the_commands_to_type(
     assert main(_advised(err, "re-run from the first step whose arguments differ: ")[1:]) == 0
     assert capsys.readouterr().out.strip() == json.dumps("old: ['a', 'b', 'c']")
     assert (flow / "counts").read_text() == "fetch\nfetch\n"
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        (["resume", "r1"], "durable run FILE.py:FUNCTION --run-id RUN --resume"),
+        (["--store", "s", "answer", "r1"], "durable --store s run FILE.py:FUNCTION --run-id RUN --resume --input NAME=VALUE"),
+        (["ls"], "durable runs"),
+        (["delete", "r1"], "durable rm RUN"),
+    ],
+)
+def test_a_command_guessed_from_the_api_names_the_one_that_does_it(
+    typed: list[str], meant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Before: `durable resume r1` (wf.resume() is the API's word) said only
+    "argument COMMAND: invalid choice: 'resume' (choose from 'runs', ...)"."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        main(typed)
+    assert e.value.code == 2
+    assert f"; to do that: {meant}\n" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

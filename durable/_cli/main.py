@@ -10,9 +10,11 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import durable
 
+from .._errortext import shell_words
 from .._manage.runs import RUN_STATUSES
 from .._settings import check
 from .._storage.base import Store
@@ -35,7 +37,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
     handler = _handler(args.handler)
     try:
         options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
@@ -61,6 +63,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return print_error(e, args.debug, 1)
 
 
+# Commands a newcomer guesses from the API's words, and the command that does it.
+_GUESSES = {
+    "resume": "run FILE.py:FUNCTION --run-id RUN --resume",
+    "continue": "run FILE.py:FUNCTION --run-id RUN --resume",
+    "answer": "run FILE.py:FUNCTION --run-id RUN --resume --input NAME=VALUE",
+    "restart": "run FILE.py:FUNCTION --run-id RUN --restart --var NAME=VALUE",
+    "ls": "runs", "list": "runs", "ps": "runs", "status": "show RUN",
+    "history": "show RUN", "inspect": "show RUN", "log": "show RUN", "logs": "show RUN",
+    "delete": "rm RUN", "remove": "rm RUN", "del": "rm RUN",
+}  # fmt: skip
+
+
+class _Parser(argparse.ArgumentParser):
+    typed: Sequence[str] = ()  # the command line, for the store a hint keeps
+
+    def error(self, message: str) -> NoReturn:
+        guess = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        meant = _GUESSES.get(guess[1]) if guess else None
+        if meant is not None:
+            store = next((w.split("=", 1)[1] for w in self.typed if w.startswith("--store=")), None)
+            if "--store" in self.typed[:-1]:
+                store = self.typed[list(self.typed).index("--store") + 1]
+            start = "durable" if store is None else shell_words("durable", "--store", store)
+            message += f"; to do that: {start} {meant}"
+        super().error(message)
+
+
 def _common(*, top: bool) -> argparse.ArgumentParser:
     # Accepted before and after the command; after it, an absent flag must not
     # reset what was given before it (argparse copies sub-parser defaults).
@@ -75,14 +104,18 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     common = _common(top=False)
-    parser = argparse.ArgumentParser(
+    top: list[Any] = [_common(top=True)]
+    parser = _Parser(
         prog="durable", description="Manage and run durable workflows.", epilog=EPILOG,
-        parents=[_common(top=True)], formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=top, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
+    parser.typed = typed
     parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser
+    )
 
     def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text)
