@@ -297,3 +297,43 @@ def test_a_command_guessed_from_the_api_names_the_one_that_does_it(
     assert e.value.code == 2
     assert f"; to do that: {meant}\n" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+VARIADIC = """
+import durable
+
+
+@durable.workflow
+def summing(*xs: int, scale: int = 1, **extra: str) -> int:
+    return sum(xs) * scale
+
+
+@durable.workflow
+def first(a: int, /, b: int = 0) -> int:
+    return a + b
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "given", "told"),
+    [
+        ("summing", "xs=5", "xs is *xs (extra positional arguments)"),
+        ("first", "a=5", "a is positional-only (before the /)"),
+    ],
+)
+def test_a_var_for_a_parameter_no_name_can_set_is_refused(
+    target: str, given: str, told: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Before: `--var xs=5` for `*xs` ran summing() with xs=() and {'xs': 5}
+    in **extra, printing 0 (exit 0); without **extra it said "got an
+    unexpected keyword argument 'xs'; pass the workflow's arguments with
+    --var NAME=VALUE", which is what was done."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "va.py").write_text(VARIADIC)
+    store = ["--store", str(tmp_path / "s")]
+    assert main([*store, "run", f"va.py:{target}", "--var", given]) == 2
+    err = capsys.readouterr().err
+    assert f"durable: {told}, which --var cannot give" in err, err
+    assert not (tmp_path / "s").exists()
+    assert main([*store, "run", "va.py:summing", "--var", "scale=2", "--var", "tag=x"]) == 0

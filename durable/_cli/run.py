@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import signal
 import sys
 import traceback
@@ -31,7 +30,7 @@ from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, 
 from .common import UsageError, advised, command, is_refusal, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
-from .values import as_vars, check_input_numbers, check_types, parse_vars
+from .values import as_vars, check_input_numbers, check_names, check_types, parse_vars
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -43,7 +42,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         if args.no_pickle:  # the command line's refusal holds for that store too
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
-    _check_names(wf, variables)
+    check_names(wf.name, wf.fn, variables)
     check_types(wf.name, wf.fn, args.var or [])
     # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
     # another run, the derived or the newest unfinished one, would run.
@@ -203,19 +202,6 @@ def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
         return bind_call(wf, variables)
     except TypeError as e:
         raise UsageError(f"{e}; pass the workflow's arguments with --var NAME=VALUE") from None
-
-
-def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
-    params = inspect.signature(wf.fn).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    unknown = sorted(set(variables) - set(params))
-    if unknown:
-        raise UsageError(
-            f"{wf.name} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
-            f" (if {unknown[0]} names a durable.wait_for(), answer it with --resume "
-            f"--input {shell_words(f'{unknown[0]}=VALUE')})"
-        )
 
 
 def _failed_here(store: Store, workflow: str, run_id: str, before: bytes | None) -> bool:
