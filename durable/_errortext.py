@@ -105,6 +105,8 @@ def arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) 
     return (
         f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
         f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
+        f"  * read the result it completed with: resume({run_id!r}) returns it "
+        f"(durable show {shell_words(run_id)})\n"
         "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
         "  * use another run id (or none: a derived run id follows the arguments)\n"
         "  * re-run from the first step whose arguments differ: " + RERUN

@@ -271,6 +271,7 @@ def test_a_refusal_of_changed_code_gives_the_commands_to_type(
     assert main(["run", "flow.py:release", "--run-id", "r1", "--var", "repo=y"]) == 2
     err = capsys.readouterr().err
     assert "durable run flow.py:release --run-id r1 --on-change rerun --var repo=y" in err
+    assert "  read the result it completed with: durable show r1\n" in err
     assert main(_advised(err, "re-run from the first step whose arguments differ: ")[1:]) == 0
     assert capsys.readouterr().out.strip() == json.dumps("old: ['a', 'b', 'c']")
     assert (flow / "counts").read_text() == "fetch\nfetch\n"
@@ -337,3 +338,37 @@ def test_a_var_for_a_parameter_no_name_can_set_is_refused(
     assert f"durable: {told}, which --var cannot give" in err, err
     assert not (tmp_path / "s").exists()
     assert main([*store, "run", "va.py:summing", "--var", "scale=2", "--var", "tag=x"]) == 0
+
+
+def test_the_readme_example_run_again_says_how_to_read_its_result(store: durable.Store) -> None:
+    """Before: the README's example, run a second time as a script, raised
+    "completed with other arguments than this call's: reviewer_decision:
+    'approved' -> None" with three ways out, each running or discarding
+    something; reading the result it completed with (the gotcha's advice)
+    was not among them."""
+    fetched: list[str] = []
+
+    @durable.step
+    def fetch(repo: str) -> list[str]:
+        fetched.append(repo)
+        return ["a"]
+
+    @durable.workflow(store=store)
+    def notes(repo: str, reviewer_decision: str | None = None) -> str:
+        commits = fetch(repo)
+        if reviewer_decision is None:
+            durable.suspend("waiting for reviewer_decision")
+        return f"{reviewer_decision}: {commits}"
+
+    with pytest.raises(durable.Suspended) as waiting:
+        notes("org/repo")
+    assert notes.resume(waiting.value.run_id, reviewer_decision="ok").value == "ok: ['a']"
+    with pytest.raises(durable.DefinitionChangedError) as again:
+        notes("org/repo")
+    run_id = waiting.value.run_id
+    assert (
+        f"  * read the result it completed with: resume({run_id!r}) returns it "
+        f"(durable show {run_id})\n"
+    ) in str(again.value)
+    assert notes.resume(run_id).value == "ok: ['a']"
+    assert fetched == ["org/repo"]

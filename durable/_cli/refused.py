@@ -9,7 +9,7 @@ import traceback
 
 from .._errortext import shell_words
 from ..errors import ArtifactMissingError, DefinitionChangedError
-from .common import rerun
+from .common import command, rerun
 
 
 def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
@@ -24,6 +24,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
         print(
             f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
             f"arguments ({differ}); its result was not returned and nothing was executed.\n"
+            f"  read the result it completed with: {command(args)} {shell_words('show', e.run_id)}\n"
             + (
                 f"  re-run from the first step whose arguments differ: {again} --on-change "
                 f"rerun{given}\n  or start fresh with these arguments with --restart, or use "
