@@ -4,6 +4,7 @@ misled someone following the docs."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import warnings
 from pathlib import Path
@@ -372,3 +373,24 @@ def test_the_readme_example_run_again_says_how_to_read_its_result(store: durable
     ) in str(again.value)
     assert notes.resume(run_id).value == "ok: ['a']"
     assert fetched == ["org/repo"]
+
+
+@pytest.mark.parametrize(
+    ("option", "told"),
+    [
+        ({"allow_pickle": "no"}, "allow_pickle= takes True or False, not 'no' (str)"),
+        ({"signing_key": ""}, "signing_key= is empty"),
+        ({"signing_key": 3}, "signing_key= takes a str or bytes key, not 3 (int)"),
+        ({"blob_threshold": "1"}, "blob_threshold= takes a whole number of bytes >= 0, not '1'"),
+    ],
+)
+def test_a_store_option_of_the_wrong_type_is_refused(
+    option: dict[str, Any], told: str, tmp_path: Path
+) -> None:
+    """Before: open_store(allow_pickle="no") (a truthy string) loaded
+    pickles, signing_key="" (an unset secret) wrote unsigned records without
+    a word, and signing_key=3 or blob_threshold="1" failed at the first
+    write with a TypeError far from the option."""
+    with pytest.raises(durable.ConfigurationError, match="^" + re.escape(told)):
+        durable.open_store(tmp_path / "s", **option)
+    assert not (tmp_path / "s").exists()
