@@ -394,3 +394,26 @@ def test_a_store_option_of_the_wrong_type_is_refused(
     with pytest.raises(durable.ConfigurationError, match="^" + re.escape(told)):
         durable.open_store(tmp_path / "s", **option)
     assert not (tmp_path / "s").exists()
+
+
+def test_a_run_looked_for_under_the_wrong_workflow_names_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show e2 --workflow edit.pipe` of a run of edit2.pipe
+    said "no run 'e2' of workflow 'edit.pipe' ... Check the run id (`durable
+    runs edit.pipe` lists them)", a list without it; a resume by that name
+    already named the workflow that has it."""
+    for name in ("edit.pipe", "edit2.pipe"):
+
+        @durable.workflow(store=str(tmp_path), run_id=f"r-{name}", name=name)
+        def flow() -> int:
+            return 1
+
+        assert flow() == 1
+    store = ["--store", str(tmp_path)]
+    for command in (["show", "r-edit2.pipe"], ["rm", "r-edit2.pipe"], ["fork", "r-edit2.pipe", "--at", "0"]):
+        assert main([*store, *command, "--workflow", "edit.pipe"]) == 2
+        err = capsys.readouterr().err
+        assert "A run 'r-edit2.pipe' exists under another workflow, 'edit2.pipe'" in err, err
+    assert main([*store, "runs", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
