@@ -417,3 +417,25 @@ def test_a_run_looked_for_under_the_wrong_workflow_names_its_own(
         assert "A run 'r-edit2.pipe' exists under another workflow, 'edit2.pipe'" in err, err
     assert main([*store, "runs", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+def test_a_value_that_holds_itself_is_said_to(store: durable.Store) -> None:
+    """Before: a step returning a list that contains itself failed with "it
+    is nested deeper than Python's recursion limit": the list is two levels
+    deep, and nothing said to look for a cycle."""
+    ran: list[int] = []
+
+    @durable.step
+    def build() -> list[object]:
+        ran.append(1)
+        looped: list[object] = [1]
+        looped.append(looped)
+        return looped
+
+    @durable.workflow(store=store)
+    def flow() -> int:
+        return len(build())
+
+    with pytest.raises(durable.SerializationError, match=r"or holds itself \(a list, dict or "):
+        flow()
+    assert ran == [1]
