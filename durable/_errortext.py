@@ -68,14 +68,15 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     frame, level = sys._getframe(1), 2
     while frame.f_back is not None and not frame.f_code.co_filename.startswith(CLI):
         name = frame.f_code.co_filename
-        if not name.startswith(PACKAGE) and not _importing(name):
+        if not name.startswith(PACKAGE) and "importlib" not in name:  # a lazy import's frames
             break
         frame = frame.f_back
-        level += not _importing(frame.f_code.co_filename)
+        level += not _skipped(frame.f_code.co_filename)
     warnings.warn(message, category, stacklevel=level)
 
 
-def _importing(filename: str) -> bool:
+def _skipped(filename: str) -> bool:
+    # `warnings`' own rule: these frames are not counted in a stacklevel.
     return "importlib" in filename and "_bootstrap" in filename
 
 

@@ -439,3 +439,34 @@ def test_a_value_that_holds_itself_is_said_to(store: durable.Store) -> None:
     with pytest.raises(durable.SerializationError, match=r"or holds itself \(a list, dict or "):
         flow()
     assert ran == [1]
+
+
+def test_a_misspelt_variable_is_told_at_the_users_line_or_by_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: told once, when durable's settings were imported: in a script
+    as `durable/_settings.py:171: UserWarning: ...` over
+    `warn_of_misspelt_variables()`, under `durable runs` the same, before
+    the command started. Now at the first setting read: the user's call of
+    the workflow, or the command's own `durable: warning:`."""
+    from durable import _settings
+
+    monkeypatch.setenv("DURABLE_STOER", "team")
+    monkeypatch.setattr(_settings, "_told", [False])
+    shown: list[str] = []
+    monkeypatch.setattr(warnings, "showwarning", lambda *a, **k: shown.append(_printed_now(*a)))
+    assert main(["--store", str(tmp_path), "runs"]) == 0
+    assert shown == [
+        "durable: warning: DURABLE_STOER is set, but durable reads no such variable: did you "
+        "mean DURABLE_STORE? It is ignored.\n"
+    ]
+    monkeypatch.setattr(_settings, "_told", [False])
+
+    @durable.workflow(run_id="r")
+    def flow() -> int:
+        return 1
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning, match="DURABLE_STOER is set") as told:
+        assert flow() == 1
+    assert [w.filename for w in told] == [__file__]

@@ -38,7 +38,8 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
-    handler = _handler(args.handler)
+    with own_warnings():  # importing `durable run`'s engine may warn (a bad DURABLE_LOG)
+        handler = _handler(args.handler)
     try:
         options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
         if getattr(args, "durability", None) is not None:  # run, recover, fork
