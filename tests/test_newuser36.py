@@ -470,3 +470,57 @@ def test_a_misspelt_variable_is_told_at_the_users_line_or_by_the_command(
     with pytest.warns(UserWarning, match="DURABLE_STOER is set") as told:
         assert flow() == 1
     assert [w.filename for w in told] == [__file__]
+
+
+NESTED = """
+import durable
+
+
+@durable.step
+def double(x: int) -> int:
+    return 2 * x
+
+
+@durable.workflow
+def inner(x: int) -> int:
+    if x > 100:
+        durable.suspend("too big")
+    return double(x)
+
+
+@durable.workflow
+def middle(x: int) -> int:
+    return inner(x)
+
+
+@durable.workflow
+def outer(x: int) -> int:
+    return middle(x) + 1
+"""
+
+
+def test_show_of_a_child_run_says_to_continue_its_top_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show n2.0.0` (a child run that suspended) advised
+    `continue with: durable run FILE.py:FUNCTION --run-id n2.0.0 --resume
+    --var NAME=VALUE`: resumed alone with x=5, the child completed, and the
+    parent's resume (with its own x) was then refused as a call with other
+    arguments. A child run goes on when the run on top of it resumes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nest.py").write_text(NESTED)
+    store = ["--store", str(tmp_path / "s")]
+    assert main([*store, "run", "nest.py:outer", "--var", "x=200", "--run-id", "n2"]) == 3
+    capsys.readouterr()
+    assert main([*store, "show", "n2.0.0"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "  n2.0.0 is a child run of run n2 of nest.outer: it goes on when that run resumes\n"
+        f"  continue with: durable --store {tmp_path / 's'} run FILE.py:FUNCTION --run-id n2 "
+        "--resume --var NAME=VALUE (to answer a wait_for: --input NAME=VALUE)\n"
+        "  (FILE.py and FUNCTION: the script and the function that define nest.outer)\n"
+    )
+    typed = _advised(err.split(" (to answer")[0], "continue with: ")[1:]
+    typed[typed.index("FILE.py:FUNCTION")] = "nest.py:outer"
+    assert main([*typed[:-1], "x=5"]) == 0
+    assert capsys.readouterr().out.strip() == "11"
