@@ -4,7 +4,6 @@ misled someone following the docs."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import warnings
 from pathlib import Path
@@ -72,81 +71,6 @@ def test_the_advice_after_a_suspend_resumes_and_never_starts_a_run(
     assert (flow / "counts").read_text() == "fetch\n"
 
 
-@pytest.mark.parametrize("kind", ["step", "workflow"])
-@pytest.mark.parametrize(
-    ("version", "shown"), [(3, "3 (int)"), (1.10, "1.1 (float)"), ("", "'' (str)"), (b"2", "b'2' (bytes)")]
-)
-def test_a_version_that_is_not_a_non_empty_string_is_refused(
-    kind: str, version: object, shown: str
-) -> None:
-    """Before: version=1.10 was taken as "1.1" (the same as version=1.1),
-    version="" as a version, and any object by its str(), an address in it
-    changing with every process; the docs give version= a string."""
-    decorator: Any = durable.step if kind == "step" else durable.workflow
-    with pytest.raises(durable.ConfigurationError) as e:
-        decorator(version=version)(lambda x: x)
-    assert str(e.value) == (
-        f"{kind} version= takes a non-empty string, such as version=\"2\", not {shown}"
-    )
-
-
-def test_a_workflow_name_that_is_empty_is_refused() -> None:
-    """Before: @durable.workflow(name="") fell back to the function's name
-    without a word (a step's name="" is refused)."""
-    with pytest.raises(durable.ConfigurationError) as e:
-        durable.workflow(name="")(lambda x: x)
-    assert str(e.value) == "workflow name= takes a non-empty string, not '' (str)"
-
-
-def test_a_step_decorated_twice_is_refused(tmp_path: Path) -> None:
-    """Before: `@durable.step(retries=3)` written over
-    `@durable.step(persist=False)` was taken: the inner step ran as a plain
-    call inside the outer one, whose persist=True recorded the secret the
-    inner one kept out of the store (a workflow decorated twice is refused)."""
-
-    def fetch(x: int) -> int:
-        return x
-
-    with pytest.raises(durable.ConfigurationError) as e:
-        durable.step(retries=3)(durable.step(fetch))
-    assert "fetch is already a durable step: decorate the function once" in str(e.value)
-    assert "@durable.step(retries=3, ...)" in str(e.value)
-
-
-@pytest.mark.parametrize("where", ["file", "below a file"])
-def test_a_store_that_is_a_file_is_a_configuration_error(
-    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Before: exit 1 and "store afile failed: listing /: [Errno 20] the
-    store's root is not a folder ... Records already written are intact.";
-    a run said "taking the lease .../lease: [Errno 17] File exists". The
-    store's path is the user's setting: exit 2, naming it, before anything
-    is read or written."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "afile").write_text("notes\n")
-    path = "afile" if where == "file" else "afile/runs"
-    ran: list[int] = []
-
-    @durable.workflow(store=path, run_id="r1")
-    def job() -> int:
-        ran.append(1)
-        return 1
-
-    told = (
-        f"store {path} is not a folder: {tmp_path / 'afile'} is a file. Give the folder "
-        "the runs are kept in (--store, store=, $DURABLE_STORE), or move the file away; "
-        "nothing was read or written"
-    )
-    with pytest.raises(durable.ConfigurationError) as e:
-        job()
-    assert str(e.value) == told
-    assert ran == []
-    for command in (["runs"], ["show", "r1"], ["gc"]):
-        assert main(["--store", path, *command]) == 2
-        assert told in capsys.readouterr().err
-    assert (tmp_path / "afile").read_text() == "notes\n"
-
-
 IN_PLACE = """
 import durable
 
@@ -194,57 +118,6 @@ def _printed_now(
     message: Warning | str, category: type[Warning], filename: str, lineno: int, *rest: Any
 ) -> str:
     return warnings.formatwarning(message, category, filename, lineno)
-
-
-def test_a_steps_warning_in_a_script_points_at_its_call(store: durable.Store) -> None:
-    """The library's warnings take the same rule: the in-place one pointed at
-    durable/_core/steps.py."""
-
-    @durable.step
-    def add(rows: list[int]) -> int:
-        rows.append(1)
-        return len(rows)
-
-    @durable.workflow(store=store)
-    def grow(n: int) -> int:
-        return add([n])
-
-    with pytest.warns(UserWarning, match="changed an object it was given") as told:
-        grow(1)
-    assert [w.filename for w in told] == [__file__]
-
-
-def test_show_counts_a_moved_kept_item_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Before: items a, b, c kept by a failed block, then resumed with the
-    items in another order (their records moved to the new indexes, the old
-    copies left until written over): `durable show` said "4 items
-    checkpointed" of a block with four items, one of which never finished."""
-    import os
-
-    ran: list[str] = []
-
-    @durable.step
-    def work(x: str) -> str:
-        ran.append(x)
-        if x == "bad":
-            raise ValueError(x)
-        return x * 2
-
-    @durable.workflow(store=str(tmp_path), run_id="r", name="moves")
-    def flow() -> list[str]:
-        return durable.loop_over(work, os.environ["ITEMS"].split(","), checkpoint_items=True)
-
-    for order in ("a,b,c,bad", "bad,c,a,b"):
-        monkeypatch.setenv("ITEMS", order)
-        with pytest.raises(ValueError, match="bad"):
-            flow()
-    assert sorted(ran) == ["a", "b", "bad", "bad", "c"]
-    capsys.readouterr()
-    assert main(["--store", str(tmp_path), "show", "r"]) == 0
-    row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("0 "))
-    assert "3 items checkpointed; ValueError: bad" in row, row
 
 
 def test_a_refusal_of_changed_code_gives_the_commands_to_type(
@@ -341,106 +214,6 @@ def test_a_var_for_a_parameter_no_name_can_set_is_refused(
     assert main([*store, "run", "va.py:summing", "--var", "scale=2", "--var", "tag=x"]) == 0
 
 
-def test_the_readme_example_run_again_says_how_to_read_its_result(store: durable.Store) -> None:
-    """Before: the README's example, run a second time as a script, raised
-    "completed with other arguments than this call's: reviewer_decision:
-    'approved' -> None" with three ways out, each running or discarding
-    something; reading the result it completed with (the gotcha's advice)
-    was not among them."""
-    fetched: list[str] = []
-
-    @durable.step
-    def fetch(repo: str) -> list[str]:
-        fetched.append(repo)
-        return ["a"]
-
-    @durable.workflow(store=store)
-    def notes(repo: str, reviewer_decision: str | None = None) -> str:
-        commits = fetch(repo)
-        if reviewer_decision is None:
-            durable.suspend("waiting for reviewer_decision")
-        return f"{reviewer_decision}: {commits}"
-
-    with pytest.raises(durable.Suspended) as waiting:
-        notes("org/repo")
-    assert notes.resume(waiting.value.run_id, reviewer_decision="ok").value == "ok: ['a']"
-    with pytest.raises(durable.DefinitionChangedError) as again:
-        notes("org/repo")
-    run_id = waiting.value.run_id
-    assert (
-        f"  * read the result it completed with: resume({run_id!r}) returns it "
-        f"(durable show {run_id})\n"
-    ) in str(again.value)
-    assert notes.resume(run_id).value == "ok: ['a']"
-    assert fetched == ["org/repo"]
-
-
-@pytest.mark.parametrize(
-    ("option", "told"),
-    [
-        ({"allow_pickle": "no"}, "allow_pickle= takes True or False, not 'no' (str)"),
-        ({"signing_key": ""}, "signing_key= is empty"),
-        ({"signing_key": 3}, "signing_key= takes a str or bytes key, not 3 (int)"),
-        ({"blob_threshold": "1"}, "blob_threshold= takes a whole number of bytes >= 0, not '1'"),
-    ],
-)
-def test_a_store_option_of_the_wrong_type_is_refused(
-    option: dict[str, Any], told: str, tmp_path: Path
-) -> None:
-    """Before: open_store(allow_pickle="no") (a truthy string) loaded
-    pickles, signing_key="" (an unset secret) wrote unsigned records without
-    a word, and signing_key=3 or blob_threshold="1" failed at the first
-    write with a TypeError far from the option."""
-    with pytest.raises(durable.ConfigurationError, match="^" + re.escape(told)):
-        durable.open_store(tmp_path / "s", **option)
-    assert not (tmp_path / "s").exists()
-
-
-def test_a_run_looked_for_under_the_wrong_workflow_names_its_own(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Before: `durable show e2 --workflow edit.pipe` of a run of edit2.pipe
-    said "no run 'e2' of workflow 'edit.pipe' ... Check the run id (`durable
-    runs edit.pipe` lists them)", a list without it; a resume by that name
-    already named the workflow that has it."""
-    for name in ("edit.pipe", "edit2.pipe"):
-
-        @durable.workflow(store=str(tmp_path), run_id=f"r-{name}", name=name)
-        def flow() -> int:
-            return 1
-
-        assert flow() == 1
-    store = ["--store", str(tmp_path)]
-    for command in (["show", "r-edit2.pipe"], ["rm", "r-edit2.pipe"], ["fork", "r-edit2.pipe", "--at", "0"]):
-        assert main([*store, *command, "--workflow", "edit.pipe"]) == 2
-        err = capsys.readouterr().err
-        assert "A run 'r-edit2.pipe' exists under another workflow, 'edit2.pipe'" in err, err
-    assert main([*store, "runs", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)) == 2
-
-
-def test_a_value_that_holds_itself_is_said_to(store: durable.Store) -> None:
-    """Before: a step returning a list that contains itself failed with "it
-    is nested deeper than Python's recursion limit": the list is two levels
-    deep, and nothing said to look for a cycle."""
-    ran: list[int] = []
-
-    @durable.step
-    def build() -> list[object]:
-        ran.append(1)
-        looped: list[object] = [1]
-        looped.append(looped)
-        return looped
-
-    @durable.workflow(store=store)
-    def flow() -> int:
-        return len(build())
-
-    with pytest.raises(durable.SerializationError, match=r"or holds itself \(a list, dict or "):
-        flow()
-    assert ran == [1]
-
-
 def test_a_misspelt_variable_is_told_at_the_users_line_or_by_the_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -470,57 +243,3 @@ def test_a_misspelt_variable_is_told_at_the_users_line_or_by_the_command(
     with pytest.warns(UserWarning, match="DURABLE_STOER is set") as told:
         assert flow() == 1
     assert [w.filename for w in told] == [__file__]
-
-
-NESTED = """
-import durable
-
-
-@durable.step
-def double(x: int) -> int:
-    return 2 * x
-
-
-@durable.workflow
-def inner(x: int) -> int:
-    if x > 100:
-        durable.suspend("too big")
-    return double(x)
-
-
-@durable.workflow
-def middle(x: int) -> int:
-    return inner(x)
-
-
-@durable.workflow
-def outer(x: int) -> int:
-    return middle(x) + 1
-"""
-
-
-def test_show_of_a_child_run_says_to_continue_its_top_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Before: `durable show n2.0.0` (a child run that suspended) advised
-    `continue with: durable run FILE.py:FUNCTION --run-id n2.0.0 --resume
-    --var NAME=VALUE`: resumed alone with x=5, the child completed, and the
-    parent's resume (with its own x) was then refused as a call with other
-    arguments. A child run goes on when the run on top of it resumes."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "nest.py").write_text(NESTED)
-    store = ["--store", str(tmp_path / "s")]
-    assert main([*store, "run", "nest.py:outer", "--var", "x=200", "--run-id", "n2"]) == 3
-    capsys.readouterr()
-    assert main([*store, "show", "n2.0.0"]) == 0
-    err = capsys.readouterr().err
-    assert err == (
-        "  n2.0.0 is a child run of run n2 of nest.outer: it goes on when that run resumes\n"
-        f"  continue with: durable --store {tmp_path / 's'} run FILE.py:FUNCTION --run-id n2 "
-        "--resume --var NAME=VALUE (to answer a wait_for: --input NAME=VALUE)\n"
-        "  (FILE.py and FUNCTION: the script and the function that define nest.outer)\n"
-    )
-    typed = _advised(err.split(" (to answer")[0], "continue with: ")[1:]
-    typed[typed.index("FILE.py:FUNCTION")] = "nest.py:outer"
-    assert main([*typed[:-1], "x=5"]) == 0
-    assert capsys.readouterr().out.strip() == "11"
