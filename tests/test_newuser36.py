@@ -243,3 +243,23 @@ def test_a_misspelt_variable_is_told_at_the_users_line_or_by_the_command(
     with pytest.warns(UserWarning, match="DURABLE_STOER is set") as told:
         assert flow() == 1
     assert [w.filename for w in told] == [__file__]
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_a_script_that_exits_as_it_is_loaded_is_not_taken_for_a_run(
+    code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a script ending in `sys.exit(main())` outside an `if __name__
+    == "__main__":` block made `durable run script.py:wf` exit with main()'s
+    code and say nothing: 0 read as "done", 3 as "suspended", and the
+    workflow never ran."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "script.py").write_text(
+        "import sys\n\nimport durable\n\n\n@durable.workflow\ndef wf() -> int:\n"
+        f"    return 1\n\n\nsys.exit({code})\n"
+    )
+    assert main(["--store", str(tmp_path / "s"), "run", "script.py:wf"]) == 2
+    err = capsys.readouterr().err
+    assert f"durable: cannot load script.py: it called sys.exit({code}) as it was loaded " in err
+    assert "(script.py, line 11); put the script's own work under " in err
+    assert not (tmp_path / "s").exists()
