@@ -146,3 +146,28 @@ def test_a_value_that_holds_itself_is_said_to(store: durable.Store) -> None:
     with pytest.raises(durable.SerializationError, match=r"or holds itself \(a list, dict or "):
         flow()
     assert ran == [1]
+
+
+def test_a_run_id_function_that_cannot_take_the_arguments_says_how_it_is_called(
+    store: durable.Store,
+) -> None:
+    """Before: `run_id=lambda day, **_: ...` on a workflow of (day, extra)
+    raised "TypeError: <lambda>() takes 1 positional argument but 2 were
+    given", naming neither run_id= nor how it is called (`durable run`:
+    exit 1, as a failed run)."""
+    ran: list[int] = []
+
+    @durable.workflow(store=store, run_id=lambda day, **_: f"daily-{day}")
+    def daily(day: str, extra: int = 0) -> int:
+        ran.append(extra)
+        return extra
+
+    with pytest.raises(durable.ConfigurationError) as e:
+        daily("2024-01-01", extra=5)
+    said = str(e.value)
+    assert said.startswith(f"the run_id= function of {daily.name} raised TypeError: "), said
+    assert "<lambda>() takes 1 positional argument but 2 were given; it is called as the " in said
+    assert said.endswith(
+        "workflow is, with its arguments in order: (day='2024-01-01', extra=5). Nothing was run"
+    )
+    assert ran == [] and store.workflows() == []
