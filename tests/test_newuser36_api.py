@@ -171,3 +171,30 @@ def test_a_run_id_function_that_cannot_take_the_arguments_says_how_it_is_called(
         "workflow is, with its arguments in order: (day='2024-01-01', extra=5). Nothing was run"
     )
     assert ran == [] and store.workflows() == []
+
+
+@pytest.mark.parametrize(
+    ("option", "told"),
+    [
+        ({"older_than": "7d"}, "older_than= takes seconds (a number) or a datetime.timedelta, "
+         "not '7d' (the command line's form): older_than=datetime.timedelta(days=7)"),
+        ({"keep_last": "3"}, "keep_last= takes a whole number >= 0, not '3'"),
+        ({"keep_last": True}, "keep_last= takes a whole number >= 0, not True"),
+    ],
+)
+def test_a_gc_option_of_the_wrong_type_is_refused(
+    option: dict[str, Any], told: str, store: durable.Store
+) -> None:
+    """Before: gc(older_than="7d"), the form `durable gc --older-than 7d`
+    takes, raised "ValueError: could not convert string to float: '7d'";
+    keep_last="3" a TypeError and keep_last=True kept one run."""
+
+    @durable.workflow(store=store, run_id="r")
+    def flow() -> int:
+        return 1
+
+    flow()
+    with pytest.raises(durable.ConfigurationError) as e:
+        durable.gc(store, **option)
+    assert str(e.value) == told
+    assert [r.run_id for r in flow.runs()] == ["r"]
