@@ -198,3 +198,11 @@ def test_a_gc_option_of_the_wrong_type_is_refused(
         durable.gc(store, **option)
     assert str(e.value) == told
     assert [r.run_id for r in flow.runs()] == ["r"]
+
+
+def test_a_cache_ignore_that_is_not_names_is_refused() -> None:
+    """Before: durable.Cache(ignore=3) raised "TypeError: 'int' object is not
+    iterable"; every other wrong Cache option is a ConfigurationError."""
+    with pytest.raises(durable.ConfigurationError, match=r"takes argument names, not 3$"):
+        durable.Cache(ignore=3)  # type: ignore[arg-type]
+    assert durable.Cache(ignore=["lock"]).ignore == ("lock",)
