@@ -92,6 +92,12 @@ def setting(name: str, explicit: Any = None) -> Any:
         return check(name, explicit, name)
     if name in _configured:
         return _configured[name]
+    return from_environment(name)
+
+
+def from_environment(name: str) -> Any:
+    """A setting as a process that runs no `configure()` reads it (the
+    `durable` command): the environment variable's, else the default."""
     text = os.environ.get(ENV[name], "").strip()
     if text:
         return check(name, text if name == "store" else text.lower(), ENV[name])

@@ -263,3 +263,46 @@ def test_a_script_that_exits_as_it_is_loaded_is_not_taken_for_a_run(
     assert f"durable: cannot load script.py: it called sys.exit({code}) as it was loaded " in err
     assert "(script.py, line 11); put the script's own work under " in err
     assert not (tmp_path / "s").exists()
+
+
+CONFIGURED = """
+import durable
+
+durable.configure(store="team-runs")
+
+
+@durable.step
+def one(x: int) -> int:
+    return x
+
+
+@durable.workflow
+def wf(x: int) -> int:
+    if x > 1:
+        durable.suspend("wait")
+    return one(x)
+"""
+
+
+def test_durable_run_names_a_store_the_other_commands_would_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a script's `durable.configure(store="team-runs")` (or a
+    workflow's store=) kept the run there, `durable run` said nothing of it,
+    and the `durable runs` and `durable show c1` that follow said "no runs
+    in .durable: there is no such folder"."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DURABLE_STORE", raising=False)
+    (tmp_path / "flow.py").write_text(CONFIGURED)
+    assert main(["run", "flow.py:wf", "--var", "x=5", "--run-id", "c1"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "  run c1 is kept in store team-runs (the workflow's store=, or its script's "
+        "durable.configure(store=)): `durable --store team-runs runs` lists it\n"
+    ), err
+    listed = err.split("`")[1].split()
+    assert main([*listed[1:], "--json"]) == 0
+    assert [r["runId"] for r in json.loads(capsys.readouterr().out)] == ["c1"]
+    monkeypatch.setenv("DURABLE_STORE", "team-runs")  # the same store: nothing to say
+    assert main(["run", "flow.py:wf", "--var", "x=1", "--run-id", "c2"]) == 0
+    assert "is kept in store" not in capsys.readouterr().err

@@ -27,7 +27,7 @@ from ..errors import (
     Suspended,
 )
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
-from .common import UsageError, advised, command, is_refusal, rerun
+from .common import UsageError, advised, command, is_refusal, not_the_commands, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
 from .values import as_vars, check_input_numbers, check_names, check_types, parse_vars
@@ -91,6 +91,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         durability=args.durability,
     )
     report = _Report(args, store, wf.name, run_id)
+    if args.store is None and not_the_commands(store):
+        report.say(
+            f"  run {run_id} is kept in store {store.url} (the workflow's store=, or its "
+            f"script's durable.configure(store=)): `{shell_words('durable', '--store', store.url)} "
+            "runs` lists it"
+        )
     unwatch = _print_operations(report)
     with stop_on_signals():
         try:
