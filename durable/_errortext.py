@@ -6,8 +6,11 @@ another process. It imports nothing of durable, as `errors` does not."""
 from __future__ import annotations
 
 import datetime
+import os
 import reprlib
 import shlex
+import sys
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +54,32 @@ def shell_words(*words: object) -> str:
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
+PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+CLI = os.path.join(PACKAGE, "_cli") + os.sep
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Warn at the user's line nearest to the cause: the first caller outside
+    durable. A fixed stacklevel pointed into durable's own files, or past
+    them (`bin/durable:8`), whenever the path of calls differed. Under the
+    `durable` command a warning about the run as a whole has no line of the
+    user's: it stays at the command's, which prints it as its own. Frames
+    of the import system are passed over, as `warnings` skips them."""
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and not frame.f_code.co_filename.startswith(CLI):
+        name = frame.f_code.co_filename
+        if not name.startswith(PACKAGE) and "importlib" not in name:  # a lazy import's frames
+            break
+        frame = frame.f_back
+        level += not _skipped(frame.f_code.co_filename)
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _skipped(filename: str) -> bool:
+    # `warnings`' own rule: these frames are not counted in a stacklevel.
+    return "importlib" in filename and "_bootstrap" in filename
+
+
 def stamp(t: float) -> str:
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M:%S UTC"
@@ -77,6 +106,8 @@ def arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) 
     return (
         f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
         f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
+        f"  * read the result it completed with: resume({run_id!r}) returns it "
+        f"(durable show {shell_words(run_id)})\n"
         "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
         "  * use another run id (or none: a derived run id follows the arguments)\n"
         "  * re-run from the first step whose arguments differ: " + RERUN

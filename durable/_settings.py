@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import difflib
 import os
-import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ._errortext import warn
 from .errors import ConfigurationError
 
 # Allowed values of the settings that take a word; `store` takes any URL or folder.
@@ -85,10 +85,19 @@ def setting(name: str, explicit: Any = None) -> Any:
     the decorator, `with_options`, a call or a flag), else `configure()`'s,
     else the environment variable's, else the built-in default. Every
     value is checked; a bad one raises `ConfigurationError`."""
+    if not _told[0]:  # at the first read: the warning then points at the user's call
+        _told[0] = True
+        warn_of_misspelt_variables()
     if explicit is not None:
         return check(name, explicit, name)
     if name in _configured:
         return _configured[name]
+    return from_environment(name)
+
+
+def from_environment(name: str) -> Any:
+    """A setting as a process that runs no `configure()` reads it (the
+    `durable` command): the environment variable's, else the default."""
     text = os.environ.get(ENV[name], "").strip()
     if text:
         return check(name, text if name == "store" else text.lower(), ENV[name])
@@ -161,11 +170,10 @@ def warn_of_misspelt_variables() -> None:
     for name in unknown:
         close = difflib.get_close_matches(name, KNOWN_VARIABLES, n=1, cutoff=0.85)
         if close:
-            warnings.warn(
+            warn(
                 f"{name} is set, but durable reads no such variable: did you mean "
-                f"{close[0]}? It is ignored.",
-                stacklevel=2,
+                f"{close[0]}? It is ignored."
             )
 
 
-warn_of_misspelt_variables()
+_told = [False]  # whether the variables were looked at (`setting`)

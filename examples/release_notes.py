@@ -2,6 +2,7 @@
 
     python examples/release_notes.py            # runs until it needs a reviewer
     python examples/release_notes.py approved   # resumes with the decision
+    python examples/release_notes.py            # once published: prints the notes again
 
 `loop_over` summarises every commit and records the whole list once;
 `durable.suspend` stops the run as `suspended` until a reviewer decides.
@@ -43,6 +44,17 @@ def release_notes(repo: str, reviewer_decision: str | None = None) -> str:
 
 
 def main(argv: list[str]) -> int:
+    done = next((r for r in release_notes.runs() if r.run_id == "release-1.0"), None)
+    if done is not None and done.status == "completed":
+        # Called again it would be a call with other arguments than the ones
+        # the run completed with (refused): read what it published instead.
+        decided = done.arguments["reviewer_decision"]
+        if len(argv) > 1 and argv[1] != decided:
+            print(f"release-1.0 was already published as {decided!r}; `durable rm "
+                  "release-1.0` to decide again", file=sys.stderr)  # fmt: skip
+            return 2
+        print(release_notes.resume("release-1.0").value)
+        return 0
     if len(argv) > 1:
         run = release_notes.resume("release-1.0", reviewer_decision=argv[1])
         if run.resumed_from_step is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -138,11 +139,11 @@ def test_changed_definition_is_refused_with_both_fingerprints_then_rebased(tmp: 
     assert refused.returncode == 2
     assert old in refused.stderr and new in refused.stderr
     assert "--rebase-checkpoint" in refused.stderr and "Traceback" not in refused.stderr
-    assert len(refused.stderr.strip().splitlines()) == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 4 and lines[2].startswith("  or continue with the old records: ")
     assert counts(tmp) == {"draft": 1}
 
-    rebased = durable(tmp, "run", "flow.py:approval", "--run-id", "c1", "--rebase-checkpoint",
-                      "--var", "reviewer_decision=ok")  # fmt: skip
+    rebased = durable(tmp, *shlex.split(lines[2].split(": ", 1)[1])[1:])  # typed as advised
     assert rebased.returncode == 0, rebased.stderr
     assert json.loads(rebased.stdout) == "draft about x: ok"  # the recorded draft, replayed
     assert counts(tmp) == {"draft": 1}

@@ -160,10 +160,10 @@ def test_a_record_that_no_longer_matches_its_call_is_refused_by_position(tmp: Pa
     refused = cli(tmp, "run", "edges.py:from_file", "--run-id", "f1", "--var", "decision=!")
     assert refused.returncode == 2, refused.stderr
     lines = report_lines(refused.stderr)
-    assert len(lines) == 2 and "Traceback" not in refused.stderr
+    assert len(lines) == 4 and "Traceback" not in refused.stderr
     assert "the record at position 0 no longer matches the call" in lines[0]
     assert "arguments changed" in lines[0] and "recorded with definition" not in lines[0]
-    assert "--on-change rerun" in lines[1]
+    assert lines[1].endswith("--run-id f1 --resume --on-change rerun --var 'decision=!'")
     assert counts(tmp) == {"shout": 1}
     assert runs_json(tmp)[0]["status"] == "suspended"  # a refusal leaves the run as it was
     rerun = cli(tmp, "run", "edges.py:from_file", "--run-id", "f1", "--on-change", "rerun",

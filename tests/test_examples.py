@@ -42,3 +42,11 @@ def test_release_notes_suspends_then_resumes(tmp_path: Path, child_env: dict[str
     assert "summarising" not in second.stdout and "fetching" not in second.stdout
     assert "Resumed from step 3" in second.stdout
     assert "Release notes (approved)" in second.stdout
+    # Run again, as a newcomer does: it printed "DefinitionChangedError ...
+    # completed with other arguments" with a traceback.
+    third = run([script], child_env, tmp_path)
+    assert (third.returncode, third.stderr) == (0, "")
+    assert third.stdout.startswith("Release notes (approved)\n- retry S3 uploads (fix)")
+    other = run([script, "rejected"], child_env, tmp_path)
+    assert (other.returncode, other.stdout) == (2, "")
+    assert "release-1.0 was already published as 'approved'" in other.stderr

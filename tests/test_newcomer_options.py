@@ -155,7 +155,7 @@ def test_the_command_line_names_the_input_a_run_waits_for(tmp_path: Path) -> Non
     assert (done.returncode, done.stdout.strip()) == (0, '"owls: yes"')
     own = cli(tmp_path, "run", "flow.py:lookalike", "--run-id", "l1", "--var", "topic=owls")
     assert own.returncode == 3
-    assert "continue with: durable run flow.py:lookalike --run-id l1 --var NAME=VALUE" in own.stderr
+    assert "continue with: durable run flow.py:lookalike --run-id l1 --resume --var NAME=VALUE" in own.stderr
 
 
 def test_a_suspended_run_says_which_input_it_waits_for_and_survives_a_pickle(

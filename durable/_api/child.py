@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from typing import Any, Protocol
 
 from .._core import notify
@@ -26,6 +25,7 @@ from .._core.plan import Plan
 from .._core.replay import commit, load_context, lookup, reopen
 from .._core.run import Flow, run_locked
 from .._core.waiting import holding
+from .._errortext import warn
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.fence import Held
@@ -144,7 +144,7 @@ def child_plan(
     rejoin = functools.partial(with_held, flow.fn, held=held, bodies=bodies) if held or bodies else None
     if changed_in_place(given.signature, args, kwargs, flow.name, digest, rejoin):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
-        warnings.warn(in_place_warning(flow.name, "workflow"), stacklevel=4)
+        warn(in_place_warning(flow.name, "workflow"))
     value = commit(parent, record, run.value)
     return Run(
         run_id, flow.name, "completed", value, None, run.resumed_from_step,

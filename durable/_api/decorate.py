@@ -11,7 +11,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, overload
 from .._core.run import Options
 from .._storage.base import Store
 from ..errors import ConfigurationError
-from .step import outermost, refuse_generators
+from .step import check_naming, outermost, refuse_generators
 from .workflow import AsyncWorkflow, Workflow
 
 P = ParamSpec("P")
@@ -71,6 +71,7 @@ def workflow(
 ) -> Any:
     """Make a function resumable: its steps are recorded under a run id, and
     calling it again with the same run id replays them instead of running."""
+    check_naming("workflow", name, version)
     options = Options(run_id, store, on_change=on_change, keep_last=keep_last,
                       progress_file=progress_file, durability=durability)  # fmt: skip
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import warnings
 from collections.abc import Iterator
 
 from .._core import events
+from .._errortext import warn
 from .._storage.base import Store
 from .._storage.localfs import temp_file
 
@@ -60,11 +60,10 @@ class ProgressFile:
         except Exception as e:
             if not self.warned:
                 self.warned = True
-                warnings.warn(
+                warn(
                     f"durable: progress file {self.path} not written ({type(e).__name__}: {e}); "
                     "the run goes on without it",
                     RuntimeWarning,
-                    stacklevel=2,
                 )
 
 

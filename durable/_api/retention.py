@@ -4,9 +4,8 @@ Run management does the removing; the run core never imports it."""
 
 from __future__ import annotations
 
-import warnings
-
 from .._core.run import Options
+from .._errortext import warn
 from .._storage.base import Store
 from ..errors import DurableError
 
@@ -19,6 +18,4 @@ def prune(store: Store, workflow: str, options: Options) -> None:
     try:
         keep_newest(store, workflow, options.keep_last)
     except DurableError as e:  # the run itself completed; cleanup can wait
-        warnings.warn(
-            f"keep_last={options.keep_last}: old runs not removed: {e}", stacklevel=4
-        )
+        warn(f"keep_last={options.keep_last}: old runs not removed: {e}")

@@ -122,7 +122,8 @@ def step(
     or an exception fails the attempt with `ValidationError` (retries apply)
     and nothing is recorded."""
     retry = RetryPolicy.checked(retries, retry_delay, backoff, max_delay, retry_on)
-    _check_plain_options(name, persist=persist, deep=deep)
+    check_naming("step", name, version)
+    _check_flags(persist=persist, deep=deep)
     _check_artifact_options(artifacts, artifacts_policy, verify)
     _check_validator(validate)
 
@@ -130,6 +131,11 @@ def step(
         if isinstance(f, (staticmethod, classmethod)):
             return outermost(f, decorate)
         refuse_generators(f)
+        if hasattr(f, "__durable_step__"):  # the inner one would run as a plain call
+            raise ConfigurationError(
+                f"{f.__durable_step__.name} is already a durable step: decorate the function "
+                "once, with all its options in one decorator: @durable.step(retries=3, ...)"
+            )
         fp = fingerprint_function(f, name=name, version=version, deep=deep)
         signature = _signature(f)
         who = name or default_name(f)
@@ -227,14 +233,25 @@ def _signature(f: Callable[..., Any]) -> inspect.Signature | None:
         return None
 
 
-def _check_plain_options(name: object, **flags: object) -> None:
-    # name=3 failed deep in the fingerprint ("'int' object has no attribute
-    # 'encode'"); persist="False", a truthy string, recorded what was meant
-    # to stay out of the store.
+def check_naming(kind: str, name: object, version: object) -> None:
+    """A step's or workflow's `name=` and `version=`: a non-empty string or
+    None. name=3 failed deep in the fingerprint ("'int' object has no
+    attribute 'encode'"), name="" fell back to the function's name, and
+    version=1.10 counted as "1.1" (any object by its str(), an address in
+    it changing with every process)."""
     if name is not None and (not isinstance(name, str) or not name):
         raise ConfigurationError(
-            f"step name= takes a non-empty string, not {name!r} ({type(name).__name__})"
+            f"{kind} name= takes a non-empty string, not {name!r} ({type(name).__name__})"
         )
+    if version is not None and (not isinstance(version, str) or not version):
+        raise ConfigurationError(
+            f'{kind} version= takes a non-empty string, such as version="2", not {version!r} '
+            f"({type(version).__name__})"
+        )
+
+
+def _check_flags(**flags: object) -> None:
+    # persist="False", a truthy string, recorded what was meant to stay out of the store.
     for flag, value in flags.items():
         if not isinstance(value, bool):
             raise ConfigurationError(

@@ -4,14 +4,19 @@ refusals (exit code 2), and how an error is printed."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import sys
 import traceback
-from collections.abc import Container
+import warnings
+from collections.abc import Container, Iterator
 
-from .._errortext import shell_words
+from .._errortext import PACKAGE, shell_words
 from .._manage.runs import no_folder
+from .._settings import from_environment
 from .._storage.base import Store
+from .._storage.keystore import BackendStore
 from ..errors import (
     ArtifactMissingError,
     DefinitionChangedError,
@@ -20,6 +25,28 @@ from ..errors import (
     RunLockedError,
     RunNotFoundError,
 )
+
+
+@contextlib.contextmanager
+def own_warnings() -> Iterator[None]:
+    """A warning located in durable's files (`_errortext.warn`: about the
+    run as a whole, with no line of the user's) is the command's to say, as
+    `durable: warning: ...`; one at a line of the user's keeps that line."""
+    plain = warnings.formatwarning
+
+    def text(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int,
+        line: str | None = None,
+    ) -> str:  # fmt: skip
+        if filename.startswith(PACKAGE):
+            return f"durable: warning: {message}\n"
+        return plain(message, category, filename, lineno, line)
+
+    warnings.formatwarning = text
+    try:
+        yield
+    finally:
+        warnings.formatwarning = plain
 
 
 def command(args: argparse.Namespace) -> str:
@@ -35,6 +62,19 @@ def rerun(args: argparse.Namespace, run_id: str) -> str:
     a word of the shell: a workflow file in `My Drive/` was split in two."""
     target = getattr(args, "target", None) or "FILE.py:WORKFLOW"
     return f"{command(args)} {shell_words('run', target, '--run-id', run_id)}"
+
+
+def not_the_commands(store: Store) -> bool:
+    """Whether the store of the script's workflow is another than the one
+    the other commands read without --store ($DURABLE_STORE, ./.durable)."""
+    if isinstance(store, BackendStore):  # the script's own object: no URL to give
+        return False
+    theirs = str(from_environment("store"))
+    if "://" in store.url or "://" in theirs:
+        return store.url != theirs
+    return os.path.abspath(os.path.expanduser(store.url)) != os.path.abspath(
+        os.path.expanduser(theirs)
+    )
 
 
 def not_there(store: Store) -> str:

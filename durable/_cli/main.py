@@ -9,11 +9,12 @@ import importlib
 import os
 import re
 import sys
-import traceback
 from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import durable
 
+from .._errortext import shell_words
 from .._manage.runs import RUN_STATUSES
 from .._settings import check
 from .._storage.base import Store
@@ -27,7 +28,8 @@ from ..errors import (
     RunNotFoundError,
 )
 from . import cache, manage
-from .common import UsageError, command, is_refusal, print_error, rerun
+from .common import UsageError, command, is_refusal, own_warnings, print_error
+from .refused import refused_artifact, refused_change
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -35,23 +37,25 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    handler = _handler(args.handler)
+    args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
+    with own_warnings():  # importing `durable run`'s engine may warn (a bad DURABLE_LOG)
+        handler = _handler(args.handler)
     try:
         options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
         if getattr(args, "durability", None) is not None:  # run, recover, fork
             options["durability"] = args.durability
-        return handler(args, open_store(args.store, **options))
+        with own_warnings():
+            return handler(args, open_store(args.store, **options))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
     except BrokenPipeError:  # `durable show --json | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DefinitionChangedError as e:
-        return _refused_change(e, args.debug)
+        return refused_change(e, args)
     except DurableError as e:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
-            return _refused_artifact(e, args)
+            return refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
         return print_error(
             e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args)
@@ -60,58 +64,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return print_error(e, args.debug, 1)
 
 
-def _refused_change(e: DefinitionChangedError, debug: bool) -> int:
-    if debug:
-        traceback.print_exception(type(e), e, e.__traceback__)
-    changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
-    if e.changed_arguments:  # a completed run, called with other arguments
-        differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
-        print(
-            f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
-            f"arguments ({differ}); its result was not returned and nothing was executed.\n"
-            "  start fresh with these arguments with --restart, use another --run-id, or "
-            "re-run from the first step whose arguments differ with --on-change rerun "
-            "(or DURABLE_ON_CHANGE=rerun)",
-            file=sys.stderr,
-        )
-        return 2
-    if e.position is None:  # the definition as a whole differs from the recorded one
-        text = (
-            f"was recorded with definition {e.old_fingerprint}; the code now has "
-            f"{e.new_fingerprint} (changed: {changed or 'the workflow body'}). "
-            "Nothing was executed."
-        )
-    else:  # same definition, but one call no longer matches its record
-        text = (
-            f"the record at position {e.position} no longer matches the call made there now "
-            f"({changed or 'its arguments or its step code changed'}). Nothing from "
-            f"position {e.position} on was executed."
-        )
-    print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
-    print(
-        "  start fresh with --restart, continue with the old records with "
-        "--rebase-checkpoint, or re-run from the first change with --on-change rerun "
-        "(or DURABLE_ON_CHANGE=rerun in the environment)",
-        file=sys.stderr,
-    )
-    return 2
+# Commands a newcomer guesses from the API's words, and the command that does it.
+_GUESSES = {
+    "resume": "run FILE.py:FUNCTION --run-id RUN --resume",
+    "continue": "run FILE.py:FUNCTION --run-id RUN --resume",
+    "answer": "run FILE.py:FUNCTION --run-id RUN --resume --input NAME=VALUE",
+    "restart": "run FILE.py:FUNCTION --run-id RUN --restart --var NAME=VALUE",
+    "ls": "runs", "list": "runs", "ps": "runs", "status": "show RUN",
+    "history": "show RUN", "inspect": "show RUN", "log": "show RUN", "logs": "show RUN",
+    "delete": "rm RUN", "remove": "rm RUN", "del": "rm RUN",
+}  # fmt: skip
 
 
-def _refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
-    if args.debug:
-        traceback.print_exception(type(e), e, e.__traceback__)
-    print(
-        f"durable: refused: run {e.run_id}: the artifact {e.url} of step {e.step} "
-        f"(position {e.position}) is {e.state}, and the step has artifacts_policy='refuse' "
-        "so it was not run again; nothing after it ran.",
-        file=sys.stderr,
-    )
-    print(
-        f"  restore the artifact, then: {rerun(args, e.run_id)} --resume; "
-        "or start fresh with --restart",
-        file=sys.stderr,
-    )
-    return 2
+class _Parser(argparse.ArgumentParser):
+    typed: Sequence[str] = ()  # the command line, for the store a hint keeps
+
+    def error(self, message: str) -> NoReturn:
+        guess = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        meant = _GUESSES.get(guess[1]) if guess else None
+        if meant is not None:
+            store = next((w.split("=", 1)[1] for w in self.typed if w.startswith("--store=")), None)
+            if "--store" in self.typed[:-1]:
+                store = self.typed[list(self.typed).index("--store") + 1]
+            start = "durable" if store is None else shell_words("durable", "--store", store)
+            message += f"; to do that: {start} {meant}"
+        super().error(message)
 
 
 def _common(*, top: bool) -> argparse.ArgumentParser:
@@ -128,14 +105,18 @@ def _common(*, top: bool) -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     common = _common(top=False)
-    parser = argparse.ArgumentParser(
+    top: list[Any] = [_common(top=True)]
+    parser = _Parser(
         prog="durable", description="Manage and run durable workflows.", epilog=EPILOG,
-        parents=[_common(top=True)], formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=top, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
+    parser.typed = typed
     parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser
+    )
 
     def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text)

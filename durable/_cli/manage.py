@@ -12,7 +12,7 @@ from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
 from .._manage.missing import store_below
 from .._storage.base import Store
-from ..errors import ConfigurationError, RunLockedError, RunNotFoundError
+from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
 from . import format
 from .common import UsageError, advised, command, not_there, print_error
 from .html import render
@@ -78,7 +78,7 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
         print(format.show_text(info, steps))
-        _how_to_continue(args, info)
+        _how_to_continue(args, store, info)
     return 0
 
 
@@ -92,11 +92,22 @@ _CONTINUE = {
 }
 
 
-def _how_to_continue(args: argparse.Namespace, info: runs.RunInfo) -> None:
+def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo) -> None:
     flags = _CONTINUE.get(info.status)
-    if flags is not None:
-        print(f"  continue with: {_run_it(args, info.run_id, info.workflow, '--resume' + flags)}",
-              file=sys.stderr)  # fmt: skip
+    if flags is None:
+        return
+    top = info
+    while top.parent:  # a child run goes on when the run on top of it resumes
+        workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)
+        try:
+            top = runs.run_info(store, workflow, run_id)
+        except DurableError:  # removed meanwhile: resumed alone, it is a run of its own
+            break
+    if top is not info:
+        print(f"  {info.run_id} is a child run of run {top.run_id} of {top.workflow}: it goes on "
+              "when that run resumes", file=sys.stderr)  # fmt: skip
+    print(f"  continue with: {_run_it(args, top.run_id, top.workflow, '--resume' + flags)}",
+          file=sys.stderr)  # fmt: skip
 
 
 def _run_it(args: argparse.Namespace, run_id: str, workflow: str, flags: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import signal
 import sys
 import traceback
@@ -28,10 +27,10 @@ from ..errors import (
     Suspended,
 )
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
-from .common import UsageError, advised, command, is_refusal, rerun
+from .common import UsageError, advised, command, is_refusal, not_the_commands, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
-from .values import as_vars, check_input_numbers, check_types, parse_vars
+from .values import as_vars, check_input_numbers, check_names, check_types, parse_vars
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -43,7 +42,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         if args.no_pickle:  # the command line's refusal holds for that store too
             store.allow_pickle = False
     variables = parse_vars(args.var or [])
-    _check_names(wf, variables)
+    check_names(wf.name, wf.fn, variables)
     check_types(wf.name, wf.fn, args.var or [])
     # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
     # another run, the derived or the newest unfinished one, would run.
@@ -52,6 +51,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         "run id",
         given if given is not None else _implied_run_id(wf, store, variables, args),
     )
+    args.running = (wf.name, run_id)  # a refusal of this run gets commands to type (`main`)
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:
@@ -91,6 +91,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         durability=args.durability,
     )
     report = _Report(args, store, wf.name, run_id)
+    if args.store is None and not_the_commands(store):
+        report.say(
+            f"  run {run_id} is kept in store {store.url} (the workflow's store=, or its "
+            f"script's durable.configure(store=)): `{shell_words('durable', '--store', store.url)} "
+            "runs` lists it"
+        )
     unwatch = _print_operations(report)
     with stop_on_signals():
         try:
@@ -204,19 +210,6 @@ def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
         raise UsageError(f"{e}; pass the workflow's arguments with --var NAME=VALUE") from None
 
 
-def _check_names(wf: Workflow[Any, Any], variables: dict[str, Any]) -> None:
-    params = inspect.signature(wf.fn).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    unknown = sorted(set(variables) - set(params))
-    if unknown:
-        raise UsageError(
-            f"{wf.name} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
-            f" (if {unknown[0]} names a durable.wait_for(), answer it with --resume "
-            f"--input {shell_words(f'{unknown[0]}=VALUE')})"
-        )
-
-
 def _failed_here(store: Store, workflow: str, run_id: str, before: bytes | None) -> bool:
     """Whether this call started the run and recorded it `failed`: an error
     raised before the run started (bad options, an argument without a
@@ -267,8 +260,8 @@ class _Report:
         info = self.info()
         pos = info.position or 0 if info else 0
         self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
-        flag = "--var NAME=VALUE" if waiting is None else f"--resume --input {shell_words(f'{waiting}=VALUE')}"
-        self.say(f"  continue with: {self.rerun} {flag}")
+        answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
+        self.say(f"  continue with: {self.rerun} --resume {answer}")
         return 3
 
     def stopped(self, signum: int | None) -> int:

@@ -28,6 +28,12 @@ def load_target(spec: str) -> Workflow[Any, Any]:
         namespace = _load_file(where) if is_file else vars(_import(where))
     except (OSError, ImportError, SyntaxError) as e:
         raise UsageError(f"cannot load {where}: {type(e).__name__}: {e}") from e
+    except SystemExit as e:  # its exit code read as the run's: 0 "done", 3 "suspended"
+        raise UsageError(
+            f"cannot load {where}: it called sys.exit({e.code!r}) as it was loaded "
+            f"({_raised_at(e, where)}); put the script's own work under `if __name__ == "
+            "\"__main__\":`, which durable run skips. The workflow was not run"
+        ) from e
     except Exception as e:  # the code itself failed as it ran, before any workflow
         raise UsageError(
             f"cannot load {where}: {type(e).__name__}: {e} ({_raised_at(e, where)}); "

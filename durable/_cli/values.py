@@ -12,6 +12,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from .._errortext import shell_words
 from .common import UsageError
 
 # The annotations a typed value is checked against: (what it is called,
@@ -181,3 +182,36 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
         except Exception:  # that parameter only goes unchecked
             continue
     return out
+
+
+def check_names(workflow: str, fn: Callable[..., Any], variables: dict[str, Any]) -> None:
+    """Every --var names a parameter a call by name can set."""
+    params = inspect.signature(fn).parameters
+    for name in variables:  # a call by name cannot set these (under **extra it went there)
+        kind = params[name].kind if name in params else None
+        if kind in _BY_POSITION:
+            raise UsageError(
+                f"{_BY_POSITION[kind].format(name)}, which --var cannot give: durable run "
+                f"passes the workflow's arguments by name. {_INSTEAD[kind].format(name)}, or "
+                "call the workflow from Python"
+            )
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(variables) - set(params))
+    if unknown:
+        raise UsageError(
+            f"{workflow} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
+            f" (if {unknown[0]} names a durable.wait_for(), answer it with --resume "
+            f"--input {shell_words(f'{unknown[0]}=VALUE')})"
+        )
+
+
+_BY_POSITION = {
+    inspect.Parameter.VAR_POSITIONAL: "{0} is *{0} (extra positional arguments)",
+    inspect.Parameter.POSITIONAL_ONLY: "{0} is positional-only (before the /)",
+}
+_INSTEAD = {
+    inspect.Parameter.VAR_POSITIONAL: "Give it a list parameter instead ({0}: list[int], "
+    "--var '{0}=[1, 2]')",
+    inspect.Parameter.POSITIONAL_ONLY: "Make it a plain parameter (remove the /)",
+}

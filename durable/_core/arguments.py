@@ -182,7 +182,15 @@ def derive_run_id(
     """The explicit id, the id the `run_id=` callable gives, or
     `<workflow>-<12 hex>` over the arguments with defaults applied."""
     if callable(chosen):
-        return check_key_part("run id", chosen(*given.args, **given.kwargs))
+        try:
+            made = chosen(*given.args, **given.kwargs)
+        except TypeError as e:  # `lambda day, **_:` for (day, extra): said as the option's
+            shown = ", ".join(f"{k}={preview_of(v, 60)}" for k, v in given.arguments.items())
+            raise ConfigurationError(
+                f"the run_id= function of {workflow} raised TypeError: {e}; it is called as "
+                f"the workflow is, with its arguments in order: ({shown}). Nothing was run"
+            ) from e
+        return check_key_part("run id", made)
     if chosen is not None:
         return check_key_part("run id", chosen)
     try:

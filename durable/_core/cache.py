@@ -14,11 +14,11 @@ called plainly (outside any run) goes through `cacheplain`."""
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._errortext import warn
 from .._storage import cachemarks, cachestore
 from .._storage.base import Store
 from .._storage.cachestore import MISSING, Entry, is_missing
@@ -32,7 +32,6 @@ from .cachekey import call_key, captured_changed
 from .cachewhy import tell_uncached
 from .changed import not_cached_in_place
 from .context import RunState
-from .inputs import outside_durable
 from .replay import fence
 from .spec import refingerprint
 
@@ -125,9 +124,7 @@ class Ticket:
         counts (`cachekey.captured_changed`): then its output is not kept."""
         if not captured_changed(self.spec.fn, self.base, self.digest):
             return False
-        warnings.warn(
-            not_cached_in_place(self.spec.name, "a value its closure captured"), stacklevel=6
-        )
+        warn(not_cached_in_place(self.spec.name, "a value its closure captured"))
         return True
 
     def read_its_run(self) -> bool:
@@ -135,12 +132,11 @@ class Ticket:
         then its output is not kept (`runread`)."""
         if not self.read:
             return False
-        warnings.warn(
+        warn(
             f"step {self.spec.name} read durable.current_run() (its run id, idempotency key or "
             "attempt), so its output may be made of the run, which its cache key (its code and "
             "arguments) does not hold: it was not cached, and another run computes it again. "
-            "Pass what it needs of the run as an argument to cache it",
-            stacklevel=outside_durable(),
+            "Pass what it needs of the run as an argument to cache it"
         )
         return True
 
@@ -235,12 +231,11 @@ def _take_back(ticket: Ticket) -> None:
     try:
         cachestore.remove(ticket.store, [ticket.key])
     except StorageError as e:
-        warnings.warn(
+        warn(
             f"step {ticket.spec.name}: this process lost the run's lease while its cache entry "
             f"was being written, and the entry could not be taken back ({e}); it may be served "
             f"to later calls: remove it with `durable cache clear {ticket.spec.name}`",
             RuntimeWarning,
-            stacklevel=2,
         )
 
 
@@ -295,5 +290,5 @@ def _fresh_fingerprint(spec: StepSpec) -> str | None:
     try:
         return refingerprint(spec, files=False).value
     except DurableError as e:
-        warnings.warn(f"{e}; step {spec.name} ran without its cache", stacklevel=4)
+        warn(f"{e}; step {spec.name} ran without its cache")
         return None

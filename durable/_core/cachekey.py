@@ -12,10 +12,10 @@ from __future__ import annotations
 import inspect
 import sys
 import types
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._errortext import warn
 from .._fingerprint.kept import kept_state
 from ..errors import ConfigurationError, DurableError
 from .bound import binds, bound_values, unbound
@@ -105,11 +105,10 @@ def _key_code(key_fn: Callable[..., Any], name: str) -> str | None:
     try:
         stamp = function_stamp(key_fn) if isinstance(key_fn, types.FunctionType) else None
     except DurableError:  # its advice (version= on the decorator) is not for a key function
-        warnings.warn(
+        warn(
             f"the Cache(key=...) function of step {name} has no source durable can read "
             "(exec, `python -c`, the plain prompt), so an edit of it could not be told: "
             f"define it in a file or a notebook cell. Step {name} ran without its cache",
-            stacklevel=6,
         )
         return None
     return stamp if stamp is not None else strict_digest(key_fn)

@@ -33,7 +33,9 @@ class Cache:
     def __post_init__(self) -> None:
         if isinstance(self.ignore, str):  # ignore="verbose": one name, not letters
             object.__setattr__(self, "ignore", (self.ignore,))
-        if not all(isinstance(n, str) for n in self.ignore):
+        if not isinstance(self.ignore, (list, tuple, set, frozenset)) or not all(
+            isinstance(n, str) for n in self.ignore
+        ):
             raise ConfigurationError(f"Cache(ignore=...) takes argument names, not {self.ignore!r}")
         object.__setattr__(self, "ignore", tuple(self.ignore))
         if self.key is not None and not callable(self.key):

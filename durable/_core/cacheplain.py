@@ -6,10 +6,10 @@ retries for an item) and keeps its output for the next call."""
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Iterable
 from typing import Any
 
+from .._errortext import warn
 from .._storage.base import Store
 from .._storage.cachemarks import refused
 from .._storage.cachestore import MISSING
@@ -93,7 +93,7 @@ def _computed(
     entries = _produced(ticket.store, spec, found + derived)
     _reregister(entries)
     if changed_in_place(spec.signature, args, kwargs, spec.name, before, rejoin):
-        warnings.warn(not_cached_in_place(spec.name), stacklevel=3)
+        warn(not_cached_in_place(spec.name))
         return value  # a hit could not redo what the body did to its arguments
     if ticket.changed_captured() or ticket.read_its_run():
         return value  # nor what it did to the values its closure captured, nor its run
@@ -105,7 +105,7 @@ def _computed(
             return ticket.keep(value, entries, started)[1]
         return kept_for(run, _position(run), ticket, value, entries, started)[1]
     except SerializationError as e:
-        warnings.warn(f"{e}; the output was not cached", stacklevel=3)
+        warn(f"{e}; the output was not cached")
         return value
     except StorageError as e:  # a cache the caller may read, not write: a team mate's
         refused(ticket.store, e, "could not keep outputs in the cache of {url} ({error}); "

@@ -10,9 +10,9 @@ reason is looked for only then, by the same digest rule the key uses."""
 from __future__ import annotations
 
 import concurrent.futures as cf
-import warnings
 from typing import TYPE_CHECKING, Any
 
+from .._errortext import warn
 from .cachekey import cache_digest, holds_secret
 
 if TYPE_CHECKING:
@@ -29,10 +29,9 @@ def tell_uncached(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any])
     """Warn, the first time for this step, that a call of it ran without
     its cache, naming the argument that kept it out where one did."""
     if _first(spec, "call"):
-        warnings.warn(
+        warn(
             f"step {spec.name} ran without its cache (its output is neither served nor kept): "
             f"{_reason(spec, args, kwargs)}",
-            stacklevel=6,  # the call of the step, outside a run
         )
 
 
@@ -45,12 +44,11 @@ def tell_elsewhere(spec: StepSpec | None, executor: object) -> None:
         return
     where = "a " + (type(executor).__name__ if isinstance(executor, cf.Executor) else "Dask cluster")
     if _first(spec, "elsewhere"):
-        warnings.warn(
+        warn(
             f"step {spec.name} runs without its cache in this loop_over (its outputs are "
             f"neither served nor kept): the items go to {where}, whose workers do not have "
             "the run's store (its signing key, allow_pickle). Give loop_over a "
             "ThreadPoolExecutor, or no executor, to use the cache",
-            stacklevel=6,  # the loop_over call
         )
 
 

@@ -5,10 +5,10 @@ run continues under (refused, re-run from the change, or rebased)."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from .._errortext import warn
 from .._fingerprint.fingerprint import IDENTITY, describe_change
 from .._storage.records import RunRecord
 from ..errors import (
@@ -89,10 +89,9 @@ def choose_policy(
             changed,
         )
     if policy == "rebase":
-        warnings.warn(
+        warn(
             f"run {manifest.run_id!r}: definition changed ({manifest.fingerprint} -> "
             f"{definition.fingerprint}); replaying recorded steps anyway (rebase). "
             f"Changed: {', '.join(changed) or 'workflow body'}",
-            stacklevel=4,
         )
     return policy

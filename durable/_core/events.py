@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from types import TracebackType
 from typing import Any, TypeVar
+
+from .._errortext import warn
 
 
 def _now() -> float:
@@ -310,12 +311,11 @@ def _warn_broken(callback: object, event: Event, e: Exception) -> None:
     # (DURABLE_LOG): the log alone left a broken callback unseen. Under
     # `-W error` the warning is an exception, which must not end the run.
     try:
-        warnings.warn(
+        warn(
             f"durable: event callback {callback!r} raised {type(e).__name__}: {e} on "
             f"{type(event).__name__}; it is ignored from now on (DURABLE_LOG=warning "
             "shows the traceback)",
             RuntimeWarning,
-            stacklevel=3,
         )
     except Exception:
         pass

@@ -26,13 +26,11 @@ from __future__ import annotations
 
 import inspect
 import os
-import sys
-import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errortext import shell_words
+from .._errortext import shell_words, warn
 from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
 from .._storage.records import INPUT_KIND, StepRecord
@@ -61,7 +59,7 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     if any(name not in supplied for supplied in offered):
         waits = Suspended(ctx.run_id, waiting_reason(name), waiting_for=name, position=pos)
         if name not in ctx.inputs:  # at the body's wait_for
-            warn_unused(ctx, waits, f"waiting for input {name!r}", stacklevel=4)
+            warn_unused(ctx, waits, f"waiting for input {name!r}")
         raise ctx.refuse(waits)
     value = ctx.inputs[name]
     for supplied in offered:  # one answer, one wait: the next one waits again
@@ -71,13 +69,12 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     return commit(ctx, record, value)
 
 
-def warn_unused(ctx: RunState, suspended: Suspended, why: str = "", *, stacklevel: int = 0) -> None:
+def warn_unused(ctx: RunState, suspended: Suspended, why: str = "") -> None:
     """The run suspends again while no wait took the inputs given to it (a
     misspelt name, or answers meant for another run): say so, naming them,
     once per suspension (the runs it passes through on its way up say
     nothing more). They are dropped with this call. `why`: where it
-    suspends, when not said by `suspended` itself; `stacklevel` 0: the
-    first caller outside durable."""
+    suspends, when not said by `suspended` itself."""
     if not ctx.inputs or suspended in _told:
         return
     _told.add(suspended)
@@ -88,11 +85,10 @@ def warn_unused(ctx: RunState, suspended: Suspended, why: str = "", *, stackleve
             f"in run {suspended.run_id!r}: {suspended.reason}"
         )
     hint = _ANOTHER if not own else _SUSPEND if suspended.waiting_for is None else ""
-    warnings.warn(
+    warn(
         f"run {ctx.run_id!r} suspends again, {why}; no wait took the inputs given to this "
         f"call ({unused}): a misspelt name? They are not kept: give them again with the "
         f"next resume{hint}",
-        stacklevel=stacklevel or outside_durable(),
     )
 
 
@@ -110,10 +106,9 @@ def warn_untaken(ctx: RunState, ended: str, named_inputs: bool) -> None:
         "again with the next resume."
     )
     hint = _HIDDEN if named_inputs else ""
-    warnings.warn(
+    warn(
         f"run {ctx.run_id!r} {ended}, and no wait took the inputs given to this call "
         f"({unused}): {why}{hint}",
-        stacklevel=outside_durable(),
     )
 
 
@@ -132,16 +127,6 @@ _HIDDEN = (
     "parameter named 'inputs', which kept its recorded value: rename the parameter to "
     "give it a new value on resume"
 )
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def outside_durable() -> int:
-    """The stacklevel of the first frame (from `warn_unused`'s caller's
-    caller up) that is not durable's own: the user's call of the run."""
-    frame, level = sys._getframe(2), 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def wait_digest(ctx: RunState, name: str) -> str:
@@ -274,7 +259,7 @@ def usable_inputs(
             continue
         if ctx.callers_inputs:  # a caller's own later wait of that name may take it
             del usable[name]
-            warnings.warn(_declined(ctx.run_id, name, rec.position), stacklevel=2)
+            warn(_declined(ctx.run_id, name, rec.position))
             continue
         raise ConfigurationError(
             f"run {ctx.run_id!r}: input {name!r} was already recorded at position "

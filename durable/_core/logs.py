@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import logging
 import sys
-import warnings
 
-from .._errortext import duration
+from .._errortext import duration, warn
 from .._settings import setting, when_configured
 from ..errors import ConfigurationError
 from . import events
@@ -143,7 +142,7 @@ def follow_setting(name: str = "log") -> None:
     try:
         level = setting("log")
     except ConfigurationError as e:  # a bad log level never stops a run: say so, keep going
-        warnings.warn(str(e), stacklevel=2)
+        warn(str(e))
         return
     if level != "off":
         install_handler(level)

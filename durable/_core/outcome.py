@@ -6,9 +6,9 @@ arguments, artifacts intact)."""
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import Any
 
+from .._errortext import warn
 from .._storage.base import Store
 from .._storage.files import first_stale
 from .._storage.keys import manifest_key, position_key
@@ -18,7 +18,6 @@ from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
-from .inputs import outside_durable
 from .replay import load_context
 
 
@@ -50,11 +49,10 @@ def without_leftovers(ctx: RunState) -> RunState:
     found = len(ctx.records) + len(ctx.items) + len(ctx.timers) + len(ctx.failures)
     if not found:
         return ctx
-    warnings.warn(
+    warn(
         f"run {ctx.run_id!r} of {ctx.workflow!r} has no manifest, yet {found} record(s) were "
         "left over there (a fork or a removal that did not finish): they were removed, not "
-        "replayed, and the run starts afresh",
-        stacklevel=outside_durable(),
+        "replayed, and the run starts afresh"
     )
     ctx.store.delete_run(ctx.workflow, ctx.run_id, keep_lease=True)
     return load_context(ctx.store, ctx.workflow, ctx.run_id, ctx.policy)

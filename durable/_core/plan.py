@@ -8,11 +8,11 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-import warnings
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from .._errortext import warn
 from .._storage import clock as clocks
 from ..errors import Stopped
 
@@ -73,12 +73,11 @@ def warn_if_stopping() -> None:
     run stops before its first operation with `Stopped`, a SystemExit that,
     uncaught, exits 130 without a word of why."""
     if stop.requested:
-        warnings.warn(
+        warn(
             "durable: a stop was requested in this process (durable.request_stop(), or a "
             "signal under stop_on_signals()) and still stands, so this run stops before its "
             "first operation; call durable.clear_stop() to let runs start again",
             RuntimeWarning,
-            stacklevel=2,
         )
 
 

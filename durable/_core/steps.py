@@ -5,10 +5,10 @@ retries) and record its output. Written once as a plan that
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from .._errortext import warn
 from .._storage.clock import now
 from .._storage.codec import pack_plain
 from .._storage.keys import Position, call_key
@@ -223,7 +223,7 @@ class _Tries:
         )
         if changed_in_place(spec.signature, *call, spec.name, digest, rejoin):
             record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
-            warnings.warn(in_place_warning(spec.name), stacklevel=2)
+            warn(in_place_warning(spec.name))
         # One pass in C decides plain data, which holds no `Redacted`; only a
         # value that is not plain is walked for one.
         packed = _packed(value) if spec.persist and ticket is None else None

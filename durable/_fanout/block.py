@@ -5,7 +5,6 @@ workflow process runs this code: workers never write."""
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +25,7 @@ from .._core.replay import (
     same_call,
 )
 from .._core.spec import own_step_spec, step_spec
+from .._errortext import warn
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name
 from .._storage.clock import now
@@ -284,7 +284,7 @@ class Block:
         rec.attempts = list(self.ctx.failures.get(self.pos, []))
         if self._changed_in_place():
             rec.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
-            warnings.warn(in_place_warning(self.label), stacklevel=4)
+            warn(in_place_warning(self.label))
         value = commit(self.ctx, rec, results, persist=self.persist)
         self._compact()
         return value  # type: ignore[no-any-return]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core import events
+from .._errortext import warn
 from .._settings import env_flag
 from ..errors import ConfigurationError
 
@@ -51,7 +52,7 @@ def _bars_by_env() -> bool:
     try:
         return env_flag("DURABLE_PROGRESS", True)
     except ConfigurationError as e:  # a progress bar never stops a run: say so, keep going
-        warnings.warn(str(e), stacklevel=2)
+        warn(str(e))
         return True
 
 

@@ -6,9 +6,9 @@ each deleted by `runs.delete_run` under its lease."""
 from __future__ import annotations
 
 import datetime
-import warnings
 from collections.abc import Iterable
 
+from .._errortext import warn
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import open_store
@@ -52,8 +52,10 @@ def gc(
             "gc() needs at least one of keep_last, older_than or status; "
             "it never removes everything by default"
         )
-    if keep_last is not None and keep_last < 0:
-        raise ConfigurationError(f"keep_last must be >= 0, not {keep_last}")
+    if keep_last is not None and (
+        not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 0
+    ):
+        raise ConfigurationError(f"keep_last= takes a whole number >= 0, not {keep_last!r}")
     target = store if isinstance(store, Store) else open_store(store)
     wanted = None if status is None else {status} if isinstance(status, str) else set(status)
     runs.check_statuses(wanted or ())
@@ -112,7 +114,7 @@ def _try_delete(store: Store, info: RunInfo) -> bool:
     except LeaseLostError as e:
         # Taken over half removed (this process stalled past the lease): not
         # "removed", and not the quiet skip of a run that was never touched.
-        warnings.warn(f"gc: {e}", RuntimeWarning, stacklevel=3)
+        warn(f"gc: {e}", RuntimeWarning)
         return False
     except (RunLockedError, RunNotFoundError):
         return False  # started or removed by someone else meanwhile
@@ -126,6 +128,12 @@ def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:
 
 
 def _seconds(value: float | datetime.timedelta) -> float:
+    if not isinstance(value, (int, float, datetime.timedelta)) or isinstance(value, bool):
+        shown = f"{value!r} (the command line's form)" if isinstance(value, str) else repr(value)
+        raise ConfigurationError(
+            f"older_than= takes seconds (a number) or a datetime.timedelta, not {shown}: "
+            "older_than=datetime.timedelta(days=7)"
+        )
     seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else float(value)
     if seconds < 0:
         raise ConfigurationError(f"older_than must not be negative, not {value}")

@@ -24,7 +24,6 @@ from .._storage.keys import (
 )
 from .._storage.records import (
     TRIES_KIND,
-    TRIES_MARK,
     Attempt,
     RunRecord,
     StepRecord,
@@ -83,8 +82,8 @@ class _Raw:
     records: dict[Position, StepRecord]
     attempts: dict[Position, StepRecord]
     timers: dict[Position, float]
-    # checkpointed items of a loop block, by block: (how many, the block's name)
-    items: dict[Position, tuple[int, str]] = field(default_factory=dict)
+    # checkpointed items of a loop block, by block: (their results' ids, the block's name)
+    items: dict[Position, tuple[set[str], str]] = field(default_factory=dict)
     plan: list[Any] = field(default_factory=list)
 
 
@@ -175,20 +174,20 @@ def read_raw(store: Store, workflow: str, run_id: str) -> _Raw:
 def _count_item(
     store: Store, raw: _Raw, where: tuple[str, Position], name: str, data: bytes
 ) -> None:
-    """Items are counted; the first one of a block is read for the block's
-    name. An item's failed tries (`_fanout.tries`) are no result: not counted."""
+    """An item's kept result counts once: one moved to its item's new index
+    (`_fanout.moves`) stays at the old one too until written over, both
+    copies with one id. An item's failed tries (`_fanout.tries`) are no result."""
     run_id, block = where
-    count, label = raw.items.get(block, (0, ""))
-    if not label or TRIES_MARK.encode() in data:
-        body = unseal(data, store.signing_key, run_id=run_id, position=block, name=name)
-        try:
-            rec = StepRecord.from_bytes(body)
-        except Exception as e:
-            raise CorruptRecordError(run_id, block, name, f"undecodable: {e}") from e
-        label = rec.name
-        if rec.kind == TRIES_KIND:
-            count -= 1
-    raw.items[block] = (count + 1, label)
+    kept, label = raw.items.get(block, (set(), ""))
+    body = unseal(data, store.signing_key, run_id=run_id, position=block, name=name)
+    try:
+        rec = StepRecord.from_bytes(body)
+    except Exception as e:
+        raise CorruptRecordError(run_id, block, name, f"undecodable: {e}") from e
+    if rec.kind != TRIES_KIND:
+        rid = rec.extra.get("kept")
+        kept.add(rid if isinstance(rid, str) else name)  # kept by a version without ids
+    raw.items[block] = (kept, label or rec.name)
 
 
 def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
@@ -241,7 +240,7 @@ def _checkpointed(raw: _Raw, pos: Position) -> str | None:
     """A block's items kept so far, which a resume does not run again."""
     if pos not in raw.items:
         return None
-    done = raw.items[pos][0]
+    done = len(raw.items[pos][0])
     return f"{done} item{'s' if done != 1 else ''} checkpointed"
 
 

@@ -206,11 +206,13 @@ def find_workflow(
     if workflow is not None:
         check_key_part("workflow name", workflow)
         if not owns(workflow):
-            missing = RunNotFoundError(workflow, run_id, store.url)
             unknown = unknown_workflow(store, workflow)
-            if unknown:  # "Check the run id" misled when the name was the typo
-                missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store "
-                                f"{store.url}: that workflow has no runs there; {unknown}",)  # fmt: skip
+            if not unknown:  # the run id may be another workflow's: `not_found` names it
+                raise not_found(store, workflow, run_id)
+            missing = RunNotFoundError(workflow, run_id, store.url)
+            # "Check the run id" misled when the name was the typo
+            missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store "
+                            f"{store.url}: that workflow has no runs there; {unknown}",)  # fmt: skip
             raise missing
         return workflow
     workflows = store.workflows()

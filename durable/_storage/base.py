@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import os
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._settings import env_flag
-from ..errors import ConfigurationError
 from .durability import check_interval, resolve_durability
 from .fence import Held, Owner, load_generation, reclaim, save_generation, watched
 from .keys import Position, blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .objectlease import object_lease_held
+from .options import check_store_options, signing_key_of
 from .recordlog import ObjectRecords, RecordLog
 from .removal import remove_fenced
 from .segmenter import SegmentWriter
@@ -75,16 +74,12 @@ class Store:
         self._durability = None if durability is None else resolve_durability(durability)
         self.durability  # noqa: B018  (a bad configured level is refused now, not at the first run)
         self.sync_interval = check_interval(sync_interval)
-        key = signing_key if signing_key is not None else os.environ.get("DURABLE_SIGNING_KEY")
-        self.signing_key = key.encode() if isinstance(key, str) else (key or None)
+        check_store_options(allow_pickle, blob_threshold, lease_ttl)
+        self.signing_key = signing_key_of(signing_key)
         # The environment can only narrow: DURABLE_ALLOW_PICKLE=0 refuses
         # pickles whatever the code asks for (an operator's policy).
         self.allow_pickle = allow_pickle and pickles_allowed_by_env()
         self.blob_threshold = blob_threshold
-        if lease_ttl is not None and lease_ttl <= 0:
-            raise ConfigurationError(
-                f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}"
-            )
         self.lease_ttl = lease_ttl
         # Fencing (`_fence`): the leases handed out, by run, which every write to
         # that run checks; the manifest version each run was last read or written at.

@@ -3,8 +3,7 @@ it, which `durable cache prune` removes the least recent of first."""
 
 from __future__ import annotations
 
-import warnings
-
+from .._errortext import warn
 from ..errors import StorageError
 from . import codec
 from .base import Store
@@ -44,7 +43,7 @@ def refused(store: Store, error: StorageError, message: str) -> None:
     what a call computed, is returned all the same (docs/caching.md)."""
     if (store.url, message) not in _told:
         _told.add((store.url, message))
-        warnings.warn(message.format(url=store.url, error=error), stacklevel=3)
+        warn(message.format(url=store.url, error=error))
 
 
 _told: set[tuple[str, str]] = set()  # (store, message) warned once

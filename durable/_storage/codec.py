@@ -145,7 +145,10 @@ def encode_value(
         raise ValueError(_TOO_DEEP) from None
 
 
-_TOO_DEEP = "it is nested deeper than Python's recursion limit"
+_TOO_DEEP = (
+    "it is nested deeper than Python's recursion limit, or holds itself (a list, dict or "
+    "object that contains itself: plain data cannot be recorded with a cycle)"
+)
 
 
 def pickle_value(value: Any, allow_pickle: bool) -> tuple[str, bytes]:

@@ -43,6 +43,13 @@ class LocalStore(Store):
             raise ConfigurationError(f"invalid store path {root!r}: it contains a NUL byte")
         super().__init__(root, **options)
         self.root = os.path.abspath(os.path.expanduser(root))
+        blocked = fs.file_in_the_way(self.root)
+        if blocked is not None:
+            raise ConfigurationError(
+                f"store {root} is not a folder: {blocked} is a file. Give the folder the runs "
+                "are kept in (--store, store=, $DURABLE_STORE), or move the file away; nothing "
+                "was read or written"
+            )
         self._made: set[str] = set()
         # One per run (workflow, run id): a step writes through it.
         self._logs: dict[tuple[str, str], LogRecords] = {}

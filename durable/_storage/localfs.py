@@ -91,6 +91,19 @@ def make_folder(root: str, folder: str) -> None:
         real_folder(path)
 
 
+def file_in_the_way(root: str) -> str | None:
+    """The file standing at the store's root or at a folder above it, which
+    no write can get past (else None): the store's path is the user's
+    setting, said as such before anything is read or written."""
+    path = root
+    while not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    return None if os.path.isdir(path) else path
+
+
 def folder_exists(root: str, folder: str) -> bool:
     """Whether folder exists with no symlink between it and the root (ELOOP
     on one), for deletes and listings. A root that is not a folder raises

@@ -12,12 +12,12 @@ import builtins
 import contextlib
 import os
 import threading
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import fsspec
 
+from .._errortext import warn
 from ..errors import DurableError, StorageError
 from .base import STORE_OPTIONS, Store
 from .keys import lease_key
@@ -232,11 +232,10 @@ def _warn_if_unverified(protocol: str) -> None:
     if protocol in _ATOMIC_CREATE or protocol in _warned:
         return
     _warned.add(protocol)
-    warnings.warn(
+    warn(
         f"durable has verified atomic create-only writes on s3:// and memory:// only; on "
         f"{protocol}:// the run lease and first-writer-wins records hold only if its "
         "pipe_file(mode='create') is atomic. Run one process per run at a time there.",
-        stacklevel=4,
     )
 
 

@@ -1,0 +1,44 @@
+"""The checks of a store's options of its own (`open_store(...)`), made
+when it is opened: a wrong type failed at the first write, far from the
+option, or quietly weakened a safety switch."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import ConfigurationError
+
+
+def signing_key_of(given: object) -> bytes | None:
+    """The key records are signed with: `given`, else $DURABLE_SIGNING_KEY
+    (empty there means unset, as for every variable), else None."""
+    if given is None:
+        return os.environ.get("DURABLE_SIGNING_KEY", "").encode() or None
+    if not isinstance(given, (str, bytes)):
+        raise ConfigurationError(
+            f"signing_key= takes a str or bytes key, not {given!r} ({type(given).__name__})"
+        )
+    if not given:  # an unset secret (`os.environ.get("KEY", "")`): unsigned, said nowhere
+        raise ConfigurationError(
+            "signing_key= is empty: give the key, or leave the option out (None) for "
+            "unsigned records"
+        )
+    return given.encode() if isinstance(given, str) else given
+
+
+def check_store_options(allow_pickle: object, blob_threshold: object, lease_ttl: object) -> None:
+    if not isinstance(allow_pickle, bool):  # "no", a truthy string, loaded pickles
+        raise ConfigurationError(
+            f"allow_pickle= takes True or False, not {allow_pickle!r} "
+            f"({type(allow_pickle).__name__})"
+        )
+    if not isinstance(blob_threshold, int) or isinstance(blob_threshold, bool) or (
+        blob_threshold < 0
+    ):
+        raise ConfigurationError(
+            f"blob_threshold= takes a whole number of bytes >= 0, not {blob_threshold!r}"
+        )
+    if lease_ttl is not None and (
+        not isinstance(lease_ttl, (int, float)) or isinstance(lease_ttl, bool) or lease_ttl <= 0
+    ):
+        raise ConfigurationError(f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}")
