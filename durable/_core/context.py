@@ -54,8 +54,7 @@ class RunState:
     in_tasks: bool = False
     tasks: set[Any] = field(default_factory=set)  # its asyncio tasks not done (`taskfactory`)
     lease: object | None = None  # an object-store lease sets `.lost` when taken over
-    # When this run's manifest was made: its children carry it in their
-    # link, so that a child made before a restart is not resumed by it.
+    # When its manifest was made: a child made before a restart is not resumed by it.
     created: float | None = None
     replayed: int = 0
     executed: int = 0
