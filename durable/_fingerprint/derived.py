@@ -189,7 +189,27 @@ def _statements(
             read = control | _read([stmt])
             _link(_changed([stmt]), read, edges)
             first = getattr(stmt, "lineno", 0)
+            given = _given_to_loop_over(stmt)
+            read = read if given is None else _read(given)
             units.append((first, getattr(stmt, "end_lineno", None) or first, read))
+
+
+def _given_to_loop_over(stmt: ast.AST) -> list[ast.AST] | None:
+    """The functions a statement gives to `loop_over` (`loop_over(make_scale(
+    factors), items)`), None when it calls none: what such a function is
+    made of is what its expression reads, not the items beside it (a
+    changed item would make every item's digest change)."""
+    given: list[ast.AST] = []
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call) and _called_name(sub.func) == "loop_over":
+            given += sub.args[:1] + [k.value for k in sub.keywords if k.arg == "fn"]
+    return given or None
+
+
+def _called_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _link(changed: set[str], read: frozenset[str], edges: dict[str, set[str]]) -> None:
