@@ -63,6 +63,21 @@ def _forget_memory_stores() -> Iterator[None]:
     MemoryFileSystem.pseudo_dirs[:] = [d for d in MemoryFileSystem.pseudo_dirs if d in dirs]
 
 
+@pytest.fixture(autouse=True)
+def _forget_configure() -> Iterator[None]:
+    """Undo what a test (or a script it ran in process, `durable run` of a
+    file calling `durable.configure(store="team-runs")`) configured: left
+    set, the cached steps of every later test of that worker kept their
+    entries in that store instead of theirs."""
+    from durable import _settings
+
+    before = dict(_settings._configured)
+    yield
+    if _settings._configured != before:
+        changed = set(before) | set(_settings._configured)
+        durable.configure(**{name: before.get(name) for name in changed})
+
+
 @pytest.fixture
 def store() -> durable.Store:
     return memory_store()

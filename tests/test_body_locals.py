@@ -148,7 +148,9 @@ def test_a_loop_over_function_reading_a_derived_local(store: durable.Store) -> N
         return out
 
     refused_on_resume(scaled, "r3", {"w": 2}, weights={"w": 3})  # was: [2, 4]
-    assert scaled.with_options(on_change="rerun").resume("r3", weights={"w": 3}, ready=True).value == [3, 6]
+    assert scaled.with_options(on_change="rerun").resume(
+        "r3", weights={"w": 3}, ready=True
+    ).value == [3, 6]
     assert seen == [1, 2, 1, 2]
 
 
@@ -207,51 +209,6 @@ def totals(xs, ready=False):
     assert space["runs"] == [1]
 
 
-SETTINGS: dict[str, Any] = {}
-SEEN: list[str] = []
-
-
-@durable.step
-def scaled_sum(xs: list[int]) -> int:
-    """A module's step reading a global that the workflow body fills."""
-    SEEN.append("scaled_sum")
-    return int(sum(xs) * SETTINGS["scale"])
-
-
-def test_a_global_the_body_fills_from_an_argument(store: durable.Store) -> None:
-    SEEN.clear()
-
-    @durable.workflow(run_id="r6", store=store)
-    def report(scale: float, ready: bool = False) -> int:
-        SETTINGS["scale"] = scale
-        out: int = scaled_sum([1, 2, 3])
-        if not ready:
-            durable.suspend("waiting")
-        return out
-
-    refused_on_resume(report, "r6", 2.0, scale=10.0)  # was: 12, running gives 60
-    assert SEEN == ["scaled_sum"]
-    assert report.resume("r6", scale=2.0, ready=True).value == 12  # the same scale: replayed
-    assert SEEN == ["scaled_sum"]
-
-
-def test_a_global_the_body_fills_from_no_argument_changes_nothing(store: durable.Store) -> None:
-    SEEN.clear()
-
-    @durable.workflow(run_id="r7", store=store)
-    def report(scale: float, ready: bool = False) -> int:
-        SETTINGS["scale"] = 2  # the same on every call
-        out: int = scaled_sum([1, 2, 3])
-        if not ready:
-            durable.suspend("waiting")
-        return out + int(scale)
-
-    with pytest.raises(durable.Suspended):
-        report(1.0)
-    assert report.resume("r7", scale=5.0, ready=True).value == 17
-    assert SEEN == ["scaled_sum"]
-
-
 def make_total(ys: list[int], runs: list[int]) -> Any:
     @durable.step
     def total() -> int:
@@ -262,7 +219,9 @@ def make_total(ys: list[int], runs: list[int]) -> Any:
 
 
 @pytest.mark.parametrize("how", ["factory", "decorated in the body"])
-def test_a_step_a_factory_makes_in_the_body_from_an_argument(store: durable.Store, how: str) -> None:
+def test_a_step_a_factory_makes_in_the_body_from_an_argument(
+    store: durable.Store, how: str
+) -> None:
     runs: list[int] = []
 
     def plain(ys: list[int]) -> Any:
@@ -294,7 +253,9 @@ def make_scale(factors: list[int], seen: list[int]) -> Any:
 
 
 @pytest.mark.parametrize("checkpoint", [False, True])
-def test_a_loop_over_function_a_factory_makes_in_the_body(store: durable.Store, checkpoint: bool) -> None:
+def test_a_loop_over_function_a_factory_makes_in_the_body(
+    store: durable.Store, checkpoint: bool
+) -> None:
     seen: list[int] = []
 
     @durable.workflow(run_id="r9", store=store)
@@ -306,5 +267,7 @@ def test_a_loop_over_function_a_factory_makes_in_the_body(store: durable.Store, 
         return out
 
     refused_on_resume(scaled, "r9", {"w": 2}, weights={"w": 3})  # was: [2, 4]
-    assert scaled.with_options(on_change="rerun").resume("r9", weights={"w": 3}, ready=True).value == [3, 6]
+    assert scaled.with_options(on_change="rerun").resume(
+        "r9", weights={"w": 3}, ready=True
+    ).value == [3, 6]
     assert seen == [1, 2, 1, 2]

@@ -1656,10 +1656,11 @@ def test_dbos_recovery_of_a_child_then_its_parent_after_kill_9(
 ) -> None:
     """test_recovery_attempts (a parent and its child both pending after
     the process died): killed with SIGKILL inside the child, both runs are
-    left interrupted. Recovering the child's workflow first completes the
-    child alone; recovering the parent's then replays the child's result
-    (its body does not run again) and finishes the parent: every node ran
-    once."""
+    left interrupted. Recovering the child's workflow first leaves the child
+    to its parent, which is in the store (run alone, a child of a parent
+    restarted meanwhile ran again from the start in the parent's resume);
+    recovering the parent's finishes the child and then the parent: every
+    node ran once."""
     script, log = tmp_path / "flow.py", tmp_path / "log"
     script.write_text(RECOVER_CHILD)
 
@@ -1670,7 +1671,7 @@ def test_dbos_recovery_of_a_child_then_its_parent_after_kill_9(
     assert run("run", CRASH="1").returncode == -9
     child = run("child")
     assert child.returncode == 0, child.stderr
-    assert child.stdout.split() == ["parent.1", "completed", "child", "1+child", "2"]
+    assert child.stdout.split() == ["parent.1", "interrupted", "None"]
     parent = run("parent")
     assert parent.returncode == 0, parent.stderr
     assert parent.stdout.split() == ["parent", "completed", "before|child", "1+child", "2|after"]

@@ -274,9 +274,9 @@ def test_local_store_that_cannot_be_written_fails_before_any_step(tmp_path: Path
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     counts: Counter[str] = Counter()
-    with pytest.raises(durable.StorageError) as err:
+    with pytest.raises(durable.ConfigurationError, match="is a file") as err:
         counted(durable.open_store(blocker / "store"), counts).run()
-    assert str(blocker) in err.value.url and counts == {}
+    assert str(blocker) in str(err.value) and counts == {}
 
 
 # -- another machine -------------------------------------------------------------

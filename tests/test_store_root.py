@@ -68,8 +68,11 @@ def test_a_symlinked_object_inside_a_run_is_never_written_through(
             counted(store_at(tmp_path), counts)()
         assert "symlink" in str(err.value)
     assert untouched(outside)
-    # Once the link is gone, the run goes on, each step executed once in all.
-    (run / planted).unlink(missing_ok=True)
+    # Once the link is gone, the run goes on, each step executed once in all
+    # (a manifest replaced the link to "run": removed, the records would be
+    # leftovers of no run, removed and run again).
+    if planted != "run":
+        (run / planted).unlink(missing_ok=True)
     assert counted(store_at(tmp_path), counts)() == ["v0", "w" * 2000, "v2"]
     # Only the blob's step ran before the refusal (its output had nowhere to go).
     twice = {"work1"} if planted == "blobs" else set()

@@ -18,6 +18,7 @@ whose source cannot be read makes every local depend on every parameter.
 from __future__ import annotations
 
 import ast
+import builtins
 import types
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -41,6 +42,7 @@ class Made(NamedTuple):
 
 
 _KNOWN: dict[int, Made] = {}
+_BUILTINS = frozenset(dir(builtins))
 _NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 
 
@@ -100,7 +102,7 @@ def _analyse(fn: types.FunctionType) -> _Found:
     if len(nodes) != 1 or not runs_this_source(code, src, fn.__globals__):
         # Unknown: every cell and every global the body names that holds
         # data may be made from every parameter.
-        data = [n for n in code.co_names if _data(fn.__globals__.get(n, print))]
+        data = [n for n in code.co_names if _data(n, fn.__globals__)]
         unknown = dict.fromkeys(code.co_cellvars, params)
         return _only_made(unknown), _only_made(dict.fromkeys(data, params)), None
     node = nodes[0]
@@ -113,10 +115,11 @@ def _analyse(fn: types.FunctionType) -> _Found:
     # local that a step decorated `@durable.step` reads depend on `ready`.
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
+    strong = _stored_into(body)
     stored = {  # a global of the module the body stores into or mutates
         name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
-        if name not in own and _data(fn.__globals__.get(name, print))
+        if name not in own and (name in strong or _data(name, fn.__globals__))
     }
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
     return _only_made(cells), _only_made(stored), lines
@@ -130,10 +133,29 @@ def _only_made(names: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
     return {name: params for name, params in names.items() if params}
 
 
-def _data(value: object) -> bool:
-    """Whether a global may hold data the body fills (not a module, a class
-    or a function, which `durable.suspend(...)` and `log.info(...)` call)."""
+def _data(name: str, namespace: Mapping[str, object]) -> bool:
+    """Whether a global the body passes to a call, or calls a method of,
+    may hold data that call fills: not a module, a class, a function or a
+    builtin (`durable.suspend(...)`, `json.dump(xs, f)`, `print(xs)`). One
+    it stores into (`CONFIG["k"] = x`, `Cfg.rate = r`) counts whatever it is."""
+    if name not in namespace:
+        return name not in _BUILTINS  # made by the body (`global G; G = ...`)
+    value = namespace[name]
     return not isinstance(value, (types.ModuleType, type)) and not callable(value)
+
+
+def _stored_into(body: Iterable[ast.AST]) -> set[str]:
+    """The names the body stores into, or into an attribute or item of."""
+    names: set[str] = set()
+    for node in body:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+                names.add(sub.id)
+            elif isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(sub.ctx, ast.Load):
+                names.add(_base(sub))
+            elif isinstance(sub, ast.Global):
+                names.update(sub.names)
+    return names
 
 
 def _parameters(code: types.CodeType) -> frozenset[str]:
@@ -167,7 +189,27 @@ def _statements(
             read = control | _read([stmt])
             _link(_changed([stmt]), read, edges)
             first = getattr(stmt, "lineno", 0)
+            given = _given_to_loop_over(stmt)
+            read = read if given is None else _read(given)
             units.append((first, getattr(stmt, "end_lineno", None) or first, read))
+
+
+def _given_to_loop_over(stmt: ast.AST) -> list[ast.AST] | None:
+    """The functions a statement gives to `loop_over` (`loop_over(make_scale(
+    factors), items)`), None when it calls none: what such a function is
+    made of is what its expression reads, not the items beside it (a
+    changed item would make every item's digest change)."""
+    given: list[ast.AST] = []
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call) and _called_name(sub.func) == "loop_over":
+            given += sub.args[:1] + [k.value for k in sub.keywords if k.arg == "fn"]
+    return given or None
+
+
+def _called_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _link(changed: set[str], read: frozenset[str], edges: dict[str, set[str]]) -> None:
