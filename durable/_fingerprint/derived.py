@@ -115,7 +115,7 @@ def _analyse(fn: types.FunctionType) -> _Found:
     # local that a step decorated `@durable.step` reads depend on `ready`.
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
-    strong = _stored_into(body)
+    strong = _changed(body, calls=False)
     stored = {  # a global of the module the body stores into or mutates
         name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
@@ -142,20 +142,6 @@ def _data(name: str, namespace: Mapping[str, object]) -> bool:
         return name not in _BUILTINS  # made by the body (`global G; G = ...`)
     value = namespace[name]
     return not isinstance(value, (types.ModuleType, type)) and not callable(value)
-
-
-def _stored_into(body: Iterable[ast.AST]) -> set[str]:
-    """The names the body stores into, or into an attribute or item of."""
-    names: set[str] = set()
-    for node in body:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-                names.add(sub.id)
-            elif isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(sub.ctx, ast.Load):
-                names.add(_base(sub))
-            elif isinstance(sub, ast.Global):
-                names.update(sub.names)
-    return names
 
 
 def _parameters(code: types.CodeType) -> frozenset[str]:
@@ -228,8 +214,9 @@ def _read(nodes: Iterable[ast.AST]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _changed(nodes: Iterable[ast.AST]) -> set[str]:
-    """The names these statements may store into or mutate."""
+def _changed(nodes: Iterable[ast.AST], *, calls: bool = True) -> set[str]:
+    """The names these statements may store into or mutate; without `calls`,
+    only those they bind or store into (an attribute or an item of)."""
     names: set[str] = set()
     for node in nodes:
         for sub in ast.walk(node):
@@ -237,7 +224,7 @@ def _changed(nodes: Iterable[ast.AST]) -> set[str]:
                 names.add(sub.id)
             elif isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(sub.ctx, ast.Load):
                 names.add(_base(sub))
-            elif isinstance(sub, ast.Call):  # `ys.append(x)`, `fill(ys)`: either may mutate ys
+            elif isinstance(sub, ast.Call) and calls:  # `ys.append(x)`, `fill(ys)` may mutate ys
                 names.add(_base(sub.func))
                 names.update(_base(a) for a in (*sub.args, *(k.value for k in sub.keywords)))
             elif isinstance(sub, (ast.Global, ast.Nonlocal)):
