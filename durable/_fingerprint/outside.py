@@ -1,6 +1,6 @@
 """Module-level statements whose value comes from outside the source: the
-environment or a file (`ALPHA = float(os.environ["ALPHA"])`, `CFG =
-json.load(f)`), directly, through a name they read that such a statement
+environment, the command line or a file (`ALPHA = float(os.environ["ALPHA"])`,
+`ARGS = parser.parse_args()`, `CFG = json.load(f)`), directly, through a name they read that such a statement
 binds, or through a function of the module they call that reads one.
 
 Pure standard library. A global made so counts by its contents (`contents`):
@@ -16,13 +16,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bindings import binding_statements
-from .imports import user_module
+from .canon import from_imports
+from .imports import absolute, user_module
 
-# Names and attributes that read the environment; calls that read a file.
-_ENV = frozenset({"environ", "getenv", "getenvb"})
+# Names and attributes that read the environment or the command line
+# (`sys.argv`, `sys.stdin`); calls that read a file, standard input or the
+# command line (argparse reads `sys.argv` unseen: `parser.parse_args()`).
+_ENV = frozenset({"environ", "getenv", "getenvb", "argv", "orig_argv", "stdin"})
 _READS = frozenset(
     "open read read_file read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
-    "read_excel read_pickle read_table loadtxt genfromtxt fromfile".split()
+    "read_excel read_pickle read_table loadtxt genfromtxt fromfile input parse_args parse_known_args "
+    "parse_intermixed_args parse_known_intermixed_args".split()
 )
 _DEPTH = 4  # statements followed through the names they read
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -34,24 +38,40 @@ def reads_outside(
     """Whether one of `found` (a global's statements), or a statement of the
     module binding a name they read, in turn, or the body of a function they
     call (of the module, or of another module of the user's), reads the
-    environment or a file. Not a function
+    environment, the command line or a file. Not a function
     among `found` (one that changes the global when a run calls it: what a
     step appends to is the program's state), nor what a called function
     calls in turn (a workflow and its steps read files as they run)."""
     seen: set[int] = set()
-    todo = [(s, 0) for s in found]
+    todo = [(s, 0, namespace) for s in found]
     while todo:
-        stmt, depth = todo.pop()
+        stmt, depth, names = todo.pop()
         if id(stmt) in seen or isinstance(stmt, _DEFS):
             continue
         seen.add(id(stmt))
+        checked = checked_file if names is namespace else None
         marked, read, called = _scan(stmt)
-        if marked or any(_calls_outside(n, namespace, checked_file) for n in called):
+        if marked or any(_calls_outside(n, names, checked) for n in called):
             return True
         if depth < _DEPTH:
             for name in read:
-                todo += [(s, depth + 1) for s in binding_statements(name, namespace, checked_file) or []]
+                todo += [(s, depth + 1, names) for s in binding_statements(name, names, checked) or []]
+            for home, name in _imported(stmt, names):  # `from settings import CFG`: settings' statements
+                todo += [(s, depth + 1, vars(home)) for s in binding_statements(name, vars(home)) or []]
     return False
+
+
+def _imported(stmt: ast.AST, namespace: Mapping[str, Any]) -> list[tuple[types.ModuleType, str]]:
+    """The user's modules and names a `from c import X` statement binds
+    from (loaded already: the statement ran): X's value was made by c's
+    statements, which count as this module's own would (`settings.CFG`)."""
+    package = str(namespace.get("__package__") or "")
+    found = []
+    for node in from_imports(stmt):  # also one inside `try:` or `if`
+        home = sys.modules.get(absolute(node.module or "", node.level, package))
+        if home is not None and user_module(home):
+            found += [(home, alias.name) for alias in node.names if alias.name != "*"]
+    return found
 
 
 def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked_file: str | None) -> bool:

@@ -1,0 +1,124 @@
+"""An eleventh round of the peers' own test cases, with the scripts their
+users write around them: Prefect's INPUTS + TASK_SOURCE cache policy
+(tests/test_cache_policies.py, test_tasks.py `test_cache_hits_between_flows`)
+and DBOS's recovery of a workflow by id (tests/test_dbos.py
+`test_recovery_workflow`), where the task or step reads its settings from
+a module of the user's (`from settings import CFG`, CFG made from the
+environment) or from the command line (`ARGS = parser.parse_args()`).
+Those are inputs as much as the arguments are: a script run again with
+another setting is a changed call (a cache miss, a refused resume), never
+the output computed with the old one. Earlier rounds are in
+tests/test_peer_ports*.py. Executions are counted by the step bodies
+themselves, in a file (real processes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import counted, edited_env, run_in, suspending
+
+# -- a settings module of the user's, made from the environment -------------------
+
+SETTINGS = {
+    "dict": 'import os\nCFG = {"k": float(os.environ["K"])}\n',
+    "list": 'import os\nCFG = [float(os.environ["K"])]\n',
+    "object": (
+        "import os\n\nclass Settings:\n    def __init__(self):\n"
+        '        self.k = float(os.environ["K"])\n\n    def __getitem__(self, key):\n'
+        "        return self.k\n\nCFG = Settings()\n"
+    ),
+}
+
+FROM_SETTINGS = """
+import os
+import durable
+from settings import CFG
+""" + counted("scale", 'x * CFG["k" if isinstance(CFG, dict) else 0]') + suspending("scale(x)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(SETTINGS))
+def test_dbos_recovery_with_settings_imported_from_a_module_of_the_users(
+    tmp_path: Path, kind: str
+) -> None:
+    """test_recovery_workflow, the workflow's step reading `CFG` of the
+    user's settings module, made there from the environment: a recovery
+    with K=3 is refused (it printed the value computed with K=2), one with
+    K=2 again replays the step. Seen failing: `from settings import CFG`
+    counted by the import statement and by settings' text, the same
+    whatever K is, where `import settings` and `settings.CFG` counted the
+    contents."""
+    (tmp_path / "settings.py").write_text(SETTINGS[kind])
+    (tmp_path / "flow.py").write_text(FROM_SETTINGS)
+    out = edited_env(tmp_path)
+    assert "DefinitionChangedError" in out and "value 20.0" not in out
+    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")
+    assert (tmp_path / "count").read_text().split() == ["scale"]
+
+
+CACHED_FROM_SETTINGS = """
+import os
+import durable
+from settings import CFG
+""" + counted("scale", 'x * CFG["k"]').replace("@durable.step", "@durable.step(cache=True)") + """
+print("value", scale(10))
+"""
+
+
+@pytest.mark.slow
+def test_prefect_cache_policy_inputs_with_settings_imported_from_a_module(tmp_path: Path) -> None:
+    """test_cache_hits_between_flows under INPUTS + TASK_SOURCE, the task
+    reading `CFG` of the settings module: K=2, K=3, K=2 compute twice and
+    hit once. Seen failing: K=3 was served the output of K=2 (20.0)."""
+    (tmp_path / "settings.py").write_text(SETTINGS["dict"])
+    (tmp_path / "flow.py").write_text(CACHED_FROM_SETTINGS)
+    outs = [run_in(tmp_path, "flow.py", K=k).strip() for k in ("2", "3", "2")]
+    assert outs == ["value 20.0", "value 30.0", "value 20.0"]
+    assert (tmp_path / "count").read_text().split() == ["scale", "scale"]
+
+
+# -- the command line: argparse, sys.argv --------------------------------------------
+
+FROM_ARGV = {
+    "argparse": """
+import argparse
+PARSER = argparse.ArgumentParser()
+PARSER.add_argument("--k", type=float)
+ARGS = PARSER.parse_args()
+K = lambda: ARGS.k
+""",
+    "argparse-vars": """
+import argparse
+PARSER = argparse.ArgumentParser()
+PARSER.add_argument("--k", type=float)
+CFG = vars(PARSER.parse_known_args()[0])
+K = lambda: CFG["k"]
+""",
+    "sys.argv": """
+import sys
+CFG = {"k": float(sys.argv[2])}
+K = lambda: CFG["k"]
+""",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(FROM_ARGV))
+def test_dbos_recovery_of_a_script_given_other_command_line_arguments(
+    tmp_path: Path, kind: str
+) -> None:
+    """test_recovery_workflow of a script whose step reads what its command
+    line said (`python flow.py --k 2`): run again with `--k 3` it is
+    refused, not given the value computed with 2; with `--k 2` it replays.
+    Seen failing: a namespace or dict made from the command line counted by
+    its statement, the same text whatever was typed."""
+    script = "import os\nimport durable\n" + FROM_ARGV[kind]
+    script += counted("scale", "x * K()") + suspending("scale(x)")
+    (tmp_path / "flow.py").write_text(script)
+    assert "suspended" in run_in(tmp_path, "flow.py", "--k", "2", STOP="1")
+    out = run_in(tmp_path, "flow.py", "--k", "3")
+    assert "DefinitionChangedError" in out and "value 20.0" not in out
+    assert "value 20.0" in run_in(tmp_path, "flow.py", "--k", "2")
+    assert (tmp_path / "count").read_text().split() == ["scale"]
