@@ -96,6 +96,17 @@ PARSER.add_argument("--k", type=float)
 CFG = vars(PARSER.parse_known_args()[0])
 K = lambda: CFG["k"]
 """,
+    "global-in-main": """
+import argparse
+RATE = None
+def main():
+    global RATE
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--k", type=float)
+    RATE = parser.parse_args().k
+main()
+K = lambda: RATE
+""",
     "sys.argv": """
 import sys
 CFG = {"k": float(sys.argv[2])}
@@ -113,7 +124,9 @@ def test_dbos_recovery_of_a_script_given_other_command_line_arguments(
     line said (`python flow.py --k 2`): run again with `--k 3` it is
     refused, not given the value computed with 2; with `--k 2` it replays.
     Seen failing: a namespace or dict made from the command line counted by
-    its statement, the same text whatever was typed."""
+    its statement, the same text whatever was typed; so did a number that
+    `main()` sets with `global` (it counted by the statements binding it,
+    not by its value, as a counter a step bumps does)."""
     script = "import os\nimport durable\n" + FROM_ARGV[kind]
     script += counted("scale", "x * K()") + suspending("scale(x)")
     (tmp_path / "flow.py").write_text(script)
@@ -122,3 +135,26 @@ def test_dbos_recovery_of_a_script_given_other_command_line_arguments(
     assert "DefinitionChangedError" in out and "value 20.0" not in out
     assert "value 20.0" in run_in(tmp_path, "flow.py", "--k", "2")
     assert (tmp_path / "count").read_text().split() == ["scale"]
+
+
+PARTIAL = """
+import functools, os
+import durable
+ROUND = functools.partial(round, ndigits=int(os.environ["K"]))
+""" + counted("third", "ROUND(x / 3)") + suspending("third(x)")
+
+
+@pytest.mark.slow
+def test_joblib_memory_partial_of_a_library_function_made_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    """test_memory_partial's partial, as a global the step calls, binding a
+    library's function to a value read from the environment: K=3 after K=2
+    is refused, K=2 again replays. Seen failing: the partial counted by its
+    statement (a user's function's partial counted its arguments already),
+    and K=3 got the 3.33 computed with K=2."""
+    (tmp_path / "flow.py").write_text(PARTIAL)
+    out = edited_env(tmp_path)
+    assert "DefinitionChangedError" in out and "value 3.33" not in out
+    assert "value 3.33" in run_in(tmp_path, "flow.py", K="2")
+    assert (tmp_path / "count").read_text().split() == ["third"]

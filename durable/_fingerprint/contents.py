@@ -6,6 +6,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import functools
 import types
 import uuid
 from collections.abc import Mapping
@@ -64,6 +65,10 @@ def contents_part(
     found = binding_statements(name, namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
+    # A number a function rebinds with `global` from outside, that a module-level
+    # call runs (`main()` setting `RATE = args.rate`), counts by value too.
+    # So does what a partial of a library's function binds (`partial(round, ndigits=N)`).
+    read = running and (type(obj) in _SCALARS or isinstance(obj, functools.partial))
     running = running and _holds_data(obj)
     runs = [s for s in found if _runs_over(s, name, namespace)] if running else []
     if runs:
@@ -73,7 +78,7 @@ def contents_part(
             return str(witnessed(fresh_token))  # a library's object nothing tells: changed
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
-        outside = running and reads_outside(found, namespace, checked_file)
+        outside = (running or read) and reads_outside(found, namespace, checked_file)
         toks = witnessed(outside_tokens, obj) if outside else None
         return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
@@ -152,6 +157,7 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
 
 # Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
 _MADE_OF_ONE = (tuple, frozenset, str, bytes, int, float, complex)
+_SCALARS = (*_MADE_OF_ONE, bool, type(None))
 
 
 def fresh_token() -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copyreg
+import functools
 import sys
 import types
 from collections.abc import Mapping
@@ -109,6 +110,8 @@ def outside_tokens(obj: object) -> list[str] | None:
         return seen[1]
     toks = content_tokens(obj)
     toks = mapping_tokens(obj) if toks is None else toks
+    if toks is None and isinstance(obj, functools.partial):  # its function counts by its name
+        toks = plain_tokens((obj.args, sorted(obj.keywords.items())))
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
