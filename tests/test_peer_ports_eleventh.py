@@ -34,14 +34,14 @@ SETTINGS = {
 FROM_SETTINGS = """
 import os
 import durable
-from settings import CFG
+from settings import IMPORTED
 """ + counted("scale", 'x * CFG["k" if isinstance(CFG, dict) else 0]') + suspending("scale(x)")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(SETTINGS))
+@pytest.mark.parametrize(("kind", "imported"), [*((k, "CFG") for k in sorted(SETTINGS)), ("dict", "*")])
 def test_dbos_recovery_with_settings_imported_from_a_module_of_the_users(
-    tmp_path: Path, kind: str
+    tmp_path: Path, kind: str, imported: str
 ) -> None:
     """test_recovery_workflow, the workflow's step reading `CFG` of the
     user's settings module, made there from the environment: a recovery
@@ -49,9 +49,9 @@ def test_dbos_recovery_with_settings_imported_from_a_module_of_the_users(
     K=2 again replays the step. Seen failing: `from settings import CFG`
     counted by the import statement and by settings' text, the same
     whatever K is, where `import settings` and `settings.CFG` counted the
-    contents."""
+    contents; `from settings import *` counted nothing of settings'."""
     (tmp_path / "settings.py").write_text(SETTINGS[kind])
-    (tmp_path / "flow.py").write_text(FROM_SETTINGS)
+    (tmp_path / "flow.py").write_text(FROM_SETTINGS.replace("IMPORTED", imported))
     out = edited_env(tmp_path)
     assert "DefinitionChangedError" in out and "value 20.0" not in out
     assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")
@@ -158,3 +158,30 @@ def test_joblib_memory_partial_of_a_library_function_made_from_the_environment(
     assert "DefinitionChangedError" in out and "value 3.33" not in out
     assert "value 3.33" in run_in(tmp_path, "flow.py", K="2")
     assert (tmp_path / "count").read_text().split() == ["third"]
+
+
+LISTED = """
+import os
+from pathlib import Path
+import durable
+FILES = sorted(p.name for p in Path("data").glob("*.txt"))
+""" + counted("batches", "len(FILES) * x") + suspending("batches(x)")
+
+
+@pytest.mark.slow
+def test_prefect_cache_policy_inputs_with_a_folder_listed_at_import(tmp_path: Path) -> None:
+    """A task reading the list of input files its flow's module globbed at
+    import: a recovery after a file was added is refused (it printed the
+    count of the old listing), one with the listing as it was replays.
+    Seen failing: the listing counted by its statement's text alone."""
+    (tmp_path / "data").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "data" / f"{name}.txt").write_text(name)
+    (tmp_path / "flow.py").write_text(LISTED)
+    assert "suspended" in run_in(tmp_path, "flow.py", STOP="1")
+    (tmp_path / "data" / "c.txt").write_text("c")
+    out = run_in(tmp_path, "flow.py")
+    assert "DefinitionChangedError" in out and "value 20" not in out
+    (tmp_path / "data" / "c.txt").unlink()
+    assert "value 20" in run_in(tmp_path, "flow.py")
+    assert (tmp_path / "count").read_text().split() == ["batches"]

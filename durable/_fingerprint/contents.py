@@ -62,7 +62,9 @@ def contents_part(
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
         constants = class_outside_tokens(obj)
         return hash_tokens(constants) if constants else None
-    found = binding_statements(name, namespace, checked_file) or []
+    found = binding_statements(name, namespace, checked_file)
+    if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it
+        found = binding_statements("*", namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     toks = None
     # A number a function rebinds with `global` from outside, that a module-level
@@ -78,7 +80,7 @@ def contents_part(
             return str(witnessed(fresh_token))  # a library's object nothing tells: changed
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
-        outside = (running or read) and reads_outside(found, namespace, checked_file)
+        outside = (running or read) and reads_outside(found, namespace, checked_file, name)
         toks = witnessed(outside_tokens, obj) if outside else None
         return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
