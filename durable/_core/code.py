@@ -18,7 +18,7 @@ from .._fingerprint.bindings import binding_statements, module_statements
 from .._fingerprint.canon import node_hash
 from .._fingerprint.classreads import statements_read
 from .._fingerprint.contents import assigned_into
-from .._fingerprint.elsewhere import elsewhere_of
+from .._fingerprint.elsewhere import attributes_set_elsewhere, elsewhere_of
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
 from .._fingerprint.imports import user_module
@@ -160,6 +160,8 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
     # `Base.rate = 2` at module level is in the file before and after it ran:
     # what it sets counts as it is now, as a global's contents do.
     names = _set_at_module_level(cls.__name__, found)
+    if elsewhere:  # `models.Base.rate = 2` in a script
+        names = tuple(sorted({*names, *attributes_set_elsewhere(vars(module), cls.__name__, vars(cls))}))
     if names:
         read += witnessed(_attributes_now, cls, names)
     return [*map(node_hash, found), *read, *(function_stamp(fn) or "" for fn in reached)]

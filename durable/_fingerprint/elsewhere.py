@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from .bindings import module_statements
@@ -49,8 +49,8 @@ class _Index:
         self.anywhere: dict[Any, list[Entry]] = {}  # a name of a module the text does not tell
         self.held: list[object] = []  # what `objects` and `names` are keyed by: ids stay theirs
         self.read: list[Read] = []  # what placing them read
-        # (id of a namespace, name) -> (namespace, what the name held, hashes, writers)
-        self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...]]] = {}
+        # (id of a namespace, name) -> (namespace, what the name held, hashes, writers, statements)
+        self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...], tuple[ast.AST, ...]]] = {}
 
     def roots_hold(self) -> bool:
         """Whether each name a write was followed through holds what it did
@@ -69,7 +69,7 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
     hit = index.found.get((id(namespace), name))
     if (hit is None or hit[1] is not namespace.get(name, _MISSING)) and not index.roots_hold():
         index = _INDEX[0] = _build(loaded_state())  # a new name read, or one bound anew: checked
-    found, writers = _lookup(index, namespace, name)
+    found, writers, _ = _lookup(index, namespace, name)
     for writer in writers:
         if rewritten_by_pytest(vars(writer)):
             witnessed(file_state, writer.__file__)  # a run's start reports an edit
@@ -77,6 +77,15 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
             module_statements(vars(writer))  # refused when edited after import
     remember(_again, (namespace, name), found)
     return found
+
+
+def attributes_set_elsewhere(namespace: Mapping[str, Any], name: str, attrs: Collection[str]) -> tuple[str, ...]:
+    """Which of `attrs` (a class's) the statements `elsewhere_of` finds for
+    `name` name as an attribute (`models.Base.rate = 2` in a script): they
+    set it, or may, between two calls."""
+    units = _lookup(_index(full=False), namespace, name)[2]
+    named = {n.attr for unit in units for n in ast.walk(unit) if isinstance(n, ast.Attribute)}
+    return tuple(sorted(named.intersection(attrs)))
 
 
 def called_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
@@ -125,11 +134,11 @@ def _index(full: bool) -> _Index:
 
 def _lookup(
     index: _Index, namespace: Mapping[str, Any], name: str
-) -> tuple[tuple[str, ...], tuple[types.ModuleType, ...]]:
+) -> tuple[tuple[str, ...], tuple[types.ModuleType, ...], tuple[ast.AST, ...]]:
     key, held = (id(namespace), name), namespace.get(name, _MISSING)
     hit = index.found.get(key)
     if hit is not None and hit[0] is namespace and hit[1] is held:
-        return hit[2], hit[3]
+        return hit[2], hit[3], hit[4]
     home = _home(namespace)
     entries: list[Entry] = []
     if home is not None:
@@ -142,8 +151,9 @@ def _lookup(
     writers = tuple(dict.fromkeys(writer for writer, _ in entries))
     if len(index.found) >= 4096:  # namespaces made again and again (a notebook)
         index.found.clear()
-    index.found[key] = (namespace, held, found, writers)
-    return found, writers
+    units = tuple(unit for _, unit in entries)
+    index.found[key] = (namespace, held, found, writers, units)
+    return found, writers, units
 
 
 def _build(state: Users) -> _Index:
