@@ -7,7 +7,8 @@ a module of the user's (`from settings import CFG`, CFG made from the
 environment) or from the command line (`ARGS = parser.parse_args()`).
 Those are inputs as much as the arguments are: a script run again with
 another setting is a changed call (a cache miss, a refused resume), never
-the output computed with the old one. Earlier rounds are in
+the output computed with the old one. The rest of the round is in
+tests/test_peer_ports_eleventh_state.py, earlier rounds in
 tests/test_peer_ports*.py. Executions are counted by the step bodies
 themselves, in a file (real processes)."""
 
@@ -185,92 +186,3 @@ def test_prefect_cache_policy_inputs_with_a_folder_listed_at_import(tmp_path: Pa
     (tmp_path / "data" / "c.txt").unlink()
     assert "value 20" in run_in(tmp_path, "flow.py")
     assert (tmp_path / "count").read_text().split() == ["batches"]
-
-
-# -- state kept on the class, set by the script between two calls ------------------
-
-CLASS_STATE = """
-import os
-import durable
-
-class Base:
-    rate = 1
-    rates = {"k": 1}
-
-    @durable.step(cache=True)
-    def price(self, x):
-        with open(os.environ["COUNT_FILE"], "a") as f:
-            f.write("price\\n")
-        return x * READ
-
-class Child(Base):
-    pass
-
-item = Child()
-print(item.price(10))
-SET_TO_2
-print(item.price(10))
-SET_TO_1
-print(item.price(10))
-"""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("read", "set_to"),
-    [("self.rate", "Base.rate = {}"), ("type(self).rate", "Base.rate = {}"), ('self.rates["k"]', 'Base.rates["k"] = {}')],
-)
-def test_prefect_cache_key_receives_self_with_state_on_its_class(
-    tmp_path: Path, read: str, set_to: str
-) -> None:
-    """test_cache_key_fn_receives_self_if_method, the state the method reads
-    kept on the class (of an instance of a subclass), which the script sets
-    at module level between calls: 10, 20 and 10 again, computed twice.
-    Seen failing: 10 10 10: the class counted by the text of its
-    statements, `Base.rate = 2` among them before and after it ran."""
-    script = CLASS_STATE.replace("READ", read)
-    script = script.replace("SET_TO_2", set_to.format(2)).replace("SET_TO_1", set_to.format(1))
-    (tmp_path / "flow.py").write_text(script)
-    assert run_in(tmp_path, "flow.py").split() == ["10", "20", "10"]
-    assert (tmp_path / "count").read_text().split() == ["price", "price"]
-
-
-MODELS = """
-import os
-import durable
-
-class Base:
-    rate = 1
-
-    @durable.step(cache=True)
-    def price(self, x):
-        with open(os.environ["COUNT_FILE"], "a") as f:
-            f.write("price\\n")
-        return x * self.rate
-"""
-
-SETS_THE_CLASS = """
-import models
-from models import Base
-
-item = Base()
-print(item.price(10))
-models.Base.rate = 2
-print(item.price(10))
-Base.rate = 1
-print(item.price(10))
-"""
-
-
-@pytest.mark.slow
-def test_prefect_cache_key_receives_self_with_its_class_set_from_another_module(
-    tmp_path: Path,
-) -> None:
-    """The same, the class in a module of the user's and the script setting
-    its attribute (`models.Base.rate = 2`): 10, 20, 10, computed twice.
-    Seen failing: 10 10 10 (the script's statements counted by their text)."""
-    (tmp_path / "models.py").write_text(MODELS)
-    (tmp_path / "flow.py").write_text(SETS_THE_CLASS)
-    assert run_in(tmp_path, "flow.py").split() == ["10", "20", "10"]
-    assert (tmp_path / "count").read_text().split() == ["price", "price"]
-

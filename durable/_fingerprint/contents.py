@@ -14,7 +14,7 @@ from typing import Any
 
 from .anybind import may_bind_any
 from .bindings import binding_statements
-from .elsewhere import called_elsewhere
+from .elsewhere import called_elsewhere, changed_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
@@ -35,6 +35,7 @@ def contents_part(
     checked_file: str | None = None,
     *,
     running: bool = True,
+    elsewhere: bool = True,
 ) -> str | None:
     """The hash of `obj`'s contents when the module's own statements change
     it in place, through `name` or another name bound to it (`CONFIG["k"] =
@@ -47,7 +48,9 @@ def contents_part(
     a function or method (`set_lr(lr)`, `fill(CONFIG, lr)`,
     `PARAMS.set("lr", lr)` in a loop: the same text, another value each
     pass), or that a module-level loop binds anew on each pass (`for cfg in
-    configs:`, `model = Model(lr)` in its body), where the function reads it
+    configs:`, `model = Model(lr)` in its body), or that another module's
+    module-level statement changes (`helpers.CFG["k"] = 2` in a script;
+    `elsewhere`), where the function reads it
     (`running`): not a value only a statement it follows reads (`args` in
     `wf.run(**args)`, a statement that also calls `sys.exit` of a body reading
     `sys`): that made every resume of such a script refused.
@@ -66,6 +69,8 @@ def contents_part(
     if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it
         found = binding_statements("*", namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
+    # `helpers.CFG["k"] = 2` in a script (`elsewhere`: not for a module read whole).
+    changed += [name] if running and elsewhere and witnessed(changed_elsewhere, namespace, name) else []
     toks = None
     # A number a function rebinds with `global` from outside, that a module-level
     # call runs (`main()` setting `RATE = args.rate`), counts by value too.
@@ -101,7 +106,7 @@ def module_state(module: types.ModuleType) -> str | None:
     toks: list[str] = []
     for name, value in sorted((k, v) for k, v in list(namespace.items()) if not k.startswith("__")):
         plain = plain_tokens(value, mutable=False) if bound_again(name, namespace) else None
-        part = hash_tokens(plain) if plain is not None else contents_part(name, value, namespace)
+        part = hash_tokens(plain) if plain is not None else contents_part(name, value, namespace, elsewhere=False)
         toks += [name, part] if part is not None else []
     return hash_tokens(toks) if toks else None
 

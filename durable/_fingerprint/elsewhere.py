@@ -88,6 +88,19 @@ def attributes_set_elsewhere(namespace: Mapping[str, Any], name: str, attrs: Col
     return tuple(sorted(named.intersection(attrs)))
 
 
+def changed_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
+    """Whether a module-level statement of another module of the user's
+    (not a function's body: what a run does) sets or changes `name` of the
+    module whose namespace is `namespace` (`helpers.CFG["k"] = 2` in a
+    script): in its file before and after it ran, its text tells nothing
+    of what a call between the two saw."""
+    units = _lookup(_index(full=False), namespace, name)[2]
+    return any(not isinstance(unit, _DEFS) for unit in units)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def called_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
     """Whether a module-level statement of another loaded module of the
     user's calls the function `name` of the module whose namespace is
