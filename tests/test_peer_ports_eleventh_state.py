@@ -27,6 +27,10 @@ class Base:
     rate = 1
     rates = {"k": 1}
 
+    @classmethod
+    def set_rate(cls, rate):
+        cls.rate = rate
+
     @durable.step(cache=True)
     def price(self, x):
         with open(os.environ["COUNT_FILE"], "a") as f:
@@ -48,7 +52,12 @@ print(item.price(10))
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("read", "set_to"),
-    [("self.rate", "Base.rate = {}"), ("type(self).rate", "Base.rate = {}"), ('self.rates["k"]', 'Base.rates["k"] = {}')],
+    [
+        ("self.rate", "Base.rate = {}"),
+        ('self.rates["k"]', 'Base.rates["k"] = {}'),
+        ("type(self).rate", "Base.set_rate({})"),
+        ("self.rate", 'setattr(Base, "rate", {})'),
+    ],
 )
 def test_prefect_cache_key_receives_self_with_state_on_its_class(
     tmp_path: Path, read: str, set_to: str
@@ -57,7 +66,8 @@ def test_prefect_cache_key_receives_self_with_state_on_its_class(
     kept on the class (of an instance of a subclass), which the script sets
     at module level between calls: 10, 20 and 10 again, computed twice.
     Seen failing: 10 10 10: the class counted by the text of its
-    statements, `Base.rate = 2` among them before and after it ran."""
+    statements, `Base.rate = 2` (`Base.set_rate(2)`, `setattr(Base, ...)`)
+    among them before and after it ran."""
     script = CLASS_STATE.replace("READ", read)
     script = script.replace("SET_TO_2", set_to.format(2)).replace("SET_TO_1", set_to.format(1))
     (tmp_path / "flow.py").write_text(script)

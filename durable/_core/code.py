@@ -162,6 +162,8 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
     names = _set_at_module_level(cls.__name__, found)
     if elsewhere:  # `models.Base.rate = 2` in a script
         names = tuple(sorted({*names, *attributes_set_elsewhere(vars(module), cls.__name__, vars(cls))}))
+    if any(not isinstance(s, _DEFINITIONS) for s in found):  # `Base.set_rate(2)`, `setattr(Base, ...)`
+        names = tuple(sorted({*names, *(k for k, v in vars(cls).items() if _constant(k, v) is not None)}))
     if names:
         read += witnessed(_attributes_now, cls, names)
     return [*map(node_hash, found), *read, *(function_stamp(fn) or "" for fn in reached)]
