@@ -24,7 +24,6 @@ from tests.scripts import counted, edited_env, run_in, suspending
 
 SETTINGS = {
     "dict": 'import os\nCFG = {"k": float(os.environ["K"])}\n',
-    "list": 'import os\nCFG = [float(os.environ["K"])]\n',
     "object": (
         "import os\n\nclass Settings:\n    def __init__(self):\n"
         '        self.k = float(os.environ["K"])\n\n    def __getitem__(self, key):\n'
@@ -186,3 +185,31 @@ def test_prefect_cache_policy_inputs_with_a_folder_listed_at_import(tmp_path: Pa
     (tmp_path / "data" / "c.txt").unlink()
     assert "value 20" in run_in(tmp_path, "flow.py")
     assert (tmp_path / "count").read_text().split() == ["batches"]
+
+
+CLASS_LIST = """
+import os
+import durable
+
+class Model:
+    RATES = [float(os.environ["K"])]
+
+    def predict(self, x):
+        return x * self.RATES[0]
+""" + counted("predict", "model.predict(x)").replace("def predict(x)", "def predict(model, x)") + suspending(
+    "predict(Model(), x)"
+)
+
+
+@pytest.mark.slow
+def test_dbos_recovery_of_a_class_list_made_from_the_environment(tmp_path: Path) -> None:
+    """test_recovery_workflow, the step given an object whose class body
+    makes a list from the environment (`RATES = [float(os.environ["K"])]`):
+    K=3 is refused, K=2 replays. Seen failing: only the class's immutable
+    constants counted by value, the list by the statement's text."""
+    (tmp_path / "flow.py").write_text(CLASS_LIST)
+    out = edited_env(tmp_path)
+    assert "DefinitionChangedError" in out and "value 20.0" not in out
+    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")
+    assert (tmp_path / "count").read_text().split() == ["predict"]
+

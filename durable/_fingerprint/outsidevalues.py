@@ -41,10 +41,14 @@ def class_outside_tokens(cls: type) -> list[str]:
         found = binding_statements(cls.__name__, namespace) or []
     except ConfigurationError:
         return []
-    body = [s for c in found if isinstance(c, ast.ClassDef) for s in c.body]
-    if not reads_outside([s for s in body if not isinstance(s, _DEFS)], namespace, None):
+    body: list[ast.AST] = [s for c in found if isinstance(c, ast.ClassDef) for s in c.body if not isinstance(s, _DEFS)]
+    if not reads_outside(body, namespace, None):
         return []
-    constants = [(k, plain_tokens(v, mutable=False)) for k, v in sorted(vars(cls).items())]
+    # A list or dict its own statement makes from outside (`RATES = [float(os.environ["K"])]`)
+    # by its contents too: not one a method fills.
+    made = {n.id for s in body if reads_outside([s], namespace, None) for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
+    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in sorted(vars(cls).items())]
     return [t for k, toks in constants if toks and not k.startswith("__") for t in (k, *toks)]
 
 
