@@ -14,6 +14,8 @@ themselves, in a file (real processes)."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -213,3 +215,33 @@ def test_dbos_recovery_of_a_class_list_made_from_the_environment(tmp_path: Path)
     assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")
     assert (tmp_path / "count").read_text().split() == ["predict"]
 
+
+
+FROM_A_DATABASE = """
+import os, sqlite3
+import durable
+RATES = dict(sqlite3.connect("settings.db").execute("select name, value from rates").fetchall())
+""" + counted("scale", 'x * RATES["k"]') + suspending("scale(x)")
+
+
+def _set_rate(folder: Path, value: float) -> None:
+    with contextlib.closing(sqlite3.connect(folder / "settings.db")) as db, db:
+        db.execute("create table if not exists rates (name text primary key, value real)")
+        db.execute("insert or replace into rates values ('k', ?)", (value,))
+
+
+@pytest.mark.slow
+def test_dbos_recovery_with_settings_read_from_a_database(tmp_path: Path) -> None:
+    """test_recovery_workflow, the step reading rates its module fetched
+    from a database at import (`.fetchall()`): after the row changed the
+    recovery is refused, with the row as it was it replays. Seen failing:
+    the dict counted by its statement's text."""
+    _set_rate(tmp_path, 2.0)
+    (tmp_path / "flow.py").write_text(FROM_A_DATABASE)
+    assert "suspended" in run_in(tmp_path, "flow.py", STOP="1")
+    _set_rate(tmp_path, 3.0)
+    out = run_in(tmp_path, "flow.py")
+    assert "DefinitionChangedError" in out and "value 20.0" not in out
+    _set_rate(tmp_path, 2.0)
+    assert "value 20.0" in run_in(tmp_path, "flow.py")
+    assert (tmp_path / "count").read_text().split() == ["scale"]

@@ -20,14 +20,15 @@ from .canon import from_imports
 from .imports import absolute, user_module
 
 # Names and attributes that read the environment or the command line
-# (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing,
-# standard input or the command line (argparse reads `sys.argv` unseen:
-# `parser.parse_args()`).
+# (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing, a
+# database's rows, standard input or the command line (argparse reads
+# `sys.argv` unseen: `parser.parse_args()`).
 _ENV = frozenset({"environ", "getenv", "getenvb", "argv", "orig_argv", "stdin"})
 _READS = frozenset(
     "open read read_file read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
     "read_excel read_pickle read_table loadtxt genfromtxt fromfile input parse_args parse_known_args "
-    "parse_intermixed_args parse_known_intermixed_args listdir scandir walk glob iglob rglob iterdir".split()
+    "parse_intermixed_args parse_known_intermixed_args listdir scandir walk glob iglob rglob iterdir "
+    "fetchall fetchone fetchmany dotenv_values".split()
 )
 _DEPTH = 4  # statements followed through the names they read
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -150,7 +151,7 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            marked |= name in _READS
+            marked |= name in _READS or name.startswith("read_")  # pandas' readers: `read_sql`
             if (chain := _chain(func)) is not None:
                 called.add(chain)
     found = (marked, frozenset(read), frozenset(called))
