@@ -29,6 +29,10 @@ class Definition:
     # Why a listed step counts although the body never names it (None: it
     # does, or it is not known); asked only when a change is reported.
     why_listed: Callable[[str], str | None] | None = None
+    # A step it reaches binds an object (`durable.step(model.predict)`): that
+    # object is an argument of each of its calls, checked as they replay,
+    # never by the fingerprint, so a completed run replays its body.
+    binds: bool = False
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:

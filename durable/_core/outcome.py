@@ -52,7 +52,7 @@ def completed_outcome(
     with other arguments). Other arguments under "refuse": refused."""
     if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
         return None
-    if manifest.extra.get("unreached"):  # steps no definition covers: checked as they replay
+    if manifest.extra.get("unreached") or definition.binds:  # checked as they replay
         return None
     differ = changed_arguments(
         manifest, digests, bound, lambda: recorded_arguments(store, manifest)
