@@ -52,8 +52,10 @@ def completed_outcome(
     with other arguments). Other arguments under "refuse": refused."""
     if manifest.fingerprint != definition.fingerprint or artifacts_stale(store, manifest):
         return None
-    if manifest.extra.get("unreached") or definition.binds:  # checked as they replay
+    if manifest.extra.get("unreached"):  # steps no definition covers: checked as they replay
         return None
+    if definition.bound is not None and manifest.extra.get("bound") != definition.bound:
+        return None  # `model.k = 5` since: its method step's calls are compared as they replay
     differ = changed_arguments(
         manifest, digests, bound, lambda: recorded_arguments(store, manifest)
     )
