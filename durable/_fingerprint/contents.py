@@ -71,6 +71,8 @@ def contents_part(
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
     # `helpers.CFG["k"] = 2` in a script (`elsewhere`: not for a module read whole).
     changed += [name] if running and elsewhere and witnessed(changed_elsewhere, namespace, name) else []
+    # `CFG = {"k": 1}` ... `CFG = {"k": 2}`: which ran last decides, not the statements.
+    changed += [name] if running and witnessed(bound_again, name, namespace, checked_file) else []
     toks = None
     # A number a function rebinds with `global` from outside, that a module-level
     # call runs (`main()` setting `RATE = args.rate`), counts by value too.
@@ -91,6 +93,8 @@ def contents_part(
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
+    if toks is None and isinstance(obj, _MADE_OF_ONE):  # a NamedTuple rebound: what it holds
+        toks = witnessed(reduced_tokens, obj)
     return None if toks is None else hash_tokens(toks)
 
 
