@@ -148,15 +148,26 @@ print(scaled(10))
 """
 
 
+def _in_main(script: str) -> str:
+    """The script's statements from its first call on, in a `main()` it calls."""
+    head, _, body = script.partition("print(")
+    lines = ("print(" + body).strip().splitlines()
+    return head + "def main():\n" + "".join(f"    {line}\n" for line in lines) + "\nmain()\n"
+
+
 @pytest.mark.slow
-def test_joblib_memory_with_a_helper_module_the_script_configures(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["module level", "main()"])
+def test_joblib_memory_with_a_helper_module_the_script_configures(tmp_path: Path, where: str) -> None:
     """joblib's test_memory_integration pattern, the cached function calling
-    a helper of the user's module whose dict and object the script sets at
-    module level between calls: 10, 20, 60, then 10 from the cache.
-    Seen failing: 10 10 10 10 (the script's statements counted by their
-    text, in the file before and after they ran)."""
+    a helper of the user's module whose dict and object the script sets
+    between calls, at module level or in a `main()` it calls there: 10,
+    20, 60, then 10 from the cache. Seen failing: 10 10 10 10 (the
+    script's statements counted by their text, in the file before and
+    after they ran; in `main()`, as a function's, left out as what a run
+    changes)."""
     (tmp_path / "helpers.py").write_text(HELPERS)
-    (tmp_path / "flow.py").write_text(SETS_THE_HELPERS)
+    script = SETS_THE_HELPERS if where == "module level" else _in_main(SETS_THE_HELPERS)
+    (tmp_path / "flow.py").write_text(script)
     assert run_in(tmp_path, "flow.py").split() == ["10", "20", "60", "10"]
     assert (tmp_path / "count").read_text().split() == ["scaled"] * 3
 
