@@ -17,6 +17,7 @@ import functools
 import types
 from typing import Any
 
+from .._core.bound import binds, bound_digest
 from .._core.definition import BODY_KEY, Definition
 from .._core.spec import StepSpec, refingerprint, step_spec
 from .._fingerprint.fingerprint import (
@@ -39,7 +40,7 @@ def definition_of(flow: Any) -> Definition:
     found = _DEFINITIONS.get((id(fn), identity, version), fn, lambda: _definition(flow))
     return Definition(
         found.fingerprint, dict(found.steps), dict(found.parts), dict(found.by_spec),
-        functools.partial(why_listed, fn),
+        functools.partial(why_listed, fn), found.binding, bound_digest(found.binding),
     )  # fmt: skip
 
 
@@ -116,6 +117,8 @@ def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
             key = _unique_key(found.steps, spec.name, fresh.value)
             found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
             found.by_spec[id(spec)] = fresh.value
+            if binds(spec.fn):  # `durable.step(model.predict)`: the model
+                found.binding.append(spec.fn)
         elif witnessed(_is_workflow, other) and id(other) not in seen:
             seen.add(id(other))
             own = own_fingerprint(other)

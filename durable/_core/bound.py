@@ -114,6 +114,16 @@ def _instance_of(fn: object) -> object:
     return None if isinstance(target_of(fn), types.FunctionType) else fn
 
 
+def bound_digest(fns: list[Any]) -> str | None:
+    """What the step callables `fns` bind, digested, None for none. Without
+    a digest (an object holding a client) "?": counted by its type, as the
+    fingerprint counts it, a completed run's value is returned as before."""
+    if not fns:
+        return None
+    digest = value_digest([bound_values(fn) for fn in fns])
+    return "?" if is_token(digest) else digest
+
+
 def bound_arguments(fn: object) -> tuple[Any, ...]:
     """What `fn` binds as the leading arguments of a call, for a message:
     the instance as a method step's `self` is shown, a partial's arguments

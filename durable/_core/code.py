@@ -8,6 +8,7 @@ fingerprint counts it."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import sys
@@ -16,7 +17,8 @@ import types
 from .._fingerprint.bindings import binding_statements, module_statements
 from .._fingerprint.canon import node_hash
 from .._fingerprint.classreads import statements_read
-from .._fingerprint.elsewhere import elsewhere_of
+from .._fingerprint.contents import assigned_into
+from .._fingerprint.elsewhere import attributes_set_elsewhere, elsewhere_of
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
 from .._fingerprint.imports import user_module
@@ -155,7 +157,41 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
     # What the statement reads counts too, as a global's statements' reads do.
     read, reached = statements_read(cls.__name__, found, vars(module), checked_file)
     read += elsewhere
+    # `Base.rate = 2` at module level is in the file before and after it ran:
+    # what it sets counts as it is now, as a global's contents do.
+    names = _set_at_module_level(cls.__name__, found)
+    if elsewhere:  # `models.Base.rate = 2` in a script
+        names = tuple(sorted({*names, *attributes_set_elsewhere(vars(module), cls.__name__, vars(cls))}))
+    if any(not isinstance(s, _DEFINITIONS) for s in found):  # `Base.set_rate(2)`, `setattr(Base, ...)`
+        names = tuple(sorted({*names, *(k for k, v in vars(cls).items() if _constant(k, v) is not None)}))
+    if names:
+        read += witnessed(_attributes_now, cls, names)
     return [*map(node_hash, found), *read, *(function_stamp(fn) or "" for fn in reached)]
+
+
+def _set_at_module_level(name: str, found: list[ast.AST]) -> tuple[str, ...]:
+    """The attributes of the class `name` that module-level statements among
+    `found` set or change in place (`Base.rate = 2`, `Base.rates["k"] = 2`)."""
+    attrs: set[str] = set()
+    for stmt in found:
+        if not isinstance(stmt, _DEFINITIONS) and name in assigned_into(stmt):
+            attrs.update(
+                n.attr for n in ast.walk(stmt)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
+            )  # fmt: skip
+    return tuple(sorted(attrs))
+
+
+def _attributes_now(cls: type, names: tuple[str, ...]) -> list[str]:
+    """The plain data the class holds under `names` now (its type otherwise)."""
+    toks = []
+    for name in names:
+        value = vars(cls).get(name)
+        toks += [name, *(plain_tokens(value) or ["obj:" + type(value).__qualname__])]
+    return toks
+
+
+_DEFINITIONS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _own_file(cls: type) -> str | None:

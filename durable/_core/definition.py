@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .._errortext import warn
 from .._fingerprint.fingerprint import IDENTITY, describe_change
@@ -29,6 +30,12 @@ class Definition:
     # Why a listed step counts although the body never names it (None: it
     # does, or it is not known); asked only when a change is reported.
     why_listed: Callable[[str], str | None] | None = None
+    # The steps it reaches that bind an object (`durable.step(model.predict)`),
+    # and a digest of what they bind now: an argument of each of their calls,
+    # compared as they replay, never by the fingerprint. A completed run
+    # whose digest differs replays its body (`completed_outcome`).
+    binding: list[Any] = field(default_factory=list)
+    bound: str | None = None
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:

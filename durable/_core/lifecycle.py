@@ -41,6 +41,10 @@ def start(
     inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
     manifest.args = inline or b""
     manifest.extra["arg_digests"] = digests
+    if definition.bound is not None:  # what its method steps' objects were at the start
+        manifest.extra["bound"] = definition.bound
+    else:
+        manifest.extra.pop("bound", None)
     if parent is not None:
         manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None

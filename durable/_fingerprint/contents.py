@@ -6,6 +6,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import functools
 import types
 import uuid
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from typing import Any
 
 from .anybind import may_bind_any
 from .bindings import binding_statements
-from .elsewhere import called_elsewhere
+from .elsewhere import called_elsewhere, changed_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
@@ -34,6 +35,7 @@ def contents_part(
     checked_file: str | None = None,
     *,
     running: bool = True,
+    elsewhere: bool = True,
 ) -> str | None:
     """The hash of `obj`'s contents when the module's own statements change
     it in place, through `name` or another name bound to it (`CONFIG["k"] =
@@ -46,7 +48,9 @@ def contents_part(
     a function or method (`set_lr(lr)`, `fill(CONFIG, lr)`,
     `PARAMS.set("lr", lr)` in a loop: the same text, another value each
     pass), or that a module-level loop binds anew on each pass (`for cfg in
-    configs:`, `model = Model(lr)` in its body), where the function reads it
+    configs:`, `model = Model(lr)` in its body), or that another module's
+    module-level statement changes (`helpers.CFG["k"] = 2` in a script;
+    `elsewhere`), where the function reads it
     (`running`): not a value only a statement it follows reads (`args` in
     `wf.run(**args)`, a statement that also calls `sys.exit` of a body reading
     `sys`): that made every resume of such a script refused.
@@ -61,9 +65,19 @@ def contents_part(
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
         constants = class_outside_tokens(obj)
         return hash_tokens(constants) if constants else None
-    found = binding_statements(name, namespace, checked_file) or []
+    found = binding_statements(name, namespace, checked_file)
+    if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it
+        found = binding_statements("*", namespace, checked_file) or []
     changed = sorted({n for stmt in found for n in assigned_into(stmt)})
+    # `helpers.CFG["k"] = 2` in a script (`elsewhere`: not for a module read whole).
+    changed += [name] if running and elsewhere and witnessed(changed_elsewhere, namespace, name) else []
+    # `CFG = {"k": 1}` ... `CFG = {"k": 2}`: which ran last decides, not the statements.
+    changed += [name] if running and witnessed(bound_again, name, namespace, checked_file) else []
     toks = None
+    # A number a function rebinds with `global` from outside, that a module-level
+    # call runs (`main()` setting `RATE = args.rate`), counts by value too.
+    # So does what a partial of a library's function binds (`partial(round, ndigits=N)`).
+    read = running and (type(obj) in _SCALARS or isinstance(obj, functools.partial))
     running = running and _holds_data(obj)
     runs = [s for s in found if _runs_over(s, name, namespace)] if running else []
     if runs:
@@ -73,12 +87,14 @@ def contents_part(
             return str(witnessed(fresh_token))  # a library's object nothing tells: changed
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
-        outside = running and reads_outside(found, namespace, checked_file)
+        outside = (running or read) and reads_outside(found, namespace, checked_file, name)
         toks = witnessed(outside_tokens, obj) if outside else None
         return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
+    if toks is None and isinstance(obj, _MADE_OF_ONE):  # a NamedTuple rebound: what it holds
+        toks = witnessed(reduced_tokens, obj)
     return None if toks is None else hash_tokens(toks)
 
 
@@ -94,7 +110,7 @@ def module_state(module: types.ModuleType) -> str | None:
     toks: list[str] = []
     for name, value in sorted((k, v) for k, v in list(namespace.items()) if not k.startswith("__")):
         plain = plain_tokens(value, mutable=False) if bound_again(name, namespace) else None
-        part = hash_tokens(plain) if plain is not None else contents_part(name, value, namespace)
+        part = hash_tokens(plain) if plain is not None else contents_part(name, value, namespace, elsewhere=False)
         toks += [name, part] if part is not None else []
     return hash_tokens(toks) if toks else None
 
@@ -152,6 +168,7 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
 
 # Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
 _MADE_OF_ONE = (tuple, frozenset, str, bytes, int, float, complex)
+_SCALARS = (*_MADE_OF_ONE, bool, type(None))
 
 
 def fresh_token() -> str:

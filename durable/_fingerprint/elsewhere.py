@@ -21,13 +21,14 @@ from __future__ import annotations
 import ast
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from .bindings import module_statements
 from .canon import node_hash
 from .imports import user_class
 from .loaded import Users, loaded_state
+from .outside import _durable
 from .source import current_text, rewritten_by_pytest
 from .witness import file_state, remember, witnessed
 from .writes import ANY, CALLED, GIVEN, MODULE_ROOT, Path, writes_of
@@ -49,8 +50,8 @@ class _Index:
         self.anywhere: dict[Any, list[Entry]] = {}  # a name of a module the text does not tell
         self.held: list[object] = []  # what `objects` and `names` are keyed by: ids stay theirs
         self.read: list[Read] = []  # what placing them read
-        # (id of a namespace, name) -> (namespace, what the name held, hashes, writers)
-        self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...]]] = {}
+        # (id of a namespace, name) -> (namespace, what the name held, hashes, writers, entries)
+        self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...], tuple[Entry, ...]]] = {}
 
     def roots_hold(self) -> bool:
         """Whether each name a write was followed through holds what it did
@@ -69,7 +70,7 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
     hit = index.found.get((id(namespace), name))
     if (hit is None or hit[1] is not namespace.get(name, _MISSING)) and not index.roots_hold():
         index = _INDEX[0] = _build(loaded_state())  # a new name read, or one bound anew: checked
-    found, writers = _lookup(index, namespace, name)
+    found, writers, _ = _lookup(index, namespace, name)
     for writer in writers:
         if rewritten_by_pytest(vars(writer)):
             witnessed(file_state, writer.__file__)  # a run's start reports an edit
@@ -77,6 +78,57 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
             module_statements(vars(writer))  # refused when edited after import
     remember(_again, (namespace, name), found)
     return found
+
+
+def attributes_set_elsewhere(namespace: Mapping[str, Any], name: str, attrs: Collection[str]) -> tuple[str, ...]:
+    """Which of `attrs` (a class's) the statements `elsewhere_of` finds for
+    `name` name as an attribute (`models.Base.rate = 2` in a script): they
+    set it, or may, between two calls."""
+    entries = _lookup(_index(full=False), namespace, name)[2]
+    named = {n.attr for _, unit in entries for n in ast.walk(unit) if isinstance(n, ast.Attribute)}
+    return tuple(sorted(named.intersection(attrs)))
+
+
+def changed_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
+    """Whether a module-level statement of another module of the user's
+    (not a function's body: what a run does) sets or changes `name` of the
+    module whose namespace is `namespace` (`helpers.CFG["k"] = 2` in a
+    script): in its file before and after it ran, its text tells nothing
+    of what a call between the two saw."""
+    entries = _lookup(_index(full=False), namespace, name)[2]
+    return any(not isinstance(unit, _DEFS) or _run_by_its_module(w, unit) for w, unit in entries)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _run_by_its_module(writer: types.ModuleType, unit: ast.AST) -> bool:
+    """Whether `unit` is a function (not a step or workflow: what a run does
+    is the program's state) that its module's own module-level statements
+    call (`main()` in a script doing `helpers.CFG["k"] = 2`)."""
+    if not isinstance(unit, (ast.FunctionDef, ast.AsyncFunctionDef)) or _durable(unit):
+        return False
+    return unit.name in _called_at_module_level(module_statements(vars(writer)) or [])
+
+
+# id(a module's first statement) -> (it, the names its module-level statements call)
+_CALLED: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+
+
+def _called_at_module_level(statements: list[ast.AST]) -> frozenset[str]:
+    if not statements:
+        return frozenset()
+    hit = _CALLED.get(id(statements[0]))
+    if hit is not None and hit[0] is statements[0]:
+        return hit[1]
+    names = frozenset(
+        n.func.id for s in statements if not isinstance(s, _DEFS)
+        for n in ast.walk(s) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    )  # fmt: skip
+    if len(_CALLED) >= 1024:
+        _CALLED.clear()
+    _CALLED[id(statements[0])] = (statements[0], names)
+    return names
 
 
 def called_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
@@ -125,11 +177,11 @@ def _index(full: bool) -> _Index:
 
 def _lookup(
     index: _Index, namespace: Mapping[str, Any], name: str
-) -> tuple[tuple[str, ...], tuple[types.ModuleType, ...]]:
+) -> tuple[tuple[str, ...], tuple[types.ModuleType, ...], tuple[Entry, ...]]:
     key, held = (id(namespace), name), namespace.get(name, _MISSING)
     hit = index.found.get(key)
     if hit is not None and hit[0] is namespace and hit[1] is held:
-        return hit[2], hit[3]
+        return hit[2], hit[3], hit[4]
     home = _home(namespace)
     entries: list[Entry] = []
     if home is not None:
@@ -142,8 +194,9 @@ def _lookup(
     writers = tuple(dict.fromkeys(writer for writer, _ in entries))
     if len(index.found) >= 4096:  # namespaces made again and again (a notebook)
         index.found.clear()
-    index.found[key] = (namespace, held, found, writers)
-    return found, writers
+    kept = tuple(entries)
+    index.found[key] = (namespace, held, found, writers, kept)
+    return found, writers, kept
 
 
 def _build(state: Users) -> _Index:

@@ -1,6 +1,6 @@
 """Module-level statements whose value comes from outside the source: the
-environment or a file (`ALPHA = float(os.environ["ALPHA"])`, `CFG =
-json.load(f)`), directly, through a name they read that such a statement
+environment, the command line or a file (`ALPHA = float(os.environ["ALPHA"])`,
+`ARGS = parser.parse_args()`, `CFG = json.load(f)`), directly, through a name they read that such a statement
 binds, or through a function of the module they call that reads one.
 
 Pure standard library. A global made so counts by its contents (`contents`):
@@ -16,42 +16,73 @@ from collections.abc import Mapping
 from typing import Any
 
 from .bindings import binding_statements
-from .imports import user_module
+from .canon import from_imports
+from .imports import absolute, user_module
 
-# Names and attributes that read the environment; calls that read a file.
-_ENV = frozenset({"environ", "getenv", "getenvb"})
+# Names and attributes that read the environment or the command line
+# (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing, a
+# database's rows, standard input or the command line (argparse reads
+# `sys.argv` unseen: `parser.parse_args()`).
+_ENV = frozenset({"environ", "getenv", "getenvb", "argv", "orig_argv", "stdin"})
 _READS = frozenset(
     "open read read_file read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
-    "read_excel read_pickle read_table loadtxt genfromtxt fromfile".split()
+    "read_excel read_pickle read_table loadtxt genfromtxt fromfile input parse_args parse_known_args "
+    "parse_intermixed_args parse_known_intermixed_args listdir scandir walk glob iglob rglob iterdir "
+    "fetchall fetchone fetchmany dotenv_values".split()
 )
 _DEPTH = 4  # statements followed through the names they read
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def reads_outside(
-    found: list[ast.AST], namespace: Mapping[str, Any], checked_file: str | None
+    found: list[ast.AST], namespace: Mapping[str, Any], checked_file: str | None, name: str | None = None
 ) -> bool:
-    """Whether one of `found` (a global's statements), or a statement of the
-    module binding a name they read, in turn, or the body of a function they
-    call (of the module, or of another module of the user's), reads the
-    environment or a file. Not a function
+    """Whether one of `found` (a global's statements, binding `name` when
+    given), or a statement of the module binding a name they read, in turn,
+    or the body of a function they call (of the module, or of another
+    module of the user's), reads the environment, the command line or a
+    file. Not a function
     among `found` (one that changes the global when a run calls it: what a
     step appends to is the program's state), nor what a called function
     calls in turn (a workflow and its steps read files as they run)."""
-    seen: set[int] = set()
-    todo = [(s, 0) for s in found]
+    seen: set[tuple[int, str | None]] = set()
+    todo = [(s, 0, namespace, name) for s in found]
     while todo:
-        stmt, depth = todo.pop()
-        if id(stmt) in seen or isinstance(stmt, _DEFS):
+        stmt, depth, names, bound = todo.pop()
+        if (id(stmt), bound) in seen or isinstance(stmt, _DEFS):
             continue
-        seen.add(id(stmt))
+        seen.add((id(stmt), bound))
+        checked = checked_file if names is namespace else None
         marked, read, called = _scan(stmt)
-        if marked or any(_calls_outside(n, namespace, checked_file) for n in called):
+        if marked or any(_calls_outside(n, names, checked) for n in called):
             return True
         if depth < _DEPTH:
-            for name in read:
-                todo += [(s, depth + 1) for s in binding_statements(name, namespace, checked_file) or []]
+            for r in read:
+                todo += [(s, depth + 1, names, r) for s in binding_statements(r, names, checked) or []]
+            for home, attr in _imported(stmt, names, bound):  # `from settings import CFG`: settings' statements
+                todo += [(s, depth + 1, vars(home), attr) for s in binding_statements(attr, vars(home)) or []]
     return False
+
+
+def _imported(
+    stmt: ast.AST, namespace: Mapping[str, Any], name: str | None
+) -> list[tuple[types.ModuleType, str]]:
+    """The user's modules and names that the `from c import X` (or `*`)
+    statement binds `name` from (any name it binds when None), loaded
+    already (the statement ran): X's value was made by c's statements,
+    which count as this module's own would (`settings.CFG`)."""
+    package = str(namespace.get("__package__") or "")
+    found = []
+    for node in from_imports(stmt):  # also one inside `try:` or `if`
+        home = sys.modules.get(absolute(node.module or "", node.level, package))
+        if home is None or not user_module(home):
+            continue
+        for alias in node.names:
+            if alias.name == "*" and name is not None:
+                found.append((home, name))
+            elif alias.name != "*" and name in (None, alias.asname or alias.name):
+                found.append((home, alias.name))
+    return found
 
 
 def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked_file: str | None) -> bool:
@@ -120,7 +151,7 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            marked |= name in _READS
+            marked |= name in _READS or name.startswith("read_")  # pandas' readers: `read_sql`
             if (chain := _chain(func)) is not None:
                 called.add(chain)
     found = (marked, frozenset(read), frozenset(called))

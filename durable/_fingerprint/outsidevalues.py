@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copyreg
+import functools
 import sys
 import types
 from collections.abc import Mapping
@@ -40,10 +41,14 @@ def class_outside_tokens(cls: type) -> list[str]:
         found = binding_statements(cls.__name__, namespace) or []
     except ConfigurationError:
         return []
-    body = [s for c in found if isinstance(c, ast.ClassDef) for s in c.body]
-    if not reads_outside([s for s in body if not isinstance(s, _DEFS)], namespace, None):
+    body: list[ast.AST] = [s for c in found if isinstance(c, ast.ClassDef) for s in c.body if not isinstance(s, _DEFS)]
+    if not reads_outside(body, namespace, None):
         return []
-    constants = [(k, plain_tokens(v, mutable=False)) for k, v in sorted(vars(cls).items())]
+    # A list or dict its own statement makes from outside (`RATES = [float(os.environ["K"])]`)
+    # by its contents too: not one a method fills.
+    made = {n.id for s in body if reads_outside([s], namespace, None) for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
+    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in sorted(vars(cls).items())]
     return [t for k, toks in constants if toks and not k.startswith("__") for t in (k, *toks)]
 
 
@@ -109,6 +114,8 @@ def outside_tokens(obj: object) -> list[str] | None:
         return seen[1]
     toks = content_tokens(obj)
     toks = mapping_tokens(obj) if toks is None else toks
+    if toks is None and isinstance(obj, functools.partial):  # its function counts by its name
+        toks = plain_tokens((obj.args, sorted(obj.keywords.items())))
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own

@@ -57,7 +57,21 @@ def bound_again(name: str, namespace: Mapping[str, Any], checked_file: str | Non
     (`h = h1` ... `h = h2`, `K = 1` ... `K = 2`): which ran last decides
     what it holds when a step is called, not the statements, all in the file."""
     found = binding_statements(name, namespace, checked_file) or []
-    return sum(_binds_whole(s, name) and _names(s, name) for s in found) > 1
+    return sum((_binds_whole(s, name) and _names(s, name)) or _unpacks(s, name) for s in found) > 1
+
+
+def _unpacks(stmt: ast.AST, name: str) -> bool:
+    """Whether the statement binds `name` by unpacking (`CFG, PAIR = a, b`)."""
+    todo: list[ast.expr] = [t for t in getattr(stmt, "targets", None) or () if isinstance(t, (ast.Tuple, ast.List))]
+    while todo:
+        t = todo.pop()
+        if isinstance(t, (ast.Tuple, ast.List)):
+            todo += t.elts
+        elif isinstance(t, ast.Starred):
+            todo.append(t.value)
+        elif isinstance(t, ast.Name) and t.id == name:
+            return True
+    return False
 
 
 def _names(stmt: ast.AST, name: str) -> bool:
