@@ -204,13 +204,14 @@ def _indexes(
 ) -> Iterator[dict[tuple[int, str], list[types.CodeType]]]:
     """The code objects `src` compiles to, as one module, then (only when
     asked for: it is the rarer case) each top-level statement on its own, as
-    IPython compiles a cell. Python 3.11+ compiles `json.dumps(x)` in a
-    function differently when `import json` is in the same unit, so a cell
-    holding both compiled whole is not the code its kernel runs."""
+    IPython compiles a cell (3.11+ compiles `json.dumps(x)` in a function
+    differently when `import json` is in the same unit). A test module's
+    plain compile comes first too: pytest rewrites `assert`s only, so a
+    function without one has the same code either way, and rewriting (the
+    whole module: no cell has it) costs ~20 times the compile."""
     flags = code.co_flags & _FUTURE
-    yield _compiled(src.text, flags, how, code.co_filename)
-    if how is None:  # pytest's rewriter needs the whole module; no cell has it
-        yield _compiled(src.text, flags, _APART, code.co_filename)
+    yield _compiled(src.text, flags, None, code.co_filename)
+    yield _compiled(src.text, flags, _APART if how is None else how, code.co_filename)
 
 
 _CHECKED: dict[tuple[int, int], tuple[types.CodeType, Source, bool]] = {}
@@ -254,7 +255,7 @@ def _parameters_match(node: ast.AST, code: types.CodeType) -> bool:
     return tuple(names) == code.co_varnames[: len(names)]
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=512)  # a test module's plain and rewritten compiles: two entries
 def _compiled(
     text: str, flags: int, how: object, filename: str
 ) -> dict[tuple[int, str], list[types.CodeType]]:
