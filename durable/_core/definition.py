@@ -20,6 +20,8 @@ BODY_KEY = "(workflow body)"
 
 @dataclass
 class Definition:
+    """A workflow's definition: its fingerprint and its steps'."""
+
     fingerprint: str
     steps: dict[str, str]
     parts: dict[str, dict[str, str]] = field(default_factory=dict)

@@ -138,6 +138,8 @@ class RunCompleted(Event):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class RunSuspended(Event):
+    """The run suspended (`durable.suspend`, an input it waits for): `reason` says why."""
+
     reason: str = ""
 
 

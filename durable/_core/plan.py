@@ -150,6 +150,8 @@ async def apause(seconds: float, real: bool = False, look: Look | None = None) -
 
 @dataclass
 class Call:
+    """Call `fn(*args, **kwargs)`, inside `enter()`'s context when given."""
+
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
@@ -158,6 +160,8 @@ class Call:
 
 @dataclass
 class Pause:
+    """A pause of `seconds` in a run (a retry's delay); `look` checks for a cancel."""
+
     seconds: float
     look: Look | None = None  # a run's pause looks for its cancel marker
 

@@ -45,6 +45,8 @@ def enter_root(run: RunState) -> Callable[[], None]:
 
 @dataclass
 class _Installed:
+    """Our task factory on a loop, the one it chained to, and the runs using it."""
+
     factory: Callable[..., Any]
     previous: Callable[..., Any] | None
     runs: int = 0

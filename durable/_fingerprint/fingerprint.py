@@ -60,6 +60,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Fingerprint:
+    """A function's fingerprint: its value, its name, and the parts hashed."""
+
     value: str
     identity: str
     parts: Mapping[str, str] = field(default_factory=dict)

@@ -41,6 +41,8 @@ from .runs import RunInfo, read_manifest, run_info
 
 @dataclass(frozen=True)
 class FailedAttempt:
+    """One failed try of a step: its exception's type and message, and when."""
+
     type: str
     message: str
     at: float
@@ -80,6 +82,8 @@ class StepInfo:
 
 @dataclass
 class _Raw:
+    """A run's records as read from the store, before they are shown."""
+
     records: dict[Position, StepRecord]
     attempts: dict[Position, StepRecord]
     timers: dict[Position, float]

@@ -83,6 +83,8 @@ def ref_key(sha: str, workflow: str, run_id: str) -> str:
 
 @dataclass
 class Entry:
+    """A cache entry: its key and the record it keeps."""
+
     key: str
     record: StepRecord
 

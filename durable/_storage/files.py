@@ -41,6 +41,8 @@ def display(url: str) -> str:
 
 @dataclass(frozen=True)
 class _Entry:
+    """A file of an artifact: its path in it, its size, its mtime."""
+
     rel: str
     size: int
     mtime: float | None

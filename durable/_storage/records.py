@@ -177,6 +177,7 @@ def timer_of(body: bytes) -> tuple[float, str | None]:
 
 @dataclass
 class Attempt:
+    """A failed try of a step, as its attempts record keeps it."""
     type: str
     message: str
     traceback: str
@@ -195,6 +196,7 @@ _COMMON = {s: s for s in ("step", "loop", "sleep", "item", "workflow", INPUT_KIN
 
 @dataclass(slots=True)  # a replay keeps one per position: no __dict__ each
 class StepRecord:
+    """What a position of a run recorded."""
     position: Position
     kind: str  # "step" | "loop" | "sleep"
     name: str
@@ -291,6 +293,7 @@ _ROW = 1 + len(STEP_FIELDS)  # FORMAT, then every field (`to_bytes`)
 
 @dataclass
 class RunRecord:
+    """A run's manifest: its workflow, definition, arguments and status."""
     workflow: str
     run_id: str
     fingerprint: str
