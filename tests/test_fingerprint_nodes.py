@@ -1,4 +1,5 @@
-"""The fingerprint's own tree walk gives `ast.walk`'s nodes in its order:
+"""The fingerprint's own tree walk gives `ast.walk`'s nodes in its order
+(and `children` those of `ast.iter_child_nodes`):
 every hash and every "first statement found" of the fingerprint depends on
 both, on every Python version (the trees differ between them)."""
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import durable
-from durable._fingerprint.nodes import walk
+from durable._fingerprint.nodes import children, walk
 
 HERE = Path(__file__).parent
 SOURCES = sorted(
@@ -20,6 +21,8 @@ SOURCES = sorted(
 
 def same_walk(tree: ast.AST) -> None:
     assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+    for node in ast.walk(tree):
+        assert [id(n) for n in children(node)] == [id(n) for n in ast.iter_child_nodes(node)]
 
 
 @pytest.mark.parametrize("part", [0, 1, 2, 3])

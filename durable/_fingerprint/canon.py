@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from .nodes import walk
+from .nodes import children, walk
 from .values import hash_tokens, scalar_token
 
 #: Decorator names that belong to durable and never count as code.
@@ -242,7 +242,7 @@ def _free_chains(node: ast.AST, local: frozenset[str]) -> Iterator[tuple[str, ..
         chain = next(name_chains(node), None)  # the whole chain comes first
         if chain is not None and chain[0] not in local:
             yield chain
-    for sub in ast.iter_child_nodes(node):
+    for sub in children(node):
         yield from _free_chains(sub, local)
 
 
@@ -266,5 +266,5 @@ def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> froz
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(children(node))
     return frozenset(names - declared)

@@ -10,7 +10,7 @@ import ast
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .nodes import walk
+from .nodes import children, walk
 
 # Methods that change a list, dict or set in place (not `logging.basicConfig`).
 MUTATORS = frozenset(
@@ -252,7 +252,7 @@ def run_now(stmt: ast.AST) -> Iterator[ast.AST]:
         if isinstance(node, _DEFS):
             todo += [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
         else:
-            todo += ast.iter_child_nodes(node)
+            todo += children(node)
 
 
 def _reads_own(stmt: ast.AST) -> bool:

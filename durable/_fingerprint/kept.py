@@ -19,7 +19,7 @@ import ast
 import types
 from typing import Any
 
-from .nodes import walk
+from .nodes import children, walk
 from .source import find_definitions, runs_this_source, source_of
 
 # Methods whose call, as a statement of its own (its result unused), only
@@ -97,7 +97,7 @@ def _uses(fn: ast.AST, wanted: frozenset[str]) -> list[tuple[ast.Name, _Above]]:
         if isinstance(node, ast.Name) and node.id in wanted:
             found.append((node, above))
         below = (node, above[0], above[1])
-        stack.extend((child, below) for child in ast.iter_child_nodes(node))
+        stack.extend((child, below) for child in children(node))
     return found
 
 

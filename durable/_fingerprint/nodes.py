@@ -29,3 +29,15 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
             elif isinstance(field, _AST):
                 add(field)
         yield node
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes(node)`, as a list."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        field = getattr(node, name, None)
+        if isinstance(field, list):
+            found += [item for item in field if isinstance(item, _AST)]
+        elif isinstance(field, _AST):
+            found.append(field)
+    return found
