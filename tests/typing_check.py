@@ -188,5 +188,5 @@ assert_type(in_a_set(1), int)
 
 
 def events_are_read_only(event: StepExecuted) -> None:
-    # Frozen for type checkers too (their methods are written once: _core/frozen.py).
+    # Frozen for type checkers too (their methods are written once: durable/_frozen.py).
     event.run_id = "other"  # type: ignore[misc]

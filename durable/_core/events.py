@@ -19,7 +19,7 @@ from dataclasses import field
 from types import TracebackType
 from typing import TypeVar
 
-from .frozen import Frozen, dataclass
+from .._frozen import Frozen, dataclass
 
 
 def _now() -> float:

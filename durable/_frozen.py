@@ -1,10 +1,13 @@
 """Frozen dataclasses whose methods are written once. `@dataclass(frozen=True)`
 compiles a `__setattr__` and a `__delattr__` for each class, and `eq` and
 `repr` an `__eq__`, a `__hash__` and a `__repr__`, as its module is imported,
-in every process: the 16 events (`events`) cost 51M instructions, 27M of
-them the frozen pair. A class made by this module's `dataclass` that derives
-from `Frozen` has these five from `Frozen`, behaving as the generated ones
-do; type checkers see `dataclasses.dataclass` (read-only fields)."""
+in every process: the 16 events (`_core.events`) cost 51M instructions, 27M
+of them the frozen pair. A class made by this module's `dataclass` that
+derives from `Frozen` has these five from `Frozen`, behaving as the
+generated ones do; type checkers see `dataclasses.dataclass` (read-only
+fields). Not for a public class a user may subclass: a frozen dataclass
+cannot derive from one that is not. Below every layer; imports nothing of
+durable."""
 
 from __future__ import annotations
 
