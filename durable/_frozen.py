@@ -1,13 +1,14 @@
-"""Frozen dataclasses whose methods are written once. `@dataclass(frozen=True)`
+"""Dataclasses whose methods are written once. `@dataclass(frozen=True)`
 compiles a `__setattr__` and a `__delattr__` for each class, and `eq` and
 `repr` an `__eq__`, a `__hash__` and a `__repr__`, as its module is imported,
 in every process: the 16 events (`_core.events`) cost 51M instructions, 27M
 of them the frozen pair. A class made by this module's `dataclass` that
-derives from `Frozen` has these five from `Frozen`, behaving as the
+derives from `Frozen` has these five from it, one that derives from
+`Compared` (not frozen) the `__eq__` and `__repr__`, behaving as the
 generated ones do; type checkers see `dataclasses.dataclass` (read-only
-fields). Not for a public class a user may subclass: a frozen dataclass
-cannot derive from one that is not. Below every layer; imports nothing of
-durable."""
+fields). A user's `@dataclass(frozen=True)` subclass of one is refused (a
+frozen dataclass cannot derive from one that is not): the events are not
+made to be subclassed. Below every layer; imports nothing of durable."""
 
 from __future__ import annotations
 
@@ -19,15 +20,34 @@ if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
 else:
 
-    def dataclass(**options: Any) -> Any:
-        """`dataclasses.dataclass` with `frozen`, `eq` and `repr` left to `Frozen`."""
-        return dataclasses.dataclass(**{**options, "frozen": False, "eq": False, "repr": False})
+    def dataclass(cls: Any = None, /, **options: Any) -> Any:
+        """`dataclasses.dataclass`, `frozen`, `eq` and `repr` left to the base class."""
+        made = dataclasses.dataclass(**{**options, "frozen": False, "eq": False, "repr": False})
+        return made if cls is None else made(cls)
 
 
-class Frozen:
-    """Assignment and deletion refused (`__init__` sets each field, once);
-    equal when of one class with equal compared fields; hashed and shown by
-    those fields, as `@dataclass(frozen=True)` does."""
+class _Fields:
+    """Equal when of one class with equal compared fields, shown by its
+    fields: the `__eq__` and `__repr__` `@dataclass` generates."""
+
+    __slots__ = ()
+
+    def _compared(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f.name) for f in _fields(self) if f.compare)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in _fields(self) if f.repr)
+        return f"{type(self).__qualname__}({shown})"
+
+
+class Frozen(_Fields):
+    """Assignment and deletion refused (`__init__` sets each field, once),
+    hashed by the compared fields: `@dataclass(frozen=True)`."""
 
     __slots__ = ()
 
@@ -40,20 +60,14 @@ class Frozen:
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
-    def _compared(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f.name) for f in _fields(self) if f.compare)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._compared() == other._compared()
-
     def __hash__(self) -> int:
         return hash(self._compared())
 
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in _fields(self) if f.repr)
-        return f"{type(self).__qualname__}({shown})"
+
+class Compared(_Fields):
+    """Unhashable, as `@dataclass` (not frozen) makes a class that compares."""
+
+    __slots__ = ()
 
 
 def _fields(obj: Any) -> tuple[dataclasses.Field[Any], ...]:

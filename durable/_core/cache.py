@@ -16,9 +16,9 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._frozen import Compared, dataclass
 from .._storage import cachemarks, cachestore
 from .._storage.base import Store
 from .._storage.cachestore import MISSING, Entry, is_missing
@@ -51,7 +51,7 @@ _refs: set[tuple[str, str, float | None]] = set()
 
 
 @dataclass(slots=True)  # one per cached call
-class Ticket:
+class Ticket(Compared):
     """One call's place in the cache."""
 
     store: Store

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .._fingerprint.fingerprint import IDENTITY, describe_change
+from .._frozen import Compared, dataclass
 from .._storage.records import RunRecord
 from ..errors import (
     DefinitionChangedError,
@@ -19,7 +20,7 @@ BODY_KEY = "(workflow body)"
 
 
 @dataclass
-class Definition:
+class Definition(Compared):
     """A workflow's definition: its fingerprint and its steps'."""
 
     fingerprint: str

@@ -1,11 +1,12 @@
-"""The events, and the engine's own frozen dataclasses (`durable/_frozen.py`),
+"""The events and the engine's own frozen dataclasses (`durable/_frozen.py`)
 behave as `@dataclass(frozen=True)` makes them to whoever holds one: every
 assignment or deletion raises `FrozenInstanceError` with its message; `==`,
 `hash` and `repr` are its; `fields`, `replace`, `asdict`, `copy` and
 `pickle` work; each class's signature is its. The methods that do it are
 written once: `frozen=True` compiled five for each class in every process
 that imported the engine (the events' frozen pair alone: 27M of their
-module's 51M instructions)."""
+module's 51M instructions). Its classes that are not frozen compare, show
+and refuse to hash as `@dataclass` makes them, and keep their slots."""
 
 from __future__ import annotations
 
@@ -18,14 +19,22 @@ from typing import Any
 import pytest
 
 from durable import _frozen, events
+from durable._core.cache import Ticket
+from durable._core.definition import Definition
+from durable._core.plan import Call, Pause, Wait
 from durable._core.retry import RetryPolicy
 from durable._core.run import Options
 from durable._core.spec import StepSpec
+from durable._core.taskfactory import _Installed
 from durable._fingerprint.fingerprint import Fingerprint
+from durable._storage import cachestore, segments
 from durable._storage.files import _Entry
+from durable._storage.records import Attempt, RunRecord, StepRecord
 
 EVENTS = [c for c in vars(events).values() if isinstance(c, type) and issubclass(c, events.Event)]
 CLASSES = [*EVENTS, RetryPolicy, Options, Fingerprint, _Entry]
+PLAIN = [Definition, Call, Pause, Wait, Ticket, _Installed, Attempt, StepRecord, RunRecord]
+PLAIN += [cachestore.Entry, cachestore.Unverified, segments.Snapshot]
 SAMPLE = {"str": "s", "int": 3, "float": 2.5, "bool": True}
 
 
@@ -38,10 +47,10 @@ def sample(cls: type) -> Any:
     return cls(**given)
 
 
-def frozen_twin(cls: type, made: Any) -> Any:
+def frozen_twin(cls: type, made: Any, frozen: bool = True) -> Any:
     """`made` as an instance of the class `@dataclass(frozen=True)` makes."""
     own = [(f.name, f.type, copy.copy(f)) for f in dataclasses.fields(cls)]
-    twin = dataclasses.make_dataclass(cls.__qualname__, own, frozen=True)
+    twin = dataclasses.make_dataclass(cls.__qualname__, own, frozen=frozen)
     return twin(**{f.name: getattr(made, f.name) for f in dataclasses.fields(cls) if f.init})
 
 
@@ -60,8 +69,9 @@ def raised(action: Any, *args: Any) -> tuple[type[BaseException], str] | None:
 def test_no_class_has_the_methods_of_a_frozen_dataclass_compiled_for_it() -> None:
     assert len(EVENTS) == 16
     made = {"__setattr__", "__delattr__", "__eq__", "__hash__", "__repr__"}
-    assert [c.__name__ for c in [*CLASSES, StepSpec] if made & set(vars(c))] == []
+    assert [c.__name__ for c in [*CLASSES, StepSpec, *PLAIN] if made & set(vars(c))] == []
     assert all(issubclass(c, _frozen.Frozen) for c in [*CLASSES, StepSpec])
+    assert all(issubclass(c, _frozen.Compared) for c in PLAIN)
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -95,3 +105,17 @@ def test_each_is_replaced_copied_and_pickled_whole(cls: type) -> None:
     again = pickle.loads(pickle.dumps(made))
     assert again == made and repr(again) == repr(made)
     assert raised(setattr, again, name, "x") is not None
+
+
+@pytest.mark.parametrize("cls", PLAIN, ids=lambda c: c.__name__)
+def test_each_not_frozen_compares_and_shows_as_a_dataclass_does(cls: type) -> None:
+    made = sample(cls)
+    twin = frozen_twin(cls, made, frozen=False)
+    assert repr(made) == repr(twin)
+    assert raised(hash, made) == raised(hash, twin) is not None  # unhashable
+    same, other = copy.copy(made), dataclasses.replace(made, **{first(cls): "x"})
+    assert made != twin and made == same and not made != same and made != other
+    setattr(same, first(cls), "x")  # not frozen
+    assert same == other
+    assert str(inspect.signature(cls)) == str(inspect.signature(type(twin)))
+    assert hasattr(made, "__dict__") == (cls not in (StepRecord, Ticket))  # their slots kept
