@@ -13,6 +13,7 @@ made to be subclassed. Below every layer; imports nothing of durable."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, Any
 
@@ -46,16 +47,19 @@ class _Fields:
 
 
 class Frozen(_Fields):
-    """Assignment and deletion refused (`__init__` sets each field, once),
-    hashed by the compared fields: `@dataclass(frozen=True)`."""
+    """Assignment and deletion refused (but by `__init__`), hashed by the
+    compared fields: `@dataclass(frozen=True)`."""
 
     __slots__ = ()
 
     def __setattr__(self, name: str, value: Any) -> None:
-        own = self.__dict__
-        if name in own or name not in _names(type(self)):
+        # Only the class's own `__init__` sets its fields (a frozen one does so
+        # with `object.__setattr__`). Not through `__dict__`: touched, it
+        # would make every later read of the instance's attributes slower.
+        init = getattr(type(self).__init__, "__code__", None)
+        if sys._getframe(1).f_code is not init or name not in _names(type(self)):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        own[name] = value
+        object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")

@@ -119,3 +119,16 @@ def test_each_not_frozen_compares_and_shows_as_a_dataclass_does(cls: type) -> No
     assert same == other
     assert str(inspect.signature(cls)) == str(inspect.signature(type(twin)))
     assert hasattr(made, "__dict__") == (cls not in (StepRecord, Ticket))  # their slots kept
+
+
+def test_an_assignment_from_another_classs_init_is_refused() -> None:
+    """The fields are set by their class's own `__init__` only."""
+
+    class Holder:
+        def __init__(self, event: events.Event) -> None:
+            event.run_id = "other"  # type: ignore[misc]
+
+    event = sample(events.RunStarted)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'run_id'"):
+        Holder(event)
+    assert event.run_id == "s"
