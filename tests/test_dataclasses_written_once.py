@@ -27,14 +27,19 @@ from durable._core.run import Options
 from durable._core.spec import StepSpec
 from durable._core.taskfactory import _Installed
 from durable._fingerprint.fingerprint import Fingerprint
+from durable._manage.cache import CacheInfo, EntryInfo
+from durable._manage.cancel import Cancellation
+from durable._manage.history import FailedAttempt, StepInfo, _Raw
+from durable._manage.runs import RunInfo
 from durable._storage import cachestore, segments
 from durable._storage.files import _Entry
 from durable._storage.records import Attempt, RunRecord, StepRecord
 
 EVENTS = [c for c in vars(events).values() if isinstance(c, type) and issubclass(c, events.Event)]
 CLASSES = [*EVENTS, RetryPolicy, Options, Fingerprint, _Entry]
+CLASSES += [RunInfo, StepInfo, FailedAttempt, EntryInfo, CacheInfo, Cancellation]
 PLAIN = [Definition, Call, Pause, Wait, Ticket, _Installed, Attempt, StepRecord, RunRecord]
-PLAIN += [cachestore.Entry, cachestore.Unverified, segments.Snapshot]
+PLAIN += [cachestore.Entry, cachestore.Unverified, segments.Snapshot, _Raw]
 SAMPLE = {"str": "s", "int": 3, "float": 2.5, "bool": True}
 
 
