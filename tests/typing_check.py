@@ -8,6 +8,7 @@ from typing import Any
 from typing_extensions import assert_type
 
 import durable
+from durable.events import StepExecuted
 
 
 @durable.step
@@ -184,3 +185,8 @@ def in_a_set(n: int) -> int:
 
 assert_type(listed(1), int)
 assert_type(in_a_set(1), int)
+
+
+def events_are_read_only(event: StepExecuted) -> None:
+    # Frozen for type checkers too (their methods are written once: durable/_frozen.py).
+    event.run_id = "other"  # type: ignore[misc]

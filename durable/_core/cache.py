@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from .._errortext import warn
+from .._frozen import Compared, dataclass
 from .._storage import cachemarks, cachestore
 from .._storage.base import Store
 from .._storage.cachestore import MISSING, Entry, is_missing
@@ -51,7 +52,7 @@ _refs: set[tuple[str, str, float | None]] = set()
 
 
 @dataclass(slots=True)  # one per cached call
-class Ticket:
+class Ticket(Compared):
     """One call's place in the cache."""
 
     store: Store

@@ -6,11 +6,12 @@ run continues under (refused, re-run from the change, or rebased)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .._errortext import warn
 from .._fingerprint.fingerprint import IDENTITY, describe_change
+from .._frozen import Compared, dataclass
 from .._storage.records import RunRecord
 from ..errors import (
     DefinitionChangedError,
@@ -20,7 +21,9 @@ BODY_KEY = "(workflow body)"
 
 
 @dataclass
-class Definition:
+class Definition(Compared):
+    """A workflow's definition: its fingerprint and its steps'."""
+
     fingerprint: str
     steps: dict[str, str]
     parts: dict[str, dict[str, str]] = field(default_factory=dict)

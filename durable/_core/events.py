@@ -14,23 +14,23 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import field
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from .._errortext import warn
+from .._frozen import Frozen, dataclass
 
 
 def _now() -> float:
     return time.time()
 
 
-# eq=False, repr=False: each frozen dataclass would compile its own
-# __eq__, __hash__ and __repr__ as the module is imported (16 events: a
-# third of this module's ~12 ms, in every process). `Event` has them once,
-# for all, and they behave as the generated ones do.
-@dataclass(frozen=True, eq=False, repr=False)
-class Event:
+# One __setattr__, __delattr__, __eq__, __hash__ and __repr__ for the 16
+# events (`frozen`: the generated ones, compiled for each, cost more than
+# the rest of this module as it was imported, in every process).
+@dataclass(frozen=True)
+class Event(Frozen):
     """What every event carries. Outside a run (a plain `loop_over`),
     `run_id` and `workflow` are empty strings."""
 
@@ -38,23 +38,8 @@ class Event:
     workflow: str
     time: float = field(default_factory=_now, kw_only=True)
 
-    def _compared(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f.name) for f in fields(self) if f.compare)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._compared() == other._compared()
-
-    def __hash__(self) -> int:
-        return hash(self._compared())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
-        return f"{type(self).__qualname__}({shown})"
-
-
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunStarted(Event):
     """The run's first operation executes now (or the run ends without one).
     `resumed`: an earlier attempt of this run exists; `replayed` counts the
@@ -72,7 +57,7 @@ class RunStarted(Event):
     started: float = 0.0  # when this call began (time.time())
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class OperationEvent(Event):
     """One operation at one position: a step, a `loop_over` block (kind
     "loop"), a sleep or a child run (kind "workflow"). `attempt` is the try
@@ -86,17 +71,17 @@ class OperationEvent(Event):
     kind: str = "step"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class StepExecuted(OperationEvent):
     """The operation ran and its record was written."""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class StepReplayed(OperationEvent):
     """The operation's recorded output was returned without running it."""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class StepRetried(OperationEvent):
     """Try `attempt` failed with `error`; the next try starts after `delay` s."""
 
@@ -105,7 +90,7 @@ class StepRetried(OperationEvent):
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class StepFailed(OperationEvent):
     """Try `attempt` failed with `error` and no try follows."""
 
@@ -113,7 +98,7 @@ class StepFailed(OperationEvent):
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class BlockProgress(Event):
     """Where a `loop_over` block stands: sent when it starts (`done` counts
     items restored from checkpoints), after each item, and once `finished`."""
@@ -127,7 +112,7 @@ class BlockProgress(Event):
     finished: bool = False
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunCompleted(Event):
     """`recorded`: the run had completed before; its recorded result was
     returned without running the body."""
@@ -137,12 +122,14 @@ class RunCompleted(Event):
     recorded: bool = False
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunSuspended(Event):
+    """The run suspended (`durable.suspend`, an input it waits for): `reason` says why."""
+
     reason: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunFailed(Event):
     """The run ends failed (or refused: a changed definition...); calling
     it again resumes it."""
@@ -151,7 +138,7 @@ class RunFailed(Event):
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunInterrupted(Event):
     """Ctrl-C, SIGTERM (graceful stop) or another BaseException ended the run."""
 
@@ -159,7 +146,7 @@ class RunInterrupted(Event):
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunCancelled(Event):
     """The run was cancelled (`durable cancel`, `Workflow.cancel`) and ends
     `cancelled`: only a restart runs it again."""
@@ -171,7 +158,7 @@ class RunCancelled(Event):
 ENDS = (RunCompleted, RunSuspended, RunFailed, RunInterrupted, RunCancelled)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunRebased(Event):
     """The definition changed and the run replays its records anyway."""
 
@@ -179,13 +166,13 @@ class RunRebased(Event):
     new_fingerprint: str = ""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class LeaseTakenOver(Event):
     """The run was left `running` by a process that is gone (killed, crashed);
     this process took its lease over and continues it."""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class RunWaiting(Event):
     """Another process holds the run and this call waits for its lease
     (`with_options(wait=)`, `durable run --wait`): sent once, when the wait

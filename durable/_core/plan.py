@@ -9,10 +9,10 @@ import inspect
 import threading
 import time
 from collections.abc import Callable, Coroutine, Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .._errortext import warn
+from .._frozen import Compared, dataclass
 from .._storage import clock as clocks
 from ..errors import Stopped
 
@@ -148,7 +148,9 @@ async def apause(seconds: float, real: bool = False, look: Look | None = None) -
 
 
 @dataclass
-class Call:
+class Call(Compared):
+    """Call `fn(*args, **kwargs)`, inside `enter()`'s context when given."""
+
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
@@ -156,13 +158,15 @@ class Call:
 
 
 @dataclass
-class Pause:
+class Pause(Compared):
+    """A pause of `seconds` in a run (a retry's delay); `look` checks for a cancel."""
+
     seconds: float
     look: Look | None = None  # a run's pause looks for its cancel marker
 
 
 @dataclass
-class Wait:
+class Wait(Compared):
     """Wait `seconds` of real time for something outside the run (another
     holder's lease): not the durable clock, so `fake_clock()` does not
     shorten it; an async caller awaits it without blocking its loop, where

@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from .._frozen import Frozen, dataclass
 from .._storage.clock import MAX_WAIT
 from ..errors import ConfigurationError, ControlFlow
 from .plan import Call, Look, Pause, Plan
@@ -27,7 +27,7 @@ RetryOn = (
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(Frozen):
     """`retries` tries after the first, for an exception of `retry_on`,
     waiting `delay * backoff**n` seconds before try n + 2, at most `max_delay`."""
 

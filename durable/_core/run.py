@@ -6,13 +6,13 @@ call is the same call."""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import os
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
@@ -52,8 +52,8 @@ from .taskfactory import settling
 from .threads import install
 
 
-@dataclasses.dataclass(frozen=True)
-class Options:
+@dataclass(frozen=True)
+class Options(Frozen):
     """A workflow's settings: the decorator's, then `with_options`."""
 
     run_id: str | Callable[..., str] | None = None

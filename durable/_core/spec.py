@@ -7,11 +7,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Hashable, Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
 from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key
+from .._frozen import Frozen, dataclass
 from ..errors import DurableError, ValidationError
 from .bound import binds
 from .context import RunState
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class StepSpec:
+class StepSpec(Frozen):
     """What the engine needs to know of a step."""
 
     name: str

@@ -12,10 +12,10 @@ import sys
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
+from .._frozen import Compared, dataclass
 from ..errors import ControlFlow, Stopped
 from .scope import RunState, Scope, _asyncio, current_task, scope_var, set_scope
 
@@ -44,7 +44,9 @@ def enter_root(run: RunState) -> Callable[[], None]:
 
 
 @dataclass
-class _Installed:
+class _Installed(Compared):
+    """Our task factory on a loop, the one it chained to, and the runs using it."""
+
     factory: Callable[..., Any]
     previous: Callable[..., Any] | None
     runs: int = 0

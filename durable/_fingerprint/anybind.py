@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 
+from .nodes import walk
+
 _ANY_BINDERS = frozenset({"globals", "vars", "exec"})
 
 
@@ -21,7 +23,7 @@ def may_bind_any(stmt: ast.AST) -> bool:
     `__main__` block is no statement of every global. A value taken out of
     it (`globals()[name].append(1)`) may be changed in place, and counts."""
     looks: set[int] = set()
-    for sub in ast.walk(stmt):
+    for sub in walk(stmt):
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Subscript):
             looks.add(id(sub.func.value))
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
@@ -36,7 +38,7 @@ def may_bind_any(stmt: ast.AST) -> bool:
         elif isinstance(sub, (ast.For, ast.comprehension)):  # `for k in globals()`: names
             looks.add(id(sub.iter))
     return any(
-        _names_any(sub) and id(sub) not in looks for sub in ast.walk(stmt)
+        _names_any(sub) and id(sub) not in looks for sub in walk(stmt)
     ) or _sets_a_module(stmt, looks)
 
 
@@ -45,7 +47,7 @@ def _sets_a_module(stmt: ast.AST, looks: set[int]) -> bool:
     attribute (`setattr(sys.modules[__name__], "K", 3)`, `mod.K = 3` after
     `mod = sys.modules[name]`): any global of that module, which the text
     does not name."""
-    nodes = list(ast.walk(stmt))
+    nodes = list(walk(stmt))
     takes = any(
         isinstance(n, ast.Attribute)
         and n.attr == "modules"

@@ -30,6 +30,7 @@ from .inplace import (
     with_holders,
 )
 from .methodcalls import CALLS, with_method_calls
+from .nodes import walk
 from .source import Source, parse, runs_this_source, source_of, stale_source
 from .witness import witnessed
 
@@ -86,7 +87,7 @@ def made_here_alone(
 @lru_cache(maxsize=4096)  # asked for each name a counted statement reads
 def _stored(stmt: ast.AST) -> frozenset[str]:
     return frozenset(
-        n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     )
 
 
@@ -216,11 +217,11 @@ def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
         yield ANY
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         yield stmt.name
-        yield from (n for sub in ast.walk(stmt) if isinstance(sub, ast.Global) for n in sub.names)
+        yield from (n for sub in walk(stmt) if isinstance(sub, ast.Global) for n in sub.names)
         yield from _changed_in_place(stmt)
         return
     yield from _bound_by(stmt, readers)
-    yield from (s.target.id for s in ast.walk(stmt) if isinstance(s, ast.NamedExpr))  # `:=`
+    yield from (s.target.id for s in walk(stmt) if isinstance(s, ast.NamedExpr))  # `:=`
     for block in BLOCKS:
         inner = getattr(stmt, block, None)
         if isinstance(inner, list):
@@ -231,10 +232,10 @@ def _binds(stmt: Any, readers: frozenset[str]) -> Iterator[str]:
 def _changed_in_place(node: ast.AST) -> Iterator[str]:
     """Globals a function (or a class's methods) changes in place:
     `CFG["k"] = 5`, `VALUES.append(5)` on a name that is not its own."""
-    own = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    own |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    own = {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {a.arg for a in walk(node) if isinstance(a, ast.arg)}
     parts = _local_parts(node, own)
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, (ast.Assign, ast.Delete)):
             targets = sub.targets
         elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)):
@@ -252,7 +253,7 @@ def _local_parts(node: ast.AST, own: set[str]) -> dict[str, set[str]]:
     """A function's local name -> the globals whose object (or a part of
     it) it is bound to, in turn (`p = CFG["m"]`, `for p in CFG.values()`):
     `p.append(x)` changes `CFG` as much as `CFG["m"].append(x)` does."""
-    holders = aliases_in([s for s in ast.walk(node) if isinstance(s, (ast.Assign, ast.For, ast.With))])
+    holders = aliases_in([s for s in walk(node) if isinstance(s, (ast.Assign, ast.For, ast.With))])
     parts: dict[str, set[str]] = {}
     for source in holders:
         if source not in own:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from .nodes import children, walk
 from .values import hash_tokens, scalar_token
 
 #: Decorator names that belong to durable and never count as code.
@@ -151,7 +152,7 @@ def is_our_decorator(dec: ast.expr) -> bool:
 
 def name_chains(node: ast.AST) -> Iterator[tuple[str, ...]]:
     """Dotted names read in `node`: `a`, `a.b`, `a.b.c` (every prefix)."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             yield (sub.id,)
         elif isinstance(sub, ast.Attribute):
@@ -187,7 +188,7 @@ def uses_itself(nodes: tuple[ast.AST, ...], name: str) -> bool:
     """Whether a function uses its own name other than to call itself
     (`helper.k`, `getattr(helper, "k")`, `helper.__defaults__`): it reads
     what the module's statements set on it (`helper.k = 2`)."""
-    found = [n for node in nodes for n in ast.walk(node)]
+    found = [n for node in nodes for n in walk(node)]
     calls = {id(n.func) for n in found if isinstance(n, ast.Call)}
     return any(isinstance(n, ast.Name) and n.id == name and id(n) not in calls for n in found)
 
@@ -200,7 +201,7 @@ def chains_of(nodes: tuple[ast.AST, ...]) -> list[tuple[str, ...]]:
 
 @lru_cache(maxsize=4096)
 def from_imports(stmt: ast.AST) -> tuple[ast.ImportFrom, ...]:
-    return tuple(n for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom))
+    return tuple(n for n in walk(stmt) if isinstance(n, ast.ImportFrom))
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -241,7 +242,7 @@ def _free_chains(node: ast.AST, local: frozenset[str]) -> Iterator[tuple[str, ..
         chain = next(name_chains(node), None)  # the whole chain comes first
         if chain is not None and chain[0] not in local:
             yield chain
-    for sub in ast.iter_child_nodes(node):
+    for sub in children(node):
         yield from _free_chains(sub, local)
 
 
@@ -265,5 +266,5 @@ def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> froz
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(children(node))
     return frozenset(names - declared)

@@ -17,9 +17,10 @@ import ast
 import functools
 import types
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
 from .canon import definition_tokens, node_hash
 from .holds import dispatched
@@ -59,7 +60,9 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Fingerprint:
+class Fingerprint(Frozen):
+    """A function's fingerprint: its value, its name, and the parts hashed."""
+
     value: str
     identity: str
     parts: Mapping[str, str] = field(default_factory=dict)

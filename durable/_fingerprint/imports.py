@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .nodes import walk
 from .reach import _MISSING, code_objects
 from .userfiles import is_user_file
 
@@ -38,7 +39,7 @@ def local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[
 
 @lru_cache(maxsize=4096)
 def body_imports(nodes: tuple[ast.AST, ...], package: str) -> list[tuple[str, str, str | None]]:
-    return [t for node in nodes for sub in ast.walk(node) for t in imported_names(sub, package)]
+    return [t for node in nodes for sub in walk(node) for t in imported_names(sub, package)]
 
 
 def imported_value(module: str, attr: str | None) -> object:

@@ -1,15 +1,16 @@
 """How module-level statements change an object in place, through its own
-name or through another bound to it (`bindings` indexes the statements).
-
-Pure standard library. `MODEL = CFG` then `MODEL["k"] = 2`, or `PART =
-CFG["m"]` then `PART.append(2)`, change the dict `CFG` names as much as
-`CFG["k"] = 2` does: those statements count for `CFG` too."""
+name or through another bound to it (`bindings` indexes the statements):
+`MODEL = CFG` then `MODEL["k"] = 2`, or `PART = CFG["m"]` then
+`PART.append(2)`, change the dict `CFG` names as much as `CFG["k"] = 2`
+does, so those statements count for `CFG` too. Pure standard library."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+from .nodes import children, walk
 
 # Methods that change a list, dict or set in place (not `logging.basicConfig`).
 MUTATORS = frozenset(
@@ -28,8 +29,7 @@ READERS = frozenset(
     "print display len repr str ascii format type id hash isinstance int float bool abs round".split()
 )
 BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-# Methods that return a part of their object, not a copy.
-_PARTS = frozenset({"get", "setdefault", "values", "items"})
+_PARTS = frozenset({"get", "setdefault", "values", "items"})  # give a part, not a copy
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -63,7 +63,7 @@ def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
     that shows or reads: `logger.debug("%s", STATS)`), and the object of a changing method
     (`SEEN.append(1)`, `last = SEEN.pop()`)."""
     names: list[str] = []
-    for call in ast.walk(expr) if expr is not None else ():
+    for call in walk(expr) if expr is not None else ():
         if not isinstance(call, ast.Call):
             continue
         names += passed(call, readers)
@@ -226,7 +226,7 @@ def _callees(stmt: ast.AST) -> tuple[set[str], set[str]]:
     (`out = run(); print(out)` in an `if __name__ == "__main__":` block):
     what it reads differs while it runs and after, which would make a run
     look changed."""
-    later = _called_names(ast.walk(stmt)) if isinstance(stmt, _DEFS) else set()
+    later = _called_names(walk(stmt)) if isinstance(stmt, _DEFS) else set()
     if _reads_own(stmt):
         return set(), later
     now = _called_names(run_now(stmt))
@@ -252,7 +252,7 @@ def run_now(stmt: ast.AST) -> Iterator[ast.AST]:
         if isinstance(node, _DEFS):
             todo += [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
         else:
-            todo += ast.iter_child_nodes(node)
+            todo += children(node)
 
 
 def _reads_own(stmt: ast.AST) -> bool:
@@ -263,7 +263,7 @@ def _reads_own(stmt: ast.AST) -> bool:
     reading it was served the first pass's output)."""
     names = [n for n in run_now(stmt) if isinstance(n, ast.Name)]
     loops = [n.target for n in run_now(stmt) if isinstance(n, (ast.For, ast.AsyncFor))]
-    own = {n.id for t in loops for n in ast.walk(t) if isinstance(n, ast.Name)}
+    own = {n.id for t in loops for n in walk(t) if isinstance(n, ast.Name)}
     stored = {n.id for n in names if isinstance(n.ctx, ast.Store)} - own
     return any(n.id in stored for n in names if not isinstance(n.ctx, ast.Store))
 
@@ -272,7 +272,7 @@ def _changes(stmt: ast.AST, readers: frozenset[str]) -> Iterator[str]:
     """Names a module-level statement changes in place: `X[k] = v`, `X.a =
     v`, `X += [v]`, `X.append(v)`, `fill(X)`."""
     yield from called(stmt, readers)
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):  # `REG.register(2)`
             yield from method_object(node.value)
         targets: list[ast.expr] = []

@@ -19,6 +19,7 @@ import ast
 import types
 from typing import Any
 
+from .nodes import children, walk
 from .source import find_definitions, runs_this_source, source_of
 
 # Methods whose call, as a statement of its own (its result unused), only
@@ -76,7 +77,7 @@ def only_written(nodes: list[ast.AST], wanted: frozenset[str]) -> frozenset[str]
 def _reads_unnamed(fn: ast.AST) -> bool:
     """Whether fn (or a function in it) may read its variables without
     naming them (`_UNNAMED_READS`)."""
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Name) and node.id in _UNNAMED_READS:
             return True
         if isinstance(node, ast.Attribute) and node.attr in _FRAME_READS:
@@ -96,7 +97,7 @@ def _uses(fn: ast.AST, wanted: frozenset[str]) -> list[tuple[ast.Name, _Above]]:
         if isinstance(node, ast.Name) and node.id in wanted:
             found.append((node, above))
         below = (node, above[0], above[1])
-        stack.extend((child, below) for child in ast.iter_child_nodes(node))
+        stack.extend((child, below) for child in children(node))
     return found
 
 

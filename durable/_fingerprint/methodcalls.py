@@ -11,6 +11,7 @@ from typing import Any
 
 from .canon import is_our_decorator
 from .inplace import BLOCKS, _doer, method_object, units
+from .nodes import walk
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The key prefix of the statements that only call a name's methods: in
@@ -71,9 +72,9 @@ def _called_in(fn: ast.AST, imported: set[str]) -> Iterator[str]:
     step reading `os.path`), nor its own variables'."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _doer(fn):
         return
-    own = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    own |= {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
-    for stmt in ast.walk(fn):
+    own = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {a.arg for a in walk(fn) if isinstance(a, ast.arg)}
+    for stmt in walk(fn):
         if isinstance(stmt, ast.Expr) and not isinstance(stmt, _DEFS):
             yield from (n for n in _method_roots(stmt, imported) if n not in own and n not in imported)
 
@@ -106,7 +107,7 @@ def _method_roots(stmt: ast.AST, imported: set[str]) -> Iterator[str]:
         if field in BLOCKS:
             continue
         for sub in node if isinstance(node, list) else [node]:
-            inner = list(ast.walk(sub)) if isinstance(sub, ast.AST) else []
+            inner = list(walk(sub)) if isinstance(sub, ast.AST) else []
             # Not a chain (`df.groupby("a").sum()`), as for a statement of its own.
             chained = {id(n.value) for n in inner if isinstance(n, ast.Attribute)}
             for call in inner:

@@ -18,6 +18,7 @@ from typing import Any
 from .bindings import binding_statements
 from .canon import from_imports
 from .imports import absolute, user_module
+from .nodes import walk
 
 # Names and attributes that read the environment or the command line
 # (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing, a
@@ -141,7 +142,7 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
     if len(_scanned) >= 4096:
         _scanned.clear()
     marked, read, called = False, set[str](), set[tuple[str, ...]]()
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.Name):
             marked |= node.id in _ENV
             if isinstance(node.ctx, ast.Load):

@@ -15,6 +15,8 @@ import types
 import warnings
 from functools import lru_cache
 
+from .nodes import walk
+
 # Where the deduper's compile puts a function, and a method.
 _FUNCTION_LINE, _METHOD_LINE = 1, 2
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -34,7 +36,7 @@ def compiled_alone(
     the code the deduper would make of it (compiled on its own, as it
     compiles it: no `__future__` flags), when that code starts on `line`."""
     found = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, _DEFS) or node.name != name:
             continue
         text = textwrap.dedent(ast.unparse(node))

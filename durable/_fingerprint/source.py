@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
+from .nodes import walk
 from .patched import compiled_alone, may_be_patched
 from .witness import file_state, witnessed
 
@@ -103,7 +104,7 @@ def parse(text: str) -> Source:
         return Source(text, None)
     index: dict[int, list[ast.AST]] = {}
     rebound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, _DEFS):
             index.setdefault(_first_line(node), []).append(node)
         elif isinstance(node, ast.Global):
@@ -144,7 +145,7 @@ def home_line(code: types.CodeType, src: Source) -> int | None:
 def _definitions_at(src: Source, line: int, name: str) -> tuple[ast.AST, ...]:
     found = [n for n in src.defs.get(line, []) if _def_name(n) == name]
     # `lambda x: lambda y: ...`: keep the outermost, it contains the others.
-    inner = {id(sub) for n in found for sub in ast.walk(n) if sub is not n}
+    inner = {id(sub) for n in found for sub in walk(n) if sub is not n}
     return tuple(n for n in found if id(n) not in inner)
 
 
@@ -204,13 +205,13 @@ def _indexes(
 ) -> Iterator[dict[tuple[int, str], list[types.CodeType]]]:
     """The code objects `src` compiles to, as one module, then (only when
     asked for: it is the rarer case) each top-level statement on its own, as
-    IPython compiles a cell. Python 3.11+ compiles `json.dumps(x)` in a
-    function differently when `import json` is in the same unit, so a cell
-    holding both compiled whole is not the code its kernel runs."""
+    IPython compiles a cell (3.11+ compiles `json.dumps(x)` in a function
+    differently when `import json` is in the same unit). A test module's
+    plain compile comes first too: pytest rewrites `assert`s only (code
+    without one is the same), at ~20 times a compile (not for cells)."""
     flags = code.co_flags & _FUTURE
-    yield _compiled(src.text, flags, how, code.co_filename)
-    if how is None:  # pytest's rewriter needs the whole module; no cell has it
-        yield _compiled(src.text, flags, _APART, code.co_filename)
+    yield _compiled(src.text, flags, None, code.co_filename)
+    yield _compiled(src.text, flags, _APART if how is None else how, code.co_filename)
 
 
 _CHECKED: dict[tuple[int, int], tuple[types.CodeType, Source, bool]] = {}
@@ -254,7 +255,7 @@ def _parameters_match(node: ast.AST, code: types.CodeType) -> bool:
     return tuple(names) == code.co_varnames[: len(names)]
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=512)  # a test module's plain and rewritten compiles: two entries
 def _compiled(
     text: str, flags: int, how: object, filename: str
 ) -> dict[tuple[int, str], list[types.CodeType]]:

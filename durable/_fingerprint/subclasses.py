@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .holds import user_class
+from .nodes import walk
 from .reach import _MISSING, module_label
 from .witness import witnessed
 
@@ -80,7 +81,7 @@ def _hidden(nodes: tuple[ast.AST, ...], given: str | None) -> list[tuple[str, ..
     chain of `self.__class__` (it lists the same classes), any other
     (`type(x)`, `make()`, `kinds[0]`) as a chain of an unknown object."""
     found: list[tuple[str, ...]] = []
-    for node in (sub for n in nodes for sub in ast.walk(n)):
+    for node in (sub for n in nodes for sub in walk(n)):
         value = node.value if isinstance(node, ast.Attribute) and node.attr == _LISTS else None
         if value is None or isinstance(value, (ast.Name, ast.Attribute)):
             continue

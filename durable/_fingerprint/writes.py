@@ -17,6 +17,7 @@ import ast
 from functools import lru_cache
 
 from .inplace import LOOKS, READERS, passed, run_now
+from .nodes import walk
 from .source import parse
 
 # The attribute of a write whose name is not a string in the text
@@ -51,13 +52,14 @@ def writes_of(text: str) -> tuple[tuple[Path, ast.AST], ...]:
     }
     found: list[tuple[Path, ast.AST]] = []
     for unit in body:
-        paths = [_written(node) for node in ast.walk(unit)]
+        nodes = list(walk(unit))
+        paths = [_written(node) for node in nodes]
         paths += [_called(node) for node in run_now(unit)]
         found += [(path, unit) for path in paths if path and path[0] not in ("self", "cls")]
         # A call in a function's body hands its names over as well, when the
         # function runs (`main()` calling `configure(settings)`): counted
         # whether or not it runs, fail closed, as a write in a body is.
-        found += [given for node in ast.walk(unit) for given in _given(node, unit, defs)]
+        found += [given for node in nodes for given in _given(node, unit, defs)]
     return tuple(found)
 
 

@@ -7,8 +7,7 @@ run never touches the cache."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._frozen import Frozen, dataclass
 from .._storage import cachemarks, cachestore
 from .._storage.base import Store
 from .._storage.cachestore import Entry
@@ -19,7 +18,7 @@ from ..errors import ConfigurationError
 
 
 @dataclass(frozen=True)
-class EntryInfo:
+class EntryInfo(Frozen):
     """One cache entry as `durable cache ls` shows it."""
 
     step: str
@@ -35,7 +34,7 @@ class EntryInfo:
 
 
 @dataclass(frozen=True)
-class CacheInfo:
+class CacheInfo(Frozen):
     """`durable.cache_info(step)`: hits and misses in this process, and the
     entries the store holds for the step (with their size in bytes)."""
 

@@ -13,8 +13,8 @@ import json
 import os
 import socket
 import time
-from dataclasses import dataclass
 
+from .._frozen import Frozen, dataclass
 from .._storage.base import Store
 from .._storage.keys import cancel_key, check_names
 from .._storage.lease import LEASE_TTL
@@ -24,7 +24,7 @@ from .runs import read_manifest
 
 
 @dataclass(frozen=True)
-class Cancellation:
+class Cancellation(Frozen):
     """What `cancel` did: `status` is "cancelled" (done: no process held the
     run) or "cancelling" (its holder, `holder`, stops at its next step)."""
 

@@ -7,10 +7,11 @@ when a completed attempt (or the fork source) showed them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .._errortext import preview_of
+from .._frozen import Compared, Frozen, dataclass
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.files import artifact_states
@@ -39,14 +40,16 @@ from .runs import RunInfo, read_manifest, run_info
 
 
 @dataclass(frozen=True)
-class FailedAttempt:
+class FailedAttempt(Frozen):
+    """One failed try of a step: its exception's type and message, and when."""
+
     type: str
     message: str
     at: float
 
 
 @dataclass(frozen=True)
-class StepInfo:
+class StepInfo(Frozen):
     """One position of a run as `Workflow.history()` and `durable show` show it."""
 
     position: Position  # an int in the body; `PositionPath` (prints `2.0.1`) inside a task
@@ -78,7 +81,9 @@ class StepInfo:
 
 
 @dataclass
-class _Raw:
+class _Raw(Compared):
+    """A run's records as read from the store, before they are shown."""
+
     records: dict[Position, StepRecord]
     attempts: dict[Position, StepRecord]
     timers: dict[Position, float]

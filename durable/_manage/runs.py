@@ -8,10 +8,11 @@ and `.delete()` delegate here (gc lives in `cleanup`, history in
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .._errortext import shell_words
+from .._frozen import Frozen, dataclass
 from .._storage.base import Store
 from .._storage.keys import (
     as_position,
@@ -39,7 +40,7 @@ from .reads import Head, reading_run, summaries
 
 
 @dataclass(frozen=True)
-class RunInfo:
+class RunInfo(Frozen):
     """One run as `Workflow.runs()` and `durable runs` show it."""
 
     workflow: str

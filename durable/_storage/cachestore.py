@@ -23,9 +23,9 @@ import os
 import string
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, DurableError, IntegrityError
 from . import cacheblob
 from .base import SHARED_BLOBS, Store
@@ -82,7 +82,9 @@ def ref_key(sha: str, workflow: str, run_id: str) -> str:
 
 
 @dataclass
-class Entry:
+class Entry(Compared):
+    """A cache entry: its key and the record it keeps."""
+
     key: str
     record: StepRecord
 
@@ -252,7 +254,7 @@ def sweep(store: Store) -> int:
 
 
 @dataclass
-class Unverified:
+class Unverified(Compared):
     """An entry that fails the signature check under the store's key (signed
     with another key, not signed while the store has one, or forged). It is
     never served (a cached call that meets it raises `IntegrityError`);

@@ -9,9 +9,9 @@ import datetime
 import hashlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from .._frozen import Frozen, dataclass
 from ..errors import StorageError
 from .base import Store
 
@@ -40,7 +40,9 @@ def display(url: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Entry:
+class _Entry(Frozen):
+    """A file of an artifact: its path in it, its size, its mtime."""
+
     rel: str
     size: int
     mtime: float | None

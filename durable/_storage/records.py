@@ -6,11 +6,12 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields
 from sys import intern
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._errortext import shell_words, unrecordable
+from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, DurableError, SerializationError
 from .codec import MSGPACK, PICKLE, decode_value, encode_value, pack, unpack
 
@@ -176,7 +177,8 @@ def timer_of(body: bytes) -> tuple[float, str | None]:
 
 
 @dataclass
-class Attempt:
+class Attempt(Compared):
+    """A failed try of a step, as its attempts record keeps it."""
     type: str
     message: str
     traceback: str
@@ -194,7 +196,8 @@ _COMMON = {s: s for s in ("step", "loop", "sleep", "item", "workflow", INPUT_KIN
 
 
 @dataclass(slots=True)  # a replay keeps one per position: no __dict__ each
-class StepRecord:
+class StepRecord(Compared):
+    """What a position of a run recorded."""
     position: Position
     kind: str  # "step" | "loop" | "sleep"
     name: str
@@ -290,7 +293,8 @@ _ROW = 1 + len(STEP_FIELDS)  # FORMAT, then every field (`to_bytes`)
 
 
 @dataclass
-class RunRecord:
+class RunRecord(Compared):
+    """A run's manifest: its workflow, definition, arguments and status."""
     workflow: str
     run_id: str
     fingerprint: str

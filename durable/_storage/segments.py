@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
+from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
 from .keys import CANCEL, SEGMENTS, is_record, position_of, segment_name, segment_of
@@ -63,7 +64,7 @@ def decode_segment(data: bytes, key: bytes | None, run_id: str, name: str) -> li
 
 
 @dataclass
-class Snapshot:
+class Snapshot(Compared):
     """A run's records as read at one moment, and how they are stored."""
 
     records: dict[str, bytes] = field(default_factory=dict)

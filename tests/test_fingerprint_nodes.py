@@ -1,0 +1,53 @@
+"""The fingerprint's own tree walk gives `ast.walk`'s nodes in its order
+(and `children` those of `ast.iter_child_nodes`):
+every hash and every "first statement found" of the fingerprint depends on
+both, on every Python version (the trees differ between them)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._fingerprint.nodes import children, walk
+
+HERE = Path(__file__).parent
+SOURCES = sorted(
+    [*Path(durable.__file__).parent.rglob("*.py"), *HERE.glob("*.py"), Path(ast.__file__)]
+)
+
+
+def same_walk(tree: ast.AST) -> None:
+    assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+    for node in ast.walk(tree):
+        assert [id(n) for n in children(node)] == [id(n) for n in ast.iter_child_nodes(node)]
+
+
+@pytest.mark.parametrize("part", [0, 1, 2, 3])
+def test_every_node_of_these_files_in_the_order_of_ast_walk(part: int) -> None:
+    files = SOURCES[part::4]
+    assert len(files) > 50
+    for path in files:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except SyntaxError:  # fp_corpus_312.py before 3.12
+            continue
+        same_walk(tree)
+        for stmt in tree.body:  # a walk from a statement, as most are
+            same_walk(stmt)
+
+
+def test_nodes_made_by_hand_with_fields_left_unset() -> None:
+    call = ast.Call(func=ast.Name(id="f", ctx=ast.Load()), args=[ast.Constant(1)])  # no keywords
+    partial = ast.BinOp(left=ast.Constant(1), op=ast.Add())  # no right
+    module = ast.Module(body=[ast.Expr(call), ast.Expr(partial)], type_ignores=[])
+    same_walk(module)
+    assert [type(n).__name__ for n in walk(module)][:5] == ["Module", "Expr", "Expr", "Call", "BinOp"]
+
+
+def test_lists_of_names_and_of_operators() -> None:
+    tree = ast.parse("global a, b\nx = 1 < 2 <= 3\n", mode="exec")
+    same_walk(tree)
+    same_walk(ast.parse("match p:\n    case Point(x=0, y=1): pass\n"))
