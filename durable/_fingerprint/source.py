@@ -73,9 +73,8 @@ def current_text(filename: str, module_globals: Mapping[str, Any] | None) -> str
     # What linecache needs to ask a loader (zip imports), not a whole namespace.
     lazy = {k: module_globals[k] for k in _LAZY if module_globals and k in module_globals}
     lines = linecache.getlines(filename, lazy or None)
-    # Asked once per name a fingerprint follows (~400 for a step of a large
-    # module): joined, then hashed by `parse`'s cache, each time. Linecache
-    # makes a new list whenever it reads a file, so the same list is the same text.
+    # Asked once per name a fingerprint follows (~400 for a step of a large module):
+    # linecache makes a new list whenever it reads a file: the same list, the same text.
     kept = _JOINED.get(filename)
     if kept is None or kept[0] is not lines or kept[1] != len(lines):
         if len(_JOINED) >= 1024:  # cells of a long notebook session
