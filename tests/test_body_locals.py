@@ -271,3 +271,29 @@ def test_a_loop_over_function_a_factory_makes_in_the_body(
         "r9", weights={"w": 3}, ready=True
     ).value == [3, 6]
     assert seen == [1, 2, 1, 2]
+
+
+def make_child(ys: list[int], runs: list[int]) -> Any:
+    @durable.workflow(name="made_child")
+    def made_child() -> int:
+        runs.append(1)
+        return sum(ys)
+
+    return made_child
+
+
+def test_a_child_workflow_a_factory_makes_in_the_body(store: durable.Store) -> None:
+    runs: list[int] = []
+
+    @durable.workflow(run_id="r12", store=store)
+    def parent(xs: list[int], ready: bool = False) -> int:
+        child = make_child(sorted(xs), runs)
+        out: int = child()
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(parent, "r12", [1, 2], xs=[1, 2, 3])  # was: 3, running gives 6
+    assert runs == [1]
+    assert parent.with_options(on_change="rerun").resume("r12", xs=[1, 2, 3], ready=True).value == 6
+    assert runs == [1, 1]
