@@ -29,12 +29,21 @@ def child(x: int) -> str:
     return inner(x)
 
 
-def make(store: durable.Store, version: str, wait: bool = False) -> Any:
+def first_step(version: str) -> Any:
+    """The step before the child, writing what the child reads; its
+    version is the edit that makes the rerun."""
+
     @durable.step(name="first", version=version)
     def first(x: int) -> int:
         ran.append("first")
         shared["file"] = version
         return x
+
+    return first
+
+
+def make(store: durable.Store, version: str, wait: bool = False) -> Any:
+    first = first_step(version)
 
     @durable.workflow(name="parent", store=store, on_change="rerun")
     def parent(x: int) -> list[Any]:
@@ -87,11 +96,7 @@ def test_a_child_that_failed_after_the_first_changed_position_runs_afresh_under_
         return [inner(x), last(x)]
 
     def parent_of(version: str) -> Any:
-        @durable.step(name="first", version=version)
-        def first(x: int) -> int:
-            ran.append("first")
-            shared["file"] = version
-            return x
+        first = first_step(version)
 
         @durable.workflow(name="parent", store=store, on_change="rerun")
         def parent(x: int) -> list[Any]:
