@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from .._core import notify
 from .._core.arguments import derive_run_id
 from .._core.attempts import keep_failure
-from .._core.bound import note_made, with_held
+from .._core.bound import with_held
 from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
@@ -74,9 +74,7 @@ def child_plan(
     pos = parent.take_position()
     given = flow._bind(args, kwargs)
     # A workflow defined in the parent's body, or made there by a factory
-    # (`child = make_child(sorted(xs))`), may read the parent's arguments.
-    if parent.bodies:
-        note_made(flow.fn, parent.bodies)
+    # (`child = make_child(sorted(xs))`: `decorate`), may read the parent's arguments.
     digest = call_digest(given.signature, args, kwargs, flow.name)
     digest = with_held(flow.fn, digest, parent.argument_values, parent.bodies)
     definition = flow.definition()

@@ -8,6 +8,8 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
+from .._core.bound import note_made
+from .._core.context import active_run
 from .._core.run import Options
 from .._storage.base import Store
 from ..errors import ConfigurationError
@@ -30,6 +32,9 @@ def make_workflow(
             "other options with .with_options(...) (run_id=, store=, on_change=, wait=)"
         )
     cls = AsyncWorkflow if inspect.iscoroutinefunction(fn) else Workflow
+    ctx = active_run()
+    if ctx is not None and ctx.bodies:  # made while a body runs: a child a factory makes
+        note_made(fn, ctx.bodies)
     return cls(fn, name, version, options)
 
 
