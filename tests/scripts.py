@@ -70,3 +70,11 @@ def edited_env(folder: Path) -> str:
     what the second run printed."""
     assert "suspended" in run_in(folder, "flow.py", K="2", STOP="1")
     return run_in(folder, "flow.py", K="3")
+
+
+def refused_then_replayed(folder: Path, old: str) -> None:
+    """K edited from 2 to 3 refuses the run (it printed `value {old}` before
+    the fix); K back to 2, the same value, replays it."""
+    out = edited_env(folder)
+    assert "DefinitionChangedError" in out and f"value {old}" not in out
+    assert f"value {old}" in run_in(folder, "flow.py", K="2")

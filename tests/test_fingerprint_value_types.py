@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import durable
-from tests.scripts import counted, edited_env, run_in, suspending
+from tests.scripts import counted, edited_env, refused_then_replayed, run_in, suspending
 
 
 def made(k: Any) -> Any:
@@ -225,11 +225,3 @@ def test_a_class_constant_read_from_the_environment_counts_by_value(
 ) -> None:
     (tmp_path / "flow.py").write_text(CLASS_ATTR.replace("CALL", call))
     refused_then_replayed(tmp_path, "20.0")
-
-
-def refused_then_replayed(folder: Path, old: str) -> None:
-    """K edited from 2 to 3 refuses the run (it printed `value {old}` before
-    the fix); K back to 2, the same value, replays it."""
-    out = edited_env(folder)
-    assert "DefinitionChangedError" in out and f"value {old}" not in out
-    assert f"value {old}" in run_in(folder, "flow.py", K="2")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import counted, edited_env, run_in, suspending
+from tests.scripts import counted, refused_then_replayed, run_in, suspending
 
 # -- a settings module of the user's, made from the environment -------------------
 
@@ -54,9 +54,7 @@ def test_dbos_recovery_with_settings_imported_from_a_module_of_the_users(
     contents; `from settings import *` counted nothing of settings'."""
     (tmp_path / "settings.py").write_text(SETTINGS[kind])
     (tmp_path / "flow.py").write_text(FROM_SETTINGS.replace("IMPORTED", imported))
-    out = edited_env(tmp_path)
-    assert "DefinitionChangedError" in out and "value 20.0" not in out
-    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")
+    refused_then_replayed(tmp_path, "20.0")
     assert (tmp_path / "count").read_text().split() == ["scale"]
 
 
@@ -156,9 +154,7 @@ def test_joblib_memory_partial_of_a_library_function_made_from_the_environment(
     statement (a user's function's partial counted its arguments already),
     and K=3 got the 3.33 computed with K=2."""
     (tmp_path / "flow.py").write_text(PARTIAL)
-    out = edited_env(tmp_path)
-    assert "DefinitionChangedError" in out and "value 3.33" not in out
-    assert "value 3.33" in run_in(tmp_path, "flow.py", K="2")
+    refused_then_replayed(tmp_path, "3.33")
     assert (tmp_path / "count").read_text().split() == ["third"]
 
 
@@ -210,9 +206,7 @@ def test_dbos_recovery_of_a_class_list_made_from_the_environment(tmp_path: Path)
     K=3 is refused, K=2 replays. Seen failing: only the class's immutable
     constants counted by value, the list by the statement's text."""
     (tmp_path / "flow.py").write_text(CLASS_LIST)
-    out = edited_env(tmp_path)
-    assert "DefinitionChangedError" in out and "value 20.0" not in out
-    assert "value 20.0" in run_in(tmp_path, "flow.py", K="2")
+    refused_then_replayed(tmp_path, "20.0")
     assert (tmp_path / "count").read_text().split() == ["predict"]
 
 
