@@ -62,6 +62,7 @@ class _Live(NamedTuple):
     digest: str
     rec: StepRecord | None  # a persist=False marker at pos
     reopened: str | None  # why a record at pos was forgotten
+    reads: bool  # reads the run's arguments through its closure (`held_by`)
 
 
 def replay_or_prepare(
@@ -79,24 +80,25 @@ def replay_or_prepare(
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
     held, bodies = ctx.argument_values, ctx.bodies
+    reads = bool((held or bodies) and held_by(spec.fn, held, bodies))
     if spec.binds:
         digest = with_bound(spec.fn, digest, held, bodies)
-    elif (held or bodies) and held_by(spec.fn, held, bodies):  # it binds nothing
+    elif reads:  # it binds nothing
         digest = with_held(spec.fn, digest, held, bodies)
     fp = spec.fingerprint_in(ctx)
     shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
     if rec is None:
-        return _Live(pos, fp, digest, None, None)
+        return _Live(pos, fp, digest, None, None, reads)
     reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
     if reopened is not None:
-        return _Live(pos, fp, digest, None, reopened)
+        return _Live(pos, fp, digest, None, reopened, reads)
     if not rec.persisted:
-        return _Live(pos, fp, digest, rec, None)
+        return _Live(pos, fp, digest, rec, None, reads)
     value = load_value(ctx, rec, pruned=True)
     if value is PRUNED:
         reopen(ctx, rec.position)
-        return _Live(pos, fp, digest, None, "its cached output was pruned")
+        return _Live(pos, fp, digest, None, "its cached output was pruned", reads)
     if ctx.watched:  # `notify.replayed` returns at once otherwise
         notify.replayed(ctx, rec)
     return value
@@ -197,7 +199,7 @@ class _Tries:
         """Record the output of the try that returned (made with `call`'s
         arguments); the value the run goes on with."""
         ctx, spec, found = self.ctx, self.spec, self.found
-        pos, fp, digest, rec, reopened = self.live
+        pos, fp, digest, rec, reopened, reads = self.live
         derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
         produced = (
             artifacts.produced(ctx, pos, spec.name, found + derived, spec.verify)
@@ -214,7 +216,6 @@ class _Tries:
         )  # fmt: skip
         if reopened is not None:
             record.extra["reopened"] = reopened
-        reads = held_by(spec.fn, ctx.argument_values, ctx.bodies)
         held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
         rejoin = (
             functools.partial(with_bound, spec.fn, held=held, bodies=bodies)
