@@ -228,10 +228,10 @@ def held_by(fn: object, arguments: tuple[Any, ...], bodies: tuple[Body, ...] = (
         if not isinstance(f, types.FunctionType) or id(f) in seen:
             continue
         seen.add(id(f))
-        for body in bodies:
-            made.update(_made_from(f, body))
         held = [_contents(c) for c in f.__closure__ or ()]
         held += [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()]
+        for body in bodies:
+            made.update(_made_from(f, body, held))
         for v in held:
             if id(v) in wanted and not any(v is x for x in found):
                 found.append(v)
@@ -242,11 +242,11 @@ def held_by(fn: object, arguments: tuple[Any, ...], bodies: tuple[Body, ...] = (
     return found
 
 
-def _made_from(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
+def _made_from(f: types.FunctionType, body: Body, held: list[Any]) -> list[tuple[str, str]]:
     """The run's arguments (name, digest) that the body's locals `f` reads
     are made from, or that the statement making it did (`note_made`); one
     without a digest counts by its type, as `with_held` counts it."""
-    names = read_from_body(f, body.function)
+    names = read_from_body(f, body.function, held)
     made = getattr(f, "__durable_made_at__", None)
     if made is not None and made[0] is body.function.__code__:
         names |= made[1]

@@ -18,12 +18,12 @@ whose source cannot be read makes every local depend on every parameter.
 from __future__ import annotations
 
 import ast
-import builtins
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
+from .fills import Filled, changed, data, filled_by
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 
@@ -39,10 +39,12 @@ class Made(NamedTuple):
     # it reads are made from; None when the source cannot be read.
     lines: tuple[tuple[int, int, frozenset[str]], ...] | None
     nested: frozenset[int]  # ids of the code defined inside the body
+    # the module namespaces each global of `stored` lives in: the body's, or
+    # that of a function the body calls that fills it (`configure(xs)`)
+    homes: Mapping[str, tuple[Mapping[str, object], ...]]
 
 
 _KNOWN: dict[int, Made] = {}
-_BUILTINS = frozenset(dir(builtins))
 _NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 
 
@@ -53,9 +55,9 @@ def made_in(body: types.FunctionType) -> Made:
     if made is None or made.code is not code:
         if len(_KNOWN) >= 1024:
             _KNOWN.clear()
-        cells, stored, lines = _analyse(body)
+        cells, stored, lines, homes = _analyse(body)
         nested = frozenset(id(c) for c in nested_code(code) if c is not code)
-        made = _KNOWN[id(code)] = Made(code, cells, stored, lines, nested)
+        made = _KNOWN[id(code)] = Made(code, cells, stored, lines, nested, homes)
     return made
 
 
@@ -70,18 +72,43 @@ def made_at(body: types.FunctionType, line: int) -> frozenset[str]:
     return min(around, key=lambda pair: pair[0])[1]
 
 
-def read_from_body(fn: types.FunctionType, body: types.FunctionType) -> frozenset[str]:
+def read_from_body(
+    fn: types.FunctionType, body: types.FunctionType, held: Iterable[object] = ()
+) -> frozenset[str]:
     """The parameters of `body` that `fn` may compute from: through the
     body's locals it reads (a function nested in the body, at any depth),
-    and through the globals of the body's module that the body fills and
-    `fn`'s code names (`CONFIG["xs"] = xs`, a step reading `CONFIG`)."""
+    and through the globals the body fills (`CONFIG["xs"] = xs`, or a
+    function it calls does: `configure(xs)`) that `fn`'s code names, in
+    any module (by name, errs towards more), or holds (`held`: its
+    closure's values) or names under another name (`from settings import
+    CONFIG as CFG`) the object of."""
     made = made_in(body)
     code, found = fn.__code__, set[str]()
     if made.cells and code.co_freevars and id(code) in made.nested:
         found.update(*(made.cells[v] for v in code.co_freevars if v in made.cells))
-    if made.stored and fn.__globals__ is body.__globals__:
-        found.update(*(made.stored[g] for g in _names(code) & made.stored.keys()))
+    if made.stored:
+        names = _names(code)
+        found.update(*(made.stored[g] for g in names & made.stored.keys()))
+        objects = _filled_objects(made)
+        if objects:
+            values = [*held, *(fn.__globals__.get(n) for n in names)]
+            found.update(*(objects[id(v)] for v in values if id(v) in objects))
     return frozenset(found)
+
+
+def _filled_objects(made: Made) -> dict[int, frozenset[str]]:
+    """id -> parameters, of the objects the filled globals hold now (not a
+    number or a string: one of those is seen by name only)."""
+    objects: dict[int, frozenset[str]] = {}
+    for name, params in made.stored.items():
+        for home in made.homes.get(name, ()):
+            value = home.get(name)
+            if value is not None and type(value) not in _SCALARS and data(name, home):
+                objects[id(value)] = objects.get(id(value), frozenset()) | params
+    return objects
+
+
+_SCALARS = frozenset({bool, int, float, complex, str, bytes})
 
 
 @lru_cache(maxsize=4096)  # asked at each call of a step of such a run
@@ -90,7 +117,8 @@ def _names(code: types.CodeType) -> frozenset[str]:
 
 
 _Lines = tuple[tuple[int, int, frozenset[str]], ...]
-_Found = tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], _Lines | None]
+_Homes = dict[str, tuple[Mapping[str, object], ...]]
+_Found = tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], _Lines | None, _Homes]
 
 
 def _analyse(fn: types.FunctionType) -> _Found:
@@ -102,9 +130,11 @@ def _analyse(fn: types.FunctionType) -> _Found:
     if len(nodes) != 1 or not runs_this_source(code, src, fn.__globals__):
         # Unknown: every cell and every global the body names that holds
         # data may be made from every parameter.
-        data = [n for n in code.co_names if _data(n, fn.__globals__)]
+        named = [ast.Name(id=n) for n in code.co_names]
+        some: Filled = [(n, fn.__globals__) for n in code.co_names if data(n, fn.__globals__)]
+        some += [pair for name in named for pair in filled_by(name, fn.__globals__)]
         unknown = dict.fromkeys(code.co_cellvars, params)
-        return _only_made(unknown), _only_made(dict.fromkeys(data, params)), None
+        return _only_made(unknown), _only_made({n: params for n, _ in some}), None, _homes_of(some)
     node = nodes[0]
     edges: dict[str, set[str]] = {}
     units: list[tuple[int, int, frozenset[str]]] = []
@@ -115,14 +145,39 @@ def _analyse(fn: types.FunctionType) -> _Found:
     # local that a step decorated `@durable.step` reads depend on `ready`.
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
-    strong = _changed(body, calls=False)
+    strong = changed(body, calls=False)
     stored = {  # a global of the module the body stores into or mutates
         name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
-        if name not in own and (name in strong or _data(name, fn.__globals__))
+        if name not in own and (name in strong or data(name, fn.__globals__))
     }
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
-    return _only_made(cells), _only_made(stored), lines
+    filled: Filled = [(name, fn.__globals__) for name in stored]
+    for call, reads in _calls(body, units):  # `configure(xs)` fills its module's CONFIG
+        for name, home in filled_by(call.func, fn.__globals__):
+            stored[name] = stored.get(name, frozenset()) | _made_of(reads & own, inner) & params
+            filled.append((name, home))
+    return _only_made(cells), _only_made(stored), lines, _homes_of(filled)
+
+
+def _calls(
+    body: Iterable[ast.AST], units: Iterable[tuple[int, int, frozenset[str]]]
+) -> Iterator[tuple[ast.Call, frozenset[str]]]:
+    """Each call in the body, with what the statements on its line read."""
+    units = list(units)
+    for stmt in body:
+        for call in ast.walk(stmt):
+            if isinstance(call, ast.Call):
+                line = call.lineno
+                yield call, frozenset().union(*(r for a, b, r in units if a <= line <= b))
+
+
+def _homes_of(filled: Iterable[tuple[str, Mapping[str, object]]]) -> _Homes:
+    homes: dict[str, list[Mapping[str, object]]] = {}
+    for name, home in filled:
+        if not any(h is home for h in homes.setdefault(name, [])):
+            homes[name].append(home)
+    return {name: tuple(found) for name, found in homes.items()}
 
 
 def _made_of(names: Iterable[str], inner: Mapping[str, set[str]]) -> frozenset[str]:
@@ -131,17 +186,6 @@ def _made_of(names: Iterable[str], inner: Mapping[str, set[str]]) -> frozenset[s
 
 def _only_made(names: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
     return {name: params for name, params in names.items() if params}
-
-
-def _data(name: str, namespace: Mapping[str, object]) -> bool:
-    """Whether a global the body passes to a call, or calls a method of,
-    may hold data that call fills: not a module, a class, a function or a
-    builtin (`durable.suspend(...)`, `json.dump(xs, f)`, `print(xs)`). One
-    it stores into (`CONFIG["k"] = x`, `Cfg.rate = r`) counts whatever it is."""
-    if name not in namespace:
-        return name not in _BUILTINS  # made by the body (`global G; G = ...`)
-    value = namespace[name]
-    return not isinstance(value, (types.ModuleType, type)) and not callable(value)
 
 
 def _parameters(code: types.CodeType) -> frozenset[str]:
@@ -165,7 +209,7 @@ def _statements(
             last = max([stmt.lineno, *(getattr(n, "end_lineno", 0) or 0 for n in header)])
             header += getattr(stmt, "handlers", [])  # `except E as e` binds e
             inner = control | _read(header)
-            _link(_changed(header), inner, edges)
+            _link(changed(header), inner, edges)
             units.append((stmt.lineno, last, inner))
             for part in ("body", "orelse", "finalbody"):
                 _statements(getattr(stmt, part, []), inner, edges, units)
@@ -173,7 +217,7 @@ def _statements(
                 _statements(handler.body, inner, edges, units)
         else:  # a simple statement, or one handled whole (a nested def, `match`)
             read = control | _read([stmt])
-            _link(_changed([stmt]), read, edges)
+            _link(changed([stmt]), read, edges)
             first = getattr(stmt, "lineno", 0)
             given = _given_to_loop_over(stmt)
             read = read if given is None else _read(given)
@@ -212,46 +256,6 @@ def _read(nodes: Iterable[ast.AST]) -> frozenset[str]:
             elif isinstance(sub, (ast.Global, ast.Nonlocal)):
                 names.update(sub.names)
     return frozenset(names)
-
-
-def _changed(nodes: Iterable[ast.AST], *, calls: bool = True) -> set[str]:
-    """The names these statements may store into or mutate; without `calls`,
-    only those they bind or store into (an attribute or an item of)."""
-    names: set[str] = set()
-    for node in nodes:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-                names.add(sub.id)
-            elif isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(sub.ctx, ast.Load):
-                names.add(_base(sub))
-            elif isinstance(sub, ast.Call) and calls:  # `ys.append(x)`, `fill(ys)` may mutate ys
-                names.add(_base(sub.func))
-                names.update(_base(a) for a in (*sub.args, *(k.value for k in sub.keywords)))
-            elif isinstance(sub, (ast.Global, ast.Nonlocal)):
-                names.update(sub.names)
-            elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
-                names.add(sub.name)
-            elif isinstance(sub, ast.MatchMapping) and sub.rest:
-                names.add(sub.rest)
-            elif isinstance(sub, ast.ExceptHandler) and sub.name:
-                names.add(sub.name)
-            elif isinstance(sub, ast.alias):
-                names.add((sub.asname or sub.name).split(".")[0])
-            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(sub.name)
-    names.discard("")
-    return names
-
-
-def _base(node: ast.AST) -> str:
-    """The name an expression's chain starts from (`ys` of `ys.items()[0]`), or ""."""
-    while True:
-        if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
-            node = node.value
-        elif isinstance(node, ast.Call):
-            node = node.func
-        else:
-            return node.id if isinstance(node, ast.Name) else ""
 
 
 def _reached(name: str, edges: Mapping[str, set[str]]) -> set[str]:

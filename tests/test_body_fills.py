@@ -1,0 +1,151 @@
+"""A global filled from a run argument in ways the body's own statements do
+not show: by a function the body calls, in another module than the step
+reading it, or held by a step a factory made at import. A resume given
+another value for the argument is a changed call, never a replay of the
+output computed from the old one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import durable
+from tests import bodyfill_helpers as helpers
+from tests.bodyfill_helpers import CONFIG as SHARED
+from tests.test_closure_arguments import refused_on_resume
+
+RATES: dict[str, Any] = {}
+FACTORS: list[int] = []
+SEEN: list[str] = []
+SCALE = 1.0
+
+
+def set_rate(rate: int) -> None:
+    RATES["k"] = rate
+
+
+def set_scale(scale: float) -> None:
+    global SCALE
+    SCALE = scale
+
+
+@durable.step
+def rated(n: int) -> int:
+    SEEN.append("rated")
+    return n * RATES["k"]
+
+
+@durable.step
+def scaled(n: int) -> int:
+    SEEN.append("scaled")
+    return int(n * SCALE)
+
+
+def make_product(factors: list[int]) -> Callable[[], int]:
+    def product() -> int:
+        SEEN.append("product")
+        out = 1
+        for f in factors:
+            out *= f
+        return out
+
+    return durable.step(product, name="product")
+
+
+product_of_factors = make_product(FACTORS)  # made at import, holding the global the body fills
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    SEEN.clear()
+    helpers.SEEN.clear()
+    RATES.clear()
+    FACTORS.clear()
+
+
+def test_a_global_a_function_of_the_body_fills(store: durable.Store) -> None:
+    @durable.workflow(run_id="f1", store=store)
+    def report(rate: int, ready: bool = False) -> int:
+        set_rate(rate)
+        out: int = rated(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "f1", 2, rate=3)  # was: 20, running gives 30
+    assert SEEN == ["rated"]
+    assert report.resume("f1", rate=2, ready=True).value == 20  # the same rate: replayed
+    assert SEEN == ["rated"]
+
+
+def test_a_global_a_function_of_the_body_rebinds(store: durable.Store) -> None:
+    @durable.workflow(run_id="f2", store=store)
+    def report(scale: float, ready: bool = False) -> int:
+        set_scale(scale)
+        out: int = scaled(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "f2", 2.0, scale=3.0)  # running gives 30
+    assert SEEN == ["scaled"]
+
+
+def test_a_global_of_another_module_filled_by_its_function(store: durable.Store) -> None:
+    @durable.workflow(run_id="f3", store=store)
+    def report(scale: float, ready: bool = False) -> int:
+        helpers.configure(scale)
+        out: int = helpers.configured_sum([1, 2, 3])
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "f3", 2.0, scale=10.0)  # was: 12, running gives 60
+    assert helpers.SEEN == ["configured_sum"]
+    assert report.resume("f3", scale=2.0, ready=True).value == 12
+    assert helpers.SEEN == ["configured_sum"]
+
+
+def test_a_global_the_body_fills_read_by_a_step_of_another_module(store: durable.Store) -> None:
+    @durable.workflow(run_id="f4", store=store)
+    def report(scale: float, ready: bool = False) -> int:
+        SHARED["scale"] = scale  # the helpers module's CONFIG, by another name
+        out: int = helpers.configured_sum([1, 2, 3])
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "f4", 2.0, scale=10.0)
+    assert helpers.SEEN == ["configured_sum"]
+
+
+def test_a_global_the_body_fills_held_by_a_step_made_at_import(store: durable.Store) -> None:
+    @durable.workflow(run_id="f5", store=store)
+    def report(factors: list[int], ready: bool = False) -> int:
+        FACTORS[:] = factors
+        out: int = product_of_factors()
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "f5", [2, 3], factors=[2, 5])  # was: 6, running gives 10
+    assert SEEN == ["product"]
+    assert report.resume("f5", factors=[2, 3], ready=True).value == 6
+    assert SEEN == ["product"]
+
+
+def test_a_function_of_the_body_that_fills_nothing_changes_nothing(store: durable.Store) -> None:
+    @durable.workflow(run_id="f6", store=store)
+    def report(rate: int, ready: bool = False) -> int:
+        set_rate(2)  # the same on every call
+        out: int = rated(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out + rate
+
+    with pytest.raises(durable.Suspended):
+        report(1)
+    assert report.resume("f6", rate=5, ready=True).value == 25
+    assert SEEN == ["rated"]
