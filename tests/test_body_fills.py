@@ -6,6 +6,8 @@ output computed from the old one."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +25,19 @@ SCALE = 1.0
 
 
 def set_rate(rate: int) -> None:
+    RATES["k"] = rate
+
+
+def logged(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> Any:
+        return fn(*args)
+
+    return wrapper
+
+
+@logged
+def set_rate_logged(rate: int) -> None:
     RATES["k"] = rate
 
 
@@ -77,6 +92,19 @@ def test_a_global_a_function_of_the_body_fills(store: durable.Store) -> None:
     refused_on_resume(report, "f1", 2, rate=3)  # was: 20, running gives 30
     assert SEEN == ["rated"]
     assert report.resume("f1", rate=2, ready=True).value == 20  # the same rate: replayed
+    assert SEEN == ["rated"]
+
+
+def test_a_global_a_decorated_function_of_the_body_fills(store: durable.Store) -> None:
+    @durable.workflow(run_id="f8", store=store)
+    def report(rate: int, ready: bool = False) -> int:
+        set_rate_logged(rate)  # the wrapper passes it on: the function it wraps fills
+        out: int = rated(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "f8", 2, rate=3)  # running gives 30
     assert SEEN == ["rated"]
 
 
@@ -149,3 +177,30 @@ def test_a_function_of_the_body_that_fills_nothing_changes_nothing(store: durabl
         report(1)
     assert report.resume("f6", rate=5, ready=True).value == 25
     assert SEEN == ["rated"]
+
+
+def make_async_child(ys: list[int]) -> Any:
+    @durable.workflow(name="async_made_child")
+    async def async_made_child() -> int:
+        SEEN.append("child")
+        return sum(ys)
+
+    return async_made_child
+
+
+def test_an_async_child_workflow_a_factory_makes_in_the_body(store: durable.Store) -> None:
+    @durable.workflow(run_id="f7", store=store)
+    async def parent(xs: list[int], ready: bool = False) -> int:
+        child = make_async_child(sorted(xs))
+        out: int = await child()
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        asyncio.run(parent([1, 2]))
+    with pytest.raises(durable.DefinitionChangedError):  # was: 3, running gives 6
+        asyncio.run(parent.resume("f7", xs=[1, 2, 3], ready=True))
+    assert SEEN == ["child"]
+    assert asyncio.run(parent.resume("f7", xs=[1, 2], ready=True)).value == 3
+    assert SEEN == ["child"]

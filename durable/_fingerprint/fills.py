@@ -32,11 +32,8 @@ _MOST = 64  # functions followed from one call: a body's helpers, not a library
 def filled_by(func: ast.AST, namespace: Mapping[str, object]) -> Filled:
     """The globals the function a call names (`configure`, `helpers.configure`,
     `Settings.load`) may fill, looked up in the caller's `namespace`."""
-    callee = _resolve(func, namespace)
-    if callee is None:
-        return []
     found: Filled = []
-    todo, seen = [callee], set[int]()
+    todo, seen = _resolve(func, namespace), set[int]()
     while todo and len(seen) < _MOST:
         fn = todo.pop()
         if id(fn.__code__) in seen:
@@ -44,7 +41,7 @@ def filled_by(func: ast.AST, namespace: Mapping[str, object]) -> Filled:
         seen.add(id(fn.__code__))
         names, called = _changes(fn)
         found += [(name, fn.__globals__) for name in names]
-        todo += [f for f in (_resolve(c, fn.__globals__) for c in called) if f is not None]
+        todo += [f for c in called for f in _resolve(c, fn.__globals__)]
     return found
 
 
@@ -119,29 +116,31 @@ def _declared_global(node: ast.AST) -> set[str]:
     return {n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names}
 
 
-def _resolve(func: ast.AST, namespace: Mapping[str, object]) -> types.FunctionType | None:
-    """The Python function a call's name chain names, through modules and
-    classes only (looked up without running a property), or None."""
+def _resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
+    """The user's Python functions a call's name chain names, through modules
+    and classes only (looked up without running a property): the function,
+    and those it wraps (a step, a decorator using `functools.wraps`)."""
     chain = list(_chain(func))
-    if not chain:
-        return None
-    value: object = namespace.get(chain[0])
+    value: object = namespace.get(chain[0]) if chain else None
     for attr in chain[1:]:
         if isinstance(value, types.ModuleType):
             value = vars(value).get(attr)
         elif isinstance(value, type):
             value = next((vars(k)[attr] for k in value.__mro__ if attr in vars(k)), None)
         else:
-            return None
+            return []
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
-    if not isinstance(value, types.FunctionType):
-        return None
-    # The user's own code: a library's globals (numpy's random state) are
-    # program state, as a database's rows are; and following durable's own
-    # functions would find its bookkeeping.
-    root = (value.__module__ or "").partition(".")[0]
-    return value if is_user_file(value.__code__.co_filename, root) else None
+    found: list[types.FunctionType] = []
+    while isinstance(value, types.FunctionType) and len(found) < _MOST:
+        # The user's own code: a library's globals (numpy's random state) are
+        # program state, as a database's rows are; and following durable's
+        # own functions would find its bookkeeping.
+        root = (value.__module__ or "").partition(".")[0]
+        if is_user_file(value.__code__.co_filename, root):
+            found.append(value)
+        value = getattr(value, "__wrapped__", None)
+    return found
 
 
 def _chain(func: ast.AST) -> Iterator[str]:
