@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 import durable
 from tests import bodyfill_helpers as helpers
 from tests.bodyfill_helpers import CONFIG as SHARED
+from tests.scripts import run_in
 from tests.test_closure_arguments import refused_on_resume
 
 RATES: dict[str, Any] = {}
@@ -204,3 +206,99 @@ def test_an_async_child_workflow_a_factory_makes_in_the_body(store: durable.Stor
     assert SEEN == ["child"]
     assert asyncio.run(parent.resume("f7", xs=[1, 2], ready=True)).value == 3
     assert SEEN == ["child"]
+
+
+SETTINGS_MODULE = """
+import os
+import durable
+
+CONFIG = {}
+SCALE = 1
+
+def configure(scale):
+    CONFIG["scale"] = scale
+
+def set_scale(scale):
+    global SCALE
+    SCALE = scale
+
+def _count():
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("step\\n")
+
+@durable.step
+def from_config(n):
+    _count()
+    return n * CONFIG["scale"]
+
+@durable.step
+def from_scale(n):
+    _count()
+    return n * SCALE
+"""
+
+
+BODIES = [
+    "cfg.configure(scale)\n    out = cfg.from_config(10)",  # a function of another module
+    "cfg.set_scale(scale)\n    out = cfg.from_scale(10)",  # which rebinds its global
+    "cfg.CONFIG['scale'] = scale\n    out = cfg.from_config(10)",  # through the module
+    "cfg.SCALE = scale\n    out = cfg.from_scale(10)",
+    "CFG['scale'] = scale\n    out = cfg.from_config(10)",  # under another name
+    "import cfg as c2\n    c2.SCALE = scale\n    out = c2.from_scale(10)",  # imported in the body
+    "globals()['LOCAL']['scale'] = scale\n    out = local(10)",
+    "globals().update(LOCAL={'scale': scale})\n    out = local(10)",
+]
+
+
+def test_each_way_a_global_is_filled_in_real_processes(tmp_path: Path) -> None:
+    """A script with a workflow for each of `BODIES` suspends each after its
+    step with scale=2; a new process resumes each with scale=3: refused
+    (running gives 30, not 20); a third with scale=2 replays: each step ran once.
+    One script for all: three processes, not three for each."""
+    (tmp_path / "cfg.py").write_text(SETTINGS_MODULE)
+    flows = "".join(
+        f"""
+@durable.workflow(run_id="r{i}")
+def wf{i}(scale, ready=False):
+    {body}
+    if not ready:
+        durable.suspend("waiting")
+    return out
+"""
+        for i, body in enumerate(BODIES)
+    )
+    (tmp_path / "flow.py").write_text(
+        f"""
+import os, sys
+import durable
+import cfg
+from cfg import CONFIG as CFG
+
+LOCAL = {{}}
+
+@durable.step
+def local(n):
+    cfg._count()
+    return n * LOCAL["scale"]
+{flows}
+for i in range({len(BODIES)}):
+    wf = globals()[f"wf{{i}}"]
+    try:
+        if sys.argv[1] == "start":
+            wf(2)
+        else:
+            print(i, "value", wf.resume(f"r{{i}}", scale=int(sys.argv[2]), ready=True).value)
+    except durable.Suspended:
+        print(i, "suspended")
+    except durable.DefinitionChangedError:
+        print(i, "refused")
+"""
+    )
+
+    def each(said: str) -> list[str]:
+        return [f"{i} {said}" for i in range(len(BODIES))]
+
+    assert run_in(tmp_path, "flow.py", "start").splitlines() == each("suspended")
+    assert run_in(tmp_path, "flow.py", "resume", "3").splitlines() == each("refused")
+    assert run_in(tmp_path, "flow.py", "resume", "2").splitlines() == each("value 20")
+    assert (tmp_path / "count").read_text() == "step\n" * len(BODIES)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from .fills import Filled, changed, data, filled_by
+from .fills import ANY, Filled, changed, data, filled_by, imported_in, writes_at
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 
@@ -89,6 +89,8 @@ def read_from_body(
     if made.stored:
         names = _names(code)
         found.update(*(made.stored[g] for g in names & made.stored.keys()))
+        if ANY in made.stored and any(h is fn.__globals__ for h in made.homes[ANY]):
+            found.update(made.stored[ANY])  # `globals()[key] = ...`: any of its module's
         objects = _filled_objects(made)
         if objects:
             values = [*held, *(fn.__globals__.get(n) for n in names)]
@@ -153,23 +155,26 @@ def _analyse(fn: types.FunctionType) -> _Found:
     }
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
     filled: Filled = [(name, fn.__globals__) for name in stored]
-    for call, reads in _calls(body, units):  # `configure(xs)` fills its module's CONFIG
-        for name, home in filled_by(call.func, fn.__globals__):
-            stored[name] = stored.get(name, frozenset()) | _made_of(reads & own, inner) & params
-            filled.append((name, home))
+    for name, home, line in _elsewhere(body, fn.__globals__):
+        reads = frozenset().union(*(r for a, b, r in units if a <= line <= b))
+        stored[name] = stored.get(name, frozenset()) | _made_of(reads & own, inner) & params
+        filled.append((name, home))
     return _only_made(cells), _only_made(stored), lines, _homes_of(filled)
 
 
-def _calls(
-    body: Iterable[ast.AST], units: Iterable[tuple[int, int, frozenset[str]]]
-) -> Iterator[tuple[ast.Call, frozenset[str]]]:
-    """Each call in the body, with what the statements on its line read."""
-    units = list(units)
+def _elsewhere(
+    body: Iterable[ast.AST], namespace: Mapping[str, object]
+) -> Iterator[tuple[str, Mapping[str, object], int]]:
+    """The globals the body fills other than by name: through a function it
+    calls (`configure(xs)` filling its module's CONFIG), through a module
+    (`cfg.SCALE = s`) or `globals()`; each with the line that does."""
+    body = list(body)
+    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
     for stmt in body:
+        yield from writes_at(stmt, namespace, imported)
         for call in ast.walk(stmt):
             if isinstance(call, ast.Call):
-                line = call.lineno
-                yield call, frozenset().union(*(r for a, b, r in units if a <= line <= b))
+                yield from ((n, h, call.lineno) for n, h in filled_by(call.func, namespace))
 
 
 def _homes_of(filled: Iterable[tuple[str, Mapping[str, object]]]) -> _Homes:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 import types
+from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 
 from .source import find_definitions, nested_code, runs_this_source, source_of
@@ -39,10 +41,92 @@ def filled_by(func: ast.AST, namespace: Mapping[str, object]) -> Filled:
         if id(fn.__code__) in seen:
             continue
         seen.add(id(fn.__code__))
-        names, called = _changes(fn)
+        names, called, node = _changes(fn)
         found += [(name, fn.__globals__) for name in names]
+        found += module_writes(node, fn.__globals__) if node is not None else []
         todo += [f for c in called for f in _resolve(c, fn.__globals__)]
     return found
+
+
+def module_writes(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
+    """The globals of other modules `node` stores into or mutates through
+    their module (`cfg.SCALE = s`, `cfg.CONFIG["k"] = v`,
+    `cfg.CONFIG.update(v)`, `fill(cfg.CONFIG)`, a module it imports itself
+    included), and those of its own it reaches through `globals()`
+    (`globals()["CONFIG"]["k"] = v`; `ANY` when the key is not written out)."""
+    return [(name, home) for name, home, _ in writes_at(node, namespace)]
+
+
+def writes_at(
+    node: ast.AST, namespace: Mapping[str, object], imported: Mapping[str, object] | None = None
+) -> list[tuple[str, Mapping[str, object], int]]:
+    """`module_writes`, each with the line it is written on; `imported`: the
+    modules the function `node` is part of imports (`imported_in`)."""
+    own = imported_in(node) if imported is None else imported
+    modules = ChainMap[str, object](dict(own), dict(namespace))
+    found: list[tuple[str, Mapping[str, object], int]] = []
+    for sub in ast.walk(node):
+        targets: list[ast.expr]
+        if isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(sub.ctx, ast.Load):
+            targets, stored = [sub], True
+        elif isinstance(sub, ast.Call):
+            targets, stored = [sub.func, *sub.args, *(k.value for k in sub.keywords)], False
+        else:
+            continue
+        for target in targets:
+            hit = _through_module(target, modules, namespace)
+            if hit is not None and (stored or hit[0] == ANY or data(*hit)):
+                found.append((*hit, sub.lineno))
+    return found
+
+
+# A global of a module reached through `globals()[key]` with a key the
+# text does not spell: any global of that module may be filled.
+ANY = "*"
+
+
+def _through_module(
+    expr: ast.AST, modules: Mapping[str, object], namespace: Mapping[str, object]
+) -> tuple[str, Mapping[str, object]] | None:
+    """(the first name under a module along `expr`'s chain, that module's
+    namespace), or None when the chain starts at no module."""
+    path: list[ast.AST] = []
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        path.append(expr)
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    path.reverse()
+    if isinstance(expr, ast.Call) or not path:
+        return None
+    if isinstance(expr, ast.Name) and expr.id == "globals" and "globals" not in modules:
+        call, key = path[0], path[1] if len(path) > 1 else None
+        if not isinstance(call, ast.Call) or call.args:
+            return None
+        # `globals()["K"]` names one; `globals().update(...)`, `globals()[k]`
+        # or `globals()` given to a call may fill any
+        name = getattr(key.slice, "value", None) if isinstance(key, ast.Subscript) else None
+        return (name if isinstance(name, str) else ANY), namespace
+    value = modules.get(expr.id) if isinstance(expr, ast.Name) else None
+    for part in path:
+        if not isinstance(value, types.ModuleType) or not isinstance(part, ast.Attribute):
+            return None
+        if not isinstance(vars(value).get(part.attr), types.ModuleType):
+            return part.attr, vars(value)
+        value = vars(value)[part.attr]
+    return None
+
+
+def imported_in(node: ast.AST) -> dict[str, object]:
+    """The modules `import` statements inside `node` bind, as imported now."""
+    bound: dict[str, object] = {}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Import):
+            for alias in sub.names:
+                name = alias.name if alias.asname else alias.name.partition(".")[0]
+                bound[alias.asname or name] = sys.modules.get(name)
+        elif isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
+            for alias in sub.names:
+                bound[alias.asname or alias.name] = sys.modules.get(f"{sub.module}.{alias.name}")
+    return {name: module for name, module in bound.items() if module is not None}
 
 
 def data(name: str, namespace: Mapping[str, object]) -> bool:
@@ -55,21 +139,22 @@ def data(name: str, namespace: Mapping[str, object]) -> bool:
     return not isinstance(value, (types.ModuleType, type)) and not callable(value)
 
 
-def _changes(fn: types.FunctionType) -> tuple[set[str], list[ast.AST]]:
-    """The globals `fn` may fill, and the functions its body calls."""
+def _changes(fn: types.FunctionType) -> tuple[set[str], list[ast.AST], ast.AST | None]:
+    """The globals of its module `fn` may fill, the functions its body
+    calls, and its syntax tree (None when its source cannot be read)."""
     code = fn.__code__
     src = source_of(code.co_filename, fn.__globals__)
     nodes = find_definitions(code, src)
     if len(nodes) != 1 or not runs_this_source(code, src, fn.__globals__):
         names = {n for c in nested_code(code) for n in c.co_names if data(n, fn.__globals__)}
-        return names, []
+        return names, [], None
     node = nodes[0]
     own = {n for c in nested_code(code) for n in (*c.co_varnames, *c.co_cellvars)}
     strong = changed([node], calls=False) | _declared_global(node)
     names = {
         n for n in changed([node]) if n not in own and (n in strong or data(n, fn.__globals__))
     }
-    return names, [c.func for c in ast.walk(node) if isinstance(c, ast.Call)]
+    return names, [c.func for c in ast.walk(node) if isinstance(c, ast.Call)], node
 
 
 def changed(nodes: Iterable[ast.AST], *, calls: bool = True) -> set[str]:
