@@ -235,6 +235,37 @@ def from_config(n):
 def from_scale(n):
     _count()
     return n * SCALE
+
+class Settings:
+    rate = 1
+
+    @classmethod
+    def load(cls, rate):
+        cls.rate = rate
+
+class Registry:
+    def __init__(self):
+        self.rate = 1
+
+    def register(self, rate):
+        self.rate = rate
+
+REG = Registry()
+
+@durable.step
+def from_settings(n):
+    _count()
+    return n * Settings.rate
+
+@durable.step
+def from_registry(n):
+    _count()
+    return n * REG.rate
+
+@durable.step
+def from_env(n):
+    _count()
+    return n * int(os.environ["SCALE"])
 """
 
 
@@ -247,6 +278,10 @@ BODIES = [
     "import cfg as c2\n    c2.SCALE = scale\n    out = c2.from_scale(10)",  # imported in the body
     "globals()['LOCAL']['scale'] = scale\n    out = local(10)",
     "globals().update(LOCAL={'scale': scale})\n    out = local(10)",
+    "cfg.Settings.load(scale)\n    out = cfg.from_settings(10)",  # a classmethod sets it
+    "cfg.REG.register(scale)\n    out = cfg.from_registry(10)",  # a method of an object
+    "os.environ['SCALE'] = str(scale)\n    out = cfg.from_env(10)",  # the environment
+    "Local.load(scale)\n    out = from_local(10)",  # a classmethod of the script's class
 ]
 
 
@@ -280,6 +315,14 @@ LOCAL = {{}}
 def local(n):
     cfg._count()
     return n * LOCAL["scale"]
+
+class Local(cfg.Settings):
+    pass
+
+@durable.step
+def from_local(n):
+    cfg._count()
+    return n * Local.rate
 {flows}
 for i in range({len(BODIES)}):
     wf = globals()[f"wf{{i}}"]

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from .fills import ANY, Filled, changed, data, filled_by, imported_in, writes_at
+from .fills import ANY, Filled, changed, data, filled_by, imported_in, kept, method_bases, writes_at
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 
@@ -147,11 +147,11 @@ def _analyse(fn: types.FunctionType) -> _Found:
     # local that a step decorated `@durable.step` reads depend on `ready`.
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
-    strong = changed(body, calls=False)
+    strong, classes = changed(body, calls=False), method_bases(body)
     stored = {  # a global of the module the body stores into or mutates
         name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
-        if name not in own and (name in strong or data(name, fn.__globals__))
+        if name not in own and kept(name, fn.__globals__, strong, classes)
     }
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
     filled: Filled = [(name, fn.__globals__) for name in stored]

@@ -75,9 +75,38 @@ def writes_at(
             continue
         for target in targets:
             hit = _through_module(target, modules, namespace)
-            if hit is not None and (stored or hit[0] == ANY or data(*hit)):
+            if hit is None:
+                continue
+            # a method called on a class (`cfg.Settings.load(r)`) may set its attributes
+            on_class = target is targets[0] and _method_of_class(target, *hit)
+            if stored or on_class or hit[0] == ANY or data(*hit):
                 found.append((*hit, sub.lineno))
     return found
+
+
+def _method_of_class(func: ast.AST, name: str, home: Mapping[str, object]) -> bool:
+    return isinstance(func, ast.Attribute) and func.attr != name and isinstance(home.get(name), type)
+
+
+def kept(name: str, namespace: Mapping[str, object], strong: set[str], classes: set[str]) -> bool:
+    """Whether a global a statement changes may be filled by it: one it
+    stores into, one holding data, or a class a method is called on
+    (`Settings.load(r)`; `classes`: `method_bases`)."""
+    return (
+        name in strong
+        or data(name, namespace)
+        or (name in classes and isinstance(namespace.get(name), type))
+    )
+
+
+def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names methods are called on (`Settings` of `Settings.load(r)`)."""
+    return {
+        base(sub.func)
+        for node in nodes
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+    }
 
 
 # A global of a module reached through `globals()[key]` with a key the
@@ -151,9 +180,8 @@ def _changes(fn: types.FunctionType) -> tuple[set[str], list[ast.AST], ast.AST |
     node = nodes[0]
     own = {n for c in nested_code(code) for n in (*c.co_varnames, *c.co_cellvars)}
     strong = changed([node], calls=False) | _declared_global(node)
-    names = {
-        n for n in changed([node]) if n not in own and (n in strong or data(n, fn.__globals__))
-    }
+    classes = method_bases([node])
+    names = {n for n in changed([node]) if n not in own and kept(n, fn.__globals__, strong, classes)}
     return names, [c.func for c in ast.walk(node) if isinstance(c, ast.Call)], node
 
 
