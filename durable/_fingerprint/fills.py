@@ -85,18 +85,24 @@ def writes_at(
 
 
 def _method_of_class(func: ast.AST, name: str, home: Mapping[str, object]) -> bool:
-    return isinstance(func, ast.Attribute) and func.attr != name and isinstance(home.get(name), type)
+    return isinstance(func, ast.Attribute) and func.attr != name and _users(home.get(name))
 
 
 def kept(name: str, namespace: Mapping[str, object], strong: set[str], classes: set[str]) -> bool:
     """Whether a global a statement changes may be filled by it: one it
     stores into, one holding data, or a class a method is called on
     (`Settings.load(r)`; `classes`: `method_bases`)."""
-    return (
-        name in strong
-        or data(name, namespace)
-        or (name in classes and isinstance(namespace.get(name), type))
-    )
+    return name in strong or data(name, namespace) or (name in classes and _users(namespace.get(name)))
+
+
+def _users(cls: object) -> bool:
+    """Whether `cls` is a class of the user's code (a library's class keeps
+    program state, as its functions do: `Path.cwd()` fills nothing)."""
+    if not isinstance(cls, type):
+        return False
+    name = cls.__module__ or ""
+    filename = getattr(sys.modules.get(name), "__file__", None)  # none: a notebook's
+    return filename is None or is_user_file(filename, name.partition(".")[0])
 
 
 def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
