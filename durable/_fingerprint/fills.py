@@ -251,7 +251,14 @@ def _resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.Funct
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
     found: list[types.FunctionType] = []
+    # A step (or child workflow, no function) is not followed: what it fills
+    # is filled only when it runs, and its call's own arguments (and what its
+    # closure holds) already make it a changed call on such a resume, after
+    # which the rest of the run runs again or is refused; counting what it
+    # fills (`executed.append(name)`) would make its own replay a change.
     while isinstance(value, types.FunctionType) and len(found) < _MOST:
+        if hasattr(value, "__durable_step__"):
+            break
         # The user's own code: a library's globals (numpy's random state) are
         # program state, as a database's rows are; and following durable's
         # own functions would find its bookkeeping.
