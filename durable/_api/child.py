@@ -97,6 +97,9 @@ def child_plan(
     # replays their records as its own.
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own
+    # A child kept in a store of its own: each names the other's store, for
+    # `gc` and `recover` (its parent) and for a rerun's discard (the child).
+    elsewhere = store.address() != parent.store.address()
 
     def locked(lease: Held) -> Plan[Run[Any]]:
         if flow.options.run_id is None:
@@ -105,6 +108,8 @@ def child_plan(
             "workflow": parent.workflow, "run_id": parent.run_id, "position": pos,
             "created": parent.created,
         }  # fmt: skip
+        if elsewhere:
+            link["store"] = parent.store.address()
         try:
             # A rerun of the parent discarded the child's record with every
             # position after the changed one: it runs afresh, as a step there
@@ -123,6 +128,8 @@ def child_plan(
         return run
 
     child: dict[str, Any] = {"workflow": flow.name, "run_id": run_id}
+    if elsewhere:
+        child["store"] = store.address()
     try:
         run = yield from holding(store, flow.name, run_id, flow.options.wait, locked)
     except Exception as exc:

@@ -4,15 +4,16 @@ runs afresh, as a step there does. Its run is removed with the records, so
 that an attempt that stops before reaching it (a wait asked again, a crash)
 leaves nothing a later attempt would replay. Only a child whose id is
 derived from this parent call (`<run id>.<position>`) and whose manifest
-names it, in the parent's store: a child given its own id may be shared by
-other parents, and one in a store of its own is not found here (the
-attempt that discards it still runs it afresh: `RunState.discarded`)."""
+names it, in the parent's store or in the one the record names (a child
+workflow kept in a store of its own, opened again by its address): a
+child given its own id may be shared by other parents."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from .._storage.base import Store
+from .._storage.factory import open_store
 from .._storage.keys import Position, as_position, format_position
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import decode_manifest
@@ -31,16 +32,17 @@ def forget_children(ctx: RunState, positions: Iterable[Position]) -> None:
         link = rec.extra.get("child") if rec is not None and rec.kind == "workflow" else None
         run_id = f"{ctx.run_id}.{format_position(pos)}"
         if isinstance(link, dict) and link.get("run_id") == run_id:
-            _remove(ctx, str(link.get("workflow")), run_id, pos)
+            where = link.get("store")
+            store = ctx.store if where is None else open_store(str(where))
+            _remove(ctx, store, str(link.get("workflow")), run_id, pos)
 
 
-def _remove(ctx: RunState, workflow: str, run_id: str, pos: Position) -> None:
-    store = ctx.store
+def _remove(ctx: RunState, store: Store, workflow: str, run_id: str, pos: Position) -> None:
     if store.load_manifest(workflow, run_id) is None:
-        return  # gone, or kept in a store of its own
+        return  # gone
     # Only while this process still holds the parent: one that took it over
     # may have recorded this child anew, and use it.
-    store.guard(ctx.workflow, ctx.run_id, now=True)
+    ctx.store.guard(ctx.workflow, ctx.run_id, now=True)
     held = store.acquire(workflow, run_id, LEASE_TTL)  # RunLockedError: run by another process
     try:
         mine = _made_here(store, workflow, run_id, ctx, pos)
