@@ -1,8 +1,8 @@
 """The child runs a rerun discards with its parent's records
 (`replay.discard_from`): a child at a position after the first changed one
-runs afresh, as a step there does. Its run is removed with the records, so
-that an attempt that stops before reaching it (a wait asked again, a crash)
-leaves nothing a later attempt would replay. Only a child whose id is
+runs afresh, as a step there does (one that failed there too). Its run is
+removed with the records, so that an attempt that stops before reaching it
+(a wait asked again, a crash) leaves nothing a later attempt would replay. Only a child whose id is
 derived from this parent call (`<run id>.<position>`) and whose manifest
 names it, in the parent's store or in the one the record names (a child
 workflow kept in a store of its own, opened again by its address): a
@@ -22,14 +22,17 @@ from .context import RunState
 
 
 def forget_children(ctx: RunState, positions: Iterable[Position]) -> None:
-    """Remove the derived child runs the records at `positions` name (before
-    the records go: a removal cut short leaves records that name them)."""
-    for pos in positions:
+    """Remove the derived child runs the records at `positions` name, or
+    the failed tries kept there (a child that failed: its finished steps
+    would replay), before the records go: a removal cut short leaves
+    records that name them."""
+    for pos in dict.fromkeys(positions):
         try:
             rec = ctx.records.get(pos)
         except (CorruptRecordError, IntegrityError):
             continue  # not read: it names no child that can be trusted
         link = rec.extra.get("child") if rec is not None and rec.kind == "workflow" else None
+        link = ctx.failed_children.get(pos) if link is None else link
         run_id = f"{ctx.run_id}.{format_position(pos)}"
         if isinstance(link, dict) and link.get("run_id") == run_id:
             where = link.get("store")
