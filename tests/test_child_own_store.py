@@ -83,8 +83,9 @@ def test_gc_keeps_a_failed_child_in_its_own_store_while_its_parent_is_there(
 def test_a_child_in_its_own_store_discarded_by_a_rerun_that_stopped_runs_afresh_later() -> None:
     """A rerun removes the child runs it discards, in the child's store too:
     the attempt that discarded it stopped at a wait asked again, and the
-    next one, reaching the child, returned the value from before the change."""
-    store, own = memory_store(), memory_store()
+    next one, reaching the child, returned the value from before the change.
+    The child's store is the one opened with its options (a signing key)."""
+    store, own = memory_store(), memory_store(signing_key="the child's own")
 
     def make(version: str) -> Any:
         first = first_step(version)
