@@ -7,6 +7,7 @@ that discards it removes it from its store."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,25 @@ def test_a_child_in_its_own_store_discarded_by_a_rerun_that_stopped_runs_afresh_
         make("2").with_options(run_id="P")(1)
     assert make("2").resume("P", inputs={"ok": "y"}).value == [1, "y", "2"]
     assert ran == ["first", "inner"]
+
+
+def test_a_child_in_a_shared_store_is_not_taken_by_a_parent_of_another_store(
+    tmp_path: Path,
+) -> None:
+    """Two parent stores (one each) whose runs share an id (derived from the
+    same arguments) call one child workflow kept in a shared store: both
+    derive its id `<run id>.<position>`. The second parent restarted the
+    first one's failed child, and the first's resume restarted it again:
+    the step it had finished ran twice. The second call is refused."""
+    gate = {"child": "fails", "parent": ""}
+    _, campaign = flows(tmp_path, gate)
+    sent.clear()
+    with pytest.raises(RuntimeError, match="mail server"):
+        campaign()
+    gate["child"] = ""
+    other = campaign.with_options(store=durable.open_store(tmp_path / "other"))
+    made = "run 'C' of 'campaign' made it (the one in store"
+    with pytest.raises(durable.ConfigurationError, match=re.escape(made)):
+        other()
+    assert campaign() == ["ok", ["first", "fails"]]
+    assert sent == ["first", "fails", "fails"]  # "first" sent once

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .._storage.base import Store
-from .._storage.factory import reopen
+from .._storage.factory import store_at
 from .._storage.keys import Position, as_position, format_position
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import decode_manifest
@@ -36,7 +36,7 @@ def forget_children(ctx: RunState, positions: Iterable[Position]) -> None:
         run_id = f"{ctx.run_id}.{format_position(pos)}"
         if isinstance(link, dict) and link.get("run_id") == run_id:
             where = link.get("store")
-            store = ctx.store if where is None else reopen(str(where))
+            store = ctx.store if where is None else store_at(str(where))
             _remove(ctx, store, str(link.get("workflow")), run_id, pos)
 
 

@@ -5,7 +5,7 @@ manifest names (`address`): while it is, the child is its parent's."""
 from __future__ import annotations
 
 from .._storage.base import Store
-from .._storage.factory import reopen
+from .._storage.factory import store_at
 from .._storage.manifest import decode_manifest
 from .runs import RunInfo, parent_of
 
@@ -33,4 +33,4 @@ def _parents_store(store: Store, info: RunInfo) -> Store:
         return store
     link = decode_manifest(store, info.workflow, info.run_id, raw, summary_only=True).extra["parent"]
     elsewhere = link.get("store")
-    return store if elsewhere is None or elsewhere == store.address() else reopen(elsewhere)
+    return store if elsewhere is None or elsewhere == store.address() else store_at(elsewhere)

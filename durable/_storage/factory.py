@@ -66,7 +66,7 @@ def _opened(store: Store) -> Store:
     return store
 
 
-def reopen(address: str) -> Store:
+def store_at(address: str) -> Store:
     """The store at `address` (`Store.address`): the one this process has
     open there, else opened afresh (with the `DURABLE_*` settings)."""
     return _OPEN.get(address) or open_store(address)
