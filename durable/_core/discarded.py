@@ -17,7 +17,7 @@ from .._storage.factory import store_at
 from .._storage.keys import Position, as_position, format_position
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import decode_manifest
-from ..errors import CorruptRecordError, IntegrityError
+from ..errors import ConfigurationError, CorruptRecordError, IntegrityError
 from .context import RunState
 
 
@@ -36,7 +36,10 @@ def forget_children(ctx: RunState, positions: Iterable[Position]) -> None:
         run_id = f"{ctx.run_id}.{format_position(pos)}"
         if isinstance(link, dict) and link.get("run_id") == run_id:
             where = link.get("store")
-            store = ctx.store if where is None else store_at(str(where))
+            try:
+                store = ctx.store if where is None else store_at(str(where))
+            except ConfigurationError:
+                continue  # a backend of the user's own: runs afresh in this attempt only
             _remove(ctx, store, str(link.get("workflow")), run_id, pos)
 
 

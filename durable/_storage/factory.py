@@ -68,8 +68,14 @@ def _opened(store: Store) -> Store:
 
 def store_at(address: str) -> Store:
     """The store at `address` (`Store.address`): the one this process has
-    open there, else opened afresh (with the `DURABLE_*` settings)."""
-    return _OPEN.get(address) or open_store(address)
+    open there, else opened afresh (with the `DURABLE_*` settings). A
+    backend of the user's own (named by its class) cannot be opened again."""
+    found = _OPEN.get(address)
+    if found is not None:
+        return found
+    if "://" not in address and not os.path.isabs(address):
+        raise ConfigurationError(f"no store is open at {address!r} here, and it names no folder or URL")
+    return open_store(address)
 
 
 def _filesystem_available(url: str, filesystem_class: Callable[[str], object]) -> None:
