@@ -2,11 +2,11 @@
 (`replay.discard_from`): a child at a position after the first changed one
 runs afresh, as a step there does (one that failed there too). Its run is
 removed with the records, so that an attempt that stops before reaching it
-(a wait asked again, a crash) leaves nothing a later attempt would replay. Only a child whose id is
-derived from this parent call (`<run id>.<position>`) and whose manifest
-names it, in the parent's store or in the one the record names (a child
-workflow kept in a store of its own, opened again by its address): a
-child given its own id may be shared by other parents."""
+(a wait asked again, a crash) leaves nothing a later attempt would replay.
+Only a child whose id is derived from this parent call (`<run id>.<position>`)
+and whose manifest names it, in the parent's store or in the one the record
+names (a child workflow kept in a store of its own, opened again by its
+address): a child given its own id may be shared by other parents."""
 
 from __future__ import annotations
 

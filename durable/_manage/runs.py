@@ -86,7 +86,6 @@ def parent_of(info: RunInfo) -> tuple[str, str] | None:
     return workflow, run_id
 
 
-
 def list_runs(
     store: Store, workflow: str | None = None, *, status: str | None = None
 ) -> list[RunInfo]:
