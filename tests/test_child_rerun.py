@@ -2,7 +2,7 @@
 first changed one: a child run there runs afresh too, as a step there does,
 never answered with the value it completed with before the change; also
 when the attempt that discarded it stops before reaching it (a wait asked
-again) and a later one reaches it. A child at the changed position itself
+again) and a later one reaches it, a child that failed there included. A child at the changed position itself
 re-runs only what changed in it."""
 
 from __future__ import annotations
@@ -79,10 +79,8 @@ def test_a_child_discarded_by_an_attempt_that_stopped_before_it_runs_afresh_late
     assert ran == ["first", "inner"]
 
 
-def test_a_child_that_failed_after_the_first_changed_position_runs_afresh_under_rerun() -> None:
-    store = memory_store()
-    ran.clear()
-    shared["fail"] = "yes"
+def failing_parent(store: durable.Store, wait: bool = False) -> Any:
+    """A parent whose child run fails at its second step while `shared["fail"]`."""
 
     @durable.step(name="last")
     def last(x: int) -> int:
@@ -100,10 +98,20 @@ def test_a_child_that_failed_after_the_first_changed_position_runs_afresh_under_
 
         @durable.workflow(name="parent", store=store, on_change="rerun")
         def parent(x: int) -> list[Any]:
-            return [first(x), failing(x)]
+            a = first(x)
+            ok = [durable.wait_for("ok")] if wait else []
+            return [a, *ok, failing(x)]
 
         return parent
 
+    return parent_of
+
+
+def test_a_child_that_failed_after_the_first_changed_position_runs_afresh_under_rerun() -> None:
+    store = memory_store()
+    ran.clear()
+    shared["fail"] = "yes"
+    parent_of = failing_parent(store)
     with pytest.raises(RuntimeError):
         parent_of("1").with_options(run_id="P")(1)
     assert ran == ["first", "inner", "last"]
@@ -111,3 +119,23 @@ def test_a_child_that_failed_after_the_first_changed_position_runs_afresh_under_
     del shared["fail"]
     assert parent_of("2").with_options(run_id="P")(1) == [1, ["2", 1]]
     assert ran == ["first", "inner", "last"]  # inner ran before the change: again
+
+
+def test_a_failed_child_discarded_by_an_attempt_that_stopped_before_it_runs_afresh_later() -> None:
+    """The attempt that discarded the failed child stopped at the wait asked
+    again; the next one resumed the child, replaying what `inner` returned
+    before the change."""
+    store = memory_store()
+    ran.clear()
+    shared["fail"] = "yes"
+    parent_of = failing_parent(store, wait=True)
+    with pytest.raises(durable.Suspended):
+        parent_of("1").with_options(run_id="P")(1)
+    with pytest.raises(RuntimeError):
+        parent_of("1").resume("P", inputs={"ok": "y"})
+    ran.clear()
+    del shared["fail"]
+    with pytest.raises(durable.Suspended):  # the rerun discards the answer: asked again
+        parent_of("2").with_options(run_id="P")(1)
+    assert parent_of("2").resume("P", inputs={"ok": "y"}).value == [1, "y", ["2", 1]]
+    assert ran == ["first", "inner", "last"]

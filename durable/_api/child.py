@@ -28,6 +28,7 @@ from .._core.waiting import holding
 from .._errortext import warn
 from .._storage.base import Store
 from .._storage.clock import now
+from .._storage.factory import store_at
 from .._storage.fence import Held
 from .._storage.keys import Position, as_position, check_key_part, format_position
 from .._storage.manifest import decode_manifest
@@ -97,6 +98,9 @@ def child_plan(
     # replays their records as its own.
     own = flow.options.on_change
     policy = "rerun" if parent.policy == "rerun" else own
+    # A child kept in a store of its own: each names the other's store, for
+    # `gc` and `recover` (its parent) and for a rerun's discard (the child).
+    elsewhere = store.address() != parent.store.address()
 
     def locked(lease: Held) -> Plan[Run[Any]]:
         if flow.options.run_id is None:
@@ -105,6 +109,8 @@ def child_plan(
             "workflow": parent.workflow, "run_id": parent.run_id, "position": pos,
             "created": parent.created,
         }  # fmt: skip
+        if elsewhere:
+            link["store"] = parent.store.address()
         try:
             # A rerun of the parent discarded the child's record with every
             # position after the changed one: it runs afresh, as a step there
@@ -123,6 +129,8 @@ def child_plan(
         return run
 
     child: dict[str, Any] = {"workflow": flow.name, "run_id": run_id}
+    if elsewhere:
+        child["store"] = store.address()
     try:
         run = yield from holding(store, flow.name, run_id, flow.options.wait, locked)
     except Exception as exc:
@@ -188,8 +196,11 @@ def _refuse_anothers(store: Store, workflow: str, run_id: str, parent: RunState,
     """A derived child id is this parent call's own. Run ids may hold dots,
     so two calls can derive one id: run "v2" at position 0.0.0 (in an
     asyncio task) and run "v2.0.0" at position 0 both name "v2.0.0.0", and
-    the second replayed the child the first made. A child run held by
-    another parent call, or started on its own, is refused instead."""
+    the second replayed the child the first made. So do parent runs of one
+    workflow and id kept in two stores, calling a child kept in a store of
+    its own: each restarted the other's child (`made_before`), whose
+    finished steps ran again. A child run held by another parent call, or
+    started on its own, is refused instead."""
     raw = store.load_manifest(workflow, run_id)
     if raw is None:
         return
@@ -197,9 +208,11 @@ def _refuse_anothers(store: Store, workflow: str, run_id: str, parent: RunState,
     mine = (parent.workflow, parent.run_id, format_position(pos))
     if isinstance(link, dict):
         at = as_position(link.get("position"))
-        if (link.get("workflow"), link.get("run_id"), at is not None and format_position(at)) == mine:
+        same = (link.get("workflow"), link.get("run_id"), at is not None and format_position(at))
+        if same == mine and not _made_in_another_store(store, link, parent):
             return
         held = f"run {link.get('run_id')!r} of {link.get('workflow')!r} made it"
+        held += f" (the one in store {link.get('store') or store.address()})" * (same == mine)
     else:
         held = "it was started on its own, not by a workflow"
     raise parent.refuse(
@@ -211,6 +224,27 @@ def _refuse_anothers(store: Store, workflow: str, run_id: str, parent: RunState,
             "(durable rm) if it is left over."
         )
     )
+
+
+def _made_in_another_store(store: Store, link: dict[str, Any], parent: RunState) -> bool:
+    """Whether a parent run of this workflow and id, but not this one, made
+    the child, in another store (the link's, else the child's own) that
+    still holds it: not this run restarted (`made_before`), whose old
+    manifest is gone. A store that cannot be read says nothing: as before."""
+    if link.get("created") == parent.created:
+        return False
+    there = str(link.get("store") or store.address())
+    if there == parent.store.address():
+        return False
+    try:
+        other = store_at(there)
+        raw = other.load_manifest(parent.workflow, parent.run_id)
+        made = raw is not None and decode_manifest(
+            other, parent.workflow, parent.run_id, raw, summary_only=True
+        ).created == link.get("created")
+    except Exception:  # another store, unreadable from here: no claim on the child
+        return False
+    return made
 
 
 def _made_artifacts(store: Store, workflow: str, run_id: str, raw: bytes) -> bool:

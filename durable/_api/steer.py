@@ -59,7 +59,8 @@ class Steering:
         return cancel_run(self._store(), self.name, run_id)
 
     def _recover_plan(self) -> Plan[list[Run[Any]]]:
-        from .._manage.runs import list_runs, parent_here
+        from .._manage.parents import parent_here
+        from .._manage.runs import list_runs
 
         store = self._store()
         out: list[Run[Any]] = []

@@ -35,6 +35,7 @@ class RunState:
     # How many of those ended calls that gave up; the call that made the rest (`attempts`).
     given_up: dict[Position, int] = field(default_factory=dict)
     tried_by: dict[Position, tuple[str, str]] = field(default_factory=dict)
+    failed_children: dict[Position, Any] = field(default_factory=dict)  # the runs that failed there
     # A sleep's timer: (wake-up time, digest of its duration; None in a record
     # written before timers kept it).
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
@@ -80,8 +81,7 @@ class RunState:
     callers_inputs: list[dict[str, Any]] = field(default_factory=list)
     awaited: frozenset[str] = frozenset()  # the waits it or a caller stopped at (`inputs`)
     caller: RunState | None = None  # a child run's parent: a cancel of it stops the child too
-    # When (time.monotonic) to look for a cancel marker next (see `cancel`).
-    cancel_due: float = float("inf")
+    cancel_due: float = float("inf")  # when (monotonic) to look for a cancel marker next
 
     def take_position(self, what: str = "a durable operation") -> Position:
         """The next position of the scope of the code calling (the body's,

@@ -6,6 +6,7 @@ arguments, artifacts intact)."""
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 from .._errortext import warn
@@ -45,12 +46,16 @@ def without_leftovers(ctx: RunState) -> RunState:
     found there are no call of this run, but what a fork (which writes its
     manifest last) or a removal killed half way left. Replayed, they would
     hand out values no step of this run returned (a fork's `mutate`'s), so
-    they are removed, with a warning."""
+    they are removed, with a warning. So is a cancel marker: it is a removed
+    run's (the removal deletes it after the manifest), and would end this
+    new run `cancelled` at its first look."""
     found = len(ctx.records) + len(ctx.items) + len(ctx.timers) + len(ctx.failures)
-    if not found:
+    marked = ctx.store.cancel_marked(ctx.workflow, ctx.run_id, fresh_within=math.inf)
+    if not found and not marked:
         return ctx
+    what = f"{found} record(s)" + (" and a cancel marker" if marked else "")
     warn(
-        f"run {ctx.run_id!r} of {ctx.workflow!r} has no manifest, yet {found} record(s) were "
+        f"run {ctx.run_id!r} of {ctx.workflow!r} has no manifest, yet {what} were "
         "left over there (a fork or a removal that did not finish): they were removed, not "
         "replayed, and the run starts afresh"
     )

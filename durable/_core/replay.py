@@ -225,9 +225,9 @@ def discard_from(ctx: RunState, pos: Position) -> None:
     names = [record_name(p) for p in gone[0]] + [attempts_name(p) for p in gone[1]]
     names += [timer_name(p) for p in gone[2]]
     names += [item_name(p, i) for p in gone[3] for i in ctx.items[p]]
-    later = [p for p in gone[0] if p != pos]
-    forget_children(ctx, later)  # a child there runs afresh (`child.child_plan`)
-    ctx.discarded.update(later, (p for p in gone[1] if p != pos))  # one that failed too
+    later, failed = [p for p in gone[0] if p != pos], [p for p in gone[1] if p != pos]
+    forget_children(ctx, [*later, *failed])  # a child there runs afresh (`child.child_plan`)
+    ctx.discarded.update(later, failed)  # one that failed too
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
     for table, positions in zip(tables, gone, strict=True):
         for p in positions:
@@ -313,6 +313,8 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
                 ctx.given_up[pos] = given_up
             if rec.args_digest is not None:  # else written before they kept their call
                 ctx.tried_by[pos] = (rec.fingerprint, rec.args_digest)
+            if "child" in rec.extra:  # a rerun discarding it removes that run (`discarded`)
+                ctx.failed_children[pos] = rec.extra["child"]
     records.keep_all_sealed(sealed)
     return ctx
 

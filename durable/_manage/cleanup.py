@@ -14,6 +14,7 @@ from .._storage.clock import now
 from .._storage.factory import open_store
 from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError
 from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
+from .parents import parent_here
 from .runs import RunInfo
 
 # A crashed writer's temp file is swept by gc once untouched this long.
@@ -44,7 +45,7 @@ def gc(
     one whose manifest cannot be read (`corrupt`, `unverified`, `newer`:
     its age is unknown), unless `status` names its status; nor, even then,
     one the store failed to read (`unreadable`: the next read may succeed);
-    nor a child run whose parent run is in the store (`runs.parent_here`).
+    nor a child run whose parent run is in the store (`parents.parent_here`).
     A whole-store gc (no `workflow`) also sweeps temp files a crashed
     writer left (untouched for `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
@@ -68,7 +69,7 @@ def gc(
             chosen = [i for i in chosen if i.run_id not in kept]
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
-        chosen = [i for i in chosen if not runs.parent_here(target, i)]
+        chosen = [i for i in chosen if not parent_here(target, i)]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
     if workflow is None and not dry_run:
         target.sweep_temp(TEMP_AGE)

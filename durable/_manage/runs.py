@@ -86,16 +86,6 @@ def parent_of(info: RunInfo) -> tuple[str, str] | None:
     return workflow, run_id
 
 
-def parent_here(store: Store, info: RunInfo) -> bool:
-    """Whether a child run's parent run is still in the store: then the
-    child is its parent's to resume (`recover` leaves it, with its answers
-    and cancels) and to keep (`gc`: the parent checks the files its child
-    made through the child's manifest, and runs a child that is gone again,
-    its steps executing twice). A child goes once its parent has."""
-    parent = parent_of(info)
-    return parent is not None and store.load_manifest(*parent) is not None
-
-
 def list_runs(
     store: Store, workflow: str | None = None, *, status: str | None = None
 ) -> list[RunInfo]:

@@ -310,6 +310,11 @@ class Store:
         leave none."""
         return 0
 
+    def address(self) -> str:
+        """Where the store lives, as `open_store` opens it again: what a
+        child run kept in another store names its parent's store by."""
+        return self.url
+
     def __repr__(self) -> str:
         return f"<durable store {self.url}>"
 

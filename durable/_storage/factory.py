@@ -4,6 +4,7 @@ store. It sits above the implementations, which know nothing of each other."""
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -47,11 +48,34 @@ def open_store(
     if "://" not in target or target.startswith("file://"):
         folder = target.removeprefix("file://")  # `file:///srv/runs` is the folder /srv/runs
         _not_a_broken_url(folder)
-        return LocalStore(folder, **options)
+        return _opened(LocalStore(folder, **options))
     from .objects import FsspecStore, filesystem_class  # fsspec, loaded for URL stores only
 
     _filesystem_available(target, filesystem_class)
-    return FsspecStore(target, **options)
+    return _opened(FsspecStore(target, **options))
+
+
+# The stores this process opened, by address: a child run's link to the
+# store of its parent (or a parent's to its child's) is followed through
+# the store opened with its options (endpoint, credentials, signing key).
+_OPEN: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
+
+
+def _opened(store: Store) -> Store:
+    _OPEN[store.address()] = store
+    return store
+
+
+def store_at(address: str) -> Store:
+    """The store at `address` (`Store.address`): the one this process has
+    open there, else opened afresh (with the `DURABLE_*` settings). A
+    backend of the user's own (named by its class) cannot be opened again."""
+    found = _OPEN.get(address)
+    if found is not None:
+        return found
+    if "://" not in address and not os.path.isabs(address):
+        raise ConfigurationError(f"no store is open at {address!r} here, and it names no folder or URL")
+    return open_store(address)
 
 
 def _filesystem_available(url: str, filesystem_class: Callable[[str], object]) -> None:

@@ -147,6 +147,9 @@ class LocalStore(Store):
             fs.prune(folder, self.root)
         self._made.clear()
 
+    def address(self) -> str:
+        return self.root  # absolute: opened again from another folder
+
     def prune_run(self, workflow: str, run_id: str) -> None:
         fs.prune(self._path(f"{workflow}/{run_id}"), self.root)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import LeaseLostError
-from .keys import blob_name, run_prefix
+from .keys import CANCEL, blob_name, generation_of, run_of, run_prefix
 
 if TYPE_CHECKING:
     from .base import Store
@@ -23,13 +23,9 @@ BATCH = 1000  # keys a batch: as many as one S3 DeleteObjects request takes
 
 
 def remove_fenced(store: Store, workflow: str, run_id: str, keys: list[str]) -> None:
-    """Delete a run's listed keys, blobs last: a removal cut short (`kill -9`
-    in `durable rm` or `gc`) then leaves no record or manifest naming a
-    deleted blob, which would refuse the run as damaged; only unnamed
-    blobs, which `rm` removes."""
-    blobs = run_prefix(workflow, run_id) + blob_name("")
+    """Delete a run's listed keys in `_order`, each batch under the lease."""
     done, total = 0, len(keys)
-    for part in ([k for k in keys if not k.startswith(blobs)], [k for k in keys if k.startswith(blobs)]):
+    for part in _order(workflow, run_id, keys):
         for start in range(0, len(part), BATCH):
             try:
                 store.guard(workflow, run_id, now=True)
@@ -38,6 +34,25 @@ def remove_fenced(store: Store, workflow: str, run_id: str, keys: list[str]) -> 
             batch = part[start : start + BATCH]
             store.delete(batch)
             done += len(batch)
+
+
+def _order(workflow: str, run_id: str, keys: list[str]) -> list[list[str]]:
+    """The manifest first, then the cancel marker, the records, blobs last.
+    A removal cut short (`kill -9` in `durable rm` or `gc`) then leaves no
+    run: never a manifest whose records are gone (its resume ran again the
+    steps it lists as done), only objects the next call of the run id
+    removes as left over. Generations oldest first: the manifest stays the
+    newest until it goes. Blobs last: nothing left names a deleted blob."""
+    prefix = run_prefix(workflow, run_id)
+    blobs, marker = prefix + blob_name(""), prefix + CANCEL
+
+    def rank(key: str) -> int:
+        if run_of(key) is not None or generation_of(key) is not None:
+            return 0
+        return 1 if key == marker else 3 if key.startswith(blobs) else 2
+
+    ranked = sorted(keys, key=lambda k: (rank(k), k))
+    return [[k for k in ranked if rank(k) == r] for r in range(4)]
 
 
 def _stopped(run_id: str, lost: LeaseLostError, done: int, total: int) -> LeaseLostError:
