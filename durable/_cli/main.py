@@ -88,13 +88,37 @@ class _Parser(argparse.ArgumentParser):
                 store = self.typed[list(self.typed).index("--store") + 1]
             start = "durable" if store is None else shell_words("durable", "--store", store)
             message += f"; to do that: {start} {meant}"
-        super().error(message)
+        super().error(message + _dashed(message, self.typed, self._command()))
+
+    def _command(self) -> argparse.ArgumentParser:
+        """The parser of the command typed (the top one reports the words
+        no parser took), else this one."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                typed = [w for w in self.typed if w in action.choices]
+                return action.choices[typed[0]] if typed else self
+        return self
 
 
-def _common(*, top: bool) -> argparse.ArgumentParser:
+def _dashed(message: str, typed: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """How to give a value that starts with `-` (a run id `-x`), which
+    argparse takes for an option: "required: RUN" alone did not say."""
+    options = parser._option_string_actions
+    takes_run = any(a.metavar == "RUN" for a in parser._actions)
+    needs = re.search(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
+    if needs and needs[1] in typed[:-1]:
+        value = typed[list(typed).index(needs[1]) + 1]
+        return f"; if {value} is its value: {shell_words('durable', *typed)}" if value[:1] == "-" else ""
+    if not takes_run or not re.search(r"required: RUN|unrecognized arguments", message):
+        return ""
+    stray = [w for w in typed if w[:1] == "-" and w.split("=")[0] not in options and w != "--"]
+    return f"; if {stray[0]} is a run id: {shell_words('durable', *typed)}" if stray else ""
+
+
+def _common(*, top: bool) -> _Parser:
     # Accepted before and after the command; after it, an absent flag must not
     # reset what was given before it (argparse copies sub-parser defaults).
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
     common.add_argument("--store", metavar="URL", type=_store_url, **unset,  # type: ignore[arg-type]
                         help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
@@ -115,12 +139,13 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser.typed = typed
     parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
     sub = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
     )
 
     def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text)
         p.set_defaults(handler=handler)
+        p.typed = typed
         return p
 
     p = command("runs", manage.cmd_runs, "list runs, newest first")
