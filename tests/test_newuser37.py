@@ -4,6 +4,7 @@ of a run whose step is still running."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -81,3 +82,84 @@ def test_a_run_id_that_starts_with_a_dash_is_advised_as_the_shell_and_argparse_t
     err = _usage_error(["rm", "r0", "-x"], capsys)
     assert "if -x is a run id: durable rm r0 -- -x" in err
     assert main(["rm", "--", "-x"]) == 0
+
+
+TYPED = """
+import datetime
+import enum
+import os
+from pathlib import Path
+
+import durable
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+@durable.step
+def plan(path: Path, day: datetime.date, at: datetime.datetime | None, color: Color) -> str:
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("plan\\n")
+    return f"{type(path).__name__} {path} {day!r} {at!r} {color}"
+
+
+@durable.workflow
+def draw(path: Path, day: datetime.date, color: Color, at: datetime.datetime | None = None) -> str:
+    return plan(path, day, at, color)
+"""
+
+GIVEN = ["path=data/x.csv", "day=2024-05-31", "color=red", "at=2024-05-31T12:30:00"]
+
+
+def _typed_run(run_id: str) -> list[str]:
+    return ["run", "flow.py:draw", "--run-id", run_id, *(a for v in GIVEN for a in ("--var", v))]
+
+
+@pytest.mark.parametrize("cli_first", [True, False])
+def test_a_var_for_a_path_date_datetime_or_enum_parameter_is_what_the_api_passes(
+    cli_first: bool, flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `--var path=data/x.csv` for a `path: Path` reached the
+    workflow as the str 'data/x.csv' (a date, a datetime, an Enum member as
+    theirs): the step got another type than annotated, and a run started
+    from Python with `Path("data/x.csv")` and resumed from the shell (or the
+    other way) was refused as called with other arguments."""
+    import datetime
+
+    from durable._cli.target import load_target
+
+    (flow / "flow.py").write_text(TYPED)
+    wf = load_target("flow.py:draw")
+    color = wf.fn.__globals__["Color"]
+    by_api = {"path": Path("data/x.csv"), "day": datetime.date(2024, 5, 31),
+              "color": color.RED, "at": datetime.datetime(2024, 5, 31, 12, 30)}  # fmt: skip
+    if not cli_first:
+        wf.with_options(run_id="r1")(**by_api)
+    assert main(_typed_run("r1")) == 0
+    out = capsys.readouterr().out
+    assert "PosixPath data/x.csv datetime.date(2024, 5, 31) datetime.datetime(2024, 5, 31, 12, 30)" \
+        " Color.RED" in out  # fmt: skip
+    if cli_first:
+        assert wf.with_options(run_id="r1")(**by_api) == json.loads(out)
+    assert (flow / "counts").read_text() == "plan\n"  # run once, replayed the other way
+
+
+@pytest.mark.parametrize(
+    ("given", "told"),
+    [
+        ("day=yesterday", "--var day=yesterday is no date for flow.draw's day: write it as ISO 8601"),
+        ("color=blue", "--var color=blue is no Color for flow.draw's color: write one of red, green"),
+        ("at=5", "--var at=5 is no datetime for flow.draw's at: write it as ISO 8601"),
+    ],
+)
+def test_a_var_that_its_annotation_cannot_take_is_refused_before_anything_runs(
+    given: str, told: str, flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (flow / "flow.py").write_text(TYPED)
+    name = given.split("=")[0]
+    typed = [w if not w.startswith(f"{name}=") else given for w in _typed_run("r1")]
+    assert main(typed) == 2
+    assert told in capsys.readouterr().err
+    assert not (flow / "counts").exists() and not (flow / "store").exists()

@@ -215,8 +215,9 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     _durability(p)
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="a workflow argument (repeatable); JSON when it parses as JSON, "
-                   "else a string: --var n=5 --var name=Ada --var dry_run=false; a value "
-                   "of another type than a str, bool, int or float annotation is "
+                   "else a string: --var n=5 --var name=Ada --var dry_run=false; a Path, "
+                   "date, datetime, time or Enum annotation makes it one (--var "
+                   "day=2024-05-31); a value of another type than the annotation is "
                    "refused")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
                    help="answer the run's durable.wait_for(NAME) on resume (repeatable; JSON "

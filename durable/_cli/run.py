@@ -30,7 +30,14 @@ from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, 
 from .common import UsageError, advised, command, is_refusal, not_the_commands, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
-from .values import as_vars, check_input_numbers, check_names, check_types, parse_vars
+from .values import (
+    as_vars,
+    by_annotation,
+    check_input_numbers,
+    check_names,
+    check_types,
+    parse_vars,
+)
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -44,6 +51,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     variables = parse_vars(args.var or [])
     check_names(wf.name, wf.fn, variables)
     check_types(wf.name, wf.fn, args.var or [])
+    variables = by_annotation(wf.name, wf.fn, variables)
     # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
     # another run, the derived or the newest unfinished one, would run.
     given = args.run_id

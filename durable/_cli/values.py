@@ -4,12 +4,15 @@ value that would reach the workflow as another value than the one typed."""
 
 from __future__ import annotations
 
+import datetime
+import enum
 import inspect
 import json
 import shlex
 import types
 import typing
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any
 
 from .._errortext import shell_words
@@ -123,6 +126,59 @@ def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None
             f"--var {item} reads as {read}, but {workflow} takes {name} as {what}: "
             + _how(name, text, types)
         )
+
+
+def by_annotation(workflow: str, fn: Callable[..., Any], variables: dict[str, Any]) -> dict[str, Any]:
+    """The --var values of parameters annotated with a class JSON has no
+    value of, as the Python API would pass them: `Path`, `date`, `datetime`,
+    an `Enum`. The str typed reached the workflow: another type than its
+    code expects, and another argument digest than the API's call gives, so
+    a run started from one side was refused from the other. A value no such
+    class takes, or of another class than annotated, is refused."""
+    hints = _hints(fn)
+    out = dict(variables)
+    for name, value in variables.items():
+        hint = hints.get(name)
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        cls = _plain(args[0] if len(args) == 1 and len(typing.get_args(hint)) == 2 else hint)
+        if cls is None or cls in _SCALARS or (value is None and cls is not hint):
+            continue  # no class to go by, or check_types' own, or None for `X | None`
+        wrong = f"--var {name}={_text(value)} is no {cls.__name__} for {workflow}'s {name}"
+        out[name] = _made(cls, value, wrong)
+    return out
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _made(cls: type, value: Any, wrong: str) -> Any:
+    try:
+        if issubclass(cls, enum.Enum):
+            members = list(cls)
+            found = [m for m in members if value in (m.value, m.name)]
+            if found:
+                return found[0]
+            raise UsageError(f"{wrong}: write one of {', '.join(str(m.value) for m in members)}")
+        if issubclass(cls, PurePath):
+            return cls(_text(value))
+        if issubclass(cls, (datetime.date, datetime.time)):
+            return cls.fromisoformat(_text(value))
+        if isinstance(value, cls):
+            return value
+    except (ValueError, TypeError) as e:
+        if isinstance(e, ValueError):
+            raise UsageError(f"{wrong}: write it as ISO 8601, e.g. --var {_iso(cls)}") from None
+        return value  # a class isinstance cannot check (a Protocol): taken as given
+    raise UsageError(
+        f"{wrong}: --var gives JSON values (a str, number, bool, null, list or dict), or a "
+        "Path, date, datetime, time or Enum by the annotation; call the workflow from Python "
+        "to pass another"
+    )
+
+
+def _iso(cls: type) -> str:
+    return {datetime.datetime: "2024-05-31T12:30:00", datetime.time: "12:30:00"}.get(cls, "2024-05-31")
 
 
 def _bool_as_number(value: Any, types: tuple[type, ...]) -> bool:
