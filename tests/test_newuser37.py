@@ -163,3 +163,44 @@ def test_a_var_that_its_annotation_cannot_take_is_refused_before_anything_runs(
     assert main(typed) == 2
     assert told in capsys.readouterr().err
     assert not (flow / "counts").exists() and not (flow / "store").exists()
+
+
+def test_show_of_a_run_whose_step_is_running_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: while a new run's first step ran, `durable show` printed
+    `steps 0 finished, next position 0` over an empty table (and, once a
+    step had finished, no row for the one running): nothing said a step was
+    in flight. The next position is now a row, `running`, until recorded."""
+    import threading
+
+    import durable
+
+    entered, go, executed = threading.Event(), threading.Event(), []
+
+    @durable.step
+    def first() -> int:
+        executed.append(1)
+        entered.set()
+        go.wait()
+        return 1
+
+    @durable.workflow(store=str(tmp_path / "store"), run_id="r1")
+    def busy() -> int:
+        return first()
+
+    runner = threading.Thread(target=busy)
+    runner.start()
+    try:
+        entered.wait()
+        assert main(["--store", str(tmp_path / "store"), "show", "r1"]) == 0
+    finally:
+        go.set()
+        runner.join()
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[-1].split() == ["0", "-", "?", "running", "1", "-", "not", "recorded", "until", "it",
+                                 "ends"]  # fmt: skip
+    assert main(["--store", str(tmp_path / "store"), "show", "r1"]) == 0
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    assert row[:2] == ["0", "step"] and row[2].endswith(".first") and row[3] == "completed"
+    assert executed == [1]
