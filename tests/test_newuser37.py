@@ -204,3 +204,23 @@ def test_show_of_a_run_whose_step_is_running_says_so(
     row = capsys.readouterr().out.splitlines()[-1].split()
     assert row[:2] == ["0", "step"] and row[2].endswith(".first") and row[3] == "completed"
     assert executed == [1]
+
+
+@pytest.mark.slow  # two child processes
+def test_the_drain_example_runs_again_in_the_same_folder(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """Before: the `request_stop()` example of docs/steering.md, run a
+    second time beside its store, found run 'drain' completed: no step ran,
+    its controller thread waited forever for one, and the script hung."""
+    import subprocess
+    import sys
+
+    from .test_docs import BLOCKS
+
+    (block,) = [b for b in BLOCKS if b.page == "docs/steering.md" and '"drain"' in b.source]
+    (tmp_path / "example.py").write_text(block.source, encoding="utf-8")
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=child_env,
+                              capture_output=True, text=True, timeout=20)  # fmt: skip
+        assert done.returncode == 0, done.stderr
