@@ -224,3 +224,13 @@ def test_the_drain_example_runs_again_in_the_same_folder(
         done = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=child_env,
                               capture_output=True, text=True, timeout=20)  # fmt: skip
         assert done.returncode == 0, done.stderr
+
+
+def test_a_removal_that_lost_its_lease_advises_an_rm_that_works_as_printed() -> None:
+    """Before: "`durable rm -x` removes it", built without shell_words: for
+    a run id `-x` (or `it's`) the line did not work as printed."""
+    from durable._storage.removal import _stopped
+    from durable.errors import LeaseLostError
+
+    for run_id, advised in [("-x", "durable rm -- -x"), ("it's", "durable rm 'it'\"'\"'s'")]:
+        assert f"`{advised}` removes it" in str(_stopped(run_id, LeaseLostError(run_id), 1, 2))
