@@ -234,3 +234,19 @@ def test_a_removal_that_lost_its_lease_advises_an_rm_that_works_as_printed() -> 
 
     for run_id, advised in [("-x", "durable rm -- -x"), ("it's", "durable rm 'it'\"'\"'s'")]:
         assert f"`{advised}` removes it" in str(_stopped(run_id, LeaseLostError(run_id), 1, 2))
+
+
+def test_a_target_without_its_workflow_names_the_command_with_it(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable run flow.py` said only "target 'flow.py' must be
+    path/to/file.py:workflow or package.module:workflow", leaving the
+    workflow's name to find in the file."""
+    assert main(["run", "flow.py", "--var", "repo=x"]) == 2
+    err = capsys.readouterr().err
+    assert "target 'flow.py' names no workflow; its workflows: release (give it as " \
+        "flow.py:release)\n" in err  # fmt: skip
+    assert not (flow / "counts").exists()  # loaded to name them, nothing run
+    (flow / "empty.py").write_text("x = 1\n")
+    assert main(["run", "empty.py"]) == 2
+    assert "target 'empty.py' names no workflow; it defines none\n" in capsys.readouterr().err
