@@ -149,7 +149,9 @@ def test_a_var_for_a_path_date_datetime_or_enum_parameter_is_what_the_api_passes
 @pytest.mark.parametrize(
     ("given", "told"),
     [
-        ("day=yesterday", "--var day=yesterday is no date for flow.draw's day: write it as ISO 8601"),
+        ("day=yesterday", "--var day=yesterday is no date for flow.draw's day: write it as ISO "
+         "8601, e.g. --var day=2024-05-31"),
+        ("path=null", "--var path=null is no Path for flow.draw's path: --var gives JSON"),
         ("color=blue", "--var color=blue is no Color for flow.draw's color: write one of red, green"),
         ("at=5", "--var at=5 is no datetime for flow.draw's at: write it as ISO 8601"),
     ],
@@ -163,6 +165,16 @@ def test_a_var_that_its_annotation_cannot_take_is_refused_before_anything_runs(
     assert main(typed) == 2
     assert told in capsys.readouterr().err
     assert not (flow / "counts").exists() and not (flow / "store").exists()
+
+
+def test_a_path_var_is_the_text_typed_not_its_json_reading(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--var path=1.10` reads as the JSON number 1.1: the path is `1.10`."""
+    (flow / "flow.py").write_text(TYPED)
+    typed = [w if not w.startswith("path=") else "path=1.10" for w in _typed_run("r1")]
+    assert main(typed) == 0
+    assert json.loads(capsys.readouterr().out).startswith("PosixPath 1.10 ")
 
 
 def test_show_of_a_run_whose_step_is_running_says_so(

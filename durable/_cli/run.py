@@ -51,7 +51,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     variables = parse_vars(args.var or [])
     check_names(wf.name, wf.fn, variables)
     check_types(wf.name, wf.fn, args.var or [])
-    variables = by_annotation(wf.name, wf.fn, variables)
+    variables = by_annotation(wf.name, wf.fn, args.var or [])
     # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
     # another run, the derived or the newest unfinished one, would run.
     given = args.run_id

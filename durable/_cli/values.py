@@ -108,12 +108,13 @@ def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None
     dry_run=False` for a `bool` the string 'False', which is true. Refused,
     saying how to write it; for any other parameter, a number not given
     back as typed, as for an input."""
-    expected = _scalar_parameters(fn)
+    expected, hints = _scalar_parameters(fn), _hints(fn)
     for item in items:
         name, _, text = item.partition("=")
         value = parse_vars([item])[name]
         if name not in expected:  # no annotation to say which reading: as an input
-            _check_as_typed(item, "--var")
+            if not _as_typed(hints.get(name)):
+                _check_as_typed(item, "--var")
             continue
         (what, types), nullable = expected[name]
         if (value is None and nullable) or (isinstance(value, types) and not _bool_as_number(value, types)):
@@ -128,47 +129,57 @@ def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None
         )
 
 
-def by_annotation(workflow: str, fn: Callable[..., Any], variables: dict[str, Any]) -> dict[str, Any]:
+def by_annotation(workflow: str, fn: Callable[..., Any], items: list[str]) -> dict[str, Any]:
     """The --var values of parameters annotated with a class JSON has no
     value of, as the Python API would pass them: `Path`, `date`, `datetime`,
-    an `Enum`. The str typed reached the workflow: another type than its
-    code expects, and another argument digest than the API's call gives, so
-    a run started from one side was refused from the other. A value no such
-    class takes, or of another class than annotated, is refused."""
+    `time`, an `Enum`. The str typed reached the workflow: another type than
+    its code expects, and another argument digest than the API's call gives,
+    so a run started from one side was refused from the other. A value no
+    such class takes, or of another class than annotated, is refused."""
     hints = _hints(fn)
-    out = dict(variables)
-    for name, value in variables.items():
-        hint = hints.get(name)
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        cls = _plain(args[0] if len(args) == 1 and len(typing.get_args(hint)) == 2 else hint)
+    out = parse_vars(items)
+    for item in items:
+        name, _, typed = item.partition("=")
+        hint, value = hints.get(name), out[name]
+        cls = _class_of(hint)
         if cls is None or cls in _SCALARS or (value is None and cls is not hint):
             continue  # no class to go by, or check_types' own, or None for `X | None`
-        wrong = f"--var {name}={_text(value)} is no {cls.__name__} for {workflow}'s {name}"
-        out[name] = _made(cls, value, wrong)
+        # The text as typed, unless quoted as a JSON string: `1.10` is no float here.
+        text = value if isinstance(value, str) else None if value is None else typed
+        wrong = f"--var {item} is no {cls.__name__} for {workflow}'s {name}"
+        out[name] = _made(cls, value, text, name, wrong)
     return out
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+def _class_of(hint: Any) -> Any:
+    """The class a parameter is annotated with, `X` of `X | None` too; else None."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return _plain(args[0] if len(args) == 1 and len(typing.get_args(hint)) == 2 else hint)
 
 
-def _made(cls: type, value: Any, wrong: str) -> Any:
+def _as_typed(hint: Any) -> bool:
+    """Whether a parameter takes the text typed (a path, a date, a time),
+    not its JSON reading: `1.10` is no number to refuse there."""
+    cls = _class_of(hint)
+    return isinstance(cls, type) and issubclass(cls, (PurePath, datetime.date, datetime.time))
+
+
+def _made(cls: type, value: Any, text: str | None, name: str, wrong: str) -> Any:
     try:
         if issubclass(cls, enum.Enum):
-            members = list(cls)
-            found = [m for m in members if value in (m.value, m.name)]
+            found = [m for m in cls if value == m.value or text == m.name]
             if found:
                 return found[0]
-            raise UsageError(f"{wrong}: write one of {', '.join(str(m.value) for m in members)}")
-        if issubclass(cls, PurePath):
-            return cls(_text(value))
+            raise UsageError(f"{wrong}: write one of {', '.join(str(m.value) for m in cls)}")
+        if issubclass(cls, PurePath) and text is not None:
+            return cls(text)
         if issubclass(cls, (datetime.date, datetime.time)):
-            return cls.fromisoformat(_text(value))
+            return cls.fromisoformat(str(text))
         if isinstance(value, cls):
             return value
     except (ValueError, TypeError) as e:
         if isinstance(e, ValueError):
-            raise UsageError(f"{wrong}: write it as ISO 8601, e.g. --var {_iso(cls)}") from None
+            raise UsageError(f"{wrong}: write it as ISO 8601, e.g. --var {name}={_iso(cls)}") from None
         return value  # a class isinstance cannot check (a Protocol): taken as given
     raise UsageError(
         f"{wrong}: --var gives JSON values (a str, number, bool, null, list or dict), or a "
