@@ -177,6 +177,23 @@ def test_a_path_var_is_the_text_typed_not_its_json_reading(
     assert json.loads(capsys.readouterr().out).startswith("PosixPath 1.10 ")
 
 
+def test_the_restart_advised_for_a_cancelled_run_gives_its_path_date_and_enum(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `restart it with: ... --restart --var path=VALUE --var
+    day=VALUE ...`: a Path, a date or an Enum member has no JSON form, so
+    each was left to fill in, though --var now gives them by annotation."""
+    (flow / "flow.py").write_text(TYPED.replace("return plan(path, day, at, color)",
+                                                "durable.suspend('review')"))  # fmt: skip
+    assert main(_typed_run("r1")) == 3
+    assert main(["cancel", "r1"]) == 0
+    assert main(["run", "flow.py:draw", "--run-id", "r1"]) == 4
+    advised = _advised(capsys.readouterr().err, "restart it with: ")
+    assert advised[-8:] == ["--var", "path=data/x.csv", "--var", "day=2024-05-31", "--var",
+                            "color=red", "--var", "at=2024-05-31T12:30:00"]  # fmt: skip
+    assert main(advised[1:]) == 3
+
+
 def test_show_of_a_run_whose_step_is_running_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

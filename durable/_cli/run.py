@@ -9,6 +9,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .. import on_event
@@ -86,8 +87,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
                 raise
             raise UsageError(  # the recorded arguments were not the issue's cause
                 f"{e}: --restart starts run {run_id} afresh with the --var arguments given, "
-                f"not its recorded ones: {_restart(args, store, wf.name, run_id, only=True)}\n"
-                f"restart it with: {_restart(args, store, wf.name, run_id, given=variables)}"
+                f"not its recorded ones: {_restart(args, store, wf, run_id, only=True)}\n"
+                f"restart it with: {_restart(args, store, wf, run_id, given=variables)}"
             ) from None
     bound = wf.with_options(
         run_id=run_id,
@@ -119,7 +120,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {run_id} was cancelled; it runs again only with --restart")
-                again = _restart(args, store, wf.name, run_id, given=variables)
+                again = _restart(args, store, wf, run_id, given=variables)
                 report.say(f"  restart it with: {again}")
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
@@ -172,7 +173,7 @@ def _print_operations(report: _Report) -> Callable[[], None]:
 def _restart(
     args: argparse.Namespace,
     store: Store,
-    workflow: str,
+    wf: Workflow[Any, Any],
     run_id: str,
     *,
     only: bool = False,
@@ -182,8 +183,9 @@ def _restart(
     (a restart takes only the --vars given); with `only`, just those. The
     --vars `given` to this command win: they are what the user meant now."""
     try:
-        recorded = run_info(store, workflow, run_id).arguments
-        flags = as_vars(recorded if only else {**recorded, **(given or {})})
+        recorded = run_info(store, wf.name, run_id).arguments
+        read = partial(by_annotation, wf.name, wf.fn)
+        flags = as_vars(recorded if only else {**recorded, **(given or {})}, read)
     except DurableError:  # unreadable: still the command, to fill in
         flags = "--var NAME=VALUE"
     if only:

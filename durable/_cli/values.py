@@ -61,19 +61,31 @@ def _twice(flag: str, first: str, second: str) -> str:
     return f"{flag} {name} is given twice ({first}, then {second}): give each name once{why}"
 
 
-def as_vars(arguments: dict[str, Any]) -> str:
-    """Arguments as the --var flags that parse_vars reads back as them,
-    quoted for a shell; one that JSON does not give back as itself (a
-    tuple, an object) is left as NAME=VALUE to fill in."""
+def as_vars(arguments: dict[str, Any], read: Callable[[list[str]], dict[str, Any]] | None = None) -> str:
+    """Arguments as the --var flags that `read` (parse_vars, or the
+    workflow's by_annotation) reads back as them, quoted for a shell; one
+    it does not give back as itself (a tuple, an object) is left as
+    NAME=VALUE to fill in."""
     flags = []
     for name, value in arguments.items():
         try:
-            text = json.dumps(value, allow_nan=False)
-            same = parse_vars([f"{name}={text}"])[name] == value and type(value) is not tuple
-        except (TypeError, ValueError):
+            text = _var_text(value)
+            same = (read or parse_vars)([f"{name}={text}"])[name] == value and type(value) is not tuple
+        except (TypeError, ValueError, UsageError):
             same = False
         flags.append("--var " + (shlex.quote(f"{name}={text}") if same else f"{name}=VALUE"))
     return " ".join(flags)
+
+
+def _var_text(value: Any) -> str:
+    """What --var is given for a value: JSON, or the text by_annotation makes
+    a path, a date or time, an Enum member from."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+        return value if isinstance(value, str) else json.dumps(value, allow_nan=False)
+    if isinstance(value, (PurePath, datetime.date, datetime.time)):
+        return str(value) if isinstance(value, PurePath) else value.isoformat()
+    return json.dumps(value, allow_nan=False)
 
 
 def _not_json(name: str) -> Any:
