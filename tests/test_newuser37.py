@@ -66,6 +66,7 @@ def test_a_run_id_that_starts_with_a_dash_is_advised_as_the_shell_and_argparse_t
     assert main(["run", "flow.py:release", "--run-id=-x", "--var", "repo=r"]) == 3
     advised = _advised(capsys.readouterr().err, "continue with: ")
     assert advised[:4] == ["durable", "run", "flow.py:release", "--run-id=-x"]
+    assert "required: RUN; `durable runs` lists the run ids" in _usage_error(["show"], capsys)
     err = _usage_error(["show", "-x"], capsys)
     assert "if -x is a run id: durable show -- -x" in err
     err = _usage_error(["run", "flow.py:release", "--run-id", "-x", "--resume"], capsys)

@@ -112,7 +112,9 @@ def _dashed(message: str, typed: Sequence[str], parser: argparse.ArgumentParser)
     if not takes_run or not re.search(r"required: RUN|unrecognized arguments", message):
         return ""
     stray = [w for w in typed if w[:1] == "-" and w.split("=")[0] not in options and w != "--"]
-    return f"; if {stray[0]} is a run id: {shell_words('durable', *typed)}" if stray else ""
+    if stray:
+        return f"; if {stray[0]} is a run id: {shell_words('durable', *typed)}"
+    return "; `durable runs` lists the run ids" if "required: RUN" in message else ""
 
 
 def _common(*, top: bool) -> _Parser:
