@@ -33,3 +33,33 @@ def test_a_run_id_refused_for_a_rule_the_message_did_not_state_names_it(
     with pytest.raises(durable.ConfigurationError) as e:
         wf.with_options(run_id=given)()
     assert told in str(e.value)
+
+
+def test_an_awaitable_left_unawaited_in_a_sync_workflow_says_to_await_it(
+    store: durable.Store,
+) -> None:
+    """Before: a sync workflow returning `durable.loop_over(fetch, items)`
+    of an async `fetch` (or an async step's call) failed with "cannot pickle
+    'coroutine' object. Return plain data": not the missing `await`, in a
+    workflow that must be `async def` to give it. The items never ran."""
+    import gc
+    import warnings
+
+    ran: list[int] = []
+
+    async def fetch(i: int) -> int:
+        ran.append(i)
+        return i
+
+    @durable.workflow(store=store, run_id="sync")
+    def gather(n: int) -> list[int]:
+        return durable.loop_over(fetch, list(range(n)))  # type: ignore[return-value]
+
+    with warnings.catch_warnings():  # the coroutine's own "never awaited"
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(durable.SerializationError) as e:
+            gather(2)
+        gc.collect()
+    assert "it holds a coroutine, which is never run unless awaited: make the workflow " \
+        "`async def` and `await` it" in str(e.value)  # fmt: skip
+    assert ran == [] and gather.runs()[0].status == "failed"
