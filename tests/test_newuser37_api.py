@@ -3,6 +3,7 @@ they are given, with messages that name what is wrong."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,3 +64,35 @@ def test_an_awaitable_left_unawaited_in_a_sync_workflow_says_to_await_it(
     assert "it holds a coroutine, which is never run unless awaited: make the workflow " \
         "`async def` and `await` it" in str(e.value)  # fmt: skip
     assert ran == [] and gather.runs()[0].status == "failed"
+
+
+LOOKED_AT = """\
+import durable
+
+@durable.step
+def fetch(u: int) -> int:
+    with open("ran", "a") as f:
+        f.write("fetch\\n")
+    return u * 2
+
+@durable.workflow(run_id="looked-at")
+def pipe(u: int) -> int:
+    return fetch(u)
+"""
+
+
+@pytest.mark.slow  # a child IPython
+def test_a_cell_that_asks_for_help_on_a_step_changes_nothing(tmp_path: Path) -> None:
+    """Before: in a notebook, `help(fetch)`, `dir(fetch)` or
+    `inspect.signature(fetch)` in a cell of its own counted as a statement
+    that may change `fetch` (it is passed to a call), so the workflow's cell
+    run again was refused as changed code ("now uses global fetch")."""
+    from .clikit import run_cells
+
+    looks = "import inspect\nhelp(fetch)\ndir(fetch)\ninspect.signature(fetch)\n" \
+        "inspect.getsource(fetch)\ncallable(fetch)"  # fmt: skip
+    again = 'print("RESULT", pipe(3))'
+    done = run_cells(tmp_path, [LOOKED_AT, again, looks, again])
+    assert [x for x in done.stdout.splitlines() if x.startswith("RESULT")] == ["RESULT 6"] * 2, \
+        done.stdout[-2000:]  # fmt: skip
+    assert (tmp_path / "ran").read_text() == "fetch\n"
