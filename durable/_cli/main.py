@@ -200,7 +200,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--run-id", metavar="ID",
                    help="the run to start or resume (default: the workflow's run_id=, else one "
-                   "derived from the arguments; with --resume, the newest unfinished run)")  # fmt: skip
+                   "derived from the arguments; with --resume, the newest unfinished run); "
+                   "one that starts with -: --run-id=-x")  # fmt: skip
     p.add_argument(
         "--resume", action="store_true", help="continue an existing run (never start one)"
     )
@@ -241,7 +242,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-_RUN = "the run's id, as `durable runs` lists it"
+_RUN = "the run's id, as `durable runs` lists it (one that starts with -: after --, as in -- -x)"
 _WORKFLOW = "the run's workflow, when the run id exists under several workflows"
 _TARGET = "the workflow: path/to/file.py:function or package.module:function"
 EPILOG = """\
