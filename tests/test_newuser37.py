@@ -195,6 +195,48 @@ def test_the_restart_advised_for_a_cancelled_run_gives_its_path_date_and_enum(
     assert main(advised[1:]) == 3
 
 
+FAILING = """
+import os
+
+import durable
+
+
+@durable.step
+def fetch(n: int) -> int:
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("fetch\\n")
+    return n + 1
+
+
+@durable.step
+def publish(n: int) -> int:
+    raise ValueError("token expired")
+
+
+@durable.workflow
+def ship(n: int) -> int:
+    return publish(fetch(n))
+"""
+
+
+def test_the_advice_after_a_failure_says_what_to_add_when_the_fix_is_in_the_code(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `fix the cause, then: durable run flow.py:ship --run-id s1
+    --resume`: the usual fix, an edit of the failed step, made that very
+    command refused as changed code (exit 2), which the advice did not say."""
+    (flow / "flow.py").write_text(FAILING)
+    assert main(["run", "flow.py:ship", "--run-id", "s1", "--var", "n=1"]) == 1
+    line = next(x for x in capsys.readouterr().err.splitlines() if "fix the cause" in x)
+    assert line == "  fix the cause, then: durable run flow.py:ship --run-id s1 --resume " \
+        "(after an edit of the code: durable run flow.py:ship --run-id s1 --resume " \
+        "--on-change rerun, which runs again from the first step that changed)"  # fmt: skip
+    (flow / "flow.py").write_text(FAILING.replace('raise ValueError("token expired")', "return n"))
+    assert main(shlex.split(line.split("code: ")[1].split(",")[0])[1:]) == 0
+    assert capsys.readouterr().out.strip() == "2"
+    assert (flow / "counts").read_text() == "fetch\n"
+
+
 def test_show_of_a_run_whose_step_is_running_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

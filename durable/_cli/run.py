@@ -308,7 +308,10 @@ class _Report:
             f"run {self.run_id} failed{self._where(exc)}: "
             f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
         )
-        self.say(f"  fix the cause, then: {self.rerun} --resume")
+        # The usual fix, an edit of the failed step, makes a plain resume refused as changed code.
+        self.say(f"  fix the cause, then: {self.rerun} --resume (after an edit of the code: "
+                 f"{self.rerun} --resume --on-change rerun, which runs again from the first "
+                 "step that changed)")  # fmt: skip
         return 1
 
     def _where(self, exc: BaseException) -> str:
