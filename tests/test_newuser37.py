@@ -231,6 +231,8 @@ def test_the_advice_after_a_failure_says_what_to_add_when_the_fix_is_in_the_code
     assert line == "  fix the cause, then: durable run flow.py:ship --run-id s1 --resume " \
         "(after an edit of the code: durable run flow.py:ship --run-id s1 --resume " \
         "--on-change rerun, which runs again from the first step that changed)"  # fmt: skip
+    assert main(["show", "s1"]) == 0
+    assert "  after an edit of the code, add --on-change rerun to that line\n" in capsys.readouterr().err
     (flow / "flow.py").write_text(FAILING.replace('raise ValueError("token expired")', "return n"))
     assert main(shlex.split(line.split("code: ")[1].split(",")[0])[1:]) == 0
     assert capsys.readouterr().out.strip() == "2"
