@@ -96,3 +96,20 @@ def test_a_cell_that_asks_for_help_on_a_step_changes_nothing(tmp_path: Path) -> 
     assert [x for x in done.stdout.splitlines() if x.startswith("RESULT")] == ["RESULT 6"] * 2, \
         done.stdout[-2000:]  # fmt: skip
     assert (tmp_path / "ran").read_text() == "fetch\n"
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [("dry-run=false", "--var dry_run=false"), ("n = 5", "--var n=5"), (" n=5", "--var n=5")],
+)
+def test_a_var_whose_name_is_written_as_the_shell_writes_it_names_the_one_meant(
+    given: str, meant: str
+) -> None:
+    """Before: `--var dry-run=false` (a flag's spelling) or `--var 'n = 5'`
+    said only "must look like NAME=VALUE", which it nearly did."""
+    from durable._cli.common import UsageError
+    from durable._cli.values import parse_vars
+
+    with pytest.raises(UsageError) as e:
+        parse_vars([given])
+    assert str(e.value).endswith(f"must look like NAME=VALUE: {meant}?")

@@ -39,7 +39,7 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.isidentifier():
-            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE")
+            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE{_meant(flag, key, text)}")
         if key in given:  # the last one would win, the first dropped without a word
             raise UsageError(_twice(flag, given[key], item))
         given[key] = item
@@ -48,6 +48,15 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
         except ValueError:
             out[key] = text
     return out
+
+
+def _meant(flag: str, key: str, text: str) -> str:
+    """The pair a near miss meant: `dry-run=false` (a flag's spelling) is
+    the parameter `dry_run`; `n = 5` has spaces the shell kept."""
+    name = key.strip().replace("-", "_")
+    if not name.isidentifier() or not text.strip():
+        return ""
+    return f": {flag} {shell_words(f'{name}={text.strip()}')}?"
 
 
 def _twice(flag: str, first: str, second: str) -> str:
