@@ -46,12 +46,35 @@ def preview_of(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# The options of `durable` that take a value, and those that do not: any
+# other word that starts with `-` is a value (a run id `-x`).
+_VALUED = frozenset({
+    "--store", "--run-id", "--workflow", "-w", "--at", "--new-run-id", "--var", "--input",
+    "--wait", "--on-change", "--durability", "--status", "--keep-last", "--older-than", "--html",
+})  # fmt: skip
+_SWITCHES = frozenset({"--resume", "--restart", "--rebase-checkpoint", "--json", "--values",
+                       "--debug", "--no-pickle", "--dry-run", "--help", "-h", "--"})  # fmt: skip
+
+
 def shell_words(*words: object) -> str:
     """The words of a command a message advises, each one word of the shell
     as printed (quoted where it needs it): a run id such as `it's;v2` or a
     workflow `flow(v2)` printed bare gave a line the shell split or choked
-    on. Every advised command's ids and names go through here."""
-    return " ".join(shlex.quote(str(w)) for w in words)
+    on. Every advised command's ids and names go through here. A value that
+    starts with `-` is one argparse reads as an option: it is joined to its
+    option (`--run-id=-x`), or, as a positional (`show -x`), put after `--`."""
+    out: list[str] = []
+    loose: list[str] = []
+    rest = iter(str(w) for w in words)
+    for word in rest:
+        value = next(rest, None) if word in _VALUED else None
+        if value is not None:
+            out += [f"{word}={value}"] if value.startswith("-") else [word, value]
+        elif word.startswith("-") and word not in _VALUED | _SWITCHES:
+            loose.append(word)
+        else:
+            out.append(word)
+    return " ".join(shlex.quote(w) for w in [*out, *(["--", *loose] if loose else [])])
 
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

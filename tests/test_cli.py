@@ -164,7 +164,8 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "flow.py"], "must be path/to/file.py:workflow"),
+        (["run", "flow.py"], "names no workflow; its workflows: approval, broken, napping"),
+        (["run", "flow"], "must be path/to/file.py:workflow"),
         (["run", "flow.py:nothing_here", "--var", "n=1"], "flow.py has no nothing_here"),
         (["run", "missing.py:pipeline"], "cannot load"),
         (["run", "flow.py:pipeline"], "pass the workflow's arguments with --var"),

@@ -10,10 +10,14 @@ import os
 from .._core.run import Options
 from .._settings import check
 from .._storage.durability import check_level
+from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 
 
 def check_options(options: Options) -> None:
+    given = options.run_id  # refused here, at the line that gives it, not at the first call
+    if given is not None and not callable(given):
+        check_key_part("run id", given)
     if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
         check("on_change", options.on_change, "on_change")
     keep = options.keep_last

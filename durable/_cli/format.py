@@ -18,6 +18,7 @@ from .._manage.document import show_document
 from .._manage.document import step_doc as step_doc
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
+from .._storage.keys import top_level
 
 if TYPE_CHECKING:  # `runs` and `show` never load the engine (its events)
     from ..events import RunWaiting
@@ -96,13 +97,31 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
             duration(s.duration),
             cell(_outcome(s)),
         ]
-        for s in steps
+        for s in _with_in_flight(info, steps)
     ]
     body = table(["POS", "KIND", "NAME", "STATUS", "TRIES", "TIME", "OUTPUT / ERROR"], rows)
     files = [
         f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
     ]
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
+
+
+def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo]) -> list[StepInfo]:
+    """A running run's next position as a `running` row: its step has no
+    record until it ends, and a table without it (empty for a new run) read
+    as if nothing were running. Its name is the last attempt's plan's, if any."""
+    out, pos = list(steps), info.position
+    if info.status != "running" or pos is None:
+        return out
+    if any(top_level(s.position) == pos and s.status != "pending" for s in out):
+        return out  # a retry, a sleep, a block's items: shown as such
+    planned = [s for s in out if s.position == pos]
+    name, kind = (planned[0].name, planned[0].kind) if planned else ("?", "-")
+    row = StepInfo(pos, kind, name, "running", "", None, None, None, 1, (), None,
+                   "not recorded until it ends", None)  # fmt: skip
+    return [s for s in out if s not in planned and top_level(s.position) < pos] + [row] + [
+        s for s in out if s not in planned and top_level(s.position) > pos
+    ]
 
 
 def _outcome(step: StepInfo) -> str:

@@ -88,13 +88,39 @@ class _Parser(argparse.ArgumentParser):
                 store = self.typed[list(self.typed).index("--store") + 1]
             start = "durable" if store is None else shell_words("durable", "--store", store)
             message += f"; to do that: {start} {meant}"
-        super().error(message)
+        super().error(message + _dashed(message, self.typed, self._command()))
+
+    def _command(self) -> argparse.ArgumentParser:
+        """The parser of the command typed (the top one reports the words
+        no parser took), else this one."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                typed = [w for w in self.typed if w in action.choices]
+                return action.choices[typed[0]] if typed else self
+        return self
 
 
-def _common(*, top: bool) -> argparse.ArgumentParser:
+def _dashed(message: str, typed: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """How to give a value that starts with `-` (a run id `-x`), which
+    argparse takes for an option: "required: RUN" alone did not say."""
+    options = parser._option_string_actions
+    takes_run = any(a.metavar == "RUN" for a in parser._actions)
+    needs = re.search(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
+    if needs and needs[1] in typed[:-1]:
+        value = typed[list(typed).index(needs[1]) + 1]
+        return f"; if {value} is its value: {shell_words('durable', *typed)}" if value[:1] == "-" else ""
+    if not takes_run or not re.search(r"required: RUN|unrecognized arguments", message):
+        return ""
+    stray = [w for w in typed if w[:1] == "-" and w.split("=")[0] not in options and w != "--"]
+    if stray:
+        return f"; if {stray[0]} is a run id: {shell_words('durable', *typed)}"
+    return "; `durable runs` lists the run ids" if "required: RUN" in message else ""
+
+
+def _common(*, top: bool) -> _Parser:
     # Accepted before and after the command; after it, an absent flag must not
     # reset what was given before it (argparse copies sub-parser defaults).
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
     common.add_argument("--store", metavar="URL", type=_store_url, **unset,  # type: ignore[arg-type]
                         help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
@@ -115,12 +141,13 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser.typed = typed
     parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
     sub = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
     )
 
     def command(name: str, handler: Handler | str, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text)
         p.set_defaults(handler=handler)
+        p.typed = typed
         return p
 
     p = command("runs", manage.cmd_runs, "list runs, newest first")
@@ -173,7 +200,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--run-id", metavar="ID",
                    help="the run to start or resume (default: the workflow's run_id=, else one "
-                   "derived from the arguments; with --resume, the newest unfinished run)")  # fmt: skip
+                   "derived from the arguments; with --resume, the newest unfinished run); "
+                   "one that starts with -: --run-id=-x")  # fmt: skip
     p.add_argument(
         "--resume", action="store_true", help="continue an existing run (never start one)"
     )
@@ -190,8 +218,9 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     _durability(p)
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
                    help="a workflow argument (repeatable); JSON when it parses as JSON, "
-                   "else a string: --var n=5 --var name=Ada --var dry_run=false; a value "
-                   "of another type than a str, bool, int or float annotation is "
+                   "else a string: --var n=5 --var name=Ada --var dry_run=false; a Path, "
+                   "date, datetime, time or Enum annotation makes it one (--var "
+                   "day=2024-05-31); a value of another type than the annotation is "
                    "refused")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
                    help="answer the run's durable.wait_for(NAME) on resume (repeatable; JSON "
@@ -213,7 +242,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-_RUN = "the run's id, as `durable runs` lists it"
+_RUN = "the run's id, as `durable runs` lists it (one that starts with -: after --, as in -- -x)"
 _WORKFLOW = "the run's workflow, when the run id exists under several workflows"
 _TARGET = "the workflow: path/to/file.py:function or package.module:function"
 EPILOG = """\

@@ -108,6 +108,8 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
               "when that run resumes", file=sys.stderr)  # fmt: skip
     print(f"  continue with: {_run_it(args, top.run_id, top.workflow, '--resume' + flags)}",
           file=sys.stderr)  # fmt: skip
+    if info.status == "failed":  # the usual fix, an edit of the failed step, is refused otherwise
+        print("  after an edit of the code, add --on-change rerun to that line", file=sys.stderr)
 
 
 def _run_it(args: argparse.Namespace, run_id: str, workflow: str, flags: str) -> str:

@@ -9,6 +9,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .. import on_event
@@ -30,7 +31,14 @@ from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, 
 from .common import UsageError, advised, command, is_refusal, not_the_commands, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
-from .values import as_vars, check_input_numbers, check_names, check_types, parse_vars
+from .values import (
+    as_vars,
+    by_annotation,
+    check_input_numbers,
+    check_names,
+    check_types,
+    parse_vars,
+)
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -44,6 +52,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     variables = parse_vars(args.var or [])
     check_names(wf.name, wf.fn, variables)
     check_types(wf.name, wf.fn, args.var or [])
+    variables = by_annotation(wf.name, wf.fn, args.var or [])
     # `--run-id ""` (an unset shell variable) is bad input, not "no run id":
     # another run, the derived or the newest unfinished one, would run.
     given = args.run_id
@@ -78,8 +87,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
                 raise
             raise UsageError(  # the recorded arguments were not the issue's cause
                 f"{e}: --restart starts run {run_id} afresh with the --var arguments given, "
-                f"not its recorded ones: {_restart(args, store, wf.name, run_id, only=True)}\n"
-                f"restart it with: {_restart(args, store, wf.name, run_id, given=variables)}"
+                f"not its recorded ones: {_restart(args, store, wf, run_id, only=True)}\n"
+                f"restart it with: {_restart(args, store, wf, run_id, given=variables)}"
             ) from None
     bound = wf.with_options(
         run_id=run_id,
@@ -111,7 +120,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {run_id} was cancelled; it runs again only with --restart")
-                again = _restart(args, store, wf.name, run_id, given=variables)
+                again = _restart(args, store, wf, run_id, given=variables)
                 report.say(f"  restart it with: {again}")
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
@@ -164,7 +173,7 @@ def _print_operations(report: _Report) -> Callable[[], None]:
 def _restart(
     args: argparse.Namespace,
     store: Store,
-    workflow: str,
+    wf: Workflow[Any, Any],
     run_id: str,
     *,
     only: bool = False,
@@ -174,8 +183,9 @@ def _restart(
     (a restart takes only the --vars given); with `only`, just those. The
     --vars `given` to this command win: they are what the user meant now."""
     try:
-        recorded = run_info(store, workflow, run_id).arguments
-        flags = as_vars(recorded if only else {**recorded, **(given or {})})
+        recorded = run_info(store, wf.name, run_id).arguments
+        read = partial(by_annotation, wf.name, wf.fn)
+        flags = as_vars(recorded if only else {**recorded, **(given or {})}, read)
     except DurableError:  # unreadable: still the command, to fill in
         flags = "--var NAME=VALUE"
     if only:
@@ -298,7 +308,10 @@ class _Report:
             f"run {self.run_id} failed{self._where(exc)}: "
             f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
         )
-        self.say(f"  fix the cause, then: {self.rerun} --resume")
+        # The usual fix, an edit of the failed step, makes a plain resume refused as changed code.
+        self.say(f"  fix the cause, then: {self.rerun} --resume (after an edit of the code: "
+                 f"{self.rerun} --resume --on-change rerun, which runs again from the first "
+                 "step that changed)")  # fmt: skip
         return 1
 
     def _where(self, exc: BaseException) -> str:

@@ -13,19 +13,45 @@ import types
 from typing import Any
 
 from .._api.workflow import Workflow
+from .._errortext import shell_words
 from .common import UsageError
 
 
 def load_target(spec: str) -> Workflow[Any, Any]:
     """`path/to/file.py:name` or `package.module:name` -> the workflow."""
     where, sep, attr = spec.rpartition(":")
+    if not sep and spec.endswith(".py") and os.path.isfile(spec):  # `durable run flow.py`
+        names = _workflows(_namespace(spec, is_file=True))
+        known = f"its workflows: {', '.join(names)}" if names else "it defines none"
+        raise UsageError(f"target {spec!r} names no workflow; {known}"
+                         + (f" (give it as {shell_words(f'{spec}:{names[0]}')})" if names else ""))  # fmt: skip
     if not sep or not where or not attr:
         raise UsageError(
             f"target {spec!r} must be path/to/file.py:workflow or package.module:workflow"
         )
     is_file = where.endswith(".py") or os.sep in where or os.path.isfile(where)
+    namespace = _namespace(where, is_file=is_file)
+    obj: Any = namespace.get(attr.split(".")[0])
+    for part in attr.split(".")[1:]:
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, Workflow):
+        names = _workflows(namespace)
+        known = f"; its workflows: {', '.join(names)}" if names else "; it defines no workflow"
+        if obj is None:
+            raise UsageError(f"{where} has no {attr}{known}")
+        what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
+        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
+    return obj
+
+
+def _workflows(namespace: dict[str, Any]) -> list[str]:
+    return sorted(k for k, v in namespace.items() if isinstance(v, Workflow))
+
+
+def _namespace(where: str, *, is_file: bool) -> dict[str, Any]:
+    """The names the file or module defines, once it has run as loaded."""
     try:
-        namespace = _load_file(where) if is_file else vars(_import(where))
+        return _load_file(where) if is_file else vars(_import(where))
     except (OSError, ImportError, SyntaxError) as e:
         raise UsageError(f"cannot load {where}: {type(e).__name__}: {e}") from e
     except SystemExit as e:  # its exit code read as the run's: 0 "done", 3 "suspended"
@@ -39,17 +65,6 @@ def load_target(spec: str) -> Workflow[Any, Any]:
             f"cannot load {where}: {type(e).__name__}: {e} ({_raised_at(e, where)}); "
             "nothing was run. --debug shows the traceback"
         ) from e
-    obj: Any = namespace.get(attr.split(".")[0])
-    for part in attr.split(".")[1:]:
-        obj = getattr(obj, part, None)
-    if not isinstance(obj, Workflow):
-        names = sorted(k for k, v in namespace.items() if isinstance(v, Workflow))
-        known = f"; its workflows: {', '.join(names)}" if names else "; it defines no workflow"
-        if obj is None:
-            raise UsageError(f"{where} has no {attr}{known}")
-        what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
-        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
-    return obj
 
 
 def _raised_at(e: BaseException, where: str) -> str:

@@ -4,12 +4,15 @@ value that would reach the workflow as another value than the one typed."""
 
 from __future__ import annotations
 
+import datetime
+import enum
 import inspect
 import json
 import shlex
 import types
 import typing
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any
 
 from .._errortext import shell_words
@@ -36,7 +39,7 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.isidentifier():
-            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE")
+            raise UsageError(f"{flag} {item!r} must look like NAME=VALUE{_meant(flag, key, text)}")
         if key in given:  # the last one would win, the first dropped without a word
             raise UsageError(_twice(flag, given[key], item))
         given[key] = item
@@ -45,6 +48,15 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
         except ValueError:
             out[key] = text
     return out
+
+
+def _meant(flag: str, key: str, text: str) -> str:
+    """The pair a near miss meant: `dry-run=false` (a flag's spelling) is
+    the parameter `dry_run`; `n = 5` has spaces the shell kept."""
+    name = key.strip().replace("-", "_")
+    if not name.isidentifier() or not text.strip():
+        return ""
+    return f": {flag} {shell_words(f'{name}={text.strip()}')}?"
 
 
 def _twice(flag: str, first: str, second: str) -> str:
@@ -58,19 +70,31 @@ def _twice(flag: str, first: str, second: str) -> str:
     return f"{flag} {name} is given twice ({first}, then {second}): give each name once{why}"
 
 
-def as_vars(arguments: dict[str, Any]) -> str:
-    """Arguments as the --var flags that parse_vars reads back as them,
-    quoted for a shell; one that JSON does not give back as itself (a
-    tuple, an object) is left as NAME=VALUE to fill in."""
+def as_vars(arguments: dict[str, Any], read: Callable[[list[str]], dict[str, Any]] | None = None) -> str:
+    """Arguments as the --var flags that `read` (parse_vars, or the
+    workflow's by_annotation) reads back as them, quoted for a shell; one
+    it does not give back as itself (a tuple, an object) is left as
+    NAME=VALUE to fill in."""
     flags = []
     for name, value in arguments.items():
         try:
-            text = json.dumps(value, allow_nan=False)
-            same = parse_vars([f"{name}={text}"])[name] == value and type(value) is not tuple
-        except (TypeError, ValueError):
+            text = _var_text(value)
+            same = (read or parse_vars)([f"{name}={text}"])[name] == value and type(value) is not tuple
+        except (TypeError, ValueError, UsageError):
             same = False
         flags.append("--var " + (shlex.quote(f"{name}={text}") if same else f"{name}=VALUE"))
     return " ".join(flags)
+
+
+def _var_text(value: Any) -> str:
+    """What --var is given for a value: JSON, or the text by_annotation makes
+    a path, a date or time, an Enum member from."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+        return value if isinstance(value, str) else json.dumps(value, allow_nan=False)
+    if isinstance(value, (PurePath, datetime.date, datetime.time)):
+        return str(value) if isinstance(value, PurePath) else value.isoformat()
+    return json.dumps(value, allow_nan=False)
 
 
 def _not_json(name: str) -> Any:
@@ -105,12 +129,13 @@ def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None
     dry_run=False` for a `bool` the string 'False', which is true. Refused,
     saying how to write it; for any other parameter, a number not given
     back as typed, as for an input."""
-    expected = _scalar_parameters(fn)
+    expected, hints = _scalar_parameters(fn), _hints(fn)
     for item in items:
         name, _, text = item.partition("=")
         value = parse_vars([item])[name]
         if name not in expected:  # no annotation to say which reading: as an input
-            _check_as_typed(item, "--var")
+            if not _as_typed(hints.get(name)):
+                _check_as_typed(item, "--var")
             continue
         (what, types), nullable = expected[name]
         if (value is None and nullable) or (isinstance(value, types) and not _bool_as_number(value, types)):
@@ -123,6 +148,69 @@ def check_types(workflow: str, fn: Callable[..., Any], items: list[str]) -> None
             f"--var {item} reads as {read}, but {workflow} takes {name} as {what}: "
             + _how(name, text, types)
         )
+
+
+def by_annotation(workflow: str, fn: Callable[..., Any], items: list[str]) -> dict[str, Any]:
+    """The --var values of parameters annotated with a class JSON has no
+    value of, as the Python API would pass them: `Path`, `date`, `datetime`,
+    `time`, an `Enum`. The str typed reached the workflow: another type than
+    its code expects, and another argument digest than the API's call gives,
+    so a run started from one side was refused from the other. A value no
+    such class takes, or of another class than annotated, is refused."""
+    hints = _hints(fn)
+    out = parse_vars(items)
+    for item in items:
+        name, _, typed = item.partition("=")
+        hint, value = hints.get(name), out[name]
+        cls = _class_of(hint)
+        if cls is None or cls in _SCALARS or (value is None and cls is not hint):
+            continue  # no class to go by, or check_types' own, or None for `X | None`
+        # The text as typed, unless quoted as a JSON string: `1.10` is no float here.
+        text = value if isinstance(value, str) else None if value is None else typed
+        wrong = f"--var {item} is no {cls.__name__} for {workflow}'s {name}"
+        out[name] = _made(cls, value, text, name, wrong)
+    return out
+
+
+def _class_of(hint: Any) -> Any:
+    """The class a parameter is annotated with, `X` of `X | None` too; else None."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return _plain(args[0] if len(args) == 1 and len(typing.get_args(hint)) == 2 else hint)
+
+
+def _as_typed(hint: Any) -> bool:
+    """Whether a parameter takes the text typed (a path, a date, a time),
+    not its JSON reading: `1.10` is no number to refuse there."""
+    cls = _class_of(hint)
+    return isinstance(cls, type) and issubclass(cls, (PurePath, datetime.date, datetime.time))
+
+
+def _made(cls: type, value: Any, text: str | None, name: str, wrong: str) -> Any:
+    try:
+        if issubclass(cls, enum.Enum):
+            found = [m for m in cls if value == m.value or text == m.name]
+            if found:
+                return found[0]
+            raise UsageError(f"{wrong}: write one of {', '.join(str(m.value) for m in cls)}")
+        if issubclass(cls, PurePath) and text is not None:
+            return cls(text)
+        if issubclass(cls, (datetime.date, datetime.time)):
+            return cls.fromisoformat(str(text))
+        if isinstance(value, cls):
+            return value
+    except (ValueError, TypeError) as e:
+        if isinstance(e, ValueError):
+            raise UsageError(f"{wrong}: write it as ISO 8601, e.g. --var {name}={_iso(cls)}") from None
+        return value  # a class isinstance cannot check (a Protocol): taken as given
+    raise UsageError(
+        f"{wrong}: --var gives JSON values (a str, number, bool, null, list or dict), or a "
+        "Path, date, datetime, time or Enum by the annotation; call the workflow from Python "
+        "to pass another"
+    )
+
+
+def _iso(cls: type) -> str:
+    return {datetime.datetime: "2024-05-31T12:30:00", datetime.time: "12:30:00"}.get(cls, "2024-05-31")
 
 
 def _bool_as_number(value: Any, types: tuple[type, ...]) -> bool:

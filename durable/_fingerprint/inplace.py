@@ -18,16 +18,16 @@ MUTATORS = frozenset(
 )
 # Methods that only show or read their object (`df.head()` in a notebook
 # cell, `logger.info(...)`): a call of one changes nothing a step reads.
-LOOKS = frozenset(
+LOOKS = frozenset(  # ... and `inspect.signature(fetch)`, which reads a step, changes nothing
     "head tail describe info summary show plot sample get keys values items copy count index "
-    "debug warning warn error exception critical log".split()
+    "debug warning warn error exception critical log signature getsource getsourcelines "
+    "getdoc getfile getmodule".split()
 )
 # Builtins (and IPython's `display`) that only look at what they are given
-# (`print(RESULTS)` in a notebook cell must not make a run look changed);
-# not those that consume an iterator (`list(IT)`, `next(IT)`): they change it.
-READERS = frozenset(
-    "print display len repr str ascii format type id hash isinstance int float bool abs round".split()
-)
+# (`print(RESULTS)`, `help(fetch)` in a notebook cell must not make a run look
+# changed); not those that consume an iterator (`list(IT)`, `next(IT)`): they change it.
+READERS = frozenset("print display len repr str ascii format type id hash isinstance int float "
+                    "bool abs round help dir callable issubclass".split())  # fmt: skip
 BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _PARTS = frozenset({"get", "setdefault", "values", "items"})  # give a part, not a copy
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -57,6 +57,12 @@ class _Pickler(_Traveller):
                 "it holds a generator, which is used up as it is read and cannot be replayed: "
                 "return a list (list(...)) of what it yields"
             )
+        if isinstance(obj, types.CoroutineType):  # "cannot pickle 'coroutine'": not the cause
+            raise TypeError(
+                "it holds a coroutine, which is never run unless awaited: make the workflow "
+                "`async def` and `await` it (an async step's call and a loop_over of an async "
+                "function give one; a step awaits what it calls, or runs it with asyncio.run)"
+            )
         if isinstance(obj, memoryview):  # cloudpickle would replay its bytes as `bytes`
             raise TypeError(
                 "it holds a memoryview, which cannot be replayed as one: "

@@ -230,8 +230,8 @@ def check_key_part(kind: str, value: object) -> str:
     )
     if bad:
         raise ConfigurationError(
-            f"invalid {kind} {value!r}: it must be non-empty and contain no '/', '..', "
-            "whitespace, control characters or glob characters (* ? [ ])"
+            f"invalid {kind} {value!r}: it must be non-empty, not start with '.', and contain "
+            "no '/', '\\', '..', whitespace, control characters or glob characters (* ? [ ])"
         )
     return value
 

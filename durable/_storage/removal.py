@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._errortext import shell_words
 from ..errors import LeaseLostError
 from .keys import CANCEL, blob_name, generation_of, run_of, run_prefix
 
@@ -64,6 +65,6 @@ def _stopped(run_id: str, lost: LeaseLostError, done: int, total: int) -> LeaseL
         f"run {run_id!r}: the removal stopped with {done} of its {total} objects deleted, "
         f"as it lost the run's lease ({why}): the process that took the run over goes on "
         f"with it. To remove the run still, once that process has ended, "
-        f"`durable rm {run_id}` removes it.",
+        f"`durable {shell_words('rm', run_id)}` removes it.",
     )
     return error
