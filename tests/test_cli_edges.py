@@ -147,7 +147,9 @@ def test_a_configuration_error_raised_by_the_body_is_a_failure(tmp: Path) -> Non
     assert done.returncode == 1, done.stderr
     lines = report_lines(done.stderr)
     assert "run m1 failed" in lines[0] and "ConfigurationError: keep_last must be" in lines[0]
-    assert lines[1].strip().endswith("--run-id m1 --resume") and "Traceback" not in done.stderr
+    advice = "fix the cause, then: durable run edges.py:misconfigured --run-id m1 --resume"
+    assert lines[1].strip().startswith(advice) and "--resume --on-change rerun" in lines[1]
+    assert "Traceback" not in done.stderr
     assert runs_json(tmp)[0]["status"] == "failed"
     again = cli(tmp, "run", "edges.py:misconfigured", "--run-id", "m1", "--resume")
     assert again.returncode == 1
