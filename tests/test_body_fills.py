@@ -345,3 +345,27 @@ for i in range({len(BODIES)}):
     assert run_in(tmp_path, "flow.py", "resume", "3").splitlines() == each("refused")
     assert run_in(tmp_path, "flow.py", "resume", "2").splitlines() == each("value 20")
     assert (tmp_path / "count").read_text() == "step\n" * len(BODIES)
+
+
+def test_a_body_whose_analysis_fails_counts_every_global(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An analysis that raises (a body read in a way not foreseen) leaves
+    every step of the body's module computing from every argument."""
+    from durable._fingerprint import derived
+
+    def broken(fn: Any) -> Any:
+        raise RecursionError("a body too deep to walk")
+
+    monkeypatch.setattr(derived, "_analysed", broken)
+
+    @durable.workflow(run_id="f12", store=store)
+    def report(rate: int, ready: bool = False) -> int:
+        set_rate(2)  # the same on every call: only the failed analysis counts it
+        out: int = rated(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out + rate
+
+    refused_on_resume(report, "f12", 1, rate=5)
+    assert SEEN == ["rated"]

@@ -124,19 +124,34 @@ _Found = tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], _Lines | No
 
 
 def _analyse(fn: types.FunctionType) -> _Found:
+    try:
+        return _analysed(fn)
+    except Exception:  # a body read in a way not foreseen: fail closed, any global
+        return _unknown(fn, callees=False)
+
+
+def _unknown(fn: types.FunctionType, *, callees: bool = True) -> _Found:
+    """Every cell, every global the body names that holds data (and those
+    the functions it names fill; without `callees`, any of its module's) may
+    be made from every parameter."""
+    code, ns = fn.__code__, fn.__globals__
+    params = _parameters(code)
+    some: Filled = [(n, ns) for n in code.co_names if data(n, ns)]
+    some += [(ANY, ns)] if "globals" in code.co_names or not callees else []
+    if callees:
+        some += [pair for n in code.co_names for pair in filled_by(ast.Name(id=n), ns)]
+    unknown = dict.fromkeys(code.co_cellvars, params)
+    return _only_made(unknown), _only_made({n: params for n, _ in some}), None, _homes_of(some)
+
+
+def _analysed(fn: types.FunctionType) -> _Found:
     code = fn.__code__
     params = _parameters(code)
     own = {*code.co_varnames, *code.co_cellvars}
     src = source_of(code.co_filename, fn.__globals__)
     nodes = find_definitions(code, src)
     if len(nodes) != 1 or not runs_this_source(code, src, fn.__globals__):
-        # Unknown: every cell and every global the body names that holds
-        # data may be made from every parameter.
-        named = [ast.Name(id=n) for n in code.co_names]
-        some: Filled = [(n, fn.__globals__) for n in code.co_names if data(n, fn.__globals__)]
-        some += [pair for name in named for pair in filled_by(name, fn.__globals__)]
-        unknown = dict.fromkeys(code.co_cellvars, params)
-        return _only_made(unknown), _only_made({n: params for n, _ in some}), None, _homes_of(some)
+        return _unknown(fn)
     node = nodes[0]
     edges: dict[str, set[str]] = {}
     units: list[tuple[int, int, frozenset[str]]] = []

@@ -100,7 +100,7 @@ def _users(cls: object) -> bool:
     program state, as its functions do: `Path.cwd()` fills nothing)."""
     if not isinstance(cls, type):
         return False
-    name = cls.__module__ or ""
+    name = cls.__module__ if isinstance(cls.__module__, str) else ""
     filename = getattr(sys.modules.get(name), "__file__", None)  # none: a notebook's
     return filename is None or is_user_file(filename, name.partition(".")[0])
 
