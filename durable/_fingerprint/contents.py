@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 import types
 import uuid
 from collections.abc import Mapping
@@ -18,7 +19,13 @@ from .elsewhere import called_elsewhere, changed_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
-from .outsidevalues import attribute_tokens, class_outside_tokens, outside_tokens, reduced_tokens
+from .outsidevalues import (
+    attribute_tokens,
+    bound_to,
+    class_outside_tokens,
+    outside_tokens,
+    reduced_tokens,
+)
 from .ownpath import bound_again
 from .reach import identity_of
 from .values import content_tokens, hash_tokens, plain_tokens
@@ -76,8 +83,9 @@ def contents_part(
     toks = None
     # A number a function rebinds with `global` from outside, that a module-level
     # call runs (`main()` setting `RATE = args.rate`), counts by value too.
-    # So does what a partial of a library's function binds (`partial(round, ndigits=N)`).
-    read = running and (type(obj) in _SCALARS or isinstance(obj, functools.partial))
+    # So does what a partial of a library's function binds (`partial(round, ndigits=N)`), what
+    # `itemgetter(K)` gets, the object of a bound method (`CFG.get`): callables that hold values.
+    read = running and (type(obj) in _SCALARS or isinstance(obj, _HOLDING) or bound_to(obj) is not None)
     running = running and _holds_data(obj)
     runs = [s for s in found if _runs_over(s, name, namespace)] if running else []
     if runs:
@@ -166,6 +174,8 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
     return toks
 
 
+# Callables of the standard library that hold the values they were made with.
+_HOLDING = (functools.partial, operator.itemgetter, operator.attrgetter, operator.methodcaller)
 # Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
 _MADE_OF_ONE = (tuple, frozenset, str, bytes, int, float, complex)
 _SCALARS = (*_MADE_OF_ONE, bool, type(None))

@@ -116,6 +116,9 @@ def outside_tokens(obj: object) -> list[str] | None:
     toks = mapping_tokens(obj) if toks is None else toks
     if toks is None and isinstance(obj, functools.partial):  # its function counts by its name
         toks = plain_tokens((obj.args, sorted(obj.keywords.items())))
+    if toks is None and bound_to(obj) is not None:  # `CFG.get`, `Scale(K).times`: by its object
+        held = outside_tokens(bound_to(obj))
+        toks = None if held is None else [f"<bound:{getattr(obj, '__name__', '?')}", *held, ">"]
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
@@ -139,9 +142,22 @@ def reduced_tokens(obj: object) -> list[str] | None:
     if not isinstance(reduced, tuple) or len(reduced) < 2 or not isinstance(reduced[1], tuple):
         return None
     args = tuple(a for a in reduced[1] if a is not type(obj))  # `copyreg.__newobj__(cls, ...)`
-    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None))
+    # A deque's or an OrderedDict's items, in order, which pickle gives apart from its arguments.
+    items = tuple((i, list(reduced[i])) for i in (3, 4) if len(reduced) > i and reduced[i] is not None)
+    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None, *items))
     return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
 
+
+def bound_to(obj: object) -> object | None:
+    """The object a bound method is bound to (`CFG.get`, `Scale(K).times`,
+    `(2).__add__`), None for anything else (a module's builtin function)."""
+    if not isinstance(obj, _BOUND):
+        return None
+    owner = getattr(obj, "__self__", None)
+    return None if isinstance(owner, types.ModuleType) else owner
+
+
+_BOUND = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
 
 # id(object) -> (the object, its tokens), as `outside_tokens` first found them
 _loaded: dict[int, tuple[object, list[str] | None]] = {}

@@ -27,6 +27,7 @@ from typing import Any
 
 from .bindings import binding_statements, made_here_alone
 from .canon import (
+    called_chains,
     chains_of,
     default_expressions,
     foreign_decorators,
@@ -152,11 +153,10 @@ def _rebound(
     return isinstance(filename, str) and path[-1] in source_of(filename, scope.namespace).rebound
 
 
-def _count(
-    path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis, via: str = ""
-) -> None:
-    """Count what `path` names by the rule above. `via`: the module a name
-    was reached through (a statement of it reads the name), for the key."""
+def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis,
+           via: str = "", runs: bool = False) -> None:  # fmt: skip
+    """Count what `path` names by the rule above. `via`: the module whose statement reads
+    it, for the key; `runs`: read there by a method's body, as a helper reads it."""
     key = via + ".".join(path)
     if obj is _MISSING:
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
@@ -182,7 +182,7 @@ def _count(
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
-            _global(key, path[-1], obj, scope, out, not via)
+            _global(key, path[-1], obj, scope, out, runs or not via)
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
@@ -244,7 +244,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
                 # By its statements, never its value: `START = time.time()`.
-                _count(path, obj, where, True, out, via)
+                _count(path, obj, where, True, out, via, chain in called_chains(stmt))
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:

@@ -1,0 +1,185 @@
+"""A twelfth round of the peers' own test cases, about what the code a step
+calls reads that its text does not show: Prefect's INPUTS + TASK_SOURCE
+cache policy (tests/test_cache_policies.py, tests/test_tasks.py
+`test_cache_hits_within_flows_are_cached`) and joblib's Memory
+(joblib/test/test_memory.py `test_memory_integration`,
+`test_call_and_shelve`), where the task calls a method of the user's class
+whose body reads a module constant the script rebinds between calls or
+makes from the environment; and where the value the task reads is a
+standard-library object made from the environment whose contents are not
+its constructor's arguments (an `OrderedDict`'s order, a `deque`'s items),
+or a callable holding such a value (`operator.itemgetter(K)`, a bound
+method `CFG.get`). Earlier rounds are in tests/test_peer_ports*.py.
+Executions are counted by the step bodies themselves, in a file (real
+processes: what counts is the script's own module-level statements)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import run_in
+
+# -- a method of the user's class reading a constant the script rebinds -------------
+
+METHODS = """
+import dataclasses, os
+import durable
+
+K = 1
+
+class Rate:
+    def get(self):
+        return K
+
+    @property
+    def prop(self):
+        return K
+
+    @classmethod
+    def of_class(cls):
+        return K
+
+@dataclasses.dataclass
+class Made:
+    k: list = dataclasses.field(default_factory=lambda: [K])
+
+RATE = Rate()
+
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step(cache=True)
+def by_method(x):
+    counted("method")
+    return Rate().get() * x
+
+@durable.step(cache=True)
+def by_instance(x):
+    counted("instance")
+    return RATE.get() * x
+
+@durable.step(cache=True)
+def by_property(x):
+    counted("property")
+    return Rate().prop * x
+
+@durable.step(cache=True)
+def by_classmethod(x):
+    counted("classmethod")
+    return Rate.of_class() * x
+
+@durable.step(cache=True)
+def by_factory(x):
+    counted("factory")
+    return Made().k[0] * x
+
+STEPS = [by_method, by_instance, by_property, by_classmethod, by_factory]
+print(*[s(10) for s in STEPS])
+K = 2
+print(*[s(10) for s in STEPS])
+K = 1
+print(*[s(10) for s in STEPS])
+"""
+
+
+@pytest.mark.slow
+def test_prefect_task_source_with_a_method_reading_a_rebound_constant(tmp_path: Path) -> None:
+    """test_cache_hits_within_flows_are_cached with the INPUTS + TASK_SOURCE
+    policy, the task calling a method of the user's class (through a new
+    instance, a module-level instance, a property, a classmethod, a
+    dataclass field's default factory) that reads `K`, which the script
+    rebinds between calls: 10, 20, then 10 again from the cache, each
+    computed twice. A function the task calls reading `K` counted it by
+    value already. Seen failing: 10 10 10 (the class counted by the text
+    of `K = 1` and `K = 2`, both in the file before and after they ran)."""
+    (tmp_path / "flow.py").write_text(METHODS)
+    assert run_in(tmp_path, "flow.py").splitlines() == ["10 10 10 10 10", "20 20 20 20 20", "10 10 10 10 10"]
+    counts = (tmp_path / "count").read_text().split()
+    names = ["method", "instance", "property", "classmethod", "factory"]
+    assert {n: counts.count(n) for n in names} == dict.fromkeys(names, 2)
+
+
+# -- values made from the environment whose contents pickle keeps apart -------------
+
+FROM_ENV = """
+import collections, operator, os
+import durable
+
+K = int(os.environ["K"])
+ORDER = collections.OrderedDict([("a", 1), ("b", 2)])
+if K == 3:
+    ORDER.move_to_end("a")
+RECENT = collections.deque(range(K), maxlen=5)
+PICK = operator.itemgetter(K)
+FIELD = operator.attrgetter("real" if K == 2 else "imag")
+LIMITS = {"k": K}
+LOOKUP = LIMITS.get
+
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def times(self, x):
+        return self.k * x
+
+TIMES = Scale(K).times
+
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step(cache=True)
+def first(x):
+    counted("ordered")
+    return list(ORDER)[0] * x
+
+@durable.step(cache=True)
+def newest(x):
+    counted("deque")
+    return RECENT[-1] * x
+
+@durable.step(cache=True)
+def picked(x):
+    counted("itemgetter")
+    return PICK(range(10)) * x
+
+@durable.step(cache=True)
+def part(x):
+    counted("attrgetter")
+    return FIELD(complex(2, 3)) * x
+
+@durable.step(cache=True)
+def looked_up(x):
+    counted("bound builtin")
+    return LOOKUP("k") * x
+
+@durable.step(cache=True)
+def scaled(x):
+    counted("bound method")
+    return TIMES(x)
+
+print(*[s(2) for s in [first, newest, picked, part, looked_up, scaled]])
+"""
+
+
+@pytest.mark.slow
+def test_joblib_memory_with_stdlib_values_made_from_the_environment(tmp_path: Path) -> None:
+    """test_memory_integration, the cached functions reading a global the
+    script makes from the environment: an OrderedDict whose order depends
+    on it, a deque of its items, an `itemgetter` and an `attrgetter` of
+    it, the bound `get` of a dict of it, the bound method of an object of
+    it. K=2, then K=3 computes each again with the new value, then K=2
+    again is served from the cache. Seen failing: K=3 printed K=2's
+    values (the OrderedDict and the deque counted by the constructor
+    arguments pickle gives, without their items; the callables by their
+    statements' text alone)."""
+    (tmp_path / "flow.py").write_text(FROM_ENV)
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["aa", "2", "4", "4.0", "4", "4"]
+    assert run_in(tmp_path, "flow.py", K="3").split() == ["bb", "4", "6", "6.0", "6", "6"]
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["aa", "2", "4", "4.0", "4", "4"]
+    counts = (tmp_path / "count").read_text().split("\n")
+    names = ["ordered", "deque", "itemgetter", "attrgetter", "bound builtin", "bound method"]
+    assert {n: counts.count(n) for n in names} == dict.fromkeys(names, 2)
