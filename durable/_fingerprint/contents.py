@@ -6,6 +6,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import operator
 import types
@@ -28,7 +29,7 @@ from .outsidevalues import (
 )
 from .ownpath import bound_again
 from .reach import identity_of
-from .values import content_tokens, hash_tokens, plain_tokens
+from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
@@ -66,7 +67,7 @@ def contents_part(
     by its statement: else no call would hit), nor what is not plain data
     (it counts by its statements, as before); an object by the attributes
     it holds that are (`attribute_tokens`). A library's object changed in
-    a module-level loop whose contents cannot be told (a `deque`) counts
+    a module-level loop whose contents cannot be told (no plain data) counts
     as changed on every call (fail closed): it was served the first pass's
     output."""
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
@@ -101,8 +102,8 @@ def contents_part(
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
-    if toks is None and isinstance(obj, _MADE_OF_ONE):  # a NamedTuple rebound: what it holds
-        toks = witnessed(reduced_tokens, obj)
+    if toks is None:  # a NamedTuple rebound, an OrderedDict: what it holds
+        toks = witnessed(_items_tokens, obj)
     return None if toks is None else hash_tokens(toks)
 
 
@@ -169,9 +170,16 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
         toks = attribute_tokens(obj)
     elif toks is None and looped:
         toks = attribute_tokens(obj, public=True)
-    if toks is None and isinstance(obj, _MADE_OF_ONE):  # `for row in df.itertuples():`
-        toks = reduced_tokens(obj)
-    return toks
+    return _items_tokens(obj) if toks is None else toks  # `for row in df.itertuples():`
+
+
+def _items_tokens(obj: object) -> list[str] | None:
+    """A library's container by what it holds: an OrderedDict, a
+    defaultdict or a Counter by what it maps, in order, a deque by its
+    items, a NamedTuple by its values; None for anything else."""
+    if isinstance(obj, dict):
+        return mapping_tokens(obj)
+    return reduced_tokens(obj) if isinstance(obj, (*_MADE_OF_ONE, collections.deque)) else None
 
 
 # Callables of the standard library that hold the values they were made with.
