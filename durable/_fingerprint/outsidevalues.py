@@ -41,15 +41,28 @@ def class_outside_tokens(cls: type) -> list[str]:
         found = binding_statements(cls.__name__, namespace) or []
     except ConfigurationError:
         return []
-    body: list[ast.AST] = [s for c in found if isinstance(c, ast.ClassDef) for s in c.body if not isinstance(s, _DEFS)]
+    classes = [c for c in found if isinstance(c, ast.ClassDef)]
+    # A class a call made (`namedtuple("P", "k", defaults=[K])`): by that statement.
+    body: list[ast.AST] = [s for c in classes for s in c.body if not isinstance(s, _DEFS)] if classes else found
     if not reads_outside(body, namespace, None):
         return []
     # A list or dict its own statement makes from outside (`RATES = [float(os.environ["K"])]`)
     # by its contents too: not one a method fills.
     made = {n.id for s in body if reads_outside([s], namespace, None) for n in ast.walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
-    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in sorted(vars(cls).items())]
-    return [t for k, toks in constants if toks and not k.startswith("__") for t in (k, *toks)]
+    members = sorted(vars(cls).items())
+    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in members if not k.startswith("__")]
+    # The defaults its functions were made with (a NamedTuple's `__new__`, a dataclass's `__init__`).
+    constants += [(k + "()", _defaults(v)) for k, v in members]
+    return [t for k, toks in constants if toks for t in (k, *toks)]
+
+
+def _defaults(member: object) -> list[str] | None:
+    """The plain defaults of a function a class holds, None when it has none."""
+    fn = getattr(member, "__func__", member) if isinstance(member, (staticmethod, classmethod)) else member
+    if not isinstance(fn, types.FunctionType) or not (fn.__defaults__ or fn.__kwdefaults__):
+        return None
+    return plain_tokens((fn.__defaults__, tuple(sorted((fn.__kwdefaults__ or {}).items()))), mutable=False)
 
 
 def made_from_outside(
