@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_in
+from tests.scripts import refused_then_replayed, run_in, suspending
 
 # -- a method of the user's class reading a constant the script rebinds -------------
 
@@ -261,3 +261,40 @@ def test_joblib_memory_with_a_library_container_the_script_changes(tmp_path: Pat
     counts = (tmp_path / "count").read_text().split()
     names = ["ordered", "deque", "defaultdict", "counter"]
     assert {n: counts.count(n) for n in names} == dict.fromkeys(names, 2)
+
+
+# -- a step a factory made around a callable made from the environment -------------
+
+FACTORY = """
+import operator, os
+import durable
+
+K = int(os.environ["K"])
+LIMITS = {"k": K}
+
+def make(name, pick, key):
+    @durable.step(name=name)
+    def chosen(x):
+        with open(os.environ["COUNT_FILE"], "a") as f:
+            f.write(name + "\\n")
+        return pick(key) * x
+    return chosen
+
+by_getter = make("getter", operator.itemgetter(K), range(10))
+by_lookup = make("lookup", LIMITS.get, "k")
+""" + suspending("by_getter(x) + by_lookup(x)")
+
+
+@pytest.mark.slow
+def test_dbos_recovery_of_steps_a_factory_made_around_callables_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    """DBOS tests/test_dbos.py test_recovery_workflow, the workflow's steps
+    made by a factory around an `itemgetter(K)` and the bound `get` of a
+    dict of K, K from the environment: recovered with another K the run is
+    refused, with the same K it replays (40), each step executed once.
+    Seen failing: K=3 replayed K=2's 40 (the callables in the closure
+    skipped as helpers, which count by their code)."""
+    (tmp_path / "flow.py").write_text(FACTORY)
+    refused_then_replayed(tmp_path, "40")
+    assert sorted((tmp_path / "count").read_text().split()) == ["getter", "lookup"]

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import ast
 import collections
-import functools
-import operator
 import types
 import uuid
 from collections.abc import Mapping
@@ -22,8 +20,8 @@ from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
 from .outsidevalues import (
     attribute_tokens,
-    bound_to,
     class_outside_tokens,
+    holds_values,
     outside_tokens,
     reduced_tokens,
 )
@@ -86,7 +84,7 @@ def contents_part(
     # call runs (`main()` setting `RATE = args.rate`), counts by value too.
     # So does what a partial of a library's function binds (`partial(round, ndigits=N)`), what
     # `itemgetter(K)` gets, the object of a bound method (`CFG.get`): callables that hold values.
-    read = running and (type(obj) in _SCALARS or isinstance(obj, _HOLDING) or bound_to(obj) is not None)
+    read = running and (type(obj) in _SCALARS or holds_values(obj))
     running = running and _holds_data(obj)
     runs = [s for s in found if _runs_over(s, name, namespace)] if running else []
     if runs:
@@ -182,8 +180,6 @@ def _items_tokens(obj: object) -> list[str] | None:
     return reduced_tokens(obj) if isinstance(obj, (*_MADE_OF_ONE, collections.deque)) else None
 
 
-# Callables of the standard library that hold the values they were made with.
-_HOLDING = (functools.partial, operator.itemgetter, operator.attrgetter, operator.methodcaller)
 # Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
 _MADE_OF_ONE = (tuple, frozenset, str, bytes, int, float, complex)
 _SCALARS = (*_MADE_OF_ONE, bool, type(None))

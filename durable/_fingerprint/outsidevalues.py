@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import copyreg
 import functools
+import operator
 import sys
 import types
 from collections.abc import Mapping
@@ -83,7 +84,7 @@ def made_from_outside(
     held += [*(getattr(fn, "__kwdefaults__", None) or {}).values()]
     toks: list[str] = []
     for value in held:
-        if not callable(value):  # a helper counts by its code
+        if not callable(value) or holds_values(value):  # a helper counts by its code
             toks += witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__]
     return {"made-contents": hash_tokens(toks)}
 
@@ -159,6 +160,16 @@ def reduced_tokens(obj: object) -> list[str] | None:
     items = tuple((i, list(reduced[i])) for i in (3, 4) if len(reduced) > i and reduced[i] is not None)
     toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None, *items))
     return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
+
+
+def holds_values(obj: object) -> bool:
+    """A callable that is no code of the user's but holds the values it was
+    made with, which count as data does: a partial (`partial(round,
+    ndigits=N)`), `itemgetter(K)`, a bound method (`CFG.get`, `Scale(K).times`)."""
+    return isinstance(obj, _HOLDING) or bound_to(obj) is not None
+
+
+_HOLDING = (functools.partial, operator.itemgetter, operator.attrgetter, operator.methodcaller)
 
 
 def bound_to(obj: object) -> object | None:
