@@ -105,7 +105,7 @@ def test_prefect_task_source_with_a_method_reading_a_rebound_constant(tmp_path: 
 # -- values made from the environment whose contents pickle keeps apart -------------
 
 FROM_ENV = """
-import collections, operator, os, typing
+import collections, functools, operator, os, typing
 import durable
 
 K = int(os.environ["K"])
@@ -131,6 +131,22 @@ Point = collections.namedtuple("Point", "k", defaults=[K])
 
 class Pair(typing.NamedTuple):
     k: int = K
+
+def times(n):
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            return fn(*args) * n
+        return wrapper
+    return decorate
+
+class Rates:
+    def by_default(self, k=K):
+        return k
+
+    @times(K)
+    def by_decorator(self):
+        return 1
 
 def counted(name):
     with open(os.environ["COUNT_FILE"], "a") as f:
@@ -171,7 +187,17 @@ def classes(x):
     counted("classes")
     return (Point().k + Pair().k) * x
 
-print(*[s(2) for s in [first, newest, picked, part, looked_up, scaled, classes]])
+@durable.step(cache=True)
+def defaulted(x):
+    counted("default")
+    return Rates().by_default() * x
+
+@durable.step(cache=True)
+def decorated(x):
+    counted("decorator")
+    return Rates().by_decorator() * x
+
+print(*[s(2) for s in [first, newest, picked, part, looked_up, scaled, classes, defaulted, decorated]])
 """
 
 
@@ -182,17 +208,18 @@ def test_joblib_memory_with_stdlib_values_made_from_the_environment(tmp_path: Pa
     on it, a deque of its items, an `itemgetter` and an `attrgetter` of
     it, the bound `get` of a dict of it, the bound method of an object of
     it, classes whose defaults it is (a namedtuple, a
-    `typing.NamedTuple`). K=2, then K=3 computes each again with the new
+    `typing.NamedTuple`, a method's `k=K`, `@times(K)` on a method). K=2, then K=3 computes each again with the new
     value, then K=2 again is served from the cache. Seen failing: K=3
     printed K=2's values (the OrderedDict and the deque counted by the
     constructor arguments pickle gives, without their items; the
     callables and the classes by their statements' text alone)."""
     (tmp_path / "flow.py").write_text(FROM_ENV)
-    assert run_in(tmp_path, "flow.py", K="2").split() == ["aa", "2", "4", "4.0", "4", "4", "8"]
-    assert run_in(tmp_path, "flow.py", K="3").split() == ["bb", "4", "6", "6.0", "6", "6", "12"]
-    assert run_in(tmp_path, "flow.py", K="2").split() == ["aa", "2", "4", "4.0", "4", "4", "8"]
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["aa", "2", "4", "4.0", "4", "4", "8", "4", "4"]
+    assert run_in(tmp_path, "flow.py", K="3").split() == ["bb", "4", "6", "6.0", "6", "6", "12", "6", "6"]
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["aa", "2", "4", "4.0", "4", "4", "8", "4", "4"]
     counts = (tmp_path / "count").read_text().split("\n")
     names = ["ordered", "deque", "itemgetter", "attrgetter", "bound builtin", "bound method", "classes"]
+    names += ["default", "decorator"]
     assert {n: counts.count(n) for n in names} == dict.fromkeys(names, 2)
 
 

@@ -44,7 +44,7 @@ def class_outside_tokens(cls: type) -> list[str]:
         return []
     classes = [c for c in found if isinstance(c, ast.ClassDef)]
     # A class a call made (`namedtuple("P", "k", defaults=[K])`): by that statement.
-    body: list[ast.AST] = [s for c in classes for s in c.body if not isinstance(s, _DEFS)] if classes else found
+    body: list[ast.AST] = [n for c in classes for s in c.body for n in _made_when_defined(s)] if classes else found
     if not reads_outside(body, namespace, None):
         return []
     # A list or dict its own statement makes from outside (`RATES = [float(os.environ["K"])]`)
@@ -53,17 +53,31 @@ def class_outside_tokens(cls: type) -> list[str]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
     members = sorted(vars(cls).items())
     constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in members if not k.startswith("__")]
-    # The defaults its functions were made with (a NamedTuple's `__new__`, a dataclass's `__init__`).
-    constants += [(k + "()", _defaults(v)) for k, v in members]
+    # What its functions were made with (a NamedTuple's `__new__`, `def get(self, k=K)`, `@times(K)`).
+    constants += [(k + "()", _made_with(v)) for k, v in members]
     return [t for k, toks in constants if toks for t in (k, *toks)]
 
 
-def _defaults(member: object) -> list[str] | None:
-    """The plain defaults of a function a class holds, None when it has none."""
+def _made_when_defined(stmt: ast.AST) -> list[ast.AST]:
+    """What of a class body's statement runs when the class is made: all of
+    it, or a method's decorators and defaults (its body runs when called)."""
+    if not isinstance(stmt, _DEFS[:2]):
+        return [stmt] if not isinstance(stmt, ast.ClassDef) else []
+    args = stmt.args
+    return [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+def _made_with(member: object) -> list[str] | None:
+    """The plain values a function a class holds was made with: its
+    defaults and the cells of its closure (a decorator's argument); None
+    when it holds none."""
     fn = getattr(member, "__func__", member) if isinstance(member, (staticmethod, classmethod)) else member
-    if not isinstance(fn, types.FunctionType) or not (fn.__defaults__ or fn.__kwdefaults__):
+    if not isinstance(fn, types.FunctionType):
         return None
-    return plain_tokens((fn.__defaults__, tuple(sorted((fn.__kwdefaults__ or {}).items()))), mutable=False)
+    kw = sorted((fn.__kwdefaults__ or {}).items())
+    held = [*(fn.__defaults__ or ()), *kw, *(_cell_value(c) for c in fn.__closure__ or ())]
+    toks = [t for v in held for t in plain_tokens(v, mutable=False) or ()]
+    return toks or None
 
 
 def made_from_outside(
