@@ -58,6 +58,23 @@ def class_outside_tokens(cls: type) -> list[str]:
     return [t for k, toks in constants if toks for t in (k, *toks)]
 
 
+def defaults_from_outside(fn: Any, checked_file: str | None) -> dict[str, str]:
+    """A module-level function's defaults by content, when its `def`'s
+    defaults or decorators read the environment or a file (`def h(ks=
+    [int(os.environ["K"])])`): counted by type alone, a list or an object
+    there held another process's value as well. {} otherwise."""
+    namespace, name = getattr(fn, "__globals__", None), getattr(fn, "__name__", "")
+    if not isinstance(namespace, dict) or getattr(fn, "__qualname__", None) != name:
+        return {}
+    try:
+        found = binding_statements(name, namespace, checked_file) or []
+    except ConfigurationError:
+        return {}
+    made = [n for s in found if isinstance(s, _DEFS[:2]) and s.name == name for n in _made_when_defined(s)]
+    toks = _made_with(fn) if made and reads_outside(made, namespace, checked_file) else None
+    return {} if toks is None else {"defaults-contents": hash_tokens(toks)}
+
+
 def _made_when_defined(stmt: ast.AST) -> list[ast.AST]:
     """What of a class body's statement runs when the class is made: all of
     it, or a method's decorators and defaults (its body runs when called)."""
@@ -68,15 +85,16 @@ def _made_when_defined(stmt: ast.AST) -> list[ast.AST]:
 
 
 def _made_with(member: object) -> list[str] | None:
-    """The plain values a function a class holds was made with: its
-    defaults and the cells of its closure (a decorator's argument); None
-    when it holds none."""
+    """What a function a class holds was made with, by content: its
+    defaults (`scale=[K]`) and the cells of its closure (a decorator's
+    argument), not the functions and classes there; None when it holds none."""
     fn = getattr(member, "__func__", member) if isinstance(member, (staticmethod, classmethod)) else member
     if not isinstance(fn, types.FunctionType):
         return None
-    kw = sorted((fn.__kwdefaults__ or {}).items())
+    kw = [v for _, v in sorted((fn.__kwdefaults__ or {}).items())]
     held = [*(fn.__defaults__ or ()), *kw, *(_cell_value(c) for c in fn.__closure__ or ())]
-    toks = [t for v in held for t in plain_tokens(v, mutable=False) or ()]
+    data = [v for v in held if not isinstance(v, type) and (not callable(v) or holds_values(v))]
+    toks = [t for v in data for t in witnessed(outside_tokens, v) or ()]
     return toks or None
 
 

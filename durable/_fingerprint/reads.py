@@ -59,7 +59,7 @@ from .imports import (
 )
 from .kept import kept_state, only_written
 from .lookups import doc_parts, whole_modules
-from .outsidevalues import made_from_outside
+from .outsidevalues import defaults_from_outside, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
@@ -311,14 +311,14 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
     if any(defaults):
         out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
+        out.parts.update(defaults_from_outside(fn, code.co_filename))  # `ks=[int(os.environ["K"])]`
     cells = getattr(fn, "__closure__", None) or ()
     kept = kept_state(fn, code) if cells else frozenset()  # a counter it bumps: not an input
     if cells:
         named = zip(code.co_freevars, cells, strict=True)
         pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
-    # Not witnessed: what it reads (names, defaults, cells and their types)
-    # is, by `live_state`, without tokenising a closure at every memo check.
+    # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
     if holds_by_type_only(fn):
         # `first = make_step([1, 2])` below the factory: the statement counts
         # in the function's own fingerprint too, not only in its readers'
