@@ -257,11 +257,30 @@ def _walked(stmt: ast.AST) -> set[str]:
     for node in run_now(stmt):
         if isinstance(node, (ast.Assign, ast.Delete)):
             for t in node.targets:
-                names.update(roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
+                names.update(_roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            names.update(roots(node.target) if not isinstance(node.target, ast.Name) else ())
+            names.update(_roots(node.target) if not isinstance(node.target, ast.Name) else ())
             if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            names.update(roots(node.func.value) if node.func.attr in MUTATORS else ())
+            names.update(_roots(node.func.value) if node.func.attr in MUTATORS else ())
+        elif _builtin_call(node, ("setattr", "delattr")):  # `setattr(NS, "k", 2)`: as `NS.k = 2`
+            names.update(_roots(node.args[0]))  # type: ignore[attr-defined]
     return names
+
+
+def _roots(target: ast.AST) -> list[str]:
+    """`roots`, with `vars(NS)` standing for NS, whose attributes it holds
+    (`vars(NS).update(k=2)`, `vars(NS)["k"] = 2`)."""
+    node = target
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return [node.args[0].id] if _builtin_call(node, ("vars",)) else roots(target)  # type: ignore[attr-defined]
+
+
+def _builtin_call(node: ast.AST, names: tuple[str, ...]) -> bool:
+    """`name(X, ...)` of one of `names`, X a plain name."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+        and bool(node.args) and isinstance(node.args[0], ast.Name)
+    )  # fmt: skip
