@@ -158,24 +158,24 @@ def assigned_into(stmt: ast.AST) -> frozenset[str]:
 def _running_tokens(obj: object, looped: bool) -> list[str] | None:
     """What a module-level call may have changed in `obj`: its plain data or
     bytes, else, for an object of your own class (`PARAMS.set("lr", lr)`),
-    its plain attributes, and for a library's changed in a loop
-    (`model.set_params(alpha=a)`) its public ones: not a cache it keeps (a
+    its plain attributes, a library's container by its items (`CP.set("a",
+    "k", "2")`, `for row in df.itertuples():`), and a library's object changed in a loop
+    (`model.set_params(alpha=a)`) by its public attributes: not a cache it keeps (a
     logger's `_cache`). Out of a loop, the statement's text tells what a
     call did to a library's object (a logger, a client): its state, which
     may hold where the file lies, is no value of yours."""
     toks = content_tokens(obj)
     if toks is None and user_class(type(obj)):
         toks = attribute_tokens(obj)
-    elif toks is None and looped:
-        toks = attribute_tokens(obj, public=True)
-    return _items_tokens(obj) if toks is None else toks  # `for row in df.itertuples():`
+    toks = _items_tokens(obj) if toks is None else toks
+    return attribute_tokens(obj, public=True) if toks is None and looped else toks
 
 
 def _items_tokens(obj: object) -> list[str] | None:
     """A library's container by what it holds: an OrderedDict, a
-    defaultdict or a Counter by what it maps, in order, a deque by its
-    items, a NamedTuple by its values; None for anything else."""
-    if isinstance(obj, dict):
+    defaultdict, a Counter or a ConfigParser by what it maps, in order, a
+    deque by its items, a NamedTuple by its values; None for anything else."""
+    if isinstance(obj, Mapping):
         return mapping_tokens(obj)
     return reduced_tokens(obj) if isinstance(obj, (*_MADE_OF_ONE, collections.deque)) else None
 
