@@ -30,7 +30,35 @@ def arguments_changed(
         f"arguments changed: {now_called}the record was made by a call with other "
         f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
         + (_IN_PLACE if call is not None and any(map(_changeable, _values(call))) else "")
+        + (_per_process(_values(call)) if call is not None else "")
     )
+
+
+def _per_process(values: list[Any]) -> str:
+    """A hint for an argument pickled by a hook of its class: its state may
+    be listed in an order each process draws anew (a set of strings), so
+    the same value has another digest in every new process."""
+    for value in filter(_pickled, values):
+        for cls in type(value).__mro__:
+            hook = next((h for h in _HOOKS if h in vars(cls)), None)
+            if hook is not None and cls.__module__ != "builtins":
+                return (
+                    f". If this happens in every new process, {cls.__qualname__}.{hook} may give "
+                    "the same value's state in another order in each (a set listed as it "
+                    "iterates: string hashing differs per process): return it sorted"
+                )
+    return ""
+
+
+_HOOKS = ("__getstate__", "__reduce__", "__reduce_ex__")
+
+
+def _pickled(value: Any) -> bool:
+    """Whether the value is digested by its pickled state (not by fields, as a dataclass is)."""
+    try:
+        return content_of(value, code=False)[0].startswith("object:")
+    except Exception:  # no digest at all: `_undigestable` says so
+        return False
 
 
 # An object given to a step may differ without any edit: an earlier step

@@ -219,6 +219,26 @@ def statement_chains(stmt: ast.AST) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted(set(_free_chains(stmt, frozenset()))))
 
 
+@lru_cache(maxsize=4096)
+def called_chains(stmt: ast.AST) -> frozenset[tuple[str, ...]]:
+    """Those of `statement_chains` read by the body of a function the
+    statement defines (a method, a property, a lambda): when it is called,
+    as a helper's are, not when the statement runs."""
+    return frozenset(_called_chains(stmt))
+
+
+def _called_chains(node: ast.AST) -> Iterator[tuple[str, ...]]:
+    body: list[ast.AST] = []
+    if isinstance(node, _FUNCTIONS):
+        body = list(node.body) if isinstance(node.body, list) else [node.body]
+        inner = _own_locals(node)
+        for sub in body:
+            yield from _free_chains(sub, inner)
+    for sub in children(node):  # a lambda in a default or a decorator
+        if all(sub is not b for b in body):
+            yield from _called_chains(sub)
+
+
 def _free_chains(node: ast.AST, local: frozenset[str]) -> Iterator[tuple[str, ...]]:
     if isinstance(node, _FUNCTIONS):
         args = node.args

@@ -6,7 +6,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import functools
+import collections
 import types
 import uuid
 from collections.abc import Mapping
@@ -18,10 +18,16 @@ from .elsewhere import called_elsewhere, changed_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .outside import reads_outside
-from .outsidevalues import attribute_tokens, class_outside_tokens, outside_tokens, reduced_tokens
+from .outsidevalues import (
+    attribute_tokens,
+    class_outside_tokens,
+    holds_values,
+    outside_tokens,
+    reduced_tokens,
+)
 from .ownpath import bound_again
 from .reach import identity_of
-from .values import content_tokens, hash_tokens, plain_tokens
+from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
@@ -59,7 +65,7 @@ def contents_part(
     by its statement: else no call would hit), nor what is not plain data
     (it counts by its statements, as before); an object by the attributes
     it holds that are (`attribute_tokens`). A library's object changed in
-    a module-level loop whose contents cannot be told (a `deque`) counts
+    a module-level loop whose contents cannot be told (no plain data) counts
     as changed on every call (fail closed): it was served the first pass's
     output."""
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
@@ -76,8 +82,9 @@ def contents_part(
     toks = None
     # A number a function rebinds with `global` from outside, that a module-level
     # call runs (`main()` setting `RATE = args.rate`), counts by value too.
-    # So does what a partial of a library's function binds (`partial(round, ndigits=N)`).
-    read = running and (type(obj) in _SCALARS or isinstance(obj, functools.partial))
+    # So does what a partial of a library's function binds (`partial(round, ndigits=N)`), what
+    # `itemgetter(K)` gets, the object of a bound method (`CFG.get`): callables that hold values.
+    read = running and (type(obj) in _SCALARS or holds_values(obj))
     running = running and _holds_data(obj)
     runs = [s for s in found if _runs_over(s, name, namespace)] if running else []
     if runs:
@@ -93,8 +100,8 @@ def contents_part(
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
-    if toks is None and isinstance(obj, _MADE_OF_ONE):  # a NamedTuple rebound: what it holds
-        toks = witnessed(reduced_tokens, obj)
+    if toks is None:  # a NamedTuple rebound, an OrderedDict: what it holds
+        toks = witnessed(_items_tokens, obj)
     return None if toks is None else hash_tokens(toks)
 
 
@@ -151,19 +158,26 @@ def assigned_into(stmt: ast.AST) -> frozenset[str]:
 def _running_tokens(obj: object, looped: bool) -> list[str] | None:
     """What a module-level call may have changed in `obj`: its plain data or
     bytes, else, for an object of your own class (`PARAMS.set("lr", lr)`),
-    its plain attributes, and for a library's changed in a loop
-    (`model.set_params(alpha=a)`) its public ones: not a cache it keeps (a
+    its plain attributes, a library's container by its items (`CP.set("a",
+    "k", "2")`, `for row in df.itertuples():`), and a library's object changed in a loop
+    (`model.set_params(alpha=a)`) by its public attributes: not a cache it keeps (a
     logger's `_cache`). Out of a loop, the statement's text tells what a
     call did to a library's object (a logger, a client): its state, which
     may hold where the file lies, is no value of yours."""
     toks = content_tokens(obj)
     if toks is None and user_class(type(obj)):
         toks = attribute_tokens(obj)
-    elif toks is None and looped:
-        toks = attribute_tokens(obj, public=True)
-    if toks is None and isinstance(obj, _MADE_OF_ONE):  # `for row in df.itertuples():`
-        toks = reduced_tokens(obj)
-    return toks
+    toks = _items_tokens(obj) if toks is None else toks
+    return attribute_tokens(obj, public=True) if toks is None and looped else toks
+
+
+def _items_tokens(obj: object) -> list[str] | None:
+    """A library's container by what it holds: an OrderedDict, a
+    defaultdict, a Counter or a ConfigParser by what it maps, in order, a
+    deque by its items, a NamedTuple by its values; None for anything else."""
+    if isinstance(obj, Mapping):
+        return mapping_tokens(obj)
+    return reduced_tokens(obj) if isinstance(obj, (*_MADE_OF_ONE, collections.deque)) else None
 
 
 # Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
@@ -243,11 +257,30 @@ def _walked(stmt: ast.AST) -> set[str]:
     for node in run_now(stmt):
         if isinstance(node, (ast.Assign, ast.Delete)):
             for t in node.targets:
-                names.update(roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
+                names.update(_roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            names.update(roots(node.target) if not isinstance(node.target, ast.Name) else ())
+            names.update(_roots(node.target) if not isinstance(node.target, ast.Name) else ())
             if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            names.update(roots(node.func.value) if node.func.attr in MUTATORS else ())
+            names.update(_roots(node.func.value) if node.func.attr in MUTATORS else ())
+        elif _builtin_call(node, ("setattr", "delattr")):  # `setattr(NS, "k", 2)`: as `NS.k = 2`
+            names.update(_roots(node.args[0]))  # type: ignore[attr-defined]
     return names
+
+
+def _roots(target: ast.AST) -> list[str]:
+    """`roots`, with `vars(NS)` standing for NS, whose attributes it holds
+    (`vars(NS).update(k=2)`, `vars(NS)["k"] = 2`)."""
+    node = target
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return [node.args[0].id] if _builtin_call(node, ("vars",)) else roots(target)  # type: ignore[attr-defined]
+
+
+def _builtin_call(node: ast.AST, names: tuple[str, ...]) -> bool:
+    """`name(X, ...)` of one of `names`, X a plain name."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+        and bool(node.args) and isinstance(node.args[0], ast.Name)
+    )  # fmt: skip

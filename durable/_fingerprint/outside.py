@@ -91,7 +91,10 @@ def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked
     a file in its own body (`load_config(path)` opening it): one of the
     module's, or one of another module of the user's that it imported
     (`from loader import load_config`, `loader.load_config(path)`)."""
-    found = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) == 1 else []
+    found = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) <= 2 else []
+    # `Rate.from_env()`: a method of a class of the module, whose body reads it.
+    found = found if len(chain) == 1 else [d for c in found if isinstance(c, ast.ClassDef) for d in c.body
+                                           if isinstance(d, _DEFS[:2]) and d.name == chain[1]]  # fmt: skip
     if any(isinstance(s, _DEFS) and not _durable(s) and _scan(s)[0] for s in found):
         return True
     fn = _member(namespace, chain)

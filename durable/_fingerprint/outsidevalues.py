@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import copyreg
 import functools
+import operator
 import sys
 import types
 from collections.abc import Mapping
@@ -41,15 +42,60 @@ def class_outside_tokens(cls: type) -> list[str]:
         found = binding_statements(cls.__name__, namespace) or []
     except ConfigurationError:
         return []
-    body: list[ast.AST] = [s for c in found if isinstance(c, ast.ClassDef) for s in c.body if not isinstance(s, _DEFS)]
+    classes = [c for c in found if isinstance(c, ast.ClassDef)]
+    # A class a call made (`namedtuple("P", "k", defaults=[K])`): by that statement.
+    body: list[ast.AST] = [n for c in classes for s in c.body for n in _made_when_defined(s)] if classes else found
     if not reads_outside(body, namespace, None):
         return []
     # A list or dict its own statement makes from outside (`RATES = [float(os.environ["K"])]`)
     # by its contents too: not one a method fills.
     made = {n.id for s in body if reads_outside([s], namespace, None) for n in ast.walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
-    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in sorted(vars(cls).items())]
-    return [t for k, toks in constants if toks and not k.startswith("__") for t in (k, *toks)]
+    members = sorted(vars(cls).items())
+    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in members if not k.startswith("__")]
+    # What its functions were made with (a NamedTuple's `__new__`, `def get(self, k=K)`, `@times(K)`).
+    constants += [(k + "()", _made_with(v)) for k, v in members]
+    return [t for k, toks in constants if toks for t in (k, *toks)]
+
+
+def defaults_from_outside(fn: Any, checked_file: str | None) -> dict[str, str]:
+    """A module-level function's defaults by content, when its `def`'s
+    defaults or decorators read the environment or a file (`def h(ks=
+    [int(os.environ["K"])])`): counted by type alone, a list or an object
+    there held another process's value as well. {} otherwise."""
+    namespace, name = getattr(fn, "__globals__", None), getattr(fn, "__name__", "")
+    if not isinstance(namespace, dict) or getattr(fn, "__qualname__", None) != name:
+        return {}
+    try:
+        found = binding_statements(name, namespace, checked_file) or []
+    except ConfigurationError:
+        return {}
+    made = [n for s in found if isinstance(s, _DEFS[:2]) and s.name == name for n in _made_when_defined(s)]
+    toks = _made_with(fn) if made and reads_outside(made, namespace, checked_file) else None
+    return {} if toks is None else {"defaults-contents": hash_tokens(toks)}
+
+
+def _made_when_defined(stmt: ast.AST) -> list[ast.AST]:
+    """What of a class body's statement runs when the class is made: all of
+    it, or a method's decorators and defaults (its body runs when called)."""
+    if not isinstance(stmt, _DEFS[:2]):
+        return [stmt] if not isinstance(stmt, ast.ClassDef) else []
+    args = stmt.args
+    return [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+def _made_with(member: object) -> list[str] | None:
+    """What a function a class holds was made with, by content: its
+    defaults (`scale=[K]`) and the cells of its closure (a decorator's
+    argument), not the functions and classes there; None when it holds none."""
+    fn = getattr(member, "__func__", member) if isinstance(member, (staticmethod, classmethod)) else member
+    if not isinstance(fn, types.FunctionType):
+        return None
+    kw = [v for _, v in sorted((fn.__kwdefaults__ or {}).items())]
+    held = [*(fn.__defaults__ or ()), *kw, *(_cell_value(c) for c in fn.__closure__ or ())]
+    data = [v for v in held if not isinstance(v, type) and (not callable(v) or holds_values(v))]
+    toks = [t for v in data for t in witnessed(outside_tokens, v) or ()]
+    return toks or None
 
 
 def made_from_outside(
@@ -70,7 +116,7 @@ def made_from_outside(
     held += [*(getattr(fn, "__kwdefaults__", None) or {}).values()]
     toks: list[str] = []
     for value in held:
-        if not callable(value):  # a helper counts by its code
+        if not callable(value) or holds_values(value):  # a helper counts by its code
             toks += witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__]
     return {"made-contents": hash_tokens(toks)}
 
@@ -116,6 +162,9 @@ def outside_tokens(obj: object) -> list[str] | None:
     toks = mapping_tokens(obj) if toks is None else toks
     if toks is None and isinstance(obj, functools.partial):  # its function counts by its name
         toks = plain_tokens((obj.args, sorted(obj.keywords.items())))
+    if toks is None and bound_to(obj) is not None:  # `CFG.get`, `Scale(K).times`: by its object
+        held = outside_tokens(bound_to(obj))
+        toks = None if held is None else [f"<bound:{getattr(obj, '__name__', '?')}", *held, ">"]
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
@@ -139,9 +188,32 @@ def reduced_tokens(obj: object) -> list[str] | None:
     if not isinstance(reduced, tuple) or len(reduced) < 2 or not isinstance(reduced[1], tuple):
         return None
     args = tuple(a for a in reduced[1] if a is not type(obj))  # `copyreg.__newobj__(cls, ...)`
-    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None))
+    # A deque's or an OrderedDict's items, in order, which pickle gives apart from its arguments.
+    items = tuple((i, list(reduced[i])) for i in (3, 4) if len(reduced) > i and reduced[i] is not None)
+    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None, *items))
     return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
 
+
+def holds_values(obj: object) -> bool:
+    """A callable that is no code of the user's but holds the values it was
+    made with, which count as data does: a partial (`partial(round,
+    ndigits=N)`), `itemgetter(K)`, a bound method (`CFG.get`, `Scale(K).times`)."""
+    return isinstance(obj, _HOLDING) or bound_to(obj) is not None
+
+
+_HOLDING = (functools.partial, operator.itemgetter, operator.attrgetter, operator.methodcaller)
+
+
+def bound_to(obj: object) -> object | None:
+    """The object a bound method is bound to (`CFG.get`, `Scale(K).times`,
+    `(2).__add__`), None for anything else (a module's builtin function)."""
+    if not isinstance(obj, _BOUND):
+        return None
+    owner = getattr(obj, "__self__", None)
+    return None if isinstance(owner, types.ModuleType) else owner
+
+
+_BOUND = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
 
 # id(object) -> (the object, its tokens), as `outside_tokens` first found them
 _loaded: dict[int, tuple[object, list[str] | None]] = {}

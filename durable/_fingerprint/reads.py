@@ -27,6 +27,7 @@ from typing import Any
 
 from .bindings import binding_statements, made_here_alone
 from .canon import (
+    called_chains,
     chains_of,
     default_expressions,
     foreign_decorators,
@@ -58,7 +59,7 @@ from .imports import (
 )
 from .kept import kept_state, only_written
 from .lookups import doc_parts, whole_modules
-from .outsidevalues import made_from_outside
+from .outsidevalues import defaults_from_outside, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
@@ -152,11 +153,10 @@ def _rebound(
     return isinstance(filename, str) and path[-1] in source_of(filename, scope.namespace).rebound
 
 
-def _count(
-    path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis, via: str = ""
-) -> None:
-    """Count what `path` names by the rule above. `via`: the module a name
-    was reached through (a statement of it reads the name), for the key."""
+def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis,
+           via: str = "", runs: bool = False) -> None:  # fmt: skip
+    """Count what `path` names by the rule above. `via`: the module whose statement reads
+    it, for the key; `runs`: read there by a method's body, as a helper reads it."""
     key = via + ".".join(path)
     if obj is _MISSING:
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
@@ -182,7 +182,7 @@ def _count(
     elif scope.user or scope.is_class:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if not scope.is_class:  # the class's own statements count already
-            _global(key, path[-1], obj, scope, out, not via)
+            _global(key, path[-1], obj, scope, out, runs or not via)
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
@@ -244,7 +244,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
                 # By its statements, never its value: `START = time.time()`.
-                _count(path, obj, where, True, out, via)
+                _count(path, obj, where, True, out, via, chain in called_chains(stmt))
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:
@@ -311,14 +311,14 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
     if any(defaults):
         out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
+        out.parts.update(defaults_from_outside(fn, code.co_filename))  # `ks=[int(os.environ["K"])]`
     cells = getattr(fn, "__closure__", None) or ()
     kept = kept_state(fn, code) if cells else frozenset()  # a counter it bumps: not an input
     if cells:
         named = zip(code.co_freevars, cells, strict=True)
         pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
         out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
-    # Not witnessed: what it reads (names, defaults, cells and their types)
-    # is, by `live_state`, without tokenising a closure at every memo check.
+    # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
     if holds_by_type_only(fn):
         # `first = make_step([1, 2])` below the factory: the statement counts
         # in the function's own fingerprint too, not only in its readers'

@@ -130,8 +130,9 @@ def frame_tokens(value: Any) -> list[str] | None:
 
 def mapping_tokens(value: Any) -> list[str] | None:
     """Tokens of a library's mapping of plain data (a `ConfigParser`, its
-    sections as mappings too), when all it holds is; None otherwise."""
-    if isinstance(value, dict) or not isinstance(value, Mapping):
+    sections as mappings too; an `OrderedDict`, in order), when all it
+    holds is; None otherwise (a dict itself is plain data)."""
+    if type(value) is dict or not isinstance(value, Mapping):
         return None
     try:
         items = {k: dict(v.items()) if isinstance(v, Mapping) else v for k, v in value.items()}
