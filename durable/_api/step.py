@@ -11,7 +11,7 @@ from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
-from .._core.context import active_run
+from .._core.context import NOT_SET, active_or_unset, active_run
 from .._core.plan import drive_async, named
 from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
@@ -175,7 +175,9 @@ def step(
 
 def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
     def call_step(*args: Any, **kwargs: Any) -> Any:
-        ctx = active_run()
+        ctx = active_or_unset()  # a step in a run's body: no Python call to know it
+        if ctx is NOT_SET:
+            ctx = active_run()
         if ctx is None:
             if spec.cache is not None:
                 return plain_call(spec, args, kwargs)
