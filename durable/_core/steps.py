@@ -234,7 +234,8 @@ class _Tries:
             if spec.binds or reads
             else None
         )
-        if changed_in_place(spec.signature, *call, spec.name, digest, rejoin):
+        # Not `*call`: a star call runs the function from C, costlier than a plain call.
+        if changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin):
             record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
             warn(in_place_warning(spec.name))
         # One pass in C decides plain data, which holds no `Redacted`; only a
