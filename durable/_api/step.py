@@ -8,10 +8,11 @@ import types
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
+from .._core import context
 from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
-from .._core.context import NOT_SET, active_or_unset, active_run
+from .._core.context import active_run
 from .._core.plan import drive_async, named
 from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
@@ -175,8 +176,10 @@ def step(
 
 def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
     def call_step(*args: Any, **kwargs: Any) -> Any:
-        ctx = active_or_unset()  # a step in a run's body: no Python call to know it
-        if ctx is NOT_SET:
+        # A step in a run's body: no Python call to know it. Through the module:
+        # a step pickled for a worker (by value) must not carry the ContextVar.
+        ctx = context.active_or_unset()
+        if ctx is context.NOT_SET:
             ctx = active_run()
         if ctx is None:
             if spec.cache is not None:
