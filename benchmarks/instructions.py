@@ -61,11 +61,14 @@ def instructions(n: int, mode: str) -> int:
         script.write(CHILD)
     callgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     try:
+        # A fixed hash seed: with a fresh one per child, the same code's
+        # figure moved by several thousand instructions a step.
         out = subprocess.run(
             [*callgrind, sys.executable, script.name, str(n), mode],
             capture_output=True,
             text=True,
             check=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
         )
     finally:
         os.unlink(script.name)

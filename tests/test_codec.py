@@ -112,6 +112,17 @@ def test_a_step_record_packs_its_fields_in_their_order() -> None:
     ]  # fmt: skip
 
 
+def test_a_step_record_made_without_a_class_call_is_the_one_the_class_makes() -> None:
+    # `made` sets every field itself: one it forgot, or a default it spelled
+    # otherwise, would differ here (or raise AttributeError: slots).
+    tries, found = [Attempt("E", "m", "tb", 3.5)], [{"path": "p"}]
+    made = StepRecord.made(4, "n", "fp", "dg", 1.5, tries, found)
+    rec = StepRecord(4, "step", "n", "fp", "dg", started=1.5, attempts=tries, artifacts=found)
+    assert made == rec and made.to_bytes() == rec.to_bytes()
+    assert made.attempts is tries and made.artifacts is found
+    assert made.extra == {} and made.extra is not StepRecord.made(4, "n", "f", "d", 0, [], []).extra
+
+
 def test_plain_data_uses_msgpack_and_the_rest_pickle() -> None:
     assert codec.encode_value({"a": [1, 2.5, None, "x", b"y"]})[0] == codec.MSGPACK
     # Scalar dict keys come back as they went in, so they are plain too.

@@ -20,7 +20,8 @@ from .._fanout.progress import ProgressCallback
 from .._fanout.schedule import async_block, sync_block
 from .._storage.clock import check_wait, now
 from .._storage.keys import Position, timer_name
-from .._storage.records import StepRecord, seal, timer_bytes
+from .._storage.records import StepRecord, seal
+from .._storage.timers import timer_bytes
 from ..errors import ConfigurationError, Suspended
 
 T = TypeVar("T")

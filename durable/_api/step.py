@@ -8,6 +8,7 @@ import types
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
+from .._core import context
 from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
 from .._core.cacheplain import plain_call, plain_plan
@@ -175,7 +176,11 @@ def step(
 
 def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
     def call_step(*args: Any, **kwargs: Any) -> Any:
-        ctx = active_run()
+        # A step in a run's body: no Python call to know it. Through the module:
+        # a step pickled for a worker (by value) must not carry the ContextVar.
+        ctx = context.active_or_unset()
+        if ctx is context.NOT_SET:
+            ctx = active_run()
         if ctx is None:
             if spec.cache is not None:
                 return plain_call(spec, args, kwargs)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .._storage.base import Store
-from .._storage.keys import Position, format_position
+from .._storage.keys import Position, call_key, format_position
 from .._storage.records import Attempt, StepRecord
 from ..errors import ConfigurationError
 from .runread import note
@@ -64,18 +64,15 @@ class RunState:
     _root: Scope | None = field(default=None, repr=False)
     # The first refusal (changed definition, suspension, lost lease...): final even if caught.
     refusal: BaseException | None = None
-    # A child run's suspension or cancel that reached the body: final too.
-    child_stop: BaseException | None = None
-    # RunStarted (`notify`) waits for the first live operation, holding the replays before it.
-    announced: bool = False
+    child_stop: BaseException | None = None  # a child run's stop that reached the body: final too
+    announced: bool = False  # RunStarted sent (`notify`): at the first live operation
     watched: bool = False  # per-operation events wanted (decided when the run begins)
     held: list[Any] = field(default_factory=list)
     intro: dict[str, Any] = field(default_factory=dict)
     arguments: str = ""  # of this attempt: a `wait_for` answer is recorded for them
     argument_values: tuple[Any, ...] = ()  # a step's closure may hold (`bound.held_by`)
     bodies: tuple[Any, ...] = ()  # `bound.Body`s whose locals a step may read
-    # Values supplied on resume for `wait_for(name)` (see `inputs`).
-    inputs: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)  # resume answers to `wait_for` (`inputs`)
     # A child run's: the `inputs` of the runs that called it, outermost
     # first. An answer the child uses is used up for them too.
     callers_inputs: list[dict[str, Any]] = field(default_factory=list)
@@ -164,7 +161,9 @@ class RunContext:
         scope = _step_var.get()
         if scope is None:
             raise RuntimeError("idempotency_key() is only meaningful inside a step")
-        return f"{self.run_id}:{format_position(scope[0])}/{scope[2]}"
+        key = scope[2]  # a step call's digest is cut here, not on every call
+        key = call_key(key) if type(key) is str else key
+        return f"{self.run_id}:{format_position(scope[0])}/{key}"
 
     def __repr__(self) -> str:
         return f"<durable run {self.run_id!r} of {self.workflow!r}>"
@@ -190,12 +189,14 @@ _run_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
     "durable_run", default=None
 )
 # `_active_var` never set in this context: a new thread's, or outside any run.
-_NOT_SET: Any = object()
+NOT_SET: Any = object()
 # The run a durable call made here takes a position in: `_run_var`'s, except
 # in a step body or a loop block (plain calls: None). One question, in C.
 _active_var: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
-    "durable_active", default=_NOT_SET
+    "durable_active", default=NOT_SET
 )
+# `active_run()` in C, as each step call starts it: NOT_SET is then asked of it.
+active_or_unset: Callable[[], RunState | None] = _active_var.get
 
 
 class _StartedIn(threading.local):
@@ -204,8 +205,8 @@ class _StartedIn(threading.local):
 
 
 _started_in = _StartedIn()
-# The step running here: (position, attempt, the call's part of its
-# idempotency key: `call_key`, or a `loop_over` item's `_fanout.tries.ItemKey`).
+# The step running here: (position, attempt, what its idempotency key is made
+# of: the call's digest (`call_key`), or a `loop_over` item's `tries.ItemKey`).
 ItemScope = tuple[Position, int, object]
 _step_var: contextvars.ContextVar[ItemScope | None] = contextvars.ContextVar(
     "durable_step", default=None
@@ -235,7 +236,7 @@ def active_run() -> RunState | None:
     call (a function: a step pickled for a worker refers to it by name). In
     a thread a body started (`threads`), a refusal, final while it runs."""
     ctx = _active_var.get()
-    if ctx is not _NOT_SET:
+    if ctx is not NOT_SET:
         return ctx
     run: RunState | None = _started_in.run
     if run is not None:  # its body runs: this thread's work is the run's; or no record's
@@ -248,14 +249,14 @@ def active_run() -> RunState | None:
 def caller_run() -> RunState | None:
     """`active_run`, but none in a thread that outlived the body starting it."""
     run = _started_in.run
-    outlived = run is not None and not run.open and _active_var.get() is _NOT_SET
+    outlived = run is not None and not run.open and _active_var.get() is NOT_SET
     return None if outlived else active_run()
 
 
 def body_run() -> RunState | None:
     """The run whose body runs here, or started this thread (never raises)."""
     ctx = _active_var.get()
-    return _started_in.run if ctx is _NOT_SET else ctx
+    return _started_in.run if ctx is NOT_SET else ctx
 
 
 def mark_thread(run: RunState | None) -> RunState | None:
@@ -266,13 +267,13 @@ def mark_thread(run: RunState | None) -> RunState | None:
 
 
 def enter_step(
-    position: Position, attempt: int, found: list[tuple[str, str | None]], key: str
+    position: Position, attempt: int, found: list[tuple[str, str | None]], digest: str
 ) -> Callable[[], None]:
     """A step body runs here: durable calls in it run plainly (`enter_plain`)
-    and the artifacts it registers go to found; `key`: its call's part of
-    its idempotency key (`call_key`). One reset for all four."""
+    and the artifacts it registers go to found; `digest`: its call's, of
+    which its idempotency key is made. One reset for all four."""
     tokens = (
-        _step_var.set((position, attempt, key)),
+        _step_var.set((position, attempt, digest)),
         _active_var.set(None),
         scope_var.set(None),
         found_var.set(found),

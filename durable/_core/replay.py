@@ -26,9 +26,9 @@ from .._storage.keys import (
 from .._storage.records import (
     StepRecord,
     seal_record,
-    timer_of,
     unseal,
 )
+from .._storage.timers import timer_of
 from ..errors import (
     ConfigurationError,
     CorruptRecordError,
@@ -270,8 +270,8 @@ def commit(
             raise ctx.refuse(NondeterminismError(ctx.run_id, record.position, won.name, record.name))
         ctx.records[record.position] = won
         value = load_value(ctx, won)
-    else:
-        ctx.records[record.position] = record
+    else:  # a method call: `records[pos] =` runs `Recorded.__setitem__` from C, costlier
+        ctx.records.__setitem__(record.position, record)
     check_stop()  # a graceful stop takes effect once this record is safe
     return value
 

@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 from .._errortext import warn
 from .._storage.clock import now
 from .._storage.codec import pack_plain
-from .._storage.keys import Position, call_key
-from .._storage.records import StepRecord, keep_plain
+from .._storage.keys import Position
+from .._storage.records import Attempt, StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
@@ -65,6 +65,10 @@ class _Live(NamedTuple):
     reads: bool  # reads the run's arguments through its closure (`held_by`)
 
 
+_made = tuple.__new__  # a `_Live` without the Python `__new__` a NamedTuple has
+_new = object.__new__
+
+
 def replay_or_prepare(
     ctx: RunState,
     spec: StepSpec,
@@ -85,11 +89,11 @@ def replay_or_prepare(
         digest = with_bound(spec.fn, digest, held, bodies)
     elif reads:  # it binds nothing
         digest = with_held(spec.fn, digest, held, bodies)
-    fp = spec.fingerprint_in(ctx)
+    fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
     shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
     rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
     if rec is None:
-        return _Live(pos, fp, digest, None, None, reads)
+        return _made(_Live, (pos, fp, digest, None, None, reads))  # every recorded step
     reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
     if reopened is not None:
         return _Live(pos, fp, digest, None, reopened, reads)
@@ -114,7 +118,7 @@ def _live_plan(
     if ticket is not None and hit is not None:  # computed by another run or call
         pos, fp, digest = live.pos, live.fp, live.digest
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
-    tries = _Tries(ctx, spec, live)
+    tries = _Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)
     look = cancel.look(ctx) if spec.retry.retries else None  # a delay only a retry waits
@@ -129,7 +133,7 @@ def _run_once(
     artifacts or retries), without a generator to drive: its one try runs
     here, as `drive_sync` would run it, and fails as `retrying` fails a try
     its policy does not retry (a suspend or a stop is no failure)."""
-    tries = _Tries(ctx, spec, live)
+    tries = _Tries.begin(ctx, spec, live)
     n = tries.used  # the one try of its budget (`retrying` makes at least one)
     try:
         reset = tries.enter(n)
@@ -150,8 +154,20 @@ class _Tries:
     and announces, and the record of the output."""
 
     __slots__ = ("ctx", "failures", "found", "given_up", "live", "spec", "started", "used", "watch")
+    ctx: RunState
+    spec: StepSpec
+    live: _Live
+    failures: list[Attempt]
+    used: int
+    given_up: int
+    started: float
+    found: list[tuple[str, str | None]]  # artifacts the current try registers
+    watch: list[bool] | None  # a cached call's reads of its run (`runread`)
 
-    def __init__(self, ctx: RunState, spec: StepSpec, live: _Live) -> None:
+    @classmethod
+    def begin(cls, ctx: RunState, spec: StepSpec, live: _Live) -> _Tries:
+        # Not `_Tries(...)`: a class call runs `__init__` from C, costlier than this call.
+        self = _new(cls)
         self.ctx, self.spec, self.live = ctx, spec, live
         # Tries are numbered in the run, as history and events count them: a
         # call resumed after failed tries (or a crash) does not start at 0 again,
@@ -163,14 +179,13 @@ class _Tries:
             self.given_up = earlier - self.used
         else:  # no try failed at pos (most calls): nothing used, nothing given up
             self.failures, self.used, self.given_up = [], 0, 0
-        self.started = now()
-        self.found: list[tuple[str, str | None]] = []  # artifacts the current try registers
-        self.watch: list[bool] | None = None  # a cached call's reads of its run (`runread`)
+        self.started, self.found, self.watch = now(), [], None
+        return self
 
     def enter(self, n: int) -> Callable[[], None]:
         """Try n's body runs from here until the returned reset."""
         self.found.clear()
-        return context.enter_step(self.live.pos, self.given_up + n, self.found, call_key(self.live.digest))
+        return context.enter_step(self.live.pos, self.given_up + n, self.found, self.live.digest)
 
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         if n > self.used:  # a retry starts a try: a cancel taken since the last ends the run
@@ -210,10 +225,7 @@ class _Tries:
             ctx.executed += 1
             notify.executed(ctx, rec)
             return value
-        record = StepRecord(
-            pos, "step", spec.name, fp, digest,
-            started=self.started, attempts=self.failures, artifacts=produced,
-        )  # fmt: skip
+        record = StepRecord.made(pos, spec.name, fp, digest, self.started, self.failures, produced)
         if reopened is not None:
             record.extra["reopened"] = reopened
         held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
@@ -222,12 +234,18 @@ class _Tries:
             if spec.binds or reads
             else None
         )
-        if changed_in_place(spec.signature, *call, spec.name, digest, rejoin):
+        # Not `*call`: a star call runs the function from C, costlier than a plain call.
+        if changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin):
             record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
             warn(in_place_warning(spec.name))
         # One pass in C decides plain data, which holds no `Redacted`; only a
         # value that is not plain is walked for one.
-        packed = _packed(value) if spec.persist and ticket is None else None
+        packed = None
+        if spec.persist and ticket is None:
+            try:
+                packed = pack_plain(value)
+            except ValueError:  # too deep or too large: `commit` raises it as a SerializationError
+                pass
         redacted = packed is None and redact.holds_redacted(value)
         if redacted:
             record.extra["redacted"] = True
@@ -236,13 +254,6 @@ class _Tries:
         elif packed is not None:
             keep_plain(ctx.store, (ctx.workflow, ctx.run_id), record, packed)
         return commit(ctx, record, value, persist=spec.persist and not redacted)
-
-
-def _packed(value: Any) -> bytes | None:
-    try:
-        return pack_plain(value)
-    except ValueError:  # too deep or too large: `commit` raises it as a SerializationError
-        return None
 
 
 def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:

@@ -31,9 +31,9 @@ from .._storage.records import (
     decode_stored,
     load_stored,
     stored_bytes,
-    timer_of,
     unseal,
 )
+from .._storage.timers import timer_of
 from ..errors import CorruptRecordError
 from .reads import reading_run
 from .runs import RunInfo, read_manifest, run_info

@@ -30,8 +30,8 @@ class Clock:
     # in parts, a run's cancel looked for between two (`_core.plan.pause`).
     waits = True
 
-    def time(self) -> float:
-        return time.time()
+    # The C function itself: read twice a recorded step, with no Python call.
+    time = staticmethod(time.time)
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)

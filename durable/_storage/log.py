@@ -96,8 +96,8 @@ class RunLog:
                     return existing
                 entry = encode_entry(name, data)
                 _write_all(fd, entry)
-                end = self.size + len(entry)
-                index[name] = span(end - len(data), len(data))
+                end, size = self.size + len(entry), len(data)
+                index[name] = (end - size) << 32 | size  # `span`, without a call
                 self.size = end
                 if end > syncer.written:
                     syncer.written = end

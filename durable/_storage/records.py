@@ -150,30 +150,12 @@ def load_stored(
         raise CorruptRecordError(where[1], position, name, why, advice=advice, unloadable=True) from e
 
 
-# A pickle names the classes and functions it was made of and calls them again.
-_UNLOADABLE = (
+_UNLOADABLE = (  # a pickle names the classes and functions it was made of, and calls them
     "A pickled value is rebuilt from the classes it names: one renamed, moved or "
     "changed since (its __init__, __reduce__ or __setstate__) cannot rebuild it. Put "
     "the class back as it was to resume; start afresh with restart=True (durable run "
     "--restart)"
 )
-
-
-def timer_bytes(until: float, digest: str) -> bytes:
-    """A durable sleep's timer record: its wake-up time and the digest of its
-    duration (the argument digest its finished record keeps), so that a
-    sleep called again with another duration is told a changed call."""
-    return pack([until, digest])
-
-
-def timer_of(body: bytes) -> tuple[float, str | None]:
-    """(wake-up time, duration digest) of a timer record. A record written
-    before timers kept the digest is the time alone: its digest is None,
-    which matches no call (`replay.kept_timer` counts it as changed)."""
-    row = unpack(body)
-    if isinstance(row, list) and len(row) == 2 and isinstance(row[1], str):
-        return float(row[0]), row[1]
-    return float(row), None
 
 
 @dataclass
@@ -224,6 +206,21 @@ class StepRecord(Compared):
             [asdict(a) for a in self.attempts] if self.attempts else [],
             self.artifacts, self.extra,
         ])  # fmt: skip
+
+    @classmethod
+    def made(
+        cls, position: Position, name: str, fingerprint: str, args_digest: str, started: float,
+        attempts: list[Attempt], artifacts: list[dict[str, Any]],
+    ) -> StepRecord:
+        """`StepRecord(position, "step", ..., started=, attempts=, artifacts=)`,
+        the others at their defaults (a test holds them together), without a
+        class call: that calls `__init__` from C, costlier than this method."""
+        rec = _new(cls)
+        rec.position, rec.kind, rec.name, rec.fingerprint = position, "step", name, fingerprint
+        rec.args_digest, rec.encoding, rec.value, rec.blob = args_digest, None, None, None
+        rec.persisted, rec.started, rec.ended = True, started, 0.0
+        rec.attempts, rec.artifacts, rec.extra = attempts, artifacts, {}
+        return rec
 
     @classmethod
     def from_bytes(cls, body: bytes, *, interned: bool = True) -> StepRecord:
