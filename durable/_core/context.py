@@ -36,8 +36,7 @@ class RunState:
     given_up: dict[Position, int] = field(default_factory=dict)
     tried_by: dict[Position, tuple[str, str]] = field(default_factory=dict)
     failed_children: dict[Position, Any] = field(default_factory=dict)  # the runs that failed there
-    # A sleep's timer: (wake-up time, digest of its duration; None in a record
-    # written before timers kept it).
+    # A sleep's timer: (wake-up time, digest of its duration; None in an old record).
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
