@@ -7,178 +7,28 @@ output computed from the old one."""
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import durable
-from tests import bodyfill_helpers as helpers
-from tests.bodyfill_helpers import CONFIG as SHARED
 from tests.scripts import run_in
 from tests.test_closure_arguments import refused_on_resume
 
-RATES: dict[str, Any] = {}
-FACTORS: list[int] = []
 SEEN: list[str] = []
-SCALE = 1.0
-
-
-def set_rate(rate: int) -> None:
-    RATES["k"] = rate
-
-
-def logged(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def wrapper(*args: Any) -> Any:
-        return fn(*args)
-
-    return wrapper
-
-
-@logged
-def set_rate_logged(rate: int) -> None:
-    RATES["k"] = rate
-
-
-def set_scale(scale: float) -> None:
-    global SCALE
-    SCALE = scale
+RATE = {"k": 2}  # never changed: the in-process tests' fingerprints stay the same
 
 
 @durable.step
 def rated(n: int) -> int:
     SEEN.append("rated")
-    return n * RATES["k"]
-
-
-@durable.step
-def scaled(n: int) -> int:
-    SEEN.append("scaled")
-    return int(n * SCALE)
-
-
-def make_product(factors: list[int]) -> Callable[[], int]:
-    def product() -> int:
-        SEEN.append("product")
-        out = 1
-        for f in factors:
-            out *= f
-        return out
-
-    return durable.step(product, name="product")
-
-
-product_of_factors = make_product(FACTORS)  # made at import, holding the global the body fills
+    return n * RATE["k"]
 
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
     SEEN.clear()
-    helpers.SEEN.clear()
-    RATES.clear()
-    FACTORS.clear()
-
-
-def test_a_global_a_function_of_the_body_fills(store: durable.Store) -> None:
-    @durable.workflow(run_id="f1", store=store)
-    def report(rate: int, ready: bool = False) -> int:
-        set_rate(rate)
-        out: int = rated(10)
-        if not ready:
-            durable.suspend("waiting")
-        return out
-
-    refused_on_resume(report, "f1", 2, rate=3)  # was: 20, running gives 30
-    assert SEEN == ["rated"]
-    assert report.resume("f1", rate=2, ready=True).value == 20  # the same rate: replayed
-    assert SEEN == ["rated"]
-
-
-def test_a_global_a_decorated_function_of_the_body_fills(store: durable.Store) -> None:
-    @durable.workflow(run_id="f8", store=store)
-    def report(rate: int, ready: bool = False) -> int:
-        set_rate_logged(rate)  # the wrapper passes it on: the function it wraps fills
-        out: int = rated(10)
-        if not ready:
-            durable.suspend("waiting")
-        return out
-
-    refused_on_resume(report, "f8", 2, rate=3)  # running gives 30
-    assert SEEN == ["rated"]
-
-
-def test_a_global_a_function_of_the_body_rebinds(store: durable.Store) -> None:
-    @durable.workflow(run_id="f2", store=store)
-    def report(scale: float, ready: bool = False) -> int:
-        set_scale(scale)
-        out: int = scaled(10)
-        if not ready:
-            durable.suspend("waiting")
-        return out
-
-    refused_on_resume(report, "f2", 2.0, scale=3.0)  # running gives 30
-    assert SEEN == ["scaled"]
-
-
-def test_a_global_of_another_module_filled_by_its_function(store: durable.Store) -> None:
-    @durable.workflow(run_id="f3", store=store)
-    def report(scale: float, ready: bool = False) -> int:
-        helpers.configure(scale)
-        out: int = helpers.configured_sum([1, 2, 3])
-        if not ready:
-            durable.suspend("waiting")
-        return out
-
-    refused_on_resume(report, "f3", 2.0, scale=10.0)  # was: 12, running gives 60
-    assert helpers.SEEN == ["configured_sum"]
-    assert report.resume("f3", scale=2.0, ready=True).value == 12
-    assert helpers.SEEN == ["configured_sum"]
-
-
-def test_a_global_the_body_fills_read_by_a_step_of_another_module(store: durable.Store) -> None:
-    @durable.workflow(run_id="f4", store=store)
-    def report(scale: float, ready: bool = False) -> int:
-        SHARED["scale"] = scale  # the helpers module's CONFIG, by another name
-        out: int = helpers.configured_sum([1, 2, 3])
-        if not ready:
-            durable.suspend("waiting")
-        return out
-
-    refused_on_resume(report, "f4", 2.0, scale=10.0)
-    assert helpers.SEEN == ["configured_sum"]
-
-
-def test_a_global_the_body_fills_held_by_a_step_made_at_import(store: durable.Store) -> None:
-    @durable.workflow(run_id="f5", store=store)
-    def report(factors: list[int], ready: bool = False) -> int:
-        FACTORS[:] = factors
-        out: int = product_of_factors()
-        if not ready:
-            durable.suspend("waiting")
-        return out
-
-    refused_on_resume(report, "f5", [2, 3], factors=[2, 5])  # was: 6, running gives 10
-    assert SEEN == ["product"]
-    assert report.resume("f5", factors=[2, 3], ready=True).value == 6
-    assert SEEN == ["product"]
-
-
-def test_a_function_of_the_body_that_fills_nothing_changes_nothing(store: durable.Store) -> None:
-    @durable.workflow(run_id="f6", store=store)
-    def report(rate: int, ready: bool = False) -> int:
-        set_rate(2)  # the same on every call
-        out: int = rated(10)
-        if not ready:
-            durable.suspend("waiting")
-        return out + rate
-
-    with pytest.raises(durable.Suspended):
-        report(1)
-    assert report.resume("f6", rate=5, ready=True).value == 25
-    assert SEEN == ["rated"]
 
 
 def make_async_child(ys: list[int]) -> Any:
@@ -269,47 +119,63 @@ def from_env(n):
 """
 
 
+# (body, whether a resume with another scale is refused: the last one fills
+# its global from no argument, and replays)
 BODIES = [
-    "cfg.configure(scale)\n    out = cfg.from_config(10)",  # a function of another module
-    "cfg.set_scale(scale)\n    out = cfg.from_scale(10)",  # which rebinds its global
-    "cfg.CONFIG['scale'] = scale\n    out = cfg.from_config(10)",  # through the module
-    "cfg.SCALE = scale\n    out = cfg.from_scale(10)",
-    "CFG['scale'] = scale\n    out = cfg.from_config(10)",  # under another name
-    "import cfg as c2\n    c2.SCALE = scale\n    out = c2.from_scale(10)",  # imported in the body
-    "globals()['LOCAL']['scale'] = scale\n    out = local(10)",
-    "globals().update(LOCAL={'scale': scale})\n    out = local(10)",
-    "cfg.Settings.load(scale)\n    out = cfg.from_settings(10)",  # a classmethod sets it
-    "cfg.REG.register(scale)\n    out = cfg.from_registry(10)",  # a method of an object
-    "os.environ['SCALE'] = str(scale)\n    out = cfg.from_env(10)",  # the environment
-    "Local.load(scale)\n    out = from_local(10)",  # a classmethod of the script's class
+    ("set_rate(scale)\n    out = rated(10)", True),  # a function of the script fills it
+    ("set_rate_logged(scale)\n    out = rated(10)", True),  # decorated (functools.wraps)
+    ("FACTORS[:] = [scale]\n    out = product()", True),  # held by a step made at import
+    ("cfg.configure(scale)\n    out = cfg.from_config(10)", True),  # of another module
+    ("cfg.set_scale(scale)\n    out = cfg.from_scale(10)", True),  # which rebinds its global
+    ("cfg.CONFIG['scale'] = scale\n    out = cfg.from_config(10)", True),  # through the module
+    ("cfg.SCALE = scale\n    out = cfg.from_scale(10)", True),
+    ("CFG['scale'] = scale\n    out = cfg.from_config(10)", True),  # under another name
+    ("import cfg as c2\n    c2.SCALE = scale\n    out = c2.from_scale(10)", True),
+    ("globals()['LOCAL']['scale'] = scale\n    out = local(10)", True),
+    ("globals().update(LOCAL={'scale': scale})\n    out = local(10)", True),
+    ("cfg.Settings.load(scale)\n    out = cfg.from_settings(10)", True),  # a classmethod
+    ("cfg.REG.register(scale)\n    out = cfg.from_registry(10)", True),  # an object's method
+    ("os.environ['SCALE'] = str(scale)\n    out = cfg.from_env(10)", True),  # the environment
+    ("Local.load(scale)\n    out = from_local(10)", True),  # a classmethod of the script's class
+    ("set_rate(2)\n    out = rated(10)", False),  # the same on every call
 ]
 
-
-def test_each_way_a_global_is_filled_in_real_processes(tmp_path: Path) -> None:
-    """A script with a workflow for each of `BODIES` suspends each after its
-    step with scale=2; a new process resumes each with scale=3: refused
-    (running gives 30, not 20); a third with scale=2 replays: each step ran once.
-    One script for all: three processes, not three for each."""
-    (tmp_path / "cfg.py").write_text(SETTINGS_MODULE)
-    flows = "".join(
-        f"""
-@durable.workflow(run_id="r{i}")
-def wf{i}(scale, ready=False):
-    {body}
-    if not ready:
-        durable.suspend("waiting")
-    return out
-"""
-        for i, body in enumerate(BODIES)
-    )
-    (tmp_path / "flow.py").write_text(
-        f"""
-import os, sys
+FLOW = """
+import functools, os, sys
 import durable
 import cfg
 from cfg import CONFIG as CFG
 
-LOCAL = {{}}
+LOCAL, RATES, FACTORS = {}, {}, []
+
+def set_rate(rate):
+    RATES["k"] = rate
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+@logged
+def set_rate_logged(rate):
+    RATES["k"] = rate
+
+@durable.step
+def rated(n):
+    cfg._count()
+    return n * RATES["k"]
+
+def make_product(factors):
+    def product():
+        cfg._count()
+        out = 1
+        for f in factors:
+            out *= f * 10
+        return out
+    return durable.step(product, name="product")
+
+product = make_product(FACTORS)
 
 @durable.step
 def local(n):
@@ -323,28 +189,48 @@ class Local(cfg.Settings):
 def from_local(n):
     cfg._count()
     return n * Local.rate
-{flows}
-for i in range({len(BODIES)}):
-    wf = globals()[f"wf{{i}}"]
-    try:
-        if sys.argv[1] == "start":
-            wf(2)
-        else:
-            print(i, "value", wf.resume(f"r{{i}}", scale=int(sys.argv[2]), ready=True).value)
-    except durable.Suspended:
-        print(i, "suspended")
-    except durable.DefinitionChangedError:
-        print(i, "refused")
 """
-    )
 
-    def each(said: str) -> list[str]:
-        return [f"{i} {said}" for i in range(len(BODIES))]
 
-    assert run_in(tmp_path, "flow.py", "start").splitlines() == each("suspended")
-    assert run_in(tmp_path, "flow.py", "resume", "3").splitlines() == each("refused")
-    assert run_in(tmp_path, "flow.py", "resume", "2").splitlines() == each("value 20")
-    assert (tmp_path / "count").read_text() == "step\n" * len(BODIES)
+@pytest.mark.slow
+def test_each_way_a_global_is_filled_in_real_processes(tmp_path: Path) -> None:
+    """For each of `BODIES`, one process runs its workflow with scale=2 (it
+    suspends after its step), a new one resumes it with scale=3: refused
+    (running gives 30, not 20), or for a global filled from no argument
+    replayed; for two, a third resumes it with scale=2: replayed. Each step
+    ran once.
+    A process for each: a global the body filled in an earlier run of the
+    same process would count as changed on its own."""
+    (tmp_path / "cfg.py").write_text(SETTINGS_MODULE)
+    for i, (body, refused) in enumerate(BODIES):
+        (tmp_path / f"flow{i}.py").write_text(FLOW + f"""
+@durable.workflow(run_id="r{i}")
+def wf(scale, ready=False):
+    {body}
+    if not ready:
+        durable.suspend("waiting")
+    return out
+
+try:
+    if sys.argv[1] == "start":
+        wf(int(sys.argv[2]))
+    else:
+        print("value", wf.resume("r{i}", scale=int(sys.argv[2]), ready=True).value)
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError as e:
+    print("refused", "arguments changed" in str(e))
+""")
+        count = tmp_path / f"count{i}"
+
+        def run(*argv: str, script: str = f"flow{i}.py", count: Path = count) -> str:
+            return run_in(tmp_path, script, *argv, COUNT_FILE=str(count)).strip()
+
+        assert run("start", "2") == "suspended", body
+        assert run("resume", "3") == ("refused True" if refused else "value 20"), body
+        if i in (0, 3):  # the same scale as recorded: replayed
+            assert run("resume", "2") == "value 20", body
+        assert count.read_text() == "step\n", body
 
 
 def test_a_body_whose_analysis_fails_counts_every_global(
@@ -361,7 +247,6 @@ def test_a_body_whose_analysis_fails_counts_every_global(
 
     @durable.workflow(run_id="f12", store=store)
     def report(rate: int, ready: bool = False) -> int:
-        set_rate(2)  # the same on every call: only the failed analysis counts it
         out: int = rated(10)
         if not ready:
             durable.suspend("waiting")
