@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _frozen
 from .bindings import binding_statements, made_here_alone
 from .canon import (
     chains_of,
@@ -69,8 +70,8 @@ from .witness import remember, witnessed
 _BUILTINS = frozenset(dir(builtins))
 
 
-@dataclass
-class Analysis:
+@_frozen.dataclass
+class Analysis(_frozen.Compared):
     """What one function contributes by itself, and what it leads to."""
 
     parts: dict[str, str] = field(default_factory=dict)
