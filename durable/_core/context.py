@@ -1,7 +1,6 @@
-"""The live run: the engine's mutable `RunState`, held in ContextVars so
-that two runs in one process (threads or asyncio tasks) never see each
-other's state, and `RunContext`, the read-only view of it that
-`durable.current_run()` hands to user code."""
+"""The live run: the engine's mutable `RunState`, held in ContextVars so that two runs
+in one process (threads or asyncio tasks) never see each other's state, and
+`RunContext`, the read-only view of it that `durable.current_run()` hands to user code."""
 
 from __future__ import annotations
 

@@ -287,9 +287,6 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     return chain, obj, scope
 
 
-# ---------------------------------------------------------------- imports in the body
-
-
 def _imported_from(
     path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any], scope: _Scope
 ) -> tuple[tuple[str, ...], _Scope]:
@@ -302,9 +299,6 @@ def _imported_from(
             if isinstance(home, types.ModuleType):
                 return (module, attr), _Scope(vars(home), True)
     return path, scope
-
-
-# ---------------------------------------------------------------- defaults and closures
 
 
 def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
