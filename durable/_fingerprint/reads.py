@@ -81,6 +81,7 @@ class Analysis(_frozen.Compared):
     followed: set[tuple[int, str, bool]] = field(default_factory=set)
     kept: frozenset[tuple[int, str]] = frozenset()  # (id(its globals), a global it only writes)
     inside: frozenset[tuple[int, str]] = frozenset()  # those whose statements are followed
+    bound: dict[tuple[int, str, bool, str | None], str] = field(default_factory=dict)  # `_bound`'s
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,10 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
     """The hash of the statements that bind `name`, after counting what
     they read: `ALL = BASE + [3]` depends on `BASE`'s statement as much as
-    on its own, `from c import X` on the statement binding X in `c`."""
+    on its own, `from c import X` on the statement binding X in `c`. Once
+    per analysis: names whose statements read each other ask it again."""
+    if (hashed := out.bound.get(again := (id(scope.namespace), name, bool(out.inside), scope.checked_file))):
+        return hashed
     found = binding_statements(name, scope.namespace, scope.checked_file)
     # `settings.RATES = [3]` in another module: settings' statements do not show it.
     elsewhere = elsewhere_of(scope.namespace, name)
@@ -216,9 +220,10 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
             _follow_import(stmt, name, scope, out)
         if not found:
             return hash_tokens([*witnessed(fallback_tokens, obj), *elsewhere])
-    else:
-        _statement_reads(name, found, scope, out)
-    return hash_tokens([*(node_hash(s) for s in found), *elsewhere])
+        return hash_tokens([*(node_hash(s) for s in found), *elsewhere])
+    _statement_reads(name, found, scope, out)
+    out.bound[again] = hash_tokens([*(node_hash(s) for s in found), *elsewhere])
+    return out.bound[again]
 
 
 def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analysis) -> None:
