@@ -29,8 +29,8 @@ from durable._core.run import Options
 from durable._core.spec import StepSpec
 from durable._core.taskfactory import _Installed
 from durable._fanout.progress import Progress
+from durable._fingerprint.analysis import Analysis
 from durable._fingerprint.fingerprint import Fingerprint
-from durable._fingerprint.reads import Analysis
 from durable._manage.cache import CacheInfo, EntryInfo
 from durable._manage.cancel import Cancellation
 from durable._manage.history import FailedAttempt, StepInfo, _Raw

@@ -22,10 +22,10 @@ import ast
 import builtins
 import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from .. import _frozen
+from .analysis import Analysis
 from .bindings import binding_statements, made_here_alone
 from .canon import (
     chains_of,
@@ -68,20 +68,6 @@ from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, pl
 from .witness import remember, witnessed
 
 _BUILTINS = frozenset(dir(builtins))
-
-
-@_frozen.dataclass
-class Analysis(_frozen.Compared):
-    """What one function contributes by itself, and what it leads to."""
-
-    parts: dict[str, str] = field(default_factory=dict)
-    reached: list[object] = field(default_factory=list)
-    unresolved: set[str] = field(default_factory=set)
-    # (id of a module's namespace, name, inside): what its binding statements read, followed once.
-    followed: set[tuple[int, str, bool]] = field(default_factory=set)
-    kept: frozenset[tuple[int, str]] = frozenset()  # (id(its globals), a global it only writes)
-    inside: frozenset[tuple[int, str]] = frozenset()  # those whose statements are followed
-    bound: dict[tuple[int, str, bool, str | None], str] = field(default_factory=dict)  # `_bound`'s
 
 
 @dataclass(frozen=True)
@@ -197,10 +183,19 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
     the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
     own, was = (id(scope.namespace), name), out.inside
     kept = own in out.kept and (key == name or bool(was))  # read through `SNAP = list(LOG)`: counts
-    out.inside = was | {own} if kept else was
-    out.parts["global:" + key] = _bound(name, obj, scope, out)
-    out.inside = was
-    if (now := None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)):
+    # Asked again in this analysis (names whose statements read each other),
+    # with `_bound` worked out once: the parts it set, set again in order.
+    again = (key, id(obj), own, scope.checked_file, direct, was, kept)
+    bound, now = out.again.get(again) or (None, None)
+    if bound is None:
+        out.inside = inner = was | {own} if kept else was
+        bound = _bound(name, obj, scope, out)
+        out.inside = was
+        now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
+        if (*own, bool(inner), scope.checked_file) in out.again:  # not a `from c import *` name
+            out.again[again] = (bound, now)
+    out.parts["global:" + key] = bound
+    if now:
         out.parts["now:" + key] = now
 
 
@@ -209,8 +204,8 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
     they read: `ALL = BASE + [3]` depends on `BASE`'s statement as much as
     on its own, `from c import X` on the statement binding X in `c`. Once
     per analysis: names whose statements read each other ask it again."""
-    if (hashed := out.bound.get(again := (id(scope.namespace), name, bool(out.inside), scope.checked_file))):
-        return hashed
+    if (hashed := out.again.get(again := (id(scope.namespace), name, bool(out.inside), scope.checked_file))):
+        return hashed  # type: ignore[no-any-return]
     found = binding_statements(name, scope.namespace, scope.checked_file)
     # `settings.RATES = [3]` in another module: settings' statements do not show it.
     elsewhere = elsewhere_of(scope.namespace, name)
@@ -222,8 +217,8 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
             return hash_tokens([*witnessed(fallback_tokens, obj), *elsewhere])
         return hash_tokens([*(node_hash(s) for s in found), *elsewhere])
     _statement_reads(name, found, scope, out)
-    out.bound[again] = hash_tokens([*(node_hash(s) for s in found), *elsewhere])
-    return out.bound[again]
+    out.again[again] = hashed = hash_tokens([*(node_hash(s) for s in found), *elsewhere])
+    return hashed
 
 
 def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analysis) -> None:
