@@ -70,6 +70,20 @@ def test_each_globals_statements_are_looked_up_once_per_analysis(
     assert asked == {"A": 1, "B": 1, "C": 1, "D": 1, "E": 1}  # before: A 5, B 4, C 3, D 2 times
 
 
+def test_each_globals_contents_are_read_once_per_analysis(load: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a global holds now (`contents_part`) is read once for each way it is reached."""
+    asked: Counter[tuple[str, bool]] = Counter()
+    contents = reads.contents_part
+
+    def counted(name: str, *args: Any, running: bool) -> Any:
+        asked[name, running] += 1
+        return contents(name, *args, running=running)
+
+    monkeypatch.setattr(reads, "contents_part", counted)
+    fingerprint_function(load("tables_contents", TABLES).total)
+    assert max(asked.values()) == 1 and {name for name, _ in asked} == {"A", "B", "C", "D", "E"}  # A 4 times
+
+
 @pytest.mark.parametrize(
     ("old", "new", "changed"),
     [
