@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -185,14 +186,14 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
     kept = own in out.kept and (key == name or bool(was))  # read through `SNAP = list(LOG)`: counts
     # Asked again in this analysis (names whose statements read each other),
     # with `_bound` worked out once: the parts it set, set again in order.
-    again = (key, id(obj), own, scope.checked_file, direct, was, kept)
+    again = (key, id(obj), own, scope.checked_file, direct, was, kept, len(sys.modules))
     bound, now = out.again.get(again) or (None, None)
     if bound is None:
         out.inside = inner = was | {own} if kept else was
         bound = _bound(name, obj, scope, out)
         out.inside = was
         now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
-        if (*own, bool(inner), scope.checked_file) in out.again:  # not a `from c import *` name
+        if (*own, bool(inner), scope.checked_file, again[-1]) in out.again:  # not `from c import *`
             out.again[again] = (bound, now)
     out.parts["global:" + key] = bound
     if now:
@@ -204,7 +205,9 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
     they read: `ALL = BASE + [3]` depends on `BASE`'s statement as much as
     on its own, `from c import X` on the statement binding X in `c`. Once
     per analysis: names whose statements read each other ask it again."""
-    if (hashed := out.again.get(again := (id(scope.namespace), name, bool(out.inside), scope.checked_file))):
+    # A module imported meanwhile may set it (`elsewhere_of`): asked afresh.
+    again = (id(scope.namespace), name, bool(out.inside), scope.checked_file, len(sys.modules))
+    if (hashed := out.again.get(again)):
         return hashed  # type: ignore[no-any-return]
     found = binding_statements(name, scope.namespace, scope.checked_file)
     # `settings.RATES = [3]` in another module: settings' statements do not show it.
