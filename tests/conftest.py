@@ -152,6 +152,7 @@ def s3_endpoint() -> Iterator[str]:
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
     _tune_moto()
+    s3proxy.share_botocore_loader()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

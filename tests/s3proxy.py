@@ -169,3 +169,20 @@ def serving(upstream: str) -> Iterator[tuple[str, Faults]]:
         faults.release()
         server.shutdown()
         server.server_close()
+
+
+def share_botocore_loader() -> None:
+    """botocore reads its JSON models (S3's, the endpoints') afresh for each
+    session, and s3fs makes one for each client: the tests, in process, open
+    hundreds (a store opened again as another process would, a fresh
+    bucket). The files never change while the tests run: one loader, kept
+    for the session, reads each once."""
+    from botocore import loaders, session
+
+    shared = loaders.create_loader()
+    made = loaders.create_loader
+
+    def create_loader(search_path_string: str | None = None) -> loaders.Loader:
+        return made(search_path_string) if search_path_string else shared
+
+    session.create_loader = create_loader  # type: ignore[attr-defined]

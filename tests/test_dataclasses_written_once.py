@@ -20,12 +20,16 @@ import pytest
 
 from durable import _frozen, events
 from durable._core.cache import Ticket
+from durable._core.cacheoption import Cache
+from durable._core.context import Run, RunState
 from durable._core.definition import Definition
 from durable._core.plan import Call, Pause, Wait
 from durable._core.retry import RetryPolicy
 from durable._core.run import Options
 from durable._core.spec import StepSpec
 from durable._core.taskfactory import _Installed
+from durable._fanout.progress import Progress
+from durable._fingerprint.analysis import Analysis
 from durable._fingerprint.fingerprint import Fingerprint
 from durable._manage.cache import CacheInfo, EntryInfo
 from durable._manage.cancel import Cancellation
@@ -37,9 +41,9 @@ from durable._storage.records import Attempt, RunRecord, StepRecord
 
 EVENTS = [c for c in vars(events).values() if isinstance(c, type) and issubclass(c, events.Event)]
 CLASSES = [*EVENTS, RetryPolicy, Options, Fingerprint, _Entry]
-CLASSES += [RunInfo, StepInfo, FailedAttempt, EntryInfo, CacheInfo, Cancellation]
+CLASSES += [RunInfo, StepInfo, FailedAttempt, EntryInfo, CacheInfo, Cancellation, Run, Progress]
 PLAIN = [Definition, Call, Pause, Wait, Ticket, _Installed, Attempt, StepRecord, RunRecord]
-PLAIN += [cachestore.Entry, cachestore.Unverified, segments.Snapshot, _Raw]
+PLAIN += [cachestore.Entry, cachestore.Unverified, segments.Snapshot, _Raw, RunState, Analysis]
 SAMPLE = {"str": "s", "int": 3, "float": 2.5, "bool": True}
 
 
@@ -74,8 +78,8 @@ def raised(action: Any, *args: Any) -> tuple[type[BaseException], str] | None:
 def test_no_class_has_the_methods_of_a_frozen_dataclass_compiled_for_it() -> None:
     assert len(EVENTS) == 16
     made = {"__setattr__", "__delattr__", "__eq__", "__hash__", "__repr__"}
-    assert [c.__name__ for c in [*CLASSES, StepSpec, *PLAIN] if made & set(vars(c))] == []
-    assert all(issubclass(c, _frozen.Frozen) for c in [*CLASSES, StepSpec])
+    assert [c.__name__ for c in [*CLASSES, StepSpec, Cache, *PLAIN] if made & set(vars(c))] == []
+    assert all(issubclass(c, _frozen.Frozen) for c in [*CLASSES, StepSpec, Cache])
     assert all(issubclass(c, _frozen.Compared) for c in PLAIN)
 
 
@@ -137,3 +141,19 @@ def test_an_assignment_from_another_classs_init_is_refused() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'run_id'"):
         Holder(event)
     assert event.run_id == "s"
+
+
+def test_a_cache_option_refuses_compares_and_shows_as_a_frozen_dataclass_does() -> None:
+    """`durable.Cache` checks its fields as it is made (`replace` with a bad
+    one is refused as a new one is), so it has a test of its own."""
+    made = Cache(expire=60, ignore="verbose")
+    twin = frozen_twin(Cache, made)
+    for name in ["expire", "ignore", "key", "_limits", "new_name"]:
+        assert raised(setattr, made, name, 1) == raised(setattr, twin, name, 1) is not None
+        assert raised(delattr, made, name) == raised(delattr, twin, name)
+    assert (made.seconds, made.ignored) == (60.0, frozenset({"verbose"}))  # set by __post_init__
+    assert repr(made) == repr(twin) == "Cache(expire=60, ignore=('verbose',), key=None)"
+    assert hash(made) == hash(twin) and str(inspect.signature(Cache)) == str(inspect.signature(type(twin)))
+    assert made == dataclasses.replace(made) == copy.deepcopy(made) == pickle.loads(pickle.dumps(made))
+    assert made != dataclasses.replace(made, expire=61) and made != twin
+    assert pickle.loads(pickle.dumps(made)).seconds == 60.0

@@ -6,9 +6,10 @@ from __future__ import annotations
 import datetime
 import numbers
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Cache:
+class Cache(Frozen):
     """How a step's outputs are cached across runs: `expire` bounds an
     entry's age (a `timedelta` or seconds), `ignore` names arguments left out
     of the key (`verbose`, a logger), `key` replaces the arguments by a key

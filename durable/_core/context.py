@@ -1,16 +1,16 @@
-"""The live run: the engine's mutable `RunState`, held in ContextVars so
-that two runs in one process (threads or asyncio tasks) never see each
-other's state, and `RunContext`, the read-only view of it that
-`durable.current_run()` hands to user code."""
+"""The live run: the engine's mutable `RunState`, held in ContextVars so that two runs
+in one process (threads or asyncio tasks) never see each other's state, and
+`RunContext`, the read-only view of it that `durable.current_run()` hands to user code."""
 
 from __future__ import annotations
 
 import contextvars
 import threading
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Generic, TypeVar
 
+from .._frozen import Compared, Frozen, dataclass
 from .._storage.base import Store
 from .._storage.keys import Position, call_key, format_position
 from .._storage.records import Attempt, StepRecord
@@ -23,7 +23,7 @@ E = TypeVar("E", bound=BaseException)
 
 
 @dataclass
-class RunState:
+class RunState(Compared):
     """The engine's state of one run: its records, counters, policy and
     lease. User code never gets it (see `RunContext`)."""
 
@@ -169,7 +169,7 @@ class RunContext:
 
 
 @dataclass(frozen=True)
-class Run(Generic[R]):
+class Run(Frozen, Generic[R]):
     """The outcome of one call of a workflow."""
 
     run_id: str

@@ -16,17 +16,17 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .._core import events
 from .._errortext import warn
+from .._frozen import Frozen, dataclass
 from .._settings import env_flag
 from ..errors import ConfigurationError
 
 
 @dataclass(frozen=True)
-class Progress:
+class Progress(Frozen):
     """Where a `loop_over` block stands, given to its `progress=` callback
     after each item finishes (items restored from checkpoints count as done)."""
 

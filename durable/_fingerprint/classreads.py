@@ -14,7 +14,8 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-from .reads import Analysis, _Scope, _statement_reads
+from .analysis import Analysis
+from .reads import _Scope, _statement_reads
 
 
 def statements_read(

@@ -22,6 +22,7 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
+from .analysis import Analysis
 from .canon import definition_tokens, node_hash
 from .holds import dispatched
 from .reach import (
@@ -31,7 +32,7 @@ from .reach import (
     reached_stamp_of,
     target_of,
 )
-from .reads import Analysis, read_live, read_names
+from .reads import read_live, read_names
 from .references import referenced_objects
 from .source import (
     Source,

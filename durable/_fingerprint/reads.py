@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from .analysis import Analysis
 from .bindings import binding_statements, made_here_alone
 from .canon import (
     called_chains,
@@ -68,19 +70,6 @@ from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, pl
 from .witness import remember, witnessed
 
 _BUILTINS = frozenset(dir(builtins))
-
-
-@dataclass
-class Analysis:
-    """What one function contributes by itself, and what it leads to."""
-
-    parts: dict[str, str] = field(default_factory=dict)
-    reached: list[object] = field(default_factory=list)
-    unresolved: set[str] = field(default_factory=set)
-    # (id of a module's namespace, name, inside): what its binding statements read, followed once.
-    followed: set[tuple[int, str, bool]] = field(default_factory=set)
-    kept: frozenset[tuple[int, str]] = frozenset()  # (id(its globals), a global it only writes)
-    inside: frozenset[tuple[int, str]] = frozenset()  # those whose statements are followed
 
 
 @dataclass(frozen=True)
@@ -195,17 +184,31 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
     the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
     own, was = (id(scope.namespace), name), out.inside
     kept = own in out.kept and (key == name or bool(was))  # read through `SNAP = list(LOG)`: counts
-    out.inside = was | {own} if kept else was
-    out.parts["global:" + key] = _bound(name, obj, scope, out)
-    out.inside = was
-    if (now := None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)):
+    # Asked again in this analysis (names whose statements read each other),
+    # with `_bound` worked out once: the parts it set, set again in order.
+    again = (key, id(obj), own, scope.checked_file, direct, was, kept, len(sys.modules))
+    bound, now = out.again.get(again) or (None, None)
+    if bound is None:
+        out.inside = inner = was | {own} if kept else was
+        bound = _bound(name, obj, scope, out)
+        out.inside = was
+        now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
+        if (*own, bool(inner), scope.checked_file, again[-1]) in out.again:  # not `from c import *`
+            out.again[again] = (bound, now)
+    out.parts["global:" + key] = bound
+    if now:
         out.parts["now:" + key] = now
 
 
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
     """The hash of the statements that bind `name`, after counting what
     they read: `ALL = BASE + [3]` depends on `BASE`'s statement as much as
-    on its own, `from c import X` on the statement binding X in `c`."""
+    on its own, `from c import X` on the statement binding X in `c`. Once
+    per analysis: names whose statements read each other ask it again."""
+    # A module imported meanwhile may set it (`elsewhere_of`): asked afresh.
+    again = (id(scope.namespace), name, bool(out.inside), scope.checked_file, len(sys.modules))
+    if (hashed := out.again.get(again)):
+        return hashed  # type: ignore[no-any-return]
     found = binding_statements(name, scope.namespace, scope.checked_file)
     # `settings.RATES = [3]` in another module: settings' statements do not show it.
     elsewhere = elsewhere_of(scope.namespace, name)
@@ -215,9 +218,10 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
             _follow_import(stmt, name, scope, out)
         if not found:
             return hash_tokens([*witnessed(fallback_tokens, obj), *elsewhere])
-    else:
-        _statement_reads(name, found, scope, out)
-    return hash_tokens([*(node_hash(s) for s in found), *elsewhere])
+        return hash_tokens([*(node_hash(s) for s in found), *elsewhere])
+    _statement_reads(name, found, scope, out)
+    out.again[again] = hashed = hash_tokens([*(node_hash(s) for s in found), *elsewhere])
+    return hashed
 
 
 def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analysis) -> None:
@@ -286,9 +290,6 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     return chain, obj, scope
 
 
-# ---------------------------------------------------------------- imports in the body
-
-
 def _imported_from(
     path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any], scope: _Scope
 ) -> tuple[tuple[str, ...], _Scope]:
@@ -301,9 +302,6 @@ def _imported_from(
             if isinstance(home, types.ModuleType):
                 return (module, attr), _Scope(vars(home), True)
     return path, scope
-
-
-# ---------------------------------------------------------------- defaults and closures
 
 
 def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:

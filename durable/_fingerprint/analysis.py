@@ -1,0 +1,25 @@
+"""What the analysis of one function gathers (`reads.read_names`), and what
+it has worked out once while it runs."""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Any
+
+from .._frozen import Compared, dataclass
+
+
+@dataclass
+class Analysis(Compared):
+    """What one function contributes by itself, and what it leads to."""
+
+    parts: dict[str, str] = field(default_factory=dict)
+    reached: list[object] = field(default_factory=list)
+    unresolved: set[str] = field(default_factory=set)
+    # (id of a module's namespace, name, inside): what its binding statements read, followed once.
+    followed: set[tuple[int, str, bool]] = field(default_factory=set)
+    kept: frozenset[tuple[int, str]] = frozenset()  # (id(its globals), a global it only writes)
+    inside: frozenset[tuple[int, str]] = frozenset()  # those whose statements are followed
+    # What `_bound` and `_global` gave for the same question earlier in this
+    # analysis: names whose statements read each other ask it again and again.
+    again: dict[tuple[Any, ...], Any] = field(default_factory=dict)

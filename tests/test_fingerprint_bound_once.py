@@ -1,0 +1,101 @@
+"""Globals whose module-level statements read each other (`B = [A, 2]`,
+`C = [A, B, 3]`, ...) are each reached many times while one function is
+analysed. Their statements are looked up and hashed once per analysis:
+before, the lookups grew with the square of such a table's size (the
+tests' own modules, read by the steps they define, took seconds of CPU).
+What counts is unchanged: an edit of any statement the chain reads is a
+change, of any other line is not."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+import types
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from durable._fingerprint import reads
+from durable._fingerprint.fingerprint import fingerprint_function
+
+TABLES = """
+A = [1]
+B = [A, 2]
+C = [A, B, 3]
+D = [A, B, C, 4]
+E = [A, B, C, D, 5]
+NOTE = "unrelated"
+
+def total():
+    return len(E) + len(D) + len(C) + len(B) + len(A)
+"""
+
+
+@pytest.fixture
+def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """load(name, source): tmp_path/name.py written and imported afresh."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # a stale .pyc would hide edits
+    loaded: list[str] = []
+
+    def _load(name: str, source: str) -> types.ModuleType:
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
+        sys.modules.pop(name, None)
+        importlib.invalidate_caches()
+        loaded.append(name)
+        return importlib.import_module(name)
+
+    yield _load
+    for name in loaded:
+        sys.modules.pop(name, None)
+
+
+def test_each_globals_statements_are_looked_up_once_per_analysis(
+    load: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: Counter[str] = Counter()
+    lookup = reads.binding_statements
+
+    def counted(name: str, *args: Any) -> Any:
+        asked[name] += 1
+        return lookup(name, *args)
+
+    fingerprint_function(load("tables_once", TABLES).total)  # what a first analysis imports, imported
+    monkeypatch.setattr(reads, "binding_statements", counted)
+    fingerprint_function(load("tables_once", TABLES).total)
+    assert asked == {"A": 1, "B": 1, "C": 1, "D": 1, "E": 1}  # before: A 5, B 4, C 3, D 2 times
+
+
+def test_each_globals_contents_are_read_once_per_analysis(load: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a global holds now (`contents_part`) is read once for each way it is reached."""
+    asked: Counter[tuple[str, bool]] = Counter()
+    contents = reads.contents_part
+
+    def counted(name: str, *args: Any, running: bool) -> Any:
+        asked[name, running] += 1
+        return contents(name, *args, running=running)
+
+    fingerprint_function(load("tables_contents", TABLES).total)  # what a first analysis imports, imported
+    monkeypatch.setattr(reads, "contents_part", counted)
+    fingerprint_function(load("tables_contents", TABLES).total)
+    assert max(asked.values()) == 1 and {name for name, _ in asked} == {"A", "B", "C", "D", "E"}  # A 4 times
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        ("A = [1]", "A = [7]", True),
+        ("C = [A, B, 3]", "C = [A, B, 8]", True),
+        ('NOTE = "unrelated"', 'NOTE = "edited"', False),
+    ],
+)
+def test_an_edit_along_the_chain_is_a_change_and_of_another_line_is_not(
+    load: Any, old: str, new: str, changed: bool
+) -> None:
+    before = fingerprint_function(load("tables_edit", TABLES).total)
+    after = fingerprint_function(load("tables_edit", TABLES.replace(old, new)).total)
+    assert (after.value != before.value) is changed
