@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import compileall
 import functools
+import importlib
 import os
 import re
 import signal
 import sys
+import textwrap
 import threading
+import types
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -398,3 +401,22 @@ def _on_s3(item: pytest.Item) -> bool:
         return True
     callspec = getattr(item, "callspec", None)
     return callspec is not None and "s3" in callspec.id.split("-")
+
+
+@pytest.fixture
+def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """load(name, source) writes tmp_path/name.py and imports it freshly (fingerprint tests)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # a stale .pyc would hide edits
+    loaded: list[str] = []
+
+    def _load(name: str, source: str) -> types.ModuleType:
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
+        sys.modules.pop(name, None)
+        importlib.invalidate_caches()
+        loaded.append(name)
+        return importlib.import_module(name)
+
+    yield _load
+    for name in loaded:
+        sys.modules.pop(name, None)

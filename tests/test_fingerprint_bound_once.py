@@ -8,13 +8,7 @@ change, of any other line is not."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
-import types
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,25 +27,6 @@ NOTE = "unrelated"
 def total():
     return len(E) + len(D) + len(C) + len(B) + len(A)
 """
-
-
-@pytest.fixture
-def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """load(name, source): tmp_path/name.py written and imported afresh."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # a stale .pyc would hide edits
-    loaded: list[str] = []
-
-    def _load(name: str, source: str) -> types.ModuleType:
-        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
-        sys.modules.pop(name, None)
-        importlib.invalidate_caches()
-        loaded.append(name)
-        return importlib.import_module(name)
-
-    yield _load
-    for name in loaded:
-        sys.modules.pop(name, None)
 
 
 def test_each_globals_statements_are_looked_up_once_per_analysis(

@@ -13,8 +13,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,25 +28,6 @@ from durable._fingerprint.fingerprint import (
 from durable.errors import ConfigurationError
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """load(name, source) writes tmp_path/name.py and imports it freshly."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # a stale .pyc would hide edits
-    loaded: list[str] = []
-
-    def _load(name: str, source: str) -> types.ModuleType:
-        (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
-        sys.modules.pop(name, None)
-        importlib.invalidate_caches()
-        loaded.append(name)
-        return importlib.import_module(name)
-
-    yield _load
-    for name in loaded:
-        sys.modules.pop(name, None)
 
 
 def fp(fn: Any, **kw: Any) -> Fingerprint:
