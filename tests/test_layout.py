@@ -265,7 +265,7 @@ def test_the_shards_of_the_other_pythons_cover_the_fast_suite(
     for k in (1, 2, 3):
         monkeypatch.setenv("DURABLE_TEST_SHARD", f"{k}/3")
         kept.append({p for p in modules if not _in_another_shard(p)})
-    every = {p for p in modules if "fingerprint" in p.name or "contents" in p.name}
+    every = {p for p in modules if "fingerprint" in p.name}
     assert every and all(every <= shard for shard in kept)
     dealt = {p for p in modules if p.name in _shards(3)}  # not the slow-only ones
     assert len(dealt) > 100 and not dealt & every
