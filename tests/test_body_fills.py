@@ -254,3 +254,42 @@ def test_a_body_whose_analysis_fails_counts_every_global(
 
     refused_on_resume(report, "f12", 1, rate=5)
     assert SEEN == ["rated"]
+
+
+FAR: dict[str, int] = {"k": 1}
+
+
+def fill_far(rate: int) -> None:
+    fill_farther(rate)
+
+
+def fill_farther(rate: int) -> None:
+    FAR["k"] = rate
+
+
+@durable.step
+def far(n: int) -> int:
+    return n * FAR["k"]
+
+
+def test_helpers_past_the_followed_ones_may_fill_any_global(
+    store: durable.Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chain of helpers longer than the functions followed from one call:
+    what is left unread may fill any global of the body's module."""
+    from durable._fingerprint import fills
+
+    monkeypatch.setattr(fills, "_MOST", 1)  # `fill_far` is read, `fill_farther` is not
+
+    @durable.workflow(run_id="f13", store=store)
+    def report(rate: int, ready: bool = False) -> int:
+        fill_far(rate)
+        out: int = far(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        report(2)
+    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
+        report.resume("f13", rate=3, ready=True)  # running gives 30, not 20

@@ -45,6 +45,8 @@ def filled_by(func: ast.AST, namespace: Mapping[str, object]) -> Filled:
         found += [(name, fn.__globals__) for name in names]
         found += module_writes(node, fn.__globals__) if node is not None else []
         todo += [f for c in called for f in _resolve(c, fn.__globals__)]
+    if todo:  # more than a body's helpers: what is left unread may fill any of the caller's
+        found.append((ANY, namespace))
     return found
 
 
