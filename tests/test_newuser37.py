@@ -11,27 +11,7 @@ from pathlib import Path
 import pytest
 
 from durable._cli.main import main
-
-FLOW = """
-import os
-
-import durable
-
-
-@durable.step
-def fetch(repo: str) -> list[str]:
-    with open(os.environ["FLOW_COUNTS"], "a") as f:
-        f.write("fetch\\n")
-    return ["a", "b"]
-
-
-@durable.workflow
-def release(repo: str, decision: str | None = None) -> str:
-    notes = fetch(repo)
-    if decision is None:
-        durable.suspend("waiting for decision")
-    return f"{decision}: {notes}"
-"""
+from tests.test_newuser36 import FLOW  # the same release flow
 
 
 @pytest.fixture
