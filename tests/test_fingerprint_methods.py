@@ -191,9 +191,8 @@ def executions(folder: Path) -> list[str]:
 
 # One first run for both checks of a case (a resume, then the cache): the
 # refused resume runs nothing and leaves the cache as it was (only the
-# run's lease changes, released), so the cache sees
-# what a first run left, as a resume never tried would (a process less each
-# case, on every Python).
+# run's lease changes: released), so the cache sees what the first run
+# left, as without the resume (a process less each case, on every Python).
 @pytest.mark.parametrize("name", sorted(CHANGED))
 def test_an_edited_method_call_is_never_replayed_nor_served_from_the_cache(
     tmp_path: Path, name: str
