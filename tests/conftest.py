@@ -3,6 +3,7 @@ from __future__ import annotations
 import compileall
 import functools
 import importlib
+import importlib.util
 import os
 import re
 import signal
@@ -40,6 +41,23 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
+
+# What a Jupyter kernel imports and no test process does: ipykernel, the
+# debugger it bundles (pydevd), IPython's shell. The children being told not
+# to write bytecode, each kernel a test started compiled 163 modules again
+# (0.4 s of its CPU); the notebook tests have them compiled once, here.
+KERNEL_PACKAGES = ("ipykernel", "IPython", "debugpy", "platformdirs", "comm", "tornado", "tqdm")
+_TESTS_FOLDER = re.compile(r"[/\\](tests?|testing)[/\\]")
+
+
+@pytest.fixture(scope="session")
+def kernel_compiled() -> None:
+    """KERNEL_PACKAGES compiled (a module whose .pyc is current is skipped)."""
+    for name in KERNEL_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        for folder in (spec.submodule_search_locations if spec else None) or ():
+            compileall.compile_dir(folder, quiet=2, rx=_TESTS_FOLDER)
+
 
 # A shell without job control starts what it runs in the background (`&`,
 # as scripts/test-pythons runs the other Pythons' shards) with SIGINT

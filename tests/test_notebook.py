@@ -22,6 +22,11 @@ pytest.importorskip("ipykernel")
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True)
+def _compiled(kernel_compiled: None) -> None:
+    """The kernel's modules compiled once (conftest.KERNEL_PACKAGES)."""
+
 SETUP = """\
 import os
 import durable

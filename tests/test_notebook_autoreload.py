@@ -20,6 +20,11 @@ pytest.importorskip("IPython.extensions.deduperreload")
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True)
+def _compiled(kernel_compiled: None) -> None:
+    """The kernel's modules compiled once (conftest.KERNEL_PACKAGES)."""
+
 HELPERS = """\
 N = 1
 
