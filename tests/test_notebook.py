@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 def _compiled(kernel_compiled: None) -> None:
     """The kernel's modules compiled once (conftest.KERNEL_PACKAGES)."""
 
+
 SETUP = """\
 import os
 import durable
