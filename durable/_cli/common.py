@@ -85,6 +85,14 @@ def not_there(store: Store) -> str:
     return f" in {store.url}: {missing}" if missing else ""
 
 
+def nothing_there(store: Store) -> int:
+    """The exit of a command that found nothing to list, recover or remove:
+    2 when the local store's folder is not there (a typo in --store, which a
+    script must not take for an empty store; `show` of a run there exits 2
+    too), else 0."""
+    return 2 if no_folder(store) else 0
+
+
 class UsageError(DurableError):
     """Bad command line input; exit code 2."""
 

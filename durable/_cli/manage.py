@@ -14,7 +14,7 @@ from .._manage.missing import store_below
 from .._storage.base import Store
 from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
 from . import format
-from .common import UsageError, advised, command, not_there, print_error
+from .common import UsageError, advised, command, not_there, nothing_there, print_error
 from .html import render
 
 
@@ -33,9 +33,9 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     if unknown is not None:
         print(f"durable: {_no_runs(args, store, unknown)}", file=sys.stderr)
         return 2
-    if not args.json:
+    if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
         print(_no_runs(args, store), file=sys.stderr)
-    return 0
+    return nothing_there(store)
 
 
 def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
@@ -175,7 +175,7 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         print(format.runs_table(removed))
     where = "" if removed else not_there(store)
     print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}{where}", file=sys.stderr)
-    return 0
+    return 0 if removed else nothing_there(store)
 
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:

@@ -13,7 +13,7 @@ from .._api.steer import LEFT_TO_PARENT
 from .._api.workflow import AsyncWorkflow, store_of
 from .._storage.base import Store
 from ..errors import DefinitionChangedError
-from .common import in_flags, names_a_refusal, rerun
+from .common import in_flags, names_a_refusal, not_there, nothing_there, rerun
 from .format import value_text
 from .target import load_target
 
@@ -31,8 +31,10 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     done = asyncio.run(call) if isinstance(wf, AsyncWorkflow) else call
     if args.json:
         print(json.dumps([_doc(r) for r in done], indent=2))
-    elif not done:
-        print(f"no interrupted or failed run of {wf.name} in {store.url}", file=sys.stderr)
+    if not done and (not args.json or nothing_there(store)):  # `[]` for a typo in --store: said why
+        print(f"no interrupted or failed run of {wf.name}{not_there(store) or f' in {store.url}'}",
+              file=sys.stderr)  # fmt: skip
+        return nothing_there(store)
     for run in done if not args.json else []:
         print(_line(run, rerun(args, run.run_id)), file=sys.stderr)
     refused = [r for r in done if r.error is not None and names_a_refusal(r.error)]
