@@ -36,3 +36,48 @@ def test_a_command_given_a_store_folder_that_is_not_there_exits_2(
     assert main(["--store", typo, *command]) == 2
     assert f"{typo}: there is no such folder" in capsys.readouterr().err
     assert not (tmp_path / "sotre").exists()
+
+
+DASHED = """
+import durable
+
+
+@durable.step
+def add(n: int) -> int:
+    return n + 1
+
+
+@durable.workflow
+def wf(n: int) -> int:
+    return add(n)
+
+
+@durable.workflow
+def waits() -> str:
+    return durable.wait_for("ok")
+"""
+
+
+def test_the_status_lines_quote_a_run_id_that_starts_with_a_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `run -x completed`, `run -w suspended ...`, `run -w of
+    flow.waits cancelled`, `forked ... into -y`: an id that starts with `-`
+    printed bare reads as an option, where every error quotes it (`no run
+    '-x'`). A plain id stays bare (`run r1 completed`)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(DASHED)
+    assert main(["run", "flow.py:wf", "--run-id=-x", "--var", "n=1"]) == 0
+    assert "run '-x' completed\n" in capsys.readouterr().err
+    assert main(["run", "flow.py:wf", "--run-id=-x", "--var", "n=1"]) == 0
+    assert "run '-x' had already completed; its recorded value:\n" in capsys.readouterr().err
+    assert main(["fork", "--at", "1", "--new-run-id=-y", "--", "-x"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "-y\n" and "forked flow.wf/'-x' at position 1 into '-y' (" in err
+    assert main(["run", "flow.py:waits", "--run-id=-w"]) == 3
+    assert "run '-w' suspended at step 1" in capsys.readouterr().err
+    assert main(["cancel", "--", "-w"]) == 0
+    assert "run '-w' of flow.waits cancelled\n" in capsys.readouterr().err
+    assert main(["run", "flow.py:wf", "--run-id", "r1", "--var", "n=1"]) == 0
+    assert "run r1 completed\n" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._errortext import shell_words
+from .._errortext import id_word, shell_words
 from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
 from .._manage.missing import store_below
@@ -104,7 +104,7 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
         except DurableError:  # removed meanwhile: resumed alone, it is a run of its own
             break
     if top is not info:
-        print(f"  {info.run_id} is a child run of run {top.run_id} of {top.workflow}: it goes on "
+        print(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
               "when that run resumes", file=sys.stderr)  # fmt: skip
     print(f"  continue with: {_run_it(args, top.run_id, top.workflow, '--resume' + flags)}",
           file=sys.stderr)  # fmt: skip
@@ -183,7 +183,7 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
     print(
-        f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
+        f"forked {workflow}/{id_word(args.run_id)} at position {args.at} into {id_word(new_id)} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
         f"  run it with: {_run_it(args, new_id, workflow, '--resume')}",
         file=sys.stderr,

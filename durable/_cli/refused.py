@@ -7,7 +7,7 @@ import argparse
 import sys
 import traceback
 
-from .._errortext import shell_words
+from .._errortext import id_word, shell_words
 from ..errors import ArtifactMissingError, DefinitionChangedError
 from .common import command, rerun
 
@@ -22,7 +22,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
     if e.changed_arguments:  # a completed run, called with other arguments
         differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
         print(
-            f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
+            f"durable: refused: run {id_word(e.run_id)} of {e.workflow} completed with other "
             f"arguments ({differ}); its result was not returned and nothing was executed.\n"
             f"  read the result it completed with: {command(args)} {shell_words('show', e.run_id)}\n"
             + (
@@ -49,7 +49,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
             f"({changed or 'its arguments or its step code changed'}). Nothing from "
             f"position {e.position} on was executed."
         )
-    print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
+    print(f"durable: refused: run {id_word(e.run_id)} of {e.workflow}: {text}", file=sys.stderr)
     if again is not None:
         print(
             f"  re-run from the first change: {again} --resume --on-change rerun{given}\n"
@@ -72,7 +72,7 @@ def refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
     if args.debug:
         traceback.print_exception(type(e), e, e.__traceback__)
     print(
-        f"durable: refused: run {e.run_id}: the artifact {e.url} of step {e.step} "
+        f"durable: refused: run {id_word(e.run_id)}: the artifact {e.url} of step {e.step} "
         f"(position {e.position}) is {e.state}, and the step has artifacts_policy='refuse' "
         "so it was not run again; nothing after it ran.",
         file=sys.stderr,
