@@ -81,3 +81,39 @@ def test_the_status_lines_quote_a_run_id_that_starts_with_a_dash(
     assert "run '-w' of flow.waits cancelled\n" in capsys.readouterr().err
     assert main(["run", "flow.py:wf", "--run-id", "r1", "--var", "n=1"]) == 0
     assert "run r1 completed\n" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("typed", "told"),
+    [
+        (["show", "--run-id", "r1"], "durable show takes the run id as a word, not --run-id: "
+         "durable show r1"),
+        (["show", "--run-id", "-x"], "durable show takes the run id as a word, not --run-id: "
+         "durable show -- -x"),
+        (["rm", "--run-id=r1"], "durable rm takes the run id as a word, not --run-id: durable rm r1"),
+        (["runs", "--workflow", "flow.wf"], "durable runs takes the workflow as a word, not "
+         "--workflow: durable runs flow.wf"),
+        (["cache", "ls", "--step", "s"], "durable cache ls takes the step as a word, not --step: "
+         "durable cache ls s"),
+        (["run", "flow.py:wf", "--run_id", "r1"], "durable run has no option --run_id; did you "
+         "mean --run-id?"),
+        (["run", "flow.py:wf", "--vars", "n=1"], "durable run has no option --vars; did you mean "
+         "--var?"),
+        (["fork", "r1", "--to", "r2", "--at", "1"], "durable fork has no option --to; its "
+         "options: --at, --new-run-id, --workflow, --durability"),
+    ],
+)
+def test_an_option_a_command_does_not_have_names_the_one_meant(
+    typed: list[str], told: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show --run-id r1` advised "if --run-id is a run id:
+    durable show --run-id r1", the very line refused; `runs --workflow W`,
+    `cache ls --step S`, `run --run_id`/`--vars` said only "unrecognized
+    arguments", and `fork r1 --to r2` took `--to` for a run id to put
+    after `--`. Every advised line works as printed."""
+    with pytest.raises(SystemExit) as e:
+        main(typed)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert told in err, err
+    assert "is a run id" not in err
