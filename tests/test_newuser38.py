@@ -117,3 +117,19 @@ def test_an_option_a_command_does_not_have_names_the_one_meant(
     err = capsys.readouterr().err
     assert told in err, err
     assert "is a run id" not in err
+
+
+def test_a_file_url_in_durable_store_is_not_taken_for_the_workflows_own_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: with DURABLE_STORE=file:///path/store, `durable run` said "run
+    e1 is kept in store /path/store (the workflow's store=, or its script's
+    durable.configure(store=))": the store was the one $DURABLE_STORE gave,
+    which the other commands read too."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", f"file://{tmp_path}/store/")
+    (tmp_path / "flow.py").write_text(DASHED)
+    assert main(["run", "flow.py:wf", "--run-id", "e1", "--var", "n=1"]) == 0
+    assert "is kept in store" not in capsys.readouterr().err
+    assert main(["runs"]) == 0
+    assert "e1" in capsys.readouterr().out

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 import sys
 import traceback
@@ -16,6 +15,7 @@ from .._errortext import PACKAGE, shell_words
 from .._manage.runs import no_folder
 from .._settings import from_environment
 from .._storage.base import Store
+from .._storage.files import normalise
 from .._storage.keystore import BackendStore
 from ..errors import (
     ArtifactMissingError,
@@ -69,12 +69,7 @@ def not_the_commands(store: Store) -> bool:
     the other commands read without --store ($DURABLE_STORE, ./.durable)."""
     if isinstance(store, BackendStore):  # the script's own object: no URL to give
         return False
-    theirs = str(from_environment("store"))
-    if "://" in store.url or "://" in theirs:
-        return store.url != theirs
-    return os.path.abspath(os.path.expanduser(store.url)) != os.path.abspath(
-        os.path.expanduser(theirs)
-    )
+    return normalise(store.url) != normalise(str(from_environment("store")))  # `file://` too
 
 
 def not_there(store: Store) -> str:
