@@ -133,3 +133,47 @@ def test_a_file_url_in_durable_store_is_not_taken_for_the_workflows_own_store(
     assert "is kept in store" not in capsys.readouterr().err
     assert main(["runs"]) == 0
     assert "e1" in capsys.readouterr().out
+
+
+WAITS = """
+import os
+
+import durable
+
+
+@durable.step
+def a(n: int) -> int:
+    with open(os.environ["FLOW_COUNTS"], "a") as f:
+        f.write("a\\n")
+    return n + 1
+
+
+@durable.workflow
+def waits(n: int) -> str:
+    x = a(n)
+    return f"{x} {durable.wait_for('ok')}"
+"""
+
+
+def test_the_ways_out_of_a_refused_resume_keep_the_input_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable run ... --resume --input ok=yes` after an edit of a
+    step was refused with "re-run from the first change: durable run ...
+    --resume --on-change rerun": typed as printed, it ran the step again and
+    suspended again at the same wait, the answer given dropped."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("FLOW_COUNTS", str(tmp_path / "counts"))
+    (tmp_path / "flow.py").write_text(WAITS)
+    assert main(["run", "flow.py:waits", "--run-id", "w1", "--var", "n=1"]) == 3
+    (tmp_path / "flow.py").write_text(WAITS.replace("n + 1", "n + 100"))
+    capsys.readouterr()
+    assert main(["run", "flow.py:waits", "--run-id", "w1", "--resume", "--input", "ok=yes"]) == 2
+    line = next(x for x in capsys.readouterr().err.splitlines() if "re-run from the first change" in x)
+    assert line.endswith("--resume --on-change rerun --input ok=yes"), line
+    assert main(shlex.split(line.split(": ", 1)[1])[1:]) == 0
+    assert capsys.readouterr().out.strip() == '"101 yes"'
+    assert (tmp_path / "counts").read_text() == "a\na\n"

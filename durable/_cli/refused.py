@@ -18,6 +18,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
     # The ways out as commands, for the run `durable run` ran (not a child run of it).
     again = rerun(args, e.run_id) if getattr(args, "running", None) == (e.workflow, e.run_id) else None
     given = "".join(f" --var {shell_words(v)}" for v in getattr(args, "var", None) or [])
+    answers = "".join(f" --input {shell_words(v)}" for v in getattr(args, "input", None) or [])
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
     if e.changed_arguments:  # a completed run, called with other arguments
         differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
@@ -52,8 +53,8 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
     print(f"durable: refused: run {id_word(e.run_id)} of {e.workflow}: {text}", file=sys.stderr)
     if again is not None:
         print(
-            f"  re-run from the first change: {again} --resume --on-change rerun{given}\n"
-            f"  or continue with the old records: {again} --resume --rebase-checkpoint{given}\n"
+            f"  re-run from the first change: {again} --resume --on-change rerun{given}{answers}\n"
+            f"  or continue with the old records: {again} --resume --rebase-checkpoint{given}{answers}\n"
             "  or start fresh with --restart (DURABLE_ON_CHANGE=rerun in the environment "
             "re-runs what changed in every run)",
             file=sys.stderr,
