@@ -53,3 +53,18 @@ def test_a_cell_that_hands_a_step_to_a_function_that_only_calls_it_changes_nothi
     assert results == ["RESULT 1", "RESULT 1"], done.stdout[-3000:]
     assert "DefinitionChangedError" in done.stdout and "global CFG changed" in done.stdout
     assert (tmp_path / "ran").read_text() == "s\ns\n"  # the second only by `call(s)` itself
+
+
+@pytest.mark.parametrize(("given", "told"), [(5, "store= must be a folder, an fsspec URL or a "
+                                                  "durable.Store, not 5"),
+                                             ("", "store= is empty"), ("  ", "store= is empty")])  # fmt: skip
+def test_a_store_option_that_is_no_store_is_refused_where_it_is_given(given: object, told: str) -> None:
+    """Before: `@durable.workflow(store=5)` or `with_options(store="")` was
+    taken, and refused only at the workflow's first call ("int is not a key
+    store: it lacks get, ..."), far from the line that gave it."""
+    import durable
+
+    with pytest.raises(durable.ConfigurationError, match=told):
+        durable.workflow(store=given)(lambda: 1)  # type: ignore[arg-type]
+    with pytest.raises(durable.ConfigurationError, match=told):
+        durable.workflow(lambda: 1).with_options(store=given)  # type: ignore[arg-type]
