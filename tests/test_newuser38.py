@@ -177,3 +177,14 @@ def test_the_ways_out_of_a_refused_resume_keep_the_input_given(
     assert main(shlex.split(line.split(": ", 1)[1])[1:]) == 0
     assert capsys.readouterr().out.strip() == '"101 yes"'
     assert (tmp_path / "counts").read_text() == "a\na\n"
+
+
+def test_show_values_without_json_advises_the_command_for_this_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show r2 --values` said "--values needs --json:
+    durable show RUN --json --values", a line to fill in, not to type."""
+    store = str(tmp_path / "team runs")
+    assert main(["--store", store, "show", "r2", "--values"]) == 2
+    err = capsys.readouterr().err
+    assert f"--values needs --json: durable --store '{store}' show r2 --json --values\n" in err

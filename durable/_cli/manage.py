@@ -69,7 +69,8 @@ def _no_runs(args: argparse.Namespace, store: Store, unknown: str | None = None)
 
 def cmd_show(args: argparse.Namespace, store: Store) -> int:
     if args.values and not args.json:  # the table holds previews only
-        raise UsageError("--values needs --json: durable show RUN --json --values")
+        raise UsageError(f"--values needs --json: {command(args)} "
+                         f"{shell_words('show', args.run_id, '--json', '--values')}")  # fmt: skip
     workflow = runs.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
     if args.html:
