@@ -188,3 +188,37 @@ def test_show_values_without_json_advises_the_command_for_this_run(
     assert main(["--store", store, "show", "r2", "--values"]) == 2
     err = capsys.readouterr().err
     assert f"--values needs --json: durable --store '{store}' show r2 --json --values\n" in err
+
+
+METHODS = """
+import durable
+
+
+class Jobs:
+    @durable.workflow
+    def method(self, n: int) -> int:
+        return n
+
+    @staticmethod
+    @durable.workflow
+    def static(n: int) -> int:
+        return n
+"""
+
+
+def test_a_method_workflow_as_target_says_durable_run_cannot_make_its_instance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable run flow.py:Jobs.method --var n=2` said "missing a
+    required argument: 'self'; pass the workflow's arguments with --var
+    NAME=VALUE", which no --var can give."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(METHODS)
+    assert main(["run", "flow.py:Jobs.method", "--var", "n=2"]) == 2
+    err = capsys.readouterr().err
+    assert "Jobs.method in flow.py is a method of class Jobs: durable run cannot make the " \
+        "instance it is called on; make it a @staticmethod or a function of the module, or " \
+        "call it from Python" in err, err  # fmt: skip
+    assert not (tmp_path / "store").exists()
+    assert main(["run", "flow.py:Jobs.static", "--var", "n=2"]) == 0
