@@ -256,8 +256,8 @@ examples:
   durable --store s3://bucket/runs runs        the runs in another store
 
 exit codes: 0 done, 1 failed, 2 refused or usage error (also a run id,
-workflow or step named that matches nothing), 3 suspended, 4 cancelled,
-130/143 stopped by SIGINT/SIGTERM.
+workflow or step named that matches nothing, or a store folder that is not
+there), 3 suspended, 4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
 `durable COMMAND --help` describes a command."""
 
 

@@ -17,6 +17,10 @@ from collections.abc import Iterable, Mapping
 from .nodes import walk
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Builtins that only call the function they are given (`sorted(xs, key=fetch)`),
+# unless the module binds the name itself.
+_BUILTINS = {"map": {"map:0"}, "filter": {"filter:0"}, "sorted": {"sorted=key"},
+             "min": {"min=key"}, "max": {"max=key"}}  # fmt: skip
 
 
 def only_calling(body: Iterable[ast.stmt], index: Mapping[str, list[ast.AST]]) -> frozenset[str]:
@@ -25,9 +29,9 @@ def only_calling(body: Iterable[ast.stmt], index: Mapping[str, list[ast.AST]]) -
     undecorated `def`s (an import, `f = ...`, a decorator, `f.__code__ =
     ...`) or by statements that may bind any name has none, and with
     several `def`s (cells) a parameter must qualify in each of them."""
-    if index.get("?"):  # `globals()[k] = ...`: anything may be bound
+    if index.get("?"):  # `globals()[k] = ...`: anything may be bound, `map` too
         return frozenset()
-    found: dict[str, set[str]] = {}
+    found = {name: entries for name, entries in _BUILTINS.items() if name not in index}
     for stmt in body:
         if isinstance(stmt, _DEFS) and _plain_def(stmt.name, index):
             mine = _called_params(stmt)
@@ -80,3 +84,14 @@ def _called_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
                 entries.add(f"{fn.name}={a.arg}")
     entries |= {f"{fn.name}={a.arg}" for a in args.kwonlyargs if a.arg not in other}
     return entries
+
+
+def calls_of(stmt: ast.AST, name: str) -> bool:
+    """Whether `stmt` names `name` only to call it or one of its methods
+    (`inner.runs()`, `fetch.__wrapped__(2)`, `fetch(3)`), at least once:
+    of a workflow or a step, which its methods do not change, no change."""
+    uses = [n for n in walk(stmt) if isinstance(n, ast.Name) and n.id == name]
+    funcs = [c.func for c in walk(stmt) if isinstance(c, ast.Call)]
+    called = {id(f) for f in funcs if isinstance(f, ast.Name)}
+    called |= {id(f.value) for f in funcs if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)}
+    return bool(uses) and all(id(n) in called for n in uses)
