@@ -97,3 +97,33 @@ def test_a_durable_signing_key_set_but_empty_warns_that_records_are_unsigned(
                                          "written and read unsigned"):  # fmt: skip
         store = durable.open_store(str(tmp_path / "store"))
     assert durable.workflow(store=store, run_id="r")(lambda: 1)() == 1
+
+
+def test_loop_over_given_no_iterable_says_so_and_names_a_swap(store: object) -> None:
+    """Before: `durable.loop_over(fetch, 5)` failed the run with a bare
+    "TypeError: 'int' object is not iterable", and `loop_over(items,
+    fetch)` (the arguments swapped) with "'function' object is not
+    iterable"; nothing said which argument."""
+    import durable
+
+    ran: list[int] = []
+
+    def fetch(i: int) -> int:
+        ran.append(i)
+        return i
+
+    @durable.workflow(store=store)
+    def given(n: int) -> list[int]:
+        return durable.loop_over(fetch, n)  # type: ignore[arg-type]
+
+    @durable.workflow(store=store)
+    def swapped(n: int) -> list[int]:
+        return durable.loop_over([n], fetch)  # type: ignore[arg-type]
+
+    with pytest.raises(durable.ConfigurationError) as e:
+        given(5)
+    assert "loop_over() takes the items as an iterable (a list, a range, ...), not 5" in str(e.value)
+    with pytest.raises(durable.ConfigurationError) as e:
+        swapped(5)
+    assert "loop_over(fn, items): the function first, then the items" in str(e.value)
+    assert ran == []
