@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,16 @@ def test_a_method_workflow_as_target_says_durable_run_cannot_make_its_instance(
         "call it from Python" in err, err  # fmt: skip
     assert not (tmp_path / "store").exists()
     assert main(["run", "flow.py:Jobs.static", "--var", "n=2"]) == 0
+
+
+def test_a_warning_under_the_command_says_durable_once() -> None:
+    """Before: `durable: warning: durable: progress file ... not written`:
+    a warning whose text starts with `durable: ` (for a Python caller; also
+    a callback's that raised, a stop requested) got the command's prefix too."""
+    from durable._cli.common import own_warnings
+    from durable._errortext import PACKAGE
+
+    said = UserWarning("durable: progress file p.json not written (...); the run goes on")
+    with own_warnings():
+        shown = warnings.formatwarning(said, UserWarning, PACKAGE + "_api/progress_file.py", 64)
+    assert shown == "durable: warning: progress file p.json not written (...); the run goes on\n"

@@ -38,8 +38,8 @@ def own_warnings() -> Iterator[None]:
         message: Warning | str, category: type[Warning], filename: str, lineno: int,
         line: str | None = None,
     ) -> str:  # fmt: skip
-        if filename.startswith(PACKAGE):
-            return f"durable: warning: {message}\n"
+        if filename.startswith(PACKAGE):  # one said `durable: ...` for a Python caller: once
+            return f"durable: warning: {str(message).removeprefix('durable: ')}\n"
         return plain(message, category, filename, lineno, line)
 
     warnings.formatwarning = text
