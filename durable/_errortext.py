@@ -77,6 +77,13 @@ def shell_words(*words: object) -> str:
     return " ".join(shlex.quote(w) for w in [*out, *(["--", *loose] if loose else [])])
 
 
+def id_word(value: str) -> str:
+    """A run id as a status line prints it: bare when it is a plain word of
+    the shell, else quoted as the errors quote it (`run '-x' completed`): an
+    id that starts with `-` printed bare reads as an option."""
+    return value if not value.startswith("-") and shlex.quote(value) == value else repr(value)
+
+
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 CLI = os.path.join(PACKAGE, "_cli") + os.sep
 

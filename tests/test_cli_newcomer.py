@@ -269,7 +269,7 @@ def test_an_empty_listing_says_why(tmp: Path) -> None:
     assert "no runs of workflow pipeline" in named.stderr
     assert "did you mean flow.pipeline? workflows with runs: flow.pipeline" in named.stderr
     missing = cli(tmp, "--store", "stroe", "runs")
-    assert missing.returncode == 0, missing.stderr
+    assert missing.returncode == 2, missing.stderr  # a typo, not an empty store
     assert "no runs in stroe: there is no such folder" in missing.stderr
     assert not (tmp / "stroe").exists()  # looking created nothing
     filtered = cli(tmp, "runs", "--status", "failed")

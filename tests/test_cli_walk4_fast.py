@@ -30,7 +30,7 @@ def test_a_relative_store_missing_here_names_the_folder_it_looked_in(
     looked_in = f"({tmp_path / 'b' / 'runs'}: a relative path is read from the working folder)"
     assert main(["show", "r1"]) == 2
     assert looked_in in capsys.readouterr().err
-    assert main(["runs"]) == 0
+    assert main(["runs"]) == 2
     assert looked_in in capsys.readouterr().err
     (tmp_path / "b" / "flow.py").write_text("import durable\n\n@durable.workflow\ndef job() -> int:\n"
                                           "    return 1\n")  # fmt: skip

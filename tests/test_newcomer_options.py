@@ -552,7 +552,7 @@ def test_cleaning_a_store_folder_that_is_not_there_says_so(
         ["cache", "clear"],
         ["gc", "--keep-last", "1"],
     ):
-        assert main(["--store", typo, *command]) == 0
+        assert main(["--store", typo, *command]) == 2  # newuser38: not 0, as for an empty store
         assert f"{typo}: there is no such folder" in capsys.readouterr().err, command
     assert not os.path.exists(typo)
 

@@ -84,7 +84,7 @@ def loop_over(
 
     With an `async def` fn it returns an awaitable and runs the items as
     concurrent coroutines (no executor)."""
-    items = list(items)
+    items = _listed(fn, items)
     _check_block_options(max_concurrency, checkpoint_items, name)
     if progress is not None and not callable(progress):
         raise ConfigurationError("loop_over(progress=...) takes a callable or None")
@@ -100,6 +100,23 @@ def loop_over(
         return named(block, f"durable.loop_over({name or getattr(fn, '__name__', 'fn')})")
     block = _open(fn, items, name, checkpoint_items)
     return sync_block(block, fn, items, executor, max_concurrency, progress)
+
+
+def _listed(fn: object, items: Any) -> list[Any]:
+    """The items, or a ConfigurationError naming the argument: a bare
+    "'int' object is not iterable" did not say which, nor a swap."""
+    try:
+        each = iter(items)  # not `list(items)`: a TypeError of a generator's own is its own
+    except TypeError:
+        if not callable(items):
+            raise ConfigurationError(
+                f"loop_over() takes the items as an iterable (a list, a range, ...), not {items!r}"
+            ) from None
+        raise ConfigurationError(
+            f"loop_over(fn, items): the function first, then the items; given {fn!r}, then "
+            f"{items!r}"
+        ) from None
+    return list(each)
 
 
 def _check_block_options(limit: object, checkpoint: object, name: object) -> None:

@@ -18,6 +18,8 @@ def check_options(options: Options) -> None:
     given = options.run_id  # refused here, at the line that gives it, not at the first call
     if given is not None and not callable(given):
         check_key_part("run id", given)
+    if options.store is not None and not callable(getattr(options.store, "get", None)):  # a KeyStore
+        check("store", options.store, "store=")  # 5 or "": refused here, not at the first call
     if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
         check("on_change", options.on_change, "on_change")
     keep = options.keep_last

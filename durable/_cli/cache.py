@@ -12,7 +12,7 @@ from .._manage import cache
 from .._manage.cache import EntryInfo
 from .._storage.base import Store
 from . import format
-from .common import not_there
+from .common import not_there, nothing_there
 
 
 def add_commands(
@@ -76,7 +76,7 @@ def cmd_ls(args: argparse.Namespace, store: Store) -> int:
     if args.step and not infos:
         return _no_entries(store, args.step)
     _note_unverified([i for i in infos if not i.verified], "`durable cache clear` removes them")
-    return 0
+    return 0 if infos else nothing_there(store)
 
 
 def cmd_clear(args: argparse.Namespace, store: Store) -> int:
@@ -84,7 +84,7 @@ def cmd_clear(args: argparse.Namespace, store: Store) -> int:
     if args.step and not gone:
         return _no_entries(store, args.step)
     _removed("removed", gone, blobs, store)
-    return 0
+    return 0 if gone else nothing_there(store)
 
 
 def _no_entries(store: Store, step: str) -> int:
@@ -107,7 +107,7 @@ def cmd_prune(args: argparse.Namespace, store: Store) -> int:
         print(_table(gone))
     _removed("would remove" if args.dry_run else "removed", gone, blobs, store)
     _note_unverified(skipped, "not pruned; `durable cache clear` removes them")
-    return 0
+    return 0 if gone or skipped else nothing_there(store)
 
 
 def _entries(n: int) -> str:

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from .._errortext import id_word
 from .._manage.cancel import cancel_run
 from .._manage.runs import find_workflow
 from .._storage.base import Store
@@ -19,10 +20,10 @@ def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
         doc = {"workflow": workflow, "runId": args.run_id, "status": done.status}
         print(json.dumps(doc | ({"holder": done.holder} if done.holder else {}), indent=2))
     elif done.status == "cancelled":
-        print(f"run {args.run_id} of {workflow} cancelled", file=sys.stderr)
+        print(f"run {id_word(args.run_id)} of {workflow} cancelled", file=sys.stderr)
     else:
         print(
-            f"run {args.run_id} of {workflow}: cancel requested; its holder ({done.holder}) "
+            f"run {id_word(args.run_id)} of {workflow}: cancel requested; its holder ({done.holder}) "
             f"looks for the mark at each step boundary (at most every {store.cancel_poll:g} s "
             "on this store, unless it runs with DURABLE_CANCEL_POLL set), in a durable sleep "
             "or retry delay, and at the run's end, and ends it `cancelled` there (a step "

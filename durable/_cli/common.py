@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 import sys
 import traceback
@@ -16,6 +15,7 @@ from .._errortext import PACKAGE, shell_words
 from .._manage.runs import no_folder
 from .._settings import from_environment
 from .._storage.base import Store
+from .._storage.files import normalise
 from .._storage.keystore import BackendStore
 from ..errors import (
     ArtifactMissingError,
@@ -38,8 +38,8 @@ def own_warnings() -> Iterator[None]:
         message: Warning | str, category: type[Warning], filename: str, lineno: int,
         line: str | None = None,
     ) -> str:  # fmt: skip
-        if filename.startswith(PACKAGE):
-            return f"durable: warning: {message}\n"
+        if filename.startswith(PACKAGE):  # one said `durable: ...` for a Python caller: once
+            return f"durable: warning: {str(message).removeprefix('durable: ')}\n"
         return plain(message, category, filename, lineno, line)
 
     warnings.formatwarning = text
@@ -69,12 +69,7 @@ def not_the_commands(store: Store) -> bool:
     the other commands read without --store ($DURABLE_STORE, ./.durable)."""
     if isinstance(store, BackendStore):  # the script's own object: no URL to give
         return False
-    theirs = str(from_environment("store"))
-    if "://" in store.url or "://" in theirs:
-        return store.url != theirs
-    return os.path.abspath(os.path.expanduser(store.url)) != os.path.abspath(
-        os.path.expanduser(theirs)
-    )
+    return normalise(store.url) != normalise(str(from_environment("store")))  # `file://` too
 
 
 def not_there(store: Store) -> str:
@@ -83,6 +78,14 @@ def not_there(store: Store) -> str:
     reads the same as a typo in --store otherwise."""
     missing = no_folder(store)
     return f" in {store.url}: {missing}" if missing else ""
+
+
+def nothing_there(store: Store) -> int:
+    """The exit of a command that found nothing to list, recover or remove:
+    2 when the local store's folder is not there (a typo in --store, which a
+    script must not take for an empty store; `show` of a run there exits 2
+    too), else 0."""
+    return 2 if no_folder(store) else 0
 
 
 class UsageError(DurableError):

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errortext import duration as duration
-from .._errortext import shell_words, stamp
+from .._errortext import id_word, shell_words, stamp
 
 # The JSON builders live with run management (the progress file uses them too).
 from .._manage.document import iso as iso
@@ -36,7 +36,7 @@ def waiting_line(event: RunWaiting, durable: str = "durable") -> str:
     `durable`: the command as common.command() gives it."""
     most = "as long as it is held" if math.isinf(event.wait) else f"up to {event.wait:g}s"
     return (
-        f"durable: run {event.run_id} of {event.workflow} is being executed by {event.holder} "
+        f"durable: run {id_word(event.run_id)} of {event.workflow} is being executed by {event.holder} "
         f"(since {stamp(event.since)}); waiting {most} for it to end or stop\n"
         f"  `{durable} {shell_words('show', event.run_id)}` shows where it is; Ctrl-C stops waiting"
     )

@@ -30,6 +30,7 @@ from ..errors import (
 from . import cache, manage
 from .common import UsageError, command, is_refusal, own_warnings, print_error
 from .refused import refused_artifact, refused_change
+from .unknown import unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -88,7 +89,8 @@ class _Parser(argparse.ArgumentParser):
                 store = self.typed[list(self.typed).index("--store") + 1]
             start = "durable" if store is None else shell_words("durable", "--store", store)
             message += f"; to do that: {start} {meant}"
-        super().error(message + _dashed(message, self.typed, self._command()))
+        told = unknown_option(message, self.typed, self) or _dashed(message, self.typed, self._command())
+        super().error(message + told)
 
     def _command(self) -> argparse.ArgumentParser:
         """The parser of the command typed (the top one reports the words
@@ -254,8 +256,8 @@ examples:
   durable --store s3://bucket/runs runs        the runs in another store
 
 exit codes: 0 done, 1 failed, 2 refused or usage error (also a run id,
-workflow or step named that matches nothing), 3 suspended, 4 cancelled,
-130/143 stopped by SIGINT/SIGTERM.
+workflow or step named that matches nothing, or a store folder that is not
+there), 3 suspended, 4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
 `durable COMMAND --help` describes a command."""
 
 

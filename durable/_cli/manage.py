@@ -7,14 +7,14 @@ import argparse
 import json
 import sys
 
-from .._errortext import shell_words
+from .._errortext import id_word, shell_words
 from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
 from .._manage.missing import store_below
 from .._storage.base import Store
 from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
 from . import format
-from .common import UsageError, advised, command, not_there, print_error
+from .common import UsageError, advised, command, not_there, nothing_there, print_error
 from .html import render
 
 
@@ -33,9 +33,9 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     if unknown is not None:
         print(f"durable: {_no_runs(args, store, unknown)}", file=sys.stderr)
         return 2
-    if not args.json:
+    if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
         print(_no_runs(args, store), file=sys.stderr)
-    return 0
+    return nothing_there(store)
 
 
 def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
@@ -69,7 +69,8 @@ def _no_runs(args: argparse.Namespace, store: Store, unknown: str | None = None)
 
 def cmd_show(args: argparse.Namespace, store: Store) -> int:
     if args.values and not args.json:  # the table holds previews only
-        raise UsageError("--values needs --json: durable show RUN --json --values")
+        raise UsageError(f"--values needs --json: {command(args)} "
+                         f"{shell_words('show', args.run_id, '--json', '--values')}")  # fmt: skip
     workflow = runs.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
     if args.html:
@@ -104,7 +105,7 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
         except DurableError:  # removed meanwhile: resumed alone, it is a run of its own
             break
     if top is not info:
-        print(f"  {info.run_id} is a child run of run {top.run_id} of {top.workflow}: it goes on "
+        print(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
               "when that run resumes", file=sys.stderr)  # fmt: skip
     print(f"  continue with: {_run_it(args, top.run_id, top.workflow, '--resume' + flags)}",
           file=sys.stderr)  # fmt: skip
@@ -175,7 +176,7 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         print(format.runs_table(removed))
     where = "" if removed else not_there(store)
     print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}{where}", file=sys.stderr)
-    return 0
+    return 0 if removed else nothing_there(store)
 
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:
@@ -183,7 +184,7 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
     print(
-        f"forked {workflow}/{args.run_id} at position {args.at} into {new_id} "
+        f"forked {workflow}/{id_word(args.run_id)} at position {args.at} into {id_word(new_id)} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
         f"  run it with: {_run_it(args, new_id, workflow, '--resume')}",
         file=sys.stderr,

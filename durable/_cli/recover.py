@@ -11,9 +11,10 @@ from typing import Any
 
 from .._api.steer import LEFT_TO_PARENT
 from .._api.workflow import AsyncWorkflow, store_of
+from .._errortext import id_word
 from .._storage.base import Store
 from ..errors import DefinitionChangedError
-from .common import in_flags, names_a_refusal, rerun
+from .common import in_flags, names_a_refusal, not_there, nothing_there, rerun
 from .format import value_text
 from .target import load_target
 
@@ -31,8 +32,10 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     done = asyncio.run(call) if isinstance(wf, AsyncWorkflow) else call
     if args.json:
         print(json.dumps([_doc(r) for r in done], indent=2))
-    elif not done:
-        print(f"no interrupted or failed run of {wf.name} in {store.url}", file=sys.stderr)
+    if not done and (not args.json or nothing_there(store)):  # `[]` for a typo in --store: said why
+        print(f"no interrupted or failed run of {wf.name}{not_there(store) or f' in {store.url}'}",
+              file=sys.stderr)  # fmt: skip
+        return nothing_there(store)
     for run in done if not args.json else []:
         print(_line(run, rerun(args, run.run_id)), file=sys.stderr)
     refused = [r for r in done if r.error is not None and names_a_refusal(r.error)]
@@ -49,17 +52,17 @@ def _line(run: Any, again: str) -> str:
         # Its message names Python options; here the way out is a `durable run`.
         why = run.error.partition("\nNothing was executed.")[0]
         return (
-            f"run {run.run_id}: refused, nothing executed, still {run.status}: {why}\n"
+            f"run {id_word(run.run_id)}: refused, nothing executed, still {run.status}: {why}\n"
             f"  resume it with: {again} --resume and "
             "--on-change rerun (re-run from the first change) or --rebase-checkpoint (keep "
             "the old records); --restart starts it afresh with the --var arguments given"
         )
     else:
-        return f"run {run.run_id}: refused, still {run.status}: {in_flags(run.error)}"
+        return f"run {id_word(run.run_id)}: refused, still {run.status}: {in_flags(run.error)}"
     if run.status == "completed":
-        return f"run {run.run_id}: completed ({run.steps_replayed} replayed, " \
+        return f"run {id_word(run.run_id)}: completed ({run.steps_replayed} replayed, " \
             f"{run.steps_executed} executed): {value_text(run.value)}"  # fmt: skip
-    return f"run {run.run_id}: {run.status}: {run.error}"
+    return f"run {id_word(run.run_id)}: {run.status}: {run.error}"
 
 
 def _doc(run: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import argparse
 import sys
 import traceback
 
-from .._errortext import shell_words
+from .._errortext import id_word, shell_words
 from ..errors import ArtifactMissingError, DefinitionChangedError
 from .common import command, rerun
 
@@ -18,11 +18,12 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
     # The ways out as commands, for the run `durable run` ran (not a child run of it).
     again = rerun(args, e.run_id) if getattr(args, "running", None) == (e.workflow, e.run_id) else None
     given = "".join(f" --var {shell_words(v)}" for v in getattr(args, "var", None) or [])
+    answers = "".join(f" --input {shell_words(v)}" for v in getattr(args, "input", None) or [])
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
     if e.changed_arguments:  # a completed run, called with other arguments
         differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
         print(
-            f"durable: refused: run {e.run_id} of {e.workflow} completed with other "
+            f"durable: refused: run {id_word(e.run_id)} of {e.workflow} completed with other "
             f"arguments ({differ}); its result was not returned and nothing was executed.\n"
             f"  read the result it completed with: {command(args)} {shell_words('show', e.run_id)}\n"
             + (
@@ -49,11 +50,11 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
             f"({changed or 'its arguments or its step code changed'}). Nothing from "
             f"position {e.position} on was executed."
         )
-    print(f"durable: refused: run {e.run_id} of {e.workflow}: {text}", file=sys.stderr)
+    print(f"durable: refused: run {id_word(e.run_id)} of {e.workflow}: {text}", file=sys.stderr)
     if again is not None:
         print(
-            f"  re-run from the first change: {again} --resume --on-change rerun{given}\n"
-            f"  or continue with the old records: {again} --resume --rebase-checkpoint{given}\n"
+            f"  re-run from the first change: {again} --resume --on-change rerun{given}{answers}\n"
+            f"  or continue with the old records: {again} --resume --rebase-checkpoint{given}{answers}\n"
             "  or start fresh with --restart (DURABLE_ON_CHANGE=rerun in the environment "
             "re-runs what changed in every run)",
             file=sys.stderr,
@@ -72,7 +73,7 @@ def refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
     if args.debug:
         traceback.print_exception(type(e), e, e.__traceback__)
     print(
-        f"durable: refused: run {e.run_id}: the artifact {e.url} of step {e.step} "
+        f"durable: refused: run {id_word(e.run_id)}: the artifact {e.url} of step {e.step} "
         f"(position {e.position}) is {e.state}, and the step has artifacts_policy='refuse' "
         "so it was not run again; nothing after it ran.",
         file=sys.stderr,

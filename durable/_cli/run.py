@@ -15,7 +15,7 @@ from typing import Any
 from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
-from .._errortext import shell_words
+from .._errortext import id_word, shell_words
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
@@ -76,7 +76,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     check_input_numbers(args.input or [])
     if inputs and not exists:
         raise UsageError(
-            f"--input answers a wait_for() of an existing run; run {run_id} does not exist "
+            f"--input answers a wait_for() of an existing run; run {id_word(run_id)} does not exist "
             "yet. Start it first (it suspends at the wait), then resume it with --input."
         )
     if not exists or args.restart:
@@ -86,7 +86,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             if not exists:
                 raise
             raise UsageError(  # the recorded arguments were not the cause
-                f"{e}: --restart starts run {run_id} afresh with the --var arguments given, "
+                f"{e}: --restart starts run {id_word(run_id)} afresh with the --var arguments given, "
                 f"not its recorded ones: {_restart(args, store, wf, run_id, only=True)}\n"
                 f"restart it with: {_restart(args, store, wf, run_id, given=variables)}"
             ) from None
@@ -102,7 +102,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     report = _Report(args, store, wf.name, run_id)
     if args.store is None and not_the_commands(store):
         report.say(
-            f"  run {run_id} is kept in store {store.url} (the workflow's store=, or its "
+            f"  run {id_word(run_id)} is kept in store {store.url} (the workflow's store=, or its "
             f"script's durable.configure(store=)): `{shell_words('durable', '--store', store.url)} "
             "runs` lists it"
         )
@@ -119,12 +119,12 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             return report.suspended(s.reason, s.waiting_for)
         except Cancelled as e:
             if e.run_id == run_id:
-                report.say(f"run {run_id} was cancelled; it runs again only with --restart")
+                report.say(f"run {id_word(run_id)} was cancelled; it runs again only with --restart")
                 again = _restart(args, store, wf, run_id, given=variables)
                 report.say(f"  restart it with: {again}")
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
-                    f"run {e.run_id} of {e.workflow} (a child run of {run_id}) was cancelled: "
+                    f"run {id_word(e.run_id)} of {e.workflow} (a child run of {run_id}) was cancelled: "
                     f"remove it ({report.durable} {shell_words('rm', e.run_id, '--workflow', e.workflow)}) "
                     "so that "
                     f"{run_id} runs it afresh"
@@ -261,15 +261,15 @@ class _Report:
                 f"{run.steps_executed} executed"
             )
         elif existed and run.steps_executed == 0:
-            self.say(f"run {self.run_id} had already completed; its recorded value:")
-        self.say(f"run {self.run_id} completed")
+            self.say(f"run {id_word(self.run_id)} had already completed; its recorded value:")
+        self.say(f"run {id_word(self.run_id)} completed")
         print(value_text(run.value), flush=True)
         return 0
 
     def suspended(self, reason: str, waiting: str | None) -> int:
         info = self.info()
         pos = info.position or 0 if info else 0
-        self.say(f"run {self.run_id} suspended at step {pos + 1} (position {pos}): {reason}")
+        self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {reason}")
         answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
         self.say(f"  continue with: {self.rerun} --resume {answer}")
         return 3
@@ -278,11 +278,11 @@ class _Report:
         info = self.info()
         name = signal.Signals(signum).name if signum is not None else "request_stop()"
         if not self.started:  # stopped waiting for the lease: the run is its holder's
-            self.say(f"stopped waiting for run {self.run_id} ({name}); nothing was executed here")
+            self.say(f"stopped waiting for run {id_word(self.run_id)} ({name}); nothing was executed here")
             return 128 + (signum if signum is not None else signal.SIGINT)
         steps = info.steps if info else 0
         self.say(
-            f"run {self.run_id} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
+            f"run {id_word(self.run_id)} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
             f"recorded{self._kept()}"
         )
         self.say(f"  continue with: {self.rerun} --resume")
@@ -305,7 +305,7 @@ class _Report:
             traceback.print_exception(type(exc), exc, exc.__traceback__)
         message = str(exc).strip().splitlines()
         self.say(
-            f"run {self.run_id} failed{self._where(exc)}: "
+            f"run {id_word(self.run_id)} failed{self._where(exc)}: "
             f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
         )
         # The usual fix, an edit of the failed step, makes a plain resume refused as changed code.

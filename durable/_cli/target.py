@@ -33,7 +33,13 @@ def load_target(spec: str) -> Workflow[Any, Any]:
     namespace = _namespace(where, is_file=is_file)
     obj: Any = namespace.get(attr.split(".")[0])
     for part in attr.split(".")[1:]:
-        obj = getattr(obj, part, None)
+        owner, obj = obj, getattr(obj, part, None)
+        if isinstance(owner, type) and isinstance(vars(owner).get(part), Workflow):  # not static
+            raise UsageError(
+                f"{attr} in {where} is a method of class {owner.__name__}: durable run cannot "
+                "make the instance it is called on; make it a @staticmethod or a function of "
+                "the module, or call it from Python"
+            )
     if not isinstance(obj, Workflow):
         names = _workflows(namespace)
         known = f"; its workflows: {', '.join(names)}" if names else "; it defines no workflow"

@@ -9,12 +9,12 @@ running code, as a function's own source is (`source`).
 from __future__ import annotations
 
 import ast
-import types
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
 from .anybind import may_bind_any
+from .callsonly import calls_any, only_calling
 from .inplace import (
     BLOCKS,
     MUTATORS,
@@ -31,7 +31,8 @@ from .inplace import (
 )
 from .methodcalls import CALLS, with_method_calls
 from .nodes import walk
-from .source import Source, parse, runs_this_source, source_of, stale_source
+from .running import module_runs_this_source
+from .source import Source, parse, source_of, stale_source
 from .witness import witnessed
 
 
@@ -47,13 +48,14 @@ def binding_statements(
     check has just passed)."""
     cells = witnessed(_cells_of, namespace)
     if cells[0] is not None:
-        found = _in_cells(name, cells[0])
+        calls_only = _cell_readers(tuple(cells[0]))  # `def call(f)` in one cell, `call(s)` in another
+        found = _in_cells(name, cells[0], calls_only)
         # Bound to its object in one cell, changed in place in another.
-        for held in sorted(held_by(name, *_cell_aliases(tuple(cells[0])))):
-            more = [s for s in _in_cells(held, cells[0]) or [] if all(s is not f for f in found or [])]
+        for held in sorted(held_by(name, *_cell_aliases(tuple(cells[0]), calls_only))):
+            more = [s for s in _in_cells(held, cells[0], calls_only) or [] if all(s is not f for f in found or [])]
             found = [*(found or []), *more] if more else found
         # Filled by a call in one cell of a function another cell defines.
-        more = [s for s in _cell_callers(name, tuple(cells[0])) if all(s is not f for f in found or [])]
+        more = [s for s in _cell_callers(name, tuple(cells[0]), calls_only) if all(s is not f for f in found or [])]
         found = [*(found or []), *more] if more else found
         if found is not None:
             return found
@@ -91,7 +93,7 @@ def _stored(stmt: ast.AST) -> frozenset[str]:
     )
 
 
-def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
+def _in_cells(name: str, cells: list[Any], calls_only: frozenset[str]) -> list[ast.AST] | None:
     """The latest cell's statements that bind `name`, and those run after it
     that may bind anything, or change it in place (`CFG["k"] = 5`,
     `REGISTRY.register("f", 2)`): those add to the cell that binds it, each
@@ -99,7 +101,7 @@ def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
     later: list[ast.AST] = []
     seen: set[str] = set()
     for text in reversed(cells):
-        index = _binders(text) if isinstance(text, str) else {}
+        index = _binders(text, calls_only) if isinstance(text, str) else {}
         found = index.get(name) or []
         calls = index.get(CALLS + name, [])
         adds = [s for s in found if in_place(s) or any(s is c for c in calls)]
@@ -113,7 +115,7 @@ def _in_cells(name: str, cells: list[Any]) -> list[ast.AST] | None:
 
 
 @lru_cache(maxsize=64)
-def _cell_aliases(cells: tuple[Any, ...]) -> tuple[dict[str, set[str]], set[str]]:
+def _cell_aliases(cells: tuple[Any, ...], calls_only: frozenset[str]) -> tuple[dict[str, set[str]], set[str]]:
     """`inplace.aliases_in` over every cell run so far, and which of those
     names any cell changes in place: bound in one, changed in another."""
     bodies = [tree.body for text in cells if isinstance(text, str) for tree in [parse(text).tree] if tree]
@@ -122,16 +124,16 @@ def _cell_aliases(cells: tuple[Any, ...]) -> tuple[dict[str, set[str]], set[str]
         for source, names in aliases_in(body).items():
             holders.setdefault(source, set()).update(names)
     targets = {n for names in holders.values() for n in names}
-    return holders, {n for body in bodies for n in changed_in(body, READERS, targets)}
+    return holders, {n for body in bodies for n in changed_in(body, READERS | calls_only, targets)}
 
 
 @lru_cache(maxsize=256)
-def _cell_callers(name: str, cells: tuple[Any, ...]) -> list[ast.AST]:
+def _cell_callers(name: str, cells: tuple[Any, ...], calls_only: frozenset[str]) -> list[ast.AST]:
     """`inplace.callers` over every cell run so far, each text once (a cell
     run again as it was is no change), the latest run last."""
     texts = list(dict.fromkeys(t for t in reversed(cells) if isinstance(t, str)))[::-1]
     body = [s for text in texts for tree in [parse(text).tree] if tree for s in tree.body]
-    stmts = [s for text in texts for s in _binders(text).get(name, [])]
+    stmts = [s for text in texts for s in _binders(text, calls_only).get(name, [])]
     return callers(name, stmts, body, {})
 
 
@@ -175,13 +177,27 @@ def _module_matches(filename: str, namespace: Mapping[str, Any], src: Source) ->
 _MODULES: dict[tuple[str, int, int], tuple[Source, bool]] = {}
 
 
+@lru_cache(maxsize=64)
+def _cell_readers(cells: tuple[Any, ...]) -> frozenset[str]:
+    """`callsonly.only_calling` over every cell run so far, each text once."""
+    body = [s for text in dict.fromkeys(t for t in cells if isinstance(t, str)) for s in _body(text)]
+    return only_calling(body, _index(body, READERS))
+
+
 @lru_cache(maxsize=256)
-def _binders(text: str) -> dict[str, list[ast.AST]]:
-    body = parse(text).tree
-    index = _index(body.body if body else [], READERS)
+def _binders(text: str, calls_only: frozenset[str] | None = None) -> dict[str, list[ast.AST]]:
+    """`calls_only`: of the cells run so far; None for a module: of its text."""
+    body = _body(text)
+    index = _index(body, READERS)
+    calls_only = only_calling(body, index) if calls_only is None else calls_only
     if READERS.isdisjoint(index):
-        return index
-    return _index(body.body if body else [], frozenset())  # its own `print`: it may change
+        return _index(body, READERS | calls_only) if calls_any(body, calls_only) else index
+    return _index(body, calls_only)  # its own `print`: it may change
+
+
+def _body(text: str) -> list[Any]:
+    tree = parse(text).tree
+    return tree.body if tree else []
 
 
 def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]:
@@ -193,8 +209,6 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
     with_callers(index, body)
     with_holders(index, body, readers)
     return index
-
-
 
 
 def _module_level(
@@ -285,41 +299,3 @@ def _bound_by(stmt: Any, readers: frozenset[str]) -> list[str]:
 
 def _import_binds(alias: ast.alias) -> str:
     return alias.asname or alias.name.partition(".")[0]  # "*" stays "*"
-
-
-# ---------------------------------------------------------------- is it the running code?
-
-
-def module_runs_this_source(filename: str, namespace: Mapping[str, Any], src: Source) -> bool:
-    """Whether every function of `filename` bound in `namespace` (and the
-    methods of its classes) still matches `src`: text read around them (a
-    module-level assignment) is then the text that ran."""
-    for code in _codes_from(filename, namespace):
-        if not runs_this_source(code, src, namespace):
-            return False
-    return True
-
-
-def _codes_from(filename: str, namespace: Mapping[str, Any]) -> Iterator[types.CodeType]:
-    module = namespace.get("__name__")
-    for value in list(namespace.values()):
-        try:  # a proxy (a web framework's `request`) may raise anything
-            members = list(vars(value).values()) if _class_of(value, module) else [value]
-        except Exception:
-            continue
-        for member in members:
-            code = _code_of(member)
-            if code is not None and code.co_filename == filename:
-                yield code
-
-
-def _code_of(value: object) -> types.CodeType | None:
-    try:
-        code = getattr(getattr(value, "__func__", value), "__code__", None)
-    except Exception:
-        return None
-    return code if isinstance(code, types.CodeType) else None
-
-
-def _class_of(value: object, module: object) -> bool:
-    return isinstance(value, type) and getattr(value, "__module__", None) == module

@@ -10,6 +10,7 @@ import ast
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .callsonly import handed
 from .nodes import children, walk
 
 # Methods that change a list, dict or set in place (not `logging.basicConfig`).
@@ -74,12 +75,11 @@ def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
 
 def passed(call: ast.Call, readers: frozenset[str]) -> list[str]:
     """The names a call is given, whole or a part, that it may change: not
-    when it only shows them (`print(X)`, `logger.debug("%s", X)`)."""
+    when it only shows them (`print(X)`) or only calls them (`callsonly`)."""
     shows = isinstance(call.func, ast.Attribute) and call.func.attr in LOOKS
     if shows or (isinstance(call.func, ast.Name) and call.func.id in readers):
         return []
-    given = (*call.args, *(k.value for k in call.keywords))
-    return [n for arg in given if _given_whole_or_part(arg) for n in roots(arg)]
+    return [n for arg in handed(call, readers) if _given_whole_or_part(arg) for n in roots(arg)]
 
 
 def _part_call(node: ast.AST) -> bool:

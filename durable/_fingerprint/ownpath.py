@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .bindings import binding_statements
+from .callsonly import calls_of
 from .canon import name_chains
 
 
@@ -49,7 +50,17 @@ def changed_apart(name: str, namespace: Mapping[str, Any], checked_file: str | N
     `wrapper.k`, `setk(2)`, `helper.cache_clear()`. A function counts by
     its code, which shows none of those."""
     found = binding_statements(name, namespace, checked_file) or []
-    return any(not _binds_whole(s, name) for s in found)
+    durable = _durable(namespace.get(name))  # `inner.runs()` in a notebook cell changes nothing
+    return any(not _binds_whole(s, name) and not (durable and calls_of(s, name)) for s in found)
+
+
+def _durable(value: object) -> bool:
+    """A workflow or a step: none of their methods changes them."""
+    try:  # a proxy may raise anything
+        kind = type(value)
+        return getattr(kind, "__durable_workflow__", False) is True or "__durable_step__" in vars(value)
+    except Exception:
+        return False
 
 
 def bound_again(name: str, namespace: Mapping[str, Any], checked_file: str | None = None) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from .._errortext import warn
 from ..errors import ConfigurationError
 
 
@@ -13,7 +14,11 @@ def signing_key_of(given: object) -> bytes | None:
     """The key records are signed with: `given`, else $DURABLE_SIGNING_KEY
     (empty there means unset, as for every variable), else None."""
     if given is None:
-        return os.environ.get("DURABLE_SIGNING_KEY", "").encode() or None
+        key = os.environ.get("DURABLE_SIGNING_KEY")
+        if key == "":  # `export DURABLE_SIGNING_KEY=$(cat missing-secret)`: said, not silent
+            warn("DURABLE_SIGNING_KEY is set but empty: records are written and read unsigned, "
+                 "as if it were unset (did the secret fail to load?); give the key, or unset it")  # fmt: skip
+        return (key or "").encode() or None
     if not isinstance(given, (str, bytes)):
         raise ConfigurationError(
             f"signing_key= takes a str or bytes key, not {given!r} ({type(given).__name__})"

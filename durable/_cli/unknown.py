@@ -1,0 +1,66 @@
+"""What to say of a `--word` a command does not have: the option meant
+(`--run_id`, `--vars`), or the word it takes instead (`durable show
+--run-id r1` for `durable show r1`), or its options. argparse said only
+"unrecognized arguments", and the line about run ids that start with `-`
+took `--to` for one."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from collections.abc import Sequence
+
+from .._errortext import shell_words
+
+# An option a newcomer gives for a word the command takes as a positional.
+_AS_WORD = {"run-id": "RUN", "run": "RUN", "id": "RUN", "workflow": "WORKFLOW", "step": "STEP",
+            "target": "TARGET"}  # fmt: skip
+_WHAT = {"RUN": "run id", "WORKFLOW": "workflow", "STEP": "step", "TARGET": "target"}
+_COMMON = frozenset({"--help", "--store", "--debug", "--no-pickle"})
+
+
+def unknown_option(message: str, typed: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """"; ..." to add to argparse's message when `typed` holds a `--word`
+    the command has no option for; "" when it holds none."""
+    if not re.search(r"unrecognized arguments|required: ", message):
+        return ""
+    typed = list(typed)
+    command = command_parser(parser, typed)
+    options = command._option_string_actions
+    for i, word in enumerate(typed):
+        if word == "--":
+            break
+        name, eq, value = word.partition("=")
+        after = options.get(typed[i - 1]) if i else None
+        if name[:2] != "--" or name in options or (after is not None and after.nargs != 0):
+            continue  # an option it has, or the value of one (`--var --x=1`)
+        return _advice(command, typed, i, name, value if eq else None)
+    return ""
+
+
+def command_parser(parser: argparse.ArgumentParser, typed: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the command typed, down to `cache ls`."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        word = next((w for w in typed if sub is not None and w in sub.choices), None)
+        if sub is None or word is None:
+            return parser
+        parser, typed = sub.choices[word], typed[list(typed).index(word) + 1 :]
+
+
+def _advice(
+    command: argparse.ArgumentParser, typed: list[str], i: int, name: str, value: str | None
+) -> str:
+    words = [a.metavar for a in command._actions if not a.option_strings]
+    meant = _AS_WORD.get(name[2:].replace("_", "-").lower())
+    if meant is not None and meant in words:
+        rest = typed[:i] + ([value] if value is not None else []) + typed[i + 1 :]
+        return f"; {command.prog} takes the {_WHAT[meant]} as a word, not {name}: " \
+            f"{shell_words('durable', *rest)}"  # fmt: skip
+    own = [o for a in command._actions for o in a.option_strings if o[:2] == "--" and o not in _COMMON]
+    near = difflib.get_close_matches(name.replace("_", "-"), own, n=1, cutoff=0.8)
+    if near:
+        return f"; {command.prog} has no option {name}; did you mean {near[0]}?"
+    listed = f"its options: {', '.join(own)}" if own else "it takes no option"
+    return f"; {command.prog} has no option {name}; {listed} (`{command.prog} --help` says more)"
