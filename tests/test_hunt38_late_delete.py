@@ -109,3 +109,21 @@ def test_a_removal_whose_last_batch_landed_after_a_takeover_says_so() -> None:
     assert isinstance(remover.error, durable.LeaseLostError), remover.error
     said = str(remover.error)
     assert "taken over" in said and "may have deleted objects" in said
+    ran.clear()  # the new run's records went: its resume refuses rather than run 0, 1 again
+    with pytest.raises(durable.CorruptRecordError, match="none of their records"):
+        flow.with_options(store=durable.open_store(MEMORY)).resume("r")
+    assert ran == []
+
+
+def test_a_resume_that_finds_none_of_the_records_its_run_ended_with_refuses() -> None:
+    """What the late batch left: a failed run whose manifest says two steps
+    finished, and no record of them in the store. Its resume ran both again,
+    silently; it now refuses (`CorruptRecordError`) and runs nothing."""
+    store = durable.open_store(MEMORY)
+    with pytest.raises(RuntimeError):
+        flow.with_options(store=store).run()  # parts 0, 1 recorded
+    store.delete([k for k in store.list("w/r/") if "/segments/" in k or "/steps/" in k])
+    ran.clear()
+    with pytest.raises(durable.CorruptRecordError, match="2 finished operations"):
+        flow.with_options(store=durable.open_store(MEMORY)).resume("r")
+    assert ran == []
