@@ -10,9 +10,10 @@ stalls (one batch) cannot be called back: a store without conditional
 deletes has no way to refuse it. Landing after a takeover, it deletes
 objects of the same names the new holder wrote since (a run started afresh
 once the manifest was gone writes its first records and segment under the
-old names), and a resume runs those steps again. So the removal asks once
-more after its last batch, and says so when the run was taken over
-meanwhile, instead of reporting the run removed."""
+old names). So the removal asks once more after its last batch, and says
+so when the run was taken over meanwhile, instead of reporting the run
+removed; a resume that finds none of the records the run's last attempt
+ended with refuses (`outcome.records_kept`) rather than run them again."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def _stopped(
     what = (
         f"the removal's last deletion ({total} objects listed) was on its way when the run was "
         f"taken over ({why}): it may have deleted objects the process that took the run over "
-        "wrote since, whose steps a resume of the run then runs again"
+        "wrote since"
         if late
         else f"the removal stopped with {done} of its {total} objects deleted, as it lost the "
         f"run's lease ({why}): the process that took the run over goes on with it"
