@@ -63,6 +63,25 @@ def without_leftovers(ctx: RunState) -> RunState:
     return load_context(ctx.store, ctx.workflow, ctx.run_id, ctx.policy)
 
 
+def records_kept(ctx: RunState, manifest: RunRecord) -> RunState:
+    """The context of a run going on, when its records are still there: a
+    run whose last attempt ended with finished operations, of which the
+    store now holds none, lost them since (a removal's deletion that landed
+    after the run was started afresh under its id, an expiry rule, by hand).
+    Resumed, it would run every one again: refused, nothing runs. One record
+    missing of many is not caught here (deleting a damaged record's object
+    is how to run just that operation again); every one is."""
+    expected = manifest.extra.get("operations")
+    if not isinstance(expected, int) or expected <= 0 or ctx.records:
+        return ctx
+    why = (
+        f"its last attempt ended ({manifest.status}) with {expected} finished operations, "
+        "and none of their records is in the store: they were deleted since, and a resume "
+        "would run every one of them again"
+    )
+    raise CorruptRecordError(ctx.run_id, None, manifest_key(ctx.workflow, ctx.run_id)[:-4], why)
+
+
 def completed_outcome(
     store: Store,
     manifest: RunRecord,

@@ -43,7 +43,7 @@ from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
-from .outcome import completed_outcome, existing_run, result_run, without_leftovers
+from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
 from .ownstate import after_body
 from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
@@ -143,8 +143,7 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
-    if manifest is None:
-        ctx = without_leftovers(ctx)
+    ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest)
     ctx.arguments = arguments_digest(digests)
     ctx.argument_values = run_arguments(bound.arguments.values())
     ctx.bodies = body_of(flow.fn, digests)
@@ -172,7 +171,10 @@ def run_locked(
     fp = definition.fingerprint
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
-        value = yield from _body(flow, bound, ctx)
+        try:
+            value = yield from _body(flow, bound, ctx)
+        finally:  # what a resume (`records_kept`) and history must find again
+            manifest.extra["operations"] = len(ctx.records)
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
             # A child run was cancelled, not this one: this run stays resumable
@@ -199,6 +201,7 @@ def run_locked(
         else:
             store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
+                before.extra["operations"] = len(ctx.records)  # a rerun may have dropped some
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise
@@ -218,7 +221,6 @@ def run_locked(
     manifest.extra["artifacts"] = any(
         r.artifacts or r.extra.get("child", {}).get("artifacts") for r in ctx.records.values()
     )
-    manifest.extra["operations"] = len(ctx.records)  # history checks none was lost
     # Steps the definition's fingerprint does not cover: a re-call replays
     # the body so that each is fingerprinted afresh (`completed_outcome`).
     unreached = sorted({spec.name for spec, _ in ctx.unreached.values()})

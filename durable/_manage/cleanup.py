@@ -9,9 +9,10 @@ import datetime
 from collections.abc import Iterable
 
 from .._errortext import warn
-from .._storage.base import Store
+from .._storage.base import SHARED_BLOBS, Store
 from .._storage.clock import now
 from .._storage.factory import open_store
+from .._storage.keys import check_names, is_run_object
 from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError
 from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
 from .parents import parent_here
@@ -46,8 +47,9 @@ def gc(
     its age is unknown), unless `status` names its status; nor, even then,
     one the store failed to read (`unreadable`: the next read may succeed);
     nor a child run whose parent run is in the store (`parents.parent_here`).
-    A whole-store gc (no `workflow`) also sweeps temp files a crashed
-    writer left (untouched for `TEMP_AGE` seconds)."""
+    A whole-store gc (no `workflow`) also removes `leftovers` (not
+    returned) and sweeps temp files a crashed writer left (untouched for
+    `TEMP_AGE` seconds)."""
     if keep_last is None and older_than is None and status is None:
         raise ConfigurationError(
             "gc() needs at least one of keep_last, older_than or status; "
@@ -72,8 +74,33 @@ def gc(
         chosen = [i for i in chosen if not parent_here(target, i)]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
     if workflow is None and not dry_run:
+        for left in leftovers(target):
+            _try_delete(target, left, leftover=True)
         target.sweep_temp(TEMP_AGE)
     return removed
+
+
+def leftovers(store: Store) -> list[RunInfo]:
+    """The run folders that hold objects but no manifest: what a fork (which
+    writes its manifest last) or a removal (which deletes it first) killed
+    half way left. No listing shows them, no call replays them; removed
+    under the run's lease (a fork still copying holds it)."""
+    keys = store.list("")
+    parts = [k.split("/", 2) for k in keys if k.count("/") >= 2]
+    found = {(w, r) for w, r, name in parts if is_run_object(name)}
+    return [
+        RunInfo(w, r, "leftover", "", 0.0, 0.0, 0, None, _store=store)
+        for w, r in sorted(found - set(store.manifest_keys(keys)))
+        if w != SHARED_BLOBS[0] and _named(w, r)
+    ]
+
+
+def _named(workflow: str, run_id: str) -> bool:
+    try:
+        check_names(workflow, run_id)
+    except ConfigurationError:
+        return False  # no run's folder (a temp file's, another program's)
+    return True
 
 
 _UNREADABLE = ("corrupt", "unverified", "newer")
@@ -109,8 +136,10 @@ def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
     return gc(store, keep_last=keep_last, status="completed", workflow=workflow)
 
 
-def _try_delete(store: Store, info: RunInfo) -> bool:
+def _try_delete(store: Store, info: RunInfo, *, leftover: bool = False) -> bool:
     try:
+        if leftover:
+            return runs.delete_run(store, info.workflow, info.run_id, leftover=True)
         return runs.delete_run(store, info.workflow, info.run_id, as_listed=info)
     except LeaseLostError as e:
         # Taken over half removed (this process stalled past the lease): not

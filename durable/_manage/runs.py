@@ -286,17 +286,22 @@ def summarize_error(error: dict[str, str]) -> str:
 
 # -- delete ---------------------------------------------------------------------
 def delete_run(
-    store: Store, workflow: str, run_id: str, *, as_listed: RunInfo | None = None
+    store: Store, workflow: str, run_id: str, *, as_listed: RunInfo | None = None,
+    leftover: bool = False,
 ) -> bool:
     """Remove every object of a run. Refuses (RunLockedError) while a live
     process holds it. With `as_listed` (what `gc` chose it by), only while
     the run is still as listed, checked under its lease: a run resumed since
-    (completed, or no longer old) is kept, and False returned."""
+    (completed, or no longer old) is kept, and False returned. With
+    `leftover` (objects listed without a manifest), only while there is
+    still none: a run of that id started and ended since is kept."""
     check_names(workflow, run_id)
     if not store.list(f"{workflow}/{run_id}/"):
         raise not_found(store, workflow, run_id)
     lease = store.acquire(workflow, run_id, LEASE_TTL)
-    if as_listed is not None and not _still_as_listed(store, as_listed):
+    if (as_listed is not None and not _still_as_listed(store, as_listed)) or (
+        leftover and store.load_manifest(workflow, run_id) is not None
+    ):
         lease.release()
         return False
     store.delete_held_run(workflow, run_id, lease)

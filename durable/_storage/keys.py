@@ -167,6 +167,14 @@ def is_record(name: str) -> bool:
     return name.partition("/")[0] in (*RECORD_KINDS, ITEMS)
 
 
+def is_run_object(name: str) -> bool:
+    """Whether a name below a run's prefix is one durable writes there (a
+    record, a segment, a blob, the cancel marker, the lease), as opposed to
+    a file someone else put in the store's folder."""
+    head = name.partition("/")[0]
+    return is_record(name) or head in ("segments", "blobs", "lease") or name == CANCEL
+
+
 SEGMENTS = "segments/"
 
 

@@ -7,7 +7,13 @@ each batch it deletes, it asks the store whether it still holds the lease
 (`Store.guard(now=True)`: a renewal, whatever its clocks say), and stops with
 `LeaseLostError` when it does not. What is still in flight when the process
 stalls (one batch) cannot be called back: a store without conditional
-deletes has no way to refuse it."""
+deletes has no way to refuse it. Landing after a takeover, it deletes
+objects of the same names the new holder wrote since (a run started afresh
+once the manifest was gone writes its first records and segment under the
+old names). So the removal asks once more after its last batch, and says
+so when the run was taken over meanwhile, instead of reporting the run
+removed; a resume that finds none of the records the run's last attempt
+ended with refuses (`outcome.records_kept`) rather than run them again."""
 
 from __future__ import annotations
 
@@ -35,6 +41,11 @@ def remove_fenced(store: Store, workflow: str, run_id: str, keys: list[str]) -> 
             batch = part[start : start + BATCH]
             store.delete(batch)
             done += len(batch)
+    if done:
+        try:
+            store.guard(workflow, run_id, now=True)
+        except LeaseLostError as e:
+            raise _stopped(run_id, e, done, total, late=True) from None
 
 
 def _order(workflow: str, run_id: str, keys: list[str]) -> list[list[str]]:
@@ -56,15 +67,24 @@ def _order(workflow: str, run_id: str, keys: list[str]) -> list[list[str]]:
     return [[k for k in ranked if rank(k) == r] for r in range(4)]
 
 
-def _stopped(run_id: str, lost: LeaseLostError, done: int, total: int) -> LeaseLostError:
+def _stopped(
+    run_id: str, lost: LeaseLostError, done: int, total: int, *, late: bool = False
+) -> LeaseLostError:
     """What a removal that lost the lease says: what to do next is not a
-    workflow call's (`lease_lost_text`), but a removal made again later."""
+    workflow call's (`lease_lost_text`), but a removal made again later.
+    `late`: lost while its last batch was on its way (see the module)."""
     why = lost.why or "another process took the run over"
     error = LeaseLostError(run_id, why=f"{why}; the removal stopped")
+    what = (
+        f"the removal's last deletion ({total} objects listed) was on its way when the run was "
+        f"taken over ({why}): it may have deleted objects the process that took the run over "
+        "wrote since"
+        if late
+        else f"the removal stopped with {done} of its {total} objects deleted, as it lost the "
+        f"run's lease ({why}): the process that took the run over goes on with it"
+    )
     error.args = (
-        f"run {run_id!r}: the removal stopped with {done} of its {total} objects deleted, "
-        f"as it lost the run's lease ({why}): the process that took the run over goes on "
-        f"with it. To remove the run still, once that process has ended, "
+        f"run {run_id!r}: {what}. To remove the run still, once that process has ended, "
         f"`durable {shell_words('rm', run_id)}` removes it.",
     )
     return error
