@@ -23,7 +23,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from .fills import ANY, Filled, changed, data, filled_by, imported_in, kept, method_bases, writes_at
+from .callees import runs_later
+from .fills import (
+    ANY,
+    Filled,
+    changed,
+    data,
+    filled_by,
+    filled_through,
+    imported_in,
+    kept,
+    method_bases,
+    writes_at,
+)
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 
@@ -139,7 +151,8 @@ def _unknown(fn: types.FunctionType, *, callees: bool = True) -> _Found:
     some: Filled = [(n, ns) for n in code.co_names if data(n, ns)]
     some += [(ANY, ns)] if "globals" in code.co_names or not callees else []
     if callees:
-        some += [pair for n in code.co_names for pair in filled_by(ast.Name(id=n), ns)]
+        names = [ast.Name(id=n, ctx=ast.Load()) for n in code.co_names]
+        some += [pair for n in names for pair in (*filled_by(n, ns), *filled_through(n, ns))]
     unknown = dict.fromkeys(code.co_cellvars, params)
     return _only_made(unknown), _only_made({n: params for n, _ in some}), None, _homes_of(some)
 
@@ -163,33 +176,60 @@ def _analysed(fn: types.FunctionType) -> _Found:
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
     strong, classes = changed(body, calls=False), method_bases(body)
+    # a function's own locals fill no global (`def apply(s): out = s`)
+    locals_all = {n for c in nested_code(code) for n in (*c.co_varnames, *c.co_cellvars)}
     stored = {  # a global of the module the body stores into or mutates
         name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
-        if name not in own and kept(name, fn.__globals__, strong, classes)
+        if name not in locals_all and kept(name, fn.__globals__, strong, classes)
     }
+    for name in _stored_later(body) - locals_all:  # by a function defined in the body
+        if kept(name, fn.__globals__, strong, classes):
+            stored[name] = stored.get(name, frozenset()) | params
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
     filled: Filled = [(name, fn.__globals__) for name in stored]
-    for name, home, line in _elsewhere(body, fn.__globals__):
-        reads = frozenset().union(*(r for a, b, r in units if a <= line <= b))
-        stored[name] = stored.get(name, frozenset()) | _made_of(reads & own, inner) & params
+    for name, home, line in _elsewhere(body, fn.__globals__, params):
+        if line is None:
+            made = params
+        else:
+            reads = frozenset().union(*(r for a, b, r in units if a <= line <= b))
+            made = _made_of(reads & own, inner) & params
+        stored[name] = stored.get(name, frozenset()) | made
         filled.append((name, home))
     return _only_made(cells), _only_made(stored), lines, _homes_of(filled)
 
 
+def _stored_later(body: Iterable[ast.AST]) -> set[str]:
+    """The names the functions and lambdas defined in the body store into or
+    mutate: when they run, which the lines defining them do not tell."""
+    return changed([n for stmt in body for n in runs_later(stmt)])
+
+
 def _elsewhere(
-    body: Iterable[ast.AST], namespace: Mapping[str, object]
-) -> Iterator[tuple[str, Mapping[str, object], int]]:
+    body: Iterable[ast.AST], namespace: Mapping[str, object], params: frozenset[str]
+) -> Iterator[tuple[str, Mapping[str, object], int | None]]:
     """The globals the body fills other than by name: through a function it
     calls (`configure(xs)` filling its module's CONFIG), through a module
-    (`cfg.SCALE = s`) or `globals()`; each with the line that does."""
+    (`cfg.SCALE = s`) or `globals()`; each with the line that does, or None
+    when that cannot be told: a function the body names without calling it
+    (`f = configure`, `map(configure, xs)`), one a function or lambda defined
+    in the body calls, and one the run is given (`setup(xs)`, any global)."""
     body = list(body)
     imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
     for stmt in body:
-        yield from writes_at(stmt, namespace, imported)
+        later = [(n.lineno, getattr(n, "end_lineno", None) or n.lineno) for n in runs_later(stmt)]
+
+        def when(line: int, later: list[tuple[int, int]] = later) -> int | None:
+            return None if any(a <= line <= b for a, b in later) else line
+
+        yield from ((n, h, when(line)) for n, h, line in writes_at(stmt, namespace, imported))
         for call in ast.walk(stmt):
             if isinstance(call, ast.Call):
-                yield from ((n, h, call.lineno) for n, h in filled_by(call.func, namespace))
+                line = when(call.lineno)
+                yield from ((n, h, line) for n, h in filled_by(call.func, namespace))
+                if isinstance(call.func, ast.Name) and call.func.id in params:
+                    yield ANY, namespace, None
+        yield from ((n, h, None) for n, h in filled_through(stmt, namespace))
 
 
 def _homes_of(filled: Iterable[tuple[str, Mapping[str, object]]]) -> _Homes:

@@ -20,31 +20,42 @@ import builtins
 import sys
 import types
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 
+from .callees import MOST, referenced, resolve, users_class
 from .source import find_definitions, nested_code, runs_this_source, source_of
-from .userfiles import is_user_file
 
 # (name, the module namespace it lives in) of each global a call fills.
 Filled = list[tuple[str, Mapping[str, object]]]
 _BUILTINS = frozenset(dir(builtins))
-_MOST = 64  # functions followed from one call: a body's helpers, not a library
 
 
 def filled_by(func: ast.AST, namespace: Mapping[str, object]) -> Filled:
     """The globals the function a call names (`configure`, `helpers.configure`,
     `Settings.load`) may fill, looked up in the caller's `namespace`."""
+    return _filled(resolve(func, namespace), namespace)
+
+
+def filled_through(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
+    """The globals the functions `node` names without calling them may fill
+    (`f = configure`, `map(configure, xs)`, `for f in SETTERS`: `referenced`)."""
+    return _filled(referenced(node, namespace), namespace)
+
+
+def _filled(todo: list[types.FunctionType], namespace: Mapping[str, object]) -> Filled:
     found: Filled = []
-    todo, seen = _resolve(func, namespace), set[int]()
-    while todo and len(seen) < _MOST:
+    seen = set[int]()
+    while todo and len(seen) < MOST:
         fn = todo.pop()
         if id(fn.__code__) in seen:
             continue
         seen.add(id(fn.__code__))
         names, called, node = _changes(fn)
         found += [(name, fn.__globals__) for name in names]
-        found += module_writes(node, fn.__globals__) if node is not None else []
-        todo += [f for c in called for f in _resolve(c, fn.__globals__)]
+        if node is not None:
+            found += module_writes(node, fn.__globals__)
+            todo += referenced(node, fn.__globals__)
+        todo += [f for c in called for f in resolve(c, fn.__globals__)]
     if todo:  # more than a body's helpers: what is left unread may fill any of the caller's
         found.append((ANY, namespace))
     return found
@@ -87,24 +98,14 @@ def writes_at(
 
 
 def _method_of_class(func: ast.AST, name: str, home: Mapping[str, object]) -> bool:
-    return isinstance(func, ast.Attribute) and func.attr != name and _users(home.get(name))
+    return isinstance(func, ast.Attribute) and func.attr != name and users_class(home.get(name))
 
 
 def kept(name: str, namespace: Mapping[str, object], strong: set[str], classes: set[str]) -> bool:
     """Whether a global a statement changes may be filled by it: one it
     stores into, one holding data, or a class a method is called on
     (`Settings.load(r)`; `classes`: `method_bases`)."""
-    return name in strong or data(name, namespace) or (name in classes and _users(namespace.get(name)))
-
-
-def _users(cls: object) -> bool:
-    """Whether `cls` is a class of the user's code (a library's class keeps
-    program state, as its functions do: `Path.cwd()` fills nothing)."""
-    if not isinstance(cls, type):
-        return False
-    name = cls.__module__ if isinstance(cls.__module__, str) else ""
-    filename = getattr(sys.modules.get(name), "__file__", None)  # none: a notebook's
-    return filename is None or is_user_file(filename, name.partition(".")[0])
+    return name in strong or data(name, namespace) or (name in classes and users_class(namespace.get(name)))
 
 
 def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
@@ -235,46 +236,3 @@ def base(node: ast.AST) -> str:
 
 def _declared_global(node: ast.AST) -> set[str]:
     return {n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names}
-
-
-def _resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
-    """The user's Python functions a call's name chain names, through modules
-    and classes only (looked up without running a property): the function,
-    and those it wraps (a step, a decorator using `functools.wraps`)."""
-    chain = list(_chain(func))
-    value: object = namespace.get(chain[0]) if chain else None
-    for attr in chain[1:]:
-        if isinstance(value, types.ModuleType):
-            value = vars(value).get(attr)
-        elif isinstance(value, type):
-            value = next((vars(k)[attr] for k in value.__mro__ if attr in vars(k)), None)
-        else:
-            return []
-    if isinstance(value, (staticmethod, classmethod)):
-        value = value.__func__
-    found: list[types.FunctionType] = []
-    # A step (or child workflow, no function) is not followed: what it fills
-    # is filled only when it runs, and its call's own arguments (and what its
-    # closure holds) already make it a changed call on such a resume, after
-    # which the rest of the run runs again or is refused; counting what it
-    # fills (`executed.append(name)`) would make its own replay a change.
-    while isinstance(value, types.FunctionType) and len(found) < _MOST:
-        if hasattr(value, "__durable_step__"):
-            break
-        # The user's own code: a library's globals (numpy's random state) are
-        # program state, as a database's rows are; and following durable's
-        # own functions would find its bookkeeping.
-        root = (value.__module__ or "").partition(".")[0]
-        if is_user_file(value.__code__.co_filename, root):
-            found.append(value)
-        value = getattr(value, "__wrapped__", None)
-    return found
-
-
-def _chain(func: ast.AST) -> Iterator[str]:
-    if isinstance(func, ast.Attribute):
-        head = list(_chain(func.value))
-        if head:
-            yield from (*head, func.attr)
-    elif isinstance(func, ast.Name):
-        yield func.id
