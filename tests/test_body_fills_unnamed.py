@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import durable
-from tests.test_body_fills import FLOW, resumed_each
+from tests.test_body_fills import FLOW, far, fill_farther, resumed_each
 
 EXTRA = """
 SETTERS = [set_rate]
@@ -70,14 +70,19 @@ def rated(n: int) -> int:
     return n * RATES["k"]
 
 
-def test_a_function_given_as_an_argument_may_fill_any_global(store: durable.Store) -> None:
+@pytest.mark.parametrize("step", [rated, far])
+def test_a_function_given_as_an_argument_may_fill_any_global(
+    store: durable.Store, step: durable.Step[[int], int]
+) -> None:
     """A function the run is given fills what the body's source cannot
-    tell: every global of the body's module may be made from the arguments."""
+    tell: every global may be made from the arguments, of the body's module
+    (`set_rate`) or another (`fill_farther` and `far` of `test_body_fills`)."""
+    setter = set_rate if step is rated else fill_farther
 
     @durable.workflow(run_id="u1", store=store)
-    def report(rate: int, setup: object = set_rate, ready: bool = False) -> int:
+    def report(rate: int, setup: object = setter, ready: bool = False) -> int:
         setup(rate)  # type: ignore[operator]
-        out: int = rated(10)
+        out: int = step(10)
         if not ready:
             durable.suspend("waiting")
         return out

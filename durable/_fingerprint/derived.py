@@ -19,22 +19,22 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
 from .callees import runs_later
 from .fills import (
     ANY,
+    EVERYWHERE,
     Filled,
     changed,
     data,
     filled_by,
+    filled_elsewhere,
     filled_through,
-    imported_in,
     kept,
     method_bases,
-    writes_at,
 )
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
@@ -101,7 +101,7 @@ def read_from_body(
     if made.stored:
         names = _names(code)
         found.update(*(made.stored[g] for g in names & made.stored.keys()))
-        if ANY in made.stored and any(h is fn.__globals__ for h in made.homes[ANY]):
+        if ANY in made.stored and any(h is fn.__globals__ or h is EVERYWHERE for h in made.homes[ANY]):
             found.update(made.stored[ANY])  # `globals()[key] = ...`: any of its module's
         objects = _filled_objects(made)
         if objects:
@@ -149,7 +149,8 @@ def _unknown(fn: types.FunctionType, *, callees: bool = True) -> _Found:
     code, ns = fn.__code__, fn.__globals__
     params = _parameters(code)
     some: Filled = [(n, ns) for n in code.co_names if data(n, ns)]
-    some += [(ANY, ns)] if "globals" in code.co_names or not callees else []
+    some += [(ANY, ns)] if "globals" in code.co_names else []
+    some += [] if callees else [(ANY, EVERYWHERE)]
     if callees:
         names = [ast.Name(id=n, ctx=ast.Load()) for n in code.co_names]
         some += [pair for n in names for pair in (*filled_by(n, ns), *filled_through(n, ns))]
@@ -188,7 +189,7 @@ def _analysed(fn: types.FunctionType) -> _Found:
             stored[name] = stored.get(name, frozenset()) | params
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
     filled: Filled = [(name, fn.__globals__) for name in stored]
-    for name, home, line in _elsewhere(body, fn.__globals__, params):
+    for name, home, line in filled_elsewhere(body, fn.__globals__, params):
         if line is None:
             made = params
         else:
@@ -203,33 +204,6 @@ def _stored_later(body: Iterable[ast.AST]) -> set[str]:
     """The names the functions and lambdas defined in the body store into or
     mutate: when they run, which the lines defining them do not tell."""
     return changed([n for stmt in body for n in runs_later(stmt)])
-
-
-def _elsewhere(
-    body: Iterable[ast.AST], namespace: Mapping[str, object], params: frozenset[str]
-) -> Iterator[tuple[str, Mapping[str, object], int | None]]:
-    """The globals the body fills other than by name: through a function it
-    calls (`configure(xs)` filling its module's CONFIG), through a module
-    (`cfg.SCALE = s`) or `globals()`; each with the line that does, or None
-    when that cannot be told: a function the body names without calling it
-    (`f = configure`, `map(configure, xs)`), one a function or lambda defined
-    in the body calls, and one the run is given (`setup(xs)`, any global)."""
-    body = list(body)
-    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
-    for stmt in body:
-        later = [(n.lineno, getattr(n, "end_lineno", None) or n.lineno) for n in runs_later(stmt)]
-
-        def when(line: int, later: list[tuple[int, int]] = later) -> int | None:
-            return None if any(a <= line <= b for a, b in later) else line
-
-        yield from ((n, h, when(line)) for n, h, line in writes_at(stmt, namespace, imported))
-        for call in ast.walk(stmt):
-            if isinstance(call, ast.Call):
-                line = when(call.lineno)
-                yield from ((n, h, line) for n, h in filled_by(call.func, namespace))
-                if isinstance(call.func, ast.Name) and call.func.id in params:
-                    yield ANY, namespace, None
-        yield from ((n, h, None) for n, h in filled_through(stmt, namespace))
 
 
 def _homes_of(filled: Iterable[tuple[str, Mapping[str, object]]]) -> _Homes:

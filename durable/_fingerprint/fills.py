@@ -20,9 +20,9 @@ import builtins
 import sys
 import types
 from collections import ChainMap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
-from .callees import MOST, referenced, resolve, users_class
+from .callees import MOST, referenced, resolve, runs_later, users_class
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 # (name, the module namespace it lives in) of each global a call fills.
@@ -56,9 +56,36 @@ def _filled(todo: list[types.FunctionType], namespace: Mapping[str, object]) -> 
             found += module_writes(node, fn.__globals__)
             todo += referenced(node, fn.__globals__)
         todo += [f for c in called for f in resolve(c, fn.__globals__)]
-    if todo:  # more than a body's helpers: what is left unread may fill any of the caller's
-        found.append((ANY, namespace))
+    if todo:  # more than a body's helpers: what is left unread may fill any module's
+        found.append((ANY, EVERYWHERE))
     return found
+
+
+def filled_elsewhere(
+    body: Iterable[ast.AST], namespace: Mapping[str, object], params: frozenset[str]
+) -> Iterator[tuple[str, Mapping[str, object], int | None]]:
+    """The globals the body fills other than by name: through a function it
+    calls (`configure(xs)` filling its module's CONFIG), through a module
+    (`cfg.SCALE = s`) or `globals()`; each with the line that does, or None
+    when that cannot be told: a function the body names without calling it
+    (`f = configure`, `map(configure, xs)`), one a function or lambda defined
+    in the body calls, and one the run is given (`setup(xs)`, any global)."""
+    body = list(body)
+    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
+    for stmt in body:
+        later = [(n.lineno, getattr(n, "end_lineno", None) or n.lineno) for n in runs_later(stmt)]
+
+        def when(line: int, later: list[tuple[int, int]] = later) -> int | None:
+            return None if any(a <= line <= b for a, b in later) else line
+
+        yield from ((n, h, when(line)) for n, h, line in writes_at(stmt, namespace, imported))
+        for call in ast.walk(stmt):
+            if isinstance(call, ast.Call):
+                line = when(call.lineno)
+                yield from ((n, h, line) for n, h in filled_by(call.func, namespace))
+                if isinstance(call.func, ast.Name) and call.func.id in params:
+                    yield ANY, EVERYWHERE, None
+        yield from ((n, h, None) for n, h in filled_through(stmt, namespace))
 
 
 def module_writes(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
@@ -121,6 +148,9 @@ def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
 # A global of a module reached through `globals()[key]` with a key the
 # text does not spell: any global of that module may be filled.
 ANY = "*"
+# The home of an `ANY` that may be in any module: a function the run is
+# given, or helpers past those followed (`MOST`), may fill any module's.
+EVERYWHERE: Mapping[str, object] = types.MappingProxyType({})
 
 
 def _through_module(
