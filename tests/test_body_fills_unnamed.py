@@ -43,11 +43,14 @@ BODIES = [
     ("def apply(s):\n        RATES['k'] = s\n    apply(scale)\n    out = rated(10)", True),
     ("def apply(s):\n        cfg.configure(s)\n    apply(scale)\n    out = cfg.from_config(10)", True),
     ("apply = lambda s: set_rate(s)\n    apply(scale)\n    out = rated(10)", True),
+    ("def apply():\n        set_rate(scale)\n    apply()\n    out = rated(10)", True),  # by closure
     ("Setup(scale)\n    out = rated(10)", True),
     ("s = Setter()\n    s.set(scale)\n    out = rated(10)", True),  # a method of an object made
     ("s = SETTER\n    s.set(scale)\n    out = rated(10)", True),  # ... or held by a global
     # a function of the script that fills nothing, bound to a local: replayed
     ("set_rate(2)\n    f = describe\n    f(scale)\n    out = rated(10)", False),
+    # a function defined in the body, called with no argument of the run: replayed
+    ("def note(m):\n        RATES['m'] = m\n    note('start')\n    set_rate(2)\n    out = rated(10)", False),
 ]
 
 

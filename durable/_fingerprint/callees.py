@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import sys
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from .userfiles import is_user_file
 
@@ -122,11 +122,67 @@ def _chain(func: ast.AST) -> Iterator[str]:
 
 
 Later = ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
+# Where what a statement runs runs: (the line calling it, the line defining
+# it), the same line twice outside a function defined in the body; None
+# when it cannot be told (every argument).
+Runs = tuple[int, int] | None
+
+
+class Deferred:
+    """The functions and lambdas defined in a body that are not steps: what
+    they run, they run where they are called, not where they are defined.
+    A function called by name there runs at that call (with what it reads
+    where it is defined: its closure); one given on, decorated, called
+    from another such function or never called by name, and a lambda not
+    bound to a name, run where it cannot be told."""
+
+    def __init__(self, body: Sequence[ast.AST]) -> None:
+        self.nodes = [n for stmt in body for n in runs_later(stmt)]
+        bound = {
+            id(sub.value): sub.targets[0].id
+            for stmt in body
+            for sub in ast.walk(stmt)
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1
+            and isinstance(sub.targets[0], ast.Name) and isinstance(sub.value, ast.Lambda)
+        }
+        self._named = {id(n): _name_of(n, bound) for n in self.nodes}
+        self._inside = {id(n): {id(s) for s in ast.walk(n)} for n in self.nodes}
+        called = {id(c.func) for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)}
+        self._uses: dict[str, list[tuple[ast.Name, bool]]] = {}
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    self._uses.setdefault(sub.id, []).append((sub, id(sub) in called))
+
+    def runs_at(self, line: int) -> list[Runs]:
+        """Where what the body's `line` runs runs."""
+        around = [n for n in self.nodes if n.lineno <= line <= (n.end_lineno or n.lineno)]
+        if not around:
+            return [(line, line)]
+        return self.runs_of(max(around, key=lambda n: (n.lineno, n.col_offset)))
+
+    def runs_of(self, node: Later) -> list[Runs]:
+        """Where the function or lambda `node` runs."""
+        name = self._named[id(node)]
+        if name is None:
+            return [None]
+        found: list[Runs] = []
+        for use, direct in self._uses.get(name, []):
+            if id(use) in self._inside[id(node)]:
+                continue  # itself, recursively
+            later = any(id(use) in inside for inside in self._inside.values())
+            found.append((use.lineno, node.lineno) if direct and not later else None)
+        return found or [None]
+
+
+def _name_of(node: Later, bound: dict[int, str]) -> str | None:
+    if isinstance(node, ast.Lambda):
+        return bound.get(id(node))
+    return None if node.decorator_list else node.name
 
 
 def runs_later(stmt: ast.AST) -> Iterator[Later]:
-    """The functions and lambdas defined in `stmt` that are not steps: what
-    they run, they run when called, not where they are defined."""
+    """The functions and lambdas defined in `stmt` that are not steps."""
     for sub in ast.walk(stmt):
         if isinstance(sub, ast.Lambda):
             yield sub

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from .callees import runs_later
+from .callees import Deferred, Runs
 from .fills import (
     ANY,
     EVERYWHERE,
@@ -184,26 +184,25 @@ def _analysed(fn: types.FunctionType) -> _Found:
         for name, reads in edges.items()
         if name not in locals_all and kept(name, fn.__globals__, strong, classes)
     }
-    for name in _stored_later(body) - locals_all:  # by a function defined in the body
-        if kept(name, fn.__globals__, strong, classes):
-            stored[name] = stored.get(name, frozenset()) | params
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
+
+    def made_at(runs: Runs) -> frozenset[str]:  # what the statements there read is made from
+        if runs is None:
+            return params
+        reads = frozenset().union(*(r for a, b, r in units if a <= runs[0] <= b or a <= runs[1] <= b))
+        return _made_of(reads & own, inner) & params
+
+    deferred = Deferred(body)
+    for node in deferred.nodes:  # what a function defined in the body stores into
+        for name in changed([node]) - locals_all:
+            if kept(name, fn.__globals__, strong, classes):
+                made = frozenset().union(*(made_at(runs) for runs in deferred.runs_of(node)))
+                stored[name] = stored.get(name, frozenset()) | made
     filled: Filled = [(name, fn.__globals__) for name in stored]
-    for name, home, line in filled_elsewhere(body, fn.__globals__, params):
-        if line is None:
-            made = params
-        else:
-            reads = frozenset().union(*(r for a, b, r in units if a <= line <= b))
-            made = _made_of(reads & own, inner) & params
-        stored[name] = stored.get(name, frozenset()) | made
+    for name, home, runs in filled_elsewhere(body, fn.__globals__, params, deferred):
+        stored[name] = stored.get(name, frozenset()) | made_at(runs)
         filled.append((name, home))
     return _only_made(cells), _only_made(stored), lines, _homes_of(filled)
-
-
-def _stored_later(body: Iterable[ast.AST]) -> set[str]:
-    """The names the functions and lambdas defined in the body store into or
-    mutate: when they run, which the lines defining them do not tell."""
-    return changed([n for stmt in body for n in runs_later(stmt)])
 
 
 def _homes_of(filled: Iterable[tuple[str, Mapping[str, object]]]) -> _Homes:

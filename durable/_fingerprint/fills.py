@@ -20,9 +20,9 @@ import builtins
 import sys
 import types
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from .callees import MOST, referenced, resolve, runs_later, users_class
+from .callees import MOST, Deferred, Runs, referenced, resolve, users_class
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 # (name, the module namespace it lives in) of each global a call fills.
@@ -62,27 +62,22 @@ def _filled(todo: list[types.FunctionType], namespace: Mapping[str, object]) -> 
 
 
 def filled_elsewhere(
-    body: Iterable[ast.AST], namespace: Mapping[str, object], params: frozenset[str]
-) -> Iterator[tuple[str, Mapping[str, object], int | None]]:
+    body: Sequence[ast.AST], namespace: Mapping[str, object], params: frozenset[str], deferred: Deferred
+) -> Iterator[tuple[str, Mapping[str, object], Runs]]:
     """The globals the body fills other than by name: through a function it
     calls (`configure(xs)` filling its module's CONFIG), through a module
-    (`cfg.SCALE = s`) or `globals()`; each with the line that does, or None
-    when that cannot be told: a function the body names without calling it
-    (`f = configure`, `map(configure, xs)`), one a function or lambda defined
-    in the body calls, and one the run is given (`setup(xs)`, any global)."""
-    body = list(body)
+    (`cfg.SCALE = s`) or `globals()`; each with where that runs
+    (`Deferred`), None when it cannot be told: a function the body names
+    without calling it (`f = configure`, `map(configure, xs)`), and one the
+    run is given (`setup(xs)`: any global)."""
     imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
     for stmt in body:
-        later = [(n.lineno, getattr(n, "end_lineno", None) or n.lineno) for n in runs_later(stmt)]
-
-        def when(line: int, later: list[tuple[int, int]] = later) -> int | None:
-            return None if any(a <= line <= b for a, b in later) else line
-
-        yield from ((n, h, when(line)) for n, h, line in writes_at(stmt, namespace, imported))
+        for name, home, line in writes_at(stmt, namespace, imported):
+            yield from ((name, home, runs) for runs in deferred.runs_at(line))
         for call in ast.walk(stmt):
             if isinstance(call, ast.Call):
-                line = when(call.lineno)
-                yield from ((n, h, line) for n, h in filled_by(call.func, namespace))
+                where = deferred.runs_at(call.lineno)
+                yield from ((n, h, runs) for n, h in filled_by(call.func, namespace) for runs in where)
                 if isinstance(call.func, ast.Name) and call.func.id in params:
                     yield ANY, EVERYWHERE, None
         yield from ((n, h, None) for n, h in filled_through(stmt, namespace))
