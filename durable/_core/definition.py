@@ -105,3 +105,47 @@ def choose_policy(
             f"Changed: {', '.join(changed) or 'workflow body'}",
         )
     return policy
+
+
+# Per workflow function (held: its id is not reused while listed): the
+# definitions its calls in this process left behind, each with the one that
+# call started from.
+_LEFT: dict[int, tuple[object, dict[str, Definition]]] = {}
+
+
+def left_behind(fn: object, start: Definition, now_of: Callable[[], Definition]) -> None:
+    """After a call's body ran: `now_of()` is what it left. Its body may have
+    filled globals that count by their contents (`set_rate(rate)` storing
+    into a dict the module also clears in place), so that a resume in this
+    process would count them as changed, while one in a new process, where
+    import leaves them as this call found them, would not (`as_left`)."""
+    try:
+        now = now_of()
+    except Exception:  # nothing kept: the next call counts what it finds (fail closed)
+        return
+    if now.fingerprint == start.fingerprint or now.by_spec.keys() != start.by_spec.keys():
+        return
+    if len(_LEFT) >= 256:
+        _LEFT.clear()
+    held, left = _LEFT.setdefault(id(fn), (fn, {}))
+    if held is fn and len(left) < 16:
+        left.setdefault(now.fingerprint, start)
+
+
+def as_left(fn: object, found: Definition, manifest: RunRecord | None) -> Definition:
+    """For a resume of a run recorded with the definition a call of this
+    process started from, when `found` is exactly what that call left
+    behind (the same code and step objects, every global as its body left
+    it): that definition, as a resume in a new process finds it. Anything
+    changed since makes `found` another definition, which counts as it is;
+    and a new run records what it finds (its steps run with what the last
+    call left)."""
+    held, left = _LEFT.get(id(fn), (None, {}))
+    start = left.get(found.fingerprint) if held is fn else None
+    if start is None or manifest is None or start.fingerprint != manifest.fingerprint:
+        return found
+    if start.by_spec.keys() != found.by_spec.keys() or start.steps.keys() != found.steps.keys():
+        return found
+    return Definition(
+        start.fingerprint, start.steps, start.parts, start.by_spec, found.why_listed, found.binding, found.bound
+    )

@@ -37,7 +37,7 @@ from .arguments import (
 )
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
-from .definition import Definition, choose_policy
+from .definition import Definition, as_left, choose_policy, left_behind
 from .entry import enter_run
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
@@ -112,7 +112,7 @@ def run_locked(
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
-    definition = flow.definition()
+    definition = as_left(flow.fn, flow.definition(), manifest)
     policy = choose_policy(
         manifest,
         definition,
@@ -172,7 +172,7 @@ def run_locked(
     fp = definition.fingerprint
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
-        value = yield from _body(flow, bound, ctx)
+        value = yield from _body(flow, bound, ctx, definition)
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
             # A child run was cancelled, not this one: this run stays resumable
@@ -265,14 +265,17 @@ def plan_of(ctx: RunState) -> list[Any]:
     ]
 
 
-def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:
+def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState, start: Definition) -> Plan[Any]:
     """Run the workflow body. A refusal raised to the body is final: if the
     body caught it and returned, or raised something else, the refusal is
     what the run ends with (DESIGN §2 "Refusals are final")."""
     fn = settling(flow.fn, ctx) if inspect.iscoroutinefunction(flow.fn) else flow.fn
     install()  # threads it starts carry its context (`threads`)
     try:
-        value = yield Call(fn, *call_arguments(bound), lambda: enter_run(ctx))
+        try:
+            value = yield Call(fn, *call_arguments(bound), lambda: enter_run(ctx))
+        finally:
+            left_behind(flow.fn, start, flow.definition)
     except Exception as e:
         final = ctx.refusal or ctx.child_stop
         if final is not None and e is not final:
