@@ -25,8 +25,6 @@ from typing import NamedTuple
 
 from .callees import Deferred, Runs
 from .fills import (
-    ANY,
-    EVERYWHERE,
     Filled,
     changed,
     data,
@@ -36,6 +34,7 @@ from .fills import (
     kept,
     method_bases,
 )
+from .heads import ANY, EVERYWHERE
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 

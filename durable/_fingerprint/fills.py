@@ -23,6 +23,7 @@ from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from .callees import MOST, Deferred, Runs, referenced, resolve, users_class
+from .heads import ANY, EVERYWHERE, Heads
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 # (name, the module namespace it lives in) of each global a call fills.
@@ -71,16 +72,18 @@ def filled_elsewhere(
     without calling it (`f = configure`, `map(configure, xs)`), and one the
     run is given (`setup(xs)`: any global)."""
     imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
+    heads = Heads(body, ChainMap[str, object](imported, dict(namespace)), namespace)
+    named = heads.modules  # `m = cfg` then `m.configure(xs)`
     for stmt in body:
-        for name, home, line in writes_at(stmt, namespace, imported):
+        for name, home, line in writes_at(stmt, namespace, imported, heads):
             yield from ((name, home, runs) for runs in deferred.runs_at(line))
         for call in ast.walk(stmt):
             if isinstance(call, ast.Call):
                 where = deferred.runs_at(call.lineno)
-                yield from ((n, h, runs) for n, h in filled_by(call.func, namespace) for runs in where)
+                yield from ((n, h, runs) for n, h in filled_by(call.func, named) for runs in where)
                 if isinstance(call.func, ast.Name) and call.func.id in params:
                     yield ANY, EVERYWHERE, None
-        yield from ((n, h, None) for n, h in filled_through(stmt, namespace))
+        yield from ((n, h, None) for n, h in filled_through(stmt, named))
 
 
 def module_writes(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
@@ -93,12 +96,17 @@ def module_writes(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
 
 
 def writes_at(
-    node: ast.AST, namespace: Mapping[str, object], imported: Mapping[str, object] | None = None
+    node: ast.AST,
+    namespace: Mapping[str, object],
+    imported: Mapping[str, object] | None = None,
+    heads: Heads | None = None,
 ) -> list[tuple[str, Mapping[str, object], int]]:
     """`module_writes`, each with the line it is written on; `imported`: the
-    modules the function `node` is part of imports (`imported_in`)."""
-    own = imported_in(node) if imported is None else imported
-    modules = ChainMap[str, object](dict(own), dict(namespace))
+    modules the function `node` is part of imports (`imported_in`);
+    `heads`: what its names hold (`Heads`), when read for a whole body."""
+    if heads is None:
+        own = imported_in(node) if imported is None else imported
+        heads = Heads([node], ChainMap[str, object](dict(own), dict(namespace)), namespace)
     found: list[tuple[str, Mapping[str, object], int]] = []
     for sub in ast.walk(node):
         targets: list[ast.expr]
@@ -106,10 +114,12 @@ def writes_at(
             targets, stored = [sub], True
         elif isinstance(sub, ast.Call):
             targets, stored = [sub.func, *sub.args, *(k.value for k in sub.keywords)], False
+            hit = heads.set_by_call(sub)  # `setattr(cfg, "SCALE", s)`
+            found += [(*hit, sub.lineno)] if hit is not None else []
         else:
             continue
         for target in targets:
-            hit = _through_module(target, modules, namespace)
+            hit = heads.reached(target)
             if hit is None:
                 continue
             # a method called on a class (`cfg.Settings.load(r)`) may set its attributes
@@ -138,44 +148,6 @@ def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
         for sub in ast.walk(node)
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
     }
-
-
-# A global of a module reached through `globals()[key]` with a key the
-# text does not spell: any global of that module may be filled.
-ANY = "*"
-# The home of an `ANY` that may be in any module: a function the run is
-# given, or helpers past those followed (`MOST`), may fill any module's.
-EVERYWHERE: Mapping[str, object] = types.MappingProxyType({})
-
-
-def _through_module(
-    expr: ast.AST, modules: Mapping[str, object], namespace: Mapping[str, object]
-) -> tuple[str, Mapping[str, object]] | None:
-    """(the first name under a module along `expr`'s chain, that module's
-    namespace), or None when the chain starts at no module."""
-    path: list[ast.AST] = []
-    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
-        path.append(expr)
-        expr = expr.func if isinstance(expr, ast.Call) else expr.value
-    path.reverse()
-    if isinstance(expr, ast.Call) or not path:
-        return None
-    if isinstance(expr, ast.Name) and expr.id == "globals" and "globals" not in modules:
-        call, key = path[0], path[1] if len(path) > 1 else None
-        if not isinstance(call, ast.Call) or call.args:
-            return None
-        # `globals()["K"]` names one; `globals().update(...)`, `globals()[k]`
-        # or `globals()` given to a call may fill any
-        name = getattr(key.slice, "value", None) if isinstance(key, ast.Subscript) else None
-        return (name if isinstance(name, str) else ANY), namespace
-    value = modules.get(expr.id) if isinstance(expr, ast.Name) else None
-    for part in path:
-        if not isinstance(value, types.ModuleType) or not isinstance(part, ast.Attribute):
-            return None
-        if not isinstance(vars(value).get(part.attr), types.ModuleType):
-            return part.attr, vars(value)
-        value = vars(value)[part.attr]
-    return None
 
 
 def imported_in(node: ast.AST) -> dict[str, object]:
