@@ -5,12 +5,15 @@ run continues under (refused, re-run from the change, or rebased)."""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import Any
 
 from .._errortext import warn
+from .._fingerprint.derived import made_in
 from .._fingerprint.fingerprint import IDENTITY, describe_change
+from .._fingerprint.heads import ANY
 from .._frozen import Compared, dataclass
 from .._storage.records import RunRecord
 from ..errors import (
@@ -118,18 +121,39 @@ def left_behind(fn: object, start: Definition, now_of: Callable[[], Definition])
     filled globals that count by their contents (`set_rate(rate)` storing
     into a dict the module also clears in place), so that a resume in this
     process would count them as changed, while one in a new process, where
-    import leaves them as this call found them, would not (`as_left`)."""
+    import leaves them as this call found them, would not (`as_left`).
+    Only when what changed is the contents of globals the body fills: a
+    step that changed what it reads (a closure cell it rebinds) is a change."""
+    filled = set(made_in(fn).homes) if isinstance(fn, types.FunctionType) else set()
+    if not filled:
+        return
     try:
         now = now_of()
     except Exception:  # nothing kept: the next call counts what it finds (fail closed)
         return
-    if now.fingerprint == start.fingerprint or now.by_spec.keys() != start.by_spec.keys():
+    if now.fingerprint == start.fingerprint or not _only_filled(start, now, filled):
         return
     if len(_LEFT) >= 256:
         _LEFT.clear()
     held, left = _LEFT.setdefault(id(fn), (fn, {}))
     if held is fn and len(left) < 16:
         left.setdefault(now.fingerprint, start)
+
+
+def _only_filled(start: Definition, now: Definition, filled: set[str]) -> bool:
+    """Whether every step (and the body) that differs differs only in the
+    contents of globals of those names (`now:RATES`)."""
+    if now.by_spec.keys() != start.by_spec.keys() or now.steps.keys() != start.steps.keys():
+        return False
+    for key in (k for k in now.steps if now.steps[k] != start.steps[k]):
+        old, new = start.parts.get(key, {}), now.parts.get(key, {})
+        differ = [p for p in old.keys() | new.keys() if old.get(p) != new.get(p)]
+        for part in differ or [""]:  # none: a change the parts do not tell
+            kind, _, name = part.partition(":")
+            base = name.split("[")[0].rpartition(".")[2]
+            if kind != "now" or (base not in filled and ANY not in filled):
+                return False
+    return True
 
 
 def as_left(fn: object, found: Definition, manifest: RunRecord | None) -> Definition:
