@@ -201,9 +201,17 @@ def test_each_way_a_global_is_filled_in_real_processes(tmp_path: Path) -> None:
     ran once.
     A process for each: a global the body filled in an earlier run of the
     same process would count as changed on its own."""
+    resumed_each(tmp_path, BODIES, FLOW, replayed_too=(0, 3))
+
+
+def resumed_each(
+    tmp_path: Path, bodies: list[tuple[str, bool]], flow: str, replayed_too: tuple[int, ...] = ()
+) -> None:
+    """Each body started with scale=2 then resumed with scale=3 in processes
+    of its own (`test_each_way_a_global_is_filled_in_real_processes`)."""
     (tmp_path / "cfg.py").write_text(SETTINGS_MODULE)
-    for i, (body, refused) in enumerate(BODIES):
-        (tmp_path / f"flow{i}.py").write_text(FLOW + f"""
+    for i, (body, refused) in enumerate(bodies):
+        (tmp_path / f"flow{i}.py").write_text(flow + f"""
 @durable.workflow(run_id="r{i}")
 def wf(scale, ready=False):
     {body}
@@ -228,7 +236,7 @@ except durable.DefinitionChangedError as e:
 
         assert run("start", "2") == "suspended", body
         assert run("resume", "3") == ("refused True" if refused else "value 20"), body
-        if i in (0, 3):  # the same scale as recorded: replayed
+        if i in replayed_too:  # the same scale as recorded: replayed
             assert run("resume", "2") == "value 20", body
         assert count.read_text() == "step\n", body
 
@@ -279,7 +287,7 @@ def test_helpers_past_the_followed_ones_may_fill_any_global(
     what is left unread may fill any global of the body's module."""
     from durable._fingerprint import fills
 
-    monkeypatch.setattr(fills, "_MOST", 1)  # `fill_far` is read, `fill_farther` is not
+    monkeypatch.setattr(fills, "MOST", 1)  # `fill_far` is read, `fill_farther` is not
 
     @durable.workflow(run_id="f13", store=store)
     def report(rate: int, ready: bool = False) -> int:

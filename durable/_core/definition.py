@@ -5,12 +5,15 @@ run continues under (refused, re-run from the change, or rebased)."""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import Any
 
 from .._errortext import warn
+from .._fingerprint.derived import made_in
 from .._fingerprint.fingerprint import IDENTITY, describe_change
+from .._fingerprint.heads import ANY
 from .._frozen import Compared, dataclass
 from .._storage.records import RunRecord
 from ..errors import (
@@ -105,3 +108,68 @@ def choose_policy(
             f"Changed: {', '.join(changed) or 'workflow body'}",
         )
     return policy
+
+
+# Per workflow function (held: its id is not reused while listed): the
+# definitions its calls in this process left behind, each with the one that
+# call started from.
+_LEFT: dict[int, tuple[object, dict[str, Definition]]] = {}
+
+
+def left_behind(fn: object, start: Definition, now_of: Callable[[], Definition]) -> None:
+    """After a call's body ran: `now_of()` is what it left. Its body may have
+    filled globals that count by their contents (`set_rate(rate)` storing
+    into a dict the module also clears in place), so that a resume in this
+    process would count them as changed, while one in a new process, where
+    import leaves them as this call found them, would not (`as_left`).
+    Only when what changed is the contents of globals the body fills: a
+    step that changed what it reads (a closure cell it rebinds) is a change."""
+    filled = set(made_in(fn).homes) if isinstance(fn, types.FunctionType) else set()
+    if not filled:
+        return
+    try:
+        now = now_of()
+    except Exception:  # nothing kept: the next call counts what it finds (fail closed)
+        return
+    if now.fingerprint == start.fingerprint or not _only_filled(start, now, filled):
+        return
+    if len(_LEFT) >= 256:
+        _LEFT.clear()
+    held, left = _LEFT.setdefault(id(fn), (fn, {}))
+    if held is fn and len(left) < 16:
+        left.setdefault(now.fingerprint, start)
+
+
+def _only_filled(start: Definition, now: Definition, filled: set[str]) -> bool:
+    """Whether every step (and the body) that differs differs only in the
+    contents of globals of those names (`now:RATES`)."""
+    if now.by_spec.keys() != start.by_spec.keys() or now.steps.keys() != start.steps.keys():
+        return False
+    for key in (k for k in now.steps if now.steps[k] != start.steps[k]):
+        old, new = start.parts.get(key, {}), now.parts.get(key, {})
+        differ = [p for p in old.keys() | new.keys() if old.get(p) != new.get(p)]
+        for part in differ or [""]:  # none: a change the parts do not tell
+            kind, _, name = part.partition(":")
+            base = name.split("[")[0].rpartition(".")[2]
+            if kind != "now" or (base not in filled and ANY not in filled):
+                return False
+    return True
+
+
+def as_left(fn: object, found: Definition, manifest: RunRecord | None) -> Definition:
+    """For a resume of a run recorded with the definition a call of this
+    process started from, when `found` is exactly what that call left
+    behind (the same code and step objects, every global as its body left
+    it): that definition, as a resume in a new process finds it. Anything
+    changed since makes `found` another definition, which counts as it is;
+    and a new run records what it finds (its steps run with what the last
+    call left)."""
+    held, left = _LEFT.get(id(fn), (None, {}))
+    start = left.get(found.fingerprint) if held is fn else None
+    if start is None or manifest is None or start.fingerprint != manifest.fingerprint:
+        return found
+    if start.by_spec.keys() != found.by_spec.keys() or start.steps.keys() != found.steps.keys():
+        return found
+    return Definition(
+        start.fingerprint, start.steps, start.parts, start.by_spec, found.why_listed, found.binding, found.bound
+    )

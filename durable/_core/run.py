@@ -37,7 +37,7 @@ from .arguments import (
 )
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
-from .definition import Definition, choose_policy
+from .definition import Definition, as_left, choose_policy, left_behind
 from .entry import enter_run
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
@@ -112,7 +112,7 @@ def run_locked(
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
-    definition = flow.definition()
+    definition = as_left(flow.fn, flow.definition(), manifest)
     policy = choose_policy(
         manifest,
         definition,
@@ -175,6 +175,7 @@ def run_locked(
             value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
             manifest.extra["operations"] = len(ctx.records)
+            left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
             # A child run was cancelled, not this one: this run stays resumable

@@ -19,11 +19,22 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from .fills import ANY, Filled, changed, data, filled_by, imported_in, kept, method_bases, writes_at
+from .callees import Deferred, Runs
+from .fills import (
+    Filled,
+    changed,
+    data,
+    filled_by,
+    filled_elsewhere,
+    filled_through,
+    kept,
+    method_bases,
+)
+from .heads import ANY, EVERYWHERE
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 
@@ -89,7 +100,7 @@ def read_from_body(
     if made.stored:
         names = _names(code)
         found.update(*(made.stored[g] for g in names & made.stored.keys()))
-        if ANY in made.stored and any(h is fn.__globals__ for h in made.homes[ANY]):
+        if ANY in made.stored and any(h is fn.__globals__ or h is EVERYWHERE for h in made.homes[ANY]):
             found.update(made.stored[ANY])  # `globals()[key] = ...`: any of its module's
         objects = _filled_objects(made)
         if objects:
@@ -137,9 +148,11 @@ def _unknown(fn: types.FunctionType, *, callees: bool = True) -> _Found:
     code, ns = fn.__code__, fn.__globals__
     params = _parameters(code)
     some: Filled = [(n, ns) for n in code.co_names if data(n, ns)]
-    some += [(ANY, ns)] if "globals" in code.co_names or not callees else []
+    some += [(ANY, ns)] if "globals" in code.co_names else []
+    some += [] if callees else [(ANY, EVERYWHERE)]
     if callees:
-        some += [pair for n in code.co_names for pair in filled_by(ast.Name(id=n), ns)]
+        names = [ast.Name(id=n, ctx=ast.Load()) for n in code.co_names]
+        some += [pair for n in names for pair in (*filled_by(n, ns), *filled_through(n, ns))]
     unknown = dict.fromkeys(code.co_cellvars, params)
     return _only_made(unknown), _only_made({n: params for n, _ in some}), None, _homes_of(some)
 
@@ -163,33 +176,32 @@ def _analysed(fn: types.FunctionType) -> _Found:
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
     strong, classes = changed(body, calls=False), method_bases(body)
+    # a function's own locals fill no global (`def apply(s): out = s`)
+    locals_all = {n for c in nested_code(code) for n in (*c.co_varnames, *c.co_cellvars)}
     stored = {  # a global of the module the body stores into or mutates
         name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
-        if name not in own and kept(name, fn.__globals__, strong, classes)
+        if name not in locals_all and kept(name, fn.__globals__, strong, classes)
     }
     lines = tuple((a, b, _made_of(reads & own, inner) & params) for a, b, reads in units)
+
+    def made_at(runs: Runs) -> frozenset[str]:  # what the statements there read is made from
+        if runs is None:
+            return params
+        reads = frozenset().union(*(r for a, b, r in units if a <= runs[0] <= b or a <= runs[1] <= b))
+        return _made_of(reads & own, inner) & params
+
+    deferred = Deferred(body)
+    for node in deferred.nodes:  # what a function defined in the body stores into
+        for name in changed([node]) - locals_all:
+            if kept(name, fn.__globals__, strong, classes):
+                made = frozenset().union(*(made_at(runs) for runs in deferred.runs_of(node)))
+                stored[name] = stored.get(name, frozenset()) | made
     filled: Filled = [(name, fn.__globals__) for name in stored]
-    for name, home, line in _elsewhere(body, fn.__globals__):
-        reads = frozenset().union(*(r for a, b, r in units if a <= line <= b))
-        stored[name] = stored.get(name, frozenset()) | _made_of(reads & own, inner) & params
+    for name, home, runs in filled_elsewhere(body, fn.__globals__, params, deferred):
+        stored[name] = stored.get(name, frozenset()) | made_at(runs)
         filled.append((name, home))
     return _only_made(cells), _only_made(stored), lines, _homes_of(filled)
-
-
-def _elsewhere(
-    body: Iterable[ast.AST], namespace: Mapping[str, object]
-) -> Iterator[tuple[str, Mapping[str, object], int]]:
-    """The globals the body fills other than by name: through a function it
-    calls (`configure(xs)` filling its module's CONFIG), through a module
-    (`cfg.SCALE = s`) or `globals()`; each with the line that does."""
-    body = list(body)
-    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
-    for stmt in body:
-        yield from writes_at(stmt, namespace, imported)
-        for call in ast.walk(stmt):
-            if isinstance(call, ast.Call):
-                yield from ((n, h, call.lineno) for n, h in filled_by(call.func, namespace))
 
 
 def _homes_of(filled: Iterable[tuple[str, Mapping[str, object]]]) -> _Homes:

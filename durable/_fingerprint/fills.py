@@ -20,34 +20,70 @@ import builtins
 import sys
 import types
 from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from .callees import MOST, Deferred, Runs, referenced, resolve, users_class
+from .heads import ANY, EVERYWHERE, Heads
 from .source import find_definitions, nested_code, runs_this_source, source_of
-from .userfiles import is_user_file
 
 # (name, the module namespace it lives in) of each global a call fills.
 Filled = list[tuple[str, Mapping[str, object]]]
 _BUILTINS = frozenset(dir(builtins))
-_MOST = 64  # functions followed from one call: a body's helpers, not a library
 
 
 def filled_by(func: ast.AST, namespace: Mapping[str, object]) -> Filled:
     """The globals the function a call names (`configure`, `helpers.configure`,
     `Settings.load`) may fill, looked up in the caller's `namespace`."""
+    return _filled(resolve(func, namespace), namespace)
+
+
+def filled_through(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
+    """The globals the functions `node` names without calling them may fill
+    (`f = configure`, `map(configure, xs)`, `for f in SETTERS`: `referenced`)."""
+    return _filled(referenced(node, namespace), namespace)
+
+
+def _filled(todo: list[types.FunctionType], namespace: Mapping[str, object]) -> Filled:
     found: Filled = []
-    todo, seen = _resolve(func, namespace), set[int]()
-    while todo and len(seen) < _MOST:
+    seen = set[int]()
+    while todo and len(seen) < MOST:
         fn = todo.pop()
         if id(fn.__code__) in seen:
             continue
         seen.add(id(fn.__code__))
         names, called, node = _changes(fn)
         found += [(name, fn.__globals__) for name in names]
-        found += module_writes(node, fn.__globals__) if node is not None else []
-        todo += [f for c in called for f in _resolve(c, fn.__globals__)]
-    if todo:  # more than a body's helpers: what is left unread may fill any of the caller's
-        found.append((ANY, namespace))
+        if node is not None:
+            found += module_writes(node, fn.__globals__)
+            todo += referenced(node, fn.__globals__)
+        todo += [f for c in called for f in resolve(c, fn.__globals__)]
+    if todo:  # more than a body's helpers: what is left unread may fill any module's
+        found.append((ANY, EVERYWHERE))
     return found
+
+
+def filled_elsewhere(
+    body: Sequence[ast.AST], namespace: Mapping[str, object], params: frozenset[str], deferred: Deferred
+) -> Iterator[tuple[str, Mapping[str, object], Runs]]:
+    """The globals the body fills other than by name: through a function it
+    calls (`configure(xs)` filling its module's CONFIG), through a module
+    (`cfg.SCALE = s`) or `globals()`; each with where that runs
+    (`Deferred`), None when it cannot be told: a function the body names
+    without calling it (`f = configure`, `map(configure, xs)`), and one the
+    run is given (`setup(xs)`: any global)."""
+    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
+    heads = Heads(body, ChainMap[str, object](imported, dict(namespace)), namespace)
+    named = heads.modules  # `m = cfg` then `m.configure(xs)`
+    for stmt in body:
+        for name, home, line in writes_at(stmt, namespace, imported, heads):
+            yield from ((name, home, runs) for runs in deferred.runs_at(line))
+        for call in ast.walk(stmt):
+            if isinstance(call, ast.Call):
+                where = deferred.runs_at(call.lineno)
+                yield from ((n, h, runs) for n, h in filled_by(call.func, named) for runs in where)
+                if isinstance(call.func, ast.Name) and call.func.id in params:
+                    yield ANY, EVERYWHERE, None
+        yield from ((n, h, None) for n, h in filled_through(stmt, named))
 
 
 def module_writes(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
@@ -60,12 +96,17 @@ def module_writes(node: ast.AST, namespace: Mapping[str, object]) -> Filled:
 
 
 def writes_at(
-    node: ast.AST, namespace: Mapping[str, object], imported: Mapping[str, object] | None = None
+    node: ast.AST,
+    namespace: Mapping[str, object],
+    imported: Mapping[str, object] | None = None,
+    heads: Heads | None = None,
 ) -> list[tuple[str, Mapping[str, object], int]]:
     """`module_writes`, each with the line it is written on; `imported`: the
-    modules the function `node` is part of imports (`imported_in`)."""
-    own = imported_in(node) if imported is None else imported
-    modules = ChainMap[str, object](dict(own), dict(namespace))
+    modules the function `node` is part of imports (`imported_in`);
+    `heads`: what its names hold (`Heads`), when read for a whole body."""
+    if heads is None:
+        own = imported_in(node) if imported is None else imported
+        heads = Heads([node], ChainMap[str, object](dict(own), dict(namespace)), namespace)
     found: list[tuple[str, Mapping[str, object], int]] = []
     for sub in ast.walk(node):
         targets: list[ast.expr]
@@ -73,10 +114,12 @@ def writes_at(
             targets, stored = [sub], True
         elif isinstance(sub, ast.Call):
             targets, stored = [sub.func, *sub.args, *(k.value for k in sub.keywords)], False
+            hit = heads.set_by_call(sub)  # `setattr(cfg, "SCALE", s)`
+            found += [(*hit, sub.lineno)] if hit is not None else []
         else:
             continue
         for target in targets:
-            hit = _through_module(target, modules, namespace)
+            hit = heads.reached(target)
             if hit is None:
                 continue
             # a method called on a class (`cfg.Settings.load(r)`) may set its attributes
@@ -87,24 +130,14 @@ def writes_at(
 
 
 def _method_of_class(func: ast.AST, name: str, home: Mapping[str, object]) -> bool:
-    return isinstance(func, ast.Attribute) and func.attr != name and _users(home.get(name))
+    return isinstance(func, ast.Attribute) and func.attr != name and users_class(home.get(name))
 
 
 def kept(name: str, namespace: Mapping[str, object], strong: set[str], classes: set[str]) -> bool:
     """Whether a global a statement changes may be filled by it: one it
     stores into, one holding data, or a class a method is called on
     (`Settings.load(r)`; `classes`: `method_bases`)."""
-    return name in strong or data(name, namespace) or (name in classes and _users(namespace.get(name)))
-
-
-def _users(cls: object) -> bool:
-    """Whether `cls` is a class of the user's code (a library's class keeps
-    program state, as its functions do: `Path.cwd()` fills nothing)."""
-    if not isinstance(cls, type):
-        return False
-    name = cls.__module__ if isinstance(cls.__module__, str) else ""
-    filename = getattr(sys.modules.get(name), "__file__", None)  # none: a notebook's
-    return filename is None or is_user_file(filename, name.partition(".")[0])
+    return name in strong or data(name, namespace) or (name in classes and users_class(namespace.get(name)))
 
 
 def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
@@ -115,41 +148,6 @@ def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
         for sub in ast.walk(node)
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
     }
-
-
-# A global of a module reached through `globals()[key]` with a key the
-# text does not spell: any global of that module may be filled.
-ANY = "*"
-
-
-def _through_module(
-    expr: ast.AST, modules: Mapping[str, object], namespace: Mapping[str, object]
-) -> tuple[str, Mapping[str, object]] | None:
-    """(the first name under a module along `expr`'s chain, that module's
-    namespace), or None when the chain starts at no module."""
-    path: list[ast.AST] = []
-    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
-        path.append(expr)
-        expr = expr.func if isinstance(expr, ast.Call) else expr.value
-    path.reverse()
-    if isinstance(expr, ast.Call) or not path:
-        return None
-    if isinstance(expr, ast.Name) and expr.id == "globals" and "globals" not in modules:
-        call, key = path[0], path[1] if len(path) > 1 else None
-        if not isinstance(call, ast.Call) or call.args:
-            return None
-        # `globals()["K"]` names one; `globals().update(...)`, `globals()[k]`
-        # or `globals()` given to a call may fill any
-        name = getattr(key.slice, "value", None) if isinstance(key, ast.Subscript) else None
-        return (name if isinstance(name, str) else ANY), namespace
-    value = modules.get(expr.id) if isinstance(expr, ast.Name) else None
-    for part in path:
-        if not isinstance(value, types.ModuleType) or not isinstance(part, ast.Attribute):
-            return None
-        if not isinstance(vars(value).get(part.attr), types.ModuleType):
-            return part.attr, vars(value)
-        value = vars(value)[part.attr]
-    return None
 
 
 def imported_in(node: ast.AST) -> dict[str, object]:
@@ -235,46 +233,3 @@ def base(node: ast.AST) -> str:
 
 def _declared_global(node: ast.AST) -> set[str]:
     return {n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names}
-
-
-def _resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
-    """The user's Python functions a call's name chain names, through modules
-    and classes only (looked up without running a property): the function,
-    and those it wraps (a step, a decorator using `functools.wraps`)."""
-    chain = list(_chain(func))
-    value: object = namespace.get(chain[0]) if chain else None
-    for attr in chain[1:]:
-        if isinstance(value, types.ModuleType):
-            value = vars(value).get(attr)
-        elif isinstance(value, type):
-            value = next((vars(k)[attr] for k in value.__mro__ if attr in vars(k)), None)
-        else:
-            return []
-    if isinstance(value, (staticmethod, classmethod)):
-        value = value.__func__
-    found: list[types.FunctionType] = []
-    # A step (or child workflow, no function) is not followed: what it fills
-    # is filled only when it runs, and its call's own arguments (and what its
-    # closure holds) already make it a changed call on such a resume, after
-    # which the rest of the run runs again or is refused; counting what it
-    # fills (`executed.append(name)`) would make its own replay a change.
-    while isinstance(value, types.FunctionType) and len(found) < _MOST:
-        if hasattr(value, "__durable_step__"):
-            break
-        # The user's own code: a library's globals (numpy's random state) are
-        # program state, as a database's rows are; and following durable's
-        # own functions would find its bookkeeping.
-        root = (value.__module__ or "").partition(".")[0]
-        if is_user_file(value.__code__.co_filename, root):
-            found.append(value)
-        value = getattr(value, "__wrapped__", None)
-    return found
-
-
-def _chain(func: ast.AST) -> Iterator[str]:
-    if isinstance(func, ast.Attribute):
-        head = list(_chain(func.value))
-        if head:
-            yield from (*head, func.attr)
-    elif isinstance(func, ast.Name):
-        yield func.id

@@ -1,0 +1,200 @@
+"""The user's functions a statement may call: those its calls name, and
+those it names without calling them, which may be called where the text
+does not show it.
+
+Pure standard library. `f = configure` then `f(xs)`, `map(configure,
+[xs])`, `partial(configure, xs)()`, `for f in SETTERS: f(xs)` and
+`HANDLERS[kind](xs)` all run `configure` as surely as `configure(xs)`
+does; a class called runs its `__init__`.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+from collections.abc import Iterator, Mapping, Sequence
+
+from .userfiles import is_user_file
+
+MOST = 64  # functions followed from one call: a body's helpers, not a library
+_HOLDERS = (list, tuple, set, frozenset)
+_MADE = ("__init__", "__post_init__")  # what calling a class of the user's runs
+
+
+def resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
+    """The user's Python functions a name chain names, through modules and
+    classes only (looked up without running a property): the function,
+    and those it wraps (a step, a decorator using `functools.wraps`)."""
+    value = _value(func, namespace)
+    if isinstance(value, type) and users_class(value):
+        return [f for name in _MADE for f in _followed(_in_class(value, name))]
+    return _followed(value)
+
+
+def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
+    """The user's functions `node` names other than as the function of a
+    call: given on, bound to a local, or held in a list, tuple, set or dict
+    it names (only one level down: a registry of handlers); and the methods
+    of a class of the user's it names or makes, or of an object of one
+    (`s = Settings(); s.load(rate)`)."""
+    called = {id(sub.func) for sub in ast.walk(node) if isinstance(sub, ast.Call)}
+    inner = {id(sub.value) for sub in ast.walk(node) if isinstance(sub, ast.Attribute)}
+    found: list[types.FunctionType] = []
+    for sub in ast.walk(node):
+        if not isinstance(sub, (ast.Name, ast.Attribute)) or not isinstance(sub.ctx, ast.Load):
+            continue
+        if id(sub) in inner:
+            continue
+        value = _value(sub, namespace)
+        if id(sub) not in called:
+            found += resolve(sub, namespace)
+            held = value.values() if isinstance(value, dict) else value if isinstance(value, _HOLDERS) else ()
+            found += [f for item in list(held)[:MOST] for f in _followed(item)]
+        cls = value if isinstance(value, type) else type(value)
+        if users_class(cls) and not isinstance(value, types.FunctionType):
+            found += _methods(cls)
+    return found
+
+
+def _methods(cls: type) -> list[types.FunctionType]:
+    """The user's functions a class holds, its bases' too."""
+    members = [v for k in cls.__mro__[:-1] for v in vars(k).values()]
+    return [f for v in members[: MOST * 4] for f in _followed(v)]
+
+
+def users_class(cls: object) -> bool:
+    """Whether `cls` is a class of the user's code (a library's class keeps
+    program state, as its functions do: `Path.cwd()` fills nothing)."""
+    if not isinstance(cls, type):
+        return False
+    name = cls.__module__ if isinstance(cls.__module__, str) else ""
+    filename = getattr(sys.modules.get(name), "__file__", None)  # none: a notebook's
+    return filename is None or is_user_file(filename, name.partition(".")[0])
+
+
+def _value(func: ast.AST, namespace: Mapping[str, object]) -> object:
+    chain = list(_chain(func))
+    value: object = namespace.get(chain[0]) if chain else None
+    for attr in chain[1:]:
+        if isinstance(value, types.ModuleType):
+            value = vars(value).get(attr)
+        elif isinstance(value, type):
+            value = _in_class(value, attr)
+        else:
+            return None
+    return value
+
+
+def _in_class(cls: type, attr: str) -> object:
+    return next((vars(k)[attr] for k in cls.__mro__ if attr in vars(k)), None)
+
+
+def _followed(value: object) -> list[types.FunctionType]:
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    found: list[types.FunctionType] = []
+    # A step (or child workflow, no function) is not followed: what it fills
+    # is filled only when it runs, and its call's own arguments (and what its
+    # closure holds) already make it a changed call on such a resume, after
+    # which the rest of the run runs again or is refused; counting what it
+    # fills (`executed.append(name)`) would make its own replay a change.
+    while isinstance(value, types.FunctionType) and len(found) < MOST:
+        if hasattr(value, "__durable_step__"):
+            break
+        # The user's own code: a library's globals (numpy's random state) are
+        # program state, as a database's rows are; and following durable's
+        # own functions would find its bookkeeping.
+        root = (value.__module__ or "").partition(".")[0]
+        if is_user_file(value.__code__.co_filename, root):
+            found.append(value)
+        value = getattr(value, "__wrapped__", None)
+    return found
+
+
+def _chain(func: ast.AST) -> Iterator[str]:
+    if isinstance(func, ast.Attribute):
+        head = list(_chain(func.value))
+        if head:
+            yield from (*head, func.attr)
+    elif isinstance(func, ast.Name):
+        yield func.id
+
+
+Later = ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
+# Where what a statement runs runs: (the line calling it, the line defining
+# it), the same line twice outside a function defined in the body; None
+# when it cannot be told (every argument).
+Runs = tuple[int, int] | None
+
+
+class Deferred:
+    """The functions and lambdas defined in a body that are not steps: what
+    they run, they run where they are called, not where they are defined.
+    A function called by name there runs at that call (with what it reads
+    where it is defined: its closure); one given on, decorated, called
+    from another such function or never called by name, and a lambda not
+    bound to a name, run where it cannot be told."""
+
+    def __init__(self, body: Sequence[ast.AST]) -> None:
+        self.nodes = [n for stmt in body for n in runs_later(stmt)]
+        bound = {
+            id(sub.value): sub.targets[0].id
+            for stmt in body
+            for sub in ast.walk(stmt)
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1
+            and isinstance(sub.targets[0], ast.Name) and isinstance(sub.value, ast.Lambda)
+        }
+        self._named = {id(n): _name_of(n, bound) for n in self.nodes}
+        self._inside = {id(n): {id(s) for s in ast.walk(n)} for n in self.nodes}
+        called = {id(c.func) for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call)}
+        self._uses: dict[str, list[tuple[ast.Name, bool]]] = {}
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    self._uses.setdefault(sub.id, []).append((sub, id(sub) in called))
+
+    def runs_at(self, line: int) -> list[Runs]:
+        """Where what the body's `line` runs runs."""
+        around = [n for n in self.nodes if n.lineno <= line <= (n.end_lineno or n.lineno)]
+        if not around:
+            return [(line, line)]
+        return self.runs_of(max(around, key=lambda n: (n.lineno, n.col_offset)))
+
+    def runs_of(self, node: Later) -> list[Runs]:
+        """Where the function or lambda `node` runs."""
+        name = self._named[id(node)]
+        if name is None:
+            return [None]
+        found: list[Runs] = []
+        for use, direct in self._uses.get(name, []):
+            if id(use) in self._inside[id(node)]:
+                continue  # itself, recursively
+            later = any(id(use) in inside for inside in self._inside.values())
+            found.append((use.lineno, node.lineno) if direct and not later else None)
+        return found or [None]
+
+
+def _name_of(node: Later, bound: dict[int, str]) -> str | None:
+    if isinstance(node, ast.Lambda):
+        return bound.get(id(node))
+    return None if node.decorator_list else node.name
+
+
+def runs_later(stmt: ast.AST) -> Iterator[Later]:
+    """The functions and lambdas defined in `stmt` that are not steps."""
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Lambda):
+            yield sub
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _a_step(sub):
+            yield sub
+
+
+def _a_step(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Decorated `@durable.step`/`@step(...)` or as a workflow: it fills only when it runs."""
+    for deco in node.decorator_list:
+        head = deco.func if isinstance(deco, ast.Call) else deco
+        names = list(_chain(head))
+        if names and names[-1] in ("step", "workflow"):
+            return True
+    return False
