@@ -297,7 +297,5 @@ def test_helpers_past_the_followed_ones_may_fill_any_global(
             durable.suspend("waiting")
         return out
 
-    with pytest.raises(durable.Suspended):
-        report(2)
-    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
-        report.resume("f13", rate=3, ready=True)  # running gives 30, not 20
+    # running gives 30, not 20
+    refused_on_resume(report, "f13", 2, match="arguments changed", rate=3)

@@ -14,6 +14,7 @@ import pytest
 
 import durable
 from tests.test_body_fills import FLOW, far, fill_farther, resumed_each
+from tests.test_closure_arguments import refused_on_resume
 
 EXTRA = """
 SETTERS = [set_rate]
@@ -90,7 +91,5 @@ def test_a_function_given_as_an_argument_may_fill_any_global(
             durable.suspend("waiting")
         return out
 
-    with pytest.raises(durable.Suspended):
-        report(2)
-    with pytest.raises(durable.DefinitionChangedError, match="arguments changed"):
-        report.resume("u1", rate=3, ready=True)  # running gives 30, not 20
+    # running gives 30, not 20
+    refused_on_resume(report, "u1", 2, match="arguments changed", rate=3)

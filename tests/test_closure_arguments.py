@@ -239,10 +239,13 @@ def test_a_value_the_body_derives_from_the_argument(store: durable.Store) -> Non
     refused_on_resume(totals, "r6", [1, 2], xs=[1, 2, 3])  # replays 3 where running gives 6
 
 
-def refused_on_resume(flow: Any, run_id: str, first: Any, **then: Any) -> None:
+def refused_on_resume(
+    flow: Any, run_id: str, first: Any, match: str | None = None, **then: Any
+) -> None:
     """`flow(first)` suspends after its step; resumed with the arguments
-    `then` (and ready), the step is a changed call, never a replay."""
+    `then` (and ready), the step is a changed call, never a replay (the
+    refusal says `match`)."""
     with pytest.raises(durable.Suspended):
         flow(first)
-    with pytest.raises(durable.DefinitionChangedError):
+    with pytest.raises(durable.DefinitionChangedError, match=match):
         flow.resume(run_id, **then, ready=True)
