@@ -7,6 +7,7 @@ output computed from the old one."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,8 @@ def set_scale(scale):
     global SCALE
     SCALE = scale
 
-def _count():
-    with open(os.environ["COUNT_FILE"], "a") as f:
+def _count():  # a count of each case's own (its own copy of this module)
+    with open(os.environ["COUNT_FILE"] + "." + __name__, "a") as f:
         f.write("step\\n")
 
 @durable.step
@@ -194,51 +195,63 @@ def from_local(n):
 
 @pytest.mark.slow
 def test_each_way_a_global_is_filled_in_real_processes(tmp_path: Path) -> None:
-    """For each of `BODIES`, one process runs its workflow with scale=2 (it
-    suspends after its step), a new one resumes it with scale=3: refused
+    """For each of `BODIES`, its workflow is run with scale=2 (it suspends
+    after its step), then resumed in a new process with scale=3: refused
     (running gives 30, not 20), or for a global filled from no argument
     replayed; for two, a third resumes it with scale=2: replayed. Each step
-    ran once.
-    A process for each: a global the body filled in an earlier run of the
-    same process would count as changed on its own."""
+    ran once."""
     resumed_each(tmp_path, BODIES, FLOW, replayed_too=(0, 3))
 
 
 def resumed_each(
     tmp_path: Path, bodies: list[tuple[str, bool]], flow: str, replayed_too: tuple[int, ...] = ()
 ) -> None:
-    """Each body started with scale=2 then resumed with scale=3 in processes
-    of its own (`test_each_way_a_global_is_filled_in_real_processes`)."""
-    (tmp_path / "cfg.py").write_text(SETTINGS_MODULE)
-    for i, (body, refused) in enumerate(bodies):
-        (tmp_path / f"flow{i}.py").write_text(flow + f"""
+    """Each body started with scale=2 then resumed with scale=3 (and those
+    `replayed_too` with scale=2), all bodies in one process per phase, each
+    in modules of its own (`flow{i}` and its `cfg{i}`): a global one case's
+    body filled must not change another's definition."""
+    for i, (body, _) in enumerate(bodies):
+        (tmp_path / f"cfg{i}.py").write_text(SETTINGS_MODULE)
+        (tmp_path / f"flow{i}.py").write_text((flow + f"""
 @durable.workflow(run_id="r{i}")
 def wf(scale, ready=False):
     {body}
     if not ready:
         durable.suspend("waiting")
     return out
+""").replace("cfg", f"cfg{i}"))
+    (tmp_path / "drive.py").write_text(DRIVE)
 
-try:
-    if sys.argv[1] == "start":
-        wf(int(sys.argv[2]))
-    else:
-        print("value", wf.resume("r{i}", scale=int(sys.argv[2]), ready=True).value)
-except durable.Suspended:
-    print("suspended")
-except durable.DefinitionChangedError as e:
-    print("refused", "arguments changed" in str(e))
-""")
-        count = tmp_path / f"count{i}"
+    def run(phase: str, scale: int, cases: Iterable[int]) -> list[str]:
+        out = run_in(tmp_path, "drive.py", phase, str(scale), *map(str, cases))
+        return out.splitlines()
 
-        def run(*argv: str, script: str = f"flow{i}.py", count: Path = count) -> str:
-            return run_in(tmp_path, script, *argv, COUNT_FILE=str(count)).strip()
+    every = range(len(bodies))
+    assert run("start", 2, every) == ["suspended"] * len(bodies)
+    told = run("resume", 3, every)
+    assert told == ["refused True" if refused else "value 20" for _, refused in bodies], told
+    assert run("resume", 2, replayed_too) == ["value 20"] * len(replayed_too)
+    for i, (body, _) in enumerate(bodies):
+        assert (tmp_path / f"count.cfg{i}").read_text() == "step\n", body
 
-        assert run("start", "2") == "suspended", body
-        assert run("resume", "3") == ("refused True" if refused else "value 20"), body
-        if i in replayed_too:  # the same scale as recorded: replayed
-            assert run("resume", "2") == "value 20", body
-        assert count.read_text() == "step\n", body
+
+DRIVE = """
+import importlib, sys
+import durable
+
+phase, scale = sys.argv[1], int(sys.argv[2])
+for i in sys.argv[3:]:
+    wf = importlib.import_module(f"flow{i}").wf
+    try:
+        if phase == "start":
+            wf(scale)
+        else:
+            print("value", wf.resume(f"r{i}", scale=scale, ready=True).value)
+    except durable.Suspended:
+        print("suspended")
+    except durable.DefinitionChangedError as e:
+        print("refused", "arguments changed" in str(e))
+"""
 
 
 def test_a_body_whose_analysis_fails_counts_every_global(

@@ -29,6 +29,8 @@ class Setter:
         RATES["k"] = rate
 
 SETTER = Setter()
+SET_PARTIAL = functools.partial(set_rate)
+SET_BOUND = SETTER.set
 
 def describe(x):
     return str(x)
@@ -48,6 +50,8 @@ BODIES = [
     ("Setup(scale)\n    out = rated(10)", True),
     ("s = Setter()\n    s.set(scale)\n    out = rated(10)", True),  # a method of an object made
     ("s = SETTER\n    s.set(scale)\n    out = rated(10)", True),  # ... or held by a global
+    ("SET_PARTIAL(scale)\n    out = rated(10)", True),  # a partial held by a global
+    ("SET_BOUND(scale)\n    out = rated(10)", True),  # a bound method held by a global
     # a function of the script that fills nothing, bound to a local: replayed
     ("set_rate(2)\n    f = describe\n    f(scale)\n    out = rated(10)", False),
     # a function defined in the body, called with no argument of the run: replayed

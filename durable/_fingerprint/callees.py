@@ -11,6 +11,7 @@ does; a class called runs its `__init__`.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 import types
 from collections.abc import Iterator, Mapping, Sequence
@@ -91,7 +92,10 @@ def _in_class(cls: type, attr: str) -> object:
 
 
 def _followed(value: object) -> list[types.FunctionType]:
-    if isinstance(value, (staticmethod, classmethod)):
+    # `SET = partial(configure)`, `SET = REG.register`: the function they call
+    while isinstance(value, functools.partial):
+        value = value.func
+    if isinstance(value, (staticmethod, classmethod, types.MethodType)):
         value = value.__func__
     found: list[types.FunctionType] = []
     # A step (or child workflow, no function) is not followed: what it fills
