@@ -39,13 +39,18 @@ def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.Fun
     it names (only one level down: a registry of handlers); and the methods
     of a class of the user's it names or makes, or of an object of one
     (`s = Settings(); s.load(rate)`)."""
-    called = {id(sub.func) for sub in ast.walk(node) if isinstance(sub, ast.Call)}
+    calls = [sub for sub in ast.walk(node) if isinstance(sub, ast.Call)]
+    called = {id(sub.func) for sub in calls}
     inner = {id(sub.value) for sub in ast.walk(node) if isinstance(sub, ast.Attribute)}
+    # What durable runs (`loop_over(fn, items)`, `durable.step(fn)`) it runs
+    # as a step: what that fills is filled only when it runs, and it is
+    # recorded on its own (see `_followed`).
+    given = {id(a) for c in calls if _durables(c.func, namespace) for a in _arguments(c)}
     found: list[types.FunctionType] = []
     for sub in ast.walk(node):
         if not isinstance(sub, (ast.Name, ast.Attribute)) or not isinstance(sub.ctx, ast.Load):
             continue
-        if id(sub) in inner:
+        if id(sub) in inner or id(sub) in given:
             continue
         value = _value(sub, namespace)
         if id(sub) not in called:
@@ -56,6 +61,15 @@ def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.Fun
         if users_class(cls) and not isinstance(value, types.FunctionType):
             found += _methods(cls)
     return found
+
+
+def _durables(func: ast.AST, namespace: Mapping[str, object]) -> bool:
+    module = getattr(_value(func, namespace), "__module__", None)
+    return isinstance(module, str) and module.partition(".")[0] == "durable"
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
 
 
 def _methods(cls: type) -> list[types.FunctionType]:
