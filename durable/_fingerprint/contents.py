@@ -69,7 +69,7 @@ def contents_part(
     as changed on every call (fail closed): it was served the first pass's
     output."""
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
-        constants = class_outside_tokens(obj)
+        constants = class_outside_tokens(obj, name, namespace)
         return hash_tokens(constants) if constants else None
     found = binding_statements(name, namespace, checked_file)
     if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it

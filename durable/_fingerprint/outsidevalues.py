@@ -28,18 +28,21 @@ from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
 
-def class_outside_tokens(cls: type) -> list[str]:
+def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[str]:
     """A top-level class's immutable plain constants (`LR =
     float(os.environ["LR"])`), by value, when the statements of its body
     read the environment or a file: what a method reads as `self.LR`, which
-    the class statement's text does not show. [] otherwise: as written."""
+    the class statement's text does not show. [] otherwise: as written.
+    `name`: the global of `held` (a module's namespace) it was read as: a
+    class a call made is bound by that name (`Named = make_dataclass("Other",
+    ...)`), in that module (`made_by_new_class`: its own says `types`)."""
     if "." in cls.__qualname__ or cls.__module__ not in sys.modules:
         return []  # defined in a function: its statement is not the module's to read
     if not witnessed(user_class, cls):  # a library's (`Path`): by the import alone, as its values
         return []
-    namespace = vars(sys.modules[cls.__module__])
+    namespace, name = (held, name) if held.get(name) is cls else (vars(sys.modules[cls.__module__]), cls.__name__)
     try:
-        found = binding_statements(cls.__name__, namespace) or []
+        found = binding_statements(name, namespace) or []
     except ConfigurationError:
         return []
     classes = [c for c in found if isinstance(c, ast.ClassDef)]

@@ -1,0 +1,142 @@
+"""A thirteenth round of the peers' own test cases: joblib's Memory
+(joblib/test/test_memory.py `test_memory_integration`) and Prefect's
+INPUTS + TASK_SOURCE cache policy, the cached function reading a global the
+script makes from the environment that the twelfth round left stale: a
+class `dataclasses.make_dataclass` makes with a default from it (on 3.10
+and 3.11 its `__module__` is `types`, so it looked like a library's
+class), and a `memoryview` of it, or of a `bytearray` the script changes
+in place between calls. Earlier rounds are in tests/test_peer_ports*.py.
+Executions are counted by the step bodies themselves, in a file (real
+processes: what counts is the script's own module-level statements)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import run_in
+
+FROM_ENV = """
+import dataclasses, os, types
+import durable
+
+K = int(os.environ["K"])
+Made = dataclasses.make_dataclass("Made", [("k", int, dataclasses.field(default=K))])
+Named = dataclasses.make_dataclass("Other", [("k", int, dataclasses.field(default=K))])
+Plain = types.new_class("Plain", (), {}, lambda ns: ns.update(k=K))
+VIEW = memoryview(bytes([K, 0]))
+SHAPED = memoryview(bytes([K] * 4)).cast("B", (2, 2))
+
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step(cache=True)
+def made(x):
+    counted("made")
+    return (Made().k + Named().k) * x
+
+@durable.step(cache=True)
+def plain(x):
+    counted("new_class")
+    return Plain.k * x
+
+@durable.step(cache=True)
+def viewed(x):
+    counted("memoryview")
+    return (VIEW[0] + SHAPED[1, 1]) * x
+
+print(made(10), plain(10), viewed(10))
+"""
+
+
+@pytest.mark.slow
+def test_joblib_memory_with_a_made_dataclass_and_a_memoryview_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    """K=2, then K=3 computes each again with the new value, then K=2 is
+    served from the cache: each step computed twice. Seen failing on 3.11:
+    K=3 printed K=2's `40 20 40` (the made classes' module is `types`,
+    taken for a library's, counted by the statement's text; a memoryview
+    was no buffer durable counted by its bytes, so by its statement)."""
+    (tmp_path / "flow.py").write_text(FROM_ENV)
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["40", "20", "40"]
+    assert run_in(tmp_path, "flow.py", K="3").split() == ["60", "30", "60"]
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["40", "20", "40"]
+    counts = (tmp_path / "count").read_text().split()
+    names = ["made", "new_class", "memoryview"]
+    assert {n: counts.count(n) for n in names} == dict.fromkeys(names, 2)
+
+
+CHANGED = """
+import os
+import durable
+
+BUF = bytearray([1])
+VIEW = memoryview(BUF)
+WHOLE = memoryview(bytearray([1]))
+
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step(cache=True)
+def through_buffer(x):
+    counted("buffer")
+    return VIEW[0] * x
+
+@durable.step(cache=True)
+def through_view(x):
+    counted("view")
+    return WHOLE[0] * x
+
+print(through_buffer(10), through_view(10))
+BUF[0] = 2
+WHOLE[0] = 2
+print(through_buffer(10), through_view(10))
+BUF[0] = 1
+WHOLE[0] = 1
+print(through_buffer(10), through_view(10))
+"""
+
+
+@pytest.mark.slow
+def test_joblib_memory_with_a_memoryview_the_script_changes(tmp_path: Path) -> None:
+    """The cached function reads a memoryview whose bytes the script
+    changes between calls, through the bytearray under it (`BUF[0] = 2`)
+    or through the view itself (`WHOLE[0] = 2`), then changes back: 10,
+    20, then 10 from the cache, each computed twice."""
+    (tmp_path / "flow.py").write_text(CHANGED)
+    assert run_in(tmp_path, "flow.py").splitlines() == ["10 10", "20 20", "10 10"]
+    counts = (tmp_path / "count").read_text().split()
+    assert {n: counts.count(n) for n in ("buffer", "view")} == {"buffer": 2, "view": 2}
+
+
+PRECISION = """
+import decimal, os
+import durable
+
+PREC = int(os.environ["K"])
+
+@durable.step(cache=True)
+def third():
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("third\\n")
+    with decimal.localcontext() as ctx:
+        ctx.prec = PREC
+        return str(decimal.Decimal(1) / 3)
+
+print(third())
+"""
+
+
+@pytest.mark.slow
+def test_prefect_cache_policy_inputs_with_a_precision_from_the_environment(tmp_path: Path) -> None:
+    """decimal's context is the library's state, which durable does not
+    read (docs/fingerprints.md): the documented way, the precision in a
+    global the task reads and set inside it, computes K=2 and K=3 each
+    once and serves K=2 again from the cache."""
+    (tmp_path / "flow.py").write_text(PRECISION)
+    assert [run_in(tmp_path, "flow.py", K=k).strip() for k in "232"] == ["0.33", "0.333", "0.33"]
+    assert (tmp_path / "count").read_text().split() == ["third", "third"]
