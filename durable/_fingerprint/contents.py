@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import ast
 import collections
+import contextvars
+import sys
 import types
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import ConfigurationError
 from .anybind import may_bind_any
 from .bindings import binding_statements
 from .elsewhere import called_elsewhere, changed_elsewhere
@@ -25,7 +28,7 @@ from .outsidevalues import (
     outside_tokens,
     reduced_tokens,
 )
-from .ownpath import bound_again
+from .ownpath import bound_again, class_made_by
 from .reach import identity_of
 from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
@@ -68,8 +71,11 @@ def contents_part(
     a module-level loop whose contents cannot be told (no plain data) counts
     as changed on every call (fail closed): it was served the first pass's
     output."""
+    if isinstance(obj, contextvars.ContextVar):  # what `CV.get()` gives now: a hidden argument
+        return hash_tokens(witnessed(_var_tokens, obj))
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
         constants = class_outside_tokens(obj, name, namespace)
+        constants += witnessed(class_made_by, obj, name, namespace, checked_file)  # `class C` twice
         return hash_tokens(constants) if constants else None
     found = binding_statements(name, namespace, checked_file)
     if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it
@@ -103,6 +109,37 @@ def contents_part(
     if toks is None:  # a NamedTuple rebound, an OrderedDict: what it holds
         toks = witnessed(_items_tokens, obj)
     return None if toks is None else hash_tokens(toks)
+
+
+def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
+    """A class's list, dict or set read through it (`Base.registry`) by its
+    contents, when module-level statements change the class in place
+    (`Base.registry["x"] = K`, `Base.configure(K)`) or its own
+    `__init_subclass__` may fill it as subclasses are made (`class Sub(Base,
+    k=K)`): their text is the same whatever `K` was, and before and after
+    they ran. {} otherwise: the class statement counts, as before."""
+    home = sys.modules.get(cls.__module__)
+    if home is None or "." in cls.__qualname__ or not _holds_data(obj):
+        return {}
+    names, name = vars(home), cls.__name__
+    try:
+        found = binding_statements(name, names) or []
+    except ConfigurationError:
+        return {}
+    filled = "__init_subclass__" in vars(cls)
+    if not filled and not any(name in assigned_into(s) or _runs_over(s, name, names) for s in found):
+        return {}
+    toks = witnessed(_running_tokens, obj, False)
+    return {} if toks is None else {"now:" + key: hash_tokens(toks)}
+
+
+def _var_tokens(var: contextvars.ContextVar[Any]) -> list[str]:
+    """A context variable by its value in the running context (a step reads
+    it there), else by its type: it is set by calls, whose text is the same
+    whatever they set (`CV.set(int(os.environ["K"]))`)."""
+    value = var.get(_MISSING)
+    toks = None if value is _MISSING else content_tokens(value) or outside_tokens(value)
+    return [f"<var:{var.name}", *(toks or [f"obj:{type(value).__qualname__}"]), ">"]
 
 
 def module_state(module: types.ModuleType) -> str | None:
