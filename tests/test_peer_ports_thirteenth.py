@@ -18,7 +18,7 @@ import pytest
 from tests.scripts import run_in
 
 FROM_ENV = """
-import dataclasses, os, types
+import dataclasses, decimal, operator, os, types
 import durable
 
 K = int(os.environ["K"])
@@ -27,6 +27,8 @@ Named = dataclasses.make_dataclass("Other", [("k", int, dataclasses.field(defaul
 Plain = types.new_class("Plain", (), {}, lambda ns: ns.update(k=K))
 VIEW = memoryview(bytes([K, 0]))
 SHAPED = memoryview(bytes([K] * 4)).cast("B", (2, 2))
+CTX = decimal.Context(prec=K)
+CALL = operator.methodcaller("format", k=K)
 
 def counted(name):
     with open(os.environ["COUNT_FILE"], "a") as f:
@@ -47,7 +49,12 @@ def viewed(x):
     counted("memoryview")
     return (VIEW[0] + SHAPED[1, 1]) * x
 
-print(made(10), plain(10), viewed(10))
+@durable.step(cache=True)
+def pickled(x):
+    counted("reduced")
+    return str(CTX.divide(x, 3)) + CALL("/{k}")
+
+print(made(10), plain(10), viewed(10), pickled(10))
 """
 
 
@@ -59,13 +66,15 @@ def test_joblib_memory_with_a_made_dataclass_and_a_memoryview_from_the_environme
     served from the cache: each step computed twice. Seen failing on 3.11:
     K=3 printed K=2's `40 20 40` (the made classes' module is `types`,
     taken for a library's, counted by the statement's text; a memoryview
-    was no buffer durable counted by its bytes, so by its statement)."""
+    was no buffer durable counted by its bytes, so by its statement; a
+    `decimal.Context` and a `methodcaller` with a keyword, which pickle
+    makes again from classes and a partial, no plain data, likewise)."""
     (tmp_path / "flow.py").write_text(FROM_ENV)
-    assert run_in(tmp_path, "flow.py", K="2").split() == ["40", "20", "40"]
-    assert run_in(tmp_path, "flow.py", K="3").split() == ["60", "30", "60"]
-    assert run_in(tmp_path, "flow.py", K="2").split() == ["40", "20", "40"]
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["40", "20", "40", "3.3/2"]
+    assert run_in(tmp_path, "flow.py", K="3").split() == ["60", "30", "60", "3.33/3"]
+    assert run_in(tmp_path, "flow.py", K="2").split() == ["40", "20", "40", "3.3/2"]
     counts = (tmp_path / "count").read_text().split()
-    names = ["made", "new_class", "memoryview"]
+    names = ["made", "new_class", "memoryview", "reduced"]
     assert {n: counts.count(n) for n in names} == dict.fromkeys(names, 2)
 
 

@@ -24,7 +24,7 @@ from .bindings import binding_statements
 from .imports import user_class
 from .outside import _DEFS, reads_outside
 from .reach import _cell_value
-from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
+from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens, public_name
 from .witness import witnessed
 
 
@@ -193,8 +193,27 @@ def reduced_tokens(obj: object) -> list[str] | None:
     args = tuple(a for a in reduced[1] if a is not type(obj))  # `copyreg.__newobj__(cls, ...)`
     # A deque's or an OrderedDict's items, in order, which pickle gives apart from its arguments.
     items = tuple((i, list(reduced[i])) for i in (3, 4) if len(reduced) > i and reduced[i] is not None)
-    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None, *items))
+    # `methodcaller("format", k=K)` is made again by a partial holding K.
+    maker = (reduced[0],) if isinstance(reduced[0], functools.partial) else ()
+    toks = _held_tokens((*maker, args, reduced[2] if len(reduced) > 2 else None, *items))
     return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
+
+
+def _held_tokens(value: object, depth: int = 0) -> list[str] | None:
+    """Plain data, with classes and builtin functions by their names, in
+    tuples, lists and partials: what pickle makes a library's value again
+    from (a `decimal.Context`'s traps, the partial of a `methodcaller`)."""
+    toks = plain_tokens(value)
+    if toks is not None or depth > 8:
+        return toks
+    if isinstance(value, (type, types.BuiltinFunctionType)):
+        return ["ref:" + public_name(value)]
+    if isinstance(value, functools.partial):
+        value = (value.func, value.args, tuple(sorted(value.keywords.items())))
+    if not isinstance(value, (tuple, list)):
+        return None
+    parts = [_held_tokens(v, depth + 1) for v in value]
+    return None if any(p is None for p in parts) else ["<", *(t for p in parts for t in p or ()), ">"]
 
 
 def holds_values(obj: object) -> bool:
