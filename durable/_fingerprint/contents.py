@@ -118,6 +118,8 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     `__init_subclass__` may fill it as subclasses are made (`class Sub(Base,
     k=K)`): their text is the same whatever `K` was, and before and after
     they ran. {} otherwise: the class statement counts, as before."""
+    if isinstance(obj, contextvars.ContextVar):  # `Ctx.var.get()`: as a global's
+        return {"now:" + key: hash_tokens(witnessed(_var_tokens, obj))}
     home = sys.modules.get(cls.__module__)
     if home is None or "." in cls.__qualname__ or not _holds_data(obj):
         return {}
