@@ -188,3 +188,36 @@ def test_prefect_cache_policy_inputs_with_a_context_variable_and_a_registry_set_
     assert run_in(tmp_path, "flow.py").splitlines() == ["10 10", "20 20", "15 10", "10 10"]
     counts = (tmp_path / "count").read_text().split()
     assert {n: counts.count(n) for n in ("contextvar", "registry")} == {"contextvar": 3, "registry": 2}
+
+
+SET_BY_THE_STEP = """
+import contextvars, os
+import durable
+
+CV = contextvars.ContextVar("k", default=0)
+
+@durable.step
+def bump(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("bump\\n")
+    CV.set(CV.get() + 1)
+    return CV.get() + x
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    return bump(x) + bump(x)
+
+print(wf(1), wf(1))
+"""
+
+
+@pytest.mark.slow
+def test_dbos_recovery_of_steps_setting_a_context_variable_they_read(tmp_path: Path) -> None:
+    """The context variable is state the steps keep, as a list a step
+    appends to: it counts by its statements, so the completed run is
+    answered again in its process and in a new one (where the replayed
+    steps set nothing), each step executed once. Counted by its value
+    whatever set it, the second call was refused as changed."""
+    (tmp_path / "flow.py").write_text(SET_BY_THE_STEP)
+    assert [run_in(tmp_path, "flow.py").strip() for _ in range(2)] == ["5 5", "5 5"]
+    assert (tmp_path / "count").read_text().split() == ["bump", "bump"]

@@ -27,6 +27,7 @@ from .outsidevalues import (
     holds_values,
     outside_tokens,
     reduced_tokens,
+    var_tokens,
 )
 from .ownpath import bound_again, class_made_by
 from .reach import identity_of
@@ -71,8 +72,6 @@ def contents_part(
     a module-level loop whose contents cannot be told (no plain data) counts
     as changed on every call (fail closed): it was served the first pass's
     output."""
-    if isinstance(obj, contextvars.ContextVar):  # what `CV.get()` gives now: a hidden argument
-        return hash_tokens(witnessed(_var_tokens, obj))
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
         constants = class_outside_tokens(obj, name, namespace)
         constants += witnessed(class_made_by, obj, name, namespace, checked_file)  # `class C` twice
@@ -118,8 +117,6 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     `__init_subclass__` may fill it as subclasses are made (`class Sub(Base,
     k=K)`): their text is the same whatever `K` was, and before and after
     they ran. {} otherwise: the class statement counts, as before."""
-    if isinstance(obj, contextvars.ContextVar):  # `Ctx.var.get()`: as a global's
-        return {"now:" + key: hash_tokens(witnessed(_var_tokens, obj))}
     home = sys.modules.get(cls.__module__)
     if home is None or "." in cls.__qualname__ or not _holds_data(obj):
         return {}
@@ -133,15 +130,6 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
         return {}
     toks = witnessed(_running_tokens, obj, False)
     return {} if toks is None else {"now:" + key: hash_tokens(toks)}
-
-
-def _var_tokens(var: contextvars.ContextVar[Any]) -> list[str]:
-    """A context variable by its value in the running context (a step reads
-    it there), else by its type: it is set by calls, whose text is the same
-    whatever they set (`CV.set(int(os.environ["K"]))`)."""
-    value = var.get(_MISSING)
-    toks = None if value is _MISSING else content_tokens(value) or outside_tokens(value)
-    return [f"<var:{var.name}", *(toks or [f"obj:{type(value).__qualname__}"]), ">"]
 
 
 def module_state(module: types.ModuleType) -> str | None:
@@ -213,9 +201,12 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
 def _items_tokens(obj: object) -> list[str] | None:
     """A library's container by what it holds: an OrderedDict, a
     defaultdict, a Counter or a ConfigParser by what it maps, in order, a
-    deque by its items, a NamedTuple by its values; None for anything else."""
+    deque by its items, a NamedTuple by its values, a context variable by
+    its value (`CV.set(K)`); None for anything else."""
     if isinstance(obj, Mapping):
         return mapping_tokens(obj)
+    if isinstance(obj, contextvars.ContextVar):
+        return var_tokens(obj)
     return reduced_tokens(obj) if isinstance(obj, (*_MADE_OF_ONE, collections.deque)) else None
 
 

@@ -11,6 +11,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import contextvars
 import copyreg
 import functools
 import operator
@@ -170,6 +171,8 @@ def outside_tokens(obj: object) -> list[str] | None:
         toks = None if held is None else [f"<bound:{getattr(obj, '__name__', '?')}", *held, ">"]
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
+    if toks is None and isinstance(obj, contextvars.ContextVar):  # `ContextVar("k", default=K)`
+        toks = var_tokens(obj)
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
         toks = reduced_tokens(obj)
     if len(_loaded) >= 64:
@@ -214,6 +217,17 @@ def _held_tokens(value: object, depth: int = 0) -> list[str] | None:
         return None
     parts = [_held_tokens(v, depth + 1) for v in value]
     return None if any(p is None for p in parts) else ["<", *(t for p in parts for t in p or ()), ">"]
+
+
+def var_tokens(var: contextvars.ContextVar[Any]) -> list[str]:
+    """A context variable by the value it holds in the running context,
+    where a step reads it (`CV.get()`), else by its type; not set: by name."""
+    value = var.get(_UNSET)
+    toks = None if value is _UNSET else content_tokens(value) or outside_tokens(value)
+    return [f"<var:{var.name}", *(toks or [f"obj:{type(value).__qualname__}"]), ">"]
+
+
+_UNSET = object()
 
 
 def holds_values(obj: object) -> bool:
