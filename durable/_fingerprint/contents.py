@@ -125,7 +125,10 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
         found = binding_statements(name, names) or []
     except ConfigurationError:
         return {}
-    filled = "__init_subclass__" in vars(cls)
+    init = vars(cls).get("__init_subclass__")
+    code = getattr(getattr(init, "__func__", init), "__code__", None)
+    # An attribute its code names (`Base.registry[...] = k`), not a cache the steps fill.
+    filled = code is not None and key.rpartition(".")[2] in code.co_names
     if not filled and not any(name in assigned_into(s) or _runs_over(s, name, names) for s in found):
         return {}
     toks = witnessed(_running_tokens, obj, False)
