@@ -217,3 +217,63 @@ def test_joblib_memory_with_functions_and_classes_redefined_in_the_script(tmp_pa
         assert run_in(tmp_path, "flow.py").split() == ["10", "20", "10", "11", "12", "11", "21", "22"]
     counts = (tmp_path / "count").read_text().split()
     assert {n: counts.count(n) for n in ("loop", "lambda", "class")} == {"loop": 2, "lambda": 2, "class": 3}
+
+
+CONTAINERS = """
+import dataclasses, enum, os, pathlib
+import durable
+
+class Mode(enum.Enum):
+    ONE = 1
+    TWO = 2
+    THREE = 3
+
+K = int(os.environ["K"])
+MODES = frozenset(m for m in Mode if m.value <= K)
+BY_MODE = {Mode(K): K}
+PAIR = (Mode(K), K)
+PATHS = [pathlib.Path(str(K))]
+
+@dataclasses.dataclass(frozen=True)
+class Cfg:
+    mode: Mode
+    n: int = 1
+
+CFGS = [Cfg(Mode(K))]
+CFG = Cfg(Mode(K))
+
+def step(name, read):
+    def body(x):
+        with open(os.environ["COUNT_FILE"], "a") as f:
+            f.write(name + "\\n")
+        return read() * x
+    body.__name__ = body.__qualname__ = name
+    return durable.step(cache=True)(body)
+
+STEPS = [
+    step("frozenset", lambda: len(MODES)),
+    step("dict", lambda: next(iter(BY_MODE)).value),
+    step("tuple", lambda: PAIR[0].value),
+    step("paths", lambda: int(PATHS[0].name)),
+    step("dataclasses", lambda: CFGS[0].mode.value),
+    step("dataclass", lambda: CFG.mode.value * CFG.n),
+]
+print(*[s(1) for s in STEPS])
+"""
+
+
+@pytest.mark.slow
+def test_joblib_memory_with_containers_of_values_from_the_environment(tmp_path: Path) -> None:
+    """The cached functions read a frozenset, a dict and a tuple of enum
+    members, a list of paths, a list of dataclasses holding an enum member
+    and such a dataclass with a plain field too, all made from K: K=2,
+    K=3, then K=2 from the cache, each computed twice, though each
+    process walks a set in another order (another hash seed). Seen
+    failing: K=3 printed K=2's values (not plain data, so counted by
+    their statements; the dataclass by its plain field alone)."""
+    (tmp_path / "flow.py").write_text(CONTAINERS)
+    for k, seed in (("2", "1"), ("3", "2"), ("2", "3")):
+        assert run_in(tmp_path, "flow.py", K=k, PYTHONHASHSEED=seed).split() == [k] * 6
+    counts = (tmp_path / "count").read_text().split()
+    names = ["frozenset", "dict", "tuple", "paths", "dataclasses", "dataclass"]
+    assert {n: counts.count(n) for n in names} == dict.fromkeys(names, 2)

@@ -25,7 +25,14 @@ from .bindings import binding_statements
 from .imports import user_class
 from .outside import _DEFS, reads_outside
 from .reach import _cell_value
-from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens, public_name
+from .values import (
+    _enum_tokens,
+    content_tokens,
+    hash_tokens,
+    mapping_tokens,
+    plain_tokens,
+    public_name,
+)
 from .witness import witnessed
 
 
@@ -169,8 +176,12 @@ def outside_tokens(obj: object) -> list[str] | None:
     if toks is None and bound_to(obj) is not None:  # `CFG.get`, `Scale(K).times`: by its object
         held = outside_tokens(bound_to(obj))
         toks = None if held is None else [f"<bound:{getattr(obj, '__name__', '?')}", *held, ">"]
+    if toks is None and isinstance(obj, (tuple, list, set, frozenset, dict)):  # `[Mode(K)]`
+        toks = _held_tokens(obj)
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
+        # Of your own class, also what is not plain data in it (`Cfg(mode=Mode(K), n=1)`).
+        toks = toks + (reduced_tokens(obj) or []) if toks is not None and user_class(type(obj)) else toks
     if toks is None and isinstance(obj, contextvars.ContextVar):  # `ContextVar("k", default=K)`
         toks = var_tokens(obj)
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
@@ -181,7 +192,7 @@ def outside_tokens(obj: object) -> list[str] | None:
     return toks
 
 
-def reduced_tokens(obj: object) -> list[str] | None:
+def reduced_tokens(obj: object, depth: int = 0) -> list[str] | None:
     """An object without attributes by the arguments pickle would make it
     again with (`Cfg(lr=0.1)`, `range(0, 3, 1)`, `re.compile("a", 0)`),
     when they are plain data (its class, by its name, aside); else None.
@@ -198,25 +209,36 @@ def reduced_tokens(obj: object) -> list[str] | None:
     items = tuple((i, list(reduced[i])) for i in (3, 4) if len(reduced) > i and reduced[i] is not None)
     # `methodcaller("format", k=K)` is made again by a partial holding K.
     maker = (reduced[0],) if isinstance(reduced[0], functools.partial) else ()
-    toks = _held_tokens((*maker, args, reduced[2] if len(reduced) > 2 else None, *items))
+    toks = _held_tokens((*maker, args, reduced[2] if len(reduced) > 2 else None, *items), depth)
     return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
 
 
 def _held_tokens(value: object, depth: int = 0) -> list[str] | None:
-    """Plain data, with classes and builtin functions by their names, in
-    tuples, lists and partials: what pickle makes a library's value again
-    from (a `decimal.Context`'s traps, the partial of a `methodcaller`)."""
-    toks = plain_tokens(value)
+    """Plain data, with classes and builtin functions by their names, enum
+    members, and objects by what pickle makes them again from, in tuples,
+    lists, sets, dicts and partials: what pickle makes a library's value
+    again from (a `decimal.Context`'s traps, the partial of a
+    `methodcaller`), a list of enum members, of dataclasses or of arrays
+    (by their bytes' digest, `content_tokens`)."""
+    toks = content_tokens(value)
     if toks is not None or depth > 8:
         return toks
     if isinstance(value, (type, types.BuiltinFunctionType)):
         return ["ref:" + public_name(value)]
+    if (member := _enum_tokens(value)) is not None:
+        return member
     if isinstance(value, functools.partial):
         value = (value.func, value.args, tuple(sorted(value.keywords.items())))
-    if not isinstance(value, (tuple, list)):
+    kind = type(value).__name__
+    value = list(value.items()) if isinstance(value, dict) else value
+    if not isinstance(value, (tuple, list, set, frozenset)):
+        return reduced_tokens(value, depth + 1)
+    found = [_held_tokens(v, depth + 1) for v in value]
+    parts = [p for p in found if p is not None]
+    if len(parts) < len(found):
         return None
-    parts = [_held_tokens(v, depth + 1) for v in value]
-    return None if any(p is None for p in parts) else ["<", *(t for p in parts for t in p or ()), ">"]
+    parts = sorted(parts) if isinstance(value, (set, frozenset)) else parts  # in no order: sorted
+    return [f"<{kind}", *(t for p in parts for t in p), ">"]
 
 
 def var_tokens(var: contextvars.ContextVar[Any]) -> list[str]:
