@@ -63,7 +63,9 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     made = {n.id for s in body if reads_outside([s], namespace, None) for n in ast.walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
     members = sorted(vars(cls).items())
-    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in members if not k.startswith("__")]
+    # A list of enum members, of paths (`MODES = frozenset(...)`) by its values too, as a global's.
+    constants = [(k, plain_tokens(v, mutable=k in made) or (witnessed(outside_tokens, v) if k in made else None))
+                 for k, v in members if not k.startswith("__")]  # fmt: skip
     # What its functions were made with (a NamedTuple's `__new__`, `def get(self, k=K)`, `@times(K)`).
     constants += [(k + "()", _made_with(v)) for k, v in members]
     return [t for k, toks in constants if toks for t in (k, *toks)]
