@@ -24,6 +24,7 @@ from .outside import reads_outside
 from .outsidevalues import (
     attribute_tokens,
     class_outside_tokens,
+    held_tokens,
     holds_values,
     outside_tokens,
     reduced_tokens,
@@ -205,7 +206,11 @@ def _items_tokens(obj: object) -> list[str] | None:
     """A library's container by what it holds: an OrderedDict, a
     defaultdict, a Counter or a ConfigParser by what it maps, in order, a
     deque by its items, a NamedTuple by its values, a context variable by
-    its value (`CV.set(K)`); None for anything else."""
+    its value (`CV.set(K)`), a list, set or dict of values that are not
+    plain data by each (`PATHS.append(Path("b"))`, `MODES.add(Mode.TWO)`);
+    None for anything else."""
+    if isinstance(obj, (list, set, dict)):
+        return held_tokens(obj)
     if isinstance(obj, Mapping):
         return mapping_tokens(obj)
     if isinstance(obj, contextvars.ContextVar):

@@ -179,7 +179,7 @@ def outside_tokens(obj: object) -> list[str] | None:
         held = outside_tokens(bound_to(obj))
         toks = None if held is None else [f"<bound:{getattr(obj, '__name__', '?')}", *held, ">"]
     if toks is None and isinstance(obj, (tuple, list, set, frozenset, dict)):  # `[Mode(K)]`
-        toks = _held_tokens(obj)
+        toks = held_tokens(obj)
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
         # Of your own class, also what is not plain data in it (`Cfg(mode=Mode(K), n=1)`).
@@ -211,11 +211,11 @@ def reduced_tokens(obj: object, depth: int = 0) -> list[str] | None:
     items = tuple((i, list(reduced[i])) for i in (3, 4) if len(reduced) > i and reduced[i] is not None)
     # `methodcaller("format", k=K)` is made again by a partial holding K.
     maker = (reduced[0],) if isinstance(reduced[0], functools.partial) else ()
-    toks = _held_tokens((*maker, args, reduced[2] if len(reduced) > 2 else None, *items), depth)
+    toks = held_tokens((*maker, args, reduced[2] if len(reduced) > 2 else None, *items), depth)
     return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
 
 
-def _held_tokens(value: object, depth: int = 0) -> list[str] | None:
+def held_tokens(value: object, depth: int = 0) -> list[str] | None:
     """Plain data, with classes and builtin functions by their names, enum
     members, and objects by what pickle makes them again from, in tuples,
     lists, sets, dicts and partials: what pickle makes a library's value
@@ -235,7 +235,7 @@ def _held_tokens(value: object, depth: int = 0) -> list[str] | None:
     value = list(value.items()) if isinstance(value, dict) else value
     if not isinstance(value, (tuple, list, set, frozenset)):
         return reduced_tokens(value, depth + 1)
-    found = [_held_tokens(v, depth + 1) for v in value]
+    found = [held_tokens(v, depth + 1) for v in value]
     parts = [p for p in found if p is not None]
     if len(parts) < len(found):
         return None
