@@ -6,7 +6,10 @@ a workflow whose order of steps comes from iterating a set of strings,
 which another process (another `PYTHONHASHSEED`) walks in another order.
 Resumed there, it must be refused at the first position whose call
 differs, never serve one name's recorded value to another, and run no
-step twice. Real processes; executions are counted by the step bodies."""
+step twice. And DBOS's test_recovery_workflow with steps that fill a cache
+on a class whose `__init_subclass__` fills a registry: state the steps
+keep, which must not make the completed run look changed. Real processes;
+executions are counted by the step bodies."""
 
 from __future__ import annotations
 
@@ -76,3 +79,45 @@ def test_temporal_a_set_walked_in_another_order_on_replay_is_refused(tmp_path: P
     assert (tmp_path / "count").read_text().split() == first[:2]
     assert run_in(tmp_path, "flow.py", PYTHONHASHSEED="0").split() == ["value", "4"]
     assert (tmp_path / "count").read_text().split() == first
+
+
+KEPT = """
+import os
+import durable
+
+class Base:
+    registry = {}
+    seen = {}
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        Base.registry[cls.__name__] = cls
+
+class Sub(Base):
+    pass
+
+@durable.step
+def remember(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("remember\\n")
+    Base.seen[x] = len(Base.seen)
+    return len(Base.seen) + len(Base.registry)
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    return remember(x) + remember(x + 1)
+
+print(wf(1), wf(1))
+"""
+
+
+@pytest.mark.slow
+def test_dbos_recovery_of_steps_filling_a_cache_on_a_class_with_a_registry(tmp_path: Path) -> None:
+    """A class whose `__init_subclass__` fills its registry also holds a
+    cache the steps fill (`Base.seen`): state they keep, counted by the
+    class statement, so the completed run is answered again in its
+    process and in a new one, each step executed once. Counted by its
+    contents as the registry is, the second call was refused as changed."""
+    (tmp_path / "flow.py").write_text(KEPT)
+    assert [run_in(tmp_path, "flow.py").strip() for _ in range(2)] == ["5 5", "5 5"]
+    assert (tmp_path / "count").read_text().split() == ["remember", "remember"]
