@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import ast
 import collections
+import contextvars
+import sys
 import types
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import ConfigurationError
 from .anybind import may_bind_any
 from .bindings import binding_statements
 from .elsewhere import called_elsewhere, changed_elsewhere
@@ -21,11 +24,13 @@ from .outside import reads_outside
 from .outsidevalues import (
     attribute_tokens,
     class_outside_tokens,
+    held_tokens,
     holds_values,
     outside_tokens,
     reduced_tokens,
+    var_tokens,
 )
-from .ownpath import bound_again
+from .ownpath import bound_again, class_made_by
 from .reach import identity_of
 from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
@@ -69,7 +74,8 @@ def contents_part(
     as changed on every call (fail closed): it was served the first pass's
     output."""
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
-        constants = class_outside_tokens(obj)
+        constants = class_outside_tokens(obj, name, namespace)
+        constants += witnessed(class_made_by, obj, name, namespace, checked_file)  # `class C` twice
         return hash_tokens(constants) if constants else None
     found = binding_statements(name, namespace, checked_file)
     if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it
@@ -103,6 +109,31 @@ def contents_part(
     if toks is None:  # a NamedTuple rebound, an OrderedDict: what it holds
         toks = witnessed(_items_tokens, obj)
     return None if toks is None else hash_tokens(toks)
+
+
+def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
+    """A class's list, dict or set read through it (`Base.registry`) by its
+    contents, when module-level statements change the class in place
+    (`Base.registry["x"] = K`, `Base.configure(K)`) or its own
+    `__init_subclass__` may fill it as subclasses are made (`class Sub(Base,
+    k=K)`): their text is the same whatever `K` was, and before and after
+    they ran. {} otherwise: the class statement counts, as before."""
+    home = sys.modules.get(cls.__module__)
+    if home is None or "." in cls.__qualname__ or not _holds_data(obj):
+        return {}
+    names, name = vars(home), cls.__name__
+    try:
+        found = binding_statements(name, names) or []
+    except ConfigurationError:
+        return {}
+    init = vars(cls).get("__init_subclass__")
+    code = getattr(getattr(init, "__func__", init), "__code__", None)
+    # An attribute its code names (`Base.registry[...] = k`), not a cache the steps fill.
+    filled = code is not None and key.rpartition(".")[2] in code.co_names
+    if not filled and not any(name in assigned_into(s) or _runs_over(s, name, names) for s in found):
+        return {}
+    toks = witnessed(_running_tokens, obj, False)
+    return {} if toks is None else {"now:" + key: hash_tokens(toks)}
 
 
 def module_state(module: types.ModuleType) -> str | None:
@@ -174,9 +205,16 @@ def _running_tokens(obj: object, looped: bool) -> list[str] | None:
 def _items_tokens(obj: object) -> list[str] | None:
     """A library's container by what it holds: an OrderedDict, a
     defaultdict, a Counter or a ConfigParser by what it maps, in order, a
-    deque by its items, a NamedTuple by its values; None for anything else."""
+    deque by its items, a NamedTuple by its values, a context variable by
+    its value (`CV.set(K)`), a list, set or dict of values that are not
+    plain data by each (`PATHS.append(Path("b"))`, `MODES.add(Mode.TWO)`);
+    None for anything else."""
+    if isinstance(obj, (list, set, dict)):
+        return held_tokens(obj)
     if isinstance(obj, Mapping):
         return mapping_tokens(obj)
+    if isinstance(obj, contextvars.ContextVar):
+        return var_tokens(obj)
     return reduced_tokens(obj) if isinstance(obj, (*_MADE_OF_ONE, collections.deque)) else None
 
 

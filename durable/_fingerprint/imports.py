@@ -176,9 +176,21 @@ def imported_names(node: ast.AST, package: str) -> Iterator[tuple[str, str, str 
 
 
 def user_class(cls: type) -> bool:
-    """A class defined in the user's own code (a notebook's too)."""
+    """A class defined in the user's own code (a notebook's too), or one
+    `made_by_new_class`, whose maker cannot be told (fail closed)."""
     name = getattr(cls, "__module__", "") or ""
+    if name == "types" and made_by_new_class(cls):
+        return True
     module = sys.modules.get(name)
     if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
         return True  # a notebook's classes: IPython's main module has no file
     return module is not None and user_module(module)
+
+
+def made_by_new_class(cls: type) -> bool:
+    """A class `types.new_class` made (also `dataclasses.make_dataclass` on
+    3.10 and 3.11): its `__module__` is `types`, which does not hold it,
+    whoever called it. Taken for the standard library's, such a class of a
+    script (`Made = make_dataclass("Made", [("k", int, field(default=K))])`)
+    counted by its statement's text alone, whatever `K` the environment gave."""
+    return getattr(cls, "__module__", None) == "types" and getattr(types, cls.__qualname__, None) is not cls

@@ -11,6 +11,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import contextvars
 import copyreg
 import functools
 import operator
@@ -24,22 +25,32 @@ from .bindings import binding_statements
 from .imports import user_class
 from .outside import _DEFS, reads_outside
 from .reach import _cell_value
-from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
+from .values import (
+    _enum_tokens,
+    content_tokens,
+    hash_tokens,
+    mapping_tokens,
+    plain_tokens,
+    public_name,
+)
 from .witness import witnessed
 
 
-def class_outside_tokens(cls: type) -> list[str]:
+def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[str]:
     """A top-level class's immutable plain constants (`LR =
     float(os.environ["LR"])`), by value, when the statements of its body
     read the environment or a file: what a method reads as `self.LR`, which
-    the class statement's text does not show. [] otherwise: as written."""
+    the class statement's text does not show. [] otherwise: as written.
+    `name`: the global of `held` (a module's namespace) it was read as: a
+    class a call made is bound by that name (`Named = make_dataclass("Other",
+    ...)`), in that module (`made_by_new_class`: its own says `types`)."""
     if "." in cls.__qualname__ or cls.__module__ not in sys.modules:
         return []  # defined in a function: its statement is not the module's to read
     if not witnessed(user_class, cls):  # a library's (`Path`): by the import alone, as its values
         return []
-    namespace = vars(sys.modules[cls.__module__])
+    namespace, name = (held, name) if held.get(name) is cls else (vars(sys.modules[cls.__module__]), cls.__name__)
     try:
-        found = binding_statements(cls.__name__, namespace) or []
+        found = binding_statements(name, namespace) or []
     except ConfigurationError:
         return []
     classes = [c for c in found if isinstance(c, ast.ClassDef)]
@@ -52,7 +63,9 @@ def class_outside_tokens(cls: type) -> list[str]:
     made = {n.id for s in body if reads_outside([s], namespace, None) for n in ast.walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # fmt: skip
     members = sorted(vars(cls).items())
-    constants = [(k, plain_tokens(v, mutable=k in made)) for k, v in members if not k.startswith("__")]
+    # A list of enum members, of paths (`MODES = frozenset(...)`) by its values too, as a global's.
+    constants = [(k, plain_tokens(v, mutable=k in made) or (witnessed(outside_tokens, v) if k in made else None))
+                 for k, v in members if not k.startswith("__")]  # fmt: skip
     # What its functions were made with (a NamedTuple's `__new__`, `def get(self, k=K)`, `@times(K)`).
     constants += [(k + "()", _made_with(v)) for k, v in members]
     return [t for k, toks in constants if toks for t in (k, *toks)]
@@ -165,8 +178,14 @@ def outside_tokens(obj: object) -> list[str] | None:
     if toks is None and bound_to(obj) is not None:  # `CFG.get`, `Scale(K).times`: by its object
         held = outside_tokens(bound_to(obj))
         toks = None if held is None else [f"<bound:{getattr(obj, '__name__', '?')}", *held, ">"]
+    if toks is None and isinstance(obj, (tuple, list, set, frozenset, dict)):  # `[Mode(K)]`
+        toks = held_tokens(obj)
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
+        # Of your own class, also what is not plain data in it (`Cfg(mode=Mode(K), n=1)`).
+        toks = toks + (reduced_tokens(obj) or []) if toks is not None and user_class(type(obj)) else toks
+    if toks is None and isinstance(obj, contextvars.ContextVar):  # `ContextVar("k", default=K)`
+        toks = var_tokens(obj)
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
         toks = reduced_tokens(obj)
     if len(_loaded) >= 64:
@@ -175,7 +194,7 @@ def outside_tokens(obj: object) -> list[str] | None:
     return toks
 
 
-def reduced_tokens(obj: object) -> list[str] | None:
+def reduced_tokens(obj: object, depth: int = 0) -> list[str] | None:
     """An object without attributes by the arguments pickle would make it
     again with (`Cfg(lr=0.1)`, `range(0, 3, 1)`, `re.compile("a", 0)`),
     when they are plain data (its class, by its name, aside); else None.
@@ -190,8 +209,49 @@ def reduced_tokens(obj: object) -> list[str] | None:
     args = tuple(a for a in reduced[1] if a is not type(obj))  # `copyreg.__newobj__(cls, ...)`
     # A deque's or an OrderedDict's items, in order, which pickle gives apart from its arguments.
     items = tuple((i, list(reduced[i])) for i in (3, 4) if len(reduced) > i and reduced[i] is not None)
-    toks = plain_tokens((args, reduced[2] if len(reduced) > 2 else None, *items))
+    # `methodcaller("format", k=K)` is made again by a partial holding K.
+    maker = (reduced[0],) if isinstance(reduced[0], functools.partial) else ()
+    toks = held_tokens((*maker, args, reduced[2] if len(reduced) > 2 else None, *items), depth)
     return None if toks is None else [f"<reduced:{type(obj).__qualname__}", *toks, ">"]
+
+
+def held_tokens(value: object, depth: int = 0) -> list[str] | None:
+    """Plain data, with classes and builtin functions by their names, enum
+    members, and objects by what pickle makes them again from, in tuples,
+    lists, sets, dicts and partials: what pickle makes a library's value
+    again from (a `decimal.Context`'s traps, the partial of a
+    `methodcaller`), a list of enum members, of dataclasses or of arrays
+    (by their bytes' digest, `content_tokens`)."""
+    toks = content_tokens(value)
+    if toks is not None or depth > 8:
+        return toks
+    if isinstance(value, (type, types.BuiltinFunctionType)):
+        return ["ref:" + public_name(value)]
+    if (member := _enum_tokens(value)) is not None:
+        return member
+    if isinstance(value, functools.partial):
+        value = (value.func, value.args, tuple(sorted(value.keywords.items())))
+    kind = type(value).__name__
+    value = list(value.items()) if isinstance(value, dict) else value
+    if not isinstance(value, (tuple, list, set, frozenset)):
+        return reduced_tokens(value, depth + 1)
+    found = [held_tokens(v, depth + 1) for v in value]
+    parts = [p for p in found if p is not None]
+    if len(parts) < len(found):
+        return None
+    parts = sorted(parts) if isinstance(value, (set, frozenset)) else parts  # in no order: sorted
+    return [f"<{kind}", *(t for p in parts for t in p), ">"]
+
+
+def var_tokens(var: contextvars.ContextVar[Any]) -> list[str]:
+    """A context variable by the value it holds in the running context,
+    where a step reads it (`CV.get()`), else by its type; not set: by name."""
+    value = var.get(_UNSET)
+    toks = None if value is _UNSET else content_tokens(value) or outside_tokens(value)
+    return [f"<var:{var.name}", *(toks or [f"obj:{type(value).__qualname__}"]), ">"]
+
+
+_UNSET = object()
 
 
 def holds_values(obj: object) -> bool:

@@ -17,6 +17,7 @@ from ..errors import ConfigurationError
 from .bindings import binding_statements
 from .callsonly import calls_of
 from .canon import name_chains
+from .values import plain_tokens
 
 
 def made_from_own_path(
@@ -118,3 +119,35 @@ def path_tokens(value: object) -> list[str] | None:
         return None
     text = str(value)
     return [f"p{type(value).__name__}:{len(text)}:{text}"]
+
+
+def class_made_by(cls: type, name: str, namespace: Mapping[str, Any], checked_file: str | None) -> list[str]:
+    """Which of several `class` statements binding `name` made `cls` (`class
+    C` ... `class C` again, between two calls): its place among them, told by
+    the lines of its functions; [] when one statement binds it. Counted by the
+    statements alone, all in the file, a call made after the second was
+    served the output of the first's methods. A class without functions
+    whose maker cannot be told counts by its plain attributes."""
+    try:
+        if not bound_again(name, namespace, checked_file):
+            return []
+        found = binding_statements(name, namespace, checked_file) or []
+    except ConfigurationError:
+        return []
+    codes = [getattr(_function(v), "__code__", None) for v in vars(cls).values()]
+    file = namespace.get("__file__")  # not a dataclass's `__init__`, made from a string
+    lines = {c.co_firstlineno for c in codes if c is not None and c.co_filename in (file, checked_file)}
+    for i, stmt in enumerate(found):
+        end = getattr(stmt, "end_lineno", None) or stmt.lineno  # type: ignore[attr-defined]
+        if isinstance(stmt, ast.ClassDef) and any(stmt.lineno <= n <= end for n in lines):
+            return [f"class-statement:{i}"]
+    members = sorted((k, v) for k, v in vars(cls).items() if isinstance(k, str) and not k.startswith("__"))
+    plain = {k: v for k, v in members if plain_tokens(v, mutable=False) is not None}
+    return ["class-attributes", *(plain_tokens(plain) or ())]
+
+
+def _function(member: object) -> object:
+    """The function a class member runs: a static or class method's, a property's getter."""
+    if isinstance(member, (staticmethod, classmethod)):
+        return member.__func__
+    return member.fget if isinstance(member, property) else member

@@ -39,7 +39,7 @@ from .canon import (
     statement_chains,
     uses_itself,
 )
-from .contents import bound_part, contents_part
+from .contents import bound_part, class_attribute_part, contents_part
 from .elsewhere import elsewhere_of
 from .holds import (
     class_code,
@@ -75,12 +75,12 @@ _BUILTINS = frozenset(dir(builtins))
 @dataclass(frozen=True)
 class _Scope:
     """Where a name was found: a module's namespace (`user`: the user's own
-    module, whose statements are read) or a class of the user's code."""
+    module, whose statements are read) or a class of the user's code (`cls`)."""
 
     namespace: Mapping[str, Any]
     user: bool
     checked_file: str | None = None
-    is_class: bool = False
+    cls: type | None = None
 
 
 def read_names(
@@ -168,9 +168,11 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
             out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file))
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
-    elif scope.user or scope.is_class:
+    elif scope.user or scope.cls is not None:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
-        if not scope.is_class:  # the class's own statements count already
+        if scope.cls is not None:  # its class's statements count already, not what changes it
+            out.parts.update(class_attribute_part(key, scope.cls, obj))
+        else:
             _global(key, path[-1], obj, scope, out, runs or not via)
 
 
@@ -283,7 +285,7 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
             scope = _Scope(vars(obj), witnessed(user_module, obj))
             obj = witnessed(getattr, obj, attr, _MISSING)
         elif isinstance(obj, type) and witnessed(user_class, obj):
-            scope = _Scope(vars(obj), False, is_class=True)
+            scope = _Scope(vars(obj), False, cls=obj)
             obj = witnessed(class_member, obj, attr)
         else:
             return chain[:i], obj, scope

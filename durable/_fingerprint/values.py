@@ -93,9 +93,10 @@ def content_tokens(value: object) -> list[str] | None:
 def buffer_tokens(value: object) -> list[str] | None:
     """Tokens of an object that exposes its memory (a numpy array, an
     `array.array`, a `bytearray`): its type, item format, shape and a digest
-    of its bytes; None for anything else, or an array of objects (whose
-    buffer would hold pointers, not values)."""
-    if isinstance(value, (str, bytes, memoryview)):
+    of its bytes (a `memoryview` too: `VIEW = memoryview(data)`); None for
+    anything else, or an array of objects (whose buffer would hold
+    pointers, not values)."""
+    if isinstance(value, (str, bytes)):
         return None
     try:
         view = memoryview(value)  # type: ignore[arg-type]
