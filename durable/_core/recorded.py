@@ -11,7 +11,7 @@ from collections.abc import Iterator, MutableMapping
 
 from .._storage.base import Store
 from .._storage.keys import Position, format_position, record_name
-from .._storage.records import StepRecord, intact_body, unseal
+from .._storage.records import NO_EXTRA, NO_ITEMS, StepRecord, intact_body, unseal
 from ..errors import CorruptRecordError
 
 
@@ -114,4 +114,17 @@ def decode_step_record(
         why = f"it holds position {format_position(rec.position)}"
         raise CorruptRecordError(run_id, pos, name or record_name(pos), why)
     rec.position = pos  # equal: the caller's object, often a key already, is kept once
+    return rec
+
+
+def kept(rec: StepRecord) -> StepRecord:
+    """rec as a run keeps it once written: empty attempts, artifacts and
+    extra are the shared empties a decoded record holds (`from_bytes`), not
+    three containers a record for the garbage collector to walk."""
+    if not rec.attempts:
+        rec.attempts = NO_ITEMS
+    if not rec.artifacts:
+        rec.artifacts = NO_ITEMS
+    if not rec.extra:
+        rec.extra = NO_EXTRA
     return rec

@@ -43,7 +43,7 @@ from .context import RunState
 from .discarded import forget_children
 from .loadback import load_value
 from .plan import check_stop
-from .recorded import Recorded, decode_step_record
+from .recorded import Recorded, decode_step_record, kept
 
 
 def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
@@ -271,7 +271,7 @@ def commit(
         ctx.records[record.position] = won
         value = load_value(ctx, won)
     else:  # a method call: `records[pos] =` runs `Recorded.__setitem__` from C, costlier
-        ctx.records.__setitem__(record.position, record)
+        ctx.records.__setitem__(record.position, kept(record))
     check_stop()  # a graceful stop takes effect once this record is safe
     return value
 

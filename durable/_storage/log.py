@@ -62,13 +62,16 @@ class RunLog:
         try:
             lock(fd)
             self.records = None  # read it all again: the caller wants the log as it is
-            blob = self._catch_up(fd)
+            found: dict[int, int] = {}  # the body steps' spans, by position (`locate`)
+            blob = self._catch_up(fd, found=found)
         finally:
             release(fd)
         assert self.records is not None
-        index, (self.records, self.steps) = self.records, compact(self.records)  # kept: compact
+        self.records, self.steps = compact(self.records, found)
         if steps is not None:  # a resume's: its body steps by position, the rest by name
             index = by_position(blob, self.steps, steps, self.records)
+        else:  # every record by name
+            expand(index := dict(self.records), self.steps)
         return {name: data_at(blob, at) for name, at in index.items()}
 
     def create(self, name: str, data: bytes) -> bytes | None:
@@ -228,11 +231,14 @@ class RunLog:
             inherited_no_more(fd)
             os.close(fd)
 
-    def _catch_up(self, fd: int, st: os.stat_result | None = None) -> bytes:
+    def _catch_up(
+        self, fd: int, st: os.stat_result | None = None, found: dict[int, int] | None = None
+    ) -> bytes:
         """Bring the index up to the log's end (under the flock): read only
         what was appended since, or all of it when the file is another one;
         a torn tail (a writer died mid-append) is cut off. The bytes read.
-        `st`: the file's fstat, taken under the flock."""
+        `st`: the file's fstat, taken under the flock. `found` (a whole
+        read, `load`): the body steps' spans go there (`locate`)."""
         st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
         if self.records is None or ident != self.ident or st.st_size < self.size:
@@ -243,7 +249,7 @@ class RunLog:
             self.steps = expand(self.records, self.steps)
         try:
             tail = read_at(fd, self.size, st.st_size)
-            intact = locate(tail, self.run_id, self.records, self.size, self.path)
+            intact = locate(tail, self.run_id, self.records, self.size, self.path, steps=found)
         except BaseException:
             self.records = None  # half applied: read it all again next time
             raise

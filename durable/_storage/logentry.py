@@ -22,6 +22,8 @@ _HEAD = _FIELDS.size + _CRC.size
 _ENTRY_HEAD = struct.Struct(">2sHIII")  # both at once, as `locate` reads them
 _SUMMED = _FIELDS.size  # the bytes the header crc covers
 _GONE = 0xFFFFFFFF
+_STEPS = b"steps/"  # a body step's record name: these, then eight ASCII digits
+_STEP_NAME = len(_STEPS) + 8
 
 
 def _damaged(
@@ -46,6 +48,18 @@ def _damaged(
             "start the run again with restart=True (durable run ... --restart)"
         ),
     )
+
+
+def step_number(raw: bytes, start: int = 0, end: int = -1) -> int:
+    """The body position whose record name (`keys.record_name`: "steps/"
+    and eight ASCII digits) is raw[start:end] (end -1: its end), else -1:
+    THE test, for a name read from a log and for one asked by a writer."""
+    end = len(raw) if end < 0 else end
+    if end - start == _STEP_NAME and raw.startswith(_STEPS, start):
+        digits = raw[start + 6 : end]
+        if digits.isdigit():  # bytes: ASCII digits only (int() takes others, and "+", "_")
+            return int(digits)
+    return -1
 
 
 def data_offset(name: str) -> int:
@@ -91,14 +105,19 @@ def locate(
     base: int = 0,
     path: str = "records.log",
     gone: dict[str, bytes] | None = None,
+    steps: dict[int, int] | None = None,
 ) -> int:
     """`parse`, keeping where each record's data lies in the file (`span`)
     instead of a copy of it; return the length of the intact prefix. The
     entries are read here, in one loop (a resume reads every entry of its
     log), and each is checked as `logentry` says: a torn tail ends the
-    loop, damage raises."""
+    loop, damage raises. `steps` (a whole log read for a resume): THE
+    record name of a body position (`keys.record_name`: "steps/" and eight
+    ASCII digits) is kept there by position instead, its name never spelled
+    as a str and parsed back (`logindex`); every other name in `spans`."""
     offset, end, view = 0, len(blob), memoryview(blob)
     head, crc = _ENTRY_HEAD.unpack_from, zlib.crc32
+    by_position = steps is not None
     while end - offset >= _HEAD:
         magic, name_len, size, body_crc, head_crc = head(blob, offset)
         start = offset + _HEAD
@@ -112,6 +131,14 @@ def locate(
             break  # torn: the writer died mid-append
         if crc(view[start:after]) != body_crc:
             raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
+        if by_position and (n := step_number(blob, start, data)) >= 0:
+            assert steps is not None
+            if size == _GONE:
+                steps.pop(n, None)
+            else:
+                steps[n] = (base + data) << 32 | size
+            offset = after
+            continue
         name = blob[start:data].decode()
         if size == _GONE:
             spans.pop(name, None)

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from array import array
 
-from .keys import Position
-from .logentry import data_at
+from .keys import Position, record_name
+from .logentry import data_at, step_number
 
 _STEPS = "steps/"
-_NAME_LEN = len(_STEPS) + 8  # `keys.record_name` of a position below 10**8
 _SPAN_MAX = 2**64  # a span past 4 GiB into the log does not fit: kept by name
 # Positions without a record cost 8 bytes each: past this many gaps a log
 # (timers only, hand-made names) keeps its names in the dict.
@@ -34,38 +33,25 @@ def no_steps() -> array[int]:
 
 def position_of(name: str) -> int:
     """The body position `name` is THE record name of, or -1."""
-    if len(name) == _NAME_LEN and name.startswith(_STEPS):
-        digits = name[6:]
-        # isdigit alone takes other scripts' digits, which int() reads too.
-        if digits.isascii() and digits.isdigit():
-            return int(digits)
-    return -1
+    return step_number(name.encode("utf-8", "surrogatepass"))
 
 
-def compact(index: dict[str, int]) -> tuple[dict[str, int], array[int]]:
+def compact(named: dict[str, int], found: dict[int, int]) -> tuple[dict[str, int], array[int]]:
     """(the names kept by name, the spans of body steps by position): the
-    same mapping as index. A span is never 0 (an entry's data follows its
-    header), so 0 marks a position without a record."""
-    named: dict[str, int] = {}
-    ns: list[int] = []
-    spans: list[int] = []
-    for name, at in index.items():  # `position_of` inline: once per record of a resume
-        digits = name[6:]
-        if (
-            len(name) == _NAME_LEN and name.startswith(_STEPS) and digits.isascii()
-            and digits.isdigit() and at < _SPAN_MAX
-        ):  # fmt: skip
-            ns.append(int(digits))
-            spans.append(at)
-        else:
-            named[name] = at
-    top = max(ns, default=-1)
-    if not ns or top + 1 > len(ns) + _GAPS:
-        return index, no_steps()
-    if top + 1 == len(ns) and ns == sorted(ns):  # every position, in order: most logs
-        return named, array("Q", spans)
+    same mapping as `named` and `found` (position -> span, as `locate`
+    sorts a log's names) together. A span is never 0 (an entry's data
+    follows its header), so 0 marks a position without a record."""
+    if found and max(found.values()) >= _SPAN_MAX:  # past 4 GiB: kept by name
+        for n in [n for n, at in found.items() if at >= _SPAN_MAX]:
+            named[record_name(n)] = found.pop(n)
+    top = max(found, default=-1)
+    if not found or top + 1 > len(found) + _GAPS:
+        named.update({record_name(n): at for n, at in found.items()})
+        return named, no_steps()
+    if top + 1 == len(found):  # every position: most logs
+        return named, array("Q", map(found.__getitem__, range(top + 1)))
     steps = array("Q", bytes(8 * (top + 1)))
-    for n, at in zip(ns, spans, strict=True):
+    for n, at in found.items():
         steps[n] = at
     return named, steps
 

@@ -254,9 +254,9 @@ class StepRecord(Compared):
         # Most records have no attempts, artifacts or extra: one shared empty
         # each, which cannot be changed, instead of three containers a record
         # for the garbage collector to walk (a replay keeps every record).
-        rec.attempts = attempts or _NONE
-        rec.artifacts = _NONE if not artifacts and type(artifacts) is list else artifacts
-        rec.extra = _NO_EXTRA if not extra and type(extra) is dict else extra
+        rec.attempts = attempts or NO_ITEMS
+        rec.artifacts = NO_ITEMS if not artifacts and type(artifacts) is list else artifacts
+        rec.extra = NO_EXTRA if not extra and type(extra) is dict else extra
         return rec
 
 
@@ -281,8 +281,9 @@ class _Shared(dict[str, Any]):
     __ior__ = _refuse
 
 
-_NONE: Any = ()  # attempts, artifacts
-_NO_EXTRA: Any = _Shared()
+# Shared by the records a run keeps (`from_bytes`, `recorded.kept`).
+NO_ITEMS: Any = ()  # attempts, artifacts
+NO_EXTRA: Any = _Shared()
 
 
 STEP_FIELDS = [f.name for f in fields(StepRecord)]
