@@ -37,14 +37,34 @@ def obj_place(place: Place) -> Place:
     return place
 
 
-class StalledListing:
+class Removal:
+    """A removal run in a thread of its own, handed back once it stalls."""
+
+    store: durable.Store
+    stalled: threading.Event
+    error: BaseException | None = None
+    result: bool | None = None
+
+    def remove(self, workflow: str = "w", run_id: str = "r") -> threading.Thread:
+        def body() -> None:
+            try:
+                self.result = delete_run(self.store, workflow, run_id)
+            except BaseException as e:
+                self.error = e
+
+        thread = threading.Thread(target=body)
+        thread.start()
+        assert self.stalled.wait(30)
+        return thread
+
+
+class StalledListing(Removal):
     """The removal's store: its listing of the run under the run's lease
     waits until `go`, as a process stopped there (SIGSTOP, a GC pause)
     would, then lists."""
 
     def __init__(self, store: durable.Store, prefix: str) -> None:
         self.store, self.stalled, self.go = store, threading.Event(), threading.Event()
-        self.error: BaseException | None = None
         listing = store.list
 
         def stalling(at: str) -> list[str]:
@@ -56,17 +76,6 @@ class StalledListing:
 
         store.list = stalling  # type: ignore[method-assign]
 
-    def remove(self, workflow: str, run_id: str) -> threading.Thread:
-        def body() -> None:
-            try:
-                delete_run(self.store, workflow, run_id)
-            except BaseException as e:
-                self.error = e
-
-        thread = threading.Thread(target=body)
-        thread.start()
-        assert self.stalled.wait(30)
-        return thread
 
 
 def _looks_gone(place: Place, store: durable.Store) -> None:

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 import durable
-from durable._manage.runs import delete_run
 from durable._storage.pidspace import pid_space
+from tests.test_fenced_delete import Removal
 
 MEMORY = "memory://late-delete"
 ran: list[int] = []
@@ -43,7 +43,7 @@ def flow() -> list[int]:
     return [part(i) for i in range(3)]
 
 
-class StalledDelete:
+class StalledDelete(Removal):
     """The removal's store: its deletion of the run's segments (its last
     batch here: the run has no blobs) waits until `go`, past the lease check."""
 
@@ -53,8 +53,6 @@ class StalledDelete:
             threading.Event(),
             threading.Event(),
         )
-        self.error: BaseException | None = None
-        self.result: bool | None = None
         real = self.store.delete
 
         def stalling(keys: Any) -> None:
@@ -65,18 +63,6 @@ class StalledDelete:
             real(keys)
 
         self.store.delete = stalling  # type: ignore[method-assign]
-
-    def remove(self) -> threading.Thread:
-        def body() -> None:
-            try:
-                self.result = delete_run(self.store, "w", "r")
-            except BaseException as e:
-                self.error = e
-
-        thread = threading.Thread(target=body)
-        thread.start()
-        assert self.stalled.wait(30)
-        return thread
 
 
 def _looks_gone(store: durable.Store) -> None:

@@ -219,6 +219,17 @@ def test_joblib_memory_with_functions_and_classes_redefined_in_the_script(tmp_pa
     assert {n: counts.count(n) for n in ("loop", "lambda", "class")} == {"loop": 2, "lambda": 2, "class": 3}
 
 
+# A cached step per read, counting its runs by name (`os` and `durable` imported).
+COUNTED_STEPS = """
+def step(name, read):
+    def body(x):
+        with open(os.environ["COUNT_FILE"], "a") as f:
+            f.write(name + "\\n")
+        return read() * x
+    body.__name__ = body.__qualname__ = name
+    return durable.step(cache=True)(body)
+"""
+
 CONTAINERS = """
 import dataclasses, enum, os, pathlib
 import durable
@@ -241,15 +252,7 @@ class Cfg:
 
 CFGS = [Cfg(Mode(K))]
 CFG = Cfg(Mode(K))
-
-def step(name, read):
-    def body(x):
-        with open(os.environ["COUNT_FILE"], "a") as f:
-            f.write(name + "\\n")
-        return read() * x
-    body.__name__ = body.__qualname__ = name
-    return durable.step(cache=True)(body)
-
+""" + COUNTED_STEPS + """
 STEPS = [
     step("frozenset", lambda: len(MODES)),
     step("dict", lambda: next(iter(BY_MODE)).value),

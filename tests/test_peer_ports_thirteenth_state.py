@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.scripts import run_in
+from tests.test_peer_ports_thirteenth import COUNTED_STEPS
 
 SETTINGS = """
 import os
@@ -238,15 +239,7 @@ class R:
 
     def count(self):
         return len(self.MODES)
-
-def step(name, read):
-    def body(x):
-        with open(os.environ["COUNT_FILE"], "a") as f:
-            f.write(name + "\\n")
-        return read() * x
-    body.__name__ = body.__qualname__ = name
-    return durable.step(cache=True)(body)
-
+""" + COUNTED_STEPS + """
 STEPS = [step("method", lambda: R().count()), step("attribute", lambda: R.FIRST[0].value)]
 print(*[s(1) for s in STEPS])
 """
