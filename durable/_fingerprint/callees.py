@@ -21,6 +21,7 @@ from .userfiles import is_user_file
 MOST = 64  # functions followed from one call: a body's helpers, not a library
 _HOLDERS = (list, tuple, set, frozenset)
 _MADE = ("__init__", "__post_init__")  # what calling a class of the user's runs
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class a `class` statement makes
 
 
 def resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
@@ -82,6 +83,8 @@ def users_class(cls: object) -> bool:
     """Whether `cls` is a class of the user's code (a library's class keeps
     program state, as its functions do: `Path.cwd()` fills nothing)."""
     if not isinstance(cls, type):
+        return False
+    if not cls.__flags__ & _HEAP_TYPE:  # `int`, `dict`, `NoneType`: no file, yet no notebook's
         return False
     name = cls.__module__ if isinstance(cls.__module__, str) else ""
     filename = getattr(sys.modules.get(name), "__file__", None)  # none: a notebook's
