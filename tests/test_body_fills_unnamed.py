@@ -97,3 +97,35 @@ def test_a_function_given_as_an_argument_may_fill_any_global(
 
     # running gives 30, not 20
     refused_on_resume(report, "u1", 2, match="arguments changed", rate=3)
+
+
+LIMIT = 1
+
+
+@durable.step
+def limited(n: int) -> int:
+    return n * LIMIT
+
+
+def test_a_global_the_body_rebinds_counts_when_a_nested_function_has_a_local_of_its_name(
+    store: durable.Store,
+) -> None:
+    """A function defined in the body with a local named as the global
+    (`LIMIT = 0` there) leaves the body's own `global LIMIT; LIMIT = rate`
+    a fill from `rate`."""
+
+    @durable.workflow(run_id="u2", store=store)
+    def report(rate: int, ready: bool = False) -> int:
+        global LIMIT
+
+        def reset() -> int:
+            LIMIT = 0  # noqa: F841 (its own local)
+            return 0
+
+        LIMIT = rate + reset()
+        out: int = limited(10)
+        if not ready:
+            durable.suspend("waiting")
+        return out
+
+    refused_on_resume(report, "u2", 2, match="arguments changed", rate=3)  # running gives 30

@@ -176,8 +176,10 @@ def _analysed(fn: types.FunctionType) -> _Found:
     inner = {name: reads & own for name, reads in edges.items() if name in own}
     cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
     strong, classes = changed(body, calls=False), method_bases(body)
-    # a function's own locals fill no global (`def apply(s): out = s`)
-    locals_all = {n for c in nested_code(code) for n in (*c.co_varnames, *c.co_cellvars)}
+    # a function's own locals fill no global (`def apply(s): out = s`), unless
+    # the body names a global of that name itself (`global LIMIT; LIMIT = n`)
+    nested = {n for c in nested_code(code) if c is not code for n in (*c.co_varnames, *c.co_cellvars)}
+    locals_all = own | (nested - set(code.co_names))
     stored = {  # a global of the module the body stores into or mutates
         name: _made_of(reads & own, inner) & params
         for name, reads in edges.items()
