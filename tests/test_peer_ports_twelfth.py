@@ -104,6 +104,24 @@ def test_prefect_task_source_with_a_method_reading_a_rebound_constant(tmp_path: 
 
 # -- values made from the environment whose contents pickle keeps apart -------------
 
+# Cached steps reading an `OrderedDict` ORDER and a `deque` RECENT, each
+# counting its runs by name (`os` and `durable` imported).
+ORDERED_STEPS = """
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step(cache=True)
+def first(x):
+    counted("ordered")
+    return list(ORDER)[0] * x
+
+@durable.step(cache=True)
+def newest(x):
+    counted("deque")
+    return RECENT[-1] * x
+"""
+
 FROM_ENV = """
 import collections, functools, operator, os, typing
 import durable
@@ -148,20 +166,7 @@ class Rates:
     def by_decorator(self):
         return 1
 
-def counted(name):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write(name + "\\n")
-
-@durable.step(cache=True)
-def first(x):
-    counted("ordered")
-    return list(ORDER)[0] * x
-
-@durable.step(cache=True)
-def newest(x):
-    counted("deque")
-    return RECENT[-1] * x
-
+""" + ORDERED_STEPS + """
 @durable.step(cache=True)
 def picked(x):
     counted("itemgetter")
@@ -234,20 +239,7 @@ RECENT = collections.deque([1], maxlen=1)
 GROUPS = collections.defaultdict(list)
 COUNTS = collections.Counter(a=1)
 
-def counted(name):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write(name + "\\n")
-
-@durable.step(cache=True)
-def first(x):
-    counted("ordered")
-    return list(ORDER)[0] * x
-
-@durable.step(cache=True)
-def newest(x):
-    counted("deque")
-    return RECENT[-1] * x
-
+""" + ORDERED_STEPS + """
 @durable.step(cache=True)
 def grouped(x):
     counted("defaultdict")
