@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from durable._cli.main import main
-from tests.test_newuser36 import FLOW  # the same release flow
+from tests.test_newuser36 import FLOW, _advised  # the same release flow
 
 
 @pytest.fixture
@@ -21,11 +21,6 @@ def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FLOW_COUNTS", str(tmp_path / "counts"))
     (tmp_path / "flow.py").write_text(FLOW)
     return tmp_path
-
-
-def _advised(err: str, label: str) -> list[str]:
-    line = next(x for x in err.splitlines() if label in x)
-    return shlex.split(line.split(label, 1)[1])
 
 
 def _usage_error(typed: list[str], capsys: pytest.CaptureFixture[str]) -> str:
