@@ -31,7 +31,53 @@ def resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.Functi
     value = _value(func, namespace)
     if isinstance(value, type) and users_class(value):
         return [f for name in _MADE for f in _followed(_in_class(value, name))]
+    if value is None and isinstance(func, ast.Attribute) and _unknown_head(func, namespace):
+        return [f for member in methods_named(func.attr) for f in _followed(member)]
     return _followed(value)
+
+
+def _unknown_head(func: ast.Attribute, namespace: Mapping[str, object]) -> bool:
+    """Whether `func` is the method of an object of a class the text does not
+    name: a local's, a parameter's, a call's result (`make().load`)."""
+    chain = list(_chain(func))
+    return not chain or chain[0] not in namespace
+
+
+def methods_named(attr: str) -> list[object]:
+    """What the classes of the user's that its modules hold define as `attr`:
+    on an object of a class the text does not name (a step's output, what a
+    function returns), `obj.attr(...)` may run any of them."""
+    return list(_by_name().get(attr, ()))
+
+
+_INDEX: list[tuple[tuple[tuple[int, int], ...], dict[str, list[object]]]] = []
+_MODULES: list[tuple[int, list[types.ModuleType]]] = []
+
+
+def _by_name() -> dict[str, list[object]]:
+    if not _MODULES or _MODULES[0][0] != len(sys.modules):
+        found = [m for name, m in list(sys.modules.items()) if _users_module(name, m)]
+        _MODULES[:] = [(len(sys.modules), found)]
+    modules = _MODULES[0][1]
+    key = tuple((id(m), len(vars(m))) for m in modules)  # a class defined since
+    if _INDEX and _INDEX[0][0] == key:
+        return _INDEX[0][1]
+    index: dict[str, list[object]] = {}
+    for module in modules:
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                for cls in value.__mro__:
+                    for name, member in vars(cls).items() if users_class(cls) else ():
+                        index.setdefault(name, []).append(member)
+    _INDEX[:] = [(key, index)]
+    return index
+
+
+def _users_module(name: str, module: object) -> bool:
+    filename = getattr(module, "__file__", None)
+    if not isinstance(module, types.ModuleType):
+        return False
+    return name == "__main__" or (isinstance(filename, str) and is_user_file(filename, name.partition(".")[0]))
 
 
 def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
@@ -99,6 +145,8 @@ def _value(func: ast.AST, namespace: Mapping[str, object]) -> object:
             value = vars(value).get(attr)
         elif isinstance(value, type):
             value = _in_class(value, attr)
+        elif users_class(type(value)):  # `SETTER.set` of `SETTER = Setter()`
+            value = _in_class(type(value), attr)
         else:
             return None
     return value

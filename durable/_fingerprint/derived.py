@@ -56,6 +56,7 @@ class Made(NamedTuple):
 
 
 _KNOWN: dict[int, Made] = {}
+_ALL = "<every local>"  # read by `locals()`, `vars()`, `eval(...)`, `exec(...)`
 _NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 
 
@@ -170,6 +171,9 @@ def _analysed(fn: types.FunctionType) -> _Found:
     units: list[tuple[int, int, frozenset[str]]] = []
     body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
     _statements(body, frozenset(), edges, units)
+    # `eval("f(xs)")`, `fill(**locals())`: what they read the text does not spell
+    edges = {name: reads | own if _ALL in reads else reads for name, reads in edges.items()}
+    units = [(a, b, reads | own if _ALL in reads else reads) for a, b, reads in units]
     # Only the body's own names carry its values from one statement to the
     # next: `durable.suspend(...)` under `if not ready:` does not make every
     # local that a step decorated `@durable.step` reads depend on `ready`.
@@ -289,7 +293,13 @@ def _read(nodes: Iterable[ast.AST]) -> frozenset[str]:
                 names.add(sub.id)
             elif isinstance(sub, (ast.Global, ast.Nonlocal)):
                 names.update(sub.names)
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and _reads_all(sub.func.id, sub):
+                names.add(_ALL)
     return frozenset(names)
+
+
+def _reads_all(name: str, call: ast.Call) -> bool:
+    return name in ("eval", "exec") or (name in ("locals", "vars") and not call.args)
 
 
 def _reached(name: str, edges: Mapping[str, set[str]]) -> set[str]:

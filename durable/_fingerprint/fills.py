@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from .callees import MOST, Deferred, Runs, referenced, resolve, users_class
 from .heads import ANY, EVERYWHERE, Heads
+from .runtime import run_time_calls
 from .source import find_definitions, nested_code, runs_this_source, source_of
 
 # (name, the module namespace it lives in) of each global a call fills.
@@ -56,6 +57,7 @@ def _filled(todo: list[types.FunctionType], namespace: Mapping[str, object]) -> 
         if node is not None:
             found += module_writes(node, fn.__globals__)
             todo += referenced(node, fn.__globals__)
+            found += [(ANY, EVERYWHERE)] if any(run_time_calls([node], fn.__globals__)) else []
         todo += [f for c in called for f in resolve(c, fn.__globals__)]
     if todo:  # more than a body's helpers: what is left unread may fill any module's
         found.append((ANY, EVERYWHERE))
@@ -70,10 +72,13 @@ def filled_elsewhere(
     (`cfg.SCALE = s`) or `globals()`; each with where that runs
     (`Deferred`), None when it cannot be told: a function the body names
     without calling it (`f = configure`, `map(configure, xs)`), and one the
-    run is given (`setup(xs)`: any global)."""
+    run is given (`setup(xs)`) or one only the run knows (`pick(kind)(xs)`:
+    any global)."""
     imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
     heads = Heads(body, ChainMap[str, object](imported, dict(namespace)), namespace)
     named = heads.modules  # `m = cfg` then `m.configure(xs)`
+    for unknown in run_time_calls(body, named):
+        yield from ((ANY, EVERYWHERE, runs) for runs in deferred.runs_at(unknown.lineno))
     for stmt in body:
         for name, home, line in writes_at(stmt, namespace, imported, heads):
             yield from ((name, home, runs) for runs in deferred.runs_at(line))
@@ -151,7 +156,8 @@ def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
 
 
 def imported_in(node: ast.AST) -> dict[str, object]:
-    """The modules `import` statements inside `node` bind, as imported now."""
+    """The modules `import` statements inside `node` bind, as imported now,
+    and what `from m import f` binds of them."""
     bound: dict[str, object] = {}
     for sub in ast.walk(node):
         if isinstance(sub, ast.Import):
@@ -160,7 +166,9 @@ def imported_in(node: ast.AST) -> dict[str, object]:
                 bound[alias.asname or name] = sys.modules.get(name)
         elif isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
             for alias in sub.names:
-                bound[alias.asname or alias.name] = sys.modules.get(f"{sub.module}.{alias.name}")
+                inner = sys.modules.get(f"{sub.module}.{alias.name}")
+                outer = getattr(sys.modules.get(sub.module), "__dict__", {})
+                bound[alias.asname or alias.name] = inner if inner is not None else outer.get(alias.name)
     return {name: module for name, module in bound.items() if module is not None}
 
 
