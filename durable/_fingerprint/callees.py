@@ -47,35 +47,58 @@ def methods_named(attr: str) -> list[object]:
     """What the classes of the user's that its modules hold define as `attr`:
     on an object of a class the text does not name (a step's output, what a
     function returns), `obj.attr(...)` may run any of them."""
-    return list(_by_name().get(attr, ()))
+    return list(_INDEX.by_name().get(attr, ()))
 
 
-_INDEX: list[tuple[tuple[tuple[int, int], ...], dict[str, list[object]]]] = []
-_MODULES: list[tuple[int, list[types.ModuleType]]] = []
+class _Index:
+    """The classes of the user's by the names they define, looked at once
+    per analysis (`new_analysis`): a class defined or reloaded since (a
+    notebook cell run again) is seen by the next one."""
 
+    def __init__(self) -> None:
+        self.analysis, self.seen = 0, -1
+        self.key: tuple[int, ...] = ()
+        self.held: list[type] = []  # while held, no other class takes one of their ids
+        self.modules: dict[tuple[str, int], bool] = {}
 
-def _by_name() -> dict[str, list[object]]:
-    if not _MODULES or _MODULES[0][0] != len(sys.modules):
-        found = [m for name, m in list(sys.modules.items()) if _users_module(name, m)]
-        _MODULES[:] = [(len(sys.modules), found)]
-    modules = _MODULES[0][1]
-    key = tuple((id(m), len(vars(m))) for m in modules)  # a class defined since
-    if _INDEX and _INDEX[0][0] == key:
-        return _INDEX[0][1]
-    index: dict[str, list[object]] = {}
-    for module in modules:
-        for value in list(vars(module).values()):
-            if isinstance(value, type) and value.__module__ == module.__name__:
-                for cls in value.__mro__:
+    def _users(self, name: str, module: object) -> bool:
+        key = name, id(module)
+        known = self.modules.get(key)
+        if known is None:
+            if len(self.modules) > 8192:
+                self.modules.clear()
+            known = self.modules[key] = _users_module(name, module)
+        return known
+        self.names: dict[str, list[object]] = {}
+
+    def by_name(self) -> dict[str, list[object]]:
+        if self.seen == self.analysis:
+            return self.names
+        self.seen = self.analysis
+        modules = [m for name, m in list(sys.modules.items()) if self._users(name, m)]
+        classes = [v for m in modules for v in list(vars(m).values()) if isinstance(v, type)]
+        key = tuple(map(id, classes))
+        if key != self.key:
+            names: dict[str, list[object]] = {}
+            for value in classes:
+                for cls in value.__mro__ if users_class(value) else ():
                     for name, member in vars(cls).items() if users_class(cls) else ():
-                        index.setdefault(name, []).append(member)
-    _INDEX[:] = [(key, index)]
-    return index
+                        names.setdefault(name, []).append(member)
+            self.key, self.names, self.held = key, names, classes
+        return self.names
+
+
+_INDEX = _Index()
+
+
+def new_analysis() -> None:
+    """Make the next `methods_named` look at the classes as they are now."""
+    _INDEX.analysis += 1
 
 
 def _users_module(name: str, module: object) -> bool:
     filename = getattr(module, "__file__", None)
-    if not isinstance(module, types.ModuleType):
+    if not isinstance(module, types.ModuleType):  # a lazy loader's stand-in
         return False
     return name == "__main__" or (isinstance(filename, str) and is_user_file(filename, name.partition(".")[0]))
 

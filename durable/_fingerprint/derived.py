@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from .callees import Deferred, Runs
+from .callees import Deferred, Runs, new_analysis
 from .fills import (
     Filled,
     changed,
@@ -67,6 +67,7 @@ def made_in(body: types.FunctionType) -> Made:
     if made is None or made.code is not code:
         if len(_KNOWN) >= 1024:
             _KNOWN.clear()
+        new_analysis()
         cells, stored, lines, homes = _analyse(body)
         nested = frozenset(id(c) for c in nested_code(code) if c is not code)
         made = _KNOWN[id(code)] = Made(code, cells, stored, lines, nested, homes)
