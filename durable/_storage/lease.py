@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import socket
-import sys
 import time
 import uuid
 from typing import Any, Protocol
@@ -131,7 +130,6 @@ class FileLease:
         self.token = uuid.uuid4().hex
         self.fd: int | None = None
         self._file: io.FileIO | None = None
-        self._link: str | None = None  # Linux: the locked file's /proc/self/fd link
         # (st_dev, st_ino) of the locked file: an open file's identity never
         # changes, so each check stats only the path (one syscall a check).
         self.ident: tuple[int, int] = (0, 0)
@@ -149,7 +147,6 @@ class FileLease:
                     os.ftruncate(fd, 0)
                     os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
                     self.fd, self._file, self.ident = fd, file, ident
-                    self._link = f"/proc/self/fd/{fd}" if _PROC_FD else None
                     _NOT_INHERITED[fd] = self
                     return
             except BaseException:
@@ -164,17 +161,10 @@ class FileLease:
     def check(self) -> None:
         """`LeaseLostError` unless the locked file is still the run's lease
         file: deleted (its run folder removed) or replaced, another process
-        may lock the new one. On Linux, first asked of the locked file's own
-        name (its /proc link, which ends " (deleted)" once it is unlinked):
-        when that is the path, the path names it, told without the stat
-        result `_is_at` builds (6,700 instructions, twice a step); else `_is_at` decides."""
+        may lock the new one."""
         if self.fd is None or self.lost:
             raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
-        try:
-            named = self._link is not None and os.readlink(self._link) == self.path
-        except OSError:
-            named = False
-        if not named and not _is_at(self.ident, self.path):
+        if not _is_at(self.ident, self.path):
             raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
 
     def release(self, *, delete: bool = False) -> None:
@@ -228,7 +218,6 @@ def _is_at(ident: tuple[int, int], path: str) -> bool:
 # carry O_CLOEXEC for exec'd ones.
 _NOT_INHERITED: dict[int, FileLease | None] = {}
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_PROC_FD = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
 # The mode every file of a local store is made with, before the process's
 # umask, as open() makes one: a group that shares a store under umask 007
 # also resumes its members' runs, which takes the lease and appends to the
