@@ -66,7 +66,8 @@ class Recorded(MutableMapping[Position, StepRecord]):
         return rec
 
     def __setitem__(self, pos: Position, rec: StepRecord) -> None:
-        self._raw.pop(pos, None)
+        if self._raw:  # none left undecoded: a run's every new record, no call
+            self._raw.pop(pos, None)
         self._decoded[pos] = rec
 
     def __delitem__(self, pos: Position) -> None:

@@ -71,7 +71,11 @@ class Syncer:
     def __init__(self, level: str = DEFAULT, interval: float = DEFAULT_SYNC_INTERVAL) -> None:
         self.level, self.interval = level, interval
         self.written = self.synced = 0
-        self._cond = threading.Condition()
+        # Taken as `with self._lock` (in C): `with self._cond` would run
+        # `Condition.__enter__` and `__exit__` in Python on every commit.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._waiting = 0  # committers waiting in `cover` for a sync to end
         self._busy = False
         self._last = time.monotonic()
         self._due_token: object | None = None  # a batch sync due later (`LATER`)
@@ -79,7 +83,7 @@ class Syncer:
     def reset(self) -> None:
         """A file opened anew: nothing of it is known to be synced (and a
         forked child has no timer thread)."""
-        with self._cond:
+        with self._lock:
             self.written = self.synced = 0
             self._due_token = None
 
@@ -108,19 +112,19 @@ class Syncer:
         does it first: without it, a record followed by a long step would
         wait for the next write, well past the interval. False when no
         sync can be due later (no thread starts): the caller syncs now."""
-        with self._cond:
+        with self._lock:
             if self._due_token is not None:
                 return True
             self._due_token = token = object()
         if LATER.add(self._last + self.interval, lambda: self._due(sync, token)):
             return True
-        with self._cond:
+        with self._lock:
             if self._due_token is token:
                 self._due_token = None
         return False
 
     def _due(self, sync: Callable[[], None], token: object) -> None:
-        with self._cond:
+        with self._lock:
             if self._due_token is not token:
                 return  # flushed, or the file opened anew, meanwhile
             self._due_token, end = None, self.written
@@ -138,21 +142,28 @@ class Syncer:
         log would wait forever."""
         syncing = False
         try:
-            with self._cond:
+            with self._lock:
                 while self.synced < end and self._busy:
-                    self._cond.wait()
+                    self._waiting += 1
+                    try:
+                        self._cond.wait()
+                    finally:
+                        self._waiting -= 1
                 if self.synced >= end:
                     return
                 target = max(self.written, end)
                 self._busy = syncing = True
             sync()
-            with self._cond:
-                self._cond.notify_all()  # the waiters look once the lock is let go
-                self.synced, self._last = max(self.synced, target), time.monotonic()
+            with self._lock:
+                if self._waiting:  # `notify_all` runs in Python: only when one waits
+                    self._cond.notify_all()  # they look once the lock is let go
+                if target > self.synced:
+                    self.synced = target
+                self._last = time.monotonic()
                 self._busy = syncing = False
         except BaseException:
             if syncing:
-                with self._cond:
+                with self._lock:
                     self._busy = False
                     self._cond.notify_all()
             raise
