@@ -196,15 +196,6 @@ class LocalStore(Store):
     ) -> dict[str, bytes]:
         return self.records(workflow, run_id).read_all(steps)
 
-    def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
-        """`Store.save_record`: a run's held log is reached without `records`
-        (every recorded step), which has nothing to do for one."""
-        self.guard(workflow, run_id)
-        records = self._logs.get((workflow, run_id))
-        if records is None or not records.log.held:
-            records = self.records(workflow, run_id)
-        return records.append(name, data)
-
     def records(self, workflow: str, run_id: str) -> LogRecords:
         run = (workflow, run_id)
         records = self._logs.get(run)
