@@ -45,6 +45,7 @@ class _Index:
         self.key: tuple[int, ...] = ()
         self.held: list[type] = []  # while held, no other class takes one of their ids
         self.modules: dict[tuple[str, int], bool] = {}
+        self.names: dict[str, list[object]] = {}
 
     def _users(self, name: str, module: object) -> bool:
         key = name, id(module)
@@ -54,7 +55,6 @@ class _Index:
                 self.modules.clear()
             known = self.modules[key] = _users_module(name, module)
         return known
-        self.names: dict[str, list[object]] = {}
 
     def by_name(self) -> dict[str, list[object]]:
         if self.seen == self.analysis:
