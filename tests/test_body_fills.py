@@ -230,7 +230,8 @@ def wf(scale, ready=False):
     assert run("start", 2, every) == ["suspended"] * len(bodies)
     told = run("resume", 3, every)
     assert told == ["refused True" if refused else "value 20" for _, refused in bodies], " ".join(f"{i}:{t}" for i, t in enumerate(told))
-    assert run("resume", 2, replayed_too) == ["value 20"] * len(replayed_too)
+    if replayed_too:
+        assert run("resume", 2, replayed_too) == ["value 20"] * len(replayed_too)
     for i, (body, _) in enumerate(bodies):
         assert (tmp_path / f"count.cfg{i}").read_text() == "step\n", body
 

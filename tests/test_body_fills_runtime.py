@@ -1,7 +1,8 @@
 """A global filled through a function the body reaches only at run time:
 returned by a function of the user's (`pick(kind)(rate)`), looked up by a
-name the text does not spell (`getattr(cfg, name)`, `globals()[name]`), or
-a method of an object whose class the text does not name. A resume given
+name the text does not spell (`getattr(cfg, name)`, `globals()[name]`), a
+method of an object whose class the text does not name, or a property's
+setter or `__iadd__` a store into an object runs. A resume given
 another value for the argument is a changed call, never a replay of the
 output computed from the old one."""
 
@@ -20,6 +21,21 @@ HANDLERS = {"rate": set_rate}
 class Setter:
     def set(self, rate):
         RATES["k"] = rate
+
+    @property
+    def rate(self):
+        return RATES.get("k")
+
+    @rate.setter
+    def rate(self, value):
+        RATES["k"] = value
+
+class Adder:
+    def __iadd__(self, rate):
+        RATES["k"] = rate
+        return self
+
+ADDER = Adder()
 
 SETTER = Setter()
 
@@ -69,6 +85,9 @@ BODIES = [
     ("with_rate = [set_rate]\n    for f in with_rate:\n        f(scale)\n    out = rated(10)", True),
     ("s = setter_of()\n    s.set(scale)\n    out = rated(10)", True),  # a step's output
     ("named = dict(locals())\n    set_rate(named['scale'])\n    out = rated(10)", True),
+    ("SETTER.rate = scale\n    out = rated(10)", True),  # a property's setter
+    ("s = setter_of()\n    s.rate = scale\n    out = rated(10)", True),
+    ("global ADDER\n    ADDER += scale\n    out = rated(10)", True),
     # no function of the user's runs with the argument: replayed
     ("set_rate(2)\n    ys = sorted([scale])\n    ys.append(1)\n    out = rated(10)", False),
     ("set_rate(2)\n    t = str(scale)\n    t.upper()\n    out = rated(10)", False),

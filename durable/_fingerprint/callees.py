@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import ast
 import functools
-import sys
 import types
 from collections.abc import Iterator, Mapping, Sequence
 
+from .userclasses import methods_named, users_class
 from .userfiles import is_user_file
 
 MOST = 64  # functions followed from one call: a body's helpers, not a library
 _HOLDERS = (list, tuple, set, frozenset)
 _MADE = ("__init__", "__post_init__")  # what calling a class of the user's runs
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: every class a `class` statement makes
 
 
 def resolve(func: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
@@ -43,66 +42,6 @@ def _unknown_head(func: ast.Attribute, namespace: Mapping[str, object]) -> bool:
     return not chain or chain[0] not in namespace
 
 
-def methods_named(attr: str) -> list[object]:
-    """What the classes of the user's that its modules hold define as `attr`:
-    on an object of a class the text does not name (a step's output, what a
-    function returns), `obj.attr(...)` may run any of them."""
-    return list(_INDEX.by_name().get(attr, ()))
-
-
-class _Index:
-    """The classes of the user's by the names they define, looked at once
-    per analysis (`new_analysis`): a class defined or reloaded since (a
-    notebook cell run again) is seen by the next one."""
-
-    def __init__(self) -> None:
-        self.analysis, self.seen = 0, -1
-        self.key: tuple[int, ...] = ()
-        self.held: list[type] = []  # while held, no other class takes one of their ids
-        self.modules: dict[tuple[str, int], bool] = {}
-
-    def _users(self, name: str, module: object) -> bool:
-        key = name, id(module)
-        known = self.modules.get(key)
-        if known is None:
-            if len(self.modules) > 8192:
-                self.modules.clear()
-            known = self.modules[key] = _users_module(name, module)
-        return known
-        self.names: dict[str, list[object]] = {}
-
-    def by_name(self) -> dict[str, list[object]]:
-        if self.seen == self.analysis:
-            return self.names
-        self.seen = self.analysis
-        modules = [m for name, m in list(sys.modules.items()) if self._users(name, m)]
-        classes = [v for m in modules for v in list(vars(m).values()) if isinstance(v, type)]
-        key = tuple(map(id, classes))
-        if key != self.key:
-            names: dict[str, list[object]] = {}
-            for value in classes:
-                for cls in value.__mro__ if users_class(value) else ():
-                    for name, member in vars(cls).items() if users_class(cls) else ():
-                        names.setdefault(name, []).append(member)
-            self.key, self.names, self.held = key, names, classes
-        return self.names
-
-
-_INDEX = _Index()
-
-
-def new_analysis() -> None:
-    """Make the next `methods_named` look at the classes as they are now."""
-    _INDEX.analysis += 1
-
-
-def _users_module(name: str, module: object) -> bool:
-    filename = getattr(module, "__file__", None)
-    if not isinstance(module, types.ModuleType):  # a lazy loader's stand-in
-        return False
-    return name == "__main__" or (isinstance(filename, str) and is_user_file(filename, name.partition(".")[0]))
-
-
 def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
     """The user's functions `node` names other than as the function of a
     call: given on, bound to a local, or held in a list, tuple, set or dict
@@ -118,6 +57,7 @@ def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.Fun
     given = {id(a) for c in calls if _durables(c.func, namespace) for a in _arguments(c)}
     found: list[types.FunctionType] = []
     for sub in ast.walk(node):
+        found += _stored_into(sub, namespace)
         if not isinstance(sub, (ast.Name, ast.Attribute)) or not isinstance(sub.ctx, ast.Load):
             continue
         if id(sub) in inner or id(sub) in given:
@@ -133,6 +73,31 @@ def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.Fun
     return found
 
 
+_OPERATORS = {"Add": "add", "Sub": "sub", "Mult": "mul", "MatMult": "matmul", "Div": "truediv",
+              "FloorDiv": "floordiv", "Mod": "mod", "Pow": "pow", "LShift": "lshift", "RShift": "rshift",
+              "BitOr": "or", "BitXor": "xor", "BitAnd": "and"}
+_DUNDERS = {ast.Attribute: ("__setattr__", "__delattr__"), ast.Subscript: ("__setitem__", "__delitem__")}
+
+
+def _stored_into(sub: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
+    """The methods a store into an object runs: a property's setter,
+    `__setattr__`, `__setitem__`, `__iadd__` (`SETTER.rate = r`, `obj[k] =
+    v`, `SETTER += r`), of its class when the text names the object, else
+    those of that name of every class of the user's (`runtime`)."""
+    if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+        op = _OPERATORS.get(type(sub.op).__name__, "")
+        owner, names = namespace.get(sub.target.id), [f"__i{op}__", f"__{op}__"]
+    elif isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(sub.ctx, ast.Load):
+        owner = _value(sub.value, namespace)
+        names = [*_DUNDERS[type(sub)], *([sub.attr] if isinstance(sub, ast.Attribute) else [])]
+    else:
+        return []
+    if owner is None:
+        return [f for name in names for member in methods_named(name) for f in _followed(member)]
+    cls = owner if isinstance(owner, type) else type(owner)
+    return _methods(cls) if users_class(cls) and not isinstance(owner, types.FunctionType) else []
+
+
 def _durables(func: ast.AST, namespace: Mapping[str, object]) -> bool:
     module = getattr(_value(func, namespace), "__module__", None)
     return isinstance(module, str) and module.partition(".")[0] == "durable"
@@ -146,18 +111,6 @@ def _methods(cls: type) -> list[types.FunctionType]:
     """The user's functions a class holds, its bases' too."""
     members = [v for k in cls.__mro__[:-1] for v in vars(k).values()]
     return [f for v in members[: MOST * 4] for f in _followed(v)]
-
-
-def users_class(cls: object) -> bool:
-    """Whether `cls` is a class of the user's code (a library's class keeps
-    program state, as its functions do: `Path.cwd()` fills nothing)."""
-    if not isinstance(cls, type):
-        return False
-    if not cls.__flags__ & _HEAP_TYPE:  # `int`, `dict`, `NoneType`: no file, yet no notebook's
-        return False
-    name = cls.__module__ if isinstance(cls.__module__, str) else ""
-    filename = getattr(sys.modules.get(name), "__file__", None)  # none: a notebook's
-    return filename is None or is_user_file(filename, name.partition(".")[0])
 
 
 def _value(func: ast.AST, namespace: Mapping[str, object]) -> object:
@@ -185,6 +138,8 @@ def _followed(value: object) -> list[types.FunctionType]:
         value = value.func
     if isinstance(value, (staticmethod, classmethod, types.MethodType)):
         value = value.__func__
+    if isinstance(value, property):  # `obj.rate = r` runs its setter
+        return [f for part in (value.fget, value.fset, value.fdel) for f in _followed(part)]
     found: list[types.FunctionType] = []
     # A step (or child workflow, no function) is not followed: what it fills
     # is filled only when it runs, and its call's own arguments (and what its

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from .callees import Deferred, Runs, new_analysis
+from .callees import Deferred, Runs
 from .fills import (
     Filled,
     changed,
@@ -36,6 +36,7 @@ from .fills import (
 )
 from .heads import ANY, EVERYWHERE
 from .source import find_definitions, nested_code, runs_this_source, source_of
+from .userclasses import new_analysis
 
 
 class Made(NamedTuple):
