@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -21,20 +22,13 @@ from ..errors import (
     ArtifactMissingError,
     Cancelled,
     ControlFlow,
-    CorruptRecordError,
     DefinitionChangedError,
-    IntegrityError,
     NondeterminismError,
     SerializationError,
     Suspended,
 )
 from . import cancel, events, notify
-from .arguments import (
-    argument_digests,
-    arguments_digest,
-    decode_arguments,
-    merge_arguments,
-)
+from .arguments import argument_digests, arguments_digest, decode_arguments, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, as_left, choose_policy, left_behind
@@ -43,7 +37,15 @@ from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
-from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
+from .outcome import (
+    DAMAGE,
+    completed_outcome,
+    existing_run,
+    finished,
+    records_kept,
+    result_run,
+    without_leftovers,
+)
 from .ownstate import after_body
 from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
@@ -174,7 +176,7 @@ def run_locked(
         try:
             value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
-            manifest.extra["operations"] = len(ctx.records)
+            manifest.extra["operations"] = finished(ctx, sys.exc_info()[1])
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
@@ -194,15 +196,15 @@ def run_locked(
         if s.run_id == run_id:  # answered by resuming this run: say how
             s.workflow, s.args = flow.name, (answer_text(s, flow.name, flow.fn, store.url),)
         raise
-    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *_DAMAGE) as e:
+    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *DAMAGE) as e:
         # A damaged record is a refusal when replay reached it (`lookup`).
-        damage = isinstance(e, _DAMAGE) and e is not ctx.refusal
+        damage = isinstance(e, DAMAGE) and e is not ctx.refusal
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
             store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
-                before.extra["operations"] = len(ctx.records)  # a rerun may have dropped some
+                before.extra["operations"] = finished(ctx, e)  # a rerun may have dropped some
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise
@@ -249,7 +251,6 @@ def _untaken(
         warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
 
 
-_DAMAGE = (CorruptRecordError, IntegrityError)
 
 
 def _changed(bound: inspect.BoundArguments, digests: dict[str, str] | None) -> bool:

@@ -1,0 +1,83 @@
+"""Some, not all, of the records a run's last attempt ended with are gone
+from the store (a late delete, an object lost on S3, a truncated local log,
+a deleted segment). The resume ran the missing finished steps again,
+silently; it now refuses (`CorruptRecordError` naming how many are missing
+and where) and runs nothing. Deleting the object of a record the run
+refused as damaged still runs just that step again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import durable
+from tests.conftest import Place, rewrite_record
+
+ran: list[int] = []
+fail_at: list[int] = []
+
+
+@durable.step(name="part")
+def part(i: int) -> int:
+    ran.append(i)
+    if i in fail_at:
+        raise RuntimeError("not yet")
+    return i * 10
+
+
+@durable.workflow(name="w", run_id="r")
+def flow() -> int:
+    return sum(part(i) for i in range(4))
+
+
+def _failed_run(store: durable.Store) -> None:
+    """Parts 0, 1, 2 recorded; part 3 failed: the attempt ended with 3."""
+    ran.clear()
+    fail_at[:] = [3]
+    with pytest.raises(RuntimeError):
+        flow.with_options(store=store).run()
+    fail_at.clear()
+    ran.clear()
+
+
+def test_a_resume_missing_some_of_the_records_its_run_ended_with_refuses(place: Place) -> None:
+    """An object store loses record 1 (a deleted object, or its entry in a
+    segment); a local log is cut short inside record 2's entry."""
+    store = place.open()
+    _failed_run(store)
+    if place.kind == "local":
+        log = Path(place.url) / "w" / "r" / "records.log"
+        data = log.read_bytes()
+        log.write_bytes(data[: data.index(b"steps/00000002") + 3])
+    else:
+        rewrite_record(store, ("w", "r"), "steps/00000001", None, None)
+    with pytest.raises(durable.CorruptRecordError) as e:
+        flow.with_options(store=place.open(own_client=True)).resume("r")
+    assert ran == []
+    text = str(e.value)
+    assert "3 finished operations" in text and "only 2 of their records" in text
+    where, at = ("after position 1", 2) if place.kind == "local" else ("at position 1", 1)
+    assert f"none {where}" in text and f"durable fork r --workflow w --at {at}`" in text
+    ran.clear()
+    # The copy the error advises runs the lost step and those after it, once each.
+    flow.with_options(store=store).fork("r", at=at, new_run_id="f")
+    assert flow.with_options(store=place.open(own_client=True)).resume("f").value == 60
+    assert ran == list(range(at, 4))
+
+
+def test_a_damaged_record_whose_object_was_deleted_runs_just_that_step_again(
+    place: Place,
+) -> None:
+    if place.kind == "local":
+        pytest.skip("a local log's record is no object of its own to delete")
+    store = place.open()
+    _failed_run(store)
+    [raw] = [v for k, v in store.load_records("w", "r").items() if k == "steps/00000001"]
+    rewrite_record(store, ("w", "r"), "steps/00000001", raw[:-3] + b"xyz", None)
+    with pytest.raises(durable.CorruptRecordError, match="position 1"):
+        flow.with_options(store=place.open(own_client=True)).resume("r")
+    assert ran == []
+    rewrite_record(store, ("w", "r"), "steps/00000001", None, None)  # as the error advises
+    assert flow.with_options(store=place.open(own_client=True)).resume("r").value == 60
+    assert ran == [1, 3]
