@@ -12,16 +12,15 @@ from typing import Any
 from .._errortext import shell_words, warn
 from .._storage.base import Store
 from .._storage.files import first_stale
-from .._storage.keys import manifest_key, position_key, top_level
+from .._storage.keys import manifest_key, position_key
 from .._storage.manifest import decode_manifest
 from .._storage.records import RunRecord, load_stored
 from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
+from . import finished
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
 from .replay import load_context
-
-DAMAGE = (CorruptRecordError, IntegrityError)
 
 
 def existing_run(
@@ -67,27 +66,27 @@ def without_leftovers(ctx: RunState) -> RunState:
 
 def records_kept(ctx: RunState, manifest: RunRecord) -> RunState:
     """The context of a run going on, when its records are still there: a
-    run whose last attempt ended with finished operations, of which the
-    store now holds fewer, lost some since (a removal's deletion that landed
-    after the run was started afresh under its id, a lost object, a
-    truncated log or segment, an expiry rule, by hand). Resumed, it would
-    run them again: refused, nothing runs. A record the run refused as
-    damaged is not counted (`finished`): deleting its object is how to run
-    just that operation again."""
-    expected, found = manifest.extra.get("operations"), len(ctx.records)
-    if not isinstance(expected, int) or found >= expected:
+    run whose manifest notes more records than the store now holds (`finished`)
+    lost some since (a removal's deletion that landed after the run was
+    started afresh under its id, a lost object, a truncated log or segment,
+    an expiry rule, by hand). Resumed, it would run them again: refused,
+    nothing runs. Else the records found are noted for this attempt."""
+    missing = finished.lost(manifest.extra, ctx.records)
+    if missing is None:
+        finished.note(manifest.extra, ctx.records)  # written by `start`
         return ctx
-    tops = sorted({top_level(p) for p in ctx.records})
-    gaps = sorted(set(range(tops[-1])) - set(tops)) if tops else []
-    first = gaps[0] if gaps else (tops[-1] + 1 if tops else 0)
+    expected, gone = missing
+    found = len(ctx.records)
     where = "none of their records is in the store"
     if found:
-        at = f"at position {', '.join(map(str, gaps[:10]))}" if gaps else f"after position {tops[-1]}"
-        where = f"only {found} of their records are in the store (none {at})"
+        at = f" (none at position {', '.join(map(str, gone[:10]))})" if gone else ""
+        where = f"only {found} of their records are in the store{at}"
     why = (
-        f"its last attempt ended ({manifest.status}) with {expected} finished operations, "
-        f"and {where}: they were deleted or lost since, and a resume would run them again"
+        f"it noted {expected} finished operations when its last attempt {_ended(manifest)}, "
+        f"and {where}: {'the others were' if found else 'they were'} deleted or lost since, "
+        "and a resume would run them again"
     )
+    first = gone[0] if gone else 0
     fork = shell_words("fork", ctx.run_id, "--workflow", ctx.workflow, "--at", first)
     advice = (
         f"Run it again from position {first} in a copy of the run (`durable {fork}`, "
@@ -97,12 +96,8 @@ def records_kept(ctx: RunState, manifest: RunRecord) -> RunState:
     raise CorruptRecordError(ctx.run_id, None, key, why, advice=advice)
 
 
-def finished(ctx: RunState, error: BaseException | None) -> int:
-    """How many operations an attempt ended with (`records_kept` holds a
-    resume to it): a record it refused as damaged is not one, since
-    deleting its object (as the refusal advises) runs it again."""
-    pos = getattr(error, "position", None) if isinstance(error, DAMAGE) else None
-    return len(ctx.records) - (pos is not None and pos in ctx.records)
+def _ended(manifest: RunRecord) -> str:
+    return "started (it did not end)" if manifest.status == "running" else f"ended ({manifest.status})"
 
 
 def completed_outcome(

@@ -27,21 +27,20 @@ from ..errors import (
     SerializationError,
     Suspended,
 )
-from . import cancel, events, notify
+from . import cancel, events, finished, notify
 from .arguments import argument_digests, arguments_digest, decode_arguments, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, as_left, choose_policy, left_behind
 from .entry import enter_run
+from .finished import DAMAGE
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import (
-    DAMAGE,
     completed_outcome,
     existing_run,
-    finished,
     records_kept,
     result_run,
     without_leftovers,
@@ -176,7 +175,7 @@ def run_locked(
         try:
             value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
-            manifest.extra["operations"] = finished(ctx, sys.exc_info()[1])
+            finished.note(manifest.extra, ctx.records, sys.exc_info()[1])
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
@@ -204,7 +203,7 @@ def run_locked(
         else:
             store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
-                before.extra["operations"] = finished(ctx, e)  # a rerun may have dropped some
+                finished.note(before.extra, ctx.records, e)  # a rerun may have dropped some
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise
