@@ -13,6 +13,8 @@ import pytest
 
 import durable
 from tests.conftest import Place, rewrite_record
+from tests.test_hunt39_killed_attempt import fixed
+from tests.test_hunt39_killed_attempt import ran as fixed_ran
 
 ran: list[int] = []
 fail_at: list[int] = []
@@ -81,3 +83,16 @@ def test_a_damaged_record_whose_object_was_deleted_runs_just_that_step_again(
     rewrite_record(store, ("w", "r"), "steps/00000001", None, None)  # as the error advises
     assert flow.with_options(store=place.open(own_client=True)).resume("r").value == 60
     assert ran == [1, 3]
+
+
+def test_a_rerun_that_discards_records_completes_and_replays(place: Place) -> None:
+    """The note a rerun lowers before its drop (`finished.lower`: a manifest
+    read and written mid-attempt) leaves the run's own writes working."""
+    store = place.open()
+    _failed_run(store)
+    fixed_ran.clear()
+    assert fixed.with_options(store=store).resume("r").value == 1000
+    assert fixed_ran == [0, 1, 2, 3, 4]
+    fixed_ran.clear()
+    assert fixed.with_options(store=place.open(own_client=True)).resume("r").value == 1000
+    assert fixed_ran == []
