@@ -56,6 +56,16 @@ def fixed() -> int:
     return sum(part_fixed(i) for i in range(5))
 
 
+def executed() -> list[int]:
+    """The parts executed in this process since the last look. Another test
+    module counts through this, not by changing `ran` itself: a function
+    that writes a global a step reads is part of the step's fingerprint,
+    which would then differ in a child process that never imported it."""
+    out = list(ran)
+    ran.clear()
+    return out
+
+
 def _killed_resume(tmp_path: Path, which: str, kill_at: int) -> list[int]:
     """Resume run r in a child process, killed (SIGKILL) inside `kill_at`;
     the parts it executed."""

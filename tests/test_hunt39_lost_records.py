@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 import durable
+from tests import test_hunt39_killed_attempt as killed
 from tests.conftest import Place, rewrite_record
-from tests.test_hunt39_killed_attempt import fixed
-from tests.test_hunt39_killed_attempt import ran as fixed_ran
 
 ran: list[int] = []
 fail_at: list[int] = []
@@ -90,9 +89,17 @@ def test_a_rerun_that_discards_records_completes_and_replays(place: Place) -> No
     read and written mid-attempt) leaves the run's own writes working."""
     store = place.open()
     _failed_run(store)
-    fixed_ran.clear()
-    assert fixed.with_options(store=store).resume("r").value == 1000
-    assert fixed_ran == [0, 1, 2, 3, 4]
-    fixed_ran.clear()
-    assert fixed.with_options(store=place.open(own_client=True)).resume("r").value == 1000
-    assert fixed_ran == []
+    killed.executed()
+    assert killed.fixed.with_options(store=store).resume("r").value == 1000
+    assert killed.executed() == [0, 1, 2, 3, 4]
+    assert killed.fixed.with_options(store=place.open(own_client=True)).resume("r").value == 1000
+    assert killed.executed() == []
+
+
+def test_the_history_of_a_completed_run_names_the_lost_record() -> None:
+    store = durable.open_store("memory://hunt39-history")
+    ran.clear()
+    assert flow.with_options(store=store)() == 60
+    rewrite_record(store, ("w", "r"), "steps/00000002", None, None)
+    with pytest.raises(durable.CorruptRecordError, match=r"only 3 are in the store \(none at position 2\)"):
+        flow.with_options(store=store).history("r")

@@ -14,9 +14,9 @@ from .._storage.base import Store
 from .._storage.files import first_stale
 from .._storage.keys import manifest_key, position_key
 from .._storage.manifest import decode_manifest
+from .._storage.noted import lost, note
 from .._storage.records import RunRecord, load_stored
 from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
-from . import finished
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
@@ -66,14 +66,14 @@ def without_leftovers(ctx: RunState) -> RunState:
 
 def records_kept(ctx: RunState, manifest: RunRecord) -> RunState:
     """The context of a run going on, when its records are still there: a
-    run whose manifest notes more records than the store now holds (`finished`)
+    run whose manifest notes more records than the store now holds (`noted`)
     lost some since (a removal's deletion that landed after the run was
     started afresh under its id, a lost object, a truncated log or segment,
     an expiry rule, by hand). Resumed, it would run them again: refused,
     nothing runs. Else the records found are noted for this attempt."""
-    missing = finished.lost(manifest.extra, ctx.records)
+    missing = lost(manifest.extra, ctx.records)
     if missing is None:
-        finished.note(manifest.extra, ctx.records)  # written by `start`
+        note(manifest.extra, ctx.records)  # written by `start`
         return ctx
     expected, gone = missing
     found = len(ctx.records)

@@ -17,6 +17,7 @@ from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
+from .._storage.noted import DAMAGE, note
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
@@ -27,13 +28,12 @@ from ..errors import (
     SerializationError,
     Suspended,
 )
-from . import cancel, events, finished, notify
+from . import cancel, events, notify
 from .arguments import argument_digests, arguments_digest, decode_arguments, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, as_left, choose_policy, left_behind
 from .entry import enter_run
-from .finished import DAMAGE
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
@@ -175,7 +175,7 @@ def run_locked(
         try:
             value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
-            finished.note(manifest.extra, ctx.records, sys.exc_info()[1])
+            note(manifest.extra, ctx.records, sys.exc_info()[1])
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
@@ -203,7 +203,7 @@ def run_locked(
         else:
             store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
-                finished.note(before.extra, ctx.records, e)  # a rerun may have dropped some
+                note(before.extra, ctx.records, e)  # a rerun may have dropped some
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise
