@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._manage.fork import fork_run
 from tests import test_hunt39_killed_attempt as killed
 from tests.conftest import Place, rewrite_record
 
@@ -103,3 +104,20 @@ def test_the_history_of_a_completed_run_names_the_lost_record() -> None:
     rewrite_record(store, ("w", "r"), "steps/00000002", None, None)
     with pytest.raises(durable.CorruptRecordError, match=r"only 3 are in the store \(none at position 2\)"):
         flow.with_options(store=store).history("r")
+
+
+def test_a_fork_missing_a_record_it_copied_refuses(place: Place) -> None:
+    """A fork notes the records it copied: one lost before its first resume
+    is refused, not run again."""
+    store = place.open()
+    ran.clear()
+    assert flow.with_options(store=store)() == 60
+    fork_run(store, "w", "r", 3, new_run_id="f")  # as `durable fork`: nothing runs
+    if place.kind == "local":  # a deletion appended to the log
+        store.drop_records("w", "f", ["steps/00000001"])
+    else:
+        rewrite_record(store, ("w", "f"), "steps/00000001", None, None)
+    ran.clear()
+    with pytest.raises(durable.CorruptRecordError, match="none at position 1"):
+        flow.with_options(store=place.open(own_client=True)).resume("f")
+    assert ran == []
