@@ -121,3 +121,16 @@ def test_a_fork_missing_a_record_it_copied_refuses(place: Place) -> None:
     with pytest.raises(durable.CorruptRecordError, match="none at position 1"):
         flow.with_options(store=place.open(own_client=True)).resume("f")
     assert ran == []
+
+
+def test_a_run_under_durability_none_runs_a_lost_record_again(tmp_path: Path) -> None:
+    """Under "none" a record reaches the disk whenever the OS writes it
+    back: a power loss may take it, nobody having deleted it, and the
+    step runs again on resume (docs/storage.md). Such a run notes nothing
+    to refuse with."""
+    store = durable.open_store(tmp_path / "s", durability="none")
+    _failed_run(store)
+    store.drop_records("w", "r", ["steps/00000001"])  # as a power loss might
+    again = durable.open_store(tmp_path / "s", durability="none")
+    assert flow.with_options(store=again).resume("r").value == 60
+    assert ran == [1, 3]

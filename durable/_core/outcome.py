@@ -64,16 +64,17 @@ def without_leftovers(ctx: RunState) -> RunState:
     return load_context(ctx.store, ctx.workflow, ctx.run_id, ctx.policy)
 
 
-def records_kept(ctx: RunState, manifest: RunRecord) -> RunState:
+def records_kept(ctx: RunState, manifest: RunRecord, level: str) -> RunState:
     """The context of a run going on, when its records are still there: a
     run whose manifest notes more records than the store now holds (`noted`)
     lost some since (a removal's deletion that landed after the run was
     started afresh under its id, a lost object, a truncated log or segment,
     an expiry rule, by hand). Resumed, it would run them again: refused,
-    nothing runs. Else the records found are noted for this attempt."""
+    nothing runs. Else the records found are noted for this attempt, run
+    under durability `level`."""
     missing = lost(manifest.extra, ctx.records)
     if missing is None:
-        note(manifest.extra, ctx.records)  # written by `start`
+        note(manifest.extra, ctx.records, level=level)  # written by `start`
         return ctx
     expected, gone = missing
     found = len(ctx.records)

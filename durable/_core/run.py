@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
+from .._storage.durability import resolve_durability
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
 from .._storage.noted import DAMAGE, note
 from .._storage.records import RunRecord
@@ -38,13 +39,7 @@ from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
-from .outcome import (
-    completed_outcome,
-    existing_run,
-    records_kept,
-    result_run,
-    without_leftovers,
-)
+from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
 from .ownstate import after_body
 from .plan import Call, Plan, raised, warn_if_stopping
 from .replay import load_context
@@ -144,7 +139,8 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
-    ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest)
+    level = resolve_durability(flow.options.durability, store.durability)
+    ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest, level)
     ctx.arguments = arguments_digest(digests)
     ctx.argument_values = run_arguments(bound.arguments.values())
     ctx.bodies = body_of(flow.fn, digests)
@@ -166,7 +162,7 @@ def run_locked(
     before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
-    store.open_run(flow.name, run_id, flow.options.durability)  # `finish` ends it
+    store.open_run(flow.name, run_id, level)  # `finish` ends it
     ctx.fingerprints = definition.by_spec
     ctx.lease, ctx.created = lease, manifest.created
     fp = definition.fingerprint
@@ -175,7 +171,7 @@ def run_locked(
         try:
             value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
-            note(manifest.extra, ctx.records, sys.exc_info()[1])
+            note(manifest.extra, ctx.records, sys.exc_info()[1], level)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
@@ -203,7 +199,7 @@ def run_locked(
         else:
             store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
-                note(before.extra, ctx.records, e)  # a rerun may have dropped some
+                note(before.extra, ctx.records, e, level)  # a rerun may have dropped some
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise

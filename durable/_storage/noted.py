@@ -20,10 +20,21 @@ DAMAGE = (CorruptRecordError, IntegrityError)
 RANGES_KEPT = 64
 
 
-def note(extra: dict[str, Any], records: Iterable[Position], error: BaseException | None = None) -> None:
+def note(
+    extra: dict[str, Any],
+    records: Iterable[Position],
+    error: BaseException | None = None,
+    level: str | None = None,
+) -> None:
     """Note `records` as the run's in its manifest's `extra`. A record an
     attempt refused as damaged (`error`) is not one: deleting its object,
-    as the refusal advises, is how to run just that operation again."""
+    as the refusal advises, is how to run just that operation again. Under
+    durability `level` "none" nothing is noted: a power loss may take a
+    record nobody deleted, and the step runs again (docs/storage.md)."""
+    if level == "none":
+        extra.pop("operations", None)
+        extra.pop("finished", None)
+        return
     damaged = getattr(error, "position", None) if isinstance(error, DAMAGE) else None
     kept = [p for p in records if p != damaged]
     extra["operations"] = len(kept)
