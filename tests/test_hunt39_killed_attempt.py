@@ -90,7 +90,6 @@ def _failed_at_3(store: durable.Store) -> None:
     fail_at.clear()
 
 
-@pytest.mark.slow
 def test_a_record_lost_after_a_killed_attempt_is_refused(tmp_path: Path) -> None:
     store = durable.open_store(tmp_path / "s")
     _failed_at_3(store)
@@ -102,7 +101,6 @@ def test_a_record_lost_after_a_killed_attempt_is_refused(tmp_path: Path) -> None
     assert ran == []
 
 
-@pytest.mark.slow
 def test_a_killed_rerun_that_discarded_records_resumes_without_a_refusal(tmp_path: Path) -> None:
     store = durable.open_store(tmp_path / "s")
     _failed_at_3(store)
