@@ -48,9 +48,6 @@ def start(
     if parent is not None:
         manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None
-    # An attempt may drop records (a rerun, an artifact reopening a step): a
-    # holder killed in it leaves no count for `records_kept` to hold a resume to.
-    manifest.extra.pop("operations", None)
     write_manifest(store, manifest)
     return manifest
 

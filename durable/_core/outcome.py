@@ -9,11 +9,12 @@ import inspect
 import math
 from typing import Any
 
-from .._errortext import warn
+from .._errortext import shell_words, warn
 from .._storage.base import Store
 from .._storage.files import first_stale
 from .._storage.keys import manifest_key, position_key
 from .._storage.manifest import decode_manifest
+from .._storage.noted import lost, note
 from .._storage.records import RunRecord, load_stored
 from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
 from .arguments import changed_arguments, recorded_arguments
@@ -63,23 +64,41 @@ def without_leftovers(ctx: RunState) -> RunState:
     return load_context(ctx.store, ctx.workflow, ctx.run_id, ctx.policy)
 
 
-def records_kept(ctx: RunState, manifest: RunRecord) -> RunState:
+def records_kept(ctx: RunState, manifest: RunRecord, level: str) -> RunState:
     """The context of a run going on, when its records are still there: a
-    run whose last attempt ended with finished operations, of which the
-    store now holds none, lost them since (a removal's deletion that landed
-    after the run was started afresh under its id, an expiry rule, by hand).
-    Resumed, it would run every one again: refused, nothing runs. One record
-    missing of many is not caught here (deleting a damaged record's object
-    is how to run just that operation again); every one is."""
-    expected = manifest.extra.get("operations")
-    if not isinstance(expected, int) or expected <= 0 or ctx.records:
+    run whose manifest notes more records than the store now holds (`noted`)
+    lost some since (a removal's deletion that landed after the run was
+    started afresh under its id, a lost object, a truncated log or segment,
+    an expiry rule, by hand). Resumed, it would run them again: refused,
+    nothing runs. Else the records found are noted for this attempt, run
+    under durability `level`."""
+    missing = lost(manifest.extra, ctx.records)
+    if missing is None:
+        note(manifest.extra, ctx.records, level=level)  # written by `start`
         return ctx
+    expected, gone = missing
+    found = len(ctx.records)
+    where = "none of their records is in the store"
+    if found:
+        at = f" (none at position {', '.join(map(str, gone[:10]))})" if gone else ""
+        where = f"only {found} of their records are in the store{at}"
     why = (
-        f"its last attempt ended ({manifest.status}) with {expected} finished operations, "
-        "and none of their records is in the store: they were deleted since, and a resume "
-        "would run every one of them again"
+        f"it noted {expected} finished operations when its last attempt {_ended(manifest)}, "
+        f"and {where}: {'the others were' if found else 'they were'} deleted or lost since, "
+        "and a resume would run them again"
     )
-    raise CorruptRecordError(ctx.run_id, None, manifest_key(ctx.workflow, ctx.run_id)[:-4], why)
+    first = gone[0] if gone else 0
+    fork = shell_words("fork", ctx.run_id, "--workflow", ctx.workflow, "--at", first)
+    advice = (
+        f"Run it again from position {first} in a copy of the run (`durable {fork}`, "
+        "then resume the copy), or start it afresh with restart=True (durable run --restart)"
+    )
+    key = manifest_key(ctx.workflow, ctx.run_id)[:-4]
+    raise CorruptRecordError(ctx.run_id, None, key, why, advice=advice)
+
+
+def _ended(manifest: RunRecord) -> str:
+    return "started (it did not end)" if manifest.status == "running" else f"ended ({manifest.status})"
 
 
 def completed_outcome(

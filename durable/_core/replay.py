@@ -37,7 +37,7 @@ from ..errors import (
     LeaseLostError,
     NondeterminismError,
 )
-from . import cancel, notify
+from . import cancel, finished, notify
 from .changed import arguments_changed, changed_in_place
 from .context import RunState
 from .discarded import forget_children
@@ -228,6 +228,7 @@ def discard_from(ctx: RunState, pos: Position) -> None:
     later, failed = [p for p in gone[0] if p != pos], [p for p in gone[1] if p != pos]
     forget_children(ctx, [*later, *failed])  # a child there runs afresh (`child.child_plan`)
     ctx.discarded.update(later, failed)  # one that failed too
+    finished.lower(ctx, gone[0])  # first: a holder killed after the drop is no loss
     ctx.store.drop_records(ctx.workflow, ctx.run_id, names)
     for table, positions in zip(tables, gone, strict=True):
         for p in positions:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -15,26 +16,21 @@ from typing import Any, Protocol
 from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
+from .._storage.durability import resolve_durability
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
+from .._storage.noted import DAMAGE, note
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
     Cancelled,
     ControlFlow,
-    CorruptRecordError,
     DefinitionChangedError,
-    IntegrityError,
     NondeterminismError,
     SerializationError,
     Suspended,
 )
 from . import cancel, events, notify
-from .arguments import (
-    argument_digests,
-    arguments_digest,
-    decode_arguments,
-    merge_arguments,
-)
+from .arguments import argument_digests, arguments_digest, decode_arguments, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, as_left, choose_policy, left_behind
@@ -143,7 +139,8 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
-    ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest)
+    level = resolve_durability(flow.options.durability, store.durability)
+    ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest, level)
     ctx.arguments = arguments_digest(digests)
     ctx.argument_values = run_arguments(bound.arguments.values())
     ctx.bodies = body_of(flow.fn, digests)
@@ -165,7 +162,7 @@ def run_locked(
     before = copy_manifest(manifest)
     started = time.time()
     manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
-    store.open_run(flow.name, run_id, flow.options.durability)  # `finish` ends it
+    store.open_run(flow.name, run_id, level)  # `finish` ends it
     ctx.fingerprints = definition.by_spec
     ctx.lease, ctx.created = lease, manifest.created
     fp = definition.fingerprint
@@ -174,7 +171,7 @@ def run_locked(
         try:
             value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
-            manifest.extra["operations"] = len(ctx.records)
+            note(manifest.extra, ctx.records, sys.exc_info()[1], level)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
@@ -194,15 +191,15 @@ def run_locked(
         if s.run_id == run_id:  # answered by resuming this run: say how
             s.workflow, s.args = flow.name, (answer_text(s, flow.name, flow.fn, store.url),)
         raise
-    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *_DAMAGE) as e:
+    except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *DAMAGE) as e:
         # A damaged record is a refusal when replay reached it (`lookup`).
-        damage = isinstance(e, _DAMAGE) and e is not ctx.refusal
+        damage = isinstance(e, DAMAGE) and e is not ctx.refusal
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
             store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
-                before.extra["operations"] = len(ctx.records)  # a rerun may have dropped some
+                note(before.extra, ctx.records, e, level)  # a rerun may have dropped some
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise
@@ -249,7 +246,6 @@ def _untaken(
         warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
 
 
-_DAMAGE = (CorruptRecordError, IntegrityError)
 
 
 def _changed(bound: inspect.BoundArguments, digests: dict[str, str] | None) -> bool:

@@ -64,7 +64,8 @@ def gc(
     runs.check_statuses(wanted or ())
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
-    for infos in _by_workflow(runs.list_runs(target, workflow)):
+    keys = target.list(f"{workflow}/" if workflow else "")  # one listing for runs and leftovers
+    for infos in _by_workflow(runs.list_runs(target, workflow, keys=keys)):
         chosen = [i for i in infos if _matches(i.status, wanted)]
         if keep_last is not None:
             kept = _kept(infos, keep_last)
@@ -74,18 +75,19 @@ def gc(
         chosen = [i for i in chosen if not parent_here(target, i)]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
     if workflow is None and not dry_run:
-        for left in leftovers(target):
+        for left in leftovers(target, keys):
             _try_delete(target, left, leftover=True)
         target.sweep_temp(TEMP_AGE)
     return removed
 
 
-def leftovers(store: Store) -> list[RunInfo]:
-    """The run folders that hold objects but no manifest: what a fork (which
-    writes its manifest last) or a removal (which deletes it first) killed
-    half way left. No listing shows them, no call replays them; removed
-    under the run's lease (a fork still copying holds it)."""
-    keys = store.list("")
+def leftovers(store: Store, keys: list[str]) -> list[RunInfo]:
+    """The run folders that hold objects but no manifest in the listing
+    `keys`: what a fork (which writes its manifest last) or a removal (which
+    deletes it first) killed half way left. No listing shows them, no call
+    replays them; removed under the run's lease (a fork still copying holds
+    it), and only if there is still no manifest then: a run started since
+    the listing (its manifest not listed yet) is kept."""
     parts = [k.split("/", 2) for k in keys if k.count("/") >= 2]
     found = {(w, r) for w, r, name in parts if is_run_object(name)}
     return [

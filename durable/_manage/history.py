@@ -23,6 +23,7 @@ from .._storage.keys import (
     record_name,
     top_level,
 )
+from .._storage.noted import lost
 from .._storage.records import (
     TRIES_KIND,
     Attempt,
@@ -105,7 +106,7 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
         raw = read_raw(store, workflow, run_id)
     raw.plan = manifest.plan or []
     if info.status == "completed":
-        _check_complete(info, manifest, len(raw.records))
+        _check_complete(info, manifest, raw.records)
     found = set(raw.records) | set(raw.attempts) | set(raw.timers) | set(raw.items)
     positions = sorted(found, key=position_key)
     steps = [_step(store, info, raw, p) for p in positions]
@@ -140,15 +141,16 @@ def _to_come(pos: int, kind: str, name: str) -> StepInfo:
     return StepInfo(pos, kind, name, "pending", "", None, None, None, 0, (), None, None, None)
 
 
-def _check_complete(info: RunInfo, manifest: RunRecord, found: int) -> None:
-    """A completed run names how many operations it finished: fewer in the
-    store means records were lost (a truncated log, deleted objects), which
-    a shorter history must not hide."""
-    expected = manifest.extra.get("operations")
-    if isinstance(expected, int) and found < expected:
+def _check_complete(info: RunInfo, manifest: RunRecord, found: dict[Position, Any]) -> None:
+    """A completed run notes the operations it finished (`noted`): fewer in
+    the store means records were lost (a truncated log, deleted objects),
+    which a shorter history must not hide."""
+    missing = lost(manifest.extra, found)
+    if missing is not None:
+        at = f" (none at position {', '.join(map(str, missing[1][:10]))})" if missing[1] else ""
         why = (
-            f"the run completed with {expected} finished operations but only {found} "
-            "are in the store: records were lost (a truncated log or deleted objects)"
+            f"the run completed with {missing[0]} finished operations but only {len(found)} "
+            f"are in the store{at}: records were lost (a truncated log or deleted objects)"
         )
         raise CorruptRecordError(info.run_id, None, f"{info.workflow}/{info.run_id}", why)
 

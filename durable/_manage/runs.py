@@ -87,15 +87,19 @@ def parent_of(info: RunInfo) -> tuple[str, str] | None:
 
 
 def list_runs(
-    store: Store, workflow: str | None = None, *, status: str | None = None
+    store: Store, workflow: str | None = None, *, status: str | None = None,
+    keys: list[str] | None = None,
 ) -> list[RunInfo]:
-    """Every run (of one workflow, or of all), newest first: one listing and
-    one batched read of the manifests, then each run's record names."""
+    """Every run (of one workflow, or of all), newest first: one listing (or
+    `keys`, the caller's) and one batched read of the manifests, then each
+    run's record names."""
     if workflow is not None:
         check_key_part("workflow name", workflow)
     if status is not None:
         check_statuses([status])
-    found = store.manifest_keys(store.list(f"{workflow}/" if workflow else ""))
+    if keys is None:
+        keys = store.list(f"{workflow}/" if workflow else "")
+    found = store.manifest_keys(keys)
     heads = summaries(store, found)
     infos = [_listed(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
     if status is not None:

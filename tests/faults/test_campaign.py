@@ -78,7 +78,9 @@ def test_truncation_and_bit_flips_across_log_manifest_and_blob(tmp_path: Path) -
     Place(str(tmp_path / "store"), {}, tmp_path / "executions.log")
     outcome = damage.damage_every_offset(tmp_path, 17, random.Random(7))
     clean(outcome, 500)
-    assert outcome.endings["right value"] and outcome.endings["CorruptRecordError"]
+    # A record cut from the log of a run that noted it is refused, never run
+    # again (`finished`): every damage here ends in a named error.
+    assert outcome.endings["CorruptRecordError"]
 
 
 def test_planted_pickles_never_run(tmp_path: Path) -> None:

@@ -1,0 +1,78 @@
+"""What a run's manifest notes about its records: how many there are
+(`operations`) and which top-level positions hold one (`finished`, as
+ranges). A reader that finds fewer (`lost`) knows records were deleted or
+lost since: a resume refuses rather than run those finished steps again
+(`_core.outcome.records_kept`), a completed run's history rather than show
+a shorter one. The engine notes them when an attempt starts, when it ends,
+and before a rerun drops records (`_core.finished.lower`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..errors import CorruptRecordError, IntegrityError
+from .keys import Position, top_level
+
+DAMAGE = (CorruptRecordError, IntegrityError)
+# Past this many ranges (a run with many gaps) only the count is kept: the
+# manifest's summary stays small enough for a listing to read in one go.
+RANGES_KEPT = 64
+
+
+def note(
+    extra: dict[str, Any],
+    records: Iterable[Position],
+    error: BaseException | None = None,
+    level: str | None = None,
+) -> None:
+    """Note `records` as the run's in its manifest's `extra`. A record an
+    attempt refused as damaged (`error`) is not one: deleting its object,
+    as the refusal advises, is how to run just that operation again. Under
+    durability `level` "none" nothing is noted: a power loss may take a
+    record nobody deleted, and the step runs again (docs/storage.md)."""
+    if level == "none":
+        extra.pop("operations", None)
+        extra.pop("finished", None)
+        return
+    damaged = getattr(error, "position", None) if isinstance(error, DAMAGE) else None
+    kept = [p for p in records if p != damaged]
+    extra["operations"] = len(kept)
+    runs = _ranges(sorted({top_level(p) for p in kept}))
+    if len(runs) <= RANGES_KEPT:
+        extra["finished"] = runs
+    else:
+        extra.pop("finished", None)
+
+
+def lost(extra: Mapping[str, Any], records: Iterable[Position]) -> tuple[int, list[int]] | None:
+    """(how many records were noted, the noted top-level positions that
+    have none now), or None when none is missing."""
+    expected = extra.get("operations")
+    found = list(records)
+    tops = {top_level(p) for p in found}
+    runs = extra.get("finished")
+    gone = [p for a, b in _valid(runs) for p in range(a, b + 1) if p not in tops]
+    if not isinstance(expected, int) or (not gone and len(found) >= expected):
+        return None
+    return expected, gone
+
+
+def _ranges(tops: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for p in tops:
+        if runs and runs[-1][1] == p - 1:
+            runs[-1][1] = p
+        else:
+            runs.append([p, p])
+    return runs
+
+
+def _valid(runs: object) -> list[tuple[int, int]]:
+    """The ranges as noted; anything else (an older manifest has none) is none."""
+    if not isinstance(runs, list):
+        return []
+    return [
+        (r[0], r[1]) for r in runs
+        if isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r) and 0 <= r[0] <= r[1]
+    ]  # fmt: skip
