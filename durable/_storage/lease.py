@@ -23,7 +23,6 @@ import logging
 import os
 import socket
 import time
-import uuid
 from typing import Any, Protocol
 
 from ..errors import LeaseLostError, RunLockedError
@@ -127,7 +126,7 @@ class FileLease:
     def __init__(self, path: str, ttl: float, run: str) -> None:
         self.path, self.run = path, run
         self.lost = False
-        self.token = uuid.uuid4().hex
+        self.token = os.urandom(16).hex()  # 128 random bits, as `uuid4().hex` spells 122, at a fifth of its cost
         self.fd: int | None = None
         self._file: io.FileIO | None = None
         # (st_dev, st_ino) of the locked file: an open file's identity never
@@ -142,9 +141,11 @@ class FileLease:
             try:
                 if not lock_exclusive(fd, blocking=False):
                     raise locked_error(run, _holder_of(fd)) from None
-                ident = _ident(os.fstat(fd))
+                st = os.fstat(fd)
+                ident = _ident(st)
                 if _is_at(ident, path):
-                    os.ftruncate(fd, 0)
+                    if st.st_size:  # the document of a holder that died: the new one may be shorter
+                        os.ftruncate(fd, 0)
                     os.pwrite(fd, json.dumps(owner_doc(ttl, self.token)).encode(), 0)
                     self.fd, self._file, self.ident = fd, file, ident
                     _NOT_INHERITED[fd] = self
