@@ -76,3 +76,19 @@ def test_a_completed_runs_call_truncates_its_empty_lease_file_once(
     assert flow() == 7
     assert calls == [1]
     assert truncated == [0]
+
+
+@pytest.mark.parametrize("ttl", [30.0, 0.5, 7, 1e-9, float("inf")])
+@pytest.mark.parametrize("token", ["0123456789abcdef" * 2, "not hex: \"quoted\""])
+def test_the_owner_document_is_the_json_of_its_fields(
+    ttl: float, token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from durable._storage import ownerdoc
+
+    for now in (1796578053.3161862, 1.0, 1e16 + 2.0, 0.1 + 0.2):
+        monkeypatch.setattr(ownerdoc.time, "time", lambda now=now: now)
+        whole = json.dumps(ownerdoc.owner_doc(ttl, token)).encode()
+        assert ownerdoc.owner_json(ttl, token) == whole
+        assert ownerdoc.owner_json(ttl, token) == whole  # its start kept since
+    monkeypatch.setattr(ownerdoc.socket, "gethostname", lambda: 'a "host"\n\u00e9')
+    assert ownerdoc.owner_json(ttl, token) == json.dumps(ownerdoc.owner_doc(ttl, token)).encode()
