@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from .._errortext import warn
-from .._frozen import Frozen, dataclass
+from .._frozen import Frozen, dataclass, made
 
 
 def _now() -> float:
@@ -120,6 +120,12 @@ class RunCompleted(Event):
     replayed: int = 0
     executed: int = 0
     recorded: bool = False
+
+
+def recorded_completion(run_id: str, workflow: str) -> RunCompleted:
+    """`RunCompleted(run_id, workflow, recorded=True)`, made at every call of
+    a completed run without a Python `__setattr__` call a field (`made`)."""
+    return made(RunCompleted, run_id, workflow, _now(), 0, 0, True)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from .._errortext import shell_words, warn
+from .._frozen import made
 from .._storage.base import Store
 from .._storage.files import first_stale
 from .._storage.keys import manifest_key, position_key
@@ -144,7 +145,8 @@ def recorded_run(store: Store, manifest: RunRecord) -> Run[Any]:
         store, (manifest.workflow, manifest.run_id), manifest.result_encoding,
         manifest.result, manifest.result_blob, position=None, name=key,
     )  # fmt: skip
-    return Run(
+    return made(  # `Run(...)` without a Python `__setattr__` call a field
+        Run,
         manifest.run_id,
         manifest.workflow,
         "completed",

@@ -132,7 +132,7 @@ def run_locked(
         )
         done = None if redo else completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
-            events.emit(events.RunCompleted(run_id, flow.name, recorded=True))
+            events.emit(events.recorded_completion(run_id, flow.name))
             return done
     if parent is None:  # a child's parent stops first
         warn_if_stopping()

@@ -217,6 +217,8 @@ MAX_KEY_PART = 200
 
 
 def check_key_part(kind: str, value: object) -> str:
+    if type(value) is str and value in _VALID:  # checked already: the same answer
+        return value
     if not isinstance(value, str):
         raise ConfigurationError(
             f"invalid {kind} {value!r}: it must be a string, not {type(value).__name__}"
@@ -241,7 +243,16 @@ def check_key_part(kind: str, value: object) -> str:
             f"invalid {kind} {value!r}: it must be non-empty, not start with '.', and contain "
             "no '/', '\\', '..', whitespace, control characters or glob characters (* ? [ ])"
         )
+    if type(value) is str:  # a subclass may compare equal to what it is not
+        if len(_VALID) >= 4096:  # run ids made by the thousand (a process serving calls)
+            _VALID.clear()
+        _VALID.add(value)
     return value
+
+
+# The names and run ids `check_key_part` passed: it is asked three times a
+# call of a workflow (6,200 instructions each), for the same few strings.
+_VALID: set[str] = set()
 
 
 def check_names(workflow: str, run_id: str) -> None:
