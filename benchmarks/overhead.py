@@ -7,7 +7,14 @@ joblib.Memory, DBOS and LangGraph doing the same work (`peers.py`).
 
 Record: CPU and wall time per step. Replay: a resumed run replaying every
 step, end to end (lease, manifest, reading the log) per step. Re-call: a
-completed run called again. Memory: what a replayed run holds (tracemalloc)."""
+completed run called again. Memory: what a replayed run holds (tracemalloc).
+
+The floors, `minimal.py` and durable are measured in ROUNDS alternating
+blocks (floors, then durable, then the floors again, ...), each of N steps:
+each figure is the median of its blocks, [least-most] beside it, and each
+ratio the median of the per-block ratios (`paired.py`), since this machine's
+fdatasync cost moves by ten times within a minute. The peers run once each,
+after the blocks, compared with durable's medians."""
 
 from __future__ import annotations
 
@@ -20,8 +27,10 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median
 
 import minimal
+import paired
 import peers
 
 import durable
@@ -59,8 +68,10 @@ def bench_floor(n: int, root: Path, sync: bool) -> float:
         os.close(fd)
 
 
-def bench_durable(n: int, root: Path, level: str) -> dict[str, float]:
-    store = durable.open_store(root / f"durable-{level}", durability=level)
+def bench_durable(n: int, folder: Path, level: str, memory: bool) -> dict[str, float]:
+    """One block of durable's figures at `level`, in a new store at `folder`;
+    the memory a replay holds only if `memory` (tracemalloc slows the replay)."""
+    store = durable.open_store(folder, durability=level)
     step = durable.step(name="trivial")(trivial)
     held: list[int] = []
 
@@ -88,22 +99,44 @@ def bench_durable(n: int, root: Path, level: str) -> dict[str, float]:
 
     rec_wall, rec_cpu = timed(record)
     rep_wall, _ = timed(replay)
-    gc.collect()
-    tracemalloc.start()
-    base = tracemalloc.get_traced_memory()[0]
-    replay()
-    tracemalloc.stop()
+    figures = {"record wall": rec_wall / n, "record cpu": rec_cpu / n, "replay": rep_wall / n}
+    if memory:
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        replay()
+        tracemalloc.stop()
+        figures["memory"] = held[-1] - base
     flow.resume("b", done=True)  # completes it
     # Best of 20: one re-call is a fraction of a millisecond, which one
     # collection of the replay's garbage or a busy neighbour outweighs.
-    recall = min(timed(lambda: flow.resume("b", done=True))[0] for _ in range(20))
-    return {
-        "record wall": rec_wall / n,
-        "record cpu": rec_cpu / n,
-        "replay": rep_wall / n,
-        "re-call": recall,
-        "memory": (held[-1] - base) if held else 0.0,
+    figures["re-call"] = min(timed(lambda: flow.resume("b", done=True))[0] for _ in range(20))
+    return figures
+
+
+LEVELS = ("fsync", "batch", "none")
+ROUNDS = 5  # blocks of each figure; the median of 5 drops the two most disturbed
+
+
+def one_round(n: int, root: Path, k: int) -> dict[str, float]:
+    """Block k of every figure the table compares: the floors, then
+    `minimal.py` and durable, seconds apart, so that each ratio is taken
+    from figures that saw the same machine."""
+    block = {
+        "plain": bench_plain(n),
+        "append": bench_floor(n, root, False),
+        "append+fdatasync": bench_floor(n, root, True),
     }
+    # The three synced figures next to each other, then the rest.
+    for who, level in (("durable", "fsync"), ("minimal", "fsync"), ("minimal", "none"),
+                       ("durable", "batch"), ("durable", "none")):  # fmt: skip
+        if who == "minimal":
+            least = minimal.measure(n, root / f"minimal-{level}-{k}", level == "fsync")
+            block.update({f"minimal {level} {key}": value for key, value in least.items()})
+        else:
+            ours = bench_durable(n, root / f"durable-{level}-{k}", level, memory=k == 0)
+            block.update({f"{level} {key}": value for key, value in ours.items()})
+    return block
 
 
 BIG = list(range(100_000))
@@ -153,72 +186,75 @@ def bench_joblib(n: int, root: Path) -> tuple[float, float] | None:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     root = Path(tempfile.mkdtemp(prefix="durable-bench-"))
-    us = 1e6
     try:
-        plain = bench_plain(n)
-        append, synced = bench_floor(n, root, False), bench_floor(n, root, True)
+        blocks = [one_round(n, root, k) for k in range(ROUNDS)]
+        # (the memory a replay holds is in the first block only)
+        f = {key: [block[key] for block in blocks if key in block] for key in blocks[0]}
         load = ""
         if hasattr(os, "getloadavg"):  # what else the machine did: the figures move with it
             load = ", load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
         print(
-            f"N = {n} trivial steps, local store ({root.parent}), {time.strftime('%Y-%m-%d %H:%M')}{load}"
+            f"N = {n} trivial steps, local store ({root.parent}), {time.strftime('%Y-%m-%d %H:%M')}{load};"
+            f" medians of {ROUNDS} alternating blocks [least-most], ratios per block"
         )
-        print(f"  plain call                {plain * us:10.2f} us/step")
-        print(f"  floor: append             {append * us:10.2f} us/step")
-        print(f"  floor: append+fdatasync   {synced * us:10.2f} us/step")
-        least = report_minimal(n, root, synced)
-        figures = {}
-        for level in ("fsync", "batch", "none"):
-            r = figures[level] = bench_durable(n, root, level)
-            print(
-                f"  durable {level:5}  record {r['record wall'] * us:8.2f} us/step wall"
-                f" ({r['record wall'] / synced:.2f}x append+fdatasync),"
-                f" {r['record cpu'] * us:.2f} us CPU; replay {r['replay'] * us:.2f} us/step;"
-                f" re-call {r['re-call'] * 1e3:.2f} ms; replay holds {r['memory'] / 1e6:.2f} MB"
-            )
-        compare_minimal(figures, least)
+        for label, key in (
+            ("plain call", "plain"),
+            ("floor: append", "append"),
+            ("floor: append+fdatasync", "append+fdatasync"),
+        ):
+            print(f"  {label:25} {paired.figure(f[key], US):>10} us/step")
+        report_minimal(f)
+        for level in LEVELS:
+            report_durable(level, f)
+        compare_minimal(f)
         packed, large = bench_large(root)
         print(
-            f"  100,000-int list output     msgpack {packed * us:8.0f} us; durable record"
-            f" {large * us:.0f} us CPU beyond a trivial step ({large / packed:.2f}x msgpack)"
+            f"  100,000-int list output     msgpack {packed * US:8.0f} us; durable record"
+            f" {large * US:.0f} us CPU beyond a trivial step ({large / packed:.2f}x msgpack)"
         )
         report_joblib(bench_joblib(n, root))
-        ours = figures["fsync"]  # every peer's default is to make each step durable
-        peers.report(
-            n,
-            root,
-            {"record": ours["record wall"], "replay": ours["replay"], "re-call": ours["re-call"]},
-        )
+        # Every peer's default is to make each step durable: compared with "fsync".
+        ours = {what: median(f[f"fsync {what}"]) for what in ("replay", "re-call")}
+        peers.report(n, root, {"record": median(f["fsync record wall"]), **ours})
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def report_minimal(n: int, root: Path, synced: float) -> dict[str, dict[str, float]]:
+US = 1e6
+
+
+def report_durable(level: str, f: dict[str, list[float]]) -> None:
+    wall, synced = f[f"{level} record wall"], f["append+fdatasync"]
+    print(
+        f"  durable {level:5}  record {paired.figure(wall, US)} us/step wall"
+        f" ({paired.times(wall, synced)} append+fdatasync),"
+        f" {paired.figure(f[f'{level} record cpu'], US)} us CPU;"
+        f" replay {paired.figure(f[f'{level} replay'], US)} us/step;"
+        f" re-call {paired.figure(f[f'{level} re-call'], 1e3)} ms;"
+        f" replay holds {f[f'{level} memory'][0] / 1e6:.2f} MB"
+    )
+
+
+def report_minimal(f: dict[str, list[float]]) -> None:
     """The same work as durable's in one Python function (`minimal.py`):
     what this interpreter and these system calls cost before any feature."""
-    least = {
-        level: minimal.measure(n, root / f"minimal-{level}", level == "fsync")
-        for level in ("none", "fsync")
-    }
-    us = 1e6
+    wall = f["minimal fsync record wall"]
     print(
-        f"  floor: same work in Python {least['none']['record cpu'] * us:8.2f} us CPU/step,"
-        f" {least['fsync']['record wall'] * us:.2f} us wall with fdatasync"
-        f" ({least['fsync']['record wall'] / synced:.2f}x append+fdatasync);"
-        f" replay {least['none']['replay'] * us:.2f} us/step (benchmarks/minimal.py)"
+        f"  floor: same work in Python {paired.figure(f['minimal none record cpu'], US)} us CPU/step,"
+        f" {paired.figure(wall, US)} us wall with fdatasync"
+        f" ({paired.times(wall, f['append+fdatasync'])} append+fdatasync);"
+        f" replay {paired.figure(f['minimal none replay'], US)} us/step (benchmarks/minimal.py)"
     )
-    return least
 
 
-def compare_minimal(
-    figures: dict[str, dict[str, float]], least: dict[str, dict[str, float]]
-) -> None:
-    """durable's figures as multiples of the same work done in one function."""
+def compare_minimal(f: dict[str, list[float]]) -> None:
+    """durable's figures as multiples of the same work done in one function,
+    block by block."""
     print(
         "  durable / same work in Python: record CPU"
-        f" {figures['none']['record cpu'] / least['none']['record cpu']:.2f}x, fsync wall"
-        f" {figures['fsync']['record wall'] / least['fsync']['record wall']:.2f}x, replay"
-        f" {figures['none']['replay'] / least['none']['replay']:.2f}x"
+        f" {paired.times(f['none record cpu'], f['minimal none record cpu'])}, fsync wall"
+        f" {paired.times(f['fsync record wall'], f['minimal fsync record wall'])}, replay"
+        f" {paired.times(f['none replay'], f['minimal none replay'])}"
     )
 
 
