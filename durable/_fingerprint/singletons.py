@@ -1,0 +1,103 @@
+"""The instances a metaclass of the user's keeps (a singleton: `Cfg()`
+gives the object a module-level `Cfg(K)` made), counted with the class
+that is read (`contents`).
+
+Pure standard library. Calling such a class runs its metaclass's
+`__call__`, which fills a dict or list on the metaclass (`Single._made[cls]
+= ...`, `cls._instances[cls] = ...`): the class statement's text is the same
+whatever `K` was, so counted by it alone, `Cfg().k` in a cached step was
+served the output computed with another process's `K`.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ConfigurationError
+from .bindings import module_statements
+from .elsewhere import called_elsewhere
+from .imports import user_class
+from .inplace import _callees, _doer, units
+from .outsidevalues import held_tokens, outside_tokens
+from .witness import witnessed
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def kept_instances(cls: type, name: str, namespace: Mapping[str, Any]) -> list[str]:
+    """The tokens of what the metaclasses of `cls` keep, when `cls` has a
+    metaclass of the user's that defines `__call__` and a module-level
+    statement makes an instance (`Cfg(K)`, or `configure()` calling it, in
+    the module reading `name` or the class's own, or another module calling
+    it): [] otherwise. Instances the steps make on first use are state they
+    keep (`Client()` in a step): counted, a completed run would be refused
+    on its next call in that process."""
+    metas = [m for m in inspect.getmro(type(cls)) if m is not type and m is not object and user_class(m)]
+    if not any("__call__" in vars(m) for m in metas):
+        return []
+    home = sys.modules.get(cls.__module__)
+    spaces = [(namespace, name), *([(vars(home), cls.__name__)] if home is not None else [])]
+    if not any(_made_at_import(space, called) for space, called in spaces):
+        return []
+    toks: list[str] = witnessed(_kept_tokens, cls, tuple(metas))
+    return toks
+
+
+def _made_at_import(namespace: Mapping[str, Any], name: str) -> bool:
+    try:
+        body = module_statements(namespace) or []
+    except ConfigurationError:  # the file was edited: refused where the class is read
+        return False
+    return _calls_at_import(tuple(body), name) or called_elsewhere(namespace, name)
+
+
+_SEEN: dict[tuple[int, str], tuple[tuple[ast.AST, ...], bool]] = {}
+
+
+def _calls_at_import(body: tuple[ast.AST, ...], name: str) -> bool:
+    """Whether a module-level statement calls `name` as it runs, or a
+    function (no step) calling it in turn. Once per parsed source and name:
+    a statement's syntax never changes (an edit parses anew)."""
+    key = (id(body[0]) if body else 0, name)
+    seen = _SEEN.get(key)
+    if seen is not None and seen[0] == body:
+        return seen[1]
+    makers, defs = {name}, [s for s in body if isinstance(s, _FUNCS) and _doer(s)]
+    grown = True
+    while grown:  # `def configure(): Cfg(K)`, `def main(): configure()`
+        more = {s.name for s in defs if s.name not in makers and not makers.isdisjoint(_callees(s)[1])}
+        makers |= more
+        grown = bool(more)
+    found = any(not makers.isdisjoint(_callees(s)[0]) for s in units(list(body)))
+    if len(_SEEN) >= 256:
+        _SEEN.clear()
+    _SEEN[key] = (body, found)
+    return found
+
+
+def _kept_tokens(cls: type, metas: tuple[type, ...]) -> list[str]:
+    """Each list, dict or set a metaclass holds, by its items (of a dict
+    keyed by classes, the one of `cls`): a key by what it is, an instance
+    by what it holds that tells it (`outside_tokens`: its plain attributes;
+    a client's lock none: by its class)."""
+    toks: list[str] = []
+    for meta in metas:
+        for attr, value in sorted((k, v) for k, v in vars(meta).items() if isinstance(v, (list, dict, set))):
+            # Keyed by class, the entry `cls()` gives: not those the steps make of others.
+            pairs = [(k, v) for k, v in _pairs(value) if k is cls or not isinstance(k, type)]
+            entries = [_told(key, held_tokens) + _told(held, outside_tokens) for key, held in pairs]
+            entries = sorted(entries) if isinstance(value, set) else entries  # in no order: sorted
+            toks += [f"<kept:{meta.__qualname__}.{attr}", *(t for e in entries for t in e), ">"]
+    return toks
+
+
+def _told(value: object, tokens: Callable[[Any], list[str] | None]) -> list[str]:
+    return tokens(value) or [f"obj:{type(value).__qualname__}"]
+
+
+def _pairs(value: list[Any] | dict[Any, Any] | set[Any]) -> list[tuple[Any, Any]]:
+    return list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
