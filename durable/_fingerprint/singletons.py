@@ -19,9 +19,10 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .bindings import module_statements
+from .doers import doer
 from .elsewhere import called_elsewhere
 from .imports import user_class
-from .inplace import _callees, _doer, units
+from .inplace import _callees, units
 from .outsidevalues import held_tokens, outside_tokens
 from .witness import witnessed
 
@@ -66,7 +67,7 @@ def _calls_at_import(body: tuple[ast.AST, ...], name: str) -> bool:
     seen = _SEEN.get(key)
     if seen is not None and seen[0] == body:
         return seen[1]
-    makers, defs = {name}, [s for s in body if isinstance(s, _FUNCS) and _doer(s)]
+    makers, defs = {name}, [s for s in body if isinstance(s, _FUNCS) and doer(s)]
     grown = True
     while grown:  # `def configure(): Cfg(K)`, `def main(): configure()`
         more = {s.name for s in defs if s.name not in makers and not makers.isdisjoint(_callees(s)[1])}
