@@ -4,8 +4,10 @@ INPUTS + TASK_SOURCE cache policy, the cached function reading state made at
 import from the environment that the thirteenth round left stale: the
 instance a singleton metaclass keeps (`Cfg()` giving the one made by a
 module-level `Cfg(K)`, in a dict on the metaclass, named through the
-metaclass or through `cls`, or made by a function the module calls), and a
-`struct.Struct` whose format is the state; and DBOS's test_recovery_workflow
+metaclass or through `cls`, or made by a function the module calls), or a
+class's `__new__` (`cls._instance`) or a Borg's `__init__` (a shared
+`__dict__`), and a `struct.Struct` whose format is the state (a singleton
+kept by a decorator's closure is a strict xfail); and DBOS's test_recovery_workflow
 (tests/test_dbos.py) with a singleton the steps make themselves, which must
 not make the completed run look changed. Earlier rounds are in
 tests/test_peer_ports*.py. Executions are counted by the step bodies
@@ -53,24 +55,46 @@ class Later(metaclass=Singleton):
     def __init__(self, k=0):
         self.k = k
 
+class ByNew:
+    _instance = None
+
+    def __new__(cls, k=0):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+            cls._instance.k = k
+        return cls._instance
+
+class Borg:
+    _shared = {}
+
+    def __init__(self, k=None):
+        self.__dict__ = Borg._shared
+        if k is not None:
+            self.k = k
+
 def configure():
     Later(k=int(os.environ["K"]))
 
-Cfg(int(os.environ["K"]))
-Settings(int(os.environ["K"]))
+K = int(os.environ["K"])
+Cfg(K)
+Settings(K)
 configure()
-FMT = struct.Struct("<" + "h" * int(os.environ["K"]))
+ByNew(K)
+Borg(K)
+FMT = struct.Struct("<" + "h" * K)
 """ + COUNTED_STEPS + """
 STEPS = [
     step("single", lambda: Cfg().k),
     step("singleton", lambda: Settings().k),
     step("configured", lambda: Later().k),
+    step("new", lambda: ByNew().k),
+    step("borg", lambda: Borg().k),
     step("struct", lambda: FMT.size // 2),
 ]
 print(*[s(1) for s in STEPS])
 """
 
-KINDS = ["single", "singleton", "configured", "struct"]
+KINDS = ["single", "singleton", "configured", "new", "borg", "struct"]
 
 
 @pytest.mark.slow
@@ -78,15 +102,52 @@ def test_joblib_memory_with_singletons_a_metaclass_keeps_and_a_struct_from_the_e
     tmp_path: Path,
 ) -> None:
     """K=2, then K=3 computes each again, then K=2 is served from the
-    cache: each computed twice. Seen failing: K=3 printed K=2's `2 2 2 2`
-    (a module-level call of a class is no statement of the metaclass
-    keeping its instance; a `struct.Struct` will not pickle, so it counted
-    by its statement's text)."""
+    cache: each computed twice. Seen failing: K=3 printed K=2's `2`s (a
+    module-level call of a class is no statement of the metaclass keeping
+    its instance, nor of the class whose `__new__` or `__init__` keeps it;
+    a `struct.Struct` will not pickle, so it counted by its statement's
+    text)."""
     (tmp_path / "flow.py").write_text(METAS)
     for k in "232":
         assert run_in(tmp_path, "flow.py", K=k).split() == [k] * len(KINDS)
     counts = (tmp_path / "count").read_text().split()
     assert {n: counts.count(n) for n in KINDS} == dict.fromkeys(KINDS, 2)
+
+
+BY_DECORATOR = """
+import os
+import durable
+
+def singleton(cls):
+    instances = {}
+    def get(*args):
+        if cls not in instances:
+            instances[cls] = cls(*args)
+        return instances[cls]
+    return get
+
+@singleton
+class Cfg:
+    def __init__(self, k=0):
+        self.k = k
+
+Cfg(int(os.environ["K"]))
+""" + COUNTED_STEPS + """
+print(step("deco", lambda: Cfg().k)(1))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="a closure's dict counts by its type (how functions keep caches), and no rule tells "
+    "the singleton `instances[cls]` a module-level `Cfg(K)` fills from a cache the steps fill",
+)
+def test_prefect_cache_policy_inputs_with_a_singleton_a_decorator_keeps(tmp_path: Path) -> None:
+    """`@singleton` keeps the instance in its closure, made at import with
+    `K` from the environment: K=3 must compute anew. It is served K=2's."""
+    (tmp_path / "flow.py").write_text(BY_DECORATOR)
+    assert [run_in(tmp_path, "flow.py", K=k).strip() for k in "23"] == ["2", "3"]
 
 
 LAZY = """
@@ -137,7 +198,7 @@ def test_dbos_recovery_of_steps_making_a_singleton_themselves(tmp_path: Path) ->
 
 
 METHODS = """
-import collections
+import collections, json
 import durable
 
 COUNTS = collections.Counter()
@@ -163,7 +224,7 @@ def wf(x):
 
 one, two = Worker(2), Worker(3)
 cached = [one.scale(10), two.scale(10), one.scale(10), Worker.twice(10), Worker.twice(10)]
-print(cached, wf(1), wf(1), COUNTS["scale"], COUNTS["twice"])
+print(cached, wf(1), wf(1), json.dumps(COUNTS), sorted(COUNTS))
 """
 
 
@@ -177,7 +238,10 @@ def test_dbos_class_decorators_with_steps_counting_in_a_module_level_counter(tmp
     computed (with a warning that the step changed `self`) and the second
     `wf(1)` refused as changed: the Counter counted by its contents through
     the class statement, whose methods change it, as `one = Worker(2)`
-    made the class at module level."""
+    made the class at module level; then still so as `json.dumps(COUNTS)`
+    and `sorted(COUNTS)` at module level might change it (a step function
+    bumping it was never counted so: state it keeps)."""
     (tmp_path / "flow.py").write_text(METHODS)
-    assert run_in(tmp_path, "flow.py").strip() == "[20, 30, 20, 20, 20] 7 7 4 2"
-    assert run_in(tmp_path, "flow.py").strip() == "[20, 30, 20, 20, 20] 7 7 0 0"
+    counted = '{"scale": 4, "twice": 2} [\'scale\', \'twice\']'
+    assert run_in(tmp_path, "flow.py").strip() == f"[20, 30, 20, 20, 20] 7 7 {counted}"
+    assert run_in(tmp_path, "flow.py").strip() == "[20, 30, 20, 20, 20] 7 7 {} []"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,29 +24,54 @@ from .doers import doer
 from .elsewhere import called_elsewhere
 from .imports import user_class
 from .inplace import _callees, units
-from .outsidevalues import held_tokens, outside_tokens
+from .outsidevalues import held_tokens
 from .witness import witnessed
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def kept_instances(cls: type, name: str, namespace: Mapping[str, Any]) -> list[str]:
-    """The tokens of what the metaclasses of `cls` keep, when `cls` has a
-    metaclass of the user's that defines `__call__` and a module-level
-    statement makes an instance (`Cfg(K)`, or `configure()` calling it, in
-    the module reading `name` or the class's own, or another module calling
-    it): [] otherwise. Instances the steps make on first use are state they
-    keep (`Client()` in a step): counted, a completed run would be refused
-    on its next call in that process."""
+def kept_instances(
+    cls: type, name: str, namespace: Mapping[str, Any], tokens: Callable[[Any], list[str] | None]
+) -> list[str]:
+    """The tokens (by `tokens`, as they are now) of what making an object
+    of `cls` keeps, when a module-level statement makes one (`Cfg(K)`, or
+    `configure()` calling it, in the module reading `name` or the class's
+    own, or another module calling it): the data attributes its metaclass's
+    `__call__` names (`Single._made[cls]`, `cls._instances[cls]`), and
+    those of the class its `__new__`, `__init__` or `__post_init__` names
+    (`cls._instance = ...`, a Borg's `self.__dict__ = Borg._shared`); []
+    otherwise. Instances the steps make on first use are state they keep
+    (`Client()` in a step): counted, a completed run would be refused on
+    its next call in that process."""
     metas = [m for m in inspect.getmro(type(cls)) if m is not type and m is not object and user_class(m)]
-    if not any("__call__" in vars(m) for m in metas):
+    owners = [k for k in cls.__mro__ if k is not object and user_class(k)]
+    held = (*_named(metas, ("__call__",)), *_named(owners, ("__new__", "__init__", "__post_init__")))
+    if not held:
         return []
     home = sys.modules.get(cls.__module__)
     spaces = [(namespace, name), *([(vars(home), cls.__name__)] if home is not None else [])]
     if not any(_made_at_import(space, called) for space, called in spaces):
         return []
-    toks: list[str] = witnessed(_kept_tokens, cls, tuple(metas))
+    toks: list[str] = witnessed(_kept_tokens, cls, held, tokens)
     return toks
+
+
+def _named(owners: list[type], makers: tuple[str, ...]) -> tuple[tuple[type, str], ...]:
+    """(class, attribute) of each data attribute (not a function, class or
+    module) of `owners` that the code of their `makers` names."""
+    found: list[tuple[type, str]] = []
+    for owner in owners:
+        members = vars(owner)
+        named = {n for m in makers for n in getattr(_code(members.get(m)), "co_names", ())}
+        found += [
+            (owner, n) for n in sorted(named)
+            if n in members and not callable(members[n]) and not isinstance(members[n], types.ModuleType)
+        ]  # fmt: skip
+    return tuple(found)
+
+
+def _code(member: object) -> object:
+    return getattr(getattr(member, "__func__", member), "__code__", None)
 
 
 def _made_at_import(namespace: Mapping[str, Any], name: str) -> bool:
@@ -80,19 +106,23 @@ def _calls_at_import(body: tuple[ast.AST, ...], name: str) -> bool:
     return found
 
 
-def _kept_tokens(cls: type, metas: tuple[type, ...]) -> list[str]:
-    """Each list, dict or set a metaclass holds, by its items (of a dict
-    keyed by classes, the one of `cls`): a key by what it is, an instance
-    by what it holds that tells it (`outside_tokens`: its plain attributes;
-    a client's lock none: by its class)."""
+def _kept_tokens(
+    cls: type, held: tuple[tuple[type, str], ...], tokens: Callable[[Any], list[str] | None]
+) -> list[str]:
+    """Each attribute by what it holds (of a dict keyed by classes, the
+    entry of `cls`): a key by what it is, a value by `tokens` (an instance
+    by its plain attributes; a client's lock none: by its class)."""
     toks: list[str] = []
-    for meta in metas:
-        for attr, value in sorted((k, v) for k, v in vars(meta).items() if isinstance(v, (list, dict, set))):
-            # Keyed by class, the entry `cls()` gives: not those the steps make of others.
-            pairs = [(k, v) for k, v in _pairs(value) if k is cls or not isinstance(k, type)]
-            entries = [_told(key, held_tokens) + _told(held, outside_tokens) for key, held in pairs]
-            entries = sorted(entries) if isinstance(value, set) else entries  # in no order: sorted
-            toks += [f"<kept:{meta.__qualname__}.{attr}", *(t for e in entries for t in e), ">"]
+    for owner, attr in held:
+        value = vars(owner).get(attr)
+        if not isinstance(value, (list, dict, set)):
+            toks += [f"<kept:{owner.__qualname__}.{attr}", *_told(value, tokens), ">"]
+            continue
+        # Keyed by class, the entry `cls()` gives: not those the steps make of others.
+        pairs = [(k, v) for k, v in _pairs(value) if k is cls or not isinstance(k, type)]
+        entries = [_told(key, held_tokens) + _told(item, tokens) for key, item in pairs]
+        entries = sorted(entries) if isinstance(value, set) else entries  # in no order: sorted
+        toks += [f"<kept:{owner.__qualname__}.{attr}", *(t for e in entries for t in e), ">"]
     return toks
 
 
