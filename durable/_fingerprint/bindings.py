@@ -9,10 +9,12 @@ running code, as a function's own source is (`source`).
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from ..errors import ConfigurationError
 from .anybind import may_bind_any
 from .callsonly import calls_any, only_calling
 from .inplace import (
@@ -70,6 +72,22 @@ def binding_statements(
                 raise stale_source(module, filename, module)
             return [*found, *index.get(ANY, [])]
     return None
+
+
+def bound_later(name: str, namespace: Mapping[str, Any]) -> bool:
+    """Whether `name`, not bound now, is bound by a module-level statement
+    that has not run yet (`first = wf(1)`, while its call runs): a statement
+    that reads it (`print(first, wf(1), json.dumps(COUNTS))`) counts it by
+    those statements, as it will once they ran. Skipped, the second call of
+    `wf(1)` found a name the first did not, and was refused as changed.
+    Not a builtin, nor a comprehension's own variable (no statement binds
+    it), nor a module whose text cannot be read."""
+    if name in _BUILTINS:
+        return False
+    try:
+        return bool(binding_statements(name, namespace))
+    except ConfigurationError:
+        return False
 
 
 def made_here_alone(
@@ -153,6 +171,7 @@ def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
     return list(src.tree.body)
 
 
+_BUILTINS = frozenset(dir(builtins))
 # The key of statements that may bind any name (`globals()[k] = ...`,
 # `exec(...)`, `vars()`): they count for every name bound elsewhere too.
 ANY = "?"

@@ -1,20 +1,18 @@
 """What a function reads besides its own code, and how each thing counts.
 
-Pure standard library. The rule, for a name the code reads (a global, an
-attribute of a module or of a class of the user's own code, a name imported
-inside the body, a name in a default value or a decorator):
+Pure standard library. The rule, for a name the code reads (a global, an attribute of a module
+or of a class of the user's own code, a name imported inside the body, a default, a decorator):
 
 * immutable plain data (str, numbers, bytes, None, tuples and frozensets of
   them) and enum members count by **value**, save a string made from the
   module's `__file__` (where its file lies is no part of a fingerprint);
 * the user's own functions, steps and workflows are **followed** (helpers);
-* everything else (lists, dicts, sets, modules, classes, objects, names
-  rebound with `global`) counts by the **source of the module-level
-  statements that bind it** (`SEEN = []`, `import json as ser`,
-  `class Cfg: ...`), never by a value the program changes as it runs; the
-  functions a list or dict holds are followed (a function there reads its
-  own locals, not the module's: `canon.statement_chains`). When no such
-  statement can be read, `_fpvalues.fallback_tokens` says how it counts."""
+* everything else (lists, dicts, sets, modules, classes, objects, names rebound with
+  `global`) counts by the **source of the module-level statements that bind it** (`SEEN =
+  []`, `import json as ser`, `class Cfg: ...`), never by a value the program changes as it
+  runs; the functions a list or dict holds are followed (a function there reads its own
+  locals, not the module's: `canon.statement_chains`). When no such statement can be read,
+  `_fpvalues.fallback_tokens` says how it counts."""
 
 from __future__ import annotations
 
@@ -27,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analysis import Analysis
-from .bindings import binding_statements, made_here_alone
+from .bindings import binding_statements, bound_later, made_here_alone
 from .canon import (
     called_chains,
     chains_of,
@@ -245,6 +243,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
             if skip or made_here_alone(stmt, chain[0], scope.namespace, scope.checked_file):
                 continue
             path, obj, where = _resolve(module, chain)
+            if obj is _MISSING and len(path) == 1 and bound_later(path[0], scope.namespace):
+                out.parts[f"global:{via}{path[0]}"] = _bound(path[0], None, module, out)  # `first`
             if path not in done and obj is not _MISSING:
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
