@@ -28,6 +28,7 @@ from .inplace import (
     held_by,
     in_place,
     roots,
+    units,
     with_callers,
     with_holders,
 )
@@ -236,10 +237,13 @@ def _module_level(
     """(statement, names it binds or changes) for every module-level
     statement. A statement inside `if`, `try`, `with` or `for` counts as the
     whole outer statement: its test, iterable or handlers decide the value
-    as much as the assignment does. A `def` or `class` also binds the names
-    it declares `global` (a function that rebinds a global is part of how
-    it gets its value)."""
-    for stmt in body:
+    as much as the assignment does; not an `if __name__ == "__main__":`
+    block, whose lines count each alone (`units`): as one statement of a
+    counter it prints, its `main()` was followed for every step reading the
+    counter, and counted it by its contents. A `def` or `class` also binds
+    the names it declares `global` (a function that rebinds a global is
+    part of how it gets its value)."""
+    for stmt in units(body):
         names = list(dict.fromkeys(_binds(stmt, readers)))
         if names:
             yield stmt, names

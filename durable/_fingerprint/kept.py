@@ -125,16 +125,17 @@ def _writes(name: ast.Name, parent: ast.AST | None, grand: ast.AST | None, great
 
 @lru_cache(maxsize=1024)
 def written_by_steps(stmt: ast.AST) -> frozenset[str]:
-    """The names the step methods of a `class` statement only write
-    (`COUNTS["scale"] += 1`), which no other part of the class names: state
+    """The names the step methods of a `class` statement (or a step's own
+    `def`) only write (`COUNTS["scale"] += 1`), which no other part of it names: state
     the steps keep, as a step function's is (`read_names`), not what their
     output is computed from. Read through the class (a method step's
     `self`, a body naming the class), such a counter counted by its
     contents once a module-level statement handed it to a call
     (`json.dumps(COUNTS)`): each call made the next look changed."""
-    if not isinstance(stmt, ast.ClassDef):
+    if not isinstance(stmt, (ast.ClassDef, *_FUNCS)):
         return _NOTHING
-    steps = [s for s in stmt.body if isinstance(s, _FUNCS) and any(map(is_our_decorator, s.decorator_list))]
+    inner = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]  # a step's own `def` too
+    steps = [s for s in inner if isinstance(s, _FUNCS) and any(map(is_our_decorator, s.decorator_list))]
     inside = {id(n) for s in steps for n in walk(s)}
     named = {n.id for n in walk(stmt) if isinstance(n, ast.Name) and id(n) not in inside}
     written: set[str] = set()
