@@ -5,7 +5,7 @@ import from the environment that the thirteenth round left stale: the
 instance a singleton metaclass keeps (`Cfg()` giving the one made by a
 module-level `Cfg(K)`, in a dict on the metaclass, named through the
 metaclass or through `cls`, or made by a function the module calls), or a
-class's `__new__` (`cls._instance`) or a Borg's `__init__` (a shared
+class's `__new__` (`cls._instance`, a callable one too) or a Borg's `__init__` (a shared
 `__dict__`), and a `struct.Struct` whose format is the state (a singleton
 kept by a decorator's closure is a strict xfail); and DBOS's test_recovery_workflow
 (tests/test_dbos.py) with a singleton the steps make themselves, which must
@@ -64,6 +64,9 @@ class ByNew:
             cls._instance.k = k
         return cls._instance
 
+    def __call__(self):
+        return self.k
+
 class Borg:
     _shared = {}
 
@@ -87,7 +90,7 @@ STEPS = [
     step("single", lambda: Cfg().k),
     step("singleton", lambda: Settings().k),
     step("configured", lambda: Later().k),
-    step("new", lambda: ByNew().k),
+    step("new", lambda: ByNew()()),
     step("borg", lambda: Borg().k),
     step("struct", lambda: FMT.size // 2),
 ]

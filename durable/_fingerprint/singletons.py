@@ -28,6 +28,8 @@ from .outsidevalues import held_tokens
 from .witness import witnessed
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Members that are code, not what making an object keeps (a kept instance may be callable).
+_CODE = (types.FunctionType, types.BuiltinFunctionType, staticmethod, classmethod, property, type, types.ModuleType)
 
 
 def kept_instances(
@@ -65,7 +67,7 @@ def _named(owners: list[type], makers: tuple[str, ...]) -> tuple[tuple[type, str
         named = {n for m in makers for n in getattr(_code(members.get(m)), "co_names", ())}
         found += [
             (owner, n) for n in sorted(named)
-            if n in members and not callable(members[n]) and not isinstance(members[n], types.ModuleType)
+            if n in members and not isinstance(members[n], _CODE)
         ]  # fmt: skip
     return tuple(found)
 
