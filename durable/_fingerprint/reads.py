@@ -39,6 +39,7 @@ from .canon import (
 )
 from .contents import bound_part, class_attribute_part, contents_part
 from .elsewhere import elsewhere_of
+from .handedpart import handed_part
 from .holds import (
     class_code,
     foreign_members,
@@ -141,8 +142,7 @@ def _rebound(
 
 def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis,
            via: str = "", runs: bool = False) -> None:  # fmt: skip
-    """Count what `path` names by the rule above. `via`: the module whose statement reads
-    it, for the key; `runs`: read there by a method's body, as a helper reads it."""
+    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a method)."""
     key = via + ".".join(path)
     if obj is _MISSING:
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
@@ -237,7 +237,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     for stmt in found:
         for imported in from_imports(stmt):  # also one inside `try:` or `if`
             _follow_import(imported, name, scope, out)
-        for chain in statement_chains(stmt):
+        for chain in statement_chains(handed_part(stmt, name)):
             # A module's own dunders (`__file__`: where it lies) are not code.
             skip = chain[0] == name or chain[0].startswith("__") or chain in done
             if skip or made_here_alone(stmt, chain[0], scope.namespace, scope.checked_file):
