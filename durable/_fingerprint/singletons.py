@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
-import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,8 +27,6 @@ from .outsidevalues import held_tokens
 from .witness import witnessed
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# Members that are code, not what making an object keeps (a kept instance may be callable).
-_CODE = (types.FunctionType, types.BuiltinFunctionType, staticmethod, classmethod, property, type, types.ModuleType)
 
 
 def kept_instances(
@@ -47,7 +44,7 @@ def kept_instances(
     its next call in that process."""
     metas = [m for m in inspect.getmro(type(cls)) if m is not type and m is not object and user_class(m)]
     owners = [k for k in cls.__mro__ if k is not object and user_class(k)]
-    held = (*_named(metas, ("__call__",)), *_named(owners, ("__new__", "__init__", "__post_init__")))
+    held = (*_named(cls, metas, ("__call__",)), *_named(cls, owners, ("__new__", "__init__", "__post_init__")))
     if not held:
         return []
     home = sys.modules.get(cls.__module__)
@@ -58,16 +55,21 @@ def kept_instances(
     return toks
 
 
-def _named(owners: list[type], makers: tuple[str, ...]) -> tuple[tuple[type, str], ...]:
-    """(class, attribute) of each data attribute (not a function, class or
-    module) of `owners` that the code of their `makers` names."""
+def _named(cls: type, owners: list[type], makers: tuple[str, ...]) -> tuple[tuple[type, str], ...]:
+    """(class, attribute) of each attribute of `owners` that the code of
+    their `makers` names and that keeps an instance: an object of `cls`
+    (`cls._instance`), a list, dict or set (a metaclass's `_instances`,
+    the entry of `cls` is taken), a dict given as the instances' `__dict__`
+    (a Borg's `_shared`). Not a counter (`Job.created += 1` in `__init__`,
+    a `Job()` in a step too): counted, each call made the next look changed."""
     found: list[tuple[type, str]] = []
     for owner in owners:
         members = vars(owner)
         named = {n for m in makers for n in getattr(_code(members.get(m)), "co_names", ())}
+        keeps = (list, dict, set) if owner not in cls.__mro__ else dict if "__dict__" in named else ()
         found += [
             (owner, n) for n in sorted(named)
-            if n in members and not isinstance(members[n], _CODE)
+            if n in members and (isinstance(members[n], cls) or isinstance(members[n], keeps))
         ]  # fmt: skip
     return tuple(found)
 
