@@ -22,5 +22,9 @@ def handed_part(stmt: ast.AST, name: str) -> ast.AST:
     `name` by a method: `COUNTS.clear()`)."""
     if not isinstance(stmt, ast.Expr):
         return stmt
-    calls = [c for c in walk(stmt) if isinstance(c, ast.Call) and name in passed(c, READERS)]
+    every = [c for c in walk(stmt) if isinstance(c, ast.Call)]
+    calls = [c for c in every if name in passed(c, READERS)]
+    # And a call of what those return (`apply(COUNTS)(rate)`, `wrap(COUNTS).update(rate)`).
+    inner = {id(c) for c in calls}
+    calls += [c for c in every if id(c) not in inner and any(id(n) in inner for n in walk(c.func))]
     return ast.Module(body=[ast.Expr(c) for c in calls], type_ignores=[]) if calls else stmt
