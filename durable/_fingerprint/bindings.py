@@ -9,10 +9,12 @@ running code, as a function's own source is (`source`).
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from ..errors import ConfigurationError
 from .anybind import may_bind_any
 from .callsonly import calls_any, only_calling
 from .inplace import (
@@ -26,6 +28,7 @@ from .inplace import (
     held_by,
     in_place,
     roots,
+    units,
     with_callers,
     with_holders,
 )
@@ -70,6 +73,19 @@ def binding_statements(
                 raise stale_source(module, filename, module)
             return [*found, *index.get(ANY, [])]
     return None
+
+
+def bound_later(name: str, namespace: Mapping[str, Any]) -> bool:
+    """Whether `name`, not bound now, is bound by a module-level statement not run yet
+    (`first = wf(1)`, while its call runs): a statement reading it (`print(first, wf(1),
+    json.dumps(COUNTS))`) counts it by those, as once they ran (skipped, the second call
+    found a name the first did not: changed). Not a builtin nor a comprehension's variable."""
+    if name in _BUILTINS:
+        return False
+    try:
+        return bool(binding_statements(name, namespace))
+    except ConfigurationError:
+        return False
 
 
 def made_here_alone(
@@ -153,6 +169,8 @@ def module_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
     return list(src.tree.body)
 
 
+_BUILTINS = frozenset(dir(builtins))
+_FUNCS, _IMPORTS = (ast.FunctionDef, ast.AsyncFunctionDef), (ast.Import, ast.ImportFrom)
 # The key of statements that may bind any name (`globals()[k] = ...`,
 # `exec(...)`, `vars()`): they count for every name bound elsewhere too.
 ANY = "?"
@@ -190,9 +208,19 @@ def _binders(text: str, calls_only: frozenset[str] | None = None) -> dict[str, l
     body = _body(text)
     index = _index(body, READERS)
     calls_only = only_calling(body, index) if calls_only is None else calls_only
-    if READERS.isdisjoint(index):
+    if READERS.isdisjoint(_own_names(tuple(body))):
         return _index(body, READERS | calls_only) if calls_any(body, calls_only) else index
     return _index(body, calls_only)  # its own `print`: it may change
+
+
+@lru_cache(maxsize=256)
+def _own_names(body: tuple[Any, ...]) -> frozenset[str]:
+    """The names the module's code binds (`print = log`, `def print`,
+    `import x as print`): not one it only hands on (`type=int` given to
+    `add_argument`), which left every `print(X)` of the script changing X."""
+    defined = {s.name for n in body for s in walk(n) if isinstance(s, (*_FUNCS, ast.ClassDef))}
+    imported = {_import_binds(a) for n in body for s in walk(n) if isinstance(s, _IMPORTS) for a in s.names}
+    return frozenset({v for n in body for v in _stored(n)} | defined | imported)
 
 
 def _body(text: str) -> list[Any]:
@@ -214,13 +242,14 @@ def _index(body: list[Any], readers: frozenset[str]) -> dict[str, list[ast.AST]]
 def _module_level(
     body: list[Any], readers: frozenset[str]
 ) -> Iterator[tuple[ast.AST, list[str]]]:
-    """(statement, names it binds or changes) for every module-level
-    statement. A statement inside `if`, `try`, `with` or `for` counts as the
-    whole outer statement: its test, iterable or handlers decide the value
-    as much as the assignment does. A `def` or `class` also binds the names
-    it declares `global` (a function that rebinds a global is part of how
-    it gets its value)."""
-    for stmt in body:
+    """(statement, names it binds or changes) for every module-level statement. A statement
+    inside `if`, `try`, `with` or `for` counts as the whole outer statement: its test, iterable
+    or handlers decide the value as much as the assignment does; not an `if __name__ ==
+    "__main__":` block, whose lines count each alone (`units`): as one statement of a counter
+    it prints, its `main()` was followed for every step reading the counter, and counted it by
+    its contents. A `def` or `class` also binds the names it declares `global` (a function
+    that rebinds a global is part of how it gets its value)."""
+    for stmt in units(body):
         names = list(dict.fromkeys(_binds(stmt, readers)))
         if names:
             yield stmt, names

@@ -32,6 +32,7 @@ from .outsidevalues import (
 )
 from .ownpath import bound_again, class_made_by
 from .reach import identity_of
+from .singletons import kept_instances
 from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
@@ -76,6 +77,7 @@ def contents_part(
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
         constants = class_outside_tokens(obj, name, namespace)
         constants += witnessed(class_made_by, obj, name, namespace, checked_file)  # `class C` twice
+        constants += kept_instances(obj, name, namespace, _running_tokens)  # `Cfg()` of a singleton
         return hash_tokens(constants) if constants else None
     found = binding_statements(name, namespace, checked_file)
     if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it
@@ -186,7 +188,7 @@ def assigned_into(stmt: ast.AST) -> frozenset[str]:
     return found
 
 
-def _running_tokens(obj: object, looped: bool) -> list[str] | None:
+def _running_tokens(obj: object, looped: bool = False) -> list[str] | None:
     """What a module-level call may have changed in `obj`: its plain data or
     bytes, else, for an object of your own class (`PARAMS.set("lr", lr)`),
     its plain attributes, a library's container by its items (`CP.set("a",

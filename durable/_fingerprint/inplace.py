@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .callsonly import handed
+from .doers import changes_by_making
+from .doers import doer as _doer
 from .nodes import children, walk
 
 # Methods that change a list, dict or set in place (not `logging.basicConfig`).
@@ -166,7 +168,11 @@ def callers(
     or classes among `stmts` (those that change `name`), and the functions
     calling those, in turn (`with_callers`); `calls` keeps each statement's
     callees."""
-    doers = {s.name: s for s in stmts if isinstance(s, _DEFS) and _doer(s) and s.name != name}
+    doers = {
+        s.name: s for s in stmts
+        if isinstance(s, _DEFS) and _doer(s) and s.name != name
+        and (not isinstance(s, ast.ClassDef) or changes_by_making(s, name))
+    }  # fmt: skip
     if not doers:
         return []
     for s in [*body, *units(body)]:
@@ -205,18 +211,6 @@ def _main_guard(stmt: ast.AST) -> bool:
     sides = [test.left, *test.comparators]
     named = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
     return named and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
-
-
-def _doer(stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    """A function or class whose calls count for what it changes: not a
-    step or workflow (`@durable.step`, `@workflow(...)`), whose changes are
-    the program's state as it runs (a step filling `RESULTS`)."""
-    for deco in stmt.decorator_list:
-        deco = deco.func if isinstance(deco, ast.Call) else deco
-        named = deco.attr if isinstance(deco, ast.Attribute) else getattr(deco, "id", None)
-        if named in ("step", "workflow"):
-            return False
-    return True
 
 
 def _callees(stmt: ast.AST) -> tuple[set[str], set[str]]:

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import ast
 import types
+from functools import lru_cache
 from typing import Any
 
+from .canon import is_our_decorator
 from .nodes import children, walk
 from .source import find_definitions, runs_this_source, source_of
 
@@ -36,6 +38,7 @@ _MUTATORS = frozenset({
 _UNNAMED_READS = frozenset({"locals", "vars", "eval", "exec", "currentframe", "_getframe"})
 _FRAME_READS = frozenset({"currentframe", "_getframe", "f_locals", "f_back"})
 _NOTHING: frozenset[str] = frozenset()
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[types.CodeType, frozenset[str]] = {}
 _Above = tuple[ast.AST | None, ast.AST | None, ast.AST | None]  # parent, its parent, theirs
 
@@ -118,3 +121,27 @@ def _writes(name: ast.Name, parent: ast.AST | None, grand: ast.AST | None, great
         and grand.func is parent
         and isinstance(great, ast.Expr)
     )
+
+
+@lru_cache(maxsize=1024)
+def written_by_steps(stmt: ast.AST) -> frozenset[str]:
+    """The names the step methods of a `class` statement (or a step's own
+    `def`) only write (`COUNTS["scale"] += 1`), which no other part of it names: state
+    the steps keep, as a step function's is (`read_names`), not what their
+    output is computed from. Read through the class (a method step's
+    `self`, a body naming the class), such a counter counted by its
+    contents once a module-level statement handed it to a call
+    (`json.dumps(COUNTS)`): each call made the next look changed."""
+    if not isinstance(stmt, (ast.ClassDef, *_FUNCS)):
+        return _NOTHING
+    inner = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]  # a step's own `def` too
+    steps = [s for s in inner if isinstance(s, _FUNCS) and any(map(is_our_decorator, s.decorator_list))]
+    inside = {id(n) for s in steps for n in walk(s)}
+    named = {n.id for n in walk(stmt) if isinstance(n, ast.Name) and id(n) not in inside}
+    written: set[str] = set()
+    for step in steps:
+        names = frozenset(n.id for n in walk(step) if isinstance(n, ast.Name))
+        only = only_written([step], names)
+        written |= only
+        named |= names - only  # read by one step: an input of it
+    return frozenset(written - named)

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from .canon import is_our_decorator
-from .inplace import BLOCKS, _doer, method_object, units
+from .doers import doer as _doer
+from .inplace import BLOCKS, method_object, units
 from .nodes import walk
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -15,9 +15,10 @@ import contextvars
 import copyreg
 import functools
 import operator
+import struct
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -194,12 +195,16 @@ def outside_tokens(obj: object) -> list[str] | None:
     return toks
 
 
+_REDUCERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {struct.Struct: lambda s: (struct.Struct, (s.format,))}
+
+
 def reduced_tokens(obj: object, depth: int = 0) -> list[str] | None:
     """An object without attributes by the arguments pickle would make it
     again with (`Cfg(lr=0.1)`, `range(0, 3, 1)`, `re.compile("a", 0)`),
     when they are plain data (its class, by its name, aside); else None.
     An object that will not pickle (a client, a lock) has none."""
-    reducer = copyreg.dispatch_table.get(type(obj))  # as pickle: a pattern's is registered
+    # As pickle: a pattern's is registered; a `struct.Struct`, which will not pickle, is its format.
+    reducer = copyreg.dispatch_table.get(type(obj)) or _REDUCERS.get(type(obj))
     try:
         reduced = obj.__reduce_ex__(4) if reducer is None else reducer(obj)
     except Exception:

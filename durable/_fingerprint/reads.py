@@ -1,20 +1,18 @@
 """What a function reads besides its own code, and how each thing counts.
 
-Pure standard library. The rule, for a name the code reads (a global, an
-attribute of a module or of a class of the user's own code, a name imported
-inside the body, a name in a default value or a decorator):
+Pure standard library. The rule, for a name the code reads (a global, an attribute of a module
+or of a class of the user's own code, a name imported inside the body, a default, a decorator):
 
 * immutable plain data (str, numbers, bytes, None, tuples and frozensets of
   them) and enum members count by **value**, save a string made from the
   module's `__file__` (where its file lies is no part of a fingerprint);
 * the user's own functions, steps and workflows are **followed** (helpers);
-* everything else (lists, dicts, sets, modules, classes, objects, names
-  rebound with `global`) counts by the **source of the module-level
-  statements that bind it** (`SEEN = []`, `import json as ser`,
-  `class Cfg: ...`), never by a value the program changes as it runs; the
-  functions a list or dict holds are followed (a function there reads its
-  own locals, not the module's: `canon.statement_chains`). When no such
-  statement can be read, `_fpvalues.fallback_tokens` says how it counts."""
+* everything else (lists, dicts, sets, modules, classes, objects, names rebound with
+  `global`) counts by the **source of the module-level statements that bind it** (`SEEN =
+  []`, `import json as ser`, `class Cfg: ...`), never by a value the program changes as it
+  runs; the functions a list or dict holds are followed (a function there reads its own
+  locals, not the module's: `canon.statement_chains`). When no such statement can be read,
+  `_fpvalues.fallback_tokens` says how it counts."""
 
 from __future__ import annotations
 
@@ -27,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analysis import Analysis
-from .bindings import binding_statements, made_here_alone
+from .bindings import binding_statements, bound_later, made_here_alone
 from .canon import (
     called_chains,
     chains_of,
@@ -41,6 +39,7 @@ from .canon import (
 )
 from .contents import bound_part, class_attribute_part, contents_part
 from .elsewhere import elsewhere_of
+from .handedpart import handed_part
 from .holds import (
     class_code,
     foreign_members,
@@ -59,7 +58,7 @@ from .imports import (
     local_imports,
     user_module,
 )
-from .kept import kept_state, only_written
+from .kept import kept_state, only_written, written_by_steps
 from .lookups import doc_parts, whole_modules
 from .outsidevalues import defaults_from_outside, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
@@ -74,8 +73,7 @@ _BUILTINS = frozenset(dir(builtins))
 
 @dataclass(frozen=True)
 class _Scope:
-    """Where a name was found: a module's namespace (`user`: the user's own
-    module, whose statements are read) or a class of the user's code (`cls`)."""
+    """Where a name was found: a module's namespace (`user`: the user's own module) or a class (`cls`)."""
 
     namespace: Mapping[str, Any]
     user: bool
@@ -144,8 +142,7 @@ def _rebound(
 
 def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis,
            via: str = "", runs: bool = False) -> None:  # fmt: skip
-    """Count what `path` names by the rule above. `via`: the module whose statement reads
-    it, for the key; `runs`: read there by a method's body, as a helper reads it."""
+    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a method)."""
     key = via + ".".join(path)
     if obj is _MISSING:
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
@@ -240,17 +237,20 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     for stmt in found:
         for imported in from_imports(stmt):  # also one inside `try:` or `if`
             _follow_import(imported, name, scope, out)
-        for chain in statement_chains(stmt):
+        for chain in statement_chains(handed_part(stmt, name)):
             # A module's own dunders (`__file__`: where it lies) are not code.
             skip = chain[0] == name or chain[0].startswith("__") or chain in done
             if skip or made_here_alone(stmt, chain[0], scope.namespace, scope.checked_file):
                 continue
             path, obj, where = _resolve(module, chain)
+            if obj is _MISSING and len(path) == 1 and bound_later(path[0], scope.namespace):
+                out.parts[f"global:{via}{path[0]}"] = _bound(path[0], None, module, out)  # `first`
             if path not in done and obj is not _MISSING:
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
-                # By its statements, never its value: `START = time.time()`.
-                _count(path, obj, where, True, out, via, chain in called_chains(stmt))
+                # By its statements, never its value (`START = time.time()`); a counter steps bump: kept.
+                runs = chain in called_chains(stmt) and chain[0] not in written_by_steps(stmt)
+                _count(path, obj, where, True, out, via, runs)
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:
