@@ -64,7 +64,7 @@ def gc(
     runs.check_statuses(wanted or ())
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
-    keys = target.list(f"{workflow}/" if workflow else "")  # one listing for runs and leftovers
+    keys = runs.listing(target, workflow)  # one listing for runs and leftovers
     for infos in _by_workflow(runs.list_runs(target, workflow, keys=keys)):
         chosen = [i for i in infos if _matches(i.status, wanted)]
         if keep_last is not None:

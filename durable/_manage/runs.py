@@ -93,18 +93,22 @@ def list_runs(
     """Every run (of one workflow, or of all), newest first: one listing (or
     `keys`, the caller's) and one batched read of the manifests, then each
     run's record names."""
-    if workflow is not None:
-        check_key_part("workflow name", workflow)
     if status is not None:
         check_statuses([status])
-    if keys is None:
-        keys = store.list(f"{workflow}/" if workflow else "")
-    found = store.manifest_keys(keys)
+    found = store.manifest_keys(listing(store, workflow) if keys is None else keys)
     heads = summaries(store, found)
     infos = [_listed(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
     if status is not None:
         infos = [i for i in infos if i.status == status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
+
+
+def listing(store: Store, workflow: str | None = None) -> list[str]:
+    """The keys of the store (of one workflow: a name checked first, so that
+    `../other` lists nothing outside the store)."""
+    if workflow is not None:
+        check_key_part("workflow name", workflow)
+    return store.list(f"{workflow}/" if workflow else "")
 
 
 # Every status a run can list with (`RunInfo.status`).
