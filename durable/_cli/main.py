@@ -29,7 +29,7 @@ from ..errors import (
 )
 from . import cache, manage
 from .common import UsageError, command, is_refusal, own_warnings, print_error
-from .refused import refused_artifact, refused_change
+from .refused import refused_artifact, refused_change, restart_line
 from .unknown import unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
@@ -58,9 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
-        return print_error(
-            e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args)
-        )
+        code = print_error(e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args))
+        if fresh := restart_line(e, args):  # a damaged record, a refusal: the whole command
+            print(fresh, file=sys.stderr)
+        return code
     except Exception as e:  # a bug or an environment problem: still no traceback by default
         return print_error(e, args.debug, 1)
 

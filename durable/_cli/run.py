@@ -61,6 +61,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         given if given is not None else _implied_run_id(wf, store, variables, args),
     )
     args.running = (wf.name, run_id)  # a refusal of this run gets commands to type (`main`)
+    args.restart_with = partial(_restart, args, store, wf, run_id, given=variables)  # and this one
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:

@@ -1,0 +1,107 @@
+"""The 39th new-user walk, on the command line, in process: the commands a
+refusal advises work when pasted as printed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from durable._cli.main import main
+
+FLOW = """\
+import os
+
+import durable
+
+
+@durable.step
+def double(n: int) -> int:
+    with open("counts", "a") as f:
+        f.write("double\\n")
+    return 2 * n
+
+
+@durable.step
+def other(n: int) -> int:
+    return -n
+
+
+@durable.workflow
+def waits(n: int = 1) -> str:
+    x = double(n) if not os.environ.get("FLIP") else other(n)
+    return f"{x} {durable.wait_for('ok')}"
+"""
+STORE = "my store"  # a space: the advice must quote it
+
+
+@pytest.fixture
+def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FLIP", raising=False)
+    (tmp_path / "flow.py").write_text(FLOW)
+    return tmp_path
+
+
+def _advice(err: str, after: str) -> list[str]:
+    """The command printed after `after`, as the shell would split it."""
+    line = next(x for x in err.splitlines() if after in x)
+    return shlex.split(line.split(after, 1)[1])
+
+
+def _run(*args: str) -> int:
+    return main(["--store", STORE, "run", "flow.py:waits", *args])
+
+
+def test_the_restart_a_refusal_of_changed_code_advises_is_a_whole_command(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "or start fresh with --restart": a flag, the command around it
+    (store, target, run id, the run's arguments, the input given) left to
+    rebuild; rebuilt from the lines above it, it dropped n=5 (a restart
+    takes only the --vars given) and ran with the default n=1."""
+    assert _run("--run-id", "r1", "--var", "n=5") == 3
+    (flow / "flow.py").write_text(FLOW.replace("2 * n", "3 * n"))
+    capsys.readouterr()
+    assert _run("--run-id", "r1", "--resume", "--input", "ok=yes it is") == 2
+    restart = _advice(capsys.readouterr().err, "or start fresh: ")
+    assert restart == [
+        "durable", "--store", STORE, "run", "flow.py:waits", "--run-id", "r1", "--restart",
+        "--var", "n=5", "--input", "ok=yes it is",
+    ]  # fmt: skip
+    assert main(restart[1:]) == 0
+    assert json.loads(capsys.readouterr().out) == "15 yes it is"
+    assert (flow / "counts").read_text() == "double\ndouble\n"
+
+
+def test_the_restart_a_refusal_of_other_arguments_advises_is_a_whole_command(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run("--run-id", "r2", "--var", "n=5") == 3
+    assert _run("--run-id", "r2", "--resume", "--input", "ok=yes") == 0
+    capsys.readouterr()
+    assert _run("--run-id", "r2", "--var", "n=7") == 2
+    restart = _advice(capsys.readouterr().err, "or start fresh with these arguments: ")
+    assert restart[1:] == ["--store", STORE, "run", "flow.py:waits", "--run-id", "r2", "--restart",
+                           "--var", "n=7"]  # fmt: skip
+    assert main(restart[1:]) == 3  # a fresh run: it waits for its answer again
+    assert (flow / "counts").read_text() == "double\ndouble\n"
+
+
+def test_the_restart_a_refusal_of_another_step_advises_is_a_whole_command(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: "... or start fresh with --restart." ended the
+    NondeterminismError of `durable run`, a flag only."""
+    assert _run("--run-id", "r3", "--var", "n=4") == 3
+    monkeypatch.setenv("FLIP", "1")
+    capsys.readouterr()
+    assert _run("--run-id", "r3", "--resume", "--input", "ok=fine") == 2
+    restart = _advice(capsys.readouterr().err, "start fresh: ")
+    assert restart[1:] == ["--store", STORE, "run", "flow.py:waits", "--run-id", "r3", "--restart",
+                           "--var", "n=4", "--input", "ok=fine"]  # fmt: skip
+    assert main(restart[1:]) == 0
+    assert json.loads(capsys.readouterr().out) == "-4 fine"
+    assert (flow / "counts").read_text() == "double\n"
