@@ -105,3 +105,49 @@ def test_the_restart_a_refusal_of_another_step_advises_is_a_whole_command(
     assert main(restart[1:]) == 0
     assert json.loads(capsys.readouterr().out) == "-4 fine"
     assert (flow / "counts").read_text() == "double\n"
+
+
+RENAMED = """\
+import durable
+
+
+@durable.step
+def fetch(n: int) -> int:
+    with open("counts", "a") as f:
+        f.write("fetch\\n")
+    return n + 1
+
+
+@durable.workflow
+def report(n: int = 1) -> int:
+    return fetch(n) * 2
+"""
+
+
+def test_a_renamed_workflow_is_a_new_run_and_says_so(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A function renamed (report -> summary), its run id reused: never the
+    old workflow's records under the new name. A resume is refused naming
+    the old workflow; a run is a new run. Before, that new run said nothing
+    of the run of the same id it did not resume."""
+    (flow / "flow.py").write_text(RENAMED)
+    assert _run_target("report", "--run-id", "r1", "--var", "n=2") == 0
+    (flow / "flow.py").write_text(RENAMED.replace("def report", "def summary"))
+    capsys.readouterr()
+    assert _run_target("summary", "--run-id", "r1", "--resume") == 2
+    err = capsys.readouterr().err
+    assert "no run 'r1' of workflow 'flow.summary'" in err and "'flow.report'" in err
+    assert (flow / "counts").read_text() == "fetch\n"  # nothing ran
+    assert _run_target("summary", "--run-id", "r1", "--var", "n=2") == 0
+    err = capsys.readouterr().err
+    assert (
+        "  a new run: run r1 of flow.report is another workflow's (a renamed function is another "
+        "workflow; durable --store 'my store' show r1 --workflow flow.report shows it)"
+    ) in err
+    assert (flow / "counts").read_text() == "fetch\nfetch\n"
+    assert main(["--store", STORE, "show", "r1", "--workflow", "flow.report"]) == 0
+
+
+def _run_target(name: str, *args: str) -> int:
+    return main(["--store", STORE, "run", f"flow.py:{name}", *args])

@@ -28,7 +28,7 @@ from ..errors import (
     Suspended,
 )
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
-from .common import UsageError, advised, command, is_refusal, not_the_commands, rerun
+from .common import UsageError, advised, command, is_refusal, new_namesake, not_the_commands, rerun
 from .format import duration, value_text, waiting_line
 from .target import load_target
 from .values import (
@@ -107,6 +107,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             f"script's durable.configure(store=)): `{shell_words('durable', '--store', store.url)} "
             "runs` lists it"
         )
+    if not exists and (namesake := new_namesake(args, store, wf.name, run_id)):
+        report.say(namesake)
     unwatch = _print_operations(report)
     with stop_on_signals():
         try:
