@@ -198,6 +198,10 @@ def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
 def suspend(reason: str) -> NoReturn:
     """Stop the run as `suspended` (waiting for a person); the caller gets
     `Suspended`. Resume it with the missing arguments as overrides."""
+    if not isinstance(reason, str):  # suspend(5) suspended, its reason 5
+        raise ConfigurationError(
+            f"suspend() takes the reason as a str (what the run waits for), not {reason!r}"
+        )
     ctx = current_state()
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")

@@ -1,0 +1,95 @@
+"""The 39th new-user walk, through the Python API: each public function
+given an argument of the wrong type says which parameter takes what, and
+leaves what was recorded as it was."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+import durable
+
+ran: list[str] = []
+
+
+@durable.step
+def note(n: int) -> int:
+    ran.append("note")
+    return n + 1
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    ran.clear()
+
+
+@pytest.mark.parametrize("reason", [5, None, b"waiting"])
+def test_suspend_given_no_text_is_refused_before_anything_is_recorded(reason: object) -> None:
+    """Before: `durable.suspend(5)` suspended the run, its reason 5, and
+    `Suspended` told the caller to resume it."""
+
+    @durable.workflow(run_id="s")
+    def waits() -> int:
+        n = note(1)
+        durable.suspend(reason)  # type: ignore[arg-type]
+        return n
+
+    with pytest.raises(durable.ConfigurationError, match=r"suspend\(\) takes the reason as a str"):
+        waits()
+    (info,) = waits.runs()
+    assert (info.status, info.steps, ran) == ("failed", 1, ["note"])  # not suspended
+    with pytest.raises(durable.ConfigurationError, match="reason as a str"):
+        durable.suspend(5)  # type: ignore[arg-type]  # outside a run: the same message
+
+
+def test_artifact_given_no_path_names_the_parameter() -> None:
+    """Before: inside a step, "expected str, bytes or os.PathLike object, not
+    int" from os, naming no durable function; outside a run, nothing."""
+
+    @durable.step
+    def build() -> int:
+        ran.append("build")
+        return durable.artifact(5)  # type: ignore[type-var]
+
+    @durable.workflow(run_id="a")
+    def release() -> int:
+        return build()
+
+    with pytest.raises(durable.ConfigurationError, match=r"artifact\(\) takes a path .*not 5"):
+        release()
+    assert release.runs()[0].status == "failed" and ran == ["build"]
+    with pytest.raises(durable.ConfigurationError, match=r"artifact\(\) takes a path"):
+        durable.artifact(None)  # type: ignore[type-var]
+
+
+def test_gc_given_a_status_or_dry_run_of_the_wrong_type_removes_nothing() -> None:
+    """Before: `gc(status=5)` raised "'int' object is not iterable", and
+    `gc(dry_run=0)` (or any falsy value meant as "no") removed runs."""
+
+    @durable.workflow
+    def flow(n: int) -> int:
+        return note(n)
+
+    for n in range(3):
+        flow(n)
+    with pytest.raises(durable.ConfigurationError, match=r"gc\(status=...\) takes a run status"):
+        durable.gc(status=5)  # type: ignore[arg-type]
+    for dry in ("no", 0, None):
+        with pytest.raises(durable.ConfigurationError, match=r"dry_run= takes True or False"):
+            durable.gc(keep_last=1, dry_run=dry)  # type: ignore[arg-type]
+    assert len(flow.runs()) == 3
+
+
+def test_stop_on_signals_given_no_signal_installs_no_handler() -> None:
+    """Before: `stop_on_signals(5)` raised "'int' object is not iterable",
+    and `stop_on_signals([signal.SIGTERM, "x"])` raised a TypeError after
+    installing its SIGTERM handler, which stayed: a later `kill -TERM` asked
+    for a graceful stop that no run was there to take."""
+    before = signal.getsignal(signal.SIGTERM)
+    for given in (5, [signal.SIGTERM, "x"], [signal.SIGTERM, 0]):
+        with pytest.raises(durable.ConfigurationError, match=r"stop_on_signals\(\) takes signal"):
+            durable.stop_on_signals(given)  # type: ignore[arg-type]
+        assert signal.getsignal(signal.SIGTERM) is before
