@@ -147,6 +147,10 @@ def test_a_renamed_workflow_is_a_new_run_and_says_so(
     ) in err
     assert (flow / "counts").read_text() == "fetch\nfetch\n"
     assert main(["--store", STORE, "show", "r1", "--workflow", "flow.report"]) == 0
+    (flow / "other.py").write_text(RENAMED)  # another script's run of that id is its own
+    capsys.readouterr()
+    assert main(["--store", STORE, "run", "other.py:report", "--run-id", "r1"]) == 0
+    assert "a new run" not in capsys.readouterr().err
 
 
 def _run_target(name: str, *args: str) -> int:

@@ -171,9 +171,11 @@ def names_a_refusal(error: str) -> bool:
 
 
 def new_namesake(args: argparse.Namespace, store: Store, workflow: str, run_id: str) -> str | None:
-    """The line a new run says when its id is another workflow's run: most
-    often the same function renamed, whose run this one does not resume."""
-    others = sorted(namesakes(store, workflow, run_id))
+    """The line a new run says when its id is the run of another workflow of
+    the same script or module: most often the same function renamed, whose
+    run this one does not resume (another script's run of that id is its own)."""
+    module = workflow.rpartition(".")[0]
+    others = sorted(w for w in namesakes(store, workflow, run_id) if w.rpartition(".")[0] == module)
     if not others:
         return None
     show = f"{command(args)} {shell_words('show', run_id, '--workflow', others[0])}"
