@@ -155,3 +155,19 @@ def test_a_renamed_workflow_is_a_new_run_and_says_so(
 
 def _run_target(name: str, *args: str) -> int:
     return main(["--store", STORE, "run", f"flow.py:{name}", *args])
+
+
+def test_show_of_a_run_waiting_for_an_input_continues_with_that_input(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show` of a run waiting at `wait_for('ok')` said
+    "continue with: ... --resume --var NAME=VALUE (to answer a wait_for:
+    --input NAME=VALUE)", though its status line named the input."""
+    assert _run("--run-id", "w1", "--var", "n=2") == 3
+    capsys.readouterr()
+    assert main(["--store", STORE, "show", "w1"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "  continue with: durable --store 'my store' run FILE.py:FUNCTION --run-id w1 --resume "
+        "--input ok=VALUE\n"
+    ) in err

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._errortext import id_word, shell_words
+from .._errortext import id_word, shell_words, waited_input
 from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
 from .._manage.missing import store_below
@@ -97,6 +97,8 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
     flags = _CONTINUE.get(info.status)
     if flags is None:
         return
+    if (name := waited_input(info.reason)) is not None:  # the input named, as `durable run` says
+        flags = f" --input {shell_words(f'{name}=VALUE')}"
     top = info
     while top.parent:  # a child run goes on when the run on top of it resumes
         workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)

@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errortext import shell_words, warn
+from .._errortext import shell_words, waiting_reason, warn
 from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
 from .._storage.records import INPUT_KIND, StepRecord
@@ -137,14 +137,6 @@ def wait_digest(ctx: RunState, name: str) -> str:
     if is_token(ctx.arguments):  # arguments without a digest: never the same again
         return ctx.arguments
     return value_digest((name, ctx.arguments))
-
-
-def waiting_reason(name: str) -> str:
-    """The reason a run suspended at `wait_for(name)` keeps (`is_waiting_for` reads it)."""
-    return (
-        f"waiting for input {name!r}; resume with inputs={{{name!r}: ...}} "
-        f"(durable run ... --resume --input {shell_words(f'{name}=VALUE')})"
-    )
 
 
 def answer_text(s: Suspended, workflow: str, fn: Callable[..., Any], store: str) -> str:
