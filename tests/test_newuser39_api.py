@@ -93,3 +93,32 @@ def test_stop_on_signals_given_no_signal_installs_no_handler() -> None:
         with pytest.raises(durable.ConfigurationError, match=r"stop_on_signals\(\) takes signal"):
             durable.stop_on_signals(given)  # type: ignore[arg-type]
         assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_fork_given_a_mutate_that_is_no_function_forks_nothing() -> None:
+    """Before: `fork(run_id, at=1, mutate=5)` raised "'int' object is not
+    callable" from inside the copy; and `at=0` with a mutate said only that 0
+    was out of range, "between 1 and 1", not why."""
+
+    @durable.workflow(run_id="f")
+    def flow() -> int:
+        return note(1) + note(2)
+
+    flow()
+    with pytest.raises(durable.ConfigurationError, match=r"fork\(mutate=...\) takes a function"):
+        flow.fork("f", at=1, mutate=5)  # type: ignore[arg-type]
+    with pytest.raises(durable.ConfigurationError, match=r"mutate= replaces the output at at - 1"):
+        flow.fork("f", at=0, mutate=lambda v: v)
+    assert [i.run_id for i in flow.runs()] == ["f"] and ran == ["note", "note"]
+
+
+def test_loop_over_given_no_function_names_the_parameter() -> None:
+    """Before: "'int' object is not callable", from the first item."""
+
+    @durable.workflow(run_id="l")
+    def flow() -> list[int]:
+        return durable.loop_over(5, [1, 2])  # type: ignore[arg-type]
+
+    with pytest.raises(durable.ConfigurationError, match=r"loop_over\(\) takes a function first"):
+        flow()
+    assert flow.runs()[0].steps == 0

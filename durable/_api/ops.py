@@ -85,6 +85,8 @@ def loop_over(
     With an `async def` fn it returns an awaitable and runs the items as
     concurrent coroutines (no executor)."""
     items = _listed(fn, items)
+    if not callable(fn):  # "'int' object is not callable" from the first item, outside a run
+        raise ConfigurationError(f"loop_over() takes a function first, then the items; not {fn!r}")
     _check_block_options(max_concurrency, checkpoint_items, name)
     if progress is not None and not callable(progress):
         raise ConfigurationError("loop_over(progress=...) takes a callable or None")
