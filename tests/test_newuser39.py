@@ -171,3 +171,21 @@ def test_show_of_a_run_waiting_for_an_input_continues_with_that_input(
         "  continue with: durable --store 'my store' run FILE.py:FUNCTION --run-id w1 --resume "
         "--input ok=VALUE\n"
     ) in err
+
+
+def test_gc_takes_the_workflow_as_gc_does_in_python(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable gc --workflow W` was "unrecognized arguments" although
+    `durable.gc(workflow=W)` narrows to one workflow; a name that matches
+    nothing exits 2, as for `durable runs W`."""
+    (flow / "other.py").write_text(RENAMED)
+    assert _run("--run-id", "g1", "--var", "n=1") == 3
+    assert main(["--store", STORE, "run", "other.py:report", "--run-id", "g2"]) == 0
+    capsys.readouterr()
+    gc = ["--store", STORE, "gc", "--status", "suspended", "--status", "completed"]
+    assert main([*gc, "--workflow", "report"]) == 2
+    assert "did you mean other.report?" in capsys.readouterr().err
+    assert main([*gc, "--workflow", "other.report"]) == 0
+    assert "removed 1 run" in capsys.readouterr().err
+    assert main(["--store", STORE, "show", "g1"]) == 0  # the other workflow's run stays

@@ -191,6 +191,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    help="remove only runs with this status (repeatable): "
                    f"{', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+    p.add_argument("--workflow", metavar="W", help="only the runs of this workflow")
     p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run "
                 "(nothing runs; resume it with durable run ... --run-id NEW --resume)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to copy")

@@ -172,7 +172,12 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         older_than=args.older_than,
         status=args.status,
         dry_run=args.dry_run,
+        workflow=args.workflow,
     )
+    unknown = runs.unknown_workflow(store, args.workflow) if args.workflow and not removed else None
+    if unknown is not None:  # a typo: exit 2, as `durable runs W` does
+        print(f"durable: no runs of workflow {args.workflow} in {store.url}; {unknown}", file=sys.stderr)
+        return 2
     verb = "would remove" if args.dry_run else "removed"
     if removed:
         print(format.runs_table(removed))
