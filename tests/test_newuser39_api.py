@@ -122,3 +122,30 @@ def test_loop_over_given_no_function_names_the_parameter() -> None:
     with pytest.raises(durable.ConfigurationError, match=r"loop_over\(\) takes a function first"):
         flow()
     assert flow.runs()[0].steps == 0
+
+
+CELL = """\
+import durable
+
+@durable.workflow(run_id="nb")
+def cell_flow() -> str:
+    return durable.wait_for("ok")
+"""
+
+
+def test_a_notebook_cells_suspended_run_advises_no_command_for_the_cell() -> None:
+    """Before: a workflow defined in a notebook cell (IPython, Jupyter) that
+    suspended advised "or from a shell: durable ... run
+    '<ipython-input-1-89f0>:cell_flow' ...": a cell is no file that
+    `durable run` can load. The Python call is what it advises now."""
+    import linecache
+
+    name = "<ipython-input-1-89f046962685>"  # how IPython names a cell's code
+    linecache.cache[name] = (len(CELL), None, CELL.splitlines(True), name)
+    cell: dict[str, object] = {"__name__": "__main__"}
+    exec(compile(CELL, name, "exec"), cell)
+    with pytest.raises(durable.Suspended) as waiting:
+        cell["cell_flow"]()  # type: ignore[operator]
+    said = str(waiting.value)
+    assert "cell_flow.resume('nb', inputs={'ok': VALUE})." in said, said
+    assert "from a shell" not in said and "ipython-input" not in said
