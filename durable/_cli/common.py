@@ -175,7 +175,8 @@ def new_namesake(args: argparse.Namespace, store: Store, workflow: str, run_id: 
     the same script or module: most often the same function renamed, whose
     run this one does not resume (another script's run of that id is its own)."""
     module = workflow.rpartition(".")[0]
-    others = sorted(w for w in namesakes(store, workflow, run_id) if w.rpartition(".")[0] == module)
+    found = namesakes(store, workflow, run_id, among=f"{module}." if module else "")
+    others = sorted(w for w in found if w.rpartition(".")[0] == module)
     if not others:
         return None
     show = f"{command(args)} {shell_words('show', run_id, '--workflow', others[0])}"

@@ -140,10 +140,10 @@ def _listed(store: Store, workflow: str, run_id: str, head: Head) -> RunInfo:
         return _unread(store, workflow, run_id, "unreadable", e)
 
 
-def namesakes(store: Store, workflow: str, run_id: str) -> dict[str, bytes]:
-    """The manifests of the runs of this id under other workflows."""
-    found = {w: store.load_manifest(w, run_id) for w in store.workflows() if w != workflow}
-    return {w: raw for w, raw in found.items() if raw is not None}
+def namesakes(store: Store, workflow: str, run_id: str, among: str = "") -> dict[str, bytes]:
+    """The manifests of the runs of this id under other workflows (named `among.*`, if given)."""
+    names = [w for w in store.workflows() if w != workflow and w.startswith(among)]
+    return {w: raw for w in names if (raw := store.load_manifest(w, run_id)) is not None}
 
 
 def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
