@@ -78,7 +78,7 @@ def test_gc_given_a_status_or_dry_run_of_the_wrong_type_removes_nothing() -> Non
     with pytest.raises(durable.ConfigurationError, match=r"gc\(status=...\) takes a run status"):
         durable.gc(status=5)  # type: ignore[arg-type]
     for dry in ("no", 0, None):
-        with pytest.raises(durable.ConfigurationError, match=r"dry_run= takes True or False"):
+        with pytest.raises(durable.ConfigurationError, match=r"gc\(dry_run=...\) takes True or False"):
             durable.gc(keep_last=1, dry_run=dry)  # type: ignore[arg-type]
     assert len(flow.runs()) == 3
 

@@ -90,6 +90,7 @@ def _checked(signums: object) -> list[int]:
         )
     return given
 
+
 def stop_on_signals(
     signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM),
 ) -> SignalStop:

@@ -60,7 +60,7 @@ def gc(
     ):
         raise ConfigurationError(f"keep_last= takes a whole number >= 0, not {keep_last!r}")
     if not isinstance(dry_run, bool):  # dry_run=0 meant "no" and removed; "no" did not
-        raise ConfigurationError(f"gc(dry_run=...): dry_run= takes True or False, not {dry_run!r}")
+        raise ConfigurationError(f"gc(dry_run=...) takes True or False, not {dry_run!r}")
     target = store if isinstance(store, Store) else open_store(store)
     wanted = None if status is None else {status} if isinstance(status, str) else _statuses(status)
     runs.check_statuses(wanted or ())
