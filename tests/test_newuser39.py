@@ -189,3 +189,22 @@ def test_gc_takes_the_workflow_as_gc_does_in_python(
     assert main([*gc, "--workflow", "other.report"]) == 0
     assert "removed 1 run" in capsys.readouterr().err
     assert main(["--store", STORE, "show", "g1"]) == 0  # the other workflow's run stays
+
+
+def test_a_restart_of_a_run_says_which_recorded_arguments_it_drops(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable run ... --run-id r --resume --restart --input ok=x` of
+    a run started with `--var n=5` ran afresh with the default n=1, silently
+    (a restart takes only the --vars given)."""
+    assert _run("--run-id", "d1", "--var", "n=5") == 3
+    capsys.readouterr()
+    assert _run("--run-id", "d1", "--resume", "--restart") == 3
+    err = capsys.readouterr().err
+    assert (
+        "  --restart starts run d1 afresh with the --var given and the defaults, not its "
+        "recorded n=5; to keep them: durable --store 'my store' run flow.py:waits --run-id d1 "
+        "--restart --var n=5\n"
+    ) in err
+    assert _run("--run-id", "d1", "--restart", "--var", "n=5") == 3
+    assert "afresh with the --var given" not in capsys.readouterr().err  # nothing dropped

@@ -211,7 +211,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     # Both at once: the restart won silently, and every step ran again.
     either = p.add_mutually_exclusive_group()
-    either.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
+    either.add_argument("--restart", action="store_true", help="discard the run's records, start "
+                        "fresh with the --var given and the defaults (not its recorded arguments)")  # fmt: skip
     either.add_argument("--rebase-checkpoint", action="store_true",
                         help="accept a changed definition and replay the recorded steps")  # fmt: skip
     p.add_argument("--on-change", choices=["refuse", "rerun"],

@@ -20,16 +20,11 @@ from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
-from ..errors import (
-    Cancelled,
-    DurableError,
-    SerializationError,
-    Stopped,
-    Suspended,
-)
+from ..errors import Cancelled, DurableError, SerializationError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
 from .common import UsageError, advised, command, is_refusal, new_namesake, not_the_commands, rerun
 from .format import duration, value_text, waiting_line
+from .refused import dropped_line
 from .target import load_target
 from .values import (
     as_vars,
@@ -91,6 +86,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
                 f"not its recorded ones: {_restart(args, store, wf, run_id, only=True)}\n"
                 f"restart it with: {_restart(args, store, wf, run_id, given=variables)}"
             ) from None
+    if exists and args.restart and (dropped := dropped_line(args, store, wf, run_id, variables)):
+        print(dropped, file=sys.stderr)
     bound = wf.with_options(
         run_id=run_id,
         store=store,
