@@ -6,13 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from typing import Any
 
-from .._api.workflow import Workflow, bind_call
 from .._errortext import id_word, shell_words
-from .._manage.runs import run_info
-from .._storage.base import Store
-from ..errors import ArtifactMissingError, DefinitionChangedError, DurableError
+from ..errors import ArtifactMissingError, DefinitionChangedError
 from .common import command, rerun
 
 
@@ -101,24 +97,3 @@ def _answers(args: argparse.Namespace) -> str:
     """The --input flags given, for a command that must keep them."""
     return "".join(f" --input {shell_words(v)}" for v in getattr(args, "input", None) or [])
 
-
-def dropped_line(
-    args: argparse.Namespace, store: Store, wf: Workflow[Any, Any], run_id: str, given: dict[str, Any]
-) -> str | None:
-    """What a restart of an existing run drops: the recorded arguments that
-    neither a --var nor the default gives again (a restart takes only those)."""
-    try:
-        recorded = run_info(store, wf.name, run_id).arguments
-    except DurableError:  # unreadable: the restart discards it anyway
-        return None
-    bound = bind_call(wf, given)
-    bound.apply_defaults()
-    now = bound.arguments
-    dropped = {k: v for k, v in recorded.items() if k not in given and k in now and now[k] != v}
-    if not dropped:
-        return None
-    said = ", ".join(f"{k}={v!r}" for k, v in dropped.items())
-    return (
-        f"  --restart starts run {id_word(run_id)} afresh with the --var given and the defaults, "
-        f"not its recorded {said}; to keep them: {args.restart_with()}"
-    )
