@@ -5,6 +5,7 @@ another process. It imports nothing of durable, as `errors` does not."""
 
 from __future__ import annotations
 
+import ast
 import datetime
 import os
 import reprlib
@@ -201,3 +202,25 @@ def lease_lost_text(run_id: str, why: str | None, position: Position | None, wri
         "result. If the run was removed (durable rm, its folder deleted), call again "
         "to start it afresh."
     )
+
+
+def waiting_reason(name: str) -> str:
+    """The reason a run suspended at `wait_for(name)` keeps (`is_waiting_for` reads it)."""
+    return (
+        f"waiting for input {name!r}; resume with inputs={{{name!r}: ...}} "
+        f"(durable run ... --resume --input {shell_words(f'{name}=VALUE')})"
+    )
+
+
+def waited_input(reason: str | None) -> str | None:
+    """The name of the input a suspended run's reason (`waiting_reason`) says
+    it waits for; None for a `suspend()`. The name's repr may hold a `;`."""
+    head = "waiting for input "
+    rest = (reason or "")[len(head):] if (reason or "").startswith(head) else ""
+    for end in (i for i, c in enumerate(rest) if c == ";"):
+        try:
+            name = ast.literal_eval(rest[:end])
+        except (ValueError, SyntaxError):
+            continue
+        return name if isinstance(name, str) else None
+    return None

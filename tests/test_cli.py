@@ -140,7 +140,7 @@ def test_changed_definition_is_refused_with_both_fingerprints_then_rebased(tmp: 
     assert old in refused.stderr and new in refused.stderr
     assert "--rebase-checkpoint" in refused.stderr and "Traceback" not in refused.stderr
     lines = refused.stderr.strip().splitlines()
-    assert len(lines) == 4 and lines[2].startswith("  or continue with the old records: ")
+    assert len(lines) == 5 and lines[2].startswith("  or continue with the old records: ")
     assert counts(tmp) == {"draft": 1}
 
     rebased = durable(tmp, *shlex.split(lines[2].split(": ", 1)[1])[1:])  # typed as advised

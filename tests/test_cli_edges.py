@@ -162,7 +162,7 @@ def test_a_record_that_no_longer_matches_its_call_is_refused_by_position(tmp: Pa
     refused = cli(tmp, "run", "edges.py:from_file", "--run-id", "f1", "--var", "decision=!")
     assert refused.returncode == 2, refused.stderr
     lines = report_lines(refused.stderr)
-    assert len(lines) == 4 and "Traceback" not in refused.stderr
+    assert len(lines) == 5 and "Traceback" not in refused.stderr
     assert "the record at position 0 no longer matches the call" in lines[0]
     assert "arguments changed" in lines[0] and "recorded with definition" not in lines[0]
     assert lines[1].endswith("--run-id f1 --resume --on-change rerun --var 'decision=!'")
@@ -191,10 +191,11 @@ def test_a_missing_artifact_under_refuse_exits_2_with_the_restart_hint(tmp: Path
     refused = cli(tmp, "run", "edges.py:release", "--run-id", "r1", "--var", "decision=ship")
     assert refused.returncode == 2, refused.stderr
     lines = report_lines(refused.stderr)
-    assert len(lines) == 2 and "Traceback" not in refused.stderr
+    assert len(lines) == 3 and "Traceback" not in refused.stderr
     assert lines[0].startswith("durable: refused: run r1") and "app.bin" in lines[0]
     assert "missing" in lines[0] and "artifacts_policy='refuse'" in lines[0]
-    assert "--restart" in lines[1] and "restart=True" not in refused.stderr
+    assert lines[2].endswith("--run-id r1 --restart --var 'decision=\"ship\"'")
+    assert "restart=True" not in refused.stderr
     assert counts(tmp) == {"build": 1}  # not run again
     restarted = cli(tmp, "run", "edges.py:release", "--run-id", "r1", "--restart",
                     "--var", "decision=ship")  # fmt: skip

@@ -122,7 +122,8 @@ def _param(block: Block) -> object:
     return pytest.param(block, id=block.id, marks=marks)
 
 
-@pytest.mark.parametrize("block", [_param(b) for b in RUN])
+# The other blocks run twice each, one interpreter per page: test_newuser39_docs.py.
+@pytest.mark.parametrize("block", [_param(b) for b in RUN if {"s3", "dask"} & b.needs])
 def test_code_block_runs(
     block: Block, tmp_path: Path, child_env: dict[str, str], request: pytest.FixtureRequest
 ) -> None:

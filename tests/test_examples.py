@@ -21,6 +21,11 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
 def test_quickstart_dies_then_resumes(tmp_path: Path, child_env: dict[str, str]) -> None:
     out = run([str(ROOT / "examples" / "quickstart.py")], child_env, tmp_path)
     assert out.returncode == 0, out.stderr
+    # Run again in the same folder, as `python examples/quickstart.py` twice:
+    # it said "(will be killed during step 3)", replayed all five steps, and
+    # "first run died with exit status 0".
+    again = run([str(ROOT / "examples" / "quickstart.py")], child_env, tmp_path)
+    assert again.stdout == out.stdout
     text = out.stdout
     assert "first run died with exit status -9" in text
     second = text.split("== Second run")[1].split("== Third run")[0]

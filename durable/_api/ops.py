@@ -85,6 +85,8 @@ def loop_over(
     With an `async def` fn it returns an awaitable and runs the items as
     concurrent coroutines (no executor)."""
     items = _listed(fn, items)
+    if not callable(fn):  # "'int' object is not callable" from the first item, outside a run
+        raise ConfigurationError(f"loop_over() takes a function first, then the items; not {fn!r}")
     _check_block_options(max_concurrency, checkpoint_items, name)
     if progress is not None and not callable(progress):
         raise ConfigurationError("loop_over(progress=...) takes a callable or None")
@@ -198,6 +200,10 @@ def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
 def suspend(reason: str) -> NoReturn:
     """Stop the run as `suspended` (waiting for a person); the caller gets
     `Suspended`. Resume it with the missing arguments as overrides."""
+    if not isinstance(reason, str):  # suspend(5) suspended, its reason 5
+        raise ConfigurationError(
+            f"suspend() takes the reason as a str (what the run waits for), not {reason!r}"
+        )
     ctx = current_state()
     if ctx is None:
         raise ConfigurationError("suspend() can only be called inside a workflow run")

@@ -52,7 +52,7 @@ class SignalStop:
                 "signals there only)"
             )
         self._previous: dict[int, _Handler] = {}
-        for signum in signums:
+        for signum in _checked(signums):  # all checked first: none installed for a bad list
             self._previous[signum] = signal.signal(signum, _on_signal)
 
     def restore(self) -> None:
@@ -76,6 +76,19 @@ class SignalStop:
         tb: TracebackType | None,
     ) -> None:
         self.restore()
+
+
+def _checked(signums: object) -> list[int]:
+    """The signal numbers, or a ConfigurationError saying what the call takes."""
+    listed = isinstance(signums, Iterable) and not isinstance(signums, (str, bytes))
+    given = list(signums) if listed else []  # type: ignore[call-overload]
+    valid = signal.valid_signals()
+    if not listed or any(type(s) is bool or not isinstance(s, int) or s not in valid for s in given):
+        raise ConfigurationError(
+            "stop_on_signals() takes signal numbers, as a list (e.g. [signal.SIGINT, "
+            f"signal.SIGTERM]), not {signums!r}"
+        )
+    return given
 
 
 def stop_on_signals(

@@ -11,8 +11,8 @@ import traceback
 import warnings
 from collections.abc import Container, Iterator
 
-from .._errortext import PACKAGE, shell_words
-from .._manage.runs import no_folder
+from .._errortext import PACKAGE, id_word, shell_words
+from .._manage.runs import namesakes, no_folder
 from .._settings import from_environment
 from .._storage.base import Store
 from .._storage.files import normalise
@@ -168,3 +168,19 @@ def names_a_refusal(error: str) -> bool:
     if kind == ArtifactMissingError.__name__:  # one of a step that did not produce it fails
         return "artifacts_policy='refuse'" in text
     return kind in {c.__name__ for c in _REFUSALS}
+
+
+def new_namesake(args: argparse.Namespace, store: Store, workflow: str, run_id: str) -> str | None:
+    """The line a new run says when its id is the run of another workflow of
+    the same script or module: most often the same function renamed, whose
+    run this one does not resume (another script's run of that id is its own)."""
+    module = workflow.rpartition(".")[0]
+    found = namesakes(store, workflow, run_id, among=f"{module}." if module else "")
+    others = sorted(w for w in found if w.rpartition(".")[0] == module)
+    if not others:
+        return None
+    show = f"{command(args)} {shell_words('show', run_id, '--workflow', others[0])}"
+    return (
+        f"  a new run: run {id_word(run_id)} of {' and '.join(others)} is another workflow's "
+        f"(a renamed function is another workflow; {show} shows it)"
+    )

@@ -29,7 +29,7 @@ from ..errors import (
 )
 from . import cache, manage
 from .common import UsageError, command, is_refusal, own_warnings, print_error
-from .refused import refused_artifact, refused_change
+from .refused import refused_artifact, refused_change, restart_line
 from .unknown import unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
@@ -58,9 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
-        return print_error(
-            e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args)
-        )
+        code = print_error(e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args))
+        if fresh := restart_line(e, args):  # a damaged record, a refusal: the whole command
+            print(fresh, file=sys.stderr)
+        return code
     except Exception as e:  # a bug or an environment problem: still no traceback by default
         return print_error(e, args.debug, 1)
 
@@ -190,6 +191,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    help="remove only runs with this status (repeatable): "
                    f"{', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+    p.add_argument("--workflow", metavar="W", help="only the runs of this workflow")
     p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run "
                 "(nothing runs; resume it with durable run ... --run-id NEW --resume)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to copy")
@@ -209,7 +211,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     # Both at once: the restart won silently, and every step ran again.
     either = p.add_mutually_exclusive_group()
-    either.add_argument("--restart", action="store_true", help="discard the run's records, start fresh")
+    either.add_argument("--restart", action="store_true", help="discard the run's records, start "
+                        "fresh with the --var given and the defaults (not its recorded arguments)")  # fmt: skip
     either.add_argument("--rebase-checkpoint", action="store_true",
                         help="accept a changed definition and replay the recorded steps")  # fmt: skip
     p.add_argument("--on-change", choices=["refuse", "rerun"],

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._errortext import id_word, shell_words
+from .._errortext import id_word, shell_words, waited_input
 from .._manage import cleanup, history, runs
 from .._manage.fork import fork_run
 from .._manage.missing import store_below
@@ -97,6 +97,8 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
     flags = _CONTINUE.get(info.status)
     if flags is None:
         return
+    if (name := waited_input(info.reason)) is not None:  # the input named, as `durable run` says
+        flags = f" --input {shell_words(f'{name}=VALUE')}"
     top = info
     while top.parent:  # a child run goes on when the run on top of it resumes
         workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)
@@ -170,7 +172,12 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         older_than=args.older_than,
         status=args.status,
         dry_run=args.dry_run,
+        workflow=args.workflow,
     )
+    unknown = runs.unknown_workflow(store, args.workflow) if args.workflow and not removed else None
+    if unknown is not None:  # a typo: exit 2, as `durable runs W` does
+        print(f"durable: no runs of workflow {args.workflow} in {store.url}; {unknown}", file=sys.stderr)
+        return 2
     verb = "would remove" if args.dry_run else "removed"
     if removed:
         print(format.runs_table(removed))

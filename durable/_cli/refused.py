@@ -18,7 +18,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
     # The ways out as commands, for the run `durable run` ran (not a child run of it).
     again = rerun(args, e.run_id) if getattr(args, "running", None) == (e.workflow, e.run_id) else None
     given = "".join(f" --var {shell_words(v)}" for v in getattr(args, "var", None) or [])
-    answers = "".join(f" --input {shell_words(v)}" for v in getattr(args, "input", None) or [])
+    answers = _answers(args)
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
     if e.changed_arguments:  # a completed run, called with other arguments
         differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
@@ -28,8 +28,8 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
             f"  read the result it completed with: {command(args)} {shell_words('show', e.run_id)}\n"
             + (
                 f"  re-run from the first step whose arguments differ: {again} --on-change "
-                f"rerun{given}\n  or start fresh with these arguments with --restart, or use "
-                "another --run-id"
+                f"rerun{given}\n  or start fresh with these arguments: {again} --restart{given}"
+                f"{answers}\n  or use another --run-id"
                 if again else
                 "  start fresh with these arguments with --restart, use another --run-id, or "
                 "re-run from the first step whose arguments differ with --on-change rerun "
@@ -55,8 +55,8 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
         print(
             f"  re-run from the first change: {again} --resume --on-change rerun{given}{answers}\n"
             f"  or continue with the old records: {again} --resume --rebase-checkpoint{given}{answers}\n"
-            "  or start fresh with --restart (DURABLE_ON_CHANGE=rerun in the environment "
-            "re-runs what changed in every run)",
+            f"  or start fresh: {args.restart_with()}{answers}\n"
+            "  (DURABLE_ON_CHANGE=rerun in the environment re-runs what changed in every run)",
             file=sys.stderr,
         )
         return 2
@@ -78,9 +78,22 @@ def refused_artifact(e: ArtifactMissingError, args: argparse.Namespace) -> int:
         "so it was not run again; nothing after it ran.",
         file=sys.stderr,
     )
-    print(
-        f"  restore the artifact, then: {rerun(args, e.run_id)} --resume; "
-        "or start fresh with --restart",
-        file=sys.stderr,
-    )
+    fresh = restart_line(e, args) or "  or start fresh with --restart"
+    print(f"  restore the artifact, then: {rerun(args, e.run_id)} --resume\n{fresh}", file=sys.stderr)
     return 2
+
+
+def restart_line(e: Exception, args: argparse.Namespace) -> str | None:
+    """`  start fresh: durable ... --restart ...` for a refusal of the run
+    `durable run` ran that advises a restart: the whole command, with the
+    run's arguments and the --input given (the message names the flag only)."""
+    running = getattr(args, "running", None)
+    if running is None or getattr(e, "run_id", None) != running[1] or "restart=True" not in str(e):
+        return None
+    return f"  start fresh: {args.restart_with()}{_answers(args)}"
+
+
+def _answers(args: argparse.Namespace) -> str:
+    """The --input flags given, for a command that must keep them."""
+    return "".join(f" --input {shell_words(v)}" for v in getattr(args, "input", None) or [])
+

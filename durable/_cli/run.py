@@ -20,19 +20,13 @@ from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
-from ..errors import (
-    Cancelled,
-    DurableError,
-    SerializationError,
-    Stopped,
-    Suspended,
-)
+from ..errors import Cancelled, DurableError, SerializationError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
-from .common import UsageError, advised, command, is_refusal, not_the_commands, rerun
+from .common import UsageError, advised, command, is_refusal, new_namesake, not_the_commands, rerun
 from .format import duration, value_text, waiting_line
+from .restart import dropped_line, restart_command
 from .target import load_target
 from .values import (
-    as_vars,
     by_annotation,
     check_input_numbers,
     check_names,
@@ -61,6 +55,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         given if given is not None else _implied_run_id(wf, store, variables, args),
     )
     args.running = (wf.name, run_id)  # a refusal of this run gets commands to type (`main`)
+    args.restart_with = partial(restart_command, args, store, wf, run_id, given=variables)  # and this one
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:
@@ -87,9 +82,11 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
                 raise
             raise UsageError(  # the recorded arguments were not the issue's cause
                 f"{e}: --restart starts run {id_word(run_id)} afresh with the --var arguments given, "
-                f"not its recorded ones: {_restart(args, store, wf, run_id, only=True)}\n"
-                f"restart it with: {_restart(args, store, wf, run_id, given=variables)}"
+                f"not its recorded ones: {restart_command(args, store, wf, run_id, only=True)}\n"
+                f"restart it with: {restart_command(args, store, wf, run_id, given=variables)}"
             ) from None
+    if exists and args.restart and (dropped := dropped_line(args, store, wf, run_id, variables)):
+        print(dropped, file=sys.stderr)
     bound = wf.with_options(
         run_id=run_id,
         store=store,
@@ -106,6 +103,8 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             f"script's durable.configure(store=)): `{shell_words('durable', '--store', store.url)} "
             "runs` lists it"
         )
+    if not exists and (namesake := new_namesake(args, store, wf.name, run_id)):
+        report.say(namesake)
     unwatch = _print_operations(report)
     with stop_on_signals():
         try:
@@ -120,7 +119,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {id_word(run_id)} was cancelled; it runs again only with --restart")
-                again = _restart(args, store, wf, run_id, given=variables)
+                again = restart_command(args, store, wf, run_id, given=variables)
                 report.say(f"  restart it with: {again}")
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
@@ -168,29 +167,6 @@ def _print_operations(report: _Report) -> Callable[[], None]:
         print(f"  [{event.position}] {event.name}{kind} {what}{took}", file=sys.stderr, flush=True)
 
     return on_event(line).close
-
-
-def _restart(
-    args: argparse.Namespace,
-    store: Store,
-    wf: Workflow[Any, Any],
-    run_id: str,
-    *,
-    only: bool = False,
-    given: dict[str, Any] | None = None,
-) -> str:
-    """The command that restarts a run with the arguments it has recorded
-    (a restart takes only the --vars given); with `only`, just those. The
-    --vars `given` to this command win: they are what the user meant now."""
-    try:
-        recorded = run_info(store, wf.name, run_id).arguments
-        read = partial(by_annotation, wf.name, wf.fn)
-        flags = as_vars(recorded if only else {**recorded, **(given or {})}, read)
-    except DurableError:  # unreadable: still the command, to fill in
-        flags = "--var NAME=VALUE"
-    if only:
-        return flags
-    return f"{rerun(args, run_id)} --restart {flags}"
 
 
 def _implied_run_id(

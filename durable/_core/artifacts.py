@@ -29,6 +29,11 @@ def artifact(path: PathT, *, verify: str | None = None) -> PathT:
     step runs again. Outside a workflow it does nothing."""
     if verify is not None and verify not in VERIFY_MODES:
         raise ConfigurationError(f"verify must be one of {VERIFY_MODES}, not {verify!r}")
+    if not isinstance(path, (str, os.PathLike)):  # os's own TypeError named no durable call
+        raise ConfigurationError(
+            f"artifact() takes a path (a str or os.PathLike: a local file or folder, or an "
+            f"fsspec URL), not {path!r}"
+        )
     found = found_var.get()
     if found is not None:
         found.append((normalise(path), verify))

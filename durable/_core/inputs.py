@@ -30,7 +30,8 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errortext import shell_words, warn
+from .._errortext import shell_words, waiting_reason, warn
+from .._fingerprint.reach import script_name
 from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
 from .._storage.records import INPUT_KIND, StepRecord
@@ -139,14 +140,6 @@ def wait_digest(ctx: RunState, name: str) -> str:
     return value_digest((name, ctx.arguments))
 
 
-def waiting_reason(name: str) -> str:
-    """The reason a run suspended at `wait_for(name)` keeps (`is_waiting_for` reads it)."""
-    return (
-        f"waiting for input {name!r}; resume with inputs={{{name!r}: ...}} "
-        f"(durable run ... --resume --input {shell_words(f'{name}=VALUE')})"
-    )
-
-
 def answer_text(s: Suspended, workflow: str, fn: Callable[..., Any], store: str) -> str:
     """`Suspended`'s message once its run stopped: which run, where it waits,
     and the call and the command that answer it, as typed (`durable run`
@@ -179,11 +172,14 @@ def _command(fn: Callable[..., Any], store: str, run_id: str, flag: str) -> str 
 def _target(fn: Callable[..., Any]) -> str | None:
     """`durable run`'s TARGET for the workflow: its file when it is the
     script run (relative to here when below it), else module:function; None
-    for a function `durable run` cannot load (one defined in a function)."""
+    for a function `durable run` cannot load (one defined in a function or
+    in a notebook cell)."""
     if "<locals>" in fn.__qualname__:
         return None
     if fn.__module__ != "__main__":
         return f"{fn.__module__}:{fn.__qualname__}"
+    if script_name(fn) is None:  # a notebook cell, `python -c`: no file to load
+        return None
     path = os.path.abspath(fn.__code__.co_filename)
     here = os.path.relpath(path)
     return f"{path if here.startswith('..') else here}:{fn.__qualname__}"

@@ -59,8 +59,10 @@ def gc(
         not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 0
     ):
         raise ConfigurationError(f"keep_last= takes a whole number >= 0, not {keep_last!r}")
+    if not isinstance(dry_run, bool):  # dry_run=0 meant "no" and removed; "no" did not
+        raise ConfigurationError(f"gc(dry_run=...) takes True or False, not {dry_run!r}")
     target = store if isinstance(store, Store) else open_store(store)
-    wanted = None if status is None else {status} if isinstance(status, str) else set(status)
+    wanted = None if status is None else {status} if isinstance(status, str) else _statuses(status)
     runs.check_statuses(wanted or ())
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
@@ -120,6 +122,16 @@ def _kept(infos: list[RunInfo], keep_last: int) -> set[str]:
         if completed == keep_last:
             return {i.run_id for i in infos[: k + 1]}
     return {i.run_id for i in infos}
+
+
+def _statuses(status: object) -> set[str]:
+    try:
+        found: set[str] = set(status)  # type: ignore[call-overload]
+    except TypeError:
+        raise ConfigurationError(
+            f"gc(status=...) takes a run status or a collection of them, not {status!r}"
+        ) from None
+    return found
 
 
 def _matches(status: str, wanted: set[str] | None) -> bool:

@@ -57,6 +57,11 @@ def fork_run(
             f"the position to fork at (at=, durable fork --at) must be an int, a top-level "
             f"position as `durable show` lists them, not {at!r}; nothing was forked"
         )
+    if mutate is not None and not callable(mutate):  # it failed inside the copy
+        raise ConfigurationError(
+            f"fork(mutate=...) takes a function of the output recorded at position at - 1, "
+            f"returning its replacement; not {mutate!r}; nothing was forked"
+        )
     source = read_manifest(store, workflow, run_id)
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
@@ -79,6 +84,7 @@ def fork_run(
             f"fork position {at} is out of range: a fork copies the positions finished "
             f"from 0 on, and {why}, so the position to fork at (at=, durable fork --at) must "
             f"be between {low} and {limit}"
+            + (" (mutate= replaces the output at at - 1)" if low else "")
         )
     lease = store.acquire(workflow, new_id, LEASE_TTL)
     # Again under the lease: another fork may have made the run since the

@@ -148,6 +148,12 @@ def _listed(store: Store, workflow: str, run_id: str, head: Head) -> RunInfo:
         return _unread(store, workflow, run_id, "unreadable", e)
 
 
+def namesakes(store: Store, workflow: str, run_id: str, among: str = "") -> dict[str, bytes]:
+    """The manifests of the runs of this id under other workflows (named `among.*`, if given)."""
+    names = [w for w in store.workflows() if w != workflow and w.startswith(among)]
+    return {w: raw for w in names if (raw := store.load_manifest(w, run_id)) is not None}
+
+
 def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     """The error of a look at a run that is not there; when the run id exists under
     other workflows it names them: most often the same function started
@@ -159,11 +165,11 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
                         f"{folder} or call the workflow without resume() to start it. "
                         "Nothing was executed.",)  # fmt: skip
         return missing
-    found = {w: store.load_manifest(w, run_id) for w in store.workflows() if w != workflow}
-    others = sorted(w for w, raw in found.items() if raw is not None)
+    found = namesakes(store, workflow, run_id)
+    others = sorted(found)
     same = [w for w in others if w.endswith(f".{workflow}") or workflow.endswith(f".{w}")]
     if others and not same:  # another workflow's run: a child run's id, most often
-        parents = [parent_of(_info(store, w, run_id, found[w] or b"")) for w in others]
+        parents = [parent_of(_info(store, w, run_id, found[w])) for w in others]
         parent = next((p for p in parents if p), None)
         several = len(others) > 1  # then `durable show RUN` alone asks for --workflow
         show = shell_words("show", run_id, *(("--workflow", others[0]) if several else ()))
