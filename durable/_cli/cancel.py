@@ -9,7 +9,7 @@ import sys
 
 from .._errortext import id_word
 from .._manage.cancel import cancel_run
-from .._manage.runs import find_workflow
+from .._manage.owners import find_workflow
 from .._storage.base import Store
 
 

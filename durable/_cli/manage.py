@@ -8,7 +8,7 @@ import json
 import sys
 
 from .._errortext import id_word, shell_words, waited_input
-from .._manage import cleanup, history, runs
+from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.missing import store_below
 from .._storage.base import Store
@@ -71,7 +71,7 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
     if args.values and not args.json:  # the table holds previews only
         raise UsageError(f"--values needs --json: {command(args)} "
                          f"{shell_words('show', args.run_id, '--json', '--values')}")  # fmt: skip
-    workflow = runs.find_workflow(store, args.run_id, args.workflow)
+    workflow = owners.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
     if args.html:
         _write_html(args.html, render(info, steps))
@@ -140,7 +140,7 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
     code = 0
     for run_id in args.run_ids:
         try:
-            workflow = runs.find_workflow(store, run_id, args.workflow, leftovers=True)
+            workflow = owners.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
         except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
             code = print_error(e, args.debug, 2, durable=command(args))
@@ -187,7 +187,7 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
 
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:
-    workflow = runs.find_workflow(store, args.run_id, args.workflow)
+    workflow = owners.find_workflow(store, args.run_id, args.workflow)
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
     print(

@@ -34,7 +34,6 @@ from ..errors import (
     StorageError,
 )
 from .missing import no_folder as no_folder
-from .missing import resembling
 from .missing import unknown_workflow as unknown_workflow
 from .reads import Head, reading_run, summaries
 
@@ -191,47 +190,6 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
             "refused as renamed code.",
         )
     return missing
-
-
-def find_workflow(
-    store: Store, run_id: str, workflow: str | None = None, *, leftovers: bool = False
-) -> str:
-    """The workflow a run id belongs to; an error when none or several.
-    With `leftovers`, a run folder without a manifest counts too, as it
-    does for `delete_run`: what a fork or a removal killed half-way left
-    (a manifest is a fork's last write), which only `durable rm` clears."""
-
-    def owns(w: str) -> bool:
-        with reading_run(w, run_id):
-            if leftovers:
-                return bool(store.list(f"{w}/{run_id}/"))
-            return store.load_manifest(w, run_id) is not None
-
-    check_key_part("run id", run_id)
-    if workflow is not None:
-        check_key_part("workflow name", workflow)
-        if not owns(workflow):
-            unknown = unknown_workflow(store, workflow)
-            if not unknown:  # the run id may be another workflow's: `not_found` names it
-                raise not_found(store, workflow, run_id)
-            missing = RunNotFoundError(workflow, run_id, store.url)
-            # "Check the run id" misled when the name was the typo
-            missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store "
-                            f"{store.url}: that workflow has no runs there; {unknown}",)  # fmt: skip
-            raise missing
-        return workflow
-    workflows = store.workflows()
-    owners = [w for w in workflows if owns(w)]
-    if not owners:
-        missing = RunNotFoundError("(any)", run_id, store.url)
-        missing.args = (f"no run {run_id!r} in store {store.url}; {resembling(store, workflows, run_id)}",)
-        raise missing
-    if len(owners) > 1:
-        raise ConfigurationError(
-            f"run id {run_id!r} exists in several workflows ({', '.join(owners)}); "
-            "name one with --workflow"
-        )
-    return owners[0]
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
