@@ -37,10 +37,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # keeps caching what it imports (s3fs, botocore, moto, pandas: seconds to
 # compile, for every child otherwise); the tests that edit a module and
 # import it here turn the cache off themselves. The package's modules are
-# compiled now, the CLI's among them, which only children import.
+# compiled now, the CLI's among them, which only children import, and
+# cloudpickle, which the engine loads only for a value msgpack cannot
+# hold: a test process may never import it while its children do (35 of
+# 122 children of the fingerprint and CLI tests compiled it, 8 ms each).
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
+for _folder in importlib.util.find_spec("cloudpickle").submodule_search_locations or ():  # type: ignore[union-attr]
+    compileall.compile_dir(_folder, quiet=1)
 
 # What a Jupyter kernel imports and no test process does: ipykernel, the
 # debugger it bundles (pydevd), IPython's shell. The children being told not
