@@ -8,6 +8,7 @@ message, the `__main__` block) must still replay."""
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -174,13 +175,24 @@ UNRELATED = {
 }
 
 
-def start(folder: Path, old: str, new: str) -> None:
-    """Run 1 dies after `first` is recorded (and cached), then the edit."""
-    path = folder / "flow.py"
-    path.write_text(textwrap.dedent(FLOW).lstrip())
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run 1, which dies after `first` is recorded (and cached): the same
+    unedited code for every case, so run once and copied into each (a
+    process less a case, on every Python: 60 in all)."""
+    folder = tmp_path_factory.mktemp("first")
+    (folder / "flow.py").write_text(textwrap.dedent(FLOW).lstrip())
     (folder / "settings.py").write_text(SETTINGS)
     run(folder, RUN, CRASH="1")
     assert executions(folder) == ["first"]
+    return folder
+
+
+def start(first_run: Path, folder: Path, old: str, new: str) -> None:
+    """A copy of what run 1 left (its files, store and count), then the edit."""
+    shutil.copytree(first_run, folder, dirs_exist_ok=True)
+    assert executions(folder) == ["first"]
+    path = folder / "flow.py"
     assert old in path.read_text()
     path.write_text(path.read_text().replace(old, new))
 
@@ -195,10 +207,10 @@ def executions(folder: Path) -> list[str]:
 # left, as without the resume (a process less each case, on every Python).
 @pytest.mark.parametrize("name", sorted(CHANGED))
 def test_an_edited_method_call_is_never_replayed_nor_served_from_the_cache(
-    tmp_path: Path, name: str
+    first_run: Path, tmp_path: Path, name: str
 ) -> None:
     old, new, said = CHANGED[name]
-    start(tmp_path, old, new)
+    start(first_run, tmp_path, old, new)
     second = run(tmp_path, RUN)
     assert "refused" in second and said in second, second
     assert executions(tmp_path) == ["first"]
@@ -212,8 +224,8 @@ def test_an_edited_method_call_is_never_replayed_nor_served_from_the_cache(
 
 
 @pytest.mark.parametrize("name", sorted(UNRELATED))
-def test_an_edit_of_another_line_still_replays(tmp_path: Path, name: str) -> None:
-    start(tmp_path, *UNRELATED[name])
+def test_an_edit_of_another_line_still_replays(first_run: Path, tmp_path: Path, name: str) -> None:
+    start(first_run, tmp_path, *UNRELATED[name])
     second = run(tmp_path, RUN)
     assert "result" in second and "refused" not in second, second
     assert "cached" in run(tmp_path, CACHED)

@@ -1,16 +1,12 @@
 """The fingerprint describes the code that runs.
 
 A module file edited after it was imported no longer describes the running
-functions: the workflow refuses to run (and records nothing) until the
-process re-imports it; a new process then works normally. A workflow's own
+functions (in real processes: test_fingerprint_source_edited.py). A workflow's own
 fingerprint is computed for every call, so a notebook cell that rebinds a
 constant or a helper is seen (a real IPython shell in a child process)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -18,144 +14,10 @@ from typing import Any
 
 import pytest
 
-import durable
 from durable._fingerprint.fingerprint import fingerprint_function
-from durable._manage.runs import list_runs
 from durable.errors import ConfigurationError
 
 from .clikit import run_cells
-
-REPO = Path(__file__).resolve().parents[1]
-
-FLOW = """\
-import os
-import durable
-
-COUNTS = os.environ["FP_COUNTS"]
-
-
-def bump(name):
-    with open(os.path.join(COUNTS, name), "a") as f:
-        f.write("x")
-
-
-@durable.step
-def load(n):
-    bump("load")
-    return list(range(n))
-
-
-@durable.step
-def total(xs):
-    bump("total")
-    return sum(xs)
-
-
-@durable.workflow
-def pipeline(n):
-    return total(load(n))
-"""
-
-# Each keeps every parameter: the check of parameter names alone misses them.
-EDITS = {
-    "step-body": FLOW.replace("return sum(xs)", "return sum(xs) * 10"),
-    "blank-lines-above-a-step": FLOW.replace(
-        "@durable.step\ndef total", "\n\n@durable.step\ndef total"
-    ),
-    "workflow-body": FLOW.replace("total(load(n))", "total(load(n + 1))"),
-}
-
-# Imports the module, optionally rewrites its file, then calls the workflow.
-DRIVER = """\
-import json, sys
-import durable
-import flow_mod
-
-new_text, run_ids = sys.argv[1], sys.argv[2:]
-if new_text != "-":
-    with open(flow_mod.__file__, "w") as f:
-        f.write(open(new_text).read())
-out = {}
-for run_id in run_ids:
-    try:
-        out[run_id] = flow_mod.pipeline.with_options(run_id=run_id)(3)
-    except durable.DurableError as e:
-        out[run_id] = {"error": type(e).__name__, "message": str(e)}
-print(json.dumps(out))
-"""
-
-
-@pytest.fixture
-def flow(tmp_path: Path) -> dict[str, Any]:
-    (tmp_path / "counts").mkdir()
-    (tmp_path / "flow_mod.py").write_text(FLOW)
-    (tmp_path / "drive.py").write_text(DRIVER)
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}",
-        "PYTHONDONTWRITEBYTECODE": "1",  # a stale .pyc of the same size and second would lie
-        "DURABLE_STORE": str(tmp_path / "store"),
-        "FP_COUNTS": str(tmp_path / "counts"),
-    }
-    return {"root": tmp_path, "env": env}
-
-
-def drive(flow: dict[str, Any], new_text: str | None, *run_ids: str) -> dict[str, Any]:
-    root: Path = flow["root"]
-    arg = "-"
-    if new_text is not None:
-        (root / "new_text.py").write_text(new_text)
-        arg = str(root / "new_text.py")
-    done = subprocess.run(
-        [sys.executable, str(root / "drive.py"), arg, *run_ids],
-        cwd=root,
-        env=flow["env"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-def counts(flow: dict[str, Any]) -> dict[str, int]:
-    return {p.name: len(p.read_text()) for p in sorted((flow["root"] / "counts").iterdir())}
-
-
-def run_ids(flow: dict[str, Any]) -> dict[str, str]:
-    store = durable.open_store(flow["root"] / "store")
-    return {r.run_id: r.status for r in list_runs(store, "pipeline")}
-
-
-@pytest.mark.parametrize("edit", sorted(EDITS))
-def test_a_file_edited_after_import_is_refused_until_reimported(
-    flow: dict[str, Any], edit: str
-) -> None:
-    assert drive(flow, None, "r1") == {"r1": 3}
-    assert counts(flow) == {"load": 1, "total": 1}
-
-    # Same process: imported, then edited on disk, then called.
-    stale = drive(flow, EDITS[edit], "r1", "r2")
-    for run_id in ("r1", "r2"):
-        assert stale[run_id]["error"] == "ConfigurationError", stale
-        message = stale[run_id]["message"]
-        assert "no longer matches the running code (edited after import?)" in message
-        assert "re-import the module" in message and "restart" in message
-    assert counts(flow) == {"load": 1, "total": 1}  # nothing ran
-    assert run_ids(flow) == {"r1": "completed"}  # nothing recorded: no r2
-
-    # A new process imports the edited file and works normally.
-    fresh = drive(flow, None, "r2", "r1")
-    expected = {"step-body": 30, "blank-lines-above-a-step": 3, "workflow-body": 6}[edit]
-    assert fresh["r2"] == expected
-    assert counts(flow) == {"load": 2, "total": 2}
-    if edit == "blank-lines-above-a-step":
-        assert fresh["r1"] == 3  # a cosmetic edit: the completed run replays
-    else:
-        assert fresh["r1"]["error"] == "DefinitionChangedError"
-    assert counts(flow) == {"load": 2, "total": 2}
 
 
 def test_an_edited_helper_module_is_refused_too(
