@@ -24,6 +24,7 @@ from .elsewhere import called_elsewhere
 from .imports import user_class
 from .inplace import _callees, units
 from .outsidevalues import held_tokens
+from .source import parse
 from .witness import witnessed
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -80,10 +81,19 @@ def _code(member: object) -> object:
 
 def _made_at_import(namespace: Mapping[str, Any], name: str) -> bool:
     try:
-        body = module_statements(namespace) or []
+        body = module_statements(namespace)
     except ConfigurationError:  # the file was edited: refused where the class is read
         return False
+    body = _cells(namespace) if body is None else body
     return _calls_at_import(tuple(body), name) or called_elsewhere(namespace, name)
+
+
+def _cells(namespace: Mapping[str, Any]) -> list[ast.AST]:
+    """A notebook's statements, which no file holds: the cells run so far
+    (IPython keeps their text in `_ih`), each text once."""
+    cells = namespace.get("_ih")
+    texts = dict.fromkeys(t for t in cells if isinstance(t, str)) if isinstance(cells, list) else {}
+    return [stmt for text in texts for stmt in getattr(parse(text).tree, "body", [])]
 
 
 _SEEN: dict[tuple[int, str], tuple[tuple[ast.AST, ...], bool]] = {}
