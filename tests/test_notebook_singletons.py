@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_notebook import REPO, execute
+from tests.test_peer_ports_fourteenth import SINGLE
 
 pytestmark = pytest.mark.slow  # a real kernel per run
 
@@ -19,18 +20,7 @@ pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 CELLS = [
-    """\
-import os
-import durable
-
-class Single(type):
-    _made = {}
-
-    def __call__(cls, *args):
-        if cls not in Single._made:
-            Single._made[cls] = super().__call__(*args)
-        return Single._made[cls]
-
+    "import os\nimport durable\n" + SINGLE + """
 class Cfg(metaclass=Single):
     def __init__(self, k=0):
         self.k = k

@@ -23,10 +23,9 @@ import pytest
 from tests.scripts import run_in
 from tests.test_peer_ports_thirteenth import COUNTED_STEPS
 
-METAS = """
-import os, struct
-import durable
-
+# A metaclass keeping one instance of each class it makes, in a dict of
+# its own (`SINGLE`) or one its classes reach (`SINGLETON`).
+SINGLE = """
 class Single(type):
     _made = {}
 
@@ -34,7 +33,8 @@ class Single(type):
         if cls not in Single._made:
             Single._made[cls] = super().__call__(*args)
         return Single._made[cls]
-
+"""
+SINGLETON = """
 class Singleton(type):
     _instances = {}
 
@@ -42,7 +42,13 @@ class Singleton(type):
         if cls not in cls._instances:
             cls._instances[cls] = super().__call__(*args, **kwargs)
         return cls._instances[cls]
+"""
 
+METAS = """
+import os, struct
+import durable
+
+""" + SINGLE + "\n" + SINGLETON + """
 class Cfg(metaclass=Single):
     def __init__(self, k=0):
         self.k = k
@@ -157,14 +163,7 @@ LAZY = """
 import os
 import durable
 
-class Singleton(type):
-    _instances = {}
-
-    def __call__(cls, *args, **kwargs):
-        if cls not in cls._instances:
-            cls._instances[cls] = super().__call__(*args, **kwargs)
-        return cls._instances[cls]
-
+""" + SINGLETON + """
 class Client(metaclass=Singleton):
     def __init__(self, k=3):
         self.k = k

@@ -17,10 +17,8 @@ import pytest
 
 from tests.scripts import run_in
 
-SCRIPT = """
-import collections, json
-import durable
-
+# A step counting its runs in a module-level Counter and listing its arguments.
+PLAIN = """
 COUNTS = collections.Counter()
 LOG = []
 
@@ -29,7 +27,12 @@ def plain(x):
     COUNTS["plain"] += 1
     LOG.append(x)
     return x
+"""
 
+SCRIPT = """
+import collections, json
+import durable
+""" + PLAIN + """
 class Worker:
     @durable.step
     def go(self, x):
@@ -80,16 +83,7 @@ def test_dbos_workflows_called_again_by_a_script_printing_its_counters(tmp_path:
 WITH_ARGS = """
 import argparse, collections, json
 import durable
-
-COUNTS = collections.Counter()
-LOG = []
-
-@durable.step
-def plain(x):
-    COUNTS["plain"] += 1
-    LOG.append(x)
-    return x
-
+""" + PLAIN + """
 @durable.workflow(run_id=lambda x: f"r{x}")
 def wf(x):
     return plain(x)
