@@ -45,6 +45,9 @@ def pick(kind):
 def make():
     return Setter()
 
+def apply(fn, rate):
+    fn(rate)
+
 def by_name(name):
     return getattr(importlib.import_module(__name__), name)
 
@@ -88,9 +91,12 @@ BODIES = [
     ("SETTER.rate = scale\n    out = rated(10)", True),  # a property's setter
     ("s = setter_of()\n    s.rate = scale\n    out = rated(10)", True),
     ("global ADDER\n    ADDER += scale\n    out = rated(10)", True),
+    ("apply(pick('rate'), scale)\n    out = rated(10)", True),  # handed to a helper calling it
+    ("apply(fn=HANDLERS.get('rate'), rate=scale)\n    out = rated(10)", True),
     # no function of the user's runs with the argument: replayed
     ("set_rate(2)\n    ys = sorted([scale])\n    ys.append(1)\n    out = rated(10)", False),
     ("set_rate(2)\n    t = str(scale)\n    t.upper()\n    out = rated(10)", False),
+    ("set_rate(2)\n    apply(str, scale)\n    out = rated(10)", False),  # a function the text names
 ]
 
 

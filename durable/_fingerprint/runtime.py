@@ -3,16 +3,22 @@
 Pure standard library. `pick(kind)(xs)`, `f = HANDLERS.get(kind)` then
 `f(xs)`, `getattr(cfg, name)(xs)`, `globals()[name](xs)` and `eval(...)`
 call a function the text does not name: it may be any of the user's, and
-fill any global (`fills`).
+fill any global (`fills`). So does `apply(pick(kind), xs)` when `apply`
+calls its parameter: it calls what it is handed.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import types
 from collections.abc import Iterable, Iterator, Mapping
 
+from .callees import resolve
+from .source import find_definitions, source_of
+
 _RUNS_TEXT = frozenset({"eval", "exec"})  # run code given as text: any function
+_BUILTINS = frozenset(dir(builtins))
 
 
 def run_time_calls(nodes: Iterable[ast.AST], namespace: Mapping[str, object]) -> Iterator[ast.Call]:
@@ -29,10 +35,51 @@ def run_time_calls(nodes: Iterable[ast.AST], namespace: Mapping[str, object]) ->
             func = call.func
             if isinstance(func, ast.Name):
                 runs_text = func.id in _RUNS_TEXT and func.id not in namespace and func.id not in plain
-                if func.id in other or runs_text:
+                if func.id in other or runs_text or _hands_unknown(call, namespace, plain, other):
                     yield call
-            elif not isinstance(func, (ast.Attribute, ast.Lambda)):
+            elif not isinstance(func, (ast.Attribute, ast.Lambda)) or _hands_unknown(call, namespace, plain, other):
                 yield call
+
+
+def _hands_unknown(call: ast.Call, namespace: Mapping[str, object], plain: set[str], other: set[str]) -> bool:
+    """Whether `call` hands something other than a function the text names
+    (`set_rate`, `cfg.configure`, a definition, a lambda) to a parameter a
+    function of the user's it calls calls (`def apply(fn, x): fn(x)`)."""
+    if not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return False
+    for fn in resolve(call.func, namespace):
+        called = _called_parameters(fn)
+        code = fn.__code__
+        positional = code.co_varnames[: code.co_argcount]
+        handed = [a for i, a in enumerate(call.args) if i < len(positional) and positional[i] in called]
+        handed += [k.value for k in call.keywords if k.arg in called]
+        if called and any(isinstance(a, ast.Starred) for a in call.args):
+            handed = [*call.args, *(k.value for k in call.keywords)]
+        if any(not _names_a_function(a, namespace, plain - other, other) for a in handed):
+            return True
+    return False
+
+
+def _called_parameters(fn: types.FunctionType) -> frozenset[str]:
+    """The parameters `fn` calls (`fn(x)` of a parameter `fn`), at any depth
+    of its body; every one when its source cannot be read."""
+    code = fn.__code__
+    params = frozenset(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    nodes = find_definitions(code, source_of(code.co_filename, fn.__globals__))
+    if len(nodes) != 1:
+        return params
+    funcs = (c.func for c in ast.walk(nodes[0]) if isinstance(c, ast.Call))
+    return frozenset(f.id for f in funcs if isinstance(f, ast.Name) and f.id in params)
+
+
+def _names_a_function(expr: ast.expr, namespace: Mapping[str, object], plain: set[str], other: set[str]) -> bool:
+    """Whether `expr` is a function the text names (followed as such:
+    `referenced`; a builtin), or no function at all (a constant)."""
+    if isinstance(expr, (ast.Lambda, ast.Constant)):
+        return True
+    if isinstance(expr, ast.Name) and (expr.id in plain or _builtin(expr.id, namespace, other)):
+        return True
+    return isinstance(expr, (ast.Name, ast.Attribute)) and _held(expr, namespace) is not None
 
 
 def _bindings(nodes: list[ast.AST], namespace: Mapping[str, object]) -> tuple[set[str], set[str]]:
@@ -83,6 +130,10 @@ def _held(expr: ast.expr, namespace: Mapping[str, object]) -> object:
             return None
         value = vars(value).get(attr)
     return value
+
+
+def _builtin(name: str, namespace: Mapping[str, object], other: set[str]) -> bool:
+    return name in _BUILTINS - _RUNS_TEXT and name not in namespace and name not in other
 
 
 def _names(target: ast.AST) -> list[str]:
