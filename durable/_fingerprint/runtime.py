@@ -65,11 +65,22 @@ def _called_parameters(fn: types.FunctionType) -> frozenset[str]:
     of its body; every one when its source cannot be read."""
     code = fn.__code__
     params = frozenset(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    nodes = find_definitions(code, source_of(code.co_filename, fn.__globals__))
-    if len(nodes) != 1:
-        return params
-    funcs = (c.func for c in ast.walk(nodes[0]) if isinstance(c, ast.Call))
-    return frozenset(f.id for f in funcs if isinstance(f, ast.Name) and f.id in params)
+    src = source_of(code.co_filename, fn.__globals__)
+    known = _CALLED.get(id(code))
+    if known is not None and known[0] is code and known[1] is src:
+        return known[2]
+    nodes = find_definitions(code, src)
+    funcs = (c.func for c in ast.walk(nodes[0]) if isinstance(c, ast.Call)) if len(nodes) == 1 else None
+    called = params if funcs is None else frozenset(f.id for f in funcs if isinstance(f, ast.Name) and f.id in params)
+    if len(_CALLED) >= 4096:
+        _CALLED.clear()
+    _CALLED[id(code)] = (code, src, called)
+    return called
+
+
+# id(code) -> (the code, the source read, the parameters it calls): once per
+# function and text (an edit reads another source object)
+_CALLED: dict[int, tuple[types.CodeType, object, frozenset[str]]] = {}
 
 
 def _names_a_function(expr: ast.expr, namespace: Mapping[str, object], plain: set[str], other: set[str]) -> bool:
