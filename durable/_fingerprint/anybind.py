@@ -9,12 +9,14 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from .nodes import walk
 
 _ANY_BINDERS = frozenset({"globals", "vars", "exec"})
 
 
+@lru_cache(maxsize=8192)  # asked for each name a module's statements may bind
 def may_bind_any(stmt: ast.AST) -> bool:
     """Whether `stmt` may bind any name. A `globals()` or `vars(x)` only
     looked in binds none (`globals()[name](...)`, a command line's

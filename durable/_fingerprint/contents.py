@@ -12,6 +12,7 @@ import sys
 import types
 import uuid
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -242,6 +243,7 @@ def _holds_data(obj: object) -> bool:
     return type(obj) not in (str, bytes, int, float, complex, bool, tuple, frozenset, type(None))
 
 
+@lru_cache(maxsize=8192)
 def _changes_by_running(stmt: ast.AST, name: str) -> bool:
     """Whether a module-level statement among `name`'s is there because it
     changes `name`'s object as it runs without binding the name (a call of
@@ -258,6 +260,7 @@ def _changes_by_running(stmt: ast.AST, name: str) -> bool:
     )
 
 
+@lru_cache(maxsize=8192)
 def _looped(stmt: ast.AST) -> bool:
     """Whether a module-level statement runs a loop (`for a in grid:
     model.set_params(alpha=a)`): its text, the same on every pass, cannot
@@ -278,6 +281,7 @@ def _called(stmt: ast.AST, namespace: Mapping[str, Any]) -> bool:
     return isinstance(stmt, _DEFS[:2]) and witnessed(called_elsewhere, namespace, stmt.name)
 
 
+@lru_cache(maxsize=8192)
 def _in_loop(stmt: ast.AST, name: str) -> bool:
     """Whether a module-level `for` or `while` binds `name` on each pass
     (`for cfg in configs:`, `model = Model(lr)` in its body): one

@@ -35,7 +35,8 @@ from .fills import (
     method_bases,
 )
 from .heads import ANY, EVERYWHERE
-from .source import find_definitions, nested_code, runs_this_source, source_of
+from .samecode import nested_code
+from .source import find_definitions, runs_this_source, source_of
 from .userclasses import new_analysis
 
 

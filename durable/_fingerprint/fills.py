@@ -25,7 +25,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from .callees import MOST, Deferred, Runs, referenced, resolve
 from .heads import ANY, EVERYWHERE, Heads
 from .runtime import run_time_calls
-from .source import find_definitions, nested_code, runs_this_source, source_of
+from .samecode import nested_code
+from .source import find_definitions, runs_this_source, source_of
 from .userclasses import users_class
 
 # (name, the module namespace it lives in) of each global a call fills.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from .callsonly import handed
@@ -236,17 +237,19 @@ def _called_names(nodes: Iterable[ast.AST]) -> set[str]:
     return {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
 
-def run_now(stmt: ast.AST) -> Iterator[ast.AST]:
+@lru_cache(maxsize=8192)  # asked for each name a module-level statement may change
+def run_now(stmt: ast.AST) -> tuple[ast.AST, ...]:
     """The nodes of a statement that run when it runs: not the bodies of the
     functions and classes it defines, only their decorators and bases."""
-    todo = [stmt]
+    found, todo = [], [stmt]
     while todo:
         node = todo.pop()
-        yield node
+        found.append(node)
         if isinstance(node, _DEFS):
             todo += [*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())]
         else:
             todo += children(node)
+    return tuple(found)
 
 
 def _reads_own(stmt: ast.AST) -> bool:

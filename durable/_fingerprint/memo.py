@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from .fingerprint import Fingerprint, fingerprint_function
+from .source import one_reading
 from .witness import Witness, forward, recording
 
 T = TypeVar("T")
@@ -96,11 +97,12 @@ def memo_fingerprint(
             return seen[1]
     token = _PASS.set({}) if found is None else None
     try:
-        value = _MEMO.peek(key, fn, files=files) or _MEMO.compute(
-            key,
-            fn,
-            lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps),
-        )
+        with one_reading():
+            value = _MEMO.peek(key, fn, files=files) or _MEMO.compute(
+                key,
+                fn,
+                lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps),
+            )
         entry = _MEMO.entry(key)
         if entry is not None and entry[1] is value:
             _PASS.get()[key] = (fn, value, entry[2])  # type: ignore[index]

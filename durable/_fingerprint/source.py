@@ -19,6 +19,8 @@ import types
 import warnings
 import zipimport
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -26,7 +28,8 @@ from typing import Any
 from ..errors import ConfigurationError
 from .nodes import walk
 from .patched import compiled_alone, may_be_patched
-from .witness import file_state, witnessed
+from .samecode import nested_code, same_code
+from .witness import file_state, remember, witnessed
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # The flags a `from __future__ import ...` leaves on every code object
@@ -62,9 +65,38 @@ def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source
     """The current text of `filename` ("" when there is none: exec, `python -c`)."""
     if filename in _SHARED_NAMES:
         return _NONE
-    witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
+    read = _READ.get()
+    hit = read.get(filename) if read is not None else None
+    if hit is not None:
+        remember(file_state, (filename,), hit[0])
+        return hit[1]
+    state = witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
     text = current_text(filename, module_globals)
-    return parse(text) if text else _NONE
+    src = parse(text) if text else _NONE
+    if read is not None:
+        read[filename] = (state, src)
+    return src
+
+
+# The texts one outermost fingerprinting read (`one_reading`), with the state
+# each was read at: asked again for every name a statement reads (tens of
+# thousands of times for a module of a few steps), a file is statted and
+# looked up once. What it was read at is what the witness keeps: a file
+# edited meanwhile is a change at the next check, as when read afresh.
+_READ: ContextVar[dict[str, tuple[object, Source]] | None] = ContextVar(
+    "durable_sources_read", default=None
+)
+
+
+@contextmanager
+def one_reading() -> Iterator[None]:
+    """Within it (the outermost one counts), each file is read once."""
+    token = _READ.set({}) if _READ.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _READ.reset(token)
 
 
 def current_text(filename: str, module_globals: Mapping[str, Any] | None) -> str:
@@ -281,40 +313,6 @@ def _rewrite_asserts(tree: ast.Module, text: str, filename: str, hook: Any) -> N
     from _pytest.assertion.rewrite import rewrite_asserts
 
     rewrite_asserts(tree, text.encode("utf-8", "surrogateescape"), filename, hook.config)
-
-
-def nested_code(code: types.CodeType) -> Iterator[types.CodeType]:
-    """`code` and every code object defined inside it, at any depth."""
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from nested_code(const)
-
-
-_SHAPE = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
-          "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_name")  # fmt: skip
-
-
-def same_code(a: types.CodeType, b: types.CodeType) -> bool:
-    if any(getattr(a, k) != getattr(b, k) for k in _SHAPE):
-        return False
-    return _same_items(a.co_consts, b.co_consts)
-
-
-def _same_items(xs: tuple[Any, ...], ys: tuple[Any, ...]) -> bool:
-    return len(xs) == len(ys) and all(_same_const(x, y) for x, y in zip(xs, ys, strict=True))
-
-
-def _same_const(x: object, y: object) -> bool:
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
-        return same_code(x, y)
-    if isinstance(x, tuple) and isinstance(y, tuple):
-        return _same_items(x, y)
-    if isinstance(x, (float, complex)):
-        return repr(x) == repr(y)  # -0.0 is not 0.0, nan is nan
-    return x == y
 
 
 def stale_source(who: str, filename: str, module: str) -> ConfigurationError:
