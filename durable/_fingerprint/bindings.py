@@ -1,10 +1,7 @@
 """Where a global is bound: the module-level statements whose source counts
-for a name that is not counted by value (see `reads`).
-
-Pure standard library. In IPython the cells run so far (`_ih`) are read;
-otherwise the module's file, which is first checked to be the source of the
-running code, as a function's own source is (`source`).
-"""
+for a name that is not counted by value (see `reads`). Pure standard library.
+In IPython the cells run so far (`_ih`) are read; otherwise the module's file,
+checked to be the source of the running code, as a function's is (`source`)."""
 
 from __future__ import annotations
 
@@ -34,11 +31,13 @@ from .inplace import (
 )
 from .methodcalls import CALLS, with_method_calls
 from .nodes import walk
+from .passes import per_pass
 from .running import module_runs_this_source
 from .source import Source, parse, source_of, stale_source
 from .witness import witnessed
 
 
+@per_pass  # asked for each name each statement a function follows reads
 def binding_statements(
     name: str, namespace: Mapping[str, Any], checked_file: str | None = None
 ) -> list[ast.AST] | None:

@@ -25,6 +25,7 @@ from ..errors import ConfigurationError
 from .analysis import Analysis
 from .canon import definition_tokens, node_hash
 from .holds import dispatched
+from .passes import one_pass
 from .reach import (
     durable_fingerprint_of,
     identity_of,
@@ -92,10 +93,11 @@ def fingerprint_function(
         identity = witnessed(identity_of, fn, name)
         parts: dict[str, str] = {"version": str(version)}
         return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
-    root = _analyse(fn, role="function", named=name is not None)
-    # After the analysis, which witnessed what the identity is made of.
-    identity = identity_of(fn, name)
-    parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
+    with one_pass():
+        root = _analyse(fn, role="function", named=name is not None)
+        # After the analysis, which witnessed what the identity is made of.
+        identity = identity_of(fn, name)
+        parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
     value = digest(identity, *_flatten(parts))
     return Fingerprint(value, identity, parts, frozenset(root.unresolved))
 

@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
 from .fingerprint import Fingerprint, fingerprint_function
-from .source import one_reading
+from .passes import one_pass
 from .witness import Witness, forward, recording
 
 T = TypeVar("T")
@@ -97,7 +97,7 @@ def memo_fingerprint(
             return seen[1]
     token = _PASS.set({}) if found is None else None
     try:
-        with one_reading():
+        with one_pass():
             value = _MEMO.peek(key, fn, files=files) or _MEMO.compute(
                 key,
                 fn,

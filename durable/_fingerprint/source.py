@@ -19,17 +19,16 @@ import types
 import warnings
 import zipimport
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
 from .nodes import walk
+from .passes import per_pass
 from .patched import compiled_alone, may_be_patched
 from .samecode import nested_code, same_code
-from .witness import file_state, remember, witnessed
+from .witness import file_state, witnessed
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # The flags a `from __future__ import ...` leaves on every code object
@@ -61,42 +60,14 @@ _JOINED: dict[str, tuple[list[str], int, str]] = {}  # file -> (its lines in lin
 _SHARED_NAMES = frozenset({"<string>", "<stdin>", "<console>"})
 
 
+@per_pass  # asked for each name a statement reads: each file statted and looked up once a pass
 def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source:
     """The current text of `filename` ("" when there is none: exec, `python -c`)."""
     if filename in _SHARED_NAMES:
         return _NONE
-    read = _READ.get()
-    hit = read.get(filename) if read is not None else None
-    if hit is not None:
-        remember(file_state, (filename,), hit[0])
-        return hit[1]
-    state = witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
+    witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
     text = current_text(filename, module_globals)
-    src = parse(text) if text else _NONE
-    if read is not None:
-        read[filename] = (state, src)
-    return src
-
-
-# The texts one outermost fingerprinting read (`one_reading`), with the state
-# each was read at: asked again for every name a statement reads (tens of
-# thousands of times for a module of a few steps), a file is statted and
-# looked up once. What it was read at is what the witness keeps: a file
-# edited meanwhile is a change at the next check, as when read afresh.
-_READ: ContextVar[dict[str, tuple[object, Source]] | None] = ContextVar(
-    "durable_sources_read", default=None
-)
-
-
-@contextmanager
-def one_reading() -> Iterator[None]:
-    """Within it (the outermost one counts), each file is read once."""
-    token = _READ.set({}) if _READ.get() is None else None
-    try:
-        yield
-    finally:
-        if token is not None:
-            _READ.reset(token)
+    return parse(text) if text else _NONE
 
 
 def current_text(filename: str, module_globals: Mapping[str, Any] | None) -> str:

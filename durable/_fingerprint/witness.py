@@ -56,12 +56,16 @@ class Witness:
         # A call made again (a file read for its function, then for a
         # global's statement) is checked once, unless it gave another value
         # meanwhile: then both are kept, and both checked.
-        key = _call_key(fn, args)
+        key = call_key(fn, args)
         seen = self._seen.get(key, _UNSET)  # keys compare as str, int or by identity
         if seen is not _UNSET and (seen is value or same(seen, value)):
             return
         self._seen[key] = value
         (self.files if fn is file_state else self.calls).append((fn, args, value))
+
+    def absorbed(self) -> Iterator[Witness]:
+        """The witnesses forwarded into this one."""
+        return iter(self._absorbed.values())
 
     @property
     def alone(self) -> bool:
@@ -145,7 +149,7 @@ def forward(inner: Witness) -> None:
         outer._absorbed[id(inner)] = inner
 
 
-def _call_key(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
+def call_key(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
     """A call's key, exact: the function and each argument by identity (an
     id cannot be taken by another object meanwhile: the first call's objects
     are held in `calls`), except a string, a function, a builtin and a
