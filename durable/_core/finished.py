@@ -21,3 +21,4 @@ def lower(ctx: RunState, dropped: Iterable[Position]) -> None:
         return
     note(manifest.extra, [p for p in ctx.records if p not in gone])
     write_manifest(ctx.store, manifest)
+    ctx.attempt, ctx.committed = manifest.extra["attempt"], 0  # the records after carry the new note

@@ -123,8 +123,21 @@ class RunLog:
         return self._fd is not None and self._pid == pid
 
     def hold(self, level: str, interval: float) -> None:
-        """A run starts: keep the file open, sync it under `level`."""
+        """A run starts: keep the file open, sync it under `level`. What
+        the file holds is synced first: a writer killed under "batch" or
+        "none" may have left records no sync covered, which the run is
+        about to note as its own (`noted`), and a power loss would take."""
         self.syncer.level, self.syncer.interval, self.held = level, interval, True
+        if level == "none":
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
+        except FileNotFoundError:  # a new run: nothing to sync
+            return
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
 
     def release(self) -> None:
         """A run ends (completed, suspended, failed): make what it wrote

@@ -4,15 +4,26 @@ ranges). A reader that finds fewer (`lost`) knows records were deleted or
 lost since: a resume refuses rather than run those finished steps again
 (`_core.outcome.records_kept`), a completed run's history rather than show
 a shorter one. The engine notes them when an attempt starts, when it ends,
-and before a rerun drops records (`_core.finished.lower`)."""
+and before a rerun drops records (`_core.finished.lower`).
+
+An attempt killed (`kill -9`) notes nothing when it ends: each record it
+writes carries (`carry`) the note's token (`attempt`, new at each note) and
+how many records were written under it before that one began, so a resume
+after the kill knows at least how many that attempt made (`short`). A
+record lost since is found unless it was the last one written: the records
+a kill leaves are a prefix of those written, and no later one tells of it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptRecordError, IntegrityError
 from .keys import Position, top_level
+
+if TYPE_CHECKING:
+    from .records import StepRecord
 
 DAMAGE = (CorruptRecordError, IntegrityError)
 # Past this many ranges (a run with many gaps) only the count is kept: the
@@ -32,9 +43,11 @@ def note(
     durability `level` "none" nothing is noted: a power loss may take a
     record nobody deleted, and the step runs again (docs/storage.md)."""
     if level == "none":
-        extra.pop("operations", None)
-        extra.pop("finished", None)
+        for key in ("operations", "finished", "attempt"):
+            extra.pop(key, None)
         return
+    # The records written from now on carry it: short, since every one does.
+    extra["attempt"] = os.urandom(6).hex()
     damaged = getattr(error, "position", None) if isinstance(error, DAMAGE) else None
     kept = [p for p in records if p != damaged]
     extra["operations"] = len(kept)
@@ -56,6 +69,35 @@ def lost(extra: Mapping[str, Any], records: Iterable[Position]) -> tuple[int, li
     if not isinstance(expected, int) or (not gone and len(found) >= expected):
         return None
     return expected, gone
+
+
+def carry(extra: dict[str, Any], token: str, before: int) -> dict[str, Any]:
+    """A record's `extra` with what it carries: the note's `token`, and how
+    many records were written under it `before` this one's write began
+    (written in full: threads writing at once count none of each other's)."""
+    return {**extra, CARRIED: [token, before]}
+
+
+def short(extra: Mapping[str, Any], records: Mapping[Position, StepRecord]) -> tuple[int, int] | None:
+    """(how many records the attempt that last noted made at least, as its
+    records carry, how many of them are in the store), or None when none is
+    missing. Reads every record: for a resume after a killed attempt only."""
+    token = extra.get("attempt")
+    if not isinstance(token, str):
+        return None
+    made = found = 0
+    for pos in list(records):
+        try:
+            mark = records[pos].extra.get(CARRIED)
+        except DAMAGE:  # there, and refused when the run reaches it: not lost
+            found += 1
+            continue
+        if type(mark) is list and len(mark) == 2 and mark[0] == token and type(mark[1]) is int:
+            found, made = found + 1, max(made, mark[1] + 1)
+    return (made, found) if found < made else None
+
+
+CARRIED = "noted"
 
 
 def _ranges(tops: list[int]) -> list[list[int]]:
