@@ -34,6 +34,7 @@ class RunState(Compared):
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
     # How many of those ended calls that gave up; the call that made the rest (`attempts`).
     given_up: dict[Position, int] = field(default_factory=dict)
+    budgets: dict[Position, int] = field(default_factory=dict)  # the retries= a budget was opened with
     tried_by: dict[Position, tuple[str, str]] = field(default_factory=dict)
     failed_children: dict[Position, Any] = field(default_factory=dict)  # the runs that failed there
     # A sleep's timer: (wake-up time, digest of its duration; None in an old record).
@@ -43,10 +44,9 @@ class RunState(Compared):
     fingerprints: dict[int, str] = field(default_factory=dict)
     # id(spec) -> (spec, fingerprint) of steps called the definition misses (`fingerprint_in`).
     unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)
-    # The positions looked up in this attempt (replayed, or live): a rerun
-    # never discards their records, which the run has used or is making.
-    # Kept once a position is taken from an asyncio task (`in_tasks`): until
-    # then lookups come in position order, and none is after the one changed.
+    # The positions looked up in this attempt (replayed, or live): a rerun never discards their
+    # records, which the run has used or is making. Kept once a position is taken from an
+    # asyncio task (`in_tasks`): until then lookups come in position order, none after the change.
     seen: set[Position] = field(default_factory=set)
     # Positions a rerun discarded in this attempt after the changed one: a child there runs afresh.
     discarded: set[Position] = field(default_factory=set)

@@ -316,6 +316,8 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
             ctx.failures[pos], given_up = rec.attempts, rec.extra.get("given_up")
             if isinstance(given_up, int):  # else written before retry budgets were kept
                 ctx.given_up[pos] = given_up
+            if type(rec.extra.get("retries")) is int:  # else written before budgets kept theirs
+                ctx.budgets[pos] = rec.extra["retries"]
             if rec.args_digest is not None:  # else written before they kept their call
                 ctx.tried_by[pos] = (rec.fingerprint, rec.args_digest)
             if "child" in rec.extra:  # a rerun discarding it removes that run (`discarded`)
