@@ -211,6 +211,12 @@ class LocalStore(Store):
         level = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
 
+    def sync_records(self, workflow: str, run_id: str) -> None:
+        try:
+            self.records(workflow, run_id).log.sync_file()
+        except OSError as e:
+            raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
+
     def end_run(self, workflow: str, run_id: str) -> None:
         records = self._logs.get((workflow, run_id))
         if records is not None:

@@ -128,8 +128,11 @@ class RunLog:
         "none" may have left records no sync covered, which the run is
         about to note as its own (`noted`), and a power loss would take."""
         self.syncer.level, self.syncer.interval, self.held = level, interval, True
-        if level == "none":
-            return
+        if level != "none":
+            self.sync_file()
+
+    def sync_file(self) -> None:
+        """What the file holds, durable now, whoever wrote it."""
         try:
             fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
         except FileNotFoundError:  # a new run: nothing to sync
