@@ -57,7 +57,7 @@ class RunState(Compared):
     created: float | None = None
     replayed: int = 0
     executed: int = 0
-    attempt: str | None = None  # its manifest's note's token, and how many records were
+    attempt: int | None = None  # its manifest's note's token, and how many records were
     committed: int = 0  # written under it: each record carries both (`noted.carry`)
     first_live: int | None = None  # top-level position of the first live operation
     open: bool = False  # True while the workflow body runs

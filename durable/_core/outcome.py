@@ -21,6 +21,7 @@ from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
+from .recorded import Recorded
 from .replay import load_context
 
 
@@ -74,7 +75,9 @@ def records_kept(ctx: RunState, manifest: RunRecord, level: str) -> RunState:
     nothing runs. Else the records found are noted for this attempt, run
     under durability `level`."""
     missing = lost(manifest.extra, ctx.records)
-    killed = short(manifest.extra, ctx.records) if manifest.status == "running" else None
+    killed = None
+    if manifest.status == "running" and isinstance(ctx.records, Recorded):  # killed: not noted
+        killed = short(manifest.extra, ctx.records.marks())
     if missing is None and killed is None:
         note(manifest.extra, ctx.records, level=level)  # written by `start`
         return ctx

@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import CorruptRecordError, IntegrityError
 from .keys import Position, top_level
-
-if TYPE_CHECKING:
-    from .records import StepRecord
 
 DAMAGE = (CorruptRecordError, IntegrityError)
 # Past this many ranges (a run with many gaps) only the count is kept: the
@@ -46,8 +43,9 @@ def note(
         for key in ("operations", "finished", "attempt"):
             extra.pop(key, None)
         return
-    # The records written from now on carry it: short, since every one does.
-    extra["attempt"] = os.urandom(6).hex()
+    # The records written from now on carry it: one int with their count
+    # (`carry`), the cheapest mark to write and to read back.
+    extra["attempt"] = int.from_bytes(os.urandom(4), "big") >> 1
     damaged = getattr(error, "position", None) if isinstance(error, DAMAGE) else None
     kept = [p for p in records if p != damaged]
     extra["operations"] = len(kept)
@@ -71,33 +69,33 @@ def lost(extra: Mapping[str, Any], records: Iterable[Position]) -> tuple[int, li
     return expected, gone
 
 
-def carry(extra: dict[str, Any], token: str, before: int) -> dict[str, Any]:
+def carry(extra: dict[str, Any], token: int, before: int) -> dict[str, Any]:
     """A record's `extra` with what it carries: the note's `token`, and how
     many records were written under it `before` this one's write began
     (written in full: threads writing at once count none of each other's)."""
-    return {**extra, CARRIED: [token, before]}
+    return {**extra, CARRIED: token << 32 | min(before, COUNTED)}
 
 
-def short(extra: Mapping[str, Any], records: Mapping[Position, StepRecord]) -> tuple[int, int] | None:
-    """(how many records the attempt that last noted made at least, as its
-    records carry, how many of them are in the store), or None when none is
-    missing. Reads every record: for a resume after a killed attempt only."""
+def short(extra: Mapping[str, Any], marks: Iterable[object]) -> tuple[int, int] | None:
+    """(how many records the attempt that last noted made at least, as the
+    `marks` its records carry tell, how many of them are in the store), or
+    None when none is missing. A record whose mark cannot be read (`THERE`:
+    damaged, refused when the run reaches it) is there, not lost."""
     token = extra.get("attempt")
-    if not isinstance(token, str):
+    if type(token) is not int:
         return None
     made = found = 0
-    for pos in list(records):
-        try:
-            mark = records[pos].extra.get(CARRIED)
-        except DAMAGE:  # there, and refused when the run reaches it: not lost
+    for mark in marks:
+        if mark is THERE:
             found += 1
-            continue
-        if type(mark) is list and len(mark) == 2 and mark[0] == token and type(mark[1]) is int:
-            found, made = found + 1, max(made, mark[1] + 1)
+        elif type(mark) is int and mark >> 32 == token:
+            found, made = found + 1, max(made, (mark & COUNTED) + 1)
     return (made, found) if found < made else None
 
 
 CARRIED = "noted"
+COUNTED = (1 << 32) - 1  # a count past it is kept as it: a lower bound still
+THERE = object()
 
 
 def _ranges(tops: list[int]) -> list[list[int]]:
