@@ -120,9 +120,9 @@ def _killed(
     how: str = "run",
     which: str = "flow",
 ) -> list[int]:
-    """Run (or resume) r under durability `level` in a child process killed
-    (SIGKILL) inside part `kill_at`, then a power loss if asked; the parts
-    it executed."""
+    """Run (or resume) the workflow `which` under durability `level` in a
+    child process killed (SIGKILL) where `_count(kill_at)` is, then a power
+    loss if asked; what it counted."""
     log = tmp_path / "ran.log"
     log.write_text("")
     env = dict(
@@ -161,10 +161,8 @@ def test_a_power_loss_after_a_killed_batch_attempt_was_noted_loses_no_run(tmp_pa
     # machine: the power loss keeps what was synced.
     assert _killed(tmp_path, kill_at=3, level="batch", power_loss=True, how="resume") == [3]
     ran.clear()
-    run = flow.with_options(store=durable.open_store(tmp_path / "s", durability="batch")).resume(
-        "r"
-    )
-    assert run.value == 100 and ran == [3, 4]
+    store = durable.open_store(tmp_path / "s", durability="batch")
+    assert flow.with_options(store=store).resume("r").value == 100 and ran == [3, 4]
 
 
 @pytest.mark.slow
