@@ -123,13 +123,8 @@ class RunLog:
         return self._fd is not None and self._pid == pid
 
     def hold(self, level: str, interval: float) -> None:
-        """A run starts: keep the file open, sync it under `level`. What
-        the file holds is synced first: a writer killed under "batch" or
-        "none" may have left records no sync covered, which the run is
-        about to note as its own (`noted`), and a power loss would take."""
+        """A run starts: keep the file open, sync it under `level`."""
         self.syncer.level, self.syncer.interval, self.held = level, interval, True
-        if level != "none":
-            self.sync_file()
 
     def sync_file(self) -> None:
         """What the file holds, durable now, whoever wrote it."""
