@@ -1,6 +1,6 @@
 """The live run: the engine's mutable `RunState`, held in ContextVars so that two runs
-in one process (threads or asyncio tasks) never see each other's state, and
-`RunContext`, the read-only view of it that `durable.current_run()` hands to user code."""
+in one process (threads, asyncio tasks) never see each other's state, and `RunContext`,
+the read-only view of it that `durable.current_run()` hands to user code."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ class RunState(Compared):
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
     # How many of those ended calls that gave up; the call that made the rest (`attempts`).
     given_up: dict[Position, int] = field(default_factory=dict)
+    budgets: dict[Position, int] = field(default_factory=dict)  # the retries= a budget was opened with
     tried_by: dict[Position, tuple[str, str]] = field(default_factory=dict)
     failed_children: dict[Position, Any] = field(default_factory=dict)  # the runs that failed there
     # A sleep's timer: (wake-up time, digest of its duration; None in an old record).
@@ -41,13 +42,11 @@ class RunState(Compared):
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)
-    # id(spec) -> (spec, fingerprint) of the steps called that the
-    # definition does not reach by name (`StepSpec.fingerprint_in`).
+    # id(spec) -> (spec, fingerprint) of steps called the definition misses (`fingerprint_in`).
     unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)
-    # The positions looked up in this attempt (replayed, or live): a rerun
-    # never discards their records, which the run has used or is making.
-    # Kept once a position is taken from an asyncio task (`in_tasks`): until
-    # then lookups come in position order, and none is after the one changed.
+    # The positions looked up in this attempt (replayed, or live): a rerun never discards their
+    # records, which the run has used or is making. Kept once a position is taken from an
+    # asyncio task (`in_tasks`): until then lookups come in position order, none after the change.
     seen: set[Position] = field(default_factory=set)
     # Positions a rerun discarded in this attempt after the changed one: a child there runs afresh.
     discarded: set[Position] = field(default_factory=set)
@@ -58,6 +57,8 @@ class RunState(Compared):
     created: float | None = None
     replayed: int = 0
     executed: int = 0
+    attempt: int | None = None  # its manifest's note's token, and how many records were
+    committed: int = 0  # written under it: each record carries both (`noted.carry`)
     first_live: int | None = None  # top-level position of the first live operation
     open: bool = False  # True while the workflow body runs
     _root: Scope | None = field(default=None, repr=False)
@@ -72,8 +73,7 @@ class RunState(Compared):
     argument_values: tuple[Any, ...] = ()  # a step's closure may hold (`bound.held_by`)
     bodies: tuple[Any, ...] = ()  # `bound.Body`s whose locals a step may read
     inputs: dict[str, Any] = field(default_factory=dict)  # resume answers to `wait_for` (`inputs`)
-    # A child run's: the `inputs` of the runs that called it, outermost
-    # first. An answer the child uses is used up for them too.
+    # A child run's: its callers' `inputs`, outermost first (an answer it uses is used up there too).
     callers_inputs: list[dict[str, Any]] = field(default_factory=list)
     awaited: frozenset[str] = frozenset()  # the waits it or a caller stopped at (`inputs`)
     caller: RunState | None = None  # a child run's parent: a cancel of it stops the child too

@@ -20,4 +20,6 @@ def lower(ctx: RunState, dropped: Iterable[Position]) -> None:
     if manifest is None or "operations" not in manifest.extra:
         return
     note(manifest.extra, [p for p in ctx.records if p not in gone])
+    ctx.store.sync_records(ctx.workflow, ctx.run_id)  # under "batch", some may not be yet
     write_manifest(ctx.store, manifest)
+    ctx.attempt, ctx.committed = manifest.extra["attempt"], 0  # the records after carry the new note

@@ -14,6 +14,7 @@ from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.manifest import write_manifest
+from .._storage.noted import note
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
 from .arguments import encode_arguments
@@ -29,10 +30,15 @@ def start(
     bound: inspect.BoundArguments,
     digests: dict[str, str],
     parent: dict[str, Any] | None = None,
+    level: str | None = None,
 ) -> RunRecord:
+    """The manifest of an attempt starting, written: a resumed run's has
+    noted the records found (`outcome.records_kept`), a new run's notes
+    none, under durability `level`."""
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
+        note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)
     manifest.fingerprint = definition.fingerprint

@@ -15,12 +15,13 @@ from .._storage.base import Store
 from .._storage.files import first_stale
 from .._storage.keys import manifest_key, position_key
 from .._storage.manifest import decode_manifest
-from .._storage.noted import lost, note
+from .._storage.noted import lost, note, short
 from .._storage.records import RunRecord, load_stored
 from ..errors import CorruptRecordError, DefinitionChangedError, IntegrityError
 from .arguments import changed_arguments, recorded_arguments
 from .context import Run, RunState
 from .definition import Definition
+from .recorded import Recorded
 from .replay import load_context
 
 
@@ -74,19 +75,28 @@ def records_kept(ctx: RunState, manifest: RunRecord, level: str) -> RunState:
     nothing runs. Else the records found are noted for this attempt, run
     under durability `level`."""
     missing = lost(manifest.extra, ctx.records)
-    if missing is None:
+    killed = None
+    if manifest.status == "running" and isinstance(ctx.records, Recorded):  # killed: not noted
+        killed = short(manifest.extra, ctx.records.marks())
+    if missing is None and killed is None:
         note(manifest.extra, ctx.records, level=level)  # written by `start`
         return ctx
-    expected, gone = missing
-    found = len(ctx.records)
-    where = "none of their records is in the store"
-    if found:
-        at = f" (none at position {', '.join(map(str, gone[:10]))})" if gone else ""
-        where = f"only {found} of their records are in the store{at}"
+    if missing is not None:
+        expected, gone = missing
+        found = len(ctx.records)
+        where = "none of their records is in the store"
+        if found:
+            at = f" (none at position {', '.join(map(str, gone[:10]))})" if gone else ""
+            where = f"only {found} of their records are in the store{at}"
+        said = f"it noted {expected} finished operations when its last attempt {_ended(manifest)}"
+    else:
+        assert killed is not None
+        (made, found), gone = killed, []
+        said = f"its last attempt, which did not end, made at least {made} records (as they tell)"
+        where = f"only {found} of them are in the store"
     why = (
-        f"it noted {expected} finished operations when its last attempt {_ended(manifest)}, "
-        f"and {where}: {'the others were' if found else 'they were'} deleted or lost since, "
-        "and a resume would run them again"
+        f"{said}, and {where}: {'the others were' if found else 'they were'} deleted or lost "
+        "since, and a resume would run them again"
     )
     first = gone[0] if gone else 0
     fork = shell_words("fork", ctx.run_id, "--workflow", ctx.workflow, "--at", first)

@@ -11,6 +11,7 @@ from collections.abc import Iterator, MutableMapping
 
 from .._storage.base import Store
 from .._storage.keys import Position, format_position, record_name
+from .._storage.noted import CARRIED, DAMAGE, THERE
 from .._storage.records import NO_EXTRA, NO_ITEMS, StepRecord, intact_body, unseal
 from ..errors import CorruptRecordError
 
@@ -54,6 +55,8 @@ class Recorded(MutableMapping[Position, StepRecord]):
             rec = self._decoded[pos] = decode_step_record(
                 self._store, raw, self._run_id, pos, interned=False
             )
+            if CARRIED in rec.extra:
+                shed(rec)
         except BaseException:
             self._raw[pos] = raw  # asked again, it is refused again
             raise
@@ -87,6 +90,21 @@ class Recorded(MutableMapping[Position, StepRecord]):
 
     def __repr__(self) -> str:
         return f"<records: {len(self._decoded)} decoded, {len(self._raw)} not yet>"
+
+    def marks(self) -> Iterator[object]:
+        """The mark each record carries (`noted.short`), decoded apart from
+        the replay's decode, which sheds it; `THERE` for one that is damaged
+        or decoded already."""
+        for _ in list(self._decoded):
+            yield THERE
+        for pos, raw in list(self._raw.items()):
+            assert self._store is not None  # bytes are only kept with their store
+            try:
+                rec = decode_step_record(self._store, raw, self._run_id, pos, interned=False)
+            except DAMAGE:
+                yield THERE
+            else:
+                yield rec.extra.get(CARRIED)
 
 
 def decode_step_record(
@@ -128,4 +146,13 @@ def kept(rec: StepRecord) -> StepRecord:
         rec.artifacts = NO_ITEMS
     if not rec.extra:
         rec.extra = NO_EXTRA
+    elif CARRIED in rec.extra:
+        shed(rec)
     return rec
+
+
+def shed(rec: StepRecord) -> None:
+    """A record as a run keeps it: without the mark it carries, which only
+    `noted.short` reads, from its bytes (a replay keeps every record)."""
+    extra = rec.extra
+    rec.extra = NO_EXTRA if len(extra) == 1 else {k: v for k, v in extra.items() if k != CARRIED}

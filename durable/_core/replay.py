@@ -23,6 +23,7 @@ from .._storage.keys import (
     timer_name,
     top_level,
 )
+from .._storage.noted import carry
 from .._storage.records import (
     StepRecord,
     seal_record,
@@ -248,12 +249,15 @@ def commit(
     try:
         if persist and record.encoding is None:
             encode_into(ctx, record, value)  # a blob, for a large value
+        if ctx.attempt is not None:  # what a resume after a kill finds it made
+            record.extra = carry(record.extra, ctx.attempt, ctx.committed)
         data = seal_record(record.to_bytes(), ctx.store.signing_key)
         name = record_name(record.position)
         existing = ctx.store.save_record(ctx.workflow, ctx.run_id, name, data)
     except LeaseLostError as e:  # checked before each write; `e.written` if found after one
         raise lease_lost(ctx, record.position, e) from None
     ctx.executed += live
+    ctx.committed += existing is None
     if live and ctx.watched:  # `notify.executed` returns at once otherwise
         notify.executed(ctx, record)
     if existing is not None and persist:
@@ -312,6 +316,8 @@ def load_context(store: Store, workflow: str, run_id: str, policy: str) -> RunSt
             ctx.failures[pos], given_up = rec.attempts, rec.extra.get("given_up")
             if isinstance(given_up, int):  # else written before retry budgets were kept
                 ctx.given_up[pos] = given_up
+            if type(rec.extra.get("retries")) is int:  # else written before budgets kept theirs
+                ctx.budgets[pos] = rec.extra["retries"]
             if rec.args_digest is not None:  # else written before they kept their call
                 ctx.tried_by[pos] = (rec.fingerprint, rec.args_digest)
             if "child" in rec.extra:  # a rerun discarding it removes that run (`discarded`)

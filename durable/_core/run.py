@@ -161,8 +161,14 @@ def run_locked(
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     before = copy_manifest(manifest)
     started = time.time()
-    manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent)
+    # Opened first: what it holds is made durable before `start` notes it.
     store.open_run(flow.name, run_id, level)  # `finish` ends it
+    try:
+        manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent, level)
+    except BaseException:
+        store.end_run(flow.name, run_id)
+        raise
+    ctx.attempt = manifest.extra.get("attempt")  # `noted.carry`
     ctx.fingerprints = definition.by_spec
     ctx.lease, ctx.created = lease, manifest.created
     fp = definition.fingerprint

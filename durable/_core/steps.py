@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from .._errortext import warn
@@ -23,7 +24,7 @@ from .identity import call_digest, changed_in_place
 from .loadback import PRUNED, load_value
 from .plan import Call, Plan, drive_sync
 from .replay import commit, lookup, reopen
-from .retry import retrying
+from .retry import RetryPolicy, retrying
 from .spec import StepSpec
 
 
@@ -34,7 +35,8 @@ def call_sync(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict
     found = replay_or_prepare(ctx, spec, args, kwargs, None)
     if type(found) is not _Live:
         return found
-    if spec.direct:  # most steps: their one try runs without a plan
+    # Most steps: their one try runs without a plan; not one resuming a budget of more.
+    if spec.direct and not (ctx.budgets and found.pos in ctx.budgets):
         return _run_once(ctx, spec, args, kwargs, found)
     return drive_sync(_live_plan(ctx, spec, args, kwargs, found))
 
@@ -121,8 +123,8 @@ def _live_plan(
     tries = _Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)
-    look = cancel.look(ctx) if spec.retry.retries else None  # a delay only a retry waits
-    value = yield from retrying(spec.retry, call, tries.failed, tries.used, look)
+    look = cancel.look(ctx) if tries.policy.retries else None  # a delay only a retry waits
+    value = yield from retrying(tries.policy, call, tries.failed, tries.used, look)
     return tries.finish(value, ticket, (args, kwargs))
 
 
@@ -153,9 +155,12 @@ class _Tries:
     and `_run_once`): the scope a try runs in, what a failed try records
     and announces, and the record of the output."""
 
-    __slots__ = ("ctx", "failures", "found", "given_up", "live", "spec", "started", "used", "watch")
+    __slots__ = (
+        "ctx", "failures", "found", "given_up", "live", "policy", "spec", "started", "used", "watch"
+    )  # fmt: skip
     ctx: RunState
     spec: StepSpec
+    policy: RetryPolicy  # the step's, or the one its open budget was opened with
     live: _Live
     failures: list[Attempt]
     used: int
@@ -179,6 +184,10 @@ class _Tries:
             self.given_up = earlier - self.used
         else:  # no try failed at pos (most calls): nothing used, nothing given up
             self.failures, self.used, self.given_up = [], 0, 0
+        # An open budget keeps the retries= it was opened with, whatever the
+        # code says now: a resume makes the tries left of it, at least one.
+        kept = ctx.budgets.get(live.pos) if self.used else None
+        self.policy = spec.retry if kept is None else replace(spec.retry, retries=kept)
         self.started, self.found, self.watch = now(), [], None
         return self
 
@@ -199,11 +208,13 @@ class _Tries:
             return False  # a refusal inside the step body is not the step failing
         failures, started = self.failures, self.started
         failures.append(attempt_record(exc))
-        again = spec.retry.again(exc, n)
+        again = self.policy.again(exc, n)
         ended = self.given_up if again else None  # None: this call gives up, its budget ends
-        call = (self.live.fp, self.live.digest)
-        save_failures(ctx, pos, failures, name=spec.name, started=started, given_up=ended, call=call)
-        wait = spec.retry.wait(n) if again else None
+        call, kept = (self.live.fp, self.live.digest), {"retries": self.policy.retries}
+        save_failures(
+            ctx, pos, failures, name=spec.name, started=started, given_up=ended, extra=kept, call=call
+        )
+        wait = self.policy.wait(n) if again else None
         tried = len(failures) - 1  # counting the tries of earlier attempts of the run
         notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait)
         return True

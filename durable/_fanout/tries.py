@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .._core import cancel, notify
@@ -40,6 +41,8 @@ class Tries:
         spec = step_spec(fn)
         self.policy = spec.retry if spec is not None else RetryPolicy()
         self.used: dict[int, int] = {}  # tries of its budget made, by item index
+        # An item's open budget kept from before: the retries= it was opened with.
+        self.policies: dict[int, RetryPolicy] = {}
 
     def again(self, index: int, exc: Exception) -> float | None:
         """After the item at index failed with exc: the seconds to wait before
@@ -48,13 +51,13 @@ class Tries:
         could not be sent back would fail again: the item gives up."""
         if isinstance(exc, ControlFlow):
             return None
-        n = self.used.get(index, 0)
-        retry = not isinstance(exc, SerializationError) and self.policy.again(exc, n)
+        n, policy = self.used.get(index, 0), self.policies.get(index, self.policy)
+        retry = not isinstance(exc, SerializationError) and policy.again(exc, n)
         self.kept(index, exc, retry)
         if not retry:
             return None
         self.between_tries()
-        wait = self.policy.wait(n)
+        wait = policy.wait(n)
         self.told(index, exc, wait)  # before the count moves on: the failed try's number
         self.used[index] = n + 1
         return wait
@@ -105,7 +108,8 @@ class KeptTries(Tries):
         self.digests: dict[int, str] = {}
         self.written: set[int] = set()  # indexes holding a record of this block's
         self.ids: dict[int, Any] = {}  # each item's budget's record id (`moves.mark`)
-        self.found = self._found() if self.policy.retries else {}
+        # Read whatever the code's retries: a budget kept keeps its own.
+        self.found = self._found()
 
     def _found(self) -> dict[str, dict[int, StepRecord]]:
         """The tries records of this code, by item digest, then by index."""
@@ -144,6 +148,9 @@ class KeptTries(Tries):
         # A record without a count is no record of this rule's: nothing used.
         self.given_up[index] = given_up if isinstance(given_up, int) else earlier
         self.used[index] = budget_spent(earlier, self.given_up[index])
+        retries = rec.extra.get("retries")
+        if self.used[index] and type(retries) is int:  # else one kept before budgets kept theirs
+            self.policies[index] = replace(self.policy, retries=retries)
         return (at, rec) if at != index else None
 
     def key(self, index: int) -> str:
@@ -167,7 +174,8 @@ class KeptTries(Tries):
         return self.digests.get(index) or self.digests.setdefault(index, self.digest_of(index))
 
     def kept(self, index: int, exc: Exception, retry: bool) -> None:
-        if not self.policy.retries:
+        retries = self.policies.get(index, self.policy).retries
+        if not retries:
             return  # no budget to keep: the first failure ends the item
         failures = self.failures.setdefault(index, [])
         failures.append(attempt_record(exc))
@@ -176,7 +184,8 @@ class KeptTries(Tries):
         rec.attempts = failures
         self.ids[index] = mark(rec, self.ids.get(index))
         # As a step's (`attempts.save_failures`): a call that gives up ends its budget.
-        rec.extra.update(index=index, given_up=self.given_up.get(index, 0) if retry else len(failures))
+        given_up = self.given_up.get(index, 0) if retry else len(failures)
+        rec.extra.update(index=index, given_up=given_up, retries=retries)
         self.write(index, rec)
 
     def told(self, index: int, exc: Exception, wait: float) -> None:

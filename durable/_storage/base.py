@@ -160,8 +160,11 @@ class Store:
         return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
-        """A run starts writing records: under `durability` (else the
-        store's level). Only a local log has anything to do."""
+        """A run starts writing records: under `durability` (else the store's level)."""
+
+    def sync_records(self, workflow: str, run_id: str) -> None:
+        """The run's records durable now, whatever its level, before a note
+        promises them (`noted`). Every PUT of an object store already is."""
 
     def end_run(self, workflow: str, run_id: str) -> None:
         """A run ends, suspends or fails: what it wrote is made durable under

@@ -6,8 +6,9 @@
   flight waits for the next one that covers its write (group commit).
 - `"batch"`: every record is written at once (a process crash loses
   nothing) and made durable together at most every `sync_interval` seconds
-  and at every run end, suspension or failure: a power loss may lose the
-  last interval, never corrupt what is kept (entries are CRC-checked). A
+  and at every run end, suspension or failure, and before a run notes its
+  records (`noted`): a power loss may lose the last interval, never
+  corrupt what is kept (entries are CRC-checked), nor a record noted. A
   record written within the interval is synced when it runs out, by the
   next write or, if none comes first (a long step), by a timer thread.
 - `"none"`: never fsync; a power loss may lose any record not yet flushed

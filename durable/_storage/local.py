@@ -210,6 +210,16 @@ class LocalStore(Store):
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
         level = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
+        # A writer killed under "batch" or "none" may have left records no
+        # sync covered, which the run is about to note (`noted`).
+        if level != "none":
+            self.sync_records(workflow, run_id)
+
+    def sync_records(self, workflow: str, run_id: str) -> None:
+        try:
+            self.records(workflow, run_id).log.sync_file()
+        except OSError as e:
+            raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
 
     def end_run(self, workflow: str, run_id: str) -> None:
         records = self._logs.get((workflow, run_id))

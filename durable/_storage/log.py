@@ -126,6 +126,17 @@ class RunLog:
         """A run starts: keep the file open, sync it under `level`."""
         self.syncer.level, self.syncer.interval, self.held = level, interval, True
 
+    def sync_file(self) -> None:
+        """What the file holds, durable now, whoever wrote it."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
+        except FileNotFoundError:  # a new run: nothing to sync
+            return
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
+
     def release(self) -> None:
         """A run ends (completed, suspended, failed): make what it wrote
         durable under its level, and close the file."""

@@ -4,10 +4,18 @@ ranges). A reader that finds fewer (`lost`) knows records were deleted or
 lost since: a resume refuses rather than run those finished steps again
 (`_core.outcome.records_kept`), a completed run's history rather than show
 a shorter one. The engine notes them when an attempt starts, when it ends,
-and before a rerun drops records (`_core.finished.lower`)."""
+and before a rerun drops records (`_core.finished.lower`).
+
+An attempt killed (`kill -9`) notes nothing when it ends: each record it
+writes carries (`carry`) the note's token (`attempt`, new at each note) and
+how many records were written under it before that one began, so a resume
+after the kill knows at least how many that attempt made (`short`). A
+record lost since is found unless it was the last one written: the records
+a kill leaves are a prefix of those written, and no later one tells of it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,9 +40,12 @@ def note(
     durability `level` "none" nothing is noted: a power loss may take a
     record nobody deleted, and the step runs again (docs/storage.md)."""
     if level == "none":
-        extra.pop("operations", None)
-        extra.pop("finished", None)
+        for key in ("operations", "finished", "attempt"):
+            extra.pop(key, None)
         return
+    # The records written from now on carry it: one int with their count
+    # (`carry`), the cheapest mark to write and to read back.
+    extra["attempt"] = int.from_bytes(os.urandom(4), "big") >> 1
     damaged = getattr(error, "position", None) if isinstance(error, DAMAGE) else None
     kept = [p for p in records if p != damaged]
     extra["operations"] = len(kept)
@@ -56,6 +67,35 @@ def lost(extra: Mapping[str, Any], records: Iterable[Position]) -> tuple[int, li
     if not isinstance(expected, int) or (not gone and len(found) >= expected):
         return None
     return expected, gone
+
+
+def carry(extra: dict[str, Any], token: int, before: int) -> dict[str, Any]:
+    """A record's `extra` with what it carries: the note's `token`, and how
+    many records were written under it `before` this one's write began
+    (written in full: threads writing at once count none of each other's)."""
+    return {**extra, CARRIED: token << 32 | min(before, COUNTED)}
+
+
+def short(extra: Mapping[str, Any], marks: Iterable[object]) -> tuple[int, int] | None:
+    """(how many records the attempt that last noted made at least, as the
+    `marks` its records carry tell, how many of them are in the store), or
+    None when none is missing. A record whose mark cannot be read (`THERE`:
+    damaged, refused when the run reaches it) is there, not lost."""
+    token = extra.get("attempt")
+    if type(token) is not int:
+        return None
+    made = found = 0
+    for mark in marks:
+        if mark is THERE:
+            found += 1
+        elif type(mark) is int and mark >> 32 == token:
+            found, made = found + 1, max(made, (mark & COUNTED) + 1)
+    return (made, found) if found < made else None
+
+
+CARRIED = "noted"
+COUNTED = (1 << 32) - 1  # a count past it is kept as it: a lower bound still
+THERE = object()
 
 
 def _ranges(tops: list[int]) -> list[list[int]]:
