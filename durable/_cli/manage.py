@@ -78,7 +78,7 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
     if args.json:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
-        print(format.show_text(info, steps))
+        print(format.show_text(info, steps, runs.waiting_child(store, info)))
         _how_to_continue(args, store, info)
     return 0
 
@@ -174,10 +174,6 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         dry_run=args.dry_run,
         workflow=args.workflow,
     )
-    unknown = runs.unknown_workflow(store, args.workflow) if args.workflow and not removed else None
-    if unknown is not None:  # a typo: exit 2, as `durable runs W` does
-        print(f"durable: no runs of workflow {args.workflow} in {store.url}; {unknown}", file=sys.stderr)
-        return 2
     verb = "would remove" if args.dry_run else "removed"
     if removed:
         print(format.runs_table(removed))

@@ -22,7 +22,16 @@ from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import Cancelled, DurableError, SerializationError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
-from .common import UsageError, advised, command, is_refusal, new_namesake, not_the_commands, rerun
+from .common import (
+    UsageError,
+    advised,
+    command,
+    is_refusal,
+    new_namesake,
+    not_the_commands,
+    renamed_runs,
+    rerun,
+)
 from .format import duration, value_text, waiting_line
 from .restart import dropped_line, restart_command
 from .target import load_target
@@ -183,9 +192,8 @@ def _implied_run_id(
         then = f"The store: {folder}" if folder else (
             f"Pass --run-id ({command(args)} {shell_words('runs', wf.name)} lists them)"
         )
-        raise UsageError(
-            f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. {then}"
-        )
+        raise UsageError(f"no unfinished run of {wf.name} in {store.url} to resume; nothing was "
+                         f"executed. {then}" + ("" if folder else renamed_runs(args, store, wf.name)))  # fmt: skip
     return run_id_of(wf, _check_arguments(wf, variables))
 
 

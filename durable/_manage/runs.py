@@ -153,6 +153,17 @@ def namesakes(store: Store, workflow: str, run_id: str, among: str = "") -> dict
     return {w: raw for w in names if (raw := store.load_manifest(w, run_id)) is not None}
 
 
+def waiting_child(store: Store, info: RunInfo) -> RunInfo | None:
+    """The suspended child run a suspended run waits in, at its next
+    position, under the id a child gets unless given one; else None."""
+    if info.status != "suspended" or info.position is None:
+        return None
+    link, run_id = f"{info.workflow}/{info.run_id}@{info.position}", f"{info.run_id}.{info.position}"
+    found = namesakes(store, info.workflow, run_id)
+    children = [_info(store, w, run_id, raw) for w, raw in sorted(found.items())]
+    return next((c for c in children if c.parent == link and c.status == "suspended"), None)
+
+
 def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     """The error of a look at a run that is not there; when the run id exists under
     other workflows it names them: most often the same function started
