@@ -264,7 +264,8 @@ def first_gap(positions: Iterable[int]) -> int:
 
 def summarize_error(error: dict[str, str]) -> str:
     message = (error.get("message") or "").strip().splitlines()
-    return f"{error.get('type', 'Error')}: {message[0] if message else ''}"[:300]
+    kind = error.get("type", "Error")  # alone for one without a message, a KeyboardInterrupt's
+    return (f"{kind}: {message[0]}" if message else kind)[:300]
 
 
 # -- delete ---------------------------------------------------------------------
