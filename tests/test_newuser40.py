@@ -12,6 +12,8 @@ import durable
 from durable._cli.main import main
 
 FLOW = """\
+import os
+
 import durable
 
 
@@ -46,6 +48,20 @@ def asks(n: int = 1) -> str:
 @durable.workflow
 def outer(n: int = 1) -> str:
     return asks(fetch(n))
+
+
+@durable.step
+def finish(n: int) -> int:
+    note("finish")
+    return n * 10
+
+
+@durable.workflow
+def gate(n: int = 1) -> int:
+    x = fetch(n)
+    if os.environ.get("HOLD"):
+        durable.suspend("held")
+    return finish(x)
 
 
 @durable.workflow
@@ -108,6 +124,40 @@ def test_show_of_a_run_suspended_in_a_step_shows_where_it_waits(
         "1", "workflow", "flow.asks (run o1.1)", "suspended", "0", "-", "waits in its child run"
     ]  # fmt: skip
     assert (flow / "counts").read_text() == "fetch\nreview\nfetch\nfetch\nfetch\n"
+
+
+def test_a_suspend_in_the_body_is_not_named_after_the_operation_the_plan_has_there(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suspend() in the body takes no position: the last attempt's plan
+    has the operation after it there (`finish`), which never ran."""
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 0  # its plan: fetch, finish
+    assert main(["fork", "g1", "--at", "1", "--new-run-id", "g2"]) == 0  # the fork keeps it
+    monkeypatch.setenv("HOLD", "1")
+    assert main(["run", "flow.py:gate", "--run-id", "g2", "--resume"]) == 3
+    capsys.readouterr()
+    assert main(["show", "g2"]) == 0
+    assert [r[:4] for r in _rows(capsys.readouterr().out)] == [
+        ["0", "step", "fetch", "completed"], ["1", "-", "suspend()", "suspended"]
+    ]  # fmt: skip
+    assert (flow / "counts").read_text() == "fetch\nfinish\n"
+
+
+def test_a_rerun_that_suspends_before_the_changed_step_says_where_it_waits(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: "suspended at step 3 (position 2)", the first position with no
+    record, behind the changed step's record the rerun had not reached yet."""
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 0
+    (flow / "flow.py").write_text(FLOW.replace("n * 10", "n * 100"))
+    monkeypatch.setenv("HOLD", "1")
+    capsys.readouterr()
+    assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume", "--on-change", "rerun"]) == 3
+    assert "run g1 suspended at step 2 (position 1): held\n" in capsys.readouterr().err
+    monkeypatch.delenv("HOLD")
+    assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume", "--on-change", "rerun"]) == 0
+    assert capsys.readouterr().out == "200\n"
+    assert (flow / "counts").read_text() == "fetch\nfinish\nfinish\n"
 
 
 def test_gc_in_python_of_a_workflow_with_no_runs_says_so_as_the_command_does(

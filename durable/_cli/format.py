@@ -118,7 +118,7 @@ def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | N
     if any(top_level(s.position) == pos and s.status != "pending" for s in out):
         return out  # a retry, a sleep, a block's items: shown as such
     planned = [s for s in out if s.position == pos]
-    row = _running(pos, planned) if info.status == "running" else _waiting(pos, info.reason, planned, child)
+    row = _running(pos, planned) if info.status == "running" else _waiting(pos, info.reason, child)
     return [s for s in out if s not in planned and top_level(s.position) < pos] + [row] + [
         s for s in out if s not in planned and top_level(s.position) > pos
     ]
@@ -130,20 +130,17 @@ def _running(pos: int, planned: list[StepInfo]) -> StepInfo:
                     "not recorded until it ends", None)  # fmt: skip
 
 
-def _waiting(pos: int, reason: str | None, planned: list[StepInfo], child: RunInfo | None) -> StepInfo:
+def _waiting(pos: int, reason: str | None, child: RunInfo | None) -> StepInfo:
     """Where a suspended run waits: in a child run, at its wait_for (an
-    `input` once answered), else at the suspend() in the body or in the
-    step at that position."""
+    `input` once answered), else at a suspend() in the body or in the step
+    at that position (not the plan's name there: a suspend() in the body
+    takes no position, the plan's is the operation after it)."""
     name = waited_input(reason)
     if child is not None:
         return StepInfo(pos, "workflow", child.workflow, "suspended", "", None, None, None, 0, (), None,
                         "waits in its child run", None, child=child.run_id)  # fmt: skip
-    if name is not None:
-        kind, what = "input", f"waits for --input {shell_words(f'{name}=VALUE')}"
-    else:
-        kind, name = (planned[0].kind, planned[0].name) if planned else ("-", "suspend()")
-        what = f"waits: {reason}"
-    return StepInfo(pos, kind, name, "suspended", "", None, None, None, 0, (), None, what, None)
+    kind, what = ("input", f"waits for --input {shell_words(f'{name}=VALUE')}") if name else ("-", f"waits: {reason}")
+    return StepInfo(pos, kind, name or "suspend()", "suspended", "", None, None, None, 0, (), None, what, None)
 
 
 def _outcome(step: StepInfo) -> str:

@@ -124,7 +124,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             )
             run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
         except Suspended as s:
-            return report.suspended(s.reason, s.waiting_for)
+            return report.suspended(s.reason, s.waiting_for, s.position if (s.run_id, s.child) == (run_id, None) else None)
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {id_word(run_id)} was cancelled; it runs again only with --restart")
@@ -250,9 +250,11 @@ class _Report:
         print(value_text(run.value), flush=True)
         return 0
 
-    def suspended(self, reason: str, waiting: str | None) -> int:
+    def suspended(self, reason: str, waiting: str | None, at: object = None) -> int:
+        """`at`: the position it waits at, as the run's own Suspended says; the
+        first unrecorded one may lie past a rerun's records not reached yet."""
         info = self.info()
-        pos = info.position or 0 if info else 0
+        pos = at if isinstance(at, int) else info.position or 0 if info else 0
         self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {reason}")
         answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
         self.say(f"  continue with: {self.rerun} --resume {answer}")
