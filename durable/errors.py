@@ -280,13 +280,13 @@ class Stopped(SystemExit, ControlFlow):
 
     def __init__(self, signum: int | None = None) -> None:
         super().__init__(128 + (signum if signum is not None else signal.SIGINT))
-        self.signum, self.by = signum, "request_stop()" if signum is None else signal.Signals(signum).name
+        self.signum, self._by = signum, "request_stop()" if signum is None else signal.Signals(signum).name
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.signum,))  # its `code` is set by `__init__` only
 
     def __str__(self) -> str:  # not its code alone: a stopped run's error read "Stopped: 130"
-        return f"stopped by {self.by} (exit code {self.code})"
+        return f"stopped by {self._by} (exit code {self.code})"
 
 
 class ArtifactMissingError(DurableError):

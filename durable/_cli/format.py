@@ -111,7 +111,8 @@ def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | N
     """A running or suspended run's next position as a row: a running step
     has no record until it ends, nor has the wait_for or suspend() a run
     stopped at, and a table without it (empty for a run that stopped in its
-    first step) hid where the run is. Its name is the last attempt's plan's, if any."""
+    first step) hid where the run is. A running step's name is the last
+    attempt's plan's, if any."""
     out, pos = list(steps), info.position
     if info.status not in ("running", "suspended") or pos is None:
         return out
