@@ -173,6 +173,8 @@ def test_gc_in_python_of_a_workflow_with_no_runs_says_so_as_the_command_does(
     capsys.readouterr()
     assert main(["gc", "--workflow", "asks", "--status", "suspended"]) == 2
     assert capsys.readouterr().err == f"durable: {e.value}\n"
+    assert main(["runs", "asks"]) == 2  # one check, one text, for every look at a workflow's runs
+    assert capsys.readouterr().err == f"durable: {e.value}\n"
     assert durable.gc(workflow="flow.asks", status="completed") == []  # runs, none of that status
     assert [i.run_id for i in durable.gc(workflow="flow.asks", status="suspended")] == ["g1"]
     with pytest.raises(durable.RunNotFoundError, match="nosuch; there is no such folder"):

@@ -29,9 +29,9 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     # A name that matches nothing exits 2, as a run id does for show, rm,
     # cancel and fork: a script can tell a typo from an empty listing (exit
     # 0: no name given, or --status filtering a workflow that has runs).
-    unknown = runs.unknown_workflow(store, args.workflow) if args.workflow else None
-    if unknown is not None:
-        print(f"durable: {_no_runs(args, store, unknown)}", file=sys.stderr)
+    unknown = runs.no_runs_of(store, args.workflow) if args.workflow else None
+    if unknown is not None:  # the check and the words of `gc(workflow=)`
+        print(f"durable: {unknown}", file=sys.stderr)
         return 2
     if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
         print(_no_runs(args, store), file=sys.stderr)
@@ -52,15 +52,12 @@ def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
     return 1
 
 
-def _no_runs(args: argparse.Namespace, store: Store, unknown: str | None = None) -> str:
+def _no_runs(args: argparse.Namespace, store: Store) -> str:
     """Why the listing is empty: a folder that is not there (a typo in
-    --store), a workflow name no run has (`unknown` says more), or the
-    status filter."""
+    --store), or the status filter."""
     missing = runs.no_folder(store)
     if missing:
         return f"no runs in {store.url}: {missing}"
-    if unknown is not None:
-        return f"no runs of workflow {args.workflow} in {store.url}; {unknown}"
     status = f"{args.status} " if args.status else ""
     of = f" of workflow {args.workflow}" if args.workflow else ""
     below = "" if args.status or args.workflow else store_below(store)

@@ -34,7 +34,7 @@ from ..errors import (
     StorageError,
 )
 from .missing import no_folder as no_folder
-from .missing import unknown_workflow as unknown_workflow
+from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, summaries
 
 
