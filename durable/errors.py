@@ -58,10 +58,9 @@ class RunNotFoundError(DurableError, LookupError):
     def __init__(self, workflow: str, run_id: str, store: str) -> None:
         self.workflow, self.run_id, self.store = workflow, run_id, store
         super().__init__(
-            f"no run {run_id!r} of workflow {workflow!r} in store {store}; "
-            "nothing was executed. Check the run id "
-            f"(`durable {shell_words('runs', workflow)}` lists them) "
-            f"or call the workflow without resume() to start it."
+            f"no run {run_id!r} of workflow {workflow!r} in store {store}; nothing was executed. Check the "
+            f"run id (`durable {shell_words('runs', workflow)}` lists them) or call the workflow without "
+            "resume() to start it."
         )
 
 
@@ -78,8 +77,7 @@ class DefinitionChangedError(DurableError):
     ) -> None:
         self.workflow, self.run_id = workflow, run_id
         self.old_fingerprint, self.new_fingerprint = old, new
-        self.changed_steps = dict(changed)
-        self.changed_arguments = dict(arguments or {})
+        self.changed_steps, self.changed_arguments = dict(changed), dict(arguments or {})
         self.position = position
         if self.changed_arguments:
             super().__init__(arguments_message(workflow, run_id, self.changed_arguments))
@@ -282,10 +280,13 @@ class Stopped(SystemExit, ControlFlow):
 
     def __init__(self, signum: int | None = None) -> None:
         super().__init__(128 + (signum if signum is not None else signal.SIGINT))
-        self.signum = signum
+        self.signum, self._by = signum, "request_stop()" if signum is None else signal.Signals(signum).name
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.signum,))  # its `code` is set by `__init__` only
+
+    def __str__(self) -> str:  # not its code alone: a stopped run's error read "Stopped: 130"
+        return f"stopped by {self._by} (exit code {self.code})"
 
 
 class ArtifactMissingError(DurableError):
@@ -293,9 +294,7 @@ class ArtifactMissingError(DurableError):
     not be run again (`artifacts_policy="refuse"`), or it never appeared."""
 
     def __init__(self, run_id: str, position: Position, step: str, url: str, state: str) -> None:
-        self.run_id = run_id
-        self.position = position
-        self.step = step
+        self.run_id, self.position, self.step = run_id, position, step
         self.url = url
         self.state = state
         if state == "not produced":

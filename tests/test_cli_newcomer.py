@@ -266,7 +266,7 @@ def test_an_empty_listing_says_why(tmp: Path) -> None:
     assert cli(tmp, "run", "flow.py:pipeline", "--run-id", "r1", "--var", "n=1").returncode == 0
     named = cli(tmp, "runs", "pipeline")
     assert named.returncode == 2, named.stderr  # a name that matches nothing
-    assert "no runs of workflow pipeline" in named.stderr
+    assert "no runs of workflow 'pipeline'" in named.stderr
     assert "did you mean flow.pipeline? workflows with runs: flow.pipeline" in named.stderr
     missing = cli(tmp, "--store", "stroe", "runs")
     assert missing.returncode == 2, missing.stderr  # a typo, not an empty store

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Container, Iterator
 
 from .._errortext import PACKAGE, id_word, shell_words
-from .._manage.runs import namesakes, no_folder
+from .._manage.runs import list_runs, namesakes, no_folder
 from .._settings import from_environment
 from .._storage.base import Store
 from .._storage.files import normalise
@@ -183,4 +183,23 @@ def new_namesake(args: argparse.Namespace, store: Store, workflow: str, run_id: 
     return (
         f"  a new run: run {id_word(run_id)} of {' and '.join(others)} is another workflow's "
         f"(a renamed function is another workflow; {show} shows it)"
+    )
+
+
+def renamed_runs(args: argparse.Namespace, store: Store, workflow: str) -> str:
+    """What `--resume` with no run id adds when the workflow has no unfinished
+    run and another workflow of its script or module has: most often the
+    same function before a rename, whose runs stay under its old name."""
+    module = workflow.rpartition(".")[0]
+    others = [w for w in store.workflows() if w != workflow and w.rpartition(".")[0] == module]
+    left = [i for w in others for i in list_runs(store, w) if i.status not in ("completed", "cancelled")]
+    if not left:
+        return ""
+    first, target = left[0], args.target.rpartition(":")[0]
+    show = f"{command(args)} {shell_words('show', first.run_id, '--workflow', first.workflow)}"
+    runs = ", ".join(f"{id_word(i.run_id)} of {i.workflow} ({i.status})" for i in left[:5])
+    return (
+        f"\n  unfinished runs of other workflows of {module}: {runs}{', ...' * (len(left) > 5)}; "
+        f"a renamed function is another workflow: to resume {id_word(first.run_id)}, run the function "
+        f"under its old name, {target}:{first.workflow.rpartition('.')[2]} ({show} shows it)"
     )

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errortext import duration as duration
-from .._errortext import id_word, shell_words, stamp
+from .._errortext import id_word, shell_words, stamp, waited_input
 
 # The JSON builders live with run management (the progress file uses them too).
 from .._manage.document import iso as iso
@@ -76,7 +76,8 @@ def _of_total(info: RunInfo) -> str:
     return f" ({info.top_level} of {info.steps_total} top-level positions)"
 
 
-def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
+def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> str:
+    """`child`: the child run a suspended run waits in (`waiting_child`)."""
     head = [
         f"workflow  {info.workflow}",
         f"run       {info.run_id}",
@@ -97,7 +98,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
             duration(s.duration),
             cell(_outcome(s)),
         ]
-        for s in _with_in_flight(info, steps)
+        for s in _with_in_flight(info, steps, child)
     ]
     body = table(["POS", "KIND", "NAME", "STATUS", "TRIES", "TIME", "OUTPUT / ERROR"], rows)
     files = [
@@ -106,22 +107,41 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo]) -> str:
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
 
 
-def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo]) -> list[StepInfo]:
-    """A running run's next position as a `running` row: its step has no
-    record until it ends, and a table without it (empty for a new run) read
-    as if nothing were running. Its name is the last attempt's plan's, if any."""
+def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None) -> list[StepInfo]:
+    """A running or suspended run's next position as a row: a running step
+    has no record until it ends, nor has the wait_for or suspend() a run
+    stopped at, and a table without it (empty for a run that stopped in its
+    first step) hid where the run is. A running step's name is the last
+    attempt's plan's, if any."""
     out, pos = list(steps), info.position
-    if info.status != "running" or pos is None:
+    if info.status not in ("running", "suspended") or pos is None:
         return out
     if any(top_level(s.position) == pos and s.status != "pending" for s in out):
         return out  # a retry, a sleep, a block's items: shown as such
     planned = [s for s in out if s.position == pos]
-    name, kind = (planned[0].name, planned[0].kind) if planned else ("?", "-")
-    row = StepInfo(pos, kind, name, "running", "", None, None, None, 1, (), None,
-                   "not recorded until it ends", None)  # fmt: skip
+    row = _running(pos, planned) if info.status == "running" else _waiting(pos, info.reason, child)
     return [s for s in out if s not in planned and top_level(s.position) < pos] + [row] + [
         s for s in out if s not in planned and top_level(s.position) > pos
     ]
+
+
+def _running(pos: int, planned: list[StepInfo]) -> StepInfo:
+    name, kind = (planned[0].name, planned[0].kind) if planned else ("?", "-")
+    return StepInfo(pos, kind, name, "running", "", None, None, None, 1, (), None,
+                    "not recorded until it ends", None)  # fmt: skip
+
+
+def _waiting(pos: int, reason: str | None, child: RunInfo | None) -> StepInfo:
+    """Where a suspended run waits: in a child run, at its wait_for (an
+    `input` once answered), else at a suspend() in the body or in the step
+    at that position (not the plan's name there: a suspend() in the body
+    takes no position, the plan's is the operation after it)."""
+    name = waited_input(reason)
+    if child is not None:
+        return StepInfo(pos, "workflow", child.workflow, "suspended", "", None, None, None, 0, (), None,
+                        "waits in its child run", None, child=child.run_id)  # fmt: skip
+    kind, what = ("input", f"waits for --input {shell_words(f'{name}=VALUE')}") if name else ("-", f"waits: {reason}")
+    return StepInfo(pos, kind, name or "suspend()", "suspended", "", None, None, None, 0, (), None, what, None)
 
 
 def _outcome(step: StepInfo) -> str:

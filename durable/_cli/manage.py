@@ -29,9 +29,9 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     # A name that matches nothing exits 2, as a run id does for show, rm,
     # cancel and fork: a script can tell a typo from an empty listing (exit
     # 0: no name given, or --status filtering a workflow that has runs).
-    unknown = runs.unknown_workflow(store, args.workflow) if args.workflow else None
-    if unknown is not None:
-        print(f"durable: {_no_runs(args, store, unknown)}", file=sys.stderr)
+    unknown = runs.no_runs_of(store, args.workflow) if args.workflow else None
+    if unknown is not None:  # the check and the words of `gc(workflow=)`
+        print(f"durable: {unknown}", file=sys.stderr)
         return 2
     if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
         print(_no_runs(args, store), file=sys.stderr)
@@ -52,15 +52,12 @@ def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
     return 1
 
 
-def _no_runs(args: argparse.Namespace, store: Store, unknown: str | None = None) -> str:
+def _no_runs(args: argparse.Namespace, store: Store) -> str:
     """Why the listing is empty: a folder that is not there (a typo in
-    --store), a workflow name no run has (`unknown` says more), or the
-    status filter."""
+    --store), or the status filter."""
     missing = runs.no_folder(store)
     if missing:
         return f"no runs in {store.url}: {missing}"
-    if unknown is not None:
-        return f"no runs of workflow {args.workflow} in {store.url}; {unknown}"
     status = f"{args.status} " if args.status else ""
     of = f" of workflow {args.workflow}" if args.workflow else ""
     below = "" if args.status or args.workflow else store_below(store)
@@ -78,7 +75,7 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
     if args.json:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
-        print(format.show_text(info, steps))
+        print(format.show_text(info, steps, runs.waiting_child(store, info)))
         _how_to_continue(args, store, info)
     return 0
 
@@ -174,10 +171,6 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         dry_run=args.dry_run,
         workflow=args.workflow,
     )
-    unknown = runs.unknown_workflow(store, args.workflow) if args.workflow and not removed else None
-    if unknown is not None:  # a typo: exit 2, as `durable runs W` does
-        print(f"durable: no runs of workflow {args.workflow} in {store.url}; {unknown}", file=sys.stderr)
-        return 2
     verb = "would remove" if args.dry_run else "removed"
     if removed:
         print(format.runs_table(removed))

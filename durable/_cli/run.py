@@ -22,7 +22,16 @@ from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import Cancelled, DurableError, SerializationError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
-from .common import UsageError, advised, command, is_refusal, new_namesake, not_the_commands, rerun
+from .common import (
+    UsageError,
+    advised,
+    command,
+    is_refusal,
+    new_namesake,
+    not_the_commands,
+    renamed_runs,
+    rerun,
+)
 from .format import duration, value_text, waiting_line
 from .restart import dropped_line, restart_command
 from .target import load_target
@@ -115,7 +124,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
             )
             run = asyncio.run(call) if isinstance(bound, AsyncWorkflow) else call
         except Suspended as s:
-            return report.suspended(s.reason, s.waiting_for)
+            return report.suspended(s.reason, s.waiting_for, s.position if (s.run_id, s.child) == (run_id, None) else None)
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {id_word(run_id)} was cancelled; it runs again only with --restart")
@@ -183,9 +192,8 @@ def _implied_run_id(
         then = f"The store: {folder}" if folder else (
             f"Pass --run-id ({command(args)} {shell_words('runs', wf.name)} lists them)"
         )
-        raise UsageError(
-            f"no unfinished run of {wf.name} in {store.url} to resume; nothing was executed. {then}"
-        )
+        raise UsageError(f"no unfinished run of {wf.name} in {store.url} to resume; nothing was "
+                         f"executed. {then}" + ("" if folder else renamed_runs(args, store, wf.name)))  # fmt: skip
     return run_id_of(wf, _check_arguments(wf, variables))
 
 
@@ -242,9 +250,11 @@ class _Report:
         print(value_text(run.value), flush=True)
         return 0
 
-    def suspended(self, reason: str, waiting: str | None) -> int:
+    def suspended(self, reason: str, waiting: str | None, at: object = None) -> int:
+        """`at`: the position it waits at, as the run's own Suspended says; the
+        first unrecorded one may lie past a rerun's records not reached yet."""
         info = self.info()
-        pos = info.position or 0 if info else 0
+        pos = at if isinstance(at, int) else info.position or 0 if info else 0
         self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {reason}")
         answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
         self.say(f"  continue with: {self.rerun} --resume {answer}")

@@ -15,6 +15,7 @@ from .._storage.factory import open_store
 from .._storage.keys import check_names, is_run_object
 from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError
 from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
+from .missing import no_runs_of
 from .parents import parent_here
 from .runs import RunInfo
 
@@ -67,6 +68,8 @@ def gc(
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
     keys = runs.listing(target, workflow)  # one listing for runs and leftovers
+    if workflow is not None and not target.manifest_keys(keys) and (missing := no_runs_of(target, workflow)):
+        raise missing  # a typo, not a workflow with nothing to remove
     for infos in _by_workflow(runs.list_runs(target, workflow, keys=keys)):
         chosen = [i for i in infos if _matches(i.status, wanted)]
         if keep_last is not None:

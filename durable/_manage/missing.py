@@ -9,6 +9,7 @@ import os
 
 from .._errortext import shell_words
 from .._storage.base import Store
+from ..errors import RunNotFoundError
 
 
 def no_folder(store: Store) -> str | None:
@@ -53,6 +54,18 @@ def unknown_workflow(store: Store, workflow: str) -> str | None:
     near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
     mean = f"did you mean {near[0]}? " if near else ""
     return f"{mean}workflows with runs: {', '.join(names) or 'none'}"
+
+
+def no_runs_of(store: Store, workflow: str) -> RunNotFoundError | None:
+    """The error of a look at the runs of a workflow name no run has (a typo,
+    the function's bare name): one for `gc(workflow=)` and `durable gc`,
+    which returned [] (exit 0) as for a workflow with nothing to remove."""
+    unknown = unknown_workflow(store, workflow)
+    if unknown is None:
+        return None
+    missing = RunNotFoundError(workflow, "(any)", store.url)
+    missing.args = (f"no runs of workflow {workflow!r} in {store.url}; {no_folder(store) or unknown}",)
+    return missing
 
 
 def store_below(store: Store) -> str:

@@ -34,7 +34,7 @@ from ..errors import (
     StorageError,
 )
 from .missing import no_folder as no_folder
-from .missing import unknown_workflow as unknown_workflow
+from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, summaries
 
 
@@ -153,6 +153,17 @@ def namesakes(store: Store, workflow: str, run_id: str, among: str = "") -> dict
     return {w: raw for w in names if (raw := store.load_manifest(w, run_id)) is not None}
 
 
+def waiting_child(store: Store, info: RunInfo) -> RunInfo | None:
+    """The suspended child run a suspended run waits in, at its next
+    position, under the id a child gets unless given one; else None."""
+    if info.status != "suspended" or info.position is None:
+        return None
+    link, run_id = f"{info.workflow}/{info.run_id}@{info.position}", f"{info.run_id}.{info.position}"
+    found = namesakes(store, info.workflow, run_id)
+    children = [_info(store, w, run_id, raw) for w, raw in sorted(found.items())]
+    return next((c for c in children if c.parent == link and c.status == "suspended"), None)
+
+
 def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     """The error of a look at a run that is not there; when the run id exists under
     other workflows it names them: most often the same function started
@@ -253,7 +264,8 @@ def first_gap(positions: Iterable[int]) -> int:
 
 def summarize_error(error: dict[str, str]) -> str:
     message = (error.get("message") or "").strip().splitlines()
-    return f"{error.get('type', 'Error')}: {message[0] if message else ''}"[:300]
+    kind = error.get("type", "Error")  # alone for one without a message, a KeyboardInterrupt's
+    return (f"{kind}: {message[0]}" if message else kind)[:300]
 
 
 # -- delete ---------------------------------------------------------------------
