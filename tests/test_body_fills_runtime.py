@@ -1,10 +1,11 @@
 """A global filled through a function the body reaches only at run time:
 returned by a function of the user's (`pick(kind)(rate)`), looked up by a
 name the text does not spell (`getattr(cfg, name)`, `globals()[name]`), a
-method of an object whose class the text does not name, or a property's
-setter or `__iadd__` a store into an object runs. A resume given
-another value for the argument is a changed call, never a replay of the
-output computed from the old one."""
+method of an object whose class the text does not name, a property's
+setter or `__iadd__` a store into an object runs, or the method an operator
+runs on such an object (`s + rate`, `rate in s`). A resume given another
+value for the argument is a changed call, never a replay of the output
+computed from the old one."""
 
 from __future__ import annotations
 
@@ -51,6 +52,18 @@ def apply(fn, rate):
 def by_name(name):
     return getattr(importlib.import_module(__name__), name)
 
+class Summer:
+    def __add__(self, rate):
+        RATES["k"] = rate
+        return self
+
+    def __contains__(self, rate):
+        RATES["k"] = rate
+        return True
+
+def make_summer():
+    return Summer()
+
 @durable.step
 def setter_of():
     return Setter()
@@ -93,6 +106,9 @@ BODIES = [
     ("global ADDER\n    ADDER += scale\n    out = rated(10)", True),
     ("apply(pick('rate'), scale)\n    out = rated(10)", True),  # handed to a helper calling it
     ("apply(fn=HANDLERS.get('rate'), rate=scale)\n    out = rated(10)", True),
+    # an operator on an object whose class the text does not name
+    ("s = make_summer()\n    s + scale\n    out = rated(10)", True),
+    ("s = make_summer()\n    assert scale in s\n    out = rated(10)", True),
     # no function of the user's runs with the argument: replayed
     ("set_rate(2)\n    ys = sorted([scale])\n    ys.append(1)\n    out = rated(10)", False),
     ("set_rate(2)\n    t = str(scale)\n    t.upper()\n    out = rated(10)", False),

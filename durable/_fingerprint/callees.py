@@ -87,6 +87,8 @@ def _stored_into(sub: ast.AST, namespace: Mapping[str, object]) -> list[types.Fu
     if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
         op = _OPERATORS.get(type(sub.op).__name__, "")
         owner, names = namespace.get(sub.target.id), [f"__i{op}__", f"__{op}__"]
+    elif isinstance(sub, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+        return [f for operand, names in _operands(sub) for f in _run_on(operand, names, namespace)]
     elif isinstance(sub, (ast.Attribute, ast.Subscript)) and not isinstance(sub.ctx, ast.Load):
         owner = _value(sub.value, namespace)
         names = [*_DUNDERS[type(sub)], *([sub.attr] if isinstance(sub, ast.Attribute) else [])]
@@ -96,6 +98,36 @@ def _stored_into(sub: ast.AST, namespace: Mapping[str, object]) -> list[types.Fu
         return [f for name in names for member in methods_named(name) for f in _followed(member)]
     cls = owner if isinstance(owner, type) else type(owner)
     return _methods(cls) if users_class(cls) and not isinstance(owner, types.FunctionType) else []
+
+
+_UNARY = {"UAdd": "pos", "USub": "neg", "Invert": "invert", "Not": "bool"}
+_COMPARED = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge"}
+
+
+def _operands(sub: ast.BinOp | ast.UnaryOp | ast.Compare) -> Iterator[tuple[ast.expr, list[str]]]:
+    """Each operand of an operator and the methods of its class the
+    operator may run (`acc + r`: `acc.__add__`, else `r.__radd__`)."""
+    if isinstance(sub, ast.BinOp):
+        op = _OPERATORS.get(type(sub.op).__name__, "")
+        yield from ((sub.left, [f"__{op}__"]), (sub.right, [f"__r{op}__"]))
+    elif isinstance(sub, ast.UnaryOp):
+        yield sub.operand, [f"__{_UNARY.get(type(sub.op).__name__, '')}__", "__len__"]
+    else:
+        names = [f"__{_COMPARED[type(o).__name__]}__" for o in sub.ops if type(o).__name__ in _COMPARED]
+        contains = ["__contains__", "__iter__"] if any(isinstance(o, (ast.In, ast.NotIn)) for o in sub.ops) else []
+        yield from ((operand, [*names, *contains]) for operand in [sub.left, *sub.comparators])
+
+
+def _run_on(operand: ast.expr, names: list[str], namespace: Mapping[str, object]) -> list[types.FunctionType]:
+    """The methods named `names` an operation on `operand` may run: of its
+    class when the text names the object (its methods count already, as
+    `referenced` names it), else of every class of the user's (`runtime`);
+    none on a literal."""
+    if isinstance(operand, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        return []
+    if _value(operand, namespace) is not None:
+        return []
+    return [f for name in names for member in methods_named(name) for f in _followed(member)]
 
 
 def _durables(func: ast.AST, namespace: Mapping[str, object]) -> bool:
