@@ -37,7 +37,7 @@ from .canon import (
     statement_chains,
     uses_itself,
 )
-from .contents import bound_part, class_attribute_part, contents_part
+from .contents import bound_part, class_attribute_part, closure_kept, contents_part
 from .elsewhere import elsewhere_of
 from .handedpart import handed_part
 from .holds import (
@@ -317,7 +317,7 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     if cells:
         named = zip(code.co_freevars, cells, strict=True)
         pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
-        out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
+        out.parts["closure"] = hash_tokens([*_live_tokens(pairs, out.reached), *closure_kept(fn)])
     # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
     if holds_by_type_only(fn):
         # `first = make_step([1, 2])` below the factory: the statement counts
