@@ -24,6 +24,7 @@ from typing import Any
 
 from .._fingerprint.derived import made_at, made_in, read_from_body
 from .._fingerprint.reach import target_of
+from .._fingerprint.stepstate import state_written
 from .identity import _IMMUTABLE, is_token, value_digest
 
 
@@ -178,10 +179,28 @@ def with_held(
     """A call's digest joined with the run's arguments `held` that `fn`
     reads through its closure, and those the body's locals it reads are
     made from (`held_by`). One without a digest (a client) counts as the
-    fingerprint counts it, by its type: a closure is how a step reaches one."""
+    fingerprint counts it, by its type: a closure is how a step reaches one.
+    And with the module-level values it changes that another step reads
+    (`writes_state`): changed by the body, the call counts as one that
+    changed its arguments, which a replay cannot redo."""
     found = held_by(fn, held, bodies) if held or bodies else []
+    found += written_values(fn)
     taken = [d for d in map(value_digest, found) if not is_token(d)]
     return value_digest((digest, taken)) if taken and not is_token(digest) else digest
+
+
+def writes_state(fn: object) -> bool:
+    """Whether `fn` (under partials, bindings and the step) changes a
+    module-level value another step or workflow of its module reads
+    (`STATE[k] = v` in `put`, `STATE.get(k)` in `get`: `stepstate`)."""
+    return bool(state_written(fn if type(fn) is types.FunctionType else target_of(fn)))
+
+
+def written_values(fn: object) -> list[tuple[str, Any]]:
+    target = fn if type(fn) is types.FunctionType else target_of(fn)
+    names = state_written(target)
+    values = getattr(target, "__globals__", {}) if names else {}
+    return [(n, values[n]) for n in names if n in values]
 
 
 def run_arguments(values: Any) -> tuple[Any, ...]:

@@ -152,7 +152,10 @@ _REDO = (
 
 
 def in_place_warning(name: str, what: str = "step") -> str:
-    return f"{what} {name} changed an object it was given (an argument, or self): {_REDO}"
+    return (
+        f"{what} {name} changed an object it was given (an argument, or self, or a "
+        f"module-level value another step reads): {_REDO}"
+    )
 
 
 def not_cached_in_place(name: str, what: str = "an object it was given (an argument, or self)") -> str:

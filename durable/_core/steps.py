@@ -16,7 +16,7 @@ from .._storage.records import Attempt, StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
-from .bound import bound_arguments, held_by, with_bound, with_held
+from .bound import bound_arguments, held_by, with_bound, with_held, writes_state
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -84,7 +84,7 @@ def replay_or_prepare(
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
     held, bodies = ctx.argument_values, ctx.bodies
-    reads = bool((held or bodies) and held_by(spec.fn, held, bodies))
+    reads = bool((held or bodies) and held_by(spec.fn, held, bodies)) or writes_state(spec.fn)
     if spec.binds:
         digest = with_bound(spec.fn, digest, held, bodies)
     elif reads:  # it binds nothing
