@@ -24,6 +24,7 @@ from typing import Any
 
 from .._fingerprint.derived import made_at, made_in, read_from_body
 from .._fingerprint.reach import target_of
+from .._fingerprint.stepstate import state_written
 from .identity import _IMMUTABLE, is_token, value_digest
 
 
@@ -182,6 +183,32 @@ def with_held(
     found = held_by(fn, held, bodies) if held or bodies else []
     taken = [d for d in map(value_digest, found) if not is_token(d)]
     return value_digest((digest, taken)) if taken and not is_token(digest) else digest
+
+
+# step name -> the module-level values it writes that another step reads
+WRITERS: dict[str, tuple[str, ...]] = {}
+
+
+def with_written(fn: object, digest: str, name: str = "") -> str:
+    """A call's digest joined with the module-level values `fn` (under
+    partials, bindings and the step) changes that another step or workflow
+    of its module reads (`STATE[k] = v` in `put`, `STATE.get(k)` in `get`:
+    `stepstate`), as they are now. A step's record holds them as the body
+    left them: a replay where they are otherwise (a new process, where the
+    import left `STATE` empty) is a changed call, since it cannot redo the
+    write; in the process that made it, with nothing changed since, it
+    replays. One without a digest (a client) is left out. `name`: the
+    step's, under which `WRITERS` notes them for a refusal to name."""
+    target = fn if type(fn) is types.FunctionType else target_of(fn)
+    names = state_written(target) if not is_token(digest) else ()
+    if not names:
+        return digest
+    if len(WRITERS) > 1024:
+        WRITERS.clear()
+    WRITERS[name] = names
+    values = getattr(target, "__globals__", {})
+    taken = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
+    return value_digest((digest, taken)) if taken else digest
 
 
 def run_arguments(values: Any) -> tuple[Any, ...]:

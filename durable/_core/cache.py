@@ -125,7 +125,7 @@ class Ticket(Compared):
         counts (`cachekey.captured_changed`): then its output is not kept."""
         if not captured_changed(self.spec.fn, self.base, self.digest):
             return False
-        warn(not_cached_in_place(self.spec.name, "a value its closure captured"))
+        warn(not_cached_in_place(self.spec.name, "a value its closure captured or a global it reads"))
         return True
 
     def read_its_run(self) -> bool:

@@ -19,6 +19,7 @@ from .._errortext import warn
 from .._fingerprint.kept import kept_state
 from ..errors import ConfigurationError, DurableError
 from .bound import binds, bound_values, unbound
+from .cachestate import state_values
 from .code import function_stamp
 from .content import Secret, Undigestable
 from .identity import (
@@ -61,7 +62,7 @@ def call_key(
         digest = cache_digest(signature, args, kwargs, name, ignored)
         # Without a secret (then None) and with nothing left out, the same digest.
         call = None if ignored else digest
-        return with_captured(fn, digest), call, digest
+        return with_state(fn, with_captured(fn, digest)), call, digest
     if not _cache_check(signature, args, kwargs, name):
         return None, None, None
     key_args, key_kwargs = _key_arguments(signature, args, kwargs)
@@ -77,7 +78,7 @@ def call_key(
     if code is None:
         return None, None, None
     base = strict_digest((key, code))
-    return with_captured(fn, base), None, base
+    return with_state(fn, with_captured(fn, base)), None, base
 
 
 def _key_arguments(
@@ -146,10 +147,17 @@ def captured_changed(fn: Callable[..., Any] | None, base: str | None, key: str) 
     could not redo the change, so its output is not kept, as a call's that
     changed its arguments is not. A value without a digest now, or one
     another thread is changing as it is read: changed."""
-    if base is None or not getattr(unbound(fn), "__closure__", None):
-        return False  # nothing captured (under a partial or a method's binding too)
+    if base is None or not (getattr(unbound(fn), "__closure__", None) or state_values(fn)):
+        return False  # nothing captured (under a partial or a method's binding too), no state read
     with after_body():
-        return with_captured(fn, base) != key
+        return with_state(fn, with_captured(fn, base)) != key
+
+
+def with_state(fn: Callable[..., Any] | None, digest: str | None) -> str | None:
+    """The digest with the module-level values `fn` reads that the program
+    changes as it runs (`cachestate`): a hit served another state's output."""
+    held = state_values(fn) if digest is not None else None
+    return strict_digest((digest, held)) if held else digest
 
 
 def _captured(fn: Any, seen: set[int]) -> list[Any] | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._errortext import preview_of
 from .._storage.records import INPUT_KIND, StepRecord
+from .bound import WRITERS
 from .content import Undigestable, content_of
 from .identity import is_token, value_digest
 
@@ -31,6 +32,20 @@ def arguments_changed(
         f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
         + (_IN_PLACE if call is not None and any(map(_changeable, _values(call))) else "")
         + (_per_process(_values(call)) if call is not None else "")
+        + _written(rec.name)
+    )
+
+
+def _written(name: str) -> str:
+    """A hint for a step writing module-level values another step reads,
+    which its record holds as it left them (`bound.with_written`)."""
+    names = WRITERS.get(name)
+    if not names:
+        return ""
+    return (
+        f". Or {', '.join(names)}, which {name} writes and another step reads, is not as "
+        f"{name} left it (in a new process, as the import made it): a replay cannot redo "
+        "that write (fail closed). Return the new state from the step and pass it on instead"
     )
 
 

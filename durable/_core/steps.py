@@ -17,7 +17,7 @@ from .._storage.records import Attempt, StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow
 from . import artifacts, cache, cancel, context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
-from .bound import bound_arguments, held_by, with_bound, with_held
+from .bound import bound_arguments, held_by, with_bound, with_held, with_written
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -93,7 +93,7 @@ def replay_or_prepare(
         digest = with_held(spec.fn, digest, held, bodies)
     fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
     shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
-    rec = lookup(ctx, pos, spec.name, fp, digest, call=(shown, kwargs))
+    rec = lookup(ctx, pos, spec.name, fp, with_written(spec.fn, digest, spec.name), call=(shown, kwargs))
     if rec is None:
         return _made(_Live, (pos, fp, digest, None, None, reads))  # every recorded step
     reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
@@ -236,7 +236,9 @@ class _Tries:
             ctx.executed += 1
             notify.executed(ctx, rec)
             return value
-        record = StepRecord.made(pos, spec.name, fp, digest, self.started, self.failures, produced)
+        # What it wrote that another step reads, as it left it (`bound.with_written`).
+        written = with_written(spec.fn, digest, spec.name)
+        record = StepRecord.made(pos, spec.name, fp, written, self.started, self.failures, produced)
         if reopened is not None:
             record.extra["reopened"] = reopened
         held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())

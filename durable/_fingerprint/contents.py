@@ -33,7 +33,7 @@ from .outsidevalues import (
 )
 from .ownpath import bound_again, class_made_by
 from .reach import identity_of
-from .singletons import kept_instances
+from .singletons import closure_instances, kept_instances
 from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
@@ -66,10 +66,8 @@ def contents_part(
     `elsewhere`), where the function reads it
     (`running`): not a value only a statement it follows reads (`args` in
     `wf.run(**args)`, a statement that also calls `sys.exit` of a body reading
-    `sys`): that made every resume of such a script refused.
-    Not a
-    state only functions change (`RUNS = []` that a step appends to counts
-    by its statement: else no call would hit), nor what is not plain data
+    `sys`): that made every resume of such a script refused. Not a state
+    only functions change (`RUNS = []` that a step appends to counts by its statement: else no call would hit), nor what is not plain data
     (it counts by its statements, as before); an object by the attributes
     it holds that are (`attribute_tokens`). A library's object changed in
     a module-level loop whose contents cannot be told (no plain data) counts
@@ -112,6 +110,11 @@ def contents_part(
     if toks is None:  # a NamedTuple rebound, an OrderedDict: what it holds
         toks = witnessed(_items_tokens, obj)
     return None if toks is None else hash_tokens(toks)
+
+
+def closure_kept(fn: object) -> list[str]:
+    """What a decorator's closure keeps for a module-level call (`singletons`)."""
+    return closure_instances(fn, _running_tokens)
 
 
 def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:

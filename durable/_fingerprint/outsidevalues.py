@@ -18,7 +18,7 @@ import operator
 import struct
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -113,14 +113,21 @@ def _made_with(member: object) -> list[str] | None:
 
 
 def made_from_outside(
-    fn: Any, kept: Any, names: list[str], namespace: Mapping[str, Any], checked_file: str | None
+    fn: Any,
+    kept: Any,
+    names: list[str],
+    namespace: Mapping[str, Any],
+    checked_file: str | None,
+    calls: Sequence[ast.AST] = (),
 ) -> dict[str, str]:
     """What a function a factory made holds (its closure cells but the
     `kept` ones it only changes, its defaults), by content, when a
-    statement that binds it (`names`) reads the environment or a file
-    (`scale = make([float(os.environ["K"])])`), as a global made so counts
-    (`outside_tokens`); {} otherwise: its statements count alone."""
-    found = [s for n in names for s in binding_statements(n, namespace, checked_file) or []]
+    statement that binds it (`names`), or a call of the factory that made
+    it (`calls`: `print(mk([int(os.environ["K"])])(5))`), reads the
+    environment or a file (`scale = make([float(os.environ["K"])])`), as a
+    global made so counts (`outside_tokens`); {} otherwise: its statements
+    count alone."""
+    found = [*calls, *(s for n in names for s in binding_statements(n, namespace, checked_file) or [])]
     if not found or not reads_outside(found, namespace, checked_file):
         return {}
     code = getattr(fn, "__code__", None)

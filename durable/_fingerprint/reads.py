@@ -3,16 +3,15 @@
 Pure standard library. The rule, for a name the code reads (a global, an attribute of a module
 or of a class of the user's own code, a name imported inside the body, a default, a decorator):
 
-* immutable plain data (str, numbers, bytes, None, tuples and frozensets of
-  them) and enum members count by **value**, save a string made from the
-  module's `__file__` (where its file lies is no part of a fingerprint);
+* immutable plain data (str, numbers, bytes, None, tuples and frozensets of them) and enum
+  members count by **value**, save a string made from the module's `__file__` (where its file
+  lies is no part of a fingerprint);
 * the user's own functions, steps and workflows are **followed** (helpers);
-* everything else (lists, dicts, sets, modules, classes, objects, names rebound with
-  `global`) counts by the **source of the module-level statements that bind it** (`SEEN =
-  []`, `import json as ser`, `class Cfg: ...`), never by a value the program changes as it
-  runs; the functions a list or dict holds are followed (a function there reads its own
-  locals, not the module's: `canon.statement_chains`). When no such statement can be read,
-  `_fpvalues.fallback_tokens` says how it counts."""
+* everything else (lists, dicts, sets, modules, classes, objects, names rebound with `global`)
+  counts by the **source of the module-level statements that bind it** (`SEEN = []`, `import
+  json as ser`, `class Cfg: ...`), never by a value the program changes as it runs; the
+  functions a list or dict holds are followed (a function there reads its own locals, not the
+  module's: `canon.statement_chains`). Else `_fpvalues.fallback_tokens` says how it counts."""
 
 from __future__ import annotations
 
@@ -37,8 +36,9 @@ from .canon import (
     statement_chains,
     uses_itself,
 )
-from .contents import bound_part, class_attribute_part, contents_part
+from .contents import bound_part, class_attribute_part, closure_kept, contents_part
 from .elsewhere import elsewhere_of
+from .factorycalls import factory_calls
 from .handedpart import handed_part
 from .holds import (
     class_code,
@@ -84,10 +84,9 @@ class _Scope:
 def read_names(
     fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: frozenset[str], out: Analysis
 ) -> None:
-    """Every name chain the code reads (`X`, `mod.X`, `Cfg.LIMIT`) that
-    resolves outside the function, counted by the rule above. Only names the
-    code really looks up globally (its `co_names`) count, so that a local
-    that shadows a global is not mistaken for it."""
+    """Every name chain the code reads (`X`, `mod.X`, `Cfg.LIMIT`) that resolves outside the
+    function, counted by the rule above. Only names the code really looks up globally (its
+    `co_names`) count, so that a local that shadows a global is not mistaken for it."""
     globs: Mapping[str, Any] = getattr(fn, "__globals__", {})
     names = {n for co in code_objects(code) for n in co.co_names}
     # Decorators and defaults are evaluated around the function, not in it.
@@ -129,9 +128,9 @@ def read_names(
 def _rebound(
     path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]
 ) -> bool:
-    """Whether the name counts by its statements, not its value now: made
-    from where its file lies (`HERE = dirname(__file__)`), or rebound with
-    `global` (in its module, or the user's module `config.DEBUG` ends in)."""
+    """Whether the name counts by its statements, not its value now: made from where its file
+    lies (`HERE = dirname(__file__)`), or rebound with `global` (in its module, or the user's
+    module `config.DEBUG` ends in)."""
     if scope.user and made_from_own_path(path[-1], obj, scope.namespace, scope.checked_file):
         return True
     if scope is module:
@@ -200,10 +199,9 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
 
 
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
-    """The hash of the statements that bind `name`, after counting what
-    they read: `ALL = BASE + [3]` depends on `BASE`'s statement as much as
-    on its own, `from c import X` on the statement binding X in `c`. Once
-    per analysis: names whose statements read each other ask it again."""
+    """The hash of the statements that bind `name`, after counting what they read: `ALL = BASE +
+    [3]` depends on `BASE`'s statement as much as on its own, `from c import X` on the statement
+    binding X in `c`. Once per analysis: names whose statements read each other ask it again."""
     # A module imported meanwhile may set it (`elsewhere_of`): asked afresh.
     again = (id(scope.namespace), name, bool(out.inside), scope.checked_file, len(sys.modules))
     if (hashed := out.again.get(again)):
@@ -224,9 +222,8 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
 
 
 def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analysis) -> None:
-    """Count, once per module and name, every name the binding statements
-    of `name` read or import from the user's own modules: by the statements
-    that bind it in turn (a plain value too), helpers by their code."""
+    """Count, once per module and name, every name the binding statements of `name` read or
+    import from the user's own modules: by the statements binding it in turn, helpers by code."""
     if (seen := (id(scope.namespace), name, bool(out.inside))) in out.followed:
         return
     out.followed.add(seen)
@@ -254,9 +251,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:
-    """`from c import X` (or `*`) binding `name`: X counts by c's own
-    statements that bind it, when c is the user's module (a library's value
-    counts by the import statement only, as everywhere)."""
+    """`from c import X` (or `*`) binding `name`: X counts by c's own statements that bind it,
+    when c is the user's module (a library's value by the import statement only, as everywhere)."""
     if not isinstance(stmt, ast.ImportFrom):
         return
     package = str(scope.namespace.get("__package__") or "")
@@ -276,9 +272,8 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
 
 
 def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any, _Scope]:
-    """Follow `chain` through modules and the user's own classes (`cfg.LIMIT`,
-    `Cfg.LIMIT`), not through other objects (`obj.attr` is state). Returns
-    the path followed, the object and the scope its last name was found in."""
+    """Follow `chain` through modules and the user's own classes (`cfg.LIMIT`, `Cfg.LIMIT`), not
+    other objects (`obj.attr` is state): the path followed, the object, the scope it is in."""
     obj = witnessed(scope.namespace.get, chain[0], _MISSING)
     for i, attr in enumerate(chain[1:], start=1):
         if isinstance(obj, types.ModuleType):
@@ -317,14 +312,19 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
     if cells:
         named = zip(code.co_freevars, cells, strict=True)
         pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
-        out.parts["closure"] = hash_tokens(_live_tokens(pairs, out.reached))
+        out.parts["closure"] = hash_tokens([*_live_tokens(pairs, out.reached), *closure_kept(fn)])
     # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
     if holds_by_type_only(fn):
-        # `first = make_step([1, 2])` below the factory: the statement counts
-        # in the function's own fingerprint too, not only in its readers'
-        # (a step's own is what on_change="rerun" compares).
+        # `first = make_step([1, 2])` below the factory: the statement counts in the function's own
+        # fingerprint too, not only in its readers' (a step's own is what on_change="rerun" compares).
         module = _Scope(getattr(fn, "__globals__", {}), True, code.co_filename)
         names = witnessed(names_bound_to, module.namespace, fn)
         if names:
             out.parts["made"] = hash_tokens(_bound(n, fn, module, out) for n in names)
             out.parts.update(made_from_outside(fn, kept, names, module.namespace, code.co_filename))
+        found = [] if names else witnessed(factory_calls, fn, module.namespace)
+        for main, calls in found:  # `print(mk([1])(5))`, `w = mk([1])` in a script importing `mk`
+            where = _Scope(vars(sys.modules["__main__"]), True) if main else module
+            _statement_reads(f"{fn.__qualname__}()", list(calls), where, out)
+            out.parts.update(made_from_outside(fn, kept, [], where.namespace, where.checked_file, calls))
+            out.parts["made"] = hash_tokens([out.parts.get("made", ""), *map(node_hash, calls)])

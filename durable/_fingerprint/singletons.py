@@ -24,6 +24,7 @@ from .elsewhere import called_elsewhere
 from .imports import user_class
 from .inplace import _callees, units
 from .outsidevalues import held_tokens
+from .reach import _cell_value
 from .source import parse
 from .witness import witnessed
 
@@ -54,6 +55,36 @@ def kept_instances(
         return []
     toks: list[str] = witnessed(_kept_tokens, cls, held, tokens)
     return toks
+
+
+def closure_instances(fn: object, tokens: Callable[[Any], list[str] | None]) -> list[str]:
+    """The tokens of the instance a decorator's closure keeps for the class
+    it holds (`@singleton`: `get` holding `cls` and `instances`, filling
+    `instances[cls]`), when a module-level statement calls the decorated
+    name (`Cfg(K)`): else [] (its dict counts by type, as a function's
+    cache does). Made at import from the environment, the same class text
+    served K=2's output to K=3. Not the one the steps make on first use:
+    state they keep, counted it would refuse the completed run."""
+    values = [_cell_value(c) for c in getattr(fn, "__closure__", None) or ()]
+    kept = [v for v in values if type(v) is dict]
+    classes = [v for v in values if isinstance(v, type) and user_class(v)] if kept else []
+    for cls in classes:
+        home = sys.modules.get(cls.__module__)
+        space = vars(home) if home is not None else {}
+        if any(_made_at_import(space, n) for n in witnessed(_names_of, space, fn)):
+            return list(witnessed(_kept_entries, cls, tuple(kept), tokens))
+    return []
+
+
+def _names_of(space: Mapping[str, Any], fn: object) -> list[str]:
+    return [n for n, v in list(space.items()) if v is fn]
+
+
+def _kept_entries(
+    cls: type, kept: tuple[dict[Any, Any], ...], tokens: Callable[[Any], list[str] | None]
+) -> list[str]:
+    entries = [e for d in kept if cls in d for e in ("<kept", *_told(d[cls], tokens), ">")]
+    return [f"type:{cls.__qualname__}", *entries]
 
 
 def _named(cls: type, owners: list[type], makers: tuple[str, ...]) -> tuple[tuple[type, str], ...]:

@@ -1,0 +1,148 @@
+"""The module-level names a function reads that a function of its module
+changes as the program runs (`STATE[k] = v` in a step, `global RATE; RATE
+= r`): their value at a call is no part of its fingerprint, which counts a
+global by the statements binding it (`STATE = {}`), so a cached step reading
+one is keyed on its value too (`_core.cachekey`). And those a step changes
+that another step or a workflow reads (`state_written`): a replay cannot
+redo the change (`_core.bound.with_held`).
+
+Pure standard library. Found by the text: once per code object (what code
+does with a name cannot change), and once per parsed module for what its
+functions change.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from typing import Any
+
+from .canon import is_our_decorator
+from .inplace import MUTATORS, READERS, _changes, roots
+from .kept import only_written
+from .nodes import walk
+from .reach import code_objects
+from .source import find_definitions, runs_this_source, source_of
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_KNOWN: dict[types.CodeType, tuple[str, ...]] = {}
+_CHANGED: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id of a module's tree -> (it, names)
+_WRITTEN: dict[types.CodeType, tuple[str, ...]] = {}
+_DEFS: dict[int, tuple[ast.AST, list[tuple[ast.AST, frozenset[str]]]]] = {}
+_LOGS = frozenset({"append", "extend", "add"})
+
+
+def state_read(fn: Any) -> tuple[str, ...]:
+    """The globals `fn` reads that another function of its module changes
+    in place or rebinds with `global`; not one `fn` changes itself (a
+    counter it bumps, even one whose count it returns: its own state, as
+    in its fingerprint); () when its source cannot be read."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    known = _KNOWN.get(code)
+    if known is None:
+        if len(_KNOWN) > 4096:
+            _KNOWN.clear()
+        known = _KNOWN[code] = _analyse(fn, code)
+    return known
+
+
+def state_written(fn: Any) -> tuple[str, ...]:
+    """The globals `fn` writes (`STATE[k] = v`, `global RATE`) that the code
+    of another step or workflow of its module reads (not only writes: a
+    counter every step bumps is their own state); () when its source cannot
+    be read. A replayed step does not redo that write, so a resumed run
+    would go on with the value the import left."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    known = _WRITTEN.get(code)
+    if known is None:
+        if len(_WRITTEN) > 4096:
+            _WRITTEN.clear()
+        known = _WRITTEN[code] = _written_read(fn, code)
+    return known
+
+
+def _written_read(fn: Any, code: types.CodeType) -> tuple[str, ...]:
+    globs = getattr(fn, "__globals__", None)
+    src = source_of(code.co_filename, globs)
+    if src.tree is None or not runs_this_source(code, src, globs):
+        return ()
+    own = find_definitions(code, src)
+    written = _written_in(own, logs=False) - set(code.co_varnames)  # not its own locals
+    if not written:
+        return ()
+    mine = {id(d) for d in own}
+    others = [(d, names) for d, names in _durable_defs(src.tree) if id(d) not in mine]
+    read = {n for d, names in others if written & names for n in (written & names) - only_written([d], written)}
+    return tuple(sorted(read))
+
+
+def _durable_defs(tree: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
+    """The steps and workflows of a module, each with the names it uses."""
+    seen = _DEFS.get(id(tree))
+    if seen is not None and seen[0] is tree:
+        return seen[1]
+    ours = [n for n in walk(tree) if isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list))]
+    found: list[tuple[ast.AST, frozenset[str]]] = [
+        (d, frozenset(n.id for n in walk(d) if isinstance(n, ast.Name))) for d in ours
+    ]
+    if len(_DEFS) > 256:
+        _DEFS.clear()
+    _DEFS[id(tree)] = (tree, found)
+    return found
+
+
+def _analyse(fn: Any, code: types.CodeType) -> tuple[str, ...]:
+    globs = getattr(fn, "__globals__", None)
+    src = source_of(code.co_filename, globs)
+    if src.tree is None or not runs_this_source(code, src, globs):
+        return ()
+    names = frozenset(n for c in code_objects(code) for n in c.co_names)
+    changed = _changed_by_functions(src.tree) & names
+    if not changed:
+        return ()
+    return tuple(sorted(changed - _written_in(find_definitions(code, src))))
+
+
+def _changed_by_functions(tree: ast.AST) -> frozenset[str]:
+    """The names the functions of a module change in place (`STATE[k] =
+    v`, `LOG.append(x)`, `fill(STATE)`) or rebind with `global`."""
+    seen = _CHANGED.get(id(tree))
+    if seen is not None and seen[0] is tree:
+        return seen[1]
+    found = _changed_in([n for n in walk(tree) if isinstance(n, _FUNCS)])
+    if len(_CHANGED) > 256:
+        _CHANGED.clear()
+    _CHANGED[id(tree)] = (tree, found)
+    return found
+
+
+def _written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
+    """What the functions write themselves (`STATE[k] = v`, `global RATE`,
+    and unless `logs` is false, a count or a log: `N += 1`,
+    `LOG.append(x)`): not what they only hand to a call (`sum(VALUES)`
+    reads it). A count or a log the steps keep replays as it always did
+    (DBOS's and joblib's tests count calls so, and read the count)."""
+    found: set[str] = set()
+    methods = MUTATORS if logs else MUTATORS - _LOGS
+    for node in (n for fn in defs for n in walk(fn)):
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
+        elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
+            found.update(roots(node.target))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            found.update(roots(node.func.value) if node.func.attr in methods else ())
+        elif isinstance(node, ast.Global):
+            found.update(node.names)
+    return frozenset(found)
+
+
+def _changed_in(defs: list[ast.AST]) -> frozenset[str]:
+    found: set[str] = set()
+    for fn in defs:
+        found.update(n for stmt in getattr(fn, "body", ()) for n in _changes(stmt, READERS))
+        found.update(n for g in walk(fn) if isinstance(g, ast.Global) for n in g.names)
+    return frozenset(found)
