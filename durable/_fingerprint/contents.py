@@ -63,16 +63,14 @@ def contents_part(
     pass), or that a module-level loop binds anew on each pass (`for cfg in
     configs:`, `model = Model(lr)` in its body), or that another module's
     module-level statement changes (`helpers.CFG["k"] = 2` in a script;
-    `elsewhere`), where the function reads it
-    (`running`): not a value only a statement it follows reads (`args` in
-    `wf.run(**args)`, a statement that also calls `sys.exit` of a body reading
-    `sys`): that made every resume of such a script refused. Not a state
-    only functions change (`RUNS = []` that a step appends to counts by its statement: else no call would hit), nor what is not plain data
-    (it counts by its statements, as before); an object by the attributes
-    it holds that are (`attribute_tokens`). A library's object changed in
-    a module-level loop whose contents cannot be told (no plain data) counts
-    as changed on every call (fail closed): it was served the first pass's
-    output."""
+    `elsewhere`), where the function reads it (`running`): not a value only
+    a statement it follows reads (`args` in `wf.run(**args)`, a statement
+    that also calls `sys.exit` of a body reading `sys`): that made every
+    resume of such a script refused. Not a state only functions change
+    (`RUNS = []` a step appends to: else no call would hit), nor what is
+    not plain data; an object by its plain attributes (`attribute_tokens`).
+    A library's object a module-level loop changes, whose contents cannot be
+    told, counts as changed on every call (fail closed)."""
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
         constants = class_outside_tokens(obj, name, namespace)
         constants += witnessed(class_made_by, obj, name, namespace, checked_file)  # `class C` twice
@@ -265,9 +263,8 @@ def _changes_by_running(stmt: ast.AST, name: str) -> bool:
 
 @lru_cache(maxsize=8192)
 def _looped(stmt: ast.AST) -> bool:
-    """Whether a module-level statement runs a loop (`for a in grid:
-    model.set_params(alpha=a)`): its text, the same on every pass, cannot
-    tell what each pass did."""
+    """Whether a module-level statement runs a loop (`for a in grid: m.set(a)`):
+    its text, the same on every pass, cannot tell what each pass did."""
     loops = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
     return any(isinstance(n, loops) for n in run_now(stmt))
 
