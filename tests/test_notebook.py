@@ -115,9 +115,13 @@ def notebook(steps: str, extra_cell: bool = False) -> Any:
 
 
 def execute(nb: Any, cwd: Path) -> Any:
+    # A cell's output reaches nbclient after its reply; on a loaded machine it
+    # came past the 4 s nbclient waits by default, and was dropped silently.
     client = nbclient.NotebookClient(
         nb,
         timeout=120,
+        iopub_timeout=120,
+        raise_on_iopub_timeout=True,
         kernel_name="python3",
         allow_errors=True,
         resources={"metadata": {"path": str(cwd)}},

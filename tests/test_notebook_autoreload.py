@@ -119,7 +119,8 @@ def test_a_function_autoreload_patched_alone_is_its_files_code(
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", allow_errors=True,
+        nb, timeout=120, iopub_timeout=120, raise_on_iopub_timeout=True,  # see test_notebook.execute
+        kernel_name="python3", allow_errors=True,
         resources={"metadata": {"path": str(tmp_path)}},
     )  # fmt: skip
     client.execute()
