@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import ast
 import types
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from .canon import is_our_decorator
 from .nodes import children, walk
@@ -37,6 +38,7 @@ _MUTATORS = frozenset({
 # frame, however it is reached. (`model.eval()` is no such read.)
 _UNNAMED_READS = frozenset({"locals", "vars", "eval", "exec", "currentframe", "_getframe"})
 _FRAME_READS = frozenset({"currentframe", "_getframe", "f_locals", "f_back"})
+T = TypeVar("T")
 _NOTHING: frozenset[str] = frozenset()
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[types.CodeType, frozenset[str]] = {}
@@ -47,12 +49,17 @@ def kept_state(fn: Any, code: types.CodeType) -> frozenset[str]:
     """The names among `code.co_freevars` (fn's code) that it only writes."""
     if not code.co_freevars:
         return _NOTHING
-    known = _KNOWN.get(code)
+    return by_code(_KNOWN, code, lambda: _analyse(fn, code))
+
+
+def by_code(table: dict[types.CodeType, T], code: types.CodeType, compute: Callable[[], T]) -> T:
+    """What `compute` found for `code`, found once: by code object, as what
+    code does with a name cannot change."""
+    known = table.get(code)
     if known is None:
-        if len(_KNOWN) > 4096:
-            _KNOWN.clear()
-        # By code object: what the code does with a name cannot change.
-        known = _KNOWN[code] = _analyse(fn, code)
+        if len(table) > 4096:
+            table.clear()
+        known = table[code] = compute()
     return known
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from .canon import is_our_decorator
 from .inplace import MUTATORS, READERS, _changes, roots
-from .kept import only_written
+from .kept import by_code, only_written
 from .nodes import walk
 from .reach import code_objects
 from .source import find_definitions, runs_this_source, source_of
@@ -40,12 +40,7 @@ def state_read(fn: Any) -> tuple[str, ...]:
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
-    known = _KNOWN.get(code)
-    if known is None:
-        if len(_KNOWN) > 4096:
-            _KNOWN.clear()
-        known = _KNOWN[code] = _analyse(fn, code)
-    return known
+    return by_code(_KNOWN, code, lambda: _analyse(fn, code))
 
 
 def state_written(fn: Any) -> tuple[str, ...]:
@@ -57,12 +52,7 @@ def state_written(fn: Any) -> tuple[str, ...]:
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
-    known = _WRITTEN.get(code)
-    if known is None:
-        if len(_WRITTEN) > 4096:
-            _WRITTEN.clear()
-        known = _WRITTEN[code] = _written_read(fn, code)
-    return known
+    return by_code(_WRITTEN, code, lambda: _written_read(fn, code))
 
 
 def _written_read(fn: Any, code: types.CodeType) -> tuple[str, ...]:
