@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,6 +105,33 @@ def run_each(jobs: Sequence[tuple[Path, str, Mapping[str, str]]]) -> list[str]:
         )
         assert done.returncode == 0, done.stdout + done.stderr
         return [Path(f"{spec}.{i}.out").read_text() + Path(f"{spec}.{i}.err").read_text() for i in range(len(jobs))]
+
+
+
+def twice(
+    folders: Mapping[str, Path],
+    code: str,
+    between: Callable[[str, Path], Mapping[str, str]],
+    first: Mapping[str, str] | None = None,
+) -> dict[str, tuple[str, list[str], str, list[str]]]:
+    """`code` run in each folder (`first` added to its environment), then
+    `between(name, folder)` (which edits the files and gives the second
+    run's environment), then `code` again: what each run printed and the
+    count file's lines after it, by name. Each run a process of its own
+    (`run_each`: two interpreters in all)."""
+    firsts = run_each([(folder, code, first or {}) for folder in folders.values()])
+    counts = {name: _counted(folder) for name, folder in folders.items()}
+    envs = [between(name, folder) for name, folder in folders.items()]
+    seconds = run_each([(folder, code, env) for folder, env in zip(folders.values(), envs, strict=True)])
+    return {
+        name: (firsts[i], counts[name], seconds[i], _counted(folder))
+        for i, (name, folder) in enumerate(folders.items())
+    }
+
+
+def _counted(folder: Path) -> list[str]:
+    count = folder / "count"
+    return count.read_text().split() if count.exists() else []
 
 
 # The forked child leaves the loop only by an exception: its code's own

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .scripts import run_each, run_in
+from .scripts import run_in, twice
 
 FLOW = """
 import os
@@ -176,43 +176,33 @@ def run(folder: Path, code: str = RUN, **env: str) -> str:
     return run_in(folder, "-c", code, **env)
 
 
-def two_runs(
-    root: Path, cases: dict[str, dict[str, str] | None]
-) -> dict[str, tuple[str, list[str], str, list[str]]]:
+def two_runs(root: Path, cases: dict[str, dict[str, str] | None]) -> dict[str, Any]:
     """Each case's files (CASES, by the name before any ":") written to a
     folder of its own, run until it dies after `first` is recorded, then
     edited and run again with the environment given, or run again as it
-    is (None): what each run printed and the
-    count of executions after it. Each run a process of its own, forked
-    from one interpreter a phase (`run_each`): a child a run made 16 a
-    Python."""
+    is (None): `twice`'s outputs and counts (a child a run made 16 a
+    Python)."""
     folders = {}
     for name in cases:
         folders[name] = root / name
         folders[name].mkdir()
         for rel, text in CASES[name.split(":")[0]][0].items():
             (folders[name] / rel).write_text(textwrap.dedent(text).lstrip())
-    firsts = run_each([(folder, RUN, {"CRASH": "1"}) for folder in folders.values()])
-    counts = {name: executions(folder) for name, folder in folders.items()}
-    for name, given in cases.items():
+
+    def edit(name: str, folder: Path) -> dict[str, str]:
+        given = cases[name]
         if given is not None:
             edited, old, new = CASES[name.split(":")[0]][1]
-            path = folders[name] / edited
+            path = folder / edited
             assert old in path.read_text()
             path.write_text(path.read_text().replace(old, new))
-    seconds = run_each([(folders[name], RUN, given or {}) for name, given in cases.items()])
-    return {
-        name: (firsts[i], counts[name], seconds[i], executions(folders[name]))
-        for i, name in enumerate(folders)
-    }
+        return given or {}
 
-
-def executions(folder: Path) -> list[str]:
-    return (folder / "count").read_text().split()
+    return twice(folders, RUN, edit, {"CRASH": "1"})
 
 
 @pytest.fixture(scope="module")
-def edited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, list[str], str, list[str]]]:
+def edited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Every case edited, and the factory's step again under on_change="rerun"."""
     cases: dict[str, dict[str, str] | None] = {name: {} for name in CASES}
     cases["step-made-by-a-factory:rerun"] = {"DURABLE_ON_CHANGE": "rerun"}
@@ -238,7 +228,7 @@ def test_a_step_made_by_a_factory_reruns_when_the_statement_that_made_it_changed
 
 
 @pytest.fixture(scope="module")
-def unedited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, list[str], str, list[str]]]:
+def unedited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return two_runs(tmp_path_factory.mktemp("unedited"), dict.fromkeys(CASES))
 
 
