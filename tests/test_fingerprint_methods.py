@@ -209,7 +209,8 @@ def outputs(first_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     that changes the step, the edited code's cached step in a fresh folder:
     what it computes), the count of executions then, and the cached step
     where run 1 left its entry. Each a process of its own, all forked from
-    one interpreter a phase (`run_each`): a child each made 45 a Python."""
+    one interpreter a phase (`run_each`): a child each made 45 a Python,
+    two phases make 2."""
     folders = {}
     for name, (old, new, *_) in {**CHANGED, **UNRELATED}.items():
         folders[name] = tmp_path_factory.mktemp(name)
@@ -219,8 +220,12 @@ def outputs(first_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         fresh.mkdir()
         for file in ("flow.py", "settings.py"):
             (fresh / file).write_text((folders[name] / file).read_text())
-    resumes = run_each([(folders[name], RUN, {}) for name in folders])
-    computed = run_each([(folders[name] / "fresh", CACHED, {}) for name in CHANGED])
+    # The fresh folders have a store and a count of their own: in the same phase.
+    printed = run_each(
+        [(folders[name], RUN, {}) for name in folders]
+        + [(folders[name] / "fresh", CACHED, {}) for name in CHANGED]
+    )
+    resumes, computed = printed[: len(folders)], printed[len(folders) :]
     counts = {name: executions(folder) for name, folder in folders.items()}
     cached = run_each([(folders[name], CACHED, {}) for name in folders])
     out: dict[str, Any] = {}
