@@ -5,9 +5,12 @@ folder. Bytecode is not written: the tests edit the files between runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,3 +81,80 @@ def refused_then_replayed(folder: Path, old: str) -> None:
     out = edited_env(folder)
     assert "DefinitionChangedError" in out and f"value {old}" not in out
     assert f"value {old}" in run_in(folder, "flow.py", K="2")
+
+
+def run_each(jobs: Sequence[tuple[Path, str, Mapping[str, str]]]) -> list[str]:
+    """`run_in(folder, "-c", code, **env)` for each job, one after another:
+    what each printed. One interpreter imports durable's engine and forks
+    a process for each job, which runs its code as a fresh `python -c`
+    would from there (its folder first on the path, its `__main__`, a
+    normal exit): a real process each, without the ~0.2 s of CPU each
+    child spent importing the engine again (tests that run on every
+    Python started 45 such children a module)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        spec = Path(scratch) / "jobs.json"
+        spec.write_text(json.dumps([[str(folder), code, dict(env)] for folder, code, env in jobs]))
+        done = subprocess.run(
+            [sys.executable, "-c", _DRIVER, str(spec), str(ROOT)],
+            cwd=scratch,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=60 + 30 * len(jobs),
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return [Path(f"{spec}.{i}.out").read_text() + Path(f"{spec}.{i}.err").read_text() for i in range(len(jobs))]
+
+
+
+def twice(
+    folders: Mapping[str, Path],
+    code: str,
+    between: Callable[[str, Path], Mapping[str, str]],
+    first: Mapping[str, str] | None = None,
+) -> dict[str, tuple[str, list[str], str, list[str]]]:
+    """`code` run in each folder (`first` added to its environment), then
+    `between(name, folder)` (which edits the files and gives the second
+    run's environment), then `code` again: what each run printed and the
+    count file's lines after it, by name. Each run a process of its own
+    (`run_each`: two interpreters in all)."""
+    firsts = run_each([(folder, code, first or {}) for folder in folders.values()])
+    counts = {name: _counted(folder) for name, folder in folders.items()}
+    envs = [between(name, folder) for name, folder in folders.items()]
+    seconds = run_each([(folder, code, env) for folder, env in zip(folders.values(), envs, strict=True)])
+    return {
+        name: (firsts[i], counts[name], seconds[i], _counted(folder))
+        for i, (name, folder) in enumerate(folders.items())
+    }
+
+
+def _counted(folder: Path) -> list[str]:
+    count = folder / "count"
+    return count.read_text().split() if count.exists() else []
+
+
+# The forked child leaves the loop only by an exception: its code's own
+# (printed and exit status 1, as `python -c` does), or the SystemExit
+# raised when the code ends, so that the interpreter exits as usual
+# (atexit handlers, threads joined, buffers flushed).
+_DRIVER = """
+import json, os, sys, types
+import durable._api.step, durable._api.workflow  # once, before the forks
+
+spec, root = sys.argv[1], sys.argv[2]
+for i, (folder, code, env) in enumerate(json.loads(open(spec).read())):
+    pid = os.fork()
+    if pid == 0:
+        os.chdir(folder)
+        os.environ.update({"PYTHONPATH": folder + os.pathsep + root, "STORE": folder + "/store",
+                           "DURABLE_STORE": folder + "/store", "COUNT_FILE": folder + "/count", **env})
+        sys.path.insert(0, folder)
+        for fd, suffix in ((1, "out"), (2, "err")):
+            os.dup2(os.open(f"{spec}.{i}.{suffix}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+        sys.argv = ["-c"]
+        main = sys.modules["__main__"] = types.ModuleType("__main__")
+        exec(compile(code, "<string>", "exec"), main.__dict__)
+        sys.exit(0)
+    os.waitpid(pid, 0)
+"""

@@ -14,6 +14,10 @@ import pytest
 from tests.scripts import run_in
 from tests.test_body_fills import SETTINGS_MODULE
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 BODIES = [
     "setattr(cfg, 'SCALE', scale)\n    return cfg.from_scale(10)",
     "setattr(cfg.Settings, 'rate', scale)\n    return cfg.from_settings(10)",

@@ -15,6 +15,10 @@ import pytest
 
 from tests.test_body_fills import FLOW, resumed_each
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 EXTRA = """
 import importlib, operator
 HANDLERS = {"rate": set_rate}

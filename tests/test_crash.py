@@ -12,6 +12,10 @@ import pytest
 
 import durable
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 SCRIPT = """
 import asyncio, os, sys
 import durable

@@ -19,6 +19,10 @@ import pytest
 
 from .clikit import read_until
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """

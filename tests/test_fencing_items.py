@@ -16,6 +16,10 @@ from tests.conftest import ROOT
 
 from .test_fencing import snapshot, stop_take_over_and_go_on
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 HOLDER = """
 import json, os, sys
 import durable

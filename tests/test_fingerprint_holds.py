@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .scripts import run_in
+from .scripts import run_in, twice
 
 FLOW = """
 import os
@@ -175,43 +176,65 @@ def run(folder: Path, code: str = RUN, **env: str) -> str:
     return run_in(folder, "-c", code, **env)
 
 
+def two_runs(root: Path, cases: dict[str, dict[str, str] | None]) -> dict[str, Any]:
+    """Each case's files (CASES, by the name before any ":") written to a
+    folder of its own, run until it dies after `first` is recorded, then
+    edited and run again with the environment given, or run again as it
+    is (None): `twice`'s outputs and counts (a child a run made 16 a
+    Python)."""
+    folders = {}
+    for name in cases:
+        folders[name] = root / name
+        folders[name].mkdir()
+        for rel, text in CASES[name.split(":")[0]][0].items():
+            (folders[name] / rel).write_text(textwrap.dedent(text).lstrip())
+
+    def edit(name: str, folder: Path) -> dict[str, str]:
+        given = cases[name]
+        if given is not None:
+            edited, old, new = CASES[name.split(":")[0]][1]
+            path = folder / edited
+            assert old in path.read_text()
+            path.write_text(path.read_text().replace(old, new))
+        return given or {}
+
+    return twice(folders, RUN, edit, {"CRASH": "1"})
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every case edited, and the factory's step again under on_change="rerun"."""
+    cases: dict[str, dict[str, str] | None] = {name: {} for name in CASES}
+    cases["step-made-by-a-factory:rerun"] = {"DURABLE_ON_CHANGE": "rerun"}
+    return two_runs(tmp_path_factory.mktemp("edited"), cases)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_an_edit_of_what_a_step_holds_is_never_replayed(tmp_path: Path, name: str) -> None:
-    files, (edited, old, new), said = CASES[name]
-    for rel, text in files.items():
-        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
-    first = run(tmp_path, CRASH="1")  # dies after `first` is recorded
-    assert (tmp_path / "count").read_text().split() == ["first"], first
-    path = tmp_path / edited
-    assert old in path.read_text()
-    path.write_text(path.read_text().replace(old, new))
-    second = run(tmp_path)
-    assert "refused" in second and said in second, second
-    assert (tmp_path / "count").read_text().split() == ["first"]  # never replayed nor rerun
+def test_an_edit_of_what_a_step_holds_is_never_replayed(edited: dict[str, Any], name: str) -> None:
+    first, count, second, after = edited[name]
+    assert count == ["first"], first  # dies after `first` is recorded
+    assert "refused" in second and CASES[name][2] in second, second
+    assert after == ["first"]  # never replayed nor rerun
 
 
 def test_a_step_made_by_a_factory_reruns_when_the_statement_that_made_it_changed(
-    tmp_path: Path,
+    edited: dict[str, Any],
 ) -> None:
     """on_change="rerun" compares each step's own fingerprint: the statement
     must count there, not only in the workflow that names the step."""
-    files, (edited, old, new), _ = CASES["step-made-by-a-factory"]
-    (tmp_path / "flow.py").write_text(textwrap.dedent(files["flow.py"]).lstrip())
-    run(tmp_path, CRASH="1")
-    path = tmp_path / edited
-    path.write_text(path.read_text().replace(old, new))
-    second = run(tmp_path, DURABLE_ON_CHANGE="rerun")
+    _, _, second, after = edited["step-made-by-a-factory:rerun"]
     assert "result 6" in second, second  # 1 + 5, never the recorded 1 + 2
-    assert (tmp_path / "count").read_text().split() == ["first", "first"]
+    assert after == ["first", "first"]
+
+
+@pytest.fixture(scope="module")
+def unedited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return two_runs(tmp_path_factory.mktemp("unedited"), dict.fromkeys(CASES))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_an_unedited_run_resumes(tmp_path: Path, name: str) -> None:
-    files = CASES[name][0]
-    for rel, text in files.items():
-        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
-    run(tmp_path, CRASH="1")
-    second = run(tmp_path)
+def test_an_unedited_run_resumes(unedited: dict[str, Any], name: str) -> None:
+    _, _, second, after = unedited[name]
     assert "result" in second and "refused" not in second, second
-    assert (tmp_path / "count").read_text().split() == ["first"]  # replayed
+    assert after == ["first"]  # replayed

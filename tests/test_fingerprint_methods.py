@@ -11,9 +11,11 @@ from __future__ import annotations
 import shutil
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from .scripts import run_each
 from .test_fingerprint_holds import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,32 +203,58 @@ def executions(folder: Path) -> list[str]:
     return (folder / "count").read_text().split()
 
 
+@pytest.fixture(scope="module")
+def outputs(first_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Each case's processes, in two phases: the resume (and, for an edit
+    that changes the step, the edited code's cached step in a fresh folder:
+    what it computes), the count of executions then, and the cached step
+    where run 1 left its entry. Each a process of its own, all forked from
+    one interpreter a phase (`run_each`): a child each made 45 a Python,
+    two phases make 2."""
+    folders = {}
+    for name, (old, new, *_) in {**CHANGED, **UNRELATED}.items():
+        folders[name] = tmp_path_factory.mktemp(name)
+        start(first_run, folders[name], old, new)
+    for name in CHANGED:
+        fresh = folders[name] / "fresh"
+        fresh.mkdir()
+        for file in ("flow.py", "settings.py"):
+            (fresh / file).write_text((folders[name] / file).read_text())
+    # The fresh folders have a store and a count of their own: in the same phase.
+    printed = run_each(
+        [(folders[name], RUN, {}) for name in folders]
+        + [(folders[name] / "fresh", CACHED, {}) for name in CHANGED]
+    )
+    resumes, computed = printed[: len(folders)], printed[len(folders) :]
+    counts = {name: executions(folder) for name, folder in folders.items()}
+    cached = run_each([(folders[name], CACHED, {}) for name in folders])
+    out: dict[str, Any] = {}
+    for i, name in enumerate(folders):
+        out[name] = (resumes[i], counts[name], cached[i], folders[name])
+    for name, expected in zip(CHANGED, computed, strict=True):
+        out[name] += (expected,)
+    return out
+
+
 # One first run for both checks of a case (a resume, then the cache): the
 # refused resume runs nothing and leaves the cache as it was (only the
 # run's lease changes: released), so the cache sees what the first run
 # left, as without the resume (a process less each case, on every Python).
 @pytest.mark.parametrize("name", sorted(CHANGED))
 def test_an_edited_method_call_is_never_replayed_nor_served_from_the_cache(
-    first_run: Path, tmp_path: Path, name: str
+    outputs: dict[str, Any], name: str
 ) -> None:
-    old, new, said = CHANGED[name]
-    start(first_run, tmp_path, old, new)
-    second = run(tmp_path, RUN)
+    _, _, said = CHANGED[name]
+    second, count, cached, folder, expected = outputs[name]  # expected: what the edited code computes
     assert "refused" in second and said in second, second
-    assert executions(tmp_path) == ["first"]
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    for name in ("flow.py", "settings.py"):
-        (fresh / name).write_text((tmp_path / name).read_text())
-    expected = run(fresh, CACHED)  # what the edited code computes
-    assert run(tmp_path, CACHED) == expected, expected
-    assert executions(tmp_path) == ["first", "first"]
+    assert count == ["first"]
+    assert cached == expected, expected
+    assert executions(folder) == ["first", "first"]
 
 
 @pytest.mark.parametrize("name", sorted(UNRELATED))
-def test_an_edit_of_another_line_still_replays(first_run: Path, tmp_path: Path, name: str) -> None:
-    start(first_run, tmp_path, *UNRELATED[name])
-    second = run(tmp_path, RUN)
+def test_an_edit_of_another_line_still_replays(outputs: dict[str, Any], name: str) -> None:
+    second, _, cached, folder = outputs[name]
     assert "result" in second and "refused" not in second, second
-    assert "cached" in run(tmp_path, CACHED)
-    assert executions(tmp_path) == ["first"]  # replayed, then served from the cache
+    assert "cached" in cached
+    assert executions(folder) == ["first"]  # replayed, then served from the cache

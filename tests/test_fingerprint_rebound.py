@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .scripts import run_in
+from .scripts import run_in, twice
 
 HEAD = """
 import os
@@ -201,34 +202,49 @@ def run(folder: Path, code: str = RUN) -> str:
     return run_in(folder, "-c", code)
 
 
+ANOTHER = "another-attribute-set-elsewhere"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Each case run, edited, run again (`twice`: two interpreters, where
+    a child a run made 22 a Python); ANOTHER's plugin also sets `s.OTHER`,
+    which its edit changes."""
+    folders = {}
+    for name in [*CASES, ANOTHER]:
+        folders[name] = tmp_path_factory.mktemp(name)
+        files = CASES["rebound-by-another-modules-statement" if name == ANOTHER else name][0]
+        for rel, text in files.items():
+            (folders[name] / rel).write_text(textwrap.dedent(text).lstrip())
+    plugin = folders[ANOTHER] / "plugin.py"
+    plugin.write_text(plugin.read_text() + "s.OTHER = [5]\n")
+
+    def edit(name: str, folder: Path) -> dict[str, str]:
+        edited, old, new = CASES[name][1] if name in CASES else ("plugin.py", "[5]", "[6]")
+        path = folder / edited
+        assert old in path.read_text()
+        path.write_text(path.read_text().replace(old, new))
+        return {}
+
+    return twice(folders, RUN, edit)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_a_value_changed_out_of_sight_is_never_replayed(tmp_path: Path, name: str) -> None:
-    files, (edited, old, new), said = CASES[name]
-    for rel, text in files.items():
-        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
-    first = run(tmp_path)
+def test_a_value_changed_out_of_sight_is_never_replayed(runs: dict[str, Any], name: str) -> None:
+    first, _, second, count = runs[name]
     assert first.startswith("result"), first
-    path = tmp_path / edited
-    assert old in path.read_text()
-    path.write_text(path.read_text().replace(old, new))
-    second = run(tmp_path)
     assert second.startswith("refused"), second  # was: the old result, replayed
-    assert said in second, second
-    assert (tmp_path / "count").read_text().split() == ["first"]
+    assert CASES[name][2] in second, second
+    assert count == ["first"]
 
 
-def test_another_attribute_set_elsewhere_still_replays(tmp_path: Path) -> None:
+def test_another_attribute_set_elsewhere_still_replays(runs: dict[str, Any]) -> None:
     """What another module sets on `settings` besides what the step reads,
     edited: no change (the step replays, having run once)."""
-    files, _, _ = CASES["rebound-by-another-modules-statement"]
-    for rel, text in files.items():
-        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip())
-    plugin = tmp_path / "plugin.py"
-    plugin.write_text(plugin.read_text() + "s.OTHER = [5]\n")
-    assert run(tmp_path) == "result 3\n"
-    plugin.write_text(plugin.read_text().replace("[5]", "[6]"))
-    assert run(tmp_path) == "result 3\n"
-    assert (tmp_path / "count").read_text().split() == ["first"]
+    first, _, second, count = runs[ANOTHER]
+    assert first == "result 3\n"
+    assert second == "result 3\n"
+    assert count == ["first"]
 
 
 CACHED = """

@@ -19,6 +19,10 @@ from durable._manage.runs import list_runs
 from durable._storage.keys import generation_of
 from tests.clikit import REPO
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("s3fs")
 
 executed: list[int] = []

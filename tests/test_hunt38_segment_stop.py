@@ -21,6 +21,10 @@ import pytest
 import durable
 from tests.conftest import ROOT
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("s3fs")
 
 

@@ -20,6 +20,10 @@ from tests.test_fencing import snapshot, spawn, takes_over
 
 from . import s3proxy
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("s3fs")
 
 # One try a request (no backoff of the client's own): the request the proxy

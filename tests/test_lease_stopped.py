@@ -18,6 +18,10 @@ import pytest
 import durable
 from tests.conftest import ROOT
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 HOLDER = """
 import os, sys
 import durable

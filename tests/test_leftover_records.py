@@ -14,6 +14,10 @@ import pytest
 import durable
 from tests.clikit import REPO
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 executed: list[int] = []
 
 

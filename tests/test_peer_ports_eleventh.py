@@ -22,6 +22,10 @@ import pytest
 
 from tests.scripts import counted, refused_then_replayed, run_in, suspending
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 # -- a settings module of the user's, made from the environment -------------------
 
 SETTINGS = {

@@ -23,6 +23,10 @@ import pytest
 from tests.scripts import run_in
 from tests.test_peer_ports_thirteenth import COUNTED_STEPS
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 # A metaclass keeping one instance of each class it makes, in a dict of
 # its own (`SINGLE`) or one its classes reach (`SINGLETON`).
 SINGLE = """

@@ -17,6 +17,10 @@ from pathlib import Path
 
 import pytest
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 _SCRIPT = """
 import os, sys, time
 import durable

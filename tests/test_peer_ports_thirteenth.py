@@ -17,6 +17,10 @@ import pytest
 
 from tests.scripts import run_in
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 FROM_ENV = """
 import dataclasses, decimal, operator, os, types
 import durable

@@ -20,6 +20,10 @@ import pytest
 from tests.scripts import run_in
 from tests.test_peer_ports_thirteenth import COUNTED_STEPS
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 SETTINGS = """
 import os
 

@@ -21,6 +21,10 @@ import pytest
 
 from tests.scripts import refused_then_replayed, run_in, suspending
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 # -- a method of the user's class reading a constant the script rebinds -------------
 
 METHODS = """

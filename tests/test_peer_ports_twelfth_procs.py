@@ -16,6 +16,10 @@ import pytest
 
 from tests.scripts import counted, refused_then_replayed, run_in, suspending
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 TAGS = """
 import os
 import durable

@@ -14,6 +14,10 @@ import pytest
 
 from tests.scripts import run_in
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 SETATTR = """
 import os, types
 import durable

@@ -5,7 +5,12 @@ moto server). Two clients as two processes' would have: one loader."""
 
 from __future__ import annotations
 
+import pytest
 import s3fs
+
+# On S3, as every test on moto's server: slow, and the fast suites of the
+# other Pythons do not even import this module (nor s3fs for it).
+pytestmark = pytest.mark.slow
 
 
 def test_two_s3_clients_made_here_share_one_model_loader(s3_url: str) -> None:

@@ -15,6 +15,10 @@ import durable
 
 from . import s3proxy
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("s3fs")
 
 N = 2  # two records: every PUT of a run is failed in turn, each costing a retry

@@ -20,6 +20,10 @@ from durable._storage import segmenter
 
 from . import s3proxy
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("s3fs")
 
 N = 5

@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 
 SCRIPT = """

@@ -23,6 +23,10 @@ import durable
 
 from .clikit import REPO
 
+# Every test here takes seconds and is the same on every Python: the fast
+# suites of the other Pythons do not even import this module.
+pytestmark = pytest.mark.slow
+
 _RUNS = ("r1", "bad", "r3")
 
 
