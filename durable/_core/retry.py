@@ -49,7 +49,8 @@ class RetryPolicy(Frozen):
             raise ConfigurationError(
                 f"retries, retry_delay and max_delay must be >= 0 and backoff >= 1; given {given}"
             )
-        return cls(retries, delay, backoff, max_delay, _exception_types(retry_on))
+        # A plain int: a record keeps the count its budget was opened with (`numpy.int64(2)`).
+        return cls(int(retries), delay, backoff, max_delay, _exception_types(retry_on))
 
     def wait(self, attempt: int) -> float:
         """Seconds to wait after the failed try number `attempt` (0 first):
