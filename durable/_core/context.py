@@ -271,7 +271,7 @@ def enter_step(
 ) -> Callable[[], None]:
     """A step body runs here: durable calls in it run plainly (`enter_plain`)
     and the artifacts it registers go to found; `digest`: its call's, of
-    which its idempotency key is made. One reset for all four."""
+    which its idempotency key is made. One reset for all three."""
     tokens = (
         _step_var.set((position, attempt, digest, found)),
         _active_var.set(None),
