@@ -59,3 +59,32 @@ def test_a_lease_file_moved_under_the_holder_stops_it(
     assert info.value.position == 2
     names = store.record_names("moved", "r")
     assert names == ["steps/00000000", "steps/00000001"]  # nothing written after it
+
+
+@pytest.mark.parametrize("move", [_renamed_over, _deleted])
+def test_a_lease_file_under_a_path_not_ascii_moved_under_the_holder_stops_it(
+    tmp_path: Path, move: Callable[[Path], None]
+) -> None:
+    """The check stats the path as the file system spells it (encoded once):
+    a folder name not in ASCII, and one with a byte the file system encoding
+    cannot decode (held as a surrogate), name the same lease file."""
+    root = tmp_path / "stör\udcff"  # b"st\xc3\xb6r\xff" on disk
+    store = durable.open_store(root)
+    ran: list[int] = []
+
+    @durable.step(name="work")
+    def work(i: int) -> int:
+        ran.append(i)
+        return i
+
+    @durable.workflow(name="moved", run_id="r", store=store)
+    def flow() -> list[int]:
+        out = [work(0)]
+        move(root / "moved" / "r" / "lease")
+        return [*out, work(1)]
+
+    assert os.fsencode(root).endswith(b"st\xc3\xb6r\xff")
+    with pytest.raises(durable.LeaseLostError) as info:
+        flow()
+    assert ran == [0] and info.value.position == 1
+    assert store.record_names("moved", "r") == ["steps/00000000"]

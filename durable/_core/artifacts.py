@@ -6,6 +6,7 @@ is checked against what is there now (describing and checking files is
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -13,13 +14,25 @@ from typing import Any, TypeVar
 from .._storage.files import describe, display, first_stale, normalise
 from .._storage.keys import Position
 from ..errors import ArtifactMissingError, ConfigurationError
-from .context import RunState, active_run, found_var
+from .context import RunState, StepFrame, _step_var, active_run
 from .scope import reset_vars
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
 VERIFY_MODES = ("digest", "mtime")
 
-# (url, verify override) pairs registered by the step running in this context.
+Found = list[tuple[str, str | None]]  # (url, verify override) pairs a step registers
+
+
+def found_here() -> Found | None:
+    """Where an artifact registered here goes (None: nothing collects it)."""
+    frame = _step_var.get()
+    return None if frame is None else frame[3]
+
+
+def _with_found(found: Found) -> contextvars.Token[StepFrame | None]:
+    # The step or item running here stays what it is: only where artifacts go changes.
+    frame = _step_var.get()
+    return _step_var.set((None, 0, None, found) if frame is None else (*frame[:3], found))
 
 
 def artifact(path: PathT, *, verify: str | None = None) -> PathT:
@@ -34,7 +47,7 @@ def artifact(path: PathT, *, verify: str | None = None) -> PathT:
             f"artifact() takes a path (a str or os.PathLike: a local file or folder, or an "
             f"fsspec URL), not {path!r}"
         )
-    found = found_var.get()
+    found = found_here()
     if found is not None:
         found.append((normalise(path), verify))
     elif active_run() is not None:
@@ -47,7 +60,7 @@ def artifact(path: PathT, *, verify: str | None = None) -> PathT:
 
 def collect_into(found: list[tuple[str, str | None]]) -> Callable[[], None]:
     """Send registrations made in this context to found; returns the reset."""
-    token = found_var.set(found)
+    token = _with_found(found)
     return lambda: reset_vars((token,))  # may be run again (see `plan.drive_sync`)
 
 

@@ -158,11 +158,12 @@ class RunContext:
         another call there (other arguments). The digest: of the call's arguments
         (`call_key`), or of a `loop_over` item and the equal ones before it."""
         scope = _step_var.get()
-        if scope is None:
+        pos = None if scope is None else scope[0]  # None too where only artifacts are collected
+        if scope is None or pos is None:
             raise RuntimeError("idempotency_key() is only meaningful inside a step")
         key = scope[2]  # a step call's digest is cut here, not on every call
         key = call_key(key) if type(key) is str else key
-        return f"{self.run_id}:{format_position(scope[0])}/{key}"
+        return f"{self.run_id}:{format_position(pos)}/{key}"
 
     def __repr__(self) -> str:
         return f"<durable run {self.run_id!r} of {self.workflow!r}>"
@@ -204,15 +205,15 @@ class _StartedIn(threading.local):
 
 
 _started_in = _StartedIn()
-# The step running here: (position, attempt, what its idempotency key is made
-# of: the call's digest (`call_key`), or a `loop_over` item's `tries.ItemKey`).
+# A `loop_over` item's try: (position, attempt, its `tries.ItemKey`).
 ItemScope = tuple[Position, int, object]
-_step_var: contextvars.ContextVar[ItemScope | None] = contextvars.ContextVar(
+# The step running here and where its body's artifacts go, one var (a step
+# sets three, not four): (position, attempt, what its idempotency key is made
+# of: the call's digest (`call_key`) or an item's key, the artifacts list);
+# position and key None where only artifacts are collected (`artifacts`).
+StepFrame = tuple[Position | None, int, object, list[tuple[str, str | None]] | None]
+_step_var: contextvars.ContextVar[StepFrame | None] = contextvars.ContextVar(
     "durable_step", default=None
-)
-# The artifacts the step body running here registers (see `artifacts`).
-found_var: contextvars.ContextVar[list[tuple[str, str | None]] | None] = contextvars.ContextVar(
-    "durable_artifacts", default=None
 )
 
 
@@ -270,17 +271,15 @@ def enter_step(
 ) -> Callable[[], None]:
     """A step body runs here: durable calls in it run plainly (`enter_plain`)
     and the artifacts it registers go to found; `digest`: its call's, of
-    which its idempotency key is made. One reset for all four."""
+    which its idempotency key is made. One reset for all three."""
     tokens = (
-        _step_var.set((position, attempt, digest)),
+        _step_var.set((position, attempt, digest, found)),
         _active_var.set(None),
         scope_var.set(None),
-        found_var.set(found),
     )
 
     def reset() -> None:
-        try:  # every step: four calls, not a loop
-            found_var.reset(tokens[3])
+        try:  # every step: three calls, not a loop
             scope_var.reset(tokens[2])
             _active_var.reset(tokens[1])
             _step_var.reset(tokens[0])
@@ -304,7 +303,8 @@ def enter_plain(
     run_token = _run_var.set(run) if run is not None or elsewhere else None
     token = _active_var.set(None)
     reset_scope = set_scope(None)
-    step_token = _step_var.set(item) if item is not None else None
+    frame = _step_var.get()  # an item registers its artifacts where the code around it collects
+    step_token = _step_var.set((*item, frame and frame[3])) if item is not None else None
 
     def reset() -> None:
         if step_token is not None:

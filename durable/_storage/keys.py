@@ -61,10 +61,16 @@ def as_position(value: object) -> Position | None:
     return PositionPath(ints) if len(ints) == len(parts) else None
 
 
+# A body position's spelling: the commonest name part, and in the record
+# name every recorded step writes (`record_name`, without a call to `_key`).
+_BODY = "%08d"
+_BODY_RECORD = "steps/" + _BODY
+
+
 def _key(position: Position) -> str:
     if type(position) is int:  # a body position: most records
-        return f"{position:08d}"
-    return ".".join(f"{p:08d}" for p in position_key(position))
+        return _BODY % position
+    return ".".join(_BODY % p for p in position_key(position))
 
 
 def _parse(text: str) -> Position | None:
@@ -83,6 +89,8 @@ def _digits(text: str) -> bool:
 
 
 def record_name(position: Position) -> str:
+    if type(position) is int:  # a body position: once a recorded step
+        return _BODY_RECORD % position
     return f"steps/{_key(position)}"
 
 

@@ -112,6 +112,8 @@ class FileLease:
 
     def __init__(self, path: str, ttl: float, run: str) -> None:
         self.path, self.run = path, run
+        # What `os.stat` makes of path on each check, made once: the same file named.
+        self._stat_path = os.fsencode(path)
         self.lost = False
         self.token = os.urandom(16).hex()  # 128 random bits, as `uuid4().hex` spells 122, at a fifth of its cost
         self.fd: int | None = None
@@ -152,7 +154,7 @@ class FileLease:
         may lock the new one."""
         if self.fd is None or self.lost:
             raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
-        if not _is_at(self.ident, self.path):
+        if not _is_at(self.ident, self._stat_path):
             raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
 
     def release(self, *, delete: bool = False) -> None:
@@ -190,7 +192,7 @@ def _ident(st: os.stat_result) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
 
-def _is_at(ident: tuple[int, int], path: str) -> bool:
+def _is_at(ident: tuple[int, int], path: str | bytes) -> bool:
     """Whether path still names the file whose identity is ident."""
     try:
         st = os.stat(path)  # twice a step: `_ident` inline
