@@ -41,7 +41,7 @@ _FRAME_READS = frozenset({"currentframe", "_getframe", "f_locals", "f_back"})
 T = TypeVar("T")
 _NOTHING: frozenset[str] = frozenset()
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_KNOWN: dict[types.CodeType, frozenset[str]] = {}
+_KNOWN: dict[int, tuple[types.CodeType, frozenset[str]]] = {}
 _Above = tuple[ast.AST | None, ast.AST | None, ast.AST | None]  # parent, its parent, theirs
 
 
@@ -52,15 +52,17 @@ def kept_state(fn: Any, code: types.CodeType) -> frozenset[str]:
     return by_code(_KNOWN, code, lambda: _analyse(fn, code))
 
 
-def by_code(table: dict[types.CodeType, T], code: types.CodeType, compute: Callable[[], T]) -> T:
+def by_code(table: dict[int, tuple[types.CodeType, T]], code: types.CodeType, compute: Callable[[], T]) -> T:
     """What `compute` found for `code`, found once: by code object, as what
-    code does with a name cannot change."""
-    known = table.get(code)
-    if known is None:
+    code does with a name cannot change. By identity (the entry holds it):
+    two functions of the same name, line and body in two files have equal
+    code objects, and the module around each is not the other's."""
+    known = table.get(id(code))
+    if known is None or known[0] is not code:
         if len(table) > 4096:
             table.clear()
-        known = table[code] = compute()
-    return known
+        known = table[id(code)] = (code, compute())
+    return known[1]
 
 
 def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:

@@ -25,9 +25,9 @@ from .reach import code_objects
 from .source import find_definitions, runs_this_source, source_of
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_KNOWN: dict[types.CodeType, tuple[str, ...]] = {}
+_KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _CHANGED: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id of a module's tree -> (it, names)
-_WRITTEN: dict[types.CodeType, tuple[str, ...]] = {}
+_WRITTEN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _DEFS: dict[int, tuple[ast.AST, list[tuple[ast.AST, frozenset[str]]]]] = {}
 _LOGS = frozenset({"append", "extend", "add"})
 
