@@ -262,16 +262,17 @@ def _all_scalar_positional(
     shape = hit[1] if hit is not None and hit[0] is signature else _shape(signature)
     if shape is None or kwargs:
         return None
-    names, tails = shape
+    names, tails, starts = shape
     n = len(args)
     tail = tails[n] if n < len(tails) else None
     if tail is None:
         return None  # too many arguments, or one left out without a scalar default
     # Fed part by part, as `_arguments_digest` feeds them: no list to join.
-    h = _small_sha256(_HEADS[len(names)] if n else tail)
+    h = starts[n].copy()
     feed, i = h.update, 0
     for value in args:
-        feed(names[i])
+        if i:  # the first name is in `starts`
+            feed(names[i])
         i += 1
         t = type(value)
         if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
@@ -284,7 +285,7 @@ def _all_scalar_positional(
         if enc is None:
             return None
         feed(enc(value))
-    if n:
+    if n and tail:
         feed(tail)
     digest: str = h.hexdigest()
     return digest[:HEX]
@@ -293,8 +294,8 @@ def _all_scalar_positional(
 # The encoded names of the parameters, when they are all positional, and for
 # each count k of arguments given, the bytes the defaults of the others add
 # (None: one of them has no default, or not a scalar one); `tails[0]` is the
-# whole digest input of a call without arguments.
-_Shape = tuple[tuple[bytes, ...], tuple[bytes | None, ...]]
+# whole digest input of a call without arguments; `starts[k]` a hash fed its start, to copy.
+_Shape = tuple[tuple[bytes, ...], tuple[bytes | None, ...], tuple[Any, ...]]
 # id(signature) -> (signature, shape). The signature is kept so that its id
 # cannot be reused while the entry exists.
 _SHAPES: dict[int, tuple[inspect.Signature, _Shape | None]] = {}
@@ -314,7 +315,8 @@ def _shape(signature: inspect.Signature) -> _Shape | None:
             ok = all(d is not None for _, d in rest)
             tail = b"".join(n + d for n, d in rest if d is not None) if ok else None
             tails.append(_HEADS[len(names)] + tail if k == 0 and tail is not None else tail)
-        shape = (names, tuple(tails))
+        first = _small_sha256(_HEADS[len(names)] + names[0] if names else b"")  # and its name
+        shape = (names, tuple(tails), (_small_sha256(tails[0] or b""), *[first] * len(names)))
     if len(_SHAPES) >= 4096:  # steps redefined again and again (a notebook)
         _SHAPES.clear()
     _SHAPES[id(signature)] = (signature, shape)

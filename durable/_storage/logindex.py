@@ -18,7 +18,7 @@ from __future__ import annotations
 from array import array
 
 from .keys import Position, record_name
-from .logentry import data_at, step_number
+from .logentry import data_of, step_number
 
 _STEPS = "steps/"
 _SPAN_MAX = 2**64  # a span past 4 GiB into the log does not fit: kept by name
@@ -79,5 +79,5 @@ def by_position(
     of blob (the log from byte 0): a resume's body steps, without their
     names spelled out and parsed back into positions. The index of the
     others (named) is returned, to be read out by name."""
-    into.update({n: data_at(blob, at) for n, at in enumerate(steps) if at})
+    into.update(data_of(blob, enumerate(steps)))
     return named
