@@ -100,22 +100,25 @@ def _stored_into(sub: ast.AST, namespace: Mapping[str, object]) -> list[types.Fu
     return _methods(cls) if users_class(cls) and not isinstance(owner, types.FunctionType) else []
 
 
-_UNARY = {"UAdd": "pos", "USub": "neg", "Invert": "invert", "Not": "bool"}
-_COMPARED = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge"}
+# Not `==`, `<`, `not x`: `__eq__`, `__lt__`, `__bool__` and `__len__` are in
+# most classes (a dataclass makes them), whose running fills nothing, yet
+# followed by name they made what a body fills hang on which modules a
+# process had loaded: a resume in another one was refused.
+_UNARY = {"UAdd": "pos", "USub": "neg", "Invert": "invert"}
 
 
 def _operands(sub: ast.BinOp | ast.UnaryOp | ast.Compare) -> Iterator[tuple[ast.expr, list[str]]]:
     """Each operand of an operator and the methods of its class the
-    operator may run (`acc + r`: `acc.__add__`, else `r.__radd__`)."""
+    operator may run (`acc + r`: `acc.__add__`, else `r.__radd__`; `r in
+    acc`: `acc.__contains__`)."""
     if isinstance(sub, ast.BinOp):
         op = _OPERATORS.get(type(sub.op).__name__, "")
         yield from ((sub.left, [f"__{op}__"]), (sub.right, [f"__r{op}__"]))
-    elif isinstance(sub, ast.UnaryOp):
-        yield sub.operand, [f"__{_UNARY.get(type(sub.op).__name__, '')}__", "__len__"]
-    else:
-        names = [f"__{_COMPARED[type(o).__name__]}__" for o in sub.ops if type(o).__name__ in _COMPARED]
-        contains = ["__contains__", "__iter__"] if any(isinstance(o, (ast.In, ast.NotIn)) for o in sub.ops) else []
-        yield from ((operand, [*names, *contains]) for operand in [sub.left, *sub.comparators])
+    elif isinstance(sub, ast.UnaryOp) and type(sub.op).__name__ in _UNARY:
+        yield sub.operand, [f"__{_UNARY[type(sub.op).__name__]}__"]
+    elif isinstance(sub, ast.Compare):
+        pairs = zip(sub.ops, sub.comparators, strict=True)
+        yield from ((right, ["__contains__"]) for op, right in pairs if isinstance(op, (ast.In, ast.NotIn)))
 
 
 def _run_on(operand: ast.expr, names: list[str], namespace: Mapping[str, object]) -> list[types.FunctionType]:
