@@ -108,27 +108,34 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
 
 
 def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None) -> list[StepInfo]:
-    """A running or suspended run's next position as a row: a running step
-    has no record until it ends, nor has the wait_for or suspend() a run
-    stopped at, and a table without it (empty for a run that stopped in its
-    first step) hid where the run is. A running step's name is the last
-    attempt's plan's, if any."""
+    """A running, interrupted or suspended run's next position as a row: a
+    step has no record until it ends (nor after a kill -9 or Ctrl-C in it),
+    nor has the wait_for or suspend() a run stopped at, and a table without
+    it (empty for a run that stopped in its first step) hid where the run
+    is. A step's name is the last attempt's plan's, if any. A `changed`
+    record there (a rerun stopped before it) comes after the row."""
     out, pos = list(steps), info.position
-    if info.status not in ("running", "suspended") or pos is None:
+    if info.status not in ("running", "interrupted", "suspended") or pos is None:
         return out
-    if any(top_level(s.position) == pos and s.status != "pending" for s in out):
+    if any(top_level(s.position) == pos and not _stand_in(s) for s in out):
         return out  # a retry, a sleep, a block's items: shown as such
-    planned = [s for s in out if s.position == pos]
-    row = _running(pos, planned) if info.status == "running" else _waiting(pos, info.reason, child)
+    planned = [s for s in out if s.position == pos and s.status == "pending"]
+    row = _waiting(pos, info.reason, child) if info.status == "suspended" else _stepping(info.status, pos, planned)
     return [s for s in out if s not in planned and top_level(s.position) < pos] + [row] + [
-        s for s in out if s not in planned and top_level(s.position) > pos
+        s for s in out if s not in planned and top_level(s.position) >= pos
     ]
 
 
-def _running(pos: int, planned: list[StepInfo]) -> StepInfo:
+def _stand_in(step: StepInfo) -> bool:
+    """A row that does not say where the run is: the plan's `pending` one
+    (a sleep's has its wake-up time), a record of changed code."""
+    return step.status == "changed" or (step.status == "pending" and step.ended is None)
+
+
+def _stepping(status: str, pos: int, planned: list[StepInfo]) -> StepInfo:
     name, kind = (planned[0].name, planned[0].kind) if planned else ("?", "-")
-    return StepInfo(pos, kind, name, "running", "", None, None, None, 1, (), None,
-                    "not recorded until it ends", None)  # fmt: skip
+    what = "not recorded until it ends" if status == "running" else "started, no record (its process stopped)"
+    return StepInfo(pos, kind, name, status, "", None, None, None, 1, (), None, what, None)
 
 
 def _waiting(pos: int, reason: str | None, child: RunInfo | None) -> StepInfo:
@@ -150,6 +157,8 @@ def _outcome(step: StepInfo) -> str:
     the cell's width would cut them off if they came last."""
     if step.kind == "sleep" and step.status in ("sleeping", "pending") and step.ended:
         return f"wakes at {local(step.ended)}"  # the timer's whole point, not "-"
+    if step.status == "changed":
+        return f"code changed since it ran (was: {step.preview or '-'})"
     if not step.error:
         return step.preview or ""
     kept = f"{step.preview}; " if step.preview else ""

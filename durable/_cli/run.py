@@ -306,7 +306,7 @@ class _Report:
         except DurableError:
             return ""
         pos = info.position if info.position is not None else info.steps
-        names = [s.name for s in steps if s.position == pos]
+        names = [s.name for s in steps if s.position == pos and s.status != "changed"]
         # A step whose output could not be recorded left no record: its error names it.
         unrecorded = exc.step if isinstance(exc, SerializationError) else "the workflow body"
         return f" at step {pos + 1} ({names[0] if names else unrecorded})"

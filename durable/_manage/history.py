@@ -7,7 +7,7 @@ when a completed attempt (or the fork source) showed them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from .._errortext import preview_of
@@ -56,7 +56,9 @@ class StepInfo(Frozen):
     position: Position  # an int in the body; `PositionPath` (prints `2.0.1`) inside a task
     kind: str  # initial, step, loop, sleep, input (a wait_for), workflow (a child run)
     name: str
-    status: str  # completed, failed, retrying, sleeping, running, interrupted, pending
+    # completed, failed, retrying, sleeping, running, interrupted, pending; changed: a
+    # record made by code changed since, that no resume replays but a rebase
+    status: str
     fingerprint: str
     started: float | None
     ended: float | None
@@ -91,6 +93,9 @@ class _Raw(Compared):
     # checkpointed items of a loop block, by block: (their results' ids, the block's name)
     items: dict[Position, tuple[set[str], str]] = field(default_factory=dict)
     plan: list[Any] = field(default_factory=list)
+    # The fingerprints of the code the run's last attempt ran, by step name
+    # (`RunRecord.steps`); none for a completed run (see `_outdated`).
+    code: dict[str, str] = field(default_factory=dict)
 
 
 def history(store: Store, workflow: str, run_id: str) -> list[StepInfo]:
@@ -107,10 +112,37 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
     raw.plan = manifest.plan or []
     if info.status == "completed":
         _check_complete(info, manifest, raw.records)
+    else:
+        raw.code = dict(manifest.steps or {})
     found = set(raw.records) | set(raw.attempts) | set(raw.timers) | set(raw.items)
     positions = sorted(found, key=position_key)
     steps = [_step(store, info, raw, p) for p in positions]
+    info = _unfinished(info, [s.position for s in steps if s.status == "changed"])
     return info, steps + _pending(info, manifest.plan, {top_level(p) for p in positions})
+
+
+def _outdated(code: dict[str, str], rec: StepRecord) -> bool:
+    """Whether a step's record was made by other code than the run's last
+    attempt ran under its name (`name#2` for a second step of that name):
+    left by a rerun that stopped (suspended, failed, killed) before it
+    reached the step, and replayed by no resume but a rebase. A completed
+    run's records are its result's, whatever code made them (no `code`)."""
+    if rec.kind != "step" or rec.name not in code:
+        return False
+    return rec.fingerprint not in {
+        fp for key, fp in code.items() if key == rec.name or key.startswith(f"{rec.name}#")
+    }
+
+
+def _unfinished(info: RunInfo, changed: list[Position]) -> RunInfo:
+    """The run as its `changed` records leave it: not finished steps, the
+    next position at the first of them (where the run waits, when it does)."""
+    if not changed:
+        return info
+    body = [p for p in changed if isinstance(p, int)]
+    position = info.position if info.position is None or not body else min(info.position, *body)
+    top = None if info.top_level is None else info.top_level - len(body)
+    return replace(info, steps=info.steps - len(changed), position=position, top_level=top)
 
 
 def initial_step(info: RunInfo) -> StepInfo:
@@ -202,8 +234,9 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
     if rec is not None:
         failures = _failures(rec.attempts)
         size, preview = _preview(store, info, rec)
+        status = "changed" if _outdated(raw.code, rec) else "completed"
         return StepInfo(
-            pos, rec.kind, rec.name, "completed", rec.fingerprint, rec.started, rec.ended,
+            pos, rec.kind, rec.name, status, rec.fingerprint, rec.started, rec.ended,
             max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,
             tuple(artifact_states(rec, store)), output_loader(store, info.workflow, info.run_id, rec),
             rec.extra.get("child", {}).get("run_id"),
