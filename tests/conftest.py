@@ -42,6 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # hold: a test process may never import it while its children do (35 of
 # 122 children of the fingerprint and CLI tests compiled it, 8 ms each).
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+# A test that fails in the engine shows the engine's frames: a user's
+# traceback leaves them out (`_core.shown`), the project's own must not.
+os.environ["DURABLE_TRACEBACK"] = "full"
 sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
 for _folder in importlib.util.find_spec("cloudpickle").submodule_search_locations or ():  # type: ignore[union-attr]

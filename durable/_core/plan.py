@@ -15,6 +15,7 @@ from .._errortext import warn
 from .._frozen import Compared, dataclass
 from .._storage import clock as clocks
 from ..errors import Stopped
+from .shown import for_user
 
 if TYPE_CHECKING:  # a sync run never loads asyncio (tests/test_import_time.py)
     import asyncio
@@ -220,6 +221,8 @@ def drive_sync(plan: Plan[T]) -> T:
                 error = e
     except BaseException as e:
         settle(plan, e)
+        if for_user(e):
+            raise e  # durable's own frames left out of this traceback: DURABLE_TRACEBACK=full shows them
         raise
 
 
@@ -261,6 +264,8 @@ async def drive_async(plan: Plan[T]) -> T:
                 error = e
     except BaseException as e:
         settle(plan, e)
+        if for_user(e):
+            raise e  # durable's own frames left out of this traceback: DURABLE_TRACEBACK=full shows them
         raise
 
 
