@@ -31,6 +31,8 @@ def note(what: str) -> None:
 @durable.step
 def fetch(n: int) -> int:
     note("fetch")
+    if os.environ.get("STOP") == "graceful":
+        durable.request_stop()  # as SIGINT to `durable run`: fetch ends and is recorded
     return n + 1
 
 
@@ -150,6 +152,17 @@ def test_show_of_a_run_stopped_by_ctrl_c_in_a_step_has_a_row_for_that_step(
     assert [r[:4] for r in rows] == [["0", "step", "fetch", "completed"], ["1", "step", "finish", "interrupted"]]
     assert rows[1][-1] == "started, no record (its process stopped)"
     assert (flow / "counts").read_text() == "fetch\nfinish\nfinish\n"
+
+
+def test_show_of_a_run_stopped_gracefully_has_no_row_for_the_step_it_never_started(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STOP", "graceful")
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 130
+    head, rows = _show(capsys, "g1")
+    assert head[2] == "status    interrupted"
+    assert [r[:4] for r in rows] == [["0", "step", "fetch", "completed"]]
+    assert (flow / "counts").read_text() == "fetch\n"
 
 
 @pytest.mark.slow
