@@ -27,6 +27,8 @@ def make(version: str) -> Any:
 
     @durable.workflow
     def job(n: int) -> int:
+        if n == 99:
+            return crunch(n, n)  # type: ignore[call-arg]  # does not bind
         return crunch(n) + 1
 
     return job
@@ -103,6 +105,25 @@ def test_an_async_workflow_s_failed_step_too(tmp_path: Path) -> None:
         ("test_newuser41_api.py", "fetch"),
     ]
     assert calls == ["fetch -3"]
+
+
+def test_a_call_that_does_not_bind_shows_the_users_line_then_where_durable_raised(tmp_path: Path) -> None:
+    """An error durable raises that is no `DurableError` (a TypeError here,
+    a fault elsewhere) keeps its frames from the user's last one on: the
+    line that made the call, then durable's path down to the raise."""
+    job = make("1")
+    with pytest.raises(TypeError, match="cannot be called with these arguments") as e:
+        job.with_options(run_id="r1")(99)
+    where = frames(e.value)
+    assert where[:4] == [
+        ("test_newuser41_api.py", "test_a_call_that_does_not_bind_shows_the_users_line_then_where_durable_raised"),
+        ("durable", "__call__"),
+        ("durable", "drive_sync"),
+        ("test_newuser41_api.py", "job"),
+    ]
+    assert where[-1] == ("durable", "_bind") and all(f[0] == "durable" for f in where[4:])
+    assert len(where) < 12
+    assert calls == []
 
 
 def test_durable_traceback_full_keeps_the_engine_s_frames(

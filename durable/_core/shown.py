@@ -1,9 +1,10 @@
 """What a user sees of an exception that leaves a workflow or step call:
 their own frames (the line that called it, the body, the step, what those
 call) and durable's one-paragraph message, not the twenty frames of the
-engine between them, which in a notebook buried both. Kept whole:
-an error durable raised by fault (not a `DurableError`, raised in its own
-code: its frames are where to look), and every error under
+engine between them, which in a notebook buried both. An error raised in
+durable's code that is no `DurableError` (a TypeError for a call that does
+not bind, or a fault of durable's) keeps its frames from the user's last
+one down to the raise: where to look. Every error keeps them all under
 `DURABLE_TRACEBACK=full` (the project's own tests set it)."""
 
 from __future__ import annotations
@@ -42,9 +43,12 @@ def _cut(e: BaseException) -> None:
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
-    if not entries or (_own(entries[-1]) and isinstance(e, Exception) and not isinstance(e, DurableError)):
-        return
-    kept = [t for t in entries if not _own(t)]
+    theirs = [i for i, t in enumerate(entries) if not _own(t)]
+    # Raised in durable's code, but no refusal: its path from the user's
+    # last frame on stays (a call that does not bind, or a fault of ours).
+    whole = bool(entries) and _own(entries[-1]) and isinstance(e, Exception) and not isinstance(e, DurableError)
+    below = theirs[-1] + 1 if whole and theirs else len(entries)
+    kept = [t for t in entries[:below] if not _own(t)] + entries[below:]
     if len(kept) == len(entries):
         return
     cut: types.TracebackType | None = None
