@@ -24,7 +24,7 @@ h1 .run { font-weight: 400; color: var(--soft); }
   font-size: 12px; vertical-align: 3px; background: var(--idle); }
 .completed { background: var(--ok); } .failed { background: var(--bad); }
 .retrying, .suspended { background: var(--warn); } .running { background: var(--live); }
-.sleeping, .forked { background: var(--wait); } .pending, .interrupted, .cancelled { background: var(--idle); }
+.sleeping, .forked { background: var(--wait); } .pending, .interrupted, .cancelled, .changed { background: var(--idle); }
 .chart { border: 1px solid var(--line); border-radius: 8px; background: #fff; padding: 8px 0; }
 .row, .axis { display: grid; grid-template-columns: 290px 1fr; align-items: center; }
 .row { position: relative; min-height: 34px; border-top: 1px solid #f1f3f5; }
