@@ -1,0 +1,91 @@
+"""A sixteenth round of the peers' own test cases, across real processes:
+DBOS's tests/test_dbos.py recovery of a workflow by id
+(`test_recovery_workflow`), whose steps keep a log and a count in module
+globals, the way DBOS's and joblib's suites count calls, here read by a
+later step (`LOG.append(msg)` in `hear`, `" ".join(LOG)` in `summary`).
+The rest of the round is in tests/test_peer_ports_sixteenth_state.py,
+earlier rounds in tests/test_peer_ports*.py. Executions are counted by the
+step bodies themselves, in a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .scripts import run_each
+
+LOGGED = """
+import os
+import durable
+
+LOG = []
+STATS = {"heard": 0}
+
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step
+def hear(msg):
+    counted("hear")
+    LOG.append(msg)
+    STATS["heard"] += 1
+    return msg
+
+@durable.step
+def gate():
+    if os.path.exists("fail"):
+        raise RuntimeError("crash")
+    return 0
+
+@durable.step
+def summary():
+    counted("summary")
+    return f"{STATS['heard']}: {' '.join(LOG)}"
+
+@durable.workflow(run_id="chat")
+def chat():
+    hear("a")
+    hear("b")
+    gate()
+    return summary()
+"""
+
+PHASE = """
+import os
+import durable
+from flow import chat
+
+def call(**options):
+    try:
+        return chat.with_options(**options)()
+    except RuntimeError as e:
+        return str(e)
+    except durable.DefinitionChangedError as e:
+        return "refused " + str("LOG" in str(e) and "hear writes" in str(e))
+
+if os.environ.get("FIRST"):
+    open("fail", "w").close()
+    print(call(), call())  # the second resumes in this process: hear replays
+    os.remove("fail")
+else:
+    print(call(), "|", call(on_change="rerun"), "|", call())
+"""
+
+
+@pytest.mark.slow
+def test_dbos_recovery_of_steps_keeping_a_log_another_step_reads(tmp_path: Path) -> None:
+    """The run fails after two `hear`s (a crash); resumed in the same
+    process, they replay (the log is as they left it). Resumed in a new
+    process, whose import left the log empty and the count 0, the replay
+    could not redo the appends `summary` reads: refused, naming the log;
+    under `on_change="rerun"` they run again and `summary` sees both; the
+    completed run is then answered. Seen failing: the new process replayed
+    both `hear`s and returned "0: " (what no uninterrupted run returns)."""
+    (tmp_path / "flow.py").write_text(LOGGED)
+    first, second = run_each([(tmp_path, PHASE, {"FIRST": "1"}), (tmp_path, PHASE, {})])
+    assert first.strip() == "crash crash"
+    assert second.strip() == "refused True | 2: a b | 2: a b"
+    counts = (tmp_path / "count").read_text().split()
+    assert (counts.count("hear"), counts.count("summary")) == (4, 1)
