@@ -27,6 +27,7 @@ from durable._fingerprint import singletons
 
 STATE: dict[str, int] = {}
 RATE = 1
+BUMPS = 0
 CALLS: collections.Counter[str] = collections.Counter()
 
 
@@ -166,3 +167,50 @@ def test_a_named_lambda_makes_the_singleton_when_called(text: str, made: bool) -
     """What the fix narrows, and what it keeps counting (fail closed)."""
     body = tuple(ast.parse(text).body)
     assert singletons._calls_at_import(body, "Cfg") is made
+
+
+@durable.step
+def bump() -> int:
+    global BUMPS
+    CALLS["bump"] += 1
+    BUMPS += 1
+    return 0
+
+
+@durable.step
+def gate(fail: bool) -> int:
+    if fail:
+        raise RuntimeError("crash")
+    return 0
+
+
+@durable.step
+def bumped() -> int:
+    return BUMPS
+
+
+@durable.workflow(run_id="bumped")
+def bump_twice() -> int:
+    bump()
+    bump()
+    gate(bool(STATE))
+    return bumped()
+
+
+@pytest.mark.usefixtures("cleared")
+def test_dbos_counter_in_a_global_another_step_reads_replays_in_its_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DBOS's test_dbos.py counts with `global`/`nonlocal` counters; here a
+    step bumps `global BUMPS` twice and a later step reads it. The run
+    fails after both bumps; resumed in the same process (BUMPS is 2, as an
+    uninterrupted run leaves it), both replay and the reader sees 2. Seen
+    failing: refused ("BUMPS, which bump writes ... is not as bump left
+    it"), the first bump's record holding BUMPS as 1."""
+    monkeypatch.setattr(sys.modules[__name__], "BUMPS", 0)
+    STATE["fail"] = 1  # `gate` raises
+    with pytest.raises(RuntimeError):
+        bump_twice()
+    STATE.clear()
+    assert bump_twice() == 2
+    assert CALLS == {"bump": 2}

@@ -211,8 +211,8 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     WRITERS[name] = names + logged
     values = getattr(target, "__globals__", {})
     taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
-    # A count or a log: the process and the object it appended to (a cell run again makes another).
-    taken += [(n, PROCESS[0], id(values[n])) for n in logged if n in values]
+    # A count or a log: which process holds what it appended.
+    taken += [(n, PROCESS[0]) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest
 
 

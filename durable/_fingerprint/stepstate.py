@@ -138,8 +138,11 @@ def _written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
     reads it). A count or a log the steps keep replays as it always did
     (DBOS's and joblib's tests count calls so, and read the count)."""
     found: set[str] = set()
+    declared: set[str] = set()
+    counted: set[str] = set()  # `global N; N += 1`
     methods = MUTATORS if logs else MUTATORS - _LOGS
-    for node in (n for fn in defs for n in walk(fn)):
+    nodes = [n for fn in defs for n in walk(fn)]
+    for node in nodes:
         if isinstance(node, (ast.Assign, ast.Delete)):
             found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
         elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
@@ -147,8 +150,14 @@ def _written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             found.update(roots(node.func.value) if node.func.attr in methods else ())
         elif isinstance(node, ast.Global):
-            found.update(node.names)
-    return frozenset(found)
+            declared.update(node.names)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            counted.add(node.target.id)
+    if not logs:  # a global only ever bumped is a count; not one also bound (`N = 0`, `del N`)
+        bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
+        stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+        declared -= counted - {n.id for n in stored if id(n) not in bumped}
+    return frozenset(found | declared)
 
 
 def _changed_in(defs: list[ast.AST]) -> frozenset[str]:
