@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .scripts import run_each
+from .scripts import run_each, run_in
 
 LOGGED = """
 import os
@@ -89,3 +89,68 @@ def test_dbos_recovery_of_steps_keeping_a_log_another_step_reads(tmp_path: Path)
     assert second.strip() == "refused True | 2: a b | 2: a b"
     counts = (tmp_path / "count").read_text().split()
     assert (counts.count("hear"), counts.count("summary")) == (4, 1)
+
+
+# The class's rate made from the environment, in its body (`rate = int(...)`)
+# or by a module-level statement after it (`Mod.rate = int(...)`); the steps
+# read it through `self` and `cls`, which their text does not name as the class.
+CLASS_RATE = """
+import os
+import durable
+
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+class Body:
+    rate = int(os.environ["K"])
+
+    @durable.step
+    def scaled(self, x):
+        counted("scaled")
+        return x * self.rate
+
+class Mod:
+    rate = 1
+
+    @classmethod
+    @durable.step
+    def shifted(cls, x):
+        counted("shifted")
+        return x + cls.rate
+
+Mod.rate = int(os.environ["K"])
+
+@durable.workflow(run_id="body")
+def by_instance(x):
+    return Body().scaled(x)
+
+@durable.workflow(run_id="mod")
+def by_class(x):
+    return Mod.shifted(x)
+
+def call(wf):
+    try:
+        return wf(5)
+    except durable.DefinitionChangedError as e:
+        return "refused" if "Body changed" in str(e) or "Mod changed" in str(e) else str(e)
+
+print(call(by_instance), call(by_class))
+"""
+
+
+@pytest.mark.slow
+def test_dbos_class_recovery_with_the_class_state_made_from_the_environment(tmp_path: Path) -> None:
+    """DBOS's test_classdecorators.py `test_class_recovery` and
+    `test_inst_recovery`: starting a completed workflow by its id again
+    returns its recorded result, executing nothing; here its steps are a
+    method and a class method reading their class's rate, made from the
+    environment. K=2 twice, then K=3: the second process is answered, the
+    third refused (its rate is not the one the record was made with). Seen
+    failing: with the rate set in the class body, the second process was
+    refused ("now Body changed": the step object the class holds counted by
+    its memo's ids); set at module level, K=3 was answered K=2's `7`."""
+    (tmp_path / "flow.py").write_text(CLASS_RATE)
+    runs = [run_in(tmp_path, "flow.py", K=k).strip() for k in "223"]  # a script, as users run it
+    assert runs == ["10 7", "10 7", "refused refused"]
+    assert sorted((tmp_path / "count").read_text().split()) == ["scaled", "shifted"]
