@@ -110,6 +110,11 @@ class Body:
         counted("scaled")
         return x * self.rate
 
+    @durable.step(cache=True)
+    def cached(self, x):
+        counted("cached")
+        return x * self.rate
+
 class Mod:
     rate = 1
 
@@ -135,7 +140,7 @@ def call(wf):
     except durable.DefinitionChangedError as e:
         return "refused" if "Body changed" in str(e) or "Mod changed" in str(e) else str(e)
 
-print(call(by_instance), call(by_class))
+print(call(by_instance), call(by_class), Body().cached(5))
 """
 
 
@@ -145,12 +150,16 @@ def test_dbos_class_recovery_with_the_class_state_made_from_the_environment(tmp_
     `test_inst_recovery`: starting a completed workflow by its id again
     returns its recorded result, executing nothing; here its steps are a
     method and a class method reading their class's rate, made from the
-    environment. K=2 twice, then K=3: the second process is answered, the
-    third refused (its rate is not the one the record was made with). Seen
-    failing: with the rate set in the class body, the second process was
-    refused ("now Body changed": the step object the class holds counted by
-    its memo's ids); set at module level, K=3 was answered K=2's `7`."""
+    environment, and Prefect's cached task over a method (tests/test_tasks.py
+    `test_cache_key_fn_receives_self_if_method`), called plainly. K=2
+    twice, then K=3: the second process is answered (and hits), the third
+    refused (its rate is not the one the record was made with) and computes
+    anew. Seen failing: with the rate set in the class body, the second
+    process was refused ("now Body changed": the step object the class
+    holds counted by its memo's ids) and K=3 was served K=2's cached `10`;
+    set at module level, K=3 was answered K=2's `7`."""
     (tmp_path / "flow.py").write_text(CLASS_RATE)
     runs = [run_in(tmp_path, "flow.py", K=k).strip() for k in "223"]  # a script, as users run it
-    assert runs == ["10 7", "10 7", "refused refused"]
-    assert sorted((tmp_path / "count").read_text().split()) == ["scaled", "shifted"]
+    assert runs == ["10 7 10", "10 7 10", "refused refused 15"]
+    counts = sorted((tmp_path / "count").read_text().split())
+    assert counts == ["cached", "cached", "scaled", "shifted"]
