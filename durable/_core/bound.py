@@ -200,7 +200,7 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     write; in the process that made it, with nothing changed since, it
     replays. One without a digest (a client) is left out. `name`: the
     step's, under which `WRITERS` notes them for a refusal to name."""
-    target = fn if type(fn) is types.FunctionType else target_of(fn)
+    target = target_of(fn)  # a step's own function too (a `loop_over` block's `fn`)
     if is_token(digest):
         return digest
     names, logged = state_written(target), state_logged(target)
