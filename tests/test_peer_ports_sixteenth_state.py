@@ -13,17 +13,14 @@ bodies."""
 
 from __future__ import annotations
 
-import ast
 import collections
 import sys
 import warnings
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
 import durable
-from durable._fingerprint import singletons
 
 STATE: dict[str, int] = {}
 RATE = 1
@@ -75,7 +72,9 @@ def cleared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("cleared")
-def test_prefect_cached_task_writing_state_another_task_reads_is_not_served() -> None:
+def test_prefect_cached_task_writing_state_another_task_reads_is_not_served(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Two runs (two flows) make the same cached calls, the second after
     the state is cleared (what a new process holds): it must compute 2*2*10
     as the first did, so the writers run again, and they say once why they
@@ -88,7 +87,7 @@ def test_prefect_cached_task_writing_state_another_task_reads_is_not_served() ->
         f"step {set_rate.name} writes RATE",
     ]
     STATE.clear()
-    sys.modules[__name__].RATE = 1  # type: ignore[attr-defined]
+    monkeypatch.setattr(sys.modules[__name__], "RATE", 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # told once per step
         assert remember_then_recall(2, "2") == 40
@@ -107,66 +106,6 @@ def test_joblib_cached_function_writing_state_called_plainly_runs_each_time() ->
     assert note("b", 3) == 3
     assert STATE == {"b": 3}
     assert CALLS == {"note": 2}
-
-
-class Single(type):
-    """A singleton metaclass (fourteenth round): `Cfg()` gives the one instance."""
-
-    made: ClassVar[dict[type, object]] = {}
-
-    def __call__(cls, *args: object) -> object:
-        if cls not in Single.made:
-            Single.made[cls] = super().__call__(*args)
-        return Single.made[cls]
-
-
-class Cfg(metaclass=Single):
-    def __init__(self, k: int = 3) -> None:
-        self.k = k
-
-
-cfg_of = lambda: Cfg()  # noqa: E731  a module-level lambda: it makes nothing at import
-
-
-@durable.step
-def configured(x: int) -> int:
-    CALLS["configured"] += 1
-    return x * Cfg().k  # type: ignore[attr-defined]
-
-
-@durable.workflow(run_id="made-by-the-step")
-def uses_config(x: int) -> int:
-    return configured(x)
-
-
-@pytest.mark.usefixtures("cleared")
-def test_dbos_recovery_with_a_singleton_the_step_makes_and_a_lambda_names() -> None:
-    """DBOS's test_recovery_workflow with the singleton made by the step
-    itself (fourteenth round), here with a module-level lambda making it
-    too: the lambda's body runs when it is called, not at import, so the
-    instance the step made is no state the import made, and the completed
-    run called again is answered. Seen failing: DefinitionChangedError
-    ("Cfg changed"), the lambda's `Cfg()` counted as a call at import."""
-    Single.made.pop(Cfg, None)
-    assert uses_config(2) == 6
-    assert uses_config(2) == 6
-    assert cfg_of() is Cfg()
-    assert CALLS == {"configured": 1}
-
-
-@pytest.mark.parametrize(
-    ("text", "made"),
-    [
-        ("get = lambda: Cfg()", False),
-        ("get = lambda: Cfg()\nget()", True),  # called at import: made then
-        ("get = lambda c=Cfg(): c", True),  # a default runs at import
-        ("run(lambda: Cfg())", True),  # handed to a call, which may call it
-    ],
-)
-def test_a_named_lambda_makes_the_singleton_when_called(text: str, made: bool) -> None:
-    """What the fix narrows, and what it keeps counting (fail closed)."""
-    body = tuple(ast.parse(text).body)
-    assert singletons._calls_at_import(body, "Cfg") is made
 
 
 @durable.step
@@ -214,3 +153,50 @@ def test_dbos_counter_in_a_global_another_step_reads_replays_in_its_process(
     STATE.clear()
     assert bump_twice() == 2
     assert CALLS == {"bump": 2}
+
+
+@durable.step
+def stash(key: str) -> str:
+    CALLS["stash"] += 1
+    STATE[key] = 1
+    return key
+
+
+@durable.workflow
+def filler(key: str) -> str:
+    return stash(key)
+
+
+@durable.step
+def known() -> str:
+    return ",".join(sorted(STATE))
+
+
+@durable.workflow(run_id="parent")
+def parent_of_filler() -> str:
+    filler("k")
+    gate(bool(CALLS["fail"]))
+    return known()
+
+
+@pytest.mark.usefixtures("cleared")
+def test_dbos_child_workflow_filling_state_the_parent_reads_after_recovery() -> None:
+    """DBOS's child workflows (tests/test_dbos.py recovery of a parent whose
+    child ran): the child's step fills `STATE`, the parent's later step
+    reads it, and the parent fails in between. Resumed with `STATE` as the
+    child left it (this process), the child's result replays; with `STATE`
+    empty (a new process), the parent's record of the child counts as a
+    changed call, naming it; under "rerun" the child runs again. Seen
+    failing: the resume replayed the child and returned "" (no uninterrupted
+    run does)."""
+    CALLS["fail"] = 1
+    with pytest.raises(RuntimeError):
+        parent_of_filler()
+    with pytest.raises(RuntimeError):
+        parent_of_filler()  # this process: the child replays
+    CALLS["fail"] = 0
+    STATE.clear()  # what a new process holds
+    with pytest.raises(durable.DefinitionChangedError, match=r"Or STATE.* which filler writes"):
+        parent_of_filler()
+    assert parent_of_filler.with_options(on_change="rerun")() == "k"
+    assert CALLS["stash"] == 2
