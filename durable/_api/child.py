@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from .._core import notify
 from .._core.arguments import derive_run_id
 from .._core.attempts import keep_failure
-from .._core.bound import with_held
+from .._core.bound import with_held, with_written
 from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
@@ -80,7 +80,12 @@ def child_plan(
     digest = with_held(flow.fn, digest, parent.argument_values, parent.bodies)
     definition = flow.definition()
     label = flow.name
-    rec = lookup(parent, pos, label, definition.fingerprint, digest, call=(args, kwargs))
+    # What its steps write that another step reads, as they left it (`bound.with_written`).
+    written = functools.partial(_with_writes, definition.writers, digest, label)
+    # A record forgotten for what the child's steps wrote (a rerun): their
+    # writes are redone only by running it afresh (its own run is complete).
+    redo = pos in parent.records and written() != digest
+    rec = lookup(parent, pos, label, definition.fingerprint, written(), call=(args, kwargs))
     run_id = child_run_id(flow, parent, pos, given)
     store = parent.store if flow.options.store is None else flow._store()
     if rec is not None and rec.persisted and child_stale(store, rec.extra.get("child", {})):
@@ -115,7 +120,7 @@ def child_plan(
             # A rerun of the parent discarded the child's record with every
             # position after the changed one: it runs afresh, as a step there
             # does (a child shared by its given id stays as it is).
-            fresh = pos in parent.discarded and flow.options.run_id is None
+            fresh = (pos in parent.discarded or redo) and flow.options.run_id is None
             run = yield from run_locked(
                 flow, store, run_id, given, {}, lease, parent=link, on_change=policy,
                 caller=parent, rebase=parent.policy == "rebase", restart=fresh,
@@ -139,7 +144,7 @@ def child_plan(
             extra = {"child": dict(child)}
             keep_failure(parent, pos, exc, name=label, started=started, kind="workflow", extra=extra)
         raise
-    record = StepRecord(pos, "workflow", label, definition.fingerprint, digest, started=started)
+    record = StepRecord(pos, "workflow", label, definition.fingerprint, written(), started=started)
     # The tries that failed before this one stay in the history, as a step's do.
     record.attempts = list(parent.failures.get(pos, []))
     made = store.load_manifest(flow.name, run_id)  # did the child register files?
@@ -159,6 +164,14 @@ def child_plan(
         run_id, flow.name, "completed", value, None, run.resumed_from_step,
         run.steps_replayed, run.steps_executed, run.fingerprint,
     )  # fmt: skip
+
+
+def _with_writes(writers: list[Any], digest: str, label: str) -> str:
+    """`digest` joined with what each of `writers` writes that another step
+    reads, as it is now: a replay of the child's result cannot redo it."""
+    for fn in writers:
+        digest = with_written(fn, digest, label)
+    return digest
 
 
 def _offer_replayed(store: Store, child: dict[str, Any], caller: RunState) -> None:

@@ -41,6 +41,7 @@ def definition_of(flow: Any) -> Definition:
     return Definition(
         found.fingerprint, dict(found.steps), dict(found.parts), dict(found.by_spec),
         functools.partial(why_listed, fn), found.binding, bound_digest(found.binding),
+        found.writers,
     )  # fmt: skip
 
 
@@ -117,6 +118,7 @@ def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
             key = _unique_key(found.steps, spec.name, fresh.value)
             found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
             found.by_spec[id(spec)] = fresh.value
+            found.writers.append(spec.fn)
             if binds(spec.fn):  # `durable.step(model.predict)`: the model
                 found.binding.append(spec.fn)
         elif witnessed(_is_workflow, other) and id(other) not in seen:

@@ -17,6 +17,7 @@ the body that reads that local (`ys = sorted(xs)`: `Body`).
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import types
 from collections.abc import Mapping
@@ -24,7 +25,7 @@ from typing import Any
 
 from .._fingerprint.derived import made_at, made_in, read_from_body
 from .._fingerprint.reach import target_of
-from .._fingerprint.stepstate import state_written
+from .._fingerprint.stepstate import state_logged, state_written
 from .identity import _IMMUTABLE, is_token, value_digest
 
 
@@ -199,16 +200,32 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     write; in the process that made it, with nothing changed since, it
     replays. One without a digest (a client) is left out. `name`: the
     step's, under which `WRITERS` notes them for a refusal to name."""
-    target = fn if type(fn) is types.FunctionType else target_of(fn)
-    names = state_written(target) if not is_token(digest) else ()
-    if not names:
+    target = target_of(fn)  # a step's own function too (a `loop_over` block's `fn`)
+    if is_token(digest):
+        return digest
+    names, logged = state_written(target), state_logged(target)
+    if not names and not logged:
         return digest
     if len(WRITERS) > 1024:
         WRITERS.clear()
-    WRITERS[name] = names
+    WRITERS[name] = names + logged
     values = getattr(target, "__globals__", {})
-    taken = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
+    taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
+    # A count or a log: which process holds what it appended.
+    taken += [(n, PROCESS[0]) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest
+
+
+def _new_process() -> None:
+    PROCESS[0] = os.urandom(16).hex()
+
+
+# This process, told apart from any other (a forked child too): where a
+# step's count or log holds what it appended (`with_written`).
+PROCESS = [""]
+_new_process()
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_new_process)
 
 
 def run_arguments(values: Any) -> tuple[Any, ...]:

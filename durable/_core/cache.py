@@ -30,7 +30,8 @@ from .._storage.keys import Position
 from .._storage.records import StepRecord
 from ..errors import DurableError, LeaseLostError, StorageError
 from .cachekey import call_key, captured_changed
-from .cachewhy import tell_uncached
+from .cachestate import state_writes
+from .cachewhy import tell_uncached, tell_written
 from .changed import not_cached_in_place
 from .context import RunState
 from .replay import fence
@@ -271,6 +272,10 @@ def ticket_for(
     fp: str | None,
 ) -> Ticket | None:
     assert spec.cache is not None
+    written = state_writes(spec.fn)
+    if written:  # a hit could not redo the write: neither served nor kept
+        tell_written(spec, written)
+        return None
     digest, call, base = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
     if digest is None:  # a secret, or no reproducible digest: run it, keep nothing
         tell_uncached(spec, args, kwargs)

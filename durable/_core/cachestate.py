@@ -4,7 +4,8 @@ that a step rebinds with `global`): they join its cache key by content
 (`cachekey.with_state`). Its fingerprint counts a global by the statements
 binding it (`STATE = {}`), the same whatever a step put there since, so a
 cached `get("a")` was served the output computed from another run's
-`STATE`."""
+`STATE`. And those a cached step writes that another step reads, which
+keep it out of the cache (`state_writes`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import collections
 import types
 from typing import Any
 
-from .._fingerprint.stepstate import state_read
+from .._fingerprint.stepstate import state_read, state_written
 from .bound import unbound
 
 # What counts by content: plain data. An object, a client or a lock keeps
@@ -30,3 +31,16 @@ def state_values(fn: Any) -> list[tuple[str, Any]]:
         return []
     values = getattr(target, "__globals__", {})
     return [(n, values[n]) for n in names if isinstance(values.get(n), _PLAIN)]
+
+
+def state_writes(fn: Any) -> tuple[str, ...]:
+    """The module-level values `fn` (under partials, bindings and the step)
+    writes that another step or workflow of its module reads (`STATE[k] =
+    v` in `put`, `STATE.get(k)` in `get`: `stepstate.state_written`, as a
+    run's record counts them). A cache hit returns the output but cannot
+    redo the write, so the reader would go on with the state as the import
+    or another call left it: such a step is not cached (`cache.ticket_for`).
+    Not a count or a log it keeps (`CALLS["put"] += 1`, `LOG.append(x)`):
+    a hit does not bump it, as joblib's does not (how the peers' suites
+    count calls, even where another step reads the count)."""
+    return state_written(fn if type(fn) is types.FunctionType else unbound(fn))

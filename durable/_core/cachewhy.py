@@ -35,6 +35,19 @@ def tell_uncached(spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any])
         )
 
 
+def tell_written(spec: StepSpec, names: tuple[str, ...]) -> None:
+    """Warn, the first time for this step, that it runs without its cache
+    because it writes module-level values another step reads (`cachestate.state_writes`)."""
+    if _first(spec, "written"):
+        shown = ", ".join(names)
+        warn(
+            f"step {spec.name} writes {shown}, which another step or workflow of its module "
+            "reads: it runs without its cache (its output is neither served nor kept), since "
+            "a cache hit returns the output but cannot redo that write. Return the new state "
+            "from the step and pass it on instead, to cache it",
+        )
+
+
 def tell_elsewhere(spec: StepSpec | None, executor: object) -> None:
     """Warn, the first time for this cached step, that `loop_over` sends its
     items to workers in other processes (any executor but a thread pool),

@@ -23,6 +23,7 @@ from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
 from .._fingerprint.imports import user_module
 from .._fingerprint.memo import Memo, memo_fingerprint
+from .._fingerprint.outsidevalues import class_outside_tokens
 from .._fingerprint.reach import durable_fingerprint_of, is_durable, is_user_code, target_of
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
@@ -166,6 +167,9 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
         names = tuple(sorted({*names, *(k for k, v in vars(cls).items() if _constant(k, v) is not None)}))
     if names:
         read += witnessed(_attributes_now, cls, names)
+    # Its constants by value when its statements read the environment or a
+    # file (`rate = int(os.environ["K"])`), as the fingerprint counts them.
+    read += class_outside_tokens(cls, cls.__name__, vars(module))
     return [*map(node_hash, found), *read, *(function_stamp(fn) or "" for fn in reached)]
 
 

@@ -42,6 +42,9 @@ class Definition(Compared):
     # whose digest differs replays its body (`completed_outcome`).
     binding: list[Any] = field(default_factory=list)
     bound: str | None = None
+    # The functions of the steps it reaches: what they write that another
+    # step reads counts in its caller's record of it (a child run's: `child`).
+    writers: list[Any] = field(default_factory=list)
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:

@@ -118,7 +118,8 @@ def _live_plan(
     ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp) if has_cache else None
     hit = ticket.lookup() if ticket is not None else None
     if ticket is not None and hit is not None:  # computed by another run or call
-        pos, fp, digest = live.pos, live.fp, live.digest
+        # Its record counts what it logs as the run's own would (`bound.with_written`).
+        pos, fp, digest = live.pos, live.fp, with_written(spec.fn, live.digest, spec.name)
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = _Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)

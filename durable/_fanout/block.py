@@ -10,7 +10,7 @@ from typing import Any
 
 from .._core import notify
 from .._core.attempts import keep_failure
-from .._core.bound import bound_values, held_by, unbound
+from .._core.bound import bound_values, held_by, unbound, with_written
 from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
@@ -72,9 +72,8 @@ def bound_digest(fn: Any, held: tuple[Any, ...] = (), bodies: tuple[Any, ...] = 
         bound.append((tuple(taken), []))
     under = unbound(fn)
     if step_spec(under) is not None and own_step_spec(under) is None:
-        # A decorator over a step runs around each item (`executors`): what
-        # it captured (`scaled(k)`) is an argument of every call too, by
-        # content as in a cache key (a function is digested by its name).
+        # A decorator over a step runs around each item (`executors`): what it captured
+        # (`scaled(k)`) is an argument of every call too, by content as in a cache key.
         captured = with_captured(under, "")
         if captured is None:
             return fresh_token()
@@ -143,7 +142,7 @@ class Block:
         self.saved: list[int] = []
         self.digests: list[str] = []  # of the items, by `restore`
         self.restored = 0
-        self.record = lookup(ctx, self.pos, self.label, self.fp, self.digest)
+        self.record = lookup(ctx, self.pos, self.label, self.fp, with_written(fn, self.digest, self.label))
         self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest, len(items))
 
     def _digest(self, value: Any) -> str:
@@ -278,7 +277,8 @@ class Block:
             self.ctx.executed += 1
             notify.executed(self.ctx, self.record)
             return results
-        rec = StepRecord(self.pos, "loop", self.label, self.fp, self.digest, started=self.started)
+        written = with_written(self.fn, self.digest, self.label)  # what its items wrote, as they left it
+        rec = StepRecord(self.pos, "loop", self.label, self.fp, written, started=self.started)
         rec.extra.update(items=len(self.items), restored=self.restored)
         # The tries that failed before this one stay in the history, as a step's do.
         rec.attempts = list(self.ctx.failures.get(self.pos, []))

@@ -25,7 +25,7 @@ from ..errors import ConfigurationError
 from .bindings import binding_statements
 from .imports import user_class
 from .outside import _DEFS, reads_outside
-from .reach import _cell_value
+from .reach import _cell_value, is_durable
 from .values import (
     _enum_tokens,
     content_tokens,
@@ -57,6 +57,8 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     classes = [c for c in found if isinstance(c, ast.ClassDef)]
     # A class a call made (`namedtuple("P", "k", defaults=[K])`): by that statement.
     body: list[ast.AST] = [n for c in classes for s in c.body for n in _made_when_defined(s)] if classes else found
+    # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`).
+    body += [s for s in found if classes and not isinstance(s, ast.ClassDef)]
     if not reads_outside(body, namespace, None):
         return []
     # A list or dict its own statement makes from outside (`RATES = [float(os.environ["K"])]`)
@@ -103,6 +105,8 @@ def _made_with(member: object) -> list[str] | None:
     defaults (`scale=[K]`) and the cells of its closure (a decorator's
     argument), not the functions and classes there; None when it holds none."""
     fn = getattr(member, "__func__", member) if isinstance(member, (staticmethod, classmethod)) else member
+    if is_durable(fn):  # a step: its function's, not the step's own state (a memo of ids)
+        fn = getattr(fn, "__wrapped__", None)
     if not isinstance(fn, types.FunctionType):
         return None
     kw = [v for _, v in sorted((fn.__kwdefaults__ or {}).items())]

@@ -22,7 +22,8 @@ from .bindings import module_statements
 from .doers import doer
 from .elsewhere import called_elsewhere
 from .imports import user_class
-from .inplace import _callees, units
+from .inplace import _called_names, _callees, run_now, units
+from .nodes import walk
 from .outsidevalues import held_tokens
 from .reach import _cell_value
 from .source import parse
@@ -138,17 +139,39 @@ def _calls_at_import(body: tuple[ast.AST, ...], name: str) -> bool:
     seen = _SEEN.get(key)
     if seen is not None and seen[0] == body:
         return seen[1]
-    makers, defs = {name}, [s for s in body if isinstance(s, _FUNCS) and doer(s)]
-    grown = True
-    while grown:  # `def configure(): Cfg(K)`, `def main(): configure()`
-        more = {s.name for s in defs if s.name not in makers and not makers.isdisjoint(_callees(s)[1])}
+    stmts = list(units(list(body)))
+    later = {s.name: _callees(s)[1] for s in body if isinstance(s, _FUNCS) and doer(s)}
+    later.update((n, _called_names(walk(f.body))) for n, f in map(_named_lambda, stmts) if f is not None)
+    makers, grown = {name}, True
+    while grown:  # `def configure(): Cfg(K)`, `def main(): configure()`, `get = lambda: Cfg(K)`
+        more = {n for n, called in later.items() if n not in makers and not makers.isdisjoint(called)}
         makers |= more
         grown = bool(more)
-    found = any(not makers.isdisjoint(_callees(s)[0]) for s in units(list(body)))
+    found = any(not makers.isdisjoint(_now(s)) for s in stmts)
     if len(_SEEN) >= 256:
         _SEEN.clear()
     _SEEN[key] = (body, found)
     return found
+
+
+def _named_lambda(stmt: ast.AST) -> tuple[str, ast.Lambda | None]:
+    """`NAME = lambda: Cfg()`: a function, as a `def` is, whose body runs
+    when it is called (a module-level call of NAME then makes one), not at
+    import. Not a lambda handed to a call (`run(lambda: Cfg())`): called there."""
+    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Lambda):
+        return "", None
+    target = stmt.targets[0] if len(stmt.targets) == 1 else None
+    return (target.id, stmt.value) if isinstance(target, ast.Name) else ("", None)
+
+
+def _now(stmt: ast.AST) -> set[str]:
+    """The names a module-level statement calls as it runs (of a named
+    lambda, those its defaults call)."""
+    _, fn = _named_lambda(stmt)
+    if fn is None:
+        return _callees(stmt)[0]
+    defaults = [*fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]
+    return _called_names(n for d in defaults for n in run_now(d))
 
 
 def _kept_tokens(

@@ -28,6 +28,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _CHANGED: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id of a module's tree -> (it, names)
 _WRITTEN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
+_LOGGED: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _DEFS: dict[int, tuple[ast.AST, list[tuple[ast.AST, frozenset[str]]]]] = {}
 _LOGS = frozenset({"append", "extend", "add"})
 
@@ -52,16 +53,36 @@ def state_written(fn: Any) -> tuple[str, ...]:
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
-    return by_code(_WRITTEN, code, lambda: _written_read(fn, code))
+    return by_code(_WRITTEN, code, lambda: _written_read(fn, code, logs=False))
 
 
-def _written_read(fn: Any, code: types.CodeType) -> tuple[str, ...]:
+def state_logged(fn: Any) -> tuple[str, ...]:
+    """The globals `fn` only counts or logs in (`CALLS["put"] += 1`,
+    `LOG.append(x)`) that the code of another step or workflow of its
+    module reads (`" ".join(LOG)`); () when its source cannot be read. A
+    replay does not redo the append either, but a later step's appends
+    change the log since (an equal value cannot vouch for it): only the
+    process that made the record, where the log holds the append, replays it."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    return by_code(_LOGGED, code, lambda: _written_read(fn, code, logs=True))
+
+
+def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
+    """Those of the globals `fn` writes (`logs`: only those it counts or
+    logs in) that another step or workflow of its module reads."""
     globs = getattr(fn, "__globals__", None)
     src = source_of(code.co_filename, globs)
     if src.tree is None or not runs_this_source(code, src, globs):
         return ()
     own = find_definitions(code, src)
-    written = _written_in(own, logs=False) - set(code.co_varnames)  # not its own locals
+    # Not its own locals, nor the cells of its closure (`state[k] = v` on a
+    # dict a factory made): no module-level value.
+    written = _written_in(own, logs=False)
+    if logs:
+        written = _written_in(own) - written
+    written -= {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
     if not written:
         return ()
     mine = {id(d) for d in own}
@@ -117,8 +138,11 @@ def _written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
     reads it). A count or a log the steps keep replays as it always did
     (DBOS's and joblib's tests count calls so, and read the count)."""
     found: set[str] = set()
+    declared: set[str] = set()
+    counted: set[str] = set()  # `global N; N += 1`
     methods = MUTATORS if logs else MUTATORS - _LOGS
-    for node in (n for fn in defs for n in walk(fn)):
+    nodes = [n for fn in defs for n in walk(fn)]
+    for node in nodes:
         if isinstance(node, (ast.Assign, ast.Delete)):
             found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
         elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
@@ -126,8 +150,14 @@ def _written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             found.update(roots(node.func.value) if node.func.attr in methods else ())
         elif isinstance(node, ast.Global):
-            found.update(node.names)
-    return frozenset(found)
+            declared.update(node.names)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            counted.add(node.target.id)
+    if not logs:  # a global only ever bumped is a count; not one also bound (`N = 0`, `del N`)
+        bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
+        stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+        declared -= counted - {n.id for n in stored if id(n) not in bumped}
+    return frozenset(found | declared)
 
 
 def _changed_in(defs: list[ast.AST]) -> frozenset[str]:
