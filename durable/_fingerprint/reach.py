@@ -15,7 +15,7 @@ import inspect
 import os
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .userfiles import is_user_file
@@ -196,8 +196,19 @@ _FIXED_CALLABLES = frozenset(
 
 
 # What could make a module followable as a function: `target_of` follows
-# `__wrapped__` and `__func__`, and `__getattr__` may answer for any name.
-_MODULE_HOOKS = ("__wrapped__", "__func__", "__getattr__")
+# `__wrapped__` and `__func__`, which its `__getattr__` may answer.
+_MODULE_HOOKS = ("__wrapped__", "__func__")
+
+
+def may_answer(namespace: Mapping[str, Any], name: str) -> bool:
+    """Whether a module's `__getattr__` (PEP 562) may answer `name`: unless
+    it lists the names it answers (`__durable_answers__` on the function:
+    `durable`'s own, which loads its public names when first asked), any."""
+    hook = namespace.get("__getattr__")
+    if hook is None:
+        return False
+    answers = hook.__dict__.get("__durable_answers__") if type(hook) is types.FunctionType else None
+    return type(answers) is not frozenset or name in answers
 
 
 def is_builtin_value(obj: object) -> bool:
@@ -242,7 +253,7 @@ def _followable(obj: object) -> bool:
         return False
     if kind is types.ModuleType:
         names = obj.__dict__
-        if not any(hook in names for hook in _MODULE_HOOKS):
+        if not any(hook in names or may_answer(names, hook) for hook in _MODULE_HOOKS):
             # Neither a function nor a partial, nor anything `target_of`
             # could unwrap it to: only a step could be followed.
             return is_durable(obj)
