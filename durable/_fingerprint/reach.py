@@ -18,6 +18,7 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .static import static_has
 from .userfiles import is_user_file
 
 _MISSING = object()
@@ -171,6 +172,9 @@ def is_durable(obj: object) -> bool:
         # object's own `__dict__` can hold one.
         return "__durable_fingerprint__" in obj.__dict__
     try:
+        told = static_has(obj, "__durable_fingerprint__")
+        if told is not None:
+            return told
         found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
     except Exception:  # an exotic proxy
         return False
