@@ -257,7 +257,8 @@ def _followable(obj: object) -> bool:
         return False
     if kind is types.ModuleType:
         names = obj.__dict__
-        if not any(hook in names or may_answer(names, hook) for hook in _MODULE_HOOKS):
+        hooked = "__getattr__" in names and any(may_answer(names, h) for h in _MODULE_HOOKS)
+        if not hooked and not any(hook in names for hook in _MODULE_HOOKS):
             # Neither a function nor a partial, nor anything `target_of`
             # could unwrap it to: only a step could be followed.
             return is_durable(obj)
