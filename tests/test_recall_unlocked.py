@@ -102,3 +102,27 @@ def test_a_completed_runs_call_still_writes_its_progress_file(tmp_path: Path) ->
     progress.unlink()
     assert flow(4) == 4
     assert json.loads(progress.read_text())["status"] == "completed"
+
+
+def test_a_completed_run_with_artifacts_is_checked_under_the_lease(tmp_path: Path) -> None:
+    """Its artifacts are told from its records, read as a holder reads them."""
+    made = tmp_path / "made.txt"
+
+    @durable.step
+    def write() -> int:
+        made.write_text("x")
+        durable.artifact(str(made))
+        return 1
+
+    @durable.workflow(store=str(tmp_path / "s"), name="wf", run_id="r")
+    def flow() -> int:
+        return write()
+
+    assert flow() == 1
+    held = durable.open_store(str(tmp_path / "s")).lease("wf", "r", 30.0)
+    try:
+        with pytest.raises(durable.RunLockedError):
+            flow()
+    finally:
+        held.release()
+    assert flow() == 1

@@ -44,7 +44,8 @@ def recalled(
     """The recorded outcome of the completed run whose manifest bytes are
     `raw` (read without the lease: `Store.peek_manifest`) when this call is
     that run's call (`given` None: a resume, from the recorded arguments
-    with `overrides`), else None. Options that make a call do more than
+    with `overrides`), else None. A run whose steps registered artifacts,
+    and options that make a call do more than
     return the result (restart, retention; a progress file, which the
     caller tells) take the lease."""
     options = flow.options
@@ -52,8 +53,8 @@ def recalled(
         return None
     try:
         manifest = decode_manifest(store, flow.name, run_id, raw, plan=False)
-        if manifest.status != "completed":
-            return None
+        if manifest.status != "completed" or manifest.extra.get("artifacts"):
+            return None  # artifacts: read with the records, which only a holder may repair
         recorded = decode_arguments(store, manifest) if given is None else {}
         bound = merge_arguments(flow.fn, recorded, given, overrides)
         definition = as_left(flow.fn, flow.definition(), manifest)
