@@ -265,3 +265,27 @@ def test_after_a_reload_the_refusal_says_to_rerun_the_from_import(tmp_path: Path
     assert "re-run the cell or statement that did `from helpmod import ...`" in lines[1]
     assert len(lines) == 3
     assert (tmp_path / "counts").read_text() == "work\nwork\n"  # flow(1), then flow(2) once
+
+
+def test_a_files_text_is_read_again_when_its_stat_or_its_lines_in_linecache_change(
+    tmp_path: Path,
+) -> None:
+    """`source_of` keeps the text it last read of a file while the file's
+    stat and the lines linecache holds for it are the ones it read: either
+    changed, it reads again."""
+    import linecache
+    import os
+
+    from durable._fingerprint.source import source_of
+
+    path = tmp_path / "kept_text.py"
+    path.write_text("X = 1\n")
+    name = str(path)
+    first = source_of(name, None)
+    assert first.text == "X = 1\n" and source_of(name, None) is first
+    size, mtime, _, full = linecache.cache[name]
+    linecache.cache[name] = (size, mtime, ["X = 2\n"], full)  # another reader's lines
+    assert source_of(name, None).text == "X = 2\n"
+    path.write_text("X = 33\n")
+    os.utime(path, ns=(1, 1))  # a stat of its own, whatever the clock's tick
+    assert source_of(name, None).text == "X = 33\n"

@@ -1,6 +1,6 @@
 """A local lease file's owner document, as its holder writes it: whole,
 whatever a holder that died left there, and without a syscall more than
-needed when the file is empty (every call of a completed run takes it)."""
+needed when the file is empty (every resume, every new run takes it)."""
 
 from __future__ import annotations
 
@@ -53,18 +53,22 @@ def test_a_document_left_by_a_holder_killed_is_replaced_whole(tmp_path: Path) ->
         lease.release()
 
 
-def test_a_completed_runs_call_truncates_its_empty_lease_file_once(
+def test_a_resume_truncates_its_empty_lease_file_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """At the release only: taking an empty file has nothing to cut."""
+    """At the release only: taking an empty file has nothing to cut (a
+    completed run's call takes no lease at all: `_core.recall`)."""
     calls = []
 
     @durable.workflow(store=str(tmp_path), run_id="r")
-    def flow() -> int:
+    def flow(go: bool = False) -> int:
         calls.append(1)
+        if not go:
+            durable.suspend("waiting for go")
         return 7
 
-    assert flow() == 7
+    with pytest.raises(durable.Suspended):
+        flow()
     truncated: list[int] = []
     real = os.ftruncate
 
@@ -73,8 +77,8 @@ def test_a_completed_runs_call_truncates_its_empty_lease_file_once(
         real(fd, length)
 
     monkeypatch.setattr(os, "ftruncate", counted)
-    assert flow() == 7
-    assert calls == [1]
+    assert flow.resume("r", go=True).value == 7
+    assert calls == [1, 1]
     assert truncated == [0]
 
 

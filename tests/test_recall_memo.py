@@ -506,6 +506,45 @@ def test_a_modules_members_are_what_getattr_finds() -> None:
     assert _members(lazy, names) == (2, "lazy", types.ModuleType, 3)
 
 
+def test_durables_own_module_is_asked_for_no_name_it_does_not_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`durable`'s `__getattr__` lists the names it answers
+    (`__durable_answers__`): a completed run's re-call, whose body names
+    `durable.suspend`, asks it for none of the body's other names (an
+    AttributeError raised and caught for each), and the members found are
+    what `getattr` finds."""
+    from durable._fingerprint.reach import _followable
+    from durable._fingerprint.references import _members
+
+    real = durable.__dict__["__getattr__"]
+    asked: list[str] = []
+
+    def counted(name: str) -> Any:
+        asked.append(name)
+        return real(name)
+
+    counted.__durable_answers__ = real.__durable_answers__  # type: ignore[attr-defined]
+
+    @durable.workflow(store=str(tmp_path), run_id="r")
+    def flow(go: bool = True) -> int:
+        if not go:
+            durable.suspend("waiting")
+        return sum(range(3))
+
+    assert flow() == 3
+    monkeypatch.setitem(durable.__dict__, "__getattr__", counted)
+    assert flow() == 3
+    assert asked == []
+    names = ("suspend", "sum", "range", "nope", "events", "gc", "__name__", "__wrapped__")
+    missing = object()
+    expected = tuple(v for n in names if (v := getattr(durable, n, missing)) is not missing)
+    asked.clear()
+    assert _members(durable, names) == expected
+    assert asked == ["__wrapped__"]  # a dunder name: the type may hold it
+    assert not _followable(durable)
+
+
 class _AllEqual:
     """Equal to everything: a user's `__eq__` must not merge two witnessed calls."""
 

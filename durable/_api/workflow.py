@@ -12,13 +12,12 @@ from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
 from .._core.definition import Definition
 from .._core.plan import Plan, drive_async, drive_sync
+from .._core.recall import recalled
 from .._core.run import Options, run_locked
 from .._core.signature import signature_of
 from .._core.waiting import holding
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
-from .._fingerprint.fingerprint import (
-    identity_of,
-)
+from .._fingerprint.fingerprint import identity_of
 from .._fingerprint.reach import default_name, script_name
 from .._storage.base import Store
 from .._storage.factory import open_store
@@ -29,7 +28,7 @@ from . import child
 from .bound import AsyncBound, Bound, BoundWorkflow, Takes
 from .definition import definition_of, own_fingerprint
 from .options import check_options
-from .progress_file import following
+from .progress_file import following, progress_path
 from .retention import prune
 from .steer import AsyncSteering, Steering
 
@@ -209,14 +208,17 @@ class Workflow(Steering, Generic[P, R]):
         if overrides:  # checked before anything else; none given: nothing to check
             check_overrides(self.fn, overrides)
         given = None if resume_id is not None else self._bind(args, kwargs)
-        run_id = (
-            check_key_part("run id", resume_id) if resume_id is not None else self._run_id(given)
-        )
+        run_id = self._run_id(given) if resume_id is None else check_key_part("run id", resume_id)
         store = self._store()  # only once the call is known to be valid
-        if resume_id is not None and store.load_manifest(self.name, run_id) is None:
+        raw = store.peek_manifest(self.name, run_id)
+        if resume_id is not None and raw is None:
             from .._manage.runs import not_found  # run management: on this error path only
 
             raise not_found(store, self.name, run_id)
+        quiet = not inputs and progress_path(self.options.progress_file) is None
+        done = recalled(self, store, run_id, given, overrides or {}, raw) if raw and quiet else None
+        if done is not None:  # a completed run's result, for this very call
+            return done
 
         def locked(lease: Held) -> Plan[Run[R]]:
             with following(self.options.progress_file, store, self.name, run_id):

@@ -5,6 +5,7 @@ fingerprinted afresh when a run or a cached call needs the code as it is now."""
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Hashable, Iterable
 from contextvars import ContextVar
 from dataclasses import field
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
 from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key
+from .._fingerprint.reach import may_answer
 from .._frozen import Frozen, dataclass
 from ..errors import DurableError, ValidationError
 from .bound import binds
@@ -147,7 +149,10 @@ def check_output(validate: Callable[[Any], object], step: str, output: Any) -> A
 
 def step_spec(obj: object) -> StepSpec | None:
     """The spec of a `@durable.step`, None for anything else."""
-    spec = getattr(obj, "__durable_step__", None)
+    if type(obj) is types.ModuleType and not may_answer(obj.__dict__, "__durable_step__"):
+        spec = obj.__dict__.get("__durable_step__")  # what getattr finds, with no exception
+    else:
+        spec = getattr(obj, "__durable_step__", None)
     return spec if isinstance(spec, StepSpec) else None
 
 

@@ -15,9 +15,10 @@ import inspect
 import os
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .static import static_has
 from .userfiles import is_user_file
 
 _MISSING = object()
@@ -171,6 +172,9 @@ def is_durable(obj: object) -> bool:
         # object's own `__dict__` can hold one.
         return "__durable_fingerprint__" in obj.__dict__
     try:
+        told = static_has(obj, "__durable_fingerprint__")
+        if told is not None:
+            return told
         found = inspect.getattr_static(obj, "__durable_fingerprint__", _MISSING)
     except Exception:  # an exotic proxy
         return False
@@ -196,8 +200,19 @@ _FIXED_CALLABLES = frozenset(
 
 
 # What could make a module followable as a function: `target_of` follows
-# `__wrapped__` and `__func__`, and `__getattr__` may answer for any name.
-_MODULE_HOOKS = ("__wrapped__", "__func__", "__getattr__")
+# `__wrapped__` and `__func__`, which its `__getattr__` may answer.
+_MODULE_HOOKS = ("__wrapped__", "__func__")
+
+
+def may_answer(namespace: Mapping[str, Any], name: str) -> bool:
+    """Whether a module's `__getattr__` (PEP 562) may answer `name`: unless
+    it lists the names it answers (`__durable_answers__` on the function:
+    `durable`'s own, which loads its public names when first asked), any."""
+    hook = namespace.get("__getattr__")
+    if hook is None:
+        return False
+    answers = hook.__dict__.get("__durable_answers__") if type(hook) is types.FunctionType else None
+    return type(answers) is not frozenset or name in answers
 
 
 def is_builtin_value(obj: object) -> bool:
@@ -242,7 +257,8 @@ def _followable(obj: object) -> bool:
         return False
     if kind is types.ModuleType:
         names = obj.__dict__
-        if not any(hook in names for hook in _MODULE_HOOKS):
+        hooked = "__getattr__" in names and any(may_answer(names, h) for h in _MODULE_HOOKS)
+        if not hooked and not any(hook in names for hook in _MODULE_HOOKS):
             # Neither a function nor a partial, nor anything `target_of`
             # could unwrap it to: only a step could be followed.
             return is_durable(obj)

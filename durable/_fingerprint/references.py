@@ -21,6 +21,7 @@ from .reach import (
     code_objects,
     is_builtin_value,
     is_durable,
+    may_answer,
     target_of,
 )
 from .witness import witnessed
@@ -112,8 +113,11 @@ def _module_member(module: types.ModuleType, name: str) -> object:
     the module lacks (most of a body's names: a memo check asks for every
     one). A plain module's attribute is in its `__dict__`, or comes from
     its `__getattr__` (PEP 562), or, for a dunder name, from the type."""
-    found = module.__dict__.get(name, _MISSING)
-    if found is _MISSING and (name.startswith("__") or "__getattr__" in module.__dict__):
+    names = module.__dict__
+    found = names.get(name, _MISSING)
+    if found is _MISSING and (
+        name.startswith("__") or ("__getattr__" in names and may_answer(names, name))
+    ):
         return getattr(module, name, _MISSING)
     return found
 

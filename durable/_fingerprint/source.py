@@ -53,6 +53,9 @@ class Source:
 _NONE = Source("", None)
 _LAZY = ("__name__", "__loader__", "__spec__")
 _JOINED: dict[str, tuple[list[str], int, str]] = {}  # file -> (its lines in linecache, how many, text)
+# file -> (its stat, linecache's entry, its Source) as `source_of` last read it: a memo
+# check asks for a file's text several times a call, each a `stat` and a linecache check.
+_READ: dict[str, tuple[bytes, object, Source]] = {}
 # File names that any string compiled by `exec`, `compile` or a console gets.
 # Python 3.13 keeps the `python -c` program in linecache as "<string>", and
 # every `exec(text)` of that process is "<string>" too: the text found under
@@ -65,9 +68,17 @@ def source_of(filename: str, module_globals: Mapping[str, Any] | None) -> Source
     """The current text of `filename` ("" when there is none: exec, `python -c`)."""
     if filename in _SHARED_NAMES:
         return _NONE
-    witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
-    text = current_text(filename, module_globals)
-    return parse(text) if text else _NONE
+    state = witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
+    entry = linecache.cache.get(filename)
+    kept = _READ.get(filename)
+    if kept is not None and kept[1] is entry is not None and kept[0] == state:
+        return kept[2]  # the same stat, the same lines held: what reading again gives
+    src = parse(text) if (text := current_text(filename, module_globals)) else _NONE
+    if type(state) is bytes:  # a file's stat (not a cell's lines)
+        if len(_READ) >= 1024:
+            _READ.clear()
+        _READ[filename] = (state, linecache.cache.get(filename), src)
+    return src
 
 
 def current_text(filename: str, module_globals: Mapping[str, Any] | None) -> str:

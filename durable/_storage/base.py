@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -130,6 +129,11 @@ class Store:
     def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
         data, self._seen[(workflow, run_id)] = load_generation(self, workflow, run_id)
         return data
+
+    def peek_manifest(self, workflow: str, run_id: str) -> bytes | None:
+        """`load_manifest` for a reader without the run's lease: the version
+        read is not noted, or the compare-and-swap of a holder in this process would move."""
+        return load_generation(self, workflow, run_id)[0]
 
     def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
         """Compare-and-swap against the version last read or written here."""
@@ -324,7 +328,3 @@ class Store:
 
 def pickles_allowed_by_env() -> bool:
     return env_flag("DURABLE_ALLOW_PICKLE", True)
-
-
-def new_token() -> str:
-    return uuid.uuid4().hex

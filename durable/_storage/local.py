@@ -175,6 +175,12 @@ class LocalStore(Store):
         self._seen[(workflow, run_id)] = None if found is None else found[1]
         return None if found is None else found[0]
 
+    def peek_manifest(self, workflow: str, run_id: str) -> bytes | None:
+        try:
+            return fs.read_bytes(self._path(f"{workflow}/{run_id}/run"))
+        except OSError as e:
+            raise self._error(f"reading {workflow}/{run_id}/run", e) from e
+
     def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
         self.guard(workflow, run_id)
         run, key = (workflow, run_id), f"{workflow}/{run_id}/run"
