@@ -68,12 +68,31 @@ def fill():
     durable.loop_over(put, ["x", "y"])  # a queue of steps, recorded once
     gate()
     return keys()
+
+KEPT = {}
+
+@durable.step
+def keep(key):
+    if key == "y" and os.path.exists("fail"):
+        raise RuntimeError("crash")
+    counted("keep")
+    KEPT[key] = 1
+    return key
+
+@durable.step
+def kept():
+    return ",".join(sorted(KEPT))
+
+@durable.workflow(run_id="items")
+def each():
+    durable.loop_over(keep, ["x", "y"], checkpoint_items=True)  # each item kept as it ends
+    return kept()
 """
 
 PHASE = """
 import os
 import durable
-from flow import chat, fill
+from flow import chat, each, fill
 
 def call(wf=chat, **options):
     try:
@@ -85,11 +104,11 @@ def call(wf=chat, **options):
 
 if os.environ.get("FIRST"):
     open("fail", "w").close()
-    print(call(), call(), call(fill), call(fill))  # each second call resumes in this process
+    print(call(), call(), call(fill), call(fill), call(each), call(each))  # each second call resumes here
     os.remove("fail")
 else:
     print(call(), "|", call(on_change="rerun"), "|", call())
-    print(call(fill), "|", call(fill, on_change="rerun"))
+    print(call(fill), "|", call(fill, on_change="rerun"), "|", call(each))
 """
 
 
@@ -101,15 +120,19 @@ def test_dbos_recovery_of_steps_keeping_a_log_another_step_reads(tmp_path: Path)
     could not redo the appends `summary` reads: refused, naming the log;
     under `on_change="rerun"` they run again and `summary` sees both; the
     completed run is then answered. The same for a `loop_over` block (a
-    queue) of steps filling a dict (`STATE[k] = v`). Seen failing: the new
+    queue) of steps filling a dict (`STATE[k] = v`); and a block keeping
+    each item as it ends (`checkpoint_items=True`): its kept items are
+    taken in the process that kept them (`x` ran once there), and run again
+    in a new one, whose dict the import left empty. Seen failing: the new
     process replayed both `hear`s and returned "0: ", and the block and
-    returned "" (what no uninterrupted run returns)."""
+    returned "" (what no uninterrupted run returns); the kept items were
+    taken, and the new process returned "y"."""
     (tmp_path / "flow.py").write_text(LOGGED)
     first, second = run_each([(tmp_path, PHASE, {"FIRST": "1"}), (tmp_path, PHASE, {})])
-    assert first.strip() == "crash crash crash crash"
-    assert second.splitlines() == ["refused True | 2: a b | 2: a b", "refused True | x,y"]
+    assert first.strip() == "crash crash crash crash crash crash"
+    assert second.splitlines() == ["refused True | 2: a b | 2: a b", "refused True | x,y | x,y"]
     counts = (tmp_path / "count").read_text().split()
-    assert [counts.count(n) for n in ("hear", "summary", "put")] == [4, 1, 4]
+    assert [counts.count(n) for n in ("hear", "summary", "put", "keep")] == [4, 1, 4, 3]
 
 
 # The class's rate made from the environment, in its body (`rate = int(...)`)

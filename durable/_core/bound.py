@@ -216,6 +216,15 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     return value_digest((digest, taken)) if taken else digest
 
 
+def made_here(fn: object) -> str | None:
+    """This process's token when `fn` writes or logs in a module-level value
+    another step reads (`with_written`), else None: a result it made in
+    another process cannot bring that write along (a `loop_over` item kept
+    there runs again here, `Block._kept`)."""
+    target = target_of(fn)
+    return PROCESS[0] if state_written(target) or state_logged(target) else None
+
+
 def _new_process() -> None:
     PROCESS[0] = os.urandom(16).hex()
 

@@ -10,20 +10,14 @@ from typing import Any
 
 from .._core import notify
 from .._core.attempts import keep_failure
-from .._core.bound import bound_values, held_by, unbound, with_written
+from .._core.bound import bound_values, held_by, made_here, unbound, with_written
 from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
 from .._core.identity import fresh_token, is_token, value_digest
 from .._core.loadback import load_value
 from .._core.ownstate import after_body
-from .._core.replay import (
-    boundary,
-    commit,
-    encode_into,
-    lookup,
-    same_call,
-)
+from .._core.replay import boundary, commit, encode_into, lookup, same_call
 from .._core.spec import own_step_spec, step_spec
 from .._errortext import warn
 from .._fingerprint.fingerprint import fingerprint_function
@@ -219,7 +213,7 @@ class Block:
         index they were kept at. A record made by other code is not reused,
         except under rebase, which vouches for the old code (never for
         another item's result: the digest still decides whose it is)."""
-        rebase = self.ctx.policy == "rebase"
+        rebase, here = self.ctx.policy == "rebase", made_here(self.fn)
         found: dict[str, dict[int, StepRecord]] = {}
         for index, body in self.ctx.items.get(self.pos, {}).items():
             try:
@@ -228,8 +222,8 @@ class Block:
                 name = item_name(self.pos, index)
                 raise CorruptRecordError(self.ctx.run_id, self.pos, name, f"undecodable: {e}") from e
             digest = rec.args_digest or ""  # a record without one is no call's
-            if rec.extra.get("in_place") or rec.kind == TRIES_KIND:
-                continue  # the item runs again: its change to the item is redone
+            if rec.extra.get("in_place") or rec.kind == TRIES_KIND or rec.extra.get("made") != here:
+                continue  # the item runs again: its change (to the item, or a global) is redone
             if same_call(rec, rec.fingerprint if rebase else self.fp, digest):
                 found.setdefault(digest, {})[index] = rec
         return {digest: one_copy_each(recs) for digest, recs in found.items()}
@@ -245,6 +239,8 @@ class Block:
             # Restoring it could not redo that change (of the item, or of the
             # `self` or partial arguments every item shares): `_kept` skips it.
             rec.extra["in_place"] = True
+        if here := made_here(self.fn):  # a global it writes is this process's
+            rec.extra["made"] = here
         rec.ended = now()
         mark(rec)
         encode_into(self.ctx, rec, value)
