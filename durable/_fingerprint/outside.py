@@ -22,15 +22,25 @@ from .nodes import walk
 
 # Names and attributes that read the environment or the command line
 # (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing, a
-# database's rows, standard input or the command line (argparse reads
-# `sys.argv` unseen: `parser.parse_args()`).
+# database's rows, standard input, the command line (argparse reads
+# `sys.argv` unseen: `parser.parse_args()`) or a tool's output. Erring
+# towards more only adds the contents to what counts.
 _ENV = frozenset({"environ", "getenv", "getenvb", "argv", "orig_argv", "stdin"})
 _READS = frozenset(
     "open read read_file read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
     "read_excel read_pickle read_table loadtxt genfromtxt fromfile input parse_args parse_known_args "
     "parse_intermixed_args parse_known_intermixed_args listdir scandir walk glob iglob rglob iterdir "
-    "fetchall fetchone fetchmany dotenv_values".split()
+    "fetchall fetchone fetchmany dotenv_values "
+    # packaged data, a cursor iterated, a tool's output, parsed or mapped files, a model's folder
+    "get_data execute check_output getoutput getstatusoutput communicate popen Popen parse iterparse "
+    "memmap mmap fromregex File ZipFile from_pretrained Dynaconf".split()
 )
+# Attributes read off a call's result that are a tool's output:
+# `subprocess.run(cmd, capture_output=True).stdout`.
+_OUTPUT = frozenset({"stdout", "stderr"})
+# Library classes whose instances read the environment (and `.env` files)
+# as they are made: pydantic-settings' `Settings()` of a `BaseSettings`.
+_SETTINGS = frozenset({"BaseSettings"})
 _DEPTH = 4  # statements followed through the names they read
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -98,6 +108,8 @@ def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked
     if any(isinstance(s, _DEFS) and not _durable(s) and _scan(s)[0] for s in found):
         return True
     fn = _member(namespace, chain)
+    if isinstance(fn, type) and any(c.__name__ in _SETTINGS for c in fn.__mro__):
+        return True
     home = getattr(fn, "__globals__", None)
     if not isinstance(fn, types.FunctionType) or home is namespace or not _users(fn):
         return False
@@ -151,11 +163,11 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
             if isinstance(node.ctx, ast.Load):
                 read.add(node.id)
         elif isinstance(node, ast.Attribute):
-            marked |= node.attr in _ENV
+            marked |= node.attr in _ENV or (node.attr in _OUTPUT and isinstance(node.value, ast.Call))
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            marked |= name in _READS or name.startswith("read_")  # pandas' readers: `read_sql`
+            marked |= name in _READS or name.startswith(("read_", "open_"))  # `read_sql`, `open_dataset`
             if (chain := _chain(func)) is not None:
                 called.add(chain)
     found = (marked, frozenset(read), frozenset(called))
