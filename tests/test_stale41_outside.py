@@ -2,7 +2,8 @@
 durable did not know: packaged data (`pkgutil.get_data`), a database's rows
 read by iterating a cursor, a tool's output (`subprocess.check_output`,
 `subprocess.run(...).stdout`), pydantic-settings' `BaseSettings` (the
-environment). The statement's text is the same whatever it read, so counted
+environment), a loader of the user's that opens the file in a function it
+calls in turn. The statement's text is the same whatever it read, so counted
 by it alone a resume replayed the output computed with the old value. Each
 case runs twice in a process of its own: once edited between the runs
 (refused), once not (replayed)."""
@@ -48,6 +49,18 @@ except durable.DefinitionChangedError as e:
     print("refused", e)
 """
 
+# A loader that opens the file in a function it calls in turn.
+LOADER = """
+import json
+
+def _read(path):
+    with open(path) as f:
+        return json.load(f)
+
+def load_config():
+    return _read("pkg/w.json")
+"""
+
 # name: (the statement making W, what the step computes with, the file holding K)
 CASES = {
     "get_data": ('import json, pkgutil\nW = json.loads(pkgutil.get_data("pkg", "w.json"))', 'W["k"]', "pkg/w.json"),
@@ -58,6 +71,7 @@ CASES = {
         "int(W[0])",
         "k.txt",
     ),
+    "loader": ("from loader import load_config\nW = load_config()", 'W["k"]', "pkg/w.json"),
     "settings": (
         "from pydantic_settings import BaseSettings\n\nclass Settings(BaseSettings):\n    k: int = 1\n\nW = Settings()",
         "W.k",
@@ -89,6 +103,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             (folder / "pkg").mkdir()
             (folder / "pkg" / "__init__.py").write_text("")
             (folder / "flow.py").write_text(FLOW.format(head=head, reads=reads))
+            (folder / "loader.py").write_text(LOADER)
             _write_k(folder, name, 2)
             folders[f"{name}:{'edited' if edited else 'same'}"] = folder
 

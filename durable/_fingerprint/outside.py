@@ -54,8 +54,7 @@ def reads_outside(
     module of the user's), reads the environment, the command line or a
     file. Not a function
     among `found` (one that changes the global when a run calls it: what a
-    step appends to is the program's state), nor what a called function
-    calls in turn (a workflow and its steps read files as they run)."""
+    step appends to is the program's state)."""
     seen: set[tuple[int, str | None]] = set()
     todo = [(s, 0, namespace, name) for s in found]
     while todo:
@@ -96,27 +95,54 @@ def _imported(
     return found
 
 
-def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+def _calls_outside(
+    chain: tuple[str, ...],
+    namespace: Mapping[str, Any],
+    checked_file: str | None,
+    depth: int = 0,
+    seen: set[int] | None = None,
+) -> bool:
     """Whether the function the call `chain` names reads the environment or
-    a file in its own body (`load_config(path)` opening it): one of the
+    a file in its own body (`load_config(path)` opening it), or in the body
+    of a function of the user's it calls in turn, to `_DEPTH` calls
+    (`load_config()` calling a `_read(path)` that opens it): one of the
     module's, or one of another module of the user's that it imported
-    (`from loader import load_config`, `loader.load_config(path)`)."""
+    (`from loader import load_config`, `loader.load_config(path)`). Not a
+    step or workflow (a run reads files as it runs)."""
+    fn = _member(namespace, chain)
+    if isinstance(fn, type) and any(c.__name__ in _SETTINGS for c in fn.__mro__):
+        return True
+    seen = set() if seen is None else seen
+    for stmt, names, checked in _defs(chain, fn, namespace, checked_file):
+        if id(stmt) in seen:
+            continue
+        seen.add(id(stmt))
+        marked, _, called = _scan(stmt)
+        if marked or (depth < _DEPTH and any(_calls_outside(c, names, checked, depth + 1, seen) for c in called)):
+            return True
+    return False
+
+
+def _defs(
+    chain: tuple[str, ...], fn: object, namespace: Mapping[str, Any], checked_file: str | None
+) -> list[tuple[ast.AST, Mapping[str, Any], str | None]]:
+    """The `def` (or `class`) statements the call `chain` runs, none of a
+    step or workflow, each with the namespace its names are read in."""
     found = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) <= 2 else []
     # `Rate.from_env()`: a method of a class of the module, whose body reads it.
     found = found if len(chain) == 1 else [d for c in found if isinstance(c, ast.ClassDef) for d in c.body
                                            if isinstance(d, _DEFS[:2]) and d.name == chain[1]]  # fmt: skip
-    if any(isinstance(s, _DEFS) and not _durable(s) and _scan(s)[0] for s in found):
-        return True
-    fn = _member(namespace, chain)
-    if isinstance(fn, type) and any(c.__name__ in _SETTINGS for c in fn.__mro__):
-        return True
-    home = getattr(fn, "__globals__", None)
-    if not isinstance(fn, types.FunctionType) or home is namespace or not _users(fn):
-        return False
-    theirs = binding_statements(fn.__name__, fn.__globals__) or []
-    return any(
-        isinstance(s, _DEFS) and s.name == fn.__name__ and not _durable(s) and _scan(s)[0] for s in theirs
-    )
+    defs: list[tuple[ast.AST, Mapping[str, Any], str | None]] = [
+        (s, namespace, checked_file) for s in found if isinstance(s, _DEFS) and not _durable(s)
+    ]
+    if isinstance(fn, types.FunctionType) and fn.__globals__ is not namespace and _users(fn):
+        theirs = binding_statements(fn.__name__, fn.__globals__) or []
+        defs += [
+            (s, fn.__globals__, None)
+            for s in theirs
+            if isinstance(s, _DEFS) and s.name == fn.__name__ and not _durable(s)
+        ]
+    return defs
 
 
 def _users(fn: types.FunctionType) -> bool:
