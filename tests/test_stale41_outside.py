@@ -3,7 +3,8 @@ durable did not know: packaged data (`pkgutil.get_data`), a database's rows
 read by iterating a cursor, a tool's output (`subprocess.check_output`,
 `subprocess.run(...).stdout`), pydantic-settings' `BaseSettings` (the
 environment), a loader of the user's that opens the file in a function it
-calls in turn. The statement's text is the same whatever it read, so counted
+calls in turn (`cls._load(path)` in a class method, `self._read(path)` in
+`__init__`, of a class imported from another module). The statement's text is the same whatever it read, so counted
 by it alone a resume replayed the output computed with the old value. Each
 case runs twice in a process of its own: once edited between the runs
 (refused), once not (replayed)."""
@@ -59,6 +60,25 @@ def _read(path):
 
 def load_config():
     return _read("pkg/w.json")
+
+class Model:
+    def __init__(self, path):
+        self.k = self._read(path)["k"]
+
+    def _read(self, path):
+        return _read(path)
+
+class Rates:
+    def __init__(self, k):
+        self.k = k
+
+    @classmethod
+    def _load(cls, path):
+        return _read(path)
+
+    @classmethod
+    def from_file(cls, path):
+        return cls(cls._load(path)["k"])
 """
 
 # name: (the statement making W, what the step computes with, the file holding K)
@@ -72,6 +92,8 @@ CASES = {
         "k.txt",
     ),
     "loader": ("from loader import load_config\nW = load_config()", 'W["k"]', "pkg/w.json"),
+    "init_reads": ('from loader import Model\nW = Model("pkg/w.json")', "W.k", "pkg/w.json"),
+    "from_file": ('from loader import Rates\nW = Rates.from_file("pkg/w.json")', "W.k", "pkg/w.json"),
     "settings": (
         "from pydantic_settings import BaseSettings\n\nclass Settings(BaseSettings):\n    k: int = 1\n\nW = Settings()",
         "W.k",

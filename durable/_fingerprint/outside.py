@@ -13,7 +13,7 @@ import ast
 import sys
 import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from .bindings import binding_statements
 from .canon import from_imports
@@ -101,53 +101,86 @@ def _calls_outside(
     checked_file: str | None,
     depth: int = 0,
     seen: set[int] | None = None,
+    owner: ast.ClassDef | None = None,
 ) -> bool:
     """Whether the function the call `chain` names reads the environment or
     a file in its own body (`load_config(path)` opening it), or in the body
     of a function of the user's it calls in turn, to `_DEPTH` calls
-    (`load_config()` calling a `_read(path)` that opens it): one of the
-    module's, or one of another module of the user's that it imported
-    (`from loader import load_config`, `loader.load_config(path)`). Not a
-    step or workflow (a run reads files as it runs)."""
+    (`load_config()` calling a `_read(path)` that opens it, a class method
+    `from_file` calling `cls._read(path)`): one of the module's, or one of
+    another module of the user's that it imported (`from loader import
+    load_config`, `loader.load_config(path)`). Not a step or workflow (a
+    run reads files as it runs)."""
     fn = _member(namespace, chain)
     if isinstance(fn, type) and any(c.__name__ in _SETTINGS for c in fn.__mro__):
         return True
     seen = set() if seen is None else seen
-    for stmt, names, checked in _defs(chain, fn, namespace, checked_file):
+    for stmt, names, checked, home in _defs(chain, fn, namespace, checked_file, owner):
         if id(stmt) in seen:
             continue
         seen.add(id(stmt))
         marked, _, called = _scan(stmt)
-        if marked or (depth < _DEPTH and any(_calls_outside(c, names, checked, depth + 1, seen) for c in called)):
+        if marked or (
+            depth < _DEPTH and any(_calls_outside(c, names, checked, depth + 1, seen, home) for c in called)
+        ):
             return True
     return False
 
 
+# A `def` or `class` statement a call runs, the namespace its names are
+# read in, the file checked for it, and the class it is in (or is).
+_Def: TypeAlias = "tuple[ast.AST, Mapping[str, Any], str | None, ast.ClassDef | None]"
+
+
 def _defs(
-    chain: tuple[str, ...], fn: object, namespace: Mapping[str, Any], checked_file: str | None
-) -> list[tuple[ast.AST, Mapping[str, Any], str | None]]:
+    chain: tuple[str, ...],
+    fn: object,
+    namespace: Mapping[str, Any],
+    checked_file: str | None,
+    owner: ast.ClassDef | None,
+) -> list[_Def]:
     """The `def` (or `class`) statements the call `chain` runs, none of a
-    step or workflow, each with the namespace its names are read in."""
-    found = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) <= 2 else []
-    # `Rate.from_env()`: a method of a class of the module, whose body reads it.
-    found = found if len(chain) == 1 else [d for c in found if isinstance(c, ast.ClassDef) for d in c.body
-                                           if isinstance(d, _DEFS[:2]) and d.name == chain[1]]  # fmt: skip
-    defs: list[tuple[ast.AST, Mapping[str, Any], str | None]] = [
-        (s, namespace, checked_file) for s in found if isinstance(s, _DEFS) and not _durable(s)
-    ]
-    if isinstance(fn, types.FunctionType) and fn.__globals__ is not namespace and _users(fn):
-        theirs = binding_statements(fn.__name__, fn.__globals__) or []
-        defs += [
-            (s, fn.__globals__, None)
-            for s in theirs
-            if isinstance(s, _DEFS) and s.name == fn.__name__ and not _durable(s)
-        ]
+    step or workflow: the module's (`load()`, `Model()`, `Model.load()`),
+    another of the user's modules' (imported), or, inside a class, its own
+    (`cls._read()`, `self._read()`, `cls()`)."""
+    if owner is not None and chain[0] in ("self", "cls"):
+        found: list[ast.AST] = [owner] if len(chain) == 1 else _methods([owner], chain)
+        return [(s, namespace, checked_file, owner) for s in found]
+    bound = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) <= 2 else []
+    defs: list[_Def] = [(s, namespace, checked_file, c) for s, c in _runs(bound, chain)]
+    # One of another module of the user's: `load_config()` or `Model.load()` imported.
+    first = namespace.get(chain[0])
+    head = first if len(chain) == 2 and isinstance(first, type) else fn
+    module = sys.modules.get(getattr(head, "__module__", None) or "")
+    if not isinstance(head, (types.FunctionType, type)) or module is None or vars(module) is namespace:
+        return defs
+    if user_module(module) and getattr(head, "__globals__", vars(module)) is vars(module):
+        theirs = [s for s in binding_statements(head.__name__, vars(module)) or [] if _named(s, head.__name__)]
+        defs += [(s, vars(module), None, c) for s, c in _runs(theirs, (head.__name__, *chain[1:]))]
     return defs
 
 
-def _users(fn: types.FunctionType) -> bool:
-    module = sys.modules.get(fn.__module__ or "")
-    return module is not None and vars(module) is fn.__globals__ and user_module(module)
+def _named(stmt: ast.AST, name: str) -> bool:
+    return isinstance(stmt, _DEFS) and stmt.name == name
+
+
+def _runs(bound: list[ast.AST], chain: tuple[str, ...]) -> list[tuple[ast.AST, ast.ClassDef | None]]:
+    """Of a name's binding statements, what the call `chain` runs, with the
+    class it is in: the `def` or `class` itself (`load()`, `Model()`), or,
+    for `Model.load()`, the class's method of that name."""
+    if len(chain) == 1:
+        return [(s, s if isinstance(s, ast.ClassDef) else None) for s in bound
+                if isinstance(s, _DEFS) and not _durable(s)]  # fmt: skip
+    classes = [c for c in bound if isinstance(c, ast.ClassDef)]
+    return [(d, c) for c in classes for d in _methods([c], chain)]
+
+
+def _methods(classes: list[ast.ClassDef], chain: tuple[str, ...]) -> list[ast.AST]:
+    """The methods named `chain[1]` of `classes` (not steps), when `chain` is `X.name`."""
+    if len(chain) != 2:
+        return []
+    return [d for c in classes for d in c.body
+            if isinstance(d, _DEFS[:2]) and d.name == chain[1] and not _durable(d)]  # fmt: skip
 
 
 def _member(namespace: Mapping[str, Any], chain: tuple[str, ...]) -> object:
