@@ -33,8 +33,11 @@ _READS = frozenset(
     "fetchall fetchone fetchmany dotenv_values "
     # packaged data, a cursor iterated, a tool's output, parsed or mapped files, a model's folder
     "get_data execute check_output getoutput getstatusoutput communicate popen Popen parse iterparse "
-    "memmap mmap fromregex File ZipFile from_pretrained Dynaconf".split()
+    "memmap mmap fromregex File ZipFile from_pretrained Dynaconf imread loadmat from_file from_pyfile "
+    "from_envvar from_prefixed_env".split()
 )
+# `read_sql`, `open_dataset`, `load_dataset`, `load_workbook`, `load_model`.
+_READ_PREFIXES = ("read_", "open_", "load_")
 # Attributes read off a call's result that are a tool's output:
 # `subprocess.run(cmd, capture_output=True).stdout`.
 _OUTPUT = frozenset({"stdout", "stderr"})
@@ -226,7 +229,7 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            marked |= name in _READS or name.startswith(("read_", "open_"))  # `read_sql`, `open_dataset`
+            marked |= name in _READS or name.startswith(_READ_PREFIXES)
             if (chain := _chain(func)) is not None:
                 called.add(chain)
     found = (marked, frozenset(read), frozenset(called))
