@@ -59,6 +59,7 @@ from .imports import (
     user_module,
 )
 from .kept import kept_state, only_written, written_by_steps
+from .libstate import library_state
 from .lookups import doc_parts, whole_modules
 from .outsidevalues import defaults_from_outside, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
@@ -81,9 +82,7 @@ class _Scope:
     cls: type | None = None
 
 
-def read_names(
-    fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: frozenset[str], out: Analysis
-) -> None:
+def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: frozenset[str], out: Analysis) -> None:
     """Every name chain the code reads (`X`, `mod.X`, `Cfg.LIMIT`) that resolves outside the
     function, counted by the rule above. Only names the code really looks up globally (its
     `co_names`) count, so that a local that shadows a global is not mistaken for it."""
@@ -125,9 +124,7 @@ def read_names(
         _count((sub.__name__,), sub, _Scope(home, True), False, out, key)  # as if named
 
 
-def _rebound(
-    path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]
-) -> bool:
+def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
     """Whether the name counts by its statements, not its value now: made from where its file
     lies (`HERE = dirname(__file__)`), or rebound with `global` (in its module, or the user's
     module `config.DEBUG` ends in)."""
@@ -251,8 +248,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:
-    """`from c import X` (or `*`) binding `name`: X counts by c's own statements that bind it,
-    when c is the user's module (a library's value by the import statement only, as everywhere)."""
+    """`from c import X` (or `*`) binding `name`: X counts by c's own statements that bind it when
+    c is the user's module; a library's by the import and what sets its state (`libstate`)."""
     if not isinstance(stmt, ast.ImportFrom):
         return
     package = str(scope.namespace.get("__package__") or "")
@@ -269,6 +266,8 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
                 if (id(scope.namespace), name) in out.kept:  # what it only writes, where it lives
                     out.kept |= {(id(vars(home)), attr)}
                 _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
+        elif module and (changed := library_state(scope.namespace, module)):  # `random.seed(1)`
+            out.parts[f"global:{module} state"] = hash_tokens([node_hash(s) for s in changed])
 
 
 def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any, _Scope]:
@@ -287,9 +286,8 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     return chain, obj, scope
 
 
-def _imported_from(
-    path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any], scope: _Scope
-) -> tuple[tuple[str, ...], _Scope]:
+def _imported_from(path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any],
+                   scope: _Scope) -> tuple[tuple[str, ...], _Scope]:  # fmt: skip
     """For a name a body's `from c import X` binds, c's scope and (c, X),
     when c is the user's module: X then counts by c's statements."""
     package = str(globs.get("__package__") or "")

@@ -1,0 +1,72 @@
+"""The module-level statements that set a library's own state for what
+they do: `random.seed(1)`, `seed(1)` of a `from random import seed`,
+`np.random.seed(0)`, `torch.backends.cudnn.deterministic = True`. A name
+the module imports from that library (`from random import randint`, `from
+numpy.random import rand`) counts by them too: its value is the library's
+(a bound method of random's hidden generator), whose state they set, so
+counted by its import statement alone an edit of the seed replayed the
+draw made with the old one.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .bindings import module_statements
+from .inplace import units
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
+    """The statements of the module whose namespace is `namespace` that
+    call a function of the package `module` is in, or set an attribute of
+    it, for what that does (a statement of their own, in a module-level
+    `if`, `for`, `try` or `with` too): none in a function or class, and no
+    call whose value the statement keeps (`RNG = np.random.default_rng(0)`
+    counts as any global's statement)."""
+    body = module_statements(namespace) or []
+    top = module.partition(".")[0]
+    names = {n for stmt in body for n in _imported_from(stmt, top)}
+    if not names:
+        return []
+    return [stmt for stmt in units(body) if any(_sets(node, names) for node in _outside_scopes(stmt))]
+
+
+def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
+    """The names a module-level `import` binds to the package `top` or a
+    part of it (`import numpy as np`, `from random import seed`)."""
+    for node in _outside_scopes(stmt):
+        if isinstance(node, ast.Import):
+            yield from (a.asname or a.name.partition(".")[0] for a in node.names if a.name.partition(".")[0] == top)
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").partition(".")[0] == top:
+            yield from (a.asname or a.name for a in node.names if a.name != "*")
+
+
+def _sets(node: ast.AST, names: set[str]) -> bool:
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        return _root(node.value.func) in names  # `random.seed(1)`, `seed(1)`
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names for t in targets)
+    return False
+
+
+def _root(node: ast.AST) -> str | None:
+    """`np` of `np.random.seed`, `torch` of `torch.backends.cudnn.deterministic`."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _outside_scopes(stmt: ast.AST) -> Iterator[ast.AST]:
+    """`stmt` and the nodes in it, not those of a function, class or lambda it defines."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
