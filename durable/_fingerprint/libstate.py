@@ -12,11 +12,13 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .bindings import module_statements
 from .inplace import units
+from .witness import witnessed
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -28,12 +30,11 @@ def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
     `if`, `for`, `try` or `with` too): none in a function or class, and no
     call whose value the statement keeps (`RNG = np.random.default_rng(0)`
     counts as any global's statement)."""
-    body = module_statements(namespace) or []
     top = module.partition(".")[0]
+    body = module_statements(namespace) or [] if top != "durable" else []  # `durable.configure(...)`: how
     names = {n for stmt in body for n in _imported_from(stmt, top)}
-    if not names:
-        return []
-    return [stmt for stmt in units(body) if any(_sets(node, names) for node in _outside_scopes(stmt))]
+    modules = {n for n in names if isinstance(witnessed(namespace.get, n), types.ModuleType)}
+    return [s for s in units(body) if any(_sets(node, names, modules) for node in _outside_scopes(s))]
 
 
 def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
@@ -46,9 +47,13 @@ def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
             yield from (a.asname or a.name for a in node.names if a.name != "*")
 
 
-def _sets(node: ast.AST, names: set[str]) -> bool:
+def _sets(node: ast.AST, names: set[str], modules: set[str]) -> bool:
+    """A call of a function of the library (`random.seed(1)`, `seed(1)`), not
+    a method of what one returns (`Path("out").mkdir()`), or a store into
+    it (`getcontext().prec = 5`)."""
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        return _root(node.value.func) in names  # `random.seed(1)`, `seed(1)`
+        func = node.value.func
+        return func.id in names if isinstance(func, ast.Name) else _root(func) in modules and _chain(func)
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names for t in targets)
@@ -60,6 +65,13 @@ def _root(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _chain(node: ast.AST) -> bool:
+    """`np.random.seed`: names through attributes alone, no call on the way."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _outside_scopes(stmt: ast.AST) -> Iterator[ast.AST]:
