@@ -13,14 +13,37 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .bindings import module_statements
+from .canon import node_hash
+from .imports import body_imports, import_user_module
 from .inplace import units
+from .values import hash_tokens
 from .witness import witnessed
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def library_parts(namespace: Mapping[str, Any], modules: Iterable[str]) -> dict[str, str]:
+    """For the libraries `modules` (a function's `from random import randint`,
+    `import numpy as np` in its body too), the statements of the module
+    whose namespace is `namespace` that set their state, as parts of a
+    fingerprint ("global random state changed"). None for the user's own
+    modules: their statements count already."""
+    parts = {}
+    for module in dict.fromkeys(modules):
+        if module and not isinstance(witnessed(import_user_module, module), types.ModuleType):
+            if changed := library_state(namespace, module):
+                parts[f"global:{module} state"] = hash_tokens([node_hash(s) for s in changed])
+    return parts
+
+
+def body_library_parts(nodes: tuple[ast.AST, ...], namespace: Mapping[str, Any]) -> dict[str, str]:
+    """`library_parts` of the libraries a function imports in its body."""
+    package = str(namespace.get("__package__") or "")
+    return library_parts(namespace, (module for _, module, _ in body_imports(nodes, package)))
 
 
 def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:

@@ -59,7 +59,7 @@ from .imports import (
     user_module,
 )
 from .kept import kept_state, only_written, written_by_steps
-from .libstate import library_state
+from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
 from .outsidevalues import defaults_from_outside, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
@@ -99,6 +99,7 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
         if uses_itself(tuple(nodes), fn.__name__):  # `helper.k`, by `helper.k = 2`
             out.parts["global:" + fn.__name__] = _bound(fn.__name__, fn, module, out)
     local = local_imports(tuple(nodes), globs)
+    out.parts.update(body_library_parts(tuple(nodes), globs))  # `from random import randint` in it
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
@@ -266,8 +267,8 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
                 if (id(scope.namespace), name) in out.kept:  # what it only writes, where it lives
                     out.kept |= {(id(vars(home)), attr)}
                 _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
-        elif module and (changed := library_state(scope.namespace, module)):  # `random.seed(1)`
-            out.parts[f"global:{module} state"] = hash_tokens([node_hash(s) for s in changed])
+        else:  # a library's: `random.seed(1)` at module level
+            out.parts.update(library_parts(scope.namespace, [module]))
 
 
 def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any, _Scope]:
