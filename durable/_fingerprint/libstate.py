@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import types
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from .bindings import module_statements
@@ -54,10 +55,22 @@ def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
     call whose value the statement keeps (`RNG = np.random.default_rng(0)`
     counts as any global's statement)."""
     top = module.partition(".")[0]
-    body = module_statements(namespace) or [] if top != "durable" else []  # `durable.configure(...)`: how
-    names = {n for stmt in body for n in _imported_from(stmt, top)}
-    modules = {n for n in names if isinstance(witnessed(namespace.get, n), types.ModuleType)}
-    return [s for s in units(body) if any(_sets(node, names, modules) for node in _outside_scopes(s))]
+    body = tuple(module_statements(namespace) or ()) if top != "durable" else ()  # `durable.configure()`: how
+    names = _imported(body, top)
+    modules = frozenset(n for n in names if isinstance(witnessed(namespace.get, n), types.ModuleType))
+    return list(_setting(body, names, modules))
+
+
+@lru_cache(maxsize=256)  # asked for each library each function of the module imports
+def _imported(body: tuple[ast.AST, ...], top: str) -> frozenset[str]:
+    return frozenset(n for stmt in body for n in _imported_from(stmt, top))
+
+
+@lru_cache(maxsize=256)
+def _setting(body: tuple[ast.AST, ...], names: frozenset[str], modules: frozenset[str]) -> tuple[ast.AST, ...]:
+    if not names:
+        return ()
+    return tuple(s for s in units(list(body)) if any(_sets(node, names, modules) for node in _outside_scopes(s)))
 
 
 def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
@@ -70,7 +83,7 @@ def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
             yield from (a.asname or a.name for a in node.names if a.name != "*")
 
 
-def _sets(node: ast.AST, names: set[str], modules: set[str]) -> bool:
+def _sets(node: ast.AST, names: frozenset[str], modules: frozenset[str]) -> bool:
     """A call of a function of the library (`random.seed(1)`, `seed(1)`), not
     a method of what one returns (`Path("out").mkdir()`), or a store into
     it (`getcontext().prec = 5`)."""
