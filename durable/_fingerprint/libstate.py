@@ -17,10 +17,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from ..errors import ConfigurationError
 from .bindings import module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
+from .loaded import loaded_state
+from .source import current_text, parse
 from .values import hash_tokens
 from .witness import witnessed
 
@@ -36,9 +39,32 @@ def library_parts(namespace: Mapping[str, Any], modules: Iterable[str]) -> dict[
     parts = {}
     for module in dict.fromkeys(modules):
         if module and not isinstance(witnessed(import_user_module, module), types.ModuleType):
-            if changed := library_state(namespace, module):
-                parts[f"global:{module} state"] = hash_tokens([node_hash(s) for s in changed])
+            if changed := _anywhere(namespace, module):
+                parts[f"global:{module} state"] = hash_tokens(changed)
     return parts
+
+
+def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
+    """What `library_state` finds in the module of `namespace` and in every
+    other module of the user's loaded (the script seeds, a helper module
+    draws): the library's state is what every one of them that ran set,
+    in no order (modules load in another order in another process). One
+    edited after import is refused when its text sets that library now, as
+    when it changes a global a step reads (`elsewhere`), and passed over
+    when not."""
+    found = [node_hash(s) for s in library_state(namespace, module)]
+    others = [_other(vars(m), module) for m in witnessed(loaded_state)[1] if vars(m) is not namespace]
+    return found + sorted(h for hashes in others for h in hashes)
+
+
+def _other(space: Mapping[str, Any], module: str) -> list[str]:
+    try:
+        return [node_hash(s) for s in library_state(space, module)]
+    except ConfigurationError:
+        now = parse(current_text(str(space.get("__file__")), space)).tree
+        if now is not None and _state_in(tuple(now.body), space, module):
+            raise
+        return []
 
 
 def body_library_parts(nodes: tuple[ast.AST, ...], namespace: Mapping[str, Any]) -> dict[str, str]:
@@ -56,7 +82,11 @@ def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
     counts as any global's statement)."""
     top = module.partition(".")[0]
     body = tuple(module_statements(namespace) or ()) if top != "durable" else ()  # `durable.configure()`: how
-    names = _imported(body, top)
+    return _state_in(body, namespace, module)
+
+
+def _state_in(body: tuple[ast.AST, ...], namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
+    names = _imported(body, module.partition(".")[0])
     modules = frozenset(n for n in names if isinstance(witnessed(namespace.get, n), types.ModuleType))
     return list(_setting(body, names, modules))
 

@@ -168,6 +168,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
             out.parts.update(class_attribute_part(key, scope.cls, obj))
         else:
             _global(key, path[-1], obj, scope, out, runs or not via)
+            out.parts.update(library_parts(scope.namespace, [obj.__name__] if isinstance(obj, types.ModuleType) else []))
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
@@ -260,6 +261,7 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
             continue
         attr = name if alias.name == "*" else alias.name
         home = witnessed(import_user_module, module) if module else _MISSING
+        out.parts.update(library_parts(scope.namespace, [module]))  # a library's: `random.seed(1)`
         if isinstance(home, types.ModuleType):
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
@@ -267,8 +269,6 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
                 if (id(scope.namespace), name) in out.kept:  # what it only writes, where it lives
                     out.kept |= {(id(vars(home)), attr)}
                 _count((attr,), obj, _Scope(vars(home), True), True, out, f"{module}.")
-        else:  # a library's: `random.seed(1)` at module level
-            out.parts.update(library_parts(scope.namespace, [module]))
 
 
 def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], Any, _Scope]:
