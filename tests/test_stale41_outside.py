@@ -2,7 +2,8 @@
 durable did not know: packaged data (`pkgutil.get_data`), a database's rows
 read by iterating a cursor, a tool's output (`subprocess.check_output`,
 `subprocess.run(...).stdout`), pydantic-settings' `BaseSettings` (the
-environment), a loader of the user's that opens the file in a function it
+environment), a jinja template loaded by name (`get_template`, whose
+attributes are the same whatever the file said), a loader of the user's that opens the file in a function it
 calls in turn (`cls._load(path)` in a class method, `self._read(path)` in
 `__init__`, of a class imported from another module). The statement's text is the same whatever it read, so counted
 by it alone a resume replayed the output computed with the old value. Each
@@ -94,6 +95,11 @@ CASES = {
     "loader": ("from loader import load_config\nW = load_config()", 'W["k"]', "pkg/w.json"),
     "init_reads": ('from loader import Model\nW = Model("pkg/w.json")', "W.k", "pkg/w.json"),
     "from_file": ('from loader import Rates\nW = Rates.from_file("pkg/w.json")', "W.k", "pkg/w.json"),
+    "template": (
+        'import json, jinja2\nW = jinja2.Environment(loader=jinja2.FileSystemLoader("pkg")).get_template("w.json")',
+        'json.loads(W.render())["k"]',
+        "pkg/w.json",
+    ),
     "settings": (
         "from pydantic_settings import BaseSettings\n\nclass Settings(BaseSettings):\n    k: int = 1\n\nW = Settings()",
         "W.k",

@@ -31,6 +31,7 @@ READS = [
     'W = scipy.io.loadmat("a.mat")',
     'app.config.from_pyfile("settings.cfg")',
     'W = Dynaconf(settings_files=["settings.toml"])',
+    'W = env.get_template("prompt.j2")',
 ]
 
 SOURCE_ONLY = [

@@ -34,7 +34,7 @@ _READS = frozenset(
     # packaged data, a cursor iterated, a tool's output, parsed or mapped files, a model's folder
     "get_data execute check_output getoutput getstatusoutput communicate popen Popen parse iterparse "
     "memmap mmap fromregex File ZipFile from_pretrained Dynaconf imread loadmat from_file from_pyfile "
-    "from_envvar from_prefixed_env".split()
+    "from_envvar from_prefixed_env get_template".split()
 )
 # `read_sql`, `open_dataset`, `load_dataset`, `load_workbook`, `load_model`.
 _READ_PREFIXES = ("read_", "open_", "load_")

@@ -14,7 +14,9 @@ import ast
 import contextvars
 import copyreg
 import functools
+import hashlib
 import operator
+import os
 import struct
 import sys
 import types
@@ -196,12 +198,33 @@ def outside_tokens(obj: object) -> list[str] | None:
         toks = var_tokens(obj)
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
         toks = reduced_tokens(obj)
+    toks = _with_file(obj, toks)
     if len(_loaded) >= 64:
         _loaded.clear()
     _loaded[id(obj)] = (obj, toks)
     return toks
 
 
+def _with_file(obj: object, toks: list[str] | None) -> list[str] | None:
+    """A library's object loaded from a file it names (`ENV.get_template("p.j2")`,
+    whose `filename` is the template's path) by that file's bytes too, when
+    the file is small: its attributes are the same whatever the file said,
+    and a prompt edited since was served the output of the old one."""
+    held = vars(obj) if hasattr(obj, "__dict__") and not user_class(type(obj)) else {}
+    name, mode = held.get("filename"), held.get("mode")
+    if isinstance(mode, str) and set(mode) & set("wax+"):  # `ZipFile(path, "w")`: the run writes it
+        return toks
+    try:
+        if not isinstance(name, str) or not os.path.isfile(name) or os.path.getsize(name) > _SMALL:
+            return toks
+        with open(name, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return toks
+    return [*(toks or []), f"<file:{digest}>"]
+
+
+_SMALL = 1 << 20  # a template, a config: not a data file hashed at every run's start
 _REDUCERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {struct.Struct: lambda s: (struct.Struct, (s.format,))}
 
 
