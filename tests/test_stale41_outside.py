@@ -2,8 +2,9 @@
 durable did not know: packaged data (`pkgutil.get_data`), a database's rows
 read by iterating a cursor, a tool's output (`subprocess.check_output`,
 `subprocess.run(...).stdout`), pydantic-settings' `BaseSettings` (the
-environment), a jinja template loaded by name (`get_template`, whose
-attributes are the same whatever the file said), a loader of the user's that opens the file in a function it
+environment), a jinja template loaded by name (`get_template`) or made
+from a file's text (`Template(Path(p).read_text())`, next to its module's
+`__file__` too), whose attributes are the same whatever the file said, a loader of the user's that opens the file in a function it
 calls in turn (`cls._load(path)` in a class method, `self._read(path)` in
 `__init__`, of a class imported from another module). The statement's text is the same whatever it read, so counted
 by it alone a resume replayed the output computed with the old value. Each
@@ -82,6 +83,14 @@ class Rates:
         return cls(cls._load(path)["k"])
 """
 
+# A template read next to its module's file: it keeps no trace of its text.
+PROMPTS = """
+from pathlib import Path
+import jinja2
+
+PROMPT = jinja2.Template((Path(__file__).parent / "pkg" / "w.json").read_text())
+"""
+
 # name: (the statement making W, what the step computes with, the file holding K)
 CASES = {
     "get_data": ('import json, pkgutil\nW = json.loads(pkgutil.get_data("pkg", "w.json"))', 'W["k"]', "pkg/w.json"),
@@ -100,6 +109,12 @@ CASES = {
         'json.loads(W.render())["k"]',
         "pkg/w.json",
     ),
+    "template_text": (
+        'import json, jinja2\nfrom pathlib import Path\nW = jinja2.Template(Path("pkg/w.json").read_text())',
+        'json.loads(W.render())["k"]',
+        "pkg/w.json",
+    ),
+    "template_here": ("import json\nfrom prompts import PROMPT as W", 'json.loads(W.render())["k"]', "pkg/w.json"),
     "settings": (
         "from pydantic_settings import BaseSettings\n\nclass Settings(BaseSettings):\n    k: int = 1\n\nW = Settings()",
         "W.k",
@@ -132,6 +147,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             (folder / "pkg" / "__init__.py").write_text("")
             (folder / "flow.py").write_text(FLOW.format(head=head, reads=reads))
             (folder / "loader.py").write_text(LOADER)
+            (folder / "prompts.py").write_text(PROMPTS)
             _write_k(folder, name, 2)
             folders[f"{name}:{'edited' if edited else 'same'}"] = folder
 
