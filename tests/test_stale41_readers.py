@@ -7,9 +7,11 @@ below were not seen: a resume replayed the output of the old value."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
+from durable._fingerprint.namedfiles import named_files
 from durable._fingerprint.outside import reads_outside
 
 READS = [
@@ -51,3 +53,28 @@ def test_a_statement_reading_outside_is_told(text: str) -> None:
 @pytest.mark.parametrize("text", SOURCE_ONLY)
 def test_a_statement_of_the_source_alone_is_not(text: str) -> None:
     assert not reads_outside(ast.parse(text).body, {}, None, "W")
+
+
+@pytest.mark.parametrize(
+    ("text", "counted"),
+    [
+        ('W = jinja2.Template(Path("p.j2").read_text())', True),
+        ('W = jinja2.Template(open("p.j2").read())', True),
+        ('W = Template((HERE / "sub" / "q.j2").read_text())', True),
+        ('W = Template(os.path.join(HERE, "sub", "q.j2"))', True),
+        ('W = zipfile.ZipFile("p.j2", "w")', False),  # the run writes it
+        ('W = shelve.open("p.j2")', False),  # a store the run writes
+        ('W = sqlite3.connect("p.j2")', False),
+        ('W = Template("not a file")', False),
+    ],
+)
+def test_the_small_files_a_statement_names_count_by_their_bytes(
+    text: str, counted: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template keeps no trace of its text: the files its statement names
+    count for it (an edited prompt file replayed the old prompt's output)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.j2").write_text("Double: {{ x * 2 }}")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "q.j2").write_text("Triple: {{ x * 3 }}")
+    assert bool(named_files(tuple(ast.parse(text).body), None)) is counted

@@ -22,7 +22,7 @@ from .nodes import walk
 from .outside import _imported
 
 _SMALL = 1 << 20  # a template, a config: not a data file hashed at every run's start
-_MODES = frozenset("rwbxat+U")
+_MODES = frozenset("rwbxatcnfsu+U")  # `open`'s modes, `dbm.open`'s flags
 _WRITES = frozenset({"write", "write_text", "write_bytes", "dump", "mkdir", "touch", "unlink", "remove"})
 
 
@@ -76,11 +76,18 @@ def _joined(node: ast.AST) -> list[str]:
 
 
 def _mode(text: str) -> bool:
-    return len(text) <= 3 and set(text) <= _MODES and bool(set(text) & set("wax+"))
+    return len(text) <= 3 and set(text) <= _MODES and bool(set(text) & set("waxcn+"))
 
 
 def _writer(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _WRITES
+    """A call that writes a file, or opens a store the run may write
+    (`shelve.open(path)`, `dbm.open(path)`, `sqlite3.connect(path)`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    store = isinstance(func, ast.Attribute) and getattr(func.value, "id", "") in ("shelve", "dbm")
+    return name in _WRITES or name == "connect" or store
 
 
 def _places(text: str, home: object) -> Iterator[str]:
