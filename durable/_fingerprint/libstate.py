@@ -22,10 +22,10 @@ from .bindings import module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
-from .loaded import loaded_state
+from .loaded import Users, loaded_state
 from .source import current_text, parse
 from .values import hash_tokens
-from .witness import witnessed
+from .witness import Witness, recording, witnessed
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -46,15 +46,33 @@ def library_parts(namespace: Mapping[str, Any], modules: Iterable[str]) -> dict[
 
 def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
     """What `library_state` finds in the module of `namespace` and in every
-    other module of the user's loaded (the script seeds, a helper module
+    module of the user's loaded (the script seeds, a helper module
     draws): the library's state is what every one of them that ran set,
     in no order (modules load in another order in another process). One
     edited after import is refused when its text sets that library now, as
     when it changes a global a step reads (`elsewhere`), and passed over
-    when not."""
+    when not. The loaded modules' are worked out once per set of them
+    (`loaded_state`) and library, not for each function reading it."""
     found = [node_hash(s) for s in library_state(namespace, module)]
-    others = [_other(vars(m), module) for m in witnessed(loaded_state)[1] if vars(m) is not namespace]
-    return found + sorted(h for hashes in others for h in hashes)
+    others: list[str] = witnessed(_loaded, witnessed(loaded_state), module)
+    return found + others
+
+
+def _loaded(users: Users, module: str) -> list[str]:
+    """Not witnessed call by call (a memo check asked each module's file
+    and names again): by the set of modules, which a reload changes."""
+    kept = _LOADED.get((id(users), module))
+    if kept is None or kept[0] is not users:
+        if len(_LOADED) >= 256:
+            _LOADED.clear()
+        with recording(Witness()):
+            hashes = sorted(h for m in users[1] for h in _other(vars(m), module))
+        kept = _LOADED[(id(users), module)] = (users, hashes)
+    return kept[1]
+
+
+# (id of a `loaded_state`, a library) -> (that state, the hashes its modules' statements setting it give)
+_LOADED: dict[tuple[int, str], tuple[object, list[str]]] = {}
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
@@ -91,12 +109,12 @@ def _state_in(body: tuple[ast.AST, ...], namespace: Mapping[str, Any], module: s
     return list(_setting(body, names, modules))
 
 
-@lru_cache(maxsize=256)  # asked for each library each function of the module imports
+@lru_cache(maxsize=4096)  # asked for each library each function of the module imports
 def _imported(body: tuple[ast.AST, ...], top: str) -> frozenset[str]:
     return frozenset(n for stmt in body for n in _imported_from(stmt, top))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def _setting(body: tuple[ast.AST, ...], names: frozenset[str], modules: frozenset[str]) -> tuple[ast.AST, ...]:
     if not names:
         return ()
