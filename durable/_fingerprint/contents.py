@@ -100,7 +100,7 @@ def contents_part(
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
         outside = (running or read) and reads_outside(found, namespace, checked_file, name)
-        toks = witnessed(outside_tokens, obj) if outside else None
+        toks = witnessed(outside_tokens, obj, tuple(found), namespace.get("__name__")) if outside else None
         return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes

@@ -13,7 +13,7 @@ import ast
 import sys
 import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from .bindings import binding_statements
 from .canon import from_imports
@@ -22,15 +22,28 @@ from .nodes import walk
 
 # Names and attributes that read the environment or the command line
 # (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing, a
-# database's rows, standard input or the command line (argparse reads
-# `sys.argv` unseen: `parser.parse_args()`).
+# database's rows, standard input, the command line (argparse reads
+# `sys.argv` unseen: `parser.parse_args()`) or a tool's output. Erring
+# towards more only adds the contents to what counts.
 _ENV = frozenset({"environ", "getenv", "getenvb", "argv", "orig_argv", "stdin"})
 _READS = frozenset(
     "open read read_file read_text read_bytes load safe_load full_load read_csv read_json read_parquet "
     "read_excel read_pickle read_table loadtxt genfromtxt fromfile input parse_args parse_known_args "
     "parse_intermixed_args parse_known_intermixed_args listdir scandir walk glob iglob rglob iterdir "
-    "fetchall fetchone fetchmany dotenv_values".split()
+    "fetchall fetchone fetchmany dotenv_values "
+    # packaged data, a cursor iterated, a tool's output, parsed or mapped files, a model's folder
+    "get_data execute check_output getoutput getstatusoutput communicate popen Popen parse iterparse "
+    "memmap mmap fromregex File ZipFile from_pretrained Dynaconf imread loadmat from_file from_pyfile "
+    "from_envvar from_prefixed_env get_template".split()
 )
+# `read_sql`, `open_dataset`, `load_dataset`, `load_workbook`, `load_model`.
+_READ_PREFIXES = ("read_", "open_", "load_")
+# Attributes read off a call's result that are a tool's output:
+# `subprocess.run(cmd, capture_output=True).stdout`.
+_OUTPUT = frozenset({"stdout", "stderr"})
+# Library classes whose instances read the environment (and `.env` files)
+# as they are made: pydantic-settings' `Settings()` of a `BaseSettings`.
+_SETTINGS = frozenset({"BaseSettings"})
 _DEPTH = 4  # statements followed through the names they read
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -44,8 +57,7 @@ def reads_outside(
     module of the user's), reads the environment, the command line or a
     file. Not a function
     among `found` (one that changes the global when a run calls it: what a
-    step appends to is the program's state), nor what a called function
-    calls in turn (a workflow and its steps read files as they run)."""
+    step appends to is the program's state)."""
     seen: set[tuple[int, str | None]] = set()
     todo = [(s, 0, namespace, name) for s in found]
     while todo:
@@ -86,30 +98,92 @@ def _imported(
     return found
 
 
-def _calls_outside(chain: tuple[str, ...], namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+def _calls_outside(
+    chain: tuple[str, ...],
+    namespace: Mapping[str, Any],
+    checked_file: str | None,
+    depth: int = 0,
+    seen: set[int] | None = None,
+    owner: ast.ClassDef | None = None,
+) -> bool:
     """Whether the function the call `chain` names reads the environment or
-    a file in its own body (`load_config(path)` opening it): one of the
-    module's, or one of another module of the user's that it imported
-    (`from loader import load_config`, `loader.load_config(path)`)."""
-    found = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) <= 2 else []
-    # `Rate.from_env()`: a method of a class of the module, whose body reads it.
-    found = found if len(chain) == 1 else [d for c in found if isinstance(c, ast.ClassDef) for d in c.body
-                                           if isinstance(d, _DEFS[:2]) and d.name == chain[1]]  # fmt: skip
-    if any(isinstance(s, _DEFS) and not _durable(s) and _scan(s)[0] for s in found):
-        return True
+    a file in its own body (`load_config(path)` opening it), or in the body
+    of a function of the user's it calls in turn, to `_DEPTH` calls
+    (`load_config()` calling a `_read(path)` that opens it, a class method
+    `from_file` calling `cls._read(path)`): one of the module's, or one of
+    another module of the user's that it imported (`from loader import
+    load_config`, `loader.load_config(path)`). Not a step or workflow (a
+    run reads files as it runs)."""
     fn = _member(namespace, chain)
-    home = getattr(fn, "__globals__", None)
-    if not isinstance(fn, types.FunctionType) or home is namespace or not _users(fn):
-        return False
-    theirs = binding_statements(fn.__name__, fn.__globals__) or []
-    return any(
-        isinstance(s, _DEFS) and s.name == fn.__name__ and not _durable(s) and _scan(s)[0] for s in theirs
-    )
+    if isinstance(fn, type) and any(c.__name__ in _SETTINGS for c in fn.__mro__):
+        return True
+    seen = set() if seen is None else seen
+    for stmt, names, checked, home in _defs(chain, fn, namespace, checked_file, owner):
+        if id(stmt) in seen:
+            continue
+        seen.add(id(stmt))
+        marked, _, called = _scan(stmt)
+        if marked or (
+            depth < _DEPTH and any(_calls_outside(c, names, checked, depth + 1, seen, home) for c in called)
+        ):
+            return True
+    return False
 
 
-def _users(fn: types.FunctionType) -> bool:
-    module = sys.modules.get(fn.__module__ or "")
-    return module is not None and vars(module) is fn.__globals__ and user_module(module)
+# A `def` or `class` statement a call runs, the namespace its names are
+# read in, the file checked for it, and the class it is in (or is).
+_Def: TypeAlias = "tuple[ast.AST, Mapping[str, Any], str | None, ast.ClassDef | None]"
+
+
+def _defs(
+    chain: tuple[str, ...],
+    fn: object,
+    namespace: Mapping[str, Any],
+    checked_file: str | None,
+    owner: ast.ClassDef | None,
+) -> list[_Def]:
+    """The `def` (or `class`) statements the call `chain` runs, none of a
+    step or workflow: the module's (`load()`, `Model()`, `Model.load()`),
+    another of the user's modules' (imported), or, inside a class, its own
+    (`cls._read()`, `self._read()`, `cls()`)."""
+    if owner is not None and chain[0] in ("self", "cls"):
+        found: list[ast.AST] = [owner] if len(chain) == 1 else _methods([owner], chain)
+        return [(s, namespace, checked_file, owner) for s in found]
+    bound = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) <= 2 else []
+    defs: list[_Def] = [(s, namespace, checked_file, c) for s, c in _runs(bound, chain)]
+    # One of another module of the user's: `load_config()` or `Model.load()` imported.
+    first = namespace.get(chain[0])
+    head = first if len(chain) == 2 and isinstance(first, type) else fn
+    module = sys.modules.get(getattr(head, "__module__", None) or "")
+    if not isinstance(head, (types.FunctionType, type)) or module is None or vars(module) is namespace:
+        return defs
+    if user_module(module) and getattr(head, "__globals__", vars(module)) is vars(module):
+        theirs = [s for s in binding_statements(head.__name__, vars(module)) or [] if _named(s, head.__name__)]
+        defs += [(s, vars(module), None, c) for s, c in _runs(theirs, (head.__name__, *chain[1:]))]
+    return defs
+
+
+def _named(stmt: ast.AST, name: str) -> bool:
+    return isinstance(stmt, _DEFS) and stmt.name == name
+
+
+def _runs(bound: list[ast.AST], chain: tuple[str, ...]) -> list[tuple[ast.AST, ast.ClassDef | None]]:
+    """Of a name's binding statements, what the call `chain` runs, with the
+    class it is in: the `def` or `class` itself (`load()`, `Model()`), or,
+    for `Model.load()`, the class's method of that name."""
+    if len(chain) == 1:
+        return [(s, s if isinstance(s, ast.ClassDef) else None) for s in bound
+                if isinstance(s, _DEFS) and not _durable(s)]  # fmt: skip
+    classes = [c for c in bound if isinstance(c, ast.ClassDef)]
+    return [(d, c) for c in classes for d in _methods([c], chain)]
+
+
+def _methods(classes: list[ast.ClassDef], chain: tuple[str, ...]) -> list[ast.AST]:
+    """The methods named `chain[1]` of `classes` (not steps), when `chain` is `X.name`."""
+    if len(chain) != 2:
+        return []
+    return [d for c in classes for d in c.body
+            if isinstance(d, _DEFS[:2]) and d.name == chain[1] and not _durable(d)]  # fmt: skip
 
 
 def _member(namespace: Mapping[str, Any], chain: tuple[str, ...]) -> object:
@@ -151,11 +225,11 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
             if isinstance(node.ctx, ast.Load):
                 read.add(node.id)
         elif isinstance(node, ast.Attribute):
-            marked |= node.attr in _ENV
+            marked |= node.attr in _ENV or (node.attr in _OUTPUT and isinstance(node.value, ast.Call))
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            marked |= name in _READS or name.startswith("read_")  # pandas' readers: `read_sql`
+            marked |= name in _READS or name.startswith(_READ_PREFIXES)
             if (chain := _chain(func)) is not None:
                 called.add(chain)
     found = (marked, frozenset(read), frozenset(called))

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import ConfigurationError
 from .bindings import binding_statements
 from .imports import user_class
+from .namedfiles import named_files, with_file
 from .outside import _DEFS, reads_outside
 from .reach import _cell_value, is_durable
 from .values import (
@@ -171,7 +172,7 @@ def _slots(obj: object) -> list[tuple[str, object]]:
     return found
 
 
-def outside_tokens(obj: object) -> list[str] | None:
+def outside_tokens(obj: object, stmts: tuple[ast.AST, ...] = (), module: str | None = None) -> list[str] | None:
     """What a global made from the environment or a file holds (`CFG =
     json.load(f)`, `model = Ridge(alpha=ALPHA)` of an `ALPHA` from
     `os.environ`): its plain data or bytes, a pandas frame's rows (`DF =
@@ -179,8 +180,10 @@ def outside_tokens(obj: object) -> list[str] | None:
     library's public ones); a client or a file has none: by its statements.
     Once per object: what was loaded differs between processes, and a
     module-level change of it counts as any (`contents_part`); hashed again
-    at every call, a large array loaded once cost each step call its bytes."""
-    seen = _loaded.get(id(obj))
+    at every call, a large array loaded once cost each step call its bytes.
+    With the statements that made it (`stmts`, of the module named
+    `module`), the small files they name count by their bytes too (`namedfiles`)."""
+    seen = _loaded.get((id(obj), bool(stmts)))
     if seen is not None and seen[0] is obj:
         return seen[1]
     toks = content_tokens(obj)
@@ -192,6 +195,7 @@ def outside_tokens(obj: object) -> list[str] | None:
         toks = None if held is None else [f"<bound:{getattr(obj, '__name__', '?')}", *held, ">"]
     if toks is None and isinstance(obj, (tuple, list, set, frozenset, dict)):  # `[Mode(K)]`
         toks = held_tokens(obj)
+    told = toks is not None  # by what it holds: not by the files it came from (a database written)
     if toks is None:
         toks = attribute_tokens(obj, public=not user_class(type(obj)))
         # Of your own class, also what is not plain data in it (`Cfg(mode=Mode(K), n=1)`).
@@ -200,9 +204,12 @@ def outside_tokens(obj: object) -> list[str] | None:
         toks = var_tokens(obj)
     if toks is None:  # a NamedTuple, a range, a compiled pattern: no attribute of its own
         toks = reduced_tokens(obj)
+    if not told and not user_class(type(obj)):  # a template keeps no trace of its text
+        toks = with_file(obj, toks)  # `env.get_template("p.j2")`
+        toks = toks if toks is None or not stmts else [*toks, *named_files(stmts, module)]
     if len(_loaded) >= 64:
         _loaded.clear()
-    _loaded[id(obj)] = (obj, toks)
+    _loaded[(id(obj), bool(stmts))] = (obj, toks)
     return toks
 
 
@@ -292,4 +299,4 @@ def bound_to(obj: object) -> object | None:
 _BOUND = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
 
 # id(object) -> (the object, its tokens), as `outside_tokens` first found them
-_loaded: dict[int, tuple[object, list[str] | None]] = {}
+_loaded: dict[tuple[int, bool], tuple[object, list[str] | None]] = {}

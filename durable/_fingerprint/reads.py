@@ -59,6 +59,7 @@ from .imports import (
     user_module,
 )
 from .kept import kept_state, only_written, written_by_steps
+from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
 from .outsidevalues import defaults_from_outside, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
@@ -81,9 +82,7 @@ class _Scope:
     cls: type | None = None
 
 
-def read_names(
-    fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: frozenset[str], out: Analysis
-) -> None:
+def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: frozenset[str], out: Analysis) -> None:
     """Every name chain the code reads (`X`, `mod.X`, `Cfg.LIMIT`) that resolves outside the
     function, counted by the rule above. Only names the code really looks up globally (its
     `co_names`) count, so that a local that shadows a global is not mistaken for it."""
@@ -100,6 +99,7 @@ def read_names(
         if uses_itself(tuple(nodes), fn.__name__):  # `helper.k`, by `helper.k = 2`
             out.parts["global:" + fn.__name__] = _bound(fn.__name__, fn, module, out)
     local = local_imports(tuple(nodes), globs)
+    out.parts.update(body_library_parts(tuple(nodes), globs))  # `from random import randint` in it
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
@@ -125,9 +125,7 @@ def read_names(
         _count((sub.__name__,), sub, _Scope(home, True), False, out, key)  # as if named
 
 
-def _rebound(
-    path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]
-) -> bool:
+def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
     """Whether the name counts by its statements, not its value now: made from where its file
     lies (`HERE = dirname(__file__)`), or rebound with `global` (in its module, or the user's
     module `config.DEBUG` ends in)."""
@@ -170,6 +168,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
             out.parts.update(class_attribute_part(key, scope.cls, obj))
         else:
             _global(key, path[-1], obj, scope, out, runs or not via)
+            out.parts.update(library_parts(scope.namespace, [obj.__name__] if isinstance(obj, types.ModuleType) else []))
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
@@ -251,8 +250,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:
-    """`from c import X` (or `*`) binding `name`: X counts by c's own statements that bind it,
-    when c is the user's module (a library's value by the import statement only, as everywhere)."""
+    """`from c import X` (or `*`) binding `name`: X counts by c's own statements that bind it when
+    c is the user's module; a library's by the import and what sets its state (`libstate`)."""
     if not isinstance(stmt, ast.ImportFrom):
         return
     package = str(scope.namespace.get("__package__") or "")
@@ -262,6 +261,7 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
             continue
         attr = name if alias.name == "*" else alias.name
         home = witnessed(import_user_module, module) if module else _MISSING
+        out.parts.update(library_parts(scope.namespace, [module]))  # a library's: `random.seed(1)`
         if isinstance(home, types.ModuleType):
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
@@ -287,9 +287,8 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     return chain, obj, scope
 
 
-def _imported_from(
-    path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any], scope: _Scope
-) -> tuple[tuple[str, ...], _Scope]:
+def _imported_from(path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Mapping[str, Any],
+                   scope: _Scope) -> tuple[tuple[str, ...], _Scope]:  # fmt: skip
     """For a name a body's `from c import X` binds, c's scope and (c, X),
     when c is the user's module: X then counts by c's statements."""
     package = str(globs.get("__package__") or "")

@@ -1,0 +1,168 @@
+"""The module-level statements that set a library's own state for what
+they do: `random.seed(1)`, `seed(1)` of a `from random import seed`,
+`np.random.seed(0)`, `torch.backends.cudnn.deterministic = True`. A name
+the module imports from that library (`from random import randint`, `from
+numpy.random import rand`) counts by them too: its value is the library's
+(a bound method of random's hidden generator), whose state they set, so
+counted by its import statement alone an edit of the seed replayed the
+draw made with the old one.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from ..errors import ConfigurationError
+from .bindings import module_statements
+from .canon import node_hash
+from .imports import body_imports, import_user_module
+from .inplace import units
+from .loaded import Users, loaded_state
+from .source import current_text, parse
+from .values import hash_tokens
+from .witness import Witness, recording, witnessed
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def library_parts(namespace: Mapping[str, Any], modules: Iterable[str]) -> dict[str, str]:
+    """For the libraries `modules` (a function's `from random import randint`,
+    `import numpy as np` in its body too), the statements of the module
+    whose namespace is `namespace` that set their state, as parts of a
+    fingerprint ("global random state changed"). None for the user's own
+    modules: their statements count already."""
+    parts = {}
+    for module in dict.fromkeys(modules):
+        if module and not isinstance(witnessed(import_user_module, module), types.ModuleType):
+            if changed := _anywhere(namespace, module):
+                parts[f"global:{module} state"] = hash_tokens(changed)
+    return parts
+
+
+def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
+    """What `library_state` finds in the module of `namespace` and in every
+    module of the user's loaded (the script seeds, a helper module
+    draws): the library's state is what every one of them that ran set,
+    in no order (modules load in another order in another process). One
+    edited after import is refused when its text sets that library now, as
+    when it changes a global a step reads (`elsewhere`), and passed over
+    when not. The loaded modules' are worked out once per set of them
+    (`loaded_state`) and library, not for each function reading it."""
+    found = [node_hash(s) for s in library_state(namespace, module)]
+    others: list[str] = witnessed(_loaded, witnessed(loaded_state), module)
+    return found + others
+
+
+def _loaded(users: Users, module: str) -> list[str]:
+    """Not witnessed call by call (a memo check asked each module's file
+    and names again): by the set of modules, which a reload changes."""
+    kept = _LOADED.get((id(users), module))
+    if kept is None or kept[0] is not users:
+        if len(_LOADED) >= 256:
+            _LOADED.clear()
+        with recording(Witness()):
+            hashes = sorted(h for m in users[1] for h in _other(vars(m), module))
+        kept = _LOADED[(id(users), module)] = (users, hashes)
+    return kept[1]
+
+
+# (id of a `loaded_state`, a library) -> (that state, the hashes its modules' statements setting it give)
+_LOADED: dict[tuple[int, str], tuple[object, list[str]]] = {}
+
+
+def _other(space: Mapping[str, Any], module: str) -> list[str]:
+    try:
+        return [node_hash(s) for s in library_state(space, module)]
+    except ConfigurationError:
+        now = parse(current_text(str(space.get("__file__")), space)).tree
+        if now is not None and _state_in(tuple(now.body), space, module):
+            raise
+        return []
+
+
+def body_library_parts(nodes: tuple[ast.AST, ...], namespace: Mapping[str, Any]) -> dict[str, str]:
+    """`library_parts` of the libraries a function imports in its body."""
+    package = str(namespace.get("__package__") or "")
+    return library_parts(namespace, (module for _, module, _ in body_imports(nodes, package)))
+
+
+def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
+    """The statements of the module whose namespace is `namespace` that
+    call a function of the package `module` is in, or set an attribute of
+    it, for what that does (a statement of their own, in a module-level
+    `if`, `for`, `try` or `with` too): none in a function or class, and no
+    call whose value the statement keeps (`RNG = np.random.default_rng(0)`
+    counts as any global's statement)."""
+    top = module.partition(".")[0]
+    body = tuple(module_statements(namespace) or ()) if top != "durable" else ()  # `durable.configure()`: how
+    return _state_in(body, namespace, module)
+
+
+def _state_in(body: tuple[ast.AST, ...], namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
+    names = _imported(body, module.partition(".")[0])
+    modules = frozenset(n for n in names if isinstance(witnessed(namespace.get, n), types.ModuleType))
+    return list(_setting(body, names, modules))
+
+
+@lru_cache(maxsize=4096)  # asked for each library each function of the module imports
+def _imported(body: tuple[ast.AST, ...], top: str) -> frozenset[str]:
+    return frozenset(n for stmt in body for n in _imported_from(stmt, top))
+
+
+@lru_cache(maxsize=4096)
+def _setting(body: tuple[ast.AST, ...], names: frozenset[str], modules: frozenset[str]) -> tuple[ast.AST, ...]:
+    if not names:
+        return ()
+    return tuple(s for s in units(list(body)) if any(_sets(node, names, modules) for node in _outside_scopes(s)))
+
+
+def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
+    """The names a module-level `import` binds to the package `top` or a
+    part of it (`import numpy as np`, `from random import seed`)."""
+    for node in _outside_scopes(stmt):
+        if isinstance(node, ast.Import):
+            yield from (a.asname or a.name.partition(".")[0] for a in node.names if a.name.partition(".")[0] == top)
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").partition(".")[0] == top:
+            yield from (a.asname or a.name for a in node.names if a.name != "*")
+
+
+def _sets(node: ast.AST, names: frozenset[str], modules: frozenset[str]) -> bool:
+    """A call of a function of the library (`random.seed(1)`, `seed(1)`), not
+    a method of what one returns (`Path("out").mkdir()`), or a store into
+    it (`getcontext().prec = 5`)."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        return func.id in names if isinstance(func, ast.Name) else _root(func) in modules and _chain(func)
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names for t in targets)
+    return False
+
+
+def _root(node: ast.AST) -> str | None:
+    """`np` of `np.random.seed`, `torch` of `torch.backends.cudnn.deterministic`."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _chain(node: ast.AST) -> bool:
+    """`np.random.seed`: names through attributes alone, no call on the way."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _outside_scopes(stmt: ast.AST) -> Iterator[ast.AST]:
+    """`stmt` and the nodes in it, not those of a function, class or lambda it defines."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
