@@ -251,6 +251,7 @@ class LogRecords:
 
     def __init__(self, store: LocalStore, run: tuple[str, str], log: RunLog) -> None:
         self.store, self.run, self.log = store, run, log
+        log.fence = lambda: store.guard(*run)
         self.folder = "/".join(run)
         self._path = store._path(self.folder)
 
