@@ -23,12 +23,12 @@ import os, sys
 import durable
 from durable._storage import base
 
-pause = []
+pause = [1] if os.environ.get("PAUSE") == "manifest" else []
 real_guard = base.Store.guard
 
 def guard(self, workflow, run_id, *, now=False):
     real_guard(self, workflow, run_id, now=now)
-    if pause:  # the check before step 1's record passed: stop right after it
+    if pause:  # the check before that write passed: stop right after it
         pause.clear()
         print("CHECKED", flush=True)
         sys.stdin.readline()
@@ -39,7 +39,7 @@ base.Store.guard = guard
 def work(i: int) -> int:
     with open(os.environ["COUNT_LOG"], "a") as f:
         f.write(f"{i}\\n")
-    if i == 1:
+    if i == 1 and os.environ.get("PAUSE") == "record":
         pause.append(1)
     return i
 
@@ -57,10 +57,16 @@ print("DONE", flush=True)
 
 
 @pytest.mark.slow
-def test_a_record_appended_after_the_run_folder_was_removed_is_not_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("pause", "ran", "lost_at"), [("record", ["0", "1"], "1"), ("manifest", [], "None")])
+def test_a_write_after_the_run_folder_was_removed_makes_nothing_again(
+    tmp_path: Path, pause: str, ran: list[str], lost_at: str
+) -> None:
+    """`record`: step 1's record, after its lease check; `manifest`: the
+    first manifest of the run (its start), after its lease check."""
     script, root, log = tmp_path / "holder.py", tmp_path / "store", tmp_path / "ran.log"
     script.write_text(HOLDER)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log))
+    log.write_text("")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), PAUSE=pause)
     holder = subprocess.Popen(
         [sys.executable, str(script), str(root)],
         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -74,6 +80,6 @@ def test_a_record_appended_after_the_run_folder_was_removed_is_not_written(tmp_p
         if holder.poll() is None:
             holder.kill()
             holder.wait()
-    assert (holder.returncode, said.split()) == (4, ["LEASE_LOST", "1"])
-    assert log.read_text().split() == ["0", "1"]  # step 2 never started
-    assert not (root / "fence" / "shared").exists()  # nothing written, no folder remade
+    assert (holder.returncode, said.split()) == (4, ["LEASE_LOST", lost_at])
+    assert log.read_text().split() == ran  # no step started after the loss
+    assert not (root / "fence" / "shared").exists()  # nothing written, no folder made again

@@ -182,7 +182,18 @@ class LocalStore(Store):
         # is not the one read or written here was written by someone else.
         if run in self._seen and fs.current(self._path(key)) != self._seen[run]:
             raise LeaseLostError(run_id, why="another process wrote the run's manifest")
-        self._seen[run] = self._write(key, data, exclusive=False)
+        if run not in self._held:  # no lease: its folder may be a new one
+            self._seen[run] = self._write(key, data, exclusive=False)
+            return
+        # Its lease file lies in that folder: gone, the folder was removed
+        # after the check, and made again here it would hold a removed run.
+        try:
+            self._seen[run] = fs.write(self._path(key), data, exclusive=False)
+        except FileNotFoundError:
+            self.guard(workflow, run_id)
+            raise LeaseLostError(run_id, why="its run folder was removed") from None
+        except OSError as e:
+            raise self._error(f"writing {key}", e) from e
 
     def _absent(self) -> Any:
         return None
