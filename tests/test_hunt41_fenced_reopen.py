@@ -36,19 +36,19 @@ def guard(self, workflow, run_id, *, now=False):
 base.Store.guard = guard
 
 @durable.step(name="work")
-def work(i: int) -> int:
+def work(i: int) -> object:
     with open(os.environ["COUNT_LOG"], "a") as f:
         f.write(f"{i}\\n")
-    if i == 1 and os.environ.get("PAUSE") == "record":
+    if i == 1 and os.environ.get("PAUSE") in ("record", "blob"):
         pause.append(1)
-    return i
+    return i if os.environ.get("PAUSE") != "blob" else "x" * 100 * i  # a blob at step 1
 
 @durable.workflow(name="fence", run_id="shared")
 def fence() -> list:
     return [work(i) for i in range(3)]
 
 try:
-    fence.with_options(store=durable.open_store(sys.argv[1])).run()
+    fence.with_options(store=durable.open_store(sys.argv[1], blob_threshold=64)).run()
 except durable.LeaseLostError as e:
     print("LEASE_LOST", e.position, flush=True)
     sys.exit(4)
@@ -57,12 +57,15 @@ print("DONE", flush=True)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("pause", "ran", "lost_at"), [("record", ["0", "1"], "1"), ("manifest", [], "None")])
+@pytest.mark.parametrize(
+    ("pause", "ran", "lost_at"),
+    [("record", ["0", "1"], "1"), ("blob", ["0", "1"], "1"), ("manifest", [], "None")],
+)
 def test_a_write_after_the_run_folder_was_removed_makes_nothing_again(
     tmp_path: Path, pause: str, ran: list[str], lost_at: str
 ) -> None:
-    """`record`: step 1's record, after its lease check; `manifest`: the
-    first manifest of the run (its start), after its lease check."""
+    """After the lease check of `record`: step 1's record; `blob`: its
+    output's blob; `manifest`: the run's first manifest (its start)."""
     script, root, log = tmp_path / "holder.py", tmp_path / "store", tmp_path / "ran.log"
     script.write_text(HOLDER)
     log.write_text("")
