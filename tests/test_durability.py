@@ -206,13 +206,13 @@ def test_concurrent_committers_share_one_sync(
     store = durable.open_store(tmp_path / "s")
     store.open_run("w", "r")
     n, appended = 8, threading.Semaphore(0)
-    real_write = log_module._write_all
+    real_write = log_module.write_all
 
     def counted(fd: int, frame: bytes) -> None:  # every append's one write
         real_write(fd, frame)
         appended.release()
 
-    monkeypatch.setattr(log_module, "_write_all", counted)
+    monkeypatch.setattr(log_module, "write_all", counted)
     real_sync = os.fdatasync
     first = threading.Lock()
 

@@ -71,10 +71,17 @@ def test_a_lease_renewal_that_fails_once_is_tried_again_and_the_run_completes(
     generation and took it for another holder's."""
     import s3fs
 
+    from durable._storage import objectlease
+
     endpoint, faults = proxy
     monkeypatch.setattr(s3fs.S3FileSystem, "retries", 1)
+    # Renewed every second (tried again 0.3 s after a failure), as a lease
+    # of 3 s is, but trusted for 20 s: one of 3 s, trusted for 2, was lost
+    # on a loaded machine before the renewal tried again had gone through.
+    monkeypatch.setattr(objectlease, "RENEW_EVERY", 1 / 30)
+    monkeypatch.setattr(objectlease, "RETRY_EVERY", 1 / 100)
     store = durable.open_store(
-        s3_url, endpoint_url=endpoint, lease_ttl=3, skip_instance_cache=True, **ONE_TRY  # 1.5 s: lost on a loaded machine
+        s3_url, endpoint_url=endpoint, lease_ttl=30, skip_instance_cache=True, **ONE_TRY
     )
     executed: Counter[int] = Counter()
     faults.fail(2, how, match="/lease/")  # the first renewal's claim (the first: the lease)

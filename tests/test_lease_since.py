@@ -15,15 +15,28 @@ import pytest
 
 import durable
 from durable import events
-from durable.testing._base import wait_for
 
 
-def test_a_held_runs_since_is_its_start_not_its_last_renewal() -> None:
-    store = durable.open_store(f"memory://since-{uuid.uuid4().hex}", lease_ttl=0.6)
+def test_a_held_runs_since_is_its_start_not_its_last_renewal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing here waits on the scheduler. The lease lasts 30 s (one of
+    0.6 s expired on a loaded machine, its renewals late, and the run was
+    taken over); the renewal is made at once (`confirm`, a renewal as the
+    holder's thread makes it), not awaited. The wait (`wait=`) runs on a
+    clock that passes its deadline once the waiter said whom it waits for:
+    with `wait=0.01` on real time, a first look at the lease that took
+    longer than that ended the wait before it said so."""
+    from durable._core import waiting
+    from durable._core.context import current_state
+
+    store = durable.open_store(f"memory://since-{uuid.uuid4().hex}", lease_ttl=30)
     release, inside = threading.Event(), threading.Event()
+    held: list[Any] = []
 
     @durable.step
     def hold() -> int:
+        state = current_state()
+        assert state is not None
+        held.append(state.lease)
         inside.set()
         release.wait(60)
         return 1
@@ -37,22 +50,41 @@ def test_a_held_runs_since_is_its_start_not_its_last_renewal() -> None:
             flow.with_options(**options)()
         return caught.value
 
+    class Clock:
+        """`time` as the wait reads it: past any deadline once it said so."""
+
+        ahead = 0.0
+
+        def monotonic(self) -> float:
+            return time.monotonic() + self.ahead
+
+    clock = Clock()
+    monkeypatch.setattr(waiting, "time", clock)
+
+    def seen_waiting(e: object) -> None:
+        if isinstance(e, events.RunWaiting):
+            seen.append(e)
+            clock.ahead = 3600.0
+
     before = time.time()
     holder = threading.Thread(target=flow)
     holder.start()
+    seen: list[events.RunWaiting] = []
     try:
         assert inside.wait(60)
         first = locked()
-        wait_for(lambda: locked().expires > first.expires)  # renewed since (every 0.2 s)
-        seen: list[events.RunWaiting] = []
-        with durable.on_event(lambda e: seen.append(e) if isinstance(e, events.RunWaiting) else None):
-            again = locked(wait=0.01)
+        held[0].lease.confirm()  # a renewal: a new owner document on an object store
+        renewed = locked()
+        with durable.on_event(seen_waiting):
+            again = locked(wait=30)
     finally:
         release.set()
         holder.join(60)
-    assert before <= first.since <= first.expires - 0.5
-    assert again.since == first.since  # the start, kept across renewals
+    assert renewed.expires > first.expires  # renewed indeed
+    assert before <= first.since <= first.expires - 29
+    assert renewed.since == again.since == first.since  # the start, kept across renewals
     assert [e.since for e in seen] == [first.since]  # what `durable run --wait` prints
+    assert again.waited == 30  # the wait the caller asked for, said
 
 
 def test_a_lease_written_by_a_version_without_started_still_reads() -> None:

@@ -228,7 +228,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    "day=2024-05-31); a value of another type than the annotation is "
                    "refused")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
-                   help="answer the run's durable.wait_for(NAME) on resume (repeatable; JSON "
+                   help="answer the run's durable.wait_for(NAME) on resume (NAME@POSITION: only "
+                   "the wait at that position; repeatable; JSON "
                    "or a string; a number JSON does not give back as typed, 1.10, is "
                    "refused: quote it, --input 'v=\"1.10\"', for the text)")  # fmt: skip
     p = command("cancel", "durable._cli.cancel:cmd_cancel",

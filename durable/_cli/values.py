@@ -38,7 +38,7 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
     given: dict[str, str] = {}
     for item in items:
         key, sep, text = item.partition("=")
-        if not sep or not key.isidentifier():
+        if not sep or not _named(key, flag):
             raise UsageError(f"{flag} {item!r} must look like NAME=VALUE{_meant(flag, key, text)}")
         if key in given:  # the last one would win, the first dropped without a word
             raise UsageError(_twice(flag, given[key], item))
@@ -48,6 +48,15 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
         except ValueError:
             out[key] = text
     return out
+
+
+def _named(key: str, flag: str) -> bool:
+    """A name; for `--input` also NAME@POSITION, an answer bound to the wait
+    at that position (`durable show` prints it: 3, 2.0.1)."""
+    name, at, position = key.partition("@")
+    if at and flag == "--input":
+        return name.isidentifier() and all(p.isascii() and p.isdigit() for p in position.split("."))
+    return key.isidentifier()
 
 
 def _meant(flag: str, key: str, text: str) -> str:

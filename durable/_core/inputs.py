@@ -20,7 +20,9 @@ for other arguments is not this wait's, and is asked again under
 on_change="rerun" (refused under "refuse").
 
 A child run is offered its callers' inputs (`callers_inputs`): an answer it
-takes is used up for them too; one it cannot take stays for them."""
+takes is used up for them too; one it cannot take stays for them.
+
+An answer may name the wait it answers (`answerat`): only that wait takes it."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from .._storage.keys import Position, position_key, top_level
 from .._storage.records import INPUT_KIND, StepRecord
 from ..errors import ConfigurationError, Suspended
 from . import notify
+from .answerat import Bound, answer_digest, answered, bind, not_here
 from .context import RunState
 from .identity import is_token, value_digest
 from .loadback import load_value
@@ -57,12 +60,19 @@ def wait_for_input(ctx: RunState, name: str, pos: Position) -> Any:
     # A child run's answer comes from its callers' inputs: used up there too
     # (and not there any more if a caller's own wait took it meanwhile).
     offered = [ctx.inputs, *ctx.callers_inputs]
-    if any(name not in supplied for supplied in offered):
+    value = ctx.inputs.get(name)
+    if isinstance(value, Bound):  # taken at its wait only
+        if (value.run_id, value.at) != (ctx.run_id, pos):
+            not_here(ctx, name, value, pos)
+            offered = []
+        value = value.value
+    if not offered or any(name not in supplied for supplied in offered):
         waits = Suspended(ctx.run_id, waiting_reason(name), waiting_for=name, position=pos)
         if name not in ctx.inputs:  # at the body's wait_for
             warn_unused(ctx, waits, f"waiting for input {name!r}")
+        elif not offered:  # `not_here` said why
+            _told.add(waits)
         raise ctx.refuse(waits)
-    value = ctx.inputs[name]
     for supplied in offered:  # one answer, one wait: the next one waits again
         del supplied[name]
     record = StepRecord(pos, KIND, name, KIND, digest, started=now())
@@ -233,13 +243,14 @@ def usable_inputs(
             f"run {ctx.run_id!r}: inputs= must be a mapping of input names (str, as passed "
             f"to wait_for) to their values, not {inputs!r}. Nothing was executed."
         )
-    usable = dict(inputs)
+    usable = bind(ctx.run_id, inputs)
     if not inputs:
         return usable  # nothing to compare: records stay undecoded until replayed
-    answers = awaited(inputs, status, reason, fork) | ctx.awaited
+    answered(ctx, usable)
+    answers = awaited(usable, status, reason, fork) | ctx.awaited
     latest: dict[str, StepRecord] = {}
     for rec in ctx.records.values():
-        if rec.kind != KIND or rec.name not in inputs:
+        if rec.kind != KIND or rec.name not in usable or isinstance(usable[rec.name], Bound):
             continue
         seen = latest.get(rec.name)
         if seen is None or position_key(rec.position) > position_key(seen.position):
@@ -248,7 +259,7 @@ def usable_inputs(
         if name in answers:
             continue  # the answer to the wait the run stopped at, or was forked before
         # An undigestable value gets a fresh token: never equal, so refused.
-        if value_digest(inputs[name]) == _answer_digest(ctx, rec):
+        if value_digest(usable[name]) == answer_digest(ctx, rec):
             # The recorded answer again: a repeat, not the next round's.
             for supplied in [usable, *ctx.callers_inputs]:
                 supplied.pop(name, None)
@@ -276,11 +287,3 @@ def _declined(run_id: str, name: str, position: Position) -> str:
         "called it, not used here. To answer that wait again, fork the calling run at the "
         "position of this child (the fork's child is a new run)."
     )
-
-
-def _answer_digest(ctx: RunState, rec: StepRecord) -> Any:
-    """The digest of the answer recorded at a wait: kept in the record,
-    unless a fork's `mutate` replaced the value (the kept one is the old's)."""
-    if rec.extra.get("mutated"):
-        return value_digest(load_value(ctx, rec))
-    return rec.extra.get("value_digest")

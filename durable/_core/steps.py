@@ -14,7 +14,7 @@ from .._storage.clock import now
 from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import Attempt, StepRecord, keep_plain
-from ..errors import ArtifactMissingError, ControlFlow
+from ..errors import ArtifactMissingError, ControlFlow, LeaseLostError
 from . import artifacts, cache, cancel, context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import bound_arguments, held_by, with_bound, with_held, with_written
@@ -23,7 +23,7 @@ from .context import RunState
 from .identity import call_digest, changed_in_place
 from .loadback import PRUNED, load_value
 from .plan import Call, Plan, drive_sync
-from .replay import commit, lookup, reopen
+from .replay import commit, lease_lost, lookup, reopen
 from .retry import RetryPolicy, retrying
 from .spec import StepSpec
 
@@ -266,7 +266,10 @@ class _Tries:
         elif ticket is not None:
             value = cache.stored(ctx, ticket, record, value)
         elif packed is not None:
-            keep_plain(ctx.store, (ctx.workflow, ctx.run_id), record, packed)
+            try:  # a large output's blob: the record's first write (`commit` says so too)
+                keep_plain(ctx.store, (ctx.workflow, ctx.run_id), record, packed)
+            except LeaseLostError as e:
+                raise lease_lost(ctx, record.position, e) from None
         return commit(ctx, record, value, persist=spec.persist and not redacted)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from .._storage.base import Store
 from .._storage.keys import Position, as_position, check_names
+from .._storage.keys import parse_position as parse_text
 from ..errors import ConfigurationError
 from .history import output_loader, read_raw
 from .runs import not_found, run_info
@@ -16,12 +17,7 @@ def parse_position(position: int | str | tuple[int, ...]) -> Position | None:
     """An int (-1 for the arguments), a `StepInfo.position`, or the string
     form `durable show` prints ("3", "2.0.1"); None when it is none of them."""
     if isinstance(position, str):
-        parts = position.strip().split(".")
-        if parts == ["-1"]:
-            return -1
-        if not all(p.isascii() and p.isdigit() for p in parts):
-            return None
-        return as_position([int(p) for p in parts] if len(parts) > 1 else int(parts[0]))
+        return -1 if position.strip() == "-1" else parse_text(position)
     if isinstance(position, int) and not isinstance(position, bool):
         return -1 if position == -1 else as_position(position)
     return as_position(list(position)) if isinstance(position, tuple) else None

@@ -61,6 +61,14 @@ def as_position(value: object) -> Position | None:
     return PositionPath(ints) if len(ints) == len(parts) else None
 
 
+def parse_position(text: str) -> Position | None:
+    """A position from the form `durable show` prints ("3", "2.0.1"), or None."""
+    parts = text.strip().split(".")
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        return None
+    return as_position([int(p) for p in parts] if len(parts) > 1 else int(parts[0]))
+
+
 # A body position's spelling: the commonest name part, and in the record
 # name every recorded step writes (`record_name`, without a call to `_key`).
 _BODY = "%08d"

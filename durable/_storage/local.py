@@ -103,15 +103,38 @@ class LocalStore(Store):
         for _ in range(_REMADE):
             try:
                 if remake:
-                    fs.make_folder(self.root, folder)
+                    self._make_folder(folder)
                     self._made.add(folder)
                 return op()
             except FileNotFoundError:
                 # Removed meanwhile, maybe again after we made it: also while
                 # making it (a folder made, then removed before it is checked).
                 remake = True
-        fs.make_folder(self.root, folder)
+        self._make_folder(folder)
         return op()
+
+    def _make_folder(self, folder: str) -> None:
+        """`fs.make_folder`, except for a run this store holds: its lease
+        file lies in the run's folder, so a missing one was removed (by
+        hand) after the lease check, and made again it would hold what a
+        removed run wrote after losing its lease. Only folders below it
+        are made, one `mkdir` each, failing once it is gone."""
+        parts = fs.parts(self.root, folder)
+        run = (parts[0], parts[1]) if len(parts) > 1 else None
+        if run not in self._held:
+            fs.make_folder(self.root, folder)
+            return
+        path = self._path("/".join(parts[:2]))
+        try:
+            fs.real_folder(path)
+            for part in parts[2:]:
+                path = os.path.join(path, part)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(path)
+                fs.real_folder(path)
+        except FileNotFoundError:
+            self.guard(*parts[:2])
+            raise LeaseLostError(parts[1], why="its run folder was removed") from None
 
     def list(self, prefix: str) -> builtins.list[str]:
         base = self._path(prefix.rstrip("/"))
@@ -257,6 +280,7 @@ class LogRecords:
 
     def __init__(self, store: LocalStore, run: tuple[str, str], log: RunLog) -> None:
         self.store, self.run, self.log = store, run, log
+        log.fence = lambda: store.guard(*run)
         self.folder = "/".join(run)
         self._path = store._path(self.folder)
 

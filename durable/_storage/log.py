@@ -13,12 +13,13 @@ from __future__ import annotations
 import enum
 import os
 import threading
+from collections.abc import Callable
 
 from .durability import Syncer
 from .keys import Position
 from .lease import inherited_no_more, not_inherited
 from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
-from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release
+from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import lock_wait, unlock
 
@@ -52,6 +53,10 @@ class RunLog:
         self._fd: int | None = None
         self._pid = 0  # the process that opened _fd: a forked child opens its own
         self._mutex = threading.Lock()  # threads share _fd, and so its flock
+        # The writer's lease check (`LogRecords`), made again under the flock
+        # of a log other than the one it was made for (`moved`: `_append`).
+        self.fence: Callable[[], None] = _unfenced
+        self.moved = False
 
     def load(self, steps: dict[Position, bytes] | None = None) -> dict[str, bytes]:
         try:
@@ -98,13 +103,14 @@ class RunLog:
                 if existing is not None:
                     return existing
                 entry = encode_entry(name, data)
-                _write_all(fd, entry)
+                write_all(fd, entry)
                 end, size = self.size + len(entry), len(data)
                 index[name] = (end - size) << 32 | size  # `span`, without a call
                 self.size = end
                 if end > syncer.written:
                     syncer.written = end
             except _Unlinked:
+                self.moved = True
                 return UNOPENED
             finally:
                 try:
@@ -150,12 +156,16 @@ class RunLog:
 
     def _write(self, items: list[tuple[str, bytes | None]], *, create: bool) -> bytes | None:
         with self._mutex:
+            if self.moved:  # before a removed run's folder is made again (`_append`)
+                self.fence()
             fd, fresh = self._open()
             try:
                 try:
                     existing = self._append(fd, items, create=create)
                 except _Unlinked:  # a restarted or removed run: write to the new file
+                    self.moved = True
                     self._close()
+                    self.fence()
                     fd, fresh = self._open()
                     existing = self._append(fd, items, create=create)
                 if fresh and self.syncer.level != "none":  # its name must survive a crash too
@@ -173,15 +183,23 @@ class RunLog:
     def _append(
         self, fd: int, items: list[tuple[str, bytes | None]], *, create: bool
     ) -> bytes | None:
+        """`moved`: the log open before was deleted under this writer, whose
+        lease check came before (a run folder removed by hand takes the
+        lease file with it, and another process may start the run afresh
+        there): checked again, under the flock of the log at the path now,
+        or a record of the removed run lands there, its folder remade."""
         lock(fd, register=False)
         try:
+            if self.moved:
+                self.fence()
+                self.moved = False
             index, existing = self._caught_up(fd, items[0][0] if create else None)
             if existing is not None:
                 return existing
             if self.steps and not create:  # deletions and replacements: by name only
                 self.steps = expand(index, self.steps)
             frames = [encode_entry(name, data) for name, data in items]
-            _write_all(fd, frames[0] if len(frames) == 1 else b"".join(frames))
+            write_all(fd, frames[0] if len(frames) == 1 else b"".join(frames))
             start = self.size
             for (name, data), entry in zip(items, frames, strict=True):
                 if data is None:
@@ -290,6 +308,10 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
     os.register_at_fork(after_in_child=_forked)
 
 
+def _unfenced() -> None:
+    """No lease to check: a log written outside a run."""
+
+
 class _Unlinked(OSError):
     """The open log file was deleted (its run restarted or removed)."""
 
@@ -299,19 +321,3 @@ class Unopened(enum.Enum):
 
 
 UNOPENED = Unopened.UNOPENED
-
-
-def _write_all(fd: int, frame: bytes) -> None:
-    """Write the whole frame or nothing: a short write (disk full, a file size
-    limit) is cut back, or the next entry would land after torn bytes and
-    every later record would be unreadable."""
-    done = os.write(fd, frame)  # nothing written when it raises
-    if done == len(frame):  # the usual case: all of it at once
-        return
-    view = memoryview(frame)[done:]
-    try:
-        while view:
-            view = view[os.write(fd, view) :]
-    except OSError:
-        os.ftruncate(fd, os.fstat(fd).st_size - (len(frame) - len(view)))
-        raise

@@ -1,6 +1,7 @@
 """The file-level steps of a run log (`log.RunLog`): opening it for
 appends (never through a symlink), taking and dropping its lock, cutting a
-torn tail off, and syncing the folder a new log was made in."""
+torn tail off, writing an entry whole, and syncing the folder a new log was
+made in."""
 
 from __future__ import annotations
 
@@ -58,3 +59,19 @@ def fsync_dir(folder: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_all(fd: int, frame: bytes) -> None:
+    """Write the whole frame or nothing: a short write (disk full, a file size
+    limit) is cut back, or the next entry would land after torn bytes and
+    every later record would be unreadable."""
+    done = os.write(fd, frame)  # nothing written when it raises
+    if done == len(frame):  # the usual case: all of it at once
+        return
+    view = memoryview(frame)[done:]
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        os.ftruncate(fd, os.fstat(fd).st_size - (len(frame) - len(view)))
+        raise

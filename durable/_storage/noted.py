@@ -11,7 +11,9 @@ writes carries (`carry`) the note's token (`attempt`, new at each note) and
 how many records were written under it before that one began, so a resume
 after the kill knows at least how many that attempt made (`short`). A
 record lost since is found unless it was the last one written: the records
-a kill leaves are a prefix of those written, and no later one tells of it."""
+a kill leaves are a prefix of those written, and no later one tells of it.
+Allowed: a kill takes no record written, and a power loss only what the
+durability level gives up (docs/managing-runs.md says why no more is kept)."""
 
 from __future__ import annotations
 

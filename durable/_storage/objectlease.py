@@ -182,13 +182,13 @@ class ObjectLease:
         return True
 
     def _renew_loop(self) -> None:
-        wait = self.ttl / 3
+        wait = self.ttl * RENEW_EVERY
         while not self._stop.wait(wait):
             with self._lock:
                 if self._stop.is_set() or self.lost:
                     return
                 # A failed renewal is tried again soon, not a third of the lease later.
-                wait = self.ttl / 3 if self._renewed() else self.ttl / 10
+                wait = self.ttl * (RENEW_EVERY if self._renewed() else RETRY_EVERY)
                 if self.lost:
                     return
 
@@ -273,6 +273,13 @@ class ObjectLease:
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
 
+
+# A holder renews every third of its lease (`_silent` counts on it), and
+# tries a failed renewal again after a tenth. Kept here, apart from the
+# lease's life: a test renews often a lease that lives long, and a renewal
+# late on a loaded machine then loses nothing it means to prove.
+RENEW_EVERY = 1 / 3
+RETRY_EVERY = 1 / 10
 
 # Expired leases of other hosts being watched (`_silent`), by (store url,
 # lease prefix): (generation, token, when the watch began on `_elapsed`).
