@@ -12,6 +12,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import re
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -76,11 +77,15 @@ _LOADED: dict[tuple[int, str], tuple[object, list[str]]] = {}
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
+    """What another module sets of the library for everyone (`_SETTERS`,
+    an attribute it sets): not each call of it, which made a fingerprint
+    hang on which modules a process had loaded (a test module's
+    `os.environ["K"] = v` or `sys.path.insert(...)` at import)."""
     try:
-        return [node_hash(s) for s in library_state(space, module)]
+        return [node_hash(s) for s in library_state(space, module) if _sets_for_all(s)]
     except ConfigurationError:
         now = parse(current_text(str(space.get("__file__")), space)).tree
-        if now is not None and _state_in(tuple(now.body), space, module):
+        if now is not None and any(map(_sets_for_all, _state_in(tuple(now.body), space, module))):
             raise
         return []
 
@@ -141,6 +146,26 @@ def _sets(node: ast.AST, names: frozenset[str], modules: frozenset[str]) -> bool
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names for t in targets)
+    return False
+
+
+# The functions that set a library's state for every module using it:
+# its generator's seed or state, a locale, a context, a default, determinism.
+_SETTERS = re.compile(r"seed|setstate|set_state|rng_state|setlocale|setcontext|set_default|deterministic")
+
+
+def _sets_for_all(stmt: ast.AST) -> bool:
+    """Whether `stmt` (one `library_state` found) calls a setter of
+    `_SETTERS` or sets an attribute (`torch.backends.cudnn.deterministic =
+    True`, `getcontext().prec = 5`), not an item (`os.environ[k] = v`)."""
+    for node in _outside_scopes(stmt):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if _SETTERS.search(name):
+                return True
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            return True
     return False
 
 
