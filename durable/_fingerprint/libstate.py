@@ -76,13 +76,29 @@ _LOADED: dict[tuple[int, str], tuple[object, list[str]]] = {}
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
+    """Another module's statements that seed the library, and no others: which
+    modules are loaded changes (one imported later, a resume from the CLI
+    without the script), and its `os.makedirs(...)` or `logging.basicConfig(...)`
+    made every step using `os` or `logging` another step."""
     try:
-        return [node_hash(s) for s in library_state(space, module)]
+        return [node_hash(s) for s in library_state(space, module) if _seeds(s)]
     except ConfigurationError:
         now = parse(current_text(str(space.get("__file__")), space)).tree
-        if now is not None and _state_in(tuple(now.body), space, module):
+        if now is not None and any(map(_seeds, _state_in(tuple(now.body), space, module))):
             raise
         return []
+
+
+_SEEDING = ("seed", "state", "determinis")  # random.seed, np.random.set_state, cudnn.deterministic = True
+
+
+def _seeds(stmt: ast.AST) -> bool:
+    for node in _outside_scopes(stmt):
+        named = node.func if isinstance(node, ast.Call) else node if isinstance(node, ast.Attribute) else None
+        name = named.attr if isinstance(named, ast.Attribute) else getattr(named, "id", "")
+        if any(word in name.lower() for word in _SEEDING):
+            return True
+    return False
 
 
 def body_library_parts(nodes: tuple[ast.AST, ...], namespace: Mapping[str, Any]) -> dict[str, str]:
