@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
 import pytest
 
+import durable
 from durable._fingerprint.fingerprint import fingerprint_function
 
 FLOW = """
 import os, random
+import durable
 
 @durable.step
 def where(name):
@@ -64,3 +67,87 @@ def test_a_module_imported_later_that_calls_os_leaves_a_step_using_os_as_it_was(
     assert (tmp_path / "count").read_text().split() == ["where"]
     __import__("r41_seeds")
     assert fingerprint_function(r41_flow.drawn) != drew
+
+
+LOGGED = """
+import os
+import durable
+
+LOG = []
+
+def counted(name):
+    with open(os.environ["R41_COUNT"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step
+def hear(msg):
+    counted("hear")
+    LOG.append(msg)
+    return msg
+
+@durable.step
+def gate():
+    if os.path.exists(os.environ["R41_FAIL"]):
+        raise RuntimeError("crash")
+
+@durable.step
+def summary():
+    return f"{len(LOG)}: {' '.join(LOG)}"
+
+@durable.workflow(run_id="chat")
+def chat():
+    hear("a")
+    hear("b")
+    gate()
+    return summary()
+
+KEPT = {}
+
+@durable.step
+def keep(key):
+    if key == "y" and os.path.exists(os.environ["R41_FAIL"]):
+        raise RuntimeError("crash")
+    counted("keep")
+    KEPT[key] = 1
+    return key
+
+@durable.step
+def kept():
+    return ",".join(sorted(KEPT))
+
+@durable.workflow(run_id="items")
+def each():
+    durable.loop_over(keep, ["x", "y"], checkpoint_items=True)
+    return kept()
+"""
+
+
+def test_a_log_a_module_executed_again_left_empty_is_not_replayed_in_the_same_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steps' log (`LOG.append`) that a later step reads replays only in
+    the process that made the record: a new process's import left it empty.
+    The module executed again in that same process (a notebook's cell run
+    again, `importlib.reload`) leaves it empty too: the run failed after
+    both `hear`s, the reload, then the resume replayed them and returned
+    "0: " (what no run returns), and the item `x` kept by `loop_over` was
+    taken with `KEPT` empty: "y". Now both are calls of another log: the
+    resume is refused, and under rerun they run again."""
+    _load(tmp_path, monkeypatch, r41_logged=LOGGED)
+    fail, count = tmp_path / "fail", tmp_path / "count"
+    monkeypatch.setenv("R41_COUNT", str(count))
+    monkeypatch.setenv("R41_FAIL", str(fail))
+    import r41_logged  # type: ignore[import-not-found]
+
+    store = str(tmp_path / "store")
+    fail.touch()
+    for wf in (r41_logged.chat, r41_logged.each):
+        with pytest.raises(RuntimeError, match="crash"):
+            wf.with_options(store=store)()
+    fail.unlink()
+    flow = importlib.reload(r41_logged)
+    with pytest.raises(durable.DefinitionChangedError, match="LOG"):
+        flow.chat.with_options(store=store)()  # was "0: "
+    assert flow.chat.with_options(store=store, on_change="rerun")() == "2: a b"
+    assert flow.each.with_options(store=store)() == "x,y"  # was "y"
+    assert [count.read_text().split().count(n) for n in ("hear", "keep")] == [4, 3]
