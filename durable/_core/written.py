@@ -62,9 +62,9 @@ def made_here(fn: object) -> str | None:
 def held(value: object) -> str:
     """A token of this very object (the list, not its contents) for as long
     as this process runs: a module executed again binds a new one. The
-    object is held, so that no other one takes its id meanwhile. A number
-    or a string (`global N; N += 1`) is a new object at each bump: none."""
-    if type(value) in _IMMUTABLE or type(value) is tuple:
+    object is held, so that no other one takes its id meanwhile. A number,
+    a string or a tuple (`global N; N += 1`) is a new object at each bump: none."""
+    if type(value) in _IMMUTABLE or isinstance(value, (tuple, frozenset)):
         return ""
     kept = _HELD.get(id(value))
     if kept is None or kept[0] is not value:
