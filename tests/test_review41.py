@@ -119,6 +119,25 @@ def kept():
 def each():
     durable.loop_over(keep, ["x", "y"], checkpoint_items=True)
     return kept()
+
+N = 0
+
+@durable.step
+def bump():
+    global N
+    counted("bump")
+    N += 1
+
+@durable.step
+def total():
+    return N
+
+@durable.workflow(run_id="count")
+def count():
+    bump()
+    bump()
+    gate()
+    return total()
 """
 
 
@@ -131,7 +150,8 @@ def test_a_log_a_module_executed_again_left_empty_is_not_replayed_in_the_same_pr
     again, `importlib.reload`) leaves it empty too: the run failed after
     both `hear`s, the reload, then the resume replayed them and returned
     "0: " (what no run returns), and the item `x` kept by `loop_over` was
-    taken with `KEPT` empty: "y". Now both are calls of another log: the
+    taken with `KEPT` empty: "y"; a count (`global N; N += 1`) the import set
+    to 0 again was replayed: 0. Now each is a call of another log: the
     resume is refused, and under rerun they run again."""
     _load(tmp_path, monkeypatch, r41_logged=LOGGED)
     fail, count = tmp_path / "fail", tmp_path / "count"
@@ -141,7 +161,7 @@ def test_a_log_a_module_executed_again_left_empty_is_not_replayed_in_the_same_pr
 
     store = str(tmp_path / "store")
     fail.touch()
-    for wf in (r41_logged.chat, r41_logged.each):
+    for wf in (r41_logged.chat, r41_logged.each, r41_logged.count):
         with pytest.raises(RuntimeError, match="crash"):
             wf.with_options(store=store)()
     fail.unlink()
@@ -150,4 +170,7 @@ def test_a_log_a_module_executed_again_left_empty_is_not_replayed_in_the_same_pr
         flow.chat.with_options(store=store)()  # was "0: "
     assert flow.chat.with_options(store=store, on_change="rerun")() == "2: a b"
     assert flow.each.with_options(store=store)() == "x,y"  # was "y"
-    assert [count.read_text().split().count(n) for n in ("hear", "keep")] == [4, 3]
+    with pytest.raises(durable.DefinitionChangedError, match="N"):
+        flow.count.with_options(store=store)()  # was 0
+    assert flow.count.with_options(store=store, on_change="rerun")() == 2
+    assert [count.read_text().split().count(n) for n in ("hear", "keep", "bump")] == [4, 3, 4]

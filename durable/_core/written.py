@@ -42,7 +42,7 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     values = getattr(target, "__globals__", {})
     taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
     # A count or a log: which process holds what it appended.
-    taken += [(n, PROCESS[0], held(values[n])) for n in logged if n in values]
+    taken += [(n, PROCESS[0], held(values[n]) or held(_code(target))) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest
 
 
@@ -56,14 +56,16 @@ def made_here(fn: object) -> str | None:
     if not names:
         return None
     values = getattr(target, "__globals__", {})
-    return PROCESS[0] + "".join(held(values[n]) for n in names if n in values)
+    return PROCESS[0] + "".join(held(values[n]) or held(_code(target)) for n in names if n in values)
 
 
 def held(value: object) -> str:
     """A token of this very object (the list, not its contents) for as long
     as this process runs: a module executed again binds a new one. The
     object is held, so that no other one takes its id meanwhile. A number,
-    a string or a tuple (`global N; N += 1`) is a new object at each bump: none."""
+    a string or a tuple (`global N; N += 1`) is a new object at each bump:
+    none (its caller then tells the code that bumps it, which a module
+    executed again compiles anew too)."""
     if type(value) in _IMMUTABLE or isinstance(value, (tuple, frozenset)):
         return ""
     kept = _HELD.get(id(value))
@@ -72,6 +74,12 @@ def held(value: object) -> str:
             _HELD.clear()
         kept = _HELD[id(value)] = (value, os.urandom(8).hex())
     return kept[1]
+
+
+def _code(fn: object) -> object:
+    """What a module executed again makes anew, and a function defined in a
+    workflow's body at each call does not: its code."""
+    return getattr(fn, "__code__", fn)
 
 
 _HELD: dict[int, tuple[object, str]] = {}  # id -> (the object, its token)
