@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
@@ -174,3 +176,30 @@ def test_a_log_a_module_executed_again_left_empty_is_not_replayed_in_the_same_pr
         flow.count.with_options(store=store)()  # was 0
     assert flow.count.with_options(store=store, on_change="rerun")() == 2
     assert [count.read_text().split().count(n) for n in ("hear", "keep", "bump")] == [4, 3, 4]
+
+
+def test_an_error_raised_in_durables_code_below_a_refusal_keeps_its_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The traceback of an exception leaving a workflow call loses durable's
+    frames, but one raised in durable's code that is no `DurableError`
+    keeps them from the user's last frame down to the raise. The cause of
+    a `StorageError` (the `IsADirectoryError` of reading the manifest) has
+    no frame of the user's: it lost all of them, and the traceback (and
+    `durable run --debug`) showed it with no line at all."""
+    monkeypatch.delenv("DURABLE_TRACEBACK", raising=False)
+    store = tmp_path / "store"
+
+    @durable.workflow(name="cut", run_id="r", store=str(store))
+    def cut() -> int:
+        return 1
+
+    (store / "cut" / "r" / "run").mkdir(parents=True)
+    with pytest.raises(durable.StorageError) as caught:
+        cut()
+    error = caught.value
+    own = os.path.dirname(durable.__file__)
+    cause = error.__cause__
+    assert isinstance(cause, IsADirectoryError)
+    assert any(f.filename.startswith(own) for f in traceback.extract_tb(cause.__traceback__))
+    assert [f.name for f in traceback.extract_tb(error.__traceback__)][-2:] == ["__call__", "drive_sync"]
