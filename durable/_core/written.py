@@ -69,10 +69,10 @@ def held(value: object) -> str:
     if type(value) in _IMMUTABLE or isinstance(value, (tuple, frozenset)):
         return ""
     kept = _HELD.get(id(value))
-    if kept is None or kept[0] is not value:
+    if kept is None:  # held, no other object has its id: one entry per object
         if len(_HELD) >= 4096:  # what a new token costs is a replay refused, never a stale one
             _HELD.clear()
-        kept = _HELD[id(value)] = (value, os.urandom(8).hex())
+        kept = _HELD.setdefault(id(value), (value, os.urandom(8).hex()))  # two threads: one token
     return kept[1]
 
 
