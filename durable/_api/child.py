@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from .._core import notify
 from .._core.arguments import derive_run_id
 from .._core.attempts import keep_failure
-from .._core.bound import with_held, with_written
+from .._core.bound import with_held
 from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
@@ -25,6 +25,7 @@ from .._core.plan import Plan
 from .._core.replay import commit, load_context, lookup, reopen
 from .._core.run import Flow, run_locked
 from .._core.waiting import holding
+from .._core.written import with_written
 from .._errortext import warn
 from .._storage.base import Store
 from .._storage.clock import now
@@ -80,7 +81,7 @@ def child_plan(
     digest = with_held(flow.fn, digest, parent.argument_values, parent.bodies)
     definition = flow.definition()
     label = flow.name
-    # What its steps write that another step reads, as they left it (`bound.with_written`).
+    # What its steps write that another step reads, as they left it (`written.with_written`).
     written = functools.partial(_with_writes, definition.writers, digest, label)
     # A record forgotten for what the child's steps wrote (a rerun): their
     # writes are redone only by running it afresh (its own run is complete).

@@ -17,7 +17,6 @@ the body that reads that local (`ys = sorted(xs)`: `Body`).
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import types
 from collections.abc import Mapping
@@ -25,7 +24,6 @@ from typing import Any
 
 from .._fingerprint.derived import made_at, made_in, read_from_body
 from .._fingerprint.reach import target_of
-from .._fingerprint.stepstate import state_logged, state_written
 from .identity import _IMMUTABLE, is_token, value_digest
 
 
@@ -184,57 +182,6 @@ def with_held(
     found = held_by(fn, held, bodies) if held or bodies else []
     taken = [d for d in map(value_digest, found) if not is_token(d)]
     return value_digest((digest, taken)) if taken and not is_token(digest) else digest
-
-
-# step name -> the module-level values it writes that another step reads
-WRITERS: dict[str, tuple[str, ...]] = {}
-
-
-def with_written(fn: object, digest: str, name: str = "") -> str:
-    """A call's digest joined with the module-level values `fn` (under
-    partials, bindings and the step) changes that another step or workflow
-    of its module reads (`STATE[k] = v` in `put`, `STATE.get(k)` in `get`:
-    `stepstate`), as they are now. A step's record holds them as the body
-    left them: a replay where they are otherwise (a new process, where the
-    import left `STATE` empty) is a changed call, since it cannot redo the
-    write; in the process that made it, with nothing changed since, it
-    replays. One without a digest (a client) is left out. `name`: the
-    step's, under which `WRITERS` notes them for a refusal to name."""
-    target = target_of(fn)  # a step's own function too (a `loop_over` block's `fn`)
-    if is_token(digest):
-        return digest
-    names, logged = state_written(target), state_logged(target)
-    if not names and not logged:
-        return digest
-    if len(WRITERS) > 1024:
-        WRITERS.clear()
-    WRITERS[name] = names + logged
-    values = getattr(target, "__globals__", {})
-    taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
-    # A count or a log: which process holds what it appended.
-    taken += [(n, PROCESS[0]) for n in logged if n in values]
-    return value_digest((digest, taken)) if taken else digest
-
-
-def made_here(fn: object) -> str | None:
-    """This process's token when `fn` writes or logs in a module-level value
-    another step reads (`with_written`), else None: a result it made in
-    another process cannot bring that write along (a `loop_over` item kept
-    there runs again here, `Block._kept`)."""
-    target = target_of(fn)
-    return PROCESS[0] if state_written(target) or state_logged(target) else None
-
-
-def _new_process() -> None:
-    PROCESS[0] = os.urandom(16).hex()
-
-
-# This process, told apart from any other (a forked child too): where a
-# step's count or log holds what it appended (`with_written`).
-PROCESS = [""]
-_new_process()
-if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(after_in_child=_new_process)
 
 
 def run_arguments(values: Any) -> tuple[Any, ...]:

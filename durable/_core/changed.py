@@ -8,9 +8,9 @@ from typing import Any
 
 from .._errortext import preview_of
 from .._storage.records import INPUT_KIND, StepRecord
-from .bound import WRITERS
 from .content import Undigestable, content_of
 from .identity import is_token, value_digest
+from .written import WRITERS
 
 
 def arguments_changed(
@@ -38,7 +38,7 @@ def arguments_changed(
 
 def _written(name: str) -> str:
     """A hint for a step writing module-level values another step reads,
-    which its record holds as it left them (`bound.with_written`)."""
+    which its record holds as it left them (`written.with_written`)."""
     names = WRITERS.get(name)
     if not names:
         return ""

@@ -45,9 +45,10 @@ def _cut(e: BaseException) -> None:
         tb = tb.tb_next
     theirs = [i for i, t in enumerate(entries) if not _own(t)]
     # Raised in durable's code, but no refusal: its path from the user's
-    # last frame on stays (a call that does not bind, or a fault of ours).
+    # last frame on stays (a call that does not bind, or a fault of ours),
+    # all of it when none is the user's (an OSError a StorageError was raised from).
     whole = bool(entries) and _own(entries[-1]) and isinstance(e, Exception) and not isinstance(e, DurableError)
-    below = theirs[-1] + 1 if whole and theirs else len(entries)
+    below = (theirs[-1] + 1 if theirs else 0) if whole else len(entries)
     kept = [t for t in entries[:below] if not _own(t)] + entries[below:]
     if len(kept) == len(entries):
         return

@@ -17,7 +17,7 @@ from .._storage.records import Attempt, StepRecord, keep_plain
 from ..errors import ArtifactMissingError, ControlFlow, LeaseLostError
 from . import artifacts, cache, cancel, context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
-from .bound import bound_arguments, held_by, with_bound, with_held, with_written
+from .bound import bound_arguments, held_by, with_bound, with_held
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -26,6 +26,7 @@ from .plan import Call, Plan, drive_sync
 from .replay import commit, lease_lost, lookup, reopen
 from .retry import RetryPolicy, retrying
 from .spec import StepSpec
+from .written import with_written
 
 
 def call_sync(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -118,7 +119,7 @@ def _live_plan(
     ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp) if has_cache else None
     hit = ticket.lookup() if ticket is not None else None
     if ticket is not None and hit is not None:  # computed by another run or call
-        # Its record counts what it logs as the run's own would (`bound.with_written`).
+        # Its record counts what it logs as the run's own would (`written.with_written`).
         pos, fp, digest = live.pos, live.fp, with_written(spec.fn, live.digest, spec.name)
         return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = _Tries.begin(ctx, spec, live)
@@ -237,7 +238,7 @@ class _Tries:
             ctx.executed += 1
             notify.executed(ctx, rec)
             return value
-        # What it wrote that another step reads, as it left it (`bound.with_written`).
+        # What it wrote that another step reads, as it left it (`written.with_written`).
         written = with_written(spec.fn, digest, spec.name)
         record = StepRecord.made(pos, spec.name, fp, written, self.started, self.failures, produced)
         if reopened is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from .._core import notify
 from .._core.attempts import keep_failure
-from .._core.bound import bound_values, held_by, made_here, unbound, with_written
+from .._core.bound import bound_values, held_by, unbound
 from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
@@ -19,6 +19,7 @@ from .._core.loadback import load_value
 from .._core.ownstate import after_body
 from .._core.replay import boundary, commit, encode_into, lookup, same_call
 from .._core.spec import own_step_spec, step_spec
+from .._core.written import made_here, with_written
 from .._errortext import warn
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.reach import default_name

@@ -1,0 +1,97 @@
+"""What a step writes that another step reads, in its record: the
+module-level values it changes in place or rebinds (`STATE[k] = v`, `global
+RATE`) by content, as the body left them, and a count or a log it appends
+to (`LOG.append(x)`, `N += 1`) by which list or dict of which process holds
+the appends. A replay cannot redo the write: where the value is otherwise
+(a new process, whose import left `STATE` empty; the module executed again
+in this one, a notebook's cell or `importlib.reload`, which made a new `LOG`)
+the call counts as changed (`stepstate` finds the names)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .._fingerprint.reach import target_of
+from .._fingerprint.stepstate import state_logged, state_written
+from .identity import _IMMUTABLE, is_token, value_digest
+
+# step name -> the module-level values it writes that another step reads
+WRITERS: dict[str, tuple[str, ...]] = {}
+
+
+def with_written(fn: object, digest: str, name: str = "") -> str:
+    """A call's digest joined with the module-level values `fn` (under
+    partials, bindings and the step) changes that another step or workflow
+    of its module reads (`STATE[k] = v` in `put`, `STATE.get(k)` in `get`:
+    `stepstate`), as they are now. A step's record holds them as the body
+    left them: a replay where they are otherwise (a new process, where the
+    import left `STATE` empty) is a changed call, since it cannot redo the
+    write; in the process that made it, with nothing changed since, it
+    replays. One without a digest (a client) is left out. `name`: the
+    step's, under which `WRITERS` notes them for a refusal to name."""
+    target = target_of(fn)  # a step's own function too (a `loop_over` block's `fn`)
+    if is_token(digest):
+        return digest
+    names, logged = state_written(target), state_logged(target)
+    if not names and not logged:
+        return digest
+    if len(WRITERS) > 1024:
+        WRITERS.clear()
+    WRITERS[name] = names + logged
+    values = getattr(target, "__globals__", {})
+    taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
+    # A count or a log: which process holds what it appended.
+    taken += [(n, PROCESS[0], held(values[n]) or held(_code(target))) for n in logged if n in values]
+    return value_digest((digest, taken)) if taken else digest
+
+
+def made_here(fn: object) -> str | None:
+    """This process's token when `fn` writes or logs in a module-level value
+    another step reads (`with_written`), else None: a result it made in
+    another process cannot bring that write along (a `loop_over` item kept
+    there runs again here, `Block._kept`)."""
+    target = target_of(fn)
+    names = state_written(target) + state_logged(target)
+    if not names:
+        return None
+    values = getattr(target, "__globals__", {})
+    return PROCESS[0] + "".join(held(values[n]) or held(_code(target)) for n in names if n in values)
+
+
+def held(value: object) -> str:
+    """A token of this very object (the list, not its contents) for as long
+    as this process runs: a module executed again binds a new one. The
+    object is held, so that no other one takes its id meanwhile. A number,
+    a string or a tuple (`global N; N += 1`) is a new object at each bump:
+    none (its caller then tells the code that bumps it, which a module
+    executed again compiles anew too)."""
+    if type(value) in _IMMUTABLE or isinstance(value, (tuple, frozenset)):
+        return ""
+    kept = _HELD.get(id(value))
+    if kept is None:  # held, no other object has its id: one entry per object
+        if len(_HELD) >= 4096:  # what a new token costs is a replay refused, never a stale one
+            _HELD.clear()
+        kept = _HELD.setdefault(id(value), (value, os.urandom(8).hex()))  # two threads: one token
+    return kept[1]
+
+
+def _code(fn: object) -> object:
+    """What a module executed again makes anew, and a function defined in a
+    workflow's body at each call does not: its code."""
+    return getattr(fn, "__code__", fn)
+
+
+_HELD: dict[int, tuple[object, str]] = {}  # id -> (the object, its token)
+
+
+def _new_process() -> None:
+    PROCESS[0] = os.urandom(16).hex()
+
+
+# This process, told apart from any other (a forked child too): where a
+# step's count or log holds what it appended (`with_written`).
+PROCESS = [""]
+_new_process()
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_new_process)
