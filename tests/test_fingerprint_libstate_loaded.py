@@ -20,11 +20,12 @@ from durable._fingerprint.fingerprint import fingerprint_function
 STEP = """
 import os
 import random
+import sys
 import durable
 
 @durable.step
 def work(x):
-    return os.path.join(str(x), str(random.randint(0, 9)))
+    return os.path.join(str(x), str(random.randint(0, 9)), sys.platform)
 """
 
 
@@ -34,6 +35,7 @@ def work(x):
         ('import os\nos.environ["LIBSTATE_X"] = "1"\nos.environ.setdefault("LIBSTATE_Y", "2")', False),
         ("import sys\nimport os\nsys.path.insert(0, os.getcwd())\nos.makedirs('.', exist_ok=True)", False),
         ("from os import getcwd\nHERE = getcwd()", False),
+        ("import sys\nsys.dont_write_bytecode = False", False),
         ("import random\nrandom.seed(3)", True),
         ("from random import seed\nseed(3)", True),
         ("import random\nrandom.setstate(random.getstate())", True),

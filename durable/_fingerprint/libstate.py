@@ -82,10 +82,10 @@ def _other(space: Mapping[str, Any], module: str) -> list[str]:
     hang on which modules a process had loaded (a test module's
     `os.environ["K"] = v` or `sys.path.insert(...)` at import)."""
     try:
-        return [node_hash(s) for s in library_state(space, module) if _sets_for_all(s)]
+        return [node_hash(s) for s in library_state(space, module) if _sets_for_all(s, module)]
     except ConfigurationError:
         now = parse(current_text(str(space.get("__file__")), space)).tree
-        if now is not None and any(map(_sets_for_all, _state_in(tuple(now.body), space, module))):
+        if now is not None and any(_sets_for_all(s, module) for s in _state_in(tuple(now.body), space, module)):
             raise
         return []
 
@@ -154,19 +154,25 @@ def _sets(node: ast.AST, names: frozenset[str], modules: frozenset[str]) -> bool
 _SETTERS = re.compile(r"seed|setstate|set_state|rng_state|setlocale|setcontext|set_default|deterministic")
 
 
-def _sets_for_all(stmt: ast.AST) -> bool:
-    """Whether `stmt` (one `library_state` found) calls a setter of
-    `_SETTERS` or sets an attribute (`torch.backends.cudnn.deterministic =
-    True`, `getcontext().prec = 5`), not an item (`os.environ[k] = v`)."""
+def _sets_for_all(stmt: ast.AST, module: str) -> bool:
+    """Whether `stmt` (one `library_state` found for `module`) calls a
+    setter of `_SETTERS` or sets an attribute of the library
+    (`torch.backends.cudnn.deterministic = True`, `getcontext().prec = 5`),
+    not an item (`os.environ[k] = v`) nor the process's plumbing in `os` or
+    `sys` (`sys.dont_write_bytecode = False` in a conftest)."""
+    stores = module.partition(".")[0] not in _PLUMBING
     for node in _outside_scopes(stmt):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             if _SETTERS.search(name):
                 return True
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        elif stores and isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             return True
     return False
+
+
+_PLUMBING = frozenset({"os", "sys"})
 
 
 def _root(node: ast.AST) -> str | None:
