@@ -24,7 +24,7 @@ from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
 from .loaded import Users, loaded_state
-from .source import current_text, parse
+from .source import current_text, parse, rewritten_by_pytest
 from .values import hash_tokens
 from .witness import Witness, recording, witnessed
 
@@ -54,7 +54,7 @@ def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
     when it changes a global a step reads (`elsewhere`), and passed over
     when not. The loaded modules' are worked out once per set of them
     (`loaded_state`) and library, not for each function reading it."""
-    found = [node_hash(s) for s in library_state(namespace, module)]
+    found = _of_module(namespace, module, mine=True)
     others: list[str] = witnessed(_loaded, witnessed(loaded_state), module)
     return found + others
 
@@ -77,17 +77,29 @@ _LOADED: dict[tuple[int, str], tuple[object, list[str]]] = {}
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
-    """What another module sets of the library for everyone (`_SETTERS`,
-    an attribute it sets): not each call of it, which made a fingerprint
-    hang on which modules a process had loaded (a test module's
-    `os.environ["K"] = v` or `sys.path.insert(...)` at import)."""
+    return _of_module(space, module, mine=False)
+
+
+def _of_module(space: Mapping[str, Any], module: str, mine: bool) -> list[str]:
+    """The hashes of what the module whose namespace is `space` sets of the
+    library: all of it in the step's own module (`mine`); of another, what
+    it sets for everyone (`_SETTERS`, an attribute it sets), not each call
+    of it, which made a fingerprint hang on which modules a process had
+    loaded (a test module's `os.environ["K"] = v` or `sys.path.insert(...)`
+    at import). A module whose text does not compile to its running code
+    (edited after import, or a decorator such as hypothesis's `@given`
+    making code of its own there) is refused only when its text sets the
+    library now (its other statements are no state of the library's), and
+    a test module pytest ran not even then (`elsewhere` trusts it too)."""
     try:
-        return [node_hash(s) for s in library_state(space, module) if _sets_for_all(s, module)]
+        return [node_hash(s) for s in library_state(space, module) if mine or _sets_for_all(s, module)]
     except ConfigurationError:
         now = parse(current_text(str(space.get("__file__")), space)).tree
-        if now is not None and any(_sets_for_all(s, module) for s in _state_in(tuple(now.body), space, module)):
+        body = tuple(now.body) if now is not None else ()
+        setting = [s for s in _state_in(body, space, module) if mine or _sets_for_all(s, module)]
+        if setting and not rewritten_by_pytest(space):  # a test module's text is what pytest ran
             raise
-        return []
+        return [node_hash(s) for s in setting]
 
 
 def body_library_parts(nodes: tuple[ast.AST, ...], namespace: Mapping[str, Any]) -> dict[str, str]:
