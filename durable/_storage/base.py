@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -325,6 +324,3 @@ class Store:
 def pickles_allowed_by_env() -> bool:
     return env_flag("DURABLE_ALLOW_PICKLE", True)
 
-
-def new_token() -> str:
-    return uuid.uuid4().hex
