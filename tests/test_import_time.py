@@ -25,11 +25,15 @@ HEAVY = (
     "durable._cli",
     "durable._manage",
 )
-# Modules of the standard library a plain run does without, each imported
-# where it is needed (a Decimal or a UUID is looked up once the program
-# loaded its module): they were a tenth of the CPU of such a process, and
-# most of the test suite's CPU is such processes.
-UNNEEDED = ("uuid", "platform", "decimal", "socket", "signal", "difflib", "shlex", "mmap", "concurrent")
+# Modules a plain run does without (of the standard library, the cache, the
+# artifacts' checks), each imported where it is needed (a Decimal or a UUID
+# is looked up once the program loaded its module): they were an eighth of
+# the CPU of such a process, and most of the test suite's CPU is such
+# processes.
+UNNEEDED = (
+    "uuid", "platform", "decimal", "socket", "signal", "difflib", "shlex", "mmap", "concurrent",
+    "durable._core.cache", "durable._core.cacheplain", "durable._core.artifacts",
+)  # fmt: skip
 
 # argv: scenario, count file, store URL ("" for the default store). The first
 # attempt of each run fails after its steps, so that the second process
