@@ -26,13 +26,14 @@ HEAVY = (
     "durable._manage",
 )
 # Modules a plain run does without (of the standard library, the cache, the
-# artifacts' checks), each imported where it is needed (a Decimal or a UUID
-# is looked up once the program loaded its module): they were an eighth of
-# the CPU of such a process, and most of the test suite's CPU is such
-# processes.
+# artifacts' checks, an object store's log and lease), each imported where
+# it is needed (a Decimal or a UUID is looked up once the program loaded
+# its module): they were an eighth of the CPU of such a process, and most
+# of the test suite's CPU is such processes.
 UNNEEDED = (
     "uuid", "platform", "decimal", "socket", "signal", "difflib", "shlex", "mmap", "concurrent",
     "durable._core.cache", "durable._core.cacheplain", "durable._core.artifacts",
+    "durable._storage.recordlog", "durable._storage.objectlease", "durable._storage.keystore",
 )  # fmt: skip
 
 # argv: scenario, count file, store URL ("" for the default store). The first
