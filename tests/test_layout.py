@@ -45,6 +45,8 @@ LAZY_ON_USE = {
     ("durable._api.step", "durable._core.cacheplain"): "a cached step called outside a run",
     ("durable._core.steps", "durable._core.cache"): "a cached step in a run",
     ("durable._core.steps", "durable._core.artifacts"): "a step that made or lists artifacts",
+    ("durable._core.outcome", "durable._storage.files"): "a completed run with artifacts called again",
+    ("durable._api.workflow", "durable._api.child"): "a workflow called in another's run",
     ("durable._core.cachewhy", "concurrent.futures"): "a cached step whose items go to other processes",
     ("durable._storage.base", "durable._storage.recordlog"): "an object store's record log",
     ("durable._storage.base", "durable._storage.segmenter"): "an object store's held run",
