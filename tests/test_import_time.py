@@ -34,7 +34,7 @@ UNNEEDED = (
     "uuid", "platform", "decimal", "socket", "signal", "difflib", "shlex", "mmap", "concurrent",
     "durable._core.cache", "durable._core.cacheplain", "durable._core.artifacts",
     "durable._storage.recordlog", "durable._storage.objectlease", "durable._storage.keystore",
-    "durable._storage.files", "durable._api.child",
+    "durable._storage.files", "durable._api.child", "durable._fanout.executors",
 )  # fmt: skip
 
 # argv: scenario, count file, store URL ("" for the default store). The first

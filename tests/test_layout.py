@@ -47,6 +47,7 @@ LAZY_ON_USE = {
     ("durable._core.steps", "durable._core.artifacts"): "a step that made or lists artifacts",
     ("durable._core.outcome", "durable._storage.files"): "a completed run with artifacts called again",
     ("durable._api.workflow", "durable._api.child"): "a workflow called in another's run",
+    ("durable._api.ops", "durable._fanout"): "loop_over: a body that sleeps or suspends has no block",
     ("durable._core.cachewhy", "concurrent.futures"): "a cached step whose items go to other processes",
     ("durable._storage.base", "durable._storage.recordlog"): "an object store's record log",
     ("durable._storage.base", "durable._storage.segmenter"): "an object store's held run",
