@@ -50,6 +50,8 @@ LAZY_ON_USE = {
     ("durable._api.ops", "durable._fanout"): "loop_over: a body that sleeps or suspends has no block",
     ("durable._cli.run", "asyncio"): "`durable run` of an async workflow",
     ("durable._cli.recover", "asyncio"): "`durable recover` of an async workflow",
+    ("durable._manage.missing", "difflib"): "a run or workflow not found",
+    ("durable._manage.fork", "uuid"): "a fork's run id",
     ("durable._core.cachewhy", "concurrent.futures"): "a cached step whose items go to other processes",
     ("durable._storage.base", "durable._storage.recordlog"): "an object store's record log",
     ("durable._storage.base", "durable._storage.segmenter"): "an object store's held run",
