@@ -9,7 +9,6 @@ import ast
 import datetime
 import os
 import reprlib
-import shlex
 import sys
 import warnings
 from collections.abc import Mapping
@@ -64,6 +63,7 @@ def shell_words(*words: object) -> str:
     on. Every advised command's ids and names go through here. A value that
     starts with `-` is one argparse reads as an option: it is joined to its
     option (`--run-id=-x`), or, as a positional (`show -x`), put after `--`."""
+    import shlex  # here and in `id_word`: a run that advises nothing need not load it
     out: list[str] = []
     loose: list[str] = []
     rest = iter(str(w) for w in words)
@@ -82,6 +82,8 @@ def id_word(value: str) -> str:
     """A run id as a status line prints it: bare when it is a plain word of
     the shell, else quoted as the errors quote it (`run '-x' completed`): an
     id that starts with `-` printed bare reads as an option."""
+    import shlex
+
     return value if not value.startswith("-") and shlex.quote(value) == value else repr(value)
 
 

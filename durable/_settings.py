@@ -10,7 +10,6 @@ every layer may ask it."""
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -168,6 +167,8 @@ def warn_of_misspelt_variables() -> None:
     unknown = [n for n in os.environ if n.startswith("DURABLE_") and n not in KNOWN_VARIABLES]
     if not unknown:
         return
+    import difflib  # here, where a name is unknown: 2% of each process's start
+
     for name in unknown:
         close = difflib.get_close_matches(name, KNOWN_VARIABLES, n=1, cutoff=0.85)
         if close:

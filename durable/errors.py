@@ -31,7 +31,6 @@ against earlier versions catches it that way."""
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Mapping
 from typing import Any
 
@@ -279,6 +278,8 @@ class Stopped(SystemExit, ControlFlow):
     SystemExit: code 128 + signal (130 when no signal asked: `signum` None)."""
 
     def __init__(self, signum: int | None = None) -> None:
+        import signal  # here: its enums cost every `import durable` 2% of a process's start
+
         super().__init__(128 + (signum if signum is not None else signal.SIGINT))
         self.signum, self._by = signum, "request_stop()" if signum is None else signal.Signals(signum).name
 

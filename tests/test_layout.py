@@ -40,6 +40,29 @@ LAZY_ON_USE = {
     # Workflow methods and options that read or change runs (runs(), history(),
     # fork(), cancel(), recover(), keep_last=, progress_file=).
     ("durable._api", "durable._manage"): "run management, when a method asks for it",
+    # What a run's process does without unless its steps or store need it
+    # (tests/test_import_time.py UNNEEDED: a tenth of the CPU of such a process).
+    ("durable._api.step", "durable._core.cacheplain"): "a cached step called outside a run",
+    ("durable._core.steps", "durable._core.cache"): "a cached step in a run",
+    ("durable._core.steps", "durable._core.artifacts"): "a step that made or lists artifacts",
+    ("durable._core.outcome", "durable._storage.files"): "a completed run with artifacts called again",
+    ("durable._api.workflow", "durable._api.child"): "a workflow called in another's run",
+    ("durable._api.ops", "durable._fanout"): "loop_over: a body that sleeps or suspends has no block",
+    ("durable._cli.run", "asyncio"): "`durable run` of an async workflow",
+    ("durable._cli.recover", "asyncio"): "`durable recover` of an async workflow",
+    ("durable._manage.missing", "difflib"): "a run or workflow not found",
+    ("durable._manage.fork", "uuid"): "a fork's run id",
+    ("durable._core.cachewhy", "concurrent.futures"): "a cached step whose items go to other processes",
+    ("durable._storage.base", "durable._storage.recordlog"): "an object store's record log",
+    ("durable._storage.base", "durable._storage.segmenter"): "an object store's held run",
+    ("durable._storage.base", "durable._storage.removal"): "a run removed",
+    ("durable._storage.base", "durable._storage.objectlease"): "an object store's lease looked at",
+    ("durable._storage.factory", "durable._storage.keystore"): "a key store of the user's own",
+    ("durable._storage.cacheblob", "mmap"): "a large cached value read",
+    ("durable._storage.pidspace", "socket"): "the host name, once the program loaded socket",
+    ("durable._errortext", "shlex"): "a command a message advises",
+    ("durable._settings", "difflib"): "a DURABLE_ variable durable does not read",
+    ("durable.errors", "signal"): "a graceful stop's signal",
 }
 ENGINE = ("durable._api", "durable._core", "durable._fanout", "durable._fingerprint")
 

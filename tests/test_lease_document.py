@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -94,5 +95,5 @@ def test_the_owner_document_is_the_json_of_its_fields(
         whole = json.dumps(ownerdoc.owner_doc(ttl, token)).encode()
         assert ownerdoc.owner_json(ttl, token) == whole
         assert ownerdoc.owner_json(ttl, token) == whole  # its start kept since
-    monkeypatch.setattr(ownerdoc.socket, "gethostname", lambda: 'a "host"\n\u00e9')
+    monkeypatch.setattr(socket, "gethostname", lambda: 'a "host"\n\u00e9')
     assert ownerdoc.owner_json(ttl, token) == json.dumps(ownerdoc.owner_doc(ttl, token)).encode()

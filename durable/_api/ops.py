@@ -14,10 +14,7 @@ from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, named, pause
 from .._core.replay import commit, kept_timer, lookup
-from .._fanout.block import Block, PlainBlock
-from .._fanout.executors import check_executor
 from .._fanout.progress import ProgressCallback
-from .._fanout.schedule import async_block, sync_block
 from .._storage.clock import check_wait, now
 from .._storage.keys import Position, timer_name
 from .._storage.records import StepRecord, seal
@@ -90,6 +87,11 @@ def loop_over(
     _check_block_options(max_concurrency, checkpoint_items, name)
     if progress is not None and not callable(progress):
         raise ConfigurationError("loop_over(progress=...) takes a callable or None")
+    # The fan-out (pools, the cache of items, signals) is loaded by the first
+    # block: a body that only sleeps, suspends or waits never imports it.
+    from .._fanout.executors import check_executor
+    from .._fanout.schedule import async_block, sync_block
+
     check_executor(executor)  # before the block takes a position: a bad call records nothing
     if inspect.iscoroutinefunction(fn):
         if executor is not None:
@@ -139,6 +141,8 @@ def _check_block_options(limit: object, checkpoint: object, name: object) -> Non
 
 def _open(fn: Callable[..., Any], items: list[Any], name: str | None, checkpoint: bool) -> Any:
     """The block's record side; its position is taken now, at call time."""
+    from .._fanout.block import Block, PlainBlock
+
     ctx = active_run()
     if ctx is None:
         return PlainBlock(fn, items, name)

@@ -11,7 +11,6 @@ from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 from .._core import context
 from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
-from .._core.cacheplain import plain_call, plain_plan
 from .._core.context import active_run
 from .._core.plan import drive_async, named
 from .._core.retry import RetryOn, RetryPolicy
@@ -183,6 +182,8 @@ def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
             ctx = active_run()
         if ctx is None:
             if spec.cache is not None:
+                from .._core.cacheplain import plain_call
+
                 return plain_call(spec, args, kwargs)
             return spec.attempt()(*args, **kwargs)
         return call_sync(ctx, spec, args, kwargs)
@@ -216,6 +217,8 @@ class _AsyncStep:
         ctx = active_run()
         if ctx is None:
             if self._spec.cache is not None:
+                from .._core.cacheplain import plain_plan
+
                 return named(drive_async(plain_plan(self._spec, args, kwargs)), self._name)
             return self._spec.attempt()(*args, **kwargs)  # type: ignore[no-any-return]
         pos = ctx.take_position(self._spec.what)

@@ -24,7 +24,6 @@ from .._storage.factory import open_store
 from .._storage.fence import Held
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
-from . import child
 from .bound import AsyncBound, Bound, BoundWorkflow, Takes
 from .definition import definition_of, own_fingerprint
 from .options import check_options
@@ -203,7 +202,9 @@ class Workflow(Steering, Generic[P, R]):
         inputs: dict[str, Any] | None = None,
     ) -> Plan[Run[R]]:
         outer = caller_run()
-        if outer is not None:
+        if outer is not None:  # a child run: its module loaded by the first
+            from . import child
+
             return (yield from child.child_plan(self, outer, args, kwargs))
         if overrides:  # checked before anything else; none given: nothing to check
             check_overrides(self.fn, overrides)

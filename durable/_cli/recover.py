@@ -4,7 +4,6 @@ workflow whose holder is gone, one after another, and report each."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
@@ -29,7 +28,11 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     else:
         store = store_of(wf)
     call: Any = wf.recover()
-    done = asyncio.run(call) if isinstance(wf, AsyncWorkflow) else call
+    if isinstance(wf, AsyncWorkflow):
+        import asyncio  # an async workflow's only (`durable run` says why)
+
+        call = asyncio.run(call)
+    done = call
     if args.json:
         print(json.dumps([_doc(r) for r in done], indent=2))
     if not done and (not args.json or nothing_there(store)):  # `[]` for a typo in --store: said why

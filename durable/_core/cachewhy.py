@@ -9,7 +9,6 @@ reason is looked for only then, by the same digest rule the key uses."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 from typing import TYPE_CHECKING, Any
 
 from .._errortext import warn
@@ -53,6 +52,8 @@ def tell_elsewhere(spec: StepSpec | None, executor: object) -> None:
     items to workers in other processes (any executor but a thread pool),
     which run its body without the cache: a silent `cache=True` on a Dask
     cluster computed every item every time."""
+    import concurrent.futures as cf  # here: a fan-out has it loaded, a plain run need not
+
     if spec is None or spec.cache is None or isinstance(executor, cf.ThreadPoolExecutor):
         return
     where = "a " + (type(executor).__name__ if isinstance(executor, cf.Executor) else "Dask cluster")

@@ -14,17 +14,16 @@ from __future__ import annotations
 import copyreg
 import dataclasses
 import datetime
-import decimal
 import enum
 import pathlib
 import sys
 import threading
 import types
-import uuid
 from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from .._fingerprint.values import loaded_value_types
 from .._storage import codec
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
@@ -100,14 +99,15 @@ def _class_code(cls: type) -> Any:
 # Types whose repr is exact (the value, and the timezone where there is one,
 # when that is a `datetime.timezone` or a `zoneinfo.ZoneInfo`): these very
 # types only. A subclass may hold state of its own, or a repr of its own.
+# Decimal and UUID also, once their modules are loaded (`loaded_value_types`).
 _BY_REPR: frozenset[type] = frozenset({
     datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone,
-    decimal.Decimal, uuid.UUID, pathlib.PurePath, pathlib.PurePosixPath,
+    pathlib.PurePath, pathlib.PurePosixPath,
     pathlib.PureWindowsPath, pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath,
 })  # fmt: skip
 # What their subclasses (and any other tzinfo) are instances of.
 _REPR_BASES: tuple[type, ...] = (datetime.date, datetime.time, datetime.timedelta)
-_REPR_BASES += (datetime.tzinfo, decimal.Decimal, uuid.UUID, pathlib.PurePath)
+_REPR_BASES += (datetime.tzinfo, pathlib.PurePath)
 
 
 def _described(v: Any) -> tuple[str, Any] | None:
@@ -137,7 +137,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
         given = getattr(v, "__pydantic_fields_set__", fields)
         unset = [f for f in fields if f not in given]
         return f"pydantic:{name}", (values, (*extra, unset) if unset else extra)
-    if isinstance(v, _REPR_BASES):
+    if isinstance(v, _REPR_BASES) or isinstance(v, loaded_value_types()):
         return _by_repr(v, name)
     if isinstance(v, Mapping):  # not a dict itself: `identity` walks those
         return _mapping(v, name)
@@ -182,13 +182,13 @@ def _by_repr(v: Any, name: str) -> tuple[str, Any]:
     by content (its repr may say neither). Another tzinfo and a subclass
     are digested by type and pickled state, with the state an instance of a
     subclass holds beyond its base's value (`own_state`)."""
-    t = type(v)
-    if t in _BY_REPR or _exact_tz(v):
+    t, loaded = type(v), loaded_value_types()
+    if t in _BY_REPR or t in loaded or _exact_tz(v):
         tz = getattr(v, "tzinfo", None)  # a datetime's or a time's
         if tz is None or _exact_tz(tz):
             return f"repr:{name}", repr(v)
         return f"repr:{name}", (repr(v), v.utcoffset(), tz)
-    base = next(c for c in t.__mro__ if c in _BY_REPR or c is datetime.tzinfo)
+    base = next(c for c in t.__mro__ if c in _BY_REPR or c in loaded or c is datetime.tzinfo)
     return f"subclass:{name}", (_reduced(v)[1], own_state(v, below=base))
 
 

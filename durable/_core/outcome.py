@@ -12,7 +12,6 @@ from typing import Any
 from .._errortext import shell_words, warn
 from .._frozen import made
 from .._storage.base import Store
-from .._storage.files import first_stale
 from .._storage.keys import manifest_key, position_key
 from .._storage.manifest import decode_manifest
 from .._storage.noted import lost, note, short
@@ -198,6 +197,8 @@ def artifacts_stale(store: Store, manifest: RunRecord) -> bool:
     ctx = load_context(store, manifest.workflow, manifest.run_id, "refuse")
     records = [ctx.records[p] for p in sorted(ctx.records, key=position_key)]  # 2 < 2.0.0 < 3
     persisted = [r for r in records if r.persisted]
+    from .._storage.files import first_stale  # a run with artifacts only: its module loaded then
+
     return first_stale(left_by_the_run(persisted), store) is not None or any(
         child_stale(store, r.extra["child"]) for r in records if "child" in r.extra
     )
@@ -244,6 +245,8 @@ def child_stale(store: Store, child: dict[str, Any]) -> bool:
     if not child.get("artifacts"):
         return False
     if isinstance(child.get("files"), list):
+        from .._storage.files import first_stale
+
         return first_stale(child["files"], store) is not None
     try:
         raw = store.load_manifest(child["workflow"], child["run_id"])

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 import collections
 import contextvars
+import os
 import sys
 import types
-import uuid
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -229,7 +229,7 @@ _SCALARS = (*_MADE_OF_ONE, bool, type(None))
 
 def fresh_token() -> str:
     """A value no other call gives: what cannot be told counts as changed."""
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 def _holds_data(obj: object) -> bool:

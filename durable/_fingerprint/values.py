@@ -9,12 +9,10 @@ hold anything and so never count by `id()` or pickle bytes.
 from __future__ import annotations
 
 import datetime
-import decimal
 import enum
 import hashlib
 import sys
 import types
-import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -56,7 +54,7 @@ def plain_tokens(
     kind = type(value)
     if kind in _SCALARS:
         return [scalar_token(value)]
-    if kind in _BY_VALUE or kind is _loaded("fractions", "Fraction"):
+    if kind in _BY_VALUE or kind is _loaded("fractions", "Fraction") or kind in loaded_value_types():
         return _value_token(value)  # `Path(os.environ["DATA"])`, `Decimal("0.2")`
     if _numpy_scalar(value):  # `np.float64(2.0)`: a number, by its dtype and bytes
         try:
@@ -145,9 +143,17 @@ def mapping_tokens(value: Any) -> list[str] | None:
 # Immutable values of the standard library, these very types (a subclass may
 # hold state of its own): by value, as a number or a string is.
 _BY_VALUE = frozenset((
-    decimal.Decimal, uuid.UUID, datetime.date, datetime.datetime,
-    datetime.time, datetime.timedelta, datetime.timezone,
+    datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone,
 ))  # fmt: skip
+# Decimal and UUID too, but durable never imports their modules (they, and
+# the `platform` uuid loads, were a twentieth of the CPU of each process that
+# runs a workflow): no value of either exists before the program loaded it.
+_LOADED_VALUE_TYPES = (("decimal", "Decimal"), ("uuid", "UUID"))
+
+
+def loaded_value_types() -> tuple[type, ...]:
+    """`decimal.Decimal` and `uuid.UUID`, those whose module is loaded."""
+    return tuple(t for module, name in _LOADED_VALUE_TYPES if (t := _loaded(module, name)) is not None)
 
 
 def _value_token(value: Any) -> list[str] | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 
 from .._frozen import Frozen, dataclass
@@ -19,6 +18,7 @@ from .._storage.base import Store
 from .._storage.keys import cancel_key, check_names
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import write_manifest
+from .._storage.pidspace import host_name
 from ..errors import ConfigurationError, RunLockedError
 from .runs import read_manifest
 
@@ -40,7 +40,7 @@ def cancel_run(store: Store, workflow: str, run_id: str) -> Cancellation:
     if manifest.status == "completed":
         raise _completed(run_id)
     if manifest.status != "cancelled":
-        doc = {"since": time.time(), "host": socket.gethostname(), "pid": os.getpid()}
+        doc = {"since": time.time(), "host": host_name(), "pid": os.getpid()}
         store.create(cancel_key(workflow, run_id), json.dumps(doc).encode())  # once is enough
     try:
         lease = store.acquire(workflow, run_id, LEASE_TTL)

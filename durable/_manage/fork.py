@@ -4,7 +4,6 @@ live from there. The source run is never touched."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -63,6 +62,8 @@ def fork_run(
             f"returning its replacement; not {mutate!r}; nothing was forked"
         )
     source = read_manifest(store, workflow, run_id)
+    import uuid  # a fork's own: every command loaded it, and platform with it
+
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
     if store.list(f"{workflow}/{new_id}/"):
         raise _taken(workflow, new_id)

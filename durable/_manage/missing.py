@@ -4,7 +4,6 @@ names a workflow, a workflow name that resembles one with runs."""
 
 from __future__ import annotations
 
-import difflib
 import os
 
 from .._errortext import shell_words
@@ -38,6 +37,8 @@ def resembling(store: Store, workflows: list[str], run_id: str) -> str:
     if below:
         return below
     ids = {r for w in workflows for r in store.runs(w)}
+    import difflib  # a name not found only: every command that read runs loaded it
+
     near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
     mean = f"did you mean {' or '.join(near)}? " if near else ""
     return f"{mean}`durable runs` lists its runs"
@@ -51,6 +52,8 @@ def unknown_workflow(store: Store, workflow: str) -> str | None:
     if workflow in names:
         return None
     near = [w for w in names if w.rpartition(".")[2] == workflow]
+    import difflib
+
     near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
     mean = f"did you mean {near[0]}? " if near else ""
     return f"{mean}workflows with runs: {', '.join(names) or 'none'}"

@@ -12,18 +12,18 @@ from __future__ import annotations
 import builtins
 import hashlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._settings import env_flag
 from .durability import check_interval, resolve_durability
 from .fence import Held, Owner, load_generation, reclaim, save_generation, watched
 from .keys import Position, blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
-from .objectlease import object_lease_held
 from .options import check_store_options, signing_key_of
-from .recordlog import ObjectRecords, RecordLog
-from .removal import remove_fenced
-from .segmenter import SegmentWriter
+
+if TYPE_CHECKING:  # imported where an object store runs them: a local run never loads them
+    from .recordlog import RecordLog
+    from .segmenter import SegmentWriter
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
@@ -155,9 +155,11 @@ class Store:
         keeps a log of its own, grouped into segments while this store holds
         the run's lease. Writes go through the methods below, which check the
         run's lease first."""
+        from .recordlog import ObjectRecords
         run = (workflow, run_id)
         writer = self._writers.get(run)
         if writer is None and run in self._held:
+            from .segmenter import SegmentWriter
             guard, base = lambda: self.guard(workflow, run_id), run_prefix(workflow, run_id)
             writer = self._writers[run] = SegmentWriter(self, base, run_id, self.signing_key, guard)
             writer.claim = bool(getattr(self._held[run], "took_over", False))
@@ -247,6 +249,7 @@ class Store:
         self.guard(workflow, run_id)
         prefix, lease = run_prefix(workflow, run_id), lease_key(workflow, run_id)
         keys = [k for k in self.list(prefix) if not (keep_lease and k.startswith(lease))]
+        from .removal import remove_fenced
         remove_fenced(self, workflow, run_id, keys)
         self._seen[(workflow, run_id)] = self._absent()
         writer = self._writers.get((workflow, run_id))
@@ -300,6 +303,7 @@ class Store:
 
     def is_held(self, workflow: str, run_id: str) -> bool:
         """Whether a live process holds the run's lease; never takes it."""
+        from .objectlease import object_lease_held
         return object_lease_held(self, lease_key(workflow, run_id) + "/")
 
     def record_names(self, workflow: str, run_id: str) -> builtins.list[str]:
@@ -328,3 +332,7 @@ class Store:
 
 def pickles_allowed_by_env() -> bool:
     return env_flag("DURABLE_ALLOW_PICKLE", True)
+<<<<<<< HEAD
+=======
+
+>>>>>>> suite41

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import mmap
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import SHARED_BLOBS, Store
 from .crc import crc32
@@ -30,6 +29,9 @@ from .local import LocalStore
 from .localfs import local_error
 from .log import NOFOLLOW
 from .records import StepRecord, sealed_body, sealed_head
+
+if TYPE_CHECKING:
+    import mmap
 
 BLOBS = f"{SHARED_BLOBS[0]}/{SHARED_BLOBS[1]}/blobs/"
 CRC = "crc32"  # in an older unsigned entry's extra: the CRC32 of its blob's body
@@ -204,6 +206,9 @@ def _fresh(size: int) -> mmap.mmap:
     # fault in), on huge pages where the system gives them on request: a
     # 100 MB value is faulted in 50 times instead of 25,000, which halves
     # the cost of reading it. numpy's own large arrays are allocated so.
+    # (mmap imported here: a run that reads no large value need not load it.)
+    import mmap
+
     flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
     memory = mmap.mmap(-1, max(size, 1), flags=flags) if flags else mmap.mmap(-1, max(size, 1))
     advice = getattr(mmap, "MADV_HUGEPAGE", None)

@@ -6,14 +6,15 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._settings import setting, when_configured
 from ..errors import ConfigurationError
 from .base import Store
-from .keystore import BackendStore
 from .local import LocalStore
-from .recordlog import KeyStore
+
+if TYPE_CHECKING:
+    from .recordlog import KeyStore
 
 
 def open_store(
@@ -36,6 +37,8 @@ def open_store(
     fdatasync'ed (see docs/storage.md). Every other option goes to fsspec, e.g.
     `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
     if url is not None and not isinstance(url, (str, os.PathLike, Store)):
+        from .keystore import BackendStore  # a user's own key store: its module loaded for it
+
         return BackendStore(url, **options)
     target = url if isinstance(url, Store) else setting("store", url)
     if isinstance(target, Store):  # an open store, or durable.configure(store=a_store)

@@ -21,7 +21,6 @@ import io
 import json
 import logging
 import os
-import socket
 import time
 from typing import Any, Protocol
 
@@ -29,7 +28,7 @@ from ..errors import LeaseLostError, RunLockedError
 from .oslock import lock_exclusive, unlock
 from .ownerdoc import owner_doc as owner_doc
 from .ownerdoc import owner_json
-from .pidspace import same_pid_space
+from .pidspace import host_name, same_pid_space
 
 # How long a lease lasts unless renewed: every run, fork and cancel takes
 # one (object stores renew it as the run goes on; an OS lock needs none).
@@ -263,7 +262,7 @@ def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
         return not _is_free(doc)
     # The lock decides who may run (a starter is never turned away on this
     # answer): a listing judges any holder of this host name by its pid.
-    if doc.get("host") == socket.gethostname():
+    if doc.get("host") == host_name():
         return _pid_alive(int(doc.get("pid", 0)))
     return True
 

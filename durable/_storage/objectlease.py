@@ -9,7 +9,6 @@ import json
 import os
 import threading
 import time
-import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -48,7 +47,7 @@ class ObjectLease:
 
     def __init__(self, objects: _Objects, prefix: str, ttl: float, run: str) -> None:
         self.objects, self.prefix, self.ttl, self.run = objects, prefix, ttl, run
-        self.token = uuid.uuid4().hex
+        self.token = os.urandom(16).hex()  # as the local lease's (`lease.Lease`)
         self.generation = 0
         self.claimed = 0  # the newest generation a claim of ours wrote, or was cut short in
         self.started: float | None = None  # when this holder took the run

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
 import time
 from typing import Any
 
-from .pidspace import pid_space
+from .pidspace import host_name, pid_space
 
 
 def owner_doc(ttl: float, token: str, started: float | None = None) -> dict[str, Any]:
@@ -19,7 +18,7 @@ def owner_doc(ttl: float, token: str, started: float | None = None) -> dict[str,
     `started`: when its holder took the run, what a waiting caller is told."""
     now = time.time()
     return {
-        "host": socket.gethostname(),
+        "host": host_name(),
         "space": pid_space(),  # where the pid means this process (`pidspace`)
         "pid": os.getpid(),
         "token": token,
@@ -40,7 +39,7 @@ def owner_json(ttl: float, token: str) -> bytes:
     expires = now + ttl
     if not (math.isfinite(expires) and token.isalnum() and token.isascii()):
         return json.dumps(owner_doc(ttl, token)).encode()
-    where = (socket.gethostname(), pid_space(), os.getpid())
+    where = (host_name(), pid_space(), os.getpid())
     head = _HEADS.get(where)
     if head is None:
         if len(_HEADS) >= 16:  # renamed hosts, forked children: each a few

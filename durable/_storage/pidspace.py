@@ -15,8 +15,21 @@ from __future__ import annotations
 
 import functools
 import os
-import socket
+import sys
 from typing import Any
+
+
+def host_name() -> str:
+    """`socket.gethostname()`, which reads the field `os.uname()` does:
+    read there, unless the program loaded socket (and may have replaced its
+    function, as a test standing for another machine does). socket, which
+    nothing else of a run needs, was 4% of the CPU of each process that
+    took a lease."""
+    if "socket" not in sys.modules and hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
 
 
 @functools.cache
@@ -39,4 +52,4 @@ def pid_space() -> str:
 def same_pid_space(doc: dict[str, Any]) -> bool:
     """Whether the holder that wrote doc ran where this process can tell
     whether its pid is alive."""
-    return doc.get("host") == socket.gethostname() and doc.get("space") == pid_space()
+    return doc.get("host") == host_name() and doc.get("space") == pid_space()
