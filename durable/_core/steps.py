@@ -14,13 +14,8 @@ from .._storage.clock import now
 from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import Attempt, StepRecord, keep_plain
-<<<<<<< HEAD
 from ..errors import ArtifactMissingError, ControlFlow, LeaseLostError
-from . import artifacts, cache, cancel, context, notify, redact, runread
-=======
-from ..errors import ArtifactMissingError, ControlFlow
 from . import cancel, context, notify, redact, runread
->>>>>>> suite41
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import bound_arguments, held_by, with_bound, with_held
 from .changed import in_place_warning
@@ -126,15 +121,6 @@ def _live_plan(
     ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any], live: _Live
 ) -> Plan[Any]:
     # Keyed by the fingerprint the call's record gets (`fingerprint_in`).
-<<<<<<< HEAD
-    has_cache = spec.cache is not None
-    ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp) if has_cache else None
-    hit = ticket.lookup() if ticket is not None else None
-    if ticket is not None and hit is not None:  # computed by another run or call
-        # Its record counts what it logs as the run's own would (`written.with_written`).
-        pos, fp, digest = live.pos, live.fp, with_written(spec.fn, live.digest, spec.name)
-        return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
-=======
     ticket = None
     if spec.cache is not None:
         from . import cache
@@ -142,9 +128,9 @@ def _live_plan(
         ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp)
         hit = ticket.lookup() if ticket is not None else None
         if ticket is not None and hit is not None:  # computed by another run or call
-            pos, fp, digest = live.pos, live.fp, live.digest
+            # Its record counts what it logs as the run's own would (`written.with_written`).
+            pos, fp, digest = live.pos, live.fp, with_written(spec.fn, live.digest, spec.name)
             return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
->>>>>>> suite41
     tries = _Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)

@@ -27,9 +27,7 @@ if TYPE_CHECKING:  # imported where an object store runs them: a local run never
 
 DEFAULT_BLOB_THRESHOLD = 1 << 20
 # Options every store takes; everything else goes to fsspec.
-STORE_OPTIONS = (
-    "signing_key", "allow_pickle", "blob_threshold", "lease_ttl", "durability", "sync_interval"
-)  # fmt: skip
+STORE_OPTIONS = ("signing_key", "allow_pickle", "blob_threshold", "lease_ttl", "durability", "sync_interval")
 # The step cache's blobs (see `_cachestore`): a run's record may point at one.
 SHARED_BLOBS = ("cache", "shared")
 
@@ -317,13 +315,11 @@ class Store:
 
     def sweep_temp(self, older_than: float) -> int:
         """Remove temp files a crashed writer left (untouched for older_than
-        seconds); return how many. Object stores write whole objects and
-        leave none."""
+        seconds); return how many. Object stores leave none."""
         return 0
 
     def address(self) -> str:
-        """Where the store lives, as `open_store` opens it again: what a
-        child run kept in another store names its parent's store by."""
+        """Where the store lives, as `open_store` opens it again (a child run's parent's)."""
         return self.url
 
     def __repr__(self) -> str:
@@ -332,7 +328,3 @@ class Store:
 
 def pickles_allowed_by_env() -> bool:
     return env_flag("DURABLE_ALLOW_PICKLE", True)
-<<<<<<< HEAD
-=======
-
->>>>>>> suite41
