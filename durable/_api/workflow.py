@@ -203,9 +203,8 @@ class Workflow(Steering, Generic[P, R]):
     ) -> Plan[Run[R]]:
         outer = caller_run()
         if outer is not None:  # a child run: its module loaded by the first
-            from . import child
-
-            return (yield from child.child_plan(self, outer, args, kwargs))
+            from .child import child_plan
+            return (yield from child_plan(self, outer, args, kwargs))
         if overrides:  # checked before anything else; none given: nothing to check
             check_overrides(self.fn, overrides)
         given = None if resume_id is not None else self._bind(args, kwargs)
