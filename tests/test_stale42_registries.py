@@ -1,0 +1,150 @@
+"""Values a step computes with that a statement's text did not show: a
+class a decorator or a metaclass put in a module-level registry
+(`REG["Doubler"]().run(x)`, the plugin's class in another module), a class
+a module-level statement chose from the environment (`IMPL = {"2": A, "3":
+B}[os.environ["K"]]`), a context variable's default read from the
+environment (`ContextVar("k", default=int(os.environ["K"]))`), and a seed a
+function called at import sets (`def main(): random.seed(1)` then
+`main()`). Counted by the registry's, the statement's or the import's text
+alone, a resume replayed the output computed before the edit. Each case
+runs twice in a process of its own: once edited between the runs
+(refused), once not (replayed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.scripts import twice
+
+pytestmark = pytest.mark.slow
+
+FLOW = """
+import os, durable
+{head}
+
+@durable.step
+def s(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("s\\n")
+    return {reads}
+
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = s(x)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+
+RUN = """
+import durable, flow
+try:
+    print("value", flow.wf(10))
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+
+REGISTRY = """
+REG = {}
+
+def register(cls):
+    REG[cls.__name__] = cls
+    return cls
+
+class Meta(type):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        REG[name] = cls
+"""
+
+PLUGINS = """
+from registry import Meta, register
+
+@register
+class Doubler:
+    def run(self, x):
+        return x * 2
+
+class Tripler(metaclass=Meta):
+    def run(self, x):
+        return x * 3
+"""
+
+CHOSEN = """
+class A:
+    def run(self, x):
+        return x * 2
+
+class B:
+    def run(self, x):
+        return x * 3
+
+IMPL = {"2": A, "3": B}[os.environ["K"]]
+"""
+
+# name: (the flow's head, what the step returns, the edit: (file, old, new), or None for K=2 -> K=3)
+CASES: dict[str, tuple[str, str, tuple[str, str, str] | None]] = {
+    "class_decorator": ("import plugins\nfrom registry import REG", 'REG["Doubler"]().run(x)', ("plugins.py", "x * 2", "x * 5")),
+    "metaclass": ("import plugins\nfrom registry import REG", 'REG["Tripler"]().run(x)', ("plugins.py", "x * 3", "x * 5")),
+    "chosen_class": (CHOSEN, "IMPL().run(x)", None),
+    "context_var": (
+        'import contextvars\nCV = contextvars.ContextVar("cv", default=int(os.environ["K"]))',
+        "x * CV.get()",
+        None,
+    ),
+    "seed_in_main": (
+        "import random\n\ndef main():\n    random.seed(1)\n\nmain()",
+        "x + random.randint(0, 1000)",
+        ("flow.py", "seed(1)", "seed(2)"),
+    ),
+    # Through a function it calls in turn, importing the library itself, under an `if`.
+    "seed_deeper": (
+        "import random\n\ndef setup():\n    import random as r\n    r.seed(1)\n\n"
+        'def main():\n    setup()\n\nif __name__ != "__main__":\n    main()',
+        "x + random.randint(0, 1000)",
+        ("flow.py", "seed(1)", "seed(2)"),
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folders = {}
+    for name, (head, reads, _) in CASES.items():
+        for how in ("edited", "same"):
+            folder = tmp_path_factory.mktemp(name)
+            (folder / "flow.py").write_text(FLOW.format(head=head, reads=reads))
+            (folder / "registry.py").write_text(REGISTRY)
+            (folder / "plugins.py").write_text(PLUGINS)
+            folders[f"{name}:{how}"] = folder
+
+    def between(label: str, folder: Path) -> dict[str, str]:
+        name, how = label.split(":")
+        edit = CASES[name][2]
+        if how == "edited" and edit is not None:
+            path = folder / edit[0]
+            path.write_text(path.read_text().replace(edit[1], edit[2]))
+        return {"K": "3" if how == "edited" and edit is None else "2"}
+
+    return twice(folders, RUN, between, {"STOP": "1", "K": "2"})
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_value_the_statements_text_does_not_show_is_never_replayed(runs: dict[str, Any], name: str) -> None:
+    first, count, second, after = runs[f"{name}:edited"]
+    assert "suspended" in first and count == ["s"], first
+    assert "refused" in second and "changed" in second, second  # was `value 20` (the old output)
+    assert after == ["s"]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_same_value_replays(runs: dict[str, Any], name: str) -> None:
+    first, count, second, after = runs[f"{name}:same"]
+    assert "suspended" in first and count == ["s"], first
+    assert "value" in second and after == ["s"], second
