@@ -104,9 +104,43 @@ def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
 
 
 def _state_in(body: tuple[ast.AST, ...], namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
-    names = _imported(body, module.partition(".")[0])
+    top = module.partition(".")[0]
+    names = _imported(body, top)
     modules = frozenset(n for n in names if isinstance(witnessed(namespace.get, n), types.ModuleType))
-    return list(_setting(body, names, modules))
+    return [*_setting(body, names, modules), *_run_at_import(body, top, names, modules)]
+
+
+@lru_cache(maxsize=4096)
+def _run_at_import(
+    body: tuple[ast.AST, ...], top: str, names: frozenset[str], modules: frozenset[str]
+) -> tuple[ast.AST, ...]:
+    """The statements setting the library's state in the module's functions
+    that a module-level statement calls (`def main(): random.seed(1)` then
+    `main()`, under `if __name__ == "__main__":` too), and in those they
+    call in turn: they ran at import as the module's own statements do.
+    The library imported in the function (`import random` there) too."""
+    defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
+    found: list[ast.AST] = []
+    seen: set[str] = set()
+    while todo:
+        if (name := todo.pop()) in seen:
+            continue
+        seen.add(name)
+        inner = tuple(defs[name].body)
+        local = _imported(inner, top)
+        bound = frozenset(a.asname or a.name.partition(".")[0] for s in inner for n in _outside_scopes(s)
+                          if isinstance(n, ast.Import) for a in n.names)  # fmt: skip
+        found += _setting(inner, names | local, modules | (local & bound))
+        todo += [callee for s in inner for callee in _calls(s, defs)]
+    return tuple(found)
+
+
+def _calls(stmt: ast.AST, defs: Mapping[str, ast.AST]) -> Iterator[str]:
+    """The module's functions `stmt` calls by name, outside the scopes it defines."""
+    for node in _outside_scopes(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs:
+            yield node.func.id
 
 
 @lru_cache(maxsize=4096)  # asked for each library each function of the module imports
