@@ -1,7 +1,9 @@
 """Values a step computes with that a statement's text did not show: a
 class a decorator or a metaclass put in a module-level registry
-(`REG["Doubler"]().run(x)`, the plugin's class in another module), a class
-a module-level statement chose from the environment (`IMPL = {"2": A, "3":
+(`REG["Doubler"]().run(x)`, the plugin's class in another module), an
+implementation another module registered with a class's
+`functools.singledispatchmethod` (`@F.fmt.register`), a class a
+module-level statement chose from the environment (`IMPL = {"2": A, "3":
 B}[os.environ["K"]]`), a context variable's default read from the
 environment (`ContextVar("k", default=int(os.environ["K"]))`), and a seed a
 function called at import sets (`def main(): random.seed(1)` then
@@ -51,7 +53,14 @@ except durable.DefinitionChangedError as e:
 """
 
 REGISTRY = """
+import functools
+
 REG = {}
+
+class F:
+    @functools.singledispatchmethod
+    def fmt(self, x):
+        return 0
 
 def register(cls):
     REG[cls.__name__] = cls
@@ -64,7 +73,11 @@ class Meta(type):
 """
 
 PLUGINS = """
-from registry import Meta, register
+from registry import F, Meta, register
+
+@F.fmt.register
+def _(self, x: int):
+    return x * 7
 
 @register
 class Doubler:
@@ -92,6 +105,7 @@ IMPL = {"2": A, "3": B}[os.environ["K"]]
 CASES: dict[str, tuple[str, str, tuple[str, str, str] | None]] = {
     "class_decorator": ("import plugins\nfrom registry import REG", 'REG["Doubler"]().run(x)', ("plugins.py", "x * 2", "x * 5")),
     "metaclass": ("import plugins\nfrom registry import REG", 'REG["Tripler"]().run(x)', ("plugins.py", "x * 3", "x * 5")),
+    "dispatch_method": ("import plugins\nfrom registry import F", "F().fmt(x)", ("plugins.py", "x * 7", "x * 5")),
     "chosen_class": (CHOSEN, "IMPL().run(x)", None),
     "context_var": (
         'import contextvars\nCV = contextvars.ContextVar("cv", default=int(os.environ["K"]))',

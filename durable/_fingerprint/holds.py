@@ -163,13 +163,19 @@ def foreign_members(cls: type) -> tuple[object, ...]:
     by a test's monkeypatch): the class counts by its statement's text,
     which does not show them, so each counts by its own code. A function
     made in the class body, or wrapped with `functools.wraps` from one,
-    carries the class's qualified name."""
+    carries the class's qualified name. So does an implementation another
+    module registered with a `functools.singledispatchmethod` of the class
+    (`@Model.fmt.register` in `plugin.py`): which one runs depends on the
+    argument's type."""
     prefix = cls.__qualname__ + "."
     found: list[object] = []
     for value in list(vars(cls).values()):  # copied in C: another thread may add to it
-        fn = value.__func__ if type(value) in (staticmethod, classmethod) else value
-        if type(fn) is types.FunctionType and not fn.__qualname__.startswith(prefix):
-            found.append(fn)
+        held = [value]
+        if isinstance(value, functools.singledispatchmethod):
+            held = list(getattr(value.dispatcher, "registry", {}).values())
+        for fn in (f.__func__ if type(f) in (staticmethod, classmethod) else f for f in held):
+            if type(fn) is types.FunctionType and not fn.__qualname__.startswith(prefix):
+                found.append(fn)
     return tuple(found)
 
 
