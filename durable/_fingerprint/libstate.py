@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
-from .bindings import module_statements
+from .bindings import _body, _cells_of, module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
@@ -99,8 +99,20 @@ def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
     call whose value the statement keeps (`RNG = np.random.default_rng(0)`
     counts as any global's statement)."""
     top = module.partition(".")[0]
-    body = tuple(module_statements(namespace) or ()) if top != "durable" else ()  # `durable.configure()`: how
+    # A notebook's cells (`seed(1)` in one, the step in another), else the module's file.
+    found = _cell_statements(namespace)
+    found = module_statements(namespace) if found is None else found
+    body = tuple(found or ()) if top != "durable" else ()  # `durable.configure()`: how
     return _state_in(body, namespace, module)
+
+
+def _cell_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
+    """In IPython, the statements of the cells run so far, each text once (a
+    notebook's module has no file to read); None elsewhere."""
+    cells = witnessed(_cells_of, namespace)[0]
+    if cells is None:
+        return None
+    return [s for text in dict.fromkeys(t for t in cells if isinstance(t, str)) for s in _body(text)]
 
 
 def _state_in(body: tuple[ast.AST, ...], namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
