@@ -1,6 +1,7 @@
 """Values a step computes with that a statement's text did not show: a
 class a decorator or a metaclass put in a module-level registry
-(`REG["Doubler"]().run(x)`, the plugin's class in another module), an
+(`REG["Doubler"]().run(x)`, the plugin's class in another module; in a
+dict of dicts, or in an object of the user's class, `registry.classes`), an
 implementation another module registered with a class's
 `functools.singledispatchmethod` (`@F.fmt.register`), a class a
 module-level statement chose from the environment (`IMPL = {"2": A, "3":
@@ -70,10 +71,27 @@ class Meta(type):
     def __init__(cls, name, bases, ns):
         super().__init__(name, bases, ns)
         REG[name] = cls
+
+class Registry:
+    def __init__(self):
+        self.classes = {}
+
+    def add(self, cls):
+        self.classes[cls.__name__] = cls
+        return cls
+
+registry = Registry()
+NESTED = {}
+
+def register_in(kind):
+    def deco(cls):
+        NESTED.setdefault(kind, {})[cls.__name__] = cls
+        return cls
+    return deco
 """
 
 PLUGINS = """
-from registry import F, Meta, register
+from registry import F, Meta, register, register_in, registry
 
 @F.fmt.register
 def _(self, x: int):
@@ -87,6 +105,16 @@ class Doubler:
 class Tripler(metaclass=Meta):
     def run(self, x):
         return x * 3
+
+@registry.add
+class Quad:
+    def run(self, x):
+        return x * 4
+
+@register_in("math")
+class Sixer:
+    def run(self, x):
+        return x * 6
 """
 
 CHOSEN = """
@@ -105,6 +133,16 @@ IMPL = {"2": A, "3": B}[os.environ["K"]]
 CASES: dict[str, tuple[str, str, tuple[str, str, str] | None]] = {
     "class_decorator": ("import plugins\nfrom registry import REG", 'REG["Doubler"]().run(x)', ("plugins.py", "x * 2", "x * 5")),
     "metaclass": ("import plugins\nfrom registry import REG", 'REG["Tripler"]().run(x)', ("plugins.py", "x * 3", "x * 5")),
+    "registry_object": (
+        "import plugins\nfrom registry import registry",
+        'registry.classes["Quad"]().run(x)',
+        ("plugins.py", "x * 4", "x * 5"),
+    ),
+    "nested_registry": (
+        "import plugins\nfrom registry import NESTED",
+        'NESTED["math"]["Sixer"]().run(x)',
+        ("plugins.py", "x * 6", "x * 5"),
+    ),
     "dispatch_method": ("import plugins\nfrom registry import F", "F().fmt(x)", ("plugins.py", "x * 7", "x * 5")),
     "chosen_class": (CHOSEN, "IMPL().run(x)", None),
     "context_var": (

@@ -62,6 +62,35 @@ def held_callables(value: object) -> list[object]:
     return found
 
 
+def held_classes(value: object) -> tuple[type, ...]:
+    """The classes a list, tuple, set or dict holds at any depth (`REG[kind]
+    [name]`), or the attributes of an object of the user's own classes (a
+    registry's `classes[name]`), as `held_callables` looks: a class
+    decorator or a metaclass fills such a registry as another module's
+    classes are made. By name, each once: a set's order is not a change."""
+    if type(value) not in _CONTAINERS and not _user_object(value):
+        return ()
+    found: dict[int, type] = {}
+    stack, seen = [value], {id(value)}
+    while stack:
+        current = stack.pop()
+        by_attribute = type(current) not in _CONTAINERS
+        items = _items(current)
+        kinds = set(map(type, items))  # a million records, told at C speed
+        if kinds <= _SCALARS or (
+            not by_attribute and kinds.isdisjoint(_CONTAINERS) and not any(issubclass(k, type) for k in kinds)
+        ):
+            continue
+        for item in items:
+            if type(item) in _CONTAINERS or (by_attribute and _user_object(item)):
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    stack.append(item)
+            elif isinstance(item, type):
+                found[id(item)] = item
+    return tuple(sorted(found.values(), key=lambda c: (c.__module__, c.__qualname__)))
+
+
 def module_callables(module: types.ModuleType) -> list[object]:
     """What a module holds by name or in its containers and objects: used
     as a whole (`getattr(helpers, name)`, `run(helpers)`), any of it may

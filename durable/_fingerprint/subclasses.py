@@ -17,7 +17,7 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .holds import user_class
+from .holds import held_classes, user_class
 from .nodes import walk
 from .reach import _MISSING, module_label
 from .witness import witnessed
@@ -113,19 +113,6 @@ def all_subclasses(cls: type) -> tuple[type, ...]:
     return tuple(found)
 
 
-def classes_held(registry: object) -> tuple[type, ...]:
-    """The classes a list, dict (its values), tuple or set holds."""
-    kind = type(registry)
-    if kind is dict:
-        values = list(registry.values())  # type: ignore[attr-defined]
-    elif kind in (list, tuple, set, frozenset):
-        values = list(registry)  # type: ignore[call-overload]
-    else:
-        return ()
-    found = [v for v in values if isinstance(v, type)]
-    return tuple(sorted(found, key=lambda c: (c.__module__, c.__qualname__)) if kind in (set, frozenset) else found)
-
-
 def _registered(
     chain: tuple[str, ...], globs: Mapping[str, Any], names: set[str]
 ) -> tuple[str, tuple[type, ...]]:
@@ -135,7 +122,7 @@ def _registered(
     decorator or a metaclass as another module's classes are made), and
     the classes it holds."""
     obj = globs.get(chain[0], _MISSING)
-    if held := witnessed(classes_held, obj):
+    if held := witnessed(held_classes, obj):
         return chain[0] + ":", held
     for i, attr in enumerate(chain[1:], start=2):
         if isinstance(obj, type) and user_class(obj):
@@ -144,7 +131,7 @@ def _registered(
             obj = getattr(obj, attr, _MISSING)
         else:
             break
-        if held := witnessed(classes_held, obj):
+        if held := witnessed(held_classes, obj):
             return ".".join(chain[:i]) + ":", held
     return "", ()
 
