@@ -12,6 +12,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import re
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -98,12 +99,12 @@ def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
     `if`, `for`, `try` or `with` too): none in a function or class, and no
     call whose value the statement keeps (`RNG = np.random.default_rng(0)`
     counts as any global's statement)."""
-    top = module.partition(".")[0]
+    if module.partition(".")[0] == "durable":  # `durable.configure()`: how, not what
+        return []
     # A notebook's cells (`seed(1)` in one, the step in another), else the module's file.
     found = _cell_statements(namespace)
     found = module_statements(namespace) if found is None else found
-    body = tuple(found or ()) if top != "durable" else ()  # `durable.configure()`: how
-    return _state_in(body, namespace, module)
+    return _state_in(tuple(found or ()), namespace, module)
 
 
 def _cell_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
@@ -130,7 +131,11 @@ def _run_at_import(
     that a module-level statement calls (`def main(): random.seed(1)` then
     `main()`, under `if __name__ == "__main__":` too), and in those they
     call in turn: they ran at import as the module's own statements do.
-    The library imported in the function (`import random` there) too."""
+    The library imported in the function (`import random` there) too.
+    Only a store into the library or a call whose name says it sets
+    something (`_SETTERS`): a script's `main()` calls it for much else
+    (`json.dump(out, f)`, `os.makedirs(d)`), and each edit of those would
+    refuse every step reading that library."""
     defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
     found: list[ast.AST] = []
@@ -143,9 +148,24 @@ def _run_at_import(
         local = _imported(inner, top)
         bound = frozenset(a.asname or a.name.partition(".")[0] for s in inner for n in _outside_scopes(s)
                           if isinstance(n, ast.Import) for a in n.names)  # fmt: skip
-        found += _setting(inner, names | local, modules | (local & bound))
+        found += [s for s in _setting(inner, names | local, modules | (local & bound)) if _named_setter(s)]
         todo += [callee for s in inner for callee in _calls(s, defs)]
     return tuple(found)
+
+
+def _named_setter(stmt: ast.AST) -> bool:
+    for node in _outside_scopes(stmt):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if _SETTERS.search(func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")):
+                return True
+    return False
+
+
+# `seed`, `manual_seed`, `set_state`, `setlocale`, `tzset`, `use_deterministic_algorithms`, `basicConfig`.
+_SETTERS = re.compile(r"seed|^set|set$|^use_|^enable|^disable|config", re.IGNORECASE)
 
 
 def _calls(stmt: ast.AST, defs: Mapping[str, ast.AST]) -> Iterator[str]:
