@@ -6,7 +6,8 @@ implementation another module registered with a class's
 `functools.singledispatchmethod` (`@F.fmt.register`), a class a
 module-level statement chose from the environment (`IMPL = {"2": A, "3":
 B}[os.environ["K"]]`), a context variable's default read from the
-environment (`ContextVar("k", default=int(os.environ["K"]))`), and a seed a
+environment (`ContextVar("k", default=int(os.environ["K"]))`), which of
+two lambdas on one line a global holds (`OP = OPS[os.environ["K"]]`), and a seed a
 function called at import sets (`def main(): random.seed(1)` then
 `main()`). Counted by the registry's, the statement's or the import's text
 alone, a resume replayed the output computed before the edit. Each case
@@ -145,6 +146,8 @@ CASES: dict[str, tuple[str, str, tuple[str, str, str] | None]] = {
     ),
     "dispatch_method": ("import plugins\nfrom registry import F", "F().fmt(x)", ("plugins.py", "x * 7", "x * 5")),
     "chosen_class": (CHOSEN, "IMPL().run(x)", None),
+    # Two lambdas on one line: which one the helper is.
+    "lambda_on_a_line": ('OPS = {"2": lambda x: x * 2, "3": lambda x: x * 3}\nOP = OPS[os.environ["K"]]', "OP(x)", None),
     "context_var": (
         'import contextvars\nCV = contextvars.ContextVar("cv", default=int(os.environ["K"]))',
         "x * CV.get()",
