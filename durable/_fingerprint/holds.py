@@ -63,8 +63,8 @@ def held_callables(value: object) -> list[object]:
 
 
 def held_classes(value: object) -> tuple[type, ...]:
-    """The classes a list, tuple, set or dict holds at any depth (`REG[kind]
-    [name]`), or the attributes of an object of the user's own classes (a
+    """The classes a list, tuple, set or dict (its values) holds at any
+    depth (`REG[kind][name]`), or the attributes of an object of the user's own classes (a
     registry's `classes[name]`), as `held_callables` looks: a class
     decorator or a metaclass fills such a registry as another module's
     classes are made. By name, each once: a set's order is not a change."""
@@ -75,7 +75,8 @@ def held_classes(value: object) -> tuple[type, ...]:
     while stack:
         current = stack.pop()
         by_attribute = type(current) not in _CONTAINERS
-        items = _items(current)
+        # A dict's values only (a registry maps names to classes): half the scan of a large table.
+        items = list(current.values()) if isinstance(current, dict) else _items(current)
         kinds = set(map(type, items))  # a million records, told at C speed
         if kinds <= _SCALARS or (
             not by_attribute and kinds.isdisjoint(_CONTAINERS) and not any(issubclass(k, type) for k in kinds)
