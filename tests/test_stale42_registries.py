@@ -3,7 +3,9 @@ class a decorator or a metaclass put in a module-level registry
 (`REG["Doubler"]().run(x)`, the plugin's class in another module; in a
 dict of dicts, or in an object of the user's class, `registry.classes`), an
 implementation another module registered with a class's
-`functools.singledispatchmethod` (`@F.fmt.register`), a class a
+`functools.singledispatchmethod` (`@F.fmt.register`), or the function of a
+property or `partialmethod` it sets on the class (`Model.k =
+property(get_k)`), a class a
 module-level statement chose from the environment (`IMPL = {"2": A, "3":
 B}[os.environ["K"]]`), a context variable's default read from the
 environment (`ContextVar("k", default=int(os.environ["K"]))`), which of
@@ -84,6 +86,9 @@ class Registry:
 registry = Registry()
 NESTED = {}
 
+class Model:
+    pass
+
 def register_in(kind):
     def deco(cls):
         NESTED.setdefault(kind, {})[cls.__name__] = cls
@@ -92,7 +97,21 @@ def register_in(kind):
 """
 
 PLUGINS = """
-from registry import F, Meta, register, register_in, registry
+import functools
+
+from registry import F, Meta, Model, register, register_in, registry
+
+def get_k(self):
+    return 8
+
+def scale(self, k, x):
+    return x * k
+
+def install():
+    Model.k = property(get_k)
+    Model.scaled = functools.partialmethod(scale, 9)
+
+install()
 
 @F.fmt.register
 def _(self, x: int):
@@ -143,6 +162,13 @@ CASES: dict[str, tuple[str, str, tuple[str, str, str] | None]] = {
         "import plugins\nfrom registry import NESTED",
         'NESTED["math"]["Sixer"]().run(x)',
         ("plugins.py", "x * 6", "x * 5"),
+    ),
+    # A property or a partialmethod another module sets on the class.
+    "property_set_elsewhere": ("import plugins\nfrom registry import Model", "x * Model().k", ("plugins.py", "return 8", "return 5")),
+    "partialmethod_set_elsewhere": (
+        "import plugins\nfrom registry import Model",
+        "Model().scaled(x)",
+        ("plugins.py", "x * k", "x * k * 5"),
     ),
     "dispatch_method": ("import plugins\nfrom registry import F", "F().fmt(x)", ("plugins.py", "x * 7", "x * 5")),
     "chosen_class": (CHOSEN, "IMPL().run(x)", None),

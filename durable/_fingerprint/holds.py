@@ -196,13 +196,18 @@ def foreign_members(cls: type) -> tuple[object, ...]:
     carries the class's qualified name. So does an implementation another
     module registered with a `functools.singledispatchmethod` of the class
     (`@Model.fmt.register` in `plugin.py`): which one runs depends on the
-    argument's type."""
+    argument's type; and the functions of a property, cached property or
+    `partialmethod` set on it so (`Model.k = property(get_k)`)."""
     prefix = cls.__qualname__ + "."
     found: list[object] = []
     for value in list(vars(cls).values()):  # copied in C: another thread may add to it
         held = [value]
         if isinstance(value, functools.singledispatchmethod):
             held = list(getattr(value.dispatcher, "registry", {}).values())
+        elif isinstance(value, property):  # `Model.k = property(get_k)` in `plugin.py`
+            held = [value.fget, value.fset, value.fdel]
+        elif isinstance(value, (functools.cached_property, functools.partialmethod)):
+            held = [value.func]
         for fn in (f.__func__ if type(f) in (staticmethod, classmethod) else f for f in held):
             if type(fn) is types.FunctionType and not fn.__qualname__.startswith(prefix):
                 found.append(fn)
