@@ -1,7 +1,8 @@
 """Values a step computes with that a statement's text did not show: a
 class a decorator or a metaclass put in a module-level registry
 (`REG["Doubler"]().run(x)`, the plugin's class in another module; in a
-dict of dicts, or in an object of the user's class, `registry.classes`), an
+dict of dicts, or in an object of the user's class, `registry.classes`; or
+an instance of it, `REG[name] = cls()`), an
 implementation another module registered with a class's
 `functools.singledispatchmethod` (`@F.fmt.register`), or the function of a
 property or `partialmethod` it sets on the class (`Model.k =
@@ -94,12 +95,23 @@ def register_in(kind):
         NESTED.setdefault(kind, {})[cls.__name__] = cls
         return cls
     return deco
+
+INSTANCES = {}
+
+def register_instance(cls):
+    INSTANCES[cls.__name__] = cls()
+    return cls
 """
 
 PLUGINS = """
 import functools
 
-from registry import F, Meta, Model, register, register_in, registry
+from registry import F, Meta, Model, register, register_in, register_instance, registry
+
+@register_instance
+class Elevens:
+    def run(self, x):
+        return x * 11
 
 def get_k(self):
     return 8
@@ -170,6 +182,7 @@ CASES: dict[str, tuple[str, str, tuple[str, str, str] | None]] = {
         "Model().scaled(x)",
         ("plugins.py", "x * k", "x * k * 5"),
     ),
+    "instance_registry": ("import plugins\nfrom registry import INSTANCES", 'INSTANCES["Elevens"].run(x)', ("plugins.py", "x * 11", "x * 5")),
     "dispatch_method": ("import plugins\nfrom registry import F", "F().fmt(x)", ("plugins.py", "x * 7", "x * 5")),
     "chosen_class": (CHOSEN, "IMPL().run(x)", None),
     # Two lambdas on one line: which one the helper is.

@@ -65,9 +65,11 @@ def held_callables(value: object) -> list[object]:
 def held_classes(value: object) -> tuple[type, ...]:
     """The classes a list, tuple, set or dict (its values) holds at any
     depth (`REG[kind][name]`), or the attributes of an object of the user's own classes (a
-    registry's `classes[name]`), as `held_callables` looks: a class
-    decorator or a metaclass fills such a registry as another module's
-    classes are made. By name, each once: a set's order is not a change."""
+    registry's `classes[name]`), as `held_callables` looks, and the
+    classes of your own of the objects there (`REG[name] = cls()`): a
+    class decorator or a metaclass fills such a registry as another
+    module's classes are made. By name, each once: a set's order is not a
+    change."""
     if type(value) not in _CONTAINERS and not _user_object(value):
         return ()
     found: dict[int, type] = {}
@@ -78,6 +80,8 @@ def held_classes(value: object) -> tuple[type, ...]:
         # A dict's values only (a registry maps names to classes): half the scan of a large table.
         items = list(current.values()) if isinstance(current, dict) else _items(current)
         kinds = set(map(type, items))  # a million records, told at C speed
+        # The class of an instance it holds (`REG[name] = cls()`): its methods run as it is called.
+        found.update((id(k), k) for k in kinds if k.__module__ != "builtins" and user_class(k))
         if kinds <= _SCALARS or (
             not by_attribute and kinds.isdisjoint(_CONTAINERS) and not any(issubclass(k, type) for k in kinds)
         ):
