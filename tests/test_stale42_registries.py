@@ -2,7 +2,8 @@
 class a decorator or a metaclass put in a module-level registry
 (`REG["Doubler"]().run(x)`, the plugin's class in another module; in a
 dict of dicts, or in an object of the user's class, `registry.classes`; or
-an instance of it, `REG[name] = cls()`), an
+an instance of it, `REG[name] = cls()`; a `defaultdict` or an
+`OrderedDict` of classes or functions), an
 implementation another module registered with a class's
 `functools.singledispatchmethod` (`@F.fmt.register`), or the function of a
 property or `partialmethod` it sets on the class (`Model.k =
@@ -58,6 +59,7 @@ except durable.DefinitionChangedError as e:
 """
 
 REGISTRY = """
+import collections
 import functools
 
 REG = {}
@@ -97,6 +99,18 @@ def register_in(kind):
     return deco
 
 INSTANCES = {}
+BY_KIND = collections.defaultdict(list)
+FUNCS = collections.OrderedDict()
+
+def by_kind(kind):
+    def deco(cls):
+        BY_KIND[kind].append(cls)
+        return cls
+    return deco
+
+def func(fn):
+    FUNCS[fn.__name__] = fn
+    return fn
 
 def register_instance(cls):
     INSTANCES[cls.__name__] = cls()
@@ -106,7 +120,16 @@ def register_instance(cls):
 PLUGINS = """
 import functools
 
-from registry import F, Meta, Model, register, register_in, register_instance, registry
+from registry import F, Meta, Model, by_kind, func, register, register_in, register_instance, registry
+
+@by_kind("math")
+class Thirteen:
+    def run(self, x):
+        return x * 13
+
+@func
+def seventeen(x):
+    return x * 17
 
 @register_instance
 class Elevens:
@@ -183,6 +206,13 @@ CASES: dict[str, tuple[str, str, tuple[str, str, str] | None]] = {
         ("plugins.py", "x * k", "x * k * 5"),
     ),
     "instance_registry": ("import plugins\nfrom registry import INSTANCES", 'INSTANCES["Elevens"].run(x)', ("plugins.py", "x * 11", "x * 5")),
+    # A `defaultdict(list)` of classes, an `OrderedDict` of functions.
+    "defaultdict_registry": (
+        "import plugins\nfrom registry import BY_KIND",
+        'BY_KIND["math"][0]().run(x)',
+        ("plugins.py", "x * 13", "x * 5"),
+    ),
+    "ordered_registry": ("import plugins\nfrom registry import FUNCS", 'FUNCS["seventeen"](x)', ("plugins.py", "x * 17", "x * 5")),
     "dispatch_method": ("import plugins\nfrom registry import F", "F().fmt(x)", ("plugins.py", "x * 7", "x * 5")),
     "chosen_class": (CHOSEN, "IMPL().run(x)", None),
     # Two lambdas on one line: which one the helper is.

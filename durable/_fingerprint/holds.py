@@ -22,6 +22,7 @@ from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens, fallback_tokens, hash_tokens
 from .witness import witnessed
 
+# And their subclasses: a registry is often a `defaultdict(list)` or an `OrderedDict`.
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
@@ -30,7 +31,7 @@ def holds_callables(value: object) -> bool:
     """Whether `held_callables` can find anything in it without looking
     into objects: the engine's reach looks into containers only (a step
     reached otherwise is fingerprinted when it is called)."""
-    return type(value) in _CONTAINERS
+    return isinstance(value, _CONTAINERS)
 
 
 def held_callables(value: object) -> list[object]:
@@ -39,21 +40,21 @@ def held_callables(value: object) -> list[object]:
     classes (and of the objects those hold, by attribute): calling one
     through it is calling it. An object inside a container is not looked
     into, so that a list of a million records costs what a list does."""
-    if type(value) not in _CONTAINERS and not _user_object(value):
+    if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return []
     found: list[object] = []
     stack, seen = [value], {id(value)}
     while stack:
         current = stack.pop()
-        by_attribute = type(current) not in _CONTAINERS
+        by_attribute = not isinstance(current, _CONTAINERS)
         items = _items(current)
         kinds = set(map(type, items))  # a million records, told at C speed
         if kinds <= _SCALARS or (
-            not by_attribute and kinds.isdisjoint(_CONTAINERS) and not any(map(callable, items))
+            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(map(callable, items))
         ):
             continue
         for item in items:
-            if type(item) in _CONTAINERS or (by_attribute and _user_object(item)):
+            if isinstance(item, _CONTAINERS) or (by_attribute and _user_object(item)):
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
@@ -70,24 +71,24 @@ def held_classes(value: object) -> tuple[type, ...]:
     class decorator or a metaclass fills such a registry as another
     module's classes are made. By name, each once: a set's order is not a
     change."""
-    if type(value) not in _CONTAINERS and not _user_object(value):
+    if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return ()
     found: dict[int, type] = {}
     stack, seen = [value], {id(value)}
     while stack:
         current = stack.pop()
-        by_attribute = type(current) not in _CONTAINERS
+        by_attribute = not isinstance(current, _CONTAINERS)
         # A dict's values only (a registry maps names to classes): half the scan of a large table.
         items = list(current.values()) if isinstance(current, dict) else _items(current)
         kinds = set(map(type, items))  # a million records, told at C speed
         # The class of an instance it holds (`REG[name] = cls()`): its methods run as it is called.
         found.update((id(k), k) for k in kinds if k.__module__ != "builtins" and user_class(k))
         if kinds <= _SCALARS or (
-            not by_attribute and kinds.isdisjoint(_CONTAINERS) and not any(issubclass(k, type) for k in kinds)
+            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(issubclass(k, type) for k in kinds)
         ):
             continue
         for item in items:
-            if type(item) in _CONTAINERS or (by_attribute and _user_object(item)):
+            if isinstance(item, _CONTAINERS) or (by_attribute and _user_object(item)):
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
