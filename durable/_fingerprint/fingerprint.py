@@ -129,9 +129,11 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
     src = source_of(code.co_filename, globs)
     nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
     out = Analysis({"code": _code_hash(nodes)})
-    if len(nodes) > 1 and role == "function":
-        # Named lambdas sharing a line are hashed together: which one runs
-        # tells two of them apart (under one name= they shared cache entries).
+    if len(nodes) > 1:
+        # Lambdas sharing a line are hashed together: which one runs tells
+        # two of them apart (under one name= they shared cache entries; a
+        # helper `OPS = {"a": lambda x: 2 * x, "b": lambda x: 3 * x}` chosen
+        # by `OPS["b"]` was taken for the other).
         out.parts["code"] += f"#{rank_on_line(code, src, globs)}"
     out.reached.extend(state[4 + state[3] :])  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)

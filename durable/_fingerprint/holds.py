@@ -22,6 +22,7 @@ from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens, fallback_tokens, hash_tokens
 from .witness import witnessed
 
+# And their subclasses: a registry is often a `defaultdict(list)` or an `OrderedDict`.
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
@@ -30,7 +31,7 @@ def holds_callables(value: object) -> bool:
     """Whether `held_callables` can find anything in it without looking
     into objects: the engine's reach looks into containers only (a step
     reached otherwise is fingerprinted when it is called)."""
-    return type(value) in _CONTAINERS
+    return isinstance(value, _CONTAINERS)
 
 
 def held_callables(value: object) -> list[object]:
@@ -39,27 +40,61 @@ def held_callables(value: object) -> list[object]:
     classes (and of the objects those hold, by attribute): calling one
     through it is calling it. An object inside a container is not looked
     into, so that a list of a million records costs what a list does."""
-    if type(value) not in _CONTAINERS and not _user_object(value):
+    if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return []
     found: list[object] = []
     stack, seen = [value], {id(value)}
     while stack:
         current = stack.pop()
-        by_attribute = type(current) not in _CONTAINERS
+        by_attribute = not isinstance(current, _CONTAINERS)
         items = _items(current)
         kinds = set(map(type, items))  # a million records, told at C speed
         if kinds <= _SCALARS or (
-            not by_attribute and kinds.isdisjoint(_CONTAINERS) and not any(map(callable, items))
+            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(map(callable, items))
         ):
             continue
         for item in items:
-            if type(item) in _CONTAINERS or (by_attribute and _user_object(item)):
+            if isinstance(item, _CONTAINERS) or (by_attribute and _user_object(item)):
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
             elif callable(item) and _followable(item):
                 found.append(item)
     return found
+
+
+def held_classes(value: object) -> tuple[type, ...]:
+    """The classes a list, tuple, set or dict (its values) holds at any
+    depth (`REG[kind][name]`), or the attributes of an object of the user's own classes (a
+    registry's `classes[name]`), as `held_callables` looks, and the
+    classes of your own of the objects there (`REG[name] = cls()`): a
+    class decorator or a metaclass fills such a registry as another
+    module's classes are made. By name, each once: a set's order is not a
+    change."""
+    if not isinstance(value, _CONTAINERS) and not _user_object(value):
+        return ()
+    found: dict[int, type] = {}
+    stack, seen = [value], {id(value)}
+    while stack:
+        current = stack.pop()
+        by_attribute = not isinstance(current, _CONTAINERS)
+        # A dict's values only (a registry maps names to classes): half the scan of a large table.
+        items = list(current.values()) if isinstance(current, dict) else _items(current)
+        kinds = set(map(type, items))  # a million records, told at C speed
+        # The class of an instance it holds (`REG[name] = cls()`): its methods run as it is called.
+        found.update((id(k), k) for k in kinds if k.__module__ != "builtins" and user_class(k))
+        if kinds <= _SCALARS or (
+            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(issubclass(k, type) for k in kinds)
+        ):
+            continue
+        for item in items:
+            if isinstance(item, _CONTAINERS) or (by_attribute and _user_object(item)):
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    stack.append(item)
+            elif isinstance(item, type):
+                found[id(item)] = item
+    return tuple(sorted(found.values(), key=lambda c: (c.__module__, c.__qualname__)))
 
 
 def module_callables(module: types.ModuleType) -> list[object]:
@@ -163,13 +198,24 @@ def foreign_members(cls: type) -> tuple[object, ...]:
     by a test's monkeypatch): the class counts by its statement's text,
     which does not show them, so each counts by its own code. A function
     made in the class body, or wrapped with `functools.wraps` from one,
-    carries the class's qualified name."""
+    carries the class's qualified name. So does an implementation another
+    module registered with a `functools.singledispatchmethod` of the class
+    (`@Model.fmt.register` in `plugin.py`): which one runs depends on the
+    argument's type; and the functions of a property, cached property or
+    `partialmethod` set on it so (`Model.k = property(get_k)`)."""
     prefix = cls.__qualname__ + "."
     found: list[object] = []
     for value in list(vars(cls).values()):  # copied in C: another thread may add to it
-        fn = value.__func__ if type(value) in (staticmethod, classmethod) else value
-        if type(fn) is types.FunctionType and not fn.__qualname__.startswith(prefix):
-            found.append(fn)
+        held = [value]
+        if isinstance(value, functools.singledispatchmethod):
+            held = list(getattr(value.dispatcher, "registry", {}).values())
+        elif isinstance(value, property):  # `Model.k = property(get_k)` in `plugin.py`
+            held = [value.fget, value.fset, value.fdel]
+        elif isinstance(value, (functools.cached_property, functools.partialmethod)):
+            held = [value.func]
+        for fn in (f.__func__ if type(f) in (staticmethod, classmethod) else f for f in held):
+            if type(fn) is types.FunctionType and not fn.__qualname__.startswith(prefix):
+                found.append(fn)
     return tuple(found)
 
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
-from .bindings import module_statements
+from .bindings import _body, _cells_of, module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
@@ -83,7 +83,7 @@ def _other(space: Mapping[str, Any], module: str) -> list[str]:
 def _of_module(space: Mapping[str, Any], module: str, mine: bool) -> list[str]:
     """The hashes of what the module whose namespace is `space` sets of the
     library: all of it in the step's own module (`mine`); of another, what
-    it sets for everyone (`_SETTERS`, an attribute it sets), not each call
+    it sets for everyone (`_FOR_ALL`, an attribute it sets), not each call
     of it, which made a fingerprint hang on which modules a process had
     loaded (a test module's `os.environ["K"] = v` or `sys.path.insert(...)`
     at import). A module whose text does not compile to its running code
@@ -115,15 +115,80 @@ def library_state(namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
     `if`, `for`, `try` or `with` too): none in a function or class, and no
     call whose value the statement keeps (`RNG = np.random.default_rng(0)`
     counts as any global's statement)."""
-    top = module.partition(".")[0]
-    body = tuple(module_statements(namespace) or ()) if top != "durable" else ()  # `durable.configure()`: how
-    return _state_in(body, namespace, module)
+    if module.partition(".")[0] == "durable":  # `durable.configure()`: how, not what
+        return []
+    # A notebook's cells (`seed(1)` in one, the step in another), else the module's file.
+    found = _cell_statements(namespace)
+    found = module_statements(namespace) if found is None else found
+    return _state_in(tuple(found or ()), namespace, module)
+
+
+def _cell_statements(namespace: Mapping[str, Any]) -> list[ast.AST] | None:
+    """In IPython, the statements of the cells run so far, each text once (a
+    notebook's module has no file to read); None elsewhere."""
+    cells = witnessed(_cells_of, namespace)[0]
+    if cells is None:
+        return None
+    return [s for text in dict.fromkeys(t for t in cells if isinstance(t, str)) for s in _body(text)]
 
 
 def _state_in(body: tuple[ast.AST, ...], namespace: Mapping[str, Any], module: str) -> list[ast.AST]:
-    names = _imported(body, module.partition(".")[0])
+    top = module.partition(".")[0]
+    names = _imported(body, top)
     modules = frozenset(n for n in names if isinstance(witnessed(namespace.get, n), types.ModuleType))
-    return list(_setting(body, names, modules))
+    return [*_setting(body, names, modules), *_run_at_import(body, top, names, modules)]
+
+
+@lru_cache(maxsize=4096)
+def _run_at_import(
+    body: tuple[ast.AST, ...], top: str, names: frozenset[str], modules: frozenset[str]
+) -> tuple[ast.AST, ...]:
+    """The statements setting the library's state in the module's functions
+    that a module-level statement calls (`def main(): random.seed(1)` then
+    `main()`, under `if __name__ == "__main__":` too), and in those they
+    call in turn: they ran at import as the module's own statements do.
+    The library imported in the function (`import random` there) too.
+    Only a store into the library or a call whose name says it sets
+    something (`_SETTERS`): a script's `main()` calls it for much else
+    (`json.dump(out, f)`, `os.makedirs(d)`), and each edit of those would
+    refuse every step reading that library."""
+    defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
+    found: list[ast.AST] = []
+    seen: set[str] = set()
+    while todo:
+        if (name := todo.pop()) in seen:
+            continue
+        seen.add(name)
+        inner = tuple(defs[name].body)
+        local = _imported(inner, top)
+        bound = frozenset(a.asname or a.name.partition(".")[0] for s in inner for n in _outside_scopes(s)
+                          if isinstance(n, ast.Import) for a in n.names)  # fmt: skip
+        found += [s for s in _setting(inner, names | local, modules | (local & bound)) if _named_setter(s)]
+        todo += [callee for s in inner for callee in _calls(s, defs)]
+    return tuple(found)
+
+
+def _named_setter(stmt: ast.AST) -> bool:
+    for node in _outside_scopes(stmt):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if _SETTERS.search(func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")):
+                return True
+    return False
+
+
+# `seed`, `manual_seed`, `set_state`, `setlocale`, `tzset`, `use_deterministic_algorithms`, `basicConfig`.
+_SETTERS = re.compile(r"seed|^set|set$|^use_|^enable|^disable|config", re.IGNORECASE)
+
+
+def _calls(stmt: ast.AST, defs: Mapping[str, ast.AST]) -> Iterator[str]:
+    """The module's functions `stmt` calls by name, outside the scopes it defines."""
+    for node in _outside_scopes(stmt):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs:
+            yield node.func.id
 
 
 @lru_cache(maxsize=4096)  # asked for each library each function of the module imports
@@ -162,13 +227,15 @@ def _sets(node: ast.AST, names: frozenset[str], modules: frozenset[str]) -> bool
 
 
 # The functions that set a library's state for every module using it:
-# its generator's seed or state, a locale, a context, a default, determinism.
-_SETTERS = re.compile(r"seed|setstate|set_state|rng_state|setlocale|setcontext|set_default|deterministic")
+# its generator's seed or state, a locale, a context, a default, determinism
+# (narrower than `_SETTERS`: another module's `logging.basicConfig()` or
+# `sys.setrecursionlimit()` is no state a step draws from).
+_FOR_ALL = re.compile(r"seed|setstate|set_state|rng_state|setlocale|setcontext|set_default|deterministic")
 
 
 def _sets_for_all(stmt: ast.AST, module: str) -> bool:
     """Whether `stmt` (one `library_state` found for `module`) calls a
-    setter of `_SETTERS` or sets an attribute of the library
+    setter of `_FOR_ALL` or sets an attribute of the library
     (`torch.backends.cudnn.deterministic = True`, `getcontext().prec = 5`),
     not an item (`os.environ[k] = v`) nor the process's plumbing in `os` or
     `sys` (`sys.dont_write_bytecode = False` in a conftest)."""
@@ -177,7 +244,7 @@ def _sets_for_all(stmt: ast.AST, module: str) -> bool:
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if _SETTERS.search(name):
+            if _FOR_ALL.search(name):
                 return True
         elif stores and isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             return True

@@ -29,6 +29,7 @@ from .outside import _DEFS, reads_outside
 from .reach import _cell_value, is_durable
 from .values import (
     _enum_tokens,
+    _qualname,
     content_tokens,
     hash_tokens,
     mapping_tokens,
@@ -72,6 +73,8 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
                  for k, v in members if not k.startswith("__")]  # fmt: skip
     # What its functions were made with (a NamedTuple's `__new__`, `def get(self, k=K)`, `@times(K)`).
     constants += [(k + "()", _made_with(v)) for k, v in members]
+    # Bound by a statement choosing it (`IMPL = {"a": A, "b": B}[os.environ["K"]]`): which class.
+    constants += [] if classes else [("class", ["type:" + _qualname(cls)])]
     return [t for k, toks in constants if toks for t in (k, *toks)]
 
 
@@ -268,8 +271,15 @@ def held_tokens(value: object, depth: int = 0) -> list[str] | None:
 
 def var_tokens(var: contextvars.ContextVar[Any]) -> list[str]:
     """A context variable by the value it holds in the running context,
-    where a step reads it (`CV.get()`), else by its type; not set: by name."""
+    where a step reads it (`CV.get()`), else by its type; not set: by its
+    default, which `CV.get()` returns then (`default=int(os.environ["K"])`),
+    or by name when it has none."""
     value = var.get(_UNSET)
+    if value is _UNSET:  # `get(_UNSET)` hides the variable's own default
+        try:
+            value = var.get()
+        except LookupError:
+            pass
     toks = None if value is _UNSET else content_tokens(value) or outside_tokens(value)
     return [f"<var:{var.name}", *(toks or [f"obj:{type(value).__qualname__}"]), ">"]
 

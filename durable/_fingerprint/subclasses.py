@@ -1,8 +1,10 @@
 """The classes a function reaches that `class` statements registered, in
 the module of the base or in any other: the subclasses it lists
 (`Plugin.__subclasses__()`) and those a registry of the base holds
-(`Plugin.registry`, filled by its `__init_subclass__`). The function names
-the base only, and the base's statement says nothing of them, so each
+(`Plugin.registry`, filled by its `__init_subclass__`), or a module-level
+registry a class decorator or a metaclass fills (`REG["name"]`). The
+function names the base or the registry only, and their statements say
+nothing of them, so each
 such class of the user's own code counts as if the function named it: by
 the statements that bind it, with what they read, and its methods' code. A
 class defined since (a new plugin, a notebook cell) is a change too."""
@@ -15,7 +17,7 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .holds import user_class
+from .holds import held_classes, user_class
 from .nodes import walk
 from .reach import _MISSING, module_label
 from .witness import witnessed
@@ -50,7 +52,7 @@ def subclasses_read(
             found = witnessed(all_subclasses, obj) if isinstance(obj, type) else ()
             unknown = unknown or not isinstance(obj, type)
             key = ".".join(chain[: end + 1]).replace(f"{_TYPE_OF}{given}", f"type({given})") + ":"
-        elif len(chain) > 1 and chain[0] in names:
+        elif chain[0] in names:
             key, found = _registered(chain, globs, names)
         else:
             continue
@@ -111,36 +113,26 @@ def all_subclasses(cls: type) -> tuple[type, ...]:
     return tuple(found)
 
 
-def classes_held(registry: object) -> tuple[type, ...]:
-    """The classes a list, dict (its values), tuple or set holds."""
-    kind = type(registry)
-    if kind is dict:
-        values = list(registry.values())  # type: ignore[attr-defined]
-    elif kind in (list, tuple, set, frozenset):
-        values = list(registry)  # type: ignore[call-overload]
-    else:
-        return ()
-    found = [v for v in values if isinstance(v, type)]
-    return tuple(sorted(found, key=lambda c: (c.__module__, c.__qualname__)) if kind in (set, frozenset) else found)
-
-
 def _registered(
     chain: tuple[str, ...], globs: Mapping[str, Any], names: set[str]
 ) -> tuple[str, tuple[type, ...]]:
-    """The path to a registry of a class of the user's code the chain
-    reaches (`Plugin.registry` of `Plugin.registry.values()`), and the
-    classes it holds."""
+    """The path to a registry the chain reaches, held by a class of the
+    user's code (`Plugin.registry` of `Plugin.registry.values()`), a
+    global or a module (`REG["name"]`, `registry.REG`: filled by a class
+    decorator or a metaclass as another module's classes are made), and
+    the classes it holds."""
     obj = globs.get(chain[0], _MISSING)
+    if held := witnessed(held_classes, obj):
+        return chain[0] + ":", held
     for i, attr in enumerate(chain[1:], start=2):
         if isinstance(obj, type) and user_class(obj):
             obj = witnessed(getattr, obj, attr, None)
-            held = witnessed(classes_held, obj)
-            if held:
-                return ".".join(chain[:i]) + ":", held
         elif isinstance(obj, types.ModuleType):  # witnessed by `reads._resolve` already
             obj = getattr(obj, attr, _MISSING)
         else:
             break
+        if held := witnessed(held_classes, obj):
+            return ".".join(chain[:i]) + ":", held
     return "", ()
 
 
