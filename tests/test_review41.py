@@ -6,6 +6,7 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,16 @@ def drawn():
 def located(name):
     return where(name)
 """
+
+
+@pytest.fixture(autouse=True)
+def _forget_modules() -> Iterator[None]:
+    """The modules a test imports leave with it: one seeding `random` at
+    import, left loaded, made every later step drawing from `random` in
+    this worker count its seed (a resume in a child process refused)."""
+    yield
+    for name in [n for n in sys.modules if n.startswith("r41_")]:
+        del sys.modules[name]
 
 
 def _load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **files: str) -> None:
