@@ -129,6 +129,40 @@ def twice(
     }
 
 
+# flow.py of an edited-or-same pair (`twice`): `{head}` at module level, a
+# counted step `s(x)` whose body ends with `{body}`, and the workflow `wf`
+# calling it, suspended under STOP so that the second run resumes it.
+EDITED_FLOW = """
+import os, durable
+{head}
+
+@durable.step
+def s(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("s\\n")
+    {body}
+
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = s(x)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+
+# What each run of such a pair does: call `wf`, print how it went.
+RUN_FLOW = """
+import durable, flow
+try:
+    print("value", flow.wf(10))
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+
+
 def _counted(folder: Path) -> list[str]:
     count = folder / "count"
     return count.read_text().split() if count.exists() else []

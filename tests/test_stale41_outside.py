@@ -19,38 +19,11 @@ from typing import Any
 
 import pytest
 
-from tests.scripts import twice
+from tests.scripts import EDITED_FLOW, RUN_FLOW, twice
 
 pytestmark = pytest.mark.slow
 
-FLOW = """
-import os, durable
-{head}
 
-@durable.step
-def s(x):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write("s\\n")
-    return x * {reads}
-
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = s(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-"""
-
-RUN = """
-import durable, flow
-try:
-    print("value", flow.wf(10))
-except durable.Suspended:
-    print("suspended")
-except durable.DefinitionChangedError as e:
-    print("refused", e)
-"""
 
 # A loader that opens the file in a function it calls in turn.
 LOADER = """
@@ -145,7 +118,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             folder = tmp_path_factory.mktemp(name)
             (folder / "pkg").mkdir()
             (folder / "pkg" / "__init__.py").write_text("")
-            (folder / "flow.py").write_text(FLOW.format(head=head, reads=reads))
+            (folder / "flow.py").write_text(EDITED_FLOW.format(head=head, body=f"return x * {reads}"))
             (folder / "loader.py").write_text(LOADER)
             (folder / "prompts.py").write_text(PROMPTS)
             _write_k(folder, name, 2)
@@ -155,7 +128,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         name, how = label.split(":")
         return _write_k(folder, name, 3 if how == "edited" else 2)
 
-    return twice(folders, RUN, between, {"STOP": "1", "K": "2"})
+    return twice(folders, RUN_FLOW, between, {"STOP": "1", "K": "2"})
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -15,39 +15,11 @@ from typing import Any
 
 import pytest
 
-from tests.scripts import twice
+from tests.scripts import EDITED_FLOW, RUN_FLOW, twice
 
 pytestmark = pytest.mark.slow
 
-FLOW = """
-import os, durable
-{head}
 
-@durable.step
-def s(x):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write("s\\n")
-    {inside}
-    return x + {draw}
-
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = s(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-"""
-
-RUN = """
-import durable, flow
-try:
-    print("value", flow.wf(10))
-except durable.Suspended:
-    print("suspended")
-except durable.DefinitionChangedError as e:
-    print("refused", e)
-"""
 
 # name: (the imports and the seeding statement, with SEED; the step's own import; the draw)
 CASES = {
@@ -79,7 +51,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for name, (head, inside, draw) in CASES.items():
         for how in ("edited", "same"):
             folder = tmp_path_factory.mktemp(name)
-            (folder / "flow.py").write_text(FLOW.format(head=head.replace("SEED", "1"), inside=inside, draw=draw))
+            (folder / "flow.py").write_text(EDITED_FLOW.format(head=head.replace("SEED", "1"), body=f"{inside}\n    return x + {draw}"))
             (folder / "helpers.py").write_text(HELPERS)
             folders[f"{name}:{how}"] = folder
 
@@ -89,7 +61,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             flow.write_text(flow.read_text().replace("seed(1)", "seed(2)"))
         return {}
 
-    return twice(folders, RUN, between, {"STOP": "1"})
+    return twice(folders, RUN_FLOW, between, {"STOP": "1"})
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -25,38 +25,11 @@ from typing import Any
 
 import pytest
 
-from tests.scripts import twice
+from tests.scripts import EDITED_FLOW, RUN_FLOW, twice
 
 pytestmark = pytest.mark.slow
 
-FLOW = """
-import os, durable
-{head}
 
-@durable.step
-def s(x):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write("s\\n")
-    return {reads}
-
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = s(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-"""
-
-RUN = """
-import durable, flow
-try:
-    print("value", flow.wf(10))
-except durable.Suspended:
-    print("suspended")
-except durable.DefinitionChangedError as e:
-    print("refused", e)
-"""
 
 REGISTRY = """
 import collections
@@ -243,7 +216,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for name, (head, reads, _) in CASES.items():
         for how in ("edited", "same"):
             folder = tmp_path_factory.mktemp(name)
-            (folder / "flow.py").write_text(FLOW.format(head=head, reads=reads))
+            (folder / "flow.py").write_text(EDITED_FLOW.format(head=head, body=f"return {reads}"))
             (folder / "registry.py").write_text(REGISTRY)
             (folder / "plugins.py").write_text(PLUGINS)
             folders[f"{name}:{how}"] = folder
@@ -256,7 +229,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             path.write_text(path.read_text().replace(edit[1], edit[2]))
         return {"K": "3" if how == "edited" and edit is None else "2"}
 
-    return twice(folders, RUN, between, {"STOP": "1", "K": "2"})
+    return twice(folders, RUN_FLOW, between, {"STOP": "1", "K": "2"})
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
