@@ -156,8 +156,12 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
     assert len(lines) == 2 and "Traceback" not in done.stderr
     assert "failed at step 2 (explode): ValueError: bad input 6" in lines[0]
     assert runs_json(tmp)[0]["status"] == "failed"
-    debug = durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--resume", "--debug")
+    # As a user runs it, without the tests' DURABLE_TRACEBACK=full: --debug
+    # shows the engine's frames too (it showed the traceback cut for a user).
+    env = {k: v for k, v in child_env(tmp).items() if k != "DURABLE_TRACEBACK"}
+    debug = durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--resume", "--debug", env=env)
     assert debug.returncode == 1 and "Traceback" in debug.stderr
+    assert "durable/_core/steps.py" in debug.stderr.replace("\\", "/")
     assert counts(tmp) == {"s1": 1, "explode": 2}
 
 

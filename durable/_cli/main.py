@@ -39,6 +39,8 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
+    if getattr(args, "debug", False):  # the engine's frames too, not the traceback cut for a user (`_core.shown`)
+        os.environ["DURABLE_TRACEBACK"] = "full"
     with own_warnings():  # importing `durable run`'s engine may warn (a bad DURABLE_LOG)
         handler = _handler(args.handler)
     try:
