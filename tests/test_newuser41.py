@@ -170,7 +170,7 @@ def test_show_after_a_kill_9_in_a_step_has_a_row_for_the_step_in_flight(
     flow: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Before: after a kill -9 in `finish`, the table ended at `fetch`. A
-    first attempt leaves no plan to name the step by: `?` at its position."""
+    first attempt leaves no plan to name the step by: what ended last."""
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "STOP": "kill", "PYTHONPATH": str(root)}
     child = subprocess.run(
@@ -182,6 +182,6 @@ def test_show_after_a_kill_9_in_a_step_has_a_row_for_the_step_in_flight(
     assert head[2] == "status    interrupted"
     assert rows == [
         ["0", "step", "fetch", "completed", "1", rows[0][5], "2"],
-        ["1", "-", "?", "interrupted", "1", "-", "started, no record (its process stopped)"],
+        ["1", "-", "(not recorded)", "interrupted", "1", "-", "stopped after position 0 (fetch) ended, in the next step or the body"],
     ]
     assert (flow / "counts").read_text() == "fetch\nfinish\n"

@@ -131,8 +131,8 @@ class Workflow(Steering, Generic[P, R]):
     # -- run management (`_manage`, also behind the CLI) --------------------
     def runs(self) -> list[RunInfo]:
         """This workflow's runs in its store, newest first."""
-        from .._manage.runs import list_runs
-        return list_runs(self._store(), self.name)
+        from .._manage.listed import listed
+        return listed(self._store(), self.name)
 
     def history(self, run_id: str, /) -> list[StepInfo]:
         """What each position of a run did, in position order."""

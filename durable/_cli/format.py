@@ -122,7 +122,8 @@ def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | N
     if any(top_level(s.position) == pos and not _stand_in(s) for s in out):
         return out  # a retry, a sleep, a block's items: shown as such
     planned = [s for s in out if s.position == pos and s.status == "pending"]
-    row = _waiting(pos, info.reason, child) if info.status == "suspended" else _stepping(info.status, pos, planned)
+    before = [s for s in out if s.position == pos - 1]
+    row = _waiting(pos, info.reason, child) if info.status == "suspended" else _stepping(info.status, pos, planned, before)
     return [s for s in out if s not in planned and top_level(s.position) < pos] + [row] + [
         s for s in out if s not in planned and top_level(s.position) >= pos
     ]
@@ -134,10 +135,22 @@ def _stand_in(step: StepInfo) -> bool:
     return step.status == "changed" or (step.status == "pending" and step.ended is None)
 
 
-def _stepping(status: str, pos: int, planned: list[StepInfo]) -> StepInfo:
-    name, kind = (planned[0].name, planned[0].kind) if planned else ("?", "-")
-    what = "not recorded until it ends" if status == "running" else "started, no record (its process stopped)"
-    return StepInfo(pos, kind, name, status, "", None, None, None, 1, (), None, what, None)
+def _stepping(status: str, pos: int, planned: list[StepInfo], before: list[StepInfo]) -> StepInfo:
+    """Nothing is written when a step starts (a write per step would cost
+    what a record costs): without an earlier attempt's plan, what is known
+    is where the run is and what ended last, not whether a step or the body
+    between two steps runs there, nor which step."""
+    if planned:
+        what = "not recorded until it ends" if status == "running" else "started, no record (its process stopped)"
+        return StepInfo(pos, planned[0].kind, planned[0].name, status, "", None, None, None, 1, (), None, what, None)
+    if status == "running":
+        what = "in the next step or the body" if before else "in the first step or the body"
+        what += f", after position {pos - 1} ({before[0].name}) ended" if before else "; no step has ended yet"
+    elif before:
+        what = f"stopped after position {pos - 1} ({before[0].name}) ended, in the next step or the body"
+    else:
+        what = "stopped in the first step or the body, before any step ended"
+    return StepInfo(pos, "-", "(not recorded)", status, "", None, None, None, 1, (), None, what, None)
 
 
 def _waiting(pos: int, reason: str | None, child: RunInfo | None) -> StepInfo:

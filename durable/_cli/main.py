@@ -156,7 +156,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
         return p
 
     p = command("runs", manage.cmd_runs, "list runs, newest first")
-    p.epilog = ("A run the store fails to read (a permission error, a request that keeps "
+    p.epilog = ("STEPS: the run's finished operations (steps, loops, sleeps, inputs), as `durable show` "
+                "counts them. A run the store fails to read (a permission error, a request that keeps "
                 "failing) is listed as unreadable with the store's error, after the others; "
                 "the command then exits 1 (0 when every run was read).")  # fmt: skip
     p.add_argument("workflow", nargs="?", metavar="WORKFLOW",

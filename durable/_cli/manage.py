@@ -10,6 +10,7 @@ import sys
 from .._errortext import id_word, shell_words, waited_input
 from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
+from .._manage.listed import listed
 from .._manage.missing import store_below
 from .._storage.base import Store
 from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
@@ -19,7 +20,7 @@ from .html import render
 
 
 def cmd_runs(args: argparse.Namespace, store: Store) -> int:
-    infos = runs.list_runs(store, args.workflow, status=args.status)
+    infos = listed(store, args.workflow, status=args.status)
     if args.json:
         print(json.dumps([format.run_doc(i) for i in infos], indent=2))
     elif infos:

@@ -41,6 +41,11 @@ def start(
         note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)
+        if _other_code(manifest.steps or {}, definition.steps):
+            # Records of the code before may stay where this attempt does not
+            # reach: a listing counts this run's finished steps from its
+            # records then, as `durable show` does (`runs.list_runs`).
+            manifest.extra["older_code"] = True
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding = encoding
@@ -56,6 +61,11 @@ def start(
     manifest.status, manifest.error, manifest.reason = "running", None, None
     write_manifest(store, manifest)
     return manifest
+
+
+def _other_code(before: dict[str, str], now: dict[str, str]) -> bool:
+    """Whether a step the last attempt fingerprinted runs other code now."""
+    return any(before.get(name, fp) != fp for name, fp in now.items())
 
 
 # How many resumptions a manifest remembers for the timeline (the newest).

@@ -66,6 +66,8 @@ class RunInfo(Frozen):
     # Finished top-level positions: `steps` counts those inside asyncio tasks
     # too, `steps_total` only these. None when not known.
     top_level: int | None = None
+    # A resume ran other code than records were made by (`lifecycle.start`): `listed`
+    _older_code: bool = field(default=False, repr=False, compare=False)
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -252,6 +254,7 @@ def _summary_info(store: Store, m: RunRecord, names: Iterable[str]) -> RunInfo:
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
         position, error, m.reason, parent, m.steps_total(position), resumes, store,
         top_level=sum(1 for p in steps if isinstance(p, int)),
+        _older_code=bool(m.extra.get("older_code")),
     )  # fmt: skip
 
 

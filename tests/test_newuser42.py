@@ -1,0 +1,70 @@
+"""The 42nd new-user walk, on the command line: the row `durable show` has
+for a step stopped in a first attempt, and `durable runs`'s STEPS after a
+rerun that stopped before its changed step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from durable._cli.main import main
+from tests.test_newuser41 import FLOW
+
+
+@pytest.fixture
+def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(FLOW)
+    return tmp_path
+
+
+def _rows(text: str) -> list[list[str]]:
+    """A table's rows under its header, each split on runs of 2+ spaces."""
+    lines = text.split("\n\n", 1)[-1].splitlines()[1:]
+    return [[c.strip() for c in line.split("  ") if c.strip()] for line in lines]
+
+
+def _out(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_show_of_a_first_attempt_stopped_in_a_step_says_what_is_known_of_it(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `1  -  ?  interrupted  1  -  started, no record (its process
+    stopped)`: a `?` for a name, and "started" said of something nothing
+    recorded. Known: where it stopped, after which step, and why no name."""
+    monkeypatch.setenv("STOP", "ctrl-c")
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 130
+    rows = _rows(_out(capsys, "show", "g1"))
+    assert rows[0][:4] == ["0", "step", "fetch", "completed"]
+    assert rows[1] == [
+        "1", "-", "(not recorded)", "interrupted", "1", "-",
+        "stopped after position 0 (fetch) ended, in the next step or the body",
+    ]  # fmt: skip
+    assert (flow / "counts").read_text() == "fetch\nfinish\n"
+
+
+def test_runs_counts_the_steps_show_counts_after_a_rerun_stopped_before_its_changed_step(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `durable runs` said STEPS 2 (and --json completedSteps 2,
+    currentStep 2) where `durable show` says `1 finished, next position 1`:
+    finish's record is of the code before the edit, no resume replays it."""
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 0
+    assert main(["run", "flow.py:gate", "--run-id", "g2"]) == 0
+    (flow / "flow.py").write_text(FLOW.replace("n * 10", "n * 100"))
+    monkeypatch.setenv("HOLD", "1")
+    assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume", "--on-change", "rerun"]) == 3
+    assert "steps     1 finished of 2, next position 1" in _out(capsys, "show", "g1")
+    listed = {r[1]: r for r in _rows(_out(capsys, "runs"))}
+    assert [listed["g1"][2:4], listed["g2"][2:4]] == [["suspended", "1"], ["completed", "2"]]
+    docs = {d["runId"]: d for d in json.loads(_out(capsys, "runs", "--json"))}
+    assert (docs["g1"]["completedSteps"], docs["g1"]["currentStep"]) == (1, 1)
+    assert (docs["g2"]["completedSteps"], docs["g2"]["currentStep"]) == (2, None)
+    assert (flow / "counts").read_text() == "fetch\nfinish\nfetch\nfinish\n"
