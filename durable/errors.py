@@ -274,20 +274,20 @@ class Cancelled(DurableError, ControlFlow):
 
 class Stopped(SystemExit, ControlFlow):
     """A graceful stop (`request_stop()`, a signal under `stop_on_signals()`),
-    raised once the step in flight is recorded; the run ends `interrupted`. A
-    SystemExit: code 128 + signal (130 when no signal asked: `signum` None)."""
+    raised once the step in flight is recorded (`at_once`: by a second signal, in
+    it too); the run ends `interrupted`. A SystemExit: code 128 + signal (130 when no signal asked)."""
 
-    def __init__(self, signum: int | None = None) -> None:
+    def __init__(self, signum: int | None = None, at_once: bool = False) -> None:
         import signal  # here: its enums cost every `import durable` 2% of a process's start
 
         super().__init__(128 + (signum if signum is not None else signal.SIGINT))
-        self.signum, self._by = signum, "request_stop()" if signum is None else signal.Signals(signum).name
+        self.signum, self.at_once, self._by = signum, at_once, signal.Signals(signum).name if signum else "request_stop()"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.signum,))  # its `code` is set by `__init__` only
+        return (type(self), (self.signum, self.at_once))  # its `code` is set by `__init__` only
 
     def __str__(self) -> str:  # not its code alone: a stopped run's error read "Stopped: 130"
-        return f"stopped by {self._by} (exit code {self.code})"
+        return f"stopped {'at once by a second ' if self.at_once else 'by '}{self._by} (exit code {self.code})"
 
 
 class ArtifactMissingError(DurableError):

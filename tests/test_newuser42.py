@@ -68,3 +68,40 @@ def test_runs_counts_the_steps_show_counts_after_a_rerun_stopped_before_its_chan
     assert (docs["g1"]["completedSteps"], docs["g1"]["currentStep"]) == (1, 1)
     assert (docs["g2"]["completedSteps"], docs["g2"]["currentStep"]) == (2, None)
     assert (flow / "counts").read_text() == "fetch\nfinish\nfetch\nfinish\n"
+
+
+TWICE = """\
+import signal
+
+import durable
+
+
+@durable.step
+def load(n: int) -> int:
+    with open("counts", "a") as f:
+        f.write("load\\n")
+    signal.raise_signal(signal.SIGINT)  # Ctrl-C: load finishes and is recorded...
+    signal.raise_signal(signal.SIGINT)  # ...Ctrl-C again: it stops at once, here
+    return n
+
+
+@durable.workflow
+def twice(n: int = 1) -> int:
+    return load(n)
+"""
+
+
+def test_show_of_a_run_stopped_at_once_by_a_second_ctrl_c_has_a_row_for_the_step_it_stopped_in(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the second SIGINT's stop read as the first's ("Stopped: stopped
+    by SIGINT"), a graceful stop between two steps, and the table was empty:
+    nothing said the run had stopped in `load`."""
+    (flow / "twice.py").write_text(TWICE)
+    assert main(["run", "twice.py:twice", "--run-id", "t1"]) == 130
+    text = _out(capsys, "show", "t1")
+    assert "error     Stopped: stopped at once by a second SIGINT (exit code 130)" in text
+    assert _rows(text) == [
+        ["0", "-", "(not recorded)", "interrupted", "1", "-", "stopped in the first step or the body, before any step ended"],
+    ]  # fmt: skip
+    assert (flow / "counts").read_text() == "load\n"

@@ -106,7 +106,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     first = plan.stop.signum is None
     plan.request_stop(signum)
     if not first or plan.stop.pausing:
-        raise Stopped(signum)
+        raise Stopped(signum, at_once=not first)  # a second one: maybe in a step (`durable show`)
     name = signal.Signals(signum).name
     # os.write, not print: print is not safe to re-enter from a signal handler.
     doing = (

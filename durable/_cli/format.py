@@ -117,8 +117,8 @@ def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | N
     out, pos = list(steps), info.position
     if info.status not in ("running", "interrupted", "suspended") or pos is None:
         return out
-    if (info.error or "").split(":")[0] == "Stopped":
-        return out  # a graceful stop: the run stopped between two steps
+    if (info.error or "").startswith("Stopped: stopped by "):
+        return out  # a graceful stop: between two steps (not at once: `Stopped.at_once`)
     if any(top_level(s.position) == pos and not _stand_in(s) for s in out):
         return out  # a retry, a sleep, a block's items: shown as such
     planned = [s for s in out if s.position == pos and s.status == "pending"]
