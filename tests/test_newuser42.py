@@ -67,6 +67,10 @@ def test_runs_counts_the_steps_show_counts_after_a_rerun_stopped_before_its_chan
     docs = {d["runId"]: d for d in json.loads(_out(capsys, "runs", "--json"))}
     assert (docs["g1"]["completedSteps"], docs["g1"]["currentStep"]) == (1, 1)
     assert (docs["g2"]["completedSteps"], docs["g2"]["currentStep"]) == (2, None)
+    # A fork copying finish's old record (at 2: a rebase of the fork may want it) too.
+    assert main(["fork", "g1", "--at", "2", "--new-run-id", "g3"]) == 0
+    assert "steps     1 finished of 2, next position 1" in _out(capsys, "show", "g3")
+    assert {r[1]: r[2:4] for r in _rows(_out(capsys, "runs"))}["g3"] == ["forked", "1"]
     assert (flow / "counts").read_text() == "fetch\nfinish\nfetch\nfinish\n"
 
 

@@ -256,6 +256,8 @@ def _write_fork_manifest(
     if reason is not None:  # a wait it stopped at is still to come (`fork_may_take`)
         manifest.extra["source_reason"] = reason
     note(manifest.extra, copied, level=store.durability)  # a resume finding fewer refuses
+    if source.extra.get("older_code"):  # records of the code before may come along (`listed`)
+        manifest.extra["older_code"] = True
     if "steps_total" in source.extra:  # the steps after `at` are still to come
         manifest.extra["steps_total"] = source.extra["steps_total"]
     write_manifest(store, manifest)
