@@ -77,9 +77,8 @@ def test_show_says_how_to_continue_a_run_that_stopped_half_way(
     said = capsys.readouterr()
     assert "status    suspended (waiting for decision)" in said.out
     assert (
-        f"  continue with: durable --store {tmp_path / 's'} run FILE.py:FUNCTION --run-id "
+        f"  continue with: durable --store {tmp_path / 's'} run flow.py:release --run-id "
         "release-1.0 --resume --var NAME=VALUE (to answer a wait_for: --input NAME=VALUE)\n"
-        "  (FILE.py and FUNCTION: the script and the function that define flow.release)"
     ) in said.err, said.err
     assert main([*store, "run", "flow.py:release", "--resume", "--var", "decision=ok"]) == 0
     capsys.readouterr()

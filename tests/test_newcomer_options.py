@@ -486,7 +486,6 @@ def test_the_commands_durable_run_and_fork_advise_work_in_the_store_given_by_fla
     forked = cli(tmp_path, *mine, "fork", "w1", "--at", "0")
     assert forked.returncode == 0, forked.stderr
     again = said(forked.stderr, "run it with: ")
-    again[again.index("FILE.py:FUNCTION")] = "flow.py:review"
     resumed = cli(tmp_path, *again, "--input", "approval=no")
     assert (resumed.returncode, resumed.stdout.strip()) == (0, '"owls: no"'), resumed.stderr
     typo = cli(tmp_path, *mine, "run", "flow.py:review", "--run-id", "w2", "--resume")

@@ -47,7 +47,7 @@ def test_a_run_id_that_starts_with_a_dash_is_advised_as_the_shell_and_argparse_t
     err = _usage_error(["run", "flow.py:release", "--run-id", "-x", "--resume"], capsys)
     assert "if -x is its value: durable run flow.py:release --run-id=-x --resume" in err
     assert main(["show", "--", "-x"]) == 0
-    assert "continue with: durable run FILE.py:FUNCTION --run-id=-x --resume" in capsys.readouterr().err
+    assert "continue with: durable run flow.py:release --run-id=-x --resume" in capsys.readouterr().err
     assert main([w.replace("NAME=VALUE", "decision=ok") for w in advised][1:]) == 0
     assert capsys.readouterr().out.strip() == "\"ok: ['a', 'b']\""
     assert main(["run", "flow.py:release", "--run-id=-x", "--var", "repo=other"]) == 2
@@ -247,8 +247,8 @@ def test_show_of_a_run_whose_step_is_running_says_so(
         go.set()
         runner.join()
     shown = capsys.readouterr().out.splitlines()
-    assert shown[-1].split() == ["0", "-", "?", "running", "1", "-", "not", "recorded", "until", "it",
-                                 "ends"]  # fmt: skip
+    assert shown[-1].split() == ["0", "-", "(not", "recorded)", "running", "1", "-", "in", "the", "first",
+                                 "step", "or", "the", "body;", "no", "step", "has", "ended", "yet"]  # fmt: skip
     assert main(["--store", str(tmp_path / "store"), "show", "r1"]) == 0
     row = capsys.readouterr().out.splitlines()[-1].split()
     assert row[:2] == ["0", "step"] and row[2].endswith(".first") and row[3] == "completed"

@@ -168,7 +168,7 @@ def test_show_of_a_run_waiting_for_an_input_continues_with_that_input(
     assert main(["--store", STORE, "show", "w1"]) == 0
     err = capsys.readouterr().err
     assert (
-        "  continue with: durable --store 'my store' run FILE.py:FUNCTION --run-id w1 --resume "
+        "  continue with: durable --store 'my store' run flow.py:waits --run-id w1 --resume "
         "--input ok=VALUE\n"
     ) in err
 

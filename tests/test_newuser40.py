@@ -103,7 +103,7 @@ def test_show_of_a_run_suspended_in_a_step_shows_where_it_waits(
     ]
     assert rows[1][-1] == "waits: a person checks it"
     assert (
-        "continue with: durable run FILE.py:FUNCTION --run-id s1 --resume --var NAME=VALUE" in err
+        "continue with: durable run flow.py:checked --run-id s1 --resume --var NAME=VALUE" in err
     )
     assert main(["run", "flow.py:asks", "--run-id", "w1"]) == 3
     capsys.readouterr()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from durable._cli.main import main
+from tests.clikit import run_cells
 from tests.test_newuser41 import FLOW
 
 
@@ -109,3 +110,49 @@ def test_show_of_a_run_stopped_at_once_by_a_second_ctrl_c_has_a_row_for_the_step
         ["0", "-", "(not recorded)", "interrupted", "1", "-", "stopped in the first step or the body, before any step ended"],
     ]  # fmt: skip
     assert (flow / "counts").read_text() == "load\n"
+
+
+def test_show_and_fork_name_the_script_and_function_to_run(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `continue with: durable run FILE.py:FUNCTION ...` and a note
+    that FILE.py and FUNCTION were to be found, where the run's manifest
+    names its body `flow.py:gate` (the identity it was fingerprinted under)."""
+    monkeypatch.setenv("STOP", "ctrl-c")
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 130
+    capsys.readouterr()
+    assert main(["show", "g1"]) == 0
+    assert capsys.readouterr().err == "  continue with: durable run flow.py:gate --run-id g1 --resume\n"
+    assert main(["fork", "g1", "--at", "1", "--new-run-id", "g2"]) == 0
+    err = capsys.readouterr().err
+    assert err.endswith("\n  run it with: durable run flow.py:gate --run-id g2 --resume\n"), err
+    assert (flow / "counts").read_text() == "fetch\nfinish\n"
+
+
+CELLS = [
+    "import durable",
+    '@durable.step\ndef fetch(n):\n    return n + 1\n\n\n'
+    '@durable.workflow\ndef pipe(n):\n    x = fetch(n)\n    durable.suspend("too big")\n    return x',
+    'try:\n    pipe.with_options(run_id="nb1")(1)\nexcept durable.Suspended:\n    print("suspended")',
+]
+
+
+@pytest.mark.slow
+def test_show_of_a_notebook_run_says_to_continue_in_the_notebook(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `continue with: durable run FILE.py:FUNCTION --run-id nb1
+    --resume --var NAME=VALUE`, for a workflow defined in a notebook cell,
+    which no script defines and `durable run` cannot load."""
+    assert run_cells(tmp_path, CELLS).stdout == "suspended\n"
+    capsys.readouterr()
+    assert main(["--store", str(tmp_path / "store"), "show", "nb1"]) == 0
+    assert capsys.readouterr().err == (
+        "  continue in the notebook or session that defines pipe (no script does, for durable run): "
+        "pipe.resume('nb1', NAME=VALUE)\n"
+    )
+    assert main(["--store", str(tmp_path / "store"), "fork", "nb1", "--at", "1", "--new-run-id", "nb2"]) == 0
+    assert capsys.readouterr().err.endswith(
+        "\n  run it in the notebook or session that defines pipe (no script does, for durable run): "
+        "pipe.resume('nb2')\n"
+    )

@@ -107,18 +107,56 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
     if top is not info:
         print(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
               "when that run resumes", file=sys.stderr)  # fmt: skip
-    print(f"  continue with: {_run_it(args, top.run_id, top.workflow, '--resume' + flags)}",
+    target = _target(store, top.workflow, top.run_id)
+    if target == "":
+        given = f", inputs={{{name!r}: VALUE}}" if name else ", NAME=VALUE" * (top.status == "suspended")
+        print(f"  continue {_in_session(top.workflow, top.run_id, given)}", file=sys.stderr)
+        if info.status == "failed":
+            print("  after an edit of the code, add .with_options(on_change='rerun') before .resume",
+                  file=sys.stderr)  # fmt: skip
+        return
+    print(f"  continue with: {_run_it(args, top.run_id, top.workflow, '--resume' + flags, target)}",
           file=sys.stderr)  # fmt: skip
     if info.status == "failed":  # the usual fix, an edit of the failed step, is refused otherwise
         print("  after an edit of the code, add --on-change rerun to that line", file=sys.stderr)
 
 
-def _run_it(args: argparse.Namespace, run_id: str, workflow: str, flags: str) -> str:
-    """`durable run` of a run whose script this command does not know."""
+def _run_it(args: argparse.Namespace, run_id: str, workflow: str, flags: str, target: str | None) -> str:
+    """`durable run` of a run, of its script and function when known."""
+    if target:
+        return f"{command(args)} {shell_words('run', target, '--run-id', run_id)} {flags}"
     return (
         f"{command(args)} {shell_words('run', 'FILE.py:FUNCTION', '--run-id', run_id)} {flags}\n"
         f"  (FILE.py and FUNCTION: the script and the function that define {workflow})"
     )
+
+
+def _target(store: Store, workflow: str, run_id: str) -> str | None:
+    """`durable run`'s target for a run, from the identity its body was
+    fingerprinted under (`reach.identity`): `flow.py:main` for a function of
+    the script flow.py; "" for a notebook's or an interactive session's
+    (`__main__` without a file: no script defines it, `durable run` cannot
+    load it); None when not told (a module's function: its qualified name
+    does not say where the module ends; a `name=`; a damaged manifest)."""
+    try:
+        # The keys `definition.BODY_KEY` and `fingerprint.IDENTITY`, which
+        # `show` does not import (it never loads the engine).
+        body = runs.read_manifest(store, workflow, run_id).step_parts.get("(workflow body)")
+    except DurableError:
+        return None
+    identity = body.get("identity") if isinstance(body, dict) else None
+    if not isinstance(identity, str):
+        return None
+    if identity.startswith("__main__.") and identity[9:].isidentifier():
+        return ""
+    file, colon, function = identity.partition(":")
+    return identity if colon and file.endswith(".py") and function.isidentifier() else None
+
+
+def _in_session(workflow: str, run_id: str, given: str = "") -> str:
+    """Where and how a run of a workflow a notebook or session defines goes on."""
+    fn = workflow.rpartition(".")[2]
+    return f"in the notebook or session that defines {fn} (no script does, for durable run): {fn}.resume({run_id!r}{given})"
 
 
 def _write_html(path: str, page: str) -> None:
@@ -184,10 +222,12 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
+    target = _target(store, workflow, new_id)
+    run_it = _in_session(workflow, new_id) if target == "" else _run_it(args, new_id, workflow, "--resume", target)
     print(
         f"forked {workflow}/{id_word(args.run_id)} at position {args.at} into {id_word(new_id)} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
-        f"  run it with: {_run_it(args, new_id, workflow, '--resume')}",
+        f"  run it {'' if target == '' else 'with: '}{run_it}",
         file=sys.stderr,
     )
     return 0
