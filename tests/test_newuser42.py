@@ -156,3 +156,12 @@ def test_show_of_a_notebook_run_says_to_continue_in_the_notebook(
         "\n  run it in the notebook or session that defines pipe (no script does, for durable run): "
         "pipe.resume('nb2')\n"
     )
+
+
+def test_a_mistyped_command_is_told_the_command_meant(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `invalid choice: 'shwo' (choose from 'runs', 'show', ...)`
+    alone, where an option mistyped is told the one meant."""
+    with pytest.raises(SystemExit) as exit:
+        main(["shwo", "r1"])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.endswith("; did you mean show? (durable show r1)\n")

@@ -30,7 +30,7 @@ from ..errors import (
 from . import cache, manage
 from .common import UsageError, command, is_refusal, own_warnings, print_error
 from .refused import refused_artifact, refused_change, restart_line
-from .unknown import unknown_option
+from .unknown import near_command, unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -92,6 +92,8 @@ class _Parser(argparse.ArgumentParser):
                 store = self.typed[list(self.typed).index("--store") + 1]
             start = "durable" if store is None else shell_words("durable", "--store", store)
             message += f"; to do that: {start} {meant}"
+        elif guess:
+            message += near_command(guess[1], self, self.typed)
         told = unknown_option(message, self.typed, self) or _dashed(message, self.typed, self._command())
         super().error(message + told)
 

@@ -64,3 +64,17 @@ def _advice(
         return f"; {command.prog} has no option {name}; did you mean {near[0]}?"
     listed = f"its options: {', '.join(own)}" if own else "it takes no option"
     return f"; {command.prog} has no option {name}; {listed} (`{command.prog} --help` says more)"
+
+
+def near_command(word: str, parser: argparse.ArgumentParser, typed: Sequence[str]) -> str:
+    """"; did you mean show? (durable show r1)" for a command mistyped
+    (`shwo`), as an option mistyped is told the one meant; "" for none near."""
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    near = difflib.get_close_matches(word, list(sub.choices) if sub else [], n=1, cutoff=0.6)
+    if not near:
+        return ""
+    if word not in typed:
+        return f"; did you mean {near[0]}?"
+    typed = list(typed)
+    typed[typed.index(word)] = near[0]
+    return f"; did you mean {near[0]}? ({shell_words('durable', *typed)})"
