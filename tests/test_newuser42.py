@@ -165,3 +165,17 @@ def test_a_mistyped_command_is_told_the_command_meant(capsys: pytest.CaptureFixt
         main(["shwo", "r1"])
     assert exit.value.code == 2
     assert capsys.readouterr().err.endswith("; did you mean show? (durable show r1)\n")
+
+
+def test_a_completed_run_run_again_says_its_value_follows_and_nothing_between(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `run g1 had already completed; its recorded value:`, then
+    `run g1 completed`, then the value: the line the colon announced was
+    another line of the report."""
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 0
+    capsys.readouterr()
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 0
+    said = capsys.readouterr()
+    assert (said.err, said.out) == ("run g1 had already completed; its recorded value:\n", "20\n")
+    assert (flow / "counts").read_text() == "fetch\nfinish\n"

@@ -247,9 +247,11 @@ class _Report:
                 f"Resumed from step {n + 1} (position {n}): {run.steps_replayed} replayed, "
                 f"{run.steps_executed} executed"
             )
-        elif existed and run.steps_executed == 0:
+        if existed and run.resumed_from_step is None and run.steps_executed == 0:
+            # Its value is next: "run ... completed" between read as that value.
             self.say(f"run {id_word(self.run_id)} had already completed; its recorded value:")
-        self.say(f"run {id_word(self.run_id)} completed")
+        else:
+            self.say(f"run {id_word(self.run_id)} completed")
         print(value_text(run.value), flush=True)
         return 0
 
