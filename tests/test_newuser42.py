@@ -179,3 +179,14 @@ def test_a_completed_run_run_again_says_its_value_follows_and_nothing_between(
     said = capsys.readouterr()
     assert (said.err, said.out) == ("run g1 had already completed; its recorded value:\n", "20\n")
     assert (flow / "counts").read_text() == "fetch\nfinish\n"
+
+
+def test_fork_help_gives_the_durability_defaults_a_fork_has(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `(default: the workflow's, else the store's, else
+    durable.configure(), ...)`: a fork loads no workflow and runs no code of
+    the user's, so neither of those can set it."""
+    with pytest.raises(SystemExit) as exit:
+        main(["fork", "--help"])
+    assert exit.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "store (default: $DURABLE_DURABILITY, else fsync)" in said

@@ -204,7 +204,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("--new-run-id", metavar="ID",
                    help="the new run's id (default: RUN-fork-<random>); printed on stdout")  # fmt: skip
     p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
-    _durability(p)
+    _durability(p, code=False)
     p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--run-id", metavar="ID",
@@ -270,14 +270,15 @@ there), 3 suspended, 4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
 `durable COMMAND --help` describes a command."""
 
 
-def _durability(p: argparse.ArgumentParser) -> None:
+def _durability(p: argparse.ArgumentParser, *, code: bool = True) -> None:
     # Only the commands that append records to a run's log (run, recover,
     # fork) take it: the others read, or write only manifests, markers and
-    # deletions, which are synced at every level.
+    # deletions, which are synced at every level. `code`: it runs the user's
+    # code, whose workflow option and configure() may set it (a fork's not).
     p.add_argument("--durability", choices=["fsync", "batch", "none"],
                    help="when this command's records are fsync'ed to a local store (default: "
-                   "the workflow's, else the store's, else durable.configure(), else "
-                   "$DURABLE_DURABILITY, else fsync)")  # fmt: skip
+                   + ("the workflow's, else the store's, else durable.configure(), else " if code else
+                      "") + "$DURABLE_DURABILITY, else fsync)")  # fmt: skip
 
 
 def _handler(handler: Handler | str) -> Handler:
