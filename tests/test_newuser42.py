@@ -5,6 +5,7 @@ rerun that stopped before its changed step."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,21 @@ def test_fork_help_gives_the_durability_defaults_a_fork_has(capsys: pytest.Captu
     assert exit.value.code == 0
     said = " ".join(capsys.readouterr().out.split())
     assert "store (default: $DURABLE_DURABILITY, else fsync)" in said
+
+
+def test_show_names_the_module_and_function_of_a_module_s_workflow(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: FILE.py:FUNCTION to be filled in, for a run of the workflow
+    `gate` of the module `flow42mod` (its body's identity `flow42mod.gate`)."""
+    (flow / "flow42mod.py").write_text(FLOW)
+    monkeypatch.setenv("STOP", "ctrl-c")
+    monkeypatch.delitem(sys.modules, "flow42mod", raising=False)
+    assert main(["run", "flow42mod:gate", "--run-id", "m1"]) == 130
+    monkeypatch.delitem(sys.modules, "flow42mod", raising=False)
+    capsys.readouterr()
+    assert main(["show", "m1"]) == 0
+    assert capsys.readouterr().err == "  continue with: durable run flow42mod:gate --run-id m1 --resume\n"
+    monkeypatch.delenv("STOP")
+    assert main(["run", "flow42mod:gate", "--run-id", "m1", "--resume"]) == 0
+    assert (flow / "counts").read_text() == "fetch\nfinish\nfinish\n"

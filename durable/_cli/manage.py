@@ -136,8 +136,8 @@ def _target(store: Store, workflow: str, run_id: str) -> str | None:
     fingerprinted under (`reach.identity`): `flow.py:main` for a function of
     the script flow.py; "" for a notebook's or an interactive session's
     (`__main__` without a file: no script defines it, `durable run` cannot
-    load it); None when not told (a module's function: its qualified name
-    does not say where the module ends; a `name=`; a damaged manifest)."""
+    load it); `pkg.flows:etl` for a module's function `etl` (the workflow
+    named `etl`); None when not told (a `name=`, a method, a damaged manifest)."""
     try:
         # The keys `definition.BODY_KEY` and `fingerprint.IDENTITY`, which
         # `show` does not import (it never loads the engine).
@@ -150,7 +150,13 @@ def _target(store: Store, workflow: str, run_id: str) -> str | None:
     if identity.startswith("__main__.") and identity[9:].isidentifier():
         return ""
     file, colon, function = identity.partition(":")
-    return identity if colon and file.endswith(".py") and function.isidentifier() else None
+    if colon:
+        return identity if file.endswith(".py") and function.isidentifier() else None
+    # A module's workflow is named by its qualified name: the module is the rest.
+    module = identity.removesuffix(f".{workflow}")
+    parts = module.split(".")
+    named = workflow.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
+    return f"{module}:{workflow}" if named else None
 
 
 def _in_session(workflow: str, run_id: str, given: str = "") -> str:
