@@ -209,3 +209,17 @@ def test_show_names_the_module_and_function_of_a_module_s_workflow(
     monkeypatch.delenv("STOP")
     assert main(["run", "flow42mod:gate", "--run-id", "m1", "--resume"]) == 0
     assert (flow / "counts").read_text() == "fetch\nfinish\nfinish\n"
+
+
+def test_a_run_id_given_in_another_case_is_told_the_one_meant(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `no run 'g1' in store ...; `durable runs` lists its runs`,
+    for the run `G1` (difflib's 0.8 cutoff leaves short ids unmatched)."""
+    assert main(["run", "flow.py:gate", "--run-id", "G1"]) == 0
+    capsys.readouterr()
+    assert main(["show", "g1"]) == 2
+    assert "; did you mean G1? `durable runs` lists its runs" in capsys.readouterr().err
+    assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 2
+    assert capsys.readouterr().err.endswith(" Did you mean 'G1'?\n")
+    assert (flow / "counts").read_text() == "fetch\nfinish\n"

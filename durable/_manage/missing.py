@@ -36,12 +36,18 @@ def resembling(store: Store, workflows: list[str], run_id: str) -> str:
     below = "" if workflows else store_below(store)
     if below:
         return below
-    ids = {r for w in workflows for r in store.runs(w)}
-    import difflib  # a name not found only: every command that read runs loaded it
-
-    near = difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
+    near = near_ids(run_id, {r for w in workflows for r in store.runs(w)})
     mean = f"did you mean {' or '.join(near)}? " if near else ""
     return f"{mean}`durable runs` lists its runs"
+
+
+def near_ids(run_id: str, ids: set[str]) -> list[str]:
+    """The run ids `run_id` may be a misspelling of: in another case first
+    (a short id, `R1` for `r1`, is never close enough for difflib), else close."""
+    import difflib  # a name not found only: every command that read runs loaded it
+
+    near = sorted(i for i in ids if i.casefold() == run_id.casefold())
+    return near or difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
 
 
 def unknown_workflow(store: Store, workflow: str) -> str | None:

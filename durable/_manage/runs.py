@@ -33,6 +33,7 @@ from ..errors import (
     RunNotFoundError,
     StorageError,
 )
+from .missing import near_ids
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, summaries
@@ -202,6 +203,8 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
             "name, but its steps keep theirs, so this run resumed the other way is "
             "refused as renamed code.",
         )
+    elif near := near_ids(run_id, set(store.runs(workflow))):
+        missing.args = (f"{missing} Did you mean {' or '.join(map(repr, near))}?",)
     return missing
 
 
