@@ -154,7 +154,7 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
     assert done.returncode == 1
     lines = report_lines(done.stderr)
     assert len(lines) == 2 and "Traceback" not in done.stderr
-    assert "failed at step 2 (explode): ValueError: bad input 6" in lines[0]
+    assert "failed at step 2 (position 1, explode): ValueError: bad input 6" in lines[0]
     assert runs_json(tmp)[0]["status"] == "failed"
     # As a user runs it, without the tests' DURABLE_TRACEBACK=full: --debug
     # shows the engine's frames too (it showed the traceback cut for a user).

@@ -183,7 +183,7 @@ def test_a_step_whose_output_cannot_be_recorded_is_named_not_the_body(tmp: Path)
     write_flow(tmp, UNRECORDABLE, "unrecordable.py")
     failed = cli(tmp, "run", "unrecordable.py:locked", "--run-id", "r1", "--var", "n=1")
     assert failed.returncode == 1, failed.stderr
-    assert "run r1 failed at step 2 (make_lock): SerializationError" in failed.stderr
+    assert "run r1 failed at step 2 (position 1, make_lock): SerializationError" in failed.stderr
     assert "the workflow body" not in failed.stderr
     assert counts(tmp) == {"first": 1, "make_lock": 1}
 
@@ -195,7 +195,7 @@ def test_without_pickles_the_advice_is_not_to_return_what_cloudpickle_carries(tm
     failed = cli(tmp, "run", "unrecordable.py:pointed", "--no-pickle", "--run-id", "p1",
                  "--var", "n=1")  # fmt: skip
     assert failed.returncode == 1, failed.stderr
-    assert "failed at step 2 (make_point)" in failed.stderr
+    assert "failed at step 2 (position 1, make_point)" in failed.stderr
     assert "cloudpickle" not in failed.stderr
     assert "allow_pickle=False" in failed.stderr
     shown = cli(tmp, "show", "p1")

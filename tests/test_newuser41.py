@@ -117,7 +117,7 @@ def test_a_rerun_failing_before_the_changed_step_says_it_failed_there_in_the_bod
     capsys.readouterr()
     assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume", "--on-change", "rerun"]) == 1
     err = capsys.readouterr().err
-    assert "run g1 failed at step 2 (the workflow body): RuntimeError: the body broke\n" in err
+    assert "run g1 failed at step 2 (position 1, the workflow body): RuntimeError: the body broke\n" in err
     head, rows = _show(capsys, "g1")
     assert head[-2:] == ["steps     1 finished of 2, next position 1", "error     RuntimeError: the body broke"]
     assert [r[:4] for r in rows] == [["0", "step", "fetch", "completed"], ["1", "step", "finish", "changed"]]

@@ -223,3 +223,17 @@ def test_a_run_id_given_in_another_case_is_told_the_one_meant(
     assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 2
     assert capsys.readouterr().err.endswith(" Did you mean 'G1'?\n")
     assert (flow / "counts").read_text() == "fetch\nfinish\n"
+
+
+def test_a_failed_run_names_the_position_show_lists_its_step_at(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `run g1 failed at step 2 (the workflow body)`, where `durable
+    show` lists positions from 0 (POS 1 there): a suspended run's line gives
+    both, `suspended at step 2 (position 1)`."""
+    monkeypatch.setenv("FAIL", "1")
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 1
+    err = capsys.readouterr().err
+    assert "run g1 failed at step 2 (position 1, the workflow body): RuntimeError: the body broke\n" in err
+    assert "steps     1 finished, next position 1\n" in _out(capsys, "show", "g1")
+    assert (flow / "counts").read_text() == "fetch\n"

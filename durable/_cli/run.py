@@ -314,4 +314,4 @@ class _Report:
         names = [s.name for s in steps if s.position == pos and s.status != "changed"]
         # A step whose output could not be recorded left no record: its error names it.
         unrecorded = exc.step if isinstance(exc, SerializationError) else "the workflow body"
-        return f" at step {pos + 1} ({names[0] if names else unrecorded})"
+        return f" at step {pos + 1} (position {pos}, {names[0] if names else unrecorded})"  # as `suspended()`
