@@ -237,3 +237,59 @@ def test_a_failed_run_names_the_position_show_lists_its_step_at(
     assert "run g1 failed at step 2 (position 1, the workflow body): RuntimeError: the body broke\n" in err
     assert "steps     1 finished, next position 1\n" in _out(capsys, "show", "g1")
     assert (flow / "counts").read_text() == "fetch\n"
+
+
+THREE = """\
+import os
+
+import durable
+
+
+@durable.step
+def a(n: int) -> int:
+    return n + 1
+
+
+@durable.step
+def b(n: int) -> int:
+    return n * 10
+
+
+@durable.step
+def c(n: int) -> int:
+    with open("counts", "a") as f:
+        f.write("c\\n")
+    return n - 1
+
+
+@durable.workflow
+def w(n: int = 1) -> int:
+    x = a(n)
+    if os.environ.get("HOLD"):
+        durable.suspend("held")
+    return c(b(x))
+"""
+
+
+def test_show_after_a_rerun_stopped_before_a_changed_step_lists_the_steps_after_it_as_not_finished(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `c`, after the edited `b`, was listed `completed` with its old
+    output (19, made from b's old 20) and counted finished (`2 finished of
+    3`), though the resume runs it again: a rerun discards every record
+    from the first changed step on, and no resume but a rebase replays it."""
+    (flow / "three.py").write_text(THREE)
+    assert main(["run", "three.py:w", "--run-id", "x"]) == 0
+    (flow / "three.py").write_text(THREE.replace("n * 10", "n * 100"))
+    monkeypatch.setenv("HOLD", "1")
+    assert main(["run", "three.py:w", "--run-id", "x", "--resume", "--on-change", "rerun"]) == 3
+    text = _out(capsys, "show", "x")
+    assert "steps     1 finished of 3, next position 1\n" in text
+    assert [r[:4] + r[-1:] for r in _rows(text)[2:]] == [
+        ["1", "step", "b", "changed", "code changed since it ran (was: 20)"],
+        ["2", "step", "c", "changed", "after a changed step: runs again (was: 19)"],
+    ]
+    assert {r[1]: r[3] for r in _rows(_out(capsys, "runs"))}["x"] == "1"
+    monkeypatch.delenv("HOLD")
+    assert main(["run", "three.py:w", "--run-id", "x", "--resume", "--on-change", "rerun"]) == 0
+    assert (flow / "counts").read_text() == "c\nc\n"

@@ -88,6 +88,8 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
     ]
     if info.error:
         head.append(f"error     {first_line(info.error)}")
+    changed = [top_level(s.position) for s in steps if s.status == "changed"]
+    after = frozenset(s.position for s in steps if changed and top_level(s.position) > min(changed))
     rows = [
         [
             str(s.position),
@@ -96,7 +98,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
             s.status,
             str(s.attempts),
             duration(s.duration),
-            cell(_outcome(s)),
+            cell(_outcome(s, after)),
         ]
         for s in _with_in_flight(info, steps, child)
     ]
@@ -166,14 +168,15 @@ def _waiting(pos: int, reason: str | None, child: RunInfo | None) -> StepInfo:
     return StepInfo(pos, kind, name or "suspend()", "suspended", "", None, None, None, 0, (), None, what, None)
 
 
-def _outcome(step: StepInfo) -> str:
+def _outcome(step: StepInfo, after: frozenset[object] = frozenset()) -> str:
     """The output, or the error, after what a failed block kept (its items
     checkpointed): the error alone would hide them, and a long error cut to
     the cell's width would cut them off if they came last."""
     if step.kind == "sleep" and step.status in ("sleeping", "pending") and step.ended:
         return f"wakes at {local(step.ended)}"  # the timer's whole point, not "-"
-    if step.status == "changed":
-        return f"code changed since it ran (was: {step.preview or '-'})"
+    if step.status == "changed":  # its own code, or a step before it (`changed.after_changed`)
+        why = "after a changed step: runs again" if step.position in after else "code changed since it ran"
+        return f"{why} (was: {step.preview or '-'})"
     if not step.error:
         return step.preview or ""
     kept = f"{step.preview}; " if step.preview else ""

@@ -7,7 +7,7 @@ when a completed attempt (or the fork source) showed them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field, replace
+from dataclasses import field
 from typing import Any
 
 from .._errortext import preview_of
@@ -36,6 +36,7 @@ from .._storage.records import (
 )
 from .._storage.timers import timer_of
 from ..errors import CorruptRecordError
+from .changed import after_changed, outdated, unfinished
 from .reads import reading_run
 from .runs import RunInfo, read_manifest, run_info
 
@@ -94,7 +95,7 @@ class _Raw(Compared):
     items: dict[Position, tuple[set[str], str]] = field(default_factory=dict)
     plan: list[Any] = field(default_factory=list)
     # The fingerprints of the code the run's last attempt ran, by step name
-    # (`RunRecord.steps`); none for a completed run (see `_outdated`).
+    # (`RunRecord.steps`); none for a completed run (see `changed.outdated`).
     code: dict[str, str] = field(default_factory=dict)
 
 
@@ -116,33 +117,9 @@ def describe(store: Store, workflow: str, run_id: str) -> tuple[RunInfo, list[St
         raw.code = dict(manifest.steps or {})
     found = set(raw.records) | set(raw.attempts) | set(raw.timers) | set(raw.items)
     positions = sorted(found, key=position_key)
-    steps = [_step(store, info, raw, p) for p in positions]
-    info = _unfinished(info, [s.position for s in steps if s.status == "changed"])
+    steps = after_changed([_step(store, info, raw, p) for p in positions])
+    info = unfinished(info, [s.position for s in steps if s.status == "changed"])
     return info, steps + _pending(info, manifest.plan, {top_level(p) for p in positions})
-
-
-def _outdated(code: dict[str, str], rec: StepRecord) -> bool:
-    """Whether a step's record was made by other code than the run's last
-    attempt ran under its name (`name#2` for a second step of that name):
-    left by a rerun that stopped (suspended, failed, killed) before it
-    reached the step, and replayed by no resume but a rebase. A completed
-    run's records are its result's, whatever code made them (no `code`)."""
-    if rec.kind != "step" or rec.name not in code:
-        return False
-    return rec.fingerprint not in {
-        fp for key, fp in code.items() if key == rec.name or key.startswith(f"{rec.name}#")
-    }
-
-
-def _unfinished(info: RunInfo, changed: list[Position]) -> RunInfo:
-    """The run as its `changed` records leave it: not finished steps, the
-    next position at the first of them (where the run waits, when it does)."""
-    if not changed:
-        return info
-    body = [p for p in changed if isinstance(p, int)]
-    position = info.position if info.position is None or not body else min(info.position, *body)
-    top = None if info.top_level is None else info.top_level - len(body)
-    return replace(info, steps=info.steps - len(changed), position=position, top_level=top)
 
 
 def initial_step(info: RunInfo) -> StepInfo:
@@ -234,7 +211,7 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
     if rec is not None:
         failures = _failures(rec.attempts)
         size, preview = _preview(store, info, rec)
-        status = "changed" if _outdated(raw.code, rec) else "completed"
+        status = "changed" if outdated(raw.code, rec) else "completed"
         return StepInfo(
             pos, rec.kind, rec.name, status, rec.fingerprint, rec.started, rec.ended,
             max(rec.ended - rec.started, 0.0), len(failures) + 1, failures, size, preview, None,

@@ -18,7 +18,7 @@ def listed(store: Store, workflow: str | None = None, *, status: str | None = No
 
 def _as_shown(info: RunInfo) -> RunInfo:
     """A run a resume ran under changed code may keep records of the code
-    before, which no resume replays (`history._outdated`): not finished
+    before, which no resume replays (`changed.outdated`): not finished
     steps, though a count of its records says so. Only such a run's records
     are read; a completed run's records are its result's, finished."""
     if not info._older_code or info.status == "completed" or info._store is None:
