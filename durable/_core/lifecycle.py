@@ -14,7 +14,7 @@ from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.manifest import write_manifest
-from .._storage.noted import note
+from .._storage.noted import note, note_synced
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
 from .arguments import encode_arguments
@@ -34,13 +34,16 @@ def start(
 ) -> RunRecord:
     """The manifest of an attempt starting, written: a resumed run's has
     noted the records found (`outcome.records_kept`), a new run's notes
-    none, under durability `level`."""
+    none, under durability `level`. The run's records are opened first:
+    what they hold is made durable before it is noted."""
+    synced = store.open_run(workflow, run_id, level)  # `finish` ends it
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
         note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)
+    note_synced(manifest.extra, synced, level)
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding = encoding
@@ -85,7 +88,7 @@ def finish(
     pending = sys.exc_info()[1]
     try:
         # What the run wrote is durable before its status says where it ended.
-        store.end_run(manifest.workflow, manifest.run_id)
+        note_synced(manifest.extra, store.end_run(manifest.workflow, manifest.run_id))
         write_manifest(store, manifest)
     except (StorageError, LeaseLostError) as e:
         if pending is None:

@@ -161,9 +161,7 @@ def run_locked(
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     before = copy_manifest(manifest)
     started = time.time()
-    # Opened first: what it holds is made durable before `start` notes it.
-    store.open_run(flow.name, run_id, level)  # `finish` ends it
-    try:
+    try:  # `start` opens the run's records (`finish` ends it)
         manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent, level)
     except BaseException:
         store.end_run(flow.name, run_id)
