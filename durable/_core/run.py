@@ -18,7 +18,7 @@ from .._settings import setting
 from .._storage.base import Store
 from .._storage.durability import resolve_durability
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
-from .._storage.noted import DAMAGE, note
+from .._storage.noted import DAMAGE, note, note_synced
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
@@ -201,9 +201,10 @@ def run_locked(
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
-            store.end_run(flow.name, run_id)
+            synced = store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
                 note(before.extra, ctx.records, e, level)  # a rerun may have dropped some
+                note_synced(before.extra, synced)
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise
