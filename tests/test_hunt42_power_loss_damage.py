@@ -80,11 +80,16 @@ def test_damage_under_fsync_stays_an_error(tmp_path: Path) -> None:
     assert t.ran[before:] == []
 
 
-def test_damage_in_bytes_a_sync_covered_stays_an_error_under_batch(tmp_path: Path) -> None:
-    # The first attempt leaves 0, 1 and 2; the second syncs them before it
-    # notes them, runs 3 and is killed: a power loss cannot damage them now.
-    assert t._killed(tmp_path, kill_at=3, level="batch") == [0, 1, 2, 3]
-    assert t._killed(tmp_path, kill_at=4, level="batch", how="resume") == [3, 4]
+@pytest.mark.parametrize(("first", "then"), [("batch", "batch"), ("fsync", "none")])
+def test_damage_in_bytes_a_sync_covered_stays_an_error(
+    tmp_path: Path, first: str, then: str
+) -> None:
+    # The first attempt leaves 0, 1 and 2; the second runs 3 and is killed.
+    # Under "batch" it synced them before it noted them; under "none" it
+    # syncs nothing, but the first synced each under "fsync". A power loss
+    # cannot damage them now.
+    assert t._killed(tmp_path, kill_at=3, level=first) == [0, 1, 2, 3]
+    assert t._killed(tmp_path, kill_at=4, level=then, how="resume") == [3, 4]
     _damage(tmp_path, "data")
     before = len(t.ran)
     with pytest.raises(durable.CorruptRecordError, match=r"byte 142"):

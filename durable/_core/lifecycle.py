@@ -14,7 +14,7 @@ from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.manifest import write_manifest
-from .._storage.noted import note, note_synced
+from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
 from .arguments import encode_arguments
@@ -36,14 +36,14 @@ def start(
     noted the records found (`outcome.records_kept`), a new run's notes
     none, under durability `level`. The run's records are opened first:
     what they hold is made durable before it is noted."""
-    synced = store.open_run(workflow, run_id, level)  # `finish` ends it
+    size = store.open_run(workflow, run_id, level)  # `finish` ends it
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
         note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)
-    note_synced(manifest.extra, synced, level)
+    note_opened(manifest.extra, size, level)
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding = encoding

@@ -163,13 +163,14 @@ class Store:
         return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
-        """A run starts writing records under `durability` (else the store's level).
-        These three: how many bytes of a local log are durable now (`noted`)."""
+        """A run starts writing records under `durability` (else the store's level):
+        its local log's size, synced first unless under "none" (`noted.note_opened`)."""
         return None
 
     def sync_records(self, workflow: str, run_id: str) -> int | None:
         """The run's records durable now, whatever its level, before a note
-        promises them (`noted`). Every PUT of an object store already is."""
+        promises them (`noted`): the bytes of a local log that are. Every PUT
+        of an object store already is."""
         return None
 
     def end_run(self, workflow: str, run_id: str) -> int | None:

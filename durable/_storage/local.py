@@ -241,7 +241,14 @@ class LocalStore(Store):
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
         # A writer killed under "batch" or "none" may have left records no
         # sync covered, which the run is about to note (`noted`).
-        return self.sync_records(workflow, run_id) if level != "none" else None
+        if level != "none":
+            return self.sync_records(workflow, run_id)
+        try:
+            return os.stat(self._path(f"{workflow}/{run_id}/{LOG_NAME}")).st_size
+        except FileNotFoundError:
+            return 0
+        except OSError:
+            return None  # unknown: nothing more is noted as synced
 
     def sync_records(self, workflow: str, run_id: str) -> int | None:
         try:

@@ -110,6 +110,17 @@ def note_synced(extra: dict[str, Any], synced: int | None, level: str | None = N
         extra[SYNCED] = synced
 
 
+def note_opened(extra: dict[str, Any], size: int | None, level: str | None) -> None:
+    """An attempt opened the run's log, `size` bytes long, synced first
+    unless under "none". Under "none" the bytes an attempt under "fsync"
+    wrote count as synced too: each record was synced before its step
+    returned (damage there stays an error); the rest stay as noted."""
+    if level != "none" or extra.get(LEVEL) == "fsync":
+        note_synced(extra, size, level)
+    else:
+        note_synced(extra, None, level)
+
+
 def unsynced_from(extra: Mapping[str, Any]) -> int | None:
     """From which byte of the run's local log damage is what a power loss
     may leave, or None: none is. A power loss leaves holes (zeroed blocks,
