@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,3 +98,46 @@ def test_an_argument_that_cannot_be_pickled_must_be_passed_again(store: durable.
     assert client_flow.resume("c", client=Client(7)).value == 21
     assert client_flow.resume("c", client=Client(2)).value == 6
     assert calls == [21, 6]
+
+
+SETTINGS = """
+import threading
+
+THRESHOLD = 1
+NAMES = ["a"]
+LOCK = threading.Lock()  # no digest: counts by its type
+
+
+def describe():
+    return "settings"
+"""
+
+
+def test_a_module_passed_as_an_argument_counts_the_data_it_holds_now(
+    store: durable.Store, load: Any
+) -> None:
+    """`check(settings, x)` reading `cfg.THRESHOLD`: `main()` set it since
+    (`settings.THRESHOLD = 2`), which the module's text and code do not
+    show. Counted by them alone, the completed run (same derived id)
+    answered the new call with what the old value computed."""
+    settings = load("stale44_settings", SETTINGS)
+    calls: list[int] = []
+
+    @durable.step(name="check")
+    def check(cfg: Any, x: int) -> int:
+        calls.append(x)
+        return x * cfg.THRESHOLD + len(cfg.NAMES)
+
+    @durable.workflow(name="with_module", store=store)
+    def with_module(cfg: Any, x: int) -> int:
+        return check(cfg, x)
+
+    assert with_module(settings, 10) == 11
+    assert with_module(settings, 10) == 11 and calls == [10]  # the same call: answered
+    settings.THRESHOLD = 2
+    assert with_module(settings, 10) == 21  # another run (its derived id), not 11
+    settings.NAMES.append("b")
+    assert with_module(settings, 10) == 22
+    assert calls == [10, 10, 10]
+    settings.LOCK = threading.Lock()  # another lock: the same data
+    assert with_module(settings, 10) == 22 and calls == [10, 10, 10]

@@ -23,6 +23,8 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from .._fingerprint.imports import user_module
+from .._fingerprint.reach import is_durable
 from .._fingerprint.values import loaded_value_types
 from .._storage import codec
 from .arrays import arrays, qualname
@@ -117,7 +119,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, type) and not isinstance(v, types.GenericAlias):
         return "type", qualname(v)
     if isinstance(v, types.ModuleType):
-        return "module", v.__name__
+        return _module(v)
     if isinstance(v, types.FunctionType) or (callable(v) and _step_runs(v) is not None):
         return _function(v)
     if isinstance(v, enum.Enum):
@@ -144,6 +146,24 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, (set, frozenset)):  # a subclass: `identity` walks the sets themselves
         return f"set:{name}", (frozenset(v), _state(v))
     return None
+
+
+def _module(v: types.ModuleType) -> tuple[str, Any]:
+    """A module by its name and, for one of the user's own, the data its
+    globals hold now, each by content (by type when it has none, a lock):
+    a step given it (`check(settings, x)`) reads `cfg.THRESHOLD`, which
+    the program may have set as it ran (`settings.THRESHOLD = 2` in
+    `main()`), where the module's text and code (`code.module_stamp`) are
+    the same. Its functions, classes and modules count as code there."""
+    if not user_module(v):
+        return "module", v.__name__
+    data = [(k, LeftOut(x)) for k, x in sorted(vars(v).items()) if not k.startswith("__") and _data(x)]
+    return "module", (v.__name__, data) if data else v.__name__
+
+
+def _data(x: Any) -> bool:
+    code = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+    return not isinstance(x, code) and not is_durable(x)
 
 
 def _fields(v: Any, kind: str, names: list[str]) -> tuple[str, Any]:
