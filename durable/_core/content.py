@@ -53,7 +53,7 @@ def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
         if type(v) is LeftOut:  # in a stand-in: walked by `identity`'s walk
-            return _left_out_content(v.value, code, walk)
+            return _left_out_content(v.value, walk)
         found = arrays(v) or _described(v)
         if found is None:
             found = _reduced(v)
@@ -302,17 +302,20 @@ def _reduced(v: Any) -> tuple[str, Any]:
 _walking = threading.local()
 
 
-def _left_out_content(value: Any, code: bool, walk: Any) -> tuple[str, Any]:
-    """A left-out attribute's digest by a walk of its own (`walk`: the
-    class of the walk it is in), or its type when it has none (or refers
-    back to an object being walked for this)."""
+def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
+    """A left-out attribute's digest by a walk of its own (`walk`: makes one
+    under the rules of the walk it is in), or its type when it has none (or
+    refers back to an object being walked for this). A secret there is
+    one as anywhere: a cache key is not made of it."""
     seen: set[int] = _walking.__dict__.setdefault("ids", set())
     if walk is None or id(value) in seen:
         return "left-out", qualname(type(value))
     seen.add(id(value))
-    own = walk(code=code)
+    own = walk()
     try:
         own.feed(value)
+    except Secret:
+        raise
     except NO_DIGEST:
         return "left-out", qualname(type(value))
     finally:
