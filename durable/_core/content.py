@@ -11,10 +11,12 @@ fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
 
+import copy
 import copyreg
 import dataclasses
 import datetime
 import enum
+import hashlib
 import pathlib
 import sys
 import threading
@@ -303,15 +305,16 @@ _walking = threading.local()
 
 
 def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
-    """A left-out attribute's digest by a walk of its own (`walk`: makes one
-    under the rules of the walk it is in), or its type when it has none (or
-    refers back to an object being walked for this). A secret there is
-    one as anywhere: a cache key is not made of it."""
+    """A left-out attribute's digest by a walk of its own, under the rules of
+    `walk`, the one it is in, or its type when it has none (or refers back
+    to an object being walked for this). A secret there is one as
+    anywhere: a cache key is not made of it."""
     seen: set[int] = _walking.__dict__.setdefault("ids", set())
     if walk is None or id(value) in seen:
         return "left-out", qualname(type(value))
     seen.add(id(value))
-    own = walk()
+    own = copy.copy(walk)
+    own.h, own.stack = hashlib.sha256(), {}
     try:
         own.feed(value)
     except Secret:

@@ -14,7 +14,6 @@ time (fail closed), it is never replayed unchecked."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import importlib
 import inspect
@@ -100,14 +99,6 @@ class _Walk:
         # False for a derived run id (`content_of`): see `run_id_digest`.
         self.code = code
 
-    def apart(self) -> _Walk:
-        """A walk of its own for a part digested apart (`content.LeftOut`),
-        under this one's rules: a secret there keeps a cache key from
-        being made too, as it does anywhere else."""
-        walk = copy.copy(self)
-        walk.h, walk.stack = hashlib.sha256(), {}
-        return walk
-
     def feed(self, v: Any) -> None:
         enc = _SCALAR.get(type(v))
         if enc is not None:
@@ -143,7 +134,7 @@ class _Walk:
                 raise Secret("it holds a durable.redact() value")
             self.h.update(b"R")  # a secret: only that one was there
         else:
-            kind, content = content_of(v, code=self.code, walk=self.apart)
+            kind, content = content_of(v, code=self.code, walk=self)
             self.h.update(b"o" + _str(kind))
             # The stand-in is a fresh tuple (or a scalar): no level of its own.
             enc = _SCALAR.get(type(content))
