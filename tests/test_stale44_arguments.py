@@ -141,3 +141,38 @@ def test_a_module_passed_as_an_argument_counts_the_data_it_holds_now(
     assert calls == [10, 10, 10]
     settings.LOCK = threading.Lock()  # another lock: the same data
     assert with_module(settings, 10) == 22 and calls == [10, 10, 10]
+
+
+SHARED = Client(3)  # a default without a digest: the run cannot record it
+
+
+def test_a_default_that_cannot_be_recorded_still_stands_for_itself(store: durable.Store) -> None:
+    """A run called with such a default resumes with it: it is the value
+    the call had (its digest, a fresh token, could not tell so)."""
+    calls: list[int] = []
+    fail = [True]
+
+    @durable.step(name="use")
+    def use(x: int, k: int) -> int:
+        calls.append(x * k)
+        if fail[0]:
+            raise RuntimeError("not yet")
+        return x * k
+
+    @durable.workflow(name="defaulted_flow", store=store)
+    def defaulted_flow(x: int, client: Client = SHARED) -> int:
+        return use(x, client.k)
+
+    with pytest.raises(RuntimeError):
+        defaulted_flow.with_options(run_id="d").run(2)
+    fail[0] = False
+    assert defaulted_flow.resume("d").value == 6
+    assert calls == [6, 6]
+    # Called with another client, the run cannot be resumed without it.
+    fail[0] = True
+    with pytest.raises(RuntimeError):
+        defaulted_flow.with_options(run_id="e").run(2, Client(5))
+    fail[0] = False
+    with pytest.raises(durable.ConfigurationError, match=r"needs argument\(s\) client"):
+        defaulted_flow.resume("e")
+    assert calls == [6, 6, 10]

@@ -167,10 +167,27 @@ def arguments_digest(digests: Mapping[str, str]) -> str:
 def inherited(store: Store, manifest: RunRecord) -> tuple[dict[str, Any], dict[str, str] | None]:
     """What a resume starts from: the run's recorded arguments, and its
     argument digests (`argument_digests`), which tell those it could not
-    record (`merge_arguments`); None for a run recorded without them (an
-    older version)."""
+    record (`merge_arguments`), but for those it was called with at their
+    default (`at_default`: the default stands for them); None for a run
+    recorded without them (an older version)."""
     digests = manifest.extra.get("arg_digests")
-    return decode_arguments(store, manifest), digests if isinstance(digests, dict) else None
+    if not isinstance(digests, dict):
+        return decode_arguments(store, manifest), None
+    defaulted = manifest.extra.get("defaulted") or ()
+    kept = {name: d for name, d in digests.items() if name not in defaulted}
+    return decode_arguments(store, manifest), kept
+
+
+def at_default(bound: inspect.BoundArguments) -> list[str]:
+    """The arguments a run was called with at their parameter's default that
+    are not plain data (a client, an executor): the run may not record
+    them, nor tell them the same by digest, and a resume fills them with
+    the default again (`inherited`)."""
+    params = bound.signature.parameters
+    return [
+        name for name, value in bound.arguments.items()
+        if name in params and value is params[name].default and not codec.is_plain(value)
+    ]  # fmt: skip
 
 
 def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:
