@@ -17,7 +17,7 @@ from .._storage.manifest import write_manifest
 from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
-from .arguments import encode_arguments
+from .arguments import at_default, encode_arguments
 from .definition import Definition
 
 
@@ -50,6 +50,11 @@ def start(
     inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
     manifest.args = inline or b""
     manifest.extra["arg_digests"] = digests
+    defaulted = at_default(bound)  # what a resume may fill with the default again
+    if defaulted:
+        manifest.extra["defaulted"] = defaulted
+    else:
+        manifest.extra.pop("defaulted", None)
     if definition.bound is not None:  # what its method steps' objects were at the start
         manifest.extra["bound"] = definition.bound
     else:

@@ -30,7 +30,7 @@ from ..errors import (
     Suspended,
 )
 from . import cancel, events, notify
-from .arguments import argument_digests, arguments_digest, decode_arguments, merge_arguments
+from .arguments import argument_digests, arguments_digest, inherited, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, as_left, choose_policy, left_behind
@@ -103,8 +103,8 @@ def run_locked(
     # deleted. Recorded arguments are decoded only when used: unpickling a
     # class defined in __main__ rebinds the live class's methods.
     inherit = manifest is not None and given is None and not restart
-    recorded = decode_arguments(store, manifest) if inherit and manifest else {}
-    bound = merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
+    recorded, kept = inherited(store, manifest) if inherit and manifest else ({}, None)
+    bound = merge_arguments(flow.fn, recorded, given, overrides, restart=restart, digests=kept)
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
