@@ -34,19 +34,20 @@ def merge_arguments(
     overrides: Mapping[str, Any],
     *,
     restart: bool = False,
+    digests: Mapping[str, str] | None = None,
 ) -> inspect.BoundArguments:
     """defaults < recorded < given now < overrides; every parameter without
     a default must have a value (else nothing runs and nothing is deleted).
     An override of a dict parameter, and one for a `**kwargs` parameter,
-    merges by key into the value it overrides (see `_override`)."""
+    merges by key into the value it overrides (see `_override`). `digests`:
+    the run's argument digests, when resuming from the `recorded` ones."""
     # A call bound just now was bound against the signature as it is now:
     # resolving it again would cost a second check of what it is made of.
     sig = given.signature if given is not None and not overrides else check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
         merged.update(given.arguments)
-    for name, value in overrides.items():
-        _override(sig, merged, name, value)
+    touched = {_override(sig, merged, name, value) for name, value in overrides.items()}
     bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
     # Under a wrapper that fills what a call leaves out (a `Forwarded`
     # signature), the wrapper's default is the one the body gets, not the
@@ -59,6 +60,8 @@ def merge_arguments(
         and p.default is p.empty
         and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
+    if digests:
+        missing += _left_out(bound, digests, {*recorded, *touched}, missing)
     if missing:
         why = (
             "restart=True starts from this call's arguments and the defaults only"
@@ -72,20 +75,39 @@ def merge_arguments(
     return bound
 
 
-def _override(sig: inspect.Signature, merged: dict[str, Any], name: str, value: Any) -> None:
+def _left_out(
+    bound: inspect.BoundArguments, digests: Mapping[str, str], have: set[str], missing: list[str]
+) -> list[str]:
+    """The run's arguments a resume has no value for: left out of the
+    record (they could not be serialised) and not passed again. The
+    parameter's default stands for one only when the run was called with
+    it (the same digest); any other value would run another call than the
+    one the run made, under the run's id."""
+    out = []
+    for name, recorded in digests.items():
+        if name in have or name in missing or name not in bound.signature.parameters:
+            continue
+        if name not in bound.arguments or value_digest(bound.arguments[name]) != recorded:
+            out.append(name)
+    return out
+
+
+def _override(sig: inspect.Signature, merged: dict[str, Any], name: str, value: Any) -> str:
     """The one merge rule of resume overrides, per key: defaults < recorded
     < overrides. A name that is no named parameter goes into the `**kwargs`
     dict (as in a call); a dict given for a dict parameter updates it key by
-    key (one level deep), so overriding one setting keeps the others."""
+    key (one level deep), so overriding one setting keeps the others.
+    Returns the parameter it set."""
     param = sig.parameters.get(name)
     if param is None or param.kind is param.VAR_KEYWORD:
         var = next(p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD)
         merged[var] = {**merged.get(var, {}), name: value}
-        return
+        return var
     base = merged.get(name, param.default)
     if isinstance(value, dict) and isinstance(base, dict):
         value = {**base, **value}
     merged[name] = value
+    return name
 
 
 def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:
@@ -140,6 +162,32 @@ def arguments_digest(digests: Mapping[str, str]) -> str:
     if any(is_token(d) for d in digests.values()):
         return fresh_token()
     return value_digest(sorted(digests.items()))
+
+
+def inherited(store: Store, manifest: RunRecord) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """What a resume starts from: the run's recorded arguments, and its
+    argument digests (`argument_digests`), which tell those it could not
+    record (`merge_arguments`), but for those it was called with at their
+    default (`at_default`: the default stands for them); None for a run
+    recorded without them (an older version)."""
+    digests = manifest.extra.get("arg_digests")
+    if not isinstance(digests, dict):
+        return decode_arguments(store, manifest), None
+    defaulted = manifest.extra.get("defaulted") or ()
+    kept = {name: d for name, d in digests.items() if name not in defaulted}
+    return decode_arguments(store, manifest), kept
+
+
+def at_default(bound: inspect.BoundArguments) -> list[str]:
+    """The arguments a run was called with at their parameter's default that
+    are not plain data (a client, an executor): the run may not record
+    them, nor tell them the same by digest, and a resume fills them with
+    the default again (`inherited`)."""
+    params = bound.signature.parameters
+    return [
+        name for name, value in bound.arguments.items()
+        if name in params and value is params[name].default and not codec.is_plain(value)
+    ]  # fmt: skip
 
 
 def recorded_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:

@@ -11,10 +11,12 @@ fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
 
+import copy
 import copyreg
 import dataclasses
 import datetime
 import enum
+import hashlib
 import pathlib
 import sys
 import threading
@@ -23,6 +25,8 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from .._fingerprint.imports import user_module
+from .._fingerprint.reach import is_durable
 from .._fingerprint.values import loaded_value_types
 from .._storage import codec
 from .arrays import arrays, qualname
@@ -51,7 +55,7 @@ def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any
     `code`, the fingerprint of the user's code it holds (`_with_code`)."""
     try:
         if type(v) is LeftOut:  # in a stand-in: walked by `identity`'s walk
-            return _left_out_content(v.value, code, walk)
+            return _left_out_content(v.value, walk)
         found = arrays(v) or _described(v)
         if found is None:
             found = _reduced(v)
@@ -117,7 +121,7 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, type) and not isinstance(v, types.GenericAlias):
         return "type", qualname(v)
     if isinstance(v, types.ModuleType):
-        return "module", v.__name__
+        return _module(v)
     if isinstance(v, types.FunctionType) or (callable(v) and _step_runs(v) is not None):
         return _function(v)
     if isinstance(v, enum.Enum):
@@ -144,6 +148,24 @@ def _described(v: Any) -> tuple[str, Any] | None:
     if isinstance(v, (set, frozenset)):  # a subclass: `identity` walks the sets themselves
         return f"set:{name}", (frozenset(v), _state(v))
     return None
+
+
+def _module(v: types.ModuleType) -> tuple[str, Any]:
+    """A module by its name and, for one of the user's own, the data its
+    globals hold now, each by content (by type when it has none, a lock):
+    a step given it (`check(settings, x)`) reads `cfg.THRESHOLD`, which
+    the program may have set as it ran (`settings.THRESHOLD = 2` in
+    `main()`), where the module's text and code (`code.module_stamp`) are
+    the same. Its functions, classes and modules count as code there."""
+    if not user_module(v):
+        return "module", v.__name__
+    data = [(k, LeftOut(x)) for k, x in sorted(vars(v).items()) if not k.startswith("__") and _data(x)]
+    return "module", (v.__name__, data) if data else v.__name__
+
+
+def _data(x: Any) -> bool:
+    code = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+    return not isinstance(x, code) and not is_durable(x)
 
 
 def _fields(v: Any, kind: str, names: list[str]) -> tuple[str, Any]:
@@ -282,17 +304,21 @@ def _reduced(v: Any) -> tuple[str, Any]:
 _walking = threading.local()
 
 
-def _left_out_content(value: Any, code: bool, walk: Any) -> tuple[str, Any]:
-    """A left-out attribute's digest by a walk of its own (`walk`: the
-    class of the walk it is in), or its type when it has none (or refers
-    back to an object being walked for this)."""
+def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
+    """A left-out attribute's digest by a walk of its own, under the rules of
+    `walk`, the one it is in, or its type when it has none (or refers back
+    to an object being walked for this). A secret there is one as
+    anywhere: a cache key is not made of it."""
     seen: set[int] = _walking.__dict__.setdefault("ids", set())
     if walk is None or id(value) in seen:
         return "left-out", qualname(type(value))
     seen.add(id(value))
-    own = walk(code=code)
+    own = copy.copy(walk)
+    own.h, own.stack = hashlib.sha256(), {}
     try:
         own.feed(value)
+    except Secret:
+        raise
     except NO_DIGEST:
         return "left-out", qualname(type(value))
     finally:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from .._storage.keys import Position
 from .._storage.manifest import read_manifest, write_manifest
-from .._storage.noted import note
+from .._storage.noted import note, note_synced
 from .context import RunState
 
 
@@ -20,6 +20,7 @@ def lower(ctx: RunState, dropped: Iterable[Position]) -> None:
     if manifest is None or "operations" not in manifest.extra:
         return
     note(manifest.extra, [p for p in ctx.records if p not in gone])
-    ctx.store.sync_records(ctx.workflow, ctx.run_id)  # under "batch", some may not be yet
+    # Under "batch", some may not be durable yet.
+    note_synced(manifest.extra, ctx.store.sync_records(ctx.workflow, ctx.run_id))
     write_manifest(ctx.store, manifest)
     ctx.attempt, ctx.committed = manifest.extra["attempt"], 0  # the records after carry the new note

@@ -134,7 +134,7 @@ class _Walk:
                 raise Secret("it holds a durable.redact() value")
             self.h.update(b"R")  # a secret: only that one was there
         else:
-            kind, content = content_of(v, code=self.code, walk=type(self))
+            kind, content = content_of(v, code=self.code, walk=self)
             self.h.update(b"o" + _str(kind))
             # The stand-in is a fresh tuple (or a scalar): no level of its own.
             enc = _SCALAR.get(type(content))

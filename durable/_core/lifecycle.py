@@ -14,10 +14,10 @@ from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.manifest import write_manifest
-from .._storage.noted import note
+from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
-from .arguments import encode_arguments
+from .arguments import at_default, encode_arguments
 from .definition import Definition
 
 
@@ -34,7 +34,9 @@ def start(
 ) -> RunRecord:
     """The manifest of an attempt starting, written: a resumed run's has
     noted the records found (`outcome.records_kept`), a new run's notes
-    none, under durability `level`."""
+    none, under durability `level`. The run's records are opened first:
+    what they hold is made durable before it is noted."""
+    size = store.open_run(workflow, run_id, level)  # `finish` ends it
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
@@ -44,14 +46,20 @@ def start(
         if _other_code(manifest.steps or {}, definition.steps):
             # Records of the code before may stay where this attempt does not
             # reach: a listing counts this run's finished steps from its
-            # records then, as `durable show` does (`runs.list_runs`).
+            # records then, as `durable show` does (`listed`).
             manifest.extra["older_code"] = True
+    note_opened(manifest.extra, size, level)
     manifest.fingerprint = definition.fingerprint
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding = encoding
     inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)
     manifest.args = inline or b""
     manifest.extra["arg_digests"] = digests
+    defaulted = at_default(bound)  # what a resume may fill with the default again
+    if defaulted:
+        manifest.extra["defaulted"] = defaulted
+    else:
+        manifest.extra.pop("defaulted", None)
     if definition.bound is not None:  # what its method steps' objects were at the start
         manifest.extra["bound"] = definition.bound
     else:
@@ -95,7 +103,7 @@ def finish(
     pending = sys.exc_info()[1]
     try:
         # What the run wrote is durable before its status says where it ended.
-        store.end_run(manifest.workflow, manifest.run_id)
+        note_synced(manifest.extra, store.end_run(manifest.workflow, manifest.run_id))
         write_manifest(store, manifest)
     except (StorageError, LeaseLostError) as e:
         if pending is None:

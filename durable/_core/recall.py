@@ -26,7 +26,7 @@ from .._settings import setting
 from .._storage.base import Store
 from .._storage.manifest import decode_manifest
 from . import events
-from .arguments import argument_digests, decode_arguments, merge_arguments
+from .arguments import argument_digests, inherited, merge_arguments
 from .context import Run
 from .definition import as_left
 from .outcome import completed_outcome
@@ -55,8 +55,8 @@ def recalled(
         manifest = decode_manifest(store, flow.name, run_id, raw, plan=False)
         if manifest.status != "completed" or manifest.extra.get("artifacts"):
             return None  # artifacts: read with the records, which only a holder may repair
-        recorded = decode_arguments(store, manifest) if given is None else {}
-        bound = merge_arguments(flow.fn, recorded, given, overrides)
+        recorded, kept = inherited(store, manifest) if given is None else ({}, None)
+        bound = merge_arguments(flow.fn, recorded, given, overrides, digests=kept)
         definition = as_left(flow.fn, flow.definition(), manifest)
         if definition.fingerprint != manifest.fingerprint:
             return None

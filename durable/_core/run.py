@@ -18,7 +18,7 @@ from .._settings import setting
 from .._storage.base import Store
 from .._storage.durability import resolve_durability
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
-from .._storage.noted import DAMAGE, note
+from .._storage.noted import DAMAGE, note, note_synced
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
@@ -30,7 +30,7 @@ from ..errors import (
     Suspended,
 )
 from . import cancel, events, notify
-from .arguments import argument_digests, arguments_digest, decode_arguments, merge_arguments
+from .arguments import argument_digests, arguments_digest, inherited, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
 from .definition import Definition, as_left, choose_policy, left_behind
@@ -103,8 +103,8 @@ def run_locked(
     # deleted. Recorded arguments are decoded only when used: unpickling a
     # class defined in __main__ rebinds the live class's methods.
     inherit = manifest is not None and given is None and not restart
-    recorded = decode_arguments(store, manifest) if inherit and manifest else {}
-    bound = merge_arguments(flow.fn, recorded, given, overrides, restart=restart)
+    recorded, kept = inherited(store, manifest) if inherit and manifest else ({}, None)
+    bound = merge_arguments(flow.fn, recorded, given, overrides, restart=restart, digests=kept)
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
@@ -161,9 +161,7 @@ def run_locked(
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     before = copy_manifest(manifest)
     started = time.time()
-    # Opened first: what it holds is made durable before `start` notes it.
-    store.open_run(flow.name, run_id, level)  # `finish` ends it
-    try:
+    try:  # `start` opens the run's records (`finish` ends it)
         manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent, level)
     except BaseException:
         store.end_run(flow.name, run_id)
@@ -203,9 +201,10 @@ def run_locked(
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
-            store.end_run(flow.name, run_id)
+            synced = store.end_run(flow.name, run_id)
             if before is not None:  # a refusal changes nothing: arguments and status stay
                 note(before.extra, ctx.records, e, level)  # a rerun may have dropped some
+                note_synced(before.extra, synced)
                 write_manifest(store, before)
         notify.run_failed(ctx, e)
         raise

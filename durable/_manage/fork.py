@@ -24,7 +24,7 @@ from .._storage.keys import (
 )
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import write_manifest
-from .._storage.noted import note
+from .._storage.noted import note, note_synced
 from .._storage.records import (
     INPUT_KIND,
     RunRecord,
@@ -105,12 +105,12 @@ def fork_run(
         try:
             _copy_records(store, workflow, (run_id, new_id), records, at, mutate)
         finally:
-            store.end_run(workflow, new_id)
+            synced = store.end_run(workflow, new_id)
         if source.args_blob is not None:  # large arguments live in a blob of their run
             _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         waits = _waits_after(store, source, records, at)
         copied = [p for n in records if is_step_record(n) and _before(n, at) if (p := position_of(n)) is not None]
-        _write_fork_manifest(store, source, new_id, at, waits, copied)
+        _write_fork_manifest(store, source, new_id, at, waits, copied, synced)
     except BaseException:
         # A half-made fork would block its id forever: leave nothing behind.
         store.delete_held_run(workflow, new_id, lease)  # the lease too, in any store's layout
@@ -242,7 +242,8 @@ def _waits_after(
 
 
 def _write_fork_manifest(
-    store: Store, source: RunRecord, new_id: str, at: int, waits: list[str], copied: list[Position]
+    store: Store, source: RunRecord, new_id: str, at: int, waits: list[str], copied: list[Position],
+    synced: int | None,
 ) -> None:
     manifest = RunRecord(
         source.workflow, new_id, source.fingerprint, dict(source.steps),
@@ -256,6 +257,7 @@ def _write_fork_manifest(
     if reason is not None:  # a wait it stopped at is still to come (`fork_may_take`)
         manifest.extra["source_reason"] = reason
     note(manifest.extra, copied, level=store.durability)  # a resume finding fewer refuses
+    note_synced(manifest.extra, synced, store.durability)  # what a power loss may have damaged
     if source.extra.get("older_code"):  # records of the code before may come along (`listed`)
         manifest.extra["older_code"] = True
     if "steps_total" in source.extra:  # the steps after `at` are still to come

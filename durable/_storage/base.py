@@ -14,12 +14,11 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .._settings import env_flag
 from .durability import check_interval, resolve_durability
 from .fence import Held, Owner, load_generation, reclaim, save_generation, watched
 from .keys import Position, blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
-from .options import check_store_options, signing_key_of
+from .options import check_store_options, pickles_allowed_by_env, signing_key_of
 
 if TYPE_CHECKING:  # imported where an object store runs them: a local run never loads them
     from .recordlog import RecordLog
@@ -163,16 +162,21 @@ class Store:
             writer.claim = bool(getattr(self._held[run], "took_over", False))
         return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
 
-    def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
-        """A run starts writing records: under `durability` (else the store's level)."""
+    def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
+        """A run starts writing records under `durability` (else the store's level):
+        its local log's size, synced first unless under "none" (`noted.note_opened`)."""
+        return None
 
-    def sync_records(self, workflow: str, run_id: str) -> None:
+    def sync_records(self, workflow: str, run_id: str) -> int | None:
         """The run's records durable now, whatever its level, before a note
-        promises them (`noted`). Every PUT of an object store already is."""
+        promises them (`noted`): the bytes of a local log that are. Every PUT
+        of an object store already is."""
+        return None
 
-    def end_run(self, workflow: str, run_id: str) -> None:
+    def end_run(self, workflow: str, run_id: str) -> int | None:
         """A run ends, suspends or fails: what it wrote is made durable under
         its level. Every PUT of an object store already is."""
+        return None
 
     def cancel_marked(self, workflow: str, run_id: str, fresh_within: float = 0.0) -> bool:
         """Whether the run's cancel marker is there. The holder's last read of
@@ -324,7 +328,3 @@ class Store:
 
     def __repr__(self) -> str:
         return f"<durable store {self.url}>"
-
-
-def pickles_allowed_by_env() -> bool:
-    return env_flag("DURABLE_ALLOW_PICKLE", True)

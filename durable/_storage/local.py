@@ -18,8 +18,8 @@ from .base import SHARED_BLOBS, STORE_OPTIONS, Store
 from .durability import resolve_durability
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
-from .log import LOG_NAME, NOFOLLOW, UNOPENED, RunLog
-from .logentry import parse
+from .log import LOG_NAME, NOFOLLOW, RunLog
+from .logrecords import LogRecords
 
 T = TypeVar("T")
 
@@ -236,27 +236,34 @@ class LocalStore(Store):
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
         return records
 
-    def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> None:
+    def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
         level = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
         # A writer killed under "batch" or "none" may have left records no
         # sync covered, which the run is about to note (`noted`).
         if level != "none":
-            self.sync_records(workflow, run_id)
-
-    def sync_records(self, workflow: str, run_id: str) -> None:
+            return self.sync_records(workflow, run_id)
         try:
-            self.records(workflow, run_id).log.sync_file()
+            return os.stat(self._path(f"{workflow}/{run_id}/{LOG_NAME}")).st_size
+        except FileNotFoundError:
+            return 0
+        except OSError:
+            return None  # unknown: nothing more is noted as synced
+
+    def sync_records(self, workflow: str, run_id: str) -> int | None:
+        try:
+            return self.records(workflow, run_id).log.sync_file()
         except OSError as e:
             raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
 
-    def end_run(self, workflow: str, run_id: str) -> None:
+    def end_run(self, workflow: str, run_id: str) -> int | None:
         records = self._logs.get((workflow, run_id))
         if records is not None:
             try:
-                records.log.release()
+                return records.log.release()
             except OSError as e:
                 raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
+        return None
 
     # -- the lease ------------------------------------------------------------
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:
@@ -270,60 +277,3 @@ class LocalStore(Store):
         # Reading the owner document, not trying the lock: a probe that took
         # it for an instant could make a real starter fail.
         return holder_alive(self.get(lease_key(workflow, run_id)), renewed=False)
-
-
-class LogRecords:
-    """The run-record log as one append-only file: one append and one
-    fdatasync a record, where an object per record would cost a file, a
-    rename and two fsyncs. Create-only is decided under the log's lock,
-    after catching up with other writers."""
-
-    def __init__(self, store: LocalStore, run: tuple[str, str], log: RunLog) -> None:
-        self.store, self.run, self.log = store, run, log
-        log.fence = lambda: store.guard(*run)
-        self.folder = "/".join(run)
-        self._path = store._path(self.folder)
-
-    def read_all(self, steps: dict[Position, bytes] | None = None) -> dict[str, bytes]:
-        try:
-            return self.log.load(steps)
-        except OSError as e:
-            raise self.store._error(f"reading {self.folder}/{LOG_NAME}", e) from e
-
-    def peek(self) -> dict[str, bytes]:
-        # Not RunLog.load(): it cuts a torn tail off, and for a reader without
-        # the lease that tail may be the holder's append in progress.
-        key = f"{self.folder}/{LOG_NAME}"
-        return parse(self.store.get(key) or b"", self.log.run_id, path=self.store._path(key))[0]
-
-    def names(self) -> builtins.list[str]:
-        return sorted(self.peek())
-
-    def append(self, name: str, data: bytes) -> bytes | None:
-        log = self.log
-        try:  # a run's record (every step): through the file it holds open
-            existing = log.create_open(name, data) if log.held else UNOPENED
-        except OSError as e:
-            raise self.store._error(f"appending to {self.folder}", e) from e
-        if existing is UNOPENED:
-            existing = self._logged(log.create, name, data)  # no lambda
-        return None if existing is None or existing == data else existing
-
-    def replace(self, name: str, data: bytes) -> None:
-        self._logged(lambda: self.log.append([(name, data)]))
-
-    def compact(self, names: Iterable[str]) -> None:
-        items: builtins.list[tuple[str, bytes | None]] = [(n, None) for n in names]
-        if items:
-            self._logged(lambda: self.log.append(items))
-
-    def _logged(self, op: Callable[..., T], *args: Any) -> T:
-        try:
-            if self.log.is_open():  # a run's log: its folder matters only to open it
-                try:
-                    return op(*args)
-                except FileNotFoundError:  # reopened (the file was deleted): folder gone
-                    pass
-            return self.store._in_folder(self._path, lambda: op(*args))
-        except OSError as e:
-            raise self.store._error(f"appending to {self.folder}", e) from e

@@ -58,7 +58,8 @@ class RunLog:
         self.fence: Callable[[], None] = _unfenced
         self.moved = False
 
-    def load(self, steps: dict[Position, bytes] | None = None) -> dict[str, bytes]:
+    def load(self, steps: dict[Position, bytes] | None = None,
+             unsynced: int | None = None) -> dict[str, bytes]:  # fmt: skip
         try:
             fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
         except FileNotFoundError:
@@ -68,7 +69,7 @@ class RunLog:
             lock(fd)
             self.records = None  # read it all again: the caller wants the log as it is
             found: dict[int, int] = {}  # the body steps' spans, by position (`locate`)
-            blob = self._catch_up(fd, found=found)
+            blob = self._catch_up(fd, found=found, unsynced=unsynced)
         finally:
             release(fd)
         assert self.records is not None
@@ -132,27 +133,33 @@ class RunLog:
         """A run starts: keep the file open, sync it under `level`."""
         self.syncer.level, self.syncer.interval, self.held = level, interval, True
 
-    def sync_file(self) -> None:
-        """What the file holds, durable now, whoever wrote it."""
+    def sync_file(self) -> int:
+        """What the file holds, durable now, whoever wrote it: its size."""
         try:
             fd = os.open(self.path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
         except FileNotFoundError:  # a new run: nothing to sync
-            return
+            return 0
         try:
+            size = os.fstat(fd).st_size  # the sync covers this much at least
             os.fdatasync(fd)
+            return size
         finally:
             os.close(fd)
 
-    def release(self) -> None:
+    def release(self) -> int | None:
         """A run ends (completed, suspended, failed): make what it wrote
-        durable under its level, and close the file."""
+        durable under its level, and close the file: its bytes durable now
+        (None under "none")."""
         with self._mutex:
             self.held = False
             if self._fd is not None and self._pid == pid:
                 try:
+                    size = os.fstat(self._fd).st_size  # all written: the run's steps are done
                     self.syncer.flush(self._sync)
+                    return size if self.syncer.level != "none" else None
                 finally:
                     self._close()
+        return None
 
     def _write(self, items: list[tuple[str, bytes | None]], *, create: bool) -> bytes | None:
         with self._mutex:
@@ -260,14 +267,14 @@ class RunLog:
             inherited_no_more(fd)
             os.close(fd)
 
-    def _catch_up(
-        self, fd: int, st: os.stat_result | None = None, found: dict[int, int] | None = None
-    ) -> bytes:
+    def _catch_up(self, fd: int, st: os.stat_result | None = None,
+                  found: dict[int, int] | None = None, unsynced: int | None = None) -> bytes:
         """Bring the index up to the log's end (under the flock): read only
         what was appended since, or all of it when the file is another one;
         a torn tail (a writer died mid-append) is cut off. The bytes read.
         `st`: the file's fstat, taken under the flock. `found` (a whole
-        read, `load`): the body steps' spans go there (`locate`)."""
+        read, `load`): the body steps' spans go there (`locate`), and
+        damage a power loss may have left past `unsynced` is cut off too."""
         st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
         if self.records is None or ident != self.ident or st.st_size < self.size:
@@ -278,7 +285,7 @@ class RunLog:
             self.steps = expand(self.records, self.steps)
         try:
             tail = read_at(fd, self.size, st.st_size)
-            intact = locate(tail, self.run_id, self.records, self.size, self.path, steps=found)
+            intact = locate(tail, self.run_id, self.records, self.size, self.path, found, unsynced)
         except BaseException:
             self.records = None  # half applied: read it all again next time
             raise

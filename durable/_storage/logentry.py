@@ -3,7 +3,8 @@
 Entry: magic(2) | crc32(4) | name length(2) | data length(4) | name | data,
 with data length 0xFFFFFFFF marking a deletion. A last entry cut short (the
 process died mid-write) is ignored and cut off by the next writer; a complete
-entry whose checksum fails is damage, and raises rather than being dropped."""
+entry whose checksum fails is damage, and raises rather than being dropped,
+except where a power loss may have left it (`locate`'s `unsynced`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import zlib
 from collections.abc import Iterable
 from typing import TypeVar
 
+from .._errortext import warn
 from ..errors import CorruptRecordError
 from .crc import LARGE, crc32
-from .keys import position_of
+from .keys import Position, position_of
 
 _MAGIC = b"\xd7\x1e"
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
@@ -35,21 +37,37 @@ def _damaged(
     """Name the run, the position (when the entry's name is still legible)
     and the byte offset in the log file, with advice that works: a log is not
     repaired in place, so the way on is to start the run again."""
-    _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
-    raw = blob[offset + _HEAD : offset + _HEAD + name_len]
-    try:
-        position = position_of(raw.decode())
-    except UnicodeDecodeError:
-        position = None
     return CorruptRecordError(
         run_id,
-        position,
+        _position(blob, offset),
         f"{path}, entry at byte {base + offset}",
         why,
         advice=(
             "The entries before it are intact, but a run log is not repaired in place: "
             "start the run again with restart=True (durable run ... --restart)"
         ),
+    )
+
+
+def _position(blob: bytes, offset: int) -> Position | None:
+    """The position of the entry at offset, when its name is still legible."""
+    _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
+    try:
+        return position_of(blob[offset + _HEAD : offset + _HEAD + name_len].decode())
+    except UnicodeDecodeError:
+        return None
+
+
+def _dropped(run_id: str, blob: bytes, offset: int, base: int, path: str) -> None:
+    """Damage a power loss may have left (`locate`): said, then read as the log's end."""
+    position = _position(blob, offset)
+    at = f" (position {position})" if position is not None else ""
+    warn(
+        f"run {run_id!r}: its log {path} was damaged past what was synced, from byte "
+        f"{base + offset}{at} on, as a power loss may leave it under durability \"batch\" "
+        f"or \"none\": the {len(blob) - offset} bytes from there on are left out (a resume "
+        "cuts them off), and the steps they recorded run again (docs/storage.md, "
+        "durability levels)"
     )
 
 
@@ -89,13 +107,14 @@ def parse(
     records: dict[str, bytes] | None = None,
     base: int = 0,
     path: str = "records.log",
+    unsynced: int | None = None,
 ) -> tuple[dict[str, bytes], int]:
     """Apply the entries of blob (the log from byte `base` on) to records;
     return them and the length of the intact prefix of blob. `path` (the log
-    file) only serves the message of a damaged entry."""
+    file) only serves the message of a damaged entry; `unsynced`: `locate`."""
     records = {} if records is None else records
     spans: dict[str, int] = {}
-    intact = locate(blob, run_id, spans, base, path, gone=records)
+    intact = locate(blob, run_id, spans, base, path, unsynced=unsynced, gone=records)
     for name, at in spans.items():
         records[name] = data_at(blob, at, base)
     return records, intact
@@ -107,8 +126,9 @@ def locate(
     spans: dict[str, int],
     base: int = 0,
     path: str = "records.log",
-    gone: dict[str, bytes] | None = None,
     steps: dict[int, int] | None = None,
+    unsynced: int | None = None,
+    gone: dict[str, bytes] | None = None,
 ) -> int:
     """`parse`, keeping where each record's data lies in the file (`span`)
     instead of a copy of it; return the length of the intact prefix. The
@@ -117,7 +137,10 @@ def locate(
     loop, damage raises. `steps` (a whole log read for a resume): THE
     record name of a body position (`keys.record_name`: "steps/" and eight
     ASCII digits) is kept there by position instead, its name never spelled
-    as a str and parsed back (`logindex`); every other name in `spans`."""
+    as a str and parsed back (`logindex`); every other name in `spans`.
+    Damage at or past byte `unsynced` of the log (a power loss's,
+    `noted.unsynced`) ends it there, as a torn tail does, with a
+    warning: the steps from there on run again."""
     offset, end, view = 0, len(blob), memoryview(blob)
     head, crc = _ENTRY_HEAD.unpack_from, zlib.crc32
     by_position = steps is not None
@@ -127,12 +150,18 @@ def locate(
         if magic != _MAGIC or head_crc != crc(view[offset : offset + _SUMMED]):
             if blob.count(b"\0", offset) == end - offset:
                 break  # a zero-filled tail after a power loss
+            if unsynced is not None and base + offset >= unsynced:
+                _dropped(run_id, blob, offset, base, path)
+                break
             raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
         data = start + name_len
         after = data + (0 if size == _GONE else size)
         if after > end:
             break  # torn: the writer died mid-append
         if crc(view[start:after]) != body_crc:
+            if unsynced is not None and base + offset >= unsynced:
+                _dropped(run_id, blob, offset, base, path)
+                break
             raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
         if by_position and (n := step_number(blob, start, data)) >= 0:
             assert steps is not None

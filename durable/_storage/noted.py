@@ -13,7 +13,12 @@ after the kill knows at least how many that attempt made (`short`). A
 record lost since is found unless it was the last one written: the records
 a kill leaves are a prefix of those written, and no later one tells of it.
 Allowed: a kill takes no record written, and a power loss only what the
-durability level gives up (docs/managing-runs.md says why no more is kept)."""
+durability level gives up (docs/managing-runs.md says why no more is kept).
+
+A local log also notes how many of its bytes were on stable storage
+(`synced`: when an attempt starts, when it ends) and the level its attempt
+writes under: damage past them, under "batch" or "none", is what a power
+loss may leave of records the level gives up (`unsynced_from`)."""
 
 from __future__ import annotations
 
@@ -95,7 +100,44 @@ def short(extra: Mapping[str, Any], marks: Iterable[object]) -> tuple[int, int] 
     return (made, found) if found < made else None
 
 
+def note_synced(extra: dict[str, Any], synced: int | None, level: str | None = None) -> None:
+    """Note that the run's log held `synced` bytes on stable storage (None:
+    no more than noted before: nothing was synced) and, when given, the
+    durability level its attempt writes under from now on."""
+    if level is not None:
+        extra[LEVEL] = level
+    if synced is not None:
+        extra[SYNCED] = synced
+
+
+def note_opened(extra: dict[str, Any], size: int | None, level: str | None) -> None:
+    """An attempt opened the run's log, `size` bytes long, synced first
+    unless under "none". Under "none" the bytes an attempt under "fsync"
+    wrote count as synced too: each record was synced before its step
+    returned (damage there stays an error); the rest stay as noted."""
+    if level != "none" or extra.get(LEVEL) == "fsync":
+        note_synced(extra, size, level)
+    else:
+        note_synced(extra, None, level)
+
+
+def unsynced_from(extra: Mapping[str, Any]) -> int | None:
+    """From which byte of the run's local log damage is what a power loss
+    may leave, or None: none is. A power loss leaves holes (zeroed blocks,
+    an entry's data zeroed under its header) only in bytes no fdatasync
+    covered, and one covers the whole file, so every entry after such a
+    hole was unsynced too: under "batch" and "none" records the level
+    gives up. Under "fsync" each record was synced before its step
+    returned, and a manifest written before these notes says nothing:
+    there, damage is damage (fail closed)."""
+    synced = extra.get(SYNCED, 0)
+    if extra.get(LEVEL) not in ("batch", "none") or type(synced) is not int:
+        return None
+    return synced
+
+
 CARRIED = "noted"
+SYNCED, LEVEL = "synced", "durability"
 COUNTED = (1 << 32) - 1  # a count past it is kept as it: a lower bound still
 THERE = object()
 

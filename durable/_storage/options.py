@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from .._errortext import warn
+from .._settings import env_flag
 from ..errors import ConfigurationError
 
 
@@ -47,3 +48,7 @@ def check_store_options(allow_pickle: object, blob_threshold: object, lease_ttl:
         not isinstance(lease_ttl, (int, float)) or isinstance(lease_ttl, bool) or lease_ttl <= 0
     ):
         raise ConfigurationError(f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}")
+
+
+def pickles_allowed_by_env() -> bool:
+    return env_flag("DURABLE_ALLOW_PICKLE", True)

@@ -2,7 +2,7 @@
 records (`steps/…`, `attempts/…`, `timers/…`, `items/…/…`), above the
 primitive key store. Two implementations: one object per record, over any
 key store (`ObjectRecords`, here: memory, S3, ...), and one append-only file
-per run (`local.LogRecords`, the local store's). On a key store the run's
+per run (`logrecords.LogRecords`, the local store's). On a key store the run's
 lease holder groups the single objects into segments (`segments`,
 `segmenter`), built on the primitives alone, so any backend gets them. The
 shared conformance suite (tests/test_store_conformance.py) runs the contract
