@@ -4,14 +4,16 @@ containers besides list, tuple, set and dict (a `weakref.WeakValueDictionary`,
 `__init_subclass__`, a `MappingProxyType` view, a `UserDict`, `UserList`,
 `ChainMap` or `deque`, a dict's live `values()` view), a dict keyed by the
 classes it registers (`BY_CLASS[cls] = name`), a `SimpleNamespace` a
-decorator sets functions on, a lookup through a method or a partial
-(`GET = REG.get`, `partial(dict.__getitem__, REG)`, `LOOKUP =
-registry.get`), and a registry a function keeps in a closure cell or a
-default (`add, get = make()`). A class decorator in `plugins.py` fills
-each; a step reads one (`WEAK["P"]().run(x)`). Counted by the registry's
-statements alone, an edit of the plugin replayed the output its old code
-computed. Each case runs twice in a process of its own, the plugin edited
-between the runs (refused); a step reading them all, not edited, replays."""
+decorator sets functions on, a dict of partials of the classes or of class
+methods bound to them (`partial(cls)`, `cls.create`), a lookup through a
+method or a partial (`GET = REG.get`, `partial(dict.__getitem__, REG)`,
+`LOOKUP = registry.get`), and a registry a function keeps in a closure
+cell (`add, get = make()`) or a partial binds (`partial(pick, REG)`). A
+class decorator in `plugins.py` fills each; a step reads one
+(`WEAK["P"]().run(x)`). Counted by the registry's statements alone, an
+edit of the plugin replayed the output its old code computed. Each case
+runs twice in a process of its own, the plugin edited between the runs
+(refused); a step reading them all, not edited, replays."""
 
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ CHAINED = collections.ChainMap({}, {})
 QUEUE = collections.deque()
 BY_CLASS = {}
 OPS = types.SimpleNamespace()
+PARTIALS = {}
+FACTORIES = {}
 
 class Registry:
     def __init__(self):
@@ -91,6 +95,8 @@ def register(obj):
     BY_CLASS[obj] = name
     registry.classes[name] = obj
     setattr(OPS, name, obj)
+    PARTIALS[name] = functools.partial(obj)
+    FACTORIES[name] = getattr(obj, "create", obj)
     _add(obj)
     return obj
 """
@@ -102,6 +108,10 @@ from registry import INSTANCES, Plugin, register
 
 @register
 class P(Plugin):
+    @classmethod
+    def create(cls):
+        return cls()
+
     def run(self, x):
         return x * 7
 
@@ -134,6 +144,8 @@ CASES = {
     "deque": ("QUEUE", "QUEUE[0]().run(x)"),
     "keyed_by_class": ("BY_CLASS", "next(iter(BY_CLASS))().run(x)"),
     "namespace": ("OPS", "OPS.p(x)"),
+    "partials_of_classes": ("PARTIALS", 'PARTIALS["P"]().run(x)'),
+    "class_methods": ("FACTORIES", 'FACTORIES["P"]().run(x)'),
     "method_lookup": ("LOOKUP", 'LOOKUP("P")().run(x)'),
     "closure": ("closure_get", 'closure_get("P")().run(x)'),
     "closure_of_functions": ("closure_get", 'closure_get("p")(x)'),

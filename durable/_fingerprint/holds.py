@@ -82,7 +82,9 @@ def held_classes(value: object) -> tuple[type, ...]:
     when they are classes: `REG[cls] = name`) holds at any
     depth (`REG[kind][name]`), or the attributes of an object of the user's own classes (a
     registry's `classes[name]`), as `held_callables` looks, and the
-    classes of your own of the objects there (`REG[name] = cls()`): a
+    classes of your own of the objects there (`REG[name] = cls()`), and
+    those a partial or a class method there makes (`partial(cls, 1)`,
+    `cls.create`): a
     class decorator or a metaclass fills such a registry as another
     module's classes are made. By name, each once: a set's order is not a
     change."""
@@ -102,7 +104,7 @@ def held_classes(value: object) -> tuple[type, ...]:
         # The class of an instance it holds (`REG[name] = cls()`): its methods run as it is called.
         found.update((id(k), k) for k in kinds if k.__module__ != "builtins" and user_class(k))
         if kinds <= _SCALARS or (
-            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(issubclass(k, type) for k in kinds)
+            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(issubclass(k, _MAKERS) for k in kinds)
         ):
             continue
         for item in items:
@@ -110,9 +112,22 @@ def held_classes(value: object) -> tuple[type, ...]:
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
-            elif isinstance(item, type):
-                found[id(item)] = item
+            elif isinstance(made := _made_by(item), type):
+                found[id(made)] = made
     return tuple(sorted(found.values(), key=lambda c: (c.__module__, c.__qualname__)))
+
+
+# What stands for a class in a registry: the class, a partial of it
+# (`partial(P, 1)`), a class method bound to it (`P.create`).
+_MAKERS = (type, functools.partial, types.MethodType)
+
+
+def _made_by(item: object) -> object:
+    """The class `item` is, or makes as a partial of it or a class method
+    bound to it; else `item` itself."""
+    while isinstance(item, functools.partial):
+        item = item.func
+    return item.__self__ if isinstance(item, types.MethodType) else item
 
 
 def module_callables(module: types.ModuleType) -> list[object]:
