@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 import types
 import weakref
 from collections.abc import Iterable, Mapping
@@ -291,9 +292,13 @@ def _user_object(value: object) -> bool:
 def _keyed_by_classes(table: dict[Any, Any]) -> bool:
     """Whether a dict's keys are classes, or objects of the user's classes:
     a registry keyed by what it registers. Told by their types (at C
-    speed): a large table's keys are strings or numbers."""
-    kinds = set(map(type, list(table)))
-    return any(issubclass(k, type) or (k.__module__ != "builtins" and user_class(k)) for k in kinds)
+    speed); a large table (a cache, checked again at each call of a step
+    reading it) by its first key's."""
+    keys = list(table) if len(table) <= _KEYS_SCANNED else list(itertools.islice(table, 1))
+    return any(issubclass(k, type) or (k.__module__ != "builtins" and user_class(k)) for k in set(map(type, keys)))
+
+
+_KEYS_SCANNED = 4096
 
 
 def _items(current: object, values_only: bool = False) -> list[object]:
