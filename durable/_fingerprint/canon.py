@@ -244,9 +244,9 @@ def _free_chains(node: ast.AST, local: frozenset[str]) -> Iterator[tuple[str, ..
         args = node.args
         # Evaluated where the function is defined: in the enclosing scope.
         around: list[ast.AST | None] = [*getattr(node, "decorator_list", ()), *args.defaults]
-        around += [*args.kw_defaults, getattr(node, "returns", None)]
+        around += [*args.kw_defaults, _annotation(getattr(node, "returns", None))]
         every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
-        around += [a.annotation for a in every if a is not None]
+        around += [_annotation(a.annotation) for a in every if a is not None]
         for sub in around:
             if sub is not None:
                 yield from _free_chains(sub, local)
@@ -258,12 +258,28 @@ def _free_chains(node: ast.AST, local: frozenset[str]) -> Iterator[tuple[str, ..
         if isinstance(node.ctx, ast.Load) and node.id not in local:
             yield (node.id,)
         return
+    held = _annotation(node.annotation) if isinstance(node, ast.AnnAssign) else None
+    if held is not None and isinstance(node, ast.AnnAssign) and held is not node.annotation:
+        yield from _free_chains(held, local)  # `k: "money.Money"`
     if isinstance(node, ast.Attribute):
         chain = next(name_chains(node), None)  # the whole chain comes first
         if chain is not None and chain[0] not in local:
             yield chain
     for sub in children(node):
         yield from _free_chains(sub, local)
+
+
+def _annotation(node: ast.expr | None) -> ast.expr | None:
+    """An annotation written as a string (`k: "money.Money"`), as the
+    expression it holds: `typing.get_type_hints` evaluates it, and code
+    reading the hints calls what it names (a validator converting a field
+    with `Money(v)`). Else the node itself."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return node
+    try:
+        return ast.parse(node.value.strip(), mode="eval").body
+    except SyntaxError:  # no expression: nothing it names
+        return node
 
 
 def _own_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:

@@ -1,7 +1,7 @@
 """The module-level calls of the factory that made a function no
 module-level name holds (`print(mk(1, opts)(5))`, or `w = mk(1, opts)` in
 a script importing `mk`), which count for it as the statement binding a
-name would (`reads.read_live`).
+name would (`live.read_live`).
 
 Pure standard library. Such a function holds what counts by its type only
 (a list, an object: `holds_by_type_only`); without a statement naming it,

@@ -25,6 +25,7 @@ from ..errors import ConfigurationError
 from .analysis import Analysis
 from .canon import definition_tokens, node_hash
 from .holds import dispatched
+from .live import read_held, read_live
 from .passes import one_pass
 from .reach import (
     durable_fingerprint_of,
@@ -33,7 +34,7 @@ from .reach import (
     reached_stamp_of,
     target_of,
 )
-from .reads import read_live, read_names
+from .reads import read_names
 from .references import referenced_objects
 from .source import (
     Source,
@@ -119,6 +120,7 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
         inner = _analyse(fn.func, role=role, named=named)
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
+        read_held("bound:", [*fn.args, *fn.keywords.values()], inner)  # `partial(lookup, REG)`
         return inner
     state = witnessed(function_state, fn)
     target, code, globs = state[:3]

@@ -9,10 +9,13 @@ library.
 
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
 import types
-from collections.abc import Mapping
-from typing import Any
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from .bindings import module_statements
 from .canon import node_hash
@@ -22,8 +25,17 @@ from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens, fallback_tokens, hash_tokens
 from .witness import witnessed
 
-# And their subclasses: a registry is often a `defaultdict(list)` or an `OrderedDict`.
-_CONTAINERS = (list, tuple, set, frozenset, dict)
+# And their subclasses: a registry is often a `defaultdict(list)` or an `OrderedDict`,
+# or one of the standard library's other containers held in memory: a weak one
+# (what it holds is alive while its module holds it), a read-only view
+# (`MappingProxyType(_REG)`), a `UserDict`, a `ChainMap`, a `deque`. Not any
+# `Mapping`: a library's may read a file or a server as it is iterated.
+_WEAK_MAPS = (weakref.WeakValueDictionary, weakref.WeakKeyDictionary, types.MappingProxyType)
+_WRAPPERS = (collections.UserDict, collections.UserList, collections.ChainMap)
+# A dict's live views too (`PLUGINS = REG.values()`).
+_VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
+_SEQUENCES = (list, tuple, set, frozenset, collections.deque, weakref.WeakSet, *_VIEWS)
+_CONTAINERS = (dict, *_SEQUENCES, *_WEAK_MAPS, *_WRAPPERS)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
@@ -36,10 +48,13 @@ def holds_callables(value: object) -> bool:
 
 def held_callables(value: object) -> list[object]:
     """The functions, steps and workflows held in a list, tuple, set or
-    dict at any depth, or in the attributes of an object of the user's own
-    classes (and of the objects those hold, by attribute): calling one
+    dict at any depth (or another container of the standard library's,
+    or a method of one: `REG.get`), or in the attributes of an object of
+    the user's own classes or a `SimpleNamespace` (and of the objects
+    those hold, by attribute): calling one
     through it is calling it. An object inside a container is not looked
     into, so that a list of a million records costs what a list does."""
+    value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return []
     found: list[object] = []
@@ -64,13 +79,17 @@ def held_callables(value: object) -> list[object]:
 
 
 def held_classes(value: object) -> tuple[type, ...]:
-    """The classes a list, tuple, set or dict (its values) holds at any
+    """The classes a list, tuple, set or dict (its values, and its keys
+    when they are classes: `REG[cls] = name`) holds at any
     depth (`REG[kind][name]`), or the attributes of an object of the user's own classes (a
     registry's `classes[name]`), as `held_callables` looks, and the
-    classes of your own of the objects there (`REG[name] = cls()`): a
+    classes of your own of the objects there (`REG[name] = cls()`), and
+    those a partial or a class method there makes (`partial(cls, 1)`,
+    `cls.create`): a
     class decorator or a metaclass fills such a registry as another
     module's classes are made. By name, each once: a set's order is not a
     change."""
+    value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return ()
     found: dict[int, type] = {}
@@ -79,12 +98,14 @@ def held_classes(value: object) -> tuple[type, ...]:
         current = stack.pop()
         by_attribute = not isinstance(current, _CONTAINERS)
         # A dict's values only (a registry maps names to classes): half the scan of a large table.
-        items = list(current.values()) if isinstance(current, dict) else _items(current)
+        items = _items(current, values_only=True)
+        if isinstance(current, dict) and _keyed_by_classes(current):  # `REG[cls] = name`
+            items += list(current)
         kinds = set(map(type, items))  # a million records, told at C speed
         # The class of an instance it holds (`REG[name] = cls()`): its methods run as it is called.
         found.update((id(k), k) for k in kinds if k.__module__ != "builtins" and user_class(k))
         if kinds <= _SCALARS or (
-            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(issubclass(k, type) for k in kinds)
+            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(issubclass(k, _MAKERS) for k in kinds)
         ):
             continue
         for item in items:
@@ -92,9 +113,22 @@ def held_classes(value: object) -> tuple[type, ...]:
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
-            elif isinstance(item, type):
-                found[id(item)] = item
+            elif isinstance(made := _made_by(item), type):
+                found[id(made)] = made
     return tuple(sorted(found.values(), key=lambda c: (c.__module__, c.__qualname__)))
+
+
+# What stands for a class in a registry: the class, a partial of it
+# (`partial(P, 1)`), a class method bound to it (`P.create`).
+_MAKERS = (type, functools.partial, types.MethodType)
+
+
+def _made_by(item: object) -> object:
+    """The class `item` is, or makes as a partial of it or a class method
+    bound to it; else `item` itself."""
+    while isinstance(item, functools.partial):
+        item = item.func
+    return item.__self__ if isinstance(item, types.MethodType) else item
 
 
 def module_callables(module: types.ModuleType) -> list[object]:
@@ -231,19 +265,55 @@ def module_class_code(module: types.ModuleType) -> tuple[object, ...]:
     )
 
 
+def _container_of(value: object) -> object:
+    """The container, or the object of the user's classes, a method of it
+    reads (`LOOKUP = REG.get`, `LOOKUP = registry.get`), what a partial binds
+    (`partial(dict.__getitem__, REG)`), else `value`."""
+    if isinstance(value, functools.partial):
+        return (*value.args, *value.keywords.values())
+    if isinstance(value, (types.BuiltinMethodType, types.MethodType)):
+        holder = getattr(value, "__self__", None)
+        return holder if isinstance(holder, _CONTAINERS) or _user_object(holder) else value
+    return value
+
+
 def _user_object(value: object) -> bool:
-    """An instance of a class of the user's own code."""
+    """An instance of a class of the user's own code, or a namespace of the
+    standard library's (`OPS = SimpleNamespace()`, filled by a decorator):
+    looked into by attribute."""
+    if isinstance(value, types.SimpleNamespace):
+        return True
     if isinstance(value, (type, types.ModuleType, types.FunctionType, functools.partial)):
         return False
     kind = type(value)
     return kind.__module__ != "builtins" and user_class(kind)
 
 
-def _items(current: object) -> list[object]:
+def _keyed_by_classes(table: dict[Any, Any]) -> bool:
+    """Whether a dict's keys are classes, or objects of the user's classes:
+    a registry keyed by what it registers. Told by their types (at C
+    speed); a large table (a cache, checked again at each call of a step
+    reading it) by its first key's."""
+    keys = list(table) if len(table) <= _KEYS_SCANNED else list(itertools.islice(table, 1))
+    return any(issubclass(k, type) or (k.__module__ != "builtins" and user_class(k)) for k in set(map(type, keys)))
+
+
+_KEYS_SCANNED = 4096
+
+
+def _items(current: object, values_only: bool = False) -> list[object]:
     if isinstance(current, dict):
-        return [*current.keys(), *current.values()]
-    if isinstance(current, (list, tuple, set, frozenset)):
-        return list(current)
+        return list(current.values()) if values_only else [*current.keys(), *current.values()]
+    if isinstance(current, _SEQUENCES):  # a weak set's items are its live ones
+        return list(cast("Iterable[object]", current))
+    if isinstance(current, collections.ChainMap):
+        return list(current.maps)
+    if isinstance(current, (collections.UserDict, collections.UserList)):
+        return [current.data]
+    if isinstance(current, _WEAK_MAPS):  # a weak-keyed one's keys are what it registers
+        pairs = list(current.items())
+        keyed = not values_only or isinstance(current, weakref.WeakKeyDictionary)
+        return [v for pair in pairs for v in (pair if keyed else pair[1:])]
     try:  # an object of the user's classes: its attributes
         return list(vars(current).values())
     except Exception:  # no __dict__ (slots), or an odd __getattribute__

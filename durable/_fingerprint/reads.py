@@ -36,16 +36,14 @@ from .canon import (
     statement_chains,
     uses_itself,
 )
-from .contents import bound_part, class_attribute_part, closure_kept, contents_part
+from .contents import bound_part, class_attribute_part, contents_part
 from .elsewhere import elsewhere_of
-from .factorycalls import factory_calls
 from .handedpart import handed_part
 from .holds import (
     class_code,
     foreign_members,
     held_callables,
     holds_by_type_only,
-    names_bound_to,
     user_class,
     whole_module,
 )
@@ -58,15 +56,14 @@ from .imports import (
     local_imports,
     user_module,
 )
-from .kept import kept_state, only_written, written_by_steps
+from .kept import only_written, written_by_steps
 from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
-from .outsidevalues import defaults_from_outside, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
-from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
+from .reach import _MISSING, _followable, class_member, code_objects, module_label
 from .source import source_of
 from .subclasses import subclasses_read
-from .values import _enum_tokens, _live_tokens, fallback_tokens, hash_tokens, plain_tokens
+from .values import _enum_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
 
 _BUILTINS = frozenset(dir(builtins))
@@ -298,32 +295,3 @@ def _imported_from(path: tuple[str, ...], nodes: tuple[ast.AST, ...], globs: Map
             if isinstance(home, types.ModuleType):
                 return (module, attr), _Scope(vars(home), True)
     return path, scope
-
-
-def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
-    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
-    defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
-    if any(defaults):
-        out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
-        out.parts.update(defaults_from_outside(fn, code.co_filename))  # `ks=[int(os.environ["K"])]`
-    cells = getattr(fn, "__closure__", None) or ()
-    kept = kept_state(fn, code) if cells else frozenset()  # a counter it bumps: not an input
-    if cells:
-        named = zip(code.co_freevars, cells, strict=True)
-        pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
-        out.parts["closure"] = hash_tokens([*_live_tokens(pairs, out.reached), *closure_kept(fn)])
-    # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
-    if holds_by_type_only(fn):
-        # `first = make_step([1, 2])` below the factory: the statement counts in the function's own
-        # fingerprint too, not only in its readers' (a step's own is what on_change="rerun" compares).
-        module = _Scope(getattr(fn, "__globals__", {}), True, code.co_filename)
-        names = witnessed(names_bound_to, module.namespace, fn)
-        if names:
-            out.parts["made"] = hash_tokens(_bound(n, fn, module, out) for n in names)
-            out.parts.update(made_from_outside(fn, kept, names, module.namespace, code.co_filename))
-        found = [] if names else witnessed(factory_calls, fn, module.namespace)
-        for main, calls in found:  # `print(mk([1])(5))`, `w = mk([1])` in a script importing `mk`
-            where = _Scope(vars(sys.modules["__main__"]), True) if main else module
-            _statement_reads(f"{fn.__qualname__}()", list(calls), where, out)
-            out.parts.update(made_from_outside(fn, kept, [], where.namespace, where.checked_file, calls))
-            out.parts["made"] = hash_tokens([out.parts.get("made", ""), *map(node_hash, calls)])

@@ -1,0 +1,73 @@
+"""What a function holds besides its code and the names it reads: its
+defaults and closure cells (`read_live`), and a partial's bound
+arguments, counted by value where they are plain data and, where a
+closure cell or a bound argument holds a registry (`get = make()` keeping
+`reg = {}` that a class decorator fills, `partial(lookup, REG)`), by what
+it holds: the functions there are followed and the user's classes there
+count as if the function named them, as a global registry's do
+(`subclasses`). Counted by their type alone, a resume replayed what the
+plugin's old code computed. (A default's registry is a global its
+expression names, which counts so already.)
+
+Pure standard library.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterable
+from typing import Any
+
+from .analysis import Analysis
+from .canon import node_hash
+from .contents import closure_kept
+from .factorycalls import factory_calls
+from .holds import held_callables, held_classes, holds_by_type_only, names_bound_to
+from .kept import kept_state
+from .outsidevalues import defaults_from_outside, made_from_outside
+from .reach import _cell_value
+from .reads import _bound, _count, _Scope, _statement_reads
+from .subclasses import _homes
+from .values import _live_tokens, hash_tokens
+from .witness import witnessed
+
+
+def read_held(key: str, values: Iterable[object], out: Analysis) -> None:
+    """Count what the registries among `values` hold (`key`: where they are kept)."""
+    for value in values:
+        out.reached.extend(witnessed(held_callables, value))
+        for via, cls, home in _homes(key, witnessed(held_classes, value)):
+            _count((cls.__name__,), cls, _Scope(home, True), False, out, via)
+
+
+def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
+    """Count `fn`'s defaults and closure cells, and the statements that made it."""
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    defaults = (getattr(fn, "__defaults__", None), tuple(sorted(kwdefaults.items())))
+    if any(defaults):
+        out.parts["defaults"] = hash_tokens(_live_tokens(defaults, out.reached))
+        out.parts.update(defaults_from_outside(fn, code.co_filename))  # `ks=[int(os.environ["K"])]`
+    cells = getattr(fn, "__closure__", None) or ()
+    kept = kept_state(fn, code) if cells else frozenset()  # a counter it bumps: not an input
+    if cells:
+        named = zip(code.co_freevars, cells, strict=True)
+        pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
+        out.parts["closure"] = hash_tokens([*_live_tokens(pairs, out.reached), *closure_kept(fn)])
+        for name, value in pairs:  # `reg` of `get = make()`
+            read_held(f"closure:{name}:", [value], out)
+    # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
+    if holds_by_type_only(fn):
+        # `first = make_step([1, 2])` below the factory: the statement counts in the function's own
+        # fingerprint too, not only in its readers' (a step's own is what on_change="rerun" compares).
+        module = _Scope(getattr(fn, "__globals__", {}), True, code.co_filename)
+        names = witnessed(names_bound_to, module.namespace, fn)
+        if names:
+            out.parts["made"] = hash_tokens(_bound(n, fn, module, out) for n in names)
+            out.parts.update(made_from_outside(fn, kept, names, module.namespace, code.co_filename))
+        found = [] if names else witnessed(factory_calls, fn, module.namespace)
+        for main, calls in found:  # `print(mk([1])(5))`, `w = mk([1])` in a script importing `mk`
+            where = _Scope(vars(sys.modules["__main__"]), True) if main else module
+            _statement_reads(f"{fn.__qualname__}()", list(calls), where, out)
+            out.parts.update(made_from_outside(fn, kept, [], where.namespace, where.checked_file, calls))
+            out.parts["made"] = hash_tokens([out.parts.get("made", ""), *map(node_hash, calls)])
