@@ -24,7 +24,7 @@ from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
 from .loaded import Users, loaded_state
-from .source import current_text, parse, rewritten_by_pytest
+from .source import current_text, parse, rewritten_by_pytest, source_of
 from .values import hash_tokens
 from .witness import Witness, recording, witnessed
 
@@ -54,6 +54,8 @@ def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
     when it changes a global a step reads (`elsewhere`), and passed over
     when not. The loaded modules' are worked out once per set of them
     (`loaded_state`) and library, not for each function reading it."""
+    if module.partition(".")[0] == "durable":  # as `library_state` tells, before a module is read
+        return []
     found = _of_module(namespace, module, mine=True)
     others: list[str] = witnessed(_loaded, witnessed(loaded_state), module)
     return found + others
@@ -77,6 +79,18 @@ _LOADED: dict[tuple[int, str], tuple[object, list[str]]] = {}
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
+    """Another module's text is looked into before it is checked against its
+    running code: that check compiles the whole module (a test module's
+    with pytest's assertion rewriting too, ~40 ms) and most modules set no
+    library's state. The answer is the same: an edited one whose text now
+    sets none is passed over by `_of_module` as well."""
+    filename = space.get("__file__")
+    if _cell_statements(space) is None and isinstance(filename, str):
+        src = source_of(filename, space)
+        if module.partition(".")[0] not in src.text or src.tree is None:  # no import of it
+            return []
+        if not any(_sets_for_all(s, module) for s in _state_in(tuple(src.tree.body), space, module)):
+            return []
     return _of_module(space, module, mine=False)
 
 
