@@ -165,17 +165,31 @@ def warn_of_misspelt_variables() -> None:
     records unsigned, `DURABLE_STOER` the runs in `./.durable`, silently.
     Other names are left alone (they may be someone else's)."""
     unknown = [n for n in os.environ if n.startswith("DURABLE_") and n not in KNOWN_VARIABLES]
+    unknown = [n for n in unknown if any(_may_be_close(n, k) for k in KNOWN_VARIABLES)]
     if not unknown:
         return
-    import difflib  # here, where a name is unknown: 2% of each process's start
+    import difflib  # here, where a name may be a typo: 2% of each process's start
 
     for name in unknown:
-        close = difflib.get_close_matches(name, KNOWN_VARIABLES, n=1, cutoff=0.85)
+        close = difflib.get_close_matches(name, KNOWN_VARIABLES, n=1, cutoff=_CUTOFF)
         if close:
             warn(
                 f"{name} is set, but durable reads no such variable: did you mean "
                 f"{close[0]}? It is ignored."
             )
+
+
+_CUTOFF = 0.85
+
+
+def _may_be_close(name: str, known: str) -> bool:
+    """difflib's `quick_ratio` (the characters the two share, in any order),
+    which bounds the ratio `get_close_matches` keeps from above: a name
+    below the cutoff for every variable (the test suite's own
+    `DURABLE_TEST_SHARD`, set in each of its processes) is no typo of one,
+    and difflib is not loaded to find that out."""
+    shared = sum(min(name.count(c), known.count(c)) for c in set(name))
+    return 2.0 * shared / (len(name) + len(known)) >= _CUTOFF
 
 
 _told = [False]  # whether the variables were looked at (`setting`)

@@ -648,3 +648,49 @@ def first_line_of(script: Path, store: Path) -> str:
         [sys.executable, str(script)], env=env, capture_output=True, text=True, check=True
     )
     return done.stdout.split("\n")[0]
+
+
+def test_a_run_right_after_the_decoration_reuses_its_fingerprint(
+    load: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a run's start fingerprinted each step a second time
+    (`refingerprint`), nothing it read changed since its decoration. A
+    helper rebound after it is counted afresh (one analysis more)."""
+    import durable._fingerprint.fingerprint as fp
+
+    analysed: list[str] = []
+    real = fp._analyse
+
+    def counting(fn: Any, **kw: Any) -> Any:
+        analysed.append(getattr(fn, "__name__", "?"))
+        return real(fn, **kw)
+
+    monkeypatch.setattr(fp, "_analyse", counting)
+    store = f"memory://once-{uuid.uuid4().hex}"
+    mod = load("decorated_once", f"""
+        import durable
+
+        def helper(x):
+            return x * 3
+
+        @durable.step
+        def triple(x):
+            return helper(x)
+
+        @durable.workflow(store={store!r})
+        def flow(x):
+            return triple(x)
+        """)  # fmt: skip
+    assert mod.flow(2) == 6
+    assert analysed.count("triple") == 1  # was 2
+    decorated = mod.triple.fingerprint
+    mod.helper = lambda x: x * 5
+    assert mod.flow(3) == 15
+    assert analysed.count("triple") == 2
+    assert fresh_step(mod.triple) != decorated
+
+
+def fresh_step(step: Any) -> str:
+    from durable._core.spec import refingerprint
+
+    return refingerprint(step.__durable_step__).value

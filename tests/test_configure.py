@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -255,3 +256,24 @@ def test_a_misspelt_variable_is_named_with_the_one_meant(tmp_path: Path) -> None
         "DURABLE_SIGNING_KEY?" in done.stderr
     assert "did you mean DURABLE_STORE?" in done.stderr
     assert "DURABLE_MINE" not in done.stderr  # not close to one of ours: someone else's
+
+
+def test_a_variable_no_typo_away_from_ours_is_passed_over_without_difflib(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Before: DURABLE_TEST_SHARD and DURABLE_TEST_PYTHONS (the suite's own,
+    # set for every child it starts) loaded difflib in each process, ~3M
+    # instructions, to find them close to nothing.
+    from durable._settings import warn_of_misspelt_variables
+
+    monkeypatch.delitem(sys.modules, "difflib", raising=False)
+    for name, value in (("DURABLE_TEST_SHARD", "1/3"), ("DURABLE_TEST_PYTHONS", "3.11 3.12"),
+                        ("DURABLE_MINE", "x"), ("DURABLE_STORAGE_OPTIONS", "{}")):  # fmt: skip
+        monkeypatch.setenv(name, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_of_misspelt_variables()
+    assert "difflib" not in sys.modules
+    monkeypatch.setenv("DURABLE_STOER", "team")  # the check itself is as it was
+    with pytest.warns(UserWarning, match="DURABLE_STOER is set, .* did you mean DURABLE_STORE"):
+        warn_of_misspelt_variables()

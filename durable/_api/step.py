@@ -17,7 +17,7 @@ from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
-from .._fingerprint.fingerprint import fingerprint_function
+from .._fingerprint.memo import memo_fingerprint
 from .._fingerprint.reach import default_name
 from ..errors import ConfigurationError
 from .bound import Takes
@@ -136,7 +136,9 @@ def step(
                 f"{f.__durable_step__.name} is already a durable step: decorate the function "
                 "once, with all its options in one decorator: @durable.step(retries=3, ...)"
             )
-        fp = fingerprint_function(f, name=name, version=version, deep=deep)
+        # Through the memo a run's start asks (`refingerprint`, the same key):
+        # it fingerprinted each step a second time, while nothing it read changed.
+        fp = memo_fingerprint(f, name=name, version=version, deep=deep)
         signature = _signature(f)
         who = name or default_name(f)
         spec = StepSpec(

@@ -8,6 +8,11 @@ from typing import Any
 
 from .._frozen import Compared, dataclass
 
+#: The prefix of a part that is never hashed: which other loaded modules'
+#: statements a part counts (`where:random state` -> "script"), so that a
+#: refusal names them; what they are counts in the part itself.
+WHERE = "where:"
+
 
 @dataclass
 class Analysis(Compared):

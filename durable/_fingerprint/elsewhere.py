@@ -24,11 +24,13 @@ import types
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from .analysis import WHERE
 from .bindings import module_statements
 from .canon import node_hash
 from .imports import user_class
 from .loaded import Users, loaded_state
 from .outside import _durable
+from .reach import module_label
 from .source import current_text, rewritten_by_pytest
 from .witness import file_state, remember, witnessed
 from .writes import ANY, CALLED, GIVEN, MODULE_ROOT, Path, writes_of
@@ -59,13 +61,14 @@ class _Index:
         return all(space.get(key, _MISSING) is value for space, key, value in self.read)
 
 
-def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
+def elsewhere_of(namespace: Mapping[str, Any], name: str, parts: dict[str, str] | None = None) -> tuple[str, ...]:
     """The hashes of the module-level statements of the user's other loaded
     modules that set or change, through a name chain, `name` of the module
     whose namespace is `namespace` or the object it holds. ConfigurationError
     when such a module's file was edited after import (its text is not what
     ran), unless pytest loaded it (`@given` makes code its text does not
-    compile to): its text counts. Memoised with a witness, `_again`."""
+    compile to): its text counts. Memoised with a witness, `_again`.
+    The writers' names go into `parts` (never hashed), for a refusal to name."""
     index = _index(full=True)
     hit = index.found.get((id(namespace), name))
     if (hit is None or hit[1] is not namespace.get(name, _MISSING)) and not index.roots_hold():
@@ -77,6 +80,9 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str) -> tuple[str, ...]:
         else:
             module_statements(vars(writer))  # refused when edited after import
     remember(_again, (namespace, name), found)
+    if found and parts is not None:
+        who = sorted({module_label(w.__name__) for w in writers})
+        parts[f"{WHERE}{module_label(str(namespace.get('__name__')))}.{name}"] = ", ".join(who)
     return found
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
-from .analysis import Analysis
+from .analysis import WHERE, Analysis
 from .canon import definition_tokens, node_hash
 from .holds import dispatched
 from .live import read_held, read_live
@@ -226,6 +226,7 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
     seen = {id(fn), id(target_of(fn))}
     queue = list(root.reached)
     found: dict[str, list[str]] = {}
+    wheres: dict[str, str] = {}
     while queue:
         obj = queue.pop(0)
         if id(obj) in seen:
@@ -239,16 +240,17 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
         sub = _analyse(obj, role="helper", named=False)
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
         found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
+        wheres.update((k, v) for k, v in sub.parts.items() if k.startswith(WHERE))
         queue.extend(sub.reached)
     # Two helpers with one identity (two module-level lambdas): keep both.
-    return {k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}
+    return {**{k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}, **wheres}
 
 
 # ---------------------------------------------------------------- helpers
 
 
 def _flatten(parts: Mapping[str, str]) -> list[str]:
-    return [x for k in sorted(parts) for x in (k, parts[k])]
+    return [x for k in sorted(parts) if not k.startswith(WHERE) for x in (k, parts[k])]
 
 
 #: A part a workflow's definition records for each step (never hashed: the
@@ -283,7 +285,17 @@ def describe_change(old_parts: Mapping[str, str], new_parts: Mapping[str, str]) 
     else:
         keys = _ordered(old_parts, new_parts)
         said += [_describe_key(k, old_parts.get(k), new_parts.get(k)) for k in keys]
+        said += [_describe_where(k, old_parts.get(k), new_parts.get(k)) for k in _wheres(old_parts, new_parts)]
     return "; ".join(s for s in said if s) or "no change"
+
+
+def _wheres(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
+    return sorted(k for k in set(a) | set(b) if k.startswith(WHERE) and a.get(k) != b.get(k))
+
+
+def _describe_where(key: str, old: str | None, new: str | None) -> str:
+    # Which modules a process loaded decides it: the usual cause when the code did not change.
+    return f"{key[len(WHERE):]} is set by code of other loaded modules: {old or 'none'} when recorded, {new or 'none'} now"
 
 
 def _version_change(old: str | None, new: str | None) -> str:
@@ -296,7 +308,7 @@ def _version_change(old: str | None, new: str | None) -> str:
 
 def _ordered(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
     order = {"code": 0, "defaults": 1, "closure": 2, "bound": 3}
-    keys = (set(a) | set(b)) - {IDENTITY}
+    keys = {k for k in set(a) | set(b) if not k.startswith(WHERE)} - {IDENTITY}
     return sorted(keys, key=lambda k: (order.get(k, 4), k))
 
 

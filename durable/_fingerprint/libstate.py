@@ -19,12 +19,14 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
+from .analysis import WHERE
 from .bindings import _body, _cells_of, module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
 from .loaded import Users, loaded_state
-from .source import current_text, parse, rewritten_by_pytest
+from .reach import module_label
+from .source import current_text, parse, rewritten_by_pytest, source_of
 from .values import hash_tokens
 from .witness import Witness, recording, witnessed
 
@@ -42,7 +44,17 @@ def library_parts(namespace: Mapping[str, Any], modules: Iterable[str]) -> dict[
         if module and not isinstance(witnessed(import_user_module, module), types.ModuleType):
             if changed := _anywhere(namespace, module):
                 parts[f"global:{module} state"] = hash_tokens(changed)
+                if setters := _setters(namespace, module):
+                    parts[f"{WHERE}{module} state"] = setters
     return parts
+
+
+def _setters(namespace: Mapping[str, Any], module: str) -> str:
+    """The other loaded modules whose statements `_loaded` counted, for a
+    refusal to name (a script that seeds, resumed by `durable run`)."""
+    kept = _LOADED.get((id(loaded_state()), module))
+    own = namespace.get("__name__")
+    return ", ".join(sorted({module_label(n) for n in kept[2] if n != own})) if kept else ""
 
 
 def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
@@ -54,6 +66,8 @@ def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
     when it changes a global a step reads (`elsewhere`), and passed over
     when not. The loaded modules' are worked out once per set of them
     (`loaded_state`) and library, not for each function reading it."""
+    if module.partition(".")[0] == "durable":  # as `library_state` tells, before a module is read
+        return []
     found = _of_module(namespace, module, mine=True)
     others: list[str] = witnessed(_loaded, witnessed(loaded_state), module)
     return found + others
@@ -67,16 +81,30 @@ def _loaded(users: Users, module: str) -> list[str]:
         if len(_LOADED) >= 256:
             _LOADED.clear()
         with recording(Witness()):
-            hashes = sorted(h for m in users[1] for h in _other(vars(m), module))
-        kept = _LOADED[(id(users), module)] = (users, hashes)
+            found = [(m.__name__, _other(vars(m), module)) for m in users[1]]
+        hashes = sorted(h for _, some in found for h in some)
+        kept = _LOADED[(id(users), module)] = (users, hashes, [name for name, some in found if some])
     return kept[1]
 
 
-# (id of a `loaded_state`, a library) -> (that state, the hashes its modules' statements setting it give)
-_LOADED: dict[tuple[int, str], tuple[object, list[str]]] = {}
+# (id of a `loaded_state`, a library) -> (that state, the hashes its modules' statements
+# setting it give, the names of those modules)
+_LOADED: dict[tuple[int, str], tuple[object, list[str], list[str]]] = {}
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
+    """Another module's text is looked into before it is checked against its
+    running code: that check compiles the whole module (a test module's
+    with pytest's assertion rewriting too, ~40 ms) and most modules set no
+    library's state. The answer is the same: an edited one whose text now
+    sets none is passed over by `_of_module` as well."""
+    filename = space.get("__file__")
+    if _cell_statements(space) is None and isinstance(filename, str):
+        src = source_of(filename, space)
+        if module.partition(".")[0] not in src.text or src.tree is None:  # no import of it
+            return []
+        if not any(_sets_for_all(s, module) for s in _state_in(tuple(src.tree.body), space, module)):
+            return []
     return _of_module(space, module, mine=False)
 
 

@@ -204,7 +204,7 @@ def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
         return hashed  # type: ignore[no-any-return]
     found = binding_statements(name, scope.namespace, scope.checked_file)
     # `settings.RATES = [3]` in another module: settings' statements do not show it.
-    elsewhere = elsewhere_of(scope.namespace, name)
+    elsewhere = elsewhere_of(scope.namespace, name, out.parts)
     if found is None:
         found = binding_statements("*", scope.namespace, scope.checked_file) or []
         for stmt in found:  # `from c import *`: X is c's
