@@ -8,6 +8,7 @@ and on S3. (A guard: it held.)"""
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-
-pytestmark = pytest.mark.slow
 
 SCRIPT = """
 import os, signal
@@ -64,26 +63,38 @@ main()
 """
 
 
-@pytest.mark.parametrize("kind", ["local", "s3"])
-def test_a_second_signal_at_the_record_write(
-    tmp_path: Path, request: pytest.FixtureRequest, kind: str
-) -> None:
+EXPECTED = [
+    # Before: step 1's record never landed, and it runs again, once.
+    "STOPPED 143",
+    "DONE|1|2|0 in stopped|1 in resumed|2 in resumed",
+    # After: it landed, and is replayed.
+    "STOPPED 143",
+    "DONE|2|1|0 in stopped|1 in stopped|2 in resumed",
+]
+COUNTS = ["0", "1", "1", "2", "0", "1", "2"]  # the run stopped before its record, then after
+
+
+@pytest.mark.slow
+def test_on_s3(tmp_path: Path, s3_url: str, s3_env: dict[str, str]) -> None:
     script, log = tmp_path / "stop.py", tmp_path / "count.log"
     script.write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log))
-    if kind == "s3":
-        env.update(request.getfixturevalue("s3_env"), STORE=request.getfixturevalue("s3_url"))
-    else:
-        env.update(STORE=str(tmp_path / "store"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), STORE=s3_url, **s3_env)
     done = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
     )
-    assert done.stdout.splitlines() == [
-        # Before: step 1's record never landed, and it runs again, once.
-        "STOPPED 143",
-        "DONE|1|2|0 in stopped|1 in resumed|2 in resumed",
-        # After: it landed, and is replayed.
-        "STOPPED 143",
-        "DONE|2|1|0 in stopped|1 in stopped|2 in resumed",
-    ], done.stderr
-    assert log.read_text().split() == ["0", "1", "1", "2", "0", "1", "2"]
+    assert done.stdout.splitlines() == EXPECTED, done.stderr
+    assert log.read_text().split() == COUNTS
+
+
+def test_on_a_local_store_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same script run here (the signals are real, sent to this process)."""
+    script, log = tmp_path / "stop.py", tmp_path / "count.log"
+    script.write_text(SCRIPT)
+    monkeypatch.setenv("COUNT_LOG", str(log))
+    monkeypatch.setenv("STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("PHASE", "")
+    runpy.run_path(str(script), run_name="stop43_here")
+    assert capsys.readouterr().out.splitlines() == EXPECTED
+    assert log.read_text().split() == COUNTS
