@@ -1,12 +1,13 @@
 """Left open (strict xfail): a segment PUT of a holder stalled between its
-lease check and the write (SIGSTOP at its release's flush), landing after
+lease check and the write (SIGSTOP at its release's flush), or a record's
+PUT for a step that then fails in the new run, landing after
 `durable rm` removed the run and another process started it afresh. Segment
 numbers start again at 1 in the new run, so the late segment (the removed
 run's next number) is read as one of the new run's, its entries applied
 after the new holder's own: a resume of the new run replays the removed
 run's outputs, for a step that failed in the new run too. A late single
-record is replaced by the new holder (`test_hunt43_late_record`); a late
-segment needs the reader to tell one incarnation of a run id from another
+record at a name the new holder writes is replaced (`test_hunt43_late_record`);
+the rest needs the reader to tell one incarnation of a run id from another
 (an incarnation token in segment names or in the manifest), not done yet.
 
 The late PUT is played here by writing the bytes the removed run's holder
@@ -48,16 +49,20 @@ def late_seg43() -> list[str]:
     return [first, late_seg(1), late_seg(2)]
 
 
-@pytest.mark.xfail(strict=True, reason="a removed run's late segment is read as the new run's")
-def test_a_removed_runs_late_segment_is_not_replayed_in_the_new_run(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.xfail(strict=True, reason="a removed run's late write is read as the new run's")
+@pytest.mark.parametrize("late", ["segment", "single"])
+def test_a_removed_runs_late_write_is_not_replayed_in_the_new_run(
+    monkeypatch: pytest.MonkeyPatch, late: str
 ) -> None:
     wf = late_seg43.with_options(store=store)
     monkeypatch.setenv("HUNT43_RUN", "removed")
     assert wf() == ["0 of run removed", "1 of run removed", "2 of run removed"]
     (segment,) = [k for k in store.list("") if "/segments/" in k]
-    late_key = segment.rsplit("/", 2)[0] + "/" + segment_name(2, 2)
-    LATE[late_key] = store.get(segment) or b""
+    if late == "segment":  # the removed run's next flush
+        LATE[segment.rsplit("/", 2)[0] + "/" + segment_name(2, 2)] = store.get(segment) or b""
+    else:  # its record of step 2, which fails in the new run: nothing of that run replaces it
+        single = store.peek_records("late_seg43", "r")["steps/00000002"]
+        LATE[segment.rsplit("/", 2)[0] + "/steps/00000002"] = single
     wf.delete("r")
     monkeypatch.setenv("HUNT43_RUN", "new")
     monkeypatch.setenv("HUNT43_FAIL", "1")
