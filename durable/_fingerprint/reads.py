@@ -61,7 +61,7 @@ from .imports import (
 from .kept import kept_state, only_written, written_by_steps
 from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
-from .outsidevalues import defaults_from_outside, made_from_outside
+from .madewith import defaults_from_outside, held_contents, made_from_outside
 from .ownpath import changed_apart, made_from_own_path, path_tokens
 from .reach import _MISSING, _cell_value, _followable, class_member, code_objects, module_label
 from .source import source_of
@@ -327,3 +327,4 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
             _statement_reads(f"{fn.__qualname__}()", list(calls), where, out)
             out.parts.update(made_from_outside(fn, kept, [], where.namespace, where.checked_file, calls))
             out.parts["made"] = hash_tokens([out.parts.get("made", ""), *map(node_hash, calls)])
+        out.parts.update({} if names or found else held_contents(fn, kept))  # `def main(): mk([1])(5)`
