@@ -95,6 +95,30 @@ def test_dbos_factory_workflow_made_in_a_function_counts_what_it_holds() -> None
     assert CALLS == {"unnamed1": 1}
 
 
+def test_dbos_workflow_in_a_test_function_reading_what_its_step_fills_replays() -> None:
+    """DBOS's tests keep what the steps did in a list of the test function
+    that the workflow reads: that list is the program's state, filled by a
+    step the workflow holds, not what the workflow was made with, so the
+    completed run called again replays, executing nothing."""
+    results: list[int] = []
+
+    @durable.step
+    def fill(i: int) -> int:
+        CALLS["fill"] += 1
+        results.append(i)
+        return i
+
+    @durable.workflow(run_id="seventeenth-fills")
+    def wf() -> int:
+        for i in range(3):
+            fill(i)
+        return len(results)
+
+    assert wf() == 3
+    assert wf() == 3
+    assert CALLS == {"fill": 3}
+
+
 MAIN = """
 import os
 import durable
