@@ -75,3 +75,31 @@ def test_dbos_child_workflow_of_a_given_id_filling_state_reruns_its_steps() -> N
     assert parent_of_named.with_options(on_change="rerun")() == "k"
     assert parent_of_named() == "k"
     assert CALLS["stash"] == 2
+
+
+@durable.step(cache=True)
+def swapped(x: int) -> int:
+    CALLS["swapped"] += 1
+    return x
+
+
+def _writing(x: int) -> int:  # the code %autoreload puts in `swapped`
+    CALLS["swapped"] += 1
+    STATE["w"] = x
+    return x
+
+
+def test_joblib_memory_sees_the_code_swapped_into_a_cached_function(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """joblib's test_memory.py `test_func_dir`/code-change detection, with
+    the code swapped in place (%autoreload): whether a cached step writes
+    what another step reads is decided once per code, so the new code,
+    which writes `STATE` (read by `known`), is not served from the cache:
+    it runs at each call, with a warning."""
+    assert swapped(1) == swapped(1) == 1
+    assert CALLS["swapped"] == 1
+    monkeypatch.setattr(swapped.__wrapped__, "__code__", _writing.__code__)  # type: ignore[attr-defined]
+    with pytest.warns(UserWarning, match="STATE"):
+        assert swapped(1) == swapped(1) == 1
+    assert CALLS["swapped"] == 3 and STATE == {"w": 1}
