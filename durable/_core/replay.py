@@ -24,11 +24,7 @@ from .._storage.keys import (
     top_level,
 )
 from .._storage.noted import carry
-from .._storage.records import (
-    StepRecord,
-    seal_record,
-    unseal,
-)
+from .._storage.records import StepRecord, seal_record, unseal
 from .._storage.timers import timer_of
 from ..errors import (
     ConfigurationError,
