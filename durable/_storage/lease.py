@@ -158,7 +158,11 @@ class FileLease:
         may lock the new one."""
         if self.fd is None or self.lost:
             raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
-        if not _is_at(self.ident, self._stat_path):
+        try:  # `_is_at`, inline: twice a recorded step
+            st = os.stat(self._stat_path)
+        except FileNotFoundError:
+            st = None
+        if st is None or st.st_ino != self.ident[1] or st.st_dev != self.ident[0]:
             raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
 
     def release(self, *, delete: bool = False) -> None:
@@ -199,7 +203,7 @@ def _ident(st: os.stat_result) -> tuple[int, int]:
 def _is_at(ident: tuple[int, int], path: str | bytes) -> bool:
     """Whether path still names the file whose identity is ident."""
     try:
-        st = os.stat(path)  # twice a step: `_ident` inline
+        st = os.stat(path)  # `_ident` inline (and this whole check in `FileLease.check`)
     except FileNotFoundError:
         return False
     return st.st_ino == ident[1] and st.st_dev == ident[0]
