@@ -24,6 +24,7 @@ from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
 from .analysis import Analysis
 from .canon import definition_tokens, node_hash
+from .heldmodules import partial_bound, read_held
 from .holds import dispatched
 from .passes import one_pass
 from .reach import (
@@ -113,10 +114,10 @@ def combine(identity: str, own: str, children: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------- analysis
 
 
-def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
+def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | None = None) -> Analysis:
     if isinstance(fn, functools.partial):
         witnessed(_partial_state, fn)
-        inner = _analyse(fn.func, role=role, named=named)
+        inner = _analyse(fn.func, role=role, named=named, passed=partial_bound(fn))
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
         return inner
@@ -138,6 +139,7 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
     out.reached.extend(state[4 + state[3] :])  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
+    read_held(target, nodes, code, out, passed or {})  # `settings.THRESHOLD` of a held module
     return out
 
 
