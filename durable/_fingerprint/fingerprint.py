@@ -44,6 +44,7 @@ from .source import (
     source_of,
     stale_source,
 )
+from .spelled import read_spelled
 from .values import _live_tokens, hash_tokens
 from .witness import live_state, witnessed
 
@@ -140,6 +141,7 @@ def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | 
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
     read_held(target, nodes, code, out, passed or {})  # `settings.THRESHOLD` of a held module
+    read_spelled(target, nodes, code, out)  # `getattr(settings, NAME)`
     return out
 
 
