@@ -1,9 +1,12 @@
 """A module a function holds rather than names: in a closure cell (a step
-made by a factory, `make(settings)`; a helper made so), as a helper's
+made by a factory, `make(settings)`; a helper made so), in its class
+(`self.settings.THRESHOLD`), as a helper's
 default (`def h(x, settings=settings)`) or in a `functools.partial`'s
-arguments (`h = partial(impl, settings)`). `main()` sets
-`settings.THRESHOLD = 2` at run time: read through such a name, the value
-counted as `module:settings` alone and the resume replayed what 1 gave.
+arguments (`h = partial(impl, settings)`); or finds by a string
+(`getattr(settings, NAME)`, `importlib.import_module(NAME).THRESHOLD`).
+`main()` sets `settings.THRESHOLD = 2` at run time: read through such a
+name, the value counted as `module:settings` alone (or the module by its
+statements) and the resume replayed what 1 gave.
 Read like a module imported at module level (`settings.THRESHOLD` by its
 value now), it is refused; the same value replays. Each case runs twice
 in a process of its own (`twice`)."""
@@ -20,7 +23,7 @@ from tests.scripts import twice
 pytestmark = pytest.mark.slow
 
 FLOW = """
-import functools, os, durable
+import functools, importlib, os, durable
 import settings as _settings
 {head}
 
@@ -50,6 +53,19 @@ def make(settings):
 
 s = make(_settings)
 """,
+    # A method step reading a module its class holds, through `self`.
+    "class_attribute": """
+class Scorer:
+    settings = _settings
+
+    @durable.step
+    def s(self, x):
+        with open(os.environ["COUNT_FILE"], "a") as f:
+            f.write("s\\n")
+        return x * self.settings.THRESHOLD
+
+s = Scorer().s
+""",
     # A helper made by a factory, a helper's default, a partial's argument.
     "helper_closure": """
 def make(settings):
@@ -68,6 +84,20 @@ def impl(settings, x):
     return x * settings.THRESHOLD
 
 h = functools.partial(impl, _settings)
+""",
+    # An attribute or a module found by a string a global holds: counted as the
+    # module was read whole (its statements), not by the value now.
+    "getattr_name": """
+NAME = "THRESHOLD"
+
+def h(x):
+    return x * getattr(_settings, NAME)
+""",
+    "import_module_name": """
+NAME = "settings"
+
+def h(x):
+    return x * importlib.import_module(NAME).THRESHOLD
 """,
 }
 STEP = f"""
@@ -93,7 +123,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for name, head in CASES.items():
         for how in ("edited", "same"):
             folder = tmp_path_factory.mktemp(name)
-            body = head if name == "closure" else head + STEP
+            body = head if name in ("closure", "class_attribute") else head + STEP
             (folder / "flow.py").write_text(FLOW.format(head=body))
             (folder / "settings.py").write_text("THRESHOLD = 1\n")
             folders[f"{name}:{how}"] = folder

@@ -19,8 +19,10 @@ from typing import Any
 
 from .analysis import Analysis
 from .canon import chains_of
-from .reach import _cell_value
+from .imports import user_class
+from .reach import _cell_value, class_member
 from .reads import _count, _rebound, _resolve, _Scope
+from .witness import witnessed
 
 
 def read_held(
@@ -29,11 +31,16 @@ def read_held(
     """Count the chains of `nodes` that start at a name holding a module
     (`held_modules`); `bound`: what a partial passes by parameter name."""
     held = held_modules(fn, code, bound)
-    if not held:
+    owner = witnessed(_owner, fn, code)  # `self.cfg.THRESHOLD`, `cfg = settings` in its class
+    if not held and owner is None:
         return
     module = _Scope(getattr(fn, "__globals__", {}), True, code.co_filename)
     done: set[tuple[str, ...]] = set()
     for chain in chains_of(tuple(nodes)):
+        if owner is not None and len(chain) > 1 and chain[0] == code.co_varnames[0]:
+            found = witnessed(class_member, owner, chain[1])
+            if isinstance(found, types.ModuleType):  # as if held by that name
+                held, chain = {**held, chain[1]: found}, chain[1:]
         if chain[0] not in held:
             continue
         path, obj, scope = _resolve(_Scope(held, False), chain)
@@ -57,6 +64,18 @@ def held_modules(fn: Any, code: types.CodeType, bound: Mapping[str, object]) -> 
     found.update(getattr(fn, "__kwdefaults__", None) or {})
     found.update(bound)
     return {k: v for k, v in found.items() if isinstance(v, types.ModuleType)}
+
+
+def _owner(fn: Any, code: types.CodeType) -> type | None:
+    """The class of the user's own code a method is defined in (by its
+    qualified name), when it takes `self` or `cls` first; else None."""
+    parts = str(getattr(fn, "__qualname__", "")).split(".")
+    if len(parts) < 2 or "<locals>" in parts or not code.co_argcount:
+        return None
+    obj: Any = getattr(fn, "__globals__", {}).get(parts[0])
+    for part in parts[1:-1]:
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) and user_class(obj) else None
 
 
 def partial_bound(fn: Any) -> dict[str, object]:
