@@ -1,6 +1,6 @@
 """A module a function holds rather than names: in a closure cell (a step
 made by a factory, `make(settings)`; a helper made so), in its class
-(`self.settings.THRESHOLD`), as a helper's
+(`self.settings.THRESHOLD`; an instance's too), as a helper's
 default (`def h(x, settings=settings)`) or in a `functools.partial`'s
 arguments (`h = partial(impl, settings)`); or finds by a string
 (`getattr(settings, NAME)`, `importlib.import_module(NAME).THRESHOLD`).
@@ -84,6 +84,39 @@ def impl(settings, x):
     return x * settings.THRESHOLD
 
 h = functools.partial(impl, _settings)
+""",
+    # A class a factory's closure holds, whose attribute holds the module; an
+    # instance's attribute, through a bound method or a global instance.
+    "closure_class": """
+class Holder:
+    settings = _settings
+
+def make(klass):
+    def h(x):
+        return x * klass.settings.THRESHOLD
+    return h
+
+h = make(Holder)
+""",
+    "bound_method": """
+class Holder:
+    def __init__(self, settings):
+        self.settings = settings
+
+    def h(self, x):
+        return x * self.settings.THRESHOLD
+
+h = Holder(_settings).h
+""",
+    "global_instance": """
+class Holder:
+    def __init__(self, settings):
+        self.settings = settings
+
+HOLDER = Holder(_settings)
+
+def h(x):
+    return x * HOLDER.settings.THRESHOLD
 """,
     # An attribute or a module found by a string a global holds: counted as the
     # module was read whole (its statements), not by the value now.

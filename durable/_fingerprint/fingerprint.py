@@ -24,7 +24,7 @@ from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
 from .analysis import Analysis
 from .canon import definition_tokens, node_hash
-from .heldmodules import partial_bound, read_held
+from .heldmodules import partial_bound, read_held, self_bound
 from .holds import dispatched
 from .passes import one_pass
 from .reach import (
@@ -122,6 +122,8 @@ def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | 
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
         return inner
+    if passed is None and isinstance(fn, types.MethodType):
+        passed = self_bound(fn)  # `self.cfg.THRESHOLD` of its instance
     state = witnessed(function_state, fn)
     target, code, globs = state[:3]
     if not isinstance(code, types.CodeType):
