@@ -47,7 +47,10 @@ def merge_arguments(
     merged = dict(recorded)
     if given is not None:
         merged.update(given.arguments)
+    # The run's arguments it could not record: an override cannot be merged into them.
+    unknown = {n: d for n, d in (digests or {}).items() if n not in merged}
     touched = {_override(sig, merged, name, value) for name, value in overrides.items()}
+    _merged_blind(fn, sig, merged, touched & unknown.keys(), overrides, unknown)
     bound = inspect.BoundArguments(sig, merged)  # type: ignore[arg-type,unused-ignore]
     # Under a wrapper that fills what a call leaves out (a `Forwarded`
     # signature), the wrapper's default is the one the body gets, not the
@@ -108,6 +111,43 @@ def _override(sig: inspect.Signature, merged: dict[str, Any], name: str, value: 
         value = {**base, **value}
     merged[name] = value
     return name
+
+
+def _merged_blind(
+    fn: Callable[..., Any],
+    sig: inspect.Signature,
+    merged: dict[str, Any],
+    names: set[str],
+    overrides: Mapping[str, Any],
+    unknown: Mapping[str, str],
+) -> None:
+    """Refuse a merge of overrides into an argument the run could not
+    record (`_override` merged them into the parameter's default, or into
+    no `**kwargs` at all): the result mixes in values the run was never
+    called with. It stands when the default it was merged into is the
+    run's value (its recorded digest); the override replaces it when it is
+    that value whole."""
+    for name in sorted(names):
+        param = sig.parameters[name]
+        var = param.kind is param.VAR_KEYWORD
+        base: Any = {} if var else param.default
+        if not var and not (isinstance(base, dict) and isinstance(overrides.get(name), dict)):
+            continue  # replaced whole, not merged
+        if value_digest(base) == unknown[name]:
+            continue  # called with the default: merged into it
+        whole = merged[name] if var else overrides[name]  # no `**kwargs` recorded: only the overrides
+        # Without a digest (a lock in it) it cannot be told the run's: it is
+        # the value given, as any other argument the run could not record is.
+        if is_token(unknown[name]) or value_digest(whole) == unknown[name]:
+            merged[name] = whole  # the run's very value, not merged into the default
+            continue
+        given = "keyword arguments" if var else "a dict"
+        raise ConfigurationError(
+            f"{getattr(fn, '__qualname__', fn)}: {given} given for {name} on resume cannot be merged "
+            f"into the run's value of {name}: the run could not record it (it could not be "
+            f"serialised), and the default is not what the run was called with. Pass {name} "
+            "whole, as the run was called with it (or restart). Nothing was executed."
+        )
 
 
 def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> inspect.Signature:

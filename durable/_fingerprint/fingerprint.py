@@ -24,6 +24,7 @@ from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
 from .analysis import WHERE, Analysis
 from .canon import definition_tokens, node_hash
+from .heldmodules import partial_bound, read_held, self_bound
 from .holds import dispatched
 from .live import read_held, read_live
 from .passes import one_pass
@@ -44,6 +45,7 @@ from .source import (
     source_of,
     stale_source,
 )
+from .spelled import read_spelled
 from .values import _live_tokens, hash_tokens
 from .witness import live_state, witnessed
 
@@ -114,14 +116,16 @@ def combine(identity: str, own: str, children: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------- analysis
 
 
-def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
+def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | None = None) -> Analysis:
     if isinstance(fn, functools.partial):
         witnessed(_partial_state, fn)
-        inner = _analyse(fn.func, role=role, named=named)
+        inner = _analyse(fn.func, role=role, named=named, passed=partial_bound(fn))
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
         read_held("bound:", [*fn.args, *fn.keywords.values()], inner)  # `partial(lookup, REG)`
         return inner
+    if passed is None and isinstance(fn, types.MethodType):
+        passed = self_bound(fn)  # `self.cfg.THRESHOLD` of its instance
     state = witnessed(function_state, fn)
     target, code, globs = state[:3]
     if not isinstance(code, types.CodeType):
@@ -140,6 +144,8 @@ def _analyse(fn: Any, *, role: str, named: bool) -> Analysis:
     out.reached.extend(state[4 + state[3] :])  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
+    read_held(target, nodes, code, out, passed or {})  # `settings.THRESHOLD` of a held module
+    read_spelled(target, nodes, code, out)  # `getattr(settings, NAME)`
     return out
 
 
