@@ -1,14 +1,12 @@
 """Fingerprints of steps and workflows (pure: stdlib, `durable.errors` and siblings).
 
 A fingerprint is 12 hex digits of SHA-256 over a function's identity and its
-*parts*: the canonical AST of its source (see `canon`; the source is
-checked to be that of the running code, see `source`), the names it reads
-(see `reads` for how each counts), its default and closure values and,
-when `deep`, the same for the plain functions of the user's own code it
-reaches. The parts are kept so that a mismatch can say what kind of change
-happened. Values are tokenised in `values`; what a function reaches
-without reading its source (and `referenced_objects`, for the engine) is in
-`reach`.
+*parts*: the canonical AST of its source (`canon`; checked to be that of the
+running code, `source`), the names it reads (`reads`: how each counts), its
+default and closure values (`live`, `heldmodules`) and, when `deep`, the same
+for the plain functions of the user's own code it reaches. The parts are kept
+so that a mismatch can say what changed. Values are tokenised in `values`;
+what a function reaches without reading its source is in `reach`.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
 from .analysis import WHERE, Analysis
 from .canon import definition_tokens, node_hash
-from .heldmodules import partial_bound, read_held, self_bound
+from .heldmodules import partial_bound, read_held_modules, self_bound
 from .holds import dispatched
 from .live import read_held, read_live
 from .passes import one_pass
@@ -144,7 +142,7 @@ def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | 
     out.reached.extend(state[4 + state[3] :])  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
-    read_held(target, nodes, code, out, passed or {})  # `settings.THRESHOLD` of a held module
+    read_held_modules(target, nodes, code, out, passed or {})  # `settings.THRESHOLD` of a held module
     read_spelled(target, nodes, code, out)  # `getattr(settings, NAME)`
     return out
 

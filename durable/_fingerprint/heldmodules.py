@@ -29,7 +29,7 @@ from .witness import witnessed
 _SELF = "__self__"  # a bound method's instance, in `bound`
 
 
-def read_held(
+def read_held_modules(
     fn: Any, nodes: list[ast.AST], code: types.CodeType, out: Analysis, bound: Mapping[str, object]
 ) -> None:
     """Count the chains of `nodes` that start at a name holding a module
