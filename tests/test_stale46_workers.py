@@ -1,0 +1,73 @@
+"""A process pool's worker imports the item function's module itself: when
+the file was edited after the workflow process imported it (a user's edit
+while a long fan-out runs), a worker started later (`max_tasks_per_child`,
+a replaced worker, a Dask worker restarted) computed its items with the
+edited code, and the block was recorded under the fingerprint of the code
+the run had loaded: the edit undone, a re-call replayed values of code that
+no longer exists. A worker now checks that the code it loaded has the
+fingerprint the workflow process took; other code refuses the item."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import twice
+
+pytestmark = pytest.mark.slow
+
+WORK = '''
+import os
+from pathlib import Path
+from helpers import h
+
+def f(x):
+    with open(os.environ["COUNT_FILE"], "a") as fh:
+        fh.write("f\\n")
+    if os.environ.get("EDIT"):  # the user's edit, made while the block runs
+        Path("helpers.py").write_text("def h(x):\\n    return x * 7\\n")
+    return h(x)
+'''
+
+FLOW = '''
+import concurrent.futures as cf, multiprocessing as mp
+import durable, work
+
+@durable.workflow(run_id="r1")
+def wf():
+    # A worker for each item, started from scratch: it imports work.py anew.
+    ctx = mp.get_context("spawn")
+    with cf.ProcessPoolExecutor(1, mp_context=ctx, max_tasks_per_child=1) as pool:
+        return durable.loop_over(work.f, [1, 2], executor=pool, max_concurrency=1)
+'''
+
+RUN = '''
+import durable, flow
+try:
+    print("value", flow.wf())
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+'''
+
+
+def test_a_worker_that_loaded_edited_code_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "work.py").write_text(WORK)
+    (folder / "flow.py").write_text(FLOW)
+    helpers = folder / "helpers.py"
+    helpers.write_text("def h(x):\n    return x * 2\n")
+
+    def undo(name: str, where: Path) -> dict[str, str]:
+        helpers.write_text("def h(x):\n    return x * 2\n")
+        return {}
+
+    first, after_first, second, after_second = twice({"p": folder}, RUN, undo, {"EDIT": "1"})["p"]
+    # Item 2's worker loaded h as `x * 7`: its value was recorded as [2, 14].
+    assert "value [2, 14]" not in first and "refused" in first, first
+    assert "worker" in first and "work.f" in first, first
+    assert after_first == ["f"]  # item 2 never ran its edited code
+    # The code as the run loaded it, run afresh: what a fresh run computes.
+    assert "value [2, 4]" in second, second
+    assert after_second == ["f", "f", "f"]
