@@ -71,3 +71,55 @@ def test_a_worker_that_loaded_edited_code_is_refused(tmp_path: Path) -> None:
     # The code as the run loaded it, run afresh: what a fresh run computes.
     assert "value [2, 4]" in second, second
     assert after_second == ["f", "f", "f"]
+
+
+STEP_WORK = '''
+import os, durable
+from helpers import h
+
+@durable.step
+def s(x):
+    with open(os.environ["COUNT_FILE"], "a") as fh:
+        fh.write("s\\n")
+    return h(x)
+'''
+
+STEP_FLOW = '''
+import concurrent.futures as cf, multiprocessing as mp, os
+from pathlib import Path
+import durable, work
+
+@durable.step
+def first():
+    if os.environ.get("EDIT"):  # the user's edit, after the run started
+        Path("helpers.py").write_text("def h(x):\\n    return x * 7\\n")
+    return 0
+
+@durable.workflow(run_id="r1")
+def wf():
+    first()
+    with cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        return durable.loop_over(work.s, [1, 2], executor=pool)
+'''
+
+
+def test_a_step_whose_file_was_edited_since_the_run_started_is_refused_on_a_worker(tmp_path: Path) -> None:
+    """The block of a step takes the step's fingerprint as of the run's
+    start; this process can no longer fingerprint the edited file, and no
+    check was made: the worker's items came from the edited code."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "work.py").write_text(STEP_WORK)
+    (folder / "flow.py").write_text(STEP_FLOW)
+    helpers = folder / "helpers.py"
+    helpers.write_text("def h(x):\n    return x * 2\n")
+
+    def undo(name: str, where: Path) -> dict[str, str]:
+        helpers.write_text("def h(x):\n    return x * 2\n")
+        return {}
+
+    first, after_first, second, after_second = twice({"p": folder}, RUN, undo, {"EDIT": "1"})["p"]
+    assert "value [7, 14]" not in first and "refused" in first, first
+    assert after_first == []
+    assert "value [2, 4]" in second, second
+    assert after_second == ["s", "s"]

@@ -31,6 +31,16 @@ def code_of(fn: Callable[..., Any]) -> str | None:
         return None
 
 
+# What the workflow process sends when it cannot establish fn's code now (a
+# step's file edited since the run took its fingerprint): no worker matches it.
+UNKNOWN = "(not established: its file was edited since the run imported it)"
+
+
+def code_for_workers(fn: Callable[..., Any]) -> str:
+    """What the workflow process sends its workers to check (`check_loaded`)."""
+    return code_of(fn) or UNKNOWN
+
+
 class WorkerCodeChanged(DefinitionChangedError):
     """A worker loaded other code for the item function than the run
     fingerprinted: its items are not computed (and never recorded)."""
@@ -41,8 +51,8 @@ class WorkerCodeChanged(DefinitionChangedError):
         self.changed_steps, self.changed_arguments = {fn: "edited after this run imported it"}, {}
         DurableError.__init__(
             self,
-            f"a loop_over worker loaded {fn} with fingerprint {loaded[:12]}, but the workflow "
-            f"process fingerprinted it as {taken[:12]}: its source (or a helper's) was edited "
+            f"a loop_over worker loaded {fn} with fingerprint {_short(loaded)}, but the workflow "
+            f"process has {_short(taken)}: its source (or a helper's) was edited "
             "after the run imported it, and the worker imported the edited file. The item was "
             "not computed. Run again once the code is as you want it (a new process imports it).",
         )
@@ -55,7 +65,7 @@ class WorkerCodeChanged(DefinitionChangedError):
 _loaded: dict[str, Callable[[Any], Any]] = {}
 
 
-def loaded(token: str, blob: bytes, taken: str | None) -> Callable[[Any], Any]:
+def worker_fn(token: str, blob: bytes, taken: str | None) -> Callable[[Any], Any]:
     """The block's function in this worker, checked (`check_loaded`) before its first item."""
     fn = _loaded.get(token)
     if fn is None:
@@ -92,6 +102,10 @@ def _by_value(fn: Callable[..., Any]) -> bool:
     for part in str(getattr(inner, "__qualname__", "")).split("."):
         found = getattr(found, part, None)
     return getattr(found, "__wrapped__", found) is not getattr(inner, "__wrapped__", inner) and found is not inner
+
+
+def _short(fingerprint: str) -> str:
+    return fingerprint if fingerprint.startswith("(") else fingerprint[:12]
 
 
 def _name(fn: Callable[..., Any]) -> str:
