@@ -9,10 +9,14 @@ fingerprint the workflow process took; other code refuses the item."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import importlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import durable
 from tests.scripts import twice
 
 pytestmark = pytest.mark.slow
@@ -123,3 +127,42 @@ def test_a_step_whose_file_was_edited_since_the_run_started_is_refused_on_a_work
     assert after_first == []
     assert "value [2, 4]" in second, second
     assert after_second == ["s", "s"]
+
+
+class Inline(cf.Executor):
+    """An executor that is not a thread pool (the items travel pickled, as
+    to a process) and runs each task here at once: counts the tasks."""
+
+    def __init__(self) -> None:
+        self.tasks = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        self.tasks += 1
+        done: cf.Future[Any] = cf.Future()
+        done.set_result(fn(*args, **kwargs))
+        return done
+
+
+def test_a_worker_refusing_its_code_is_not_tried_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal says the same on every try: the item's retries are not
+    spent on it (a resume with the code as wanted gets them whole)."""
+    (tmp_path / "wmod46.py").write_text(
+        "import durable\n\n@durable.step(retries=2)\ndef s(x):\n    RAN.append(x)\n    return x * 2\n\nRAN = []\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    wmod = importlib.import_module("wmod46")
+    step, pool = wmod.s, Inline()
+
+    @durable.step
+    def first() -> int:  # the user's edit, after the run started
+        (tmp_path / "wmod46.py").write_text((tmp_path / "wmod46.py").read_text().replace("x * 2", "x * 7"))
+        return 0
+
+    @durable.workflow(store=str(tmp_path / "store"))
+    def wf() -> list[int]:
+        first()
+        return durable.loop_over(step, [1], executor=pool)
+
+    with pytest.raises(durable.DefinitionChangedError, match=r"loop_over worker loaded wmod46\.s"):
+        wf()
+    assert wmod.RAN == [] and pool.tasks == 1
