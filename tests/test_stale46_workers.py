@@ -166,3 +166,58 @@ def test_a_worker_refusing_its_code_is_not_tried_again(tmp_path: Path, monkeypat
     with pytest.raises(durable.DefinitionChangedError, match=r"loop_over worker loaded wmod46\.s"):
         wf()
     assert wmod.RAN == [] and pool.tasks == 1
+
+
+ITEM_WORK = '''
+import os
+from pathlib import Path
+
+def f(item):
+    with open(os.environ["COUNT_FILE"], "a") as fh:
+        fh.write("f\\n")
+    if os.environ.get("EDIT"):  # the user's edit of the items' class, while the block runs
+        Path("items.py").write_text(Path("items.py").read_text().replace("* 2", "* 7"))
+    return item.value()
+'''
+
+ITEMS = '''
+class Item:
+    def __init__(self, x):
+        self.x = x
+
+    def value(self):
+        return self.x * 2
+'''
+
+ITEM_FLOW = '''
+import concurrent.futures as cf, multiprocessing as mp
+import durable, work
+from items import Item
+
+@durable.workflow(run_id="r1")
+def wf():
+    ctx = mp.get_context("spawn")
+    with cf.ProcessPoolExecutor(1, mp_context=ctx, max_tasks_per_child=1) as pool:
+        return durable.loop_over(work.f, [Item(1), Item(2)], executor=pool, max_concurrency=1)
+'''
+
+
+def test_an_item_whose_class_a_worker_loaded_edited_is_refused(tmp_path: Path) -> None:
+    """The item's class travels by reference too: its methods count in the
+    item's digest (the identity of the call), and the worker imported them
+    from the edited file."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "work.py").write_text(ITEM_WORK)
+    (folder / "flow.py").write_text(ITEM_FLOW)
+    (folder / "items.py").write_text(ITEMS)
+
+    def undo(name: str, where: Path) -> dict[str, str]:
+        (folder / "items.py").write_text(ITEMS)
+        return {}
+
+    first, after_first, second, after_second = twice({"p": folder}, RUN, undo, {"EDIT": "1"})["p"]
+    assert "value [2, 14]" not in first and "refused" in first, first
+    assert after_first == ["f"]
+    assert "value [2, 4]" in second, second
+    assert after_second == ["f", "f", "f"]

@@ -28,7 +28,7 @@ from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
 from .orphan import leave_if_orphaned
-from .workercode import code_for_workers, worker_fn
+from .workercode import code_for_workers, item_blob, worker_fn, worker_item
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
 # no tracing) and the block's label.
@@ -114,7 +114,7 @@ class RemoteTraceback(Exception):
 def run_pickled(
     token: str,
     fn_blob: bytes,
-    item_blob: bytes,
+    item_travel: tuple[bytes, str | None],
     trace: Trace = NO_TRACE,
     owner: int = 0,
     code: str | None = None,
@@ -126,9 +126,9 @@ def run_pickled(
     leave_if_orphaned(owner)
     try:
         fn = worker_fn(token, fn_blob, code)
+        item = worker_item(item_travel)
     except Exception as exc:
         return _pack_error(exc)
-    item = codec.loads_callable(item_blob)
     leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
     try:
         # Another process: the run's store is not known here, so no cache.
@@ -211,7 +211,7 @@ class FuturesPool:
             ]
         return [
             self.executor.submit(
-                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace, self.owner,
+                run_pickled, self.token, self.blob, item_blob(item), self.trace, self.owner,
                 self.code,
             )
             for item in items
@@ -253,7 +253,7 @@ class DaskPool:
     def submit(self, items: list[Any], scopes: list[ItemScope | None] | None = None) -> list[Any]:
         if not items:
             return []
-        blobs = [codec.dumps_callable(item) for item in items]
+        blobs = [item_blob(item) for item in items]
         n = len(blobs)
         token, blob, trace, code = [self.token] * n, [self.blob] * n, [self.trace] * n, [self.code] * n
         futures = self.client.map(run_pickled, token, blob, blobs, trace, [0] * n, code, pure=False)

@@ -15,8 +15,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .._core.identity import is_token, value_digest
 from .._core.spec import refingerprint, step_spec
 from .._fingerprint.fingerprint import fingerprint_function
+from .._fingerprint.imports import user_module
 from .._storage import codec
 from ..errors import DefinitionChangedError, DurableError
 
@@ -91,6 +93,39 @@ def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
         return
     if loaded != taken:
         raise WorkerCodeChanged(_name(fn), taken, loaded or "(none: its source cannot be read here)")
+
+
+def item_blob(item: Any) -> tuple[bytes, str | None]:
+    """The item's bytes for a worker, with its digest when a class of the
+    user's own code travels in it by reference: the worker imports that
+    class itself, and the item's digest counts its methods' code (UNKNOWN
+    when this process cannot establish it now: no worker matches)."""
+    blob, classes = codec.dumps_noting(item)
+    if not any(_imported_user_class(cls) for cls in set(classes)):
+        return blob, None
+    digest = value_digest(item)
+    return blob, UNKNOWN if is_token(digest) else digest
+
+
+def worker_item(blob: tuple[bytes, str | None]) -> Any:
+    """The item in this worker, its digest checked as `item_blob` took it."""
+    data, taken = blob
+    item = codec.loads_callable(data)
+    if taken is not None:
+        loaded = value_digest(item)
+        if loaded != taken:
+            raise WorkerCodeChanged(f"the class of the item {type(item).__qualname__}", taken, loaded)
+    return item
+
+
+def _imported_user_class(cls: type) -> bool:
+    module = sys.modules.get(cls.__module__)
+    if module is None or cls.__module__ == "__main__":  # a script's class travels by value
+        return False
+    found: Any = module
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls and user_module(module)
 
 
 def _by_value(fn: Callable[..., Any]) -> bool:
