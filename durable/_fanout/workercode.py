@@ -7,7 +7,9 @@ process imported it. A file edited while a long block runs (a worker
 started late, or replaced) would compute items with the edited code under
 the fingerprint of the old: the workflow process sends the fingerprint it
 took, and the worker takes its own of what it loaded before the first item
-(once per worker and block)."""
+(once per worker and block). The same holds for a class of the user's
+code that an item holds: its digest, which counts that class's code, is
+taken on both sides."""
 
 from __future__ import annotations
 
@@ -33,9 +35,10 @@ def code_of(fn: Callable[..., Any]) -> str | None:
         return None
 
 
-# What the workflow process sends when it cannot establish fn's code now (a
-# step's file edited since the run took its fingerprint): no worker matches it.
-UNKNOWN = "(not established: its file was edited since the run imported it)"
+# What the workflow process sends when it cannot establish fn's code (a
+# step's file edited since the run took its fingerprint) or an item's digest
+# now: no worker matches it.
+UNKNOWN = "(not established in the workflow process)"
 
 
 def code_for_workers(fn: Callable[..., Any]) -> str:
