@@ -221,3 +221,49 @@ def test_an_item_whose_class_a_worker_loaded_edited_is_refused(tmp_path: Path) -
     assert after_first == ["f"]
     assert "value [2, 4]" in second, second
     assert after_second == ["f", "f", "f"]
+
+
+PARTIAL_WORK = '''
+import os
+from pathlib import Path
+
+def f(x, cfg):
+    with open(os.environ["COUNT_FILE"], "a") as fh:
+        fh.write("f\\n")
+    if os.environ.get("EDIT"):  # the user's edit of the bound object's class, while the block runs
+        Path("items.py").write_text(Path("items.py").read_text().replace("* 2", "* 7"))
+    return cfg.value() * x
+'''
+
+PARTIAL_FLOW = '''
+import concurrent.futures as cf, functools, multiprocessing as mp
+import durable, work
+from items import Item
+
+@durable.workflow(run_id="r1")
+def wf():
+    ctx = mp.get_context("spawn")
+    fn = functools.partial(work.f, cfg=Item(1))
+    with cf.ProcessPoolExecutor(1, mp_context=ctx, max_tasks_per_child=1) as pool:
+        return durable.loop_over(fn, [1, 2], executor=pool, max_concurrency=1)
+'''
+
+
+def test_a_bound_object_whose_class_a_worker_loaded_edited_is_refused(tmp_path: Path) -> None:
+    """What a partial binds travels with the function: its class's code
+    counts in the digest of the bound values, taken on both sides."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "work.py").write_text(PARTIAL_WORK)
+    (folder / "flow.py").write_text(PARTIAL_FLOW)
+    (folder / "items.py").write_text(ITEMS)
+
+    def undo(name: str, where: Path) -> dict[str, str]:
+        (folder / "items.py").write_text(ITEMS)
+        return {}
+
+    first, after_first, second, after_second = twice({"p": folder}, RUN, undo, {"EDIT": "1"})["p"]
+    assert "value [2, 14]" not in first and "refused" in first, first
+    assert after_first == ["f"]
+    assert "value [2, 4]" in second, second
+    assert after_second == ["f", "f", "f"]

@@ -28,7 +28,7 @@ from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
 from .orphan import leave_if_orphaned
-from .workercode import code_for_workers, item_blob, worker_fn, worker_item
+from .workercode import fn_travel, item_blob, worker_fn, worker_item
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
 # no tracing) and the block's label.
@@ -189,8 +189,7 @@ class FuturesPool:
         # A thread starts without the caller's context: it is handed the run.
         self.run = current_state() if self.threads else None
         self.token = uuid.uuid4().hex
-        self.blob = b"" if self.threads else codec.dumps_callable(fn)
-        self.code = None if self.threads else code_for_workers(fn)
+        self.blob, self.code = (b"", "") if self.threads else fn_travel(fn)
         # A process pool's workers run on this machine and outlive a kill of
         # this process (`orphan`); another executor's may run elsewhere.
         self.owner = os.getpid() if isinstance(executor, cf.ProcessPoolExecutor) else 0
@@ -244,7 +243,7 @@ class DaskPool:
         self.client = client
         self.trace = trace
         self.token = uuid.uuid4().hex
-        self.blob, self.code = codec.dumps_callable(fn), code_for_workers(fn)
+        self.blob, self.code = fn_travel(fn)
         self.finished: Any = distributed.as_completed([], with_results=True, raise_errors=False)
         self.results: dict[Any, Any] = {}
         threads = sum(client.nthreads().values())

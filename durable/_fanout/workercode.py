@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .._core.bound import bound_values
 from .._core.identity import is_token, value_digest
 from .._core.spec import refingerprint, step_spec
 from .._fingerprint.fingerprint import fingerprint_function
@@ -41,9 +42,19 @@ def code_of(fn: Callable[..., Any]) -> str | None:
 UNKNOWN = "(not established in the workflow process)"
 
 
-def code_for_workers(fn: Callable[..., Any]) -> str:
-    """What the workflow process sends its workers to check (`check_loaded`)."""
-    return code_of(fn) or UNKNOWN
+def fn_travel(fn: Callable[..., Any]) -> tuple[bytes, str]:
+    """fn's bytes for a worker, and what the worker checks (`check_loaded`):
+    its fingerprint here, and when a class of the user's code travels by
+    reference in what it binds (a partial's arguments, a method's `self`),
+    the digest of those values, which counts that class's code."""
+    blob, classes = codec.dumps_noting(fn)
+    code = code_of(fn)
+    if code is None:
+        return blob, UNKNOWN
+    if any(_imported_user_class(cls) for cls in set(classes)):
+        bound = value_digest(bound_values(fn))
+        return blob, UNKNOWN if is_token(bound) else f"{code}+{bound}"
+    return blob, code
 
 
 class WorkerCodeChanged(DefinitionChangedError):
@@ -94,6 +105,8 @@ def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
     loaded = code_of(fn)
     if loaded is None and _by_value(fn):
         return
+    if loaded is not None and "+" in taken:
+        loaded = f"{loaded}+{value_digest(bound_values(fn))}"
     if loaded != taken:
         raise WorkerCodeChanged(_name(fn), taken, loaded or "(none: its source cannot be read here)")
 
