@@ -12,7 +12,7 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from .._storage.clock import MAX_WAIT
-from ..errors import ConfigurationError, ControlFlow
+from ..errors import ConfigurationError, ControlFlow, DefinitionChangedError
 from .plan import Call, Look, Pause, Plan
 
 # What `retry_on=` takes, as the type checker sees it: what
@@ -63,8 +63,9 @@ class RetryPolicy(Frozen):
 
     def again(self, exc: BaseException, attempt: int) -> bool:
         # A durable usage error in the body (a `wait_for` there, an option of
-        # the wrong type) says the same on every try: never tried again.
-        usage = isinstance(exc, ConfigurationError)
+        # the wrong type) says the same on every try: never tried again; so
+        # does a refusal (a loop_over worker that loaded edited code).
+        usage = isinstance(exc, (ConfigurationError, DefinitionChangedError))
         return attempt < self.retries and isinstance(exc, self.retry_on) and not usage
 
 

@@ -28,6 +28,7 @@ from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
 from .orphan import leave_if_orphaned
+from .workercode import fn_travel, item_blob, worker_fn, worker_item
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
 # no tracing) and the block's label.
@@ -110,27 +111,24 @@ class RemoteTraceback(Exception):
         return f"\n{self.args[0]}" if self.args else ""
 
 
-# Functions unpickled in this worker process, by block token: once per worker, not per item.
-_loaded: dict[str, Callable[[Any], Any]] = {}
-
-
 def run_pickled(
     token: str,
     fn_blob: bytes,
-    item_blob: bytes,
+    item_travel: tuple[bytes, str | None],
     trace: Trace = NO_TRACE,
     owner: int = 0,
+    code: str | None = None,
 ) -> bytes:
     """The task a process or Dask worker runs. Never raises for the item's
     own errors: they come back pickled with their traceback text. `owner`:
-    the workflow process of a process pool (`orphan`)."""
+    the workflow process of a process pool (`orphan`); `code`: fn's
+    fingerprint there (`workercode`)."""
     leave_if_orphaned(owner)
-    fn = _loaded.get(token)
-    if fn is None:
-        if len(_loaded) >= 16:
-            _loaded.clear()
-        fn = _loaded[token] = codec.loads_callable(fn_blob)
-    item = codec.loads_callable(item_blob)
+    try:
+        fn = worker_fn(token, fn_blob, code)
+        item = worker_item(item_travel)
+    except Exception as exc:
+        return _pack_error(exc)
     leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
     try:
         # Another process: the run's store is not known here, so no cache.
@@ -191,7 +189,7 @@ class FuturesPool:
         # A thread starts without the caller's context: it is handed the run.
         self.run = current_state() if self.threads else None
         self.token = uuid.uuid4().hex
-        self.blob = b"" if self.threads else codec.dumps_callable(fn)
+        self.blob, self.code = (b"", "") if self.threads else fn_travel(fn)
         # A process pool's workers run on this machine and outlive a kill of
         # this process (`orphan`); another executor's may run elsewhere.
         self.owner = os.getpid() if isinstance(executor, cf.ProcessPoolExecutor) else 0
@@ -212,7 +210,8 @@ class FuturesPool:
             ]
         return [
             self.executor.submit(
-                run_pickled, self.token, self.blob, codec.dumps_callable(item), self.trace, self.owner,
+                run_pickled, self.token, self.blob, item_blob(item), self.trace, self.owner,
+                self.code,
             )
             for item in items
         ]
@@ -244,7 +243,7 @@ class DaskPool:
         self.client = client
         self.trace = trace
         self.token = uuid.uuid4().hex
-        self.blob = codec.dumps_callable(fn)
+        self.blob, self.code = fn_travel(fn)
         self.finished: Any = distributed.as_completed([], with_results=True, raise_errors=False)
         self.results: dict[Any, Any] = {}
         threads = sum(client.nthreads().values())
@@ -253,10 +252,10 @@ class DaskPool:
     def submit(self, items: list[Any], scopes: list[ItemScope | None] | None = None) -> list[Any]:
         if not items:
             return []
-        blobs = [codec.dumps_callable(item) for item in items]
+        blobs = [item_blob(item) for item in items]
         n = len(blobs)
-        token, blob, trace = [self.token] * n, [self.blob] * n, [self.trace] * n
-        futures = self.client.map(run_pickled, token, blob, blobs, trace, pure=False)
+        token, blob, trace, code = [self.token] * n, [self.blob] * n, [self.trace] * n, [self.code] * n
+        futures = self.client.map(run_pickled, token, blob, blobs, trace, [0] * n, code, pure=False)
         self.finished.update(futures)
         return list(futures)
 

@@ -213,6 +213,13 @@ def dumps_callable(obj: Any) -> bytes:
     return codec_pickle.dumps_callable(obj)
 
 
+def dumps_noting(obj: Any) -> tuple[bytes, list[type]]:
+    """`dumps_callable`, and the classes the bytes hold (by reference or by value)."""
+    from . import codec_pickle
+
+    return codec_pickle.dumps_noting(obj)
+
+
 def loads_callable(data: bytes) -> Any:
     """The counterpart of dumps_callable, for what travels between the
     workflow process and its own workers (never for what a store holds)."""

@@ -195,3 +195,24 @@ def dumps_callable(obj: Any) -> bytes:
     buffer = io.BytesIO()
     _Traveller(buffer, protocol=cloudpickle.DEFAULT_PROTOCOL).dump(obj)
     return buffer.getvalue()
+
+
+class _Noting(_Traveller):
+    """`_Traveller`, noting each class it pickles (by reference or not)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.classes: list[type] = []
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, type):
+            self.classes.append(obj)
+        return super().reducer_override(obj)
+
+
+def dumps_noting(obj: Any) -> tuple[bytes, list[type]]:
+    """`dumps_callable`, and the classes it pickled."""
+    buffer = io.BytesIO()
+    pickler = _Noting(buffer, protocol=cloudpickle.DEFAULT_PROTOCOL)
+    pickler.dump(obj)
+    return buffer.getvalue(), pickler.classes

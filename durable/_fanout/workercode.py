@@ -1,0 +1,164 @@
+"""Whether a worker in another process runs the code the run fingerprinted.
+
+A process or Dask worker gets the item function by reference when its
+module is importable (cloudpickle), and imports that module itself: from
+the file as it is when the worker starts, not as it was when the workflow
+process imported it. A file edited while a long block runs (a worker
+started late, or replaced) would compute items with the edited code under
+the fingerprint of the old: the workflow process sends the fingerprint it
+took, and the worker takes its own of what it loaded before the first item
+(once per worker and block). The same holds for a class of the user's
+code that an item holds: its digest, which counts that class's code, is
+taken on both sides."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .._core.bound import bound_values
+from .._core.identity import is_token, value_digest
+from .._core.spec import refingerprint, step_spec
+from .._fingerprint.fingerprint import fingerprint_function
+from .._fingerprint.imports import user_module
+from .._storage import codec
+from ..errors import DefinitionChangedError, DurableError
+
+
+def code_of(fn: Callable[..., Any]) -> str | None:
+    """fn's fingerprint as this process's loaded code and source give it;
+    None when this process cannot establish it."""
+    try:
+        spec = step_spec(fn)
+        return refingerprint(spec).value if spec is not None else fingerprint_function(fn).value
+    except DurableError:
+        return None
+
+
+# What the workflow process sends when it cannot establish fn's code (a
+# step's file edited since the run took its fingerprint) or an item's digest
+# now: no worker matches it.
+UNKNOWN = "(not established in the workflow process)"
+
+
+def fn_travel(fn: Callable[..., Any]) -> tuple[bytes, str]:
+    """fn's bytes for a worker, and what the worker checks (`check_loaded`):
+    its fingerprint here, and when a class of the user's code travels by
+    reference in what it binds (a partial's arguments, a method's `self`),
+    the digest of those values, which counts that class's code."""
+    blob, classes = codec.dumps_noting(fn)
+    code = code_of(fn)
+    if code is None:
+        return blob, UNKNOWN
+    if any(_imported_user_class(cls) for cls in set(classes)):
+        bound = value_digest(bound_values(fn))
+        return blob, UNKNOWN if is_token(bound) else f"{code}+{bound}"
+    return blob, code
+
+
+class WorkerCodeChanged(DefinitionChangedError):
+    """A worker loaded other code for the item function than the run
+    fingerprinted: its items are not computed (and never recorded)."""
+
+    def __init__(self, fn: str, taken: str, loaded: str) -> None:
+        self.fn, self.old_fingerprint, self.new_fingerprint = fn, taken, loaded
+        self.workflow, self.run_id, self.position = "", "", None
+        self.changed_steps, self.changed_arguments = {fn: "edited after this run imported it"}, {}
+        DurableError.__init__(
+            self,
+            f"a loop_over worker loaded {fn} with fingerprint {_short(loaded)}, but the workflow "
+            f"process has {_short(taken)}: its source (or a helper's) was edited "
+            "after the run imported it, and the worker imported the edited file. The item was "
+            "not computed. Run again once the code is as you want it (a new process imports it).",
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.fn, self.old_fingerprint, self.new_fingerprint))
+
+
+# Functions unpickled in this worker process, by block token: once per worker, not per item.
+_loaded: dict[str, Callable[[Any], Any]] = {}
+
+
+def worker_fn(token: str, blob: bytes, taken: str | None) -> Callable[[Any], Any]:
+    """The block's function in this worker, checked (`check_loaded`) before its first item."""
+    fn = _loaded.get(token)
+    if fn is None:
+        if len(_loaded) >= 16:
+            _loaded.clear()
+        fn = codec.loads_callable(blob)
+        check_loaded(fn, taken)
+        _loaded[token] = fn
+    return fn
+
+
+def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
+    """Raise `WorkerCodeChanged` when this process's code of `fn` is not
+    the code the workflow process fingerprinted as `taken`. Fail closed: a
+    worker that cannot establish the fingerprint of code the workflow
+    process could counts as running other code, unless fn came by value (a
+    function of a script or a notebook: its code is the workflow process's,
+    and its source is not there to read)."""
+    if taken is None:
+        return
+    loaded = code_of(fn)
+    if loaded is None and _by_value(fn):
+        return
+    if loaded is not None and "+" in taken:
+        loaded = f"{loaded}+{value_digest(bound_values(fn))}"
+    if loaded != taken:
+        raise WorkerCodeChanged(_name(fn), taken, loaded or "(none: its source cannot be read here)")
+
+
+def item_blob(item: Any) -> tuple[bytes, str | None]:
+    """The item's bytes for a worker, with its digest when a class of the
+    user's own code travels in it by reference: the worker imports that
+    class itself, and the item's digest counts its methods' code (UNKNOWN
+    when this process cannot establish it now: no worker matches)."""
+    blob, classes = codec.dumps_noting(item)
+    if not any(_imported_user_class(cls) for cls in set(classes)):
+        return blob, None
+    digest = value_digest(item)
+    return blob, UNKNOWN if is_token(digest) else digest
+
+
+def worker_item(blob: tuple[bytes, str | None]) -> Any:
+    """The item in this worker, its digest checked as `item_blob` took it."""
+    data, taken = blob
+    item = codec.loads_callable(data)
+    if taken is not None:
+        loaded = value_digest(item)
+        if loaded != taken:
+            raise WorkerCodeChanged(f"the class of the item {type(item).__qualname__}", taken, loaded)
+    return item
+
+
+def _imported_user_class(cls: type) -> bool:
+    module = sys.modules.get(cls.__module__)
+    if module is None or cls.__module__ == "__main__":  # a script's class travels by value
+        return False
+    found: Any = module
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls and user_module(module)
+
+
+def _by_value(fn: Callable[..., Any]) -> bool:
+    """Whether the function fn runs is not the one its module holds under
+    its name: cloudpickle sent its code, not a reference to import."""
+    inner: Any = getattr(fn, "func", fn)
+    inner = getattr(inner, "__func__", inner)
+    found: Any = sys.modules.get(getattr(inner, "__module__", None) or "")
+    for part in str(getattr(inner, "__qualname__", "")).split("."):
+        found = getattr(found, part, None)
+    return getattr(found, "__wrapped__", found) is not getattr(inner, "__wrapped__", inner) and found is not inner
+
+
+def _short(fingerprint: str) -> str:
+    return fingerprint if fingerprint.startswith("(") else fingerprint[:12]
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    inner = getattr(fn, "func", fn)
+    return f"{getattr(inner, '__module__', '?')}.{getattr(inner, '__qualname__', repr(inner))}"
