@@ -21,6 +21,7 @@ from .bindings import module_statements
 from .canon import node_hash
 from .contents import module_state
 from .imports import user_class as user_class
+from .outsidevalues import _slots
 from .reach import _cell_value, _followable, is_durable, target_of
 from .values import _live_tokens, fallback_tokens, hash_tokens
 from .witness import witnessed
@@ -289,11 +290,10 @@ def _user_object(value: object) -> bool:
 
 
 def _keyed_by_classes(table: dict[Any, Any]) -> bool:
-    """Whether a dict's keys are classes, or objects of the user's classes, or
-    tuples holding one (`REG[(cls, "json")] = name`): a registry keyed by what
-    it registers. Told by the set of their types, made at C speed, of every
-    key: a large table judged by a sample would let a class registered past
-    it change unseen (~50 ms a million keys, paid by each call reading it)."""
+    """Whether a dict's keys are classes, objects of the user's classes, or tuples
+    holding one (`REG[(cls, "json")] = name`): a registry keyed by what it registers.
+    Told by the set of their types, made at C speed, of every key: a sample would let
+    a class registered past it change unseen (~50 ms a million keys, each call)."""
     kinds = set(map(type, table))
     if tuple in kinds:
         pairs = table if len(kinds) == 1 else [k for k in table if type(k) is tuple]
@@ -324,7 +324,7 @@ def _items(current: object, values_only: bool = False) -> list[object]:
         pairs = list(current.items())
         keyed = not values_only or isinstance(current, weakref.WeakKeyDictionary)
         return [v for pair in pairs for v in (pair if keyed else pair[1:])]
-    try:  # an object of the user's classes: its attributes
-        return list(vars(current).values())
-    except Exception:  # no __dict__ (slots), or an odd __getattribute__
+    try:  # an object of the user's classes: its attributes, its slots' too (`__slots__ = ("classes",)`)
+        return [v for _, v in _slots(current)] + list(getattr(current, "__dict__", {}).values())
+    except Exception:  # an odd __getattribute__
         return []
