@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from durable._core.written import with_written
 from durable._fingerprint.stepstate import state_written
 
 _MODULE = """
@@ -44,3 +45,45 @@ def test_equal_code_in_two_modules_is_found_for_each(tmp_path: Path, monkeypatch
     finally:
         sys.modules.pop("writes_read", None)
         sys.modules.pop("writes_alone", None)
+
+
+_SWAPPED = """
+import durable
+STATE = {}
+
+def quiet(i):
+    return i
+
+def writes(i):
+    STATE["k"] = i
+    return i
+
+@durable.step
+def read():
+    return STATE.get("k")
+"""
+
+
+def test_a_function_known_to_write_nothing_is_looked_at_again_when_its_code_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`with_written` keeps, by code object, which functions write nothing
+    another step reads: a function given another's code (`__code__`, or a
+    `__wrapped__` set on it) is that other's writes, not the quiet answer
+    found for it before."""
+    (tmp_path / "swapped_code.py").write_text(_SWAPPED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        mod = importlib.import_module("swapped_code")
+        digest = "0" * 32
+        assert with_written(mod.quiet, digest) == digest  # found once: quiet
+        assert with_written(mod.quiet, digest) == digest  # (known)
+        mod.STATE["k"] = 1
+        wrapped = mod.quiet
+        wrapped.__wrapped__ = mod.writes
+        assert with_written(wrapped, digest) != digest
+        del wrapped.__wrapped__
+        mod.quiet.__code__ = mod.writes.__code__
+        assert with_written(mod.quiet, digest) != digest
+    finally:
+        sys.modules.pop("swapped_code", None)

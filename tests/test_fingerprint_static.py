@@ -17,7 +17,7 @@ import pytest
 
 import durable
 from durable._fingerprint import reach
-from durable._fingerprint.holds import names_bound_to
+from durable._fingerprint.boundto import names_bound_to
 from durable._fingerprint.static import static_has
 
 MARK = "__durable_fingerprint__"

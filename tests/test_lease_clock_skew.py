@@ -52,16 +52,17 @@ else:
 
 
 def _holder(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str], **extra: str
 ) -> tuple[subprocess.Popen[str], dict[str, str], Path, Path]:
-    """Process A on machine-a, running the nightly script up to its hold:
+    """Process A on machine-a (`extra`: more of its environment), running
+    the nightly script up to its hold:
     (A, the environment for other processes, the script, the count log)."""
     script, log = tmp_path / "nightly.py", tmp_path / "executions.log"
     script.write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DURABLE_"))}
     env.update(s3_env, PYTHONPATH=str(ROOT), DURABLE_STORE=s3_url, COUNT_LOG=str(log))
     a = subprocess.Popen(
-        [sys.executable, str(script)], env=dict(env, HOST="machine-a", HOLD_AT="1"),
+        [sys.executable, str(script)], env=dict(env, HOST="machine-a", HOLD_AT="1", **extra),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert a.stdout is not None and a.stdin is not None

@@ -124,7 +124,7 @@ def child_plan(
             fresh = (pos in parent.discarded or redo) and flow.options.run_id is None
             run = yield from run_locked(
                 flow, store, run_id, given, {}, lease, parent=link, on_change=policy,
-                caller=parent, rebase=parent.policy == "rebase", restart=fresh,
+                caller=parent, rebase=parent.policy == "rebase", restart=fresh, again=written() != digest,
             )  # fmt: skip
         except _FINAL as e:
             raise parent.refuse(e) from None

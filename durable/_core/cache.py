@@ -14,6 +14,7 @@ called plainly (outside any run) goes through `cacheplain`."""
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
@@ -272,7 +273,11 @@ def ticket_for(
     fp: str | None,
 ) -> Ticket | None:
     assert spec.cache is not None
-    written = state_writes(spec.fn)
+    fn, (seen, written) = spec.fn, spec.writes[0]  # one tuple: read whole by any thread
+    code = fn.__code__ if type(fn) is types.FunctionType else None
+    if code is None or seen is not code:  # a partial, or a new `__code__` (%autoreload)
+        written = state_writes(fn)  # `by_code` keeps it too: here without a call
+        spec.writes[0] = (code, written)
     if written:  # a hit could not redo the write: neither served nor kept
         tell_written(spec, written)
         return None

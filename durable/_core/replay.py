@@ -7,11 +7,11 @@ writes a finished operation (`loadback` reads a recorded output back)."""
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from time import monotonic
 from typing import Any
 
-from .._storage import records
+from .._storage import clock, records
 from .._storage.base import Store
-from .._storage.clock import now
 from .._storage.keys import (
     Position,
     attempts_name,
@@ -24,11 +24,7 @@ from .._storage.keys import (
     top_level,
 )
 from .._storage.noted import carry
-from .._storage.records import (
-    StepRecord,
-    seal_record,
-    unseal,
-)
+from .._storage.records import StepRecord, seal_record, unseal
 from .._storage.timers import timer_of
 from ..errors import (
     ConfigurationError,
@@ -43,7 +39,7 @@ from .changed import arguments_changed, changed_in_place
 from .context import RunState
 from .discarded import forget_children
 from .loadback import load_value
-from .plan import check_stop
+from .plan import check_stop, stop
 from .recorded import Recorded, decode_step_record, kept
 
 
@@ -177,7 +173,8 @@ def went_live(ctx: RunState, pos: Position) -> None:
         ctx.first_live = top_level(pos)
     if not ctx.announced:
         notify.announce(ctx)  # now it is known how many operations replayed
-    check_stop()  # a graceful stop never starts another operation
+    if stop.requested:  # a graceful stop never starts another operation
+        check_stop()
     boundary(ctx, pos)
 
 
@@ -186,7 +183,8 @@ def boundary(ctx: RunState, pos: Position) -> None:
     of a `loop_over` block (`Block.between_items`): a cancel taken ends it
     (a clock read; the store only now and then), and so does a lost lease:
     another process may be executing this run now."""
-    cancel.poll_due(ctx)
+    if ctx.cancel_due <= monotonic():  # `cancel.poll_due` inline: before every live operation
+        cancel.poll(ctx)
     check = getattr(ctx.lease, "check", None)
     try:
         if check is not None:
@@ -244,7 +242,7 @@ def commit(
     A record the cache filled is already encoded; `live=False`: nothing ran."""
     if not ctx.open:  # an asyncio task or thread that outlived the body: the run is over
         raise _outlived(ctx, record)
-    record.ended = now()
+    record.ended = clock.clock.time()  # `clock.now()`, without its call
     record.persisted = persist
     try:
         if persist and record.encoding is None:
@@ -277,7 +275,8 @@ def commit(
         value = load_value(ctx, won)
     else:  # a method call: `records[pos] =` runs `Recorded.__setitem__` from C, costlier
         ctx.records.__setitem__(record.position, kept(record))
-    check_stop()  # a graceful stop takes effect once this record is safe
+    if stop.requested:  # a graceful stop takes effect once this record is safe
+        check_stop()
     return value
 
 

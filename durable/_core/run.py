@@ -88,6 +88,7 @@ def run_locked(
     caller: RunState | None = None,
     rebase: bool = False,
     restart: bool = False,
+    again: bool = False,
 ) -> Plan[Run[Any]]:
     """`parent` names the run and position that called this one (a child run);
     `on_change` overrides the workflow's own policy, `rebase` and `restart`
@@ -123,12 +124,11 @@ def run_locked(
         # (a child offered its caller's inputs has no wait left to answer).
         if inputs and caller is None:
             usable_inputs(load_context(store, flow.name, run_id, policy), inputs)
-        # A child that changed an argument its caller gave it runs its body
-        # again (its steps replay): returning its result would not redo that.
-        # So does one that reads its caller's arguments through its closure.
+        # A child that changed an argument its caller gave it runs its body again (its steps
+        # replay): returning its result would not redo that. So do one reading its caller's
+        # arguments through its closure and (`again`) one whose steps write what another reads.
         redo = caller is not None and (
-            manifest.extra.get("in_place")
-            or held_by(flow.fn, caller.argument_values, caller.bodies)
+            again or manifest.extra.get("in_place") or held_by(flow.fn, caller.argument_values, caller.bodies)
         )
         done = None if redo else completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:

@@ -60,6 +60,9 @@ class StepSpec(Frozen):
     binds: bool = field(init=False, compare=False, repr=False)
     # Its fingerprint's key in the memo (`refingerprint`), made once.
     memo: Hashable = field(init=False, compare=False, repr=False)
+    # [(the code its function had, the module-level values it writes that
+    # another step reads)] (`cache.ticket_for`): decided once per code.
+    writes: list[tuple[Any, tuple[str, ...]]] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         direct = self.cache is None and self.body is None and self.artifacts is None
@@ -69,6 +72,7 @@ class StepSpec(Frozen):
         object.__setattr__(self, "what", f"step {self.name!r}")
         object.__setattr__(self, "binds", binds(self.fn))
         object.__setattr__(self, "memo", memo_key(self.fn, self.pinned_name, self.version, self.deep))
+        object.__setattr__(self, "writes", [(None, ())])
 
     def attempt(self) -> Callable[..., Any]:
         return self.body if self.body is not None else self.fn

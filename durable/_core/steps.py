@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._errortext import warn
-from .._storage.clock import now
+from .._storage import clock
 from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import Attempt, StepRecord, keep_plain
@@ -199,7 +199,7 @@ class _Tries:
         # code says now: a resume makes the tries left of it, at least one.
         kept = ctx.budgets.get(live.pos) if self.used else None
         self.policy = spec.retry if kept is None else replace(spec.retry, retries=kept)
-        self.started, self.found, self.watch = now(), [], None
+        self.started, self.found, self.watch = clock.clock.time(), [], None  # `clock.now()`
         return self
 
     def enter(self, n: int) -> Callable[[], None]:

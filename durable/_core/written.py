@@ -10,6 +10,7 @@ the call counts as changed (`stepstate` finds the names)."""
 from __future__ import annotations
 
 import os
+import types
 from typing import Any
 
 from .._fingerprint.reach import target_of
@@ -30,11 +31,21 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     write; in the process that made it, with nothing changed since, it
     replays. One without a digest (a client) is left out. `name`: the
     step's, under which `WRITERS` notes them for a refusal to name."""
+    # Most steps write nothing another reads: known once for their code (what
+    # `stepstate` finds is a property of the code object, and a function's
+    # `__code__` or `__wrapped__` set since is another one), not found again
+    # at each of the two calls a step makes.
+    if type(fn) is _FUNCTION and _QUIET.get(id(code := fn.__code__)) is code and "__wrapped__" not in fn.__dict__:
+        return digest
     target = target_of(fn)  # a step's own function too (a `loop_over` block's `fn`)
     if is_token(digest):
         return digest
     names, logged = state_written(target), state_logged(target)
     if not names and not logged:
+        if target is fn and type(fn) is _FUNCTION:
+            if len(_QUIET) >= 4096:
+                _QUIET.clear()
+            _QUIET[id(fn.__code__)] = fn.__code__
         return digest
     if len(WRITERS) > 1024:
         WRITERS.clear()
@@ -83,6 +94,10 @@ def _code(fn: object) -> object:
 
 
 _HELD: dict[int, tuple[object, str]] = {}  # id -> (the object, its token)
+_FUNCTION = types.FunctionType
+# id -> the code (held, so that no other takes its id) of a function whose
+# module-level writes no other step reads (`with_written`)
+_QUIET: dict[int, types.CodeType] = {}
 
 
 def _new_process() -> None:

@@ -14,7 +14,7 @@ import functools
 import itertools
 import types
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, cast
 
 from .bindings import module_statements
@@ -22,8 +22,8 @@ from .canon import node_hash
 from .contents import module_state
 from .imports import user_class as user_class
 from .outsidevalues import _slots
-from .reach import _cell_value, _followable, is_durable, target_of
-from .values import _live_tokens, fallback_tokens, hash_tokens
+from .reach import _followable, target_of
+from .values import fallback_tokens, hash_tokens
 from .witness import witnessed
 
 # And their subclasses: a registry is often a `defaultdict(list)` or an `OrderedDict`,
@@ -159,47 +159,6 @@ def dispatched(fn: object) -> tuple[object, ...]:
         return ()
     wrapped = target_of(fn)
     return tuple(f for f in list(registry.values()) if f is not wrapped and _followable(f))
-
-
-def holds_by_type_only(fn: object) -> bool:
-    """Whether a function made by a call (a factory's inner function, a
-    `functools.partial`) holds, in its closure cells, defaults or bound
-    arguments, something that counts by its type or name only (a list, dict
-    or set, an object, a class, a module: `make_step([1, 2])`,
-    `make_step(helpers.Model)`). Then the statement that made it must count
-    too, or an edit of `[1, 2]` (or of the class) would go unseen."""
-    held: list[object] = []
-    while isinstance(fn, functools.partial):
-        held += [fn.args, tuple(sorted(fn.keywords.items()))]
-        fn = fn.func
-    if isinstance(fn, types.MethodType):  # `score = Scorer().score`: its object
-        held, fn = [*held, fn.__self__], fn.__func__
-    target = target_of(fn)
-    qualname = getattr(target, "__qualname__", None)
-    if not held and not (isinstance(qualname, str) and "<locals>" in qualname):
-        return False  # a module-level function: its statement is its own source
-    if any(not k.startswith("__") for k in getattr(target, "__dict__", None) or ()):
-        return True  # `inner.k = 1` in the factory: what the call made it with
-    kw = getattr(target, "__kwdefaults__", None) or {}
-    held += [getattr(target, "__defaults__", None), tuple(sorted(kw.items()))]
-    held += [_cell_value(c) for c in getattr(target, "__closure__", None) or ()]
-    held += [v.__self__ for v in held if isinstance(v, types.MethodType)]  # `make(Scorer().score)`
-    # A class or module too (`make(helpers.Model)`): counted by its name there,
-    # its code only through the statement that names it.
-    return any(t.startswith(_BY_TYPE) for t in _live_tokens(tuple(held), []))
-
-
-_BY_TYPE = ("obj:", "type:", "module:")
-
-
-def names_bound_to(namespace: Mapping[str, Any], fn: object) -> list[str]:
-    """The names bound to `fn`, or to the step or workflow made of it, in a
-    module's namespace."""
-    return [
-        k
-        for k, v in list(namespace.items())
-        if v is fn or (is_durable(v) and v is not fn and target_of(v) is fn)
-    ]
 
 
 def class_code(cls: type) -> tuple[object, ...]:

@@ -20,12 +20,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from .analysis import Analysis
+from .boundto import holds_by_type_only, names_bound_to
 from .canon import node_hash
 from .contents import closure_kept
 from .factorycalls import factory_calls
-from .holds import held_callables, held_classes, holds_by_type_only, names_bound_to
+from .holds import held_callables, held_classes
 from .kept import kept_state
-from .outsidevalues import defaults_from_outside, made_from_outside
+from .madewith import defaults_from_outside, held_contents, made_from_outside
 from .reach import _cell_value
 from .reads import _bound, _count, _Scope, _statement_reads
 from .subclasses import _homes
@@ -71,3 +72,4 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
             _statement_reads(f"{fn.__qualname__}()", list(calls), where, out)
             out.parts.update(made_from_outside(fn, kept, [], where.namespace, where.checked_file, calls))
             out.parts["made"] = hash_tokens([out.parts.get("made", ""), *map(node_hash, calls)])
+        out.parts.update({} if names or found else held_contents(fn, kept))  # `def main(): mk([1])(5)`

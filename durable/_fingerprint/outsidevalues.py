@@ -18,7 +18,7 @@ import operator
 import struct
 import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -31,7 +31,6 @@ from .values import (
     _enum_tokens,
     _qualname,
     content_tokens,
-    hash_tokens,
     mapping_tokens,
     plain_tokens,
     public_name,
@@ -78,23 +77,6 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     return [t for k, toks in constants if toks for t in (k, *toks)]
 
 
-def defaults_from_outside(fn: Any, checked_file: str | None) -> dict[str, str]:
-    """A module-level function's defaults by content, when its `def`'s
-    defaults or decorators read the environment or a file (`def h(ks=
-    [int(os.environ["K"])])`): counted by type alone, a list or an object
-    there held another process's value as well. {} otherwise."""
-    namespace, name = getattr(fn, "__globals__", None), getattr(fn, "__name__", "")
-    if not isinstance(namespace, dict) or getattr(fn, "__qualname__", None) != name:
-        return {}
-    try:
-        found = binding_statements(name, namespace, checked_file) or []
-    except ConfigurationError:
-        return {}
-    made = [n for s in found if isinstance(s, _DEFS[:2]) and s.name == name for n in _made_when_defined(s)]
-    toks = _made_with(fn) if made and reads_outside(made, namespace, checked_file) else None
-    return {} if toks is None else {"defaults-contents": hash_tokens(toks)}
-
-
 def _made_when_defined(stmt: ast.AST) -> list[ast.AST]:
     """What of a class body's statement runs when the class is made: all of
     it, or a method's decorators and defaults (its body runs when called)."""
@@ -118,36 +100,6 @@ def _made_with(member: object) -> list[str] | None:
     data = [v for v in held if not isinstance(v, type) and (not callable(v) or holds_values(v))]
     toks = [t for v in data for t in witnessed(outside_tokens, v) or ()]
     return toks or None
-
-
-def made_from_outside(
-    fn: Any,
-    kept: Any,
-    names: list[str],
-    namespace: Mapping[str, Any],
-    checked_file: str | None,
-    calls: Sequence[ast.AST] = (),
-) -> dict[str, str]:
-    """What a function a factory made holds (its closure cells but the
-    `kept` ones it only changes, its defaults), by content, when a
-    statement that binds it (`names`), or a call of the factory that made
-    it (`calls`: `print(mk([int(os.environ["K"])])(5))`), reads the
-    environment or a file (`scale = make([float(os.environ["K"])])`), as a
-    global made so counts (`outside_tokens`); {} otherwise: its statements
-    count alone."""
-    found = [*calls, *(s for n in names for s in binding_statements(n, namespace, checked_file) or [])]
-    if not found or not reads_outside(found, namespace, checked_file):
-        return {}
-    code = getattr(fn, "__code__", None)
-    cells = zip(getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or (), strict=False)
-    held = [_cell_value(c) for n, c in cells if n not in kept]
-    held += [*(getattr(fn, "__defaults__", None) or ())]
-    held += [*(getattr(fn, "__kwdefaults__", None) or {}).values()]
-    toks: list[str] = []
-    for value in held:
-        if not callable(value) or holds_values(value):  # a helper counts by its code
-            toks += witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__]
-    return {"made-contents": hash_tokens(toks)}
 
 
 def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from .analysis import Analysis
 from .bindings import binding_statements, bound_later, made_here_alone
+from .boundto import holds_by_type_only
 from .canon import (
     called_chains,
     chains_of,
@@ -43,7 +44,6 @@ from .holds import (
     class_code,
     foreign_members,
     held_callables,
-    holds_by_type_only,
     user_class,
     whole_module,
 )

@@ -3,7 +3,7 @@ the objects a module's namespace mostly holds: classes of a plain
 metaclass (`type`, `ABCMeta`, `EnumType`) and their instances.
 `getattr_static` walks the MRO three times in Python for each (shadowed
 `__dict__`, class, metaclass); a walk of
-every global of a module (`holds.names_bound_to`, at each re-call of a
+every global of a module (`boundto.names_bound_to`, at each re-call of a
 completed run) asked it for each class, its `__spec__` and `__loader__`.
 
 Pure standard library. Anything else (a metaclass of its own, a class that

@@ -91,9 +91,14 @@ def locked_error(run: str, doc: dict[str, Any], watch: float | None = None) -> R
 def told_watching(run: str, doc: dict[str, Any], watch: float) -> None:
     """A wait of many seconds (23 for the default lease) said, once per watch:
     silent, it looked like a hang."""
-    expired = time.strftime("%H:%M:%S", time.localtime(float(doc.get("expires", 0))))
+    expires = float(doc.get("expires", 0))
+    expired = time.strftime("%H:%M:%S", time.localtime(expires))
+    if expires > time.time():  # written by a clock ahead of ours (`ObjectLease._takeable`)
+        expired = f"was written by a clock ahead of ours (it expires at {expired} by ours)"
+    else:
+        expired = f"expired at {expired} without being released"
     logging.getLogger("durable").warning(
-        "run %s: its lease, held by pid %s on %s, expired at %s without being released; "
+        "run %s: its lease, held by pid %s on %s, %s; "
         "taking the run over once it stays unrenewed for %.1f s more (that host's clock "
         "may differ from ours, and a live holder renews within that time)",
         run, doc.get("pid", "?"), doc.get("host", "?"), expired, watch,
@@ -153,7 +158,11 @@ class FileLease:
         may lock the new one."""
         if self.fd is None or self.lost:
             raise LeaseLostError(self.run, why="it was released" if not self.lost else None)
-        if not _is_at(self.ident, self._stat_path):
+        try:  # `_is_at`, inline: twice a recorded step
+            st = os.stat(self._stat_path)
+        except FileNotFoundError:
+            st = None
+        if st is None or st.st_ino != self.ident[1] or st.st_dev != self.ident[0]:
             raise LeaseLostError(self.run, why="its lease file was deleted or replaced")
 
     def release(self, *, delete: bool = False) -> None:
@@ -194,7 +203,7 @@ def _ident(st: os.stat_result) -> tuple[int, int]:
 def _is_at(ident: tuple[int, int], path: str | bytes) -> bool:
     """Whether path still names the file whose identity is ident."""
     try:
-        st = os.stat(path)  # twice a step: `_ident` inline
+        st = os.stat(path)  # `_ident` inline (and this whole check in `FileLease.check`)
     except FileNotFoundError:
         return False
     return st.st_ino == ident[1] and st.st_dev == ident[0]
@@ -274,6 +283,11 @@ def _is_free(doc: dict[str, Any]) -> bool:
     if same_pid_space(doc):
         return not _pid_alive(int(doc.get("pid", 0)))
     return False
+
+
+def _gone_here(doc: dict[str, Any]) -> bool:
+    """Whether the document names a process of this pid space that is gone."""
+    return same_pid_space(doc) and not _pid_alive(int(doc.get("pid", 0)))
 
 
 def _pid_alive(pid: int) -> bool:

@@ -16,8 +16,8 @@ from ..errors import LeaseLostError
 from .lease import (
     _ATTEMPTS,
     Watching,
+    _gone_here,
     _is_free,
-    _pid_alive,
     _read_json,
     holder_alive,
     locked_error,
@@ -96,7 +96,10 @@ class ObjectLease:
         if _left_here(doc):
             return True
         if not _is_free(doc):
-            return False
+            # Written in our future by more than its length: its holder's clock runs
+            # ahead (hours, after a VM restore), dead or alive; watched as if expired.
+            ahead = float(doc.get("since", 0)) - time.time() > self._held(doc)
+            return ahead and not same_pid_space(doc) and self._silent(gen, doc)
         if doc.get("released") or _gone_here(doc):
             return True  # given up, or its holder's pid is gone on this host
         # Expired by the wall clock alone, which may have jumped forward, on
@@ -134,10 +137,13 @@ class ObjectLease:
         _WATCHED.pop(where, None)  # (another thread may have ended it too)
         return True
 
+    def _held(self, doc: dict[str, Any]) -> float:
+        held = float(doc.get("expires", 0)) - float(doc.get("since", 0))  # one clock: no skew
+        return held if 0 < held < 24 * 3600 else self.ttl
+
     def _watch(self, doc: dict[str, Any]) -> float:
         """How long an expired lease from another host is watched (`_silent`)."""
-        held = float(doc.get("expires", 0)) - float(doc.get("since", 0))  # one clock: no skew
-        held = held if 0 < held < 24 * 3600 else self.ttl
+        held = self._held(doc)
         return held * 2 / 3 + held / 10
 
     def _current(self) -> tuple[int, dict[str, Any], list[str]]:
@@ -298,10 +304,6 @@ def _left_here(doc: dict[str, Any]) -> bool:
         and doc.get("pid") == os.getpid()
         and doc.get("token") not in _HELD
     )
-
-
-def _gone_here(doc: dict[str, Any]) -> bool:
-    return same_pid_space(doc) and not _pid_alive(int(doc.get("pid", 0)))
 
 
 def _elapsed() -> float:

@@ -17,15 +17,13 @@ holds the run (`LeaseLostError`)."""
 
 from __future__ import annotations
 
-import builtins
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Protocol
 
 from ..errors import LeaseLostError, StorageError
 from .keys import segment_name
-from .segments import Entry, Snapshot, encode_segment, read_snapshot
+from .segments import Entry, Objects, Snapshot, encode_segment, read_snapshot
 
 SEGMENT_RECORDS = 256
 SEGMENT_INTERVAL = 5.0  # seconds
@@ -34,15 +32,6 @@ _ATTEMPTS = 8  # claims of the next flush number while late segments keep landin
 # At release everything is merged into one segment, unless the records are
 # bigger than this: then only past MERGE_ABOVE, as during the run.
 MERGE_AT_RELEASE_BYTES = 16 << 20
-
-
-class Objects(Protocol):
-    def get(self, key: str) -> bytes | None: ...
-    def get_many(self, keys: builtins.list[str]) -> dict[str, bytes]: ...
-    def put(self, key: str, data: bytes) -> None: ...
-    def create(self, key: str, data: bytes) -> bool: ...
-    def list(self, prefix: str) -> builtins.list[str]: ...
-    def delete(self, keys: Iterable[str]) -> None: ...
 
 
 class SegmentWriter:
@@ -161,6 +150,9 @@ class SegmentWriter:
             existing = self.store.get(self.base + name)
             if existing is None:  # moved into a segment meanwhile
                 existing = self._lookup(name)[1]
+            elif existing != data:  # not ours, yet the step ran here: see `_supersede`
+                self._supersede(name, existing, data)
+                return None
             return None if existing == data else existing
         self._pending(name, data)
         self._landed(self.flush_if_due)
@@ -180,10 +172,20 @@ class SegmentWriter:
                 self._write({name: data})
             elif self.store.create(self.base + name, data):
                 self._pending(name, data)
-            else:  # a late write of a holder that lost the run, in place of the name
-                found = self.store.get(self.base + name)
-                self._write([(name, found)] * (found is not None) + [(name, data)])
+            else:
+                self._supersede(name, self.store.get(self.base + name), data)
         self._landed(self.flush_if_due)
+
+    def _supersede(self, name: str, found: bytes | None, data: bytes) -> None:
+        """Our record over a single object at a name we never wrote: a late
+        write of a holder that lost the run (stalled between its lease check
+        and its PUT) or of a run since removed. Taken as the first writer's,
+        the run went on with that holder's output of a step run here. The
+        segment first mentions the single (`segments.merge`), which then goes."""
+        with self._flushing:
+            if found is not None:
+                self._pending(name, found)  # so that `_write` deletes it: a merge keeps no trace of it
+            self._write([(name, found)] * (found is not None) + [(name, data)])
 
     def drop(self, names: Iterable[str]) -> None:
         """In a segment, never a plain DELETE (see `replace`): a single

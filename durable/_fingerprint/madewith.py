@@ -1,0 +1,107 @@
+"""What a function a factory made holds, by content, where the statement
+that made it cannot tell it: one reading the environment or a file
+(`scale = make([float(os.environ["K"])])`: its text is the same whatever
+it read), or none at module level at all (`def main(): mk([1] * n)(5)`).
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import ConfigurationError
+from .bindings import binding_statements
+from .canon import node_hash
+from .imports import user_class
+from .outside import _DEFS, reads_outside
+from .outsidevalues import _made_when_defined, _made_with, holds_values, outside_tokens
+from .ownpath import path_tokens
+from .reach import _cell_value, is_durable
+from .values import hash_tokens
+from .witness import witnessed
+
+
+def defaults_from_outside(fn: Any, checked_file: str | None) -> dict[str, str]:
+    """A module-level function's defaults by content, when its `def`'s
+    defaults or decorators read the environment or a file (`def h(ks=
+    [int(os.environ["K"])])`): counted by type alone, a list or an object
+    there held another process's value as well. {} otherwise."""
+    namespace, name = getattr(fn, "__globals__", None), getattr(fn, "__name__", "")
+    if not isinstance(namespace, dict) or getattr(fn, "__qualname__", None) != name:
+        return {}
+    try:
+        found = binding_statements(name, namespace, checked_file) or []
+    except ConfigurationError:
+        return {}
+    made = [n for s in found if isinstance(s, _DEFS[:2]) and s.name == name for n in _made_when_defined(s)]
+    toks = _made_with(fn) if made and reads_outside(made, namespace, checked_file) else None
+    return {} if toks is None else {"defaults-contents": hash_tokens(toks)}
+
+
+def made_from_outside(
+    fn: Any,
+    kept: Any,
+    names: list[str],
+    namespace: Mapping[str, Any],
+    checked_file: str | None,
+    calls: Sequence[ast.AST] = (),
+) -> dict[str, str]:
+    """What a function a factory made holds (its closure cells but the
+    `kept` ones it only changes, its defaults), by content, when a
+    statement that binds it (`names`), or a call of the factory that made
+    it (`calls`: `print(mk([int(os.environ["K"])])(5))`), reads the
+    environment or a file (`scale = make([float(os.environ["K"])])`), as a
+    global made so counts (`outside_tokens`); {} otherwise: its statements
+    count alone."""
+    found = [*calls, *(s for n in names for s in binding_statements(n, namespace, checked_file) or [])]
+    if not found or not reads_outside(found, namespace, checked_file):
+        return {}
+    toks: list[str] = []
+    for value in _held(fn, kept):
+        if not callable(value) or holds_values(value):  # a helper counts by its code
+            toks += witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__]
+    return {"made-contents": hash_tokens(toks)}
+
+
+def held_contents(fn: Any, kept: Any) -> dict[str, str]:
+    """What a function a factory made holds, by content, when no
+    module-level statement shows what it was made with (`def main():
+    print(mk([1] * n)(5))`, a test function's): counted by type, a list
+    there held another call's value as well. A class of the user's code by
+    the statement that defines it (an edit of its methods); an object with
+    no contents to count (a client), and a path, by its type, as elsewhere."""
+    factory = str(getattr(fn, "__qualname__", "")).partition(".<locals>.")[0]
+    if is_durable(getattr(fn, "__globals__", {}).get(factory)):
+        return {}  # defined in a workflow's body: by the run's arguments it reads (`bound.with_held`)
+    toks: list[str] = []
+    for value in _held(fn, kept):
+        if isinstance(value, type) and user_class(value):
+            toks += _class_statement(value)
+        elif path_tokens(value) is None and (not callable(value) or holds_values(value)):
+            # A path is where a file lies (`ownpath`); a helper counts by its code.
+            toks += witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__]
+    return {"made-contents": hash_tokens(toks)}
+
+
+def _class_statement(cls: type) -> list[str]:
+    module = sys.modules.get(cls.__module__)
+    namespace = vars(module) if module is not None and "." not in cls.__qualname__ else {}
+    try:
+        found = binding_statements(cls.__name__, namespace) if namespace.get(cls.__name__) is cls else None
+    except ConfigurationError:  # edited since import: refused where its code is read
+        found = None
+    return [node_hash(s) for s in found] if found else ["type:" + cls.__qualname__]
+
+
+def _held(fn: Any, kept: Any) -> list[Any]:
+    """What `fn` holds: its closure cells but the `kept` ones it only
+    changes, its defaults."""
+    code = getattr(fn, "__code__", None)
+    cells = zip(getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or (), strict=False)
+    values = [_cell_value(c) for n, c in cells if n not in kept]
+    values += [*(getattr(fn, "__defaults__", None) or ())]
+    return [*values, *(getattr(fn, "__kwdefaults__", None) or {}).values()]
+
