@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 import types
 import weakref
 from collections.abc import Iterable
@@ -20,6 +21,7 @@ from .bindings import module_statements
 from .canon import node_hash
 from .contents import module_state
 from .imports import user_class as user_class
+from .outsidevalues import _slots
 from .reach import _followable, target_of
 from .values import fallback_tokens, hash_tokens
 from .witness import witnessed
@@ -61,8 +63,7 @@ def held_callables(value: object) -> list[object]:
     while stack:
         current = stack.pop()
         by_attribute = not isinstance(current, _CONTAINERS)
-        items = _items(current)
-        kinds = set(map(type, items))  # a million records, told at C speed
+        items, kinds = _referents(_items(current))
         if kinds <= _SCALARS or (
             not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(map(callable, items))
         ):
@@ -100,7 +101,7 @@ def held_classes(value: object) -> tuple[type, ...]:
         items = _items(current, values_only=True)
         if isinstance(current, dict) and _keyed_by_classes(current):  # `REG[cls] = name`
             items += list(current)
-        kinds = set(map(type, items))  # a million records, told at C speed
+        items, kinds = _referents(items)
         # The class of an instance it holds (`REG[name] = cls()`): its methods run as it is called.
         found.update((id(k), k) for k in kinds if k.__module__ != "builtins" and user_class(k))
         if kinds <= _SCALARS or (
@@ -248,12 +249,25 @@ def _user_object(value: object) -> bool:
 
 
 def _keyed_by_classes(table: dict[Any, Any]) -> bool:
-    """Whether a dict's keys are classes, or objects of the user's classes:
-    a registry keyed by what it registers. Told by the set of their types,
-    made at C speed, of every key: a large table judged by a sample would
-    let a class registered past it change unseen (about 50 ms a million
-    keys, paid by each call of a step reading such a table)."""
-    return any(issubclass(k, type) or (k.__module__ != "builtins" and user_class(k)) for k in set(map(type, table)))
+    """Whether a dict's keys are classes, objects of the user's classes, or tuples
+    holding one (`REG[(cls, "json")] = name`): a registry keyed by what it registers.
+    Told by the set of their types, made at C speed, of every key: a sample would let
+    a class registered past it change unseen (~50 ms a million keys, each call)."""
+    kinds = set(map(type, table))
+    if tuple in kinds:
+        pairs = table if len(kinds) == 1 else [k for k in table if type(k) is tuple]
+        kinds |= set(map(type, itertools.chain.from_iterable(pairs)))
+    return any(issubclass(k, type) or (k.__module__ != "builtins" and user_class(k)) for k in kinds)
+
+
+def _referents(items: list[object]) -> tuple[list[object], set[type]]:
+    """The items, a weak reference standing for what it refers to (a registry
+    keeping no plugin alive: `REG[name] = weakref.ref(cls)`), and their types."""
+    kinds = set(map(type, items))  # a million records, told at C speed
+    if not any(issubclass(k, weakref.ref) for k in kinds):
+        return items, kinds
+    items = [x() if isinstance(x, weakref.ref) else x for x in items]
+    return items, set(map(type, items))
 
 
 def _items(current: object, values_only: bool = False) -> list[object]:
@@ -269,7 +283,7 @@ def _items(current: object, values_only: bool = False) -> list[object]:
         pairs = list(current.items())
         keyed = not values_only or isinstance(current, weakref.WeakKeyDictionary)
         return [v for pair in pairs for v in (pair if keyed else pair[1:])]
-    try:  # an object of the user's classes: its attributes
-        return list(vars(current).values())
-    except Exception:  # no __dict__ (slots), or an odd __getattribute__
+    try:  # an object of the user's classes: its attributes, its slots' too (`__slots__ = ("classes",)`)
+        return [v for _, v in _slots(current)] + list(getattr(current, "__dict__", {}).values())
+    except Exception:  # an odd __getattribute__
         return []
