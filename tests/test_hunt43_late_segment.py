@@ -49,7 +49,6 @@ def late_seg43() -> list[str]:
     return [first, late_seg(1), late_seg(2)]
 
 
-@pytest.mark.xfail(strict=True, reason="a removed run's late write is read as the new run's")
 @pytest.mark.parametrize("late", ["segment", "single"])
 def test_a_removed_runs_late_write_is_not_replayed_in_the_new_run(
     monkeypatch: pytest.MonkeyPatch, late: str
