@@ -47,8 +47,7 @@ class SegmentWriter:
         where: str = "",  # the incarnation's folder (`keys.space`)
     ) -> None:
         self.store, self.root, self.where, self.base = store, root, where, root + where
-        self.run_id, self.key = run_id, key
-        self.guard = guard
+        self.run_id, self.key, self.guard = run_id, key, guard
         self._snap: Snapshot | None = None  # None: not read yet
         self.claim = False  # the lease was taken over: see `read`
         self.pending: dict[str, bytes] = {}  # single objects no segment holds
@@ -278,8 +277,7 @@ class SegmentWriter:
         self._landed(self._clean)
 
     def _clean(self) -> None:
-        """Delete the single objects segments hold, then merged segments and
-        what other incarnations of the run left (`keys.INCARNATION`)."""
+        """Delete the singles segments hold, then merged segments, other incarnations' records."""
         snap = self._view()
         with self._lock:
             covered, gone = sorted(snap.covered), len(snap.superseded)
@@ -293,8 +291,7 @@ class SegmentWriter:
             self.guard()
             self.store.delete(stale)
             with self._lock:
-                del snap.superseded[:gone]
-                snap.foreign = []
+                del snap.superseded[:gone], snap.foreign[:]
 
     def _merge(self) -> None:
         """One segment for flushes 1..n: the records as they are now. Only

@@ -30,8 +30,16 @@ from typing import Protocol
 from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
-from .keys import CANCEL, SEGMENTS, in_space, is_foreign, is_record, position_of, segment_name
-from .keys import segment_of
+from .keys import (
+    CANCEL,
+    SEGMENTS,
+    in_space,
+    is_foreign,
+    is_record,
+    position_of,
+    segment_name,
+    segment_of,
+)
 from .records import StepRecord, seal, unseal
 
 _FORMAT = 1
