@@ -31,7 +31,7 @@ from durable._storage.pidspace import pid_space
 from durable._storage.recordlog import ObjectRecords
 from durable.testing._runs import check_append_is_create_only, check_replace_names_and_compact
 from durable.testing.store_conformance import Opener, StoreConformance
-from tests.conftest import ROOT, Place
+from tests.conftest import ROOT, Place, record_base
 
 
 class TestMemoryStore(StoreConformance):
@@ -194,13 +194,6 @@ def layout(store: Store, workflow: str, run_id: str) -> tuple[list[str], list[st
     # The records of the run's incarnation (`keys.INCARNATION`) are in its folder.
     names = [n.split("/", 1)[1] if n.startswith(INCARNATION) else n for n in names]
     return [n for n in names if n.startswith("segments/")], [n for n in names if is_record(n)]
-
-
-def record_base(store: Store, workflow: str, run_id: str) -> str:
-    """The key prefix of the records of the run's incarnation (`keys.space`)."""
-    heads = {k.split("/")[2] for k in store.list(f"{workflow}/{run_id}/")}
-    (token,) = [h for h in heads if h.startswith(INCARNATION)] or [""]
-    return f"{workflow}/{run_id}/" + (token and f"{token}/")
 
 
 def looping(store: Store, counts: Counter[str], stop: int | None = None) -> Any:
