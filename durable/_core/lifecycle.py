@@ -40,8 +40,9 @@ def start(
     size = store.open_run(workflow, run_id, level)  # `finish` ends it
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
+        token = new_incarnation() if store.incarnations else ""  # a new run: a new folder
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now(),
-                             incarnation=new_incarnation())  # fmt: skip
+                             incarnation=token)  # fmt: skip
         note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)

@@ -39,6 +39,7 @@ class Store:
     allow_pickle: bool
     blob_threshold: int
     lease_ttl: float | None
+    incarnations = True  # a new run's records go to a new folder (`keys.INCARNATION`)
     # How often (seconds) a live run looks for its cancel marker: a run pays
     # at most one read per interval, never one per step. DURABLE_CANCEL_POLL
     # overrides it (0: at every operation boundary). A pause looks no more
@@ -158,8 +159,7 @@ class Store:
         return run_records(self, workflow, run_id)
 
     def note_incarnation(self, workflow: str, run_id: str, token: str | None) -> None:
-        """The run's incarnation (None: unknown), its manifest just read or written."""
-        self._spaces[(workflow, run_id)] = token
+        self._spaces[(workflow, run_id)] = token  # None: unknown; else its manifest's, just seen
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
         """A run starts writing records under `durability` (else the store's level):

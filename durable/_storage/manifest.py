@@ -43,6 +43,8 @@ def pack_manifest(manifest: RunRecord, key: bytes | None) -> bytes:
     fields["plan"] = _plan_runs(manifest.plan)
     payload = seal(pack({"v": FORMAT, **{k: fields[k] for k in _PAYLOAD}}), key)
     summary = {"v": FORMAT, **{k: fields[k] for k in _SUMMARY}, "payload": sealed_sum(payload)}
+    if not manifest.incarnation:  # as before tokens: a version without them reads it
+        del summary["incarnation"]
     head = seal(pack(summary), key)
     return _MAGIC + _LEN.pack(len(head)) + head + payload
 
