@@ -1,17 +1,19 @@
-"""Left open (strict xfail): a segment PUT of a holder stalled between its
-lease check and the write (SIGSTOP at its release's flush), or a record's
-PUT for a step that then fails in the new run, landing after
-`durable rm` removed the run and another process started it afresh. Segment
-numbers start again at 1 in the new run, so the late segment (the removed
-run's next number) is read as one of the new run's, its entries applied
-after the new holder's own: a resume of the new run replays the removed
-run's outputs, for a step that failed in the new run too. A late single
-record at a name the new holder writes is replaced (`test_hunt43_late_record`);
-the rest needs the reader to tell one incarnation of a run id from another
-(an incarnation token in segment names or in the manifest), not done yet.
+"""A segment PUT of a holder stalled between its lease check and the write
+(SIGSTOP at its release's flush), or a record's PUT for a step that then
+fails in the new run, landing after `durable rm` removed the run and another
+process started it afresh. Segment numbers start again at 1 in the new run,
+so the late segment (the removed run's next number) was read as one of the
+new run's, its entries applied after the new holder's own, and a resume of
+the new run replayed the removed run's outputs, for a step that failed in
+the new run too (a late single record there, which nothing of the new run
+replaces: `test_hunt43_late_record` covers one the new holder writes).
 
-The late PUT is played here by writing the bytes the removed run's holder
-wrote, under the number its next flush would have taken."""
+Each run's records now live in its incarnation's folder (`keys.INCARNATION`,
+a token its manifest holds): the late PUT, played here by writing the bytes
+the removed run's holder wrote where its next flush (or record) would have
+put them, lands in the removed run's folder, which no reader of the new run
+looks in (tests/test_hunt44_late_incarnation.py: the same with real
+processes on S3)."""
 
 from __future__ import annotations
 
