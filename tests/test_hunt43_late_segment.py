@@ -76,3 +76,28 @@ def test_a_removed_runs_late_write_is_not_replayed_in_the_new_run(
     # The resume runs step 2 (it failed), nothing else, and returns the new run's outputs.
     assert wf() == ["0 of run new", "1 of run new", "2 of run new"]
     assert executed == [2]
+
+
+def test_a_run_recorded_before_incarnations_reads_its_records_at_the_runs_prefix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A manifest without a token (written by an earlier durable, played here
+    by a store that makes none) keeps the old layout and its rules."""
+    old = durable.open_store("memory://hunt44-before-tokens")
+    old.incarnations = False
+    monkeypatch.setenv("HUNT43_RUN", "old")
+    monkeypatch.setenv("HUNT43_FAIL", "1")
+    executed.clear()
+    with pytest.raises(RuntimeError):
+        late_seg43.with_options(store=old)()
+    raw = old.load_manifest("late_seg43", "r")
+    assert raw is not None and b"incarnation" not in raw  # the bytes an earlier durable wrote
+    assert any(k.startswith("late_seg43/r/segments/") for k in old.list("late_seg43/r/"))
+    late = "late_seg43/r/inc-0123456789abcdef/steps/00000001"  # another incarnation's late write
+    old.put(late, old.peek_records("late_seg43", "r")["steps/00000000"])
+    monkeypatch.delenv("HUNT43_FAIL")
+    new = durable.open_store("memory://hunt44-before-tokens")  # a process of this version
+    executed.clear()
+    assert late_seg43.with_options(store=new)() == ["0 of run old", "1 of run old", "2 of run old"]
+    assert executed == [2]
+    assert late not in new.list("late_seg43/r/")  # its holder removed the other incarnation's
