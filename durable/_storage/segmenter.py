@@ -179,10 +179,10 @@ class SegmentWriter:
 
     def _supersede(self, name: str, found: bytes | None, data: bytes) -> None:
         """Our record over a single object at a name we never wrote: a late
-        write of a holder that lost the run (stalled between its lease check
-        and its PUT) or of a run since removed. Taken as the first writer's,
-        the run went on with that holder's output of a step run here. The
-        segment first mentions the single (`segments.merge`), which then goes."""
+        write of a holder that lost the run (stalled between its lease check and
+        its PUT; a removed run's lands in its own folder, `keys.INCARNATION`). Taken
+        as the first writer's, the run went on with that holder's output of a step
+        run here. The segment first mentions the single (`segments.merge`), which then goes."""
         with self._flushing:
             if found is not None:
                 self._pending(name, found)  # so that `_write` deletes it: a merge keeps no trace of it
@@ -277,7 +277,7 @@ class SegmentWriter:
         self._landed(self._clean)
 
     def _clean(self) -> None:
-        """Delete the singles segments hold, then merged segments, other incarnations' records."""
+        """Delete the singles segments hold, merged segments, other incarnations' records."""
         snap = self._view()
         with self._lock:
             covered, gone = sorted(snap.covered), len(snap.superseded)
