@@ -21,6 +21,8 @@ import pytest
 
 import durable
 from durable._storage import cachestore
+from durable._storage.keys import run_prefix, space
+from durable._storage.manifest import read_manifest
 from durable._storage.segments import decode_segment, encode_segment
 from durable.testing import FakeClock, fake_clock, memory_store
 from durable.testing.store_conformance import StoreConformance
@@ -292,7 +294,7 @@ def rewrite_record(
     to the store could (data None: the record is lost): in the segment that
     holds it, re-sealed with `key` (an object store's released run), else as
     its own object (a single object, or the local log's `replace_record`)."""
-    base = "/".join(run) + "/"
+    base = record_base(store, *run)
     for seg in store.list(base + "segments/"):
         raw = store.get(seg)
         assert raw is not None
@@ -488,3 +490,10 @@ def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     yield _load
     for name in loaded:
         sys.modules.pop(name, None)
+
+
+def record_base(store: durable.Store, workflow: str, run_id: str) -> str:
+    """The key prefix of the records of the run's incarnation, as its manifest
+    names it (`keys.space`): the run's prefix for a run without one."""
+    manifest = read_manifest(store, workflow, run_id)
+    return run_prefix(workflow, run_id) + space(manifest.incarnation if manifest else "")

@@ -1,17 +1,19 @@
-"""Left open (strict xfail): a segment PUT of a holder stalled between its
-lease check and the write (SIGSTOP at its release's flush), or a record's
-PUT for a step that then fails in the new run, landing after
-`durable rm` removed the run and another process started it afresh. Segment
-numbers start again at 1 in the new run, so the late segment (the removed
-run's next number) is read as one of the new run's, its entries applied
-after the new holder's own: a resume of the new run replays the removed
-run's outputs, for a step that failed in the new run too. A late single
-record at a name the new holder writes is replaced (`test_hunt43_late_record`);
-the rest needs the reader to tell one incarnation of a run id from another
-(an incarnation token in segment names or in the manifest), not done yet.
+"""A segment PUT of a holder stalled between its lease check and the write
+(SIGSTOP at its release's flush), or a record's PUT for a step that then
+fails in the new run, landing after `durable rm` removed the run and another
+process started it afresh. Segment numbers start again at 1 in the new run,
+so the late segment (the removed run's next number) was read as one of the
+new run's, its entries applied after the new holder's own, and a resume of
+the new run replayed the removed run's outputs, for a step that failed in
+the new run too (a late single record there, which nothing of the new run
+replaces: `test_hunt43_late_record` covers one the new holder writes).
 
-The late PUT is played here by writing the bytes the removed run's holder
-wrote, under the number its next flush would have taken."""
+Each run's records now live in its incarnation's folder (`keys.INCARNATION`,
+a token its manifest holds): the late PUT, played here by writing the bytes
+the removed run's holder wrote where its next flush (or record) would have
+put them, lands in the removed run's folder, which no reader of the new run
+looks in (tests/test_hunt44_late_incarnation.py: the same with real
+processes on S3)."""
 
 from __future__ import annotations
 
@@ -49,7 +51,6 @@ def late_seg43() -> list[str]:
     return [first, late_seg(1), late_seg(2)]
 
 
-@pytest.mark.xfail(strict=True, reason="a removed run's late write is read as the new run's")
 @pytest.mark.parametrize("late", ["segment", "single"])
 def test_a_removed_runs_late_write_is_not_replayed_in_the_new_run(
     monkeypatch: pytest.MonkeyPatch, late: str
@@ -75,3 +76,28 @@ def test_a_removed_runs_late_write_is_not_replayed_in_the_new_run(
     # The resume runs step 2 (it failed), nothing else, and returns the new run's outputs.
     assert wf() == ["0 of run new", "1 of run new", "2 of run new"]
     assert executed == [2]
+
+
+def test_a_run_recorded_before_incarnations_reads_its_records_at_the_runs_prefix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A manifest without a token (written by an earlier durable, played here
+    by a store that makes none) keeps the old layout and its rules."""
+    old = durable.open_store("memory://hunt44-before-tokens")
+    old.incarnations = False
+    monkeypatch.setenv("HUNT43_RUN", "old")
+    monkeypatch.setenv("HUNT43_FAIL", "1")
+    executed.clear()
+    with pytest.raises(RuntimeError):
+        late_seg43.with_options(store=old)()
+    raw = old.load_manifest("late_seg43", "r")
+    assert raw is not None and b"incarnation" not in raw  # the bytes an earlier durable wrote
+    assert any(k.startswith("late_seg43/r/segments/") for k in old.list("late_seg43/r/"))
+    late = "late_seg43/r/inc-0123456789abcdef/steps/00000001"  # another incarnation's late write
+    old.put(late, old.peek_records("late_seg43", "r")["steps/00000000"])
+    monkeypatch.delenv("HUNT43_FAIL")
+    new = durable.open_store("memory://hunt44-before-tokens")  # a process of this version
+    executed.clear()
+    assert late_seg43.with_options(store=new)() == ["0 of run old", "1 of run old", "2 of run old"]
+    assert executed == [2]
+    assert late not in new.list("late_seg43/r/")  # its holder removed the other incarnation's

@@ -23,7 +23,7 @@ import pytest
 import durable
 from durable._storage.envelope import seal_record
 from durable._storage.records import StepRecord, unseal
-from tests.conftest import ROOT
+from tests.conftest import ROOT, record_base
 
 from . import s3proxy
 
@@ -68,7 +68,7 @@ def test_a_record_put_arriving_after_a_takeover_never_spoils_the_run(
             text=True,
         )
 
-    faults.hold("/r/steps/00000001")  # step 1's record, then every PUT after it
+    faults.hold("/steps/00000001")  # step 1's record, then every PUT after it
     first = holder(endpoint)
     try:
         assert faults.held.wait(60)
@@ -113,7 +113,8 @@ def test_a_late_copy_of_the_call_a_segment_holds_reads_as_the_segments() -> None
         unseal(held["steps/00000002"], None, run_id="r", position=2, name=name)
     ).value
     late.ended += 1
-    store.put(f"late/r/{name}", seal_record(late.to_bytes(), None))
+    base = record_base(store, "late", "r")  # its incarnation's folder
+    store.put(base + name, seal_record(late.to_bytes(), None))
     assert durable.open_store(store.url).peek_records("late", "r") == held
     assert [s.value for s in flow.history("r") if s.kind == "step"] == [0, 10, 20]
     holder = durable.open_store(store.url)
@@ -121,8 +122,8 @@ def test_a_late_copy_of_the_call_a_segment_holds_reads_as_the_segments() -> None
     assert holder.load_records("late", "r") == held
     lease.release()  # the next holder removes the late copy
     assert [k for k in store.list("late/r/") if "/steps/" in k] == []
-    store.put(f"late/r/{name}", seal_record(late.to_bytes(), None))
+    store.put(base + name, seal_record(late.to_bytes(), None))
     late.args_digest = "another call"
-    store.put(f"late/r/{name}", seal_record(late.to_bytes(), None))
+    store.put(base + name, seal_record(late.to_bytes(), None))
     with pytest.raises(durable.CorruptRecordError, match="disagrees with segment"):
         store.peek_records("late", "r")

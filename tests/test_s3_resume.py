@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 import durable
-from tests.conftest import ROOT
+from durable._storage.manifest import read_manifest
+from tests.conftest import ROOT, record_base
 
 
 def counted(store: durable.Store, counts: Counter[str]) -> Any:
@@ -48,7 +49,7 @@ def test_stale_listing_of_a_second_client_never_reruns_a_step(s3_url: str) -> No
         counted(writer, counts).run(stop=2)
     # Released runs keep their records in a segment: the reader lists the
     # run's segments, and s3fs caches that listing.
-    segments = f"{reader.root}/s3flow/r/segments"
+    segments = f"{reader.root}/{record_base(reader, 's3flow', 'r')}segments"
     first = [p.rsplit("/", 1)[1] for p in reader.fs.ls(segments)]
     assert first == ["0000000001-0000000001"]
     with pytest.raises(RuntimeError):
@@ -74,6 +75,8 @@ def test_resume_reads_records_with_one_listing_and_one_batched_cat(s3_url: str) 
         real = getattr(store.fs, name)
         setattr(store.fs, name, spy(calls, name, real))
     store._checked = True  # count the read itself, not the once-per-store probe
+    read_manifest(store, "s3flow", "r")  # as a resume does first: it names the incarnation
+    calls.clear()
     records = store.load_records("s3flow", "r")
     assert sorted(records) == [f"steps/{i:08d}" for i in range(4)]
     assert calls == {"find": 1, "cat": 1}
@@ -146,6 +149,7 @@ def test_resuming_1000_steps_takes_at_most_20_requests(
     # Of those, the records: one listing, then the one merged segment.
     reader: Any = durable.open_store(s3_url, skip_instance_cache=True)
     reader._checked = True
+    read_manifest(reader, "thousand", "t")  # as a resume does first: it names the incarnation
     server_requests.lines.clear()
     assert len(reader.load_records("thousand", "t")) == 1000
     assert [line.split()[5].strip('"') for line in server_requests.lines] == ["GET", "GET"]

@@ -25,13 +25,13 @@ import pytest
 import durable
 from durable._storage import segmenter
 from durable._storage.base import Store
-from durable._storage.keys import is_record
+from durable._storage.keys import INCARNATION, is_record
 from durable._storage.objectlease import ObjectLease
 from durable._storage.pidspace import pid_space
 from durable._storage.recordlog import ObjectRecords
 from durable.testing._runs import check_append_is_create_only, check_replace_names_and_compact
 from durable.testing.store_conformance import Opener, StoreConformance
-from tests.conftest import ROOT, Place
+from tests.conftest import ROOT, Place, record_base
 
 
 class TestMemoryStore(StoreConformance):
@@ -191,6 +191,8 @@ def small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
 def layout(store: Store, workflow: str, run_id: str) -> tuple[list[str], list[str]]:
     """(segment names, single record names) of a run as stored."""
     names = [k.split("/", 2)[2] for k in store.list(f"{workflow}/{run_id}/")]
+    # The records of the run's incarnation (`keys.INCARNATION`) are in its folder.
+    names = [n.split("/", 1)[1] if n.startswith(INCARNATION) else n for n in names]
     return [n for n in names if n.startswith("segments/")], [n for n in names if is_record(n)]
 
 
@@ -299,11 +301,12 @@ def test_a_segment_and_a_single_object_that_disagree_fail_closed(place: Place) -
         looping(place.open(), counts).run(stop=4)
     store = place.open()
     (segment,), _ = layout(store, "seg", "s")
+    base = record_base(store, "seg", "s")
     good = store.peek_records("seg", "s")["steps/00000002"]
-    store.put("seg/s/steps/00000002", good)  # a leftover single that agrees: fine
+    store.put(base + "steps/00000002", good)  # a leftover single that agrees: fine
     assert store.peek_records("seg", "s")["steps/00000002"] == good
     # Sound, but not what the segment holds (another position's record).
-    store.put("seg/s/steps/00000002", store.peek_records("seg", "s")["steps/00000003"])
+    store.put(base + "steps/00000002", store.peek_records("seg", "s")["steps/00000003"])
     for read in (store.peek_records, store.load_records, store.record_names):
         with pytest.raises(durable.CorruptRecordError) as err:
             read("seg", "s")
@@ -312,19 +315,19 @@ def test_a_segment_and_a_single_object_that_disagree_fail_closed(place: Place) -
     with pytest.raises(durable.CorruptRecordError):
         looping(place.open(), counts).run()
     flipped = good[:-1] + bytes([good[-1] ^ 1])
-    store.put("seg/s/steps/00000002", flipped)  # damaged: it says so itself
+    store.put(base + "steps/00000002", flipped)  # damaged: it says so itself
     with pytest.raises(durable.CorruptRecordError, match="checksum mismatch") as err:
         store.peek_records("seg", "s")
     assert err.value.key == "steps/00000002"
-    store.delete(["seg/s/steps/00000002"])  # what the error advises
+    store.delete([base + "steps/00000002"])  # what the error advises
     # A missing or damaged segment is damage too, never a run with fewer records.
-    raw = store.get(f"seg/s/{segment}")
+    raw = store.get(base + segment)
     assert raw is not None
-    store.put("seg/s/segments/0000000004-0000000004", raw)
+    store.put(base + "segments/0000000004-0000000004", raw)
     with pytest.raises(durable.CorruptRecordError, match="a segment is missing"):
         store.peek_records("seg", "s")
-    store.delete(["seg/s/segments/0000000004-0000000004"])
-    store.put(f"seg/s/{segment}", raw[:-5])
+    store.delete([base + "segments/0000000004-0000000004"])
+    store.put(base + segment, raw[:-5])
     with pytest.raises(durable.CorruptRecordError, match="checksum"):
         looping(place.open(), counts).run()
     assert counts == {f"work{i}": 1 for i in range(4)}  # nothing ran again

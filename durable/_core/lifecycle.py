@@ -13,6 +13,7 @@ from .._errortext import plain_data
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
+from .._storage.keys import new_incarnation
 from .._storage.manifest import write_manifest
 from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
@@ -39,7 +40,9 @@ def start(
     size = store.open_run(workflow, run_id, level)  # `finish` ends it
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
-        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now())
+        token = new_incarnation() if store.incarnations else ""  # a new run: a new folder
+        manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now(),
+                             incarnation=token)  # fmt: skip
         note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)

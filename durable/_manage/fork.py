@@ -17,6 +17,7 @@ from .._storage.keys import (
     check_key_part,
     check_names,
     is_step_record,
+    new_incarnation,
     parse_name,
     position_key,
     position_of,
@@ -98,6 +99,8 @@ def fork_run(
     except BaseException:
         lease.release()
         raise
+    token = new_incarnation() if store.incarnations else ""  # a new run: a new folder
+    store.note_incarnation(workflow, new_id, token)  # for the records copied before the manifest
     try:
         # Written as a run writes them: one sync at the end under "batch",
         # before the manifest naming them is written.
@@ -110,7 +113,7 @@ def fork_run(
             _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         waits = _waits_after(store, source, records, at)
         copied = [p for n in records if is_step_record(n) and _before(n, at) if (p := position_of(n)) is not None]
-        _write_fork_manifest(store, source, new_id, at, waits, copied, synced)
+        _write_fork_manifest(store, source, (new_id, token), at, waits, copied, synced)
     except BaseException:
         # A half-made fork would block its id forever: leave nothing behind.
         store.delete_held_run(workflow, new_id, lease)  # the lease too, in any store's layout
@@ -242,14 +245,14 @@ def _waits_after(
 
 
 def _write_fork_manifest(
-    store: Store, source: RunRecord, new_id: str, at: int, waits: list[str], copied: list[Position],
-    synced: int | None,
+    store: Store, source: RunRecord, new: tuple[str, str], at: int, waits: list[str],
+    copied: list[Position], synced: int | None,
 ) -> None:
     manifest = RunRecord(
-        source.workflow, new_id, source.fingerprint, dict(source.steps),
+        source.workflow, new[0], source.fingerprint, dict(source.steps),
         dict(source.step_parts), source.args_encoding, source.args, status="forked",
         created=now(), extra={"forked_from": source.run_id, "forked_at": at, "waits_after": waits},
-        args_blob=source.args_blob, plan=source.plan,
+        args_blob=source.args_blob, plan=source.plan, incarnation=new[1],
     )  # fmt: skip
     reason = {"forked": source.extra.get("source_reason"), "suspended": source.reason}.get(
         source.status

@@ -39,6 +39,7 @@ class Store:
     allow_pickle: bool
     blob_threshold: int
     lease_ttl: float | None
+    incarnations = True  # a new run's records go to a new folder (`keys.INCARNATION`)
     # How often (seconds) a live run looks for its cancel marker: a run pays
     # at most one read per interval, never one per step. DURABLE_CANCEL_POLL
     # overrides it (0: at every operation boundary). A pause looks no more
@@ -83,6 +84,7 @@ class Store:
         self._seen: dict[tuple[str, str], Any] = {}
         # Each held run's segment writer (`segmenter`), made at the first use of its records.
         self._writers: dict[tuple[str, str], SegmentWriter] = {}
+        self._spaces: dict[tuple[str, str], str | None] = {}  # `note_incarnation`
 
     # -- primitives, keys are relative to the store root ------------------
     def get(self, key: str) -> bytes | None:
@@ -125,6 +127,8 @@ class Store:
 
     def load_manifest(self, workflow: str, run_id: str) -> bytes | None:
         data, self._seen[(workflow, run_id)] = load_generation(self, workflow, run_id)
+        if data is None:  # a run made from here on is a new incarnation (`note_incarnation`)
+            self.note_incarnation(workflow, run_id, "")
         return data
 
     def peek_manifest(self, workflow: str, run_id: str) -> bytes | None:
@@ -149,18 +153,13 @@ class Store:
 
     def records(self, workflow: str, run_id: str) -> RecordLog:
         """The run's record log: one object per record unless a backend
-        keeps a log of its own, grouped into segments while this store holds
-        the run's lease. Writes go through the methods below, which check the
-        run's lease first."""
-        from .recordlog import ObjectRecords
-        run = (workflow, run_id)
-        writer = self._writers.get(run)
-        if writer is None and run in self._held:
-            from .segmenter import SegmentWriter
-            guard, base = lambda: self.guard(workflow, run_id), run_prefix(workflow, run_id)
-            writer = self._writers[run] = SegmentWriter(self, base, run_id, self.signing_key, guard)
-            writer.claim = bool(getattr(self._held[run], "took_over", False))
-        return ObjectRecords(self, workflow, run_id, writer, self.signing_key)
+        keeps a log of its own (`recordlog.run_records`). Writes go through
+        the methods below, which check the run's lease first."""
+        from .recordlog import run_records
+        return run_records(self, workflow, run_id)
+
+    def note_incarnation(self, workflow: str, run_id: str, token: str | None) -> None:
+        self._spaces[(workflow, run_id)] = token  # None: unknown; else its manifest's, just seen
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
         """A run starts writing records under `durability` (else the store's level):
@@ -254,6 +253,7 @@ class Store:
         from .removal import remove_fenced
         remove_fenced(self, workflow, run_id, keys)
         self._seen[(workflow, run_id)] = self._absent()
+        self.note_incarnation(workflow, run_id, None)
         writer = self._writers.get((workflow, run_id))
         if writer is not None:
             writer.reset()

@@ -5,6 +5,7 @@ manifest and the lease."""
 
 from __future__ import annotations
 
+import secrets
 from typing import TypeAlias
 
 from ..errors import ConfigurationError
@@ -188,7 +189,50 @@ def is_run_object(name: str) -> bool:
     record, a segment, a blob, the cancel marker, the lease), as opposed to
     a file someone else put in the store's folder."""
     head = name.partition("/")[0]
-    return is_record(name) or head in ("segments", "blobs", "lease") or name == CANCEL
+    return is_record(name) or head in ("segments", "blobs", "lease") or name == CANCEL or (
+        head.startswith(INCARNATION) and is_run_object(name.partition("/")[2])
+    )
+
+
+# A run's incarnation: a token made with its manifest (kept by a resume, new
+# after a removal or restart), naming the folder its records and segments
+# live in on an object store (`space`). A removed run's late write (a holder
+# stalled past its lease) lands in its own incarnation's folder, which no
+# reader of the run started afresh under its id looks in. A manifest without
+# one (written before tokens) keeps its records at the run's prefix.
+INCARNATION = "inc-"
+
+
+def new_incarnation() -> str:
+    return secrets.token_hex(8)
+
+
+def is_incarnation(token: object) -> bool:
+    return token == "" or (
+        type(token) is str and len(token) == 16 and all(c in "0123456789abcdef" for c in token)
+    )
+
+
+def space(token: str) -> str:
+    """The folder below a run's prefix holding the records of incarnation `token`."""
+    return f"{INCARNATION}{token}/" if token else ""
+
+
+def in_space(name: str, where: str) -> str | None:
+    """A name below a run's prefix as a name in the folder `where`, None
+    when it is a record or segment of another incarnation (or not one)."""
+    head, _, tail = name.partition("/")
+    if where:
+        return tail if head == where[:-1] and (is_record(tail) or segment_of(tail)) else None
+    return name if is_record(name) or segment_of(name) else None
+
+
+def is_foreign(name: str, where: str) -> bool:
+    """A record or segment of another incarnation than `where`'s."""
+    head, _, tail = name.partition("/")
+    ours = bool(where) and head == where[:-1]
+    theirs = head.startswith(INCARNATION) and (is_record(tail) or segment_of(tail) is not None)
+    return not ours and (theirs or (bool(where) and in_space(name, "") is not None))
 
 
 SEGMENTS = "segments/"

@@ -32,6 +32,8 @@ _REMADE = 8
 class LocalStore(Store):
     """Plain files; see the module docstring."""
 
+    incarnations = False  # its lock and removed-folder check keep a removed run's writes out
+
     def __init__(self, root: str, **options: Any) -> None:
         unknown = set(options) - set(STORE_OPTIONS)
         if unknown:

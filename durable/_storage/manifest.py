@@ -22,7 +22,7 @@ from ..errors import CorruptRecordError
 from .base import Store
 from .clock import now
 from .codec import pack, unpack
-from .keys import manifest_key
+from .keys import is_incarnation, manifest_key
 from .records import FORMAT, RunRecord, load_stored, seal, sealed_sum, unseal
 
 _MAGIC = b"DRM1"
@@ -32,7 +32,7 @@ _FRAME = len(_MAGIC) + _LEN.size
 # with a long error message and traceback takes a second, exact read).
 HEAD = 8 * 1024
 _SUMMARY = ("workflow", "run_id", "fingerprint", "status", "created", "updated", "error",
-            "reason", "extra")  # fmt: skip
+            "reason", "extra", "incarnation")  # fmt: skip
 _PAYLOAD = ("steps", "step_parts", "args_encoding", "args", "args_blob", "result_encoding",
             "result", "result_blob", "plan")  # fmt: skip
 
@@ -43,6 +43,8 @@ def pack_manifest(manifest: RunRecord, key: bytes | None) -> bytes:
     fields["plan"] = _plan_runs(manifest.plan)
     payload = seal(pack({"v": FORMAT, **{k: fields[k] for k in _PAYLOAD}}), key)
     summary = {"v": FORMAT, **{k: fields[k] for k in _SUMMARY}, "payload": sealed_sum(payload)}
+    if not manifest.incarnation:  # as before tokens: a version without them reads it
+        del summary["incarnation"]
     head = seal(pack(summary), key)
     return _MAGIC + _LEN.pack(len(head)) + head + payload
 
@@ -138,9 +140,12 @@ def _fields(body: bytes, run_id: str, name: str) -> dict[str, Any]:
 
 def _record(summary: dict[str, Any], payload: dict[str, Any], run_id: str, name: str) -> RunRecord:
     try:
-        return RunRecord(**summary, **payload)
+        record = RunRecord(**summary, **payload)
     except TypeError as e:
         raise CorruptRecordError(run_id, None, name, f"undecodable: {e}") from e
+    if not is_incarnation(record.incarnation):  # it names a folder (`keys.space`)
+        raise CorruptRecordError(run_id, None, name, "undecodable: its incarnation is no token")
+    return record
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord | None:
@@ -170,6 +175,7 @@ def decode_manifest(
         # A valid (even signed) manifest copied from another run.
         why = f"it belongs to run {manifest.run_id!r} of {manifest.workflow!r}"
         raise CorruptRecordError(run_id, None, key, why)
+    store.note_incarnation(workflow, run_id, manifest.incarnation)
     return manifest
 
 
@@ -177,6 +183,7 @@ def write_manifest(store: Store, manifest: RunRecord) -> None:
     manifest.updated = now()
     data = pack_manifest(manifest, store.signing_key)
     store.save_manifest(manifest.workflow, manifest.run_id, data)
+    store.note_incarnation(manifest.workflow, manifest.run_id, manifest.incarnation)
 
 
 def manifest_arguments(store: Store, manifest: RunRecord) -> dict[str, Any]:

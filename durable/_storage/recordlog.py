@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..errors import LeaseLostError
-from .keys import SEGMENTS, run_prefix
+from ..errors import CorruptRecordError, IntegrityError, LeaseLostError
+from .keys import SEGMENTS, run_prefix, space
 from .segmenter import SegmentWriter
 from .segments import read_snapshot
+
+if TYPE_CHECKING:
+    from .base import Store
 
 
 class KeyStore(Protocol):
@@ -99,9 +102,11 @@ class ObjectRecords:
         run_id: str,
         writer: SegmentWriter | None = None,
         key: bytes | None = None,
+        where: str = "",  # the incarnation's folder (`keys.space`)
     ) -> None:
-        self.store, self.run_id, self.writer = store, run_id, writer
-        self.base = run_prefix(workflow, run_id)
+        self.store, self.run_id, self.writer, self.where = store, run_id, writer, where
+        self.root = run_prefix(workflow, run_id)
+        self.base = self.root + where
         # The signing key segments are sealed with: the store's own by default.
         self.key = writer.key if writer is not None else key or getattr(store, "signing_key", None)
 
@@ -112,7 +117,7 @@ class ObjectRecords:
         return self.peek()
 
     def peek(self) -> dict[str, bytes]:
-        return read_snapshot(self.store, self.base, self.run_id, self.key).records
+        return read_snapshot(self.store, self.root, self.run_id, self.key, self.where).records
 
     def names(self) -> builtins.list[str]:
         return sorted(self.peek())
@@ -157,4 +162,31 @@ class ObjectRecords:
         one a segment holds. One listing when there are no segments."""
         if not self.store.list(self.base + SEGMENTS):
             return {}
-        return read_snapshot(self.store, self.base, self.run_id, self.key).latest
+        return read_snapshot(self.store, self.root, self.run_id, self.key, self.where).latest
+
+
+def run_records(store: Store, workflow: str, run_id: str) -> ObjectRecords:
+    """The record log of the run's incarnation (`keys.INCARNATION`) on a key
+    store, grouped into segments while `store` holds the run's lease. The
+    incarnation is the one its manifest, last read or written here, named;
+    else read from the manifest now (none: the run's prefix, as before tokens)."""
+    run = (workflow, run_id)
+    token = store._spaces.get(run)
+    if token is None:
+        raw = store.peek_manifest(workflow, run_id)
+        if raw is not None:
+            from .manifest import decode_manifest  # it notes the token
+            try:
+                token = decode_manifest(store, workflow, run_id, raw, summary_only=True).incarnation
+            except (CorruptRecordError, IntegrityError):
+                pass  # no run goes on from it (`outcome.existing_run` refuses): the prefix's
+    where = space(token or "")
+    writer = store._writers.get(run)
+    if writer is not None and writer.where != where:
+        writer = None  # the run's manifest was made since (its first write): a new incarnation
+    if writer is None and run in store._held:
+        guard = lambda: store.guard(workflow, run_id)  # noqa: E731
+        key, root = store.signing_key, run_prefix(workflow, run_id)
+        writer = store._writers[run] = SegmentWriter(store, root, run_id, key, guard, where)
+        writer.claim = bool(getattr(store._held[run], "took_over", False))
+    return ObjectRecords(store, workflow, run_id, writer, store.signing_key, where)

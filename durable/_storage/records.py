@@ -316,6 +316,8 @@ class RunRecord(Compared):
     # completed (None: a position with no record of its own), so that the
     # steps still to come can be shown while a later attempt runs.
     plan: list[Any] | None = None
+    # `keys.INCARNATION`: made with a new manifest, kept by a resume ("" before tokens).
+    incarnation: str = ""
     # (The stored form, summary and payload, is in `manifest`.)
 
     def steps_total(self, position: int | None = None) -> int | None:

@@ -9,8 +9,9 @@ each batch it deletes, it asks the store whether it still holds the lease
 stalls (one batch) cannot be called back: a store without conditional
 deletes has no way to refuse it. Landing after a takeover, it deletes
 objects of the same names the new holder wrote since (a run started afresh
-once the manifest was gone writes its first records and segment under the
-old names). So the removal asks once more after its last batch, and says
+once the manifest was gone writes its records in a new incarnation's folder,
+`keys.INCARNATION`, but its blobs under the old names, as a run recorded
+before incarnations does its records). So the removal asks once more after its last batch, and says
 so when the run was taken over meanwhile, instead of reporting the run
 removed; a resume that finds none of the records the run's last attempt
 ended with refuses (`outcome.records_kept`) rather than run them again."""

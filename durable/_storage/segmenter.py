@@ -40,13 +40,14 @@ class SegmentWriter:
     def __init__(
         self,
         store: Objects,
-        base: str,
+        root: str,
         run_id: str,
         key: bytes | None,
         guard: Callable[[], None],
+        where: str = "",  # the incarnation's folder (`keys.space`)
     ) -> None:
-        self.store, self.base, self.run_id, self.key = store, base, run_id, key
-        self.guard = guard
+        self.store, self.root, self.where, self.base = store, root, where, root + where
+        self.run_id, self.key, self.guard = run_id, key, guard
         self._snap: Snapshot | None = None  # None: not read yet
         self.claim = False  # the lease was taken over: see `read`
         self.pending: dict[str, bytes] = {}  # single objects no segment holds
@@ -89,7 +90,7 @@ class SegmentWriter:
     def _read(self) -> dict[str, bytes]:
         with self._flushing:
             listed_at = time.monotonic()
-            snap = read_snapshot(self.store, self.base, self.run_id, self.key)
+            snap = read_snapshot(self.store, self.root, self.run_id, self.key, self.where)
             records = snap.records
             self.marker_listed = (snap.marked, listed_at)
             with self._lock:
@@ -178,10 +179,10 @@ class SegmentWriter:
 
     def _supersede(self, name: str, found: bytes | None, data: bytes) -> None:
         """Our record over a single object at a name we never wrote: a late
-        write of a holder that lost the run (stalled between its lease check
-        and its PUT) or of a run since removed. Taken as the first writer's,
-        the run went on with that holder's output of a step run here. The
-        segment first mentions the single (`segments.merge`), which then goes."""
+        write of a holder that lost the run (stalled between its lease check and
+        its PUT; a removed run's lands in its own folder, `keys.INCARNATION`). Taken
+        as the first writer's, the run went on with that holder's output of a step
+        run here. The segment first mentions the single (`segments.merge`), which then goes."""
         with self._flushing:
             if found is not None:
                 self._pending(name, found)  # so that `_write` deletes it: a merge keeps no trace of it
@@ -276,20 +277,21 @@ class SegmentWriter:
         self._landed(self._clean)
 
     def _clean(self) -> None:
-        """Delete the single objects segments hold, then merged segments."""
+        """Delete the singles segments hold, merged segments, other incarnations' records."""
         snap = self._view()
         with self._lock:
-            covered, superseded = sorted(snap.covered), list(snap.superseded)
+            covered, gone = sorted(snap.covered), len(snap.superseded)
+            stale = [self.base + n for n in snap.superseded] + snap.foreign
         if covered:
             self.guard()
             self.store.delete(self.base + n for n in covered)
             with self._lock:
                 snap.covered.difference_update(covered)
-        if superseded:
+        if stale:
             self.guard()
-            self.store.delete(self.base + n for n in superseded)
+            self.store.delete(stale)
             with self._lock:
-                del snap.superseded[: len(superseded)]
+                del snap.superseded[:gone], snap.foreign[:]
 
     def _merge(self) -> None:
         """One segment for flushes 1..n: the records as they are now. Only

@@ -30,7 +30,16 @@ from typing import Protocol
 from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
-from .keys import CANCEL, SEGMENTS, is_record, position_of, segment_name, segment_of
+from .keys import (
+    CANCEL,
+    SEGMENTS,
+    in_space,
+    is_foreign,
+    is_record,
+    position_of,
+    segment_name,
+    segment_of,
+)
 from .records import StepRecord, seal, unseal
 
 _FORMAT = 1
@@ -84,20 +93,28 @@ class Snapshot(Compared):
     superseded: list[str] = field(default_factory=list)  # contained in a merge
     last: int = 0  # the highest flush number any segment names
     marked: bool = False  # the listing showed the run's cancel marker
+    foreign: list[str] = field(default_factory=list)  # keys of other incarnations' records
 
 
-def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> Snapshot:
-    """The run's records: see the module docstring."""
+def read_snapshot(
+    store: Reader, root: str, run_id: str, key: bytes | None, where: str = ""
+) -> Snapshot:
+    """The run's records (below its prefix `root`) of the incarnation whose
+    folder is `where` (`keys.space`): see the module docstring. Those of
+    any other are absent here, and listed in `foreign`."""
+    base = root + where
     for _ in range(_ATTEMPTS):
-        listed = [k[len(base) :] for k in store.list(base)]
+        everything = [k[len(root) :] for k in store.list(root)]
+        listed = [n for k in everything if (n := in_space(k, where)) is not None]
         live, superseded = cover(listed, run_id)
         singles = [n for n in listed if is_record(n)]
         wanted = [base + n for n in (*live, *singles)]
         got = store.get_many(wanted)
-        if len(got) == len(wanted) and _settled(store, base, listed):
+        if len(got) == len(wanted) and _settled(store, base, listed, len(everything)):
             snap = Snapshot(live=live, superseded=superseded)
+            snap.foreign = [root + k for k in everything if is_foreign(k, where)]
             snap.last = max((r[1] for n in listed if (r := segment_of(n))), default=0)
-            snap.marked = CANCEL in listed
+            snap.marked = CANCEL in everything
             segs = [(n, decode_segment(got[base + n], key, run_id, n)) for n in live]
             merge(snap, segs, {n: got[base + n] for n in singles}, run_id, key)
             return snap
@@ -107,12 +124,12 @@ def read_snapshot(store: Reader, base: str, run_id: str, key: bytes | None) -> S
     raise StorageError(getattr(store, "url", base), f"{base}: {why}", "try again")
 
 
-def _settled(store: Reader, base: str, listed: list[str]) -> bool:
+def _settled(store: Reader, base: str, listed: list[str], count: int) -> bool:
     """Whether the listing was one view of the run. A long one comes in pages
     (1,000 keys each on S3): a segment written between two pages could hold
     records whose single objects a later page no longer shows, so the
     segments are listed again and must not have changed."""
-    if len(listed) < _PAGE:
+    if count < _PAGE:
         return True
     again = [k[len(base) :] for k in store.list(base + SEGMENTS)]
     return again == [n for n in listed if segment_of(n) is not None]
