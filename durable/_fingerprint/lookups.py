@@ -9,9 +9,16 @@ globals (`sys._getframe().f_globals[name]`, `fn.__globals__`): no chain of names
 leads to what it calls, and counted by its names alone, the step was served
 what the old helper gave after the helper was edited. Such a function reads
 its own module whole, and every module of the user's that a string in its
-code names (imported if need be, as an import in a body is: `imports`). A
-name built at run time from other strings (`"plugins." + kind`) is not told;
-only its own module counts then."""
+code or in the plain data it reads names (imported if need be, as an
+import in a body is: `imports`); so does a function calling a helper of
+the user's that looks modules up (`loader.load(MODS["p"])`), though its
+own module does not count whole then. Whatever the
+function, a string naming an attribute of a module of the user's
+(`"plugmod.run"`, `"plugmod:run"`, in its code or its data) counts that
+module whole: such a string is handed to a `locate`-like helper (Hydra's
+`get_method`, `pkgutil.resolve_name`) that imports it. A name built at
+run time from other strings (`"plugins." + kind`) is not told; only its
+own module counts then."""
 
 from __future__ import annotations
 
@@ -19,12 +26,13 @@ import builtins
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module
+from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
 from .reach import _MISSING, code_objects
 from .values import hash_tokens
 from .witness import witnessed
@@ -41,15 +49,20 @@ def whole_modules(
     read = [c for c in chains if c[0] in names]  # not `df.eval(...)`, nor a local
     whole = WHOLE_MODULE & {c[0] for c in read}
     finds = any(_finds_modules(c, globs) for c in read) or not names.isdisjoint(_NAMESPACES)
+    objs = [_walked(c, globs) for c in read]
+    helped = finds or any(witnessed(_helper_finds, o) for o in objs if isinstance(o, types.FunctionType))
+    data = tuple(s for o in objs if isinstance(o, _DATA) for s in witnessed(data_strings, o))
     own = witnessed(own_module, globs, whole) if whole else None
     if finds and not isinstance(own, types.ModuleType):
         own = witnessed(namespace_module, globs)
     if isinstance(own, types.ModuleType):
         yield "globals()", own
-    if finds:
-        for module in witnessed(named_modules, code, str(globs.get("__package__") or "")):
-            if module is not own:
-                yield module.__name__, module
+    found = witnessed(named_modules, code, str(globs.get("__package__") or "")) if finds else ()
+    texts = dotted_strings(code, data, helped)
+    found += witnessed(attribute_modules, texts) if texts else ()
+    for module in dict.fromkeys(found):
+        if module is not own:
+            yield module.__name__, module
 
 
 def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
@@ -65,6 +78,91 @@ def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
             break
         obj = vars(obj).get(attr, _MISSING)
     return any(obj is f for f in finders)
+
+
+# Names in a helper's code by which it looks modules up (`import_module`,
+# `__import__`, `resolve_name`, `sys.modules`, `getmodule`): by name, as
+# its chains are not at hand without its source; more names than needed
+# count more modules, never fewer.
+_FINDERS = frozenset({"import_module", "__import__", "resolve_name", "modules", "getmodule", "_getframe"})
+_DATA = (str, tuple, list, dict, set, frozenset)
+
+
+def _walked(chain: tuple[str, ...], globs: Mapping[str, Any]) -> object:
+    """What the chain names, through modules' attributes only."""
+    obj = globs.get(chain[0], _MISSING)
+    for attr in chain[1:]:
+        if not isinstance(obj, types.ModuleType):
+            break
+        obj = vars(obj).get(attr, _MISSING)
+    return obj
+
+
+def _helper_finds(obj: object) -> bool:
+    """Whether `obj` is a function of the user's that looks modules up."""
+    code = getattr(obj, "__code__", None) if isinstance(obj, types.FunctionType) else None
+    if not isinstance(code, types.CodeType) or not isinstance(obj, types.FunctionType):
+        return False
+    module = sys.modules.get(str(obj.__module__))
+    if module is None or not user_module(module):
+        return False
+    return any(not _FINDERS.isdisjoint(co.co_names) for co in code_objects(code))
+
+
+def data_strings(obj: object, budget: int = 200) -> tuple[str, ...]:
+    """The strings in plain data (`MODS = {"p": "plugmod"}`), at most `budget` items looked at."""
+    found: list[str] = []
+    todo = [obj]
+    while todo and budget > 0:
+        item, budget = todo.pop(), budget - 1
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            todo.extend([*item.keys(), *item.values()])
+        elif isinstance(item, _DATA):
+            todo.extend(item)
+    return tuple(found)
+
+
+def dotted_strings(code: types.CodeType, data: tuple[str, ...], finds: bool) -> tuple[str, ...]:
+    """The strings of the code or of `data` that may name an attribute of a
+    module (`"plugmod.run"`, `"plugmod:run"`, as `module.attr`); when the
+    function looks modules up (`finds`), those of `data` naming a module
+    too (`MODS = {"p": "plugmod"}`, marked by a trailing ":")."""
+    consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
+    found = [t.replace(":", ".", 1) for t in [*consts, *data] if "." in t[1:] or ":" in t[1:]]
+    found += [f"{t}:" for t in data if finds]
+    return tuple(dict.fromkeys(t for t in found if len(t) < 256 and _dotted(t.rstrip(":"))))
+
+
+def attribute_modules(texts: tuple[str, ...]) -> tuple[types.ModuleType, ...]:
+    """The user's modules the strings name (`dotted_strings`): `module.attr`
+    of an attribute it has; `module:` itself. Never the script run as
+    `__main__`, which imported under its name would run again."""
+    found: dict[int, types.ModuleType] = {}
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    for text in texts:
+        parts = text.rstrip(":").split(".")
+        ends = [len(parts)] if text.endswith(":") else range(len(parts) - 1, 0, -1)
+        for end in ends:
+            name = ".".join(parts[:end])
+            if parts[0] not in sys.modules and _is_main(parts[0], main):
+                break
+            module = import_user_module(name)
+            if isinstance(module, types.ModuleType):
+                if end == len(parts) or parts[end] in vars(module):
+                    found[id(module)] = module
+                break
+    return tuple(found.values())
+
+
+def _is_main(top: str, path: object) -> bool:
+    """Whether the top-level module `top` would be imported from `path`."""
+    try:
+        origin = getattr(importlib.util.find_spec(top), "origin", None)
+    except (ImportError, ValueError):
+        return False
+    return isinstance(origin, str) and isinstance(path, str) and os.path.abspath(origin) == os.path.abspath(path)
 
 
 def named_modules(code: types.CodeType, package: str = "") -> tuple[types.ModuleType, ...]:
