@@ -22,7 +22,9 @@ own module counts then."""
 
 from __future__ import annotations
 
+import ast
 import builtins
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -34,6 +36,7 @@ from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
 from .reach import _MISSING, code_objects
+from .userfiles import is_user_file
 from .values import hash_tokens
 from .witness import witnessed
 
@@ -137,8 +140,10 @@ def dotted_strings(code: types.CodeType, data: tuple[str, ...], finds: bool) -> 
 
 def attribute_modules(texts: tuple[str, ...]) -> tuple[types.ModuleType, ...]:
     """The user's modules the strings name (`dotted_strings`): `module.attr`
-    of an attribute it has; `module:` itself. Never the script run as
-    `__main__`, which imported under its name would run again."""
+    of an attribute it has; `module:` itself. A module not loaded yet is
+    imported only when its file binds `attr` at top level (`"config.yaml"`
+    does not import `config.py`), never the script run as `__main__`,
+    which imported under its name would run again."""
     found: dict[int, types.ModuleType] = {}
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     for text in texts:
@@ -146,8 +151,10 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[types.ModuleType, ...]:
         ends = [len(parts)] if text.endswith(":") else range(len(parts) - 1, 0, -1)
         for end in ends:
             name = ".".join(parts[:end])
-            if parts[0] not in sys.modules and _is_main(parts[0], main):
+            if parts[0] not in sys.modules and _file_of(parts[:1]) == os.path.abspath(str(main)):
                 break
+            if name not in sys.modules and end < len(parts) and parts[end] not in _top_names(_file_of(parts[:end])):
+                continue
             module = import_user_module(name)
             if isinstance(module, types.ModuleType):
                 if end == len(parts) or parts[end] in vars(module):
@@ -156,13 +163,50 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[types.ModuleType, ...]:
     return tuple(found.values())
 
 
-def _is_main(top: str, path: object) -> bool:
-    """Whether the top-level module `top` would be imported from `path`."""
+def _file_of(parts: list[str]) -> str:
+    """The file module `parts` would be imported from, found without
+    importing anything; "" for none (a library's is not looked at)."""
     try:
-        origin = getattr(importlib.util.find_spec(top), "origin", None)
+        spec = importlib.util.find_spec(parts[0])  # a top-level name: nothing is imported
     except (ImportError, ValueError):
-        return False
-    return isinstance(origin, str) and isinstance(path, str) and os.path.abspath(origin) == os.path.abspath(path)
+        return ""
+    origin = getattr(spec, "origin", None)
+    places = list(getattr(spec, "submodule_search_locations", None) or ())
+    for part in parts[1:]:
+        origin = next((f for d in places for f in (os.path.join(d, part, "__init__.py"), os.path.join(d, part + ".py"))
+                       if os.path.isfile(f)), None)  # fmt: skip
+        places = [os.path.dirname(origin)] if origin and origin.endswith("__init__.py") else []
+    found = os.path.abspath(origin) if isinstance(origin, str) and os.path.isfile(origin) else ""
+    return found if found and is_user_file(found, parts[0]) else ""
+
+
+def _top_names(path: str) -> frozenset[str]:
+    """The names a module's file binds at top level (by its text, cached by
+    its state: asked again at each check of a memo)."""
+    try:
+        state = os.stat(path) if path else None
+    except OSError:
+        return frozenset()
+    return _parsed_names(path, state.st_mtime_ns, state.st_size) if state and state.st_size < 1 << 20 else frozenset()
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_names(path: str, mtime: int, size: int) -> frozenset[str]:
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
+        else:  # `run = make()`, `if X: def run(...)`, `try: ... except`: every name stored
+            names.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+            names.update(d.name for d in ast.walk(stmt) if isinstance(d, (ast.FunctionDef, ast.ClassDef)))
+    return frozenset(names)
 
 
 def named_modules(code: types.CodeType, package: str = "") -> tuple[types.ModuleType, ...]:
