@@ -9,15 +9,16 @@ globals (`sys._getframe().f_globals[name]`, `fn.__globals__`): no chain of names
 leads to what it calls, and counted by its names alone, the step was served
 what the old helper gave after the helper was edited. Such a function reads
 its own module whole, and every module of the user's that a string in its
-code or in the plain data it reads names (imported if need be, as an
-import in a body is: `imports`); so does a function calling a helper of
-the user's that looks modules up (`loader.load(MODS["p"])`), though its
-own module does not count whole then. Whatever the
-function, a string naming an attribute of a module of the user's
-(`"plugmod.run"`, `"plugmod:run"`, in its code or its data) counts that
-module whole: such a string is handed to a `locate`-like helper (Hydra's
-`get_method`, `pkgutil.resolve_name`) that imports it. A name built at
-run time from other strings (`"plugins." + kind`) is not told; only its
+code names (imported if need be, as an import in a body is: `imports`).
+A function that looks modules up by a name in data (`import_module(
+MODS["p"])`), calls a library's locator (Hydra's `get_method`, Django's
+`import_string`, by its name) or a helper of the user's that looks modules
+up (`loader.load(MODS["p"])`) counts the modules the plain data it reads
+names too (without its own module whole, for the latter two). Whatever
+the function, a string of its code naming an attribute of a module of the
+user's (`"plugmod.run"`, `"plugmod:run"`) counts that module whole: such a
+string is handed to a `locate`-like helper that imports it. A name built
+at run time from other strings (`"plugins." + kind`) is not told; only its
 own module counts then."""
 
 from __future__ import annotations
@@ -46,26 +47,30 @@ _NAMESPACES = frozenset({"f_globals", "__globals__"})
 
 def whole_modules(
     code: types.CodeType, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
-) -> Iterator[tuple[str, types.ModuleType]]:
-    """(key, module) for each module the function reads whole; `chains`
-    are the dotted names its source reads, `names` those it looks up."""
+) -> Iterator[tuple[str, types.ModuleType, str]]:
+    """(key, module, "") for each module the function reads whole, (key,
+    module, attr) for each attribute of one a string names; `chains` are
+    the dotted names its source reads, `names` those it looks up."""
     read = [c for c in chains if c[0] in names]  # not `df.eval(...)`, nor a local
     whole = WHOLE_MODULE & {c[0] for c in read}
     finds = any(_finds_modules(c, globs) for c in read) or not names.isdisjoint(_NAMESPACES)
     objs = [_walked(c, globs) for c in read]
-    helped = finds or any(witnessed(_helper_finds, o) for o in objs if isinstance(o, types.FunctionType))
-    data = tuple(s for o in objs if isinstance(o, _DATA) for s in witnessed(data_strings, o))
+    helped = finds or _names_finder(code) or any(witnessed(_helper_finds, o) for o in objs if type(o) is types.FunctionType)
+    data = tuple(s for o in objs if isinstance(o, _DATA) for s in witnessed(data_strings, o)) if helped else ()
     own = witnessed(own_module, globs, whole) if whole else None
     if finds and not isinstance(own, types.ModuleType):
         own = witnessed(namespace_module, globs)
     if isinstance(own, types.ModuleType):
-        yield "globals()", own
+        yield "globals()", own, ""
     found = witnessed(named_modules, code, str(globs.get("__package__") or "")) if finds else ()
     texts = dotted_strings(code, data, helped)
-    found += witnessed(attribute_modules, texts) if texts else ()
-    for module in dict.fromkeys(found):
+    named = witnessed(attribute_modules, texts) if texts else ()
+    for module in dict.fromkeys([*found, *(m for m, attr, _ in named if not attr)]):
         if module is not own:
-            yield module.__name__, module
+            yield module.__name__, module, ""
+    for module, attr, _ in named:
+        if attr:  # `"plugmod.run"`: what it names, as if the code named it
+            yield f"named:{module.__name__}.", module, attr
 
 
 def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
@@ -83,11 +88,14 @@ def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
     return any(obj is f for f in finders)
 
 
-# Names in a helper's code by which it looks modules up (`import_module`,
-# `__import__`, `resolve_name`, `sys.modules`, `getmodule`): by name, as
-# its chains are not at hand without its source; more names than needed
-# count more modules, never fewer.
-_FINDERS = frozenset({"import_module", "__import__", "resolve_name", "modules", "getmodule", "_getframe"})
+# Names in a function's code by which it (or a library it calls: Hydra's
+# `get_method`, `instantiate`, Django's `import_string`) looks modules up:
+# by name, as a helper's chains are not at hand without its source; more
+# names than needed count more modules, never fewer.
+_FINDERS = frozenset({
+    "import_module", "__import__", "resolve_name", "modules", "getmodule", "_getframe", "locate",
+    "get_method", "get_class", "get_object", "instantiate", "import_string", "load_object",
+})  # fmt: skip
 _DATA = (str, tuple, list, dict, set, frozenset)
 
 
@@ -101,6 +109,10 @@ def _walked(chain: tuple[str, ...], globs: Mapping[str, Any]) -> object:
     return obj
 
 
+def _names_finder(code: types.CodeType) -> bool:
+    return any(not _FINDERS.isdisjoint(co.co_names) for co in code_objects(code))
+
+
 def _helper_finds(obj: object) -> bool:
     """Whether `obj` is a function of the user's that looks modules up."""
     code = getattr(obj, "__code__", None) if isinstance(obj, types.FunctionType) else None
@@ -109,7 +121,7 @@ def _helper_finds(obj: object) -> bool:
     module = sys.modules.get(str(obj.__module__))
     if module is None or not user_module(module):
         return False
-    return any(not _FINDERS.isdisjoint(co.co_names) for co in code_objects(code))
+    return _names_finder(code)
 
 
 def data_strings(obj: object, budget: int = 200) -> tuple[str, ...]:
@@ -138,13 +150,15 @@ def dotted_strings(code: types.CodeType, data: tuple[str, ...], finds: bool) -> 
     return tuple(dict.fromkeys(t for t in found if len(t) < 256 and _dotted(t.rstrip(":"))))
 
 
-def attribute_modules(texts: tuple[str, ...]) -> tuple[types.ModuleType, ...]:
-    """The user's modules the strings name (`dotted_strings`): `module.attr`
-    of an attribute it has; `module:` itself. A module not loaded yet is
-    imported only when its file binds `attr` at top level (`"config.yaml"`
-    does not import `config.py`), never the script run as `__main__`,
-    which imported under its name would run again."""
-    found: dict[int, types.ModuleType] = {}
+def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType, str, object], ...]:
+    """(module, attr, what it binds there) for each string naming an
+    attribute of a module of the user's (`dotted_strings`), (module, "",
+    None) for one naming the module (`"plugmod:"`). A module not loaded yet
+    is imported only when its file binds `attr` at top level (`"config.yaml"`
+    does not import `config.py`), never the script run as `__main__`, which
+    imported under its name would run again. A tuple: a memo's check of it
+    is identity tests alone."""
+    found: dict[tuple[int, str], tuple[types.ModuleType, str, object]] = {}
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     for text in texts:
         parts = text.rstrip(":").split(".")
@@ -157,8 +171,9 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[types.ModuleType, ...]:
                 continue
             module = import_user_module(name)
             if isinstance(module, types.ModuleType):
-                if end == len(parts) or parts[end] in vars(module):
-                    found[id(module)] = module
+                attr = parts[end] if end < len(parts) else ""
+                if not attr or attr in vars(module):
+                    found[id(module), attr] = (module, attr, vars(module).get(attr))
                 break
     return tuple(found.values())
 

@@ -116,8 +116,11 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
         if path not in done:
             done.add(path)
             _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
-    for key, whole in whole_modules(code, chains_of(tuple(nodes)), globs, names):
-        _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
+    for key, whole, attr in whole_modules(code, chains_of(tuple(nodes)), globs, names):
+        if attr:  # `locate("plugmod.run")`
+            _count((attr,), vars(whole).get(attr, _MISSING), _Scope(vars(whole), True), False, out, key)
+        else:
+            _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
     out.parts.update(doc_parts(chains_of(tuple(nodes)), globs, names))  # `helper.__doc__`
     for key, sub, home in subclasses_read(fn, tuple(nodes), chains_of(tuple(nodes)), globs, names):
         _count((sub.__name__,), sub, _Scope(home, True), False, out, key)  # as if named
