@@ -92,9 +92,10 @@ def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
 # `get_method`, `instantiate`, Django's `import_string`) looks modules up:
 # by name, as a helper's chains are not at hand without its source; more
 # names than needed count more modules, never fewer.
+# Not `modules` (`model.modules()` is no lookup): a name in data is imported.
 _FINDERS = frozenset({
-    "import_module", "__import__", "resolve_name", "modules", "getmodule", "_getframe", "locate",
-    "get_method", "get_class", "get_object", "instantiate", "import_string", "load_object",
+    "import_module", "__import__", "resolve_name", "locate", "get_method", "get_class",
+    "get_object", "instantiate", "import_string", "load_object",
 })  # fmt: skip
 _DATA = (str, tuple, list, dict, set, frozenset)
 
