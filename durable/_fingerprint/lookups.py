@@ -9,23 +9,35 @@ globals (`sys._getframe().f_globals[name]`, `fn.__globals__`): no chain of names
 leads to what it calls, and counted by its names alone, the step was served
 what the old helper gave after the helper was edited. Such a function reads
 its own module whole, and every module of the user's that a string in its
-code names (imported if need be, as an import in a body is: `imports`). A
-name built at run time from other strings (`"plugins." + kind`) is not told;
-only its own module counts then."""
+code names (imported if need be, as an import in a body is: `imports`).
+A function that looks modules up by a name in data (`import_module(
+MODS["p"])`), calls a library's locator (Hydra's `get_method`, Django's
+`import_string`, by its name) or a helper of the user's that looks modules
+up (`loader.load(MODS["p"])`) counts the modules the plain data it reads
+names too (without its own module whole, for the latter two). Whatever
+the function, a string of its code naming an attribute of a module of the
+user's (`"plugmod.run"`, `"plugmod:run"`) counts that module whole: such a
+string is handed to a `locate`-like helper that imports it. A name built
+at run time from other strings (`"plugins." + kind`) is not told; only its
+own module counts then."""
 
 from __future__ import annotations
 
+import ast
 import builtins
+import functools
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module
+from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
 from .reach import _MISSING, code_objects
+from .userfiles import is_user_file
 from .values import hash_tokens
 from .witness import witnessed
 
@@ -35,21 +47,30 @@ _NAMESPACES = frozenset({"f_globals", "__globals__"})
 
 def whole_modules(
     code: types.CodeType, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
-) -> Iterator[tuple[str, types.ModuleType]]:
-    """(key, module) for each module the function reads whole; `chains`
-    are the dotted names its source reads, `names` those it looks up."""
+) -> Iterator[tuple[str, types.ModuleType, str]]:
+    """(key, module, "") for each module the function reads whole, (key,
+    module, attr) for each attribute of one a string names; `chains` are
+    the dotted names its source reads, `names` those it looks up."""
     read = [c for c in chains if c[0] in names]  # not `df.eval(...)`, nor a local
     whole = WHOLE_MODULE & {c[0] for c in read}
     finds = any(_finds_modules(c, globs) for c in read) or not names.isdisjoint(_NAMESPACES)
+    objs = [_walked(c, globs) for c in read]
+    helped = finds or _names_finder(code) or any(witnessed(_helper_finds, o) for o in objs if type(o) is types.FunctionType)
+    data = tuple(s for o in objs if isinstance(o, _DATA) for s in witnessed(data_strings, o)) if helped else ()
     own = witnessed(own_module, globs, whole) if whole else None
     if finds and not isinstance(own, types.ModuleType):
         own = witnessed(namespace_module, globs)
     if isinstance(own, types.ModuleType):
-        yield "globals()", own
-    if finds:
-        for module in witnessed(named_modules, code, str(globs.get("__package__") or "")):
-            if module is not own:
-                yield module.__name__, module
+        yield "globals()", own, ""
+    found = witnessed(named_modules, code, str(globs.get("__package__") or "")) if finds else ()
+    texts = dotted_strings(code, data, helped)
+    named = witnessed(attribute_modules, texts) if texts else ()
+    for module in dict.fromkeys([*found, *(m for m, attr, _ in named if not attr)]):
+        if module is not own:
+            yield module.__name__, module, ""
+    for module, attr, _ in named:
+        if attr:  # `"plugmod.run"`: what it names, as if the code named it
+            yield f"named:{module.__name__}.", module, attr
 
 
 def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
@@ -65,6 +86,143 @@ def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
             break
         obj = vars(obj).get(attr, _MISSING)
     return any(obj is f for f in finders)
+
+
+# Names in a function's code by which it (or a library it calls: Hydra's
+# `get_method`, `instantiate`, Django's `import_string`) looks modules up:
+# by name, as a helper's chains are not at hand without its source; more
+# names than needed count more modules, never fewer.
+# Not `modules` (`model.modules()` is no lookup): a name in data is imported.
+_FINDERS = frozenset({
+    "import_module", "__import__", "resolve_name", "locate", "get_method", "get_class",
+    "get_object", "instantiate", "import_string", "load_object",
+})  # fmt: skip
+_DATA = (str, tuple, list, dict, set, frozenset)
+
+
+def _walked(chain: tuple[str, ...], globs: Mapping[str, Any]) -> object:
+    """What the chain names, through modules' attributes only."""
+    obj = globs.get(chain[0], _MISSING)
+    for attr in chain[1:]:
+        if not isinstance(obj, types.ModuleType):
+            break
+        obj = vars(obj).get(attr, _MISSING)
+    return obj
+
+
+def _names_finder(code: types.CodeType) -> bool:
+    return any(not _FINDERS.isdisjoint(co.co_names) for co in code_objects(code))
+
+
+def _helper_finds(obj: object) -> bool:
+    """Whether `obj` is a function of the user's that looks modules up."""
+    code = getattr(obj, "__code__", None) if isinstance(obj, types.FunctionType) else None
+    if not isinstance(code, types.CodeType) or not isinstance(obj, types.FunctionType):
+        return False
+    module = sys.modules.get(str(obj.__module__))
+    if module is None or not user_module(module):
+        return False
+    return _names_finder(code)
+
+
+def data_strings(obj: object, budget: int = 200) -> tuple[str, ...]:
+    """The strings in plain data (`MODS = {"p": "plugmod"}`), at most `budget` items looked at."""
+    found: list[str] = []
+    todo = [obj]
+    while todo and budget > 0:
+        item, budget = todo.pop(), budget - 1
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            todo.extend([*item.keys(), *item.values()])
+        elif isinstance(item, _DATA):
+            todo.extend(item)
+    return tuple(found)
+
+
+def dotted_strings(code: types.CodeType, data: tuple[str, ...], finds: bool) -> tuple[str, ...]:
+    """The strings of the code or of `data` that may name an attribute of a
+    module (`"plugmod.run"`, `"plugmod:run"`, as `module.attr`); when the
+    function looks modules up (`finds`), those of `data` naming a module
+    too (`MODS = {"p": "plugmod"}`, marked by a trailing ":")."""
+    consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
+    found = [t.replace(":", ".", 1) for t in [*consts, *data] if "." in t[1:] or ":" in t[1:]]
+    found += [f"{t}:" for t in data if finds]
+    return tuple(dict.fromkeys(t for t in found if len(t) < 256 and _dotted(t.rstrip(":"))))
+
+
+def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType, str, object], ...]:
+    """(module, attr, what it binds there) for each string naming an
+    attribute of a module of the user's (`dotted_strings`), (module, "",
+    None) for one naming the module (`"plugmod:"`). A module not loaded yet
+    is imported only when its file binds `attr` at top level (`"config.yaml"`
+    does not import `config.py`), never the script run as `__main__`, which
+    imported under its name would run again. A tuple: a memo's check of it
+    is identity tests alone."""
+    found: dict[tuple[int, str], tuple[types.ModuleType, str, object]] = {}
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    for text in texts:
+        parts = text.rstrip(":").split(".")
+        ends = [len(parts)] if text.endswith(":") else range(len(parts) - 1, 0, -1)
+        for end in ends:
+            name = ".".join(parts[:end])
+            if parts[0] not in sys.modules and _file_of(parts[:1]) == os.path.abspath(str(main)):
+                break
+            if name not in sys.modules and end < len(parts) and parts[end] not in _top_names(_file_of(parts[:end])):
+                continue
+            module = import_user_module(name)
+            if isinstance(module, types.ModuleType):
+                attr = parts[end] if end < len(parts) else ""
+                if not attr or attr in vars(module):
+                    found[id(module), attr] = (module, attr, vars(module).get(attr))
+                break
+    return tuple(found.values())
+
+
+def _file_of(parts: list[str]) -> str:
+    """The file module `parts` would be imported from, found without
+    importing anything; "" for none (a library's is not looked at)."""
+    try:
+        spec = importlib.util.find_spec(parts[0])  # a top-level name: nothing is imported
+    except (ImportError, ValueError):
+        return ""
+    origin = getattr(spec, "origin", None)
+    places = list(getattr(spec, "submodule_search_locations", None) or ())
+    for part in parts[1:]:
+        origin = next((f for d in places for f in (os.path.join(d, part, "__init__.py"), os.path.join(d, part + ".py"))
+                       if os.path.isfile(f)), None)  # fmt: skip
+        places = [os.path.dirname(origin)] if origin and origin.endswith("__init__.py") else []
+    found = os.path.abspath(origin) if isinstance(origin, str) and os.path.isfile(origin) else ""
+    return found if found and is_user_file(found, parts[0]) else ""
+
+
+def _top_names(path: str) -> frozenset[str]:
+    """The names a module's file binds at top level (by its text, cached by
+    its state: asked again at each check of a memo)."""
+    try:
+        state = os.stat(path) if path else None
+    except OSError:
+        return frozenset()
+    return _parsed_names(path, state.st_mtime_ns, state.st_size) if state and state.st_size < 1 << 20 else frozenset()
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_names(path: str, mtime: int, size: int) -> frozenset[str]:
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
+        else:  # `run = make()`, `if X: def run(...)`, `try: ... except`: every name stored
+            names.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+            names.update(d.name for d in ast.walk(stmt) if isinstance(d, (ast.FunctionDef, ast.ClassDef)))
+    return frozenset(names)
 
 
 def named_modules(code: types.CodeType, package: str = "") -> tuple[types.ModuleType, ...]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analysis import Analysis
+from .annotated import annotations_read, handed_chains, reads_annotations
 from .bindings import binding_statements, bound_later, made_here_alone
 from .boundto import holds_by_type_only
 from .canon import (
@@ -115,11 +116,19 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
         if path not in done:
             done.add(path)
             _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
-    for key, whole in whole_modules(code, chains_of(tuple(nodes)), globs, names):
-        _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
+    for key, whole, attr in whole_modules(code, chains_of(tuple(nodes)), globs, names):
+        if attr:  # `locate("plugmod.run")`
+            _count((attr,), vars(whole).get(attr, _MISSING), _Scope(vars(whole), True), False, out, key)
+        else:
+            _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
     out.parts.update(doc_parts(chains_of(tuple(nodes)), globs, names))  # `helper.__doc__`
     for key, sub, home in subclasses_read(fn, tuple(nodes), chains_of(tuple(nodes)), globs, names):
         _count((sub.__name__,), sub, _Scope(home, True), False, out, key)  # as if named
+    handed = [_resolve(module, c)[1] for c in handed_chains(tuple(nodes)) if c[0] in names]
+    decorated = reads_annotations(list(foreign_decorators(nodes)))  # `@validate_call`
+    for f, by in [(fn, False), *((h, True) for h in handed if isinstance(h, types.FunctionType))]:
+        for key, cls, home in annotations_read(f, decorated and f is fn, by):
+            _count((cls.__name__,), cls, _Scope(home, True), False, out, key)  # `Money(v)` of `v: Money`
 
 
 def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
