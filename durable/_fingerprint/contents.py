@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import collections
 import contextvars
-import os
 import sys
 import types
 from collections.abc import Mapping
@@ -34,7 +33,7 @@ from .outsidevalues import (
 from .ownpath import bound_again, class_made_by
 from .reach import identity_of
 from .singletons import closure_instances, kept_instances
-from .values import content_tokens, hash_tokens, mapping_tokens, plain_tokens
+from .values import content_tokens, fresh_token, hash_tokens, mapping_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
@@ -225,11 +224,6 @@ def _items_tokens(obj: object) -> list[str] | None:
 # Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.
 _MADE_OF_ONE = (tuple, frozenset, str, bytes, int, float, complex)
 _SCALARS = (*_MADE_OF_ONE, bool, type(None))
-
-
-def fresh_token() -> str:
-    """A value no other call gives: what cannot be told counts as changed."""
-    return os.urandom(16).hex()
 
 
 def _holds_data(obj: object) -> bool:

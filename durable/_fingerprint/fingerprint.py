@@ -120,7 +120,7 @@ def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | 
         inner = _analyse(fn.func, role=role, named=named, passed=partial_bound(fn))
         bound = _live_tokens((fn.args, tuple(sorted(fn.keywords.items()))), inner.reached)
         inner.parts["bound"] = hash_tokens(bound)
-        read_held("bound:", [*fn.args, *fn.keywords.values()], inner)  # `partial(lookup, REG)`
+        read_held("bound:", [*fn.args, *fn.keywords.values()], inner, fn.func)  # `partial(lookup, REG)`
         return inner
     if passed is None and isinstance(fn, types.MethodType):
         passed = self_bound(fn)  # `self.cfg.THRESHOLD` of its instance

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -42,6 +42,7 @@ T = TypeVar("T")
 _NOTHING: frozenset[str] = frozenset()
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, frozenset[str]]] = {}
+_FILLED: dict[int, tuple[types.CodeType, frozenset[str]]] = {}
 _Above = tuple[ast.AST | None, ast.AST | None, ast.AST | None]  # parent, its parent, theirs
 
 
@@ -50,6 +51,16 @@ def kept_state(fn: Any, code: types.CodeType) -> frozenset[str]:
     if not code.co_freevars:
         return _NOTHING
     return by_code(_KNOWN, code, lambda: _analyse(fn, code))
+
+
+def self_filled(fn: Any, code: types.CodeType) -> frozenset[str]:
+    """The names among `code.co_freevars` that fn's body writes into (a
+    memo, `instances[cls] = cls()`, read back too): what such a cell holds
+    the function put there from its own calls, state it keeps, which fills
+    on the first call. None known when its source cannot be read."""
+    if not code.co_freevars:
+        return _NOTHING
+    return by_code(_FILLED, code, lambda: _analyse(fn, code, any))
 
 
 def by_code(table: dict[int, tuple[types.CodeType, T]], code: types.CodeType, compute: Callable[[], T]) -> T:
@@ -65,25 +76,28 @@ def by_code(table: dict[int, tuple[types.CodeType, T]], code: types.CodeType, co
     return known[1]
 
 
-def _analyse(fn: Any, code: types.CodeType) -> frozenset[str]:
+def _analyse(fn: Any, code: types.CodeType, which: Callable[[Iterable[bool]], bool] = all) -> frozenset[str]:
     globs = getattr(fn, "__globals__", None)
     src = source_of(code.co_filename, globs)
     if src.tree is None or not runs_this_source(code, src, globs):
         return _NOTHING
-    return only_written(find_definitions(code, src), frozenset(code.co_freevars))
+    return only_written(find_definitions(code, src), frozenset(code.co_freevars), which)
 
 
-def only_written(nodes: list[ast.AST], wanted: frozenset[str]) -> frozenset[str]:
+def only_written(
+    nodes: list[ast.AST], wanted: frozenset[str], which: Callable[[Iterable[bool]], bool] = all
+) -> frozenset[str]:
     """The names among `wanted` that the one definition in `nodes` (its
     body) only writes: its closure's cells, or the globals it appends its
     calls to (`LOG.append(x)`), whose contents then count for it neither
-    (`contents_part`) when the module also changes them (`LOG.clear()`)."""
+    (`contents_part`) when the module also changes them (`LOG.clear()`).
+    `which=any`: those it writes at least once (`self_filled`)."""
     if len(nodes) != 1 or _reads_unnamed(nodes[0]):
         return _NOTHING
-    written: dict[str, bool] = {}
+    written: dict[str, list[bool]] = {}
     for name, above in _uses(nodes[0], wanted):
-        written[name.id] = written.get(name.id, True) and _writes(name, *above)
-    return frozenset(n for n, only in written.items() if only)
+        written.setdefault(name.id, []).append(_writes(name, *above))
+    return frozenset(n for n, uses in written.items() if which(uses))
 
 
 def _reads_unnamed(fn: ast.AST) -> bool:

@@ -25,7 +25,7 @@ from .canon import node_hash
 from .contents import closure_kept
 from .factorycalls import factory_calls
 from .holds import held_callables, held_classes
-from .kept import kept_state
+from .kept import kept_state, self_filled
 from .madewith import defaults_from_outside, held_contents, made_from_outside
 from .reach import _cell_value
 from .reads import _bound, _count, _Scope, _statement_reads
@@ -34,12 +34,17 @@ from .values import _live_tokens, hash_tokens
 from .witness import witnessed
 
 
-def read_held(key: str, values: Iterable[object], out: Analysis) -> None:
-    """Count what the registries among `values` hold (`key`: where they are kept)."""
+def read_held(key: str, values: Iterable[object], out: Analysis, fn: Any = None) -> None:
+    """Count what the registries among `values` hold (`key`: where they are
+    kept), for `fn` when given: its module's file was checked against its
+    running code already (a test module pytest rewrote fails a check of
+    the whole file, and a value of its own class in a closure was refused)."""
+    own, code = getattr(fn, "__globals__", None), getattr(fn, "__code__", None)
     for value in values:
         out.reached.extend(witnessed(held_callables, value))
         for via, cls, home in _homes(key, witnessed(held_classes, value)):
-            _count((cls.__name__,), cls, _Scope(home, True), False, out, via)
+            checked = code.co_filename if home is own and code is not None else None
+            _count((cls.__name__,), cls, _Scope(home, True, checked), False, out, via)
 
 
 def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
@@ -55,8 +60,10 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
         named = zip(code.co_freevars, cells, strict=True)
         pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
         out.parts["closure"] = hash_tokens([*_live_tokens(pairs, out.reached), *closure_kept(fn)])
+        filled = self_filled(fn, code)  # a singleton's `instances`: it holds what the calls made
         for name, value in pairs:  # `reg` of `get = make()`
-            read_held(f"closure:{name}:", [value], out)
+            if name not in filled:
+                read_held(f"closure:{name}:", [value], out, fn)
     # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
     if holds_by_type_only(fn):
         # `first = make_step([1, 2])` below the factory: the statement counts in the function's own

@@ -31,6 +31,7 @@ from .values import (
     _enum_tokens,
     _qualname,
     content_tokens,
+    fresh_token,
     mapping_tokens,
     plain_tokens,
     public_name,
@@ -141,6 +142,17 @@ def outside_tokens(obj: object, stmts: tuple[ast.AST, ...] = (), module: str | N
     seen = _loaded.get((id(obj), bool(stmts)))
     if seen is not None and seen[0] is obj:
         return seen[1]
+    try:
+        toks = _told(obj, stmts, module)
+    except RecursionError:  # nested past the recursion limit: nothing tells it, so it is a change
+        toks = [fresh_token()]  # kept below: the same object in this process tells the same
+    if len(_loaded) >= 64:
+        _loaded.clear()
+    _loaded[(id(obj), bool(stmts))] = (obj, toks)
+    return toks
+
+
+def _told(obj: object, stmts: tuple[ast.AST, ...], module: str | None) -> list[str] | None:
     toks = content_tokens(obj)
     toks = mapping_tokens(obj) if toks is None else toks
     if toks is None and isinstance(obj, functools.partial):  # its function counts by its name
@@ -162,9 +174,6 @@ def outside_tokens(obj: object, stmts: tuple[ast.AST, ...] = (), module: str | N
     if not told and not user_class(type(obj)):  # a template keeps no trace of its text
         toks = with_file(obj, toks)  # `env.get_template("p.j2")`
         toks = toks if toks is None or not stmts else [*toks, *named_files(stmts, module)]
-    if len(_loaded) >= 64:
-        _loaded.clear()
-    _loaded[(id(obj), bool(stmts))] = (obj, toks)
     return toks
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import enum
 import hashlib
+import os
 import sys
 import types
 from collections.abc import Iterable, Mapping
@@ -264,3 +265,8 @@ def hash_tokens(tokens: Iterable[str], size: int = 16) -> str:
         h.update(t.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     return h.hexdigest()[:size]
+
+
+def fresh_token() -> str:
+    """A value no other call gives: what cannot be told counts as changed."""
+    return os.urandom(16).hex()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import CorruptRecordError, IntegrityError, LeaseLostError
 from .keys import SEGMENTS, run_prefix, space
+from .manifest import decode_manifest  # it notes the token
 from .segmenter import SegmentWriter
 from .segments import read_snapshot
 
@@ -175,7 +176,6 @@ def run_records(store: Store, workflow: str, run_id: str) -> ObjectRecords:
     if token is None:
         raw = store.peek_manifest(workflow, run_id)
         if raw is not None:
-            from .manifest import decode_manifest  # it notes the token
             try:
                 token = decode_manifest(store, workflow, run_id, raw, summary_only=True).incarnation
             except (CorruptRecordError, IntegrityError):
