@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
-from .reach import _MISSING, code_objects
+from .reach import _MISSING, _SCRIPT_MODULES, code_objects
 from .userfiles import is_user_file
 from .values import hash_tokens
 from .witness import witnessed
@@ -156,17 +156,18 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType, s
     attribute of a module of the user's (`dotted_strings`), (module, "",
     None) for one naming the module (`"plugmod:"`). A module not loaded yet
     is imported only when its file binds `attr` at top level (`"config.yaml"`
-    does not import `config.py`), never the script run as `__main__`, which
-    imported under its name would run again. A tuple: a memo's check of it
+    does not import `config.py`), never the script run as `__main__` (or
+    as `__mp_main__` in a spawn worker, whose `__main__` is not yet the
+    script while it runs), which imported under its name would run again. A tuple: a memo's check of it
     is identity tests alone."""
     found: dict[tuple[int, str], tuple[types.ModuleType, str, object]] = {}
-    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    scripts = {os.path.abspath(f) for m in _SCRIPT_MODULES if isinstance(f := getattr(sys.modules.get(m), "__file__", None), str)}
     for text in texts:
         parts = text.rstrip(":").split(".")
         ends = [len(parts)] if text.endswith(":") else range(len(parts) - 1, 0, -1)
         for end in ends:
             name = ".".join(parts[:end])
-            if parts[0] not in sys.modules and _file_of(parts[:1]) == os.path.abspath(str(main)):
+            if parts[0] not in sys.modules and _file_of(parts[:1]) in scripts:
                 break
             if name not in sys.modules and end < len(parts) and parts[end] not in _top_names(_file_of(parts[:end])):
                 continue
