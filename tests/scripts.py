@@ -192,3 +192,38 @@ for i, (folder, code, env) in enumerate(json.loads(open(spec).read())):
         sys.exit(0)
     os.waitpid(pid, 0)
 """
+
+
+def registry_runs(
+    folder: Callable[[str], Path],
+    cases: Mapping[str, tuple[str, str]],
+    registry: str,
+    plugins: tuple[str, str],
+    is_function: Callable[[str], bool],
+) -> dict[str, tuple[str, list[str], str, list[str]]]:
+    """A registry module (`registry`) that a decorator in `plugins.py`
+    fills, and per case a flow whose step returns what one registry gives
+    (`cases`: name -> (the registry's name, the step's expression)), its
+    plugin (`plugins`: the class's source, the function's) edited between
+    its two runs (`twice`); "same" reads them all, nothing edited."""
+    heads = {name: f"import plugins\nfrom registry import {reg}" for name, (reg, _) in cases.items()}
+    flows = {name: EDITED_FLOW.format(head=heads[name], body=f"return {reads}") for name, (_, reads) in cases.items()}
+    flows["same"] = EDITED_FLOW.format(
+        head="\n".join(heads.values()), body=f"return [{', '.join(reads for _, reads in cases.values())}]"
+    )
+    folders = {}
+    for name, flow in flows.items():
+        folders[name] = place = folder(name)
+        (place / "flow.py").write_text(flow)
+        (place / "registry.py").write_text(registry)
+        source = "".join(plugins) if name == "same" else plugins[1] if is_function(name) else plugins[0]
+        (place / "plugins.py").write_text(source)
+
+    def between(name: str, place: Path) -> dict[str, str]:
+        if name != "same":
+            path = place / "plugins.py"
+            old = "x * 9" if is_function(name) else "x * 7"
+            path.write_text(path.read_text().replace(old, "x * 5"))
+        return {}
+
+    return twice(folders, RUN_FLOW, between, {"STOP": "1"})

@@ -17,12 +17,11 @@ runs twice in a process of its own, the plugin edited between the runs
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.scripts import EDITED_FLOW, RUN_FLOW, twice
+from tests.scripts import registry_runs
 
 pytestmark = pytest.mark.slow
 
@@ -159,28 +158,7 @@ def _functions(name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    heads = {name: f"import plugins\nfrom registry import {registry}" for name, (registry, _) in CASES.items()}
-    flows = {name: EDITED_FLOW.format(head=heads[name], body=f"return {reads}") for name, (_, reads) in CASES.items()}
-    flows["same"] = EDITED_FLOW.format(
-        head="\n".join(heads.values()), body=f"return [{', '.join(reads for _, reads in CASES.values())}]"
-    )
-    folders = {}
-    for name, flow in flows.items():
-        folder = tmp_path_factory.mktemp(name)
-        (folder / "flow.py").write_text(flow)
-        (folder / "registry.py").write_text(REGISTRY)
-        plugin = CLASS + FUNCTION if name == "same" else FUNCTION if _functions(name) else CLASS
-        (folder / "plugins.py").write_text(plugin)
-        folders[name] = folder
-
-    def between(name: str, folder: Path) -> dict[str, str]:
-        if name != "same":
-            path = folder / "plugins.py"
-            old = "x * 9" if _functions(name) else "x * 7"
-            path.write_text(path.read_text().replace(old, "x * 5"))
-        return {}
-
-    return twice(folders, RUN_FLOW, between, {"STOP": "1"})
+    return registry_runs(tmp_path_factory.mktemp, CASES, REGISTRY, (CLASS, FUNCTION), _functions)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
