@@ -119,6 +119,10 @@ def fork_run(
         if source.args_blob is not None:  # large arguments live in a blob of their run
             _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         waits = _waits_after(store, source, records, at)
+        # Read after the manifest, the records may be another run's: one
+        # started afresh under the id since a removal (same folder on disk).
+        if (gone := _gone_meanwhile(store, source)) is not None:
+            raise gone
         copied = [p for n in records if is_step_record(n) and _before(n, at) if (p := position_of(n)) is not None]
         _write_fork_manifest(store, source, (new_id, token), at, waits, copied, synced)
     except BaseException as e:
