@@ -24,6 +24,7 @@ from .._storage.keys import (
     record_name,
 )
 from .._storage.lease import LEASE_TTL
+from .._storage.manifest import read_manifest as read_checked
 from .._storage.manifest import write_manifest
 from .._storage.noted import note, note_synced
 from .._storage.records import (
@@ -35,7 +36,13 @@ from .._storage.records import (
     seal,
     unseal,
 )
-from ..errors import ConfigurationError, CorruptRecordError, IntegrityError, SerializationError
+from ..errors import (
+    ConfigurationError,
+    CorruptRecordError,
+    IntegrityError,
+    RunNotFoundError,
+    SerializationError,
+)
 from .runs import first_gap, read_manifest
 
 
@@ -82,7 +89,7 @@ def fork_run(
             if source.status == "completed" and max(finished, default=-1) < limit
             else f"position {limit} of run {run_id!r} is not finished ({_unfinished(source)})"
         )
-        raise ConfigurationError(
+        raise _gone_meanwhile(store, source) or ConfigurationError(
             f"fork position {at} is out of range: a fork copies the positions finished "
             f"from 0 on, and {why}, so the position to fork at (at=, durable fork --at) must "
             f"be between {low} and {limit}"
@@ -112,11 +119,18 @@ def fork_run(
         if source.args_blob is not None:  # large arguments live in a blob of their run
             _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         waits = _waits_after(store, source, records, at)
+        # Read after the manifest, the records may be another run's: one
+        # started afresh under the id since a removal (same folder on disk).
+        if (gone := _gone_meanwhile(store, source)) is not None:
+            raise gone
         copied = [p for n in records if is_step_record(n) and _before(n, at) if (p := position_of(n)) is not None]
         _write_fork_manifest(store, source, (new_id, token), at, waits, copied, synced)
-    except BaseException:
+    except BaseException as e:
         # A half-made fork would block its id forever: leave nothing behind.
         store.delete_held_run(workflow, new_id, lease)  # the lease too, in any store's layout
+        gone = _gone_meanwhile(store, source) if isinstance(e, CorruptRecordError) else None
+        if gone is not None:
+            raise gone from e
         raise
     lease.release()
     return new_id
@@ -145,6 +159,26 @@ def _unfinished(source: RunRecord) -> str:
     if source.status == "running":  # or its holder died: `durable show` tells
         return "the run is marked running: that step may be executing now; fork again once it has finished"
     return "it failed or was not reached"
+
+
+def _gone_meanwhile(store: Store, source: RunRecord) -> RunNotFoundError | None:
+    """The error of a source removed (`durable rm`, gc) since its manifest
+    was read, None while it is still that run. A fork holds no lease of its
+    source, so a removal may land between its reads: what it then misses
+    (records, a blob) is gone, not damaged nor unfinished."""
+    try:
+        there = read_checked(store, source.workflow, source.run_id)
+    except (CorruptRecordError, IntegrityError):
+        return None  # still there: its own error says what is wrong with it
+    if there is not None and (there.created, there.incarnation) == (source.created, source.incarnation):
+        return None
+    gone = RunNotFoundError(source.workflow, source.run_id, store.url)
+    gone.args = (
+        f"run {source.run_id!r} of {source.workflow!r} was removed while it was being forked "
+        f"(durable rm or gc, from another process){'' if there is None else ', then started afresh'}; "
+        f"nothing was forked. `durable {shell_words('runs', source.workflow)}` lists the runs there are",
+    )
+    return gone
 
 
 def _taken(workflow: str, new_id: str) -> ConfigurationError:
