@@ -47,9 +47,11 @@ _NAMESPACES = frozenset({"f_globals", "__globals__"})
 
 def whole_modules(
     code: types.CodeType, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
-) -> Iterator[tuple[str, types.ModuleType, str]]:
+) -> Iterator[tuple[str, types.ModuleType | None, str]]:
     """(key, module, "") for each module the function reads whole, (key,
-    module, attr) for each attribute of one a string names; `chains` are
+    module, attr) for each attribute of one a string names, (key, None,
+    digest) for a module a string names whose file does work at import
+    (`attribute_modules`); `chains` are
     the dotted names its source reads, `names` those it looks up."""
     read = [c for c in chains if c[0] in names]  # not `df.eval(...)`, nor a local
     whole = WHOLE_MODULE & {c[0] for c in read}
@@ -65,11 +67,13 @@ def whole_modules(
     found = witnessed(named_modules, code, str(globs.get("__package__") or "")) if finds else ()
     texts = dotted_strings(code, data, helped)
     named = witnessed(attribute_modules, texts) if texts else ()
-    for module in dict.fromkeys([*found, *(m for m, attr, _ in named if not attr)]):
+    for module in dict.fromkeys([*found, *(m for m, attr, _ in named if m is not None and not attr)]):
         if module is not own:
             yield module.__name__, module, ""
-    for module, attr, _ in named:
-        if attr:  # `"plugmod.run"`: what it names, as if the code named it
+    for module, attr, digest in named:
+        if module is None:  # `"train.run"` of a file that does work at import: by its text
+            yield f"named-file:{attr}", None, str(digest)
+        elif attr:  # `"plugmod.run"`: what it names, as if the code named it
             yield f"named:{module.__name__}.", module, attr
 
 
@@ -151,16 +155,18 @@ def dotted_strings(code: types.CodeType, data: tuple[str, ...], finds: bool) -> 
     return tuple(dict.fromkeys(t for t in found if len(t) < 256 and _dotted(t.rstrip(":"))))
 
 
-def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType, str, object], ...]:
+def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType | None, str, object], ...]:
     """(module, attr, what it binds there) for each string naming an
     attribute of a module of the user's (`dotted_strings`), (module, "",
     None) for one naming the module (`"plugmod:"`). A module not loaded yet
     is imported only when its file binds `attr` at top level (`"config.yaml"`
     does not import `config.py`), never the script run as `__main__` (or
     as `__mp_main__` in a spawn worker, whose `__main__` is not yet the
-    script while it runs), which imported under its name would run again. A tuple: a memo's check of it
-    is identity tests alone."""
-    found: dict[tuple[int, str], tuple[types.ModuleType, str, object]] = {}
+    script while it runs), which imported under its name would run again.
+    Nor is a module whose file does work at import (`train.py` training at
+    top level): (None, its name, its file's digest) stands for it, whether
+    it is loaded or not. A tuple: a memo's check of it is identity tests alone."""
+    found: dict[tuple[int, str], tuple[types.ModuleType | None, str, object]] = {}
     scripts = {os.path.abspath(f) for m in _SCRIPT_MODULES if isinstance(f := getattr(sys.modules.get(m), "__file__", None), str)}
     for text in texts:
         parts = text.rstrip(":").split(".")
@@ -171,6 +177,9 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType, s
                 break
             if name not in sys.modules and end < len(parts) and parts[end] not in _top_names(_file_of(parts[:end])):
                 continue
+            if (digest := _file_digest(_file_of(parts[:end]))) is not None:  # loaded or not: the same count
+                found[0, name] = (None, name, digest)
+                break
             module = import_user_module(name)
             if isinstance(module, types.ModuleType):
                 attr = parts[end] if end < len(parts) else ""
@@ -200,20 +209,52 @@ def _file_of(parts: list[str]) -> str:
 def _top_names(path: str) -> frozenset[str]:
     """The names a module's file binds at top level (by its text, cached by
     its state: asked again at each check of a memo)."""
+    return _parsed(path)[0]
+
+
+def _file_digest(path: str) -> str | None:
+    """The digest of a module's file that does work at import, else None."""
+    return _parsed(path)[1]
+
+
+def _parsed(path: str) -> tuple[frozenset[str], str | None]:
     try:
         state = os.stat(path) if path else None
     except OSError:
-        return frozenset()
-    return _parsed_names(path, state.st_mtime_ns, state.st_size) if state and state.st_size < 1 << 20 else frozenset()
+        return frozenset(), None
+    return _parsed_names(path, state.st_mtime_ns, state.st_size) if state and state.st_size < 1 << 20 else (frozenset(), None)
+
+
+# Top-level statements that run work at import (`train()`, `for epoch in ...:`,
+# `with open(...)`), besides an assignment of what a function of the file gives
+# (`model = fit()`); `if __name__ == "__main__":` does not run at import.
+_WORK = (ast.Expr, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
+
+
+def _works(stmt: ast.stmt, defined: set[str]) -> bool:
+    if isinstance(stmt, ast.Expr):
+        return not isinstance(stmt.value, ast.Constant)  # a docstring is no work
+    if isinstance(stmt, _WORK):
+        return True
+    if isinstance(stmt, ast.If):
+        test = ast.unparse(stmt.test).replace("'", '"')
+        return test not in ('__name__ == "__main__"', '"__main__" == __name__')
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+        calls = [n.func for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
+        return any(isinstance(f, ast.Name) and f.id in defined for f in calls)
+    return False
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_names(path: str, mtime: int, size: int) -> frozenset[str]:
+def _parsed_names(path: str, mtime: int, size: int) -> tuple[frozenset[str], str | None]:
     try:
         with open(path, "rb") as f:
-            tree = ast.parse(f.read())
+            text = f.read()
+        tree = ast.parse(text)
     except (OSError, SyntaxError, ValueError):
-        return frozenset()
+        return frozenset(), None
+    defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    works = any(_works(s, defined) for s in tree.body)
     names: set[str] = set()
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -223,7 +264,7 @@ def _parsed_names(path: str, mtime: int, size: int) -> frozenset[str]:
         else:  # `run = make()`, `if X: def run(...)`, `try: ... except`: every name stored
             names.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
             names.update(d.name for d in ast.walk(stmt) if isinstance(d, (ast.FunctionDef, ast.ClassDef)))
-    return frozenset(names)
+    return frozenset(names), hash_tokens([text.decode("utf-8", "replace")]) if works else None
 
 
 def named_modules(code: types.CodeType, package: str = "") -> tuple[types.ModuleType, ...]:
