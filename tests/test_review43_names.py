@@ -25,17 +25,34 @@ def run(x):
 """
 
 
+NAMED = 'return {"entry": "train.run", "x": x}'
+# name: (flow.py's head, the step's return); a module named in a branch not taken counts too.
+CASES = {
+    "edited": ("", NAMED),
+    "same": ("", NAMED),
+    "import_module": ("import importlib", 'return importlib.import_module("train").run(x) if x > 100 else x'),
+    "helper_edited": ("", NAMED),  # helpers.py, which train.py imports, edited: its text counts too
+}
+HELPERS = """
+def k():
+    return 7
+"""
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folders = {}
-    for name in ("edited", "same"):
+    for name, (head, body) in CASES.items():
         folder = tmp_path_factory.mktemp(name)
-        (folder / "flow.py").write_text(EDITED_FLOW.format(head="", body='return {"entry": "train.run", "x": x}'))
-        (folder / "train.py").write_text(TRAIN)
+        (folder / "flow.py").write_text(EDITED_FLOW.format(head=head, body=body))
+        (folder / "train.py").write_text("import helpers\n" + TRAIN)
+        (folder / "helpers.py").write_text(HELPERS)
         folders[name] = folder
 
     def between(name: str, folder: Any) -> dict[str, str]:
-        if name == "edited":
+        if name == "helper_edited":
+            (folder / "helpers.py").write_text(HELPERS.replace("7", "5"))
+        elif name != "same":
             (folder / "train.py").write_text(TRAIN.replace("x * 7", "x * 5"))
         return {}
 
@@ -43,8 +60,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {name: (*found[name], (folder / "trained").exists()) for name, folder in folders.items()}
 
 
-def test_a_script_named_by_a_string_is_not_imported_and_its_edit_is_refused(runs: dict[str, Any]) -> None:
-    first, count, second, after, trained = runs["edited"]
+@pytest.mark.parametrize("name", ["edited", "import_module", "helper_edited"])
+def test_a_script_named_by_a_string_is_not_imported_and_its_edit_is_refused(runs: dict[str, Any], name: str) -> None:
+    first, count, second, after, trained = runs[name]
     assert "suspended" in first and count == ["s"], first
     assert not trained  # was: train.py's top-level work ran in the workflow's process
     assert "refused" in second and "changed" in second, second

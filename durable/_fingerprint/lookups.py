@@ -17,15 +17,15 @@ up (`loader.load(MODS["p"])`) counts the modules the plain data it reads
 names too (without its own module whole, for the latter two). Whatever
 the function, a string of its code naming an attribute of a module of the
 user's (`"plugmod.run"`, `"plugmod:run"`) counts that module whole: such a
-string is handed to a `locate`-like helper that imports it. A name built
+string is handed to a `locate`-like helper that imports it. A module whose
+file does work at import is never imported for a string: it counts by its
+file's text (`modfiles.works_at_import`). A name built
 at run time from other strings (`"plugins." + kind`) is not told; only its
 own module counts then."""
 
 from __future__ import annotations
 
-import ast
 import builtins
-import functools
 import importlib
 import importlib.util
 import inspect
@@ -36,8 +36,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
+from .modfiles import file_of, top_names, works_at_import
 from .reach import _MISSING, _SCRIPT_MODULES, code_objects
-from .userfiles import is_user_file
 from .values import hash_tokens
 from .witness import witnessed
 
@@ -66,8 +66,8 @@ def whole_modules(
         yield "globals()", own, ""
     found = witnessed(named_modules, code, str(globs.get("__package__") or "")) if finds else ()
     texts = dotted_strings(code, data, helped)
-    named = witnessed(attribute_modules, texts) if texts else ()
-    for module in dict.fromkeys([*found, *(m for m, attr, _ in named if m is not None and not attr)]):
+    named = (*found, *(witnessed(attribute_modules, texts) if texts else ()))
+    for module in dict.fromkeys(m for m, attr, _ in named if m is not None and not attr):
         if module is not own:
             yield module.__name__, module, ""
     for module, attr, digest in named:
@@ -173,11 +173,11 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType | 
         ends = [len(parts)] if text.endswith(":") else range(len(parts) - 1, 0, -1)
         for end in ends:
             name = ".".join(parts[:end])
-            if parts[0] not in sys.modules and _file_of(parts[:1]) in scripts:
+            if parts[0] not in sys.modules and file_of(parts[:1]) in scripts:
                 break
-            if name not in sys.modules and end < len(parts) and parts[end] not in _top_names(_file_of(parts[:end])):
+            if name not in sys.modules and end < len(parts) and parts[end] not in top_names(file_of(parts[:end])):
                 continue
-            if (digest := _file_digest(_file_of(parts[:end]))) is not None:  # loaded or not: the same count
+            if (digest := works_at_import(name)) is not None:  # loaded or not: the same count
                 found[0, name] = (None, name, digest)
                 break
             module = import_user_module(name)
@@ -189,98 +189,25 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType | 
     return tuple(found.values())
 
 
-def _file_of(parts: list[str]) -> str:
-    """The file module `parts` would be imported from, found without
-    importing anything; "" for none (a library's is not looked at)."""
-    try:
-        spec = importlib.util.find_spec(parts[0])  # a top-level name: nothing is imported
-    except (ImportError, ValueError):
-        return ""
-    origin = getattr(spec, "origin", None)
-    places = list(getattr(spec, "submodule_search_locations", None) or ())
-    for part in parts[1:]:
-        origin = next((f for d in places for f in (os.path.join(d, part, "__init__.py"), os.path.join(d, part + ".py"))
-                       if os.path.isfile(f)), None)  # fmt: skip
-        places = [os.path.dirname(origin)] if origin and origin.endswith("__init__.py") else []
-    found = os.path.abspath(origin) if isinstance(origin, str) and os.path.isfile(origin) else ""
-    return found if found and is_user_file(found, parts[0]) else ""
-
-
-def _top_names(path: str) -> frozenset[str]:
-    """The names a module's file binds at top level (by its text, cached by
-    its state: asked again at each check of a memo)."""
-    return _parsed(path)[0]
-
-
-def _file_digest(path: str) -> str | None:
-    """The digest of a module's file that does work at import, else None."""
-    return _parsed(path)[1]
-
-
-def _parsed(path: str) -> tuple[frozenset[str], str | None]:
-    try:
-        state = os.stat(path) if path else None
-    except OSError:
-        return frozenset(), None
-    return _parsed_names(path, state.st_mtime_ns, state.st_size) if state and state.st_size < 1 << 20 else (frozenset(), None)
-
-
-# Top-level statements that run work at import (`train()`, `for epoch in ...:`,
-# `with open(...)`), besides an assignment of what a function of the file gives
-# (`model = fit()`); `if __name__ == "__main__":` does not run at import.
-_WORK = (ast.Expr, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
-
-
-def _works(stmt: ast.stmt, defined: set[str]) -> bool:
-    if isinstance(stmt, ast.Expr):
-        return not isinstance(stmt.value, ast.Constant)  # a docstring is no work
-    if isinstance(stmt, _WORK):
-        return True
-    if isinstance(stmt, ast.If):
-        test = ast.unparse(stmt.test).replace("'", '"')
-        return test not in ('__name__ == "__main__"', '"__main__" == __name__')
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
-        calls = [n.func for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
-        return any(isinstance(f, ast.Name) and f.id in defined for f in calls)
-    return False
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed_names(path: str, mtime: int, size: int) -> tuple[frozenset[str], str | None]:
-    try:
-        with open(path, "rb") as f:
-            text = f.read()
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, ValueError):
-        return frozenset(), None
-    defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    works = any(_works(s, defined) for s in tree.body)
-    names: set[str] = set()
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
-        else:  # `run = make()`, `if X: def run(...)`, `try: ... except`: every name stored
-            names.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-            names.update(d.name for d in ast.walk(stmt) if isinstance(d, (ast.FunctionDef, ast.ClassDef)))
-    return frozenset(names), hash_tokens([text.decode("utf-8", "replace")]) if works else None
-
-
-def named_modules(code: types.CodeType, package: str = "") -> tuple[types.ModuleType, ...]:
-    """The user's modules that string constants in the code name, a
-    relative name (`import_module(".fast", package="plugins")`) under any
-    package another constant or the module's own `package` names. A
-    tuple: a memo's check of it is identity tests alone."""
-    found: dict[int, types.ModuleType] = {}
+def named_modules(code: types.CodeType, package: str = "") -> tuple[tuple[types.ModuleType | None, str, object], ...]:
+    """(module, "", None) for each of the user's modules that string
+    constants in the code name, a relative name (`import_module(".fast",
+    package="plugins")`) under any package another constant or the module's
+    own `package` names; (None, name, digest) for one whose file does work
+    at import, never imported for it (`attribute_modules`). A tuple: a
+    memo's check of it is identity tests alone."""
+    found: dict[tuple[int, str], tuple[types.ModuleType | None, str, object]] = {}
     consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
     packages = [c for c in consts if _dotted(c)] + ([package] if package else [])
     for const in consts:
         relative = const.startswith(".") and _dotted(const.lstrip(".") or "_")
         for name in [_resolved(const, p) for p in packages] if relative else [const]:
-            module = import_user_module(name) if _dotted(name) else None
-            if isinstance(module, types.ModuleType):
-                found[id(module)] = module
+            if not _dotted(name):
+                continue
+            if (digest := works_at_import(name)) is not None:
+                found[0, name] = (None, name, digest)
+            elif isinstance(module := import_user_module(name), types.ModuleType):
+                found[id(module), ""] = (module, "", None)
     return tuple(found.values())
 
 
