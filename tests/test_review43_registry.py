@@ -51,26 +51,37 @@ from registry import plugin
 """
 
 
+# name: (registry.py, what the step returns); "instances": it keeps an instance
+# of each class registered, made from the class its caller hands it, not
+# from what the step's call asks for (its key).
+CASES = {
+    "edited": (REGISTRY, 'return plugin("fast")().run(x)'),
+    "same": (REGISTRY, 'return plugin("fast")().run(x)'),
+    "instances": (REGISTRY.replace("= cls\n", "= cls()\n"), 'return plugin("fast").run(x)'),
+}
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folders = {}
-    for name in ("edited", "same"):
+    for name, (registry, body) in CASES.items():
         folder = tmp_path_factory.mktemp(name)
-        (folder / "flow.py").write_text(EDITED_FLOW.format(head=HEAD, body='return plugin("fast")().run(x)'))
-        (folder / "registry.py").write_text(REGISTRY)
+        (folder / "flow.py").write_text(EDITED_FLOW.format(head=HEAD, body=body))
+        (folder / "registry.py").write_text(registry)
         (folder / "plugins.py").write_text(PLUGINS)
         folders[name] = folder
 
     def between(name: str, folder: Any) -> dict[str, str]:
-        if name == "edited":
+        if name != "same":
             (folder / "plugins.py").write_text(PLUGINS.replace("x * 7", "x * 5"))
         return {}
 
     return twice(folders, RUN_FLOW, between, {"STOP": "1"})
 
 
-def test_an_edited_plugin_of_a_self_filled_registry_is_refused(runs: dict[str, Any]) -> None:
-    first, count, second, after = runs["edited"]
+@pytest.mark.parametrize("name", ["edited", "instances"])
+def test_an_edited_plugin_of_a_self_filled_registry_is_refused(runs: dict[str, Any], name: str) -> None:
+    first, count, second, after = runs[name]
     assert "suspended" in first and count == ["s"], first
     assert "refused" in second and "changed" in second, second  # was `value 70` (the old output)
     assert after == ["s"]
