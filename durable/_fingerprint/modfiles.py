@@ -13,6 +13,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import sys
 
 from .userfiles import is_user_file
 from .values import hash_tokens
@@ -46,7 +47,7 @@ def works_at_import(name: str) -> str | None:
     or not), the digest of its text and of the user's modules it imports,
     and theirs (a helper `train.run` calls): never imported by a fingerprint,
     it counts by those texts. None for any other module."""
-    if not _parsed(file_of(name.split(".")))[1]:
+    if not _parsed(_loaded_file(name) or file_of(name.split(".")))[1]:
         return None
     seen: dict[str, str] = {}
     todo = [name]
@@ -58,6 +59,12 @@ def works_at_import(name: str) -> str | None:
             package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
             todo += [_resolved("." * level + n, package) if level else n for level, n in imported]
     return hash_tokens(f"{m}:{d}" for m, d in sorted(seen.items()))
+
+
+def _loaded_file(name: str) -> str:
+    """A loaded module's file, without `find_spec` (asked at each check of a memo)."""
+    path = getattr(sys.modules.get(name), "__file__", None)
+    return path if isinstance(path, str) and os.path.isabs(path) and is_user_file(path, name.partition(".")[0]) else ""
 
 
 def _parsed(path: str) -> tuple[frozenset[str], bool, str, tuple[tuple[int, str], ...]]:
