@@ -57,10 +57,65 @@ def self_filled(fn: Any, code: types.CodeType) -> frozenset[str]:
     """The names among `code.co_freevars` that fn's body writes into (a
     memo, `instances[cls] = cls()`, read back too): what such a cell holds
     the function put there from its own calls, state it keeps, which fills
-    on the first call. None known when its source cannot be read."""
+    on the first call. Not a cell it stores its arguments in as they came
+    (`registered[name] = cls` of `plugin(name, cls=None)`): that holds what
+    its callers hand it (plugins registering at import), a registry whose
+    contents count. None known when its source cannot be read."""
     if not code.co_freevars:
         return _NOTHING
-    return by_code(_FILLED, code, lambda: _analyse(fn, code, any))
+    return by_code(_FILLED, code, lambda: _made_by_calls(fn, code, _analyse(fn, code, any)))
+
+
+def _made_by_calls(fn: Any, code: types.CodeType, names: frozenset[str]) -> frozenset[str]:
+    """Those of `names` into which fn's one definition never stores a parameter
+    of its own, but outside a call (`cls` of `reg[k] = cls`, `reg.append(cls)`,
+    `reg[k] = (cls, k)`; not `cls` of `instances[cls] = cls()`), nor what it
+    makes from a parameter other than the key (`reg[name] = cls()`)."""
+    src = source_of(code.co_filename, getattr(fn, "__globals__", None)) if names else None
+    nodes = find_definitions(code, src) if src is not None and src.tree is not None else []
+    if len(nodes) != 1 or not isinstance(nodes[0], _FUNCS):
+        return _NOTHING
+    args = nodes[0].args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    stored: set[str] = set()
+    for node in walk(nodes[0]):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            keys = [t.slice for t in targets if isinstance(t, ast.Subscript)]
+            into, values = [_container(t) for t in targets], [node.value]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            given = [*node.args, *(k.value for k in node.keywords)]
+            keys, values = (given[:1], given[1:]) if node.func.attr == "setdefault" else ([], given)
+            into = [_container(node.func)]
+        else:
+            continue
+        # A memo's value is made by its key (`instances[cls] = cls()`) or by what the
+        # function holds (`instances[cls] = cls(*args)` of a closure's `cls`); one
+        # made by another argument (`registered[name] = cls()`) is what a caller handed.
+        keyed = {n.id for k in keys for n in ast.walk(k) if isinstance(n, ast.Name)}
+        made = {c for v in values for n in ast.walk(v) if isinstance(n, ast.Call) and (c := _callee(n.func)) in params}
+        if any(_passes(v, params) for v in values) or not made <= keyed:
+            stored.update(n for n in into if n)
+    return names - stored
+
+
+def _callee(func: ast.AST) -> str:
+    """The name a call's chain starts from (`cls` of `cls()`, `cls.create()`)."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _container(target: ast.AST) -> str:
+    """The name `reg` of `reg[k]`, `reg.attr`, `reg.append`; "" for another target."""
+    return target.value.id if isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(target.value, ast.Name) else ""
+
+
+def _passes(value: ast.AST, params: set[str]) -> bool:
+    """Whether `value` holds a parameter as it came: outside any call."""
+    if isinstance(value, ast.Name):
+        return value.id in params
+    return not isinstance(value, (ast.Call, ast.Lambda)) and any(_passes(c, params) for c in ast.iter_child_nodes(value))
 
 
 def by_code(table: dict[int, tuple[types.CodeType, T]], code: types.CodeType, compute: Callable[[], T]) -> T:

@@ -17,15 +17,15 @@ up (`loader.load(MODS["p"])`) counts the modules the plain data it reads
 names too (without its own module whole, for the latter two). Whatever
 the function, a string of its code naming an attribute of a module of the
 user's (`"plugmod.run"`, `"plugmod:run"`) counts that module whole: such a
-string is handed to a `locate`-like helper that imports it. A name built
+string is handed to a `locate`-like helper that imports it. A module whose
+file does work at import is never imported for a string: it counts by its
+file's text (`modfiles.works_at_import`). A name built
 at run time from other strings (`"plugins." + kind`) is not told; only its
 own module counts then."""
 
 from __future__ import annotations
 
-import ast
 import builtins
-import functools
 import importlib
 import importlib.util
 import inspect
@@ -36,8 +36,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
+from .modfiles import file_of, top_names, works_at_import
 from .reach import _MISSING, _SCRIPT_MODULES, code_objects
-from .userfiles import is_user_file
 from .values import hash_tokens
 from .witness import witnessed
 
@@ -47,9 +47,11 @@ _NAMESPACES = frozenset({"f_globals", "__globals__"})
 
 def whole_modules(
     code: types.CodeType, chains: list[tuple[str, ...]], globs: Mapping[str, Any], names: set[str]
-) -> Iterator[tuple[str, types.ModuleType, str]]:
+) -> Iterator[tuple[str, types.ModuleType | None, str]]:
     """(key, module, "") for each module the function reads whole, (key,
-    module, attr) for each attribute of one a string names; `chains` are
+    module, attr) for each attribute of one a string names, (key, None,
+    digest) for a module a string names whose file does work at import
+    (`attribute_modules`); `chains` are
     the dotted names its source reads, `names` those it looks up."""
     read = [c for c in chains if c[0] in names]  # not `df.eval(...)`, nor a local
     whole = WHOLE_MODULE & {c[0] for c in read}
@@ -64,12 +66,14 @@ def whole_modules(
         yield "globals()", own, ""
     found = witnessed(named_modules, code, str(globs.get("__package__") or "")) if finds else ()
     texts = dotted_strings(code, data, helped)
-    named = witnessed(attribute_modules, texts) if texts else ()
-    for module in dict.fromkeys([*found, *(m for m, attr, _ in named if not attr)]):
+    named = (*found, *(witnessed(attribute_modules, texts) if texts else ()))
+    for module in dict.fromkeys(m for m, attr, _ in named if m is not None and not attr):
         if module is not own:
             yield module.__name__, module, ""
-    for module, attr, _ in named:
-        if attr:  # `"plugmod.run"`: what it names, as if the code named it
+    for module, attr, digest in named:
+        if module is None:  # `"train.run"` of a file that does work at import: by its text
+            yield f"named-file:{attr}", None, str(digest)
+        elif attr:  # `"plugmod.run"`: what it names, as if the code named it
             yield f"named:{module.__name__}.", module, attr
 
 
@@ -151,26 +155,31 @@ def dotted_strings(code: types.CodeType, data: tuple[str, ...], finds: bool) -> 
     return tuple(dict.fromkeys(t for t in found if len(t) < 256 and _dotted(t.rstrip(":"))))
 
 
-def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType, str, object], ...]:
+def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType | None, str, object], ...]:
     """(module, attr, what it binds there) for each string naming an
     attribute of a module of the user's (`dotted_strings`), (module, "",
     None) for one naming the module (`"plugmod:"`). A module not loaded yet
     is imported only when its file binds `attr` at top level (`"config.yaml"`
     does not import `config.py`), never the script run as `__main__` (or
     as `__mp_main__` in a spawn worker, whose `__main__` is not yet the
-    script while it runs), which imported under its name would run again. A tuple: a memo's check of it
-    is identity tests alone."""
-    found: dict[tuple[int, str], tuple[types.ModuleType, str, object]] = {}
+    script while it runs), which imported under its name would run again.
+    Nor is a module whose file does work at import (`train.py` training at
+    top level): (None, its name, its file's digest) stands for it, whether
+    it is loaded or not. A tuple: a memo's check of it is identity tests alone."""
+    found: dict[tuple[int, str], tuple[types.ModuleType | None, str, object]] = {}
     scripts = {os.path.abspath(f) for m in _SCRIPT_MODULES if isinstance(f := getattr(sys.modules.get(m), "__file__", None), str)}
     for text in texts:
         parts = text.rstrip(":").split(".")
         ends = [len(parts)] if text.endswith(":") else range(len(parts) - 1, 0, -1)
         for end in ends:
             name = ".".join(parts[:end])
-            if parts[0] not in sys.modules and _file_of(parts[:1]) in scripts:
+            if parts[0] not in sys.modules and file_of(parts[:1]) in scripts:
                 break
-            if name not in sys.modules and end < len(parts) and parts[end] not in _top_names(_file_of(parts[:end])):
+            if name not in sys.modules and end < len(parts) and parts[end] not in top_names(file_of(parts[:end])):
                 continue
+            if (digest := works_at_import(name)) is not None:  # loaded or not: the same count
+                found[0, name] = (None, name, digest)
+                break
             module = import_user_module(name)
             if isinstance(module, types.ModuleType):
                 attr = parts[end] if end < len(parts) else ""
@@ -180,66 +189,25 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType, s
     return tuple(found.values())
 
 
-def _file_of(parts: list[str]) -> str:
-    """The file module `parts` would be imported from, found without
-    importing anything; "" for none (a library's is not looked at)."""
-    try:
-        spec = importlib.util.find_spec(parts[0])  # a top-level name: nothing is imported
-    except (ImportError, ValueError):
-        return ""
-    origin = getattr(spec, "origin", None)
-    places = list(getattr(spec, "submodule_search_locations", None) or ())
-    for part in parts[1:]:
-        origin = next((f for d in places for f in (os.path.join(d, part, "__init__.py"), os.path.join(d, part + ".py"))
-                       if os.path.isfile(f)), None)  # fmt: skip
-        places = [os.path.dirname(origin)] if origin and origin.endswith("__init__.py") else []
-    found = os.path.abspath(origin) if isinstance(origin, str) and os.path.isfile(origin) else ""
-    return found if found and is_user_file(found, parts[0]) else ""
-
-
-def _top_names(path: str) -> frozenset[str]:
-    """The names a module's file binds at top level (by its text, cached by
-    its state: asked again at each check of a memo)."""
-    try:
-        state = os.stat(path) if path else None
-    except OSError:
-        return frozenset()
-    return _parsed_names(path, state.st_mtime_ns, state.st_size) if state and state.st_size < 1 << 20 else frozenset()
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed_names(path: str, mtime: int, size: int) -> frozenset[str]:
-    try:
-        with open(path, "rb") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        return frozenset()
-    names: set[str] = set()
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
-        else:  # `run = make()`, `if X: def run(...)`, `try: ... except`: every name stored
-            names.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-            names.update(d.name for d in ast.walk(stmt) if isinstance(d, (ast.FunctionDef, ast.ClassDef)))
-    return frozenset(names)
-
-
-def named_modules(code: types.CodeType, package: str = "") -> tuple[types.ModuleType, ...]:
-    """The user's modules that string constants in the code name, a
-    relative name (`import_module(".fast", package="plugins")`) under any
-    package another constant or the module's own `package` names. A
-    tuple: a memo's check of it is identity tests alone."""
-    found: dict[int, types.ModuleType] = {}
+def named_modules(code: types.CodeType, package: str = "") -> tuple[tuple[types.ModuleType | None, str, object], ...]:
+    """(module, "", None) for each of the user's modules that string
+    constants in the code name, a relative name (`import_module(".fast",
+    package="plugins")`) under any package another constant or the module's
+    own `package` names; (None, name, digest) for one whose file does work
+    at import, never imported for it (`attribute_modules`). A tuple: a
+    memo's check of it is identity tests alone."""
+    found: dict[tuple[int, str], tuple[types.ModuleType | None, str, object]] = {}
     consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
     packages = [c for c in consts if _dotted(c)] + ([package] if package else [])
     for const in consts:
         relative = const.startswith(".") and _dotted(const.lstrip(".") or "_")
         for name in [_resolved(const, p) for p in packages] if relative else [const]:
-            module = import_user_module(name) if _dotted(name) else None
-            if isinstance(module, types.ModuleType):
-                found[id(module)] = module
+            if not _dotted(name):
+                continue
+            if (digest := works_at_import(name)) is not None:
+                found[0, name] = (None, name, digest)
+            elif isinstance(module := import_user_module(name), types.ModuleType):
+                found[id(module), ""] = (module, "", None)
     return tuple(found.values())
 
 

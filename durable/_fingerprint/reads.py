@@ -117,7 +117,9 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
             done.add(path)
             _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
     for key, whole, attr in whole_modules(code, chains_of(tuple(nodes)), globs, names):
-        if attr:  # `locate("plugmod.run")`
+        if whole is None:  # `"train.run"`, never imported: its file's text
+            out.parts[key] = attr
+        elif attr:  # `locate("plugmod.run")`
             _count((attr,), vars(whole).get(attr, _MISSING), _Scope(vars(whole), True), False, out, key)
         else:
             _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`

@@ -20,6 +20,7 @@ from typing import Any
 
 from .analysis import Analysis
 from .imports import import_user_module
+from .modfiles import works_at_import
 from .nodes import walk
 from .reach import _MISSING, code_objects
 from .reads import _count, _resolve, _Scope
@@ -69,6 +70,8 @@ def _spelled(
             return None, (*base, name, *attrs), ""
     elif called and len(node.args) == 1 and _is_import_module(called, globs):
         name = _string(node.args[0], globs)
+        if name and witnessed(works_at_import, name) is not None:
+            return None  # `train`, training at import: `lookups` counts its file's text
         module = witnessed(import_user_module, name) if name else None
         if isinstance(module, types.ModuleType) and name is not None:
             return {name: module}, (name, *attrs), "import."
