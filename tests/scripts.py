@@ -227,3 +227,13 @@ def registry_runs(
         return {}
 
     return twice(folders, RUN_FLOW, between, {"STOP": "1"})
+
+
+def refused_after_edit(run: tuple[str, list[str], str, list[str]]) -> None:
+    """What `twice` gave for a case edited between its runs: the first run
+    suspended after its step ran once, the second was refused as changed
+    and ran nothing (a replay would print the old output)."""
+    first, count, second, after = run
+    assert "suspended" in first and count == ["s"], first
+    assert "refused" in second and "changed" in second, second
+    assert after == ["s"]
