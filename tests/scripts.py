@@ -132,6 +132,18 @@ def twice(
 # flow.py of an edited-or-same pair (`twice`): `{head}` at module level, a
 # counted step `s(x)` whose body ends with `{body}`, and the workflow `wf`
 # calling it, suspended under STOP so that the second run resumes it.
+# The workflow of a flow whose step `s` stands above it: suspended after
+# `s` when STOP is set (the first of a pair of runs).
+SUSPENDING_WF = """
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = s(x)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+
 EDITED_FLOW = """
 import os, durable
 {head}
@@ -141,15 +153,7 @@ def s(x):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write("s\\n")
     {body}
-
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = s(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-"""
+""" + SUSPENDING_WF
 
 # What each run of such a pair does: call `wf`, print how it went.
 RUN_FLOW = """

@@ -18,22 +18,14 @@ from typing import Any
 
 import pytest
 
-from tests.scripts import twice
+from tests.scripts import SUSPENDING_WF, twice
 
 pytestmark = pytest.mark.slow
 
 FLOW = """
 import functools, importlib, os, durable
 import settings as _settings
-{head}
-
-@durable.workflow(run_id="r1")
-def wf(x):
-    out = s(x)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return out
-"""
+{head}""" + SUSPENDING_WF
 
 COUNTED = """
     with open(os.environ["COUNT_FILE"], "a") as f:
