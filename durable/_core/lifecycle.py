@@ -41,6 +41,7 @@ def start(
     encoding, data = encode_arguments(bound, allow_pickle=store.allow_pickle)
     if manifest is None:
         token = new_incarnation() if store.incarnations else ""  # a new run: a new folder
+        store.note_incarnation(workflow, run_id, token)  # its arguments' blob goes there too
         manifest = RunRecord(workflow, run_id, "", {}, {}, encoding, b"", created=now(),
                              incarnation=token)  # fmt: skip
         note(manifest.extra, (), level=level)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .durability import check_interval, resolve_durability
 from .fence import Held, Owner, load_generation, reclaim, save_generation, watched
-from .keys import Position, blob_name, cancel_key, check_names, generation_of, lease_key, run_prefix
+from .keys import Position, cancel_key, check_names, generation_of, lease_key, run_prefix
 from .lease import Lease
 from .options import check_store_options, pickles_allowed_by_env, signing_key_of
 
@@ -216,24 +216,24 @@ class Store:
         data: bytes,
         claim: Callable[[str], None] | None = None,
     ) -> str:
-        """Store data once under its sha256; return the digest. `claim` is
-        told the digest before the blob exists (a reference that must be
-        there before anything can list the blob)."""
+        """Store data once under its sha256 (`recordlog.blob_key`); return the digest.
+        `claim` is told it before the blob exists (a reference listed first)."""
         self.guard(workflow, run_id)
         digest = hashlib.sha256(data).hexdigest()
         if claim is not None:
             claim(digest)
-        key = run_prefix(workflow, run_id) + blob_name(digest)
+        from .recordlog import blob_key
+        key = blob_key(self, workflow, run_id, digest)
         if not self.create(key, data):
-            # Already there: the same bytes, unless that copy was damaged.
-            # A damaged blob would fail every later replay, so repair it now.
+            # Already there: the same bytes, unless damaged (failing every replay): repaired.
             existing = self.get(key)
             if existing is None or hashlib.sha256(existing).hexdigest() != digest:
                 self.put(key, data)
         return digest
 
     def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
-        data = self.get(run_prefix(workflow, run_id) + blob_name(digest))
+        from .recordlog import blob_key
+        data = self.get(blob_key(self, workflow, run_id, digest))
         if data is None and (workflow, run_id) != SHARED_BLOBS:
             # A step served from the cache points at the cache's copy; the
             # name is the content's sha256, so it is the same bytes.

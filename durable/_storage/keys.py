@@ -195,8 +195,8 @@ def is_run_object(name: str) -> bool:
 
 
 # A run's incarnation: a token made with its manifest (kept by a resume, new
-# after a removal or restart), naming the folder its records and segments
-# live in on an object store (`space`). A removed run's late write (a holder
+# after a removal or restart), naming the folder its records, segments and
+# blobs live in on an object store (`space`). A removed run's late write (a holder
 # stalled past its lease) lands in its own incarnation's folder, which no
 # reader of the run started afresh under its id looks in. A manifest without
 # one (written before tokens) keeps its records at the run's prefix.
@@ -214,7 +214,7 @@ def is_incarnation(token: object) -> bool:
 
 
 def space(token: str) -> str:
-    """The folder below a run's prefix holding the records of incarnation `token`."""
+    """The folder below a run's prefix holding the records (and blobs) of incarnation `token`."""
     return f"{INCARNATION}{token}/" if token else ""
 
 
@@ -228,11 +228,12 @@ def in_space(name: str, where: str) -> str | None:
 
 
 def is_foreign(name: str, where: str) -> bool:
-    """A record or segment of another incarnation than `where`'s."""
+    """A record, segment or blob of another incarnation than `where`'s."""
     head, _, tail = name.partition("/")
+    held = lambda n: is_record(n) or segment_of(n) is not None or n.startswith("blobs/")  # noqa: E731
     ours = bool(where) and head == where[:-1]
-    theirs = head.startswith(INCARNATION) and (is_record(tail) or segment_of(tail) is not None)
-    return not ours and (theirs or (bool(where) and in_space(name, "") is not None))
+    theirs = head.startswith(INCARNATION) and held(tail)
+    return not ours and (theirs or (bool(where) and held(name)))
 
 
 SEGMENTS = "segments/"

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import CorruptRecordError, IntegrityError, LeaseLostError
-from .keys import SEGMENTS, run_prefix, space
+from .base import SHARED_BLOBS
+from .keys import SEGMENTS, blob_name, run_prefix, space
 from .manifest import decode_manifest  # it notes the token
 from .segmenter import SegmentWriter
 from .segments import read_snapshot
@@ -166,13 +167,11 @@ class ObjectRecords:
         return read_snapshot(self.store, self.root, self.run_id, self.key, self.where).latest
 
 
-def run_records(store: Store, workflow: str, run_id: str) -> ObjectRecords:
-    """The record log of the run's incarnation (`keys.INCARNATION`) on a key
-    store, grouped into segments while `store` holds the run's lease. The
-    incarnation is the one its manifest, last read or written here, named;
-    else read from the manifest now (none: the run's prefix, as before tokens)."""
-    run = (workflow, run_id)
-    token = store._spaces.get(run)
+def run_space(store: Store, workflow: str, run_id: str) -> str:
+    """The folder below the run's prefix of the incarnation its manifest,
+    last read or written here, named; else read from the manifest now
+    (none: the run's prefix, as before tokens)."""
+    token = store._spaces.get((workflow, run_id))
     if token is None:
         raw = store.peek_manifest(workflow, run_id)
         if raw is not None:
@@ -180,7 +179,25 @@ def run_records(store: Store, workflow: str, run_id: str) -> ObjectRecords:
                 token = decode_manifest(store, workflow, run_id, raw, summary_only=True).incarnation
             except (CorruptRecordError, IntegrityError):
                 pass  # no run goes on from it (`outcome.existing_run` refuses): the prefix's
-    where = space(token or "")
+    return space(token or "")
+
+
+def blob_key(store: Store, workflow: str, run_id: str, digest: str) -> str:
+    """A run's blob in its incarnation's folder, as its records are: a late
+    deletion of a removed run's blob (`durable rm` stalled) never reaches
+    the one a run started afresh under its id wrote with the same bytes,
+    nor does a late write land where that run reads. The step cache's
+    blobs are no run's: at their prefix."""
+    shared = not store.incarnations or (workflow, run_id) == SHARED_BLOBS
+    where = "" if shared else run_space(store, workflow, run_id)
+    return run_prefix(workflow, run_id) + where + blob_name(digest)
+
+
+def run_records(store: Store, workflow: str, run_id: str) -> ObjectRecords:
+    """The record log of the run's incarnation (`keys.INCARNATION`) on a key
+    store, grouped into segments while `store` holds the run's lease
+    (`run_space`: which incarnation's)."""
+    run, where = (workflow, run_id), run_space(store, workflow, run_id)
     writer = store._writers.get(run)
     if writer is not None and writer.where != where:
         writer = None  # the run's manifest was made since (its first write): a new incarnation

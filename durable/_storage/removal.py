@@ -9,9 +9,9 @@ each batch it deletes, it asks the store whether it still holds the lease
 stalls (one batch) cannot be called back: a store without conditional
 deletes has no way to refuse it. Landing after a takeover, it deletes
 objects of the same names the new holder wrote since (a run started afresh
-once the manifest was gone writes its records in a new incarnation's folder,
-`keys.INCARNATION`, but its blobs under the old names, as a run recorded
-before incarnations does its records). So the removal asks once more after its last batch, and says
+once the manifest was gone writes its records and blobs in a new
+incarnation's folder, `keys.INCARNATION`, but a run recorded before
+incarnations writes at the old names). So the removal asks once more after its last batch, and says
 so when the run was taken over meanwhile, instead of reporting the run
 removed; a resume that finds none of the records the run's last attempt
 ended with refuses (`outcome.records_kept`) rather than run them again."""
@@ -57,12 +57,14 @@ def _order(workflow: str, run_id: str, keys: list[str]) -> list[list[str]]:
     removes as left over. Generations oldest first: the manifest stays the
     newest until it goes. Blobs last: nothing left names a deleted blob."""
     prefix = run_prefix(workflow, run_id)
-    blobs, marker = prefix + blob_name(""), prefix + CANCEL
+    blobs, marker = blob_name(""), prefix + CANCEL
 
     def rank(key: str) -> int:
         if run_of(key) is not None or generation_of(key) is not None:
             return 0
-        return 1 if key == marker else 3 if key.startswith(blobs) else 2
+        name = key[len(prefix) :]  # a blob at the prefix, or in an incarnation's folder
+        blob = name.startswith(blobs) or name.partition("/")[2].startswith(blobs)
+        return 1 if key == marker else 3 if blob else 2
 
     ranked = sorted(keys, key=lambda k: (rank(k), k))
     return [[k for k in ranked if rank(k) == r] for r in range(4)]
