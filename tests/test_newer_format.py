@@ -16,13 +16,14 @@ import durable
 from tests.conftest import ROOT
 
 # The same workflow, run by "a newer durable": this one with its record
-# format number raised, in its own process.
+# and manifest format numbers raised (each to its next), in its own process.
 SCRIPT = """
 import os, sys
 import durable
 from durable._storage import manifest, records
 
-records.FORMAT = manifest.FORMAT = 2
+records.FORMAT = 2
+manifest.FORMAT_WITHOUT_TOKEN = manifest.MANIFEST_FORMAT = 3
 
 @durable.step
 def fetch(n: int) -> int:

@@ -23,9 +23,17 @@ from .base import Store
 from .clock import now
 from .codec import pack, unpack
 from .keys import is_incarnation, manifest_key
-from .records import FORMAT, RunRecord, load_stored, seal, sealed_sum, unseal
+from .records import RunRecord, load_stored, seal, sealed_sum, unseal
 
 _MAGIC = b"DRM1"
+# The manifest's format, in its summary and payload ("v"): 1 without an
+# incarnation token, 2 with one. A reader refuses a format above the highest
+# it knows as a newer durable's (intact: upgrade), so a durable before tokens
+# (which knows 1) names a manifest with one so, rather than "undecodable";
+# one without a token it reads as before. Any later change of what a
+# manifest holds raises MANIFEST_FORMAT (3 next), written in every manifest
+# the change touches: a number written before means what it meant then.
+FORMAT_WITHOUT_TOKEN, MANIFEST_FORMAT = 1, 2
 _LEN = struct.Struct(">I")
 _FRAME = len(_MAGIC) + _LEN.size
 # How much of each manifest a listing reads first: most summaries fit (one
@@ -41,8 +49,9 @@ def pack_manifest(manifest: RunRecord, key: bytes | None) -> bytes:
     # Shallow: `asdict` would deep-copy the plan, one list per position.
     fields = {f.name: getattr(manifest, f.name) for f in dataclass_fields(manifest)}
     fields["plan"] = _plan_runs(manifest.plan)
-    payload = seal(pack({"v": FORMAT, **{k: fields[k] for k in _PAYLOAD}}), key)
-    summary = {"v": FORMAT, **{k: fields[k] for k in _SUMMARY}, "payload": sealed_sum(payload)}
+    version = MANIFEST_FORMAT if manifest.incarnation else FORMAT_WITHOUT_TOKEN
+    payload = seal(pack({"v": version, **{k: fields[k] for k in _PAYLOAD}}), key)
+    summary = {"v": version, **{k: fields[k] for k in _SUMMARY}, "payload": sealed_sum(payload)}
     if not manifest.incarnation:  # as before tokens: a version without them reads it
         del summary["incarnation"]
     head = seal(pack(summary), key)
@@ -131,9 +140,10 @@ def _fields(body: bytes, run_id: str, name: str) -> dict[str, Any]:
     if not isinstance(fields, dict):
         raise CorruptRecordError(run_id, None, name, "unknown manifest format")
     version = fields.pop("v", None)
-    if type(version) is int and version > FORMAT:  # a teammate's newer durable wrote it
-        raise CorruptRecordError(run_id, None, name, f"format {FORMAT}", newer=version)
-    if version != FORMAT:
+    if type(version) is int and version > MANIFEST_FORMAT:  # a teammate's newer durable wrote it
+        why = f"formats {FORMAT_WITHOUT_TOKEN} to {MANIFEST_FORMAT}"
+        raise CorruptRecordError(run_id, None, name, why, newer=version)
+    if version not in (FORMAT_WITHOUT_TOKEN, MANIFEST_FORMAT) or type(version) is not int:
         raise CorruptRecordError(run_id, None, name, "unknown manifest format")
     return fields
 
