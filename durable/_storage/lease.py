@@ -20,6 +20,7 @@ import contextlib
 import io
 import json
 import logging
+import math
 import os
 import time
 from typing import Any, Protocol
@@ -53,9 +54,12 @@ class Lease(Protocol):
     def release(self, *, delete: bool = False) -> None: ...
 
 
-def locked_error(run: str, doc: dict[str, Any], watch: float | None = None) -> RunLockedError:
+def locked_error(
+    run: str, doc: dict[str, Any], watch: float | None = None, ahead: bool = False
+) -> RunLockedError:
     """`watch`: how long after its expiry a lease from another host is taken
-    over (object stores), said when the holder is on another host."""
+    over (object stores), said when the holder is on another host; `ahead`:
+    watched from a call's first look, its expiry not waited for (`ObjectLease._ahead`)."""
     holder = f"pid {doc.get('pid', '?')} on {doc.get('host', '?')}"
     expires = float(doc.get("expires", 0))
     started = float(doc.get("started", doc.get("since", 0)))  # a lease written before `started`
@@ -79,11 +83,16 @@ def locked_error(run: str, doc: dict[str, Any], watch: float | None = None) -> R
     elif watch is not None and not same_pid_space(doc):
         # From here a dead holder looks the same as a live one until then;
         # without this, a team mate's crashed run reads as running forever.
-        need = max(0.0, expires - time.time()) + watch
+        need = math.ceil(watch if ahead else max(0.0, expires - time.time()) + watch)
+        when = (
+            f"once its lease, written by a clock ahead of ours, stays unrenewed for "
+            f"{math.ceil(watch)} s (its expiry is not waited for)"
+            if ahead
+            else f"once its lease has expired and stayed unrenewed for {math.ceil(watch)} s more"
+        )
         error.args = (
             f"{error} If that process is gone (killed, or its machine down), a process on "
-            f"another host takes the run over once its lease has expired and stayed "
-            f"unrenewed for {watch:.0f} s more: a wait of {need:.0f} s or more does it.",
+            f"another host takes the run over {when}: a wait of {need} s or more does it.",
         )
     return error
 

@@ -86,20 +86,17 @@ class ObjectLease:
         for _ in range(_ATTEMPTS):
             gen, doc, older = self._current()
             if gen and not self._takeable(gen, doc):
-                raise locked_error(self.run, doc, self._watch(doc))
+                raise locked_error(self.run, doc, self._watch(doc), self._ahead(doc))
             if self._claim(gen + 1, older):
                 self.took_over = bool(gen) and not doc.get("released")
                 return
-        raise locked_error(self.run, doc, self._watch(doc))
+        raise locked_error(self.run, doc, self._watch(doc), self._ahead(doc))
 
     def _takeable(self, gen: int, doc: dict[str, Any]) -> bool:
         if _left_here(doc):
             return True
         if not _is_free(doc):
-            # Written in our future by more than its length: its holder's clock runs
-            # ahead (hours, after a VM restore), dead or alive; watched as if expired.
-            ahead = float(doc.get("since", 0)) - time.time() > self._held(doc)
-            return ahead and not same_pid_space(doc) and self._silent(gen, doc)
+            return self._ahead(doc) and not same_pid_space(doc) and self._silent(gen, doc)
         if doc.get("released") or _gone_here(doc):
             return True  # given up, or its holder's pid is gone on this host
         # Expired by the wall clock alone, which may have jumped forward, on
@@ -136,6 +133,11 @@ class ObjectLease:
             raise Watching(left)
         _WATCHED.pop(where, None)  # (another thread may have ended it too)
         return True
+
+    def _ahead(self, doc: dict[str, Any]) -> bool:
+        """Written in our future by more than its length: its holder's clock runs
+        ahead (hours, after a VM restore), dead or alive; watched as if expired."""
+        return float(doc.get("since", 0)) - time.time() > self._held(doc)
 
     def _held(self, doc: dict[str, Any]) -> float:
         held = float(doc.get("expires", 0)) - float(doc.get("since", 0))  # one clock: no skew
