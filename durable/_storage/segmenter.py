@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 
 from ..errors import LeaseLostError, StorageError
 from .keys import segment_name
-from .segments import Entry, Objects, Snapshot, encode_segment, read_snapshot
+from .segments import Entry, Objects, Snapshot, encode_segment, read_snapshot, told_leftovers
 
 SEGMENT_RECORDS = 256
 SEGMENT_INTERVAL = 5.0  # seconds
@@ -56,8 +56,7 @@ class SegmentWriter:
         # (monotonic) that listing started, until asked once.
         self.marker_listed: tuple[bool, float] | None = None
         self._lock = threading.Lock()  # the fields above
-        # Held while segments are written and while a record is replaced or
-        # dropped: a single object is never deleted while it is rewritten.
+        # Held while segments are written and a record replaced or dropped (never deleted then).
         self._flushing = threading.RLock()
 
     # -- reading --------------------------------------------------------------
@@ -290,6 +289,7 @@ class SegmentWriter:
         if stale:
             self.guard()
             self.store.delete(stale)
+            told_leftovers(self.root, self.run_id, stale[gone:])
             with self._lock:
                 del snap.superseded[:gone], snap.foreign[:]
 

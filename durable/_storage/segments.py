@@ -23,6 +23,7 @@ holds, sent by a holder that lost its lease and arriving late (`_late_copy`)."""
 from __future__ import annotations
 
 import builtins
+import logging
 from collections.abc import Iterable
 from dataclasses import field
 from typing import Protocol
@@ -208,3 +209,16 @@ def _advice(segment: str) -> str:
         f"Neither copy is trusted: delete the single object to keep what {segment} holds, "
         "or start the run afresh with restart=True (durable run --restart)"
     )
+
+
+def told_leftovers(root: str, run_id: str, keys: list[str]) -> None:
+    """Other incarnations' objects the holder deleted (`Snapshot.foreign`),
+    said: silent, objects of the run went missing with nothing to go by."""
+    if keys:
+        logging.getLogger("durable").warning(
+            "run %r of %r: deleted %d object(s) another incarnation of the run left (%s%s): "
+            "late writes of a run removed or restarted under this id (its process stalled "
+            "past its lease), which landed after it was; this run never read them",
+            run_id, root.rstrip("/").rpartition("/")[0], len(keys), keys[0],
+            f" and {len(keys) - 1} more" if len(keys) > 1 else "",
+        )  # fmt: skip
