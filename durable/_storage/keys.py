@@ -230,10 +230,9 @@ def in_space(name: str, where: str) -> str | None:
 def is_foreign(name: str, where: str) -> bool:
     """A record, segment or blob of another incarnation than `where`'s."""
     head, _, tail = name.partition("/")
-    held = lambda n: is_record(n) or segment_of(n) is not None or n.startswith("blobs/")  # noqa: E731
-    ours = bool(where) and head == where[:-1]
-    theirs = head.startswith(INCARNATION) and held(tail)
-    return not ours and (theirs or (bool(where) and held(name)))
+    # What is left to judge: in a folder not ours, its name there; at the prefix, once we have one.
+    left = (tail if head != where[:-1] else "") if head.startswith(INCARNATION) else where and name
+    return is_record(left) or segment_of(left) is not None or left.startswith("blobs/")
 
 
 SEGMENTS = "segments/"
