@@ -71,12 +71,13 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
                          f"{shell_words('show', args.run_id, '--json', '--values')}")  # fmt: skip
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
+    child = None if args.json and not args.html else runs.waiting_child(store, info)
     if args.html:
-        _write_html(args.html, render(info, steps))
+        _write_html(args.html, render(info, steps, child))
     if args.json:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
-        print(format.show_text(info, steps, runs.waiting_child(store, info)))
+        print(format.show_text(info, steps, child))
         _how_to_continue(args, store, info)
     return 0
 

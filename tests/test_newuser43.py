@@ -1,0 +1,73 @@
+"""The 43rd new-user walk, on the command line: the HTML timeline of a run
+stopped in a step, the commands printed for a user to paste, a cancelled
+run run again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from durable._cli.main import main
+from tests.test_html import Timeline
+from tests.test_newuser41 import FLOW
+from tests.test_newuser42 import THREE
+
+
+@pytest.fixture
+def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(FLOW.replace('suspend("held")', 'suspend("held <for> R&D")'))
+    return tmp_path
+
+
+def _timeline(path: Path, run_id: str) -> tuple[Timeline, str]:
+    assert main(["show", run_id, "--html", str(path)]) == 0
+    text = path.read_text()
+    page = Timeline()
+    page.feed(text)
+    page.close()
+    return page, text
+
+
+def test_the_html_timeline_has_the_rows_the_text_view_has(
+    flow: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the timeline had a row for `fetch` alone, of a run stopped by a
+    Ctrl-C in `finish` (the text view: `1 - (not recorded) interrupted ...
+    stopped after position 0 (fetch) ended`); none for where a suspended run
+    waits; and the records a rerun left of changed code read `changed` and
+    their old output, not why (`after a changed step: runs again`)."""
+    monkeypatch.setenv("STOP", "ctrl-c")
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 130
+    page, _ = _timeline(flow / "g1.html", "g1")
+    assert [(r["data-position"], r["data-name"], r["data-status"]) for r in page.rows] == [
+        ("0", "fetch", "completed"),
+        ("1", "(not recorded)", "interrupted"),
+    ]
+    assert page.bars["(not recorded)"] == "interrupted"
+    said = "stopped after position 0 (fetch) ended, in the next step or the body"
+    assert said in page.tips["(not recorded)"]
+    monkeypatch.delenv("STOP")
+
+    monkeypatch.setenv("HOLD", "1")  # where a suspended run waits, its reason escaped
+    assert main(["run", "flow.py:gate", "--run-id", "g2"]) == 3
+    page, text = _timeline(flow / "g2.html", "g2")
+    assert [(r["data-position"], r["data-name"], r["data-status"]) for r in page.rows][1:] == [
+        ("1", "suspend()", "suspended"),
+    ]
+    assert "waits: held <for> R&D" in page.tips["suspend()"]
+    assert "held <for>" not in text and "held &lt;for&gt; R&amp;D" in text
+
+    (flow / "three.py").write_text(THREE)
+    monkeypatch.delenv("HOLD")
+    assert main(["run", "three.py:w", "--run-id", "x"]) == 0
+    (flow / "three.py").write_text(THREE.replace("n * 10", "n * 100"))
+    monkeypatch.setenv("HOLD", "1")
+    assert main(["run", "three.py:w", "--run-id", "x", "--resume", "--on-change", "rerun"]) == 3
+    page, text = _timeline(flow / "x.html", "x")
+    assert "code changed since it ran (was: 20)" in page.tips["b"]
+    assert "after a changed step: runs again (was: 19)" in page.tips["c"]
+    assert "<td class=\"out\">after a changed step: runs again (was: 19)</td>" in text
+    assert (flow / "counts").read_text() == "fetch\nfinish\nfetch\nc\n"
