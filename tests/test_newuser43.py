@@ -4,6 +4,7 @@ run run again."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,67 @@ def test_the_html_timeline_has_the_rows_the_text_view_has(
     assert "after a changed step: runs again (was: 19)" in page.tips["c"]
     assert "<td class=\"out\">after a changed step: runs again (was: 19)</td>" in text
     assert (flow / "counts").read_text() == "fetch\nfinish\nfetch\nc\n"
+
+
+def _pasted(line: str) -> list[str]:
+    """The words of a printed `durable ...` command, as a shell splits them."""
+    words = shlex.split(line)
+    assert words[0] == "durable", line
+    return words[1:]
+
+
+def _told(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """What a command argparse rejects says after `to do that: `."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(list(argv))
+    err = capsys.readouterr().err
+    assert "FILE.py" not in err and "FUNCTION" not in err, err
+    return err
+
+
+def test_a_guessed_command_names_the_run_s_script_and_function_and_works_when_pasted(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `durable resume g1` was told `to do that: durable run
+    FILE.py:FUNCTION --run-id RUN --resume`, and `durable status g1` `durable
+    show RUN`: neither works pasted, though the run's manifest names its
+    script and function and the run id was typed."""
+    monkeypatch.setenv("STOP", "ctrl-c")
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 130
+    monkeypatch.delenv("STOP")
+    err = _told(capsys, "status", "g1")
+    assert err.rstrip().endswith("; to do that: durable show g1"), err
+    err = _told(capsys, "resume", "g1")
+    line = err.rstrip().rpartition("to do that: ")[2]
+    assert line == "durable run flow.py:gate --run-id g1 --resume", err
+    assert main(_pasted(line)) == 0
+    assert (flow / "counts").read_text() == "fetch\nfinish\nfinish\n"
+    store = str(flow / "store")  # a --store given is kept; a run it does not have is said
+    err = _told(capsys, "--store", store, "continue", "nope")
+    assert "no run nope in" in err and "`durable --store" in err and " runs` lists the runs" in err, err
+    err = _told(capsys, "resume")  # no run id: what to do, no command to fill in
+    assert "durable show RUN" not in err and "`durable runs` lists the runs" in err, err
+
+
+def test_a_cancelled_run_says_how_it_runs_again(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `durable show` of a cancelled run said nothing of what to do
+    (of an interrupted one: `continue with: ...`), and `durable restart c1`
+    was told `durable run FILE.py:FUNCTION --run-id RUN --restart --var
+    NAME=VALUE`. Both now give the restart with the recorded arguments."""
+    monkeypatch.setenv("HOLD", "1")
+    assert main(["run", "flow.py:gate", "--run-id", "c1", "--var", "n=5"]) == 3
+    monkeypatch.delenv("HOLD")
+    assert main(["cancel", "c1"]) == 0
+    capsys.readouterr()
+    assert main(["show", "c1"]) == 0
+    restart = "durable run flow.py:gate --run-id c1 --restart --var n=5"
+    said = capsys.readouterr().err
+    assert said == f"  cancelled: it runs again only afresh, with: {restart}\n", said
+    assert _told(capsys, "restart", "c1").rstrip().endswith(f"; to do that: {restart}")
+    capsys.readouterr()
+    assert main(_pasted(restart)) == 0
+    assert capsys.readouterr().out == "60\n"
+    assert (flow / "counts").read_text() == "fetch\nfetch\nfinish\n"
