@@ -136,3 +136,20 @@ def test_a_cancelled_run_says_how_it_runs_again(
     assert main(_pasted(restart)) == 0
     assert capsys.readouterr().out == "60\n"
     assert (flow / "counts").read_text() == "fetch\nfetch\nfinish\n"
+
+
+def test_a_mistyped_script_or_workflow_name_is_told_the_one_meant(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable run flw.py:gate` said `cannot load flw.py:
+    FileNotFoundError: [Errno 2] No such file or directory: '/tmp/.../flw.py'`
+    (no word of flow.py beside it), and `flow.py:gat` `flow.py has no gat`."""
+    (flow / "other.py").write_text("import durable\n\n\n@durable.workflow\ndef gather() -> int:\n    return 1\n")
+    capsys.readouterr()
+    assert main(["run", "flw.py:gate"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("durable: cannot load flw.py: there is no such file in "), err
+    assert "did you mean flow.py? (flow.py:gate)" in err and "Errno" not in err, err
+    assert main(["run", "flow.py:gat"]) == 2
+    assert "flow.py has no gat; did you mean gate? its workflows: gate" in capsys.readouterr().err
+    assert not (flow / "counts").exists()
