@@ -153,3 +153,44 @@ def test_a_mistyped_script_or_workflow_name_is_told_the_one_meant(
     assert main(["run", "flow.py:gat"]) == 2
     assert "flow.py has no gat; did you mean gate? its workflows: gate" in capsys.readouterr().err
     assert not (flow / "counts").exists()
+
+
+APPROVAL = """\
+import durable
+
+
+@durable.step
+def draft(n: int) -> str:
+    with open("counts", "a") as f:
+        f.write("draft\\n")
+    return f"draft {n}"
+
+
+@durable.workflow
+def approval(n: int = 1) -> str:
+    return draft(n) + ": " + durable.wait_for("decision")
+"""
+
+
+def test_a_run_waiting_for_an_input_prints_no_elided_command(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `run a1 suspended at step 2 (position 1): waiting for input
+    'decision'; resume with inputs={'decision': ...} (durable run ...
+    --resume --input decision=VALUE)`, the line above the whole command, and
+    `durable show`'s status line the same: `durable run ...` fails pasted."""
+    (flow / "appr.py").write_text(APPROVAL)
+    capsys.readouterr()
+    assert main(["run", "appr.py:approval", "--run-id", "a1"]) == 3
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        "run a1 suspended at step 2 (position 1): waiting for input 'decision'",
+        "  continue with: durable run appr.py:approval --run-id a1 --resume --input decision=VALUE",
+    ]
+    assert main(["show", "a1"]) == 0
+    out = capsys.readouterr().out
+    assert "status    suspended (waiting for input 'decision')\n" in out and "..." not in out, out
+    _, text = _timeline(flow / "a1.html", "a1")
+    assert "waiting: waiting for input &#x27;decision&#x27;</p>" in text and "..." not in text
+    assert main(["run", "appr.py:approval", "--run-id", "a1", "--resume", "--input", "decision=yes"]) == 0
+    assert capsys.readouterr().out == '"draft 1: yes"\n'
+    assert (flow / "counts").read_text() == "draft\n"

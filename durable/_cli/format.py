@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errortext import duration as duration
-from .._errortext import id_word, shell_words, stamp, waited_input
+from .._errortext import id_word, said_reason, shell_words, stamp, waited_input
 
 # The JSON builders live with run management (the progress file uses them too).
 from .._manage.document import iso as iso
@@ -81,7 +81,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
     head = [
         f"workflow  {info.workflow}",
         f"run       {info.run_id}",
-        f"status    {info.status}" + (f" ({info.reason})" if says_more(info) else ""),
+        f"status    {info.status}" + (f" ({said_reason(info.reason)})" if says_more(info) else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
         f"steps     {info.steps} finished" + _of_total(info)
         + ("" if info.position is None else f", next position {info.position}"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from .._errortext import said_reason
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
 from .format import duration, local, says_more, shown_rows
@@ -103,7 +104,7 @@ def _meta(info: RunInfo, span: float) -> str:
         times = len(info.resumes)
         parts.append(f"resumed {times} time{'s' if times != 1 else ''}")
     if says_more(info):  # a suspended run's, or a fork's of one
-        parts.append(f"waiting: {info.reason}")
+        parts.append(f"waiting: {said_reason(info.reason)}")
     if info.error:
         parts.append(f"error: {info.error}")
     return " · ".join(parts)
