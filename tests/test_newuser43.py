@@ -136,6 +136,9 @@ def test_a_cancelled_run_says_how_it_runs_again(
     assert main(_pasted(restart)) == 0
     assert capsys.readouterr().out == "60\n"
     assert (flow / "counts").read_text() == "fetch\nfetch\nfinish\n"
+    with pytest.raises(SystemExit):  # and what `cancel` does, before one cancels
+        main(["cancel", "--help"])
+    assert "only `durable run --restart` runs it again" in " ".join(capsys.readouterr().out.split())
 
 
 def test_a_mistyped_script_or_workflow_name_is_told_the_one_meant(

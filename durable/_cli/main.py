@@ -222,7 +222,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    "or a string; a number JSON does not give back as typed, 1.10, is "
                    "refused: quote it, --input 'v=\"1.10\"', for the text)")  # fmt: skip
     p = command("cancel", "durable._cli.cancel:cmd_cancel",
-                "cancel a run: its holder stops at its next look for the mark (a step boundary, or its end); it ends `cancelled`")  # fmt: skip
+                "cancel a run: its holder stops at its next look for the mark (a step boundary, or its end); it ends `cancelled`, and only `durable run --restart` runs it again (`durable show RUN` prints that line)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to cancel")
     p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
     p.add_argument("--json", action="store_true", help="print JSON")
