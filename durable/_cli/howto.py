@@ -87,9 +87,7 @@ def guessed(word: str, typed: Sequence[str]) -> str:
     """What does what `durable WORD ...` meant (a word of `GUESSES`), for the
     run id typed after it, in the store the command line names."""
     words = list(typed)
-    url = next((w.split("=", 1)[1] for w in words if w.startswith("--store=")), None)
-    if "--store" in words[:-1]:
-        url = words[words.index("--store") + 1]
+    url, workflow = _given(words, "--store"), _given(words, "--workflow") or _given(words, "-w")
     durable = "durable" if url is None else shell_words("durable", "--store", url)
     after = words[words.index(word) + 1 :] if word in words else []
     run_id = next((w for i, w in enumerate(after) if w[:1] != "-" and (i == 0 or after[i - 1] not in _VALUED)), None)
@@ -104,11 +102,11 @@ def guessed(word: str, typed: Sequence[str]) -> str:
         return f"{durable} {shell_words(meant, run_id)}"
     try:
         store = open_store(url)
-        info = runs.run_info(store, owners.find_workflow(store, run_id), run_id)
+        info = runs.run_info(store, owners.find_workflow(store, run_id, workflow), run_id)
     except RunNotFoundError:
         return f"`{durable} run` of a run, but there is no run {shlex.quote(run_id)} in {store.url}; {listed}"
-    except DurableError as e:  # a damaged manifest, an unreachable store: said as `durable show` says it
-        return f"`{durable} run` of the run's script and function, but {str(e).splitlines()[0]}"
+    except Exception as e:  # a damaged manifest, an unreachable store: said, never a traceback here
+        return f"`{durable} run` of the run's script and function, but {(str(e).splitlines() or [repr(e)])[0]}"
     if word == "restart" or info.status == "cancelled":
         return restart_line(durable, store, info).removeprefix("with: ")
     name = waited_input(info.reason)
@@ -117,3 +115,9 @@ def guessed(word: str, typed: Sequence[str]) -> str:
         return in_session(info.workflow, run_id, f", inputs={{{name!r}: VALUE}}" if name else "")
     flags = "--resume" + (f" --input {shell_words(f'{name}=VALUE')}" if name else "")
     return run_line(durable, found, info.workflow, run_id, flags)
+
+
+def _given(words: list[str], option: str) -> str | None:
+    """The value typed for an option (`--store s` or `--store=s`), else None."""
+    value = next((w.split("=", 1)[1] for w in words if w.startswith(f"{option}=")), None)
+    return words[words.index(option) + 1] if option in words[:-1] else value
