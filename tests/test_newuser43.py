@@ -4,6 +4,7 @@ run run again."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -50,6 +51,11 @@ def test_the_html_timeline_has_the_rows_the_text_view_has(
     assert page.bars["(not recorded)"] == "interrupted"
     said = "stopped after position 0 (fetch) ended, in the next step or the body"
     assert said in page.tips["(not recorded)"]
+    # Resumed and stopped there again: the row is the latest attempt's, after its break.
+    assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 130
+    _, text = _timeline(flow / "g1.html", "g1")
+    rows = re.findall(r'class="row (?:step|resume)" data-(position="\d+"|resumed-at)', text)
+    assert rows == ['position="0"', "resumed-at", 'position="1"'], rows
     monkeypatch.delenv("STOP")
 
     monkeypatch.setenv("HOLD", "1")  # where a suspended run waits, its reason escaped
@@ -71,7 +77,7 @@ def test_the_html_timeline_has_the_rows_the_text_view_has(
     assert "code changed since it ran (was: 20)" in page.tips["b"]
     assert "after a changed step: runs again (was: 19)" in page.tips["c"]
     assert "<td class=\"out\">after a changed step: runs again (was: 19)</td>" in text
-    assert (flow / "counts").read_text() == "fetch\nfinish\nfetch\nc\n"
+    assert (flow / "counts").read_text() == "fetch\nfinish\nfinish\nfetch\nc\n"
 
 
 def _pasted(line: str) -> list[str]:

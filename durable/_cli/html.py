@@ -4,6 +4,7 @@ it never fetches anything."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
@@ -156,9 +157,17 @@ def _rows(info: RunInfo, shown: Sequence[tuple[StepInfo, str]], start: float, sp
         since = max(since, s.ended or s.started or since)
     steps = [s for s, _ in shown]
     for at, before in sorted(info.resumes, reverse=True):  # latest first: indexes stay valid
-        index = next((k for k, s in enumerate(steps) if s.started and s.started >= at), len(rows))
+        index = next((k for k, s in enumerate(steps) if _since(s) >= at), len(rows))
         rows.insert(index, _resume_row(at, before, start, span))
     return rows
+
+
+def _since(s: StepInfo) -> float:
+    """When a row's attempt started it, for the break before it: a row
+    without a time (in flight, where it waits) is the latest attempt's."""
+    if s.started:
+        return s.started
+    return math.inf if s.ended is None else 0.0
 
 
 def _resume_row(at: float, before: str, start: float, span: float) -> str:
