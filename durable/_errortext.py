@@ -214,6 +214,13 @@ def waiting_reason(name: str) -> str:
     )
 
 
+def said_reason(reason: str | None) -> str | None:
+    """A reason as a command line shows it: a wait_for's without its
+    `durable run ... --input` (not a command: the line after it is)."""
+    name = waited_input(reason)
+    return reason if name is None else f"waiting for input {name!r}"
+
+
 def waited_input(reason: str | None) -> str | None:
     """The name of the input a suspended run's reason (`waiting_reason`) says
     it waits for; None for a `suspend()`. The name's repr may hold a `;`."""

@@ -267,8 +267,8 @@ class Cancelled(DurableError, ControlFlow):
     def __init__(self, workflow: str, run_id: str) -> None:
         self.workflow, self.run_id = workflow, run_id
         super().__init__(
-            f"run {run_id!r} of {workflow!r} was cancelled; nothing more of it runs. "
-            "Start it afresh with restart=True (durable run ... --restart) if need be."
+            f"run {run_id!r} of {workflow!r} was cancelled; nothing more of it runs. Start it afresh if need be: "
+            ".with_options(restart=True) on the workflow, or --restart on the `durable run` line of the run (`durable show` of the run prints it)."
         )
 
 

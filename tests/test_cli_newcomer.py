@@ -281,7 +281,7 @@ def test_a_target_that_is_not_a_workflow_names_the_workflows_there(tmp: Path) ->
     @durable.workflow"; `flow.py:s1` said "s1 in flow.py is function"."""
     missing = cli(tmp, "run", "flow.py:pipelin")
     assert missing.returncode == 2
-    assert "flow.py has no pipelin; its workflows: approval, broken, napping, pipeline" in missing.stderr
+    assert "flow.py has no pipelin; did you mean pipeline? its workflows: approval, broken, napping, pipeline" in missing.stderr
     step = cli(tmp, "run", "flow.py:s1", "--var", "n=1")
     assert step.returncode == 2
     assert "s1 in flow.py is a @durable.step, not a @durable.workflow" in step.stderr

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errortext import duration as duration
-from .._errortext import id_word, shell_words, stamp, waited_input
+from .._errortext import id_word, said_reason, shell_words, stamp, waited_input
 
 # The JSON builders live with run management (the progress file uses them too).
 from .._manage.document import iso as iso
@@ -81,15 +81,13 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
     head = [
         f"workflow  {info.workflow}",
         f"run       {info.run_id}",
-        f"status    {info.status}" + (f" ({info.reason})" if says_more(info) else ""),
+        f"status    {info.status}" + (f" ({said_reason(info.reason)})" if says_more(info) else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
         f"steps     {info.steps} finished" + _of_total(info)
         + ("" if info.position is None else f", next position {info.position}"),
     ]
     if info.error:
         head.append(f"error     {first_line(info.error)}")
-    changed = [top_level(s.position) for s in steps if s.status == "changed"]
-    after = frozenset(s.position for s in steps if changed and top_level(s.position) > min(changed))
     rows = [
         [
             str(s.position),
@@ -98,15 +96,24 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
             s.status,
             str(s.attempts),
             duration(s.duration),
-            cell(_outcome(s, after)),
+            cell(said),
         ]
-        for s in _with_in_flight(info, steps, child)
+        for s, said in shown_rows(info, steps, child)
     ]
     body = table(["POS", "KIND", "NAME", "STATUS", "TRIES", "TIME", "OUTPUT / ERROR"], rows)
     files = [
         f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
     ]
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
+
+
+def shown_rows(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> list[tuple[StepInfo, str]]:
+    """The rows `durable show` has, the text view's and the HTML timeline's
+    alike, each with what its OUTPUT / ERROR cell says (whole: the text
+    view cuts it to a cell)."""
+    changed = [top_level(s.position) for s in steps if s.status == "changed"]
+    after = frozenset(s.position for s in steps if changed and top_level(s.position) > min(changed))
+    return [(s, _outcome(s, after)) for s in _with_in_flight(info, steps, child)]
 
 
 def _with_in_flight(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None) -> list[StepInfo]:

@@ -4,12 +4,14 @@ it never fetches anything."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
+from .._errortext import said_reason
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
-from .format import duration, local, says_more
+from .format import duration, local, says_more, shown_rows
 
 _CSS = """
 :root { --ok:#2f9e61; --bad:#d64545; --warn:#e39b2d; --live:#3b7ddd; --wait:#8b6bd6;
@@ -58,10 +60,12 @@ td.err { color: var(--bad); }
 """
 
 
-def render(info: RunInfo, steps: Sequence[StepInfo]) -> str:
+def render(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> str:
+    """`child`: the child run a suspended run waits in (`waiting_child`)."""
     start, end = _window(info, steps)
     span = max(end - start, 1e-3)
-    rows = "\n".join(_rows(info, steps, start, span))
+    shown = shown_rows(info, steps, child)  # the text view's rows: the one in flight, where it waits
+    rows = "\n".join(_rows(info, shown, start, span))
     title = f"{info.workflow} · {info.run_id}"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -75,7 +79,7 @@ def render(info: RunInfo, steps: Sequence[StepInfo]) -> str:
 <div class="axis"><div class="label">step</div>{_ticks(span)}</div>
 {rows}
 </div>
-{_details(steps)}
+{_details(shown)}
 </body></html>
 """
 
@@ -101,7 +105,7 @@ def _meta(info: RunInfo, span: float) -> str:
         times = len(info.resumes)
         parts.append(f"resumed {times} time{'s' if times != 1 else ''}")
     if says_more(info):  # a suspended run's, or a fork's of one
-        parts.append(f"waiting: {info.reason}")
+        parts.append(f"waiting: {said_reason(info.reason)}")
     if info.error:
         parts.append(f"error: {info.error}")
     return " · ".join(parts)
@@ -118,8 +122,10 @@ def _pct(t: float, start: float, span: float) -> float:
     return max(0.0, min(100.0, (t - start) / span * 100))
 
 
-def _row(s: StepInfo, start: float, span: float) -> str:
-    begin = s.started or (s.failures[0].at if s.failures else None) or s.ended or start
+def _row(s: StepInfo, said: str, start: float, span: float, since: float) -> str:
+    """`since`: where a row with no time of its own starts (a step in flight,
+    where a run waits: when what came before it ended), not at the run's start."""
+    begin = s.started or (s.failures[0].at if s.failures else None) or s.ended or since
     finish = s.ended or begin
     left = _pct(begin, start, span)
     width = max(_pct(finish, start, span) - left, 0.4)
@@ -136,20 +142,32 @@ def _row(s: StepInfo, start: float, span: float) -> str:
         f'<div class="label"><span class="pos">{s.position}</span>{escape(s.name)}'
         f'<span class="kind">{escape(s.kind)}</span>{tries}</div>'
         f'<div class="track"><div class="bar {escape(s.status)}{" late" if left + width > 85 else ""}" '
-        f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_tip(s))}">'
+        f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_tip(s, said))}">'
         f"<span>{escape(duration(s.duration))}</span></div>{marks}</div>"
-        f'<div class="tip">{escape(_tip(s))}</div></div>'
+        f'<div class="tip">{escape(_tip(s, said))}</div></div>'
     )
 
 
-def _rows(info: RunInfo, steps: Sequence[StepInfo], start: float, span: float) -> list[str]:
+def _rows(info: RunInfo, shown: Sequence[tuple[StepInfo, str]], start: float, span: float) -> list[str]:
     """The steps' rows, with a labelled break before the first step each
     resumed attempt ran: where the run was interrupted and resumed."""
-    rows = [_row(s, start, span) for s in steps]
+    rows, since = [], start
+    for s, said in shown:
+        rows.append(_row(s, said, start, span, since))
+        since = max(since, s.ended or s.started or since)
+    steps = [s for s, _ in shown]
     for at, before in sorted(info.resumes, reverse=True):  # latest first: indexes stay valid
-        index = next((k for k, s in enumerate(steps) if s.started and s.started >= at), len(rows))
+        index = next((k for k, s in enumerate(steps) if _since(s) >= at), len(rows))
         rows.insert(index, _resume_row(at, before, start, span))
     return rows
+
+
+def _since(s: StepInfo) -> float:
+    """When a row's attempt started it, for the break before it: a row
+    without a time (in flight, where it waits) is the latest attempt's."""
+    if s.started:
+        return s.started
+    return math.inf if s.ended is None else 0.0
 
 
 def _resume_row(at: float, before: str, start: float, span: float) -> str:
@@ -162,10 +180,13 @@ def _resume_row(at: float, before: str, start: float, span: float) -> str:
     )
 
 
-def _tip(s: StepInfo) -> str:
+def _tip(s: StepInfo, said: str) -> str:
     lines = [f"{s.name} ({s.kind}) · {s.status} · {duration(s.duration)}"]
-    lines.append(f"{local(s.started)} → {local(s.ended)}")
-    if s.preview is not None:
+    if s.started or s.ended:
+        lines.append(f"{local(s.started)} → {local(s.ended)}")
+    if said and said != (s.preview or "") and not s.error:  # in flight, waiting, changed, a wake-up
+        lines.append(said)
+    elif s.preview is not None:
         lines.append(f"output: {s.preview}")
     for n, f in enumerate(s.failures, 1):
         lines.append(f"attempt {n} failed: {f.type}: {f.message}")
@@ -174,7 +195,7 @@ def _tip(s: StepInfo) -> str:
     return "\n".join(lines)
 
 
-def _details(steps: Sequence[StepInfo]) -> str:
+def _details(shown: Sequence[tuple[StepInfo, str]]) -> str:
     head = "<tr><th>pos</th><th>step</th><th>status</th><th>tries</th><th>time</th>"
     head += "<th>output / error</th></tr>"
     body = "".join(
@@ -184,9 +205,9 @@ def _details(steps: Sequence[StepInfo]) -> str:
         + (
             f'<td class="out err">{escape(s.error)}</td>'
             if s.error
-            else f'<td class="out">{escape(s.preview or "")}</td>'
+            else f'<td class="out">{escape(said)}</td>'
         )
         + "</tr>"
-        for s in steps
+        for s, said in shown
     )
     return f"<table>{head}{body}</table>"

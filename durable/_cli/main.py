@@ -29,6 +29,7 @@ from ..errors import (
 )
 from . import cache, manage
 from .common import UsageError, command, is_refusal, own_warnings, print_error
+from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
 from .unknown import near_command, unknown_option
 
@@ -68,30 +69,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return print_error(e, args.debug, 1)
 
 
-# Commands a newcomer guesses from the API's words, and the command that does it.
-_GUESSES = {
-    "resume": "run FILE.py:FUNCTION --run-id RUN --resume",
-    "continue": "run FILE.py:FUNCTION --run-id RUN --resume",
-    "answer": "run FILE.py:FUNCTION --run-id RUN --resume --input NAME=VALUE",
-    "restart": "run FILE.py:FUNCTION --run-id RUN --restart --var NAME=VALUE",
-    "ls": "runs", "list": "runs", "ps": "runs", "status": "show RUN",
-    "history": "show RUN", "inspect": "show RUN", "log": "show RUN", "logs": "show RUN",
-    "delete": "rm RUN", "remove": "rm RUN", "del": "rm RUN",
-}  # fmt: skip
-
-
 class _Parser(argparse.ArgumentParser):
     typed: Sequence[str] = ()  # the command line, for the store a hint keeps
 
     def error(self, message: str) -> NoReturn:
         guess = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
-        meant = _GUESSES.get(guess[1]) if guess else None
-        if meant is not None:
-            store = next((w.split("=", 1)[1] for w in self.typed if w.startswith("--store=")), None)
-            if "--store" in self.typed[:-1]:
-                store = self.typed[list(self.typed).index("--store") + 1]
-            start = "durable" if store is None else shell_words("durable", "--store", store)
-            message += f"; to do that: {start} {meant}"
+        if guess and guess[1] in GUESSES:
+            message += f"; to do that: {guessed(guess[1], self.typed)}"
         elif guess:
             message += near_command(guess[1], self, self.typed)
         told = unknown_option(message, self.typed, self) or _dashed(message, self.typed, self._command())
@@ -238,7 +222,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    "or a string; a number JSON does not give back as typed, 1.10, is "
                    "refused: quote it, --input 'v=\"1.10\"', for the text)")  # fmt: skip
     p = command("cancel", "durable._cli.cancel:cmd_cancel",
-                "cancel a run: its holder stops at its next look for the mark (a step boundary, or its end); it ends `cancelled`")  # fmt: skip
+                "cancel a run: its holder stops at its next look for the mark (a step boundary, or its end); it ends `cancelled`, and only `durable run --restart` runs it again (`durable show RUN` prints that line)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to cancel")
     p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
     p.add_argument("--json", action="store_true", help="print JSON")

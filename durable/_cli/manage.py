@@ -14,7 +14,7 @@ from .._manage.listed import listed
 from .._manage.missing import store_below
 from .._storage.base import Store
 from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
-from . import format
+from . import format, howto
 from .common import UsageError, advised, command, not_there, nothing_there, print_error
 from .html import render
 
@@ -71,12 +71,13 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
                          f"{shell_words('show', args.run_id, '--json', '--values')}")  # fmt: skip
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
+    child = None if args.json and not args.html else runs.waiting_child(store, info)
     if args.html:
-        _write_html(args.html, render(info, steps))
+        _write_html(args.html, render(info, steps, child))
     if args.json:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
-        print(format.show_text(info, steps, runs.waiting_child(store, info)))
+        print(format.show_text(info, steps, child))
         _how_to_continue(args, store, info)
     return 0
 
@@ -92,6 +93,9 @@ _CONTINUE = {
 
 
 def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo) -> None:
+    if info.status == "cancelled" and not info.parent:  # a child run's goes with its parent's
+        print(f"  cancelled: it runs again only afresh, {howto.restart_line(command(args), store, info)}",
+              file=sys.stderr)  # fmt: skip
     flags = _CONTINUE.get(info.status)
     if flags is None:
         return
@@ -107,62 +111,18 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
     if top is not info:
         print(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
               "when that run resumes", file=sys.stderr)  # fmt: skip
-    target = _target(store, top.workflow, top.run_id)
+    target = howto.target(store, top.workflow, top.run_id)
     if target == "":
         given = f", inputs={{{name!r}: VALUE}}" if name else ", NAME=VALUE" * (top.status == "suspended")
-        print(f"  continue {_in_session(top.workflow, top.run_id, given)}", file=sys.stderr)
+        print(f"  continue {howto.in_session(top.workflow, top.run_id, given)}", file=sys.stderr)
         if info.status == "failed":
             print("  after an edit of the code, add .with_options(on_change='rerun') before .resume",
                   file=sys.stderr)  # fmt: skip
         return
-    print(f"  continue with: {_run_it(args, top.run_id, top.workflow, '--resume' + flags, target)}",
+    print(f"  continue with: {howto.run_line(command(args), target, top.workflow, top.run_id, '--resume' + flags)}",
           file=sys.stderr)  # fmt: skip
     if info.status == "failed":  # the usual fix, an edit of the failed step, is refused otherwise
         print("  after an edit of the code, add --on-change rerun to that line", file=sys.stderr)
-
-
-def _run_it(args: argparse.Namespace, run_id: str, workflow: str, flags: str, target: str | None) -> str:
-    """`durable run` of a run, of its script and function when known."""
-    if target:
-        return f"{command(args)} {shell_words('run', target, '--run-id', run_id)} {flags}"
-    return (
-        f"{command(args)} {shell_words('run', 'FILE.py:FUNCTION', '--run-id', run_id)} {flags}\n"
-        f"  (FILE.py and FUNCTION: the script and the function that define {workflow})"
-    )
-
-
-def _target(store: Store, workflow: str, run_id: str) -> str | None:
-    """`durable run`'s target for a run, from the identity its body was
-    fingerprinted under (`reach.identity`): `flow.py:main` for a function of
-    the script flow.py; "" for a notebook's or an interactive session's
-    (`__main__` without a file: no script defines it, `durable run` cannot
-    load it); `pkg.flows:etl` for a module's function `etl` (the workflow
-    named `etl`); None when not told (a `name=`, a method, a damaged manifest)."""
-    try:
-        # The keys `definition.BODY_KEY` and `fingerprint.IDENTITY`, which
-        # `show` does not import (it never loads the engine).
-        body = runs.read_manifest(store, workflow, run_id).step_parts.get("(workflow body)")
-    except DurableError:
-        return None
-    identity = body.get("identity") if isinstance(body, dict) else None
-    if not isinstance(identity, str):
-        return None
-    if identity.startswith("__main__.") and identity[9:].isidentifier():
-        return ""
-    file, colon, function = identity.partition(":")
-    if colon:
-        return identity if file.endswith(".py") and function.isidentifier() else None
-    # A module's workflow is named by its qualified name: the module is the rest.
-    module = identity.removesuffix(f".{workflow}")
-    parts = module.split(".")
-    named = workflow.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
-    return f"{module}:{workflow}" if named else None
-
-
-def _in_session(workflow: str, run_id: str, given: str = "") -> str:
-    """Where and how a run of a workflow a notebook or session defines goes on."""
-    fn = workflow.rpartition(".")[2]
-    return f"in the notebook or session that defines {fn} (no script does, for durable run): {fn}.resume({run_id!r}{given})"
 
 
 def _write_html(path: str, page: str) -> None:
@@ -228,8 +188,8 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
-    target = _target(store, workflow, new_id)
-    run_it = _in_session(workflow, new_id) if target == "" else _run_it(args, new_id, workflow, "--resume", target)
+    target = howto.target(store, workflow, new_id)
+    run_it = howto.in_session(workflow, new_id) if target == "" else howto.run_line(command(args), target, workflow, new_id, "--resume")
     print(
         f"forked {workflow}/{id_word(args.run_id)} at position {args.at} into {id_word(new_id)} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"

@@ -14,7 +14,7 @@ from typing import Any
 from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
-from .._errortext import id_word, shell_words
+from .._errortext import id_word, said_reason, shell_words
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
@@ -260,7 +260,7 @@ class _Report:
         first unrecorded one may lie past a rerun's records not reached yet."""
         info = self.info()
         pos = at if isinstance(at, int) else info.position or 0 if info else 0
-        self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {reason}")
+        self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {said_reason(reason)}")
         answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
         self.say(f"  continue with: {self.rerun} --resume {answer}")
         return 3

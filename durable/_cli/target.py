@@ -5,6 +5,7 @@ file (`path/to/file.py:wf`, executed as `python file.py` would, without its
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import os
 import sys
@@ -30,6 +31,12 @@ def load_target(spec: str) -> Workflow[Any, Any]:
             f"target {spec!r} must be path/to/file.py:workflow or package.module:workflow"
         )
     is_file = where.endswith(".py") or os.sep in where or os.path.isfile(where)
+    if is_file and not os.path.exists(where):  # a typo: the file meant, not Errno 2 and a path
+        folder = os.path.dirname(where) or "."
+        scripts = sorted(f for f in os.listdir(folder) if f.endswith(".py")) if os.path.isdir(folder) else []
+        near = [os.path.join(os.path.dirname(where), n) for n in difflib.get_close_matches(os.path.basename(where), scripts, n=1)]
+        meant = f"; did you mean {near[0]}? ({shell_words(f'{near[0]}:{attr}')})" if near else ""
+        raise UsageError(f"cannot load {where}: there is no such file in {os.path.abspath(folder)}{meant}")
     namespace = _namespace(where, is_file=is_file)
     obj: Any = namespace.get(attr.split(".")[0])
     for part in attr.split(".")[1:]:
@@ -43,8 +50,9 @@ def load_target(spec: str) -> Workflow[Any, Any]:
     if not isinstance(obj, Workflow):
         names = _workflows(namespace)
         known = f"; its workflows: {', '.join(names)}" if names else "; it defines no workflow"
+        near = difflib.get_close_matches(attr, names, n=1)
         if obj is None:
-            raise UsageError(f"{where} has no {attr}{known}")
+            raise UsageError(f"{where} has no {attr}" + (f"; did you mean {near[0]}?{known[1:]}" if near else known))
         what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
         raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
     return obj

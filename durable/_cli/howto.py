@@ -1,0 +1,123 @@
+"""The line a user pastes to go on with a run: `durable run` of the script
+and function its manifest names, with the run's id and recorded arguments,
+for `durable show`, `durable fork` and a command guessed from the API's
+words (`durable resume r1`). A line that names `FILE.py:FUNCTION` or `RUN`
+fails when pasted: what is not known is said in words instead."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from .._errortext import shell_words, waited_input
+from .._manage import owners, runs
+from .._storage.base import Store
+from .._storage.factory import open_store
+from ..errors import DurableError, RunNotFoundError
+from .values import as_vars
+
+# A command a newcomer guesses from the API's words: what `durable run` does
+# it (a run's own line), else the command that does.
+_RUNS = frozenset({"resume", "continue", "answer", "restart"})
+_OTHERS = {"ls": "runs", "list": "runs", "ps": "runs", "status": "show", "history": "show",
+           "inspect": "show", "log": "show", "logs": "show", "delete": "rm", "remove": "rm", "del": "rm"}  # fmt: skip
+GUESSES = _RUNS | frozenset(_OTHERS)
+_VALUED = frozenset({"--store", "--workflow", "-w"})  # options followed by their value
+
+
+def target(store: Store, workflow: str, run_id: str) -> str | None:
+    """`durable run`'s target for a run, from the identity its body was
+    fingerprinted under (`reach.identity`): `flow.py:main` for a function of
+    the script flow.py; "" for a notebook's or an interactive session's
+    (`__main__` without a file: no script defines it, `durable run` cannot
+    load it); `pkg.flows:etl` for a module's function `etl` (the workflow
+    named `etl`); None when not told (a `name=`, a method, a damaged manifest)."""
+    try:
+        # The keys `definition.BODY_KEY` and `fingerprint.IDENTITY`, which
+        # `show` does not import (it never loads the engine).
+        body = runs.read_manifest(store, workflow, run_id).step_parts.get("(workflow body)")
+    except DurableError:
+        return None
+    identity = body.get("identity") if isinstance(body, dict) else None
+    if not isinstance(identity, str):
+        return None
+    if identity.startswith("__main__.") and identity[9:].isidentifier():
+        return ""
+    file, colon, function = identity.partition(":")
+    if colon:
+        return identity if file.endswith(".py") and function.isidentifier() else None
+    # A module's workflow is named by its qualified name: the module is the rest.
+    module = identity.removesuffix(f".{workflow}")
+    parts = module.split(".")
+    named = workflow.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
+    return f"{module}:{workflow}" if named else None
+
+
+def in_session(workflow: str, run_id: str, given: str = "") -> str:
+    """Where and how a run of a workflow a notebook or session defines goes on."""
+    fn = workflow.rpartition(".")[2]
+    return f"in the notebook or session that defines {fn} (no script does, for durable run): {fn}.resume({run_id!r}{given})"
+
+
+def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags: str) -> str:
+    """`durable run TARGET --run-id RUN FLAGS` for a run whose target is
+    `found` (`target`); when not known, the same in words."""
+    if found:
+        return f"{durable} {shell_words('run', found, '--run-id', run_id)} {flags}"
+    return f"`{durable} run` of the script and function that define {workflow}, with {shell_words('--run-id', run_id)} {flags}"
+
+
+def restart_line(durable: str, store: Store, info: runs.RunInfo) -> str:
+    """How a run starts afresh with the arguments it recorded (a cancelled
+    run runs again only so). A value --var does not give back as itself
+    stays NAME=VALUE to fill in, as `durable run` says of a restart."""
+    try:
+        recorded = info.arguments
+    except DurableError:
+        recorded = {}
+    found = target(store, info.workflow, info.run_id)
+    if found == "":
+        fn = info.workflow.rpartition(".")[2]
+        call = ", ".join(f"{k}={v!r}" for k, v in recorded.items())
+        return f"in the notebook or session that defines {fn}: {fn}.with_options(run_id={info.run_id!r}, restart=True)({call})"
+    return "with: " + run_line(durable, found, info.workflow, info.run_id, f"--restart {as_vars(recorded)}".rstrip())
+
+
+def guessed(word: str, typed: Sequence[str]) -> str:
+    """What does what `durable WORD ...` meant (a word of `GUESSES`), for the
+    run id typed after it, in the store the command line names."""
+    words = list(typed)
+    url, workflow = _given(words, "--store"), _given(words, "--workflow") or _given(words, "-w")
+    durable = "durable" if url is None else shell_words("durable", "--store", url)
+    after = words[words.index(word) + 1 :] if word in words else []
+    run_id = next((w for i, w in enumerate(after) if w[:1] != "-" and (i == 0 or after[i - 1] not in _VALUED)), None)
+    listed = f"`{durable} runs` lists the runs"
+    meant = _OTHERS.get(word)
+    if meant == "runs":
+        return f"{durable} runs"
+    if run_id is None:
+        return f"{durable} {meant} with a run's id; {listed}" if meant else (
+            f"`{durable} show` of a run prints the line that continues it; {listed}")  # fmt: skip
+    if meant:
+        return f"{durable} {shell_words(meant, run_id)}"
+    try:
+        store = open_store(url)
+        info = runs.run_info(store, owners.find_workflow(store, run_id, workflow), run_id)
+    except RunNotFoundError:
+        return f"`{durable} run` of a run, but there is no run {shlex.quote(run_id)} in {store.url}; {listed}"
+    except Exception as e:  # a damaged manifest, an unreachable store: said, never a traceback here
+        return f"`{durable} run` of the run's script and function, but {(str(e).splitlines() or [repr(e)])[0]}"
+    if word == "restart" or info.status == "cancelled":
+        return restart_line(durable, store, info).removeprefix("with: ")
+    name = waited_input(info.reason)
+    found = target(store, info.workflow, run_id)
+    if found == "":
+        return in_session(info.workflow, run_id, f", inputs={{{name!r}: VALUE}}" if name else "")
+    flags = "--resume" + (f" --input {shell_words(f'{name}=VALUE')}" if name else "")
+    return run_line(durable, found, info.workflow, run_id, flags)
+
+
+def _given(words: list[str], option: str) -> str | None:
+    """The value typed for an option (`--store s` or `--store=s`), else None."""
+    value = next((w.split("=", 1)[1] for w in words if w.startswith(f"{option}=")), None)
+    return words[words.index(option) + 1] if option in words[:-1] else value
