@@ -91,3 +91,60 @@ def test_dbos_singleexec_one_workflow_id_from_two_threads_runs_its_step_once() -
     assert (TryConcExec.runs, TryConcExec.max_conc, TryConcExec.max_wf) == (1, 1, 1)
     run = flow.run()
     assert (run.steps_executed, run.value) == (0, 7)
+
+
+class DBOSTestClassStatic:
+    wf_counter = 0
+    step_counter = 0
+
+    @durable.workflow
+    @staticmethod
+    def test_workflow(var: str, var2: str) -> str:
+        DBOSTestClassStatic.wf_counter += 1
+        res = DBOSTestClassStatic.test_step(var2) + "1"
+        return res + DBOSTestClassStatic.test_step(var)
+
+    @durable.step
+    @staticmethod
+    def test_step(var: str) -> str:
+        DBOSTestClassStatic.step_counter += 1
+        return var
+
+
+class DBOSTestClassClass:
+    wf_counter = 0
+    step_counter = 0
+
+    @classmethod
+    @durable.workflow
+    def test_workflow(cls, var: str, var2: str) -> str:
+        DBOSTestClassClass.wf_counter += 1
+        return DBOSTestClassClass.test_step(var2) + "1" + DBOSTestClassClass.test_step(var)
+
+    @classmethod
+    @durable.step
+    def test_step(cls, var: str) -> str:
+        DBOSTestClassClass.step_counter += 1
+        return var
+
+
+@pytest.mark.parametrize("owner", [DBOSTestClassStatic, DBOSTestClassClass], ids=["static", "classmethod"])
+def test_dbos_class_workflow_counting_in_its_class_is_answered_again(
+    owner: type[DBOSTestClassStatic] | type[DBOSTestClassClass], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_classdecorators.py `test_simple_workflow_static` and
+    `test_simple_workflow_class`: the workflow and its step count their
+    executions in class attributes. DBOS starts a new workflow at each call
+    (counters at 2); durable's second call with the same arguments is the
+    same run, answered from its record: each counter at 1. Other arguments
+    are another run. Seen failing (both): the second call raised
+    DefinitionChangedError, the counters the body and the step bump
+    counted by their value now."""
+    monkeypatch.setattr(owner, "wf_counter", 0)
+    monkeypatch.setattr(owner, "step_counter", 0)
+    assert owner.test_workflow("bob", "bob") == "bob1bob"
+    run = owner.test_workflow.run("bob", "bob")
+    assert (run.value, run.steps_executed) == ("bob1bob", 0)
+    assert (owner.wf_counter, owner.step_counter) == (1, 2)
+    assert owner.test_workflow("amy", "bob") == "bob1amy"
+    assert (owner.wf_counter, owner.step_counter) == (2, 4)
