@@ -79,9 +79,9 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     own = find_definitions(code, src)
     # Not its own locals, nor the cells of its closure (`state[k] = v` on a
     # dict a factory made): no module-level value.
-    written = _written_in(own, logs=False)
+    written = _written_in(own, logs=False) | _through_class(fn, own, globs, logs=False)
     if logs:
-        written = _written_in(own) - written
+        written = (_written_in(own) | _through_class(fn, own, globs, logs=True)) - written
     written -= {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
     if not written:
         return ()
@@ -91,14 +91,66 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     return tuple(sorted(read))
 
 
+def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> frozenset[str]:
+    """The module-level name of the class whose method `fn` is, when it
+    writes an attribute of the class through `cls` (a class method),
+    `type(self)` or `self.__class__` (`cls.mode = "fast"`), as `Cfg.mode =
+    "fast"` writes `Cfg`; and `logs`: bumps or appends to one too."""
+    owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
+    if not owner.isidentifier() or not isinstance((globs or {}).get(owner), type) or len(defs) != 1:
+        return frozenset()
+    node = defs[0]
+    if not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
+        return frozenset()
+    first = params[0].arg
+    on_class = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+    methods = MUTATORS if logs else MUTATORS - _LOGS
+    for sub in walk(node):
+        if isinstance(sub, (ast.Assign, ast.Delete)):
+            targets = list(sub.targets)
+        elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
+            targets = [sub.target]
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in methods:
+            targets = [sub.func.value]
+        else:
+            continue
+        if any(_of_class(t, first, on_class) for t in targets):
+            return frozenset({owner})
+    return frozenset()
+
+
+def _of_class(target: ast.AST, first: str, on_class: bool) -> bool:
+    """Whether `target` is a part of the class: `cls.x`, `cls.x[k]`,
+    `type(self).x`, `self.__class__.x`."""
+    if not isinstance(target, (ast.Attribute, ast.Subscript)):
+        return False
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        if isinstance(target, ast.Attribute) and target.attr == "__class__":
+            return isinstance(target.value, ast.Name) and target.value.id == first
+        target = target.value
+    if isinstance(target, ast.Name):
+        return on_class and target.id == first
+    return (
+        isinstance(target, ast.Call)
+        and isinstance(target.func, ast.Name)
+        and target.func.id == "type"
+        and len(target.args) == 1
+        and isinstance(target.args[0], ast.Name)
+        and target.args[0].id == first
+    )
+
+
 def _durable_defs(tree: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
     """The steps and workflows of a module, each with the names it uses."""
     seen = _DEFS.get(id(tree))
     if seen is not None and seen[0] is tree:
         return seen[1]
     ours = [n for n in walk(tree) if isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list))]
+    # A method reads its class's attributes without naming it (`self.mode`, `cls.mode`).
+    owners = {id(d): c.name for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef) for d in c.body}
     found: list[tuple[ast.AST, frozenset[str]]] = [
-        (d, frozenset(n.id for n in walk(d) if isinstance(n, ast.Name))) for d in ours
+        (d, frozenset([*(n.id for n in walk(d) if isinstance(n, ast.Name)), *([owners[id(d)]] if id(d) in owners else [])]))
+        for d in ours
     ]
     if len(_DEFS) > 256:
         _DEFS.clear()
