@@ -12,8 +12,6 @@ executions are counted by the step bodies, in a file."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.scripts import run_each
@@ -110,11 +108,36 @@ def instance() -> str:
     INST.set_fast()
     gate()
     return INST.read()
+
+
+class Counted:  # DBOS's counters: bumped by the steps, read by no step
+    runs = 0
+
+    @durable.step
+    @staticmethod
+    def first() -> int:
+        count("first")
+        Counted.runs += 1
+        return 5
+
+    @durable.step
+    @classmethod
+    def second(cls) -> int:
+        count("second")
+        cls.runs += 1
+        return 6
+
+    @durable.workflow(run_id="counted")
+    @classmethod
+    def counted(cls) -> int:
+        a = cls.first() + Counted.second()
+        gate()
+        return a
 """
 
 CALL = """
 import os, durable, flow
-for wf in (flow.static, flow.classmethod_, flow.instance):
+for wf in (flow.static, flow.classmethod_, flow.instance, flow.Counted.counted):
     try:
         print(wf.name, "value", wf.with_options(on_change=os.environ["ON_CHANGE"])())
     except (durable.DurableError, RuntimeError) as error:
@@ -122,7 +145,22 @@ for wf in (flow.static, flow.classmethod_, flow.instance):
 """
 
 
-def test_dbos_class_attribute_a_step_sets_is_not_lost_on_recovery(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str, list[str]]:
+    """The runs fail (FAIL), then are resumed in a new process, then run
+    under "rerun" in a third: what each printed, and the executions."""
+    folder = tmp_path_factory.mktemp("eighteenth")
+    (folder / "flow.py").write_text(FLOW)
+    env = {"COUNT_FILE": str(folder / "count"), "DURABLE_STORE": str(folder / "store")}
+    first, resumed, rerun = run_each([
+        (folder, CALL, {**env, "FAIL": "1", "ON_CHANGE": "refuse"}),
+        (folder, CALL, {**env, "ON_CHANGE": "refuse"}),
+        (folder, CALL, {**env, "ON_CHANGE": "rerun"}),
+    ])  # fmt: skip
+    return first, resumed, rerun, (folder / "count").read_text().split()
+
+
+def test_dbos_class_attribute_a_step_sets_is_not_lost_on_recovery(runs: tuple[str, str, str, list[str]]) -> None:
     """Each run fails after its setter set the class's `mode`; a new
     process resumes it. Refused (the setter's replay cannot redo the
     write), then run again under "rerun": the setter executes again and
@@ -132,13 +170,7 @@ def test_dbos_class_attribute_a_step_sets_is_not_lost_on_recovery(tmp_path: Path
     through `cls` or `type(self)` was not seen, and a reader through `self`
     named no class), and the static method's too once its class's own
     counters stopped counting by their value (this round's first fix)."""
-    (tmp_path / "flow.py").write_text(FLOW)
-    env = {"COUNT_FILE": str(tmp_path / "count"), "DURABLE_STORE": str(tmp_path / "store")}
-    first, refused, rerun = run_each([
-        (tmp_path, CALL, {**env, "FAIL": "1", "ON_CHANGE": "refuse"}),
-        (tmp_path, CALL, {**env, "ON_CHANGE": "refuse"}),
-        (tmp_path, CALL, {**env, "ON_CHANGE": "rerun"}),
-    ])  # fmt: skip
+    first, refused, rerun, counted = runs
     names = ["static", "classmethod_", "instance"]
     assert first.split("\n")[:3] == [f"{n} RuntimeError ['crash']" for n in names], first
     for name, setter in zip(names, ["Cfg", "Klass", "Inst"], strict=True):
@@ -148,5 +180,20 @@ def test_dbos_class_attribute_a_step_sets_is_not_lost_on_recovery(tmp_path: Path
         "classmethod_ value fast",
         "instance value fast",
     ], rerun
-    counted = (tmp_path / "count").read_text().split()
-    assert counted == ["static", "classmethod", "instance", "static", "use", "classmethod", "use", "instance", "use"]
+    setters = [n for n in counted if n not in ("first", "second")]
+    assert setters == ["static", "classmethod", "instance", "static", "use", "classmethod", "use", "instance", "use"]
+
+
+def test_dbos_class_counters_no_step_reads_do_not_refuse_the_recovery(runs: tuple[str, str, str, list[str]]) -> None:
+    """test_classdecorators.py's recovery of a class's workflow whose steps
+    count their executions in the class (`Counted.runs += 1`, `cls.runs +=
+    1`), which no step reads: the workflow, a method of the class, only
+    calls them. Resumed in a new process it replays both and finishes,
+    each executed once. Seen failing: refused, "Counted, which
+    Counted.first writes and another step reads, is not as Counted.first
+    left it" (the workflow named the class to call its methods)."""
+    first, resumed, again, counted = runs
+    assert "Counted.counted RuntimeError ['crash']" in first, first
+    assert "Counted.counted value 11" in resumed, resumed
+    assert "Counted.counted value 11" in again, again
+    assert [n for n in counted if n in ("first", "second")] == ["first", "second"]

@@ -29,7 +29,8 @@ _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _CHANGED: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id of a module's tree -> (it, names)
 _WRITTEN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _LOGGED: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
-_DEFS: dict[int, tuple[ast.AST, list[tuple[ast.AST, frozenset[str]]]]] = {}
+_Def = tuple[ast.AST, frozenset[str], "str | None"]  # a step or workflow, the names it uses, its class
+_DEFS: dict[int, tuple[ast.AST, list[_Def]]] = {}
 _LOGS = frozenset({"append", "extend", "add"})
 
 
@@ -86,9 +87,67 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     if not written:
         return ()
     mine = {id(d) for d in own}
-    others = [(d, names) for d, names in _durable_defs(src.tree) if id(d) not in mine]
-    read = {n for d, names in others if written & names for n in (written & names) - only_written([d], written)}
+    others = [(d, names, owner) for d, names, owner in _durable_defs(src.tree) if id(d) not in mine]
+    read = {n for d, names, _ in others if written & names for n in (written & names) - only_written([d], written)}
+    for name in [n for n in read if isinstance((globs or {}).get(n), type)]:
+        # A class: read only where one of the attributes `fn` writes is (a
+        # workflow calling `Counted.first()` reads no `Counted.runs` it bumps).
+        attrs = _class_attributes(fn, own, name, globs)
+        if attrs is not None and not any(_reads(d, name, attrs, owner) for d, names, owner in others if name in names):
+            read.discard(name)
     return tuple(sorted(read))
+
+
+def _class_attributes(fn: Any, defs: list[ast.AST], name: str, globs: Any) -> frozenset[str] | None:
+    """The attributes of class `name` that `fn` writes or changes in place
+    (`name.runs += 1`, `cls.mode = m`, `cls.seen.append(x)`); None when it
+    may change another (`setattr(name, ...)`, `vars(cls)`): not told."""
+    first, on_class = _first(fn, defs, name, globs)
+    found: set[str] = set()
+    for sub in (s for d in defs for s in walk(d)):
+        if isinstance(sub, ast.Attribute) and _is_class(sub.value, name, first, on_class):
+            found.add(sub.attr)
+        elif isinstance(sub, ast.Name) and sub.id in (name, first if on_class else name):
+            if not any(isinstance(p, ast.Attribute) and p.value is sub for p in walk(defs[0])):
+                return None  # the class whole: handed to a call, or aliased
+    return frozenset(found)
+
+
+def _reads(d: ast.AST, name: str, attrs: frozenset[str], owner: str | None) -> bool:
+    """Whether `d` (a method of class `owner`, or None) may read one of
+    `attrs` of class `name`: by name (`Cfg.mode`), through its first
+    parameter when it is a method of it (`self.mode`, `cls.mode`), or the
+    class whole (`f(Cfg)`, `vars(self)`)."""
+    params = [*d.args.posonlyargs, *d.args.args] if isinstance(d, _FUNCS) else []
+    via = {name} | ({params[0].arg} if owner == name and params else set())
+    # Another attribute (`Cfg.first()`), or one it only stores (`cls.runs += 1`: a count all bump).
+    harmless = {
+        id(a.value) for a in walk(d)
+        if isinstance(a, ast.Attribute) and (a.attr not in attrs or not isinstance(a.ctx, ast.Load))
+    }  # fmt: skip
+    return any(isinstance(n, ast.Name) and n.id in via and id(n) not in harmless for n in walk(d))
+
+
+def _first(fn: Any, defs: list[ast.AST], name: str, globs: Any) -> tuple[str, bool]:
+    """`fn`'s first parameter when `fn` is a method of class `name` (else ""),
+    and whether it is the class (a class method)."""
+    node = defs[0] if len(defs) == 1 else None
+    owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
+    if owner != name or not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
+        return "", False
+    return params[0].arg, any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+
+
+def _is_class(node: ast.AST, name: str, first: str, on_class: bool) -> bool:
+    """`Cfg`, or through a method's first parameter: `cls`, `type(self)`, `self.__class__`."""
+    if isinstance(node, ast.Name):
+        return node.id == name or (on_class and node.id == first)
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__class__" and isinstance(node.value, ast.Name) and node.value.id == first != ""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+        and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == first != ""
+    )  # fmt: skip
 
 
 def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> frozenset[str]:
@@ -140,16 +199,17 @@ def _of_class(target: ast.AST, first: str, on_class: bool) -> bool:
     )
 
 
-def _durable_defs(tree: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
-    """The steps and workflows of a module, each with the names it uses."""
+def _durable_defs(tree: ast.AST) -> list[_Def]:
+    """The steps and workflows of a module, each with the names it uses and
+    the class whose method it is (None for a function)."""
     seen = _DEFS.get(id(tree))
     if seen is not None and seen[0] is tree:
         return seen[1]
     ours = [n for n in walk(tree) if isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list))]
     # A method reads its class's attributes without naming it (`self.mode`, `cls.mode`).
     owners = {id(d): c.name for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef) for d in c.body}
-    found: list[tuple[ast.AST, frozenset[str]]] = [
-        (d, frozenset([*(n.id for n in walk(d) if isinstance(n, ast.Name)), *([owners[id(d)]] if id(d) in owners else [])]))
+    found: list[_Def] = [
+        (d, frozenset([*(n.id for n in walk(d) if isinstance(n, ast.Name)), *filter(None, [owners.get(id(d))])]), owners.get(id(d)))
         for d in ours
     ]
     if len(_DEFS) > 256:
