@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -148,3 +149,46 @@ def test_dbos_class_workflow_counting_in_its_class_is_answered_again(
     assert (owner.wf_counter, owner.step_counter) == (1, 2)
     assert owner.test_workflow("amy", "bob") == "bob1amy"
     assert (owner.wf_counter, owner.step_counter) == (2, 4)
+
+
+class Registry:
+    seen: ClassVar[dict[str, int]] = {}
+    level = 0
+
+    @durable.step
+    @classmethod
+    def register(cls, key: str) -> str:
+        cls.seen[key] = 1
+        return key
+
+    @durable.step
+    def raise_level(self) -> int:
+        self.__class__.level = 3
+        return 3
+
+    @durable.step
+    def known(self) -> str:
+        return ",".join(sorted(self.seen)) + str(self.level)
+
+
+def test_method_steps_writing_their_class_are_told_apart_from_counters() -> None:
+    """What `stepstate` finds of the forms the processes test does not
+    spell (tests/test_peer_ports_eighteenth_procs.py): `cls.seen[key] = 1`
+    and `self.__class__.level = 3` write the class, which `known` reads
+    through `self`, so their replay in a new process is refused. A class
+    made in a function is no module-level value a replay leaves behind."""
+    from durable._fingerprint.reach import target_of
+    from durable._fingerprint.stepstate import state_written
+
+    assert state_written(target_of(Registry.register)) == ("Registry",)
+    assert state_written(target_of(Registry.raise_level)) == ("Registry",)
+
+    class Alone:
+        level = 0
+
+        @durable.step
+        def raise_level(self) -> int:
+            type(self).level = 3
+            return 3
+
+    assert state_written(target_of(Alone.raise_level)) == ()  # a class in a function: no global

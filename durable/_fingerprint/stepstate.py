@@ -92,24 +92,26 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     for name in [n for n in read if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps).
-        attrs = _class_attributes(fn, own, name, globs)
+        attrs = _class_attributes(fn, own, name)
         if attrs is not None and not any(_reads(d, name, attrs, owner) for d, names, owner in others if name in names):
             read.discard(name)
     return tuple(sorted(read))
 
 
-def _class_attributes(fn: Any, defs: list[ast.AST], name: str, globs: Any) -> frozenset[str] | None:
+def _class_attributes(fn: Any, defs: list[ast.AST], name: str) -> frozenset[str] | None:
     """The attributes of class `name` that `fn` writes or changes in place
     (`name.runs += 1`, `cls.mode = m`, `cls.seen.append(x)`); None when it
     may change another (`setattr(name, ...)`, `vars(cls)`): not told."""
-    first, on_class = _first(fn, defs, name, globs)
+    if len(defs) != 1:
+        return None
+    first, on_class = _first(fn, defs[0], name)
     found: set[str] = set()
-    for sub in (s for d in defs for s in walk(d)):
+    parts = {id(a.value) for a in walk(defs[0]) if isinstance(a, ast.Attribute)}
+    for sub in walk(defs[0]):
         if isinstance(sub, ast.Attribute) and _is_class(sub.value, name, first, on_class):
             found.add(sub.attr)
-        elif isinstance(sub, ast.Name) and sub.id in (name, first if on_class else name):
-            if not any(isinstance(p, ast.Attribute) and p.value is sub for p in walk(defs[0])):
-                return None  # the class whole: handed to a call, or aliased
+        elif isinstance(sub, ast.Name) and sub.id in (name, first if on_class else name) and id(sub) not in parts:
+            return None  # the class whole: handed to a call, or aliased
     return frozenset(found)
 
 
@@ -128,10 +130,9 @@ def _reads(d: ast.AST, name: str, attrs: frozenset[str], owner: str | None) -> b
     return any(isinstance(n, ast.Name) and n.id in via and id(n) not in harmless for n in walk(d))
 
 
-def _first(fn: Any, defs: list[ast.AST], name: str, globs: Any) -> tuple[str, bool]:
-    """`fn`'s first parameter when `fn` is a method of class `name` (else ""),
-    and whether it is the class (a class method)."""
-    node = defs[0] if len(defs) == 1 else None
+def _first(fn: Any, node: ast.AST, name: str) -> tuple[str, bool]:
+    """`fn`'s first parameter when `fn` (its `def` is `node`) is a method of
+    class `name` (else ""), and whether it is the class (a class method)."""
     owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
     if owner != name or not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
         return "", False
@@ -158,13 +159,9 @@ def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> froz
     owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
     if not owner.isidentifier() or not isinstance((globs or {}).get(owner), type) or len(defs) != 1:
         return frozenset()
-    node = defs[0]
-    if not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
-        return frozenset()
-    first = params[0].arg
-    on_class = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+    first, on_class = _first(fn, defs[0], owner)
     methods = MUTATORS if logs else MUTATORS - _LOGS
-    for sub in walk(node):
+    for sub in walk(defs[0]) if first else ():
         if isinstance(sub, (ast.Assign, ast.Delete)):
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
@@ -173,30 +170,19 @@ def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> froz
             targets = [sub.func.value]
         else:
             continue
-        if any(_of_class(t, first, on_class) for t in targets):
+        if any(_within(t, first, on_class) for t in targets):
             return frozenset({owner})
     return frozenset()
 
 
-def _of_class(target: ast.AST, first: str, on_class: bool) -> bool:
-    """Whether `target` is a part of the class: `cls.x`, `cls.x[k]`,
-    `type(self).x`, `self.__class__.x`."""
-    if not isinstance(target, (ast.Attribute, ast.Subscript)):
-        return False
+def _within(target: ast.AST, first: str, on_class: bool) -> bool:
+    """Whether `target` is a part of the class through a method's first
+    parameter: `cls.x`, `cls.x[k]`, `type(self).x`, `self.__class__.x`."""
     while isinstance(target, (ast.Attribute, ast.Subscript)):
-        if isinstance(target, ast.Attribute) and target.attr == "__class__":
-            return isinstance(target.value, ast.Name) and target.value.id == first
+        if isinstance(target, ast.Attribute) and _is_class(target.value, "", first, on_class):
+            return True
         target = target.value
-    if isinstance(target, ast.Name):
-        return on_class and target.id == first
-    return (
-        isinstance(target, ast.Call)
-        and isinstance(target.func, ast.Name)
-        and target.func.id == "type"
-        and len(target.args) == 1
-        and isinstance(target.args[0], ast.Name)
-        and target.args[0].id == first
-    )
+    return False
 
 
 def _durable_defs(tree: ast.AST) -> list[_Def]:
