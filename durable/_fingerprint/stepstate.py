@@ -4,7 +4,10 @@ changes as the program runs (`STATE[k] = v` in a step, `global RATE; RATE
 global by the statements binding it (`STATE = {}`), so a cached step reading
 one is keyed on its value too (`_core.cachekey`). And those a step changes
 that another step or a workflow reads (`state_written`): a replay cannot
-redo the change (`_core.bound.with_held`).
+redo the change (`_core.bound.with_held`). A class counts as such a
+value: written by name (`Cfg.mode = m`) or by its own method through
+`cls`, `type(self)` or `self.__class__`; read where an attribute written is
+read, by name or, in a method of the class, through `self` or `cls`.
 
 Pure standard library. Found by the text: once per code object (what code
 does with a name cannot change), and once per parsed module for what its
