@@ -19,6 +19,7 @@ from typing import ClassVar
 import pytest
 
 import durable
+from durable.testing import FakeClock
 
 STARTED = threading.Event()
 GO = threading.Event()
@@ -192,3 +193,40 @@ def test_method_steps_writing_their_class_are_told_apart_from_counters() -> None
             return 3
 
     assert state_written(target_of(Alone.raise_level)) == ()  # a class in a function: no global
+
+
+class Flaky:
+    attempts = 0
+
+    @durable.step(retries=3, retry_delay=1.0, backoff=2.0)
+    @staticmethod
+    def call_api(x: int) -> int:
+        Flaky.attempts += 1
+        if Flaky.attempts < 3:
+            raise ConnectionError("flaky")
+        return x * 2
+
+    @durable.workflow
+    @staticmethod
+    def job(x: int) -> int:
+        return Flaky.call_api(x) + 1
+
+
+def test_dbos_step_retries_counted_in_its_class_then_answered_again(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_failures.py `test_step_retries` with its attempt counter on the
+    step's class (`Flaky.attempts += 1`, failing while it is below 3):
+    three attempts, two waits of 1 and 2 seconds (the backoff), the run
+    completes; called again, it is answered from its record, the counter
+    (the step's own state, which decided the retries) left at 3. Seen
+    failing: the second call raised DefinitionChangedError "constant
+    Flaky.attempts changed"."""
+    monkeypatch.setattr(Flaky, "attempts", 0)
+    assert Flaky.job(4) == 9
+    assert (Flaky.attempts, clock.slept) == (3, [1.0, 2.0])
+    run = Flaky.job.run(4)
+    assert (run.value, run.steps_executed, run.steps_replayed) == (9, 0, 0)
+    assert Flaky.attempts == 3
+    (step,) = [s for s in Flaky.job.history(run.run_id) if s.position == 0]
+    assert [f.message for f in step.failures] == ["flaky", "flaky"]
