@@ -110,6 +110,34 @@ def instance() -> str:
     return INST.read()
 
 
+class Desc:
+    mode = "slow"
+
+    @durable.step
+    @staticmethod
+    def set_fast() -> str:
+        count("described")
+        Desc.mode = "fast"
+        return "set"
+
+    @classmethod
+    def describe(cls) -> str:  # no step: what it reads is the reader's
+        return cls.mode
+
+
+@durable.step
+def use_desc() -> str:
+    count("use")
+    return Desc.describe()
+
+
+@durable.workflow(run_id="described")
+def described() -> str:
+    Desc.set_fast()
+    gate()
+    return use_desc()
+
+
 class Counted:  # DBOS's counters: bumped by the steps, read by no step
     runs = 0
 
@@ -137,7 +165,7 @@ class Counted:  # DBOS's counters: bumped by the steps, read by no step
 
 CALL = """
 import os, durable, flow
-for wf in (flow.static, flow.classmethod_, flow.instance, flow.Counted.counted):
+for wf in (flow.static, flow.classmethod_, flow.instance, flow.described, flow.Counted.counted):
     try:
         print(wf.name, "value", wf.with_options(on_change=os.environ["ON_CHANGE"])())
     except (durable.DurableError, RuntimeError) as error:
@@ -164,24 +192,32 @@ def test_dbos_class_attribute_a_step_sets_is_not_lost_on_recovery(runs: tuple[st
     """Each run fails after its setter set the class's `mode`; a new
     process resumes it. Refused (the setter's replay cannot redo the
     write), then run again under "rerun": the setter executes again and
-    its reader returns "fast" (the last two read it through `cls.mode` and
-    `self.mode`). Seen failing: the class method's and the instance's
+    its reader returns "fast" (the class and instance methods' readers
+    through `cls.mode` and `self.mode`; `use_desc` through a class method
+    of no step, `Desc.describe()`). Seen failing: the class method's and the instance's
     resumes returned "slow" (before any change of this round: the write
     through `cls` or `type(self)` was not seen, and a reader through `self`
     named no class), and the static method's too once its class's own
-    counters stopped counting by their value (this round's first fix)."""
+    counters stopped counting by their value (this round's first fix);
+    `described` returned "slow" once a class counted as read only where a
+    written attribute is (this round's third fix), until a plain method
+    named through it counted as a read too."""
     first, refused, rerun, counted = runs
-    names = ["static", "classmethod_", "instance"]
-    assert first.split("\n")[:3] == [f"{n} RuntimeError ['crash']" for n in names], first
-    for name, setter in zip(names, ["Cfg", "Klass", "Inst"], strict=True):
+    names = ["static", "classmethod_", "instance", "described"]
+    assert first.split("\n")[:4] == [f"{n} RuntimeError ['crash']" for n in names], first
+    for name, setter in zip(names, ["Cfg", "Klass", "Inst", "Desc"], strict=True):
         assert f"{name} DefinitionChangedError" in refused and f"{setter}.set_fast" in refused, refused
-    assert rerun.split("\n")[:3] == [
+    assert rerun.split("\n")[:4] == [
         "static value fast",
         "classmethod_ value fast",
         "instance value fast",
+        "described value fast",
     ], rerun
     setters = [n for n in counted if n not in ("first", "second")]
-    assert setters == ["static", "classmethod", "instance", "static", "use", "classmethod", "use", "instance", "use"]
+    assert setters == [
+        *["static", "classmethod", "instance", "described"],
+        *["static", "use", "classmethod", "use", "instance", "use", "described", "use"],
+    ]
 
 
 def test_dbos_class_counters_no_step_reads_do_not_refuse_the_recovery(runs: tuple[str, str, str, list[str]]) -> None:

@@ -24,7 +24,7 @@ from .canon import is_our_decorator
 from .inplace import MUTATORS, READERS, _changes, roots
 from .kept import by_code, only_written
 from .nodes import walk
-from .reach import code_objects
+from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -96,7 +96,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps).
         attrs = _class_attributes(fn, own, name)
-        if attrs is not None and not any(_reads(d, name, attrs, owner) for d, names, owner in others if name in names):
+        cls, readers = (globs or {})[name], [(d, owner) for d, names, owner in others if name in names]
+        if attrs is not None and not any(_reads(d, name, cls, attrs, owner) for d, owner in readers):
             read.discard(name)
     return tuple(sorted(read))
 
@@ -118,19 +119,34 @@ def _class_attributes(fn: Any, defs: list[ast.AST], name: str) -> frozenset[str]
     return frozenset(found)
 
 
-def _reads(d: ast.AST, name: str, attrs: frozenset[str], owner: str | None) -> bool:
+def _reads(d: ast.AST, name: str, cls: type, attrs: frozenset[str], owner: str | None) -> bool:
     """Whether `d` (a method of class `owner`, or None) may read one of
-    `attrs` of class `name`: by name (`Cfg.mode`), through its first
-    parameter when it is a method of it (`self.mode`, `cls.mode`), or the
+    `attrs` of class `name` (`cls`): by name (`Cfg.mode`), through its first
+    parameter when it is a method of it (`self.mode`, `cls.mode`), through
+    a method that is no step (`Cfg.describe()` reading `cls.mode`), or the
     class whole (`f(Cfg)`, `vars(self)`)."""
     params = [*d.args.posonlyargs, *d.args.args] if isinstance(d, _FUNCS) else []
     via = {name} | ({params[0].arg} if owner == name and params else set())
-    # Another attribute (`Cfg.first()`), or one it only stores (`cls.runs += 1`: a count all bump).
+    # Data it does not write, a step (read by its own body), or one it only
+    # stores (`cls.runs += 1`: a count all bump).
     harmless = {
         id(a.value) for a in walk(d)
-        if isinstance(a, ast.Attribute) and (a.attr not in attrs or not isinstance(a.ctx, ast.Load))
+        if isinstance(a, ast.Attribute)
+        and ((a.attr not in attrs and _inert(cls, a.attr)) or not isinstance(a.ctx, ast.Load))
     }  # fmt: skip
     return any(isinstance(n, ast.Name) and n.id in via and id(n) not in harmless for n in walk(d))
+
+
+def _inert(cls: type, attr: str) -> bool:
+    """Whether reading `attr` of `cls` (or of its instance) runs none of its
+    code: plain data, an instance's own attribute, or a step or workflow."""
+    for klass in cls.__mro__:
+        if attr in vars(klass):
+            member = vars(klass)[attr]
+            if is_durable(getattr(member, "__func__", member)):  # under `staticmethod` too
+                return True
+            return not callable(member) and not hasattr(type(member), "__get__")
+    return not hasattr(cls, "__getattr__")
 
 
 def _first(fn: Any, node: ast.AST, name: str) -> tuple[str, bool]:
