@@ -51,10 +51,26 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
         WRITERS.clear()
     WRITERS[name] = names + logged
     values = getattr(target, "__globals__", {})
-    taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := value_digest(values[n]))]
+    taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := _content(values[n]))]
     # A count or a log: which process holds what it appended.
     taken += [(n, PROCESS[0], held(values[n]) or held(_code(target))) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest
+
+
+def _content(value: object) -> str:
+    """`value`'s digest; for a class (`Cfg.mode = "fast"` in a step), with
+    the data its attributes hold now: its own digest is its code and its
+    `class` statement as written, the same before and after the write."""
+    digest = value_digest(value)
+    if not isinstance(value, type) or is_token(digest):
+        return digest
+    data = [(k, d) for k, v in sorted(vars(value).items()) if _is_data(k, v) and not is_token(d := value_digest(v))]
+    return value_digest((digest, data)) if data else digest
+
+
+def _is_data(name: str, value: object) -> bool:
+    """An attribute holding data, not a dunder, method, descriptor or class."""
+    return not name.startswith("__") and not callable(value) and not hasattr(type(value), "__get__")
 
 
 def made_here(fn: object) -> str | None:

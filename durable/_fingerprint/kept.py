@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from .canon import is_our_decorator
+from .canon import is_our_decorator, name_chains
 from .nodes import children, walk
 from .source import find_definitions, runs_this_source, source_of
 
@@ -153,6 +153,40 @@ def only_written(
     for name, above in _uses(nodes[0], wanted):
         written.setdefault(name.id, []).append(_writes(name, *above))
     return frozenset(n for n, uses in written.items() if which(uses))
+
+
+@lru_cache(maxsize=1024)
+def attributes_kept(nodes: tuple[ast.AST, ...]) -> frozenset[tuple[str, ...]]:
+    """The attribute chains the one definition in `nodes` rebinds itself
+    (`Cls.runs += 1`, `Cls.peak = max(Cls.peak, n)`, `del Cls.last`): the
+    state it keeps on a class, which counts by the class's statements as a
+    global it rebinds with `global` does, not by its value now (each call
+    moves it: a completed run called again looked changed). DBOS's suites
+    count executions so, in static-method steps."""
+    if len(nodes) != 1 or _reads_unnamed(nodes[0]):
+        return frozenset()
+    found: set[tuple[str, ...]] = set()
+    for node in walk(nodes[0]):
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            found.update(c for c in name_chains(target) if len(c) > 1 and _stored(target, c))
+    return frozenset(found)
+
+
+def _stored(target: ast.AST, chain: tuple[str, ...]) -> bool:
+    """Whether `target` stores into `chain` itself (`Cls.runs`), not into
+    something it holds (`Cls.runs[k]`, `Cls.cfg.rate`) or reads (`x[Cls.k]`)."""
+    parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    for part in parts:
+        names = list(name_chains(part))  # the whole chain comes first: `a.b.c`, then its prefixes
+        if isinstance(part, ast.Attribute) and names and names[0] == chain:
+            return True
+    return False
 
 
 def _reads_unnamed(fn: ast.AST) -> bool:

@@ -57,7 +57,7 @@ from .imports import (
     local_imports,
     user_module,
 )
-from .kept import only_written, written_by_steps
+from .kept import attributes_kept, only_written, written_by_steps
 from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path, path_tokens
@@ -101,6 +101,7 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
+    kept = attributes_kept(tuple(nodes))  # `Cls.runs += 1`: by the class's statements
     for chain in chains_of(tuple(nodes)):
         if chain[0] in local:  # the import statement is part of the code already
             path, obj, scope = _resolve(_Scope(local, False), chain)
@@ -115,7 +116,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
             continue
         if path not in done:
             done.add(path)
-            _count(path, obj, scope, _rebound(path, obj, scope, module, rebound), out)
+            own = scope.cls is not None and path in kept
+            _count(path, obj, scope, own or _rebound(path, obj, scope, module, rebound), out)
     for key, whole, attr in whole_modules(code, chains_of(tuple(nodes)), globs, names):
         if whole is None:  # `"train.run"`, never imported: its file's text
             out.parts[key] = attr

@@ -4,7 +4,10 @@ changes as the program runs (`STATE[k] = v` in a step, `global RATE; RATE
 global by the statements binding it (`STATE = {}`), so a cached step reading
 one is keyed on its value too (`_core.cachekey`). And those a step changes
 that another step or a workflow reads (`state_written`): a replay cannot
-redo the change (`_core.bound.with_held`).
+redo the change (`_core.bound.with_held`). A class counts as such a
+value: written by name (`Cfg.mode = m`) or by its own method through
+`cls`, `type(self)` or `self.__class__`; read where an attribute written is
+read, by name or, in a method of the class, through `self` or `cls`.
 
 Pure standard library. Found by the text: once per code object (what code
 does with a name cannot change), and once per parsed module for what its
@@ -21,7 +24,7 @@ from .canon import is_our_decorator
 from .inplace import MUTATORS, READERS, _changes, roots
 from .kept import by_code, only_written
 from .nodes import walk
-from .reach import code_objects
+from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -29,7 +32,8 @@ _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _CHANGED: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id of a module's tree -> (it, names)
 _WRITTEN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _LOGGED: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
-_DEFS: dict[int, tuple[ast.AST, list[tuple[ast.AST, frozenset[str]]]]] = {}
+_Def = tuple[ast.AST, frozenset[str], "str | None"]  # a step or workflow, the names it uses, its class
+_DEFS: dict[int, tuple[ast.AST, list[_Def]]] = {}
 _LOGS = frozenset({"append", "extend", "add"})
 
 
@@ -79,26 +83,139 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     own = find_definitions(code, src)
     # Not its own locals, nor the cells of its closure (`state[k] = v` on a
     # dict a factory made): no module-level value.
-    written = _written_in(own, logs=False)
+    written = _written_in(own, logs=False) | _through_class(fn, own, globs, logs=False)
     if logs:
-        written = _written_in(own) - written
+        written = (_written_in(own) | _through_class(fn, own, globs, logs=True)) - written
     written -= {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
     if not written:
         return ()
     mine = {id(d) for d in own}
-    others = [(d, names) for d, names in _durable_defs(src.tree) if id(d) not in mine]
-    read = {n for d, names in others if written & names for n in (written & names) - only_written([d], written)}
+    others = [(d, names, owner) for d, names, owner in _durable_defs(src.tree) if id(d) not in mine]
+    read = {n for d, names, _ in others if written & names for n in (written & names) - only_written([d], written)}
+    for name in [n for n in read if isinstance((globs or {}).get(n), type)]:
+        # A class: read only where one of the attributes `fn` writes is (a
+        # workflow calling `Counted.first()` reads no `Counted.runs` it bumps).
+        attrs = _class_attributes(fn, own, name)
+        cls, readers = (globs or {})[name], [(d, owner) for d, names, owner in others if name in names]
+        if attrs is not None and not any(_reads(d, name, cls, attrs, owner) for d, owner in readers):
+            read.discard(name)
     return tuple(sorted(read))
 
 
-def _durable_defs(tree: ast.AST) -> list[tuple[ast.AST, frozenset[str]]]:
-    """The steps and workflows of a module, each with the names it uses."""
+def _class_attributes(fn: Any, defs: list[ast.AST], name: str) -> frozenset[str] | None:
+    """The attributes of class `name` that `fn` writes or changes in place
+    (`name.runs += 1`, `cls.mode = m`, `cls.seen.append(x)`); None when it
+    may change another (`setattr(name, ...)`, `vars(cls)`): not told."""
+    if len(defs) != 1:
+        return None
+    first, on_class = _first(fn, defs[0], name)
+    found: set[str] = set()
+    parts = {id(a.value) for a in walk(defs[0]) if isinstance(a, ast.Attribute)}
+    for sub in walk(defs[0]):
+        if isinstance(sub, ast.Attribute) and _is_class(sub.value, name, first, on_class):
+            found.add(sub.attr)
+        elif isinstance(sub, ast.Name) and sub.id in (name, first if on_class else name) and id(sub) not in parts:
+            return None  # the class whole: handed to a call, or aliased
+    return frozenset(found)
+
+
+def _reads(d: ast.AST, name: str, cls: type, attrs: frozenset[str], owner: str | None) -> bool:
+    """Whether `d` (a method of class `owner`, or None) may read one of
+    `attrs` of class `name` (`cls`): by name (`Cfg.mode`), through its first
+    parameter when it is a method of it (`self.mode`, `cls.mode`), through
+    a method that is no step (`Cfg.describe()` reading `cls.mode`), or the
+    class whole (`f(Cfg)`, `vars(self)`)."""
+    params = [*d.args.posonlyargs, *d.args.args] if isinstance(d, _FUNCS) else []
+    via = {name} | ({params[0].arg} if owner == name and params else set())
+    # Data it does not write, a step (read by its own body), or one it only
+    # stores (`cls.runs += 1`: a count all bump).
+    harmless = {
+        id(a.value) for a in walk(d)
+        if isinstance(a, ast.Attribute)
+        and ((a.attr not in attrs and _inert(cls, a.attr)) or not isinstance(a.ctx, ast.Load))
+    }  # fmt: skip
+    return any(isinstance(n, ast.Name) and n.id in via and id(n) not in harmless for n in walk(d))
+
+
+def _inert(cls: type, attr: str) -> bool:
+    """Whether reading `attr` of `cls` (or of its instance) runs none of its
+    code: plain data, an instance's own attribute, or a step or workflow."""
+    for klass in cls.__mro__:
+        if attr in vars(klass):
+            member = vars(klass)[attr]
+            if is_durable(getattr(member, "__func__", member)):  # under `staticmethod` too
+                return True
+            return not callable(member) and not hasattr(type(member), "__get__")
+    return not hasattr(cls, "__getattr__")
+
+
+def _first(fn: Any, node: ast.AST, name: str) -> tuple[str, bool]:
+    """`fn`'s first parameter when `fn` (its `def` is `node`) is a method of
+    class `name` (else ""), and whether it is the class (a class method)."""
+    owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
+    if owner != name or not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
+        return "", False
+    return params[0].arg, any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+
+
+def _is_class(node: ast.AST, name: str, first: str, on_class: bool) -> bool:
+    """`Cfg`, or through a method's first parameter: `cls`, `type(self)`, `self.__class__`."""
+    if isinstance(node, ast.Name):
+        return node.id == name or (on_class and node.id == first)
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__class__" and isinstance(node.value, ast.Name) and node.value.id == first != ""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+        and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == first != ""
+    )  # fmt: skip
+
+
+def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> frozenset[str]:
+    """The module-level name of the class whose method `fn` is, when it
+    writes an attribute of the class through `cls` (a class method),
+    `type(self)` or `self.__class__` (`cls.mode = "fast"`), as `Cfg.mode =
+    "fast"` writes `Cfg`; and `logs`: bumps or appends to one too."""
+    owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
+    if not owner.isidentifier() or not isinstance((globs or {}).get(owner), type) or len(defs) != 1:
+        return frozenset()
+    first, on_class = _first(fn, defs[0], owner)
+    methods = MUTATORS if logs else MUTATORS - _LOGS
+    for sub in walk(defs[0]) if first else ():
+        if isinstance(sub, (ast.Assign, ast.Delete)):
+            targets = list(sub.targets)
+        elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
+            targets = [sub.target]
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in methods:
+            targets = [sub.func.value]
+        else:
+            continue
+        if any(_within(t, first, on_class) for t in targets):
+            return frozenset({owner})
+    return frozenset()
+
+
+def _within(target: ast.AST, first: str, on_class: bool) -> bool:
+    """Whether `target` is a part of the class through a method's first
+    parameter: `cls.x`, `cls.x[k]`, `type(self).x`, `self.__class__.x`."""
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        if isinstance(target, ast.Attribute) and _is_class(target.value, "", first, on_class):
+            return True
+        target = target.value
+    return False
+
+
+def _durable_defs(tree: ast.AST) -> list[_Def]:
+    """The steps and workflows of a module, each with the names it uses and
+    the class whose method it is (None for a function)."""
     seen = _DEFS.get(id(tree))
     if seen is not None and seen[0] is tree:
         return seen[1]
     ours = [n for n in walk(tree) if isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list))]
-    found: list[tuple[ast.AST, frozenset[str]]] = [
-        (d, frozenset(n.id for n in walk(d) if isinstance(n, ast.Name))) for d in ours
+    # A method reads its class's attributes without naming it (`self.mode`, `cls.mode`).
+    owners = {id(d): c.name for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef) for d in c.body}
+    found: list[_Def] = [
+        (d, frozenset([*(n.id for n in walk(d) if isinstance(n, ast.Name)), *filter(None, [owners.get(id(d))])]), owners.get(id(d)))
+        for d in ours
     ]
     if len(_DEFS) > 256:
         _DEFS.clear()
