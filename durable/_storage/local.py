@@ -227,6 +227,16 @@ class LocalStore(Store):
     ) -> dict[str, bytes]:
         return self.records(workflow, run_id).read_all(steps)
 
+    def save_record(self, workflow: str, run_id: str, name: str, data: bytes) -> bytes | None:
+        # Every recorded step: a run holds its log, so `records` (which sets a
+        # write outside a run to the store's level) has nothing to do; the
+        # lease is checked first all the same (`Store.save_record`).
+        records = self._logs.get((workflow, run_id))
+        if records is None or not records.log.held:
+            return super().save_record(workflow, run_id, name, data)
+        self.guard(workflow, run_id)
+        return records.append(name, data)
+
     def records(self, workflow: str, run_id: str) -> LogRecords:
         run = (workflow, run_id)
         records = self._logs.get(run)

@@ -4,9 +4,7 @@ One file per record costs a file creation, a rename and two fsyncs per step;
 appending to one log costs a write and (under the default durability level)
 one fdatasync, and a resume reads one file instead of thousands. Each entry is framed and CRC-checked; the record
 inside is sealed as everywhere else. Only the process holding the run's lease
-appends, so entries never interleave.
-
-Entries are framed as `logentry` describes."""
+appends, so entries never interleave. Entries are framed as `logentry` describes."""
 
 from __future__ import annotations
 
@@ -21,7 +19,7 @@ from .lease import inherited_no_more, not_inherited
 from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
-from .oslock import lock_wait, unlock
+from .oslock import EX, UN, flock, unlock
 
 __all__ = ["LOG_NAME", "NOFOLLOW", "UNOPENED", "RunLog", "fsync_dir", "process_id"]
 
@@ -98,7 +96,7 @@ class RunLog:
             fd = self._fd
             if fd is None or self._pid != pid:
                 return UNOPENED
-            lock_wait(fd)
+            flock(fd, EX)  # `oslock.lock_wait`, without a Python call on POSIX
             try:
                 index, existing = self._caught_up(fd, name)
                 if existing is not None:
@@ -115,7 +113,7 @@ class RunLog:
                 return UNOPENED
             finally:
                 try:
-                    unlock(fd)
+                    flock(fd, UN)
                 except OSError:
                     pass
         if syncer.level != "none":  # outside the mutex: a shared sync
@@ -224,17 +222,18 @@ class RunLog:
         return None
 
     def _caught_up(self, fd: int, name: str | None) -> tuple[dict[str, int], bytes | None]:
-        """Under the flock, before an append: the index, caught up with the
-        file, and what the log holds at `name` already (create-only). One
-        fstat serves both: whether the file was deleted under the open
-        descriptor (so that no write lands in a dead file), and how far the
-        index must catch up."""
+        """Under the flock, before an append: the index, caught up with the file,
+        and what the log holds at `name` already (create-only). One fstat serves
+        both: whether the file was deleted under the open descriptor (so that no
+        write lands in a dead file), and how far the index must catch up."""
         st = os.fstat(fd)
         if st.st_nlink == 0:
             raise _Unlinked(f"{self.path} was deleted while open")
-        index = self.records
-        # Nothing to catch up with (`_catch_up` would find so): the usual case.
-        if index is None or st.st_size != self.size or (st.st_dev, st.st_ino) != self.ident:
+        index, ident = self.records, self.ident
+        # Nothing to catch up with (`_catch_up` would find so): the usual case, told
+        # field by field (no tuple made for the comparison on every append).
+        same = ident is not None and st.st_ino == ident[1] and st.st_dev == ident[0]
+        if index is None or st.st_size != self.size or not same:
             self._catch_up(fd, st)
             index = self.records
             assert index is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import importlib
 import os
+from collections.abc import Callable
 from importlib.util import find_spec
 from typing import Any
 
@@ -40,6 +41,10 @@ if find_spec("fcntl") is not None:
         fcntl.flock(fd, _EX)
 
     _EX, _UN = fcntl.LOCK_EX, fcntl.LOCK_UN
+    # A run log's every append takes and lets go the lock: through the C
+    # function itself, not a Python call around it (`log.RunLog.create_open`).
+    flock: Callable[[int, int], None] = fcntl.flock
+    EX, UN = _EX, _UN
 
 else:
     # Loaded by name: type stubs describe msvcrt only when checking for Windows.
@@ -71,6 +76,13 @@ else:
     def lock_wait(fd: int) -> None:
         """Take the lock, waiting for it (a run log's every append)."""
         lock_exclusive(fd, blocking=True)
+
+    EX, UN = 2, 8  # flock's numbers, to tell the two apart
+
+    def _flock(fd: int, operation: int) -> None:
+        lock_wait(fd) if operation == EX else unlock(fd)
+
+    flock = _flock
 
     def _at_lock_byte(fd: int, mode: int) -> None:
         # `locking` works from the file position: move there, and back, so
