@@ -14,6 +14,7 @@ taken on both sides."""
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from .._core.identity import is_token, value_digest
 from .._core.spec import refingerprint, step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.imports import user_module
+from .._fingerprint.reach import code_objects
 from .._storage import codec
 from ..errors import DefinitionChangedError, DurableError
 
@@ -51,6 +53,8 @@ def fn_travel(fn: Callable[..., Any]) -> tuple[bytes, str]:
     code = code_of(fn)
     if code is None:
         return blob, UNKNOWN
+    if _sent_by_value(fn):
+        code = f"{code}|{_helpers_code(fn)}"
     if any(_imported_user_class(cls) for cls in set(classes)):
         bound = value_digest(bound_values(fn))
         return blob, UNKNOWN if is_token(bound) else f"{code}+{bound}"
@@ -102,9 +106,12 @@ def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
     and its source is not there to read)."""
     if taken is None:
         return
+    taken, _, helpers = taken.partition("|")
     loaded = code_of(fn)
-    if loaded is None and _by_value(fn):
-        return
+    if loaded is None and helpers:  # its own code came in the bytes: what it imports did not
+        if _helpers_code(fn) == helpers:
+            return
+        taken, loaded = helpers, _helpers_code(fn)
     if loaded is not None and "+" in taken:
         loaded = f"{loaded}+{value_digest(bound_values(fn))}"
     if loaded != taken:
@@ -153,6 +160,43 @@ def _by_value(fn: Callable[..., Any]) -> bool:
     for part in str(getattr(inner, "__qualname__", "")).split("."):
         found = getattr(found, part, None)
     return getattr(found, "__wrapped__", found) is not getattr(inner, "__wrapped__", inner) and found is not inner
+
+
+def _sent_by_value(fn: Callable[..., Any]) -> bool:
+    """Whether cloudpickle sends fn's code rather than a reference: a
+    function of the script or the notebook (`__main__`, in the workflow
+    process and as unpickled in a worker), or one `_by_value` tells."""
+    inner: Any = getattr(fn, "func", fn)
+    inner = getattr(inner, "__func__", inner)
+    return getattr(inner, "__module__", None) == "__main__" or _by_value(fn)
+
+
+def _helpers_code(fn: Callable[..., Any]) -> str:
+    """For a function sent by value (a notebook's, whose cell a worker
+    started afresh cannot read), the fingerprints of the functions of the
+    user's modules it calls by reference (`helpers.h`), which a worker
+    imports from their files as they are now; "(none)" when one cannot be
+    established: no other process matches it (fail closed)."""
+    inner: Any = getattr(fn, "func", fn)
+    todo, seen, found = [getattr(inner, "__func__", inner)], set(), {}
+    while todo and len(seen) < 64:
+        current = todo.pop()
+        code, globs = getattr(current, "__code__", None), getattr(current, "__globals__", None)
+        if id(current) in seen or not isinstance(code, types.CodeType) or not isinstance(globs, dict):
+            continue
+        seen.add(id(current))
+        names = [n for co in code_objects(code) for n in co.co_names]
+        for name in names:
+            value = globs.get(name)
+            held = [getattr(value, n, None) for n in names] if isinstance(value, types.ModuleType) else [value]
+            for obj in held:
+                if not callable(obj) or getattr(obj, "__module__", None) in (None, "builtins"):
+                    continue
+                if _sent_by_value(obj):
+                    todo.append(obj)
+                elif (module := sys.modules.get(obj.__module__)) is not None and user_module(module):
+                    found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_of(obj) or "(none)"
+    return value_digest(sorted(found.items()))
 
 
 def _short(fingerprint: str) -> str:
