@@ -48,16 +48,20 @@ def fn_travel(fn: Callable[..., Any]) -> tuple[bytes, str]:
     """fn's bytes for a worker, and what the worker checks (`check_loaded`):
     its fingerprint here, and when a class of the user's code travels by
     reference in what it binds (a partial's arguments, a method's `self`),
-    the digest of those values, which counts that class's code."""
+    the digest of those values, which counts that class's code; sent by
+    value, after a "|", the fingerprints of what it calls by reference."""
     blob, classes = codec.dumps_noting(fn)
     code = code_of(fn)
     if code is None:
         return blob, UNKNOWN
-    if _sent_by_value(fn):
-        code = f"{code}|{_helpers_code(fn)}"
     if any(_imported_user_class(cls) for cls in set(classes)):
         bound = value_digest(bound_values(fn))
-        return blob, UNKNOWN if is_token(bound) else f"{code}+{bound}"
+        if is_token(bound):
+            return blob, UNKNOWN
+        code = f"{code}+{bound}"
+    if _sent_by_value(fn):
+        helpers = _helpers_code(fn)
+        return blob, UNKNOWN if helpers is None else f"{code}|{helpers}"
     return blob, code
 
 
@@ -101,17 +105,18 @@ def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
     """Raise `WorkerCodeChanged` when this process's code of `fn` is not
     the code the workflow process fingerprinted as `taken`. Fail closed: a
     worker that cannot establish the fingerprint of code the workflow
-    process could counts as running other code, unless fn came by value (a
-    function of a script or a notebook: its code is the workflow process's,
-    and its source is not there to read)."""
+    process could counts as running other code. A function that came by
+    value (a notebook's: its code is the workflow process's, its source not
+    here to read) is checked by what it calls by reference (`_helpers_code`)."""
     if taken is None:
         return
     taken, _, helpers = taken.partition("|")
     loaded = code_of(fn)
     if loaded is None and helpers:  # its own code came in the bytes: what it imports did not
-        if _helpers_code(fn) == helpers:
+        now = _helpers_code(fn)
+        if now == helpers:
             return
-        taken, loaded = helpers, _helpers_code(fn)
+        taken, loaded = helpers, now
     if loaded is not None and "+" in taken:
         loaded = f"{loaded}+{value_digest(bound_values(fn))}"
     if loaded != taken:
@@ -171,14 +176,16 @@ def _sent_by_value(fn: Callable[..., Any]) -> bool:
     return getattr(inner, "__module__", None) == "__main__" or _by_value(fn)
 
 
-def _helpers_code(fn: Callable[..., Any]) -> str:
+def _helpers_code(fn: Callable[..., Any]) -> str | None:
     """For a function sent by value (a notebook's, whose cell a worker
     started afresh cannot read), the fingerprints of the functions of the
     user's modules it calls by reference (`helpers.h`), which a worker
-    imports from their files as they are now; "(none)" when one cannot be
-    established: no other process matches it (fail closed)."""
+    imports from their files as they are now; None when one cannot be
+    established (fail closed)."""
     inner: Any = getattr(fn, "func", fn)
-    todo, seen, found = [getattr(inner, "__func__", inner)], set(), {}
+    todo: list[Any] = [getattr(inner, "__func__", inner)]
+    seen: set[int] = set()
+    found: dict[str, str] = {}
     while todo and len(seen) < 64:
         current = todo.pop()
         code, globs = getattr(current, "__code__", None), getattr(current, "__globals__", None)
@@ -195,7 +202,10 @@ def _helpers_code(fn: Callable[..., Any]) -> str:
                 if _sent_by_value(obj):
                     todo.append(obj)
                 elif (module := sys.modules.get(obj.__module__)) is not None and user_module(module):
-                    found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_of(obj) or "(none)"
+                    code_now = code_of(obj)
+                    if code_now is None:
+                        return None
+                    found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_now
     return value_digest(sorted(found.items()))
 
 
