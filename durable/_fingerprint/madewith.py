@@ -112,7 +112,7 @@ def held_snapshot(obj: object) -> list[str] | None:
         return seen[1]
     toks = contents_now(obj)
     if not DECORATING.get():
-        if len(_SNAPSHOTS) >= 1024:  # read again, a change: fail closed
+        if len(_SNAPSHOTS) >= 256:  # each held alive; read again, a change: fail closed
             _SNAPSHOTS.clear()
         _SNAPSHOTS[id(obj)] = (obj, toks)
     return toks
