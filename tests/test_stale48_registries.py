@@ -15,11 +15,14 @@ edited, replays."""
 
 from __future__ import annotations
 
+import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import durable
 from tests.scripts import EDITED_FLOW, RUN_FLOW, refused_after_edit, twice
 
 pytestmark = pytest.mark.slow
@@ -104,3 +107,29 @@ def test_the_same_registries_replay(runs: dict[str, Any]) -> None:
     first, count, second, after = runs["runs"]["same"]
     assert "suspended" in first and count == ["s"], first
     assert "value [30, 30, 30]" in second and after == ["s"], second
+
+
+def test_a_completed_run_whose_step_imported_such_a_module_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted by its text while not loaded and by its code once the step's
+    body had imported it, the run called again in the same process was
+    refused as changed."""
+    (tmp_path / "train_s48.py").write_text(TRAIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "train_s48", raising=False)
+    ran: list[int] = []
+
+    @durable.step
+    def s(x: int) -> int:
+        ran.append(x)
+        import train_s48
+
+        return int(train_s48.fit(x))
+
+    @durable.workflow(store=f"memory://stale48-{uuid.uuid4().hex}", run_id="r")
+    def wf(x: int) -> int:
+        return int(s(x))
+
+    assert wf(10) == 30 and wf(10) == 30
+    assert ran == [10] and (tmp_path / "imported").read_text() == "train\n"

@@ -35,16 +35,18 @@ def local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[
     they will be bound to (`from mypkg.helpers import clean` in a step body
     makes `clean` a helper; from the user's own modules only)."""
     package = str(globs.get("__package__") or "")
-    return {name: imported_value(module, attr) for name, module, attr in body_imports(nodes, package)}
+    found = body_imports(nodes, package)
+    return {name: imported_value(module, attr) for name, module, attr in found if works_at_import(module) is None}
 
 
 def working_imports(nodes: tuple[ast.AST, ...], package: str) -> dict[str, str]:
-    """The modules the function's own import statements name that are not
-    loaded and whose file does work at import (`import train` of a
-    `train.py` training at top level), by their text and their imports'
-    (`works_at_import`): the body imports them when it runs, a fingerprint
-    never does (`import_user_module`). Once loaded, by their code, as any."""
-    found = {m: works_at_import(m) for _, m, _ in body_imports(nodes, package) if m not in sys.modules}
+    """The modules the function's own import statements name whose file does
+    work at import (`import train` of a `train.py` training at top level),
+    by their text and their imports' (`works_at_import`): the body imports
+    them when it runs, a fingerprint never does (`import_user_module`).
+    Loaded or not, the same count: the body's own run loads it, and a
+    completed run called again in that process must not look changed."""
+    found = {m: works_at_import(m) for _, m, _ in body_imports(nodes, package)}
     return {f"named-file:{m}": digest for m, digest in found.items() if digest is not None}
 
 
