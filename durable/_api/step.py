@@ -17,6 +17,7 @@ from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
+from .._fingerprint.madewith import DECORATING
 from .._fingerprint.memo import memo_fingerprint
 from .._fingerprint.reach import default_name
 from ..errors import ConfigurationError
@@ -138,7 +139,11 @@ def step(
             )
         # Through the memo a run's start asks (`refingerprint`, the same key):
         # it fingerprinted each step a second time, while nothing it read changed.
-        fp = memo_fingerprint(f, name=name, version=version, deep=deep)
+        token = DECORATING.set(True)
+        try:
+            fp = memo_fingerprint(f, name=name, version=version, deep=deep)
+        finally:
+            DECORATING.reset(token)
         signature = _signature(f)
         who = name or default_name(f)
         spec = StepSpec(

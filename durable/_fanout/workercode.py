@@ -14,6 +14,7 @@ taken on both sides."""
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from .._core.identity import is_token, value_digest
 from .._core.spec import refingerprint, step_spec
 from .._fingerprint.fingerprint import fingerprint_function
 from .._fingerprint.imports import user_module
+from .._fingerprint.reach import code_objects
 from .._storage import codec
 from ..errors import DefinitionChangedError, DurableError
 
@@ -46,14 +48,20 @@ def fn_travel(fn: Callable[..., Any]) -> tuple[bytes, str]:
     """fn's bytes for a worker, and what the worker checks (`check_loaded`):
     its fingerprint here, and when a class of the user's code travels by
     reference in what it binds (a partial's arguments, a method's `self`),
-    the digest of those values, which counts that class's code."""
+    the digest of those values, which counts that class's code; sent by
+    value, after a "|", the fingerprints of what it calls by reference."""
     blob, classes = codec.dumps_noting(fn)
     code = code_of(fn)
     if code is None:
         return blob, UNKNOWN
     if any(_imported_user_class(cls) for cls in set(classes)):
         bound = value_digest(bound_values(fn))
-        return blob, UNKNOWN if is_token(bound) else f"{code}+{bound}"
+        if is_token(bound):
+            return blob, UNKNOWN
+        code = f"{code}+{bound}"
+    if _sent_by_value(fn):
+        helpers = _helpers_code(fn)
+        return blob, UNKNOWN if helpers is None else f"{code}|{helpers}"
     return blob, code
 
 
@@ -97,14 +105,18 @@ def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
     """Raise `WorkerCodeChanged` when this process's code of `fn` is not
     the code the workflow process fingerprinted as `taken`. Fail closed: a
     worker that cannot establish the fingerprint of code the workflow
-    process could counts as running other code, unless fn came by value (a
-    function of a script or a notebook: its code is the workflow process's,
-    and its source is not there to read)."""
+    process could counts as running other code. A function that came by
+    value (a notebook's: its code is the workflow process's, its source not
+    here to read) is checked by what it calls by reference (`_helpers_code`)."""
     if taken is None:
         return
+    taken, _, helpers = taken.partition("|")
     loaded = code_of(fn)
-    if loaded is None and _by_value(fn):
-        return
+    if loaded is None and helpers:  # its own code came in the bytes: what it imports did not
+        now = _helpers_code(fn)
+        if now == helpers:
+            return
+        taken, loaded = helpers, now
     if loaded is not None and "+" in taken:
         loaded = f"{loaded}+{value_digest(bound_values(fn))}"
     if loaded != taken:
@@ -153,6 +165,48 @@ def _by_value(fn: Callable[..., Any]) -> bool:
     for part in str(getattr(inner, "__qualname__", "")).split("."):
         found = getattr(found, part, None)
     return getattr(found, "__wrapped__", found) is not getattr(inner, "__wrapped__", inner) and found is not inner
+
+
+def _sent_by_value(fn: Callable[..., Any]) -> bool:
+    """Whether cloudpickle sends fn's code rather than a reference: a
+    function of the script or the notebook (`__main__`, in the workflow
+    process and as unpickled in a worker), or one `_by_value` tells."""
+    inner: Any = getattr(fn, "func", fn)
+    inner = getattr(inner, "__func__", inner)
+    return getattr(inner, "__module__", None) == "__main__" or _by_value(fn)
+
+
+def _helpers_code(fn: Callable[..., Any]) -> str | None:
+    """For a function sent by value (a notebook's, whose cell a worker
+    started afresh cannot read), the fingerprints of the functions of the
+    user's modules it calls by reference (`helpers.h`), which a worker
+    imports from their files as they are now; None when one cannot be
+    established (fail closed)."""
+    inner: Any = getattr(fn, "func", fn)
+    todo: list[Any] = [getattr(inner, "__func__", inner)]
+    seen: set[int] = set()
+    found: dict[str, str] = {}
+    while todo and len(seen) < 64:
+        current = todo.pop()
+        code, globs = getattr(current, "__code__", None), getattr(current, "__globals__", None)
+        if id(current) in seen or not isinstance(code, types.CodeType) or not isinstance(globs, dict):
+            continue
+        seen.add(id(current))
+        names = [n for co in code_objects(code) for n in co.co_names]
+        for name in names:
+            value = globs.get(name)
+            held = [getattr(value, n, None) for n in names] if isinstance(value, types.ModuleType) else [value]
+            for obj in held:
+                if not callable(obj) or getattr(obj, "__module__", None) in (None, "builtins"):
+                    continue
+                if _sent_by_value(obj):
+                    todo.append(obj)
+                elif (module := sys.modules.get(obj.__module__)) is not None and user_module(module):
+                    code_now = code_of(obj)
+                    if code_now is None:
+                        return None
+                    found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_now
+    return value_digest(sorted(found.items()))
 
 
 def _short(fingerprint: str) -> str:

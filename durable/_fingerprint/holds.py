@@ -10,8 +10,10 @@ library.
 from __future__ import annotations
 
 import collections
+import contextvars
 import functools
 import itertools
+import sys
 import types
 import weakref
 from collections.abc import Iterable
@@ -227,7 +229,13 @@ def module_class_code(module: types.ModuleType) -> tuple[object, ...]:
 def _container_of(value: object) -> object:
     """The container, or the object of the user's classes, a method of it
     reads (`LOOKUP = REG.get`, `LOOKUP = registry.get`), what a partial binds
-    (`partial(dict.__getitem__, REG)`), else `value`."""
+    (`partial(dict.__getitem__, REG)`), what a context variable holds in the
+    running context (`REG.get()[name]`, its default when not set), else `value`."""
+    if isinstance(value, contextvars.ContextVar):
+        try:
+            return value.get()
+        except LookupError:  # neither set nor given a default: `get()` raises, nothing is held
+            return value
     if isinstance(value, functools.partial):
         return (*value.args, *value.keywords.values())
     if isinstance(value, (types.BuiltinMethodType, types.MethodType)):
@@ -240,12 +248,22 @@ def _user_object(value: object) -> bool:
     """An instance of a class of the user's own code, or a namespace of the
     standard library's (`OPS = SimpleNamespace()`, filled by a decorator):
     looked into by attribute."""
-    if isinstance(value, types.SimpleNamespace):
+    if isinstance(value, types.SimpleNamespace) or _namespace_module(value):
         return True
     if isinstance(value, (type, types.ModuleType, types.FunctionType, functools.partial)):
         return False
     kind = type(value)
     return kind.__module__ != "builtins" and user_class(kind)
+
+
+def _namespace_module(value: object) -> bool:
+    """A module object made as a namespace (`NS = types.ModuleType("ns")`,
+    filled by `setattr` at import): no file and not imported, so no
+    statement of its own shows what it holds; looked into by attribute, as a
+    `SimpleNamespace` is. A module imported is counted by its statements."""
+    if not isinstance(value, types.ModuleType) or getattr(value, "__file__", None) is not None:
+        return False
+    return sys.modules.get(str(getattr(value, "__name__", ""))) is not value
 
 
 def _keyed_by_classes(table: dict[Any, Any]) -> bool:

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .modfiles import works_at_import
 from .nodes import walk
 from .reach import _MISSING, code_objects
 from .userfiles import is_user_file
@@ -34,7 +35,19 @@ def local_imports(nodes: tuple[ast.AST, ...], globs: Mapping[str, Any]) -> dict[
     they will be bound to (`from mypkg.helpers import clean` in a step body
     makes `clean` a helper; from the user's own modules only)."""
     package = str(globs.get("__package__") or "")
-    return {name: imported_value(module, attr) for name, module, attr in body_imports(nodes, package)}
+    found = body_imports(nodes, package)
+    return {name: imported_value(module, attr) for name, module, attr in found if works_at_import(module) is None}
+
+
+def working_imports(nodes: tuple[ast.AST, ...], package: str) -> dict[str, str]:
+    """The modules the function's own import statements name whose file does
+    work at import (`import train` of a `train.py` training at top level),
+    by their text and their imports' (`works_at_import`): the body imports
+    them when it runs, a fingerprint never does (`import_user_module`).
+    Loaded or not, the same count: the body's own run loads it, and a
+    completed run called again in that process must not look changed."""
+    found = {m: works_at_import(m) for _, m, _ in body_imports(nodes, package)}
+    return {f"named-file:{m}": digest for m, digest in found.items() if digest is not None}
 
 
 @lru_cache(maxsize=4096)
@@ -64,6 +77,8 @@ def import_user_module(name: str) -> object:
     if module is not None:
         return module if user_module(module) else _MISSING
     if not _user_package(name.partition(".")[0]):
+        return _MISSING
+    if works_at_import(name) is not None:  # its work is never run to fingerprint: by its text (`working_imports`)
         return _MISSING
     try:
         return importlib.import_module(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import sys
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -17,7 +18,13 @@ from .bindings import binding_statements
 from .canon import node_hash
 from .imports import user_class
 from .outside import _DEFS, reads_outside
-from .outsidevalues import _made_when_defined, _made_with, holds_values, outside_tokens
+from .outsidevalues import (
+    _made_when_defined,
+    _made_with,
+    contents_now,
+    holds_values,
+    outside_tokens,
+)
 from .ownpath import path_tokens
 from .reach import _cell_value, is_durable
 from .values import hash_tokens
@@ -82,8 +89,33 @@ def held_contents(fn: Any, kept: Any) -> dict[str, str]:
             toks += _class_statement(value)
         elif path_tokens(value) is None and (not callable(value) or holds_values(value)):
             # A path is where a file lies (`ownpath`); a helper counts by its code.
-            toks += witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__]
+            toks += witnessed(held_snapshot, value) or ["obj:" + type(value).__qualname__]
     return {"made-contents": hash_tokens(toks)}
+
+
+# Set while a step is decorated: a factory may fill what the step holds
+# after decorating it (`items = []`, `@durable.step ...`, `items.extend(...)`).
+DECORATING: ContextVar[bool] = ContextVar("durable_decorating", default=False)
+# id -> (the object, its contents) as a run first read them (`held_snapshot`).
+_SNAPSHOTS: dict[int, tuple[object, list[str] | None]] = {}
+
+
+def held_snapshot(obj: object) -> list[str] | None:
+    """What a function a factory made holds, by content, as it was when a
+    run first fingerprinted the function (its start, or the step's first
+    call in it), kept per object for the process: what the program does to
+    it later (a flag a test flips, a list its steps fill) is state it keeps,
+    and a resume in another process reads it again there. While a step is
+    decorated, read and not kept: the factory may fill it after."""
+    seen = _SNAPSHOTS.get(id(obj))
+    if seen is not None and seen[0] is obj:
+        return seen[1]
+    toks = contents_now(obj)
+    if not DECORATING.get():
+        if len(_SNAPSHOTS) >= 256:  # each held alive; read again, a change: fail closed
+            _SNAPSHOTS.clear()
+        _SNAPSHOTS[id(obj)] = (obj, toks)
+    return toks
 
 
 def _class_statement(cls: type) -> list[str]:

@@ -152,6 +152,17 @@ def outside_tokens(obj: object, stmts: tuple[ast.AST, ...] = (), module: str | N
     return toks
 
 
+def contents_now(obj: object) -> list[str] | None:
+    """What `outside_tokens` tells of `obj`, read as it is now rather than
+    as first found: a function a factory made holds what the factory put
+    there after decorating it too (`items.extend(...)` below `@durable.step`),
+    and another call of the factory another list alike at first."""
+    try:
+        return _told(obj, (), None)
+    except RecursionError:  # nested past the recursion limit: a token of its own, per object
+        return outside_tokens(obj)
+
+
 def _told(obj: object, stmts: tuple[ast.AST, ...], module: str | None) -> list[str] | None:
     toks = content_tokens(obj)
     toks = mapping_tokens(obj) if toks is None else toks

@@ -56,6 +56,7 @@ from .imports import (
     imported_value,
     local_imports,
     user_module,
+    working_imports,
 )
 from .kept import attributes_kept, only_written, written_by_steps
 from .libstate import body_library_parts, library_parts
@@ -97,6 +98,9 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
         if uses_itself(tuple(nodes), fn.__name__):  # `helper.k`, by `helper.k = 2`
             out.parts["global:" + fn.__name__] = _bound(fn.__name__, fn, module, out)
     local = local_imports(tuple(nodes), globs)
+    package = str(globs.get("__package__") or "")
+    if body_imports(tuple(nodes), package):  # `import train` in it: never run to fingerprint it
+        out.parts.update(witnessed(working_imports, tuple(nodes), package))
     out.parts.update(body_library_parts(tuple(nodes), globs))  # `from random import randint` in it
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
