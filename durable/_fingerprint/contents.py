@@ -30,7 +30,7 @@ from .outsidevalues import (
     reduced_tokens,
     var_tokens,
 )
-from .ownpath import bound_again, class_made_by
+from .ownpath import bound_again, chosen_outside, class_made_by
 from .reach import identity_of
 from .singletons import closure_instances, kept_instances
 from .values import content_tokens, fresh_token, hash_tokens, mapping_tokens, plain_tokens
@@ -160,11 +160,15 @@ def bound_part(
     key: str, name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None
 ) -> dict[str, str]:
     """Which function a name several statements bind holds now (`h = h1`
-    ... `h = h2`), by its identity: the statements read both, so counted by
-    them alone, a call after `h = h2` was served what `h1` gave."""
-    if not bound_again(name, namespace, checked_file):
+    ... `h = h2`), or one a statement chooses by what it reads from the
+    environment or a file (`helper = {"a": t7, "b": t5}[os.environ["MODE"]]`,
+    a feature flag), by its identity: the statements read both, so counted
+    by them alone, a call after `h = h2`, or under another flag, was served
+    what `h1` gave."""
+    if not bound_again(name, namespace, checked_file) and not chosen_outside(name, namespace, checked_file):
         return {}
     return {"bound:" + key: witnessed(identity_of, obj)}
+
 
 
 # id(statement) -> (the statement, what it assigns into): a statement's

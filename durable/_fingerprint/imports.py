@@ -199,7 +199,21 @@ def user_class(cls: type) -> bool:
     module = sys.modules.get(name)
     if name == "__main__" and not isinstance(getattr(module, "__file__", None), str):
         return True  # a notebook's classes: IPython's main module has no file
+    if module is not None and not isinstance(module, types.ModuleType):
+        return _replaced_by_user(cls, name)
     return module is not None and user_module(module)
+
+
+def _replaced_by_user(cls: type, name: str) -> bool:
+    """A class of a module that put an object in its place in `sys.modules`
+    (`sys.modules[__name__] = _Settings()`, lazy settings): the user's when
+    a function it defines lies in the user's file, or when none tells (fail
+    closed: its methods are then followed)."""
+    files = [f.__code__.co_filename for f in vars(cls).values() if isinstance(f, types.FunctionType)]
+    files += [p.fget.__code__.co_filename for p in vars(cls).values()
+              if isinstance(p, property) and isinstance(p.fget, types.FunctionType)]  # fmt: skip
+    top = name.partition(".")[0]
+    return not files or any(is_user_file(f, top) for f in files)
 
 
 def made_by_new_class(cls: type) -> bool:

@@ -17,6 +17,7 @@ from ..errors import ConfigurationError
 from .bindings import binding_statements
 from .callsonly import calls_of
 from .canon import name_chains
+from .outside import reads_outside
 from .values import plain_tokens
 
 
@@ -70,6 +71,17 @@ def bound_again(name: str, namespace: Mapping[str, Any], checked_file: str | Non
     what it holds when a step is called, not the statements, all in the file."""
     found = binding_statements(name, namespace, checked_file) or []
     return sum((_binds_whole(s, name) and _names(s, name)) or _unpacks(s, name) for s in found) > 1
+
+
+def chosen_outside(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+    """Whether statements other than its own `def` (or an import, whose
+    module's statements count where it is read) bind `name`, reading the
+    environment, the command line or a file."""
+    found = [s for s in binding_statements(name, namespace, checked_file) or () if not isinstance(s, _OWN_DEFS)]
+    return bool(found) and reads_outside(found, namespace, checked_file, name)
+
+
+_OWN_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
 
 
 def _unpacks(stmt: ast.AST, name: str) -> bool:

@@ -64,6 +64,7 @@ from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path, path_tokens
 from .reach import _MISSING, _followable, class_member, code_objects, module_label
 from .source import source_of
+from .standins import home_of, placed_builtin, replaced_module
 from .subclasses import subclasses_read
 from .values import _enum_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
@@ -176,6 +177,9 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
             out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file))
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
+    elif (replaced := witnessed(replaced_module, obj)) is not None:
+        # `import settings` of a module that put an object in its place: its class, as if named.
+        _count((replaced.__name__,), replaced, _Scope(home_of(replaced), True), False, out, key + ".")
     elif scope.user or scope.cls is not None:
         out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
         if scope.cls is not None:  # its class's statements count already, not what changes it
@@ -289,6 +293,8 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     """Follow `chain` through modules and the user's own classes (`cfg.LIMIT`, `Cfg.LIMIT`), not
     other objects (`obj.attr` is state): the path followed, the object, the scope it is in."""
     obj = witnessed(scope.namespace.get, chain[0], _MISSING)
+    if obj is _MISSING and scope.user:  # not in the module: Python looks in `builtins` next
+        obj = witnessed(placed_builtin, chain[0])
     for i, attr in enumerate(chain[1:], start=1):
         if isinstance(obj, types.ModuleType):
             scope = _Scope(vars(obj), witnessed(user_module, obj))

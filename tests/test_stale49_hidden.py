@@ -1,0 +1,109 @@
+"""Code a step runs that no name in it shows: a helper another module's
+global picks by a feature flag (`helper = {"a": t7, "b": t5}[os.environ[
+"MODE"]]`, read as `calc.helper`), a value a module of the user's puts in
+`builtins` (`builtins.K = 7`, read as a bare `K`), and a module that
+replaces itself in `sys.modules` with an object of its own class (`K` a
+property there). Counted by the statements' text alone (the same whatever
+the flag said, or what the property's body now returns), each resume after
+the change replayed the output of the old code; the module replaced in
+`sys.modules` crashed fingerprinting with an AttributeError. Each case runs
+twice in a process of its own, changed between the runs (refused); the same
+code, unchanged, replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.scripts import EDITED_FLOW, RUN_FLOW, refused_after_edit, twice
+
+pytestmark = pytest.mark.slow
+
+CALC = """
+import os
+
+def t7(x):
+    return x * 7
+
+def t5(x):
+    return x * 5
+
+helper = {"a": t7, "b": t5}[os.environ.get("MODE", "a")]
+"""
+
+SETUP_K = """
+import builtins
+builtins.K = 7
+"""
+
+REPLACED = """
+import sys
+
+class _Settings:
+    @property
+    def K(self):
+        return 7
+
+sys.modules[__name__] = _Settings()
+"""
+
+# name: (the files besides flow.py, flow.py's head, what its step returns,
+# the edit between the runs: (file, old, new), or ("ENV", name, value)).
+CASES: dict[str, tuple[dict[str, str], str, str, tuple[str, str, str]]] = {
+    "flag_picks_helper": ({"calc.py": CALC}, "import calc", "calc.helper(x)", ("ENV", "MODE", "b")),
+    "flag_picks_helper_imported": (
+        {"calc.py": CALC},
+        "from calc import helper",
+        "helper(x)",
+        ("ENV", "MODE", "b"),
+    ),
+    "builtins_value": ({"setup_k.py": SETUP_K}, "import setup_k", "x * K", ("setup_k.py", "K = 7", "K = 5")),
+    "module_replaced_by_object": (
+        {"settings.py": REPLACED},
+        "import settings",
+        "x * settings.K",
+        ("settings.py", "return 7", "return 5"),
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folders = {}
+    for name, (files, head, reads, _) in CASES.items():
+        folders[name] = folder = tmp_path_factory.mktemp(name)
+        (folder / "flow.py").write_text(EDITED_FLOW.format(head=head, body=f"return {reads}"))
+        for file, text in files.items():
+            (folder / file).write_text(text)
+    same = folders["same"] = tmp_path_factory.mktemp("same")
+    heads = "\n".join(dict.fromkeys(head for _, head, _, _ in CASES.values()))
+    body = f"return [{', '.join(reads for _, _, reads, _ in CASES.values())}]"
+    (same / "flow.py").write_text(EDITED_FLOW.format(head=heads, body=body))
+    for files, *_ in CASES.values():
+        for file, text in files.items():
+            (same / file).write_text(text)
+
+    def between(name: str, folder: Path) -> dict[str, str]:
+        if name == "same":
+            return {}
+        file, old, new = CASES[name][3]
+        if file == "ENV":
+            return {old: new}
+        path = folder / file
+        path.write_text(path.read_text().replace(old, new))
+        return {}
+
+    return twice(folders, RUN_FLOW, between, {"STOP": "1"})
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_code_no_name_shows_is_never_replayed_after_a_change(runs: dict[str, Any], name: str) -> None:
+    refused_after_edit(runs[name])  # was `value 70` (the old output), or a crash
+
+
+def test_the_same_code_replays(runs: dict[str, Any]) -> None:
+    first, count, second, after = runs["same"]
+    assert "suspended" in first and count == ["s"], first
+    assert f"value {[70] * len(CASES)}" in second and after == ["s"], second
