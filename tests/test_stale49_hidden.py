@@ -1,14 +1,18 @@
 """Code a step runs that no name in it shows: a helper another module's
 global picks by a feature flag (`helper = {"a": t7, "b": t5}[os.environ[
 "MODE"]]`, read as `calc.helper`), a value a module of the user's puts in
-`builtins` (`builtins.K = 7`, read as a bare `K`), and a module that
-replaces itself in `sys.modules` with an object of its own class (`K` a
-property there). Counted by the statements' text alone (the same whatever
-the flag said, or what the property's body now returns), each resume after
-the change replayed the output of the old code; the module replaced in
-`sys.modules` crashed fingerprinting with an AttributeError. Each case runs
-twice in a process of its own, changed between the runs (refused); the same
-code, unchanged, replays."""
+`builtins` (`builtins.K = 7`, read as a bare `K`), a module that replaces
+itself in `sys.modules` with an object of its own class (`K` a property
+there), and code a module hands to a library (a pandas accessor its
+`register_series_accessor` registers, run as `pd.Series(...).geo.scaled()`;
+`fractions.Fraction.scale = scale` or `setattr(...)`, run as
+`Fraction(x).scale()`). Counted by the statements' text alone (the same
+whatever the flag said, or what the functions' bodies now return), each
+resume after the change replayed the output of the old code; the module
+replaced in `sys.modules` crashed fingerprinting with an AttributeError.
+Each case runs twice in a process of its own, changed between the runs
+(refused); the same code, unchanged, replays. (`flag_picks_helper_imported`,
+`from calc import helper`, was refused before: kept beside its sibling.)"""
 
 from __future__ import annotations
 
@@ -49,6 +53,27 @@ class _Settings:
 sys.modules[__name__] = _Settings()
 """
 
+ACCESSOR = """
+import pandas as pd
+
+@pd.api.extensions.register_series_accessor("geo")
+class Geo:
+    def __init__(self, series):
+        self._s = series
+
+    def scaled(self):
+        return self._s * 7
+"""
+
+PATCHES = """
+import fractions
+
+def scale(self):
+    return int(self) * 7
+
+fractions.Fraction.scale = scale
+"""
+
 # name: (the files besides flow.py, flow.py's head, what its step returns,
 # the edit between the runs: (file, old, new), or ("ENV", name, value)).
 CASES: dict[str, tuple[dict[str, str], str, str, tuple[str, str, str]]] = {
@@ -60,6 +85,24 @@ CASES: dict[str, tuple[dict[str, str], str, str, tuple[str, str, str]]] = {
         ("ENV", "MODE", "b"),
     ),
     "builtins_value": ({"setup_k.py": SETUP_K}, "import setup_k", "x * K", ("setup_k.py", "K = 7", "K = 5")),
+    "pandas_accessor": (
+        {"geo.py": ACCESSOR},
+        "import geo\nimport pandas as pd",
+        "int(pd.Series([x]).geo.scaled()[0])",
+        ("geo.py", "* 7", "* 5"),
+    ),
+    "library_class_patched": (
+        {"patches.py": PATCHES},
+        "import patches\nfrom fractions import Fraction",
+        "Fraction(x).scale()",
+        ("patches.py", "* 7", "* 5"),
+    ),
+    "library_class_setattr": (
+        {"patches2.py": PATCHES.replace("fractions.Fraction.scale = scale", 'setattr(fractions.Fraction, "scaled", scale)')},
+        "import patches2\nfrom fractions import Fraction",
+        "Fraction(x).scaled()",
+        ("patches2.py", "* 7", "* 5"),
+    ),
     "module_replaced_by_object": (
         {"settings.py": REPLACED},
         "import settings",

@@ -59,6 +59,7 @@ from .imports import (
     working_imports,
 )
 from .kept import attributes_kept, only_written, written_by_steps
+from .libcode import library_code
 from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path, path_tokens
@@ -103,6 +104,7 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
     if body_imports(tuple(nodes), package):  # `import train` in it: never run to fingerprint it
         out.parts.update(witnessed(working_imports, tuple(nodes), package))
     out.parts.update(body_library_parts(tuple(nodes), globs))  # `from random import randint` in it
+    out.reached.extend(library_code(m for _, m, _ in body_imports(tuple(nodes), str(globs.get("__package__") or ""))))
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
@@ -186,7 +188,9 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
             out.parts.update(class_attribute_part(key, scope.cls, obj))
         else:
             _global(key, path[-1], obj, scope, out, runs or not via)
-            out.parts.update(library_parts(scope.namespace, [obj.__name__] if isinstance(obj, types.ModuleType) else []))
+            libraries = [obj.__name__] if isinstance(obj, types.ModuleType) else []
+            out.parts.update(library_parts(scope.namespace, libraries))
+            out.reached.extend(library_code(libraries))  # `series.geo` of a `register_series_accessor`
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
@@ -280,6 +284,7 @@ def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> No
         attr = name if alias.name == "*" else alias.name
         home = witnessed(import_user_module, module) if module else _MISSING
         out.parts.update(library_parts(scope.namespace, [module]))  # a library's: `random.seed(1)`
+        out.reached.extend(library_code([module]))  # `Fraction.scale = scale` in another module
         if isinstance(home, types.ModuleType):
             obj = witnessed(imported_value, module, attr)
             if obj is not _MISSING:
