@@ -1,6 +1,7 @@
 """Code a step runs that no name in it shows: a helper another module's
 global picks by a feature flag (`helper = {"a": t7, "b": t5}[os.environ[
-"MODE"]]`, read as `calc.helper`), a value a module of the user's puts in
+"MODE"]]`, read as `calc.helper`; a method a class body picks so, `run =
+t7 if FLAG else t5`), a value a module of the user's puts in
 `builtins` (`builtins.K = 7`, read as a bare `K`), a module that replaces
 itself in `sys.modules` with an object of its own class (`K` a property
 there), and code a module hands to a library (a pandas accessor its
@@ -35,6 +36,21 @@ def t5(x):
     return x * 5
 
 helper = {"a": t7, "b": t5}[os.environ.get("MODE", "a")]
+"""
+
+METHODS = """
+import os
+
+def t7(self, x):
+    return x * 7
+
+def t5(self, x):
+    return x * 5
+
+FLAG = os.environ.get("MODE", "a") == "a"
+
+class M:
+    run = t7 if FLAG else t5
 """
 
 SETUP_K = """
@@ -82,6 +98,12 @@ CASES: dict[str, tuple[dict[str, str], str, str, tuple[str, str, str]]] = {
         {"calc.py": CALC},
         "from calc import helper",
         "helper(x)",
+        ("ENV", "MODE", "b"),
+    ),
+    "flag_picks_method": (
+        {"methods.py": METHODS},
+        "from methods import M",
+        "M().run(x)",
         ("ENV", "MODE", "b"),
     ),
     "builtins_value": ({"setup_k.py": SETUP_K}, "import setup_k", "x * K", ("setup_k.py", "K = 7", "K = 5")),

@@ -26,7 +26,7 @@ from .bindings import binding_statements
 from .imports import user_class
 from .namedfiles import named_files, with_file
 from .outside import _DEFS, reads_outside
-from .reach import _cell_value, is_durable
+from .reach import _cell_value, is_durable, module_label
 from .values import (
     _enum_tokens,
     _qualname,
@@ -71,11 +71,21 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     # A list of enum members, of paths (`MODES = frozenset(...)`) by its values too, as a global's.
     constants = [(k, plain_tokens(v, mutable=k in made) or (witnessed(outside_tokens, v) if k in made else None))
                  for k, v in members if not k.startswith("__")]  # fmt: skip
+    # A method chosen so (`run = fast if FLAG else slow`): which function it is.
+    constants += [(k, ["fn:" + _function_name(v)]) for k, v in members if k in made and _function_name(v)]
     # What its functions were made with (a NamedTuple's `__new__`, `def get(self, k=K)`, `@times(K)`).
     constants += [(k + "()", _made_with(v)) for k, v in members]
     # Bound by a statement choosing it (`IMPL = {"a": A, "b": B}[os.environ["K"]]`): which class.
     constants += [] if classes else [("class", ["type:" + _qualname(cls)])]
     return [t for k, toks in constants if toks for t in (k, *toks)]
+
+
+def _function_name(member: object) -> str:
+    """`module.qualname` of a function a class holds (a static or class method's too), else ""."""
+    fn = getattr(member, "__func__", member) if isinstance(member, (staticmethod, classmethod)) else member
+    if not isinstance(fn, types.FunctionType):
+        return ""
+    return f"{module_label(fn.__module__)}.{fn.__qualname__}"
 
 
 def _made_when_defined(stmt: ast.AST) -> list[ast.AST]:
