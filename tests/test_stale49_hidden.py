@@ -1,7 +1,7 @@
 """Code a step runs that no name in it shows: a helper another module's
 global picks by a feature flag (`helper = {"a": t7, "b": t5}[os.environ[
 "MODE"]]`, read as `calc.helper`; a method a class body picks so, `run =
-t7 if FLAG else t5`), a value a module of the user's puts in
+t7 if FLAG else t5`, or a base, `class N(A if FLAG else B)`), a value a module of the user's puts in
 `builtins` (`builtins.K = 7`, read as a bare `K`), a module that replaces
 itself in `sys.modules` with an object of its own class (`K` a property
 there), and code a module hands to a library (a pandas accessor its
@@ -51,6 +51,17 @@ FLAG = os.environ.get("MODE", "a") == "a"
 
 class M:
     run = t7 if FLAG else t5
+
+class A:
+    def run(self, x):
+        return x * 7
+
+class B:
+    def run(self, x):
+        return x * 5
+
+class N(A if FLAG else B):
+    pass
 """
 
 SETUP_K = """
@@ -106,6 +117,7 @@ CASES: dict[str, tuple[dict[str, str], str, str, tuple[str, str, str]]] = {
         "M().run(x)",
         ("ENV", "MODE", "b"),
     ),
+    "flag_picks_base": ({"methods.py": METHODS}, "from methods import N", "N().run(x)", ("ENV", "MODE", "b")),
     "builtins_value": ({"setup_k.py": SETUP_K}, "import setup_k", "x * K", ("setup_k.py", "K = 7", "K = 5")),
     "pandas_accessor": (
         {"geo.py": ACCESSOR},

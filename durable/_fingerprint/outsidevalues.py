@@ -61,7 +61,10 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     body: list[ast.AST] = [n for c in classes for s in c.body for n in _made_when_defined(s)] if classes else found
     # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`).
     body += [s for s in found if classes and not isinstance(s, ast.ClassDef)]
-    if not reads_outside(body, namespace, None):
+    # Its bases chosen so (`class M(A if FLAG else B)`, a `metaclass=` too): which classes.
+    heads: list[ast.AST] = [n for c in classes for n in (*c.bases, *(k.value for k in c.keywords))]
+    chosen = [("bases", ["type:" + _qualname(b) for b in cls.__mro__[1:]])] if reads_outside(heads, namespace, None) else []
+    if not chosen and not reads_outside(body, namespace, None):
         return []
     # A list or dict its own statement makes from outside (`RATES = [float(os.environ["K"])]`)
     # by its contents too: not one a method fills.
@@ -77,6 +80,7 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     constants += [(k + "()", _made_with(v)) for k, v in members]
     # Bound by a statement choosing it (`IMPL = {"a": A, "b": B}[os.environ["K"]]`): which class.
     constants += [] if classes else [("class", ["type:" + _qualname(cls)])]
+    constants += [*chosen, ("metaclass", ["type:" + _qualname(type(cls))])] if chosen else []
     return [t for k, toks in constants if toks for t in (k, *toks)]
 
 
