@@ -7,7 +7,8 @@ itself in `sys.modules` with an object of its own class (`K` a property
 there), and code a module hands to a library (a pandas accessor its
 `register_series_accessor` registers, run as `pd.Series(...).geo.scaled()`;
 `fractions.Fraction.scale = scale` or `setattr(...)`, run as
-`Fraction(x).scale()`). Counted by the statements' text alone (the same
+`Fraction(x).scale()`; a formatter `np.set_printoptions` is given, run as
+`str(array)`). Counted by the statements' text alone (the same
 whatever the flag said, or what the functions' bodies now return), each
 resume after the change replayed the output of the old code; the module
 replaced in `sys.modules` crashed fingerprinting with an AttributeError.
@@ -92,6 +93,15 @@ class Geo:
         return self._s * 7
 """
 
+PRINTS = """
+import numpy as np
+
+def money(v):
+    return f"{v * 7:.0f}"
+
+np.set_printoptions(formatter={"float": money})
+"""
+
 PATCHES = """
 import fractions
 
@@ -124,6 +134,12 @@ CASES: dict[str, tuple[dict[str, str], str, str, tuple[str, str, str]]] = {
         "import geo\nimport pandas as pd",
         "int(pd.Series([x]).geo.scaled()[0])",
         ("geo.py", "* 7", "* 5"),
+    ),
+    "library_setter_given": (
+        {"prints.py": PRINTS},
+        "import prints\nimport numpy as np",
+        "int(str(np.array([float(x)])).strip('[]'))",
+        ("prints.py", "* 7", "* 5"),
     ),
     "library_class_patched": (
         {"patches.py": PATCHES},

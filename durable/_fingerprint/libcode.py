@@ -2,7 +2,9 @@
 library runs where no name of the user's shows it: a class a decorator
 registers (`@pd.api.extensions.register_series_accessor("geo")`, run as
 `series.geo.scaled()`), a function set on a library's class or module
-(`fractions.Fraction.scale = scale`, run as `Fraction(x).scale()`). A step
+(`fractions.Fraction.scale = scale`, run as `Fraction(x).scale()`), a
+function a setter of the library's is given (`np.set_printoptions(formatter=
+{"float": money})`, run as `str(array)`). A step
 reading that library (`pd`, `Fraction`) follows them as helpers: counted by
 the statement's text alone (`libstate`), an edit of `scaled` replayed the
 output of the old code.
@@ -72,8 +74,10 @@ def _of_module(space: Mapping[str, Any], top: str) -> list[object]:
             if any(_registers(d, names) for d in stmt.decorator_list):
                 found += _members(space.get(stmt.name))
         elif isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call) and _hands(call, names):
-            # `register_series_accessor("geo")(Geo)`, `setattr(pd.Series, "scaled", scaled)`
-            chains = [c for a in call.args for c in name_chains(a) if c[0] not in names]
+            # `register_series_accessor("geo")(Geo)`, `setattr(pd.Series, "scaled", scaled)`,
+            # `np.set_printoptions(formatter={"float": money})`: the library calls them later
+            given = [*call.args, *(k.value for k in call.keywords)]
+            chains = [c for a in given for c in name_chains(a) if c[0] not in names]
             found += [m for c in chains for m in _members(_walk(space, c))]
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -107,10 +111,10 @@ def _registers(decorator: ast.expr, names: frozenset[str]) -> bool:
 
 
 def _hands(call: ast.Call, names: frozenset[str]) -> bool:
-    """A call registering with the library, or `setattr` on a part of it."""
+    """A call of the library's (a setter, a registration), or `setattr` on a part of it."""
     if isinstance(call.func, ast.Name) and call.func.id == "setattr":
         return bool(call.args) and _root(call.args[0]) in names
-    return _registers(call, names)
+    return _registers(call, names) or _root(call.func) in names
 
 
 def _root(node: ast.AST) -> str | None:
