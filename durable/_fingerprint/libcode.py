@@ -114,7 +114,16 @@ def _hands(call: ast.Call, names: frozenset[str]) -> bool:
     """A call of the library's (a setter, a registration), or `setattr` on a part of it."""
     if isinstance(call.func, ast.Name) and call.func.id == "setattr":
         return bool(call.args) and _root(call.args[0]) in names
-    return _registers(call, names) or _root(call.func) in names
+    return _registers(call, names) or (_root(call.func) in names and _plain(call.func))
+
+
+def _plain(func: ast.expr) -> bool:
+    """`np.set_printoptions`: a function of the library, named through
+    attributes alone; not a method of what one returns
+    (`logging.getLogger().addHandler(...)`, `threading.Thread(...).start()`)."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name)
 
 
 def _root(node: ast.AST) -> str | None:
