@@ -17,6 +17,7 @@ import ast
 import re
 import types
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -67,30 +68,35 @@ def _of_module(space: Mapping[str, Any], top: str) -> list[object]:
         tree = parse(current_text(filename, space)).tree
     if tree is None:
         return []
-    names = _bound_to(tree.body, top)
-    found: list[object] = []
-    for stmt in units(tree.body) if names else ():
+    found = [m for c in _handing(tuple(tree.body), top) for m in _members(_walk(space, c))]
+    return [f for f in found if _followable(f)]
+
+
+@lru_cache(maxsize=4096)  # a module's statements, asked for each library a step reads
+def _handing(body: tuple[ast.stmt, ...], top: str) -> tuple[tuple[str, ...], ...]:
+    """The name chains of what the statements hand to the library `top`."""
+    names = _bound_to(body, top)
+    found: list[tuple[str, ...]] = []
+    for stmt in units(list(body)) if names else ():
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(_registers(d, names) for d in stmt.decorator_list):
-                found += _members(space.get(stmt.name))
+                found.append((stmt.name,))
         elif isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call) and _hands(call, names):
             # `register_series_accessor("geo")(Geo)`, `setattr(pd.Series, "scaled", scaled)`,
             # `np.set_printoptions(formatter={"float": money})`: the library calls them later
             given = [*call.args, *(k.value for k in call.keywords)]
-            chains = [c for a in given for c in name_chains(a) if c[0] not in names]
-            found += [m for c in chains for m in _members(_walk(space, c))]
+            found += [c for a in given for c in name_chains(a) if c[0] not in names]
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if any(isinstance(t, ast.Attribute) and _root(t) in names for t in targets):
-                chains = [c for c in name_chains(stmt.value) if c[0] not in names]
-                found += [m for c in chains for m in _members(_walk(space, c))]
-    return [f for f in found if _followable(f)]
+                found += [c for c in name_chains(stmt.value) if c[0] not in names]
+    return tuple(dict.fromkeys(found))
 
 
-def _bound_to(body: list[ast.stmt], top: str) -> frozenset[str]:
+def _bound_to(body: tuple[ast.stmt, ...], top: str) -> frozenset[str]:
     """The names module-level imports bind to the library `top` or a part of it."""
     names: set[str] = set()
-    for stmt in units(body):
+    for stmt in units(list(body)):
         if isinstance(stmt, ast.Import):
             names.update(a.asname or a.name.partition(".")[0] for a in stmt.names if a.name.partition(".")[0] == top)
         elif isinstance(stmt, ast.ImportFrom) and not stmt.level and (stmt.module or "").partition(".")[0] == top:
