@@ -71,6 +71,7 @@ from .values import _enum_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
 
 _BUILTINS = frozenset(dir(builtins))
+_OWN_KINDS = (type, types.BuiltinFunctionType)
 
 
 @dataclass(frozen=True)
@@ -298,7 +299,8 @@ def _resolve(scope: _Scope, chain: tuple[str, ...]) -> tuple[tuple[str, ...], An
     """Follow `chain` through modules and the user's own classes (`cfg.LIMIT`, `Cfg.LIMIT`), not
     other objects (`obj.attr` is state): the path followed, the object, the scope it is in."""
     obj = witnessed(scope.namespace.get, chain[0], _MISSING)
-    if obj is _MISSING and scope.user:  # not in the module: Python looks in `builtins` next
+    # Not in the module: Python looks in `builtins` next (`len` and `ValueError` are Python's own).
+    if obj is _MISSING and scope.user and not isinstance(vars(builtins).get(chain[0]), _OWN_KINDS):
         obj = witnessed(placed_builtin, chain[0])
     for i, attr in enumerate(chain[1:], start=1):
         if isinstance(obj, types.ModuleType):
