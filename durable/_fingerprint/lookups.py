@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
-from .modfiles import file_of, top_names, works_at_import
+from .modfiles import UNTOLD, file_of, top_names, works_at_import
 from .reach import _MISSING, _SCRIPT_MODULES, code_objects
 from .values import hash_tokens
 from .witness import witnessed
@@ -59,6 +59,9 @@ def whole_modules(
     objs = [_walked(c, globs) for c in read]
     helped = finds or _names_finder(code) or any(witnessed(_helper_finds, o) for o in objs if type(o) is types.FunctionType)
     data = tuple(s for o in objs if isinstance(o, _DATA) for s in witnessed(data_strings, o)) if helped else ()
+    if UNTOLD in data:  # data too large to look through: counts as changed in each new process
+        yield "named-file:", None, UNTOLD
+        data = data[:-1]
     own = witnessed(own_module, globs, whole) if whole else None
     if finds and not isinstance(own, types.ModuleType):
         own = witnessed(namespace_module, globs)
@@ -129,11 +132,14 @@ def _helper_finds(obj: object) -> bool:
     return _names_finder(code)
 
 
-def data_strings(obj: object, budget: int = 200) -> tuple[str, ...]:
-    """The strings in plain data (`MODS = {"p": "plugmod"}`), at most `budget` items looked at."""
+def data_strings(obj: object, budget: int = 4096) -> tuple[str, ...]:
+    """The strings in plain data (`MODS = {"p": "plugmod"}`), at most
+    `budget` items looked at; past it, `UNTOLD` too (`whole_modules`)."""
     found: list[str] = []
     todo = [obj]
-    while todo and budget > 0:
+    while todo:
+        if budget == 0:  # a string left unread may name a module: changed (fail closed)
+            return (*found, UNTOLD)
         item, budget = todo.pop(), budget - 1
         if isinstance(item, str):
             found.append(item)

@@ -55,8 +55,8 @@ def works_at_import(name: str) -> str | None:
         module = todo.pop()
         path = "" if module in seen or not module else file_of(module.split("."))
         if path:
-            if len(seen) == _WALKED:  # the rest would go uncounted: changed (`_UNTOLD`)
-                return _UNTOLD
+            if len(seen) == _WALKED:  # the rest would go uncounted: changed (`UNTOLD`)
+                return UNTOLD
             _, _, seen[module], imported = _parsed(path)
             package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
             todo += [_resolved("." * level + n, package) if level else n for level, n in imported]
@@ -65,10 +65,11 @@ def works_at_import(name: str) -> str | None:
 
 # Past this many modules of the user's imported from one that does work at
 # import, the walk stops, and what it counts is a token of this process
-# alone: a resume in another process is refused as changed (fail closed),
-# where counting the first ones only let an edit of the others replay.
+# alone (`UNTOLD`), as for data too large to look through (`lookups`): a
+# resume in another process is refused as changed (fail closed), where
+# counting the first ones only let an edit of the others replay.
 _WALKED = 1024
-_UNTOLD = fresh_token()
+UNTOLD = fresh_token()
 
 
 def _loaded_file(name: str) -> str:
