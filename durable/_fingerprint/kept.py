@@ -92,7 +92,7 @@ def _made_by_calls(fn: Any, code: types.CodeType, names: frozenset[str]) -> froz
         # A memo's value is made by its key (`instances[cls] = cls()`) or by what the
         # function holds (`instances[cls] = cls(*args)` of a closure's `cls`); one
         # holding another argument, made by it or handed to what keeps it
-        # (`registered[name] = cls()`, `Entry(cls)`, `partial(cls)`, `lambda: cls()`),
+        # (`registered[name] = cls()`, `partial(cls)`, `lambda: cls()`),
         # is what a caller handed.
         keyed = {n.id for k in keys for n in ast.walk(k) if isinstance(n, ast.Name)}
         makers = keyed | set(code.co_freevars)
