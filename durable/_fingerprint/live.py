@@ -24,7 +24,7 @@ from .boundto import holds_by_type_only, names_bound_to
 from .canon import node_hash
 from .contents import closure_kept
 from .factorycalls import factory_calls
-from .holds import _made_by, held_callables, held_classes, user_class
+from .holds import held_callables, held_classes, made_by, user_class
 from .kept import kept_state, self_filled
 from .madewith import defaults_from_outside, held_contents, made_from_outside
 from .reach import _cell_value
@@ -43,7 +43,7 @@ def read_held(key: str, values: Iterable[object], out: Analysis, fn: Any = None)
     for value in values:
         out.reached.extend(witnessed(held_callables, value))
         # A class held alone (`lambda: cls()` a closure registry keeps) is a registry of one.
-        made = _made_by(value)
+        made = made_by(value)
         held = (made,) if isinstance(made, type) and user_class(made) else witnessed(held_classes, value)
         for via, cls, home in _homes(key, held):
             checked = code.co_filename if home is own and code is not None else None
