@@ -4,9 +4,7 @@ One file per record costs a file creation, a rename and two fsyncs per step;
 appending to one log costs a write and (under the default durability level)
 one fdatasync, and a resume reads one file instead of thousands. Each entry is framed and CRC-checked; the record
 inside is sealed as everywhere else. Only the process holding the run's lease
-appends, so entries never interleave.
-
-Entries are framed as `logentry` describes."""
+appends, so entries never interleave. Entries are framed as `logentry` describes."""
 
 from __future__ import annotations
 
@@ -22,6 +20,7 @@ from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import lock_wait, unlock
+from .syncmark import sync_marked
 
 __all__ = ["LOG_NAME", "NOFOLLOW", "UNOPENED", "RunLog", "fsync_dir", "process_id"]
 
@@ -259,7 +258,7 @@ class RunLog:
 
     def _sync(self) -> None:
         assert self._fd is not None
-        os.fdatasync(self._fd)
+        (sync_marked if self.syncer.level == "batch" else os.fdatasync)(self._fd)  # `syncmark`
 
     def _close(self) -> None:
         fd, self._fd = self._fd, None
