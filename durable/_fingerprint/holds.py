@@ -115,7 +115,7 @@ def held_classes(value: object) -> tuple[type, ...]:
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
-            elif isinstance(made := _made_by(item), type):
+            elif isinstance(made := made_by(item), type):
                 found[id(made)] = made
     return tuple(sorted(found.values(), key=lambda c: (c.__module__, c.__qualname__)))
 
@@ -125,7 +125,7 @@ def held_classes(value: object) -> tuple[type, ...]:
 _MAKERS = (type, functools.partial, types.MethodType)
 
 
-def _made_by(item: object) -> object:
+def made_by(item: object) -> object:
     """The class `item` is, or makes as a partial of it or a class method
     bound to it; else `item` itself."""
     while isinstance(item, functools.partial):

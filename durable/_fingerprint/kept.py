@@ -91,12 +91,24 @@ def _made_by_calls(fn: Any, code: types.CodeType, names: frozenset[str]) -> froz
             continue
         # A memo's value is made by its key (`instances[cls] = cls()`) or by what the
         # function holds (`instances[cls] = cls(*args)` of a closure's `cls`); one
-        # made by another argument (`registered[name] = cls()`) is what a caller handed.
+        # holding another argument, made by it or handed to what keeps it
+        # (`registered[name] = cls()`, `partial(cls)`, `lambda: cls()`),
+        # is what a caller handed.
         keyed = {n.id for k in keys for n in ast.walk(k) if isinstance(n, ast.Name)}
-        made = {c for v in values for n in ast.walk(v) if isinstance(n, ast.Call) and (c := _callee(n.func)) in params}
-        if any(_passes(v, params) for v in values) or not made <= keyed:
+        makers = keyed | set(code.co_freevars)
+        if any(_passes(v, params) or _handed(v, params - keyed, makers) for v in values):
             stored.update(n for n in into if n)
     return names - stored
+
+
+def _handed(value: ast.AST, params: set[str], makers: set[str]) -> bool:
+    """Whether `value` holds one of `params` anywhere, save as an argument
+    of a call the key or a closure cell makes (`cls(*args)` of a singleton)."""
+    if isinstance(value, ast.Name):
+        return value.id in params
+    if isinstance(value, ast.Call) and _callee(value.func) in makers:
+        return False
+    return any(_handed(c, params, makers) for c in ast.iter_child_nodes(value))
 
 
 def _callee(func: ast.AST) -> str:

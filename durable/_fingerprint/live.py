@@ -24,7 +24,7 @@ from .boundto import holds_by_type_only, names_bound_to
 from .canon import node_hash
 from .contents import closure_kept
 from .factorycalls import factory_calls
-from .holds import held_callables, held_classes
+from .holds import held_callables, held_classes, made_by, user_class
 from .kept import kept_state, self_filled
 from .madewith import defaults_from_outside, held_contents, made_from_outside
 from .reach import _cell_value
@@ -42,7 +42,10 @@ def read_held(key: str, values: Iterable[object], out: Analysis, fn: Any = None)
     own, code = getattr(fn, "__globals__", None), getattr(fn, "__code__", None)
     for value in values:
         out.reached.extend(witnessed(held_callables, value))
-        for via, cls, home in _homes(key, witnessed(held_classes, value)):
+        # A class held alone (`lambda: cls()` a closure registry keeps) is a registry of one.
+        made = made_by(value)
+        held = (made,) if isinstance(made, type) and user_class(made) else witnessed(held_classes, value)
+        for via, cls, home in _homes(key, held):
             checked = code.co_filename if home is own and code is not None else None
             _count((cls.__name__,), cls, _Scope(home, True, checked), False, out, via)
 
@@ -61,8 +64,8 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
         pairs = tuple((n, _cell_value(c)) for n, c in named if n not in kept)
         out.parts["closure"] = hash_tokens([*_live_tokens(pairs, out.reached), *closure_kept(fn)])
         filled = self_filled(fn, code)  # a singleton's `instances`: it holds what the calls made
-        for name, value in pairs:  # `reg` of `get = make()`
-            if name not in filled:
+        for name, value in pairs:  # `reg` of `get = make()`; not a method's own class (`super()`)
+            if name not in filled and name != "__class__":
                 read_held(f"closure:{name}:", [value], out, fn)
     # Not witnessed: `live_state` checks what it reads, without tokenising a closure at every memo check.
     if holds_by_type_only(fn):

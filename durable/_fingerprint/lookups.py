@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
-from .modfiles import file_of, top_names, works_at_import
+from .modfiles import UNTOLD, file_of, top_names, works_at_import
 from .reach import _MISSING, _SCRIPT_MODULES, code_objects
 from .values import hash_tokens
 from .witness import witnessed
@@ -58,7 +58,11 @@ def whole_modules(
     finds = any(_finds_modules(c, globs) for c in read) or not names.isdisjoint(_NAMESPACES)
     objs = [_walked(c, globs) for c in read]
     helped = finds or _names_finder(code) or any(witnessed(_helper_finds, o) for o in objs if type(o) is types.FunctionType)
-    data = tuple(s for o in objs if isinstance(o, _DATA) for s in witnessed(data_strings, o)) if helped else ()
+    # Not `sys.modules` itself, the finder `sys.modules[name]` reads: its keys are no data of the step's.
+    data = tuple(s for o in objs if isinstance(o, _DATA) and o is not sys.modules for s in witnessed(data_strings, o)) if helped else ()
+    if UNTOLD in data:  # data too large to look through: counts as changed in each new process
+        yield "named-file:", None, UNTOLD
+        data = data[:-1]
     own = witnessed(own_module, globs, whole) if whole else None
     if finds and not isinstance(own, types.ModuleType):
         own = witnessed(namespace_module, globs)
@@ -129,11 +133,14 @@ def _helper_finds(obj: object) -> bool:
     return _names_finder(code)
 
 
-def data_strings(obj: object, budget: int = 200) -> tuple[str, ...]:
-    """The strings in plain data (`MODS = {"p": "plugmod"}`), at most `budget` items looked at."""
+def data_strings(obj: object, budget: int = 4096) -> tuple[str, ...]:
+    """The strings in plain data (`MODS = {"p": "plugmod"}`), at most
+    `budget` items looked at; past it, `UNTOLD` too (`whole_modules`)."""
     found: list[str] = []
     todo = [obj]
-    while todo and budget > 0:
+    while todo:
+        if budget == 0:  # a string left unread may name a module: changed (fail closed)
+            return (*found, UNTOLD)
         item, budget = todo.pop(), budget - 1
         if isinstance(item, str):
             found.append(item)
@@ -170,6 +177,8 @@ def attribute_modules(texts: tuple[str, ...]) -> tuple[tuple[types.ModuleType | 
     scripts = {os.path.abspath(f) for m in _SCRIPT_MODULES if isinstance(f := getattr(sys.modules.get(m), "__file__", None), str)}
     for text in texts:
         parts = text.rstrip(":").split(".")
+        if not _may_be_module(parts[0]):
+            continue
         ends = [len(parts)] if text.endswith(":") else range(len(parts) - 1, 0, -1)
         for end in ends:
             name = ".".join(parts[:end])
@@ -202,13 +211,26 @@ def named_modules(code: types.CodeType, package: str = "") -> tuple[tuple[types.
     for const in consts:
         relative = const.startswith(".") and _dotted(const.lstrip(".") or "_")
         for name in [_resolved(const, p) for p in packages] if relative else [const]:
-            if not _dotted(name):
+            if not _dotted(name) or not _may_be_module(name.partition(".")[0]):
                 continue
             if (digest := works_at_import(name)) is not None:
                 found[0, name] = (None, name, digest)
             elif isinstance(module := import_user_module(name), types.ModuleType):
                 found[id(module), ""] = (module, "", None)
     return tuple(found.values())
+
+
+def _may_be_module(top: str) -> bool:
+    """Whether a top-level module of that name is loaded or could be: most
+    strings a step holds name none, and each memo check asks again (one
+    `find_spec` here, where a module's file, its text and its import were
+    each looked for)."""
+    if top in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _dotted(name: str) -> bool:

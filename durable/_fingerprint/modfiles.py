@@ -16,7 +16,7 @@ import os
 import sys
 
 from .userfiles import is_user_file
-from .values import hash_tokens
+from .values import fresh_token, hash_tokens
 
 
 def file_of(parts: list[str]) -> str:
@@ -51,14 +51,25 @@ def works_at_import(name: str) -> str | None:
         return None
     seen: dict[str, str] = {}
     todo = [name]
-    while todo and len(seen) < 128:
+    while todo:
         module = todo.pop()
         path = "" if module in seen or not module else file_of(module.split("."))
         if path:
+            if len(seen) == _WALKED:  # the rest would go uncounted: changed (`UNTOLD`)
+                return UNTOLD
             _, _, seen[module], imported = _parsed(path)
             package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
             todo += [_resolved("." * level + n, package) if level else n for level, n in imported]
     return hash_tokens(f"{m}:{d}" for m, d in sorted(seen.items()))
+
+
+# Past this many modules of the user's imported from one that does work at
+# import, the walk stops, and what it counts is a token of this process
+# alone (`UNTOLD`), as for data too large to look through (`lookups`): a
+# resume in another process is refused as changed (fail closed), where
+# counting the first ones only let an edit of the others replay.
+_WALKED = 1024
+UNTOLD = fresh_token()
 
 
 def _loaded_file(name: str) -> str:
@@ -73,8 +84,10 @@ def _parsed(path: str) -> tuple[frozenset[str], bool, str, tuple[tuple[int, str]
         state = os.stat(path) if path else None
     except OSError:
         state = None
-    if state is None or state.st_size >= 1 << 20:
+    if state is None:
         return frozenset(), False, "", ()
+    # Whatever its size: a generated module of a megabyte cut off unread
+    # counted by nothing, and an edit of it replayed (parsed once a state).
     return _parsed_names(path, state.st_mtime_ns, state.st_size)
 
 
@@ -110,9 +123,12 @@ def _parsed_names(path: str, mtime: int, size: int) -> tuple[frozenset[str], boo
     try:
         with open(path, "rb") as f:
             text = f.read()
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, ValueError):
+    except OSError:
         return frozenset(), False, "", ()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):  # by its text still: fixed, it is a change
+        return frozenset(), False, hash_tokens([text.decode("utf-8", "replace")]), ()
     defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     works = any(_works(s, defined) for s in tree.body)
     names: set[str] = set()

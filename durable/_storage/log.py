@@ -20,6 +20,7 @@ from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import EX, UN, flock, unlock
+from .syncmark import sync_marked
 
 __all__ = ["LOG_NAME", "NOFOLLOW", "UNOPENED", "RunLog", "fsync_dir", "process_id"]
 
@@ -258,7 +259,7 @@ class RunLog:
 
     def _sync(self) -> None:
         assert self._fd is not None
-        os.fdatasync(self._fd)
+        (sync_marked if self.syncer.level == "batch" else os.fdatasync)(self._fd)  # `syncmark`
 
     def _close(self) -> None:
         fd, self._fd = self._fd, None

@@ -1,6 +1,6 @@
 """The local store's run-record log (`recordlog.RecordLog`): one append-only
 file per run (`log.RunLog`), read through up to damage a power loss may have
-left past what was synced (`powerloss`)."""
+left past what was synced (`powerloss`, `syncmark`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from .keys import Position
 from .log import LOG_NAME, UNOPENED, RunLog
 from .logentry import parse
 from .powerloss import unsynced_of
+from .syncmark import marked
 
 if TYPE_CHECKING:
     from .local import LocalStore
@@ -40,7 +41,8 @@ class LogRecords:
                 unsynced = unsynced_of(self.store, *self.run)
                 if unsynced is None:
                     raise
-            return self.log.load(steps, unsynced)  # raised again where a sync covered it
+            # raised again where a sync covered it, noted or marked (`syncmark`)
+            return self.log.load(steps, max(unsynced, marked(self.log.path)))
         except OSError as e:
             raise self.store._error(f"reading {self.folder}/{LOG_NAME}", e) from e
 
@@ -55,7 +57,7 @@ class LogRecords:
             unsynced = unsynced_of(self.store, *self.run)
             if unsynced is None:
                 raise
-        return parse(blob, self.log.run_id, path=path, unsynced=unsynced)[0]
+        return parse(blob, self.log.run_id, path=path, unsynced=max(unsynced, marked(path)))[0]
 
     def names(self) -> builtins.list[str]:
         return sorted(self.peek())

@@ -1,0 +1,46 @@
+"""Damage in bytes of a local run log that a sync under "batch" covered
+while its attempt ran (the run's manifest notes what was synced only when
+an attempt starts and ends): a power loss cannot leave it, so it is real
+damage, refused as under "fsync". It was read as a power loss's past what
+was synced: the log's end, and the steps recorded there, durable since,
+ran a second time (hunt42's reading; `syncmark`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import durable
+from tests import test_hunt40_killed_first as t
+from tests.test_hunt42_power_loss_damage import _damage, _resume
+
+pytestmark = pytest.mark.slow
+
+
+def test_damage_a_batch_sync_covered_mid_attempt_is_refused(tmp_path: Path) -> None:
+    probe = tmp_path / "probe"
+    probe.write_bytes(b"")
+    try:
+        os.setxattr(probe, "user.probe", b"1")
+    except (AttributeError, OSError):
+        pytest.skip("no extended attributes here: nothing is marked")
+    # A sync after every record (the interval runs out at once); killed at the
+    # start of step 3: 0, 1 and 2 recorded and synced, none of it noted.
+    log = tmp_path / "ran.log"
+    log.write_text("")
+    code = t._CHILD.replace("sync_interval=3600", "sync_interval=1e-9") + "t.flow.with_options(store=store).run()\n"
+    env = dict(os.environ, PYTHONPATH=str(t.ROOT), HUNT40_LOG=str(log), HUNT40_KILL_AT="3")
+    argv = [sys.executable, "-c", code, str(tmp_path / "s"), "batch", str(tmp_path / "synced")]
+    assert subprocess.run(argv, env=env, cwd=t.ROOT).returncode == -signal.SIGKILL
+    assert log.read_text().split() == ["0", "1", "2", "3"]
+    assert max(int(x) for x in (tmp_path / "synced").read_text().split()) == 426  # 0, 1, 2 synced
+    _damage(tmp_path, "data")  # step 1's data zeroed, step 2's entry intact after it
+    before = len(t.ran)
+    with pytest.raises(durable.CorruptRecordError, match=r"byte 142"):
+        _resume(tmp_path, "batch")  # was: a warning, then 1 and 2 ran again
+    assert t.ran[before:] == []
