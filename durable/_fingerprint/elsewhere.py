@@ -95,6 +95,23 @@ def attributes_set_elsewhere(namespace: Mapping[str, Any], name: str, attrs: Col
     return tuple(sorted(named.intersection(attrs)))
 
 
+def attribute_changed_elsewhere(cls: type, attr: str) -> bool:
+    """Whether another module of the user's sets or changes the attribute
+    `attr` of the top-level class `cls`, where `changed_elsewhere` looks
+    (`flow.Acc.total = int(os.environ["K"])` in plugin.py): its value then
+    is no class statement's, so a function rebinding it counts it by value
+    (`kept.attributes_kept`), as a global set so counts by value too."""
+    home = sys.modules.get(cls.__module__)
+    if home is None or "." in cls.__qualname__:
+        return False
+    entries = _lookup(_index(full=False), vars(home), cls.__name__)[2]
+    return any(
+        attr in {n.attr for n in ast.walk(unit) if isinstance(n, ast.Attribute)}
+        and (not isinstance(unit, _DEFS) or _run_by_its_module(writer, unit))
+        for writer, unit in entries
+    )
+
+
 def changed_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
     """Whether a module-level statement of another module of the user's
     (not a function's body: what a run does) sets or changes `name` of the

@@ -1,0 +1,57 @@
+"""A class attribute a step rebinds itself (`Acc.total += n`) counts by the
+class's statements (peers43), so that a counter a static-method step bumps
+does not make a completed run look changed. Another module of the user's
+that sets the attribute (`flow.Acc.total = int(os.environ["K"])` in
+plugin.py) is no statement of the class: counted by those alone, a resume
+under another K replayed the step's record, made from the old start value,
+where a fresh run returns another (value 12 for 13). Set elsewhere, it
+counts by its value again, as before peers43."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import RUN_FLOW, run_each
+
+pytestmark = pytest.mark.slow  # one interpreter forking three phases
+
+FLOW = """
+import os, durable
+
+class Acc:
+    total = 1
+
+@durable.step
+def s(n):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("s\\n")
+    Acc.total += n
+    return Acc.total
+
+@durable.workflow(run_id="r1")
+def wf(x):
+    out = s(x)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+
+PLUGIN = """
+import os, flow
+flow.Acc.total = int(os.environ["K"])
+"""
+
+
+def test_a_class_attribute_another_module_sets_counts_by_its_value(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(FLOW)
+    (tmp_path / "plugin.py").write_text(PLUGIN)
+    code = "import plugin\n" + RUN_FLOW
+    first, other, same = run_each(
+        [(tmp_path, code, {"K": "2", "STOP": "1"}), (tmp_path, code, {"K": "3"}), (tmp_path, code, {"K": "2"})]
+    )
+    assert "suspended" in first, first
+    assert "refused" in other and "value 12" not in other, other  # was: value 12
+    assert "value 12" in same, same  # the same start value: replayed
+    assert (tmp_path / "count").read_text().split() == ["s"]
