@@ -1,8 +1,8 @@
 """A class attribute a step rebinds itself (`Acc.total += n`) counts by the
 class's statements (peers43), so that a counter a static-method step bumps
 does not make a completed run look changed. Another module of the user's
-that sets the attribute (`flow.Acc.total = int(os.environ["K"])` in
-plugin.py) is no statement of the class: counted by those alone, a resume
+that sets the attribute (`flow.Acc.total = int(os.environ["K"])`, or
+`setattr(Acc, "total", ...)`, in plugin.py) is no statement of the class: counted by those alone, a resume
 under another K replayed the step's record, made from the old start value,
 where a fresh run returns another (value 12 for 13). Set elsewhere, it
 counts by its value again, as before peers43."""
@@ -38,20 +38,24 @@ def wf(x):
     return out
 """
 
-PLUGIN = """
-import os, flow
-flow.Acc.total = int(os.environ["K"])
-"""
+PLUGINS = {
+    "attribute": 'import os, flow\nflow.Acc.total = int(os.environ["K"])\n',
+    "setattr": 'import os\nfrom flow import Acc\nsetattr(Acc, "total", int(os.environ["K"]))\n',
+}
 
 
 def test_a_class_attribute_another_module_sets_counts_by_its_value(tmp_path: Path) -> None:
-    (tmp_path / "flow.py").write_text(FLOW)
-    (tmp_path / "plugin.py").write_text(PLUGIN)
     code = "import plugin\n" + RUN_FLOW
-    first, other, same = run_each(
-        [(tmp_path, code, {"K": "2", "STOP": "1"}), (tmp_path, code, {"K": "3"}), (tmp_path, code, {"K": "2"})]
-    )
-    assert "suspended" in first, first
-    assert "refused" in other and "value 12" not in other, other  # was: value 12
-    assert "value 12" in same, same  # the same start value: replayed
-    assert (tmp_path / "count").read_text().split() == ["s"]
+    jobs = []
+    for name, plugin in PLUGINS.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "flow.py").write_text(FLOW)
+        (tmp_path / name / "plugin.py").write_text(plugin)
+        jobs += [(tmp_path / name, code, {"K": k, **stop}) for k, stop in [("2", {"STOP": "1"}), ("3", {}), ("2", {})]]
+    outs = run_each(jobs)
+    for i, name in enumerate(PLUGINS):
+        first, other, same = outs[3 * i : 3 * i + 3]
+        assert "suspended" in first, (name, first)
+        assert "refused" in other and "value 12" not in other, (name, other)  # was: value 12
+        assert "value 12" in same, (name, same)  # the same start value: replayed
+        assert (tmp_path / name / "count").read_text().split() == ["s"]

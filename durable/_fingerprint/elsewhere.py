@@ -106,10 +106,21 @@ def attribute_changed_elsewhere(cls: type, attr: str) -> bool:
         return False
     entries = _lookup(_index(full=False), vars(home), cls.__name__)[2]
     return any(
-        attr in {n.attr for n in ast.walk(unit) if isinstance(n, ast.Attribute)}
-        and (not isinstance(unit, _DEFS) or _run_by_its_module(writer, unit))
+        _may_name(unit, attr) and (not isinstance(unit, _DEFS) or _run_by_its_module(writer, unit))
         for writer, unit in entries
     )
+
+
+def _may_name(unit: ast.AST, attr: str) -> bool:
+    """Whether `unit` may set `attr`: as `X.attr`, `setattr(X, "attr", v)`,
+    or a `setattr` whose name it computes (fail closed)."""
+    for n in ast.walk(unit):
+        if (isinstance(n, ast.Attribute) and n.attr == attr) or (isinstance(n, ast.Constant) and n.value == attr):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+            if len(n.args) < 2 or not isinstance(n.args[1], ast.Constant):
+                return True
+    return False
 
 
 def changed_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
