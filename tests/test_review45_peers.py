@@ -59,3 +59,63 @@ def test_a_class_attribute_another_module_sets_counts_by_its_value(tmp_path: Pat
         assert "refused" in other and "value 12" not in other, (name, other)  # was: value 12
         assert "value 12" in same, (name, same)  # the same start value: replayed
         assert (tmp_path / name / "count").read_text().split() == ["s"]
+
+
+# A step writes a class (or a dict); the workflow reads it only through a
+# plain function of the module (`describe()`), naming the class only to call
+# the step (`Cfg.set_fast()`, which peers43 reads as no read of `Cfg.mode`).
+HELPER_FLOW = """
+import os, durable
+
+class Cfg:
+    mode = "slow"
+
+    @staticmethod
+    @durable.step
+    def set_fast():
+        with open(os.environ["COUNT_FILE"], "a") as f:
+            f.write("set_fast\\n")
+        Cfg.mode = "fast"
+
+STATE = {"mode": "slow"}
+
+@durable.step
+def put_fast():
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("put_fast\\n")
+    STATE["mode"] = "fast"
+
+def describe():
+    return Cfg.mode if os.environ["VIA"] == "class" else STATE["mode"]
+
+@durable.workflow(run_id="r1")
+def wf():
+    Cfg.set_fast() if os.environ["VIA"] == "class" else put_fast()
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return describe()
+"""
+RUN_WF = """
+import durable, flow
+try:
+    print("value", flow.wf())
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+
+
+def test_a_value_a_step_writes_read_through_a_helper_is_not_replayed_without_it(tmp_path: Path) -> None:
+    jobs = []
+    for via in ("class", "dict"):
+        (tmp_path / via).mkdir()
+        (tmp_path / via / "flow.py").write_text(HELPER_FLOW)
+        jobs += [(tmp_path / via, RUN_WF, {"VIA": via, **stop}) for stop in ({"STOP": "1"}, {})]
+    outs = run_each(jobs)
+    for i, via in enumerate(("class", "dict")):
+        first, resumed = outs[2 * i : 2 * i + 2]
+        assert "suspended" in first, (via, first)
+        # A new process: the import left mode "slow"; replaying the setter would say so.
+        assert "refused" in resumed and "value slow" not in resumed, (via, resumed)  # was: value slow
+        assert len((tmp_path / via / "count").read_text().split()) == 1
