@@ -96,30 +96,20 @@ def attributes_set_elsewhere(namespace: Mapping[str, Any], name: str, attrs: Col
 
 
 def attribute_changed_elsewhere(cls: type, attr: str) -> bool:
-    """Whether another module of the user's sets or changes the attribute
-    `attr` of the top-level class `cls`, where `changed_elsewhere` looks
-    (`flow.Acc.total = int(os.environ["K"])` in plugin.py): its value then
-    is no class statement's, so a function rebinding it counts it by value
-    (`kept.attributes_kept`), as a global set so counts by value too."""
+    """Whether another module of the user's sets `attr` of the top-level class
+    `cls` where `changed_elsewhere` looks (`flow.Acc.n = int(os.environ["K"])`,
+    `setattr(Acc, "n", ...)`, a setattr of a computed name): no class statement
+    made its value, so a function rebinding it counts it by value (`reads`)."""
     home = sys.modules.get(cls.__module__)
     if home is None or "." in cls.__qualname__:
         return False
-    entries = _lookup(_index(full=False), vars(home), cls.__name__)[2]
-    return any(
-        _may_name(unit, attr) and (not isinstance(unit, _DEFS) or _run_by_its_module(writer, unit))
-        for writer, unit in entries
-    )
-
-
-def _may_name(unit: ast.AST, attr: str) -> bool:
-    """Whether `unit` may set `attr`: as `X.attr`, `setattr(X, "attr", v)`,
-    or a `setattr` whose name it computes (fail closed)."""
-    for n in ast.walk(unit):
-        if (isinstance(n, ast.Attribute) and n.attr == attr) or (isinstance(n, ast.Constant) and n.value == attr):
+    for writer, unit in _lookup(_index(full=False), vars(home), cls.__name__)[2]:
+        nodes = list(ast.walk(unit))
+        named = {n.attr if isinstance(n, ast.Attribute) else n.value for n in nodes if isinstance(n, (ast.Attribute, ast.Constant))}
+        setters = [n for n in nodes if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setattr"]
+        computed = any(len(c.args) < 2 or not isinstance(c.args[1], ast.Constant) for c in setters)
+        if (attr in named or computed) and (not isinstance(unit, _DEFS) or _run_by_its_module(writer, unit)):
             return True
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
-            if len(n.args) < 2 or not isinstance(n.args[1], ast.Constant):
-                return True
     return False
 
 
