@@ -6,6 +6,7 @@ fails when pasted: what is not known is said in words instead."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 
@@ -61,9 +62,13 @@ def in_session(workflow: str, run_id: str, given: str = "") -> str:
 
 def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags: str) -> str:
     """`durable run TARGET --run-id RUN FLAGS` for a run whose target is
-    `found` (`target`); when not known, the same in words."""
-    if found:
+    `found` (`target`); when not known, or its script is not in this folder
+    (the manifest names no folder), the same in words."""
+    script = (found or "").partition(":")[0] if ".py:" in (found or "") else ""
+    if found and (not script or os.path.isfile(script)):
         return f"{durable} {shell_words('run', found, '--run-id', run_id)} {flags}"
+    if found:  # the manifest knows a script's name, not its folder (`durable run sub/flow.py:main`)
+        return f"`{durable} run` of {found}, given by its path from here (no {script} is in this folder), with {shell_words('--run-id', run_id)} {flags}"
     return f"`{durable} run` of the script and function that define {workflow}, with {shell_words('--run-id', run_id)} {flags}"
 
 

@@ -95,6 +95,24 @@ def attributes_set_elsewhere(namespace: Mapping[str, Any], name: str, attrs: Col
     return tuple(sorted(named.intersection(attrs)))
 
 
+def attribute_changed_elsewhere(cls: type, attr: str) -> bool:
+    """Whether another module of the user's sets `attr` of the top-level class
+    `cls` where `changed_elsewhere` looks (`flow.Acc.n = int(os.environ["K"])`,
+    `setattr(Acc, "n", ...)`, a setattr of a computed name): no class statement
+    made its value, so a function rebinding it counts it by value (`reads`)."""
+    home = sys.modules.get(cls.__module__)
+    if home is None or "." in cls.__qualname__:
+        return False
+    for writer, unit in _lookup(_index(full=False), vars(home), cls.__name__)[2]:
+        nodes = list(ast.walk(unit))
+        named = {n.attr if isinstance(n, ast.Attribute) else n.value for n in nodes if isinstance(n, (ast.Attribute, ast.Constant))}
+        setters = [n for n in nodes if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setattr"]
+        computed = any(len(c.args) < 2 or not isinstance(c.args[1], ast.Constant) for c in setters)
+        if (attr in named or computed) and (not isinstance(unit, _DEFS) or _run_by_its_module(writer, unit)):
+            return True
+    return False
+
+
 def changed_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
     """Whether a module-level statement of another module of the user's
     (not a function's body: what a run does) sets or changes `name` of the

@@ -39,7 +39,7 @@ from .canon import (
     uses_itself,
 )
 from .contents import bound_part, class_attribute_part, contents_part
-from .elsewhere import elsewhere_of
+from .elsewhere import attribute_changed_elsewhere, elsewhere_of
 from .handedpart import handed_part
 from .holds import (
     class_code,
@@ -124,7 +124,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
             continue
         if path not in done:
             done.add(path)
-            own = scope.cls is not None and path in kept
+            # Kept by the function, unless another module sets it too (from the environment).
+            own = scope.cls is not None and path in kept and not witnessed(attribute_changed_elsewhere, scope.cls, path[-1])
             _count(path, obj, scope, own or _rebound(path, obj, scope, module, rebound), out)
     for key, whole, attr in whole_modules(code, chains_of(tuple(nodes)), globs, names):
         if whole is None:  # `"train.run"`, never imported: its file's text

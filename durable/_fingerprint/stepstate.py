@@ -90,7 +90,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     if not written:
         return ()
     mine = {id(d) for d in own}
-    others = [(d, names, owner) for d, names, owner in _durable_defs(src.tree) if id(d) not in mine]
+    others = _readers([d for d in _durable_defs(src.tree) if id(d[0]) not in mine], src.tree)
     read = {n for d, names, _ in others if written & names for n in (written & names) - only_written([d], written)}
     for name in [n for n in read if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
@@ -202,6 +202,44 @@ def _within(target: ast.AST, first: str, on_class: bool) -> bool:
             return True
         target = target.value
     return False
+
+
+def _readers(defs: list[_Def], tree: ast.AST) -> list[_Def]:
+    """`defs` and the module's plain functions they call by name, directly
+    or through each other (`describe()` returning `Cfg.mode`): what such a
+    helper reads, the step or workflow calling it reads. Not followed, a
+    workflow reading a class a step sets only through a helper replayed the
+    setter without its write in a new process, and went on with the class
+    as the import left it."""
+    plain = _plain_functions(tree)
+    found, todo = {id(d[0]): d for d in defs}, [d[0] for d in defs]
+    while todo:
+        for node in walk(todo.pop()):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                helper = plain.get(node.func.id)
+                if helper is not None and id(helper[0]) not in found:
+                    found[id(helper[0])] = helper
+                    todo.append(helper[0])
+    return list(found.values())
+
+
+_PLAIN: dict[int, tuple[ast.AST, dict[str, _Def]]] = {}
+
+
+def _plain_functions(tree: ast.AST) -> dict[str, _Def]:
+    """The module-level functions of a module that are no step or workflow, by name."""
+    seen = _PLAIN.get(id(tree))
+    if seen is not None and seen[0] is tree:
+        return seen[1]
+    found: dict[str, _Def] = {
+        n.name: (n, frozenset(m.id for m in walk(n) if isinstance(m, ast.Name)), None)
+        for n in getattr(tree, "body", ())
+        if isinstance(n, _FUNCS) and not any(map(is_our_decorator, n.decorator_list))
+    }
+    if len(_PLAIN) > 256:
+        _PLAIN.clear()
+    _PLAIN[id(tree)] = (tree, found)
+    return found
 
 
 def _durable_defs(tree: ast.AST) -> list[_Def]:

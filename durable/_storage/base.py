@@ -232,8 +232,8 @@ class Store:
         return digest
 
     def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
-        from .recordlog import blob_key
-        data = self.get(blob_key(self, workflow, run_id, digest))
+        from .recordlog import blob_keys
+        data = next((d for k in blob_keys(self, workflow, run_id, digest) if (d := self.get(k)) is not None), None)
         if data is None and (workflow, run_id) != SHARED_BLOBS:
             # A step served from the cache points at the cache's copy; the
             # name is the content's sha256, so it is the same bytes.

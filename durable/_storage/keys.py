@@ -228,11 +228,14 @@ def in_space(name: str, where: str) -> str | None:
 
 
 def is_foreign(name: str, where: str) -> bool:
-    """A record, segment or blob of another incarnation than `where`'s."""
+    """A record, segment or blob of another incarnation than `where`'s. Not a
+    blob at the run's prefix: a run given a token before blobs moved into its
+    folder keeps its blobs there (`recordlog.blob_keys`); a removal takes them."""
     head, _, tail = name.partition("/")
+    folder = head.startswith(INCARNATION)
     # What is left to judge: in a folder not ours, its name there; at the prefix, once we have one.
-    left = (tail if head != where[:-1] else "") if head.startswith(INCARNATION) else where and name
-    return is_record(left) or segment_of(left) is not None or left.startswith("blobs/")
+    left = (tail if head != where[:-1] else "") if folder else where and name
+    return is_record(left) or segment_of(left) is not None or (folder and left.startswith("blobs/"))
 
 
 SEGMENTS = "segments/"

@@ -193,6 +193,16 @@ def blob_key(store: Store, workflow: str, run_id: str, digest: str) -> str:
     return run_prefix(workflow, run_id) + where + blob_name(digest)
 
 
+def blob_keys(store: Store, workflow: str, run_id: str, digest: str) -> list[str]:
+    """Where a run's blob is read: its incarnation's folder (`blob_key`), then
+    the run's prefix, where a run recorded with a token before blobs moved
+    into the folder (a format-1 manifest) has them; the name is the bytes'
+    sha256, so a copy found there is the same bytes."""
+    key = blob_key(store, workflow, run_id, digest)
+    prefix = run_prefix(workflow, run_id) + blob_name(digest)
+    return [key] if key == prefix else [key, prefix]
+
+
 def run_records(store: Store, workflow: str, run_id: str) -> ObjectRecords:
     """The record log of the run's incarnation (`keys.INCARNATION`) on a key
     store, grouped into segments while `store` holds the run's lease
