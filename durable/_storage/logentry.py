@@ -31,7 +31,7 @@ _STEP_NAME = len(_STEPS) + 8
 K = TypeVar("K")
 
 
-def _damaged(
+def damaged(
     run_id: str, blob: bytes, offset: int, base: int, path: str, why: str
 ) -> CorruptRecordError:
     """Name the run, the position (when the entry's name is still legible)
@@ -51,6 +51,8 @@ def _damaged(
 
 def _position(blob: bytes, offset: int) -> Position | None:
     """The position of the entry at offset, when its name is still legible."""
+    if len(blob) - offset < _FIELDS.size:  # a torn header (`syncmark.uncovered`)
+        return None
     _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
     try:
         return position_of(blob[offset + _HEAD : offset + _HEAD + name_len].decode())
@@ -153,7 +155,7 @@ def locate(
             if unsynced is not None and base + offset >= unsynced:
                 _dropped(run_id, blob, offset, base, path)
                 break
-            raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
+            raise damaged(run_id, blob, offset, base, path, "damaged entry header")
         data = start + name_len
         after = data + (0 if size == _GONE else size)
         if after > end:
@@ -162,7 +164,7 @@ def locate(
             if unsynced is not None and base + offset >= unsynced:
                 _dropped(run_id, blob, offset, base, path)
                 break
-            raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
+            raise damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
         if by_position and (n := step_number(blob, start, data)) >= 0:
             assert steps is not None
             if size == _GONE:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from .logentry import damaged
+
 _ATTR = "user.durable.synced"
 _SET = getattr(os, "setxattr", None)
 _GET = getattr(os, "getxattr", None)
@@ -33,13 +35,28 @@ def sync_marked(fd: int) -> None:
             _SET(fd, _ATTR, b"%d" % size)
 
 
-def marked(path: str) -> int:
-    """How many bytes of the log at `path` a sync under "batch" is known to
-    have covered (0: none known)."""
+def marked(path: str | int) -> int:
+    """How many bytes of the log at `path` (or open at that descriptor) a sync
+    under "batch" is known to have covered (0: none known)."""
     if _GET is None:
         return 0
     try:
-        raw = _GET(path, _ATTR, follow_symlinks=False)
+        raw = _GET(path, _ATTR) if isinstance(path, int) else _GET(path, _ATTR, follow_symlinks=False)
     except OSError:
         return 0
     return int(raw) if raw.isdigit() and len(raw) < 20 else 0
+
+
+def uncovered(
+    fd: int, tail: bytes, intact: int, base: int, unsynced: int | None, run_id: str, path: str
+) -> None:
+    """Raise when the tail a reader is about to cut off the log open at `fd`
+    (a torn or zero-filled one, damage past `unsynced`: `logentry.locate`),
+    read from byte `base` on, begins in bytes a sync covered, noted
+    (`unsynced`) or marked: neither a writer killed mid-append nor a power
+    loss leaves it there. Cut off, the steps recorded there, durable since,
+    ran a second time without a word."""
+    synced = max(unsynced or 0, marked(fd))
+    if base + intact < synced:
+        why = f"the log ends early, in the {synced} bytes a sync covered"
+        raise damaged(run_id, tail, intact, base, path, why)
