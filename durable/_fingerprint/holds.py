@@ -261,9 +261,12 @@ def _namespace_module(value: object) -> bool:
     filled by `setattr` at import): no file and not imported, so no
     statement of its own shows what it holds; looked into by attribute, as a
     `SimpleNamespace` is. A module imported is counted by its statements."""
-    if not isinstance(value, types.ModuleType) or getattr(value, "__file__", None) is not None:
+    if not isinstance(value, types.ModuleType):
         return False
-    return sys.modules.get(str(getattr(value, "__name__", ""))) is not value
+    try:  # a lazy module (its `__getattr__` imports, or raises): as a module, never looked into
+        return getattr(value, "__file__", None) is None and sys.modules.get(str(value.__name__)) is not value
+    except Exception:
+        return False
 
 
 def _keyed_by_classes(table: dict[Any, Any]) -> bool:

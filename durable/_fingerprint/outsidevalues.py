@@ -156,10 +156,7 @@ def outside_tokens(obj: object, stmts: tuple[ast.AST, ...] = (), module: str | N
     seen = _loaded.get((id(obj), bool(stmts)))
     if seen is not None and seen[0] is obj:
         return seen[1]
-    try:
-        toks = _told(obj, stmts, module)
-    except RecursionError:  # nested past the recursion limit: nothing tells it, so it is a change
-        toks = [fresh_token()]  # kept below: the same object in this process tells the same
+    toks = _told_or_changed(obj, stmts, module)  # kept below: the same object tells the same
     if len(_loaded) >= 64:
         _loaded.clear()
     _loaded[(id(obj), bool(stmts))] = (obj, toks)
@@ -171,10 +168,18 @@ def contents_now(obj: object) -> list[str] | None:
     as first found: a function a factory made holds what the factory put
     there after decorating it too (`items.extend(...)` below `@durable.step`),
     and another call of the factory another list alike at first."""
+    return _told_or_changed(obj, (), None)  # kept per object (`madewith.held_snapshot`)
+
+
+def _told_or_changed(obj: object, stmts: tuple[ast.AST, ...], module: str | None) -> list[str] | None:
+    """`_told`, or a token no other process gives when nothing can tell `obj`:
+    nested past the recursion limit, or an attribute that raises (a proxy
+    outside its context, `flask.current_app`; a lazy object): a change, never
+    the caller's crash, nor counted as its type (unchanged whatever it holds)."""
     try:
-        return _told(obj, (), None)
-    except RecursionError:  # nested past the recursion limit: a token of its own, per object
-        return outside_tokens(obj)
+        return _told(obj, stmts, module)
+    except Exception:  # RecursionError, and whatever an odd `__getattribute__` raises
+        return [fresh_token()]
 
 
 def _told(obj: object, stmts: tuple[ast.AST, ...], module: str | None) -> list[str] | None:
