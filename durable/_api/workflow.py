@@ -162,10 +162,10 @@ class Workflow(Steering, Generic[P, R]):
     def _fork(
         self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
     ) -> str:
+        from .._fingerprint.madewith import same_snapshots
         from .._manage.fork import fork_run
-        return fork_run(
-            self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate
-        )
+        made = fork_run(self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate)
+        return same_snapshots((self.name, run_id), made)  # its records were made under them
 
     # -- identity --------------------------------------------------------
     @property

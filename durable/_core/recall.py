@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .._fingerprint.madewith import as_run
 from .._settings import setting
 from .._storage.base import Store
 from .._storage.manifest import decode_manifest
@@ -57,7 +58,7 @@ def recalled(
             return None  # artifacts: read with the records, which only a holder may repair
         recorded, kept = inherited(store, manifest) if given is None else ({}, None)
         bound = merge_arguments(flow.fn, recorded, given, overrides, digests=kept)
-        definition = as_left(flow.fn, flow.definition(), manifest)
+        definition = as_left(flow.fn, as_run((flow.name, run_id), flow.definition), manifest)
         if definition.fingerprint != manifest.fingerprint:
             return None
         policy = "rebase" if options.rebase else setting("on_change", options.on_change)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .._fingerprint.madewith import as_run
 from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
@@ -109,7 +110,7 @@ def run_locked(
     if restart:
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
-    definition = as_left(flow.fn, flow.definition(), manifest)
+    definition = as_left(flow.fn, as_run((flow.name, run_id), flow.definition), manifest)
     policy = choose_policy(
         manifest,
         definition,

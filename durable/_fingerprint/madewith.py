@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ConfigurationError
 from .bindings import binding_statements
@@ -96,26 +96,72 @@ def held_contents(fn: Any, kept: Any) -> dict[str, str]:
 # Set while a step is decorated: a factory may fill what the step holds
 # after decorating it (`items = []`, `@durable.step ...`, `items.extend(...)`).
 DECORATING: ContextVar[bool] = ContextVar("durable_decorating", default=False)
-# id -> (the object, its contents) as a run first read them (`held_snapshot`).
+# The run (workflow, run id) whose definition or body is fingerprinted here:
+# set at its start (`as_run`) and in its body (`_core.entry`).
+RUN_OF: ContextVar[tuple[str, str] | None] = ContextVar("durable_run_of", default=None)
+# id -> (the object, its contents) as the last run here read them (`held_snapshot`),
+# what the body's threads (no run set there) are answered; (id, run) -> as that run did.
 _SNAPSHOTS: dict[int, tuple[object, list[str] | None]] = {}
+_BY_RUN: dict[tuple[int, tuple[str, str]], tuple[object, list[str] | None]] = {}
 
 
 def held_snapshot(obj: object) -> list[str] | None:
     """What a function a factory made holds, by content, as it was when a
     run first fingerprinted the function (its start, or the step's first
-    call in it), kept per object for the process: what the program does to
-    it later (a flag a test flips, a list its steps fill) is state it keeps,
-    and a resume in another process reads it again there. While a step is
-    decorated, read and not kept: the factory may fill it after."""
+    call in it), kept per object and run for the process: what the program
+    does to it later (a flag a test flips, a list its steps fill) is state
+    it keeps, and a resume in another process reads it again there. Another
+    run reads it afresh: one process running jobs one after another, each
+    loading its configuration into the list (`items[:] = config`), recorded
+    each job under the first one's contents. While a step is decorated,
+    read and not kept: the factory may fill it after."""
+    run = RUN_OF.get()
+    if run is not None and not DECORATING.get():
+        mine = _BY_RUN.get((id(obj), run))
+        if mine is None or mine[0] is not obj:
+            mine = _BY_RUN[(id(obj), run)] = (obj, contents_now(obj))
+            _kept(_BY_RUN)
+        _SNAPSHOTS[id(obj)] = mine
+        _kept(_SNAPSHOTS)
+        return mine[1]
     seen = _SNAPSHOTS.get(id(obj))
     if seen is not None and seen[0] is obj:
         return seen[1]
     toks = contents_now(obj)
     if not DECORATING.get():
-        if len(_SNAPSHOTS) >= 256:  # each held alive; read again, a change: fail closed
-            _SNAPSHOTS.clear()
+        _kept(_SNAPSHOTS)
         _SNAPSHOTS[id(obj)] = (obj, toks)
     return toks
+
+
+def _kept(snapshots: dict[Any, Any]) -> None:
+    """At most 256 kept, the oldest let go first (each holds its object alive):
+    read again, a change (fail closed)."""
+    while len(snapshots) > 256:
+        del snapshots[next(iter(snapshots))]
+
+
+def same_snapshots(source: tuple[str, str], fork_id: str) -> str:
+    """The run `fork_id` forked from `source` (its records copied, made under
+    what `source` read) reads what its steps hold as `source` did, in this
+    process. `fork_id`."""
+    for (key, run), held in list(_BY_RUN.items()):
+        if run == source:
+            _BY_RUN[(key, (source[0], fork_id))] = held
+    _kept(_BY_RUN)
+    return fork_id
+
+
+T = TypeVar("T")
+
+
+def as_run(run: tuple[str, str], compute: Callable[[], T]) -> T:
+    """`compute()` (a run's definition, at its start) as fingerprinted for `run`."""
+    token = RUN_OF.set(run)
+    try:
+        return compute()
+    finally:
+        RUN_OF.reset(token)
 
 
 def _class_statement(cls: type) -> list[str]:
