@@ -18,6 +18,7 @@ from .._core.signature import signature_of
 from .._core.waiting import holding
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import identity_of
+from .._fingerprint.madewith import same_snapshots
 from .._fingerprint.reach import default_name, script_name
 from .._storage.base import Store
 from .._storage.factory import open_store
@@ -162,7 +163,6 @@ class Workflow(Steering, Generic[P, R]):
     def _fork(
         self, run_id: str, at: int, new_run_id: str | None, mutate: Callable[[Any], Any] | None
     ) -> str:
-        from .._fingerprint.madewith import same_snapshots
         from .._manage.fork import fork_run
         made = fork_run(self._store(), self.name, run_id, at, new_run_id=new_run_id, mutate=mutate)
         return same_snapshots((self.name, run_id), made)  # its records were made under them
