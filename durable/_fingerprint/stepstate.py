@@ -26,6 +26,7 @@ from .kept import by_code, only_written
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
+from .stepreach import ANY, aliases, helpers, hidden_writes, reached
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -81,23 +82,33 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     if src.tree is None or not runs_this_source(code, src, globs):
         return ()
     own = find_definitions(code, src)
+    # What it writes through a plain function it calls, or through a call
+    # (`setattr(Cfg, ...)`, `globals()[k]`, `registry()[k]`), is written too.
+    both = [*own, *helpers(own, src.tree)]
+    written = _written_in(both, logs=False) | _through_class(fn, own, globs, logs=False) | hidden_writes(both, src.tree)
+    if logs:
+        written = (_written_in(both) | _through_class(fn, own, globs, logs=True)) - written
     # Not its own locals, nor the cells of its closure (`state[k] = v` on a
     # dict a factory made): no module-level value.
-    written = _written_in(own, logs=False) | _through_class(fn, own, globs, logs=False)
-    if logs:
-        written = (_written_in(own) | _through_class(fn, own, globs, logs=True)) - written
     written -= {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
     if not written:
         return ()
     mine = {id(d) for d in own}
-    others = [(d, names, owner) for d, names, owner in _durable_defs(src.tree) if id(d) not in mine]
-    read = {n for d, names, _ in others if written & names for n in (written & names) - only_written([d], written)}
-    for name in [n for n in read if isinstance((globs or {}).get(n), type)]:
+    # A step reads what a plain function it calls reads, and a name bound
+    # to what it names (`C = Cfg`, `def mode(): return Cfg.mode`).
+    others = [(d, names, reached(names, src.tree), owner) for d, names, owner in _durable_defs(src.tree) if id(d) not in mine]
+    direct = written - {ANY}
+    if ANY in written:  # a name the text does not spell: any the others read
+        written = direct | {n for _, _, seen, _ in others for n in seen if n in (globs or {})}
+    written |= aliases(written, globs)
+    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - only_written([d], written)}
+    for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
-        # workflow calling `Counted.first()` reads no `Counted.runs` it bumps).
+        # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);
+        # wherever a step reaches it through another name.
         attrs = _class_attributes(fn, own, name)
-        cls, readers = (globs or {})[name], [(d, owner) for d, names, owner in others if name in names]
-        if attrs is not None and not any(_reads(d, name, cls, attrs, owner) for d, owner in readers):
+        cls, readers = (globs or {})[name], [(d, names, owner) for d, names, seen, owner in others if name in seen]
+        if attrs is not None and not any(name not in names or _reads(d, name, cls, attrs, owner) for d, names, owner in readers):
             read.discard(name)
     return tuple(sorted(read))
 
