@@ -1,7 +1,8 @@
 """Module or class state a step writes and a later step reads, seen through
 other names than the state's own: a class read through a module-level
 alias (`C = Cfg`) or a plain helper the reader calls (`def mode(): return
-Cfg.mode`, `def rate(): return RATE["v"]`); a write by `setattr(Cfg, ...)`,
+Cfg.mode`, `def rate(): return RATE["v"]`); a write in a plain helper the writer
+calls (`def set_mode(m): Cfg.mode = m`, or `global MODE`); a write by `setattr(Cfg, ...)`,
 `setattr(settings, ...)`, `setattr(sys.modules[__name__], ...)`,
 `globals()["MODE"] = ...`, `vars(settings)["MODE"] = ...`; a write into the
 dict a helper returns (`registry()["mode"] = ...`, `registry().update(...)`).
@@ -61,6 +62,18 @@ CASES = {
         'RATE["v"] = 2',
         "rate()",
         "2",
+    ),
+    "helper_writes_class": (
+        'class Cfg:\n    mode = "slow"\n\n\ndef set_mode(m):\n    Cfg.mode = m',
+        'set_mode("fast")',
+        "Cfg.mode",
+        "fast",
+    ),
+    "helper_writes_global": (
+        'MODE = "slow"\n\n\ndef set_mode(m):\n    global MODE\n    MODE = m',
+        'set_mode("fast")',
+        "MODE",
+        "fast",
     ),
     "setattr_class": (
         'class Cfg:\n    mode = "slow"',

@@ -107,6 +107,9 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);
         # wherever a step reaches it through another name.
         attrs = _class_attributes(fn, own, name)
+        for helper in both[len(own):] if attrs is not None else ():  # `def set_mode(m): Cfg.mode = m`
+            more = _class_attributes(None, [helper], name)
+            attrs = None if more is None or attrs is None else attrs | more
         cls, readers = (globs or {})[name], [(d, names, owner) for d, names, seen, owner in others if name in seen]
         if attrs is not None and not any(name not in names or _reads(d, name, cls, attrs, owner) for d, names, owner in readers):
             read.discard(name)
