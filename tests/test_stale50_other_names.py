@@ -2,7 +2,8 @@
 other names than the state's own: a class read through a module-level
 alias (`C = Cfg`) or a plain helper the reader calls (`def mode(): return
 Cfg.mode`, `def rate(): return RATE["v"]`); a write in a plain helper the writer
-calls (`def set_mode(m): Cfg.mode = m`, or `global MODE`); a write by `setattr(Cfg, ...)`,
+calls (`def set_mode(m): Cfg.mode = m`, or `global MODE`) or in a class
+method of no step (`Cfg.configure("fast")` setting `cls.mode`); a write by `setattr(Cfg, ...)`,
 `setattr(settings, ...)`, `setattr(sys.modules[__name__], ...)`,
 `globals()["MODE"] = ...`, `vars(settings)["MODE"] = ...`; a write into the
 dict a helper returns (`registry()["mode"] = ...`, `registry().update(...)`).
@@ -73,6 +74,12 @@ CASES = {
         'MODE = "slow"\n\n\ndef set_mode(m):\n    global MODE\n    MODE = m',
         'set_mode("fast")',
         "MODE",
+        "fast",
+    ),
+    "method_writes_class": (
+        'class Cfg:\n    mode = "slow"\n\n    @classmethod\n    def configure(cls, m):\n        cls.mode = m',
+        'Cfg.configure("fast")',
+        "Cfg.mode",
         "fast",
     ),
     "setattr_class": (

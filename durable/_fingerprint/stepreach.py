@@ -73,6 +73,35 @@ def helpers(defs: list[ast.AST], tree: ast.AST) -> list[ast.AST]:
     return [funcs[n] for n in sorted(named & funcs.keys()) if not any(d is funcs[n] for d in defs)]
 
 
+def methods(defs: list[ast.AST], tree: ast.AST) -> list[tuple[str, ast.AST]]:
+    """The methods of the module's classes that are no step which `defs`
+    call through the class's name (`Cfg.configure("fast")`): (the class's
+    name, the method's `def`)."""
+    classes = {c.name: c for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef)}
+    found: list[tuple[str, ast.AST]] = []
+    for node in (n for d in defs for n in walk(d)):
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in classes:
+            found += [
+                (func.value.id, m) for m in classes[func.value.id].body
+                if isinstance(m, _FUNCS) and m.name == func.attr and not any(map(is_our_decorator, m.decorator_list))
+                and all(m is not f for _, f in found)
+            ]  # fmt: skip
+    return found
+
+
+def local_names(defs: list[ast.AST]) -> frozenset[str]:
+    """The names functions bind for themselves (parameters, assigned names
+    they declare no `global`): a write into one (`out[k] = v`) is theirs."""
+    found: set[str] = set()
+    for d in defs:
+        nodes = list(walk(d))
+        declared = {n for g in nodes if isinstance(g, ast.Global) for n in g.names}
+        found |= {a.arg for a in ast.walk(d.args) if isinstance(a, ast.arg)} if isinstance(d, _FUNCS) else set()
+        found |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - declared
+    return frozenset(found)
+
+
 def hidden_writes(defs: list[ast.AST], tree: ast.AST) -> frozenset[str]:
     """The module-level names `defs` may write through a call rather than by
     name: `setattr(Cfg, ...)`, `vars(settings)[k] = v`, `globals()["MODE"] =

@@ -26,7 +26,7 @@ from .kept import by_code, only_written
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import ANY, aliases, helpers, hidden_writes, reached
+from .stepreach import ANY, aliases, helpers, hidden_writes, local_names, methods, reached
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -83,14 +83,21 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         return ()
     own = find_definitions(code, src)
     # What it writes through a plain function it calls, or through a call
-    # (`setattr(Cfg, ...)`, `globals()[k]`, `registry()[k]`), is written too.
-    both = [*own, *helpers(own, src.tree)]
-    written = _written_in(both, logs=False) | _through_class(fn, own, globs, logs=False) | hidden_writes(both, src.tree)
+    # (`setattr(Cfg, ...)`, `globals()[k]`, `registry()[k]`), is written too;
+    # and through a method of a class of the module that is no step, called
+    # by the class's name (`Cfg.configure("fast")` setting `cls.mode`).
+    plain = helpers(own, src.tree)
+    called = methods([*own, *plain], src.tree)
+    via = [*plain, *(m for _, m in called)]
+    through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
+    # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
+    # = v` on a dict a factory made): no module-level value.
+    theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
+    written = (_written_in(own, logs=False) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= through | ((_written_in(via, logs=False) | hidden_writes(via, src.tree)) - local_names(via))
     if logs:
-        written = (_written_in(both) | _through_class(fn, own, globs, logs=True)) - written
-    # Not its own locals, nor the cells of its closure (`state[k] = v` on a
-    # dict a factory made): no module-level value.
-    written -= {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
+        logged = (_written_in(own) | _through_class(fn, own, globs, logs=True)) - theirs
+        written = (logged | (_written_in(via) - local_names(via))) - written
     if not written:
         return ()
     mine = {id(d) for d in own}
@@ -106,8 +113,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);
         # wherever a step reaches it through another name.
-        attrs = _class_attributes(fn, own, name)
-        for helper in both[len(own):] if attrs is not None else ():  # `def set_mode(m): Cfg.mode = m`
+        attrs = None if name in through else _class_attributes(fn, own, name)
+        for helper in via if attrs is not None else ():  # `def set_mode(m): Cfg.mode = m`
             more = _class_attributes(None, [helper], name)
             attrs = None if more is None or attrs is None else attrs | more
         cls, readers = (globs or {})[name], [(d, names, owner) for d, names, seen, owner in others if name in seen]
@@ -167,7 +174,12 @@ def _first(fn: Any, node: ast.AST, name: str) -> tuple[str, bool]:
     """`fn`'s first parameter when `fn` (its `def` is `node`) is a method of
     class `name` (else ""), and whether it is the class (a class method)."""
     owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
-    if owner != name or not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
+    return _first_of(node) if owner == name else ("", False)
+
+
+def _first_of(node: ast.AST) -> tuple[str, bool]:
+    """A method's first parameter ("" for none), and whether it is the class."""
+    if not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
         return "", False
     return params[0].arg, any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
 
@@ -193,8 +205,14 @@ def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> froz
     if not owner.isidentifier() or not isinstance((globs or {}).get(owner), type) or len(defs) != 1:
         return frozenset()
     first, on_class = _first(fn, defs[0], owner)
+    return frozenset({owner}) if _changes_own_class(defs[0], first, on_class, logs) else frozenset()
+
+
+def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) -> bool:
+    """Whether a method (its `def` is `node`, its first parameter `first`)
+    writes its class through it: `cls.mode = m`, `type(self).mode = m`."""
     methods = MUTATORS if logs else MUTATORS - _LOGS
-    for sub in walk(defs[0]) if first else ():
+    for sub in walk(node) if first else ():
         if isinstance(sub, (ast.Assign, ast.Delete)):
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
@@ -204,8 +222,8 @@ def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> froz
         else:
             continue
         if any(_within(t, first, on_class) for t in targets):
-            return frozenset({owner})
-    return frozenset()
+            return True
+    return False
 
 
 def _within(target: ast.AST, first: str, on_class: bool) -> bool:
