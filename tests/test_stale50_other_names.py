@@ -5,7 +5,8 @@ Cfg.mode`, `def rate(): return RATE["v"]`); a write in a plain helper the writer
 calls (`def set_mode(m): Cfg.mode = m`, or `global MODE`) or in a class
 method of no step (`Cfg.configure("fast")` setting `cls.mode`); a write by `setattr(Cfg, ...)`,
 `setattr(settings, ...)`, `setattr(sys.modules[__name__], ...)`,
-`globals()["MODE"] = ...`, `vars(settings)["MODE"] = ...`; a write into the
+`globals()["MODE"] = ...`, `vars(settings)["MODE"] = ...`; a read by
+`globals()["MODE"]`; a write into the
 dict a helper returns (`registry()["mode"] = ...`, `registry().update(...)`).
 Each run fails after the writer step; a new process resumes it: a replay of
 the writer cannot redo its write, so the resume is refused, and run again
@@ -101,6 +102,7 @@ CASES = {
         "fast",
     ),
     "globals_item": ('MODE = "slow"', 'globals()["MODE"] = "fast"', "MODE", "fast"),
+    "globals_read": ('MODE = "slow"', 'global MODE; MODE = "fast"', 'globals()["MODE"]', "fast"),
     "vars_of_module": (
         "import settings",
         'vars(settings)["MODE"] = "fast"',

@@ -20,6 +20,8 @@ from .nodes import walk
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
+# How code reads a module's names by string (`globals()["MODE"]`): any of them.
+UNNAMED = frozenset({"globals", "eval", "exec"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SPACES = frozenset({"globals", "vars", "locals"})
 _PARTS = frozenset({"get", "setdefault", "values", "items"})  # give a part, not a copy

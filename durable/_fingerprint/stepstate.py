@@ -26,7 +26,7 @@ from .kept import by_code, only_written
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import ANY, aliases, helpers, hidden_writes, local_names, methods, reached
+from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -103,7 +103,12 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     mine = {id(d) for d in own}
     # A step reads what a plain function it calls reads, and a name bound
     # to what it names (`C = Cfg`, `def mode(): return Cfg.mode`).
-    others = [(d, names, reached(names, src.tree), owner) for d, names, owner in _durable_defs(src.tree) if id(d) not in mine]
+    # One that reads the module's names by string (`globals()["MODE"]`) may read any.
+    others = [
+        (d, names, seen | written if seen & UNNAMED else seen, owner)
+        for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
+        for seen in [reached(names, src.tree)]
+    ]  # fmt: skip
     direct = written - {ANY}
     if ANY in written:  # a name the text does not spell: any the others read
         written = direct | {n for _, _, seen, _ in others for n in seen if n in (globs or {})}
