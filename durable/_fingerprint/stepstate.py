@@ -123,7 +123,11 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
             more = _class_attributes(None, [helper], name)
             attrs = None if more is None or attrs is None else attrs | more
         cls, readers = (globs or {})[name], [(d, names, owner) for d, names, seen, owner in others if name in seen]
-        if attrs is not None and not any(name not in names or _reads(d, name, cls, attrs, owner) for d, names, owner in readers):
+        # Named, and maybe reached through a helper or an alias too (`describe()` returning `Cfg.mode`).
+        if attrs is not None and not any(
+            name not in names or name in reached(names - {name}, src.tree) or _reads(d, name, cls, attrs, owner)
+            for d, names, owner in readers
+        ):
             read.discard(name)
     return tuple(sorted(read))
 
