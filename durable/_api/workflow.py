@@ -205,8 +205,8 @@ class Workflow(Steering, Generic[P, R]):
         if outer is not None:  # a child run: its module loaded by the first
             from .child import child_plan
             return (yield from child_plan(self, outer, args, kwargs))
-        if overrides:  # checked before anything else; none given: nothing to check
-            check_overrides(self.fn, overrides)
+        # Checked before anything else (none given: nothing to check); a re-call merges by it.
+        checked = check_overrides(self.fn, overrides) if overrides else None
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = self._run_id(given) if resume_id is None else check_key_part("run id", resume_id)
         store = self._store()  # only once the call is known to be valid
@@ -216,7 +216,7 @@ class Workflow(Steering, Generic[P, R]):
 
             raise not_found(store, self.name, run_id)
         quiet = not inputs and progress_path(self.options.progress_file) is None
-        done = recalled(self, store, run_id, given, overrides or {}, raw) if raw and quiet else None
+        done = recalled(self, store, run_id, given, overrides or {}, raw, checked) if raw and quiet else None
         if done is not None:  # a completed run's result, for this very call
             return done
 

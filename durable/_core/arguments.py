@@ -35,15 +35,20 @@ def merge_arguments(
     *,
     restart: bool = False,
     digests: Mapping[str, str] | None = None,
+    checked: inspect.Signature | None = None,
 ) -> inspect.BoundArguments:
     """defaults < recorded < given now < overrides; every parameter without
     a default must have a value (else nothing runs and nothing is deleted).
     An override of a dict parameter, and one for a `**kwargs` parameter,
     merges by key into the value it overrides (see `_override`). `digests`:
     the run's argument digests, when resuming from the `recorded` ones."""
-    # A call bound just now was bound against the signature as it is now:
-    # resolving it again would cost a second check of what it is made of.
-    sig = given.signature if given is not None and not overrides else check_overrides(fn, overrides)
+    # A call bound just now was bound against the signature as it is now,
+    # and `checked` is what `check_overrides` gave for these overrides just
+    # now: resolving it again would cost a second check of what it is made of.
+    if given is not None and not overrides:
+        sig = given.signature
+    else:
+        sig = checked if checked is not None else check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
         merged.update(given.arguments)

@@ -40,6 +40,12 @@ _VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items())
 _SEQUENCES = (list, tuple, set, frozenset, collections.deque, weakref.WeakSet, *_VIEWS)
 _CONTAINERS = (dict, *_SEQUENCES, *_WEAK_MAPS, *_WRAPPERS)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+# Exactly these types hold nothing either walker looks into (no container, no
+# bound method of one: not `types.BuiltinFunctionType`, which `REG.get` is; no
+# object of the user's classes, no partial or method of one): answered
+# without `_container_of` and the `isinstance` tests of ABCs it makes, most
+# of a memo check's cost of a name bound to a function, a module or a number.
+_LEAVES = frozenset({*_SCALARS, object, type, types.FunctionType, types.ModuleType})
 
 
 def holds_callables(value: object) -> bool:
@@ -57,6 +63,8 @@ def held_callables(value: object) -> list[object]:
     those hold, by attribute): calling one
     through it is calling it. An object inside a container is not looked
     into, so that a list of a million records costs what a list does."""
+    if type(value) in _LEAVES:
+        return []
     value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return []
@@ -91,6 +99,8 @@ def held_classes(value: object) -> tuple[type, ...]:
     class decorator or a metaclass fills such a registry as another
     module's classes are made. By name, each once: a set's order is not a
     change."""
+    if type(value) in _LEAVES:
+        return ()
     value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return ()

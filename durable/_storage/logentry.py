@@ -163,8 +163,15 @@ def locate(
                 _dropped(run_id, blob, offset, base, path)
                 break
             raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
-        if by_position and (n := step_number(blob, start, data)) >= 0:
+        # `step_number`, inline: a resume asks it of every entry of its log.
+        if (
+            by_position
+            and name_len == _STEP_NAME
+            and blob.startswith(_STEPS, start)
+            and (digits := blob[start + 6 : data]).isdigit()
+        ):
             assert steps is not None
+            n = int(digits)
             if size == _GONE:
                 steps.pop(n, None)
             else:
