@@ -80,6 +80,22 @@ def shell_words(*words: object) -> str:
     return " ".join(shlex.quote(w) for w in [*out, *(["--", *loose] if loose else [])])
 
 
+@functools.cache  # first called by `main()`'s parser, before `durable run` sets sys.argv for the script
+def program() -> str:
+    """The words that started this command, to start each command it prints:
+    `durable`, or `python -m durable` as typed when started so (a printed
+    `durable show r1` failed pasted where no `durable` is on PATH: a venv
+    not activated, a notebook's `!python -m durable`). In-process callers of
+    `main()` (the tests, a script of the user's) print `durable`."""
+    import shlex
+
+    typed = getattr(sys, "orig_argv", [])
+    head = typed[: len(typed) - len(sys.argv) + 1]
+    if len(head) >= 3 and head[-2] == "-m" and head[-1] in ("durable", "durable.__main__"):
+        return shlex.join(head)
+    return "durable"
+
+
 def id_word(value: str) -> str:
     """A run id as a status line prints it: bare when it is a plain word of
     the shell, else quoted as the errors quote it (`run '-x' completed`): an

@@ -10,7 +10,7 @@ import argparse
 import re
 from collections.abc import Sequence
 
-from .._errortext import near, shell_words
+from .._errortext import near, program, shell_words
 
 # An option a newcomer gives for a word the command takes as a positional.
 _AS_WORD = {"run-id": "RUN", "run": "RUN", "id": "RUN", "workflow": "WORKFLOW", "step": "STEP",
@@ -56,7 +56,7 @@ def _advice(
     if meant is not None and meant in words:
         rest = typed[:i] + ([value] if value is not None else []) + typed[i + 1 :]
         return f"; {command.prog} takes the {_WHAT[meant]} as a word, not {name}: " \
-            f"{shell_words('durable', *rest)}"  # fmt: skip
+            f"{program()} {shell_words(*rest)}"  # fmt: skip
     own = [o for a in command._actions for o in a.option_strings if o[:2] == "--" and o not in _COMMON]
     close = near(name.replace("_", "-"), own, cutoff=0.8)
     if close:
@@ -76,4 +76,4 @@ def near_command(word: str, parser: argparse.ArgumentParser, typed: Sequence[str
         return f"; did you mean {meant[0]}?"
     typed = list(typed)
     typed[typed.index(word)] = meant[0]
-    return f"; did you mean {meant[0]}? ({shell_words('durable', *typed)})"
+    return f"; did you mean {meant[0]}? ({program()} {shell_words(*typed)})"

@@ -1,0 +1,87 @@
+"""The 44th new-user walk, on the command line: the commands printed when the
+tool was started as `python -m durable`, cancelling a completed run, a run
+whose script was renamed since."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from durable._cli.main import main
+from tests.clikit import child_env
+from tests.test_newuser41 import FLOW
+
+
+@pytest.fixture
+def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(FLOW)
+    return tmp_path
+
+
+def test_cancel_of_a_completed_run_names_it_in_the_rm_it_advises(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `run 'g1' has completed; there is nothing to cancel (remove it
+    with `durable rm` if it is no longer wanted)`: `durable rm` alone fails."""
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 0
+    capsys.readouterr()
+    assert main(["cancel", "g1"]) == 2
+    err = capsys.readouterr().err
+    assert "(remove it with `durable rm g1` if it is no longer wanted)" in err, err
+    assert main(["rm", "g1"]) == 0  # the line advised, pasted
+
+
+def test_a_renamed_script_s_run_is_told_what_to_do(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `continue with: `durable run` of flow.py:gate, given by its
+    path from here (no flow.py is in this folder), ...` after flow.py was
+    renamed flow2.py: `durable run flow2.py:gate --run-id g1 --resume` is
+    another workflow (flow2.gate), which has no run g1."""
+    monkeypatch.setenv("HOLD", "1")
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 3
+    (flow / "flow.py").rename(flow / "flow2.py")
+    capsys.readouterr()
+    assert main(["show", "g1"]) == 0
+    line = capsys.readouterr().err.rstrip().splitlines()[-1]
+    assert "flow.py, the script the run was started from, is not in this folder" in line, line
+    assert "if it was renamed, rename it back to flow.py first (the workflow of a renamed script is " \
+        "another one, without run g1)" in line, line
+    monkeypatch.delenv("HOLD")
+    (flow / "flow2.py").rename(flow / "flow.py")
+    assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 0
+    assert (flow / "counts").read_text() == "fetch\nfinish\n"
+
+
+@pytest.mark.slow
+def test_python_m_durable_prints_commands_that_start_as_it_was_started(tmp_path: Path) -> None:
+    """Before: started as `python -m durable` (no `durable` on PATH), `to do
+    that: durable run flow.py:gate --run-id r1 --resume` failed pasted:
+    `durable: command not found`."""
+    (tmp_path / "flow.py").write_text(FLOW)
+    env = child_env(tmp_path, STOP="ctrl-c")
+    words = [sys.executable, "-m", "durable"]
+    run = subprocess.run([*words, "run", "flow.py:gate", "--run-id", "r1"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 130, run.stderr
+    said = run.stderr.rstrip().rpartition("continue with: ")[2]
+    assert said == f"{shlex.join(words)} run flow.py:gate --run-id r1 --resume", run.stderr
+    del env["STOP"]
+    pasted = subprocess.run(said, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert pasted.returncode == 0, pasted.stderr
+    assert (tmp_path / "counts").read_text() == "fetch\nfinish\nfinish\n"
+
+
+def test_main_called_in_process_prints_durable(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`main()` called by a script (or pytest) was not started as `-m durable`."""
+    monkeypatch.setenv("STOP", "ctrl-c")
+    assert main(["run", "flow.py:gate", "--run-id", "r1"]) == 130
+    assert "continue with: durable run flow.py:gate --run-id r1 --resume" in capsys.readouterr().err
