@@ -85,3 +85,21 @@ def test_main_called_in_process_prints_durable(
     monkeypatch.setenv("STOP", "ctrl-c")
     assert main(["run", "flow.py:gate", "--run-id", "r1"]) == 130
     assert "continue with: durable run flow.py:gate --run-id r1 --resume" in capsys.readouterr().err
+
+
+def test_a_store_given_as_a_home_path_is_not_said_to_be_missing(
+    flow: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `durable --store '~/runs' show nope` (quoted, as from a
+    config file) read the store at $HOME/runs, yet said `there is no such
+    folder (CWD/~/runs: a relative path is read from the working folder)`."""
+    monkeypatch.setenv("HOME", str(flow / "home"))
+    (flow / "home" / "runs").mkdir(parents=True)
+    assert main(["--store", "~/runs", "run", "flow.py:gate", "--run-id", "g1"]) == 0
+    capsys.readouterr()
+    assert main(["--store", "~/runs", "show", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no run 'nope'" in err and "no such folder" not in err, err
+    assert main(["--store", "~/gone", "runs"]) == 2
+    err = capsys.readouterr().err
+    assert f"there is no such folder ({flow / 'home' / 'gone'}); check" in err, err
