@@ -54,6 +54,10 @@ def test_a_renamed_script_s_run_is_told_what_to_do(
     assert "if it was renamed, rename it back to flow.py first (the workflow of a renamed script is " \
         "another one, without run g1)" in line, line
     monkeypatch.delenv("HOLD")
+    assert main(["run", "flow2.py:gate", "--run-id", "g1", "--resume"]) == 2  # as renamed: refused
+    err = capsys.readouterr().err
+    assert "If flow.py was renamed flow2.py, its gate is another workflow: rename it back " \
+        "to go on with this run." in err, err
     (flow / "flow2.py").rename(flow / "flow.py")
     assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 0
     assert (flow / "counts").read_text() == "fetch\nfinish\n"
