@@ -274,11 +274,12 @@ def keywords(called: str) -> Callable[[F], F]:
     only "unexpected keyword argument"."""
 
     def wrap(fn: F) -> F:
-        names = [
-            p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY
-        ]
-        known = frozenset(names)
-        _KEYWORDS[called] = tuple(names)
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        given = [p for p in inspect.signature(fn).parameters.values() if p.kind in kinds and p.name != "self"]
+        known = frozenset(p.name for p in given)
+        # The options listed: the keyword-only ones, not `loop_over`'s fn and items.
+        options = [p.name for p in given if p.kind is p.KEYWORD_ONLY] or [p.name for p in given]
+        _KEYWORDS[called] = tuple(options)
 
         @functools.wraps(fn)
         def checked(*args: Any, **kwargs: Any) -> Any:
@@ -295,7 +296,7 @@ def _unknown(called: str, word: str) -> str:
     said = f"{called}() got an unexpected keyword argument {word!r}"
     if meant := near(word, _KEYWORDS[called], n=2):  # `retry`: retry_on or retries, both near
         return f"{said}; did you mean {' or '.join(meant)}?"
-    for name, options in _KEYWORDS.items():
-        if name != called and (meant := near(word, options)):
-            return f"{said}; {meant[0]} is an option of {name}(), not of {called}()"
+    elsewhere = {o: name for name, options in reversed(_KEYWORDS.items()) if name != called for o in options}
+    if meant := near(word, elsewhere):  # the nearest of all: `retires` is step's retries, not Cache's expire
+        return f"{said}; {meant[0]} is an option of {elsewhere[meant[0]]}(), not of {called}()"
     return f"{said}; its options: {', '.join(_KEYWORDS[called])}"

@@ -51,3 +51,38 @@ def test_a_mistyped_option_changes_nothing(tmp_path: Path) -> None:
     from durable._settings import _configured
 
     assert "on_change" not in _configured
+
+
+def test_a_mistyped_option_of_loop_over_is_told_its_options() -> None:
+    """Before: `loop_over() got an unexpected keyword argument 'max_worker'`."""
+    with pytest.raises(TypeError) as e:
+        durable.loop_over(str, [1], max_worker=2)  # type: ignore[call-overload]
+    assert str(e.value).endswith(
+        "; its options: name, executor, checkpoint_items, max_concurrency, progress"
+    ), e.value
+    assert durable.loop_over(fn=str, items=[1]) == ["1"]  # its positional ones by name too
+
+
+def test_a_mistyped_keyword_of_resume_or_fork_is_told_the_one_meant(tmp_path: Path) -> None:
+    """Before: `resume('r', input={...})` and `fork('r', at=0, new_runid=...)`
+    were told that the workflow has no parameter input (new_runid) and to
+    give it as an input's answer: their own keyword was meant."""
+    ran: list[int] = []
+
+    @durable.workflow(store=str(tmp_path))
+    def flow(count: int = 1) -> int:
+        ran.append(count)
+        durable.suspend("held")
+        return count
+
+    with pytest.raises(durable.Suspended):
+        flow.with_options(run_id="r")()
+    for call, meant in (
+        (lambda: flow.resume("r", input={"a": 1}), "inputs"),
+        (lambda: flow.fork("r", at=0, new_runid="x"), "new_run_id"),
+        (lambda: flow.resume("r", conut=2), "count"),
+    ):
+        with pytest.raises(durable.ConfigurationError) as e:
+            call()
+        assert f"; did you mean {meant}=? Nothing was executed." in str(e.value), e.value
+    assert ran == [1]
