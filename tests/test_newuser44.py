@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from durable._cli.main import main
+from durable._errortext import program
 from tests.clikit import child_env
 from tests.test_newuser41 import FLOW
 
@@ -107,3 +108,24 @@ def test_a_store_given_as_a_home_path_is_not_said_to_be_missing(
     assert main(["--store", "~/gone", "runs"]) == 2
     err = capsys.readouterr().err
     assert f"there is no such folder ({flow / 'home' / 'gone'}); check" in err, err
+
+
+def test_help_s_examples_start_as_the_tool_was_started(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `python3 -m durable --help` listed `durable run flow.py:pipeline
+    --var n=5` and the others: lines that fail pasted without `durable` on PATH."""
+    monkeypatch.setattr(sys, "orig_argv", ["python3", "-m", "durable", "--help"])
+    monkeypatch.setattr(sys, "argv", ["/site/durable/__main__.py", "--help"])
+    program.cache_clear()
+    try:
+        with pytest.raises(SystemExit):
+            main(["--help"])
+    finally:
+        program.cache_clear()
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python3 -m durable [-h]"), out
+    assert "\n  python3 -m durable run flow.py:pipeline --var n=5       run pipeline(n=5)" in out, out
+    assert "\n  python3 -m durable runs                                 list the runs" in out, out
+    assert "`python3 -m durable COMMAND --help` describes a command" in out, out
+    assert "\n  durable " not in out, out

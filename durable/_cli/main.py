@@ -126,7 +126,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     common = _common(top=False)
     top: list[Any] = [_common(top=True)]
     parser = _Parser(
-        prog=program(), description="Manage and run durable workflows.", epilog=EPILOG,
+        prog=program(), description="Manage and run durable workflows.", epilog=_started(EPILOG),
         parents=top, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.typed = typed
@@ -252,6 +252,11 @@ exit codes: 0 done, 1 failed, 2 refused or usage error (also a run id,
 workflow or step named that matches nothing, or a store folder that is not
 there), 3 suspended, 4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
 `durable COMMAND --help` describes a command."""
+
+
+def _started(text: str) -> str:
+    """The examples as the tool was started (`python -m durable run ...`)."""
+    return re.sub(r"(?m)^  durable |`durable ", lambda m: m[0].replace("durable", program()), text)
 
 
 def _durability(p: argparse.ArgumentParser, *, code: bool = True) -> None:
