@@ -83,16 +83,24 @@ def shell_words(*words: object) -> str:
 @functools.cache  # first called by `main()`'s parser, before `durable run` sets sys.argv for the script
 def program() -> str:
     """The words that started this command, to start each command it prints:
-    `durable`, or `python -m durable` as typed when started so (a printed
-    `durable show r1` failed pasted where no `durable` is on PATH: a venv
-    not activated, a notebook's `!python -m durable`). In-process callers of
-    `main()` (the tests, a script of the user's) print `durable`."""
+    `durable`, or `python -m durable` as typed when started so, or the
+    console script's path as typed (`.venv/bin/durable`) when `durable` on
+    PATH is not that script: a printed `durable show r1` failed pasted where
+    no `durable` is on PATH (a venv not activated, a notebook's `!python -m
+    durable`). In-process callers of `main()` (the tests, a script of the
+    user's) print `durable`."""
     import shlex
+    import shutil
 
     typed = getattr(sys, "orig_argv", [])
     head = typed[: len(typed) - len(sys.argv) + 1]
     if len(head) >= 3 and head[-2] == "-m" and head[-1] in ("durable", "durable.__main__"):
         return shlex.join(head)
+    script = sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) == "durable" and os.path.isfile(script):
+        found = shutil.which("durable")
+        if found is None or not os.path.samefile(found, script):
+            return shlex.quote(script)
     return "durable"
 
 

@@ -129,3 +129,23 @@ def test_help_s_examples_start_as_the_tool_was_started(
     assert "\n  python3 -m durable runs                                 list the runs" in out, out
     assert "`python3 -m durable COMMAND --help` describes a command" in out, out
     assert "\n  durable " not in out, out
+
+
+def test_the_console_script_run_by_its_path_prints_that_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`.venv/bin/durable ...` of a venv not activated printed `durable ...`,
+    which is another program (or none) on PATH; the one on PATH prints `durable`."""
+    script = tmp_path / "bin" / "durable"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, str(script), "runs"])
+    monkeypatch.setattr(sys, "argv", [str(script), "runs"])
+    said = []
+    for path in (str(tmp_path), str(script.parent)):  # not on PATH, then on it
+        monkeypatch.setenv("PATH", path)
+        program.cache_clear()
+        said.append(program())
+    program.cache_clear()
+    assert said == [str(script), "durable"]
