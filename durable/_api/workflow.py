@@ -16,6 +16,7 @@ from .._core.recall import recalled
 from .._core.run import Options, run_locked
 from .._core.signature import signature_of
 from .._core.waiting import holding
+from .._errortext import keywords
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import identity_of
 from .._fingerprint.reach import default_name, script_name
@@ -96,6 +97,7 @@ class Workflow(Steering, Generic[P, R]):
         recorded arguments (a dict or `**kwargs` one is merged by key)."""
         return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs))
 
+    @keywords("with_options")
     def with_options(
         self,
         *,

@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errortext import preview_of
+from .._errortext import near, preview_of
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.keys import check_key_part
@@ -163,9 +163,12 @@ def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> ins
     if unknown:
         # A run suspended at wait_for(name) says "resume with name": the
         # answer is no argument, and resume(run_id, name=...) lands here.
+        # ...or one of resume's and fork's own keywords, or a parameter, mistyped.
+        meant = near(unknown[0], [*sig.parameters, "inputs", "new_run_id", "mutate"], cutoff=0.8)
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sig.parameters)}. Nothing was executed. If {unknown[0]!r} "
+            f"it takes {', '.join(sig.parameters)}{f'; did you mean {meant[0]}=?' if meant else '.'} "
+            f"Nothing was executed. If {unknown[0]!r} "
             f"is the name of a durable.wait_for(), give its answer as "
             f"inputs={{{unknown[0]!r}: ...}}."
         )
