@@ -20,6 +20,7 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,7 +66,7 @@ def _ran(log: Path) -> Counter[tuple[int, int]]:
 
 # Local "batch": the outputs in the log itself (no blob), a sync due every
 # 2 ms from the timer thread, so syncs overlap appends of large entries.
-OPTIONS = {
+OPTIONS: dict[str, dict[str, Any]] = {
     "s3": {"blob_threshold": 1024},
     "local-batch": {"blob_threshold": 10**7, "durability": "batch", "sync_interval": 0.002},
 }

@@ -18,6 +18,7 @@ import pytest
 
 import durable
 from tests import test_hunt40_killed_first as t
+from tests.conftest import ROOT
 from tests.test_hunt42_power_loss_damage import _entry, _resume, _zero
 
 pytestmark = pytest.mark.slow
@@ -35,9 +36,9 @@ def _killed_synced(tmp_path: Path) -> Path:
     ran = tmp_path / "ran.log"
     ran.write_text("")
     code = t._CHILD.replace("sync_interval=3600", "sync_interval=1e-9") + "t.flow.with_options(store=store).run()\n"
-    env = dict(os.environ, PYTHONPATH=str(t.ROOT), HUNT40_LOG=str(ran), HUNT40_KILL_AT="3")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HUNT40_LOG=str(ran), HUNT40_KILL_AT="3")
     argv = [sys.executable, "-c", code, str(tmp_path / "s"), "batch", str(tmp_path / "synced")]
-    assert subprocess.run(argv, env=env, cwd=t.ROOT).returncode == -signal.SIGKILL
+    assert subprocess.run(argv, env=env, cwd=ROOT).returncode == -signal.SIGKILL
     assert ran.read_text().split() == ["0", "1", "2", "3"]
     return tmp_path / "s" / "r" / "r" / "records.log"
 
