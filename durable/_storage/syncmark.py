@@ -10,8 +10,10 @@ Kept as an extended attribute of the log file itself: no file more in the
 run's folder, none left behind when the log is removed, and a log made
 anew starts without one. Set after the sync returns and never synced
 itself, so a power loss may leave an older mark (damage past it is read
-as before), never one past what a sync covered. Where the filesystem or
-the platform has no extended attributes, nothing is marked: as before."""
+as before), never one past what a sync covered. A log whose entries end
+before its mark (zeroed from there on, or cut short) lost synced records:
+refused too (`logrecords`), not read as a torn tail. Where the filesystem
+or the platform has no extended attributes, nothing is marked: as before."""
 
 from __future__ import annotations
 
