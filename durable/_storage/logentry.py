@@ -29,6 +29,11 @@ _GONE = 0xFFFFFFFF
 _STEPS = b"steps/"  # a body step's record name: these, then eight ASCII digits
 _STEP_NAME = len(_STEPS) + 8
 K = TypeVar("K")
+# What a damaged log's error advises: a log is not repaired in place.
+_ADVICE = (
+    "The entries before it are intact, but a run log is not repaired in place: "
+    "start the run again with restart=True (durable run ... --restart)"
+)
 
 
 def _damaged(
@@ -42,10 +47,22 @@ def _damaged(
         _position(blob, offset),
         f"{path}, entry at byte {base + offset}",
         why,
-        advice=(
-            "The entries before it are intact, but a run log is not repaired in place: "
-            "start the run again with restart=True (durable run ... --restart)"
-        ),
+        advice=_ADVICE,
+    )
+
+
+def short_of(run_id: str, path: str, intact: int, synced: int) -> CorruptRecordError:
+    """The log read ends (a zero-filled or torn tail) at byte `intact`,
+    before byte `synced`, which a sync under "batch" covered (`syncmark`):
+    a power loss leaves neither there, so the records past it are lost,
+    not given up by the level, and their steps must not run again."""
+    return CorruptRecordError(
+        run_id,
+        None,
+        f"{path}, entry at byte {intact}",
+        f"the log's entries end there (zeroed or cut short), before byte {synced}, "
+        "which a sync covered",
+        advice=_ADVICE,
     )
 
 

@@ -10,8 +10,10 @@ Kept as an extended attribute of the log file itself: no file more in the
 run's folder, none left behind when the log is removed, and a log made
 anew starts without one. Set after the sync returns and never synced
 itself, so a power loss may leave an older mark (damage past it is read
-as before), never one past what a sync covered. Where the filesystem or
-the platform has no extended attributes, nothing is marked: as before."""
+as before), never one past what a sync covered. A log whose entries end
+before its mark (zeroed from there on, or cut short) lost synced records:
+refused too (`logrecords`), not read as a torn tail. Where the filesystem
+or the platform has no extended attributes, nothing is marked: as before."""
 
 from __future__ import annotations
 
@@ -23,14 +25,16 @@ _SET = getattr(os, "setxattr", None)
 _GET = getattr(os, "getxattr", None)
 
 
-def sync_marked(fd: int) -> None:
-    """fdatasync the log open at `fd`, then mark the bytes it covered: all
-    those written before it began (another thread's too)."""
-    size = os.fstat(fd).st_size
+def sync_marked(fd: int, written: int | None) -> None:
+    """fdatasync the log open at `fd`, then (under "batch") mark the bytes
+    it covered: `written`, the end of the entries this process had written
+    whole before it began (another thread's too). Not the file's size: a
+    write in progress shows part of its entry there, and a kill -9 leaves
+    that entry torn, cut off below a mark a reader holds the log to."""
     os.fdatasync(fd)
-    if _SET is not None:
+    if _SET is not None and written:
         with contextlib.suppress(OSError):  # unmarked: read as before
-            _SET(fd, _ATTR, b"%d" % size)
+            _SET(fd, _ATTR, b"%d" % written)
 
 
 def marked(path: str) -> int:
