@@ -1,0 +1,71 @@
+"""The attributes of the objects of the user's own classes that a registry
+holds (`REG[name] = Entry(cls)`, `Holder((cls, opts))`): a step calling
+`REG[name].cls().run(x)` runs the class held there, which the registry's
+own items do not show. Looked into at C speed where the objects keep
+their attributes in a plain `__dict__` (a list of 100k records of plain
+data costs ~20 ms more), each object once (a graph of them may hold
+cycles). Pure standard library.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import sys
+import types
+
+from .imports import user_class
+from .outsidevalues import _slots
+
+
+def looked_into(items: list[object], kinds: set[type], seen: set[int], stack: list[object]) -> None:
+    """The attributes of the objects of the user's classes or namespaces
+    among `items` (of types `kinds`) not `seen` yet, put on `stack` as one
+    flat list, to be looked through as a container's items are."""
+    users = {k for k in kinds if _user_kind(k)}
+    objs = items if users == kinds else [x for x in items if type(x) in users] if users else []
+    if types.ModuleType in kinds:  # `NS = types.ModuleType("ns")` filled by `setattr`
+        objs = [*objs, *(x for x in items if namespace_module(x))]
+    ids = set(map(id, objs))
+    if len(ids) < len(objs) or not ids.isdisjoint(seen):  # each once: a graph of them may hold cycles
+        fresh = dict(zip(map(id, objs), objs, strict=True))
+        objs = [fresh[i] for i in ids - seen]
+    seen.update(ids)
+    if objs:
+        stack.append(_attributes(objs, users))
+
+
+
+def namespace_module(value: object) -> bool:
+    """A module object made as a namespace (`NS = types.ModuleType("ns")`,
+    filled by `setattr` at import): no file and not imported, so no
+    statement of its own shows what it holds; looked into by attribute, as a
+    `SimpleNamespace` is. A module imported is counted by its statements."""
+    if not isinstance(value, types.ModuleType) or getattr(value, "__file__", None) is not None:
+        return
+    return sys.modules.get(str(getattr(value, "__name__", ""))) is not value
+
+
+def _user_kind(kind: type) -> bool:
+    """Objects of `kind` are the user's own, or a `SimpleNamespace`."""
+    if issubclass(kind, types.SimpleNamespace):
+        return True
+    if issubclass(kind, (type, types.ModuleType, types.FunctionType, functools.partial)):
+        return
+    return kind.__module__ != "builtins" and user_class(kind)
+
+
+def _attributes(objs: list[object], kinds: set[type]) -> list[object]:
+    """The attribute values of `objs`, their slots' too, flat."""
+    if all(k.__dictoffset__ and not any("__slots__" in vars(c) for c in k.__mro__[:-1]) for k in kinds):
+        try:  # each a plain `__dict__`: at C speed
+            return list(itertools.chain.from_iterable(map(dict.values, map(vars, objs))))
+        except TypeError:  # a `__dict__` that is no dict
+            pass
+    found: list[object] = []
+    for obj in objs:
+        try:
+            found += [v for _, v in _slots(obj)] + list(getattr(obj, "__dict__", {}).values())
+        except Exception:  # an odd __getattribute__: nothing told of it
+            continue
+    return found
