@@ -21,6 +21,7 @@ import types
 from typing import Any
 
 from .canon import is_our_decorator
+from .helperreads import helper_readers
 from .inplace import MUTATORS, READERS, _changes, roots
 from .kept import by_code, only_written
 from .nodes import walk
@@ -91,13 +92,15 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         return ()
     mine = {id(d) for d in own}
     others = _readers([d for d in _durable_defs(src.tree) if id(d[0]) not in mine], src.tree)
+    elsewhere = helper_readers([d for d, _, _ in others], globs or {}, frozenset(written))  # `helpers.describe()`
+    others, foreign = others + elsewhere, {id(d) for d, _, _ in elsewhere}  # told by the object, not its name
     read = {n for d, names, _ in others if written & names for n in (written & names) - only_written([d], written)}
     for name in [n for n in read if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps).
         attrs = _class_attributes(fn, own, name)
         cls, readers = (globs or {})[name], [(d, owner) for d, names, owner in others if name in names]
-        if attrs is not None and not any(_reads(d, name, cls, attrs, owner) for d, owner in readers):
+        if attrs is not None and not any(id(d) in foreign or _reads(d, name, cls, attrs, owner) for d, owner in readers):
             read.discard(name)
     return tuple(sorted(read))
 
