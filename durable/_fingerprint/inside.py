@@ -35,14 +35,13 @@ def looked_into(items: list[object], kinds: set[type], seen: set[int], stack: li
         stack.append(_attributes(objs, users))
 
 
-
 def namespace_module(value: object) -> bool:
     """A module object made as a namespace (`NS = types.ModuleType("ns")`,
     filled by `setattr` at import): no file and not imported, so no
     statement of its own shows what it holds; looked into by attribute, as a
     `SimpleNamespace` is. A module imported is counted by its statements."""
     if not isinstance(value, types.ModuleType) or getattr(value, "__file__", None) is not None:
-        return
+        return False
     return sys.modules.get(str(getattr(value, "__name__", ""))) is not value
 
 
@@ -51,7 +50,7 @@ def _user_kind(kind: type) -> bool:
     if issubclass(kind, types.SimpleNamespace):
         return True
     if issubclass(kind, (type, types.ModuleType, types.FunctionType, functools.partial)):
-        return
+        return False
     return kind.__module__ != "builtins" and user_class(kind)
 
 
