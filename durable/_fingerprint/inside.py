@@ -3,7 +3,7 @@ holds (`REG[name] = Entry(cls)`, `Holder((cls, opts))`): a step calling
 `REG[name].cls().run(x)` runs the class held there, which the registry's
 own items do not show. Looked into at C speed where the objects keep
 their attributes in a plain `__dict__` (a list of 100k records of plain
-data costs ~20 ms more), each object once (a graph of them may hold
+data costs a pass over their attributes in C), each object once (a graph of them may hold
 cycles). Pure standard library.
 """
 
@@ -13,9 +13,12 @@ import functools
 import itertools
 import sys
 import types
+from collections.abc import Iterator
 
 from .imports import user_class
 from .outsidevalues import _slots
+
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 def looked_into(items: list[object], kinds: set[type], seen: set[int], stack: list[object]) -> None:
@@ -26,13 +29,19 @@ def looked_into(items: list[object], kinds: set[type], seen: set[int], stack: li
     objs = items if users == kinds else [x for x in items if type(x) in users] if users else []
     if types.ModuleType in kinds:  # `NS = types.ModuleType("ns")` filled by `setattr`
         objs = [*objs, *(x for x in items if namespace_module(x))]
+    try:  # records of plain data: one pass in C, nothing kept
+        plain = _plain(users) and (_SCALARS.issuperset(map(type, _values(objs))) or None)
+    except TypeError:  # a `__dict__` that is no dict
+        plain = False
+    if plain:
+        return
     ids = set(map(id, objs))
     if len(ids) < len(objs) or not ids.isdisjoint(seen):  # each once: a graph of them may hold cycles
         fresh = dict(zip(map(id, objs), objs, strict=True))
         objs = [fresh[i] for i in ids - seen]
     seen.update(ids)
     if objs:
-        stack.append(_attributes(objs, users))
+        stack.append(list(_values(objs)) if plain is None else _attributes(objs))
 
 
 def namespace_module(value: object) -> bool:
@@ -54,13 +63,18 @@ def _user_kind(kind: type) -> bool:
     return kind.__module__ != "builtins" and user_class(kind)
 
 
-def _attributes(objs: list[object], kinds: set[type]) -> list[object]:
+def _plain(kinds: set[type]) -> bool:
+    """Objects of `kinds` keep their attributes in a `__dict__` alone."""
+    return all(k.__dictoffset__ and not any("__slots__" in vars(c) for c in k.__mro__[:-1]) for k in kinds)
+
+
+def _values(objs: list[object]) -> Iterator[object]:
+    """The attribute values of objects with a plain `__dict__`, at C speed."""
+    return itertools.chain.from_iterable(map(dict.values, map(vars, objs)))
+
+
+def _attributes(objs: list[object]) -> list[object]:
     """The attribute values of `objs`, their slots' too, flat."""
-    if all(k.__dictoffset__ and not any("__slots__" in vars(c) for c in k.__mro__[:-1]) for k in kinds):
-        try:  # each a plain `__dict__`: at C speed
-            return list(itertools.chain.from_iterable(map(dict.values, map(vars, objs))))
-        except TypeError:  # a `__dict__` that is no dict
-            pass
     found: list[object] = []
     for obj in objs:
         try:
