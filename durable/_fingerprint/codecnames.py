@@ -17,13 +17,13 @@ from functools import lru_cache
 from .reach import _followable
 
 # The calls that take a codec's name: where in their arguments (the index of
-# the first positional one that may be; keyword `encoding` too).
-_FIRST = {"encode": 0, "decode": 0, "str": 1, "bytes": 1, "bytearray": 1, "lookup": 0, "iterencode": 1,
-          "iterdecode": 1, "getencoder": 0, "getdecoder": 0, "getincrementalencoder": 0,
-          "getincrementaldecoder": 0, "getreader": 0, "getwriter": 0, "open": 99, "TextIOWrapper": 99,
-          "EncodedFile": 1}  # fmt: skip
-# `codecs.encode(obj, "seven")`: the module's functions take the object first.
-_MODULE_FIRST = {"encode": 1, "decode": 1}
+# the first positional one that may be; keyword `encoding` too). A method's
+# (`text.encode("seven")`) or a builtin's; the rest only as `codecs.` ones
+# (`table.lookup("users")` names no codec).
+_FIRST = {"encode": 0, "decode": 0, "str": 1, "bytes": 1, "bytearray": 1, "open": 99, "TextIOWrapper": 99}
+_CODECS_FIRST = {"encode": 1, "decode": 1, "lookup": 0, "iterencode": 1, "iterdecode": 1, "getencoder": 0,
+                 "getdecoder": 0, "getincrementalencoder": 0, "getincrementaldecoder": 0, "getreader": 0,
+                 "getwriter": 0, "open": 99, "EncodedFile": 1}  # fmt: skip
 # The parts of a `CodecInfo` that run: `CodecInfo` is a tuple of the first four.
 _PARTS = ("encode", "decode", "streamreader", "streamwriter", "incrementalencoder", "incrementaldecoder")
 
@@ -51,9 +51,9 @@ def _named(tree: ast.AST) -> Iterator[str]:
             continue
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-        if name not in _FIRST:
-            continue
         on_codecs = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "codecs"
-        first = _MODULE_FIRST.get(name, _FIRST[name]) if on_codecs else _FIRST[name]
+        first = (_CODECS_FIRST if on_codecs else _FIRST).get(name)
+        if first is None:
+            continue
         given = [*node.args[first:], *(k.value for k in node.keywords if k.arg == "encoding")]
         yield from (a.value for a in given if isinstance(a, ast.Constant) and isinstance(a.value, str))
