@@ -1,8 +1,8 @@
 """`held_classes` and `held_callables` look into the objects of the user's
 classes a registry's container holds (`REG[name] = Entry(cls)`): a plain
-object, a dataclass with slots, a pair inside one, objects referring to each
-other (each looked at once), while a list of records of plain data yields
-nothing."""
+object, a dataclass with slots, a pair inside one, a list inside one, objects
+referring to each other (each looked at once), while a list of records of
+plain data yields nothing."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Slotted:
 class Record:
     id: int
     name: str
-    score: float
+    tags: list[str]
 
 
 def test_objects_in_a_registry_are_looked_into() -> None:
@@ -50,7 +50,11 @@ def test_objects_in_a_registry_are_looked_into() -> None:
 
 
 def test_records_of_plain_data_hold_nothing_and_stay_fast() -> None:
-    records = [Record(i, str(i), i / 3) for i in range(100_000)]
+    records = [Record(i, str(i), []) for i in range(50_000)] + [Record(i, str(i), ["a"]) for i in range(50_000)]
     started = time.process_time()
     assert held_classes(records) == (Record,) and held_callables(records) == []
-    assert time.process_time() - started < 2.0  # ~0.1 s: the attributes told at C speed, not a loop
+    # ~0.2 s: the attributes and the lists they hold told a level at a time, not one by one (~1.3 s)
+    assert time.process_time() - started < 2.0
+    held = [Record(0, "a", [])]
+    held[0].tags.append(double)  # type: ignore[arg-type]
+    assert set(map(id, held_callables(held))) == {id(double)}

@@ -13,7 +13,8 @@ import functools
 import itertools
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import cast
 
 from .imports import user_class
 from .outsidevalues import _slots
@@ -41,7 +42,33 @@ def looked_into(items: list[object], kinds: set[type], seen: set[int], stack: li
         objs = [fresh[i] for i in ids - seen]
     seen.update(ids)
     if objs:
-        stack.append(list(_values(objs)) if plain is None else _attributes(objs))
+        stack.append(_flattened(list(_values(objs)) if plain is None else _attributes(objs), seen))
+
+
+# The containers an object's attributes hold that are looked through here,
+# a level of all of them at a time (`Rec(tags=["a"])` of 100k records: one
+# list each, walked one by one, cost ~0.6 s a fingerprint).
+_FLAT = frozenset({list, tuple, set, frozenset, dict})
+
+
+def _flattened(values: list[object], seen: set[int]) -> list[object]:
+    """`values`, the plain lists, tuples, sets and dicts (keys too) among
+    them replaced by their items at any depth, each container once."""
+    out: list[object] = []
+    while values:
+        if _FLAT.isdisjoint(map(type, values)):
+            return out + values
+        nested = [v for v in values if type(v) in _FLAT]
+        out += [v for v in values if type(v) not in _FLAT]
+        ids = set(map(id, nested))
+        if len(ids) < len(nested) or not ids.isdisjoint(seen):
+            fresh = dict(zip(map(id, nested), nested, strict=True))
+            nested = [fresh[i] for i in ids - seen]
+        seen.update(ids)
+        dicts = [v for v in nested if type(v) is dict]
+        values = list(itertools.chain.from_iterable(cast("list[Iterable[object]]", nested)))  # a dict's keys
+        values += itertools.chain.from_iterable(map(dict.values, cast("list[dict[object, object]]", dicts)))
+    return out
 
 
 def namespace_module(value: object) -> bool:
