@@ -9,9 +9,8 @@ value: written by name (`Cfg.mode = m`) or by its own method through
 `cls`, `type(self)` or `self.__class__`; read where an attribute written is
 read, by name or, in a method of the class, through `self` or `cls`.
 
-Pure standard library. Found by the text: once per code object (what code
-does with a name cannot change), and once per parsed module for what its
-functions change.
+Pure standard library. Found by the text: once per code object (what code does with
+a name cannot change), and once per parsed module for what its functions change.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import types
 from typing import Any
 
 from .canon import is_our_decorator
+from .helperreads import helper_readers
 from .inplace import MUTATORS, READERS, _changes, roots
 from .kept import by_code, only_written
 from .nodes import walk
@@ -101,9 +101,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     if not written:
         return ()
     mine = {id(d) for d in own}
-    # A step reads what a plain function it calls reads, and a name bound
-    # to what it names (`C = Cfg`, `def mode(): return Cfg.mode`).
-    # One that reads the module's names by string (`globals()["MODE"]`) may read any.
+    # A step reads what a plain function it calls reads, and a name bound to what it names
+    # (`C = Cfg`, `def mode(): return Cfg.mode`); one reading names by string (`globals()["K"]`), any.
     others = [
         (d, names, seen | written if seen & UNNAMED else seen, owner)
         for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
@@ -113,6 +112,10 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     if ANY in written:  # a name the text does not spell: any the others read
         written = direct | {n for _, _, seen, _ in others for n in seen if n in (globs or {})}
     written |= aliases(written, globs)
+    # Another module's helper it calls (`helpers.describe()`), told by the object it reads.
+    ours = [d for d, _, _, _ in others]
+    elsewhere = helper_readers([*ours, *helpers(ours, src.tree)], globs or {}, frozenset(written - {ANY}))
+    others, foreign = others + [(d, n, n, o) for d, n, o in elsewhere], {id(d) for d, _, _ in elsewhere}
     read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - only_written([d], written)}
     for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
@@ -125,7 +128,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         cls, readers = (globs or {})[name], [(d, names, owner) for d, names, seen, owner in others if name in seen]
         # Named, and maybe reached through a helper or an alias too (`describe()` returning `Cfg.mode`).
         if attrs is not None and not any(
-            name not in names or name in reached(names - {name}, src.tree) or _reads(d, name, cls, attrs, owner)
+            id(d) in foreign or name not in names or name in reached(names - {name}, src.tree)
+            or _reads(d, name, cls, attrs, owner)
             for d, names, owner in readers
         ):
             read.discard(name)
