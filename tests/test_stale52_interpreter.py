@@ -73,4 +73,5 @@ def test_an_entry_another_python_wrote_is_not_served(tmp_path: Path) -> None:
     ).stdout.strip()  # fmt: skip
     assert second == own  # what that Python's ast.dump says, not the other's
     assert count.read_text() == "xx"  # computed again there
-    assert _run(sys.executable, tmp_path) == first and count.read_text() == "xx"  # and each kept its own
+    # Each Python keeps its own entry: the first is served its own again.
+    assert _run(sys.executable, tmp_path) == first and count.read_text() == "xx"
