@@ -5,11 +5,11 @@ result, and the look for secrets that keeps a call holding one out of the
 cache (the key may leave the secret out; the output may be made of it).
 The values a step's own closure captured count as arguments do: a step made
 by a factory (`make_step(weights)`) computes from them, while its
-fingerprint counts lists, dicts and objects there by type only. So does the
-Python version: an entry is the interpreter's that wrote it."""
+fingerprint counts lists, dicts and objects there by type only."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import sys
 import types
@@ -84,11 +84,11 @@ def call_key(
 
 # The standard library differs from one minor Python to the next (3.13's `ast.dump` is not
 # 3.11's): an entry serves the Python that wrote it (a resume on another one is not refused).
-_PYTHON = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
+_PYTHON = f"/{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}".encode()
 
 
 def for_interpreter(digest: str | None) -> str | None:
-    return None if digest is None else strict_digest((digest, _PYTHON))
+    return None if digest is None else hashlib.sha256(digest.encode() + _PYTHON).hexdigest()[:HEX]
 
 
 def _key_arguments(
