@@ -110,24 +110,14 @@ class Workflow(Steering, Generic[P, R]):
         progress_file: str | os.PathLike[str] | None = None,
         durability: str | None = None,
     ) -> Workflow[P, R]:
-        changes: dict[str, Any] = {}
-        for key, value in (
-            ("run_id", run_id),
-            ("store", store),
-            ("restart", restart),
-            ("rebase", rebase),
-            ("on_change", on_change),
-            ("wait", wait),
-            ("progress_file", progress_file),
-            ("durability", durability),
-        ):
-            if value is not None:
-                changes[key] = value
+        given: dict[str, Any] = {
+            "run_id": run_id, "store": store, "restart": restart, "rebase": rebase,
+            "on_change": on_change, "wait": wait, "progress_file": progress_file,
+            "durability": durability,
+        }  # fmt: skip
+        changes = {key: value for key, value in given.items() if value is not None}
         return type(self)(
-            self.fn,
-            self._pinned_name,
-            self.version,
-            dataclasses.replace(self.options, **changes),
+            self.fn, self._pinned_name, self.version, dataclasses.replace(self.options, **changes)
         )
 
     # -- run management (`_manage`, also behind the CLI) --------------------
