@@ -216,3 +216,19 @@ def dumps_noting(obj: Any) -> tuple[bytes, list[type]]:
     pickler = _Noting(buffer, protocol=cloudpickle.DEFAULT_PROTOCOL)
     pickler.dump(obj)
     return buffer.getvalue(), pickler.classes
+
+
+def digest_callable(obj: Any) -> bytes:
+    """`dumps_callable`'s bytes, to digest a closure by: each class it pickles
+    by value (a script's or a notebook's, `__main__`'s) carries an id that
+    cloudpickle draws at random once per process, so that the same closure
+    over the same configuration looked changed in every new process (each
+    resume refused). Each id becomes its class's place among those pickled;
+    the class itself, its code and attributes, is in the bytes all the same."""
+    data, classes = dumps_noting(obj)
+    drawn: Any = getattr(cloudpickle.cloudpickle, "_DYNAMIC_CLASS_TRACKER_BY_CLASS", {})
+    for place, cls in enumerate(dict.fromkeys(classes)):
+        found = drawn.get(cls)
+        if isinstance(found, str):
+            data = data.replace(found.encode(), b"%032x" % place)
+    return data
