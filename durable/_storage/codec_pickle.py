@@ -227,8 +227,14 @@ def digest_callable(obj: Any) -> bytes:
     the class itself, its code and attributes, is in the bytes all the same."""
     data, classes = dumps_noting(obj)
     drawn: Any = getattr(cloudpickle.cloudpickle, "_DYNAMIC_CLASS_TRACKER_BY_CLASS", {})
-    for place, cls in enumerate(dict.fromkeys(classes)):
-        found = drawn.get(cls)
-        if isinstance(found, str):
-            data = data.replace(found.encode(), b"%032x" % place)
+    ids = [found for cls in classes if isinstance(found := _drawn(drawn, cls), str)]
+    for place, found in enumerate(dict.fromkeys(ids)):
+        data = data.replace(found.encode(), b"%032x" % place)
     return data
+
+
+def _drawn(drawn: Any, cls: type) -> object:
+    try:
+        return drawn.get(cls)
+    except TypeError:  # a metaclass's `__eq__` without `__hash__`: its id stays (fail closed)
+        return None
