@@ -159,8 +159,9 @@ def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, 
 
 
 def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis,
-           via: str = "", runs: bool = False) -> None:  # fmt: skip
-    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a method)."""
+           via: str = "", runs: bool | None = False) -> None:  # fmt: skip
+    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a method;
+    None: state the statement's steps only write, by its statements alone, never its contents)."""
     key = via + ".".join(path)
     if obj is _MISSING:
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
@@ -191,7 +192,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
         if scope.cls is not None:  # its class's statements count already, not what changes it
             out.parts.update(class_attribute_part(key, scope.cls, obj))
         else:
-            _global(key, path[-1], obj, scope, out, runs or not via)
+            _global(key, path[-1], obj, scope, out, None if runs is None else runs or not via)
             libraries = [obj.__name__] if isinstance(obj, types.ModuleType) else []
             out.parts.update(library_parts(scope.namespace, libraries))
             out.reached.extend(library_code(libraries))  # `series.geo` of a `register_series_accessor`
@@ -202,7 +203,7 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
     out.reached.extend(reached)
 
 
-def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool = True) -> None:
+def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool | None = True) -> None:
     """By its statements, and by its contents where they change it in place: not a global
     the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
     own, was = (id(scope.namespace), name), out.inside
@@ -215,7 +216,8 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
         out.inside = inner = was | {own} if kept else was
         bound = _bound(name, obj, scope, out)
         out.inside = was
-        now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
+        counted = not kept and direct is not None  # None: a counter the steps reading it keep (`_count`)
+        now = contents_part(name, obj, scope.namespace, scope.checked_file, running=bool(direct)) if counted else None
         if (*own, bool(inner), scope.checked_file, again[-1]) in out.again:  # not `from c import *`
             out.again[again] = (bound, now)
     out.parts["global:" + key] = bound
@@ -270,8 +272,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
             if path not in done and obj is not _MISSING:
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
-                # By its statements, never its value (`START = time.time()`); a counter steps bump: kept.
-                runs = chain in called_chains(stmt) and chain[0] not in written_by_steps(stmt)
+                # By its statements, never its value (`START = time.time()`); a counter steps bump: kept (`CALLS.update(k=0)` too).
+                runs = None if chain[0] in written_by_steps(stmt) else chain in called_chains(stmt)
                 _count(path, obj, where, True, out, via, runs)
 
 
