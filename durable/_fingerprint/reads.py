@@ -42,13 +42,7 @@ from .codecnames import named_codecs
 from .contents import bound_part, class_attribute_part, contents_part
 from .elsewhere import attribute_changed_elsewhere, elsewhere_of
 from .handedpart import handed_part
-from .holds import (
-    class_code,
-    foreign_members,
-    held_callables,
-    user_class,
-    whole_module,
-)
+from .holds import class_code, foreign_members, held_callables, user_class, whole_module
 from .imported import refuse_stale_alias, refuse_stale_import
 from .imports import (
     absolute,
@@ -160,8 +154,8 @@ def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, 
 
 def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis,
            via: str = "", runs: bool | None = False) -> None:  # fmt: skip
-    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a method;
-    None: state the statement's steps only write, by its statements alone, never its contents)."""
+    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a
+    method; None: state the statement's steps only write, by its statements alone)."""
     key = via + ".".join(path)
     if obj is _MISSING:
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
