@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ._errortext import warn
+from ._errortext import keywords, warn
 from .errors import ConfigurationError
 
 # Allowed values of the settings that take a word; `store` takes any URL or folder.
@@ -52,6 +52,7 @@ _configured: dict[str, Any] = {}
 _watchers: list[Callable[[str], None]] = []
 
 
+@keywords("configure")
 def configure(
     *,
     store: Any = _UNSET,

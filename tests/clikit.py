@@ -18,6 +18,11 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
+# `durable` as its console script starts it, so that the commands it prints
+# start `durable ...` as the tests expect; started as `python -m durable`,
+# they start so (`_errortext.program`).
+DURABLE = (sys.executable, "-c", "import sys; from durable._cli import main; sys.exit(main())")
+
 # A workflow file as a user would write it. Each step notes its execution in
 # $FLOW_COUNTS; the step numbered $FLOW_BLOCK_AT announces itself on stdout
 # and then waits for a line on stdin (the test's handshake).
@@ -127,9 +132,9 @@ def write_flow(tmp: Path, source: str = FLOW, name: str = "flow.py") -> Path:
 def durable(
     tmp: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    """`durable ARGS` as a child process (`python -m durable`), in tmp."""
+    """`durable ARGS` as a child process, in tmp."""
     return subprocess.run(
-        [sys.executable, "-m", "durable", *args],
+        [*DURABLE, *args],
         cwd=tmp,
         env=env or child_env(tmp),
         capture_output=True,
@@ -141,7 +146,7 @@ def durable(
 
 def spawn(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "durable", *args],
+        [*DURABLE, *args],
         cwd=tmp,
         env=env,
         stdin=subprocess.PIPE,

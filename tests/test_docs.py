@@ -38,6 +38,7 @@ import pytest
 
 import durable
 
+from .clikit import DURABLE
 from .conftest import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -184,7 +185,7 @@ def test_cli_session_matches_the_real_command(
         args = shlex.split(command)
         assert args[0] == "durable", f"{session.id}: only durable commands can be replayed"
         done = subprocess.run(
-            [sys.executable, "-m", "durable", *args[1:]],
+            [*DURABLE, *args[1:]],
             cwd=tmp_path,
             env=child_env,
             capture_output=True,

@@ -15,7 +15,7 @@ import pytest
 
 import durable
 
-from .clikit import child_env, counts
+from .clikit import DURABLE, child_env, counts
 
 FLOW = '''
 import os
@@ -72,7 +72,7 @@ def _shell(tmp: Path, command: str) -> subprocess.CompletedProcess[str]:
     words = shlex.split(command)
     assert words[0] == "durable"
     return subprocess.run(
-        [sys.executable, "-m", "durable", *words[1:]], cwd=tmp, env=child_env(tmp),
+        [*DURABLE, *words[1:]], cwd=tmp, env=child_env(tmp),
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 

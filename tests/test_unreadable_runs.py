@@ -12,7 +12,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import pytest
 
 import durable
 
-from .clikit import REPO
+from .clikit import DURABLE, REPO
 
 # Every test here takes seconds and is the same on every Python: the fast
 # suites of the other Pythons do not even import this module.
@@ -53,7 +52,7 @@ def _cli(*args: str, env: dict[str, str], bound: bool = False) -> subprocess.Com
     """`durable ARGS` in a child process; `bound`: held to file permissions."""
     prefix = _NO_OVERRIDE if bound and os.geteuid() == 0 else []
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "durable", *args], env=env, capture_output=True,
+        [*prefix, *DURABLE, *args], env=env, capture_output=True,
         text=True, stdin=subprocess.DEVNULL, timeout=60, cwd=tempfile.gettempdir(),
     )
 

@@ -11,6 +11,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, overload
 from .._core.bound import note_made
 from .._core.context import active_run
 from .._core.run import Options
+from .._errortext import keywords
 from .._storage.base import Store
 from ..errors import ConfigurationError
 from .step import check_naming, outermost, refuse_generators
@@ -61,6 +62,7 @@ def workflow(
     progress_file: str | os.PathLike[str] | None = None,
     durability: str | None = None,
 ) -> _WorkflowDecorator: ...
+@keywords("workflow")
 def workflow(
     fn: Callable[..., Any] | None = None,
     /,

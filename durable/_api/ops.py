@@ -14,6 +14,7 @@ from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, named, pause
 from .._core.replay import commit, kept_timer, lookup
+from .._errortext import keywords
 from .._fanout.progress import ProgressCallback
 from .._storage.clock import check_wait, now
 from .._storage.keys import Position, timer_name
@@ -48,6 +49,7 @@ def loop_over(
     max_concurrency: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> list[R]: ...
+@keywords("loop_over")
 def loop_over(
     fn: Callable[[Any], Any],
     items: Iterable[Any],

@@ -17,6 +17,7 @@ from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import call_sync, step_plan
+from .._errortext import keywords
 from .._fingerprint.madewith import DECORATING
 from .._fingerprint.memo import memo_fingerprint
 from .._fingerprint.reach import default_name
@@ -84,6 +85,7 @@ def step(
     cache: bool | Cache = False,
     validate: Callable[[Any], object] | None = None,
 ) -> _StepDecorator: ...
+@keywords("step")
 def step(
     fn: Callable[..., Any] | None = None,
     /,

@@ -16,6 +16,7 @@ from .._core.recall import recalled
 from .._core.run import Options, run_locked
 from .._core.signature import signature_of
 from .._core.waiting import holding
+from .._errortext import keywords
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import identity_of
 from .._fingerprint.madewith import same_snapshots
@@ -97,6 +98,7 @@ class Workflow(Steering, Generic[P, R]):
         recorded arguments (a dict or `**kwargs` one is merged by key)."""
         return drive_sync(self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs))
 
+    @keywords("with_options")
     def with_options(
         self,
         *,
@@ -109,24 +111,14 @@ class Workflow(Steering, Generic[P, R]):
         progress_file: str | os.PathLike[str] | None = None,
         durability: str | None = None,
     ) -> Workflow[P, R]:
-        changes: dict[str, Any] = {}
-        for key, value in (
-            ("run_id", run_id),
-            ("store", store),
-            ("restart", restart),
-            ("rebase", rebase),
-            ("on_change", on_change),
-            ("wait", wait),
-            ("progress_file", progress_file),
-            ("durability", durability),
-        ):
-            if value is not None:
-                changes[key] = value
+        given: dict[str, Any] = {
+            "run_id": run_id, "store": store, "restart": restart, "rebase": rebase,
+            "on_change": on_change, "wait": wait, "progress_file": progress_file,
+            "durability": durability,
+        }  # fmt: skip
+        changes = {key: value for key, value in given.items() if value is not None}
         return type(self)(
-            self.fn,
-            self._pinned_name,
-            self.version,
-            dataclasses.replace(self.options, **changes),
+            self.fn, self._pinned_name, self.version, dataclasses.replace(self.options, **changes)
         )
 
     # -- run management (`_manage`, also behind the CLI) --------------------
@@ -205,8 +197,8 @@ class Workflow(Steering, Generic[P, R]):
         if outer is not None:  # a child run: its module loaded by the first
             from .child import child_plan
             return (yield from child_plan(self, outer, args, kwargs))
-        if overrides:  # checked before anything else; none given: nothing to check
-            check_overrides(self.fn, overrides)
+        # Checked before anything else (none given: nothing to check); a re-call merges by it.
+        checked = check_overrides(self.fn, overrides) if overrides else None
         given = None if resume_id is not None else self._bind(args, kwargs)
         run_id = self._run_id(given) if resume_id is None else check_key_part("run id", resume_id)
         store = self._store()  # only once the call is known to be valid
@@ -216,7 +208,7 @@ class Workflow(Steering, Generic[P, R]):
 
             raise not_found(store, self.name, run_id)
         quiet = not inputs and progress_path(self.options.progress_file) is None
-        done = recalled(self, store, run_id, given, overrides or {}, raw) if raw and quiet else None
+        done = recalled(self, store, run_id, given, overrides or {}, raw, checked) if raw and quiet else None
         if done is not None:  # a completed run's result, for this very call
             return done
 

@@ -11,7 +11,7 @@ import traceback
 import warnings
 from collections.abc import Container, Iterator
 
-from .._errortext import PACKAGE, id_word, shell_words
+from .._errortext import PACKAGE, id_word, program, shell_words
 from .._manage.runs import list_runs, namesakes, no_folder
 from .._settings import from_environment
 from .._storage.base import Store
@@ -54,7 +54,8 @@ def command(args: argparse.Namespace) -> str:
     was given, so that the line typed as printed finds the same run (without
     it, $DURABLE_STORE or ./.durable said "no run")."""
     store = getattr(args, "store", None)
-    return "durable" if store is None else shell_words("durable", "--store", store)
+    durable = program()
+    return durable if store is None else f"{durable} {shell_words('--store', store)}"
 
 
 def rerun(args: argparse.Namespace, run_id: str) -> str:
@@ -137,14 +138,14 @@ def in_flags(text: str, options: Container[str] | None = None) -> str:
 
 def print_error(
     exc: BaseException, debug: bool, code: int, *, options: Container[str] = (),
-    durable: str = "durable",
+    durable: str | None = None,
 ) -> int:
     """Print an error as a command with these options (argparse dests)
     words its advice, its `durable ...` commands started as `durable`
-    (command()) is; exit code `code`."""
+    (command(), else the words that started the tool) is; exit code `code`."""
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
-    text = advised(in_flags(str(exc), options), durable)
+    text = advised(in_flags(str(exc), options), durable or program())
     lines = text.strip().splitlines() or [type(exc).__name__]
     print(f"durable: {lines[0]}", file=sys.stderr)
     if len(lines) > 1:

@@ -30,7 +30,7 @@ def local(t: float | None) -> str:
     return datetime.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def waiting_line(event: RunWaiting, durable: str = "durable") -> str:
+def waiting_line(event: RunWaiting, durable: str) -> str:
     """`durable run --wait`'s one line when it starts waiting: whom for, how
     long, and what to do meanwhile (a silent wait looked like a hang);
     `durable`: the command as common.command() gives it."""

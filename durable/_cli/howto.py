@@ -10,7 +10,7 @@ import os
 import shlex
 from collections.abc import Sequence
 
-from .._errortext import shell_words, waited_input
+from .._errortext import id_word, program, shell_words, waited_input
 from .._manage import owners, runs
 from .._storage.base import Store
 from .._storage.factory import open_store
@@ -68,7 +68,12 @@ def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags:
     if found and (not script or os.path.isfile(script)):
         return f"{durable} {shell_words('run', found, '--run-id', run_id)} {flags}"
     if found:  # the manifest knows a script's name, not its folder (`durable run sub/flow.py:main`)
-        return f"`{durable} run` of {found}, given by its path from here (no {script} is in this folder), with {shell_words('--run-id', run_id)} {flags}"
+        # Run from another folder, or renamed since: a renamed script's function
+        # is another workflow (`flow2.gate`), which has no such run.
+        return (f"`{durable} run` of {found} with {shell_words('--run-id', run_id)} {flags}; {script}, the script "
+                f"the run was started from, is not in this folder: give its path from here if it is in another; "
+                f"if it was renamed, rename it back to {script} first (the workflow of a renamed script is "
+                f"another one, without run {id_word(run_id)})")  # fmt: skip
     return f"`{durable} run` of the script and function that define {workflow}, with {shell_words('--run-id', run_id)} {flags}"
 
 
@@ -93,7 +98,7 @@ def guessed(word: str, typed: Sequence[str]) -> str:
     run id typed after it, in the store the command line names."""
     words = list(typed)
     url, workflow = _given(words, "--store"), _given(words, "--workflow") or _given(words, "-w")
-    durable = "durable" if url is None else shell_words("durable", "--store", url)
+    durable = program() if url is None else f"{program()} {shell_words('--store', url)}"
     after = words[words.index(word) + 1 :] if word in words else []
     run_id = next((w for i, w in enumerate(after) if w[:1] != "-" and (i == 0 or after[i - 1] not in _VALUED)), None)
     listed = f"`{durable} runs` lists the runs"

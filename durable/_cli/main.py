@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import durable
 
-from .._errortext import shell_words
+from .._errortext import program, shell_words
 from .._manage.runs import RUN_STATUSES
 from .._settings import check
 from .._storage.base import Store
@@ -99,13 +99,13 @@ def _dashed(message: str, typed: Sequence[str], parser: argparse.ArgumentParser)
     needs = re.search(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
     if needs and needs[1] in typed[:-1]:
         value = typed[list(typed).index(needs[1]) + 1]
-        return f"; if {value} is its value: {shell_words('durable', *typed)}" if value[:1] == "-" else ""
+        return f"; if {value} is its value: {program()} {shell_words(*typed)}" if value[:1] == "-" else ""
     if not takes_run or not re.search(r"required: RUN|unrecognized arguments", message):
         return ""
     stray = [w for w in typed if w[:1] == "-" and w.split("=")[0] not in options and w != "--"]
     if stray:
-        return f"; if {stray[0]} is a run id: {shell_words('durable', *typed)}"
-    return "; `durable runs` lists the run ids" if "required: RUN" in message else ""
+        return f"; if {stray[0]} is a run id: {program()} {shell_words(*typed)}"
+    return f"; `{program()} runs` lists the run ids" if "required: RUN" in message else ""
 
 
 def _common(*, top: bool) -> _Parser:
@@ -126,7 +126,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     common = _common(top=False)
     top: list[Any] = [_common(top=True)]
     parser = _Parser(
-        prog="durable", description="Manage and run durable workflows.", epilog=EPILOG,
+        prog=program(), description="Manage and run durable workflows.", epilog=_started(EPILOG),
         parents=top, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.typed = typed
@@ -252,6 +252,11 @@ exit codes: 0 done, 1 failed, 2 refused or usage error (also a run id,
 workflow or step named that matches nothing, or a store folder that is not
 there), 3 suspended, 4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
 `durable COMMAND --help` describes a command."""
+
+
+def _started(text: str) -> str:
+    """The examples as the tool was started (`python -m durable run ...`)."""
+    return re.sub(r"(?m)^  durable |`durable ", lambda m: m[0].replace("durable", program()), text)
 
 
 def _durability(p: argparse.ArgumentParser, *, code: bool = True) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
-from .._errortext import id_word, said_reason, shell_words
+from .._errortext import id_word, program, said_reason, shell_words
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
@@ -108,7 +108,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     if args.store is None and not_the_commands(store):
         report.say(
             f"  run {id_word(run_id)} is kept in store {store.url} (the workflow's store=, or its "
-            f"script's durable.configure(store=)): `{shell_words('durable', '--store', store.url)} "
+            f"script's durable.configure(store=)): `{program()} {shell_words('--store', store.url)} "
             "runs` lists it"
         )
     if not exists and (namesake := new_namesake(args, store, wf.name, run_id)):

@@ -7,11 +7,10 @@ took `--to` for one."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from collections.abc import Sequence
 
-from .._errortext import shell_words
+from .._errortext import near, program, shell_words
 
 # An option a newcomer gives for a word the command takes as a positional.
 _AS_WORD = {"run-id": "RUN", "run": "RUN", "id": "RUN", "workflow": "WORKFLOW", "step": "STEP",
@@ -57,11 +56,11 @@ def _advice(
     if meant is not None and meant in words:
         rest = typed[:i] + ([value] if value is not None else []) + typed[i + 1 :]
         return f"; {command.prog} takes the {_WHAT[meant]} as a word, not {name}: " \
-            f"{shell_words('durable', *rest)}"  # fmt: skip
+            f"{program()} {shell_words(*rest)}"  # fmt: skip
     own = [o for a in command._actions for o in a.option_strings if o[:2] == "--" and o not in _COMMON]
-    near = difflib.get_close_matches(name.replace("_", "-"), own, n=1, cutoff=0.8)
-    if near:
-        return f"; {command.prog} has no option {name}; did you mean {near[0]}?"
+    close = near(name.replace("_", "-"), own, cutoff=0.8)
+    if close:
+        return f"; {command.prog} has no option {name}; did you mean {close[0]}?"
     listed = f"its options: {', '.join(own)}" if own else "it takes no option"
     return f"; {command.prog} has no option {name}; {listed} (`{command.prog} --help` says more)"
 
@@ -70,11 +69,11 @@ def near_command(word: str, parser: argparse.ArgumentParser, typed: Sequence[str
     """"; did you mean show? (durable show r1)" for a command mistyped
     (`shwo`), as an option mistyped is told the one meant; "" for none near."""
     sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-    near = difflib.get_close_matches(word, list(sub.choices) if sub else [], n=1, cutoff=0.6)
-    if not near:
+    meant = near(word, sub.choices if sub else [])
+    if not meant:
         return ""
     if word not in typed:
-        return f"; did you mean {near[0]}?"
+        return f"; did you mean {meant[0]}?"
     typed = list(typed)
-    typed[typed.index(word)] = near[0]
-    return f"; did you mean {near[0]}? ({shell_words('durable', *typed)})"
+    typed[typed.index(word)] = meant[0]
+    return f"; did you mean {meant[0]}? ({program()} {shell_words(*typed)})"

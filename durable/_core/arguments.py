@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errortext import preview_of
+from .._errortext import near, preview_of
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.keys import check_key_part
@@ -35,15 +35,20 @@ def merge_arguments(
     *,
     restart: bool = False,
     digests: Mapping[str, str] | None = None,
+    checked: inspect.Signature | None = None,
 ) -> inspect.BoundArguments:
     """defaults < recorded < given now < overrides; every parameter without
     a default must have a value (else nothing runs and nothing is deleted).
     An override of a dict parameter, and one for a `**kwargs` parameter,
     merges by key into the value it overrides (see `_override`). `digests`:
     the run's argument digests, when resuming from the `recorded` ones."""
-    # A call bound just now was bound against the signature as it is now:
-    # resolving it again would cost a second check of what it is made of.
-    sig = given.signature if given is not None and not overrides else check_overrides(fn, overrides)
+    # A call bound just now was bound against the signature as it is now,
+    # and `checked` is what `check_overrides` gave for these overrides just
+    # now: resolving it again would cost a second check of what it is made of.
+    if given is not None and not overrides:
+        sig = given.signature
+    else:
+        sig = checked if checked is not None else check_overrides(fn, overrides)
     merged = dict(recorded)
     if given is not None:
         merged.update(given.arguments)
@@ -158,9 +163,12 @@ def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> ins
     if unknown:
         # A run suspended at wait_for(name) says "resume with name": the
         # answer is no argument, and resume(run_id, name=...) lands here.
+        # ...or one of resume's and fork's own keywords, or a parameter, mistyped.
+        meant = near(unknown[0], [*sig.parameters, "inputs", "new_run_id", "mutate"], cutoff=0.8)
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sig.parameters)}. Nothing was executed. If {unknown[0]!r} "
+            f"it takes {', '.join(sig.parameters)}{f'; did you mean {meant[0]}=?' if meant else '.'} "
+            f"Nothing was executed. If {unknown[0]!r} "
             f"is the name of a durable.wait_for(), give its answer as "
             f"inputs={{{unknown[0]!r}: ...}}."
         )

@@ -9,6 +9,7 @@ fingerprint counts lists, dicts and objects there by type only."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import sys
 import types
@@ -61,8 +62,8 @@ def call_key(
         ignored = option.ignored
         digest = cache_digest(signature, args, kwargs, name, ignored)
         # Without a secret (then None) and with nothing left out, the same digest.
-        call = None if ignored else digest
-        return with_state(fn, with_captured(fn, digest)), call, digest
+        call, base = None if ignored else digest, for_interpreter(digest)
+        return with_state(fn, with_captured(fn, base)), call, base
     if not _cache_check(signature, args, kwargs, name):
         return None, None, None
     key_args, key_kwargs = _key_arguments(signature, args, kwargs)
@@ -77,8 +78,17 @@ def call_key(
     code = _key_code(option.key, name)
     if code is None:
         return None, None, None
-    base = strict_digest((key, code))
+    base = for_interpreter(strict_digest((key, code)))
     return with_state(fn, with_captured(fn, base)), None, base
+
+
+# The standard library differs from one minor Python to the next (3.13's `ast.dump` is not
+# 3.11's): an entry serves the Python that wrote it (a resume on another one is not refused).
+_PYTHON = f"/{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}".encode()
+
+
+def for_interpreter(digest: str | None) -> str | None:
+    return None if digest is None else hashlib.sha256(digest.encode() + _PYTHON).hexdigest()[:HEX]
 
 
 def _key_arguments(

@@ -22,6 +22,7 @@ from .._fingerprint.elsewhere import attributes_set_elsewhere, elsewhere_of
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
 from .._fingerprint.imports import user_module
+from .._fingerprint.kept import attributes_kept_by_steps
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.outsidevalues import class_outside_tokens
 from .._fingerprint.reach import durable_fingerprint_of, is_durable, is_user_code, target_of
@@ -165,6 +166,8 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
         names = tuple(sorted({*names, *attributes_set_elsewhere(vars(module), cls.__name__, vars(cls))}))
     if any(not isinstance(s, _DEFINITIONS) for s in found):  # `Base.set_rate(2)`, `setattr(Base, ...)`
         names = tuple(sorted({*names, *(k for k, v in vars(cls).items() if _constant(k, v) is not None)}))
+    kept = {k for s in found for k in attributes_kept_by_steps(s)}  # `Counted.runs += 1` in its steps
+    names = tuple(n for n in names if n not in kept)
     if names:
         read += witnessed(_attributes_now, cls, names)
     # Its constants by value when its statements read the environment or a

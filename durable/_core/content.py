@@ -252,7 +252,7 @@ def _items_store(v: Mapping[Any, Any], items: list[tuple[Any, Any]]) -> tuple[st
 
 def _function(fn: Any) -> tuple[str, Any]:
     """An importable function by its name; a lambda or closure by its code,
-    as cloudpickle ships it to a worker."""
+    as cloudpickle ships it to a worker (save the ids it draws per process)."""
     owner: Any = sys.modules.get(fn.__module__)
     for part in fn.__qualname__.split("."):
         owner = getattr(owner, part, None)
@@ -261,7 +261,7 @@ def _function(fn: Any) -> tuple[str, Any]:
     runs = _step_runs(fn)
     if runs is not None:
         return "step", runs
-    return "code", codec.dumps_callable(fn)
+    return "code", codec.digest_callable(fn)
 
 
 def _step_runs(fn: Any) -> Any:

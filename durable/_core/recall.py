@@ -41,6 +41,7 @@ def recalled(
     given: inspect.BoundArguments | None,
     overrides: dict[str, Any],
     raw: bytes,
+    checked: inspect.Signature | None = None,
 ) -> Run[Any] | None:
     """The recorded outcome of the completed run whose manifest bytes are
     `raw` (read without the lease: `Store.peek_manifest`) when this call is
@@ -57,7 +58,7 @@ def recalled(
         if manifest.status != "completed" or manifest.extra.get("artifacts"):
             return None  # artifacts: read with the records, which only a holder may repair
         recorded, kept = inherited(store, manifest) if given is None else ({}, None)
-        bound = merge_arguments(flow.fn, recorded, given, overrides, digests=kept)
+        bound = merge_arguments(flow.fn, recorded, given, overrides, digests=kept, checked=checked)
         definition = as_left(flow.fn, as_run((flow.name, run_id), flow.definition), manifest)
         if definition.fingerprint != manifest.fingerprint:
             return None

@@ -13,7 +13,6 @@ import collections
 import contextvars
 import functools
 import itertools
-import sys
 import types
 import weakref
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ from .bindings import module_statements
 from .canon import node_hash
 from .contents import module_state
 from .imports import user_class as user_class
+from .inside import looked_into, namespace_module
 from .outsidevalues import _slots
 from .reach import _followable, target_of
 from .values import fallback_tokens, hash_tokens
@@ -40,6 +40,12 @@ _VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items())
 _SEQUENCES = (list, tuple, set, frozenset, collections.deque, weakref.WeakSet, *_VIEWS)
 _CONTAINERS = (dict, *_SEQUENCES, *_WEAK_MAPS, *_WRAPPERS)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+# Exactly these types hold nothing either walker looks into (no container, no
+# bound method of one: not `types.BuiltinFunctionType`, which `REG.get` is; no
+# object of the user's classes, no partial or method of one): answered
+# without `_container_of` and the `isinstance` tests of ABCs it makes, most
+# of a memo check's cost of a name bound to a function, a module or a number.
+_LEAVES = frozenset({*_SCALARS, object, type, types.FunctionType, types.ModuleType})
 
 
 def holds_callables(value: object) -> bool:
@@ -55,23 +61,25 @@ def held_callables(value: object) -> list[object]:
     or a method of one: `REG.get`), or in the attributes of an object of
     the user's own classes or a `SimpleNamespace` (and of the objects
     those hold, by attribute): calling one
-    through it is calling it. An object inside a container is not looked
-    into, so that a list of a million records costs what a list does."""
+    through it is calling it. An object of the user's classes inside a
+    container is looked into too (`REG[name] = Entry(fn)`), at C speed
+    (`inside`)."""
+    if type(value) in _LEAVES:
+        return []
     value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return []
     found: list[object] = []
     stack, seen = [value], {id(value)}
     while stack:
-        current = stack.pop()
-        by_attribute = not isinstance(current, _CONTAINERS)
-        items, kinds = _referents(_items(current))
-        if kinds <= _SCALARS or (
-            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(map(callable, items))
-        ):
+        items, kinds = _referents(_items(stack.pop()))
+        if kinds <= _SCALARS:
+            continue
+        looked_into(items, kinds, seen, stack)  # `REG[name] = Entry(fn)`
+        if not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(map(callable, items)):
             continue
         for item in items:
-            if isinstance(item, _CONTAINERS) or (by_attribute and _user_object(item)):
+            if isinstance(item, _CONTAINERS):
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
@@ -91,6 +99,8 @@ def held_classes(value: object) -> tuple[type, ...]:
     class decorator or a metaclass fills such a registry as another
     module's classes are made. By name, each once: a set's order is not a
     change."""
+    if type(value) in _LEAVES:
+        return ()
     value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
         return ()
@@ -98,7 +108,6 @@ def held_classes(value: object) -> tuple[type, ...]:
     stack, seen = [value], {id(value)}
     while stack:
         current = stack.pop()
-        by_attribute = not isinstance(current, _CONTAINERS)
         # A dict's values only (a registry maps names to classes): half the scan of a large table.
         items = _items(current, values_only=True)
         if isinstance(current, dict) and _keyed_by_classes(current):  # `REG[cls] = name`
@@ -106,12 +115,13 @@ def held_classes(value: object) -> tuple[type, ...]:
         items, kinds = _referents(items)
         # The class of an instance it holds (`REG[name] = cls()`): its methods run as it is called.
         found.update((id(k), k) for k in kinds if k.__module__ != "builtins" and user_class(k))
-        if kinds <= _SCALARS or (
-            not by_attribute and not any(issubclass(k, _CONTAINERS) for k in kinds) and not any(issubclass(k, _MAKERS) for k in kinds)
-        ):
+        if kinds <= _SCALARS:
+            continue
+        looked_into(items, kinds, seen, stack)  # `REG[name] = Entry(cls)`
+        if not any(issubclass(k, (*_CONTAINERS, *_MAKERS)) for k in kinds):
             continue
         for item in items:
-            if isinstance(item, _CONTAINERS) or (by_attribute and _user_object(item)):
+            if isinstance(item, _CONTAINERS):
                 if id(item) not in seen:
                     seen.add(id(item))
                     stack.append(item)
@@ -248,25 +258,12 @@ def _user_object(value: object) -> bool:
     """An instance of a class of the user's own code, or a namespace of the
     standard library's (`OPS = SimpleNamespace()`, filled by a decorator):
     looked into by attribute."""
-    if isinstance(value, types.SimpleNamespace) or _namespace_module(value):
+    if isinstance(value, types.SimpleNamespace) or namespace_module(value):
         return True
     if isinstance(value, (type, types.ModuleType, types.FunctionType, functools.partial)):
         return False
     kind = type(value)
     return kind.__module__ != "builtins" and user_class(kind)
-
-
-def _namespace_module(value: object) -> bool:
-    """A module object made as a namespace (`NS = types.ModuleType("ns")`,
-    filled by `setattr` at import): no file and not imported, so no
-    statement of its own shows what it holds; looked into by attribute, as a
-    `SimpleNamespace` is. A module imported is counted by its statements."""
-    if not isinstance(value, types.ModuleType):
-        return False
-    try:  # a lazy module (its `__getattr__` imports, or raises): as a module, never looked into
-        return getattr(value, "__file__", None) is None and sys.modules.get(str(value.__name__)) is not value
-    except Exception:
-        return False
 
 
 def _keyed_by_classes(table: dict[Any, Any]) -> bool:

@@ -269,3 +269,21 @@ def written_by_steps(stmt: ast.AST) -> frozenset[str]:
         written |= only
         named |= names - only  # read by one step: an input of it
     return frozenset(written - named)
+
+
+def attributes_kept_by_steps(stmt: ast.AST) -> frozenset[str]:
+    """The attributes the step methods of a `class` statement rebind on
+    their class (`Counted.runs += 1`, `cls.runs += 1`: `attributes_kept`)
+    and no part of it reads otherwise (`self.runs`, `max(Counted.peak, n)`,
+    `getattr(self, "runs")`): a count the steps keep, which a module-level
+    reset (`Counted.runs = 0`, as DBOS's tests do) does not make an input
+    of the class's code (`code._class_statement`)."""
+    if not isinstance(stmt, ast.ClassDef):
+        return _NOTHING
+    steps = [s for s in stmt.body if isinstance(s, _FUNCS) and any(map(is_our_decorator, s.decorator_list))]
+    owners = (stmt.name, "cls")
+    kept = {c[-1] for s in steps for c in attributes_kept((s,)) if len(c) == 2 and c[0] in owners}
+    nodes = list(walk(stmt))
+    read = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, (ast.Store, ast.Del))}
+    read |= {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return frozenset(kept - read)

@@ -24,6 +24,7 @@ from ..errors import ConfigurationError
 from .canon import name_chains
 from .imports import import_user_module
 from .inplace import units
+from .libstate import _SCOPES, _SETTERS, _calls
 from .loaded import Users, loaded_state
 from .reach import _followable
 from .source import current_text, parse, source_of
@@ -74,14 +75,39 @@ def _of_module(space: Mapping[str, Any], top: str) -> list[object]:
 
 @lru_cache(maxsize=4096)  # a module's statements, asked for each library a step reads
 def _handing(body: tuple[ast.stmt, ...], top: str) -> tuple[tuple[str, ...], ...]:
-    """The name chains of what the statements hand to the library `top`."""
+    """The name chains of what the statements hand to the library `top`, and
+    the statements of the module's functions a module-level statement calls
+    (`def setup(): np.set_printoptions(...)` then `setup()`), and of those
+    they call in turn: they ran at import as the module's own do (the
+    library imported in the function too). Not followed, an edit of the
+    formatter such a function hands over replayed the old output."""
     names = _bound_to(body, top)
+    found = _handed_in(body, names)
+    defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
+    seen: set[str] = set()
+    while todo:
+        if (name := todo.pop()) in seen:
+            continue
+        seen.add(name)
+        inner = tuple(defs[name].body)
+        found += _handed_in(inner, names | _bound_to(inner, top), named=True)
+        todo += [callee for s in inner for callee in _calls(s, defs)]
+    return tuple(dict.fromkeys(found))
+
+
+def _handed_in(body: tuple[ast.stmt, ...], names: frozenset[str], named: bool = False) -> list[tuple[str, ...]]:
+    """The name chains of what `body` hands to the library bound to `names`;
+    `named` (a function's body): through calls whose name says they set or
+    register something (`libstate._SETTERS`), as `libstate._run_at_import`
+    follows: a script's `main()` hands its functions to much else
+    (`np.vectorize(f)`, `pool.map(work, items)`)."""
     found: list[tuple[str, ...]] = []
     for stmt in units(list(body)) if names else ():
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(_registers(d, names) for d in stmt.decorator_list):
                 found.append((stmt.name,))
-        elif isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call) and _hands(call, names):
+        elif isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call) and _hands(call, names, named):
             # `register_series_accessor("geo")(Geo)`, `setattr(pd.Series, "scaled", scaled)`,
             # `np.set_printoptions(formatter={"float": money})`: the library calls them later
             given = [*call.args, *(k.value for k in call.keywords)]
@@ -90,7 +116,7 @@ def _handing(body: tuple[ast.stmt, ...], top: str) -> tuple[tuple[str, ...], ...
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if any(isinstance(t, ast.Attribute) and _root(t) in names for t in targets):
                 found += [c for c in name_chains(stmt.value) if c[0] not in names]
-    return tuple(dict.fromkeys(found))
+    return found
 
 
 def _bound_to(body: tuple[ast.stmt, ...], top: str) -> frozenset[str]:
@@ -116,11 +142,13 @@ def _registers(decorator: ast.expr, names: frozenset[str]) -> bool:
     return _root(func) in names and bool(_REGISTERS.search(name))
 
 
-def _hands(call: ast.Call, names: frozenset[str]) -> bool:
-    """A call of the library's (a setter, a registration), or `setattr` on a part of it."""
+def _hands(call: ast.Call, names: frozenset[str], named: bool = False) -> bool:
+    """A call of the library's (a setter, a registration; `named`: one whose
+    name says so), or `setattr` on a part of it."""
     if isinstance(call.func, ast.Name) and call.func.id == "setattr":
         return bool(call.args) and _root(call.args[0]) in names
-    return _registers(call, names) or (_root(call.func) in names and _plain(call.func))
+    said = not named or bool(_SETTERS.search(getattr(call.func, "attr", "")))
+    return _registers(call, names) or (_root(call.func) in names and _plain(call.func) and said)
 
 
 def _plain(func: ast.expr) -> bool:

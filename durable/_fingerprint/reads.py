@@ -38,16 +38,11 @@ from .canon import (
     statement_chains,
     uses_itself,
 )
+from .codecnames import named_codecs
 from .contents import bound_part, class_attribute_part, contents_part
 from .elsewhere import attribute_changed_elsewhere, elsewhere_of
 from .handedpart import handed_part
-from .holds import (
-    class_code,
-    foreign_members,
-    held_callables,
-    user_class,
-    whole_module,
-)
+from .holds import class_code, foreign_members, held_callables, user_class, whole_module
 from .imported import refuse_stale_alias, refuse_stale_import
 from .imports import (
     absolute,
@@ -106,6 +101,7 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
         out.parts.update(witnessed(working_imports, tuple(nodes), package))
     out.parts.update(body_library_parts(tuple(nodes), globs))  # `from random import randint` in it
     out.reached.extend(library_code(m for _, m, _ in body_imports(tuple(nodes), str(globs.get("__package__") or ""))))
+    out.reached.extend(named_codecs(tuple(nodes)))  # `"a".encode("seven")` of `codecs.register(search)`
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
@@ -157,8 +153,9 @@ def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, 
 
 
 def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: Analysis,
-           via: str = "", runs: bool = False) -> None:  # fmt: skip
-    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a method)."""
+           via: str = "", runs: bool | None = False) -> None:  # fmt: skip
+    """Count `path` by the rule above (`via`: the reading statement's module; `runs`: by a
+    method; None: state the statement's steps only write, by its statements alone)."""
     key = via + ".".join(path)
     if obj is _MISSING:
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
@@ -189,7 +186,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
         if scope.cls is not None:  # its class's statements count already, not what changes it
             out.parts.update(class_attribute_part(key, scope.cls, obj))
         else:
-            _global(key, path[-1], obj, scope, out, runs or not via)
+            _global(key, path[-1], obj, scope, out, None if runs is None else runs or not via)
             libraries = [obj.__name__] if isinstance(obj, types.ModuleType) else []
             out.parts.update(library_parts(scope.namespace, libraries))
             out.reached.extend(library_code(libraries))  # `series.geo` of a `register_series_accessor`
@@ -200,7 +197,7 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
     out.reached.extend(reached)
 
 
-def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool = True) -> None:
+def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool | None = True) -> None:
     """By its statements, and by its contents where they change it in place: not a global
     the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
     own, was = (id(scope.namespace), name), out.inside
@@ -213,7 +210,8 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
         out.inside = inner = was | {own} if kept else was
         bound = _bound(name, obj, scope, out)
         out.inside = was
-        now = None if kept else contents_part(name, obj, scope.namespace, scope.checked_file, running=direct)
+        counted = not kept and direct is not None  # None: a counter the steps reading it keep (`_count`)
+        now = contents_part(name, obj, scope.namespace, scope.checked_file, running=bool(direct)) if counted else None
         if (*own, bool(inner), scope.checked_file, again[-1]) in out.again:  # not `from c import *`
             out.again[again] = (bound, now)
     out.parts["global:" + key] = bound
@@ -268,8 +266,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
             if path not in done and obj is not _MISSING:
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
-                # By its statements, never its value (`START = time.time()`); a counter steps bump: kept.
-                runs = chain in called_chains(stmt) and chain[0] not in written_by_steps(stmt)
+                # By its statements, never its value (`START = time.time()`); a counter steps bump: kept (`CALLS.update(k=0)` too).
+                runs = None if chain[0] in written_by_steps(stmt) else chain in called_chains(stmt)
                 _count(path, obj, where, True, out, via, runs)
 
 

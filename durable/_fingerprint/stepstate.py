@@ -9,9 +9,8 @@ value: written by name (`Cfg.mode = m`) or by its own method through
 `cls`, `type(self)` or `self.__class__`; read where an attribute written is
 read, by name or, in a method of the class, through `self` or `cls`.
 
-Pure standard library. Found by the text: once per code object (what code
-does with a name cannot change), and once per parsed module for what its
-functions change.
+Pure standard library. Found by the text: once per code object (what code does with
+a name cannot change), and once per parsed module for what its functions change.
 """
 
 from __future__ import annotations
@@ -21,11 +20,13 @@ import types
 from typing import Any
 
 from .canon import is_our_decorator
+from .helperreads import helper_readers
 from .inplace import MUTATORS, READERS, _changes, roots
 from .kept import by_code, only_written
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
+from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -81,23 +82,56 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     if src.tree is None or not runs_this_source(code, src, globs):
         return ()
     own = find_definitions(code, src)
-    # Not its own locals, nor the cells of its closure (`state[k] = v` on a
-    # dict a factory made): no module-level value.
-    written = _written_in(own, logs=False) | _through_class(fn, own, globs, logs=False)
+    # What it writes through a plain function it calls, or through a call
+    # (`setattr(Cfg, ...)`, `globals()[k]`, `registry()[k]`), is written too;
+    # and through a method of a class of the module that is no step, called
+    # by the class's name (`Cfg.configure("fast")` setting `cls.mode`).
+    plain = helpers(own, src.tree)
+    called = methods([*own, *plain], src.tree)
+    via = [*plain, *(m for _, m in called)]
+    through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
+    # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
+    # = v` on a dict a factory made): no module-level value.
+    theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
+    written = (_written_in(own, logs=False) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= through | ((_written_in(via, logs=False) | hidden_writes(via, src.tree)) - local_names(via))
     if logs:
-        written = (_written_in(own) | _through_class(fn, own, globs, logs=True)) - written
-    written -= {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
+        logged = (_written_in(own) | _through_class(fn, own, globs, logs=True)) - theirs
+        written = (logged | (_written_in(via) - local_names(via))) - written
     if not written:
         return ()
     mine = {id(d) for d in own}
-    others = _readers([d for d in _durable_defs(src.tree) if id(d[0]) not in mine], src.tree)
-    read = {n for d, names, _ in others if written & names for n in (written & names) - only_written([d], written)}
-    for name in [n for n in read if isinstance((globs or {}).get(n), type)]:
+    # A step reads what a plain function it calls reads, and a name bound to what it names
+    # (`C = Cfg`, `def mode(): return Cfg.mode`); one reading names by string (`globals()["K"]`), any.
+    others = [
+        (d, names, seen | written if seen & UNNAMED else seen, owner)
+        for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
+        for seen in [reached(names, src.tree)]
+    ]  # fmt: skip
+    direct = written - {ANY}
+    if ANY in written:  # a name the text does not spell: any the others read
+        written = direct | {n for _, _, seen, _ in others for n in seen if n in (globs or {})}
+    written |= aliases(written, globs)
+    # Another module's helper it calls (`helpers.describe()`), told by the object it reads.
+    ours = [d for d, _, _, _ in others]
+    elsewhere = helper_readers([*ours, *helpers(ours, src.tree)], globs or {}, frozenset(written - {ANY}))
+    others, foreign = others + [(d, n, n, o) for d, n, o in elsewhere], {id(d) for d, _, _ in elsewhere}
+    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - only_written([d], written)}
+    for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
-        # workflow calling `Counted.first()` reads no `Counted.runs` it bumps).
-        attrs = _class_attributes(fn, own, name)
-        cls, readers = (globs or {})[name], [(d, owner) for d, names, owner in others if name in names]
-        if attrs is not None and not any(_reads(d, name, cls, attrs, owner) for d, owner in readers):
+        # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);
+        # wherever a step reaches it through another name.
+        attrs = None if name in through else _class_attributes(fn, own, name)
+        for helper in via if attrs is not None else ():  # `def set_mode(m): Cfg.mode = m`
+            more = _class_attributes(None, [helper], name)
+            attrs = None if more is None or attrs is None else attrs | more
+        cls, readers = (globs or {})[name], [(d, names, owner) for d, names, seen, owner in others if name in seen]
+        # Named, and maybe reached through a helper or an alias too (`describe()` returning `Cfg.mode`).
+        if attrs is not None and not any(
+            id(d) in foreign or name not in names or name in reached(names - {name}, src.tree)
+            or _reads(d, name, cls, attrs, owner)
+            for d, names, owner in readers
+        ):
             read.discard(name)
     return tuple(sorted(read))
 
@@ -153,7 +187,12 @@ def _first(fn: Any, node: ast.AST, name: str) -> tuple[str, bool]:
     """`fn`'s first parameter when `fn` (its `def` is `node`) is a method of
     class `name` (else ""), and whether it is the class (a class method)."""
     owner = getattr(fn, "__qualname__", "").rpartition(".")[0]
-    if owner != name or not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
+    return _first_of(node) if owner == name else ("", False)
+
+
+def _first_of(node: ast.AST) -> tuple[str, bool]:
+    """A method's first parameter ("" for none), and whether it is the class."""
+    if not isinstance(node, _FUNCS) or not (params := [*node.args.posonlyargs, *node.args.args]):
         return "", False
     return params[0].arg, any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
 
@@ -179,8 +218,14 @@ def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> froz
     if not owner.isidentifier() or not isinstance((globs or {}).get(owner), type) or len(defs) != 1:
         return frozenset()
     first, on_class = _first(fn, defs[0], owner)
+    return frozenset({owner}) if _changes_own_class(defs[0], first, on_class, logs) else frozenset()
+
+
+def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) -> bool:
+    """Whether a method (its `def` is `node`, its first parameter `first`)
+    writes its class through it: `cls.mode = m`, `type(self).mode = m`."""
     methods = MUTATORS if logs else MUTATORS - _LOGS
-    for sub in walk(defs[0]) if first else ():
+    for sub in walk(node) if first else ():
         if isinstance(sub, (ast.Assign, ast.Delete)):
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
@@ -190,8 +235,8 @@ def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> froz
         else:
             continue
         if any(_within(t, first, on_class) for t in targets):
-            return frozenset({owner})
-    return frozenset()
+            return True
+    return False
 
 
 def _within(target: ast.AST, first: str, on_class: bool) -> bool:
@@ -202,44 +247,6 @@ def _within(target: ast.AST, first: str, on_class: bool) -> bool:
             return True
         target = target.value
     return False
-
-
-def _readers(defs: list[_Def], tree: ast.AST) -> list[_Def]:
-    """`defs` and the module's plain functions they call by name, directly
-    or through each other (`describe()` returning `Cfg.mode`): what such a
-    helper reads, the step or workflow calling it reads. Not followed, a
-    workflow reading a class a step sets only through a helper replayed the
-    setter without its write in a new process, and went on with the class
-    as the import left it."""
-    plain = _plain_functions(tree)
-    found, todo = {id(d[0]): d for d in defs}, [d[0] for d in defs]
-    while todo:
-        for node in walk(todo.pop()):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                helper = plain.get(node.func.id)
-                if helper is not None and id(helper[0]) not in found:
-                    found[id(helper[0])] = helper
-                    todo.append(helper[0])
-    return list(found.values())
-
-
-_PLAIN: dict[int, tuple[ast.AST, dict[str, _Def]]] = {}
-
-
-def _plain_functions(tree: ast.AST) -> dict[str, _Def]:
-    """The module-level functions of a module that are no step or workflow, by name."""
-    seen = _PLAIN.get(id(tree))
-    if seen is not None and seen[0] is tree:
-        return seen[1]
-    found: dict[str, _Def] = {
-        n.name: (n, frozenset(m.id for m in walk(n) if isinstance(m, ast.Name)), None)
-        for n in getattr(tree, "body", ())
-        if isinstance(n, _FUNCS) and not any(map(is_our_decorator, n.decorator_list))
-    }
-    if len(_PLAIN) > 256:
-        _PLAIN.clear()
-    _PLAIN[id(tree)] = (tree, found)
-    return found
 
 
 def _durable_defs(tree: ast.AST) -> list[_Def]:

@@ -13,6 +13,7 @@ import json
 import os
 import time
 
+from .._errortext import shell_words
 from .._frozen import Frozen, dataclass
 from .._storage.base import Store
 from .._storage.keys import cancel_key, check_names
@@ -62,5 +63,5 @@ def cancel_run(store: Store, workflow: str, run_id: str) -> Cancellation:
 def _completed(run_id: str) -> ConfigurationError:
     return ConfigurationError(
         f"run {run_id!r} has completed; there is nothing to cancel (remove it with "
-        "`durable rm` if it is no longer wanted)"
+        f"`durable {shell_words('rm', run_id)}` if it is no longer wanted)"
     )

@@ -15,10 +15,11 @@ def no_folder(store: Store) -> str | None:
     """What to say when a local store's folder is not there (a typo in
     --store, or a relative $DURABLE_STORE read from another working folder:
     `runs` in ~/a and in ~/b are two stores); None when it is."""
-    if "://" in store.url or os.path.isdir(store.url):
+    path = os.path.expanduser(store.url)  # as the store reads it: `~/runs` quoted is $HOME/runs
+    if "://" in store.url or os.path.isdir(path):
         return None
-    where = "" if os.path.isabs(store.url) else (
-        f" ({os.path.abspath(store.url)}: a relative path is read from the working folder)"
+    where = f" ({path})" if path != store.url else "" if os.path.isabs(path) else (
+        f" ({os.path.abspath(path)}: a relative path is read from the working folder)"
     )
     given = "--store, store=, $DURABLE_STORE"
     return f"there is no such folder{where}; check the store's path ({given})"

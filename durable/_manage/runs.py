@@ -192,7 +192,7 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
             f"{' and '.join(repr(w) for w in others)}"
             + (f": a child run of run {parent[1]!r} of {parent[0]!r}; resume that run, "
                "whose resume answers its child's waits." if parent else
-               f": `durable {show}` shows {'the first' if several else 'it'}."),
+               f": `durable {show}` shows {'the first' if several else 'it'}.{_renamed(workflow, others)}"),
         )  # fmt: skip
     elif others:
         missing.args = (
@@ -206,6 +206,17 @@ def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
     elif near := near_ids(run_id, set(store.runs(workflow))):
         missing.args = (f"{missing} Did you mean {' or '.join(map(repr, near))}?",)
     return missing
+
+
+def _renamed(workflow: str, others: list[str]) -> str:
+    """What a run of the same function in another script says: the script
+    renamed since (flow.py to flow2.py), whose function is another workflow."""
+    module, _, fn = workflow.rpartition(".")
+    old = next((w.rpartition(".")[0] for w in others if w.rpartition(".")[2] == fn and module), "")
+    if not old:
+        return ""
+    was, now = f"{old.rpartition('.')[2]}.py", f"{module.rpartition('.')[2]}.py"
+    return "" if was == now else f" If {was} was renamed {now}, its {fn} is another workflow: rename it back to go on with this run."
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:

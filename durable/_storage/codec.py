@@ -220,6 +220,13 @@ def dumps_noting(obj: Any) -> tuple[bytes, list[type]]:
     return codec_pickle.dumps_noting(obj)
 
 
+def digest_callable(obj: Any) -> bytes:
+    """`dumps_callable`'s bytes as the same code gives them in every process (a digest's)."""
+    from . import codec_pickle
+
+    return codec_pickle.digest_callable(obj)
+
+
 def loads_callable(data: bytes) -> Any:
     """The counterpart of dumps_callable, for what travels between the
     workflow process and its own workers (never for what a store holds)."""

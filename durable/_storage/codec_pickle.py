@@ -216,3 +216,25 @@ def dumps_noting(obj: Any) -> tuple[bytes, list[type]]:
     pickler = _Noting(buffer, protocol=cloudpickle.DEFAULT_PROTOCOL)
     pickler.dump(obj)
     return buffer.getvalue(), pickler.classes
+
+
+def digest_callable(obj: Any) -> bytes:
+    """`dumps_callable`'s bytes, to digest a closure by: each class it pickles
+    by value (a script's or a notebook's, `__main__`'s) carries an id that
+    cloudpickle draws at random once per process, so that the same closure
+    over the same configuration looked changed in every new process (each
+    resume refused). Each id becomes its class's place among those pickled;
+    the class itself, its code and attributes, is in the bytes all the same."""
+    data, classes = dumps_noting(obj)
+    drawn: Any = getattr(cloudpickle.cloudpickle, "_DYNAMIC_CLASS_TRACKER_BY_CLASS", {})
+    ids = [found for cls in classes if isinstance(found := _drawn(drawn, cls), str)]
+    for place, found in enumerate(dict.fromkeys(ids)):
+        data = data.replace(found.encode(), b"%032x" % place)
+    return data
+
+
+def _drawn(drawn: Any, cls: type) -> object:
+    try:
+        return drawn.get(cls)
+    except TypeError:  # a metaclass's `__eq__` without `__hash__`: its id stays (fail closed)
+        return None

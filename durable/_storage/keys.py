@@ -208,9 +208,7 @@ def new_incarnation() -> str:
 
 
 def is_incarnation(token: object) -> bool:
-    return token == "" or (
-        type(token) is str and len(token) == 16 and all(c in "0123456789abcdef" for c in token)
-    )
+    return token == "" or (type(token) is str and len(token) == 16 and not token.strip("0123456789abcdef"))
 
 
 def space(token: str) -> str:

@@ -1,9 +1,10 @@
 """A run's operation records on local disk as one append-only log.
 
-One file per record costs a file creation, a rename and two fsyncs per step; appending
-to one log costs a write and (under the default durability level) one fdatasync, and a
-resume reads one file instead of thousands. Each entry is framed and CRC-checked
-(`logentry`), its record sealed as everywhere else; only the lease holder appends."""
+One file per record costs a file creation, a rename and two fsyncs per step;
+appending to one log costs a write and (under the default durability level)
+one fdatasync, and a resume reads one file instead of thousands. Each entry is framed and CRC-checked; the record
+inside is sealed as everywhere else. Only the process holding the run's lease
+appends, so entries never interleave. Entries are framed as `logentry` describes."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import EX, UN, flock, unlock
-from .syncmark import sync_marked, uncovered
+from .syncmark import sync_marked
 
 __all__ = ["LOG_NAME", "NOFOLLOW", "UNOPENED", "RunLog", "fsync_dir", "process_id"]
 
@@ -258,7 +259,7 @@ class RunLog:
 
     def _sync(self) -> None:
         assert self._fd is not None
-        (sync_marked if self.syncer.level == "batch" else os.fdatasync)(self._fd)  # `syncmark`
+        sync_marked(self._fd, self.syncer.written if self.syncer.level == "batch" else None)
 
     def _close(self) -> None:
         fd, self._fd = self._fd, None
@@ -268,11 +269,12 @@ class RunLog:
 
     def _catch_up(self, fd: int, st: os.stat_result | None = None,
                   found: dict[int, int] | None = None, unsynced: int | None = None) -> bytes:
-        """Bring the index up to the log's end (under the flock): read only what was
-        appended since, or all of it when the file is another one; a torn tail (a writer
-        died mid-append) is cut off, never in bytes a sync covered. The bytes read. `st`:
-        the fstat taken under the flock. `found` (a whole read, `load`): the body steps'
-        spans go there (`locate`); damage past `unsynced` is cut off too."""
+        """Bring the index up to the log's end (under the flock): read only
+        what was appended since, or all of it when the file is another one;
+        a torn tail (a writer died mid-append) is cut off. The bytes read.
+        `st`: the file's fstat, taken under the flock. `found` (a whole
+        read, `load`): the body steps' spans go there (`locate`), and
+        damage a power loss may have left past `unsynced` is cut off too."""
         st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
         if self.records is None or ident != self.ident or st.st_size < self.size:
@@ -284,8 +286,6 @@ class RunLog:
         try:
             tail = read_at(fd, self.size, st.st_size)
             intact = locate(tail, self.run_id, self.records, self.size, self.path, found, unsynced)
-            if intact < len(tail):  # to be cut off below (`syncmark.uncovered`)
-                uncovered(fd, tail, intact, self.size, unsynced, self.run_id, self.path)
         except BaseException:
             self.records = None  # half applied: read it all again next time
             raise

@@ -29,9 +29,14 @@ _GONE = 0xFFFFFFFF
 _STEPS = b"steps/"  # a body step's record name: these, then eight ASCII digits
 _STEP_NAME = len(_STEPS) + 8
 K = TypeVar("K")
+# What a damaged log's error advises: a log is not repaired in place.
+_ADVICE = (
+    "The entries before it are intact, but a run log is not repaired in place: "
+    "start the run again with restart=True (durable run ... --restart)"
+)
 
 
-def damaged(
+def _damaged(
     run_id: str, blob: bytes, offset: int, base: int, path: str, why: str
 ) -> CorruptRecordError:
     """Name the run, the position (when the entry's name is still legible)
@@ -42,17 +47,27 @@ def damaged(
         _position(blob, offset),
         f"{path}, entry at byte {base + offset}",
         why,
-        advice=(
-            "The entries before it are intact, but a run log is not repaired in place: "
-            "start the run again with restart=True (durable run ... --restart)"
-        ),
+        advice=_ADVICE,
+    )
+
+
+def short_of(run_id: str, path: str, intact: int, synced: int) -> CorruptRecordError:
+    """The log read ends (a zero-filled or torn tail) at byte `intact`,
+    before byte `synced`, which a sync under "batch" covered (`syncmark`):
+    a power loss leaves neither there, so the records past it are lost,
+    not given up by the level, and their steps must not run again."""
+    return CorruptRecordError(
+        run_id,
+        None,
+        f"{path}, entry at byte {intact}",
+        f"the log's entries end there (zeroed or cut short), before byte {synced}, "
+        "which a sync covered",
+        advice=_ADVICE,
     )
 
 
 def _position(blob: bytes, offset: int) -> Position | None:
     """The position of the entry at offset, when its name is still legible."""
-    if len(blob) - offset < _FIELDS.size:  # a torn header (`syncmark.uncovered`)
-        return None
     _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
     try:
         return position_of(blob[offset + _HEAD : offset + _HEAD + name_len].decode())
@@ -155,7 +170,7 @@ def locate(
             if unsynced is not None and base + offset >= unsynced:
                 _dropped(run_id, blob, offset, base, path)
                 break
-            raise damaged(run_id, blob, offset, base, path, "damaged entry header")
+            raise _damaged(run_id, blob, offset, base, path, "damaged entry header")
         data = start + name_len
         after = data + (0 if size == _GONE else size)
         if after > end:
@@ -164,9 +179,16 @@ def locate(
             if unsynced is not None and base + offset >= unsynced:
                 _dropped(run_id, blob, offset, base, path)
                 break
-            raise damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
-        if by_position and (n := step_number(blob, start, data)) >= 0:
+            raise _damaged(run_id, blob, offset, base, path, "entry checksum mismatch")
+        # `step_number`, inline: a resume asks it of every entry of its log.
+        if (
+            by_position
+            and name_len == _STEP_NAME
+            and blob.startswith(_STEPS, start)
+            and (digits := blob[start + 6 : data]).isdigit()
+        ):
             assert steps is not None
+            n = int(digits)
             if size == _GONE:
                 steps.pop(n, None)
             else:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import CorruptRecordError
 from .keys import Position
 from .log import LOG_NAME, UNOPENED, RunLog
-from .logentry import parse
+from .logentry import parse, short_of
 from .powerloss import unsynced_of
 from .syncmark import marked
 
@@ -34,30 +34,40 @@ class LogRecords:
         self._path = store._path(self.folder)
 
     def read_all(self, steps: dict[Position, bytes] | None = None) -> dict[str, bytes]:
+        log = self.log
         try:
+            synced = marked(log.path)  # before the read: a later mark may cover more
             try:
-                return self.log.load(steps)
+                records = log.load(steps)
             except CorruptRecordError:  # a power loss's, past what was synced? (`powerloss`)
                 unsynced = unsynced_of(self.store, *self.run)
                 if unsynced is None:
                     raise
-            # raised again where a sync covered it, noted or marked (`syncmark`)
-            return self.log.load(steps, max(unsynced, marked(self.log.path)))
+                # raised again where a sync covered it, noted or marked (`syncmark`)
+                records = log.load(steps, max(unsynced, synced))
         except OSError as e:
             raise self.store._error(f"reading {self.folder}/{LOG_NAME}", e) from e
+        if log.size < synced:  # zeroed or cut short from there on: see `short_of`
+            raise short_of(log.run_id, log.path, log.size, synced)
+        return records
 
     def peek(self) -> dict[str, bytes]:
         # Not RunLog.load(): it cuts a torn tail off, and for a reader without
         # the lease that tail may be the holder's append in progress.
         key = f"{self.folder}/{LOG_NAME}"
-        blob, path = self.store.get(key) or b"", self.store._path(key)
+        path = self.store._path(key)
+        synced = marked(path)  # before the read, as in `read_all`
+        blob, run_id = self.store.get(key) or b"", self.log.run_id
         try:
-            return parse(blob, self.log.run_id, path=path)[0]
+            records, intact = parse(blob, run_id, path=path)
         except CorruptRecordError:  # as `read_all`, without cutting anything off
             unsynced = unsynced_of(self.store, *self.run)
             if unsynced is None:
                 raise
-        return parse(blob, self.log.run_id, path=path, unsynced=max(unsynced, marked(path)))[0]
+            records, intact = parse(blob, run_id, path=path, unsynced=max(unsynced, synced))
+        if intact < synced:
+            raise short_of(run_id, path, intact, synced)
+        return records
 
     def names(self) -> builtins.list[str]:
         return sorted(self.peek())

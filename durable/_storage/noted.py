@@ -68,9 +68,14 @@ def lost(extra: Mapping[str, Any], records: Iterable[Position]) -> tuple[int, li
     have none now), or None when none is missing."""
     expected = extra.get("operations")
     found = list(records)
-    tops = {top_level(p) for p in found}
+    # A resume asks this of every record: made in C when all are top-level
+    # (ints), and a range all there told by `issuperset`, not position by position.
+    tops = set(found) if set(map(type, found)) <= {int} else {top_level(p) for p in found}
     runs = extra.get("finished")
-    gone = [p for a, b in _valid(runs) for p in range(a, b + 1) if p not in tops]
+    gone = [
+        p for a, b in _valid(runs) if not tops.issuperset(range(a, b + 1))
+        for p in range(a, b + 1) if p not in tops
+    ]  # fmt: skip
     if not isinstance(expected, int) or (not gone and len(found) >= expected):
         return None
     return expected, gone

@@ -171,6 +171,10 @@ class ObjectLease:
         if not self.objects.create(self._key(gen), body):
             return False
         if self._generations()[-1:] != [gen]:
+            # A long-deleted key recreated (a renewal stalled, SIGSTOP, past a takeover):
+            # lost; the stray object below the newest decides nothing, but is taken away.
+            with contextlib.suppress(Exception):
+                self.objects.delete([self._key(gen)])
             return False
         # Read our claim back: a store whose create-only write is not atomic
         # (moto's server lets two racing conditional PUTs both succeed) keeps
@@ -182,8 +186,7 @@ class ObjectLease:
         self.started = first
         self.fresh_until = started + self.ttl * 2 / 3
         self.fresh_elapsed = started_elapsed + self.ttl * 2 / 3
-        # Older generations no longer decide anything; keep the folder small.
-        # A reader about to read one of them just lists again.
+        # Older generations decide nothing now (a reader of one lists again).
         with contextlib.suppress(Exception):
             self.objects.delete(older)
         return True
@@ -301,11 +304,7 @@ _HELD: set[str] = set()
 
 
 def _left_here(doc: dict[str, Any]) -> bool:
-    return (
-        same_pid_space(doc)
-        and doc.get("pid") == os.getpid()
-        and doc.get("token") not in _HELD
-    )
+    return same_pid_space(doc) and doc.get("pid") == os.getpid() and doc.get("token") not in _HELD
 
 
 def _elapsed() -> float:

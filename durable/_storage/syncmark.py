@@ -10,53 +10,40 @@ Kept as an extended attribute of the log file itself: no file more in the
 run's folder, none left behind when the log is removed, and a log made
 anew starts without one. Set after the sync returns and never synced
 itself, so a power loss may leave an older mark (damage past it is read
-as before), never one past what a sync covered. Where the filesystem or
-the platform has no extended attributes, nothing is marked: as before."""
+as before), never one past what a sync covered. A log whose entries end
+before its mark (zeroed from there on, or cut short) lost synced records:
+refused too (`logrecords`), not read as a torn tail. Where the filesystem
+or the platform has no extended attributes, nothing is marked: as before."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 
-from .logentry import damaged
-
 _ATTR = "user.durable.synced"
 _SET = getattr(os, "setxattr", None)
 _GET = getattr(os, "getxattr", None)
 
 
-def sync_marked(fd: int) -> None:
-    """fdatasync the log open at `fd`, then mark the bytes it covered: all
-    those written before it began (another thread's too)."""
-    size = os.fstat(fd).st_size
+def sync_marked(fd: int, written: int | None) -> None:
+    """fdatasync the log open at `fd`, then (under "batch") mark the bytes
+    it covered: `written`, the end of the entries this process had written
+    whole before it began (another thread's too). Not the file's size: a
+    write in progress shows part of its entry there, and a kill -9 leaves
+    that entry torn, cut off below a mark a reader holds the log to."""
     os.fdatasync(fd)
-    if _SET is not None:
+    if _SET is not None and written:
         with contextlib.suppress(OSError):  # unmarked: read as before
-            _SET(fd, _ATTR, b"%d" % size)
+            _SET(fd, _ATTR, b"%d" % written)
 
 
-def marked(path: str | int) -> int:
-    """How many bytes of the log at `path` (or open at that descriptor) a sync
-    under "batch" is known to have covered (0: none known)."""
+def marked(path: str) -> int:
+    """How many bytes of the log at `path` a sync under "batch" is known to
+    have covered (0: none known)."""
     if _GET is None:
         return 0
     try:
-        raw = _GET(path, _ATTR) if isinstance(path, int) else _GET(path, _ATTR, follow_symlinks=False)
+        raw = _GET(path, _ATTR, follow_symlinks=False)
     except OSError:
         return 0
     return int(raw) if raw.isdigit() and len(raw) < 20 else 0
-
-
-def uncovered(
-    fd: int, tail: bytes, intact: int, base: int, unsynced: int | None, run_id: str, path: str
-) -> None:
-    """Raise when the tail a reader is about to cut off the log open at `fd`
-    (a torn or zero-filled one, damage past `unsynced`: `logentry.locate`),
-    read from byte `base` on, begins in bytes a sync covered, noted
-    (`unsynced`) or marked: neither a writer killed mid-append nor a power
-    loss leaves it there. Cut off, the steps recorded there, durable since,
-    ran a second time without a word."""
-    synced = max(unsynced or 0, marked(fd))
-    if base + intact < synced:
-        why = f"the log ends early, in the {synced} bytes a sync covered"
-        raise damaged(run_id, tail, intact, base, path, why)
