@@ -20,7 +20,7 @@ from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import EX, UN, flock, unlock
-from .syncmark import sync_marked
+from .syncmark import marked, sync_marked
 
 __all__ = ["LOG_NAME", "NOFOLLOW", "UNOPENED", "RunLog", "fsync_dir", "process_id"]
 
@@ -290,8 +290,8 @@ class RunLog:
             self.records = None  # half applied: read it all again next time
             raise
         self.size += intact
-        if self.size < st.st_size:
-            cut(fd, self.path, self.size)
+        if self.size < st.st_size and self.size >= marked(self.path):  # never synced bytes
+            cut(fd, self.path, self.size)  # (the reader refuses them: `logentry.short_of`)
         return tail
 
 
