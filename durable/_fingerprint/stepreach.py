@@ -16,6 +16,7 @@ from typing import Any
 
 from .canon import is_our_decorator
 from .inplace import MUTATORS
+from .kept import only_written
 from .nodes import walk
 
 # A write of a module's name the text does not spell: any of them.
@@ -201,3 +202,17 @@ def aliases(names: frozenset[str], globs: Any) -> frozenset[str]:
         if n in values and not isinstance(values[n], (str, int, float, bool))
     ]
     return frozenset(k for k, v in values.items() if any(v is h for h in held)) - names
+
+
+def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str]) -> frozenset[str]:
+    """The names among `written` that `d` and the plain functions of its module
+    it reaches only write where they use them (`_count` appending to a list a
+    step calls it to log in): no read. One reached otherwise (`C = Cfg`) is read."""
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for node in [d, *helpers([d], tree)]:
+        used = {n.id for n in walk(node) if isinstance(n, ast.Name) and n.id in written}
+        kept = only_written([node], written)
+        writes |= used & kept
+        reads |= used - kept
+    return frozenset(writes - reads)

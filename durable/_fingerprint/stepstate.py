@@ -19,10 +19,11 @@ import ast
 import types
 from typing import Any
 
+from . import stepreach
 from .canon import is_our_decorator
 from .helperreads import helper_readers
 from .inplace import MUTATORS, READERS, _changes, roots
-from .kept import by_code, only_written
+from .kept import by_code
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
@@ -82,10 +83,9 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     if src.tree is None or not runs_this_source(code, src, globs):
         return ()
     own = find_definitions(code, src)
-    # What it writes through a plain function it calls, or through a call
-    # (`setattr(Cfg, ...)`, `globals()[k]`, `registry()[k]`), is written too;
-    # and through a method of a class of the module that is no step, called
-    # by the class's name (`Cfg.configure("fast")` setting `cls.mode`).
+    # What it writes through a plain function it calls, or a call (`setattr(Cfg, ...)`,
+    # `globals()[k]`, `registry()[k]`), is written too; and through a method of a class of
+    # the module that is no step, called by the class's name (`Cfg.configure("fast")`).
     plain = helpers(own, src.tree)
     called = methods([*own, *plain], src.tree)
     via = [*plain, *(m for _, m in called)]
@@ -116,7 +116,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     ours = [d for d, _, _, _ in others]
     elsewhere = helper_readers([*ours, *helpers(ours, src.tree)], globs or {}, frozenset(written - {ANY}))
     others, foreign = others + [(d, n, n, o) for d, n, o in elsewhere], {id(d) for d, _, _ in elsewhere}
-    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - only_written([d], written)}
+    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written)}
     for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);
