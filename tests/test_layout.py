@@ -51,6 +51,8 @@ LAZY_ON_USE = {
     ("durable._cli.run", "asyncio"): "`durable run` of an async workflow",
     ("durable._cli.recover", "asyncio"): "`durable recover` of an async workflow",
     ("durable._manage.missing", "difflib"): "a run or workflow not found",
+    ("durable._errortext", "difflib"): "a mistyped option or command",
+    ("durable._errortext", "shutil"): "the words a printed command starts with",
     ("durable._manage.fork", "uuid"): "a fork's run id",
     ("durable._core.cachewhy", "concurrent.futures"): "a cached step whose items go to other processes",
     ("durable._storage.base", "durable._storage.recordlog"): "an object store's record log",
