@@ -1,6 +1,8 @@
 """The user's codecs a function's code names by a string (`"a".encode(
 "seven")`, `codecs.lookup("seven")`, `str(data, "seven")`, `open(p,
-encoding="seven")`): a search function registered with `codecs.register`
+encoding="seven")`), or by a module-level constant (`"a".encode(ENC)`), and
+the error handlers they name (`"é".encode("ascii", "sevens")` of
+`codecs.register_error`): a search function registered with `codecs.register`
 answers for that name, and the functions it gives run as the call does, yet
 only a string reaches them. Followed as helpers: counted by the call's text
 alone, an edit of the codec replayed the output of its old code.
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import codecs
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 
 from .reach import _followable
@@ -28,24 +30,35 @@ _CODECS_FIRST = {"encode": 1, "decode": 1, "lookup": 0, "iterencode": 1, "iterde
 _PARTS = ("encode", "decode", "streamreader", "streamwriter", "incrementalencoder", "incrementaldecoder")
 
 
-def named_codecs(nodes: tuple[ast.AST, ...]) -> list[object]:
-    """The functions of the user's that the codecs `nodes` name by a constant give."""
+def named_codecs(nodes: tuple[ast.AST, ...], globs: Mapping[str, object]) -> list[object]:
+    """The functions of the user's that the codecs and error handlers `nodes`
+    name by a constant (or a global of `globs` holding a string) give."""
     found: list[object] = []
-    for name in _names(nodes):
+    strings, names = _names(nodes)
+    for name in (*strings, *(v for v in map(globs.get, names) if isinstance(v, str))):
         try:
             info = codecs.lookup(name)
         except (LookupError, TypeError, ValueError):  # no such codec: the call raises
-            continue
+            info = None
         found += [f for f in (getattr(info, p, None) for p in _PARTS) if f is not None and _followable(f)]
+        try:
+            handler: object = codecs.lookup_error(name)  # `errors="sevens"`
+        except (LookupError, TypeError, ValueError):
+            continue
+        found += [handler] if _followable(handler) else []
     return found
 
 
 @lru_cache(maxsize=4096)  # a function's nodes, asked at each fingerprint of it
-def _names(nodes: tuple[ast.AST, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(n for node in nodes for n in _named(node)))
+def _names(nodes: tuple[ast.AST, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The strings written in the calls that name a codec, and the names read there (`ENC`)."""
+    given = [a for node in nodes for a in _named(node)]
+    strings = (a.value for a in given if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    names = (a.id for a in given if isinstance(a, ast.Name))
+    return tuple(dict.fromkeys(strings)), tuple(dict.fromkeys(names))
 
 
-def _named(tree: ast.AST) -> Iterator[str]:
+def _named(tree: ast.AST) -> Iterator[ast.expr]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -55,5 +68,4 @@ def _named(tree: ast.AST) -> Iterator[str]:
         first = (_CODECS_FIRST if on_codecs else _FIRST).get(name)
         if first is None:
             continue
-        given = [*node.args[first:], *(k.value for k in node.keywords if k.arg == "encoding")]
-        yield from (a.value for a in given if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        yield from [*node.args[first:], *(k.value for k in node.keywords if k.arg in ("encoding", "errors"))]

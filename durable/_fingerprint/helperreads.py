@@ -15,6 +15,7 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .imports import user_class
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
@@ -74,15 +75,37 @@ _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
 def _called(node: ast.AST, space: Mapping[str, Any]) -> Iterator[types.FunctionType]:
     """The functions of the user's `node` calls by a name of its module or
-    through a module (`describe()`, `helpers.describe()`)."""
+    through a module or a class (`describe()`, `helpers.describe()`,
+    `helpers.Describer.describe()`), and every method of a class of the
+    user's it calls (`Describer().mode()`: any of them may run on the
+    object it makes)."""
     for sub in walk(node):
         if not isinstance(sub, ast.Call):
             continue
-        func, target = sub.func, None
-        if isinstance(func, ast.Name):
-            target = space.get(func.id)
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            module = space.get(func.value.id)
-            target = vars(module).get(func.attr) if isinstance(module, types.ModuleType) else None
-        if type(target) is types.FunctionType and is_user_code(target):
-            yield target
+        target = _resolved(sub.func, space)
+        target = getattr(target, "__func__", target)  # a static or class method
+        if isinstance(target, type) and user_class(target):
+            mro = [c for c in target.__mro__ if user_class(c)]
+            yield from (f for c in mro for f in map(_function, vars(c).values()) if f is not None)
+        elif (fn := _function(target)) is not None:
+            yield fn
+
+
+def _resolved(func: ast.AST, space: Mapping[str, Any]) -> object:
+    """What a dotted name (`describe`, `helpers.Describer.describe`) names,
+    looked up without running the code of a class (its own `__dict__`s)."""
+    if isinstance(func, ast.Name):
+        return space.get(func.id)
+    if not isinstance(func, ast.Attribute):
+        return None
+    owner = _resolved(func.value, space)
+    if isinstance(owner, types.ModuleType):
+        return vars(owner).get(func.attr)
+    if isinstance(owner, type) and user_class(owner):
+        return next((vars(c)[func.attr] for c in owner.__mro__ if func.attr in vars(c)), None)
+    return None
+
+
+def _function(value: object) -> types.FunctionType | None:
+    value = getattr(value, "__func__", value) if isinstance(value, (staticmethod, classmethod)) else value
+    return value if type(value) is types.FunctionType and is_user_code(value) else None

@@ -22,8 +22,7 @@ from .bindings import module_statements
 from .canon import node_hash
 from .contents import module_state
 from .imports import user_class as user_class
-from .inside import looked_into, namespace_module
-from .outsidevalues import _slots
+from .inside import attribute_values, looked_into, namespace_module
 from .reach import _followable, target_of
 from .values import fallback_tokens, hash_tokens
 from .witness import witnessed
@@ -301,7 +300,4 @@ def _items(current: object, values_only: bool = False) -> list[object]:
         pairs = list(current.items())
         keyed = not values_only or isinstance(current, weakref.WeakKeyDictionary)
         return [v for pair in pairs for v in (pair if keyed else pair[1:])]
-    try:  # an object of the user's classes: its attributes, its slots' too (`__slots__ = ("classes",)`)
-        return [v for _, v in _slots(current)] + list(getattr(current, "__dict__", {}).values())
-    except Exception:  # an odd __getattribute__
-        return []
+    return attribute_values(current)  # an object of the user's: its attributes, slots' too (`__slots__ = ("classes",)`)

@@ -99,16 +99,25 @@ def _plain(kinds: set[type]) -> bool:
 
 
 def _values(objs: list[object]) -> Iterator[object]:
-    """The attribute values of objects with a plain `__dict__`, at C speed."""
-    return itertools.chain.from_iterable(map(dict.values, map(vars, objs)))
+    """The attribute values of objects with a plain `__dict__`, at C speed
+    (as `object` reads it: an overridden `__getattribute__` does not run)."""
+    owns = map(object.__getattribute__, objs, itertools.repeat("__dict__"))
+    return itertools.chain.from_iterable(map(dict.values, cast("Iterator[dict[str, object]]", owns)))
 
 
 def _attributes(objs: list[object]) -> list[object]:
     """The attribute values of `objs`, their slots' too, flat."""
-    found: list[object] = []
-    for obj in objs:
-        try:
-            found += [v for _, v in _slots(obj)] + list(getattr(obj, "__dict__", {}).values())
-        except Exception:  # an odd __getattribute__: nothing told of it
-            continue
-    return found
+    return [v for obj in objs for v in attribute_values(obj)]
+
+
+def attribute_values(obj: object) -> list[object]:
+    """The values of `obj`'s slots and `__dict__`, read as `object` reads
+    them: no `__getattr__` or `__getattribute__` of the class runs. Through
+    `getattr(obj, "__dict__", {})`, a slotted object whose `__getattr__`
+    looks names up in a dict raised KeyError, and the whole object, with the
+    class held in its slots, was taken to hold nothing (a stale replay)."""
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except AttributeError:  # slots alone
+        own = {}
+    return [v for _, v in _slots(obj)] + list(cast("dict[str, object]", own).values())

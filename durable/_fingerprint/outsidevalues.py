@@ -131,14 +131,20 @@ def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
 
 
 def _slots(obj: object) -> list[tuple[str, object]]:
-    """The values of the `__slots__` `obj`'s classes declare, that are set."""
+    """The values of the `__slots__` `obj`'s classes declare, that are set.
+    Read through each slot's own descriptor: `hasattr` of an unset slot ran
+    the class's `__getattr__`, whose `self._data[k]` raised KeyError, and the
+    whole object (the class held in its other slots) went unread."""
     found = []
     for cls in type(obj).__mro__[:-1]:
         declared = vars(cls).get("__slots__", ())
         for slot in (declared,) if isinstance(declared, str) else declared:
             member = vars(cls).get(slot)
-            if isinstance(member, types.MemberDescriptorType) and hasattr(obj, slot):
-                found.append((slot, getattr(obj, slot)))
+            if isinstance(member, types.MemberDescriptorType):
+                try:
+                    found.append((slot, member.__get__(obj, cls)))
+                except AttributeError:  # unset
+                    continue
     return found
 
 

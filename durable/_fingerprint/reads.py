@@ -101,7 +101,7 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
         out.parts.update(witnessed(working_imports, tuple(nodes), package))
     out.parts.update(body_library_parts(tuple(nodes), globs))  # `from random import randint` in it
     out.reached.extend(library_code(m for _, m, _ in body_imports(tuple(nodes), str(globs.get("__package__") or ""))))
-    out.reached.extend(named_codecs(tuple(nodes)))  # `"a".encode("seven")` of `codecs.register(search)`
+    out.reached.extend(named_codecs(tuple(nodes), globs))  # `"a".encode("seven")` of `codecs.register(search)`
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
