@@ -22,8 +22,10 @@ from .source import find_definitions, runs_this_source, source_of
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 # Past this many helpers, the rest is not looked at (a step's module calling
-# into a large package): each is parsed once per process.
+# into a large package; each is parsed once per process): it may read any.
 _FOLLOWED = 256
+# What a helper not looked at stands for: it reads every name written (fail closed).
+_UNTOLD = ast.Module(body=[], type_ignores=[])
 
 
 def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: frozenset[str]) -> list[_Def]:
@@ -42,12 +44,15 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
         code, space = fn.__code__, fn.__globals__
         src = source_of(code.co_filename, space)
         if src.tree is None or not runs_this_source(code, src, space):
+            found.append((_UNTOLD, written, None))  # its text is not what runs: not told
             continue
         for node in find_definitions(code, src):
             names = frozenset(_reads(node, space, globs, written))
             if names:
                 found.append((node, names, None))
             todo += _called(node, space)
+    if todo:
+        found.append((_UNTOLD, written, None))  # past the limit
     return found
 
 
