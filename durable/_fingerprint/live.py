@@ -83,3 +83,39 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
             out.parts.update(made_from_outside(fn, kept, [], where.namespace, where.checked_file, calls))
             out.parts["made"] = hash_tokens([out.parts.get("made", ""), *map(node_hash, calls)])
         out.parts.update({} if names or found else held_contents(fn, kept))  # `def main(): mk([1])(5)`
+
+
+def wrappers_of(fn: Any, target: Any) -> list[types.FunctionType]:
+    """The functions `functools.wraps` decorators put between `fn` and the
+    function that runs (`target_of`), outermost first: a step's decorator
+    stands for none of them."""
+    chain: list[types.FunctionType] = []
+    while fn is not target and len(chain) < 100:  # a `__wrapped__` cycle ends
+        if type(fn) is types.FunctionType:
+            chain.append(fn)
+        try:
+            fn = getattr(fn, "__wrapped__", None)
+        except Exception:  # a proxy whose attributes raise: `target_of` stopped there too
+            break
+        if fn is None:
+            break
+    return chain
+
+
+def read_wrappers(fn: Any, target: Any, out: Analysis) -> None:
+    """Count what the wrappers between `fn` and `target` hold: a decorator
+    factory's argument (`@scaled(json.load(f)["k"])`, `@scaled(int(os.environ
+    ["K"]))`) lives only in the wrapper's closure, and the decorator line
+    reads the same whatever it is; the wrapper's code counts as a helper of
+    the name the line reads (`scaled`). The functions of the chain itself
+    are left out (each is followed through `__wrapped__`)."""
+    chain = wrappers_of(fn, target)
+    inside = {id(f) for f in chain} | {id(target)}
+    for i, wrapper in enumerate(chain):
+        code = wrapper.__code__
+        kept = kept_state(wrapper, code) if wrapper.__closure__ else frozenset()
+        cells = zip(code.co_freevars, wrapper.__closure__ or (), strict=True)
+        pairs = tuple((n, v) for n, c in cells if n not in kept and id(v := _cell_value(c)) not in inside)
+        held = (wrapper.__defaults__, tuple(sorted((wrapper.__kwdefaults__ or {}).items())), pairs)
+        if any(held):  # one holding only what it wraps (`@plus`) keeps the fingerprint it had
+            out.parts[f"wrapper{i}"] = hash_tokens(_live_tokens(held, out.reached))
