@@ -27,7 +27,8 @@ from .factorycalls import factory_calls
 from .holds import held_callables, held_classes, made_by, user_class
 from .kept import kept_state, self_filled
 from .madewith import defaults_from_outside, held_contents, made_from_outside
-from .reach import _cell_value
+from .outsidevalues import _made_with, outside_tokens
+from .reach import _cell_value, is_durable
 from .reads import _bound, _count, _Scope, _statement_reads
 from .subclasses import _homes
 from .values import _live_tokens, hash_tokens
@@ -85,13 +86,14 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
         out.parts.update({} if names or found else held_contents(fn, kept))  # `def main(): mk([1])(5)`
 
 
-def wrappers_of(fn: Any, target: Any) -> list[types.FunctionType]:
-    """The functions `functools.wraps` decorators put between `fn` and the
-    function that runs (`target_of`), outermost first: a step's decorator
-    stands for none of them."""
-    chain: list[types.FunctionType] = []
+
+def wrappers_of(fn: Any, target: Any) -> list[Any]:
+    """What `functools.wraps` decorators put between `fn` and the function
+    that runs (`target_of`), outermost first: their wrapper functions and
+    the instances of the user's classes that `update_wrapper` was given."""
+    chain: list[Any] = []
     while fn is not target and len(chain) < 100:  # a `__wrapped__` cycle ends
-        if type(fn) is types.FunctionType:
+        if type(fn) is types.FunctionType or (_own_wrapper(fn) and not is_durable(fn)):
             chain.append(fn)
         try:
             fn = getattr(fn, "__wrapped__", None)
@@ -102,20 +104,35 @@ def wrappers_of(fn: Any, target: Any) -> list[types.FunctionType]:
     return chain
 
 
+def _own_wrapper(obj: object) -> bool:
+    # Not a bound method, whose `__dict__` is its function's.
+    return "__wrapped__" in getattr(obj, "__dict__", {}) and not isinstance(obj, types.MethodType) and (
+        witnessed(user_class, type(obj))
+    )
+
+
 def read_wrappers(fn: Any, target: Any, out: Analysis) -> None:
-    """Count what the wrappers between `fn` and `target` hold: a decorator
+    """Count what the wrappers between `fn` and `target` hold, as a class's
+    methods count what they were made with (`_made_with`): a decorator
     factory's argument (`@scaled(json.load(f)["k"])`, `@scaled(int(os.environ
-    ["K"]))`) lives only in the wrapper's closure, and the decorator line
-    reads the same whatever it is; the wrapper's code counts as a helper of
-    the name the line reads (`scaled`). The functions of the chain itself
-    are left out (each is followed through `__wrapped__`)."""
+    ["K"]))`, a config object loaded from a file) lives only in the wrapper's
+    closure or attributes, and the decorator line reads the same whatever it
+    is; the wrapper's code counts as a helper of the name the line reads
+    (`scaled`). The functions of the chain itself are left out (each is
+    followed through `__wrapped__`)."""
     chain = wrappers_of(fn, target)
     inside = {id(f) for f in chain} | {id(target)}
     for i, wrapper in enumerate(chain):
-        code = wrapper.__code__
-        kept = kept_state(wrapper, code) if wrapper.__closure__ else frozenset()
-        cells = zip(code.co_freevars, wrapper.__closure__ or (), strict=True)
-        pairs = tuple((n, v) for n, c in cells if n not in kept and id(v := _cell_value(c)) not in inside)
-        held = (wrapper.__defaults__, tuple(sorted((wrapper.__kwdefaults__ or {}).items())), pairs)
-        if any(held):  # one holding only what it wraps (`@plus`) keeps the fingerprint it had
-            out.parts[f"wrapper{i}"] = hash_tokens(_live_tokens(held, out.reached))
+        if type(wrapper) is not types.FunctionType:  # `update_wrapper(self, fn)`: its attributes
+            toks = witnessed(outside_tokens, wrapper) or []
+            name = type(wrapper).__qualname__
+        else:
+            code = wrapper.__code__
+            kept = kept_state(wrapper, code) if wrapper.__closure__ else frozenset()
+            cells = zip(code.co_freevars, wrapper.__closure__ or (), strict=True)
+            pairs = tuple((n, v) for n, c in cells if n not in kept and id(v := _cell_value(c)) not in inside)
+            held = (wrapper.__defaults__, tuple(sorted((wrapper.__kwdefaults__ or {}).items())), pairs)
+            toks = [*_live_tokens(held, out.reached), *(_made_with(wrapper) or ())] if any(held) else []
+            name = code.co_name
+        if toks:  # one holding only what it wraps (`@plus`) keeps the fingerprint it had
+            out.parts[f"values held by wrapper:{name} (decorator {i + 1})"] = hash_tokens(toks)

@@ -276,8 +276,16 @@ _UNSET = object()
 def holds_values(obj: object) -> bool:
     """A callable that is no code of the user's but holds the values it was
     made with, which count as data does: a partial (`partial(round,
-    ndigits=N)`), `itemgetter(K)`, a bound method (`CFG.get`, `Scale(K).times`)."""
-    return isinstance(obj, _HOLDING) or bound_to(obj) is not None
+    ndigits=N)`), `itemgetter(K)`, a bound method (`CFG.get`, `Scale(K).times`),
+    an instance of the user's class with `__call__` (`double = Doubler(K)`:
+    its class's code counts as code, its attributes are data)."""
+    if isinstance(obj, _HOLDING) or bound_to(obj) is not None:
+        return True
+    return not isinstance(obj, (type, types.FunctionType)) and callable(obj) and _own_instance(obj)
+
+
+def _own_instance(obj: object) -> bool:
+    return not is_durable(obj) and witnessed(user_class, type(obj))
 
 
 _HOLDING = (functools.partial, operator.itemgetter, operator.attrgetter, operator.methodcaller)
