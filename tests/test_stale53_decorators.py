@@ -110,6 +110,7 @@ def test_a_decorator_argument_read_at_import_counts(tmp_path: Path) -> None:
     assert "suspended" in first and "value 60" in second and count == after == ["s"], second
 
 
+
 HELPERS = """
 import json
 
@@ -123,26 +124,44 @@ class Doubler:
 double = Doubler(json.load(open("cfg.json"))["f"])
 """
 
+MODELS = """
+import json
 
-def test_a_callable_instance_made_from_a_file_counts_its_values(tmp_path: Path) -> None:
+def set_k(cls):
+    cls.K = json.load(open("cfg.json"))["f"]
+    return cls
+
+@set_k
+class Model:
+    def run(self, x):
+        return x * self.K
+"""
+
+
+def test_a_helpers_value_made_from_a_file_counts(tmp_path: Path) -> None:
     # `double(x)`: an instance of the user's class with `__call__`, made at
     # import from a config file, counted as a function is (by its class's
-    # code and its statement) and not by what it holds: `value 30` replayed.
-    flow = "import os, durable\nfrom helpers import double\n\n@durable.step\ndef s(x):"
+    # code and its statement), not by what it holds; `Model().run(x)`
+    # reading `self.K` that a class decorator set from the file, counted by
+    # the class statement alone: each resume replayed `value 30`.
+    flow = "import os, durable\nfrom helpers import double\nfrom models import Model\n\n@durable.step\ndef s(x):"
+    calls = {"callable": "double(x)", "decorated": "Model().run(x)", "same": "double(x) + Model().run(x) - 30"}
     folders = {}
-    for name in ("edited", "same"):
+    for name, call in calls.items():
         folders[name] = place = tmp_path / name
         place.mkdir()
-        (place / "flow.py").write_text(flow + COUNTED + "    return double(x)\n" + SUSPENDING_WF)
+        (place / "flow.py").write_text(flow + COUNTED + f"    return {call}\n" + SUSPENDING_WF)
         (place / "helpers.py").write_text(HELPERS)
+        (place / "models.py").write_text(MODELS)
         (place / "cfg.json").write_text('{"f": 3}')
 
     def between(name: str, place: Path) -> dict[str, str]:
-        if name == "edited":
+        if name != "same":
             (place / "cfg.json").write_text('{"f": 4}')
         return {}
 
     runs = twice(folders, RUN_FLOW, between, {"STOP": "1"})
-    refused_after_edit(runs["edited"])
+    refused_after_edit(runs["callable"])
+    refused_after_edit(runs["decorated"])
     first, count, second, after = runs["same"]
     assert "suspended" in first and "value 30" in second and count == after == ["s"], second

@@ -59,8 +59,10 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     classes = [c for c in found if isinstance(c, ast.ClassDef)]
     # A class a call made (`namedtuple("P", "k", defaults=[K])`): by that statement.
     body: list[ast.AST] = [n for c in classes for s in c.body for n in _made_when_defined(s)] if classes else found
-    # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`).
+    # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`), and its
+    # decorators, called by the class statement (`@set_k` setting `cls.K` from a file).
     body += [s for s in found if classes and not isinstance(s, ast.ClassDef)]
+    body += [ast.Call(d, [], []) for c in classes for d in c.decorator_list]
     # Its bases chosen so (`class M(A if FLAG else B)`, a `metaclass=` too): which classes.
     heads: list[ast.AST] = [n for c in classes for n in (*c.bases, *(k.value for k in c.keywords))]
     chosen = [("bases", ["type:" + _qualname(b) for b in cls.__mro__[1:]])] if reads_outside(heads, namespace, None) else []
