@@ -137,15 +137,29 @@ class Model:
         return x * self.K
 """
 
+BASES = """
+import json
+
+class Base:
+    def __init_subclass__(cls, **kw):
+        cls.K = json.load(open("cfg.json"))["f"]
+
+class Model(Base):
+    def run(self, x):
+        return x * self.K
+"""
+
 
 def test_a_helpers_value_made_from_a_file_counts(tmp_path: Path) -> None:
     # `double(x)`: an instance of the user's class with `__call__`, made at
     # import from a config file, counted as a function is (by its class's
     # code and its statement), not by what it holds; `Model().run(x)`
-    # reading `self.K` that a class decorator set from the file, counted by
-    # the class statement alone: each resume replayed `value 30`.
-    flow = "import os, durable\nfrom helpers import double\nfrom models import Model\n\n@durable.step\ndef s(x):"
-    calls = {"callable": "double(x)", "decorated": "Model().run(x)", "same": "double(x) + Model().run(x) - 30"}
+    # reading `self.K` that a class decorator (or its base's
+    # `__init_subclass__`) set from the file, counted by the class statement
+    # alone: each resume replayed `value 30`.
+    flow = "import os, durable\nimport bases\nfrom helpers import double\nfrom models import Model\n\n@durable.step\ndef s(x):"
+    calls = {"callable": "double(x)", "decorated": "Model().run(x)", "subclass": "bases.Model().run(x)"}
+    calls["same"] = "double(x) + Model().run(x) - bases.Model().run(x)"
     folders = {}
     for name, call in calls.items():
         folders[name] = place = tmp_path / name
@@ -153,6 +167,7 @@ def test_a_helpers_value_made_from_a_file_counts(tmp_path: Path) -> None:
         (place / "flow.py").write_text(flow + COUNTED + f"    return {call}\n" + SUSPENDING_WF)
         (place / "helpers.py").write_text(HELPERS)
         (place / "models.py").write_text(MODELS)
+        (place / "bases.py").write_text(BASES)
         (place / "cfg.json").write_text('{"f": 3}')
 
     def between(name: str, place: Path) -> dict[str, str]:
@@ -163,5 +178,6 @@ def test_a_helpers_value_made_from_a_file_counts(tmp_path: Path) -> None:
     runs = twice(folders, RUN_FLOW, between, {"STOP": "1"})
     refused_after_edit(runs["callable"])
     refused_after_edit(runs["decorated"])
+    refused_after_edit(runs["subclass"])
     first, count, second, after = runs["same"]
     assert "suspended" in first and "value 30" in second and count == after == ["s"], second

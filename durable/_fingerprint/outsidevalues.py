@@ -59,10 +59,13 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     classes = [c for c in found if isinstance(c, ast.ClassDef)]
     # A class a call made (`namedtuple("P", "k", defaults=[K])`): by that statement.
     body: list[ast.AST] = [n for c in classes for s in c.body for n in _made_when_defined(s)] if classes else found
-    # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`), and its
-    # decorators, called by the class statement (`@set_k` setting `cls.K` from a file).
+    # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`), and what
+    # the class statement calls: its decorators (`@set_k` setting `cls.K` from a file), its
+    # bases' `__init_subclass__`.
     body += [s for s in found if classes and not isinstance(s, ast.ClassDef)]
     body += [ast.Call(d, [], []) for c in classes for d in c.decorator_list]
+    hook = [ast.Attribute(b, "__init_subclass__", ast.Load()) for c in classes for b in c.bases]
+    body += [ast.Call(h, [], []) for h in hook]
     # Its bases chosen so (`class M(A if FLAG else B)`, a `metaclass=` too): which classes.
     heads: list[ast.AST] = [n for c in classes for n in (*c.bases, *(k.value for k in c.keywords))]
     chosen = [("bases", ["type:" + _qualname(b) for b in cls.__mro__[1:]])] if reads_outside(heads, namespace, None) else []
