@@ -141,7 +141,7 @@ def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | 
     out.reached.extend(state[4 + state[3] :])  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
-    read_wrappers(fn, target, out)  # `@scaled(int(os.environ["K"]))` under the step
+    read_wrappers(fn, target, nodes, out)  # `@scaled(int(os.environ["K"]))` under the step
     read_held_modules(target, nodes, code, out, passed or {})  # `settings.THRESHOLD` of a held module
     read_spelled(target, nodes, code, out)  # `getattr(settings, NAME)`
     return out
