@@ -24,7 +24,7 @@ from .analysis import WHERE, Analysis
 from .canon import definition_tokens, node_hash
 from .heldmodules import partial_bound, read_held_modules, self_bound
 from .holds import dispatched
-from .live import read_held, read_live
+from .live import read_held, read_live, read_wrappers, wrappers_of
 from .passes import one_pass
 from .reach import (
     durable_fingerprint_of,
@@ -47,8 +47,7 @@ from .spelled import read_spelled
 from .values import _live_tokens, hash_tokens
 from .witness import live_state, witnessed
 
-# The rest of the package and the tests import these from here, wherever
-# they are defined.
+# The rest of the package and the tests import these from here, wherever they are defined.
 __all__ = [
     "Fingerprint",
     "combine",
@@ -142,6 +141,7 @@ def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | 
     out.reached.extend(state[4 + state[3] :])  # `@fmt.register` implementations
     read_names(target, nodes, code, src.rebound, out)
     read_live(target, code, out)
+    read_wrappers(fn, target, nodes, out)  # `@scaled(int(os.environ["K"]))` under the step
     read_held_modules(target, nodes, code, out, passed or {})  # `settings.THRESHOLD` of a held module
     read_spelled(target, nodes, code, out)  # `getattr(settings, NAME)`
     return out
@@ -163,7 +163,7 @@ def function_state(fn: Any) -> tuple[Any, ...]:
     code, globs = getattr(target, "__code__", None), getattr(target, "__globals__", None)
     if not isinstance(code, types.CodeType):  # refused by the caller
         return target, code, globs, 0
-    live = live_state(target)
+    live = (*live_state(target), *(x for w in wrappers_of(fn, target) for x in live_state(w)))
     return (target, code, globs, len(live), *live, *dispatched(fn))
 
 

@@ -14,6 +14,7 @@ Pure standard library.
 
 from __future__ import annotations
 
+import ast
 import sys
 import types
 from collections.abc import Iterable
@@ -27,7 +28,9 @@ from .factorycalls import factory_calls
 from .holds import held_callables, held_classes, made_by, user_class
 from .kept import kept_state, self_filled
 from .madewith import defaults_from_outside, held_contents, made_from_outside
-from .reach import _cell_value
+from .outside import reads_outside
+from .outsidevalues import _made_with, outside_tokens
+from .reach import _cell_value, is_durable
 from .reads import _bound, _count, _Scope, _statement_reads
 from .subclasses import _homes
 from .values import _live_tokens, hash_tokens
@@ -83,3 +86,63 @@ def read_live(fn: Any, code: types.CodeType, out: Analysis) -> None:
             out.parts.update(made_from_outside(fn, kept, [], where.namespace, where.checked_file, calls))
             out.parts["made"] = hash_tokens([out.parts.get("made", ""), *map(node_hash, calls)])
         out.parts.update({} if names or found else held_contents(fn, kept))  # `def main(): mk([1])(5)`
+
+
+
+def wrappers_of(fn: Any, target: Any) -> list[Any]:
+    """What `functools.wraps` decorators put between `fn` and the function
+    that runs (`target_of`), outermost first: their wrapper functions and
+    the instances of the user's classes that `update_wrapper` was given."""
+    chain: list[Any] = []
+    while fn is not target and len(chain) < 100:  # a `__wrapped__` cycle ends
+        if type(fn) is types.FunctionType or (_own_wrapper(fn) and not is_durable(fn)):
+            chain.append(fn)
+        try:
+            fn = getattr(fn, "__wrapped__", None)
+        except Exception:  # a proxy whose attributes raise: `target_of` stopped there too
+            break
+        if fn is None:
+            break
+    return chain
+
+
+def _own_wrapper(obj: object) -> bool:
+    # Not a bound method, whose `__dict__` is its function's.
+    return "__wrapped__" in getattr(obj, "__dict__", {}) and not isinstance(obj, types.MethodType) and (
+        witnessed(user_class, type(obj))
+    )
+
+
+def read_wrappers(fn: Any, target: Any, nodes: list[ast.AST], out: Analysis) -> None:
+    """Count what the wrappers between `fn` and `target` hold: plain data by
+    value, as a closure's (`read_live`), and, when the decorator lines of
+    `target`'s definition (`nodes`) read the environment or a file, by
+    content, as a class's methods count what they were made with
+    (`_made_with`): a decorator factory's argument (`@scaled(json.load(f)
+    ["k"])`, `@scaled(int(os.environ["K"]))`, a config object loaded from a
+    file) lives only in the wrapper's closure or attributes, and the line
+    reads the same whatever it is; the wrapper's code counts as a helper of
+    the name the line reads (`scaled`). Not by content otherwise: a logger
+    or a client a wrapper holds is no input. The functions of the chain
+    itself are left out (each is followed through `__wrapped__`)."""
+    chain = wrappers_of(fn, target)
+    if not chain:
+        return
+    lines: list[ast.AST] = [d for n in nodes for d in getattr(n, "decorator_list", ())]
+    made = reads_outside(lines, getattr(target, "__globals__", {}), target.__code__.co_filename)
+    inside = {id(f) for f in chain} | {id(target)}
+    for i, wrapper in enumerate(chain):
+        if type(wrapper) is not types.FunctionType:  # `update_wrapper(self, fn)`: its attributes
+            toks = (witnessed(outside_tokens, wrapper) if made else None) or []
+            name = type(wrapper).__qualname__
+        else:
+            code = wrapper.__code__
+            kept = kept_state(wrapper, code) if wrapper.__closure__ else frozenset()
+            cells = zip(code.co_freevars, wrapper.__closure__ or (), strict=True)
+            pairs = tuple((n, v) for n, c in cells if n not in kept and id(v := _cell_value(c)) not in inside)
+            held = (wrapper.__defaults__, tuple(sorted((wrapper.__kwdefaults__ or {}).items())), pairs)
+            toks = _live_tokens(held, out.reached) if any(held) else []
+            toks += (_made_with(wrapper) or []) if toks and made else []
+            name = code.co_name
+        if toks:  # one holding only what it wraps (`@plus`) keeps the fingerprint it had
+            out.parts[f"values held by wrapper:{name} (decorator {i + 1})"] = hash_tokens(toks)

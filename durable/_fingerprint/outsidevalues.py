@@ -59,8 +59,13 @@ def class_outside_tokens(cls: type, name: str, held: Mapping[str, Any]) -> list[
     classes = [c for c in found if isinstance(c, ast.ClassDef)]
     # A class a call made (`namedtuple("P", "k", defaults=[K])`): by that statement.
     body: list[ast.AST] = [n for c in classes for s in c.body for n in _made_when_defined(s)] if classes else found
-    # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`).
+    # And a module-level statement setting one (`Cfg.rate = int(os.environ["K"])`), and what
+    # the class statement calls: its decorators (`@set_k` setting `cls.K` from a file), its
+    # bases' `__init_subclass__`.
     body += [s for s in found if classes and not isinstance(s, ast.ClassDef)]
+    body += [ast.Call(d, [], []) for c in classes for d in c.decorator_list]
+    hook = [ast.Attribute(b, "__init_subclass__", ast.Load()) for c in classes for b in c.bases]
+    body += [ast.Call(h, [], []) for h in hook]
     # Its bases chosen so (`class M(A if FLAG else B)`, a `metaclass=` too): which classes.
     heads: list[ast.AST] = [n for c in classes for n in (*c.bases, *(k.value for k in c.keywords))]
     chosen = [("bases", ["type:" + _qualname(b) for b in cls.__mro__[1:]])] if reads_outside(heads, namespace, None) else []
@@ -287,8 +292,16 @@ _UNSET = object()
 def holds_values(obj: object) -> bool:
     """A callable that is no code of the user's but holds the values it was
     made with, which count as data does: a partial (`partial(round,
-    ndigits=N)`), `itemgetter(K)`, a bound method (`CFG.get`, `Scale(K).times`)."""
-    return isinstance(obj, _HOLDING) or bound_to(obj) is not None
+    ndigits=N)`), `itemgetter(K)`, a bound method (`CFG.get`, `Scale(K).times`),
+    an instance of the user's class with `__call__` (`double = Doubler(K)`:
+    its class's code counts as code, its attributes are data)."""
+    if isinstance(obj, _HOLDING) or bound_to(obj) is not None:
+        return True
+    return not isinstance(obj, (type, types.FunctionType)) and callable(obj) and _own_instance(obj)
+
+
+def _own_instance(obj: object) -> bool:
+    return not is_durable(obj) and witnessed(user_class, type(obj))
 
 
 _HOLDING = (functools.partial, operator.itemgetter, operator.attrgetter, operator.methodcaller)
