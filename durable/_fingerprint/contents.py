@@ -202,11 +202,13 @@ def _running_tokens(obj: object, looped: bool = False) -> list[str] | None:
     logger's `_cache`). Out of a loop, the statement's text tells what a
     call did to a library's object (a logger, a client): its state, which
     may hold where the file lies, is no value of yours."""
-    toks = content_tokens(obj)
-    if toks is None and user_class(type(obj)):
-        toks = attribute_tokens(obj)
-    toks = _items_tokens(obj) if toks is None else toks
-    return attribute_tokens(obj, public=True) if toks is None and looped else toks
+    try:  # nested past the recursion limit, a `__dict__` that raises: changed, never a crash
+        toks = content_tokens(obj)
+        toks = attribute_tokens(obj) if toks is None and user_class(type(obj)) else toks
+        toks = _items_tokens(obj) if toks is None else toks
+        return attribute_tokens(obj, public=True) if toks is None and looped else toks
+    except Exception:  # RecursionError, whatever an odd `__getattribute__` raises
+        return [fresh_token()]
 
 
 def _items_tokens(obj: object) -> list[str] | None:

@@ -120,4 +120,16 @@ def attribute_values(obj: object) -> list[object]:
         own = object.__getattribute__(obj, "__dict__")
     except AttributeError:  # slots alone
         own = {}
+    except Exception:  # a `__dict__` property that raises: the instance's own, as `object` keeps it
+        own = _own_dict(obj)
     return [v for _, v in _slots(obj)] + list(cast("dict[str, object]", own).values())
+
+
+def _own_dict(obj: object) -> object:
+    """The dict `object` keeps for `obj`, through the C descriptor a class
+    statement made, past a `__dict__` property the class defines."""
+    for cls in type(obj).__mro__:
+        slot = vars(cls).get("__dict__")
+        if isinstance(slot, types.GetSetDescriptorType):
+            return slot.__get__(obj)
+    return {}

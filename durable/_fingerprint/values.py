@@ -83,8 +83,12 @@ def plain_tokens(
 def content_tokens(value: object) -> list[str] | None:
     """Tokens of what a global holds that may change in place: plain data
     (`plain_tokens`), else the bytes of a buffer (`buffer_tokens`), else a
-    pandas frame's rows (`frame_tokens`)."""
-    toks = plain_tokens(value)
+    pandas frame's rows (`frame_tokens`). Nested past the recursion limit
+    (a linked list of 5,000 dicts), nothing tells it: a change, never a crash."""
+    try:
+        toks = plain_tokens(value)
+    except RecursionError:
+        return [fresh_token()]
     toks = buffer_tokens(value) if toks is None else toks
     return frame_tokens(value) if toks is None else toks
 
