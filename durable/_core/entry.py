@@ -7,7 +7,7 @@ from collections.abc import Callable
 from contextvars import Token
 from typing import Any
 
-from .._fingerprint.madewith import RUN_OF
+from .._fingerprint.madewith import RUN_OF, run_left
 from .context import RunState, _active_var, _run_var
 from .scope import current, reset_vars, scope_var, set_scope
 from .taskfactory import enter_root
@@ -29,6 +29,7 @@ def enter_run(ctx: RunState | None) -> Callable[[], None]:
         def reset() -> None:  # may be run again, whole (see `plan.drive_sync`)
             if ctx is not None:
                 ctx.open = False
+                run_left(run)
             leave_scope()
             reset_vars(tokens)
 

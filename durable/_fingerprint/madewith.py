@@ -119,7 +119,7 @@ def held_snapshot(obj: object) -> list[str] | None:
     if run is not None and not DECORATING.get():
         mine = _BY_RUN.get((id(obj), run))
         if mine is None or mine[0] is not obj:
-            mine = _BY_RUN[(id(obj), run)] = (obj, contents_now(obj))
+            mine = _BY_RUN[(id(obj), run)] = (obj, _since_last_run(obj))
             _kept(_BY_RUN)
         _SNAPSHOTS[id(obj)] = mine
         _kept(_SNAPSHOTS)
@@ -132,6 +132,30 @@ def held_snapshot(obj: object) -> list[str] | None:
         _kept(_SNAPSHOTS)
         _SNAPSHOTS[id(obj)] = (obj, toks)
     return toks
+
+
+# id -> (the object, its contents as the body of the last run reading it left them).
+_ENDED: dict[int, tuple[object, list[str] | None]] = {}
+
+
+def _since_last_run(obj: object) -> list[str] | None:
+    """What a run starting now reads `obj` as: as the last run here did when
+    nothing changed it since that run's body ended (only runs' steps did: the
+    state they keep, a list they log in, which a resume in another process
+    finds as the program makes it); else as it is now (`items[:] = config`
+    between two jobs)."""
+    now, last, ended = contents_now(obj), _SNAPSHOTS.get(id(obj)), _ENDED.get(id(obj))
+    if now is not None and last is not None and ended is not None and last[0] is obj is ended[0]:
+        return last[1] if ended[1] == now else now
+    return now
+
+
+def run_left(run: tuple[str, str] | None) -> None:
+    """The body of `run` ended here: note how it left what its steps hold."""
+    for (key, of), (obj, _) in list(_BY_RUN.items()):
+        if of == run:
+            _ENDED[key] = (obj, contents_now(obj))
+    _kept(_ENDED)
 
 
 def _kept(snapshots: dict[Any, Any]) -> None:
