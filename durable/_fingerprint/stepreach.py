@@ -204,15 +204,26 @@ def aliases(names: frozenset[str], globs: Any) -> frozenset[str]:
     return frozenset(k for k, v in values.items() if any(v is h for h in held)) - names
 
 
-def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str]) -> frozenset[str]:
+def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: bool = False) -> frozenset[str]:
     """The names among `written` that `d` and the plain functions of its module
     it reaches only write where they use them (`_count` appending to a list a
-    step calls it to log in): no read. One reached otherwise (`C = Cfg`) is read."""
+    step calls it to log in): no read. One reached otherwise (`C = Cfg`, a
+    lambda bound at module level `TOTAL = lambda: sum(LOG)`) is read; with a
+    read by string (`globals()["LOG"]`), every one is."""
+    if elsewhere:  # another module's helper: told by its own text, not by `tree`'s functions
+        return only_written([d], written)
     reads: set[str] = set()
     writes: set[str] = set()
+    funcs = links(tree)[1]
     for node in [d, *helpers([d], tree)]:
-        used = {n.id for n in walk(node) if isinstance(n, ast.Name) and n.id in written}
+        names = _names(node)
+        if names & UNNAMED:
+            return frozenset()
+        used = names & written
         kept = only_written([node], written)
         writes |= used & kept
         reads |= used - kept
+        # What the other names it uses reach, but through no plain function
+        # looked at here (a lambda, an assignment's value), is read.
+        reads |= reached(frozenset(names - written - funcs.keys()), tree) & written
     return frozenset(writes - reads)
