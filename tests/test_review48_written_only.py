@@ -60,6 +60,7 @@ except durable.DefinitionChangedError as e:
 CASES = {
     "lambda_reader": ("LOG.append(x)", "TOTAL = lambda: sum(LOG)", "TOTAL()"),
     "globals_reader": ("LOG.append(x)", "def total():\n    return sum(globals()['LOG'])", "total()"),
+    "method_reader": ("LOG.append(x)", "class Report:\n    @staticmethod\n    def total():\n        return sum(LOG)", "Report.total()"),
     "returns_len": ("LOG.append(x)\n    return len(LOG)", "", "log(0) - 1"),
     "augmented": ("global LOG\n    LOG += [x]", "", "sum(LOG)"),
     "slice": ("LOG[:] = [*LOG, x]", "", "sum(LOG)"),

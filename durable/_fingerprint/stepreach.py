@@ -45,6 +45,9 @@ def links(tree: ast.AST) -> _Links:
         if isinstance(stmt, _FUNCS) and not any(map(is_our_decorator, stmt.decorator_list)):
             funcs[stmt.name] = stmt
             found.setdefault(stmt.name, set()).update(_names(stmt))
+        elif isinstance(stmt, ast.ClassDef):  # `Report.total()`: what its body and methods read
+            kept = [n for n in stmt.body if not (isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list)))]
+            found.setdefault(stmt.name, set()).update(n for b in [*kept, *stmt.bases] for n in _names(b))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in (t for t in targets if isinstance(t, ast.Name)):
@@ -214,8 +217,9 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
         return only_written([d], written)
     reads: set[str] = set()
     writes: set[str] = set()
-    funcs = links(tree)[1]
-    for node in [d, *helpers([d], tree)]:
+    funcs, plain = links(tree)[1], helpers([d], tree)
+    called = methods([d, *plain], tree)
+    for node in [d, *plain, *(m for _, m in called)]:
         names = _names(node)
         if names & UNNAMED:
             return frozenset()
@@ -223,7 +227,21 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
         kept = only_written([node], written)
         writes |= used & kept
         reads |= used - kept
-        # What the other names it uses reach, but through no plain function
-        # looked at here (a lambda, an assignment's value), is read.
-        reads |= reached(frozenset(names - written - funcs.keys()), tree) & written
+        # What the other names it uses reach through no function looked at here
+        # (a lambda, an assignment's value, a class used but by `Report.note(x)`) is read.
+        seeds = names - written - funcs.keys() - _receivers(node, called)
+        reads |= reached(frozenset(seeds), tree) & written
     return frozenset(writes - reads)
+
+
+def _receivers(node: ast.AST, called: list[tuple[str, ast.AST]]) -> frozenset[str]:
+    """The classes `node` names only to call a method looked at (`Report.note(x)`)."""
+    looked = {(c, getattr(m, "name", "")) for c, m in called}
+    named: dict[str, int] = {}
+    for n in walk(node):
+        if isinstance(n, ast.Name) and n.id in {c for c, _ in looked}:
+            named[n.id] = named.get(n.id, 0) + 1
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            if (n.func.value.id, n.func.attr) in looked:
+                named[n.func.value.id] = named.get(n.func.value.id, 0) - 1
+    return frozenset(c for c, count in named.items() if count == 0)
