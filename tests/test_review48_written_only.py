@@ -61,17 +61,22 @@ CASES = {
     "lambda_reader": ("LOG.append(x)", "TOTAL = lambda: sum(LOG)", "TOTAL()"),
     "globals_reader": ("LOG.append(x)", "def total():\n    return sum(globals()['LOG'])", "total()"),
     "method_reader": ("LOG.append(x)", "class Report:\n    @staticmethod\n    def total():\n        return sum(LOG)", "Report.total()"),
+    "instance_method_reader": ("LOG.append(x)", "class Report:\n    def total(self):\n        return sum(LOG)", "Report().total()"),
     "returns_len": ("LOG.append(x)\n    return len(LOG)", "", "log(0) - 1"),
     "augmented": ("global LOG\n    LOG += [x]", "", "sum(LOG)"),
     "slice": ("LOG[:] = [*LOG, x]", "", "sum(LOG)"),
     "extend": ("LOG.extend([x])", "", "sum(LOG)"),
+}
+# Logged into through a class's method alone and never read: no read, replayed as it is.
+CONTROLS = {
+    "method_writer": ("Report.note(x)", "class Report:\n    @staticmethod\n    def note(x):\n        LOG.append(x)", "7"),
 }
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
     jobs, folders = [], []
-    for write, extra, ret in CASES.values():
+    for write, extra, ret in [*CASES.values(), *CONTROLS.values()]:
         folder = tmp_path_factory.mktemp("written")
         (folder / "flow.py").write_text(FLOW.format(write=write, extra=extra, ret=ret))
         jobs += [(folder, RUN_WF, {"STOP": "1", "COUNT_FILE": str(folder / "count")})]
@@ -80,7 +85,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, 
     outs = run_each(jobs)
     return {
         name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
-        for i, (name, folder) in enumerate(zip(CASES, folders, strict=True))
+        for i, (name, folder) in enumerate(zip([*CASES, *CONTROLS], folders, strict=True))
     }
 
 
@@ -95,3 +100,10 @@ def test_a_list_read_by_a_step_that_also_logs_into_it_is_not_replayed_without_th
         assert count == ["a", "a"], count
     else:
         assert "value 3" in resumed and count == ["a", "a", "a", "a", "b"], (resumed, count)
+
+
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_a_list_only_logged_into_is_replayed_without_a_word(runs: dict[str, tuple[str, str, list[str]]], name: str) -> None:
+    first, resumed, count = runs[name]
+    assert "suspended" in first, first
+    assert "value 7" in resumed and count == ["a", "a", "b"], (resumed, count)
