@@ -62,6 +62,7 @@ CASES = {
     "globals_reader": ("LOG.append(x)", "def total():\n    return sum(globals()['LOG'])", "total()"),
     "method_reader": ("LOG.append(x)", "class Report:\n    @staticmethod\n    def total():\n        return sum(LOG)", "Report.total()"),
     "instance_method_reader": ("LOG.append(x)", "class Report:\n    def total(self):\n        return sum(LOG)", "Report().total()"),
+    "helper_under_try": ("LOG.append(x)", "try:\n    import no_such_module_r48\nexcept ImportError:\n    def total():\n        return sum(LOG)", "total()"),
     "returns_len": ("LOG.append(x)\n    return len(LOG)", "", "log(0) - 1"),
     "augmented": ("global LOG\n    LOG += [x]", "", "sum(LOG)"),
     "slice": ("LOG[:] = [*LOG, x]", "", "sum(LOG)"),

@@ -24,6 +24,7 @@ ANY = "*"
 # How code reads a module's names by string (`globals()["MODE"]`): any of them.
 UNNAMED = frozenset({"globals", "eval", "exec"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
 _PARTS = frozenset({"get", "setdefault", "values", "items"})  # give a part, not a copy
 _MODULES = frozenset({"modules", "import_module"})  # `sys.modules[k]`, `importlib.import_module(k)`
@@ -41,7 +42,7 @@ def links(tree: ast.AST) -> _Links:
         return seen[1]
     found: dict[str, set[str]] = {}
     funcs: dict[str, ast.AST] = {}
-    for stmt in getattr(tree, "body", ()):
+    for stmt in _module_level(getattr(tree, "body", [])):
         if isinstance(stmt, _FUNCS) and not any(map(is_our_decorator, stmt.decorator_list)):
             funcs[stmt.name] = stmt
             found.setdefault(stmt.name, set()).update(_names(stmt))
@@ -57,6 +58,20 @@ def links(tree: ast.AST) -> _Links:
     done = ({k: frozenset(v) for k, v in found.items()}, funcs)
     _LINKS[id(tree)] = (tree, done)
     return done
+
+
+def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements run at module level, in the blocks of an `if`, `try`,
+    `with` or loop too (`except ImportError: def total(): ...`)."""
+    found: list[ast.stmt] = []
+    for stmt in body:
+        found.append(stmt)
+        if isinstance(stmt, _BLOCKS):
+            for part in ("body", "orelse", "finalbody"):
+                found += _module_level(getattr(stmt, part, []))
+            for handler in getattr(stmt, "handlers", []):
+                found += _module_level(handler.body)
+    return found
 
 
 def reached(names: frozenset[str], tree: ast.AST) -> frozenset[str]:
@@ -229,7 +244,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
         reads |= used - kept
         # What the other names it uses reach through no function looked at here
         # (a lambda, an assignment's value, a class used but by `Report.note(x)`) is read.
-        seeds = names - written - funcs.keys() - _receivers(node, called)
+        seeds = names - written - _one_definition(names & funcs.keys(), tree) - _receivers(node, called)
         reads |= reached(frozenset(seeds), tree) & written
     return frozenset(writes - reads)
 
@@ -245,3 +260,10 @@ def _receivers(node: ast.AST, called: list[tuple[str, ast.AST]]) -> frozenset[st
             if (n.func.value.id, n.func.attr) in looked:
                 named[n.func.value.id] = named.get(n.func.value.id, 0) - 1
     return frozenset(c for c, count in named.items() if count == 0)
+
+
+def _one_definition(names: set[str], tree: ast.AST) -> frozenset[str]:
+    """Those of `names` whose one `def` (the last) is what their binding reads:
+    one defined twice (`if`/`else`) reads what either reads."""
+    table, funcs = links(tree)
+    return frozenset(n for n in names if table.get(n, frozenset()) <= _names(funcs[n]))
