@@ -118,6 +118,6 @@ def attribute_values(obj: object) -> list[object]:
     class held in its slots, was taken to hold nothing (a stale replay)."""
     try:
         own = object.__getattribute__(obj, "__dict__")
-    except AttributeError:  # slots alone
-        own = {}
-    return [v for _, v in _slots(obj)] + list(cast("dict[str, object]", own).values())
+    except Exception:  # slots alone; or a class's own `__dict__` property raising: not told here
+        own = {}  # (what it holds counts as changed by `outsidevalues._told_or_changed`)
+    return [v for _, v in _slots(obj)] + (list(own.values()) if isinstance(own, dict) else [])
