@@ -118,6 +118,7 @@ def attribute_values(obj: object) -> list[object]:
     class held in its slots, was taken to hold nothing (a stale replay)."""
     try:
         own = object.__getattribute__(obj, "__dict__")
+<<<<<<< HEAD
     except AttributeError:  # slots alone
         own = {}
     except Exception:  # a `__dict__` property that raises: the instance's own, as `object` keeps it
@@ -133,3 +134,8 @@ def _own_dict(obj: object) -> object:
         if isinstance(slot, types.GetSetDescriptorType):
             return slot.__get__(obj)
     return {}
+=======
+    except Exception:  # slots alone; or a class's own `__dict__` property raising: not told here
+        own = {}  # (what it holds counts as changed by `outsidevalues._told_or_changed`)
+    return [v for _, v in _slots(obj)] + (list(own.values()) if isinstance(own, dict) else [])
+>>>>>>> review48

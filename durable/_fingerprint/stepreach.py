@@ -24,6 +24,7 @@ ANY = "*"
 # How code reads a module's names by string (`globals()["MODE"]`): any of them.
 UNNAMED = frozenset({"globals", "eval", "exec"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
 _PARTS = frozenset({"get", "setdefault", "values", "items"})  # give a part, not a copy
 _MODULES = frozenset({"modules", "import_module"})  # `sys.modules[k]`, `importlib.import_module(k)`
@@ -41,10 +42,13 @@ def links(tree: ast.AST) -> _Links:
         return seen[1]
     found: dict[str, set[str]] = {}
     funcs: dict[str, ast.AST] = {}
-    for stmt in getattr(tree, "body", ()):
+    for stmt in _module_level(getattr(tree, "body", [])):
         if isinstance(stmt, _FUNCS) and not any(map(is_our_decorator, stmt.decorator_list)):
             funcs[stmt.name] = stmt
             found.setdefault(stmt.name, set()).update(_names(stmt))
+        elif isinstance(stmt, ast.ClassDef):  # `Report.total()`: what its body and methods read
+            kept = [n for n in stmt.body if not (isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list)))]
+            found.setdefault(stmt.name, set()).update(n for b in [*kept, *stmt.bases] for n in _names(b))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in (t for t in targets if isinstance(t, ast.Name)):
@@ -54,6 +58,20 @@ def links(tree: ast.AST) -> _Links:
     done = ({k: frozenset(v) for k, v in found.items()}, funcs)
     _LINKS[id(tree)] = (tree, done)
     return done
+
+
+def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements run at module level, in the blocks of an `if`, `try`,
+    `with` or loop too (`except ImportError: def total(): ...`)."""
+    found: list[ast.stmt] = []
+    for stmt in body:
+        found.append(stmt)
+        if isinstance(stmt, _BLOCKS):
+            for part in ("body", "orelse", "finalbody"):
+                found += _module_level(getattr(stmt, part, []))
+            for handler in getattr(stmt, "handlers", []):
+                found += _module_level(handler.body)
+    return found
 
 
 def reached(names: frozenset[str], tree: ast.AST) -> frozenset[str]:
@@ -204,15 +222,48 @@ def aliases(names: frozenset[str], globs: Any) -> frozenset[str]:
     return frozenset(k for k, v in values.items() if any(v is h for h in held)) - names
 
 
-def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str]) -> frozenset[str]:
+def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: bool = False) -> frozenset[str]:
     """The names among `written` that `d` and the plain functions of its module
     it reaches only write where they use them (`_count` appending to a list a
-    step calls it to log in): no read. One reached otherwise (`C = Cfg`) is read."""
+    step calls it to log in): no read. One reached otherwise (`C = Cfg`, a
+    lambda bound at module level `TOTAL = lambda: sum(LOG)`) is read; with a
+    read by string (`globals()["LOG"]`), every one is."""
+    if elsewhere:  # another module's helper: told by its own text, not by `tree`'s functions
+        return only_written([d], written)
     reads: set[str] = set()
     writes: set[str] = set()
-    for node in [d, *helpers([d], tree)]:
-        used = {n.id for n in walk(node) if isinstance(n, ast.Name) and n.id in written}
+    funcs, plain = links(tree)[1], helpers([d], tree)
+    called = methods([d, *plain], tree)
+    for node in [d, *plain, *(m for _, m in called)]:
+        names = _names(node)
+        if names & UNNAMED:
+            return frozenset()
+        used = names & written
         kept = only_written([node], written)
         writes |= used & kept
         reads |= used - kept
+        # What the other names it uses reach through no function looked at here
+        # (a lambda, an assignment's value, a class used but by `Report.note(x)`) is read.
+        seeds = names - written - _one_definition(names & funcs.keys(), tree) - _receivers(node, called)
+        reads |= reached(frozenset(seeds), tree) & written
     return frozenset(writes - reads)
+
+
+def _receivers(node: ast.AST, called: list[tuple[str, ast.AST]]) -> frozenset[str]:
+    """The classes `node` names only to call a method looked at (`Report.note(x)`)."""
+    looked = {(c, getattr(m, "name", "")) for c, m in called}
+    named: dict[str, int] = {}
+    for n in walk(node):
+        if isinstance(n, ast.Name) and n.id in {c for c, _ in looked}:
+            named[n.id] = named.get(n.id, 0) + 1
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            if (n.func.value.id, n.func.attr) in looked:
+                named[n.func.value.id] = named.get(n.func.value.id, 0) - 1
+    return frozenset(c for c, count in named.items() if count == 0)
+
+
+def _one_definition(names: set[str], tree: ast.AST) -> frozenset[str]:
+    """Those of `names` whose one `def` (the last) is what their binding reads:
+    one defined twice (`if`/`else`) reads what either reads."""
+    table, funcs = links(tree)
+    return frozenset(n for n in names if table.get(n, frozenset()) <= _names(funcs[n]))

@@ -171,8 +171,9 @@ class ObjectLease:
         if not self.objects.create(self._key(gen), body):
             return False
         if self._generations()[-1:] != [gen]:
-            # A long-deleted key recreated (a renewal stalled, SIGSTOP, past a takeover):
-            # lost; the stray object below the newest decides nothing, but is taken away.
+            # A long-deleted key recreated (a renewal stalled past a takeover): lost, taken
+            # away. Never the newest: a higher key was listed, and only a run's removal
+            # deletes the highest key (a delete follows a listing or claim of a higher one).
             with contextlib.suppress(Exception):
                 self.objects.delete([self._key(gen)])
             return False
