@@ -118,12 +118,11 @@ def attribute_values(obj: object) -> list[object]:
     class held in its slots, was taken to hold nothing (a stale replay)."""
     try:
         own = object.__getattribute__(obj, "__dict__")
-<<<<<<< HEAD
     except AttributeError:  # slots alone
         own = {}
     except Exception:  # a `__dict__` property that raises: the instance's own, as `object` keeps it
         own = _own_dict(obj)
-    return [v for _, v in _slots(obj)] + list(cast("dict[str, object]", own).values())
+    return [v for _, v in _slots(obj)] + (list(own.values()) if isinstance(own, dict) else [])
 
 
 def _own_dict(obj: object) -> object:
@@ -132,10 +131,8 @@ def _own_dict(obj: object) -> object:
     for cls in type(obj).__mro__:
         slot = vars(cls).get("__dict__")
         if isinstance(slot, types.GetSetDescriptorType):
-            return slot.__get__(obj)
+            try:
+                return slot.__get__(obj)
+            except Exception:  # not told here: counts as changed (`outsidevalues._told_or_changed`)
+                return {}
     return {}
-=======
-    except Exception:  # slots alone; or a class's own `__dict__` property raising: not told here
-        own = {}  # (what it holds counts as changed by `outsidevalues._told_or_changed`)
-    return [v for _, v in _slots(obj)] + (list(own.values()) if isinstance(own, dict) else [])
->>>>>>> review48
