@@ -24,7 +24,7 @@ from ..errors import ConfigurationError
 from .canon import name_chains
 from .imports import import_user_module
 from .inplace import units
-from .libstate import _SCOPES, _SETTERS, _calls
+from .libstate import _SETTERS, run_at_import
 from .loaded import Users, loaded_state
 from .reach import _followable
 from .source import current_text, parse, source_of
@@ -83,16 +83,8 @@ def _handing(body: tuple[ast.stmt, ...], top: str) -> tuple[tuple[str, ...], ...
     formatter such a function hands over replayed the old output."""
     names = _bound_to(body, top)
     found = _handed_in(body, names)
-    defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
-    seen: set[str] = set()
-    while todo:
-        if (name := todo.pop()) in seen:
-            continue
-        seen.add(name)
-        inner = tuple(defs[name].body)
+    for inner in run_at_import(body):
         found += _handed_in(inner, names | _bound_to(inner, top), named=True)
-        todo += [callee for s in inner for callee in _calls(s, defs)]
     return tuple(dict.fromkeys(found))
 
 

@@ -180,21 +180,28 @@ def _run_at_import(
     something (`_SETTERS`): a script's `main()` calls it for much else
     (`json.dump(out, f)`, `os.makedirs(d)`), and each edit of those would
     refuse every step reading that library."""
+    found: list[ast.AST] = []
+    for inner in run_at_import(body):
+        local = _imported(inner, top)
+        bound = frozenset(a.asname or a.name.partition(".")[0] for s in inner for n in _outside_scopes(s)
+                          if isinstance(n, ast.Import) for a in n.names)  # fmt: skip
+        found += [s for s in _setting(inner, names | local, modules | (local & bound)) if _named_setter(s)]
+    return tuple(found)
+
+
+def run_at_import(body: tuple[ast.AST, ...]) -> Iterator[tuple[ast.stmt, ...]]:
+    """The bodies of the module's functions a module-level statement of
+    `body` calls, and of those they call in turn, each once."""
     defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
-    found: list[ast.AST] = []
     seen: set[str] = set()
     while todo:
         if (name := todo.pop()) in seen:
             continue
         seen.add(name)
         inner = tuple(defs[name].body)
-        local = _imported(inner, top)
-        bound = frozenset(a.asname or a.name.partition(".")[0] for s in inner for n in _outside_scopes(s)
-                          if isinstance(n, ast.Import) for a in n.names)  # fmt: skip
-        found += [s for s in _setting(inner, names | local, modules | (local & bound)) if _named_setter(s)]
+        yield inner
         todo += [callee for s in inner for callee in _calls(s, defs)]
-    return tuple(found)
 
 
 def _named_setter(stmt: ast.AST) -> bool:
