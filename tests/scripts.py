@@ -241,3 +241,42 @@ def refused_after_edit(run: tuple[str, list[str], str, list[str]]) -> None:
     assert "suspended" in first and count == ["s"], first
     assert "refused" in second and "changed" in second, second
     assert after == ["s"]
+
+
+# A case of `file_case_runs`: (its files by name, the flow's imports, the
+# step's expression, the change between its runs: (a file, old, new), or
+# ("ENV", name, value) for an environment variable the second run gets).
+FileCase = tuple[Mapping[str, str], str, str, tuple[str, str, str]]
+
+
+def file_case_runs(
+    folder: Callable[[str], Path], cases: Mapping[str, FileCase]
+) -> dict[str, tuple[str, list[str], str, list[str]]]:
+    """Per case a flow whose step returns its expression, run `twice` with
+    its change between the runs; "same" has every case's files and
+    expression, nothing changed."""
+    folders = {}
+    for name, (files, head, reads, _) in cases.items():
+        folders[name] = place = folder(name)
+        (place / "flow.py").write_text(EDITED_FLOW.format(head=head, body=f"return {reads}"))
+        for file, text in files.items():
+            (place / file).write_text(text)
+    same = folders["same"] = folder("same")
+    heads = "\n".join(dict.fromkeys(head for _, head, _, _ in cases.values()))
+    body = f"return [{', '.join(reads for _, _, reads, _ in cases.values())}]"
+    (same / "flow.py").write_text(EDITED_FLOW.format(head=heads, body=body))
+    for files, *_ in cases.values():
+        for file, text in files.items():
+            (same / file).write_text(text)
+
+    def between(name: str, place: Path) -> dict[str, str]:
+        if name == "same":
+            return {}
+        file, old, new = cases[name][3]
+        if file == "ENV":
+            return {old: new}
+        path = place / file
+        path.write_text(path.read_text().replace(old, new))
+        return {}
+
+    return twice(folders, RUN_FLOW, between, {"STOP": "1"})

@@ -18,12 +18,11 @@ Each case runs twice in a process of its own, changed between the runs
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.scripts import EDITED_FLOW, RUN_FLOW, refused_after_edit, twice
+from tests.scripts import file_case_runs, refused_after_edit
 
 pytestmark = pytest.mark.slow
 
@@ -164,31 +163,7 @@ CASES: dict[str, tuple[dict[str, str], str, str, tuple[str, str, str]]] = {
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    folders = {}
-    for name, (files, head, reads, _) in CASES.items():
-        folders[name] = folder = tmp_path_factory.mktemp(name)
-        (folder / "flow.py").write_text(EDITED_FLOW.format(head=head, body=f"return {reads}"))
-        for file, text in files.items():
-            (folder / file).write_text(text)
-    same = folders["same"] = tmp_path_factory.mktemp("same")
-    heads = "\n".join(dict.fromkeys(head for _, head, _, _ in CASES.values()))
-    body = f"return [{', '.join(reads for _, _, reads, _ in CASES.values())}]"
-    (same / "flow.py").write_text(EDITED_FLOW.format(head=heads, body=body))
-    for files, *_ in CASES.values():
-        for file, text in files.items():
-            (same / file).write_text(text)
-
-    def between(name: str, folder: Path) -> dict[str, str]:
-        if name == "same":
-            return {}
-        file, old, new = CASES[name][3]
-        if file == "ENV":
-            return {old: new}
-        path = folder / file
-        path.write_text(path.read_text().replace(old, new))
-        return {}
-
-    return twice(folders, RUN_FLOW, between, {"STOP": "1"})
+    return file_case_runs(tmp_path_factory.mktemp, CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
