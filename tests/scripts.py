@@ -166,6 +166,9 @@ except durable.DefinitionChangedError as e:
     print("refused", e)
 """
 
+# The same for a workflow taking no arguments.
+RUN_WF = RUN_FLOW.replace("flow.wf(10)", "flow.wf()")
+
 
 def _counted(folder: Path) -> list[str]:
     count = folder / "count"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import RUN_FLOW, run_each
+from tests.scripts import RUN_FLOW, RUN_WF, run_each
 
 pytestmark = pytest.mark.slow  # one interpreter forking three phases
 
@@ -94,15 +94,6 @@ def wf():
     if os.environ.get("STOP"):
         durable.suspend("waiting")
     return describe()
-"""
-RUN_WF = """
-import durable, flow
-try:
-    print("value", flow.wf())
-except durable.Suspended:
-    print("suspended")
-except durable.DefinitionChangedError as e:
-    print("refused", e)
 """
 
 

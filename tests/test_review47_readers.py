@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import RUN_WF, run_each
 
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
@@ -51,15 +51,6 @@ def wf():
     return {ret}
 """
 
-RUN_WF = """
-import durable, flow
-try:
-    print("value", flow.wf())
-except durable.Suspended:
-    print("suspended")
-except durable.DefinitionChangedError as e:
-    print("refused", e)
-"""
 
 CASES = {
     "static_method_through_module": "helpers.Describer.describe()",

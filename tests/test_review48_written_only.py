@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import RUN_WF, run_each
 
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
@@ -47,15 +47,6 @@ def wf():
     return b()
 """
 
-RUN_WF = """
-import durable, flow
-try:
-    print("value", flow.wf())
-except durable.Suspended:
-    print("suspended")
-except durable.DefinitionChangedError as e:
-    print("refused", e)
-"""
 
 CASES = {
     "lambda_reader": ("LOG.append(x)", "TOTAL = lambda: sum(LOG)", "TOTAL()"),
