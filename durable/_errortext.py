@@ -113,6 +113,25 @@ def id_word(value: str) -> str:
     return value if not value.startswith("-") and shlex.quote(value) == value else repr(value)
 
 
+# What a printed command leaves to fill in; `durable run` refuses it as typed
+# (`--var x=VALUE` pasted unchanged ran the workflow with the word VALUE).
+PLACEHOLDER = "VALUE"
+
+
+def to_fill(flag: str, names: Iterable[str] = ()) -> str:
+    """`--var NAME=VALUE` (`flag`) for each parameter named, else for NAME."""
+    return shell_words(*(w for n in (list(names) or ["NAME"]) for w in (flag, f"{n}={PLACEHOLDER}")))
+
+
+def asked_for(reason: str, arguments: Mapping[str, object]) -> list[str]:
+    """The parameters a suspend() asks for, as far as can be told: those its
+    reason names (`suspend("waiting for decision")`), else those that are None."""
+    import re
+
+    named = [n for n in arguments if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", reason)]
+    return named or [n for n, v in arguments.items() if v is None]
+
+
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 CLI = os.path.join(PACKAGE, "_cli") + os.sep
 

@@ -21,6 +21,7 @@ from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import Cancelled, DurableError, SerializationError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
+from . import howto
 from .common import (
     UsageError,
     advised,
@@ -261,7 +262,7 @@ class _Report:
         info = self.info()
         pos = at if isinstance(at, int) else info.position or 0 if info else 0
         self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {said_reason(reason)}")
-        answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
+        answer = howto.answer_flags(info, reason, waiting)
         self.say(f"  continue with: {self.rerun} --resume {answer}")
         return 3
 
