@@ -85,10 +85,8 @@ def program() -> str:
     """The words that started this command, to start each command it prints:
     `durable`, or `python -m durable` as typed when started so, or the
     console script's path as typed (`.venv/bin/durable`) when `durable` on
-    PATH is not that script: a printed `durable show r1` failed pasted where
-    no `durable` is on PATH (a venv not activated, a notebook's `!python -m
-    durable`). In-process callers of `main()` (the tests, a script of the
-    user's) print `durable`."""
+    PATH is not that script (a venv not activated, a notebook's `!python -m
+    durable`). In-process callers of `main()` (tests, scripts) print `durable`."""
     import shlex
     import shutil
 
@@ -113,9 +111,7 @@ def id_word(value: str) -> str:
     return value if not value.startswith("-") and shlex.quote(value) == value else repr(value)
 
 
-# What a printed command leaves to fill in; `durable run` refuses it as typed
-# (`--var x=VALUE` pasted unchanged ran the workflow with the word VALUE).
-PLACEHOLDER = "VALUE"
+PLACEHOLDER = "VALUE"  # what a printed command leaves to fill in: `durable run` refuses it as typed
 
 
 def to_fill(flag: str, names: Iterable[str] = ()) -> str:
@@ -179,13 +175,17 @@ def duration(seconds: float | None) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
+NO_DIGEST = "cannot be digested"  # an argument's change, as `changed_arguments` says it
+
+
 def arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:
     lines = "\n".join(f"  - {name}: {change}" for name, change in sorted(arguments.items()))
+    show = f"durable show {shell_words(run_id)}"  # resume() cannot: it needs such an argument again
+    read = show if any(c.startswith(NO_DIGEST) for c in arguments.values()) else f"resume({run_id!r}) returns it ({show})"
     return (
         f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
         f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
-        f"  * read the result it completed with: resume({run_id!r}) returns it "
-        f"(durable show {shell_words(run_id)})\n"
+        f"  * read the result it completed with: {read}\n"
         "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
         "  * use another run id (or none: a derived run id follows the arguments)\n"
         "  * re-run from the first step whose arguments differ: " + RERUN
