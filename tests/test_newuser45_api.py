@@ -36,3 +36,17 @@ def test_a_completed_run_called_again_with_an_undigestable_argument_says_why_and
     assert "resume('a1') returns it" not in said, said
     assert "read the result it completed with: durable show a1" in said, said
     assert ran == ["body"]
+
+
+def test_a_bad_durable_log_says_what_happens_and_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `DURABLE_LOG must be one of 'off', 'error', 'warning', 'info',
+    'debug', not 'verbose'` as a warning, the run going on: whether it logged
+    anything, and that the variable is to be fixed, went unsaid."""
+    from durable._core.logs import follow_setting
+
+    monkeypatch.setenv("DURABLE_LOG", "verbose")
+    with pytest.warns(UserWarning) as said:
+        follow_setting()
+    text = str(said[0].message)
+    assert text.startswith("DURABLE_LOG must be one of 'off', 'error', 'warning', 'info', 'debug', not 'verbose'")
+    assert text.endswith("; it is ignored: no log is printed for it. Fix or unset it"), text
