@@ -47,6 +47,16 @@ def release_notes(repo: str, reviewer_decision: str | None = None, dry_run: bool
     return publish(notes, reviewer_decision)
 
 
+@durable.step
+def broken(x: int) -> float:
+    return 10 / x
+
+
+@durable.workflow
+def divide(x: int = 0) -> float:
+    return broken(x)
+
+
 @durable.workflow
 def held(repo: str, approver: str | None = None) -> str:
     notes = fetch(repo)
@@ -152,3 +162,15 @@ def test_the_word_value_itself_is_given_as_json(rel: Path, capsys: pytest.Captur
     assert "nothing was run" in err and "--var 'repo=\"VALUE\"'" in err, err
     assert main(["run", "rel.py:held", "--var", 'repo="VALUE"', "--run-id", "h2"]) == 3
     assert (rel / "counts").read_text() == "fetch\n"
+
+
+def test_a_failed_step_says_where_in_the_users_code_it_raised(
+    rel: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `run d1 failed at step 1 (position 0, broken):
+    ZeroDivisionError: division by zero`, then "fix the cause": which line
+    raised was not said, nor that --debug prints the traceback."""
+    assert main(["run", "rel.py:divide", "--run-id", "d1"]) == 1
+    err = capsys.readouterr().err
+    line = REL.splitlines().index("    return 10 / x") + 1
+    assert f"  raised at rel.py, line {line}, in broken: return 10 / x (--debug prints the traceback)\n" in err, err
