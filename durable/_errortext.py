@@ -83,10 +83,10 @@ def shell_words(*words: object) -> str:
 @functools.cache  # first called by `main()`'s parser, before `durable run` sets sys.argv for the script
 def program() -> str:
     """The words that started this command, to start each command it prints:
-    `durable`, or `python -m durable` as typed when started so, or the
-    console script's path as typed (`.venv/bin/durable`) when `durable` on
-    PATH is not that script (a venv not activated, a notebook's `!python -m
-    durable`). In-process callers of `main()` (tests, scripts) print `durable`."""
+    `python -m durable` as typed when started so, the console script's path
+    as typed (`.venv/bin/durable`) when `durable` on PATH is not that script
+    (a venv not activated), else `durable` when the one on PATH is this
+    Python's own (a script's Suspended, `main()` called), else `-m durable`."""
     import shlex
     import shutil
 
@@ -94,12 +94,13 @@ def program() -> str:
     head = typed[: len(typed) - len(sys.argv) + 1]
     if len(head) >= 3 and head[-2] == "-m" and head[-1] in ("durable", "durable.__main__"):
         return shlex.join(head)
-    script = sys.argv[0] if sys.argv else ""
-    if os.path.basename(script) == "durable" and os.path.isfile(script):
-        found = shutil.which("durable")
-        if found is None or not os.path.samefile(found, script):
-            return shlex.quote(script)
-    return "durable"
+    found, script = shutil.which("durable"), sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) == "durable" and os.path.isfile(script):  # the console script
+        return "durable" if found and os.path.samefile(found, script) else shlex.quote(script)
+    own = shutil.which("durable", path=os.path.dirname(sys.executable))
+    if found and own and os.path.samefile(found, own):
+        return "durable"
+    return f"{shlex.quote(sys.executable)} -m durable" if sys.executable else "durable"
 
 
 def id_word(value: str) -> str:

@@ -5,6 +5,7 @@ suspend() asks for, and its placeholder, pasted unchanged, runs nothing."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
@@ -174,3 +175,27 @@ def test_a_failed_step_says_where_in_the_users_code_it_raised(
     err = capsys.readouterr().err
     line = REL.splitlines().index("    return 10 / x") + 1
     assert f"  raised at rel.py, line {line}, in broken: return 10 / x (--debug prints the traceback)\n" in err, err
+
+
+def test_a_script_s_printed_command_is_one_its_python_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `.venv/bin/python flow.py` of a venv not activated (the
+    README's `pip install .` into a fresh venv) printed `Suspended: ... or
+    from a shell: durable --store ... run flow.py:wf ...`, and no `durable`
+    was on PATH: `command not found`. A process not started as the command
+    prints `durable` only when the `durable` on PATH is its Python's own."""
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, "flow.py"])
+    monkeypatch.setattr(sys, "argv", ["flow.py"])
+    other = tmp_path / "other" / "durable"  # another environment's command
+    other.parent.mkdir()
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    said = []
+    for path in ("/nonexistent", str(other.parent), os.path.dirname(sys.executable)):
+        monkeypatch.setenv("PATH", path)
+        program.cache_clear()
+        said.append(program())
+    program.cache_clear()
+    by_python = f"{shlex.quote(sys.executable)} -m durable"
+    assert said == [by_python, by_python, "durable"]
