@@ -125,7 +125,7 @@ def asked_for(reason: str, arguments: Mapping[str, object]) -> list[str]:
     reason names (`suspend("waiting for decision")`), else those that are None."""
     import re
 
-    named = [n for n in arguments if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", reason)]
+    named = [n for n in arguments if len(n) > 1 and re.search(rf"(?<!\w){re.escape(n)}(?!\w)", reason)]  # not "a"
     return named or [n for n, v in arguments.items() if v is None]
 
 
