@@ -36,7 +36,11 @@ def reduce_error(self: BaseException) -> tuple[Any, ...]:
     return (_restore, (type(self), self.args), self.__dict__)
 
 
-_short = reprlib.Repr()
+class _Short(reprlib.Repr):  # reprlib had no rule for bytes: a whole repr (300 MB) cut to 60 characters
+    repr_bytes = repr_bytearray = reprlib.Repr.repr_str
+
+
+_short = _Short()
 _short.maxstring = _short.maxother = 60
 _short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
 _short.maxlevel = 3
@@ -82,11 +86,10 @@ def shell_words(*words: object) -> str:
 
 @functools.cache  # first called by `main()`'s parser, before `durable run` sets sys.argv for the script
 def program() -> str:
-    """The words that started this command, to start each command it prints:
-    `python -m durable` as typed when started so, the console script's path
-    as typed (`.venv/bin/durable`) when `durable` on PATH is not that script
-    (a venv not activated), else `durable` when the one on PATH is this
-    Python's own (a script's Suspended, `main()` called), else `-m durable`."""
+    """The words to start each printed command with: `python -m durable` as
+    typed when started so, the console script's path (a venv not activated)
+    when `durable` on PATH is not that script, else `durable` when the one on
+    PATH is this Python's own (a script's Suspended too), else `-m durable`."""
     import shlex
     import shutil
 
@@ -124,7 +127,6 @@ def asked_for(reason: str, arguments: Mapping[str, object]) -> list[str]:
     """The parameters a suspend() asks for, as far as can be told: those its
     reason names (`suspend("waiting for decision")`), else those that are None."""
     import re
-
     named = [n for n in arguments if len(n) > 1 and re.search(rf"(?<!\w){re.escape(n)}(?!\w)", reason)]  # not "a"
     return named or [n for n, v in arguments.items() if v is None]
 
@@ -156,9 +158,7 @@ def _skipped(filename: str) -> bool:
 
 
 def stamp(t: float) -> str:
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M:%S UTC"
-    )
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def duration(seconds: float | None) -> str:

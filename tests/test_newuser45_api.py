@@ -50,3 +50,23 @@ def test_a_bad_durable_log_says_what_happens_and_what_to_do(monkeypatch: pytest.
     text = str(said[0].message)
     assert text.startswith("DURABLE_LOG must be one of 'off', 'error', 'warning', 'info', 'debug', not 'verbose'")
     assert text.endswith("; it is ignored: no log is printed for it. Fix or unset it"), text
+
+
+def test_the_preview_of_a_huge_bytes_output_does_not_repr_all_of_it() -> None:
+    """Before: `durable show` of a run whose step returned 300 MB of bytes
+    took 7 s and 900 MB, half of it `repr()` of the whole value, which
+    reprlib then cut to 60 characters (it has no rule for bytes)."""
+    import tracemalloc
+
+    from durable._errortext import preview_of
+
+    big = b"x" * 20_000_000
+    tracemalloc.start()
+    try:
+        shown = preview_of(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert shown == "b'" + "x" * 26 + "..." + "x" * 28 + "'", shown
+    assert peak < 1_000_000, peak  # the whole repr is 20 MB
+    assert preview_of(bytearray(b"ab")) == "bytearray(b'ab')" and preview_of(b"ab") == "b'ab'"
