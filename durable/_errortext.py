@@ -36,7 +36,11 @@ def reduce_error(self: BaseException) -> tuple[Any, ...]:
     return (_restore, (type(self), self.args), self.__dict__)
 
 
-_short = reprlib.Repr()
+class _Short(reprlib.Repr):  # reprlib had no rule for bytes: a whole repr (300 MB) cut to 60 characters
+    repr_bytes = repr_bytearray = reprlib.Repr.repr_str
+
+
+_short = _Short()
 _short.maxstring = _short.maxother = 60
 _short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
 _short.maxlevel = 3
@@ -82,13 +86,10 @@ def shell_words(*words: object) -> str:
 
 @functools.cache  # first called by `main()`'s parser, before `durable run` sets sys.argv for the script
 def program() -> str:
-    """The words that started this command, to start each command it prints:
-    `durable`, or `python -m durable` as typed when started so, or the
-    console script's path as typed (`.venv/bin/durable`) when `durable` on
-    PATH is not that script: a printed `durable show r1` failed pasted where
-    no `durable` is on PATH (a venv not activated, a notebook's `!python -m
-    durable`). In-process callers of `main()` (the tests, a script of the
-    user's) print `durable`."""
+    """The words to start each printed command with: `python -m durable` as
+    typed when started so, the console script's path (a venv not activated)
+    when `durable` on PATH is not that script, else `durable` when the one on
+    PATH is this Python's own (a script's Suspended too), else `-m durable`."""
     import shlex
     import shutil
 
@@ -96,12 +97,13 @@ def program() -> str:
     head = typed[: len(typed) - len(sys.argv) + 1]
     if len(head) >= 3 and head[-2] == "-m" and head[-1] in ("durable", "durable.__main__"):
         return shlex.join(head)
-    script = sys.argv[0] if sys.argv else ""
-    if os.path.basename(script) == "durable" and os.path.isfile(script):
-        found = shutil.which("durable")
-        if found is None or not os.path.samefile(found, script):
-            return shlex.quote(script)
-    return "durable"
+    found, script = shutil.which("durable"), sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) == "durable" and os.path.isfile(script):  # the console script
+        return "durable" if found and os.path.samefile(found, script) else shlex.quote(script)
+    own = shutil.which("durable", path=os.path.dirname(sys.executable))
+    if found and own and os.path.samefile(found, own):
+        return "durable"
+    return f"{shlex.quote(sys.executable)} -m durable" if sys.executable else "durable"
 
 
 def id_word(value: str) -> str:
@@ -111,6 +113,22 @@ def id_word(value: str) -> str:
     import shlex
 
     return value if not value.startswith("-") and shlex.quote(value) == value else repr(value)
+
+
+PLACEHOLDER = "VALUE"  # what a printed command leaves to fill in: `durable run` refuses it as typed
+
+
+def to_fill(flag: str, names: Iterable[str] = ()) -> str:
+    """`--var NAME=VALUE` (`flag`) for each parameter named, else for NAME."""
+    return shell_words(*(w for n in (list(names) or ["NAME"]) for w in (flag, f"{n}={PLACEHOLDER}")))
+
+
+def asked_for(reason: str, arguments: Mapping[str, object]) -> list[str]:
+    """The parameters a suspend() asks for, as far as can be told: those its
+    reason names (`suspend("waiting for decision")`), else those that are None."""
+    import re
+    named = [n for n in arguments if len(n) > 1 and re.search(rf"(?<!\w){re.escape(n)}(?!\w)", reason)]  # not "a"
+    return named or [n for n, v in arguments.items() if v is None]
 
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -140,9 +158,7 @@ def _skipped(filename: str) -> bool:
 
 
 def stamp(t: float) -> str:
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M:%S UTC"
-    )
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def duration(seconds: float | None) -> str:
@@ -160,13 +176,17 @@ def duration(seconds: float | None) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
+NO_DIGEST = "cannot be digested"  # an argument's change, as `changed_arguments` says it
+
+
 def arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:
     lines = "\n".join(f"  - {name}: {change}" for name, change in sorted(arguments.items()))
+    show = f"durable show {shell_words(run_id)}"  # resume() cannot: it needs such an argument again
+    read = show if any(c.startswith(NO_DIGEST) for c in arguments.values()) else f"resume({run_id!r}) returns it ({show})"
     return (
         f"run {run_id!r} of {workflow!r} completed with other arguments than this call's:\n"
         f"{lines}\nIts recorded result was not returned and nothing was executed. Ways out:\n"
-        f"  * read the result it completed with: resume({run_id!r}) returns it "
-        f"(durable show {shell_words(run_id)})\n"
+        f"  * read the result it completed with: {read}\n"
         "  * start fresh with these arguments: with_options(restart=True) / durable run --restart\n"
         "  * use another run id (or none: a derived run id follows the arguments)\n"
         "  * re-run from the first step whose arguments differ: " + RERUN

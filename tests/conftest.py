@@ -47,6 +47,10 @@ os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 # A test that fails in the engine shows the engine's frames: a user's
 # traceback leaves them out (`_core.shown`), the project's own must not.
 os.environ["DURABLE_TRACEBACK"] = "full"
+# The environment's commands on PATH, as in a venv activated: the commands
+# durable prints start `durable` only when that one is this Python's own
+# (`_errortext.program`), and the tests expect them so.
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 sys.dont_write_bytecode = False
 compileall.compile_dir(ROOT / "durable", quiet=1)
 for _folder in importlib.util.find_spec("cloudpickle").submodule_search_locations or ():  # type: ignore[union-attr]

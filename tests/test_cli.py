@@ -153,8 +153,9 @@ def test_a_failing_step_exits_1_with_one_line_and_debug_shows_the_traceback(tmp:
     done = durable(tmp, "run", "flow.py:broken", "--run-id", "b1", "--var", "x=5")
     assert done.returncode == 1
     lines = report_lines(done.stderr)
-    assert len(lines) == 2 and "Traceback" not in done.stderr
+    assert len(lines) == 3 and "Traceback" not in done.stderr  # newuser45: and where it raised
     assert "failed at step 2 (position 1, explode): ValueError: bad input 6" in lines[0]
+    assert lines[1].strip().startswith("raised at flow.py, line "), lines[1]
     assert runs_json(tmp)[0]["status"] == "failed"
     # As a user runs it, without the tests' DURABLE_TRACEBACK=full: --debug
     # shows the engine's frames too (it showed the traceback cut for a user).

@@ -148,7 +148,8 @@ def test_a_configuration_error_raised_by_the_body_is_a_failure(tmp: Path) -> Non
     lines = report_lines(done.stderr)
     assert "run m1 failed" in lines[0] and "ConfigurationError: keep_last must be" in lines[0]
     advice = "fix the cause, then: durable run edges.py:misconfigured --run-id m1 --resume"
-    assert lines[1].strip().startswith(advice) and "--resume --on-change rerun" in lines[1]
+    assert lines[1].strip().startswith("raised at edges.py, line ")  # newuser45
+    assert lines[2].strip().startswith(advice) and "--resume --on-change rerun" in lines[2]
     assert "Traceback" not in done.stderr
     assert runs_json(tmp)[0]["status"] == "failed"
     again = cli(tmp, "run", "edges.py:misconfigured", "--run-id", "m1", "--resume")

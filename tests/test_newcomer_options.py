@@ -113,7 +113,7 @@ def test_a_suspend_of_the_users_own_still_says_resume_with_arguments(
             durable.suspend("waiting for decision")
         return decision
 
-    with pytest.raises(durable.Suspended, match=r"as overrides: own.resume\('own', NAME=VALUE"):
+    with pytest.raises(durable.Suspended, match=r"as overrides: own.resume\('own', decision=VALUE\)"):
         own()
 
 

@@ -62,11 +62,11 @@ def test_the_advice_after_a_suspend_resumes_and_never_starts_a_run(
     assert main(["run", "flow.py:release", "--run-id", "r1", "--var", "repo=x"]) == 3
     advised = _advised(capsys.readouterr().err, "continue with: ")
     assert advised == [
-        "durable", "run", "flow.py:release", "--run-id", "r1", "--resume", "--var", "NAME=VALUE"
-    ]  # fmt: skip
-    typo = [w.replace("r1", "r2").replace("NAME=VALUE", "decision=ok") for w in advised]
+        "durable", "run", "flow.py:release", "--run-id", "r1", "--resume", "--var", "decision=VALUE"
+    ]  # fmt: skip  (newuser45: the parameter its suspend() asks for, not NAME)
+    typo = [w.replace("r1", "r2").replace("decision=VALUE", "decision=ok") for w in advised]
     assert main(typo[1:]) == 2  # refused: nothing runs under the misspelt id
-    assert main([w.replace("NAME=VALUE", "decision=ok") for w in advised][1:]) == 0
+    assert main([w.replace("decision=VALUE", "decision=ok") for w in advised][1:]) == 0
     assert capsys.readouterr().out.strip() == json.dumps("ok: ['a', 'b']")
     assert (flow / "counts").read_text() == "fetch\n"
 

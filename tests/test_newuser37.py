@@ -48,7 +48,7 @@ def test_a_run_id_that_starts_with_a_dash_is_advised_as_the_shell_and_argparse_t
     assert "if -x is its value: durable run flow.py:release --run-id=-x --resume" in err
     assert main(["show", "--", "-x"]) == 0
     assert "continue with: durable run flow.py:release --run-id=-x --resume" in capsys.readouterr().err
-    assert main([w.replace("NAME=VALUE", "decision=ok") for w in advised][1:]) == 0
+    assert main([w.replace("decision=VALUE", "decision=ok") for w in advised][1:]) == 0
     assert capsys.readouterr().out.strip() == "\"ok: ['a', 'b']\""
     assert main(["run", "flow.py:release", "--run-id=-x", "--var", "repo=other"]) == 2
     err = capsys.readouterr().err

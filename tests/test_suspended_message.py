@@ -101,11 +101,11 @@ def test_a_suspend_names_the_run_its_position_and_the_call_and_command_that_resu
 ) -> None:
     store = tmp_path / "store"
     said, value = _suspend(tmp_path, "approval", "answer")
-    command = f"durable --store {store} run flow.py:approval --run-id r1 --resume --var NAME=VALUE"
-    assert said == (
+    command = f"durable --store {store} run flow.py:approval --run-id r1 --resume --var decision=VALUE"
+    assert said == (  # the parameter the reason names (newuser45: it said NAME=VALUE)
         "run 'r1' of workflow 'flow.approval' is suspended at position 1: needs a reviewer's "
         "decision (durable.suspend). Resume it with the missing arguments as overrides: "
-        f"approval.resume('r1', NAME=VALUE, ...), or from a shell: {command}"
+        f"approval.resume('r1', decision=VALUE), or from a shell: {command}"
     )
     assert value == "owls: yes"  # the call the message names answered it
     assert counts(tmp_path) == {"draft": 1}

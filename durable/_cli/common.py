@@ -38,9 +38,10 @@ def own_warnings() -> Iterator[None]:
         message: Warning | str, category: type[Warning], filename: str, lineno: int,
         line: str | None = None,
     ) -> str:  # fmt: skip
+        said = advised(str(message))
         if filename.startswith(PACKAGE):  # one said `durable: ...` for a Python caller: once
-            return f"durable: warning: {str(message).removeprefix('durable: ')}\n"
-        return plain(message, category, filename, lineno, line)
+            return f"durable: warning: {said.removeprefix('durable: ')}\n"
+        return plain(said, category, filename, lineno, line)
 
     warnings.formatwarning = text
     try:
@@ -153,13 +154,49 @@ def print_error(
     return code
 
 
-# A command the library's advice names: `durable runs wf`, (durable fork RUN --at 3).
-_ADVISED = re.compile(r"([`(])durable (?=[a-z])")
+# A command a message or a help text names: `durable runs wf`, (durable fork
+# RUN --at 3), "resume it with durable run ...", "only durable run --restart"
+# (not durable.configure(), nor the `-m durable` or `bin/durable` a line
+# already starts with).
+_ADVISED = re.compile(
+    r"(?<![\w/.<$-])(?<!-m )([`(]?)durable (?=(?:run|runs|show|rm|gc|fork|cancel|recover|cache|COMMAND)\b|(--store))"
+)
 
 
-def advised(text: str, durable: str) -> str:
-    """A message whose `durable ...` commands start as `durable` (command())."""
-    return _ADVISED.sub(lambda m: f"{m[1]}{durable} ", text)
+def advised(text: str, durable: str | None = None) -> str:
+    """A text whose `durable ...` commands start as the tool was started
+    (`program()`): a command quoted or in brackets as `durable` (command(),
+    with the --store given) when given, one in prose or with a --store of
+    its own as the tool alone."""
+    return _ADVISED.sub(lambda m: f"{m[1]}{durable if m[1] and durable and not m[2] else program()} ", text)
+
+
+class HelpText(argparse.HelpFormatter):
+    """`--help` whose prose names the commands as the tool was started
+    ("resume it with python -m durable run ..."): `durable` fails pasted
+    where no `durable` is on PATH."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(advised(text))
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return advised(super()._expand_help(action))
+
+    # Wrapped at spaces only: a path in a command (`/home/me/my-env/bin/python
+    # -m durable`) was cut at its hyphen.
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap  # as argparse does: only --help needs it
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(indent + line for line in self._split_lines(text, width - len(indent)))
+
+
+class RawHelpText(HelpText):
+    """The same, with the description and the epilog laid out as written."""
+
+    _fill_text = argparse.RawDescriptionHelpFormatter._fill_text
 
 
 def names_a_refusal(error: str) -> bool:

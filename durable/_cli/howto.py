@@ -10,7 +10,7 @@ import os
 import shlex
 from collections.abc import Sequence
 
-from .._errortext import id_word, program, shell_words, waited_input
+from .._errortext import asked_for, id_word, program, shell_words, to_fill, waited_input
 from .._manage import owners, runs
 from .._storage.base import Store
 from .._storage.factory import open_store
@@ -52,6 +52,20 @@ def target(store: Store, workflow: str, run_id: str) -> str | None:
     parts = module.split(".")
     named = workflow.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
     return f"{module}:{workflow}" if named else None
+
+
+def answer_flags(info: runs.RunInfo | None, reason: str | None, waiting: str | None) -> str:
+    """The flags that answer a suspended run, as `durable run` and `durable
+    show` print them: `--input NAME=VALUE` of the wait_for it stopped at, else
+    `--var NAME=VALUE` of each parameter its suspend() asks for (`asked_for`;
+    `--var NAME=VALUE` when none can be told)."""
+    if waiting is not None:
+        return to_fill("--input", [waiting])
+    try:
+        recorded = info.arguments if info is not None and not info.parent else {}
+    except DurableError:  # not readable here (a pickle refused): the parameters go unnamed
+        recorded = {}
+    return to_fill("--var", asked_for(reason or "", recorded))
 
 
 def in_session(workflow: str, run_id: str, given: str = "") -> str:
@@ -123,7 +137,7 @@ def guessed(word: str, typed: Sequence[str]) -> str:
     found = target(store, info.workflow, run_id)
     if found == "":
         return in_session(info.workflow, run_id, f", inputs={{{name!r}: VALUE}}" if name else "")
-    flags = "--resume" + (f" --input {shell_words(f'{name}=VALUE')}" if name else "")
+    flags = "--resume" + (f" {to_fill('--input', [name])}" if name else "")
     return run_line(durable, found, info.workflow, run_id, flags)
 
 

@@ -28,7 +28,15 @@ from ..errors import (
     RunNotFoundError,
 )
 from . import cache, manage
-from .common import UsageError, command, is_refusal, own_warnings, print_error
+from .common import (
+    HelpText,
+    RawHelpText,
+    UsageError,
+    command,
+    is_refusal,
+    own_warnings,
+    print_error,
+)
 from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
 from .unknown import near_command, unknown_option
@@ -71,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class _Parser(argparse.ArgumentParser):
     typed: Sequence[str] = ()  # the command line, for the store a hint keeps
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpText)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         guess = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
@@ -126,8 +138,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     common = _common(top=False)
     top: list[Any] = [_common(top=True)]
     parser = _Parser(
-        prog=program(), description="Manage and run durable workflows.", epilog=_started(EPILOG),
-        parents=top, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=program(), description="Manage and run durable workflows.", epilog=EPILOG,
+        parents=top, formatter_class=RawHelpText,
     )  # fmt: skip
     parser.typed = typed
     parser.add_argument("--version", action="version", version=f"durable {durable.__version__}")
@@ -252,11 +264,6 @@ exit codes: 0 done, 1 failed, 2 refused or usage error (also a run id,
 workflow or step named that matches nothing, or a store folder that is not
 there), 3 suspended, 4 cancelled, 130/143 stopped by SIGINT/SIGTERM.
 `durable COMMAND --help` describes a command."""
-
-
-def _started(text: str) -> str:
-    """The examples as the tool was started (`python -m durable run ...`)."""
-    return re.sub(r"(?m)^  durable |`durable ", lambda m: m[0].replace("durable", program()), text)
 
 
 def _durability(p: argparse.ArgumentParser, *, code: bool = True) -> None:

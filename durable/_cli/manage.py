@@ -85,7 +85,7 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
 # What `durable show` adds for a run that stopped half way: `durable run`
 # said it when the run stopped, maybe days before `show` is where one looks.
 _CONTINUE = {
-    "suspended": " --var NAME=VALUE (to answer a wait_for: --input NAME=VALUE)",
+    "suspended": " (to answer a wait_for: --input NAME=VALUE)",
     "interrupted": "",
     "failed": "",
     "forked": "",
@@ -99,8 +99,9 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
     flags = _CONTINUE.get(info.status)
     if flags is None:
         return
-    if (name := waited_input(info.reason)) is not None:  # the input named, as `durable run` says
-        flags = f" --input {shell_words(f'{name}=VALUE')}"
+    name = waited_input(info.reason)
+    if info.status == "suspended":  # the input or parameters named, as `durable run` says
+        flags = f" {howto.answer_flags(info, info.reason, name)}{'' if name else flags}"
     top = info
     while top.parent:  # a child run goes on when the run on top of it resumes
         workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)

@@ -4,6 +4,7 @@ resume or restart one of its runs, reporting where it ended."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import traceback
@@ -14,13 +15,14 @@ from typing import Any
 from .. import on_event
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
-from .._errortext import id_word, program, said_reason, shell_words
+from .._errortext import PACKAGE, id_word, program, said_reason, shell_words
 from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import Cancelled, DurableError, SerializationError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
+from . import howto
 from .common import (
     UsageError,
     advised,
@@ -34,13 +36,7 @@ from .common import (
 from .format import duration, value_text, waiting_line
 from .restart import dropped_line, restart_command
 from .target import load_target
-from .values import (
-    by_annotation,
-    check_input_numbers,
-    check_names,
-    check_types,
-    parse_vars,
-)
+from .values import by_annotation, check_input_numbers, check_names, check_types, parse_vars
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -261,7 +257,7 @@ class _Report:
         info = self.info()
         pos = at if isinstance(at, int) else info.position or 0 if info else 0
         self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {said_reason(reason)}")
-        answer = "--var NAME=VALUE" if waiting is None else f"--input {shell_words(f'{waiting}=VALUE')}"
+        answer = howto.answer_flags(info, reason, waiting)
         self.say(f"  continue with: {self.rerun} --resume {answer}")
         return 3
 
@@ -299,6 +295,8 @@ class _Report:
             f"run {id_word(self.run_id)} failed{self._where(exc)}: "
             f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
         )
+        if not self.debug and (at := _raised_at(exc)):
+            self.say(f"  raised at {at} (--debug prints the traceback)")
         # The usual fix, an edit of the failed step, makes a plain resume refused as changed code.
         self.say(f"  fix the cause, then: {self.rerun} --resume (after an edit of the code: "
                  f"{self.rerun} --resume --on-change rerun, which runs again from the first "
@@ -315,3 +313,14 @@ class _Report:
         # A step whose output could not be recorded left no record: its error names it.
         unrecorded = exc.step if isinstance(exc, SerializationError) else "the workflow body"
         return f" at step {pos + 1} (position {pos}, {names[0] if names else unrecorded})"  # as `suspended()`
+
+
+def _raised_at(exc: BaseException) -> str:
+    """The innermost line outside durable the error went through (`file, line
+    N, in name: text`): its type and message alone did not say what to fix."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(PACKAGE)]
+    if not frames:
+        return ""
+    last, here = frames[-1], os.path.relpath(frames[-1].filename)
+    where = f"{last.filename if here.startswith('..') else here}, line {last.lineno}, in {last.name}"
+    return where + (f": {last.line.strip()}" if last.line else "")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
-from .._errortext import shell_words
+from .._errortext import PLACEHOLDER, shell_words, to_fill
 from .common import UsageError
 
 # The annotations a typed value is checked against: (what it is called,
@@ -43,6 +43,12 @@ def parse_vars(items: list[str], flag: str = "--var") -> dict[str, Any]:
         if key in given:  # the last one would win, the first dropped without a word
             raise UsageError(_twice(flag, given[key], item))
         given[key] = item
+        if text == PLACEHOLDER:  # a printed line pasted before its VALUE was filled in
+            raise UsageError(
+                f"{flag} {item}: {PLACEHOLDER} is a placeholder: put the value in its place "
+                f"(JSON or a string; {flag} {shell_words(f'{key}={json.dumps(PLACEHOLDER)}')} for the word "
+                f"{PLACEHOLDER} itself); nothing was run"
+            )
         try:
             out[key] = json.loads(text, parse_constant=_not_json)
         except ValueError:
@@ -91,7 +97,7 @@ def as_vars(arguments: dict[str, Any], read: Callable[[list[str]], dict[str, Any
             same = (read or parse_vars)([f"{name}={text}"])[name] == value and type(value) is not tuple
         except (TypeError, ValueError, UsageError):
             same = False
-        flags.append("--var " + (shlex.quote(f"{name}={text}") if same else f"{name}=VALUE"))
+        flags.append("--var " + shlex.quote(f"{name}={text}") if same else to_fill("--var", [name]))
     return " ".join(flags)
 
 

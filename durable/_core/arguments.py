@@ -9,13 +9,14 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errortext import near, preview_of
+from .._errortext import NO_DIGEST, near, preview_of
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError
+from .changed import why_no_digest
 from .identity import (
     MAX_DEPTH,
     Undigestable,
@@ -262,6 +263,14 @@ def changed_arguments(
     recorded = recorded_now() if differ else {}
     out: dict[str, str] = {}
     for name in differ:
+        if is_token(digests.get(name)):  # a lock, a socket: no call is the same again
+            value = bound.arguments.get(name)
+            out[name] = (
+                f"{NO_DIGEST} ({preview_of(value, 60)}{why_no_digest(value)}): no call with it is ever "
+                "the same as the recorded one (fail closed); pass what identifies it (a key, a path, a "
+                "version string) and build the object inside a step"
+            )
+            continue
         before = preview_of(recorded[name]) if name in recorded else "(not recorded)"
         if name not in old:
             before += " (recorded without an argument digest)"

@@ -137,7 +137,7 @@ def _undigestable(
         named += [(f"argument {k!r}", v) for k, v in call[1].items()]
         for label, value in named:
             if is_token(value_digest(value)):
-                which = f"{label} of {rec.name} ({preview_of(value, 60)}{_why(value)})"
+                which = f"{label} of {rec.name} ({preview_of(value, 60)}{why_no_digest(value)})"
                 break
     return (
         f"{which} cannot be digested, so the call can never be told the same as the "
@@ -146,7 +146,7 @@ def _undigestable(
     )
 
 
-def _why(value: Any) -> str:
+def why_no_digest(value: Any) -> str:
     """`: why` a value has no digest, when the value itself says (not
     something it holds)."""
     try:

@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errortext import shell_words, waiting_reason, warn
+from .._errortext import asked_for, program, shell_words, to_fill, waiting_reason, warn
 from .._fingerprint.reach import script_name
 from .._storage.clock import now
 from .._storage.keys import Position, position_key, top_level
@@ -150,22 +150,28 @@ def wait_digest(ctx: RunState, name: str) -> str:
     return value_digest((name, ctx.arguments))
 
 
-def answer_text(s: Suspended, workflow: str, fn: Callable[..., Any], store: str) -> str:
+def answer_text(
+    s: Suspended, workflow: str, fn: Callable[..., Any], store: str, bound: inspect.BoundArguments
+) -> str:
     """`Suspended`'s message once its run stopped: which run, where it waits,
     and the call and the command that answer it, as typed (`durable run`
-    only where another process can load the workflow and reach the store)."""
+    only where another process can load the workflow and reach the store),
+    a suspend()'s naming the parameters it asks for (`asked_for`)."""
     at = "" if s.position is None else str(s.position)  # 3, or 2.0.1 in an asyncio task
     where = f" (in its child run {s.child!r}, at its position {at})" if s.child else (
         f" at position {at}" if at else "")  # fmt: skip
     call = f"{'await ' if inspect.iscoroutinefunction(fn) else ''}{fn.__name__}.resume"
     if s.waiting_for is None:
+        by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        settable = {n: v for n, v in bound.arguments.items() if bound.signature.parameters[n].kind in by_name}
+        asks = [] if s.child else asked_for(s.reason, settable)  # a child's reason is not about these
         said = f"{where}: {s.reason} (durable.suspend). Resume it with the missing arguments as "
-        said += f"overrides: {call}({s.run_id!r}, NAME=VALUE, ...)"
-        flag = "--var NAME=VALUE"
+        said += f"overrides: {call}({s.run_id!r}, {', '.join(f'{n}=VALUE' for n in asks) or 'NAME=VALUE, ...'})"
+        flag = to_fill("--var", asks)
     else:
         said = f"{where}, waiting for input {s.waiting_for!r} (durable.wait_for). Answer it with "
         said += f"{call}({s.run_id!r}, inputs={{{s.waiting_for!r}: VALUE}})"
-        flag = f"--input {shell_words(f'{s.waiting_for}=VALUE')}"
+        flag = to_fill("--input", [s.waiting_for])
     shell = _command(fn, store, s.run_id, flag)
     said += f", or from a shell: {shell}" if shell else "."  # no dot after a command
     return f"run {s.run_id!r} of workflow {workflow!r} is suspended{said}"
@@ -176,7 +182,7 @@ def _command(fn: Callable[..., Any], store: str, run_id: str, flag: str) -> str 
     if target is None or store.startswith("memory://"):  # no other process reaches either
         return None
     where = store if "://" in store else os.path.abspath(store)
-    return f"durable {shell_words('--store', where, 'run', target, '--run-id', run_id)} --resume {flag}"
+    return f"{program()} {shell_words('--store', where, 'run', target, '--run-id', run_id)} --resume {flag}"
 
 
 def _target(fn: Callable[..., Any]) -> str | None:

@@ -142,7 +142,7 @@ def follow_setting(name: str = "log") -> None:
     try:
         level = setting("log")
     except ConfigurationError as e:  # a bad log level never stops a run: say so, keep going
-        warn(str(e))
+        warn(f"{e}; it is ignored: no log is printed for it. Fix or unset it")
         return
     if level != "off":
         install_handler(level)

@@ -194,7 +194,7 @@ def run_locked(
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         _name_caller(s, ctx)
         if s.run_id == run_id:  # answered by resuming this run: say how
-            s.workflow, s.args = flow.name, (answer_text(s, flow.name, flow.fn, store.url),)
+            s.workflow, s.args = flow.name, (answer_text(s, flow.name, flow.fn, store.url, bound),)
         raise
     except (DefinitionChangedError, NondeterminismError, ArtifactMissingError, *DAMAGE) as e:
         # A damaged record is a refusal when replay reached it (`lookup`).
