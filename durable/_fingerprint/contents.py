@@ -99,6 +99,9 @@ def contents_part(
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
         outside = (running or read) and reads_outside(found, namespace, checked_file, name)
+        # A number a function of the module rebinds with `global`, that another module
+        # calls as it runs (`cfg.configure(args.k)` in a script): its text tells no value.
+        outside = outside or (read and any(_called(s, namespace) for s in found))
         toks = witnessed(outside_tokens, obj, tuple(found), namespace.get("__name__")) if outside else None
         return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)

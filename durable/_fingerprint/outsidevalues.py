@@ -122,17 +122,48 @@ def _made_with(member: object) -> list[str] | None:
     return toks or None
 
 
-def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
+def attribute_tokens(obj: object, *, public: bool = False, _seen: tuple[int, ...] = ()) -> list[str] | None:
     """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
     `ns.limit = 10` run at module level between two calls), or only its
-    `public` ones, None when it has none: what is not plain still counts
-    by its statements only."""
+    `public` ones, and of those of the objects of the user's classes and
+    namespaces it holds, in turn (`settings.model.name = sys.argv[1]` in a
+    script's main block: counted by `settings`' plain attributes alone, the
+    resume with another name replayed the old one's output); None when it
+    has none: what is not plain still counts by its statements only."""
     attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
-    plain = {
-        k: v for k, v in attrs
-        if isinstance(k, str) and not (public and k.startswith("_")) and plain_tokens(v) is not None
-    }  # fmt: skip
-    return plain_tokens(plain) if plain else None
+    seen = (*_seen, id(obj))
+    plain, nested = {}, []
+    for k, v in attrs:
+        if not isinstance(k, str) or (public and k.startswith("_")):
+            continue
+        if plain_tokens(v) is not None:
+            plain[k] = v
+        elif id(v) not in seen and _held_object(v):
+            nested += [f"<attr:{k}:{_qualname(type(v))}", *_nested_tokens(v, public, seen), ">"]
+    if not nested:
+        return plain_tokens(plain) if plain else None
+    return [*(plain_tokens(plain) or []), *nested]
+
+
+def _held_object(value: object) -> bool:
+    """An object of the user's class or a namespace, held in an attribute:
+    not a class, module or function (their code counts), nor a library's
+    object (a client, a logger), whose state is no configuration of yours."""
+    if isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType)):
+        return False
+    return type(value) is types.SimpleNamespace or witnessed(user_class, type(value))
+
+
+def _nested_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str]:
+    """`attribute_tokens` of an object held in another's attribute, its
+    type alone when it holds nothing plain; nested deeper than 8, or an
+    attribute that raises (a `__dict__` property): a change (fail closed)."""
+    if len(seen) > 8:
+        return [fresh_token()]
+    try:
+        return attribute_tokens(value, public=public, _seen=seen) or []
+    except Exception:  # RecursionError, whatever an odd `__dict__` or slot raises
+        return [fresh_token()]
 
 
 def _slots(obj: object) -> list[tuple[str, object]]:
