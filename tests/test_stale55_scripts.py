@@ -1,8 +1,8 @@
 """A script's `if __name__ == "__main__":` block setting its configuration
 from the command line before it calls the workflow, as users write it:
 `settings.model.name = sys.argv[1]` into an object of nested objects of the
-user's classes (a dataclass, a `SimpleNamespace`), and `cfg.configure(k)`,
-a function of another module that rebinds that module's number with
+user's classes (a dataclass, a `SimpleNamespace`), and `cfg.configure(k)`
+(or `configure(k)` imported), a function of another module that rebinds that module's number with
 `global`. The statements' text is the same whatever the argument was, so
 counted by it a resume with another argument was served the output the old
 one gave. Each case's script runs twice (`twice`: two interpreters), the
@@ -98,6 +98,12 @@ CASES: dict[str, tuple[dict[str, str], str, str, str]] = {
         CHAIN,
     ),
     "configure": ({"cfg.py": CONFIGURE}, "import cfg", "\"a\" * cfg.K", "cfg.configure(len(sys.argv[1]) + 1)"),
+    "imported": (
+        {"cfg.py": CONFIGURE},
+        "import cfg\nfrom cfg import configure",
+        "\"a\" * cfg.K",
+        "configure(len(sys.argv[1]) + 1)",
+    ),
 }
 
 
