@@ -86,17 +86,32 @@ def configure(k):
     K = k
 """
 
+STAGES = """
+class Stage:
+    def __init__(self):
+        self.name = "a"
+
+class Settings:
+    def __init__(self):
+        self.stages = [Stage()]
+
+settings = Settings()
+"""
+
+SET_NAME = """
+CFG = {"name": "a"}
+
+def set_name(name):
+    CFG["name"] = name
+"""
+
+NAMESPACE = "import types\nsettings = types.SimpleNamespace(model=types.SimpleNamespace(name='a'))"
 CHAIN = "settings.model.name = sys.argv[1]"
 CASES: dict[str, tuple[dict[str, str], str, str, str]] = {
     # name: (other files, the script's head, what the step returns, what the main block sets)
     "classes": ({"cfg.py": CLASSES}, "from cfg import settings", "settings.model.name * 2", CHAIN),
     "dataclasses": ({"cfg.py": DATACLASSES}, "from cfg import settings", "settings.model.name * 2", CHAIN),
-    "namespace": (
-        {},
-        "import types\nsettings = types.SimpleNamespace(model=types.SimpleNamespace(name='a'))",
-        "settings.model.name * 2",
-        CHAIN,
-    ),
+    "namespace": ({}, NAMESPACE, "settings.model.name * 2", CHAIN),
     "configure": ({"cfg.py": CONFIGURE}, "import cfg", "\"a\" * cfg.K", "cfg.configure(len(sys.argv[1]) + 1)"),
     "imported": (
         {"cfg.py": CONFIGURE},
@@ -104,6 +119,18 @@ CASES: dict[str, tuple[dict[str, str], str, str, str]] = {
         "\"a\" * cfg.K",
         "configure(len(sys.argv[1]) + 1)",
     ),
+    # Set by a function the main block calls, into a namespace.
+    "main": (
+        {},
+        NAMESPACE + "\ndef main():\n    settings.model.name = sys.argv[1]",
+        "settings.model.name * 2",
+        "main()",
+    ),
+    "setattr": ({}, NAMESPACE, "settings.model.name * 2", "setattr(settings.model, 'name', sys.argv[1])"),
+    "stages": ({"cfg.py": STAGES}, "from cfg import settings", "settings.stages[0].name * 2", "settings.stages[0].name = sys.argv[1]"),
+    # `from cfg import CFG` read by the step, changed through `cfg` by the main block.
+    "from_import": ({"cfg.py": SET_NAME}, "import cfg\nfrom cfg import CFG", "CFG['name'] * 2", "cfg.set_name(sys.argv[1])"),
+    "from_import_item": ({"cfg.py": SET_NAME}, "import cfg\nfrom cfg import CFG", "CFG['name'] * 2", "cfg.CFG['name'] = sys.argv[1]"),
 }
 
 
