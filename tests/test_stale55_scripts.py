@@ -128,6 +128,12 @@ CASES: dict[str, tuple[dict[str, str], str, str, str]] = {
     ),
     "setattr": ({}, NAMESPACE, "settings.model.name * 2", "setattr(settings.model, 'name', sys.argv[1])"),
     "stages": ({"cfg.py": STAGES}, "from cfg import settings", "settings.stages[0].name * 2", "settings.stages[0].name = sys.argv[1]"),
+    "class_attribute": (
+        {"cfg.py": "import types\n\nclass Config:\n    model = types.SimpleNamespace(name='a')\n"},
+        "from cfg import Config",
+        "Config.model.name * 2",
+        "Config.model.name = sys.argv[1]",
+    ),
     # `from cfg import CFG` read by the step, changed through `cfg` by the main block.
     "from_import": ({"cfg.py": SET_NAME}, "import cfg\nfrom cfg import CFG", "CFG['name'] * 2", "cfg.set_name(sys.argv[1])"),
     "from_import_item": ({"cfg.py": SET_NAME}, "import cfg\nfrom cfg import CFG", "CFG['name'] * 2", "cfg.CFG['name'] = sys.argv[1]"),

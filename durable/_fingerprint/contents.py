@@ -132,7 +132,8 @@ def closure_kept(fn: object) -> list[str]:
 def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     """A class's list, dict or set read through it (`Base.registry`) by its
     contents, when module-level statements change the class in place
-    (`Base.registry["x"] = K`, `Base.configure(K)`) or its own
+    (`Base.registry["x"] = K`, `Base.configure(K)`, also a script's
+    `Config.model.k = 2`) or its own
     `__init_subclass__` may fill it as subclasses are made (`class Sub(Base,
     k=K)`): their text is the same whatever `K` was, and before and after
     they ran. {} otherwise: the class statement counts, as before."""
@@ -148,7 +149,8 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     code = getattr(getattr(init, "__func__", init), "__code__", None)
     # An attribute its code names (`Base.registry[...] = k`), not a cache the steps fill.
     filled = code is not None and key.rpartition(".")[2] in code.co_names
-    if not filled and not any(name in assigned_into(s) or _runs_over(s, name, names) for s in found):
+    changed = any(name in assigned_into(s) or _runs_over(s, name, names) for s in found)
+    if not filled and not changed and not witnessed(changed_elsewhere, names, name):
         return {}
     toks = witnessed(_running_tokens, obj, False)
     return {} if toks is None else {"now:" + key: hash_tokens(toks)}
