@@ -6,8 +6,6 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import collections
-import contextvars
 import sys
 import types
 from collections.abc import Mapping
@@ -16,24 +14,22 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .anybind import may_bind_any
+from .attributes import attribute_tokens, settings_object
 from .bindings import binding_statements
 from .elsewhere import called_elsewhere, changed_elsewhere
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
-from .outside import reads_outside
+from .outside import imported_from, reads_outside
 from .outsidevalues import (
-    attribute_tokens,
     class_outside_tokens,
-    held_tokens,
     holds_values,
+    items_tokens,
     outside_tokens,
-    reduced_tokens,
-    var_tokens,
 )
 from .ownpath import bound_again, chosen_outside, class_made_by
 from .reach import identity_of
 from .singletons import closure_instances, kept_instances
-from .values import content_tokens, fresh_token, hash_tokens, mapping_tokens, plain_tokens
+from .values import content_tokens, fresh_token, hash_tokens, plain_tokens
 from .witness import witnessed
 
 _MISSING = object()
@@ -48,6 +44,7 @@ def contents_part(
     *,
     running: bool = True,
     elsewhere: bool = True,
+    _via: frozenset[int] = frozenset(),
 ) -> str | None:
     """The hash of `obj`'s contents when the module's own statements change
     it in place, through `name` or another name bound to it (`CONFIG["k"] =
@@ -69,7 +66,23 @@ def contents_part(
     (`RUNS = []` a step appends to: else no call would hit), nor what is
     not plain data; an object by its plain attributes (`attribute_tokens`).
     A library's object a module-level loop changes, whose contents cannot be
-    told, counts as changed on every call (fail closed)."""
+    told, counts as changed on every call (fail closed). Bound by `from cfg
+    import CFG`, also what changes cfg's `CFG` (`cfg.set_name(n)` in a script)."""
+    own = _contents_here(name, obj, namespace, checked_file, running, elsewhere)
+    if not running or isinstance(obj, type):
+        return own
+    found = binding_statements(name, namespace, checked_file) or []
+    homes = {id(vars(home)): (home, attr) for stmt in found for home, attr in imported_from(stmt, namespace, name)}
+    via = _via | {id(namespace)}  # `from a import X` in b and `from b import X` in a: once each
+    theirs = [contents_part(attr, obj, vars(home), elsewhere=elsewhere, _via=via) for home, attr in homes.values()
+              if id(vars(home)) not in via and vars(home).get(attr) is obj]  # fmt: skip
+    parts = [p for p in (own, *theirs) if p is not None]
+    return own if parts in ([], [own]) else hash_tokens(parts)
+
+
+def _contents_here(
+    name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None, running: bool, elsewhere: bool
+) -> str | None:
     if isinstance(obj, type):  # `self.LR` of a class whose body reads `os.environ`
         constants = class_outside_tokens(obj, name, namespace)
         constants += witnessed(class_made_by, obj, name, namespace, checked_file)  # `class C` twice
@@ -99,13 +112,15 @@ def contents_part(
         changed += [name] if toks is not None else []
     if not any(witnessed(namespace.get, n, _MISSING) is obj for n in changed):
         outside = (running or read) and reads_outside(found, namespace, checked_file, name)
+        # Rebound with `global` by a function another module calls (`cfg.configure(args.k)`).
+        outside = outside or (read and any(_called(s, namespace) for s in found))
         toks = witnessed(outside_tokens, obj, tuple(found), namespace.get("__name__")) if outside else None
         return None if toks is None else hash_tokens(toks)
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
     if toks is None:  # a NamedTuple rebound, an OrderedDict: what it holds
-        toks = witnessed(_items_tokens, obj)
+        toks = witnessed(items_tokens, obj)
     return None if toks is None else hash_tokens(toks)
 
 
@@ -117,7 +132,8 @@ def closure_kept(fn: object) -> list[str]:
 def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     """A class's list, dict or set read through it (`Base.registry`) by its
     contents, when module-level statements change the class in place
-    (`Base.registry["x"] = K`, `Base.configure(K)`) or its own
+    (`Base.registry["x"] = K`, `Base.configure(K)`, also a script's
+    `Config.model.k = 2`) or its own
     `__init_subclass__` may fill it as subclasses are made (`class Sub(Base,
     k=K)`): their text is the same whatever `K` was, and before and after
     they ran. {} otherwise: the class statement counts, as before."""
@@ -133,7 +149,8 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     code = getattr(getattr(init, "__func__", init), "__code__", None)
     # An attribute its code names (`Base.registry[...] = k`), not a cache the steps fill.
     filled = code is not None and key.rpartition(".")[2] in code.co_names
-    if not filled and not any(name in assigned_into(s) or _runs_over(s, name, names) for s in found):
+    changed = any(name in assigned_into(s) or _runs_over(s, name, names) for s in found)
+    if not filled and not changed and not witnessed(changed_elsewhere, names, name):
         return {}
     toks = witnessed(_running_tokens, obj, False)
     return {} if toks is None else {"now:" + key: hash_tokens(toks)}
@@ -170,7 +187,6 @@ def bound_part(
     return {"bound:" + key: witnessed(identity_of, obj)}
 
 
-
 # id(statement) -> (the statement, what it assigns into): a statement's
 # syntax never changes (an edit parses anew), and fingerprinting the steps
 # of one module asked again for each of its globals' statements (62,000
@@ -194,37 +210,20 @@ def assigned_into(stmt: ast.AST) -> frozenset[str]:
 
 
 def _running_tokens(obj: object, looped: bool = False) -> list[str] | None:
-    """What a module-level call may have changed in `obj`: its plain data or
-    bytes, else, for an object of your own class (`PARAMS.set("lr", lr)`),
-    its plain attributes, a library's container by its items (`CP.set("a",
-    "k", "2")`, `for row in df.itertuples():`), and a library's object changed in a loop
-    (`model.set_params(alpha=a)`) by its public attributes: not a cache it keeps (a
-    logger's `_cache`). Out of a loop, the statement's text tells what a
-    call did to a library's object (a logger, a client): its state, which
+    """What a module-level call may have changed in `obj`: its plain data or bytes, else,
+    for an object of your own class or a namespace (`PARAMS.set("lr", lr)`), its attributes,
+    a library's container by its items (`CP.set("a", "k", "2")`, `for row in df.itertuples():`),
+    and a library's object changed in a loop (`model.set_params(alpha=a)`) by its public
+    attributes: not a cache it keeps (a logger's `_cache`). Out of a loop, the statement's
+    text tells what a call did to a library's object (a logger, a client): its state, which
     may hold where the file lies, is no value of yours."""
     try:  # nested past the recursion limit, a `__dict__` that raises: changed, never a crash
         toks = content_tokens(obj)
-        toks = attribute_tokens(obj) if toks is None and user_class(type(obj)) else toks
-        toks = _items_tokens(obj) if toks is None else toks
+        toks = attribute_tokens(obj) if toks is None and settings_object(obj) else toks
+        toks = items_tokens(obj) if toks is None else toks
         return attribute_tokens(obj, public=True) if toks is None and looped else toks
     except Exception:  # RecursionError, whatever an odd `__getattribute__` raises
         return [fresh_token()]
-
-
-def _items_tokens(obj: object) -> list[str] | None:
-    """A library's container by what it holds: an OrderedDict, a
-    defaultdict, a Counter or a ConfigParser by what it maps, in order, a
-    deque by its items, a NamedTuple by its values, a context variable by
-    its value (`CV.set(K)`), a list, set or dict of values that are not
-    plain data by each (`PATHS.append(Path("b"))`, `MODES.add(Mode.TWO)`);
-    None for anything else."""
-    if isinstance(obj, (list, set, dict)):
-        return held_tokens(obj)
-    if isinstance(obj, Mapping):
-        return mapping_tokens(obj)
-    if isinstance(obj, contextvars.ContextVar):
-        return var_tokens(obj)
-    return reduced_tokens(obj) if isinstance(obj, (*_MADE_OF_ONE, collections.deque)) else None
 
 
 # Values made of one immutable value (a NamedTuple, `np.float64`): by what they hold.

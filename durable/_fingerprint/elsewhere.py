@@ -268,6 +268,12 @@ def _place(placed: list[Placed], read: dict[tuple[int, str], Read], entry: Entry
     the text does not give (`sys.modules[k]`)."""
     root, namespace = path[0], vars(entry[0])
     value: object = None
+    if path[1:] == (CALLED,):  # `configure(k)` imported from `cfg`: as `cfg.configure(k)`
+        fn = _read(read, namespace, root)
+        home = sys.modules.get(getattr(fn, "__module__", None) or "")
+        if isinstance(fn, types.FunctionType) and home is not None and fn.__globals__ is vars(home):
+            placed.append(("names", (id(vars(home)), CALLED + fn.__name__), entry, home))
+        return
     if path[-1] == GIVEN:
         value = namespace.get(root)
         if value is None or isinstance(value, _SHARED):  # nothing a call changes

@@ -73,6 +73,8 @@ def called(expr: ast.AST | None, readers: frozenset[str]) -> list[str]:
         names += passed(call, readers)
         if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
             names += roots(call.func.value)
+        elif isinstance(call.func, ast.Name) and call.func.id in ("setattr", "delattr") and call.args:
+            names += roots(call.args[0])  # `setattr(CFG.model, "k", 2)`, as `CFG.model.k = 2`
     return names
 
 

@@ -16,8 +16,8 @@ import types
 from collections.abc import Iterable, Iterator
 from typing import cast
 
+from .attributes import _slots
 from .imports import user_class
-from .outsidevalues import _slots
 
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from .bindings import binding_statements
 from .imports import user_class
 from .nodes import walk
-from .outside import _imported
+from .outside import imported_from
 
 _SMALL = 1 << 20  # a template, a config: not a data file hashed at every run's start
 _MODES = frozenset("rwbxatcnfsu+U")  # `open`'s modes, `dbm.open`'s flags
@@ -48,7 +48,7 @@ def named_files(stmts: tuple[ast.AST, ...], module: str | None, depth: int = 0) 
     home = namespace.get("__file__")
     found = []
     for stmt in stmts:
-        for other, attr in _imported(stmt, namespace, None) if depth < 2 else ():
+        for other, attr in imported_from(stmt, namespace, None) if depth < 2 else ():
             theirs = tuple(binding_statements(attr, vars(other)) or ())
             found += named_files(theirs, other.__name__, depth + 1)
         strings = [n.value for n in walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str)]

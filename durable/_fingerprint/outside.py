@@ -72,12 +72,12 @@ def reads_outside(
         if depth < _DEPTH:
             for r in read:
                 todo += [(s, depth + 1, names, r) for s in binding_statements(r, names, checked) or []]
-            for home, attr in _imported(stmt, names, bound):  # `from settings import CFG`: settings' statements
+            for home, attr in imported_from(stmt, names, bound):  # `from settings import CFG`: settings' statements
                 todo += [(s, depth + 1, vars(home), attr) for s in binding_statements(attr, vars(home)) or []]
     return False
 
 
-def _imported(
+def imported_from(
     stmt: ast.AST, namespace: Mapping[str, Any], name: str | None
 ) -> list[tuple[types.ModuleType, str]]:
     """The user's modules and names that the `from c import X` (or `*`)

@@ -3,14 +3,15 @@ json.load(f)`, `LR = float(os.environ["LR"])` in a class body, `scale =
 make([float(os.environ["K"])])`): its statements' text is the same
 whatever they read, so such a value counts by its contents as well, as
 they are when the step runs (`contents`, `reads`). Also how an object
-counts by its plain attributes, or, holding none, by what pickle makes it
-again from.
+holding no attribute (`attributes`) counts: by what pickle makes it again
+from.
 
 Pure standard library."""
 
 from __future__ import annotations
 
 import ast
+import collections
 import contextvars
 import copyreg
 import functools
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigurationError
+from .attributes import attribute_tokens
 from .bindings import binding_statements
 from .imports import user_class
 from .namedfiles import named_files, with_file
@@ -120,37 +122,6 @@ def _made_with(member: object) -> list[str] | None:
     data = [v for v in held if not isinstance(v, type) and (not callable(v) or holds_values(v))]
     toks = [t for v in data for t in witnessed(outside_tokens, v) or ()]
     return toks or None
-
-
-def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
-    """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
-    `ns.limit = 10` run at module level between two calls), or only its
-    `public` ones, None when it has none: what is not plain still counts
-    by its statements only."""
-    attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
-    plain = {
-        k: v for k, v in attrs
-        if isinstance(k, str) and not (public and k.startswith("_")) and plain_tokens(v) is not None
-    }  # fmt: skip
-    return plain_tokens(plain) if plain else None
-
-
-def _slots(obj: object) -> list[tuple[str, object]]:
-    """The values of the `__slots__` `obj`'s classes declare, that are set.
-    Read through each slot's own descriptor: `hasattr` of an unset slot ran
-    the class's `__getattr__`, whose `self._data[k]` raised KeyError, and the
-    whole object (the class held in its other slots) went unread."""
-    found = []
-    for cls in type(obj).__mro__[:-1]:
-        declared = vars(cls).get("__slots__", ())
-        for slot in (declared,) if isinstance(declared, str) else declared:
-            member = vars(cls).get(slot)
-            if isinstance(member, types.MemberDescriptorType):
-                try:
-                    found.append((slot, member.__get__(obj, cls)))
-                except AttributeError:  # unset
-                    continue
-    return found
 
 
 def outside_tokens(obj: object, stmts: tuple[ast.AST, ...] = (), module: str | None = None) -> list[str] | None:
@@ -269,6 +240,22 @@ def held_tokens(value: object, depth: int = 0) -> list[str] | None:
         return None
     parts = sorted(parts) if isinstance(value, (set, frozenset)) else parts  # in no order: sorted
     return [f"<{kind}", *(t for p in parts for t in p), ">"]
+
+
+def items_tokens(obj: object) -> list[str] | None:
+    """A library's container by what it holds: an OrderedDict, a
+    defaultdict, a Counter or a ConfigParser by what it maps, in order, a
+    deque by its items, a NamedTuple by its values, a context variable by
+    its value (`CV.set(K)`), a list, set or dict of values that are not
+    plain data by each (`PATHS.append(Path("b"))`, `MODES.add(Mode.TWO)`);
+    None for anything else."""
+    if isinstance(obj, (list, set, dict)):
+        return held_tokens(obj)
+    if isinstance(obj, Mapping):
+        return mapping_tokens(obj)
+    if isinstance(obj, contextvars.ContextVar):
+        return var_tokens(obj)
+    return reduced_tokens(obj) if isinstance(obj, (tuple, frozenset, str, bytes, int, float, complex, collections.deque)) else None
 
 
 def var_tokens(var: contextvars.ContextVar[Any]) -> list[str]:

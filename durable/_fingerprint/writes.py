@@ -29,7 +29,8 @@ ANY = "?"
 MODULE_ROOT = "sys.modules[]"
 _IMPORTERS = (("importlib", "import_module"), ("import_module",))
 # The head of the last name of a path called as its statement runs
-# (`settings.set_lr(lr)` in a script's loop: ("settings", "()set_lr")).
+# (`settings.set_lr(lr)` in a script's loop: ("settings", "()set_lr")),
+# or the tail of a function called by its name (`configure(k)`: ("configure", "()")).
 CALLED = "()"
 # The tail of the path of a name a module-level call is given: any of its
 # names, as `ANY`, when it holds a module or an object (a call cannot
@@ -78,6 +79,8 @@ def _called(node: ast.AST) -> Path | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         head = _chain(node.func.value)
         return (*head, CALLED + node.func.attr) if head else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # `configure(k)` imported
+        return (node.func.id, CALLED)
     return None
 
 

@@ -1,0 +1,96 @@
+"""How an object counts by its attributes: the plain data it holds, and
+that of the objects of the user's classes and namespaces it holds in turn
+(`settings.model.name`), for a global whose contents count (`contents`,
+`outsidevalues`).
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import types
+
+from .imports import user_class
+from .values import _qualname, fresh_token, plain_tokens
+from .witness import witnessed
+
+
+def attribute_tokens(obj: object, *, public: bool = False, _seen: tuple[int, ...] = ()) -> list[str] | None:
+    """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
+    `ns.limit = 10` run at module level between two calls), or only its
+    `public` ones, and of those of the objects of the user's classes and
+    namespaces it holds, in turn (`settings.model.name = sys.argv[1]` in a
+    script's main block: counted by `settings`' plain attributes alone, the
+    resume with another name replayed the old one's output); None when it
+    has none: what is not plain still counts by its statements only."""
+    attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
+    seen = (*_seen, id(obj))
+    plain, nested = {}, []
+    for k, v in attrs:
+        if not isinstance(k, str) or (public and k.startswith("_")):
+            continue
+        if plain_tokens(v) is not None:
+            plain[k] = v
+        elif (held := _held_tokens(v, public, seen)) is not None:
+            nested += [f"<attr:{k}", *held, ">"]
+    if not nested:
+        return plain_tokens(plain) if plain else None
+    return [*(plain_tokens(plain) or []), *nested]
+
+
+def settings_object(value: object) -> bool:
+    """An object of the user's class or a namespace (`types.SimpleNamespace`),
+    whose attributes a program sets as its configuration: not a class,
+    module or function (their code counts), nor a library's object (a
+    client, a logger), whose state is no configuration of yours."""
+    if isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType)):
+        return False
+    return type(value) is types.SimpleNamespace or witnessed(user_class, type(value))
+
+
+def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str] | None:
+    """What an attribute holds beyond plain data: an object of `settings_object`
+    by `attribute_tokens` (its type alone when it holds nothing plain), a
+    list, tuple or dict of those and plain data by each (`settings.stages[0].k
+    = 2`); None for anything else, which counts as before (by its statements).
+    Nested deeper than 8, or an attribute that raises (a `__dict__`
+    property): a change (fail closed)."""
+    if id(value) in seen:
+        return None
+    if len(seen) > 8:
+        return [fresh_token()]
+    if settings_object(value):
+        try:
+            inner = attribute_tokens(value, public=public, _seen=seen) or []
+        except Exception:  # RecursionError, whatever an odd `__dict__` or slot raises
+            inner = [fresh_token()]
+        return [f"<obj:{_qualname(type(value))}", *inner, ">"]
+    if type(value) not in (list, tuple, dict):
+        return None
+    pairs = list(value.items()) if isinstance(value, dict) else list(enumerate(value))  # type: ignore[arg-type]
+    out = [f"<{type(value).__name__}:{len(pairs)}"]
+    for key, item in pairs:
+        toks = plain_tokens(item)
+        toks = _held_tokens(item, public, (*seen, id(value))) if toks is None else toks
+        key_toks = plain_tokens(key)
+        if toks is None or key_toks is None:
+            return None
+        out += [*key_toks, *toks]
+    return [*out, ">"]
+
+
+def _slots(obj: object) -> list[tuple[str, object]]:
+    """The values of the `__slots__` `obj`'s classes declare, that are set.
+    Read through each slot's own descriptor: `hasattr` of an unset slot ran
+    the class's `__getattr__`, whose `self._data[k]` raised KeyError, and the
+    whole object (the class held in its other slots) went unread."""
+    found = []
+    for cls in type(obj).__mro__[:-1]:
+        declared = vars(cls).get("__slots__", ())
+        for slot in (declared,) if isinstance(declared, str) else declared:
+            member = vars(cls).get(slot)
+            if isinstance(member, types.MemberDescriptorType):
+                try:
+                    found.append((slot, member.__get__(obj, cls)))
+                except AttributeError:  # unset
+                    continue
+    return found
