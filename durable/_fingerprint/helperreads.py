@@ -11,10 +11,12 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .holds import held_callables
 from .imports import user_class
 from .nodes import walk
 from .reach import is_user_code
@@ -34,7 +36,10 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
     if not written:
         return []
     found: list[_Def] = []
-    todo = [fn for d in defs for fn in _called(d, globs) if fn.__globals__ is not globs]
+    try:
+        todo = [fn for d in defs for fn in _called(d, globs) if fn.__globals__ is not globs]
+    except Exception:  # a proxy whose attributes raise: what it holds is not told
+        return [(_UNTOLD, written, None)]
     seen: set[int] = set()
     while todo and len(seen) < _FOLLOWED:
         fn = todo.pop()
@@ -50,7 +55,10 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
             names = frozenset(_reads(node, space, globs, written))
             if names:
                 found.append((node, names, None))
-            todo += _called(node, space)
+            try:
+                todo += _called(node, space)
+            except Exception:  # as above
+                found.append((_UNTOLD, written, None))
     if todo:
         found.append((_UNTOLD, written, None))  # past the limit
     return found
@@ -79,21 +87,38 @@ _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 
 
 def _called(node: ast.AST, space: Mapping[str, Any]) -> Iterator[types.FunctionType]:
-    """The functions of the user's `node` calls by a name of its module or
-    through a module or a class (`describe()`, `helpers.describe()`,
-    `helpers.Describer.describe()`), and every method of a class of the
-    user's it calls (`Describer().mode()`: any of them may run on the
-    object it makes)."""
-    for sub in walk(node):
-        if not isinstance(sub, ast.Call):
+    """The functions of the user's `node` may call: named by a name of its
+    module or through a module or a class (`describe()`, `helpers.describe()`,
+    `helpers.Describer.describe()`), called or not (`run(describe)`, handed
+    to what calls it), or held in what it names (`OPS["total"]()` of `OPS =
+    {"total": total}`, `T()` of `T = partial(total)`); and every method of a
+    class of the user's it calls (`Describer().mode()`: any of them may run
+    on the object it makes). Raises what a proxy's attributes raise."""
+    made = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
+    told: set[int] = set()  # `Describer` of `helpers.Describer.describe`, which names one method
+    for sub in walk(node):  # breadth first: a dotted name before its parts
+        if not isinstance(sub, (ast.Name, ast.Attribute)) or not isinstance(sub.ctx, ast.Load):
             continue
-        target = _resolved(sub.func, space)
-        target = getattr(target, "__func__", target)  # a static or class method
-        if isinstance(target, type) and user_class(target):
-            mro = [c for c in target.__mro__ if user_class(c)]
-            yield from (f for c in mro for f in map(_function, vars(c).values()) if f is not None)
-        elif (fn := _function(target)) is not None:
-            yield fn
+        value = None if id(sub) in told else _resolved(sub, space)
+        if isinstance(sub, ast.Attribute) and (value is not None or id(sub) in told):
+            told.add(id(sub.value))
+        if not isinstance(value, type) or id(sub) in made:
+            yield from _functions_in(value)
+
+
+def _functions_in(value: object, depth: int = 0) -> Iterator[types.FunctionType]:
+    value = value.__func__ if isinstance(value, (staticmethod, classmethod, types.MethodType)) else value
+    if isinstance(value, type) and user_class(value):
+        mro = [c for c in value.__mro__ if user_class(c)]
+        yield from (f for c in mro for f in map(_function, vars(c).values()) if f is not None)
+    elif (fn := _function(value)) is not None:
+        yield fn
+    elif isinstance(value, functools.partial) and depth < 8:
+        for held in (value.func, *value.args, *value.keywords.values()):
+            yield from _functions_in(held, depth + 1)
+    elif not isinstance(value, (type, types.ModuleType)) and depth < 8:
+        for held in held_callables(value):  # `OPS = {"total": total}`
+            yield from _functions_in(held, depth + 1)
 
 
 def _resolved(func: ast.AST, space: Mapping[str, Any]) -> object:

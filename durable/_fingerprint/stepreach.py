@@ -22,7 +22,10 @@ from .nodes import walk
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
 # How code reads a module's names by string (`globals()["MODE"]`): any of them.
-UNNAMED = frozenset({"globals", "eval", "exec"})
+UNNAMED = frozenset({"globals", "eval", "exec", "import_module"})
+# And through the module's namespace rather than by name (`sys.modules[__name__].LOG`,
+# `vars(sys.modules[k])["LOG"]`, a function's `__globals__`, a frame's `f_globals`).
+_NAMESPACES = frozenset({"modules", "import_module", "__globals__", "f_globals"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
@@ -207,7 +210,18 @@ def _spelled(key: list[ast.expr]) -> str:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
+    """The names `node` uses; "globals" for a read through a module's namespace."""
+    found: set[str] = set()
+    for n in walk(node):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute) and n.attr in _NAMESPACES:
+            found.add("globals")
+    return found
+
+
+def names_used(node: ast.AST) -> frozenset[str]:
+    return frozenset(_names(node))
 
 
 def aliases(names: frozenset[str], globs: Any) -> frozenset[str]:
