@@ -27,7 +27,7 @@ from .kept import by_code
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, names_used, reached
+from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -259,7 +259,7 @@ def _durable_defs(tree: ast.AST) -> list[_Def]:
     # A method reads its class's attributes without naming it (`self.mode`, `cls.mode`).
     owners = {id(d): c.name for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef) for d in c.body}
     found: list[_Def] = [
-        (d, names_used(d) | frozenset(filter(None, [owners.get(id(d))])), owners.get(id(d)))
+        (d, stepreach.names_used(d) | frozenset(filter(None, [owners.get(id(d))])), owners.get(id(d)))
         for d in ours
     ]
     if len(_DEFS) > 256:
