@@ -5,7 +5,9 @@ replayed without appending and `b` summed the list the import left (`value
 (`sys.modules[__name__].LOG`, a function's `__globals__["LOG"]`, `vars(...)`
 of the module; `stepreach`'s reads by string knew `globals()` alone), and
 through another module's helper `b` does not call by its name (held in a
-dict, a partial, or handed to a call: `helperreads` followed calls alone)."""
+dict, a partial, or handed to a call: `helperreads` followed calls alone);
+and `a` logging into the list through another module's helper
+(`helpers.log(x)`): the writes of its own module's helpers alone were seen."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def log(x):
 def a(x):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write("a\\n")
-    log(x)
+    {write}
     return x
 
 @durable.step
@@ -56,16 +58,20 @@ CASES = {
     "helper_in_dict": (FOREIGN, "OPS = {'total': total}", "OPS['total']()"),
     "helper_in_partial": (FOREIGN, "T = functools.partial(total)", "T()"),
     "helper_handed": (FOREIGN, "def call(f):\n    return f()", "call(total)"),
+    # Logged into by another module's helper: `helpers.log(x)`, `log(x)` imported.
+    "foreign_writer": ("from config import LOG\nimport helpers", "", "sum(LOG)", "helpers.log(x)"),
+    "foreign_writer_imported": ("from config import LOG\nfrom helpers import log as put", "", "sum(LOG)", "put(x)"),
 }
-FILES = {"config.py": "LOG = []\n", "helpers.py": "from config import LOG\n\ndef total():\n    return sum(LOG)\n"}
+HELPERS = "from config import LOG\n\ndef total():\n    return sum(LOG)\n\ndef log(x):\n    LOG.append(x)\n"
+FILES = {"config.py": "LOG = []\n", "helpers.py": HELPERS}
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
     jobs, folders = [], []
-    for head, extra, ret in CASES.values():
+    for head, extra, ret, *write in CASES.values():
         folder = tmp_path_factory.mktemp("written")
-        (folder / "flow.py").write_text(FLOW.format(head=head, extra=extra, ret=ret))
+        (folder / "flow.py").write_text(FLOW.format(head=head, extra=extra, ret=ret, write=(write or ["log(x)"])[0]))
         for name, text in FILES.items():
             (folder / name).write_text(text)
         jobs += [(folder, RUN_WF, {"STOP": "1"}), (folder, RUN_WF, {})]

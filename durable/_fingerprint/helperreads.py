@@ -21,6 +21,7 @@ from .imports import user_class
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
+from .stepreach import ANY, local_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 # Past this many helpers, the rest is not looked at (a step's module calling
@@ -36,10 +37,39 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
     if not written:
         return []
     found: list[_Def] = []
+    for node, space in _reached(defs, globs):
+        names = written if node is _UNTOLD else frozenset(_reads(node, space, globs, written))
+        if names:
+            found.append((node, names, None))
+    return found
+
+
+def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> frozenset[str]:
+    """The globals of `globs` whose objects the other modules' helpers `defs`
+    reach write (`helpers.log(x)` appending to the `LOG` of a `config` both
+    import: `stepreach.written_in`, `logs` as there); `ANY` for a helper not
+    told, or one writing a module's attribute (`config.LOG.append(x)`)."""
+    found: set[str] = set()
+    for node, space in _reached(defs, globs):
+        if node is _UNTOLD:
+            return frozenset({ANY})
+        for name in written_in([node], logs) - local_names([node]):
+            value = space.get(name)
+            if isinstance(value, types.ModuleType):
+                return frozenset({ANY})
+            if name in space and not isinstance(value, _SCALARS):  # a number rebound there is its own
+                found.update(k for k, v in globs.items() if v is value)
+    return frozenset(found)
+
+
+def _reached(defs: list[ast.AST], globs: Mapping[str, Any]) -> Iterator[tuple[ast.AST, Mapping[str, Any]]]:
+    """The definitions of the other modules' helpers `defs` reach, with their
+    modules' globals; `_UNTOLD` for any not looked at."""
     try:
         todo = [fn for d in defs for fn in _called(d, globs) if fn.__globals__ is not globs]
     except Exception:  # a proxy whose attributes raise: what it holds is not told
-        return [(_UNTOLD, written, None)]
+        yield _UNTOLD, globs
+        return
     seen: set[int] = set()
     while todo and len(seen) < _FOLLOWED:
         fn = todo.pop()
@@ -49,19 +79,16 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
         code, space = fn.__code__, fn.__globals__
         src = source_of(code.co_filename, space)
         if src.tree is None or not runs_this_source(code, src, space):
-            found.append((_UNTOLD, written, None))  # its text is not what runs: not told
+            yield _UNTOLD, space  # its text is not what runs: not told
             continue
         for node in find_definitions(code, src):
-            names = frozenset(_reads(node, space, globs, written))
-            if names:
-                found.append((node, names, None))
+            yield node, space
             try:
                 todo += _called(node, space)
             except Exception:  # as above
-                found.append((_UNTOLD, written, None))
+                yield _UNTOLD, space
     if todo:
-        found.append((_UNTOLD, written, None))  # past the limit
-    return found
+        yield _UNTOLD, globs  # past the limit
 
 
 def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], written: frozenset[str]) -> set[str]:
