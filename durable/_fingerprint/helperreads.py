@@ -21,7 +21,7 @@ from .imports import user_class
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import ANY, local_names, written_in
+from .stepreach import local_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 # Past this many helpers, the rest is not looked at (a step's module calling
@@ -47,19 +47,32 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
 def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> frozenset[str]:
     """The globals of `globs` whose objects the other modules' helpers `defs`
     reach write (`helpers.log(x)` appending to the `LOG` of a `config` both
-    import: `stepreach.written_in`, `logs` as there); `ANY` for a helper not
-    told, or one writing a module's attribute (`config.LOG.append(x)`)."""
+    import: `stepreach.written_in`, `logs` as there). One not told (past the
+    limit, its text not what runs), or writing a module's attribute
+    (`config.LOG.append(x)`), may write any object its module holds."""
     found: set[str] = set()
+    spaces: dict[int, Mapping[str, Any]] = {}
+    untold = False
     for node, space in _reached(defs, globs):
+        spaces.setdefault(id(space), space)
         if node is _UNTOLD:
-            return frozenset({ANY})
+            untold = True
+            continue
         for name in written_in([node], logs) - local_names([node]):
             value = space.get(name)
             if isinstance(value, types.ModuleType):
-                return frozenset({ANY})
-            if name in space and not isinstance(value, _SCALARS):  # a number rebound there is its own
+                found |= _shared(globs, [vars(value)])
+            elif name in space and not isinstance(value, _SCALARS):  # a number rebound there is its own
                 found.update(k for k, v in globs.items() if v is value)
+    if untold:
+        found |= _shared(globs, [s for s in spaces.values() if s is not globs])
     return frozenset(found)
+
+
+def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:
+    """The globals of `globs` holding a mutable object one of `spaces` holds too."""
+    ids = {id(v) for space in spaces for v in list(space.values()) if not isinstance(v, _FIXED)}
+    return {k for k, v in list(globs.items()) if id(v) in ids and not isinstance(v, _FIXED)}
 
 
 def _reached(defs: list[ast.AST], globs: Mapping[str, Any]) -> Iterator[tuple[ast.AST, Mapping[str, Any]]]:
@@ -111,6 +124,8 @@ def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], wr
 
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
+# What no helper writes into: scalars, modules, classes and functions (counted by their code).
+_FIXED = (*_SCALARS, types.ModuleType, type, types.FunctionType)
 
 
 def _called(node: ast.AST, space: Mapping[str, Any]) -> Iterator[types.FunctionType]:
