@@ -7,7 +7,9 @@ of the module; `stepreach`'s reads by string knew `globals()` alone), and
 through another module's helper `b` does not call by its name (held in a
 dict, a partial, or handed to a call: `helperreads` followed calls alone);
 and `a` logging into the list through another module's helper
-(`helpers.log(x)`): the writes of its own module's helpers alone were seen."""
+(`helpers.log(x)`): the writes of its own module's helpers alone were seen;
+or handing it to a helper that appends to its parameter (`logto(LOG, x)`):
+a name handed to a call was taken as read only."""
 
 from __future__ import annotations
 
@@ -61,8 +63,21 @@ CASES = {
     # Logged into by another module's helper: `helpers.log(x)`, `log(x)` imported.
     "foreign_writer": ("from config import LOG\nimport helpers", "", "sum(LOG)", "helpers.log(x)"),
     "foreign_writer_imported": ("from config import LOG\nfrom helpers import log as put", "", "sum(LOG)", "put(x)"),
+    # Handed to a helper that appends to its parameter: `logto(LOG, x)`.
+    "handed_to_writer": (OWN, "def logto(items, x):\n    items.append(x)", "sum(LOG)", "logto(LOG, x)"),
+    "handed_to_foreign_writer": ("from config import LOG\nimport helpers", "", "sum(LOG)", "helpers.logto(items=LOG, x=x)"),
 }
-HELPERS = "from config import LOG\n\ndef total():\n    return sum(LOG)\n\ndef log(x):\n    LOG.append(x)\n"
+HELPERS = """from config import LOG
+
+def total():
+    return sum(LOG)
+
+def log(x):
+    LOG.append(x)
+
+def logto(items, x):
+    items.append(x)
+"""
 FILES = {"config.py": "LOG = []\n", "helpers.py": HELPERS}
 
 

@@ -4,7 +4,9 @@ they call in turn, as readers of the globals a step of its module writes
 (`stepstate.state_written`): a helper there reading the same object
 (`Cfg.mode`, `STATE["mode"]` of a `config` both import, by name or as
 `config.STATE`) reads what a replay does not write again. Not followed, a
-run resumed in a new process went on with the value the import left.
+run resumed in a new process went on with the value the import left. And
+as writers (`helper_writes`): such a helper a step calls writes what it
+writes of the objects the step's module holds too (`helpers.log(x)`).
 
 Pure standard library."""
 
@@ -66,7 +68,29 @@ def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> 
                 found.update(k for k, v in globs.items() if v is value)
     if untold:
         found |= _shared(globs, [s for s in spaces.values() if s is not globs])
-    return frozenset(found)
+    return frozenset(found | {n for d in defs for n in _handed(d, globs, logs) - local_names([d])})
+
+
+def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
+    """The names `node` hands to a function of the user's that writes into the
+    parameter taking it (`log(LOG, x)` of `def log(items, x): items.append(x)`):
+    as `written_in` counts a write by name, such a hand-off is the write."""
+    found: set[str] = set()
+    for call in (n for n in walk(node) if isinstance(n, ast.Call)):
+        given = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
+        given += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
+        fn = _function(_resolved(call.func, globs)) if given else None
+        if fn is None:
+            continue
+        src = source_of(fn.__code__.co_filename, fn.__globals__)
+        defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
+        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.update(name for _, name in given)  # not told: any it is given
+            continue
+        params = [a.arg for a in (*defs[0].args.posonlyargs, *defs[0].args.args)]
+        changed = written_in(defs, logs)
+        found.update(name for at, name in given if (params[at] if isinstance(at, int) and at < len(params) else at) in changed)
+    return found
 
 
 def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:
