@@ -77,7 +77,7 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
     as `written_in` counts a write by name, such a hand-off is the write."""
     found: set[str] = set()
     for call in (n for n in walk(node) if isinstance(n, ast.Call)):
-        given = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
+        given: list[tuple[int | str, str]] = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
         given += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
         fn = _function(_resolved(call.func, globs)) if given else None
         if fn is None:
