@@ -79,7 +79,11 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
     for call in (n for n in walk(node) if isinstance(n, ast.Call)):
         given: list[tuple[int | str, str]] = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
         given += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
-        fn = _function(_resolved(call.func, globs)) if given else None
+        try:  # a proxy's attributes may raise anything: not told
+            fn = _function(_resolved(call.func, globs)) if given else None
+        except Exception:
+            found.update(name for _, name in given)
+            continue
         if fn is None:
             continue
         src = source_of(fn.__code__.co_filename, fn.__globals__)
