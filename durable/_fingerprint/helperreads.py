@@ -4,21 +4,26 @@ they call in turn, as readers of the globals a step of its module writes
 (`stepstate.state_written`): a helper there reading the same object
 (`Cfg.mode`, `STATE["mode"]` of a `config` both import, by name or as
 `config.STATE`) reads what a replay does not write again. Not followed, a
-run resumed in a new process went on with the value the import left.
+run resumed in a new process went on with the value the import left. And
+as writers (`helper_writes`): such a helper a step calls writes what it
+writes of the objects the step's module holds too (`helpers.log(x)`).
 
 Pure standard library."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .holds import held_callables
 from .imports import user_class
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
+from .stepreach import local_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 # Past this many helpers, the rest is not looked at (a step's module calling
@@ -34,7 +39,78 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
     if not written:
         return []
     found: list[_Def] = []
-    todo = [fn for d in defs for fn in _called(d, globs) if fn.__globals__ is not globs]
+    for node, space in _reached(defs, globs):
+        names = written if node is _UNTOLD else frozenset(_reads(node, space, globs, written))
+        if names:
+            found.append((node, names, None))
+    return found
+
+
+def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> frozenset[str]:
+    """The globals of `globs` whose objects the other modules' helpers `defs`
+    reach write (`helpers.log(x)` appending to the `LOG` of a `config` both
+    import: `stepreach.written_in`, `logs` as there). One not told (past the
+    limit, its text not what runs), or writing a module's attribute
+    (`config.LOG.append(x)`), may write any object its module holds."""
+    found: set[str] = set()
+    spaces: dict[int, Mapping[str, Any]] = {}
+    untold = False
+    for node, space in _reached(defs, globs):
+        spaces.setdefault(id(space), space)
+        if node is _UNTOLD:
+            untold = True
+            continue
+        for name in written_in([node], logs) - local_names([node]):
+            value = space.get(name)
+            if isinstance(value, types.ModuleType):
+                found |= _shared(globs, [vars(value)])
+            elif name in space and not isinstance(value, _SCALARS):  # a number rebound there is its own
+                found.update(k for k, v in globs.items() if v is value)
+    if untold:
+        found |= _shared(globs, [s for s in spaces.values() if s is not globs])
+    return frozenset(found | {n for d in defs for n in _handed(d, globs, logs) - local_names([d])})
+
+
+def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
+    """The names `node` hands to a function of the user's that writes into the
+    parameter taking it (`log(LOG, x)` of `def log(items, x): items.append(x)`):
+    as `written_in` counts a write by name, such a hand-off is the write."""
+    found: set[str] = set()
+    for call in (n for n in walk(node) if isinstance(n, ast.Call)):
+        given: list[tuple[int | str, str]] = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
+        given += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
+        try:  # a proxy's attributes may raise anything: not told
+            fn = _function(_resolved(call.func, globs)) if given else None
+        except Exception:
+            found.update(name for _, name in given)
+            continue
+        if fn is None:
+            continue
+        src = source_of(fn.__code__.co_filename, fn.__globals__)
+        defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
+        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.update(name for _, name in given)  # not told: any it is given
+            continue
+        params = [a.arg for a in (*defs[0].args.posonlyargs, *defs[0].args.args)]
+        changed = written_in(defs, logs)
+        found.update(name for at, name in given if (params[at] if isinstance(at, int) and at < len(params) else at) in changed)
+    return found
+
+
+def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:
+    """The globals of `globs` holding a mutable object one of `spaces` holds too."""
+    ids = {id(v) for space in spaces for v in list(space.values()) if not isinstance(v, _FIXED)}
+    return {k for k, v in list(globs.items()) if id(v) in ids and not isinstance(v, _FIXED)}
+
+
+def _reached(defs: list[ast.AST], globs: Mapping[str, Any]) -> Iterator[tuple[ast.AST, Mapping[str, Any]]]:
+    """The definitions of the other modules' helpers `defs` reach, with their
+    modules' globals; `_UNTOLD` for any not looked at."""
+    try:
+        todo = [fn for d in defs for fn in _called(d, globs) if fn.__globals__ is not globs]
+    except Exception:  # a proxy whose attributes raise: what it holds is not told
+        yield _UNTOLD, globs
+        return
     seen: set[int] = set()
     while todo and len(seen) < _FOLLOWED:
         fn = todo.pop()
@@ -44,16 +120,16 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
         code, space = fn.__code__, fn.__globals__
         src = source_of(code.co_filename, space)
         if src.tree is None or not runs_this_source(code, src, space):
-            found.append((_UNTOLD, written, None))  # its text is not what runs: not told
+            yield _UNTOLD, space  # its text is not what runs: not told
             continue
         for node in find_definitions(code, src):
-            names = frozenset(_reads(node, space, globs, written))
-            if names:
-                found.append((node, names, None))
-            todo += _called(node, space)
+            yield node, space
+            try:
+                todo += _called(node, space)
+            except Exception:  # as above
+                yield _UNTOLD, space
     if todo:
-        found.append((_UNTOLD, written, None))  # past the limit
-    return found
+        yield _UNTOLD, globs  # past the limit
 
 
 def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], written: frozenset[str]) -> set[str]:
@@ -76,24 +152,43 @@ def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], wr
 
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
+# What no helper writes into: scalars, modules, classes and functions (counted by their code).
+_FIXED = (*_SCALARS, types.ModuleType, type, types.FunctionType)
 
 
 def _called(node: ast.AST, space: Mapping[str, Any]) -> Iterator[types.FunctionType]:
-    """The functions of the user's `node` calls by a name of its module or
-    through a module or a class (`describe()`, `helpers.describe()`,
-    `helpers.Describer.describe()`), and every method of a class of the
-    user's it calls (`Describer().mode()`: any of them may run on the
-    object it makes)."""
-    for sub in walk(node):
-        if not isinstance(sub, ast.Call):
+    """The functions of the user's `node` may call: named by a name of its
+    module or through a module or a class (`describe()`, `helpers.describe()`,
+    `helpers.Describer.describe()`), called or not (`run(describe)`, handed
+    to what calls it), or held in what it names (`OPS["total"]()` of `OPS =
+    {"total": total}`, `T()` of `T = partial(total)`); and every method of a
+    class of the user's it calls (`Describer().mode()`: any of them may run
+    on the object it makes). Raises what a proxy's attributes raise."""
+    made = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
+    told: set[int] = set()  # `Describer` of `helpers.Describer.describe`, which names one method
+    for sub in walk(node):  # breadth first: a dotted name before its parts
+        if not isinstance(sub, (ast.Name, ast.Attribute)) or not isinstance(sub.ctx, ast.Load):
             continue
-        target = _resolved(sub.func, space)
-        target = getattr(target, "__func__", target)  # a static or class method
-        if isinstance(target, type) and user_class(target):
-            mro = [c for c in target.__mro__ if user_class(c)]
-            yield from (f for c in mro for f in map(_function, vars(c).values()) if f is not None)
-        elif (fn := _function(target)) is not None:
-            yield fn
+        value = None if id(sub) in told else _resolved(sub, space)
+        if isinstance(sub, ast.Attribute) and (value is not None or id(sub) in told):
+            told.add(id(sub.value))
+        if not isinstance(value, type) or id(sub) in made:
+            yield from _functions_in(value)
+
+
+def _functions_in(value: object, depth: int = 0) -> Iterator[types.FunctionType]:
+    value = value.__func__ if isinstance(value, (staticmethod, classmethod, types.MethodType)) else value
+    if isinstance(value, type) and user_class(value):
+        mro = [c for c in value.__mro__ if user_class(c)]
+        yield from (f for c in mro for f in map(_function, vars(c).values()) if f is not None)
+    elif (fn := _function(value)) is not None:
+        yield fn
+    elif isinstance(value, functools.partial) and depth < 8:
+        for held in (value.func, *value.args, *value.keywords.values()):
+            yield from _functions_in(held, depth + 1)
+    elif not isinstance(value, (type, types.ModuleType)) and depth < 8:
+        for held in held_callables(value):  # `OPS = {"total": total}`
+            yield from _functions_in(held, depth + 1)
 
 
 def _resolved(func: ast.AST, space: Mapping[str, Any]) -> object:

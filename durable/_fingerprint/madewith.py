@@ -134,27 +134,30 @@ def held_snapshot(obj: object) -> list[str] | None:
     return toks
 
 
-# id -> (the object, its contents as the body of the last run reading it left them).
-_ENDED: dict[int, tuple[object, list[str] | None]] = {}
+# id -> (the object, what the last run here whose body ended read it as, how that body left it).
+_ENDED: dict[int, tuple[object, list[str] | None, list[str] | None]] = {}
 
 
 def _since_last_run(obj: object) -> list[str] | None:
-    """What a run starting now reads `obj` as: as the last run here did when
-    nothing changed it since that run's body ended (only runs' steps did: the
-    state they keep, a list they log in, which a resume in another process
-    finds as the program makes it); else as it is now (`items[:] = config`
-    between two jobs)."""
-    now, last, ended = contents_now(obj), _SNAPSHOTS.get(id(obj)), _ENDED.get(id(obj))
-    if now is not None and last is not None and ended is not None and last[0] is obj is ended[0]:
-        return last[1] if ended[1] == now else now
+    """What a run starting now reads `obj` as: as the last run here whose
+    body ended read it, when nothing changed it since that body ended (only
+    runs' steps did: the state they keep, a list they log in, which a resume
+    in another process finds as the program makes it); else as it is now
+    (`items[:] = config` between two jobs). That run's own read, never
+    another's: a run recalled complete or refused at its start reads it with
+    no body to end, and taken as the last read, a job after it was recorded
+    under that run's contents (a stale replay elsewhere)."""
+    now, ended = contents_now(obj), _ENDED.get(id(obj))
+    if now is not None and ended is not None and ended[0] is obj and ended[2] == now:
+        return ended[1]
     return now
 
 
 def run_left(run: tuple[str, str] | None) -> None:
-    """The body of `run` ended here: note how it left what its steps hold."""
-    for (key, of), (obj, _) in list(_BY_RUN.items()):
+    """The body of `run` ended here: note how it read, and left, what its steps hold."""
+    for (key, of), (obj, read) in list(_BY_RUN.items()):
         if of == run:
-            _ENDED[key] = (obj, contents_now(obj))
+            _ENDED[key] = (obj, read, contents_now(obj))
     _kept(_ENDED)
 
 

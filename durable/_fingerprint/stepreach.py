@@ -15,14 +15,19 @@ import ast
 from typing import Any
 
 from .canon import is_our_decorator
-from .inplace import MUTATORS
+from .inplace import MUTATORS, roots
 from .kept import only_written
 from .nodes import walk
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
 # How code reads a module's names by string (`globals()["MODE"]`): any of them.
-UNNAMED = frozenset({"globals", "eval", "exec"})
+UNNAMED = frozenset({"globals", "eval", "exec", "import_module"})
+# And through the module's namespace rather than by name (`sys.modules[__name__].LOG`,
+# `vars(sys.modules[k])["LOG"]`, a function's `__globals__`, a frame's `f_globals`).
+_NAMESPACES = frozenset({"modules", "import_module", "__globals__", "f_globals"})
+# The methods that only log into what they are called on (`LOG.append(x)`).
+LOGS = frozenset({"append", "extend", "add"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
@@ -207,7 +212,18 @@ def _spelled(key: list[ast.expr]) -> str:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
+    """The names `node` uses; "globals" for a read through a module's namespace."""
+    found: set[str] = set()
+    for n in walk(node):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute) and n.attr in _NAMESPACES:
+            found.add("globals")
+    return found
+
+
+def names_used(node: ast.AST) -> frozenset[str]:
+    return frozenset(_names(node))
 
 
 def aliases(names: frozenset[str], globs: Any) -> frozenset[str]:
@@ -267,3 +283,32 @@ def _one_definition(names: set[str], tree: ast.AST) -> frozenset[str]:
     one defined twice (`if`/`else`) reads what either reads."""
     table, funcs = links(tree)
     return frozenset(n for n in names if table.get(n, frozenset()) <= _names(funcs[n]))
+
+
+def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
+    """What the functions write themselves (`STATE[k] = v`, `global RATE`,
+    and unless `logs` is false, a count or a log: `N += 1`,
+    `LOG.append(x)`): not what they only hand to a call (`sum(VALUES)`
+    reads it). A count or a log the steps keep replays as it always did
+    (DBOS's and joblib's tests count calls so, and read the count)."""
+    found: set[str] = set()
+    declared: set[str] = set()
+    counted: set[str] = set()  # `global N; N += 1`
+    methods = MUTATORS if logs else MUTATORS - LOGS
+    nodes = [n for fn in defs for n in walk(fn)]
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
+        elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
+            found.update(roots(node.target))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            found.update(roots(node.func.value) if node.func.attr in methods else ())
+        elif isinstance(node, ast.Global):
+            declared.update(node.names)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            counted.add(node.target.id)
+    if not logs:  # a global only ever bumped is a count; not one also bound (`N = 0`, `del N`)
+        bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
+        stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+        declared -= counted - {n.id for n in stored if id(n) not in bumped}
+    return frozenset(found | declared)

@@ -21,13 +21,24 @@ from typing import Any
 
 from . import stepreach
 from .canon import is_our_decorator
-from .helperreads import helper_readers
-from .inplace import MUTATORS, READERS, _changes, roots
+from .helperreads import helper_readers, helper_writes
+from .inplace import MUTATORS, READERS, _changes
 from .kept import by_code
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
+from .stepreach import (
+    ANY,
+    LOGS,
+    UNNAMED,
+    aliases,
+    helpers,
+    hidden_writes,
+    local_names,
+    methods,
+    reached,
+    written_in,
+)
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -36,7 +47,6 @@ _WRITTEN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _LOGGED: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _Def = tuple[ast.AST, frozenset[str], "str | None"]  # a step or workflow, the names it uses, its class
 _DEFS: dict[int, tuple[ast.AST, list[_Def]]] = {}
-_LOGS = frozenset({"append", "extend", "add"})
 
 
 def state_read(fn: Any) -> tuple[str, ...]:
@@ -93,11 +103,13 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.
     theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
-    written = (_written_in(own, logs=False) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
-    written |= through | ((_written_in(via, logs=False) | hidden_writes(via, src.tree)) - local_names(via))
+    written = (written_in(own, logs=False) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= through | ((written_in(via, logs=False) | hidden_writes(via, src.tree)) - local_names(via))
+    written |= helper_writes([*own, *plain], globs or {}, logs=False)  # `helpers.log(x)`, another module's
     if logs:
-        logged = (_written_in(own) | _through_class(fn, own, globs, logs=True)) - theirs
-        written = (logged | (_written_in(via) - local_names(via))) - written
+        logged = (written_in(own) | _through_class(fn, own, globs, logs=True)) - theirs
+        logged |= helper_writes([*own, *plain], globs or {}, logs=True)
+        written = (logged | (written_in(via) - local_names(via))) - written
     if not written:
         return ()
     mine = {id(d) for d in own}
@@ -224,7 +236,7 @@ def _through_class(fn: Any, defs: list[ast.AST], globs: Any, logs: bool) -> froz
 def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) -> bool:
     """Whether a method (its `def` is `node`, its first parameter `first`)
     writes its class through it: `cls.mode = m`, `type(self).mode = m`."""
-    methods = MUTATORS if logs else MUTATORS - _LOGS
+    methods = MUTATORS if logs else MUTATORS - LOGS
     for sub in walk(node) if first else ():
         if isinstance(sub, (ast.Assign, ast.Delete)):
             targets = list(sub.targets)
@@ -259,7 +271,7 @@ def _durable_defs(tree: ast.AST) -> list[_Def]:
     # A method reads its class's attributes without naming it (`self.mode`, `cls.mode`).
     owners = {id(d): c.name for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef) for d in c.body}
     found: list[_Def] = [
-        (d, frozenset([*(n.id for n in walk(d) if isinstance(n, ast.Name)), *filter(None, [owners.get(id(d))])]), owners.get(id(d)))
+        (d, stepreach.names_used(d) | frozenset(filter(None, [owners.get(id(d))])), owners.get(id(d)))
         for d in ours
     ]
     if len(_DEFS) > 256:
@@ -277,7 +289,7 @@ def _analyse(fn: Any, code: types.CodeType) -> tuple[str, ...]:
     changed = _changed_by_functions(src.tree) & names
     if not changed:
         return ()
-    return tuple(sorted(changed - _written_in(find_definitions(code, src))))
+    return tuple(sorted(changed - written_in(find_definitions(code, src))))
 
 
 def _changed_by_functions(tree: ast.AST) -> frozenset[str]:
@@ -291,35 +303,6 @@ def _changed_by_functions(tree: ast.AST) -> frozenset[str]:
         _CHANGED.clear()
     _CHANGED[id(tree)] = (tree, found)
     return found
-
-
-def _written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
-    """What the functions write themselves (`STATE[k] = v`, `global RATE`,
-    and unless `logs` is false, a count or a log: `N += 1`,
-    `LOG.append(x)`): not what they only hand to a call (`sum(VALUES)`
-    reads it). A count or a log the steps keep replays as it always did
-    (DBOS's and joblib's tests count calls so, and read the count)."""
-    found: set[str] = set()
-    declared: set[str] = set()
-    counted: set[str] = set()  # `global N; N += 1`
-    methods = MUTATORS if logs else MUTATORS - _LOGS
-    nodes = [n for fn in defs for n in walk(fn)]
-    for node in nodes:
-        if isinstance(node, (ast.Assign, ast.Delete)):
-            found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
-        elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
-            found.update(roots(node.target))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            found.update(roots(node.func.value) if node.func.attr in methods else ())
-        elif isinstance(node, ast.Global):
-            declared.update(node.names)
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            counted.add(node.target.id)
-    if not logs:  # a global only ever bumped is a count; not one also bound (`N = 0`, `del N`)
-        bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
-        stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
-        declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    return frozenset(found | declared)
 
 
 def _changed_in(defs: list[ast.AST]) -> frozenset[str]:

@@ -170,10 +170,10 @@ class ObjectLease:
         self.claimed = max(self.claimed, gen)
         if not self.objects.create(self._key(gen), body):
             return False
-        if self._generations()[-1:] != [gen]:
-            # A long-deleted key recreated (a renewal stalled past a takeover): lost, taken
-            # away. Never the newest: a higher key was listed, and only a run's removal
-            # deletes the highest key (a delete follows a listing or claim of a higher one).
+        listed = self._generations()
+        if listed[-1:] != [gen] or (self.generation and gen - 1 not in listed):
+            # A long-deleted key recreated (a renewal stalled past a takeover): lost, taken away.
+            # The newest only where the run was removed since (a renewal's own generation gone).
             with contextlib.suppress(Exception):
                 self.objects.delete([self._key(gen)])
             return False
