@@ -259,7 +259,7 @@ class RunLog:
 
     def _sync(self) -> None:
         assert self._fd is not None
-        sync_marked(self._fd, self.syncer.written if self.syncer.level == "batch" else None)
+        sync_marked(self._fd, self.syncer.marking())
 
     def _close(self) -> None:
         fd, self._fd = self._fd, None

@@ -53,7 +53,7 @@ def _damaged(
 
 def short_of(run_id: str, path: str, intact: int, synced: int) -> CorruptRecordError:
     """The log read ends (a zero-filled or torn tail) at byte `intact`,
-    before byte `synced`, which a sync under "batch" covered (`syncmark`):
+    before byte `synced`, which a sync covered (`syncmark`):
     a power loss leaves neither there, so the records past it are lost,
     not given up by the level, and their steps must not run again."""
     return CorruptRecordError(
