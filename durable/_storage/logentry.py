@@ -66,6 +66,21 @@ def short_of(run_id: str, path: str, intact: int, synced: int) -> CorruptRecordE
     )
 
 
+def shrunk(run_id: str, path: str, had: int, now: int) -> CorruptRecordError:
+    """The log is `now` bytes long under a holder (or any writer) whose
+    index covers `had` intact bytes of the same file: another process
+    truncated it, taking records already written, whose steps must not
+    run again (read from the start, as before, they were simply gone)."""
+    return CorruptRecordError(
+        run_id,
+        None,
+        f"{path}, entry at byte {now}",
+        f"the log was truncated to {now} bytes by another process while it was "
+        f"being written ({had} bytes of entries were written)",
+        advice=_ADVICE,
+    )
+
+
 def _position(blob: bytes, offset: int) -> Position | None:
     """The position of the entry at offset, when its name is still legible."""
     _, name_len, _, _ = _FIELDS.unpack_from(blob, offset)
