@@ -270,15 +270,15 @@ class RunLog:
                   found: dict[int, int] | None = None, unsynced: int | None = None) -> bytes:
         """Bring the index up to the log's end (under the flock): read only
         what was appended since, or all of it when the file is another one
-        (the same one shorter under a run, which loaded it at its start:
-        `logentry.shrunk`); a torn tail (a writer died mid-append) is cut
-        off. The bytes read. `st`: its fstat, taken under the flock. `found`
-        (a whole read, `load`): the body steps' spans go there (`locate`),
-        and damage past `unsynced` is cut off too."""
+        (the same one, shorter: refused); a torn tail (a writer died
+        mid-append) is cut off. The bytes read. `st`: its fstat, taken
+        under the flock. `found` (a whole read, `load`): the body steps'
+        spans go there (`locate`), and damage past `unsynced` is cut off too."""
         st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
-        if self.held and st.st_size < self.size and ident == self.ident and self.records is not None:
-            raise shrunk(self.run_id, self.path, self.size, st.st_size)  # not read as new
+        # Written through fd (`syncer.written`, 0 once opened): this very file, cut by another.
+        if self.syncer.written and st.st_size < self.size and self.records is not None:
+            raise shrunk(self.run_id, self.path, self.size, st.st_size)
         if self.records is None or ident != self.ident or st.st_size < self.size:
             self.records, self.size, self.ident, self.steps = {}, 0, ident, no_steps()
         if st.st_size <= self.size:
