@@ -1,8 +1,9 @@
 """A local run's log truncated by another process while its holder runs
-(a cleanup script, a `truncate -s 0`, a copy made over it): the holder
-caught up with the shorter file as if it were another one, read it from
-the start and went on recording after what was left, so the run completed
-with records of steps it had run missing from its log, no error said.
+(a cleanup script, a `truncate -s 0`, an older copy put back with `cp`):
+the holder caught up with the shorter file as if it were another one,
+read it from the start and went on recording after what was left, so the
+run completed with records of steps it had run missing from its log, no
+error said.
 The holder now refuses at its next record (`CorruptRecordError` naming
 the log, the bytes it had written and the bytes left), and so does every
 later call, which runs nothing: the records lost are not run again."""
