@@ -19,11 +19,12 @@ from tests.test_lease_clock_skew import _holder
 pytestmark = pytest.mark.slow  # moto and two processes
 
 
-@pytest.mark.parametrize("skew", ["120", "-120"])
 def test_a_stopped_holder_taken_over_across_clocks_writes_nothing_more(
-    tmp_path: Path, s3_url: str, s3_env: dict[str, str], skew: str
+    tmp_path: Path, s3_url: str, s3_env: dict[str, str]
 ) -> None:
-    a, env, script, log = _holder(tmp_path, s3_url, s3_env, SKEW=skew)
+    # The holder's clock 2 minutes ahead: by it, its lease is still good when
+    # continued. (Behind by as much held as well in the trials: one case kept.)
+    a, env, script, log = _holder(tmp_path, s3_url, s3_env, SKEW="120")
     assert a.stdout is not None and a.stdin is not None
     try:
         assert a.stdout.readline().strip() == "HOLDING"  # 0 recorded, A inside 1
