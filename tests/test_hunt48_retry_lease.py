@@ -9,6 +9,7 @@ starts, and the stopped holder raises without executing the step again."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import durable
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # moto and two processes
@@ -95,3 +97,55 @@ def test_a_holder_stopped_between_tries_makes_no_try_once_taken_over(
     assert log.read_text().split() == [
         "machine-a:0", "machine-a:flaky", "machine-b:flaky", "machine-b:2"
     ]  # fmt: skip
+
+
+
+tried: list[str] = []
+
+
+@durable.step(retries=2, retry_delay=0.0)
+def fails_first() -> int:
+    tried.append("sync")
+    if len(tried) == 1:
+        raise OSError("the service is down")
+    return 7
+
+
+@durable.step(retries=2, retry_delay=0.0)
+async def afails_first() -> int:
+    tried.append("async")
+    if len(tried) == 1:
+        raise OSError("the service is down")
+    return 7
+
+
+@durable.workflow(name="tries", run_id="t")
+def tries() -> int:
+    return fails_first()
+
+
+@durable.workflow(name="atries", run_id="t")
+async def atries() -> int:
+    return await afails_first()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_retry_after_the_lease_is_lost_is_not_made(tmp_path: Path, kind: str) -> None:
+    """The same in one process on a local folder: the run's lease file
+    removed by hand once the first try's failure is recorded, before the
+    second try (before, that try ran, and the holder raised only at its
+    record)."""
+    tried.clear()
+    store = durable.open_store(tmp_path)
+    name = "tries" if kind == "sync" else "atries"
+
+    def remove_lease(event: durable.events.Event) -> None:
+        if isinstance(event, durable.events.StepRetried):
+            os.unlink(tmp_path / name / "t" / "lease")
+
+    with durable.on_event(remove_lease), pytest.raises(durable.LeaseLostError):
+        if kind == "sync":
+            tries.with_options(store=store)()
+        else:
+            asyncio.run(atries.with_options(store=store)())
+    assert tried == [kind]
