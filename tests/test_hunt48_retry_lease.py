@@ -57,7 +57,9 @@ def nightly() -> list:
     return [work(0), flaky(), work(2)]
 
 try:
-    run = nightly.with_options(store=durable.open_store(lease_ttl=3), run_id="tries").run()
+    wait = float(os.environ["WAIT"]) if "WAIT" in os.environ else None  # B waits out A's lease
+    store = durable.open_store(lease_ttl=3)
+    run = nightly.with_options(store=store, run_id="tries", wait=wait).run()
 except durable.RunLockedError as e:
     print("LOCKED", e, flush=True)
 else:
@@ -81,7 +83,7 @@ def test_a_holder_stopped_between_tries_makes_no_try_once_taken_over(
         assert a.stdout.readline().strip() == "PAUSING"  # try 0 failed, recorded
         os.kill(a.pid, signal.SIGSTOP)  # in the 10 s delay before try 1
         b = subprocess.run(
-            [sys.executable, str(script)], env=dict(env, HOST="machine-b"),
+            [sys.executable, str(script)], env=dict(env, HOST="machine-b", WAIT="60"),
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert b.stdout.split() == ["DONE", "[100,", "7,", "102]"], b.stdout + b.stderr
