@@ -42,13 +42,6 @@ def watch(ctx: RunState) -> None:
     ctx.cancel_due = time.monotonic() + poll_interval(ctx.store)
 
 
-def poll_due(ctx: RunState) -> None:
-    """At an operation boundary (or the run's end): `poll` when it is due, a
-    clock read otherwise."""
-    if ctx.cancel_due <= time.monotonic():
-        poll(ctx)
-
-
 def poll(ctx: RunState, *, now: bool = False) -> None:
     """At an operation boundary once `ctx.cancel_due` has passed."""
     watch(ctx)

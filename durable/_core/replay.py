@@ -183,7 +183,7 @@ def boundary(ctx: RunState, pos: Position) -> None:
     of a `loop_over` block (`Block.between_items`): a cancel taken ends it
     (a clock read; the store only now and then), and so does a lost lease:
     another process may be executing this run now."""
-    if ctx.cancel_due <= monotonic():  # `cancel.poll_due` inline: before every live operation
+    if ctx.cancel_due <= monotonic():  # a look when due: before every live operation
         cancel.poll(ctx)
     check = getattr(ctx.lease, "check", None)
     try:

@@ -23,7 +23,7 @@ from .context import RunState
 from .identity import call_digest, changed_in_place
 from .loadback import PRUNED, load_value
 from .plan import Call, Plan, drive_sync
-from .replay import commit, lease_lost, lookup, reopen
+from .replay import boundary, commit, lease_lost, lookup, reopen
 from .retry import RetryPolicy, retrying
 from .spec import StepSpec
 from .written import with_written
@@ -208,8 +208,8 @@ class _Tries:
         return context.enter_step(self.live.pos, self.given_up + n, self.found, self.live.digest)
 
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
-        if n > self.used:  # a retry starts a try: a cancel taken since the last ends the run
-            cancel.poll_due(self.ctx)
+        if n > self.used:  # a retry is a boundary: a cancel taken or the lease lost ends the run
+            boundary(self.ctx, self.live.pos)  # (stopped in the delay, it may be another's now)
         enter = runread.watched(functools.partial(self.enter, n), self.watch)
         return Call(self.spec.attempt(), args, kwargs, enter)
 

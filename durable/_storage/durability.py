@@ -80,6 +80,7 @@ class Syncer:
         self._busy = False
         self._last = time.monotonic()
         self._due_token: object | None = None  # a batch sync due later (`LATER`)
+        self._mark_due = 0.0  # when a sync under "fsync" marks again (`marking`)
 
     def reset(self) -> None:
         """A file opened anew: nothing of it is known to be synced (and a
@@ -87,6 +88,20 @@ class Syncer:
         with self._lock:
             self.written = self.synced = 0
             self._due_token = None
+            self._mark_due = 0.0
+
+    def marking(self) -> int | None:
+        """What the sync about to be made marks as covered (`syncmark`), or
+        None: under "batch" every sync marks; under "fsync" the first one,
+        then one a `sync_interval` at most, so that no record pays a system
+        call more (a loss of the last interval's records reads as the log's
+        end, as before). Called by the one caller syncing (`cover`)."""
+        if self.level == "batch":
+            return self.written
+        if self.level != "fsync" or (now := time.monotonic()) < self._mark_due:
+            return None
+        self._mark_due = now + self.interval
+        return self.written
 
     def after_write(self, sync: Callable[[], None], end: int, *, held: bool = True) -> None:
         """A committer wrote up to `end`; return once its level is met.

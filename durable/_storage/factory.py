@@ -34,7 +34,8 @@ def open_store(
     `"batch"` or `"none"`; default `durable.configure(durability=)`, else
     `$DURABLE_DURABILITY`) and
     `sync_interval` (seconds, 1.0, for `"batch"`): when a local run log is
-    fdatasync'ed (see docs/storage.md). Every other option goes to fsspec, e.g.
+    fdatasync'ed (under `"fsync"`: how often a sync marks what it covered;
+    see docs/storage.md). Every other option goes to fsspec, e.g.
     `endpoint_url=`, `key=`, `secret=`, `client_kwargs=` for s3fs."""
     if url is not None and not isinstance(url, (str, os.PathLike, Store)):
         from .keystore import BackendStore  # a user's own key store: its module loaded for it

@@ -27,6 +27,8 @@ ADVICE = {
     errno.EDQUOT: "the disk quota is used up: free some space, then call again to resume",
     errno.EROFS: "the file system is read-only: remount it writable or use another folder",
     errno.EFBIG: "a file size limit (ulimit -f) was reached: raise it, then call again",
+    errno.EIO: "the disk reported an I/O error (a failing disk, a network share gone): "
+    "check the device (dmesg) or the mount, then call again to resume",
     errno.EACCES: "check the permissions of the store's folder",
     errno.EPERM: "check the permissions of the store's folder",
     errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from .durability import Syncer
 from .keys import Position
 from .lease import inherited_no_more, not_inherited
-from .logentry import data_at, data_offset, encode_entry, locate, read_at, span
+from .logentry import data_at, data_offset, encode_entry, locate, read_at, shrunk, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import EX, UN, flock, unlock
@@ -47,8 +47,7 @@ class RunLog:
         self.steps = no_steps()
         self.size = 0  # bytes of the log the index covers
         self.ident: tuple[int, int] | None = None  # (st_dev, st_ino) of that log
-        self.syncer = Syncer()
-        self.held = False
+        self.syncer, self.held = Syncer(), False
         self._fd: int | None = None
         self._pid = 0  # the process that opened _fd: a forked child opens its own
         self._mutex = threading.Lock()  # threads share _fd, and so its flock
@@ -259,7 +258,7 @@ class RunLog:
 
     def _sync(self) -> None:
         assert self._fd is not None
-        sync_marked(self._fd, self.syncer.written if self.syncer.level == "batch" else None)
+        sync_marked(self._fd, self.syncer.marking())
 
     def _close(self) -> None:
         fd, self._fd = self._fd, None
@@ -270,13 +269,16 @@ class RunLog:
     def _catch_up(self, fd: int, st: os.stat_result | None = None,
                   found: dict[int, int] | None = None, unsynced: int | None = None) -> bytes:
         """Bring the index up to the log's end (under the flock): read only
-        what was appended since, or all of it when the file is another one;
-        a torn tail (a writer died mid-append) is cut off. The bytes read.
-        `st`: the file's fstat, taken under the flock. `found` (a whole
-        read, `load`): the body steps' spans go there (`locate`), and
-        damage a power loss may have left past `unsynced` is cut off too."""
+        what was appended since, or all of it when the file is another one
+        (the same one, shorter: refused); a torn tail (a writer died
+        mid-append) is cut off. The bytes read. `st`: its fstat, taken
+        under the flock. `found` (a whole read, `load`): the body steps'
+        spans go there (`locate`), and damage past `unsynced` is cut off too."""
         st = os.fstat(fd) if st is None else st
         ident = (st.st_dev, st.st_ino)
+        # Written through fd (`syncer.written`, 0 once opened): this very file, cut by another.
+        if self.syncer.written and st.st_size < self.size and self.records is not None:
+            raise shrunk(self.run_id, self.path, self.size, st.st_size)
         if self.records is None or ident != self.ident or st.st_size < self.size:
             self.records, self.size, self.ident, self.steps = {}, 0, ident, no_steps()
         if st.st_size <= self.size:
@@ -295,9 +297,7 @@ class RunLog:
         return tail
 
 
-# This process's id, kept by a fork hook: every append compares it with the
-# one that opened the file, and `os.getpid` is a system call each time.
-# Public: the run scope (durable._core.scope) reads it on every step too.
+# This process's id, by a fork hook (`os.getpid` is a system call): read every append.
 pid = os.getpid()
 
 

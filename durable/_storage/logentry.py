@@ -53,7 +53,7 @@ def _damaged(
 
 def short_of(run_id: str, path: str, intact: int, synced: int) -> CorruptRecordError:
     """The log read ends (a zero-filled or torn tail) at byte `intact`,
-    before byte `synced`, which a sync under "batch" covered (`syncmark`):
+    before byte `synced`, which a sync covered (`syncmark`):
     a power loss leaves neither there, so the records past it are lost,
     not given up by the level, and their steps must not run again."""
     return CorruptRecordError(
@@ -62,6 +62,21 @@ def short_of(run_id: str, path: str, intact: int, synced: int) -> CorruptRecordE
         f"{path}, entry at byte {intact}",
         f"the log's entries end there (zeroed or cut short), before byte {synced}, "
         "which a sync covered",
+        advice=_ADVICE,
+    )
+
+
+def shrunk(run_id: str, path: str, had: int, now: int) -> CorruptRecordError:
+    """The log is `now` bytes long under a holder (or any writer) whose
+    index covers `had` intact bytes of the same file: another process
+    truncated it, taking records already written, whose steps must not
+    run again (read from the start, as before, they were simply gone)."""
+    return CorruptRecordError(
+        run_id,
+        None,
+        f"{path}, entry at byte {now}",
+        f"the log was truncated to {now} bytes by another process while it was "
+        f"being written ({had} bytes of entries were written)",
         advice=_ADVICE,
     )
 

@@ -1,10 +1,12 @@
 """How far a run's local log is known synced by the syncs its attempt made
-under "batch" between its start and its end (`durability.Syncer`), which
-the run's manifest does not note (`noted.note_synced`: at an attempt's
-start and end). Without it, damage in bytes such a sync covered was read
-as a power loss's past what was synced (`powerloss`), and the steps
-recorded there, durable since, ran again; a power loss cannot damage
-them, so it is real damage, refused as under "fsync".
+between its start and its end (`durability.Syncer`), which the run's
+manifest does not note (`noted.note_synced`: at an attempt's start and
+end): every sync under "batch", and under "fsync" the first one and then
+one a `sync_interval` at most (`Syncer.marking`: no system call more per
+record). Without it, damage in bytes such a sync covered was read as a
+power loss's past what was synced (`powerloss`), and the steps recorded
+there, durable since, ran again; a power loss cannot damage them, so it
+is real damage, refused.
 
 Kept as an extended attribute of the log file itself: no file more in the
 run's folder, none left behind when the log is removed, and a log made
@@ -26,7 +28,7 @@ _GET = getattr(os, "getxattr", None)
 
 
 def sync_marked(fd: int, written: int | None) -> None:
-    """fdatasync the log open at `fd`, then (under "batch") mark the bytes
+    """fdatasync the log open at `fd`, then (`written` given) mark the bytes
     it covered: `written`, the end of the entries this process had written
     whole before it began (another thread's too). Not the file's size: a
     write in progress shows part of its entry there, and a kill -9 leaves
@@ -38,8 +40,8 @@ def sync_marked(fd: int, written: int | None) -> None:
 
 
 def marked(path: str) -> int:
-    """How many bytes of the log at `path` a sync under "batch" is known to
-    have covered (0: none known)."""
+    """How many bytes of the log at `path` a sync is known to have covered
+    (0: none known)."""
     if _GET is None:
         return 0
     try:
