@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import Analysis
+from .analysis import NOW, Analysis
 from .annotated import annotations_read, handed_chains, reads_annotations
 from .bindings import binding_statements, bound_later, made_here_alone
 from .boundto import holds_by_type_only
@@ -168,7 +168,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
     if toks is not None:
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
-        out.reached.append(obj)
+        (out.made if out.inside else out.reached).append(obj)
         if scope.user and (  # `s1 = make_step([1, 2])`; `helper.k = 2`
             witnessed(holds_by_type_only, obj)
             or changed_apart(path[-1], scope.namespace, scope.checked_file)
@@ -216,7 +216,7 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
             out.again[again] = (bound, now)
     out.parts["global:" + key] = bound
     if now:
-        out.parts["now:" + key] = now
+        out.parts[NOW + key] = now
 
 
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
