@@ -6,7 +6,8 @@ test sets to 0 first) and joblib's joblib/test/test_memory.py
 `accumulator` list the test empties first), with the reset, the calls and
 the checks in the script's `main()`, run by `if __name__ == "__main__":`.
 The count or log is state the step only writes: no input of it, however
-`main()` resets it and reads it between the calls. So the completed run
+`main()` resets it and reads it between the calls, nor is what `main()`
+keeps besides (the results it collects and prints through a helper). So the completed run
 called again answers from its record and the cached call is a hit. A step
 that reads the log (directly or through a helper it calls) still computes
 from its contents. Earlier rounds are in tests/test_peer_ports*.py.
@@ -78,6 +79,40 @@ if __name__ == "__main__":
 """
 
 
+# The same with what main() keeps of the results, printed by a helper.
+REPORTED = """
+RESULTS = []
+
+
+@durable.step
+def fetch(i):
+    COUNTS["fetch"] += 1
+    LOG.append(i)
+    return i * 2
+
+
+@durable.workflow(run_id="reported")
+def pipeline(i):
+    return fetch(i)
+
+
+def report():
+    return f"values {RESULTS[0]} {RESULTS[-1]} runs {COUNTS['fetch']} log {LOG}"
+
+
+def main():
+    LOG.clear()
+    RESULTS.append(pipeline(3))
+    assert report() == "values 6 6 runs 1 log [3]", report()
+    RESULTS.append(pipeline(3))
+    print(report())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], body: str) -> str:
     monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
     script = tmp_path / "flow.py"
@@ -86,11 +121,11 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     return capsys.readouterr().out.strip()
 
 
-@pytest.mark.parametrize("case", ["workflow", "cached"])
+@pytest.mark.parametrize("case", ["workflow", "cached", "reported"])
 def test_dbos_and_joblib_counters_a_script_resets_and_reads_between_calls(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    body = {"workflow": WORKFLOW, "cached": CACHED}[case]
+    body = {"workflow": WORKFLOW, "cached": CACHED, "reported": REPORTED}[case]
     assert _run(tmp_path, monkeypatch, capsys, body) == "values 6 6 runs 1 log [3]"
 
 

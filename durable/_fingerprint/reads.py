@@ -182,9 +182,9 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
         # `import settings` of a module that put an object in its place: its class, as if named.
         _count((replaced.__name__,), replaced, _Scope(home_of(replaced), True), False, out, key + ".")
     elif scope.user or scope.cls is not None:
-        out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
+        (out.made if out.inside else out.reached).extend(witnessed(held_callables, obj))  # a list may change in place
         if scope.cls is not None:  # its class's statements count already, not what changes it
-            out.parts.update(class_attribute_part(key, scope.cls, obj))
+            out.parts.update({} if out.inside else class_attribute_part(key, scope.cls, obj))
         else:
             _global(key, path[-1], obj, scope, out, None if runs is None else runs or not via)
             libraries = [obj.__name__] if isinstance(obj, types.ModuleType) else []
@@ -199,7 +199,8 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
 
 def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool | None = True) -> None:
     """By its statements, and by its contents where they change it in place: not a global
-    the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
+    the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`),
+    nor what those statements read (`main()` emptying LOG, printing RESULTS): no input of it."""
     own, was = (id(scope.namespace), name), out.inside
     kept = own in out.kept and (key == name or bool(was))  # read through `SNAP = list(LOG)`: counts
     # Asked again in this analysis (names whose statements read each other),
@@ -210,7 +211,7 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
         out.inside = inner = was | {own} if kept else was
         bound = _bound(name, obj, scope, out)
         out.inside = was
-        counted = not kept and direct is not None  # None: a counter the steps reading it keep (`_count`)
+        counted = not kept and not was and direct is not None  # None: a counter the steps reading it keep (`_count`)
         now = contents_part(name, obj, scope.namespace, scope.checked_file, running=bool(direct)) if counted else None
         if (*own, bool(inner), scope.checked_file, again[-1]) in out.again:  # not `from c import *`
             out.again[again] = (bound, now)
