@@ -7,7 +7,8 @@ test sets to 0 first) and joblib's joblib/test/test_memory.py
 the checks in the script's `main()`, run by `if __name__ == "__main__":`.
 The count or log is state the step only writes: no input of it, however
 `main()` resets it and reads it between the calls, nor is what `main()`
-keeps besides (the results it collects and prints through a helper). So the completed run
+keeps besides (the results it collects and prints through a helper), nor
+`asyncio.run(main())` running it. So the completed run
 called again answers from its record and the cached call is a hit. A step
 that reads the log (directly or through a helper it calls) still computes
 from its contents. Earlier rounds are in tests/test_peer_ports*.py.
@@ -113,6 +114,36 @@ if __name__ == "__main__":
 """
 
 
+# DBOS's test_async_workflow: the same counted in an async script.
+ASYNC = """
+import asyncio
+
+
+@durable.step
+async def fetch(i):
+    COUNTS["fetch"] += 1
+    LOG.append(i)
+    return i * 2
+
+
+@durable.workflow(run_id="async")
+async def pipeline(i):
+    return await fetch(i)
+
+
+async def main():
+    COUNTS["fetch"] = 0
+    first = await pipeline(3)
+    assert COUNTS["fetch"] == 1, COUNTS
+    second = await pipeline(3)
+    print("values", first, second, "runs", COUNTS["fetch"], "log", LOG)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], body: str) -> str:
     monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
     script = tmp_path / "flow.py"
@@ -121,11 +152,11 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     return capsys.readouterr().out.strip()
 
 
-@pytest.mark.parametrize("case", ["workflow", "cached", "reported"])
+@pytest.mark.parametrize("case", ["workflow", "cached", "reported", "async"])
 def test_dbos_and_joblib_counters_a_script_resets_and_reads_between_calls(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    body = {"workflow": WORKFLOW, "cached": CACHED, "reported": REPORTED}[case]
+    body = {"workflow": WORKFLOW, "cached": CACHED, "reported": REPORTED, "async": ASYNC}[case]
     assert _run(tmp_path, monkeypatch, capsys, body) == "values 6 6 runs 1 log [3]"
 
 
