@@ -1,0 +1,102 @@
+"""The twentieth round of the peers' own test cases (see
+tests/test_peer_ports_twentieth.py), DBOS's step timeouts
+(tests/test_failures.py `test_step_timeout_with_retries`,
+`test_step_timeout_is_checkpointed_and_replayed`). durable has no
+`timeout_seconds=`: the step bounds its own wait (`asyncio.wait_for`), and
+the `TimeoutError` it raises is an ordinary failure: retried with a fresh
+budget per attempt, each attempt recorded, never a finished step. A
+workflow that catches it completes, and called again answers from its
+record without running the step. In-process; executions are counted by
+the step bodies."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import durable
+
+CALLS: dict[str, int] = {}
+
+
+async def _never() -> None:
+    await asyncio.Event().wait()  # nothing sets it: only the timeout ends the wait
+
+
+@durable.step(retries=2, retry_delay=0.0)
+async def flaky() -> str:
+    CALLS["flaky"] += 1
+    if CALLS["flaky"] == 1:
+        await asyncio.wait_for(_never(), 0.05)  # attempt 1 spends its whole budget
+    return "done"
+
+
+@durable.step(retries=2, retry_delay=0.0)
+async def always_slow() -> None:
+    CALLS["always_slow"] += 1
+    await asyncio.wait_for(_never(), 0.02)
+
+
+@durable.step(retries=2, retry_delay=0.0, retry_on=(ValueError,))
+async def no_retry() -> None:
+    CALLS["no_retry"] += 1
+    await asyncio.wait_for(_never(), 0.02)
+
+
+@durable.workflow
+async def timed(kind: str) -> str | None:
+    step = {"flaky": flaky, "always_slow": always_slow, "no_retry": no_retry}[kind]
+    return await step()
+
+
+@durable.step
+async def slow_step() -> str:
+    CALLS["slow_step"] += 1
+    await asyncio.wait_for(_never(), 0.02)
+    return "should-not-reach"
+
+
+@durable.workflow
+async def catching() -> str:
+    try:
+        return await slow_step()
+    except TimeoutError:
+        return "caught"
+
+
+@pytest.fixture(autouse=True)
+def counted(store: durable.Store) -> None:
+    durable.configure(store=store)
+    CALLS.update(flaky=0, always_slow=0, no_retry=0, slow_step=0)
+
+
+def test_dbos_step_timeout_with_retries() -> None:
+    """A timed-out attempt is retried with a fresh budget: 2 attempts; all
+    attempts timing out: max attempts (3), then the TimeoutError; a
+    `retry_on` that leaves TimeoutError out (DBOS's should_retry): 1."""
+    assert asyncio.run(timed("flaky")) == "done"
+    assert CALLS["flaky"] == 2
+    with pytest.raises(TimeoutError):
+        asyncio.run(timed("always_slow"))
+    assert CALLS["always_slow"] == 3
+    with pytest.raises(TimeoutError):
+        asyncio.run(timed("no_retry"))
+    assert CALLS["no_retry"] == 1
+    assert asyncio.run(timed("flaky")) == "done"  # the completed run answers
+    assert CALLS["flaky"] == 2
+    run = timed.runs()
+    assert sorted(r.status for r in run) == ["completed", "failed", "failed"]
+
+
+def test_dbos_step_timeout_is_recorded_and_the_catching_run_replays() -> None:
+    """The timeout is the step's recorded failure (type TimeoutError), not a
+    finished step; the workflow that caught it completed, and called again
+    answers "caught" without running the step (DBOS: 1 invocation)."""
+    assert asyncio.run(catching()) == "caught"
+    assert asyncio.run(catching()) == "caught"
+    assert CALLS["slow_step"] == 1
+    (info,) = catching.runs()
+    steps = [s for s in catching.history(info.run_id) if s.name == "slow_step"]
+    assert [(s.status, s.attempts) for s in steps] == [("failed", 1)]
+    assert [f.type for f in steps[0].failures] == ["TimeoutError"]
