@@ -6,12 +6,18 @@ tests/test_peer_ports_twentieth.py), DBOS's step timeouts
 the `TimeoutError` it raises is an ordinary failure: retried with a fresh
 budget per attempt, each attempt recorded, never a finished step. A
 workflow that catches it completes, and called again answers from its
-record without running the step. In-process; executions are counted by
-the step bodies."""
+record without running the step. And LangGraph's subgraph interrupts
+(libs/langgraph/tests/test_pregel.py `test_interrupt_subgraph`,
+`Command(resume=...)` given again with another value): a child run's
+answered `wait_for` keeps its recorded answer when the parent is resumed
+with another one (a warning says so); a fork of the parent at the child's
+position answers it anew. In-process; executions are counted by the step
+bodies."""
 
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 import pytest
 
@@ -68,7 +74,7 @@ async def catching() -> str:
 @pytest.fixture(autouse=True)
 def counted(store: durable.Store) -> None:
     durable.configure(store=store)
-    CALLS.update(flaky=0, always_slow=0, no_retry=0, slow_step=0)
+    CALLS.update(flaky=0, always_slow=0, no_retry=0, slow_step=0, draft=0, publish=0, notify=0)
 
 
 def test_dbos_step_timeout_with_retries() -> None:
@@ -100,3 +106,55 @@ def test_dbos_step_timeout_is_recorded_and_the_catching_run_replays() -> None:
     steps = [s for s in catching.history(info.run_id) if s.name == "slow_step"]
     assert [(s.status, s.attempts) for s in steps] == [("failed", 1)]
     assert [f.type for f in steps[0].failures] == ["TimeoutError"]
+
+
+@durable.step
+def draft(topic: str) -> str:
+    CALLS["draft"] += 1
+    return f"draft {topic}"
+
+
+@durable.step
+def publish(text: str, ok: str) -> str:
+    CALLS["publish"] += 1
+    return f"{text}: {ok}"
+
+
+@durable.workflow
+def review(topic: str) -> str:
+    text = draft(topic)
+    return publish(text, durable.wait_for("approve"))
+
+
+@durable.step
+def notify(value: str) -> str:
+    CALLS["notify"] += 1
+    if CALLS["notify"] == 1:
+        raise RuntimeError("mail down")
+    return value.upper()
+
+
+@durable.workflow(run_id="parent")
+def parent(topic: str) -> str:
+    return notify(review(topic))
+
+
+def test_langgraph_subgraph_interrupt_resumed_again_with_another_value() -> None:
+    with pytest.raises(durable.Suspended) as waiting:
+        parent("owls")
+    assert (waiting.value.child, waiting.value.waiting_for) == ("parent.0", "approve")
+    with pytest.raises(RuntimeError, match="mail down"):
+        parent.resume("parent", inputs={"approve": "yes"})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        done = parent.resume("parent", inputs={"approve": "no"})
+    assert done.value == "DRAFT OWLS: YES"  # the recorded answer, never replaced
+    assert any("already recorded input 'approve'" in str(w.message) for w in said)
+    assert (CALLS["draft"], CALLS["publish"], CALLS["notify"]) == (1, 1, 2)
+    # To answer it anew: a fork before the child, whose child is a new run.
+    with pytest.raises(durable.Suspended):
+        parent.fork("parent", at=0, new_run_id="parent-no")
+    assert parent.resume("parent-no", inputs={"approve": "no"}).value == "DRAFT OWLS: NO"
+    assert (CALLS["draft"], CALLS["publish"], CALLS["notify"]) == (2, 2, 3)
+    assert parent("owls") == "DRAFT OWLS: YES"  # the first run, called again, answers
+    assert (CALLS["draft"], CALLS["publish"], CALLS["notify"]) == (2, 2, 3)
