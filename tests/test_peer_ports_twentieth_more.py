@@ -11,13 +11,19 @@ record without running the step. And LangGraph's subgraph interrupts
 `Command(resume=...)` given again with another value): a child run's
 answered `wait_for` keeps its recorded answer when the parent is resumed
 with another one (a warning says so); a fork of the parent at the child's
-position answers it anew. In-process; executions are counted by the step
-bodies."""
+position answers it anew. And Prefect's INPUTS cache policy
+(tests/test_cache_policies.py `TestInputsPolicy`) over inputs that hold
+themselves (a list in itself, a dict in itself, a dataclass pointing at
+itself) or share one object twice: a hit for the same structure, a miss
+once anything inside the cycle changed. In-process; executions are
+counted by the step bodies."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import warnings
+from typing import Any
 
 import pytest
 
@@ -74,7 +80,7 @@ async def catching() -> str:
 @pytest.fixture(autouse=True)
 def counted(store: durable.Store) -> None:
     durable.configure(store=store)
-    CALLS.update(flaky=0, always_slow=0, no_retry=0, slow_step=0, draft=0, publish=0, notify=0)
+    CALLS.update(flaky=0, always_slow=0, no_retry=0, slow_step=0, draft=0, publish=0, notify=0, shape=0)
 
 
 def test_dbos_step_timeout_with_retries() -> None:
@@ -158,3 +164,32 @@ def test_langgraph_subgraph_interrupt_resumed_again_with_another_value() -> None
     assert (CALLS["draft"], CALLS["publish"], CALLS["notify"]) == (2, 2, 3)
     assert parent("owls") == "DRAFT OWLS: YES"  # the first run, called again, answers
     assert (CALLS["draft"], CALLS["publish"], CALLS["notify"]) == (2, 2, 3)
+
+
+@durable.step(cache=True)
+def shape(value: Any) -> str:
+    CALLS["shape"] += 1
+    return repr(value)
+
+
+@dataclasses.dataclass
+class Node:
+    value: int
+    next: Any = None
+
+
+def test_prefect_inputs_that_hold_themselves() -> None:
+    looped: list[Any] = [1]
+    looped.append(looped)
+    mapping: dict[str, Any] = {"k": 1}
+    mapping["self"] = mapping
+    node = Node(1)
+    node.next = node
+    first, second = [1], [2]
+    for value in (looped, mapping, node, [first, second, first]):
+        assert shape(value) == shape(value) == repr(value)
+    assert CALLS["shape"] == 4  # one miss each, then a hit
+    looped[0], mapping["k"], node.value = 2, 2, 2
+    for value in (looped, mapping, node, [first, second, second]):
+        assert shape(value) == repr(value)  # changed inside the cycle: computed
+    assert CALLS["shape"] == 8
