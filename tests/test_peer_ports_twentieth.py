@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+import durable
+
 HEAD = """\
 import durable
 
@@ -196,3 +198,50 @@ def test_a_step_reading_the_log_the_script_resets_still_computes_from_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _run(tmp_path, monkeypatch, capsys, READERS) == "values [1, 2, 3, 4] runs 4 log [1, 1, 1, 1]"
+
+
+# main() also configures what the step reads (CFG) before it resets the log:
+# its `def` binds CFG, so its reads are followed for the step, LOG's among them
+# (as `SNAP = list(LOG)` must be: a copy the step reads).
+CONFIGURED = """
+CFG = {"k": 1}
+
+
+@durable.step
+def fetch(i):
+    COUNTS["fetch"] += 1
+    LOG.append(i)
+    return i * CFG["k"]
+
+
+@durable.workflow(run_id="configured")
+def pipeline(i):
+    return fetch(i)
+
+
+def main():
+    CFG["k"] = 2
+    LOG.clear()
+    first = pipeline(3)
+    assert LOG == [3], LOG
+    second = pipeline(3)
+    print("values", first, second, "runs", COUNTS["fetch"], "log", LOG)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=durable.DefinitionChangedError,
+    reason="main()'s def binds CFG, which the step reads: LOG, which main() resets and reads, "
+    "is reached through that def and counted by its contents (reads._global's `SNAP = "
+    "list(LOG)` rule), so the second call is refused ('helper main changed; now LOG "
+    "changed'); telling a copy of LOG from a use beside CFG's write needs the def's data flow",
+)
+def test_dbos_counter_reset_by_a_main_that_also_configures_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(tmp_path, monkeypatch, capsys, CONFIGURED) == "values 6 6 runs 1 log [3]"
