@@ -12,6 +12,8 @@ from .._frozen import Compared, dataclass
 #: statements a part counts (`where:random state` -> "script"), so that a
 #: refusal names them; what they are counts in the part itself.
 WHERE = "where:"
+#: The prefix of a part that counts a global by what it holds now (program state).
+NOW = "now:"
 
 
 @dataclass
@@ -20,6 +22,10 @@ class Analysis(Compared):
 
     parts: dict[str, str] = field(default_factory=dict)
     reached: list[object] = field(default_factory=list)
+    # The functions the statements binding a global it only writes call
+    # (`main()` emptying the LOG a step appends to): they count by their
+    # code, not by the program's state they read, which is no input of it.
+    made: list[object] = field(default_factory=list)
     unresolved: set[str] = field(default_factory=set)
     # (id of a module's namespace, name, inside): what its binding statements read, followed once.
     followed: set[tuple[int, str, bool]] = field(default_factory=set)

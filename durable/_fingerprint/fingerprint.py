@@ -20,19 +20,13 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
-from .analysis import WHERE, Analysis
+from .analysis import NOW, WHERE, Analysis
 from .canon import definition_tokens, node_hash
 from .heldmodules import partial_bound, read_held_modules, self_bound
 from .holds import dispatched
 from .live import read_held, read_live, read_wrappers, wrappers_of
 from .passes import one_pass
-from .reach import (
-    durable_fingerprint_of,
-    identity_of,
-    is_durable,
-    reached_stamp_of,
-    target_of,
-)
+from .reach import durable_fingerprint_of, identity_of, is_durable, reached_stamp_of, target_of
 from .reads import read_names
 from .references import referenced_objects
 from .source import (
@@ -226,13 +220,15 @@ def _code_hash(nodes: list[ast.AST]) -> str:
 def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[str, str]:
     """Every user function and step reachable from `fn`, breadth first, each
     seen once (so cycles end). A function contributes its own parts; a step
-    or workflow only its fingerprint, without being walked again."""
-    seen = {id(fn), id(target_of(fn))}
-    queue = list(root.reached)
+    or workflow only its fingerprint, without being walked again. A helper
+    only the statements binding a global `fn` only writes reach (`made`),
+    after all others, counts without the program's state it reads now."""
+    seen, queue, made = {id(fn), id(target_of(fn))}, list(root.reached), list(root.made)
     found: dict[str, list[str]] = {}
     wheres: dict[str, str] = {}
-    while queue:
-        obj = queue.pop(0)
+    while queue or made:
+        only_made = not queue
+        obj = made.pop(0) if only_made else queue.pop(0)
         if id(obj) in seen:
             continue
         seen.add(id(obj))
@@ -243,9 +239,11 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
             continue
         sub = _analyse(obj, role="helper", named=False)
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
-        found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(sub.parts)))
-        wheres.update((k, v) for k, v in sub.parts.items() if k.startswith(WHERE))
-        queue.extend(sub.reached)
+        parts = {k: v for k, v in sub.parts.items() if not (only_made and k.startswith(NOW))}
+        found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(parts)))
+        wheres.update((k, v) for k, v in parts.items() if k.startswith(WHERE))
+        (made if only_made else queue).extend(sub.reached)
+        made.extend(sub.made)
     # Two helpers with one identity (two module-level lambdas): keep both.
     return {**{k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}, **wheres}
 

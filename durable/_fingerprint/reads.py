@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import Analysis
+from .analysis import NOW, Analysis
 from .annotated import annotations_read, handed_chains, reads_annotations
 from .bindings import binding_statements, bound_later, made_here_alone
 from .boundto import holds_by_type_only
@@ -161,14 +161,16 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
         if len(path) == 1 and scope.user and path[0] not in _BUILTINS and not via:
             out.unresolved.add(path[0])  # defined further down: recompute later
         return
+    # In the statements binding a global the function only writes (`main()` emptying LOG): `made`.
+    into = out.made if out.inside else out.reached
     if isinstance(obj, type) and user_class(obj):
         witnessed(class_code, obj)  # its methods' running code, besides its text
-        out.reached.extend(m for m in witnessed(foreign_members, obj) if _followable(m))
+        into.extend(m for m in witnessed(foreign_members, obj) if _followable(m))
     toks = None if rebound else plain_tokens(obj, mutable=False) or _enum_tokens(obj) or path_tokens(obj)
     if toks is not None:
         out.parts["const:" + key] = hash_tokens(toks)
     elif _followable(obj):
-        out.reached.append(obj)
+        into.append(obj)
         if scope.user and (  # `s1 = make_step([1, 2])`; `helper.k = 2`
             witnessed(holds_by_type_only, obj)
             or changed_apart(path[-1], scope.namespace, scope.checked_file)
@@ -182,14 +184,14 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
         # `import settings` of a module that put an object in its place: its class, as if named.
         _count((replaced.__name__,), replaced, _Scope(home_of(replaced), True), False, out, key + ".")
     elif scope.user or scope.cls is not None:
-        out.reached.extend(witnessed(held_callables, obj))  # a list may change in place
+        into.extend(witnessed(held_callables, obj))  # a list may change in place
         if scope.cls is not None:  # its class's statements count already, not what changes it
-            out.parts.update(class_attribute_part(key, scope.cls, obj))
+            out.parts.update({} if out.inside else class_attribute_part(key, scope.cls, obj))
         else:
             _global(key, path[-1], obj, scope, out, None if runs is None else runs or not via)
             libraries = [obj.__name__] if isinstance(obj, types.ModuleType) else []
             out.parts.update(library_parts(scope.namespace, libraries))
-            out.reached.extend(library_code(libraries))  # `series.geo` of a `register_series_accessor`
+            into.extend(library_code(libraries))  # `series.geo` of a `register_series_accessor`
 
 
 def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
@@ -199,7 +201,8 @@ def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
 
 def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool | None = True) -> None:
     """By its statements, and by its contents where they change it in place: not a global
-    the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`)."""
+    the function only writes, read by it or by what binds it (`for f in [step]: LOG.clear()`),
+    nor what those statements read (`main()` emptying LOG, printing RESULTS): no input of it."""
     own, was = (id(scope.namespace), name), out.inside
     kept = own in out.kept and (key == name or bool(was))  # read through `SNAP = list(LOG)`: counts
     # Asked again in this analysis (names whose statements read each other),
@@ -210,13 +213,13 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
         out.inside = inner = was | {own} if kept else was
         bound = _bound(name, obj, scope, out)
         out.inside = was
-        counted = not kept and direct is not None  # None: a counter the steps reading it keep (`_count`)
+        counted = not kept and not was and direct is not None  # None: a counter the steps reading it keep (`_count`)
         now = contents_part(name, obj, scope.namespace, scope.checked_file, running=bool(direct)) if counted else None
         if (*own, bool(inner), scope.checked_file, again[-1]) in out.again:  # not `from c import *`
             out.again[again] = (bound, now)
     out.parts["global:" + key] = bound
     if now:
-        out.parts["now:" + key] = now
+        out.parts[NOW + key] = now
 
 
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
