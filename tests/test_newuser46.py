@@ -75,7 +75,7 @@ def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2
-    return " ".join(capsys.readouterr().err.split())  # argparse wraps nothing here, but be safe
+    return " ".join(capsys.readouterr().err.split())
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_fork_says_what_at_takes_and_how_to_find_it(
     assert "POS column of `durable show r1`" in err, err
     assert "durable fork r1 --at POS" in err, err
     # the command shown, with a position from `durable show r1` in its place, forks
-    shown = err.rpartition("then: ")[2].split()
+    shown = err.rpartition("numbers them: ")[2].split()
     assert shown[:4] == ["durable", "fork", "r1", "--at"], err
     assert main([*shown[1:3], "--at", "1"]) == 0
     assert "1 position copied" in capsys.readouterr().err
