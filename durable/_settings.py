@@ -99,9 +99,12 @@ def setting(name: str, explicit: Any = None) -> Any:
 def from_environment(name: str) -> Any:
     """A setting as a process that runs no `configure()` reads it (the
     `durable` command): the environment variable's, else the default."""
-    text = os.environ.get(ENV[name], "").strip()
+    raw = os.environ.get(ENV[name])
+    text = (raw or "").strip()
     if text:
         return check(name, text if name == "store" else text.lower(), ENV[name])
+    if raw is not None and name == "store":  # `DURABLE_STORE=$RUNS`, RUNS unset: refused as --store "" is
+        return check(name, raw, ENV[name])
     return DEFAULTS[name]
 
 
@@ -136,10 +139,15 @@ def check(name: str, value: Any, source: str) -> Any:
         raise ConfigurationError(f"{source} must be one of {words}, not {value!r}")
     if name == "store" and isinstance(value, str) and not value.strip():
         # "" would open the working folder itself as the store: refused, not guessed
+        default = (
+            f"unset it (unset {source}) for the default, ./.durable"
+            if source == ENV[name]
+            else "leave it out for the default ($DURABLE_STORE, else ./.durable)"
+        )
+        set_but = " is set but empty" if source == ENV[name] else " is empty"
         raise ConfigurationError(
-            f"{source} is empty: give a folder (./runs) or a store URL "
-            "(s3://bucket/runs), or leave it out for the default ($DURABLE_STORE, "
-            "else ./.durable)"
+            f"{source}{set_but}: give a folder (./runs) or a store URL "
+            f"(s3://bucket/runs), or {default}; nothing was read or written"
         )
     if name == "store" and not isinstance(value, (str, os.PathLike)) and not _is_store(value):
         raise ConfigurationError(

@@ -37,6 +37,7 @@ from .common import (
     own_warnings,
     print_error,
 )
+from .forkat import at_advice, position
 from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
 from .unknown import near_command, unknown_option
@@ -91,6 +92,7 @@ class _Parser(argparse.ArgumentParser):
         elif guess:
             message += near_command(guess[1], self, self.typed)
         told = unknown_option(message, self.typed, self) or _dashed(message, self.typed, self._command())
+        told = told or at_advice(message, self.typed)
         super().error(message + told)
 
     def _command(self) -> argparse.ArgumentParser:
@@ -196,7 +198,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run "
                 "(nothing runs; resume it with durable run ... --run-id NEW --resume)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to copy")
-    p.add_argument("--at", type=int, required=True, metavar="N", help="first position to re-run")
+    p.add_argument("--at", type=position, required=True, metavar="N",
+                   help="first position to re-run, as `durable show RUN` numbers them (POS)")  # fmt: skip
     p.add_argument("--new-run-id", metavar="ID",
                    help="the new run's id (default: RUN-fork-<random>); printed on stdout")  # fmt: skip
     p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)

@@ -36,8 +36,8 @@ def restart_command(
     except DurableError:  # unreadable: still the command, to fill in
         flags = "--var NAME=VALUE"
     if only:
-        return flags
-    return f"{rerun(args, run_id)} --restart {flags}"
+        return flags or "(none)"
+    return f"{rerun(args, run_id)} --restart {flags}".rstrip()  # no --var: no space pasted along
 
 
 def dropped_line(

@@ -49,7 +49,7 @@ def stored_bytes(
     *,
     position: Position | None,
     name: str,
-) -> bytes | None:
+) -> bytes | memoryview | None:
     """The encoded value a (verified) record or manifest refers to: inline,
     or its blob (`where` is workflow, run id), checked against the digest
     the record names and unsealed."""
@@ -60,7 +60,13 @@ def stored_bytes(
     if raw is None:
         raise CorruptRecordError(run_id, position, blob_name(blob), "blob missing")
     check_blob(raw, blob, run_id=run_id, position=position, name=name)
-    return unseal(raw, store.signing_key, run_id=run_id, position=position, name=name)
+    # The digest the verified record names covers every byte, the envelope's
+    # checksum and signature included: its body as it lies, neither hashed a
+    # second time nor copied (a 300 MB output: 1.5 s of `durable show`'s 7).
+    try:
+        return sealed_body(raw)
+    except ValueError:  # not an envelope of ours: `unseal` says why
+        return unseal(raw, store.signing_key, run_id=run_id, position=position, name=name)
 
 
 def keep_encoded(
