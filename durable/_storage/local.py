@@ -231,10 +231,13 @@ class LocalStore(Store):
         # Every recorded step: a run holds its log, so `records` (which sets a
         # write outside a run to the store's level) has nothing to do; the
         # lease is checked first all the same (`Store.save_record`).
-        records = self._logs.get((workflow, run_id))
+        run = (workflow, run_id)
+        records = self._logs.get(run)
         if records is None or not records.log.held:
             return super().save_record(workflow, run_id, name, data)
-        self.guard(workflow, run_id)
+        held = self._held.get(run)  # `guard`, without its call
+        if held is not None:
+            held.check()
         return records.append(name, data)
 
     def records(self, workflow: str, run_id: str) -> LogRecords:

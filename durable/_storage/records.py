@@ -80,7 +80,10 @@ def keep_encoded(
 def keep_plain(store: Store, where: tuple[str, str], record: StepRecord, packed: bytes) -> None:
     """Put a value `codec.pack_plain` already encoded into its record."""
     record.encoding = MSGPACK
-    record.value, record.blob = keep_encoded(store, where, packed)
+    if len(packed) <= store.blob_threshold:  # `keep_encoded` without its call: most outputs
+        record.value, record.blob = packed, None
+    else:
+        record.value, record.blob = keep_encoded(store, where, packed)
 
 
 def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
@@ -281,7 +284,7 @@ class _Shared(dict[str, Any]):
     __ior__ = _refuse
 
 
-# Shared by the records a run keeps (`from_bytes`, `recorded.kept`).
+# Shared by the records a run keeps (`from_bytes`, `Recorded.keep`).
 NO_ITEMS: Any = ()  # attempts, artifacts
 NO_EXTRA: Any = _Shared()
 
