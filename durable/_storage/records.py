@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .._errortext import shell_words, unrecordable
 from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, DurableError, SerializationError
-from .codec import MSGPACK, PICKLE, decode_value, encode_value, pack, unpack
+from .codec import MSGPACK, PICKLE, _packers, decode_value, encode_value, unpack
 
 # The envelope has a module of its own; most callers take it from here.
 from .envelope import intact_body as intact_body
@@ -202,8 +202,9 @@ class StepRecord(Compared):
     # an array of ~15 fields decodes in about half the time.
     def to_bytes(self) -> bytes:
         # Spelled out in `fields` order (a test holds them together): this
-        # runs once per step, and a getattr loop costs more than the packing.
-        return pack([
+        # runs once per step, and a getattr loop costs more than the packing
+        # (`codec.pack`, without its call).
+        return _packers.plain_pack([
             FORMAT, self.position, self.kind, self.name, self.fingerprint, self.args_digest,
             self.encoding, self.value, self.blob, self.persisted, self.started, self.ended,
             [asdict(a) for a in self.attempts] if self.attempts else [],
