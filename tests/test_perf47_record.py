@@ -1,8 +1,8 @@
 """The record path of perf47: the calls it no longer makes, and the checks
 each one made, which stay where the call went.
 
-A local store's `save_record` checks the run's lease itself (`Store.guard`
-without its call), `keep_plain` keeps an output of up to the blob threshold
+A local store's `save_record` still checks the run's lease through
+`Store.guard` (a fault test pauses there), `keep_plain` keeps an output of up to the blob threshold
 inline without `keep_encoded`, and a run keeps the record it wrote through
 `Recorded.keep` (`kept` and `__setitem__` in one call)."""
 

@@ -231,13 +231,10 @@ class LocalStore(Store):
         # Every recorded step: a run holds its log, so `records` (which sets a
         # write outside a run to the store's level) has nothing to do; the
         # lease is checked first all the same (`Store.save_record`).
-        run = (workflow, run_id)
-        records = self._logs.get(run)
+        records = self._logs.get((workflow, run_id))
         if records is None or not records.log.held:
             return super().save_record(workflow, run_id, name, data)
-        held = self._held.get(run)  # `guard`, without its call
-        if held is not None:
-            held.check()
+        self.guard(workflow, run_id)
         return records.append(name, data)
 
     def records(self, workflow: str, run_id: str) -> LogRecords:
