@@ -79,11 +79,8 @@ def keep_encoded(
 
 def keep_plain(store: Store, where: tuple[str, str], record: StepRecord, packed: bytes) -> None:
     """Put a value `codec.pack_plain` already encoded into its record."""
-    record.encoding = MSGPACK
-    if len(packed) <= store.blob_threshold:  # `keep_encoded` without its call: most outputs
-        record.value, record.blob = packed, None
-    else:
-        record.value, record.blob = keep_encoded(store, where, packed)
+    record.encoding, small = MSGPACK, len(packed) <= store.blob_threshold  # most: no call
+    record.value, record.blob = (packed, None) if small else keep_encoded(store, where, packed)
 
 
 def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
@@ -202,8 +199,7 @@ class StepRecord(Compared):
     # an array of ~15 fields decodes in about half the time.
     def to_bytes(self) -> bytes:
         # Spelled out in `fields` order (a test holds them together): this
-        # runs once per step, and a getattr loop costs more than the packing
-        # (`codec.pack`, without its call).
+        # runs once per step, and a getattr loop (or `codec.pack`'s call) costs more.
         return _packers.plain_pack([
             FORMAT, self.position, self.kind, self.name, self.fingerprint, self.args_digest,
             self.encoding, self.value, self.blob, self.persisted, self.started, self.ended,
