@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import field
 from typing import Any, Generic, TypeVar
 
 from .._frozen import Compared, Frozen, dataclass
 from .._storage.base import Store
 from .._storage.keys import Position, call_key, format_position
-from .._storage.records import Attempt, StepRecord
+from .._storage.records import Attempt
 from ..errors import ConfigurationError
+from .recorded import Recorded
 from .runread import note
 from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, reset_vars, scope_var, set_scope
 
@@ -24,13 +25,12 @@ E = TypeVar("E", bound=BaseException)
 
 @dataclass
 class RunState(Compared):
-    """The engine's state of one run: its records, counters, policy and
-    lease. User code never gets it (see `RunContext`)."""
+    """A run's engine state: records, counters, policy, lease. User code never gets it (`RunContext`)."""
 
     run_id: str
     workflow: str
     store: Store
-    records: MutableMapping[Position, StepRecord] = field(default_factory=dict)
+    records: Recorded = field(default_factory=Recorded)
     failures: dict[Position, list[Attempt]] = field(default_factory=dict)
     # How many of those ended calls that gave up; the call that made the rest (`attempts`).
     given_up: dict[Position, int] = field(default_factory=dict)

@@ -68,6 +68,23 @@ class Recorded(MutableMapping[Position, StepRecord]):
             raise KeyError(pos)
         return rec
 
+    def keep(self, rec: StepRecord) -> None:
+        """Keep a record just written (every recorded step: one call): its
+        empty attempts, artifacts and extra become the shared empties a
+        decoded record holds (`from_bytes`), not three containers a record
+        for the garbage collector to walk."""
+        if not rec.attempts:
+            rec.attempts = NO_ITEMS
+        if not rec.artifacts:
+            rec.artifacts = NO_ITEMS
+        if not rec.extra:
+            rec.extra = NO_EXTRA
+        elif CARRIED in rec.extra:
+            shed(rec)
+        if self._raw:  # `__setitem__`, inline
+            self._raw.pop(rec.position, None)
+        self._decoded[rec.position] = rec
+
     def __setitem__(self, pos: Position, rec: StepRecord) -> None:
         if self._raw:  # none left undecoded: a run's every new record, no call
             self._raw.pop(pos, None)
@@ -134,21 +151,6 @@ def decode_step_record(
         why = f"it holds position {format_position(rec.position)}"
         raise CorruptRecordError(run_id, pos, name or record_name(pos), why)
     rec.position = pos  # equal: the caller's object, often a key already, is kept once
-    return rec
-
-
-def kept(rec: StepRecord) -> StepRecord:
-    """rec as a run keeps it once written: empty attempts, artifacts and
-    extra are the shared empties a decoded record holds (`from_bytes`), not
-    three containers a record for the garbage collector to walk."""
-    if not rec.attempts:
-        rec.attempts = NO_ITEMS
-    if not rec.artifacts:
-        rec.artifacts = NO_ITEMS
-    if not rec.extra:
-        rec.extra = NO_EXTRA
-    elif CARRIED in rec.extra:
-        shed(rec)
     return rec
 
 

@@ -40,7 +40,7 @@ from .context import RunState
 from .discarded import forget_children
 from .loadback import load_value
 from .plan import check_stop, stop
-from .recorded import Recorded, decode_step_record, kept
+from .recorded import Recorded, decode_step_record
 
 
 def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
@@ -273,8 +273,8 @@ def commit(
             raise ctx.refuse(NondeterminismError(ctx.run_id, record.position, won.name, record.name))
         ctx.records[record.position] = won
         value = load_value(ctx, won)
-    else:  # a method call: `records[pos] =` runs `Recorded.__setitem__` from C, costlier
-        ctx.records.__setitem__(record.position, kept(record))
+    else:
+        ctx.records.keep(record)
     if stop.requested:  # a graceful stop takes effect once this record is safe
         check_stop()
     return value

@@ -149,7 +149,8 @@ def _run_once(
     tries = _Tries.begin(ctx, spec, live)
     n = tries.used  # the one try of its budget (`retrying` makes at least one)
     try:
-        reset = tries.enter(n)
+        # `tries.enter(n)` without its call: `found` was made empty by `begin`.
+        reset = context.enter_step(live.pos, tries.given_up + n, tries.found, live.digest)
         try:
             value = spec.fn(*args, **kwargs)
         finally:

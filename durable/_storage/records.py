@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .._errortext import shell_words, unrecordable
 from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, DurableError, SerializationError
-from .codec import MSGPACK, PICKLE, decode_value, encode_value, pack, unpack
+from .codec import MSGPACK, PICKLE, _packers, decode_value, encode_value, unpack
 
 # The envelope has a module of its own; most callers take it from here.
 from .envelope import intact_body as intact_body
@@ -85,8 +85,8 @@ def keep_encoded(
 
 def keep_plain(store: Store, where: tuple[str, str], record: StepRecord, packed: bytes) -> None:
     """Put a value `codec.pack_plain` already encoded into its record."""
-    record.encoding = MSGPACK
-    record.value, record.blob = keep_encoded(store, where, packed)
+    record.encoding, small = MSGPACK, len(packed) <= store.blob_threshold  # most: no call
+    record.value, record.blob = (packed, None) if small else keep_encoded(store, where, packed)
 
 
 def encode_into(store: Store, where: tuple[str, str], record: StepRecord, value: Any) -> int:
@@ -205,8 +205,8 @@ class StepRecord(Compared):
     # an array of ~15 fields decodes in about half the time.
     def to_bytes(self) -> bytes:
         # Spelled out in `fields` order (a test holds them together): this
-        # runs once per step, and a getattr loop costs more than the packing.
-        return pack([
+        # runs once per step, and a getattr loop (or `codec.pack`'s call) costs more.
+        return _packers.plain_pack([
             FORMAT, self.position, self.kind, self.name, self.fingerprint, self.args_digest,
             self.encoding, self.value, self.blob, self.persisted, self.started, self.ended,
             [asdict(a) for a in self.attempts] if self.attempts else [],
@@ -287,7 +287,7 @@ class _Shared(dict[str, Any]):
     __ior__ = _refuse
 
 
-# Shared by the records a run keeps (`from_bytes`, `recorded.kept`).
+# Shared by the records a run keeps (`from_bytes`, `Recorded.keep`).
 NO_ITEMS: Any = ()  # attempts, artifacts
 NO_EXTRA: Any = _Shared()
 
