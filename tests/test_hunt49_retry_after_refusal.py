@@ -1,9 +1,11 @@
 """A gathered async step waiting its retry delay while another task of the
-run refuses it (a step whose code changed): once the delay was over, the
+run refuses it (`DefinitionChangedError`: a call that changed since its
+record): once the delay was over, the
 step made its next try, though the run was refused and nothing may run in
 it any more (its body executed for a run that can only fail). A
 `loop_over` item's retry checked the refusal (`_fanout.tries`), a step's
-did not: both now ask the one rule (`replay.boundary`), after the delay.
+did not, and an item checked it before its delay, not after: both now ask
+the one rule (`replay.boundary`) once the delay is over.
 
 The delay ends only once the refusal is taken: a clock whose async sleep
 waits for it, so that the order is the test's, not the event loop's."""
@@ -106,6 +108,6 @@ def test_a_step_in_its_retry_delay_makes_no_try_once_the_run_is_refused(
     phase.second = True
     with pytest.raises(durable.DefinitionChangedError, match="other"):
         asyncio.run(gathered())
-    # Was (a step): flaky three times, its two retries made after the refusal.
+    # Was: flaky twice (a step and an item alike), its retry made after the refusal.
     assert tried == ["flaky"]
     assert clock.slept == [5.0]  # the one delay begun before the refusal
