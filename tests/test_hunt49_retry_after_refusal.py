@@ -1,11 +1,11 @@
 """A gathered async step waiting its retry delay while another task of the
 run refuses it (`DefinitionChangedError`: a call that changed since its
-record): once the delay was over, the
-step made its next try, though the run was refused and nothing may run in
-it any more (its body executed for a run that can only fail). A
-`loop_over` item's retry checked the refusal (`_fanout.tries`), a step's
-did not, and an item checked it before its delay, not after: both now ask
-the one rule (`replay.boundary`) once the delay is over.
+record): once the delay was over, the step made its next try, though the
+run was refused and nothing may run in it any more (its body executed for
+a run that can only fail). A `loop_over` item's retry checked the refusal
+(`_fanout.tries`), a step's did not, and an item checked it before its
+delay, not after: both now ask the one rule (`replay.boundary`) once the
+delay is over.
 
 The delay ends only once the refusal is taken: a clock whose async sleep
 waits for it, so that the order is the test's, not the event loop's."""
