@@ -179,10 +179,12 @@ def went_live(ctx: RunState, pos: Position) -> None:
 
 
 def boundary(ctx: RunState, pos: Position) -> None:
-    """Before anything more runs for the run, an operation or the next item
-    of a `loop_over` block (`Block.between_items`): a cancel taken ends it
-    (a clock read; the store only now and then), and so does a lost lease:
-    another process may be executing this run now."""
+    """Before anything more runs for the run (an operation, a step's or an
+    item's retry, a block's next item): a refusal taken by another of its
+    tasks or workers ends it, a cancel (a clock read; the store only now and
+    then) and a lost lease too (another process may be executing it now)."""
+    if ctx.refusal is not None:
+        raise ctx.refusal
     if ctx.cancel_due <= monotonic():  # a look when due: before every live operation
         cancel.poll(ctx)
     check = getattr(ctx.lease, "check", None)
@@ -266,10 +268,8 @@ def commit(
             position=record.position,
             name=record_name(record.position),
         )
-        won = StepRecord.from_bytes(body)
-        if won.name != record.name or not same_call(
-            won, record.fingerprint, record.args_digest or ""
-        ):  # another call's output is never this call's
+        won = StepRecord.from_bytes(body)  # another call's output is never this call's:
+        if won.name != record.name or not same_call(won, record.fingerprint, record.args_digest or ""):
             raise ctx.refuse(NondeterminismError(ctx.run_id, record.position, won.name, record.name))
         ctx.records[record.position] = won
         value = load_value(ctx, won)

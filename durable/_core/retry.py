@@ -12,7 +12,7 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from .._storage.clock import MAX_WAIT
-from ..errors import ConfigurationError, ControlFlow, DefinitionChangedError
+from ..errors import ConfigurationError, ControlFlow, DefinitionChangedError, SerializationError
 from .plan import Call, Look, Pause, Plan
 
 # What `retry_on=` takes, as the type checker sees it: what
@@ -64,22 +64,33 @@ class RetryPolicy(Frozen):
     def again(self, exc: BaseException, attempt: int) -> bool:
         # A durable usage error in the body (a `wait_for` there, an option of
         # the wrong type) says the same on every try: never tried again; so
-        # does a refusal (a loop_over worker that loaded edited code).
-        usage = isinstance(exc, (ConfigurationError, DefinitionChangedError))
+        # does a refusal (a loop_over worker that loaded edited code), and a
+        # value that could not be recorded or sent back (the same value again).
+        usage = isinstance(exc, (ConfigurationError, DefinitionChangedError, SerializationError))
         return attempt < self.retries and isinstance(exc, self.retry_on) and not usage
+
+    def after(self, exc: BaseException, attempt: int) -> float | None:
+        """THE retry rule of a step's try and a `loop_over` item's alike: the
+        seconds to wait after try `attempt` failed with exc, None when no try
+        follows (a suspend or a stop is no failure: none follows either).
+        Whether the next may start once waited is the run's (`replay.boundary`)."""
+        if isinstance(exc, ControlFlow) or not self.again(exc, attempt):
+            return None
+        return self.wait(attempt)
 
 
 def retrying(
     policy: RetryPolicy,
     call: Callable[[int], Call],
-    failed: Callable[[Exception, int], bool] | None = None,
+    failed: Callable[[Exception, int], float | None] | None = None,
     first: int = 0,
     look: Look | None = None,
 ) -> Plan[Any]:
     """Make `call(attempt)` until it returns or the policy gives up. A
     suspend or graceful stop is not a failure: it ends the loop as it is.
-    `failed(exc, attempt)` sees every failure first (to record it) and
-    returns False when exc must end the loop untried (a refusal). `first`:
+    `failed(exc, attempt)` sees every failure (to record it) and returns
+    the wait before the next try, None to end the loop (`RetryPolicy.after`,
+    also when exc must end it untried: a refusal). `first`:
     the tries of the budget made before (by a process that died); at least
     one try is made, even when none is left. `look`: what the delay before
     a retry looks at (a run's cancel marker)."""
@@ -91,11 +102,10 @@ def retrying(
         except Exception as exc:
             if isinstance(exc, ControlFlow):
                 raise
-            if failed is not None and not failed(exc, attempt):
+            wait = policy.after(exc, attempt) if failed is None else failed(exc, attempt)
+            if wait is None:
                 raise
-            if not policy.again(exc, attempt):
-                raise
-        yield Pause(policy.wait(attempt), look)
+        yield Pause(wait, look)
         attempt += 1
 
 

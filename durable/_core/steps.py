@@ -209,27 +209,27 @@ class _Tries:
         return context.enter_step(self.live.pos, self.given_up + n, self.found, self.live.digest)
 
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
-        if n > self.used:  # a retry is a boundary: a cancel taken or the lease lost ends the run
-            boundary(self.ctx, self.live.pos)  # (stopped in the delay, it may be another's now)
+        if n > self.used:  # a retry is a boundary, once its delay is over: as an item's (`tries`)
+            boundary(self.ctx, self.live.pos)  # refused, cancelled or taken over meanwhile
         enter = runread.watched(functools.partial(self.enter, n), self.watch)
         return Call(self.spec.attempt(), args, kwargs, enter)
 
-    def failed(self, exc: Exception, n: int) -> bool:
+    def failed(self, exc: Exception, n: int) -> float | None:
+        """Record the failed try n; the wait before the next (`retrying`)."""
         ctx, spec, pos = self.ctx, self.spec, self.live.pos
         if ctx.refusal is not None:
-            return False  # a refusal inside the step body is not the step failing
+            return None  # a refusal inside the step body is not the step failing
         failures, started = self.failures, self.started
         failures.append(attempt_record(exc))
-        again = self.policy.again(exc, n)
-        ended = self.given_up if again else None  # None: this call gives up, its budget ends
+        wait = self.policy.after(exc, n)
+        ended = self.given_up if wait is not None else None  # None: this call gives up, its budget ends
         call, kept = (self.live.fp, self.live.digest), {"retries": self.policy.retries}
         save_failures(
             ctx, pos, failures, name=spec.name, started=started, given_up=ended, extra=kept, call=call
         )
-        wait = self.policy.wait(n) if again else None
         tried = len(failures) - 1  # counting the tries of earlier attempts of the run
         notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait)
-        return True
+        return wait
 
     def finish(
         self, value: Any, ticket: Ticket | None, call: tuple[tuple[Any, ...], dict[str, Any]]

@@ -125,12 +125,7 @@ def _loop(
                     # Not the item: a record that could not be written stops all.
                     if value is not _NONE and not isinstance(exc, SerializationError):
                         raise
-                    try:
-                        wait = tries.again(i, exc) if value is _NONE else None
-                    except Cancelled as stop_now:  # seen between two tries: as between two items
-                        stopped = stopped or stop_now
-                        _unstart(pool, flying)
-                        continue
+                    wait = tries.again(i, exc) if value is _NONE else None
                     if wait is not None and failed is None and stopped is None:
                         later.add(i, wait)  # its next try, once its delay is over
                         continue
@@ -139,15 +134,12 @@ def _loop(
                         _unstart(pool, flying)
             try:
                 due = later.due() if failed is None and stopped is None else later.clear()
+                scopes = [tries.scope(i) for i in due]  # a retry's boundary (`KeptTries.scope`)
             except Cancelled as stop_now:  # looked for while an item waits its delay
-                stopped, due = stopped or stop_now, later.clear()
+                stopped, due, scopes = stopped or stop_now, later.clear(), []
                 _unstart(pool, flying)
             ctrl_c.check()  # one that came while the outcomes were taken: nothing more starts
-            for handle, i in zip(
-                pool.submit([items[i] for i in due], [tries.scope(i) for i in due]),
-                due,
-                strict=True,
-            ):
+            for handle, i in zip(pool.submit([items[i] for i in due], scopes), due, strict=True):
                 flying[handle] = i
             if failed is None and stopped is None:
                 _fill(pool, items, queue, flying, window, tries)
@@ -182,10 +174,11 @@ def _run_here(
     wait = 0.0
     while True:
         value = _NONE
+        if wait:  # waited here, where the run's cancel is looked for meanwhile
+            pause(wait, look=tries.look())
+        scope = tries.scope(i)  # a retry's boundary: what it raises is not the item failing
         try:
-            if wait:  # waited here, where the run's cancel is looked for meanwhile
-                pause(wait, look=tries.look())
-            value = call_item(fn, items[i], trace, scope=tries.scope(i))
+            value = call_item(fn, items[i], trace, scope=scope)
             done(i, value)
             return
         except Exception as exc:
@@ -269,10 +262,11 @@ async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, trie
     """The tries of an async item, until one returns or its budget ends."""
     wait = 0.0
     while True:
+        if wait:  # waited here, where the run's cancel is looked for meanwhile
+            await apause(wait, look=tries.look())
+        scope = tries.scope(i)  # a retry's boundary: what it raises is not the item failing
         try:
-            if wait:  # waited here, where the run's cancel is looked for meanwhile
-                await apause(wait, look=tries.look())
-            return await acall_item(fn, item, trace, tries.scope(i))
+            return await acall_item(fn, item, trace, scope)
         except Exception as exc:
             again = tries.again(i, exc)
             if again is None:

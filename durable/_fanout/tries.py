@@ -28,7 +28,6 @@ from ..errors import (
     ControlFlow,
     CorruptRecordError,
     LeaseLostError,
-    SerializationError,
     StorageError,
 )
 from .moves import mark, one_copy_each
@@ -41,25 +40,25 @@ class Tries:
         spec = step_spec(fn)
         self.policy = spec.retry if spec is not None else RetryPolicy()
         self.used: dict[int, int] = {}  # tries of its budget made, by item index
+        self.retrying: set[int] = set()  # items whose next try is a retry (`scope`)
         # An item's open budget kept from before: the retries= it was opened with.
         self.policies: dict[int, RetryPolicy] = {}
 
     def again(self, index: int, exc: Exception) -> float | None:
         """After the item at index failed with exc: the seconds to wait before
-        its next try, None when it gives up. A suspend or a stop is no
-        failure: it ends the item as it is, and keeps nothing. A result that
-        could not be sent back would fail again: the item gives up."""
+        its next try, None when it gives up (`RetryPolicy.after`, a step's
+        rule). A suspend or a stop is no failure: it ends the item as it
+        is, and keeps nothing."""
         if isinstance(exc, ControlFlow):
             return None
-        n, policy = self.used.get(index, 0), self.policies.get(index, self.policy)
-        retry = not isinstance(exc, SerializationError) and policy.again(exc, n)
-        self.kept(index, exc, retry)
-        if not retry:
+        n = self.used.get(index, 0)
+        wait = self.policies.get(index, self.policy).after(exc, n)
+        self.kept(index, exc, wait is not None)
+        if wait is None:
             return None
-        self.between_tries()
-        wait = policy.wait(n)
         self.told(index, exc, wait)  # before the count moves on: the failed try's number
         self.used[index] = n + 1
+        self.retrying.add(index)
         return wait
 
     def kept(self, index: int, exc: Exception, retry: bool) -> None:
@@ -69,15 +68,13 @@ class Tries:
         """Say that the item's current try failed and another follows (no
         run to tell outside one)."""
 
-    def between_tries(self) -> None:
-        """Before an item's next try: no run to cancel outside one."""
-
     def look(self) -> Look | None:
         """What an item's retry delay waited here looks at (nothing outside a run)."""
         return None
 
     def scope(self, index: int) -> ItemScope | None:
-        """The item's next try in the run (`current_run()`): none outside one."""
+        """The item's next try in the run (`current_run()`), taken just
+        before the try starts, its delay over: none outside a run."""
         return None
 
 
@@ -161,6 +158,12 @@ class KeptTries(Tries):
         return self.keys[index]
 
     def scope(self, index: int) -> ItemScope:
+        if index in self.retrying:
+            # A retry is a boundary once its delay is over, as a step's is
+            # (`steps._Tries.call`): the run refused by another of its tasks
+            # or workers, cancelled, or its lease lost meanwhile, makes no try.
+            self.retrying.discard(index)
+            boundary(self.ctx, self.pos)
         return self.pos, self._numbered(index), ItemKey(self, index)
 
     def _numbered(self, index: int) -> int:
@@ -194,16 +197,6 @@ class KeptTries(Tries):
         # new budget's count said "try 1" of a resume's first failed try.
         name, tried = f"{self.label} item {index}", self._numbered(index)
         notify.failed(self.ctx, self.pos, name, self.fp, tried, exc, started=0.0, retry_in=wait, kind="loop")
-
-    def between_tries(self) -> None:
-        """A retry is a boundary, as a step's is (`steps._Tries.call`): an
-        item tried again after the cancel made all its tries. The run's
-        refusal first: one taken by another of the block's workers (a
-        cancel, a lost lease) is final, though this one's look at the
-        marker is not due yet."""
-        if self.ctx.refusal is not None:
-            raise self.ctx.refusal
-        boundary(self.ctx, self.pos)
 
     def look(self) -> Look:
         return cancel.look(self.ctx)
