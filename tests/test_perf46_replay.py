@@ -92,7 +92,9 @@ def _clean() -> Any:
     written.WRITERS.pop("quiet", None)
 
 
-def test_a_plain_step_is_identified_once_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plain_step_is_identified_once_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     @durable.workflow(store=durable.open_store(tmp_path / "s", durability="none"), run_id="r")
     def flow(n: int = 5) -> int:
         return sum(quiet(i) for i in range(n))
@@ -103,47 +105,86 @@ def test_a_plain_step_is_identified_once_a_run(tmp_path: Path, capsys: pytest.Ca
     assert ran(capsys) == [f"quiet {i}" for i in range(5)]
 
 
-def test_code_swapped_in_a_run_is_looked_at_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    @durable.workflow(store=durable.open_store(tmp_path / "s", durability="none"), run_id="r")
-    def flow() -> int:
-        quiet(1)
-        _quiet.__code__ = _writes.__code__  # now it writes what `reads` reads
-        quiet(2)
-        return reads()
+def _swapped(swap: Callable[[], None], undo: Callable[[], None]) -> Callable[[int], int]:
+    """A body calling `quiet` again after `swap` made it write what `reads` reads."""
 
-    assert flow() == 2
-    # Its record counts what it wrote (`with_written`): a replay where STATE is otherwise refuses.
-    assert written.WRITERS.get("quiet") == ("STATE",)
-    assert ran(capsys) == ["quiet 1", "writes 2"]
-
-
-def test_a_wrapped_set_in_a_run_is_looked_at_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    @durable.workflow(store=durable.open_store(tmp_path / "s", durability="none"), run_id="r")
-    def flow() -> int:
-        quiet(1)
-        _quiet.__wrapped__ = _writes  # type: ignore[attr-defined]
-        quiet(2)
-        return reads()
-
-    flow()
-    assert written.WRITERS.get("quiet") == ("STATE",)
-
-
-def test_an_entry_of_another_step_is_never_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    @durable.workflow(store=durable.open_store(tmp_path / "s", durability="none"), run_id="r")
-    def flow(done: bool = False) -> int:
-        state = current_state()
-        assert state is not None
-        # As if another step's entry sat at this one's id: its fingerprint is not this step's.
-        state.plain[id(_spec(other))] = (_spec(quiet), _spec(other).fn.__code__, "0" * 12)
-        total = other(1) + other(2)
+    def body(done: int = 0) -> int:
+        quiet(1)  # found plain: the run's later calls are identified by their digest alone
+        swap()
+        try:
+            total = quiet(2) + reads()
+        finally:
+            undo()
         if not done:
+            durable.suspend("later")
+        return total
+
+    return body
+
+
+def _swap_code() -> None:
+    _quiet.__code__ = _writes.__code__
+
+
+_QUIET_CODE = _quiet.__code__
+
+
+@pytest.mark.parametrize(
+    ("swap", "undo", "second"),
+    [
+        (_swap_code, lambda: setattr(_quiet, "__code__", _QUIET_CODE), "writes 2"),
+        # What runs is the function's own code; what it writes is looked for in what it wraps.
+        (
+            lambda: setattr(_quiet, "__wrapped__", _writes),
+            lambda: delattr(_quiet, "__wrapped__"),
+            "quiet 2",
+        ),
+    ],
+    ids=["code", "wrapped"],
+)
+def test_a_function_changed_in_a_run_is_looked_at_again(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    swap: Callable[[], None],
+    undo: Callable[[], None],
+    second: str,
+) -> None:
+    flow = _flow(tmp_path, _swapped(swap, undo))
+    with pytest.raises(durable.Suspended):
+        flow()
+    # Its record counts what it wrote (`with_written`), and so does its replay's check.
+    assert written.WRITERS.get("quiet") == ("STATE",)
+    value = flow.resume("r", done=1).value  # was refused: "arguments changed"
+    assert (value, ran(capsys)) == (
+        (4, ["quiet 1", second]) if second == "writes 2" else (2, ["quiet 1", second])
+    )
+
+
+def _forged() -> bool:
+    """On the run's first attempt (no record yet), as if another step's
+    entry sat at `other`'s id, with another fingerprint: whether it did."""
+    state = current_state()
+    assert state is not None
+    if state.records:
+        return False
+    state.plain[id(_spec(other))] = (_spec(quiet), _spec(other).fn.__code__, "0" * 12)
+    return True
+
+
+def test_an_entry_of_another_step_is_never_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    @durable.workflow(store=durable.open_store(tmp_path / "s", durability="none"), run_id="r")
+    def flow() -> int:
+        first = _forged()
+        total = other(1) + other(2)
+        if first:
             durable.suspend("later")
         return total
 
     with pytest.raises(durable.Suspended):
         flow()
-    assert flow.resume("r", done=True).value == 3  # replayed: recorded under its own fingerprint
+    assert flow() == 3  # replayed: recorded under its own fingerprint
     assert ran(capsys) == ["other 1", "other 2"]
 
 
@@ -153,7 +194,9 @@ def _flow(tmp_path: Path, body: Callable[[int], int]) -> Any:
     )(body)
 
 
-def test_a_replay_refuses_a_changed_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_replay_refuses_a_changed_argument(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     calls = [1, 2]
 
     def body(done: int = 0) -> int:
@@ -209,7 +252,9 @@ def test_a_replay_refuses_a_changed_global_a_step_reads(
     assert ran(capsys) == ["scaled 1", "scaled 2"]
 
 
-def test_a_replay_refuses_a_damaged_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_replay_refuses_a_damaged_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def body(done: int = 0) -> int:
         total = quiet(1) + quiet(2)
         if not done:
@@ -235,7 +280,9 @@ def test_a_replay_refuses_a_damaged_record(tmp_path: Path, capsys: pytest.Captur
     assert ran(capsys) == ["quiet 1", "quiet 2"]
 
 
-def test_a_replay_refuses_a_changed_step_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_replay_refuses_a_changed_step_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def body(done: int = 0) -> int:
         total = quiet(1) + quiet(2)
         if not done:
