@@ -121,7 +121,7 @@ class StepSpec(Frozen):
         fn = self.fn
         fills = any(body.fills for body in ctx.bodies)  # `held_by` looks at what they fill
         if not self.binds and not fills and bare(fn) and quiet(fn):
-            ctx.plain[id(self)] = (self, fn.__code__, fp)  # type: ignore[attr-defined]
+            ctx.plain[id(self)] = (self, fn.__code__, fp)
 
 
 def with_validator(
