@@ -59,9 +59,9 @@ def note_made(fn: object, bodies: tuple[Body, ...]) -> None:
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and id(frame.f_code) not in codes:
         frame = frame.f_back
-    if frame is None or _bare(under):  # a function holding nothing reads no argument
+    if frame is None or bare(under):  # a function holding nothing reads no argument
         return
-    assert isinstance(under, types.FunctionType)  # `_bare`
+    assert isinstance(under, types.FunctionType)  # `bare`
     body = codes[id(frame.f_code)].function
     if id(under.__code__) not in made_in(body).nested:
         params = made_at(body, frame.f_lineno or 0)
@@ -211,9 +211,9 @@ def held_by(fn: object, arguments: tuple[Any, ...], bodies: tuple[Body, ...] = (
             _UNDER.clear()
         start = unbound(fn)
         first = target_of(start)
-        hit = _UNDER[id(fn)] = (fn, start, first, _bare(first) and _bare(start))
-    _, start, first, bare = hit
-    if bare:  # most steps: a module's function, nothing held
+        hit = _UNDER[id(fn)] = (fn, start, first, bare(first) and bare(start))
+    _, start, first, holds_nothing = hit
+    if holds_nothing:  # most steps: a module's function, nothing held
         for body in bodies:
             if body.fills:  # unless a body fills a global it may read
                 break
@@ -261,7 +261,8 @@ def _made_from(f: types.FunctionType, body: Body, held: list[Any]) -> list[tuple
 _UNDER: dict[int, tuple[object, object, object, bool]] = {}
 
 
-def _bare(f: object) -> bool:
+def bare(f: object) -> bool:
+    """Whether `f` holds nothing: no closure, no defaults (or is no function)."""
     return not isinstance(f, types.FunctionType) or (
         f.__closure__ is None and not f.__defaults__ and not f.__kwdefaults__
     )

@@ -1,6 +1,6 @@
-"""The live run: the engine's mutable `RunState`, held in ContextVars so that two runs
-in one process (threads, asyncio tasks) never see each other's state, and `RunContext`,
-the read-only view of it that `durable.current_run()` hands to user code."""
+"""The live run: the engine's mutable `RunState`, held in ContextVars so that two runs in
+one process (threads, asyncio tasks) never see each other's state, and `RunContext`, the
+read-only view of it that `durable.current_run()` hands to user code."""
 
 from __future__ import annotations
 
@@ -42,19 +42,19 @@ class RunState(Compared):
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)
+    plain: dict[int, tuple[Any, Any, str]] = field(default_factory=dict)  # `steps._plain_in`
     # id(spec) -> (spec, fingerprint) of steps called the definition misses (`fingerprint_in`).
     unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)
     # The positions looked up in this attempt (replayed, or live): a rerun never discards their
-    # records, which the run has used or is making. Kept once a position is taken from an
-    # asyncio task (`in_tasks`): until then lookups come in position order, none after the change.
+    # records, which the run has used or is making. Kept once a position is taken from an asyncio
+    # task (`in_tasks`): until then lookups come in position order, none after the change.
     seen: set[Position] = field(default_factory=set)
     # Positions a rerun discarded in this attempt after the changed one: a child there runs afresh.
     discarded: set[Position] = field(default_factory=set)
     in_tasks: bool = False
     tasks: set[Any] = field(default_factory=set)  # its asyncio tasks not done (`taskfactory`)
     lease: object | None = None  # an object-store lease sets `.lost` when taken over
-    # When its manifest was made: a child made before a restart is not resumed by it.
-    created: float | None = None
+    created: float | None = None  # when its manifest was made (a child made before a restart: not resumed)
     replayed: int = 0
     executed: int = 0
     attempt: int | None = None  # its manifest's note's token, and how many records were

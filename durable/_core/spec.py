@@ -16,9 +16,10 @@ from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key
 from .._fingerprint.reach import may_answer
 from .._frozen import Frozen, dataclass
 from ..errors import DurableError, ValidationError
-from .bound import binds
+from .bound import bare, binds
 from .context import RunState
 from .retry import RetryPolicy
+from .written import quiet
 
 if TYPE_CHECKING:
     from .cacheoption import Cache
@@ -106,6 +107,21 @@ class StepSpec(Frozen):
                 raise ctx.refuse(e) from None
             found = ctx.unreached[id(self)] = (self, fresh)
         return str(found[1])
+
+    def plain_in(self, ctx: RunState, fp: str) -> None:
+        """Note, after a call of this run, that its calls are identified by
+        their digest alone: it binds nothing (`binds`), reads no argument of
+        the run (`held_by` said so), writes nothing another step reads
+        (`written.quiet`), and `fp` is its fingerprint in the run. Only for a
+        function holding nothing (`bound.bare`): what a closure cell holds
+        may change between calls (`held_by` decides that a function holds
+        nothing once, as this does). `steps.replay_or_prepare` checks at
+        each call that its code is still this one; the entry keeps the
+        spec, so that no other takes its id while the run lasts."""
+        fn = self.fn
+        fills = any(body.fills for body in ctx.bodies)  # `held_by` looks at what they fill
+        if not self.binds and not fills and bare(fn) and quiet(fn):
+            ctx.plain[id(self)] = (self, fn.__code__, fp)
 
 
 def with_validator(

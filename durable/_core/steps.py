@@ -92,15 +92,29 @@ def replay_or_prepare(
         pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
     digest = call_digest(spec.signature, args, kwargs, spec.name)
-    held, bodies = ctx.argument_values, ctx.bodies
-    reads = bool((held or bodies) and held_by(spec.fn, held, bodies))
-    if spec.binds:
-        digest = with_bound(spec.fn, digest, held, bodies)
-    elif reads:  # it binds nothing
-        digest = with_held(spec.fn, digest, held, bodies)
-    fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
-    shown = (*bound_arguments(spec.fn), *args) if spec.binds else args
-    rec = lookup(ctx, pos, spec.name, fp, with_written(spec.fn, digest, spec.name), call=(shown, kwargs))
+    fn, plain = spec.fn, ctx.plain.get(id(spec))
+    # Most calls: a step this run found plain (`StepSpec.plain_in`), its code still the one
+    # it was found with (as `written.quiet` asks): the call's digest alone is its identity.
+    if (
+        plain is not None
+        and plain[0] is spec
+        and fn.__code__ is plain[1]
+        and "__wrapped__" not in fn.__dict__
+    ):
+        fp, reads, written, shown = plain[2], False, digest, args
+    else:
+        held, bodies = ctx.argument_values, ctx.bodies
+        reads = bool((held or bodies) and held_by(fn, held, bodies))
+        if spec.binds:
+            digest = with_bound(fn, digest, held, bodies)
+        elif reads:  # it binds nothing
+            digest = with_held(fn, digest, held, bodies)
+        fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
+        shown = (*bound_arguments(fn), *args) if spec.binds else args
+        written = with_written(fn, digest, spec.name)
+        if not reads and not spec.binds:
+            spec.plain_in(ctx, fp)
+    rec = lookup(ctx, pos, spec.name, fp, written, call=(shown, kwargs))
     if rec is None:
         return _made(_Live, (pos, fp, digest, None, None, reads))  # every recorded step
     reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None

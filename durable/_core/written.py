@@ -35,7 +35,7 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     # `stepstate` finds is a property of the code object, and a function's
     # `__code__` or `__wrapped__` set since is another one), not found again
     # at each of the two calls a step makes.
-    if type(fn) is _FUNCTION and _QUIET.get(id(code := fn.__code__)) is code and "__wrapped__" not in fn.__dict__:
+    if quiet(fn):
         return digest
     target = target_of(fn)  # a step's own function too (a `loop_over` block's `fn`)
     if is_token(digest):
@@ -55,6 +55,17 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     # A count or a log: which process holds what it appended.
     taken += [(n, PROCESS[0], held(values[n]) or held(_code(target))) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest
+
+
+def quiet(fn: object) -> bool:
+    """Whether `fn` is a function known to write nothing another step reads
+    (`with_written` found so for its code; a `__wrapped__` set since is
+    another function to look at)."""
+    return (
+        type(fn) is _FUNCTION
+        and _QUIET.get(id(code := fn.__code__)) is code
+        and "__wrapped__" not in fn.__dict__
+    )
 
 
 def _content(value: object) -> str:
