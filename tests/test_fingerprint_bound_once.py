@@ -112,3 +112,24 @@ def test_each_call_a_globals_statements_make_is_followed_once_per_pass(
         found = [outside.reads_outside([s], vars(module), module.__file__) for s in statements]
     assert found == [False] * 4
     assert asked == {("made",): 1}  # before: 10
+
+
+def test_whether_a_global_is_made_from_outside_is_answered_once_per_pass(
+    load: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ownpath.chosen_outside` is asked for each way a name is reached."""
+    from durable._fingerprint import ownpath
+    from durable._fingerprint.passes import one_pass
+
+    module = load("chosen_once", LOADED)
+    asked: list[int] = []
+    scan = ownpath.reads_outside
+
+    def counted(*args: Any) -> Any:
+        asked.append(1)
+        return scan(*args)
+
+    monkeypatch.setattr(ownpath, "reads_outside", counted)
+    with one_pass():
+        found = [ownpath.chosen_outside("D", vars(module), module.__file__) for _ in range(3)]
+    assert found == [False] * 3 and len(asked) == 1  # before: 3
