@@ -43,7 +43,8 @@ def run(i, scale):
     except durable.Suspended:
         print("suspended")
     except durable.DefinitionChangedError as e:
-        print("refused", "the record at position 0" in str(e) and "arguments changed" in str(e))
+        ok = "the record at position 0" in str(e) and "arguments changed" in str(e)
+        print("refused", ok, *([] if ok else [repr(str(e))]))  # another refusal: say which
 """
 
 

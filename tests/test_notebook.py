@@ -8,7 +8,9 @@ prove that file names never enter a fingerprint."""
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -114,19 +116,37 @@ def notebook(steps: str, extra_cell: bool = False) -> Any:
     return nb
 
 
+class _SocketFiles(nbclient.NotebookClient):  # type: ignore[misc,name-defined]
+    """A client whose kernel talks over socket files in a folder of its own
+    (ZMQ's ipc transport), not TCP ports: jupyter_client picks ports free
+    now and the kernel binds them a second later, and under a loaded suite
+    another process (a moto server, another kernel) had taken one meanwhile:
+    "Kernel died before replying to kernel_info" (Address already in use)."""
+
+    folder = ""
+
+    def create_kernel_manager(self) -> Any:
+        km = super().create_kernel_manager()
+        km.transport, km.ip = "ipc", os.path.join(self.folder, "k")
+        return km
+
+
 def execute(nb: Any, cwd: Path) -> Any:
-    # A cell's output reaches nbclient after its reply; on a loaded machine it
-    # came past the 4 s nbclient waits by default, and was dropped silently.
-    client = nbclient.NotebookClient(
-        nb,
-        timeout=120,
-        iopub_timeout=120,
-        raise_on_iopub_timeout=True,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(cwd)}},
-    )
-    client.execute()
+    # A short folder: a socket file's path holds at most 104-108 bytes.
+    with tempfile.TemporaryDirectory(prefix="nb", dir=None if os.name == "nt" else "/tmp") as folder:
+        # A cell's output reaches nbclient after its reply; on a loaded machine it
+        # came past the 4 s nbclient waits by default, and was dropped silently.
+        client = (nbclient.NotebookClient if os.name == "nt" else _SocketFiles)(
+            nb,
+            timeout=120,
+            iopub_timeout=120,
+            raise_on_iopub_timeout=True,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(cwd)}},
+        )
+        client.folder = folder
+        client.execute()
     return nb
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_notebook import execute
+
 pytestmark = pytest.mark.slow  # a real kernel
 
 nbformat = pytest.importorskip("nbformat")
@@ -118,12 +120,7 @@ def test_a_function_autoreload_patched_alone_is_its_files_code(
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    client = nbclient.NotebookClient(
-        nb, timeout=120, iopub_timeout=120, raise_on_iopub_timeout=True,  # see test_notebook.execute
-        kernel_name="python3", allow_errors=True,
-        resources={"metadata": {"path": str(tmp_path)}},
-    )  # fmt: skip
-    client.execute()
+    execute(nb, tmp_path)
     out = ["".join(o.get("text", "") or o.get("ename", "")) for c in nb.cells for o in c.outputs]
     said = "\n".join(out)
     assert "A 6 4 8" in said, said

@@ -166,15 +166,19 @@ def _print_operations(report: _Report) -> Callable[[], None]:
             print(f"  [{event.position}] {event.name} failed on try {event.attempt + 1} "
                   f"({event.error}); retrying in {duration(event.delay)}", file=sys.stderr, flush=True)  # fmt: skip
         # A child run's own operations are left out: its position in this run says it.
-        if event.run_id != run_id or not isinstance(event, (StepExecuted, StepReplayed)):
-            return
-        what = "executed" if isinstance(event, StepExecuted) else "replayed"
-        kind = "" if event.kind == "step" else f" ({event.kind})"
-        # Only a duration worth reading: a trivial step's 0-2 ms is noise.
-        took = f" in {duration(event.duration)}" if what == "executed" and event.duration >= 0.1 else ""
-        print(f"  [{event.position}] {event.name}{kind} {what}{took}", file=sys.stderr, flush=True)
+        if event.run_id == run_id and isinstance(event, (StepExecuted, StepReplayed)):
+            print(operation_line(event), file=sys.stderr, flush=True)
 
     return on_event(line).close
+
+
+def operation_line(event: StepExecuted | StepReplayed) -> str:
+    """`  [2] fetch executed in 1.30s`: what `durable run` prints for one operation."""
+    what = "executed" if isinstance(event, StepExecuted) else "replayed"
+    kind = "" if event.kind == "step" else f" ({event.kind})"
+    # Only a duration worth reading: a trivial step's 0-2 ms is noise.
+    took = f" in {duration(event.duration)}" if what == "executed" and event.duration >= 0.1 else ""
+    return f"  [{event.position}] {event.name}{kind} {what}{took}"
 
 
 def _implied_run_id(

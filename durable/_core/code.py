@@ -25,6 +25,7 @@ from .._fingerprint.imports import user_module
 from .._fingerprint.kept import attributes_kept_by_steps
 from .._fingerprint.memo import Memo, memo_fingerprint
 from .._fingerprint.outsidevalues import class_outside_tokens
+from .._fingerprint.passes import one_pass
 from .._fingerprint.reach import durable_fingerprint_of, is_durable, is_user_code, target_of
 from .._fingerprint.values import plain_tokens
 from .._fingerprint.witness import witnessed
@@ -73,7 +74,13 @@ def class_stamp(cls: type) -> str | None:
     ConfigurationError when one of them has no source."""
     if not _user_classes(cls):
         return None
-    return _CLASSES.get(id(cls), cls, lambda: _methods_stamp(cls))
+    return _CLASSES.get(id(cls), cls, lambda: _in_one_pass(cls))
+
+
+def _in_one_pass(cls: type) -> str | None:
+    # As a step's fingerprint is: each question its classes' statements ask, answered once.
+    with one_pass():
+        return _methods_stamp(cls)
 
 
 @functools.lru_cache(maxsize=1024)

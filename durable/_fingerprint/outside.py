@@ -19,6 +19,7 @@ from .bindings import binding_statements
 from .canon import from_imports
 from .imports import absolute, user_module
 from .nodes import walk
+from .passes import per_pass
 
 # Names and attributes that read the environment or the command line
 # (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing, a
@@ -67,7 +68,7 @@ def reads_outside(
         seen.add((id(stmt), bound))
         checked = checked_file if names is namespace else None
         marked, read, called = _scan(stmt)
-        if marked or any(_calls_outside(n, names, checked) for n in called):
+        if marked or any(_called_reads_outside(".".join(n), names, checked) for n in called):
             return True
         if depth < _DEPTH:
             for r in read:
@@ -96,6 +97,12 @@ def imported_from(
             elif alias.name != "*" and name in (None, alias.asname or alias.name):
                 found.append((home, alias.name))
     return found
+
+
+@per_pass  # the same calls recur in statement after statement a pass follows
+def _called_reads_outside(dotted: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
+    """`_calls_outside` of the call `dotted` names (its chain joined by dots)."""
+    return _calls_outside(tuple(dotted.split(".")), namespace, checked_file)
 
 
 def _calls_outside(

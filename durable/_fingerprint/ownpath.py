@@ -18,6 +18,7 @@ from .bindings import binding_statements
 from .callsonly import calls_of
 from .canon import name_chains
 from .outside import reads_outside
+from .passes import per_pass
 from .values import plain_tokens
 
 
@@ -73,6 +74,7 @@ def bound_again(name: str, namespace: Mapping[str, Any], checked_file: str | Non
     return sum((_binds_whole(s, name) and _names(s, name)) or _unpacks(s, name) for s in found) > 1
 
 
+@per_pass  # asked for each way a name is reached
 def chosen_outside(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
     """Whether statements other than its own `def` (or an import, whose
     module's statements count where it is read) bind `name`, reading the
