@@ -1,0 +1,76 @@
+"""A function defined in the workflow's body that captures a local the body
+read from a file or the environment (`cfg = json.load(open("cfg.json"))`,
+then `def item(x): return x + cfg["j"]`): its fingerprint counted the dict
+by type only (a body's locals were taken as made from the run's arguments
+alone), so a run stopped after some calls, resumed after cfg.json changed,
+replayed what the old file computed (`[0, 1]` for `[5, 6]`, or a
+`loop_over`'s kept items next to new ones). Such a local now counts by
+content, as a global made from a file does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+
+FLOW = """
+    import json, os
+    import durable
+
+    CALLS = []
+    STOP = []
+
+    @durable.step
+    def stop(v):
+        if STOP:
+            raise RuntimeError("stopped")
+        return v
+
+    @durable.workflow
+    def wf(folder):
+        cfg = json.load(open(os.path.join(folder, "cfg.json")))
+        env = {"j": int(os.environ.get("J56", "0"))}
+
+        @durable.step
+        def item(x):
+            CALLS.append(("item", x))
+            return x + cfg["j"] + env["j"]
+
+        def plain(x):
+            CALLS.append(("plain", x))
+            return x + cfg["j"] + env["j"]
+
+        direct = [item(0), item(1)]
+        kept = durable.loop_over(plain, [0, 1], checkpoint_items=True)
+        return stop([direct, kept])
+"""
+
+
+@pytest.mark.parametrize("what", ["file", "environment"])
+def test_a_body_local_read_from_outside_is_no_replay(
+    load: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    durable.configure(store=str(tmp_path / "store"))
+    m = load("stale56_body_" + what, FLOW)
+    (tmp_path / "cfg.json").write_text(json.dumps({"j": 0}))
+    monkeypatch.setenv("J56", "0")
+    m.STOP.append(1)
+    with pytest.raises(RuntimeError, match="stopped"):
+        m.wf.with_options(run_id="r")(str(tmp_path))
+    assert sorted(m.CALLS) == [("item", 0), ("item", 1), ("plain", 0), ("plain", 1)]
+    if what == "file":
+        (tmp_path / "cfg.json").write_text(json.dumps({"j": 5}))
+    else:
+        monkeypatch.setenv("J56", "5")
+    m.STOP.clear()
+    m.CALLS.clear()
+    with pytest.raises(durable.DefinitionChangedError, match="item"):
+        m.wf.resume("r")
+    assert m.CALLS == []
+    run = m.wf.with_options(on_change="rerun").resume("r")
+    assert run.value == [[5, 6], [5, 6]]
+    assert sorted(m.CALLS) == [("item", 0), ("item", 1), ("plain", 0), ("plain", 1)]
