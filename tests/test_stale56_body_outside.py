@@ -3,8 +3,8 @@ read from a file or the environment (`cfg = json.load(open("cfg.json"))`,
 then `def item(x): return x + cfg["j"]`): its fingerprint counted the dict
 by type only (a body's locals were taken as made from the run's arguments
 alone), so a run stopped after some calls, resumed after cfg.json changed,
-replayed what the old file computed (`[0, 1]` for `[5, 6]`, or a
-`loop_over`'s kept items next to new ones). Such a local now counts by
+replayed what the old file computed (`[0, 1]` for `[5, 6]`, a child
+workflow's result too, or a `loop_over`'s kept items next to new ones). Such a local now counts by
 content, as a global made from a file does."""
 
 from __future__ import annotations
@@ -44,9 +44,14 @@ FLOW = """
             CALLS.append(("plain", x))
             return x + cfg["j"] + env["j"]
 
+        @durable.workflow
+        def kid(x):
+            CALLS.append(("kid", x))
+            return x + cfg["j"] + env["j"]
+
         direct = [item(0), item(1)]
         kept = durable.loop_over(plain, [0, 1], checkpoint_items=True)
-        return stop([direct, kept])
+        return stop([direct, kept, [kid(0), kid(1)]])
 """
 
 
@@ -61,7 +66,7 @@ def test_a_body_local_read_from_outside_is_no_replay(
     m.STOP.append(1)
     with pytest.raises(RuntimeError, match="stopped"):
         m.wf.with_options(run_id="r")(str(tmp_path))
-    assert sorted(m.CALLS) == [("item", 0), ("item", 1), ("plain", 0), ("plain", 1)]
+    assert sorted(m.CALLS) == [("item", 0), ("item", 1), ("kid", 0), ("kid", 1), ("plain", 0), ("plain", 1)]
     if what == "file":
         (tmp_path / "cfg.json").write_text(json.dumps({"j": 5}))
     else:
@@ -72,5 +77,5 @@ def test_a_body_local_read_from_outside_is_no_replay(
         m.wf.resume("r")
     assert m.CALLS == []
     run = m.wf.with_options(on_change="rerun").resume("r")
-    assert run.value == [[5, 6], [5, 6]]
-    assert sorted(m.CALLS) == [("item", 0), ("item", 1), ("plain", 0), ("plain", 1)]
+    assert run.value == [[5, 6], [5, 6], [5, 6]]
+    assert sorted(m.CALLS) == [("item", 0), ("item", 1), ("kid", 0), ("kid", 1), ("plain", 0), ("plain", 1)]
