@@ -79,3 +79,77 @@ def test_a_body_local_read_from_outside_is_no_replay(
     run = m.wf.with_options(on_change="rerun").resume("r")
     assert run.value == [[5, 6], [5, 6], [5, 6]]
     assert sorted(m.CALLS) == [("item", 0), ("item", 1), ("kid", 0), ("kid", 1), ("plain", 0), ("plain", 1)]
+
+
+FILLED = """
+    import json, os
+    import durable
+    import stale56_conf
+
+    LOCAL = {}
+    CALLS = []
+    STOP = []
+
+    @durable.step
+    def stop(v):
+        if STOP:
+            raise RuntimeError("stopped")
+        return v
+
+    @durable.step
+    def local(x):
+        CALLS.append(("local", x))
+        return x + LOCAL["j"]
+
+    @durable.step
+    def other(x):
+        CALLS.append(("other", x))
+        return x + stale56_conf.CONFIG["j"]
+
+    def fill(folder):
+        with open(os.path.join(folder, "cfg.json")) as f:
+            cfg = json.load(f)
+        LOCAL.update(cfg)
+        stale56_conf.CONFIG.update(cfg)
+
+    @durable.workflow
+    def wf(folder):
+        fill(folder)
+        return stop([local(0), other(0)])
+
+    @durable.workflow
+    def bare():
+        LOCAL.update(json.load(open(os.environ["CFG56"])))
+        return stop([local(1)])
+"""
+
+
+@pytest.mark.parametrize("flow", ["wf", "bare"])
+def test_a_global_the_body_filled_from_a_file_is_no_replay(
+    load: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flow: str
+) -> None:
+    """The body (or a function it calls) fills a module's dict from a file,
+    and steps of this module or another read it: resumed after the file
+    changed, the steps replayed the old contents' outputs ([0, 0] for
+    [5, 5]; [1] for [6] in a workflow taking no argument)."""
+    durable.configure(store=str(tmp_path / "store"))
+    load("stale56_conf", "CONFIG = {}\n")
+    m = load("stale56_filled", FILLED)
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"j": 0}))
+    monkeypatch.setenv("CFG56", str(cfg))
+    wf = m.wf if flow == "wf" else m.bare
+    call = wf.with_options(run_id="r")
+    m.STOP.append(1)
+    with pytest.raises(RuntimeError, match="stopped"):
+        call(str(tmp_path)) if flow == "wf" else call()
+    ran = sorted(m.CALLS)
+    cfg.write_text(json.dumps({"j": 5}))
+    m.STOP.clear()
+    m.CALLS.clear()
+    with pytest.raises(durable.DefinitionChangedError):
+        wf.resume("r")
+    assert m.CALLS == []
+    run = wf.with_options(on_change="rerun").resume("r")
+    assert run.value == ([5, 5] if flow == "wf" else [6])
+    assert sorted(m.CALLS) == ran

@@ -189,16 +189,16 @@ def _analysed(fn: types.FunctionType) -> _Found:
     # Only the body's own names carry its values from one statement to the
     # next: `durable.suspend(...)` under `if not ready:` does not make every
     # local that a step decorated `@durable.step` reads depend on `ready`.
-    inner = {name: reads & (own | {OUTSIDE}) for name, reads in edges.items() if name in own}
-    # OUTSIDE in the cells alone: the rest answers which arguments count.
-    cells = {cell: frozenset(_reached(cell, inner) & (params | {OUTSIDE})) for cell in code.co_cellvars}
+    out, own_o = params | {OUTSIDE}, own | {OUTSIDE}  # in cells and globals, not `lines`' arguments
+    inner = {name: reads & own_o for name, reads in edges.items() if name in own}
+    cells = {cell: frozenset(_reached(cell, inner) & out) for cell in code.co_cellvars}
     strong, classes = changed(body, calls=False), method_bases(body)
     # a function's own locals fill no global (`def apply(s): out = s`), unless
     # the body names a global of that name itself (`global LIMIT; LIMIT = n`)
     nested = {n for c in nested_code(code) if c is not code for n in (*c.co_varnames, *c.co_cellvars)}
     locals_all = own | (nested - set(code.co_names))
     stored = {  # a global of the module the body stores into or mutates
-        name: _made_of(reads & own, inner) & params
+        name: _made_of(reads & own_o, inner) & out
         for name, reads in edges.items()
         if name not in locals_all and kept(name, fn.__globals__, strong, classes)
     }
@@ -206,15 +206,15 @@ def _analysed(fn: types.FunctionType) -> _Found:
 
     def made_at(runs: Runs) -> frozenset[str]:  # what the statements there read is made from
         if runs is None:
-            return params
+            return out
         reads = frozenset().union(*(r for a, b, r in units if a <= runs[0] <= b or a <= runs[1] <= b))
-        return _made_of(reads & own, inner) & params
+        return _made_of(reads & own_o, inner) & out
 
     deferred = Deferred(body)
     for node in deferred.nodes:  # what a function defined in the body stores into
         for name in changed([node]) - locals_all:
             if kept(name, fn.__globals__, strong, classes):
-                made = frozenset().union(*(made_at(runs) for runs in deferred.runs_of(node)))
+                made = frozenset().union(*(made_at(runs) for runs in deferred.runs_of(node))) & params
                 stored[name] = stored.get(name, frozenset()) | made
     filled: Filled = [(name, fn.__globals__) for name in stored]
     for name, home, runs in filled_elsewhere(body, fn.__globals__, params, deferred):
