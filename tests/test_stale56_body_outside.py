@@ -88,6 +88,9 @@ FILLED = """
 
     LOCAL = {}
     CALLS = []
+
+    class Settings:
+        mode = "a"
     STOP = []
 
     @durable.step
@@ -117,10 +120,17 @@ FILLED = """
         fill(folder)
         return stop([local(0), other(0)])
 
+    @durable.step
+    def klass(x):
+        CALLS.append(("klass", x))
+        return f"{x}{Settings.mode}"
+
     @durable.workflow
     def bare():
-        LOCAL.update(json.load(open(os.environ["CFG56"])))
-        return stop([local(1)])
+        with open(os.environ["CFG56"]) as f:
+            LOCAL.update(json.load(f))
+        Settings.mode = os.environ["MODE56"]
+        return stop([local(1), klass(1)])
 """
 
 
@@ -131,13 +141,15 @@ def test_a_global_the_body_filled_from_a_file_is_no_replay(
     """The body (or a function it calls) fills a module's dict from a file,
     and steps of this module or another read it: resumed after the file
     changed, the steps replayed the old contents' outputs ([0, 0] for
-    [5, 5]; [1] for [6] in a workflow taking no argument)."""
+    [5, 5]; in a workflow taking no argument, [1, "1a"] for [6, "1b"], a
+    class attribute set from the environment too)."""
     durable.configure(store=str(tmp_path / "store"))
     load("stale56_conf", "CONFIG = {}\n")
     m = load("stale56_filled", FILLED)
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"j": 0}))
     monkeypatch.setenv("CFG56", str(cfg))
+    monkeypatch.setenv("MODE56", "a")
     wf = m.wf if flow == "wf" else m.bare
     call = wf.with_options(run_id="r")
     m.STOP.append(1)
@@ -145,11 +157,12 @@ def test_a_global_the_body_filled_from_a_file_is_no_replay(
         call(str(tmp_path)) if flow == "wf" else call()
     ran = sorted(m.CALLS)
     cfg.write_text(json.dumps({"j": 5}))
+    monkeypatch.setenv("MODE56", "b")
     m.STOP.clear()
     m.CALLS.clear()
     with pytest.raises(durable.DefinitionChangedError):
         wf.resume("r")
     assert m.CALLS == []
     run = wf.with_options(on_change="rerun").resume("r")
-    assert run.value == ([5, 5] if flow == "wf" else [6])
+    assert run.value == ([5, 5] if flow == "wf" else [6, "1b"])
     assert sorted(m.CALLS) == ran

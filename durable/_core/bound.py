@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._fingerprint.derived import OUTSIDE, made_at, made_in, read_from_body
-from .._fingerprint.fills import data
 from .._fingerprint.imports import user_module
 from .._fingerprint.reach import target_of
 from .identity import _IMMUTABLE, is_token, value_digest
@@ -270,7 +269,8 @@ def _filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, s
     for name, params in made.stored.items():
         for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
             value = home.get(name)
-            if name not in home or not data(name, home) or not _users(home):  # not `os.environ`
+            code = isinstance(value, types.ModuleType) or (callable(value) and not isinstance(value, type))
+            if name not in home or code or not _users(home):  # not `os.environ` of `if os.environ[...]:`
                 continue
             if not (name in names or any(value is f.__globals__.get(n) for n in names)):
                 continue
