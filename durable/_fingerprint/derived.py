@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -35,6 +35,7 @@ from .fills import (
     method_bases,
 )
 from .heads import ANY, EVERYWHERE
+from .outside import reads_outside
 from .samecode import nested_code
 from .source import find_definitions, runs_this_source, source_of
 from .userclasses import new_analysis
@@ -59,6 +60,9 @@ class Made(NamedTuple):
 
 _KNOWN: dict[int, Made] = {}
 _ALL = "<every local>"  # read by `locals()`, `vars()`, `eval(...)`, `exec(...)`
+# A cell made by a statement reading the environment or a file (`cfg = json.load(open(p))`):
+# no argument tells it, so a function defined in the body counts it by content (`madewith`).
+OUTSIDE = "<environment or a file>"
 _NESTED = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 
 
@@ -157,7 +161,7 @@ def _unknown(fn: types.FunctionType, *, callees: bool = True) -> _Found:
     if callees:
         names = [ast.Name(id=n, ctx=ast.Load()) for n in code.co_names]
         some += [pair for n in names for pair in (*filled_by(n, ns), *filled_through(n, ns))]
-    unknown = dict.fromkeys(code.co_cellvars, params)
+    unknown = dict.fromkeys(code.co_cellvars, params | {OUTSIDE})
     return _only_made(unknown), _only_made({n: params for n, _ in some}), None, _homes_of(some)
 
 
@@ -173,22 +177,28 @@ def _analysed(fn: types.FunctionType) -> _Found:
     edges: dict[str, set[str]] = {}
     units: list[tuple[int, int, frozenset[str]]] = []
     body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
-    _statements(body, frozenset(), edges, units)
+    checked = code.co_filename  # `runs_this_source` just passed
+
+    def outside(nodes: list[ast.AST]) -> bool:
+        return reads_outside(nodes, fn.__globals__, checked)
+
+    _statements(body, frozenset(), edges, units, outside)
     # `eval("f(xs)")`, `fill(**locals())`: what they read the text does not spell
     edges = {name: reads | own if _ALL in reads else reads for name, reads in edges.items()}
     units = [(a, b, reads | own if _ALL in reads else reads) for a, b, reads in units]
     # Only the body's own names carry its values from one statement to the
     # next: `durable.suspend(...)` under `if not ready:` does not make every
     # local that a step decorated `@durable.step` reads depend on `ready`.
-    inner = {name: reads & own for name, reads in edges.items() if name in own}
-    cells = {cell: frozenset(_reached(cell, inner) & params) for cell in code.co_cellvars}
+    out, own_o = params | {OUTSIDE}, own | {OUTSIDE}  # in cells and globals, not `lines`' arguments
+    inner = {name: reads & own_o for name, reads in edges.items() if name in own}
+    cells = {cell: frozenset(_reached(cell, inner) & out) for cell in code.co_cellvars}
     strong, classes = changed(body, calls=False), method_bases(body)
     # a function's own locals fill no global (`def apply(s): out = s`), unless
     # the body names a global of that name itself (`global LIMIT; LIMIT = n`)
     nested = {n for c in nested_code(code) if c is not code for n in (*c.co_varnames, *c.co_cellvars)}
     locals_all = own | (nested - set(code.co_names))
     stored = {  # a global of the module the body stores into or mutates
-        name: _made_of(reads & own, inner) & params
+        name: _made_of(reads & own_o, inner) & out
         for name, reads in edges.items()
         if name not in locals_all and kept(name, fn.__globals__, strong, classes)
     }
@@ -196,15 +206,15 @@ def _analysed(fn: types.FunctionType) -> _Found:
 
     def made_at(runs: Runs) -> frozenset[str]:  # what the statements there read is made from
         if runs is None:
-            return params
+            return out
         reads = frozenset().union(*(r for a, b, r in units if a <= runs[0] <= b or a <= runs[1] <= b))
-        return _made_of(reads & own, inner) & params
+        return _made_of(reads & own_o, inner) & out
 
     deferred = Deferred(body)
     for node in deferred.nodes:  # what a function defined in the body stores into
         for name in changed([node]) - locals_all:
             if kept(name, fn.__globals__, strong, classes):
-                made = frozenset().union(*(made_at(runs) for runs in deferred.runs_of(node)))
+                made = frozenset().union(*(made_at(runs) for runs in deferred.runs_of(node))) & params
                 stored[name] = stored.get(name, frozenset()) | made
     filled: Filled = [(name, fn.__globals__) for name in stored]
     for name, home, runs in filled_elsewhere(body, fn.__globals__, params, deferred):
@@ -239,25 +249,29 @@ def _statements(
     control: frozenset[str],
     edges: dict[str, set[str]],
     units: list[tuple[int, int, frozenset[str]]],
+    outside: Callable[[list[ast.AST]], bool],
 ) -> None:
     """Record, for each name a statement may change, the names it reads and
-    the names of the conditions and loops around it; and the lines of each
-    statement (of a compound one, its header) with the names it reads."""
+    the names of the conditions and loops around it (OUTSIDE when it reads
+    the environment or a file); and the lines of each statement (of a
+    compound one, its header) with the names it reads."""
     for stmt in body:
         if isinstance(stmt, _NESTED):
             header = [getattr(stmt, f) for f in ("test", "iter", "target") if hasattr(stmt, f)]
             header += getattr(stmt, "items", [])
             last = max([stmt.lineno, *(getattr(n, "end_lineno", 0) or 0 for n in header)])
+            # `with open(path) as f:`, `for line in open(path):`
+            inner = control | _read(header) | ({OUTSIDE} if outside(header) else set())
             header += getattr(stmt, "handlers", [])  # `except E as e` binds e
-            inner = control | _read(header)
+            inner |= _read(getattr(stmt, "handlers", []))
             _link(changed(header), inner, edges)
             units.append((stmt.lineno, last, inner))
             for part in ("body", "orelse", "finalbody"):
-                _statements(getattr(stmt, part, []), inner, edges, units)
+                _statements(getattr(stmt, part, []), inner, edges, units, outside)
             for handler in getattr(stmt, "handlers", []):
-                _statements(handler.body, inner, edges, units)
+                _statements(handler.body, inner, edges, units, outside)
         else:  # a simple statement, or one handled whole (a nested def, `match`)
-            read = control | _read([stmt])
+            read = control | _read([stmt]) | ({OUTSIDE} if outside([stmt]) else set())
             _link(changed([stmt]), read, edges)
             first = getattr(stmt, "lineno", 0)
             given = _given_to_loop_over(stmt)

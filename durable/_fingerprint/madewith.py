@@ -8,7 +8,9 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import inspect
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -16,6 +18,7 @@ from typing import Any, TypeVar
 from ..errors import ConfigurationError
 from .bindings import binding_statements
 from .canon import node_hash
+from .derived import OUTSIDE, made_in
 from .imports import user_class
 from .outside import _DEFS, reads_outside
 from .outsidevalues import (
@@ -81,8 +84,9 @@ def held_contents(fn: Any, kept: Any) -> dict[str, str]:
     the statement that defines it (an edit of its methods); an object with
     no contents to count (a client), and a path, by its type, as elsewhere."""
     factory = str(getattr(fn, "__qualname__", "")).partition(".<locals>.")[0]
-    if is_durable(getattr(fn, "__globals__", {}).get(factory)):
-        return {}  # defined in a workflow's body: by the run's arguments it reads (`bound.with_held`)
+    flow = getattr(fn, "__globals__", {}).get(factory)
+    if is_durable(flow):  # defined in a workflow's body: by the run's arguments it reads (`bound.with_held`)
+        return _read_outside_in_body(fn, getattr(flow, "fn", None), kept)
     toks: list[str] = []
     for value in _held(fn, kept):
         if isinstance(value, type) and user_class(value):
@@ -91,6 +95,30 @@ def held_contents(fn: Any, kept: Any) -> dict[str, str]:
             # A path is where a file lies (`ownpath`); a helper counts by its code.
             toks += witnessed(held_snapshot, value) or ["obj:" + type(value).__qualname__]
     return {"made-contents": hash_tokens(toks)}
+
+
+def _read_outside_in_body(fn: Any, body: Any, kept: Any) -> dict[str, str]:
+    """What a function defined in a workflow's body holds of the body's
+    locals that a statement reading the environment or a file made (`cfg =
+    json.load(open(path))`, `derived.OUTSIDE`), by content: no argument of
+    the run tells it, and by type alone a run resumed after the file
+    changed replayed what the old contents computed. {} when it holds none."""
+    body = inspect.unwrap(body) if callable(body) else body
+    code = getattr(fn, "__code__", None)
+    if not isinstance(body, types.FunctionType) or code is None:
+        return {}
+    made = made_in(body)
+    if id(code) not in made.nested:
+        return {}
+    names = zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False)
+    toks: list[str] = []
+    for name, cell in names:
+        if name in kept or OUTSIDE not in made.cells.get(name, ()):
+            continue
+        value = _cell_value(cell)
+        if not callable(value) or holds_values(value):  # a helper counts by its code
+            toks += [name, *(witnessed(outside_tokens, value) or ["obj:" + type(value).__qualname__])]
+    return {"body-outside-contents": hash_tokens(toks)} if toks else {}
 
 
 # Set while a step is decorated: a factory may fill what the step holds
