@@ -20,10 +20,10 @@ from typing import Any
 
 from .holds import held_callables
 from .imports import user_class
+from .inplace import MUTATORS
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
-from .inplace import MUTATORS
 from .stepreach import LOGS, local_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
