@@ -32,7 +32,6 @@ from .loaded import Users, loaded_state
 from .outside import _durable
 from .reach import module_label
 from .source import current_text, rewritten_by_pytest
-from .unseen import unseen_change
 from .witness import file_state, remember, witnessed
 from .writes import ANY, CALLED, GIVEN, MODULE_ROOT, Path, writes_of
 
@@ -118,11 +117,10 @@ def changed_elsewhere(namespace: Mapping[str, Any], name: str) -> bool:
     """Whether a module-level statement of another module of the user's
     (not a function's body: what a run does) sets or changes `name` of the
     module whose namespace is `namespace` (`helpers.CFG["k"] = 2` in a
-    script; or code with no text may: `unseen`): in its file before and
-    after it ran, its text tells nothing of what a call between the two saw."""
+    script): in its file before and after it ran, its text tells nothing
+    of what a call between the two saw."""
     entries = _lookup(_index(full=False), namespace, name)[2]
-    seen = any(not isinstance(unit, _DEFS) or _run_by_its_module(w, unit) for w, unit in entries)
-    return seen or unseen_change(namespace, name)
+    return any(not isinstance(unit, _DEFS) or _run_by_its_module(w, unit) for w, unit in entries)
 
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -220,7 +218,8 @@ def _lookup(
     writers = tuple(dict.fromkeys(writer for writer, _ in entries))
     if len(index.found) >= 4096:  # namespaces made again and again (a notebook)
         index.found.clear()
-    index.found[key] = (namespace, held, found, writers, kept := tuple(entries))
+    kept = tuple(entries)
+    index.found[key] = (namespace, held, found, writers, kept)
     return found, writers, kept
 
 
@@ -305,7 +304,8 @@ def _place(placed: list[Placed], read: dict[tuple[int, str], Read], entry: Entry
 
 
 def _read(read: dict[tuple[int, str], Read], space: Mapping[str, Any], key: str) -> object:
-    read[id(space), key] = (space, key, value := space.get(key, _MISSING))
+    value = space.get(key, _MISSING)
+    read[id(space), key] = (space, key, value)
     return value
 
 
