@@ -1,10 +1,11 @@
 """Writes durable could not see, each found replaying an old output.
 
 Configuration changed by code with no source to read (`python -c`, the
-plain REPL, `tests.scripts`' forked driver): `flow.CFG["k"] = 3` or
-`flow.settings.model.name = "b"` between two calls of a completed run in
-one process replayed the first call's output (from a script file the same
-edit is refused: its statements are read). Step `a` logging into `LOG`
+plain REPL, `tests.scripts`' forked driver): `flow.CFG["k"] = 3`,
+`flow.settings.model.name = "b"` or `flow.Config.items.append(5)` between
+two calls of a completed run in one process replayed the first call's
+output (from a script file the same edit is refused: its statements are
+read). Step `a` logging into `LOG`
 through a partial or a bound method of a list's builtin method
 (`partial(list.append, LOG)`, `LOG.append` held in a global), and step `b`
 reading `LOG` through its module importing itself (`import flow;
@@ -28,6 +29,9 @@ settings = types.SimpleNamespace(model=types.SimpleNamespace(name="a"))
 CFG = {"k": 2}
 RUNS = []
 
+class Config:
+    items = [1]
+
 def counted(name):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write(name + "\\n")
@@ -48,9 +52,18 @@ def u(x):
     RUNS.append(x)
     return len(RUNS)
 
+@durable.step
+def v(x):
+    counted("v")
+    return sum(Config.items)
+
 @durable.workflow(run_id="r1")
 def wf(x):
     return s(x)
+
+@durable.workflow(run_id="r4")
+def wf4(x):
+    return v(x)
 
 @durable.workflow(run_id="r2")
 def wf2(x):
@@ -74,9 +87,10 @@ def go(label, w):
 go("s", flow.wf); {edit_s}; go("s-after", flow.wf)
 go("t", flow.wf2); {edit_t}; go("t-after", flow.wf2)
 go("u", flow.wf3); go("u-again", flow.wf3)
+go("v", flow.wf4); {edit_v}; go("v-after", flow.wf4)
 """
-EDITS = {"edit_s": 'flow.settings.model.name = "b"', "edit_t": 'flow.CFG["k"] = 3'}
-SAME = {"edit_s": "pass", "edit_t": "pass"}
+EDITS = {"edit_s": 'flow.settings.model.name = "b"', "edit_t": 'flow.CFG["k"] = 3', "edit_v": "flow.Config.items.append(5)"}
+SAME = {"edit_s": "pass", "edit_t": "pass", "edit_v": "pass"}
 
 LOG_FLOW = """
 import os, sys, functools, durable
@@ -139,10 +153,11 @@ def test_configuration_changed_by_code_without_source_is_not_replayed(
     assert lines["s"] == "aa" and lines["t"] == "20", typed
     assert lines["s-after"] in ("refused", "bb"), typed  # was: aa
     assert lines["t-after"] in ("refused", "30"), typed  # was: 20
+    assert lines["v"] == "1" and lines["v-after"] in ("refused", "6"), typed  # was: 1
     # A step filling a list of its module is no change: called again, it replays.
     assert lines["u"] == "1" and lines["u-again"] == "1", typed
     # A new process, nothing changed: every run replays, no step runs again.
-    assert again.split() == ["s", "aa", "s-after", "aa", "t", "20", "t-after", "20", "u", "1", "u-again", "1"], again
+    assert again.split() == ["s", "aa", "s-after", "aa", "t", "20", "t-after", "20", "u", "1", "u-again", "1", "v", "1", "v-after", "1"], again
     assert count.count("u") == 1 and count.count("s") + count.count("t") <= 4, count
 
 
