@@ -29,6 +29,7 @@ from .outsidevalues import (
 from .ownpath import bound_again, chosen_outside, class_made_by
 from .reach import identity_of
 from .singletons import closure_instances, kept_instances
+from .unseen import unseen_change, unseen_part
 from .values import content_tokens, fresh_token, hash_tokens, plain_tokens
 from .witness import witnessed
 
@@ -76,6 +77,7 @@ def contents_part(
     via = _via | {id(namespace)}  # `from a import X` in b and `from b import X` in a: once each
     theirs = [contents_part(attr, obj, vars(home), elsewhere=elsewhere, _via=via) for home, attr in homes.values()
               if id(vars(home)) not in via and vars(home).get(attr) is obj]  # fmt: skip
+    theirs += [witnessed(unseen_part, name, obj, namespace) if elsewhere else None]  # `flow.CFG[k] = 3` typed
     parts = [p for p in (own, *theirs) if p is not None]
     return own if parts in ([], [own]) else hash_tokens(parts)
 
@@ -132,11 +134,10 @@ def closure_kept(fn: object) -> list[str]:
 def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     """A class's list, dict or set read through it (`Base.registry`) by its
     contents, when module-level statements change the class in place
-    (`Base.registry["x"] = K`, `Base.configure(K)`, also a script's
-    `Config.model.k = 2`) or its own
-    `__init_subclass__` may fill it as subclasses are made (`class Sub(Base,
-    k=K)`): their text is the same whatever `K` was, and before and after
-    they ran. {} otherwise: the class statement counts, as before."""
+    (`Base.registry["x"] = K`, `Base.configure(K)`, a script's `Config.model.k
+    = 2`, code with no text: `unseen`) or its own `__init_subclass__` may fill
+    it as subclasses are made (`class Sub(Base, k=K)`): their text is the same
+    whatever `K` was, before and after they ran. {} otherwise: the class statement counts."""
     home = sys.modules.get(cls.__module__)
     if home is None or "." in cls.__qualname__ or not _holds_data(obj):
         return {}
@@ -150,7 +151,7 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     # An attribute its code names (`Base.registry[...] = k`), not a cache the steps fill.
     filled = code is not None and key.rpartition(".")[2] in code.co_names
     changed = any(name in assigned_into(s) or _runs_over(s, name, names) for s in found)
-    if not filled and not changed and not witnessed(changed_elsewhere, names, name):
+    if not filled and not changed and not witnessed(changed_elsewhere, names, name) and not witnessed(unseen_change, names, name):
         return {}
     toks = witnessed(_running_tokens, obj, False)
     return {} if toks is None else {"now:" + key: hash_tokens(toks)}

@@ -20,10 +20,11 @@ from typing import Any
 
 from .holds import held_callables
 from .imports import user_class
+from .inplace import MUTATORS
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import local_names, written_in
+from .stepreach import LOGS, local_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 # Past this many helpers, the rest is not looked at (a step's module calling
@@ -68,7 +69,38 @@ def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> 
                 found.update(k for k, v in globs.items() if v is value)
     if untold:
         found |= _shared(globs, [s for s in spaces.values() if s is not globs])
-    return frozenset(found | {n for d in defs for n in _handed(d, globs, logs) - local_names([d])})
+    found |= {n for d in defs for n in (_handed(d, globs, logs) | _held_mutators(d, globs, logs)) - local_names([d])}
+    return frozenset(found)
+
+
+def _held_mutators(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
+    """The globals whose object a builtin method that changes it, held
+    bound to it, writes when `node` names the holder (`add(x)` of `add =
+    functools.partial(list.append, LOG)` or `add = LOG.append`): as
+    `written_in` counts `LOG.append(x)`, a call through such a holder is
+    the write, and a replay that skips it leaves the list the import did."""
+    methods = MUTATORS if logs else MUTATORS - LOGS
+    found: set[str] = set()
+    for sub in walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            target = _mutated(globs.get(sub.id), methods)
+            if target is not None and not isinstance(target, _FIXED):
+                found.update(k for k, v in list(globs.items()) if v is target)
+    return found
+
+
+def _mutated(value: object, methods: frozenset[str]) -> object:
+    """The object `value` changes when called, if it is (a partial of) a
+    builtin method among `methods` bound to one, else None."""
+    for _ in range(8):  # partials of partials
+        if not isinstance(value, functools.partial):
+            break
+        if isinstance(value.func, types.MethodDescriptorType) and value.args:  # `partial(list.append, LOG)`
+            return value.args[0] if value.func.__name__ in methods else None
+        value = value.func
+    if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, types.ModuleType):
+        return value.__self__ if value.__name__ in methods else None  # `LOG.append`
+    return None
 
 
 def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import types
+from collections.abc import Mapping
 from typing import Any
 
 from . import stepreach
@@ -114,9 +115,11 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         return ()
     mine = {id(d) for d in own}
     # A step reads what a plain function it calls reads, and a name bound to what it names
-    # (`C = Cfg`, `def mode(): return Cfg.mode`); one reading names by string (`globals()["K"]`), any.
+    # (`C = Cfg`, `def mode(): return Cfg.mode`); one reading names by string (`globals()["K"]`),
+    # or through its module importing itself (`import flow; flow.LOG`), any.
+    unnamed = UNNAMED | _selves(globs or {})
     others = [
-        (d, names, seen | written if seen & UNNAMED else seen, owner)
+        (d, names, seen | written if seen & unnamed else seen, owner)
         for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
         for seen in [reached(names, src.tree)]
     ]  # fmt: skip
@@ -146,6 +149,14 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         ):
             read.discard(name)
     return tuple(sorted(read))
+
+
+def _selves(globs: Mapping[str, Any]) -> frozenset[str]:
+    """The names a module's steps may reach it by (`import flow`, in a step
+    too, `from pkg import flow`): its own name's parts, and its globals
+    bound to it."""
+    own = {k for k, v in list(globs.items()) if isinstance(v, types.ModuleType) and vars(v) is globs}
+    return frozenset(own | set(str(globs.get("__name__", "")).split(".")))
 
 
 def _class_attributes(fn: Any, defs: list[ast.AST], name: str) -> frozenset[str] | None:
