@@ -133,9 +133,11 @@ def _loop(
                         failed = (i, exc)
                         _unstart(pool, flying)
             try:
+                if keep is not None and stopped is None:  # checkpointed: as `done` between two items,
+                    check_stop()  # a graceful stop starts no try more (a retry due, the next item)
                 due = later.due() if failed is None and stopped is None else later.clear()
                 scopes = [tries.scope(i) for i in due]  # a retry's boundary (`KeptTries.scope`)
-            except Cancelled as stop_now:  # looked for while an item waits its delay
+            except (Cancelled, Stopped) as stop_now:  # looked for while an item waits its delay
                 stopped, due, scopes = stopped or stop_now, later.clear(), []
                 _unstart(pool, flying)
             ctrl_c.check()  # one that came while the outcomes were taken: nothing more starts
