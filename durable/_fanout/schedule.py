@@ -98,7 +98,7 @@ def _loop(
     """The items in flight on `pool`, `window` at most (`shape`), until none
     is left; a Ctrl-C taken between two waits (`interrupt`)."""
     (window, label), (done, keep) = shape, ends
-    later = Delays(tries.look())
+    later = Delays(tries.look(), tries.stops)
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | Cancelled | None = None
     try:
@@ -177,7 +177,7 @@ def _run_here(
     while True:
         value = _NONE
         if wait:  # waited here, where the run's cancel is looked for meanwhile
-            pause(wait, look=tries.look())
+            pause(wait, look=tries.look(), stops=tries.stops)
         scope = tries.scope(i)  # a retry's boundary: what it raises is not the item failing
         try:
             value = call_item(fn, items[i], trace, scope=scope)
@@ -265,7 +265,7 @@ async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, trie
     wait = 0.0
     while True:
         if wait:  # waited here, where the run's cancel is looked for meanwhile
-            await apause(wait, look=tries.look())
+            await apause(wait, look=tries.look(), stops=tries.stops)
         scope = tries.scope(i)  # a retry's boundary: what it raises is not the item failing
         try:
             return await acall_item(fn, item, trace, scope)
