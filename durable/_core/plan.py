@@ -91,24 +91,33 @@ class Look(NamedTuple):
 
 
 def pause(
-    seconds: float, sleep: Callable[[float], object] | None = None, look: Look | None = None
+    seconds: float,
+    sleep: Callable[[float], object] | None = None,
+    look: Look | None = None,
+    *,
+    stops: bool = True,
 ) -> None:
     """Wait on the clock (`sleep`: on real time, another holder's lease). A
     graceful stop ends the wait: at once when the main thread waits (nothing
     is in flight, so the signal handler raises `Stopped` there), else when
-    the wait is over. `look` ends it when it raises."""
-    check_stop()
-    main = threading.current_thread() is threading.main_thread()
+    the wait is over. `look` ends it when it raises. `stops=False`: a wait
+    inside an operation that finishes first (an item's retry delay in a
+    `loop_over` block without checkpoints), which a stop does not end."""
+    if stops:
+        check_stop()
+    main = stops and threading.current_thread() is threading.main_thread()
     if main:
         stop.pausing = True
     try:
         for part in _parts(seconds, look if sleep is None else None):
             (sleep or clocks.clock.sleep)(part)
-            check_stop()
+            if stops:
+                check_stop()
     finally:
         if main:
             stop.pausing = False
-    check_stop()
+    if stops:
+        check_stop()
 
 
 def _parts(seconds: float, look: Look | None) -> Generator[float, None, None]:
@@ -126,15 +135,19 @@ def _parts(seconds: float, look: Look | None) -> Generator[float, None, None]:
             look.fn()
 
 
-async def apause(seconds: float, real: bool = False, look: Look | None = None) -> None:
+async def apause(
+    seconds: float, real: bool = False, look: Look | None = None, *, stops: bool = True
+) -> None:
     """`pause` for a coroutine (`real`: on real time, not the durable
-    clock): a graceful stop wakes it at once."""
+    clock): a graceful stop wakes it at once (unless `stops=False`, as `pause`)."""
     import asyncio  # loaded already: an event loop runs this
 
-    check_stop()
+    if stops:
+        check_stop()
     loop = asyncio.get_running_loop()
-    entry = (loop, loop.create_future())
-    stop.wakers.append(entry)
+    entry = (loop, loop.create_future())  # never woken when not a waker
+    if stops:
+        stop.wakers.append(entry)
     try:
         for part in _parts(seconds, None if real else look):
             sleeping = asyncio.ensure_future((asyncio.sleep if real else clocks.clock.asleep)(part))
@@ -142,10 +155,13 @@ async def apause(seconds: float, real: bool = False, look: Look | None = None) -
                 await asyncio.wait([entry[1], sleeping], return_when=asyncio.FIRST_COMPLETED)
             finally:
                 sleeping.cancel()
-            check_stop()
+            if stops:
+                check_stop()
     finally:
-        stop.wakers.remove(entry)
-    check_stop()
+        if stops:
+            stop.wakers.remove(entry)
+    if stops:
+        check_stop()
 
 
 @dataclass

@@ -15,6 +15,12 @@ from .._storage.clock import MAX_WAIT
 from ..errors import ConfigurationError, ControlFlow, DefinitionChangedError, SerializationError
 from .plan import Call, Look, Pause, Plan
 
+# Never tried again, whatever `retry_on=` names (named there: refused, `_exception_types`):
+# a durable usage error in the body (a `wait_for` there, an option of the wrong type) says
+# the same on every try; so does a refusal (a loop_over worker that loaded edited code), and
+# a value that could not be recorded or sent back (the same value again).
+NEVER = (ConfigurationError, DefinitionChangedError, SerializationError)
+
 # What `retry_on=` takes, as the type checker sees it: what
 # `_exception_types` accepts at run time, so `retry_on=[A, B]` type-checks.
 RetryOn = (
@@ -62,12 +68,7 @@ class RetryPolicy(Frozen):
         return float(min(grown, self.max_delay, MAX_WAIT))
 
     def again(self, exc: BaseException, attempt: int) -> bool:
-        # A durable usage error in the body (a `wait_for` there, an option of
-        # the wrong type) says the same on every try: never tried again; so
-        # does a refusal (a loop_over worker that loaded edited code), and a
-        # value that could not be recorded or sent back (the same value again).
-        usage = isinstance(exc, (ConfigurationError, DefinitionChangedError, SerializationError))
-        return attempt < self.retries and isinstance(exc, self.retry_on) and not usage
+        return attempt < self.retries and isinstance(exc, self.retry_on) and not isinstance(exc, NEVER)
 
     def after(self, exc: BaseException, attempt: int) -> float | None:
         """THE retry rule of a step's try and a `loop_over` item's alike: the
@@ -153,5 +154,13 @@ def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:
             f"retry_on must be an exception class that is an Exception: {', '.join(never)} "
             "is never retried (a BaseException such as Ctrl-C, a cancelled asyncio task or "
             "SystemExit ends the run interrupted, to resume)"
+        )
+    if usage := [t.__name__ for t in types if issubclass(t, NEVER)]:
+        # Listed, it looked retried and was not, as a BaseException (hunt49: SerializationError).
+        raise ConfigurationError(
+            f"retry_on names {', '.join(usage)}, which is never retried: a durable "
+            "ConfigurationError, DefinitionChangedError or SerializationError says the same "
+            "on every try (a class above them, such as DurableError, may be named: they are "
+            "left out of it)"
         )
     return types

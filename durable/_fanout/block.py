@@ -138,7 +138,7 @@ class Block:
         self.digests: list[str] = []  # of the items, by `restore`
         self.restored = 0
         self.record = lookup(ctx, self.pos, self.label, self.fp, with_written(fn, self.digest, self.label))
-        self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest, len(items))
+        self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest, len(items), self.checkpoint)
 
     def _digest(self, value: Any) -> str:
         """The digest of the items (or of one item) with the bound arguments."""

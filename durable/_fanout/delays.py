@@ -16,8 +16,8 @@ class Delays:
     minutes' delay was seen after the next try. Their next try is sent
     once due, so no worker is kept waiting either."""
 
-    def __init__(self, look: Look | None) -> None:
-        self.look = look
+    def __init__(self, look: Look | None, stops: bool = True) -> None:
+        self.look, self.stops = look, stops  # `stops`: `Tries.stops`
         # A test's clock, whose sleeps return at once, tells when a delay is over.
         self.now = time.monotonic if clocks.clock.waits else clocks.clock.time
         self.items: list[tuple[float, int]] = []  # (due, item index)
@@ -39,7 +39,7 @@ class Delays:
     def pause(self) -> None:
         """Nothing in flight: wait until the first delay is over, looking as a
         step's delay does (a graceful stop ends it too)."""
-        pause(max(0.0, min(self.items)[0] - self.now()), look=self.look)
+        pause(max(0.0, min(self.items)[0] - self.now()), look=self.look, stops=self.stops)
         self.looked = self.now()
 
     def due(self) -> list[int]:

@@ -98,7 +98,7 @@ def _loop(
     """The items in flight on `pool`, `window` at most (`shape`), until none
     is left; a Ctrl-C taken between two waits (`interrupt`)."""
     (window, label), (done, keep) = shape, ends
-    later = Delays(tries.look())
+    later = Delays(tries.look(), tries.stops)
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | Cancelled | None = None
     try:
@@ -133,9 +133,11 @@ def _loop(
                         failed = (i, exc)
                         _unstart(pool, flying)
             try:
+                if keep is not None and stopped is None:  # checkpointed: as `done` between two items,
+                    check_stop()  # a graceful stop starts no try more (a retry due, the next item)
                 due = later.due() if failed is None and stopped is None else later.clear()
                 scopes = [tries.scope(i) for i in due]  # a retry's boundary (`KeptTries.scope`)
-            except Cancelled as stop_now:  # looked for while an item waits its delay
+            except (Cancelled, Stopped) as stop_now:  # looked for while an item waits its delay
                 stopped, due, scopes = stopped or stop_now, later.clear(), []
                 _unstart(pool, flying)
             ctrl_c.check()  # one that came while the outcomes were taken: nothing more starts
@@ -175,7 +177,7 @@ def _run_here(
     while True:
         value = _NONE
         if wait:  # waited here, where the run's cancel is looked for meanwhile
-            pause(wait, look=tries.look())
+            pause(wait, look=tries.look(), stops=tries.stops)
         scope = tries.scope(i)  # a retry's boundary: what it raises is not the item failing
         try:
             value = call_item(fn, items[i], trace, scope=scope)
@@ -263,7 +265,7 @@ async def _tried(fn: Callable[[Any], Any], item: Any, i: int, trace: Trace, trie
     wait = 0.0
     while True:
         if wait:  # waited here, where the run's cancel is looked for meanwhile
-            await apause(wait, look=tries.look())
+            await apause(wait, look=tries.look(), stops=tries.stops)
         scope = tries.scope(i)  # a retry's boundary: what it raises is not the item failing
         try:
             return await acall_item(fn, item, trace, scope)

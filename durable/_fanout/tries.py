@@ -41,6 +41,10 @@ class Tries:
         self.policy = spec.retry if spec is not None else RetryPolicy()
         self.used: dict[int, int] = {}  # tries of its budget made, by item index
         self.retrying: set[int] = set()  # items whose next try is a retry (`scope`)
+        # Whether a graceful stop ends an item's retry delay: not in a block
+        # without checkpoints, one unit that finishes first (its finished
+        # items are kept nowhere, and would run again on the resume).
+        self.stops = True
         # An item's open budget kept from before: the retries= it was opened with.
         self.policies: dict[int, RetryPolicy] = {}
 
@@ -91,8 +95,10 @@ class KeptTries(Tries):
         fp: str,
         digest_of: Callable[[int], str],
         total: int,
+        checkpoint: bool = True,
     ) -> None:
         super().__init__(fn)
+        self.stops = checkpoint
         self.total, self.lock = total, threading.Lock()
         self.keys: list[str] = []  # the items' idempotency keys (`key`), made once
         self.ctx, self.pos, self.label, self.fp = ctx, pos, label, fp

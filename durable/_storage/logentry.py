@@ -115,6 +115,19 @@ def step_number(raw: bytes, start: int = 0, end: int = -1) -> int:
     return -1
 
 
+def first_entry(head: bytes) -> int | None:
+    """What names the entry a log starts with (its header's checksum, which
+    covers its name's and data's lengths and its data's checksum), when
+    `head`, the log's first `HEAD` bytes, is an intact header; else None."""
+    if len(head) < _HEAD or head[:2] != _MAGIC:
+        return None
+    (crc,) = _CRC.unpack_from(head, _SUMMED)
+    return crc if zlib.crc32(head[:_SUMMED]) == crc else None
+
+
+HEAD = _HEAD
+
+
 def data_offset(name: str) -> int:
     """Where an entry's data starts, from the entry's start."""
     return _HEAD + len(name.encode())

@@ -15,12 +15,22 @@ itself, so a power loss may leave an older mark (damage past it is read
 as before), never one past what a sync covered. A log whose entries end
 before its mark (zeroed from there on, or cut short) lost synced records:
 refused too (`logrecords`), not read as a torn tail. Where the filesystem
-or the platform has no extended attributes, nothing is marked: as before."""
+or the platform has no extended attributes, nothing is marked: as before.
+
+A file written over in place keeps its attribute (`cp` onto a file that
+exists, `rsync --inplace`): another log of the run put there (the store
+copied elsewhere without attributes, the run restarted there, copied back)
+was refused as having lost synced records. So a mark names the first entry
+of the log it measured (`logentry.first_entry`): a log that starts with
+another intact entry is another log, which the mark says nothing of; one
+whose first entry is gone or damaged is held to it (fail closed)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+
+from .logentry import HEAD, first_entry
 
 _ATTR = "user.durable.synced"
 _SET = getattr(os, "setxattr", None)
@@ -36,7 +46,8 @@ def sync_marked(fd: int, written: int | None) -> None:
     os.fdatasync(fd)
     if _SET is not None and written:
         with contextlib.suppress(OSError):  # unmarked: read as before
-            _SET(fd, _ATTR, b"%d" % written)
+            first = first_entry(os.pread(fd, HEAD, 0))
+            _SET(fd, _ATTR, b"%d" % written if first is None else b"%d:%d" % (written, first))
 
 
 def marked(path: str) -> int:
@@ -48,4 +59,25 @@ def marked(path: str) -> int:
         raw = _GET(path, _ATTR, follow_symlinks=False)
     except OSError:
         return 0
-    return int(raw) if raw.isdigit() and len(raw) < 20 else 0
+    at, _, first = raw.partition(b":")
+    if not (at.isdigit() and len(at) < 20):
+        return 0
+    if first.isdigit() and len(first) < 11 and _another(path, int(first)):
+        return 0  # another log written over the one marked
+    return int(at)
+
+
+def _another(path: str, first: int) -> bool:
+    """Whether the log at `path` starts with an intact entry other than
+    `first`, the one the mark measured: unreadable, it is held to the mark."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        found = first_entry(os.pread(fd, HEAD, 0))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return found is not None and found != first
