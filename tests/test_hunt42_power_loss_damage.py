@@ -11,6 +11,10 @@ durability levels)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +52,28 @@ def _damage(tmp_path: Path, how: str) -> None:
 def _resume(tmp_path: Path, level: str) -> durable.Run[int]:
     store = durable.open_store(tmp_path / "s", durability=level)
     return t.flow.with_options(store=store).resume("r")
+
+
+def killed_synced(tmp_path: Path, level: str, interval: str = "1e-9") -> Path:
+    """A run under `level` syncing once an `interval` (the default: after
+    every record, each sync marking what it covered), killed at the start of
+    step 3: 0, 1 and 2 recorded and synced, none of it noted in the manifest.
+    Its records.log (skipped where the folder has no extended attributes)."""
+    probe = tmp_path / "probe"
+    probe.write_bytes(b"")
+    try:
+        os.setxattr(probe, "user.probe", b"1")
+    except (AttributeError, OSError):
+        pytest.skip("no extended attributes here: nothing is marked")
+    ran = tmp_path / "ran.log"
+    ran.write_text("")
+    code = t._CHILD.replace("sync_interval=3600", f"sync_interval={interval}")
+    code += "t.flow.with_options(store=store).run()\n"
+    env = dict(os.environ, PYTHONPATH=str(t.ROOT), HUNT40_LOG=str(ran), HUNT40_KILL_AT="3")
+    argv = [sys.executable, "-c", code, str(tmp_path / "s"), level, str(tmp_path / "synced")]
+    assert subprocess.run(argv, env=env, cwd=t.ROOT).returncode == -signal.SIGKILL
+    assert ran.read_text().split() == ["0", "1", "2", "3"]
+    return tmp_path / "s" / "r" / "r" / "records.log"
 
 
 @pytest.mark.parametrize(("level", "how"), [("batch", "data"), ("none", "entry")])

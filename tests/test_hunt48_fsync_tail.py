@@ -5,51 +5,33 @@ bytes, yet the log was read as ending there (a zero-filled or torn tail)
 and the steps recorded in those bytes ran a second time. The syncs of a
 run under "fsync" now mark how far they covered too (`syncmark`), at most
 once a `sync_interval` (no system call more per record), and such a log
-is refused as under "batch" (test_hunt47_synced_tail)."""
+is refused as under "batch", where hunt47 found the same (the test below
+runs both levels)."""
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import durable
 from tests import test_hunt40_killed_first as t
-from tests.conftest import ROOT
-from tests.test_hunt42_power_loss_damage import _entry, _resume, _zero
+from tests.test_hunt42_power_loss_damage import _entry, _resume, _zero, killed_synced
 
 pytestmark = pytest.mark.slow
 
 
 def _killed(tmp_path: Path, interval: str) -> Path:
-    """Killed at the start of step 3 under "fsync": 0, 1 and 2 recorded and
-    synced, the attempt's start noting none of them (a fresh run)."""
-    probe = tmp_path / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.setxattr(probe, "user.probe", b"1")
-    except (AttributeError, OSError):
-        pytest.skip("no extended attributes here: nothing is marked")
-    ran = tmp_path / "ran.log"
-    ran.write_text("")
-    code = t._CHILD.replace("sync_interval=3600", f"sync_interval={interval}")
-    code += "t.flow.with_options(store=store).run()\n"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HUNT40_LOG=str(ran), HUNT40_KILL_AT="3")
-    argv = [sys.executable, "-c", code, str(tmp_path / "s"), "fsync", str(tmp_path / "synced")]
-    assert subprocess.run(argv, env=env, cwd=ROOT).returncode == -signal.SIGKILL
-    assert ran.read_text().split() == ["0", "1", "2", "3"]
-    return tmp_path / "s" / "r" / "r" / "records.log"
+    return killed_synced(tmp_path, "fsync", interval)
 
 
+@pytest.mark.parametrize("level", ["batch", "fsync"])
 @pytest.mark.parametrize("how", ["zeroed", "cut"])
-def test_an_fsynced_log_damaged_to_its_end_is_refused_not_replayed(
-    tmp_path: Path, how: str
+def test_a_synced_log_damaged_to_its_end_is_refused_not_replayed(
+    tmp_path: Path, level: str, how: str
 ) -> None:
-    log = _killed(tmp_path, "1e-9")  # a mark after every sync
+    log = killed_synced(tmp_path, level)  # a mark after every sync
     start, _ = _entry(log, "steps/00000001")
     if how == "zeroed":  # from step 1's entry to the end: a zero-filled tail
         _zero(log, start, log.stat().st_size)
@@ -57,7 +39,7 @@ def test_an_fsynced_log_damaged_to_its_end_is_refused_not_replayed(
         os.truncate(log, start + 20)
     before = len(t.ran)
     with pytest.raises(durable.CorruptRecordError, match=rf"byte {start}\b"):
-        _resume(tmp_path, "fsync")  # was: read up to step 1, then 1 and 2 ran again
+        _resume(tmp_path, level)  # was: read up to step 1, then 1 and 2 ran again
     assert t.ran[before:] == []
 
 

@@ -7,37 +7,21 @@ ran a second time (hunt42's reading; `syncmark`)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import durable
 from tests import test_hunt40_killed_first as t
-from tests.test_hunt42_power_loss_damage import _damage, _resume
+from tests.test_hunt42_power_loss_damage import _damage, _resume, killed_synced
 
 pytestmark = pytest.mark.slow
 
 
 def test_damage_a_batch_sync_covered_mid_attempt_is_refused(tmp_path: Path) -> None:
-    probe = tmp_path / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.setxattr(probe, "user.probe", b"1")
-    except (AttributeError, OSError):
-        pytest.skip("no extended attributes here: nothing is marked")
     # A sync after every record (the interval runs out at once); killed at the
     # start of step 3: 0, 1 and 2 recorded and synced, none of it noted.
-    log = tmp_path / "ran.log"
-    log.write_text("")
-    code = t._CHILD.replace("sync_interval=3600", "sync_interval=1e-9") + "t.flow.with_options(store=store).run()\n"
-    env = dict(os.environ, PYTHONPATH=str(t.ROOT), HUNT40_LOG=str(log), HUNT40_KILL_AT="3")
-    argv = [sys.executable, "-c", code, str(tmp_path / "s"), "batch", str(tmp_path / "synced")]
-    assert subprocess.run(argv, env=env, cwd=t.ROOT).returncode == -signal.SIGKILL
-    assert log.read_text().split() == ["0", "1", "2", "3"]
+    killed_synced(tmp_path, "batch")
     assert max(int(x) for x in (tmp_path / "synced").read_text().split()) == 426  # 0, 1, 2 synced
     _damage(tmp_path, "data")  # step 1's data zeroed, step 2's entry intact after it
     before = len(t.ran)

@@ -8,38 +8,19 @@ reader no longer cuts below the mark."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import durable
 from tests import test_hunt40_killed_first as t
-from tests.test_hunt42_power_loss_damage import _entry, _resume, _zero
+from tests.test_hunt42_power_loss_damage import _entry, _resume, _zero, killed_synced
 
 pytestmark = pytest.mark.slow
 
 
 def _killed_synced(tmp_path: Path) -> Path:
-    """A run under "batch" syncing after every record, killed at the start
-    of step 3: 0, 1 and 2 recorded and synced (marked), none of it noted."""
-    probe = tmp_path / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.setxattr(probe, "user.probe", b"1")
-    except (AttributeError, OSError):
-        pytest.skip("no extended attributes here: nothing is marked")
-    log = tmp_path / "ran.log"
-    log.write_text("")
-    code = t._CHILD.replace("sync_interval=3600", "sync_interval=1e-9") + "t.flow.with_options(store=store).run()\n"
-    env = dict(os.environ, PYTHONPATH=str(t.ROOT), HUNT40_LOG=str(log), HUNT40_KILL_AT="3")
-    argv = [sys.executable, "-c", code, str(tmp_path / "s"), "batch", str(tmp_path / "synced")]
-    assert subprocess.run(argv, env=env, cwd=t.ROOT).returncode == -signal.SIGKILL
-    assert log.read_text().split() == ["0", "1", "2", "3"]
-    records = tmp_path / "s" / "r" / "r" / "records.log"
+    records = killed_synced(tmp_path, "batch")
     assert max(int(x) for x in (tmp_path / "synced").read_text().split()) == records.stat().st_size
     return records
 
