@@ -22,6 +22,7 @@ import pytest
 import durable
 from durable._storage.logentry import data_offset, locate
 from tests import test_hunt40_killed_first as t
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -69,9 +70,9 @@ def killed_synced(tmp_path: Path, level: str, interval: str = "1e-9") -> Path:
     ran.write_text("")
     code = t._CHILD.replace("sync_interval=3600", f"sync_interval={interval}")
     code += "t.flow.with_options(store=store).run()\n"
-    env = dict(os.environ, PYTHONPATH=str(t.ROOT), HUNT40_LOG=str(ran), HUNT40_KILL_AT="3")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HUNT40_LOG=str(ran), HUNT40_KILL_AT="3")
     argv = [sys.executable, "-c", code, str(tmp_path / "s"), level, str(tmp_path / "synced")]
-    assert subprocess.run(argv, env=env, cwd=t.ROOT).returncode == -signal.SIGKILL
+    assert subprocess.run(argv, env=env, cwd=ROOT).returncode == -signal.SIGKILL
     assert ran.read_text().split() == ["0", "1", "2", "3"]
     return tmp_path / "s" / "r" / "r" / "records.log"
 
