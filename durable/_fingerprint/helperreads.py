@@ -92,9 +92,39 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
             found.update(name for _, name in given)  # not told: any it is given
             continue
         params = [a.arg for a in (*defs[0].args.posonlyargs, *defs[0].args.args)]
-        changed = written_in(defs, logs)
+        changed = written_in(defs, logs) - _copied(defs[0])
+        # A number handed over is rebound by `v *= k` there, never changed (as `helper_writes` says).
+        given = [(at, name) for at, name in given if name not in globs or type(globs[name]) not in _SCALARS]
         found.update(name for at, name in given if (params[at] if isinstance(at, int) and at < len(params) else at) in changed)
     return found
+
+
+# What makes a new object of the one it is given: `items = list(items)`, `cfg = cfg.copy()`.
+_COPIES = frozenset({"list", "dict", "set", "sorted", "tuple", "frozenset", "bytearray", "copy", "deepcopy"})
+
+
+def _copied(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The parameters `fn`'s first statements rebind to a copy of what they
+    hold (`items = list(items)`, `rows = sorted(rows)`, `cfg = cfg.copy()`),
+    before anything else runs: what it writes of them after is its own
+    copy. Not one rebound at some calls only (`if x: items = list(items)`)
+    or to what may be the object given (`items = items or []`)."""
+    body = fn.body[1:] if fn.body and _docstring(fn.body[0]) else fn.body
+    found: set[str] = set()
+    for stmt in body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            break
+        call = stmt.value
+        func = call.func if isinstance(call, ast.Call) else None
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name not in _COPIES:
+            break
+        found.add(stmt.targets[0].id)
+    return frozenset(found)
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:
