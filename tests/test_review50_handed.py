@@ -78,3 +78,74 @@ def test_a_global_handed_to_a_function_changing_its_own_copy_is_not_written(
         assert "value (" in resumed and count == ["a", "b"], (resumed, count)
     else:
         assert "refused" in resumed and count == ["a", "b"], (resumed, count)
+
+
+# Step `a` appends to LOG through a helper it hands LOG to, which writes its
+# parameter by another name or in another way than `items.append(x)` in its
+# own body; `b`, after the resume, sums LOG. `_handed` saw none of them: the
+# resume in a new process replayed `a` without its appends and `b` summed
+# the empty list the import left (`value 0`, not 3).
+WRITER = """
+import os, durable
+LOG = []
+{helper}
+
+@durable.step
+def a(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("a\\n")
+    {call}
+    return x
+
+@durable.step
+def b():
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("b\\n")
+    return sum(LOG)
+
+@durable.workflow(run_id="r1")
+def wf():
+    a(1)
+    a(2)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return b()
+"""
+PUT = "def _put(target, x):\n    target.append(x)\n"
+WRITERS = {
+    "handed_on": (PUT + "def logto(items, x):\n    _put(items, x)", "logto(LOG, x)"),
+    "handed_on_by_keyword": (PUT + "def logto(items, x):\n    _put(x=x, target=items)", "logto(items=LOG, x=x)"),
+    "aliased": ("def logto(items, x):\n    store = items\n    store.append(x)", "logto(LOG, x)"),
+    "star_args": ("def logto(*lists, x):\n    lists[0].append(x)", "logto(LOG, x=x)"),
+    "star_kwargs": ("def logto(x, **kw):\n    kw['items'].append(x)", "logto(x, items=LOG)"),
+    "method": ("class W:\n    def put(self, items, x):\n        items.append(x)\n\nw = W()", "w.put(LOG, x)"),
+    "classmethod": ("class W:\n    @classmethod\n    def put(cls, items, x):\n        items.append(x)", "W.put(LOG, x)"),
+}
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
+    jobs, folders = [], []
+    for helper, call in WRITERS.values():
+        folder = tmp_path_factory.mktemp("writer")
+        (folder / "flow.py").write_text(WRITER.format(helper=helper, call=call))
+        jobs += [(folder, RUN_WF, {"STOP": "1"}), (folder, RUN_WF, {})]
+        folders.append(folder)
+    outs = run_each(jobs)
+    return {
+        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
+        for i, (name, folder) in enumerate(zip(WRITERS, folders, strict=True))
+    }
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_a_global_handed_to_a_helper_writing_it_by_another_way_is_written(
+    written: dict[str, tuple[str, str, list[str]]], name: str
+) -> None:
+    first, resumed, count = written[name]
+    assert "suspended" in first and count[:2] == ["a", "a"], first
+    assert "value 0" not in resumed, resumed  # was: value 0 (the import's empty list)
+    if "refused" in resumed:
+        assert count == ["a", "a"], count
+    else:
+        assert "value 3" in resumed and count == ["a", "a", "a", "a", "b"], (resumed, count)
