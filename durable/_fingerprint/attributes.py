@@ -8,8 +8,10 @@ Pure standard library."""
 from __future__ import annotations
 
 import types
+from typing import Any
 
 from .imports import user_class
+from .ownpath import path_tokens
 from .values import _qualname, fresh_token, plain_tokens
 from .witness import witnessed
 
@@ -30,6 +32,8 @@ def attribute_tokens(obj: object, *, public: bool = False, _seen: tuple[int, ...
             continue
         if plain_tokens(v) is not None:
             plain[k] = v
+        elif (toks := path_tokens(v)) is not None:  # `settings.out = Path(sys.argv[1])`
+            nested += [f"<path:{k}", *toks, ">"]
         elif (held := _held_tokens(v, public, seen)) is not None:
             nested += [f"<attr:{k}", *held, ">"]
     if not nested:
@@ -50,8 +54,9 @@ def settings_object(value: object) -> bool:
 def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str] | None:
     """What an attribute holds beyond plain data: an object of `settings_object`
     by `attribute_tokens` (its type alone when it holds nothing plain), a
-    list, tuple or dict of those and plain data by each (`settings.stages[0].k
-    = 2`); None for anything else, which counts as before (by its statements).
+    list, tuple (a namedtuple too) or dict of those, paths and plain data by
+    each (`settings.stages[0].k = 2`); None for anything else, which counts
+    as before (by its statements).
     Nested deeper than 8, or an attribute that raises (a `__dict__`
     property): a change (fail closed)."""
     if id(value) in seen:
@@ -61,15 +66,20 @@ def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str
     if settings_object(value):
         try:
             inner = attribute_tokens(value, public=public, _seen=seen) or []
-        except Exception:  # RecursionError, whatever an odd `__dict__` or slot raises
+            if isinstance(value, (list, tuple, dict)):  # a namedtuple of yours: what it holds too
+                inner += _items_of(value, public, seen) or []
+        except Exception:  # RecursionError, whatever an odd `__dict__`, slot or `__iter__` raises
             inner = [fresh_token()]
         return [f"<obj:{_qualname(type(value))}", *inner, ">"]
-    if type(value) not in (list, tuple, dict):
-        return None
-    pairs = list(value.items()) if isinstance(value, dict) else list(enumerate(value))  # type: ignore[arg-type]
+    return _items_of(value, public, seen) if isinstance(value, (list, tuple, dict)) else None
+
+
+def _items_of(value: list[Any] | tuple[Any, ...] | dict[Any, Any], public: bool, seen: tuple[int, ...]) -> list[str] | None:
+    pairs = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
     out = [f"<{type(value).__name__}:{len(pairs)}"]
     for key, item in pairs:
         toks = plain_tokens(item)
+        toks = path_tokens(item) if toks is None else toks
         toks = _held_tokens(item, public, (*seen, id(value))) if toks is None else toks
         key_toks = plain_tokens(key)
         if toks is None or key_toks is None:

@@ -1,0 +1,47 @@
+"""A script's main block setting a `pathlib.Path` or a namedtuple from the
+command line into its settings object (`settings.out = Path(sys.argv[1])`,
+in a dict it holds too), read by the step. stale55 counts such an object by
+its plain attributes and the settings objects it holds, and skipped any
+other value: a resume with another argument replayed the output the old one
+gave ("value aa" for bbb). The same argument still replays (no refusal on
+every run). Each case's script runs twice (`twice`: two interpreters)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import twice
+from tests.test_stale55_scripts import RUN, STEP
+
+pytestmark = pytest.mark.slow
+
+NS = "import pathlib, types, collections\nP = collections.namedtuple('P', 'n')\n"
+CASES = {  # name: (the script's head, what the step returns, what the main block sets)
+    "path": (NS + "settings = types.SimpleNamespace(out=pathlib.Path('a'))", "str(settings.out) * 2",
+             "settings.out = pathlib.Path(sys.argv[1])"),
+    "path_in_dict": (NS + "settings = types.SimpleNamespace(d={'o': pathlib.Path('a')})", "str(settings.d['o']) * 2",
+                     "settings.d['o'] = pathlib.Path(sys.argv[1])"),
+    "namedtuple": (NS + "settings = types.SimpleNamespace(p=P('a'))", "settings.p.n * 2", "settings.p = P(sys.argv[1])"),
+}  # fmt: skip
+
+
+def test_a_path_or_namedtuple_the_main_block_sets_into_settings_counts(tmp_path: Path) -> None:
+    folders = {}
+    for name, (head, reads, sets) in CASES.items():
+        for arg in ("same", "other"):
+            folders[f"{name}-{arg}"] = place = tmp_path / f"{name}-{arg}"
+            place.mkdir()
+            (place / "flow.py").write_text(STEP.format(head=head, reads=reads, sets=sets))
+    runs = twice(folders, RUN, lambda name, _: {"ARG": "a" if name.endswith("same") else "bbb"}, {"ARG": "a", "STOP": "1"})
+    wrong = []
+    for name, (first, count, second, after) in runs.items():
+        assert "suspended" in first and count == ["s"], (name, first)
+        if name.endswith("same"):
+            ok = "value aa" in second and after == ["s"]
+        else:  # was: "value aa", the old argument's output
+            ok = "refused" in second and "changed" in second and after == ["s"]
+        if not ok:
+            wrong.append((name, second[:200]))
+    assert not wrong
