@@ -1,6 +1,7 @@
 """A script's main block setting a `pathlib.Path` or a namedtuple from the
 command line into its settings object (`settings.out = Path(sys.argv[1])`,
-in a dict it holds too), read by the step. stale55 counts such an object by
+in a dict it holds too), or what `parser.parse_args()` returns, a compiled
+pattern, a set of paths, read by the step. stale55 counts such an object by
 its plain attributes and the settings objects it holds, and skipped any
 other value: a resume with another argument replayed the output the old one
 gave ("value aa" for bbb). The same argument still replays (no refusal on
@@ -24,6 +25,13 @@ CASES = {  # name: (the script's head, what the step returns, what the main bloc
     "path_in_dict": (NS + "settings = types.SimpleNamespace(d={'o': pathlib.Path('a')})", "str(settings.d['o']) * 2",
                      "settings.d['o'] = pathlib.Path(sys.argv[1])"),
     "namedtuple": (NS + "settings = types.SimpleNamespace(p=P('a'))", "settings.p.n * 2", "settings.p = P(sys.argv[1])"),
+    # What `parser.parse_args()` returns, kept in the settings; a pattern; a set of paths.
+    "argparse": (NS + "import argparse\nsettings = types.SimpleNamespace(args=None)", "settings.args.name * 2",
+                 "settings.args = argparse.ArgumentParser().parse_args([], argparse.Namespace(name=sys.argv[1]))"),
+    "pattern": (NS + "import re\nsettings = types.SimpleNamespace(pat=re.compile('a'))", "settings.pat.pattern * 2",
+                "settings.pat = re.compile(sys.argv[1])"),
+    "set_of_paths": (NS + "settings = types.SimpleNamespace(ps={pathlib.Path('a')})", "''.join(map(str, settings.ps)) * 2",
+                     "settings.ps = {pathlib.Path(sys.argv[1])}"),
 }  # fmt: skip
 
 

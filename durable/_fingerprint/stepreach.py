@@ -12,6 +12,7 @@ Pure standard library. Found by the text, once per parsed module."""
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Any
 
 from .canon import is_our_decorator
@@ -214,12 +215,42 @@ def _spelled(key: list[ast.expr]) -> str:
 def _names(node: ast.AST) -> set[str]:
     """The names `node` uses; "globals" for a read through a module's namespace."""
     found: set[str] = set()
+    others = _other_modules(node)
     for n in walk(node):
+        if id(n) in others:
+            continue
         if isinstance(n, ast.Name):
             found.add(n.id)
         elif isinstance(n, ast.Attribute) and n.attr in _NAMESPACES:
             found.add("globals")
     return found
+
+
+def _other_modules(node: ast.AST) -> set[int]:
+    """The `sys.modules` and `import_module` in `node` that read no namespace
+    of the user's: a membership test (`"torch" in sys.modules`), and a
+    module of the standard library named by its text (`sys.modules.get("json")`,
+    `sys.modules["json"]`, `import_module("json")`)."""
+    found: set[int] = set()
+    for n in walk(node):
+        if isinstance(n, ast.Compare) and all(isinstance(op, (ast.In, ast.NotIn)) for op in n.ops):
+            found.update(id(c) for c in n.comparators if _is_modules(c))
+        elif isinstance(n, ast.Subscript) and _is_modules(n.value) and _stdlib(n.slice):
+            found.add(id(n.value))
+        elif isinstance(n, ast.Call) and n.args and _stdlib(n.args[0]):
+            func = n.func
+            if isinstance(func, ast.Attribute) and func.attr == "get" and _is_modules(func.value):
+                found.add(id(func.value))
+            elif isinstance(func, (ast.Name, ast.Attribute)) and (func.id if isinstance(func, ast.Name) else func.attr) == "import_module":
+                found.add(id(func))
+    return found
+
+
+def _stdlib(key: ast.AST) -> bool:
+    """Whether `key` is the text naming a module of the standard library."""
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return False
+    return key.value.partition(".")[0] in getattr(sys, "stdlib_module_names", ())
 
 
 def names_used(node: ast.AST) -> frozenset[str]:
