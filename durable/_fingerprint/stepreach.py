@@ -12,13 +12,14 @@ Pure standard library. Found by the text, once per parsed module."""
 from __future__ import annotations
 
 import ast
-import sys
 from typing import Any
 
 from .canon import is_our_decorator
 from .inplace import MUTATORS, roots
 from .kept import only_written
 from .nodes import walk
+from .othermodules import is_modules as _is_modules
+from .othermodules import other_modules as _other_modules
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
@@ -197,10 +198,6 @@ def _through(obj: ast.AST, key: list[ast.expr], tree: ast.AST, whole: bool) -> f
     return _roots(obj)
 
 
-def _is_modules(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == "modules"
-
-
 def _roots(node: ast.AST) -> frozenset[str]:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -224,33 +221,6 @@ def _names(node: ast.AST) -> set[str]:
         elif isinstance(n, ast.Attribute) and n.attr in _NAMESPACES:
             found.add("globals")
     return found
-
-
-def _other_modules(node: ast.AST) -> set[int]:
-    """The `sys.modules` and `import_module` in `node` that read no namespace
-    of the user's: a membership test (`"torch" in sys.modules`), and a
-    module of the standard library named by its text (`sys.modules.get("json")`,
-    `sys.modules["json"]`, `import_module("json")`)."""
-    found: set[int] = set()
-    for n in walk(node):
-        if isinstance(n, ast.Compare) and all(isinstance(op, (ast.In, ast.NotIn)) for op in n.ops):
-            found.update(id(c) for c in n.comparators if _is_modules(c))
-        elif isinstance(n, ast.Subscript) and _is_modules(n.value) and _stdlib(n.slice):
-            found.add(id(n.value))
-        elif isinstance(n, ast.Call) and n.args and _stdlib(n.args[0]):
-            func = n.func
-            if isinstance(func, ast.Attribute) and func.attr == "get" and _is_modules(func.value):
-                found.add(id(func.value))
-            elif isinstance(func, (ast.Name, ast.Attribute)) and (func.id if isinstance(func, ast.Name) else func.attr) == "import_module":
-                found.add(id(func))
-    return found
-
-
-def _stdlib(key: ast.AST) -> bool:
-    """Whether `key` is the text naming a module of the standard library."""
-    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-        return False
-    return key.value.partition(".")[0] in getattr(sys, "stdlib_module_names", ())
 
 
 def names_used(node: ast.AST) -> frozenset[str]:
