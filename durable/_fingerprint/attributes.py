@@ -7,11 +7,17 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import re
+import sys
 import types
+from typing import Any
 
 from .imports import user_class
+from .ownpath import path_tokens
 from .values import _qualname, fresh_token, plain_tokens
 from .witness import witnessed
+
+_PATTERN = re.compile("")
 
 
 def attribute_tokens(obj: object, *, public: bool = False, _seen: tuple[int, ...] = ()) -> list[str] | None:
@@ -30,6 +36,8 @@ def attribute_tokens(obj: object, *, public: bool = False, _seen: tuple[int, ...
             continue
         if plain_tokens(v) is not None:
             plain[k] = v
+        elif (toks := path_tokens(v)) is not None:  # `settings.out = Path(sys.argv[1])`
+            nested += [f"<path:{k}", *toks, ">"]
         elif (held := _held_tokens(v, public, seen)) is not None:
             nested += [f"<attr:{k}", *held, ">"]
     if not nested:
@@ -44,14 +52,18 @@ def settings_object(value: object) -> bool:
     client, a logger), whose state is no configuration of yours."""
     if isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType)):
         return False
-    return type(value) is types.SimpleNamespace or witnessed(user_class, type(value))
+    if type(value) is types.SimpleNamespace or type(value) is getattr(sys.modules.get("argparse"), "Namespace", None):
+        return True  # `settings.args = parser.parse_args()`
+    return bool(witnessed(user_class, type(value)))
 
 
 def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str] | None:
     """What an attribute holds beyond plain data: an object of `settings_object`
     by `attribute_tokens` (its type alone when it holds nothing plain), a
-    list, tuple or dict of those and plain data by each (`settings.stages[0].k
-    = 2`); None for anything else, which counts as before (by its statements).
+    list, tuple (a namedtuple too), set or dict of those, paths and plain
+    data by each (`settings.stages[0].k = 2`), a compiled pattern by its
+    text and flags; None for anything else (a logger, a lock, a client),
+    which counts as before (by its statements).
     Nested deeper than 8, or an attribute that raises (a `__dict__`
     property): a change (fail closed)."""
     if id(value) in seen:
@@ -61,16 +73,30 @@ def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str
     if settings_object(value):
         try:
             inner = attribute_tokens(value, public=public, _seen=seen) or []
-        except Exception:  # RecursionError, whatever an odd `__dict__` or slot raises
+            if isinstance(value, (list, tuple, dict)):  # a namedtuple of yours: what it holds too
+                inner += _items_of(value, public, seen) or []
+        except Exception:  # RecursionError, whatever an odd `__dict__`, slot or `__iter__` raises
             inner = [fresh_token()]
         return [f"<obj:{_qualname(type(value))}", *inner, ">"]
-    if type(value) not in (list, tuple, dict):
-        return None
-    pairs = list(value.items()) if isinstance(value, dict) else list(enumerate(value))  # type: ignore[arg-type]
+    if isinstance(value, (set, frozenset)):  # `{Path(a)}`: each by its tokens, in their order
+        each = [_item_tokens(item, public, (*seen, id(value))) for item in value]
+        return None if None in each else [f"<set:{len(each)}", *sorted("".join(t or []) for t in each), ">"]
+    if type(value) is type(_PATTERN):  # `re.compile(sys.argv[1])`
+        return [f"<re:{value.flags}", *(plain_tokens(value.pattern) or []), ">"]
+    return _items_of(value, public, seen) if isinstance(value, (list, tuple, dict)) else None
+
+
+def _item_tokens(item: object, public: bool, seen: tuple[int, ...]) -> list[str] | None:
+    toks = plain_tokens(item)
+    toks = path_tokens(item) if toks is None else toks
+    return _held_tokens(item, public, seen) if toks is None else toks
+
+
+def _items_of(value: list[Any] | tuple[Any, ...] | dict[Any, Any], public: bool, seen: tuple[int, ...]) -> list[str] | None:
+    pairs = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
     out = [f"<{type(value).__name__}:{len(pairs)}"]
     for key, item in pairs:
-        toks = plain_tokens(item)
-        toks = _held_tokens(item, public, (*seen, id(value))) if toks is None else toks
+        toks = _item_tokens(item, public, (*seen, id(value)))
         key_toks = plain_tokens(key)
         if toks is None or key_toks is None:
             return None

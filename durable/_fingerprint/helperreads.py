@@ -103,16 +103,21 @@ def _mutated(value: object, methods: frozenset[str]) -> object:
     return None
 
 
-def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
+def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0) -> set[str]:
     """The names `node` hands to a function of the user's that writes into the
     parameter taking it (`log(LOG, x)` of `def log(items, x): items.append(x)`):
-    as `written_in` counts a write by name, such a hand-off is the write."""
+    as `written_in` counts a write by name, such a hand-off is the write. So
+    is one the function hands on to another that writes it (`_put(items, x)`),
+    binds to another name (`store = items`), or takes in `*args` or
+    `**kwargs` it writes; a method of an object of the user's class
+    (`w.put(LOG, x)`) takes it after `self`. Not a number (rebound there)."""
     found: set[str] = set()
     for call in (n for n in walk(node) if isinstance(n, ast.Call)):
         given: list[tuple[int | str, str]] = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
         given += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
+        given = [(at, name) for at, name in given if name not in globs or type(globs[name]) not in _SCALARS]
         try:  # a proxy's attributes may raise anything: not told
-            fn = _function(_resolved(call.func, globs)) if given else None
+            fn, shift = _callee(call.func, globs) if given else (None, 0)
         except Exception:
             found.update(name for _, name in given)
             continue
@@ -120,13 +125,81 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[str]:
             continue
         src = source_of(fn.__code__.co_filename, fn.__globals__)
         defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
-        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)) or depth >= 8:
             found.update(name for _, name in given)  # not told: any it is given
             continue
-        params = [a.arg for a in (*defs[0].args.posonlyargs, *defs[0].args.args)]
-        changed = written_in(defs, logs)
-        found.update(name for at, name in given if (params[at] if isinstance(at, int) and at < len(params) else at) in changed)
+        args = defs[0].args
+        params = [a.arg for a in (*args.posonlyargs, *args.args)][shift:]
+        named = {*params, *(a.arg for a in args.kwonlyargs)}
+        # Bound to another name: by content (`logs` false), which a write by that name changes.
+        aliased = set() if logs else _aliased(defs[0])
+        changed = written_in(defs, logs) | aliased | _handed(defs[0], fn.__globals__, logs, depth + 1)
+        changed -= _copied(defs[0])
+        for at, name in given:
+            if isinstance(at, int):
+                param = params[at] if at < len(params) else args.vararg.arg if args.vararg else None
+            else:
+                param = at if at in named else args.kwarg.arg if args.kwarg else None
+            if param is None or param in changed:
+                found.add(name)
     return found
+
+
+def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType | None, int]:
+    """The function of the user's a call runs and how many parameters it
+    binds itself (`self` of `w.put` for an object of the user's class, `cls`
+    of a class method). Raises what a proxy's attributes raise."""
+    target = _resolved(func, globs)
+    if target is None and isinstance(func, ast.Attribute):
+        owner = _resolved(func.value, globs)
+        if owner is not None and not isinstance(owner, (type, types.ModuleType)) and user_class(type(owner)):
+            target = next((vars(c)[func.attr] for c in type(owner).__mro__ if func.attr in vars(c)), None)
+            return _function(target), 0 if isinstance(target, staticmethod) else 1
+    if isinstance(target, types.MethodType):  # `put = w.put`
+        return _function(target.__func__), 1
+    return _function(target), 1 if isinstance(target, classmethod) else 0
+
+
+def _aliased(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names `fn` binds another name to (`store = items`), or that a
+    function or lambda nested in it reads: what is done to them there is
+    not told by their own name."""
+    found: set[str] = set()
+    for node in walk(fn):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else [node.value]
+            found.update(v.id for v in values if isinstance(v, ast.Name))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not fn:
+            found.update(n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    return found
+
+
+# What makes a new object of the one it is given: `items = list(items)`, `cfg = cfg.copy()`.
+_COPIES = frozenset({"list", "dict", "set", "sorted", "tuple", "frozenset", "bytearray", "copy", "deepcopy"})
+
+
+def _copied(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The parameters `fn`'s first statements rebind to a copy of what they
+    hold (`items = list(items)`, `rows = sorted(rows)`, `cfg = cfg.copy()`),
+    before anything else runs: what it writes of them after is its own
+    copy. Not one rebound at some calls only (`if x: items = list(items)`)
+    or to what may be the object given (`items = items or []`)."""
+    body = fn.body[1:] if fn.body and _docstring(fn.body[0]) else fn.body
+    found: set[str] = set()
+    for stmt in body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            break
+        call = stmt.value
+        func = call.func if isinstance(call, ast.Call) else None
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name not in _COPIES:
+            break
+        found.add(stmt.targets[0].id)
+    return frozenset(found)
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:

@@ -18,6 +18,8 @@ from .canon import is_our_decorator
 from .inplace import MUTATORS, roots
 from .kept import only_written
 from .nodes import walk
+from .othermodules import is_modules as _is_modules
+from .othermodules import other_modules as _other_modules
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
@@ -196,10 +198,6 @@ def _through(obj: ast.AST, key: list[ast.expr], tree: ast.AST, whole: bool) -> f
     return _roots(obj)
 
 
-def _is_modules(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == "modules"
-
-
 def _roots(node: ast.AST) -> frozenset[str]:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -214,7 +212,10 @@ def _spelled(key: list[ast.expr]) -> str:
 def _names(node: ast.AST) -> set[str]:
     """The names `node` uses; "globals" for a read through a module's namespace."""
     found: set[str] = set()
+    others = _other_modules(node)
     for n in walk(node):
+        if id(n) in others:
+            continue
         if isinstance(n, ast.Name):
             found.add(n.id)
         elif isinstance(n, ast.Attribute) and n.attr in _NAMESPACES:
