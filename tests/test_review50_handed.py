@@ -120,6 +120,9 @@ WRITERS = {
     "star_kwargs": ("def logto(x, **kw):\n    kw['items'].append(x)", "logto(x, items=LOG)"),
     "method": ("class W:\n    def put(self, items, x):\n        items.append(x)\n\nw = W()", "w.put(LOG, x)"),
     "classmethod": ("class W:\n    @classmethod\n    def put(cls, items, x):\n        items.append(x)", "W.put(LOG, x)"),
+    # A library function changing the list handed to it first (lead, after review50).
+    "heappush": ("import heapq", "heapq.heappush(LOG, x)"),
+    "insort": ("from bisect import insort", "insort(LOG, x)"),
 }
 
 
