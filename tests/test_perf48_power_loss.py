@@ -71,7 +71,7 @@ def _states(tmp_path: Path, history: list[dict[str, bytes | None]], base: int) -
     manifests = _variants([h["run"] for h in history])
     logs = _variants([h["records.log"] for h in history])
     for manifest, log in itertools.product(manifests, logs):
-        for name, data in zip(FILES, (manifest, log)):
+        for name, data in zip(FILES, (manifest, log), strict=True):
             (folder / name).unlink(missing_ok=True)
             if data is not None:
                 (folder / name).write_bytes(data)
