@@ -55,6 +55,9 @@ class LocalStore(Store):
         self._made: set[str] = set()
         # One per run (workflow, run id): a step writes through it.
         self._logs: dict[tuple[str, str], LogRecords] = {}
+        # The level of each run's attempt under way (`open_run`), which its
+        # manifest writes follow too, to the one that ends it.
+        self._levels: dict[tuple[str, str], str] = {}
 
     def _path(self, key: str) -> str:
         return os.path.join(self.root, key)
@@ -89,11 +92,14 @@ class LocalStore(Store):
     def create(self, key: str, data: bytes) -> bool:
         return self._write(key, data, exclusive=True) is not None
 
-    def _write(self, key: str, data: bytes, *, exclusive: bool) -> fs.Identity | None:
+    def _write(
+        self, key: str, data: bytes, *, exclusive: bool, sync: bool = True
+    ) -> fs.Identity | None:
         path = self._path(key)
         try:
-            return self._in_folder(os.path.dirname(path), lambda: fs.write(path, data,
-                                                                           exclusive=exclusive))  # fmt: skip
+            return self._in_folder(
+                os.path.dirname(path), lambda: fs.write(path, data, exclusive=exclusive, sync=sync)
+            )
         except OSError as e:
             raise self._error(f"writing {key}", e) from e
 
@@ -213,7 +219,15 @@ class LocalStore(Store):
         # is not the one read or written here was written by someone else.
         if run in self._seen and fs.current(self._path(key)) != self._seen[run]:
             raise LeaseLostError(run_id, why="another process wrote the run's manifest")
-        self._seen[run] = self._write(key, data, exclusive=False)
+        # Under "none" nothing of the run is synced, its manifest included: a
+        # power loss may leave it missing, zeroed or the one before, which
+        # its checksum and the identity of every record make an error or a
+        # run started over, never a wrong value (tests/test_perf48_power_loss).
+        level = self._levels.get(run, self.durability)
+        records = self._logs.get(run)
+        if records is None or not records.log.held:  # the attempt's last write
+            self._levels.pop(run, None)
+        self._seen[run] = self._write(key, data, exclusive=False, sync=level != "none")
 
     def _absent(self) -> Any:
         return None
@@ -249,7 +263,7 @@ class LocalStore(Store):
         return records
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
-        level = resolve_durability(durability, self.durability)
+        level = self._levels[(workflow, run_id)] = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
         # A writer killed under "batch" or "none" may have left records no
         # sync covered, which the run is about to note (`noted`).

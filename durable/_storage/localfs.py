@@ -262,16 +262,20 @@ def temp_file(folder: str, prefix: str = ".tmp-") -> tuple[int, str]:
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def write(path: str, data: bytes, *, exclusive: bool) -> Identity | None:
+def write(path: str, data: bytes, *, exclusive: bool, sync: bool = True) -> Identity | None:
     """Write atomically; the new file's identity, or None when `exclusive`
-    and something is already there. The folder must exist (made safely)."""
+    and something is already there. The folder must exist (made safely).
+    Not `sync`: neither the file nor its folder is fsync'ed (a run under
+    durability "none"), so a power loss may leave it missing, empty, zeroed
+    or the one before; a process crash still sees it whole or not at all."""
     folder = os.path.dirname(path)
     fd, tmp = temp_file(folder)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                os.fsync(f.fileno())
             made = identity(os.fstat(f.fileno()))
         if exclusive:
             try:
@@ -285,7 +289,8 @@ def write(path: str, data: bytes, *, exclusive: bool) -> Identity | None:
         if tmp:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-    fsync_dir(folder)
+    if sync:
+        fsync_dir(folder)
     return made
 
 
