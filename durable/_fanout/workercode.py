@@ -76,9 +76,11 @@ class WorkerCodeChanged(DefinitionChangedError):
         DurableError.__init__(
             self,
             f"a loop_over worker loaded {fn} with fingerprint {_short(loaded)}, but the workflow "
-            f"process has {_short(taken)}: its source (or a helper's) was edited "
-            "after the run imported it, and the worker imported the edited file. The item was "
-            "not computed. Run again once the code is as you want it (a new process imports it).",
+            f"process has {_short(taken)}: its code, or a helper's or a value of your modules it "
+            "reads, is not the same in both: a file edited after one of them imported it, or a "
+            "value a notebook cell or a reload changed after a worker kept alive imported it. The "
+            "item was not computed. Run again once the code is as you want it (a new process "
+            "imports it; restart a pool or cluster you keep).",
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -195,7 +197,9 @@ def _helpers_code(fn: Callable[..., Any]) -> str | None:
         names = [n for co in code_objects(code) for n in co.co_names]
         for name in names:
             value = globs.get(name)
-            held = [getattr(value, n, None) for n in names] if isinstance(value, types.ModuleType) else [value]
+            held = _module_reads(value, names, found) if isinstance(value, types.ModuleType) else [value]
+            if held is None:
+                return None
             for obj in held:
                 if not callable(obj) or getattr(obj, "__module__", None) in (None, "builtins"):
                     continue
@@ -207,6 +211,35 @@ def _helpers_code(fn: Callable[..., Any]) -> str | None:
                         return None
                     found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_now
     return value_digest(sorted(found.items()))
+
+
+def _module_reads(module: types.ModuleType, names: list[str], found: dict[str, str]) -> list[Any] | None:
+    """The functions and classes a function sent by value may call through
+    `module` (`helpers.h`, `pkg.sub.h`), for `_helpers_code`; the other
+    values it may read there (`helpers.SCALE`, `helpers.CFG["k"]`) noted
+    into `found` by digest when `module` is the user's: a worker kept alive
+    holds them as it imported them, whatever a cell or a reload has made of
+    them in the workflow process since. None when one has no digest (fail
+    closed)."""
+    held: list[Any] = []
+    todo, seen = [module], {id(module)}
+    while todo:
+        current = todo.pop()
+        mine = user_module(current)
+        for name in names:
+            obj = getattr(current, name, None)
+            if isinstance(obj, types.ModuleType):
+                if id(obj) not in seen:
+                    seen.add(id(obj))
+                    todo.append(obj)
+            elif callable(obj):
+                held.append(obj)
+            elif mine and name in vars(current):
+                digest = value_digest(obj)
+                if is_token(digest):
+                    return None
+                found[f"{current.__name__}.{name}"] = digest
+    return held
 
 
 def _short(fingerprint: str) -> str:
