@@ -1,6 +1,7 @@
 """A notebook's item function travels to a process pool by value, but what
 it reads of the user's modules through an attribute (`helpers.SCALE`,
-`helpers.CFG["k"]`) a worker reads from its own import. A worker kept alive
+`helpers.CFG["k"]`), also through a module or helper a default, a
+closure or a partial holds, a worker reads from its own import. A worker kept alive
 across blocks (a pool or Dask cluster a notebook keeps) still held the
 values it imported, while a cell had changed them (or autoreload had loaded
 the edited file) in the kernel: the block returned `[2, 4]`, computed with
@@ -29,7 +30,7 @@ def run_cell(text, name):
 '''
 
 DEFINE = """
-import concurrent.futures as cf, multiprocessing as mp, os
+import concurrent.futures as cf, functools, multiprocessing as mp, os
 import durable, helpers, pkg.sub
 
 # One worker, kept for the session: forked (and so importing helpers) at the first block.
@@ -51,10 +52,30 @@ def p(x):
     count()
     return pkg.sub.h(x)
 
+# What it reads through a default, a closure or a partial's argument.
+def a(x, m=helpers):
+    count()
+    return x * m.SCALE
+
+def b(x, h=helpers.h):
+    count()
+    return h(x)
+
+def make(m):
+    def c(x):
+        count()
+        return x * m.SCALE
+    return c
+
+def times(m, x):
+    count()
+    return x * m.SCALE
+
+FNS = {"f": f, "f0": f, "g": g, "p": p, "a": a, "b": b, "c": make(helpers), "d": functools.partial(times, helpers)}
+
 @durable.workflow
 def wf(which):
-    fn = {"f": f, "f0": f, "g": g, "p": p}[which]
-    return durable.loop_over(fn, [1, 2], executor=pool, max_concurrency=1)
+    return durable.loop_over(FNS[which], [1, 2], executor=pool, max_concurrency=1)
 
 def show(which):
     try:
@@ -76,22 +97,20 @@ import cells
 cells.run_cell({DEFINE!r}, "<ipython-input-1-0a1b2c>")
 cells.run_cell("show('f0')", "<ipython-input-2-1b2c3d>")
 cells.run_cell({CHANGE!r}, "<ipython-input-3-2c3d4e>")
-cells.run_cell("show('f')", "<ipython-input-4-3d4e5f>")
-cells.run_cell("show('g')", "<ipython-input-5-4e5f60>")
-cells.run_cell("show('p')", "<ipython-input-6-5f6071>")
-cells.run_cell("pool.shutdown()", "<ipython-input-6-5f6071>")
+cells.run_cell("for k in 'fgpabcd': show(k)", "<ipython-input-4-3d4e5f>")
+cells.run_cell("pool.shutdown()", "<ipython-input-5-4e5f60>")
 """
 
 
 def test_a_module_value_a_cell_changed_is_not_read_old_by_a_kept_worker(tmp_path: Path) -> None:
     (tmp_path / "cells.py").write_text(CELLS)
-    (tmp_path / "helpers.py").write_text("SCALE = 2\nCFG = {'k': 2}\n")
+    (tmp_path / "helpers.py").write_text("SCALE = 2\nCFG = {'k': 2}\n\ndef h(x):\n    return x * SCALE\n")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "sub.py").write_text("def h(x):\n    return x * 2\n")
     (out,) = run_each([(tmp_path, RUN, {})])
     assert "f0 value [2, 4]" in out, out
     # Each was `value [2, 4]`: computed with the worker's SCALE, CFG and pkg.sub.h.
-    assert "f refused" in out and "g refused" in out and "p refused" in out, out
+    assert [f"{k} refused" in out for k in "fgpabcd"] == [True] * 7, out
     assert "worker" in out, out
     assert (tmp_path / "count").read_text().split() == ["f", "f"]  # the refused items never ran

@@ -182,21 +182,26 @@ def _helpers_code(fn: Callable[..., Any]) -> str | None:
     """For a function sent by value (a notebook's, whose cell a worker
     started afresh cannot read), the fingerprints of the functions of the
     user's modules it calls by reference (`helpers.h`), which a worker
-    imports from their files as they are now; None when one cannot be
-    established (fail closed)."""
+    imports from their files as they are now, and the digests of the
+    values it reads there (`_module_reads`): through its globals, and
+    through what its defaults, closure cells or a partial's arguments hold
+    (`m=helpers`, `h=helpers.h`), which travel by reference too; None when
+    one cannot be established (fail closed)."""
     inner: Any = getattr(fn, "func", fn)
-    todo: list[Any] = [getattr(inner, "__func__", inner)]
+    bound = [*getattr(fn, "args", ()), *getattr(fn, "keywords", {}).values()] if inner is not fn else []
+    todo: list[tuple[Any, list[Any]]] = [(getattr(inner, "__func__", inner), bound)]
     seen: set[int] = set()
     found: dict[str, str] = {}
-    while todo and len(seen) < 64:
-        current = todo.pop()
+    while todo:
+        current, given = todo.pop()
         code, globs = getattr(current, "__code__", None), getattr(current, "__globals__", None)
         if id(current) in seen or not isinstance(code, types.CodeType) or not isinstance(globs, dict):
             continue
+        if len(seen) >= 64:  # not looked at: not established
+            return None
         seen.add(id(current))
         names = [n for co in code_objects(code) for n in co.co_names]
-        for name in names:
-            value = globs.get(name)
+        for name, value in [*((n, globs.get(n)) for n in names), *(("", v) for v in given + _held(current))]:
             held = _module_reads(value, names, found) if isinstance(value, types.ModuleType) else [value]
             if held is None:
                 return None
@@ -204,13 +209,24 @@ def _helpers_code(fn: Callable[..., Any]) -> str | None:
                 if not callable(obj) or getattr(obj, "__module__", None) in (None, "builtins"):
                     continue
                 if _sent_by_value(obj):
-                    todo.append(obj)
+                    todo.append((obj, []))
                 elif (module := sys.modules.get(obj.__module__)) is not None and user_module(module):
                     code_now = code_of(obj)
                     if code_now is None:
                         return None
                     found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_now
     return value_digest(sorted(found.items()))
+
+
+def _held(fn: Any) -> list[Any]:
+    """What fn's defaults and closure cells hold."""
+    cells: list[Any] = []
+    for cell in fn.__closure__ or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:  # a cell not filled yet
+            continue
+    return [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values(), *cells]
 
 
 def _module_reads(module: types.ModuleType, names: list[str], found: dict[str, str]) -> list[Any] | None:
