@@ -59,7 +59,7 @@ def fn_travel(fn: Callable[..., Any]) -> tuple[bytes, str]:
         if is_token(bound):
             return blob, UNKNOWN
         code = f"{code}+{bound}"
-    if _sent_by_value(fn):
+    if _sent_by_value(fn) or _binds_by_reference(fn):
         helpers = _helpers_code(fn)
         return blob, UNKNOWN if helpers is None else f"{code}|{helpers}"
     return blob, code
@@ -114,11 +114,12 @@ def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
         return
     taken, _, helpers = taken.partition("|")
     loaded = code_of(fn)
-    if loaded is None and helpers:  # its own code came in the bytes: what it imports did not
+    if helpers:  # what it reaches by reference, which this worker imported itself
         now = _helpers_code(fn)
-        if now == helpers:
+        if now != helpers:
+            taken, loaded = helpers, now
+        elif loaded is None:  # its own code came in the bytes
             return
-        taken, loaded = helpers, now
     if loaded is not None and "+" in taken:
         loaded = f"{loaded}+{value_digest(bound_values(fn))}"
     if loaded != taken:
@@ -176,6 +177,14 @@ def _sent_by_value(fn: Callable[..., Any]) -> bool:
     inner: Any = getattr(fn, "func", fn)
     inner = getattr(inner, "__func__", inner)
     return getattr(inner, "__module__", None) == "__main__" or _by_value(fn)
+
+
+def _binds_by_reference(fn: Callable[..., Any]) -> bool:
+    """Whether fn is a partial binding a module or a function, which a
+    worker takes from its own imports (`partial(times, helpers)`): what is
+    read through it counts there (`_helpers_code`), not only fn's code."""
+    bound = [*getattr(fn, "args", ()), *getattr(fn, "keywords", {}).values()] if hasattr(fn, "func") else []
+    return any(isinstance(v, types.ModuleType) or callable(v) for v in bound)
 
 
 def _helpers_code(fn: Callable[..., Any]) -> str | None:
