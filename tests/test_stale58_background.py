@@ -4,8 +4,9 @@ helper a step calls. The run took its steps' fingerprints at its start, so
 the step's next call ran the new helper and was recorded under the old
 code's fingerprint: with the cell undone, the run called again returned
 `(2, 102)`, the second value made by code that no longer exists. A step's
-code is now checked again when it runs: changed since the run started, the
-run is refused and nothing is recorded for that call."""
+code is now checked again as its output is about to be recorded: changed
+since the run started, the run is refused and nothing is recorded for that
+call."""
 
 from __future__ import annotations
 
@@ -72,4 +73,5 @@ def test_a_helper_a_cell_redefines_while_the_run_goes_on_is_not_recorded_as_the_
     assert "helper" in str(said[0]) and "while" in str(said[0]), said
     flow.helper = old  # the cell undone
     assert wf() == (2, 3)  # was (2, 102): recorded for the cell's helper under the old fingerprint
-    assert (tmp_path / "count").read_text().split() == ["s", "s"]  # s(2) never ran the cell's helper
+    # s(2) ran the cell's helper once, refused as it ended (nothing recorded), and ran again.
+    assert (tmp_path / "count").read_text().split() == ["s", "s", "s"]

@@ -117,8 +117,10 @@ class StepSpec(Frozen):
         values alone (a class attribute or a global an earlier step of the
         run set) is vouched for by the witness of the last one
         (`Witness.code_changed`); none to ask, it counts as code (fail
-        closed). Asked before a live call runs and before its output is
-        recorded; memoised while nothing the fingerprint read changed."""
+        closed). Asked as a live call's output is about to be recorded (once:
+        the fingerprints of steps calling each other are costly to ask
+        inside one another); memoised while nothing the fingerprint read
+        changed."""
         held = ctx.vouched.get(id(self))
         last = held[1] if held is not None and held[0] is self else fp
         try:  # a file edited meanwhile changes no code object that runs: not asked (`files`)

@@ -198,7 +198,6 @@ class _Tries:
     @classmethod
     def begin(cls, ctx: RunState, spec: StepSpec, live: _Live) -> _Tries:
         # Not `_Tries(...)`: a class call runs `__init__` from C, costlier than this call.
-        spec.check_code(ctx, live.fp)  # not redefined since the run started (a notebook cell)
         self = _new(cls)
         self.ctx, self.spec, self.live = ctx, spec, live
         # Tries are numbered in the run, as history and events count them: a
@@ -253,7 +252,7 @@ class _Tries:
         arguments); the value the run goes on with."""
         ctx, spec, found = self.ctx, self.spec, self.found
         pos, fp, digest, rec, reopened, reads = self.live
-        spec.check_code(ctx, fp)  # nor while it ran
+        spec.check_code(ctx, fp)  # not redefined since the run started (a notebook cell)
         derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
         produced = []
         if found or derived:
