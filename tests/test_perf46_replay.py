@@ -150,6 +150,11 @@ def test_a_function_changed_in_a_run_is_looked_at_again(
     second: str,
 ) -> None:
     flow = _flow(tmp_path, _swapped(swap, undo))
+    if swap is _swap_code:  # other code than the run started with: never recorded under its fingerprint
+        with pytest.raises(durable.DefinitionChangedError, match="changed while run 'r' went on"):
+            flow()  # (stale58) was recorded, and the resume with the code undone replayed `writes 2`
+        assert ran(capsys) == ["quiet 1", "writes 2"]  # refused as it ended: nothing recorded
+        return
     with pytest.raises(durable.Suspended):
         flow()
     # Its record counts what it wrote (`with_written`), and so does its replay's check.

@@ -42,9 +42,9 @@ class RunState(Compared):
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)
+    vouched: dict[int, tuple[Any, str]] = field(default_factory=dict)  # `StepSpec.check_code`
     plain: dict[int, tuple[Any, Any, str]] = field(default_factory=dict)  # `steps._plain_in`
-    # id(spec) -> (spec, fingerprint) of steps called the definition misses (`fingerprint_in`).
-    unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)  # `fingerprint_in`
     # The positions looked up in this attempt (replayed, or live): a rerun never discards their
     # records, which the run has used or is making. Kept once a position is taken from an asyncio
     # task (`in_tasks`): until then lookups come in position order, none after the change.

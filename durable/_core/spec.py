@@ -12,10 +12,10 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
-from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key
+from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key, memo_witness
 from .._fingerprint.reach import may_answer
 from .._frozen import Frozen, dataclass
-from ..errors import DurableError, ValidationError
+from ..errors import DefinitionChangedError, DurableError, ValidationError
 from .bound import bare, binds
 from .context import RunState
 from .retry import RetryPolicy
@@ -107,6 +107,32 @@ class StepSpec(Frozen):
                 raise ctx.refuse(e) from None
             found = ctx.unreached[id(self)] = (self, fresh)
         return str(found[1])
+
+    def check_code(self, ctx: RunState, fp: str) -> None:
+        """Refuse the run when the code this step runs is no longer what `fp`,
+        its fingerprint as the run started, describes: a notebook cell (or a
+        reload) redefined it or a helper it calls while the run went on in a
+        thread or a task of the kernel's loop, and its output would be
+        recorded under the old code's fingerprint. A fingerprint changed by
+        values alone (a class attribute or a global an earlier step of the
+        run set) is vouched for by the witness of the last one
+        (`Witness.code_changed`); none to ask, it counts as code (fail
+        closed). Asked as a live call's output is about to be recorded (once:
+        the fingerprints of steps calling each other are costly to ask
+        inside one another); memoised while nothing the fingerprint read
+        changed."""
+        held = ctx.vouched.get(id(self))
+        last = held[1] if held is not None and held[0] is self else fp
+        try:  # a file edited meanwhile changes no code object that runs: not asked (`files`)
+            now = refingerprint(self, files=False).value
+        except DurableError as e:
+            raise ctx.refuse(e) from None
+        if now == last:
+            return
+        then = memo_witness(self.memo, last)
+        if then is None or then.code_changed():
+            raise ctx.refuse(_ChangedMidRun(ctx, self.name, fp, now))
+        ctx.vouched[id(self)] = (self, now)
 
     def plain_in(self, ctx: RunState, fp: str) -> None:
         """Note, after a call of this run, that its calls are identified by
@@ -223,3 +249,22 @@ def refingerprint(spec: StepSpec, *, files: bool = True) -> Fingerprint:
         )
     finally:
         _ACTIVE.reset(token)
+
+
+class _ChangedMidRun(DefinitionChangedError):
+    """A step's code (or a helper's) changed while its run went on."""
+
+    def __init__(self, ctx: RunState, step: str, old: str, new: str) -> None:
+        why = f"its code or a helper's changed while run {ctx.run_id!r} went on"
+        DefinitionChangedError.__init__(self, ctx.workflow, ctx.run_id, old, new, {step: why})
+        DurableError.__init__(
+            self,
+            f"step {step!r} of run {ctx.run_id!r} of {ctx.workflow!r}: {why} (a notebook cell "
+            f"or a reload redefined it after the run started: fingerprint {old[:12]}, now "
+            f"{new[:12]}). Nothing was recorded for this call. Call the workflow again once the "
+            "code is as you want it: the run goes on from its records under the code as it is then.",
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DefinitionChangedError, (self.workflow, self.run_id, self.old_fingerprint,
+                                         self.new_fingerprint, self.changed_steps))  # fmt: skip

@@ -252,6 +252,7 @@ class _Tries:
         arguments); the value the run goes on with."""
         ctx, spec, found = self.ctx, self.spec, self.found
         pos, fp, digest, rec, reopened, reads = self.live
+        spec.check_code(ctx, fp)  # not redefined since the run started (a notebook cell)
         derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
         produced = []
         if found or derived:

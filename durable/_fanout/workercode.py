@@ -59,7 +59,7 @@ def fn_travel(fn: Callable[..., Any]) -> tuple[bytes, str]:
         if is_token(bound):
             return blob, UNKNOWN
         code = f"{code}+{bound}"
-    if _sent_by_value(fn):
+    if _sent_by_value(fn) or _binds_by_reference(fn):
         helpers = _helpers_code(fn)
         return blob, UNKNOWN if helpers is None else f"{code}|{helpers}"
     return blob, code
@@ -76,9 +76,11 @@ class WorkerCodeChanged(DefinitionChangedError):
         DurableError.__init__(
             self,
             f"a loop_over worker loaded {fn} with fingerprint {_short(loaded)}, but the workflow "
-            f"process has {_short(taken)}: its source (or a helper's) was edited "
-            "after the run imported it, and the worker imported the edited file. The item was "
-            "not computed. Run again once the code is as you want it (a new process imports it).",
+            f"process has {_short(taken)}: its code, or a helper's or a value of your modules it "
+            "reads, is not the same in both: a file edited after one of them imported it, or a "
+            "value a notebook cell or a reload changed after a worker kept alive imported it. The "
+            "item was not computed. Run again once the code is as you want it (a new process "
+            "imports it; restart a pool or cluster you keep).",
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -112,11 +114,12 @@ def check_loaded(fn: Callable[..., Any], taken: str | None) -> None:
         return
     taken, _, helpers = taken.partition("|")
     loaded = code_of(fn)
-    if loaded is None and helpers:  # its own code came in the bytes: what it imports did not
+    if helpers:  # what it reaches by reference, which this worker imported itself
         now = _helpers_code(fn)
-        if now == helpers:
+        if now != helpers:
+            taken, loaded = helpers, now
+        elif loaded is None:  # its own code came in the bytes
             return
-        taken, loaded = helpers, now
     if loaded is not None and "+" in taken:
         loaded = f"{loaded}+{value_digest(bound_values(fn))}"
     if loaded != taken:
@@ -176,37 +179,92 @@ def _sent_by_value(fn: Callable[..., Any]) -> bool:
     return getattr(inner, "__module__", None) == "__main__" or _by_value(fn)
 
 
+def _binds_by_reference(fn: Callable[..., Any]) -> bool:
+    """Whether fn is a partial binding a module or a function, which a
+    worker takes from its own imports (`partial(times, helpers)`): what is
+    read through it counts there (`_helpers_code`), not only fn's code."""
+    bound = [*getattr(fn, "args", ()), *getattr(fn, "keywords", {}).values()] if hasattr(fn, "func") else []
+    return any(isinstance(v, types.ModuleType) or callable(v) for v in bound)
+
+
 def _helpers_code(fn: Callable[..., Any]) -> str | None:
     """For a function sent by value (a notebook's, whose cell a worker
     started afresh cannot read), the fingerprints of the functions of the
     user's modules it calls by reference (`helpers.h`), which a worker
-    imports from their files as they are now; None when one cannot be
-    established (fail closed)."""
+    imports from their files as they are now, and the digests of the
+    values it reads there (`_module_reads`): through its globals, and
+    through what its defaults, closure cells or a partial's arguments hold
+    (`m=helpers`, `h=helpers.h`), which travel by reference too; None when
+    one cannot be established (fail closed)."""
     inner: Any = getattr(fn, "func", fn)
-    todo: list[Any] = [getattr(inner, "__func__", inner)]
+    bound = [*getattr(fn, "args", ()), *getattr(fn, "keywords", {}).values()] if inner is not fn else []
+    todo: list[tuple[Any, list[Any]]] = [(getattr(inner, "__func__", inner), bound)]
     seen: set[int] = set()
     found: dict[str, str] = {}
-    while todo and len(seen) < 64:
-        current = todo.pop()
+    while todo:
+        current, given = todo.pop()
         code, globs = getattr(current, "__code__", None), getattr(current, "__globals__", None)
         if id(current) in seen or not isinstance(code, types.CodeType) or not isinstance(globs, dict):
             continue
+        if len(seen) >= 64:  # not looked at: not established
+            return None
         seen.add(id(current))
         names = [n for co in code_objects(code) for n in co.co_names]
-        for name in names:
-            value = globs.get(name)
-            held = [getattr(value, n, None) for n in names] if isinstance(value, types.ModuleType) else [value]
+        for name, value in [*((n, globs.get(n)) for n in names), *(("", v) for v in given + _held(current))]:
+            held = _module_reads(value, names, found) if isinstance(value, types.ModuleType) else [value]
+            if held is None:
+                return None
             for obj in held:
                 if not callable(obj) or getattr(obj, "__module__", None) in (None, "builtins"):
                     continue
                 if _sent_by_value(obj):
-                    todo.append(obj)
+                    todo.append((obj, []))
                 elif (module := sys.modules.get(obj.__module__)) is not None and user_module(module):
                     code_now = code_of(obj)
                     if code_now is None:
                         return None
                     found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_now
     return value_digest(sorted(found.items()))
+
+
+def _held(fn: Any) -> list[Any]:
+    """What fn's defaults and closure cells hold."""
+    cells: list[Any] = []
+    for cell in fn.__closure__ or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:  # a cell not filled yet
+            continue
+    return [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values(), *cells]
+
+
+def _module_reads(module: types.ModuleType, names: list[str], found: dict[str, str]) -> list[Any] | None:
+    """The functions and classes a function sent by value may call through
+    `module` (`helpers.h`, `pkg.sub.h`), for `_helpers_code`; the other
+    values it may read there (`helpers.SCALE`, `helpers.CFG["k"]`) noted
+    into `found` by digest when `module` is the user's: a worker kept alive
+    holds them as it imported them, whatever a cell or a reload has made of
+    them in the workflow process since. None when one has no digest (fail
+    closed)."""
+    held: list[Any] = []
+    todo, seen = [module], {id(module)}
+    while todo:
+        current = todo.pop()
+        mine = user_module(current)
+        for name in names:
+            obj = getattr(current, name, None)
+            if isinstance(obj, types.ModuleType):
+                if id(obj) not in seen:
+                    seen.add(id(obj))
+                    todo.append(obj)
+            elif callable(obj):
+                held.append(obj)
+            elif mine and name in vars(current):
+                digest = value_digest(obj)
+                if is_token(digest):
+                    return None
+                found[f"{current.__name__}.{name}"] = digest
+    return held
 
 
 def _short(fingerprint: str) -> str:

@@ -37,6 +37,8 @@ class Memo(Generic[T]):
     def __init__(self, size: int = 1024) -> None:
         self._entries: dict[Hashable, tuple[object, T, Witness]] = {}
         self._size = size
+        # The entries a recomputation replaced, newest first (`earlier`).
+        self._before: dict[Hashable, list[tuple[object, T, Witness]]] = {}
 
     def get(
         self, key: Hashable, holder: object, compute: Callable[[], T], *, files: bool = True
@@ -50,6 +52,10 @@ class Memo(Generic[T]):
             value = compute()
         if len(self._entries) >= self._size:  # functions redefined again and again (a notebook)
             self._entries.clear()
+            self._before.clear()
+        old = self._entries.get(key)
+        if old is not None:
+            self._before[key] = [old, *self._before.get(key, [])][:4]
         self._entries[key] = (holder, value, witness)
         forward(witness)
         return value
@@ -66,8 +72,14 @@ class Memo(Generic[T]):
         """(holder, value, witness) kept for key, if any."""
         return self._entries.get(key)
 
+    def earlier(self, key: Hashable) -> list[tuple[object, T, Witness]]:
+        """The entry kept for key and those it replaced, newest first."""
+        now = self._entries.get(key)
+        return [*([now] if now is not None else []), *self._before.get(key, [])]
+
     def clear(self) -> None:
         self._entries.clear()
+        self._before.clear()
 
 
 _MEMO: Memo[Fingerprint] = Memo()
@@ -143,3 +155,9 @@ def memo_alone(fn: object, key: Hashable, files: bool) -> Fingerprint | None:
 _PASS: ContextVar[dict[Hashable, tuple[object, Fingerprint, Witness]] | None] = ContextVar(
     "durable_fingerprint_pass", default=None
 )
+
+
+def memo_witness(key: Hashable, value: str) -> Witness | None:
+    """What the fingerprint `value` memoised for key (the latest or one
+    of those recomputed since) was computed from, if it is still kept."""
+    return next((w for _, fp, w in _MEMO.earlier(key) if fp.value == value), None)

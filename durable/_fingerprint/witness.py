@@ -91,6 +91,31 @@ class Witness:
                     todo.append(inner)
         return True
 
+    def code_changed(self) -> bool:
+        """Whether what changed since is code (without the source files):
+        a call that gives another function, class or code object now, or
+        gave one then (a helper a notebook cell redefined, a module
+        reloaded), rather than only other values (a class attribute a step
+        set); an error counts as code (fail closed)."""
+        todo, seen = [self], {id(self)}
+        while todo:
+            witness = todo.pop()
+            for fn, args, value in witness.calls:
+                try:
+                    now = fn(*args)
+                    if now is value or same(now, value):
+                        continue
+                except Exception:
+                    return True
+                if type(now) is not tuple or type(value) is not tuple or len(now) != len(value):
+                    now, value = (now,), (value,)
+                pairs = zip(now, value, strict=True)
+                if any((_code_like(a) or _code_like(b)) and not same(a, b) for a, b in pairs):
+                    return True
+            todo.extend(w for w in witness._absorbed.values() if id(w) not in seen)
+            seen.update(id(w) for w in witness._absorbed.values())
+        return False
+
     def holds_alone(self, files: bool) -> bool:
         """`holds` of a witness nothing was forwarded into; False for others."""
         return not self._absorbed and self._own_holds(files)
@@ -231,3 +256,7 @@ def _types(value: object) -> Iterator[type]:
     if type(value) is tuple:  # a list, dict or set held live counts by its type only
         for item in value:
             yield from _types(item)
+
+
+def _code_like(value: object) -> bool:
+    return isinstance(value, (types.FunctionType, types.MethodType, types.CodeType, type, types.ModuleType))

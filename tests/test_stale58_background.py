@@ -1,0 +1,77 @@
+"""A workflow run in the background of a notebook (a thread, or a task on
+the kernel's loop) while the user runs the next cell: the cell redefines a
+helper a step calls. The run took its steps' fingerprints at its start, so
+the step's next call ran the new helper and was recorded under the old
+code's fingerprint: with the cell undone, the run called again returned
+`(2, 102)`, the second value made by code that no longer exists. A step's
+code is now checked again as its output is about to be recorded: changed
+since the run started, the run is refused and nothing is recorded for that
+call."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+import durable
+
+FLOW = """
+import os, threading
+import durable
+
+paused, go = threading.Event(), threading.Event()
+
+def helper(x):
+    return x + 1
+
+@durable.step
+def s(x):
+    with open(os.environ["COUNT58"], "a") as f:
+        f.write("s\\n")
+    return helper(x)
+
+@durable.workflow(run_id="r1")
+def wf():
+    a = s(1)
+    paused.set()
+    go.wait(30)  # the user's next cell runs meanwhile
+    return a, s(2)
+"""
+
+
+def helper(x: int) -> int:  # the cell's new helper
+    return x + 100
+
+
+def test_a_helper_a_cell_redefines_while_the_run_goes_on_is_not_recorded_as_the_old(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("COUNT58", str(tmp_path / "count"))
+    (tmp_path / "flow58bg.py").write_text(FLOW)
+    spec = importlib.util.spec_from_file_location("flow58bg", tmp_path / "flow58bg.py")
+    assert spec is not None and spec.loader is not None
+    flow = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(flow)
+    wf = flow.wf.with_options(store=str(tmp_path / "store"))
+    said: list[object] = []
+
+    def background() -> None:
+        try:
+            said.append(wf())
+        except durable.DefinitionChangedError as e:
+            said.append(e)
+
+    thread = threading.Thread(target=background)
+    thread.start()
+    assert flow.paused.wait(30)
+    old, flow.helper = flow.helper, helper
+    flow.go.set()
+    thread.join(30)
+    assert isinstance(said[0], durable.DefinitionChangedError), said  # was (2, 102)
+    assert "helper" in str(said[0]) and "while" in str(said[0]), said
+    flow.helper = old  # the cell undone
+    assert wf() == (2, 3)  # was (2, 102): recorded for the cell's helper under the old fingerprint
+    # s(2) ran the cell's helper once, refused as it ended (nothing recorded), and ran again.
+    assert (tmp_path / "count").read_text().split() == ["s", "s", "s"]
