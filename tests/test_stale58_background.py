@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import durable
+from durable._fingerprint.witness import same
 
 FLOW = """
 import os, threading
@@ -75,3 +76,20 @@ def test_a_helper_a_cell_redefines_while_the_run_goes_on_is_not_recorded_as_the_
     assert wf() == (2, 3)  # was (2, 102): recorded for the cell's helper under the old fingerprint
     # s(2) ran the cell's helper once, refused as it ended (nothing recorded), and ran again.
     assert (tmp_path / "count").read_text().split() == ["s", "s", "s"]
+
+
+class _Box:
+    @classmethod
+    def put(cls, x: int) -> int:
+        return x
+
+
+def test_a_method_made_anew_at_each_access_is_no_code_changed() -> None:
+    """`_Box.put` of a classmethod (or `obj.m`) is a new object at each
+    access: the check of a step's code mid-run took it for another function
+    and refused a run whose step calls `W.put(LOG, x)` (found merging
+    review50 with this rule: test_review50_handed[classmethod])."""
+    assert _Box.put is not _Box.put
+    assert same(_Box.put, _Box.put)
+    other: Any = type("_Other", (_Box,), {})
+    assert not same(_Box.put, other.put)  # the same function bound to another class

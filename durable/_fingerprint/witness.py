@@ -199,6 +199,8 @@ def same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(map(same, a, b))
     if kind is dict:
         return bool(a.keys() == b.keys()) and all(same(a[k], b[k]) for k in a)
+    if kind is types.MethodType:  # made anew at each access (`W.put` of a classmethod)
+        return a.__func__ is b.__func__ and a.__self__ is b.__self__
     return kind in _SCALARS and bool(a == b)  # a float, or any object: by identity only
 
 
