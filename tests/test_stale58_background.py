@@ -93,3 +93,45 @@ def test_a_method_made_anew_at_each_access_is_no_code_changed() -> None:
     assert same(_Box.put, _Box.put)
     other: Any = type("_Other", (_Box,), {})
     assert not same(_Box.put, other.put)  # the same function bound to another class
+
+
+TABLE = list(range(1000))
+
+
+def test_the_mid_run_check_is_asked_only_when_other_code_may_run(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Alone in its process (one thread, no IPython, no event loop), only the
+    run's own body and steps ran since it started, which a resume runs or
+    replays alike: the witness, which walks what the step's globals hold
+    (4 ms a call for a 100,000-int list), is not asked. With another thread
+    alive it is, at each live call."""
+    from durable._core import spec
+    from durable._fingerprint.witness import Witness
+
+    if spec._others_may_run():
+        import pytest
+
+        pytest.skip("another thread or IPython in this test process")
+    asked: list[int] = []
+    real = Witness.code_changed
+    monkeypatch.setattr(Witness, "code_changed", lambda self: asked.append(1) or real(self))
+
+    @durable.step(name="looks_up")
+    def looks_up(i: int) -> int:
+        return TABLE[i]
+
+    @durable.workflow(store=durable.open_store(tmp_path / "s"), run_id="r")
+    def flow(n: int) -> int:
+        return sum(looks_up(i) for i in range(n))
+
+    assert flow(3) == 3 and asked == []
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert flow.with_options(run_id="r2")(3) == 3
+    finally:
+        stop.set()
+        other.join()
+    assert len(asked) == 3

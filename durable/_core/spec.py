@@ -5,6 +5,8 @@ fingerprinted afresh when a run or a cached call needs the code as it is now."""
 from __future__ import annotations
 
 import inspect
+import sys
+import threading
 import types
 from collections.abc import Callable, Hashable, Iterable
 from contextvars import ContextVar
@@ -113,26 +115,24 @@ class StepSpec(Frozen):
         its fingerprint as the run started, describes: a notebook cell (or a
         reload) redefined it or a helper it calls while the run went on in a
         thread or a task of the kernel's loop, and its output would be
-        recorded under the old code's fingerprint. A fingerprint changed by
-        values alone (a class attribute or a global an earlier step of the
-        run set) is vouched for by the witness of the last one
-        (`Witness.code_changed`); none to ask, it counts as code (fail
-        closed). Asked as a live call's output is about to be recorded (once:
-        the fingerprints of steps calling each other are costly to ask
-        inside one another); memoised while nothing the fingerprint read
-        changed."""
-        held = ctx.vouched.get(id(self))
-        last = held[1] if held is not None and held[0] is self else fp
+        recorded under the old code's fingerprint. The witness of `fp` says
+        whether code changed since, not values (a class attribute or a global
+        an earlier step of the run set); when it says so, or is no longer
+        kept, the step is fingerprinted again and refused if that differs
+        (fail closed). Asked as a live call's output is about to be recorded
+        (once: the fingerprints of steps calling each other are costly to ask
+        inside one another), and only when other code may have run."""
+        if not _others_may_run():
+            return
+        then = memo_witness(self.memo, fp)
+        if then is not None and not then.code_changed():
+            return  # values alone are not asked: hashing a large global each call costs its size
         try:  # a file edited meanwhile changes no code object that runs: not asked (`files`)
             now = refingerprint(self, files=False).value
         except DurableError as e:
             raise ctx.refuse(e) from None
-        if now == last:
-            return
-        then = memo_witness(self.memo, last)
-        if then is None or then.code_changed():
+        if now != fp:
             raise ctx.refuse(_ChangedMidRun(ctx, self.name, fp, now))
-        ctx.vouched[id(self)] = (self, now)
 
     def plain_in(self, ctx: RunState, fp: str) -> None:
         """Note, after a call of this run, that its calls are identified by
@@ -225,6 +225,18 @@ def current_fingerprint(spec: StepSpec) -> str:
     if id(spec) in _ACTIVE.get():
         return spec.fingerprint
     return refingerprint(spec).value
+
+
+def _others_may_run() -> bool:
+    """Whether code other than the run's own may have run since it started:
+    another thread, an IPython shell's cells, an event loop's other tasks.
+    Else only the run's body and steps did, which a resume runs or replays
+    alike, and asking the witness (which walks what a step's globals hold:
+    4 ms a call for a 100,000-int list) would cost every call for nothing."""
+    if threading.active_count() > 1 or "IPython" in sys.modules:
+        return True
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and asyncio.events._get_running_loop() is not None
 
 
 def refingerprint(spec: StepSpec, *, files: bool = True) -> Fingerprint:
