@@ -73,7 +73,7 @@ async def slow_step() -> str:
 async def catching() -> str:
     try:
         return await slow_step()
-    except TimeoutError:
+    except asyncio.TimeoutError:  # TimeoutError from 3.11 on, its own class on 3.10
         return "caught"
 
 
@@ -89,10 +89,10 @@ def test_dbos_step_timeout_with_retries() -> None:
     `retry_on` that leaves TimeoutError out (DBOS's should_retry): 1."""
     assert asyncio.run(timed("flaky")) == "done"
     assert CALLS["flaky"] == 2
-    with pytest.raises(TimeoutError):
+    with pytest.raises(asyncio.TimeoutError):
         asyncio.run(timed("always_slow"))
     assert CALLS["always_slow"] == 3
-    with pytest.raises(TimeoutError):
+    with pytest.raises(asyncio.TimeoutError):
         asyncio.run(timed("no_retry"))
     assert CALLS["no_retry"] == 1
     assert asyncio.run(timed("flaky")) == "done"  # the completed run answers

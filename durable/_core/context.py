@@ -42,6 +42,7 @@ class RunState(Compared):
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
     fingerprints: dict[int, str] = field(default_factory=dict)
+    vouched: dict[int, tuple[Any, str]] = field(default_factory=dict)  # `StepSpec.check_code`
     plain: dict[int, tuple[Any, Any, str]] = field(default_factory=dict)  # `steps._plain_in`
     unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)  # `fingerprint_in`
     # The positions looked up in this attempt (replayed, or live): a rerun never discards their

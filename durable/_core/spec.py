@@ -115,24 +115,27 @@ class StepSpec(Frozen):
         its fingerprint as the run started, describes: a notebook cell (or a
         reload) redefined it or a helper it calls while the run went on in a
         thread or a task of the kernel's loop, and its output would be
-        recorded under the old code's fingerprint. The witness of `fp` says
-        whether code changed since, not values (a class attribute or a global
-        an earlier step of the run set); when it says so, or is no longer
-        kept, the step is fingerprinted again and refused if that differs
-        (fail closed). Asked as a live call's output is about to be recorded
-        (once: the fingerprints of steps calling each other are costly to ask
+        recorded under the old code's fingerprint. A fingerprint changed by
+        values alone (a class attribute or a global an earlier step of the
+        run set) is vouched for by the witness of the last one
+        (`Witness.code_changed`); none to ask, it counts as code (fail
+        closed). Asked as a live call's output is about to be recorded (once:
+        the fingerprints of steps calling each other are costly to ask
         inside one another), and only when other code may have run."""
         if not _others_may_run():
             return
-        then = memo_witness(self.memo, fp)
-        if then is not None and not then.code_changed():
-            return  # values alone are not asked: hashing a large global each call costs its size
+        held = ctx.vouched.get(id(self))
+        last = held[1] if held is not None and held[0] is self else fp
         try:  # a file edited meanwhile changes no code object that runs: not asked (`files`)
             now = refingerprint(self, files=False).value
         except DurableError as e:
             raise ctx.refuse(e) from None
-        if now != fp:
+        if now == last:
+            return
+        then = memo_witness(self.memo, last)
+        if then is None or then.code_changed():
             raise ctx.refuse(_ChangedMidRun(ctx, self.name, fp, now))
+        ctx.vouched[id(self)] = (self, now)
 
     def plain_in(self, ctx: RunState, fp: str) -> None:
         """Note, after a call of this run, that its calls are identified by
