@@ -103,19 +103,23 @@ def test_the_mid_run_check_is_asked_only_when_other_code_may_run(
 ) -> None:
     """Alone in its process (one thread, no IPython, no event loop), only the
     run's own body and steps ran since it started, which a resume runs or
-    replays alike: the witness, which walks what the step's globals hold
-    (4 ms a call for a 100,000-int list), is not asked. With another thread
+    replays alike: the step is not fingerprinted again, which walks what its
+    globals hold (4 ms a call for a 100,000-int list). With another thread
     alive it is, at each live call."""
     from durable._core import spec
-    from durable._fingerprint.witness import Witness
 
     if spec._others_may_run():
         import pytest
 
         pytest.skip("another thread or IPython in this test process")
     asked: list[int] = []
-    real = Witness.code_changed
-    monkeypatch.setattr(Witness, "code_changed", lambda self: asked.append(1) or real(self))
+    real = spec.refingerprint
+
+    def counted(step: Any, *, files: bool = True) -> Any:
+        asked.extend([] if files else [1])  # the check's: files are not asked mid-run
+        return real(step, files=files)
+
+    monkeypatch.setattr(spec, "refingerprint", counted)
 
     @durable.step(name="looks_up")
     def looks_up(i: int) -> int:
