@@ -283,3 +283,15 @@ def file_case_runs(
         return {}
 
     return twice(folders, RUN_FLOW, between, {"STOP": "1"})
+
+
+def suspend_then_resume(folders: Mapping[str, Path]) -> dict[str, tuple[str, str, list[str]]]:
+    """Per case, its folder's flow.py (a `wf` suspending when STOP is set) run
+    with STOP, then resumed without it, forked from one interpreter: the two
+    outputs and the lines its steps wrote to `count`."""
+    jobs = [job for f in folders.values() for job in ((f, RUN_WF, {"STOP": "1"}), (f, RUN_WF, {}))]
+    outs = run_each(jobs)
+    return {
+        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
+        for i, (name, folder) in enumerate(folders.items())
+    }

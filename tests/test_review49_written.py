@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts import RUN_WF, run_each
+from tests.scripts import suspend_then_resume
 
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
@@ -83,19 +83,13 @@ FILES = {"config.py": "LOG = []\n", "helpers.py": HELPERS}
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
-    jobs, folders = [], []
-    for head, extra, ret, *write in CASES.values():
-        folder = tmp_path_factory.mktemp("written")
+    folders = {}
+    for case, (head, extra, ret, *write) in CASES.items():
+        folders[case] = folder = tmp_path_factory.mktemp("written")
         (folder / "flow.py").write_text(FLOW.format(head=head, extra=extra, ret=ret, write=(write or ["log(x)"])[0]))
         for name, text in FILES.items():
             (folder / name).write_text(text)
-        jobs += [(folder, RUN_WF, {"STOP": "1"}), (folder, RUN_WF, {})]
-        folders.append(folder)
-    outs = run_each(jobs)
-    return {
-        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
-        for i, (name, folder) in enumerate(zip(CASES, folders, strict=True))
-    }
+    return suspend_then_resume(folders)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts import RUN_WF, run_each
+from tests.scripts import suspend_then_resume
 
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
@@ -55,17 +55,11 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
-    jobs, folders = [], []
-    for head, call, read, _ in CASES.values():
-        folder = tmp_path_factory.mktemp("handed")
+    folders = {}
+    for name, (head, call, read, _) in CASES.items():
+        folders[name] = folder = tmp_path_factory.mktemp("handed")
         (folder / "flow.py").write_text(FLOW.format(head=head, call=call, read=read))
-        jobs += [(folder, RUN_WF, {"STOP": "1"}), (folder, RUN_WF, {})]
-        folders.append(folder)
-    outs = run_each(jobs)
-    return {
-        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
-        for i, (name, folder) in enumerate(zip(CASES, folders, strict=True))
-    }
+    return suspend_then_resume(folders)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -128,17 +122,11 @@ WRITERS = {
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
-    jobs, folders = [], []
-    for helper, call in WRITERS.values():
-        folder = tmp_path_factory.mktemp("writer")
+    folders = {}
+    for name, (helper, call) in WRITERS.items():
+        folders[name] = folder = tmp_path_factory.mktemp("writer")
         (folder / "flow.py").write_text(WRITER.format(helper=helper, call=call))
-        jobs += [(folder, RUN_WF, {"STOP": "1"}), (folder, RUN_WF, {})]
-        folders.append(folder)
-    outs = run_each(jobs)
-    return {
-        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
-        for i, (name, folder) in enumerate(zip(WRITERS, folders, strict=True))
-    }
+    return suspend_then_resume(folders)
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))

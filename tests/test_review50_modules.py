@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts import RUN_WF, run_each
+from tests.scripts import suspend_then_resume
 
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
@@ -52,17 +52,11 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
-    jobs, folders = [], []
-    for ret in CASES.values():
-        folder = tmp_path_factory.mktemp("modules")
+    folders = {}
+    for name, ret in CASES.items():
+        folders[name] = folder = tmp_path_factory.mktemp("modules")
         (folder / "flow.py").write_text(FLOW.format(ret=ret))
-        jobs += [(folder, RUN_WF, {"STOP": "1"}), (folder, RUN_WF, {})]
-        folders.append(folder)
-    outs = run_each(jobs)
-    return {
-        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
-        for i, (name, folder) in enumerate(zip(CASES, folders, strict=True))
-    }
+    return suspend_then_resume(folders)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
