@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts import RUN_WF, run_each
+from tests.scripts import suspend_then_resume
 
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
@@ -60,18 +60,12 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
-    jobs, folders = [], []
-    for ret in CASES.values():
-        folder = tmp_path_factory.mktemp("readers")
+    folders = {}
+    for name, ret in CASES.items():
+        folders[name] = folder = tmp_path_factory.mktemp("readers")
         for file, text in (("config.py", CONFIG), ("helpers.py", HELPERS), ("flow.py", FLOW.format(ret=ret))):
             (folder / file).write_text(text)
-        jobs += [(folder, RUN_WF, stop) for stop in ({"STOP": "1"}, {})]
-        folders.append(folder)
-    outs = run_each(jobs)
-    return {
-        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
-        for i, (name, folder) in enumerate(zip(CASES, folders, strict=True))
-    }
+    return suspend_then_resume(folders)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scripts import RUN_WF, run_each
+from tests.scripts import suspend_then_resume
 
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
@@ -67,18 +67,11 @@ CONTROLS = {
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
-    jobs, folders = [], []
-    for write, extra, ret in [*CASES.values(), *CONTROLS.values()]:
-        folder = tmp_path_factory.mktemp("written")
+    folders = {}
+    for name, (write, extra, ret) in {**CASES, **CONTROLS}.items():
+        folders[name] = folder = tmp_path_factory.mktemp("written")
         (folder / "flow.py").write_text(FLOW.format(write=write, extra=extra, ret=ret))
-        jobs += [(folder, RUN_WF, {"STOP": "1", "COUNT_FILE": str(folder / "count")})]
-        jobs += [(folder, RUN_WF, {"COUNT_FILE": str(folder / "count")})]
-        folders.append(folder)
-    outs = run_each(jobs)
-    return {
-        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
-        for i, (name, folder) in enumerate(zip([*CASES, *CONTROLS], folders, strict=True))
-    }
+    return suspend_then_resume(folders)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
