@@ -1,0 +1,141 @@
+"""Refusals a new user meets on every run of an ordinary script (stale60):
+a settings object its main block configures from the command line, read
+by a step, (1) holding a value made anew in each process (`datetime.now()`
+at import), (2) nested deeper than 8 objects. Run as `python flow.py` would
+(`runpy` as `__main__`, once per phase: each run makes the module's objects
+anew, as a new process does); the step's executions counted in a file."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._fingerprint.fingerprint import fingerprint_function
+
+# `wf` suspends after its step; `python flow.py NAME LEAF [resume]`.
+TAIL = """
+@durable.step
+def greet(x):
+    with open(COUNT, "a") as f:
+        f.write("ran\\n")
+    return SETTINGS.name * x
+
+
+@durable.workflow(run_id="settings")
+def wf(x):
+    out = greet(x)
+    durable.wait_for("go")
+    return out
+
+
+if __name__ == "__main__":
+    SETTINGS.name = sys.argv[1]
+    configure_leaf(int(sys.argv[2]))
+    try:
+        if len(sys.argv) > 3:
+            print("value", wf.resume("settings", inputs={"go": 1}).value)
+        else:
+            wf(2)
+    except durable.Suspended:
+        print("suspended")
+    except durable.DefinitionChangedError as e:
+        print("refused", e)
+"""
+
+# (2) Twelve objects deep: the leaf's `k` is configuration like the rest.
+DEEP = """
+import sys
+import types
+
+import durable
+
+COUNT = __file__ + ".count"
+
+
+class Node:
+    def __init__(self, child=None):
+        self.child = child
+        self.k = 0
+
+
+node = Node()
+for _ in range(12):
+    node = Node(node)
+SETTINGS = types.SimpleNamespace(name="x", tree=node)
+
+
+def configure_leaf(k):
+    n = SETTINGS.tree
+    while n.child is not None:
+        n = n.child
+    n.k = k
+"""
+
+
+def _phase(script: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    monkeypatch.setattr(sys, "argv", [str(script), *argv])
+    runpy.run_path(str(script), run_name="__main__")
+    return capsys.readouterr().out.strip()
+
+
+def _ran(script: Path) -> int:
+    count = Path(f"{script}.count")
+    return len(count.read_text().split()) if count.exists() else 0
+
+
+def _script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, head: str) -> Path:
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    script = tmp_path / "flow.py"
+    script.write_text(textwrap.dedent(head) + TAIL)
+    return script
+
+
+@pytest.mark.parametrize(("argv", "resumed"), [(("ab", "1"), True), (("cd", "1"), False), (("ab", "2"), False)])
+def test_settings_nested_deeper_than_eight_count_by_what_they_hold(
+    argv: tuple[str, str],
+    resumed: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The same command line resumes (it was refused on every run: past 8
+    levels the object counted as changed); another name, or another value
+    twelve objects down, is a changed call."""
+    script = _script(tmp_path, monkeypatch, DEEP)
+    assert _phase(script, monkeypatch, capsys, "ab", "1") == "suspended"
+    out = _phase(script, monkeypatch, capsys, *argv, "resume")
+    if resumed:
+        assert out == "value abab"
+    else:
+        assert out.startswith("refused") and "SETTINGS" in out, out
+    assert _ran(script) == 1
+
+
+CHAINED = """
+    import types
+
+
+    class Node:
+        def __init__(self, child=None):
+            self.child = child
+
+
+    SETTINGS = types.SimpleNamespace(name="x", tree=None)
+    for _ in range(5000):
+        SETTINGS.tree = Node(SETTINGS.tree)
+
+
+    def s(x):
+        return SETTINGS.name * x
+"""
+
+
+def test_settings_nested_past_the_recursion_limit_count_as_changed_not_a_crash(load: Any) -> None:
+    m = load("chained60", CHAINED)
+    assert fingerprint_function(m.s).value != fingerprint_function(m.s).value
