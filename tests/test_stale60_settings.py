@@ -139,3 +139,69 @@ CHAINED = """
 def test_settings_nested_past_the_recursion_limit_count_as_changed_not_a_crash(load: Any) -> None:
     m = load("chained60", CHAINED)
     assert fingerprint_function(m.s).value != fingerprint_function(m.s).value
+
+
+# (1) A value made anew in each process, in the object the step reads.
+STARTED = """
+import dataclasses
+import datetime
+import sys
+
+import durable
+
+COUNT = __file__ + ".count"
+
+
+@dataclasses.dataclass
+class Settings:
+    name: str = "x"
+    started: datetime.datetime = dataclasses.field(default_factory=datetime.datetime.now)
+
+
+SETTINGS = Settings()
+
+
+def configure_leaf(k):
+    pass
+"""
+
+
+def test_a_value_made_anew_in_each_process_is_named_in_the_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The object the step reads holds another `started` in every process:
+    a step reading it may return something else, so the resume is refused
+    (fail closed), and the refusal says which attribute differs and what
+    to do (before: only "now SETTINGS changed" and two hashes)."""
+    script = _script(tmp_path, monkeypatch, STARTED)
+    assert _phase(script, monkeypatch, capsys, "ab", "1") == "suspended"
+    out = _phase(script, monkeypatch, capsys, "ab", "1", "resume")
+    assert out.startswith("refused") and "SETTINGS.started differs" in out, out
+    assert "name" not in out.split("SETTINGS.started differs")[1].split(";")[0], out  # only what differs
+    assert "as an argument" in out, out
+    assert _ran(script) == 1
+
+
+def test_what_the_step_needs_passed_as_an_argument_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The way out the refusal gives: the name passed to the workflow and
+    on to the step, neither reading the object: the same command line
+    resumes, another is a changed call."""
+    monkeypatch.setattr(
+        sys.modules[__name__],
+        "TAIL",
+        TAIL.replace("def greet(x):", "def greet(x, name):")
+        .replace("SETTINGS.name * x", "name * x")
+        .replace("def wf(x):", "def wf(x, name):")
+        .replace("greet(x)", "greet(x, name)")
+        .replace('inputs={"go": 1})', 'inputs={"go": 1}, name=SETTINGS.name)')
+        .replace("wf(2)", "wf(2, SETTINGS.name)"),
+    )
+    script = _script(tmp_path, monkeypatch, STARTED)
+    assert _phase(script, monkeypatch, capsys, "ab", "1") == "suspended"
+    assert _phase(script, monkeypatch, capsys, "ab", "1", "resume") == "value abab"
+    assert _ran(script) == 1
+    out = _phase(script, monkeypatch, capsys, "cd", "1", "resume")
+    assert out.startswith("refused") and "arguments" in out, out
+    assert _ran(script) == 1

@@ -14,7 +14,7 @@ from typing import Any
 
 from .imports import user_class
 from .ownpath import path_tokens
-from .values import _qualname, fresh_token, plain_tokens
+from .values import _qualname, fresh_token, hash_tokens, plain_tokens
 from .witness import witnessed
 
 _PATTERN = re.compile("")
@@ -53,6 +53,28 @@ def _attribute_tokens(obj: object, public: bool, _seen: tuple[int, ...]) -> list
     if not nested:
         return plain_tokens(plain) if plain else None
     return [*(plain_tokens(plain) or []), *nested]
+
+
+def attribute_digests(obj: object, _path: str = "", _seen: tuple[int, ...] = ()) -> dict[str, str]:
+    """A short digest of what each attribute of a settings object (or each
+    key of a dict) counts by, by its path (`.model.name`, `['k']`), three
+    levels down: for a refusal to say which one differs (`said`)."""
+    if isinstance(obj, dict):
+        pairs = [(f"{_path}[{k!r}]", v) for k, v in obj.items() if isinstance(k, str)]
+    elif settings_object(obj):
+        attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
+        pairs = [(f"{_path}.{k}", v) for k, v in attrs if isinstance(k, str)]
+    else:
+        return {}
+    seen, out = (*_seen, id(obj)), {}
+    for path, value in pairs[:64]:
+        try:
+            inner = attribute_digests(value, path, seen) if len(seen) < 3 and id(value) not in seen else {}
+            toks = None if inner else _item_tokens(value, False, seen)
+        except Exception:  # RecursionError, an odd `__dict__`: not named
+            continue
+        out.update(inner or ({path: hash_tokens(toks)[:8]} if toks is not None else {}))
+    return out
 
 
 def settings_object(value: object) -> bool:

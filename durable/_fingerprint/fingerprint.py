@@ -20,8 +20,9 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
-from .analysis import NOW, WHERE, Analysis
+from .analysis import NOW, UNHASHED, WHERE, Analysis
 from .canon import definition_tokens, node_hash
+from .said import said_detail
 from .heldmodules import partial_bound, read_held_modules, self_bound
 from .holds import dispatched
 from .live import read_held, read_live, read_wrappers, wrappers_of
@@ -241,7 +242,7 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
         parts = {k: v for k, v in sub.parts.items() if not (only_made and k.startswith(NOW))}
         found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(parts)))
-        wheres.update((k, v) for k, v in parts.items() if k.startswith(WHERE))
+        wheres.update((k, v) for k, v in parts.items() if k.startswith(UNHASHED))
         (made if only_made else queue).extend(sub.reached)
         made.extend(sub.made)
     # Two helpers with one identity (two module-level lambdas): keep both.
@@ -252,7 +253,7 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
 
 
 def _flatten(parts: Mapping[str, str]) -> list[str]:
-    return [x for k in sorted(parts) if not k.startswith(WHERE) for x in (k, parts[k])]
+    return [x for k in sorted(parts) if not k.startswith(UNHASHED) for x in (k, parts[k])]
 
 
 #: A part a workflow's definition records for each step (never hashed: the
@@ -288,6 +289,7 @@ def describe_change(old_parts: Mapping[str, str], new_parts: Mapping[str, str]) 
         keys = _ordered(old_parts, new_parts)
         said += [_describe_key(k, old_parts.get(k), new_parts.get(k)) for k in keys]
         said += [_describe_where(k, old_parts.get(k), new_parts.get(k)) for k in _wheres(old_parts, new_parts)]
+        said.append(said_detail(old_parts, new_parts))  # `SETTINGS.started differs`
     return "; ".join(s for s in said if s) or "no change"
 
 
@@ -310,7 +312,7 @@ def _version_change(old: str | None, new: str | None) -> str:
 
 def _ordered(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
     order = {"code": 0, "defaults": 1, "closure": 2, "bound": 3}
-    keys = {k for k in set(a) | set(b) if not k.startswith(WHERE)} - {IDENTITY}
+    keys = {k for k in set(a) | set(b) if not k.startswith(UNHASHED)} - {IDENTITY}
     return sorted(keys, key=lambda k: (order.get(k, 4), k))
 
 
