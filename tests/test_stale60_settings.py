@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-import durable
 from durable._fingerprint.fingerprint import fingerprint_function
+from durable.errors import ConfigurationError
 
 # `wf` suspends after its step; `python flow.py NAME LEAF [resume]`.
 TAIL = """
@@ -205,3 +205,67 @@ def test_what_the_step_needs_passed_as_an_argument_resumes(
     out = _phase(script, monkeypatch, capsys, "cd", "1", "resume")
     assert out.startswith("refused") and "arguments" in out, out
     assert _ran(script) == 1
+
+
+# (3) A module making functions by `exec` of a text it holds.
+EXECS = {
+    "own_dict": """
+        SRC = '''
+        def made(x):
+            return x + 1
+        '''
+        exec(SRC, globals())
+        ITEMS = [1, 2]
+    """,
+    "other_dict": """
+        SRC = '''
+        def made(x):
+            return x + 1
+        '''
+        NS = {}
+        exec(SRC, NS)
+        made = NS["made"]
+        ITEMS = [1, 2]
+    """,
+}
+
+STEPS = """
+    import {mod}
+
+
+    def reads_items(x):
+        return sum({mod}.ITEMS) + x
+
+
+    def calls_made(x):
+        return {mod}.made(x)
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(EXECS))
+def test_functions_a_module_execs_from_a_text_it_holds_count_by_that_text(load: Any, kind: str) -> None:
+    """A step reading the module's list (which reaches `made` through the
+    module read whole) and a step calling `made`: fingerprinted the same
+    in each fresh import (they raised ConfigurationError "cannot read the
+    source of helper ?.made" at decoration), and changed by an edit of the
+    text `made` is made from."""
+    mod, flow = f"exec60_{kind}", f"exec60_{kind}_flow"
+
+    def prints(body: str) -> tuple[str, str]:
+        load(mod, body)
+        m = load(flow, STEPS.format(mod=mod))
+        return fingerprint_function(m.reads_items).value, fingerprint_function(m.calls_made).value
+
+    first = prints(EXECS[kind])
+    assert prints(EXECS[kind]) == first  # a new import: nothing changed
+    edited = prints(EXECS[kind].replace("x + 1", "x + 2"))
+    assert edited[1] != first[1]  # the code `made` runs changed
+
+
+def test_a_function_execd_from_a_text_nothing_holds_still_asks_for_version(load: Any) -> None:
+    """A text built at run time cannot be read: the error names the
+    function, not `?.made`, and asks for version= (fail closed)."""
+    load("exec60_built", 'NS = {}\nexec("def made(x):\\n    return x " + "+ 1", NS)\nmade = NS["made"]\n')
+    m = load("exec60_built_flow", STEPS.format(mod="exec60_built"))
+    with pytest.raises(ConfigurationError, match=r"helper made \(made by exec, in no module\).*version="):
+        fingerprint_function(m.calls_made)
