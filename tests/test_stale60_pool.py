@@ -4,14 +4,17 @@ was refused on every run, on the first block too: the worker check took
 the class for a function and could not fingerprint it. The class now
 counts by its methods' fingerprints and its `class` statement, on both
 sides; a kept worker holding the class as it was before a reload in the
-kernel still refuses."""
+kernel still refuses. And a Dask client a global holds, which the body
+hands to `loop_over`, is no input of the run."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from durable._fingerprint.fingerprint import fingerprint_function
 from tests.scripts import run_each
 from tests.test_stale58_workers import CELLS
 
@@ -73,3 +76,36 @@ def test_a_class_of_your_modules_called_in_a_pool_worker_counts_by_its_code(tmp_
     assert out.count("2 value [2, 4]") == 2, out  # was `2 refused`, every time
     assert "3 refused" in out and "worker" in out, out  # the kept worker's Scaler is the old one
     assert (tmp_path / "count").read_text().split() == ["f", "f"]  # once each; the refused never ran
+
+
+# A Dask client in a global the body hands to loop_over, bound by two
+# statements (None, then the client a script connects): made without a
+# cluster, as its id is all that differs from process to process.
+CLIENTS = """
+    import uuid
+
+    import distributed
+
+
+    def connect():
+        client = distributed.Client.__new__(distributed.Client)
+        client.id, client.status = f"Client-{uuid.uuid4()}", "running"
+        return client
+
+
+    CLIENT = None
+    CLIENT = connect()
+
+
+    def body(xs):
+        return CLIENT, xs
+"""
+
+
+def test_a_dask_client_a_global_holds_is_no_input(load: Any) -> None:
+    """Where code runs is not what it computes: a client has a new id in
+    each process and was counted by its attributes, so every resume of a
+    workflow handing it to loop_over was refused ("now CLIENT changed");
+    it counts by its statements, as an executor's other uses do."""
+    first = fingerprint_function(load("clients60", CLIENTS).body).value
+    assert fingerprint_function(load("clients60", CLIENTS).body).value == first  # another client

@@ -269,3 +269,4 @@ def test_a_function_execd_from_a_text_nothing_holds_still_asks_for_version(load:
     m = load("exec60_built_flow", STEPS.format(mod="exec60_built"))
     with pytest.raises(ConfigurationError, match=r"helper made \(made by exec, in no module\).*version="):
         fingerprint_function(m.calls_made)
+
