@@ -254,7 +254,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     module = _Scope(scope.namespace, True, scope.checked_file)
     # `__main__` and a spawn worker's `__mp_main__`: the script's name (`module_label`).
     via = f"{module_label(str(scope.namespace.get('__name__', '?')))}."
-    done: set[tuple[str, ...]] = set()
+    # A function whose `def` is among them (`main()` of `def main(): CFG["k"] = 2`): by its `def`'s part.
+    done: set[tuple[str, ...]] = {(s.name,) for s in found if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for stmt in found:
         for imported in from_imports(stmt):  # also one inside `try:` or `if`
             _follow_import(imported, name, scope, out)
