@@ -37,6 +37,7 @@ def handed_part(stmt: ast.AST, name: str) -> ast.AST:
 
 # What a function body reads every local and global through: it is read whole.
 _ANY_NAME = frozenset({"globals", "locals", "vars", "eval", "exec", "__import__"})
+_LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Assert)
 _HEADS = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 
 
@@ -57,7 +58,10 @@ def _made_part(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.AST
         return fn
     units = [(top, unit) for top in fn.body for unit in _units([top], ())]
     joined: dict[str, set[str]] = {}
-    for _, (changed, read) in units:
+    leaving: frozenset[str] = frozenset()  # what decides a `return` or `raise` above: whether the rest runs
+    for _, (changed, read, leaves) in units:
+        read = read | leaving if changed else read
+        leaving = leaving | read if leaves else leaving
         for n in changed:
             joined.setdefault(n, set()).update(changed | read)
         for n in read:
@@ -68,15 +72,16 @@ def _made_part(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.AST
             if n not in reach:
                 reach.add(n)
                 todo.append(n)
-    kept = {id(top): top for top, (changed, _) in units if changed & reach}
+    kept = {id(top): top for top, (changed, _, _) in units if changed & reach}
     part = copy.copy(fn)
     part.body = list(kept.values()) or [ast.Pass()]
     return part
 
 
-def _units(body: list[ast.stmt], around: tuple[ast.AST, ...]) -> Iterator[tuple[frozenset[str], frozenset[str]]]:
+def _units(body: list[ast.stmt], around: tuple[ast.AST, ...]) -> Iterator[tuple[frozenset[str], frozenset[str], bool]]:
     """(the names a statement may change, the names it and the headers of the blocks
-    around it read), for each simple statement of `body`, at any depth of its blocks."""
+    around it read, whether it leaves the function or its loop), for each simple
+    statement of `body` in order, at any depth of its blocks."""
     for stmt in body:
         if isinstance(stmt, _HEADS):
             head = [getattr(stmt, f) for f in ("test", "iter", "subject") if getattr(stmt, f, None) is not None]
@@ -84,7 +89,7 @@ def _units(body: list[ast.stmt], around: tuple[ast.AST, ...]) -> Iterator[tuple[
             target = getattr(stmt, "target", None)
             inner = (*around, *head)
             if target is not None:  # `for x in LOG:`: x is made from LOG
-                yield _changed([target]), _read(inner)
+                yield _changed([target]), _read(inner), False
             for block in BLOCKS:
                 for part in getattr(stmt, block, ()) or ():
                     if isinstance(part, (ast.ExceptHandler, ast.match_case)):
@@ -93,7 +98,7 @@ def _units(body: list[ast.stmt], around: tuple[ast.AST, ...]) -> Iterator[tuple[
                     else:
                         yield from _units([part], inner)
         else:
-            yield _changed([stmt]), _read((stmt, *around))
+            yield _changed([stmt]), _read((stmt, *around)), isinstance(stmt, _LEAVES)
 
 
 def _changed(nodes: list[ast.AST]) -> frozenset[str]:
