@@ -7,6 +7,7 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import types
@@ -59,15 +60,15 @@ def attribute_digests(obj: object, _path: str = "", _seen: tuple[int, ...] = ())
     """A short digest of what each attribute of a settings object (or each
     key of a dict) counts by, by its path (`.model.name`, `['k']`), three
     levels down: for a refusal to say which one differs (`said`)."""
-    if isinstance(obj, dict):
-        pairs = [(f"{_path}[{k!r}]", v) for k, v in obj.items() if isinstance(k, str)]
+    if isinstance(obj, dict):  # the first 64: a refusal names a few
+        pairs = [(f"{_path}[{k!r}]", v) for k, v in itertools.islice(obj.items(), 64) if isinstance(k, str)]
     elif settings_object(obj):
         attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
-        pairs = [(f"{_path}.{k}", v) for k, v in attrs if isinstance(k, str)]
+        pairs = [(f"{_path}.{k}", v) for k, v in attrs[:64] if isinstance(k, str)]
     else:
         return {}
     seen, out = (*_seen, id(obj)), {}
-    for path, value in pairs[:64]:
+    for path, value in pairs:
         try:
             inner = attribute_digests(value, path, seen) if len(seen) < 3 and id(value) not in seen else {}
             toks = None if inner else _item_tokens(value, False, seen)
