@@ -26,7 +26,10 @@ def now_parts(key: str, now: str | None, obj: object) -> dict[str, str]:
     attributes' digests beside it when it has any."""
     if not now:
         return {}
-    each = attribute_digests(obj)
+    try:
+        each = attribute_digests(obj)
+    except Exception:  # a `__dict__` property that raises, a RecursionError: nothing named
+        each = {}
     return {NOW + key: now, **({SAID + NOW + key: json.dumps(each, sort_keys=True)} if each else {})}
 
 
