@@ -85,15 +85,20 @@ def test_the_log_main_empties_is_no_input_and_the_value_it_sets_is(
 
 @pytest.mark.parametrize(
     "extra",
-    ['CFG["n"] = len(LOG)', 'c = CFG\n    c["n"] = len(LOG)', 'if LOG:\n        return\n    CFG["n"] = 0'],
+    [
+        'CFG["n"] = len(LOG)',
+        'c = CFG\n    c["n"] = len(LOG)',
+        'if LOG:\n        return\n    CFG["n"] = 0',
+        'for n in range(3):\n        CFG["n"] = n\n        if not LOG:\n            break',
+    ],
 )
 def test_a_log_main_makes_the_configuration_from_still_counts(
     extra: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Made from the log (directly, through a name bound to CFG, or set
-    only when the log is empty), the log counts by its contents for the
-    step: the second call, which finds it holding the first call's entry,
-    is refused, as before."""
+    """Made from the log (directly, through a name bound to CFG, set only
+    when the log is empty, or in a loop the log may end), the log counts by
+    its contents for the step: the second call, which finds it holding the
+    first call's entry, is refused, as before."""
     script = _script(tmp_path, monkeypatch, extra)
     out = _run(script, monkeypatch, capsys, "2")
     assert out.startswith("refused") and "LOG" in out, out

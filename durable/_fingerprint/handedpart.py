@@ -58,7 +58,9 @@ def _made_part(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.AST
         return fn
     units = [(top, unit) for top in fn.body for unit in _units([top], ())]
     joined: dict[str, set[str]] = {}
-    leaving: frozenset[str] = frozenset()  # what decides a `return` or `raise` above: whether the rest runs
+    # What decides a `return` or `raise` above: whether the rest runs (in a loop, the
+    # statement the loop is in is kept whole, with what decides a `break`).
+    leaving: frozenset[str] = frozenset()
     for _, (changed, read, leaves) in units:
         read = read | leaving if changed else read
         leaving = leaving | read if leaves else leaving
