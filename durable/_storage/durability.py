@@ -78,6 +78,8 @@ class Syncer:
         self._cond = threading.Condition(self._lock)
         self._waiting = 0  # committers waiting in `cover` for a sync to end
         self._busy = False
+        # The first sync that failed: no later one is trusted (`SyncFailed`).
+        self.failed: OSError | None = None
         self._last = time.monotonic()
         self._due_token: object | None = None  # a batch sync due later (`LATER`)
         self._mark_due = 0.0  # when a sync under "fsync" marks again (`marking`)
@@ -89,6 +91,7 @@ class Syncer:
             self.written = self.synced = 0
             self._due_token = None
             self._mark_due = 0.0
+            self._busy, self.failed = False, None
 
     def marking(self) -> int | None:
         """What the sync about to be made marks as covered (`syncmark`), or
@@ -111,6 +114,8 @@ class Syncer:
         find nothing to sync, and the process may have exited by then."""
         if self.level == "none":
             return
+        if self.failed is not None:  # before a batch sync is put off: this write is not durable
+            raise SyncFailed.after(self.failed)
         if held and self.level == "batch" and time.monotonic() - self._last < self.interval:
             if self._arm(sync):
                 return
@@ -144,8 +149,8 @@ class Syncer:
             if self._due_token is not token:
                 return  # flushed, or the file opened anew, meanwhile
             self._due_token, end = None, self.written
-        # A failed sync here is met again, and raised, by the next commit's
-        # or the run end's (`flush`), which syncs the same bytes.
+        # A failed sync here is kept (`failed`) and raised by the next
+        # commit's or the run end's (`flush`): no later sync is trusted.
         with contextlib.suppress(Exception):
             self.cover(sync, end)
 
@@ -165,6 +170,8 @@ class Syncer:
                         self._cond.wait()
                     finally:
                         self._waiting -= 1
+                if self.failed is not None:  # the sync waited for too
+                    raise SyncFailed.after(self.failed)
                 if self.synced >= end:
                     return
                 target = max(self.written, end)
@@ -177,12 +184,28 @@ class Syncer:
                     self.synced = target
                 self._last = time.monotonic()
                 self._busy = syncing = False
-        except BaseException:
+        except BaseException as e:
             if syncing:
                 with self._lock:
                     self._busy = False
                     self._cond.notify_all()
+            if isinstance(e, OSError) and not isinstance(e, SyncFailed):
+                with self._lock:
+                    self.failed = self.failed or e
+                raise SyncFailed.after(e) from e
             raise
+
+
+class SyncFailed(OSError):
+    """An fdatasync of the log failed, now or before. After one fails, a
+    later one may succeed for pages the kernel dropped with the error
+    (Linux clears it once reported: "fsyncgate"), so none is trusted again
+    on this descriptor: every later write's sync raises this, with the
+    first error's errno, and the run that gets it ends (`_core.replay.commit`)."""
+
+    @classmethod
+    def after(cls, first: OSError) -> SyncFailed:
+        return cls(first.errno, f"{first.strerror or first}; no later sync of this log is trusted")
 
 
 class _Later:
