@@ -80,6 +80,7 @@ class Syncer:
         self._busy = False
         # The first sync that failed: no later one is trusted (`SyncFailed`).
         self.failed: OSError | None = None
+        self._opened = 0  # bumped by `reset`: a sync begun before covers the old file only
         self._last = time.monotonic()
         self._due_token: object | None = None  # a batch sync due later (`LATER`)
         self._mark_due = 0.0  # when a sync under "fsync" marks again (`marking`)
@@ -91,7 +92,8 @@ class Syncer:
             self.written = self.synced = 0
             self._due_token = None
             self._mark_due = 0.0
-            self._busy, self.failed = False, None
+            # A sync of the old file in flight claims nothing, and waits for nothing, here.
+            self._busy, self.failed, self._opened = False, None, self._opened + 1
 
     def marking(self) -> int | None:
         """What the sync about to be made marks as covered (`syncmark`), or
@@ -161,7 +163,7 @@ class Syncer:
         the statement that ends the sync, and by whatever interrupts it (a
         Ctrl-C landing anywhere here): left set, every later commit to the
         log would wait forever."""
-        syncing = False
+        syncing, opened = False, -1
         try:
             with self._lock:
                 while self.synced < end and self._busy:
@@ -174,22 +176,27 @@ class Syncer:
                     raise SyncFailed.after(self.failed)
                 if self.synced >= end:
                     return
-                target = max(self.written, end)
+                # Not `end`: one of a write to the file before it was opened anew
+                # (a committer outside the log's mutex) is no offset of this one.
+                target, opened = self.written, self._opened
                 self._busy = syncing = True
             sync()
             with self._lock:
                 if self._waiting:  # `notify_all` runs in Python: only when one waits
                     self._cond.notify_all()  # they look once the lock is let go
-                if target > self.synced:
-                    self.synced = target
-                self._last = time.monotonic()
-                self._busy = syncing = False
+                if opened == self._opened:  # else the file was opened anew meanwhile
+                    if target > self.synced:
+                        self.synced = target
+                    self._last = time.monotonic()
+                    self._busy = False
+                syncing = False
         except BaseException as e:
             if syncing:
                 with self._lock:
-                    self._busy = False
+                    if opened == self._opened:
+                        self._busy = False
                     self._cond.notify_all()
-            if isinstance(e, OSError) and not isinstance(e, SyncFailed):
+            if isinstance(e, OSError) and not isinstance(e, SyncFailed) and opened == self._opened:
                 with self._lock:
                     self.failed = self.failed or e
                 raise SyncFailed.after(e) from e
