@@ -34,12 +34,13 @@ def count_killed(
     found = list(records)
     place = [fingerprint, len(found)]
     before = manifest.extra.get(KEY)
-    same = isinstance(before, list) and len(before) == 3 and before[:2] == place
+    kept = before if isinstance(before, list) and len(before) == 3 and type(before[2]) is int else None
+    same = kept is not None and kept[:2] == place
     if manifest.status == "running":
-        times = before[2] + 1 if same and type(before[2]) is int else 1
+        times = kept[2] + 1 if kept is not None and same else 1
         manifest.extra[KEY] = [*place, times]
-    elif same and manifest.status == "failed" and (manifest.error or {}).get("type") == "RunKilledError":
-        times = before[2]  # refused last time: still refused, unless the limit was raised
+    elif kept is not None and same and (manifest.error or {}).get("type") == "RunKilledError":
+        times = kept[2]  # refused last time: still refused, unless the limit was raised
     else:
         manifest.extra.pop(KEY, None)
         return None

@@ -294,11 +294,16 @@ def write(path: str, data: bytes, *, exclusive: bool, sync: bool = True) -> Iden
     return made
 
 
-def prune(folder: str, root: str) -> None:
-    """Remove folder and the empty folders above it, up to the root."""
+def prune(folder: str, root: str, *, sync: bool = False) -> None:
+    """Remove folder and the empty folders above it, up to the root;
+    `sync`: durably (the folder left is synced), so that a removed run's
+    folder does not come back after a power loss."""
+    removed = False
     while folder.startswith(root) and folder != root:
         try:
             os.rmdir(folder)
         except OSError:
-            return
-        folder = os.path.dirname(folder)
+            break
+        removed, folder = True, os.path.dirname(folder)
+    if sync and removed:
+        fsync_dir(folder)
