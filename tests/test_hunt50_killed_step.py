@@ -65,30 +65,70 @@ def test_a_step_that_kills_its_process_is_tried_a_bounded_number_of_times(tmp_pa
     assert counted == ["a", "b", "b", "b", "b", "b"], counted
 
 
+# Each attempt gets further, then dies: a step (or a checkpointed loop
+# item) kills its process the first time it runs.
 PROGRESS = """
 import os, signal, durable
 
-@durable.step
-def s(i):
-    mark = f"died{i}"
+def once(i):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write(f"{i}\\n")
-    if not os.path.exists(mark):  # each step kills its process the first time it runs
-        open(mark, "w").close()
+    if not os.path.exists(f"died{i}"):
+        open(f"died{i}", "w").close()
         os.kill(os.getpid(), signal.SIGKILL)
     return i
 
+s = durable.step(once)
+
 @durable.workflow(name="wf", run_id="r1")
 def wf():
+    if os.environ.get("ITEMS"):
+        return sum(durable.loop_over(once, range(4), checkpoint_items=True))
     return sum(s(i) for i in range(4))
 
 print("value", wf())
 """
 
+# Killed in a durable sleep each time (a machine rebooted during it): no
+# step kills the process.
+SLEEPING = """
+import os, signal, durable
+from durable._core import plan
 
-def test_kills_at_other_places_do_not_add_up(tmp_path: Path) -> None:
-    """Four kills in a row, each after the run got further: never refused."""
-    (tmp_path / "flow.py").write_text(PROGRESS)
-    outs = run_each([(tmp_path, "import flow", {}) for _ in range(5)])
-    assert outs == ["", "", "", "", "value 6\n"], outs
-    assert (tmp_path / "count").read_text().split() == ["0", "0", "1", "1", "2", "2", "3", "3"]
+def count(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+if os.environ.get("KILL"):
+    plan.pause = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+else:  # the hour is over
+    plan.pause = lambda *a, **k: None
+
+@durable.step
+def a():
+    count("a")
+    return 1
+
+@durable.workflow(name="wf", run_id="r1")
+def wf():
+    x = a()
+    durable.sleep(3600)
+    return x + 1
+
+print("value", wf())
+"""
+
+
+def test_deaths_where_the_run_got_further_or_in_a_sleep_do_not_add_up(tmp_path: Path) -> None:
+    """Four kills in a row, each after the run got further (its steps, or
+    its checkpointed loop's items), or in a durable sleep: never refused."""
+    folders = {name: tmp_path / name for name in ("steps", "items", "sleep")}
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "flow.py").write_text(SLEEPING if name == "sleep" else PROGRESS)
+    envs = {"steps": [{}] * 5, "items": [{"ITEMS": "1"}] * 5, "sleep": [{"KILL": "1"}] * 4 + [{}]}
+    outs = run_each([(folders[n], "import flow", env) for n in folders for env in envs[n]])
+    assert outs == ["", "", "", "", "value 6\n"] * 2 + ["", "", "", "", "value 2\n"], outs
+    for name in ("steps", "items"):
+        assert (folders[name] / "count").read_text().split() == ["0", "0", "1", "1", "2", "2", "3", "3"]
+    assert (folders["sleep"] / "count").read_text().split() == ["a"]

@@ -14,25 +14,29 @@ an attempt that got further starts the count again."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 
-from .._storage.keys import Position, top_level
+from .._storage.keys import top_level
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError, RunKilledError
+from .context import RunState
 
 VARIABLE, DEFAULT, KEY = "DURABLE_MAX_RECOVERY_ATTEMPTS", 3, "killed"
 
 
-def count_killed(
-    manifest: RunRecord | None, records: Iterable[Position], fingerprint: str
-) -> RunKilledError | None:
+def count_killed(manifest: RunRecord | None, ctx: RunState, fingerprint: str) -> RunKilledError | None:
     """Note in `manifest` how many attempts in a row died where the last
     one did (found `running`: its holder never ended it), and return the
-    error that ends this attempt when as many as allowed did."""
+    error that ends this attempt when as many as allowed did. Where: the
+    code, the records and checkpointed loop items found (an attempt that
+    made more got further). A death in a durable sleep (its timer kept, its
+    record not) is no step's: a machine rebooted during a long sleep."""
     if manifest is None:
         return None
-    found = list(records)
-    place = [fingerprint, len(found)]
+    found = list(ctx.records)
+    if any(p not in ctx.records for p in ctx.timers):
+        manifest.extra.pop(KEY, None)
+        return None
+    place = [fingerprint, len(found) + sum(map(len, ctx.items.values()))]
     before = manifest.extra.get(KEY)
     kept = before if isinstance(before, list) and len(before) == 3 and type(before[2]) is int else None
     same = kept is not None and kept[:2] == place
