@@ -30,7 +30,7 @@ def count_killed(manifest: RunRecord | None, ctx: RunState, fingerprint: str) ->
     code, the records and checkpointed loop items found (an attempt that
     made more got further). A death in a durable sleep (its timer kept, its
     record not) is no step's: a machine rebooted during a long sleep."""
-    if manifest is None:
+    if manifest is None or (manifest.status != "running" and KEY not in manifest.extra):
         return None
     found = list(ctx.records)
     if any(p not in ctx.records for p in ctx.timers):

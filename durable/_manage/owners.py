@@ -44,7 +44,7 @@ def find_workflow(
     if not owners:
         missing = RunNotFoundError("(any)", run_id, store.url)
         missing.args = (f"no run {run_id!r} in store {store.url}; {resembling(store, workflows, run_id)}",)
-        if not leftovers and any(owns(w, True) for w in _with_folders(store, run_id)):
+        if not leftovers and any(owns(w, True) for w in workflows):  # a listing each, when none owns it
             missing.args = (f"{missing.args[0]}. A removal or a fork cut short left objects of a run {run_id!r} "
                             f"there, without a manifest (no call replays them): `durable {shell_words('rm', run_id)}` "
                             "removes them",)  # fmt: skip
@@ -56,8 +56,3 @@ def find_workflow(
         )
     return owners[0]
 
-
-def _with_folders(store: Store, run_id: str) -> list[str]:
-    """The workflows with a folder for `run_id` (a leftover's: no manifest
-    lists its workflow when it was the workflow's only run)."""
-    return sorted({k.split("/", 1)[0] for k in store.list("") if k.split("/")[1:2] == [run_id]})
