@@ -129,17 +129,21 @@ class LocalStore(Store):
         are made, one `mkdir` each, failing once it is gone."""
         parts = fs.parts(self.root, folder)
         run = (parts[0], parts[1]) if len(parts) > 1 else None
+        sync = self.durability != "none"
         if run not in self._held:
-            fs.make_folder(self.root, folder)
+            fs.make_folder(self.root, folder, sync=sync)
             return
-        path = self._path("/".join(parts[:2]))
+        path, made = self._path("/".join(parts[:2])), []
         try:
             fs.real_folder(path)
             for part in parts[2:]:
                 path = os.path.join(path, part)
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(path)
+                    made.append(path)
                 fs.real_folder(path)
+            if sync:
+                fs.synced_into(made)
         except FileNotFoundError:
             self.guard(*parts[:2])
             raise LeaseLostError(parts[1], why="its run folder was removed") from None
