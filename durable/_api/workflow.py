@@ -8,6 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
+from .._calls import callers, keywords
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
 from .._core.definition import Definition
@@ -16,7 +17,6 @@ from .._core.recall import recalled
 from .._core.run import Options, run_locked
 from .._core.signature import signature_of
 from .._core.waiting import holding
-from .._errortext import keywords
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import identity_of
 from .._fingerprint.madewith import same_snapshots
@@ -231,7 +231,7 @@ class Workflow(Steering, Generic[P, R]):
         try:
             return signature_of(self.fn).bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.name}(): {e}") from None
+            raise callers(TypeError(f"{self.name}(): {e}")) from None
 
     def _run_id(self, given: inspect.BoundArguments | None) -> str:
         assert given is not None

@@ -168,7 +168,7 @@ def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> ins
         meant = near(unknown[0], [*sig.parameters, "inputs", "new_run_id", "mutate"], cutoff=0.8)
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sig.parameters)}{f'; did you mean {meant[0]}=?' if meant else '.'} "
+            f"it takes {', '.join(sig.parameters) or 'no parameter'}{f'; did you mean {meant[0]}=?' if meant else '.'} "
             f"Nothing was executed. If {unknown[0]!r} "
             f"is the name of a durable.wait_for(), give its answer as "
             f"inputs={{{unknown[0]!r}: ...}}."

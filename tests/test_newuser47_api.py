@@ -1,0 +1,129 @@
+"""The 47th new-user walk, in the library: a decorator or option misused
+(`@durable.step` on a generator function or a property, `@durable.workflow
+("name")`, `configure(on_change="rerunn")`, a run id with a `/`) and a call
+that does not bind (a workflow without its argument, a step with one too
+many) are shown at the user's line with durable's message, not under the
+frames of durable's code that found the mistake; a resume's unknown keyword
+of a workflow without parameters says so."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import durable
+from durable._errortext import PACKAGE
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """As a user runs: the project's tests keep every frame (conftest)."""
+    monkeypatch.delenv("DURABLE_TRACEBACK", raising=False)
+    yield
+
+
+def _ours(error: BaseException) -> list[str]:
+    """The functions of durable's files the traceback shows."""
+    return [f.name for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(PACKAGE)]
+
+
+def _async_generator() -> None:
+    @durable.step
+    async def agen(n: int) -> Any:
+        yield n
+
+
+def _generator() -> None:
+    @durable.step
+    def gen(n: int) -> Any:
+        yield n
+
+
+def _named() -> None:
+    @durable.workflow("name")  # type: ignore[call-overload]
+    def wf() -> int:
+        return 1
+
+
+def _property() -> None:
+    class C:
+        @durable.step  # type: ignore[misc]
+        @property
+        def p(self) -> int:
+            return 1
+
+
+def _configure() -> None:
+    durable.configure(on_change="rerunn")  # type: ignore[arg-type]
+
+
+def _run_id() -> None:
+    @durable.workflow
+    def wf() -> int:
+        return 1
+
+    wf.with_options(run_id="a/b")
+
+
+MISUSED: dict[str, tuple[Callable[[], None], str]] = {
+    "async_generator": (_async_generator, "agen is an async generator function (it yields)"),
+    "generator": (_generator, "gen is a generator function (it yields)"),
+    "named": (_named, "pass name='name' (a keyword argument)"),
+    "property": (_property, "C.p is a property, which is not callable: put @property above"),
+    "configure": (_configure, "on_change must be one of 'refuse', 'rerun', not 'rerunn'"),
+    "run_id": (_run_id, "invalid run id 'a/b'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISUSED))
+def test_a_misused_decorator_or_option_is_shown_at_the_users_line(case: str, shown: None) -> None:
+    """Before: four to nine frames of durable's files above the message
+    (`checked`, `step`, `decorate`, `refuse_generators`; for a builtin or
+    a class, the fingerprinter's), and an async generator was "a generator
+    function", a property `<property object at 0x...> is not callable`."""
+    make, said = MISUSED[case]
+    with pytest.raises(durable.ConfigurationError) as e:
+        make()
+    assert said in str(e.value), str(e.value)
+    assert _ours(e.value) == ["checked"], _ours(e.value)  # the one line that raises it again
+
+
+def test_every_frame_stays_under_durable_traceback_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DURABLE_TRACEBACK", "full")
+    with pytest.raises(durable.ConfigurationError) as e:
+        _async_generator()
+    assert _ours(e.value)[-1] == "refuse_generators", _ours(e.value)
+
+
+def test_a_workflow_call_that_does_not_bind_is_shown_at_the_users_line(tmp_path: Path, shown: None) -> None:
+    """Before: `wf()` without its argument showed six frames of durable's
+    (down to `_bind`), as if durable had failed; Python shows a plain
+    function's at the call. (A step's: test_newuser41_api.)"""
+
+    @durable.workflow(store=str(tmp_path / "s"))
+    def needs(x: int) -> int:
+        return x
+
+    with pytest.raises(TypeError, match="missing a required argument: 'x'") as e:
+        needs()  # type: ignore[call-arg]
+    assert _ours(e.value) == ["__call__", "drive_sync"], _ours(e.value)  # the call, and its driver's re-raise
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_resume_with_an_unknown_keyword_of_a_workflow_without_parameters(tmp_path: Path) -> None:
+    """Before: "wf has no parameter(s) bogus; it takes . Nothing was executed"."""
+
+    @durable.workflow(store=str(tmp_path / "s"), run_id="r1")
+    def bare() -> int:
+        durable.suspend("waiting")
+        return 1
+
+    with pytest.raises(durable.Suspended):
+        bare()
+    with pytest.raises(durable.ConfigurationError) as e:
+        bare.resume("r1", bogus=1)
+    assert "has no parameter(s) bogus; it takes no parameter. Nothing was executed" in str(e.value)
