@@ -76,6 +76,22 @@ def _own(tb: types.TracebackType) -> bool:
     return tb.tb_frame.f_code.co_filename.startswith(_OWN)
 
 
+def at_callers(fn: F) -> F:
+    """`fn`, a call of the API (`open_store`, `gc`, `wf.history`, ...), its
+    errors shown from the caller's frames (`users_frames`)."""
+
+    @functools.wraps(fn)
+    def shown(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if users_frames(e):
+                raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
+            raise
+
+    return shown  # type: ignore[return-value]
+
+
 # The keywords of the API's option-taking calls, by the name a user calls them by.
 _KEYWORDS: dict[str, tuple[str, ...]] = {}
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,7 +119,7 @@ def keywords(called: str, *, runs_steps: bool = False) -> Callable[[F], F]:
                 raise callers(TypeError(_unknown(called, next(k for k in kwargs if k not in known))))
             if runs_steps:
                 return fn(*args, **kwargs)
-            try:
+            try:  # as `at_callers`, in this frame: one of durable's shown, not two
                 return fn(*args, **kwargs)
             except Exception as e:
                 if users_frames(e):

@@ -1,6 +1,7 @@
 """The 47th new-user walk, in the library: a decorator or option misused
 (`@durable.step` on a generator function or a property, `@durable.workflow
-("name")`, `configure(on_change="rerunn")`, a run id with a `/`) and a call
+("name")`, `configure(on_change="rerunn")`, a run id with a `/`, a store URL
+of no protocol, a fork at no position) and a call
 that does not bind (a workflow without its argument, a step with one too
 many) are shown at the user's line with durable's message, not under the
 frames of durable's code that found the mistake; a resume's unknown keyword
@@ -67,6 +68,51 @@ def _run_id() -> None:
         return 1
 
     wf.with_options(run_id="a/b")
+
+
+def _open_store() -> None:
+    durable.open_store("bad://x")
+
+
+def _gc() -> None:
+    durable.gc(keep_last=-1)
+
+
+def _fork(tmp_path: Path) -> None:
+    @durable.workflow(store=str(tmp_path / "s"), run_id="r1")
+    def wf() -> int:
+        return 1
+
+    wf()
+    wf.fork("r1", at="x")  # type: ignore[arg-type]
+
+
+def _history(tmp_path: Path) -> None:
+    @durable.workflow(store=str(tmp_path / "s"))
+    def wf() -> int:
+        return 1
+
+    wf.history("nope")
+
+
+MANAGED: dict[str, tuple[Callable[..., None], str]] = {
+    "open_store": (_open_store, "fsspec knows no protocol 'bad'"),
+    "gc": (_gc, "keep_last= takes a whole number >= 0, not -1"),
+    "fork": (_fork, "the position to fork at"),
+    "history": (_history, "no run 'nope' of workflow"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MANAGED))
+def test_a_run_management_mistake_is_shown_at_the_users_line(case: str, tmp_path: Path, shown: None) -> None:
+    """Before: `durable.open_store("bad://x")`, `gc(keep_last=-1)`,
+    `wf.fork(run, at="x")`, `wf.history("nope")` showed two to four frames
+    of durable's above the message."""
+    make, said = MANAGED[case]
+    with pytest.raises(durable.DurableError) as e:
+        make(*([tmp_path] if case in ("fork", "history") else []))
+    assert said in str(e.value), str(e.value)
+    assert _ours(e.value) == ["shown"], _ours(e.value)  # the one line that raises it again
 
 
 MISUSED: dict[str, tuple[Callable[[], None], str]] = {

@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
-from .._calls import callers, keywords
+from .._calls import at_callers, callers, keywords
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
 from .._core.definition import Definition
@@ -122,21 +122,25 @@ class Workflow(Steering, Generic[P, R]):
         )
 
     # -- run management (`_manage`, also behind the CLI) --------------------
+    @at_callers
     def runs(self) -> list[RunInfo]:
         """This workflow's runs in its store, newest first."""
         from .._manage.listed import listed
         return listed(self._store(), self.name)
 
+    @at_callers
     def history(self, run_id: str, /) -> list[StepInfo]:
         """What each position of a run did, in position order."""
         from .._manage.history import history
         return history(self._store(), self.name, run_id)
 
+    @at_callers
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
         from .._manage.runs import delete_run
         delete_run(self._store(), self.name, run_id)
 
+    @at_callers
     def fork(
         self,
         run_id: str,
