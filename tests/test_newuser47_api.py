@@ -18,6 +18,7 @@ import pytest
 
 import durable
 from durable._errortext import PACKAGE
+from durable.testing import memory_store
 
 
 @pytest.fixture
@@ -173,3 +174,32 @@ def test_a_resume_with_an_unknown_keyword_of_a_workflow_without_parameters(tmp_p
     with pytest.raises(durable.ConfigurationError) as e:
         bare.resume("r1", bogus=1)
     assert "has no parameter(s) bogus; it takes no parameter. Nothing was executed" in str(e.value)
+
+
+def test_child_runs_nested_past_a_names_length_say_what_to_do() -> None:
+    """Before: a workflow calling itself ~95 deep was refused with "invalid
+    run id 'rec.down-...0.0.0.': it is 201 characters long ... Choose a
+    shorter one": the user chose no id; the child's is derived. The message
+    says so and how to give one, and the way it names works."""
+    store, calls = memory_store(), []
+    outer = "d" * 180  # nested as deep as a derived id allows, in a few calls
+
+    @durable.workflow(store=store)
+    def down(n: int) -> int:
+        calls.append(n)
+        return n if n == 0 else down(n - 1)
+
+    @durable.workflow(store=store, run_id=lambda n: f"up{n}")
+    def up(n: int) -> int:
+        calls.append(n)
+        return n if n == 0 else up(n - 1)
+
+    with pytest.raises(durable.ConfigurationError) as e:
+        down.with_options(run_id=outer)(15)
+    said = str(e.value)
+    assert "a child run's id is its parent's, a dot and the position" in said, said
+    assert "down.with_options(run_id=" in said and "Nothing was run at that position" in said, said
+    assert calls == list(range(15, 4, -1))  # 180 characters and 10 times '.0': the 11th child's would be 202
+    calls.clear()
+    assert up.with_options(run_id=outer)(15) == 0  # its children named as the message says
+    assert calls == list(range(15, -1, -1))
