@@ -48,13 +48,22 @@ def paired(pair: tuple = (1, 2), n: int = 3) -> int:
     durable.suspend("waiting for a reviewer")
     return n
 """
+# A workflow whose parameter a test renames.
+HELD = """
+
+@durable.workflow
+def held(NAME: int = 3) -> int:
+    add(NAME)
+    durable.suspend("waiting for a reviewer")
+    return NAME
+"""
 
 
 @pytest.fixture
 def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
-    (tmp_path / "flow.py").write_text(FLOW)
+    (tmp_path / "flow.py").write_text(FLOW + HELD.replace("NAME", "n"))
     return tmp_path
 
 
@@ -124,3 +133,19 @@ def test_show_and_run_print_one_restart_command(flow: Path, capsys: pytest.Captu
     unread = _line(capsys.readouterr().err, "cancelled: it runs again only afresh, with: ")
     assert unread == "durable run flow.py:paired --run-id c1 --restart --var NAME=VALUE", unread
     assert (flow / "counts").read_text().split() == ["add"]
+
+
+def test_the_restart_line_gives_only_the_parameters_the_workflow_takes_now(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: after `held`'s parameter n was renamed to m, the refusal's
+    `or start fresh: durable run flow.py:held --run-id r1 --restart --var
+    n=7` was refused when pasted ("flow.held has no parameter n")."""
+    assert main(["run", "flow.py:held", "--run-id", "r1", "--var", "n=7"]) == 3
+    (flow / "flow.py").write_text(FLOW + HELD.replace("NAME", "m"))
+    capsys.readouterr()
+    assert main(["run", "flow.py:held", "--run-id", "r1"]) == 2  # refused: the code changed
+    fresh = _line(capsys.readouterr().err, "or start fresh: ")
+    assert fresh == "durable run flow.py:held --run-id r1 --restart", fresh
+    assert main(shlex.split(fresh)[1:]) == 3  # pasted: it runs afresh, and suspends again
+    assert (flow / "counts").read_text().split() == ["add", "add"]

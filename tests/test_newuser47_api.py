@@ -203,3 +203,23 @@ def test_child_runs_nested_past_a_names_length_say_what_to_do() -> None:
     calls.clear()
     assert up.with_options(run_id=outer)(15) == 0  # its children named as the message says
     assert calls == list(range(15, -1, -1))
+
+
+def test_a_resume_missing_a_parameter_added_since_says_so() -> None:
+    """Before: "w needs argument(s) new: the run did not record them (they
+    could not be serialised)": it recorded `old`, the parameter's old name."""
+    store = memory_store()
+
+    def first(old: int = 1) -> int:
+        durable.suspend("waiting")
+        return old
+
+    def second(new: int) -> int:
+        return new
+
+    with pytest.raises(durable.Suspended):
+        durable.workflow(name="w", store=store, run_id="r1")(first)(4)
+    renamed = durable.workflow(name="w", store=store, on_change="rerun")(second)
+    with pytest.raises(durable.ConfigurationError) as e:
+        renamed.resume("r1")
+    assert "needs argument(s) new: the run recorded no argument new, only old (a parameter renamed" in str(e.value)

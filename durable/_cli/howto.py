@@ -115,11 +115,13 @@ def restart_command(
     found: str | None = None,
     read: Reader | None = None,
     given: dict[str, Any] | None = None,
+    takes: dict[str, bool] | None = None,
 ) -> str:
     """How a run starts afresh with the arguments it recorded, the `given`
     --vars winning (a restart takes only the --vars given and the defaults):
     the one builder of it, for `durable run` (a cancel, a refusal: `found`
-    is its TARGET, `read` the workflow's reader of --var), `durable show`,
+    is its TARGET, `read` the workflow's reader of --var, `takes` its
+    parameters: `restart_flags`), `durable show`,
     `cancel` and a guessed `durable restart`. In a notebook's or session's
     run, the call to make there; else the command (`run_line`)."""
     if found is None:
@@ -129,19 +131,34 @@ def restart_command(
         fn = workflow.rpartition(".")[2]
         call = "NAME=VALUE, ..." if recorded is None else ", ".join(f"{k}={v!r}" for k, v in recorded.items())
         return f"in the notebook or session that defines {fn}: {fn}.with_options(run_id={run_id!r}, restart=True)({call})"
-    flags = restart_flags(store, workflow, run_id, read, given)
+    flags = restart_flags(store, workflow, run_id, read, given, takes)
     return run_line(durable, found, workflow, run_id, f"--restart {flags}".rstrip())  # no --var: no space pasted
 
 
 def restart_flags(
-    store: Store, workflow: str, run_id: str, read: Reader | None = None, given: dict[str, Any] | None = None
+    store: Store,
+    workflow: str,
+    run_id: str,
+    read: Reader | None = None,
+    given: dict[str, Any] | None = None,
+    takes: dict[str, bool] | None = None,
 ) -> str:
     """The --var flags of a restart with the run's recorded arguments and
     the `given` ones (`as_vars`: a value --var does not give back as itself
     stays NAME=VALUE); `--var NAME=VALUE` to fill in when they cannot be
-    read: a bare --restart would start it with the defaults instead."""
+    read: a bare --restart would start it with the defaults instead. With
+    the parameters the workflow `takes` now (name: whether it is required),
+    of those only, and NAME=VALUE of a required one not recorded: a
+    parameter renamed since the run started was refused when pasted."""
     recorded = _recorded(store, workflow, run_id)
-    return to_fill("--var") if recorded is None else as_vars({**recorded, **(given or {})}, read)
+    if recorded is None:
+        return to_fill("--var")
+    values = {**recorded, **(given or {})}
+    if takes is None:
+        return as_vars(values, read)
+    missing = [n for n, required in takes.items() if required and n not in values]
+    kept = as_vars({k: v for k, v in values.items() if k in takes}, read)
+    return f"{kept} {to_fill('--var', missing)}".strip() if missing else kept
 
 
 def _recorded(store: Store, workflow: str, run_id: str) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ that restarts a run is `howto.restart_command`'s, the one builder of it."""
 from __future__ import annotations
 
 import argparse
+import inspect
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -27,15 +28,27 @@ def restart_with(
     with the TARGET as typed and the values a --var gives back read as the
     command will read them (the workflow's annotations: a date, a Path)."""
     read = partial(by_annotation, wf.name, wf.fn)
-    durable = command(args)
-    return partial(howto.restart_command, durable, store, wf.name, run_id, found=args.target, read=read, given=given)
+    durable, takes = command(args), parameters(wf)
+    return partial(
+        howto.restart_command, durable, store, wf.name, run_id, found=args.target, read=read, given=given, takes=takes
+    )
+
+
+def parameters(wf: Workflow[Any, Any]) -> dict[str, bool] | None:
+    """The parameters a --var sets (name: whether it is required); None
+    for a workflow taking `**kwargs`, whose names are any."""
+    given = inspect.signature(wf.fn).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in given):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name: p.default is p.empty for p in given if p.kind in named}
 
 
 def not_recorded(
     e: UsageError, args: argparse.Namespace, store: Store, wf: Workflow[Any, Any], run_id: str
 ) -> UsageError:
     """A restart's --vars refused: the recorded arguments were not the cause."""
-    recorded = howto.restart_flags(store, wf.name, run_id, partial(by_annotation, wf.name, wf.fn))
+    recorded = howto.restart_flags(store, wf.name, run_id, partial(by_annotation, wf.name, wf.fn), takes=parameters(wf))
     return UsageError(
         f"{e}: --restart starts run {id_word(run_id)} afresh with the --var arguments given, "
         f"not its recorded ones: {recorded or '(none)'}\nrestart it with: {args.restart_with()}"

@@ -72,11 +72,10 @@ def merge_arguments(
     if digests:
         missing += _left_out(bound, digests, {*recorded, *touched}, missing)
     if missing:
-        why = (
-            "restart=True starts from this call's arguments and the defaults only"
-            if restart
-            else "the run did not record them (they could not be serialised)"
-        )
+        new = [n for n in missing if digests is not None and n not in digests]  # renamed or added since
+        why = "restart=True starts from this call's arguments and the defaults only" if restart else (
+            f"the run recorded no argument {', '.join(new)}, only {', '.join(digests or ()) or 'none'} (a parameter "
+            "renamed or added since it started?)" if new else "the run did not record them (they could not be serialised)")  # fmt: skip
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} needs argument(s) {', '.join(missing)}: {why}. "
             "Pass them to the call (or as resume overrides). Nothing was executed."
