@@ -149,3 +149,22 @@ def test_the_restart_line_gives_only_the_parameters_the_workflow_takes_now(
     assert fresh == "durable run flow.py:held --run-id r1 --restart", fresh
     assert main(shlex.split(fresh)[1:]) == 3  # pasted: it runs afresh, and suspends again
     assert (flow / "counts").read_text().split() == ["add", "add"]
+
+
+def test_a_cancelled_run_whose_code_changed_is_told_to_restart_only(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the refusal of the changed code came first and advised
+    `--resume --on-change rerun` and `--resume --rebase-checkpoint`, each
+    then refused as cancelled (exit 4): a cancelled run runs only afresh."""
+    assert main(["run", "flow.py:held", "--run-id", "r1", "--var", "n=7"]) == 3
+    assert main(["cancel", "r1"]) == 0
+    (flow / "flow.py").write_text(FLOW + HELD.replace("NAME", "n").replace("add(n)", "add(n + 1)"))
+    capsys.readouterr()
+    assert main(["run", "flow.py:held", "--run-id", "r1"]) == 4
+    err = capsys.readouterr().err
+    assert "--resume" not in err and "refused" not in err, err
+    again = _line(err, "restart it with: ")
+    assert again == "durable run flow.py:held --run-id r1 --restart --var n=7", again
+    assert main(shlex.split(again)[1:]) == 3
+    assert (flow / "counts").read_text().split() == ["add", "add"]

@@ -69,7 +69,6 @@ class Flow(Protocol):
 
     fn: Callable[..., Any]
     name: str
-
     options: Options
 
     def definition(self) -> Definition: ...
@@ -99,6 +98,8 @@ def run_locked(
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     if parent is not None and manifest is not None and made_before(manifest, parent):
         restart = True  # the parent run that made it was discarded since
+    if manifest is not None and not restart and manifest.status == "cancelled":
+        refuse_cancelled(store, manifest)  # first: a refusal of its code or arguments advised a resume
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
@@ -250,8 +251,6 @@ def _untaken(
     child's are its callers')."""
     if caller is None:
         warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
-
-
 
 
 def _changed(bound: inspect.BoundArguments, digests: dict[str, str] | None) -> bool:
