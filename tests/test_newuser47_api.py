@@ -9,6 +9,7 @@ of a workflow without parameters says so."""
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -223,3 +224,56 @@ def test_a_resume_missing_a_parameter_added_since_says_so() -> None:
     with pytest.raises(durable.ConfigurationError) as e:
         renamed.resume("r1")
     assert "needs argument(s) new: the run recorded no argument new, only old (a parameter renamed" in str(e.value)
+
+
+FETCHED: list[int] = []
+
+
+class Client:
+    """A step's object holding what cannot be pickled."""
+
+    def __init__(self) -> None:
+        self.lock, self.base = threading.Lock(), 10
+
+    @durable.step
+    def fetch(self, i: int) -> int:
+        FETCHED.append(i)
+        return self.base + i
+
+
+class Kept(Client):
+    def __getstate__(self) -> dict[str, int]:  # as the refusal advises: what identifies it
+        return {"base": self.base}
+
+
+@pytest.mark.parametrize("cls", [Client, Kept])
+def test_a_method_step_whose_instance_has_no_digest_says_what_to_give_it(cls: type[Client]) -> None:
+    """Before: "argument 1 of Client.fetch (<Client object at 0x...>) cannot
+    be digested ... pass a value that can be digested": a method's self is
+    passed by no one; a __getstate__ is what makes it digestible."""
+    store, fail = memory_store(), [True]
+    client = cls()
+    FETCHED.clear()
+
+    @durable.step
+    def end(x: int) -> int:
+        if fail[0]:
+            raise RuntimeError("down")
+        return x
+
+    @durable.workflow(store=store, run_id="r1")
+    def main() -> int:
+        return end(client.fetch(1))
+
+    with pytest.raises(RuntimeError):
+        main()
+    fail[0] = False
+    if cls is Kept:
+        assert main() == 11 and FETCHED == [1]  # replayed
+        return
+    with pytest.raises(durable.DefinitionChangedError) as e:
+        main()
+    said = str(e.value)
+    assert "the Client that Client.fetch is a method of (self: " in said, said
+    assert "give Client a __getstate__ that leaves out what cannot be pickled" in said, said
+    assert FETCHED == [1]
