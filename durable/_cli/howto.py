@@ -116,6 +116,7 @@ def restart_command(
     read: Reader | None = None,
     given: dict[str, Any] | None = None,
     takes: dict[str, bool] | None = None,
+    kept: bool = True,
 ) -> str:
     """How a run starts afresh with the arguments it recorded, the `given`
     --vars winning (a restart takes only the --vars given and the defaults):
@@ -131,7 +132,7 @@ def restart_command(
         fn = workflow.rpartition(".")[2]
         call = "NAME=VALUE, ..." if recorded is None else ", ".join(f"{k}={v!r}" for k, v in recorded.items())
         return f"in the notebook or session that defines {fn}: {fn}.with_options(run_id={run_id!r}, restart=True)({call})"
-    flags = restart_flags(store, workflow, run_id, read, given, takes)
+    flags = restart_flags(store, workflow, run_id, read, given, takes, kept)
     return run_line(durable, found, workflow, run_id, f"--restart {flags}".rstrip())  # no --var: no space pasted
 
 
@@ -142,6 +143,7 @@ def restart_flags(
     read: Reader | None = None,
     given: dict[str, Any] | None = None,
     takes: dict[str, bool] | None = None,
+    kept: bool = True,
 ) -> str:
     """The --var flags of a restart with the run's recorded arguments and
     the `given` ones (`as_vars`: a value --var does not give back as itself
@@ -149,16 +151,17 @@ def restart_flags(
     read: a bare --restart would start it with the defaults instead. With
     the parameters the workflow `takes` now (name: whether it is required),
     of those only, and NAME=VALUE of a required one not recorded: a
-    parameter renamed since the run started was refused when pasted."""
-    recorded = _recorded(store, workflow, run_id)
-    if recorded is None:
+    parameter renamed since the run started was refused when pasted. Not
+    `kept`: the `given` ones only (a refusal of other arguments)."""
+    was = _recorded(store, workflow, run_id) if kept else {}
+    if was is None:
         return to_fill("--var")
-    values = {**recorded, **(given or {})}
+    values = {**was, **(given or {})}
     if takes is None:
         return as_vars(values, read)
     missing = [n for n, required in takes.items() if required and n not in values]
-    kept = as_vars({k: v for k, v in values.items() if k in takes}, read)
-    return f"{kept} {to_fill('--var', missing)}".strip() if missing else kept
+    flags = as_vars({k: v for k, v in values.items() if k in takes}, read)
+    return f"{flags} {to_fill('--var', missing)}".strip() if missing else flags
 
 
 def _recorded(store: Store, workflow: str, run_id: str) -> dict[str, Any] | None:
