@@ -168,3 +168,15 @@ def test_a_cancelled_run_whose_code_changed_is_told_to_restart_only(
     assert again == "durable run flow.py:held --run-id r1 --restart --var n=7", again
     assert main(shlex.split(again)[1:]) == 3
     assert (flow / "counts").read_text().split() == ["add", "add"]
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("done", "completed"), ("suspnded", "suspended"), ("Failed", "failed")])
+def test_a_status_guessed_or_mistyped_is_told_the_one_meant(
+    typed: str, meant: str, flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable runs --status done` listed the eleven statuses and
+    left the user to pick; `durable.gc(status=...)` the same."""
+    assert main(["runs", "--status", typed]) == 2
+    assert capsys.readouterr().err.rstrip().endswith(f"; did you mean {meant}?")
+    with pytest.raises(durable.ConfigurationError, match=f"did you mean {meant}"):
+        durable.gc(store=str(flow / "store"), status=typed)
