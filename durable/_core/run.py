@@ -317,11 +317,10 @@ def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
 
 
 def made_before(manifest: RunRecord, parent: dict[str, Any]) -> bool:
-    """Whether a child run was made by an earlier run of the same parent
-    run id (restarted, or removed and run again since): its records are then
-    the discarded run's, and a restart keeps nothing of those. A link
-    written before links carried `created` cannot tell, and counts as made
-    by this parent run."""
+    """Whether a child run was made by an earlier run of the same parent run id
+    (restarted, or removed and run again since): its records are then the discarded
+    run's, and a restart keeps nothing of those. A link written before links carried
+    `created` cannot tell, and counts as made by this parent run."""
     old = manifest.extra.get("parent")
     if not isinstance(old, dict) or "created" not in old:
         return False
