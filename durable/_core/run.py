@@ -70,7 +70,6 @@ class Flow(Protocol):
 
     fn: Callable[..., Any]
     name: str
-
     options: Options
 
     def definition(self) -> Definition: ...
@@ -100,6 +99,8 @@ def run_locked(
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     if parent is not None and manifest is not None and made_before(manifest, parent):
         restart = True  # the parent run that made it was discarded since
+    if manifest is not None and not restart and manifest.status == "cancelled":
+        refuse_cancelled(store, manifest)  # first: a refusal of its code or arguments advised a resume
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
@@ -318,11 +319,10 @@ def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
 
 
 def made_before(manifest: RunRecord, parent: dict[str, Any]) -> bool:
-    """Whether a child run was made by an earlier run of the same parent
-    run id (restarted, or removed and run again since): its records are then
-    the discarded run's, and a restart keeps nothing of those. A link
-    written before links carried `created` cannot tell, and counts as made
-    by this parent run."""
+    """Whether a child run was made by an earlier run of the same parent run id
+    (restarted, or removed and run again since): its records are then the discarded
+    run's, and a restart keeps nothing of those. A link written before links carried
+    `created` cannot tell, and counts as made by this parent run."""
     old = manifest.extra.get("parent")
     if not isinstance(old, dict) or "created" not in old:
         return False

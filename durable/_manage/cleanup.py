@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable
 
+from .._calls import at_callers
 from .._errortext import warn
 from .._storage.base import SHARED_BLOBS, Store
 from .._storage.clock import now
@@ -23,6 +24,7 @@ from .runs import RunInfo
 TEMP_AGE = 3600.0
 
 
+@at_callers
 def gc(
     store: Store | str | None = None,
     *,
