@@ -66,5 +66,6 @@ def test_a_pool_subclass_counts_by_the_state_it_adds(
         runpy.run_path(str(script), run_name="__main__")
         outs.append(capsys.readouterr().out.strip())
     assert outs[:2] == ["value 6", "value 6"]
-    assert outs[2].startswith("refused") and "POOL" in outs[2], outs[2]  # was 'value 6': stale
+    assert outs[2].startswith("refused") and "POOL" in outs[2], outs[2]  # was "value 6": stale
+    assert "POOL.scale differs: if you set it otherwise" in outs[2], outs[2]  # was "one made anew in each process"
     assert len(Path(f"{script}.count").read_text().split()) == 1
