@@ -1,6 +1,7 @@
 """A script's `main()` that sets a global a step reads (`global K; K = 0`)
 and then makes it through a call (`setk(BASE)`, a helper calling one,
-`setattr(sys.modules[__name__], "K", BASE)`): the call's statement is one
+`setattr(sys.modules[__name__], "K", BASE)`, a method of an object of
+yours or a partial that calls it): the call's statement is one
 K may be made from (`handedpart._made_part`), so what it reads (BASE)
 counts for the step. Left out, the user's edit of BASE between two runs
 was replayed with the old output (stale60's narrowing; before it, main()
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 SCRIPT = """
+import functools
 import sys
 
 import durable
@@ -45,6 +47,15 @@ def configure():
     setk(BASE)
 
 
+class Setter:
+    def apply(self, n):
+        setk(n)
+
+
+SETTER = Setter()
+PARTIAL = functools.partial(setk)
+
+
 def main():
     global K
     K = 0
@@ -61,7 +72,8 @@ if __name__ == "__main__":
 
 
 @pytest.mark.parametrize(
-    "makes", ["setk(BASE)", "configure()", 'setattr(sys.modules[__name__], "K", BASE)']
+    "makes",
+    ["setk(BASE)", "configure()", 'setattr(sys.modules[__name__], "K", BASE)', "SETTER.apply(BASE)", "PARTIAL(BASE)"],
 )
 def test_a_global_main_makes_through_a_call_counts_what_the_call_is_given(
     makes: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import types
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -24,7 +25,8 @@ def handed_part(stmt: ast.AST, name: str, namespace: Mapping[str, Any]) -> ast.A
     handed to a call, may change any global (`setk(BASE)` of `def setk(n):
     global K; K = n`, `setattr(sys.modules[__name__], "K", BASE)`)."""
     target = namespace.get(name, _UNBOUND)
-    code = [n for n in _read((stmt,)) if n in _SETS or witnessed(_changes, namespace.get(n), name, target, ())]
+    target = _UNBOUND if isinstance(target, (int, float, str, bytes, type(None))) else target  # `ONE = 1` is no alias
+    code = [n for n in _read((stmt,)) if n in _SETS or witnessed(_changes, namespace.get(n), name, target)]
     return _handed_part(stmt, name, frozenset(code))
 
 
@@ -32,24 +34,49 @@ _UNBOUND = object()
 _SETS = frozenset({"setattr", "delattr"})  # `setattr(sys.modules[__name__], "K", BASE)`
 
 
-def _changes(value: object, name: str, target: object, seen: tuple[int, ...]) -> bool:
+def _changes(value: object, name: str, target: object) -> bool:
     """Whether calling `value` may change the global `name` (bound to `target`): a
-    module or class of the user's (fail closed); a function of the user's that
-    names it (`global K`, `flow.K = v`, `setattr(m, "K", v)`), reaches every name,
-    reads `target` by another name, or calls such code; a library's, never."""
-    if isinstance(value, types.ModuleType):
-        return user_module(value)
-    if isinstance(value, type):
-        return user_class(value)
-    if not isinstance(value, types.FunctionType) or not is_user_code(value) or id(value) in seen:
-        return False
-    held = [getattr(c, "cell_contents", None) for c in value.__closure__ or ()]  # an empty cell raises
-    for code in code_objects(value.__code__):
+    module of the user's (fail closed); a function of the user's that names it
+    (`global K`, `flow.K = v`, `setattr(m, "K", v)`), reaches every name, reads
+    `target` by another name, or calls such code; a class of the user's, or an
+    object of one, one of whose functions does; a method or partial of such a
+    function; a library's, never."""
+    todo, seen = [value], set()
+    while todo:
+        held = todo.pop()
+        if id(held) in seen:
+            continue
+        seen.add(id(held))
+        if isinstance(held, types.ModuleType):
+            if user_module(held):
+                return True
+        elif isinstance(held, (types.MethodType, functools.partial)):
+            todo += [getattr(held, "__func__", None) or getattr(held, "func", None)]
+        elif isinstance(held, types.FunctionType) and is_user_code(held):
+            if _names(held, name, target, todo):
+                return True
+        elif user_class(cls := held if isinstance(held, type) else type(held)):
+            todo += [f for c in cls.__mro__ if user_class(c) for m in vars(c).values() for f in _functions(m)]
+    return False
+
+
+def _names(fn: types.FunctionType, name: str, target: object, todo: list[object]) -> bool:
+    """Whether `fn` names `name`, reaches every name or reads `target`; what it reads, added to `todo`."""
+    todo += [getattr(c, "cell_contents", None) for c in fn.__closure__ or ()]  # an empty cell raises
+    for code in code_objects(fn.__code__):
         said = {*code.co_names, *(c for c in code.co_consts if isinstance(c, str))}
-        held += [value.__globals__.get(n) for n in code.co_names]
+        held = [fn.__globals__.get(n, _UNBOUND) for n in code.co_names]
         if name in said or said & (_ANY_NAME | _SETS) or any(h is target for h in held):
             return True
-    return any(_changes(h, name, target, (*seen, id(value))) for h in held)
+        todo += held
+    return False
+
+
+def _functions(member: object) -> list[object]:
+    """The functions of a class member: itself, a static or class method's, a property's."""
+    if isinstance(member, property):
+        return [member.fget, member.fset, member.fdel]
+    return [getattr(member, "__func__", member)]
 
 
 @lru_cache(maxsize=1024)
