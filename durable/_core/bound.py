@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._fingerprint.derived import OUTSIDE, made_at, made_in, read_from_body
+from .._fingerprint.heads import ANY, EVERYWHERE
 from .._fingerprint.imports import user_module
 from .._fingerprint.reach import target_of
 from .identity import _IMMUTABLE, is_token, value_digest
@@ -261,25 +262,45 @@ def _made_from(f: types.FunctionType, body: Body, held: list[Any]) -> list[tuple
 def _filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
     """The globals `f` names that the body filled from the environment or a
     file (`CONFIG.update(json.load(open(path)))`, or a function it calls
-    does), by content: no argument tells them, and the fingerprint, taken
-    before the body filled them, saw them empty. As the run's first call
-    reading one found it: what steps log there since is their state."""
+    does; `globals().update(...)`, `exec(text, globals())`: any it names of
+    that module), by content: no argument tells them, and the fingerprint,
+    taken before the body filled them, saw them empty (or, for a function
+    picked so, `helper = fb if os.environ[...] else fa`, counts every one it
+    may be). As the run's first call reading one found it: what steps log
+    there since is their state."""
     names, made = set(f.__code__.co_names), made_in(body.function)
     found = []
     for name, params in made.stored.items():
         for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
-            value = home.get(name)
-            code = isinstance(value, types.ModuleType) or (callable(value) and not isinstance(value, type))
-            if name not in home or code or not _users(home):  # not `os.environ` of `if os.environ[...]:`
-                continue
-            if not (name in names or any(value is f.__globals__.get(n) for n in names)):
-                continue
-            digest = body.outside.get(key := f"{name}@{i}")
-            if digest is None:
-                digest = body.outside[key] = value_digest(value)
-            if not is_token(digest):  # a client: by its type, as a closure's
-                found.append((f"{name} (filled from outside)", digest))
+            home = f.__globals__ if home is EVERYWHERE else home
+            for each in sorted(names & home.keys()) if name == ANY else (name,):
+                # A module counts by the globals of it filled (not `os` of `os.environ[...]`).
+                value = home.get(each, home)
+                if value is home or isinstance(value, types.ModuleType) or not _users(home):
+                    continue
+                if not (each in names or any(value is f.__globals__.get(n) for n in names)):
+                    continue
+                digest = body.outside.get(key := f"{each}@{i}@{name}")
+                if digest is None:
+                    digest = body.outside[key] = _by_content(value)
+                if not is_token(digest):  # a client: by its type, as a closure's
+                    found.append((f"{each} (filled from outside)", digest))
     return found
+
+
+def _by_content(value: object) -> str:
+    """`value_digest` (a function's counts its code); for a function whose
+    code has no source to read (run from a file's text by `exec`), what its
+    code is made of, not a token that leaves it out."""
+    digest = value_digest(value)
+    if not isinstance(value, types.FunctionType) or not is_token(digest):
+        return digest
+    return value_digest((value.__module__, value.__qualname__, _shape(value.__code__)))
+
+
+def _shape(code: types.CodeType) -> tuple[Any, ...]:
+    consts = tuple(_shape(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.co_code, code.co_names, code.co_varnames, consts
 
 
 def _users(home: Mapping[str, object]) -> bool:

@@ -1,0 +1,140 @@
+"""What a workflow's body fills from the environment or a file counts for
+the steps reading it (stale56's rule, `bound._filled_from_outside`), but
+two ways of filling were left out, and a run resumed in a new process after
+the file or the environment changed replayed what the old one computed:
+
+- a function the body picks that way (`helper = fb if os.environ["MODE"]
+  == "b" else fa`, `helpers.f = ...` in another module, or the code a file
+  holds, `exec(open("patch.py").read(), globals())`): a step's fingerprint
+  counts every function a global may be bound to, not which one it is, and
+  the rule skipped functions (value 101 for 2, 101 for 8);
+- globals the text does not name (`globals().update(json.load(f))`): the
+  rule looked for each global by name and skipped the `*` the analysis
+  gives them (value 101 for 8).
+
+Each now counts by what it is (a function by its name and its code) as
+the run's first step reading it finds it: the resume is refused, and under
+on_change="rerun" computes with what the environment or file says now."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import run_each
+
+pytestmark = pytest.mark.slow  # three processes
+
+FLOW = """
+import json, os
+import durable
+import helpers52 as helpers
+
+def fa(x):
+    return x + 1
+
+def fb(x):
+    return x + 100
+
+helper = fa
+K = 1
+
+def counted(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step
+def local(x):
+    counted("local")
+    return helper(x)
+
+@durable.step
+def other(x):
+    counted("other")
+    return helpers.f(x)
+
+@durable.step
+def keyed(x):
+    counted("keyed")
+    return x + K
+
+@durable.step
+def patched(x):
+    counted("patched")
+    return patch(x)
+
+def patch(x):
+    return x
+
+def stop(value):
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return value
+
+@durable.workflow(run_id="r")
+def picked():
+    global helper
+    helper = fb if os.environ["MODE52"] == "b" else fa
+    helpers.f = helpers.fb if os.environ["MODE52"] == "b" else helpers.fa
+    return stop([local(1), other(1)])
+
+@durable.workflow(run_id="r")
+def loaded():
+    with open("cfg.json") as f:
+        globals().update(json.load(f))
+    return stop(keyed(1))
+
+@durable.workflow(run_id="r")
+def executed():
+    with open("patch.py") as f:
+        exec(f.read(), globals())
+    return stop(patched(1))
+"""
+
+HELPERS = """
+def fa(x):
+    return x + 1
+
+def fb(x):
+    return x + 100
+
+f = fa
+"""
+
+# One workflow a process: a run's globals filled in one would be another's start.
+RUN = """
+import os, durable, flow52
+wf = getattr(flow52, os.environ["WF52"])
+try:
+    print("value", wf())
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError:
+    print("refused")
+"""
+HOWS = ("picked", "loaded", "executed")
+
+
+def _inputs(folder: Path, mode: str, k: int) -> dict[str, str]:
+    (folder / "cfg.json").write_text(json.dumps({"K": k}))
+    (folder / "patch.py").write_text(f"def patch(x):\n    return x + {k}\n")
+    return {"MODE52": mode}
+
+
+def test_what_the_body_fills_from_outside_is_no_replay_in_a_new_process(tmp_path: Path) -> None:
+    (tmp_path / "flow52.py").write_text(FLOW)
+    (tmp_path / "helpers52.py").write_text(HELPERS)
+    env = {**_inputs(tmp_path, "b", 100), "STOP": "1"}
+    assert run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS]) == ["suspended\n"] * 3
+    counts = (tmp_path / "count").read_text().split()
+    assert sorted(counts) == ["keyed", "local", "other", "patched"]
+    env = _inputs(tmp_path, "a", 7)
+    second = run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS])
+    # Was: value [101, 101], value 101, value 101 (what MODE52=b, K 100 and +100 computed).
+    assert second == ["refused\n"] * 3, second
+    env["DURABLE_ON_CHANGE"] = "rerun"
+    third = run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS])
+    assert third == ["value [2, 2]\n", "value 8\n", "value 8\n"], third
+    assert sorted((tmp_path / "count").read_text().split()) == sorted(counts * 2)  # each ran once more
