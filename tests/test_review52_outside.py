@@ -138,3 +138,95 @@ def test_what_the_body_fills_from_outside_is_no_replay_in_a_new_process(tmp_path
     third = run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS])
     assert third == ["value [2, 2]\n", "value 8\n", "value 8\n"], third
     assert sorted((tmp_path / "count").read_text().split()) == sorted(counts * 2)  # each ran once more
+
+
+LOADER = """
+import json
+
+def fill(path):
+    with open(path) as f:
+        return json.load(f)
+
+def apply(settings, path):
+    settings.update(fill(path))
+"""
+
+# Two modules: the body's `loader52.apply(...)` in the first made its `CFG` count anyway.
+IMPORTED = """
+import os
+import durable
+import loader52
+
+class Cfg:
+    def __init__(self, d):
+        self.k = d["k"]
+
+CFG = Cfg(loader52.fill("cfg.json"))
+
+@durable.step
+def at_import(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("at_import\\n")
+    return x + CFG.k
+
+@durable.workflow(run_id="r")
+def imported():
+    out = at_import(1)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+
+HANDED = """
+import os
+import durable
+import loader52
+
+SETTINGS = {}
+
+@durable.step
+def in_body(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("in_body\\n")
+    return x + SETTINGS["k"]
+
+@durable.workflow(run_id="r")
+def handed():
+    loader52.apply(SETTINGS, "cfg.json")
+    out = in_body(1)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+
+# Run as a script is (`python run.py`): code with no file counts what it may change (`unseen`).
+RUN_LOADED = """
+import os, durable, imported52, handed52
+__file__ = os.path.abspath("run.py")
+for wf in (imported52.imported, handed52.handed):
+    try:
+        print("value", wf())
+    except durable.Suspended:
+        print("suspended")
+    except durable.DefinitionChangedError:
+        print("refused")
+"""
+
+
+def test_a_file_read_by_a_function_called_through_its_module_counts(tmp_path: Path) -> None:
+    """`loader.fill(path)` (a function of another module of yours, called
+    through the module) reading a file was not followed, where `from loader
+    import fill` was: a global made by it at import (`CFG =
+    Cfg(loader.fill("cfg.json"))`) counted by its class alone, and one the
+    body fills by it (`loader.apply(SETTINGS, path)`) not at all; resumed
+    after cfg.json changed, both replayed what the old file computed."""
+    (tmp_path / "loader52.py").write_text(LOADER)
+    (tmp_path / "imported52.py").write_text(IMPORTED)
+    (tmp_path / "handed52.py").write_text(HANDED)
+    (tmp_path / "cfg.json").write_text(json.dumps({"k": 2}))
+    assert run_each([(tmp_path, RUN_LOADED, {"STOP": "1"})]) == ["suspended\nsuspended\n"]
+    (tmp_path / "cfg.json").write_text(json.dumps({"k": 3}))
+    second, third = run_each([(tmp_path, RUN_LOADED, {}), (tmp_path, RUN_LOADED, {"DURABLE_ON_CHANGE": "rerun"})])
+    assert second == "refused\nrefused\n", second  # was: value 3, value 3
+    assert third == "value 4\nvalue 4\n", third
+    assert sorted((tmp_path / "count").read_text().split()) == ["at_import", "at_import", "in_body", "in_body"]
