@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import durable
 from tests.scripts import run_each
 
 pytestmark = pytest.mark.slow  # three processes
@@ -230,3 +232,52 @@ def test_a_file_read_by_a_function_called_through_its_module_counts(tmp_path: Pa
     assert second == "refused\nrefused\n", second  # was: value 3, value 3
     assert third == "value 4\nvalue 4\n", third
     assert sorted((tmp_path / "count").read_text().split()) == ["at_import", "at_import", "in_body", "in_body"]
+
+
+SAME = """
+    import json, os
+    import durable
+
+    K = 1
+    CALLS = []
+    STOP = [1]
+
+    @durable.step
+    def keyed(x):
+        CALLS.append(x)
+        return x + K
+
+    @durable.workflow(run_id="r")
+    def loaded(folder):
+        with open(os.path.join(folder, "cfg.json")) as f:
+            globals().update(json.load(f))
+        out = keyed(1)
+        if STOP:
+            durable.suspend("waiting")
+        return out
+"""
+
+
+def test_globals_the_body_updated_are_no_change_to_a_resume_in_the_same_process(
+    load: Any, tmp_path: Path
+) -> None:
+    """A false refusal: the body's `globals().update(json.load(f))` set a
+    constant (K = 1 -> 100), so a notebook calling the suspended run again
+    in its kernel was refused ('constant K changed'), where a new process,
+    whose import leaves K = 1, resumes it: what a call's body leaves behind
+    counted only for globals counted by their contents (`definition.
+    left_behind`), not for a constant of a module whose any global it fills.
+    Nor does what the module's own functions write (`CALLS.append(x)`)
+    count as filled from the file: it is the state the steps keep."""
+    durable.configure(store=str(tmp_path / "store"))
+    m = load("review52_same", SAME)
+    (tmp_path / "cfg.json").write_text(json.dumps({"K": 100}))
+    with pytest.raises(durable.Suspended):
+        m.loaded(str(tmp_path))
+    (tmp_path / "cfg.json").write_text(json.dumps({"K": 7}))
+    with pytest.raises(durable.DefinitionChangedError):  # the file changed: no replay of 101
+        m.loaded(str(tmp_path))
+    (tmp_path / "cfg.json").write_text(json.dumps({"K": 100}))
+    m.STOP.clear()
+    assert m.loaded(str(tmp_path)) == 101  # was DefinitionChangedError: constant K changed
+    assert m.CALLS == [1]
