@@ -1,9 +1,9 @@
 """stale58's check of a step's code before its output is recorded, for a
 `loop_over` of that step: a notebook cell redefining a helper the step
 calls while the run went on in a thread, the block ran the new helper and
-was recorded (its items kept) under the fingerprint the run started with,
-and the run called again with the cell undone replayed `(2, [102])` for
-`(2, [3])`. The block's record and each item kept are now checked as a
+was recorded (its items kept) under the fingerprint the run started with:
+the run completed with `(2, [102])`, and one suspended after the block,
+called again with the cell undone, replayed `(2, [102])` for `(2, [3])`. The block's record and each item kept are now checked as a
 step's output is: the run is refused, nothing is recorded or kept."""
 
 from __future__ import annotations
