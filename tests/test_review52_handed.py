@@ -5,7 +5,10 @@ no write (review50's hand-off rule knew a few library writers, `heapq`,
 `bisect`, `random.shuffle`, not these), so resumed in a new process the step
 replayed without its write, and the step after it read what the import
 left (value 0 for 5). As `LOG.append(x)` is, it is now a write: the resume
-is a changed call."""
+is a changed call. So is a part of a global, a class's or a module's
+attribute handed to a helper of yours appending to its parameter
+(`add(STATE["items"], x)`, `add(Box.items, x)`, `add(cfg.LOG, x)`): the
+rule looked at bare names only."""
 
 from __future__ import annotations
 
@@ -25,7 +28,19 @@ WRITES = {
     "operator_setitem": ("{}", "operator.setitem({g}, 'k', x)", "{g}.get('k', 0)"),
     "operator_iadd": ("[]", "operator.iadd({g}, [x])", "sum({g})"),
     "set_add": ("set()", "set.add({g}, x)", "sum({g})"),
+    # A part of a global handed to a helper of yours that appends to its parameter.
+    "part_handed": ('{"items": []}', 'add({g}["items"], x)', 'sum({g}["items"])'),
+    "class_handed": ('type("C", (), {"items": []})', "add({g}.items, x)", "sum({g}.items)"),
+    "module_handed": (None, "add(cfg52.LOG, x)", "sum(cfg52.LOG)"),
 }
+
+HEAD = """import operator, os
+import durable
+import cfg52
+
+def add(items, x):
+    items.append(x)
+"""
 
 CASE = """
 {g} = {empty}
@@ -64,7 +79,8 @@ def test_a_global_handed_to_a_builtin_method_that_writes_it_is_written(tmp_path:
         CASE.format(name=n, g=n.upper(), empty=e, write=w.format(g=n.upper()), read=r.format(g=n.upper()))
         for n, (e, w, r) in WRITES.items()
     ]
-    (tmp_path / "flow52h.py").write_text("import operator, os\nimport durable\n" + "".join(cases))
+    (tmp_path / "cfg52.py").write_text("LOG = []\n")
+    (tmp_path / "flow52h.py").write_text(HEAD + "".join(cases))
     run = RUN.format(names=list(WRITES))
     first, second = run_each([(tmp_path, run, {"STOP": "1"}), (tmp_path, run, {})])
     assert first.split() == [w for n in WRITES for w in (n, "suspended")], first

@@ -20,7 +20,7 @@ from typing import Any
 
 from .holds import held_callables
 from .imports import user_class
-from .inplace import MUTATORS
+from .inplace import MUTATORS, roots
 from .librarywrites import writes_first
 from .nodes import walk
 from .reach import is_user_code
@@ -114,8 +114,8 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
     (`w.put(LOG, x)`) takes it after `self`. Not a number (rebound there)."""
     found: set[str] = set()
     for call in (n for n in walk(node) if isinstance(n, ast.Call)):
-        given: list[tuple[int | str, str]] = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
-        given += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
+        given: list[tuple[int | str, str]] = [(i, n) for i, a in enumerate(call.args) for n in _handed_roots(a)]
+        given += [(k.arg, n) for k in call.keywords if k.arg for n in _handed_roots(k.value)]
         given = [(at, name) for at, name in given if name not in globs or type(globs[name]) not in _SCALARS]
         try:  # a proxy's attributes may raise anything: not told
             fn, shift = _callee(call.func, globs) if given else (None, 0)
@@ -145,6 +145,15 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
             if param is None or param in changed:
                 found.add(name)
     return found
+
+
+def _handed_roots(arg: ast.AST) -> list[str]:
+    """The global an argument hands over, whole or a part of it (`LOG`,
+    `STATE["items"]`, `Box.items`, `cfg.LOG`: `roots`); none for a slice,
+    a copy."""
+    if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
+        return []
+    return roots(arg) if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)) else []
 
 
 def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType | None, int]:
