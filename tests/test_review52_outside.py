@@ -88,6 +88,19 @@ def loaded():
         globals().update(json.load(f))
     return stop(keyed(1))
 
+CONFIG = {}
+
+@durable.step
+def summed(x):
+    counted("summed")
+    return x + sum(CONFIG[k] for k in ("K",))  # read in a generator's own code (3.10, 3.11)
+
+@durable.workflow(run_id="r")
+def comprehended():
+    with open("cfg.json") as f:
+        CONFIG.update(json.load(f))
+    return stop(summed(1))
+
 @durable.workflow(run_id="r")
 def executed():
     with open("patch.py") as f:
@@ -116,7 +129,7 @@ except durable.Suspended:
 except durable.DefinitionChangedError:
     print("refused")
 """
-HOWS = ("picked", "loaded", "executed")
+HOWS = ("picked", "loaded", "executed", "comprehended")
 
 
 def _inputs(folder: Path, mode: str, k: int) -> dict[str, str]:
@@ -129,16 +142,16 @@ def test_what_the_body_fills_from_outside_is_no_replay_in_a_new_process(tmp_path
     (tmp_path / "flow52.py").write_text(FLOW)
     (tmp_path / "helpers52.py").write_text(HELPERS)
     env = {**_inputs(tmp_path, "b", 100), "STOP": "1"}
-    assert run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS]) == ["suspended\n"] * 3
+    assert run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS]) == ["suspended\n"] * 4
     counts = (tmp_path / "count").read_text().split()
-    assert sorted(counts) == ["keyed", "local", "other", "patched"]
+    assert sorted(counts) == ["keyed", "local", "other", "patched", "summed"]
     env = _inputs(tmp_path, "a", 7)
     second = run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS])
-    # Was: value [101, 101], value 101, value 101 (what MODE52=b, K 100 and +100 computed).
-    assert second == ["refused\n"] * 3, second
+    # Was: value [101, 101], value 101, value 101, value 101 (what MODE52=b, K 100 and +100 computed).
+    assert second == ["refused\n"] * 4, second
     env["DURABLE_ON_CHANGE"] = "rerun"
     third = run_each([(tmp_path, RUN, {**env, "WF52": how}) for how in HOWS])
-    assert third == ["value [2, 2]\n", "value 8\n", "value 8\n"], third
+    assert third == ["value [2, 2]\n", "value 8\n", "value 8\n", "value 8\n"], third
     assert sorted((tmp_path / "count").read_text().split()) == sorted(counts * 2)  # each ran once more
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._fingerprint.derived import OUTSIDE, made_in
 from .._fingerprint.heads import ANY, EVERYWHERE
 from .._fingerprint.imports import user_module
+from .._fingerprint.samecode import nested_code
 from .._fingerprint.unseen import functions_write
 from .identity import is_token, value_digest
 
@@ -29,7 +30,8 @@ def filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, st
     picked so, `helper = fb if os.environ[...] else fa`, counts every one it
     may be). As the run's first call reading one found it: what steps log
     there since is their state."""
-    names, made = set(f.__code__.co_names), made_in(body.function)
+    # Its nested code's too: a comprehension's or a generator's own (`sum(CONFIG[k] for k in ks)`).
+    names, made = {n for c in nested_code(f.__code__) for n in c.co_names}, made_in(body.function)
     found = []
     for name, params in made.stored.items():
         for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
