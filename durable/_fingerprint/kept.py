@@ -287,3 +287,38 @@ def attributes_kept_by_steps(stmt: ast.AST) -> frozenset[str]:
     read = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, (ast.Store, ast.Del))}
     read |= {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     return frozenset(kept - read)
+
+
+def kept_apart(stmt: ast.AST, bound: str, name: str, found: Iterable[ast.AST]) -> bool:
+    """Whether a module-level statement binding `bound` (a loop's `SVC =
+    Svc(cfg)`, `main()` setting `CFG["k"] = 2`) uses `name`, a log the
+    function only writes, only where it cannot reach `bound`: in a step it
+    defines that only writes it too (`LOG.append(x)` in a step the loop
+    makes), and in statements of their own that bind nothing and name not
+    `bound` (`LOG.clear()`, `print(first, len(LOG))`, `assert LOG == [3]`).
+    Counted by its contents there, the loop's reset and reads made the second
+    call of a completed run look changed. A copy of it (`SNAP = list(LOG)`) binds:
+    it counts; so does a log beside a function that rebinds `bound` (`found`, its
+    binding statements), which a call there may run."""
+    defs = (*_FUNCS, ast.ClassDef)
+    return all(s is stmt or not isinstance(s, defs) for s in found) and _apart_in(stmt, bound, name)
+
+
+@lru_cache(maxsize=1024)
+def _apart_in(stmt: ast.AST, bound: str, name: str) -> bool:
+    return _apart(stmt, bound, name)
+
+
+def _apart(node: ast.AST, bound: str, name: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id != name
+    if isinstance(node, (ast.Expr, ast.Assert)):
+        inside = list(walk(node))
+        binds = any(isinstance(n, ast.NamedExpr) for n in inside)
+        if not binds and not any(isinstance(n, ast.Name) and n.id == bound for n in inside):
+            return True
+    parts = children(node)
+    if isinstance(node, _FUNCS) and any(map(is_our_decorator, node.decorator_list)):
+        if name in only_written([node], frozenset({name})):  # a step's own log; its defaults still count
+            parts = [p for p in parts if all(p is not b for b in node.body)]
+    return all(_apart(p, bound, name) for p in parts)
