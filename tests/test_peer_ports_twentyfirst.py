@@ -10,7 +10,12 @@ empties the log the step appends to, calls twice and prints the log's length.
 The log is state the step only writes: the loop reading it beside the
 statement that binds what the step reads makes it no input, so the second
 call answers from its record (the cached call is a hit). A copy of the log
-the step reads (`SNAP = list(LOG)` in the loop) still counts. Earlier rounds
+the step reads (`SNAP = list(LOG)` in the loop) still counts. And a method
+that is no step, which a step calls or which is made a step by wrapping the
+bound method (joblib's `memory.cache(obj.method)`), appending to the log:
+the class's code reads the log nowhere, so the object given to a step
+(its `self`) is the same object after the call, a cached call is a hit and
+the completed run answers from its record. Earlier rounds
 are in tests/test_peer_ports*.py. In-process (the script is run by `runpy`);
 executions are counted by the step bodies."""
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import runpy
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -134,3 +140,71 @@ def test_a_copy_of_the_log_the_loop_makes_still_counts(
     # Each pass computes from the copy it made: never the first pass's output.
     assert _run(tmp_path, monkeypatch, capsys, SNAPSHOT) == ["1 2", "3 4", "5 6"]
 
+
+# DBOS's test_simple_workflow_inst: the step method logs through a helper method.
+HELPER_METHOD = """
+class Svc:
+    def __init__(self, k):
+        self.k = k
+
+    def log(self, what):
+        LOG.append(what)
+
+    @durable.step
+    def compute(self, x):
+        self.log(x)
+        return x * self.k
+
+
+SVC = Svc(2)
+
+
+@durable.workflow
+def pipeline(x):
+    return SVC.compute(x)
+
+
+print(pipeline(5), pipeline(5), len(LOG))
+"""
+
+# joblib's `memory.cache(obj.method)`, as a cached step and as a step of a run.
+BOUND_METHOD = """
+class Model:
+    def __init__(self, k):
+        self.k = k
+
+    def predict(self, x):
+        LOG.append(x)
+        return x * self.k
+
+
+MODEL = Model(2)
+predict = durable.step(cache=True)(MODEL.predict)
+print(predict(5), predict(5), len(LOG))
+MODEL.k = 3
+print(predict(5), predict(5), len(LOG))  # another state of the instance: computed once
+step = durable.step(Model(4).predict)
+
+
+@durable.workflow
+def pipeline(x):
+    return step(x)
+
+
+print(pipeline(5), pipeline(5), len(LOG))
+"""
+
+
+def test_dbos_step_method_logging_through_a_helper_method(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(tmp_path, monkeypatch, capsys, HELPER_METHOD) == ["10 10 1"]
+
+
+def test_joblib_cache_of_a_bound_method_that_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not "changed an object it was given"
+        out = _run(tmp_path, monkeypatch, capsys, BOUND_METHOD)
+    assert out == ["10 10 1", "15 15 2", "20 20 3"]

@@ -53,7 +53,7 @@ from .imports import (
     user_module,
     working_imports,
 )
-from .kept import attributes_kept, kept_apart, only_written, written_by_steps
+from .kept import attributes_kept, kept_apart, only_written, written_by_defs
 from .libcode import library_code
 from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
@@ -271,7 +271,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
                 done.update((chain, path))
                 # By its statements, never its value (`START = time.time()`); a counter steps bump: kept (`CALLS.update(k=0)` too).
                 kept = (id(scope.namespace), chain[0]) in out.kept and kept_apart(stmt, name, chain[0], found)
-                runs = None if kept or chain[0] in written_by_steps(stmt) else chain in called_chains(stmt)
+                runs = None if kept or chain[0] in written_by_defs(stmt) else chain in called_chains(stmt)
                 _count(path, obj, where, True, out, via, runs)
 
 
