@@ -6,7 +6,8 @@ joblib/test/test_memory.py (`test_memory_integration`, a cached function per
 configuration, made in a loop, its `accumulator` emptied first). Here the loop
 is the script's own, at module level: `for cfg in CONFIGS:` binds the
 instance (or the configuration a step made in the loop takes as a default),
-empties the log the step appends to, calls twice and prints the log's length.
+empties the log the step appends to (or sets its counter to 0), calls twice
+and prints the log's length.
 The log is state the step only writes: the loop reading it beside the
 statement that binds what the step reads makes it no input, so the second
 call answers from its record (the cached call is a hit). A copy of the log
@@ -60,6 +61,36 @@ for cfg in [{"k": 2}, {"k": 3}]:
     assert len(LOG) == 1, LOG
     second = flow(5)  # the completed run answers from its record
     print(first, second, len(LOG))
+"""
+
+# The same counted as DBOS's tests count, in a dict the loop sets to 0 first.
+COUNTERS = """
+COUNTS = {"compute": 0}
+
+
+class Svc:
+    def __init__(self, cfg):
+        self.k = cfg["k"]
+
+
+@durable.step
+def compute(x):
+    COUNTS["compute"] += 1
+    return x * SVC.k
+
+
+@durable.workflow
+def pipeline(x):
+    return compute(x)
+
+
+for cfg in [{"k": 2}, {"k": 3}]:
+    SVC = Svc(cfg)
+    COUNTS["compute"] = 0
+    flow = pipeline.with_options(run_id=f"svc-{cfg['k']}")
+    first = flow(5)
+    assert COUNTS["compute"] == 1, COUNTS
+    print(first, flow(5), COUNTS["compute"])
 """
 
 # joblib's test_memory_integration: a cached function per configuration, made in the loop.
@@ -125,11 +156,11 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     return capsys.readouterr().out.strip().splitlines()
 
 
-@pytest.mark.parametrize("case", ["instances", "made_in_loop", "cached"])
+@pytest.mark.parametrize("case", ["instances", "counters", "made_in_loop", "cached"])
 def test_dbos_and_joblib_per_configuration_loop_resets_the_log_between_calls(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    body = {"instances": INSTANCES, "made_in_loop": MADE_IN_LOOP, "cached": CACHED}[case]
+    body = {"instances": INSTANCES, "counters": COUNTERS, "made_in_loop": MADE_IN_LOOP, "cached": CACHED}[case]
     # Each configuration's step ran once; the second call of each was answered.
     assert _run(tmp_path, monkeypatch, capsys, body) == ["10 10 1", "15 15 1"]
 
