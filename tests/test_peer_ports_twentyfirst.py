@@ -93,6 +93,35 @@ for cfg in [{"k": 2}, {"k": 3}]:
     print(first, flow(5), COUNTS["compute"])
 """
 
+# joblib's test_memory_integration as written: `len_accumulator = len(accumulator)`, then a check.
+ACCUMULATOR = """
+class Svc:
+    def __init__(self, cfg):
+        self.k = cfg["k"]
+
+
+@durable.step
+def compute(x):
+    LOG.append(x)
+    return x * SVC.k
+
+
+@durable.workflow
+def pipeline(x):
+    return compute(x)
+
+
+for cfg in [{"k": 2}, {"k": 3}]:
+    SVC = Svc(cfg)
+    LOG.clear()
+    flow = pipeline.with_options(run_id=f"svc-{cfg['k']}")
+    for i in range(2):
+        before = len(LOG)
+        out = flow(5)
+        assert len(LOG) == before + (i == 0), (i, LOG)
+    print(out, out, len(LOG))
+"""
+
 # joblib's test_memory_integration: a cached function per configuration, made in the loop.
 MADE_IN_LOOP = """
 for cfg in [{"k": 2}, {"k": 3}]:
@@ -156,11 +185,12 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     return capsys.readouterr().out.strip().splitlines()
 
 
-@pytest.mark.parametrize("case", ["instances", "counters", "made_in_loop", "cached"])
+@pytest.mark.parametrize("case", ["instances", "counters", "accumulator", "made_in_loop", "cached"])
 def test_dbos_and_joblib_per_configuration_loop_resets_the_log_between_calls(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    body = {"instances": INSTANCES, "counters": COUNTERS, "made_in_loop": MADE_IN_LOOP, "cached": CACHED}[case]
+    cases = {"instances": INSTANCES, "counters": COUNTERS, "accumulator": ACCUMULATOR}
+    body = {**cases, "made_in_loop": MADE_IN_LOOP, "cached": CACHED}[case]
     # Each configuration's step ran once; the second call of each was answered.
     assert _run(tmp_path, monkeypatch, capsys, body) == ["10 10 1", "15 15 1"]
 
