@@ -177,6 +177,26 @@ for i in range(3):
 """
 
 
+# What the loop binds made of the log: the log is an input through it.
+MADE_OF_LOG = """
+class Svc:
+    def __init__(self, k):
+        self.k = k
+
+
+@durable.step(cache=True)
+def compute(x):
+    LOG.append(x)
+    return x * SVC.k
+
+
+for i in range(3):
+    before = len(LOG)
+    SVC = Svc(before)
+    print(compute(5), len(LOG))
+"""
+
+
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], body: str) -> list[str]:
     monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
     script = tmp_path / "flow.py"
@@ -269,3 +289,10 @@ def test_joblib_cache_of_a_bound_method_that_logs(
         warnings.simplefilter("error")  # not "changed an object it was given"
         out = _run(tmp_path, monkeypatch, capsys, BOUND_METHOD)
     assert out == ["10 10 1", "15 15 2", "20 20 3"]
+
+
+def test_a_global_the_loop_makes_of_the_log_still_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each pass's `Svc(len(LOG))` is another input: computed each time, never 0 again.
+    assert _run(tmp_path, monkeypatch, capsys, MADE_OF_LOG) == ["0 1", "5 2", "10 3"]
