@@ -143,9 +143,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
 
 
 def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
-    """Whether the name counts by its statements, not its value now: made from where its file
-    lies (`HERE = dirname(__file__)`), or rebound with `global` (in its module, or the user's
-    module `config.DEBUG` ends in)."""
+    """Whether the name counts by its statements, not its value now: made from where its file lies
+    (`HERE = dirname(__file__)`), or rebound with `global` (in its module or `config.DEBUG`'s)."""
     if scope.user and made_from_own_path(path[-1], obj, scope.namespace, scope.checked_file):
         return True
     if scope is module:
