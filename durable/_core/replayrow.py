@@ -43,7 +43,7 @@ def replayed(ctx: RunState, pos: int, name: str, fp: str, digest: str) -> Any:
         or row[9] is not True
         or row[6] != MSGPACK
         or row[8] is not None
-        or type(row[7]) is not bytes
+        or row[7] is None
         or row[12] != _NO_ITEMS
         or row[13] != _NO_ITEMS
         or row[14] != _NO_EXTRA
