@@ -14,9 +14,9 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from .._storage.base import Store
+from .._storage.codec import unpack
 from .._storage.keys import Position, format_position, record_name
 from .._storage.noted import CARRIED, DAMAGE, THERE
-from .._storage.codec import unpack
 from .._storage.records import (
     FORMAT,
     NO_EXTRA,
