@@ -123,7 +123,7 @@ def test_a_record_sealed_bad_but_logged_whole_is_refused(tmp_path: Path) -> None
     # bytes as sealed: a damaged record written whole fails only the second.
     flow = _flow(tmp_path)
     sealed = bytearray(_sealed(tmp_path)[1])
-    sealed[sealed.rindex(b"twice") + 1] ^= 0x20
+    sealed[sealed.index(b"\xc4\x01\x04") + 2] ^= 0x01  # its output, 4, made 5
     store = durable.open_store(tmp_path / "s")
     store.replace_record("perf49", "r", "steps/00000001", bytes(sealed))
     with pytest.raises(CorruptRecordError, match="checksum"):
@@ -135,7 +135,7 @@ def test_a_flipped_byte_in_the_log_is_refused(tmp_path: Path) -> None:
     flow = _flow(tmp_path, durability="fsync")  # synced: not a power loss's damage
     log = tmp_path / "s" / "perf49" / "r" / "records.log"
     data = bytearray(log.read_bytes())
-    data[data.index(b"twice", data.index(b"steps/00000001")) + 1] ^= 0x20
+    data[data.index(b"\xc4\x01\x04", data.index(b"steps/00000001")) + 2] ^= 0x01  # 4 made 5
     log.write_bytes(bytes(data))
     with pytest.raises(CorruptRecordError, match="checksum"):
         flow.resume("r", done=1)
