@@ -16,7 +16,7 @@ import pytest
 import durable
 from durable._core import recorded
 from durable._storage.codec import pack, unpack
-from durable._storage.records import PICKLE, seal_record
+from durable._storage.records import PICKLE, StepRecord, seal_record
 from durable.errors import CorruptRecordError, DefinitionChangedError, NondeterminismError
 
 RAN: list[int] = []
@@ -33,7 +33,7 @@ def _clean() -> None:
     RAN.clear()
 
 
-def _flow(tmp_path: Path, durability: str = "none") -> Any:
+def _flow(tmp_path: Path, durability: str = "batch") -> Any:
     def body(done: int = 0) -> int:
         total = twice(1) + twice(2) + twice(3)
         if not done:
@@ -68,6 +68,25 @@ def test_an_intact_run_replays_without_running_a_step(tmp_path: Path) -> None:
     assert (run.value, run.steps_replayed, RAN) == (12, 3, [1, 2, 3])
 
 
+@pytest.mark.parametrize("durability", ["fsync", "batch", "none"])
+def test_a_replay_makes_no_record_at_any_level(
+    tmp_path: Path, durability: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under "fsync" and "batch" each record carries its attempt's mark (`noted.carry`).
+    flow = _flow(tmp_path, durability)
+    made: list[bytes] = []
+    real = StepRecord.from_bytes
+
+    def counted(body: bytes, *, interned: bool = True) -> StepRecord:
+        made.append(body)
+        return real(body, interned=interned)
+
+    monkeypatch.setattr(StepRecord, "from_bytes", counted)
+    with pytest.raises(durable.Suspended):
+        flow.resume("r")  # suspends again: nothing reads every record at its end
+    assert made == [] and RAN == [1, 2, 3]
+
+
 def _set(i: int, value: Any) -> Callable[[list[Any]], None]:
     def change(row: list[Any]) -> None:
         row[i] = value
@@ -85,6 +104,7 @@ def _set(i: int, value: Any) -> Callable[[list[Any]], None]:
         (_set(5, "0" * 32), DefinitionChangedError, "argument"),  # its argument digest
         (_set(5, None), DefinitionChangedError, "twice"),  # recorded without a digest
         (_set(14, {"in_place": True}), DefinitionChangedError, "twice"),  # changed its argument
+        (_set(14, {"noted": 1, "in_place": True}), DefinitionChangedError, "twice"),  # and marked
         (_set(8, "ab" * 32), CorruptRecordError, "blob"),  # its output is a blob
         (_set(6, PICKLE), CorruptRecordError, "pickle|allow_pickle|value"),  # not plain data
         (_set(7, None), CorruptRecordError, "no value"),  # no output kept

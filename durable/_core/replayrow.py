@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._storage.codec import MSGPACK, unpack
+from .._storage.noted import CARRIED
 from .context import RunState
 
 # What `replayed` returns when `replay.lookup` must decide.
@@ -25,6 +26,13 @@ def same_fields(stored_fp: str, stored_digest: str | None, fp: str, digest: str)
     return stored_fp == fp and stored_digest is not None and stored_digest == digest
 
 
+def _only_marked(extra: object) -> bool:
+    """Whether a record's extra holds the mark of the attempt that wrote it
+    (`noted.carry`, in every record written under "fsync" and "batch")
+    and nothing else: a record `Recorded` sheds it from, nothing to decide."""
+    return type(extra) is dict and len(extra) == 1 and CARRIED in extra
+
+
 def replayed(ctx: RunState, pos: int, name: str, fp: str, digest: str) -> Any:
     """The output recorded at body position pos by this very call (same
     step name, `same_fields`), persisted, plain and inline, with nothing
@@ -32,7 +40,7 @@ def replayed(ctx: RunState, pos: int, name: str, fp: str, digest: str) -> Any:
     return for it, counted as they count it. MISS for anything else."""
     if ctx.refusal is not None or ctx.in_tasks or ctx.watched:
         return MISS
-    row = ctx.records.row(pos)
+    row = ctx.records.row(pos)  # its mark, if any, is read from the body kept (`marks`)
     # The row (`StepRecord.to_bytes`): FORMAT, position, kind, name, fingerprint,
     # digest, encoding, value, blob, persisted, started, ended, attempts, artifacts, extra.
     if (
@@ -46,7 +54,7 @@ def replayed(ctx: RunState, pos: int, name: str, fp: str, digest: str) -> Any:
         or row[7] is None
         or row[12] != _NO_ITEMS
         or row[13] != _NO_ITEMS
-        or row[14] != _NO_EXTRA
+        or (row[14] != _NO_EXTRA and not _only_marked(row[14]))
     ):
         return MISS
     value = unpack(row[7])  # `load_value`'s plain inline output, decoded as it does
