@@ -16,6 +16,8 @@ import pytest
 import durable
 from durable._core import recorded
 from durable._storage.codec import pack, unpack
+from durable._storage.keys import PositionPath
+from durable._storage.noted import note
 from durable._storage.records import PICKLE, StepRecord, seal_record
 from durable.errors import CorruptRecordError, DefinitionChangedError, NondeterminismError
 
@@ -175,3 +177,37 @@ def test_each_envelope_is_checked_once(tmp_path: Path, monkeypatch: pytest.Monke
     # Completed: the run reads every record again at its end (its plan, its artifacts).
     assert flow.resume("r", done=1).value == 12
     assert len(checked) == 3 and len(set(checked)) == 3
+
+
+def _noted_before(records: list[Any]) -> list[list[int]]:
+    """`noted.note`'s ranges as it made them before perf49 (a call a record)."""
+    runs: list[list[int]] = []
+    for p in sorted({p if isinstance(p, int) else p[0] for p in records}):
+        if runs and runs[-1][1] == p - 1:
+            runs[-1][1] = p
+        else:
+            runs.append([p, p])
+    return runs
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [],
+        [0],
+        list(range(500)),
+        [3, 1, 2, 0, 2],
+        [*range(10), *range(12, 20), 40],
+        [PositionPath((2, 0, 1)), PositionPath((2, 1, 0))],
+        [0, 1, PositionPath((2, 0, 0)), 3],
+        [PositionPath((5, 0)), 1, 2, 3],
+        [0, 1, 2, PositionPath((7, 0))],
+        [PositionPath((0, 0)), 0, PositionPath((1, 3))],
+    ],
+)
+def test_a_note_keeps_its_ranges(records: list[Any]) -> None:
+    # Sorted in C when every position is an int (a note a resume makes twice).
+    extra: dict[str, Any] = {}
+    note(extra, records, None, "batch")
+    assert extra["finished"] == _noted_before(records)
+    assert extra["operations"] == len(records)
