@@ -153,11 +153,11 @@ def _tops(kept: list[Position]) -> list[int]:
     attempt notes every record twice); a path among them cannot be sorted
     with an int (TypeError), nor be the first or last of paths alone."""
     try:
-        tops = sorted(set(kept))
+        tops: list[Any] | None = sorted(set(kept))
     except TypeError:
         tops = None
     if tops is None or (tops and (type(tops[0]) is not int or type(tops[-1]) is not int)):
-        tops = sorted({top_level(p) for p in kept})
+        return sorted({top_level(p) for p in kept})
     return tops
 
 
