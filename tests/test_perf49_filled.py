@@ -12,7 +12,8 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from pathlib import Path
+from os.path import join
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -82,6 +83,12 @@ def via_alias(i: int) -> int:
     return i + _setting()
 
 
+@durable.step(name="via_library")
+def via_library(i: int) -> int:
+    print(f"via_library {i}")  # counted by capsys: no module state written
+    return i + len(join("a", "b")) - 3 + len(PurePosixPath("x").name) - 1  # i + 0
+
+
 def _flow(tmp_path: Path, step: Callable[[int], int]) -> Any:
     def flow() -> int:
         total = sum(step(i) for i in range(N)) + len(CONFIG) - 1
@@ -128,6 +135,15 @@ def test_a_step_naming_no_filled_global_is_identified_once_a_run(
     assert _calls(held_by.__code__, lambda: _failed(flow)) == (1, "once")  # was 3: once a call
     assert _calls(held_by.__code__, lambda: flow.resume("r").value) == (1, 6)
     assert ran(capsys) == ["alone 0", "alone 1", "alone 2"]
+
+
+@pytest.mark.parametrize("step", [alone, via_library])
+def test_a_step_calling_only_library_code_is_identified_once_a_run(
+    tmp_path: Path, step: Callable[[int], int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    flow = _flow(tmp_path, step)
+    assert _calls(held_by.__code__, flow)[0] == 1  # a function and a class of the library
+    assert len(ran(capsys)) == 3
 
 
 @pytest.mark.parametrize("step", [names_n, via_helper, via_globals, via_class, via_alias])

@@ -6,6 +6,7 @@ steps of any other run are."""
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Mapping
 
@@ -46,16 +47,29 @@ def _none_named(f: types.FunctionType, made: Made, objects: Mapping[int, object]
         if id(value) in objects:
             return False
         if isinstance(value, types.FunctionType):
-            if id(value) not in seen:
-                seen.add(id(value))
-                if not bare(value) or not _none_named(value, made, objects, seen):
-                    return False
+            if id(value) in seen or not _users(value):  # a library's reads none of the user's
+                continue
+            if len(seen) >= _MOST:  # too many to be sure of
+                return False
+            seen.add(id(value))
+            if not bare(value) or not _none_named(value, made, objects, seen):
+                return False
         elif isinstance(value, types.ModuleType):
             if user_module(value):  # its functions are not looked at: `settings.load()`
                 return False
         elif isinstance(value, type):
-            if value.__module__ != "builtins":  # its methods are not looked at
+            if _users(value):  # its methods are not looked at
                 return False
-        elif callable(value) and not isinstance(value, types.BuiltinFunctionType):
-            return False
+        elif callable(value) and not isinstance(value, types.BuiltinFunctionType) and _users(type(value)):
+            return False  # a user's callable object: its `__call__` is not looked at
     return True
+
+
+_MOST = 256  # helpers looked at, at most
+
+
+def _users(code: types.FunctionType | type) -> bool:
+    """Whether a function or class is the user's (fails closed: one of no
+    module, or of a module not imported, is)."""
+    module = sys.modules.get(code.__module__ or "")
+    return module is None or user_module(module)
