@@ -21,10 +21,11 @@ def reads_no_fill(fn: object, bodies: tuple[Body, ...]) -> bool:
     (`bare`), for the bodies that fill a global (`Body.fills`), as
     `read_from_body` decides it: its code and that of each helper of its
     module it names (holding nothing, through theirs) names no filled
-    global and no global holding a filled object. Fails closed: a helper
-    holding something, a class, another callable, a user's module, a way
-    to any global (`globals()`, `getattr`...) or a body filling any
-    global (`globals()[key] = ...`). Asked once a step and run
+    global and no global holding a filled object (a library's code is not
+    walked: it reads none of the user's globals). Fails closed: a helper
+    holding something, a class or callable object of the user's, a user's
+    module, a way to any global (`globals()`, `getattr`...), too many
+    helpers, or a body filling any global (`globals()[key] = ...`). Asked once a step and run
     (`StepSpec.plain_in`): the globals it names are taken as they are then."""
     if not isinstance(fn, types.FunctionType) or hasattr(fn, "__durable_made_at__"):
         return False
