@@ -13,17 +13,14 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import bisect
 import functools
-import heapq
-import random
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .changers import MUTATORS, library_writer
 from .holds import held_callables
 from .imports import user_class
-from .inplace import MUTATORS
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
@@ -125,7 +122,7 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
             found.update(name for _, name in given)
             continue
         if fn is None:  # a library's: one changing the list handed to it first writes it
-            found.update(name for at, name in given if at == 0 and _library_writer(call.func, globs))
+            found.update(name for at, name in given if at == 0 and library_writer(call.func, globs))
             continue
         src = source_of(fn.__code__.co_filename, fn.__globals__)
         defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
@@ -261,14 +258,6 @@ def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], wr
 
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
-# Library functions changing the list handed to them first, as `LOG.append(x)` does.
-_LIBRARY_WRITERS = (heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
-                    bisect.insort, bisect.insort_left, bisect.insort_right, random.Random.shuffle)  # fmt: skip
-
-
-def _library_writer(func: ast.AST, globs: Mapping[str, Any]) -> bool:
-    target = _resolved(func, globs)
-    return any(getattr(target, "__func__", target) is w for w in _LIBRARY_WRITERS)
 # What no helper writes into: scalars, modules, classes and functions (counted by their code).
 _FIXED = (*_SCALARS, types.ModuleType, type, types.FunctionType)
 

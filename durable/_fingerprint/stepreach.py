@@ -15,8 +15,10 @@ import ast
 from typing import Any
 
 from .canon import is_our_decorator
-from .inplace import MUTATORS, roots
+from .changers import MUTATORS
+from .inplace import roots
 from .kept import only_written
+from .localbound import bound_locals
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
@@ -302,8 +304,8 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
             found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
         elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
             found.update(roots(node.target))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            found.update(roots(node.func.value) if node.func.attr in methods else ())
+        elif isinstance(node, ast.Attribute) and node.attr in methods:  # called or handed on: `map(LOG.append, xs)`
+            found.update(roots(node.value))
         elif isinstance(node, ast.Global):
             declared.update(node.names)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -312,4 +314,6 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
         stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    return frozenset(found | declared)
+    bound = bound_locals(nodes)
+    return frozenset(found | declared | {g for n in found for g in bound.get(n, ())})
+

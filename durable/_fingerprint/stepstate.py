@@ -22,8 +22,9 @@ from typing import Any
 
 from . import stepreach
 from .canon import is_our_decorator
+from .changers import MUTATORS
 from .helperreads import helper_readers, helper_writes
-from .inplace import MUTATORS, READERS, _changes
+from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
 from .reach import code_objects, is_durable
