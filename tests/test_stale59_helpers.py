@@ -1,0 +1,95 @@
+"""A workflow body setting what a helper of its step reads from the run's
+argument (`helpers.FACTOR = k`, `Conf.factor = k` on a class of the user's,
+`OPTS.update(f=k)` of a dict a `functools.partial` binds), the step
+computing through that helper (`helper(x)` reading `FACTOR`, `Conf.factor`,
+`o["f"]`) and naming none of it itself. A run suspended with `k=2` and
+called again with `k=5` replayed the step's output for 2 (`value 6`, not
+15): what the body fills counted only for a step whose own code names it.
+Now the globals the user's functions it reaches name count too; with the
+same `k` the call still replays."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scripts import run_each
+
+pytestmark = pytest.mark.slow  # one interpreter forking the phases
+
+FLOW = """
+import functools, os
+import durable
+{head}
+
+@durable.step
+def s(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("s\\n")
+    return helper(x)
+
+@durable.workflow(run_id="r1")
+def wf(k):
+    {sets}
+    out = s(3)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+RUN = """
+import durable, flow, os
+try:
+    print("value", flow.wf(int(os.environ["K"])))
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+HELPERS = "FACTOR = 1\n\ndef helper(x):\n    return x * FACTOR\n"
+# name: (flow's head, what the body sets, other files)
+CASES = {
+    "module": ("import helpers\nfrom helpers import helper", "helpers.FACTOR = k", {"helpers.py": HELPERS}),
+    "class": (
+        "class Conf:\n    factor = 1\n\ndef helper(x):\n    return x * Conf.factor",
+        "Conf.factor = k",
+        {},
+    ),
+    "partial": (
+        'OPTS = {"f": 1}\nhelper = functools.partial(lambda x, o: x * o["f"], o=OPTS)',
+        "OPTS.update(f=k)",
+        {},
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
+    jobs, folders = [], {}
+    for name, (head, sets, files) in CASES.items():
+        for again in ("5", "2"):  # another argument, the same
+            folders[name, again] = folder = tmp_path_factory.mktemp(name)
+            (folder / "flow.py").write_text(FLOW.format(head=head, sets=sets))
+            for file, text in files.items():
+                (folder / file).write_text(text)
+            jobs += [(folder, RUN, {"K": "2", "STOP": "1"}), (folder, RUN, {"K": again})]
+    outs = run_each(jobs)
+    return {
+        f"{name}-{again}": (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
+        for i, ((name, again), folder) in enumerate(folders.items())
+    }
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_what_the_body_sets_for_a_helper_of_the_step_counts(
+    runs: dict[str, tuple[str, str, list[str]]], name: str
+) -> None:
+    first, second, count = runs[f"{name}-5"]
+    assert "suspended" in first, first
+    # was: `value 6`, the output for k=2 replayed
+    assert "value 6" not in second and count == ["s"] + (["s"] if "value 15" in second else []), (second, count)
+    assert "refused" in second or "value 15" in second, second
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_same_argument_replays(runs: dict[str, tuple[str, str, list[str]]], name: str) -> None:
+    first, second, count = runs[f"{name}-2"]
+    assert "suspended" in first and "value 6" in second and count == ["s"], (second, count)
