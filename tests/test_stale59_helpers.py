@@ -6,7 +6,9 @@ computing through that helper (`helper(x)` reading `FACTOR`, `Conf.factor`,
 called again with `k=5` replayed the step's output for 2 (`value 6`, not
 15): what the body fills counted only for a step whose own code names it.
 Now the globals the user's functions it reaches name count too; with the
-same `k` the call still replays."""
+same `k` the call still replays. The same for what the body fills from the
+environment or a file (`helpers.Conf.factor = int(os.environ["F"])`,
+`OPTS.update(json.load(open(path)))`), counted by content."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from tests.scripts import run_each
 pytestmark = pytest.mark.slow  # one interpreter forking the phases
 
 FLOW = """
-import functools, os
+import functools, json, os
 import durable
 {head}
 
@@ -44,33 +46,29 @@ except durable.Suspended:
 except durable.DefinitionChangedError as e:
     print("refused", e)
 """
-HELPERS = "FACTOR = 1\n\ndef helper(x):\n    return x * FACTOR\n"
-# name: (flow's head, what the body sets, other files)
+HELPERS = "FACTOR = 1\n\nclass Conf:\n    factor = 1\n\ndef helper(x):\n    return x * FACTOR * Conf.factor\n"
+PARTIAL = 'OPTS = {"f": 1}\nhelper = functools.partial(lambda x, o: x * o["f"], o=OPTS)'
+FILES = {"helpers.py": HELPERS, "f2.json": '{"f": 2}', "f5.json": '{"f": 5}'}
+# name: (flow's head, what the body sets, the variable whose 2 becomes 5)
 CASES = {
-    "module": ("import helpers\nfrom helpers import helper", "helpers.FACTOR = k", {"helpers.py": HELPERS}),
-    "class": (
-        "class Conf:\n    factor = 1\n\ndef helper(x):\n    return x * Conf.factor",
-        "Conf.factor = k",
-        {},
-    ),
-    "partial": (
-        'OPTS = {"f": 1}\nhelper = functools.partial(lambda x, o: x * o["f"], o=OPTS)',
-        "OPTS.update(f=k)",
-        {},
-    ),
+    "module": ("import helpers\nfrom helpers import helper", "helpers.FACTOR = k", "K"),
+    "class": ("class Conf:\n    factor = 1\n\ndef helper(x):\n    return x * Conf.factor", "Conf.factor = k", "K"),
+    "partial": (PARTIAL, "OPTS.update(f=k)", "K"),
+    "class_from_env": ("import helpers\nfrom helpers import helper", 'helpers.Conf.factor = int(os.environ["F"])', "F"),
+    "partial_from_file": (PARTIAL, 'OPTS.update(json.load(open(f"f{os.environ[\'F\']}.json")))', "F"),
 }
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
     jobs, folders = [], {}
-    for name, (head, sets, files) in CASES.items():
-        for again in ("5", "2"):  # another argument, the same
+    for name, (head, sets, var) in CASES.items():
+        for again in ("5", "2"):  # another value, the same
             folders[name, again] = folder = tmp_path_factory.mktemp(name)
             (folder / "flow.py").write_text(FLOW.format(head=head, sets=sets))
-            for file, text in files.items():
+            for file, text in FILES.items():
                 (folder / file).write_text(text)
-            jobs += [(folder, RUN, {"K": "2", "STOP": "1"}), (folder, RUN, {"K": again})]
+            jobs += [(folder, RUN, {"K": "2", "F": "2", "STOP": "1"}), (folder, RUN, {"K": "2", "F": "2", var: again})]
     outs = run_each(jobs)
     return {
         f"{name}-{again}": (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())

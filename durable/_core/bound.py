@@ -25,6 +25,7 @@ from typing import Any
 from .._fingerprint.derived import OUTSIDE, made_at, made_in, read_from_body
 from .._fingerprint.imports import user_module
 from .._fingerprint.reach import target_of
+from .._fingerprint.stepcodes import reached_names
 from .identity import _IMMUTABLE, is_token, value_digest
 
 
@@ -264,7 +265,7 @@ def _filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, s
     does), by content: no argument tells them, and the fingerprint, taken
     before the body filled them, saw them empty. As the run's first call
     reading one found it: what steps log there since is their state."""
-    names, made = set(f.__code__.co_names), made_in(body.function)
+    (names, values, untold), made = reached_names(f), made_in(body.function)  # its helpers' too
     found = []
     for name, params in made.stored.items():
         for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
@@ -272,7 +273,7 @@ def _filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, s
             code = isinstance(value, types.ModuleType) or (callable(value) and not isinstance(value, type))
             if name not in home or code or not _users(home):  # not `os.environ` of `if os.environ[...]:`
                 continue
-            if not (name in names or any(value is f.__globals__.get(n) for n in names)):
+            if not (untold or name in names or any(value is v for v in values)):
                 continue
             digest = body.outside.get(key := f"{name}@{i}")
             if digest is None:
