@@ -27,8 +27,10 @@ MUTATORS = frozenset(
     "append extend insert update add setdefault remove discard clear pop popitem sort reverse "
     "appendleft extendleft popleft rotate move_to_end subtract difference_update intersection_update "
     "symmetric_difference_update fromlist frombytes fromunicode fromfile byteswap __setitem__ __delitem__ "
-    "__iadd__ __ior__ __iand__ __isub__ __ixor__ __imul__".split()
+    "__iadd__ __ior__ __iand__ __isub__ __ixor__ __imul__ fill partition resize itemset".split()
 )
+# numpy's functions changing the array handed first (told by name: durable never imports numpy).
+_NUMPY_WRITERS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle"})
 _WRITERS = (heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
             bisect.insort, bisect.insort_left, bisect.insort_right, random.Random.shuffle,
             operator.setitem, operator.delitem, operator.iadd, operator.iconcat, operator.ior,
@@ -39,9 +41,10 @@ def library_writer(func: ast.AST, globs: Mapping[str, Any]) -> bool:
     """Whether a call of `func`, not a function of the user's, changes what
     it is handed first: one of `_WRITERS`, a builtin type's changing method
     called on the type (`list.append`, `dict.update`), a method of a
-    library's object a global holds (`RNG.shuffle`), or what
-    `operator.methodcaller` makes of a changing method's name (or of a
-    name the text does not spell)."""
+    library's object a global holds (`RNG.shuffle`), numpy's `copyto`,
+    `put` or a `shuffle` of any object, or what `operator.methodcaller`
+    makes of a changing method's name (or of a name the text does not
+    spell)."""
     if isinstance(func, ast.Call):
         maker = _resolved(func.func, globs)
         if maker is not operator.methodcaller:
@@ -51,9 +54,14 @@ def library_writer(func: ast.AST, globs: Mapping[str, Any]) -> bool:
             not (isinstance(name, ast.Constant) and isinstance(name.value, str))
             or name.value in MUTATORS
         )
+    if isinstance(func, ast.Attribute) and func.attr == "shuffle":  # `np.random.default_rng(s).shuffle(ARR)`
+        return True
     target = _resolved(func, globs)
     if isinstance(target, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return target.__name__ in MUTATORS  # `list.append(LOG, x)`
+    home = getattr(target, "__module__", None)
+    if isinstance(home, str) and home.partition(".")[0] == "numpy":
+        return getattr(target, "__name__", None) in _NUMPY_WRITERS
     return any(getattr(target, "__func__", target) is w for w in _WRITERS)
 
 

@@ -306,6 +306,9 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
             found.update(roots(node.target))
         elif isinstance(node, ast.Attribute) and node.attr in methods:  # called or handed on: `map(LOG.append, xs)`
             found.update(roots(node.value))
+        elif isinstance(node, ast.Call):  # `DF.dropna(inplace=True)`, `np.add(A, 1, out=A)`
+            found.update(r for k in node.keywords if k.arg == "out" for r in roots(k.value))
+            found.update(roots(node.func.value) if isinstance(node.func, ast.Attribute) and _in_place(node) else ())
         elif isinstance(node, ast.Global):
             declared.update(node.names)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -317,3 +320,7 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
     bound = bound_locals(nodes)
     return frozenset(found | declared | {g for n in found for g in bound.get(n, ())})
 
+
+def _in_place(call: ast.Call) -> bool:
+    """`inplace=True` (pandas' way of changing the object it is called on)."""
+    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)
