@@ -86,6 +86,7 @@ READERS = {
     "numpy": ("import numpy as np\nS = np.add(np.sort([2, 1]), 0)", "y = np.subtract(S, x)", "int(np.sum(S))"),
     "reads": ("D = collections.deque([1])\nC = {'k': [1]}", "y = list(D) + C.get('k', [])\n    z = C['k'].count(1)", "[list(D), C]"),
     "copies": ("LOG = [1]", "log = list(LOG)\n    log.append(x)", "LOG"),
+    "rebound": ('CFG = {"n": 1}', 'n = CFG["n"]\n    n += x', "CFG"),
     "rows_read": ('ROWS = [{"n": 1}]', 'for row in ROWS:\n        y = row["n"] * x', "ROWS"),
 }
 
