@@ -87,6 +87,7 @@ READERS = {
     "reads": ("D = collections.deque([1])\nC = {'k': [1]}", "y = list(D) + C.get('k', [])\n    z = C['k'].count(1)", "[list(D), C]"),
     "copies": ("LOG = [1]", "log = list(LOG)\n    log.append(x)", "LOG"),
     "rebound": ('CFG = {"n": 1}', 'n = CFG["n"]\n    n += x', "CFG"),
+    "bound_to_a_copy_too": ("LOG = [1]", "log = LOG\n    log = [v for v in log if v]\n    log.append(x)", "LOG"),
     "rows_read": ('ROWS = [{"n": 1}]', 'for row in ROWS:\n        y = row["n"] * x', "ROWS"),
 }
 

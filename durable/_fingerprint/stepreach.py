@@ -317,9 +317,8 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
         stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    # A local bound to a global, written into (`log.append(x)`), writes it; not one rebound (`n += 1`).
-    bound, rebound = bound_locals(nodes), {n.target.id for n in nodes if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
-    return frozenset(found | declared | {g for n in found - rebound for g in bound.get(n, ())})
+    bound = bound_locals(nodes)  # a local bound to a global, written into (`log.append(x)`), writes it
+    return frozenset(found | declared | {g for n in found for g in bound.get(n, ())})
 
 
 def _in_place(call: ast.Call) -> bool:
