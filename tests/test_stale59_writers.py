@@ -61,15 +61,12 @@ DF = Frame([1.0, None])"""
 # name: (module head, what `a` does with x, what `b` returns)
 WRITERS = {
     "appendleft": ("D = collections.deque()", "D.appendleft(x)", "list(D)"),
-    "subtract": ("C = collections.Counter(k=5)", 'C.subtract({"k": x})', "dict(C)"),
     "type_method": ("LOG = []", "list.append(LOG, x)", "LOG"),
     "setitem": ("C = {}", 'operator.setitem(C, "k", x)', "C"),
     "methodcaller": ("C = {}", 'operator.methodcaller("setdefault", "k", x)(C)', "C"),
     "handed_method": ("LOG = []", "list(map(LOG.append, [x]))", "LOG"),
     "shuffle": ("LOG = list(range(9))\nRNG = random.Random(5)", "RNG.shuffle(LOG)", "LOG"),
-    "alias": ("LOG = []", "log = LOG\n    log.append(x)", "LOG"),
     "alias_part": ('CFG = {"xs": []}', 'xs = CFG["xs"]\n    xs.append(x)', "CFG"),
-    "rows": ('ROWS = [{"n": 1}, {"n": 2}]', 'for row in ROWS:\n        row["n"] *= x', "ROWS"),
     "enumerated_rows": ('ROWS = [{"n": 1}]', 'for i, row in enumerate(ROWS):\n        row["n"] = x', "ROWS"),
     # numpy's and pandas' ways: `np.copyto`, a Generator's `shuffle`,
     # `inplace=True` (was: `value [0.0, 0.0]`, `value 2`).
