@@ -5,7 +5,10 @@ over a list of names, `plugins.__name__ + "." + name`. Nothing in the text
 names a plugin module, so an edit of `plugins/p1.py`, or a plugin added to
 the folder, was not seen: the resume replayed what the old plugins computed
 (`value {'p1': 11}`). Every module file of the package such a function
-names now counts by its text; with the files unchanged the resume replays."""
+names now counts by its text; with the files unchanged the resume replays.
+The same for a Python file a step runs by its path (`runpy.run_path(
+"plugins/p1.py")`, or a loader of the user's calling
+`spec_from_file_location`): it counts by its bytes."""
 
 from __future__ import annotations
 
@@ -18,11 +21,17 @@ from tests.scripts import RUN_FLOW, twice
 pytestmark = pytest.mark.slow  # two interpreters forking the phases
 
 FLOW = """
-import importlib, os, pkgutil
+import importlib, importlib.util, os, pkgutil, runpy
 import durable
 import plugins
 
 NAMES = ["p1"]
+
+def load(path):
+    spec = importlib.util.spec_from_file_location("loaded", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 def discover():
     found = {{}}
@@ -47,6 +56,8 @@ FINDS = {
     "fstring": ITER.format(name='f"plugins.{info.name}"'),
     "package_name": ITER.format(name='plugins.__name__ + "." + info.name'),
     "names": 'for n in NAMES:\n        found[n] = importlib.import_module("plugins." + n).run',
+    "run_path": 'found["p1"] = runpy.run_path("plugins/p1.py")["run"]',
+    "loader": 'found["p1"] = load("plugins/p1.py").run',
 }
 # name: (how it finds them, the file written between the runs, its text)
 P1 = "def run(x):\n    return x + 1\n"
@@ -55,6 +66,8 @@ CASES = {
     "added": ("fstring", "p2.py", "def run(x):\n    return x * 10\n"),
     "package_name": ("package_name", "p1.py", P1.replace("x + 1", "x + 2")),
     "names": ("names", "p1.py", P1.replace("x + 1", "x + 2")),
+    "run_path": ("run_path", "p1.py", P1.replace("x + 1", "x + 2")),
+    "loader": ("loader", "p1.py", P1.replace("x + 1", "x + 2")),
     "same": ("fstring", "p1.py", P1),
 }
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
 from .modfiles import UNTOLD, file_of, top_names, works_at_import
-from .packagefiles import package_parts
+from .packagefiles import package_parts, script_parts
 from .reach import _MISSING, _SCRIPT_MODULES, code_objects
 from .values import hash_tokens
 from .witness import witnessed
@@ -84,6 +84,9 @@ def whole_modules(
             yield f"named:{module.__name__}.", module, attr
     heads = [*objs, *(globs.get(c[0]) for c in read)]  # `plugins` of `plugins.__path__`
     for key, texts in witnessed(package_parts, code, heads) if finds else ():  # `import_module(f"plugins.{name}")`
+        yield key, None, texts
+    home = os.path.dirname(str(globs.get("__file__") or ""))
+    for key, texts in witnessed(script_parts, code, objs, home):  # `runpy.run_path("conf/exp.py")`
         yield key, None, texts
 
 
