@@ -1,7 +1,8 @@
 """A workflow body setting what a helper of its step reads from the run's
 argument (`helpers.FACTOR = k`, `Conf.factor = k` on a class of the user's,
-`OPTS.update(f=k)` of a dict a `functools.partial` binds), the step
-computing through that helper (`helper(x)` reading `FACTOR`, `Conf.factor`,
+`OPTS.update(f=k)` of a dict a `functools.partial` binds, or a closure or
+an object's attribute holds: `held.set_f(k)`), the step computing through
+that helper (`helper(x)` reading `FACTOR`, `Conf.factor`,
 `o["f"]`) and naming none of it itself. A run suspended with `k=2` and
 called again with `k=5` replayed the step's output for 2 (`value 6`, not
 15): what the body fills counted only for a step whose own code names it.
@@ -47,8 +48,24 @@ except durable.DefinitionChangedError as e:
     print("refused", e)
 """
 HELPERS = "FACTOR = 1\n\nclass Conf:\n    factor = 1\n\ndef helper(x):\n    return x * FACTOR * Conf.factor\n"
+# A dict the body fills through `set_f(k)`, reached through a closure or an object's attribute.
+HELD = """OPTS = {"f": 1}
+def set_f(k):
+    OPTS["f"] = k
+def make(opts):
+    return lambda x: x * opts["f"]
+by_closure = make(OPTS)
+class Model:
+    def __init__(self, opts):
+        self.opts = opts
+    def run(self, x):
+        return x * self.opts["f"]
+MODEL = Model(OPTS)
+def by_object(x):
+    return MODEL.run(x)
+"""
 PARTIAL = 'OPTS = {"f": 1}\nhelper = functools.partial(lambda x, o: x * o["f"], o=OPTS)'
-FILES = {"helpers.py": HELPERS, "f2.json": '{"f": 2}', "f5.json": '{"f": 5}'}
+FILES = {"helpers.py": HELPERS, "held.py": HELD, "f2.json": '{"f": 2}', "f5.json": '{"f": 5}'}
 # name: (flow's head, what the body sets, the variable whose 2 becomes 5)
 CASES = {
     "module": ("import helpers\nfrom helpers import helper", "helpers.FACTOR = k", "K"),
@@ -56,6 +73,8 @@ CASES = {
     "partial": (PARTIAL, "OPTS.update(f=k)", "K"),
     "class_from_env": ("import helpers\nfrom helpers import helper", 'helpers.Conf.factor = int(os.environ["F"])', "F"),
     "partial_from_file": (PARTIAL, 'OPTS.update(json.load(open(f"f{os.environ[\'F\']}.json")))', "F"),
+    "closure": ("import held\nhelper = held.by_closure", "held.set_f(k)", "K"),
+    "object": ("import held\nfrom held import by_object as helper", "held.set_f(k)", "K"),
 }
 
 

@@ -1,7 +1,8 @@
 """The names the user's code a function runs may read, and what they hold:
 its own code's, and that of the user's functions, classes and partials it
 names, at any depth (`helper(x)` reading `FACTOR` of its module, a class's
-`Conf.factor`, a partial binding `OPTS`). For `derived.read_from_body`: a
+`Conf.factor`, a partial binding `OPTS`, a default, a closure or an
+object's attribute holding it). For `derived.read_from_body`: a
 global the workflow's body fills from a run argument counts for a step
 reading it through a helper as for a step naming it. Not followed, a run
 called again with another argument replayed what the old one computed.
@@ -52,8 +53,10 @@ def reached_names(fn: types.FunctionType) -> tuple[frozenset[str], list[object],
 
 
 def _held(value: object, names: frozenset[str], values: list[object], depth: int = 0) -> list[types.FunctionType]:
-    """Add `value` (and what a partial binds, or the attributes `names` name
-    of a module of the user's) to `values`; the user's functions it runs."""
+    """Add `value` (and what a partial binds, the attributes `names` name of
+    a module of the user's, a function's defaults and closure, the
+    attributes of an object of the user's class) to `values`; the user's
+    functions it runs."""
     values.append(value)
     if depth > 2:
         return []
@@ -73,6 +76,14 @@ def _held(value: object, names: frozenset[str], values: list[object], depth: int
         return [m for m in members if type(m) is types.FunctionType and is_user_code(m)]
     try:
         target = target_of(value)
+        if type(target) is not types.FunctionType and users_class(type(value)):  # `MODEL` of `MODEL.run(x)`
+            held = list(vars(value).values()) if hasattr(value, "__dict__") else []
+            return [*_held(type(value), names, values, depth + 1), *(f for v in held for f in _held(v, names, values, depth + 1))]
     except Exception:  # a proxy whose attributes raise: not a function of the user's
         return []
-    return [target] if type(target) is types.FunctionType and is_user_code(target) else []
+    if type(target) is not types.FunctionType or not is_user_code(target):
+        return []
+    # What it holds (`def f(x, opts=OPTS)`, a closure over `OPTS`) it reads as surely as a name.
+    cells = [c.cell_contents for c in target.__closure__ or () if c.cell_contents is not None]
+    held = [*cells, *(target.__defaults__ or ()), *(target.__kwdefaults__ or {}).values()]
+    return [target, *(f for v in held for f in _held(v, names, values, depth + 1))]
