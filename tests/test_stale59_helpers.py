@@ -78,9 +78,18 @@ CASES = {
 }
 
 
+# A cached step reading through its helper what the body set from `k`
+# (`helpers.FACTOR = k`), in runs of `k` 2, 5, then 2: the run with 5 was
+# served the entry the run with 2 kept (`value 6`, not 15).
+CACHED = FLOW.replace("@durable.step", "@durable.step(cache=True)").replace('(run_id="r1")', "")
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
-    jobs, folders = [], {}
+    cached = tmp_path_factory.mktemp("cached")
+    (cached / "flow.py").write_text(CACHED.format(head=CASES["module"][0], sets=CASES["module"][1]))
+    (cached / "helpers.py").write_text(HELPERS)
+    jobs, folders = [(cached, RUN, {"K": k}) for k in ("2", "5", "2")], {}
     for name, (head, sets, var) in CASES.items():
         for again in ("5", "2"):  # another value, the same
             folders[name, again] = folder = tmp_path_factory.mktemp(name)
@@ -89,10 +98,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, 
                 (folder / file).write_text(text)
             jobs += [(folder, RUN, {"K": "2", "F": "2", "STOP": "1"}), (folder, RUN, {"K": "2", "F": "2", var: again})]
     outs = run_each(jobs)
-    return {
-        f"{name}-{again}": (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
+    found = {
+        f"{name}-{again}": (outs[3 + 2 * i], outs[4 + 2 * i], (folder / "count").read_text().split())
         for i, ((name, again), folder) in enumerate(folders.items())
     }
+    found["cached"] = (" ".join(outs[:3]), "", (cached / "count").read_text().split())
+    return found
+
+
+def test_a_cached_step_keys_on_what_the_body_set_for_it(runs: dict[str, tuple[str, str, list[str]]]) -> None:
+    outs, _, count = runs["cached"]
+    # was: `value 6` three times, the second served the first run's entry
+    assert outs.split() == ["value", "6", "value", "15", "value", "6"] and count == ["s", "s"], (outs, count)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
