@@ -78,6 +78,8 @@ CASES = {
 }
 
 
+# The cases also run with the same value again (a false refusal there is one on every run).
+_SAME = ("module", "class_from_env", "object")
 # A cached step reading through its helper what the body set from `k`
 # (`helpers.FACTOR = k`), in runs of `k` 2, 5, then 2: the run with 5 was
 # served the entry the run with 2 kept (`value 6`, not 15).
@@ -91,7 +93,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, 
     (cached / "helpers.py").write_text(HELPERS)
     jobs, folders = [(cached, RUN, {"K": k}) for k in ("2", "5", "2")], {}
     for name, (head, sets, var) in CASES.items():
-        for again in ("5", "2"):  # another value, the same
+        for again in ("5", "2") if name in _SAME else ("5",):  # another value, the same
             folders[name, again] = folder = tmp_path_factory.mktemp(name)
             (folder / "flow.py").write_text(FLOW.format(head=head, sets=sets))
             for file, text in FILES.items():
@@ -123,7 +125,7 @@ def test_what_the_body_sets_for_a_helper_of_the_step_counts(
     assert "refused" in second or "value 15" in second, second
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", _SAME)
 def test_the_same_argument_replays(runs: dict[str, tuple[str, str, list[str]]], name: str) -> None:
     first, second, count = runs[f"{name}-2"]
     assert "suspended" in first and "value 6" in second and count == ["s"], (second, count)

@@ -25,8 +25,6 @@ import importlib, importlib.util, os, pkgutil, runpy
 import durable
 import plugins
 
-NAMES = ["p1"]
-
 def load(path):
     spec = importlib.util.spec_from_file_location("loaded", path)
     module = importlib.util.module_from_spec(spec)
@@ -55,7 +53,6 @@ ITER = "for info in pkgutil.iter_modules(plugins.__path__):\n        found[info.
 FINDS = {
     "fstring": ITER.format(name='f"plugins.{info.name}"'),
     "package_name": ITER.format(name='plugins.__name__ + "." + info.name'),
-    "names": 'for n in NAMES:\n        found[n] = importlib.import_module("plugins." + n).run',
     "run_path": 'found["p1"] = runpy.run_path("plugins/p1.py")["run"]',
     "loader": 'found["p1"] = load("plugins/p1.py").run',
 }
@@ -65,7 +62,6 @@ CASES = {
     "fstring": ("fstring", "p1.py", P1.replace("x + 1", "x + 2")),
     "added": ("fstring", "p2.py", "def run(x):\n    return x * 10\n"),
     "package_name": ("package_name", "p1.py", P1.replace("x + 1", "x + 2")),
-    "names": ("names", "p1.py", P1.replace("x + 1", "x + 2")),
     "run_path": ("run_path", "p1.py", P1.replace("x + 1", "x + 2")),
     "loader": ("loader", "p1.py", P1.replace("x + 1", "x + 2")),
     "same": ("fstring", "p1.py", P1),

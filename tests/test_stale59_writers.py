@@ -62,19 +62,17 @@ DF = Frame([1.0, None])"""
 WRITERS = {
     "appendleft": ("D = collections.deque()", "D.appendleft(x)", "list(D)"),
     "type_method": ("LOG = []", "list.append(LOG, x)", "LOG"),
-    "setitem": ("C = {}", 'operator.setitem(C, "k", x)', "C"),
     "methodcaller": ("C = {}", 'operator.methodcaller("setdefault", "k", x)(C)', "C"),
     "handed_method": ("LOG = []", "list(map(LOG.append, [x]))", "LOG"),
     "shuffle": ("LOG = list(range(9))\nRNG = random.Random(5)", "RNG.shuffle(LOG)", "LOG"),
     "alias_part": ('CFG = {"xs": []}', 'xs = CFG["xs"]\n    xs.append(x)', "CFG"),
     "enumerated_rows": ('ROWS = [{"n": 1}]', 'for i, row in enumerate(ROWS):\n        row["n"] = x', "ROWS"),
-    # numpy's and pandas' ways: `np.copyto`, a Generator's `shuffle`,
-    # `inplace=True` (was: `value [0.0, 0.0]`, `value 2`).
+    # numpy's and pandas' ways: `np.copyto`, `inplace=True` (was: `value
+    # [0.0, 0.0]`, `value 2`).
     "np_copyto": ("import numpy as np\nARR = np.zeros(2)", "np.copyto(ARR, x)", "ARR.tolist()"),
-    "np_shuffle": ("import numpy as np\nARR = np.arange(9)", "np.random.default_rng(x).shuffle(ARR)", "ARR.tolist()"),
     "inplace": (FRAME, "DF.dropna(inplace=True)", "len(DF)"),
 }
-_NEEDS = {"np_copyto": "numpy", "np_shuffle": "numpy", "numpy": "numpy"}
+_NEEDS = {"np_copyto": "numpy", "numpy": "numpy"}
 # A step only reading the container: its resume replays (no false refusal).
 # `np.add` and `np.sort` at module level took numpy's module for a list those
 # methods change, counted by its attributes, which differ in each process:
