@@ -8,7 +8,9 @@ the folder, was not seen: the resume replayed what the old plugins computed
 names now counts by its text; with the files unchanged the resume replays.
 The same for a Python file a step runs by its path (`runpy.run_path(
 "plugins/p1.py")`, or a loader of the user's calling
-`spec_from_file_location`): it counts by its bytes."""
+`spec_from_file_location`), or starts as a process
+(`subprocess.check_output([sys.executable, "plugins/p1.py", ...])`): it
+counts by its bytes."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from tests.scripts import RUN_FLOW, twice
 pytestmark = pytest.mark.slow  # two interpreters forking the phases
 
 FLOW = """
-import importlib, importlib.util, os, pkgutil, runpy
+import importlib, importlib.util, os, pkgutil, runpy, subprocess, sys
 import durable
 import plugins
 
@@ -55,15 +57,17 @@ FINDS = {
     "package_name": ITER.format(name='plugins.__name__ + "." + info.name'),
     "run_path": 'found["p1"] = runpy.run_path("plugins/p1.py")["run"]',
     "loader": 'found["p1"] = load("plugins/p1.py").run',
+    "subprocess": 'found["p1"] = lambda x: int(subprocess.check_output([sys.executable, "plugins/p1.py", str(x)]))',
 }
 # name: (how it finds them, the file written between the runs, its text)
-P1 = "def run(x):\n    return x + 1\n"
+P1 = "import sys\n\ndef run(x):\n    return x + 1\n\nif __name__ == '__main__':\n    print(run(int(sys.argv[1])))\n"
 CASES = {
     "fstring": ("fstring", "p1.py", P1.replace("x + 1", "x + 2")),
     "added": ("fstring", "p2.py", "def run(x):\n    return x * 10\n"),
     "package_name": ("package_name", "p1.py", P1.replace("x + 1", "x + 2")),
     "run_path": ("run_path", "p1.py", P1.replace("x + 1", "x + 2")),
     "loader": ("loader", "p1.py", P1.replace("x + 1", "x + 2")),
+    "subprocess": ("subprocess", "p1.py", P1.replace("x + 1", "x + 2")),
     "same": ("fstring", "p1.py", P1),
 }
 

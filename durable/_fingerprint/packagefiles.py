@@ -8,9 +8,9 @@ package counts, by its text, imported or not: an edited plugin, or one
 added to the folder, is a changed call (it replayed what the old plugins
 computed). And a Python file it runs by its path, named by a string
 constant (`runpy.run_path("conf/exp.py")`, `spec_from_file_location(name,
-"conf/exp.py")`, `exec(open("conf/exp.py").read())`, also through a
-function of the user's it names that does so: `load("conf/exp.py")`), by
-its bytes.
+"conf/exp.py")`, `exec(open("conf/exp.py").read())`, a process it starts,
+`subprocess.run([sys.executable, "tool.py"])`, also through a function of
+the user's it names that does so: `load("conf/exp.py")`), by its bytes.
 
 Pure standard library."""
 
@@ -26,8 +26,9 @@ from .modfiles import UNTOLD
 from .reach import code_objects, is_user_code
 
 _FILES = 1024  # past this many files the rest would go uncounted: changed (`UNTOLD`)
-# Names by which code runs a Python file by its path rather than importing a module.
-_RUNNERS = frozenset({"run_path", "spec_from_file_location", "SourceFileLoader", "exec"})
+# Names by which code runs a Python file by its path rather than importing a module
+# (in this process, or in another: `subprocess.run([sys.executable, "tool.py"])`).
+_RUNNERS = frozenset({"run_path", "spec_from_file_location", "SourceFileLoader", "exec", "subprocess", "executable", "Popen", "system"})
 
 
 def package_parts(code: types.CodeType, objs: Iterable[object]) -> tuple[tuple[str, str], ...]:
