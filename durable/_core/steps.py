@@ -144,7 +144,9 @@ def _live_plan(
     if spec.cache is not None:
         from . import cache
 
-        ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp)
+        # What it reads of the run's arguments (through what the body filled) joins the key too.
+        held = with_held(spec.fn, "", ctx.argument_values, ctx.bodies) if live.reads else ""
+        ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp, held)
         hit = ticket.lookup() if ticket is not None else None
         if ticket is not None and hit is not None:  # computed by another run or call
             # Its record counts what it logs as the run's own would (`written.with_written`).

@@ -18,14 +18,14 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .changers import LOGS, MUTATORS, library_writer
 from .holds import held_callables
 from .imports import user_class
-from .inplace import MUTATORS, roots
-from .librarywrites import writes_first
+from .inplace import roots
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import LOGS, local_names, written_in
+from .stepreach import local_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 # Past this many helpers, the rest is not looked at (a step's module calling
@@ -123,7 +123,7 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
             found.update(name for _, name in given)
             continue
         if fn is None:  # a library's: one changing the list handed to it first writes it
-            found.update(name for at, name in given if at == 0 and writes_first(call.func, globs, logs))
+            found.update(name for at, name in given if at == 0 and library_writer(call.func, globs, logs))
             continue
         src = source_of(fn.__code__.co_filename, fn.__globals__)
         defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
