@@ -6,7 +6,9 @@ its answer (a 500, or a connection reset), so that the client sends it
 again; "500-before" and "reset-mid" fail it before the server has it.
 `deny` answers every request whose (decoded) path holds a string with 403
 AccessDenied (or `how`: "500-before", a store failing for those objects)
-until `deny("")`: a store whose permissions refuse one run. `passed` is set
+until `deny("")`: a store whose permissions refuse one run; `deny("?delete",
+"delete-errors")`: every batched delete answered 200 with an error for each
+of its keys, none deleted (S3 reports a key it failed to delete so). `passed` is set
 once a request `fail` counts goes through after one was failed: the client
 tried again, and it worked.
 `hold` delays the first PUT whose path holds `match`, and every PUT after
@@ -16,6 +18,7 @@ lease renewals too), then all arrive late."""
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 import socketserver
 import struct
@@ -96,6 +99,16 @@ class Faults:
             return self.how
 
 
+def _delete_errors(body: bytes) -> bytes:
+    """A DeleteObjects answer that deleted none of the keys asked for."""
+    keys = re.findall(rb"<Key>(.*?)</Key>", body)
+    errors = b"".join(
+        b"<Error><Key>%s</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>" % k
+        for k in keys
+    )
+    return b'<?xml version="1.0" encoding="UTF-8"?><DeleteResult>%s</DeleteResult>' % errors
+
+
 def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
     """The proxy's endpoint URL and its server (`shutdown` it)."""
     port = int(upstream.rsplit(":", 1)[1])
@@ -118,6 +131,8 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
                 return self._send(403, _DENIED, [])
             if how == "500-before":
                 return self._send(500, _ERROR, [])
+            if how == "delete-errors":
+                return self._send(200, _delete_errors(body), [])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
             conn.request(self.command, self.path, body=body, headers=headers)

@@ -23,6 +23,7 @@ from .base import STORE_OPTIONS, Store
 from .keys import lease_key
 from .lease import LEASE_TTL, Lease
 from .objectlease import ObjectLease
+from .s3delete import delete_s3
 
 T = TypeVar("T")
 
@@ -214,6 +215,9 @@ class FsspecStore(Store):
     def delete(self, keys: Iterable[str]) -> None:
         paths = [self._path(k) for k in keys]
         if not paths:
+            return
+        if self._s3:
+            self._io(f"deleting {len(paths)} objects", delete_s3, self.fs, paths)
             return
         try:
             self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
