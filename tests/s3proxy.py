@@ -3,7 +3,9 @@ PUT (or GET, or DELETE: `fail(method=)`): the n-th one (counted from 1 since `fa
 (or, as an outage, it and its tries again until a PUT to another path).
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
-again; "500-before" and "reset-mid" fail it before the server has it.
+again; "500-before" and "reset-mid" fail it before the server has it;
+"timeout-after" answers only once the client timed out and sent it again,
+"timeout-before" hands it to the server only then (after the retry).
 `deny` answers every request whose (decoded) path holds a string with 403
 AccessDenied (or `how`: "500-before", a store failing for those objects)
 until `deny("")`: a store whose permissions refuse one run; `deny("?delete",
@@ -43,6 +45,7 @@ class Faults:
         self.holding = ""  # the path a hold starts at ("": no hold)
         self.denied, self.denied_how = "", "403"  # every request whose path holds it
         self.passed = threading.Event()
+        self.retried = threading.Event()  # the failed request was sent again
 
     def hold(self, match: str) -> None:
         self.holding = match
@@ -70,6 +73,7 @@ class Faults:
         with self._lock:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
             self.passed.clear()
+            self.retried.clear()
             self.outage, self.method = outage, method
 
     def deny(self, match: str, how: str = "403") -> None:
@@ -81,6 +85,8 @@ class Faults:
                 return self.denied_how
             if method == "POST" and "?delete" in path:
                 method = "DELETE"
+            if self.hit and urllib.parse.unquote(path) == self.hit[0]:
+                self.retried.set()
             if method != self.method:
                 return ""
             if self.outage and self.hit and self.at:
@@ -127,6 +133,8 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
                 self.rfile.read(length // 2)
                 return self._reset()
             body = self.rfile.read(length) if length else b""
+            if how == "timeout-before":  # handed to the server only after the client's retry
+                faults.retried.wait(60)
             if how == "403":
                 return self._send(403, _DENIED, [])
             if how == "500-before":
@@ -140,6 +148,9 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
             data = answer.read()
             conn.close()
             if how == "reset-after":
+                return self._reset()
+            if how == "timeout-after":  # stored, answered only once the client gave up and retried
+                faults.retried.wait(60)
                 return self._reset()
             if how == "500-after":
                 return self._send(500, _ERROR, [])
