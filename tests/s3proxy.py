@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
 _ERROR = b"<Error><Code>InternalError</Code><Message>injected</Message></Error>"
+_SLOW_DOWN = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
 _DENIED = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
 
 
@@ -46,6 +47,7 @@ class Faults:
         self.denied, self.denied_how = "", "403"  # every request whose path holds it
         self.passed = threading.Event()
         self.retried = threading.Event()  # the failed request was sent again
+        self.deny_left, self.outage_over, self.ended = 0, threading.Event(), ""
 
     def hold(self, match: str) -> None:
         self.holding = match
@@ -76,12 +78,22 @@ class Faults:
             self.retried.clear()
             self.outage, self.method = outage, method
 
-    def deny(self, match: str, how: str = "403") -> None:
-        self.denied, self.denied_how = match, how
+    def deny(self, match: str, how: str = "403", times: int = 0) -> None:
+        """`times`: an outage of that many requests, then none (`outage_over` set
+        once a PUT to a path holding `match` went through after it)."""
+        self.denied, self.denied_how, self.deny_left = match, how, times
+        self.outage_over.clear()
 
     def decide(self, method: str, path: str) -> str:
         with self._lock:
+            if self.ended and method == "PUT" and self.ended in urllib.parse.unquote(path):
+                self.ended = ""
+                self.outage_over.set()
             if self.denied and self.denied in urllib.parse.unquote(path):
+                if self.deny_left:
+                    self.deny_left -= 1
+                    if not self.deny_left:
+                        self.denied, self.ended = "", self.denied
                 return self.denied_how
             if method == "POST" and "?delete" in path:
                 method = "DELETE"
@@ -139,6 +151,8 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
                 return self._send(403, _DENIED, [])
             if how == "500-before":
                 return self._send(500, _ERROR, [])
+            if how == "503":
+                return self._send(503, _SLOW_DOWN, [])
             if how == "delete-errors":
                 return self._send(200, _delete_errors(body), [])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
