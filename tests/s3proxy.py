@@ -9,8 +9,9 @@ again; "500-before" and "reset-mid" fail it before the server has it;
 `deny` answers every request whose (decoded) path holds a string with 403
 AccessDenied (or `how`: "500-before", a store failing for those objects)
 until `deny("")`: a store whose permissions refuse one run; `deny("?delete",
-"delete-errors")`: every batched delete answered 200 with an error for each
-of its keys, none deleted (S3 reports a key it failed to delete so). `passed` is set
+"delete-errors")`: every batched delete answered 200 with an AccessDenied
+for each of its keys, none deleted (S3 reports a key it failed to delete
+so; "delete-busy": an InternalError, which may pass). `passed` is set
 once a request `fail` counts goes through after one was failed: the client
 tried again, and it worked.
 `hold` delays the first PUT whose path holds `match`, and every PUT after
@@ -117,11 +118,11 @@ class Faults:
             return self.how
 
 
-def _delete_errors(body: bytes) -> bytes:
+def _delete_errors(body: bytes, code: bytes) -> bytes:
     """A DeleteObjects answer that deleted none of the keys asked for."""
     keys = re.findall(rb"<Key>(.*?)</Key>", body)
     errors = b"".join(
-        b"<Error><Key>%s</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>" % k
+        b"<Error><Key>%s</Key><Code>%s</Code><Message>injected</Message></Error>" % (k, code)
         for k in keys
     )
     return b'<?xml version="1.0" encoding="UTF-8"?><DeleteResult>%s</DeleteResult>' % errors
@@ -153,8 +154,9 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
                 return self._send(500, _ERROR, [])
             if how == "503":
                 return self._send(503, _SLOW_DOWN, [])
-            if how == "delete-errors":
-                return self._send(200, _delete_errors(body), [])
+            if how in ("delete-errors", "delete-busy"):
+                code = b"AccessDenied" if how == "delete-errors" else b"InternalError"
+                return self._send(200, _delete_errors(body, code), [])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
             conn.request(self.command, self.path, body=body, headers=headers)

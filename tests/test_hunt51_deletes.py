@@ -96,3 +96,18 @@ def test_a_restart_whose_deletes_failed_says_so(
         flow.with_options(store=store(denied), restart=True)()
     assert executed == {0: 1, 1: 1, 2: 1, 3: 1}
 
+
+
+@pytest.mark.slow
+def test_keys_s3_failed_to_delete_for_a_passing_reason_are_asked_again(
+    denied: tuple[str, dict[str, str]], proxy: tuple[str, s3proxy.Faults]
+) -> None:
+    faults = proxy[1]
+    faults.deny("")
+    objects = store(denied)
+    for k in ("w/r/a", "w/r/b"):
+        objects.put(k, b"x")
+    faults.fail(1, "delete-busy", method="DELETE")  # the first DeleteObjects: an InternalError a key
+    objects.delete(["w/r/a", "w/r/b"])
+    assert len(faults.hit) == 1 and faults.passed.is_set()
+    assert objects.list("w/") == []
