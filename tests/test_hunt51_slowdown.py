@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 pytest.importorskip("s3fs")
 
-OUTAGE = 10  # lease requests answered 503: ten failed renewals, three seconds
+OUTAGE = 5  # lease requests answered 503: five failed renewals, 1.5 s (a renewal a second)
 
 
 @pytest.mark.slow

@@ -216,11 +216,15 @@ class FsspecStore(Store):
         paths = [self._path(k) for k in keys]
         if not paths:
             return
+        what = f"deleting {len(paths)} objects"
         if self._s3:
-            self._io(f"deleting {len(paths)} objects", delete_s3, self.fs, paths)
+            try:
+                self._io(what, delete_s3, self.fs, paths)
+            except FileNotFoundError as e:  # never for a key on S3: the bucket went
+                raise StorageError(self.url, f"{what}: {_cause(e)}", _NO_BUCKET) from e
             return
         try:
-            self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
+            self._io(what, self.fs.rm, paths)
         except FileNotFoundError:
             # fsspec refuses the whole list when one of them is missing
             # (memory://): delete the others one by one.
