@@ -156,7 +156,9 @@ def _only_filled(start: Definition, now: Definition, filled: set[str]) -> bool:
         for part in differ or [""]:  # none: a change the parts do not tell
             kind, _, name = part.partition(":")
             base = name.split("[")[0].rpartition(".")[2]
-            if kind != "now" or (base not in filled and ANY not in filled):
+            # A constant too, of a module the body fills any global of (`globals().update(...)`).
+            kinds = ("now", "const") if ANY in filled else ("now",)
+            if kind not in kinds or (base not in filled and ANY not in filled):
                 return False
     return True
 

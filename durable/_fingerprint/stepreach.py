@@ -15,8 +15,10 @@ import ast
 from typing import Any
 
 from .canon import is_our_decorator
-from .inplace import MUTATORS, roots
+from .changers import LOGS, MUTATORS
+from .inplace import roots
 from .kept import only_written
+from .localbound import bound_locals
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
@@ -29,7 +31,6 @@ UNNAMED = frozenset({"globals", "eval", "exec", "import_module"})
 # `vars(sys.modules[k])["LOG"]`, a function's `__globals__`, a frame's `f_globals`).
 _NAMESPACES = frozenset({"modules", "import_module", "__globals__", "f_globals"})
 # The methods that only log into what they are called on (`LOG.append(x)`).
-LOGS = frozenset({"append", "extend", "add"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
@@ -302,8 +303,11 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
             found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
         elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
             found.update(roots(node.target))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            found.update(roots(node.func.value) if node.func.attr in methods else ())
+        elif isinstance(node, ast.Attribute) and node.attr in methods:  # called or handed on: `map(LOG.append, xs)`
+            found.update(roots(node.value))
+        elif isinstance(node, ast.Call):  # `DF.dropna(inplace=True)`, `np.add(A, 1, out=A)`
+            found.update(r for k in node.keywords if k.arg == "out" for r in roots(k.value))
+            found.update(roots(node.func.value) if isinstance(node.func, ast.Attribute) and _in_place(node) else ())
         elif isinstance(node, ast.Global):
             declared.update(node.names)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -312,4 +316,10 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
         stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    return frozenset(found | declared)
+    bound = bound_locals(nodes)  # a local bound to a global, written into (`log.append(x)`), writes it
+    return frozenset(found | declared | {g for n in found for g in bound.get(n, ())})
+
+
+def _in_place(call: ast.Call) -> bool:
+    """`inplace=True` (pandas' way of changing the object it is called on)."""
+    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)

@@ -22,15 +22,15 @@ from typing import Any
 
 from . import stepreach
 from .canon import is_our_decorator
+from .changers import LOGS, MUTATORS
 from .helperreads import helper_readers, helper_writes
-from .inplace import MUTATORS, READERS, _changes
+from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import (
     ANY,
-    LOGS,
     UNNAMED,
     aliases,
     helpers,
