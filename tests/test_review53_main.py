@@ -1,7 +1,7 @@
 """A script's `main()` that sets a global a step reads (`global K; K = 0`)
 and then makes it through a call (`setk(BASE)`, a helper calling one,
 `setattr(sys.modules[__name__], "K", BASE)`, a method of an object of
-yours or a partial that calls it): the call's statement is one
+yours or a partial that calls it, the test of an `if`): the call's statement is one
 K may be made from (`handedpart._made_part`), so what it reads (BASE)
 counts for the step. Left out, the user's edit of BASE between two runs
 was replayed with the old output (stale60's narrowing; before it, main()
@@ -73,7 +73,8 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize(
     "makes",
-    ["setk(BASE)", "configure()", 'setattr(sys.modules[__name__], "K", BASE)', "SETTER.apply(BASE)", "PARTIAL(BASE)"],
+    ["setk(BASE)", "configure()", 'setattr(sys.modules[__name__], "K", BASE)', "SETTER.apply(BASE)", "PARTIAL(BASE)",
+     "if setk(BASE):\n        pass"],
 )
 def test_a_global_main_makes_through_a_call_counts_what_the_call_is_given(
     makes: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

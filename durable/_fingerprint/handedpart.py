@@ -162,6 +162,7 @@ def _units(
             head += [i for item in getattr(stmt, "items", ()) for i in (item.context_expr, item.optional_vars) if i]
             target = getattr(stmt, "target", None)
             inner = (*around, *head)
+            yield _changed(head, code), _read(inner), False  # `if setk(BASE):`, `with open(p) as f:`
             if target is not None:  # `for x in LOG:`: x is made from LOG
                 yield _changed([target], code), _read(inner), False
             for block in BLOCKS:
