@@ -1,7 +1,8 @@
 """A script's `main()` that sets a global a step reads (`global K; K = 0`)
 and then makes it through a call (`setk(BASE)`, a helper calling one,
 `setattr(sys.modules[__name__], "K", BASE)`, a method of an object of
-yours or a partial that calls it, the test of an `if`): the call's statement is one
+yours or a partial that calls it, the test of an `if`, a function main()
+imports): the call's statement is one
 K may be made from (`handedpart._made_part`), so what it reads (BASE)
 counts for the step. Left out, the user's edit of BASE between two runs
 was replayed with the old output (stale60's narrowing; before it, main()
@@ -71,10 +72,29 @@ if __name__ == "__main__":
 """
 
 
+HELPERS = """
+import sys
+
+
+def setk(n):
+    sys.modules["__main__"].K = n
+"""
+
+
+@pytest.fixture(autouse=True)
+def helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Modules of the user's, beside the script, imported afresh by each test."""
+    (tmp_path / "review53_helpers.py").write_text(HELPERS)
+    (tmp_path / "review53_size.py").write_text("def size(log):\n    return len(log)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("review53_helpers", "review53_size"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+
+
 @pytest.mark.parametrize(
     "makes",
     ["setk(BASE)", "configure()", 'setattr(sys.modules[__name__], "K", BASE)', "SETTER.apply(BASE)", "PARTIAL(BASE)",
-     "if setk(BASE):\n        pass"],
+     "if setk(BASE):\n        pass", "from review53_helpers import setk as other\n    other(BASE)"],
 )
 def test_a_global_main_makes_through_a_call_counts_what_the_call_is_given(
     makes: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -94,6 +114,7 @@ def test_a_global_main_makes_through_a_call_counts_what_the_call_is_given(
 
 SHOWN = """
 import durable
+import review53_size
 
 CFG = {"k": 1}
 LOG = []
@@ -113,7 +134,7 @@ def pipeline(i):
 
 
 def report(log):
-    print("log", len(log))
+    print("log", review53_size.size(log))
 
 
 def main():
@@ -133,8 +154,9 @@ if __name__ == "__main__":
 def test_a_helper_main_shows_the_log_with_is_no_input(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`report(LOG)`, of a function naming neither CFG nor what binds it,
-    makes nothing the step reads: the second call replays."""
+    """`report(LOG)`, of a function naming neither CFG nor what binds it
+    (a function of the user's module it calls neither), makes nothing the
+    step reads: the second call replays."""
     monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
     monkeypatch.setattr(sys, "argv", ["flow.py"])
     script = tmp_path / "flow.py"

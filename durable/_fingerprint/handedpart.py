@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import sys
 import types
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -24,32 +25,60 @@ def handed_part(stmt: ast.AST, name: str, namespace: Mapping[str, Any]) -> ast.A
     (a function, class or module of `namespace`): a call of one, or one
     handed to a call, may change any global (`setk(BASE)` of `def setk(n):
     global K; K = n`, `setattr(sys.modules[__name__], "K", BASE)`)."""
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _handed_part(stmt, name, frozenset())
     target = namespace.get(name, _UNBOUND)
     target = _UNBOUND if isinstance(target, (int, float, str, bytes, type(None))) else target  # `ONE = 1` is no alias
-    code = [n for n in _read((stmt,)) if n in _SETS or witnessed(_changes, namespace.get(n), name, target)]
+    here = {**namespace, **_imported(stmt)}  # `from helpers import setk` in its body
+    attrs = tuple(sorted({n.attr for n in walk(stmt) if isinstance(n, ast.Attribute)}))
+    code = [n for n in _read((stmt,)) if n in _SETS or witnessed(_changes, here.get(n), name, target, attrs)]
     return _handed_part(stmt, name, frozenset(code))
 
 
-_UNBOUND = object()
+def _imported(fn: ast.AST) -> dict[str, object]:
+    """What the imports in a function's body bind, as loaded now (it ran, or
+    runs); a module not loaded, or a relative import: the module itself, as
+    `types.ModuleType` would (fail closed: `_changes` takes it for the user's)."""
+    found: dict[str, object] = {}
+    for node in walk(fn):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.asname or alias.name.partition(".")[0]
+                module = sys.modules.get(alias.name if alias.asname else alias.name.partition(".")[0])
+                found[top] = module if module is not None else _UNKNOWN
+        elif isinstance(node, ast.ImportFrom):
+            module = sys.modules.get(node.module or "") if not node.level else None
+            for alias in node.names:
+                value = getattr(module, alias.name, _UNKNOWN) if module is not None else _UNKNOWN
+                found[alias.asname or alias.name] = value
+    return found
+
+
+_UNBOUND, _UNKNOWN = object(), object()
 _SETS = frozenset({"setattr", "delattr"})  # `setattr(sys.modules[__name__], "K", BASE)`
 
 
-def _changes(value: object, name: str, target: object) -> bool:
+def _changes(value: object, name: str, target: object, attrs: tuple[str, ...]) -> bool:
     """Whether calling `value` may change the global `name` (bound to `target`): a
-    module of the user's (fail closed); a function of the user's that names it
-    (`global K`, `flow.K = v`, `setattr(m, "K", v)`), reaches every name, reads
-    `target` by another name, or calls such code; a class of the user's, or an
-    object of one, one of whose functions does; a method or partial of such a
-    function; a library's, never."""
+    function of the user's that names it (`global K`, `flow.K = v`, `setattr(m,
+    "K", v)`), reaches every name, reads `target` by another name, or calls such
+    code; a module of the user's, by its members the code names (`attrs`); a
+    class of the user's, or an object of one, one of whose functions does; a
+    method or partial of such a function; what cannot be told (`_UNKNOWN`), always;
+    a library's, never."""
     todo, seen = [value], set()
     while todo:
         held = todo.pop()
         if id(held) in seen:
             continue
         seen.add(id(held))
+        if held is _UNKNOWN:
+            return True
         if isinstance(held, types.ModuleType):
-            if user_module(held):
+            if user_module(held) and name in attrs:  # `flow.K = BASE`
                 return True
+            if user_module(held):
+                todo += [vars(held).get(a) for a in attrs]
         elif isinstance(held, (types.MethodType, functools.partial)):
             todo += [getattr(held, "__func__", None) or getattr(held, "func", None)]
         elif isinstance(held, types.FunctionType) and is_user_code(held):
@@ -65,10 +94,13 @@ def _names(fn: types.FunctionType, name: str, target: object, todo: list[object]
     todo += [getattr(c, "cell_contents", None) for c in fn.__closure__ or ()]  # an empty cell raises
     for code in code_objects(fn.__code__):
         said = {*code.co_names, *(c for c in code.co_consts if isinstance(c, str))}
-        held = [fn.__globals__.get(n, _UNBOUND) for n in code.co_names]
+        held = [fn.__globals__.get(n) for n in code.co_names]
         if name in said or said & (_ANY_NAME | _SETS) or any(h is target for h in held):
             return True
-        todo += held
+        # A module it names, by the members it names (`helpers.setk`); one its body imports too.
+        mods = [*held, *(sys.modules.get(n) for n in code.co_names)]
+        todo += held + [vars(m).get(a) for m in mods if isinstance(m, types.ModuleType) and user_module(m)
+                        for a in code.co_names]  # fmt: skip
     return False
 
 
