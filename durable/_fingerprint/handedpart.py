@@ -21,10 +21,10 @@ from .witness import witnessed
 
 
 def handed_part(stmt: ast.AST, name: str, namespace: Mapping[str, Any]) -> ast.AST:
-    """`_handed_part`, knowing which names the statement reads are code
-    (a function, class or module of `namespace`): a call of one, or one
-    handed to a call, may change any global (`setk(BASE)` of `def setk(n):
-    global K; K = n`, `setattr(sys.modules[__name__], "K", BASE)`)."""
+    """`_handed_part`, knowing which names a function's body reads are code
+    that may change `name` (`_changes`): a statement calling one, or handing
+    one to a call, may make it (`setk(BASE)` of `def setk(n): global K; K =
+    n`, `setattr(sys.modules[__name__], "K", BASE)`)."""
     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _handed_part(stmt, name, frozenset())
     target = namespace.get(name, _UNBOUND)
@@ -37,8 +37,8 @@ def handed_part(stmt: ast.AST, name: str, namespace: Mapping[str, Any]) -> ast.A
 
 def _imported(fn: ast.AST) -> dict[str, object]:
     """What the imports in a function's body bind, as loaded now (it ran, or
-    runs); a module not loaded, or a relative import: the module itself, as
-    `types.ModuleType` would (fail closed: `_changes` takes it for the user's)."""
+    runs); for a module not loaded, or a relative import, `_UNKNOWN`, which
+    `_changes` takes for code that may change anything (fail closed)."""
     found: dict[str, object] = {}
     for node in walk(fn):
         if isinstance(node, ast.Import):
