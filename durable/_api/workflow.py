@@ -232,8 +232,9 @@ class Workflow(Steering, Generic[P, R]):
         return store if isinstance(store, Store) else open_store(store)
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
+        signature = signature_of(self.fn)  # a TypeError here is durable's, not the call's
         try:
-            return signature_of(self.fn).bind(*args, **kwargs)
+            return signature.bind(*args, **kwargs)
         except TypeError as e:
             raise callers(TypeError(f"{self.name}(): {e}")) from None
 
