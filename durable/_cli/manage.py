@@ -94,6 +94,10 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
               file=sys.stderr)  # fmt: skip
     if info.status not in _HALF_WAY:
         return
+    if info.status == "failed" and (info.error or "").startswith("RunKilledError:"):  # --resume is refused again
+        for line in howto.killed_ways(command(args), store, info.workflow, info.run_id):
+            print(line, file=sys.stderr)
+        return
     top = info
     while top.parent:  # a child run goes on when the run on top of it resumes
         workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)
