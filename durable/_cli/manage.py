@@ -148,7 +148,8 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
             workflow = owners.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
         except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
-            code = print_error(e, args.debug, 2, durable=command(args))
+            others = [r for r in args.run_ids if r != run_id]
+            code = print_error(e, args.debug, 2, durable=command(args), typed=getattr(args, "typed", None), others=others)
             continue
         print(f"removed {workflow}/{run_id}")
         _children_stay(store, workflow, run_id, command(args))
