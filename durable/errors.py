@@ -55,12 +55,12 @@ class DurableError(Exception):
 
 
 class RunNotFoundError(DurableError, LookupError):
-    def __init__(self, workflow: str, run_id: str, store: str) -> None:
+    def __init__(self, workflow: str, run_id: str, store: str, *, resuming: bool = False) -> None:
         self.workflow, self.run_id, self.store = workflow, run_id, store
+        self.start = start = " or call the workflow without resume() to start it" if resuming else ""  # not of history()
         super().__init__(
             f"no run {run_id!r} of workflow {workflow!r} in store {store}; nothing was executed. Check the "
-            f"run id (`durable {shell_words('runs', workflow)}` lists them) or call the workflow without "
-            "resume() to start it."
+            f"run id (`durable {shell_words('runs', workflow)}` lists them){start}."
         )
 
 

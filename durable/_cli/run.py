@@ -62,7 +62,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:
-        raise not_found(store, wf.name, run_id)
+        raise not_found(store, wf.name, run_id, resuming=True)
     if exists and "inputs" in variables:  # `bound.resume(run_id, inputs=...)` takes that name
         raise UsageError(
             f"--var inputs=... cannot reach the parameter named 'inputs' of {wf.name} on a "
@@ -311,13 +311,11 @@ class _Report:
         except DurableError:
             return ""
         pos = info.position if info.position is not None else info.steps
-        if isinstance(exc, RunKilledError):  # the step that killed its process left no record
-            pos = exc.position
+        pos = exc.position if isinstance(exc, RunKilledError) else pos  # the step that killed it left no record
         names = [s.name for s in steps if s.position == pos and s.status != "changed"]
         # A step whose output could not be recorded left no record: its error names it.
         unrecorded = exc.step if isinstance(exc, SerializationError) else "the workflow body"
-        if isinstance(exc, RunKilledError):
-            unrecorded = exc.step or "the step its process died in"
+        unrecorded = (exc.step or "the step its process died in") if isinstance(exc, RunKilledError) else unrecorded
         return f" at step {pos + 1} (position {pos}, {names[0] if names else unrecorded})"  # as `suspended()`
 
 
