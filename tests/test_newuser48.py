@@ -137,3 +137,57 @@ def test_a_tuple_argument_is_restarted_from_python_not_with_var(
     assert (flow / "counts").read_text().split() == ["a", "a"]
     importlib.invalidate_caches()
     monkeypatch.delitem(sys.modules, "flow")
+
+
+def test_a_run_id_of_several_workflows_prints_the_commands_that_name_one(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "run id 'same' exists in several workflows (flow.Jobs.nightly,
+    flow.gate); name one with --workflow", and nothing to paste: which
+    spelling, where in the line. Now the command typed again with each
+    --workflow (of that run id alone for `rm a b`), which works pasted."""
+    assert main(["run", "flow.py:gate", "--run-id", "same"]) == 3
+    assert main(["run", "flow.py:Jobs.nightly", "--run-id", "same"]) == 0
+    capsys.readouterr()
+    assert main(["show", "same", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "exists in several workflows" in err, err
+    lines = [x.strip() for x in err.splitlines()[1:]]
+    assert lines == ["durable show same --json --workflow flow.Jobs.nightly",
+                     "durable show same --json --workflow flow.gate"], lines  # fmt: skip
+    assert main(shlex.split(lines[1])[1:]) == 0
+    assert '"status": "suspended"' in capsys.readouterr().out
+    assert main(["run", "flow.py:gate", "--run-id", "other"]) == 3
+    capsys.readouterr()
+    assert main(["rm", "other", "same"]) == 2
+    err = capsys.readouterr().err
+    assert "durable rm same --workflow flow.gate" in err and "rm other same" not in err, err
+    assert (flow / "counts").read_text().split() == ["a", "a", "a"]
+
+
+def test_a_second_cancel_says_the_run_was_already_cancelled(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a second `durable cancel c1` printed "run c1 of flow.gate
+    cancelled" again, as if this one had done it."""
+    assert main(["run", "flow.py:gate", "--run-id", "c1"]) == 3
+    assert main(["cancel", "c1"]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == "run c1 of flow.gate cancelled"
+    assert main(["cancel", "c1"]) == 0
+    again = capsys.readouterr().err.strip()
+    assert again.startswith("run c1 of flow.gate was already cancelled (at 20"), again
+    assert again.endswith("); nothing changed"), again
+    assert (flow / "counts").read_text().split() == ["a"]
+
+
+def test_a_static_method_workflow_is_among_a_scripts_targets(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable run flow.py` listed "its workflows: gate, wf", not
+    Jobs.nightly, which `durable run flow.py:Jobs.nightly` runs."""
+    assert main(["run", "flow.py"]) == 2
+    err = capsys.readouterr().err
+    assert "its workflows: Jobs.nightly, gate, wf (give it as flow.py:Jobs.nightly)" in err, err
+    assert main(["run", "flow.py:Jobs.nightly", "--run-id", "n1"]) == 0
+    assert capsys.readouterr().out.strip() == "1"
+    assert (flow / "counts").read_text().split() == ["a"]
