@@ -105,6 +105,10 @@ def test_a_run_killed_at_a_step_is_told_the_ways_out_not_resume(
     shown = capsys.readouterr().err
     assert "continue with:" not in shown and err.split("\n", 1)[1] in shown, shown
     assert main(["run", "flow.py:wf", "--run-id", "k1", "--resume"]) == 1  # refused again, as said
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # the API's word: what does it, here the ways out too
+        main(["resume", "k1"])
+    assert "to do that: its process died 1 time in a row" in capsys.readouterr().err
     (flow / "fixed").touch()
     assignment, *words = shlex.split(more)
     monkeypatch.setenv(*assignment.split("="))

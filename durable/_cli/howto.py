@@ -225,6 +225,8 @@ def guessed(word: str, typed: Sequence[str]) -> str:
         return f"`{durable} run` of the run's script and function, but {(str(e).splitlines() or [repr(e)])[0]}"
     if word == "restart" or info.status == "cancelled":
         return restart_command(durable, store, info.workflow, run_id)
+    if was_killed(info):  # a --resume is refused again
+        return "\n".join(killed_ways(durable, store, info.workflow, run_id)).lstrip()
     name = waited_input(info.reason)
     found = target(store, info.workflow, run_id)
     if found == "":
@@ -237,6 +239,11 @@ def _given(words: list[str], option: str) -> str | None:
     """The value typed for an option (`--store s` or `--store=s`), else None."""
     value = next((w.split("=", 1)[1] for w in words if w.startswith(f"{option}=")), None)
     return words[words.index(option) + 1] if option in words[:-1] else value
+
+
+def was_killed(info: runs.RunInfo) -> bool:
+    """Whether a run failed with `RunKilledError`, which a --resume meets again."""
+    return info.status == "failed" and (info.error or "").startswith("RunKilledError:")
 
 
 def killed_ways(durable: str, store: Store, workflow: str, run_id: str, times: int | None = None) -> list[str]:

@@ -94,7 +94,7 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
               file=sys.stderr)  # fmt: skip
     if info.status not in _HALF_WAY:
         return
-    if info.status == "failed" and (info.error or "").startswith("RunKilledError:"):  # --resume is refused again
+    if howto.was_killed(info):  # --resume is refused again
         for line in howto.killed_ways(command(args), store, info.workflow, info.run_id):
             print(line, file=sys.stderr)
         return
