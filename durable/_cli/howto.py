@@ -148,7 +148,8 @@ def in_python(
     store `url` when the command was given one (--store)."""
     fn = workflow.rpartition(".")[2]
     module = (found or "").partition(":")[0].removesuffix(".py")
-    where = f"from {module} import {fn}; " if module and all(p.isidentifier() for p in module.split(".")) else ""
+    where = f"from {module} import {fn}; " if module and all(p.isidentifier() for p in module.split(".")) else (
+        "" if found == "" else f"with {fn} imported from {module + '.py' if module else 'the script that defines it'}: ")
     call = "NAME=VALUE, ..." if values is None else ", ".join(f"{k}={v!r}" for k, v in values.items())
     store = "" if url is None else f", store={url!r}"
     return f"{where}{fn}.with_options(run_id={run_id!r}{store}, restart=True)({call})"
