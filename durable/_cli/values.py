@@ -98,8 +98,7 @@ def as_vars(arguments: dict[str, Any], read: Callable[[list[str]], dict[str, Any
 
 
 def not_given(arguments: dict[str, Any], read: Callable[[list[str]], dict[str, Any]] | None = None) -> list[str]:
-    """The arguments no --var gives back as themselves (a tuple, an object):
-    `--var NAME=VALUE` printed for one is refused whatever VALUE is typed."""
+    """The arguments no --var gives back as themselves (a tuple, an object)."""
     return [name for name, value in arguments.items() if _given_as(name, value, read) is None]
 
 
@@ -107,10 +106,9 @@ def _given_as(name: str, value: Any, read: Callable[[list[str]], dict[str, Any]]
     """The text a --var gives `value` back as itself with (`read`), else None."""
     try:
         text = _var_text(value)
-        same = (read or parse_vars)([f"{name}={text}"])[name] == value and type(value) is not tuple
+        return text if (read or parse_vars)([f"{name}={text}"])[name] == value and type(value) is not tuple else None
     except (TypeError, ValueError, UsageError):
         return None
-    return text if same else None
 
 
 def _var_text(value: Any) -> str:
