@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ._errortext import near
-from .errors import DurableError
+from .errors import DurableError, SerializationError
 
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Set on a TypeError that is the caller's (a call that does not bind): shown
@@ -47,8 +47,32 @@ def users_frames(error: BaseException) -> bool:
             continue
         seen.add(id(e))
         _cut(e)
+        if isinstance(e, SerializationError) and e.__cause__ is not None and not _written(e.__cause__):
+            # The pickler's frames, printed above the message, said less than it
+            # does (which part of the value, what to do); full keeps them.
+            e.__cause__, e.__suppress_context__ = None, True
         todo += [e.__cause__, e.__context__]
     return True
+
+
+def _written(error: BaseException) -> bool:
+    """Whether the user's own code is among `error`'s frames (a `__reduce__`
+    of theirs that raised), not only durable's and libraries' (cloudpickle's)."""
+    tb = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not _own(tb) and not name.startswith(_libraries()) and not name.startswith("<"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+@functools.cache
+def _libraries() -> tuple[str, ...]:
+    """Where the standard library and installed packages live: not a user's code."""
+    import sysconfig  # an error's path only: not on `import durable`'s
+
+    return tuple({sysconfig.get_paths()[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
 def _cut(e: BaseException) -> None:

@@ -210,7 +210,7 @@ class Workflow(Steering, Generic[P, R]):
         if resume_id is not None and raw is None:
             from .._manage.runs import not_found  # run management: on this error path only
 
-            raise not_found(store, self.name, run_id)
+            raise not_found(store, self.name, run_id, resuming=True)
         quiet = not inputs and progress_path(self.options.progress_file) is None
         done = recalled(self, store, run_id, given, overrides or {}, raw, checked) if raw and quiet else None
         if done is not None:  # a completed run's result, for this very call
