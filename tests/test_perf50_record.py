@@ -10,7 +10,6 @@ import shutil
 import threading
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
