@@ -14,10 +14,11 @@ from types import ModuleType
 import pytest
 
 import durable
+from durable._core.recorded import Recorded
 from durable._core.spec import _others_may_run
 from durable._storage.crc import LARGE
 from durable._storage.logentry import encode_entry, locate
-from durable._storage.records import seal_record, unseal
+from durable._storage.records import StepRecord, seal_record, unseal
 from durable.errors import CorruptRecordError
 
 OLD = Path(__file__).parent / "data" / "log_v2"
@@ -129,3 +130,23 @@ def test_a_name_damaged_in_the_log_is_refused_not_replayed_elsewhere(tmp_path: P
     with pytest.raises(CorruptRecordError) as err:
         flow()
     assert err.value.run_id == "r" and ran == [0, 1, 2]
+
+
+def test_a_runs_end_reads_artifacts_of_records_not_reached_too(local_store: durable.Store) -> None:
+    """A run's end asks whether any record lists artifacts without a
+    Python call a record once all are decoded; while some are not (a
+    record the run never reached), those are decoded and asked too."""
+    plain = StepRecord(0, "step", "s", "fp", "d", "msgpack", b"\x01")
+    listing = StepRecord(1, "step", "s", "fp", "d", "msgpack", b"\x01")
+    listing.artifacts = [{"path": "out.csv", "digest": "x"}]
+    records = Recorded(local_store, "run")
+    records.keep(plain)
+    assert records.decoded_all() == {0: plain} and not records.list_artifacts()
+    records.keep_sealed(1, seal_record(listing.to_bytes(), None))
+    assert records.decoded_all() is None and records.list_artifacts()
+    assert records.decoded_all() is not None and records.list_artifacts()  # decoded now
+    child = StepRecord(2, "child", "c", "fp", "d", "msgpack", b"\x01")
+    child.extra = {"child": {"run_id": "k", "artifacts": True}}
+    del records[1]
+    records.keep(child)
+    assert records.list_artifacts()

@@ -8,6 +8,7 @@ refused when reached, before anything at or after it replays or runs."""
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
+from operator import attrgetter
 
 from .._storage.base import Store
 from .._storage.keys import Position, format_position, record_name
@@ -109,6 +110,22 @@ class Recorded(MutableMapping[Position, StepRecord]):
     def __repr__(self) -> str:
         return f"<records: {len(self._decoded)} decoded, {len(self._raw)} not yet>"
 
+    def decoded_all(self) -> dict[Position, StepRecord] | None:
+        """Every record by position, when each is decoded already (a run
+        that reached them all), to be read, not changed; None while some
+        are not. A run's end reads each record once more: without a Python
+        call each that way."""
+        return None if self._raw else self._decoded
+
+    def list_artifacts(self) -> bool:
+        """Whether a record lists artifacts, its own or its child run's."""
+        done = self.decoded_all()
+        if done is None:  # some not reached: decoded in turn, as iterating gives them
+            return any(map(_lists_artifacts, self.values()))
+        return any(map(_OWN_ARTIFACTS, done.values())) or any(
+            _lists_artifacts(r) for r in done.values() if "child" in r.extra
+        )
+
     def marks(self) -> Iterator[object]:
         """The mark each record carries (`noted.short`), decoded apart from
         the replay's decode, which sheds it; `THERE` for one that is damaged
@@ -123,6 +140,13 @@ class Recorded(MutableMapping[Position, StepRecord]):
                 yield THERE
             else:
                 yield rec.extra.get(CARRIED)
+
+
+_OWN_ARTIFACTS = attrgetter("artifacts")
+
+
+def _lists_artifacts(rec: StepRecord) -> bool:
+    return bool(rec.artifacts or rec.extra.get("child", {}).get("artifacts"))
 
 
 def decode_step_record(
