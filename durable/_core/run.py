@@ -129,13 +129,9 @@ def run_locked(
         # replay): returning its result would not redo that. So do one reading its caller's
         # arguments through its closure and (`again`) one whose steps write what another reads.
         redo = caller is not None and (
-            again
-            or manifest.extra.get("in_place")
-            or held_by(flow.fn, caller.argument_values, caller.bodies)
+            again or manifest.extra.get("in_place") or held_by(flow.fn, caller.argument_values, caller.bodies)
         )
-        done = (
-            None if redo else completed_outcome(store, manifest, definition, bound, digests, policy)
-        )
+        done = None if redo else completed_outcome(store, manifest, definition, bound, digests, policy)
         if done is not None:
             events.emit(events.recorded_completion(run_id, flow.name))
             return done
@@ -167,9 +163,7 @@ def run_locked(
     before = copy_manifest(manifest)
     started = time.time()
     try:  # `start` opens the run's records (`finish` ends it)
-        manifest = start(
-            store, flow.name, run_id, manifest, definition, bound, digests, parent, level
-        )
+        manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent, level)
     except BaseException:
         store.end_run(flow.name, run_id)
         raise
@@ -256,6 +250,8 @@ def _untaken(
         warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
 
 
+
+
 def _changed(bound: inspect.BoundArguments, digests: dict[str, str] | None) -> bool:
     """Whether the body changed the arguments it was given (`redo`)."""
     with after_body():
@@ -267,9 +263,7 @@ def plan_of(ctx: RunState) -> list[Any]:
     all ran inside asyncio tasks: it has no record of its own)."""
     done = ctx.records.decoded_all()  # most runs: each read without a Python call
     get = ctx.records.get if done is None else done.get
-    return [
-        [rec.kind, rec.name] if (rec := get(p)) is not None else None for p in range(ctx.positions)
-    ]
+    return [[rec.kind, rec.name] if (rec := get(p)) is not None else None for p in range(ctx.positions)]
 
 
 def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:
@@ -301,9 +295,7 @@ def _name_caller(s: Suspended, ctx: RunState) -> None:
     run of its own (a workflow called in a `loop_over` item) is resumed by
     its own id: its suspension keeps it."""
     if s is ctx.child_stop and s.run_id != ctx.run_id:
-        named = Suspended(
-            ctx.run_id, s.reason, waiting_for=s.waiting_for, child=s.child or s.run_id
-        )
+        named = Suspended(ctx.run_id, s.reason, waiting_for=s.waiting_for, child=s.child or s.run_id)
         s.run_id, s.child, s.args = ctx.run_id, named.child, named.args
 
 

@@ -31,6 +31,7 @@ from .keys import Position, position_of
 _MAGIC = b"\xd7\x1e"
 _ENVELOPED = b"\xd7\x1f"  # data is a CRC envelope, summed once (see above)
 _CARRIED = struct.Struct(">I")  # the CRC a CRC envelope carries, at byte 5
+_MAGICS = (_MAGIC, _ENVELOPED)
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
 _CRC = struct.Struct(">I")  # crc of the fields above, so lengths are trusted
 _HEAD = _FIELDS.size + _CRC.size
@@ -107,8 +108,8 @@ def _dropped(run_id: str, blob: bytes, offset: int, base: int, path: str) -> Non
     at = f" (position {position})" if position is not None else ""
     warn(
         f"run {run_id!r}: its log {path} was damaged past what was synced, from byte "
-        f'{base + offset}{at} on, as a power loss may leave it under durability "batch" '
-        f'or "none": the {len(blob) - offset} bytes from there on are left out (a resume '
+        f"{base + offset}{at} on, as a power loss may leave it under durability \"batch\" "
+        f"or \"none\": the {len(blob) - offset} bytes from there on are left out (a resume "
         "cuts them off), and the steps they recorded run again (docs/storage.md, "
         "durability levels)"
     )
@@ -130,7 +131,7 @@ def first_entry(head: bytes) -> int | None:
     """What names the entry a log starts with (its header's checksum, which
     covers its name's and data's lengths and its data's checksum), when
     `head`, the log's first `HEAD` bytes, is an intact header; else None."""
-    if len(head) < _HEAD or (head[:2] != _MAGIC and head[:2] != _ENVELOPED):
+    if len(head) < _HEAD or head[:2] not in _MAGICS:
         return None
     (crc,) = _CRC.unpack_from(head, _SUMMED)
     return crc if zlib.crc32(head[:_SUMMED]) == crc else None
@@ -208,9 +209,7 @@ def locate(
     while end - offset >= _HEAD:
         magic, name_len, size, body_crc, head_crc = head(blob, offset)
         start = offset + _HEAD
-        if (magic != _MAGIC and magic != _ENVELOPED) or head_crc != crc(
-            view[offset : offset + _SUMMED]
-        ):
+        if magic not in _MAGICS or head_crc != crc(view[offset : offset + _SUMMED]):
             if blob.count(b"\0", offset) == end - offset:
                 break  # a zero-filled tail after a power loss
             if unsynced is not None and base + offset >= unsynced:
