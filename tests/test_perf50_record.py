@@ -150,3 +150,25 @@ def test_a_runs_end_reads_artifacts_of_records_not_reached_too(local_store: dura
     del records[1]
     records.keep(child)
     assert records.list_artifacts()
+
+
+def test_a_task_a_step_body_creates_takes_no_position(tmp_path: Path) -> None:
+    """A step body runs with no run active but its caller's scope left in
+    place (one context variable fewer a step): the task factory asks for
+    the active run first, so a task made there is not numbered in the
+    body's scope (the run would count a position it never recorded)."""
+    import asyncio
+
+    @durable.step(name="spawns")
+    async def spawns() -> int:
+        return await asyncio.create_task(asyncio.sleep(0, result=5))
+
+    store = durable.open_store(tmp_path / "s", durability="none")
+
+    @durable.workflow(name="spawning", store=store, run_id="r")
+    async def flow() -> int:
+        return await spawns()
+
+    assert asyncio.run(flow()) == 5
+    (info,) = flow.runs()
+    assert info.steps == 1 and info.steps_total == 1, info
