@@ -115,7 +115,7 @@ class Recorded(MutableMapping[Position, StepRecord]):
         that reached them all), to be read, not changed; None while some
         are not. A run's end reads each record once more: without a Python
         call each that way."""
-        return None if self._raw else self._decoded
+        return self._decoded if len(self._decoded) == len(self) else None
 
     def list_artifacts(self) -> bool:
         """Whether a record lists artifacts, its own or its child run's."""

@@ -60,13 +60,8 @@ def sync_caller(spec: StepSpec) -> Callable[..., Any]:
     return call_step
 
 
-def step_plan(
-    ctx: RunState,
-    spec: StepSpec,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    pos: Position | None = None,
-) -> Plan[Any]:
+def step_plan(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any],
+              pos: Position | None = None) -> Plan[Any]:  # fmt: skip
     """`pos` is given when the caller took the position already (async steps
     take it when called, so that `asyncio.gather` order is call order)."""
     found = replay_or_prepare(ctx, spec, args, kwargs, pos)
