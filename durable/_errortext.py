@@ -8,13 +8,12 @@ from __future__ import annotations
 import ast
 import datetime
 import functools
-import inspect
 import os
 import reprlib
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 # A position as errors see it: `3` in the body, a path such as (2, 0, 1)
 # inside an asyncio task (the storage layer's `PositionPath` prints `2.0.1`).
@@ -288,43 +287,3 @@ def near(word: str, choices: Iterable[str], cutoff: float = 0.6, n: int = 1) -> 
     import difflib  # here: a run that mistypes nothing need not load it
 
     return difflib.get_close_matches(word, list(choices), n=n, cutoff=cutoff)
-
-
-# The keywords of the API's option-taking calls, by the name a user calls them by.
-_KEYWORDS: dict[str, tuple[str, ...]] = {}
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def keywords(called: str) -> Callable[[F], F]:
-    """Check a call's keyword names before the call: a mistyped one
-    (`step(retry=3)`, `with_options(retires=2)`) is a TypeError that says the
-    option meant, here or in another of these calls; Python before 3.13 said
-    only "unexpected keyword argument"."""
-
-    def wrap(fn: F) -> F:
-        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        given = [p for p in inspect.signature(fn).parameters.values() if p.kind in kinds and p.name != "self"]
-        known = frozenset(p.name for p in given)
-        # The options listed: the keyword-only ones, not `loop_over`'s fn and items.
-        options = [p.name for p in given if p.kind is p.KEYWORD_ONLY] or [p.name for p in given]
-        _KEYWORDS[called] = tuple(options)
-
-        @functools.wraps(fn)
-        def checked(*args: Any, **kwargs: Any) -> Any:
-            if not known.issuperset(kwargs):
-                raise TypeError(_unknown(called, next(k for k in kwargs if k not in known)))
-            return fn(*args, **kwargs)
-
-        return checked  # type: ignore[return-value]
-
-    return wrap
-
-
-def _unknown(called: str, word: str) -> str:
-    said = f"{called}() got an unexpected keyword argument {word!r}"
-    if meant := near(word, _KEYWORDS[called], n=2):  # `retry`: retry_on or retries, both near
-        return f"{said}; did you mean {' or '.join(meant)}?"
-    elsewhere = {o: name for name, options in reversed(_KEYWORDS.items()) if name != called for o in options}
-    if meant := near(word, elsewhere):  # the nearest of all: `retires` is step's retries, not Cache's expire
-        return f"{said}; {meant[0]} is an option of {elsewhere[meant[0]]}(), not of {called}()"
-    return f"{said}; its options: {', '.join(_KEYWORDS[called])}"

@@ -14,7 +14,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ._errortext import keywords, warn
+from ._calls import keywords
+from ._errortext import warn
 from .errors import ConfigurationError
 
 # Allowed values of the settings that take a word; `store` takes any URL or folder.
@@ -44,6 +45,7 @@ KNOWN_VARIABLES = (
     "DURABLE_PROGRESS",
     "DURABLE_PROGRESS_FILE",
     "DURABLE_CANCEL_POLL",
+    "DURABLE_MAX_RECOVERY_ATTEMPTS",
     "DURABLE_TRACEBACK",
 )
 

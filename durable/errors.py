@@ -13,6 +13,7 @@ of it may raise these.
     ├── StorageError
     ├── CorruptRecordError
     ├── IntegrityError
+    ├── RunKilledError                its process died N times in one step
     ├── ArtifactMissingError
     ├── ConfigurationError            (also a ValueError)
     ├── ValidationError               a step's output failed its validate=
@@ -211,25 +212,24 @@ class CorruptRecordError(DurableError):
 
 class IntegrityError(DurableError):
     def __init__(
-        self,
-        key: str,
-        why: str,
-        *,
-        run_id: str | None = None,
-        position: Position | None = None,
+        self, key: str, why: str, *, run_id: str | None = None, position: Position | None = None,
         advice: str | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.key, self.run_id, self.position = key, run_id, position
-        where = ""
-        if run_id is not None:
-            at = "" if position is None else f", position {position}"
-            where = f"run {run_id!r}{at}: "
-        if advice is None:
-            advice = (
-                "Someone without the signing key wrote it, or the key differs: check "
-                "DURABLE_SIGNING_KEY."
-            )
+        at = "" if position is None else f", position {position}"
+        where = "" if run_id is None else f"run {run_id!r}{at}: "
+        advice = advice or "Someone without the signing key wrote it, or the key differs: check DURABLE_SIGNING_KEY."
         super().__init__(f"{where}{key}: {why}. The object was not decoded. {advice}")
+
+
+class RunKilledError(DurableError):
+    """The run's process was killed `times` times in a row at `position` (OOM, os._exit, kill -9)."""
+
+    def __init__(self, workflow: str, run_id: str, position: int, step: str | None, times: int) -> None:
+        self.workflow, self.run_id, self.position, self.step, self.times = workflow, run_id, position, step, times
+        at = f"step {step!r} (position {position})" if step else f"position {position}"
+        super().__init__(f"run {run_id!r} of {workflow!r}: its process was killed {times} times in a row at {at} (out of memory? os._exit? kill -9?); the run is marked failed and that step was not run again. "
+                         f"Fix the cause, then try again with DURABLE_MAX_RECOVERY_ATTEMPTS={times + 1} (0: no limit), change the step, or restart=True.")  # fmt: skip
 
 
 class ControlFlow(BaseException):

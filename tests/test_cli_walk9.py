@@ -78,7 +78,7 @@ def test_show_says_how_to_continue_a_run_that_stopped_half_way(
     assert "status    suspended (waiting for decision)" in said.out
     assert (
         f"  continue with: durable --store {tmp_path / 's'} run flow.py:release --run-id "
-        "release-1.0 --resume --var decision=VALUE (to answer a wait_for: --input NAME=VALUE)\n"
+        "release-1.0 --resume --var decision=VALUE\n"  # a suspend(): no wait_for to answer (newuser47)
     ) in said.err, said.err
     assert main([*store, "run", "flow.py:release", "--resume", "--var", "decision=ok"]) == 0
     capsys.readouterr()

@@ -150,8 +150,8 @@ def test_show_of_a_child_run_says_to_continue_its_top_run(
     assert err == (
         "  n2.0.0 is a child run of run n2 of nest.outer: it goes on when that run resumes\n"
         f"  continue with: durable --store {tmp_path / 's'} run nest.py:outer --run-id n2 "
-        "--resume --var NAME=VALUE (to answer a wait_for: --input NAME=VALUE)\n"
+        "--resume --var NAME=VALUE\n"  # its suspend() waits for no wait_for's input (newuser47)
     )
-    typed = _advised(err.split(" (to answer")[0], "continue with: ")[1:]
+    typed = _advised(err, "continue with: ")[1:]
     assert main([*typed[:-1], "x=5"]) == 0
     assert capsys.readouterr().out.strip() == "11"

@@ -5,6 +5,7 @@ the engine's twenty frames between them."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import traceback
 from pathlib import Path
 from typing import Any
@@ -107,16 +108,38 @@ def test_an_async_workflow_s_failed_step_too(tmp_path: Path) -> None:
     assert calls == ["fetch -3"]
 
 
-def test_a_call_that_does_not_bind_shows_the_users_line_then_where_durable_raised(tmp_path: Path) -> None:
-    """An error durable raises that is no `DurableError` (a TypeError here,
-    a fault elsewhere) keeps its frames from the user's last one on: the
-    line that made the call, then durable's path down to the raise."""
+def test_a_call_that_does_not_bind_shows_the_users_line(tmp_path: Path) -> None:
+    """A call that does not bind is the caller's mistake: shown at the line
+    that made it, as Python shows a plain function's (newuser47: durable's
+    path down to `_bind` followed it, as if durable had failed)."""
     job = make("1")
     with pytest.raises(TypeError, match="cannot be called with these arguments") as e:
         job.with_options(run_id="r1")(99)
+    assert frames(e.value) == [
+        ("test_newuser41_api.py", "test_a_call_that_does_not_bind_shows_the_users_line"),
+        ("durable", "__call__"),
+        ("durable", "drive_sync"),
+        ("test_newuser41_api.py", "job"),
+    ]
+    assert calls == []
+
+
+def test_a_fault_of_durables_shows_the_users_line_then_where_durable_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error durable raises that is no `DurableError` nor the caller's
+    mistake (a fault, here a builtin failing under `_bind`) keeps its frames
+    from the user's last one on: the line that made the call, then
+    durable's path down to the raise."""
+    import durable._core.identity as identity
+
+    monkeypatch.setattr(identity, "_all_scalar_positional", lambda *a: None)  # no fast path past `_bind`
+    monkeypatch.setattr(identity, "fill_defaults", functools.partial(int, "x"))  # a TypeError of its own
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer") as e:
+        make("1").with_options(run_id="r1")(1)
     where = frames(e.value)
     assert where[:4] == [
-        ("test_newuser41_api.py", "test_a_call_that_does_not_bind_shows_the_users_line_then_where_durable_raised"),
+        ("test_newuser41_api.py", "test_a_fault_of_durables_shows_the_users_line_then_where_durable_raised"),
         ("durable", "__call__"),
         ("durable", "drive_sync"),
         ("test_newuser41_api.py", "job"),

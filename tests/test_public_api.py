@@ -23,6 +23,7 @@ EXPECTED = {
     "Run",
     "RunContext",
     "RunInfo",
+    "RunKilledError",
     "RunLockedError",
     "RunNotFoundError",
     "SerializationError",

@@ -31,7 +31,7 @@ from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import store_at
 from .._storage.fence import Held
-from .._storage.keys import Position, as_position, check_key_part, format_position
+from .._storage.keys import MAX_KEY_PART, Position, as_position, check_key_part, format_position
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
 from ..errors import (
@@ -203,7 +203,18 @@ def child_run_id(
     for the same parent call, whatever the arguments."""
     if flow.options.run_id is not None:
         return derive_run_id(flow.name, flow.options.run_id, given)
-    return check_key_part("run id", f"{parent.run_id}.{format_position(pos)}")
+    made = f"{parent.run_id}.{format_position(pos)}"
+    if len(made.encode("utf-8", "surrogatepass")) > MAX_KEY_PART:  # "Choose a shorter one" said nothing here
+        fn = flow.name.rpartition(".")[2]
+        raise ConfigurationError(
+            f"the child run of {flow.name} at position {format_position(pos)} of run {parent.run_id[:40]!r}... "
+            f"cannot be named: a child run's id is its parent's, a dot and the position, and {len(made)} "
+            f"characters are more than the {MAX_KEY_PART} bytes a file or object name holds (child runs "
+            f"nested too deep: a workflow calling itself). Give it an id of its own from its arguments, "
+            f"e.g. {fn}.with_options(run_id=lambda *a, **k: ...)(...) or @durable.workflow(run_id=...), "
+            "or make the recursion a loop over steps in one workflow. Nothing was run at that position"
+        )
+    return check_key_part("run id", made)
 
 
 def _refuse_anothers(store: Store, workflow: str, run_id: str, parent: RunState, pos: Position) -> None:

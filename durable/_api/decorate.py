@@ -8,10 +8,10 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
+from .._calls import keywords
 from .._core.bound import note_made
 from .._core.context import active_run
 from .._core.run import Options
-from .._errortext import keywords
 from .._storage.base import Store
 from ..errors import ConfigurationError
 from .step import check_naming, outermost, refuse_generators

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._calls import at_callers
 from .._manage.load import load_output
 from .._storage.base import Store
 from .._storage.factory import open_store
 from .workflow import Workflow, store_of
 
 
+@at_callers
 def load(
     workflow: Workflow[Any, Any] | str,
     run_id: str,

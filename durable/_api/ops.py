@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
+from .._calls import keywords
 from .._core import cancel, notify
 from .._core.bound import note_made
 from .._core.context import RunContext, RunState, active_run, current_state
@@ -14,7 +15,6 @@ from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, named, pause
 from .._core.replay import commit, kept_timer, lookup
-from .._errortext import keywords
 from .._fanout.progress import ProgressCallback
 from .._storage.clock import check_wait, now
 from .._storage.keys import Position, timer_name
@@ -49,7 +49,7 @@ def loop_over(
     max_concurrency: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> list[R]: ...
-@keywords("loop_over")
+@keywords("loop_over", runs_steps=True)
 def loop_over(
     fn: Callable[[Any], Any],
     items: Iterable[Any],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._calls import at_callers
 from .._core.context import Run
 from .._core.plan import Plan, drive_async, drive_sync
 from .._storage.base import Store
@@ -47,6 +48,7 @@ class Steering:
         A graceful stop (`Stopped`) ends the recovery."""
         return drive_sync(self._recover_plan())
 
+    @at_callers
     def cancel(self, run_id: str, /) -> Cancellation:
         """Cancel a run: at once when no process holds it, else its holder
         stops at its next look for the mark (a step boundary, at most every

@@ -8,6 +8,7 @@ import types
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
+from .._calls import keywords
 from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
 from .._core.context import active_run
@@ -16,7 +17,6 @@ from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import step_plan, sync_caller
-from .._errortext import keywords
 from .._fingerprint.madewith import DECORATING
 from .._fingerprint.memo import memo_fingerprint
 from .._fingerprint.reach import default_name
@@ -290,11 +290,16 @@ def outermost(method: staticmethod[Any, Any] | classmethod[Any, Any, Any], make:
 
 def refuse_generators(f: Callable[..., Any]) -> None:
     if inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f):
+        kind = "an async generator" if inspect.isasyncgenfunction(f) else "a generator"
         raise ConfigurationError(
-            f"{default_name(f)} is a generator function; a step or workflow must return its "
+            f"{default_name(f)} is {kind} function (it yields); a step or workflow must return its "
             "value. Collect the items into a list and return that."
         )
     if not callable(f):
         # @durable.step("fetch") reads as naming the step: it passes the name as the function.
         hint = f"; to name it, pass name={f!r} (a keyword argument)" if isinstance(f, str) else ""
+        if isinstance(f, property):  # the getter is the function: the property goes on top
+            name = getattr(f.fget, "__qualname__", "the property")
+            raise ConfigurationError(f"{name} is a property, which is not callable: put @property above "
+                                     "the durable decorator, which then decorates its function")  # fmt: skip
         raise ConfigurationError(f"{f!r} is not callable: decorate a function{hint}")

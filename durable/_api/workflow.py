@@ -8,6 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
+from .._calls import at_callers, callers, keywords
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
 from .._core.definition import Definition
@@ -16,7 +17,6 @@ from .._core.recall import recalled
 from .._core.run import Options, run_locked
 from .._core.signature import signature_of
 from .._core.waiting import holding
-from .._errortext import keywords
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import identity_of
 from .._fingerprint.madewith import same_snapshots
@@ -122,21 +122,25 @@ class Workflow(Steering, Generic[P, R]):
         )
 
     # -- run management (`_manage`, also behind the CLI) --------------------
+    @at_callers
     def runs(self) -> list[RunInfo]:
         """This workflow's runs in its store, newest first."""
         from .._manage.listed import listed
         return listed(self._store(), self.name)
 
+    @at_callers
     def history(self, run_id: str, /) -> list[StepInfo]:
         """What each position of a run did, in position order."""
         from .._manage.history import history
         return history(self._store(), self.name, run_id)
 
+    @at_callers
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
         from .._manage.runs import delete_run
         delete_run(self._store(), self.name, run_id)
 
+    @at_callers
     def fork(
         self,
         run_id: str,
@@ -231,7 +235,7 @@ class Workflow(Steering, Generic[P, R]):
         try:
             return signature_of(self.fn).bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.name}(): {e}") from None
+            raise callers(TypeError(f"{self.name}(): {e}")) from None
 
     def _run_id(self, given: inspect.BoundArguments | None) -> str:
         assert given is not None

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .._errortext import asked_for, id_word, program, shell_words, to_fill, waited_input
 from .._manage import owners, runs
@@ -16,6 +17,8 @@ from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import DurableError, RunNotFoundError
 from .values import as_vars
+
+Reader = Callable[[list[str]], dict[str, Any]]  # --var words to values: parse_vars, by_annotation
 
 # A command a newcomer guesses from the API's words: what `durable run` does
 # it (a run's own line), else the command that does.
@@ -55,17 +58,29 @@ def target(store: Store, workflow: str, run_id: str) -> str | None:
 
 
 def answer_flags(info: runs.RunInfo | None, reason: str | None, waiting: str | None) -> str:
-    """The flags that answer a suspended run, as `durable run` and `durable
-    show` print them: `--input NAME=VALUE` of the wait_for it stopped at, else
-    `--var NAME=VALUE` of each parameter its suspend() asks for (`asked_for`;
-    `--var NAME=VALUE` when none can be told)."""
+    """The flags that answer a suspended run (`info`: the run to resume, the
+    top one of a child run that stopped), as `durable run` and `durable
+    show` print them: `--input NAME=VALUE` of the wait_for it stopped at,
+    else `--var NAME=VALUE` of each parameter its suspend() asks for
+    (`asked`), none for a workflow without parameters."""
     if waiting is not None:
         return to_fill("--input", [waiting])
+    asks = asked(info, reason)
+    return "" if asks == [] else to_fill("--var", asks or ())
+
+
+def asked(info: runs.RunInfo | None, reason: str | None) -> list[str] | None:
+    """The parameters a resume of a run stopped by suspend() is to give:
+    those it asks for (`asked_for`); [] when its workflow takes none (a
+    `--var NAME=VALUE` printed there is refused when pasted); None when
+    that cannot be told (arguments not readable here: a pickle refused)."""
     try:
-        recorded = info.arguments if info is not None and not info.parent else {}
-    except DurableError:  # not readable here (a pickle refused): the parameters go unnamed
-        recorded = {}
-    return to_fill("--var", asked_for(reason or "", recorded))
+        recorded = None if info is None else info.arguments
+    except DurableError:
+        return None
+    if recorded is None:
+        return None
+    return asked_for(reason or "", recorded) or (None if recorded else [])
 
 
 def in_session(workflow: str, run_id: str, given: str = "") -> str:
@@ -91,20 +106,71 @@ def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags:
     return f"`{durable} run` of the script and function that define {workflow}, with {shell_words('--run-id', run_id)} {flags}"
 
 
-def restart_line(durable: str, store: Store, info: runs.RunInfo) -> str:
-    """How a run starts afresh with the arguments it recorded (a cancelled
-    run runs again only so). A value --var does not give back as itself
-    stays NAME=VALUE to fill in, as `durable run` says of a restart."""
-    try:
-        recorded = info.arguments
-    except DurableError:
-        recorded = {}
-    found = target(store, info.workflow, info.run_id)
+def restart_command(
+    durable: str,
+    store: Store,
+    workflow: str,
+    run_id: str,
+    *,
+    found: str | None = None,
+    read: Reader | None = None,
+    given: dict[str, Any] | None = None,
+    takes: dict[str, bool] | None = None,
+    kept: bool = True,
+) -> str:
+    """How a run starts afresh with the arguments it recorded, the `given`
+    --vars winning (a restart takes only the --vars given and the defaults):
+    the one builder of it, for `durable run` (a cancel, a refusal: `found`
+    is its TARGET, `read` the workflow's reader of --var, `takes` its
+    parameters: `restart_flags`), `durable show`,
+    `cancel` and a guessed `durable restart`. In a notebook's or session's
+    run, the call to make there; else the command (`run_line`)."""
+    if found is None:
+        found = target(store, workflow, run_id)
+    recorded = _recorded(store, workflow, run_id)
     if found == "":
-        fn = info.workflow.rpartition(".")[2]
-        call = ", ".join(f"{k}={v!r}" for k, v in recorded.items())
-        return f"in the notebook or session that defines {fn}: {fn}.with_options(run_id={info.run_id!r}, restart=True)({call})"
-    return "with: " + run_line(durable, found, info.workflow, info.run_id, f"--restart {as_vars(recorded)}".rstrip())
+        fn = workflow.rpartition(".")[2]
+        call = "NAME=VALUE, ..." if recorded is None else ", ".join(f"{k}={v!r}" for k, v in recorded.items())
+        return f"in the notebook or session that defines {fn}: {fn}.with_options(run_id={run_id!r}, restart=True)({call})"
+    flags = restart_flags(store, workflow, run_id, read, given, takes, kept)
+    return run_line(durable, found, workflow, run_id, f"--restart {flags}".rstrip())  # no --var: no space pasted
+
+
+def restart_flags(
+    store: Store,
+    workflow: str,
+    run_id: str,
+    read: Reader | None = None,
+    given: dict[str, Any] | None = None,
+    takes: dict[str, bool] | None = None,
+    kept: bool = True,
+) -> str:
+    """The --var flags of a restart with the run's recorded arguments and
+    the `given` ones (`as_vars`: a value --var does not give back as itself
+    stays NAME=VALUE); `--var NAME=VALUE` to fill in when they cannot be
+    read: a bare --restart would start it with the defaults instead. With
+    the parameters the workflow `takes` now (name: whether it is required),
+    of those only, and NAME=VALUE of a required one not recorded: a
+    parameter renamed since the run started was refused when pasted. Not
+    `kept`: the `given` ones only (a refusal of other arguments)."""
+    was = _recorded(store, workflow, run_id) if kept else {}
+    if was is None:
+        return to_fill("--var")
+    values = {**was, **(given or {})}
+    if takes is None:
+        return as_vars(values, read)
+    missing = [n for n, required in takes.items() if required and n not in values]
+    flags = as_vars({k: v for k, v in values.items() if k in takes}, read)
+    return f"{flags} {to_fill('--var', missing)}".strip() if missing else flags
+
+
+def _recorded(store: Store, workflow: str, run_id: str) -> dict[str, Any] | None:
+    """The arguments a run recorded; None when they cannot be read (a pickle
+    refused, a damaged manifest)."""
+    try:
+        return runs.run_info(store, workflow, run_id).arguments
+    except DurableError:
+        return None
 
 
 def guessed(word: str, typed: Sequence[str]) -> str:
@@ -132,7 +198,7 @@ def guessed(word: str, typed: Sequence[str]) -> str:
     except Exception as e:  # a damaged manifest, an unreachable store: said, never a traceback here
         return f"`{durable} run` of the run's script and function, but {(str(e).splitlines() or [repr(e)])[0]}"
     if word == "restart" or info.status == "cancelled":
-        return restart_line(durable, store, info).removeprefix("with: ")
+        return restart_command(durable, store, info.workflow, run_id)
     name = waited_input(info.reason)
     found = target(store, info.workflow, run_id)
     if found == "":

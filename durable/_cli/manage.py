@@ -84,24 +84,16 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
 
 # What `durable show` adds for a run that stopped half way: `durable run`
 # said it when the run stopped, maybe days before `show` is where one looks.
-_CONTINUE = {
-    "suspended": " (to answer a wait_for: --input NAME=VALUE)",
-    "interrupted": "",
-    "failed": "",
-    "forked": "",
-}
+_HALF_WAY = frozenset({"suspended", "interrupted", "failed", "forked"})
 
 
 def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo) -> None:
     if info.status == "cancelled" and not info.parent:  # a child run's goes with its parent's
-        print(f"  cancelled: it runs again only afresh, {howto.restart_line(command(args), store, info)}",
+        how = howto.restart_command(command(args), store, info.workflow, info.run_id)
+        print(f"  cancelled: it runs again only afresh, {how if how.startswith('in the ') else 'with: ' + how}",
               file=sys.stderr)  # fmt: skip
-    flags = _CONTINUE.get(info.status)
-    if flags is None:
+    if info.status not in _HALF_WAY:
         return
-    name = waited_input(info.reason)
-    if info.status == "suspended":  # the input or parameters named, as `durable run` says
-        flags = f" {howto.answer_flags(info, info.reason, name)}{'' if name else flags}"
     top = info
     while top.parent:  # a child run goes on when the run on top of it resumes
         workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)
@@ -109,12 +101,18 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
             top = runs.run_info(store, workflow, run_id)
         except DurableError:  # removed meanwhile: resumed alone, it is a run of its own
             break
+    name = waited_input(info.reason)
+    # The input or parameters named, as `durable run` says; none for a workflow without parameters.
+    answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" else ""
+    flags = f" {answer}" if answer else ""
     if top is not info:
         print(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
               "when that run resumes", file=sys.stderr)  # fmt: skip
     target = howto.target(store, top.workflow, top.run_id)
     if target == "":
-        given = f", inputs={{{name!r}: VALUE}}" if name else ", NAME=VALUE" * (top.status == "suspended")
+        given = f", inputs={{{name!r}: VALUE}}" if name else ""
+        if not name and top.status == "suspended" and (asks := howto.asked(top, info.reason)) != []:
+            given = "".join(f", {n}=VALUE" for n in asks or ["NAME"])
         print(f"  continue {howto.in_session(top.workflow, top.run_id, given)}", file=sys.stderr)
         if info.status == "failed":
             print("  after an edit of the code, add .with_options(on_change='rerun') before .resume",

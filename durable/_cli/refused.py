@@ -28,7 +28,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
             f"  read the result it completed with: {command(args)} {shell_words('show', e.run_id)}\n"
             + (
                 f"  re-run from the first step whose arguments differ: {again} --on-change "
-                f"rerun{given}\n  or start fresh with these arguments: {again} --restart{given}"
+                f"rerun{given}\n  or start fresh with these arguments: {args.restart_with(kept=False)}"
                 f"{answers}\n  or use another --run-id"
                 if again else
                 "  start fresh with these arguments with --restart, use another --run-id, or "

@@ -9,7 +9,6 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from .. import on_event
@@ -34,7 +33,7 @@ from .common import (
     rerun,
 )
 from .format import duration, value_text, waiting_line
-from .restart import dropped_line, restart_command
+from .restart import dropped_line, not_recorded, restart_with
 from .target import load_target
 from .values import by_annotation, check_input_numbers, check_names, check_types, parse_vars
 
@@ -59,7 +58,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         given if given is not None else _implied_run_id(wf, store, variables, args),
     )
     args.running = (wf.name, run_id)  # a refusal of this run gets commands to type (`main`)
-    args.restart_with = partial(restart_command, args, store, wf, run_id, given=variables)  # and this one
+    args.restart_with = restart_with(args, store, wf, run_id, variables)  # and this one
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:
@@ -84,11 +83,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except UsageError as e:
             if not exists:
                 raise
-            raise UsageError(  # the recorded arguments were not the cause
-                f"{e}: --restart starts run {id_word(run_id)} afresh with the --var arguments given, "
-                f"not its recorded ones: {restart_command(args, store, wf, run_id, only=True)}\n"
-                f"restart it with: {restart_command(args, store, wf, run_id, given=variables)}"
-            ) from None
+            raise not_recorded(e, args, store, wf, run_id) from None
     if exists and args.restart and (dropped := dropped_line(args, store, wf, run_id, variables)):
         print(dropped, file=sys.stderr)
     bound = wf.with_options(
@@ -127,8 +122,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         except Cancelled as e:
             if e.run_id == run_id:
                 report.say(f"run {id_word(run_id)} was cancelled; it runs again only with --restart")
-                again = restart_command(args, store, wf, run_id, given=variables)
-                report.say(f"  restart it with: {again}")
+                report.say(f"  restart it with: {args.restart_with()}")
             else:  # a child run this run calls: restarting this one leaves it cancelled
                 report.say(
                     f"run {id_word(e.run_id)} of {e.workflow} (a child run of {run_id}) was cancelled: "
@@ -262,7 +256,7 @@ class _Report:
         pos = at if isinstance(at, int) else info.position or 0 if info else 0
         self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {said_reason(reason)}")
         answer = howto.answer_flags(info, reason, waiting)
-        self.say(f"  continue with: {self.rerun} --resume {answer}")
+        self.say(f"  continue with: {self.rerun} --resume {answer}".rstrip())  # no parameter: nothing to give
         return 3
 
     def stopped(self, signum: int | None) -> int:

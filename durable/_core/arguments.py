@@ -72,11 +72,10 @@ def merge_arguments(
     if digests:
         missing += _left_out(bound, digests, {*recorded, *touched}, missing)
     if missing:
-        why = (
-            "restart=True starts from this call's arguments and the defaults only"
-            if restart
-            else "the run did not record them (they could not be serialised)"
-        )
+        new = [n for n in missing if digests is not None and n not in digests]  # renamed or added since
+        why = "restart=True starts from this call's arguments and the defaults only" if restart else (
+            f"the run recorded no argument {', '.join(new)}, only {', '.join(digests or ()) or 'none'} (a parameter "
+            "renamed or added since it started?)" if new else "the run did not record them (they could not be serialised)")  # fmt: skip
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} needs argument(s) {', '.join(missing)}: {why}. "
             "Pass them to the call (or as resume overrides). Nothing was executed."
@@ -168,7 +167,7 @@ def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> ins
         meant = near(unknown[0], [*sig.parameters, "inputs", "new_run_id", "mutate"], cutoff=0.8)
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sig.parameters)}{f'; did you mean {meant[0]}=?' if meant else '.'} "
+            f"it takes {', '.join(sig.parameters) or 'no parameter'}{f'; did you mean {meant[0]}=?' if meant else '.'} "
             f"Nothing was executed. If {unknown[0]!r} "
             f"is the name of a durable.wait_for(), give its answer as "
             f"inputs={{{unknown[0]!r}: ...}}."

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._fingerprint.derived import OUTSIDE, made_at, made_in, read_from_body
-from .._fingerprint.imports import user_module
 from .._fingerprint.reach import target_of
+from .filled import filled_from_outside
 from .identity import _IMMUTABLE, is_token, value_digest
 
 
@@ -37,7 +37,7 @@ class Body:
     def __init__(self, function: types.FunctionType, digests: Mapping[str, str]) -> None:
         self.function, self.digests = function, digests
         self.fills = bool(made_in(function).stored)  # a module's step may read what it filled
-        self.outside: dict[str, str] = {}  # `_filled_from_outside`, as the run's first reader found it
+        self.outside: dict[str, str] = {}  # `filled.filled_from_outside`, as the run's first reader found it
 
 
 def body_of(fn: object, digests: Mapping[str, str]) -> tuple[Body, ...]:
@@ -255,36 +255,7 @@ def _made_from(f: types.FunctionType, body: Body, held: list[Any]) -> list[tuple
     if made is not None and made[0] is body.function.__code__:
         names |= made[1]
     found = [(n, d) for n in names if not is_token(d := body.digests.get(n, "!"))]
-    return found + _filled_from_outside(f, body) if OUTSIDE in names else found
-
-
-def _filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
-    """The globals `f` names that the body filled from the environment or a
-    file (`CONFIG.update(json.load(open(path)))`, or a function it calls
-    does), by content: no argument tells them, and the fingerprint, taken
-    before the body filled them, saw them empty. As the run's first call
-    reading one found it: what steps log there since is their state."""
-    names, made = set(f.__code__.co_names), made_in(body.function)
-    found = []
-    for name, params in made.stored.items():
-        for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
-            value = home.get(name)
-            code = isinstance(value, types.ModuleType) or (callable(value) and not isinstance(value, type))
-            if name not in home or code or not _users(home):  # not `os.environ` of `if os.environ[...]:`
-                continue
-            if not (name in names or any(value is f.__globals__.get(n) for n in names)):
-                continue
-            digest = body.outside.get(key := f"{name}@{i}")
-            if digest is None:
-                digest = body.outside[key] = value_digest(value)
-            if not is_token(digest):  # a client: by its type, as a closure's
-                found.append((f"{name} (filled from outside)", digest))
-    return found
-
-
-def _users(home: Mapping[str, object]) -> bool:
-    module = sys.modules.get(str(home.get("__name__")))
-    return module is not None and vars(module) is home and (module.__name__ == "__main__" or user_module(module))
+    return found + filled_from_outside(f, body) if OUTSIDE in names else found
 
 
 # id(fn) -> (fn, the function under it, what that one wraps, whether both

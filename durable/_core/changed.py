@@ -138,6 +138,11 @@ def _undigestable(
         for label, value in named:
             if is_token(value_digest(value)):
                 which = f"{label} of {rec.name} ({preview_of(value, 60)}{why_no_digest(value)})"
+                owner = rec.name.rpartition(".")[0]
+                if label == "argument 1" and owner and type(value).__qualname__ == owner:  # a method's self
+                    which = f"the {owner} that {rec.name} is a method of (self: {preview_of(value, 60)})"
+                    advice = (f"give {owner} a __getstate__ that leaves out what cannot be pickled (a lock, "
+                              "a connection: what it leaves out then counts by its type), or " + advice)  # fmt: skip
                 break
     return (
         f"{which} cannot be digested, so the call can never be told the same as the "

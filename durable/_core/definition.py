@@ -11,6 +11,7 @@ from dataclasses import field
 from typing import Any
 
 from .._errortext import warn
+from .._fingerprint.analysis import SAID
 from .._fingerprint.derived import made_in
 from .._fingerprint.fingerprint import IDENTITY, describe_change
 from .._fingerprint.heads import ANY
@@ -150,11 +151,14 @@ def _only_filled(start: Definition, now: Definition, filled: set[str]) -> bool:
         return False
     for key in (k for k in now.steps if now.steps[k] != start.steps[k]):
         old, new = start.parts.get(key, {}), now.parts.get(key, {})
-        differ = [p for p in old.keys() | new.keys() if old.get(p) != new.get(p)]
+        # Not the attributes' digests beside a `now:` part: they name, they do not count.
+        differ = [p for p in old.keys() | new.keys() if old.get(p) != new.get(p) and not p.startswith(SAID)]
         for part in differ or [""]:  # none: a change the parts do not tell
             kind, _, name = part.partition(":")
             base = name.split("[")[0].rpartition(".")[2]
-            if kind != "now" or (base not in filled and ANY not in filled):
+            # A constant too, of a module the body fills any global of (`globals().update(...)`).
+            kinds = ("now", "const") if ANY in filled else ("now",)
+            if kind not in kinds or (base not in filled and ANY not in filled):
                 return False
     return True
 

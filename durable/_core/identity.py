@@ -22,6 +22,7 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._calls import callers
 from .content import NO_DIGEST as NO_DIGEST
 from .content import Secret, content_of
 from .content import Undigestable as Undigestable
@@ -229,10 +230,8 @@ def _bind(
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as e:
-        raise TypeError(
-            f"step {name}{signature} cannot be called with these arguments: {e}. "
-            "A call that does not match the signature fails at once, without retries."
-        ) from None
+        raise callers(TypeError(f"step {name}{signature} cannot be called with these arguments: {e}. A call "
+                                "that does not match the signature fails at once, without retries.")) from None  # fmt: skip
     fill_defaults(bound)
     return bound
 

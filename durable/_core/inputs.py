@@ -165,9 +165,13 @@ def answer_text(
         by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         settable = {n: v for n, v in bound.arguments.items() if bound.signature.parameters[n].kind in by_name}
         asks = [] if s.child else asked_for(s.reason, settable)  # a child's reason is not about these
-        said = f"{where}: {s.reason} (durable.suspend). Resume it with the missing arguments as "
-        said += f"overrides: {call}({s.run_id!r}, {', '.join(f'{n}=VALUE' for n in asks) or 'NAME=VALUE, ...'})"
-        flag = to_fill("--var", asks)
+        if settable:
+            said = f"{where}: {s.reason} (durable.suspend). Resume it with the missing arguments as "
+            said += f"overrides: {call}({s.run_id!r}, {', '.join(f'{n}=VALUE' for n in asks) or 'NAME=VALUE, ...'})"
+        else:  # no parameter an override could set: `NAME=VALUE` would be a TypeError, `--var` refused
+            said = f"{where}: {s.reason} (durable.suspend). Resume it, once what it waits for is there, with "
+            said += f"{call}({s.run_id!r})"
+        flag = to_fill("--var", asks) if settable else ""
     else:
         said = f"{where}, waiting for input {s.waiting_for!r} (durable.wait_for). Answer it with "
         said += f"{call}({s.run_id!r}, inputs={{{s.waiting_for!r}: VALUE}})"
@@ -182,7 +186,7 @@ def _command(fn: Callable[..., Any], store: str, run_id: str, flag: str) -> str 
     if target is None or store.startswith("memory://"):  # no other process reaches either
         return None
     where = store if "://" in store else os.path.abspath(store)
-    return f"{program()} {shell_words('--store', where, 'run', target, '--run-id', run_id)} --resume {flag}"
+    return f"{program()} {shell_words('--store', where, 'run', target, '--run-id', run_id)} --resume {flag}".rstrip()
 
 
 def _target(fn: Callable[..., Any]) -> str | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .._storage import clock, records
 from .._storage.base import Store
+from .._storage.durability import SyncFailed
 from .._storage.keys import (
     Position,
     attempts_name,
@@ -33,6 +34,7 @@ from ..errors import (
     IntegrityError,
     LeaseLostError,
     NondeterminismError,
+    StorageError,
 )
 from . import cancel, finished, notify
 from .changed import arguments_changed, changed_in_place
@@ -41,12 +43,12 @@ from .discarded import forget_children
 from .loadback import load_value
 from .plan import check_stop, stop
 from .recorded import Recorded, decode_step_record
+from .replayrow import same_fields
 
 
 def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
-    """The replay rule (DESIGN §2): same fingerprint and argument digest. A
-    record without a digest (written before every call had one) is another call."""
-    return rec.fingerprint == fp and rec.args_digest is not None and rec.args_digest == digest
+    """The replay rule (DESIGN §2) of a record: `replayrow.same_fields`."""
+    return same_fields(rec.fingerprint, rec.args_digest, fp, digest)
 
 
 def lookup(
@@ -256,6 +258,8 @@ def commit(
         existing = ctx.store.save_record(ctx.workflow, ctx.run_id, name, data)
     except LeaseLostError as e:  # checked before each write; `e.written` if found after one
         raise lease_lost(ctx, record.position, e) from None
+    except StorageError as e:  # a failed sync: final, no later record would be durable
+        raise (ctx.refuse(e) if isinstance(e.__cause__, SyncFailed) else e) from e.__cause__
     ctx.executed += live
     ctx.committed += existing is None
     if live and ctx.watched:  # `notify.executed` returns at once otherwise
@@ -282,11 +286,8 @@ def commit(
 
 def _outlived(ctx: RunState, record: StepRecord) -> ConfigurationError:
     return ConfigurationError(
-        f"{record.kind} {record.name!r} at position {record.position} of run {ctx.run_id!r} "
-        "finished after its workflow body had returned (in an asyncio task or a thread that "
-        "outlived it); its output is not recorded, since another call may hold the run now, "
-        "and a resume runs it again. Await every task the workflow creates before it returns."
-    )
+        f"{record.kind} {record.name!r} at position {record.position} of run {ctx.run_id!r} finished after its workflow body had returned (in an asyncio task or a thread that outlived it); "
+        "its output is not recorded, since another call may hold the run now, and a resume runs it again. Await every task the workflow creates before it returns.")  # fmt: skip
 
 
 def encode_into(ctx: RunState, record: StepRecord, value: Any) -> None:

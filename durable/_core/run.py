@@ -38,6 +38,7 @@ from .definition import Definition, as_left, choose_policy, left_behind
 from .entry import enter_run
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
+from .killed import count_killed
 from .lifecycle import complete, error_summary, finish, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
@@ -69,7 +70,6 @@ class Flow(Protocol):
 
     fn: Callable[..., Any]
     name: str
-
     options: Options
 
     def definition(self) -> Definition: ...
@@ -99,6 +99,8 @@ def run_locked(
     manifest, raw = existing_run(store, flow.name, run_id, restart=restart)
     if parent is not None and manifest is not None and made_before(manifest, parent):
         restart = True  # the parent run that made it was discarded since
+    if manifest is not None and not restart and manifest.status == "cancelled":
+        refuse_cancelled(store, manifest)  # first: a refusal of its code or arguments advised a resume
     # A call's arguments are its own, with the defaults: only resume() starts
     # from the recorded ones (defaults < recorded < overrides). restart=True
     # keeps nothing of the discarded run. Checked complete before anything is
@@ -151,8 +153,7 @@ def run_locked(
     if manifest is not None and not restart:  # after the read: its listing shows a marker
         refuse_cancelled(store, manifest)
     cancel.watch(ctx)
-    # Before the run is touched: a refusal changes nothing. How the last
-    # attempt ended tells which input the run is waiting for.
+    # Before the run is touched (a refusal changes nothing): the last attempt's end tells the input awaited.
     ended = (manifest.status, manifest.reason) if manifest is not None else (None, None)
     fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
     if caller is not None:
@@ -160,6 +161,7 @@ def run_locked(
         ctx.awaited, ctx.caller = caller.awaited, caller
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
+    killed = count_killed(manifest, ctx, definition.fingerprint)  # `start` writes it down
     before = copy_manifest(manifest)
     started = time.time()
     try:  # `start` opens the run's records (`finish` ends it)
@@ -174,7 +176,7 @@ def run_locked(
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
         try:
-            value = yield from _body(flow, bound, ctx)
+            value = yield from _body(flow, bound, ctx, killed)
         finally:  # what a resume (`records_kept`) and history must find again
             note(manifest.extra, ctx.records, sys.exc_info()[1], level)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
@@ -244,12 +246,9 @@ def run_locked(
 def _untaken(
     ctx: RunState, ended: str, caller: RunState | None, bound: inspect.BoundArguments
 ) -> None:
-    """Inputs no wait took, said once, by the run they were given to (a
-    child's are its callers')."""
+    """Inputs no wait took, said once, by the run given them (a child's: its callers')."""
     if caller is None:
         warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
-
-
 
 
 def _changed(bound: inspect.BoundArguments, digests: dict[str, str] | None) -> bool:
@@ -266,10 +265,12 @@ def plan_of(ctx: RunState) -> list[Any]:
     return [[rec.kind, rec.name] if (rec := get(p)) is not None else None for p in range(ctx.positions)]
 
 
-def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:
+def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState, killed: Exception | None) -> Plan[Any]:
     """Run the workflow body. A refusal raised to the body is final: if the
     body caught it and returned, or raised something else, the refusal is
-    what the run ends with (DESIGN §2 "Refusals are final")."""
+    what the run ends with (DESIGN §2 "Refusals are final"). Not run: `killed`."""
+    if killed is not None:
+        raise killed
     fn = settling(flow.fn, ctx) if inspect.iscoroutinefunction(flow.fn) else flow.fn
     install()  # threads it starts carry its context (`threads`)
     try:
@@ -314,11 +315,10 @@ def refuse_cancelled(store: Store, manifest: RunRecord) -> None:
 
 
 def made_before(manifest: RunRecord, parent: dict[str, Any]) -> bool:
-    """Whether a child run was made by an earlier run of the same parent
-    run id (restarted, or removed and run again since): its records are then
-    the discarded run's, and a restart keeps nothing of those. A link
-    written before links carried `created` cannot tell, and counts as made
-    by this parent run."""
+    """Whether a child run was made by an earlier run of the same parent run id
+    (restarted, or removed and run again since): its records are then the discarded
+    run's, and a restart keeps nothing of those. A link written before links carried
+    `created` cannot tell, and counts as made by this parent run."""
     old = manifest.extra.get("parent")
     if not isinstance(old, dict) or "created" not in old:
         return False

@@ -10,15 +10,13 @@ from typing import Any
 
 from .._core import notify
 from .._core.attempts import keep_failure
-from .._core.bound import bound_values, held_by, unbound
-from .._core.cachekey import with_captured
 from .._core.changed import in_place_warning
 from .._core.context import RunState
-from .._core.identity import fresh_token, is_token, value_digest
+from .._core.identity import is_token, value_digest
 from .._core.loadback import load_value
 from .._core.ownstate import after_body
 from .._core.replay import boundary, commit, encode_into, lookup, same_call
-from .._core.spec import own_step_spec, step_spec
+from .._core.spec import step_spec
 from .._core.written import made_here, with_written
 from .._errortext import warn
 from .._fingerprint.fingerprint import fingerprint_function
@@ -27,6 +25,7 @@ from .._storage.clock import now
 from .._storage.keys import format_position, item_name
 from .._storage.records import TRIES_KIND, StepRecord
 from ..errors import ConfigurationError, CorruptRecordError
+from .blockbound import bound_digest
 from .moves import Move, mark, move_all, one_copy_each
 from .tries import KeptTries, Tries, keep_item
 
@@ -54,26 +53,6 @@ def persists(fn: Callable[..., Any]) -> bool:
         fn = fn.func
     spec = step_spec(fn)
     return spec is None or spec.persist
-
-
-def bound_digest(fn: Any, held: tuple[Any, ...] = (), bodies: tuple[Any, ...] = ()) -> str | None:
-    """The digest of what `fn` binds (`bound.bound_values`: a partial's arguments, the
-    `self` of `loop_over(obj.method, items)`), of what a decorator over a step captured,
-    and of the run's arguments `held` its closure holds or the locals of `bodies` it reads
-    are made from (`bound.held_by`, those with a digest); None when none. A fresh token when they have no digest (`value_digest`)."""
-    bound = bound_values(fn)
-    taken = [v for v in held_by(fn, held, bodies) if not is_token(value_digest(v))]
-    if taken:
-        bound.append((tuple(taken), []))
-    under = unbound(fn)
-    if step_spec(under) is not None and own_step_spec(under) is None:
-        # A decorator over a step runs around each item (`executors`): what it captured
-        # (`scaled(k)`) is an argument of every call too, by content as in a cache key.
-        captured = with_captured(under, "")
-        if captured is None:
-            return fresh_token()
-        bound.append(((under, captured), []))
-    return value_digest(bound) if bound else None
 
 
 class PlainBlock:
@@ -122,6 +101,7 @@ class Block:
         self.pos = ctx.take_position(f"block {self.label!r}")
         self.where = (ctx.run_id, ctx.workflow, format_position(self.pos))
         self.fp = fingerprint_of(fn, ctx)
+        self.spec = step_spec(fn)  # its code checked again as an output is kept (`_same_code`)
         self.items = items
         # A persist=False step's outputs are never written (secrets, huge
         # transient values): the block leaves a marker, as such a step does,
@@ -232,6 +212,7 @@ class Block:
     def save_item(self, index: int, value: Any) -> None:
         if not self.checkpoint:
             return
+        self._same_code()
         digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
         with after_body():
@@ -269,7 +250,13 @@ class Block:
         notify.failed(self.ctx, self.pos, self.label, self.fp, tried, exc, started=self.started)
         keep_failure(self.ctx, self.pos, exc, name=self.label, started=self.started, kind="loop")
 
+    def _same_code(self) -> None:
+        """A step's, as its call's output (`StepSpec.check_code`): a cell may have redefined it."""
+        if self.spec is not None:
+            self.spec.check_code(self.ctx, self.fp)
+
     def commit(self, results: list[Any]) -> list[Any]:
+        self._same_code()
         if self.record is not None:  # the marker of a persist=False block is there already
             self.ctx.executed += 1
             notify.executed(self.ctx, self.record)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._core.bound import bound_values
+from .._core.code import class_stamp
 from .._core.identity import is_token, value_digest
 from .._core.spec import refingerprint, step_spec
 from .._fingerprint.fingerprint import fingerprint_function
@@ -220,11 +221,23 @@ def _helpers_code(fn: Callable[..., Any]) -> str | None:
                 if _sent_by_value(obj):
                     todo.append((obj, []))
                 elif (module := sys.modules.get(obj.__module__)) is not None and user_module(module):
-                    code_now = code_of(obj)
+                    code_now = _class_code(obj) if isinstance(obj, type) else code_of(obj)
                     if code_now is None:
                         return None
                     found[f"{obj.__module__}.{getattr(obj, '__qualname__', name)}"] = code_now
     return value_digest(sorted(found.items()))
+
+
+def _class_code(cls: type) -> str | None:
+    """A class of the user's modules a function sent by value calls
+    (`helpers.Scaler(2).apply(x)`): by its methods' fingerprints and its
+    `class` statement (`class_stamp`), as an argument's class counts; it was
+    taken for a function, whose fingerprint a class has none of, and every
+    item was refused. None when that cannot be established (fail closed)."""
+    try:
+        return class_stamp(cls)
+    except DurableError:
+        return None
 
 
 def _held(fn: Any) -> list[Any]:

@@ -14,6 +14,11 @@ from .._frozen import Compared, dataclass
 WHERE = "where:"
 #: The prefix of a part that counts a global by what it holds now (program state).
 NOW = "now:"
+#: The prefix of a part that is never hashed: a digest of each attribute of a
+#: global a `now:` part counts, so that a refusal names the one that differs.
+SAID = "said:"
+#: The parts that are never hashed into a fingerprint.
+UNHASHED = (WHERE, SAID)
 
 
 @dataclass

@@ -7,6 +7,7 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import types
@@ -14,20 +15,30 @@ from typing import Any
 
 from .imports import user_class
 from .ownpath import path_tokens
-from .values import _qualname, fresh_token, plain_tokens
+from .values import _qualname, fresh_token, hash_tokens, plain_tokens
 from .witness import witnessed
 
 _PATTERN = re.compile("")
 
 
-def attribute_tokens(obj: object, *, public: bool = False, _seen: tuple[int, ...] = ()) -> list[str] | None:
+def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
     """Tokens of the attributes of `obj` that are plain data (`fn.k = 2`,
     `ns.limit = 10` run at module level between two calls), or only its
     `public` ones, and of those of the objects of the user's classes and
     namespaces it holds, in turn (`settings.model.name = sys.argv[1]` in a
     script's main block: counted by `settings`' plain attributes alone, the
     resume with another name replayed the old one's output); None when it
-    has none: what is not plain still counts by its statements only."""
+    has none: what is not plain still counts by its statements only.
+    At any depth: a cut at 8 objects counted a deeper configuration as
+    changed in every process; only one nested past the recursion limit
+    is (fail closed), never a crash."""
+    try:
+        return _attribute_tokens(obj, public, ())
+    except RecursionError:
+        return [fresh_token()]
+
+
+def _attribute_tokens(obj: object, public: bool, _seen: tuple[int, ...]) -> list[str] | None:
     attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
     seen = (*_seen, id(obj))
     plain, nested = {}, []
@@ -43,6 +54,28 @@ def attribute_tokens(obj: object, *, public: bool = False, _seen: tuple[int, ...
     if not nested:
         return plain_tokens(plain) if plain else None
     return [*(plain_tokens(plain) or []), *nested]
+
+
+def attribute_digests(obj: object, _path: str = "", _seen: tuple[int, ...] = ()) -> dict[str, str]:
+    """A short digest of what each attribute of a settings object (or each
+    key of a dict) counts by, by its path (`.model.name`, `['k']`), three
+    levels down: for a refusal to say which one differs (`said`)."""
+    if isinstance(obj, dict):  # the first 64: a refusal names a few
+        pairs = [(f"{_path}[{k!r}]", v) for k, v in itertools.islice(obj.items(), 64) if isinstance(k, str)]
+    elif settings_object(obj):
+        attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
+        pairs = [(f"{_path}.{k}", v) for k, v in attrs[:64] if isinstance(k, str)]
+    else:
+        return {}
+    seen, out = (*_seen, id(obj)), {}
+    for path, value in pairs:
+        try:
+            inner = attribute_digests(value, path, seen) if len(seen) < 3 and id(value) not in seen else {}
+            toks = None if inner else _item_tokens(value, False, seen)
+        except Exception:  # RecursionError, an odd `__dict__`: not named
+            continue
+        out.update(inner or ({path: hash_tokens(toks)[:8]} if toks is not None else {}))
+    return out
 
 
 def settings_object(value: object) -> bool:
@@ -64,15 +97,13 @@ def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str
     data by each (`settings.stages[0].k = 2`), a compiled pattern by its
     text and flags; None for anything else (a logger, a lock, a client),
     which counts as before (by its statements).
-    Nested deeper than 8, or an attribute that raises (a `__dict__`
-    property): a change (fail closed)."""
+    An attribute that raises (a `__dict__` property), or nested past the
+    recursion limit: a change (fail closed)."""
     if id(value) in seen:
         return None
-    if len(seen) > 8:
-        return [fresh_token()]
     if settings_object(value):
         try:
-            inner = attribute_tokens(value, public=public, _seen=seen) or []
+            inner = _attribute_tokens(value, public, seen) or []
             if isinstance(value, (list, tuple, dict)):  # a namedtuple of yours: what it holds too
                 inner += _items_of(value, public, seen) or []
         except Exception:  # RecursionError, whatever an odd `__dict__`, slot or `__iter__` raises

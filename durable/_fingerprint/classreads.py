@@ -14,7 +14,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-from .analysis import WHERE, Analysis
+from .analysis import UNHASHED, Analysis
 from .reads import _Scope, _statement_reads
 
 
@@ -25,4 +25,4 @@ def statements_read(
     the statements `found`, which bind `name` in `namespace`, read."""
     out = Analysis()
     _statement_reads(name, found, _Scope(namespace, True, checked_file), out)
-    return [t for key in sorted(out.parts) if not key.startswith(WHERE) for t in (key, out.parts[key])], out.reached
+    return [t for key in sorted(out.parts) if not key.startswith(UNHASHED) for t in (key, out.parts[key])], out.reached

@@ -17,6 +17,7 @@ from .anybind import may_bind_any
 from .attributes import attribute_tokens, settings_object
 from .bindings import binding_statements
 from .elsewhere import called_elsewhere, changed_elsewhere
+from .executors import runs_code_only
 from .imports import user_class
 from .inplace import MUTATORS, roots, run_now
 from .outside import imported_from, reads_outside
@@ -47,28 +48,27 @@ def contents_part(
     elsewhere: bool = True,
     _via: frozenset[int] = frozenset(),
 ) -> str | None:
-    """The hash of `obj`'s contents when the module's own statements change
-    it in place, through `name` or another name bound to it (`CONFIG["k"] =
-    7`, `MODEL.update(k=7)`, in a loop too), else None. Such a global holds,
-    when a step runs, what the module has run so far, while its statements
-    are all in the file from the start: counted by them alone, a call made
-    after `CONFIG["k"] = 7` was served the output of one made before. So
-    does a list, dict or set of plain data, an array (`buffer_tokens`) or
-    an object of the user's class, that a module-level call changes through
-    a function or method (`set_lr(lr)`, `fill(CONFIG, lr)`,
-    `PARAMS.set("lr", lr)` in a loop: the same text, another value each
-    pass), or that a module-level loop binds anew on each pass (`for cfg in
-    configs:`, `model = Model(lr)` in its body), or that another module's
-    module-level statement changes (`helpers.CFG["k"] = 2` in a script;
-    `elsewhere`), where the function reads it (`running`): not a value only
-    a statement it follows reads (`args` in `wf.run(**args)`, a statement
-    that also calls `sys.exit` of a body reading `sys`): that made every
-    resume of such a script refused. Not a state only functions change
-    (`RUNS = []` a step appends to: else no call would hit), nor what is
-    not plain data; an object by its plain attributes (`attribute_tokens`).
-    A library's object a module-level loop changes, whose contents cannot be
-    told, counts as changed on every call (fail closed). Bound by `from cfg
-    import CFG`, also what changes cfg's `CFG` (`cfg.set_name(n)` in a script)."""
+    """The hash of `obj`'s contents when the module's own statements change it in place,
+    through `name` or another name bound to it (`CONFIG["k"] = 7`, `MODEL.update(k=7)`,
+    in a loop too), else None. Such a global holds, when a step runs, what the module
+    has run so far, while its statements are all in the file from the start: counted by
+    them alone, a call made after `CONFIG["k"] = 7` was served the output of one made before. So
+    does a list, dict or set of plain data, an array (`buffer_tokens`) or an object of
+    the user's class, that a module-level call changes through a function or method
+    (`set_lr(lr)`, `fill(CONFIG, lr)`, `PARAMS.set("lr", lr)` in a loop: the same text,
+    another value each pass), or that a module-level loop binds anew on each pass (`for
+    cfg in configs:`, `model = Model(lr)` in its body), or that another module's
+    module-level statement changes (`helpers.CFG["k"] = 2` in a script; `elsewhere`),
+    where the function reads it (`running`): not a value only a statement it follows
+    reads (`args` in `wf.run(**args)`, a statement that also calls `sys.exit` of a body
+    reading `sys`): that made every resume of such a script refused. Not a state only
+    functions change (`RUNS = []` a step appends to: else no call would hit), nor what
+    is not plain data; an object by its plain attributes (`attribute_tokens`); not a
+    pool or a Dask client (`runs_code_only`). A library's object a module-level loop
+    changes, whose contents cannot be told, counts as changed on every call (fail
+    closed). Bound by `from cfg import CFG`, also what changes cfg's `CFG`."""
+    if witnessed(runs_code_only, obj):  # where code runs: a client's id is new in each process
+        return None
     own = _contents_here(name, obj, namespace, checked_file, running, elsewhere)
     if not running or isinstance(obj, type):
         return own

@@ -20,8 +20,10 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
-from .analysis import NOW, WHERE, Analysis
+from .analysis import NOW, UNHASHED, Analysis
 from .canon import definition_tokens, node_hash
+from .changes import IDENTITY, describe_change
+from .execsource import exec_source
 from .heldmodules import partial_bound, read_held_modules, self_bound
 from .holds import dispatched
 from .live import read_held, read_live, read_wrappers, wrappers_of
@@ -43,6 +45,7 @@ from .witness import live_state, witnessed
 
 # The rest of the package and the tests import these from here, wherever they are defined.
 __all__ = [
+    "IDENTITY",
     "Fingerprint",
     "combine",
     "describe_change",
@@ -124,6 +127,7 @@ def _analyse(fn: Any, *, role: str, named: bool, passed: Mapping[str, object] | 
             f"{identity_of(fn)} is not a Python function; pass version='...' to fingerprint it"
         )
     src = source_of(code.co_filename, globs)
+    src = witnessed(exec_source, code, globs) or src if not src.text else src  # `exec(SRC, globals())`
     nodes = _source_nodes(target, code, _definitions(code, src, globs), role, named)
     out = Analysis({"code": _code_hash(nodes)})
     if len(nodes) > 1:
@@ -197,9 +201,12 @@ def _source_nodes(
                 f"source), or pass version='...'{hint} to the decorator and change it "
                 "whenever the code changes; bytecode is never used instead."
             )
+        # `exec(text, NS)` into a dict of no module: its name, not "?.made".
+        who = f"{code.co_name} (made by exec, in no module)" if who.startswith("?.") else who
         raise ConfigurationError(
             f"cannot read the source of {role} {who} (defined in {code.co_filename}: exec, "
-            f"`python -c` or a deleted file). Pass version='...'{hint} to the decorator so "
+            f"`python -c` or a deleted file; the text a module of yours hands to exec as a "
+            f"string it holds is read). Pass version='...'{hint} to the decorator so "
             "that durable knows when its code changes; bytecode is never used instead."
         )
     if len(nodes) > 1 and role == "function" and not named:
@@ -241,7 +248,7 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
         parts = {k: v for k, v in sub.parts.items() if not (only_made and k.startswith(NOW))}
         found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(parts)))
-        wheres.update((k, v) for k, v in parts.items() if k.startswith(WHERE))
+        wheres.update((k, v) for k, v in parts.items() if k.startswith(UNHASHED))
         (made if only_made else queue).extend(sub.reached)
         made.extend(sub.made)
     # Two helpers with one identity (two module-level lambdas): keep both.
@@ -252,77 +259,4 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
 
 
 def _flatten(parts: Mapping[str, str]) -> list[str]:
-    return [x for k in sorted(parts) if not k.startswith(WHERE) for x in (k, parts[k])]
-
-
-#: A part a workflow's definition records for each step (never hashed: the
-#: identity is hashed by itself), so that a refusal can say "renamed".
-IDENTITY = "identity"
-_KINDS = {"const": "constant", "global": "global", "helper": "helper", "step": "step"}
-_GAINED = {
-    "code": "source",
-    "defaults": "default values",
-    "closure": "closure",
-    "bound": "bound arguments (functools.partial)",
-    "made": "the statement that made it",
-}
-_WHOLE = {
-    "code": "code changed",
-    "defaults": "default values changed",
-    "closure": "closure values changed",
-    "bound": "bound arguments changed",
-    "made": "the statement that made it changed",
-}
-
-
-def describe_change(old_parts: Mapping[str, str], new_parts: Mapping[str, str]) -> str:
-    """What kind of change turned `old_parts` into `new_parts`, in words:
-    "code changed", "constant PROMPT changed", "helper m.clean changed",
-    "version changed ('1' -> '2')", "renamed (m.a -> b)", ... joined with
-    "; "."""
-    old_id, new_id = old_parts.get(IDENTITY), new_parts.get(IDENTITY)
-    said = [f"renamed ({old_id} -> {new_id})" if old_id and new_id and old_id != new_id else ""]
-    if "version" in old_parts or "version" in new_parts:
-        said.append(_version_change(old_parts.get("version"), new_parts.get("version")))
-    else:
-        keys = _ordered(old_parts, new_parts)
-        said += [_describe_key(k, old_parts.get(k), new_parts.get(k)) for k in keys]
-        said += [_describe_where(k, old_parts.get(k), new_parts.get(k)) for k in _wheres(old_parts, new_parts)]
-    return "; ".join(s for s in said if s) or "no change"
-
-
-def _wheres(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
-    return sorted(k for k in set(a) | set(b) if k.startswith(WHERE) and a.get(k) != b.get(k))
-
-
-def _describe_where(key: str, old: str | None, new: str | None) -> str:
-    # Which modules a process loaded decides it: the usual cause when the code did not change.
-    return f"{key[len(WHERE):]} is set by code of other loaded modules: {old or 'none'} when recorded, {new or 'none'} now"
-
-
-def _version_change(old: str | None, new: str | None) -> str:
-    if old is None:
-        return f"now pinned with version={new!r}"
-    if new is None:
-        return f"version={old!r} removed: the source is fingerprinted now"
-    return f"version changed ({old!r} -> {new!r})" if old != new else ""
-
-
-def _ordered(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
-    order = {"code": 0, "defaults": 1, "closure": 2, "bound": 3}
-    keys = {k for k in set(a) | set(b) if not k.startswith(WHERE)} - {IDENTITY}
-    return sorted(keys, key=lambda k: (order.get(k, 4), k))
-
-
-def _describe_key(key: str, old: str | None, new: str | None) -> str:
-    if old == new:
-        return ""
-    if key in _WHOLE:
-        return _WHOLE[key] if old and new else f"{_GAINED[key]} {'added' if new else 'removed'}"
-    prefix, _, name = key.partition(":")
-    kind = _KINDS.get(prefix, prefix)
-    if old is None:
-        return f"now uses {kind} {name}"
-    if new is None:
-        return f"no longer uses {kind} {name}"
-    return f"{kind} {name} changed"
+    return [x for k in sorted(parts) if not k.startswith(UNHASHED) for x in (k, parts[k])]

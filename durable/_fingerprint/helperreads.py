@@ -13,17 +13,15 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import bisect
 import functools
-import heapq
-import random
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .holds import held_callables
 from .imports import user_class
-from .inplace import MUTATORS
+from .inplace import MUTATORS, roots
+from .librarywrites import writes_first
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
@@ -116,8 +114,8 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
     (`w.put(LOG, x)`) takes it after `self`. Not a number (rebound there)."""
     found: set[str] = set()
     for call in (n for n in walk(node) if isinstance(n, ast.Call)):
-        given: list[tuple[int | str, str]] = [(i, a.id) for i, a in enumerate(call.args) if isinstance(a, ast.Name)]
-        given += [(k.arg, k.value.id) for k in call.keywords if k.arg and isinstance(k.value, ast.Name)]
+        given: list[tuple[int | str, str]] = [(i, n) for i, a in enumerate(call.args) for n in _handed_roots(a)]
+        given += [(k.arg, n) for k in call.keywords if k.arg for n in _handed_roots(k.value)]
         given = [(at, name) for at, name in given if name not in globs or type(globs[name]) not in _SCALARS]
         try:  # a proxy's attributes may raise anything: not told
             fn, shift = _callee(call.func, globs) if given else (None, 0)
@@ -125,7 +123,7 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
             found.update(name for _, name in given)
             continue
         if fn is None:  # a library's: one changing the list handed to it first writes it
-            found.update(name for at, name in given if at == 0 and _library_writer(call.func, globs))
+            found.update(name for at, name in given if at == 0 and writes_first(call.func, globs, logs))
             continue
         src = source_of(fn.__code__.co_filename, fn.__globals__)
         defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
@@ -147,6 +145,15 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
             if param is None or param in changed:
                 found.add(name)
     return found
+
+
+def _handed_roots(arg: ast.AST) -> list[str]:
+    """The global an argument hands over, whole or a part of it (`LOG`,
+    `STATE["items"]`, `Box.items`, `cfg.LOG`: `roots`); none for a slice,
+    a copy."""
+    if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
+        return []
+    return roots(arg) if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)) else []
 
 
 def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType | None, int]:
@@ -261,14 +268,6 @@ def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], wr
 
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
-# Library functions changing the list handed to them first, as `LOG.append(x)` does.
-_LIBRARY_WRITERS = (heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
-                    bisect.insort, bisect.insort_left, bisect.insort_right, random.Random.shuffle)  # fmt: skip
-
-
-def _library_writer(func: ast.AST, globs: Mapping[str, Any]) -> bool:
-    target = _resolved(func, globs)
-    return any(getattr(target, "__func__", target) is w for w in _LIBRARY_WRITERS)
 # What no helper writes into: scalars, modules, classes and functions (counted by their code).
 _FIXED = (*_SCALARS, types.ModuleType, type, types.FunctionType)
 

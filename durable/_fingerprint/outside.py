@@ -158,15 +158,19 @@ def _defs(
         return [(s, namespace, checked_file, owner) for s in found]
     bound = binding_statements(chain[0], namespace, checked_file) or [] if len(chain) <= 2 else []
     defs: list[_Def] = [(s, namespace, checked_file, c) for s, c in _runs(bound, chain)]
-    # One of another module of the user's: `load_config()` or `Model.load()` imported.
-    first = namespace.get(chain[0])
-    head = first if len(chain) == 2 and isinstance(first, type) else fn
+    # One of another module of the user's: `load_config()` or `Model.load()` imported, or
+    # named through its module (`loader.load_config()`, `loader.Model.load()`: past `loader`).
+    at = 0
+    while at < len(chain) - 1 and isinstance(_member(namespace, chain[: at + 1]), types.ModuleType):
+        at += 1
+    first, rest = _member(namespace, chain[: at + 1]), chain[at:]
+    head = first if len(rest) == 2 and isinstance(first, type) else fn
     module = sys.modules.get(getattr(head, "__module__", None) or "")
     if not isinstance(head, (types.FunctionType, type)) or module is None or vars(module) is namespace:
         return defs
     if user_module(module) and getattr(head, "__globals__", vars(module)) is vars(module):
         theirs = [s for s in binding_statements(head.__name__, vars(module)) or [] if _named(s, head.__name__)]
-        defs += [(s, vars(module), None, c) for s, c in _runs(theirs, (head.__name__, *chain[1:]))]
+        defs += [(s, vars(module), None, c) for s, c in _runs(theirs, (head.__name__, *rest[1:]))]
     return defs
 
 

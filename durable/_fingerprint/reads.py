@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import NOW, Analysis
+from .analysis import Analysis
 from .annotated import annotations_read, handed_chains, reads_annotations
+from .apart import state_only
 from .bindings import binding_statements, bound_later, made_here_alone
 from .boundto import holds_by_type_only
 from .canon import (
@@ -53,12 +54,13 @@ from .imports import (
     user_module,
     working_imports,
 )
-from .kept import attributes_kept, only_written, written_by_steps
+from .kept import attributes_kept, only_written
 from .libcode import library_code
 from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
 from .ownpath import changed_apart, made_from_own_path, path_tokens
 from .reach import _MISSING, _followable, class_member, code_objects, module_label
+from .said import now_parts
 from .source import source_of
 from .standins import home_of, placed_builtin, replaced_module
 from .subclasses import subclasses_read
@@ -141,9 +143,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
 
 
 def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
-    """Whether the name counts by its statements, not its value now: made from where its file
-    lies (`HERE = dirname(__file__)`), or rebound with `global` (in its module, or the user's
-    module `config.DEBUG` ends in)."""
+    """Whether the name counts by its statements, not its value now: made from where its file lies
+    (`HERE = dirname(__file__)`), or rebound with `global` (in its module or `config.DEBUG`'s)."""
     if scope.user and made_from_own_path(path[-1], obj, scope.namespace, scope.checked_file):
         return True
     if scope is module:
@@ -218,8 +219,7 @@ def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, dire
         if (*own, bool(inner), scope.checked_file, again[-1]) in out.again:  # not `from c import *`
             out.again[again] = (bound, now)
     out.parts["global:" + key] = bound
-    if now:
-        out.parts[NOW + key] = now
+    out.parts.update(now_parts(key, now, obj))  # with its attributes' digests, to name them
 
 
 def _bound(name: str, obj: object, scope: _Scope, out: Analysis) -> str:
@@ -254,7 +254,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     module = _Scope(scope.namespace, True, scope.checked_file)
     # `__main__` and a spawn worker's `__mp_main__`: the script's name (`module_label`).
     via = f"{module_label(str(scope.namespace.get('__name__', '?')))}."
-    done: set[tuple[str, ...]] = set()
+    # A function whose `def` is among them (`main()` of `def main(): CFG["k"] = 2`): by its `def`'s part.
+    done: set[tuple[str, ...]] = {(s.name,) for s in found if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for stmt in found:
         for imported in from_imports(stmt):  # also one inside `try:` or `if`
             _follow_import(imported, name, scope, out)
@@ -270,8 +271,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
                 # By its statements, never its value (`START = time.time()`); a counter steps bump: kept (`CALLS.update(k=0)` too).
-                runs = None if chain[0] in written_by_steps(stmt) else chain in called_chains(stmt)
-                _count(path, obj, where, True, out, via, runs)
+                kept = state_only(stmt, name, chain[0], found, (id(scope.namespace), chain[0]) in out.kept)
+                _count(path, obj, where, True, out, via, None if kept else chain in called_chains(stmt))
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:

@@ -63,7 +63,7 @@ def unseen_change(namespace: Mapping[str, Any], name: str) -> bool:
         return False
     for module in loaded_state()[1]:
         names = vars(module)
-        written = _written(names)
+        written = functions_write(names)
         if written is None:  # its text cannot be read: what it writes is not known
             continue
         if (names is namespace and name in written) or any(names.get(n) is held for n in written):
@@ -94,7 +94,9 @@ _FIXED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, t
           types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
-def _written(namespace: Mapping[str, Any]) -> frozenset[str] | None:
+def functions_write(namespace: Mapping[str, Any]) -> frozenset[str] | None:
+    """The module-level names the functions of the module whose namespace is
+    `namespace` write (its program state); None when its text cannot be read."""
     try:
         statements = module_statements(namespace)
     except ConfigurationError:  # edited after import: refused where its text counts

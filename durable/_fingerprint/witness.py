@@ -260,5 +260,13 @@ def _types(value: object) -> Iterator[type]:
             yield from _types(item)
 
 
-def _code_like(value: object) -> bool:
-    return isinstance(value, (types.FunctionType, types.MethodType, types.CodeType, type, types.ModuleType))
+def _code_like(value: object, depth: int = 0) -> bool:
+    """A function, class, code object or module, or a list, tuple or dict
+    holding one (the functions a registry holds, `held_callables`)."""
+    if isinstance(value, (types.FunctionType, types.MethodType, types.CodeType, type, types.ModuleType)):
+        return True
+    if depth >= 4:
+        return False
+    if isinstance(value, dict):
+        return any(_code_like(v, depth + 1) for v in value.values())
+    return isinstance(value, (list, tuple)) and any(_code_like(v, depth + 1) for v in value)

@@ -7,6 +7,7 @@ run never touches the cache."""
 
 from __future__ import annotations
 
+from .._calls import at_callers
 from .._frozen import Frozen, dataclass
 from .._storage import cachemarks, cachestore
 from .._storage.base import Store
@@ -45,6 +46,7 @@ class CacheInfo(Frozen):
     size: int
 
 
+@at_callers
 def cache_info(step: object, *, store: Store | str | None = None) -> CacheInfo:
     """Hits and misses of a cached step in this process, and the number and
     total size of its entries in the store (default: where a plain call of

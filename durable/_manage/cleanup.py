@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable
 
+from .._calls import at_callers
 from .._errortext import warn
 from .._storage.base import SHARED_BLOBS, Store
 from .._storage.clock import now
@@ -23,6 +24,7 @@ from .runs import RunInfo
 TEMP_AGE = 3600.0
 
 
+@at_callers
 def gc(
     store: Store | str | None = None,
     *,
@@ -79,10 +81,16 @@ def gc(
             chosen = [i for i in chosen if i.updated < cutoff]
         chosen = [i for i in chosen if not parent_here(target, i)]
         removed += [i for i in chosen if dry_run or _try_delete(target, i)]
-    if workflow is None and not dry_run:
-        for left in leftovers(target, keys):
-            _try_delete(target, left, leftover=True)
-        target.sweep_temp(TEMP_AGE)
+    if workflow is None:
+        left = leftovers(target, keys)
+        gone = [i for i in left if dry_run or _try_delete(target, i, leftover=True)]
+        if gone:  # no run, so not returned; said, or the next look finds objects gone unsaid
+            names = ", ".join(f"{i.workflow}/{i.run_id}" for i in gone)
+            warn(f"gc {'would also remove' if dry_run else 'also removed'} what a removal or a fork "
+                 f"cut short left of {len(gone)} run{'s' * (len(gone) != 1)} ({names}): objects without "
+                 "a manifest, which no call replays", RuntimeWarning)  # fmt: skip
+        if not dry_run:
+            target.sweep_temp(TEMP_AGE)
     return removed
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .._errortext import shell_words
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError, RunNotFoundError
@@ -19,7 +20,7 @@ def find_workflow(
     does for `delete_run`: what a fork or a removal killed half-way left
     (a manifest is a fork's last write), which only `durable rm` clears."""
 
-    def owns(w: str) -> bool:
+    def owns(w: str, leftovers: bool = leftovers) -> bool:
         with reading_run(w, run_id):
             if leftovers:
                 return bool(store.list(f"{w}/{run_id}/"))
@@ -43,6 +44,10 @@ def find_workflow(
     if not owners:
         missing = RunNotFoundError("(any)", run_id, store.url)
         missing.args = (f"no run {run_id!r} in store {store.url}; {resembling(store, workflows, run_id)}",)
+        if not leftovers and any(owns(w, True) for w in workflows):  # a listing each, when none owns it
+            missing.args = (f"{missing.args[0]}. A removal or a fork cut short left objects of a run {run_id!r} "
+                            f"there, without a manifest (no call replays them): `durable {shell_words('rm', run_id)}` "
+                            "removes them",)  # fmt: skip
         raise missing
     if len(owners) > 1:
         raise ConfigurationError(
@@ -50,3 +55,4 @@ def find_workflow(
             "name one with --workflow"
         )
     return owners[0]
+

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from typing import Any
 
-from .._errortext import shell_words
+from .._errortext import near, shell_words
 from .._frozen import Frozen, dataclass
 from .._storage.base import Store
 from .._storage.keys import (
@@ -118,14 +118,20 @@ RUN_STATUSES = ("running", "completed", "failed", "suspended", "interrupted", "c
                 "forked", "corrupt", "unverified", "newer", "unreadable")  # fmt: skip
 
 
+# The words a user guesses for a status (`--status done`), by the one meant.
+_GUESSED = {"done": "completed", "finished": "completed", "succeeded": "completed", "success": "completed",
+            "error": "failed", "errored": "failed", "paused": "suspended", "waiting": "suspended"}  # fmt: skip
+
+
 def check_statuses(statuses: Iterable[str]) -> None:
     """Refuse a status no run can have: a filter by it would match nothing
     and say so only as "no runs"."""
     unknown = [s for s in statuses if s not in RUN_STATUSES]
     if unknown:
+        meant = _GUESSED.get(unknown[0].lower()) or next(iter(near(unknown[0].lower(), RUN_STATUSES)), None)
         raise ConfigurationError(
             f"unknown run status {', '.join(map(repr, unknown))}: a run's status is one of "
-            f"{', '.join(RUN_STATUSES)}"
+            f"{', '.join(RUN_STATUSES)}{f'; did you mean {meant}?' if meant else ''}"
         )
 
 

@@ -78,6 +78,9 @@ class Syncer:
         self._cond = threading.Condition(self._lock)
         self._waiting = 0  # committers waiting in `cover` for a sync to end
         self._busy = False
+        # The first sync that failed: no later one is trusted (`SyncFailed`).
+        self.failed: OSError | None = None
+        self._opened = 0  # bumped by `reset`: a sync begun before covers the old file only
         self._last = time.monotonic()
         self._due_token: object | None = None  # a batch sync due later (`LATER`)
         self._mark_due = 0.0  # when a sync under "fsync" marks again (`marking`)
@@ -89,6 +92,8 @@ class Syncer:
             self.written = self.synced = 0
             self._due_token = None
             self._mark_due = 0.0
+            # A sync of the old file in flight claims nothing, and waits for nothing, here.
+            self._busy, self.failed, self._opened = False, None, self._opened + 1
 
     def marking(self) -> int | None:
         """What the sync about to be made marks as covered (`syncmark`), or
@@ -111,6 +116,8 @@ class Syncer:
         find nothing to sync, and the process may have exited by then."""
         if self.level == "none":
             return
+        if self.failed is not None:  # before a batch sync is put off: this write is not durable
+            raise SyncFailed.after(self.failed)
         if held and self.level == "batch" and time.monotonic() - self._last < self.interval:
             if self._arm(sync):
                 return
@@ -144,8 +151,8 @@ class Syncer:
             if self._due_token is not token:
                 return  # flushed, or the file opened anew, meanwhile
             self._due_token, end = None, self.written
-        # A failed sync here is met again, and raised, by the next commit's
-        # or the run end's (`flush`), which syncs the same bytes.
+        # A failed sync here is kept (`failed`) and raised by the next
+        # commit's or the run end's (`flush`): no later sync is trusted.
         with contextlib.suppress(Exception):
             self.cover(sync, end)
 
@@ -156,7 +163,7 @@ class Syncer:
         the statement that ends the sync, and by whatever interrupts it (a
         Ctrl-C landing anywhere here): left set, every later commit to the
         log would wait forever."""
-        syncing = False
+        syncing, opened = False, -1
         try:
             with self._lock:
                 while self.synced < end and self._busy:
@@ -165,24 +172,47 @@ class Syncer:
                         self._cond.wait()
                     finally:
                         self._waiting -= 1
+                if self.failed is not None:  # the sync waited for too
+                    raise SyncFailed.after(self.failed)
                 if self.synced >= end:
                     return
-                target = max(self.written, end)
+                # Not `end`: one of a write to the file before it was opened anew
+                # (a committer outside the log's mutex) is no offset of this one.
+                target, opened = self.written, self._opened
                 self._busy = syncing = True
             sync()
             with self._lock:
                 if self._waiting:  # `notify_all` runs in Python: only when one waits
                     self._cond.notify_all()  # they look once the lock is let go
-                if target > self.synced:
-                    self.synced = target
-                self._last = time.monotonic()
-                self._busy = syncing = False
-        except BaseException:
+                if opened == self._opened:  # else the file was opened anew meanwhile
+                    if target > self.synced:
+                        self.synced = target
+                    self._last = time.monotonic()
+                    self._busy = False
+                syncing = False
+        except BaseException as e:
             if syncing:
                 with self._lock:
-                    self._busy = False
+                    if opened == self._opened:
+                        self._busy = False
                     self._cond.notify_all()
+            if isinstance(e, OSError) and not isinstance(e, SyncFailed) and opened == self._opened:
+                with self._lock:
+                    self.failed = self.failed or e
+                raise SyncFailed.after(e) from e
             raise
+
+
+class SyncFailed(OSError):
+    """An fdatasync of the log failed, now or before. After one fails, a
+    later one may succeed for pages the kernel dropped with the error
+    (Linux clears it once reported: "fsyncgate"), so none is trusted again
+    on this descriptor: every later write's sync raises this, with the
+    first error's errno, and the run that gets it ends (`_core.replay.commit`)."""
+
+    @classmethod
+    def after(cls, first: OSError) -> SyncFailed:
+        return cls(first.errno, f"{first.strerror or first}; no later sync of this log is trusted")
 
 
 class _Later:

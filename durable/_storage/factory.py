@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._calls import at_callers
 from .._settings import setting, when_configured
 from ..errors import ConfigurationError
 from .base import Store
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from .recordlog import KeyStore
 
 
+@at_callers
 def open_store(
     url: str | os.PathLike[str] | KeyStore | None = None, **options: Any
 ) -> Store:

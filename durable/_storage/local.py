@@ -18,7 +18,7 @@ from .base import SHARED_BLOBS, STORE_OPTIONS, Store
 from .durability import resolve_durability
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
-from .log import LOG_NAME, NOFOLLOW, RunLog
+from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir
 from .logrecords import LogRecords
 
 T = TypeVar("T")
@@ -129,17 +129,21 @@ class LocalStore(Store):
         are made, one `mkdir` each, failing once it is gone."""
         parts = fs.parts(self.root, folder)
         run = (parts[0], parts[1]) if len(parts) > 1 else None
+        sync = self.durability != "none"
         if run not in self._held:
-            fs.make_folder(self.root, folder)
+            fs.make_folder(self.root, folder, sync=sync)
             return
-        path = self._path("/".join(parts[:2]))
+        path, made = self._path("/".join(parts[:2])), []
         try:
             fs.real_folder(path)
             for part in parts[2:]:
                 path = os.path.join(path, part)
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(path)
+                    made.append(path)
                 fs.real_folder(path)
+            if sync:
+                fs.synced_into(made)
         except FileNotFoundError:
             self.guard(*parts[:2])
             raise LeaseLostError(parts[1], why="its run folder was removed") from None
@@ -166,23 +170,31 @@ class LocalStore(Store):
         for k in keys:
             path = self._path(k)
             by_folder.setdefault(os.path.dirname(path), []).append(path)
+        # Synced before the next batch (`removal._order`: the manifest first):
+        # unsynced, a power loss keeps any of them and undoes any other.
+        sync = self.durability != "none"
         try:
             for folder, paths in by_folder.items():
                 if fs.folder_exists(self.root, folder):  # never through a symlinked folder
                     for path in paths:
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(path)  # a symlink itself, never its target
+                    if sync:
+                        fsync_dir(folder)
+            for folder in sorted(by_folder, key=len, reverse=True):
+                fs.prune(folder, self.root, sync=sync)
         except OSError as e:
             raise self._error("deleting", e) from e
-        for folder in sorted(by_folder, key=len, reverse=True):
-            fs.prune(folder, self.root)
         self._made.clear()
 
     def address(self) -> str:
         return self.root  # absolute: opened again from another folder
 
     def prune_run(self, workflow: str, run_id: str) -> None:
-        fs.prune(self._path(f"{workflow}/{run_id}"), self.root)
+        try:
+            fs.prune(self._path(f"{workflow}/{run_id}"), self.root, sync=self.durability != "none")
+        except OSError as e:
+            raise self._error("deleting", e) from e
 
     def sweep_temp(self, older_than: float) -> int:
         # A writer keeps writing to its temp file until the rename, so one

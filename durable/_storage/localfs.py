@@ -80,17 +80,31 @@ def parts(root: str, folder: str) -> list[str]:
     return rel.split(os.sep)
 
 
-def make_folder(root: str, folder: str) -> None:
+def make_folder(root: str, folder: str, *, sync: bool = False) -> None:
     """Make folder and the folders above it up to the root, refusing (ELOOP)
     when one inside the store is a symlink or not a folder: nothing is ever
-    written outside the root through a planted link."""
+    written outside the root through a planted link. `sync`: each folder
+    made is synced into its parent (`synced_into`)."""
+    made = [] if os.path.isdir(root) else [root]
     os.makedirs(root, exist_ok=True)
     path = root
     for part in parts(root, folder):
         path = os.path.join(path, part)
         with contextlib.suppress(FileExistsError):
             os.mkdir(path)
+            made.append(path)
         real_folder(path)
+    if sync:
+        synced_into(made)
+
+
+def synced_into(made: list[str]) -> None:
+    """Sync the parent of each folder made: the fsyncs of what is written
+    in a folder do not cover the folder's own entry in its parent, and a
+    power loss could take a new run's folder with the records its steps
+    returned after (the store's root too, made by its first run)."""
+    for parent in dict.fromkeys(os.path.dirname(p) for p in made):
+        fsync_dir(parent)
 
 
 def file_in_the_way(root: str) -> str | None:
@@ -294,11 +308,16 @@ def write(path: str, data: bytes, *, exclusive: bool, sync: bool = True) -> Iden
     return made
 
 
-def prune(folder: str, root: str) -> None:
-    """Remove folder and the empty folders above it, up to the root."""
+def prune(folder: str, root: str, *, sync: bool = False) -> None:
+    """Remove folder and the empty folders above it, up to the root;
+    `sync`: durably (the folder left is synced), so that a removed run's
+    folder does not come back after a power loss."""
+    removed = False
     while folder.startswith(root) and folder != root:
         try:
             os.rmdir(folder)
         except OSError:
-            return
-        folder = os.path.dirname(folder)
+            break
+        removed, folder = True, os.path.dirname(folder)
+    if sync and removed:
+        fsync_dir(folder)

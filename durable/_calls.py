@@ -1,0 +1,141 @@
+"""The API's calls as a user sees them fail: a mistyped keyword that names
+the option meant, and an exception leaving durable shown with the user's
+frames and durable's one-paragraph message, not the frames of durable's
+code between them (`@durable.step` on a generator function showed four of
+them above its message, `wf()` without an argument six). One rule, for
+the decorators and option-taking calls (`keywords`) and for a workflow or
+step call (`_core.shown.for_user`); `DURABLE_TRACEBACK=full` (the project's
+own tests set it) keeps every frame."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import types
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._errortext import near
+from .errors import DurableError
+
+_OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# Set on a TypeError that is the caller's (a call that does not bind): shown
+# at the caller's line, as Python shows it for a plain function.
+_CALLERS = "_durable_callers"
+
+
+def callers(error: TypeError) -> TypeError:
+    """`error`, marked as the caller's mistake (a call that does not bind):
+    none of durable's frames tells where to look."""
+    setattr(error, _CALLERS, True)
+    return error
+
+
+def users_frames(error: BaseException) -> bool:
+    """Cut durable's frames from `error`'s traceback and from those of the
+    exceptions it was raised from or while handling, unless
+    DURABLE_TRACEBACK=full; whether it did."""
+    if os.environ.get("DURABLE_TRACEBACK", "").strip().lower() == "full":
+        return False
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [error]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        _cut(e)
+        todo += [e.__cause__, e.__context__]
+    return True
+
+
+def _cut(e: BaseException) -> None:
+    entries = []
+    tb = e.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    theirs = [i for i, t in enumerate(entries) if not _own(t)]
+    # Raised in durable's code, but no refusal nor the caller's mistake: its
+    # path from the user's last frame on stays (a fault of ours), all of it
+    # when none is the user's (an OSError a StorageError was raised from).
+    said = isinstance(e, DurableError) or getattr(e, _CALLERS, False)
+    whole = bool(entries) and _own(entries[-1]) and isinstance(e, Exception) and not said
+    below = (theirs[-1] + 1 if theirs else 0) if whole else len(entries)
+    kept = [t for t in entries[:below] if not _own(t)] + entries[below:]
+    if len(kept) == len(entries):
+        return
+    cut: types.TracebackType | None = None
+    for t in reversed(kept):  # new entries: the old ones may be another exception's too
+        cut = types.TracebackType(cut, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    e.__traceback__ = cut
+
+
+def _own(tb: types.TracebackType) -> bool:
+    return tb.tb_frame.f_code.co_filename.startswith(_OWN)
+
+
+def at_callers(fn: F) -> F:
+    """`fn`, a call of the API (`open_store`, `gc`, `wf.history`, ...), its
+    errors shown from the caller's frames (`users_frames`)."""
+
+    @functools.wraps(fn)
+    def shown(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if users_frames(e):
+                raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
+            raise
+
+    return shown  # type: ignore[return-value]
+
+
+# The keywords of the API's option-taking calls, by the name a user calls them by.
+_KEYWORDS: dict[str, tuple[str, ...]] = {}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def keywords(called: str, *, runs_steps: bool = False) -> Callable[[F], F]:
+    """Check a call's keyword names before the call: a mistyped one
+    (`step(retry=3)`, `with_options(retires=2)`) is a TypeError that says the
+    option meant, here or in another of these calls; Python before 3.13 said
+    only "unexpected keyword argument". What the call raises is shown from
+    the user's frames (`users_frames`), but for a call that `runs_steps`
+    (`loop_over`): inside a run, the run's end decides that."""
+
+    def wrap(fn: F) -> F:
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        given = [p for p in inspect.signature(fn).parameters.values() if p.kind in kinds and p.name != "self"]
+        known = frozenset(p.name for p in given)
+        # The options listed: the keyword-only ones, not `loop_over`'s fn and items.
+        options = [p.name for p in given if p.kind is p.KEYWORD_ONLY] or [p.name for p in given]
+        _KEYWORDS[called] = tuple(options)
+
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            if not known.issuperset(kwargs):
+                raise callers(TypeError(_unknown(called, next(k for k in kwargs if k not in known))))
+            if runs_steps:
+                return fn(*args, **kwargs)
+            try:  # as `at_callers`, in this frame: one of durable's shown, not two
+                return fn(*args, **kwargs)
+            except Exception as e:
+                if users_frames(e):
+                    raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
+                raise
+
+        return checked  # type: ignore[return-value]
+
+    return wrap
+
+
+def _unknown(called: str, word: str) -> str:
+    said = f"{called}() got an unexpected keyword argument {word!r}"
+    if meant := near(word, _KEYWORDS[called], n=2):  # `retry`: retry_on or retries, both near
+        return f"{said}; did you mean {' or '.join(meant)}?"
+    elsewhere = {o: name for name, options in reversed(_KEYWORDS.items()) if name != called for o in options}
+    if meant := near(word, elsewhere):  # the nearest of all: `retires` is step's retries, not Cache's expire
+        return f"{said}; {meant[0]} is an option of {elsewhere[meant[0]]}(), not of {called}()"
+    return f"{said}; its options: {', '.join(_KEYWORDS[called])}"

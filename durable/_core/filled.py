@@ -1,0 +1,74 @@
+"""What a workflow's body filled from the environment or a file, for a
+function that reads it: the globals of the user's modules it filled that
+way, by content, as the run's first call reading one found them (`bound.
+held_by`, through `read_from_body`'s `OUTSIDE`)."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._fingerprint.derived import OUTSIDE, made_in
+from .._fingerprint.heads import ANY, EVERYWHERE
+from .._fingerprint.imports import user_module
+from .._fingerprint.samecode import nested_code
+from .._fingerprint.unseen import functions_write
+from .identity import is_token, value_digest
+
+if TYPE_CHECKING:
+    from .bound import Body
+
+
+def filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, str]]:
+    """The globals `f` names that the body filled from the environment or a
+    file (`CONFIG.update(json.load(open(path)))`, or a function it calls
+    does; `globals().update(...)`, `exec(text, globals())`: any it names of
+    that module), by content: no argument tells them, and the fingerprint,
+    taken before the body filled them, saw them empty (or, for a function
+    picked so, `helper = fb if os.environ[...] else fa`, counts every one it
+    may be). As the run's first call reading one found it: what steps log
+    there since is their state."""
+    # Its nested code's too: a comprehension's or a generator's own (`sum(CONFIG[k] for k in ks)`).
+    names, made = {n for c in nested_code(f.__code__) for n in c.co_names}, made_in(body.function)
+    found = []
+    for name, params in made.stored.items():
+        for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
+            home = f.__globals__ if home is EVERYWHERE else home
+            # Of any global filled (`globals().update(...)`), not one a function of its module
+            # writes (`CACHE[k] = v`, `LOG.append(x)`): state the run's steps keep, not configuration.
+            each_of = sorted(names & home.keys() - (functions_write(home) or set())) if name == ANY else (name,)
+            for each in each_of:
+                # A module counts by the globals of it filled (not `os` of `os.environ[...]`).
+                value = home.get(each, home)
+                if value is home or isinstance(value, types.ModuleType) or not _users(home):
+                    continue
+                if not (each in names or any(value is f.__globals__.get(n) for n in names)):
+                    continue
+                digest = body.outside.get(key := f"{each}@{i}@{name}")
+                if digest is None:
+                    digest = body.outside[key] = _by_content(value)
+                if not is_token(digest):  # a client: by its type, as a closure's
+                    found.append((f"{each} (filled from outside)", digest))
+    return found
+
+
+def _by_content(value: object) -> str:
+    """`value_digest` (a function's counts its code); for a function whose
+    code has no source to read (run from a file's text by `exec`), what its
+    code is made of, not a token that leaves it out."""
+    digest = value_digest(value)
+    if not isinstance(value, types.FunctionType) or not is_token(digest):
+        return digest
+    return value_digest((value.__module__, value.__qualname__, _shape(value.__code__)))
+
+
+def _shape(code: types.CodeType) -> tuple[Any, ...]:
+    consts = tuple(_shape(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.co_code, code.co_names, code.co_varnames, consts
+
+
+def _users(home: Mapping[str, object]) -> bool:
+    module = sys.modules.get(str(home.get("__name__")))
+    return module is not None and vars(module) is home and (module.__name__ == "__main__" or user_module(module))

@@ -1,0 +1,67 @@
+"""Runs whose process dies inside a step. A step that kills its own
+process (the kernel's OOM killer, `os._exit`, a SIGKILL) records nothing
+and leaves the manifest `running`: each resume, by hand, by `durable
+recover` or by a supervisor restarting the script, would run that step
+again and die again, forever. The next attempt counts such deaths in a row
+at the same place (the same code, the same records found: the killed
+attempt made none past them) in the manifest, which the killed process
+never had to write; past `DURABLE_MAX_RECOVERY_ATTEMPTS` (default 3, 0:
+no limit) the run is marked failed with `RunKilledError` instead, and
+stays so at each call until the limit is raised, the code changes or the
+run restarts. As DBOS's `max_recovery_attempts`, but counted per place:
+an attempt that got further starts the count again."""
+
+from __future__ import annotations
+
+import os
+
+from .._storage.keys import top_level
+from .._storage.records import RunRecord
+from ..errors import ConfigurationError, RunKilledError
+from .context import RunState
+
+VARIABLE, DEFAULT, KEY = "DURABLE_MAX_RECOVERY_ATTEMPTS", 3, "killed"
+
+
+def count_killed(manifest: RunRecord | None, ctx: RunState, fingerprint: str) -> RunKilledError | None:
+    """Note in `manifest` how many attempts in a row died where the last
+    one did (found `running`: its holder never ended it), and return the
+    error that ends this attempt when as many as allowed did. Where: the
+    code, the records and checkpointed loop items found (an attempt that
+    made more got further). A death in a durable sleep (its timer kept, its
+    record not) is no step's: a machine rebooted during a long sleep."""
+    if manifest is None or (manifest.status != "running" and KEY not in manifest.extra):
+        return None
+    found = list(ctx.records)
+    if any(p not in ctx.records for p in ctx.timers):
+        manifest.extra.pop(KEY, None)
+        return None
+    place = [fingerprint, len(found) + sum(map(len, ctx.items.values()))]
+    before = manifest.extra.get(KEY)
+    kept = before if isinstance(before, list) and len(before) == 3 and type(before[2]) is int else None
+    same = kept is not None and kept[:2] == place
+    if manifest.status == "running":
+        times = kept[2] + 1 if kept is not None and same else 1
+        manifest.extra[KEY] = [*place, times]
+    elif kept is not None and same and (manifest.error or {}).get("type") == "RunKilledError":
+        times = kept[2]  # refused last time: still refused, unless the limit was raised
+    else:
+        manifest.extra.pop(KEY, None)
+        return None
+    limit = max_recovery_attempts()
+    if limit == 0 or times < limit:
+        return None
+    tops = {top_level(p) for p in found}
+    at = next(p for p in range(len(tops) + 1) if p not in tops)
+    plan = manifest.plan or []
+    step = plan[at][1] if at < len(plan) and isinstance(plan[at], list) else None
+    return RunKilledError(manifest.workflow, manifest.run_id, at, step, times)
+
+
+def max_recovery_attempts() -> int:
+    text = os.environ.get(VARIABLE, "").strip()
+    if not text:
+        return DEFAULT
+    if not text.isdigit():
+        raise ConfigurationError(f"{VARIABLE} must be a whole number >= 0 (0: no limit), not {text!r}")
+    return int(text)
