@@ -390,7 +390,7 @@ def test_a_plain_steps_body_is_called_without_a_plan_driver(tmp_path: Path) -> N
     def plain(i: int) -> int:
         frame = inspect.currentframe()
         names = []
-        while frame is not None and frame.f_code.co_name != "call_sync":
+        while frame is not None and frame.f_code.co_name != "call_step":
             names.append(frame.f_code.co_name)
             frame = frame.f_back
         callers.append(names)

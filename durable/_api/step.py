@@ -9,7 +9,6 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from .._calls import keywords
-from .._core import context
 from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
 from .._core.context import active_run
@@ -17,7 +16,7 @@ from .._core.plan import drive_async, named
 from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
 from .._core.spec import StepSpec, current_fingerprint, with_validator
-from .._core.steps import call_sync, step_plan
+from .._core.steps import step_plan, sync_caller
 from .._fingerprint.madewith import DECORATING
 from .._fingerprint.memo import memo_fingerprint
 from .._fingerprint.reach import default_name
@@ -165,7 +164,7 @@ def step(
             body=with_validator(f, validate, who) if validate is not None else None,
             validate=validate,
         )
-        wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else _sync_wrapper(spec)
+        wrapper = _async_wrapper(spec) if inspect.iscoroutinefunction(f) else sync_caller(spec)
         functools.update_wrapper(wrapper, f)
         wrapper.__durable_fingerprint__ = fp.value  # type: ignore[attr-defined]
         # What it counts for where it is called or passed: its code as of now.
@@ -180,24 +179,6 @@ def step(
         return wrapper
 
     return decorate(fn) if fn is not None else decorate
-
-
-def _sync_wrapper(spec: StepSpec) -> Callable[..., Any]:
-    def call_step(*args: Any, **kwargs: Any) -> Any:
-        # A step in a run's body: no Python call to know it. Through the module:
-        # a step pickled for a worker (by value) must not carry the ContextVar.
-        ctx = context.active_or_unset()
-        if ctx is context.NOT_SET:
-            ctx = active_run()
-        if ctx is None:
-            if spec.cache is not None:
-                from .._core.cacheplain import plain_call
-
-                return plain_call(spec, args, kwargs)
-            return spec.attempt()(*args, **kwargs)
-        return call_sync(ctx, spec, args, kwargs)
-
-    return call_step
 
 
 def _async_wrapper(spec: StepSpec) -> Callable[..., Any]:

@@ -271,16 +271,13 @@ def enter_step(
 ) -> Callable[[], None]:
     """A step body runs here: durable calls in it run plainly (`enter_plain`)
     and the artifacts it registers go to found; `digest`: its call's, of
-    which its idempotency key is made. One reset for all three."""
-    tokens = (
-        _step_var.set((position, attempt, digest, found)),
-        _active_var.set(None),
-        scope_var.set(None),
-    )
+    which its idempotency key is made. One reset for both. The scope the
+    body's tasks would be numbered in is left as it is: no run is active
+    here, which the task factory asks first (`taskfactory`)."""
+    tokens = (_step_var.set((position, attempt, digest, found)), _active_var.set(None))
 
     def reset() -> None:
-        try:  # every step: three calls, not a loop
-            scope_var.reset(tokens[2])
+        try:  # every step: two calls, not a loop
             _active_var.reset(tokens[1])
             _step_var.reset(tokens[0])
         except RuntimeError:  # run again after a Ctrl-C landed in it (`plan.drive_sync`)

@@ -11,6 +11,7 @@ decodes without checking it again."""
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
+from operator import attrgetter
 from typing import Any
 
 from .._storage.base import Store
@@ -173,6 +174,22 @@ class Recorded(MutableMapping[Position, StepRecord]):
         n = len(self._bodies) + len(self._raw)
         return f"<records: {len(self._decoded)} decoded, {n} not yet>"
 
+    def decoded_all(self) -> dict[Position, StepRecord] | None:
+        """Every record by position, when each is decoded already (a run
+        that reached them all), to be read, not changed; None while some
+        are not. A run's end reads each record once more: without a Python
+        call each that way."""
+        return self._decoded if len(self._decoded) == len(self) else None
+
+    def list_artifacts(self) -> bool:
+        """Whether a record lists artifacts, its own or its child run's."""
+        done = self.decoded_all()
+        if done is None:  # some not reached: decoded in turn, as iterating gives them
+            return any(map(_lists_artifacts, self.values()))
+        return any(map(_OWN_ARTIFACTS, done.values())) or any(
+            _lists_artifacts(r) for r in done.values() if "child" in r.extra
+        )
+
     def marks(self) -> Iterator[object]:
         """The mark each record carries (`noted.short`), decoded apart from
         the replay's decode, which sheds it; `THERE` for one that is damaged
@@ -194,6 +211,13 @@ class Recorded(MutableMapping[Position, StepRecord]):
                 yield THERE
             else:
                 yield rec.extra.get(CARRIED)
+
+
+_OWN_ARTIFACTS = attrgetter("artifacts")
+
+
+def _lists_artifacts(rec: StepRecord) -> bool:
+    return bool(rec.artifacts or rec.extra.get("child", {}).get("artifacts"))
 
 
 def decode_step_record(

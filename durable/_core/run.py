@@ -224,9 +224,7 @@ def run_locked(
     manifest.extra.pop("in_place", None)
     if caller is not None and not is_token(ctx.arguments) and _changed(bound, digests):
         manifest.extra["in_place"] = True  # see `redo` above
-    manifest.extra["artifacts"] = any(
-        r.artifacts or r.extra.get("child", {}).get("artifacts") for r in ctx.records.values()
-    )
+    manifest.extra["artifacts"] = ctx.records.list_artifacts()
     # Steps the definition's fingerprint does not cover: a re-call replays
     # the body so that each is fingerprinted afresh (`completed_outcome`).
     unreached = sorted({spec.name for spec, _ in ctx.unreached.values()})
@@ -262,11 +260,9 @@ def _changed(bound: inspect.BoundArguments, digests: dict[str, str] | None) -> b
 def plan_of(ctx: RunState) -> list[Any]:
     """[kind, name] per top-level position (None for one whose operations
     all ran inside asyncio tasks: it has no record of its own)."""
-    records = ctx.records
-    return [
-        [rec.kind, rec.name] if (rec := records.get(p)) is not None else None
-        for p in range(ctx.positions)
-    ]
+    done = ctx.records.decoded_all()  # most runs: each read without a Python call
+    get = ctx.records.get if done is None else done.get
+    return [[rec.kind, rec.name] if (rec := get(p)) is not None else None for p in range(ctx.positions)]
 
 
 def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState, killed: Exception | None) -> Plan[Any]:

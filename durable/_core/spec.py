@@ -238,13 +238,21 @@ def current_fingerprint(spec: StepSpec) -> str:
     return refingerprint(spec).value
 
 
+# The same dicts for the life of the process (a fork's child clears and refills them).
+_LIMBO: dict[Any, Any] = threading._limbo  # type: ignore[attr-defined]
+_THREADS: dict[Any, Any] = threading._active  # type: ignore[attr-defined]
+
+
 def _others_may_run() -> bool:
     """Whether code other than the run's own may have run since it started:
     another thread, an IPython shell's cells, an event loop's other tasks.
     Else only the run's body and steps did, which a resume runs or replays
     alike, and asking the witness (which walks what a step's globals hold:
     4 ms a call for a 100,000-int list) would cost every call for nothing."""
-    if threading.active_count() > 1 or "IPython" in sys.modules:
+    # `threading.active_count()` without its lock and call (every live call asks):
+    # `_limbo` read first, since a starting thread enters `_active` before it
+    # leaves `_limbo` (a move between the two reads counts it twice, never not).
+    if len(_LIMBO) + len(_THREADS) > 1 or "IPython" in sys.modules:
         return True
     asyncio = sys.modules.get("asyncio")
     return asyncio is not None and asyncio.events._get_running_loop() is not None

@@ -36,26 +36,33 @@ if TYPE_CHECKING:
     from .cache import Ticket
 
 
-def call_sync(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """A sync step's call in a run: a replayed record returns here, with
-    no plan to drive (most calls of a resumed run); else the plan runs, or
-    for most steps `_run_once`, the same without a generator."""
-    found = replay_or_prepare(ctx, spec, args, kwargs, None)
-    if type(found) is not _Live:
-        return found
-    # Most steps: their one try runs without a plan; not one resuming a budget of more.
-    if spec.direct and not (ctx.budgets and found.pos in ctx.budgets):
-        return _run_once(ctx, spec, args, kwargs, found)
-    return drive_sync(_live_plan(ctx, spec, args, kwargs, found))
+def sync_caller(spec: StepSpec) -> Callable[..., Any]:
+    """What a sync step's name calls: in a run's body, its call in the run,
+    no frame between (a replayed record returns at once, else `_run_once`
+    or the plan runs); outside one, the function plainly."""
+    def call_step(*args: Any, **kwargs: Any) -> Any:
+        ctx = context.active_or_unset()  # through the module: a step pickled by value
+        if ctx is context.NOT_SET:  # (for a worker) must not carry the ContextVar
+            ctx = context.active_run()
+        if ctx is None:
+            if spec.cache is not None:
+                from .cacheplain import plain_call
+
+                return plain_call(spec, args, kwargs)
+            return spec.attempt()(*args, **kwargs)
+        found = replay_or_prepare(ctx, spec, args, kwargs, None)
+        if type(found) is not _Live:
+            return found
+        # Most steps: their one try runs without a plan; not one resuming a budget of more.
+        if spec.direct and not (ctx.budgets and found.pos in ctx.budgets):
+            return _run_once(ctx, spec, args, kwargs, found)
+        return drive_sync(_live_plan(ctx, spec, args, kwargs, found))
+
+    return call_step
 
 
-def step_plan(
-    ctx: RunState,
-    spec: StepSpec,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    pos: Position | None = None,
-) -> Plan[Any]:
+def step_plan(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any],
+              pos: Position | None = None) -> Plan[Any]:  # fmt: skip
     """`pos` is given when the caller took the position already (async steps
     take it when called, so that `asyncio.gather` order is call order)."""
     found = replay_or_prepare(ctx, spec, args, kwargs, pos)

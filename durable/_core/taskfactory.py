@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._frozen import Compared, dataclass
 from ..errors import ControlFlow, Stopped
+from .context import active_or_unset
 from .scope import RunState, Scope, _asyncio, current_task, scope_var, set_scope
 
 if TYPE_CHECKING:
@@ -95,10 +96,16 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
         loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any
     ) -> asyncio.Future[Any]:
         parent = scope_var.get()
-        # Tasks of a step body or a loop block (no scope), of a finished run, or
-        # made by code that may not number here take no index: creation order
-        # is program order only for the scope's own task.
-        if parent is None or not parent.run.open or not parent.owned_here():
+        # Tasks of a step body (no run active: `context.enter_step` leaves the
+        # scope) or a loop block (no scope), of a finished run, or made by code
+        # that may not number here take no index: creation order is program
+        # order only for the scope's own task.
+        if (
+            parent is None
+            or active_or_unset() is None
+            or not parent.run.open
+            or not parent.owned_here()
+        ):
             return _spawn(previous, loop, coro, kwargs)
         creator = _unordered_creator()
         child = parent.child() if creator is None else parent.unordered_child(creator)

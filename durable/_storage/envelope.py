@@ -45,6 +45,21 @@ def seal_record(body: bytes, key: bytes | None) -> bytes:
     return b"".join((_MAGIC, _CRC, _CRC32.pack(crc), body))
 
 
+CRC_START = _CRC_START  # for `logentry`, which frames large CRC envelopes
+
+
+def crc_intact(blob: bytes, start: int, end: int) -> int | None:
+    """The CRC of the CRC envelope at blob[start:end] (`seal_record`) when its
+    body sums to the CRC it carries, else None: a local log's entry of such
+    an envelope is checked so on read (`logentry.locate`), its own checksum
+    continuing from this one instead of summing the body a second time."""
+    if end - start < _CRC_HEAD or not blob.startswith(_CRC_START, start):
+        return None
+    body = memoryview(blob)[start + _CRC_HEAD : end]
+    crc = zlib.crc32(body, _CRC_SEED) if len(body) < LARGE else crc32(body, _CRC_SEED)
+    return crc if _CRC32.unpack_from(blob, start + 5)[0] == crc else None
+
+
 def seal(body: bytes, key: bytes | None) -> bytes:
     if key is None:
         return _MAGIC + _PLAIN + _sum(_PLAIN, body) + body

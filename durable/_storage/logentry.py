@@ -1,10 +1,18 @@
 """The framing of a run log's entries (`log.RunLog` writes and reads them).
 
-Entry: magic(2) | crc32(4) | name length(2) | data length(4) | name | data,
-with data length 0xFFFFFFFF marking a deletion. A last entry cut short (the
-process died mid-write) is ignored and cut off by the next writer; a complete
-entry whose checksum fails is damage, and raises rather than being dropped,
-except where a power loss may have left it (`locate`'s `unsynced`)."""
+Entry: magic(2) | name length(2) | data length(4) | data crc32(4) | header
+crc32(4) | name | data, with data length 0xFFFFFFFF marking a deletion. The
+header's crc covers the fields before it, so the lengths are trusted. The
+data's: with magic d7 1e, the crc32 of name and data; with magic d7 1f (since
+perf50), data is a CRC envelope (`envelope.seal_record`: an unsigned record)
+of `LARGE` bytes or more, and the entry's is the crc32 of the name continued
+from the CRC the envelope carries, which is checked against its body on
+read: a large output is summed once on its way to the log, not twice (a
+record of a hundred bytes is summed again: zlib does that for less than the
+test for an envelope costs). A last entry cut short (the process died
+mid-write) is ignored and cut off by the next writer; a complete entry whose
+checksum fails is damage, and raises rather than being dropped, except where
+a power loss may have left it (`locate`'s `unsynced`)."""
 
 from __future__ import annotations
 
@@ -17,9 +25,13 @@ from typing import TypeVar
 from .._errortext import warn
 from ..errors import CorruptRecordError
 from .crc import LARGE, crc32
+from .envelope import CRC_START, crc_intact
 from .keys import Position, position_of
 
 _MAGIC = b"\xd7\x1e"
+_ENVELOPED = b"\xd7\x1f"  # data is a CRC envelope, summed once (see above)
+_CARRIED = struct.Struct(">I")  # the CRC a CRC envelope carries, at byte 5
+_MAGICS = (_MAGIC, _ENVELOPED)
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
 _CRC = struct.Struct(">I")  # crc of the fields above, so lengths are trusted
 _HEAD = _FIELDS.size + _CRC.size
@@ -119,7 +131,7 @@ def first_entry(head: bytes) -> int | None:
     """What names the entry a log starts with (its header's checksum, which
     covers its name's and data's lengths and its data's checksum), when
     `head`, the log's first `HEAD` bytes, is an intact header; else None."""
-    if len(head) < _HEAD or head[:2] != _MAGIC:
+    if len(head) < _HEAD or head[:2] not in _MAGICS:
         return None
     (crc,) = _CRC.unpack_from(head, _SUMMED)
     return crc if zlib.crc32(head[:_SUMMED]) == crc else None
@@ -140,9 +152,14 @@ def encode_entry(name: str, data: bytes | None) -> bytes:
     if data is None:
         fields = _FIELDS.pack(_MAGIC, len(raw), _GONE, zlib.crc32(raw))
         return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw))
-    size = len(data)  # a record of a hundred bytes is summed by zlib without a call more
-    crc = zlib.crc32(data, zlib.crc32(raw)) if size < LARGE else crc32(data, zlib.crc32(raw))
-    fields = _FIELDS.pack(_MAGIC, len(raw), size, crc)
+    size, magic = len(data), _MAGIC
+    if size < LARGE:  # a record of a hundred bytes: zlib sums it for less than not summing it costs
+        crc = zlib.crc32(data, zlib.crc32(raw))
+    elif data.startswith(CRC_START):  # a large CRC envelope: its CRC, the body not summed again
+        magic, crc = _ENVELOPED, zlib.crc32(raw, _CARRIED.unpack_from(data, 5)[0])
+    else:
+        crc = crc32(data, zlib.crc32(raw))
+    fields = _FIELDS.pack(magic, len(raw), size, crc)
     return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data))
 
 
@@ -192,7 +209,7 @@ def locate(
     while end - offset >= _HEAD:
         magic, name_len, size, body_crc, head_crc = head(blob, offset)
         start = offset + _HEAD
-        if magic != _MAGIC or head_crc != crc(view[offset : offset + _SUMMED]):
+        if magic not in _MAGICS or head_crc != crc(view[offset : offset + _SUMMED]):
             if blob.count(b"\0", offset) == end - offset:
                 break  # a zero-filled tail after a power loss
             if unsynced is not None and base + offset >= unsynced:
@@ -203,7 +220,13 @@ def locate(
         after = data + (0 if size == _GONE else size)
         if after > end:
             break  # torn: the writer died mid-append
-        if crc(view[start:after]) != body_crc:
+        if (
+            crc(view[start:after]) != body_crc
+            if magic == _MAGIC
+            else size == _GONE
+            or (carried := crc_intact(blob, data, after)) is None
+            or crc(view[start:data], carried) != body_crc
+        ):
             if unsynced is not None and base + offset >= unsynced:
                 _dropped(run_id, blob, offset, base, path)
                 break
