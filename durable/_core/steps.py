@@ -63,17 +63,14 @@ def sync_caller(spec: StepSpec) -> Callable[..., Any]:
 
 def step_plan(ctx: RunState, spec: StepSpec, args: tuple[Any, ...], kwargs: dict[str, Any],
               pos: Position | None = None) -> Plan[Any]:  # fmt: skip
-    """`pos` is given when the caller took the position already (async steps
-    take it when called, so that `asyncio.gather` order is call order)."""
+    """`pos`: the position the caller took already (an async step takes it when called)."""
     found = replay_or_prepare(ctx, spec, args, kwargs, pos)
     if type(found) is _Live:
         return (yield from _live_plan(ctx, spec, args, kwargs, found))
     return found
 
 
-class _Live(NamedTuple):
-    """What the live part of a call needs from its identification."""
-
+class _Live(NamedTuple):  # what the live part of a call needs from its identification
     pos: Position
     fp: str
     digest: str
