@@ -13,6 +13,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import types
 from collections.abc import Iterator, Mapping
@@ -23,11 +24,13 @@ from .imports import user_class
 from .inplace import MUTATORS, roots
 from .librarywrites import writes_first
 from .nodes import walk
+from .paramwrites import through_names
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import LOGS, local_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Past this many helpers, the rest is not looked at (a step's module calling
 # into a large package; each is parsed once per process): it may read any.
 _FOLLOWED = 256
@@ -122,21 +125,27 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
         except Exception:
             found.update(name for _, name in given)
             continue
-        if fn is None:  # a library's: one changing the list handed to it first writes it
+        local = call.func.id if isinstance(call.func, ast.Name) and call.func.id not in globs else None
+        if fn is None and local is not None and local not in vars(builtins):  # a name the body binds
+            inner = [d for d in walk(node) if isinstance(d, _FUNCS) and d.name == local and d is not node]
+            if len(inner) != 1 or depth >= 8:  # a lambda, a parameter, a local import: not told
+                found.update(name for _, name in given)
+                continue
+            defs, space = inner, globs  # `def add(xs, v): xs.append(v)` inside the step
+        elif fn is None:  # a library's: one changing the list handed to it first writes it
             found.update(name for at, name in given if at == 0 and writes_first(call.func, globs, logs))
             continue
-        src = source_of(fn.__code__.co_filename, fn.__globals__)
-        defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
-        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)) or depth >= 8:
+        else:
+            src, space = source_of(fn.__code__.co_filename, fn.__globals__), fn.__globals__
+            defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, space) else []
+        if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or depth >= 8:
             found.update(name for _, name in given)  # not told: any it is given
             continue
         args = defs[0].args
         params = [a.arg for a in (*args.posonlyargs, *args.args)][shift:]
         named = {*params, *(a.arg for a in args.kwonlyargs)}
-        # Bound to another name: by content (`logs` false), which a write by that name changes.
-        aliased = set() if logs else _aliased(defs[0])
-        changed = written_in(defs, logs) | aliased | _handed(defs[0], fn.__globals__, logs, depth + 1)
-        changed -= _copied(defs[0])
+        # Written by another name bound to it, a part of it or a shallow copy sharing its parts.
+        changed = through_names(defs[0], set(written_in(defs, logs) | _handed(defs[0], space, logs, depth + 1)), logs)
         for at, name in given:
             if isinstance(at, int):
                 param = params[at] if at < len(params) else args.vararg.arg if args.vararg else None
@@ -169,48 +178,6 @@ def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType
     if isinstance(target, types.MethodType):  # `put = w.put`
         return _function(target.__func__), 1
     return _function(target), 1 if isinstance(target, classmethod) else 0
-
-
-def _aliased(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The names `fn` binds another name to (`store = items`), or that a
-    function or lambda nested in it reads: what is done to them there is
-    not told by their own name."""
-    found: set[str] = set()
-    for node in walk(fn):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
-            values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else [node.value]
-            found.update(v.id for v in values if isinstance(v, ast.Name))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not fn:
-            found.update(n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
-    return found
-
-
-# What makes a new object of the one it is given: `items = list(items)`, `cfg = cfg.copy()`.
-_COPIES = frozenset({"list", "dict", "set", "sorted", "tuple", "frozenset", "bytearray", "copy", "deepcopy"})
-
-
-def _copied(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The parameters `fn`'s first statements rebind to a copy of what they
-    hold (`items = list(items)`, `rows = sorted(rows)`, `cfg = cfg.copy()`),
-    before anything else runs: what it writes of them after is its own
-    copy. Not one rebound at some calls only (`if x: items = list(items)`)
-    or to what may be the object given (`items = items or []`)."""
-    body = fn.body[1:] if fn.body and _docstring(fn.body[0]) else fn.body
-    found: set[str] = set()
-    for stmt in body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-            break
-        call = stmt.value
-        func = call.func if isinstance(call, ast.Call) else None
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name not in _COPIES:
-            break
-        found.add(stmt.targets[0].id)
-    return frozenset(found)
-
-
-def _docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:

@@ -20,7 +20,7 @@ import types
 from collections.abc import Mapping
 
 from .inplace import MUTATORS
-from .stepreach import LOGS
+from .stepreach import DUNDERS, LOGS
 
 _WRITERS = (heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
             bisect.insort, bisect.insort_left, bisect.insort_right, random.Random.shuffle)  # fmt: skip
@@ -30,9 +30,6 @@ _OPERATORS = {
     operator.iconcat: "extend", operator.ior: "update", operator.isub: "__isub__",
     operator.iand: "__iand__", operator.ixor: "__ixor__", operator.imul: "__imul__",
 }  # fmt: skip
-# Methods that change their object besides `MUTATORS` (as `[k] = v`, `del [k]`, `-=` do).
-_DUNDERS = frozenset({"__setitem__", "__delitem__", "__iadd__", "__ior__", "__isub__", "__iand__",
-                      "__ixor__", "__imul__"})  # fmt: skip
 _DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
 
 
@@ -52,7 +49,7 @@ def writes_first(func: ast.AST, globs: Mapping[str, object], logs: bool) -> bool
             return False
         if name is None:
             return False
-    return name in _DUNDERS or name in (MUTATORS if logs else MUTATORS - LOGS)
+    return name in DUNDERS or name in (MUTATORS if logs else MUTATORS - LOGS)
 
 
 def _named(func: ast.AST, globs: Mapping[str, object]) -> object:
@@ -62,9 +59,14 @@ def _named(func: ast.AST, globs: Mapping[str, object]) -> object:
     methods as code of theirs)."""
     if isinstance(func, ast.Name):
         return globs[func.id] if func.id in globs else vars(builtins).get(func.id)
+    if isinstance(func, ast.Call) and len(func.args) == 1 and _named(func.func, globs) is type:
+        value = _named(func.args[0], globs)  # `type(LOG).append`, as `list.append`
+        return None if value is None else type(value)
     if not isinstance(func, ast.Attribute):
         return None
     owner = _named(func.value, globs)
+    if func.attr == "__class__" and owner is not None:  # `LOG.__class__.append`
+        return type(owner)
     if isinstance(owner, types.ModuleType):
         return vars(owner).get(func.attr)
     if isinstance(owner, type) and owner.__module__ in ("builtins", "collections", "array"):

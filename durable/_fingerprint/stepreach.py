@@ -30,6 +30,9 @@ UNNAMED = frozenset({"globals", "eval", "exec", "import_module"})
 _NAMESPACES = frozenset({"modules", "import_module", "__globals__", "f_globals"})
 # The methods that only log into what they are called on (`LOG.append(x)`).
 LOGS = frozenset({"append", "extend", "add"})
+# Methods that change their object besides `MUTATORS` (as `[k] = v`, `del [k]`, `+=`, `.k = v` do).
+DUNDERS = frozenset({"__setitem__", "__delitem__", "__setattr__", "__delattr__", "__init__", "__setstate__",
+                     *(f"__i{op}__" for op in "add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split())})  # fmt: skip
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
@@ -302,8 +305,9 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
             found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
         elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
             found.update(roots(node.target))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            found.update(roots(node.func.value) if node.func.attr in methods else ())
+        elif isinstance(node, ast.Call) and (method_ := method(node.func)) is not None:
+            obj, name = method_  # a name `getattr` is not told (None) may be any: fail closed
+            found.update(roots(obj) if name is None or name in methods or name in DUNDERS else ())
         elif isinstance(node, ast.Global):
             declared.update(node.names)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -313,3 +317,14 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         declared -= counted - {n.id for n in stored if id(n) not in bumped}
     return frozenset(found | declared)
+
+
+def method(func: ast.AST) -> tuple[ast.AST, str | None] | None:
+    """The object and the name of the method a call runs: `LOG.append`,
+    `getattr(LOG, "append")` (None for a name the text does not spell)."""
+    if isinstance(func, ast.Attribute):
+        return func.value, func.attr
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and len(func.args) >= 2:
+        name = func.args[1]
+        return func.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
+    return None
