@@ -1,0 +1,52 @@
+"""A script's main block setting into its settings object an immutable
+value that is not plain data (`settings.names = range(int(sys.argv[1]))`, a
+slice, a `bytearray`, a library's Enum member such as `HTTPStatus(code)`,
+those in a list too): the attributes walk skipped them, so a resume with
+another argument replayed the output the old one gave ("value 2" for 3).
+Each now counts by its value; the same argument still replays. Each case's
+script runs twice (`twice`: two interpreters)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import twice
+from tests.test_stale55_scripts import RUN, STEP
+
+pytestmark = pytest.mark.slow
+
+NS = "import http, types\n"
+CASES = {  # name: (the script's head, what the step returns, what the main block sets)
+    "range": (NS + "settings = types.SimpleNamespace(names=range(0))", "len(settings.names)",
+              "settings.names = range(int(sys.argv[1]))"),
+    "range_in_list": (NS + "settings = types.SimpleNamespace(rs=[])", "len(settings.rs[0])",
+                      "settings.rs = [range(int(sys.argv[1]))]"),
+    "slice": (NS + "settings = types.SimpleNamespace(cut=slice(0))", "len('abcdef'[settings.cut])",
+              "settings.cut = slice(int(sys.argv[1]))"),
+    "bytearray": (NS + "settings = types.SimpleNamespace(raw=bytearray())", "int(settings.raw)",
+                  "settings.raw = bytearray(sys.argv[1], 'ascii')"),
+    "library_enum": (NS + "settings = types.SimpleNamespace(status=None)", "int(settings.status) - 200",
+                     "settings.status = http.HTTPStatus(200 + int(sys.argv[1]))"),
+}  # fmt: skip
+
+
+def test_a_range_slice_bytearray_or_enum_the_main_block_sets_into_settings_counts(tmp_path: Path) -> None:
+    folders = {}
+    for name, (head, reads, sets) in CASES.items():
+        for arg in ("same", "other") if name == "range" else ("other",):  # a replay: twice
+            folders[f"{name}-{arg}"] = place = tmp_path / f"{name}-{arg}"
+            place.mkdir()
+            (place / "flow.py").write_text(STEP.format(head=head, reads=reads, sets=sets))
+    runs = twice(folders, RUN, lambda name, _: {"ARG": "2" if name.endswith("same") else "3"}, {"ARG": "2", "STOP": "1"})
+    wrong = []
+    for name, (first, count, second, after) in runs.items():
+        assert "suspended" in first and count == ["s"], (name, first)
+        if name.endswith("same"):
+            ok = "value 2" in second and after == ["s"]
+        else:  # was: "value 2", the old argument's output
+            ok = "refused" in second and "changed" in second and after == ["s"]
+        if not ok:
+            wrong.append((name, second[:200]))
+    assert not wrong
