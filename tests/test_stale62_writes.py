@@ -38,6 +38,10 @@ WRITES = {
     "copied_method": ('{"items": []}', "add_method({g}, x)", 'sum({g}["items"])'),
     "copied_star": ('{"items": []}', "add_star({g}, x)", 'sum({g}["items"])'),
     "copied_copy": ('{"items": []}', "add_copy({g}, x)", 'sum({g}["items"])'),
+    # A helper of yours picked from a dict or by `getattr`; a dunder held bound to the global.
+    "picked_helper": ('{"items": []}', 'OPS["add"]({g}, x)', 'sum({g}["items"])'),
+    "getattr_helper": ('{"items": []}', 'getattr(Ops, "add")({g}, x)', 'sum({g}["items"])'),
+    "held_dunder": ("{}\nSET = HELD_DUNDER.__setitem__", 'SET("k", x)', "{g}.get('k', 0)"),
 }
 
 COMP = '''import durable
@@ -79,6 +83,11 @@ def add_copy(cfg, v):
     c = copy.copy(cfg)
     items = c["items"]
     items.append(v)
+
+OPS = {"add": add_dict}
+
+class Ops:
+    add = staticmethod(add_dict)
 
 '''
 

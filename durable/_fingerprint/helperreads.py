@@ -27,7 +27,7 @@ from .nodes import walk
 from .paramwrites import through_names
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import LOGS, local_names, written_in
+from .stepreach import DUNDERS, LOGS, local_names, method, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -99,11 +99,13 @@ def _mutated(value: object, methods: frozenset[str]) -> object:
     for _ in range(8):  # partials of partials
         if not isinstance(value, functools.partial):
             break
-        if isinstance(value.func, types.MethodDescriptorType) and value.args:  # `partial(list.append, LOG)`
-            return value.args[0] if value.func.__name__ in methods else None
+        if isinstance(value.func, (types.MethodDescriptorType, types.WrapperDescriptorType)) and value.args:
+            name = value.func.__name__  # `partial(list.append, LOG)`, `partial(dict.__setitem__, CFG)`
+            return value.args[0] if name in methods or name in DUNDERS else None
         value = value.func
-    if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, types.ModuleType):
-        return value.__self__ if value.__name__ in methods else None  # `LOG.append`
+    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) and not isinstance(value.__self__, types.ModuleType):
+        name = value.__name__  # `LOG.append`, `CFG.__setitem__`
+        return value.__self__ if name in methods or name in DUNDERS else None
     return None
 
 
@@ -120,20 +122,24 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
         given: list[tuple[int | str, str]] = [(i, n) for i, a in enumerate(call.args) for n in _handed_roots(a)]
         given += [(k.arg, n) for k in call.keywords if k.arg for n in _handed_roots(k.value)]
         given = [(at, name) for at, name in given if name not in globs or type(globs[name]) not in _SCALARS]
+        func = _spelled(call.func)
+        if given and not isinstance(func, (ast.Name, ast.Attribute)):  # `OPS["add"](LOG, x)`: not told
+            found.update(name for _, name in given)
+            continue
         try:  # a proxy's attributes may raise anything: not told
-            fn, shift = _callee(call.func, globs) if given else (None, 0)
+            fn, shift = _callee(func, globs) if given else (None, 0)
         except Exception:
             found.update(name for _, name in given)
             continue
-        local = call.func.id if isinstance(call.func, ast.Name) and call.func.id not in globs else None
+        local = func.id if isinstance(func, ast.Name) and func.id not in globs else None
         if fn is None and local is not None and local not in vars(builtins):  # a name the body binds
-            inner = [d for d in walk(node) if isinstance(d, _FUNCS) and d.name == local and d is not node]
+            inner: list[ast.AST] = [d for d in walk(node) if isinstance(d, _FUNCS) and d.name == local and d is not node]
             if len(inner) != 1 or depth >= 8:  # a lambda, a parameter, a local import: not told
                 found.update(name for _, name in given)
                 continue
             defs, space = inner, globs  # `def add(xs, v): xs.append(v)` inside the step
         elif fn is None:  # a library's: one changing the list handed to it first writes it
-            found.update(name for at, name in given if at == 0 and writes_first(call.func, globs, logs))
+            found.update(name for at, name in given if at == 0 and writes_first(func, globs, logs))
             continue
         else:
             src, space = source_of(fn.__code__.co_filename, fn.__globals__), fn.__globals__
@@ -154,6 +160,12 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
             if param is None or param in changed:
                 found.add(name)
     return found
+
+
+def _spelled(func: ast.expr) -> ast.expr:
+    """`getattr(Ops, "add")` as the `Ops.add` it names."""
+    got = method(func) if isinstance(func, ast.Call) else None
+    return func if got is None or got[1] is None else ast.Attribute(value=got[0], attr=got[1], ctx=ast.Load())
 
 
 def _handed_roots(arg: ast.AST) -> list[str]:

@@ -71,7 +71,7 @@ def _bound(value: ast.AST) -> list[tuple[str, str]]:
         if name == "deepcopy":
             return []
         if name in _COPIES:  # `dict(cfg)`, `copy.copy(cfg)`, `cfg.copy()`
-            given = value.args[:1] if isinstance(func, ast.Name) or name == "copy" and value.args else [func.value]  # type: ignore[attr-defined]
+            given = value.args[:1] if isinstance(func, ast.Name) or (name == "copy" and value.args) else [func.value]  # type: ignore[attr-defined]
             return [("copy", s) for a in given for s in roots(a)]
     if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.Tuple)):  # `{**cfg}`, `[*rows]`
         spread = [v for k, v in zip(value.keys, value.values, strict=True) if k is None] if isinstance(value, ast.Dict) else value.elts

@@ -319,7 +319,7 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
     return frozenset(found | declared)
 
 
-def method(func: ast.AST) -> tuple[ast.AST, str | None] | None:
+def method(func: ast.AST) -> tuple[ast.expr, str | None] | None:
     """The object and the name of the method a call runs: `LOG.append`,
     `getattr(LOG, "append")` (None for a name the text does not spell)."""
     if isinstance(func, ast.Attribute):

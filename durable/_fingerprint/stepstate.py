@@ -30,12 +30,14 @@ from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import (
     ANY,
+    DUNDERS,
     LOGS,
     UNNAMED,
     aliases,
     helpers,
     hidden_writes,
     local_names,
+    method,
     methods,
     reached,
     written_in,
@@ -253,8 +255,8 @@ def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) ->
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
             targets = [sub.target]
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in methods:
-            targets = [sub.func.value]
+        elif isinstance(sub, ast.Call) and (got := method(sub.func)) and (got[1] is None or got[1] in methods | DUNDERS):
+            targets = [got[0]]  # `cls.items.append(x)`, `cls.items.__iadd__([x])`, `getattr(cls.items, k)(x)`
         else:
             continue
         if any(_within(t, first, on_class) for t in targets):
