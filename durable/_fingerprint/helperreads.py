@@ -24,10 +24,10 @@ from .imports import user_class
 from .inplace import MUTATORS, roots
 from .librarywrites import writes_first
 from .nodes import walk
-from .paramwrites import through_names
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import DUNDERS, LOGS, local_names, method, written_in
+from .stepreach import local_names
+from .written import DUNDERS, LOGS, method, through_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -54,7 +54,7 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
 def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> frozenset[str]:
     """The globals of `globs` whose objects the other modules' helpers `defs`
     reach write (`helpers.log(x)` appending to the `LOG` of a `config` both
-    import: `stepreach.written_in`, `logs` as there). One not told (past the
+    import: `written.written_in`, `logs` as there). One not told (past the
     limit, its text not what runs), or writing a module's attribute
     (`config.LOG.append(x)`), may write any object its module holds."""
     found: set[str] = set()

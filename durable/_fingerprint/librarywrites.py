@@ -20,7 +20,7 @@ import types
 from collections.abc import Mapping
 
 from .inplace import MUTATORS
-from .stepreach import DUNDERS, LOGS
+from .written import DUNDERS, LOGS
 
 _WRITERS = (heapq.heappush, heapq.heappop, heapq.heapify, heapq.heapreplace, heapq.heappushpop,
             bisect.insort, bisect.insort_left, bisect.insort_right, random.Random.shuffle)  # fmt: skip

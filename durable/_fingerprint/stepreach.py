@@ -15,11 +15,12 @@ import ast
 from typing import Any
 
 from .canon import is_our_decorator
-from .inplace import MUTATORS, roots
+from .inplace import MUTATORS
 from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
+from .written import DUNDERS
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
@@ -28,11 +29,6 @@ UNNAMED = frozenset({"globals", "eval", "exec", "import_module"})
 # And through the module's namespace rather than by name (`sys.modules[__name__].LOG`,
 # `vars(sys.modules[k])["LOG"]`, a function's `__globals__`, a frame's `f_globals`).
 _NAMESPACES = frozenset({"modules", "import_module", "__globals__", "f_globals"})
-# The methods that only log into what they are called on (`LOG.append(x)`).
-LOGS = frozenset({"append", "extend", "add"})
-# Methods that change their object besides `MUTATORS` (as `[k] = v`, `del [k]`, `+=`, `.k = v` do).
-DUNDERS = frozenset({"__setitem__", "__delitem__", "__setattr__", "__delattr__", "__init__", "__setstate__",
-                     *(f"__i{op}__" for op in "add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split())})  # fmt: skip
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
@@ -155,7 +151,7 @@ def hidden_writes(defs: list[ast.AST], tree: ast.AST) -> frozenset[str]:
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATORS
+            and (node.func.attr in MUTATORS or node.func.attr in DUNDERS)
         ):
             targets = [node.func]
         else:
@@ -287,44 +283,3 @@ def _one_definition(names: set[str], tree: ast.AST) -> frozenset[str]:
     one defined twice (`if`/`else`) reads what either reads."""
     table, funcs = links(tree)
     return frozenset(n for n in names if table.get(n, frozenset()) <= _names(funcs[n]))
-
-
-def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
-    """What the functions write themselves (`STATE[k] = v`, `global RATE`,
-    and unless `logs` is false, a count or a log: `N += 1`,
-    `LOG.append(x)`): not what they only hand to a call (`sum(VALUES)`
-    reads it). A count or a log the steps keep replays as it always did
-    (DBOS's and joblib's tests count calls so, and read the count)."""
-    found: set[str] = set()
-    declared: set[str] = set()
-    counted: set[str] = set()  # `global N; N += 1`
-    methods = MUTATORS if logs else MUTATORS - LOGS
-    nodes = [n for fn in defs for n in walk(fn)]
-    for node in nodes:
-        if isinstance(node, (ast.Assign, ast.Delete)):
-            found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
-        elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
-            found.update(roots(node.target))
-        elif isinstance(node, ast.Call) and (method_ := method(node.func)) is not None:
-            obj, name = method_  # a name `getattr` is not told (None) may be any: fail closed
-            found.update(roots(obj) if name is None or name in methods or name in DUNDERS else ())
-        elif isinstance(node, ast.Global):
-            declared.update(node.names)
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            counted.add(node.target.id)
-    if not logs:  # a global only ever bumped is a count; not one also bound (`N = 0`, `del N`)
-        bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
-        stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
-        declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    return frozenset(found | declared)
-
-
-def method(func: ast.AST) -> tuple[ast.expr, str | None] | None:
-    """The object and the name of the method a call runs: `LOG.append`,
-    `getattr(LOG, "append")` (None for a name the text does not spell)."""
-    if isinstance(func, ast.Attribute):
-        return func.value, func.attr
-    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and len(func.args) >= 2:
-        name = func.args[1]
-        return func.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
-    return None

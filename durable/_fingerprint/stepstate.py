@@ -30,18 +30,15 @@ from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import (
     ANY,
-    DUNDERS,
-    LOGS,
     UNNAMED,
     aliases,
     helpers,
     hidden_writes,
     local_names,
-    method,
     methods,
     reached,
-    written_in,
 )
+from .written import DUNDERS, LOGS, method, written_in
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}

@@ -12,8 +12,12 @@ import ast
 
 from .inplace import MUTATORS, roots
 from .nodes import walk
-from .stepreach import DUNDERS, method
 
+# The methods that only log into what they are called on (`LOG.append(x)`).
+LOGS = frozenset({"append", "extend", "add"})
+# Methods that change their object besides `MUTATORS` (as `[k] = v`, `del [k]`, `+=`, `.k = v` do).
+DUNDERS = frozenset({"__setitem__", "__delitem__", "__setattr__", "__delattr__", "__init__", "__setstate__",
+                     *(f"__i{op}__" for op in "add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split())})  # fmt: skip
 _FUNC = ast.FunctionDef | ast.AsyncFunctionDef
 # What makes a new object of the one it is given: `items = list(items)`, `cfg = cfg.copy()`.
 _COPIES = frozenset({"list", "dict", "set", "sorted", "tuple", "frozenset", "bytearray", "copy", "deepcopy"})
@@ -120,3 +124,44 @@ def _copied(fn: _FUNC) -> frozenset[str]:
 
 def _docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
+    """What the functions write themselves (`STATE[k] = v`, `global RATE`,
+    and unless `logs` is false, a count or a log: `N += 1`,
+    `LOG.append(x)`): not what they only hand to a call (`sum(VALUES)`
+    reads it). A count or a log the steps keep replays as it always did
+    (DBOS's and joblib's tests count calls so, and read the count)."""
+    found: set[str] = set()
+    declared: set[str] = set()
+    counted: set[str] = set()  # `global N; N += 1`
+    methods = MUTATORS if logs else MUTATORS - LOGS
+    nodes = [n for fn in defs for n in walk(fn)]
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
+        elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
+            found.update(roots(node.target))
+        elif isinstance(node, ast.Call) and (method_ := method(node.func)) is not None:
+            obj, name = method_  # a name `getattr` is not told (None) may be any: fail closed
+            found.update(roots(obj) if name is None or name in methods or name in DUNDERS else ())
+        elif isinstance(node, ast.Global):
+            declared.update(node.names)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            counted.add(node.target.id)
+    if not logs:  # a global only ever bumped is a count; not one also bound (`N = 0`, `del N`)
+        bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
+        stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+        declared -= counted - {n.id for n in stored if id(n) not in bumped}
+    return frozenset(found | declared)
+
+
+def method(func: ast.AST) -> tuple[ast.expr, str | None] | None:
+    """The object and the name of the method a call runs: `LOG.append`,
+    `getattr(LOG, "append")` (None for a name the text does not spell)."""
+    if isinstance(func, ast.Attribute):
+        return func.value, func.attr
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and len(func.args) >= 2:
+        name = func.args[1]
+        return func.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
+    return None
