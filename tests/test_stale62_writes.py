@@ -42,6 +42,14 @@ WRITES = {
     "picked_helper": ('{"items": []}', 'OPS["add"]({g}, x)', 'sum({g}["items"])'),
     "getattr_helper": ('{"items": []}', 'getattr(Ops, "add")({g}, x)', 'sum({g}["items"])'),
     "held_dunder": ("{}\nSET = HELD_DUNDER.__setitem__", 'SET("k", x)', "{g}.get('k', 0)"),
+    "x_alias": ("[]", "xs = {g}\n    xs.append(x)", "sum({g})"),
+    "x_part": ('{"items": []}', 'xs = {g}["items"]\n    xs.append(x)', 'sum({g}["items"])'),
+    "x_loop": ("[[]]", "for xs in {g}:\n        xs.append(x)", "sum({g}[0])"),
+    "x_ifexp": ("[]", "({g} if x else []).append(x)", "sum({g})"),
+    "x_boolop": ("[]", "({g} or []).append(x)", "sum({g})"),
+    "x_ifexp_handed": ("[]", "add_dict({{'items': {g} if x else []}}, x)", "sum({g})"),
+    "x_walrus": ("[]", "(xs := {g}).append(x)", "sum({g})"),
+    "x_with_helper_ifexp": ("[]", "add_list({g} if x else None, x)", "sum({g})"),
 }
 
 COMP = '''import durable
@@ -83,6 +91,9 @@ def add_copy(cfg, v):
     c = copy.copy(cfg)
     items = c["items"]
     items.append(v)
+
+def add_list(xs, v):
+    xs.append(v)
 
 OPS = {"add": add_dict}
 

@@ -170,11 +170,15 @@ def _spelled(func: ast.expr) -> ast.expr:
 
 def _handed_roots(arg: ast.AST) -> list[str]:
     """The global an argument hands over, whole or a part of it (`LOG`,
-    `STATE["items"]`, `Box.items`, `cfg.LOG`: `roots`); none for a slice,
-    a copy."""
+    `STATE["items"]`, `Box.items`, `cfg.LOG`: `roots`), one of those it may
+    be (`LOG if x else []`, `LOG or []`), or one a literal holds
+    (`{"items": LOG}`); none for a slice, a copy."""
     if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
         return []
-    return roots(arg) if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)) else []
+    if isinstance(arg, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.IfExp, ast.BoolOp)):
+        parts = arg.values if isinstance(arg, (ast.Dict, ast.BoolOp)) else [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else arg.elts
+        return [n for p in parts for n in _handed_roots(p)]
+    return roots(arg) if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript, ast.NamedExpr, ast.Starred)) else []
 
 
 def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType | None, int]:

@@ -27,8 +27,15 @@ def through_names(fn: _FUNC, changed: set[str], logs: bool) -> set[str]:
     """`changed` (the names `fn` writes by name), with the names those are
     bound to in turn, less the parameters rebound to a copy first
     (`_copied`) whose parts it does not write."""
-    edges = _bindings(fn)  # (name, kind, what it is bound from)
-    deep = _deep_writes(fn)
+    edges = _bindings([fn])
+    changed = _spread(edges, changed, _deep_writes([fn]))
+    aliased = set() if logs else {s for _, kind, s in edges if kind == "same"}  # by content: any write by that name
+    return (changed | aliased) - (_copied(fn) - _deep_writes([fn]))
+
+
+def _spread(edges: list[tuple[str, str, str]], changed: set[str], deep: set[str]) -> set[str]:
+    """`changed` with what the names among it are bound to, in turn (`deep`:
+    those written below their own level, grown as it goes)."""
     grown = True
     while grown:
         before = len(changed) + len(deep)
@@ -43,13 +50,13 @@ def through_names(fn: _FUNC, changed: set[str], logs: bool) -> set[str]:
                 changed.add(source)
                 deep.update([source] if name in deep else [])
         grown = len(changed) + len(deep) > before
-    aliased = set() if logs else {s for _, kind, s in edges if kind == "same"}  # by content: any write by that name
-    return (changed | aliased) - (_copied(fn) - deep)
+    return changed
 
 
-def _bindings(fn: _FUNC) -> list[tuple[str, str, str]]:
+def _bindings(defs: list[ast.AST]) -> list[tuple[str, str, str]]:
+    """(name, how, what it is bound from): `same`, a `part` of it or a shallow `copy`."""
     found: list[tuple[str, str, str]] = []
-    for node in walk(fn):
+    for node in (n for fn in defs for n in walk(fn)):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [t.id for t in targets if isinstance(t, ast.Name)]
@@ -57,7 +64,7 @@ def _bindings(fn: _FUNC) -> list[tuple[str, str, str]]:
             found += [(n, *b) for n in names for v in values for b in _bound(v)]
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
             found += [(node.target.id, "part", s) for s in roots(node.iter)]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not fn:
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node not in defs:
             # read inside a nested function: what is done to it there is not told by its own name
             found += [("", "same", n.id) for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     return found
@@ -67,7 +74,9 @@ def _bound(value: ast.AST) -> list[tuple[str, str]]:
     """How a name bound to `value` holds the names `value` reads."""
     if isinstance(value, ast.Name):
         return [("same", value.id)]
-    if isinstance(value, (ast.Subscript, ast.Attribute)) or (isinstance(value, ast.Call) and roots(value)):
+    if isinstance(value, (ast.Subscript, ast.Attribute, ast.IfExp, ast.BoolOp, ast.NamedExpr)) or (
+        isinstance(value, ast.Call) and roots(value)
+    ):
         return [("part", s) for s in roots(value)]  # `cfg["items"]`, `cfg.get("items")`
     if isinstance(value, ast.Call):
         func = value.func
@@ -83,11 +92,11 @@ def _bound(value: ast.AST) -> list[tuple[str, str]]:
     return []
 
 
-def _deep_writes(fn: _FUNC) -> set[str]:
-    """The names a write of `fn` reaches below their own level
+def _deep_writes(defs: list[ast.AST]) -> set[str]:
+    """The names a write of `defs` reaches below their own level
     (`c["items"].append(v)`, `c["a"]["b"] = v`), or a call is handed a part of."""
     found: set[str] = set()
-    for node in walk(fn):
+    for node in (n for fn in defs for n in walk(fn)):
         objs: list[ast.AST] = []
         if isinstance(node, (ast.Assign, ast.Delete)):
             objs += [t.value for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
@@ -135,13 +144,15 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
     found: set[str] = set()
     declared: set[str] = set()
     counted: set[str] = set()  # `global N; N += 1`
+    rebound: set[str] = set()
     methods = MUTATORS if logs else MUTATORS - LOGS
     nodes = [n for fn in defs for n in walk(fn)]
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.Delete)):
             found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
         elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
-            found.update(roots(node.target))
+            # `n = STATS["n"]; n += 1` rebinds the local: not followed to what it was bound from
+            (rebound if isinstance(node.target, ast.Name) else found).update(roots(node.target))
         elif isinstance(node, ast.Call) and (method_ := method(node.func)) is not None:
             obj, name = method_  # a name `getattr` is not told (None) may be any: fail closed
             found.update(roots(obj) if name is None or name in methods or name in DUNDERS else ())
@@ -153,7 +164,8 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
         stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    return frozenset(found | declared)
+    # Through a local bound to it, a part of it or a copy sharing its parts (`xs = LOG; xs.append(x)`).
+    return frozenset(_spread(_bindings(defs), found, _deep_writes(defs)) | rebound | declared)
 
 
 def method(func: ast.AST) -> tuple[ast.expr, str | None] | None:
