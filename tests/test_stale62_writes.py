@@ -9,7 +9,13 @@ after it read what the import left (value 0 for 5):
 - a helper defined inside the step's body handed the global
   (`def add(xs, v): xs.append(v)`, then `add(LOG, x)`);
 - a helper of yours shallow-copying its parameter then writing a list the
-  copy shares (`c = dict(cfg); c["items"].append(v)`).
+  copy shares (`c = dict(cfg); c["items"].append(v)`);
+- a helper picked from a dict or by `getattr` (`OPS["add"](LOG, x)`), a
+  dunder held bound to the global (`SET = CFG.__setitem__`);
+- a local bound to the global, a part of it or a loop variable over it
+  (`xs = LOG; xs.append(x)`, `for xs in LOG: xs.append(x)`), a conditional,
+  `or` or `:=` expression (`(LOG or []).append(x)`), or the global handed
+  to a helper inside a literal or a conditional (`add({"items": LOG}, x)`).
 
 Each is now a write: the resume is a changed call. And a workflow body
 whose source cannot be read (made by `exec` of generated text) filling a
