@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import itertools
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -82,15 +83,27 @@ def _held_mutators(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[s
     bound to it, writes when `node` names the holder (`add(x)` of `add =
     functools.partial(list.append, LOG)` or `add = LOG.append`): as
     `written_in` counts `LOG.append(x)`, a call through such a holder is
-    the write, and a replay that skips it leaves the list the import did."""
+    the write, and a replay that skips it leaves the list the import did.
+    So is one a dict, list, tuple or namespace holds (`OPS["add"](x)` of
+    `OPS = {"add": LOG.append}`)."""
     methods = MUTATORS if logs else MUTATORS - LOGS
     found: set[str] = set()
     for sub in walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            target = _mutated(globs.get(sub.id), methods)
-            if target is not None and not isinstance(target, _FIXED):
-                found.update(k for k, v in list(globs.items()) if v is target)
+            for target in (_mutated(held, methods) for held in _held(globs.get(sub.id))):
+                if target is not None and not isinstance(target, _FIXED):
+                    found.update(k for k, v in list(globs.items()) if v is target)
     return found
+
+
+def _held(value: object, depth: int = 0) -> Iterator[object]:
+    """`value` and what the plain containers it holds hold, three levels down
+    (the first 256 items of each: a large table of data holds no methods)."""
+    yield value
+    if depth < 3 and type(value) in (dict, list, tuple, types.SimpleNamespace):
+        items = value.values() if isinstance(value, dict) else vars(value).values() if isinstance(value, types.SimpleNamespace) else value
+        for item in list(itertools.islice(items, 256)):  # type: ignore[call-overload]
+            yield from _held(item, depth + 1)
 
 
 def _mutated(value: object, methods: frozenset[str]) -> object:
