@@ -1,8 +1,8 @@
 """A script's main block setting into its settings object an immutable
 value that is not plain data (`settings.names = range(int(sys.argv[1]))`, a
 slice, a `bytearray`, a library's Enum member such as `HTTPStatus(code)`,
-those in a list too): the attributes walk skipped them, so a resume with
-another argument replayed the output the old one gave ("value 2" for 3).
+a deque, an `array.array`, an `ipaddress` address, those in a list too):
+the attributes walk skipped them, so a resume with another argument replayed the output the old one gave ("value 2" for 3).
 Each now counts by its value; the same argument still replays. Each case's
 script runs twice (`twice`: two interpreters)."""
 
@@ -29,6 +29,12 @@ CASES = {  # name: (the script's head, what the step returns, what the main bloc
                   "settings.raw = bytearray(sys.argv[1], 'ascii')"),
     "library_enum": (NS + "settings = types.SimpleNamespace(status=None)", "int(settings.status) - 200",
                      "settings.status = http.HTTPStatus(200 + int(sys.argv[1]))"),
+    "deque": (NS + "import collections\nsettings = types.SimpleNamespace(q=None)", "len(settings.q)",
+              "settings.q = collections.deque(range(int(sys.argv[1])))"),
+    "ip_address": (NS + "import ipaddress\nsettings = types.SimpleNamespace(ip=None)", "int(settings.ip)",
+                   "settings.ip = ipaddress.ip_address(int(sys.argv[1]))"),
+    "array": (NS + "import array\nsettings = types.SimpleNamespace(a=None)", "len(settings.a)",
+              "settings.a = array.array('i', range(int(sys.argv[1])))"),
 }  # fmt: skip
 
 

@@ -7,6 +7,8 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import array
+import collections
 import enum
 import itertools
 import re
@@ -121,8 +123,13 @@ def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str
         return None if parts is None else [f"<{type(value).__name__}", *parts, ">"]
     if isinstance(value, enum.Enum):  # a library's member (`HTTPStatus(code)`): by its class and name
         return [f"<enum:{_qualname(type(value))}", *(plain_tokens(value.name) or [fresh_token()]), ">"]
-    if isinstance(value, bytearray):
-        return ["<bytearray", *(plain_tokens(bytes(value)) or []), ">"]
+    if isinstance(value, (bytearray, array.array)):  # by its item type and bytes
+        return [f"<{getattr(value, 'typecode', 'bytearray')}", *(plain_tokens(bytes(value)) or []), ">"]
+    if isinstance(value, (collections.deque, collections.ChainMap, types.MappingProxyType)):
+        listed = _items_of(list(value) if isinstance(value, collections.deque) else dict(value), public, seen)
+        return None if listed is None else [f"<{type(value).__name__}", *listed, ">"]
+    if type(value).__module__ == "ipaddress":  # `ip_address(sys.argv[1])`: by its text
+        return [f"<{type(value).__name__}", *(plain_tokens(str(value)) or []), ">"]
     return _items_of(value, public, seen) if isinstance(value, (list, tuple, dict)) else None
 
 
