@@ -56,3 +56,30 @@ def test_a_range_slice_bytearray_or_enum_the_main_block_sets_into_settings_count
         if not ok:
             wrong.append((name, second[:200]))
     assert not wrong
+
+
+
+# Run as a script (`python flow.py`): imported as a module, another rule counted it already.
+SUBCLASS_FLOW = STEP.replace("if __name__", """
+class Base:
+    registry = []
+
+    def __init_subclass__(cls, k=0):
+        [cls.registry.append(v) for v in (k,)]
+
+class Sub(Base, k=int(os.environ["K"])):
+    pass
+
+if __name__""")
+
+
+def test_a_class_list_its_init_subclass_fills_in_a_comprehension_counts(tmp_path: Path) -> None:
+    """`Base.registry`, filled by `__init_subclass__` from a class statement's
+    keyword (`class Sub(Base, k=K)`): the rule asked whether the hook names
+    the attribute in its own code only, not in a comprehension of it, so a
+    resume after K changed replayed the old sum ("value 2" for K=3)."""
+    (tmp_path / "flow.py").write_text(SUBCLASS_FLOW.format(head="", reads="sum(Base.registry)", sets="pass"))
+    runs = twice({"subclass": tmp_path}, RUN, lambda *_: {"K": "3", "ARG": "1"}, {"K": "2", "ARG": "1", "STOP": "1"})
+    first, count, second, after = runs["subclass"]
+    assert "suspended" in first and count == ["s"], first
+    assert "refused" in second and "Base.registry" in second and after == ["s"], second
