@@ -50,6 +50,7 @@ WRITES = {
     "held_dunder": ("{}\nSET = HELD_DUNDER.__setitem__", 'SET("k", x)', "{g}.get('k', 0)"),
     "held_in_dict": ('[]\nOPS_ADD = {"add": HELD_IN_DICT.append}', 'OPS_ADD["add"](x)', "sum({g})"),
     "held_in_namespace": ("[]\nNS_ADD = types.SimpleNamespace(add=HELD_IN_NAMESPACE.append)", "NS_ADD.add(x)", "sum({g})"),
+    "x_copy_in_step": ('{"items": []}', 'c = dict({g})\n    c["items"].append(x)', 'sum({g}["items"])'),
     "x_alias": ("[]", "xs = {g}\n    xs.append(x)", "sum({g})"),
     "x_part": ('{"items": []}', 'xs = {g}["items"]\n    xs.append(x)', 'sum({g}["items"])'),
     "x_loop": ("[[]]", "for xs in {g}:\n        xs.append(x)", "sum({g}[0])"),

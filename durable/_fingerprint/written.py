@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from .inplace import MUTATORS, roots
+from .inplace import LOOKS, MUTATORS, READERS, roots
 from .nodes import walk
 
 # The methods that only log into what they are called on (`LOG.append(x)`).
@@ -106,7 +106,9 @@ def _deep_writes(defs: list[ast.AST]) -> set[str]:
             m = method(node.func)
             if m is not None and (m[1] is None or m[1] in MUTATORS or m[1] in DUNDERS):
                 objs.append(m[0])
-            objs += [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, (ast.Subscript, ast.Attribute))]
+            shows = (m is not None and m[1] in LOOKS) or (isinstance(node.func, ast.Name) and node.func.id in READERS)
+            given = [] if shows else [*node.args, *(k.value for k in node.keywords)]  # not `print(c["k"])`
+            objs += [a for a in given if isinstance(a, (ast.Subscript, ast.Attribute))]
         found.update(r for obj in objs if not isinstance(obj, ast.Name) for r in roots(obj))
     return found
 
