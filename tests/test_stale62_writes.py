@@ -4,8 +4,8 @@ after it read what the import left (value 0 for 5):
 
 - through a dunder, a method picked by `getattr` or through the object's
   type (`LOG.__iadd__([x])`, `getattr(LOG, "append")(x)`,
-  `CFG.__setitem__("k", x)`, `type(LOG).append(LOG, x)`), or the
-  namespace `vars(NS)` gives (`vars(NS)["k"] = x`);
+  `CFG.__setitem__("k", x)`, `type(LOG).append(LOG, x)`; `vars(NS)["k"]
+  = x` was already a write: kept as a guard);
 - a helper defined inside the step's body handed the global
   (`def add(xs, v): xs.append(v)`, then `add(LOG, x)`);
 - a helper of yours shallow-copying its parameter then writing a list the
