@@ -3,10 +3,15 @@ PUT (or GET, or DELETE: `fail(method=)`): the n-th one (counted from 1 since `fa
 (or, as an outage, it and its tries again until a PUT to another path).
 "500-after" and "reset-after" hand the request to the server and then lose
 its answer (a 500, or a connection reset), so that the client sends it
-again; "500-before" and "reset-mid" fail it before the server has it.
+again; "500-before" and "reset-mid" fail it before the server has it;
+"timeout-after" answers only once the client timed out and sent it again,
+"timeout-before" hands it to the server only then (after the retry).
 `deny` answers every request whose (decoded) path holds a string with 403
 AccessDenied (or `how`: "500-before", a store failing for those objects)
-until `deny("")`: a store whose permissions refuse one run. `passed` is set
+until `deny("")`: a store whose permissions refuse one run; `deny("?delete",
+"delete-errors")`: every batched delete answered 200 with an AccessDenied
+for each of its keys, none deleted (S3 reports a key it failed to delete
+so; "delete-busy": an InternalError, which may pass). `passed` is set
 once a request `fail` counts goes through after one was failed: the client
 tried again, and it worked.
 `hold` delays the first PUT whose path holds `match`, and every PUT after
@@ -16,6 +21,7 @@ lease renewals too), then all arrive late."""
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 import socketserver
 import struct
@@ -26,6 +32,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
 _ERROR = b"<Error><Code>InternalError</Code><Message>injected</Message></Error>"
+_SLOW_DOWN = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
 _DENIED = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
 
 
@@ -40,6 +47,8 @@ class Faults:
         self.holding = ""  # the path a hold starts at ("": no hold)
         self.denied, self.denied_how = "", "403"  # every request whose path holds it
         self.passed = threading.Event()
+        self.retried = threading.Event()  # the failed request was sent again
+        self.deny_left, self.outage_over, self.ended = 0, threading.Event(), ""
 
     def hold(self, match: str) -> None:
         self.holding = match
@@ -67,17 +76,30 @@ class Faults:
         with self._lock:
             self.count, self.at, self.how, self.match, self.hit = 0, at, how, match, []
             self.passed.clear()
+            self.retried.clear()
             self.outage, self.method = outage, method
 
-    def deny(self, match: str, how: str = "403") -> None:
-        self.denied, self.denied_how = match, how
+    def deny(self, match: str, how: str = "403", times: int = 0) -> None:
+        """`times`: an outage of that many requests, then none (`outage_over` set
+        once a PUT to a path holding `match` went through after it)."""
+        self.denied, self.denied_how, self.deny_left = match, how, times
+        self.outage_over.clear()
 
     def decide(self, method: str, path: str) -> str:
         with self._lock:
+            if self.ended and method == "PUT" and self.ended in urllib.parse.unquote(path):
+                self.ended = ""
+                self.outage_over.set()
             if self.denied and self.denied in urllib.parse.unquote(path):
+                if self.deny_left:
+                    self.deny_left -= 1
+                    if not self.deny_left:
+                        self.denied, self.ended = "", self.denied
                 return self.denied_how
             if method == "POST" and "?delete" in path:
                 method = "DELETE"
+            if self.hit and urllib.parse.unquote(path) == self.hit[0]:
+                self.retried.set()
             if method != self.method:
                 return ""
             if self.outage and self.hit and self.at:
@@ -94,6 +116,16 @@ class Faults:
                 return ""
             self.hit.append(urllib.parse.unquote(path))
             return self.how
+
+
+def _delete_errors(body: bytes, code: bytes) -> bytes:
+    """A DeleteObjects answer that deleted none of the keys asked for."""
+    keys = re.findall(rb"<Key>(.*?)</Key>", body)
+    errors = b"".join(
+        b"<Error><Key>%s</Key><Code>%s</Code><Message>injected</Message></Error>" % (k, code)
+        for k in keys
+    )
+    return b'<?xml version="1.0" encoding="UTF-8"?><DeleteResult>%s</DeleteResult>' % errors
 
 
 def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
@@ -114,10 +146,17 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
                 self.rfile.read(length // 2)
                 return self._reset()
             body = self.rfile.read(length) if length else b""
+            if how == "timeout-before":  # handed to the server only after the client's retry
+                faults.retried.wait(60)
             if how == "403":
                 return self._send(403, _DENIED, [])
             if how == "500-before":
                 return self._send(500, _ERROR, [])
+            if how == "503":
+                return self._send(503, _SLOW_DOWN, [])
+            if how in ("delete-errors", "delete-busy"):
+                code = b"AccessDenied" if how == "delete-errors" else b"InternalError"
+                return self._send(200, _delete_errors(body, code), [])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
             conn.request(self.command, self.path, body=body, headers=headers)
@@ -125,6 +164,9 @@ def start(upstream: str, faults: Faults) -> tuple[str, socketserver.TCPServer]:
             data = answer.read()
             conn.close()
             if how == "reset-after":
+                return self._reset()
+            if how == "timeout-after":  # stored, answered only once the client gave up and retried
+                faults.retried.wait(60)
                 return self._reset()
             if how == "500-after":
                 return self._send(500, _ERROR, [])

@@ -35,6 +35,7 @@ from .cachestate import state_writes
 from .cachewhy import tell_uncached, tell_written
 from .changed import not_cached_in_place
 from .context import RunState
+from .identity import value_digest
 from .replay import fence
 from .spec import refingerprint
 
@@ -271,7 +272,11 @@ def ticket_for(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     fp: str | None,
+    held: str = "",
 ) -> Ticket | None:
+    """`held`: the digest of the run's arguments the step reads other than
+    by its own arguments (`bound.with_held`), which join its key: a step
+    reading what the body filled from `k` was served another run's output."""
     assert spec.cache is not None
     fn, (seen, written) = spec.fn, spec.writes[0]  # one tuple: read whole by any thread
     code = fn.__code__ if type(fn) is types.FunctionType else None
@@ -282,6 +287,7 @@ def ticket_for(
         tell_written(spec, written)
         return None
     digest, call, base = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
+    digest = value_digest((digest, held)) if held and digest is not None else digest
     if digest is None:  # a secret, or no reproducible digest: run it, keep nothing
         tell_uncached(spec, args, kwargs)
         return None

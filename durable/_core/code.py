@@ -14,10 +14,10 @@ import inspect
 import sys
 import types
 
+from .._fingerprint.assigned import assigned_into
 from .._fingerprint.bindings import binding_statements, module_statements
 from .._fingerprint.canon import node_hash
 from .._fingerprint.classreads import statements_read
-from .._fingerprint.contents import assigned_into
 from .._fingerprint.elsewhere import attributes_set_elsewhere, elsewhere_of
 from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._fingerprint.derived import OUTSIDE, made_in
 from .._fingerprint.heads import ANY, EVERYWHERE
 from .._fingerprint.imports import user_module
-from .._fingerprint.samecode import nested_code
+from .._fingerprint.stepcodes import reached_names
 from .._fingerprint.unseen import functions_write
 from .identity import is_token, value_digest
 
@@ -30,21 +30,23 @@ def filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, st
     picked so, `helper = fb if os.environ[...] else fa`, counts every one it
     may be). As the run's first call reading one found it: what steps log
     there since is their state."""
-    # Its nested code's too: a comprehension's or a generator's own (`sum(CONFIG[k] for k in ks)`).
-    names, made = {n for c in nested_code(f.__code__) for n in c.co_names}, made_in(body.function)
+    # Its nested code's and its helpers' too: a comprehension's own (`sum(CONFIG[k] for k in ks)`),
+    # `helper(x)` reading `FACTOR`; past `MOST` functions (`untold`) any may be read.
+    (names, values, untold), made = reached_names(f), made_in(body.function)
     found = []
     for name, params in made.stored.items():
         for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
             home = f.__globals__ if home is EVERYWHERE else home
             # Of any global filled (`globals().update(...)`), not one a function of its module
             # writes (`CACHE[k] = v`, `LOG.append(x)`): state the run's steps keep, not configuration.
-            each_of = sorted(names & home.keys() - (functions_write(home) or set())) if name == ANY else (name,)
+            known = home.keys() if untold else names & home.keys()
+            each_of = sorted(known - (functions_write(home) or set())) if name == ANY else (name,)
             for each in each_of:
                 # A module counts by the globals of it filled (not `os` of `os.environ[...]`).
                 value = home.get(each, home)
                 if value is home or isinstance(value, types.ModuleType) or not _users(home):
                     continue
-                if not (each in names or any(value is f.__globals__.get(n) for n in names)):
+                if not (untold or each in names or any(value is v for v in values)):
                     continue
                 digest = body.outside.get(key := f"{each}@{i}@{name}")
                 if digest is None:

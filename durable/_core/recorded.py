@@ -3,16 +3,29 @@ decoded lazily. Each position keeps the sealed bytes the log gave until the
 run reaches it (or something asks for every record); only then is the
 envelope checked (CRC or signature) and the record decoded, so a resume
 that stops early decodes only what it replayed, and a damaged record is
-refused when reached, before anything at or after it replays or runs."""
+refused when reached, before anything at or after it replays or runs.
+Each envelope is checked once: a replay that compared a record's row
+without decoding it (`row`) keeps its checked body, which a later `get`
+decodes without checking it again."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
+from typing import Any
 
 from .._storage.base import Store
+from .._storage.codec import unpack
 from .._storage.keys import Position, format_position, record_name
 from .._storage.noted import CARRIED, DAMAGE, THERE
-from .._storage.records import NO_EXTRA, NO_ITEMS, StepRecord, intact_body, unseal
+from .._storage.records import (
+    FORMAT,
+    NO_EXTRA,
+    NO_ITEMS,
+    ROW,
+    StepRecord,
+    intact_body,
+    unseal,
+)
 from ..errors import CorruptRecordError
 
 
@@ -20,31 +33,76 @@ class Recorded(MutableMapping[Position, StepRecord]):
     """Position -> StepRecord, decoding on first access. A record decoded
     is held instead of its bytes (records are kept once)."""
 
-    __slots__ = ("_decoded", "_raw", "_run_id", "_store")
+    __slots__ = ("_bodies", "_decoded", "_raw", "_run_id", "_store")
 
     def __init__(self, store: Store | None = None, run_id: str = "") -> None:
         self._store, self._run_id = store, run_id
         self._decoded: dict[Position, StepRecord] = {}
         self._raw: dict[Position, bytes] = {}  # sealed, as read from the log
+        # Bodies whose envelope `row` checked and whose row it compared (a
+        # replay's records, most of them): decoded when asked, not checked again.
+        self._bodies: dict[Position, bytes] = {}
 
     def keep_sealed(self, pos: Position, raw: bytes) -> None:
         """The sealed record at pos, decoded when first asked for."""
         self._decoded.pop(pos, None)
+        self._bodies.pop(pos, None)
         self._raw[pos] = raw
 
     def keep_all_sealed(self, sealed: dict[Position, bytes]) -> None:
         """`keep_sealed` of each (a resume's whole log): one call, not one a record."""
-        for pos in sealed if self._decoded else ():
+        for pos in sealed if self._decoded or self._bodies else ():
             self._decoded.pop(pos, None)  # as `keep_sealed`: most were never decoded
+            self._bodies.pop(pos, None)
         if self._raw:
             self._raw.update(sealed)
         else:
             self._raw = sealed
 
+    def row(self, pos: Position) -> list[Any] | None:
+        """The row of the record at body position pos not read yet, its
+        envelope checked (THE check, `intact_body`; its body is kept, so a
+        later `get` decodes it without a second one), for a replay to compare
+        (`replayrow`) without a record made of it. None when there is no
+        such record, it was read already, or it is anything but an intact
+        unsigned envelope holding a current row of this position: `get`
+        then decides, and names what is wrong."""
+        raw = self._raw.get(pos)
+        if raw is None or type(pos) is not int:
+            return None
+        assert self._store is not None  # bytes are only kept with their store
+        body = intact_body(raw, self._store.signing_key)
+        if body is None:
+            return None
+        try:
+            row = unpack(body)
+        except Exception:
+            return None
+        if type(row) is not list or len(row) != ROW or row[0] != FORMAT:
+            return None
+        if type(row[1]) is not int or row[1] != pos:  # `decode_step_record`'s position check
+            return None
+        del self._raw[pos]
+        if not self._raw:  # as `get`
+            self._raw = {}
+        self._bodies[pos] = body
+        return row
+
     def get(self, pos: Position, default: StepRecord | None = None) -> StepRecord | None:  # type: ignore[override]
         rec = self._decoded.get(pos)
         if rec is not None:
             return rec
+        if self._bodies:
+            body = self._bodies.pop(pos, None)
+            if body is not None:  # checked by `row`
+                try:
+                    rec = self._decoded[pos] = decoded_body(body, self._run_id, pos, None, False)
+                    if CARRIED in rec.extra:
+                        shed(rec)
+                except BaseException:
+                    self._bodies[pos] = body  # asked again, it is refused again
+                    raise
+                return rec
         raw = self._raw.pop(pos, None)
         if raw is None:
             return default
@@ -83,31 +141,37 @@ class Recorded(MutableMapping[Position, StepRecord]):
             shed(rec)
         if self._raw:  # `__setitem__`, inline
             self._raw.pop(rec.position, None)
+        if self._bodies:
+            self._bodies.pop(rec.position, None)
         self._decoded[rec.position] = rec
 
     def __setitem__(self, pos: Position, rec: StepRecord) -> None:
         if self._raw:  # none left undecoded: a run's every new record, no call
             self._raw.pop(pos, None)
+        if self._bodies:
+            self._bodies.pop(pos, None)
         self._decoded[pos] = rec
 
     def __delitem__(self, pos: Position) -> None:
         found = self._decoded.pop(pos, None) is not None
+        found = self._bodies.pop(pos, None) is not None or found
         if self._raw.pop(pos, None) is None and not found:
             raise KeyError(pos)
 
     def __contains__(self, pos: object) -> bool:
-        return pos in self._decoded or pos in self._raw
+        return pos in self._decoded or pos in self._bodies or pos in self._raw
 
     def __iter__(self) -> Iterator[Position]:
-        # Both taken now, in C (a resume lists every position): a position
+        # All taken now, in C (a resume lists every position): a position
         # decoded while the caller iterates is neither missed nor seen twice.
-        return iter([*self._decoded, *self._raw])
+        return iter([*self._decoded, *self._bodies, *self._raw])
 
     def __len__(self) -> int:
-        return len(self._decoded) + len(self._raw)
+        return len(self._decoded) + len(self._bodies) + len(self._raw)
 
     def __repr__(self) -> str:
-        return f"<records: {len(self._decoded)} decoded, {len(self._raw)} not yet>"
+        n = len(self._bodies) + len(self._raw)
+        return f"<records: {len(self._decoded)} decoded, {n} not yet>"
 
     def marks(self) -> Iterator[object]:
         """The mark each record carries (`noted.short`), decoded apart from
@@ -115,6 +179,13 @@ class Recorded(MutableMapping[Position, StepRecord]):
         or decoded already."""
         for _ in list(self._decoded):
             yield THERE
+        for pos, body in list(self._bodies.items()):
+            try:
+                rec = decoded_body(body, self._run_id, pos, None, False)
+            except DAMAGE:
+                yield THERE
+            else:
+                yield rec.extra.get(CARRIED)
         for pos, raw in list(self._raw.items()):
             assert self._store is not None  # bytes are only kept with their store
             try:
@@ -143,6 +214,13 @@ def decode_step_record(
     if body is None:
         name = name or record_name(pos)
         body = unseal(raw, store.signing_key, run_id=run_id, position=pos, name=name)
+    return decoded_body(body, run_id, pos, name, interned)
+
+
+def decoded_body(
+    body: bytes, run_id: str, pos: Position, name: str | None, interned: bool
+) -> StepRecord:
+    """`decode_step_record` of a body whose envelope was checked."""
     try:
         rec = StepRecord.from_bytes(body, interned=interned)
     except Exception as e:

@@ -43,12 +43,12 @@ from .discarded import forget_children
 from .loadback import load_value
 from .plan import check_stop, stop
 from .recorded import Recorded, decode_step_record
+from .replayrow import same_fields
 
 
 def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
-    """The replay rule (DESIGN §2): same fingerprint and argument digest. A
-    record without a digest (written before every call had one) is another call."""
-    return rec.fingerprint == fp and rec.args_digest is not None and rec.args_digest == digest
+    """The replay rule (DESIGN §2) of a record: `replayrow.same_fields`."""
+    return same_fields(rec.fingerprint, rec.args_digest, fp, digest)
 
 
 def lookup(

@@ -21,6 +21,7 @@ from ..errors import DefinitionChangedError, DurableError, ValidationError
 from .bound import bare, binds
 from .context import RunState
 from .retry import RetryPolicy
+from .unfilled import reads_no_fill
 from .written import quiet
 
 if TYPE_CHECKING:
@@ -148,9 +149,16 @@ class StepSpec(Frozen):
         each call that its code is still this one; the entry keeps the
         spec, so that no other takes its id while the run lasts."""
         fn = self.fn
-        fills = any(body.fills for body in ctx.bodies)  # `held_by` looks at what they fill
-        if not self.binds and not fills and bare(fn) and quiet(fn):
-            ctx.plain[id(self)] = (self, fn.__code__, fp)
+        if self.binds or not bare(fn) or not quiet(fn):
+            return
+        if any(body.fills for body in ctx.bodies):  # `held_by` looks at what they fill
+            noted = ctx.plain.get(id(self))
+            if noted is not None and noted[0] is self and noted[1] is None:
+                return  # decided for the run: it may read one (no code is ever None)
+            if not reads_no_fill(fn, ctx.bodies):
+                ctx.plain[id(self)] = (self, None, fp)
+                return
+        ctx.plain[id(self)] = (self, fn.__code__, fp)
 
 
 def with_validator(

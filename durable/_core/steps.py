@@ -24,6 +24,7 @@ from .identity import call_digest, changed_in_place
 from .loadback import PRUNED, load_value
 from .plan import Call, Plan, drive_sync
 from .replay import boundary, commit, lease_lost, lookup, reopen
+from .replayrow import MISS, replayed
 from .retry import RetryPolicy, retrying
 from .spec import StepSpec
 from .written import with_written
@@ -114,6 +115,10 @@ def replay_or_prepare(
         written = with_written(fn, digest, spec.name)
         if not reads and not spec.binds:
             spec.plain_in(ctx, fp)
+    if type(pos) is int:  # most replayed steps: compared as their row, no record made
+        value = replayed(ctx, pos, spec.name, fp, written)
+        if value is not MISS:
+            return value
     rec = lookup(ctx, pos, spec.name, fp, written, call=(shown, kwargs))
     if rec is None:
         return _made(_Live, (pos, fp, digest, None, None, reads))  # every recorded step
@@ -139,7 +144,9 @@ def _live_plan(
     if spec.cache is not None:
         from . import cache
 
-        ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp)
+        # What it reads of the run's arguments (through what the body filled) joins the key too.
+        held = with_held(spec.fn, "", ctx.argument_values, ctx.bodies) if live.reads else ""
+        ticket = cache.ticket_for(ctx.store, spec, args, kwargs, live.fp, held)
         hit = ticket.lookup() if ticket is not None else None
         if ticket is not None and hit is not None:  # computed by another run or call
             # Its record counts what it logs as the run's own would (`written.with_written`).

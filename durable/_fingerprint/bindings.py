@@ -14,9 +14,9 @@ from typing import Any
 from ..errors import ConfigurationError
 from .anybind import may_bind_any
 from .callsonly import calls_any, only_calling
+from .changers import MUTATORS
 from .inplace import (
     BLOCKS,
-    MUTATORS,
     READERS,
     aliases_in,
     called,

@@ -14,12 +14,13 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .anybind import may_bind_any
+from .assigned import assigned_into
 from .attributes import attribute_tokens, settings_object
 from .bindings import binding_statements
 from .elsewhere import called_elsewhere, changed_elsewhere
 from .executors import runs_code_only
-from .imports import user_class
-from .inplace import MUTATORS, roots, run_now
+from .imports import user_class, user_module
+from .inplace import run_now
 from .outside import imported_from, reads_outside
 from .outsidevalues import (
     class_outside_tokens,
@@ -93,7 +94,10 @@ def _contents_here(
     found = binding_statements(name, namespace, checked_file)
     if found is None:  # `from c import *`: X is c's, as `reads._bound` follows it
         found = binding_statements("*", namespace, checked_file) or []
-    changed = sorted({n for stmt in found for n in assigned_into(stmt)})
+    # A library's module is not changed by a call of its functions (`np.add(a, b)`, `np.sort(a)`):
+    # counted by its attributes, numpy's differ in each process (every resume was refused).
+    module = name if isinstance(obj, types.ModuleType) and not witnessed(user_module, obj) else ""
+    changed = sorted({n for stmt in found for n in assigned_into(stmt, module)})
     # `helpers.CFG["k"] = 2` in a script (`elsewhere`: not for a module read whole).
     changed += [name] if running and elsewhere and witnessed(changed_elsewhere, namespace, name) else []
     # `CFG = {"k": 1}` ... `CFG = {"k": 2}`: which ran last decides, not the statements.
@@ -188,27 +192,6 @@ def bound_part(
     return {"bound:" + key: witnessed(identity_of, obj)}
 
 
-# id(statement) -> (the statement, what it assigns into): a statement's
-# syntax never changes (an edit parses anew), and fingerprinting the steps
-# of one module asked again for each of its globals' statements (62,000
-# walks of the tree for 18 runs of a test module, 80% of their time).
-_assigned: dict[int, tuple[ast.AST, frozenset[str]]] = {}
-
-
-def assigned_into(stmt: ast.AST) -> frozenset[str]:
-    """Names a module-level statement changes in place by its own syntax
-    (`X[k] = v`, `X.a = v`, `X += [v]`, `del X[k]`, `X.update(...)`), in
-    blocks and loops too, not in the functions and classes it defines:
-    not a name it merely passes to a call, which may only read it."""
-    seen = _assigned.get(id(stmt))
-    if seen is not None and seen[0] is stmt:
-        return seen[1]
-    if len(_assigned) >= 4096:  # sources parsed again and again (a notebook)
-        _assigned.clear()
-    found = frozenset(_walked(stmt))
-    _assigned[id(stmt)] = (stmt, found)
-    return found
-
 
 def _running_tokens(obj: object, looped: bool = False) -> list[str] | None:
     """What a module-level call may have changed in `obj`: its plain data or bytes, else,
@@ -295,36 +278,3 @@ def _in_loop(stmt: ast.AST, name: str) -> bool:
         for loop in run_now(stmt)
     )
 
-
-def _walked(stmt: ast.AST) -> set[str]:
-    names: set[str] = set()
-    for node in run_now(stmt):
-        if isinstance(node, (ast.Assign, ast.Delete)):
-            for t in node.targets:
-                names.update(_roots(t) if isinstance(t, (ast.Subscript, ast.Attribute)) else ())
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            names.update(_roots(node.target) if not isinstance(node.target, ast.Name) else ())
-            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                names.add(node.target.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            names.update(_roots(node.func.value) if node.func.attr in MUTATORS else ())
-        elif _builtin_call(node, ("setattr", "delattr")):  # `setattr(NS, "k", 2)`: as `NS.k = 2`
-            names.update(_roots(node.args[0]))  # type: ignore[attr-defined]
-    return names
-
-
-def _roots(target: ast.AST) -> list[str]:
-    """`roots`, with `vars(NS)` standing for NS, whose attributes it holds
-    (`vars(NS).update(k=2)`, `vars(NS)["k"] = 2`)."""
-    node = target
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return [node.args[0].id] if _builtin_call(node, ("vars",)) else roots(target)  # type: ignore[attr-defined]
-
-
-def _builtin_call(node: ast.AST, names: tuple[str, ...]) -> bool:
-    """`name(X, ...)` of one of `names`, X a plain name."""
-    return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
-        and bool(node.args) and isinstance(node.args[0], ast.Name)
-    )  # fmt: skip

@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import types
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from typing import NamedTuple
 
 from .callees import Deferred, Runs
@@ -38,6 +37,7 @@ from .heads import ANY, EVERYWHERE
 from .outside import reads_outside
 from .samecode import nested_code
 from .source import find_definitions, runs_this_source, source_of
+from .stepcodes import reached_names
 from .userclasses import new_analysis
 
 
@@ -106,14 +106,13 @@ def read_from_body(
     if made.cells and code.co_freevars and id(code) in made.nested:
         found.update(*(made.cells[v] for v in code.co_freevars if v in made.cells))
     if made.stored:
-        names = _names(code)
-        found.update(*(made.stored[g] for g in names & made.stored.keys()))
+        # What the user's functions it calls name counts too (`helper(x)` reading `FACTOR`).
+        names, values, untold = reached_names(fn)
+        found.update(*(made.stored[g] for g in (made.stored.keys() if untold else names & made.stored.keys())))
         if ANY in made.stored and any(h is fn.__globals__ or h is EVERYWHERE for h in made.homes[ANY]):
             found.update(made.stored[ANY])  # `globals()[key] = ...`: any of its module's
         objects = _filled_objects(made)
-        if objects:
-            values = [*held, *(fn.__globals__.get(n) for n in names)]
-            found.update(*(objects[id(v)] for v in values if id(v) in objects))
+        found.update(*(objects[id(v)] for v in [*held, *values] if id(v) in objects))
     return frozenset(found)
 
 
@@ -130,11 +129,6 @@ def _filled_objects(made: Made) -> dict[int, frozenset[str]]:
 
 
 _SCALARS = frozenset({bool, int, float, complex, str, bytes})
-
-
-@lru_cache(maxsize=4096)  # asked at each call of a step of such a run
-def _names(code: types.CodeType) -> frozenset[str]:
-    return frozenset(n for c in nested_code(code) for n in c.co_names)
 
 
 _Lines = tuple[tuple[int, int, frozenset[str]], ...]
@@ -155,7 +149,7 @@ def _unknown(fn: types.FunctionType, *, callees: bool = True) -> _Found:
     be made from every parameter."""
     code, ns = fn.__code__, fn.__globals__
     params = _parameters(code)
-    every = sorted(_names(code))  # its comprehensions' too: `[LOG.append(v) for v in xs]`
+    every = sorted({n for c in nested_code(code) for n in c.co_names})  # comprehensions' too: `[LOG.append(v) for v in xs]`
     some: Filled = [(n, ns) for n in every if data(n, ns)]
     some += ([(ANY, ns)] if "globals" in every else []) + ([] if callees else [(ANY, EVERYWHERE)])
     if callees:

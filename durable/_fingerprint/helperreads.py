@@ -20,15 +20,15 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .changers import LOGS, MUTATORS, library_writer
 from .holds import held_callables
 from .imports import user_class
-from .inplace import MUTATORS, roots
-from .librarywrites import writes_first
+from .inplace import roots
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import local_names
-from .written import DUNDERS, LOGS, method, through_names, written_in
+from .written import method, through_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -114,11 +114,11 @@ def _mutated(value: object, methods: frozenset[str]) -> object:
             break
         if isinstance(value.func, (types.MethodDescriptorType, types.WrapperDescriptorType)) and value.args:
             name = value.func.__name__  # `partial(list.append, LOG)`, `partial(dict.__setitem__, CFG)`
-            return value.args[0] if name in methods or name in DUNDERS else None
+            return value.args[0] if name in methods else None
         value = value.func
     if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) and not isinstance(value.__self__, types.ModuleType):
         name = value.__name__  # `LOG.append`, `CFG.__setitem__`
-        return value.__self__ if name in methods or name in DUNDERS else None
+        return value.__self__ if name in methods else None
     return None
 
 
@@ -152,7 +152,7 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
                 continue
             defs, space = inner, globs  # `def add(xs, v): xs.append(v)` inside the step
         elif fn is None:  # a library's: one changing the list handed to it first writes it
-            found.update(name for at, name in given if at == 0 and writes_first(func, globs, logs))
+            found.update(name for at, name in given if at == 0 and library_writer(func, globs, logs))
             continue
         else:
             src, space = source_of(fn.__code__.co_filename, fn.__globals__), fn.__globals__

@@ -12,14 +12,11 @@ from functools import lru_cache
 from typing import Any
 
 from .callsonly import handed
+from .changers import MUTATORS
 from .doers import changes_by_making
 from .doers import doer as _doer
 from .nodes import children, walk
 
-# Methods that change a list, dict or set in place (not `logging.basicConfig`).
-MUTATORS = frozenset(
-    "append extend insert update add setdefault remove discard clear pop popitem sort reverse".split()
-)
 # Methods that only show or read their object (`df.head()` in a notebook
 # cell, `logger.info(...)`): a call of one changes nothing a step reads.
 LOOKS = frozenset(  # ... and `inspect.signature(fetch)`, which reads a step, changes nothing

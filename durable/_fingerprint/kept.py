@@ -248,26 +248,28 @@ def _writes(name: ast.Name, parent: ast.AST | None, grand: ast.AST | None, great
 
 
 @lru_cache(maxsize=1024)
-def written_by_steps(stmt: ast.AST) -> frozenset[str]:
-    """The names the step methods of a `class` statement (or a step's own
-    `def`) only write (`COUNTS["scale"] += 1`), which no other part of it names: state
-    the steps keep, as a step function's is (`read_names`), not what their
-    output is computed from. Read through the class (a method step's
-    `self`, a body naming the class), such a counter counted by its
+def written_by_defs(stmt: ast.AST) -> frozenset[str]:
+    """The names the methods of a `class` statement (or a `def`'s own body)
+    only write (`COUNTS["scale"] += 1`, `LOG.append(x)` in a helper method a
+    step calls), which no other part of it names: state its code keeps, as a
+    step function's is (`read_names`), not what any output is computed
+    from. Read through the class (a method step's `self`, a body naming the
+    class, an object of it given to a step), such a log counted by its
     contents once a module-level statement handed it to a call
-    (`json.dumps(COUNTS)`): each call made the next look changed."""
+    (`json.dumps(COUNTS)`) or ran a method writing it: each call made the
+    next look changed, and a cached step given the object never hit."""
     if not isinstance(stmt, (ast.ClassDef, *_FUNCS)):
         return _NOTHING
-    inner = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]  # a step's own `def` too
-    steps = [s for s in inner if isinstance(s, _FUNCS) and any(map(is_our_decorator, s.decorator_list))]
-    inside = {id(n) for s in steps for n in walk(s)}
+    inner = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]
+    defs = [s for s in inner if isinstance(s, _FUNCS)]
+    inside = {id(n) for s in defs for n in walk(s)}
     named = {n.id for n in walk(stmt) if isinstance(n, ast.Name) and id(n) not in inside}
     written: set[str] = set()
-    for step in steps:
-        names = frozenset(n.id for n in walk(step) if isinstance(n, ast.Name))
-        only = only_written([step], names)
+    for fn in defs:
+        names = frozenset(n.id for n in walk(fn) if isinstance(n, ast.Name))
+        only = only_written([fn], names)
         written |= only
-        named |= names - only  # read by one step: an input of it
+        named |= names - only  # read by one method: an input of it
     return frozenset(written - named)
 
 
@@ -287,3 +289,4 @@ def attributes_kept_by_steps(stmt: ast.AST) -> frozenset[str]:
     read = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, (ast.Store, ast.Del))}
     read |= {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     return frozenset(kept - read)
+

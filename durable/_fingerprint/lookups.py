@@ -20,8 +20,10 @@ user's (`"plugmod.run"`, `"plugmod:run"`) counts that module whole: such a
 string is handed to a `locate`-like helper that imports it. A module whose
 file does work at import is never imported for a string: it counts by its
 file's text (`modfiles.works_at_import`). A name built
-at run time from other strings (`"plugins." + kind`) is not told; only its
-own module counts then."""
+at run time from other strings (`"plugins." + kind`, `f"plugins.{name}"`)
+counts every module file of the package it names, or that the function
+names (`pkgutil.iter_modules(plugins.__path__)`), by its text
+(`packagefiles`)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
 from .modfiles import UNTOLD, file_of, top_names, works_at_import
+from .packagefiles import package_parts, script_parts
 from .reach import _MISSING, _SCRIPT_MODULES, code_objects
 from .values import hash_tokens
 from .witness import witnessed
@@ -79,6 +82,12 @@ def whole_modules(
             yield f"named-file:{attr}", None, str(digest)
         elif attr:  # `"plugmod.run"`: what it names, as if the code named it
             yield f"named:{module.__name__}.", module, attr
+    heads = [*objs, *(globs.get(c[0]) for c in read)]  # `plugins` of `plugins.__path__`
+    for key, texts in witnessed(package_parts, code, heads) if finds else ():  # `import_module(f"plugins.{name}")`
+        yield key, None, texts
+    home = os.path.dirname(str(globs.get("__file__") or ""))
+    for key, texts in witnessed(script_parts, code, objs, home):  # `runpy.run_path("conf/exp.py")`
+        yield key, None, texts
 
 
 def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:

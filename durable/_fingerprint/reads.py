@@ -25,6 +25,7 @@ from typing import Any
 
 from .analysis import Analysis
 from .annotated import annotations_read, handed_chains, reads_annotations
+from .apart import state_only
 from .bindings import binding_statements, bound_later, made_here_alone
 from .boundto import holds_by_type_only
 from .canon import (
@@ -53,7 +54,7 @@ from .imports import (
     user_module,
     working_imports,
 )
-from .kept import attributes_kept, only_written, written_by_steps
+from .kept import attributes_kept, only_written
 from .libcode import library_code
 from .libstate import body_library_parts, library_parts
 from .lookups import doc_parts, whole_modules
@@ -142,9 +143,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
 
 
 def _rebound(path: tuple[str, ...], obj: object, scope: _Scope, module: _Scope, rebound: frozenset[str]) -> bool:
-    """Whether the name counts by its statements, not its value now: made from where its file
-    lies (`HERE = dirname(__file__)`), or rebound with `global` (in its module, or the user's
-    module `config.DEBUG` ends in)."""
+    """Whether the name counts by its statements, not its value now: made from where its file lies
+    (`HERE = dirname(__file__)`), or rebound with `global` (in its module or `config.DEBUG`'s)."""
     if scope.user and made_from_own_path(path[-1], obj, scope.namespace, scope.checked_file):
         return True
     if scope is module:
@@ -271,8 +271,8 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
                 refuse_stale_alias(stmt, name, path, obj, scope.namespace, scope.checked_file)
                 done.update((chain, path))
                 # By its statements, never its value (`START = time.time()`); a counter steps bump: kept (`CALLS.update(k=0)` too).
-                runs = None if chain[0] in written_by_steps(stmt) else chain in called_chains(stmt)
-                _count(path, obj, where, True, out, via, runs)
+                kept = state_only(stmt, name, chain[0], found, (id(scope.namespace), chain[0]) in out.kept)
+                _count(path, obj, where, True, out, via, None if kept else chain in called_chains(stmt))
 
 
 def _follow_import(stmt: ast.AST, name: str, scope: _Scope, out: Analysis) -> None:

@@ -15,12 +15,11 @@ import ast
 from typing import Any
 
 from .canon import is_our_decorator
-from .inplace import MUTATORS
+from .changers import MUTATORS
 from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
-from .written import DUNDERS
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
@@ -29,6 +28,7 @@ UNNAMED = frozenset({"globals", "eval", "exec", "import_module"})
 # And through the module's namespace rather than by name (`sys.modules[__name__].LOG`,
 # `vars(sys.modules[k])["LOG"]`, a function's `__globals__`, a frame's `f_globals`).
 _NAMESPACES = frozenset({"modules", "import_module", "__globals__", "f_globals"})
+# The methods that only log into what they are called on (`LOG.append(x)`).
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 _SPACES = frozenset({"globals", "vars", "locals"})
@@ -151,7 +151,7 @@ def hidden_writes(defs: list[ast.AST], tree: ast.AST) -> frozenset[str]:
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and (node.func.attr in MUTATORS or node.func.attr in DUNDERS)
+            and node.func.attr in MUTATORS
         ):
             targets = [node.func]
         else:

@@ -22,8 +22,9 @@ from typing import Any
 
 from . import stepreach
 from .canon import is_our_decorator
+from .changers import LOGS, MUTATORS
 from .helperreads import helper_readers, helper_writes
-from .inplace import MUTATORS, READERS, _changes
+from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
 from .reach import code_objects, is_durable
@@ -38,7 +39,7 @@ from .stepreach import (
     methods,
     reached,
 )
-from .written import DUNDERS, LOGS, method, written_in
+from .written import method, written_in
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -252,7 +253,7 @@ def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) ->
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
             targets = [sub.target]
-        elif isinstance(sub, ast.Call) and (got := method(sub.func)) and (got[1] is None or got[1] in methods | DUNDERS):
+        elif isinstance(sub, ast.Call) and (got := method(sub.func)) and (got[1] is None or got[1] in methods):
             targets = [got[0]]  # `cls.items.append(x)`, `cls.items.__iadd__([x])`, `getattr(cls.items, k)(x)`
         else:
             continue

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import ast
 
-from .inplace import LOOKS, MUTATORS, READERS, roots
+from .changers import LOGS, MUTATORS
+from .inplace import LOOKS, READERS, roots
+from .localbound import bound_locals
 from .nodes import walk
 
-# The methods that only log into what they are called on (`LOG.append(x)`).
-LOGS = frozenset({"append", "extend", "add"})
-# Methods that change their object besides `MUTATORS` (as `[k] = v`, `del [k]`, `+=`, `.k = v` do).
-DUNDERS = frozenset({"__setitem__", "__delitem__", "__setattr__", "__delattr__", "__init__", "__setstate__",
-                     *(f"__i{op}__" for op in "add sub mul matmul truediv floordiv mod pow lshift rshift and or xor".split())})  # fmt: skip
 _FUNC = ast.FunctionDef | ast.AsyncFunctionDef
 # What makes a new object of the one it is given: `items = list(items)`, `cfg = cfg.copy()`.
 _COPIES = frozenset({"list", "dict", "set", "sorted", "tuple", "frozenset", "bytearray", "copy", "deepcopy"})
@@ -104,7 +101,7 @@ def _deep_writes(defs: list[ast.AST]) -> set[str]:
             objs.append(node.target.value)
         elif isinstance(node, ast.Call):
             m = method(node.func)
-            if m is not None and (m[1] is None or m[1] in MUTATORS or m[1] in DUNDERS):
+            if m is not None and (m[1] is None or m[1] in MUTATORS):
                 objs.append(m[0])
             shows = (m is not None and m[1] in LOOKS) or (isinstance(node.func, ast.Name) and node.func.id in READERS)
             given = [] if shows else [*node.args, *(k.value for k in node.keywords)]  # not `print(c["k"])`
@@ -146,18 +143,20 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
     found: set[str] = set()
     declared: set[str] = set()
     counted: set[str] = set()  # `global N; N += 1`
-    rebound: set[str] = set()
     methods = MUTATORS if logs else MUTATORS - LOGS
     nodes = [n for fn in defs for n in walk(fn)]
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.Delete)):
             found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
         elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
-            # `n = STATS["n"]; n += 1` rebinds the local: not followed to what it was bound from
-            (rebound if isinstance(node.target, ast.Name) else found).update(roots(node.target))
-        elif isinstance(node, ast.Call) and (method_ := method(node.func)) is not None:
-            obj, name = method_  # a name `getattr` is not told (None) may be any: fail closed
-            found.update(roots(obj) if name is None or name in methods or name in DUNDERS else ())
+            found.update(roots(node.target))
+        elif isinstance(node, ast.Attribute) and node.attr in methods:  # called or handed on: `map(LOG.append, xs)`
+            found.update(roots(node.value))
+        elif isinstance(node, ast.Call):  # `DF.dropna(inplace=True)`, `np.add(A, 1, out=A)`
+            found.update(r for k in node.keywords if k.arg == "out" for r in roots(k.value))
+            found.update(roots(node.func.value) if isinstance(node.func, ast.Attribute) and _in_place(node) else ())
+            picked = method(node.func) if isinstance(node.func, ast.Call) else None  # `getattr(LOG, "append")(x)`
+            found.update(roots(picked[0]) if picked and (picked[1] is None or picked[1] in methods) else ())
         elif isinstance(node, ast.Global):
             declared.update(node.names)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -166,8 +165,16 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
         stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    # Through a local bound to it, a part of it or a copy sharing its parts (`xs = LOG; xs.append(x)`).
-    return frozenset(_spread(_bindings(defs), found, _deep_writes(defs)) | rebound | declared)
+    bound = bound_locals(nodes)  # a local bound to a global, written into (`log.append(x)`), writes it
+    found |= {g for n in found for g in bound.get(n, ())}
+    # A shallow copy written below its own level (`c = dict(CFG); c["items"].append(x)`) writes the parts it shares.
+    copies = [edge for edge in _bindings(defs) if edge[1] == "copy"]
+    return frozenset(_spread(copies, found, _deep_writes(defs)) | declared)
+
+
+def _in_place(call: ast.Call) -> bool:
+    """`inplace=True` (pandas' way of changing the object it is called on)."""
+    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)
 
 
 def method(func: ast.AST) -> tuple[ast.expr, str | None] | None:

@@ -54,9 +54,9 @@ def note(
     # (`carry`), the cheapest mark to write and to read back.
     extra["attempt"] = int.from_bytes(os.urandom(4), "big") >> 1
     damaged = getattr(error, "position", None) if isinstance(error, DAMAGE) else None
-    kept = [p for p in records if p != damaged]
+    kept = [p for p in records if p != damaged] if damaged is not None else list(records)
     extra["operations"] = len(kept)
-    runs = _ranges(sorted({top_level(p) for p in kept}))
+    runs = _ranges(_tops(kept))
     if len(runs) <= RANGES_KEPT:
         extra["finished"] = runs
     else:
@@ -147,7 +147,23 @@ COUNTED = (1 << 32) - 1  # a count past it is kept as it: a lower bound still
 THERE = object()
 
 
+def _tops(kept: list[Position]) -> list[int]:
+    """The top-level positions of `kept`, sorted, each once. Most runs hold
+    body positions only (ints): sorted in C, without a call per record (an
+    attempt notes every record twice); a path among them cannot be sorted
+    with an int (TypeError), nor be the first or last of paths alone."""
+    try:
+        tops: list[Any] | None = sorted(set(kept))
+    except TypeError:
+        tops = None
+    if tops is None or (tops and (type(tops[0]) is not int or type(tops[-1]) is not int)):
+        return sorted({top_level(p) for p in kept})
+    return tops
+
+
 def _ranges(tops: list[int]) -> list[list[int]]:
+    if tops and tops[-1] - tops[0] == len(tops) - 1:  # no gap (ints, each once): one range
+        return [[tops[0], tops[-1]]]
     runs: list[list[int]] = []
     for p in tops:
         if runs and runs[-1][1] == p - 1:

@@ -23,6 +23,7 @@ from .base import STORE_OPTIONS, Store
 from .keys import lease_key
 from .lease import LEASE_TTL, Lease
 from .objectlease import ObjectLease
+from .s3delete import delete_s3
 
 T = TypeVar("T")
 
@@ -215,8 +216,15 @@ class FsspecStore(Store):
         paths = [self._path(k) for k in keys]
         if not paths:
             return
+        what = f"deleting {len(paths)} objects"
+        if self._s3:
+            try:
+                self._io(what, delete_s3, self.fs, paths)
+            except FileNotFoundError as e:  # never for a key on S3: the bucket went
+                raise StorageError(self.url, f"{what}: {_cause(e)}", _NO_BUCKET) from e
+            return
         try:
-            self._io(f"deleting {len(paths)} objects", self.fs.rm, paths)
+            self._io(what, self.fs.rm, paths)
         except FileNotFoundError:
             # fsspec refuses the whole list when one of them is missing
             # (memory://): delete the others one by one.

@@ -232,7 +232,7 @@ class StepRecord(Compared):
         many records shares them itself once it compared them
         (`replay.lookup`)."""
         row = unpack(body)
-        if type(row) is not list or len(row) != _ROW or row[0] != FORMAT:
+        if type(row) is not list or len(row) != ROW or row[0] != FORMAT:
             row = _every_field(cls, row)
         (_, position, kind, name, fingerprint, digest, encoding, value, blob,
          persisted, started, ended, attempts, artifacts, extra) = row  # fmt: skip
@@ -290,7 +290,7 @@ NO_EXTRA: Any = _Shared()
 
 
 STEP_FIELDS = [f.name for f in fields(StepRecord)]
-_ROW = 1 + len(STEP_FIELDS)  # FORMAT, then every field (`to_bytes`)
+ROW = 1 + len(STEP_FIELDS)  # FORMAT, then every field (`to_bytes`)
 
 
 @dataclass

@@ -1,22 +1,22 @@
 """The lease holder's side of segments (see `segments` for the layout).
 
-A record is first written as its own create-only object, as always, so it is
-durable when the step returns. The holder remembers those single objects and
-moves them into a segment every `SEGMENT_RECORDS` records, once the oldest
-waited `SEGMENT_INTERVAL` seconds, and when it releases the run (end,
-suspend, failure); then deletes them. Once a segment holds a name, the holder
-never writes that name's single object again, and no record object is
-overwritten, nor deleted before a segment holds it: a replaced or dropped record (rebase,
-failed attempts, timers, a loop's items, a re-run's discards) goes into a
-new segment at once (see `read` for why). When more than `MERGE_ABOVE` segments pile up,
-or at release, one merged segment replaces them (see MERGE_AT_RELEASE_BYTES).
-
+A record is first written as its own create-only object, so it is durable when
+the step returns. The holder moves those single objects into a segment every
+`SEGMENT_RECORDS` records, once the oldest waited `SEGMENT_INTERVAL` seconds,
+and at release (end, suspend, failure); then deletes them (a failed delete is
+tried again at the next flush). Once a segment holds a name, the holder never
+writes that name's single object again, and no record object is overwritten,
+nor deleted before a segment holds it: a replaced or dropped record (rebase,
+failed attempts, timers, a loop's items, a re-run's discards) goes into a new
+segment at once (see `read` for why). When more than `MERGE_ABOVE` segments
+pile up, or at release, one merged segment replaces them (MERGE_AT_RELEASE_BYTES).
 Every segment write is checked against the lease first (`guard`) and is
 create-only: a flush number someone else already used means another process
 holds the run (`LeaseLostError`)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -29,8 +29,7 @@ SEGMENT_RECORDS = 256
 SEGMENT_INTERVAL = 5.0  # seconds
 MERGE_ABOVE = 32
 _ATTEMPTS = 8  # claims of the next flush number while late segments keep landing
-# At release everything is merged into one segment, unless the records are
-# bigger than this: then only past MERGE_ABOVE, as during the run.
+# At release all is merged into one segment, unless the records are bigger than this.
 MERGE_AT_RELEASE_BYTES = 16 << 20
 
 
@@ -273,7 +272,9 @@ class SegmentWriter:
                     del self.pending[n]
                     snap.covered.add(n)
             self.since = time.monotonic() if self.pending else 0.0
-        self._landed(self._clean)
+        # The segment holds the records; singles a failed delete left stay `covered` (no merge).
+        with contextlib.suppress(StorageError):
+            self._landed(self._clean)
 
     def _clean(self) -> None:
         """Delete the singles segments hold, merged segments, other incarnations' records."""
@@ -318,11 +319,10 @@ class SegmentWriter:
             if self.store.create(key, data) or self.store.get(key) == data:
                 return  # written (or our own write, whose reply was lost)
         except StorageError:
-            # Every answer lost (a 500 after S3 stored it, resets past the
-            # client's retries), the segment may be there: the next write
-            # reads the run again and sees. Kept, this view numbered the next
-            # flush the same, found the name taken by its own fewer records
-            # and took itself for a stale holder (LeaseLostError).
+            # Every answer lost (a 500 after S3 stored it, resets past the client's retries),
+            # the segment may be there: the next write reads the run again and sees. Kept, this
+            # view numbered the next flush the same, found the name taken by its own fewer
+            # records and took itself for a stale holder (LeaseLostError).
             with self._lock:
                 self._snap = None
             raise

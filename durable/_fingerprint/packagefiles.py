@@ -1,0 +1,88 @@
+"""The code files a function runs that its text does not name as modules.
+The packages of the user's whose modules it may import by a name built at
+run time: `import_module(f"plugins.{name}")` (a string constant
+ending in a dot names the package), or `pkgutil.iter_modules(plugins.__path__)`
+then `import_module(...)` (the function names the package's module). Which
+of its modules run is not told by the text, so every module file under the
+package counts, by its text, imported or not: an edited plugin, or one
+added to the folder, is a changed call (it replayed what the old plugins
+computed). And a Python file it runs by its path, named by a string
+constant (`runpy.run_path("conf/exp.py")`, `spec_from_file_location(name,
+"conf/exp.py")`, `exec(open("conf/exp.py").read())`, a process it starts,
+`subprocess.run([sys.executable, "tool.py"])`, also through a function of
+the user's it names that does so: `load("conf/exp.py")`), by its bytes.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import types
+from collections.abc import Iterable
+
+from .imports import import_user_module, user_module
+from .modfiles import UNTOLD
+from .reach import code_objects, is_user_code
+
+_FILES = 1024  # past this many files the rest would go uncounted: changed (`UNTOLD`)
+# Names by which code runs a Python file by its path rather than importing a module
+# (in this process, or in another: `subprocess.run([sys.executable, "tool.py"])`).
+_RUNNERS = frozenset({"run_path", "spec_from_file_location", "SourceFileLoader", "exec", "subprocess", "executable", "Popen", "system"})
+
+
+def package_parts(code: types.CodeType, objs: Iterable[object]) -> tuple[tuple[str, str], ...]:
+    """("package-files:NAME", the digest of its files' texts) for each
+    package of the user's that a string constant of the code names with a
+    trailing dot (`"plugins."`) or that `objs` (what the code's names hold) are."""
+    consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
+    named = [import_user_module(c[:-1]) for c in consts if c.endswith(".") and _dotted(c[:-1])]
+    found = {}
+    for package in (p for p in [*named, *objs] if isinstance(p, types.ModuleType)):
+        places = getattr(package, "__path__", None)
+        if places and user_module(package):
+            found[package.__name__] = _texts([p for p in places if isinstance(p, str)])
+    return tuple((f"package-files:{name}", digest) for name, digest in sorted(found.items()))
+
+
+def _texts(places: list[str]) -> str:
+    digest, count = hashlib.sha256(), 0
+    for place in places:
+        for folder, dirs, files in sorted(os.walk(place)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith(".py")):
+                count += 1
+                if count > _FILES:
+                    return UNTOLD
+                path = os.path.join(folder, name)
+                try:
+                    with open(path, "rb") as f:
+                        text = f.read()
+                except OSError:  # gone meanwhile: as changed
+                    return UNTOLD
+                digest.update(f"{os.path.relpath(path, place)}\0{len(text)}\0".encode() + text)
+    return digest.hexdigest()[:16]
+
+
+def _dotted(name: str) -> bool:
+    return bool(name) and all(p.isidentifier() for p in name.split("."))
+
+
+def script_parts(code: types.CodeType, objs: Iterable[object], home: str) -> tuple[tuple[str, str], ...]:
+    """("code-file:PATH", the digest of its bytes) for each string constant
+    of the code naming an existing `.py` file (from the working folder, or
+    from `home`, its module's folder), when the code, or a function of the
+    user's among `objs`, runs a file by its path."""
+    helpers = [o.__code__ for o in objs if type(o) is types.FunctionType and is_user_code(o)]
+    if not any(not _RUNNERS.isdisjoint(co.co_names) for c in (code, *helpers) for co in code_objects(c)):
+        return ()
+    found = {}
+    for text in {c for co in code_objects(code) for c in co.co_consts if isinstance(c, str) and c.endswith(".py")}:
+        for path in (os.path.join(base, text) for base in (os.getcwd(), home) if base):
+            try:
+                with open(path, "rb") as f:
+                    found[text] = hashlib.sha256(f.read()).hexdigest()[:16]
+                break
+            except OSError:  # not there: another folder, or no file at all
+                continue
+    return tuple((f"code-file:{text}", digest) for text, digest in sorted(found.items()))

@@ -1,0 +1,89 @@
+"""The names the user's code a function runs may read, and what they hold:
+its own code's, and that of the user's functions, classes and partials it
+names, at any depth (`helper(x)` reading `FACTOR` of its module, a class's
+`Conf.factor`, a partial binding `OPTS`, a default, a closure or an
+object's attribute holding it). For `derived.read_from_body`: a
+global the workflow's body fills from a run argument counts for a step
+reading it through a helper as for a step naming it. Not followed, a run
+called again with another argument replayed what the old one computed.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import functools
+import types
+from functools import lru_cache
+
+from .callees import MOST
+from .imports import user_module
+from .reach import is_user_code, target_of
+from .samecode import nested_code
+from .userclasses import users_class
+
+_MISSING = object()
+
+
+@lru_cache(maxsize=4096)  # asked at each call of a step of such a run
+def code_names(code: types.CodeType) -> frozenset[str]:
+    return frozenset(n for c in nested_code(code) for n in c.co_names)
+
+
+def reached_names(fn: types.FunctionType) -> tuple[frozenset[str], list[object], bool]:
+    """The names `fn`'s code and the user's code it reaches name, the
+    objects those names hold in their modules (and a partial binds), and
+    whether the walk stopped before the end (past `MOST` functions: any
+    name may be read)."""
+    names: set[str] = set()
+    values: list[object] = []
+    todo, seen = [fn], set[int]()
+    while todo and len(seen) < MOST:
+        f = todo.pop()
+        if id(f.__code__) in seen:
+            continue
+        seen.add(id(f.__code__))
+        own = code_names(f.__code__)
+        names |= own
+        space = f.__globals__
+        for name in own:
+            value = space.get(name, _MISSING)
+            if value is not _MISSING:
+                todo += _held(value, own, values)
+    return frozenset(names), values, bool(todo)
+
+
+def _held(value: object, names: frozenset[str], values: list[object], depth: int = 0) -> list[types.FunctionType]:
+    """Add `value` (and what a partial binds, the attributes `names` name of
+    a module of the user's, a function's defaults and closure, the
+    attributes of an object of the user's class) to `values`; the user's
+    functions it runs."""
+    values.append(value)
+    if depth > 2:
+        return []
+    if isinstance(value, functools.partial):
+        bound = [value.func, *value.args, *value.keywords.values()]
+        return [f for v in bound for f in _held(v, names, values, depth + 1)]
+    if isinstance(value, types.ModuleType):
+        if not user_module(value):
+            return []
+        space = vars(value)
+        return [f for n in names if n in space for f in _held(space[n], names, values, depth + 1)]
+    if isinstance(value, type):
+        if not users_class(value):
+            return []
+        members = [m for c in value.__mro__ if users_class(c) for m in list(vars(c).values())]
+        members = [getattr(m, "fget", None) or getattr(m, "__func__", m) for m in members]
+        return [m for m in members if type(m) is types.FunctionType and is_user_code(m)]
+    try:
+        target = target_of(value)
+        if type(target) is not types.FunctionType and users_class(type(value)):  # `MODEL` of `MODEL.run(x)`
+            held = list(vars(value).values()) if hasattr(value, "__dict__") else []
+            return [*_held(type(value), names, values, depth + 1), *(f for v in held for f in _held(v, names, values, depth + 1))]
+    except Exception:  # a proxy whose attributes raise: not a function of the user's
+        return []
+    if type(target) is not types.FunctionType or not is_user_code(target):
+        return []
+    # What it holds (`def f(x, opts=OPTS)`, a closure over `OPTS`) it reads as surely as a name.
+    cells = [c.cell_contents for c in target.__closure__ or () if c.cell_contents is not None]
+    held = [*cells, *(target.__defaults__ or ()), *(target.__kwdefaults__ or {}).values()]
+    return [target, *(f for v in held for f in _held(v, names, values, depth + 1))]
