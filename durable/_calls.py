@@ -12,12 +12,13 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sysconfig
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ._errortext import near
-from .errors import DurableError
+from .errors import DurableError, SerializationError
 
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Set on a TypeError that is the caller's (a call that does not bind): shown
@@ -46,8 +47,32 @@ def users_frames(error: BaseException) -> bool:
             continue
         seen.add(id(e))
         _cut(e)
+        if isinstance(e, SerializationError) and e.__cause__ is not None and not _written(e.__cause__):
+            # The pickler's frames, printed above the message, said less than it
+            # does (which part of the value, what to do); full keeps them.
+            e.__cause__, e.__suppress_context__ = None, True
         todo += [e.__cause__, e.__context__]
     return True
+
+
+def _written(error: BaseException) -> bool:
+    """Whether the user's own code is among `error`'s frames (a `__reduce__`
+    of theirs that raised), not only durable's and libraries' (cloudpickle's)."""
+    tb = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not _own(tb) and not name.startswith(_libraries()) and not name.startswith("<"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+@functools.cache
+def _libraries() -> tuple[str, ...]:
+    """Where the standard library and installed packages live: not a user's code."""
+    import sysconfig  # an error's path only: not on `import durable`'s
+
+    return tuple({sysconfig.get_paths()[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
 def _cut(e: BaseException) -> None:
@@ -56,13 +81,16 @@ def _cut(e: BaseException) -> None:
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
-    theirs = [i for i, t in enumerate(entries) if not _own(t)]
-    # Raised in durable's code, but no refusal nor the caller's mistake: its
-    # path from the user's last frame on stays (a fault of ours), all of it
-    # when none is the user's (an OSError a StorageError was raised from).
+    users = [i for i, t in enumerate(entries) if not _own(t) and not _library(t)]
+    ours = [i for i, t in enumerate(entries) if _own(t)]
+    # Raised in durable's code, or in a library's that durable's called, but no
+    # refusal nor the caller's mistake: its path from the user's last frame on
+    # stays (a fault of ours), all of it when none is the user's (an OSError a
+    # StorageError was raised from). Judged by the last frame alone, a library
+    # raising for durable's wrong call was shown at the user's line.
     said = isinstance(e, DurableError) or getattr(e, _CALLERS, False)
-    whole = bool(entries) and _own(entries[-1]) and isinstance(e, Exception) and not said
-    below = (theirs[-1] + 1 if theirs else 0) if whole else len(entries)
+    whole = bool(ours) and ours[-1] > (users[-1] if users else -1) and isinstance(e, Exception) and not said
+    below = (users[-1] + 1 if users else 0) if whole else len(entries)
     kept = [t for t in entries[:below] if not _own(t)] + entries[below:]
     if len(kept) == len(entries):
         return
@@ -74,6 +102,14 @@ def _cut(e: BaseException) -> None:
 
 def _own(tb: types.TracebackType) -> bool:
     return tb.tb_frame.f_code.co_filename.startswith(_OWN)
+
+
+# Where Python's own modules and installed packages lie: no user's code.
+_LIBRARIES = ("<frozen ", *{os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _library(tb: types.TracebackType) -> bool:
+    return tb.tb_frame.f_code.co_filename.startswith(_LIBRARIES)
 
 
 def at_callers(fn: F) -> F:

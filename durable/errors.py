@@ -55,12 +55,12 @@ class DurableError(Exception):
 
 
 class RunNotFoundError(DurableError, LookupError):
-    def __init__(self, workflow: str, run_id: str, store: str) -> None:
+    def __init__(self, workflow: str, run_id: str, store: str, *, resuming: bool = False) -> None:
         self.workflow, self.run_id, self.store = workflow, run_id, store
+        self.start = start = " or call the workflow without resume() to start it" if resuming else ""  # not of history()
         super().__init__(
             f"no run {run_id!r} of workflow {workflow!r} in store {store}; nothing was executed. Check the "
-            f"run id (`durable {shell_words('runs', workflow)}` lists them) or call the workflow without "
-            "resume() to start it."
+            f"run id (`durable {shell_words('runs', workflow)}` lists them){start}."
         )
 
 
@@ -228,7 +228,7 @@ class RunKilledError(DurableError):
     def __init__(self, workflow: str, run_id: str, position: int, step: str | None, times: int) -> None:
         self.workflow, self.run_id, self.position, self.step, self.times = workflow, run_id, position, step, times
         at = f"step {step!r} (position {position})" if step else f"position {position}"
-        super().__init__(f"run {run_id!r} of {workflow!r}: its process was killed {times} times in a row at {at} (out of memory? os._exit? kill -9?); the run is marked failed and that step was not run again. "
+        super().__init__(f"run {run_id!r} of {workflow!r}: its process was killed {times} time{'s' if times != 1 else ''} in a row at {at} (out of memory? os._exit? kill -9?); the run is marked failed and that step was not run again. "
                          f"Fix the cause, then try again with DURABLE_MAX_RECOVERY_ATTEMPTS={times + 1} (0: no limit), change the step, or restart=True.")  # fmt: skip
 
 

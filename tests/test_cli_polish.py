@@ -259,7 +259,7 @@ def test_every_python_phrase_the_cli_rewrites_is_still_in_its_error() -> None:
 
     errors = [
         durable_lib.RunLockedError("r", "pid 1 on host", 0.0, 0.0),
-        durable_lib.RunNotFoundError("w", "r", "store"),
+        durable_lib.RunNotFoundError("w", "r", "store", resuming=True),  # only a resume is told to start it
         durable_lib.CorruptRecordError("r", 3, "w/r/log", "bad checksum"),
         durable_lib.NondeterminismError("r", 3, "a", "b"),
     ]

@@ -128,7 +128,9 @@ def test_show_and_run_print_one_restart_command(flow: Path, capsys: pytest.Captu
     shown = _line(capsys.readouterr().err, "cancelled: it runs again only afresh, with: ")
     assert main(["run", "flow.py:paired", "--run-id", "c1"]) == 4
     ran = _line(capsys.readouterr().err, "restart it with: ")
-    assert shown == ran == "durable run flow.py:paired --run-id c1 --restart --var pair=VALUE --var n=7"
+    # No --var gives the tuple (newuser48): the call from Python, with both recorded values.
+    assert shown == ran == ("from Python (pair: no --var gives it as recorded, --var takes JSON): from flow "
+                            "import paired; paired.with_options(run_id='c1', restart=True)(pair=(1, 2), n=7)")  # fmt: skip
     assert main(["--no-pickle", "show", "c1"]) == 0
     unread = _line(capsys.readouterr().err, "cancelled: it runs again only afresh, with: ")
     assert unread == "durable run flow.py:paired --run-id c1 --restart --var NAME=VALUE", unread

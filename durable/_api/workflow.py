@@ -210,7 +210,7 @@ class Workflow(Steering, Generic[P, R]):
         if resume_id is not None and raw is None:
             from .._manage.runs import not_found  # run management: on this error path only
 
-            raise not_found(store, self.name, run_id)
+            raise not_found(store, self.name, run_id, resuming=True)
         quiet = not inputs and progress_path(self.options.progress_file) is None
         done = recalled(self, store, run_id, given, overrides or {}, raw, checked) if raw and quiet else None
         if done is not None:  # a completed run's result, for this very call
@@ -232,8 +232,9 @@ class Workflow(Steering, Generic[P, R]):
         return store if isinstance(store, Store) else open_store(store)
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
+        signature = signature_of(self.fn)  # a TypeError here is durable's, not the call's
         try:
-            return signature_of(self.fn).bind(*args, **kwargs)
+            return signature.bind(*args, **kwargs)
         except TypeError as e:
             raise callers(TypeError(f"{self.name}(): {e}")) from None
 

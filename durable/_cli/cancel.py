@@ -11,6 +11,7 @@ from .._errortext import id_word
 from .._manage.cancel import cancel_run
 from .._manage.owners import find_workflow
 from .._storage.base import Store
+from .format import local
 
 
 def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
@@ -19,6 +20,9 @@ def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
     if args.json:
         doc = {"workflow": workflow, "runId": args.run_id, "status": done.status}
         print(json.dumps(doc | ({"holder": done.holder} if done.holder else {}), indent=2))
+    elif done.since is not None:  # a second cancel: the first did it
+        print(f"run {id_word(args.run_id)} of {workflow} was already cancelled (at {local(done.since)}); "
+              "nothing changed", file=sys.stderr)  # fmt: skip
     elif done.status == "cancelled":
         print(f"run {id_word(args.run_id)} of {workflow} cancelled", file=sys.stderr)
     else:

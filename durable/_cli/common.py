@@ -9,9 +9,10 @@ import re
 import sys
 import traceback
 import warnings
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
 
 from .._errortext import PACKAGE, id_word, program, shell_words
+from .._manage.owners import SeveralWorkflows
 from .._manage.runs import list_runs, namesakes, no_folder
 from .._settings import from_environment
 from .._storage.base import Store
@@ -139,11 +140,13 @@ def in_flags(text: str, options: Container[str] | None = None) -> str:
 
 def print_error(
     exc: BaseException, debug: bool, code: int, *, options: Container[str] = (),
-    durable: str | None = None,
+    durable: str | None = None, typed: Sequence[str] | None = None, others: Container[str] = (),
 ) -> int:
     """Print an error as a command with these options (argparse dests)
     words its advice, its `durable ...` commands started as `durable`
-    (command(), else the words that started the tool) is; exit code `code`."""
+    (command(), else the words that started the tool) is; exit code `code`.
+    `typed`: the command line (without the run ids `others`), which a run id
+    of several workflows is printed again with each `--workflow` of."""
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     text = advised(in_flags(str(exc), options), durable or program())
@@ -151,6 +154,11 @@ def print_error(
     print(f"durable: {lines[0]}", file=sys.stderr)
     if len(lines) > 1:
         print(f"  {lines[-1].strip()}", file=sys.stderr)
+    if isinstance(exc, SeveralWorkflows) and typed is not None:
+        # The command typed, of this run id only (`rm a b`), with each --workflow: to paste.
+        words = [w for w in typed if w == exc.run_id or w not in others]
+        for workflow in exc.workflows:
+            print(f"  {program()} {shell_words(*words, '--workflow', workflow)}", file=sys.stderr)
     return code
 
 

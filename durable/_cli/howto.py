@@ -16,7 +16,7 @@ from .._manage import owners, runs
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import DurableError, RunNotFoundError
-from .values import as_vars
+from .values import as_vars, not_given
 
 Reader = Callable[[list[str]], dict[str, Any]]  # --var words to values: parse_vars, by_annotation
 
@@ -127,13 +127,32 @@ def restart_command(
     run, the call to make there; else the command (`run_line`)."""
     if found is None:
         found = target(store, workflow, run_id)
-    recorded = _recorded(store, workflow, run_id)
     if found == "":
-        fn = workflow.rpartition(".")[2]
-        call = "NAME=VALUE, ..." if recorded is None else ", ".join(f"{k}={v!r}" for k, v in recorded.items())
-        return f"in the notebook or session that defines {fn}: {fn}.with_options(run_id={run_id!r}, restart=True)({call})"
+        recorded = _recorded(store, workflow, run_id)
+        return f"in the notebook or session that defines {workflow.rpartition('.')[2]}: {in_python('', workflow, run_id, recorded)}"
+    values = _restart_values(store, workflow, run_id, given, takes, kept)
+    # A tuple or an object: no --var gives it, `--var NAME=VALUE` is refused whatever is typed.
+    if values is not None and (untold := not_given(values, read)):
+        url = store.url if "--store" in durable else None  # the store the command was given
+        return (f"from Python ({', '.join(untold)}: no --var gives {'it' if len(untold) == 1 else 'them'} as "
+                f"recorded, --var takes JSON): {in_python(found, workflow, run_id, values, url)}")  # fmt: skip
     flags = restart_flags(store, workflow, run_id, read, given, takes, kept)
     return run_line(durable, found, workflow, run_id, f"--restart {flags}".rstrip())  # no --var: no space pasted
+
+
+def in_python(
+    found: str | None, workflow: str, run_id: str, values: dict[str, Any] | None, url: str | None = None
+) -> str:
+    """The Python call that restarts a run with `values` (None: not known),
+    importing its workflow from the module `found` (`target`) names; in the
+    store `url` when the command was given one (--store)."""
+    fn = workflow.rpartition(".")[2]
+    module = (found or "").partition(":")[0].removesuffix(".py")
+    where = f"from {module} import {fn}; " if module and all(p.isidentifier() for p in module.split(".")) else (
+        "" if found == "" else f"with {fn} imported from {module + '.py' if module else 'the script that defines it'}: ")
+    call = "NAME=VALUE, ..." if values is None else ", ".join(f"{k}={v!r}" for k, v in values.items())
+    store = "" if url is None else f", store={url!r}"
+    return f"{where}{fn}.with_options(run_id={run_id!r}{store}, restart=True)({call})"
 
 
 def restart_flags(
@@ -153,15 +172,23 @@ def restart_flags(
     of those only, and NAME=VALUE of a required one not recorded: a
     parameter renamed since the run started was refused when pasted. Not
     `kept`: the `given` ones only (a refusal of other arguments)."""
+    values = _restart_values(store, workflow, run_id, given, takes, kept)
+    if values is None:
+        return to_fill("--var")
+    flags = as_vars(values, read)
+    missing = [n for n, required in (takes or {}).items() if required and n not in values]
+    return f"{flags} {to_fill('--var', missing)}".strip() if missing else flags
+
+
+def _restart_values(
+    store: Store, workflow: str, run_id: str, given: dict[str, Any] | None, takes: dict[str, bool] | None, kept: bool
+) -> dict[str, Any] | None:
+    """The arguments a restart gives (`restart_flags`); None when not known."""
     was = _recorded(store, workflow, run_id) if kept else {}
     if was is None:
-        return to_fill("--var")
+        return None
     values = {**was, **(given or {})}
-    if takes is None:
-        return as_vars(values, read)
-    missing = [n for n, required in takes.items() if required and n not in values]
-    flags = as_vars({k: v for k, v in values.items() if k in takes}, read)
-    return f"{flags} {to_fill('--var', missing)}".strip() if missing else flags
+    return values if takes is None else {k: v for k, v in values.items() if k in takes}
 
 
 def _recorded(store: Store, workflow: str, run_id: str) -> dict[str, Any] | None:
@@ -199,6 +226,8 @@ def guessed(word: str, typed: Sequence[str]) -> str:
         return f"`{durable} run` of the run's script and function, but {(str(e).splitlines() or [repr(e)])[0]}"
     if word == "restart" or info.status == "cancelled":
         return restart_command(durable, store, info.workflow, run_id)
+    if was_killed(info):  # a --resume is refused again
+        return "\n".join(killed_ways(durable, store, info.workflow, run_id)).lstrip()
     name = waited_input(info.reason)
     found = target(store, info.workflow, run_id)
     if found == "":
@@ -211,3 +240,41 @@ def _given(words: list[str], option: str) -> str | None:
     """The value typed for an option (`--store s` or `--store=s`), else None."""
     value = next((w.split("=", 1)[1] for w in words if w.startswith(f"{option}=")), None)
     return words[words.index(option) + 1] if option in words[:-1] else value
+
+
+def was_killed(info: runs.RunInfo) -> bool:
+    """Whether a run failed with `RunKilledError`, which a --resume meets again."""
+    return info.status == "failed" and (info.error or "").startswith("RunKilledError:")
+
+
+def killed_ways(durable: str, store: Store, workflow: str, run_id: str, times: int | None = None) -> list[str]:
+    """What a run failed with `RunKilledError` (its process died `times` in
+    a row at one step; None: as its manifest counts) goes on with, for
+    `durable run` and `durable show`: a plain --resume is refused again.
+    The error's own ways out: a larger DURABLE_MAX_RECOVERY_ATTEMPTS, the
+    step changed (then resumed with --on-change rerun), a restart."""
+    if times is None:
+        try:  # `killed.KEY` (`show` never loads the engine): [place, place, deaths]
+            kept = runs.read_manifest(store, workflow, run_id).extra.get("killed")
+        except DurableError:
+            kept = None
+        times = kept[2] if isinstance(kept, list) and len(kept) == 3 and type(kept[2]) is int else None
+    more = 2 if times is None else times + 1
+    died = f"died {times} time{'s' if times != 1 else ''} in a row" if times else "died again and again"
+    head = f"  its process {died} at that step: a plain --resume is refused again; the ways out:"
+    found = target(store, workflow, run_id)
+    restart = restart_command(durable, store, workflow, run_id, found=found)
+    if found == "":
+        fn = workflow.rpartition(".")[2]
+        return [head, f"  after fixing the cause (memory? a kill?), one more try: os.environ['{_MAX}'] = '{more}' "
+                      f"(0: no limit), then {fn}.resume({run_id!r})",
+                f"  or change the step, then: {fn}.with_options(on_change='rerun').resume({run_id!r})",
+                f"  or start afresh, {restart}"]  # fmt: skip
+    resume = run_line(durable, found, workflow, run_id, "--resume")
+    again = f"with {_MAX}={more} set: {resume}" if resume.startswith("`") else f"{_MAX}={more} {resume}"
+    return [head, f"  after fixing the cause (memory? a kill?), one more try (0: no limit): {again}",
+            f"  or change the step, then: {run_line(durable, found, workflow, run_id, '--resume --on-change rerun')}",
+            f"  or start afresh: {restart}"]  # fmt: skip
+
+
+_MAX = "DURABLE_MAX_RECOVERY_ATTEMPTS"  # `killed.VARIABLE`

@@ -48,7 +48,9 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
+    typed = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(typed).parse_args(typed)
+    args.typed = typed  # a run id of several workflows: the command again, with each --workflow
     if getattr(args, "debug", False):  # the engine's frames too, not the traceback cut for a user (`_core.shown`)
         os.environ["DURABLE_TRACEBACK"] = "full"
     with own_warnings():  # importing `durable run`'s engine may warn (a bad DURABLE_LOG)
@@ -70,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, ArtifactMissingError) and is_refusal(e):
             return refused_artifact(e, args)
         refused = is_refusal(e) or isinstance(e, (*_REFUSALS, UsageError))
-        code = print_error(e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args))
+        code = print_error(e, args.debug, 2 if refused else 1, options=vars(args), durable=command(args), typed=typed)
         if fresh := restart_line(e, args):  # a damaged record, a refusal: the whole command
             print(fresh, file=sys.stderr)
         return code

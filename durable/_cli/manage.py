@@ -94,6 +94,10 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
               file=sys.stderr)  # fmt: skip
     if info.status not in _HALF_WAY:
         return
+    if howto.was_killed(info):  # --resume is refused again
+        for line in howto.killed_ways(command(args), store, info.workflow, info.run_id):
+            print(line, file=sys.stderr)
+        return
     top = info
     while top.parent:  # a child run goes on when the run on top of it resumes
         workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)
@@ -144,7 +148,8 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
             workflow = owners.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
         except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
-            code = print_error(e, args.debug, 2, durable=command(args))
+            others = [r for r in args.run_ids if r != run_id]
+            code = print_error(e, args.debug, 2, durable=command(args), typed=getattr(args, "typed", None), others=others)
             continue
         print(f"removed {workflow}/{run_id}")
         _children_stay(store, workflow, run_id, command(args))

@@ -19,7 +19,7 @@ from .._manage.history import describe
 from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
-from ..errors import Cancelled, DurableError, SerializationError, Stopped, Suspended
+from ..errors import Cancelled, DurableError, RunKilledError, SerializationError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
 from . import howto
 from .common import (
@@ -62,7 +62,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:
-        raise not_found(store, wf.name, run_id)
+        raise not_found(store, wf.name, run_id, resuming=True)
     if exists and "inputs" in variables:  # `bound.resume(run_id, inputs=...)` takes that name
         raise UsageError(
             f"--var inputs=... cannot reach the parameter named 'inputs' of {wf.name} on a "
@@ -295,6 +295,10 @@ class _Report:
         )
         if not self.debug and (at := _raised_at(exc)):
             self.say(f"  raised at {at} (--debug prints the traceback)")
+        if isinstance(exc, RunKilledError) and exc.run_id == self.run_id:  # a resume is refused again
+            for line in howto.killed_ways(self.durable, self.store, self.workflow, self.run_id, exc.times):
+                self.say(line)
+            return 1
         # The usual fix, an edit of the failed step, makes a plain resume refused as changed code.
         self.say(f"  fix the cause, then: {self.rerun} --resume (after an edit of the code: "
                  f"{self.rerun} --resume --on-change rerun, which runs again from the first "
@@ -307,9 +311,11 @@ class _Report:
         except DurableError:
             return ""
         pos = info.position if info.position is not None else info.steps
+        pos = exc.position if isinstance(exc, RunKilledError) else pos  # the step that killed it left no record
         names = [s.name for s in steps if s.position == pos and s.status != "changed"]
         # A step whose output could not be recorded left no record: its error names it.
         unrecorded = exc.step if isinstance(exc, SerializationError) else "the workflow body"
+        unrecorded = (exc.step or "the step its process died in") if isinstance(exc, RunKilledError) else unrecorded
         return f" at step {pos + 1} (position {pos}, {names[0] if names else unrecorded})"  # as `suspended()`
 
 

@@ -59,7 +59,14 @@ def load_target(spec: str) -> Workflow[Any, Any]:
 
 
 def _workflows(namespace: dict[str, Any]) -> list[str]:
-    return sorted(k for k, v in namespace.items() if isinstance(v, Workflow))
+    """The workflows TARGET can name: the functions', and the static methods'
+    of the classes the file defines (`Jobs.nightly`; a method's instance
+    cannot be made, an imported class's are its module's)."""
+    names = [k for k, v in namespace.items() if isinstance(v, Workflow)]
+    for k, v in namespace.items():
+        if isinstance(v, type) and v.__module__ == namespace.get("__name__"):
+            names += [f"{k}.{m}" for m, a in vars(v).items() if isinstance(a, staticmethod) and isinstance(a.__func__, Workflow)]
+    return sorted(names)
 
 
 def _namespace(where: str, *, is_file: bool) -> dict[str, Any]:

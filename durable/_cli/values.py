@@ -92,13 +92,23 @@ def as_vars(arguments: dict[str, Any], read: Callable[[list[str]], dict[str, Any
     NAME=VALUE to fill in."""
     flags = []
     for name, value in arguments.items():
-        try:
-            text = _var_text(value)
-            same = (read or parse_vars)([f"{name}={text}"])[name] == value and type(value) is not tuple
-        except (TypeError, ValueError, UsageError):
-            same = False
-        flags.append("--var " + shlex.quote(f"{name}={text}") if same else to_fill("--var", [name]))
+        text = _given_as(name, value, read)
+        flags.append("--var " + shlex.quote(f"{name}={text}") if text is not None else to_fill("--var", [name]))
     return " ".join(flags)
+
+
+def not_given(arguments: dict[str, Any], read: Callable[[list[str]], dict[str, Any]] | None = None) -> list[str]:
+    """The arguments no --var gives back as themselves (a tuple, an object)."""
+    return [name for name, value in arguments.items() if _given_as(name, value, read) is None]
+
+
+def _given_as(name: str, value: Any, read: Callable[[list[str]], dict[str, Any]] | None) -> str | None:
+    """The text a --var gives `value` back as itself with (`read`), else None."""
+    try:
+        text = _var_text(value)
+        return text if (read or parse_vars)([f"{name}={text}"])[name] == value and type(value) is not tuple else None
+    except (TypeError, ValueError, UsageError):
+        return None
 
 
 def _var_text(value: Any) -> str:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 
+from .._storage.base import Store
 from .._storage.keys import top_level
+from .._storage.manifest import decode_manifest
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError, RunKilledError
 from .context import RunState
@@ -23,13 +25,15 @@ from .context import RunState
 VARIABLE, DEFAULT, KEY = "DURABLE_MAX_RECOVERY_ATTEMPTS", 3, "killed"
 
 
-def count_killed(manifest: RunRecord | None, ctx: RunState, fingerprint: str) -> RunKilledError | None:
+def count_killed(store: Store, manifest: RunRecord | None, ctx: RunState, fingerprint: str) -> RunKilledError | None:
     """Note in `manifest` how many attempts in a row died where the last
     one did (found `running`: its holder never ended it), and return the
     error that ends this attempt when as many as allowed did. Where: the
     code, the records and checkpointed loop items found (an attempt that
     made more got further). A death in a durable sleep (its timer kept, its
-    record not) is no step's: a machine rebooted during a long sleep."""
+    record not) is no step's: a machine rebooted during a long sleep. Nor
+    is one in a child run left running there: the child counts it, by its
+    own records (each attempt may have got further in it)."""
     if manifest is None or (manifest.status != "running" and KEY not in manifest.extra):
         return None
     found = list(ctx.records)
@@ -53,9 +57,26 @@ def count_killed(manifest: RunRecord | None, ctx: RunState, fingerprint: str) ->
         return None
     tops = {top_level(p) for p in found}
     at = next(p for p in range(len(tops) + 1) if p not in tops)
+    if _child_running(store, manifest, at):
+        return None
     plan = manifest.plan or []
     step = plan[at][1] if at < len(plan) and isinstance(plan[at], list) else None
     return RunKilledError(manifest.workflow, manifest.run_id, at, step, times)
+
+
+def _child_running(store: Store, manifest: RunRecord, at: int) -> bool:
+    """Whether this run's child at `at` (its derived id, in this store) was
+    left running. Asked only of a run about to be refused: a listing of
+    the store's workflows, then a manifest read each."""
+    child, own = f"{manifest.run_id}.{at}", (manifest.workflow, manifest.run_id)
+    for workflow in store.workflows():
+        raw = store.load_manifest(workflow, child)
+        found = None if raw is None else decode_manifest(store, workflow, child, raw, summary_only=True)
+        link = None if found is None else found.extra.get("parent")
+        if found is not None and found.status == "running" and isinstance(link, dict):
+            if (link.get("workflow"), link.get("run_id")) == own and link.get("store") is None:
+                return True
+    return False
 
 
 def max_recovery_attempts() -> int:

@@ -161,7 +161,7 @@ def run_locked(
         ctx.awaited, ctx.caller = caller.awaited, caller
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
-    killed = count_killed(manifest, ctx, definition.fingerprint)  # `start` writes it down
+    killed = count_killed(store, manifest, ctx, definition.fingerprint)  # `start` writes it down
     before = copy_manifest(manifest)
     started = time.time()
     try:  # `start` opens the run's records (`finish` ends it)

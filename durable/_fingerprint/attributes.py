@@ -16,6 +16,7 @@ import sys
 import types
 from typing import Any
 
+from .executors import library_attributes
 from .imports import user_class
 from .ownpath import path_tokens
 from .values import _qualname, fresh_token, hash_tokens, plain_tokens
@@ -43,6 +44,7 @@ def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
 
 def _attribute_tokens(obj: object, public: bool, _seen: tuple[int, ...]) -> list[str] | None:
     attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
+    attrs = [(k, v) for k, v in attrs if k not in library_attributes(obj)]  # a pool's thread names: no input
     seen = (*_seen, id(obj))
     plain, nested = {}, []
     for k, v in attrs:
@@ -67,6 +69,7 @@ def attribute_digests(obj: object, _path: str = "", _seen: tuple[int, ...] = ())
         pairs = [(f"{_path}[{k!r}]", v) for k, v in itertools.islice(obj.items(), 64) if isinstance(k, str)]
     elif settings_object(obj):
         attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
+        attrs = [(k, v) for k, v in attrs if k not in library_attributes(obj)]  # a pool's thread names: no input
         pairs = [(f"{_path}.{k}", v) for k, v in attrs[:64] if isinstance(k, str)]
     else:
         return {}

@@ -259,7 +259,7 @@ def _statement_reads(name: str, found: list[ast.AST], scope: _Scope, out: Analys
     for stmt in found:
         for imported in from_imports(stmt):  # also one inside `try:` or `if`
             _follow_import(imported, name, scope, out)
-        for chain in statement_chains(handed_part(stmt, name)):
+        for chain in statement_chains(handed_part(stmt, name, scope.namespace)):
             # A module's own dunders (`__file__`: where it lies) are not code.
             skip = chain[0] == name or chain[0].startswith("__") or chain in done
             if skip or made_here_alone(stmt, chain[0], scope.namespace, scope.checked_file):

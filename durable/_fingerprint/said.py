@@ -14,9 +14,10 @@ from .analysis import NOW, SAID
 from .attributes import attribute_digests
 
 #: What to do about a value that differs in every process, said once a refusal.
-_ADVICE = (
-    "one made anew in each process (datetime.now(), time.time(), uuid4() or a random token at "
-    "import) differs on every resume; pass what the step needs as an argument (of the workflow, "
+_ADVICE = (  # a value set from the command line differs too, deliberately: no advice of one kind
+    "if you set it otherwise (a command-line option, a configuration), that is the change; if it is "
+    "made anew in each process (datetime.now(), time.time(), uuid4() or a random token at import), "
+    "it differs on every resume: pass what the step needs as an argument (of the workflow, "
     "handed on to the step), or keep such a value out of the objects steps read"
 )
 

@@ -33,6 +33,9 @@ class Cancellation(Frozen):
     run_id: str
     status: str
     holder: str | None = None
+    # When the run had been cancelled, for one cancelled before this call (a
+    # second cancel did nothing); None when this call cancelled it or asked to.
+    since: float | None = None
 
 
 def cancel_run(store: Store, workflow: str, run_id: str) -> Cancellation:
@@ -52,12 +55,13 @@ def cancel_run(store: Store, workflow: str, run_id: str) -> Cancellation:
         if manifest.status == "completed":  # it finished before we got here
             store.delete([cancel_key(workflow, run_id)])
             raise _completed(run_id)
-        if manifest.status != "cancelled":
+        since = manifest.updated if manifest.status == "cancelled" else None  # a cancel before this one did it
+        if since is None:
             manifest.status, manifest.reason = "cancelled", "cancelled"
             write_manifest(store, manifest)
     finally:
         lease.release()
-    return Cancellation(workflow, run_id, "cancelled")
+    return Cancellation(workflow, run_id, "cancelled", since=since)
 
 
 def _completed(run_id: str) -> ConfigurationError:

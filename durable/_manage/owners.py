@@ -50,9 +50,16 @@ def find_workflow(
                             "removes them",)  # fmt: skip
         raise missing
     if len(owners) > 1:
-        raise ConfigurationError(
-            f"run id {run_id!r} exists in several workflows ({', '.join(owners)}); "
-            "name one with --workflow"
-        )
+        raise SeveralWorkflows(run_id, owners)
     return owners[0]
+
+
+class SeveralWorkflows(ConfigurationError):
+    """A run id that several workflows have: the command line prints the
+    command again with each `--workflow` (`durable.cli.common.print_error`)."""
+
+    def __init__(self, run_id: str, workflows: list[str]) -> None:
+        self.run_id, self.workflows = run_id, workflows
+        super().__init__(f"run id {run_id!r} exists in several workflows ({', '.join(workflows)}); "
+                         "name one with --workflow")  # fmt: skip
 

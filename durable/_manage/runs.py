@@ -173,16 +173,16 @@ def waiting_child(store: Store, info: RunInfo) -> RunInfo | None:
     return next((c for c in children if c.parent == link and c.status == "suspended"), None)
 
 
-def not_found(store: Store, workflow: str, run_id: str) -> RunNotFoundError:
-    """The error of a look at a run that is not there; when the run id exists under
-    other workflows it names them: most often the same function started
+def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = False) -> RunNotFoundError:
+    """The error of a look at a run that is not there (`resuming`: by a resume,
+    which starting the run answers); when the run id exists under other
+    workflows it names them: most often the same function started
     another way (`python flow.py` names it `flow.pipe`, an import `pipe`)."""
-    missing = RunNotFoundError(workflow, run_id, store.url)
+    missing = RunNotFoundError(workflow, run_id, store.url, resuming=resuming)
     folder = no_folder(store)
     if folder:  # not a wrong run id: the wrong store
         missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store {store.url}: "
-                        f"{folder} or call the workflow without resume() to start it. "
-                        "Nothing was executed.",)  # fmt: skip
+                        f"{folder}{missing.start}. Nothing was executed.",)  # fmt: skip
         return missing
     found = namesakes(store, workflow, run_id)
     others = sorted(found)

@@ -21,10 +21,43 @@ _ALIGN = 64
 
 
 def dumps(value: Any) -> bytes:
-    """A stored value's bytes (protocol 5), open files refused."""
+    """A stored value's bytes (protocol 5), open files refused; refused, the
+    error says which part of the value (`_part`): "cannot pickle
+    '_thread.lock' object" did not say where in a dict of forty keys."""
     buffer = io.BytesIO()
-    _Pickler(buffer, protocol=5).dump(value)
+    try:
+        _Pickler(buffer, protocol=5).dump(value)
+    except Exception as e:
+        at = "" if isinstance(e, RecursionError) else _part(value, "")  # too deep: `codec._TOO_DEEP` says it
+        if at and len(e.args) == 1 and isinstance(e.args[0], str):
+            e.args = (f"{e.args[0]} (in the value's {at})",)
+        raise
     return buffer.getvalue()
+
+
+def _part(value: Any, path: str, depth: int = 0) -> str:
+    """Where in `value` (`['key'].attr[2]`, and its type) the innermost part
+    that does not pickle is, through dicts, lists, tuples, sets and objects'
+    attributes; "" when none is found (the value itself, or too deep)."""
+    if depth == 8:
+        return ""
+    parts: list[tuple[str, Any]]
+    if isinstance(value, dict):
+        parts = [(f"[{k!r}]", v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        parts = [(f"[{i}]", v) for i, v in enumerate(value)]
+    elif isinstance(value, (set, frozenset)):
+        parts = [(f" item {v!r}", v) for v in value]
+    else:
+        parts = [(f".{k}", v) for k, v in getattr(value, "__dict__", {}).items()]
+    for label, part in parts[:1000]:  # an error's path only: bounded, not the whole of a large value
+        try:
+            _Pickler(io.BytesIO(), protocol=5).dump(part)
+        except Exception:
+            kind = type(part)
+            named = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+            return _part(part, path + label, depth + 1) or f"{path}{label}, a {named}"
+    return ""
 
 
 class _Traveller(cloudpickle.CloudPickler):  # type: ignore[misc]
