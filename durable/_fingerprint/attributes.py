@@ -7,6 +7,9 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import array
+import collections
+import enum
 import itertools
 import re
 import sys
@@ -117,6 +120,19 @@ def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str
         return None if None in each else [f"<set:{len(each)}", *sorted("".join(t or []) for t in each), ">"]
     if type(value) is type(_PATTERN):  # `re.compile(sys.argv[1])`
         return [f"<re:{value.flags}", *(plain_tokens(value.pattern) or []), ">"]
+    # Immutable values plain data leaves out: `range(int(sys.argv[1]))` went uncounted.
+    if isinstance(value, (range, slice)):
+        parts = _items_of((value.start, value.stop, value.step), public, seen)
+        return None if parts is None else [f"<{type(value).__name__}", *parts, ">"]
+    if isinstance(value, enum.Enum):  # a library's member (`HTTPStatus(code)`): by its class and name
+        return [f"<enum:{_qualname(type(value))}", *(plain_tokens(value.name) or [fresh_token()]), ">"]
+    if isinstance(value, (bytearray, array.array)):  # by its item type and bytes
+        return [f"<{getattr(value, 'typecode', 'bytearray')}", *(plain_tokens(bytes(value)) or []), ">"]
+    if isinstance(value, (collections.deque, collections.ChainMap, types.MappingProxyType)):
+        listed = _items_of(list(value) if isinstance(value, collections.deque) else dict(value), public, seen)
+        return None if listed is None else [f"<{type(value).__name__}", *listed, ">"]
+    if type(value).__module__ == "ipaddress":  # `ip_address(sys.argv[1])`: by its text
+        return [f"<{type(value).__name__}", *(plain_tokens(str(value)) or []), ">"]
     return _items_of(value, public, seen) if isinstance(value, (list, tuple, dict)) else None
 
 

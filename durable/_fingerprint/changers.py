@@ -27,7 +27,8 @@ MUTATORS = frozenset(
     "append extend insert update add setdefault remove discard clear pop popitem sort reverse "
     "appendleft extendleft popleft rotate move_to_end subtract difference_update intersection_update "
     "symmetric_difference_update fromlist frombytes fromunicode fromfile byteswap __setitem__ __delitem__ "
-    "__iadd__ __ior__ __iand__ __isub__ __ixor__ __imul__ fill partition resize itemset".split()
+    "__iadd__ __ior__ __iand__ __isub__ __ixor__ __imul__ __imatmul__ __itruediv__ __ifloordiv__ __imod__ "
+    "__ipow__ __ilshift__ __irshift__ __setattr__ __delattr__ fill partition resize itemset".split()
 )
 # numpy's functions changing the array handed first (told by name: durable never imports numpy).
 _NUMPY_WRITERS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle"})
@@ -80,9 +81,14 @@ def _resolved(node: ast.AST, globs: Mapping[str, Any]) -> object:
     library object's method is (`RNG.shuffle` -> `random.Random.shuffle`)."""
     if isinstance(node, ast.Name):
         return globs[node.id] if node.id in globs else vars(builtins).get(node.id)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and _resolved(node.func, globs) is type:
+        value = _resolved(node.args[0], globs)  # `type(LOG).append`, as `list.append`
+        return None if value is None else type(value)
     if not isinstance(node, ast.Attribute):
         return None
     owner = _resolved(node.value, globs)
+    if node.attr == "__class__" and owner is not None:  # `LOG.__class__.append`
+        return type(owner)
     if isinstance(owner, types.ModuleType):
         return vars(owner).get(node.attr)
     if owner is None:

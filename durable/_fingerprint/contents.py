@@ -29,7 +29,7 @@ from .outsidevalues import (
     outside_tokens,
 )
 from .ownpath import bound_again, chosen_outside, class_made_by
-from .reach import identity_of
+from .reach import code_objects, identity_of
 from .singletons import closure_instances, kept_instances
 from .unseen import unseen_change, unseen_part
 from .values import content_tokens, fresh_token, hash_tokens, plain_tokens
@@ -153,7 +153,7 @@ def class_attribute_part(key: str, cls: type, obj: object) -> dict[str, str]:
     init = vars(cls).get("__init_subclass__")
     code = getattr(getattr(init, "__func__", init), "__code__", None)
     # An attribute its code names (`Base.registry[...] = k`), not a cache the steps fill.
-    filled = code is not None and key.rpartition(".")[2] in code.co_names
+    filled = code is not None and any(key.rpartition(".")[2] in c.co_names for c in code_objects(code))  # comprehensions too
     changed = any(name in assigned_into(s) or _runs_over(s, name, names) for s in found)
     if not filled and not changed and not witnessed(changed_elsewhere, names, name) and not witnessed(unseen_change, names, name):
         return {}

@@ -149,11 +149,11 @@ def _unknown(fn: types.FunctionType, *, callees: bool = True) -> _Found:
     be made from every parameter."""
     code, ns = fn.__code__, fn.__globals__
     params = _parameters(code)
-    some: Filled = [(n, ns) for n in code.co_names if data(n, ns)]
-    some += [(ANY, ns)] if "globals" in code.co_names else []
-    some += [] if callees else [(ANY, EVERYWHERE)]
+    every = sorted({n for c in nested_code(code) for n in c.co_names})  # comprehensions' too: `[LOG.append(v) for v in xs]`
+    some: Filled = [(n, ns) for n in every if data(n, ns)]
+    some += ([(ANY, ns)] if "globals" in every else []) + ([] if callees else [(ANY, EVERYWHERE)])
     if callees:
-        names = [ast.Name(id=n, ctx=ast.Load()) for n in code.co_names]
+        names = [ast.Name(id=n, ctx=ast.Load()) for n in every]
         some += [pair for n in names for pair in (*filled_by(n, ns), *filled_through(n, ns))]
     unknown = dict.fromkeys(code.co_cellvars, params | {OUTSIDE})
     return _only_made(unknown), _only_made({n: params for n, _ in some}), None, _homes_of(some)

@@ -13,7 +13,9 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
+import itertools
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -25,9 +27,11 @@ from .inplace import roots
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import local_names, written_in
+from .stepreach import local_names
+from .written import method, through_names, written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Past this many helpers, the rest is not looked at (a step's module calling
 # into a large package; each is parsed once per process): it may read any.
 _FOLLOWED = 256
@@ -51,7 +55,7 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
 def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> frozenset[str]:
     """The globals of `globs` whose objects the other modules' helpers `defs`
     reach write (`helpers.log(x)` appending to the `LOG` of a `config` both
-    import: `stepreach.written_in`, `logs` as there). One not told (past the
+    import: `written.written_in`, `logs` as there). One not told (past the
     limit, its text not what runs), or writing a module's attribute
     (`config.LOG.append(x)`), may write any object its module holds."""
     found: set[str] = set()
@@ -79,15 +83,27 @@ def _held_mutators(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[s
     bound to it, writes when `node` names the holder (`add(x)` of `add =
     functools.partial(list.append, LOG)` or `add = LOG.append`): as
     `written_in` counts `LOG.append(x)`, a call through such a holder is
-    the write, and a replay that skips it leaves the list the import did."""
+    the write, and a replay that skips it leaves the list the import did.
+    So is one a dict, list, tuple or namespace holds (`OPS["add"](x)` of
+    `OPS = {"add": LOG.append}`)."""
     methods = MUTATORS if logs else MUTATORS - LOGS
     found: set[str] = set()
     for sub in walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            target = _mutated(globs.get(sub.id), methods)
-            if target is not None and not isinstance(target, _FIXED):
-                found.update(k for k, v in list(globs.items()) if v is target)
+            for target in (_mutated(held, methods) for held in _held(globs.get(sub.id))):
+                if target is not None and not isinstance(target, _FIXED):
+                    found.update(k for k, v in list(globs.items()) if v is target)
     return found
+
+
+def _held(value: object, depth: int = 0) -> Iterator[object]:
+    """`value` and what the plain containers it holds hold, three levels down
+    (the first 256 items of each: a large table of data holds no methods)."""
+    yield value
+    if depth < 3 and type(value) in (dict, list, tuple, types.SimpleNamespace):
+        items = value.values() if isinstance(value, dict) else vars(value).values() if isinstance(value, types.SimpleNamespace) else value
+        for item in list(itertools.islice(items, 256)):  # type: ignore[call-overload]
+            yield from _held(item, depth + 1)
 
 
 def _mutated(value: object, methods: frozenset[str]) -> object:
@@ -96,11 +112,13 @@ def _mutated(value: object, methods: frozenset[str]) -> object:
     for _ in range(8):  # partials of partials
         if not isinstance(value, functools.partial):
             break
-        if isinstance(value.func, types.MethodDescriptorType) and value.args:  # `partial(list.append, LOG)`
-            return value.args[0] if value.func.__name__ in methods else None
+        if isinstance(value.func, (types.MethodDescriptorType, types.WrapperDescriptorType)) and value.args:
+            name = value.func.__name__  # `partial(list.append, LOG)`, `partial(dict.__setitem__, CFG)`
+            return value.args[0] if name in methods else None
         value = value.func
-    if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, types.ModuleType):
-        return value.__self__ if value.__name__ in methods else None  # `LOG.append`
+    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) and not isinstance(value.__self__, types.ModuleType):
+        name = value.__name__  # `LOG.append`, `CFG.__setitem__`
+        return value.__self__ if name in methods else None
     return None
 
 
@@ -117,26 +135,36 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
         given: list[tuple[int | str, str]] = [(i, n) for i, a in enumerate(call.args) for n in _handed_roots(a)]
         given += [(k.arg, n) for k in call.keywords if k.arg for n in _handed_roots(k.value)]
         given = [(at, name) for at, name in given if name not in globs or type(globs[name]) not in _SCALARS]
+        func = _spelled(call.func)
+        if given and not isinstance(func, (ast.Name, ast.Attribute)):  # `OPS["add"](LOG, x)`: not told
+            found.update(name for _, name in given)
+            continue
         try:  # a proxy's attributes may raise anything: not told
-            fn, shift = _callee(call.func, globs) if given else (None, 0)
+            fn, shift = _callee(func, globs) if given else (None, 0)
         except Exception:
             found.update(name for _, name in given)
             continue
-        if fn is None:  # a library's: one changing the list handed to it first writes it
-            found.update(name for at, name in given if at == 0 and library_writer(call.func, globs, logs))
+        local = func.id if isinstance(func, ast.Name) and func.id not in globs else None
+        if fn is None and local is not None and local not in vars(builtins):  # a name the body binds
+            inner: list[ast.AST] = [d for d in walk(node) if isinstance(d, _FUNCS) and d.name == local and d is not node]
+            if len(inner) != 1 or depth >= 8:  # a lambda, a parameter, a local import: not told
+                found.update(name for _, name in given)
+                continue
+            defs, space = inner, globs  # `def add(xs, v): xs.append(v)` inside the step
+        elif fn is None:  # a library's: one changing the list handed to it first writes it
+            found.update(name for at, name in given if at == 0 and library_writer(func, globs, logs))
             continue
-        src = source_of(fn.__code__.co_filename, fn.__globals__)
-        defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, fn.__globals__) else []
-        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)) or depth >= 8:
+        else:
+            src, space = source_of(fn.__code__.co_filename, fn.__globals__), fn.__globals__
+            defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, space) else []
+        if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or depth >= 8:
             found.update(name for _, name in given)  # not told: any it is given
             continue
         args = defs[0].args
         params = [a.arg for a in (*args.posonlyargs, *args.args)][shift:]
         named = {*params, *(a.arg for a in args.kwonlyargs)}
-        # Bound to another name: by content (`logs` false), which a write by that name changes.
-        aliased = set() if logs else _aliased(defs[0])
-        changed = written_in(defs, logs) | aliased | _handed(defs[0], fn.__globals__, logs, depth + 1)
-        changed -= _copied(defs[0])
+        # Written by another name bound to it, a part of it or a shallow copy sharing its parts.
+        changed = through_names(defs[0], set(written_in(defs, logs) | _handed(defs[0], space, logs, depth + 1)), logs)
         for at, name in given:
             if isinstance(at, int):
                 param = params[at] if at < len(params) else args.vararg.arg if args.vararg else None
@@ -147,13 +175,23 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
     return found
 
 
+def _spelled(func: ast.expr) -> ast.expr:
+    """`getattr(Ops, "add")` as the `Ops.add` it names."""
+    got = method(func) if isinstance(func, ast.Call) else None
+    return func if got is None or got[1] is None else ast.Attribute(value=got[0], attr=got[1], ctx=ast.Load())
+
+
 def _handed_roots(arg: ast.AST) -> list[str]:
     """The global an argument hands over, whole or a part of it (`LOG`,
-    `STATE["items"]`, `Box.items`, `cfg.LOG`: `roots`); none for a slice,
-    a copy."""
+    `STATE["items"]`, `Box.items`, `cfg.LOG`: `roots`), one of those it may
+    be (`LOG if x else []`, `LOG or []`), or one a literal holds
+    (`{"items": LOG}`); none for a slice, a copy."""
     if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
         return []
-    return roots(arg) if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)) else []
+    if isinstance(arg, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.IfExp, ast.BoolOp)):
+        parts = arg.values if isinstance(arg, (ast.Dict, ast.BoolOp)) else [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else arg.elts
+        return [n for p in parts for n in _handed_roots(p)]
+    return roots(arg) if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript, ast.NamedExpr, ast.Starred)) else []
 
 
 def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType | None, int]:
@@ -169,48 +207,6 @@ def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType
     if isinstance(target, types.MethodType):  # `put = w.put`
         return _function(target.__func__), 1
     return _function(target), 1 if isinstance(target, classmethod) else 0
-
-
-def _aliased(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The names `fn` binds another name to (`store = items`), or that a
-    function or lambda nested in it reads: what is done to them there is
-    not told by their own name."""
-    found: set[str] = set()
-    for node in walk(fn):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
-            values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else [node.value]
-            found.update(v.id for v in values if isinstance(v, ast.Name))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not fn:
-            found.update(n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
-    return found
-
-
-# What makes a new object of the one it is given: `items = list(items)`, `cfg = cfg.copy()`.
-_COPIES = frozenset({"list", "dict", "set", "sorted", "tuple", "frozenset", "bytearray", "copy", "deepcopy"})
-
-
-def _copied(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The parameters `fn`'s first statements rebind to a copy of what they
-    hold (`items = list(items)`, `rows = sorted(rows)`, `cfg = cfg.copy()`),
-    before anything else runs: what it writes of them after is its own
-    copy. Not one rebound at some calls only (`if x: items = list(items)`)
-    or to what may be the object given (`items = items or []`)."""
-    body = fn.body[1:] if fn.body and _docstring(fn.body[0]) else fn.body
-    found: set[str] = set()
-    for stmt in body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-            break
-        call = stmt.value
-        func = call.func if isinstance(call, ast.Call) else None
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name not in _COPIES:
-            break
-        found.add(stmt.targets[0].id)
-    return frozenset(found)
-
-
-def _docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from .imports import user_class
 from .inplace import _called_names, _callees, run_now, units
 from .nodes import walk
 from .outsidevalues import held_tokens
-from .reach import _cell_value
+from .reach import _cell_value, code_objects
 from .source import parse
 from .witness import witnessed
 
@@ -98,7 +99,8 @@ def _named(cls: type, owners: list[type], makers: tuple[str, ...]) -> tuple[tupl
     found: list[tuple[type, str]] = []
     for owner in owners:
         members = vars(owner)
-        named = {n for m in makers for n in getattr(_code(members.get(m)), "co_names", ())}
+        codes = [c for m in makers if isinstance(c := _code(members.get(m)), types.CodeType)]
+        named = {n for c in codes for co in code_objects(c) for n in co.co_names}  # comprehensions' too
         keeps = (list, dict, set) if owner not in cls.__mro__ else dict if "__dict__" in named else ()
         found += [
             (owner, n) for n in sorted(named)

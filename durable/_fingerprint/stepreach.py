@@ -15,10 +15,8 @@ import ast
 from typing import Any
 
 from .canon import is_our_decorator
-from .changers import LOGS, MUTATORS
-from .inplace import roots
+from .changers import MUTATORS
 from .kept import only_written
-from .localbound import bound_locals
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
@@ -285,41 +283,3 @@ def _one_definition(names: set[str], tree: ast.AST) -> frozenset[str]:
     one defined twice (`if`/`else`) reads what either reads."""
     table, funcs = links(tree)
     return frozenset(n for n in names if table.get(n, frozenset()) <= _names(funcs[n]))
-
-
-def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
-    """What the functions write themselves (`STATE[k] = v`, `global RATE`,
-    and unless `logs` is false, a count or a log: `N += 1`,
-    `LOG.append(x)`): not what they only hand to a call (`sum(VALUES)`
-    reads it). A count or a log the steps keep replays as it always did
-    (DBOS's and joblib's tests count calls so, and read the count)."""
-    found: set[str] = set()
-    declared: set[str] = set()
-    counted: set[str] = set()  # `global N; N += 1`
-    methods = MUTATORS if logs else MUTATORS - LOGS
-    nodes = [n for fn in defs for n in walk(fn)]
-    for node in nodes:
-        if isinstance(node, (ast.Assign, ast.Delete)):
-            found.update(r for t in node.targets if not isinstance(t, ast.Name) for r in roots(t))
-        elif isinstance(node, ast.AnnAssign) or (logs and isinstance(node, ast.AugAssign)):
-            found.update(roots(node.target))
-        elif isinstance(node, ast.Attribute) and node.attr in methods:  # called or handed on: `map(LOG.append, xs)`
-            found.update(roots(node.value))
-        elif isinstance(node, ast.Call):  # `DF.dropna(inplace=True)`, `np.add(A, 1, out=A)`
-            found.update(r for k in node.keywords if k.arg == "out" for r in roots(k.value))
-            found.update(roots(node.func.value) if isinstance(node.func, ast.Attribute) and _in_place(node) else ())
-        elif isinstance(node, ast.Global):
-            declared.update(node.names)
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            counted.add(node.target.id)
-    if not logs:  # a global only ever bumped is a count; not one also bound (`N = 0`, `del N`)
-        bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
-        stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
-        declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    bound = bound_locals(nodes)  # a local bound to a global, written into (`log.append(x)`), writes it
-    return frozenset(found | declared | {g for n in found for g in bound.get(n, ())})
-
-
-def _in_place(call: ast.Call) -> bool:
-    """`inplace=True` (pandas' way of changing the object it is called on)."""
-    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)

@@ -38,8 +38,8 @@ from .stepreach import (
     local_names,
     methods,
     reached,
-    written_in,
 )
+from .written import method, written_in
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -253,8 +253,8 @@ def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) ->
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
             targets = [sub.target]
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in methods:
-            targets = [sub.func.value]
+        elif isinstance(sub, ast.Call) and (got := method(sub.func)) and (got[1] is None or got[1] in methods):
+            targets = [got[0]]  # `cls.items.append(x)`, `cls.items.__iadd__([x])`, `getattr(cls.items, k)(x)`
         else:
             continue
         if any(_within(t, first, on_class) for t in targets):

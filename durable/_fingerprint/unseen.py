@@ -28,9 +28,9 @@ from .attributes import attribute_tokens
 from .bindings import module_statements
 from .loaded import loaded_state
 from .outsidevalues import items_tokens
-from .stepreach import written_in
 from .userfiles import is_user_file
 from .values import content_tokens, hash_tokens
+from .written import written_in
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # id(a module's first statement) -> (it, the module-level names its functions write)
