@@ -266,8 +266,14 @@ def _all_scalar_positional(
     tail = tails[n] if n < len(tails) else None
     if tail is None:
         return None  # too many arguments, or one left out without a scalar default
-    # Fed part by part, as `_arguments_digest` feeds them: no list to join.
     h = starts[n].copy()
+    if n == 1 and type(args[0]) is int:  # one id or counter: most steps, one update
+        try:  # `_int` inline: a call per step costs more than the digest's bytes
+            h.update(b"i%d;%s" % (args[0], tail))
+        except ValueError:
+            h.update(_int(args[0]) + tail)
+        return h.hexdigest()[:HEX]
+    # Fed part by part, as `_arguments_digest` feeds them: no list to join.
     feed, i = h.update, 0
     for value in args:
         if i:  # the first name is in `starts`
@@ -275,7 +281,7 @@ def _all_scalar_positional(
         i += 1
         t = type(value)
         if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
-            try:  # `_int` inline: a call per step costs more than the digest's bytes
+            try:
                 feed(b"i%d;" % value)
             except ValueError:
                 feed(_int(value))
