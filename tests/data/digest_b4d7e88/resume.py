@@ -3,8 +3,9 @@
 
 import sys
 
-import durable
 from flow import flow
+
+import durable
 
 try:
     # The workflow's definition covers durable's own code, which changed
