@@ -34,9 +34,8 @@ sha256 = hashlib.sha256
 
 
 def _builtin_sha256() -> Callable[[bytes], Any]:
-    """CPython's own SHA-256 (`_sha2` from 3.12, `_sha256` before): the same
-    digest without OpenSSL's set-up, a third cheaper on the few bytes of a
-    call; OpenSSL's stays for everything large."""
+    """CPython's own SHA-256 (`_sha2` from 3.12, `_sha256` before): the same digest without
+    OpenSSL's set-up, a third cheaper on a call's few bytes; OpenSSL's stays for the large."""
     for module in ("_sha2", "_sha256"):
         with contextlib.suppress(ImportError, AttributeError):
             return importlib.import_module(module).sha256  # type: ignore[no-any-return]
@@ -266,37 +265,40 @@ def _all_scalar_positional(
     tail = tails[n] if n < len(tails) else None
     if tail is None:
         return None  # too many arguments, or one left out without a scalar default
-    # Fed part by part, as `_arguments_digest` feeds them: no list to join.
     h = starts[n].copy()
-    feed, i = h.update, 0
-    for value in args:
-        if i:  # the first name is in `starts`
-            feed(names[i])
-        i += 1
-        t = type(value)
-        if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
-            try:  # `_int` inline: a call per step costs more than the digest's bytes
-                feed(b"i%d;" % value)
-            except ValueError:
-                feed(_int(value))
-            continue
-        enc = _SCALAR.get(t)
-        if enc is None:
-            return None
-        feed(enc(value))
-    if n and tail:
-        feed(tail)
+    if n == 1 and type(args[0]) is int:  # one id or counter (most steps): one update
+        try:  # `_int` inline, as below: a call costs more than the digest's bytes
+            h.update(b"i%d;%s" % (args[0], tail))
+        except ValueError:
+            h.update(_int(args[0]) + tail)
+    else:  # fed part by part, as `_arguments_digest` feeds them: no list to join
+        feed, i = h.update, 0
+        for value in args:
+            if i:  # the first name is in `starts`
+                feed(names[i])
+            i += 1
+            t = type(value)
+            if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
+                try:
+                    feed(b"i%d;" % value)
+                except ValueError:
+                    feed(_int(value))
+                continue
+            enc = _SCALAR.get(t)
+            if enc is None:
+                return None
+            feed(enc(value))
+        if n and tail:
+            feed(tail)
     digest: str = h.hexdigest()
     return digest[:HEX]
 
 
-# The encoded names of the parameters, when they are all positional, and for
-# each count k of arguments given, the bytes the defaults of the others add
-# (None: one of them has no default, or not a scalar one); `tails[0]` is the
-# whole digest input of a call without arguments; `starts[k]` a hash fed its start, to copy.
+# The encoded names of the parameters, all positional, and for each count k of arguments given
+# the bytes the others' defaults add (None: one has none, or not a scalar one); `tails[0]` is the
+# whole input of a call without arguments; `starts[k]` a hash fed its start, to copy.
 _Shape = tuple[tuple[bytes, ...], tuple[bytes | None, ...], tuple[Any, ...]]
-# id(signature) -> (signature, shape). The signature is kept so that its id
-# cannot be reused while the entry exists.
+# id(signature) -> (signature, shape): the signature is kept so that its id is not reused.
 _SHAPES: dict[int, tuple[inspect.Signature, _Shape | None]] = {}
 _HEADS = [b"A%d:" % n for n in range(256)]
 
@@ -323,7 +325,6 @@ def _shape(signature: inspect.Signature) -> _Shape | None:
 
 
 def _default(value: Any) -> bytes | None:
-    # Only immutable scalars (a mutable default may change between calls);
-    # None also for a parameter without a default (`Parameter.empty`, a class).
+    # Only immutable scalars (a mutable one may change); None without one (`Parameter.empty`).
     enc = _SCALAR.get(type(value)) if type(value) is not bytearray else None
     return None if enc is None else enc(value)
