@@ -32,10 +32,11 @@ def code_names(code: types.CodeType) -> frozenset[str]:
 def reached_names(fn: types.FunctionType) -> tuple[frozenset[str], list[object], bool]:
     """The names `fn`'s code and the user's code it reaches name, the
     objects those names hold in their modules (and a partial binds), and
-    whether the walk stopped before the end (past `MOST` functions: any
-    name may be read)."""
+    whether the walk stopped before the end (past `MOST` functions, past
+    `_DEEP` objects holding one another, or at an object it could not read:
+    any name may be read)."""
     names: set[str] = set()
-    values: list[object] = []
+    walk = _Walk()
     todo, seen = [fn], set[int]()
     while todo and len(seen) < MOST:
         f = todo.pop()
@@ -48,26 +49,47 @@ def reached_names(fn: types.FunctionType) -> tuple[frozenset[str], list[object],
         for name in own:
             value = space.get(name, _MISSING)
             if value is not _MISSING:
-                todo += _held(value, own, values)
-    return frozenset(names), values, bool(todo)
+                todo += _held(value, own, walk)
+    return frozenset(names), walk.values, bool(todo) or walk.cut
 
 
-def _held(value: object, names: frozenset[str], values: list[object], depth: int = 0) -> list[types.FunctionType]:
+class _Walk:
+    """What `_held` found: the objects, each once (an object holding itself
+    is no deeper), and whether it stopped short of one."""
+
+    def __init__(self) -> None:
+        self.values: list[object] = []
+        self.seen: set[object] = set()
+        self.cut = False
+
+
+_DEEP = 6  # objects holding one another (`partial(call, partial(call, h))`): past it, any name
+
+
+def _held(value: object, names: frozenset[str], walk: _Walk, depth: int = 0) -> list[types.FunctionType]:
     """Add `value` (and what a partial binds, the attributes `names` name of
     a module of the user's, a function's defaults and closure, the
-    attributes of an object of the user's class) to `values`; the user's
-    functions it runs."""
-    values.append(value)
-    if depth > 2:
+    attributes of an object of the user's class) to `walk`; the user's
+    functions it runs. Cut short (too deep, or an object whose attributes
+    raise), it says so (`walk.cut`): the function it did not see may read
+    anything (fail closed)."""
+    # A module is asked for what each function names of it (`names`), once for each.
+    key = (id(value), names) if isinstance(value, types.ModuleType) else id(value)
+    if key in walk.seen:
+        return []
+    walk.seen.add(key)
+    walk.values.append(value)
+    if depth > _DEEP:
+        walk.cut = True
         return []
     if isinstance(value, functools.partial):
         bound = [value.func, *value.args, *value.keywords.values()]
-        return [f for v in bound for f in _held(v, names, values, depth + 1)]
+        return [f for v in bound for f in _held(v, names, walk, depth + 1)]
     if isinstance(value, types.ModuleType):
         if not user_module(value):
             return []
         space = vars(value)
-        return [f for n in names if n in space for f in _held(space[n], names, values, depth + 1)]
+        return [f for n in names if n in space for f in _held(space[n], names, walk, depth + 1)]
     if isinstance(value, type):
         if not users_class(value):
             return []
@@ -78,12 +100,13 @@ def _held(value: object, names: frozenset[str], values: list[object], depth: int
         target = target_of(value)
         if type(target) is not types.FunctionType and users_class(type(value)):  # `MODEL` of `MODEL.run(x)`
             held = list(vars(value).values()) if hasattr(value, "__dict__") else []
-            return [*_held(type(value), names, values, depth + 1), *(f for v in held for f in _held(v, names, values, depth + 1))]
-    except Exception:  # a proxy whose attributes raise: not a function of the user's
+            return [*_held(type(value), names, walk, depth + 1), *(f for v in held for f in _held(v, names, walk, depth + 1))]
+    except Exception:  # a proxy whose attributes raise: what it runs cannot be told
+        walk.cut = True
         return []
     if type(target) is not types.FunctionType or not is_user_code(target):
         return []
     # What it holds (`def f(x, opts=OPTS)`, a closure over `OPTS`) it reads as surely as a name.
     cells = [c.cell_contents for c in target.__closure__ or () if c.cell_contents is not None]
     held = [*cells, *(target.__defaults__ or ()), *(target.__kwdefaults__ or {}).values()]
-    return [target, *(f for v in held for f in _held(v, names, values, depth + 1))]
+    return [target, *(f for v in held for f in _held(v, names, walk, depth + 1))]

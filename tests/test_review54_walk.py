@@ -1,0 +1,64 @@
+"""The walk of the user's code a step reaches (`stepcodes.reached_names`)
+cut short without saying so: a helper behind three
+`functools.partial`s binding one another (past the walk's depth) was taken
+to read nothing. The body sets
+`Conf.factor = k`; a run suspended with `k=2` and called again with `k=5`
+replayed the step's output for 2 (`value 6`, not 15): `unfilled.
+reads_no_fill` made the step plain for the run and `read_from_body` found
+no parameter. A walk cut short now counts as reading every filled global."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scripts import run_each
+
+pytestmark = pytest.mark.slow  # one interpreter forking the phases
+
+FLOW = """
+import functools, os
+import durable
+
+class Conf:
+    factor = 1
+
+def h(x):
+    return x * Conf.factor
+{head}
+
+@durable.step
+def s(x):
+    with open("count", "a") as f:
+        f.write("s\\n")
+    return helper(x)
+
+@durable.workflow(run_id="r1")
+def wf(k):
+    Conf.factor = k
+    out = s(3)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+RUN = """
+import durable, flow, os
+try:
+    print("value", flow.wf(int(os.environ["K"])))
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+"""
+# `h` four callables deep (nested partials flatten; these bind one another): the walk stopped at the third
+HEAD = "def call(f, x):\n    return f(x)\nP = functools.partial\nhelper = P(call, P(call, P(call, h)))"
+
+
+def test_a_walk_cut_short_counts_every_filled_global(tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = tmp_path_factory.mktemp("flow")
+    (folder / "flow.py").write_text(FLOW.format(head=HEAD))
+    first, second = run_each([(folder, RUN, {"K": "2", "STOP": "1"}), (folder, RUN, {"K": "5"})])
+    count = (folder / "count").read_text().split()
+    assert "suspended" in first, first
+    # was: `value 6`, the output for k=2 replayed, the step executed once
+    assert "value 6" not in second and ("refused" in second or "value 15" in second), second
+    assert count == ["s"] + (["s"] if "value 15" in second else []), (second, count)
