@@ -43,7 +43,10 @@ def roots(target: ast.AST) -> list[str]:
         return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)):
         return [n for e in target.elts for n in roots(e)]
-    return []
+    # The object itself, whichever it is: `(log := LOG).append(x)`, `LOG if x else OTHER`, `LOG or []`.
+    either = {ast.NamedExpr: ("target", "value"), ast.IfExp: ("body", "orelse")}.get(type(target), ())
+    parts = target.values if isinstance(target, ast.BoolOp) else [getattr(target, a) for a in either]
+    return [n for e in parts for n in roots(e)]
 
 
 def in_place(stmt: ast.AST) -> bool:
