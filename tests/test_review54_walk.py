@@ -1,11 +1,13 @@
 """The walk of the user's code a step reaches (`stepcodes.reached_names`)
 cut short without saying so: a helper behind three
 `functools.partial`s binding one another (past the walk's depth) was taken
-to read nothing. The body sets
+to read nothing; nor did it look into a registry (`HANDLERS["a"](x)`,
+`REG[0].run(x)` of a dict or list holding the helper). The body sets
 `Conf.factor = k`; a run suspended with `k=2` and called again with `k=5`
 replayed the step's output for 2 (`value 6`, not 15): `unfilled.
 reads_no_fill` made the step plain for the run and `read_from_body` found
-no parameter. A walk cut short now counts as reading every filled global."""
+no parameter. The walk now looks through containers (up to 256 items), and one cut
+short counts as reading every filled global."""
 
 from __future__ import annotations
 
@@ -49,15 +51,30 @@ except durable.Suspended:
 except durable.DefinitionChangedError as e:
     print("refused", e)
 """
-# `h` four callables deep (nested partials flatten; these bind one another): the walk stopped at the third
-HEAD = "def call(f, x):\n    return f(x)\nP = functools.partial\nhelper = P(call, P(call, P(call, h)))"
+CASES = {
+    # `h` four callables deep (nested partials flatten; these bind one another): the walk stopped at the third
+    "partials": "def call(f, x):\n    return f(x)\nP = functools.partial\nhelper = P(call, P(call, P(call, h)))",
+    # a registry: the walk did not look into a dict or a list
+    "dict": "HANDLERS = {'a': h}\ndef helper(x):\n    return HANDLERS['a'](x)",
+    "list_of_objects": "class M:\n    def run(self, x):\n        return h(x)\nREG = [M()]\ndef helper(x):\n    return REG[0].run(x)",
+}
 
 
-def test_a_walk_cut_short_counts_every_filled_global(tmp_path_factory: pytest.TempPathFactory) -> None:
-    folder = tmp_path_factory.mktemp("flow")
-    (folder / "flow.py").write_text(FLOW.format(head=HEAD))
-    first, second = run_each([(folder, RUN, {"K": "2", "STOP": "1"}), (folder, RUN, {"K": "5"})])
-    count = (folder / "count").read_text().split()
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
+    folders = {name: tmp_path_factory.mktemp(name) for name in CASES}
+    for name, folder in folders.items():
+        (folder / "flow.py").write_text(FLOW.format(head=CASES[name]))
+    outs = run_each([job for f in folders.values() for job in ((f, RUN, {"K": "2", "STOP": "1"}), (f, RUN, {"K": "5"}))])
+    return {
+        name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
+        for i, (name, folder) in enumerate(folders.items())
+    }
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_walk_cut_short_counts_every_filled_global(runs: dict[str, tuple[str, str, list[str]]], name: str) -> None:
+    first, second, count = runs[name]
     assert "suspended" in first, first
     # was: `value 6`, the output for k=2 replayed, the step executed once
     assert "value 6" not in second and ("refused" in second or "value 15" in second), second

@@ -11,6 +11,7 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import collections
 import functools
 import types
 from functools import lru_cache
@@ -33,8 +34,8 @@ def reached_names(fn: types.FunctionType) -> tuple[frozenset[str], list[object],
     """The names `fn`'s code and the user's code it reaches name, the
     objects those names hold in their modules (and a partial binds), and
     whether the walk stopped before the end (past `MOST` functions, past
-    `_DEEP` objects holding one another, or at an object it could not read:
-    any name may be read)."""
+    `_DEEP` objects holding one another, at a container of more than
+    `_ITEMS`, or at an object it could not read: any name may be read)."""
     names: set[str] = set()
     walk = _Walk()
     todo, seen = [fn], set[int]()
@@ -64,12 +65,15 @@ class _Walk:
 
 
 _DEEP = 6  # objects holding one another (`partial(call, partial(call, h))`): past it, any name
+_ITEMS = 256  # items of a container looked through; past them, any name
+_CONTAINERS = (dict, list, tuple, set, frozenset, collections.deque)
 
 
 def _held(value: object, names: frozenset[str], walk: _Walk, depth: int = 0) -> list[types.FunctionType]:
     """Add `value` (and what a partial binds, the attributes `names` name of
     a module of the user's, a function's defaults and closure, the
-    attributes of an object of the user's class) to `walk`; the user's
+    attributes of an object of the user's class, the items of a list, tuple,
+    set or dict's values) to `walk`; the user's
     functions it runs. Cut short (too deep, or an object whose attributes
     raise), it says so (`walk.cut`): the function it did not see may read
     anything (fail closed)."""
@@ -90,6 +94,15 @@ def _held(value: object, names: frozenset[str], walk: _Walk, depth: int = 0) -> 
             return []
         space = vars(value)
         return [f for n in names if n in space for f in _held(space[n], names, walk, depth + 1)]
+    if isinstance(value, _CONTAINERS):  # a registry: `HANDLERS["a"](x)`, `REG["m"].run(x)`
+        try:  # a subclass whose iteration raises: what it holds cannot be told
+            items = None if len(value) > _ITEMS else list(value.values() if isinstance(value, dict) else value)
+        except Exception:
+            items = None
+        if items is None or len(items) > _ITEMS:  # past `_ITEMS`: data, most likely, not looked through
+            walk.cut = True
+            return []
+        return [f for v in items for f in _held(v, names, walk, depth + 1)]
     if isinstance(value, type):
         if not users_class(value):
             return []
