@@ -106,20 +106,30 @@ def _held(value: object, names: frozenset[str], walk: _Walk, depth: int = 0) -> 
     if isinstance(value, type):
         if not users_class(value):
             return []
-        members = [m for c in value.__mro__ if users_class(c) for m in list(vars(c).values())]
-        members = [getattr(m, "fget", None) or getattr(m, "__func__", m) for m in members]
-        return [m for m in members if type(m) is types.FunctionType and is_user_code(m)]
+        spaces = [vars(c) for c in value.__mro__ if users_class(c)]
+        members = [getattr(m, "fget", None) or getattr(m, "__func__", m) for s in spaces for m in list(s.values())]
+        # And what the code names of it that is no function (`App.model.run(x)`, `App.go(x)` of a partial).
+        named = [s[n] for s in spaces for n in names if n in s and type(s[n]) is not types.FunctionType]
+        return [m for m in members if type(m) is types.FunctionType and is_user_code(m)] + [
+            f for v in named for f in _held(v, names, walk, depth + 1)
+        ]
     try:
         target = target_of(value)
-        if type(target) is not types.FunctionType and users_class(type(value)):  # `MODEL` of `MODEL.run(x)`
-            held = list(vars(value).values()) if hasattr(value, "__dict__") else []
-            return [*_held(type(value), names, walk, depth + 1), *(f for v in held for f in _held(v, names, walk, depth + 1))]
+        if type(target) is not types.FunctionType:
+            own = vars(value) if hasattr(value, "__dict__") else {}
+            if users_class(type(value)):  # `MODEL` of `MODEL.run(x)`
+                held = [type(value), *list(own.values())]
+            else:  # a library's object holding yours (`NS = SimpleNamespace(m=M())`): what the code names of it
+                held = [own[n] for n in names if n in own]
+            return [f for v in held for f in _held(v, names, walk, depth + 1)]
     except Exception:  # a proxy whose attributes raise: what it runs cannot be told
         walk.cut = True
         return []
-    if type(target) is not types.FunctionType or not is_user_code(target):
+    if not is_user_code(target):
         return []
-    # What it holds (`def f(x, opts=OPTS)`, a closure over `OPTS`) it reads as surely as a name.
+    # What it holds (`def f(x, opts=OPTS)`, a closure over `OPTS`, the object of a bound method
+    # `MODEL.run`) it reads as surely as a name.
     cells = [c.cell_contents for c in target.__closure__ or () if c.cell_contents is not None]
-    held = [*cells, *(target.__defaults__ or ()), *(target.__kwdefaults__ or {}).values()]
+    bound = [value.__self__] if isinstance(value, types.MethodType) else []
+    held = [*bound, *cells, *(target.__defaults__ or ()), *(target.__kwdefaults__ or {}).values()]
     return [target, *(f for v in held for f in _held(v, names, walk, depth + 1))]
