@@ -35,7 +35,8 @@ def reached_names(fn: types.FunctionType) -> tuple[frozenset[str], list[object],
     objects those names hold in their modules (and a partial binds), and
     whether the walk stopped before the end (past `MOST` functions, past
     `_DEEP` objects holding one another, at a container of more than
-    `_ITEMS`, or at an object it could not read: any name may be read)."""
+    `_ITEMS`, past `_VALUES` objects in all, or at an object it could not
+    read: any name may be read)."""
     names: set[str] = set()
     walk = _Walk()
     todo, seen = [fn], set[int]()
@@ -66,6 +67,7 @@ class _Walk:
 
 _DEEP = 6  # objects holding one another (`partial(call, partial(call, h))`): past it, any name
 _ITEMS = 256  # items of a container looked through; past them, any name
+_VALUES = 4096  # objects looked at in all (a table of lists, at each call of such a step): past them, any name
 _CONTAINERS = (dict, list, tuple, set, frozenset, collections.deque)
 
 
@@ -83,7 +85,7 @@ def _held(value: object, names: frozenset[str], walk: _Walk, depth: int = 0) -> 
         return []
     walk.seen.add(key)
     walk.values.append(value)
-    if depth > _DEEP:
+    if depth > _DEEP or len(walk.values) > _VALUES:
         walk.cut = True
         return []
     if isinstance(value, functools.partial):
