@@ -4,7 +4,8 @@ assignment (`a, b = CFG["a"], CFG["b"]`), a local bound to another local
 (`cfg = CFG`, `xs = cfg["xs"]`; the rows of `for rows in TABLE: for row in
 rows`), an annotated or chained assignment (`log: list = LOG`, `log = alias
 = LOG`), a walrus (`(log := LOG).append(x)`), a choice (`LOG if x else
-OTHER`, `LOG or []`). A later step reads the container; resumed in a new
+OTHER`, `LOG or []`), or handed from such a local to a function of
+the user's that writes it (`xs = CFG["a"]`, then `add(xs, x)`). A later step reads the container; resumed in a new
 process, the write is not redone and it computed from what the import left
 (`value {'a': []}`): such a step now counts as a writer there (refused), as
 `log = LOG` does. Copies (`list(LOG)`, `LOG.copy()`) stay reads."""
@@ -23,6 +24,9 @@ FLOW = """
 import os
 import durable
 CFG = {{"a": [], "b": []}}
+
+def add(items, x):
+    items.append(x)
 
 @durable.step
 def a(x):
@@ -46,13 +50,27 @@ def wf():
 """
 
 
-@pytest.mark.slow  # one interpreter forking the two phases
-def test_a_step_writing_through_a_tuple_assigned_local_is_not_replayed_elsewhere(
-    tmp_path_factory: pytest.TempPathFactory,
+# Run end to end (the rest below through `written_in` alone); `add` writes the list it is given.
+ENDS = {
+    "tuple": 'a, b = CFG["a"], CFG["b"]\n    a.append(x)',
+    "handed": 'xs = CFG["a"]\n    add(xs, x)',
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, list[str]]]:
+    folders = {name: tmp_path_factory.mktemp(name) for name in ENDS}
+    for name, folder in folders.items():
+        (folder / "flow.py").write_text(FLOW.format(write=ENDS[name]))
+    return suspend_then_resume(folders)
+
+
+@pytest.mark.slow  # one interpreter forking the phases
+@pytest.mark.parametrize("name", sorted(ENDS))
+def test_a_step_writing_through_a_bound_local_is_not_replayed_elsewhere(
+    runs: dict[str, tuple[str, str, list[str]]], name: str
 ) -> None:
-    folder = tmp_path_factory.mktemp("tuple")
-    (folder / "flow.py").write_text(FLOW.format(write='a, b = CFG["a"], CFG["b"]\n    a.append(x)'))
-    first, resumed, count = suspend_then_resume({"tuple": folder})["tuple"]
+    first, resumed, count = runs[name]
     assert "suspended" in first, first
     # was: `value {'a': [], 'b': []}`, b run on what the import left
     assert "refused" in resumed and count == ["a"], (resumed, count)
