@@ -24,6 +24,7 @@ from .changers import LOGS, MUTATORS, library_writer
 from .holds import held_callables
 from .imports import user_class
 from .inplace import roots
+from .localbound import bound_locals
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
@@ -74,7 +75,9 @@ def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> 
                 found.update(k for k, v in globs.items() if v is value)
     if untold:
         found |= _shared(globs, [s for s in spaces.values() if s is not globs])
-    found |= {n for d in defs for n in (_handed(d, globs, logs) | _held_mutators(d, globs, logs)) - local_names([d])}
+    for d in defs:  # handed through a local bound to it too (`xs = CFG["a"]`, then `add(xs, x)`)
+        handed, bound = _handed(d, globs, logs) | _held_mutators(d, globs, logs), bound_locals(list(walk(d)))
+        found |= {g for n in handed for g in (n, *bound.get(n, ()))} - local_names([d])
     return frozenset(found)
 
 

@@ -41,10 +41,12 @@ def roots(target: ast.AST) -> list[str]:
         target = target.func.value if isinstance(target, ast.Call) else target.value  # type: ignore[attr-defined]
     if isinstance(target, ast.Name):
         return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List, ast.BoolOp, ast.IfExp, ast.NamedExpr)):  # `(A or B).append(x)`
-        parts = [target.body, target.orelse] if isinstance(target, ast.IfExp) else ast.iter_child_nodes(target)
-        return [n for e in parts for n in roots(e)]
-    return []
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in roots(e)]
+    # The object itself, whichever it is: `(log := LOG).append(x)`, `LOG if x else OTHER`, `LOG or []`.
+    either = {ast.NamedExpr: ("target", "value"), ast.IfExp: ("body", "orelse")}.get(type(target), ())
+    parts = target.values if isinstance(target, ast.BoolOp) else [getattr(target, a) for a in either]
+    return [n for e in parts for n in roots(e)]
 
 
 def in_place(stmt: ast.AST) -> bool:

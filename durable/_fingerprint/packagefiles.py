@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import os
 import types
-from collections.abc import Iterable
+import zipfile
+from collections.abc import Iterable, Iterator
 
 from .imports import import_user_module, user_module
 from .modfiles import UNTOLD
@@ -48,20 +49,44 @@ def package_parts(code: types.CodeType, objs: Iterable[object]) -> tuple[tuple[s
 def _texts(places: list[str]) -> str:
     digest, count = hashlib.sha256(), 0
     for place in places:
-        for folder, dirs, files in sorted(os.walk(place)):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(f for f in files if f.endswith(".py")):
-                count += 1
-                if count > _FILES:
-                    return UNTOLD
-                path = os.path.join(folder, name)
-                try:
-                    with open(path, "rb") as f:
-                        text = f.read()
-                except OSError:  # gone meanwhile: as changed
-                    return UNTOLD
-                digest.update(f"{os.path.relpath(path, place)}\0{len(text)}\0".encode() + text)
+        try:
+            files = list(_folder(place)) if os.path.isdir(place) else _zipped(place)
+        except (OSError, zipfile.BadZipFile):  # gone meanwhile: as changed
+            return UNTOLD
+        for name, text in files if files is not None else ():
+            count += 1
+            if count > _FILES:
+                return UNTOLD
+            digest.update(f"{name}\0{len(text)}\0".encode() + text)
+        if files is None:  # neither a folder nor in an archive: what it holds cannot be told
+            return UNTOLD
     return digest.hexdigest()[:16]
+
+
+def _folder(place: str) -> Iterator[tuple[str, bytes]]:
+    for folder, dirs, files in sorted(os.walk(place)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                yield os.path.relpath(path, place), f.read()
+
+
+def _zipped(place: str) -> list[tuple[str, bytes]] | None:
+    """The module files of a package imported from a zip archive
+    (`app.zip/plugins`, `zipimport`): `os.walk` finds no folder there, and
+    its digest was that of no file at all, so an edited plugin replayed."""
+    archive, inner = place, ""
+    while archive and not os.path.exists(archive):
+        archive, tail = os.path.split(archive)
+        inner = f"{tail}/{inner}" if inner else tail
+        archive = "" if not tail else archive
+    if not (archive and os.path.isfile(archive) and zipfile.is_zipfile(archive)):
+        return None
+    prefix = f"{inner}/" if inner else ""
+    with zipfile.ZipFile(archive) as z:
+        names = sorted(n for n in z.namelist() if n.startswith(prefix) and n.endswith(".py"))
+        return [(n[len(prefix) :], z.read(n)) for n in names]
 
 
 def _dotted(name: str) -> bool:
