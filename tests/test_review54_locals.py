@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from durable._fingerprint.stepreach import written_in
+from durable._fingerprint.written import written_in
 from tests.scripts import suspend_then_resume
 
 FLOW = """
