@@ -19,6 +19,7 @@ from .._core.changed import in_place_warning
 from .._core.context import Run, RunState
 from .._core.identity import call_digest, changed_in_place
 from .._core.inputs import usable_inputs
+from .._core.killed import CHILD
 from .._core.loadback import load_value
 from .._core.outcome import child_files, child_stale
 from .._core.plan import Plan
@@ -73,7 +74,7 @@ class ChildFlow(Flow, Protocol):
 def child_plan(
     flow: ChildFlow, parent: RunState, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Plan[Run[Any]]:
-    pos = parent.take_position()
+    pos = parent.take_position(CHILD)
     given = flow._bind(args, kwargs)
     # A workflow defined in the parent's body, or made there by a factory
     # (`child = make_child(sorted(xs))`: `decorate`), may read the parent's arguments.

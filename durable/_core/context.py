@@ -45,9 +45,8 @@ class RunState(Compared):
     vouched: dict[int, tuple[Any, str]] = field(default_factory=dict)  # `StepSpec.check_code`
     plain: dict[int, tuple[Any, Any, str]] = field(default_factory=dict)  # `steps._plain_in`
     unreached: dict[int, tuple[Any, str]] = field(default_factory=dict)  # `fingerprint_in`
-    # The positions looked up in this attempt (replayed, or live): a rerun never discards their
-    # records, which the run has used or is making. Kept once a position is taken from an asyncio
-    # task (`in_tasks`): until then lookups come in position order, none after the change.
+    # Positions looked up in this attempt (replayed, or live): a rerun never discards their records.
+    # Kept once a position is taken from an asyncio task (`in_tasks`): until then lookups come in order.
     seen: set[Position] = field(default_factory=set)
     # Positions a rerun discarded in this attempt after the changed one: a child there runs afresh.
     discarded: set[Position] = field(default_factory=set)
@@ -55,6 +54,7 @@ class RunState(Compared):
     tasks: set[Any] = field(default_factory=set)  # its asyncio tasks not done (`taskfactory`)
     lease: object | None = None  # an object-store lease sets `.lost` when taken over
     created: float | None = None  # when its manifest was made (a child made before a restart: not resumed)
+    killed: Callable[[Position, str], None] | None = None  # `killed.refuse_at`, until it decided
     replayed: int = 0
     executed: int = 0
     attempt: int | None = None  # its manifest's note's token, and how many records were
@@ -62,8 +62,7 @@ class RunState(Compared):
     first_live: int | None = None  # top-level position of the first live operation
     open: bool = False  # True while the workflow body runs
     _root: Scope | None = field(default=None, repr=False)
-    # The first refusal (changed definition, suspension, lost lease...): final even if caught.
-    refusal: BaseException | None = None
+    refusal: BaseException | None = None  # the first (a changed definition...): final even if caught
     child_stop: BaseException | None = None  # a child run's stop that reached the body: final too
     announced: bool = False  # RunStarted sent (`notify`): at the first live operation
     watched: bool = False  # per-operation events wanted (decided when the run begins)
@@ -73,16 +72,14 @@ class RunState(Compared):
     argument_values: tuple[Any, ...] = ()  # a step's closure may hold (`bound.held_by`)
     bodies: tuple[Any, ...] = ()  # `bound.Body`s whose locals a step may read
     inputs: dict[str, Any] = field(default_factory=dict)  # resume answers to `wait_for` (`inputs`)
-    # A child run's: its callers' `inputs`, outermost first (an answer it uses is used up there too).
-    callers_inputs: list[dict[str, Any]] = field(default_factory=list)
+    callers_inputs: list[dict[str, Any]] = field(default_factory=list)  # a child's: its callers' `inputs`
     awaited: frozenset[str] = frozenset()  # the waits it or a caller stopped at (`inputs`)
     caller: RunState | None = None  # a child run's parent: a cancel of it stops the child too
     cancel_due: float = float("inf")  # when (monotonic) to look for a cancel marker next
 
     def take_position(self, what: str = "a durable operation") -> Position:
-        """The next position of the scope of the code calling (the body's,
-        or the asyncio task's: see `scope`). `what` names the operation in
-        the error raised when the caller cannot have a deterministic one."""
+        """The next position of the scope of the code calling (the body's, or the asyncio
+        task's: `scope`). `what` names the operation in errors (and `killed.CHILD`)."""
         scope = scope_var.get()  # `current()`, without a call on every step
         if scope is None or scope.run is not self:
             raise ConfigurationError(
@@ -90,7 +87,10 @@ class RunState(Compared):
                 "nothing was executed. Call durable operations from the body or from "
                 "asyncio tasks it creates."
             )
-        return scope.take(what)
+        pos = scope.take(what)
+        if self.killed is not None:  # the place a run's process died at, refused
+            self.killed(pos, what)
+        return pos
 
     def refuse(self, exc: E) -> E:
         """Remember a refusal before raising it, so that a body that catches

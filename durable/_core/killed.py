@@ -9,31 +9,39 @@ never had to write; past `DURABLE_MAX_RECOVERY_ATTEMPTS` (default 3, 0:
 no limit) the run is marked failed with `RunKilledError` instead, and
 stays so at each call until the limit is raised, the code changes or the
 run restarts. As DBOS's `max_recovery_attempts`, but counted per place:
-an attempt that got further starts the count again."""
+an attempt that got further starts the count again. A death is one of a
+holder known dead: one whose run was free to take (its process gone:
+local disk's lock), its pid gone on this host, or its lease expired on
+another; a live holder on this host whose lease was taken over (stopped,
+SIGSTOP) died nowhere. The refusal is made where the run reaches that
+place, not before: a child run there counts its own deaths, whatever its
+id and store."""
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 
-from .._storage.base import Store
-from .._storage.keys import top_level
-from .._storage.manifest import decode_manifest
+from .._storage.keys import Position, top_level
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError, RunKilledError
 from .context import RunState
 
 VARIABLE, DEFAULT, KEY = "DURABLE_MAX_RECOVERY_ATTEMPTS", 3, "killed"
+CHILD = "a child workflow call"  # what `child_plan` takes its position as
 
 
-def count_killed(store: Store, manifest: RunRecord | None, ctx: RunState, fingerprint: str) -> RunKilledError | None:
+def count_killed(
+    manifest: RunRecord | None, ctx: RunState, fingerprint: str, lease: object | None
+) -> Callable[[Position, str], None] | None:
     """Note in `manifest` how many attempts in a row died where the last
-    one did (found `running`: its holder never ended it), and return the
-    error that ends this attempt when as many as allowed did. Where: the
-    code, the records and checkpointed loop items found (an attempt that
-    made more got further). A death in a durable sleep (its timer kept, its
-    record not) is no step's: a machine rebooted during a long sleep. Nor
-    is one in a child run left running there: the child counts it, by its
-    own records (each attempt may have got further in it)."""
+    one did (found `running` by a `lease` taken from a holder known dead),
+    and return what refuses this attempt at that place when as many as
+    allowed did (`refuse_at`). Where: the code, the records and
+    checkpointed loop items found (an attempt that made more got further).
+    A death in a durable sleep (its timer kept, its record not) is no
+    step's: a machine rebooted during a long sleep."""
     if manifest is None or (manifest.status != "running" and KEY not in manifest.extra):
         return None
     found = list(ctx.records)
@@ -44,6 +52,8 @@ def count_killed(store: Store, manifest: RunRecord | None, ctx: RunState, finger
     before = manifest.extra.get(KEY)
     kept = before if isinstance(before, list) and len(before) == 3 and type(before[2]) is int else None
     same = kept is not None and kept[:2] == place
+    if manifest.status == "running" and getattr(getattr(lease, "lease", lease), "from_live", False):
+        return None  # nobody died: a stopped holder taken over (`ObjectLease.from_live`)
     if manifest.status == "running":
         times = kept[2] + 1 if kept is not None and same else 1
         manifest.extra[KEY] = [*place, times]
@@ -57,26 +67,22 @@ def count_killed(store: Store, manifest: RunRecord | None, ctx: RunState, finger
         return None
     tops = {top_level(p) for p in found}
     at = next(p for p in range(len(tops) + 1) if p not in tops)
-    if _child_running(store, manifest, at):
-        return None
     plan = manifest.plan or []
     step = plan[at][1] if at < len(plan) and isinstance(plan[at], list) else None
-    return RunKilledError(manifest.workflow, manifest.run_id, at, step, times)
+    error = RunKilledError(manifest.workflow, manifest.run_id, at, step, times)
+    return functools.partial(refuse_at, ctx, error)
 
 
-def _child_running(store: Store, manifest: RunRecord, at: int) -> bool:
-    """Whether this run's child at `at` (its derived id, in this store) was
-    left running. Asked only of a run about to be refused: a listing of
-    the store's workflows, then a manifest read each."""
-    child, own = f"{manifest.run_id}.{at}", (manifest.workflow, manifest.run_id)
-    for workflow in store.workflows():
-        raw = store.load_manifest(workflow, child)
-        found = None if raw is None else decode_manifest(store, workflow, child, raw, summary_only=True)
-        link = None if found is None else found.extra.get("parent")
-        if found is not None and found.status == "running" and isinstance(link, dict):
-            if (link.get("workflow"), link.get("run_id")) == own and link.get("store") is None:
-                return True
-    return False
+def refuse_at(ctx: RunState, error: RunKilledError, pos: Position, what: str) -> None:
+    """Called with each position the body takes until it reaches the place
+    its process died at: a child run there goes on (its own count bounds
+    its deaths, by its own records: each attempt may have got further in
+    it); anything else is refused, final (`RunState.refuse`)."""
+    if top_level(pos) < error.position:
+        return
+    ctx.killed = None
+    if what != CHILD:
+        raise ctx.refuse(error)
 
 
 def max_recovery_attempts() -> int:

@@ -161,7 +161,7 @@ def run_locked(
         ctx.awaited, ctx.caller = caller.awaited, caller
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
-    killed = count_killed(store, manifest, ctx, definition.fingerprint)  # `start` writes it down
+    ctx.killed = count_killed(manifest, ctx, definition.fingerprint, lease)  # `start` writes it down
     before = copy_manifest(manifest)
     started = time.time()
     try:  # `start` opens the run's records (`finish` ends it)
@@ -176,7 +176,7 @@ def run_locked(
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
         try:
-            value = yield from _body(flow, bound, ctx, killed)
+            value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
             note(manifest.extra, ctx.records, sys.exc_info()[1], level)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
@@ -265,12 +265,10 @@ def plan_of(ctx: RunState) -> list[Any]:
     return [[rec.kind, rec.name] if (rec := get(p)) is not None else None for p in range(ctx.positions)]
 
 
-def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState, killed: Exception | None) -> Plan[Any]:
+def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]:
     """Run the workflow body. A refusal raised to the body is final: if the
     body caught it and returned, or raised something else, the refusal is
-    what the run ends with (DESIGN §2 "Refusals are final"). Not run: `killed`."""
-    if killed is not None:
-        raise killed
+    what the run ends with (DESIGN §2 "Refusals are final")."""
     fn = settling(flow.fn, ctx) if inspect.iscoroutinefunction(flow.fn) else flow.fn
     install()  # threads it starts carry its context (`threads`)
     try:

@@ -54,8 +54,9 @@ class ObjectLease:
         self.lost = False
         self.why = "another process took the run over"  # what `check` says once lost
         # Whether the lease was taken from a holder that did not release it
-        # (expired, gone): its late writes may still land (`SegmentWriter.read`).
-        self.took_over = False
+        # (expired, gone): its late writes may still land (`SegmentWriter.read`);
+        # `from_live`: one alive on this host then (stopped): no death (`killed`).
+        self.took_over = self.from_live = False
         # Until then the lease is surely ours (a third of its life kept in
         # hand for clock drift); after it, `check` renews before trusting it.
         # Kept on two clocks (see `_fresh`): wall time and elapsed time.
@@ -89,6 +90,7 @@ class ObjectLease:
                 raise locked_error(self.run, doc, self._watch(doc), self._ahead(doc))
             if self._claim(gen + 1, older):
                 self.took_over = bool(gen) and not doc.get("released")
+                self.from_live = self.took_over and same_pid_space(doc) and not _gone_here(doc)
                 return
         raise locked_error(self.run, doc, self._watch(doc), self._ahead(doc))
 
@@ -296,7 +298,6 @@ RETRY_EVERY = 1 / 10
 # lease prefix): (generation, token, when the watch began on `_elapsed`).
 _WATCHED: dict[tuple[str, str], tuple[int, object, float]] = {}
 
-
 # Tokens of the leases this process holds: a generation naming this process
 # with any other token is one it gave up without its released marker landing
 # (the store failed then), and this process would otherwise lock itself out
@@ -320,8 +321,7 @@ def body_token(body: bytes) -> object:
 
 
 def _gen_of(key: str) -> int:
-    tail = key.rsplit("/", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
+    return int(tail) if (tail := key.rsplit("/", 1)[-1]).isdigit() else 0
 
 
 def object_lease_held(objects: _Objects, prefix: str) -> bool:
