@@ -104,13 +104,13 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.
     theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
-    written = (written_in(own, logs=False) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
-    written |= through | ((written_in(via, logs=False) | hidden_writes(via, src.tree)) - local_names(via))
+    written = (written_in(own, False, globs) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree)) - local_names(via))
     written |= helper_writes([*own, *plain], globs or {}, logs=False)  # `helpers.log(x)`, another module's
     if logs:
-        logged = (written_in(own) | _through_class(fn, own, globs, logs=True)) - theirs
+        logged = (written_in(own, True, globs) | _through_class(fn, own, globs, logs=True)) - theirs
         logged |= helper_writes([*own, *plain], globs or {}, logs=True)
-        written = (logged | (written_in(via) - local_names(via))) - written
+        written = (logged | (written_in(via, True, globs) - local_names(via))) - written
     if not written:
         return ()
     mine = {id(d) for d in own}
