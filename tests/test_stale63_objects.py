@@ -20,6 +20,11 @@ from tests.scripts import run_each
 pytestmark = pytest.mark.slow  # two processes
 
 CLASS = '''
+import json
+
+def record(obj, x):
+    obj.items.append(x)
+
 class Client:
     n = 0
 
@@ -59,6 +64,14 @@ class Store:
             self._lazy = Client()
         return self._lazy.n * x
 
+    def handed(self, x):
+        record(self, x)
+
+    def call(self, x):  # reads its url and itself whole, fills its session once
+        return len(json.dumps(self.url)) * 0 + self.lazy(x) + len(repr(self)) * 0
+
+    url = "https://example.org"
+
     def half(self, k):
         if k not in self._memo:
             self._memo[k] = k // 2 - k // 2
@@ -70,12 +83,14 @@ CASES = {
     "items": ("STORE.remember(x)", "sum(STORE.items)"),
     "push": ("STORE.push(x)", "STORE.count"),
     "put": ("STORE.put(x)", 'STORE.lookup("k")'),
+    "handed": ("STORE.handed(x)", "STORE.total()"),  # `self` handed whole: may change any
 }
 # Filled alike by any process: no refusal.
 SAME = {
     "client": ("STORE.fetch(x)", "STORE.fetch(1)"),
     "lazy": ("STORE.lazy(x)", "STORE.lazy(1)"),
     "memo": ("STORE.half(x)", "STORE.half(5)"),
+    "call": ("STORE.call(x)", "STORE.call(1)"),
 }
 
 CASE = """import os

@@ -13,21 +13,25 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .changers import MUTATORS
+from .changers import MUTATORS, library_writer
 from .inplace import READERS
 from .nodes import walk
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import reached
 from .userclasses import users_class
+from .userfiles import is_user_file
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Calls reading what they are handed, changing nothing of it: `sum(self.items)`.
 _SHOWS = READERS | frozenset("sum min max sorted list tuple set frozenset dict any all enumerate zip".split())
+# What reads an object whole without changing it, handed `self`: `asdict(self)`.
+_WHOLE = _SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
 _Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
 
 
@@ -78,7 +82,7 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
         if part is None or attrs is None:
             return True  # the object whole: handed on, aliased
         uses = _uses(type(obj), part.attr, set())
-        if part.attr in attrs or uses is None or (uses[0] | uses[1]) & attrs:
+        if part.attr in attrs or uses is None or (uses[0] | uses[1]) & (attrs | {"*"}):
             return True
     return False
 
@@ -107,7 +111,7 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
     params = [*defs[0].args.posonlyargs, *defs[0].args.args]
     if not params:
         return None
-    changed, read, called = _self_uses(defs[0], params[0].arg)
+    changed, read, called = _self_uses(defs[0], params[0].arg, fn.__globals__)
     if changed is None:
         return None
     for other in called:
@@ -118,7 +122,7 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
     return frozenset(changed), frozenset(read)
 
 
-def _self_uses(fn: ast.AST, me: str) -> tuple[set[str] | None, set[str], set[str]]:
+def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str] | None, set[str], set[str]]:
     """The attributes of `me` that `fn` changes (None: any), reads, and the
     methods it calls through it."""
     changed: set[str] = set()
@@ -129,19 +133,22 @@ def _self_uses(fn: ast.AST, me: str) -> tuple[set[str] | None, set[str], set[str
         if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
             continue
         part = parents.get(id(n))
+        if isinstance(part, ast.Call) and n in part.args and _name(part.func) in _WHOLE:
+            read.add("*")  # `asdict(self)`, `repr(self)`: reads all of it, changes nothing
+            continue
         if not (isinstance(part, ast.Attribute) and part.value is n):
             return None, read, called  # `self` handed on or aliased: any of it
         above = parents.get(id(part))
         if isinstance(above, ast.Call) and above.func is part:
             called.add(part.attr)
-        elif _changes(part, parents) and not _fills(part, parents, me):
+        elif _changes(part, parents, globs) and not _fills(part, parents, me):
             changed.add(part.attr)
         else:
             read.add(part.attr)
     return changed, read, called
 
 
-def _changes(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
+def _changes(part: ast.Attribute, parents: Mapping[int, ast.AST], globs: Mapping[str, Any]) -> bool:
     """Whether `self.a` is changed where it stands: bound, written into
     (`self.a[k] = v`, `self.a.b += 1`), a changing method called on it, or
     handed to a call that may change it (`heapq.heappush(self.a, x)`)."""
@@ -159,8 +166,7 @@ def _changes(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
         elif isinstance(above, ast.AugAssign):
             return above.target is node
         elif isinstance(above, ast.Call) and above.func is not node:
-            name = above.func.id if isinstance(above.func, ast.Name) else ""
-            return name not in _SHOWS
+            return _name(above.func) not in _SHOWS and _may_change(above.func, globs)
         else:
             return False
 
@@ -185,6 +191,32 @@ def _fills(part: ast.Attribute, parents: Mapping[int, ast.AST], me: str) -> bool
         if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _mentions(node.test, me, part.attr):
             return True
     return False
+
+
+def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
+    """Whether a call of `func` may change what it is handed: a function of
+    the user's (`fill(self.items)`), one of a library's that changes its
+    first argument (`heapq.heappush(self.heap, x)`), or one not found by
+    name (`self.fill(...)` is told by its code); not a method of an object
+    (`self._client.get(self.url)`) nor another library function."""
+    target: Any = globs.get(func.id, builtins.__dict__.get(func.id)) if isinstance(func, ast.Name) else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        held = globs.get(func.value.id)
+        target = inspect.getattr_static(held, func.attr, None) if isinstance(held, types.ModuleType) else None
+        if not isinstance(held, types.ModuleType):
+            return False
+    elif not isinstance(func, ast.Name):
+        return False
+    if library_writer(func, globs):
+        return True
+    code = getattr(target, "__code__", None)
+    home = str(getattr(target, "__module__", None) or "")
+    return target is None or (isinstance(code, types.CodeType) and is_user_file(code.co_filename, home.partition(".")[0]))
+
+
+def _name(func: ast.AST) -> str:
+    """`f` of `f(...)` or of `mod.f(...)`."""
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
