@@ -43,6 +43,7 @@ LAZY_ON_USE = {
     # What a run's process does without unless its steps or store need it
     # (tests/test_import_time.py UNNEEDED: a tenth of the CPU of such a process).
     ("durable._api.step", "durable._core.cacheplain"): "a cached step called outside a run",
+    ("durable._core.steps", "durable._core.cacheplain"): "a cached step called outside a run",
     ("durable._core.steps", "durable._core.cache"): "a cached step in a run",
     ("durable._core.steps", "durable._core.artifacts"): "a step that made or lists artifacts",
     ("durable._core.outcome", "durable._storage.files"): "a completed run with artifacts called again",
@@ -52,6 +53,7 @@ LAZY_ON_USE = {
     ("durable._cli.recover", "asyncio"): "`durable recover` of an async workflow",
     ("durable._manage.missing", "difflib"): "a run or workflow not found",
     ("durable._errortext", "difflib"): "a mistyped option or command",
+    ("durable._calls", "sysconfig"): "the paths of the libraries, when an error is shown",
     ("durable._errortext", "shutil"): "the words a printed command starts with",
     ("durable._manage.fork", "uuid"): "a fork's run id",
     ("durable._core.cachewhy", "concurrent.futures"): "a cached step whose items go to other processes",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 
-from .._fingerprint.derived import _filled_objects, made_in
+from .._fingerprint.derived import filled_objects, made_in
 from .._fingerprint.heads import ANY
 from .._fingerprint.stepcodes import reached_names
 from .bound import Body
@@ -32,7 +32,7 @@ def reads_no_fill(fn: object, bodies: tuple[Body, ...]) -> bool:
     if untold or not names.isdisjoint(_ESCAPES):
         return False
     for made in filling:
-        objects = _filled_objects(made)
+        objects = filled_objects(made)
         if ANY in made.stored or not names.isdisjoint(made.stored) or any(id(v) in objects for v in values):
             return False
     return True

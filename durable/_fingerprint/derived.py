@@ -111,12 +111,12 @@ def read_from_body(
         found.update(*(made.stored[g] for g in (made.stored.keys() if untold else names & made.stored.keys())))
         if ANY in made.stored and any(h is fn.__globals__ or h is EVERYWHERE for h in made.homes[ANY]):
             found.update(made.stored[ANY])  # `globals()[key] = ...`: any of its module's
-        objects = _filled_objects(made)
+        objects = filled_objects(made)
         found.update(*(objects[id(v)] for v in [*held, *values] if id(v) in objects))
     return frozenset(found)
 
 
-def _filled_objects(made: Made) -> dict[int, frozenset[str]]:
+def filled_objects(made: Made) -> dict[int, frozenset[str]]:
     """id -> parameters, of the objects the filled globals hold now (not a
     number or a string: one of those is seen by name only)."""
     objects: dict[int, frozenset[str]] = {}

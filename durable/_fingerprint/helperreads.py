@@ -67,7 +67,7 @@ def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> 
         if node is _UNTOLD:
             untold = True
             continue
-        for name in written_in([node], logs) - local_names([node]):
+        for name in written_in([node], logs, space) - local_names([node]):
             value = space.get(name)
             if isinstance(value, types.ModuleType):
                 found |= _shared(globs, [vars(value)])

@@ -27,6 +27,7 @@ from .helperreads import helper_readers, helper_writes
 from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
+from .objectstate import object_writes, unread
 from .reach import code_objects, is_durable
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import (
@@ -104,13 +105,15 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.
     theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
-    written = (written_in(own, logs=False) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
-    written |= through | ((written_in(via, logs=False) | hidden_writes(via, src.tree)) - local_names(via))
+    written = (written_in(own, False, globs) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree)) - local_names(via))
     written |= helper_writes([*own, *plain], globs or {}, logs=False)  # `helpers.log(x)`, another module's
+    objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if not {n, ANY} & written}
+    written |= objects.keys()  # `MEMORY.remember(x)`: told by what its methods change, read
     if logs:
-        logged = (written_in(own) | _through_class(fn, own, globs, logs=True)) - theirs
+        logged = (written_in(own, True, globs) | _through_class(fn, own, globs, logs=True)) - theirs
         logged |= helper_writes([*own, *plain], globs or {}, logs=True)
-        written = (logged | (written_in(via) - local_names(via))) - written
+        written = (logged | (written_in(via, True, globs) - local_names(via))) - written
     if not written:
         return ()
     mine = {id(d) for d in own}
@@ -132,6 +135,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     elsewhere = helper_readers([*ours, *helpers(ours, src.tree)], globs or {}, frozenset(written - {ANY}))
     others, foreign = others + [(d, n, n, o) for d, n, o in elsewhere], {id(d) for d, _, _ in elsewhere}
     read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign)}
+    read -= unread({n: a for n, a in objects.items() if n in read}, others, foreign, src.tree, globs or {})
     for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);

@@ -9,6 +9,8 @@ helper's own. Pure standard library."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
+from typing import Any
 
 from .changers import LOGS, MUTATORS
 from .inplace import LOOKS, READERS, roots
@@ -134,12 +136,14 @@ def _docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
-def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
+def written_in(defs: list[ast.AST], logs: bool = True, globs: Mapping[str, Any] | None = None) -> frozenset[str]:
     """What the functions write themselves (`STATE[k] = v`, `global RATE`,
     and unless `logs` is false, a count or a log: `N += 1`,
     `LOG.append(x)`): not what they only hand to a call (`sum(VALUES)`
     reads it). A count or a log the steps keep replays as it always did
-    (DBOS's and joblib's tests count calls so, and read the count)."""
+    (DBOS's and joblib's tests count calls so, and read the count). With
+    the module's globals `globs`, `xs = LOG; xs += [x]` on a list, dict,
+    set... (`localbound.in_place_grown`) writes `LOG` as `xs.__iadd__([x])` would."""
     found: set[str] = set()
     declared: set[str] = set()
     counted: set[str] = set()  # `global N; N += 1`
@@ -165,7 +169,8 @@ def written_in(defs: list[ast.AST], logs: bool = True) -> frozenset[str]:
         bumped = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
         stored = (n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         declared -= counted - {n.id for n in stored if id(n) not in bumped}
-    bound = bound_locals(nodes)  # a local bound to a global, written into (`log.append(x)`), writes it
+    bound = bound_locals(nodes, globs)  # a local bound to a global, written into (`log.append(x)`), writes it
+    found.update(n.target.id for n in nodes if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in bound)
     found |= {g for n in found for g in bound.get(n, ())}
     # A shallow copy written below its own level (`c = dict(CFG); c["items"].append(x)`) writes the parts it shares.
     copies = [edge for edge in _bindings(defs) if edge[1] == "copy"]

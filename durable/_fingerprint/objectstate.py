@@ -1,0 +1,226 @@
+"""The globals holding an object of the user's class that a step changes by
+calling its methods (`MEMORY.remember(x)` doing `self.items.append(x)`,
+`ACC.push(x)` doing `self.count += x`): the attributes its methods change
+through `self`, told by their code, and whether another step reads one of
+them (`MEMORY.total()` reading `self.items`, `MEMORY.items`). What a
+method only fills when it is not there yet (a client made on first use,
+`self._client = self._client or make()`; a memo, `if k not in self._memo:
+self._memo[k] = ...`) a fresh object fills again alike: no change. A method
+whose code cannot be read, or handing `self` on whole, may change any.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import types
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .changers import MUTATORS, library_writer
+from .inplace import READERS
+from .nodes import walk
+from .source import find_definitions, runs_this_source, source_of
+from .stepreach import reached
+from .userclasses import users_class
+from .userfiles import is_user_file
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Calls reading what they are handed, changing nothing of it: `sum(self.items)`.
+_SHOWS = READERS | frozenset("sum min max sorted list tuple set frozenset dict any all enumerate zip".split())
+# What reads an object whole without changing it, handed `self`: `asdict(self)`.
+_WHOLE = _SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
+_Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
+
+
+def object_writes(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, frozenset[str] | None]:
+    """The globals of `globs` holding an object of the user's class whose
+    methods `defs` call (`G.m(...)`) that change one of its attributes:
+    with those attributes (None: any)."""
+    found: dict[str, frozenset[str] | None] = {}
+    for node in (n for d in defs for n in walk(d)):
+        func = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and _held(globs, func.value.id)):
+            continue
+        uses = _uses(type(globs[func.value.id]), func.attr, set())
+        name = func.value.id
+        if uses is None or found.get(name, frozenset()) is None:
+            found[name] = None
+        elif uses[0]:
+            found[name] = found.get(name, frozenset()) | uses[0]  # type: ignore[operator]
+    return found
+
+
+def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
+           foreign: set[int], tree: ast.AST, globs: Mapping[str, Any]) -> set[str]:  # fmt: skip
+    """Those of `objects` no other step or workflow (`others`: each with the
+    names it uses and reaches) reads a changed attribute of: only by name,
+    through attributes and methods whose code tells what they read."""
+    return {
+        n for n, attrs in objects.items()
+        if not any(
+            id(d) in foreign or n not in names or n in reached(names - {n}, tree) or _reads(d, n, globs.get(n), attrs)
+            for d, names, seen, _ in others if n in seen
+        )
+    }  # fmt: skip
+
+
+def _held(globs: Mapping[str, Any], name: str) -> bool:
+    value = globs.get(name)
+    return not isinstance(value, (type, types.ModuleType, types.FunctionType)) and users_class(type(value))
+
+
+def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
+    """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
+    parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
+    for n in walk(d):
+        if not (isinstance(n, ast.Name) and n.id == name):
+            continue
+        part = parts.get(id(n))
+        if part is None or attrs is None:
+            return True  # the object whole: handed on, aliased
+        uses = _uses(type(obj), part.attr, set())
+        if part.attr in attrs or uses is None or (uses[0] | uses[1]) & (attrs | {"*"}):
+            return True
+    return False
+
+
+def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
+    """What calling method `attr` of `cls` changes and reads of `self`, with
+    the methods it calls through `self`; ((), ()) for plain data; None: not told."""
+    if attr in seen:
+        return frozenset(), frozenset()
+    seen.add(attr)
+    try:
+        member = inspect.getattr_static(cls, attr)
+    except AttributeError:
+        return frozenset(), frozenset()  # an instance's own attribute: data
+    if isinstance(member, staticmethod):
+        return frozenset(), frozenset()  # given no `self`
+    fn = getattr(member, "__func__", member)
+    if not isinstance(fn, types.FunctionType):
+        plain = not callable(member) and not hasattr(type(member), "__get__")
+        return (frozenset(), frozenset()) if plain else None
+    code = fn.__code__
+    src = source_of(code.co_filename, fn.__globals__)
+    defs = find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
+    if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or isinstance(member, classmethod):
+        return None
+    params = [*defs[0].args.posonlyargs, *defs[0].args.args]
+    if not params:
+        return None
+    changed, read, called = _self_uses(defs[0], params[0].arg, fn.__globals__)
+    if changed is None:
+        return None
+    for other in called:
+        more = _uses(cls, other, seen)
+        if more is None:
+            return None
+        changed, read = changed | more[0], read | more[1]
+    return frozenset(changed), frozenset(read)
+
+
+def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str] | None, set[str], set[str]]:
+    """The attributes of `me` that `fn` changes (None: any), reads, and the
+    methods it calls through it."""
+    changed: set[str] = set()
+    read: set[str] = set()
+    called: set[str] = set()
+    parents = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
+    for n in walk(fn):
+        if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
+            continue
+        part = parents.get(id(n))
+        if isinstance(part, ast.Call) and n in part.args and _name(part.func) in _WHOLE:
+            read.add("*")  # `asdict(self)`, `repr(self)`: reads all of it, changes nothing
+            continue
+        if not (isinstance(part, ast.Attribute) and part.value is n):
+            return None, read, called  # `self` handed on or aliased: any of it
+        above = parents.get(id(part))
+        if isinstance(above, ast.Call) and above.func is part:
+            called.add(part.attr)
+        elif _changes(part, parents, globs) and not _fills(part, parents, me):
+            changed.add(part.attr)
+        else:
+            read.add(part.attr)
+    return changed, read, called
+
+
+def _changes(part: ast.Attribute, parents: Mapping[int, ast.AST], globs: Mapping[str, Any]) -> bool:
+    """Whether `self.a` is changed where it stands: bound, written into
+    (`self.a[k] = v`, `self.a.b += 1`), a changing method called on it, or
+    handed to a call that may change it (`heapq.heappush(self.a, x)`)."""
+    node: ast.AST = part
+    while True:
+        above = parents.get(id(node))
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(above, ast.Attribute) and above.value is node:
+            if above.attr in MUTATORS and isinstance(parents.get(id(above)), ast.Call):
+                return True
+            node = above
+        elif isinstance(above, ast.Subscript) and above.value is node:
+            node = above
+        elif isinstance(above, ast.AugAssign):
+            return above.target is node
+        elif isinstance(above, ast.Call) and above.func is not node:
+            return _name(above.func) not in _SHOWS and _may_change(above.func, globs)
+        else:
+            return False
+
+
+def _fills(part: ast.Attribute, parents: Mapping[int, ast.AST], me: str) -> bool:
+    """Whether the change of `self.a` only fills what is not there yet: a
+    binding of `self.a` or `self.a[k]` whose value or an enclosing test reads
+    `self.a` (`self.a = self.a or make()`, `if self.a is None: self.a = ...`,
+    `if k not in self.a: self.a[k] = ...`), or `self.a.setdefault(k, v)`."""
+    above = parents.get(id(part))
+    if isinstance(above, ast.Attribute) and above.attr == "setdefault":
+        return True
+    target: ast.AST = above if isinstance(above, ast.Subscript) and above.value is part else part
+    stmt = parents.get(id(target))
+    if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]):
+        return False
+    if _mentions(stmt.value, me, part.attr):
+        return True
+    node: ast.AST | None = stmt
+    while node is not None:
+        node = parents.get(id(node))
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _mentions(node.test, me, part.attr):
+            return True
+    return False
+
+
+def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
+    """Whether a call of `func` may change what it is handed: a function of
+    the user's (`fill(self.items)`), one of a library's that changes its
+    first argument (`heapq.heappush(self.heap, x)`), or one not found by
+    name (`self.fill(...)` is told by its code); not a method of an object
+    (`self._client.get(self.url)`) nor another library function."""
+    target: Any = globs.get(func.id, builtins.__dict__.get(func.id)) if isinstance(func, ast.Name) else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        held = globs.get(func.value.id)
+        target = inspect.getattr_static(held, func.attr, None) if isinstance(held, types.ModuleType) else None
+        if not isinstance(held, types.ModuleType):
+            return False
+    elif not isinstance(func, ast.Name):
+        return False
+    if library_writer(func, globs):
+        return True
+    code = getattr(target, "__code__", None)
+    home = str(getattr(target, "__module__", None) or "")
+    return target is None or (isinstance(code, types.CodeType) and is_user_file(code.co_filename, home.partition(".")[0]))
+
+
+def _name(func: ast.AST) -> str:
+    """`f` of `f(...)` or of `mod.f(...)`."""
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
+    return any(
+        isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name) and a.value.id == me
+        for a in walk(expr)
+    )
