@@ -20,7 +20,9 @@ user's (`"plugmod.run"`, `"plugmod:run"`) counts that module whole: such a
 string is handed to a `locate`-like helper that imports it. A module whose
 file does work at import is never imported for a string: it counts by its
 file's text (`modfiles.works_at_import`). A name built
-at run time from other strings (`"plugins." + kind`) is not told; only its
+at run time from a string naming a package's head (`f"tools.{name}"`,
+`"plugins." + kind`) counts every module directly in that package whole;
+one built from no such string (`f"{pkg}.{name}"`) is not told: only its
 own module counts then."""
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import importlib
 import importlib.util
 import inspect
 import os
+import pkgutil
+import re
 import sys
 import types
 from collections.abc import Iterator, Mapping
@@ -212,12 +216,50 @@ def named_modules(code: types.CodeType, package: str = "") -> tuple[tuple[types.
         relative = const.startswith(".") and _dotted(const.lstrip(".") or "_")
         for name in [_resolved(const, p) for p in packages] if relative else [const]:
             if not _dotted(name) or not _may_be_module(name.partition(".")[0]):
-                continue
-            if (digest := works_at_import(name)) is not None:
+                if name and (package_name := _prefix_package(name)):
+                    _count_package(package_name, found)
+            elif (digest := works_at_import(name)) is not None:
                 found[0, name] = (None, name, digest)
             elif isinstance(module := import_user_module(name), types.ModuleType):
                 found[id(module), ""] = (module, "", None)
+            elif package_name := _prefix_package(name):  # `f"tools.search_{kind}"`
+                _count_package(package_name, found)
     return tuple(found.values())
+
+
+# The dotted head of a string (`"tools"` of `"tools.%s"`), and what follows it.
+_HEAD = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(.?)", re.ASCII)
+
+
+def _prefix_package(text: str) -> str:
+    """The package a string names the head of a module's name in: a name
+    built at run time (`f"tools.{name}"`, `"tools." + name`, `"tools.%s"`,
+    `"plugins.fast_{}"`) is one of its modules, whichever the step imports;
+    "" for a string naming none."""
+    match = _HEAD.match(text)
+    if match is None:
+        return ""
+    parts = match.group(1).split(".")
+    # `"tools."`, `"tools.{}"`: all of the head; `"plugins.fast_{}"`: the last part begins a module's name.
+    return ".".join(parts if match.group(2) == "." else parts[:-1])
+
+
+def _count_package(name: str, found: dict[tuple[int, str], tuple[types.ModuleType | None, str, object]]) -> None:
+    """Each module directly in the user's package `name`, whole (by its
+    file's text when it does work at import): the step imports one of them
+    by a name it builds at run time, so an edit of any is a change."""
+    if not _may_be_module(name.partition(".")[0]):
+        return
+    package = import_user_module(name)
+    if not isinstance(package, types.ModuleType) or not hasattr(package, "__path__"):
+        return
+    found[id(package), ""] = (package, "", None)
+    for info in pkgutil.iter_modules(package.__path__):
+        child = f"{name}.{info.name}"
+        if (digest := works_at_import(child)) is not None:
+            found[0, child] = (None, child, digest)
+        elif isinstance(module := import_user_module(child), types.ModuleType):
+            found[id(module), ""] = (module, "", None)
 
 
 def _may_be_module(top: str) -> bool:
