@@ -1,0 +1,77 @@
+"""Stale replays in pipelines as users write them (stale61): a list of
+stage functions (`STAGES = [clean, enrich]`) that the script's `main()`
+changes from its command line (`STAGES.remove(enrich)` under `--skip`),
+read by a step that runs each. A list of functions had no contents to
+tell (only plain data did), so it counted by its statements alone, the
+same text in both runs: the resume with `--skip` replayed what the run
+with `enrich` computed. A function of the user's in such a list now
+counts by its name. Each phase a real process (`twice`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import RUN_WF, refused_after_edit, twice
+
+pytestmark = pytest.mark.slow  # two interpreters, forked per flow
+
+FLOW = """
+import os, durable
+import stages
+
+def clean(x):
+    return x.strip()
+
+def enrich(x):
+    return x + "+e"
+
+STAGES = [clean, enrich]
+KEYS = {"first": stages.first}
+
+@durable.step
+def s():
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("s\\n")
+    x = " a "
+    for fn in STAGES:
+        x = fn(x)
+    return x + KEYS["first"]()
+
+@durable.workflow(run_id="r1")
+def wf():
+    out = s()
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+def main():
+    if os.environ.get("SKIP"):
+        STAGES.remove(enrich)
+    if os.environ.get("LAST"):
+        KEYS["first"] = stages.last
+
+main()
+"""
+
+STAGES = "def first():\n    return '1'\n\ndef last():\n    return '2'\n"
+
+
+def test_a_list_of_stages_main_changes_counts_which_functions_it_holds(tmp_path: Path) -> None:
+    folders = {}
+    for case in ("removed", "swapped", "same"):
+        folders[case] = place = tmp_path / case
+        place.mkdir()
+        (place / "flow.py").write_text(FLOW)
+        (place / "stages.py").write_text(STAGES)
+
+    def between(case: str, place: Path) -> dict[str, str]:
+        return {"removed": {"SKIP": "1"}, "swapped": {"LAST": "1"}, "same": {}}[case]
+
+    # `import flow` runs `main()`, as `python flow.py` would.
+    runs = twice(folders, RUN_WF, between, {"STOP": "1"})
+    refused_after_edit(runs["removed"])  # it printed `value a+e1`, enrich's output, under --skip
+    refused_after_edit(runs["swapped"])  # it printed `value a+e1`, not a+e2
+    first, count, second, after = runs["same"]
+    assert "suspended" in first and "value a+e1" in second and count == after == ["s"], second
