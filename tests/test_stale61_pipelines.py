@@ -5,7 +5,8 @@ read by a step that runs each. A list of functions had no contents to
 tell (only plain data did), so it counted by its statements alone, the
 same text in both runs: the resume with `--skip` replayed what the run
 with `enrich` computed. A function of the user's in such a list now
-counts by its name. Each phase a real process (`twice`)."""
+counts by its name; so does the function a class attribute holds
+(`Scorer.key = staticmethod(two)` in `main()`). Each phase a real process (`twice`)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,18 @@ def enrich(x):
 STAGES = [clean, enrich]
 KEYS = {"first": stages.first}
 
+
+def one():
+    return "1"
+
+
+def two():
+    return "2"
+
+
+class Scorer:
+    key = staticmethod(one)
+
 @durable.step
 def s():
     with open(os.environ["COUNT_FILE"], "a") as f:
@@ -37,7 +50,7 @@ def s():
     x = " a "
     for fn in STAGES:
         x = fn(x)
-    return x + KEYS["first"]()
+    return x + KEYS["first"]() + Scorer.key()
 
 @durable.workflow(run_id="r1")
 def wf():
@@ -51,6 +64,8 @@ def main():
         STAGES.remove(enrich)
     if os.environ.get("LAST"):
         KEYS["first"] = stages.last
+    if os.environ.get("KEY"):
+        Scorer.key = staticmethod(two)
 
 main()
 """
@@ -60,18 +75,19 @@ STAGES = "def first():\n    return '1'\n\ndef last():\n    return '2'\n"
 
 def test_a_list_of_stages_main_changes_counts_which_functions_it_holds(tmp_path: Path) -> None:
     folders = {}
-    for case in ("removed", "swapped", "same"):
+    for case in ("removed", "swapped", "method", "same"):
         folders[case] = place = tmp_path / case
         place.mkdir()
         (place / "flow.py").write_text(FLOW)
         (place / "stages.py").write_text(STAGES)
 
     def between(case: str, place: Path) -> dict[str, str]:
-        return {"removed": {"SKIP": "1"}, "swapped": {"LAST": "1"}, "same": {}}[case]
+        return {"removed": {"SKIP": "1"}, "swapped": {"LAST": "1"}, "method": {"KEY": "1"}, "same": {}}[case]
 
     # `import flow` runs `main()`, as `python flow.py` would.
     runs = twice(folders, RUN_WF, between, {"STOP": "1"})
-    refused_after_edit(runs["removed"])  # it printed `value a+e1`, enrich's output, under --skip
-    refused_after_edit(runs["swapped"])  # it printed `value a+e1`, not a+e2
+    refused_after_edit(runs["removed"])  # it printed `value a+e11`, enrich's output, under --skip
+    refused_after_edit(runs["swapped"])  # it printed `value a+e11`, not a+e21
+    refused_after_edit(runs["method"])  # it printed `value a+e11`, not a+e12
     first, count, second, after = runs["same"]
-    assert "suspended" in first and "value a+e1" in second and count == after == ["s"], second
+    assert "suspended" in first and "value a+e11" in second and count == after == ["s"], second
