@@ -6,7 +6,9 @@ tell (only plain data did), so it counted by its statements alone, the
 same text in both runs: the resume with `--skip` replayed what the run
 with `enrich` computed. A function of the user's in such a list now
 counts by its name; so does the function a class attribute holds
-(`Scorer.key = staticmethod(two)` in `main()`). Each phase a real process (`twice`)."""
+(`Scorer.key = staticmethod(two)` in `main()`), and an object's attribute
+holding one or a list of them (`pipe.tail = two`, `pipe.stages.append(two)`),
+and another module's global (`stages.PICK = stages.last`). Each phase a real process (`twice`)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,15 @@ def two():
 class Scorer:
     key = staticmethod(one)
 
+
+class Pipe:
+    def __init__(self):
+        self.stages = [one]
+        self.tail = one
+
+
+pipe = Pipe()
+
 @durable.step
 def s():
     with open(os.environ["COUNT_FILE"], "a") as f:
@@ -50,7 +61,7 @@ def s():
     x = " a "
     for fn in STAGES:
         x = fn(x)
-    return x + KEYS["first"]() + Scorer.key()
+    return x + KEYS["first"]() + Scorer.key() + "".join(f() for f in pipe.stages) + pipe.tail() + stages.PICK()
 
 @durable.workflow(run_id="r1")
 def wf():
@@ -66,28 +77,38 @@ def main():
         KEYS["first"] = stages.last
     if os.environ.get("KEY"):
         Scorer.key = staticmethod(two)
+    if os.environ.get("MORE"):
+        pipe.stages.append(two)
+    if os.environ.get("TAIL"):
+        pipe.tail = two
+    if os.environ.get("PICK"):
+        stages.PICK = stages.last
 
 main()
 """
 
-STAGES = "def first():\n    return '1'\n\ndef last():\n    return '2'\n"
+STAGES = "def first():\n    return '1'\n\ndef last():\n    return '2'\n\nPICK = first\n"
 
 
 def test_a_list_of_stages_main_changes_counts_which_functions_it_holds(tmp_path: Path) -> None:
     folders = {}
-    for case in ("removed", "swapped", "method", "same"):
+    for case in ("removed", "swapped", "method", "held", "attribute", "module", "same"):
         folders[case] = place = tmp_path / case
         place.mkdir()
         (place / "flow.py").write_text(FLOW)
         (place / "stages.py").write_text(STAGES)
 
     def between(case: str, place: Path) -> dict[str, str]:
-        return {"removed": {"SKIP": "1"}, "swapped": {"LAST": "1"}, "method": {"KEY": "1"}, "same": {}}[case]
+        return {"removed": {"SKIP": "1"}, "swapped": {"LAST": "1"}, "method": {"KEY": "1"}, "held": {"MORE": "1"}, "attribute": {"TAIL": "1"},
+                "module": {"PICK": "1"}, "same": {}}[case]
 
     # `import flow` runs `main()`, as `python flow.py` would.
     runs = twice(folders, RUN_WF, between, {"STOP": "1"})
-    refused_after_edit(runs["removed"])  # it printed `value a+e11`, enrich's output, under --skip
-    refused_after_edit(runs["swapped"])  # it printed `value a+e11`, not a+e21
-    refused_after_edit(runs["method"])  # it printed `value a+e11`, not a+e12
+    refused_after_edit(runs["removed"])  # it printed `value a+e1111`, enrich's output, under --skip
+    refused_after_edit(runs["swapped"])  # it printed `value a+e1111`, not a+e2111
+    refused_after_edit(runs["method"])  # it printed `value a+e1111`, not a+e1211
+    refused_after_edit(runs["held"])  # an object's list: it printed `value a+e1111`, not a+e11121
+    refused_after_edit(runs["attribute"])  # it printed `value a+e1111`, not a+e1112
+    refused_after_edit(runs["module"])  # `stages.PICK = stages.last`: it printed `value a+e11111`
     first, count, second, after = runs["same"]
-    assert "suspended" in first and "value a+e11" in second and count == after == ["s"], second
+    assert "suspended" in first and "value a+e11111" in second and count == after == ["s"], second

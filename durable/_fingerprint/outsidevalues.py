@@ -35,6 +35,7 @@ from .values import (
     content_tokens,
     fresh_token,
     mapping_tokens,
+    named_function,
     plain_tokens,
     public_name,
 )
@@ -226,7 +227,7 @@ def held_tokens(value: object, depth: int = 0) -> list[str] | None:
         return toks
     if isinstance(value, (type, types.BuiltinFunctionType)):
         return ["ref:" + public_name(value)]
-    if (named := _named_function(value)) is not None:  # `STAGES = [clean, enrich]` that `main()` changes
+    if (named := named_function(value)) is not None:  # `STAGES = [clean, enrich]` that `main()` changes
         return [named]
     if (member := _enum_tokens(value)) is not None:
         return member
@@ -242,19 +243,6 @@ def held_tokens(value: object, depth: int = 0) -> list[str] | None:
         return None
     parts = sorted(parts) if isinstance(value, (set, frozenset)) else parts  # in no order: sorted
     return [f"<{kind}", *(t for p in parts for t in p), ">"]
-
-
-def _named_function(value: object) -> str | None:
-    """A function its module holds by its name, by that name (its code is
-    followed from the statements that name it, as a helper's): which of
-    them a list holds is what a step running each computes with. A lambda
-    or a nested function has none to tell it by: None, as before."""
-    if not isinstance(value, types.FunctionType) or "<" in value.__qualname__:
-        return None
-    home: object = sys.modules.get(value.__module__)
-    for attr in value.__qualname__.split("."):
-        home = getattr(home, attr, None)
-    return f"fn:{module_label(value.__module__)}.{value.__qualname__}" if home is value else None
 
 
 def items_tokens(obj: object) -> list[str] | None:

@@ -247,6 +247,20 @@ def public_name(obj: object) -> str:
     return f"{module}.{qualname}"
 
 
+def named_function(value: object) -> str | None:
+    """A function its module holds by its name, by that name (its code is
+    followed from the statements that name it, as a helper's): which of
+    them a list or an object's attribute holds (`STAGES.remove(enrich)`,
+    `pipe.tail = two` in `main()`) is what a step calling it computes with.
+    A lambda or a nested function has none to tell it by: None, as before."""
+    if not isinstance(value, types.FunctionType) or "<" in value.__qualname__:
+        return None
+    home: object = sys.modules.get(value.__module__)
+    for attr in value.__qualname__.split("."):
+        home = getattr(home, attr, None)
+    return f"fn:{module_label(value.__module__)}.{value.__qualname__}" if home is value else None
+
+
 def _enum_tokens(value: object) -> list[str] | None:
     """An enum member by its name and its value (`RED = 1` edited to `7`
     is a change); a value that is not plain data by its type."""
