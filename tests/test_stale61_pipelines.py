@@ -8,7 +8,8 @@ with `enrich` computed. A function of the user's in such a list now
 counts by its name; so does the function a class attribute holds
 (`Scorer.key = staticmethod(two)` in `main()`), and an object's attribute
 holding one or a list of them (`pipe.tail = two`, `pipe.stages.append(two)`),
-and another module's global (`stages.PICK = stages.last`). Each phase a real process (`twice`)."""
+and another module's global (`stages.PICK = stages.last`); a lambda there
+(`PICKED["f"] = OPS["two"]`) by its code. Each phase a real process (`twice`)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def enrich(x):
 
 STAGES = [clean, enrich]
 KEYS = {"first": stages.first}
+OPS = {"one": lambda: "1", "two": lambda: "2"}
+PICKED = {"f": OPS["one"]}
 
 
 def one():
@@ -61,7 +64,7 @@ def s():
     x = " a "
     for fn in STAGES:
         x = fn(x)
-    return x + KEYS["first"]() + Scorer.key() + "".join(f() for f in pipe.stages) + pipe.tail() + stages.PICK()
+    return x + KEYS["first"]() + Scorer.key() + "".join(f() for f in pipe.stages) + pipe.tail() + stages.PICK() + PICKED["f"]()
 
 @durable.workflow(run_id="r1")
 def wf():
@@ -83,6 +86,8 @@ def main():
         pipe.tail = two
     if os.environ.get("PICK"):
         stages.PICK = stages.last
+    if os.environ.get("LAMBDA"):
+        PICKED["f"] = OPS["two"]
 
 main()
 """
@@ -92,7 +97,7 @@ STAGES = "def first():\n    return '1'\n\ndef last():\n    return '2'\n\nPICK = 
 
 def test_a_list_of_stages_main_changes_counts_which_functions_it_holds(tmp_path: Path) -> None:
     folders = {}
-    for case in ("removed", "swapped", "method", "held", "attribute", "module", "same"):
+    for case in ("removed", "swapped", "method", "held", "attribute", "module", "lambda", "same"):
         folders[case] = place = tmp_path / case
         place.mkdir()
         (place / "flow.py").write_text(FLOW)
@@ -100,7 +105,7 @@ def test_a_list_of_stages_main_changes_counts_which_functions_it_holds(tmp_path:
 
     def between(case: str, place: Path) -> dict[str, str]:
         return {"removed": {"SKIP": "1"}, "swapped": {"LAST": "1"}, "method": {"KEY": "1"}, "held": {"MORE": "1"}, "attribute": {"TAIL": "1"},
-                "module": {"PICK": "1"}, "same": {}}[case]
+                "module": {"PICK": "1"}, "lambda": {"LAMBDA": "1"}, "same": {}}[case]
 
     # `import flow` runs `main()`, as `python flow.py` would.
     runs = twice(folders, RUN_WF, between, {"STOP": "1"})
@@ -110,5 +115,6 @@ def test_a_list_of_stages_main_changes_counts_which_functions_it_holds(tmp_path:
     refused_after_edit(runs["held"])  # an object's list: it printed `value a+e1111`, not a+e11121
     refused_after_edit(runs["attribute"])  # it printed `value a+e1111`, not a+e1112
     refused_after_edit(runs["module"])  # `stages.PICK = stages.last`: it printed `value a+e11111`
+    refused_after_edit(runs["lambda"])  # `OPS["two"]` picked: it printed `value a+e111111`
     first, count, second, after = runs["same"]
-    assert "suspended" in first and "value a+e11111" in second and count == after == ["s"], second
+    assert "suspended" in first and "value a+e111111" in second and count == after == ["s"], second
