@@ -15,7 +15,7 @@ from typing import Any
 
 from .imports import user_class
 from .ownpath import path_tokens
-from .values import _qualname, fresh_token, hash_tokens, named_function, plain_tokens
+from .values import _qualname, fresh_token, hash_tokens, plain_tokens
 from .witness import witnessed
 
 _PATTERN = re.compile("")
@@ -112,8 +112,6 @@ def _held_tokens(value: object, public: bool, seen: tuple[int, ...]) -> list[str
     if isinstance(value, (set, frozenset)):  # `{Path(a)}`: each by its tokens, in their order
         each = [_item_tokens(item, public, (*seen, id(value))) for item in value]
         return None if None in each else [f"<set:{len(each)}", *sorted("".join(t or []) for t in each), ">"]
-    if (named := named_function(value)) is not None:  # `pipe.tail = two` in `main()`
-        return [named]
     if type(value) is type(_PATTERN):  # `re.compile(sys.argv[1])`
         return [f"<re:{value.flags}", *(plain_tokens(value.pattern) or []), ">"]
     return _items_of(value, public, seen) if isinstance(value, (list, tuple, dict)) else None

@@ -250,8 +250,8 @@ def public_name(obj: object) -> str:
 def named_function(value: object) -> str | None:
     """A function its module holds by its name, by that name (its code is
     followed from the statements that name it, as a helper's): which of
-    them a list or an object's attribute holds (`STAGES.remove(enrich)`,
-    `pipe.tail = two` in `main()`) is what a step calling it computes with.
+    them a list holds (`STAGES.remove(enrich)` in `main()`) is what a step
+    calling it computes with.
     A lambda (`PICKED["f"] = OPS["two"]`) by its code, not where it lies; one
     holding values (a closure, defaults) or a nested function: None, as before."""
     if not isinstance(value, types.FunctionType):
