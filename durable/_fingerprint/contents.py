@@ -179,15 +179,15 @@ def module_state(module: types.ModuleType) -> str | None:
 
 
 def bound_part(
-    key: str, name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None
+    key: str, name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None, cls: type | None = None
 ) -> dict[str, str]:
-    """Which function a name several statements bind holds now (`h = h1`
-    ... `h = h2`), or one a statement chooses by what it reads from the
-    environment or a file (`helper = {"a": t7, "b": t5}[os.environ["MODE"]]`,
-    a feature flag), by its identity: the statements read both, so counted
-    by them alone, a call after `h = h2`, or under another flag, was served
-    what `h1` gave."""
-    if not bound_again(name, namespace, checked_file) and not chosen_outside(name, namespace, checked_file):
+    """Which function a name holds now, by its identity, when several statements bind it (`h = h1` ... `h = h2`),
+    one chooses it by what it reads from the environment or a file (`{"a": t7, "b": t5}[os.environ["MODE"]]`),
+    another module sets it (`stages.PICK = f` in a script's `main()`), or it is a class's attribute (`cls`:
+    `Scorer.key = f`, which any code may set): the statements read each, so counted by them alone, a call
+    after `h = h2`, or under another flag, was served what `h1` gave."""
+    elsewhere = cls is not None or bound_again(name, namespace, checked_file) or witnessed(changed_elsewhere, namespace, name)
+    if not elsewhere and not chosen_outside(name, namespace, checked_file):
         return {}
     return {"bound:" + key: witnessed(identity_of, obj)}
 

@@ -20,7 +20,7 @@ user's (`"plugmod.run"`, `"plugmod:run"`) counts that module whole: such a
 string is handed to a `locate`-like helper that imports it. A module whose
 file does work at import is never imported for a string: it counts by its
 file's text (`modfiles.works_at_import`). A name built
-at run time from other strings (`"plugins." + kind`, `f"plugins.{name}"`)
+at run time from other strings (`"plugins." + kind`, `f"plugins.{name}"`, `"tools.%s" % kind`)
 counts every module file of the package it names, or that the function
 names (`pkgutil.iter_modules(plugins.__path__)`), by its text
 (`packagefiles`)."""

@@ -35,6 +35,7 @@ from .values import (
     content_tokens,
     fresh_token,
     mapping_tokens,
+    named_function,
     plain_tokens,
     public_name,
 )
@@ -226,6 +227,8 @@ def held_tokens(value: object, depth: int = 0) -> list[str] | None:
         return toks
     if isinstance(value, (type, types.BuiltinFunctionType)):
         return ["ref:" + public_name(value)]
+    if (named := named_function(value)) is not None:  # `STAGES = [clean, enrich]` that `main()` changes
+        return [named]
     if (member := _enum_tokens(value)) is not None:
         return member
     if isinstance(value, functools.partial):

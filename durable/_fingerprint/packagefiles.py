@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import types
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -26,6 +27,9 @@ from .imports import import_user_module, user_module
 from .modfiles import UNTOLD
 from .reach import code_objects, is_user_code
 
+# A package's name, then the start of a module's name built at run time: `"plugins."` (of
+# `f"plugins.{name}"` or `"plugins." + name`), `"tools.%s"`, `"tools.{}"`, `"tools.fast_{kind}"`.
+_TEMPLATE = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.(?:\w*(?:%s|\{[^{}]*\}).*)?\Z", re.ASCII | re.DOTALL)
 _FILES = 1024  # past this many files the rest would go uncounted: changed (`UNTOLD`)
 # Names by which code runs a Python file by its path rather than importing a module
 # (in this process, or in another: `subprocess.run([sys.executable, "tool.py"])`).
@@ -35,9 +39,10 @@ _RUNNERS = frozenset({"run_path", "spec_from_file_location", "SourceFileLoader",
 def package_parts(code: types.CodeType, objs: Iterable[object]) -> tuple[tuple[str, str], ...]:
     """("package-files:NAME", the digest of its files' texts) for each
     package of the user's that a string constant of the code names with a
-    trailing dot (`"plugins."`) or that `objs` (what the code's names hold) are."""
+    trailing dot (`"plugins."`), or a template of a module's name in it
+    (`"tools.%s"`, `"tools.{}"`: `_TEMPLATE`), or that `objs` (what the code's names hold) are."""
     consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
-    named = [import_user_module(c[:-1]) for c in consts if c.endswith(".") and _dotted(c[:-1])]
+    named = [import_user_module(m.group(1)) for c in consts if (m := _TEMPLATE.match(c))]
     found = {}
     for package in (p for p in [*named, *objs] if isinstance(p, types.ModuleType)):
         places = getattr(package, "__path__", None)
@@ -87,10 +92,6 @@ def _zipped(place: str) -> list[tuple[str, bytes]] | None:
     with zipfile.ZipFile(archive) as z:
         names = sorted(n for n in z.namelist() if n.startswith(prefix) and n.endswith(".py"))
         return [(n[len(prefix) :], z.read(n)) for n in names]
-
-
-def _dotted(name: str) -> bool:
-    return bool(name) and all(p.isidentifier() for p in name.split("."))
 
 
 def script_parts(code: types.CodeType, objs: Iterable[object], home: str) -> tuple[tuple[str, str], ...]:

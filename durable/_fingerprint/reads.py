@@ -177,8 +177,8 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
             or changed_apart(path[-1], scope.namespace, scope.checked_file)
         ):
             _global(key, path[-1], obj, scope, out, not via)  # `helper.k = 2` between two calls
-        if scope.user:  # `h = h2` between two calls
-            out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file))
+        if scope.user or (scope.cls is not None and not out.inside):  # `h = h2`; `Cls.key = staticmethod(two)`
+            out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file, scope.cls))
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
         _whole_module(key, obj, out)  # `getattr(helpers, name)`
     elif (replaced := witnessed(replaced_module, obj)) is not None:

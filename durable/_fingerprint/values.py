@@ -247,6 +247,33 @@ def public_name(obj: object) -> str:
     return f"{module}.{qualname}"
 
 
+def named_function(value: object) -> str | None:
+    """A function its module holds by its name, by that name (its code is
+    followed from the statements that name it, as a helper's): which of
+    them a list holds (`STAGES.remove(enrich)` in `main()`) is what a step
+    calling it computes with.
+    A lambda (`PICKED["f"] = OPS["two"]`) by its code, not where it lies; one
+    holding values (a closure, defaults) or a nested function: None, as before."""
+    if not isinstance(value, types.FunctionType):
+        return None
+    if value.__qualname__.endswith("<lambda>") and not value.__closure__ and not value.__defaults__:
+        return f"lambda:{module_label(value.__module__)}:{_code_digest(value.__code__)}"
+    if "<" in value.__qualname__:
+        return None
+    home: object = sys.modules.get(value.__module__)
+    for attr in value.__qualname__.split("."):
+        home = getattr(home, attr, None)
+    return f"fn:{module_label(value.__module__)}.{value.__qualname__}" if home is value else None
+
+
+def _code_digest(code: types.CodeType) -> str:
+    """What a code object computes, without its lines (an edit above it moves them)."""
+    # A set's order differs in each process (`x in {"a", "b"}`): sorted.
+    consts = [_code_digest(c) if isinstance(c, types.CodeType) else repr(sorted(map(repr, c))) if isinstance(c, frozenset)
+              else repr(c) for c in code.co_consts]  # fmt: skip
+    return hash_tokens([code.co_code.hex(), *consts, *code.co_names, *code.co_varnames, str(code.co_argcount)])
+
+
 def _enum_tokens(value: object) -> list[str] | None:
     """An enum member by its name and its value (`RED = 1` edited to `7`
     is a change); a value that is not plain data by its type."""
