@@ -134,10 +134,13 @@ def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0)
     `**kwargs` it writes; a method of an object of the user's class
     (`w.put(LOG, x)`) takes it after `self`. Not a number (rebound there)."""
     found: set[str] = set()
+    # A parameter of a function nested in it (`args` of `def wrapper(*args): return fn(*args)`)
+    # is no global: handed on unseen, it was taken for a write of one.
+    nested = {a.arg for f in walk(node) if isinstance(f, _FUNCS) and f is not node for a in ast.walk(f.args) if isinstance(a, ast.arg)}
     for call in (n for n in walk(node) if isinstance(n, ast.Call)):
         given: list[tuple[int | str, str]] = [(i, n) for i, a in enumerate(call.args) for n in _handed_roots(a)]
         given += [(k.arg, n) for k in call.keywords if k.arg for n in _handed_roots(k.value)]
-        given = [(at, name) for at, name in given if name not in globs or type(globs[name]) not in _SCALARS]
+        given = [(at, n) for at, n in given if (n in globs and type(globs[n]) not in _SCALARS) or (n not in globs and n not in nested)]
         func = _spelled(call.func)
         if given and not isinstance(func, (ast.Name, ast.Attribute)):  # `OPS["add"](LOG, x)`: not told
             found.update(name for _, name in given)
