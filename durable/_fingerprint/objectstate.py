@@ -82,7 +82,7 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
         if part is None or attrs is None:
             return True  # the object whole: handed on, aliased
         uses = _uses(type(obj), part.attr, set())
-        if part.attr in attrs or uses is None or (uses[0] | uses[1]) & (attrs | {"*"}):
+        if part.attr in attrs or uses is None or uses[1] & (attrs | {"*"}):
             return True
     return False
 
@@ -133,16 +133,20 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
         if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
             continue
         part = parents.get(id(n))
-        if isinstance(part, ast.Call) and n in part.args and _name(part.func) in _WHOLE:
+        if isinstance(part, ast.Call) and n in part.args and _name(part.func) in _WHOLE - {"type"}:
             read.add("*")  # `asdict(self)`, `repr(self)`: reads all of it, changes nothing
             continue
         if not (isinstance(part, ast.Attribute) and part.value is n):
-            return None, read, called  # `self` handed on or aliased: any of it
+            return None, read, called  # `self` handed on or aliased (`type(self).a.append(x)`): any of it
         above = parents.get(id(part))
         if isinstance(above, ast.Call) and above.func is part:
             called.add(part.attr)
         elif _changes(part, parents, globs) and not _fills(part, parents, me):
+            if part.attr.startswith("__"):
+                return None, read, called  # `self.__dict__[k] = v`, `self.__class__.a = v`: any attribute
             changed.add(part.attr)
+            if not _blind(part, parents):
+                read.add(part.attr)  # `self.a.pop()`, `fill(self.a)`: what it had may come out
         else:
             read.add(part.attr)
     return changed, read, called
@@ -169,6 +173,20 @@ def _changes(part: ast.Attribute, parents: Mapping[int, ast.AST], globs: Mapping
             return _name(above.func) not in _SHOWS and _may_change(above.func, globs)
         else:
             return False
+
+
+def _blind(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
+    """Whether the change of `self.a` hands nothing of what `self.a` held
+    back to the method: `self.a = v`, `self.a += v`, `self.a[k] = v`, a
+    statement `self.a.append(v)`. A method changing only so (a progress
+    counter, a handler keeping records) reads nothing another step wrote."""
+    above = parents.get(id(part))
+    if isinstance(above, ast.Subscript) and above.value is part and isinstance(above.ctx, ast.Store):
+        above, part = parents.get(id(above)), above  # type: ignore[assignment]
+    if isinstance(above, ast.Assign) and part in above.targets or isinstance(above, ast.AugAssign):
+        return above.target is part if isinstance(above, ast.AugAssign) else True
+    call = parents.get(id(above)) if isinstance(above, ast.Attribute) and above.attr in MUTATORS else None
+    return isinstance(call, ast.Call) and call.func is above and isinstance(parents.get(id(call)), ast.Expr)
 
 
 def _fills(part: ast.Attribute, parents: Mapping[int, ast.AST], me: str) -> bool:

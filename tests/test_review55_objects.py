@@ -1,0 +1,173 @@
+"""review55: stale63's object-state rule attacked from both sides, two real
+processes (a step changing a global object of the user's class, the run
+suspended, resumed in a new process that imports a fresh object).
+
+Misses: the change reached by other spellings (`setattr(self, ...)`,
+`self.__dict__[k] = v`, `vars(self).update(...)`, a property setter, a
+field of a dataclass assigned from outside, a classmethod changing class
+state, a method inherited from a base class in another module of the
+user's, a method called from a helper function): the resume must be a
+changed call, not the step after reading the import's fresh object.
+
+False refusals: an object another step only writes (a logging handler
+keeping records nobody reads, a progress counter) or only reads through
+methods that do not read what was changed: the resume goes on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import run_each
+
+pytestmark = pytest.mark.slow  # two processes
+
+BASE = '''
+class Base:
+    def __init__(self):
+        self.items = []
+
+    def remember(self, x):
+        self.items.append(x)
+'''
+
+CLASS = '''
+import dataclasses, logging
+from base55 import Base
+
+class Store(Base):
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+        self._size = 0
+        self.done = 0
+        self.name = "store"
+
+    def total(self):
+        return sum(self.items)
+
+    def set_attr(self, x):
+        setattr(self, "n", x)
+
+    def set_dict(self, x):
+        self.__dict__["n"] = x
+
+    def set_vars(self, x):
+        vars(self).update(n=x)
+
+    @property
+    def size(self):
+        return self._size
+
+    @size.setter
+    def size(self, v):
+        self._size = v
+
+    def to_class(self, x):
+        type(self).shared.append(x)
+
+    def to_dunder_class(self, x):
+        self.__class__.shared.append(x)
+
+    shared = []
+
+    def tick(self):
+        self.done += 1
+
+    def label(self):
+        return len(self.name) * 0
+
+@dataclasses.dataclass
+class Cfg:
+    n: int = 0
+
+class Registry:
+    items = []
+
+    @classmethod
+    def add(cls, x):
+        cls.items.append(x)
+
+    @classmethod
+    def count(cls):
+        return sum(cls.items)
+
+class Mem(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+def helper(x):
+    STORE.remember(x)
+'''
+
+# Step w writes, step r reads: the resume must refuse.
+MISSES = {
+    "helper": ("helper(x)", "STORE.total()"),
+    "setattr": ("STORE.set_attr(x)", "STORE.n"),
+    "dict": ("STORE.set_dict(x)", "STORE.n"),
+    "vars": ("STORE.set_vars(x)", "STORE.n"),
+    "setter": ("STORE.size = x", "STORE.size"),
+    "dataclass": ("CFG_OBJ.n = x", "CFG_OBJ.n"),
+    "classmethod": ("Registry.add(x)", "Registry.count()"),
+    "inherited": ("STORE.remember(x)", "STORE.total()"),
+    "type_self": ("STORE.to_class(x)", "sum(STORE.shared)"),
+    "dunder_class": ("STORE.to_dunder_class(x)", "sum(STORE.shared)"),
+}
+# Nothing read that changed: the resume goes on (value 0, the read's own).
+SAME = {
+    "logger": ('HANDLER.emit(logging.makeLogRecord({"msg": x}))', 'HANDLER.emit(logging.makeLogRecord({"msg": 0})) or 0'),
+    "progress": ("STORE.tick()", "STORE.tick() or 0"),
+    "reads": ("STORE.total()", "STORE.total()"),
+    "label": ("STORE.tick()", "STORE.label()"),
+}
+
+CASE = """import logging, os
+import durable
+{cls}
+STORE = Store()
+CFG_OBJ = Cfg()
+HANDLER = Mem()
+
+@durable.step
+def w(x):
+    {write}
+    return x
+
+@durable.step
+def r(x):
+    return {read} + x
+
+@durable.workflow(run_id="r-{name}")
+def wf():
+    w(5)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return r(0)
+"""
+
+RUN = """
+import importlib, durable
+for name in {names!r}:
+    try:
+        print(name, "value", importlib.import_module("obj55_" + name).wf())
+    except durable.Suspended:
+        print(name, "suspended")
+    except durable.DefinitionChangedError as e:
+        print(name, "refused" if "writes and another step reads" in str(e) else repr(str(e)[:60]))
+"""
+
+
+def test_object_state_changes_by_any_spelling_refuse_and_writes_nobody_reads_do_not(tmp_path: Path) -> None:
+    (tmp_path / "base55.py").write_text(BASE)
+    for n, (w, r) in {**MISSES, **SAME}.items():  # a module each: what one writes is no other's change
+        (tmp_path / f"obj55_{n}.py").write_text(CASE.format(cls=CLASS, name=n, write=w, read=r))
+    run = RUN.format(names=[*MISSES, *SAME])
+    first, second = run_each([(tmp_path, run, {"STOP": "1"}), (tmp_path, run, {})])
+    assert first.split() == [w for n in [*MISSES, *SAME] for w in (n, "suspended")], first
+    expected = [w for n in MISSES for w in (n, "refused")] + [w for n in SAME for w in (n, "value", "0")]
+    assert second.split() == expected, second
