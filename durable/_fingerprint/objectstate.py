@@ -75,8 +75,9 @@ def _held(globs: Mapping[str, Any], name: str) -> bool:
 def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
     """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
     parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
+    shown = {id(n) for c in walk(d) if _prints(c) for n in _shown(c)}
     for n in walk(d):
-        if not (isinstance(n, ast.Name) and n.id == name):
+        if not (isinstance(n, ast.Name) and n.id == name) or id(n) in shown:
             continue
         part = parts.get(id(n))
         if part is None or attrs is None:
@@ -85,6 +86,17 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
         if part.attr in attrs or uses is None or uses[1] & (attrs | {"*"}):
             return True
     return False
+
+
+def _prints(node: ast.AST) -> bool:
+    """`print(...)` to the terminal: what it shows is no step's result."""
+    return isinstance(node, ast.Call) and _name(node.func) == "print" and isinstance(node.func, ast.Name) and not node.keywords
+
+
+def _shown(call: ast.Call) -> list[ast.AST]:
+    """The names `print` is handed whole, or in an f-string (`f"{OBJ}"`)."""
+    values = [v.value for a in call.args if isinstance(a, ast.JoinedStr) for v in a.values if isinstance(v, ast.FormattedValue)]
+    return [a for a in [*call.args, *values] if isinstance(a, ast.Name)]
 
 
 def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
