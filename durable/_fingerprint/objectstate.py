@@ -17,7 +17,7 @@ import builtins
 import inspect
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from .changers import MUTATORS, library_writer
 from .inplace import READERS
@@ -88,7 +88,7 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
     return False
 
 
-def _prints(node: ast.AST) -> bool:
+def _prints(node: ast.AST) -> TypeGuard[ast.Call]:
     """`print(...)` to the terminal: what it shows is no step's result."""
     return isinstance(node, ast.Call) and _name(node.func) == "print" and isinstance(node.func, ast.Name) and not node.keywords
 
@@ -192,11 +192,14 @@ def _blind(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
     back to the method: `self.a = v`, `self.a += v`, `self.a[k] = v`, a
     statement `self.a.append(v)`. A method changing only so (a progress
     counter, a handler keeping records) reads nothing another step wrote."""
+    target: ast.AST = part
     above = parents.get(id(part))
     if isinstance(above, ast.Subscript) and above.value is part and isinstance(above.ctx, ast.Store):
-        above, part = parents.get(id(above)), above  # type: ignore[assignment]
-    if isinstance(above, ast.Assign) and part in above.targets or isinstance(above, ast.AugAssign):
-        return above.target is part if isinstance(above, ast.AugAssign) else True
+        target, above = above, parents.get(id(above))
+    if isinstance(above, ast.Assign):
+        return target in above.targets
+    if isinstance(above, ast.AugAssign):
+        return above.target is target
     call = parents.get(id(above)) if isinstance(above, ast.Attribute) and above.attr in MUTATORS else None
     return isinstance(call, ast.Call) and call.func is above and isinstance(parents.get(id(call)), ast.Expr)
 
