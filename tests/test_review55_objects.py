@@ -43,6 +43,20 @@ class Store(Base):
         self._size = 0
         self.done = 0
         self.name = "store"
+        self.sub = Base()
+
+    def __lshift__(self, x):
+        self.items.append(x)
+        return self
+
+    def __call__(self, x):
+        self.items.append(x)
+
+    def __enter__(self):
+        self.items.append(5)
+
+    def __exit__(self, *exc):
+        return None
 
     def total(self):
         return sum(self.items)
@@ -89,6 +103,10 @@ class Store(Base):
 class Cfg:
     n: int = 0
 
+class Svc:
+    def go(self, x):
+        STORE.remember(x)
+
 class Registry:
     items = []
 
@@ -124,6 +142,12 @@ MISSES = {
     "inherited": ("STORE.remember(x)", "STORE.total()"),
     "type_self": ("STORE.to_class(x)", "sum(STORE.shared)"),
     "dunder_class": ("STORE.to_dunder_class(x)", "sum(STORE.shared)"),
+    "other_object": ("SVC.go(x)", "STORE.total()"),
+    "getattr": ('getattr(STORE, "remember")(x)', "STORE.total()"),
+    "part": ("STORE.sub.remember(x)", "sum(STORE.sub.items)"),
+    "operator": ("STORE << x", "STORE.total()"),
+    "call": ("STORE(x)", "STORE.total()"),
+    "with": ("with STORE:\n        pass", "STORE.total()"),
     "cached": ("STORE.items.append(x)\n    STORE.summary", "STORE.summary"),
 }
 # Nothing read that changed: the resume goes on (value 0, the read's own).
@@ -132,6 +156,7 @@ SAME = {
     "progress": ("STORE.tick()", "STORE.tick() or 0"),
     "reads": ("STORE.total()", "STORE.total()"),
     "label": ("STORE.tick()", "STORE.label()"),
+    "getattr_read": ('getattr(STORE, "n", 0)', "STORE.n"),
     "cached_fill": ("STORE.summary", "STORE.summary"),
     "print": ("STORE.tick()", 'print(STORE, f"{STORE}") or 0'),
 }
@@ -142,6 +167,7 @@ import durable
 STORE = Store()
 CFG_OBJ = Cfg()
 HANDLER = Mem()
+SVC = Svc()
 
 @durable.step
 def w(x):

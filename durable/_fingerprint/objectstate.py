@@ -35,22 +35,84 @@ _WHOLE = _SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"}
 _Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
 
 
-def object_writes(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, frozenset[str] | None]:
+def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple[int, str]] | None = None) -> dict[str, frozenset[str] | None]:
     """The globals of `globs` holding an object of the user's class whose
-    methods `defs` call (`G.m(...)`) that change one of its attributes:
-    with those attributes (None: any)."""
+    methods `defs` call (`G.m(...)`, `G(x)`, `G << x`, `with G:`,
+    `G.part.m(...)`) that change one of its attributes: with those
+    attributes (None: any)."""
     found: dict[str, frozenset[str] | None] = {}
+    parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
     for node in (n for d in defs for n in walk(d)):
-        func = node.func if isinstance(node, ast.Call) else None
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and _held(globs, func.value.id)):
+        if not (isinstance(node, ast.Name) and _held(globs, node.id)):
             continue
-        uses = _uses(type(globs[func.value.id]), func.attr, set())
-        name = func.value.id
-        if uses is None or found.get(name, frozenset()) is None:
-            found[name] = None
-        elif uses[0]:
-            found[name] = found.get(name, frozenset()) | uses[0]  # type: ignore[operator]
+        uses = _called(node, parents, globs[node.id])
+        _add(found, node.id, None if uses is None else uses[0])
+        # What its method changes of another object of the module (`SVC.go(x)` doing `STORE.remember(x)`).
+        for name, attrs in _beyond(node, parents, globs, set() if seen is None else seen).items():
+            _add(found, name, attrs)
     return found
+
+
+def _add(found: dict[str, frozenset[str] | None], name: str, attrs: frozenset[str] | None) -> None:
+    if attrs is None or found.get(name, frozenset()) is None:
+        found[name] = None
+    elif attrs:
+        found[name] = found.get(name, frozenset()) | attrs  # type: ignore[operator]
+
+
+def _beyond(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str, Any],
+            seen: set[tuple[int, str]]) -> dict[str, frozenset[str] | None]:  # fmt: skip
+    above = parents.get(id(node))
+    if not isinstance(above, ast.Attribute) or (key := (id(type(globs[node.id])), above.attr)) in seen:
+        return {}
+    seen.add(key)
+    member = inspect.getattr_static(type(globs[node.id]), above.attr, None)
+    fn = getattr(member, "__func__", member)
+    if not isinstance(fn, types.FunctionType) or fn.__globals__ is not globs:
+        return {}
+    return object_writes(_definitions(fn), globs, seen)
+
+
+def _called(node: ast.Name, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
+    """What the methods of `obj` that the use `node` of it calls change and
+    read: `G.m(...)`; its dunders, `G(x)`, `G << x`, `with G:`; a method of
+    an object it holds, `G.part.m(...)`, changing `part`; `getattr(G, m)`."""
+    above = parents.get(id(node))
+    if isinstance(above, ast.Attribute):
+        up = parents.get(id(above))
+        if isinstance(up, ast.Call) and up.func is above:
+            return _uses(type(obj), above.attr, set())
+        part = inspect.getattr_static(obj, above.attr, None)
+        call = parents.get(id(up))
+        if isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up and users_class(type(part)):
+            inner = _uses(type(part), up.attr, set())
+            return None if inner is None else (frozenset({above.attr} if inner[0] else ()), frozenset())
+        return frozenset(), frozenset()
+    names: list[str] = []
+    if isinstance(above, ast.Call) and above.func is node:
+        names = ["__call__"]
+    elif isinstance(above, (ast.BinOp, ast.AugAssign)):
+        op = _OPS.get(type(above.op).__name__, "")
+        names = [f"__{op}__", f"__r{op}__", f"__i{op}__"] if op else []
+    elif isinstance(above, ast.withitem) and above.context_expr is node:
+        names = ["__enter__", "__exit__", "__aenter__", "__aexit__"]
+    elif isinstance(above, ast.Call) and _name(above.func) == "getattr" and above.args[:1] == [node]:
+        call = parents.get(id(above))
+        if not (isinstance(call, ast.Call) and call.func is above):
+            return frozenset(), frozenset()  # `getattr(G, "a", None)`: a read
+        named = above.args[1] if len(above.args) > 1 else None
+        return _uses(type(obj), named.value, set()) if isinstance(named, ast.Constant) and isinstance(named.value, str) else None
+    changed: frozenset[str] = frozenset()
+    for each in names:
+        uses = _uses(type(obj), each, set())
+        if uses is None:
+            return None
+        changed |= uses[0]
+    return changed, frozenset()
+
+
+_OPS = dict(Add="add", Sub="sub", Mult="mul", MatMult="matmul", Div="truediv", FloorDiv="floordiv", Mod="mod",
+            Pow="pow", LShift="lshift", RShift="rshift", BitOr="or", BitXor="xor", BitAnd="and")  # fmt: skip
 
 
 def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
@@ -115,9 +177,7 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
     if not isinstance(fn, types.FunctionType):
         plain = not callable(member) and not hasattr(type(member), "__get__")
         return (frozenset(), frozenset()) if plain else None
-    code = fn.__code__
-    src = source_of(code.co_filename, fn.__globals__)
-    defs = find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
+    defs = _definitions(fn)
     if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or isinstance(member, classmethod):
         return None
     params = [*defs[0].args.posonlyargs, *defs[0].args.args]
@@ -132,6 +192,12 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
             return None
         changed, read = changed | more[0], read | more[1]
     return frozenset(changed), frozenset(read)
+
+
+def _definitions(fn: types.FunctionType) -> list[ast.AST]:
+    code = fn.__code__
+    src = source_of(code.co_filename, fn.__globals__)
+    return find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
 
 
 def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str] | None, set[str], set[str]]:
