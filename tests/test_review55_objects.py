@@ -44,6 +44,18 @@ class Store(Base):
         self.done = 0
         self.name = "store"
         self.sub = Base()
+        self.k = {"a": 0}
+
+    def plus(self, x):
+        self.items = self.items + [x]
+
+    def guarded(self, x):
+        if self.n < 100:
+            self.n = self.n + x
+
+    def keyed(self, x):
+        if "b" not in self.k or x > 0:
+            self.k["a"] = x
 
     def __lshift__(self, x):
         self.items.append(x)
@@ -148,6 +160,9 @@ MISSES = {
     "operator": ("STORE << x", "STORE.total()"),
     "call": ("STORE(x)", "STORE.total()"),
     "with": ("with STORE:\n        pass", "STORE.total()"),
+    "rebound": ("STORE.plus(x)", "STORE.total()"),  # `self.a = self.a + [x]` is no fill
+    "guarded": ("STORE.guarded(x)", "STORE.n"),  # under a test of its value, not of its absence
+    "keyed": ("STORE.keyed(x)", 'STORE.k["a"]'),  # `k not in self.k or ...`: not only when missing
     "cached": ("STORE.items.append(x)\n    STORE.summary", "STORE.summary"),
 }
 # Nothing read that changed: the resume goes on (value 0, the read's own).

@@ -22,6 +22,7 @@ from typing import Any, TypeGuard
 from .changers import MUTATORS, library_writer
 from .inplace import READERS
 from .nodes import walk
+from .selffills import fills as _fills
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import reached
 from .userclasses import users_class
@@ -270,28 +271,6 @@ def _blind(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
     return isinstance(call, ast.Call) and call.func is above and isinstance(parents.get(id(call)), ast.Expr)
 
 
-def _fills(part: ast.Attribute, parents: Mapping[int, ast.AST], me: str) -> bool:
-    """Whether the change of `self.a` only fills what is not there yet: a
-    binding of `self.a` or `self.a[k]` whose value or an enclosing test reads
-    `self.a` (`self.a = self.a or make()`, `if self.a is None: self.a = ...`,
-    `if k not in self.a: self.a[k] = ...`), or `self.a.setdefault(k, v)`."""
-    above = parents.get(id(part))
-    if isinstance(above, ast.Attribute) and above.attr == "setdefault":
-        return True
-    target: ast.AST = above if isinstance(above, ast.Subscript) and above.value is part else part
-    stmt = parents.get(id(target))
-    if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]):
-        return False
-    if _mentions(stmt.value, me, part.attr):
-        return True
-    node: ast.AST | None = stmt
-    while node is not None:
-        node = parents.get(id(node))
-        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _mentions(node.test, me, part.attr):
-            return True
-    return False
-
-
 def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
     """Whether a call of `func` may change what it is handed: a function of
     the user's (`fill(self.items)`), one of a library's that changes its
@@ -316,10 +295,3 @@ def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
 def _name(func: ast.AST) -> str:
     """`f` of `f(...)` or of `mod.f(...)`."""
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-
-
-def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
-    return any(
-        isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name) and a.value.id == me
-        for a in walk(expr)
-    )
