@@ -15,6 +15,7 @@ from typing import Any
 
 from .._fingerprint.reach import target_of
 from .._fingerprint.stepstate import state_logged, state_written
+from .._fingerprint.userclasses import users_class
 from .identity import _IMMUTABLE, is_token, value_digest
 
 # step name -> the module-level values it writes that another step reads
@@ -73,8 +74,13 @@ def _content(value: object) -> str:
     the data its attributes hold now: its own digest is its code and its
     `class` statement as written, the same before and after the write."""
     digest = value_digest(value)
-    if not isinstance(value, type) or is_token(digest):
+    if is_token(digest):
         return digest
+    if not isinstance(value, type):
+        # An object of the user's class: with its classes' data, which its methods
+        # change through `type(self)` or `self.__class__` (`type(self).seen.append(x)`).
+        kinds = [d for c in type(value).__mro__ if users_class(c) and not is_token(d := _content(c))]
+        return value_digest((digest, kinds)) if kinds else digest
     data = [(k, d) for k, v in sorted(vars(value).items()) if _is_data(k, v) and not is_token(d := value_digest(v))]
     return value_digest((digest, data)) if data else digest
 

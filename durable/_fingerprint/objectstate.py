@@ -17,11 +17,12 @@ import builtins
 import inspect
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from .changers import MUTATORS, library_writer
 from .inplace import READERS
 from .nodes import walk
+from .selffills import fills as _fills
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import reached
 from .userclasses import users_class
@@ -35,22 +36,84 @@ _WHOLE = _SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"}
 _Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
 
 
-def object_writes(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, frozenset[str] | None]:
+def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple[int, str]] | None = None) -> dict[str, frozenset[str] | None]:
     """The globals of `globs` holding an object of the user's class whose
-    methods `defs` call (`G.m(...)`) that change one of its attributes:
-    with those attributes (None: any)."""
+    methods `defs` call (`G.m(...)`, `G(x)`, `G << x`, `with G:`,
+    `G.part.m(...)`) that change one of its attributes: with those
+    attributes (None: any)."""
     found: dict[str, frozenset[str] | None] = {}
+    parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
     for node in (n for d in defs for n in walk(d)):
-        func = node.func if isinstance(node, ast.Call) else None
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and _held(globs, func.value.id)):
+        if not (isinstance(node, ast.Name) and _held(globs, node.id)):
             continue
-        uses = _uses(type(globs[func.value.id]), func.attr, set())
-        name = func.value.id
-        if uses is None or found.get(name, frozenset()) is None:
-            found[name] = None
-        elif uses[0]:
-            found[name] = found.get(name, frozenset()) | uses[0]  # type: ignore[operator]
+        uses = _called(node, parents, globs[node.id])
+        _add(found, node.id, None if uses is None else uses[0])
+        # What its method changes of another object of the module (`SVC.go(x)` doing `STORE.remember(x)`).
+        for name, attrs in _beyond(node, parents, globs, set() if seen is None else seen).items():
+            _add(found, name, attrs)
     return found
+
+
+def _add(found: dict[str, frozenset[str] | None], name: str, attrs: frozenset[str] | None) -> None:
+    if attrs is None or found.get(name, frozenset()) is None:
+        found[name] = None
+    elif attrs:
+        found[name] = found.get(name, frozenset()) | attrs  # type: ignore[operator]
+
+
+def _beyond(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str, Any],
+            seen: set[tuple[int, str]]) -> dict[str, frozenset[str] | None]:  # fmt: skip
+    above = parents.get(id(node))
+    if not isinstance(above, ast.Attribute) or (key := (id(type(globs[node.id])), above.attr)) in seen:
+        return {}
+    seen.add(key)
+    member = inspect.getattr_static(type(globs[node.id]), above.attr, None)
+    fn = getattr(member, "__func__", member)
+    if not isinstance(fn, types.FunctionType) or fn.__globals__ is not globs:
+        return {}
+    return object_writes(_definitions(fn), globs, seen)
+
+
+def _called(node: ast.Name, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
+    """What the methods of `obj` that the use `node` of it calls change and
+    read: `G.m(...)`; its dunders, `G(x)`, `G << x`, `with G:`; a method of
+    an object it holds, `G.part.m(...)`, changing `part`; `getattr(G, m)`."""
+    above = parents.get(id(node))
+    if isinstance(above, ast.Attribute):
+        up = parents.get(id(above))
+        if isinstance(up, ast.Call) and up.func is above:
+            return _uses(type(obj), above.attr, set())
+        part = inspect.getattr_static(obj, above.attr, None)
+        call = parents.get(id(up))
+        if isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up and users_class(type(part)):
+            inner = _uses(type(part), up.attr, set())
+            return None if inner is None else (frozenset({above.attr} if inner[0] else ()), frozenset())
+        return frozenset(), frozenset()
+    names: list[str] = []
+    if isinstance(above, ast.Call) and above.func is node:
+        names = ["__call__"]
+    elif isinstance(above, (ast.BinOp, ast.AugAssign)):
+        op = _OPS.get(type(above.op).__name__, "")
+        names = [f"__{op}__", f"__r{op}__", f"__i{op}__"] if op else []
+    elif isinstance(above, ast.withitem) and above.context_expr is node:
+        names = ["__enter__", "__exit__", "__aenter__", "__aexit__"]
+    elif isinstance(above, ast.Call) and _name(above.func) == "getattr" and above.args[:1] == [node]:
+        call = parents.get(id(above))
+        if not (isinstance(call, ast.Call) and call.func is above):
+            return frozenset(), frozenset()  # `getattr(G, "a", None)`: a read
+        named = above.args[1] if len(above.args) > 1 else None
+        return _uses(type(obj), named.value, set()) if isinstance(named, ast.Constant) and isinstance(named.value, str) else None
+    changed: frozenset[str] = frozenset()
+    for each in names:
+        uses = _uses(type(obj), each, set())
+        if uses is None:
+            return None
+        changed |= uses[0]
+    return changed, frozenset()
+
+
+_OPS = dict(Add="add", Sub="sub", Mult="mul", MatMult="matmul", Div="truediv", FloorDiv="floordiv", Mod="mod",
+            Pow="pow", LShift="lshift", RShift="rshift", BitOr="or", BitXor="xor", BitAnd="and")  # fmt: skip
 
 
 def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
@@ -75,16 +138,28 @@ def _held(globs: Mapping[str, Any], name: str) -> bool:
 def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
     """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
     parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
+    shown = {id(n) for c in walk(d) if _prints(c) for n in _shown(c)}
     for n in walk(d):
-        if not (isinstance(n, ast.Name) and n.id == name):
+        if not (isinstance(n, ast.Name) and n.id == name) or id(n) in shown:
             continue
         part = parts.get(id(n))
         if part is None or attrs is None:
             return True  # the object whole: handed on, aliased
         uses = _uses(type(obj), part.attr, set())
-        if part.attr in attrs or uses is None or (uses[0] | uses[1]) & (attrs | {"*"}):
+        if part.attr in attrs or uses is None or uses[1] & (attrs | {"*"}):
             return True
     return False
+
+
+def _prints(node: ast.AST) -> TypeGuard[ast.Call]:
+    """`print(...)` to the terminal: what it shows is no step's result."""
+    return isinstance(node, ast.Call) and _name(node.func) == "print" and isinstance(node.func, ast.Name) and not node.keywords
+
+
+def _shown(call: ast.Call) -> list[ast.AST]:
+    """The names `print` is handed whole, or in an f-string (`f"{OBJ}"`)."""
+    values = [v.value for a in call.args if isinstance(a, ast.JoinedStr) for v in a.values if isinstance(v, ast.FormattedValue)]
+    return [a for a in [*call.args, *values] if isinstance(a, ast.Name)]
 
 
 def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
@@ -103,9 +178,7 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
     if not isinstance(fn, types.FunctionType):
         plain = not callable(member) and not hasattr(type(member), "__get__")
         return (frozenset(), frozenset()) if plain else None
-    code = fn.__code__
-    src = source_of(code.co_filename, fn.__globals__)
-    defs = find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
+    defs = _definitions(fn)
     if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or isinstance(member, classmethod):
         return None
     params = [*defs[0].args.posonlyargs, *defs[0].args.args]
@@ -122,6 +195,12 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
     return frozenset(changed), frozenset(read)
 
 
+def _definitions(fn: types.FunctionType) -> list[ast.AST]:
+    code = fn.__code__
+    src = source_of(code.co_filename, fn.__globals__)
+    return find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
+
+
 def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str] | None, set[str], set[str]]:
     """The attributes of `me` that `fn` changes (None: any), reads, and the
     methods it calls through it."""
@@ -133,16 +212,20 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
         if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
             continue
         part = parents.get(id(n))
-        if isinstance(part, ast.Call) and n in part.args and _name(part.func) in _WHOLE:
+        if isinstance(part, ast.Call) and n in part.args and _name(part.func) in _WHOLE - {"type"}:
             read.add("*")  # `asdict(self)`, `repr(self)`: reads all of it, changes nothing
             continue
         if not (isinstance(part, ast.Attribute) and part.value is n):
-            return None, read, called  # `self` handed on or aliased: any of it
+            return None, read, called  # `self` handed on or aliased (`type(self).a.append(x)`): any of it
         above = parents.get(id(part))
         if isinstance(above, ast.Call) and above.func is part:
             called.add(part.attr)
         elif _changes(part, parents, globs) and not _fills(part, parents, me):
+            if part.attr.startswith("__"):
+                return None, read, called  # `self.__dict__[k] = v`, `self.__class__.a = v`: any attribute
             changed.add(part.attr)
+            if not _blind(part, parents):
+                read.add(part.attr)  # `self.a.pop()`, `fill(self.a)`: what it had may come out
         else:
             read.add(part.attr)
     return changed, read, called
@@ -171,26 +254,21 @@ def _changes(part: ast.Attribute, parents: Mapping[int, ast.AST], globs: Mapping
             return False
 
 
-def _fills(part: ast.Attribute, parents: Mapping[int, ast.AST], me: str) -> bool:
-    """Whether the change of `self.a` only fills what is not there yet: a
-    binding of `self.a` or `self.a[k]` whose value or an enclosing test reads
-    `self.a` (`self.a = self.a or make()`, `if self.a is None: self.a = ...`,
-    `if k not in self.a: self.a[k] = ...`), or `self.a.setdefault(k, v)`."""
+def _blind(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
+    """Whether the change of `self.a` hands nothing of what `self.a` held
+    back to the method: `self.a = v`, `self.a += v`, `self.a[k] = v`, a
+    statement `self.a.append(v)`. A method changing only so (a progress
+    counter, a handler keeping records) reads nothing another step wrote."""
+    target: ast.AST = part
     above = parents.get(id(part))
-    if isinstance(above, ast.Attribute) and above.attr == "setdefault":
-        return True
-    target: ast.AST = above if isinstance(above, ast.Subscript) and above.value is part else part
-    stmt = parents.get(id(target))
-    if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]):
-        return False
-    if _mentions(stmt.value, me, part.attr):
-        return True
-    node: ast.AST | None = stmt
-    while node is not None:
-        node = parents.get(id(node))
-        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _mentions(node.test, me, part.attr):
-            return True
-    return False
+    if isinstance(above, ast.Subscript) and above.value is part and isinstance(above.ctx, ast.Store):
+        target, above = above, parents.get(id(above))
+    if isinstance(above, ast.Assign):
+        return target in above.targets
+    if isinstance(above, ast.AugAssign):
+        return above.target is target
+    call = parents.get(id(above)) if isinstance(above, ast.Attribute) and above.attr in MUTATORS else None
+    return isinstance(call, ast.Call) and call.func is above and isinstance(parents.get(id(call)), ast.Expr)
 
 
 def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
@@ -217,10 +295,3 @@ def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
 def _name(func: ast.AST) -> str:
     """`f` of `f(...)` or of `mod.f(...)`."""
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-
-
-def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
-    return any(
-        isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name) and a.value.id == me
-        for a in walk(expr)
-    )
