@@ -48,7 +48,8 @@ def test_a_resumed_budget_keeps_the_retries_it_was_opened_with(
     tries.clear()
     interrupt_at.clear()
     resumed = _flow(store, then)
-    with pytest.raises(ValueError, match=f"try {first - 1}(\n|$)"):
+    # (Python 3.10 has no exception notes: durable's is a suffix of the message there.)
+    with pytest.raises(ValueError, match=f"try {first - 1}(\n|$| \\[durable: )"):
         resumed.resume("r")  # type: ignore[attr-defined]
     assert len(tries) == first  # the tries left of its budget: first + 1, one made
     # It gave up: the next call has a budget of its own, of the code's retries.
@@ -81,6 +82,7 @@ def test_a_resumed_items_budget_keeps_the_retries_it_was_opened_with(
     assert len(tries) == 2
     tries.clear()
     interrupt_at.clear()
-    with pytest.raises(ValueError, match=f"try {first - 1}(\n|$)"):
+    # (Python 3.10 has no exception notes: durable's is a suffix of the message there.)
+    with pytest.raises(ValueError, match=f"try {first - 1}(\n|$| \\[durable: )"):
         _loop(store, then).resume("r")  # type: ignore[attr-defined]
     assert len(tries) == first
