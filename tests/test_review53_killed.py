@@ -13,35 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.scripts import run_each
+from tests.test_hunt52_killed import FLOW as HUNT52_FLOW
 
 pytestmark = pytest.mark.slow
 
-FLOW = """
-import os, signal, durable
-
-def once(i):
-    with open(os.environ["COUNT_FILE"], "a") as f:
-        f.write(f"{i}\\n")
-    if not os.path.exists(f"died{i}"):
-        open(f"died{i}", "w").close()
-        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
-    return i
-
-s = durable.step(once)
-
-@durable.workflow(name="child")
-def child():
-    return sum(s(i) for i in range(4))
-
-@durable.workflow(name="wf", run_id="r1")
-def wf():
-    return child()
-
-try:
-    print("value", wf())
-except durable.DurableError as e:
-    print("error", type(e).__name__, e)
-"""
+# hunt52's flow (each of the child's steps kills the process the first time), the child under its
+# derived id in its parent's store.
+FLOW = HUNT52_FLOW.replace("{OPTIONS}", "{}")
 
 
 def test_deaths_where_a_child_run_got_further_do_not_fail_its_parent(tmp_path: Path) -> None:
