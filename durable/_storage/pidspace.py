@@ -9,7 +9,13 @@ a live holder's run over at once and execute its steps a second time. So a
 holder also writes its pid space (the kernel's boot id and its pid
 namespace), and only a document from the same host name *and* space is
 judged by its pid; any other, one written before durable kept the space
-included, is another host's, taken over only once it expired (fail closed)."""
+included, is another host's, taken over only once it expired (fail closed).
+
+Within one space a pid names a process only while it lives: once it died,
+the kernel gives it to the next process started there (pids wrap at
+`pid_max`, 32768 on many systems). So a holder also writes when it started
+(`process_start`), and a pid found running a process started at another
+time is a dead holder's (`holder_running`)."""
 
 from __future__ import annotations
 
@@ -53,3 +59,48 @@ def same_pid_space(doc: dict[str, Any]) -> bool:
     """Whether the holder that wrote doc ran where this process can tell
     whether its pid is alive."""
     return doc.get("host") == host_name() and doc.get("space") == pid_space()
+
+
+def process_start(pid: int) -> str | None:
+    """When process pid started, in clock ticks since boot (the 22nd field
+    of /proc/<pid>/stat, which no process can change); None where it cannot
+    be read (no /proc: macOS, Windows; the process gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            # After the command's name, which may hold spaces and parentheses.
+            fields = f.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def own_start() -> str | None:
+    """`process_start` of this process, read once per pid (a forked child reads its own)."""
+    pid = os.getpid()
+    if pid not in _STARTS:
+        _STARTS.clear()
+        _STARTS[pid] = process_start(pid)
+    return _STARTS[pid]
+
+
+_STARTS: dict[int, str | None] = {}
+
+
+def holder_running(doc: dict[str, Any]) -> bool:
+    """Whether the holder doc names (its pid, of this pid space) still runs.
+    A pid running a process started at another time than the document says
+    is the dead holder's, reused; without both times to compare (a document
+    written before durable kept them, a system without /proc) a running pid
+    is taken for the holder's: its run waits for its lease to expire rather
+    than being taken from a live holder."""
+    pid = int(doc.get("pid", 0))
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process runs with that pid
+    started = doc.get("born")
+    return not isinstance(started, str) or process_start(pid) in (None, started)
