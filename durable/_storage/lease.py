@@ -285,6 +285,17 @@ def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
     return True
 
 
+def object_lease_held(objects: Any, prefix: str) -> bool:
+    """Non-blocking probe of an `ObjectLease`: is its newest generation live?"""
+    gens = sorted(g for k in objects.list(prefix) if (g := _gen_of(k)))
+    return bool(gens) and holder_alive(objects.get(f"{prefix}{gens[-1]:010d}"), renewed=True)
+
+
+def _gen_of(key: str) -> int:
+    """The generation an `ObjectLease` key names (0: none)."""
+    return int(tail) if (tail := key.rsplit("/", 1)[-1]).isdigit() else 0
+
+
 def _is_free(doc: dict[str, Any]) -> bool:
     """Released, expired, unreadable, or held by a dead process on this host."""
     if not doc or doc.get("released") or float(doc.get("expires", 0)) < time.time():

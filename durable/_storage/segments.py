@@ -23,8 +23,9 @@ holds, sent by a holder that lost its lease and arriving late (`_late_copy`)."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import field
 from typing import Protocol
 
@@ -222,3 +223,30 @@ def told_leftovers(root: str, run_id: str, keys: list[str]) -> None:
             run_id, root.rstrip("/").rpartition("/")[0], len(keys), keys[0],
             f" and {len(keys) - 1} more" if len(keys) > 1 else "",
         )  # fmt: skip
+
+
+@contextlib.contextmanager
+def told_undeleted(root: str, run_id: str, count: int) -> Iterator[None]:
+    """The holder's delete of `count` single objects its segments hold, its
+    failure said once per run (then raised, and tried again at the next
+    flush): a store that never deletes (a bucket policy without
+    s3:DeleteObject) kept every single object beside its segment, flush
+    after flush, with nothing to tell why the run grew and read slower."""
+    try:
+        yield
+    except StorageError as e:
+        if (root, run_id) not in _UNDELETED:
+            _UNDELETED.add((root, run_id))
+            from .._errortext import warn
+
+            warn(
+                f"run {run_id!r} of {root.rstrip('/').rpartition('/')[0]!r}: the store did not "
+                f"delete {count} record object(s) a segment of the run now holds ({e.cause}). "
+                "Nothing is lost and the run goes on, but such objects are kept beside their "
+                "segments and each resume reads them: let durable delete under the store's "
+                "prefix (s3:DeleteObject on S3). Said once per run.",
+            )
+        raise
+
+
+_UNDELETED: set[tuple[str, str]] = set()  # (root, run id): said (`told_undeleted`)
