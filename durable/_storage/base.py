@@ -305,7 +305,7 @@ class Store:
 
     def is_held(self, workflow: str, run_id: str) -> bool:
         """Whether a live process holds the run's lease; never takes it."""
-        from .lease import object_lease_held
+        from .objectlease import object_lease_held
         return object_lease_held(self, lease_key(workflow, run_id) + "/")
 
     def record_names(self, workflow: str, run_id: str) -> builtins.list[str]:

@@ -24,6 +24,7 @@ from .lease import (
     owner_doc,
     told_watching,
 )
+from .lease import object_lease_held as object_lease_held  # `Store.is_held` imports it here
 from .pidspace import same_pid_space
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from typing import Protocol
 
+from .._errortext import warn
 from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
@@ -244,8 +245,6 @@ class told_undeleted:
         where = (self.root, self.run_id)
         if isinstance(e, StorageError) and where not in _UNDELETED:
             _UNDELETED.add(where)
-            from .._errortext import warn
-
             warn(
                 f"run {self.run_id!r} of {self.root.rstrip('/').rpartition('/')[0]!r}: the store "
                 f"did not delete {self.count} record object(s) a segment of the run now holds "
