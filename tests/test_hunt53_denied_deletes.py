@@ -1,5 +1,5 @@
 """A store that never deletes (a bucket policy without s3:DeleteObject):
-- a run removed there (`Workflow.delete`, `restart=True`, a discarded child)
+- a run removed there (`Workflow.delete`, `durable rm`, `gc`, a discarded child)
   failed with StorageError and left its lease unreleased: `release(delete=True)`
   deleted the lease's generations, and when that failed too it wrote nothing,
   so every other process (another host's, here) was turned away until the

@@ -85,45 +85,51 @@ def work():
         os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
     return 1
 
-@durable.workflow(name="reused", run_id="r1")
+@durable.workflow(name="reused")
 def reused():
     return work()
 
 def store():
     return durable.open_store(Folder(os.environ["FOLDER"]), lease_ttl=1.0)
 
-def go():
-    return reused.with_options(store=store(), wait=60)()
+def go(run_id):
+    return reused.with_options(store=store(), wait=60, run_id=run_id)()
 """
 
 
 def test_a_dead_holder_whose_pid_another_process_took_counts_as_dead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """r1: the holder's pid taken by another process; r2: the holder a
+    zombie (killed, its exit not collected yet by its parent: a supervisor
+    that restarts the script, or a shell), which `kill(pid, 0)` finds too."""
     if not os.path.exists(f"/proc/{os.getpid()}/stat"):
-        pytest.skip("a process's start time is read in /proc (Linux)")
+        pytest.skip("a process's start time and state are read in /proc (Linux)")
     (tmp_path / "reused53.py").write_text(FLOW)
     count = tmp_path / "count"
     monkeypatch.setenv("COUNT_FILE", str(count))
     monkeypatch.setenv("FOLDER", str(tmp_path / "store"))
     monkeypatch.setenv("DURABLE_MAX_RECOVERY_ATTEMPTS", "1")  # one death counted fails it
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", KILL="1")
-    child = subprocess.run(
-        [sys.executable, "-c", "import reused53; reused53.go()"], env=env, capture_output=True
-    )
-    assert child.returncode == -9, child.stderr
-    # The kernel gave the dead holder's pid to another process: our parent
+    code = "import reused53, sys; reused53.go(sys.argv[1])"
+    killed = [subprocess.Popen([sys.executable, "-c", code, run], env=env) for run in ("r1", "r2")]
+    assert killed[0].wait() == -9
+    os.waitid(os.P_PID, killed[1].pid, os.WEXITED | os.WNOWAIT)  # dead, left a zombie
+    # The kernel gave r1's dead holder's pid to another process: our parent
     # stands for it (alive, and not us). Only the pid changes.
     leases = sorted((tmp_path / "store" / "reused" / "r1" / "lease").iterdir())
     doc = json.loads(leases[-1].read_bytes())
-    assert doc["pid"] != os.getppid()
+    assert doc["pid"] == killed[0].pid != os.getppid()
     leases[-1].write_text(json.dumps({**doc, "pid": os.getppid()}))
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         import reused53  # type: ignore[import-not-found]
 
-        with pytest.raises(durable.RunKilledError, match="killed 1 time in a row at position 0"):
-            reused53.go()  # before: the step ran again here, and no death was ever counted
+        for run in ("r1", "r2"):
+            # Before: the step ran again here, and no death was ever counted.
+            with pytest.raises(durable.RunKilledError, match="killed 1 time in a row at posit"):
+                reused53.go(run)
     finally:
         sys.modules.pop("reused53", None)
-    assert len(count.read_text().split()) == 1, count.read_text()
+        assert killed[1].wait() == -9
+    assert sorted(count.read_text().split()) == sorted(str(p.pid) for p in killed)

@@ -65,13 +65,18 @@ def process_start(pid: int) -> str | None:
     """When process pid started, in clock ticks since boot (the 22nd field
     of /proc/<pid>/stat, which no process can change); None where it cannot
     be read (no /proc: macOS, Windows; the process gone)."""
+    fields = _stat(pid)
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def _stat(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat from the third (its state) on; [] where unread."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             # After the command's name, which may hold spaces and parentheses.
-            fields = f.read().rpartition(b")")[2].split()
+            return f.read().rpartition(b")")[2].split()
     except OSError:
-        return None
-    return fields[19].decode() if len(fields) > 19 else None
+        return []
 
 
 def own_start() -> str | None:
@@ -92,7 +97,8 @@ def holder_running(doc: dict[str, Any]) -> bool:
     is the dead holder's, reused; without both times to compare (a document
     written before durable kept them, a system without /proc) a running pid
     is taken for the holder's: its run waits for its lease to expire rather
-    than being taken from a live holder."""
+    than being taken from a live holder. A zombie (killed, its exit not yet
+    collected by its parent) is dead too."""
     pid = int(doc.get("pid", 0))
     if pid <= 0:
         return False
@@ -102,5 +108,10 @@ def holder_running(doc: dict[str, Any]) -> bool:
         return False
     except PermissionError:
         pass  # another user's process runs with that pid
-    started = doc.get("born")
-    return not isinstance(started, str) or process_start(pid) in (None, started)
+    if doc.get("space") != pid_space():
+        return True  # its pid is another space's: no more can be told from here
+    fields = _stat(pid)
+    if fields[:1] in ([b"Z"], [b"X"]):
+        return False  # dead, not yet reaped by its parent (a supervisor, a shell)
+    started = doc.get("born")  # in ticks since the boot of its space
+    return not isinstance(started, str) or len(fields) <= 19 or fields[19].decode() == started
