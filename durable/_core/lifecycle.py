@@ -71,6 +71,16 @@ def start(
     if parent is not None:
         manifest.extra["parent"] = parent
     manifest.status, manifest.error, manifest.reason = "running", None, None
+    # One of the two writes of an attempt (`finish` is the other), kept: a
+    # process killed (`kill -9`, the OOM killer) between them leaves only
+    # this one, and the next attempt needs what it holds. `running`: the run
+    # lists as interrupted and `recover()` resumes it (a suspended one it
+    # passes over), and a death is counted (`killed.count_killed`, whose
+    # count this write carries: without it a step killing its process ran
+    # again at every resume); the records noted and the log's synced size
+    # (`outcome.records_kept` tells a lost record from one never written);
+    # the arguments this attempt's records were made with (overridden on a
+    # resume); a new run's incarnation folder, which its records are in.
     write_manifest(store, manifest)
     return manifest
 

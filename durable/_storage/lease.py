@@ -29,7 +29,7 @@ from ..errors import LeaseLostError, RunLockedError
 from .oslock import lock_exclusive, unlock
 from .ownerdoc import owner_doc as owner_doc
 from .ownerdoc import owner_json
-from .pidspace import host_name, same_pid_space
+from .pidspace import holder_running, host_name, same_pid_space
 
 # How long a lease lasts unless renewed: every run, fork and cancel takes
 # one (object stores renew it as the run goes on; an OS lock needs none).
@@ -281,8 +281,19 @@ def holder_alive(data: bytes | None, *, renewed: bool) -> bool:
     # The lock decides who may run (a starter is never turned away on this
     # answer): a listing judges any holder of this host name by its pid.
     if doc.get("host") == host_name():
-        return _pid_alive(int(doc.get("pid", 0)))
+        return holder_running(doc)
     return True
+
+
+def object_lease_held(objects: Any, prefix: str) -> bool:
+    """Non-blocking probe of an `ObjectLease`: is its newest generation live?"""
+    gens = sorted(g for k in objects.list(prefix) if (g := _gen_of(k)))
+    return bool(gens) and holder_alive(objects.get(f"{prefix}{gens[-1]:010d}"), renewed=True)
+
+
+def _gen_of(key: str) -> int:
+    """The generation an `ObjectLease` key names (0: none)."""
+    return int(tail) if (tail := key.rsplit("/", 1)[-1]).isdigit() else 0
 
 
 def _is_free(doc: dict[str, Any]) -> bool:
@@ -290,25 +301,13 @@ def _is_free(doc: dict[str, Any]) -> bool:
     if not doc or doc.get("released") or float(doc.get("expires", 0)) < time.time():
         return True
     if same_pid_space(doc):
-        return not _pid_alive(int(doc.get("pid", 0)))
+        return not holder_running(doc)
     return False
 
 
 def _gone_here(doc: dict[str, Any]) -> bool:
     """Whether the document names a process of this pid space that is gone."""
-    return same_pid_space(doc) and not _pid_alive(int(doc.get("pid", 0)))
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return same_pid_space(doc) and not holder_running(doc)
 
 
 def stopped(pid: int) -> bool:

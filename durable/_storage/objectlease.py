@@ -16,14 +16,15 @@ from ..errors import LeaseLostError
 from .lease import (
     _ATTEMPTS,
     Watching,
+    _gen_of,
     _gone_here,
     _is_free,
     _read_json,
-    holder_alive,
     locked_error,
     owner_doc,
     told_watching,
 )
+from .lease import object_lease_held as object_lease_held  # `Store.is_held` imports it here
 from .pidspace import same_pid_space
 
 
@@ -259,13 +260,16 @@ class ObjectLease:
         """Write a released marker above our generation; with `delete` (the
         run is being removed), delete every generation instead: a contender
         then finds none and starts again from the first, as for a new run.
+        A delete that failed (a policy without s3:DeleteObject) may leave
+        generations, ours the newest: the marker then goes above them, read
+        again (else the run stayed locked until the lease expired).
 
         The marker is one create-only write, unchecked: when another process
         took the run over, it already holds our generation + 1 (the write
         fails), or a later one, above which a marker that lands changes
         nothing (the newest generation decides); the next claim deletes it."""
         with self._lock:
-            self._stop.set()
+            self._stop.set()  # from here on no check passes, whatever the store does
             _HELD.discard(self.token)
             if not self.claimed or self.lost:
                 return
@@ -278,8 +282,11 @@ class ObjectLease:
                     if doc.get("token") != self.token:
                         return  # another's (or none): nothing of ours to give up
                     if delete:
-                        self.objects.delete(older)  # ours, the newest, included
-                        return
+                        with contextlib.suppress(Exception):
+                            return self.objects.delete(older)  # ours, the newest, included
+                        gen, doc, _ = self._current()  # some left: is ours still the newest?
+                        if doc.get("token") != self.token:
+                            return
                 marker = {"released": True, "token": self.token, "since": time.time()}
                 self.objects.create(self._key(gen + 1), json.dumps(marker).encode())
 
@@ -319,12 +326,3 @@ def _elapsed() -> float:
 def body_token(body: bytes) -> object:
     return _read_json(body).get("token")
 
-
-def _gen_of(key: str) -> int:
-    return int(tail) if (tail := key.rsplit("/", 1)[-1]).isdigit() else 0
-
-
-def object_lease_held(objects: _Objects, prefix: str) -> bool:
-    """Non-blocking probe of an ObjectLease: is its newest generation live?"""
-    gens = sorted(g for k in objects.list(prefix) if (g := _gen_of(k)))
-    return bool(gens) and holder_alive(objects.get(f"{prefix}{gens[-1]:010d}"), renewed=True)

@@ -1,5 +1,5 @@
 """The owner document a lease holder writes (JSON: host, pid space, pid,
-token, since, started, expires): what a waiting caller and a process
+born, token, since, started, expires): what a waiting caller and a process
 deciding whether the holder is alive read (`lease`, `objectlease`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 import time
 from typing import Any
 
-from .pidspace import host_name, pid_space
+from .pidspace import host_name, own_start, pid_space
 
 
 def owner_doc(ttl: float, token: str, started: float | None = None) -> dict[str, Any]:
@@ -21,6 +21,7 @@ def owner_doc(ttl: float, token: str, started: float | None = None) -> dict[str,
         "host": host_name(),
         "space": pid_space(),  # where the pid means this process (`pidspace`)
         "pid": os.getpid(),
+        "born": own_start(),  # tells this process from a later one given its pid (`pidspace`)
         "token": token,
         "since": now,
         "started": started or now,
@@ -45,7 +46,7 @@ def owner_json(ttl: float, token: str) -> bytes:
         if len(_HEADS) >= 16:  # renamed hosts, forked children: each a few
             _HEADS.clear()
         host, space, pid = where
-        whole = json.dumps({"host": host, "space": space, "pid": pid})
+        whole = json.dumps({"host": host, "space": space, "pid": pid, "born": own_start()})
         head = _HEADS[where] = whole[:-1].encode() + b", "
     since = repr(now).encode()
     return b'%s"token": "%s", "since": %s, "started": %s, "expires": %s}' % (

@@ -9,7 +9,13 @@ a live holder's run over at once and execute its steps a second time. So a
 holder also writes its pid space (the kernel's boot id and its pid
 namespace), and only a document from the same host name *and* space is
 judged by its pid; any other, one written before durable kept the space
-included, is another host's, taken over only once it expired (fail closed)."""
+included, is another host's, taken over only once it expired (fail closed).
+
+Within one space a pid names a process only while it lives: once it died,
+the kernel gives it to the next process started there (pids wrap at
+`pid_max`, 32768 on many systems). So a holder also writes when it started
+(`process_start`), and a pid found running a process started at another
+time is a dead holder's (`holder_running`)."""
 
 from __future__ import annotations
 
@@ -53,3 +59,59 @@ def same_pid_space(doc: dict[str, Any]) -> bool:
     """Whether the holder that wrote doc ran where this process can tell
     whether its pid is alive."""
     return doc.get("host") == host_name() and doc.get("space") == pid_space()
+
+
+def process_start(pid: int) -> str | None:
+    """When process pid started, in clock ticks since boot (the 22nd field
+    of /proc/<pid>/stat, which no process can change); None where it cannot
+    be read (no /proc: macOS, Windows; the process gone)."""
+    fields = _stat(pid)
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def _stat(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat from the third (its state) on; [] where unread."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            # After the command's name, which may hold spaces and parentheses.
+            return f.read().rpartition(b")")[2].split()
+    except OSError:
+        return []
+
+
+def own_start() -> str | None:
+    """`process_start` of this process, read once per pid (a forked child reads its own)."""
+    pid = os.getpid()
+    if pid not in _STARTS:
+        _STARTS.clear()
+        _STARTS[pid] = process_start(pid)
+    return _STARTS[pid]
+
+
+_STARTS: dict[int, str | None] = {}
+
+
+def holder_running(doc: dict[str, Any]) -> bool:
+    """Whether the holder doc names (its pid, of this pid space) still runs.
+    A pid running a process started at another time than the document says
+    is the dead holder's, reused; without both times to compare (a document
+    written before durable kept them, a system without /proc) a running pid
+    is taken for the holder's: its run waits for its lease to expire rather
+    than being taken from a live holder. A zombie (killed, its exit not yet
+    collected by its parent) is dead too."""
+    pid = int(doc.get("pid", 0))
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process runs with that pid
+    if doc.get("space") != pid_space():
+        return True  # its pid is another space's: no more can be told from here
+    fields = _stat(pid)
+    if fields[:1] in ([b"Z"], [b"X"]):
+        return False  # dead, not yet reaped by its parent (a supervisor, a shell)
+    started = doc.get("born")  # in ticks since the boot of its space
+    return not isinstance(started, str) or len(fields) <= 19 or fields[19].decode() == started

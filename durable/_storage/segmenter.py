@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from ..errors import LeaseLostError, StorageError
+from . import segments
 from .keys import segment_name
 from .segments import Entry, Objects, Snapshot, encode_segment, read_snapshot, told_leftovers
 
@@ -89,8 +90,7 @@ class SegmentWriter:
         with self._flushing:
             listed_at = time.monotonic()
             snap = read_snapshot(self.store, self.root, self.run_id, self.key, self.where)
-            records = snap.records
-            self.marker_listed = (snap.marked, listed_at)
+            records, self.marker_listed = snap.records, (snap.marked, listed_at)
             with self._lock:
                 self.pending = {n: d for n, d in snap.singles.items() if n not in snap.covered}
                 self.since = time.monotonic() if self.pending else 0.0
@@ -114,9 +114,7 @@ class SegmentWriter:
         if listed is None:
             return None
         seen, at = listed
-        if seen:
-            return True
-        return False if time.monotonic() - at <= fresh_within else None
+        return True if seen else False if time.monotonic() - at <= fresh_within else None
 
     def _view(self) -> Snapshot:
         if self._snap is None:
@@ -284,7 +282,8 @@ class SegmentWriter:
             stale = [self.base + n for n in snap.superseded] + snap.foreign
         if covered:
             self.guard()
-            self.store.delete(self.base + n for n in covered)
+            with segments.told_undeleted(self.root, self.run_id, len(covered)):
+                self.store.delete(self.base + n for n in covered)
             with self._lock:
                 snap.covered.difference_update(covered)
         if stale:

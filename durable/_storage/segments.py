@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from typing import Protocol
 
+from .._errortext import warn
 from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, StorageError
 from .codec import pack, unpack
@@ -222,3 +223,35 @@ def told_leftovers(root: str, run_id: str, keys: list[str]) -> None:
             run_id, root.rstrip("/").rpartition("/")[0], len(keys), keys[0],
             f" and {len(keys) - 1} more" if len(keys) > 1 else "",
         )  # fmt: skip
+
+
+
+class told_undeleted:
+    """The holder's delete of `count` single objects its segments hold, its
+    failure said once per run (then raised, and tried again at the next
+    flush): a store that never deletes (a bucket policy without
+    s3:DeleteObject) kept every single object beside its segment, flush
+    after flush, with nothing to tell why the run grew and read slower. A
+    class, not a generator: the warning points past durable's frames, and
+    contextlib's would be taken for the caller's."""
+
+    def __init__(self, root: str, run_id: str, count: int) -> None:
+        self.root, self.run_id, self.count = root, run_id, count
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, kind: object, e: BaseException | None, tb: object) -> None:
+        where = (self.root, self.run_id)
+        if isinstance(e, StorageError) and where not in _UNDELETED:
+            _UNDELETED.add(where)
+            warn(
+                f"run {self.run_id!r} of {self.root.rstrip('/').rpartition('/')[0]!r}: the store "
+                f"did not delete {self.count} record object(s) a segment of the run now holds "
+                f"({e.cause}). Nothing is lost and the run goes on, but such objects are kept "
+                "beside their segments and each resume reads them: let durable delete under "
+                "the store's prefix (s3:DeleteObject on S3). Said once per run.",
+            )
+
+
+_UNDELETED: set[tuple[str, str]] = set()  # (root, run id): said (`told_undeleted`)
