@@ -52,7 +52,11 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
         WRITERS.clear()
     WRITERS[name] = names + logged
     values = getattr(target, "__globals__", {})
-    taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := _content(values[n]))]
+    # One without a digest (a queue holding a lock) by which object of which process holds it, as a log.
+    taken: list[Any] = [
+        (n, d) if not is_token(d := _content(values[n])) else (n, PROCESS[0], held(values[n]))
+        for n in names if n in values
+    ]  # fmt: skip
     # A count or a log: which process holds what it appended.
     taken += [(n, PROCESS[0], held(values[n]) or held(_code(target))) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest
