@@ -20,7 +20,13 @@ step drawing from a global generator called twice with the run suspended
 between (`draw(0)`, then `draw(1)` in the resumed process) drew what the
 first call had drawn (844, 844): the draw reads what it changes, so the
 replay of the first is a changed call. A library object's other methods
-stay reads (`MODEL.predict(x)`, `FRAME.head()`): no refusal."""
+stay reads (`MODEL.predict(x)`, `FRAME.head()`), and an open file two
+steps write to has no digest to count by: no refusal.
+
+And a function an object of your class holds, which `main()` chose as the
+script started (`PIPE.tail = two` under a flag), counted by its
+statements only: the resume without the flag replayed `two`'s output
+(value 2 for 1). It counts by which function it holds now."""
 
 from __future__ import annotations
 
@@ -95,6 +101,8 @@ CASES = {
 SAME = {
     "predict": ("MODEL = Model()", "MODEL.predict(x)", "MODEL.predict(1)"),
     "head": ("FRAME = Frame()", "FRAME.head()", "FRAME.head()[0]"),
+    # An open file both steps write to (no digest): what it holds is no step's result.
+    "logfile": ("LOGF = open(os.devnull, 'w')", "LOGF.write('a')", "LOGF.write('b') * 0"),
 }
 
 CASE = """
@@ -135,6 +143,38 @@ def wf():
         durable.suspend("waiting")
     return [first, draw(1)]
 """
+# A function an object of yours holds, chosen by `main()` as the script starts.
+PIPED = """
+def one(x):
+    return x + 1
+
+def two(x):
+    return x + 2
+
+class Pipe:
+    def __init__(self):
+        self.tail = one
+
+PIPE = Pipe()
+
+@durable.step
+def s(x):
+    count("piped:s")
+    return PIPE.tail(x)
+
+@durable.workflow(run_id="r-piped")
+def wf():
+    out = s(0)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+
+def main():
+    if os.environ.get("FAST"):
+        PIPE.tail = two
+
+main()
+"""
 SELF = {"rng_self": CASES["rng"][::2], "iter_self": CASES["iter"][::2]}
 
 RUN = """
@@ -146,7 +186,7 @@ for name in {names!r}:
     except durable.Suspended:
         print(name, "suspended")
     except durable.DefinitionChangedError as e:
-        print(name, "refused" if "writes and another step reads" in str(e) else e)
+        print(name, "refused" if "writes and another step reads" in str(e) or "PIPE changed" in str(e) else e)
 """
 
 
@@ -158,14 +198,16 @@ def test_a_bound_method_a_held_object_a_library_object_or_a_tuple_alias_written_
         (tmp_path / f"s64_{n}.py").write_text(HEAD + CASE.format(name=n, setup=s, write=w, read=r))
     for n, (s, r) in SELF.items():
         (tmp_path / f"s64_{n}.py").write_text(HEAD + DRAWS.format(name=n, setup=s, read=r))
-    names = [*CASES, *SAME, *SELF]
+    (tmp_path / "s64_piped.py").write_text(HEAD + PIPED)
+    names = [*CASES, *SAME, *SELF, "piped"]
     run = RUN.format(names=names)
-    first, second = run_each([(tmp_path, run, {"STOP": "1"}), (tmp_path, run, {})])
+    first, second = run_each([(tmp_path, run, {"STOP": "1", "FAST": "1"}), (tmp_path, run, {})])
     assert first.split() == [w for n in names for w in (n, "suspended")], first
     # Was: value 0 for bound, service, buf, queue, model and tuple; 0 for iter (1 uninterrupted),
     # 844 for rng (758), [844, 844] for rng_self and [0, 0] for iter_self.
     expected = [w for n in CASES for w in (n, "refused")] + [w for n in SAME for w in (n, "value", "0")]
-    assert second.split() == expected + [w for n in SELF for w in (n, "refused")], second
+    # And value 2 for piped (`two`'s, where `one` now gives 1).
+    assert second.split() == expected + [w for n in [*SELF, "piped"] for w in (n, "refused")], second
     # Each first step ran once; only the read-only cases' b ran, once, on the resume.
     ran = sorted((tmp_path / "count").read_text().split())
-    assert ran == sorted([f"{n}:a" for n in [*CASES, *SAME]] + [f"{n}:b" for n in SAME] + [f"{n}:draw" for n in SELF])
+    assert ran == sorted([f"{n}:a" for n in [*CASES, *SAME]] + [f"{n}:b" for n in SAME] + [f"{n}:draw" for n in SELF] + ["piped:s"])

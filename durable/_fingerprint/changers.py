@@ -109,10 +109,11 @@ def _resolved(node: ast.AST, globs: Mapping[str, Any]) -> object:
 # A library's object (not of the user's class) whose every method but these
 # changes it: a draw moves a generator of random numbers, a read or a write
 # moves a stream, a get or a put changes a queue.
+QUEUES = (queue.Queue, queue.SimpleQueue, asyncio.Queue)
 _DRAWN_READS: tuple[tuple[tuple[type, ...], frozenset[str]], ...] = (
     ((random.Random,), frozenset({"getstate"})),
     ((io.IOBase,), frozenset({"getvalue", "getbuffer", "tell", "readable", "writable", "seekable", "fileno", "isatty"})),
-    ((queue.Queue, queue.SimpleQueue, asyncio.Queue), frozenset({"qsize", "empty", "full"})),
+    (QUEUES, frozenset({"qsize", "empty", "full"})),
 )
 # The methods whose name says they change a library's object of another class:
 # a model fitted (`MODEL.fit(X)`), its parameters or a setting set, a seed.
