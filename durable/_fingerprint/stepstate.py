@@ -40,7 +40,7 @@ from .stepreach import (
     methods,
     reached,
 )
-from .written import method, written_in
+from .written import drawn_in, method, written_in
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
@@ -152,7 +152,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
             for d, names, owner in readers
         ):
             read.discard(name)
-    return tuple(sorted(read))
+    # A draw (`RNG.random()`, `next(IT)`) reads what it changes: the step called again reads it too.
+    return tuple(sorted(read | (set() if logs else drawn_in(own, globs or {}) & direct)))
 
 
 def _selves(globs: Mapping[str, Any]) -> frozenset[str]:
