@@ -36,6 +36,10 @@ CALLED = "()"
 # names, as `ANY`, when it holds a module or an object (a call cannot
 # change a string or number it is given).
 GIVEN = "?given"
+# The tail of the path of an object changed in place (`x.K.append(1)`,
+# `x.K[k] = 1`), not an attribute set on it: a string or path there
+# changes nothing (`t.TEMPLATE.replace(a, b)` in a test module).
+IN_PLACE = "?in"
 
 Path = tuple[str, ...]
 
@@ -89,7 +93,7 @@ def _written(node: ast.AST) -> Path | None:
         head = _chain(node.value)
         return (*head, node.attr) if head else None
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        return _chain(node.value)
+        return _in_place(_chain(node.value))
     if not isinstance(node, ast.Call):
         return None
     func = node.func
@@ -97,8 +101,12 @@ def _written(node: ast.AST) -> Path | None:
         head, key = _chain(node.args[0]), node.args[1]
         return (*head, _text(key) or ANY) if head else None
     if isinstance(func, ast.Attribute) and func.attr not in LOOKS:
-        return _chain(func.value)
+        return _in_place(_chain(func.value))
     return None
+
+
+def _in_place(path: Path | None) -> Path | None:
+    return (*path, IN_PLACE) if path else None
 
 
 def _chain(node: ast.AST) -> Path | None:
