@@ -245,7 +245,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
     lambda bound at module level `TOTAL = lambda: sum(LOG)`) is read; with a
     read by string (`globals()["LOG"]`), every one is."""
     if elsewhere:  # another module's helper: told by its own text, not by `tree`'s functions
-        return only_written([d], written)
+        return only_written([d], written, shown=True)
     reads: set[str] = set()
     writes: set[str] = set()
     funcs, plain = links(tree)[1], helpers([d], tree)
@@ -255,7 +255,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
         if names & UNNAMED:
             return frozenset()
         used = names & written
-        kept = only_written([node], written)
+        kept = only_written([node], written, shown=True)  # `print(sum(LOG))` reads none
         writes |= used & kept
         reads |= used - kept
         # What the other names it uses reach through no function looked at here
