@@ -2,15 +2,17 @@
 loaded, though none of them changed what the step reads.
 
 A global a step reads by its statements (a path made from the module's
-`__file__`) also counts the statements of the user's other loaded modules
-that may change it (`elsewhere`). Handing it to a call (`cwd=HERE`) or
-calling a method on it (`HERE.joinpath("out")`, `flow.HERE.joinpath("out")`)
-counted as such a change,
-though nothing changes a path in place: a run started by a script that
-imports its tools module, resumed by a process that does not, was refused
-("flow.HERE is set by code of other loaded modules: tools when recorded,
-none now"). The suite's helper `_count` met it in pytest
-(`from tests.conftest import ROOT` then `cwd=ROOT` in test_hunt38/39)."""
+`__file__`, a dict) also counts the statements of the user's other loaded
+modules that may change it (`elsewhere`). Handing a path to a call
+(`cwd=HERE`) or calling its method (`HERE.joinpath("out")`,
+`flow.HERE.joinpath("out")`) counted as such a change, though nothing
+changes a path in place; so did handing a dict to a call that only reads
+it (`json.dumps(CONFIG)`, `sorted(CONFIG)`, `", ".join(CONFIG)`). A run
+started by a script that imports its tools module, resumed by a process
+that does not, was refused ("flow.HERE is set by code of other loaded
+modules: tools when recorded, none now"). The suite's helper `_count` met
+it in pytest (`from tests.conftest import ROOT`, then `cwd=ROOT` in
+test_hunt38/39). A tools module that may change the dict still refuses."""
 
 from __future__ import annotations
 
@@ -29,13 +31,14 @@ from pathlib import Path
 import durable
 
 HERE = Path(__file__).resolve().parent
+CONFIG = {"rate": 1}
 
 
 @durable.step
 def s(x):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write("s\\n")
-    return x + len((HERE / "flow.py").read_text().splitlines())
+    return x + len((HERE / "flow.py").read_text().splitlines()) * CONFIG["rate"]
 
 
 @durable.workflow(run_id="r1")
@@ -49,12 +52,15 @@ TOOLS = {
     "handed": "import subprocess\nfrom flow import HERE\n\n\ndef build():\n    subprocess.run(['true'], cwd=HERE)\n",
     "method": "from flow import HERE\n\nOUT = HERE.joinpath('out')\n",
     "module_method": "import flow\n\nOUT = flow.HERE.joinpath('out')\n",
+    "shown": "import json\nfrom flow import CONFIG\n\n\ndef show():\n    print(json.dumps(CONFIG), sorted(CONFIG), ', '.join(CONFIG))\n",
 }
+# One that may change it: refused, naming the module (fail closed: whether it ran is not known).
+CHANGES = {"changes": "from flow import CONFIG\n\n\ndef tweak():\n    CONFIG.update(rate=1)\n"}
 
 
 def test_a_path_other_modules_only_use_is_no_change_of_it(tmp_path: Path) -> None:
     folders = {}
-    for name, text in TOOLS.items():
+    for name, text in {**TOOLS, **CHANGES}.items():
         folders[name] = place = tmp_path / name
         place.mkdir()
         (place / "flow.py").write_text(FLOW)
@@ -67,4 +73,6 @@ def test_a_path_other_modules_only_use_is_no_change_of_it(tmp_path: Path) -> Non
         for i, (name, place) in enumerate(folders.items())
     }
     done = (["suspended"], ["value", str(10 + len(FLOW.splitlines()))], ["s"])  # s ran once
-    assert got == dict.fromkeys(TOOLS, done), outs
+    refused = (["suspended"], ["refused", "run"], ["s"])
+    assert got == {**dict.fromkeys(TOOLS, done), **dict.fromkeys(CHANGES, refused)}, outs
+    assert "flow.CONFIG is set by code of other loaded modules: tools when recorded, none now" in outs[-1]

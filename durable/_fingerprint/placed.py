@@ -18,11 +18,13 @@ from typing import Any
 from .imports import user_class
 from .source import current_text
 from .values import unchanging
-from .writes import ANY, CALLED, GIVEN, IN_PLACE, MODULE_ROOT, Path, writes_of
+from .writes import ANY, CALLED, GIVEN, IN_PLACE, LOOKED, MODULE_ROOT, Path, writes_of
 
 # Values shared by identity without being one object a program changes.
 _SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
 MISSING = object()
+# What a call that only looks at what it is handed (`sorted`, `json.dumps`) leaves as it was: these very types.
+_LOOKED_AT = frozenset({list, dict, set, frozenset, tuple, str, bytes})
 # A write: the module whose text makes it, and its module-level statement.
 Entry = tuple[types.ModuleType, ast.AST]
 
@@ -67,9 +69,11 @@ def _place(landed: list[Placed], read: dict[tuple[int, str], Read], entry: Entry
         if isinstance(fn, types.FunctionType) and home is not None and fn.__globals__ is vars(home):
             landed.append(("names", (id(vars(home)), CALLED + fn.__name__), entry, home))
         return
-    if path[-1] == GIVEN:
+    if path[-1] in (GIVEN, LOOKED):
         value = namespace.get(root)
         if value is None or unchanging(value):  # nothing a call changes
+            return
+        if path[-1] == LOOKED and type(value) in _LOOKED_AT:  # `json.dumps(CFG)`: read, not consumed
             return
         path = (root, ANY)
     # Where the object a method is called on sits in the path, if one is.

@@ -41,6 +41,18 @@ GIVEN = "?given"
 # changes nothing (`t.TEMPLATE.replace(a, b)` in a test module).
 IN_PLACE = "?in"
 
+# The tail of the path of a name handed to a call that only reads it,
+# unless it is an iterator it consumes (`_looks_at`): nothing when it holds
+# a list, dict, set, tuple or string.
+LOOKED = "?looked"
+_CONSUMERS = frozenset(
+    "sorted list tuple set frozenset dict sum min max any all enumerate zip reversed".split()
+)
+_SERIALIZERS = frozenset({
+    ("json", "dumps"), ("json", "dump"), ("pprint", "pprint"), ("pprint", "pformat"),
+    ("copy", "copy"), ("copy", "deepcopy"),
+})  # fmt: skip
+
 Path = tuple[str, ...]
 
 
@@ -76,7 +88,21 @@ def _given(node: ast.AST, unit: ast.AST, defs: dict[str, ast.AST]) -> list[tuple
         return []
     names = passed(node, READERS)
     func = defs.get(node.func.id) if isinstance(node.func, ast.Name) else None
-    return [((n, GIVEN), u) for n in names for u in (unit, func) if u is not None]
+    tail = LOOKED if _looks_at(node.func) else GIVEN
+    return [((n, tail), u) for n in names for u in (unit, func) if u is not None]
+
+
+def _looks_at(func: ast.expr) -> bool:
+    """A call that reads what it is handed, consuming it if it is an
+    iterator: a builtin (`sorted(CFG)`), a serializer (`json.dumps(CFG)`,
+    `pprint.pprint(CFG)`, `copy.deepcopy(CFG)`) or a string's `join`."""
+    if isinstance(func, ast.Name):
+        return func.id in _CONSUMERS
+    if not isinstance(func, ast.Attribute):
+        return False
+    if isinstance(func.value, ast.Constant) and isinstance(func.value.value, str):
+        return func.attr == "join"  # `", ".join(NAMES)`
+    return isinstance(func.value, ast.Name) and (func.value.id, func.attr) in _SERIALIZERS
 
 
 def _called(node: ast.AST) -> Path | None:
