@@ -7,7 +7,7 @@ modules that may change it (`elsewhere`). Handing a path to a call
 (`cwd=HERE`) or calling its method (`HERE.joinpath("out")`,
 `flow.HERE.joinpath("out")`) counted as such a change, though nothing
 changes a path in place; so did handing a dict to a call that only reads
-it (`json.dumps(CONFIG)`, `sorted(CONFIG)`, `", ".join(CONFIG)`). A run
+it (`json.dumps(CONFIG)`, `", ".join(CONFIG)`, `any(CONFIG)`). A run
 started by a script that imports its tools module, resumed by a process
 that does not, was refused ("flow.HERE is set by code of other loaded
 modules: tools when recorded, none now"). The suite's helper `_count` met
@@ -52,7 +52,7 @@ TOOLS = {
     "handed": "import subprocess\nfrom flow import HERE\n\n\ndef build():\n    subprocess.run(['true'], cwd=HERE)\n",
     "method": "from flow import HERE\n\nOUT = HERE.joinpath('out')\n",
     "module_method": "import flow\n\nOUT = flow.HERE.joinpath('out')\n",
-    "shown": "import json\nfrom flow import CONFIG\n\n\ndef show():\n    print(json.dumps(CONFIG), sorted(CONFIG), ', '.join(CONFIG))\n",
+    "shown": "import json\nfrom flow import CONFIG\n\n\ndef show():\n    print(json.dumps(CONFIG), ', '.join(CONFIG), any(CONFIG))\n",
 }
 # One that may change it: refused, naming the module (fail closed: whether it ran is not known).
 CHANGES = {"changes": "from flow import CONFIG\n\n\ndef tweak():\n    CONFIG.update(rate=1)\n"}

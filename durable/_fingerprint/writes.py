@@ -41,16 +41,16 @@ GIVEN = "?given"
 # changes nothing (`t.TEMPLATE.replace(a, b)` in a test module).
 IN_PLACE = "?in"
 
-# The tail of the path of a name handed to a call that only reads it,
-# unless it is an iterator it consumes (`_looks_at`): nothing when it holds
-# a list, dict, set, tuple or string.
+# The tail of the path of a name handed to a call that only reads it and
+# gives back nothing of it (`_looks_at`), unless it is an iterator it
+# consumes: nothing when it holds a list, dict, set, tuple or string. Not a
+# copy or a pick (`dict(CFG)`, `sorted(ROWS)`, `max(ROWS)`): what it gives
+# shares the parts another statement may change (`dict(CFG)["items"].append(1)`).
 LOOKED = "?looked"
-_CONSUMERS = frozenset(
-    "sorted list tuple set frozenset dict sum min max any all enumerate zip reversed".split()
-)
+_CONSUMERS = frozenset({"any", "all"})
 _SERIALIZERS = frozenset({
     ("json", "dumps"), ("json", "dump"), ("pprint", "pprint"), ("pprint", "pformat"),
-    ("copy", "copy"), ("copy", "deepcopy"),
+    ("copy", "deepcopy"),
 })  # fmt: skip
 
 Path = tuple[str, ...]
@@ -94,8 +94,8 @@ def _given(node: ast.AST, unit: ast.AST, defs: dict[str, ast.AST]) -> list[tuple
 
 def _looks_at(func: ast.expr) -> bool:
     """A call that reads what it is handed, consuming it if it is an
-    iterator: a builtin (`sorted(CFG)`), a serializer (`json.dumps(CFG)`,
-    `pprint.pprint(CFG)`, `copy.deepcopy(CFG)`) or a string's `join`."""
+    iterator, and gives back a new value: `any`, `all`, a serializer
+    (`json.dumps(CFG)`, `pprint.pprint(CFG)`, a deep copy) or a string's `join`."""
     if isinstance(func, ast.Name):
         return func.id in _CONSUMERS
     if not isinstance(func, ast.Attribute):
