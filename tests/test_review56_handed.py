@@ -8,7 +8,11 @@ so resumed in a new process the step replayed without its append and the
 next step summed the list the import left (value 0 for 5). Now a write: the
 resume is refused as changed. A function handed along that writes none of
 its parameters (`sorted(ROWS, key=score)`, `ex.map(score, ROWS)`) still
-reads only: that resume goes on."""
+reads only: that resume goes on.
+
+Also a write through the module itself (`import flow as me;
+me.LOG.append(x)`, `sys.modules[__name__].LOG.append(x)`): replayed alike
+(value 0); now refused as `LOG.append(x)` is."""
 
 from __future__ import annotations
 
@@ -27,13 +31,16 @@ WRITES = {
     "thread": "t = threading.Thread(target=add, args=({g}, x))\n    t.start()\n    t.join()",
     "to_thread": "asyncio.run(asyncio.to_thread(add, {g}, x))",
     "partial": "functools.partial(add, {g})(x)",
+    # Through the module itself: another spelling of `{g}.append(x)`.
+    "self_import": "import flow56_self_import as me\n    me.{g}.append(x)",
+    "sys_modules": "sys.modules[__name__].{g}.append(x)",
 }
 READS = {
     "sorted_key": "sorted({g}, key=score)",
     "pool_reads": POOL + "list(ex.map(score, {g}))",
 }
 
-CASE = """import asyncio, concurrent.futures, functools, os, threading
+CASE = """import asyncio, concurrent.futures, functools, os, sys, threading
 import durable
 
 {g} = {start}

@@ -97,8 +97,9 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.
     theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
-    written = (written_in(own, False, globs) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
-    written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree)) - local_names(via))
+    selves = (_selves(globs or {}), str((globs or {}).get("__name__", "")))  # `import flow as me; me.LOG.append(x)`
+    written = (written_in(own, False, globs) | hidden_writes(own, src.tree, *selves) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree, *selves)) - local_names(via))
     written |= (theirs_too := helper_writes([*own, *plain], globs or {}, logs=False))  # `helpers.log(x)`, another module's
     objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if not {n, ANY} & written}
     written |= objects.keys()  # `MEMORY.remember(x)`: told by what its methods change, read
