@@ -1,0 +1,114 @@
+"""The 49th new-user walk, on the command line: `durable cancel --json`
+left out when an earlier cancel had done it; `durable show --html` of a
+run whose process died too often printed none of the ways out the text
+form prints."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from durable._cli.main import main
+
+FLOW = """\
+import os
+
+import durable
+
+
+def note(what: str) -> None:
+    with open("counts", "a") as f:
+        f.write(what + "\\n")
+
+
+@durable.step
+def a() -> int:
+    note("a")
+    return 1
+
+
+@durable.step
+def b(x: int) -> int:
+    note("b")
+    if not os.path.exists("fixed"):
+        os._exit(9)  # as the out-of-memory killer would
+    return x + 1
+
+
+@durable.workflow
+def wf(n: int = 1) -> int:
+    return b(a()) + n
+
+
+@durable.workflow
+def gate() -> int:
+    a()
+    if not os.path.exists("approved"):
+        durable.suspend("a person must approve first")
+    return 1
+"""
+
+
+@pytest.fixture
+def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(FLOW)
+    return tmp_path
+
+
+def test_cancel_json_says_since_when_an_earlier_cancel_did_it(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the second `durable cancel c1 --json` printed the first's
+    document, status "cancelled", though the text form says "was already
+    cancelled (at ...); nothing changed": a script could not tell."""
+    assert main(["run", "flow.py:gate", "--run-id", "c1"]) == 3
+    capsys.readouterr()
+    assert main(["cancel", "c1", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first == {"workflow": "flow.gate", "runId": "c1", "status": "cancelled", "since": None}, first
+    assert main(["show", "c1", "--json"]) == 0
+    updated = json.loads(capsys.readouterr().out)["updatedAt"]
+    assert main(["cancel", "c1", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again == {**first, "since": updated}, again
+    assert (flow / "counts").read_text().split() == ["a"]
+
+
+def _died_once() -> None:
+    """`durable run flow.py:wf --run-id k1` in a forked process, which
+    its step kills (os._exit)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child leaves by os._exit only
+        try:
+            main(["run", "flow.py:wf", "--run-id", "k1"])
+        finally:
+            os._exit(1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 9
+
+
+def test_show_html_of_a_killed_run_prints_and_shows_its_ways_out(
+    flow: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show k1 --html t.html` of a run failed with
+    RunKilledError printed "wrote t.html" alone, and the page held the
+    error, not one of the lines that go on (a plain --resume is refused
+    again), which `durable show k1` prints."""
+    _died_once()
+    monkeypatch.setenv("DURABLE_MAX_RECOVERY_ATTEMPTS", "1")
+    assert main(["run", "flow.py:wf", "--run-id", "k1", "--resume"]) == 1
+    capsys.readouterr()
+    assert main(["show", "k1"]) == 0
+    ways = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(ways) == 4 and "a plain --resume is refused again" in ways[0], ways
+    assert main(["show", "k1", "--html", "t.html"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["wrote t.html", *ways], err
+    page = (flow / "t.html").read_text()
+    for line in ways:
+        assert line.strip().replace("'", "&#x27;") in page, line
+    assert (flow / "counts").read_text().split() == ["a", "b"]  # the resume refused, running nothing
