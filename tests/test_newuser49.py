@@ -112,3 +112,94 @@ def test_show_html_of_a_killed_run_prints_and_shows_its_ways_out(
     for line in ways:
         assert line.strip().replace("'", "&#x27;") in page, line
     assert (flow / "counts").read_text().split() == ["a", "b"]  # the resume refused, running nothing
+
+
+RULED = """\
+import os
+
+import durable
+
+FACTOR = 3
+
+
+@durable.step
+def a(x: int) -> int:
+    with open("counts", "a") as f:
+        f.write("a\\n")
+    return x + 1
+
+
+@durable.step
+def b(x: int) -> int:
+    with open("counts", "a") as f:
+        f.write("b\\n")
+    return x * FACTOR
+
+
+@durable.workflow
+def ruled(x: int = 1) -> int:
+    v = a(x)
+    if not os.path.exists("go"):
+        durable.suspend("wait for go")
+    return b(v)
+"""
+
+
+def _as_recorded_under_other_rules(store: Path, rules: str | None) -> None:
+    """Rewrite run o1's manifest as a durable whose rules digest FACTOR
+    otherwise would have written it (`rules` None: one before the rules
+    were noted): the user's code is the same."""
+    from durable._storage.factory import open_store
+    from durable._storage.manifest import read_manifest, write_manifest
+
+    opened = open_store(str(store))
+    manifest = read_manifest(opened, "flow_ruled.ruled", "o1")
+    manifest.extra.pop("rules", None)
+    if rules is not None:
+        manifest.extra["rules"] = rules
+    manifest.step_parts["b"]["const:FACTOR"] = "0" * 12
+    manifest.steps["b"], manifest.fingerprint = "1" * 12, "2" * 12
+    write_manifest(opened, manifest)
+
+
+def test_a_run_recorded_under_other_fingerprint_rules_says_durable_changed(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a run recorded by an older durable whose rules digest a
+    constant otherwise (no code changed) was refused as "b: constant
+    FACTOR changed", nothing said that durable had changed, not the code.
+    Now the refusal says it, and what to do: restart, or re-run from the
+    first step that differs (on a fork, to keep the run)."""
+    (flow / "flow_ruled.py").write_text(RULED)
+    assert main(["run", "flow_ruled.py:ruled", "--run-id", "o1"]) == 3
+    (flow / "go").touch()
+    said = {}
+    for rules in (None, "0123456789ab"):
+        _as_recorded_under_other_rules(flow / "store", rules)
+        capsys.readouterr()
+        assert main(["run", "flow_ruled.py:ruled", "--run-id", "o1", "--resume"]) == 2
+        err = capsys.readouterr().err
+        assert "(changed: b: constant FACTOR changed" in err, err
+        (said[rules],) = [x.strip() for x in err.splitlines() if "fingerprint rules" in x]
+    assert said[None].startswith("This run was recorded by an older durable (one that did not note its "
+                                 "fingerprint rules); if durable was upgraded since and you did not change "
+                                 "that code, the difference is durable's fingerprint rules, not your code. "
+                                 "Then start fresh (restart=True / --restart), or re-run from the first "
+                                 "step that differs"), said  # fmt: skip
+    assert said["0123456789ab"].startswith("This run was recorded by another version of durable, whose "
+                                           "fingerprint rules differ from this one's (0123456789ab then, "), said  # fmt: skip
+    assert said[None].endswith("to keep run 'o1' as it is, do that on a copy: `durable fork o1 --at POS`."), said
+    # The way out said, taken: the step that differs runs again, the one before is kept.
+    assert main(["run", "flow_ruled.py:ruled", "--run-id", "o1", "--resume", "--on-change", "rerun"]) == 0
+    assert capsys.readouterr().out.strip() == "6"
+    assert (flow / "counts").read_text().split() == ["a", "b"]
+    # Recorded under this durable's rules, an edit of the code is refused without the note.
+    (flow / "go").unlink()
+    assert main(["run", "flow_ruled.py:ruled", "--run-id", "o2"]) == 3
+    (flow / "flow_ruled.py").write_text(RULED.replace("FACTOR = 3", "FACTOR = 4"))
+    (flow / "go").touch()
+    capsys.readouterr()
+    assert main(["run", "flow_ruled.py:ruled", "--run-id", "o2", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "(changed: b: constant FACTOR changed" in err and "fingerprint rules" not in err, err
+    assert (flow / "counts").read_text().split() == ["a", "b", "a"]

@@ -20,6 +20,8 @@ from .._storage.records import RunRecord
 from ..errors import (
     DefinitionChangedError,
 )
+from .rules import KEY as RULES
+from .rules import rules_note
 
 BODY_KEY = "(workflow body)"
 
@@ -104,6 +106,7 @@ def choose_policy(
             manifest.fingerprint,
             definition.fingerprint,
             changed,
+            note=rules_note(manifest.extra.get(RULES), manifest.run_id),
         )
     if policy == "rebase":
         warn(
