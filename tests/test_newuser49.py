@@ -203,3 +203,55 @@ def test_a_run_recorded_under_other_fingerprint_rules_says_durable_changed(
     err = capsys.readouterr().err
     assert "(changed: b: constant FACTOR changed" in err and "fingerprint rules" not in err, err
     assert (flow / "counts").read_text().split() == ["a", "b", "a"]
+
+
+STARTED = """\
+import os
+import time
+
+import durable
+
+START = time.time()
+LIMIT = 3
+
+
+@durable.step
+def since(x: int) -> float:
+    with open("counts", "a") as f:
+        f.write("since\\n")
+    return x + START * 0 + LIMIT
+
+
+@durable.workflow
+def timed(x: int = 1) -> float:
+    v = since(x)
+    if not os.path.exists("go"):
+        durable.suspend("wait for go")
+    return v
+"""
+
+
+def test_a_constant_made_by_a_call_is_named_with_its_statement_and_what_to_do(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a step reading `START = time.time()` was refused in a new
+    process as "since: constant START changed", nothing edited, and no word
+    of why or what to do. Now the statement that made it and the ways to
+    keep such a value out of the fingerprint; a literal edited says no more
+    than before."""
+    (flow / "flow_started.py").write_text(STARTED)
+    assert main(["run", "flow_started.py:timed", "--run-id", "t1"]) == 3
+    (flow / "go").touch()
+    capsys.readouterr()
+    assert main(["run", "flow_started.py:timed", "--run-id", "t1", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert ("(changed: since: constant START changed (made by START = time.time()); if such a statement "
+            "read a setting given otherwise (the environment, a file), that is the change; if it makes a new "
+            "value in each process (time.time(), datetime.now(), uuid4()), that value differs on every resume: "
+            "read it inside the step, pass it as an argument when it is an input (of the workflow, handed on "
+            "to the step), or give the step version= when it cannot change what the step returns: ") in err, err  # fmt: skip
+    (flow / "flow_started.py").write_text(STARTED.replace("LIMIT = 3", "LIMIT = 4"))
+    assert main(["run", "flow_started.py:timed", "--run-id", "t1", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "(changed: since: constant LIMIT changed; constant START changed (made by START = time.time()); " in err, err
+    assert (flow / "counts").read_text().split() == ["since"]
