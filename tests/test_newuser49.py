@@ -255,3 +255,32 @@ def test_a_constant_made_by_a_call_is_named_with_its_statement_and_what_to_do(
     err = capsys.readouterr().err
     assert "(changed: since: constant LIMIT changed; constant START changed (made by START = time.time()); " in err, err
     assert (flow / "counts").read_text().split() == ["since"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ([], "required: COMMAND; choose one of: runs, show, rm, gc, fork, run, cancel, recover, cache "
+             "(`durable --help` says what each does)"),
+        (["cache"], "required: ACTION; choose one of: ls, clear, prune (`durable cache --help` says what "
+                    "each does)"),
+        (["cache", "--json"], "required: ACTION; choose one of: ls, clear, prune (`durable cache --help` "
+                              "says what each does); durable cache has no option --json"),
+        (["cache", "list"], "invalid choice: 'list' (choose from 'ls', 'clear', 'prune'); did you mean ls? "
+                            "(durable cache ls)"),
+        (["cache", "ls", "--jsno"], "unrecognized arguments: --jsno; durable cache ls has no option --jsno; "
+                                    "did you mean --json?"),
+    ],
+)
+def test_a_command_or_action_left_out_or_mistyped_is_told_the_choices(
+    typed: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable` alone and `durable cache` said only "the
+    following arguments are required: COMMAND" (ACTION), naming none;
+    `durable cache list` no near action, `durable cache --json` and
+    `durable cache ls --jsno` nothing of the option."""
+    with pytest.raises(SystemExit) as exited:
+        main(typed)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err, err

@@ -77,3 +77,12 @@ def near_command(word: str, parser: argparse.ArgumentParser, typed: Sequence[str
     typed = list(typed)
     typed[typed.index(word)] = meant[0]
     return f"; did you mean {meant[0]}? ({program()} {shell_words(*typed)})"
+
+
+def left_out(message: str, parser: argparse.ArgumentParser) -> str:
+    """"; choose one of: ..." when the command (`durable` alone) or the
+    action (`durable cache`) was left out, which argparse names none of."""
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if sub is None or not re.search(r"required: (COMMAND|ACTION)$", message.split(";")[0]):
+        return ""
+    return f"; choose one of: {', '.join(sub.choices)} (`{parser.prog} --help` says what each does)"
