@@ -268,19 +268,24 @@ def test_a_constant_made_by_a_call_is_named_with_its_statement_and_what_to_do(
                               "says what each does); durable cache has no option --json"),
         (["cache", "list"], "invalid choice: 'list' (choose from 'ls', 'clear', 'prune'); did you mean ls? "
                             "(durable cache ls)"),
-        (["cache", "ls", "--jsno"], "unrecognized arguments: --jsno; durable cache ls has no option --jsno; "
-                                    "did you mean --json?"),
+        (["cancel", "r1", "r2", "--json"], "unrecognized arguments: r2; durable cancel takes one run id, a "
+                                           "command each: durable cancel r1 --json; durable cancel r2 --json"),
+        (["run", "flow.py:wf", "--var", "n"], "--var 'n' must look like NAME=VALUE; give its value: --var n=VALUE"),
     ],
+    ids=["durable", "cache", "cache-json", "cache-list", "cancel-two", "var-alone"],
 )
 def test_a_command_or_action_left_out_or_mistyped_is_told_the_choices(
-    typed: list[str], said: str, capsys: pytest.CaptureFixture[str]
+    typed: list[str], said: str, flow: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Before: `durable` alone and `durable cache` said only "the
     following arguments are required: COMMAND" (ACTION), naming none;
-    `durable cache list` no near action, `durable cache --json` and
-    `durable cache ls --jsno` nothing of the option."""
-    with pytest.raises(SystemExit) as exited:
-        main(typed)
-    assert exited.value.code == 2
+    `durable cache list` no near action, `durable cache --json` nothing
+    of the option; `durable cancel r1
+    r2` only "unrecognized arguments: r2"; `--var n` no line to type."""
+    try:
+        code = main(typed)
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
     err = capsys.readouterr().err
     assert said in err, err

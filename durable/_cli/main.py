@@ -40,7 +40,7 @@ from .common import (
 from .forkat import at_advice, position
 from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
-from .unknown import left_out, near_command, unknown_option
+from .unknown import left_out, near_command, one_run, unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -93,7 +93,7 @@ class _Parser(argparse.ArgumentParser):
             message += f"; to do that: {guessed(guess[2], self.typed)}"
         elif guess:
             message += near_command(guess[2], self, self.typed)
-        told = unknown_option(message, self.typed, self) or _dashed(message, self.typed, self._command())
+        told = unknown_option(message, self.typed, self) or one_run(message, self.typed, self) or _dashed(message, self.typed, self._command())
         super().error(message + left_out(message, self) + (told or at_advice(message, self.typed)))
 
     def _command(self) -> argparse.ArgumentParser:

@@ -86,3 +86,23 @@ def left_out(message: str, parser: argparse.ArgumentParser) -> str:
     if sub is None or not re.search(r"required: (COMMAND|ACTION)$", message.split(";")[0]):
         return ""
     return f"; choose one of: {', '.join(sub.choices)} (`{parser.prog} --help` says what each does)"
+
+
+def one_run(message: str, typed: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """"; durable cancel takes one run id, a command each: ..." for the
+    run ids a command taking one was given after it (`durable cancel r1 r2`)."""
+    stray = re.search(r"unrecognized arguments: (.*)$", message)
+    command = command_parser(parser, typed)
+    takes = any(a.metavar == "RUN" and not a.option_strings and a.nargs is None for a in command._actions)
+    extra = stray[1].split() if stray is not None else []
+    if not takes or not extra or any(w[:1] == "-" for w in extra) or command.prog.split()[-1] not in typed:
+        return ""
+    words = [w for w in typed if w not in extra]
+    at = words.index(command.prog.split()[-1]) + 1  # the run id: the first word after the command
+    valued = {o for a in command._actions if a.nargs != 0 for o in a.option_strings}
+    while at < len(words) and (words[at][:1] == "-" or words[at - 1] in valued):
+        at += 1
+    if at == len(words):
+        return ""
+    each = [shell_words(*words[:at], run, *words[at + 1 :]) for run in (words[at], *extra)]
+    return f"; {command.prog} takes one run id, a command each: " + "; ".join(f"{program()} {w}" for w in each)
