@@ -289,3 +289,24 @@ def test_a_command_or_action_left_out_or_mistyped_is_told_the_choices(
     assert code == 2
     err = capsys.readouterr().err
     assert said in err, err
+
+
+def test_a_run_id_given_as_the_target_of_run_is_told_the_line_that_continues_it(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable run g1`, the run's id where the script and
+    function belong, said only "target 'g1' must be path/to/file.py:workflow
+    or package.module:workflow"; now also that g1 is a run and the line
+    that continues it, which works pasted. A word that is no run's id is
+    told as before."""
+    assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 3
+    capsys.readouterr()
+    assert main(["run", "g1"]) == 2
+    err = capsys.readouterr().err.strip()
+    head = "durable: target 'g1' must be path/to/file.py:workflow or package.module:workflow"
+    assert err == f"{head}; g1 is the id of a run of flow.gate; to go on with it: durable run flow.py:gate --run-id g1 --resume", err  # fmt: skip
+    assert main(["run", "g2"]) == 2
+    assert capsys.readouterr().err.strip() == head.replace("g1", "g2")
+    (flow / "approved").touch()
+    assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 0
+    assert (flow / "counts").read_text().split() == ["a"]
