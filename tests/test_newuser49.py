@@ -1,7 +1,10 @@
 """The 49th new-user walk, on the command line: `durable cancel --json`
 left out when an earlier cancel had done it; `durable show --html` of a
 run whose process died too often printed none of the ways out the text
-form prints."""
+form prints; a refusal under another durable's fingerprint rules, or of
+a constant made by `time.time()`, said nothing of why or what to do; a
+command or action left out named none; a run id given as `durable run`'s
+target was told only the target's form."""
 
 from __future__ import annotations
 
@@ -91,6 +94,7 @@ def _died_once() -> None:
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 9
 
 
+@pytest.mark.slow  # a forked process, killed
 def test_show_html_of_a_killed_run_prints_and_shows_its_ways_out(
     flow: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
