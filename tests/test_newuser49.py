@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,12 @@ def b(x: int) -> int:
 @durable.workflow
 def wf(n: int = 1) -> int:
     return b(a()) + n
+
+
+@durable.workflow
+def ask() -> str:
+    a()
+    return durable.wait_for("approval")
 
 
 @durable.workflow
@@ -314,3 +321,26 @@ def test_a_run_id_given_as_the_target_of_run_is_told_the_line_that_continues_it(
     (flow / "approved").touch()
     assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 0
     assert (flow / "counts").read_text().split() == ["a"]
+
+
+def test_a_fork_at_an_input_is_told_to_answer_it(flow: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: the refusal of an input answered again advises `durable fork
+    q1 --at 1` "to answer it again"; the fork then said "run it with:
+    durable run flow.py:ask --run-id q2 --resume" (and `durable show q2`
+    "continue with:" the same), which, pasted, suspended again at the input.
+    Now both lines carry `--input approval=VALUE`, which answers it pasted."""
+    assert main(["run", "flow.py:ask", "--run-id", "q1"]) == 3
+    assert main(["run", "flow.py:ask", "--run-id", "q1", "--resume", "--input", "approval=yes"]) == 0
+    capsys.readouterr()
+    assert main(["fork", "q1", "--at", "1", "--new-run-id", "q2"]) == 0
+    (run,) = _lines(capsys.readouterr().err, "run it with: ")
+    assert run == "durable run flow.py:ask --run-id q2 --resume --input approval=VALUE", run
+    assert main(["show", "q2"]) == 0
+    assert _lines(capsys.readouterr().err, "continue with: ") == [run]
+    assert main(shlex.split(run.replace("VALUE", "no"))[1:]) == 0
+    assert capsys.readouterr().out.strip() == '"no"'
+    assert (flow / "counts").read_text().split() == ["a"]
+
+
+def _lines(err: str, head: str) -> list[str]:
+    return [x.split(head, 1)[1] for x in err.splitlines() if head in x]

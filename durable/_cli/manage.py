@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._errortext import id_word, shell_words, waited_input
+from .._errortext import id_word, shell_words, to_fill, waited_input
 from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.listed import listed
@@ -106,9 +106,10 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
             top = runs.run_info(store, workflow, run_id)
         except DurableError:  # removed meanwhile: resumed alone, it is a run of its own
             break
-    name = waited_input(info.reason)
+    name = waited_input(info.reason) or (howto.input_at(store, info.workflow, info.run_id, info.position)
+                                         if info.status == "forked" else None)  # fmt: skip
     # The input or parameters named, as `durable run` says; none for a workflow without parameters.
-    answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" else ""
+    answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" or name else ""
     flags = f" {answer}" if answer else ""
     if top is not info:
         ways.append(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
@@ -192,8 +193,10 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
-    target = howto.target(store, workflow, new_id)
-    run_it = howto.in_session(workflow, new_id) if target == "" else howto.run_line(command(args), target, workflow, new_id, "--resume")
+    target, name = howto.target(store, workflow, new_id), howto.input_at(store, workflow, new_id, args.at)
+    given = f", inputs={{{name!r}: VALUE}}" if name else ""  # its first position a wait_for: answered again
+    run_it = howto.in_session(workflow, new_id, given) if target == "" else howto.run_line(
+        command(args), target, workflow, new_id, "--resume" + (f" {to_fill('--input', [name])}" if name else ""))
     print(
         f"forked {workflow}/{id_word(args.run_id)} at position {args.at} into {id_word(new_id)} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"
