@@ -344,3 +344,12 @@ def test_a_fork_at_an_input_is_told_to_answer_it(flow: Path, capsys: pytest.Capt
 
 def _lines(err: str, head: str) -> list[str]:
     return [x.split(head, 1)[1] for x in err.splitlines() if head in x]
+
+
+def test_a_global_counted_by_its_contents_is_said_so() -> None:
+    """Before: "now SETTINGS changed" (the part's key, `now:`, read as a
+    word), for a settings object whose contents differ."""
+    from durable._fingerprint.changes import describe_change
+
+    assert describe_change({"now:SETTINGS": "1"}, {"now:SETTINGS": "2"}) == "the contents of SETTINGS changed"
+    assert describe_change({}, {"now:SETTINGS": "2"}) == "now uses the contents of SETTINGS"

@@ -15,7 +15,7 @@ from .said import anew_advice, said_detail
 #: A part a workflow's definition records for each step (never hashed: the
 #: identity is hashed by itself), so that a refusal can say "renamed".
 IDENTITY = "identity"
-_KINDS = {"const": "constant", "global": "global", "helper": "helper", "step": "step"}
+_KINDS = {"const": "constant", "global": "global", "helper": "helper", "step": "step", "now": "the contents of"}
 _GAINED = {
     "code": "source",
     "defaults": "default values",
