@@ -122,6 +122,9 @@ def test_show_html_of_a_killed_run_prints_and_shows_its_ways_out(
     page = (flow / "t.html").read_text()
     for line in ways:
         assert line.strip().replace("'", "&#x27;") in page, line
+    assert main(["show", "k1", "--html", "j.html", "--json"]) == 0  # the page alike, stderr none of them
+    assert capsys.readouterr().err.splitlines() == ["wrote j.html"]
+    assert (flow / "j.html").read_text() == page
     assert (flow / "counts").read_text().split() == ["a", "b"]  # the resume refused, running nothing
 
 

@@ -73,14 +73,14 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
     info, steps = history.describe(store, workflow, args.run_id)
     child = None if args.json and not args.html else runs.waiting_child(store, info)
     # The lines that go on with a run, under the table and on the page alike.
-    ways = [] if args.json else _how_to_continue(args, store, info)
+    ways = _how_to_continue(args, store, info) if args.html or not args.json else []
     if args.html:
         _write_html(args.html, render(info, steps, child, [w.strip() for w in ways]))
     if args.json:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
         print(format.show_text(info, steps, child))
-    for line in ways:
+    for line in [] if args.json else ways:  # stderr holds none beside a document
         print(line, file=sys.stderr)
     return 0
 
