@@ -312,7 +312,7 @@ def test_a_run_id_given_as_the_target_of_run_is_told_the_line_that_continues_it(
     function belong, said only "target 'g1' must be path/to/file.py:workflow
     or package.module:workflow"; now also that g1 is a run and the line
     that continues it, which works pasted. A word that is no run's id is
-    told as before."""
+    told as before; `durable recover g1` the line that names its workflow."""
     assert main(["run", "flow.py:gate", "--run-id", "g1"]) == 3
     capsys.readouterr()
     assert main(["run", "g1"]) == 2
@@ -321,6 +321,10 @@ def test_a_run_id_given_as_the_target_of_run_is_told_the_line_that_continues_it(
     assert err == f"{head}; g1 is the id of a run of flow.gate; to go on with it: durable run flow.py:gate --run-id g1 --resume", err  # fmt: skip
     assert main(["run", "g2"]) == 2
     assert capsys.readouterr().err.strip() == head.replace("g1", "g2")
+    assert main(["recover", "g1", "--json"]) == 2  # it takes the workflow: the line that names it
+    assert capsys.readouterr().err.strip().endswith(
+        "; g1 is the id of a run of flow.gate; recover takes its workflow: durable recover flow.py:gate --json"
+    )
     (flow / "approved").touch()
     assert main(["run", "flow.py:gate", "--run-id", "g1", "--resume"]) == 0
     assert (flow / "counts").read_text().split() == ["a"]

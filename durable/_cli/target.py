@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._api.workflow import Workflow
-from .._errortext import id_word, shell_words
+from .._errortext import id_word, program, shell_words
 from .._manage.owners import find_workflow
 from .._storage.factory import open_store
 from ..errors import DurableError
 from .common import UsageError
-from .howto import guessed
+from .howto import guessed, target
 
 
 def load_target(spec: str, typed: Sequence[str] = ()) -> Workflow[Any, Any]:
@@ -67,15 +67,21 @@ def load_target(spec: str, typed: Sequence[str] = ()) -> Workflow[Any, Any]:
 
 def _run_named(spec: str, typed: Sequence[str]) -> str:
     """"; R is the id of a run of W; to go on with it: ..." for `durable
-    run R`, a run's id given where its script and function belong."""
+    run R`, a run's id given where its script and function belong; for
+    `durable recover R`, the line that names its workflow instead."""
     words = list(typed)
     try:
         store = open_store(words[words.index("--store") + 1] if "--store" in words[:-1] else None)
         workflow = find_workflow(store, spec)
     except DurableError:  # no such run (or none to be read): the target was mistyped, as said
         return ""
+    said = f"; {id_word(spec)} is the id of a run of {workflow}"
+    if "run" not in words:  # `durable recover R`: it takes the run's workflow
+        found = target(store, workflow, spec)
+        line = f"{program()} {shell_words(*[found if w == spec else w for w in words])}" if found else ""
+        return f"{said}; recover takes its workflow" + (f": {line}" if line else " (as file.py:function)")
     words[words.index("run")] = "resume"  # the API's word: `guessed` prints what does it
-    return f"; {id_word(spec)} is the id of a run of {workflow}; to go on with it: {guessed('resume', words)}"
+    return f"{said}; to go on with it: {guessed('resume', words)}"
 
 
 def _workflows(namespace: dict[str, Any]) -> list[str]:
