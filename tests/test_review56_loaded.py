@@ -32,13 +32,14 @@ import durable
 
 HERE = Path(__file__).resolve().parent
 CONFIG = {"rate": 1}
+PAIR = ({"rate": 1},)
 
 
 @durable.step
 def s(x):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write("s\\n")
-    return x + len((HERE / "flow.py").read_text().splitlines()) * CONFIG["rate"]
+    return x + len((HERE / "flow.py").read_text().splitlines()) * CONFIG["rate"] * PAIR[0]["rate"]
 
 
 @durable.workflow(run_id="r1")
@@ -55,7 +56,11 @@ TOOLS = {
     "shown": "import json\nfrom flow import CONFIG\n\n\ndef show():\n    print(json.dumps(CONFIG), ', '.join(CONFIG), any(CONFIG))\n",
 }
 # One that may change it: refused, naming the module (fail closed: whether it ran is not known).
-CHANGES = {"changes": "from flow import CONFIG\n\n\ndef tweak():\n    CONFIG.update(rate=1)\n"}
+# A tuple handed on may be changed through what it holds (the lead, after review56's merge).
+CHANGES = {
+    "changes": "from flow import CONFIG\n\n\ndef tweak():\n    CONFIG.update(rate=1)\n",
+    "tuple_handed": "from flow import PAIR\n\n\ndef bump(p):\n    p[0]['rate'] = 1\n\n\ndef tweak():\n    bump(PAIR)\n",
+}
 
 
 def test_a_path_other_modules_only_use_is_no_change_of_it(tmp_path: Path) -> None:

@@ -168,9 +168,12 @@ def unchanging(value: object) -> bool:
     """Whether no call handed `value`, and no method of it, changes it in
     place: a number, string, tuple, frozenset or None, or one of the
     standard library's immutable values, these very types (a subclass may
-    hold state of its own): a path, range, date, Decimal, Fraction, UUID.
+    hold state of its own): a path, range, date, Decimal, Fraction, UUID; a
+    tuple or frozenset only when what it holds is (not past 64 items).
     (`cwd=ROOT` or `ROOT.joinpath(p)` in a test module changes no ROOT.)"""
     kind = type(value)
+    if isinstance(value, (tuple, frozenset)):  # `([],)`: its list changes in place
+        return len(value) <= 64 and all(unchanging(item) for item in value)
     return isinstance(value, _SHARED) or kind in PATH_TYPES or kind is range or _by_value(kind)
 
 
