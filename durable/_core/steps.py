@@ -14,10 +14,11 @@ from .._storage import clock
 from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import Attempt, StepRecord, keep_plain
-from ..errors import ArtifactMissingError, ControlFlow, LeaseLostError
+from ..errors import ControlFlow, LeaseLostError
 from . import cancel, context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import bound_arguments, held_by, with_bound, with_held
+from .callbytes import call_bytes, digest_of, kept_bytes
 from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
@@ -27,7 +28,7 @@ from .replay import boundary, commit, lease_lost, lookup, reopen
 from .replayrow import MISS, replayed
 from .retry import RetryPolicy, retrying
 from .spec import StepSpec
-from .written import with_written
+from .written import quiet, with_written
 
 # The cache and the artifacts' checks are imported where a step has either:
 # a run whose steps have neither never loads them (ten modules, 3% of the
@@ -77,6 +78,7 @@ class _Live(NamedTuple):  # what the live part of a call needs from its identifi
     rec: StepRecord | None  # a persist=False marker at pos
     reopened: str | None  # why a record at pos was forgotten
     reads: bool  # reads the run's arguments through its closure (`held_by`)
+    canonical: bytes | None  # what its digest hashes, when that is its whole identity
 
 
 _made = tuple.__new__  # a `_Live` without the Python `__new__` a NamedTuple has
@@ -95,8 +97,11 @@ def replay_or_prepare(
     persist=False marker, or an artifact missing or changed."""
     if pos is None:
         pos = ctx.take_position(spec.what)
-    # Before the position is looked up: a call that does not bind fails at once.
-    digest = call_digest(spec.signature, args, kwargs, spec.name)
+    sig = spec.signature
+    # Before the position is looked up: a call that does not bind fails at once. A call
+    # with canonical bytes (most) is hashed only when something needs its digest.
+    canonical = call_bytes(sig, args, kwargs) if sig is not None else None
+    digest = call_digest(sig, args, kwargs, spec.name) if canonical is None else None
     fn, plain = spec.fn, ctx.plain.get(id(spec))
     # Most calls: a step this run found plain (`StepSpec.plain_in`), its code still the one
     # it was found with (as `written.quiet` asks): the call's digest alone is its identity.
@@ -110,31 +115,42 @@ def replay_or_prepare(
     else:
         held, bodies = ctx.argument_values, ctx.bodies
         reads = bool((held or bodies) and held_by(fn, held, bodies))
-        if spec.binds:
-            digest = with_bound(fn, digest, held, bodies)
-        elif reads:  # it binds nothing
-            digest = with_held(fn, digest, held, bodies)
         fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
         shown = (*bound_arguments(fn), *args) if spec.binds else args
-        written = with_written(fn, digest, spec.name)
+        written = digest  # None while its bytes are its identity: made when needed
+        if canonical is None or reads or spec.binds or not quiet(fn):
+            digest = digest or digest_of(canonical)  # type: ignore[arg-type]
+            if spec.binds:
+                digest = with_bound(fn, digest, held, bodies)
+            elif reads:  # it binds nothing
+                digest = with_held(fn, digest, held, bodies)
+            written = with_written(fn, digest, spec.name)
+            if written is not digest or reads or spec.binds:
+                canonical = None  # its identity is more than the call's bytes
         if not reads and not spec.binds:
             spec.plain_in(ctx, fp)
     if type(pos) is int:  # most replayed steps: compared as their row, no record made
-        value = replayed(ctx, pos, spec.name, fp, written)
+        value = replayed(ctx, pos, spec.name, fp, written, canonical)
         if value is not MISS:
             return value
-    rec = lookup(ctx, pos, spec.name, fp, written, call=(shown, kwargs))
+    if digest is None:  # the plain path of a call with canonical bytes
+        digest = written = digest_of(canonical)  # type: ignore[arg-type]
+    rec = lookup(ctx, pos, spec.name, fp, written, call=(shown, kwargs))  # type: ignore[arg-type]
     if rec is None:
-        return _made(_Live, (pos, fp, digest, None, None, reads))  # every recorded step
-    reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
+        return _made(_Live, (pos, fp, digest, None, None, reads, canonical))  # every recorded step
+    reopened = None
+    if rec.persisted and rec.artifacts:  # checked first: missing or changed, it is run again
+        from .artifacts import recheck
+
+        reopened = recheck(ctx, rec, spec.artifacts_policy)
     if reopened is not None:
-        return _Live(pos, fp, digest, None, reopened, reads)
+        return _Live(pos, fp, digest, None, reopened, reads, canonical)
     if not rec.persisted:
-        return _Live(pos, fp, digest, rec, None, reads)
+        return _Live(pos, fp, digest, rec, None, reads, canonical)
     value = load_value(ctx, rec, pruned=True)
     if value is PRUNED:
         reopen(ctx, rec.position)
-        return _Live(pos, fp, digest, None, "its cached output was pruned", reads)
+        return _Live(pos, fp, digest, None, "its cached output was pruned", reads, canonical)
     if ctx.watched:  # `notify.replayed` returns at once otherwise
         notify.replayed(ctx, rec)
     return value
@@ -262,7 +278,7 @@ class _Tries:
         """Record the output of the try that returned (made with `call`'s
         arguments); the value the run goes on with."""
         ctx, spec, found = self.ctx, self.spec, self.found
-        pos, fp, digest, rec, reopened, reads = self.live
+        pos, fp, digest, rec, reopened, reads, canonical = self.live
         spec.check_code(ctx, fp)  # not redefined since the run started (a notebook cell)
         derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
         produced = []
@@ -277,6 +293,8 @@ class _Tries:
         # What it wrote that another step reads, as it left it (`written.with_written`).
         written = with_written(spec.fn, digest, spec.name)
         record = StepRecord.made(pos, spec.name, fp, written, self.started, self.failures, produced)
+        if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
+            record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
         if reopened is not None:
             record.extra["reopened"] = reopened
         held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
@@ -310,20 +328,3 @@ class _Tries:
             except LeaseLostError as e:
                 raise lease_lost(ctx, record.position, e) from None
         return commit(ctx, record, value, persist=spec.persist and not redacted)
-
-
-def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:
-    """Before a record is replayed: when an artifact it lists is missing or
-    changed, forget it and every later record (they were built on it), run
-    the rest as under on_change="rerun", and return why."""
-    if not rec.artifacts:
-        return None
-    from . import artifacts
-
-    try:
-        why = artifacts.check_record(ctx, rec, spec.artifacts_policy)
-    except ArtifactMissingError as e:
-        raise ctx.refuse(e) from None
-    if why is not None:
-        reopen(ctx, rec.position)
-    return why
