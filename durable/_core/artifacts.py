@@ -94,3 +94,18 @@ def check_record(ctx: RunState, rec: Any, policy: str) -> str | None:
     if policy == "refuse":
         raise ArtifactMissingError(ctx.run_id, rec.position, rec.name, display(entry["url"]), now)
     return f"artifact {display(entry['url'])} {now}"
+
+
+def recheck(ctx: RunState, rec: Any, policy: str) -> str | None:
+    """Before a step record is replayed: when an artifact it lists is missing
+    or changed, forget it and every later record (they were built on it),
+    run the rest as under on_change="rerun", and return why."""
+    from .replay import reopen
+
+    try:
+        why = check_record(ctx, rec, policy)
+    except ArtifactMissingError as e:
+        raise ctx.refuse(e) from None
+    if why is not None:
+        reopen(ctx, rec.position)
+    return why
