@@ -15,6 +15,7 @@ from .._storage.files import describe, display, first_stale, normalise
 from .._storage.keys import Position
 from ..errors import ArtifactMissingError, ConfigurationError
 from .context import RunState, StepFrame, _step_var, active_run
+from .replay import reopen
 from .scope import reset_vars
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
@@ -100,8 +101,6 @@ def recheck(ctx: RunState, rec: Any, policy: str) -> str | None:
     """Before a step record is replayed: when an artifact it lists is missing
     or changed, forget it and every later record (they were built on it),
     run the rest as under on_change="rerun", and return why."""
-    from .replay import reopen
-
     try:
         why = check_record(ctx, rec, policy)
     except ArtifactMissingError as e:
