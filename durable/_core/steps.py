@@ -22,6 +22,7 @@ from .changed import in_place_warning
 from .context import RunState
 from .identity import call_digest, changed_in_place
 from .loadback import PRUNED, load_value
+from .named import named_in, with_named
 from .plan import Call, Plan, drive_sync
 from .replay import boundary, commit, lease_lost, lookup, reopen
 from .replayrow import MISS, replayed
@@ -90,9 +91,8 @@ def replay_or_prepare(
     kwargs: dict[str, Any],
     pos: Position | None,
 ) -> Any:
-    """The recorded value of this call (THE replay of a step), or a `_Live`
-    when it must run: no record, a changed one under "rerun", a
-    persist=False marker, or an artifact missing or changed."""
+    """The recorded value of this call (THE replay of a step), or a `_Live` when it must run: no
+    record, a changed one under "rerun", a persist=False marker, or an artifact missing or changed."""
     if pos is None:
         pos = ctx.take_position(spec.what)
     # Before the position is looked up: a call that does not bind fails at once.
@@ -116,7 +116,8 @@ def replay_or_prepare(
             digest = with_held(fn, digest, held, bodies)
         fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
         shown = (*bound_arguments(fn), *args) if spec.binds else args
-        written = with_written(fn, digest, spec.name)
+        # `call_tool("tools", q)`: the code its arguments name (never a plain step's: `named`)
+        written = named_in(ctx, spec, fp, with_written(fn, digest, spec.name), args, kwargs)
         if not reads and not spec.binds:
             spec.plain_in(ctx, fp)
     if type(pos) is int:  # most replayed steps: compared as their row, no record made
@@ -154,7 +155,7 @@ def _live_plan(
         hit = ticket.lookup() if ticket is not None else None
         if ticket is not None and hit is not None:  # computed by another run or call
             # Its record counts what it logs as the run's own would (`written.with_written`).
-            pos, fp, digest = live.pos, live.fp, with_written(spec.fn, live.digest, spec.name)
+            pos, fp, digest = live.pos, live.fp, with_named(spec.fn, with_written(spec.fn, live.digest, spec.name), args, kwargs)
             return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = _Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)
@@ -275,7 +276,7 @@ class _Tries:
             notify.executed(ctx, rec)
             return value
         # What it wrote that another step reads, as it left it (`written.with_written`).
-        written = with_written(spec.fn, digest, spec.name)
+        written = with_named(spec.fn, with_written(spec.fn, digest, spec.name), *call)
         record = StepRecord.made(pos, spec.name, fp, written, self.started, self.failures, produced)
         if reopened is not None:
             record.extra["reopened"] = reopened
