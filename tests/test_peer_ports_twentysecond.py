@@ -8,7 +8,8 @@ a target in configuration (`{"_target_": "models.net"}`,
 `entrypoint="flows.py:my_flow"`) resolved with `pydoc.locate` or
 `pkgutil.resolve_name`; joblib's test_memory.py
 (`test_memory_func_with_kwonly_args`-style reuse) and Prefect's
-`INPUTS + TASK_SOURCE` keep a cached call's output until its code changes.
+`INPUTS + TASK_SOURCE` keep a cached call's output until its code changes;
+LangGraph's `Send` fans out one branch per tool.
 The step's code names no module, the name is its argument: the tool's
 module edited (and reloaded, as the next process imports it afresh), the
 completed run called again was answered from its record, the resumed
@@ -93,6 +94,12 @@ def cached_tool(module: str, q: str) -> str:
     return str(importlib.import_module(module).search(q))
 
 
+@durable.step
+def send(entrypoint: str) -> str:  # one node of a fan-out, by its target's name
+    CALLS["send"] += 1
+    return str(pkgutil.resolve_name(entrypoint)("x"))
+
+
 SHAPES = ["by_import", "by_entrypoint", "by_target", "by_node"]
 
 
@@ -152,6 +159,30 @@ def test_a_resumed_agent_reruns_only_the_tool_call_whose_module_changed(
     _edit(path, "tools22_resumed")
     assert graph.resume("graph", decision="ok").value == "X-v2 ok"  # was "X-v1 ok"
     assert (plans, CALLS["by_import"]) == (["x"], 2)
+
+
+def test_a_send_fan_out_over_tool_names_counts_their_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LangGraph's `Send` fan-out, one branch per tool: `loop_over` over
+    the tools' names, recorded once; the completed run replayed the old
+    answers after a tool was edited."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    path = _tool_module(tmp_path, monkeypatch, "tools22_fanout", package=False)
+    monkeypatch.setitem(CALLS, "send", 0)
+
+    @durable.workflow(run_id="fan")
+    def fan(targets: list[str]) -> list[str]:
+        return durable.loop_over(send, targets)
+
+    targets = ["tools22_fanout:search", "tools22_fanout.search"]
+    assert fan(targets) == fan(targets) == ["x-v1", "x-v1"]
+    assert CALLS["send"] == 2
+    _edit(path, "tools22_fanout")
+    with pytest.raises(durable.DefinitionChangedError):
+        fan(targets)  # was ["x-v1", "x-v1"]
+    assert fan.with_options(on_change="rerun")(targets) == ["x-v2", "x-v2"]
+    assert CALLS["send"] == 4
 
 
 def test_a_cached_tool_call_misses_once_the_named_module_changed(

@@ -17,7 +17,7 @@ checked against the definition alone."""
 from __future__ import annotations
 
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._fingerprint.givennames import argument_modules, finds_by_name
 from .._fingerprint.packagefiles import package_digest
@@ -25,9 +25,6 @@ from .._fingerprint.reach import target_of
 from .code import module_stamp
 from .context import RunState
 from .identity import is_token, value_digest
-
-if TYPE_CHECKING:
-    from .spec import StepSpec
 
 # step name -> the modules its call's arguments named, for a refusal to name (`changed`)
 NAMED: dict[str, tuple[str, ...]] = {}
@@ -77,11 +74,30 @@ def _stamp(module: types.ModuleType | None, name: str, found: object) -> tuple[s
     return module.__name__, f"{module_stamp(module)}/{package_digest(module)}"
 
 
-def named_in(ctx: RunState, spec: StepSpec, fp: str, digest: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """`with_named` for a step's call in a run, which a re-call of the
-    run, completed, checks as its body replays (`ctx.unreached`)."""
-    joined = with_named(spec.fn, digest, args, kwargs, spec.name)
-    noted = ctx.unreached.get(id(spec))
-    if joined != digest and (noted is None or noted[0] is not spec):
-        ctx.unreached[id(spec)] = (spec, fp)
+class Given:
+    """A function given modules by name, as `ctx.unreached` lists it (by
+    `name`); it holds the function, so that its id is not reused."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn: object, name: str) -> None:
+        self.fn, self.name = fn, name
+
+
+def named_in(
+    ctx: RunState, fn: object, name: str, fp: str, digest: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> str:
+    """`with_named` for a call in a run (a step's, a `loop_over` block's),
+    which a re-call of the run, completed, checks as its body replays
+    (`ctx.unreached`, as for a step its definition does not reach)."""
+    joined = with_named(fn, digest, args, kwargs, name)
+    if joined != digest:
+        note_given(ctx, fn, name, fp)
     return joined
+
+
+def note_given(ctx: RunState, fn: object, name: str, fp: str) -> None:
+    """That the run called `fn` with modules given by name (`named_in`)."""
+    noted = ctx.unreached.get(id(fn))
+    if noted is None or getattr(noted[0], "fn", None) is not fn:
+        ctx.unreached[id(fn)] = (Given(fn, name), fp)

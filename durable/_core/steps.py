@@ -117,7 +117,7 @@ def replay_or_prepare(
         fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
         shown = (*bound_arguments(fn), *args) if spec.binds else args
         # `call_tool("tools", q)`: the code its arguments name (never a plain step's: `named`)
-        written = named_in(ctx, spec, fp, with_written(fn, digest, spec.name), args, kwargs)
+        written = named_in(ctx, fn, spec.name, fp, with_written(fn, digest, spec.name), args, kwargs)
         if not reads and not spec.binds:
             spec.plain_in(ctx, fp)
     if type(pos) is int:  # most replayed steps: compared as their row, no record made
