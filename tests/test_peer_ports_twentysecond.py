@@ -9,7 +9,8 @@ a target in configuration (`{"_target_": "models.net"}`,
 `pkgutil.resolve_name`; joblib's test_memory.py
 (`test_memory_func_with_kwonly_args`-style reuse) and Prefect's
 `INPUTS + TASK_SOURCE` keep a cached call's output until its code changes;
-LangGraph's `Send` fans out one branch per tool.
+LangGraph's `Send` fans out one branch per tool; PraisonAI's handoffs
+pass the question to another agent, a child run.
 The step's code names no module, the name is its argument: the tool's
 module edited (and reloaded, as the next process imports it afresh), the
 completed run called again was answered from its record, the resumed
@@ -183,6 +184,34 @@ def test_a_send_fan_out_over_tool_names_counts_their_modules(
         fan(targets)  # was ["x-v1", "x-v1"]
     assert fan.with_options(on_change="rerun")(targets) == ["x-v2", "x-v2"]
     assert CALLS["send"] == 4
+
+
+@durable.workflow
+def specialist(module: str, q: str) -> str:  # the agent a handoff goes to: a child run
+    return by_import(module, q)
+
+
+def test_a_handoff_to_an_agent_given_its_tools_module_counts_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PraisonAI's handoffs: the triage agent hands the question to a
+    specialist agent, a child run, naming its tools' module. The parent's
+    record of the child was replayed after the tool was edited."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    path = _tool_module(tmp_path, monkeypatch, "tools22_handoff", package=False)
+    monkeypatch.setitem(CALLS, "by_import", 0)
+
+    @durable.workflow(run_id="triage")
+    def triage(q: str) -> str:
+        return specialist("tools22_handoff", q)
+
+    assert triage("x") == triage("x") == "x-v1"
+    assert CALLS["by_import"] == 1
+    _edit(path, "tools22_handoff")
+    with pytest.raises(durable.DefinitionChangedError):
+        triage("x")  # was "x-v1"
+    assert triage.with_options(on_change="rerun")("x") == "x-v2"
+    assert CALLS["by_import"] == 2
 
 
 def test_a_cached_tool_call_misses_once_the_named_module_changed(

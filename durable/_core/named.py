@@ -17,6 +17,7 @@ checked against the definition alone."""
 from __future__ import annotations
 
 import types
+from collections.abc import Iterable
 from typing import Any
 
 from .._fingerprint.givennames import argument_modules, finds_by_name
@@ -58,6 +59,18 @@ def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str,
     step's, under which `NAMED` notes the modules."""
     if is_token(digest) or not names_modules(fn):
         return digest
+    return _joined(digest, args, kwargs, name)
+
+
+def given_digest(fns: Iterable[object], digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> str:
+    """`with_named` for a call that runs any of `fns`: a child workflow's
+    steps (`agent("tools", q)`, its step importing what it is given)."""
+    if is_token(digest) or not any(map(names_modules, fns)):
+        return digest
+    return _joined(digest, args, kwargs, name)
+
+
+def _joined(digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> str:
     parts = sorted(_stamp(module, name, found) for module, name, found in argument_modules((args, kwargs)))
     if parts and name:
         if len(NAMED) > 1024:
