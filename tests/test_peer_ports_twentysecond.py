@@ -229,3 +229,17 @@ def test_a_cached_tool_call_misses_once_the_named_module_changed(
     assert cached_tool("tools22_cached", "x") == "x-v2"  # was a hit: "x-v1"
     assert cached_tool("tools22_cached", "x") == "x-v2"
     assert CALLS["cached_tool"] == 2
+
+
+def _embed(texts: list[str]) -> int:  # a library looked up by a constant: no name given
+    return len(importlib.import_module("json").dumps(texts))
+
+
+def test_a_lookup_by_a_constant_takes_no_name_from_the_arguments() -> None:
+    """A step embedding thousands of texts that imports a library by a
+    constant name is no step given a module: its arguments are not looked
+    through (past 4096 strings, one given names would count as changed
+    in every new process)."""
+    from durable._core.named import names_modules
+
+    assert [names_modules(f) for f in (_embed, by_import, by_node, by_target, send)] == [False, *[True] * 4]
