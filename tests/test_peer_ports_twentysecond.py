@@ -23,8 +23,6 @@ executions are counted by the step bodies."""
 from __future__ import annotations
 
 import importlib
-import pkgutil
-import pydoc
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,8 +30,16 @@ from typing import Any
 import pytest
 
 import durable
-
-CALLS: dict[str, int] = {}
+from tests.peer22_agents import (
+    CALLS,
+    by_entrypoint,
+    by_import,
+    by_node,
+    by_target,
+    cached_tool,
+    send,
+    specialist,
+)
 
 
 def _tool_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, package: bool) -> Path:
@@ -55,30 +61,6 @@ def _edit(path: Path, module: str) -> None:
     importlib.reload(sys.modules[module])  # as the next process imports it
 
 
-@durable.step
-def by_import(module: str, q: str) -> str:  # PraisonAI's load_from_module(module_path)
-    CALLS["by_import"] += 1
-    return str(importlib.import_module(module).search(q))
-
-
-@durable.step
-def by_entrypoint(entrypoint: str, q: str) -> str:  # "tools:search", as Prefect's entrypoints
-    CALLS["by_entrypoint"] += 1
-    return str(pkgutil.resolve_name(entrypoint)(q))
-
-
-@durable.step
-def by_target(cfg: dict[str, Any], q: str) -> str:  # Hydra's `_target_`, located
-    CALLS["by_target"] += 1
-    return str(pydoc.locate(cfg["_target_"])(q))  # type: ignore[misc]
-
-
-@durable.step
-def by_node(package: str, node: str, q: str) -> str:  # a graph's node built from its name
-    CALLS["by_node"] += 1
-    return str(importlib.import_module(f"{package}.{node}").search(q))
-
-
 def _call(shape: str, name: str) -> tuple[Any, ...]:
     if shape == "by_import":
         return (by_import, name, "x")
@@ -87,18 +69,6 @@ def _call(shape: str, name: str) -> tuple[Any, ...]:
     if shape == "by_target":
         return (by_target, {"_target_": f"{name}.search"}, "x")
     return (by_node, name, "search", "x")
-
-
-@durable.step(cache=True)
-def cached_tool(module: str, q: str) -> str:
-    CALLS["cached_tool"] += 1
-    return str(importlib.import_module(module).search(q))
-
-
-@durable.step
-def send(entrypoint: str) -> str:  # one node of a fan-out, by its target's name
-    CALLS["send"] += 1
-    return str(pkgutil.resolve_name(entrypoint)("x"))
 
 
 SHAPES = ["by_import", "by_entrypoint", "by_target", "by_node"]
@@ -184,11 +154,6 @@ def test_a_send_fan_out_over_tool_names_counts_their_modules(
         fan(targets)  # was ["x-v1", "x-v1"]
     assert fan.with_options(on_change="rerun")(targets) == ["x-v2", "x-v2"]
     assert CALLS["send"] == 4
-
-
-@durable.workflow
-def specialist(module: str, q: str) -> str:  # the agent a handoff goes to: a child run
-    return by_import(module, q)
 
 
 def test_a_handoff_to_an_agent_given_its_tools_module_counts_its_code(
