@@ -53,3 +53,15 @@ def cached_tool(module: str, q: str) -> str:
 def send(entrypoint: str) -> str:  # one node of a fan-out, by its target's name
     CALLS["send"] += 1
     return str(pkgutil.resolve_name(entrypoint)("x"))
+
+
+class Agent:
+    """PraisonAI's `Agent(name=..., tools=...)`: its tools' module by name."""
+
+    def __init__(self, name: str, tools_module: str) -> None:
+        self.name, self.tools_module = name, tools_module
+
+    @durable.step
+    def act(self, q: str) -> str:
+        CALLS["act"] += 1
+        return str(importlib.import_module(self.tools_module).search(q))

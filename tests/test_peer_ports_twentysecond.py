@@ -32,6 +32,7 @@ import pytest
 import durable
 from tests.peer22_agents import (
     CALLS,
+    Agent,
     by_entrypoint,
     by_import,
     by_node,
@@ -177,6 +178,29 @@ def test_a_handoff_to_an_agent_given_its_tools_module_counts_its_code(
         triage("x")  # was "x-v1"
     assert triage.with_options(on_change="rerun")("x") == "x-v2"
     assert CALLS["by_import"] == 2
+
+
+def test_an_agent_holding_its_tools_module_name_counts_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name on the agent (`self.tools_module`), the step its method:
+    the instance is an argument of every call, and its strings count."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    path = _tool_module(tmp_path, monkeypatch, "tools22_method", package=False)
+    monkeypatch.setitem(CALLS, "act", 0)
+    researcher = Agent("researcher", "tools22_method")
+
+    @durable.workflow(run_id="researcher")
+    def research(q: str) -> str:
+        return researcher.act(q)
+
+    assert research("x") == research("x") == "x-v1"
+    assert CALLS["act"] == 1
+    _edit(path, "tools22_method")
+    with pytest.raises(durable.DefinitionChangedError):
+        research("x")  # was "x-v1"
+    assert research.with_options(on_change="rerun")("x") == "x-v2"
+    assert CALLS["act"] == 2
 
 
 def test_a_cached_tool_call_misses_once_the_named_module_changed(

@@ -23,6 +23,7 @@ from typing import Any
 from .._fingerprint.givennames import argument_modules, finds_by_name
 from .._fingerprint.packagefiles import package_digest
 from .._fingerprint.reach import target_of
+from .bound import bound_arguments
 from .code import module_stamp
 from .context import RunState
 from .identity import is_token, value_digest
@@ -59,7 +60,7 @@ def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str,
     step's, under which `NAMED` notes the modules."""
     if is_token(digest) or not names_modules(fn):
         return digest
-    return _joined(digest, args, kwargs, name)
+    return _joined(digest, (bound_arguments(fn), args), kwargs, name)  # a method's `self.module` too
 
 
 def given_digest(fns: Iterable[object], digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> str:
@@ -70,7 +71,7 @@ def given_digest(fns: Iterable[object], digest: str, args: tuple[Any, ...], kwar
     return _joined(digest, args, kwargs, name)
 
 
-def _joined(digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> str:
+def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], name: str) -> str:
     parts = sorted(_stamp(module, name, found) for module, name, found in argument_modules((args, kwargs)))
     if parts and name:
         if len(NAMED) > 1024:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import ast
 import types
 
+from .imports import user_class
 from .lookups import (
     _FINDERS,
     _data_texts,
     _finds_modules,
     _helper_finds,
     attribute_modules,
-    data_strings,
 )
 from .modfiles import UNTOLD
 from .nodes import walk
@@ -71,6 +71,29 @@ def argument_modules(values: object) -> _Named:
     them for a function that looks modules up: `"tools"`,
     `"tools:search"`, `"plugins.search"`; (None, "", UNTOLD) among them
     when there were too many strings to look through (fail closed)."""
-    data = data_strings(values)
+    data = _strings(values)
     found = attribute_modules(_data_texts(data, True))
     return (*found, (None, "", UNTOLD)) if UNTOLD in data else found
+
+
+def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
+    """`lookups.data_strings`, through the attributes of the objects of the
+    user's classes too (`self.module` of an agent whose method is the step,
+    a configuration object's fields); past `budget` items, `UNTOLD`."""
+    found: list[str] = []
+    todo, seen = [values], set()
+    while todo:
+        if budget == 0:  # a string left unread may name a module: changed (fail closed)
+            return (*found, UNTOLD)
+        item, budget = todo.pop(), budget - 1
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            todo.extend([*item.keys(), *item.values()])
+        elif isinstance(item, (tuple, list, set, frozenset)):
+            todo.extend(item)
+        elif id(item) not in seen and user_class(type(item)):
+            seen.add(id(item))  # an object holding itself, or held twice, is read once
+            held = getattr(item, "__dict__", None)
+            todo.extend(held.values() if isinstance(held, dict) else ())
+    return tuple(found)
