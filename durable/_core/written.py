@@ -13,6 +13,7 @@ import os
 import types
 from typing import Any
 
+from .._fingerprint.changers import QUEUES
 from .._fingerprint.reach import target_of
 from .._fingerprint.stepstate import state_logged, state_written
 from .._fingerprint.userclasses import users_class
@@ -52,7 +53,12 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
         WRITERS.clear()
     WRITERS[name] = names + logged
     values = getattr(target, "__globals__", {})
-    taken: list[Any] = [(n, d) for n in names if n in values and not is_token(d := _content(values[n]))]
+    taken: list[Any] = []
+    for n in (n for n in names if n in values):
+        if not is_token(d := _content(values[n])):
+            taken.append((n, d))
+        elif isinstance(values[n], QUEUES):  # no digest (it holds a lock): which process holds it, as a log
+            taken.append((n, PROCESS[0], held(values[n])))
     # A count or a log: which process holds what it appended.
     taken += [(n, PROCESS[0], held(values[n]) or held(_code(target))) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest

@@ -19,6 +19,7 @@ from typing import Any
 from .executors import library_attributes
 from .imports import user_class
 from .ownpath import path_tokens
+from .userfiles import is_user_file
 from .values import _qualname, fresh_token, hash_tokens, plain_tokens
 from .witness import witnessed
 
@@ -56,9 +57,21 @@ def _attribute_tokens(obj: object, public: bool, _seen: tuple[int, ...]) -> list
             nested += [f"<path:{k}", *toks, ">"]
         elif (held := _held_tokens(v, public, seen)) is not None:
             nested += [f"<attr:{k}", *held, ">"]
+        elif _callback(obj, v):  # `PIPE.tail = two` in `main()`: which function of yours it holds
+            nested += [f"<fn:{k}", f"{v.__module__}.{v.__qualname__}", ">"]
     if not nested:
         return plain_tokens(plain) if plain else None
     return [*(plain_tokens(plain) or []), *nested]
+
+
+def _callback(obj: object, value: object) -> bool:
+    """A function of yours an object of your class holds (not a namespace's,
+    whose functions counted by their statements alone: fingerprints made so
+    stay the same)."""
+    if type(value) is not types.FunctionType or isinstance(obj, types.SimpleNamespace):
+        return False
+    home = str(value.__module__).partition(".")[0]
+    return is_user_file(value.__code__.co_filename, home) and bool(witnessed(user_class, type(obj)))
 
 
 def attribute_digests(obj: object, _path: str = "", _seen: tuple[int, ...] = ()) -> dict[str, str]:

@@ -11,15 +11,20 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import bisect
 import builtins
 import heapq
 import inspect
+import io
 import operator
+import queue
 import random
 import types
 from collections.abc import Mapping
 from typing import Any
+
+from .userclasses import users_class
 
 # Methods that change a list, dict, set, deque, Counter, OrderedDict or
 # array in place (not `logging.basicConfig`).
@@ -99,3 +104,72 @@ def _resolved(node: ast.AST, globs: Mapping[str, Any]) -> object:
         )
     except Exception:  # a metaclass whose lookups raise: not told
         return None
+
+
+# A library's object (not of the user's class) whose every method but these
+# changes it: a draw moves a generator of random numbers, a read or a write
+# moves a stream, a get or a put changes a queue.
+QUEUES = (queue.Queue, queue.SimpleQueue, asyncio.Queue)
+_DRAWN_READS: tuple[tuple[tuple[type, ...], frozenset[str]], ...] = (
+    ((random.Random,), frozenset({"getstate"})),
+    ((io.IOBase,), frozenset({"getvalue", "getbuffer", "tell", "readable", "writable", "seekable", "fileno", "isatty"})),
+    (QUEUES, frozenset({"qsize", "empty", "full"})),
+)
+# The methods whose name says they change a library's object of another class:
+# a model fitted (`MODEL.fit(X)`), its parameters or a setting set, a seed.
+LIBRARY_CHANGERS = frozenset(
+    "fit partial_fit fit_transform fit_predict set_params set_output seed setstate set put put_nowait "
+    "write writelines send step zero_grad train load_state_dict reset add_section read_string read_dict".split()
+)
+
+
+def library_changes(obj: object, attr: str) -> bool:
+    """Whether calling method `attr` of `obj`, a library's object a global
+    holds, changes it: any but a few that only look of a generator of
+    random numbers (numpy's too), a stream, a queue or an iterator
+    (`RNG.random()`, `BUF.write(s)`, `Q.put(x)`, `IT.__next__()`), else
+    one whose name says so (`LIBRARY_CHANGERS`, `MUTATORS`). Another
+    (`MODEL.predict(X)`, `DF.head()`) is a read: told by name only, since
+    counting each as a write would digest the object at each call of the
+    step and keep a cached step reading it from its cache."""
+    if attr in MUTATORS or attr in LIBRARY_CHANGERS:
+        return True
+    kind = type(obj)
+    for types_, reads in _DRAWN_READS:
+        if issubclass(kind, types_):
+            return attr not in reads
+    home = str(getattr(kind, "__module__", "")).partition(".")[0]
+    if home == "numpy" and kind.__name__ in ("Generator", "RandomState"):
+        return attr not in ("bit_generator", "get_state")
+    return drawn(obj) and attr in ("__next__", "send", "throw", "close")
+
+
+def drawn(obj: object) -> bool:
+    """Whether `obj` is an iterator (`next(IT)` changes it): not a builtin container."""
+    kind = type(obj)
+    return hasattr(kind, "__next__") and getattr(kind, "__iter__", None) is not None and not isinstance(obj, (str, bytes))
+
+
+def library_object(value: object) -> bool:
+    """Whether `value` is an object of a library's class: no class, module or function."""
+    plain = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+    return not isinstance(value, plain) and not users_class(type(value))
+
+
+def library_write(call: ast.Call, globs: Mapping[str, Any], logs: bool) -> str | None:
+    """The global whose library object `call` changes (`library_changes`):
+    `RNG.random()`, `MODEL.fit(X)`, `next(IT)`; None for another call. Not
+    an append when not `logs` (a log, `stepstate.state_logged`)."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id == "next" and call.args and isinstance(call.args[0], ast.Name):
+        name, attr = call.args[0].id, "__next__"
+        if func.id in globs:  # a `next` of the module's own
+            return None
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        name, attr = func.value.id, func.attr
+    else:
+        return None
+    value = globs.get(name)
+    if name not in globs or not library_object(value) or (not logs and attr in LOGS):
+        return None
+    return name if library_changes(value, attr) else None

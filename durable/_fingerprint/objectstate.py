@@ -13,26 +13,21 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from .changers import MUTATORS, library_writer
-from .inplace import READERS
 from .nodes import walk
+from .selfchanges import SHOWS, blind, changes, name_of
 from .selffills import fills as _fills
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import reached
 from .userclasses import users_class
-from .userfiles import is_user_file
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# Calls reading what they are handed, changing nothing of it: `sum(self.items)`.
-_SHOWS = READERS | frozenset("sum min max sorted list tuple set frozenset dict any all enumerate zip".split())
 # What reads an object whole without changing it, handed `self`: `asdict(self)`.
-_WHOLE = _SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
+_WHOLE = SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
 _Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
 
 
@@ -44,14 +39,82 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
     found: dict[str, frozenset[str] | None] = {}
     parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
     for node in (n for d in defs for n in walk(d)):
+        value = globs.get(node.id) if isinstance(node, ast.Name) else None
+        if isinstance(node, ast.Name) and isinstance(value, types.MethodType) and _mine(value.__self__):
+            # A method held bound (`ADD = STORE.remember`, then `ADD(x)`): as `STORE.remember(x)`.
+            obj, attr = value.__self__, value.__func__.__name__
+            uses = _uses(type(obj), attr, set())
+            for name in [k for k, v in list(globs.items()) if v is obj] or [node.id]:
+                _add(found, name, None if uses is None else uses[0])
+                _parted(found, name, obj, attr, globs)
+            continue
         if not (isinstance(node, ast.Name) and _held(globs, node.id)):
             continue
         uses = _called(node, parents, globs[node.id])
         _add(found, node.id, None if uses is None else uses[0])
+        above = parents.get(id(node))
+        if isinstance(above, ast.Attribute) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above:
+            _parted(found, node.id, globs[node.id], above.attr, globs)
         # What its method changes of another object of the module (`SVC.go(x)` doing `STORE.remember(x)`).
         for name, attrs in _beyond(node, parents, globs, set() if seen is None else seen).items():
             _add(found, name, attrs)
     return found
+
+
+def _parted(found: dict[str, frozenset[str] | None], name: str, obj: object, attr: str, globs: Mapping[str, Any]) -> None:
+    """Add what method `attr` of `obj` (the global `name` holds) changes of
+    the objects of the user's class its attributes hold (`_parts`)."""
+    attrs, more = _parts(obj, attr, globs, set(), 0)
+    _add(found, name, attrs)
+    for other, changed in more.items():
+        _add(found, other, changed)
+
+
+def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int, str]],
+           depth: int) -> tuple[frozenset[str], dict[str, frozenset[str] | None]]:  # fmt: skip
+    """What method `attr` of `obj` changes through `self` of the objects of
+    the user's class its attributes hold (`self.store.remember(x)`, with
+    `SVC = Service(STORE)`): the attributes holding them, and the globals of
+    `globs` holding them too, with what it changes of each (through the
+    methods it calls through `self`, and theirs, in turn)."""
+    member = inspect.getattr_static(type(obj), attr, None)
+    fn = getattr(member, "__func__", member)
+    defs = _definitions(fn) if isinstance(fn, types.FunctionType) and (id(obj), attr) not in seen and depth < 8 else []
+    seen.add((id(obj), attr))
+    params = [*defs[0].args.posonlyargs, *defs[0].args.args] if len(defs) == 1 and isinstance(defs[0], _FUNCS) else []
+    held: set[str] = set()
+    found: dict[str, frozenset[str] | None] = {}
+    own = getattr(obj, "__dict__", None) or {}
+    for call in (n for n in walk(defs[0]) if isinstance(n, ast.Call)) if params else ():
+        func, me = call.func, params[0].arg
+        if not isinstance(func, ast.Attribute):
+            continue
+        if isinstance(func.value, ast.Name) and func.value.id == me:  # `self.add(x)`: its parts too
+            attrs, more = _parts(obj, func.attr, globs, seen, depth + 1)
+            held |= attrs
+            for name, changed in more.items():
+                _add(found, name, changed)
+            continue
+        if not (isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name) and func.value.value.id == me):
+            continue
+        part = own.get(func.value.attr)
+        if not _mine(part):
+            continue
+        uses = _uses(type(part), func.attr, set())
+        inner, more = _parts(part, func.attr, globs, seen, depth + 1)
+        if uses is not None and not uses[0] and not inner:
+            continue
+        held.add(func.value.attr)
+        for name in [k for k, v in list(globs.items()) if v is part]:
+            _add(found, name, None if uses is None else uses[0] | inner)
+        for name, changed in more.items():
+            _add(found, name, changed)
+    return frozenset(held), found
+
+
+def _mine(value: object) -> bool:
+    """An object of the user's class: no class, module or function."""
+    return not isinstance(value, (type, types.ModuleType, types.FunctionType)) and users_class(type(value))
 
 
 def _add(found: dict[str, frozenset[str] | None], name: str, attrs: frozenset[str] | None) -> None:
@@ -97,7 +160,7 @@ def _called(node: ast.Name, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
         names = [f"__{op}__", f"__r{op}__", f"__i{op}__"] if op else []
     elif isinstance(above, ast.withitem) and above.context_expr is node:
         names = ["__enter__", "__exit__", "__aenter__", "__aexit__"]
-    elif isinstance(above, ast.Call) and _name(above.func) == "getattr" and above.args[:1] == [node]:
+    elif isinstance(above, ast.Call) and name_of(above.func) == "getattr" and above.args[:1] == [node]:
         call = parents.get(id(above))
         if not (isinstance(call, ast.Call) and call.func is above):
             return frozenset(), frozenset()  # `getattr(G, "a", None)`: a read
@@ -131,8 +194,7 @@ def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[
 
 
 def _held(globs: Mapping[str, Any], name: str) -> bool:
-    value = globs.get(name)
-    return not isinstance(value, (type, types.ModuleType, types.FunctionType)) and users_class(type(value))
+    return _mine(globs.get(name))
 
 
 def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
@@ -153,7 +215,7 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
 
 def _prints(node: ast.AST) -> TypeGuard[ast.Call]:
     """`print(...)` to the terminal: what it shows is no step's result."""
-    return isinstance(node, ast.Call) and _name(node.func) == "print" and isinstance(node.func, ast.Name) and not node.keywords
+    return isinstance(node, ast.Call) and name_of(node.func) == "print" and isinstance(node.func, ast.Name) and not node.keywords
 
 
 def _shown(call: ast.Call) -> list[ast.AST]:
@@ -212,7 +274,7 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
         if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
             continue
         part = parents.get(id(n))
-        if isinstance(part, ast.Call) and n in part.args and _name(part.func) in _WHOLE - {"type"}:
+        if isinstance(part, ast.Call) and n in part.args and name_of(part.func) in _WHOLE - {"type"}:
             read.add("*")  # `asdict(self)`, `repr(self)`: reads all of it, changes nothing
             continue
         if not (isinstance(part, ast.Attribute) and part.value is n):
@@ -220,78 +282,12 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
         above = parents.get(id(part))
         if isinstance(above, ast.Call) and above.func is part:
             called.add(part.attr)
-        elif _changes(part, parents, globs) and not _fills(part, parents, me):
+        elif changes(part, parents, globs) and not _fills(part, parents, me):
             if part.attr.startswith("__"):
                 return None, read, called  # `self.__dict__[k] = v`, `self.__class__.a = v`: any attribute
             changed.add(part.attr)
-            if not _blind(part, parents):
+            if not blind(part, parents):
                 read.add(part.attr)  # `self.a.pop()`, `fill(self.a)`: what it had may come out
         else:
             read.add(part.attr)
     return changed, read, called
-
-
-def _changes(part: ast.Attribute, parents: Mapping[int, ast.AST], globs: Mapping[str, Any]) -> bool:
-    """Whether `self.a` is changed where it stands: bound, written into
-    (`self.a[k] = v`, `self.a.b += 1`), a changing method called on it, or
-    handed to a call that may change it (`heapq.heappush(self.a, x)`)."""
-    node: ast.AST = part
-    while True:
-        above = parents.get(id(node))
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
-            return True
-        if isinstance(above, ast.Attribute) and above.value is node:
-            if above.attr in MUTATORS and isinstance(parents.get(id(above)), ast.Call):
-                return True
-            node = above
-        elif isinstance(above, ast.Subscript) and above.value is node:
-            node = above
-        elif isinstance(above, ast.AugAssign):
-            return above.target is node
-        elif isinstance(above, ast.Call) and above.func is not node:
-            return _name(above.func) not in _SHOWS and _may_change(above.func, globs)
-        else:
-            return False
-
-
-def _blind(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
-    """Whether the change of `self.a` hands nothing of what `self.a` held
-    back to the method: `self.a = v`, `self.a += v`, `self.a[k] = v`, a
-    statement `self.a.append(v)`. A method changing only so (a progress
-    counter, a handler keeping records) reads nothing another step wrote."""
-    target: ast.AST = part
-    above = parents.get(id(part))
-    if isinstance(above, ast.Subscript) and above.value is part and isinstance(above.ctx, ast.Store):
-        target, above = above, parents.get(id(above))
-    if isinstance(above, ast.Assign):
-        return target in above.targets
-    if isinstance(above, ast.AugAssign):
-        return above.target is target
-    call = parents.get(id(above)) if isinstance(above, ast.Attribute) and above.attr in MUTATORS else None
-    return isinstance(call, ast.Call) and call.func is above and isinstance(parents.get(id(call)), ast.Expr)
-
-
-def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
-    """Whether a call of `func` may change what it is handed: a function of
-    the user's (`fill(self.items)`), one of a library's that changes its
-    first argument (`heapq.heappush(self.heap, x)`), or one not found by
-    name (`self.fill(...)` is told by its code); not a method of an object
-    (`self._client.get(self.url)`) nor another library function."""
-    target: Any = globs.get(func.id, builtins.__dict__.get(func.id)) if isinstance(func, ast.Name) else None
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        held = globs.get(func.value.id)
-        target = inspect.getattr_static(held, func.attr, None) if isinstance(held, types.ModuleType) else None
-        if not isinstance(held, types.ModuleType):
-            return False
-    elif not isinstance(func, ast.Name):
-        return False
-    if library_writer(func, globs):
-        return True
-    code = getattr(target, "__code__", None)
-    home = str(getattr(target, "__module__", None) or "")
-    return target is None or (isinstance(code, types.CodeType) and is_user_file(code.co_filename, home.partition(".")[0]))
-
-
-def _name(func: ast.AST) -> str:
-    """`f` of `f(...)` or of `mod.f(...)`."""
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""

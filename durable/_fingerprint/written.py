@@ -12,7 +12,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-from .changers import LOGS, MUTATORS
+from .changers import LOGS, MUTATORS, library_write
 from .inplace import LOOKS, READERS, roots
 from .localbound import bound_locals
 from .nodes import walk
@@ -58,15 +58,25 @@ def _bindings(defs: list[ast.AST]) -> list[tuple[str, str, str]]:
     for node in (n for fn in defs for n in walk(fn)):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [t.id for t in targets if isinstance(t, ast.Name)]
-            values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else [node.value]
-            found += [(n, *b) for n in names for v in values for b in _bound(v)]
+            for target in targets:  # `ys, n = xs, 0`: each to each; else every name to every value
+                pairs = _paired(target, node.value)
+                found += [(n, *b) for names, v in pairs for n in names for b in _bound(v)]
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
             found += [(node.target.id, "part", s) for s in roots(node.iter)]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node not in defs:
             # read inside a nested function: what is done to it there is not told by its own name
             found += [("", "same", n.id) for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     return found
+
+
+def _paired(target: ast.AST, value: ast.AST) -> list[tuple[list[str], ast.AST]]:
+    """The names `target` binds, each with the value it takes."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+        if len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            return [p for t, v in zip(target.elts, value.elts, strict=True) for p in _paired(t, v)]
+    names = [n.id for n in walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    return [(names, v) for v in values]
 
 
 def _bound(value: ast.AST) -> list[tuple[str, str]]:
@@ -161,6 +171,8 @@ def written_in(defs: list[ast.AST], logs: bool = True, globs: Mapping[str, Any] 
             found.update(roots(node.func.value) if isinstance(node.func, ast.Attribute) and _in_place(node) else ())
             picked = method(node.func) if isinstance(node.func, ast.Call) else None  # `getattr(LOG, "append")(x)`
             found.update(roots(picked[0]) if picked and (picked[1] is None or picked[1] in methods) else ())
+            drawn = library_write(node, globs, logs) if globs is not None else None  # `RNG.random()`, `next(IT)`
+            found.update([drawn] if drawn else ())
         elif isinstance(node, ast.Global):
             declared.update(node.names)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -175,6 +187,15 @@ def written_in(defs: list[ast.AST], logs: bool = True, globs: Mapping[str, Any] 
     # A shallow copy written below its own level (`c = dict(CFG); c["items"].append(x)`) writes the parts it shares.
     copies = [edge for edge in _bindings(defs) if edge[1] == "copy"]
     return frozenset(_spread(copies, found, _deep_writes(defs)) | declared)
+
+
+def drawn_in(defs: list[ast.AST], globs: Mapping[str, Any]) -> frozenset[str]:
+    """The globals holding a library's object that `defs` change by a call
+    (`changers.library_write`: `RNG.random()`, `next(IT)`, `MODEL.fit(X)`):
+    what the call gives depends on what it changes, so a later call of the
+    same step reads what this one left."""
+    calls = (n for fn in defs for n in walk(fn) if isinstance(n, ast.Call))
+    return frozenset(filter(None, (library_write(c, globs, False) for c in calls)))
 
 
 def _in_place(call: ast.Call) -> bool:
