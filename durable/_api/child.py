@@ -21,6 +21,7 @@ from .._core.identity import call_digest, changed_in_place
 from .._core.inputs import usable_inputs
 from .._core.killed import CHILD
 from .._core.loadback import load_value
+from .._core.named import given_digest, note_given
 from .._core.outcome import child_files, child_stale
 from .._core.plan import Plan
 from .._core.replay import commit, load_context, lookup, reopen
@@ -78,10 +79,13 @@ def child_plan(
     given = flow._bind(args, kwargs)
     # A workflow defined in the parent's body, or made there by a factory
     # (`child = make_child(sorted(xs))`: `decorate`), may read the parent's arguments.
-    digest = call_digest(given.signature, args, kwargs, flow.name)
-    digest = with_held(flow.fn, digest, parent.argument_values, parent.bodies)
     definition = flow.definition()
     label = flow.name
+    held = with_held(flow.fn, call_digest(given.signature, args, kwargs, label), parent.argument_values, parent.bodies)
+    # `agent("tools", q)`, a step of the child importing what it is given (`named`).
+    digest = given_digest(definition.writers, held, args, kwargs, label)
+    if digest != held:
+        note_given(parent, flow.fn, label, definition.fingerprint)  # checked at a re-call
     # What its steps write that another step reads, as they left it (`written.with_written`).
     written = functools.partial(_with_writes, definition.writers, digest, label)
     # A record forgotten for what the child's steps wrote (a rerun): their
@@ -156,9 +160,8 @@ def child_plan(
         if files is not None:
             child["files"] = files
     record.extra["child"] = child
-    held, bodies = parent.argument_values, parent.bodies
-    rejoin = functools.partial(with_held, flow.fn, held=held, bodies=bodies) if held or bodies else None
-    if changed_in_place(given.signature, args, kwargs, flow.name, digest, rejoin):
+    joined = functools.partial(_joined, flow, parent, definition.writers, args, kwargs)
+    if changed_in_place(given.signature, args, kwargs, flow.name, digest, joined):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warn(in_place_warning(flow.name, "workflow"))
     value = commit(parent, record, run.value)
@@ -166,6 +169,16 @@ def child_plan(
         run_id, flow.name, "completed", value, None, run.resumed_from_step,
         run.steps_replayed, run.steps_executed, run.fingerprint,
     )  # fmt: skip
+
+
+def _joined(
+    flow: Flow, parent: RunState, writers: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any], digest: str
+) -> str:
+    """The child call's digest: what it reads of the parent's arguments (a
+    workflow defined in the parent's body), and the code of the modules its
+    arguments name when one of its steps looks modules up (`named`)."""
+    digest = with_held(flow.fn, digest, parent.argument_values, parent.bodies)
+    return given_digest(writers, digest, args, kwargs, flow.name)
 
 
 def _with_writes(writers: list[Any], digest: str, label: str) -> str:

@@ -36,6 +36,7 @@ from .cachewhy import tell_uncached, tell_written
 from .changed import not_cached_in_place
 from .context import RunState
 from .identity import value_digest
+from .named import with_named
 from .replay import fence
 from .spec import refingerprint
 
@@ -288,6 +289,7 @@ def ticket_for(
         return None
     digest, call, base = call_key(spec.cache, spec.signature, args, kwargs, spec.name, spec.fn)
     digest = value_digest((digest, held)) if held and digest is not None else digest
+    digest = with_named(spec.fn, digest, args, kwargs) if digest is not None else None  # (`named`)
     if digest is None:  # a secret, or no reproducible digest: run it, keep nothing
         tell_uncached(spec, args, kwargs)
         return None

@@ -10,6 +10,7 @@ from .._errortext import preview_of
 from .._storage.records import INPUT_KIND, StepRecord
 from .content import Undigestable, content_of
 from .identity import is_token, value_digest
+from .named import NAMED
 from .written import WRITERS
 
 
@@ -33,6 +34,19 @@ def arguments_changed(
         + (_IN_PLACE if call is not None and any(map(_changeable, _values(call))) else "")
         + (_per_process(_values(call)) if call is not None else "")
         + _written(rec.name)
+        + _named(rec.name)
+    )
+
+
+def _named(name: str) -> str:
+    """A hint for a step that imports modules by the names its arguments
+    give (`named.with_named`): their code counts in its calls."""
+    modules = NAMED.get(name)
+    if not modules:
+        return ""
+    return (
+        f". Or the code of {', '.join(modules)}, which {name} is given by name and "
+        "looks up, changed since the record was made: that is a changed call"
     )
 
 

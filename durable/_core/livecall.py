@@ -22,6 +22,7 @@ from .callbytes import kept_bytes
 from .changed import in_place_warning
 from .context import RunState
 from .identity import changed_in_place
+from .named import with_named
 from .plan import Call
 from .replay import boundary, commit, lease_lost
 from .retry import RetryPolicy
@@ -188,8 +189,8 @@ def finish(
         and "__wrapped__" not in fn.__dict__
     ):
         written = digest
-    else:
-        written = with_written(fn, digest, spec.name)
+    else:  # and the code of the modules its arguments name (`named`)
+        written = with_named(fn, with_written(fn, digest, spec.name), *call)
     record = StepRecord.made(pos, spec.name, fp, written, started, failures, produced)
     if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
         record.args_bytes = kept_bytes(spec.signature, call[0], canonical)

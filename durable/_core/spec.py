@@ -20,6 +20,7 @@ from .._frozen import Frozen, dataclass
 from ..errors import DefinitionChangedError, DurableError, ValidationError
 from .bound import bare, binds
 from .context import RunState
+from .named import names_modules
 from .retry import RetryPolicy
 from .unfilled import reads_no_fill
 from .written import quiet
@@ -142,14 +143,15 @@ class StepSpec(Frozen):
         """Note, after a call of this run, that its calls are identified by
         their digest alone: it binds nothing (`binds`), reads no argument of
         the run (`held_by` said so), writes nothing another step reads
-        (`written.quiet`), and `fp` is its fingerprint in the run. Only for a
+        (`written.quiet`), names no module by its arguments (`named`), and
+        `fp` is its fingerprint in the run. Only for a
         function holding nothing (`bound.bare`): what a closure cell holds
         may change between calls (`held_by` decides that a function holds
         nothing once, as this does). `steps.replay_or_prepare` checks at
         each call that its code is still this one; the entry keeps the
         spec, so that no other takes its id while the run lasts."""
         fn = self.fn
-        if self.binds or not bare(fn) or not quiet(fn):
+        if self.binds or not bare(fn) or not quiet(fn) or names_modules(fn):
             return
         if any(body.fills for body in ctx.bodies):  # `held_by` looks at what they fill
             noted = ctx.plain.get(id(self))

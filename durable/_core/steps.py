@@ -16,6 +16,7 @@ from .context import RunState
 from .identity import call_digest
 from .livecall import Live, Tries, made, run_once
 from .loadback import PRUNED, load_value
+from .named import named_in, names_modules, with_named
 from .plan import Plan, drive_sync
 from .replay import commit, lookup, reopen
 from .replayrow import MISS, replayed
@@ -95,13 +96,14 @@ def replay_or_prepare(
         fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
         shown = (*bound_arguments(fn), *args) if spec.binds else args
         written = digest  # None while its bytes are its identity: made when needed
-        if canonical is None or reads or spec.binds or not quiet(fn):
+        if canonical is None or reads or spec.binds or not quiet(fn) or names_modules(fn):
             digest = digest or digest_of(canonical)  # type: ignore[arg-type]
             if spec.binds:
                 digest = with_bound(fn, digest, held, bodies)
             elif reads:  # it binds nothing
                 digest = with_held(fn, digest, held, bodies)
-            written = with_written(fn, digest, spec.name)
+            # `call_tool("tools", q)`: the code its arguments name (never a plain step's: `named`)
+            written = named_in(ctx, fn, spec.name, fp, with_written(fn, digest, spec.name), args, kwargs)
             if written is not digest or reads or spec.binds:
                 canonical = None  # its identity is more than the call's bytes
         if not reads and not spec.binds:
@@ -147,7 +149,7 @@ def _live_plan(
         hit = ticket.lookup() if ticket is not None else None
         if ticket is not None and hit is not None:  # computed by another run or call
             # Its record counts what it logs as the run's own would (`written.with_written`).
-            pos, fp, digest = live.pos, live.fp, with_written(spec.fn, live.digest, spec.name)
+            pos, fp, digest = live.pos, live.fp, with_named(spec.fn, with_written(spec.fn, live.digest, spec.name), args, kwargs)
             return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)

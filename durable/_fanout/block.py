@@ -14,6 +14,7 @@ from .._core.changed import in_place_warning
 from .._core.context import RunState
 from .._core.identity import is_token, value_digest
 from .._core.loadback import load_value
+from .._core.named import names_modules, note_given, with_named
 from .._core.ownstate import after_body
 from .._core.replay import boundary, commit, encode_into, lookup, same_call
 from .._core.spec import step_spec
@@ -113,6 +114,8 @@ class Block:
         self.bound = bound_digest(fn, ctx.argument_values, ctx.bodies)
         self.bound_changed = False  # seen changed since (`_bound_changed`)
         self.digest = self._digest(items)
+        if names_modules(fn):  # `loop_over(call_tool, ["tools:search"])`: checked at a re-call (`named`)
+            note_given(ctx, fn, self.label, self.fp)
         self.started = now()
         self.saved: list[int] = []
         self.digests: list[str] = []  # of the items, by `restore`
@@ -121,12 +124,13 @@ class Block:
         self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest, len(items), self.checkpoint)
 
     def _digest(self, value: Any) -> str:
-        """The digest of the items (or of one item) with the bound arguments."""
+        """The digest of the items (or of one item) with the bound arguments,
+        and the code of the modules they name when `fn` looks modules up (`named`)."""
         if self.bound is None:
-            return value_digest(value)
+            return with_named(self.fn, value_digest(value), (value,), {})
         if self.bound.startswith("!"):  # bound arguments without a digest: changed
             return self.bound
-        return value_digest((self.bound, value))
+        return with_named(self.fn, value_digest((self.bound, value)), (value,), {})
 
     @property
     def replayed(self) -> bool:

@@ -165,9 +165,14 @@ def dotted_strings(code: types.CodeType, data: tuple[str, ...], finds: bool) -> 
     module (`"plugmod.run"`, `"plugmod:run"`, as `module.attr`); when the
     function looks modules up (`finds`), those of `data` naming a module
     too (`MODS = {"p": "plugmod"}`, marked by a trailing ":")."""
-    consts = [c for co in code_objects(code) for c in co.co_consts if isinstance(c, str)]
-    found = [t.replace(":", ".", 1) for t in [*consts, *data] if "." in t[1:] or ":" in t[1:]]
-    found += [f"{t}:" for t in data if finds]
+    consts = tuple(c for co in code_objects(code) for c in co.co_consts if isinstance(c, str))
+    return _data_texts((*consts, *data), finds, len(consts))
+
+
+def _data_texts(data: tuple[str, ...], finds: bool, skip: int = 0) -> tuple[str, ...]:
+    """`dotted_strings` of strings, the first `skip` of the code's own."""
+    found = [t.replace(":", ".", 1) for t in data if "." in t[1:] or ":" in t[1:]]
+    found += [f"{t}:" for t in data[skip:] if finds]
     return tuple(dict.fromkeys(t for t in found if len(t) < 256 and _dotted(t.rstrip(":"))))
 
 

@@ -45,10 +45,17 @@ def package_parts(code: types.CodeType, objs: Iterable[object]) -> tuple[tuple[s
     named = [import_user_module(m.group(1)) for c in consts if (m := _TEMPLATE.match(c))]
     found = {}
     for package in (p for p in [*named, *objs] if isinstance(p, types.ModuleType)):
-        places = getattr(package, "__path__", None)
-        if places and user_module(package):
-            found[package.__name__] = _texts([p for p in places if isinstance(p, str)])
+        texts = package_digest(package) if user_module(package) else None
+        if texts is not None:
+            found[package.__name__] = texts
     return tuple((f"package-files:{name}", digest) for name, digest in sorted(found.items()))
+
+
+def package_digest(package: types.ModuleType) -> str | None:
+    """The digest of the texts of a package's module files, imported or
+    not; None for a plain module."""
+    places = getattr(package, "__path__", None)
+    return _texts([p for p in places if isinstance(p, str)]) if places else None
 
 
 def _texts(places: list[str]) -> str:

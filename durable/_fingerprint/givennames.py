@@ -1,0 +1,99 @@
+"""Modules a function is given by name in its arguments (`_core.named`):
+`import_module(module)`, `pkgutil.resolve_name(entrypoint)`,
+`locate(cfg["_target_"])`, `import_module(f"{package}.{node}")`, a loader
+of the user's called with a parameter (`loader.load(kind)`). The code
+names no module there, nor does the data it reads (`lookups`): the
+strings of the call's arguments do. A lookup by a constant
+(`import_module("json")`) is no such function: `lookups` counts what the
+constant names, and a step taking many strings to work on (texts to
+embed) is left alone.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import types
+
+from .imports import user_class
+from .lookups import (
+    _FINDERS,
+    _data_texts,
+    _finds_modules,
+    _helper_finds,
+    attribute_modules,
+)
+from .modfiles import UNTOLD
+from .nodes import walk
+from .reach import code_objects
+from .source import find_definitions, source_of
+
+_Named = tuple[tuple[types.ModuleType | None, str, object], ...]
+
+
+def finds_by_name(fn: types.FunctionType) -> bool:
+    """Whether `fn` looks modules up by a name that is no constant of its
+    code, itself or through a function of the user's it names; a function
+    whose source cannot be read, and that names a finder, may (fail closed)."""
+    code, globs = fn.__code__, fn.__globals__
+    names = {n for co in code_objects(code) for n in co.co_names}
+    finders = {n for n in names if n in _FINDERS or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
+    if "modules" in names and "sys" in names:
+        finders.add("modules")
+    if not finders:
+        return False
+    nodes = find_definitions(code, source_of(code.co_filename, globs))
+    return not nodes or any(_given(node, finders) for top in nodes for node in walk(top))
+
+
+def _given(node: ast.AST, finders: set[str]) -> bool:
+    """A call of a finder (or `sys.modules[...]`) with a name not spelled as a constant."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+        return node.value.attr in finders and not _constant(node.slice)
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if called == "get" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+        called = func.value.attr  # `sys.modules.get(name)`
+    if called not in finders:
+        return False
+    return not all(_constant(a) for a in [*node.args, *(k.value for k in node.keywords)])
+
+
+def _constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant)
+
+
+def argument_modules(values: object) -> _Named:
+    """The modules of the user's that the strings in `values` (a call's
+    arguments, as plain data) name, as `lookups.attribute_modules` finds
+    them for a function that looks modules up: `"tools"`,
+    `"tools:search"`, `"plugins.search"`; (None, "", UNTOLD) among them
+    when there were too many strings to look through (fail closed)."""
+    data = _strings(values)
+    found = attribute_modules(_data_texts(data, True))
+    return (*found, (None, "", UNTOLD)) if UNTOLD in data else found
+
+
+def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
+    """`lookups.data_strings`, through the attributes of the objects of the
+    user's classes too (`self.module` of an agent whose method is the step,
+    a configuration object's fields); past `budget` items, `UNTOLD`."""
+    found: list[str] = []
+    todo, seen = [values], set()
+    while todo:
+        if budget == 0:  # a string left unread may name a module: changed (fail closed)
+            return (*found, UNTOLD)
+        item, budget = todo.pop(), budget - 1
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            todo.extend([*item.keys(), *item.values()])
+        elif isinstance(item, (tuple, list, set, frozenset)):
+            todo.extend(item)
+        elif id(item) not in seen and user_class(type(item)):
+            seen.add(id(item))  # an object holding itself, or held twice, is read once
+            held = getattr(item, "__dict__", None)
+            todo.extend(held.values() if isinstance(held, dict) else ())
+    return tuple(found)
