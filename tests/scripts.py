@@ -13,28 +13,30 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from . import forkcli
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_in(folder: Path, *argv: str, **env: str) -> str:
-    """`python ARGV` in `folder`, `env` added: its stdout and stderr."""
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=folder,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "STORE": str(folder / "store"),
-            "DURABLE_STORE": str(folder / "store"),
-            "COUNT_FILE": str(folder / "count"),
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """`python ARGV` in `folder`, `env` added: its stdout and stderr. A
+    process of its own, forked from one that imported durable once
+    (`forkcli`), or a fresh Python (`forkcli.forkable`)."""
+    full = {
+        **os.environ,
+        "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "STORE": str(folder / "store"),
+        "DURABLE_STORE": str(folder / "store"),
+        "COUNT_FILE": str(folder / "count"),
+        **env,
+    }
+    if not forkcli.forkable(argv, full):
+        done = subprocess.run(
+            [sys.executable, *argv], cwd=folder, env=full, capture_output=True, text=True, timeout=120, check=False
+        )
+    else:
+        done = forkcli.run(argv, folder, full, 120)
     return done.stdout + done.stderr
 
 
