@@ -1,15 +1,19 @@
-"""`durable ARGS` (`clikit.durable`) or `python SCRIPT` (`scripts.run_in`)
-in a process forked from an interpreter that imported the command line
-and the engine once.
+"""`python ARGV` as the tests' children run it (`clikit.durable`,
+`scripts.run_in`, `scripts.run_each`, `faults.common.spawn`), in a process
+forked from an interpreter that imported the command line and the engine
+once.
 
 A fresh child paid ~0.1 s of CPU starting Python and importing the command
 line, and one running a workflow file ~0.1 s more for the fingerprint's
-modules at its first step: the CLI tests start hundreds. Each command is
-still a process of its own, with the test's working folder, environment
-and path, its own stdin, stdout and stderr, and a normal exit (atexit
-handlers, buffers flushed); only the imports are shared. A test that
-needs the process itself (to signal it, to talk to it while it runs)
-starts a real one (`clikit.spawn`)."""
+modules at its first step: the CLI tests start hundreds. Each is still a
+process of its own, with the test's working folder, environment, umask and
+path, its own stdin, stdout and stderr, a pid to signal, and a normal exit
+(atexit handlers, buffers flushed); only the imports are shared, and two
+servers take turns so that one run and the next are two imports of what
+they load, in two hash seeds, as two fresh Pythons are (one interpreter
+forking both hid a false refusal: review55's logging handler). A test
+needing more of a fresh interpreter (its own PYTHONHASHSEED, `-m`) gets
+one (`forkable`); DURABLE_TEST_FRESH_CLI=1 gives one to every child."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import locale
 import os
 import random
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -144,8 +149,9 @@ def _server() -> str:
 
 @atexit.register
 def _stop() -> None:
-    for server, _ in _started.values():
+    for server, path in _started.values():
         server.communicate()
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
 def forkable(argv: Sequence[str], env: Mapping[str, str]) -> bool:

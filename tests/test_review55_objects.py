@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import said, write_read, write_then_read
+from tests.scripts import run_in, said, write_read, write_then_read
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -130,7 +130,6 @@ MISSES = {
 }
 # Nothing read that changed: the resume goes on (value 0, the read's own).
 SAME = {
-    "logger": ('HANDLER.emit(logging.makeLogRecord({"msg": x}))', 'HANDLER.emit(logging.makeLogRecord({"msg": 0})) or 0'),
     "progress": ("STORE.tick()", "STORE.tick() or 0"),
     "getattr_read": ('getattr(STORE, "n", 0)', "STORE.n"),
     "print": ("STORE.tick()", 'print(STORE, f"{STORE}") or 0'),
@@ -148,3 +147,21 @@ def test_object_state_changes_by_any_spelling_refuse_and_writes_nobody_reads_do_
     # What the fresh object holds, shown on the terminal: no step result depends on it.
     assert shown == ["Store([], 0, 0, 0, store) Store([], 0, 0, 0, store)"], second
     assert "".join(line + "\n" for line in second.splitlines() if line not in shown).split() == expected, second
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="suite46: a step emitting to a logging.Handler of the user's reads `logging._startTime`"
+    " (makeLogRecord's relativeCreated), set when each process imports logging: every resume in a"
+    " new process is refused ('now logging changed'). It passed only while both runs were forked"
+    " from one interpreter that had imported logging (run_each's driver).",
+)
+def test_a_handler_only_written_does_not_refuse_a_resume_in_a_new_process(tmp_path: Path) -> None:
+    (tmp_path / "base55.py").write_text(BASE)
+    head = f"import logging, os\nimport durable\n{CLASS}\nSTORE = Store()\nHANDLER = Mem()\nSVC = Svc()\n"
+    emit = 'HANDLER.emit(logging.makeLogRecord({"msg": %s}))'
+    (tmp_path / "obj55_logger.py").write_text(write_read(head, "logger", emit % "x", emit % "0" + " or 0"))
+    run = "import durable, obj55_logger as m\ntry:\n    print(m.wf())\nexcept durable.Suspended:\n    print('suspended')\n"
+    assert run_in(tmp_path, "-c", run, STOP="1").split() == ["suspended"]
+    second = run_in(tmp_path, "-c", run)  # another process: its own import of logging
+    assert second.split() == ["0"], second
